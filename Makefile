@@ -1,0 +1,107 @@
+# jtr - Linux jitter measurement, attribution and tuning.
+#
+#   make run            install what is missing, build, run `jtr run`
+#   make test           install what is missing, build, pass every test
+#   make bench          benchmarks against oslat (docs/bench.md)
+#   make install        PREFIX=/usr/local (DESTDIR honoured)
+#   make install-caps   install, then give the probes cap_sys_nice,cap_ipc_lock
+#   make install-setuid install, then make the probes setuid root (the old way)
+#   V=1                 show full commands
+
+CC      ?= gcc
+CFLAGS  ?= -O2 -g
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=2 -Wno-format-nonliteral
+CPPFLAGS += -D_GNU_SOURCE -Ilib
+LDLIBS  += -lm -lpthread
+PREFIX  ?= /usr/local
+BUILD   := build
+PYTHON  ?= python3
+VENV    := .venv
+PYTEST_ARGS ?=
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+LIB_SRCS := $(wildcard lib/*.c)
+LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
+LIBJTR   := $(BUILD)/libjtr.a
+PROBES   := null gap clock
+BINS     := $(addprefix $(BUILD)/bin/jtr-,$(PROBES))
+UNIT_SRCS := $(wildcard lib/tests/test_*.c)
+UNITS    := $(patsubst lib/tests/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+
+.PHONY: all deps run test test-unit test-e2e bench install install-setuid install-caps \
+	uninstall clean distclean
+
+all: $(BINS)
+
+$(BUILD)/lib/%.o: lib/%.c $(wildcard lib/*.h) | $(BUILD)/lib
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
+
+$(LIBJTR): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)$(AR) rcs $@ $^
+
+$(BUILD)/bin/jtr-%: jitter/%.c $(LIBJTR) $(wildcard lib/*.h) | $(BUILD)/bin
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LIBJTR) $(LDLIBS) -o $@
+
+$(BUILD)/tests/%: lib/tests/%.c $(LIBJTR) $(wildcard lib/*.h) | $(BUILD)/tests
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LIBJTR) $(LDLIBS) -lcmocka -o $@
+
+$(BUILD)/lib $(BUILD)/bin $(BUILD)/tests:
+	$(Q)mkdir -p $@
+
+# deps: Debian packages and the Python venv (scripts/deps.sh says what it does)
+deps:
+	$(Q)PYTHON=$(PYTHON) VENV=$(VENV) scripts/deps.sh
+
+run: deps all
+	./jtr run
+
+test: deps all $(UNITS)
+	$(Q)$(MAKE) --no-print-directory test-unit
+	$(Q)$(MAKE) --no-print-directory test-e2e
+
+test-unit: $(UNITS)
+	$(Q)set -e; for t in $(UNITS); do echo "== $$t"; $$t; done
+
+test-e2e: all
+	$(Q)$(VENV)/bin/python -m pytest $(PYTEST_ARGS) tests analysis/tests
+
+bench: deps all
+	$(Q)$(VENV)/bin/python bench/bench.py
+
+LIBEXEC := $(DESTDIR)$(PREFIX)/libexec/jtr
+PYLIB   := $(DESTDIR)$(PREFIX)/lib/jtr
+
+install: all
+	install -d $(LIBEXEC) $(PYLIB) $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BINS) $(LIBEXEC)/
+	cp -r analysis/jtrpy $(PYLIB)/
+	install -m 0755 jtr $(DESTDIR)$(PREFIX)/bin/jtr
+
+install-setuid: install
+	chown root:root $(addprefix $(LIBEXEC)/jtr-,$(PROBES))
+	chmod 4755 $(addprefix $(LIBEXEC)/jtr-,$(PROBES))
+
+install-caps: install
+	setcap cap_sys_nice,cap_ipc_lock+ep $(LIBEXEC)/jtr-null
+	setcap cap_sys_nice,cap_ipc_lock+ep $(LIBEXEC)/jtr-gap
+	setcap cap_sys_nice,cap_ipc_lock+ep $(LIBEXEC)/jtr-clock
+
+uninstall:
+	rm -rf $(LIBEXEC) $(PYLIB) $(DESTDIR)$(PREFIX)/bin/jtr
+
+clean:
+	rm -rf $(BUILD)
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,445 @@
+/* gap.c - jtr gap: read the clock in a tight loop and keep every gap.
+ *
+ * One pinned thread per CPU reads the timestamp back to back for a duration
+ * (or, like um_perf -j, a number of loops). Every delta goes into the
+ * histogram; every delta above the threshold is an interruption and goes to
+ * a pre-allocated outlier log with its CLOCK_MONOTONIC start, for the
+ * attribution step to explain. Three views of one run: per loop (sample
+ * percentiles), per interruption (count, rate, lengths), and time lost.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jtr_cli.h"
+#include "jtr_probe.h"
+
+#define PRE_LOOPS 100000
+
+static const char usage_text[] =
+"Usage: jtr gap [OPTIONS]\n"
+"\n"
+"Read the timestamp back to back in a tight loop on one or more CPUs (one pinned\n"
+"thread each), like oslat, sysjitter or um_perf -j. Every loop's delta goes into a\n"
+"lossless histogram; every delta above the threshold is an interruption, logged\n"
+"with its CLOCK_MONOTONIC start for 'jtr attribute'.\n"
+"\n"
+"Options:\n"
+"  -d, --duration DURATION  how long (default 10s; bare = seconds: 30, 500ms, 2m)\n"
+"  -j, --loops COUNT        run COUNT loops instead of a duration and print\n"
+"                           um_perf's ts_min_ns/ts_max_ns line (e.g. -j 1G)\n"
+"  -c, --cpus LIST          CPUs to measure, e.g. 1 or 2-3,5 (default: first isolated\n"
+"                           CPU, else the last online one)\n"
+"  -t, --timebase TB        tsc (or 1, RDTSC; default) or clock (or 2, clock_gettime)\n"
+"  -f, --fifo PRIO          run SCHED_FIFO at PRIO (1-99)\n"
+"  -o, --output DIR         results folder (default results/DATE-HOST-gap)\n"
+"      --threshold DUR      gaps above this are interruptions\n"
+"                           (default max(1us, 8 x the shortest loop))\n"
+"      --max-outliers N     outlier log entries kept per CPU (default 100000;\n"
+"                           more are counted as dropped, never lost silently)\n"
+"      --hist-error PCT     histogram's maximum relative error (default 1)\n"
+"  -q, --quiet              no progress and no summary on stdout\n"
+"  -h, --help               this text\n"
+"\n"
+"Writes DIR/summary.txt, DIR/outliers.csv (cpu,start_ns,length_ns) and\n"
+"DIR/result.json (format jtr-result/1).\n"
+"\n"
+"Examples:\n"
+"  jtr gap                       10 s on the default CPU\n"
+"  jtr gap -c 1-3 -d 60          a minute on CPUs 1, 2 and 3 at once\n"
+"  jtr gap -j 1G -t clock        um_perf -j: 1e9 clock_gettime loops, min and max gap\n"
+"  jtr gap -f 99 -c 3 -d 5m      five minutes at SCHED_FIFO 99\n";
+
+enum { OPT_THRESHOLD = 256, OPT_MAX_OUTLIERS, OPT_HIST_ERROR };
+
+static const struct option long_opts[] = {
+	{ "duration", required_argument, NULL, 'd' },
+	{ "loops", required_argument, NULL, 'j' },
+	{ "cpus", required_argument, NULL, 'c' },
+	{ "cpu", required_argument, NULL, 'c' },
+	{ "timebase", required_argument, NULL, 't' },
+	{ "fifo", required_argument, NULL, 'f' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
+	{ "max-outliers", required_argument, NULL, OPT_MAX_OUTLIERS },
+	{ "hist-error", required_argument, NULL, OPT_HIST_ERROR },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct gap_params {
+	uint64_t duration_ns;
+	uint64_t loops;			/* -j; 0: use the duration */
+	uint64_t threshold_opt;
+	uint64_t max_outliers;
+};
+
+/* one measured CPU; aligned so two CPUs' hot fields never share a line */
+struct gap_cpu {
+	struct jtr_probe *p;
+	const struct gap_params *gp;
+	int cpu;
+	struct jtr_hist hist;
+	struct jtr_hist lengths;
+	struct jtr_olog log;
+	uint64_t threshold_ns;
+	uint64_t pre_min_ns;
+	uint64_t start_raw, end_raw;
+	volatile uint64_t progress_max_ns;
+	bool partial;
+} __attribute__((aligned(64)));
+
+/* pre_min_tsc - shortest of PRE_LOOPS back-to-back deltas, in ns */
+static uint64_t pre_min_tsc(const struct jtr_ticks2ns *t2n)
+{
+	uint64_t prev = jtr_rdtsc_ordered(), now, m = UINT64_MAX;
+
+	for (int i = 0; i < PRE_LOOPS; i++) {
+		now = jtr_rdtsc_ordered();
+		if (now - prev < m)
+			m = now - prev;
+		prev = now;
+	}
+	return jtr_ticks2ns(t2n, m);
+}
+
+/* pre_min_clock - the same with clock_gettime */
+static uint64_t pre_min_clock(void)
+{
+	uint64_t prev = (uint64_t)jtr_mono_ns(), now, m = UINT64_MAX;
+
+	for (int i = 0; i < PRE_LOOPS; i++) {
+		now = (uint64_t)jtr_mono_ns();
+		if (now - prev < m)
+			m = now - prev;
+		prev = now;
+	}
+	return m;
+}
+
+/* GAP_LOOP - the hot loop, shared by both timebases and both end conditions.
+ * READ() gives a raw timestamp, TONS(d) turns a raw delta into ns, DONE() is
+ * the end condition. Per loop: one read, one conversion, one histogram
+ * record, two well-predicted branches, one load of the stop flag. */
+#define GAP_LOOP(READ, TONS, DONE) do {						\
+	uint64_t prev_ = READ(), now_, ns_, n_ = 0;				\
+	g->start_raw = prev_;							\
+	for (;;) {								\
+		now_ = READ();							\
+		ns_ = TONS(now_ - prev_);					\
+		jtr_hist_record(h, ns_);					\
+		if (__builtin_expect(ns_ > thr, 0)) {				\
+			jtr_olog_add(log, prev_, ns_);				\
+			jtr_hist_record(lens, ns_);				\
+			g->progress_max_ns = h->max;				\
+		}								\
+		n_++;								\
+		if (__builtin_expect(DONE() || jtr_stop, 0))			\
+			break;							\
+		prev_ = now_;							\
+	}									\
+	g->end_raw = now_;							\
+	(void)n_;								\
+} while (0)
+
+/* worker - measure one CPU */
+static void worker(void *arg)
+{
+	struct gap_cpu *g = arg;
+	const struct gap_params *gp = g->gp;
+	const struct jtr_ticks2ns t2n = g->p->tb.t2n;
+	struct jtr_hist *h = &g->hist, *lens = &g->lengths;
+	struct jtr_olog *log = &g->log;
+	uint64_t thr, end, loops = gp->loops;
+
+	g->pre_min_ns = g->p->tb.kind == JTR_TB_TSC ? pre_min_tsc(&t2n) : pre_min_clock();
+	thr = gp->threshold_opt ? gp->threshold_opt :
+	      (8 * g->pre_min_ns > 1000 ? 8 * g->pre_min_ns : 1000);
+	g->threshold_ns = thr;
+
+#define TSC_TONS(d) jtr_ticks2ns(&t2n, (d))
+#define CLK_TONS(d) (d)
+#define CLK_READ() ((uint64_t)jtr_mono_ns())
+#define BY_TIME() (now_ >= end)
+#define BY_COUNT() (n_ >= loops)
+	if (g->p->tb.kind == JTR_TB_TSC) {
+		end = jtr_rdtsc_ordered() + jtr_ns2ticks(g->p->tb.hz, gp->duration_ns);
+		if (loops)
+			GAP_LOOP(jtr_rdtsc_ordered, TSC_TONS, BY_COUNT);
+		else
+			GAP_LOOP(jtr_rdtsc_ordered, TSC_TONS, BY_TIME);
+	} else {
+		end = (uint64_t)jtr_mono_ns() + gp->duration_ns;
+		if (loops)
+			GAP_LOOP(CLK_READ, CLK_TONS, BY_COUNT);
+		else
+			GAP_LOOP(CLK_READ, CLK_TONS, BY_TIME);
+	}
+	g->partial = jtr_stop != 0;
+}
+
+struct gap_all {
+	struct gap_cpu *cpus;
+	int n;
+	const struct gap_params *gp;
+};
+
+/* progress - "gap: 3 of 10 s, max 23.4 us, 12 interruptions" */
+static void progress(struct jtr_probe *p, void *arg, double elapsed)
+{
+	struct gap_all *a = arg;
+	uint64_t mx = 0, n = 0;
+
+	for (int i = 0; i < a->n; i++) {
+		if (a->cpus[i].progress_max_ns > mx)
+			mx = a->cpus[i].progress_max_ns;
+		n += a->cpus[i].log.n + a->cpus[i].log.dropped;
+	}
+	if (a->gp->loops)
+		jtr_progress_line(p, "gap: %.0f s, %llu interruptions, longest %.1f us",
+				  elapsed, (unsigned long long)n, (double)mx / 1e3);
+	else
+		jtr_progress_line(p, "gap: %.0f of %.0f s, %llu interruptions, longest %.1f us",
+				  elapsed, (double)a->gp->duration_ns / 1e9,
+				  (unsigned long long)n, (double)mx / 1e3);
+}
+
+/* run_ns - a CPU's measured span in CLOCK_MONOTONIC ns */
+static uint64_t run_ns(const struct jtr_probe *p, const struct gap_cpu *g, int64_t *t0, int64_t *t1)
+{
+	*t0 = jtr_tb_mono_ns(&p->tb, g->start_raw);
+	*t1 = jtr_tb_mono_ns(&p->tb, g->end_raw);
+	return *t1 > *t0 ? (uint64_t)(*t1 - *t0) : 0;
+}
+
+/* lost_ns - time lost to interruptions: each gap less one undisturbed loop */
+static uint64_t lost_ns(const struct gap_cpu *g)
+{
+	uint64_t base = g->hist.total ? g->hist.min : 0, n = g->lengths.total;
+
+	return g->log.total_ns > n * base ? g->log.total_ns - n * base : 0;
+}
+
+/* row - one line of the summary table: a label and a value per CPU */
+#define ROW(f, label, fmt, expr) do {					\
+	fprintf(f, "  %-24s", label);					\
+	for (int i_ = 0; i_ < a->n; i_++) {				\
+		const struct gap_cpu *g = &a->cpus[i_];			\
+		fprintf(f, " %14" fmt, expr);				\
+	}								\
+	fputc('\n', f);							\
+} while (0)
+
+/* summary - the human-readable table (stdout and summary.txt) */
+static void summary(FILE *f, const struct jtr_probe *p, const struct gap_all *a)
+{
+	char label[64];
+	int64_t t0, t1;
+
+	fprintf(f, "jtr gap: %s timebase%s", jtr_tb_name(p->tb.kind), p->partial ? ", PARTIAL (stopped early)" : "");
+	if (p->tb.hz > 0)
+		fprintf(f, ", TSC %.3f MHz", p->tb.hz / 1e6);
+	fprintf(f, "\n\n  %-24s", "");
+	for (int i = 0; i < a->n; i++) {
+		snprintf(label, sizeof(label), "CPU %d", a->cpus[i].cpu);
+		fprintf(f, " %14s", label);
+	}
+	fputs("\n per loop\n", f);
+	ROW(f, "duration s", ".3f", (double)run_ns(p, g, &t0, &t1) / 1e9);
+	ROW(f, "loops", "llu", (unsigned long long)g->hist.total);
+	ROW(f, "ns per loop", ".2f", g->hist.total ? (double)run_ns(p, g, &t0, &t1) / (double)g->hist.total : 0.0);
+	ROW(f, "min ns", "llu", (unsigned long long)(g->hist.total ? g->hist.min : 0));
+	for (int k = 0; k < JTR_NPCT; k++) {
+		snprintf(label, sizeof(label), "p%s ns", jtr_pct_keys[k]);
+		ROW(f, label, "llu", (unsigned long long)jtr_hist_value_at_percentile(&g->hist, jtr_pct_values[k]));
+	}
+	ROW(f, "max ns", "llu", (unsigned long long)g->hist.max);
+	fputs(" per interruption\n", f);
+	ROW(f, "threshold ns", "llu", (unsigned long long)g->threshold_ns);
+	ROW(f, "count", "llu", (unsigned long long)g->lengths.total);
+	ROW(f, "per second", ".2f", run_ns(p, g, &t0, &t1) ? (double)g->lengths.total * 1e9 / (double)run_ns(p, g, &t0, &t1) : 0.0);
+	ROW(f, "p50 ns", "llu", (unsigned long long)jtr_hist_value_at_percentile(&g->lengths, 50));
+	ROW(f, "p99 ns", "llu", (unsigned long long)jtr_hist_value_at_percentile(&g->lengths, 99));
+	ROW(f, "max ns", "llu", (unsigned long long)g->lengths.max);
+	ROW(f, "not logged (log full)", "llu", (unsigned long long)g->log.dropped);
+	fputs(" time lost\n", f);
+	ROW(f, "lost %", ".4f", run_ns(p, g, &t0, &t1) ? 100.0 * (double)lost_ns(g) / (double)run_ns(p, g, &t0, &t1) : 0.0);
+	if (a->gp->loops) {
+		fputc('\n', f);
+		for (int i = 0; i < a->n; i++)
+			fprintf(f, "cpu=%d, ts_min_ns=%llu, ts_max_ns=%llu,\n", a->cpus[i].cpu,
+				(unsigned long long)(a->cpus[i].hist.total ? a->cpus[i].hist.min : 0),
+				(unsigned long long)a->cpus[i].hist.max);
+	}
+}
+
+/* write_outputs - summary.txt, outliers.csv, result.json */
+static void write_outputs(struct jtr_probe *p, const struct gap_all *a)
+{
+	const struct gap_params *gp = a->gp;
+	struct jtr_afile txt, csv, res;
+	struct jtr_json j;
+	char name[32];
+
+	jtr_probe_open(p, &txt, "summary.txt");
+	jtr_probe_open(p, &csv, "outliers.csv");
+	jtr_probe_open(p, &res, "result.json");
+	summary(txt.f, p, a);
+	if (!p->quiet)
+		summary(stdout, p, a);
+	jtr_olog_csv_header(csv.f);
+	for (int i = 0; i < a->n; i++)
+		jtr_olog_write_csv(csv.f, &a->cpus[i].log, &p->tb);
+
+	jtr_json_init(&j, res.f);
+	jtr_probe_result_begin(p, &j);
+	jtr_json_obj_begin(&j, "params");
+	if (gp->loops) {
+		jtr_json_null(&j, "duration_ns");
+		jtr_json_uint(&j, "loops", gp->loops);
+	} else {
+		jtr_json_uint(&j, "duration_ns", gp->duration_ns);
+		jtr_json_null(&j, "loops");
+	}
+	jtr_json_arr_begin_inline(&j, "cpus");
+	for (int i = 0; i < a->n; i++)
+		jtr_json_int(&j, NULL, a->cpus[i].cpu);
+	jtr_json_arr_end(&j);
+	jtr_json_str(&j, "timebase", jtr_tb_name(p->tb_wanted));
+	if (gp->threshold_opt)
+		jtr_json_uint(&j, "threshold_ns", gp->threshold_opt);
+	else
+		jtr_json_null(&j, "threshold_ns");
+	jtr_json_uint(&j, "max_outliers", gp->max_outliers);
+	jtr_json_double(&j, "hist_error", p->hist_error);
+	jtr_json_obj_end(&j);
+
+	jtr_json_arr_begin(&j, "runs");
+	for (int i = 0; i < a->n; i++) {
+		const struct gap_cpu *g = &a->cpus[i];
+		int64_t t0, t1;
+		uint64_t dur = run_ns(p, g, &t0, &t1);
+
+		snprintf(name, sizeof(name), "cpu%d", g->cpu);
+		jtr_json_obj_begin(&j, NULL);
+		jtr_json_str(&j, "name", name);
+		jtr_json_int(&j, "cpu", g->cpu);
+		jtr_json_bool(&j, "partial", g->partial);
+		jtr_json_int(&j, "start_mono_ns", t0);
+		jtr_json_int(&j, "end_mono_ns", t1);
+		jtr_json_uint(&j, "duration_ns", dur);
+		jtr_result_write_stats(&j, &g->hist);
+		jtr_json_fixed(&j, "loop_period_ns", g->hist.total ? (double)dur / (double)g->hist.total : 0.0, 3);
+		jtr_json_uint(&j, "pre_min_ns", g->pre_min_ns);
+		jtr_json_fixed(&j, "lost_time_pct", dur ? 100.0 * (double)lost_ns(g) / (double)dur : 0.0, 6);
+		jtr_result_write_outliers(&j, &g->log, &g->lengths, g->threshold_ns, dur,
+					  g->hist.total ? g->hist.min : 0, "outliers.csv");
+		jtr_result_write_hist(&j, "histogram", &g->hist);
+		jtr_json_obj_end(&j);
+	}
+	jtr_json_arr_end(&j);
+	jtr_json_obj_begin(&j, "files");
+	jtr_json_str(&j, "summary", "summary.txt");
+	jtr_json_str(&j, "outliers", "outliers.csv");
+	jtr_json_obj_end(&j);
+	jtr_probe_result_end(p, &j);
+
+	jtr_probe_commit_file(p, &txt);
+	jtr_probe_commit_file(p, &csv);
+	jtr_probe_commit_file(p, &res);
+}
+
+int main(int argc, char **argv)
+{
+	static struct gap_params gp = {
+		.duration_ns = 10 * JTR_NS_PER_S,
+		.max_outliers = 100000,
+	};
+	struct jtr_probe p;
+	struct gap_all a = { .gp = &gp };
+	struct jtr_worker *w;
+	cpu_set_t cpus;
+	bool none, cpu_given = false, dur_given = false;
+	int opt, k, i;
+
+	jtr_probe_init(&p, "gap", argc, argv);
+
+	/* 1. options: numbers only; paths are kept as strings */
+	while ((opt = getopt_long(argc, argv, ":d:j:c:t:f:o:qh", long_opts, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			gp.duration_ns = jtr_opt_duration(&p, "-d", optarg, JTR_NS_PER_S, JTR_NS_PER_MS,
+							  30ULL * 24 * 3600 * JTR_NS_PER_S);
+			dur_given = true;
+			break;
+		case 'j': gp.loops = jtr_opt_count(&p, "-j", optarg, 1, 1ULL << 50); break;
+		case 'c': jtr_opt_cpus(&p, optarg, false, &cpus, &none); cpu_given = true; break;
+		case 't': jtr_opt_timebase(&p, optarg); break;
+		case 'f': jtr_opt_fifo(&p, optarg); break;
+		case 'o': p.out_opt = optarg; break;
+		case OPT_THRESHOLD:
+			gp.threshold_opt = jtr_opt_duration(&p, "--threshold", optarg, 1, 1, 3600 * JTR_NS_PER_S);
+			break;
+		case OPT_MAX_OUTLIERS:
+			gp.max_outliers = jtr_opt_count(&p, "--max-outliers", optarg, 0, 100000000);
+			break;
+		case OPT_HIST_ERROR: jtr_opt_hist_error(&p, optarg); break;
+		case 'q': p.quiet = true; p.progress = false; break;
+		case 'h': fputs(usage_text, stdout); return 0;
+		default: jtr_unknown_option(&p, opt, optopt, argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		jtr_usage_error(&p, "unexpected argument '%s'; see 'jtr gap --help'", argv[optind]);
+	if (gp.loops && dur_given)
+		jtr_usage_error(&p, "-d and -j both given; use -d for a duration or -j for a loop count");
+	if (!cpu_given) {
+		CPU_ZERO(&cpus);
+		CPU_SET(jtr_cpu_default(), &cpus);
+	}
+	jtr_probe_check_cpus(&p, "-c", &cpus);
+
+	/* 2. everything the hot loops touch, allocated and pre-touched */
+	a.n = CPU_COUNT(&cpus);
+	a.cpus = aligned_alloc(64, sizeof(*a.cpus) * (size_t)a.n);
+	w = calloc((size_t)a.n, sizeof(*w));
+	if (!a.cpus || !w)
+		jtr_fatal(&p, "out of memory");
+	memset(a.cpus, 0, sizeof(*a.cpus) * (size_t)a.n);
+	for (k = 0, i = 0; k < CPU_SETSIZE; k++) {
+		struct gap_cpu *g;
+
+		if (!CPU_ISSET(k, &cpus))
+			continue;
+		g = &a.cpus[i];
+		g->p = &p;
+		g->gp = &gp;
+		g->cpu = k;
+		if (jtr_hist_init(&g->hist, p.hist_error) < 0 ||
+		    jtr_hist_init(&g->lengths, p.hist_error) < 0 ||
+		    jtr_olog_init(&g->log, gp.max_outliers, k) < 0 ||
+		    jtr_worker_alloc(&w[i], k) < 0)
+			jtr_fatal(&p, "out of memory for CPU %d", k);
+		w[i].fn = worker;
+		w[i].arg = g;
+		i++;
+	}
+
+	/* 3. FIFO and mlockall, then the privilege drop; files only after */
+	jtr_probe_privileged(&p);
+
+	/* 4. calibrate, run, write */
+	jtr_probe_timebase(&p);
+	jtr_probe_map_begin(&p);
+	jtr_workers_start(&p, w, a.n);
+	jtr_workers_wait(&p, w, a.n, progress, &a);
+	jtr_probe_map_end(&p);
+	for (i = 0; i < a.n; i++)
+		if (a.cpus[i].partial)
+			p.partial = true;
+	write_outputs(&p, &a);
+	jtr_probe_finish(&p);
+	return 0;
+}

@@ -1,0 +1,439 @@
+/* null.c - jtr null: time an empty loop, millions of times.
+ *
+ * Each sample times a K-iteration empty loop between two fenced timestamp
+ * reads, then busy-waits a pause (the seed's NIC-speed delay) so samples are
+ * spaced like sends would be. On an undisturbed CPU every sample takes the
+ * same time; anything above that is the machine: interrupts, the tick,
+ * preemption, the hypervisor. R runs of N samples each, after W warm-up
+ * samples; output in the seed's text and gnuplot formats and result.json.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jtr_cli.h"
+#include "jtr_probe.h"
+#include "jtr_seed.h"
+
+#define MAX_RUNS 100
+
+static const char usage_text[] =
+"Usage: jtr null [OPTIONS]\n"
+"\n"
+"Time an empty loop of K iterations N times per run, R runs, on one CPU, and\n"
+"report min, max, mean, stddev and percentiles to 99.999 %. A quiet CPU gives\n"
+"the same time for every sample; what is left is the machine's jitter.\n"
+"\n"
+"Options:\n"
+"  -n, --samples COUNT     samples per run (default 2000000; K/M/G suffixes)\n"
+"  -B, --spins N           empty-loop iterations per sample (default 100)\n"
+"  -p, --pause DURATION    busy-wait between samples (default 898ns; bare = ns)\n"
+"  -w, --warmup N          samples per run before recording (default 500)\n"
+"  -r, --runs N            runs (default 3)\n"
+"  -t, --timebase TB       tsc (or 1, RDTSC; default) or clock (or 2, clock_gettime)\n"
+"  -c, --cpu CPU           CPU to run on (default: first isolated CPU, else the\n"
+"                          last online one); -1: do not pin (not recommended)\n"
+"  -f, --fifo PRIO         run SCHED_FIFO at PRIO (1-99)\n"
+"  -o, --output DIR        results folder (default results/DATE-HOST-null)\n"
+"  -d, --desc TEXT         run name in the seed text and gnuplot titles (default 'jtr null')\n"
+"  -H, --histo-buckets N   10 ns buckets in the seed text and gnuplot file (default 200)\n"
+"      --threshold DUR     log samples longer than this (default max(1us, 8 x warm-up min))\n"
+"      --max-outliers N    outlier log entries kept per run (default 100000)\n"
+"      --hist-error PCT    histogram's maximum relative error (default 1)\n"
+"  -q, --quiet             no progress and no summary on stdout\n"
+"  -h, --help              this text\n"
+"\n"
+"Writes DIR/summary.txt (seed text), DIR/null.gp (seed gnuplot data),\n"
+"DIR/outliers.csv and DIR/result.json (format jtr-result/1).\n"
+"\n"
+"Examples:\n"
+"  jtr null                          3 x 2M samples on the default CPU\n"
+"  jtr null -c 3 -n 500K -r 1        one shorter run on CPU 3\n"
+"  jtr null -t clock -d tst_clock    timed with clock_gettime, like tst_clock.sh\n"
+"  jtr null -f 99 -c 3 -o null-fifo  SCHED_FIFO 99 (root, or after make install-caps)\n";
+
+enum { OPT_THRESHOLD = 256, OPT_MAX_OUTLIERS, OPT_HIST_ERROR };
+
+static const struct option long_opts[] = {
+	{ "samples", required_argument, NULL, 'n' },
+	{ "spins", required_argument, NULL, 'B' },
+	{ "pause", required_argument, NULL, 'p' },
+	{ "warmup", required_argument, NULL, 'w' },
+	{ "runs", required_argument, NULL, 'r' },
+	{ "timebase", required_argument, NULL, 't' },
+	{ "cpu", required_argument, NULL, 'c' },
+	{ "fifo", required_argument, NULL, 'f' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "desc", required_argument, NULL, 'd' },
+	{ "histo-buckets", required_argument, NULL, 'H' },
+	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
+	{ "max-outliers", required_argument, NULL, OPT_MAX_OUTLIERS },
+	{ "hist-error", required_argument, NULL, OPT_HIST_ERROR },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct null_run {
+	struct jtr_hist hist;
+	struct jtr_hist lengths;
+	struct jtr_olog log;
+	uint64_t threshold_ns;
+	uint64_t warm_min_ns;
+	uint64_t start_raw, end_raw;	/* timebase units; converted after the run */
+	bool partial;
+};
+
+struct null_ctx {
+	struct jtr_probe *p;
+	int cpu;		/* -1: not pinned */
+	uint64_t samples, spins, pause_ns, warmup, threshold_opt, max_outliers;
+	int runs;
+	uint32_t histo_buckets;
+	const char *desc;
+	struct null_run run[MAX_RUNS];
+	int runs_done;
+	volatile uint64_t at_sample;	/* for progress */
+	volatile int at_run;
+};
+
+/* sample_tsc - one timed empty loop in TSC ticks, less the timer overhead */
+static inline uint64_t sample_tsc(uint64_t spins, uint64_t ovh, uint64_t *t0, uint64_t *t1)
+{
+	uint64_t d;
+
+	*t0 = jtr_tsc_begin();
+	jtr_null_loop(spins);
+	*t1 = jtr_tsc_end();
+	d = *t1 - *t0;
+	return d > ovh ? d - ovh : 0;
+}
+
+/* sample_clock - one timed empty loop in ns by clock_gettime, less overhead */
+static inline uint64_t sample_clock(uint64_t spins, uint64_t ovh, uint64_t *t0, uint64_t *t1)
+{
+	uint64_t d;
+
+	*t0 = (uint64_t)jtr_mono_ns();
+	jtr_null_loop(spins);
+	*t1 = (uint64_t)jtr_mono_ns();
+	d = *t1 - *t0;
+	return d > ovh ? d - ovh : 0;
+}
+
+/* run_tsc - warm-up, then the measured samples, on the TSC */
+static void run_tsc(struct null_ctx *c, struct null_run *r)
+{
+	const struct jtr_ticks2ns t2n = c->p->tb.t2n;
+	const uint64_t spins = c->spins;
+	const uint64_t ovh = jtr_ns2ticks(c->p->tb.hz, (uint64_t)c->p->costs.region_overhead_ns);
+	const uint64_t pause = jtr_ns2ticks(c->p->tb.hz, c->pause_ns);
+	uint64_t t0, t1, ns, i, thr, wmin = UINT64_MAX;
+
+	for (i = 0; i < c->warmup && !jtr_stop; i++) {
+		ns = jtr_ticks2ns(&t2n, sample_tsc(spins, ovh, &t0, &t1));
+		if (ns < wmin)
+			wmin = ns;
+		while (jtr_rdtsc() - t1 < pause)
+			;
+	}
+	r->warm_min_ns = wmin == UINT64_MAX ? 0 : wmin;
+	thr = c->threshold_opt ? c->threshold_opt :
+	      (8 * r->warm_min_ns > 1000 ? 8 * r->warm_min_ns : 1000);
+	r->threshold_ns = thr;
+	r->start_raw = jtr_rdtsc_ordered();
+	for (i = 0; i < c->samples; i++) {
+		ns = jtr_ticks2ns(&t2n, sample_tsc(spins, ovh, &t0, &t1));
+		jtr_hist_record(&r->hist, ns);
+		if (__builtin_expect(ns > thr, 0)) {
+			jtr_olog_add(&r->log, t0, ns);
+			jtr_hist_record(&r->lengths, ns);
+		}
+		if (__builtin_expect((i & 4095) == 0, 0)) {
+			c->at_sample = i;
+			if (jtr_stop)
+				break;
+		}
+		while (jtr_rdtsc() - t1 < pause)
+			;
+	}
+	r->partial = i < c->samples;
+}
+
+/* run_clock - the same with clock_gettime(CLOCK_MONOTONIC) */
+static void run_clock(struct null_ctx *c, struct null_run *r)
+{
+	const uint64_t spins = c->spins, pause = c->pause_ns;
+	const uint64_t ovh = (uint64_t)c->p->costs.gettime_region_ns;
+	uint64_t t0, t1, ns, i, thr, wmin = UINT64_MAX;
+
+	for (i = 0; i < c->warmup && !jtr_stop; i++) {
+		ns = sample_clock(spins, ovh, &t0, &t1);
+		if (ns < wmin)
+			wmin = ns;
+		while ((uint64_t)jtr_mono_ns() - t1 < pause)
+			;
+	}
+	r->warm_min_ns = wmin == UINT64_MAX ? 0 : wmin;
+	thr = c->threshold_opt ? c->threshold_opt :
+	      (8 * r->warm_min_ns > 1000 ? 8 * r->warm_min_ns : 1000);
+	r->threshold_ns = thr;
+	r->start_raw = (uint64_t)jtr_mono_ns();
+	for (i = 0; i < c->samples; i++) {
+		ns = sample_clock(spins, ovh, &t0, &t1);
+		jtr_hist_record(&r->hist, ns);
+		if (__builtin_expect(ns > thr, 0)) {
+			jtr_olog_add(&r->log, t0, ns);
+			jtr_hist_record(&r->lengths, ns);
+		}
+		if (__builtin_expect((i & 4095) == 0, 0)) {
+			c->at_sample = i;
+			if (jtr_stop)
+				break;
+		}
+		while ((uint64_t)jtr_mono_ns() - t1 < pause)
+			;
+	}
+	r->partial = i < c->samples;
+}
+
+/* worker - every run, one after the other, on the pinned CPU */
+static void worker(void *arg)
+{
+	struct null_ctx *c = arg;
+
+	for (int k = 0; k < c->runs && !jtr_stop; k++) {
+		struct null_run *r = &c->run[k];
+
+		c->at_run = k;
+		if (c->p->tb.kind == JTR_TB_TSC)
+			run_tsc(c, r);
+		else
+			run_clock(c, r);
+		r->end_raw = c->p->tb.kind == JTR_TB_TSC ? jtr_rdtsc_ordered() : (uint64_t)jtr_mono_ns();
+		c->runs_done = k + 1;
+	}
+}
+
+/* progress - "null: run 2/3, 1.2M of 2M samples" */
+static void progress(struct jtr_probe *p, void *arg, double elapsed)
+{
+	struct null_ctx *c = arg;
+
+	jtr_progress_line(p, "null: run %d/%d, %.1fM of %.1fM samples, %.0f s", c->at_run + 1,
+			  c->runs, (double)c->at_sample / 1e6, (double)c->samples / 1e6, elapsed);
+}
+
+/* seed_hdr - the seed header fields for this run */
+static void seed_hdr(const struct null_ctx *c, struct jtr_seed_hdr *s, char *lead, size_t n)
+{
+	const struct jtr_probe *p = c->p;
+
+	snprintf(lead, n, "Busy_spins=%llu", (unsigned long long)c->spins);
+	memset(s, 0, sizeof(*s));
+	s->desc = c->desc;
+	s->lead = lead;
+	s->cpu_num = c->cpu;
+	s->fifo_priority = p->fifo_prio ? p->fifo_prio : -1;
+	s->histo_buckets = c->histo_buckets;
+	s->num_samples = c->samples;
+	s->pause_ns = c->pause_ns;
+	s->timebase = p->tb.kind;
+	s->warmup_loops = c->warmup;
+	s->gettime_cost = (long long)(p->costs.gettime_ns + 0.5);
+	s->rdtsc_cost = (long long)(p->costs.rdtsc_ns + 0.5);
+	s->ticks_per_sec = (long long)(p->tb.hz + 0.5);
+	s->loops_1000_cost = (long long)(p->costs.loops_1000_ns + 0.5);
+}
+
+/* write_outputs - summary.txt, null.gp, outliers.csv, result.json */
+static void write_outputs(struct null_ctx *c)
+{
+	struct jtr_probe *p = c->p;
+	struct jtr_afile txt, gp, csv, res;
+	struct jtr_seed_hdr sh;
+	struct jtr_json j;
+	char lead[64], hdr[1024], mm[256], pct[512], name[32];
+
+	jtr_probe_open(p, &txt, "summary.txt");
+	jtr_probe_open(p, &gp, "null.gp");
+	jtr_probe_open(p, &csv, "outliers.csv");
+	jtr_probe_open(p, &res, "result.json");
+	seed_hdr(c, &sh, lead, sizeof(lead));
+	jtr_seed_header(hdr, sizeof(hdr), &sh);
+	jtr_olog_csv_header(csv.f);
+
+	for (int k = 0; k < c->runs_done; k++) {
+		struct null_run *r = &c->run[k];
+
+		jtr_seed_minmax(mm, sizeof(mm), &r->hist, c->histo_buckets);
+		jtr_seed_percentiles(pct, sizeof(pct), &r->hist, c->histo_buckets);
+		fprintf(txt.f, "%s%s%s", hdr, mm, pct);
+		if (!p->quiet)
+			printf("%s%s%s", hdr, mm, pct);
+		jtr_seed_gnuplot_block(gp.f, k + 1, hdr, mm, &r->hist, c->histo_buckets);
+		jtr_olog_write_csv(csv.f, &r->log, &p->tb);
+	}
+
+	jtr_json_init(&j, res.f);
+	jtr_probe_result_begin(p, &j);
+	jtr_json_obj_begin(&j, "params");
+	jtr_json_uint(&j, "samples", c->samples);
+	jtr_json_uint(&j, "spins", c->spins);
+	jtr_json_uint(&j, "pause_ns", c->pause_ns);
+	jtr_json_uint(&j, "warmup", c->warmup);
+	jtr_json_int(&j, "runs", c->runs);
+	if (c->cpu >= 0)
+		jtr_json_int(&j, "cpu", c->cpu);
+	else
+		jtr_json_null(&j, "cpu");
+	jtr_json_str(&j, "timebase", jtr_tb_name(p->tb_wanted));
+	jtr_json_uint(&j, "histo_buckets", c->histo_buckets);
+	jtr_json_str(&j, "desc", c->desc);
+	if (c->threshold_opt)
+		jtr_json_uint(&j, "threshold_ns", c->threshold_opt);
+	else
+		jtr_json_null(&j, "threshold_ns");
+	jtr_json_uint(&j, "max_outliers", c->max_outliers);
+	jtr_json_double(&j, "hist_error", p->hist_error);
+	jtr_json_obj_end(&j);
+
+	jtr_json_arr_begin(&j, "runs");
+	for (int k = 0; k < c->runs_done; k++) {
+		struct null_run *r = &c->run[k];
+		int64_t t0 = jtr_tb_mono_ns(&p->tb, r->start_raw), t1 = jtr_tb_mono_ns(&p->tb, r->end_raw);
+		uint64_t dur = t1 > t0 ? (uint64_t)(t1 - t0) : 0;
+
+		snprintf(name, sizeof(name), "run %d", k + 1);
+		jtr_json_obj_begin(&j, NULL);
+		jtr_json_str(&j, "name", name);
+		jtr_json_int(&j, "run", k + 1);
+		if (c->cpu >= 0)
+			jtr_json_int(&j, "cpu", c->cpu);
+		else
+			jtr_json_null(&j, "cpu");
+		jtr_json_bool(&j, "partial", r->partial);
+		jtr_json_int(&j, "start_mono_ns", t0);
+		jtr_json_int(&j, "end_mono_ns", t1);
+		jtr_json_uint(&j, "duration_ns", dur);
+		jtr_result_write_stats(&j, &r->hist);
+		jtr_json_uint(&j, "warmup_min_ns", r->warm_min_ns);
+		jtr_result_write_outliers(&j, &r->log, &r->lengths, r->threshold_ns, dur,
+					  r->hist.total ? r->hist.min : 0, "outliers.csv");
+		jtr_result_write_hist(&j, "histogram", &r->hist);
+		jtr_json_obj_end(&j);
+	}
+	jtr_json_arr_end(&j);
+	jtr_json_obj_begin(&j, "files");
+	jtr_json_str(&j, "summary", "summary.txt");
+	jtr_json_str(&j, "gnuplot", "null.gp");
+	jtr_json_str(&j, "outliers", "outliers.csv");
+	jtr_json_obj_end(&j);
+	jtr_probe_result_end(p, &j);
+
+	jtr_probe_commit_file(p, &txt);
+	jtr_probe_commit_file(p, &gp);
+	jtr_probe_commit_file(p, &csv);
+	jtr_probe_commit_file(p, &res);
+}
+
+int main(int argc, char **argv)
+{
+	static struct null_ctx c;
+	struct jtr_probe p;
+	struct jtr_worker w;
+	cpu_set_t cpus;
+	bool no_pin = false, cpu_given = false;
+	int opt, k;
+
+	jtr_probe_init(&p, "null", argc, argv);
+	c.p = &p;
+	c.samples = 2000000;
+	c.spins = 100;
+	c.pause_ns = 898;
+	c.warmup = 500;
+	c.runs = 3;
+	c.histo_buckets = JTR_SEED_DEFAULT_BUCKETS;
+	c.max_outliers = 100000;
+	c.desc = "jtr null";
+
+	/* 1. options: numbers only; paths are kept as strings */
+	while ((opt = getopt_long(argc, argv, ":n:B:p:w:r:t:c:f:o:d:H:qh", long_opts, NULL)) != -1) {
+		switch (opt) {
+		case 'n': c.samples = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40); break;
+		case 'B': c.spins = jtr_opt_count(&p, "-B", optarg, 0, 1ULL << 32); break;
+		case 'p': c.pause_ns = jtr_opt_duration(&p, "-p", optarg, 1, 0, 10 * JTR_NS_PER_S); break;
+		case 'w': c.warmup = jtr_opt_count(&p, "-w", optarg, 0, 1ULL << 32); break;
+		case 'r': c.runs = jtr_opt_int(&p, "-r", optarg, 1, MAX_RUNS); break;
+		case 't': jtr_opt_timebase(&p, optarg); break;
+		case 'c':
+			jtr_opt_cpus(&p, optarg, true, &cpus, &no_pin);
+			if (!no_pin && CPU_COUNT(&cpus) != 1)
+				jtr_usage_error(&p, "-c %s: jtr null runs on one CPU; give one "
+						"CPU number (jtr gap takes a list)", optarg);
+			cpu_given = true;
+			break;
+		case 'f': jtr_opt_fifo(&p, optarg); break;
+		case 'o': p.out_opt = optarg; break;
+		case 'd': c.desc = optarg; break;
+		case 'H': c.histo_buckets = (uint32_t)jtr_opt_int(&p, "-H", optarg, 1, 1000000); break;
+		case OPT_THRESHOLD:
+			c.threshold_opt = jtr_opt_duration(&p, "--threshold", optarg, 1, 1, 3600 * JTR_NS_PER_S);
+			break;
+		case OPT_MAX_OUTLIERS:
+			c.max_outliers = jtr_opt_count(&p, "--max-outliers", optarg, 0, 100000000);
+			break;
+		case OPT_HIST_ERROR: jtr_opt_hist_error(&p, optarg); break;
+		case 'q': p.quiet = true; p.progress = false; break;
+		case 'h': fputs(usage_text, stdout); return 0;
+		default: jtr_unknown_option(&p, opt, optopt, argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		jtr_usage_error(&p, "unexpected argument '%s'; see 'jtr null --help'", argv[optind]);
+
+	if (!cpu_given) {
+		CPU_ZERO(&cpus);
+		CPU_SET(jtr_cpu_default(), &cpus);
+	}
+	c.cpu = -1;
+	if (!no_pin) {
+		jtr_probe_check_cpus(&p, "-c", &cpus);
+		for (k = 0; k < CPU_SETSIZE; k++)
+			if (CPU_ISSET(k, &cpus))
+				c.cpu = k;
+	}
+
+	/* 2. everything the hot loop touches, allocated and pre-touched */
+	for (k = 0; k < c.runs; k++) {
+		if (jtr_hist_init(&c.run[k].hist, p.hist_error) < 0 ||
+		    jtr_hist_init(&c.run[k].lengths, p.hist_error) < 0 ||
+		    jtr_olog_init(&c.run[k].log, c.max_outliers, c.cpu) < 0)
+			jtr_fatal(&p, "out of memory for %d runs", c.runs);
+	}
+	if (jtr_worker_alloc(&w, c.cpu) < 0)
+		jtr_fatal(&p, "cannot allocate a thread stack");
+
+	/* 3. FIFO and mlockall, then the privilege drop; files only after */
+	jtr_probe_privileged(&p);
+	if (no_pin)
+		jtr_warn(&p, "-c -1: not pinned; the thread may move between CPUs, which adds jitter");
+
+	/* 4. calibrate, run, write */
+	jtr_probe_timebase(&p);
+	jtr_probe_map_begin(&p);
+	w.fn = worker;
+	w.arg = &c;
+	jtr_workers_start(&p, &w, 1);
+	jtr_workers_wait(&p, &w, 1, progress, &c);
+	jtr_probe_map_end(&p);
+	for (k = 0; k < c.runs_done; k++)
+		if (c.run[k].partial)
+			p.partial = true;
+	if (c.runs_done < c.runs)
+		p.partial = true;
+	write_outputs(&c);
+	jtr_probe_finish(&p);
+	return 0;
+}

@@ -1,0 +1,23 @@
+/* jtr_err.h - error messages carried out of library calls.
+ *
+ * Library functions return 0 or a negative errno and never print or exit.
+ * When they can say more than an errno can, they fill a struct jtr_err with
+ * one line that names the bad value and the accepted form; main() prints it.
+ */
+#ifndef JTR_ERR_H
+#define JTR_ERR_H
+
+#include <stddef.h>
+
+struct jtr_err {
+	char msg[512];
+};
+
+/* jtr_err_set - format a message into @e (if not NULL) and return @rc */
+int jtr_err_set(struct jtr_err *e, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* jtr_err_clear - empty the message */
+void jtr_err_clear(struct jtr_err *e);
+
+#endif

@@ -1,0 +1,60 @@
+/* jtr_out.h - results on disk: atomic files and the results folder.
+ *
+ * A file is written as NAME.tmp-PID beside its final name, flushed, fsynced
+ * and renamed, so a reader sees the old file or the whole new one. A new
+ * results folder is filled as a hidden .NAME.partial-PID sibling and renamed
+ * into place at the end, so a failed or killed run leaves no half-written
+ * folder under the name the user asked for.
+ */
+#ifndef JTR_OUT_H
+#define JTR_OUT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "jtr_err.h"
+
+struct jtr_afile {
+	FILE *f;
+	char path[PATH_MAX];
+	char tmp[PATH_MAX];
+};
+
+/* jtr_afile_open - open a temporary beside @path for writing */
+int jtr_afile_open(struct jtr_afile *a, const char *path);
+
+/* jtr_afile_commit - flush, fsync, close and rename into place */
+int jtr_afile_commit(struct jtr_afile *a);
+
+/* jtr_afile_abort - close and remove the temporary */
+void jtr_afile_abort(struct jtr_afile *a);
+
+struct jtr_outdir {
+	char final[PATH_MAX];	/* the folder the user will see */
+	char work[PATH_MAX];	/* where files go now */
+	char results_root[PATH_MAX];	/* "results" when the name was chosen for the user */
+	bool is_tmp;		/* work is a hidden sibling renamed at commit */
+	bool prepared;
+};
+
+/* jtr_outdir_default_name - "YYYYmmdd-HHMMSS-HOST-TOOL" for local time @t */
+int jtr_outdir_default_name(char *buf, size_t n, const char *host, const char *tool, long t);
+
+/* jtr_outdir_prepare - decide and create where results go. @dir NULL: a new
+ * folder under ./results/. An existing folder is written into (each file
+ * atomically); a new one is created hidden and renamed at commit. Fails with
+ * a message naming the folder and the fix when it cannot be written. */
+int jtr_outdir_prepare(struct jtr_outdir *o, const char *dir, const char *host,
+		       const char *tool, struct jtr_err *e);
+
+/* jtr_outdir_path - @name inside the folder being written */
+int jtr_outdir_path(const struct jtr_outdir *o, const char *name, char *buf, size_t n);
+
+/* jtr_outdir_commit - move the folder into place; point results/latest at it */
+int jtr_outdir_commit(struct jtr_outdir *o, struct jtr_err *e);
+
+/* jtr_outdir_abort - remove a hidden folder and what was written in it */
+void jtr_outdir_abort(struct jtr_outdir *o);
+
+#endif

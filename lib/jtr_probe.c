@@ -1,0 +1,562 @@
+/* jtr_probe.c - what every measuring program's main() does, written once. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "jtr_cli.h"
+#include "jtr_probe.h"
+
+#define JTR_STACK_SIZE (256 * 1024)
+
+volatile sig_atomic_t jtr_stop;
+
+/* jtr_tb_name - "tsc" or "clock" */
+const char *jtr_tb_name(enum jtr_timebase tb)
+{
+	return tb == JTR_TB_TSC ? "tsc" : "clock";
+}
+
+/* jtr_probe_init - name the program, look at its privileges, set defaults */
+void jtr_probe_init(struct jtr_probe *p, const char *tool, int argc, char **argv)
+{
+	const char *name = getenv("JTR_PROG");
+
+	memset(p, 0, sizeof(*p));
+	/* JTR_PROG lets the front end's `jtr run` speak as itself in messages */
+	if (name && *name)
+		snprintf(p->prog, sizeof(p->prog), "%s", name);
+	else
+		snprintf(p->prog, sizeof(p->prog), "jtr %s", tool);
+	p->tool = tool;
+	p->argc = argc;
+	p->argv = argv;
+	p->tb_wanted = JTR_TB_TSC;
+	p->hist_error = JTR_HIST_DEFAULT_ERROR;
+	p->progress = isatty(STDERR_FILENO);
+	opterr = 0;
+	if (jtr_priv_init(&p->priv) < 0)
+		jtr_fatal(p, "cannot read this process's user and group ids: %s", strerror(errno));
+}
+
+/* vsay - "PROG: [what: ]msg\n" on stderr, after clearing a progress line */
+static void vsay(struct jtr_probe *p, const char *what, const char *fmt, va_list ap)
+{
+	if (p->progress)
+		fputs("\r\033[K", stderr);
+	fprintf(stderr, "%s: %s", p->prog, what);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+/* jtr_usage_error - bad input: exit 2 */
+void jtr_usage_error(struct jtr_probe *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(p, "", fmt, ap);
+	va_end(ap);
+	jtr_outdir_abort(&p->out);
+	exit(2);
+}
+
+/* jtr_fatal - a failure that is not the user's input: exit 1 */
+void jtr_fatal(struct jtr_probe *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(p, "error: ", fmt, ap);
+	va_end(ap);
+	jtr_outdir_abort(&p->out);
+	exit(1);
+}
+
+/* jtr_warn - a warning, also kept for result.json */
+void jtr_warn(struct jtr_probe *p, const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (!s)
+		return;
+	if (p->progress)
+		fputs("\r\033[K", stderr);
+	fprintf(stderr, "%s: warning: %s\n", p->prog, s);
+	if (p->nwarnings < JTR_MAX_WARNINGS)
+		p->warnings[p->nwarnings++] = s;
+	else
+		free(s);
+}
+
+/* jtr_unknown_option - the message for getopt's ':' (value missing) or '?'
+ * (unknown option); @optopt_c is getopt's optopt, @arg the word it stopped at */
+void jtr_unknown_option(struct jtr_probe *p, int opt, int optopt_c, const char *arg)
+{
+	if (arg && !strncmp(arg, "--", 2)) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg, "="), arg);
+		if (opt == ':')
+			jtr_usage_error(p, "option '%s' needs a value; see '%s --help'", name, p->prog);
+		if (optopt_c && strchr(arg, '='))
+			jtr_usage_error(p, "option '%s' takes no value; see '%s --help'", name, p->prog);
+		jtr_usage_error(p, "unknown option '%s'; see '%s --help'", arg, p->prog);
+	}
+	if (opt == ':')
+		jtr_usage_error(p, "option '-%c' needs a value; see '%s --help'", optopt_c, p->prog);
+	jtr_usage_error(p, "unknown option '-%c'; see '%s --help'", optopt_c, p->prog);
+}
+
+/* jtr_opt_int - an integer in [min, max] or exit 2 */
+int jtr_opt_int(struct jtr_probe *p, const char *opt, const char *arg, long long min, long long max)
+{
+	struct jtr_err e;
+	long long v;
+
+	if (jtr_parse_int(arg, min, max, &v, &e) < 0)
+		jtr_usage_error(p, "%s %s: %s", opt, arg, e.msg);
+	return (int)v;
+}
+
+/* jtr_opt_count - a count in [min, max] or exit 2 */
+uint64_t jtr_opt_count(struct jtr_probe *p, const char *opt, const char *arg, uint64_t min, uint64_t max)
+{
+	struct jtr_err e;
+	uint64_t v;
+
+	if (jtr_parse_count(arg, min, max, &v, &e) < 0)
+		jtr_usage_error(p, "%s %s: %s", opt, arg, e.msg);
+	return v;
+}
+
+/* jtr_opt_duration - a duration in [min, max] ns or exit 2 */
+uint64_t jtr_opt_duration(struct jtr_probe *p, const char *opt, const char *arg,
+			  uint64_t bare_unit_ns, uint64_t min_ns, uint64_t max_ns)
+{
+	struct jtr_err e;
+	uint64_t v;
+
+	if (jtr_parse_duration_ns(arg, bare_unit_ns, min_ns, max_ns, &v, &e) < 0)
+		jtr_usage_error(p, "%s %s: %s", opt, arg, e.msg);
+	return v;
+}
+
+/* jtr_opt_fifo - -f PRIO */
+void jtr_opt_fifo(struct jtr_probe *p, const char *arg)
+{
+	struct jtr_err e;
+	long long v;
+	int rc = jtr_parse_int(arg, 1, 99, &v, &e);
+
+	if (rc == -ERANGE)
+		jtr_usage_error(p, "-f %s: SCHED_FIFO priority must be 1-99 (99 is the highest); "
+				"leave -f out for the normal scheduler", arg);
+	if (rc < 0)
+		jtr_usage_error(p, "-f %s: %s", arg, e.msg);
+	p->fifo_prio = (int)v;
+}
+
+/* jtr_opt_timebase - -t tsc|clock (or the seed's 1|2) */
+void jtr_opt_timebase(struct jtr_probe *p, const char *arg)
+{
+	if (!strcmp(arg, "tsc") || !strcmp(arg, "rdtsc") || !strcmp(arg, "1"))
+		p->tb_wanted = JTR_TB_TSC;
+	else if (!strcmp(arg, "clock") || !strcmp(arg, "clock_gettime") || !strcmp(arg, "2"))
+		p->tb_wanted = JTR_TB_CLOCK;
+	else
+		jtr_usage_error(p, "-t %s: unknown timebase; use tsc (or 1) for RDTSC, "
+				"clock (or 2) for clock_gettime", arg);
+}
+
+/* jtr_opt_hist_error - --hist-error PCT */
+void jtr_opt_hist_error(struct jtr_probe *p, const char *arg)
+{
+	struct jtr_err e;
+	double v;
+
+	if (jtr_parse_double(arg, 0.01, 50, &v, &e) < 0)
+		jtr_usage_error(p, "--hist-error %s: %s (a percentage, 0.01-50)", arg, e.msg);
+	p->hist_error = v / 100.0;
+}
+
+/* jtr_opt_cpus - a CPU list, or -1 for no pinning */
+void jtr_opt_cpus(struct jtr_probe *p, const char *arg, bool allow_none, cpu_set_t *set, bool *none)
+{
+	struct jtr_err e;
+
+	*none = false;
+	if (allow_none && !strcmp(arg, "-1")) {
+		CPU_ZERO(set);
+		*none = true;
+		return;
+	}
+	if (jtr_parse_cpulist(arg, set, &e) < 0)
+		jtr_usage_error(p, "-c %s: %s%s", arg, e.msg, allow_none ? ", or -1 for no pinning" : "");
+}
+
+/* jtr_probe_check_cpus - every CPU in @set online and allowed, else exit 2 */
+void jtr_probe_check_cpus(struct jtr_probe *p, const char *opt, const cpu_set_t *set)
+{
+	struct jtr_err e;
+
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, set) && jtr_cpu_check(cpu, &e) < 0)
+			jtr_usage_error(p, "%s: %s", opt, e.msg);
+}
+
+/* on_signal - first Ctrl-C asks the run to stop; SA_RESETHAND makes a second
+ * one kill the program the usual way */
+static void on_signal(int sig)
+{
+	static const char msg[] = "\nstopping: writing what was measured (Ctrl-C again to abort)\n";
+
+	(void)sig;
+	jtr_stop = 1;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		return;
+}
+
+/* jtr_probe_privileged - FIFO and mlockall while privileged, drop, then
+ * host facts and the results folder as the real user */
+void jtr_probe_privileged(struct jtr_probe *p)
+{
+	struct sigaction sa;
+	struct jtr_err e;
+	char w[512];
+	int rc, mrc;
+
+	if (p->fifo_prio) {
+		rc = jtr_fifo_set(p->fifo_prio);
+		if (rc < 0)
+			jtr_usage_error(p, "-f %d: cannot use SCHED_FIFO: %s; run as root, install with "
+					"'make install-caps' (cap_sys_nice) or 'make install-setuid', or "
+					"raise the limit with 'ulimit -r %d'", p->fifo_prio, strerror(-rc),
+					p->fifo_prio);
+	}
+	mrc = jtr_mlock();
+	p->locked = mrc == 0;
+	jtr_err_clear(&e);
+	if (jtr_priv_drop(&p->priv, &e) < 0)
+		jtr_fatal(p, "%s", e.msg);
+
+	/* from here on, everything runs as the real user */
+	if (mrc < 0)
+		jtr_warn(p, "memory not locked (mlockall: %s): page faults can add outliers; run "
+			 "as root, install with 'make install-caps' (cap_ipc_lock), or raise "
+			 "'ulimit -l'", strerror(-mrc));
+	jtr_host_collect(&p->host);
+	if (p->fifo_prio && jtr_rt_throttle_warning(&p->host.rt, w, sizeof(w)))
+		jtr_warn(p, "%s", w);
+	if (jtr_outdir_prepare(&p->out, p->out_opt, p->host.hostname, p->tool, &e) < 0)
+		jtr_usage_error(p, "%s", e.msg);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* jtr_probe_timebase - pick the timebase, calibrate, measure costs */
+void jtr_probe_timebase(struct jtr_probe *p)
+{
+	struct jtr_err why;
+	double hz = 0;
+	bool usable;
+	int rc;
+
+	jtr_err_clear(&why);
+	usable = jtr_tsc_usable(&why);
+	if (usable) {
+		rc = jtr_tsc_calibrate(100 * JTR_NS_PER_MS, &hz);
+		if (rc < 0) {
+			snprintf(why.msg, sizeof(why.msg), "TSC calibration failed (%s)", strerror(-rc));
+			usable = false;
+			hz = 0;
+		}
+	}
+	p->tb.kind = usable ? p->tb_wanted : JTR_TB_CLOCK;
+	if (!usable) {
+		snprintf(p->tb_fallback, sizeof(p->tb_fallback), "%s", why.msg);
+		if (p->tb_wanted == JTR_TB_TSC)
+			jtr_warn(p, "the TSC cannot be used: %s; timing with clock_gettime"
+				 "(CLOCK_MONOTONIC) instead", why.msg);
+	}
+	p->tb.hz = hz;
+	jtr_ticks2ns_init(&p->tb.t2n, hz);
+	jtr_clock_measure_costs(hz, &p->costs);
+	p->host.tsc_hz = hz;
+	p->host.tsc_step_ns = p->costs.tsc_step_ns;
+}
+
+/* jtr_probe_map_begin - first TSC/CLOCK_MONOTONIC pair, and the start times */
+void jtr_probe_map_begin(struct jtr_probe *p)
+{
+	clock_gettime(CLOCK_REALTIME, &p->started_rt);
+	if (p->tb.kind == JTR_TB_TSC)
+		jtr_tsc_pair_take(CLOCK_MONOTONIC, 64, &p->tb.map.a);
+	p->started_mono = jtr_mono_ns();
+}
+
+/* jtr_probe_map_end - second pair, and the end times */
+void jtr_probe_map_end(struct jtr_probe *p)
+{
+	p->ended_mono = jtr_mono_ns();
+	if (p->tb.kind == JTR_TB_TSC)
+		jtr_tsc_pair_take(CLOCK_MONOTONIC, 64, &p->tb.map.b);
+	clock_gettime(CLOCK_REALTIME, &p->ended_rt);
+	if (jtr_stop)
+		p->partial = true;
+}
+
+/* jtr_worker_alloc - map and pre-touch a stack */
+int jtr_worker_alloc(struct jtr_worker *w, int cpu)
+{
+	memset(w, 0, sizeof(*w));
+	w->cpu = cpu;
+	w->stack_size = JTR_STACK_SIZE;
+	w->stack = mmap(NULL, w->stack_size, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (w->stack == MAP_FAILED) {
+		w->stack = NULL;
+		return -errno;
+	}
+	jtr_prefault(w->stack, w->stack_size);
+	return 0;
+}
+
+/* trampoline - pin, run, mark done */
+static void *trampoline(void *arg)
+{
+	struct jtr_worker *w = arg;
+
+	if (w->cpu >= 0)
+		w->pin_err = jtr_pin_self(w->cpu);
+	if (!w->pin_err)
+		w->fn(w->arg);
+	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* jtr_workers_start - start @n workers; the caller leaves their CPUs */
+void jtr_workers_start(struct jtr_probe *p, struct jtr_worker *w, int n)
+{
+	sigset_t block, old;
+	cpu_set_t hk;
+	int i, rc;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	for (i = 0; i < n; i++) {
+		pthread_attr_t a;
+
+		pthread_attr_init(&a);
+		pthread_attr_setstack(&a, w[i].stack, w[i].stack_size);
+		/* inherit the creator's SCHED_FIFO: creating a FIFO thread
+		 * explicitly would need the privileges already dropped */
+		pthread_attr_setinheritsched(&a, PTHREAD_INHERIT_SCHED);
+		rc = pthread_create(&w[i].th, &a, trampoline, &w[i]);
+		pthread_attr_destroy(&a);
+		if (rc)
+			jtr_fatal(p, "cannot start a measuring thread: %s", strerror(rc));
+		w[i].started = true;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+	/* the waiting thread keeps off the measured CPUs and out of SCHED_FIFO */
+	jtr_cpus_allowed(&hk);
+	for (i = 0; i < n; i++)
+		if (w[i].cpu >= 0)
+			CPU_CLR(w[i].cpu, &hk);
+	if (CPU_COUNT(&hk) > 0)
+		jtr_pin_self_set(&hk);
+	if (p->fifo_prio)
+		jtr_sched_other();
+}
+
+/* jtr_workers_wait - join, with progress once a second on a terminal */
+void jtr_workers_wait(struct jtr_probe *p, struct jtr_worker *w, int n,
+		      void (*progress)(struct jtr_probe *p, void *arg, double elapsed_s),
+		      void *arg)
+{
+	struct timespec t0, dl;
+
+	clock_gettime(CLOCK_REALTIME, &t0);
+	dl = t0;
+	for (int i = 0; i < n; i++) {
+		if (!w[i].started)
+			continue;
+		if (p->progress && !p->quiet && progress) {
+			for (;;) {
+				dl.tv_sec += 1;
+				if (pthread_timedjoin_np(w[i].th, NULL, &dl) != ETIMEDOUT)
+					break;
+				progress(p, arg, (double)(dl.tv_sec - t0.tv_sec));
+			}
+		} else {
+			pthread_join(w[i].th, NULL);
+		}
+		w[i].started = false;
+	}
+	if (p->progress && !p->quiet && progress)
+		fputs("\r\033[K", stderr);
+	for (int i = 0; i < n; i++)
+		if (w[i].pin_err)
+			jtr_fatal(p, "cannot pin a thread to CPU %d: %s", w[i].cpu, strerror(-w[i].pin_err));
+}
+
+/* jtr_progress_line - "\rtext" on stderr */
+void jtr_progress_line(struct jtr_probe *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)p;
+	fputs("\r\033[K", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fflush(stderr);
+}
+
+/* jtr_probe_open - open an output file in the results folder atomically */
+void jtr_probe_open(struct jtr_probe *p, struct jtr_afile *a, const char *name)
+{
+	char path[PATH_MAX];
+	int rc = jtr_outdir_path(&p->out, name, path, sizeof(path));
+
+	if (rc == 0)
+		rc = jtr_afile_open(a, path);
+	if (rc < 0)
+		jtr_fatal(p, "cannot write %s/%s: %s", p->out.final, name, strerror(-rc));
+}
+
+/* jtr_probe_commit_file - commit @a or exit 1 */
+void jtr_probe_commit_file(struct jtr_probe *p, struct jtr_afile *a)
+{
+	int rc = jtr_afile_commit(a);
+
+	if (rc < 0)
+		jtr_fatal(p, "cannot write %s: %s", a->path, strerror(-rc));
+}
+
+/* iso_utc - "2026-11-22T03:40:00.123Z" */
+static void iso_utc(const struct timespec *ts, char *buf, size_t n)
+{
+	struct tm tm;
+	char s[32];
+
+	gmtime_r(&ts->tv_sec, &tm);
+	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, n, "%s.%03ldZ", s, ts->tv_nsec / 1000000);
+}
+
+/* write_calibration - the "calibration" object */
+static void write_calibration(struct jtr_probe *p, struct jtr_json *j)
+{
+	const struct jtr_clock_costs *c = &p->costs;
+	bool tsc = p->tb.hz > 0;
+
+	jtr_json_obj_begin(j, "calibration");
+	jtr_json_str(j, "timebase", jtr_tb_name(p->tb.kind));
+	jtr_json_str(j, "timebase_fallback", p->tb_fallback[0] ? p->tb_fallback : NULL);
+	if (tsc) {
+		jtr_json_fixed(j, "tsc_hz", p->tb.hz, 3);
+		jtr_json_fixed(j, "tsc_step_ns", c->tsc_step_ns, 2);
+		jtr_json_uint(j, "tsc_step_ticks", c->tsc_step_ticks);
+		jtr_json_fixed(j, "rdtsc_cost_ns", c->rdtsc_ns, 2);
+		jtr_json_fixed(j, "rdtsc_ordered_cost_ns", c->rdtsc_ordered_ns, 2);
+		jtr_json_fixed(j, "rdtscp_cost_ns", c->rdtscp_ns, 2);
+		jtr_json_fixed(j, "timer_overhead_ns", c->region_overhead_ns, 2);
+	} else {
+		jtr_json_null(j, "tsc_hz");
+		jtr_json_null(j, "tsc_step_ns");
+		jtr_json_null(j, "rdtsc_cost_ns");
+		jtr_json_fixed(j, "timer_overhead_ns", c->gettime_region_ns, 2);
+	}
+	jtr_json_fixed(j, "gettime_cost_ns", c->gettime_ns, 2);
+	jtr_json_fixed(j, "loops_1000_cost_ns", c->loops_1000_ns, 2);
+	if (p->tb.kind == JTR_TB_TSC) {
+		jtr_json_obj_begin(j, "tsc_to_monotonic");
+		jtr_json_uint(j, "tsc_a", p->tb.map.a.tsc);
+		jtr_json_int(j, "ns_a", p->tb.map.a.ns);
+		jtr_json_uint(j, "tsc_b", p->tb.map.b.tsc);
+		jtr_json_int(j, "ns_b", p->tb.map.b.ns);
+		jtr_json_obj_end(j);
+	}
+	jtr_json_obj_end(j);
+}
+
+/* jtr_probe_result_begin - result.json's head; the object stays open */
+void jtr_probe_result_begin(struct jtr_probe *p, struct jtr_json *j)
+{
+	char t[48];
+
+	jtr_json_obj_begin(j, NULL);
+	jtr_json_str(j, "format", JTR_RESULT_FORMAT);
+	jtr_json_str(j, "tool", p->tool);
+	jtr_json_str(j, "jtr_version", JTR_VERSION);
+	jtr_json_arr_begin_inline(j, "command");
+	jtr_json_str(j, NULL, p->prog);
+	for (int i = 1; i < p->argc; i++)
+		jtr_json_str(j, NULL, p->argv[i]);
+	jtr_json_arr_end(j);
+	iso_utc(&p->started_rt, t, sizeof(t));
+	jtr_json_str(j, "started_at", t);
+	iso_utc(&p->ended_rt, t, sizeof(t));
+	jtr_json_str(j, "ended_at", t);
+	jtr_json_int(j, "started_mono_ns", p->started_mono);
+	jtr_json_int(j, "ended_mono_ns", p->ended_mono);
+	jtr_json_bool(j, "partial", p->partial);
+	jtr_json_obj_begin(j, "privileges");
+	jtr_json_uint(j, "uid", p->priv.ruid);
+	jtr_json_bool(j, "elevated_at_start", p->priv.elevated);
+	jtr_json_bool(j, "dropped", p->priv.dropped);
+	if (p->fifo_prio)
+		jtr_json_int(j, "fifo_priority", p->fifo_prio);
+	else
+		jtr_json_null(j, "fifo_priority");
+	jtr_json_bool(j, "memory_locked", p->locked);
+	jtr_json_obj_end(j);
+	jtr_host_write(j, "host", &p->host);
+	write_calibration(p, j);
+}
+
+/* jtr_probe_result_end - warnings and the closing brace */
+void jtr_probe_result_end(struct jtr_probe *p, struct jtr_json *j)
+{
+	jtr_json_arr_begin(j, "warnings");
+	for (int i = 0; i < p->nwarnings; i++)
+		jtr_json_str(j, NULL, p->warnings[i]);
+	jtr_json_arr_end(j);
+	jtr_json_obj_end(j);
+	if (jtr_json_finish(j) < 0)
+		jtr_fatal(p, "result.json: write error");
+}
+
+/* jtr_probe_finish - move the results folder into place and say where */
+void jtr_probe_finish(struct jtr_probe *p)
+{
+	struct jtr_err e;
+
+	if (jtr_outdir_commit(&p->out, &e) < 0)
+		jtr_fatal(p, "%s", e.msg);
+	if (!p->quiet)
+		printf("results: %s/\n", p->out.final);
+	fflush(stdout);
+}

@@ -1,0 +1,157 @@
+/* jtr_probe.h - what every measuring program's main() does, written once:
+ * error exits, option helpers, the privileged start, the timebase and its
+ * calibration, worker threads on pre-allocated stacks, progress, Ctrl-C,
+ * and the common head of result.json.
+ *
+ * Unlike the rest of lib/, functions here print and exit: they are for
+ * main() and nothing else.
+ */
+#ifndef JTR_PROBE_H
+#define JTR_PROBE_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "jtr_clock.h"
+#include "jtr_cpu.h"
+#include "jtr_host.h"
+#include "jtr_json.h"
+#include "jtr_out.h"
+#include "jtr_result.h"
+
+#define JTR_VERSION "0.1.0"
+#define JTR_MAX_WARNINGS 32
+
+/* set by SIGINT/SIGTERM; hot loops read it and stop */
+extern volatile sig_atomic_t jtr_stop;
+
+struct jtr_probe {
+	char prog[64];			/* "jtr null" */
+	const char *tool;		/* "null" */
+	int argc;
+	char **argv;
+	bool quiet;
+	bool progress;			/* stderr is a terminal and not quiet */
+
+	/* common options */
+	int fifo_prio;			/* 0: none */
+	enum jtr_timebase tb_wanted;
+	const char *out_opt;		/* -o, untouched until privileges are gone */
+	double hist_error;
+
+	/* state */
+	struct jtr_priv priv;
+	struct jtr_host host;
+	struct jtr_outdir out;
+	struct jtr_tb tb;
+	struct jtr_clock_costs costs;
+	char tb_fallback[512];		/* why tsc was not used, or "" */
+	bool locked;			/* mlockall succeeded */
+	bool partial;
+	struct timespec started_rt, ended_rt;
+	int64_t started_mono, ended_mono;
+	char *warnings[JTR_MAX_WARNINGS];
+	int nwarnings;
+};
+
+/* jtr_probe_init - name the program, look at its privileges, set defaults */
+void jtr_probe_init(struct jtr_probe *p, const char *tool, int argc, char **argv);
+
+/* jtr_usage_error - "PROG: msg" on stderr, exit 2 (bad input) */
+__attribute__((noreturn, format(printf, 2, 3)))
+void jtr_usage_error(struct jtr_probe *p, const char *fmt, ...);
+
+/* jtr_fatal - "PROG: msg" on stderr, remove a half-written folder, exit 1 */
+__attribute__((noreturn, format(printf, 2, 3)))
+void jtr_fatal(struct jtr_probe *p, const char *fmt, ...);
+
+/* jtr_warn - "PROG: warning: msg" on stderr, kept for result.json */
+__attribute__((format(printf, 2, 3)))
+void jtr_warn(struct jtr_probe *p, const char *fmt, ...);
+
+/* jtr_unknown_option - the message for getopt's ':' (value missing) or '?'
+ * (unknown option); call with getopt's return, optopt and argv[optind - 1] */
+__attribute__((noreturn))
+void jtr_unknown_option(struct jtr_probe *p, int opt, int optopt_c, const char *arg);
+
+/* option helpers: validate or exit 2 naming the value and the fix */
+int jtr_opt_int(struct jtr_probe *p, const char *opt, const char *arg, long long min, long long max);
+uint64_t jtr_opt_count(struct jtr_probe *p, const char *opt, const char *arg, uint64_t min, uint64_t max);
+uint64_t jtr_opt_duration(struct jtr_probe *p, const char *opt, const char *arg,
+			  uint64_t bare_unit_ns, uint64_t min_ns, uint64_t max_ns);
+void jtr_opt_fifo(struct jtr_probe *p, const char *arg);
+void jtr_opt_timebase(struct jtr_probe *p, const char *arg);
+void jtr_opt_hist_error(struct jtr_probe *p, const char *arg);
+/* jtr_opt_cpus - a CPU list; with @allow_none, "-1" means no pinning (empty set) */
+void jtr_opt_cpus(struct jtr_probe *p, const char *arg, bool allow_none, cpu_set_t *set, bool *none);
+
+/* jtr_probe_check_cpus - every CPU in @set online and allowed, else exit 2 */
+void jtr_probe_check_cpus(struct jtr_probe *p, const char *opt, const cpu_set_t *set);
+
+/* jtr_probe_privileged - FIFO (if asked) and mlockall while privileged, then
+ * drop to the real user for good; then host facts and the results folder.
+ * Call after every hot-loop buffer is allocated and before any file is
+ * opened. */
+void jtr_probe_privileged(struct jtr_probe *p);
+
+/* jtr_probe_timebase - pick the timebase (falling back from tsc with a
+ * warning), calibrate the TSC and measure clock costs */
+void jtr_probe_timebase(struct jtr_probe *p);
+
+/* jtr_probe_map_begin / _end - TSC <-> CLOCK_MONOTONIC pairs around a run */
+void jtr_probe_map_begin(struct jtr_probe *p);
+void jtr_probe_map_end(struct jtr_probe *p);
+
+/* a worker thread on a stack allocated (and locked) before privileges drop */
+struct jtr_worker {
+	pthread_t th;
+	void *stack;
+	size_t stack_size;
+	int cpu;			/* -1: not pinned */
+	void (*fn)(void *arg);
+	void *arg;
+	volatile int done;
+	int pin_err;
+	bool started;
+};
+
+/* jtr_worker_alloc - map and pre-touch a stack; call before jtr_probe_privileged */
+int jtr_worker_alloc(struct jtr_worker *w, int cpu);
+
+/* jtr_workers_start - start @n workers with SIGINT/SIGTERM blocked in them;
+ * the calling thread then leaves the measured CPUs and SCHED_FIFO */
+void jtr_workers_start(struct jtr_probe *p, struct jtr_worker *w, int n);
+
+/* jtr_workers_wait - join; while waiting call @progress once a second when
+ * stderr is a terminal */
+void jtr_workers_wait(struct jtr_probe *p, struct jtr_worker *w, int n,
+		      void (*progress)(struct jtr_probe *p, void *arg, double elapsed_s),
+		      void *arg);
+
+/* jtr_progress_line - "\rtext" on stderr, cleared to the end of the line */
+__attribute__((format(printf, 2, 3)))
+void jtr_progress_line(struct jtr_probe *p, const char *fmt, ...);
+
+/* jtr_probe_open - open an output file in the results folder atomically */
+void jtr_probe_open(struct jtr_probe *p, struct jtr_afile *a, const char *name);
+
+/* jtr_probe_commit_file - commit @a or exit 1 */
+void jtr_probe_commit_file(struct jtr_probe *p, struct jtr_afile *a);
+
+/* jtr_probe_result_begin - result.json's head: format, tool, version,
+ * command, times, partial, host, calibration; the object stays open */
+void jtr_probe_result_begin(struct jtr_probe *p, struct jtr_json *j);
+
+/* jtr_probe_result_end - warnings and the closing brace */
+void jtr_probe_result_end(struct jtr_probe *p, struct jtr_json *j);
+
+/* jtr_probe_finish - move the results folder into place and say where */
+void jtr_probe_finish(struct jtr_probe *p);
+
+/* jtr_tb_name - "tsc" or "clock" */
+const char *jtr_tb_name(enum jtr_timebase tb);
+
+#endif

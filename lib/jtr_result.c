@@ -1,0 +1,121 @@
+/* jtr_result.c - pieces of the jtr-result/1 format shared by every tool. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jtr_cpu.h"
+#include "jtr_result.h"
+
+const char *const jtr_pct_keys[JTR_NPCT] = { "50", "90", "99", "99.9", "99.99", "99.999" };
+const double jtr_pct_values[JTR_NPCT] = { 50.0, 90.0, 99.0, 99.9, 99.99, 99.999 };
+
+/* jtr_result_write_percentiles - {"50": v, ..., "99.999": v} under @key */
+void jtr_result_write_percentiles(struct jtr_json *j, const char *key, const struct jtr_hist *h)
+{
+	jtr_json_obj_begin(j, key);
+	for (int i = 0; i < JTR_NPCT; i++)
+		jtr_json_uint(j, jtr_pct_keys[i], jtr_hist_value_at_percentile(h, jtr_pct_values[i]));
+	jtr_json_obj_end(j);
+}
+
+/* jtr_result_write_stats - samples, min/max/mean/stddev and percentiles_ns */
+void jtr_result_write_stats(struct jtr_json *j, const struct jtr_hist *h)
+{
+	jtr_json_uint(j, "samples", h->total);
+	jtr_json_uint(j, "min_ns", h->total ? h->min : 0);
+	jtr_json_uint(j, "max_ns", h->max);
+	jtr_json_fixed(j, "mean_ns", jtr_hist_mean(h), 3);
+	jtr_json_fixed(j, "stddev_ns", jtr_hist_stddev(h), 3);
+	jtr_result_write_percentiles(j, "percentiles_ns", h);
+}
+
+/* jtr_result_write_hist - the "histogram" object */
+void jtr_result_write_hist(struct jtr_json *j, const char *key, const struct jtr_hist *h)
+{
+	struct jtr_hist_bucket b;
+	uint32_t idx = 0;
+
+	jtr_json_obj_begin(j, key);
+	jtr_json_str(j, "unit", "ns");
+	jtr_json_uint(j, "sub_bucket_bits", h->sub_bits);
+	jtr_json_double(j, "max_rel_error", jtr_hist_rel_error(h));
+	jtr_json_uint(j, "total", h->total);
+	jtr_json_arr_begin(j, "buckets");
+	while (jtr_hist_next(h, &idx, &b)) {
+		jtr_json_arr_begin_inline(j, NULL);
+		jtr_json_uint(j, NULL, b.lo);
+		jtr_json_uint(j, NULL, b.hi);
+		jtr_json_uint(j, NULL, b.count);
+		jtr_json_arr_end(j);
+	}
+	jtr_json_arr_end(j);
+	jtr_json_obj_end(j);
+}
+
+/* jtr_result_write_outliers - the "outliers" object of a run */
+void jtr_result_write_outliers(struct jtr_json *j, const struct jtr_olog *l,
+			       const struct jtr_hist *lengths, uint64_t threshold_ns,
+			       uint64_t duration_ns, uint64_t base_ns, const char *log_name)
+{
+	uint64_t n = lengths->total;
+	uint64_t lost = l->total_ns > n * base_ns ? l->total_ns - n * base_ns : 0;
+
+	jtr_json_obj_begin(j, "outliers");
+	jtr_json_uint(j, "threshold_ns", threshold_ns);
+	jtr_json_uint(j, "count", n);
+	jtr_json_fixed(j, "per_s", duration_ns ? (double)n * 1e9 / (double)duration_ns : 0.0, 3);
+	jtr_json_uint(j, "logged", l->n);
+	jtr_json_uint(j, "dropped", l->dropped);
+	jtr_json_str(j, "log", log_name);
+	jtr_json_uint(j, "total_ns", l->total_ns);
+	jtr_json_uint(j, "lost_ns", lost);
+	jtr_json_uint(j, "max_ns", lengths->max);
+	jtr_result_write_percentiles(j, "length_percentiles_ns", lengths);
+	jtr_json_obj_end(j);
+}
+
+/* jtr_olog_init - allocate and pre-touch room for @cap entries */
+int jtr_olog_init(struct jtr_olog *l, uint64_t cap, int cpu)
+{
+	memset(l, 0, sizeof(*l));
+	l->cpu = cpu;
+	l->cap = cap;
+	if (cap == 0)
+		return 0;
+	l->v = malloc((size_t)cap * sizeof(l->v[0]));
+	if (!l->v)
+		return -ENOMEM;
+	jtr_prefault(l->v, (size_t)cap * sizeof(l->v[0]));
+	return 0;
+}
+
+/* jtr_olog_free - release it */
+void jtr_olog_free(struct jtr_olog *l)
+{
+	free(l->v);
+	l->v = NULL;
+}
+
+/* jtr_tb_mono_ns - CLOCK_MONOTONIC ns of a raw timestamp */
+int64_t jtr_tb_mono_ns(const struct jtr_tb *tb, uint64_t raw)
+{
+	if (tb->kind == JTR_TB_CLOCK)
+		return (int64_t)raw;
+	return jtr_tsc_map_ns(&tb->map, raw);
+}
+
+/* jtr_olog_csv_header - first line of the outlier log file */
+void jtr_olog_csv_header(FILE *f)
+{
+	fputs("cpu,start_ns,length_ns\n", f);
+}
+
+/* jtr_olog_write_csv - "cpu,start_ns,length_ns" lines */
+int jtr_olog_write_csv(FILE *f, const struct jtr_olog *l, const struct jtr_tb *tb)
+{
+	for (uint64_t i = 0; i < l->n; i++)
+		fprintf(f, "%d,%lld,%llu\n", l->cpu,
+			(long long)jtr_tb_mono_ns(tb, l->v[i].start_raw),
+			(unsigned long long)l->v[i].len_ns);
+	return ferror(f) ? -EIO : 0;
+}

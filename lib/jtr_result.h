@@ -1,0 +1,94 @@
+/* jtr_result.h - pieces of the jtr-result/1 format shared by every tool:
+ * per-run statistics, the lossless histogram, and the outlier log.
+ * docs/result-format.md describes the whole format; docs/result.schema.json
+ * is what the tests validate against.
+ */
+#ifndef JTR_RESULT_H
+#define JTR_RESULT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "jtr_clock.h"
+#include "jtr_hist.h"
+#include "jtr_json.h"
+
+#define JTR_RESULT_FORMAT "jtr-result/1"
+
+/* the percentiles every run carries, as keys of "percentiles_ns" */
+extern const char *const jtr_pct_keys[];
+extern const double jtr_pct_values[];
+#define JTR_NPCT 6
+
+/* jtr_result_write_stats - samples, min/max/mean/stddev and percentiles_ns */
+void jtr_result_write_stats(struct jtr_json *j, const struct jtr_hist *h);
+
+/* jtr_result_write_percentiles - {"50": v, ..., "99.999": v} under @key */
+void jtr_result_write_percentiles(struct jtr_json *j, const char *key, const struct jtr_hist *h);
+
+/* jtr_result_write_hist - the "histogram" object: unit, sub_bucket_bits,
+ * max_rel_error, total and every non-empty bucket as [lo, hi, count] */
+void jtr_result_write_hist(struct jtr_json *j, const char *key, const struct jtr_hist *h);
+
+/* one interruption: where it began (in timebase units) and how long (ns) */
+struct jtr_outlier {
+	uint64_t start_raw;
+	uint64_t len_ns;
+};
+
+/* a bounded, pre-allocated outlier log for one CPU; overflow is counted */
+struct jtr_olog {
+	struct jtr_outlier *v;
+	uint64_t cap;
+	uint64_t n;
+	uint64_t dropped;
+	uint64_t total_ns;	/* sum of every outlier's length, logged or dropped */
+	int cpu;
+};
+
+/* jtr_olog_init - allocate and pre-touch room for @cap entries */
+int jtr_olog_init(struct jtr_olog *l, uint64_t cap, int cpu);
+
+/* jtr_olog_free - release it */
+void jtr_olog_free(struct jtr_olog *l);
+
+/* jtr_olog_add - log one outlier (hot path: no syscall, no allocation) */
+static inline void jtr_olog_add(struct jtr_olog *l, uint64_t start_raw, uint64_t len_ns)
+{
+	l->total_ns += len_ns;
+	if (__builtin_expect(l->n < l->cap, 1)) {
+		l->v[l->n].start_raw = start_raw;
+		l->v[l->n].len_ns = len_ns;
+		l->n++;
+	} else {
+		l->dropped++;
+	}
+}
+
+/* how raw timestamps of a timebase become CLOCK_MONOTONIC ns */
+struct jtr_tb {
+	enum jtr_timebase kind;
+	double hz;			/* tsc only */
+	struct jtr_ticks2ns t2n;	/* tsc only */
+	struct jtr_tsc_map map;		/* tsc only: pairs at start and end */
+};
+
+/* jtr_tb_mono_ns - CLOCK_MONOTONIC ns of a raw timestamp */
+int64_t jtr_tb_mono_ns(const struct jtr_tb *tb, uint64_t raw);
+
+/* jtr_result_write_outliers - the "outliers" object of a run: threshold,
+ * count, per_s, dropped, log file, total and lost time, length percentiles.
+ * @lengths holds every outlier's length (logged or dropped); @base_ns is the
+ * undisturbed cost subtracted from each to get time lost. */
+void jtr_result_write_outliers(struct jtr_json *j, const struct jtr_olog *l,
+			       const struct jtr_hist *lengths, uint64_t threshold_ns,
+			       uint64_t duration_ns, uint64_t base_ns, const char *log_name);
+
+/* jtr_olog_csv_header - first line of the outlier log file */
+void jtr_olog_csv_header(FILE *f);
+
+/* jtr_olog_write_csv - "cpu,start_ns,length_ns" lines, start in
+ * CLOCK_MONOTONIC ns, in time order */
+int jtr_olog_write_csv(FILE *f, const struct jtr_olog *l, const struct jtr_tb *tb);
+
+#endif

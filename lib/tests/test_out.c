@@ -1,0 +1,247 @@
+/* test_out.c - atomic files, the results folder, and the CPU helpers that
+ * read sysfs-style files. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <limits.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+
+#include "jtr_cpu.h"
+#include "jtr_out.h"
+
+static char top[PATH_MAX];
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(top, sizeof(top), "/tmp/jtr-test-out-XXXXXX");
+	return mkdtemp(top) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[PATH_MAX + 16];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static bool exists(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0;
+}
+
+static int count_entries(const char *dir)
+{
+	char cmd[PATH_MAX + 64];
+	FILE *f;
+	int n = -1;
+
+	snprintf(cmd, sizeof(cmd), "ls -A '%s' | wc -l", dir);
+	f = popen(cmd, "r");
+	if (f && fscanf(f, "%d", &n) != 1)
+		n = -1;
+	if (f)
+		pclose(f);
+	return n;
+}
+
+static void test_afile(void **state)
+{
+	struct jtr_afile a;
+	char path[PATH_MAX + 32], buf[64] = "";
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/x.json", top);
+	assert_int_equal(jtr_afile_open(&a, path), 0);
+	fputs("hello", a.f);
+	assert_false(exists(path));		/* nothing under the final name yet */
+	assert_true(exists(a.tmp));
+	assert_int_equal(jtr_afile_commit(&a), 0);
+	assert_true(exists(path));
+	assert_false(exists(a.tmp));
+	f = fopen(path, "r");
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	assert_string_equal(buf, "hello");
+
+	/* abort leaves the old file and no temporary */
+	assert_int_equal(jtr_afile_open(&a, path), 0);
+	fputs("half", a.f);
+	jtr_afile_abort(&a);
+	assert_false(exists(a.tmp));
+	f = fopen(path, "r");
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	assert_string_equal(buf, "hello");
+	assert_int_equal(count_entries(top), 1);
+}
+
+static void test_outdir_new(void **state)
+{
+	struct jtr_outdir o;
+	struct jtr_err e;
+	struct jtr_afile a;
+	char dir[PATH_MAX + 32], file[PATH_MAX + 64];
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/run1", top);
+	assert_int_equal(jtr_outdir_prepare(&o, dir, "h", "gap", &e), 0);
+	assert_true(o.is_tmp);
+	assert_false(exists(dir));		/* hidden until commit */
+	assert_non_null(strstr(o.work, "/.run1.partial-"));
+	assert_int_equal(jtr_outdir_path(&o, "result.json", file, sizeof(file)), 0);
+	assert_int_equal(jtr_afile_open(&a, file), 0);
+	assert_int_equal(jtr_afile_commit(&a), 0);
+	assert_int_equal(jtr_outdir_commit(&o, &e), 0);
+	assert_true(exists(dir));
+	snprintf(file, sizeof(file), "%s/result.json", dir);
+	assert_true(exists(file));
+
+	/* an existing folder is written into directly */
+	assert_int_equal(jtr_outdir_prepare(&o, dir, "h", "gap", &e), 0);
+	assert_false(o.is_tmp);
+	assert_string_equal(o.work, dir);
+}
+
+static void test_outdir_abort(void **state)
+{
+	struct jtr_outdir o;
+	struct jtr_err e;
+	struct jtr_afile a;
+	char dir[PATH_MAX + 32], file[PATH_MAX + 64];
+	int before = count_entries(top);
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/failed", top);
+	assert_int_equal(jtr_outdir_prepare(&o, dir, "h", "gap", &e), 0);
+	jtr_outdir_path(&o, "a.txt", file, sizeof(file));
+	assert_int_equal(jtr_afile_open(&a, file), 0);
+	assert_int_equal(jtr_afile_commit(&a), 0);
+	jtr_outdir_abort(&o);
+	assert_false(exists(dir));
+	assert_false(exists(o.work));
+	assert_int_equal(count_entries(top), before);
+}
+
+static void test_outdir_errors(void **state)
+{
+	struct jtr_outdir o;
+	struct jtr_err e;
+	char dir[PATH_MAX + 32], file[PATH_MAX + 32];
+	FILE *f;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/no/such/parent/run", top);
+	assert_true(jtr_outdir_prepare(&o, dir, "h", "gap", &e) < 0);
+	assert_non_null(strstr(e.msg, dir));
+	assert_non_null(strstr(e.msg, "choose a folder"));
+
+	snprintf(file, sizeof(file), "%s/plainfile", top);
+	f = fopen(file, "w");
+	fclose(f);
+	assert_int_equal(jtr_outdir_prepare(&o, file, "h", "gap", &e), -ENOTDIR);
+	assert_non_null(strstr(e.msg, "not a folder"));
+	assert_true(jtr_outdir_prepare(&o, "", "h", "gap", &e) < 0);
+	unlink(file);
+}
+
+static void test_default_name(void **state)
+{
+	struct jtr_outdir o;
+	struct jtr_err e;
+	char name[128], cwd[PATH_MAX], link[PATH_MAX];
+	ssize_t n;
+
+	(void)state;
+	assert_int_equal(jtr_outdir_default_name(name, sizeof(name), "a/b c", "gap", 0), 0);
+	assert_int_equal(strlen(name), strlen("19700101-000000-a_b_c-gap"));
+	assert_non_null(strstr(name, "-a_b_c-gap"));
+
+	/* no -o: a new folder under ./results and a latest link to it */
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(top), 0);
+	assert_int_equal(jtr_outdir_prepare(&o, NULL, "host", "null", &e), 0);
+	assert_int_equal(jtr_outdir_commit(&o, &e), 0);
+	assert_true(exists(o.final));
+	assert_non_null(strstr(o.final, "results/"));
+	n = readlink("results/latest", link, sizeof(link) - 1);
+	assert_true(n > 0);
+	link[n] = '\0';
+	assert_string_equal(link, o.final + strlen("results/"));
+	assert_int_equal(chdir(cwd), 0);
+}
+
+static void test_cpus_from_file(void **state)
+{
+	char p[PATH_MAX + 32];
+	cpu_set_t s;
+	FILE *f;
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/iso", top);
+	f = fopen(p, "w");
+	fputs("1,3-4\n", f);
+	fclose(f);
+	assert_int_equal(jtr_cpus_from_file(p, &s), 0);
+	assert_int_equal(CPU_COUNT(&s), 3);
+	f = fopen(p, "w");
+	fputs("\n", f);
+	fclose(f);
+	assert_int_equal(jtr_cpus_from_file(p, &s), 0);
+	assert_int_equal(CPU_COUNT(&s), 0);
+	unlink(p);
+	assert_int_equal(jtr_cpus_from_file(p, &s), -ENOENT);
+}
+
+static void test_cpu_check(void **state)
+{
+	struct jtr_err e;
+	int def = jtr_cpu_default();
+
+	(void)state;
+	assert_int_equal(jtr_cpu_check(def, &e), 0);
+	assert_int_equal(jtr_cpu_check(999, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "CPU 999 is not online"));
+	assert_int_equal(jtr_cpu_check(-3, &e), -EINVAL);
+}
+
+static void test_rt_throttle_warning(void **state)
+{
+	struct jtr_rt_throttle on = { 950000, 1000000, true }, off = { -1, 1000000, true };
+	char w[512];
+
+	(void)state;
+	assert_true(jtr_rt_throttle_warning(&on, w, sizeof(w)));
+	assert_non_null(strstr(w, "sched_rt_runtime_us=950000"));
+	assert_non_null(strstr(w, "about 50 ms every 1000 ms"));
+	assert_non_null(strstr(w, "sysctl kernel.sched_rt_runtime_us=-1"));
+	assert_false(jtr_rt_throttle_warning(&off, w, sizeof(w)));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_afile),
+		cmocka_unit_test(test_outdir_new),
+		cmocka_unit_test(test_outdir_abort),
+		cmocka_unit_test(test_outdir_errors),
+		cmocka_unit_test(test_default_name),
+		cmocka_unit_test(test_cpus_from_file),
+		cmocka_unit_test(test_cpu_check),
+		cmocka_unit_test(test_rt_throttle_warning),
+	};
+
+	return cmocka_run_group_tests_name("out", tests, setup, teardown);
+}

@@ -1,0 +1,48 @@
+#!/bin/sh
+# deps.sh - install what jtr needs to build and test, and nothing else.
+#
+# Debian packages that are missing are installed with apt-get (as root, or
+# through sudo); the Python test tools go into a project venv ($VENV, default
+# .venv) from requirements-dev.txt. Safe to run again: it only acts on what
+# is missing or changed.
+set -eu
+
+PYTHON=${PYTHON:-python3}
+VENV=${VENV:-.venv}
+
+# compilers and headers; cmocka for the C unit tests; rt-tests for the oslat
+# comparison in `make bench`; libcap2-bin for `make install-caps`; procps for
+# sysctl; python3-venv for the test venv
+PKGS="gcc make libc6-dev libcmocka-dev rt-tests libcap2-bin procps python3-venv"
+
+if command -v dpkg-query >/dev/null 2>&1; then
+	missing=""
+	for p in $PKGS; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+			missing="$missing $p"
+	done
+	if [ -n "$missing" ]; then
+		if [ "$(id -u)" -eq 0 ]; then
+			SUDO=""
+		elif command -v sudo >/dev/null 2>&1; then
+			SUDO="sudo"
+		else
+			echo "deps: missing packages:$missing; install them as root:" >&2
+			echo "  apt-get install$missing" >&2
+			exit 2
+		fi
+		echo "deps: installing$missing"
+		$SUDO apt-get update -q
+		DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing
+	fi
+else
+	echo "deps: not a Debian system; make sure these (or their equivalents) are installed:" >&2
+	echo "  $PKGS" >&2
+fi
+
+if [ ! -x "$VENV/bin/python" ] || ! cmp -s requirements-dev.txt "$VENV/.requirements"; then
+	echo "deps: creating $VENV for the Python tests"
+	"$PYTHON" -m venv "$VENV"
+	"$VENV/bin/python" -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+	cp requirements-dev.txt "$VENV/.requirements"
+fi

@@ -1,0 +1,88 @@
+"""Shared fixtures for the end-to-end tests: they drive the built programs
+through the `jtr` front end, the way a user does."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import jsonschema
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+JTR = os.path.join(ROOT, "jtr")
+BIN = os.path.join(ROOT, "build", "bin")
+SCHEMA_PATH = os.path.join(ROOT, "docs", "result.schema.json")
+
+sys.path.insert(0, os.path.join(ROOT, "analysis"))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "root: needs root (skipped, with the reason, otherwise)")
+
+
+@pytest.fixture(scope="session")
+def schema():
+    with open(SCHEMA_PATH) as f:
+        s = json.load(f)
+    jsonschema.Draft202012Validator.check_schema(s)
+    return s
+
+
+@pytest.fixture
+def validate(schema):
+    """validate(result_dict): the result must match docs/result.schema.json."""
+    v = jsonschema.Draft202012Validator(schema)
+
+    def check(result):
+        errors = sorted(v.iter_errors(result), key=lambda e: list(e.path))
+        assert not errors, "\n".join("%s: %s" % (list(e.path), e.message) for e in errors[:5])
+        return result
+    return check
+
+
+def run_jtr(*args, cwd=None, env=None, timeout=120, check=False):
+    """Run `jtr ARGS...`; returns CompletedProcess with text stdout/stderr."""
+    e = dict(os.environ)
+    e.pop("JTR_PROG", None)
+    if env:
+        e.update(env)
+    p = subprocess.run([JTR] + [str(a) for a in args], cwd=cwd, env=e, text=True,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    if check and p.returncode != 0:
+        raise AssertionError("jtr %s: exit %d\n%s" % (" ".join(map(str, args)), p.returncode,
+                                                       p.stderr))
+    return p
+
+
+def load(path):
+    with open(os.path.join(path, "result.json") if os.path.isdir(path) else path) as f:
+        return json.load(f)
+
+
+def seed_blocks(text):
+    """Parse the seed's summary text into one dict per run."""
+    blocks = []
+    for m in re.finditer(
+            r"(?P<hdr>[^\n]*: (?P<lead>\w+=\d+), cpu_num=(?P<cpu>-?\d+), "
+            r"fifo_priority=(?P<fifo>-?\d+), histo_buckets=(?P<hb>\d+), "
+            r"num_samples=(?P<n>\d+),\n pause=(?P<pause>\d+) timebase=(?P<tb>\d), "
+            r"warmup_loops=(?P<w>\d+), gettime_cost=(?P<gc>\d+),\n rdtsc_cost=(?P<rc>\d+), "
+            r"ticks_per_sec=(?P<tps>\d+), jtr_1000_loops_cost=(?P<lc>\d+)\n)"
+            r"Minimum=(?P<min>\d+), Maximum=(?P<max>\d+), Average=(?P<avg>\d+), "
+            r"Overflows=(?P<over>\d+)\n(?P<pct>(?: ?\d+\.\d{3}% are below \d+ ns\n){5})", text):
+        d = {k: (int(v) if v and re.fullmatch(r"-?\d+", v) else v) for k, v in m.groupdict().items()}
+        d["below"] = {float(p): int(n) for p, n in
+                      re.findall(r"(\d+\.\d{3})% are below (\d+) ns", m.group("pct"))}
+        blocks.append(d)
+    return blocks
+
+
+@pytest.fixture
+def jtr():
+    return run_jtr
+
+
+@pytest.fixture
+def is_root():
+    return os.geteuid() == 0

@@ -1,0 +1,167 @@
+"""Bad input: one line naming the value and the fix, exit status 2, no core
+dump, no traceback, and no results folder left behind."""
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import JTR, load, run_jtr
+
+BAD = [
+    # (args, what the message must contain)
+    (["null", "-c", "999"], ["-c", "CPU 999 is not online", "online CPUs:"]),
+    (["null", "-c", "abc"], ["'abc' is not a CPU list", "1,3-5", "-1 for no pinning"]),
+    (["gap", "-c", "3-1"], ["'3-1'", "ends before it starts"]),
+    (["null", "-f", "100"], ["-f 100", "1-99"]),
+    (["null", "-f", "0"], ["-f 0", "1-99"]),
+    (["null", "-f", "high"], ["-f high", "'high' is not an integer"]),
+    (["null", "-n", "0"], ["-n 0", "'0' is out of range", "1.."]),
+    (["null", "-n", "-5"], ["-n -5", "'-5' is not a count", "2M"]),
+    (["null", "-p", "1e99"], ["-p 1e99", "'1e99' is not a duration", "10us"]),
+    (["null", "-r", "0"], ["-r 0", "out of range"]),
+    (["null", "--bogus"], ["unknown option '--bogus'", "jtr null --help"]),
+    (["null", "-x"], ["unknown option '-x'", "jtr null --help"]),
+    (["null", "-n"], ["option '-n' needs a value"]),
+    (["null", "--samples"], ["option '--samples' needs a value"]),
+    (["gap", "--quiet=3"], ["option '--quiet' takes no value"]),
+    (["null", "extra"], ["unexpected argument 'extra'"]),
+    (["null", "-c", "0-1"], ["jtr null runs on one CPU"]),
+    (["null", "-t", "hpet"], ["-t hpet", "tsc (or 1)", "clock (or 2)"]),
+    (["gap", "-d", "abc"], ["-d abc", "'abc' is not a duration", "bare number is in seconds"]),
+    (["gap", "-d", "0"], ["-d 0", "out of range"]),
+    (["gap", "-d", "1s", "-j", "1M"], ["-d and -j both given"]),
+    (["gap", "--threshold", "fast"], ["--threshold fast", "not a duration"]),
+    (["gap", "--hist-error", "90"], ["--hist-error 90", "0.01-50"]),
+    (["clock", "-n", "lots"], ["-n lots", "not a count"]),
+    (["clock", "-c", "999"], ["CPU 999 is not online"]),
+    (["run", "-c", "999"], ["jtr run: ", "CPU 999 is not online"]),
+    (["frobnicate"], ["unknown command 'frobnicate'", "jtr --help"]),
+]
+
+
+@pytest.mark.parametrize("args,want", BAD, ids=[" ".join(a) for a, _ in BAD])
+def test_bad_input(tmp_path, args, want):
+    p = run_jtr(*args, cwd=tmp_path, timeout=30)
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    lines = p.stderr.strip().split("\n")
+    assert len(lines) == 1, p.stderr
+    assert lines[0].startswith("jtr")
+    for w in want:
+        assert w in lines[0], (w, lines[0])
+    assert "Traceback" not in p.stderr
+    assert p.stdout == ""
+    assert os.listdir(tmp_path) == []  # not even an empty results/ folder
+
+
+@pytest.mark.parametrize("target", ["/proc/jtr-results", "/etc/hostname/sub", "{tmp}/no/parent"])
+def test_unwritable_output_folder(tmp_path, target):
+    target = target.format(tmp=tmp_path)
+    p = run_jtr("gap", "-d", "100ms", "-o", target, cwd=tmp_path, timeout=30)
+    assert p.returncode == 2
+    line = p.stderr.strip()
+    assert "\n" not in line and target in line and "choose a folder" in line
+    assert not os.path.exists(target)
+    assert os.listdir(tmp_path) == []
+
+
+def test_output_is_a_file(tmp_path):
+    f = tmp_path / "afile"
+    f.write_text("x")
+    p = run_jtr("null", "-n", "1K", "-r", "1", "-o", f)
+    assert p.returncode == 2 and "exists and is not a folder" in p.stderr
+    assert f.read_text() == "x"
+
+
+def test_help_everywhere():
+    p = run_jtr("--help", check=True)
+    for cmd in ("run", "null", "gap", "clock"):
+        assert "\n  %s " % cmd in p.stdout
+    assert "examples:" in p.stdout
+    for cmd in ("null", "gap", "clock"):
+        h = run_jtr(cmd, "--help", check=True).stdout
+        assert h.startswith("Usage: jtr %s" % cmd) and "Examples:" in h
+        assert run_jtr(cmd, "-h", check=True).stdout == h
+    assert "usage: jtr run" in run_jtr("run", "--help", check=True).stdout
+    assert run_jtr("--version", check=True).stdout.startswith("jtr 0.")
+    bare = run_jtr()
+    assert bare.returncode == 2 and "commands:" in bare.stdout
+
+
+def test_missing_programs_are_reported(tmp_path):
+    p = run_jtr("gap", env={"JTR_LIBEXEC": str(tmp_path)})
+    assert p.returncode == 1
+    assert "jtr-gap is not built" in p.stderr and "make" in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def _wait_for(cond, timeout=10.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("tool,args", [("gap", ["-d", "60"]), ("null", ["-n", "1G", "-r", "3"])])
+def test_ctrl_c_writes_partial_result(tmp_path, validate, tool, args):
+    out = tmp_path / "part"
+    p = subprocess.Popen([JTR, tool] + args + ["-o", str(out)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    t = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    so, se = p.communicate(timeout=30)
+    assert p.returncode == 0, se
+    assert time.monotonic() - t < 5
+    assert "stopping: writing what was measured" in se
+    res = validate(load(out))
+    assert res["partial"] is True
+    assert res["runs"] and res["runs"][0]["partial"] is True
+    assert 0 < res["runs"][0]["samples"]
+    assert res["runs"][0]["duration_ns"] < 30e9
+    if tool == "gap":
+        assert "PARTIAL" in so
+
+
+def test_ctrl_c_through_jtr_run(tmp_path, validate):
+    """Ctrl-C at a terminal reaches the whole process group: the front end
+    waits for the probe's partial result and still prints the headline."""
+    out = tmp_path / "runpart"
+    p = subprocess.Popen([JTR, "run", "-d", "60", "-o", str(out)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(1.5)
+    os.killpg(p.pid, signal.SIGINT)
+    so, se = p.communicate(timeout=30)
+    assert p.returncode == 0, se
+    assert "partial: the run was stopped early" in so
+    assert validate(load(out))["partial"] is True
+
+
+def test_kill_leaves_no_half_written_folder(tmp_path):
+    out = tmp_path / "killed"
+    p = subprocess.Popen([JTR, "gap", "-d", "60", "-o", str(out)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    assert _wait_for(lambda: any(n.startswith(".killed.partial-") for n in os.listdir(tmp_path)))
+    time.sleep(0.3)
+    p.kill()
+    p.wait()
+    assert not out.exists()  # only the hidden .killed.partial-PID remains
+
+
+def test_second_ctrl_c_aborts(tmp_path):
+    out = tmp_path / "abort"
+    p = subprocess.Popen([JTR, "gap", "-d", "60", "-o", str(out)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    p.send_signal(signal.SIGINT)
+    p.wait(timeout=30)
+    # either the first stop finished writing, or the second killed it before
+    # the folder was moved into place: never a folder without result.json
+    if out.exists():
+        assert (out / "result.json").is_file()
+    else:
+        assert p.returncode == -signal.SIGINT

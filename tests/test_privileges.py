@@ -1,0 +1,193 @@
+"""SCHED_FIFO runs, and the setuid and file-capability installs used by an
+unprivileged user: FIFO works, privileges are dropped for good before any
+file is touched, and results belong to the user."""
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import JTR, ROOT, load
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0,
+                                reason="needs root: it installs setuid binaries and adds a user")
+
+
+def rt_throttled():
+    with open("/proc/sys/kernel/sched_rt_runtime_us") as f:
+        return int(f.read()) != -1
+
+
+def threads(pid):
+    try:
+        return [int(t) for t in os.listdir("/proc/%d/task" % pid)]
+    except FileNotFoundError:
+        return []
+
+
+def fifo_threads(pid):
+    """(tid, priority, cpus) of every SCHED_FIFO thread of @pid."""
+    found = []
+    for tid in threads(pid):
+        try:
+            if os.sched_getscheduler(tid) == os.SCHED_FIFO:
+                found.append((tid, os.sched_getparam(tid).sched_priority,
+                              os.sched_getaffinity(tid)))
+        except (ProcessLookupError, PermissionError):
+            pass
+    return found
+
+
+def wait_for(cond, timeout=15.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.02)
+    return None
+
+
+def status(pid):
+    d = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            d[k] = v.split()
+    return d
+
+
+@needs_root
+def test_fifo_as_root_really_runs_fifo(tmp_path, validate):
+    out = tmp_path / "fifo"
+    p = subprocess.Popen([JTR, "gap", "-f", "10", "-c", "1", "-d", "3", "-o", str(out)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    found = wait_for(lambda: fifo_threads(p.pid) if len(threads(p.pid)) >= 2 else None)
+    so, se = p.communicate(timeout=30)
+    assert p.returncode == 0, se
+    # the measuring thread is FIFO 10 on CPU 1; the waiting thread went back
+    assert found and len(found) == 1, found
+    assert found[0][1] == 10 and found[0][2] == {1}
+    res = validate(load(out))
+    assert res["privileges"]["fifo_priority"] == 10
+    warned = any("RT throttling is on" in w for w in res["warnings"])
+    assert warned == rt_throttled() == ("RT throttling is on" in se)
+
+
+@pytest.fixture(scope="module")
+def user():
+    if os.geteuid() != 0:
+        pytest.skip("needs root to add a test user")
+    name = "jtrt%d" % os.getpid()
+    subprocess.run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", name], check=True)
+    pw = pwd.getpwnam(name)
+    yield name, pw.pw_uid, pw.pw_gid
+    subprocess.run(["userdel", "-f", name], check=False)
+
+
+@pytest.fixture(scope="module", params=["plain", "setuid", "caps"])
+def installed(request):
+    """`make install` into a prefix the test user can reach, then the
+    variant's own step (install-setuid or install-caps)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to install setuid or capability binaries")
+    prefix = tempfile.mkdtemp(prefix="jtr-inst-", dir="/tmp")
+    os.chmod(prefix, 0o755)
+    target = {"plain": "install", "setuid": "install-setuid", "caps": "install-caps"}[request.param]
+    r = subprocess.run(["make", "-C", ROOT, "--no-print-directory", target, "PREFIX=" + prefix],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    probe = os.path.join(prefix, "libexec", "jtr", "jtr-gap")
+    st = os.stat(probe)
+    assert bool(st.st_mode & 0o4000) == (request.param == "setuid") and st.st_uid == 0
+    caps = subprocess.run(["getcap", probe], capture_output=True, text=True).stdout
+    assert ("cap_ipc_lock,cap_sys_nice=ep" in caps) == (request.param == "caps")
+    yield request.param, prefix
+    shutil.rmtree(prefix)
+
+
+def as_user(user, argv, **kw):
+    """Popen @argv as the test user, with a plain environment."""
+    name, uid, gid = user
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp"}
+    return subprocess.Popen(["setpriv", "--reuid=%d" % uid, "--regid=%d" % gid,
+                             "--clear-groups", "--"] + argv, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+
+
+@pytest.fixture
+def user_dir(user):
+    d = tempfile.mkdtemp(prefix="jtr-user-", dir="/tmp")
+    os.chown(d, user[1], user[2])
+    yield d
+    shutil.rmtree(d)
+
+
+def test_fifo_through_install(installed, user, user_dir, validate):
+    kind, prefix = installed
+    name, uid, gid = user
+    out = os.path.join(user_dir, "res")
+    jtr = os.path.join(prefix, "bin", "jtr")
+    p = as_user(user, [jtr, "gap", "-f", "10", "-c", "1", "-d", "2", "-o", out])
+    if kind == "plain":
+        so, se = p.communicate(timeout=30)
+        assert p.returncode == 2
+        assert "-f 10: cannot use SCHED_FIFO" in se and "make install-caps" in se
+        assert not os.path.exists(out) and os.listdir(user_dir) == []
+        return
+
+    # while it measures (the worker exists only after the drop): who is it?
+    seen = wait_for(lambda: (status(p.pid), fifo_threads(p.pid))
+                    if len(threads(p.pid)) >= 2 else None)
+    so, se = p.communicate(timeout=30)
+    assert p.returncode == 0, se
+    assert seen, "the measuring thread never appeared"
+    st, fifo = seen
+    assert st["Uid"] == [str(uid)] * 4, st["Uid"]
+    assert st["Gid"] == [str(gid)] * 4, st["Gid"]
+    assert int(st["CapEff"][0], 16) == 0 and int(st["CapPrm"][0], 16) == 0
+    assert st["NoNewPrivs"] == ["1"]
+    assert len(fifo) == 1 and fifo[0][1] == 10 and fifo[0][2] == {1}
+
+    # the results are the user's, and say what happened
+    for d, _, files in os.walk(out):
+        assert os.stat(d).st_uid == uid
+        for f in files:
+            assert os.stat(os.path.join(d, f)).st_uid == uid, f
+    res = validate(load(out))
+    pr = res["privileges"]
+    assert pr["uid"] == uid and pr["elevated_at_start"] and pr["dropped"]
+    assert pr["fifo_priority"] == 10 and pr["memory_locked"]
+
+
+def test_no_writing_where_the_user_cannot(installed, user):
+    kind, prefix = installed
+    rootdir = tempfile.mkdtemp(prefix="jtr-rootonly-", dir="/tmp")
+    os.chmod(rootdir, 0o755)  # root's folder: the user may look, not write
+    try:
+        target = os.path.join(rootdir, "res")
+        p = as_user(user, [os.path.join(prefix, "bin", "jtr"), "null", "-n", "1K", "-r", "1",
+                           "-o", target])
+        so, se = p.communicate(timeout=30)
+        assert p.returncode == 2, se
+        assert target in se and "Permission denied" in se
+        assert os.listdir(rootdir) == []
+    finally:
+        shutil.rmtree(rootdir)
+
+
+def test_unprivileged_run_without_fifo(installed, user, user_dir, validate):
+    kind, prefix = installed
+    out = os.path.join(user_dir, "plainrun")
+    p = as_user(user, [os.path.join(prefix, "bin", "jtr"), "null", "-n", "5K", "-r", "1",
+                       "-o", out])
+    so, se = p.communicate(timeout=30)
+    assert p.returncode == 0, se
+    res = validate(load(out))
+    assert res["privileges"]["uid"] == user[1]
+    assert res["privileges"]["elevated_at_start"] == (kind != "plain")
+    assert res["privileges"]["dropped"] == (kind != "plain")
+    assert os.stat(os.path.join(out, "result.json")).st_uid == user[1]

@@ -1,0 +1,226 @@
+"""jtr null, gap and clock: short real runs, checked against the schema, the
+seed formats and each other."""
+import csv
+import math
+import os
+import time
+
+from conftest import load, run_jtr, seed_blocks
+
+PCTS = ["50", "90", "99", "99.9", "99.99", "99.999"]
+
+
+def hist_total(h):
+    return sum(b[2] for b in h["buckets"])
+
+
+def check_run_stats(r):
+    """What must hold in any run: histogram totals, order of the statistics."""
+    h = r["histogram"]
+    assert h["total"] == r["samples"] == hist_total(h)
+    assert r["min_ns"] <= r["mean_ns"] <= r["max_ns"]
+    vals = [r["percentiles_ns"][k] for k in PCTS]
+    assert vals == sorted(vals)
+    assert r["min_ns"] <= vals[0] and vals[-1] <= r["max_ns"]
+    # buckets ascend, do not overlap, and hold min and max
+    prev = -1
+    for lo, hi, n in h["buckets"]:
+        assert lo > prev and hi >= lo and n > 0
+        prev = hi
+    assert h["buckets"][0][0] <= r["min_ns"] <= h["buckets"][0][1]
+    assert h["buckets"][-1][0] <= r["max_ns"] <= h["buckets"][-1][1]
+    # p50 from the buckets, independently of the C code
+    need = math.ceil(0.5 * h["total"] - 1e-9)
+    cum = 0
+    for lo, hi, n in h["buckets"]:
+        cum += n
+        if cum >= need:
+            assert min(max(hi, r["min_ns"]), r["max_ns"]) == r["percentiles_ns"]["50"]
+            break
+
+
+def test_null_result_and_seed_text_agree(tmp_path, validate):
+    out = tmp_path / "null"
+    p = run_jtr("null", "-n", "30K", "-r", "2", "-B", "100", "-o", out, "-d", "tst_null.sh",
+                check=True)
+    res = validate(load(out))
+    assert res["tool"] == "null" and not res["partial"]
+    assert res["params"]["samples"] == 30000 and len(res["runs"]) == 2
+    for f in ("summary.txt", "null.gp", "outliers.csv", "result.json"):
+        assert (out / f).is_file()
+    text = (out / "summary.txt").read_text()
+    assert text in p.stdout  # the summary is also what the user saw
+    blocks = seed_blocks(text)
+    assert len(blocks) == 2
+    err = res["runs"][0]["histogram"]["max_rel_error"]
+    for b, r in zip(blocks, res["runs"]):
+        check_run_stats(r)
+        assert b["lead"] == "Busy_spins=100" and b["hdr"].startswith("tst_null.sh: ")
+        assert b["n"] == r["samples"] == 30000
+        assert b["cpu"] == r["cpu"] == res["params"]["cpu"]
+        assert b["tb"] == 1 and res["calibration"]["timebase"] == "tsc"
+        assert b["min"] == r["min_ns"] and b["max"] == r["max_ns"]
+        assert b["avg"] == int(r["mean_ns"])
+        assert b["tps"] == round(res["calibration"]["tsc_hz"])
+        for pct, json_key in ((90.0, "90"), (99.0, "99"), (99.9, "99.9"), (99.99, "99.99"),
+                              (99.999, "99.999")):
+            v = r["percentiles_ns"][json_key]
+            # the seed's "below N": the end of the 10 ns bucket holding the value
+            assert v * (1 - err) - 10 <= b["below"][pct] <= v * (1 + err) + 10, (pct, v, b)
+        # overflows: samples at or beyond histo_buckets x 10 ns
+        beyond = sum(n for lo, hi, n in r["histogram"]["buckets"] if lo >= b["hb"] * 10)
+        assert b["over"] == beyond
+
+
+def test_null_gnuplot_file_matches_runs(tmp_path):
+    out = tmp_path / "g"
+    run_jtr("null", "-n", "20K", "-r", "3", "-H", "100", "-o", out, check=True)
+    res = load(out)
+    blocks = (out / "null.gp").read_text().split("\n\n\n")
+    blocks = [b for b in blocks if b.strip()]
+    assert len(blocks) == 3
+    seeds = seed_blocks((out / "summary.txt").read_text())
+    for i, (blk, r, s) in enumerate(zip(blocks, res["runs"], seeds), 1):
+        lines = blk.strip("\n").split("\n")
+        assert lines[0].startswith('# title_%d = "jtr null: Busy\\_spins=100' % i)
+        assert lines[0].endswith('Overflows=%d"' % s["over"])
+        assert lines[1] == "# xrange_%d = 1000" % i
+        counts = [tuple(map(int, ln.split())) for ln in lines[2:]]
+        assert all(x % 10 == 0 and x < 1000 and n > 0 for x, n in counts)
+        assert sum(n for _, n in counts) + s["over"] == r["samples"]
+
+
+def test_null_clock_timebase(tmp_path, validate):
+    out = tmp_path / "c"
+    run_jtr("null", "-n", "10K", "-r", "1", "-t", "clock", "-o", out, check=True)
+    res = validate(load(out))
+    assert res["calibration"]["timebase"] == "clock"
+    assert seed_blocks((out / "summary.txt").read_text())[0]["tb"] == 2
+
+
+def test_null_outliers_logged_with_monotonic_time(tmp_path, validate):
+    out = tmp_path / "o"
+    t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+    # a threshold just above the typical sample logs plenty of samples
+    run_jtr("null", "-n", "50K", "-r", "1", "--threshold", "1ns", "--max-outliers", "1000",
+            "-o", out, check=True)
+    t1 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+    r = validate(load(out))["runs"][0]
+    o = r["outliers"]
+    assert o["threshold_ns"] == 1
+    assert o["logged"] == 1000 and o["dropped"] == o["count"] - 1000 > 0
+    rows = list(csv.DictReader(open(out / "outliers.csv")))
+    assert len(rows) == 1000
+    starts = [int(x["start_ns"]) for x in rows]
+    assert starts == sorted(starts)
+    assert t0 <= starts[0] and starts[-1] <= t1
+    assert r["start_mono_ns"] <= starts[0] <= starts[-1] <= r["end_mono_ns"]
+    assert all(int(x["length_ns"]) > 1 for x in rows)
+
+
+def test_gap_two_cpus(tmp_path, validate):
+    out = tmp_path / "gap"
+    t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+    p = run_jtr("gap", "-c", "0-1", "-d", "1", "-o", out, check=True)
+    t1 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+    res = validate(load(out))
+    assert [r["cpu"] for r in res["runs"]] == [0, 1]
+    assert res["params"]["duration_ns"] == 10**9
+    rows = list(csv.DictReader(open(out / "outliers.csv")))
+    for r in res["runs"]:
+        check_run_stats(r)
+        o = r["outliers"]
+        assert 0.95e9 <= r["duration_ns"] <= 1.2e9
+        assert t0 <= r["start_mono_ns"] < r["end_mono_ns"] <= t1
+        assert o["threshold_ns"] == max(1000, 8 * r["pre_min_ns"])
+        assert abs(o["per_s"] - o["count"] * 1e9 / r["duration_ns"]) < 0.01
+        assert abs(r["loop_period_ns"] - r["duration_ns"] / r["samples"]) < 0.01
+        mine = [x for x in rows if int(x["cpu"]) == r["cpu"]]
+        assert len(mine) == o["logged"] == o["count"] - o["dropped"]
+        lengths = [int(x["length_ns"]) for x in mine]
+        assert all(n > o["threshold_ns"] for n in lengths)
+        assert sum(lengths) == o["total_ns"] or o["dropped"]
+        assert all(r["start_mono_ns"] <= int(x["start_ns"]) <= r["end_mono_ns"] for x in mine)
+        # time lost: each interruption less one undisturbed loop, over the run
+        lost = o["total_ns"] - o["count"] * r["min_ns"]
+        assert o["lost_ns"] == lost
+        assert abs(r["lost_time_pct"] - 100.0 * lost / r["duration_ns"]) < 1e-4
+        # the interruption view agrees with the per-loop view
+        above = sum(n for lo, hi, n in r["histogram"]["buckets"] if lo > o["threshold_ns"])
+        assert above <= o["count"]
+        if o["count"]:
+            assert o["max_ns"] == r["max_ns"]
+    assert "CPU 0" in p.stdout and "CPU 1" in p.stdout and "lost %" in p.stdout
+
+
+def test_gap_loop_count_mode(tmp_path, validate):
+    out = tmp_path / "j"
+    p = run_jtr("gap", "-j", "2M", "-t", "clock", "-o", out, check=True)
+    res = validate(load(out))
+    r = res["runs"][0]
+    assert r["samples"] == 2000000 and res["params"]["loops"] == 2000000
+    assert res["calibration"]["timebase"] == "clock"
+    assert "cpu=%d, ts_min_ns=%d, ts_max_ns=%d," % (r["cpu"], r["min_ns"], r["max_ns"]) in p.stdout
+
+
+def test_clock_sources(tmp_path, validate):
+    out = tmp_path / "clk"
+    p = run_jtr("clock", "-n", "200K", "-o", out, check=True)
+    res = validate(load(out))
+    runs = {r["name"]: r for r in res["runs"]}
+    assert set(runs) == {"rdtsc", "lfence_rdtsc", "rdtscp", "monotonic_vdso",
+                         "monotonic_raw_vdso", "monotonic_syscall", "monotonic_coarse"}
+    for name, r in runs.items():
+        check_run_stats(r)
+        assert r["samples"] >= 200000 and r["cost_ns"] > 0
+        assert r["samples"] == 200000 or name == "monotonic_coarse"
+        assert name in p.stdout
+    # a system call costs more than the vDSO read of the same clock
+    assert runs["monotonic_syscall"]["cost_ns"] > runs["monotonic_vdso"]["cost_ns"]
+    # the coarse clock is read until it has stepped 10 times; it steps by its
+    # resolution, and most reads see no change
+    c = runs["monotonic_coarse"]
+    assert c["step_ns"] >= 0.5 * c["resolution_ns"] > 0
+    assert c["samples"] * c["cost_ns"] >= 9 * c["resolution_ns"]
+    assert c["zero_deltas"] > 0.9 * c["samples"]
+    # TSC steps are at least one tick
+    assert runs["rdtsc"]["step_ns"] >= 1e9 / res["calibration"]["tsc_hz"] - 1
+
+
+def test_calibration_repeats_agree(tmp_path):
+    hz = []
+    for i in range(2):
+        out = tmp_path / ("cal%d" % i)
+        run_jtr("clock", "-n", "1K", "-o", out, check=True)
+        hz.append(load(out)["calibration"]["tsc_hz"])
+    ppm = abs(hz[0] - hz[1]) / hz[0] * 1e6
+    assert ppm < 20, hz
+    assert hz[0] != round(hz[0]) or hz[1] != round(hz[1])  # fractional Hz are kept
+
+
+def test_no_tsc_falls_back_to_clock_gettime(tmp_path, validate):
+    out = tmp_path / "notsc"
+    p = run_jtr("gap", "-d", "300ms", "-o", out, env={"JTR_NO_TSC": "1"}, check=True)
+    res = validate(load(out))
+    assert res["calibration"]["timebase"] == "clock"
+    assert "JTR_NO_TSC" in res["calibration"]["timebase_fallback"]
+    assert "the TSC cannot be used" in p.stderr
+    assert any("clock_gettime" in w for w in res["warnings"])
+    assert res["runs"][0]["samples"] > 1000
+
+
+def test_default_results_folder_and_latest_link(tmp_path):
+    run_jtr("gap", "-d", "200ms", "-q", cwd=tmp_path, check=True)
+    run_jtr("gap", "-d", "200ms", "-q", cwd=tmp_path, check=True)
+    names = sorted(n for n in os.listdir(tmp_path / "results") if n != "latest")
+    assert len(names) == 2
+    host = os.uname().nodename
+    for n in names:
+        assert n.endswith("-gap") and ("-%s-" % host.replace(".", "_")) in n
+        assert (tmp_path / "results" / n / "result.json").is_file()
+    assert os.readlink(tmp_path / "results" / "latest") == names[-1]
+
+
+def test_quiet_prints_nothing(tmp_path):
+    p = run_jtr("gap", "-d", "200ms", "-q", "-o", tmp_path / "q", check=True)
+    assert p.stdout == ""
