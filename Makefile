@@ -56,7 +56,11 @@ $(BUILD)/tests/%: lib/tests/%.c $(LIBJTR) $(wildcard lib/*.h) | $(BUILD)/tests
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LIBJTR) $(LDLIBS) -lcmocka -o $@
 
-$(BUILD)/lib $(BUILD)/bin $(BUILD)/tests:
+$(BUILD)/bench/%: bench/%.c $(LIBJTR) $(wildcard lib/*.h) | $(BUILD)/bench
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LIBJTR) $(LDLIBS) -o $@
+
+$(BUILD)/lib $(BUILD)/bin $(BUILD)/tests $(BUILD)/bench:
 	$(Q)mkdir -p $@
 
 # deps: Debian packages and the Python venv (scripts/deps.sh says what it does)
@@ -76,7 +80,7 @@ test-unit: $(UNITS)
 test-e2e: all
 	$(Q)$(VENV)/bin/python -m pytest $(PYTEST_ARGS) tests analysis/tests
 
-bench: deps all
+bench: deps all $(BUILD)/bench/hist_bench
 	$(Q)$(VENV)/bin/python bench/bench.py
 
 LIBEXEC := $(DESTDIR)$(PREFIX)/libexec/jtr

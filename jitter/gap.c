@@ -87,7 +87,8 @@ struct gap_cpu {
 	uint64_t threshold_ns;
 	uint64_t pre_min_ns;
 	uint64_t start_raw, end_raw;
-	volatile uint64_t progress_max_ns;
+	volatile uint64_t progress_max_ns;	/* for the progress line only */
+	volatile uint64_t progress_count;
 	bool partial;
 } __attribute__((aligned(64)));
 
@@ -122,18 +123,25 @@ static uint64_t pre_min_clock(void)
 /* GAP_LOOP - the hot loop, shared by both timebases and both end conditions.
  * READ() gives a raw timestamp, TONS(d) turns a raw delta into ns, DONE() is
  * the end condition. Per loop: one read, one conversion, one histogram
- * record, two well-predicted branches, one load of the stop flag. */
+ * record, two well-predicted branches, one load of the stop flag. The
+ * histograms' running totals and the log's counters are local copies so
+ * they stay in registers (the next fenced read waits for everything before
+ * it, including stores and reloads a memory-resident total would need);
+ * they are written back after the loop. */
 #define GAP_LOOP(READ, TONS, DONE) do {						\
+	struct jtr_hist hl_ = g->hist, ll_ = g->lengths;			\
+	struct jtr_olog lg_ = g->log;						\
 	uint64_t prev_ = READ(), now_, ns_, n_ = 0;				\
 	g->start_raw = prev_;							\
 	for (;;) {								\
 		now_ = READ();							\
 		ns_ = TONS(now_ - prev_);					\
-		jtr_hist_record(h, ns_);					\
+		jtr_hist_record(&hl_, ns_);					\
 		if (__builtin_expect(ns_ > thr, 0)) {				\
-			jtr_olog_add(log, prev_, ns_);				\
-			jtr_hist_record(lens, ns_);				\
-			g->progress_max_ns = h->max;				\
+			jtr_olog_add(&lg_, prev_, ns_);				\
+			jtr_hist_record(&ll_, ns_);				\
+			g->progress_max_ns = ll_.max;				\
+			g->progress_count = ll_.total;				\
 		}								\
 		n_++;								\
 		if (__builtin_expect(DONE() || jtr_stop, 0))			\
@@ -141,6 +149,9 @@ static uint64_t pre_min_clock(void)
 		prev_ = now_;							\
 	}									\
 	g->end_raw = now_;							\
+	g->hist = hl_;								\
+	g->lengths = ll_;							\
+	g->log = lg_;								\
 	(void)n_;								\
 } while (0)
 
@@ -150,8 +161,6 @@ static void worker(void *arg)
 	struct gap_cpu *g = arg;
 	const struct gap_params *gp = g->gp;
 	const struct jtr_ticks2ns t2n = g->p->tb.t2n;
-	struct jtr_hist *h = &g->hist, *lens = &g->lengths;
-	struct jtr_olog *log = &g->log;
 	uint64_t thr, end, loops = gp->loops;
 
 	g->pre_min_ns = g->p->tb.kind == JTR_TB_TSC ? pre_min_tsc(&t2n) : pre_min_clock();
@@ -195,7 +204,7 @@ static void progress(struct jtr_probe *p, void *arg, double elapsed)
 	for (int i = 0; i < a->n; i++) {
 		if (a->cpus[i].progress_max_ns > mx)
 			mx = a->cpus[i].progress_max_ns;
-		n += a->cpus[i].log.n + a->cpus[i].log.dropped;
+		n += a->cpus[i].progress_count;
 	}
 	if (a->gp->loops)
 		jtr_progress_line(p, "gap: %.0f s, %llu interruptions, longest %.1f us",

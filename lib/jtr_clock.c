@@ -103,6 +103,8 @@ void jtr_ticks2ns_init(struct jtr_ticks2ns *c, double hz)
 	/* 1e9 / hz in 16.48 fixed point, rounded to nearest (long double keeps
 	 * the 64-bit mantissa the factor needs) */
 	c->mult = hz > 0 ? (uint64_t)(1e9L * 281474976710656.0L / (long double)hz + 0.5L) : 0;
+	c->mult32 = hz > 0 ? (uint64_t)(1e9L * 4294967296.0L / (long double)hz + 0.5L) : 0;
+	c->fast_max = c->mult32 ? UINT64_MAX / c->mult32 : 0;
 }
 
 /* jtr_ns2ticks - ns to ticks at @hz */

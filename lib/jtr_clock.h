@@ -118,11 +118,18 @@ struct jtr_tsc_map {
 	struct jtr_tsc_pair a, b;
 };
 
-/* ticks -> ns for durations: ns = ticks * mult >> 48, in 128-bit arithmetic.
- * 48 fraction bits keep the factor's rounding below 1e-14 relative (under
- * 1 ns for an hour of ticks); 1e9/hz < 2^16 keeps the product in 128 bits. */
+/* ticks -> ns for durations.
+ * mult: 1e9/hz in 16.48 fixed point, used in 128-bit arithmetic; its rounding
+ * stays below 1e-14 relative (under 1 ns for an hour of ticks), and 1e9/hz
+ * < 2^16 keeps the product in 128 bits.
+ * mult32: 1e9/hz in 32.32 fixed point for deltas up to fast_max ticks
+ * (UINT64_MAX / mult32: about 4 s at any frequency): one 64-bit multiply and a
+ * shift, which is what a hot loop wants on its critical path. Its rounding
+ * error is below 1 ns for any delta it is used for. */
 struct jtr_ticks2ns {
 	uint64_t mult;
+	uint64_t mult32;
+	uint64_t fast_max;
 };
 
 /* jtr_tsc_invariant - CPUID says the TSC ticks at a constant rate, always */
@@ -147,10 +154,12 @@ int jtr_tsc_calibrate(uint64_t window_ns, double *hz);
 /* jtr_ticks2ns_init - fixed-point factor for @hz */
 void jtr_ticks2ns_init(struct jtr_ticks2ns *c, double hz);
 
-/* jtr_ticks2ns - ticks to ns, exact to within a ns for any 64-bit tick count */
+/* jtr_ticks2ns - ticks to ns, within a ns for any 64-bit tick count */
 static inline uint64_t jtr_ticks2ns(const struct jtr_ticks2ns *c, uint64_t ticks)
 {
-	return (uint64_t)(((unsigned __int128)ticks * c->mult) >> 48);
+	if (__builtin_expect(ticks > c->fast_max, 0))
+		return (uint64_t)(((unsigned __int128)ticks * c->mult) >> 48);
+	return (ticks * c->mult32) >> 32;	/* cannot overflow: ticks <= fast_max */
 }
 
 /* jtr_ns2ticks - ns to ticks at @hz (rounded down) */

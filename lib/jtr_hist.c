@@ -29,6 +29,7 @@ int jtr_hist_init(struct jtr_hist *h, double rel_error)
 		return p;
 	h->sub_bits = (uint32_t)p;
 	h->nbuckets = (65U - (uint32_t)p) << p;
+	h->fast_max = (2U << p) < 1024U ? (2U << p) : 1024U;
 	h->counts = calloc(h->nbuckets, sizeof(h->counts[0]));
 	if (!h->counts)
 		return -ENOMEM;
@@ -52,7 +53,8 @@ void jtr_hist_reset(struct jtr_hist *h)
 	h->min = UINT64_MAX;
 	h->max = 0;
 	h->sum = 0;
-	h->sum_sq = 0;
+	h->sum_sq_small = 0;
+	h->sum_sq_large = 0;
 }
 
 /* jtr_hist_bucket_lo - lowest value of bucket @idx */
@@ -85,7 +87,8 @@ int jtr_hist_merge(struct jtr_hist *dst, const struct jtr_hist *src)
 		dst->counts[i] += src->counts[i];
 	dst->total += src->total;
 	dst->sum += src->sum;
-	dst->sum_sq += src->sum_sq;
+	dst->sum_sq_small += src->sum_sq_small;
+	dst->sum_sq_large += src->sum_sq_large;
 	if (src->min < dst->min)
 		dst->min = src->min;
 	if (src->max > dst->max)
@@ -102,20 +105,20 @@ double jtr_hist_mean(const struct jtr_hist *h)
 /* jtr_hist_stddev - exact population standard deviation */
 double jtr_hist_stddev(const struct jtr_hist *h)
 {
-	unsigned __int128 n = h->total, s = h->sum;
+	unsigned __int128 n = h->total, s = h->sum, sq = h->sum_sq_large + h->sum_sq_small;
 	long double var;
 
 	if (!h->total)
 		return 0.0;
 	/* n * sum_sq - sum^2 is exact in 128 bits for ns-scale values; divide last */
-	if (h->sum_sq <= ((unsigned __int128)-1) / n && s <= UINT64_MAX) {
-		unsigned __int128 a = n * h->sum_sq, b = s * s;
+	if (sq <= ((unsigned __int128)-1) / n && s * s / n <= sq) {
+		unsigned __int128 a = n * sq, b = s * s;
 
 		var = a > b ? (long double)(a - b) / ((long double)n * (long double)n) : 0.0L;
 	} else {
 		long double m = (long double)h->sum / (long double)n;
 
-		var = (long double)h->sum_sq / (long double)n - m * m;
+		var = (long double)sq / (long double)n - m * m;
 		if (var < 0)
 			var = 0;
 	}

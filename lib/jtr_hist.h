@@ -22,15 +22,27 @@
 #define JTR_HIST_MIN_BITS 1
 #define JTR_HIST_MAX_BITS 14
 
+/* The running statistics are unsigned long long while the counters are
+ * uint64_t (unsigned long): same width, but distinct types, so type-based
+ * alias analysis knows a counter increment cannot change them and the
+ * compiler keeps them in registers across a hot loop instead of storing
+ * and reloading each one on every record. */
+typedef unsigned long long jtr_stat_t;
+
 struct jtr_hist {
 	uint32_t sub_bits;		/* p: 2^p sub-buckets per power of two */
 	uint32_t nbuckets;
 	uint64_t *counts;
-	uint64_t total;
-	uint64_t min;
-	uint64_t max;
-	uint64_t sum;			/* wraps only after 584 years of ns */
-	unsigned __int128 sum_sq;
+	jtr_stat_t total;
+	jtr_stat_t min;
+	jtr_stat_t max;
+	jtr_stat_t sum;			/* wraps only after 584 years of ns */
+	/* sum of squares, exact, in two parts: values below fast_max (at most
+	 * 1023, squares below 2^20) in 64 bits, good for 2^44 such values;
+	 * the rest in 128 bits, off the fast path */
+	jtr_stat_t sum_sq_small;
+	unsigned __int128 sum_sq_large;
+	uint32_t fast_max;		/* min(2^(p+1), 1024): index == value below */
 };
 
 /* one non-empty bucket, as given by jtr_hist_next() */
@@ -65,14 +77,27 @@ static inline uint32_t jtr_hist_index(uint32_t p, uint64_t v)
 /* jtr_hist_record - count one value */
 static inline void jtr_hist_record(struct jtr_hist *h, uint64_t v)
 {
-	h->counts[jtr_hist_index(h->sub_bits, v)]++;
+	uint32_t idx;
+
+	/* below 2^(p+1) every bucket has width 1 and the index is the value:
+	 * jitter probes record almost nothing else, so a predicted branch keeps
+	 * the clz, the shifts and the 128-bit square off the path a fenced loop
+	 * waits on */
+	if (__builtin_expect(v < h->fast_max, 1)) {
+		idx = (uint32_t)v;
+		h->sum_sq_small += v * v;
+	} else {
+		idx = jtr_hist_index(h->sub_bits, v);
+		h->sum_sq_large += (unsigned __int128)v * v;
+	}
+	h->counts[idx]++;
 	h->total++;
 	h->sum += v;
-	h->sum_sq += (unsigned __int128)v * v;
-	if (__builtin_expect(v < h->min, 0))
-		h->min = v;
-	if (__builtin_expect(v > h->max, 0))
-		h->max = v;
+	/* unconditional (cmov) updates: no branch to mispredict, and every
+	 * field is written the same way, so a hot loop can keep them all in
+	 * registers and store once at its end */
+	h->min = v < h->min ? v : h->min;
+	h->max = v > h->max ? v : h->max;
 }
 
 /* jtr_hist_bucket_lo - lowest value of bucket @idx */

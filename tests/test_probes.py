@@ -3,6 +3,7 @@ seed formats and each other."""
 import csv
 import math
 import os
+import re
 import time
 
 from conftest import load, run_jtr, seed_blocks
@@ -214,9 +215,10 @@ def test_default_results_folder_and_latest_link(tmp_path):
     run_jtr("gap", "-d", "200ms", "-q", cwd=tmp_path, check=True)
     names = sorted(n for n in os.listdir(tmp_path / "results") if n != "latest")
     assert len(names) == 2
-    host = os.uname().nodename
+    host = re.sub(r"[^A-Za-z0-9_-]", "_", os.uname().nodename)
     for n in names:
-        assert n.endswith("-gap") and ("-%s-" % host.replace(".", "_")) in n
+        # DATE-TIME-HOST-TOOL, and -2, -3 ... for runs started in the same second
+        assert re.fullmatch(r"\d{8}-\d{6}-%s-gap(-\d+)?" % re.escape(host), n), n
         assert (tmp_path / "results" / n / "result.json").is_file()
     assert os.readlink(tmp_path / "results" / "latest") == names[-1]
 
