@@ -210,7 +210,7 @@ static void progress(struct jtr_probe *p, void *arg, double elapsed)
 		jtr_progress_line(p, "gap: %.0f s, %llu interruptions, longest %.1f us",
 				  elapsed, (unsigned long long)n, (double)mx / 1e3);
 	else
-		jtr_progress_line(p, "gap: %.0f of %.0f s, %llu interruptions, longest %.1f us",
+		jtr_progress_line(p, "gap: %.0f of %g s, %llu interruptions, longest %.1f us",
 				  elapsed, (double)a->gp->duration_ns / 1e9,
 				  (unsigned long long)n, (double)mx / 1e3);
 }

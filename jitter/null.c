@@ -130,6 +130,9 @@ static void run_tsc(struct null_ctx *c, struct null_run *r)
 	const uint64_t ovh = jtr_ns2ticks(c->p->tb.hz, (uint64_t)c->p->costs.region_overhead_ns);
 	const uint64_t pause = jtr_ns2ticks(c->p->tb.hz, c->pause_ns);
 	uint64_t t0, t1, ns, i, thr, wmin = UINT64_MAX;
+	/* local copies stay in registers; written back after the loop */
+	struct jtr_hist hl = r->hist, ll = r->lengths;
+	struct jtr_olog lg = r->log;
 
 	for (i = 0; i < c->warmup && !jtr_stop; i++) {
 		ns = jtr_ticks2ns(&t2n, sample_tsc(spins, ovh, &t0, &t1));
@@ -145,10 +148,10 @@ static void run_tsc(struct null_ctx *c, struct null_run *r)
 	r->start_raw = jtr_rdtsc_ordered();
 	for (i = 0; i < c->samples; i++) {
 		ns = jtr_ticks2ns(&t2n, sample_tsc(spins, ovh, &t0, &t1));
-		jtr_hist_record(&r->hist, ns);
+		jtr_hist_record(&hl, ns);
 		if (__builtin_expect(ns > thr, 0)) {
-			jtr_olog_add(&r->log, t0, ns);
-			jtr_hist_record(&r->lengths, ns);
+			jtr_olog_add(&lg, t0, ns);
+			jtr_hist_record(&ll, ns);
 		}
 		if (__builtin_expect((i & 4095) == 0, 0)) {
 			c->at_sample = i;
@@ -159,6 +162,9 @@ static void run_tsc(struct null_ctx *c, struct null_run *r)
 			;
 	}
 	r->partial = i < c->samples;
+	r->hist = hl;
+	r->lengths = ll;
+	r->log = lg;
 }
 
 /* run_clock - the same with clock_gettime(CLOCK_MONOTONIC) */
@@ -167,6 +173,9 @@ static void run_clock(struct null_ctx *c, struct null_run *r)
 	const uint64_t spins = c->spins, pause = c->pause_ns;
 	const uint64_t ovh = (uint64_t)c->p->costs.gettime_region_ns;
 	uint64_t t0, t1, ns, i, thr, wmin = UINT64_MAX;
+	/* local copies stay in registers; written back after the loop */
+	struct jtr_hist hl = r->hist, ll = r->lengths;
+	struct jtr_olog lg = r->log;
 
 	for (i = 0; i < c->warmup && !jtr_stop; i++) {
 		ns = sample_clock(spins, ovh, &t0, &t1);
@@ -182,10 +191,10 @@ static void run_clock(struct null_ctx *c, struct null_run *r)
 	r->start_raw = (uint64_t)jtr_mono_ns();
 	for (i = 0; i < c->samples; i++) {
 		ns = sample_clock(spins, ovh, &t0, &t1);
-		jtr_hist_record(&r->hist, ns);
+		jtr_hist_record(&hl, ns);
 		if (__builtin_expect(ns > thr, 0)) {
-			jtr_olog_add(&r->log, t0, ns);
-			jtr_hist_record(&r->lengths, ns);
+			jtr_olog_add(&lg, t0, ns);
+			jtr_hist_record(&ll, ns);
 		}
 		if (__builtin_expect((i & 4095) == 0, 0)) {
 			c->at_sample = i;
@@ -196,6 +205,9 @@ static void run_clock(struct null_ctx *c, struct null_run *r)
 			;
 	}
 	r->partial = i < c->samples;
+	r->hist = hl;
+	r->lengths = ll;
+	r->log = lg;
 }
 
 /* worker - every run, one after the other, on the pinned CPU */

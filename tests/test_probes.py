@@ -226,3 +226,52 @@ def test_default_results_folder_and_latest_link(tmp_path):
 def test_quiet_prints_nothing(tmp_path):
     p = run_jtr("gap", "-d", "200ms", "-q", "-o", tmp_path / "q", check=True)
     assert p.stdout == ""
+
+
+def test_progress_on_a_terminal_only(tmp_path):
+    """Progress goes to stderr when it is a terminal, and never to a pipe."""
+    import pty
+    import subprocess
+    from conftest import JTR
+    out = tmp_path / "tty"
+    leader, follower = pty.openpty()
+    p = subprocess.Popen([JTR, "gap", "-d", "2500ms", "-o", str(out)], stdin=follower,
+                         stdout=subprocess.PIPE, stderr=follower)
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    p.wait(timeout=30)
+    os.close(leader)
+    assert p.returncode == 0
+    assert re.search(rb"\r\x1b\[Kgap: 1 of 2.5 s, \d+ interruptions, longest [\d.]+ us", seen), seen
+    piped = run_jtr("gap", "-d", "1500ms", "-o", tmp_path / "pipe", check=True)
+    assert "interruptions, longest" not in piped.stderr
+
+
+def test_unpinned_run_warns(tmp_path, validate):
+    out = tmp_path / "free"
+    p = run_jtr("null", "-c", "-1", "-n", "5K", "-r", "1", "-o", out, check=True)
+    res = validate(load(out))
+    assert res["params"]["cpu"] is None and res["runs"][0]["cpu"] is None
+    assert "cpu_num=-1" in (out / "summary.txt").read_text()
+    assert "not pinned" in p.stderr and any("not pinned" in w for w in res["warnings"])
+
+
+def test_active_tuning_profile_in_host_facts(tmp_path, validate):
+    state = tmp_path / "state"
+    state.mkdir()
+    run_jtr("gap", "-d", "100ms", "-q", "-o", tmp_path / "a", env={"JTR_STATE_DIR": str(state)},
+            check=True)
+    assert load(tmp_path / "a")["host"]["tuning_profile"] is None
+    (state / "active-profile").write_text("jtr-latency\n")
+    run_jtr("gap", "-d", "100ms", "-q", "-o", tmp_path / "b", env={"JTR_STATE_DIR": str(state)},
+            check=True)
+    res = validate(load(tmp_path / "b"))
+    assert res["host"]["tuning_profile"] == "jtr-latency"
