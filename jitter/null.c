@@ -1,11 +1,11 @@
 /* null.c - jtr null: time an empty loop, millions of times.
  *
  * Each sample times a K-iteration empty loop between two fenced timestamp
- * reads, then busy-waits a pause (the seed's NIC-speed delay) so samples are
+ * reads, then busy-waits a pause (jtr_null's NIC-speed delay) so samples are
  * spaced like sends would be. On an undisturbed CPU every sample takes the
  * same time; anything above that is the machine: interrupts, the tick,
  * preemption, the hypervisor. R runs of N samples each, after W warm-up
- * samples; output in the seed's text and gnuplot formats and result.json.
+ * samples; output in jtr_null's legacy text and gnuplot formats and result.json.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -14,7 +14,7 @@
 
 #include "jtr_cli.h"
 #include "jtr_probe.h"
-#include "jtr_seed.h"
+#include "jtr_legacy.h"
 
 #define MAX_RUNS 100
 
@@ -36,15 +36,15 @@ static const char usage_text[] =
 "                          last online one); -1: do not pin (not recommended)\n"
 "  -f, --fifo PRIO         run SCHED_FIFO at PRIO (1-99)\n"
 "  -o, --output DIR        results folder (default results/DATE-HOST-null)\n"
-"  -d, --desc TEXT         run name in the seed text and gnuplot titles (default 'jtr null')\n"
-"  -H, --histo-buckets N   10 ns buckets in the seed text and gnuplot file (default 200)\n"
+"  -d, --desc TEXT         run name in the legacy text and gnuplot titles (default 'jtr null')\n"
+"  -H, --histo-buckets N   10 ns buckets in the legacy text and gnuplot file (default 200)\n"
 "      --threshold DUR     log samples longer than this (default max(1us, 8 x warm-up min))\n"
 "      --max-outliers N    outlier log entries kept per run (default 100000)\n"
 "      --hist-error PCT    histogram's maximum relative error (default 1)\n"
 "  -q, --quiet             no progress and no summary on stdout\n"
 "  -h, --help              this text\n"
 "\n"
-"Writes DIR/summary.txt (seed text), DIR/null.gp (seed gnuplot data),\n"
+"Writes DIR/summary.txt (jtr_null's text), DIR/null.gp (its gnuplot data),\n"
 "DIR/outliers.csv and DIR/result.json (format jtr-result/1).\n"
 "\n"
 "Examples:\n"
@@ -237,8 +237,8 @@ static void progress(struct jtr_probe *p, void *arg, double elapsed)
 			  c->runs, (double)c->at_sample / 1e6, (double)c->samples / 1e6, elapsed);
 }
 
-/* seed_hdr - the seed header fields for this run */
-static void seed_hdr(const struct null_ctx *c, struct jtr_seed_hdr *s, char *lead, size_t n)
+/* legacy_hdr - jtr_null's header fields for this run */
+static void legacy_hdr(const struct null_ctx *c, struct jtr_legacy_hdr *s, char *lead, size_t n)
 {
 	const struct jtr_probe *p = c->p;
 
@@ -264,7 +264,7 @@ static void write_outputs(struct null_ctx *c)
 {
 	struct jtr_probe *p = c->p;
 	struct jtr_afile txt, gp, csv, res;
-	struct jtr_seed_hdr sh;
+	struct jtr_legacy_hdr sh;
 	struct jtr_json j;
 	char lead[64], hdr[1024], mm[256], pct[512], name[32];
 
@@ -272,19 +272,19 @@ static void write_outputs(struct null_ctx *c)
 	jtr_probe_open(p, &gp, "null.gp");
 	jtr_probe_open(p, &csv, "outliers.csv");
 	jtr_probe_open(p, &res, "result.json");
-	seed_hdr(c, &sh, lead, sizeof(lead));
-	jtr_seed_header(hdr, sizeof(hdr), &sh);
+	legacy_hdr(c, &sh, lead, sizeof(lead));
+	jtr_legacy_header(hdr, sizeof(hdr), &sh);
 	jtr_olog_csv_header(csv.f);
 
 	for (int k = 0; k < c->runs_done; k++) {
 		struct null_run *r = &c->run[k];
 
-		jtr_seed_minmax(mm, sizeof(mm), &r->hist, c->histo_buckets);
-		jtr_seed_percentiles(pct, sizeof(pct), &r->hist, c->histo_buckets);
+		jtr_legacy_minmax(mm, sizeof(mm), &r->hist, c->histo_buckets);
+		jtr_legacy_percentiles(pct, sizeof(pct), &r->hist, c->histo_buckets);
 		fprintf(txt.f, "%s%s%s", hdr, mm, pct);
 		if (!p->quiet)
 			printf("%s%s%s", hdr, mm, pct);
-		jtr_seed_gnuplot_block(gp.f, k + 1, hdr, mm, &r->hist, c->histo_buckets);
+		jtr_legacy_gnuplot_block(gp.f, k + 1, hdr, mm, &r->hist, c->histo_buckets);
 		jtr_olog_write_csv(csv.f, &r->log, &p->tb);
 	}
 
@@ -366,7 +366,7 @@ int main(int argc, char **argv)
 	c.pause_ns = 898;
 	c.warmup = 500;
 	c.runs = 3;
-	c.histo_buckets = JTR_SEED_DEFAULT_BUCKETS;
+	c.histo_buckets = JTR_LEGACY_DEFAULT_BUCKETS;
 	c.max_outliers = 100000;
 	c.desc = "jtr null";
 

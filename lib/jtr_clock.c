@@ -155,7 +155,7 @@ void jtr_clock_measure_costs(double hz, struct jtr_clock_costs *c)
 
 	memset(c, 0, sizeof(*c));
 
-	/* clock_gettime: the seed's method, 1000 calls timed by the clock itself */
+	/* clock_gettime: jtr_null's method, 1000 calls timed by the clock itself */
 	best = INT64_MAX;
 	for (r = 0; r < 20; r++) {
 		int64_t a = jtr_mono_ns(), b = a;
@@ -179,7 +179,7 @@ void jtr_clock_measure_costs(double hz, struct jtr_clock_costs *c)
 	c->gettime_region_ns = (double)best;
 
 	if (hz <= 0 || !JTR_HAVE_TSC) {
-		/* seed method for the loop cost: clock_gettime around it */
+		/* jtr_null's method for the loop cost: clock_gettime around it */
 		best = INT64_MAX;
 		for (r = 0; r < 20; r++) {
 			int64_t a = jtr_mono_ns();

@@ -19,8 +19,8 @@
 #include "jtr_err.h"
 
 enum jtr_timebase {
-	JTR_TB_TSC = 1,		/* the seed's timebase=1 */
-	JTR_TB_CLOCK = 2,	/* the seed's timebase=2 */
+	JTR_TB_TSC = 1,		/* jtr_null's timebase=1 */
+	JTR_TB_CLOCK = 2,	/* jtr_null's timebase=2 */
 };
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -177,7 +177,7 @@ struct jtr_clock_costs {
 	double gettime_ns;		/* clock_gettime(CLOCK_MONOTONIC), min over repeats */
 	double tsc_step_ns;		/* smallest non-zero step between back-to-back reads */
 	uint64_t tsc_step_ticks;
-	double loops_1000_ns;		/* the seed's jtr_1000_loops_cost */
+	double loops_1000_ns;		/* jtr_null's jtr_1000_loops_cost */
 	double region_overhead_ns;	/* jtr_tsc_begin() + jtr_tsc_end() around nothing, min */
 	double gettime_region_ns;	/* two clock_gettime() around nothing, min */
 };

@@ -188,7 +188,7 @@ bool jtr_hist_next(const struct jtr_hist *h, uint32_t *idx, struct jtr_hist_buck
 	return false;
 }
 
-/* jtr_hist_linear - the seed's linear view */
+/* jtr_hist_linear - jtr_null's linear view */
 void jtr_hist_linear(const struct jtr_hist *h, uint64_t width, uint32_t n,
 		     uint64_t *out, uint64_t *overflows)
 {

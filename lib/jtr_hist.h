@@ -128,7 +128,7 @@ uint64_t jtr_hist_count_above(const struct jtr_hist *h, uint64_t v);
  * false at the end */
 bool jtr_hist_next(const struct jtr_hist *h, uint32_t *idx, struct jtr_hist_bucket *b);
 
-/* jtr_hist_linear - the seed's linear view: @n buckets of @width values
+/* jtr_hist_linear - jtr_null's linear view: @n buckets of @width values
  * each. A log bucket is placed by its lowest value, so where a log bucket is
  * wider than 1 and straddles a boundary (above 2^p * 4 for width 10) its whole
  * count goes to the lower linear bucket. Counts at or beyond n * width go to

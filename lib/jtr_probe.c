@@ -169,7 +169,7 @@ void jtr_opt_fifo(struct jtr_probe *p, const char *arg)
 	p->fifo_prio = (int)v;
 }
 
-/* jtr_opt_timebase - -t tsc|clock (or the seed's 1|2) */
+/* jtr_opt_timebase - -t tsc|clock (or jtr_null's 1|2) */
 void jtr_opt_timebase(struct jtr_probe *p, const char *arg)
 {
 	if (!strcmp(arg, "tsc") || !strcmp(arg, "rdtsc") || !strcmp(arg, "1"))

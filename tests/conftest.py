@@ -60,8 +60,8 @@ def load(path):
         return json.load(f)
 
 
-def seed_blocks(text):
-    """Parse the seed's summary text into one dict per run."""
+def legacy_blocks(text):
+    """Parse jtr_null's legacy summary text into one dict per run."""
     blocks = []
     for m in re.finditer(
             r"(?P<hdr>[^\n]*: (?P<lead>\w+=\d+), cpu_num=(?P<cpu>-?\d+), "

@@ -1,12 +1,12 @@
 """jtr null, gap and clock: short real runs, checked against the schema, the
-seed formats and each other."""
+legacy formats and each other."""
 import csv
 import math
 import os
 import re
 import time
 
-from conftest import load, run_jtr, seed_blocks
+from conftest import load, run_jtr, legacy_blocks
 
 PCTS = ["50", "90", "99", "99.9", "99.99", "99.999"]
 
@@ -40,7 +40,7 @@ def check_run_stats(r):
             break
 
 
-def test_null_result_and_seed_text_agree(tmp_path, validate):
+def test_null_result_and_legacy_text_agree(tmp_path, validate):
     out = tmp_path / "null"
     p = run_jtr("null", "-n", "30K", "-r", "2", "-B", "100", "-o", out, "-d", "tst_null.sh",
                 check=True)
@@ -51,7 +51,7 @@ def test_null_result_and_seed_text_agree(tmp_path, validate):
         assert (out / f).is_file()
     text = (out / "summary.txt").read_text()
     assert text in p.stdout  # the summary is also what the user saw
-    blocks = seed_blocks(text)
+    blocks = legacy_blocks(text)
     assert len(blocks) == 2
     err = res["runs"][0]["histogram"]["max_rel_error"]
     for b, r in zip(blocks, res["runs"]):
@@ -66,7 +66,7 @@ def test_null_result_and_seed_text_agree(tmp_path, validate):
         for pct, json_key in ((90.0, "90"), (99.0, "99"), (99.9, "99.9"), (99.99, "99.99"),
                               (99.999, "99.999")):
             v = r["percentiles_ns"][json_key]
-            # the seed's "below N": the end of the 10 ns bucket holding the value
+            # jtr_null's "below N": the end of the 10 ns bucket holding the value
             assert v * (1 - err) - 10 <= b["below"][pct] <= v * (1 + err) + 10, (pct, v, b)
         # overflows: samples at or beyond histo_buckets x 10 ns
         beyond = sum(n for lo, hi, n in r["histogram"]["buckets"] if lo >= b["hb"] * 10)
@@ -80,8 +80,8 @@ def test_null_gnuplot_file_matches_runs(tmp_path):
     blocks = (out / "null.gp").read_text().split("\n\n\n")
     blocks = [b for b in blocks if b.strip()]
     assert len(blocks) == 3
-    seeds = seed_blocks((out / "summary.txt").read_text())
-    for i, (blk, r, s) in enumerate(zip(blocks, res["runs"], seeds), 1):
+    legacy = legacy_blocks((out / "summary.txt").read_text())
+    for i, (blk, r, s) in enumerate(zip(blocks, res["runs"], legacy), 1):
         lines = blk.strip("\n").split("\n")
         assert lines[0].startswith('# title_%d = "jtr null: Busy\\_spins=100' % i)
         assert lines[0].endswith('Overflows=%d"' % s["over"])
@@ -96,7 +96,7 @@ def test_null_clock_timebase(tmp_path, validate):
     run_jtr("null", "-n", "10K", "-r", "1", "-t", "clock", "-o", out, check=True)
     res = validate(load(out))
     assert res["calibration"]["timebase"] == "clock"
-    assert seed_blocks((out / "summary.txt").read_text())[0]["tb"] == 2
+    assert legacy_blocks((out / "summary.txt").read_text())[0]["tb"] == 2
 
 
 def test_null_outliers_logged_with_monotonic_time(tmp_path, validate):

@@ -128,7 +128,7 @@ def cmd_version(args):
 
 COMMANDS = [
     ("run", "measure a CPU and print what was found (the main job)", cmd_run),
-    ("null", "time an empty loop millions of times (the seed's jtr_null, tst_clock)",
+    ("null", "time an empty loop millions of times (jtr_null, tst_clock.sh)",
      _exec_probe("null")),
     ("gap", "read the clock back to back, log every interruption (oslat, um_perf -j)",
      _exec_probe("gap")),

@@ -246,7 +246,7 @@ static void test_iterate_and_count_above(void **state)
 	jtr_hist_free(&h);
 }
 
-/* the seed's 10 ns linear view */
+/* jtr_null's 10 ns linear view */
 static void test_linear_view(void **state)
 {
 	struct jtr_hist h;

@@ -1,4 +1,4 @@
-/* jtr_seed.h - the original jitter tools' text summary and gnuplot file.
+/* jtr_legacy.h - the original jitter tools' text summary and gnuplot file.
  *
  * Summary, one block per run:
  *   DESC: LEAD, cpu_num=5, fifo_priority=-1, histo_buckets=200, num_samples=2000000,
@@ -17,19 +17,19 @@
  * beyond the linear range, the original printed a warning, jtr prints the
  * value from its lossless histogram instead.
  */
-#ifndef JTR_SEED_H
-#define JTR_SEED_H
+#ifndef JTR_LEGACY_H
+#define JTR_LEGACY_H
 
 #include <stdint.h>
 #include <stdio.h>
 
 #include "jtr_hist.h"
 
-#define JTR_SEED_BUCKET_NS 10
-#define JTR_SEED_DEFAULT_BUCKETS 200
+#define JTR_LEGACY_BUCKET_NS 10
+#define JTR_LEGACY_DEFAULT_BUCKETS 200
 
-struct jtr_seed_hdr {
-	const char *desc;		/* the run's name, the seed's -d */
+struct jtr_legacy_hdr {
+	const char *desc;		/* the run's name, jtr_null's -d */
 	const char *lead;		/* "Busy_spins=100" */
 	int cpu_num;
 	int fifo_priority;
@@ -44,20 +44,20 @@ struct jtr_seed_hdr {
 	long long loops_1000_cost;
 };
 
-/* jtr_seed_header - the three header lines; returns length or -ENOSPC */
-int jtr_seed_header(char *buf, size_t n, const struct jtr_seed_hdr *s);
+/* jtr_legacy_header - the three header lines; returns length or -ENOSPC */
+int jtr_legacy_header(char *buf, size_t n, const struct jtr_legacy_hdr *s);
 
-/* jtr_seed_minmax - "Minimum=.., Maximum=.., Average=.., Overflows=..\n" */
-int jtr_seed_minmax(char *buf, size_t n, const struct jtr_hist *h, uint32_t histo_buckets);
+/* jtr_legacy_minmax - "Minimum=.., Maximum=.., Average=.., Overflows=..\n" */
+int jtr_legacy_minmax(char *buf, size_t n, const struct jtr_hist *h, uint32_t histo_buckets);
 
-/* jtr_seed_below_ns - the N of "P% are below N ns" (seed rounding) */
-uint64_t jtr_seed_below_ns(const struct jtr_hist *h, uint32_t histo_buckets, double pct);
+/* jtr_legacy_below_ns - the N of "P% are below N ns" (jtr_null's rounding) */
+uint64_t jtr_legacy_below_ns(const struct jtr_hist *h, uint32_t histo_buckets, double pct);
 
-/* jtr_seed_percentiles - the five "are below" lines */
-int jtr_seed_percentiles(char *buf, size_t n, const struct jtr_hist *h, uint32_t histo_buckets);
+/* jtr_legacy_percentiles - the five "are below" lines */
+int jtr_legacy_percentiles(char *buf, size_t n, const struct jtr_hist *h, uint32_t histo_buckets);
 
-/* jtr_seed_gnuplot_block - one run's block; @index counts from 1 */
-int jtr_seed_gnuplot_block(FILE *f, int index, const char *header, const char *minmax,
+/* jtr_legacy_gnuplot_block - one run's block; @index counts from 1 */
+int jtr_legacy_gnuplot_block(FILE *f, int index, const char *header, const char *minmax,
 			   const struct jtr_hist *h, uint32_t histo_buckets);
 
 #endif

@@ -1,4 +1,4 @@
-/* test_seed.c - the seed's text and gnuplot formats, byte for byte against
+/* test_legacy.c - jtr_null's text and gnuplot formats, byte for byte against
  * the example the original tools printed on the host "Crush". */
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "jtr_seed.h"
+#include "jtr_legacy.h"
 
 static const char crush_header[] =
 	"tst_null.sh: Busy_spins=100, cpu_num=5, fifo_priority=-1, histo_buckets=200, num_samples=2000000,\n"
@@ -34,7 +34,7 @@ static const char crush_gp[] =
 	"200 1\n"
 	"\n\n";
 
-/* crush - the first run of the seed's example: 2M samples, one at 201 ns,
+/* crush - the first run of the original README's example: 2M samples, one at 201 ns,
  * one at 3445 ns beyond the 200 x 10 ns range */
 static void crush(struct jtr_hist *h)
 {
@@ -48,7 +48,7 @@ static void crush(struct jtr_hist *h)
 
 static void test_header(void **state)
 {
-	struct jtr_seed_hdr s = {
+	struct jtr_legacy_hdr s = {
 		.desc = "tst_null.sh", .lead = "Busy_spins=100", .cpu_num = 5, .fifo_priority = -1,
 		.histo_buckets = 200, .num_samples = 2000000, .pause_ns = 898, .timebase = 1,
 		.warmup_loops = 500, .gettime_cost = 15, .rdtsc_cost = 6,
@@ -57,9 +57,9 @@ static void test_header(void **state)
 	char buf[1024];
 
 	(void)state;
-	assert_int_equal(jtr_seed_header(buf, sizeof(buf), &s), (int)strlen(crush_header));
+	assert_int_equal(jtr_legacy_header(buf, sizeof(buf), &s), (int)strlen(crush_header));
 	assert_string_equal(buf, crush_header);
-	assert_true(jtr_seed_header(buf, 20, &s) < 0);
+	assert_true(jtr_legacy_header(buf, 20, &s) < 0);
 }
 
 static void test_summary(void **state)
@@ -69,8 +69,8 @@ static void test_summary(void **state)
 
 	(void)state;
 	crush(&h);
-	assert_true(jtr_seed_minmax(mm, sizeof(mm), &h, 200) > 0);
-	assert_true(jtr_seed_percentiles(pct, sizeof(pct), &h, 200) > 0);
+	assert_true(jtr_legacy_minmax(mm, sizeof(mm), &h, 200) > 0);
+	assert_true(jtr_legacy_percentiles(pct, sizeof(pct), &h, 200) > 0);
 	snprintf(all, sizeof(all), "%s%s", mm, pct);
 	assert_string_equal(all, crush_summary);
 	jtr_hist_free(&h);
@@ -85,8 +85,8 @@ static void test_gnuplot(void **state)
 
 	(void)state;
 	crush(&h);
-	jtr_seed_minmax(mm, sizeof(mm), &h, 200);
-	assert_int_equal(jtr_seed_gnuplot_block(f, 1, crush_header, mm, &h, 200), 0);
+	jtr_legacy_minmax(mm, sizeof(mm), &h, 200);
+	assert_int_equal(jtr_legacy_gnuplot_block(f, 1, crush_header, mm, &h, 200), 0);
 	fclose(f);
 	assert_string_equal(buf, crush_gp);
 	free(buf);
@@ -104,10 +104,10 @@ static void test_percentile_beyond_linear(void **state)
 		jtr_hist_record(&h, 100);
 	for (int i = 0; i < 10; i++)
 		jtr_hist_record(&h, 25325);	/* beyond 2000 ns */
-	assert_int_equal(jtr_seed_below_ns(&h, 200, 50.0), 110);
+	assert_int_equal(jtr_legacy_below_ns(&h, 200, 50.0), 110);
 	/* 25325 lies in a log bucket [25088, 25343]: rounded up to its 10 ns end */
 	{
-		uint64_t v = jtr_seed_below_ns(&h, 200, 99.0);
+		uint64_t v = jtr_legacy_below_ns(&h, 200, 99.0);
 
 		assert_true(v >= 25330 && v <= 25350);
 		assert_int_equal(v % 10, 0);
@@ -124,5 +124,5 @@ int main(void)
 		cmocka_unit_test(test_percentile_beyond_linear),
 	};
 
-	return cmocka_run_group_tests_name("seed", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("legacy", tests, NULL, NULL);
 }

@@ -1,14 +1,14 @@
-/* jtr_seed.c - the original jitter tools' text summary and gnuplot file. */
+/* jtr_legacy.c - the original jtr_null's text summary and gnuplot file. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "jtr_seed.h"
+#include "jtr_legacy.h"
 
-static const double seed_pcts[] = { 90.0, 99.0, 99.9, 99.99, 99.999 };
+static const double legacy_pcts[] = { 90.0, 99.0, 99.9, 99.99, 99.999 };
 
-/* jtr_seed_header - the three header lines */
-int jtr_seed_header(char *buf, size_t n, const struct jtr_seed_hdr *s)
+/* jtr_legacy_header - the three header lines */
+int jtr_legacy_header(char *buf, size_t n, const struct jtr_legacy_hdr *s)
 {
 	int w = snprintf(buf, n,
 			 "%s: %s, cpu_num=%d, fifo_priority=%d, histo_buckets=%u, num_samples=%llu,\n"
@@ -28,12 +28,12 @@ static uint64_t *linear(const struct jtr_hist *h, uint32_t nb, uint64_t *over)
 	uint64_t *lin = calloc(nb ? nb : 1, sizeof(*lin));
 
 	if (lin)
-		jtr_hist_linear(h, JTR_SEED_BUCKET_NS, nb, lin, over);
+		jtr_hist_linear(h, JTR_LEGACY_BUCKET_NS, nb, lin, over);
 	return lin;
 }
 
-/* jtr_seed_minmax - "Minimum=.., Maximum=.., Average=.., Overflows=..\n" */
-int jtr_seed_minmax(char *buf, size_t n, const struct jtr_hist *h, uint32_t histo_buckets)
+/* jtr_legacy_minmax - "Minimum=.., Maximum=.., Average=.., Overflows=..\n" */
+int jtr_legacy_minmax(char *buf, size_t n, const struct jtr_hist *h, uint32_t histo_buckets)
 {
 	uint64_t over = 0, *lin = linear(h, histo_buckets, &over);
 	int w;
@@ -49,8 +49,8 @@ int jtr_seed_minmax(char *buf, size_t n, const struct jtr_hist *h, uint32_t hist
 	return w < 0 || (size_t)w >= n ? -ENOSPC : w;
 }
 
-/* jtr_seed_below_ns - the N of "P% are below N ns" */
-uint64_t jtr_seed_below_ns(const struct jtr_hist *h, uint32_t histo_buckets, double pct)
+/* jtr_legacy_below_ns - the N of "P% are below N ns" */
+uint64_t jtr_legacy_below_ns(const struct jtr_hist *h, uint32_t histo_buckets, double pct)
 {
 	uint64_t over = 0, *lin = linear(h, histo_buckets, &over), cum = 0, need, v;
 	uint32_t i = 0;
@@ -64,22 +64,22 @@ uint64_t jtr_seed_below_ns(const struct jtr_hist *h, uint32_t histo_buckets, dou
 		cum += lin[i++];
 	free(lin);
 	if (cum >= need)
-		return (uint64_t)i * JTR_SEED_BUCKET_NS;
+		return (uint64_t)i * JTR_LEGACY_BUCKET_NS;
 	/* beyond the linear range: the lossless histogram knows, rounded up to
 	 * the next 10 ns bucket end like the lines above */
 	v = jtr_hist_value_at_percentile(h, pct);
-	return (v / JTR_SEED_BUCKET_NS + 1) * JTR_SEED_BUCKET_NS;
+	return (v / JTR_LEGACY_BUCKET_NS + 1) * JTR_LEGACY_BUCKET_NS;
 }
 
-/* jtr_seed_percentiles - the five "are below" lines */
-int jtr_seed_percentiles(char *buf, size_t n, const struct jtr_hist *h, uint32_t histo_buckets)
+/* jtr_legacy_percentiles - the five "are below" lines */
+int jtr_legacy_percentiles(char *buf, size_t n, const struct jtr_hist *h, uint32_t histo_buckets)
 {
 	size_t len = 0;
 
 	buf[0] = '\0';
-	for (size_t k = 0; k < sizeof(seed_pcts) / sizeof(seed_pcts[0]); k++) {
-		int w = snprintf(buf + len, n - len, "%6.3f%% are below %llu ns\n", seed_pcts[k],
-				 (unsigned long long)jtr_seed_below_ns(h, histo_buckets, seed_pcts[k]));
+	for (size_t k = 0; k < sizeof(legacy_pcts) / sizeof(legacy_pcts[0]); k++) {
+		int w = snprintf(buf + len, n - len, "%6.3f%% are below %llu ns\n", legacy_pcts[k],
+				 (unsigned long long)jtr_legacy_below_ns(h, histo_buckets, legacy_pcts[k]));
 
 		if (w < 0 || (size_t)w >= n - len)
 			return -ENOSPC;
@@ -107,8 +107,8 @@ static void put_title(FILE *f, const char *s)
 	}
 }
 
-/* jtr_seed_gnuplot_block - one run's block */
-int jtr_seed_gnuplot_block(FILE *f, int index, const char *header, const char *minmax,
+/* jtr_legacy_gnuplot_block - one run's block */
+int jtr_legacy_gnuplot_block(FILE *f, int index, const char *header, const char *minmax,
 			   const struct jtr_hist *h, uint32_t histo_buckets)
 {
 	uint64_t over = 0, *lin = linear(h, histo_buckets, &over);
@@ -120,10 +120,10 @@ int jtr_seed_gnuplot_block(FILE *f, int index, const char *header, const char *m
 	fputs("\\n", f);
 	put_title(f, minmax);
 	fprintf(f, "\"\n# xrange_%d = %llu\n", index,
-		(unsigned long long)histo_buckets * JTR_SEED_BUCKET_NS);
+		(unsigned long long)histo_buckets * JTR_LEGACY_BUCKET_NS);
 	for (uint32_t i = 0; i < histo_buckets; i++)
 		if (lin[i])
-			fprintf(f, "%llu %llu\n", (unsigned long long)i * JTR_SEED_BUCKET_NS,
+			fprintf(f, "%llu %llu\n", (unsigned long long)i * JTR_LEGACY_BUCKET_NS,
 				(unsigned long long)lin[i]);
 	fputs("\n\n", f);
 	free(lin);
