@@ -45,16 +45,10 @@ static const char usage_text[] =
 "  jtr clock                   every source, 1M reads each\n"
 "  jtr clock -c 2 -n 10M       longer, on CPU 2\n";
 
-enum { OPT_HIST_ERROR = 256 };
-
 static const struct option long_opts[] = {
 	{ "reads", required_argument, NULL, 'n' },
 	{ "cpu", required_argument, NULL, 'c' },
-	{ "fifo", required_argument, NULL, 'f' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "hist-error", required_argument, NULL, OPT_HIST_ERROR },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
+	JTR_PROBE_LONG_OPTS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -268,6 +262,8 @@ int main(int argc, char **argv)
 	c.p = &p;
 	c.reads = 1000000;
 	while ((opt = getopt_long(argc, argv, ":n:c:f:o:qh", long_opts, NULL)) != -1) {
+		if (jtr_probe_common_opt(&p, opt, usage_text, argv))
+			continue;
 		switch (opt) {
 		case 'n': c.reads = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40); break;
 		case 'c':
@@ -277,20 +273,10 @@ int main(int argc, char **argv)
 						optarg);
 			cpu_given = true;
 			break;
-		case 'f': jtr_opt_fifo(&p, optarg); break;
-		case 'o': p.out_opt = optarg; break;
-		case OPT_HIST_ERROR: jtr_opt_hist_error(&p, optarg); break;
-		case 'q': p.quiet = true; p.progress = false; break;
-		case 'h': fputs(usage_text, stdout); return 0;
-		default: jtr_unknown_option(&p, opt, optopt, argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
-		jtr_usage_error(&p, "unexpected argument '%s'; see 'jtr clock --help'", argv[optind]);
-	if (!cpu_given) {
-		CPU_ZERO(&cpus);
-		CPU_SET(jtr_cpu_default(), &cpus);
-	}
+	jtr_probe_no_args(&p, argc, argv);
+	jtr_probe_default_cpus(&cpus, cpu_given);
 	jtr_probe_check_cpus(&p, "-c", &cpus);
 	for (k = 0; k < CPU_SETSIZE; k++)
 		if (CPU_ISSET(k, &cpus))

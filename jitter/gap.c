@@ -51,21 +51,15 @@ static const char usage_text[] =
 "  jtr gap -j 1G -t clock        um_perf -j: 1e9 clock_gettime loops, min and max gap\n"
 "  jtr gap -f 99 -c 3 -d 5m      five minutes at SCHED_FIFO 99\n";
 
-enum { OPT_THRESHOLD = 256, OPT_MAX_OUTLIERS, OPT_HIST_ERROR };
-
 static const struct option long_opts[] = {
 	{ "duration", required_argument, NULL, 'd' },
 	{ "loops", required_argument, NULL, 'j' },
 	{ "cpus", required_argument, NULL, 'c' },
 	{ "cpu", required_argument, NULL, 'c' },
 	{ "timebase", required_argument, NULL, 't' },
-	{ "fifo", required_argument, NULL, 'f' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
-	{ "max-outliers", required_argument, NULL, OPT_MAX_OUTLIERS },
-	{ "hist-error", required_argument, NULL, OPT_HIST_ERROR },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
+	{ "threshold", required_argument, NULL, JTR_OPT_THRESHOLD },
+	{ "max-outliers", required_argument, NULL, JTR_OPT_MAX_OUTLIERS },
+	JTR_PROBE_LONG_OPTS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -164,8 +158,7 @@ static void worker(void *arg)
 	uint64_t thr, end, loops = gp->loops;
 
 	g->pre_min_ns = g->p->tb.kind == JTR_TB_TSC ? pre_min_tsc(&t2n) : pre_min_clock();
-	thr = gp->threshold_opt ? gp->threshold_opt :
-	      (8 * g->pre_min_ns > 1000 ? 8 * g->pre_min_ns : 1000);
+	thr = gp->threshold_opt ? gp->threshold_opt : jtr_default_threshold_ns(g->pre_min_ns);
 	g->threshold_ns = thr;
 
 #define TSC_TONS(d) jtr_ticks2ns(&t2n, (d))
@@ -377,6 +370,8 @@ int main(int argc, char **argv)
 
 	/* 1. options: numbers only; paths are kept as strings */
 	while ((opt = getopt_long(argc, argv, ":d:j:c:t:f:o:qh", long_opts, NULL)) != -1) {
+		if (jtr_probe_common_opt(&p, opt, usage_text, argv))
+			continue;
 		switch (opt) {
 		case 'd':
 			gp.duration_ns = jtr_opt_duration(&p, "-d", optarg, JTR_NS_PER_S, JTR_NS_PER_MS,
@@ -385,29 +380,18 @@ int main(int argc, char **argv)
 			break;
 		case 'j': gp.loops = jtr_opt_count(&p, "-j", optarg, 1, 1ULL << 50); break;
 		case 'c': jtr_opt_cpus(&p, optarg, false, &cpus, &none); cpu_given = true; break;
-		case 't': jtr_opt_timebase(&p, optarg); break;
-		case 'f': jtr_opt_fifo(&p, optarg); break;
-		case 'o': p.out_opt = optarg; break;
-		case OPT_THRESHOLD:
+		case JTR_OPT_THRESHOLD:
 			gp.threshold_opt = jtr_opt_duration(&p, "--threshold", optarg, 1, 1, 3600 * JTR_NS_PER_S);
 			break;
-		case OPT_MAX_OUTLIERS:
+		case JTR_OPT_MAX_OUTLIERS:
 			gp.max_outliers = jtr_opt_count(&p, "--max-outliers", optarg, 0, 100000000);
 			break;
-		case OPT_HIST_ERROR: jtr_opt_hist_error(&p, optarg); break;
-		case 'q': p.quiet = true; p.progress = false; break;
-		case 'h': fputs(usage_text, stdout); return 0;
-		default: jtr_unknown_option(&p, opt, optopt, argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
-		jtr_usage_error(&p, "unexpected argument '%s'; see 'jtr gap --help'", argv[optind]);
+	jtr_probe_no_args(&p, argc, argv);
 	if (gp.loops && dur_given)
 		jtr_usage_error(&p, "-d and -j both given; use -d for a duration or -j for a loop count");
-	if (!cpu_given) {
-		CPU_ZERO(&cpus);
-		CPU_SET(jtr_cpu_default(), &cpus);
-	}
+	jtr_probe_default_cpus(&cpus, cpu_given);
 	jtr_probe_check_cpus(&p, "-c", &cpus);
 
 	/* 2. everything the hot loops touch, allocated and pre-touched */

@@ -53,8 +53,6 @@ static const char usage_text[] =
 "  jtr null -t clock -d tst_clock    timed with clock_gettime, like tst_clock.sh\n"
 "  jtr null -f 99 -c 3 -o null-fifo  SCHED_FIFO 99 (root, or after make install-caps)\n";
 
-enum { OPT_THRESHOLD = 256, OPT_MAX_OUTLIERS, OPT_HIST_ERROR };
-
 static const struct option long_opts[] = {
 	{ "samples", required_argument, NULL, 'n' },
 	{ "spins", required_argument, NULL, 'B' },
@@ -63,15 +61,11 @@ static const struct option long_opts[] = {
 	{ "runs", required_argument, NULL, 'r' },
 	{ "timebase", required_argument, NULL, 't' },
 	{ "cpu", required_argument, NULL, 'c' },
-	{ "fifo", required_argument, NULL, 'f' },
-	{ "output", required_argument, NULL, 'o' },
 	{ "desc", required_argument, NULL, 'd' },
 	{ "histo-buckets", required_argument, NULL, 'H' },
-	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
-	{ "max-outliers", required_argument, NULL, OPT_MAX_OUTLIERS },
-	{ "hist-error", required_argument, NULL, OPT_HIST_ERROR },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
+	{ "threshold", required_argument, NULL, JTR_OPT_THRESHOLD },
+	{ "max-outliers", required_argument, NULL, JTR_OPT_MAX_OUTLIERS },
+	JTR_PROBE_LONG_OPTS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -122,92 +116,68 @@ static inline uint64_t sample_clock(uint64_t spins, uint64_t ovh, uint64_t *t0, 
 	return d > ovh ? d - ovh : 0;
 }
 
-/* run_tsc - warm-up, then the measured samples, on the TSC */
+/* NULL_RUN - warm-up, then the measured samples of one run. SAMPLE(&t0, &t1)
+ * times one empty loop (raw units, overhead removed), TONS converts raw to
+ * ns, NOW() reads the timebase for the pause. The histogram totals and log
+ * counters are local copies (registers), written back at the end. */
+#define NULL_RUN(SAMPLE, TONS, NOW, pause_raw) do {				\
+	struct jtr_hist hl = r->hist, ll = r->lengths;				\
+	struct jtr_olog lg = r->log;						\
+	uint64_t t0, t1, ns, i, thr, wmin = UINT64_MAX;				\
+	for (i = 0; i < c->warmup && !jtr_stop; i++) {				\
+		ns = TONS(SAMPLE(&t0, &t1));					\
+		if (ns < wmin)							\
+			wmin = ns;						\
+		while (NOW() - t1 < (pause_raw))				\
+			;							\
+	}									\
+	r->warm_min_ns = wmin == UINT64_MAX ? 0 : wmin;				\
+	thr = c->threshold_opt ? c->threshold_opt : jtr_default_threshold_ns(r->warm_min_ns); \
+	r->threshold_ns = thr;							\
+	r->start_raw = NOW();							\
+	for (i = 0; i < c->samples; i++) {					\
+		ns = TONS(SAMPLE(&t0, &t1));					\
+		jtr_hist_record(&hl, ns);					\
+		if (__builtin_expect(ns > thr, 0)) {				\
+			jtr_olog_add(&lg, t0, ns);				\
+			jtr_hist_record(&ll, ns);				\
+		}								\
+		if (__builtin_expect((i & 4095) == 0, 0)) {			\
+			c->at_sample = i;					\
+			if (jtr_stop)						\
+				break;						\
+		}								\
+		while (NOW() - t1 < (pause_raw))				\
+			;							\
+	}									\
+	r->partial = i < c->samples;						\
+	r->hist = hl;								\
+	r->lengths = ll;							\
+	r->log = lg;								\
+} while (0)
+
+/* run_tsc - one run on the TSC */
 static void run_tsc(struct null_ctx *c, struct null_run *r)
 {
 	const struct jtr_ticks2ns t2n = c->p->tb.t2n;
 	const uint64_t spins = c->spins;
 	const uint64_t ovh = jtr_ns2ticks(c->p->tb.hz, (uint64_t)c->p->costs.region_overhead_ns);
-	const uint64_t pause = jtr_ns2ticks(c->p->tb.hz, c->pause_ns);
-	uint64_t t0, t1, ns, i, thr, wmin = UINT64_MAX;
-	/* local copies stay in registers; written back after the loop */
-	struct jtr_hist hl = r->hist, ll = r->lengths;
-	struct jtr_olog lg = r->log;
 
-	for (i = 0; i < c->warmup && !jtr_stop; i++) {
-		ns = jtr_ticks2ns(&t2n, sample_tsc(spins, ovh, &t0, &t1));
-		if (ns < wmin)
-			wmin = ns;
-		while (jtr_rdtsc() - t1 < pause)
-			;
-	}
-	r->warm_min_ns = wmin == UINT64_MAX ? 0 : wmin;
-	thr = c->threshold_opt ? c->threshold_opt :
-	      (8 * r->warm_min_ns > 1000 ? 8 * r->warm_min_ns : 1000);
-	r->threshold_ns = thr;
-	r->start_raw = jtr_rdtsc_ordered();
-	for (i = 0; i < c->samples; i++) {
-		ns = jtr_ticks2ns(&t2n, sample_tsc(spins, ovh, &t0, &t1));
-		jtr_hist_record(&hl, ns);
-		if (__builtin_expect(ns > thr, 0)) {
-			jtr_olog_add(&lg, t0, ns);
-			jtr_hist_record(&ll, ns);
-		}
-		if (__builtin_expect((i & 4095) == 0, 0)) {
-			c->at_sample = i;
-			if (jtr_stop)
-				break;
-		}
-		while (jtr_rdtsc() - t1 < pause)
-			;
-	}
-	r->partial = i < c->samples;
-	r->hist = hl;
-	r->lengths = ll;
-	r->log = lg;
+#define TSC_SAMPLE(a, b) sample_tsc(spins, ovh, (a), (b))
+#define TSC_TONS(d) jtr_ticks2ns(&t2n, (d))
+	NULL_RUN(TSC_SAMPLE, TSC_TONS, jtr_rdtsc, jtr_ns2ticks(c->p->tb.hz, c->pause_ns));
 }
 
-/* run_clock - the same with clock_gettime(CLOCK_MONOTONIC) */
+/* run_clock - one run with clock_gettime(CLOCK_MONOTONIC) */
 static void run_clock(struct null_ctx *c, struct null_run *r)
 {
-	const uint64_t spins = c->spins, pause = c->pause_ns;
+	const uint64_t spins = c->spins;
 	const uint64_t ovh = (uint64_t)c->p->costs.gettime_region_ns;
-	uint64_t t0, t1, ns, i, thr, wmin = UINT64_MAX;
-	/* local copies stay in registers; written back after the loop */
-	struct jtr_hist hl = r->hist, ll = r->lengths;
-	struct jtr_olog lg = r->log;
 
-	for (i = 0; i < c->warmup && !jtr_stop; i++) {
-		ns = sample_clock(spins, ovh, &t0, &t1);
-		if (ns < wmin)
-			wmin = ns;
-		while ((uint64_t)jtr_mono_ns() - t1 < pause)
-			;
-	}
-	r->warm_min_ns = wmin == UINT64_MAX ? 0 : wmin;
-	thr = c->threshold_opt ? c->threshold_opt :
-	      (8 * r->warm_min_ns > 1000 ? 8 * r->warm_min_ns : 1000);
-	r->threshold_ns = thr;
-	r->start_raw = (uint64_t)jtr_mono_ns();
-	for (i = 0; i < c->samples; i++) {
-		ns = sample_clock(spins, ovh, &t0, &t1);
-		jtr_hist_record(&hl, ns);
-		if (__builtin_expect(ns > thr, 0)) {
-			jtr_olog_add(&lg, t0, ns);
-			jtr_hist_record(&ll, ns);
-		}
-		if (__builtin_expect((i & 4095) == 0, 0)) {
-			c->at_sample = i;
-			if (jtr_stop)
-				break;
-		}
-		while ((uint64_t)jtr_mono_ns() - t1 < pause)
-			;
-	}
-	r->partial = i < c->samples;
-	r->hist = hl;
-	r->lengths = ll;
-	r->log = lg;
+#define CLK_SAMPLE(a, b) sample_clock(spins, ovh, (a), (b))
+#define CLK_TONS(d) (d)
+#define CLK_NOW() ((uint64_t)jtr_mono_ns())
+	NULL_RUN(CLK_SAMPLE, CLK_TONS, CLK_NOW, c->pause_ns);
 }
 
 /* worker - every run, one after the other, on the pinned CPU */
@@ -372,13 +342,14 @@ int main(int argc, char **argv)
 
 	/* 1. options: numbers only; paths are kept as strings */
 	while ((opt = getopt_long(argc, argv, ":n:B:p:w:r:t:c:f:o:d:H:qh", long_opts, NULL)) != -1) {
+		if (jtr_probe_common_opt(&p, opt, usage_text, argv))
+			continue;
 		switch (opt) {
 		case 'n': c.samples = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40); break;
 		case 'B': c.spins = jtr_opt_count(&p, "-B", optarg, 0, 1ULL << 32); break;
 		case 'p': c.pause_ns = jtr_opt_duration(&p, "-p", optarg, 1, 0, 10 * JTR_NS_PER_S); break;
 		case 'w': c.warmup = jtr_opt_count(&p, "-w", optarg, 0, 1ULL << 32); break;
 		case 'r': c.runs = jtr_opt_int(&p, "-r", optarg, 1, MAX_RUNS); break;
-		case 't': jtr_opt_timebase(&p, optarg); break;
 		case 'c':
 			jtr_opt_cpus(&p, optarg, true, &cpus, &no_pin);
 			if (!no_pin && CPU_COUNT(&cpus) != 1)
@@ -386,29 +357,18 @@ int main(int argc, char **argv)
 						"CPU number (jtr gap takes a list)", optarg);
 			cpu_given = true;
 			break;
-		case 'f': jtr_opt_fifo(&p, optarg); break;
-		case 'o': p.out_opt = optarg; break;
 		case 'd': c.desc = optarg; break;
 		case 'H': c.histo_buckets = (uint32_t)jtr_opt_int(&p, "-H", optarg, 1, 1000000); break;
-		case OPT_THRESHOLD:
+		case JTR_OPT_THRESHOLD:
 			c.threshold_opt = jtr_opt_duration(&p, "--threshold", optarg, 1, 1, 3600 * JTR_NS_PER_S);
 			break;
-		case OPT_MAX_OUTLIERS:
+		case JTR_OPT_MAX_OUTLIERS:
 			c.max_outliers = jtr_opt_count(&p, "--max-outliers", optarg, 0, 100000000);
 			break;
-		case OPT_HIST_ERROR: jtr_opt_hist_error(&p, optarg); break;
-		case 'q': p.quiet = true; p.progress = false; break;
-		case 'h': fputs(usage_text, stdout); return 0;
-		default: jtr_unknown_option(&p, opt, optopt, argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
-		jtr_usage_error(&p, "unexpected argument '%s'; see 'jtr null --help'", argv[optind]);
-
-	if (!cpu_given) {
-		CPU_ZERO(&cpus);
-		CPU_SET(jtr_cpu_default(), &cpus);
-	}
+	jtr_probe_no_args(&p, argc, argv);
+	jtr_probe_default_cpus(&cpus, cpu_given);
 	c.cpu = -1;
 	if (!no_pin) {
 		jtr_probe_check_cpus(&p, "-c", &cpus);

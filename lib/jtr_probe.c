@@ -120,6 +120,42 @@ void jtr_unknown_option(struct jtr_probe *p, int opt, int optopt_c, const char *
 	jtr_usage_error(p, "unknown option '-%c'; see '%s --help'", optopt_c, p->prog);
 }
 
+/* jtr_probe_common_opt - the options every probe shares */
+bool jtr_probe_common_opt(struct jtr_probe *p, int opt, const char *usage, char **argv)
+{
+	switch (opt) {
+	case 'f': jtr_opt_fifo(p, optarg); return true;
+	case 'o': p->out_opt = optarg; return true;
+	case 't': jtr_opt_timebase(p, optarg); return true;
+	case 'q': p->quiet = true; p->progress = false; return true;
+	case JTR_OPT_HIST_ERROR: jtr_opt_hist_error(p, optarg); return true;
+	case 'h':
+		fputs(usage, stdout);
+		exit(0);
+	case ':':
+	case '?':
+		jtr_unknown_option(p, opt, optopt, argv[optind - 1]);
+	default:
+		return false;
+	}
+}
+
+/* jtr_probe_no_args - refuse words left after the options */
+void jtr_probe_no_args(struct jtr_probe *p, int argc, char **argv)
+{
+	if (optind < argc)
+		jtr_usage_error(p, "unexpected argument '%s'; see '%s --help'", argv[optind], p->prog);
+}
+
+/* jtr_probe_default_cpus - @set to jtr_cpu_default() unless @given */
+void jtr_probe_default_cpus(cpu_set_t *set, bool given)
+{
+	if (given)
+		return;
+	CPU_ZERO(set);
+	CPU_SET(jtr_cpu_default(), set);
+}
+
 /* jtr_opt_int - an integer in [min, max] or exit 2 */
 int jtr_opt_int(struct jtr_probe *p, const char *opt, const char *arg, long long min, long long max)
 {

@@ -77,6 +77,28 @@ void jtr_warn(struct jtr_probe *p, const char *fmt, ...);
 __attribute__((noreturn))
 void jtr_unknown_option(struct jtr_probe *p, int opt, int optopt_c, const char *arg);
 
+/* getopt values of the long-only options every probe shares */
+enum { JTR_OPT_HIST_ERROR = 300, JTR_OPT_THRESHOLD, JTR_OPT_MAX_OUTLIERS };
+
+/* the long options every probe takes: -f, -o, -q, -h and --hist-error */
+#define JTR_PROBE_LONG_OPTS						\
+	{ "fifo", required_argument, NULL, 'f' },			\
+	{ "output", required_argument, NULL, 'o' },			\
+	{ "hist-error", required_argument, NULL, JTR_OPT_HIST_ERROR },	\
+	{ "quiet", no_argument, NULL, 'q' },				\
+	{ "help", no_argument, NULL, 'h' }
+
+/* jtr_probe_common_opt - handle getopt's @opt if it is one every probe
+ * shares (-f, -o, -t, -q, -h, --hist-error) or an error (':' or '?');
+ * returns false for the tool's own options. -h prints @usage and exits 0. */
+bool jtr_probe_common_opt(struct jtr_probe *p, int opt, const char *usage, char **argv);
+
+/* jtr_probe_no_args - refuse words left after the options */
+void jtr_probe_no_args(struct jtr_probe *p, int argc, char **argv);
+
+/* jtr_probe_default_cpus - @set to jtr_cpu_default() unless @given */
+void jtr_probe_default_cpus(cpu_set_t *set, bool given);
+
 /* option helpers: validate or exit 2 naming the value and the fix */
 int jtr_opt_int(struct jtr_probe *p, const char *opt, const char *arg, long long min, long long max);
 uint64_t jtr_opt_count(struct jtr_probe *p, const char *opt, const char *arg, uint64_t min, uint64_t max);

@@ -76,6 +76,13 @@ struct jtr_tb {
 /* jtr_tb_mono_ns - CLOCK_MONOTONIC ns of a raw timestamp */
 int64_t jtr_tb_mono_ns(const struct jtr_tb *tb, uint64_t raw);
 
+/* jtr_default_threshold_ns - when a sample counts as an interruption by
+ * default: max(1 us, 8 x the undisturbed minimum) */
+static inline uint64_t jtr_default_threshold_ns(uint64_t min_ns)
+{
+	return 8 * min_ns > 1000 ? 8 * min_ns : 1000;
+}
+
 /* jtr_result_write_outliers - the "outliers" object of a run: threshold,
  * count, per_s, dropped, log file, total and lost time, length percentiles.
  * @lengths holds every outlier's length (logged or dropped); @base_ns is the
