@@ -87,9 +87,9 @@ LIBEXEC := $(DESTDIR)$(PREFIX)/libexec/jtr
 PYLIB   := $(DESTDIR)$(PREFIX)/lib/jtr
 
 install: all
-	install -d $(LIBEXEC) $(PYLIB) $(DESTDIR)$(PREFIX)/bin
+	install -d $(LIBEXEC) $(PYLIB)/jtrpy $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BINS) $(LIBEXEC)/
-	cp -r analysis/jtrpy $(PYLIB)/
+	install -m 0644 analysis/jtrpy/*.py $(PYLIB)/jtrpy/
 	install -m 0755 jtr $(DESTDIR)$(PREFIX)/bin/jtr
 
 install-setuid: install
