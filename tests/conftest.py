@@ -17,10 +17,6 @@ SCHEMA_PATH = os.path.join(ROOT, "docs", "result.schema.json")
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "root: needs root (skipped, with the reason, otherwise)")
-
-
 @pytest.fixture(scope="session")
 def schema():
     with open(SCHEMA_PATH) as f:
@@ -76,13 +72,3 @@ def legacy_blocks(text):
                       re.findall(r"(\d+\.\d{3})% are below (\d+) ns", m.group("pct"))}
         blocks.append(d)
     return blocks
-
-
-@pytest.fixture
-def jtr():
-    return run_jtr
-
-
-@pytest.fixture
-def is_root():
-    return os.geteuid() == 0
