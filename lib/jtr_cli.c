@@ -78,8 +78,9 @@ int jtr_parse_int(const char *s, long long min, long long max, long long *out,
 }
 
 /* jtr_parse_count - non-negative count with optional K, M or G (x1000) suffix */
-int jtr_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out,
-		    struct jtr_err *e)
+/* parse_scaled - a count with an optional K, M or G of @base (1000 or 1024) */
+static int parse_scaled(const char *s, uint64_t base, uint64_t min, uint64_t max, uint64_t *out,
+			const char *form, struct jtr_err *e)
 {
 	const char *p = s ? s : "";
 	uint64_t v, mult = 1;
@@ -88,21 +89,35 @@ int jtr_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out,
 	rc = scan_unsigned(&p, &v);
 	if (rc == 0) {
 		switch (*p) {
-		case 'k': case 'K': mult = 1000ULL; p++; break;
-		case 'm': case 'M': mult = 1000000ULL; p++; break;
-		case 'g': case 'G': mult = 1000000000ULL; p++; break;
+		case 'k': case 'K': mult = base; p++; break;
+		case 'm': case 'M': mult = base * base; p++; break;
+		case 'g': case 'G': mult = base * base * base; p++; break;
 		default: break;
 		}
 		if (*p != '\0')
 			rc = -EINVAL;
 	}
 	if (rc == -EINVAL)
-		return jtr_err_set(e, -EINVAL, "'%s' is not a count; " COUNT_FORM, s ? s : "");
+		return jtr_err_set(e, -EINVAL, "'%s' is not a %s", s ? s : "", form);
 	if (rc == -ERANGE || v > UINT64_MAX / mult || v * mult < min || v * mult > max)
 		return jtr_err_set(e, -ERANGE, "'%s' is out of range; expected %llu..%llu",
 				   s, (unsigned long long)min, (unsigned long long)max);
 	*out = v * mult;
 	return 0;
+}
+
+/* jtr_parse_count - non-negative count, K/M/G are powers of 1000 */
+int jtr_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out,
+		    struct jtr_err *e)
+{
+	return parse_scaled(s, 1000, min, max, out, "count; " COUNT_FORM, e);
+}
+
+/* jtr_parse_size - size in bytes, K/M/G are powers of 1024 */
+int jtr_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out, struct jtr_err *e)
+{
+	return parse_scaled(s, 1024, min, max, out,
+			    "size; expected bytes with an optional K, M or G (x1024), e.g. 4096, 64K, 8M", e);
 }
 
 static const struct {

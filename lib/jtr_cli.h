@@ -28,6 +28,10 @@ int jtr_parse_int(const char *s, long long min, long long max, long long *out,
 int jtr_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out,
 		    struct jtr_err *e);
 
+/* jtr_parse_size - size in bytes with optional K, M or G (x1024) suffix */
+int jtr_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out,
+		   struct jtr_err *e);
+
 /* jtr_parse_duration_ns - number with unit ns/us/ms/s/m/h; bare numbers are in
  * @bare_unit_ns (1 for ns, JTR_NS_PER_S for seconds). Fractions such as 1.5ms
  * are exact to the nanosecond; exponents, inf and nan are refused. */

@@ -52,6 +52,25 @@ static void test_int(void **state)
 	assert_int_equal(jtr_parse_int(NULL, 0, 1, &v, NULL), -EINVAL);
 }
 
+static void test_size(void **state)
+{
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(jtr_parse_size("4096", 4096, 1ULL << 30, &v, NULL), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(jtr_parse_size("4K", 4096, 1ULL << 30, &v, NULL), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(jtr_parse_size("8m", 4096, 1ULL << 30, &v, NULL), 0);
+	assert_int_equal(v, 8ULL << 20);
+	assert_int_equal(jtr_parse_size("1G", 4096, 1ULL << 30, &v, NULL), 0);
+	assert_int_equal(v, 1ULL << 30);
+	assert_refused(jtr_parse_size("2G", 4096, 1ULL << 30, &v, &e_), "2G", "range");
+	assert_refused(jtr_parse_size("3K", 4096, 1ULL << 30, &v, &e_), "3K", "4096..");
+	assert_refused(jtr_parse_size("8MB", 4096, 1ULL << 30, &v, &e_), "8MB", "64K");
+	assert_refused(jtr_parse_size("", 1, 10, &v, &e_), "", "size");
+}
+
 static void test_count(void **state)
 {
 	uint64_t v;
@@ -159,6 +178,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_int),
 		cmocka_unit_test(test_count),
+		cmocka_unit_test(test_size),
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_double),
 		cmocka_unit_test(test_cpulist),
