@@ -32,13 +32,25 @@ LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
 LIBJTR   := $(BUILD)/libjtr.a
 PROBES   := null gap clock
 BINS     := $(addprefix $(BUILD)/bin/jtr-,$(PROBES))
+TRACER   := $(BUILD)/bin/jtr-trace
+
+# the eBPF tracer: clang for the kernel side, bpftool for vmlinux.h (from the
+# running kernel's BTF) and the skeleton, libbpf for the user side
+CLANG   ?= clang
+BPFTOOL ?= bpftool
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+ARCH    := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD)/ebpf -Iebpf
+BPF_LDLIBS := -lbpf -lelf -lz
 UNIT_SRCS := $(wildcard lib/tests/test_*.c)
 UNITS    := $(patsubst lib/tests/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+
+.SECONDARY: $(BUILD)/ebpf/trace.bpf.o
 
 .PHONY: all deps run test test-unit test-e2e bench install install-setuid install-caps \
 	uninstall clean distclean
 
-all: $(BINS)
+all: $(BINS) $(TRACER)
 
 $(BUILD)/lib/%.o: lib/%.c $(wildcard lib/*.h) | $(BUILD)/lib
 	$(call msg,CC,$@)
@@ -60,7 +72,27 @@ $(BUILD)/bench/%: bench/%.c $(LIBJTR) $(wildcard lib/*.h) | $(BUILD)/bench
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LIBJTR) $(LDLIBS) -o $@
 
-$(BUILD)/lib $(BUILD)/bin $(BUILD)/tests $(BUILD)/bench:
+$(BUILD)/ebpf/vmlinux.h: | $(BUILD)/ebpf
+	$(call msg,GEN,$@)
+	$(Q)test -r $(VMLINUX_BTF) || { echo "no kernel BTF at $(VMLINUX_BTF): the tracer needs a" \
+		"kernel with CONFIG_DEBUG_INFO_BTF=y, or VMLINUX_BTF=FILE" >&2; exit 2; }
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/ebpf/%.bpf.o: ebpf/%.bpf.c ebpf/%.h $(BUILD)/ebpf/vmlinux.h | $(BUILD)/ebpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Wall -Werror -c $< -o $@
+
+$(BUILD)/ebpf/%.skel.h: $(BUILD)/ebpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/bin/jtr-trace: ebpf/trace.c ebpf/trace.h $(BUILD)/ebpf/trace.skel.h $(LIBJTR) \
+		$(wildcard lib/*.h) | $(BUILD)/bin
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CPPFLAGS) -I$(BUILD)/ebpf -Iebpf $(CFLAGS) $(WARN) $< $(LIBJTR) $(BPF_LDLIBS) \
+		$(LDLIBS) -o $@
+
+$(BUILD)/lib $(BUILD)/bin $(BUILD)/tests $(BUILD)/bench $(BUILD)/ebpf:
 	$(Q)mkdir -p $@
 
 # deps: Debian packages and the Python venv (scripts/deps.sh says what it does)
@@ -88,7 +120,7 @@ PYLIB   := $(DESTDIR)$(PREFIX)/lib/jtr
 
 install: all
 	install -d $(LIBEXEC) $(PYLIB)/jtrpy $(DESTDIR)$(PREFIX)/bin
-	install -m 0755 $(BINS) $(LIBEXEC)/
+	install -m 0755 $(BINS) $(TRACER) $(LIBEXEC)/
 	install -m 0644 analysis/jtrpy/*.py $(PYLIB)/jtrpy/
 	install -m 0755 jtr $(DESTDIR)$(PREFIX)/bin/jtr
 

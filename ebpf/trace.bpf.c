@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0
+/* trace.bpf.c - kernel side of jtr's event tracer.
+ *
+ * Every handler first checks that it runs on a traced CPU (a bitmap in
+ * rodata, so the check is a load and a test), then reserves a record in one
+ * ring buffer and submits it with BPF_RB_NO_WAKEUP: a wake-up would queue
+ * irq_work on this CPU, that is, interrupt the very CPU being measured. The
+ * user side drains the buffer on a timer from a CPU that is not traced. A
+ * full buffer is counted per CPU and per type, never lost silently.
+ *
+ * Each typed tracepoint has two programs with one body: tp_btf (direct BTF
+ * access, cheapest) and raw_tp (the fallback where tp_btf does not load).
+ * The user side loads one set. irq_vectors events (local timer, IPIs, ...)
+ * differ per architecture and kernel, so they are discovered at start and
+ * attached as classic tracepoints to two shared programs, the kind of
+ * vector carried in the attach cookie.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "trace.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* set by the user side before load */
+const volatile __u64 cpu_mask[JTR_TRACE_MAX_CPUS / 64] = {};
+const volatile bool wakeup = false;	/* test switch: submit with wake-ups */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22);	/* resized by the user side */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct jtr_trace_counts);
+} counts SEC(".maps");
+
+/* traced - is this CPU one we trace? */
+static __always_inline bool traced(__u32 cpu)
+{
+	__u64 word = cpu / 64;
+
+	/* the barrier keeps the bounds check on the register used as the index */
+	barrier_var(word);
+	if (word >= JTR_TRACE_MAX_CPUS / 64)
+		return false;
+	return cpu_mask[word] & (1ULL << (cpu % 64));
+}
+
+/* ev_begin - a record for @type on this CPU, or NULL (not traced, or full) */
+static __always_inline struct jtr_ev *ev_begin(__u8 type, bool any_cpu)
+{
+	__u32 cpu = bpf_get_smp_processor_id(), zero = 0;
+	struct jtr_trace_counts *c;
+	struct jtr_ev *e;
+
+	if (!any_cpu && !traced(cpu))
+		return NULL;
+	c = bpf_map_lookup_elem(&counts, &zero);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		if (c && type < JTR_EV_NTYPES)
+			c->dropped[type]++;
+		return NULL;
+	}
+	if (c && type < JTR_EV_NTYPES)
+		c->events[type]++;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->pid = (__u32)bpf_get_current_pid_tgid();
+	e->cpu = cpu;
+	e->type = type;
+	e->flags = 0;
+	e->a = 0;
+	e->b = 0;
+	e->x[0] = 0;
+	e->x[1] = 0;
+	e->x[2] = 0;
+	e->x[3] = 0;
+	return e;
+}
+
+/* ev_end - hand the record over without waking the consumer */
+static __always_inline void ev_end(struct jtr_ev *e)
+{
+	bpf_ringbuf_submit(e, wakeup ? 0 : BPF_RB_NO_WAKEUP);
+}
+
+/* a tp_btf and a raw_tp program for @tp, both calling @call */
+#define TWIN(tp, call, ...)						\
+	SEC("tp_btf/" #tp) int BPF_PROG(btf_##tp, __VA_ARGS__) { return call; } \
+	SEC("raw_tp/" #tp) int BPF_PROG(raw_##tp, __VA_ARGS__) { return call; }
+
+/* on_irq - irq_handler_entry/exit: IRQ number, action name, return */
+static __always_inline int on_irq(__u8 type, int irq, struct irqaction *action, int ret)
+{
+	struct jtr_ev *e = ev_begin(type, false);
+
+	if (!e)
+		return 0;
+	e->a = irq;
+	e->b = ret;
+	if (type == JTR_EV_IRQ_ENTRY)
+		bpf_probe_read_kernel_str(e->str, sizeof(e->str), BPF_CORE_READ(action, name));
+	ev_end(e);
+	return 0;
+}
+
+TWIN(irq_handler_entry, on_irq(JTR_EV_IRQ_ENTRY, irq, action, 0),
+     int irq, struct irqaction *action)
+TWIN(irq_handler_exit, on_irq(JTR_EV_IRQ_EXIT, irq, action, ret),
+     int irq, struct irqaction *action, int ret)
+
+/* on_softirq - softirq_raise/entry/exit: the vector */
+static __always_inline int on_softirq(__u8 type, unsigned int vec)
+{
+	struct jtr_ev *e = ev_begin(type, false);
+
+	if (!e)
+		return 0;
+	e->a = vec;
+	ev_end(e);
+	return 0;
+}
+
+TWIN(softirq_raise, on_softirq(JTR_EV_SOFTIRQ_RAISE, vec), unsigned int vec)
+TWIN(softirq_entry, on_softirq(JTR_EV_SOFTIRQ_ENTRY, vec), unsigned int vec)
+TWIN(softirq_exit, on_softirq(JTR_EV_SOFTIRQ_EXIT, vec), unsigned int vec)
+
+/* on_nmi - nmi_handler fires after each handler with its duration */
+static __always_inline int on_nmi(void *handler, s64 delta_ns, int handled)
+{
+	struct jtr_ev *e = ev_begin(JTR_EV_NMI, false);
+
+	if (!e)
+		return 0;
+	e->a = (__u64)handler;
+	e->b = delta_ns;
+	e->flags = handled;
+	ev_end(e);
+	return 0;
+}
+
+TWIN(nmi_handler, on_nmi(handler, delta_ns, handled), void *handler, s64 delta_ns, int handled)
+
+/* on_switch - who left the CPU, who came, and whether the one that left
+ * could have gone on running (preempted) or chose to sleep (blocked) */
+static __always_inline int on_switch(bool preempt, struct task_struct *prev,
+				     struct task_struct *next, unsigned int prev_state)
+{
+	struct jtr_ev *e = ev_begin(JTR_EV_SWITCH, false);
+	__u64 prev_prio, next_prio;
+
+	if (!e)
+		return 0;
+	prev_prio = (__u16)BPF_CORE_READ(prev, prio);
+	next_prio = (__u16)BPF_CORE_READ(next, prio);
+	e->a = (__u64)(__u32)BPF_CORE_READ(prev, pid) | (__u64)(__u32)BPF_CORE_READ(next, pid) << 32;
+	e->b = prev_prio | next_prio << 16 | (__u64)prev_state << 32;
+	e->flags = preempt || prev_state == 0;	/* TASK_RUNNING: preempted */
+	bpf_core_read_str(e->str, JTR_COMM_LEN, &prev->comm);
+	bpf_core_read_str(&e->str[JTR_COMM_LEN], JTR_COMM_LEN, &next->comm);
+	ev_end(e);
+	return 0;
+}
+
+TWIN(sched_switch, on_switch(preempt, prev, next, prev_state),
+     bool preempt, struct task_struct *prev, struct task_struct *next, unsigned int prev_state)
+
+/* on_task - a wake-up or migration that concerns a traced CPU: the CPU it
+ * happens on, the CPU the task will run on, or the one it leaves */
+static __always_inline int on_task(__u8 type, struct task_struct *p, int to_cpu, int from_cpu)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct jtr_ev *e;
+
+	if (!traced(cpu) && !traced(to_cpu) && !(from_cpu >= 0 && traced(from_cpu)))
+		return 0;
+	e = ev_begin(type, true);
+	if (!e)
+		return 0;
+	e->a = (__u32)BPF_CORE_READ(p, pid);
+	if (type == JTR_EV_MIGRATE)
+		e->b = (__u64)(__u32)from_cpu | (__u64)(__u32)to_cpu << 32;
+	else
+		e->b = (__u64)(__u32)to_cpu | (__u64)(__u16)BPF_CORE_READ(p, prio) << 32;
+	bpf_core_read_str(e->str, JTR_COMM_LEN, &p->comm);
+	ev_end(e);
+	return 0;
+}
+
+/* task_cpu - the CPU a task is queued on */
+static __always_inline int task_cpu(struct task_struct *p)
+{
+	return BPF_CORE_READ(p, thread_info.cpu);
+}
+
+TWIN(sched_wakeup, on_task(JTR_EV_WAKEUP, p, task_cpu(p), -1), struct task_struct *p)
+TWIN(sched_waking, on_task(JTR_EV_WAKING, p, task_cpu(p), -1), struct task_struct *p)
+TWIN(sched_migrate_task, on_task(JTR_EV_MIGRATE, p, dest_cpu, task_cpu(p)),
+     struct task_struct *p, int dest_cpu)
+
+/* on_fault - page_fault_user/kernel: address, instruction, error code */
+static __always_inline int on_fault(__u8 type, unsigned long address, struct pt_regs *regs,
+				    unsigned long error_code)
+{
+	struct jtr_ev *e = ev_begin(type, false);
+
+	if (!e)
+		return 0;
+	e->a = address;
+	e->b = BPF_CORE_READ(regs, ip);
+	e->x[0] = error_code;
+	ev_end(e);
+	return 0;
+}
+
+TWIN(page_fault_user, on_fault(JTR_EV_PF_USER, address, regs, error_code),
+     unsigned long address, struct pt_regs *regs, unsigned long error_code)
+TWIN(page_fault_kernel, on_fault(JTR_EV_PF_KERNEL, address, regs, error_code),
+     unsigned long address, struct pt_regs *regs, unsigned long error_code)
+
+/* on_ptr - an event about a kernel object and the function it runs */
+static __always_inline int on_ptr(__u8 type, const void *obj, __u64 fn)
+{
+	struct jtr_ev *e = ev_begin(type, false);
+
+	if (!e)
+		return 0;
+	e->a = (__u64)obj;
+	e->b = fn;
+	ev_end(e);
+	return 0;
+}
+
+TWIN(workqueue_execute_start,
+     on_ptr(JTR_EV_WQ_START, work, (__u64)BPF_CORE_READ(work, func)), struct work_struct *work)
+/* the end's function argument is not readable from tp_btf (a function
+ * pointer), and the work item may be freed by then: match by the work pointer */
+TWIN(workqueue_execute_end, on_ptr(JTR_EV_WQ_END, work, 0),
+     struct work_struct *work, work_func_t function)
+TWIN(hrtimer_expire_entry,
+     on_ptr(JTR_EV_HRTIMER_ENTRY, hrtimer, (__u64)BPF_CORE_READ(hrtimer, function)),
+     struct hrtimer *hrtimer, ktime_t *now)
+TWIN(hrtimer_expire_exit, on_ptr(JTR_EV_HRTIMER_EXIT, hrtimer, 0), struct hrtimer *hrtimer)
+TWIN(timer_expire_entry,
+     on_ptr(JTR_EV_TIMER_ENTRY, timer, (__u64)BPF_CORE_READ(timer, function)),
+     struct timer_list *timer, unsigned long baseclk)
+TWIN(timer_expire_exit, on_ptr(JTR_EV_TIMER_EXIT, timer, 0), struct timer_list *timer)
+
+/* on_vector - every irq_vectors:*_entry/_exit pair; the cookie is the kind
+ * (the index of the pair in the list the user side discovered) */
+static __always_inline int on_vector(__u8 type, struct trace_event_raw_x86_irq_vector *ctx)
+{
+	struct jtr_ev *e = ev_begin(type, false);
+
+	if (!e)
+		return 0;
+	e->a = (__u32)ctx->vector;
+	e->b = bpf_get_attach_cookie(ctx);
+	ev_end(e);
+	return 0;
+}
+
+SEC("tp")
+int vec_entry(struct trace_event_raw_x86_irq_vector *ctx)
+{
+	return on_vector(JTR_EV_VEC_ENTRY, ctx);
+}
+
+SEC("tp")
+int vec_exit(struct trace_event_raw_x86_irq_vector *ctx)
+{
+	return on_vector(JTR_EV_VEC_EXIT, ctx);
+}

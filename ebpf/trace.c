@@ -1,0 +1,863 @@
+/* trace.c - jtr trace: record the kernel events that can steal a CPU.
+ *
+ * Loads trace.bpf.c (tp_btf programs, or raw_tp where tp_btf does not load;
+ * irq_vectors pairs discovered in tracefs and attached as tracepoints),
+ * filters to the traced CPUs in the kernel, and drains the ring buffer on a
+ * timer from a CPU that is not traced, so the tracer itself sends no
+ * interrupt to a traced CPU. Writes events.bin (trace.h) and trace.json.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "jtr_cli.h"
+#include "jtr_probe.h"
+#include "trace.h"
+#include "trace.skel.h"
+
+#define TRACEFS "/sys/kernel/tracing"
+#define CAP_PERFMON_BIT 38
+#define CAP_BPF_BIT 39
+
+static const char usage_text[] =
+"Usage: jtr trace [OPTIONS]\n"
+"       jtr trace --print [RESULTS_DIR | events.bin]\n"
+"\n"
+"Record, on the traced CPUs only, the kernel events that can take a CPU away from\n"
+"a program: hardirqs, softirqs, the local timer and IPIs (every irq_vectors pair\n"
+"the kernel has), NMIs, context switches, wake-ups, migrations, page faults,\n"
+"workqueue items and timer expiries. Runs until the duration ends or Ctrl-C.\n"
+"'jtr run' starts it beside the gap probe; 'jtr attribute' joins the two.\n"
+"\n"
+"Options:\n"
+"  -c, --cpus LIST          CPUs to trace (default: first isolated CPU, else the\n"
+"                           last online one)\n"
+"  -d, --duration DURATION  stop after this long (default: at Ctrl-C or SIGTERM)\n"
+"  -o, --output DIR         results folder (default results/DATE-HOST-trace); an\n"
+"                           existing folder is written into\n"
+"  -b, --buffer SIZE        ring buffer size, a power of two from 4K to 1G\n"
+"                           (K, M, G are x1024; default 8M)\n"
+"  -i, --drain-interval DUR how often the buffer is drained (default 100ms)\n"
+"      --consumer-cpu CPU   where the draining thread runs (default: the first\n"
+"                           CPU that is not traced)\n"
+"      --programs KIND      auto (default), tp_btf or raw_tp\n"
+"      --no-prog-stats      do not turn on BPF run-time statistics\n"
+"      --wakeup             submit events with wake-ups (for tests: this sends\n"
+"                           irq_work IPIs to the traced CPUs)\n"
+"  -v, --verbose            show libbpf's messages\n"
+"  -q, --quiet              no progress and no summary on stdout\n"
+"  -h, --help               this text\n"
+"\n"
+"Needs root (or CAP_BPF and CAP_PERFMON) and a kernel with BTF\n"
+"(/sys/kernel/btf/vmlinux). Writes DIR/events.bin (64-byte records, see\n"
+"docs/attribution.md) and DIR/trace.json (counts, drops, symbols).\n"
+"\n"
+"Examples:\n"
+"  jtr trace -c 1 -d 10          ten seconds of CPU 1's kernel events\n"
+"  jtr trace --print results/latest | less\n";
+
+enum { OPT_CONSUMER = 400, OPT_PROGRAMS, OPT_NO_STATS, OPT_WAKEUP };
+
+static const struct option long_opts[] = {
+	{ "cpus", required_argument, NULL, 'c' },
+	{ "cpu", required_argument, NULL, 'c' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "buffer", required_argument, NULL, 'b' },
+	{ "drain-interval", required_argument, NULL, 'i' },
+	{ "consumer-cpu", required_argument, NULL, OPT_CONSUMER },
+	{ "programs", required_argument, NULL, OPT_PROGRAMS },
+	{ "no-prog-stats", no_argument, NULL, OPT_NO_STATS },
+	{ "wakeup", no_argument, NULL, OPT_WAKEUP },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* the typed tracepoints, each with a tp_btf and a raw_tp program */
+static const struct tp_def {
+	const char *cat, *name;
+} tps[] = {
+	{ "irq", "irq_handler_entry" }, { "irq", "irq_handler_exit" },
+	{ "irq", "softirq_raise" }, { "irq", "softirq_entry" }, { "irq", "softirq_exit" },
+	{ "nmi", "nmi_handler" },
+	{ "sched", "sched_switch" }, { "sched", "sched_wakeup" }, { "sched", "sched_waking" },
+	{ "sched", "sched_migrate_task" },
+	{ "exceptions", "page_fault_user" }, { "exceptions", "page_fault_kernel" },
+	{ "workqueue", "workqueue_execute_start" }, { "workqueue", "workqueue_execute_end" },
+	{ "timer", "hrtimer_expire_entry" }, { "timer", "hrtimer_expire_exit" },
+	{ "timer", "timer_expire_entry" }, { "timer", "timer_expire_exit" },
+};
+#define NTPS (sizeof(tps) / sizeof(tps[0]))
+
+/* names of enum jtr_ev_type, for trace.json */
+static const char *const type_names[JTR_EV_NTYPES] = {
+	[JTR_EV_IRQ_ENTRY] = "irq_handler_entry", [JTR_EV_IRQ_EXIT] = "irq_handler_exit",
+	[JTR_EV_SOFTIRQ_RAISE] = "softirq_raise", [JTR_EV_SOFTIRQ_ENTRY] = "softirq_entry",
+	[JTR_EV_SOFTIRQ_EXIT] = "softirq_exit", [JTR_EV_VEC_ENTRY] = "vector_entry",
+	[JTR_EV_VEC_EXIT] = "vector_exit", [JTR_EV_NMI] = "nmi_handler",
+	[JTR_EV_SWITCH] = "sched_switch", [JTR_EV_WAKEUP] = "sched_wakeup",
+	[JTR_EV_WAKING] = "sched_waking", [JTR_EV_MIGRATE] = "sched_migrate_task",
+	[JTR_EV_PF_USER] = "page_fault_user", [JTR_EV_PF_KERNEL] = "page_fault_kernel",
+	[JTR_EV_WQ_START] = "workqueue_execute_start", [JTR_EV_WQ_END] = "workqueue_execute_end",
+	[JTR_EV_HRTIMER_ENTRY] = "hrtimer_expire_entry", [JTR_EV_HRTIMER_EXIT] = "hrtimer_expire_exit",
+	[JTR_EV_TIMER_ENTRY] = "timer_expire_entry", [JTR_EV_TIMER_EXIT] = "timer_expire_exit",
+};
+
+enum prog_kind { PROGS_AUTO, PROGS_BTF, PROGS_RAW };
+
+struct opts {
+	cpu_set_t cpus;
+	uint64_t duration_ns;		/* 0: until a signal */
+	uint64_t buffer_bytes;
+	uint64_t drain_ns;
+	int consumer_cpu;		/* -1: choose */
+	enum prog_kind progs;
+	bool prog_stats;
+	bool wakeup;
+	bool verbose;
+};
+
+/* a set of kernel addresses to name at the end (open addressing) */
+struct addr_set {
+	uint64_t *slot;
+	size_t cap, n;
+};
+
+struct tracer {
+	struct jtr_probe *p;
+	struct opts *o;
+	struct trace_bpf *skel;
+	struct bpf_link **links;
+	size_t nlinks;
+	struct ring_buffer *rb;
+	const char *kind;		/* "tp_btf" or "raw_tp" */
+	char vec_names[JTR_TRACE_MAX_VECS][48];
+	int nvecs;
+	char missing[NTPS + 4][48];	/* tracepoints this kernel lacks */
+	int nmissing;
+	struct jtr_afile log;
+	uint64_t records;
+	int write_err;
+	struct addr_set addrs;
+	struct jtr_trace_counts total;
+	char last_libbpf[512];
+};
+
+static struct tracer *g_tracer;		/* for libbpf's print callback */
+
+/* on_libbpf - keep libbpf's last warning for error messages; print all with -v */
+static int on_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	va_list aq;
+
+	if (g_tracer && level <= LIBBPF_WARN) {
+		va_copy(aq, ap);
+		vsnprintf(g_tracer->last_libbpf, sizeof(g_tracer->last_libbpf), fmt, aq);
+		va_end(aq);
+		g_tracer->last_libbpf[strcspn(g_tracer->last_libbpf, "\n")] = 0;
+	}
+	if (g_tracer && g_tracer->o->verbose)
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+/* addr_add - remember @a (non-zero) for symbol resolution */
+static int addr_add(struct addr_set *s, uint64_t a)
+{
+	size_t i;
+
+	if (!a)
+		return 0;
+	if (s->n * 2 >= s->cap) {
+		struct addr_set bigger = { .cap = s->cap ? s->cap * 2 : 1024 };
+
+		bigger.slot = calloc(bigger.cap, sizeof(uint64_t));
+		if (!bigger.slot)
+			return -ENOMEM;
+		for (i = 0; i < s->cap; i++)
+			if (s->slot[i])
+				addr_add(&bigger, s->slot[i]);
+		free(s->slot);
+		*s = bigger;
+	}
+	for (i = (a >> 4) * 0x9E3779B97F4A7C15ULL % s->cap; s->slot[i]; i = (i + 1) % s->cap)
+		if (s->slot[i] == a)
+			return 0;
+	s->slot[i] = a;
+	s->n++;
+	return 0;
+}
+
+/* on_event - ring buffer callback: append the record, note its addresses */
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct tracer *t = ctx;
+	const struct jtr_ev *e = data;
+
+	if (size < sizeof(*e))
+		return 0;
+	if (fwrite(e, sizeof(*e), 1, t->log.f) != 1) {
+		t->write_err = errno ? errno : EIO;
+		return -t->write_err;
+	}
+	t->records++;
+	switch (e->type) {
+	case JTR_EV_NMI:
+		addr_add(&t->addrs, e->a);
+		break;
+	case JTR_EV_WQ_START:
+	case JTR_EV_HRTIMER_ENTRY:
+	case JTR_EV_TIMER_ENTRY:
+		addr_add(&t->addrs, e->b);
+		break;
+	}
+	return 0;
+}
+
+/* tracefs_ready - make sure tracefs is mounted; mount it if not */
+static int tracefs_ready(struct jtr_err *e)
+{
+	struct stat st;
+
+	if (stat(TRACEFS "/events", &st) == 0)
+		return 0;
+	if (mount("nodev", TRACEFS, "tracefs", 0, NULL) < 0 && errno != EBUSY)
+		return jtr_err_set(e, -errno, "tracefs is not mounted and mounting it on " TRACEFS
+				   " failed (%s); mount it with 'mount -t tracefs nodev " TRACEFS "'",
+				   strerror(errno));
+	if (stat(TRACEFS "/events", &st) < 0)
+		return jtr_err_set(e, -ENOENT, TRACEFS "/events is missing after mounting tracefs: "
+				   "this kernel has no tracepoints (CONFIG_TRACEPOINTS)");
+	return 0;
+}
+
+/* tp_exists - is CAT:NAME a tracepoint of this kernel? */
+static bool tp_exists(const char *cat, const char *name)
+{
+	char path[256];
+	struct stat st;
+
+	snprintf(path, sizeof(path), TRACEFS "/events/%s/%s", cat, name);
+	return stat(path, &st) == 0;
+}
+
+/* cmp_str - qsort on strings */
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* discover_vectors - every irq_vectors:X_entry that has an X_exit */
+static void discover_vectors(struct tracer *t)
+{
+	DIR *d = opendir(TRACEFS "/events/irq_vectors");
+	struct dirent *de;
+	size_t len;
+
+	t->nvecs = 0;
+	if (!d)
+		return;
+	while ((de = readdir(d)) && t->nvecs < JTR_TRACE_MAX_VECS) {
+		len = strlen(de->d_name);
+		if (len <= 6 || len >= sizeof(t->vec_names[0]) ||
+		    strcmp(de->d_name + len - 6, "_entry"))
+			continue;
+		snprintf(t->vec_names[t->nvecs], sizeof(t->vec_names[0]), "%.*s",
+			 (int)(len - 6), de->d_name);
+		char exitname[64];
+		snprintf(exitname, sizeof(exitname), "%s_exit", t->vec_names[t->nvecs]);
+		if (tp_exists("irq_vectors", exitname))
+			t->nvecs++;
+	}
+	closedir(d);
+	qsort(t->vec_names, t->nvecs, sizeof(t->vec_names[0]), cmp_str);
+}
+
+/* prog_for - the skeleton's program named PREFIX_NAME */
+static struct bpf_program *prog_for(struct trace_bpf *skel, const char *prefix, const char *name)
+{
+	char want[96];
+
+	snprintf(want, sizeof(want), "%s_%s", prefix, name);
+	return bpf_object__find_program_by_name(skel->obj, want);
+}
+
+/* add_link - keep @l for detaching */
+static int add_link(struct tracer *t, struct bpf_link *l)
+{
+	struct bpf_link **n = realloc(t->links, (t->nlinks + 1) * sizeof(*n));
+
+	if (!n) {
+		bpf_link__destroy(l);
+		return -ENOMEM;
+	}
+	t->links = n;
+	t->links[t->nlinks++] = l;
+	return 0;
+}
+
+/* detach - remove every program from its tracepoint */
+static void detach(struct tracer *t)
+{
+	for (size_t i = 0; i < t->nlinks; i++)
+		bpf_link__destroy(t->links[i]);
+	free(t->links);
+	t->links = NULL;
+	t->nlinks = 0;
+}
+
+/* stop_bpf - detach and unload */
+static void stop_bpf(struct tracer *t)
+{
+	detach(t);
+	ring_buffer__free(t->rb);
+	t->rb = NULL;
+	trace_bpf__destroy(t->skel);
+	t->skel = NULL;
+}
+
+/* start_bpf - open, configure, load and attach with @kind programs */
+static int start_bpf(struct tracer *t, enum prog_kind kind, struct jtr_err *e)
+{
+	const char *use = kind == PROGS_BTF ? "btf" : "raw", *off = kind == PROGS_BTF ? "raw" : "btf";
+	struct bpf_program *prog;
+	struct bpf_link *l;
+	int rc, cpu;
+
+	t->kind = kind == PROGS_BTF ? "tp_btf" : "raw_tp";
+	t->last_libbpf[0] = 0;
+	/* open: parse the object, nothing in the kernel yet */
+	t->skel = trace_bpf__open();
+	if (!t->skel)
+		return jtr_err_set(e, -errno, "cannot open the BPF object: %s", strerror(errno));
+
+	/* set rodata: the CPU filter and the wake-up switch */
+	for (cpu = 0; cpu < JTR_TRACE_MAX_CPUS && cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &t->o->cpus))
+			t->skel->rodata->cpu_mask[cpu / 64] |= 1ULL << (cpu % 64);
+	t->skel->rodata->wakeup = t->o->wakeup;
+	bpf_map__set_max_entries(t->skel->maps.events, t->o->buffer_bytes);
+
+	/* choose programs: one kind for each tracepoint this kernel has */
+	t->nmissing = 0;
+	for (size_t i = 0; i < NTPS; i++) {
+		bool have = tp_exists(tps[i].cat, tps[i].name);
+
+		bpf_program__set_autoload(prog_for(t->skel, use, tps[i].name), have);
+		bpf_program__set_autoload(prog_for(t->skel, off, tps[i].name), false);
+		if (!have)
+			snprintf(t->missing[t->nmissing++], sizeof(t->missing[0]), "%s:%s",
+				 tps[i].cat, tps[i].name);
+	}
+	discover_vectors(t);
+	if (!t->nvecs) {
+		bpf_program__set_autoload(t->skel->progs.vec_entry, false);
+		bpf_program__set_autoload(t->skel->progs.vec_exit, false);
+		snprintf(t->missing[t->nmissing++], sizeof(t->missing[0]), "irq_vectors:*");
+	}
+
+	/* load: verify and load into the kernel */
+	rc = trace_bpf__load(t->skel);
+	if (rc) {
+		rc = rc < 0 ? rc : -errno;
+		jtr_err_set(e, rc, "the kernel refused the %s programs (%s)%s%s", t->kind,
+			    strerror(-rc), t->last_libbpf[0] ? ": " : "", t->last_libbpf);
+		goto fail;
+	}
+
+	/* attach: typed tracepoints, then each irq_vectors pair with its cookie */
+	bpf_object__for_each_program(prog, t->skel->obj) {
+		if (!bpf_program__autoload(prog) || prog == t->skel->progs.vec_entry ||
+		    prog == t->skel->progs.vec_exit)
+			continue;
+		l = bpf_program__attach(prog);
+		if (!l) {
+			rc = -errno;
+			jtr_err_set(e, rc, "cannot attach %s: %s", bpf_program__name(prog),
+				    strerror(-rc));
+			goto fail;
+		}
+		if ((rc = add_link(t, l)) < 0)
+			goto fail;
+	}
+	for (int v = 0; v < t->nvecs; v++) {
+		for (int ex = 0; ex < 2; ex++) {
+			LIBBPF_OPTS(bpf_tracepoint_opts, to, .bpf_cookie = v);
+			char name[64];
+
+			snprintf(name, sizeof(name), "%s_%s", t->vec_names[v], ex ? "exit" : "entry");
+			l = bpf_program__attach_tracepoint_opts(ex ? t->skel->progs.vec_exit :
+								t->skel->progs.vec_entry,
+								"irq_vectors", name, &to);
+			if (!l) {
+				rc = -errno;
+				jtr_err_set(e, rc, "cannot attach to irq_vectors:%s: %s", name,
+					    strerror(-rc));
+				goto fail;
+			}
+			if ((rc = add_link(t, l)) < 0)
+				goto fail;
+		}
+	}
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_event, t, NULL);
+	if (!t->rb) {
+		rc = -errno;
+		jtr_err_set(e, rc, "cannot map the ring buffer: %s", strerror(-rc));
+		goto fail;
+	}
+	return 0;
+fail:
+	stop_bpf(t);
+	return rc;
+}
+
+/* read_counts - sum the per-CPU counters into t->total */
+static int read_counts(struct tracer *t)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct jtr_trace_counts *per;
+	__u32 zero = 0;
+
+	if (ncpu <= 0)
+		return ncpu;
+	per = calloc(ncpu, sizeof(*per));
+	if (!per)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.counts), &zero, per) < 0) {
+		free(per);
+		return -errno;
+	}
+	memset(&t->total, 0, sizeof(t->total));
+	for (int c = 0; c < ncpu; c++)
+		for (int i = 0; i < JTR_EV_NTYPES; i++) {
+			t->total.events[i] += per[c].events[i];
+			t->total.dropped[i] += per[c].dropped[i];
+		}
+	free(per);
+	return 0;
+}
+
+/* sum_counts - all types of one counter array */
+static uint64_t sum_counts(const unsigned long long *c)
+{
+	uint64_t s = 0;
+
+	for (int i = 0; i < JTR_EV_NTYPES; i++)
+		s += c[i];
+	return s;
+}
+
+struct ksym {
+	uint64_t addr;
+	char *name;
+};
+
+/* cmp_ksym - qsort by address */
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* write_symbols - "0xADDR": "name" (or "name+0xOFF") for every address seen */
+static void write_symbols(struct tracer *t, struct jtr_json *j)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	struct ksym *syms = NULL;
+	size_t n = 0, cap = 0;
+	char line[512], key[24], val[300];
+
+	jtr_json_obj_begin(j, "symbols");
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long a;
+		char type, name[256];
+
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3 || !a)
+			continue;
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		if (n == cap) {
+			struct ksym *m = realloc(syms, (cap = cap ? cap * 2 : 65536) * sizeof(*m));
+
+			if (!m)
+				break;
+			syms = m;
+		}
+		syms[n].addr = a;
+		syms[n].name = strdup(name);
+		if (!syms[n].name)
+			break;
+		n++;
+	}
+	if (f)
+		fclose(f);
+	qsort(syms, n, sizeof(*syms), cmp_ksym);
+	for (size_t i = 0; i < t->addrs.cap; i++) {
+		uint64_t a = t->addrs.slot[i];
+		size_t lo = 0, hi = n;
+
+		if (!a)
+			continue;
+		while (lo < hi) {		/* first symbol above a */
+			size_t mid = (lo + hi) / 2;
+
+			if (syms[mid].addr <= a)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (!lo)
+			continue;
+		if (syms[lo - 1].addr == a)
+			snprintf(val, sizeof(val), "%s", syms[lo - 1].name);
+		else
+			snprintf(val, sizeof(val), "%s+0x%llx", syms[lo - 1].name,
+				 (unsigned long long)(a - syms[lo - 1].addr));
+		snprintf(key, sizeof(key), "0x%llx", (unsigned long long)a);
+		jtr_json_str(j, key, val);
+	}
+	jtr_json_obj_end(j);
+	for (size_t i = 0; i < n; i++)
+		free(syms[i].name);
+	free(syms);
+}
+
+/* write_programs - each program's runs and run time from BPF statistics */
+static void write_programs(struct tracer *t, struct jtr_json *j)
+{
+	struct bpf_program *prog;
+
+	jtr_json_obj_begin(j, "programs");
+	bpf_object__for_each_program(prog, t->skel->obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+
+		if (!bpf_program__autoload(prog))
+			continue;
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) < 0)
+			continue;
+		jtr_json_obj_begin(j, bpf_program__name(prog));
+		jtr_json_uint(j, "run_count", info.run_cnt);
+		jtr_json_uint(j, "run_time_ns", info.run_time_ns);
+		if (info.run_cnt)
+			jtr_json_fixed(j, "ns_per_run", (double)info.run_time_ns / info.run_cnt, 1);
+		else
+			jtr_json_null(j, "ns_per_run");
+		jtr_json_obj_end(j);
+	}
+	jtr_json_obj_end(j);
+}
+
+/* write_trace_json - what was traced, how much, what was lost, names */
+static void write_trace_json(struct tracer *t, int consumer_cpu, int64_t start_ns, int64_t end_ns)
+{
+	struct jtr_probe *p = t->p;
+	struct jtr_afile a;
+	struct jtr_json j;
+	char cpus[256];
+
+	jtr_probe_open(p, &a, "trace.json");
+	jtr_json_init(&j, a.f);
+	jtr_json_obj_begin(&j, NULL);
+	jtr_json_str(&j, "format", "jtr-trace/1");
+	jtr_json_str(&j, "tool", "trace");
+	jtr_json_str(&j, "jtr_version", JTR_VERSION);
+	jtr_json_str(&j, "backend", "ebpf");
+	jtr_json_str(&j, "programs_kind", t->kind);
+	jtr_json_str(&j, "log", "events.bin");
+	jtr_json_arr_begin_inline(&j, "cpus");
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &t->o->cpus))
+			jtr_json_int(&j, NULL, c);
+	jtr_json_arr_end(&j);
+	jtr_format_cpulist(&t->o->cpus, cpus, sizeof(cpus));
+	jtr_json_str(&j, "cpu_list", cpus);
+	jtr_json_int(&j, "consumer_cpu", consumer_cpu);
+	jtr_json_int(&j, "start_ns", start_ns);
+	jtr_json_int(&j, "end_ns", end_ns);
+	jtr_json_uint(&j, "buffer_bytes", t->o->buffer_bytes);
+	jtr_json_uint(&j, "drain_interval_ns", t->o->drain_ns);
+	jtr_json_bool(&j, "wakeup", t->o->wakeup);
+	jtr_json_obj_begin(&j, "events");
+	jtr_json_uint(&j, "total", sum_counts(t->total.events));
+	jtr_json_uint(&j, "dropped", sum_counts(t->total.dropped));
+	jtr_json_uint(&j, "written", t->records);
+	jtr_json_obj_begin(&j, "per_type");
+	for (int i = 1; i < JTR_EV_NTYPES; i++)
+		jtr_json_uint(&j, type_names[i], t->total.events[i]);
+	jtr_json_obj_end(&j);
+	jtr_json_obj_begin(&j, "dropped_per_type");
+	for (int i = 1; i < JTR_EV_NTYPES; i++)
+		jtr_json_uint(&j, type_names[i], t->total.dropped[i]);
+	jtr_json_obj_end(&j);
+	jtr_json_obj_end(&j);
+	jtr_json_arr_begin_inline(&j, "vectors");
+	for (int v = 0; v < t->nvecs; v++)
+		jtr_json_str(&j, NULL, t->vec_names[v]);
+	jtr_json_arr_end(&j);
+	jtr_json_arr_begin_inline(&j, "missing");
+	for (int m = 0; m < t->nmissing; m++)
+		jtr_json_str(&j, NULL, t->missing[m]);
+	jtr_json_arr_end(&j);
+	if (t->o->prog_stats)
+		write_programs(t, &j);
+	write_symbols(t, &j);
+	jtr_probe_result_end(p, &j);
+	if (jtr_json_finish(&j) < 0)
+		jtr_fatal(p, "cannot write trace.json: %s", strerror(errno));
+	jtr_probe_commit_file(p, &a);
+}
+
+/* can_bpf - root, or CAP_BPF and CAP_PERFMON */
+static bool can_bpf(void)
+{
+	uint64_t eff = 0, prm = 0;
+
+	if (geteuid() == 0)
+		return true;
+	if (jtr_caps_read(&eff, &prm) < 0)
+		return false;
+	return (eff >> CAP_BPF_BIT & 1) && (eff >> CAP_PERFMON_BIT & 1);
+}
+
+/* pick_consumer - the first online, allowed CPU that is not traced */
+static int pick_consumer(const cpu_set_t *traced)
+{
+	cpu_set_t on, al;
+
+	if (jtr_cpus_online(&on) < 0 || jtr_cpus_allowed(&al) < 0)
+		return -1;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &on) && CPU_ISSET(c, &al) && !CPU_ISSET(c, traced))
+			return c;
+	return -1;
+}
+
+/* parse_args - options into @o, or exit 2 */
+static void parse_args(struct jtr_probe *p, struct opts *o, int argc, char **argv)
+{
+	bool cpu_given = false, none;
+	struct jtr_err e;
+	uint64_t v;
+	int opt;
+
+	memset(o, 0, sizeof(*o));
+	o->buffer_bytes = 8 << 20;
+	o->drain_ns = 100 * JTR_NS_PER_MS;
+	o->consumer_cpu = -1;
+	o->prog_stats = true;
+	while ((opt = getopt_long(argc, argv, ":c:d:o:b:i:vqh", long_opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c': jtr_opt_cpus(p, optarg, false, &o->cpus, &none); cpu_given = true; break;
+		case 'd':
+			o->duration_ns = jtr_opt_duration(p, "-d", optarg, JTR_NS_PER_S, JTR_NS_PER_MS,
+							  7 * 24 * 3600 * JTR_NS_PER_S);
+			break;
+		case 'o': p->out_opt = optarg; break;
+		case 'b':
+			jtr_err_clear(&e);
+			if (jtr_parse_size(optarg, 4096, 1ULL << 30, &v, &e) < 0)
+				jtr_usage_error(p, "-b %s: %s", optarg, e.msg);
+			if (v & (v - 1))
+				jtr_usage_error(p, "-b %s: the ring buffer must be a power of two from 4K "
+						"to 1G, e.g. 4K, 256K, 8M", optarg);
+			o->buffer_bytes = v;
+			break;
+		case 'i':
+			o->drain_ns = jtr_opt_duration(p, "-i", optarg, JTR_NS_PER_MS, JTR_NS_PER_MS,
+						       10 * JTR_NS_PER_S);
+			break;
+		case OPT_CONSUMER:
+			o->consumer_cpu = jtr_opt_int(p, "--consumer-cpu", optarg, 0, CPU_SETSIZE - 1);
+			break;
+		case OPT_PROGRAMS:
+			if (!strcmp(optarg, "auto"))
+				o->progs = PROGS_AUTO;
+			else if (!strcmp(optarg, "tp_btf"))
+				o->progs = PROGS_BTF;
+			else if (!strcmp(optarg, "raw_tp"))
+				o->progs = PROGS_RAW;
+			else
+				jtr_usage_error(p, "--programs %s: use auto, tp_btf or raw_tp", optarg);
+			break;
+		case OPT_NO_STATS: o->prog_stats = false; break;
+		case OPT_WAKEUP: o->wakeup = true; break;
+		case 'v': o->verbose = true; break;
+		case 'q': p->quiet = true; p->progress = false; break;
+		case 'h': fputs(usage_text, stdout); exit(0);
+		default: jtr_unknown_option(p, opt, optopt, argv[optind - 1]);
+		}
+	}
+	jtr_probe_no_args(p, argc, argv);
+	jtr_probe_default_cpus(&o->cpus, cpu_given);
+	jtr_probe_check_cpus(p, "-c", &o->cpus);
+	if (o->consumer_cpu >= 0) {
+		jtr_err_clear(&e);
+		if (jtr_cpu_check(o->consumer_cpu, &e) < 0)
+			jtr_usage_error(p, "--consumer-cpu %d: %s", o->consumer_cpu, e.msg);
+		if (CPU_ISSET(o->consumer_cpu, &o->cpus))
+			jtr_usage_error(p, "--consumer-cpu %d is traced: choose a CPU outside -c, or the "
+					"tracer's own wake-ups show up in the trace", o->consumer_cpu);
+	}
+}
+
+/* sleep_ns - nanosleep that returns early on a signal */
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = ns / JTR_NS_PER_S, .tv_nsec = ns % JTR_NS_PER_S };
+
+	nanosleep(&ts, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	struct jtr_ev_header hdr;
+	struct jtr_probe p;
+	struct tracer t;
+	struct opts o;
+	struct jtr_err e;
+	int stats_fd = -1, consumer, rc;
+	int64_t start_ns, end_ns, last_progress;
+
+	jtr_probe_init(&p, "trace", argc, argv);
+	parse_args(&p, &o, argc, argv);
+	memset(&t, 0, sizeof(t));
+	t.p = &p;
+	t.o = &o;
+	g_tracer = &t;
+	libbpf_set_print(on_libbpf);
+
+	/* what the kernel and our privileges allow */
+	if (!can_bpf())
+		jtr_usage_error(&p, "tracing needs root (or CAP_BPF and CAP_PERFMON): run 'sudo jtr "
+				"trace', or 'sudo jtr run' to measure and attribute in one go");
+	if (access("/sys/kernel/btf/vmlinux", R_OK) < 0)
+		jtr_usage_error(&p, "this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): the "
+				"tracer needs a kernel built with CONFIG_DEBUG_INFO_BTF=y, as Debian, "
+				"Ubuntu, Fedora and RHEL kernels are");
+	jtr_err_clear(&e);
+	if (tracefs_ready(&e) < 0)
+		jtr_usage_error(&p, "%s", e.msg);
+
+	consumer = o.consumer_cpu >= 0 ? o.consumer_cpu : pick_consumer(&o.cpus);
+	if (consumer < 0)
+		jtr_warn(&p, "every CPU is traced: the draining thread's wake-ups every %s will show "
+			 "in the trace; leave one CPU out of -c", o.drain_ns >= JTR_NS_PER_S ? "second" :
+			 "interval");
+	else if (jtr_pin_self(consumer) < 0)
+		jtr_fatal(&p, "cannot run on CPU %d: %s", consumer, strerror(errno));
+
+	/* the results folder and the log, before anything is traced */
+	jtr_probe_privileged(&p);
+	jtr_probe_open(&p, &t.log, "events.bin");
+	memset(&hdr, 0, sizeof(hdr));
+	memcpy(hdr.magic, JTR_EV_MAGIC, sizeof(hdr.magic));
+	hdr.version = JTR_EV_VERSION;
+	hdr.record_size = JTR_EV_SIZE;
+	if (fwrite(&hdr, sizeof(hdr), 1, t.log.f) != 1)
+		jtr_fatal(&p, "cannot write %s: %s", t.log.path, strerror(errno));
+
+	/* load and attach: tp_btf first, raw_tp where tp_btf does not load */
+	if (o.prog_stats)
+		stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	rc = -EINVAL;
+	if (o.progs != PROGS_RAW) {
+		jtr_err_clear(&e);
+		rc = start_bpf(&t, PROGS_BTF, &e);
+		if (rc < 0 && o.progs == PROGS_AUTO)
+			jtr_warn(&p, "tp_btf programs did not load (%s); using raw_tp", e.msg);
+	}
+	if (rc < 0 && o.progs != PROGS_BTF) {
+		jtr_err_clear(&e);
+		rc = start_bpf(&t, PROGS_RAW, &e);
+	}
+	if (rc < 0) {
+		jtr_afile_abort(&t.log);
+		jtr_outdir_abort(&p.out);
+		if (rc == -EPERM)
+			jtr_usage_error(&p, "%s; the kernel may be locked down (see "
+					"/sys/kernel/security/lockdown) or this container lacks "
+					"CAP_BPF", e.msg);
+		if (rc == -EACCES)
+			jtr_fatal(&p, "%s; the verifier rejected a program: run with -v to see why "
+				  "and report it", e.msg);
+		jtr_fatal(&p, "%s", e.msg);
+	}
+	start_ns = hdr.start_ns = jtr_mono_ns();
+	last_progress = start_ns;
+	if (!p.quiet) {
+		char cpus[256];
+
+		jtr_format_cpulist(&o.cpus, cpus, sizeof(cpus));
+		printf("tracing CPU%s %s: %zu tracepoints (%s programs), draining every %.0f ms "
+		       "from CPU %d%s\n", strchr(cpus, ',') || strchr(cpus, '-') ? "s" : "", cpus,
+		       t.nlinks, t.kind, o.drain_ns / 1e6, consumer,
+		       o.duration_ns ? "" : "; Ctrl-C to stop");
+		fflush(stdout);
+	}
+
+	/* drain on a timer until the duration ends or a signal comes */
+	while (!jtr_stop && !t.write_err) {
+		int64_t now = jtr_mono_ns();
+
+		if (o.duration_ns && (uint64_t)(now - start_ns) >= o.duration_ns)
+			break;
+		sleep_ns(o.duration_ns && o.duration_ns - (now - start_ns) < o.drain_ns ?
+			 o.duration_ns - (now - start_ns) : o.drain_ns);
+		ring_buffer__consume(t.rb);
+		if (p.progress && jtr_mono_ns() - last_progress >= (int64_t)JTR_NS_PER_S) {
+			last_progress = jtr_mono_ns();
+			if (read_counts(&t) == 0)
+				jtr_progress_line(&p, "tracing %.0f s: %llu events, %llu dropped",
+						  (last_progress - start_ns) / 1e9,
+						  (unsigned long long)sum_counts(t.total.events),
+						  (unsigned long long)sum_counts(t.total.dropped));
+		}
+	}
+	/* stop: detach first, then take what is left in the buffer */
+	end_ns = jtr_mono_ns();
+	detach(&t);
+	ring_buffer__consume(t.rb);
+	if (p.progress)
+		jtr_progress_line(&p, "%s", "");
+	if (t.write_err)
+		jtr_fatal(&p, "cannot write %s: %s", t.log.path, strerror(t.write_err));
+	if ((rc = read_counts(&t)) < 0)
+		jtr_fatal(&p, "cannot read the tracer's counters: %s", strerror(-rc));
+
+	/* the header's totals, then the files */
+	hdr.end_ns = end_ns;
+	hdr.records = t.records;
+	hdr.dropped = sum_counts(t.total.dropped);
+	if (fseek(t.log.f, 0, SEEK_SET) < 0 || fwrite(&hdr, sizeof(hdr), 1, t.log.f) != 1)
+		jtr_fatal(&p, "cannot write %s: %s", t.log.path, strerror(errno));
+	if (hdr.dropped)
+		jtr_warn(&p, "%llu events were dropped (ring buffer full): use a larger -b or a "
+			 "shorter -i", (unsigned long long)hdr.dropped);
+	jtr_probe_commit_file(&p, &t.log);
+	write_trace_json(&t, consumer, start_ns, end_ns);
+	if (!p.quiet)
+		printf("traced %.2f s: %llu events written, %llu dropped\n", (end_ns - start_ns) / 1e9,
+		       (unsigned long long)t.records, (unsigned long long)hdr.dropped);
+	stop_bpf(&t);
+	if (stats_fd >= 0)
+		close(stats_fd);
+	free(t.addrs.slot);
+	jtr_probe_finish(&p);
+	return 0;
+}

@@ -1,0 +1,82 @@
+/* trace.h - types shared by the kernel side (trace.bpf.c) and the user side
+ * (trace.c) of jtr's kernel-event tracer, and the on-disk event log.
+ *
+ * The event log (events.bin) is a 64-byte header followed by records of
+ * exactly JTR_EV_SIZE (64) bytes, little-endian, as the kernel side wrote
+ * them. docs/attribution.md documents every field per type; the Python
+ * reader is analysis/jtrpy/events.py. Names that need /proc/kallsyms or the
+ * list of irq_vectors events are resolved by the tracer when it stops and
+ * written to trace.json beside the log, so a log can be read on another
+ * machine.
+ */
+#ifndef JTR_TRACE_H
+#define JTR_TRACE_H
+
+#define JTR_EV_MAGIC	"JTREVT1"	/* 8 bytes with the NUL */
+#define JTR_EV_VERSION	1
+#define JTR_EV_SIZE	64
+#define JTR_TRACE_MAX_CPUS 1024
+#define JTR_TRACE_MAX_VECS 32		/* irq_vectors entry/exit pairs */
+#define JTR_COMM_LEN	16
+
+/* record types; keep numbers stable, they are in every log */
+enum jtr_ev_type {
+	JTR_EV_IRQ_ENTRY = 1,	/* a=irq, str=action name */
+	JTR_EV_IRQ_EXIT,	/* a=irq, b=handler return */
+	JTR_EV_SOFTIRQ_RAISE,	/* a=vector (0 HI .. 9 RCU) */
+	JTR_EV_SOFTIRQ_ENTRY,	/* a=vector */
+	JTR_EV_SOFTIRQ_EXIT,	/* a=vector */
+	JTR_EV_VEC_ENTRY,	/* a=vector number, b=kind (index into trace.json "vectors") */
+	JTR_EV_VEC_EXIT,	/* a=vector number, b=kind */
+	JTR_EV_NMI,		/* a=handler address, b=delta_ns; flags=handled; ts = end of handler */
+	JTR_EV_SWITCH,		/* a=prev_pid | next_pid<<32, b=prev_prio | next_prio<<16 |
+				 * prev_state<<32; flags=1 prev preempted (runnable), 0 blocked;
+				 * str=prev_comm[16] next_comm[16] */
+	JTR_EV_WAKEUP,		/* a=pid, b=target_cpu | prio<<32, str=comm */
+	JTR_EV_WAKING,		/* a=pid, b=target_cpu | prio<<32, str=comm */
+	JTR_EV_MIGRATE,		/* a=pid, b=orig_cpu | dest_cpu<<32, str=comm */
+	JTR_EV_PF_USER,		/* a=address, b=ip, x[0]=error_code */
+	JTR_EV_PF_KERNEL,	/* a=address, b=ip, x[0]=error_code */
+	JTR_EV_WQ_START,	/* a=work, b=function address */
+	JTR_EV_WQ_END,		/* a=work (match the start by it) */
+	JTR_EV_HRTIMER_ENTRY,	/* a=hrtimer, b=function address */
+	JTR_EV_HRTIMER_EXIT,	/* a=hrtimer */
+	JTR_EV_TIMER_ENTRY,	/* a=timer_list, b=function address */
+	JTR_EV_TIMER_EXIT,	/* a=timer_list */
+	JTR_EV_NTYPES
+};
+
+/* one event, as the kernel side submits it and the log stores it */
+struct jtr_ev {
+	unsigned long long ts_ns;	/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	unsigned int pid;		/* the task running when it happened (tid) */
+	unsigned short cpu;
+	unsigned char type;		/* enum jtr_ev_type */
+	unsigned char flags;
+	unsigned long long a;
+	unsigned long long b;
+	union {
+		char str[2 * JTR_COMM_LEN];
+		unsigned long long x[4];
+	};
+};
+
+/* the log's header; records follow at offset sizeof(struct jtr_ev_header) */
+struct jtr_ev_header {
+	char magic[8];			/* JTR_EV_MAGIC */
+	unsigned int version;		/* JTR_EV_VERSION */
+	unsigned int record_size;	/* JTR_EV_SIZE */
+	unsigned long long start_ns;	/* CLOCK_MONOTONIC when tracing began */
+	unsigned long long end_ns;	/* 0 until the tracer stops */
+	unsigned long long records;	/* 0 until the tracer stops */
+	unsigned long long dropped;	/* 0 until the tracer stops */
+	unsigned char reserved[16];
+};
+
+/* per-CPU counters the kernel side keeps (a BPF per-CPU array of these) */
+struct jtr_trace_counts {
+	unsigned long long events[JTR_EV_NTYPES];	/* submitted per type */
+	unsigned long long dropped[JTR_EV_NTYPES];	/* ring buffer full, per type */
+};
+
+#endif

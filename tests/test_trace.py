@@ -1,0 +1,180 @@
+"""jtr trace: the eBPF tracer on the real kernel - what it records, that it
+sends no interrupt to the CPU it traces, that it counts what it drops, its
+fallback from tp_btf to raw_tp, its log printer and its errors."""
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+from conftest import BIN, JTR, run_jtr
+
+from jtrpy.events import read_events
+
+TRACER = os.path.join(BIN, "jtr-trace")
+EV_VEC_ENTRY = 6
+EV_SWITCH = 9
+
+
+def need_root():
+    if os.geteuid() != 0:
+        pytest.skip("the tracer needs root (or CAP_BPF and CAP_PERFMON); this run is not root")
+    if not os.path.exists("/sys/kernel/btf/vmlinux"):
+        pytest.skip("this kernel has no BTF (/sys/kernel/btf/vmlinux)")
+
+
+def last_cpu():
+    return max(os.sched_getaffinity(0))
+
+
+def busy(cpu, seconds):
+    """A task on @cpu that sleeps and wakes often: switches, wake-ups, timers."""
+    code = ("import time\nend=time.time()+%f\nwhile time.time()<end: time.sleep(0.0005)\n"
+            % seconds)
+    return subprocess.Popen(["taskset", "-c", str(cpu), "python3", "-c", code])
+
+
+def trace(tmp_path, *args, seconds="2", name="tr"):
+    out = tmp_path / name
+    p = run_jtr("trace", "-c", last_cpu(), "-d", seconds, "-o", out, *args, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return out, p
+
+
+def vectors_on(out, cpu, kind, skip_s=0.5):
+    """irq_vectors entries of @kind on @cpu, away from attach and detach."""
+    log = read_events(str(out))
+    meta = json.load(open(out / "trace.json"))
+    k = meta["vectors"].index(kind)
+    lo, hi = meta["start_ns"] + skip_s * 1e9, meta["end_ns"] - skip_s * 1e9
+    return sum(1 for e in log.iter_events(cpu)
+               if e.type == EV_VEC_ENTRY and e.b == k and lo <= e.ts_ns <= hi)
+
+
+def test_trace_records_the_cpu_only(tmp_path):
+    need_root()
+    cpu = last_cpu()
+    b = busy(cpu, 3)
+    try:
+        out, p = trace(tmp_path)
+    finally:
+        b.wait()
+    assert "tracing CPU %d:" % cpu in p.stdout and "results: %s/" % out in p.stdout
+    meta = json.load(open(out / "trace.json"))
+    assert meta["format"] == "jtr-trace/1" and meta["cpus"] == [cpu]
+    assert meta["programs_kind"] in ("tp_btf", "raw_tp")
+    assert "local_timer" in meta["vectors"] and "reschedule" in meta["vectors"]
+    log = read_events(str(out))
+    evs = list(log.iter_events())
+    assert len(evs) == meta["events"]["written"] == meta["events"]["total"]
+    assert meta["events"]["dropped"] == 0
+    # events of the traced CPU only: wake-ups and migrations may be seen from the other side
+    assert {e.cpu for e in evs if e.type not in (10, 11, 12)} == {cpu}
+    # the clock is CLOCK_MONOTONIC and ticks are there: HZ-paced local timer entries
+    assert all(meta["start_ns"] - 10**9 < e.ts_ns < meta["end_ns"] + 10**9 for e in evs)
+    assert vectors_on(out, cpu, "local_timer", 0) >= 50
+    switches = [e for e in evs if e.type == EV_SWITCH]
+    assert switches, "a busy task on the CPU must cause context switches"
+    # names were resolved: workqueue or timer functions have symbols
+    assert any(not s.startswith("0x") for s in meta["symbols"].values())
+
+
+def test_trace_sends_no_irq_work_to_the_traced_cpu(tmp_path):
+    """Submits without wake-up: no irq_work IPI on the traced CPU. The same
+    run with wake-ups on shows them, so the check can tell the two apart."""
+    need_root()
+    cpu = last_cpu()
+    b = busy(cpu, 7)
+    try:
+        quiet, _ = trace(tmp_path, seconds="3", name="quiet")
+        loud, _ = trace(tmp_path, "--wakeup", "-i", "50ms", seconds="3", name="loud")
+    finally:
+        b.wait()
+    assert vectors_on(quiet, cpu, "irq_work") == 0
+    assert vectors_on(loud, cpu, "irq_work") >= 5
+
+
+def test_trace_overloaded_counts_drops(tmp_path):
+    need_root()
+    cpu = last_cpu()
+    b = busy(cpu, 4)
+    try:
+        out, p = trace(tmp_path, "-b", "4K", "-i", "1s", seconds="2")
+    finally:
+        b.wait()
+    meta = json.load(open(out / "trace.json"))
+    ev = meta["events"]
+    assert ev["dropped"] > 0
+    assert ev["total"] == ev["written"]   # every submitted record reached the log
+    assert sum(ev["dropped_per_type"].values()) == ev["dropped"]
+    assert "dropped" in p.stderr and any("dropped" in w for w in meta["warnings"])
+    assert read_events(str(out)).dropped == ev["dropped"]
+
+
+def test_trace_raw_tp_fallback_records_the_same_kinds(tmp_path):
+    need_root()
+    cpu = last_cpu()
+    b = busy(cpu, 3)
+    try:
+        out, _ = trace(tmp_path, "--programs", "raw_tp")
+    finally:
+        b.wait()
+    meta = json.load(open(out / "trace.json"))
+    assert meta["programs_kind"] == "raw_tp"
+    assert all(k.startswith("raw_") or k.startswith("vec_") for k in meta["programs"])
+    per = meta["events"]["per_type"]
+    assert per["sched_switch"] > 0 and per["vector_entry"] > 0 and per["hrtimer_expire_entry"] > 0
+
+
+def test_trace_print_shows_events(tmp_path):
+    need_root()
+    out, _ = trace(tmp_path, seconds="1")
+    p = run_jtr("trace", "--print", out, check=True)
+    lines = p.stdout.splitlines()
+    assert len(lines) == json.load(open(out / "trace.json"))["events"]["written"]
+    assert any("local_timer" in line for line in lines)
+    p = run_jtr("trace", "--print", tmp_path / "nothing")
+    assert p.returncode == 2 and p.stderr.startswith("jtr: ")
+
+
+def test_trace_stops_on_sigint_and_keeps_the_log(tmp_path):
+    need_root()
+    out = tmp_path / "int"
+    p = subprocess.Popen([JTR, "trace", "-c", str(last_cpu()), "-o", str(out)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = p.stdout.readline()
+    assert first.startswith("tracing CPU")
+    time.sleep(0.5)
+    p.send_signal(2)
+    rest, err = p.communicate(timeout=30)
+    assert p.returncode == 0, err
+    assert "traced" in rest
+    meta = json.load(open(out / "trace.json"))
+    assert read_events(str(out)).records == meta["events"]["written"] > 0
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["-c", "999"], "-c"),
+    (["-b", "5000"], "power of two"),
+    (["-b", "x"], "-b x"),
+    (["--programs", "fentry"], "auto, tp_btf or raw_tp"),
+    (["-i", "0"], "-i"),
+    (["--consumer-cpu", "%d" % max(os.sched_getaffinity(0))], "is traced"),
+    (["extra"], "extra"),
+])
+def test_trace_bad_input(tmp_path, args, needle):
+    cpu = str(max(os.sched_getaffinity(0)))
+    p = run_jtr("trace", "-c", cpu, "-d", "1", "-o", tmp_path / "x", *args)
+    assert p.returncode == 2, p.stderr
+    assert needle in p.stderr and p.stderr.count("\n") == 1
+    assert not (tmp_path / "x").exists()
+
+
+def test_trace_without_root_says_what_it_needs(tmp_path):
+    need_root()
+    p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                        TRACER, "-d", "1", "-o", str(tmp_path / "x")],
+                       text=True, capture_output=True)
+    assert p.returncode == 2
+    assert "needs root (or CAP_BPF and CAP_PERFMON)" in p.stderr
