@@ -2,11 +2,10 @@
 
 Measuring subcommands hand over to the C programs (exec, so Ctrl-C, exit
 status and setuid behave exactly as if the program had been run directly);
-`jtr run` drives a probe and then reads its result to print the headline.
+`jtr run` drives the tracer and a probe, attributes, and prints the headline.
 """
 import os
-import signal
-import subprocess
+import re
 import sys
 
 from . import __version__
@@ -17,8 +16,8 @@ from .result import load_result
 USAGE = """\
 usage: jtr [--help] [--version] COMMAND [OPTIONS]
 
-jtr measures how much jitter a CPU has, and (in later versions) which kernel
-event caused each outlier and whether a tuning change helped.
+jtr measures how much jitter a CPU has and which kernel event caused each
+outlier.
 
 commands:
 {commands}
@@ -28,30 +27,97 @@ Run 'jtr COMMAND --help' for the options of one command.
 examples:
   jtr run                       10 s on the default CPU: summary, headline, results folder
   jtr run -c 1-3 -d 60          a minute on CPUs 1, 2 and 3
+  jtr attribute results/latest  explain a run's outliers again (e.g. --slack 2us)
+  jtr trace --print | less      the kernel events of the last run, one a line
   jtr gap -j 1G -t clock        um_perf -j: a billion clock_gettime loops, min and max gap
   jtr null -f 99 -c 3           the 100-cycle null loop at SCHED_FIFO 99
   jtr clock                     what rdtsc, rdtscp and clock_gettime cost here
 """
 
 RUN_USAGE = """\
-usage: jtr run [GAP OPTIONS]
+usage: jtr run [--no-trace] [--slack DUR] [--top N] [--trace-buffer SIZE]
+               [--drain-interval DUR] [GAP OPTIONS]
 
-The main job: measure a CPU with the gap probe (jtr gap), write a results
-folder, and print what was found. With no options it measures the first
-isolated CPU, or else the last online CPU, for 10 s.
+The main job: start the kernel-event tracer on the measured CPU, measure it with
+the gap probe (jtr gap), stop the tracer, charge every outlier to the kernel
+event that caused it (or to "no kernel event"), write a results folder and print
+what was found. With no options it measures the first isolated CPU, or else the
+last online CPU, for 10 s. Tracing needs root (or CAP_BPF and CAP_PERFMON);
+without it the probe still runs and jtr says what attribution needs.
+
+options of jtr run:
+  --no-trace   measure only; no tracer, no attribution
+  --slack DUR  how long before an outlier an event may start and still be
+               charged to it (default {slack}; see docs/attribution.md)
+  --top N      worst outliers listed with their causal chains (default 20)
+  --trace-buffer SIZE     the tracer's ring buffer (default 8M; see jtr trace -b)
+  --drain-interval DUR    how often the tracer drains it (default 100ms)
 
 Every option of 'jtr gap' is accepted (see 'jtr gap --help'), for example:
-  -c LIST      CPUs to measure (one pinned thread each)
+  -c LIST      CPUs to measure (one pinned thread each; the tracer follows)
   -d DURATION  how long (10s, 500ms, 2m; a bare number is in seconds)
   -f PRIO      SCHED_FIFO priority 1-99
   -o DIR       results folder (default results/DATE-HOST-gap)
 
-Not yet here: attaching the kernel-event tracer and explaining each outlier.
+The folder holds result.json (with an "attribution" section), summary.txt,
+outliers.csv, events.bin and trace.json (the tracer's log) and attribution.txt.
 
 examples:
-  jtr run
-  jtr run -c 1 -d 30 -o before-tuning
+  sudo jtr run
+  sudo jtr run -c 1 -d 30 -o before-tuning
+  jtr run --no-trace -d 5
 """
+
+ATTRIBUTE_USAGE = """\
+usage: jtr attribute [--events PATH] [--slack DUR] [--top N] [--no-write] RESULTS_DIR
+
+Charge each outlier of a gap run to the kernel events the tracer saw on that
+CPU in its time window, print the causes as a table, and store them in
+RESULTS_DIR/result.json ("attribution") and RESULTS_DIR/attribution.txt.
+
+  --events PATH  the tracer's events.bin or its folder (default RESULTS_DIR)
+  --slack DUR    how long before an outlier an event may start and still be
+                 charged to it (default {slack})
+  --top N        worst outliers listed with their chains (default 20)
+  --json         print the attribution as JSON instead of the table
+  --no-write     print only; change nothing in RESULTS_DIR
+
+examples:
+  jtr attribute results/latest
+  jtr attribute --slack 2us --top 5 results/20261122-041305-vm-gap
+  sudo jtr trace -c 1 -d 30 -o tr & jtr gap -c 1 -d 20 -o g; wait; jtr attribute --events tr g
+"""
+
+TRACE_PRINT_USAGE = """\
+usage: jtr trace --print [RESULTS_DIR | events.bin]
+
+Print the tracer's binary event log for people, one event a line, time in
+seconds from the start of the trace (default: results/latest).
+"""
+
+
+def parse_duration_ns(opt, s, bare_unit_ns=1000):
+    """'5us', '2ms', '1.5s', '800ns' or a bare number in @bare_unit_ns; UsageError."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(ns|us|ms|s)?", s or "")
+    if not m:
+        raise UsageError("%s %s: not a duration; use a number with ns, us, ms or s, e.g. 5us"
+                         % (opt, s))
+    unit = {"ns": 1, "us": 1000, "ms": 10**6, "s": 10**9, None: bare_unit_ns}[m.group(2)]
+    return int(round(float(m.group(1)) * unit))
+
+
+def parse_count(opt, s, lo, hi):
+    """An integer in [lo, hi]; UsageError naming the value and the range."""
+    if not re.fullmatch(r"\d+", s or "") or not lo <= int(s) <= hi:
+        raise UsageError("%s %s: use a whole number from %d to %d" % (opt, s, lo, hi))
+    return int(s)
+
+
+def take_value(args, i, opt):
+    """The value after option @opt at args[i], or UsageError."""
+    if i + 1 >= len(args):
+        raise UsageError("%s needs a value; see --help" % opt)
+    return args[i + 1]
 
 
 def _exec_probe(name):
@@ -88,36 +154,122 @@ def headline(result):
                 fmt_ns(r.get("max_ns", 0))))
     if result.get("partial"):
         lines.append("partial: the run was stopped early; the numbers cover what was measured")
-    lines.append("causes: not attributed; this version has no kernel-event tracer yet")
     return lines
 
 
+def default_slack_ns():
+    from .attribute import DEFAULT_SLACK_NS
+    return DEFAULT_SLACK_NS
+
+
 def cmd_run(args):
+    from . import runjob
+
     if any(a in ("-h", "--help") for a in args):
-        sys.stdout.write(RUN_USAGE)
+        sys.stdout.write(RUN_USAGE.format(slack=fmt_ns(default_slack_ns())))
         return 0
-    prog = probe_path("gap")
-    env = dict(os.environ, JTR_PROG="jtr run")
-    # the probe gets Ctrl-C from the terminal and writes partial results; we wait for it
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    outdir = None
-    try:
-        child = subprocess.Popen([prog] + args, stdout=subprocess.PIPE, text=True, env=env,
-                                 restore_signals=True,
-                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-        for line in child.stdout:
-            if line.startswith("results: "):
-                outdir = line[len("results: "):].strip().rstrip("/")
-            sys.stdout.write(line)
-            sys.stdout.flush()
-        rc = child.wait()
-    finally:
-        signal.signal(signal.SIGINT, old)
+    trace, slack, top, rest, tracer_args = True, None, None, [], []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--no-trace":
+            trace = False
+        elif a in ("--trace-buffer", "--drain-interval"):
+            tracer_args += [{"--trace-buffer": "-b", "--drain-interval": "-i"}[a],
+                            take_value(args, i, a)]
+            i += 1
+        elif a == "--slack":
+            slack = parse_duration_ns(a, take_value(args, i, a))
+            i += 1
+        elif a == "--top":
+            top = parse_count(a, take_value(args, i, a), 0, 100000)
+            i += 1
+        else:
+            rest.append(a)
+        i += 1
+    rc, outdir, lines, why = runjob.run(rest, trace=trace, tracer_args=tracer_args,
+                                        slack_ns=slack, top=top)
     if rc != 0 or not outdir:
         return rc
     print()
     for line in headline(load_result(outdir)):
         print(line)
+    if lines:
+        print()
+        for line in lines:
+            print(line)
+    else:
+        print("causes: not attributed: %s" % why)
+    return 0
+
+
+def cmd_attribute(args):
+    from .runjob import attribute_into
+    from .attribute import attribute_dir, format_table
+
+    if any(a in ("-h", "--help") for a in args):
+        sys.stdout.write(ATTRIBUTE_USAGE.format(slack=fmt_ns(default_slack_ns())))
+        return 0
+    events, slack, top, as_json, write, dirs = None, None, None, False, True, []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--events":
+            events = take_value(args, i, a)
+            i += 1
+        elif a == "--slack":
+            slack = parse_duration_ns(a, take_value(args, i, a))
+            i += 1
+        elif a == "--top":
+            top = parse_count(a, take_value(args, i, a), 0, 100000)
+            i += 1
+        elif a == "--json":
+            as_json = True
+        elif a == "--no-write":
+            write = False
+        elif a.startswith("-"):
+            raise UsageError("unknown option '%s'; see 'jtr attribute --help'" % a)
+        else:
+            dirs.append(a)
+        i += 1
+    if len(dirs) != 1:
+        raise UsageError("give one results folder (the gap run to explain); see "
+                         "'jtr attribute --help'")
+    d = dirs[0]
+    if not os.path.isdir(d):
+        raise UsageError("%s: not a results folder" % d)
+    if events is not None and not os.path.exists(events):
+        raise UsageError("--events %s: no such file or folder" % events)
+    kw = {k: v for k, v in (("slack_ns", slack), ("top", top)) if v is not None}
+    if write and not as_json:
+        lines = attribute_into(d, events_path=events, **kw)
+    else:
+        a = attribute_dir(d, events_path=events, **kw)
+        if as_json:
+            import json
+            print(json.dumps(a, indent=2))
+            return 0
+        lines = format_table(a)
+    for line in lines:
+        print(line)
+    return 0
+
+
+def cmd_trace(args):
+    if "--print" not in args:
+        return _exec_probe("trace")(args)
+    from .events import format_event, read_events
+
+    if any(a in ("-h", "--help") for a in args):
+        sys.stdout.write(TRACE_PRINT_USAGE)
+        return 0
+    paths = [a for a in args if a != "--print"]
+    if any(p.startswith("-") for p in paths) or len(paths) > 1:
+        raise UsageError("--print takes one results folder or events.bin; see "
+                         "'jtr trace --print --help'")
+    log = read_events(paths[0] if paths else os.path.join("results", "latest"))
+    for ev in log.iter_events():
+        print(format_event(ev, log.meta))
     return 0
 
 
@@ -128,6 +280,10 @@ def cmd_version(args):
 
 COMMANDS = [
     ("run", "measure a CPU and print what was found (the main job)", cmd_run),
+    ("attribute", "charge each outlier of a run to the kernel event that caused it",
+     cmd_attribute),
+    ("trace", "record the kernel events that steal a CPU (eBPF); --print shows a log",
+     cmd_trace),
     ("null", "time an empty loop millions of times (jtr_null, tst_clock.sh)",
      _exec_probe("null")),
     ("gap", "read the clock back to back, log every interruption (oslat, um_perf -j)",

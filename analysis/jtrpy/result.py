@@ -31,3 +31,47 @@ def load_result(path):
     if fmt != FORMAT:
         raise UsageError("%s: format is %r, expected %r" % (p, fmt, FORMAT))
     return data
+
+
+def write_atomic(path, text):
+    """Write @text to @path so a reader sees the old file or the whole new one."""
+    d = os.path.dirname(os.path.abspath(path))
+    tmp = os.path.join(d, ".%s.tmp-%d" % (os.path.basename(path), os.getpid()))
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _is_flat(v):
+    """A list printed on one line: nothing but scalars in it."""
+    return isinstance(v, list) and all(not isinstance(x, (dict, list)) for x in v)
+
+
+def dumps_result(v, indent=0):
+    """JSON in the layout the C writer uses: objects and lists of lists one item
+    a line, lists of scalars inline."""
+    pad = "  " * (indent + 1)
+    if isinstance(v, dict):
+        if not v:
+            return "{}"
+        items = ["%s%s: %s" % (pad, json.dumps(k, ensure_ascii=False),
+                               dumps_result(x, indent + 1)) for k, x in v.items()]
+        return "{\n" + ",\n".join(items) + "\n" + "  " * indent + "}"
+    if isinstance(v, list) and v and not _is_flat(v):
+        items = [pad + dumps_result(x, indent + 1) for x in v]
+        return "[\n" + ",\n".join(items) + "\n" + "  " * indent + "]"
+    return json.dumps(v, ensure_ascii=False)
+
+
+def save_result(path, data):
+    """Write a result back (atomically) to the result.json a path names."""
+    write_atomic(result_path(path), dumps_result(data) + "\n")

@@ -1,0 +1,200 @@
+"""runjob - `jtr run`, the main job: tracer beside the gap probe, then attribution.
+
+Order: start jtr-trace on the probe's CPUs (it drains its buffer from another
+CPU), wait until it says it is tracing, run jtr-gap, stop the tracer, move its
+event log into the probe's results folder, attribute, and add the attribution
+to result.json (atomically) with a text table beside it. Without root or BPF
+the probe still runs and the reason attribution is missing is printed.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+
+from .errors import UsageError
+from .paths import probe_path
+from .result import load_result, save_result, write_atomic
+
+TRACER_START_TIMEOUT_S = 60
+
+
+def cpus_option(args):
+    """The value of the gap probe's -c/--cpu/--cpus in @args, or None."""
+    val = None
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in ("-c", "--cpu", "--cpus") and i + 1 < len(args):
+            val = args[i + 1]
+            i += 1
+        elif a.startswith("--cpus=") or a.startswith("--cpu="):
+            val = a.split("=", 1)[1]
+        elif a.startswith("-c") and len(a) > 2 and not a.startswith("--"):
+            val = a[2:]
+        elif a == "--":
+            break
+        i += 1
+    return val
+
+
+def tracer_unavailable():
+    """Why the tracer cannot run here, or None when it can."""
+    if os.environ.get("JTR_NO_BPF"):
+        return "BPF is switched off for this run (JTR_NO_BPF is set)"
+    if os.geteuid() != 0:
+        return ("the kernel-event tracer needs root (or CAP_BPF and CAP_PERFMON): run "
+                "'sudo jtr run'")
+    try:
+        probe_path("trace")
+    except Exception as e:  # noqa: BLE001 - JtrError with the build hint
+        return str(e)
+    return None
+
+
+class Tracer:
+    """jtr-trace running in the background, writing into a temporary folder."""
+
+    def __init__(self, cpus, extra=()):
+        self.dir = tempfile.mkdtemp(prefix="jtr-trace-")
+        cmd = [probe_path("trace"), "-o", self.dir]
+        if cpus:
+            cmd += ["-c", cpus]
+        cmd += list(extra)
+        self.proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=dict(os.environ, JTR_PROG="jtr run: tracer"), restore_signals=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        self.banner = None
+        self.out = []
+        self.err = ""
+
+    def wait_ready(self):
+        """Block until the tracer prints its 'tracing ...' line; None or why it failed."""
+        result = {}
+
+        def read():
+            for line in self.proc.stdout:
+                if line.startswith("tracing "):
+                    result["banner"] = line.strip()
+                    return
+                self.out.append(line)
+
+        t = threading.Thread(target=read, daemon=True)
+        t.start()
+        t.join(TRACER_START_TIMEOUT_S)
+        if "banner" in result:
+            self.banner = result["banner"]
+            return None
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.err = self.proc.stderr.read().strip()
+        self.cleanup()
+        return self.err.splitlines()[-1] if self.err else "the tracer did not start"
+
+    def stop(self):
+        """SIGINT the tracer (it writes its files and exits); its exit status."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        out, err = self.proc.communicate()
+        self.out.append(out)
+        # the tracer's own "stopping: ..." notice is for a person at its terminal
+        self.err = "\n".join(line for line in err.splitlines()
+                             if line.strip() and "stopping: writing" not in line)
+        return self.proc.returncode
+
+    def move_into(self, outdir):
+        """Move events.bin and trace.json into the probe's results folder."""
+        for name in ("events.bin", "trace.json"):
+            src = os.path.join(self.dir, name)
+            if not os.path.exists(src):
+                raise FileNotFoundError(src)
+            shutil.move(src, os.path.join(outdir, name))
+        self.cleanup()
+
+    def cleanup(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def attribute_into(outdir, slack_ns=None, top=None, events_path=None):
+    """Attribute the run in @outdir, add it to result.json, write attribution.txt;
+    returns the table's lines."""
+    from . import attribute as att
+
+    kw = {}
+    if slack_ns is not None:
+        kw["slack_ns"] = slack_ns
+    if top is not None:
+        kw["top"] = top
+    result = load_result(outdir)
+    a = att.attribute_dir(outdir, events_path=events_path, **kw)
+    lines = att.format_table(a)
+    write_atomic(os.path.join(outdir, "attribution.txt"), "\n".join(lines) + "\n")
+    result["attribution"] = a
+    files = result.setdefault("files", {})
+    if events_path is None:
+        files["events"] = "events.bin"
+        files["trace"] = "trace.json"
+    files["attribution"] = "attribution.txt"
+    save_result(outdir, result)
+    return lines
+
+
+def run_gap(args, env):
+    """Run jtr-gap with @args, its output passed through; (exit status, folder)."""
+    prog = probe_path("gap")
+    outdir = None
+    child = subprocess.Popen([prog] + args, stdout=subprocess.PIPE, text=True, env=env,
+                             restore_signals=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    for line in child.stdout:
+        if line.startswith("results: "):
+            outdir = line[len("results: "):].strip().rstrip("/")
+        sys.stdout.write(line)
+        sys.stdout.flush()
+    return child.wait(), outdir
+
+
+def run(args, trace=True, tracer_args=(), slack_ns=None, top=None):
+    """The whole job; returns (exit status, folder, attribution lines or None, why not)."""
+    env = dict(os.environ, JTR_PROG="jtr run")
+    why = None if trace else "tracing was switched off (--no-trace)"
+    if why is None:
+        why = tracer_unavailable()
+    tracer = None
+    # the children get Ctrl-C from the terminal and finish their files; we wait for them
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        if why is None:
+            tracer = Tracer(cpus_option(args), tracer_args)
+            why = tracer.wait_ready()
+            if why is not None:
+                bad = re.match(r"jtr run: tracer: -([bi]) (.*)", why)
+                if tracer.proc.returncode == 2 and bad:
+                    opt = {"b": "--trace-buffer", "i": "--drain-interval"}[bad.group(1)]
+                    raise UsageError("%s %s" % (opt, bad.group(2)))
+                tracer = None
+        rc, outdir = run_gap(args, env)
+        trc = tracer.stop() if tracer else None
+    finally:
+        signal.signal(signal.SIGINT, old)
+    if tracer and tracer.err:
+        sys.stderr.write(tracer.err + "\n")
+    if rc != 0 or not outdir:
+        if tracer:
+            tracer.cleanup()
+        return rc, outdir, None, why
+    if tracer:
+        if trc != 0:
+            tracer.cleanup()
+            return rc, outdir, None, "the tracer failed: %s" % (tracer.err or "exit %d" % trc)
+        tracer.move_into(outdir)
+        try:
+            return rc, outdir, attribute_into(outdir, slack_ns=slack_ns, top=top), None
+        except UsageError as e:
+            return rc, outdir, None, str(e)
+    return rc, outdir, None, why

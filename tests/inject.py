@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""inject - interference with a known cause, for the attribution ground-truth tests.
+
+Each mode does one kind of thing to a CPU at a steady rate and writes, one
+line per injection, the CLOCK_MONOTONIC ns just before and just after it
+("begin,end"), so a test can tell which outliers it caused.
+
+  fifo CPU       a SCHED_FIFO task named jtr-inject on CPU spins --spin-us
+                 every --period-ms (task preemption)
+  ipi CPU        from another CPU, read /dev/cpu/CPU/cpuid: the kernel runs
+                 cpuid on CPU through a call-function-single IPI
+  disk FILE      from another CPU, O_DIRECT reads of FILE (a block device or
+                 a file on one): each completes with the device's interrupt,
+                 wherever its affinity points
+"""
+import argparse
+import mmap
+import os
+import random
+import sys
+import time
+
+NAME = "jtr-inject"
+
+
+def now_ns():
+    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+
+
+def set_comm(name):
+    with open("/proc/self/comm", "w") as f:
+        f.write(name)
+
+
+def sleep_until(t_ns):
+    d = t_ns - now_ns()
+    if d > 0:
+        time.sleep(d / 1e9)
+
+
+def fifo(a, emit):
+    """Spin on the CPU at SCHED_FIFO: each spin preempts whatever runs there."""
+    os.sched_setaffinity(0, {a.target})
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(a.prio))
+    spin_ns = int(a.spin_us * 1000)
+    period_ns = int(a.period_ms * 1e6)
+    end = now_ns() + int(a.duration * 1e9)
+    t = now_ns() + period_ns
+    while t < end:
+        sleep_until(t)
+        b = now_ns()
+        while now_ns() - b < spin_ns:
+            pass
+        emit(b, now_ns())
+        t += period_ns
+    # leave the CPU before the results are written: that is not an injection
+    os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    others = set(range(os.cpu_count())) - {a.target}
+    if others:
+        os.sched_setaffinity(0, others)
+
+
+def ipi(a, emit):
+    """Run cpuid on the target CPU from another one: one IPI per read."""
+    os.sched_setaffinity(0, {a.source})
+    fd = os.open("/dev/cpu/%d/cpuid" % a.target, os.O_RDONLY)
+    period_ns = int(a.period_ms * 1e6)
+    end = now_ns() + int(a.duration * 1e9)
+    t = now_ns()
+    while t < end:
+        sleep_until(t)
+        b = now_ns()
+        os.pread(fd, 16, 0)
+        emit(b, now_ns())
+        t += period_ns
+    os.close(fd)
+
+
+def disk(a, emit):
+    """Direct reads from another CPU: each completion is one device interrupt."""
+    os.sched_setaffinity(0, {a.source})
+    fd = os.open(a.dev, os.O_RDONLY | os.O_DIRECT)
+    size = os.lseek(fd, 0, os.SEEK_END)
+    if size < 4096:
+        raise SystemExit("inject: %s: too small for 4 KiB direct reads" % a.dev)
+    buf = mmap.mmap(-1, 4096)
+    period_ns = int(a.period_ms * 1e6)
+    end = now_ns() + int(a.duration * 1e9)
+    rnd = random.Random(1)
+    t = now_ns()
+    while t < end:
+        sleep_until(t)
+        off = rnd.randrange(0, size // 4096) * 4096
+        b = now_ns()
+        os.preadv(fd, [buf], off)
+        emit(b, now_ns())
+        t += period_ns
+    os.close(fd)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("mode", choices=("fifo", "ipi", "disk"))
+    ap.add_argument("target", help="CPU (fifo, ipi) or a file on the block device (disk)")
+    ap.add_argument("--source", type=int, default=0, help="CPU the ipi/disk load runs on")
+    ap.add_argument("--prio", type=int, default=10)
+    ap.add_argument("--period-ms", type=float, default=20)
+    ap.add_argument("--spin-us", type=float, default=200)
+    ap.add_argument("--duration", type=float, default=2)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    if a.mode == "disk":
+        a.dev = a.target
+    else:
+        a.target = int(a.target)
+    set_comm(NAME)
+    done = []
+    {"fifo": fifo, "ipi": ipi, "disk": disk}[a.mode](a, lambda b, e: done.append((b, e)))
+    with open(a.out, "w") as f:
+        for b, e in done:
+            f.write("%d,%d\n" % (b, e))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
