@@ -9,6 +9,12 @@
    counter increment timed in the same process. Goal: <= 5 ns.
 3. The null probe's cost per sample: wall time per sample with no pause,
    less the timed loop itself.
+4. The tracer's overhead (root only): `jtr run` with and without the tracer,
+   alternating on the same CPU: % time lost and p99.99 of both, the tracer's
+   cost per program run from BPF statistics, and the ratio of time lost with
+   the tracer (less the traced events' own cost) to time lost without it.
+   Goal: <= 1.05.
+5. Attribution speed: bench/attribute_bench.py (1M events, 100k outliers).
 
 The machines are shared and noisy: every comparison is a ratio taken within
 one run, rounds alternate, and medians are reported.
@@ -74,6 +80,57 @@ def null_cost(cpu, tmp):
             "timer_overhead_ns": res["calibration"]["timer_overhead_ns"]}
 
 
+def traced_round(cpu, seconds, tmp, trace):
+    out = os.path.join(tmp, "run-trace" if trace else "run-plain")
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [JTR, "run", "-c", str(cpu), "-d", str(seconds), "-q", "-o", out]
+    if not trace:
+        cmd.insert(2, "--no-trace")
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    with open(os.path.join(out, "result.json")) as f:
+        res = json.load(f)
+    r = res["runs"][0]
+    row = {"lost_pct": r["lost_time_pct"], "p99.99_ns": r["percentiles_ns"]["99.99"],
+           "duration_ns": r["duration_ns"], "outliers_per_s": r["outliers"]["per_s"]}
+    if trace:
+        with open(os.path.join(out, "trace.json")) as f:
+            t = json.load(f)
+        runs = sum(p["run_count"] for p in t["programs"].values())
+        ns = sum(p["run_time_ns"] for p in t["programs"].values())
+        row["ns_per_run"] = ns / runs if runs else 0.0
+        row["events"] = t["events"]["total"]
+        # the traced events' own cost on the measured CPU, as % of the run
+        row["events_cost_pct"] = 100.0 * row["events"] * row["ns_per_run"] / r["duration_ns"]
+    return row
+
+
+def tracer_overhead(cpu, seconds, rounds, tmp):
+    on, off = [], []
+    for i in range(rounds):
+        print("bench: round %d/%d: jtr run with and without the tracer, %d s each on CPU %d"
+              % (i + 1, rounds, seconds, cpu), file=sys.stderr)
+        off.append(traced_round(cpu, seconds, tmp, False))
+        on.append(traced_round(cpu, seconds, tmp, True))
+    ratios = [max(a["lost_pct"] - a["events_cost_pct"], 0) / b["lost_pct"] if b["lost_pct"] else
+              float("nan") for a, b in zip(on, off)]
+    med = statistics.median
+    return {"on": on, "off": off, "ratio": med(ratios), "ratios": ratios,
+            "lost_pct_on": med(a["lost_pct"] for a in on),
+            "lost_pct_off": med(b["lost_pct"] for b in off),
+            "p99.99_ns_on": med(a["p99.99_ns"] for a in on),
+            "p99.99_ns_off": med(b["p99.99_ns"] for b in off),
+            "ns_per_run": med(a["ns_per_run"] for a in on),
+            "events_per_s": med(a["events"] / (a["duration_ns"] / 1e9) for a in on),
+            "events_cost_pct": med(a["events_cost_pct"] for a in on)}
+
+
+def attribution_speed():
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "attribute_bench.py")],
+                       capture_output=True, text=True)
+    sys.stderr.write(p.stderr)
+    return p.stdout
+
+
 def main():
     if not shutil.which("oslat"):
         print("bench: oslat is missing; run 'make deps' (Debian package rt-tests)", file=sys.stderr)
@@ -92,6 +149,8 @@ def main():
         hist = json.loads(subprocess.run([HIST_BENCH], check=True, capture_output=True,
                                          text=True).stdout)
         null = null_cost(cpu, tmp)
+        tracer = tracer_overhead(cpu, seconds, rounds, tmp) if os.geteuid() == 0 else None
+        attrib = attribution_speed()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -108,6 +167,7 @@ def main():
             "jtr_max_ns": med(jr, "max_ns"), "oslat_max_ns": med(orr, "max_ns")},
         "hist_record": dict(hist, ratio_to_flat=hist["record_ns"] / hist["flat_increment_ns"]),
         "null_probe": null,
+        "tracer": tracer,
     }
     g = result["gap_vs_oslat"]
     print("jtr gap vs oslat, CPU %d, %d x %d s (medians)" % (cpu, rounds, seconds))
@@ -123,6 +183,21 @@ def main():
     print("null probe: %.1f ns per sample with -p 0, of which the timed 100-spin loop %.1f ns; "
           "overhead %.1f ns per sample" % (null["period_ns"], null["timed_loop_ns"],
                                            null["overhead_ns"]))
+    if tracer:
+        print("tracer on vs off, CPU %d, %d x %d s (medians)" % (cpu, rounds, seconds))
+        print("  %-22s %12s %12s" % ("", "traced", "not traced"))
+        print("  %-22s %12.3f %12.3f" % ("% time lost", tracer["lost_pct_on"],
+                                         tracer["lost_pct_off"]))
+        print("  %-22s %12.0f %12.0f" % ("p99.99 ns", tracer["p99.99_ns_on"],
+                                         tracer["p99.99_ns_off"]))
+        print("  %.0f events/s traced at %.0f ns per program run (BPF stats): %.3f %% of the CPU"
+              % (tracer["events_per_s"], tracer["ns_per_run"], tracer["events_cost_pct"]))
+        print("  time lost ratio traced (less the events' own cost) / not traced: %.3f "
+              "(goal <= 1.05; rounds: %s)" % (tracer["ratio"],
+                                              ", ".join("%.3f" % r for r in tracer["ratios"])))
+    else:
+        print("tracer overhead: skipped (needs root to load BPF programs)")
+    sys.stdout.write(attrib)
     os.makedirs(os.path.join(ROOT, "build", "bench"), exist_ok=True)
     with open(os.path.join(ROOT, "build", "bench", "bench.json"), "w") as f:
         json.dump(result, f, indent=2)
