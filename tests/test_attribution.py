@@ -252,3 +252,53 @@ def test_run_without_root_still_measures(tmp_path):
     res = load(out)
     assert "attribution" not in res
     assert "causes: not attributed: BPF is switched off" in p.stdout
+
+
+def test_attribute_again_with_another_slack(tmp_path, validate):
+    need_root()
+    cpu, _ = cpus()
+    out = tmp_path / "again"
+    run_jtr("run", "-c", cpu, "-d", "1", "-o", out, check=True)
+    first = load(out)["attribution"]
+    p = run_jtr("attribute", "--slack", "3us", "--top", "5", out, check=True)
+    res = validate(load(out))
+    att = res["attribution"]
+    assert att["method"]["slack_ns"] == 3000 and len(att["worst"]) == min(5, att["outliers"]["count"])
+    assert att["outliers"]["total_ns"] == first["outliers"]["total_ns"]
+    assert "causes of %d outliers" % att["outliers"]["count"] in p.stdout
+    assert open(out / "attribution.txt").read().splitlines() == p.stdout.splitlines()
+    js = run_jtr("attribute", "--json", "--no-write", "--slack", "3us", out, check=True)
+    import json
+    assert json.loads(js.stdout)["causes"] == att["causes"]
+
+
+@pytest.mark.parametrize("args, needle", [
+    ([], "give one results folder"),
+    (["--slack", "x"], "--slack x: not a duration"),
+    (["--top", "-1"], "--top -1"),
+    (["--bogus"], "unknown option '--bogus'"),
+    (["{tmp}/missing"], "not a results folder"),
+    (["--events", "{tmp}/none", "{tmp}"], "--events"),
+])
+def test_attribute_bad_input(tmp_path, args, needle):
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    p = run_jtr("attribute", *args)
+    assert p.returncode == 2, p.stderr
+    assert needle in p.stderr and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
+
+
+def test_attribute_without_a_trace_says_so(tmp_path):
+    out = tmp_path / "plain"
+    run_jtr("gap", "-c", max(os.sched_getaffinity(0)), "-d", "200ms", "-o", out, check=True)
+    p = run_jtr("attribute", out)
+    assert p.returncode == 2 and "no such event log" in p.stderr
+    assert "attribution" not in load(out)
+
+
+def test_run_bad_tracer_option_is_a_usage_error(tmp_path):
+    need_root()
+    p = run_jtr("run", "-c", max(os.sched_getaffinity(0)), "-d", "1", "--trace-buffer", "5000",
+                "-o", tmp_path / "x")
+    assert p.returncode == 2
+    assert p.stderr.startswith("jtr: --trace-buffer 5000") and p.stderr.count("\n") == 1
+    assert not (tmp_path / "x").exists()

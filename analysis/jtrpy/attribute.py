@@ -99,7 +99,7 @@ DEFAULT_SLACK_NS = 1000
 # first event of an outlier comes 1.4 to 17 us after its start): counted as
 # explained time of the outlier's primary cause
 ENTRY_ALLOWANCE_NS = 20000
-LOOKBACK_EVENTS = 64
+LOOKBACK_EVENTS = 8
 LOOKBACK_NS = 1_000_000
 WORST_EVENTS = 16
 MAX_LINKS = 8           # links shown in a chain
@@ -644,6 +644,13 @@ def _attribute(result, outliers, log, slack_ns, top):
 
     def charge(key, cpu, start, length, ep, hi, traced):
         """An outlier with one cause for all of it."""
+        c = causes.get(key)
+        if c is not None and length <= c[1] and (top == 0 or (
+                len(worst) == top and (length, -start) <= worst[0][:2])):
+            c[0].append(length)     # the usual case: no new chain to write
+            c[3] += 1
+            return
+
         def chain():
             return format_chain(ep, hi) if ep is not None else "%s: %s" % key
         tally(key, length, True, length, chain)
@@ -655,6 +662,8 @@ def _attribute(result, outliers, log, slack_ns, top):
         allowance, and what the kernel does not explain goes to 'no kernel event'
         (the hypervisor, SMI or hardware)."""
         key = (ep.category, ep.name)
+        if len(found) == 1 and traced + ENTRY_ALLOWANCE_NS >= length:
+            return charge(key, cpu, start, length, ep, hi, traced)    # the usual case
         kernel_ns = min(length, traced + ENTRY_ALLOWANCE_NS)
         share = {key: 0}
         pb, pe = next((b, end) for e, _, b, end in found if e is ep)

@@ -22,23 +22,28 @@ from .result import load_result, save_result, write_atomic
 TRACER_START_TIMEOUT_S = 60
 
 
-def cpus_option(args):
-    """The value of the gap probe's -c/--cpu/--cpus in @args, or None."""
+def option_value(args, short, longs):
+    """The value of gap option -@short / --@longs in @args (last one wins), or None."""
     val = None
     i = 0
     while i < len(args):
         a = args[i]
-        if a in ("-c", "--cpu", "--cpus") and i + 1 < len(args):
+        if (a == "-" + short or a in ["--" + n for n in longs]) and i + 1 < len(args):
             val = args[i + 1]
             i += 1
-        elif a.startswith("--cpus=") or a.startswith("--cpu="):
+        elif any(a.startswith("--%s=" % n) for n in longs):
             val = a.split("=", 1)[1]
-        elif a.startswith("-c") and len(a) > 2 and not a.startswith("--"):
+        elif a.startswith("-" + short) and len(a) > 2 and not a.startswith("--"):
             val = a[2:]
         elif a == "--":
             break
         i += 1
     return val
+
+
+def cpus_option(args):
+    """The CPUs the gap probe will measure, as given with -c, or None."""
+    return option_value(args, "c", ("cpu", "cpus"))
 
 
 def tracer_unavailable():
@@ -156,7 +161,11 @@ def run_gap(args, env):
             outdir = line[len("results: "):].strip().rstrip("/")
         sys.stdout.write(line)
         sys.stdout.flush()
-    return child.wait(), outdir
+    rc = child.wait()
+    if rc == 0 and outdir is None:
+        # -q: the probe did not say where; it is -o, or the latest under results/
+        outdir = option_value(args, "o", ("output",)) or os.path.join("results", "latest")
+    return rc, outdir
 
 
 def run(args, trace=True, tracer_args=(), slack_ns=None, top=None):

@@ -51,3 +51,15 @@ def test_main_usage_errors(capsys):
     assert main(["nope"]) == 2
     assert "unknown command 'nope'" in capsys.readouterr().err
     assert main(["version"]) == 0
+
+
+def test_run_finds_gap_options():
+    from jtrpy.runjob import cpus_option, option_value
+    assert cpus_option(["-d", "5", "-c", "1-3"]) == "1-3"
+    assert cpus_option(["-c2"]) == "2"
+    assert cpus_option(["--cpus=0,1", "-q"]) == "0,1"
+    assert cpus_option(["--cpu", "3"]) == "3"
+    assert cpus_option(["-d", "5"]) is None
+    assert cpus_option(["--", "-c", "1"]) is None
+    assert option_value(["-q", "-o", "out"], "o", ("output",)) == "out"
+    assert option_value(["--output=x"], "o", ("output",)) == "x"
