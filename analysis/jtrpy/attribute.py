@@ -540,6 +540,16 @@ def scan_switches(log):
         if next_comm[0]:
             comms[next_pid] = next_comm
         i = find(SWITCH, i + 1)
+    # a task never switched in the log (running when tracing began) may still be
+    # named by a wake-up or migration record: comm of the task in str, pid in a
+    for t in (ev.WAKEUP, ev.WAKING, ev.MIGRATE):
+        i = find(t)
+        while i >= 0:
+            off = ev.HEADER_SIZE + i * ev.RECORD_SIZE
+            pid = int.from_bytes(data[off + 16:off + 20], "little")
+            if pid not in comms and data[off + 32]:
+                comms[pid] = bytes(data[off + 32:off + 48])
+            i = find(t, i + 1)
     names = {pid: ev.cstr(c) for pid, c in comms.items()}
     return {cpu: max(per, key=per.get) for cpu, per in counts.items()}, names
 

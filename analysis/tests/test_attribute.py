@@ -463,6 +463,10 @@ def test_missing_next_comm_is_found_elsewhere_or_left_out(tmp_path):
     c = only(run(tmp_path, evs, [(1, s, 12_000)]))
     assert c["name"] == "pid 123 (prio 120)"
     assert c["example_chain"] == "preempted by pid 123 (prio 120) for 10.0 us"
+    # a wake-up record names it when no switch does
+    waking = ev(s - 500_000, E.WAKING, 123, 1 | 120 << 32, "kworker/1:0H", cpu=0, pid=7)
+    c = only(run(tmp_path, [waking] + evs, [(1, s, 12_000)]))
+    assert c["name"] == "kworker/1:0H (pid 123, prio 120)"
 
 
 def test_long_silence_with_a_tick_at_its_end_is_no_kernel_event(tmp_path):
