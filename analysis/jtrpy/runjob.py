@@ -102,9 +102,11 @@ class Tracer:
         return self.err.splitlines()[-1] if self.err else "the tracer did not start"
 
     def stop(self):
-        """SIGINT the tracer (it writes its files and exits); its exit status."""
+        """SIGTERM the tracer (it writes its files and exits); its exit status.
+        Not SIGINT: after a Ctrl-C at the terminal it already had one, and a
+        second SIGINT means 'abort' to it."""
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
+            self.proc.send_signal(signal.SIGTERM)
         out, err = self.proc.communicate()
         self.out.append(out)
         # the tracer's own "stopping: ..." notice is for a person at its terminal
@@ -175,8 +177,10 @@ def run(args, trace=True, tracer_args=(), slack_ns=None, top=None):
     if why is None:
         why = tracer_unavailable()
     tracer = None
-    # the children get Ctrl-C from the terminal and finish their files; we wait for them
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # the children get Ctrl-C from the terminal and finish their files; we wait for
+    # them, and only note it (a Ctrl-C before the probe starts ends the job)
+    interrupted = []
+    old = signal.signal(signal.SIGINT, lambda *_: interrupted.append(1))
     try:
         if why is None:
             tracer = Tracer(cpus_option(args), tracer_args)
@@ -187,6 +191,11 @@ def run(args, trace=True, tracer_args=(), slack_ns=None, top=None):
                     opt = {"b": "--trace-buffer", "i": "--drain-interval"}[bad.group(1)]
                     raise UsageError("%s %s" % (opt, bad.group(2)))
                 tracer = None
+        if interrupted:
+            if tracer:
+                tracer.stop()
+                tracer.cleanup()
+            raise KeyboardInterrupt
         rc, outdir = run_gap(args, env)
         trc = tracer.stop() if tracer else None
     finally:
