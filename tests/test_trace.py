@@ -178,3 +178,31 @@ def test_trace_without_root_says_what_it_needs(tmp_path):
                        text=True, capture_output=True)
     assert p.returncode == 2
     assert "needs root (or CAP_BPF and CAP_PERFMON)" in p.stderr
+
+
+def in_private_mounts(script):
+    """Run a shell script in a mount namespace of its own (what it mounts stays there)."""
+    return subprocess.run(["unshare", "--mount", "sh", "-c",
+                           "mount --make-rprivate / && " + script],
+                          text=True, capture_output=True, timeout=120)
+
+
+def test_trace_without_btf_says_what_it_needs(tmp_path):
+    need_root()
+    p = in_private_mounts("mount -t tmpfs none /sys/kernel/btf && %s -c %d -d 1 -o %s"
+                          % (TRACER, last_cpu(), tmp_path / "x"))
+    assert p.returncode == 2, p.stderr
+    assert "no BTF" in p.stderr and "CONFIG_DEBUG_INFO_BTF" in p.stderr
+    assert p.stderr.count("\n") == 1 and not (tmp_path / "x").exists()
+
+
+def test_trace_mounts_tracefs_when_it_is_not_mounted(tmp_path):
+    need_root()
+    out = tmp_path / "x"
+    p = in_private_mounts("umount -l /sys/kernel/tracing 2>/dev/null; "
+                          "mount -t tmpfs none /sys/kernel/tracing && "
+                          "test ! -e /sys/kernel/tracing/events && "
+                          "%s -c %d -d 1 -o %s && test -d /sys/kernel/tracing/events"
+                          % (TRACER, last_cpu(), out))
+    assert p.returncode == 0, p.stderr
+    assert json.load(open(out / "trace.json"))["events"]["written"] > 0
