@@ -150,6 +150,8 @@ struct tracer {
 	int nmissing;
 	struct jtr_afile log;
 	uint64_t records;
+	uint64_t outside;		/* records from while programs were attaching or detaching */
+	int64_t win_start_ns, win_end_ns;	/* every program attached; end 0: not yet */
 	int write_err;
 	struct addr_set addrs;
 	struct jtr_trace_counts total;
@@ -209,6 +211,12 @@ static int on_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
+	/* keep the time every program was attached: while they attach or detach one
+	 * by one, an exit can come without its entry */
+	if ((int64_t)e->ts_ns < t->win_start_ns || (t->win_end_ns && (int64_t)e->ts_ns > t->win_end_ns)) {
+		t->outside++;
+		return 0;
+	}
 	if (fwrite(e, sizeof(*e), 1, t->log.f) != 1) {
 		t->write_err = errno ? errno : EIO;
 		return -t->write_err;
@@ -554,6 +562,8 @@ static void write_programs(struct tracer *t, struct jtr_json *j)
 		jtr_json_obj_begin(j, bpf_program__name(prog));
 		jtr_json_uint(j, "run_count", info.run_cnt);
 		jtr_json_uint(j, "run_time_ns", info.run_time_ns);
+		/* runs the kernel skipped: a BPF program already ran on that CPU */
+		jtr_json_uint(j, "recursion_misses", info.recursion_misses);
 		if (info.run_cnt)
 			jtr_json_fixed(j, "ns_per_run", (double)info.run_time_ns / info.run_cnt, 1);
 		else
@@ -597,6 +607,7 @@ static void write_trace_json(struct tracer *t, int consumer_cpu, int64_t start_n
 	jtr_json_uint(&j, "total", sum_counts(t->total.events));
 	jtr_json_uint(&j, "dropped", sum_counts(t->total.dropped));
 	jtr_json_uint(&j, "written", t->records);
+	jtr_json_uint(&j, "outside_window", t->outside);
 	jtr_json_obj_begin(&j, "per_type");
 	for (int i = 1; i < JTR_EV_NTYPES; i++)
 		jtr_json_uint(&j, type_names[i], t->total.events[i]);
@@ -798,7 +809,7 @@ int main(int argc, char **argv)
 				  "and report it", e.msg);
 		jtr_fatal(&p, "%s", e.msg);
 	}
-	start_ns = hdr.start_ns = jtr_mono_ns();
+	start_ns = hdr.start_ns = t.win_start_ns = jtr_mono_ns();
 	last_progress = start_ns;
 	if (!p.quiet) {
 		char cpus[256];
@@ -830,7 +841,7 @@ int main(int argc, char **argv)
 		}
 	}
 	/* stop: detach first, then take what is left in the buffer */
-	end_ns = jtr_mono_ns();
+	end_ns = t.win_end_ns = jtr_mono_ns();
 	detach(&t);
 	ring_buffer__consume(t.rb);
 	if (p.progress)
