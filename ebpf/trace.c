@@ -347,6 +347,9 @@ static int start_bpf(struct tracer *t, enum prog_kind kind, struct jtr_err *e)
 
 	t->kind = kind == PROGS_BTF ? "tp_btf" : "raw_tp";
 	t->last_libbpf[0] = 0;
+	/* JTR_NO_TP_BTF: behave as a kernel that refuses tp_btf (tests the fallback) */
+	if (kind == PROGS_BTF && getenv("JTR_NO_TP_BTF"))
+		return jtr_err_set(e, -EOPNOTSUPP, "tp_btf switched off (JTR_NO_TP_BTF is set)");
 	/* open: parse the object, nothing in the kernel yet */
 	t->skel = trace_bpf__open();
 	if (!t->skel)

@@ -139,6 +139,21 @@ def test_trace_raw_tp_fallback_records_the_same_kinds(tmp_path):
     assert per["sched_switch"] > 0 and per["vector_entry"] > 0 and per["hrtimer_expire_entry"] > 0
 
 
+def test_trace_falls_back_to_raw_tp_by_itself(tmp_path):
+    need_root()
+    out = tmp_path / "fb"
+    p = run_jtr("trace", "-c", last_cpu(), "-d", "1", "-o", out, env={"JTR_NO_TP_BTF": "1"})
+    assert p.returncode == 0, p.stderr
+    assert "tp_btf programs did not load" in p.stderr and "using raw_tp" in p.stderr
+    meta = json.load(open(out / "trace.json"))
+    assert meta["programs_kind"] == "raw_tp" and meta["events"]["written"] > 0
+    assert any("using raw_tp" in w for w in meta["warnings"])
+    # asked for tp_btf only, it does not fall back: it says why
+    p = run_jtr("trace", "-c", last_cpu(), "-d", "1", "-o", tmp_path / "no",
+                "--programs", "tp_btf", env={"JTR_NO_TP_BTF": "1"})
+    assert p.returncode == 1 and "tp_btf switched off" in p.stderr
+
+
 def test_trace_print_shows_events(tmp_path):
     need_root()
     out, _ = trace(tmp_path, seconds="1")
