@@ -34,7 +34,7 @@ def cpus():
     return allowed[-1], allowed[0]
 
 
-def run_with(tmp_path, cpu, inject_args, pidns=False):
+def run_with(tmp_path, cpu, inject_args):
     """`jtr run` on @cpu for RUN_S with every outlier listed; the injector runs
     in the middle. Returns (result, [(begin, end)] injections inside the probe)."""
     out = tmp_path / "run"
@@ -45,9 +45,8 @@ def run_with(tmp_path, cpu, inject_args, pidns=False):
     time.sleep(INJECT_AFTER_S)
     cmd = [sys.executable, INJECT] + inject_args + ["--duration", str(INJECT_S),
                                                      "--out", str(times)]
-    if pidns:
-        # it moves itself between CPUs: keep it in a pid namespace of its own
-        cmd = ["unshare", "--pid", "--fork", "--mount-proc"] + cmd
+    # it pins itself to a CPU: keep it in a pid namespace of its own
+    cmd = ["unshare", "--pid", "--fork", "--mount-proc"] + cmd
     inj = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     stdout, stderr = run.communicate(timeout=120)
     assert inj.returncode == 0, inj.stderr
@@ -89,8 +88,7 @@ def test_fifo_thread_is_task_preemption(tmp_path):
     cpu, _ = cpus()
     spin_us = 300
     res, spans, stdout = run_with(tmp_path, cpu, ["fifo", str(cpu), "--prio", "10",
-                                                  "--spin-us", str(spin_us), "--period-ms", "20"],
-                                  pidns=True)
+                                                  "--spin-us", str(spin_us), "--period-ms", "20"])
     assert len(spans) >= 50
     att = res["attribution"]
     assert len(att["worst"]) == att["outliers"]["count"]   # --top covers every outlier
@@ -230,7 +228,8 @@ def test_overloaded_tracer_reports_drops(tmp_path, validate):
     need_root()
     cpu, _ = cpus()
     out = tmp_path / "over"
-    load_cmd = ["taskset", "-c", str(cpu), "python3", "-c",
+    load_cmd = ["unshare", "--pid", "--fork", "--mount-proc", "taskset", "-c", str(cpu),
+                "python3", "-c",
                 "import time\nend=time.time()+4\nwhile time.time()<end: time.sleep(0.0002)"]
     busy = subprocess.Popen(load_cmd)
     try:

@@ -32,7 +32,9 @@ def busy(cpu, seconds):
     """A task on @cpu that sleeps and wakes often: switches, wake-ups, timers."""
     code = ("import time\nend=time.time()+%f\nwhile time.time()<end: time.sleep(0.0005)\n"
             % seconds)
-    return subprocess.Popen(["taskset", "-c", str(cpu), "python3", "-c", code])
+    # pinned in a pid namespace of its own: it can only ever move itself
+    return subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc",
+                             "taskset", "-c", str(cpu), "python3", "-c", code])
 
 
 def trace(tmp_path, *args, seconds="2", name="tr"):
