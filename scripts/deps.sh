@@ -13,9 +13,10 @@ VENV=${VENV:-.venv}
 # compilers and headers; cmocka for the C unit tests; rt-tests for the oslat
 # comparison in `make bench`; libcap2-bin for `make install-caps`; procps for
 # sysctl; python3-venv for the test venv; clang, bpftool and the libbpf, libelf
-# and zlib headers for the eBPF tracer; bpftrace for ebpf/bpftrace/*.bt
+# and zlib headers for the eBPF tracer; bpftrace for ebpf/bpftrace/*.bt; linux-perf
+# for the perf backend of jtr run
 PKGS="gcc make libc6-dev libcmocka-dev rt-tests libcap2-bin procps python3-venv
-clang libbpf-dev bpftool libelf-dev zlib1g-dev bpftrace"
+clang libbpf-dev bpftool libelf-dev zlib1g-dev bpftrace linux-perf"
 
 if command -v dpkg-query >/dev/null 2>&1; then
 	missing=""

@@ -34,13 +34,13 @@ def cpus():
     return allowed[-1], allowed[0]
 
 
-def run_with(tmp_path, cpu, inject_args):
+def run_with(tmp_path, cpu, inject_args, run_args=()):
     """`jtr run` on @cpu for RUN_S with every outlier listed; the injector runs
     in the middle. Returns (result, [(begin, end)] injections inside the probe)."""
     out = tmp_path / "run"
     times = tmp_path / "inject.csv"
     run = subprocess.Popen([os.path.join(ROOT, "jtr"), "run", "-c", str(cpu), "-d", str(RUN_S),
-                            "--top", "100000", "-o", str(out)],
+                            "--top", "100000", "-o", str(out)] + list(run_args),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(INJECT_AFTER_S)
     cmd = [sys.executable, INJECT] + inject_args + ["--duration", str(INJECT_S),
@@ -244,13 +244,14 @@ def test_overloaded_tracer_reports_drops(tmp_path, validate):
     assert "dropped" in p.stdout
 
 
-def test_run_without_root_still_measures(tmp_path):
+def test_run_without_a_tracer_still_measures(tmp_path):
     out = tmp_path / "noroot"
     p = run_jtr("run", "-c", max(os.sched_getaffinity(0)), "-d", "300ms", "-o", out,
-                env={"JTR_NO_BPF": "1"}, check=True)
+                env={"JTR_NO_BPF": "1", "JTR_NO_PERF": "1"}, check=True)
     res = load(out)
     assert "attribution" not in res
-    assert "causes: not attributed: BPF is switched off" in p.stdout
+    assert ("causes: not attributed: BPF is switched off for this run (JTR_NO_BPF is set); "
+            "perf is switched off" in p.stdout)
 
 
 def test_attribute_again_with_another_slack(tmp_path, validate):

@@ -35,8 +35,8 @@ examples:
 """
 
 RUN_USAGE = """\
-usage: jtr run [--no-trace] [--slack DUR] [--top N] [--trace-buffer SIZE]
-               [--drain-interval DUR] [GAP OPTIONS]
+usage: jtr run [--no-trace] [--backend KIND] [--slack DUR] [--top N]
+               [--trace-buffer SIZE] [--drain-interval DUR] [GAP OPTIONS]
 
 The main job: start the kernel-event tracer on the measured CPU, measure it with
 the gap probe (jtr gap), stop the tracer, charge every outlier to the kernel
@@ -47,6 +47,8 @@ without it the probe still runs and jtr says what attribution needs.
 
 options of jtr run:
   --no-trace   measure only; no tracer, no attribution
+  --backend KIND  ebpf (jtr trace), perf (perf record on the same tracepoints) or
+               auto (default: eBPF, else perf when BPF is not available)
   --slack DUR  how long before an outlier an event may start and still be
                charged to it (default {slack}; see docs/attribution.md)
   --top N      worst outliers listed with their causal chains (default 20)
@@ -168,12 +170,17 @@ def cmd_run(args):
     if any(a in ("-h", "--help") for a in args):
         sys.stdout.write(RUN_USAGE.format(slack=fmt_ns(default_slack_ns())))
         return 0
-    trace, slack, top, rest, tracer_args = True, None, None, [], []
+    trace, slack, top, rest, tracer_args, backend = True, None, None, [], [], "auto"
     i = 0
     while i < len(args):
         a = args[i]
         if a == "--no-trace":
             trace = False
+        elif a == "--backend":
+            backend = take_value(args, i, a)
+            if backend not in ("auto", "ebpf", "perf"):
+                raise UsageError("--backend %s: use ebpf, perf or auto" % backend)
+            i += 1
         elif a in ("--trace-buffer", "--drain-interval"):
             tracer_args += [{"--trace-buffer": "-b", "--drain-interval": "-i"}[a],
                             take_value(args, i, a)]
@@ -188,7 +195,7 @@ def cmd_run(args):
             rest.append(a)
         i += 1
     rc, outdir, lines, why = runjob.run(rest, trace=trace, tracer_args=tracer_args,
-                                        slack_ns=slack, top=top)
+                                        slack_ns=slack, top=top, backend=backend)
     if rc != 0 or not outdir:
         return rc
     print()

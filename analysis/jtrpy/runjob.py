@@ -60,8 +60,33 @@ def tracer_unavailable():
     return None
 
 
+def default_cpu():
+    """The CPU the gap probe measures without -c: the first isolated CPU, else the
+    last online one this process may use (as lib/jtr_cpu.c's jtr_cpu_default)."""
+    allowed = os.sched_getaffinity(0)
+
+    def cpus(path):
+        try:
+            with open(path) as f:
+                text = f.read().strip()
+        except OSError:
+            return []
+        out = []
+        for part in filter(None, text.split(",")):
+            lo, _, hi = part.partition("-")
+            out += range(int(lo), int(hi or lo) + 1)
+        return [c for c in out if c in allowed]
+    iso = cpus("/sys/devices/system/cpu/isolated")
+    if iso:
+        return iso[0]
+    online = cpus("/sys/devices/system/cpu/online")
+    return online[-1] if online else max(allowed)
+
+
 class Tracer:
     """jtr-trace running in the background, writing into a temporary folder."""
+
+    backend = "ebpf"
 
     def __init__(self, cpus, extra=()):
         self.dir = tempfile.mkdtemp(prefix="jtr-trace-")
@@ -170,12 +195,43 @@ def run_gap(args, env):
     return rc, outdir
 
 
-def run(args, trace=True, tracer_args=(), slack_ns=None, top=None):
+def start_tracer(backend, cpus, tracer_args):
+    """Start the tracer for @backend ('ebpf', 'perf' or 'auto': eBPF, else perf);
+    returns (tracer, None) or (None, why there is none)."""
+    from . import perftrace
+
+    why = None
+    if backend in ("ebpf", "auto"):
+        why = tracer_unavailable()
+        if why is None:
+            tracer = Tracer(cpus, tracer_args)
+            why = tracer.wait_ready()
+            if why is None:
+                return tracer, None
+            bad = re.match(r"jtr run: tracer: -([bi]) (.*)", why)
+            if tracer.proc.returncode == 2 and bad:
+                opt = {"b": "--trace-buffer", "i": "--drain-interval"}[bad.group(1)]
+                raise UsageError("%s %s" % (opt, bad.group(2)))
+        if backend == "ebpf":
+            return None, why
+    why_perf = perftrace.unavailable()
+    if why_perf is None:
+        tracer = perftrace.PerfTracer(cpus or str(default_cpu()),
+                                      tempfile.mkdtemp(prefix="jtr-perf-"))
+        why_perf = tracer.wait_ready()
+        if why_perf is None:
+            if why:
+                sys.stderr.write("jtr run: eBPF tracer unavailable (%s); tracing with perf\n"
+                                 % why)
+            return tracer, None
+        tracer.cleanup()
+    return None, "; ".join(w for w in (why, why_perf) if w)
+
+
+def run(args, trace=True, tracer_args=(), slack_ns=None, top=None, backend="auto"):
     """The whole job; returns (exit status, folder, attribution lines or None, why not)."""
     env = dict(os.environ, JTR_PROG="jtr run")
     why = None if trace else "tracing was switched off (--no-trace)"
-    if why is None:
-        why = tracer_unavailable()
     tracer = None
     # the children get Ctrl-C from the terminal and finish their files; we wait for
     # them, and only note it (a Ctrl-C before the probe starts ends the job)
@@ -183,14 +239,7 @@ def run(args, trace=True, tracer_args=(), slack_ns=None, top=None):
     old = signal.signal(signal.SIGINT, lambda *_: interrupted.append(1))
     try:
         if why is None:
-            tracer = Tracer(cpus_option(args), tracer_args)
-            why = tracer.wait_ready()
-            if why is not None:
-                bad = re.match(r"jtr run: tracer: -([bi]) (.*)", why)
-                if tracer.proc.returncode == 2 and bad:
-                    opt = {"b": "--trace-buffer", "i": "--drain-interval"}[bad.group(1)]
-                    raise UsageError("%s %s" % (opt, bad.group(2)))
-                tracer = None
+            tracer, why = start_tracer(backend, cpus_option(args), tracer_args)
         if interrupted:
             if tracer:
                 tracer.stop()
