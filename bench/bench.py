@@ -80,19 +80,24 @@ def null_cost(cpu, tmp):
             "timer_overhead_ns": res["calibration"]["timer_overhead_ns"]}
 
 
-def traced_round(cpu, seconds, tmp, trace):
-    out = os.path.join(tmp, "run-trace" if trace else "run-plain")
+def traced_round(cpu, seconds, tmp, trace, backend="ebpf"):
+    out = os.path.join(tmp, "run-%s" % (backend if trace else "plain"))
     shutil.rmtree(out, ignore_errors=True)
     cmd = [JTR, "run", "-c", str(cpu), "-d", str(seconds), "-q", "-o", out]
     if not trace:
         cmd.insert(2, "--no-trace")
+    else:
+        cmd[2:2] = ["--backend", backend]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(os.path.join(out, "result.json")) as f:
         res = json.load(f)
     r = res["runs"][0]
     row = {"lost_pct": r["lost_time_pct"], "p99.99_ns": r["percentiles_ns"]["99.99"],
            "duration_ns": r["duration_ns"], "outliers_per_s": r["outliers"]["per_s"]}
-    if trace:
+    if trace and backend == "perf":
+        with open(os.path.join(out, "trace.json")) as f:
+            row["events"] = json.load(f)["events"]["total"]
+    elif trace:
         with open(os.path.join(out, "trace.json")) as f:
             t = json.load(f)
         runs = sum(p["run_count"] for p in t["programs"].values())
@@ -105,12 +110,14 @@ def traced_round(cpu, seconds, tmp, trace):
 
 
 def tracer_overhead(cpu, seconds, rounds, tmp):
-    on, off = [], []
+    on, off, perf = [], [], []
     for i in range(rounds):
-        print("bench: round %d/%d: jtr run with and without the tracer, %d s each on CPU %d"
-              % (i + 1, rounds, seconds, cpu), file=sys.stderr)
+        print("bench: round %d/%d: jtr run without a tracer, with eBPF, with perf, %d s each "
+              "on CPU %d" % (i + 1, rounds, seconds, cpu), file=sys.stderr)
         off.append(traced_round(cpu, seconds, tmp, False))
         on.append(traced_round(cpu, seconds, tmp, True))
+        if shutil.which("perf"):
+            perf.append(traced_round(cpu, seconds, tmp, True, "perf"))
     ratios = [max(a["lost_pct"] - a["events_cost_pct"], 0) / b["lost_pct"] if b["lost_pct"] else
               float("nan") for a, b in zip(on, off)]
     med = statistics.median
@@ -121,7 +128,13 @@ def tracer_overhead(cpu, seconds, rounds, tmp):
             "p99.99_ns_off": med(b["p99.99_ns"] for b in off),
             "ns_per_run": med(a["ns_per_run"] for a in on),
             "events_per_s": med(a["events"] / (a["duration_ns"] / 1e9) for a in on),
-            "events_cost_pct": med(a["events_cost_pct"] for a in on)}
+            "events_cost_pct": med(a["events_cost_pct"] for a in on),
+            "perf": perf and {
+                "lost_pct": med(p["lost_pct"] for p in perf),
+                "p99.99_ns": med(p["p99.99_ns"] for p in perf),
+                "events_per_s": med(p["events"] / (p["duration_ns"] / 1e9) for p in perf),
+                "ratio": med(p["lost_pct"] / b["lost_pct"] for p, b in zip(perf, off)
+                             if b["lost_pct"])}}
 
 
 def attribution_speed():
@@ -192,6 +205,11 @@ def main():
                                          tracer["p99.99_ns_off"]))
         print("  %.0f events/s traced at %.0f ns per program run (BPF stats): %.3f %% of the CPU"
               % (tracer["events_per_s"], tracer["ns_per_run"], tracer["events_cost_pct"]))
+        if tracer["perf"]:
+            pf = tracer["perf"]
+            print("  perf backend: %.3f %% time lost, p99.99 %.0f ns, %.0f events/s; time lost "
+                  "ratio perf / not traced %.3f" % (pf["lost_pct"], pf["p99.99_ns"],
+                                                    pf["events_per_s"], pf["ratio"]))
         print("  time lost ratio traced (less the events' own cost) / not traced: %.3f "
               "(goal <= 1.05; rounds: %s)" % (tracer["ratio"],
                                               ", ".join("%.3f" % r for r in tracer["ratios"])))
