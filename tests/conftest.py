@@ -72,3 +72,11 @@ def legacy_blocks(text):
                       re.findall(r"(\d+\.\d{3})% are below (\d+) ns", m.group("pct"))}
         blocks.append(d)
     return blocks
+
+
+def need_tracing():
+    """Skip, saying why, where the kernel-event tracer cannot run: not root, or no BTF."""
+    if os.geteuid() != 0:
+        pytest.skip("tracing needs root (or CAP_BPF and CAP_PERFMON); this run is not root")
+    if not os.path.exists("/sys/kernel/btf/vmlinux"):
+        pytest.skip("this kernel has no BTF (/sys/kernel/btf/vmlinux)")

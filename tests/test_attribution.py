@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, load, run_jtr
+from conftest import ROOT, load, need_tracing, run_jtr
 
 INJECT = os.path.join(ROOT, "tests", "inject.py")
 RUN_S = 5          # probe duration
@@ -20,11 +20,6 @@ INJECT_AFTER_S = 2  # the tracer loads in about a second; injection starts after
 INJECT_S = 2
 
 
-def need_root():
-    if os.geteuid() != 0:
-        pytest.skip("tracing needs root (or CAP_BPF and CAP_PERFMON); this run is not root")
-    if not os.path.exists("/sys/kernel/btf/vmlinux"):
-        pytest.skip("this kernel has no BTF (/sys/kernel/btf/vmlinux)")
 
 
 def cpus():
@@ -84,7 +79,7 @@ def charged(res, spans, pred, slack_ns=0):
 
 
 def test_fifo_thread_is_task_preemption(tmp_path):
-    need_root()
+    need_tracing()
     cpu, _ = cpus()
     spin_us = 300
     res, spans, stdout = run_with(tmp_path, cpu, ["fifo", str(cpu), "--prio", "10",
@@ -125,7 +120,7 @@ def test_fifo_thread_is_task_preemption(tmp_path):
 
 
 def test_cpuid_reads_are_call_function_single_ipis(tmp_path):
-    need_root()
+    need_tracing()
     cpu, other = cpus()
     if not os.path.exists("/dev/cpu/%d/cpuid" % cpu):
         pytest.skip("no /dev/cpu/%d/cpuid (CONFIG_X86_CPUID): no way here to send an IPI "
@@ -158,7 +153,7 @@ def block_irq():
 
 
 def test_disk_interrupt_steered_to_the_cpu_is_a_hardirq(tmp_path):
-    need_root()
+    need_tracing()
     cpu, other = cpus()
     found = block_irq()
     if not found:
@@ -202,7 +197,7 @@ def test_disk_interrupt_steered_to_the_cpu_is_a_hardirq(tmp_path):
 
 
 def test_quiet_run_accounting_closes(tmp_path, validate):
-    need_root()
+    need_tracing()
     cpu, _ = cpus()
     out = tmp_path / "quiet"
     p = run_jtr("run", "-c", cpu, "-d", "2", "-o", out, check=True)
@@ -225,7 +220,7 @@ def test_quiet_run_accounting_closes(tmp_path, validate):
 
 
 def test_overloaded_tracer_reports_drops(tmp_path, validate):
-    need_root()
+    need_tracing()
     cpu, _ = cpus()
     out = tmp_path / "over"
     load_cmd = ["unshare", "--pid", "--fork", "--mount-proc", "taskset", "-c", str(cpu),
@@ -255,7 +250,7 @@ def test_run_without_a_tracer_still_measures(tmp_path):
 
 
 def test_attribute_again_with_another_slack(tmp_path, validate):
-    need_root()
+    need_tracing()
     cpu, _ = cpus()
     out = tmp_path / "again"
     run_jtr("run", "-c", cpu, "-d", "1", "-o", out, check=True)
@@ -296,7 +291,7 @@ def test_attribute_without_a_trace_says_so(tmp_path):
 
 
 def test_run_bad_tracer_option_is_a_usage_error(tmp_path):
-    need_root()
+    need_tracing()
     p = run_jtr("run", "-c", max(os.sched_getaffinity(0)), "-d", "1", "--trace-buffer", "5000",
                 "-o", tmp_path / "x")
     assert p.returncode == 2

@@ -5,12 +5,12 @@ import shutil
 
 import pytest
 
-from conftest import load, run_jtr
-from test_attribution import charged, cpus, need_root, part_of, run_with
+from conftest import load, need_tracing, run_jtr
+from test_attribution import charged, cpus, part_of, run_with
 
 
 def need_perf():
-    need_root()
+    need_tracing()
     if not shutil.which("perf"):
         pytest.skip("perf is not installed (Debian: linux-perf)")
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import BIN, JTR, run_jtr
+from conftest import BIN, JTR, need_tracing, run_jtr
 
 from jtrpy.events import read_events
 
@@ -17,11 +17,6 @@ EV_VEC_ENTRY = 6
 EV_SWITCH = 9
 
 
-def need_root():
-    if os.geteuid() != 0:
-        pytest.skip("the tracer needs root (or CAP_BPF and CAP_PERFMON); this run is not root")
-    if not os.path.exists("/sys/kernel/btf/vmlinux"):
-        pytest.skip("this kernel has no BTF (/sys/kernel/btf/vmlinux)")
 
 
 def last_cpu():
@@ -55,7 +50,7 @@ def vectors_on(out, cpu, kind, skip_s=0.5):
 
 
 def test_trace_records_the_cpu_only(tmp_path):
-    need_root()
+    need_tracing()
     cpu = last_cpu()
     b = busy(cpu, 3)
     try:
@@ -97,7 +92,7 @@ def test_trace_records_the_cpu_only(tmp_path):
 def test_trace_sends_no_irq_work_to_the_traced_cpu(tmp_path):
     """Submits without wake-up: no irq_work IPI on the traced CPU. The same
     run with wake-ups on shows them, so the check can tell the two apart."""
-    need_root()
+    need_tracing()
     cpu = last_cpu()
     b = busy(cpu, 7)
     try:
@@ -110,7 +105,7 @@ def test_trace_sends_no_irq_work_to_the_traced_cpu(tmp_path):
 
 
 def test_trace_overloaded_counts_drops(tmp_path):
-    need_root()
+    need_tracing()
     cpu = last_cpu()
     b = busy(cpu, 4)
     try:
@@ -127,7 +122,7 @@ def test_trace_overloaded_counts_drops(tmp_path):
 
 
 def test_trace_raw_tp_fallback_records_the_same_kinds(tmp_path):
-    need_root()
+    need_tracing()
     cpu = last_cpu()
     b = busy(cpu, 3)
     try:
@@ -142,7 +137,7 @@ def test_trace_raw_tp_fallback_records_the_same_kinds(tmp_path):
 
 
 def test_trace_falls_back_to_raw_tp_by_itself(tmp_path):
-    need_root()
+    need_tracing()
     out = tmp_path / "fb"
     p = run_jtr("trace", "-c", last_cpu(), "-d", "1", "-o", out, env={"JTR_NO_TP_BTF": "1"})
     assert p.returncode == 0, p.stderr
@@ -157,7 +152,7 @@ def test_trace_falls_back_to_raw_tp_by_itself(tmp_path):
 
 
 def test_trace_print_shows_events(tmp_path):
-    need_root()
+    need_tracing()
     out, _ = trace(tmp_path, seconds="1")
     p = run_jtr("trace", "--print", out, check=True)
     lines = p.stdout.splitlines()
@@ -168,7 +163,7 @@ def test_trace_print_shows_events(tmp_path):
 
 
 def test_trace_stops_on_sigint_and_keeps_the_log(tmp_path):
-    need_root()
+    need_tracing()
     out = tmp_path / "int"
     p = subprocess.Popen([JTR, "trace", "-c", str(last_cpu()), "-o", str(out)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -201,7 +196,7 @@ def test_trace_bad_input(tmp_path, args, needle):
 
 
 def test_trace_without_root_says_what_it_needs(tmp_path):
-    need_root()
+    need_tracing()
     p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
                         TRACER, "-d", "1", "-o", str(tmp_path / "x")],
                        text=True, capture_output=True)
@@ -217,7 +212,7 @@ def in_private_mounts(script):
 
 
 def test_trace_without_btf_says_what_it_needs(tmp_path):
-    need_root()
+    need_tracing()
     p = in_private_mounts("mount -t tmpfs none /sys/kernel/btf && %s -c %d -d 1 -o %s"
                           % (TRACER, last_cpu(), tmp_path / "x"))
     assert p.returncode == 2, p.stderr
@@ -226,7 +221,7 @@ def test_trace_without_btf_says_what_it_needs(tmp_path):
 
 
 def test_trace_mounts_tracefs_when_it_is_not_mounted(tmp_path):
-    need_root()
+    need_tracing()
     out = tmp_path / "x"
     p = in_private_mounts("umount -l /sys/kernel/tracing 2>/dev/null; "
                           "mount -t tmpfs none /sys/kernel/tracing && "

@@ -115,6 +115,19 @@ def parse_count(opt, s, lo, hi):
     return int(s)
 
 
+def attribution_option(args, i, opts):
+    """--slack DUR or --top N at args[i] into @opts; True if it was one (its value
+    is args[i + 1])."""
+    a = args[i]
+    if a == "--slack":
+        opts["slack_ns"] = parse_duration_ns(a, take_value(args, i, a))
+    elif a == "--top":
+        opts["top"] = parse_count(a, take_value(args, i, a), 0, 100000)
+    else:
+        return False
+    return True
+
+
 def take_value(args, i, opt):
     """The value after option @opt at args[i], or UsageError."""
     if i + 1 >= len(args):
@@ -170,7 +183,7 @@ def cmd_run(args):
     if any(a in ("-h", "--help") for a in args):
         sys.stdout.write(RUN_USAGE.format(slack=fmt_ns(default_slack_ns())))
         return 0
-    trace, slack, top, rest, tracer_args, backend = True, None, None, [], [], "auto"
+    trace, att, rest, tracer_args, backend = True, {}, [], [], "auto"
     i = 0
     while i < len(args):
         a = args[i]
@@ -185,17 +198,13 @@ def cmd_run(args):
             tracer_args += [{"--trace-buffer": "-b", "--drain-interval": "-i"}[a],
                             take_value(args, i, a)]
             i += 1
-        elif a == "--slack":
-            slack = parse_duration_ns(a, take_value(args, i, a))
-            i += 1
-        elif a == "--top":
-            top = parse_count(a, take_value(args, i, a), 0, 100000)
+        elif attribution_option(args, i, att):
             i += 1
         else:
             rest.append(a)
         i += 1
     rc, outdir, lines, why = runjob.run(rest, trace=trace, tracer_args=tracer_args,
-                                        slack_ns=slack, top=top, backend=backend)
+                                        backend=backend, **att)
     if rc != 0 or not outdir:
         return rc
     print()
@@ -217,18 +226,14 @@ def cmd_attribute(args):
     if any(a in ("-h", "--help") for a in args):
         sys.stdout.write(ATTRIBUTE_USAGE.format(slack=fmt_ns(default_slack_ns())))
         return 0
-    events, slack, top, as_json, write, dirs = None, None, None, False, True, []
+    events, kw, as_json, write, dirs = None, {}, False, True, []
     i = 0
     while i < len(args):
         a = args[i]
         if a == "--events":
             events = take_value(args, i, a)
             i += 1
-        elif a == "--slack":
-            slack = parse_duration_ns(a, take_value(args, i, a))
-            i += 1
-        elif a == "--top":
-            top = parse_count(a, take_value(args, i, a), 0, 100000)
+        elif attribution_option(args, i, kw):
             i += 1
         elif a == "--json":
             as_json = True
@@ -247,7 +252,6 @@ def cmd_attribute(args):
         raise UsageError("%s: not a results folder" % d)
     if events is not None and not os.path.exists(events):
         raise UsageError("--events %s: no such file or folder" % events)
-    kw = {k: v for k, v in (("slack_ns", slack), ("top", top)) if v is not None}
     if write and not as_json:
         lines = attribute_into(d, events_path=events, **kw)
     else:
