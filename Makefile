@@ -17,7 +17,7 @@ PREFIX  ?= /usr/local
 BUILD   := build
 PYTHON  ?= python3
 VENV    := .venv
-PYTEST_ARGS ?=
+PYTEST_ARGS ?= -rs
 
 ifeq ($(V),1)
 Q :=

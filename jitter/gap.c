@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "jtr_cli.h"
+#include "jtr_pmu.h"
 #include "jtr_probe.h"
 
 #define PRE_LOOPS 100000
@@ -81,6 +82,8 @@ struct gap_cpu {
 	uint64_t threshold_ns;
 	uint64_t pre_min_ns;
 	uint64_t start_raw, end_raw;
+	struct jtr_pmu pmu;			/* hardware counters around the loop */
+	struct jtr_err pmu_why;			/* why there are none */
 	volatile uint64_t progress_max_ns;	/* for the progress line only */
 	volatile uint64_t progress_count;
 	bool partial;
@@ -160,6 +163,10 @@ static void worker(void *arg)
 	g->pre_min_ns = g->p->tb.kind == JTR_TB_TSC ? pre_min_tsc(&t2n) : pre_min_clock();
 	thr = gp->threshold_opt ? gp->threshold_opt : jtr_default_threshold_ns(g->pre_min_ns);
 	g->threshold_ns = thr;
+	/* counters are opened and read outside the loop: syscalls, not in it */
+	jtr_err_clear(&g->pmu_why);
+	if (jtr_pmu_open(&g->pmu, &g->pmu_why) == 0)
+		jtr_pmu_begin(&g->pmu);
 
 #define TSC_TONS(d) jtr_ticks2ns(&t2n, (d))
 #define CLK_TONS(d) (d)
@@ -178,6 +185,11 @@ static void worker(void *arg)
 			GAP_LOOP(CLK_READ, CLK_TONS, BY_COUNT);
 		else
 			GAP_LOOP(CLK_READ, CLK_TONS, BY_TIME);
+	}
+	if (g->pmu.open) {
+		jtr_pmu_end(&g->pmu);
+		jtr_pmu_close(&g->pmu);
+		g->pmu.open = true;	/* the counts are kept */
 	}
 	g->partial = jtr_stop != 0;
 }
@@ -338,6 +350,7 @@ static void write_outputs(struct jtr_probe *p, const struct gap_all *a)
 		jtr_json_fixed(&j, "lost_time_pct", dur ? 100.0 * (double)lost_ns(g) / (double)dur : 0.0, 6);
 		jtr_result_write_outliers(&j, &g->log, &g->lengths, g->threshold_ns, dur,
 					  g->hist.total ? g->hist.min : 0, "outliers.csv");
+		jtr_result_write_pmu(&j, &g->pmu, g->hist.total);
 		jtr_result_write_hist(&j, "histogram", &g->hist);
 		jtr_json_obj_end(&j);
 	}
@@ -428,6 +441,8 @@ int main(int argc, char **argv)
 	jtr_probe_map_begin(&p);
 	jtr_workers_start(&p, w, a.n);
 	jtr_workers_wait(&p, w, a.n, progress, &a);
+	if (a.n && !a.cpus[0].pmu.open)
+		jtr_warn(&p, "%s", a.cpus[0].pmu_why.msg);	/* one line for every CPU */
 	jtr_probe_map_end(&p);
 	for (i = 0; i < a.n; i++)
 		if (a.cpus[i].partial)

@@ -119,3 +119,28 @@ int jtr_olog_write_csv(FILE *f, const struct jtr_olog *l, const struct jtr_tb *t
 			(unsigned long long)l->v[i].len_ns);
 	return ferror(f) ? -EIO : 0;
 }
+
+/* jtr_result_write_pmu - a run's hardware counters, or null */
+void jtr_result_write_pmu(struct jtr_json *j, const struct jtr_pmu *m, uint64_t loops)
+{
+	struct jtr_pmu_derived d;
+	uint64_t count[JTR_PMU_N];
+
+	if (!m->open) {
+		jtr_json_null(j, "pmu");
+		return;
+	}
+	for (int c = 0; c < JTR_PMU_N; c++)
+		count[c] = m->end[c] - m->begin[c];
+	jtr_pmu_derive(count, loops, &d);
+	jtr_json_obj_begin(j, "pmu");
+	for (int c = 0; c < JTR_PMU_N; c++)
+		if (m->fd[c] >= 0 || c <= JTR_PMU_INSTRUCTIONS)
+			jtr_json_uint(j, jtr_pmu_names[c], count[c]);
+	jtr_json_fixed(j, "ipc", d.ipc, 3);
+	jtr_json_obj_begin(j, "per_million_loops");
+	for (int c = 0; c < JTR_PMU_N; c++)
+		jtr_json_fixed(j, jtr_pmu_names[c], d.per_mloop[c], 1);
+	jtr_json_obj_end(j);
+	jtr_json_obj_end(j);
+}

@@ -12,6 +12,7 @@
 #include "jtr_clock.h"
 #include "jtr_hist.h"
 #include "jtr_json.h"
+#include "jtr_pmu.h"
 
 #define JTR_RESULT_FORMAT "jtr-result/1"
 
@@ -97,5 +98,9 @@ void jtr_olog_csv_header(FILE *f);
 /* jtr_olog_write_csv - "cpu,start_ns,length_ns" lines, start in
  * CLOCK_MONOTONIC ns, in time order */
 int jtr_olog_write_csv(FILE *f, const struct jtr_olog *l, const struct jtr_tb *tb);
+
+/* jtr_result_write_pmu - a run's "pmu": counts, IPC and per-million-loop
+ * rates, or null when the counters were not open */
+void jtr_result_write_pmu(struct jtr_json *j, const struct jtr_pmu *m, uint64_t loops);
 
 #endif

@@ -6,6 +6,8 @@ import os
 import re
 import time
 
+import pytest
+
 from conftest import load, run_jtr, legacy_blocks
 
 PCTS = ["50", "90", "99", "99.9", "99.99", "99.999"]
@@ -279,3 +281,22 @@ def test_active_tuning_profile_in_host_facts(tmp_path, validate):
             check=True)
     res = validate(load(tmp_path / "b"))
     assert res["host"]["tuning_profile"] == "jtr-latency"
+
+
+def test_gap_hardware_counters(tmp_path, validate):
+    """Where the PMU exists: cycles, instructions and IPC per run. Where it does not
+    (virtual machines such as this project's CI), one line says so, the runs carry
+    "pmu": null, and the counting itself is skipped with that line as the reason."""
+    out = tmp_path / "pmu"
+    p = run_jtr("gap", "-c", max(os.sched_getaffinity(0)), "-d", "300ms", "-q", "-o", out,
+                check=True)
+    res = validate(load(out))
+    pmu = res["runs"][0]["pmu"]
+    if pmu is None:
+        lines = [line for line in p.stderr.splitlines() if "no hardware counters" in line]
+        assert len(lines) == 1 and "perf_event_open cycles" in lines[0]
+        assert any(w.startswith("no hardware counters here") for w in res["warnings"])
+        pytest.skip("no PMU on this machine, as the probe said: %s" % lines[0])
+    assert pmu["cycles"] > 0 and pmu["instructions"] > 0 and pmu["ipc"] > 0
+    loops = res["runs"][0]["samples"]
+    assert abs(pmu["per_million_loops"]["cycles"] - pmu["cycles"] * 1e6 / loops) < 1
