@@ -76,6 +76,7 @@ struct null_run {
 	uint64_t threshold_ns;
 	uint64_t warm_min_ns;
 	uint64_t start_raw, end_raw;	/* timebase units; converted after the run */
+	struct jtr_pmu pmu;		/* hardware counters around the run */
 	bool partial;
 };
 
@@ -88,6 +89,7 @@ struct null_ctx {
 	const char *desc;
 	struct null_run run[MAX_RUNS];
 	int runs_done;
+	struct jtr_err pmu_why;		/* why there are no counters */
 	volatile uint64_t at_sample;	/* for progress */
 	volatile int at_run;
 };
@@ -185,17 +187,31 @@ static void worker(void *arg)
 {
 	struct null_ctx *c = arg;
 
+	struct jtr_pmu pmu;
+	bool counting;
+
+	/* counters are opened and read outside the timed loops */
+	jtr_err_clear(&c->pmu_why);
+	counting = jtr_pmu_open(&pmu, &c->pmu_why) == 0;
 	for (int k = 0; k < c->runs && !jtr_stop; k++) {
 		struct null_run *r = &c->run[k];
 
 		c->at_run = k;
+		if (counting)
+			jtr_pmu_begin(&pmu);
 		if (c->p->tb.kind == JTR_TB_TSC)
 			run_tsc(c, r);
 		else
 			run_clock(c, r);
 		r->end_raw = c->p->tb.kind == JTR_TB_TSC ? jtr_rdtsc_ordered() : (uint64_t)jtr_mono_ns();
+		if (counting) {
+			jtr_pmu_end(&pmu);
+			r->pmu = pmu;
+		}
 		c->runs_done = k + 1;
 	}
+	if (counting)
+		jtr_pmu_close(&pmu);
 }
 
 /* progress - "null: run 2/3, 1.2M of 2M samples" */
@@ -303,6 +319,7 @@ static void write_outputs(struct null_ctx *c)
 		jtr_json_uint(&j, "warmup_min_ns", r->warm_min_ns);
 		jtr_result_write_outliers(&j, &r->log, &r->lengths, r->threshold_ns, dur,
 					  r->hist.total ? r->hist.min : 0, "outliers.csv");
+		jtr_result_write_pmu(&j, &r->pmu, r->hist.total);
 		jtr_result_write_hist(&j, "histogram", &r->hist);
 		jtr_json_obj_end(&j);
 	}
@@ -399,6 +416,8 @@ int main(int argc, char **argv)
 	w.arg = &c;
 	jtr_workers_start(&p, &w, 1);
 	jtr_workers_wait(&p, &w, 1, progress, &c);
+	if (c.runs_done && !c.run[0].pmu.open)
+		jtr_warn(&p, "%s", c.pmu_why.msg);
 	jtr_probe_map_end(&p);
 	for (k = 0; k < c.runs_done; k++)
 		if (c.run[k].partial)
