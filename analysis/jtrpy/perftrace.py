@@ -18,6 +18,7 @@ import subprocess
 import time
 
 from . import events as ev
+from .cpus import parse_cpulist
 
 TRACEFS = "/sys/kernel/tracing"
 TYPED = [
@@ -204,18 +205,9 @@ def convert(data, outdir, kinds, cpus_list, start_ns, end_ns, refused=()):
                         (["%d lines of perf script could not be read" % unparsed]
                          if unparsed else [])}
     if cpus_list:
-        meta["cpus"] = _cpus(cpus_list)
+        meta["cpus"] = parse_cpulist(cpus_list)
     ev.write_events(outdir, recs, start_ns or 0, end_ns or 0, dropped=dropped, meta=meta)
     return len(recs)
-
-
-def _cpus(text):
-    """'1,3-4' -> [1, 3, 4]."""
-    out = []
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        out += range(int(lo), int(hi or lo) + 1)
-    return out
 
 
 def to_record(ts, tid, cpu, cat, name, rest, kind_of, addr):

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import threading
 
+from .cpus import default_cpu
 from .errors import UsageError
 from .paths import probe_path
 from .result import load_result, save_result, write_atomic
@@ -58,29 +59,6 @@ def tracer_unavailable():
     except Exception as e:  # noqa: BLE001 - JtrError with the build hint
         return str(e)
     return None
-
-
-def default_cpu():
-    """The CPU the gap probe measures without -c: the first isolated CPU, else the
-    last online one this process may use (as lib/jtr_cpu.c's jtr_cpu_default)."""
-    allowed = os.sched_getaffinity(0)
-
-    def cpus(path):
-        try:
-            with open(path) as f:
-                text = f.read().strip()
-        except OSError:
-            return []
-        out = []
-        for part in filter(None, text.split(",")):
-            lo, _, hi = part.partition("-")
-            out += range(int(lo), int(hi or lo) + 1)
-        return [c for c in out if c in allowed]
-    iso = cpus("/sys/devices/system/cpu/isolated")
-    if iso:
-        return iso[0]
-    online = cpus("/sys/devices/system/cpu/online")
-    return online[-1] if online else max(allowed)
 
 
 class Tracer:

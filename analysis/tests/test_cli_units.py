@@ -63,3 +63,10 @@ def test_run_finds_gap_options():
     assert cpus_option(["--", "-c", "1"]) is None
     assert option_value(["-q", "-o", "out"], "o", ("output",)) == "out"
     assert option_value(["--output=x"], "o", ("output",)) == "x"
+
+
+def test_cpulists():
+    from jtrpy.cpus import default_cpu, parse_cpulist
+    assert parse_cpulist("1,3-4\n") == [1, 3, 4]
+    assert parse_cpulist("") == []
+    assert default_cpu() in os.sched_getaffinity(0)
