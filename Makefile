@@ -119,9 +119,13 @@ LIBEXEC := $(DESTDIR)$(PREFIX)/libexec/jtr
 PYLIB   := $(DESTDIR)$(PREFIX)/lib/jtr
 
 install: all
-	install -d $(LIBEXEC) $(PYLIB)/jtrpy $(DESTDIR)$(PREFIX)/bin
+	install -d $(LIBEXEC) $(PYLIB)/jtrpy/tune $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BINS) $(TRACER) $(LIBEXEC)/
 	install -m 0644 analysis/jtrpy/*.py $(PYLIB)/jtrpy/
+	install -m 0644 analysis/jtrpy/tune/*.py $(PYLIB)/jtrpy/tune/
+	for p in tuning-profiles/jtr-*; do \
+		install -d $(DESTDIR)$(PREFIX)/share/jtr/$$p && \
+		install -m 0644 $$p/tuned.conf $(DESTDIR)$(PREFIX)/share/jtr/$$p/; done
 	install -m 0755 jtr $(DESTDIR)$(PREFIX)/bin/jtr
 
 install-setuid: install
@@ -134,7 +138,7 @@ install-caps: install
 	setcap cap_sys_nice,cap_ipc_lock+ep $(LIBEXEC)/jtr-clock
 
 uninstall:
-	rm -rf $(LIBEXEC) $(PYLIB) $(DESTDIR)$(PREFIX)/bin/jtr
+	rm -rf $(LIBEXEC) $(PYLIB) $(DESTDIR)$(PREFIX)/share/jtr $(DESTDIR)$(PREFIX)/bin/jtr
 
 clean:
 	rm -rf $(BUILD)

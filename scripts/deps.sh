@@ -14,9 +14,10 @@ VENV=${VENV:-.venv}
 # comparison in `make bench`; libcap2-bin for `make install-caps`; procps for
 # sysctl; python3-venv for the test venv; clang, bpftool and the libbpf, libelf
 # and zlib headers for the eBPF tracer; bpftrace for ebpf/bpftrace/*.bt; linux-perf
-# for the perf backend of jtr run
+# for the perf backend of jtr run; tuned so the tests read jtr's profiles with
+# tuned's own parser (its daemon is not started); util-linux for unshare
 PKGS="gcc make libc6-dev libcmocka-dev rt-tests libcap2-bin procps python3-venv
-clang libbpf-dev bpftool libelf-dev zlib1g-dev bpftrace linux-perf"
+clang libbpf-dev bpftool libelf-dev zlib1g-dev bpftrace linux-perf tuned util-linux"
 
 if command -v dpkg-query >/dev/null 2>&1; then
 	missing=""

@@ -312,6 +312,8 @@ COMMANDS = [
      _exec_probe("gap")),
     ("clock", "cost and jitter of rdtsc, rdtscp, clock_gettime and friends",
      _exec_probe("clock")),
+    ("tune", "apply, verify and revert tuning profiles (tuned format), with a snapshot",
+     lambda args: __import__("jtrpy.tune.cli", fromlist=["cmd_tune"]).cmd_tune(args)),
     ("version", "print the version", cmd_version),
 ]
 

@@ -1,0 +1,1 @@
+"""tune - tuned-format profiles: plan, apply, verify, revert (jtr tune)."""

@@ -1,0 +1,585 @@
+"""engine - plan, apply, verify and revert a profile, with a snapshot first.
+
+apply: check what the machine can do, turn the profile into entries (knobs.py),
+write every entry's current value into the snapshot (state file, atomically,
+before the first change), then change them one by one, recording what could not
+be changed and why. revert: put every entry back to the value in the snapshot,
+whatever state the machine is in (a half-done apply killed with SIGKILL, an
+earlier revert, values changed by hand since); so it is idempotent.
+"""
+import datetime
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from ..cpus import parse_cpulist
+from ..errors import JtrError, UsageError
+from ..result import write_atomic
+from . import knobs as K
+from .profile import Profile, cpus_to_hexmask, jtr_profiles, online_cpus, pack_cpulist
+
+STATE_FORMAT = "jtr-tune-state/1"
+NO_HZ_FULL = "/sys/devices/system/cpu/nohz_full"
+CPUFREQ = "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_governor"
+THP = "/sys/kernel/mm/transparent_hugepage/"
+BOOT_ONLY_IN_EFFECT = {"isolcpus": "/sys/devices/system/cpu/isolated",
+                       "nohz_full": NO_HZ_FULL}
+RT_WARNING = ("RT throttling is off: a SCHED_FIFO task that never sleeps now owns its CPU; "
+              "run FIFO busy loops only on the isolated CPUs, or kernel threads there starve")
+
+
+def now_iso():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def state_path():
+    return os.path.join(K.state_dir(), "tune-state.json")
+
+
+def active_path():
+    return os.path.join(K.state_dir(), "active-profile")
+
+
+def grub_dir():
+    return os.environ.get("JTR_GRUB_DIR", "/etc/default/grub.d")
+
+
+# ---------------------------------------------------------------- capabilities
+
+def can_change_cmdline():
+    """(True, how) when a grub drop-in would change the next boot, else (False, why)."""
+    if os.environ.get("JTR_GRUB_DIR"):
+        return True, "grub drop-in in %s (JTR_GRUB_DIR)" % grub_dir()
+    if os.path.exists("/etc/default/grub"):
+        return True, "grub: a drop-in in %s, then update-grub" % grub_dir()
+    return False, ("this machine does not boot through grub (no /etc/default/grub): the "
+                   "command line comes from whatever starts the kernel (here: %s)"
+                   % ("a VM monitor" if _virtual() else "the boot loader"))
+
+
+def _virtual():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return " hypervisor" in f.read()
+    except OSError:
+        return False
+
+
+def has_nohz_full():
+    return os.path.exists(NO_HZ_FULL)
+
+
+def has_cpufreq():
+    return os.path.exists(CPUFREQ % 0)
+
+
+# ---------------------------------------------------------------- planning
+
+class Plan:
+    """What applying a profile would do: .entries (runtime changes), .boot
+    (kernel parameters), .skipped [(what, why)], .pinned tasks, .warnings."""
+
+    def __init__(self, profile, isolated):
+        self.profile, self.isolated = profile, isolated
+        self.entries, self.boot, self.skipped, self.pinned, self.warnings = [], [], [], [], []
+        self._keys = set()
+
+    def add(self, e):
+        if e["key"] in self._keys:         # two paths to one file: one entry
+            self.entries = [x for x in self.entries if x["key"] != e["key"]]
+        self._keys.add(e["key"])
+        self.entries.append(e)
+
+    def skip(self, what, why):
+        self.skipped.append((what, why))
+
+
+def make_plan(profile, isolated):
+    """The plan for @profile (a Profile, variables expanded) on this machine."""
+    plan = Plan(profile, isolated)
+    for sec, opts in profile.units.items():
+        handler = SECTIONS.get(sec)
+        if handler is None:
+            for k in opts:
+                plan.skip("[%s] %s" % (sec, k), "jtr's applier has no [%s] plugin; "
+                          "--via-tuned applies it with tuned" % sec)
+            continue
+        handler(plan, {k: v for k, v in opts.items()
+                       if k not in ("enabled", "type", "priority")} if sec.startswith("jtr_")
+                else opts)
+    for e in plan.entries:
+        e["before"] = K.read_value(e)
+        if e["before"] is None and e["type"] == "file":
+            plan.skip(e["label"], "%s does not exist on this kernel" % e["path"])
+    plan.entries = [e for e in plan.entries if not (e["before"] is None and e["type"] == "file")]
+    return plan
+
+
+def _cpu(plan, opts):
+    for k, v in opts.items():
+        if k == "force_latency":
+            try:
+                us = int(v)
+            except ValueError:
+                plan.skip("[cpu] force_latency=%s" % v, "jtr applies a number of us; "
+                          "cstate.* forms need --via-tuned")
+                continue
+            if not os.path.exists(K.DMA_LATENCY):
+                plan.skip("cpu_dma_latency", "%s is missing (kernel without PM QoS)"
+                          % K.DMA_LATENCY)
+                continue
+            plan.add({"type": "dma_latency", "key": "dma_latency",
+                      "label": "cpu_dma_latency (us, held open)", "target": str(us),
+                      "how": "text", "when": "runtime"})
+        elif k == "governor":
+            if not has_cpufreq():
+                plan.skip("cpufreq governor=%s" % v, "no cpufreq here (%s is missing: a "
+                          "virtual machine, or no cpufreq driver)" % (CPUFREQ % 0))
+                continue
+            for c in online_cpus():
+                plan.add(K.file_entry("cpu%d scaling_governor" % c, CPUFREQ % c, v))
+        else:
+            plan.skip("[cpu] %s" % k, "not implemented by jtr's applier (--via-tuned)")
+
+
+def _vm(plan, opts):
+    files = {"transparent_hugepages": THP + "enabled",
+             "transparent_hugepage": THP + "enabled",
+             "transparent_hugepage.defrag": THP + "defrag"}
+    for k, v in opts.items():
+        if k in files:
+            plan.add(K.file_entry("THP " + os.path.basename(files[k]), files[k], v, "bracket"))
+        else:
+            plan.skip("[vm] %s" % k, "not implemented by jtr's applier (--via-tuned)")
+
+
+def _sysctl(plan, opts):
+    for k, v in opts.items():
+        path = "/proc/sys/" + k.replace(".", "/")
+        how = "list" if k.endswith("_cpumask") else "text"
+        plan.add(K.file_entry(k, path, v, how))
+
+
+def _sysfs(plan, opts):
+    for pattern, v in opts.items():
+        paths = sorted(glob.glob(pattern))
+        if not paths:
+            plan.skip(pattern, "no such file on this kernel")
+        for p in paths:
+            real = os.path.realpath(p)
+            label = real if real == p else "%s (= %s)" % (real, p)
+            plan.add(K.file_entry(label, p, v))
+
+
+def _scheduler(plan, opts):
+    iso = opts.get("isolated_cores")
+    for k in opts:
+        if k not in ("isolated_cores", "default_irq_smp_affinity"):
+            plan.skip("[scheduler] %s" % k, "not implemented by jtr's applier (--via-tuned)")
+    if not iso:
+        return
+    cpus = set(parse_cpulist(iso))
+    house = [c for c in online_cpus() if c not in cpus]
+    for n in K.irq_numbers():
+        e = K.irq_entry(n, None)
+        cur = K.read_value(e)
+        if cur is None:
+            continue
+        left = set(parse_cpulist(cur)) - cpus
+        if set(parse_cpulist(cur)) & cpus:
+            e["target"] = pack_cpulist(left or house)
+            plan.add(e)
+    dflt = opts.get("default_irq_smp_affinity", "calc")
+    if dflt != "ignore":
+        e = K.file_entry("default IRQ affinity", "/proc/irq/default_smp_affinity", None, "mask")
+        if dflt == "calc":
+            cur = K.norm_mask(K.read_file(e["path"]))
+            e["target"] = cpus_to_hexmask((cur - cpus) or house)
+        else:
+            e["target"] = cpus_to_hexmask(parse_cpulist(dflt))
+        plan.add(e)
+    entries, plan.pinned = K.task_entries(cpus, keep={os.getpid()})
+    for e in entries:
+        plan.add(e)
+
+
+def _cpuset(plan, opts):
+    ver, root = K.cpuset_root()
+    name = opts.get("name", "jtr-isolated")
+    if ver is None:
+        plan.skip("cpuset partition " + name, root)
+        return
+    plan.add(K.cpuset_entry(name, opts.get("cpus", "")))
+
+
+def _bootloader(plan, opts):
+    for k, v in opts.items():
+        if not k.startswith("cmdline"):
+            plan.skip("[bootloader] %s" % k, "not implemented by jtr's applier")
+            continue
+        for word in v.lstrip("+").split():
+            param, _, val = word.partition("=")
+            if param == "nohz_full" and not has_nohz_full():
+                plan.skip("boot: " + word, "this kernel is built without CONFIG_NO_HZ_FULL "
+                          "(no %s): the parameter would do nothing" % NO_HZ_FULL)
+                continue
+            plan.boot.append({"param": param, "value": val, "word": word,
+                              "now": K.boot_param_now(param)})
+
+
+SECTIONS = {"cpu": _cpu, "vm": _vm, "sysctl": _sysctl, "sysfs": _sysfs,
+            "scheduler": _scheduler, "jtr_cpuset": _cpuset, "bootloader": _bootloader}
+
+
+# ---------------------------------------------------------------- checks
+
+def check_cpus(text, force=False):
+    """The isolated CPU list of --cpus, checked; UsageError names what is wrong."""
+    try:
+        cpus = parse_cpulist(text)
+    except ValueError:
+        raise UsageError("--cpus %s: not a CPU list (use e.g. 1, 2-3 or 1,3)" % text)
+    online = online_cpus()
+    bad = [c for c in cpus if c not in online]
+    if not cpus or bad:
+        raise UsageError("--cpus %s: CPU %s is not online (online: %s)"
+                         % (text, ",".join(map(str, bad)) or "list empty", pack_cpulist(online)))
+    if set(online) <= set(cpus) and not force:
+        raise UsageError("--cpus %s would isolate every CPU: nothing would be left for the "
+                         "kernel, IRQs and other tasks; keep at least one CPU (or --force)"
+                         % text)
+    mine = os.sched_getaffinity(0)
+    if mine <= set(cpus) and not force:
+        raise UsageError("--cpus %s would isolate the CPU jtr runs on (it may only use %s); "
+                         "run it from a housekeeping CPU, or --force"
+                         % (text, pack_cpulist(mine)))
+    return cpus
+
+
+def load_profile(name, cpus):
+    variables = {"isolated_cores": pack_cpulist(cpus)} if cpus else {}
+    return Profile(name, variables)
+
+
+def need_root(what):
+    if os.geteuid() != 0:
+        raise UsageError("jtr tune %s changes kernel settings: run it as root (sudo)" % what)
+
+
+# ---------------------------------------------------------------- state
+
+def read_state(required=True):
+    """The snapshot, or None; UsageError when it is unreadable or corrupt."""
+    p = state_path()
+    try:
+        with open(p, encoding="utf-8") as f:
+            st = json.load(f)
+    except FileNotFoundError:
+        if required:
+            raise UsageError("no snapshot at %s: nothing was applied, so there is nothing to "
+                             "revert" % p)
+        return None
+    except (OSError, ValueError) as e:
+        raise UsageError("%s: corrupt snapshot (%s); nothing was changed. Look at it, "
+                         "restore what it lists by hand, then delete it" % (p, e))
+    if (not isinstance(st, dict) or st.get("format") != STATE_FORMAT
+            or not isinstance(st.get("entries"), list)
+            or not all(isinstance(e, dict) and "type" in e and "key" in e and "before" in e
+                       for e in st["entries"])):
+        raise UsageError("%s: corrupt snapshot (not %s); nothing was changed. Look at it, "
+                         "restore what it lists by hand, then delete it" % (p, STATE_FORMAT))
+    return st
+
+
+def write_state(st):
+    os.makedirs(K.state_dir(), exist_ok=True)
+    write_atomic(state_path(), json.dumps(st, indent=1) + "\n")
+
+
+def active_state():
+    """The snapshot of a profile that is applied (not reverted), or None."""
+    st = read_state(required=False)
+    return st if st and st.get("status") in ("applying", "applied") else None
+
+
+# ---------------------------------------------------------------- apply
+
+def apply(plan, boot=False, auto_revert_s=None, via_tuned=False, out=sys.stdout):
+    """Snapshot, then apply; returns the state written."""
+    if active_state():
+        st = active_state()
+        raise UsageError("profile %s is applied (since %s); run 'jtr tune revert' first"
+                         % (st["profile"], st["applied_at"]))
+    entries = [dict(e) for e in plan.entries]
+    st = {"format": STATE_FORMAT, "profile": plan.profile.name,
+          "isolated_cpus": pack_cpulist(plan.isolated), "applied_at": now_iso(),
+          "pid": os.getpid(), "status": "applying", "confirmed": auto_revert_s is None,
+          "via_tuned": None, "boot": [b["word"] for b in plan.boot], "entries": entries}
+    if boot and plan.boot:
+        ok, why = can_change_cmdline()
+        if not ok:
+            raise UsageError("--boot: %s; put the fragment on the kernel command line "
+                             "yourself" % why)
+        dropin = {"type": "file", "key": "grub:" + grub_dir(), "how": "text",
+                  "label": "grub drop-in", "path": os.path.join(grub_dir(), "99-jtr.cfg"),
+                  "when": "boot", "before": None,
+                  "target": 'GRUB_CMDLINE_LINUX_DEFAULT="$GRUB_CMDLINE_LINUX_DEFAULT %s"\n'
+                            % " ".join(st["boot"])}
+        entries.append(dropin)
+    if via_tuned:
+        st["via_tuned"] = tuned_prepare(plan, st)
+    write_state(st)                         # the snapshot, before any change
+    if plan.isolated:
+        house = set(online_cpus()) - set(plan.isolated)
+        os.sched_setaffinity(0, house or os.sched_getaffinity(0))
+    if via_tuned:
+        tuned_apply(st, out)
+    step_s = float(os.environ.get("JTR_TUNE_STEP_DELAY", "0") or 0)   # tests: kill mid-apply
+    for e in entries:
+        if step_s:
+            time.sleep(step_s)
+        if via_tuned and not (e["type"] == "cpuset" or e["key"].startswith("grub:")):
+            continue                    # tuned applies these
+        e["result"] = _apply_one(e)
+    if any(e["key"].startswith("grub:") for e in entries):
+        st["update_grub"] = run_update_grub()
+    st["status"] = "applied"
+    write_state(st)
+    write_atomic(active_path(), plan.profile.name + "\n")
+    if auto_revert_s:
+        st["auto_revert_pid"] = start_auto_revert(auto_revert_s, st["applied_at"])
+        write_state(st)
+    return st
+
+
+def _apply_one(e):
+    try:
+        if e["type"] == "file" and e["before"] is None:      # a file jtr creates
+            os.makedirs(os.path.dirname(e["path"]), exist_ok=True)
+            write_atomic(e["path"], e["target"])
+            return "changed"
+        if K.matches(e, e["before"], e["target"]) and e["type"] != "dma_latency":
+            return "unchanged"
+        K.write_value(e, e["target"])
+        now = K.read_value(e)
+        if not K.matches(e, now, e["target"]):
+            return "failed: set to %s, reads back %s" % (e["target"], now)
+        return "changed"
+    except K.KnobError as ex:
+        return "failed: %s" % ex
+    except OSError as ex:
+        return "failed: %s" % ex
+
+
+# ---------------------------------------------------------------- revert
+
+def revert(st, out=sys.stdout):
+    """Restore every entry of snapshot @st; returns [(label, why)] not restored."""
+    failed, gone = [], 0
+    if st.get("auto_revert_pid") and st["auto_revert_pid"] != os.getpid():
+        _kill_if(st["auto_revert_pid"], "_autorevert")
+    if st.get("via_tuned"):
+        tuned_revert(st, out)
+    for e in reversed(st["entries"]):
+        try:
+            if e["type"] == "file" and e["before"] is None:
+                if os.path.exists(e["path"]):
+                    os.unlink(e["path"])
+                continue
+            if e["type"] == "dma_latency":
+                K.stop_dma_holder()
+                continue
+            cur = K.read_value(e)
+            if cur is None and e["type"] == "task":
+                gone += 1
+                continue
+            if K.matches(e, cur, e["before"]):
+                continue
+            K.write_value(e, e["before"])
+            if not K.matches(e, K.read_value(e), e["before"]):
+                failed.append((e["label"], "reads back %s, not %s" % (K.read_value(e),
+                                                                        e["before"])))
+        except (K.KnobError, OSError) as ex:
+            if e["type"] == "task" and K.read_value(e) is None:
+                gone += 1
+                continue
+            failed.append((e["label"], str(ex)))
+    if any(e["key"].startswith("grub:") for e in st["entries"]):
+        st["update_grub_revert"] = run_update_grub()
+    st["status"] = "reverted" if not failed else "reverted with errors"
+    st["reverted_at"] = now_iso()
+    st["not_restored"] = [{"label": a, "why": b} for a, b in failed]
+    st["tasks_gone"] = gone
+    write_state(st)
+    try:
+        os.unlink(active_path())
+    except OSError:
+        pass
+    return failed, gone
+
+
+# ---------------------------------------------------------------- verify
+
+def verify(st):
+    """Drift between the machine and applied snapshot @st: [(label, want, now)]."""
+    drift = []
+    for e in st["entries"]:
+        if str(e.get("result", "")).startswith("failed"):
+            continue
+        if e["type"] == "file" and e["before"] is None:
+            if not os.path.exists(e["path"]):
+                drift.append((e["label"], "present", "missing"))
+            continue
+        if e["type"] == "dma_latency":
+            if not K._holder_pid():
+                drift.append((e["label"], e["target"], "no holder process (value %s)"
+                              % K.read_value(e)))
+                continue
+        cur = K.read_value(e)
+        if cur is None and e["type"] == "task":
+            continue
+        if not K.matches(e, cur, e["target"]):
+            drift.append((e["label"], e["target"], cur))
+    iso = set(parse_cpulist(st.get("isolated_cpus") or ""))
+    if iso and any(e["type"] == "task" for e in st["entries"]):
+        known = {e["key"] for e in st["entries"]}
+        members = cpuset_members(st)
+        entries, _ = K.task_entries(iso, keep={os.getpid()} | members)
+        for e in entries:
+            if e["key"] not in known:
+                drift.append((e["label"], "off CPUs %s" % st["isolated_cpus"],
+                              "may run on %s (started after the apply)" % e["before"]
+                              if "before" in e else "may run there"))
+        for n in K.irq_numbers():
+            key = "irq:%d" % n
+            e = K.irq_entry(n, None)
+            cur = K.read_value(e)
+            if key not in known and cur and set(parse_cpulist(cur)) & iso:
+                drift.append((e["label"], "off CPUs %s" % st["isolated_cpus"], cur))
+    return drift
+
+
+def cpuset_members(st):
+    out = set()
+    for e in st["entries"]:
+        if e["type"] == "cpuset":
+            d = K.cpuset_dir(e)
+            try:
+                out |= {int(t) for t in K.read_file(os.path.join(d, "tasks")).split()}
+            except (K.KnobError, TypeError):
+                pass
+    return out
+
+
+# ---------------------------------------------------------------- auto revert
+
+def start_auto_revert(seconds, token):
+    """A process of its own that reverts after @seconds unless confirmed."""
+    pkg = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    code = ("import sys; sys.path.insert(0, %r); from jtrpy.tune.cli import autorevert; "
+            "sys.exit(autorevert(float(sys.argv[1]), sys.argv[2]))" % pkg)
+    logf = open(os.path.join(K.state_dir(), "auto-revert.log"), "a")
+    p = subprocess.Popen([sys.executable, "-c", code, str(seconds), token, "_autorevert"],
+                         start_new_session=True, stdin=subprocess.DEVNULL, stdout=logf,
+                         stderr=logf, env=dict(os.environ))
+    logf.close()
+    return p.pid
+
+
+def _kill_if(pid, marker):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            if marker.encode() in f.read():
+                os.kill(pid, signal.SIGTERM)
+    except OSError:
+        pass
+
+
+# ---------------------------------------------------------------- grub, tuned
+
+def run_update_grub():
+    prog = shutil.which("update-grub") or shutil.which("grub-mkconfig")
+    if os.environ.get("JTR_GRUB_DIR") or not prog:
+        return "not run: %s" % ("JTR_GRUB_DIR is set (a test or staging folder)"
+                                if prog or os.environ.get("JTR_GRUB_DIR")
+                                else "update-grub is not installed")
+    args = [prog] if prog.endswith("update-grub") else [prog, "-o", "/boot/grub/grub.cfg"]
+    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return "ok" if p.returncode == 0 else "failed: %s" % p.stdout.strip()[-200:]
+
+
+def tuned_running():
+    """None when the tuned daemon answers, else why not."""
+    if not shutil.which("tuned-adm"):
+        return "tuned is not installed (Debian: apt-get install tuned)"
+    try:
+        p = subprocess.run(["tuned-adm", "active"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=20)
+    except subprocess.TimeoutExpired:
+        return "tuned-adm active did not answer in 20 s"
+    if p.returncode != 0 or "Current active profile" not in p.stdout:
+        return "the tuned daemon is not running (tuned-adm active: %s)" % (
+            p.stdout.strip().splitlines() or ["no output"])[-1]
+    return None
+
+
+def tuned_prepare(plan, st):
+    """Install the profile chain into /etc/tuned for tuned; returns the record."""
+    why = tuned_running()
+    if why:
+        raise UsageError("--via-tuned: %s; without --via-tuned jtr applies the profile "
+                         "itself" % why)
+    p = subprocess.run(["tuned-adm", "active"], stdout=subprocess.PIPE, text=True)
+    prev = p.stdout.split(":", 1)[1].strip() if ":" in p.stdout else ""
+    for path in plan.profile.files:
+        name = os.path.basename(os.path.dirname(path))
+        dst = os.path.join("/etc/tuned", name, "tuned.conf")
+        if os.path.abspath(path) != dst:
+            st["entries"].insert(0, {"type": "file", "key": "tuned:" + dst, "label": dst,
+                                     "path": dst, "how": "text", "when": "runtime",
+                                     "before": None, "target": open(path).read()})
+    var = "/etc/tuned/jtr-variables.conf"
+    st["entries"].insert(0, {"type": "file", "key": "tuned:" + var, "label": var, "path": var,
+                             "how": "text", "when": "runtime",
+                             "before": K.read_value({"type": "file", "path": var,
+                                                     "how": "text"}),
+                             "target": "isolated_cores=%s\n" % st["isolated_cpus"]})
+    return {"previous": prev}
+
+
+def tuned_apply(st, out):
+    for e in st["entries"]:
+        if e["key"].startswith("tuned:"):
+            e["result"] = _apply_one(e)
+    p = subprocess.run(["tuned-adm", "profile", st["profile"]], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 0:
+        raise JtrError("tuned-adm profile %s failed: %s (revert with 'jtr tune revert')"
+                       % (st["profile"], p.stdout.strip()))
+    out.write("tuned applied %s\n" % st["profile"])
+
+
+def tuned_revert(st, out):
+    prev = st["via_tuned"].get("previous")
+    args = ["tuned-adm", "profile", prev] if prev and prev != "none" else ["tuned-adm", "off"]
+    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out.write("%s: %s\n" % (" ".join(args), "ok" if p.returncode == 0 else p.stdout.strip()))
+    time.sleep(0.5)
+    left = []
+    for e in st["entries"]:
+        if e["type"] in ("file", "task") and not e["key"].startswith("tuned:"):
+            cur = K.read_value(e)
+            if cur is not None and not K.matches(e, cur, e["before"]):
+                left.append(e["label"])
+    if left:
+        out.write("tuned left %d setting(s) changed; jtr restores them: %s\n"
+                  % (len(left), ", ".join(left[:8]) + (" ..." if len(left) > 8 else "")))
+
+
+def all_profiles():
+    return jtr_profiles()

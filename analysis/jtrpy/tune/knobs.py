@@ -1,0 +1,451 @@
+"""knobs - every setting a profile can change: read it, change it, put it back.
+
+A profile becomes a list of entries (plain dicts, so the snapshot file can hold
+them): `type` says which handler reads and writes it, `key` is its canonical
+name (files by their resolved path, so two paths to one file are one entry),
+`before` is the value read before anything changed and `target` the value the
+profile wants. Handlers compare values the way the kernel means them (masks as
+numbers, CPU lists as sets, "always [madvise] never" as its bracketed word).
+"""
+import errno
+import glob
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from ..cpus import parse_cpulist
+from .profile import pack_cpulist
+
+PF_NO_SETAFFINITY = 0x04000000
+PF_KTHREAD = 0x00200000
+DMA_LATENCY = "/dev/cpu_dma_latency"
+DMA_DEFAULT_US = 2000000000
+
+
+class KnobError(Exception):
+    """A setting could not be read or written; the message says why."""
+
+
+def state_dir():
+    return os.environ.get("JTR_STATE_DIR", "/run/jtr")
+
+
+# ---------------------------------------------------------------- values
+
+def norm_mask(text):
+    """'00000003' or '3' or 'ff,ffffffff' -> the set of CPUs it holds."""
+    m = int(text.replace(",", "").strip() or "0", 16)
+    return frozenset(i for i in range(m.bit_length()) if m >> i & 1)
+
+
+def norm_bracket(text):
+    """'always [madvise] never' -> 'madvise'; a plain value as it is."""
+    t = text.strip()
+    if "[" in t and "]" in t:
+        return t[t.index("[") + 1:t.index("]")]
+    return t
+
+
+def normalise(how, text):
+    if text is None:
+        return None
+    if how == "mask":
+        return norm_mask(text)
+    if how == "list":
+        return frozenset(parse_cpulist(text))
+    if how == "bracket":
+        return norm_bracket(text)
+    return " ".join(text.split())
+
+
+def same(how, a, b):
+    try:
+        return normalise(how, a) == normalise(how, b)
+    except ValueError:
+        return a == b
+
+
+def _os_error(e, what):
+    why = {errno.EIO: "the kernel refused it (EIO)", errno.EINVAL: "invalid value (EINVAL)",
+           errno.EPERM: "not permitted (EPERM)", errno.EACCES: "permission denied",
+           errno.ENOENT: "does not exist on this kernel",
+           errno.EROFS: "read-only file system"}.get(e.errno, e.strerror)
+    return KnobError("%s: %s" % (what, why))
+
+
+def read_file(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError as e:
+        raise _os_error(e, path)
+
+
+def write_file(path, value):
+    try:
+        with open(path, "w") as f:
+            f.write(str(value))
+    except OSError as e:
+        raise _os_error(e, "writing %r to %s" % (value, path))
+
+
+# ---------------------------------------------------------------- files
+
+def file_entry(label, path, target, how=None):
+    """An entry for one sysctl or sysfs file (path resolved to its real file)."""
+    real = os.path.realpath(path)
+    if how is None:
+        how = "mask" if real.endswith("cpumask") or real.endswith("smp_affinity") else (
+            "bracket" if _is_bracket(real) else "text")
+    return {"type": "file", "key": "file:" + real, "label": label, "path": real,
+            "how": how, "target": target, "when": "runtime"}
+
+
+def _is_bracket(path):
+    try:
+        return "[" in read_file(path)
+    except KnobError:
+        return False
+
+
+# ---------------------------------------------------------------- IRQs
+
+def irq_numbers():
+    out = []
+    for d in glob.glob("/proc/irq/[0-9]*"):
+        if os.path.exists(os.path.join(d, "smp_affinity_list")):
+            out.append(int(os.path.basename(d)))
+    return sorted(out)
+
+
+def irq_name(n):
+    try:
+        names = [e for e in os.listdir("/proc/irq/%d" % n)
+                 if os.path.isdir("/proc/irq/%d/%s" % (n, e))]
+    except OSError:
+        names = []
+    return ",".join(sorted(names)) or "-"
+
+
+def irq_entry(n, target):
+    return {"type": "file", "key": "irq:%d" % n, "label": "IRQ %d %s affinity" % (n, irq_name(n)),
+            "path": "/proc/irq/%d/smp_affinity_list" % n, "how": "list", "target": target,
+            "when": "runtime"}
+
+
+# ---------------------------------------------------------------- tasks
+
+def task_stat(tid):
+    """(comm, flags, starttime) of a task, or None when it is gone."""
+    try:
+        with open("/proc/%d/stat" % tid) as f:
+            s = f.read()
+    except OSError:
+        return None
+    comm = s[s.index("(") + 1:s.rindex(")")]
+    rest = s[s.rindex(")") + 2:].split()
+    return comm, int(rest[6]), int(rest[19])
+
+
+def all_tids():
+    """Every thread this /proc shows (in a pid namespace: only its own)."""
+    out = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            out += [int(t) for t in os.listdir("/proc/%s/task" % p)]
+        except OSError:
+            pass
+    return sorted(out)
+
+
+def task_entries(isolated, keep=()):
+    """Entries moving every movable task off @isolated; and the pinned ones
+    [(tid, comm)] the kernel does not let move (per-CPU kernel threads)."""
+    iso, entries, pinned = set(isolated), [], []
+    for tid in all_tids():
+        if tid in keep:
+            continue
+        st = task_stat(tid)
+        if st is None:
+            continue
+        comm, flags, start = st
+        try:
+            aff = os.sched_getaffinity(tid)
+        except OSError:
+            continue
+        if not aff & iso:
+            continue
+        if flags & PF_NO_SETAFFINITY:
+            pinned.append((tid, comm))
+            continue
+        left = aff - iso
+        if not left:
+            pinned.append((tid, comm))     # pinned to isolated CPUs on purpose
+            continue
+        entries.append({"type": "task", "key": "task:%d" % tid,
+                        "label": "task %s (tid %d) affinity" % (comm, tid), "tid": tid,
+                        "comm": comm, "starttime": start, "how": "list",
+                        "target": pack_cpulist(left), "when": "runtime"})
+    return entries, pinned
+
+
+# ---------------------------------------------------------------- cpuset
+
+def cpuset_root():
+    """(version, root folder) of the cpuset controller, or (None, why not)."""
+    with open("/proc/mounts") as f:
+        mounts = [line.split() for line in f]
+    for m in mounts:
+        if m[2] == "cgroup2":
+            ctl = os.path.join(m[1], "cgroup.controllers")
+            try:
+                if "cpuset" in read_file(ctl).split():
+                    return 2, m[1]
+            except KnobError:
+                pass
+    for m in mounts:
+        if m[2] == "cgroup" and "cpuset" in m[3].split(","):
+            return 1, m[1]
+    return None, "no cpuset controller is mounted (cgroup v1 or v2)"
+
+
+def cpuset_entry(name, cpus):
+    return {"type": "cpuset", "key": "cpuset:" + name, "label": "cpuset partition " + name,
+            "name": name, "target": cpus, "how": "list", "when": "runtime"}
+
+
+# ---------------------------------------------------------------- read / write
+
+def read_value(e):
+    """The entry's current value as text, None when it does not exist."""
+    t = e["type"]
+    if t == "file":
+        try:
+            v = read_file(e["path"])
+        except KnobError:
+            return None
+        return norm_bracket(v) if e["how"] == "bracket" else v
+    if t == "task":
+        st = task_stat(e["tid"])
+        if st is None or st[2] != e["starttime"]:
+            return None
+        try:
+            return pack_cpulist(os.sched_getaffinity(e["tid"]))
+        except OSError:
+            return None
+    if t == "dma_latency":
+        return str(read_dma_latency())
+    if t == "cpuset":
+        d = cpuset_dir(e)
+        if not d or not os.path.isdir(d):
+            return "absent"
+        return read_file(os.path.join(d, "cpuset.cpus"))
+    if t == "boot":
+        return boot_param_now(e["param"])
+    raise KnobError("unknown entry type %r" % t)
+
+
+def write_value(e, value):
+    """Set the entry to @value (a target or a 'before'); KnobError says why not."""
+    t = e["type"]
+    if t == "file" and e["key"].startswith("irq:"):
+        try:
+            with open(e["path"], "w") as f:
+                f.write(str(value))
+        except OSError as ex:
+            if ex.errno == errno.EPERM:
+                raise KnobError("a managed IRQ: the kernel places it on the CPUs of its "
+                                "queue and refuses other affinities (EPERM)")
+            raise _os_error(ex, "writing %r to %s" % (value, e["path"]))
+        return
+    if t == "file":
+        write_file(e["path"], value)
+        return
+    if t == "task":
+        if read_value(e) is None:
+            raise KnobError("task %s (tid %d) has exited" % (e["comm"], e["tid"]))
+        try:
+            os.sched_setaffinity(e["tid"], parse_cpulist(value))
+        except OSError as ex:
+            raise _os_error(ex, "task %s (tid %d)" % (e["comm"], e["tid"]))
+        return
+    if t == "dma_latency":
+        if value == e["before"]:
+            stop_dma_holder()
+        else:
+            start_dma_holder(int(value))
+        return
+    if t == "cpuset":
+        if value == "absent":
+            remove_cpuset(e)
+        else:
+            make_cpuset(e, value)
+        return
+    raise KnobError("%s is set at boot, not at run time" % e["label"])
+
+
+def matches(e, value, want):
+    if value is None or want is None:
+        return value == want
+    if e["type"] == "dma_latency":
+        return int(value) <= int(want) if want != e.get("before") else True
+    return same(e.get("how", "text"), value, want)
+
+
+# ---------------------------------------------------------------- cpu_dma_latency
+
+def read_dma_latency():
+    """The PM QoS CPU latency the kernel enforces now, in us."""
+    try:
+        with open(DMA_LATENCY, "rb") as f:
+            raw = f.read(4)
+        return int.from_bytes(raw, "little", signed=True)
+    except OSError as e:
+        raise _os_error(e, DMA_LATENCY)
+
+
+def dma_pidfile():
+    return os.path.join(state_dir(), "cpu_dma_latency.pid")
+
+
+HOLDER = r"""
+import os, signal, sys
+fd = os.open("/dev/cpu_dma_latency", os.O_WRONLY)
+os.write(fd, int(sys.argv[1]).to_bytes(4, "little", signed=True))
+os.write(int(sys.argv[2]), b"ok\n")
+os.close(int(sys.argv[2]))
+signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+while True:
+    signal.pause()
+"""
+
+
+def _holder_pid():
+    try:
+        pid, start = read_file(dma_pidfile()).split()
+        st = task_stat(int(pid))
+        if st and st[2] == int(start):
+            return int(pid)
+    except (KnobError, ValueError):
+        pass
+    return None
+
+
+def start_dma_holder(us):
+    """Hold /dev/cpu_dma_latency at @us from a small process of its own (the
+    request lasts while the file is open), recorded in the state folder."""
+    stop_dma_holder()
+    r, w = os.pipe()
+    p = subprocess.Popen([sys.executable, "-c", HOLDER, str(us), str(w)], pass_fds=(w,),
+                         start_new_session=True, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    os.close(w)
+    with os.fdopen(r) as f:
+        ok = f.read()
+    if ok != "ok\n":
+        p.wait()
+        raise KnobError("holding %s: %s" % (DMA_LATENCY, p.stderr.read().strip().splitlines()[-1:]))
+    st = task_stat(p.pid)
+    from ..result import write_atomic
+    write_atomic(dma_pidfile(), "%d %d\n" % (p.pid, st[2]))
+
+
+def stop_dma_holder():
+    pid = _holder_pid()
+    if pid:
+        os.kill(pid, signal.SIGTERM)
+        for _ in range(200):
+            if _is_zombie(pid):
+                break
+            time.sleep(0.01)
+    try:
+        os.unlink(dma_pidfile())
+    except OSError:
+        pass
+
+
+def _is_zombie(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
+# ---------------------------------------------------------------- cpuset
+
+def cpuset_dir(e):
+    ver, root = cpuset_root()
+    return os.path.join(root, e["name"]) if ver else None
+
+
+def make_cpuset(e, cpus):
+    ver, root = cpuset_root()
+    if ver is None:
+        raise KnobError(root)
+    d = os.path.join(root, e["name"])
+    try:
+        os.makedirs(d, exist_ok=True)
+    except OSError as ex:
+        raise _os_error(ex, d)
+    if ver == 2:
+        sub = os.path.join(root, "cgroup.subtree_control")
+        if "cpuset" not in read_file(sub).split():
+            write_file(sub, "+cpuset")
+        write_file(os.path.join(d, "cpuset.cpus"), cpus)
+        write_file(os.path.join(d, "cpuset.cpus.partition"), "isolated")
+        got = read_file(os.path.join(d, "cpuset.cpus.partition"))
+        if got != "isolated":
+            raise KnobError("cgroup v2 partition %s is %r, not isolated" % (d, got))
+    else:
+        write_file(os.path.join(d, "cpuset.cpus"), cpus)
+        write_file(os.path.join(d, "cpuset.mems"), read_file(os.path.join(root, "cpuset.mems")))
+        write_file(os.path.join(d, "cpuset.cpu_exclusive"), "1")
+        write_file(os.path.join(d, "cpuset.sched_load_balance"), "0")
+
+
+def remove_cpuset(e):
+    """Move the partition's tasks back to the parent and remove it."""
+    ver, root = cpuset_root()
+    if ver is None:
+        return
+    d = os.path.join(root, e["name"])
+    if not os.path.isdir(d):
+        return
+    procs = "cgroup.procs"
+    for _ in range(3):
+        try:
+            pids = read_file(os.path.join(d, procs)).split()
+        except KnobError:
+            pids = []
+        for pid in pids:
+            try:
+                write_file(os.path.join(root, procs), pid)
+            except KnobError:
+                pass
+        try:
+            os.rmdir(d)
+            return
+        except OSError as ex:
+            err = ex
+            time.sleep(0.05)
+    raise _os_error(err, "removing " + d)
+
+
+# ---------------------------------------------------------------- boot
+
+def cmdline():
+    return read_file("/proc/cmdline").split()
+
+
+def boot_param_now(param):
+    """The value of a kernel parameter on this boot's command line, or 'absent'."""
+    for w in cmdline():
+        k, eq, v = w.partition("=")
+        if k == param:
+            return v if eq else "(set)"
+    return "absent"

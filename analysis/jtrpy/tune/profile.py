@@ -1,0 +1,207 @@
+"""profile - read tuned-format profiles (<name>/tuned.conf) the way tuned does.
+
+A profile is INI: [main] summary= and include=, a [variables] section, and one
+section per tuned plugin ([cpu], [vm], [sysctl], [sysfs], [scheduler],
+[bootloader], ...). Includes load first and the including profile overrides
+them option by option; ${name} expands variables and ${f:func:args} the few
+tuned functions jtr's profiles use. Profiles are looked up in jtr's own
+tuning-profiles/ first, then /etc/tuned and /usr/lib/tuned (so a profile may
+include a stock tuned profile where tuned is installed).
+"""
+import configparser
+import os
+import re
+
+from ..cpus import parse_cpulist
+from ..errors import UsageError
+
+_PKG = os.path.dirname(os.path.abspath(__file__))
+NAME_RE = re.compile(r"^[a-zA-Z0-9_.-]+$")
+VAR_RE = re.compile(r"(?<!\\)\$\{([^{}]+)\}")
+
+
+def profile_dirs():
+    """Folders searched for <name>/tuned.conf, first match wins."""
+    env = os.environ.get("JTR_PROFILE_DIRS")
+    if env:
+        return [d for d in env.split(":") if d]
+    return [
+        os.path.normpath(os.path.join(_PKG, "..", "..", "..", "tuning-profiles")),  # tree
+        os.path.normpath(os.path.join(_PKG, "..", "..", "..", "..", "share", "jtr",
+                                      "tuning-profiles")),  # PREFIX/lib/jtr -> share
+        "/etc/tuned", "/usr/lib/tuned",
+    ]
+
+
+def jtr_profiles():
+    """Names of the profiles jtr ships (jtr-* in the folders searched)."""
+    out = set()
+    for d in profile_dirs():
+        try:
+            out |= {n for n in os.listdir(d) if n.startswith("jtr-")
+                    and os.path.isfile(os.path.join(d, n, "tuned.conf"))}
+        except OSError:
+            pass
+    return sorted(out)
+
+
+def find_profile(name):
+    """Path of <name>/tuned.conf, or UsageError listing the profiles there are."""
+    if not NAME_RE.match(name or ""):
+        raise UsageError("profile name %r: use letters, digits, '.', '_' and '-'" % name)
+    for d in profile_dirs():
+        p = os.path.join(d, name, "tuned.conf")
+        if os.path.isfile(p):
+            return p
+    raise UsageError("unknown profile '%s'; jtr's profiles are %s (see 'jtr tune list')"
+                     % (name, ", ".join(jtr_profiles()) or "missing: tuning-profiles/ "
+                        "was not found"))
+
+
+def read_conf(path):
+    """{section: {option: raw value}} of one tuned.conf, in file order."""
+    cp = configparser.ConfigParser(delimiters=("=",), inline_comment_prefixes=("#",),
+                                   strict=False, interpolation=None)
+    cp.optionxform = str
+    try:
+        with open(path, encoding="utf-8") as f:
+            cp.read_file(f, path)
+    except (configparser.Error, UnicodeDecodeError) as e:
+        raise UsageError("%s: not a tuned profile: %s" % (path, str(e).splitlines()[0]))
+    return {s: dict(cp.items(s)) for s in cp.sections()}
+
+
+def read_variables_file(path):
+    """name=value lines of a tuned variables file ({} when it does not exist)."""
+    out = {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                line = line.split("#", 1)[0].strip()
+                if "=" in line and not line.startswith("["):
+                    k, v = line.split("=", 1)
+                    out[k.strip()] = v.strip()
+    except OSError:
+        pass
+    return out
+
+
+def online_cpus():
+    with open("/sys/devices/system/cpu/online") as f:
+        return parse_cpulist(f.read())
+
+
+def pack_cpulist(cpus):
+    """[0, 1, 2, 5] -> '0-2,5'."""
+    out, cpus = [], sorted(set(cpus))
+    i = 0
+    while i < len(cpus):
+        j = i
+        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
+            j += 1
+        out.append(str(cpus[i]) if i == j else "%d-%d" % (cpus[i], cpus[j]))
+        i = j + 1
+    return ",".join(out)
+
+
+def cpus_to_hexmask(cpus):
+    """[0, 1] -> '00000003': tuned's format, comma every 32 CPUs, as sysfs reads it."""
+    m = 0
+    for c in cpus:
+        m |= 1 << c
+    s = "%x" % m
+    s = s.zfill((len(s) + 7) // 8 * 8)
+    return ",".join(s[i:i + 8] for i in range(0, len(s), 8))
+
+
+def _unpack(arg):
+    return parse_cpulist(arg.strip("'\""))
+
+
+FUNCTIONS = {
+    "cpulist_invert": lambda a: pack_cpulist(set(online_cpus()) - set(_unpack(a))),
+    "cpulist2hex": lambda a: cpus_to_hexmask(_unpack(a)),
+    "cpulist2hex_invert": lambda a: cpus_to_hexmask(set(online_cpus()) - set(_unpack(a))),
+    "cpulist_unpack": lambda a: ",".join(str(c) for c in _unpack(a)),
+    "cpulist_pack": lambda a: pack_cpulist(_unpack(a)),
+}
+
+
+class Profile:
+    """A profile with its includes merged: .name, .summary, .files (include
+    order), .units {section: {option: value}} with variables expanded."""
+
+    def __init__(self, name, variables=None, expand=True):
+        self.name = name
+        self.files = []
+        raw_units, raw_vars = {}, {}
+        self._load(name, raw_units, raw_vars, [])
+        self.summary = raw_units.get("main", {}).get("summary", "")
+        self.variables = {}
+        for k, v in raw_vars.items():
+            if k == "include":
+                for fk, fv in read_variables_file(v).items():
+                    self.variables.setdefault(fk, fv)
+            else:
+                self.variables[k] = v
+        self.variables.update(variables or {})
+        self.units = {}
+        for sec, opts in raw_units.items():
+            if sec == "main":
+                continue
+            self.units[sec] = {k: self.expand(v) if expand else v for k, v in opts.items()}
+
+    def _load(self, name, units, variables, seen):
+        path = find_profile(name)
+        if path in seen:
+            raise UsageError("%s: include loop (%s)" % (path, " -> ".join(seen + [path])))
+        seen = seen + [path]
+        conf = read_conf(path)
+        inc = conf.get("main", {}).get("include")
+        if inc:
+            for n in filter(None, re.split(r"\s*[,;]\s*", inc.strip())):
+                self._load(n, units, variables, seen)
+        self.files.append(path)
+        for sec, opts in conf.items():
+            if sec == "variables":
+                variables.update(opts)
+                continue
+            u = units.setdefault(sec, {})
+            u.update({k: v for k, v in opts.items() if not (sec == "main" and k == "include")})
+
+    def expand(self, text, depth=0):
+        """Expand ${var} and ${f:func:arg}; UsageError for an unset variable."""
+        if depth > 10:
+            raise UsageError("profile %s: variables nest too deep in %r" % (self.name, text))
+
+        def one(m):
+            body = m.group(1)
+            if body.startswith("f:"):
+                _, func, *args = body.split(":")
+                if func not in FUNCTIONS:
+                    raise UsageError("profile %s: tuned function %s is not supported by "
+                                     "jtr's applier (use --via-tuned)" % (self.name, func))
+                arg = self.expand(":".join(args), depth + 1)
+                try:
+                    return FUNCTIONS[func](arg)
+                except ValueError:
+                    raise UsageError("profile %s: ${f:%s} of %r: not a CPU list"
+                                     % (self.name, func, arg))
+            if body.startswith("i:"):
+                return m.group(0)
+            if body not in self.variables:
+                raise UsageError(self._unset_message(body))
+            return self.expand(self.variables[body], depth + 1)
+        while True:                     # inner ${...} first, then what encloses them
+            new = VAR_RE.sub(one, text)
+            if new == text:
+                return new
+            text, depth = new, depth + 1
+            if depth > 10:
+                raise UsageError("profile %s: variables nest too deep" % self.name)
+
+    def _unset_message(self, var):
+        if var == "isolated_cores":
+            return ("profile %s isolates CPUs: say which with --cpus LIST (for example "
+                    "--cpus 1)" % self.name)
+        return "profile %s: variable ${%s} is not set" % (self.name, var)
