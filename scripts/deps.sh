@@ -14,9 +14,10 @@ VENV=${VENV:-.venv}
 # comparison in `make bench`; libcap2-bin for `make install-caps`; procps for
 # sysctl; python3-venv for the test venv; clang, bpftool and the libbpf, libelf
 # and zlib headers for the eBPF tracer; bpftrace for ebpf/bpftrace/*.bt; linux-perf
-# for the perf backend of jtr run
+# for the perf backend of jtr run; python3-numpy for jtr compare (the front end
+# runs on the system python3; the venv gets numpy from requirements-dev.txt)
 PKGS="gcc make libc6-dev libcmocka-dev rt-tests libcap2-bin procps python3-venv
-clang libbpf-dev bpftool libelf-dev zlib1g-dev bpftrace linux-perf"
+clang libbpf-dev bpftool libelf-dev zlib1g-dev bpftrace linux-perf python3-numpy"
 
 if command -v dpkg-query >/dev/null 2>&1; then
 	missing=""
