@@ -15,9 +15,12 @@ VENV=${VENV:-.venv}
 # sysctl; python3-venv for the test venv; clang, bpftool and the libbpf, libelf
 # and zlib headers for the eBPF tracer; bpftrace for ebpf/bpftrace/*.bt; linux-perf
 # for the perf backend of jtr run; tuned so the tests read jtr's profiles with
-# tuned's own parser (its daemon is not started); util-linux for unshare
+# tuned's own parser (its daemon is not started); util-linux for unshare;
+# python3-numpy for jtr compare (jtr runs on /usr/bin/python3; the test venv
+# gets numpy from requirements-dev.txt)
 PKGS="gcc make libc6-dev libcmocka-dev rt-tests libcap2-bin procps python3-venv
-clang libbpf-dev bpftool libelf-dev zlib1g-dev bpftrace linux-perf tuned util-linux"
+clang libbpf-dev bpftool libelf-dev zlib1g-dev bpftrace linux-perf tuned util-linux
+python3-numpy"
 
 if command -v dpkg-query >/dev/null 2>&1; then
 	missing=""

@@ -295,6 +295,11 @@ def cmd_trace(args):
     return 0
 
 
+def cmd_compare(args):
+    from .compare import main as compare_main
+    return compare_main(args)
+
+
 def cmd_version(args):
     print("jtr %s" % __version__)
     return 0
@@ -304,6 +309,8 @@ COMMANDS = [
     ("run", "measure a CPU and print what was found (the main job)", cmd_run),
     ("attribute", "charge each outlier of a run to the kernel event that caused it",
      cmd_attribute),
+    ("compare", "is B better or worse than A: percentiles, time lost, causes, with CIs",
+     cmd_compare),
     ("trace", "record the kernel events that steal a CPU (eBPF); --print shows a log",
      cmd_trace),
     ("null", "time an empty loop millions of times (jtr_null, tst_clock.sh)",

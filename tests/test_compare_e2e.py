@@ -1,0 +1,135 @@
+"""jtr compare through the front end: two real gap runs, the table, the JSON, and
+bad input (one line, exit status 2, no traceback)."""
+import json
+import os
+import sys
+
+import jsonschema
+import pytest
+
+from conftest import ROOT, load, run_jtr
+
+PCTS = ["50", "90", "99", "99.9", "99.99", "99.999"]
+# ./jtr runs on the python3 first on PATH; compare needs numpy, which the test
+# venv has (requirements-dev.txt), so that python3 goes first
+ENV = {"PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
+
+
+def jtr(*args, **kw):
+    return run_jtr(*args, env=ENV, **kw)
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    """Two one-second gap runs of CPU 0, one after the other."""
+    d = tmp_path_factory.mktemp("cmp")
+    for name in ("before", "after"):
+        jtr("gap", "-d", "1", "-c", "0", "-o", d / name, check=True, timeout=60)
+    return d
+
+
+@pytest.fixture(scope="module")
+def compare_schema():
+    with open(os.path.join(ROOT, "docs", "compare.schema.json")) as f:
+        s = json.load(f)
+    jsonschema.Draft202012Validator.check_schema(s)
+    return jsonschema.Draft202012Validator(s)
+
+
+def test_two_gap_runs_table(two_runs):
+    a, b = two_runs / "before", two_runs / "after"
+    p = jtr("compare", a, b / "result.json", check=True)
+    assert p.stderr == ""
+    lines = p.stdout.splitlines()
+    assert lines[0].startswith("A: %s  (gap, CPU 0, 1 run, " % a)
+    assert lines[1].startswith("B: %s  (gap, CPU 0, 1 run, " % (b / "result.json"))
+    ra, rb = load(a)["runs"][0], load(b)["runs"][0]
+    for k in PCTS:
+        row = next(line.split() for line in lines if line.split()[:1] == ["p" + k])
+        # the row starts with A's and B's value as the probe printed them
+        va, vb = ra["percentiles_ns"][k], rb["percentiles_ns"][k]
+        if va < 1000 and vb < 1000:
+            assert row[1:5] == [str(va), "ns", str(vb), "ns"], row
+    assert any(line.split()[:2] == ["time", "lost"] for line in lines)
+    assert any(line.split()[:1] == ["outliers/s"] for line in lines)
+    assert "95 % CI of B-A" in p.stdout
+    assert "causes: not compared: A and B not attributed" in p.stdout
+    assert lines[-1].startswith("verdict: ")
+    assert lines[-1].split()[1].rstrip(":") in ("better", "worse", "mixed", "no")
+
+
+def test_two_gap_runs_json(two_runs, compare_schema, tmp_path):
+    a, b = two_runs / "before", two_runs / "after"
+    out = tmp_path / "cmp.json"
+    p = jtr("compare", "--json", "--confidence", "99", "--resamples", "300", "--seed", "5",
+            "-o", out, a, b, check=True)
+    c = json.loads(p.stdout)
+    errors = list(compare_schema.iter_errors(c))
+    assert not errors, errors[0].message
+    assert json.loads(out.read_text()) == c
+    assert c["format"] == "jtr-compare/1"
+    assert c["method"]["confidence"] == 99 and c["method"]["resamples"] == 300
+    m = {x["name"]: x for x in c["metrics"]}
+    ra, rb = load(a)["runs"][0], load(b)["runs"][0]
+    for k in PCTS:
+        assert m["p" + k]["a"] == ra["percentiles_ns"][k]
+        assert m["p" + k]["b"] == rb["percentiles_ns"][k]
+        assert m["p" + k]["diff"] == rb["percentiles_ns"][k] - ra["percentiles_ns"][k]
+        assert m["p" + k]["ci"][0] <= m["p" + k]["ci"][1]
+    assert m["time lost"]["a"] == pytest.approx(ra["lost_time_pct"], abs=1e-5)
+    assert m["outliers/s"]["b"] == pytest.approx(rb["outliers"]["per_s"], abs=1e-2)
+    assert c["a"]["samples"] == ra["samples"] and c["b"]["cpus"] == [0]
+    # the same seed gives the same comparison
+    again = jtr("compare", "--json", "--confidence", "99", "--resamples", "300", "--seed", "5",
+                "-o", out, a, b, check=True)
+    assert json.loads(again.stdout) == c
+
+
+def test_help():
+    p = jtr("compare", "--help", check=True)
+    assert p.stdout.startswith("usage: jtr compare ") and "examples:" in p.stdout
+    assert "\n  compare " in jtr("--help", check=True).stdout
+
+
+def _bad_files(d):
+    """Files that are not comparable results."""
+    (d / "other.json").write_text(json.dumps({"format": "oslat", "runs": []}))
+    (d / "broken.json").write_text("{not json")
+    (d / "nohist").mkdir()
+    (d / "nohist" / "result.json").write_text(json.dumps(
+        {"format": "jtr-result/1", "tool": "gap", "runs": [{"name": "cpu1", "cpu": 1}]}))
+    (d / "noruns.json").write_text(json.dumps({"format": "jtr-result/1", "runs": []}))
+
+
+BAD = [
+    # (args, what the one line must contain); GOOD is a real result
+    ([], ["give two results, A (before) and B (after), not 0"]),
+    (["GOOD"], ["give two results", "not 1"]),
+    (["GOOD", "GOOD", "GOOD"], ["not 3"]),
+    (["GOOD", "missing"], ["missing: no such result", "give a results folder"]),
+    (["GOOD", "other.json"], ["other.json: format is 'oslat', expected 'jtr-result/1'"]),
+    (["broken.json", "GOOD"], ["broken.json: not a JSON file"]),
+    (["GOOD", "nohist"], ["run 'cpu1' has no histogram"]),
+    (["noruns.json", "GOOD"], ["noruns.json: the result has no runs"]),
+    (["--confidence", "100", "GOOD", "GOOD"], ["--confidence 100", "from 50 to 99.99"]),
+    (["--confidence", "abc", "GOOD", "GOOD"], ["--confidence abc", "from 50 to 99.99"]),
+    (["--confidence"], ["--confidence needs a value"]),
+    (["--resamples", "5", "GOOD", "GOOD"], ["--resamples 5", "from 100 to 100000"]),
+    (["--seed", "x", "GOOD", "GOOD"], ["--seed x"]),
+    (["--frob", "GOOD", "GOOD"], ["unknown option '--frob'", "jtr compare --help"]),
+    (["-o", "no/such/dir/c.json", "GOOD", "GOOD"], ["-o no/such/dir/c.json: cannot write"]),
+]
+
+
+@pytest.mark.parametrize("args,want", BAD, ids=[" ".join(a) or "none" for a, _ in BAD])
+def test_bad_input(two_runs, tmp_path, args, want):
+    _bad_files(tmp_path)
+    args = [str(two_runs / "before") if a == "GOOD" else a for a in args]
+    p = jtr("compare", *args, cwd=tmp_path, timeout=60)
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    lines = p.stderr.strip().split("\n")
+    assert len(lines) == 1, p.stderr
+    assert lines[0].startswith("jtr: ")
+    for w in want:
+        assert w in lines[0], (w, lines[0])
+    assert "Traceback" not in p.stderr and p.stdout == ""
