@@ -415,3 +415,71 @@ def test_profiles_have_a_comment_on_every_value():
                 j -= 1
             assert j >= 0 and lines[j].lstrip().startswith("#"), "%s: %s has no comment" % (
                 conf, s)
+
+
+# ---------------------------------------------------------------- jtr ab
+
+def test_ab_interleaves_reverts_and_compares(machine, tmp_path):
+    env, _ = machine
+    out = tmp_path / "ab"
+    p = in_namespace("$JTR tune show --json > $OUT/before.json\n"
+                     "$JTR ab jtr-latency -d 1 --repeat 2 --no-trace -o %s > $OUT/ab.txt 2>&1;"
+                     " echo ab=$?\n$JTR tune show --json > $OUT/after.json\n"
+                     "$JTR ab jtr-isolate --cpus 1 -d 1 --no-trace -o %s-iso > $OUT/iso.txt "
+                     "2>&1; echo iso=$?\n$JTR tune show --json > $OUT/after-iso.json"
+                     % (out, out), env, tmp_path, timeout=180)
+    assert "iso=0" in p.stdout, (tmp_path / "iso.txt").read_text()
+    iso = json.loads((tmp_path / "ab-iso" / "b-1" / "result.json").read_text())
+    assert iso["runs"][0]["cpu"] == 1 and iso["host"]["tuning_profile"] == "jtr-isolate"
+    text = (tmp_path / "ab.txt").read_text()
+    assert "ab=0" in p.stdout, text
+    rec = json.loads((out / "ab.json").read_text())
+    assert rec["order"] == ["a-1", "b-1", "b-2", "a-2"] and rec["partial"] is False
+    assert [r["profile"] for r in rec["runs"]] == [None, "jtr-latency", "jtr-latency", None]
+    for name in rec["order"]:
+        r = json.loads((out / name / "result.json").read_text())
+        assert r["host"]["tuning_profile"] == ("jtr-latency" if name[0] == "b" else None)
+    c = json.loads((out / "compare.json").read_text())
+    assert len(c["a"]["results"]) == 2 and len(c["b"]["results"]) == 2
+    assert rec["verdict"] == c["verdict"] and ("verdict: " + c["verdict"]) in text
+    before, after, after_iso = dumps(tmp_path, "before.json", "after.json", "after-iso.json")
+    assert after == before and after_iso == before
+
+
+@pytest.mark.parametrize("sig", ["INT", "TERM"])
+def test_ab_reverts_when_interrupted(machine, tmp_path, sig):
+    env, _ = machine
+    out = tmp_path / "ab"
+    state = os.path.join(env["JTR_STATE_DIR"], "tune-state.json")
+    # python restores the default SIGINT that bash gives background jobs as "ignored"
+    p = in_namespace("""
+$JTR tune show --json > $OUT/before.json
+python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL);
+os.execv(sys.argv[1], sys.argv[1:])' $JTR ab jtr-latency -d 4 --no-trace -o %s > $OUT/ab.txt 2>&1 &
+AB=$!
+for i in $(seq 150); do sleep 0.1; grep -q '"applied"' %s 2>/dev/null && break; done
+sleep 1
+kill -%s $AB; wait $AB; echo ab=$?
+$JTR tune show --json > $OUT/after.json
+""" % (out, state, sig), env, tmp_path, timeout=120)
+    text = (tmp_path / "ab.txt").read_text()
+    assert "ab=130" in p.stdout, p.stdout + text
+    assert "reverted jtr-latency" in text
+    rec = json.loads((out / "ab.json").read_text())
+    assert rec["partial"] is True and rec["runs"][-1]["partial"] is True
+    before, after = dumps(tmp_path, "before.json", "after.json")
+    assert after == before
+    with open(state) as f:
+        assert json.load(f)["status"] == "reverted"
+
+
+def test_ab_bad_input(machine):
+    env, before = machine
+    for args, msg in ((["ab"], "give the profile to test"),
+                      (["ab", "nope"], "unknown profile 'nope'"),
+                      (["ab", "jtr-latency", "--repeat", "0"], "--repeat 0: use a whole number"),
+                      (["ab", "jtr-latency", "-d", "soon"], "-d soon: not a duration"),
+                      (["ab", "jtr-isolate", "--cpus", "0-1"], "would isolate every CPU")):
+        p = run_jtr(*args, env=env)
+        assert p.returncode == 2 and msg in p.stderr, (args, p.stderr)
+    assert global_dump(env) == before

@@ -321,6 +321,8 @@ COMMANDS = [
      _exec_probe("clock")),
     ("tune", "apply, verify and revert tuning profiles (tuned format), with a snapshot",
      lambda args: __import__("jtrpy.tune.cli", fromlist=["cmd_tune"]).cmd_tune(args)),
+    ("ab", "does a profile help? baseline runs, apply, tuned runs, revert, compare",
+     lambda args: __import__("jtrpy.tune.ab", fromlist=["main"]).main(args)),
     ("version", "print the version", cmd_version),
 ]
 

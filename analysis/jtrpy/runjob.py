@@ -154,6 +154,22 @@ def attribute_into(outdir, slack_ns=None, top=None, events_path=None):
     return lines
 
 
+def signal_children(sig, comm=None):
+    """Send @sig to this process's children (named @comm, if given)."""
+    me = os.getpid()
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % p) as f:
+                st = f.read()
+            name = st[st.index("(") + 1:st.rindex(")")]
+            if int(st.rsplit(")", 1)[1].split()[1]) == me and comm in (None, name):
+                os.kill(int(p), sig)
+        except (OSError, ValueError, IndexError):
+            pass
+
+
 def run_gap(args, env):
     """Run jtr-gap with @args, its output passed through; (exit status, folder)."""
     prog = probe_path("gap")
@@ -214,7 +230,14 @@ def run(args, trace=True, tracer_args=(), slack_ns=None, top=None, backend="auto
     # the children get Ctrl-C from the terminal and finish their files; we wait for
     # them, and only note it (a Ctrl-C before the probe starts ends the job)
     interrupted = []
-    old = signal.signal(signal.SIGINT, lambda *_: interrupted.append(1))
+
+    def on_sigint(*_):
+        # a Ctrl-C reaches the probe too; a SIGINT sent to jtr alone does not, so
+        # pass it on as SIGTERM (the probe's stop request either way; a second
+        # SIGINT would abort it)
+        interrupted.append(1)
+        signal_children(signal.SIGTERM, "jtr-gap")
+    old = signal.signal(signal.SIGINT, on_sigint)
     try:
         if why is None:
             tracer, why = start_tracer(backend, cpus_option(args), tracer_args)

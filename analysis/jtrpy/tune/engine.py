@@ -365,6 +365,8 @@ def _apply_one(e):
             return "changed"
         if K.matches(e, e["before"], e["target"]) and e["type"] != "dma_latency":
             return "unchanged"
+        if e["type"] == "task" and K.read_value(e) is None:
+            return "gone"               # exited (khugepaged does when THP goes to never)
         K.write_value(e, e["target"])
         now = K.read_value(e)
         if not K.matches(e, now, e["target"]):
