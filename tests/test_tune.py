@@ -10,6 +10,7 @@ also when the test fails.
 import glob
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -309,6 +310,93 @@ def test_auto_revert_unless_confirmed(machine):
     assert _status(env) == "applied"
     run_jtr("tune", "revert", env=env, check=True)
     assert global_dump(env) == before
+
+
+def _pidfile_pid(path):
+    try:
+        with open(path) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _bus_answers():
+    return subprocess.run(["dbus-send", "--system", "--print-reply", "--dest=org.freedesktop.DBus",
+                           "/org/freedesktop/DBus", "org.freedesktop.DBus.GetId"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+
+
+@pytest.fixture
+def tuned_daemon():
+    """The tuned daemon running with no profile active; stopped again afterwards
+    (and the system bus too) if this fixture started them."""
+    need_tuned()
+    if not shutil.which("dbus-daemon"):
+        pytest.skip("dbus-daemon is not installed: tuned's daemon needs the system bus")
+    started, saved = [], {}
+    try:
+        if subprocess.run(["pgrep", "-x", "tuned"], stdout=subprocess.DEVNULL).returncode != 0:
+            for name, value in (("active_profile", ""), ("profile_mode", "manual")):
+                path = "/etc/tuned/" + name
+                saved[path] = open(path).read() if os.path.exists(path) else None
+                with open(path, "w") as f:
+                    f.write(value + "\n")
+            if not _bus_answers():
+                for stale in ("/run/dbus/system_bus_socket", "/run/dbus/pid"):
+                    if os.path.exists(stale):
+                        os.unlink(stale)
+                os.makedirs("/run/dbus", exist_ok=True)
+                subprocess.run(["dbus-daemon", "--system", "--fork"], check=True)
+                started.append("/run/dbus/pid")
+            subprocess.run(["tuned", "--daemon"], check=True)
+            started.append("/run/tuned/tuned.pid")
+            for _ in range(100):
+                if subprocess.run(["tuned-adm", "active"], stdout=subprocess.PIPE, text=True,
+                                  stderr=subprocess.STDOUT).stdout.startswith("No current"):
+                    break
+                time.sleep(0.2)
+        yield
+    finally:
+        for pidfile in reversed(started):
+            pid = _pidfile_pid(pidfile)
+            if pid:
+                os.kill(pid, signal.SIGTERM)
+                for _ in range(100):
+                    if not os.path.exists("/proc/%d" % pid):
+                        break
+                    time.sleep(0.1)
+            if pidfile == "/run/dbus/pid":
+                for stale in ("/run/dbus/system_bus_socket", "/run/dbus/pid"):
+                    if os.path.exists(stale):
+                        os.unlink(stale)
+        for path, text in saved.items():
+            if text is None:
+                os.unlink(path)
+            else:
+                with open(path, "w") as f:
+                    f.write(text)
+
+
+def test_via_tuned_applies_through_the_daemon(machine, tuned_daemon, tmp_path):
+    env, _ = machine
+    p = in_namespace("""
+$JTR tune show --json > $OUT/before.json
+$JTR tune apply jtr-realtime --cpus 1 --via-tuned > $OUT/apply.txt 2>&1; echo apply=$?
+tuned-adm active > $OUT/active.txt
+$JTR tune show --json > $OUT/mid.json
+$JTR tune revert > $OUT/revert.txt 2>&1; echo revert=$?
+$JTR tune show --json > $OUT/after.json
+""", env, tmp_path, timeout=180)
+    assert "apply=0" in p.stdout, (tmp_path / "apply.txt").read_text()
+    assert "revert=0" in p.stdout, (tmp_path / "revert.txt").read_text()
+    assert "by tuned" in (tmp_path / "apply.txt").read_text()
+    assert "Current active profile: jtr-realtime" in (tmp_path / "active.txt").read_text()
+    before, mid, after = dumps(tmp_path, "before.json", "mid.json", "after.json")
+    assert mid["file:/proc/sys/kernel/sched_rt_runtime_us"] == "-1"      # tuned set it
+    assert mid["file:/sys/devices/virtual/workqueue/writeback/cpumask"].lstrip("0") == "1"
+    assert "jtr-isolated" in mid["cpusets"]                              # jtr's own section
+    assert after == before
+    assert not glob.glob("/etc/tuned/jtr-*")
 
 
 def test_via_tuned_needs_the_daemon(machine):

@@ -353,8 +353,9 @@ def do_apply(args):
                  via_tuned="--via-tuned" in opts)
     res = [e.get("result", "tuned") for e in st["entries"]]
     failed = [e for e in st["entries"] if str(e.get("result", "")).startswith("failed")]
-    print("applied %s: %d changed, %d already so, %d failed%s (snapshot: %s)" % (
-        profile.name, res.count("changed"), res.count("unchanged"), len(failed),
+    print("applied %s: %s%d changed, %d already so, %d failed%s (snapshot: %s)" % (
+        profile.name, "%d by tuned, " % res.count("by tuned") if "by tuned" in res else "",
+        res.count("changed"), res.count("unchanged"), len(failed),
         ", %d tasks exited before their turn" % res.count("gone") if "gone" in res else "",
         E.state_path()))
     for e in failed:

@@ -344,7 +344,8 @@ def apply(plan, boot=False, auto_revert_s=None, via_tuned=False, out=sys.stdout)
         if step_s:
             time.sleep(step_s)
         if via_tuned and not (e["type"] == "cpuset" or e["key"].startswith("grub:")):
-            continue                    # tuned applies these
+            e.setdefault("result", "by tuned")
+            continue
         e["result"] = _apply_one(e)
     if any(e["key"].startswith("grub:") for e in entries):
         st["update_grub"] = run_update_grub()
@@ -392,6 +393,11 @@ def revert(st, out=sys.stdout):
             if e["type"] == "file" and e["before"] is None:
                 if os.path.exists(e["path"]):
                     os.unlink(e["path"])
+                if e.get("made_dir"):
+                    try:
+                        os.rmdir(os.path.dirname(e["path"]))
+                    except OSError:
+                        pass
                 continue
             if e["type"] == "dma_latency":
                 K.stop_dma_holder()
@@ -437,7 +443,7 @@ def verify(st):
             if not os.path.exists(e["path"]):
                 drift.append((e["label"], "present", "missing"))
             continue
-        if e["type"] == "dma_latency":
+        if e["type"] == "dma_latency" and not st.get("via_tuned"):   # tuned holds its own
             if not K._holder_pid():
                 drift.append((e["label"], e["target"], "no holder process (value %s)"
                               % K.read_value(e)))
@@ -516,17 +522,22 @@ def run_update_grub():
 
 
 def tuned_running():
-    """None when the tuned daemon answers, else why not."""
+    """None when the tuned daemon answers on the system bus, else why not."""
     if not shutil.which("tuned-adm"):
         return "tuned is not installed (Debian: apt-get install tuned)"
+    if not shutil.which("dbus-send"):
+        return "dbus-send is not installed: jtr asks the tuned daemon over D-Bus"
     try:
-        p = subprocess.run(["tuned-adm", "active"], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True, timeout=20)
+        p = subprocess.run(["dbus-send", "--system", "--print-reply",
+                            "--dest=com.redhat.tuned", "/Tuned",
+                            "com.redhat.tuned.control.active_profile"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=20)
     except subprocess.TimeoutExpired:
-        return "tuned-adm active did not answer in 20 s"
-    if p.returncode != 0 or "Current active profile" not in p.stdout:
-        return "the tuned daemon is not running (tuned-adm active: %s)" % (
-            p.stdout.strip().splitlines() or ["no output"])[-1]
+        return "the tuned daemon did not answer on D-Bus in 20 s"
+    if p.returncode != 0:
+        return "the tuned daemon is not running (D-Bus: %s)" % (
+            p.stdout.strip().splitlines() or ["no answer"])[-1]
     return None
 
 
@@ -537,14 +548,22 @@ def tuned_prepare(plan, st):
         raise UsageError("--via-tuned: %s; without --via-tuned jtr applies the profile "
                          "itself" % why)
     p = subprocess.run(["tuned-adm", "active"], stdout=subprocess.PIPE, text=True)
-    prev = p.stdout.split(":", 1)[1].strip() if ":" in p.stdout else ""
+    prev = p.stdout.split(":", 1)[1].strip().splitlines()[0] if (
+        "Current active profile:" in p.stdout) else ""
     for path in plan.profile.files:
         name = os.path.basename(os.path.dirname(path))
         dst = os.path.join("/etc/tuned", name, "tuned.conf")
         if os.path.abspath(path) != dst:
+            if os.path.exists(dst):
+                raise UsageError("--via-tuned: %s exists already; jtr installs its profiles "
+                                 "there for tuned and removes them on revert, so it will not "
+                                 "overwrite one it did not install" % dst)
+            with open(path) as f:
+                text = f.read()
             st["entries"].insert(0, {"type": "file", "key": "tuned:" + dst, "label": dst,
                                      "path": dst, "how": "text", "when": "runtime",
-                                     "before": None, "target": open(path).read()})
+                                     "before": None, "target": text,
+                                     "made_dir": not os.path.isdir(os.path.dirname(dst))})
     var = "/etc/tuned/jtr-variables.conf"
     st["entries"].insert(0, {"type": "file", "key": "tuned:" + var, "label": var, "path": var,
                              "how": "text", "when": "runtime",
