@@ -33,7 +33,8 @@ TYPED = [
 ]
 SOFTIRQS = ("HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED",
             "HRTIMER", "RCU")
-LINE = re.compile(r"^\s*(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{9}):\s+([\w]+):([\w]+):\s?(.*)$")
+# perf prints tid -1 for an event whose task is exiting (its pid already detached)
+LINE = re.compile(r"^\s*(-?\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{9}):\s+([\w]+):([\w]+):\s?(.*)$")
 FIELD = re.compile(r"(\w+)=(\S+)")
 STATE_RUNNING = ("R", "R+")
 FAKE_BASE = 0xfffffffffe000000     # stand-in addresses for the names perf prints
@@ -199,17 +200,25 @@ def convert(data, outdir, kinds, cpus_list, start_ns, end_ns, refused=()):
         return a
 
     unparsed = 0
+    current = {}    # cpu -> the task running there: next_pid of its last sched_switch
     for line in p.stdout:
         m = LINE.match(line)
         if not m:
             unparsed += bool(line.strip())
             continue
         tid, cpu, sec, frac, cat, name, rest = m.groups()
+        tid, cpu = int(tid), int(cpu)
+        if tid < 0:     # an exiting task: the one the CPU switched to last
+            tid = current.get(cpu, 0)
+        if name == "sched_switch":
+            nxt = re.search(r"next_pid=(\d+)", rest)
+            if nxt:
+                current[cpu] = int(nxt.group(1))
         ts = int(sec) * 1_000_000_000 + int(frac)
         if start_ns is not None and not start_ns <= ts <= end_ns:
             continue
         try:
-            rec = to_record(ts, int(tid), int(cpu), cat, name, rest, kind_of, addr)
+            rec = to_record(ts, tid, cpu, cat, name, rest, kind_of, addr)
         except (KeyError, ValueError):
             unparsed += 1
             continue
