@@ -2,10 +2,12 @@
 jtr run falls back to it when BPF is not available."""
 import json
 import shutil
+import subprocess
+import time
 
 import pytest
 
-from conftest import load, need_tracing, run_jtr
+from conftest import JTR, load, need_tracing, run_jtr
 from test_attribution import charged, cpus, part_of, run_with
 
 
@@ -61,3 +63,22 @@ def test_backend_option_errors(tmp_path):
     p = run_jtr("run", "--backend", "dtrace", "-d", "1", "-o", tmp_path / "x")
     assert p.returncode == 2 and "--backend dtrace: use ebpf, perf or auto" in p.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_perf_backend_reads_events_of_exiting_tasks(tmp_path):
+    """perf script prints tid -1 for the events of a task that is exiting (its
+    pid is already gone); they are read, not counted as unreadable lines."""
+    need_perf()
+    cpu, _ = cpus()
+    out = tmp_path / "exits"
+    run = subprocess.Popen([JTR, "run", "--backend", "perf", "-c", str(cpu), "-d", "3",
+                            "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    time.sleep(1.5)
+    for _ in range(20):     # short-lived tasks on the traced CPU
+        subprocess.run(["taskset", "-c", str(cpu), "true"], check=True)
+    _, err = run.communicate(timeout=120)
+    assert run.returncode == 0, err
+    t = json.load(open(out / "trace.json"))
+    assert not [w for w in t["warnings"] if "could not be read" in w], t["warnings"]
+    assert load(out)["attribution"]["tracer"]["events"] > 0

@@ -612,13 +612,24 @@ def _p50(values):
     return values[(len(values) - 1) // 2]
 
 
-def attribute(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20):
-    """The attribution section: every outlier charged to one cause (module docstring)."""
+def attribute(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20, each=None):
+    """The attribution section: every outlier charged to one cause (module docstring).
+
+    each, if given, is called once per outlier with (cpu, start_ns, length_ns,
+    parts, pids): parts as [(category, name, ns)] (what the outlier's time was
+    charged to, as worst[].parts), pids the tasks of its charged task-preemption
+    episodes (every task of their chains). The cross-check uses it.
+    """
     with ev.paused_gc():
-        return _attribute(result, outliers, log, slack_ns, top)
+        return _attribute(result, outliers, log, slack_ns, top, each)
 
 
-def _attribute(result, outliers, log, slack_ns, top):
+def _preempting(eps):
+    """The pids of the tasks in the task-preemption episodes among eps."""
+    return [t[1] for e in eps if e is not None and e.tasks for t in e.tasks]
+
+
+def _attribute(result, outliers, log, slack_ns, top, each):
     """attribute() with the garbage collector paused."""
     if not isinstance(slack_ns, int) or slack_ns < 0:
         raise UsageError("slack %r: give a whole number of ns >= 0" % (slack_ns,))
@@ -654,6 +665,8 @@ def _attribute(result, outliers, log, slack_ns, top):
 
     def charge(key, cpu, start, length, ep, hi, traced):
         """An outlier with one cause for all of it."""
+        if each is not None:
+            each(cpu, start, length, [(key[0], key[1], length)], _preempting((ep,)))
         c = causes.get(key)
         if c is not None and length <= c[1] and (top == 0 or (
                 len(worst) == top and (length, -start) <= worst[0][:2])):
@@ -712,6 +725,10 @@ def _attribute(result, outliers, log, slack_ns, top):
                 tally(k, ns, k == main, length, chain)
                 parts.append({"category": k[0], "name": k[1], "ns": ns})
         parts.sort(key=lambda p: -p["ns"])
+        if each is not None:
+            each(cpu, start, length, [(p["category"], p["name"], p["ns"]) for p in parts],
+                 _preempting([e for e in [ep] + [a for a, _ in apart]
+                              if share.get((e.category, e.name)) or (e.category, e.name) == main]))
         note_worst(cpu, start, length, main, chain, traced, parts)
 
     by_cpu, not_traced = {}, [0, 0]
@@ -831,8 +848,9 @@ def _count(n, noun):
     return "%d %s%s" % (n, noun, "" if n == 1 else "s")
 
 
-def attribute_dir(result_dir, events_path=None, slack_ns=DEFAULT_SLACK_NS, top=20):
-    """Attribute a results folder: result.json, outliers.csv and (by default) its events.bin."""
+def attribute_dir(result_dir, events_path=None, slack_ns=DEFAULT_SLACK_NS, top=20, each=None):
+    """Attribute a results folder: result.json, outliers.csv and (by default) its events.bin
+    (each: see attribute())."""
     result = load_result(result_dir)
     folder = result_dir if os.path.isdir(result_dir) else os.path.dirname(result_dir) or "."
     log_name = None
@@ -840,7 +858,7 @@ def attribute_dir(result_dir, events_path=None, slack_ns=DEFAULT_SLACK_NS, top=2
         log_name = (r.get("outliers") or {}).get("log") or log_name
     outliers = load_outliers(os.path.join(folder, log_name or OUTLIERS_NAME))
     log = ev.read_events(events_path or os.path.join(folder, ev.LOG_NAME))
-    return attribute(result, outliers, log, slack_ns=slack_ns, top=top)
+    return attribute(result, outliers, log, slack_ns=slack_ns, top=top, each=each)
 
 
 def _cpus_text(cpus):

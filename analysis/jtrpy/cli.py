@@ -36,7 +36,8 @@ examples:
 
 RUN_USAGE = """\
 usage: jtr run [--no-trace] [--backend KIND] [--slack DUR] [--top N]
-               [--trace-buffer SIZE] [--drain-interval DUR] [GAP OPTIONS]
+               [--trace-buffer SIZE] [--drain-interval DUR]
+               [--cross-check [--cross-check-min DUR]] [GAP OPTIONS]
 
 The main job: start the kernel-event tracer on the measured CPU, measure it with
 the gap probe (jtr gap), stop the tracer, charge every outlier to the kernel
@@ -54,6 +55,12 @@ options of jtr run:
   --top N      worst outliers listed with their causal chains (default 20)
   --trace-buffer SIZE     the tracer's ring buffer (default 8M; see jtr trace -b)
   --drain-interval DUR    how often the tracer drains it (default 100ms)
+  --cross-check  also record the scheduler's events with perf sched record (kept
+               as sched.data) and compare the attribution with perf sched
+               timehist of the same window: which preemptions both see, which
+               only one (see jtr attribute --help, docs/attribution.md)
+  --cross-check-min DUR   shortest task slice the cross-check reports as missed
+               by the attribution (default: the outlier threshold, at least 1us)
 
 Every option of 'jtr gap' is accepted (see 'jtr gap --help'), for example:
   -c LIST      CPUs to measure (one pinned thread each; the tracer follows)
@@ -62,16 +69,20 @@ Every option of 'jtr gap' is accepted (see 'jtr gap --help'), for example:
   -o DIR       results folder (default results/DATE-HOST-gap)
 
 The folder holds result.json (with an "attribution" section), summary.txt,
-outliers.csv, events.bin and trace.json (the tracer's log) and attribution.txt.
+outliers.csv, events.bin and trace.json (the tracer's log) and attribution.txt;
+with --cross-check also sched.data and a "cross_check" section.
 
 examples:
   sudo jtr run
   sudo jtr run -c 1 -d 30 -o before-tuning
+  sudo jtr run --cross-check -c 1 -d 10
   jtr run --no-trace -d 5
 """
 
 ATTRIBUTE_USAGE = """\
-usage: jtr attribute [--events PATH] [--slack DUR] [--top N] [--no-write] RESULTS_DIR
+usage: jtr attribute [--events PATH] [--slack DUR] [--top N] [--json] [--no-write]
+                     [--cross-check [--sched-data PATH] [--cross-check-min DUR]]
+                     RESULTS_DIR
 
 Charge each outlier of a gap run to the kernel events the tracer saw on that
 CPU in its time window, print the causes as a table, and store them in
@@ -81,12 +92,24 @@ RESULTS_DIR/result.json ("attribution") and RESULTS_DIR/attribution.txt.
   --slack DUR    how long before an outlier an event may start and still be
                  charged to it (default {slack})
   --top N        worst outliers listed with their chains (default 20)
-  --json         print the attribution as JSON instead of the table
+  --json         print the attribution as JSON instead of the table (with
+                 --cross-check: {{"attribution": ..., "cross_check": ...}})
   --no-write     print only; change nothing in RESULTS_DIR
+  --cross-check  compare the attribution with perf sched timehist of the same
+                 window and CPUs (RESULTS_DIR/sched.data, recorded by jtr run
+                 --cross-check): outliers charged to a task timehist does not
+                 show, task slices timehist shows that were charged to something
+                 else, and the totals; stored as "cross_check" in result.json.
+                 Exit status 0 when the check ran, disagreements or not
+  --sched-data PATH       perf sched record data to compare with
+                 (default RESULTS_DIR/sched.data)
+  --cross-check-min DUR   shortest task slice reported as missed by the
+                 attribution (default: the outlier threshold, at least 1us)
 
 examples:
   jtr attribute results/latest
   jtr attribute --slack 2us --top 5 results/20261122-041305-vm-gap
+  jtr attribute --cross-check results/latest
   sudo jtr trace -c 1 -d 30 -o tr & jtr gap -c 1 -d 20 -o g; wait; jtr attribute --events tr g
 """
 
@@ -188,16 +211,36 @@ def default_slack_ns():
     return DEFAULT_SLACK_NS
 
 
+def cross_check_option(args, i, opts):
+    """--cross-check or --cross-check-min DUR at args[i] into @opts (a dict that
+    becomes the cross_check argument); how many args it took (0: not one)."""
+    a = args[i]
+    if a == "--cross-check":
+        opts.setdefault("min_ns", None)
+        return 1
+    if a == "--cross-check-min":
+        opts["min_ns"] = parse_duration_ns(a, take_value(args, i, a))
+        return 2
+    return 0
+
+
 def cmd_run(args):
     from . import runjob
+    from .crosscheck import record_unavailable
 
     if any(a in ("-h", "--help") for a in args):
         sys.stdout.write(RUN_USAGE.format(slack=fmt_ns(default_slack_ns())))
         return 0
-    trace, att, rest, tracer_args, backend = True, {}, [], [], "auto"
+    trace, att, rest, tracer_args, backend, xc = True, {}, [], [], "auto", {}
+    cross = False
     i = 0
     while i < len(args):
         a = args[i]
+        n = cross_check_option(args, i, xc)
+        if n:
+            cross = cross or a == "--cross-check"
+            i += n
+            continue
         if a == "--no-trace":
             trace = False
         elif a == "--backend":
@@ -214,8 +257,18 @@ def cmd_run(args):
         else:
             rest.append(a)
         i += 1
+    if xc and not cross:
+        raise UsageError("--cross-check-min goes with --cross-check; see 'jtr run --help'")
+    if cross:
+        if not trace:
+            raise UsageError("--cross-check compares the attribution with perf: it needs "
+                             "tracing, drop --no-trace")
+        why = record_unavailable()
+        if why:
+            raise UsageError(why)
     rc, outdir, lines, why = runjob.run(rest, trace=trace, tracer_args=tracer_args,
-                                        backend=backend, **att)
+                                        backend=backend, cross_check=xc if cross else None,
+                                        **att)
     if rc != 0 or not outdir:
         return rc
     print()
@@ -227,21 +280,32 @@ def cmd_run(args):
             print(line)
     else:
         print("causes: not attributed: %s" % why)
+        if cross:
+            print("cross-check: not run: there is no attribution to compare")
     return 0
 
 
 def cmd_attribute(args):
-    from .runjob import attribute_into
-    from .attribute import attribute_dir, format_table
+    from .runjob import attribute_into, attribution_of
+    from .attribute import format_table
+    from .crosscheck import format_lines
 
     if any(a in ("-h", "--help") for a in args):
         sys.stdout.write(ATTRIBUTE_USAGE.format(slack=fmt_ns(default_slack_ns())))
         return 0
-    events, kw, as_json, write, dirs = None, {}, False, True, []
+    events, kw, as_json, write, dirs, xc, cross = None, {}, False, True, [], {}, False
     i = 0
     while i < len(args):
         a = args[i]
-        if a == "--events":
+        n = cross_check_option(args, i, xc)
+        if n:
+            cross = cross or a == "--cross-check"
+            i += n
+            continue
+        if a == "--sched-data":
+            xc["sched_data"] = take_value(args, i, a)
+            i += 1
+        elif a == "--events":
             events = take_value(args, i, a)
             i += 1
         elif attribution_option(args, i, kw):
@@ -263,15 +327,22 @@ def cmd_attribute(args):
         raise UsageError("%s: not a results folder" % d)
     if events is not None and not os.path.exists(events):
         raise UsageError("--events %s: no such file or folder" % events)
+    if xc and not cross:
+        raise UsageError("--sched-data and --cross-check-min go with --cross-check; see "
+                         "'jtr attribute --help'")
+    xc = dict(xc, sched_data=xc.get("sched_data")) if cross else None
     if write and not as_json:
-        lines = attribute_into(d, events_path=events, **kw)
+        lines = attribute_into(d, events_path=events, cross_check=xc, **kw)
     else:
-        a = attribute_dir(d, events_path=events, **kw)
+        a, check = attribution_of(d, events_path=events, cross_check=xc, **kw)
+        cc = check(load_result(d)) if check else None
         if as_json:
             import json
-            print(json.dumps(a, indent=2))
+            print(json.dumps({"attribution": a, "cross_check": cc} if cc else a, indent=2))
             return 0
         lines = format_table(a)
+        if cc:
+            lines += [""] + format_lines(cc, a["outliers"].get("start_ns") or 0)
     for line in lines:
         print(line)
     return 0

@@ -33,7 +33,8 @@ TYPED = [
 ]
 SOFTIRQS = ("HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED",
             "HRTIMER", "RCU")
-LINE = re.compile(r"^\s*(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{9}):\s+([\w]+):([\w]+):\s?(.*)$")
+# perf prints tid -1 for an event whose task is exiting (its pid already detached)
+LINE = re.compile(r"^\s*(-?\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{9}):\s+([\w]+):([\w]+):\s?(.*)$")
 FIELD = re.compile(r"(\w+)=(\S+)")
 STATE_RUNNING = ("R", "R+")
 FAKE_BASE = 0xfffffffffe000000     # stand-in addresses for the names perf prints
@@ -70,30 +71,82 @@ def tracepoints():
     return names, kinds
 
 
-class PerfTracer:
+class PerfRecord:
+    """A perf recording running in the background on some CPUs, into workdir/name:
+    started, waited for until it records, stopped. The command is the subclass's."""
+
+    what = "perf record"
+
+    def __init__(self, cpus_list, workdir, name):
+        self.dir = workdir
+        self.data = os.path.join(workdir, name)
+        self.cpus = cpus_list
+        self.start_ns = self.end_ns = None
+        self.proc = None
+        self.err = ""
+
+    def command(self):
+        """The perf command line."""
+        raise NotImplementedError
+
+    def _start(self):
+        self.proc = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, text=True, restore_signals=True,
+                                     preexec_fn=lambda: signal.signal(signal.SIGINT,
+                                                                      signal.SIG_DFL))
+
+    def wait_ready(self, timeout_s=30):
+        """Start perf and wait until it has written its header; None or why not."""
+        return self._wait(timeout_s)
+
+    def _wait(self, timeout_s):
+        self._start()
+        end = time.monotonic() + timeout_s
+        while time.monotonic() < end:
+            if self.proc.poll() is not None:
+                self.err = self.proc.stderr.read().strip()
+                return "%s failed: %s" % (self.what, self.err.splitlines()[-1] if self.err
+                                          else "exit %d" % self.proc.returncode)
+            if os.path.exists(self.data) and os.path.getsize(self.data) > 0:
+                time.sleep(0.3)    # the events are enabled right after the header
+                self.start_ns = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+                return None
+            time.sleep(0.05)
+        self.proc.kill()
+        self.proc.wait()
+        return "%s did not start within %d s" % (self.what, timeout_s)
+
+    def stop(self):
+        """SIGTERM perf; it writes its data file and exits. Its exit status."""
+        self.end_ns = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        _, err = self.proc.communicate()
+        self.err = "\n".join(line for line in err.splitlines() if line.strip()
+                             and "perf record:" not in line)
+        rc = self.proc.returncode
+        return 0 if rc in (0, -signal.SIGTERM, 128 + signal.SIGTERM) else rc
+
+    def cleanup(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class PerfTracer(PerfRecord):
     """perf record running in the background on the probe's CPUs."""
 
     backend = "perf"
 
     def __init__(self, cpus_list, workdir):
-        self.dir = workdir
-        self.data = os.path.join(workdir, "perf.data")
+        super().__init__(cpus_list, workdir, "perf.data")
         self.names, self.kinds = tracepoints()
-        self.cpus = cpus_list
         self.refused = []          # tracepoints perf may not enable here
-        self.start_ns = self.end_ns = None
-        self.proc = None
-        self.err = ""
 
-    def _start(self):
+    def command(self):
         cmd = [perf_path(), "record", "-q", "-k", "CLOCK_MONOTONIC", "-C", self.cpus,
                "-o", self.data]
         for n in self.names:
             cmd += ["-e", n]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     text=True, restore_signals=True,
-                                     preexec_fn=lambda: signal.signal(signal.SIGINT,
-                                                                      signal.SIG_DFL))
+        return cmd
 
     def wait_ready(self, timeout_s=30):
         """Start perf record and wait until it has written its header; None or why
@@ -114,41 +167,10 @@ class PerfTracer:
             self.refused += sorted(drop)
         return why
 
-    def _wait(self, timeout_s):
-        self._start()
-        end = time.monotonic() + timeout_s
-        while time.monotonic() < end:
-            if self.proc.poll() is not None:
-                self.err = self.proc.stderr.read().strip()
-                return "perf record failed: %s" % (self.err.splitlines()[-1] if self.err
-                                                   else "exit %d" % self.proc.returncode)
-            if os.path.exists(self.data) and os.path.getsize(self.data) > 0:
-                time.sleep(0.3)    # the events are enabled right after the header
-                self.start_ns = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-                return None
-            time.sleep(0.05)
-        self.proc.kill()
-        self.proc.wait()
-        return "perf record did not start within %d s" % timeout_s
-
-    def stop(self):
-        """SIGTERM perf record; it writes perf.data and exits. Its exit status."""
-        self.end_ns = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        _, err = self.proc.communicate()
-        self.err = "\n".join(line for line in err.splitlines() if line.strip()
-                             and "perf record:" not in line)
-        rc = self.proc.returncode
-        return 0 if rc in (0, -signal.SIGTERM, 128 + signal.SIGTERM) else rc
-
     def move_into(self, outdir):
         """Convert perf.data into events.bin + trace.json in @outdir."""
         convert(self.data, outdir, self.kinds, self.cpus, self.start_ns, self.end_ns,
                 self.refused)
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-    def cleanup(self):
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
@@ -178,17 +200,25 @@ def convert(data, outdir, kinds, cpus_list, start_ns, end_ns, refused=()):
         return a
 
     unparsed = 0
+    current = {}    # cpu -> the task running there: next_pid of its last sched_switch
     for line in p.stdout:
         m = LINE.match(line)
         if not m:
             unparsed += bool(line.strip())
             continue
         tid, cpu, sec, frac, cat, name, rest = m.groups()
+        tid, cpu = int(tid), int(cpu)
+        if tid < 0:     # an exiting task: the one the CPU switched to last
+            tid = current.get(cpu, 0)
+        if name == "sched_switch":
+            nxt = re.search(r"next_pid=(\d+)", rest)
+            if nxt:
+                current[cpu] = int(nxt.group(1))
         ts = int(sec) * 1_000_000_000 + int(frac)
         if start_ns is not None and not start_ns <= ts <= end_ns:
             continue
         try:
-            rec = to_record(ts, int(tid), int(cpu), cat, name, rest, kind_of, addr)
+            rec = to_record(ts, tid, cpu, cat, name, rest, kind_of, addr)
         except (KeyError, ValueError):
             unparsed += 1
             continue

@@ -130,26 +130,70 @@ class Tracer:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def attribute_into(outdir, slack_ns=None, top=None, events_path=None):
-    """Attribute the run in @outdir, add it to result.json, write attribution.txt;
-    returns the table's lines."""
+def attribution_of(outdir, slack_ns=None, top=None, events_path=None, cross_check=None):
+    """The attribution of the run in @outdir and, when @cross_check is given
+    ({"sched_data": PATH or None, "min_ns": NS or None}), a function that
+    compares it with perf sched timehist and returns the cross_check section.
+    Nothing is written. Usage errors of the cross-check come before the work."""
     from . import attribute as att
+    from . import crosscheck as xc
 
     kw = {}
     if slack_ns is not None:
         kw["slack_ns"] = slack_ns
     if top is not None:
         kw["top"] = top
+    if cross_check is None:
+        return att.attribute_dir(outdir, events_path=events_path, **kw), None
+    sched = xc.sched_data_path(outdir, cross_check.get("sched_data"))
+    outcomes = []
+    a = att.attribute_dir(outdir, events_path=events_path,
+                          each=lambda *o: outcomes.append(o), **kw)
+    rel = os.path.relpath(sched, outdir)
+    name = sched if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
+
+    def check(result):
+        return xc.check(result, outcomes, sched, min_ns=cross_check.get("min_ns"),
+                        sched_name=name)
+    return a, check
+
+
+def attribute_into(outdir, slack_ns=None, top=None, events_path=None, cross_check=None,
+                   strict=True):
+    """Attribute the run in @outdir, add it to result.json, write attribution.txt;
+    returns the table's lines. With @cross_check (see attribution_of) the
+    comparison with perf sched timehist is added too ("cross_check", and its
+    lines after the table); without it an earlier cross_check is removed, as it
+    judged an earlier attribution. A cross-check that fails after the
+    attribution raises UsageError if @strict, else says why in its lines."""
+    from . import attribute as att
+    from . import crosscheck as xc
+
     result = load_result(outdir)
-    a = att.attribute_dir(outdir, events_path=events_path, **kw)
+    a, check = attribution_of(outdir, slack_ns=slack_ns, top=top, events_path=events_path,
+                              cross_check=cross_check)
     lines = att.format_table(a)
     write_atomic(os.path.join(outdir, "attribution.txt"), "\n".join(lines) + "\n")
     result["attribution"] = a
+    result.pop("cross_check", None)
     files = result.setdefault("files", {})
     if events_path is None:
         files["events"] = "events.bin"
         files["trace"] = "trace.json"
     files["attribution"] = "attribution.txt"
+    if check is not None:
+        try:
+            cc = check(result)
+        except UsageError as e:
+            if strict:
+                save_result(outdir, result)
+                raise
+            lines += ["", "cross-check: not run: %s" % e]
+        else:
+            result["cross_check"] = cc
+            if not os.path.isabs(cc["sched_data"]):
+                files[xc.FILE_ROLE] = cc["sched_data"]
+            lines += [""] + xc.format_lines(cc, a["outliers"].get("start_ns") or 0)
     save_result(outdir, result)
     return lines
 
@@ -222,11 +266,28 @@ def start_tracer(backend, cpus, tracer_args):
     return None, "; ".join(w for w in (why, why_perf) if w)
 
 
-def run(args, trace=True, tracer_args=(), slack_ns=None, top=None, backend="auto"):
-    """The whole job; returns (exit status, folder, attribution lines or None, why not)."""
+def start_recorder(cpus):
+    """perf sched record beside the tracer, for --cross-check: (recorder, None) or
+    (None, why there is none)."""
+    from .crosscheck import SchedRecorder
+
+    rec = SchedRecorder(cpus or str(default_cpu()))
+    why = rec.wait_ready()
+    if why:
+        rec.cleanup()
+        return None, why
+    return rec, None
+
+
+def run(args, trace=True, tracer_args=(), slack_ns=None, top=None, backend="auto",
+        cross_check=None):
+    """The whole job; returns (exit status, folder, attribution lines or None, why not).
+    cross_check: None, or {"min_ns": NS or None} to record the scheduler's events
+    with perf beside the tracer and compare them with the attribution."""
     env = dict(os.environ, JTR_PROG="jtr run")
     why = None if trace else "tracing was switched off (--no-trace)"
-    tracer = None
+    tracer = recorder = None
+    xwhy = None
     # the children get Ctrl-C from the terminal and finish their files; we wait for
     # them, and only note it (a Ctrl-C before the probe starts ends the job)
     interrupted = []
@@ -241,28 +302,46 @@ def run(args, trace=True, tracer_args=(), slack_ns=None, top=None, backend="auto
     try:
         if why is None:
             tracer, why = start_tracer(backend, cpus_option(args), tracer_args)
+        if tracer and cross_check is not None and not interrupted:
+            recorder, xwhy = start_recorder(cpus_option(args))
         if interrupted:
-            if tracer:
-                tracer.stop()
-                tracer.cleanup()
+            for t in (tracer, recorder):
+                if t:
+                    t.stop()
+                    t.cleanup()
             raise KeyboardInterrupt
         rc, outdir = run_gap(args, env)
         trc = tracer.stop() if tracer else None
+        xrc = recorder.stop() if recorder else None
     finally:
         signal.signal(signal.SIGINT, old)
-    if tracer and tracer.err:
-        sys.stderr.write(tracer.err + "\n")
+    for t in (tracer, recorder):
+        if t and t.err:
+            sys.stderr.write(t.err + "\n")
     if rc != 0 or not outdir:
-        if tracer:
-            tracer.cleanup()
+        for t in (tracer, recorder):
+            if t:
+                t.cleanup()
         return rc, outdir, None, why
+    if recorder:
+        if xrc == 0:
+            recorder.move_into(outdir)
+        else:
+            recorder.cleanup()
+            xwhy = "perf sched record failed: %s" % (recorder.err or "exit %d" % xrc)
+            recorder = None
     if tracer:
         if trc != 0:
             tracer.cleanup()
             return rc, outdir, None, "the tracer failed: %s" % (tracer.err or "exit %d" % trc)
         tracer.move_into(outdir)
         try:
-            return rc, outdir, attribute_into(outdir, slack_ns=slack_ns, top=top), None
+            lines = attribute_into(outdir, slack_ns=slack_ns, top=top, strict=False,
+                                   cross_check=dict(cross_check, sched_data=None)
+                                   if recorder else None)
         except UsageError as e:
             return rc, outdir, None, str(e)
+        if xwhy:
+            lines += ["", "cross-check: not run: %s" % xwhy]
+        return rc, outdir, lines, None
     return rc, outdir, None, why
