@@ -104,6 +104,7 @@ LOOKBACK_NS = 1_000_000
 WORST_EVENTS = 16
 MAX_LINKS = 8           # links shown in a chain
 MAX_TASKS = 4           # preempting tasks named in a chain
+MAX_EPISODES = 8        # episodes of one outlier spelled out in its chain
 TABLE_WORST = 5
 OUTLIERS_NAME = "outliers.csv"
 OUTLIERS_HEADER = "cpu,start_ns,length_ns"
@@ -711,13 +712,25 @@ def _attribute(result, outliers, log, slack_ns, top, each):
             return charge(key, cpu, start, length, ep, hi, traced)
         main = max(share, key=lambda k: (share[k], k == key))
 
+        memo = []
+
         def chain():
-            shown = [e for e, _, _, _ in found if e is ep or any(e is a for a, _ in apart)]
-            c = "; then ".join(format_chain(e, hi) for e in shown)
+            # one text per outlier, however many parts ask for it; linear in the
+            # episodes (an outlier can hold thousands: a flood of IPIs), and at most
+            # MAX_EPISODES of them spelled out
+            if memo:
+                return memo[0]
+            apart_ids = {id(a) for a, _ in apart}
+            shown = [e for e, _, _, _ in found if e is ep or id(e) in apart_ids]
+            texts = [format_chain(e, hi) for e in shown[:MAX_EPISODES]]
+            if len(shown) > MAX_EPISODES:
+                texts.append("%d more episodes" % (len(shown) - MAX_EPISODES))
+            c = "; then ".join(texts)
             if main is NO_EVENT:
-                return "no kernel event for %s, with %s" % (_fmt_ns(rest), c)
-            if rest > 0:
-                return "%s, and no kernel event for %s" % (c, _fmt_ns(rest))
+                c = "no kernel event for %s, with %s" % (_fmt_ns(rest), c)
+            elif rest > 0:
+                c = "%s, and no kernel event for %s" % (c, _fmt_ns(rest))
+            memo.append(c)
             return c
         parts = []
         for k, ns in share.items():

@@ -491,3 +491,23 @@ def test_long_silence_with_a_tick_at_its_end_is_no_kernel_event(tmp_path):
     assert only(att)["category"] == "timer tick"
     assert att["worst"][0]["parts"] == [{"category": "timer tick", "name": "local timer",
                                          "ns": 20_000}]
+
+
+def test_an_outlier_with_thousands_of_episodes_has_a_bounded_chain(tmp_path):
+    # a flood of IPIs inside one long outlier (seen with the cpuid injector): the
+    # chain names the first few episodes and counts the rest, in linear time
+    s = T0 + 40_000_000
+    n = 5000
+    evs = []
+    for k in range(n):
+        t = s + 1000 + k * 3000
+        evs += [ev(t, E.VEC_ENTRY, 251, CALL_FUNCTION), ev(t + 1000, E.VEC_EXIT, 251,
+                                                          CALL_FUNCTION)]
+    length = n * 3000 + 2000
+    att = run(tmp_path, evs, [(1, s, length)])
+    assert {(c["category"], c["name"]) for c in att["causes"]} == {
+        ("IPI", "call_function"), ("no kernel event", "hypervisor, SMI or hardware")}
+    chain = att["worst"][0]["chain"]
+    assert chain.count("IPI call_function") == A.MAX_EPISODES
+    assert "%d more episodes" % (n - A.MAX_EPISODES) in chain
+    assert sum(x["total_ns"] for x in att["causes"]) == length
