@@ -130,9 +130,9 @@ static int seg_attach(struct tp_shm_seg *s, uint64_t wait_ns, const char *peer, 
 			close(fd);
 		}
 		if (tp_now_ns() >= end)
-			return jtr_err_set(e, -ETIMEDOUT, "no %s appeared on shm %s within %.0f s "
-					   "(no live /dev/shm%s); start it first or wait longer (--wait)",
-					   peer, s->name + 5, (double)wait_ns / 1e9, s->name);
+			return jtr_err_set(e, -ETIMEDOUT, "no %s appeared within %.0f s (no live "
+					   "/dev/shm%s); start it first with the same -T and --addr, or "
+					   "wait longer (--wait)", peer, (double)wait_ns / 1e9, s->name);
 		nap(RETRY_NS);
 	}
 }
