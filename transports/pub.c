@@ -173,10 +173,15 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct pub *g)
 	const struct jtr_hist *h = &g->send_call;
 	uint64_t dur = duration_ns(g), n = measured_sent(g);
 
+	char rate[32];
+
+	if (g->rate_hz)
+		snprintf(rate, sizeof(rate), "%llu/s", (unsigned long long)g->rate_hz);
+	else
+		snprintf(rate, sizeof(rate), "max rate");
 	fprintf(f, "jtr pub: %s, %u-byte messages, %llu at %s (+%llu warm-up)%s\n",
-		tp_describe(g->t), g->len, (unsigned long long)g->count,
-		g->rate_hz ? "the rate below" : "max rate", (unsigned long long)g->warmup,
-		p->partial ? ", PARTIAL" : "");
+		tp_describe(g->t), g->len, (unsigned long long)g->count, rate,
+		(unsigned long long)g->warmup, p->partial ? ", PARTIAL" : "");
 	fprintf(f, "o_rate=%llu, o_msg_len=%u, o_num_msgs=%llu, o_warmup_loops=%llu, o_linger_ms=%llu,\n",
 		(unsigned long long)g->rate_hz, g->len, (unsigned long long)g->count,
 		(unsigned long long)g->warmup, (unsigned long long)(g->linger_ns / JTR_NS_PER_MS));
