@@ -31,7 +31,12 @@ LIB_SRCS := $(wildcard lib/*.c)
 LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
 LIBJTR   := $(BUILD)/libjtr.a
 PROBES   := null gap clock
-BINS     := $(addprefix $(BUILD)/bin/jtr-,$(PROBES))
+TPROGS   := ping pong pub sub
+BINS     := $(addprefix $(BUILD)/bin/jtr-,$(PROBES) $(TPROGS))
+# transports/: the transport library (tp*.c) and its programs (the rest)
+TP_SRCS  := $(wildcard transports/tp*.c)
+TP_OBJS  := $(patsubst transports/%.c,$(BUILD)/transports/%.o,$(TP_SRCS))
+LIBTP    := $(BUILD)/libjtrtp.a
 TRACER   := $(BUILD)/bin/jtr-trace
 
 # the eBPF tracer: clang for the kernel side, bpftool for vmlinux.h (from the
@@ -44,6 +49,8 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD)/ebpf -Iebpf
 BPF_LDLIBS := -lbpf -lelf -lz
 UNIT_SRCS := $(wildcard lib/tests/test_*.c)
 UNITS    := $(patsubst lib/tests/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+TP_UNIT_SRCS := $(wildcard transports/tests/test_*.c)
+UNITS    += $(patsubst transports/tests/%.c,$(BUILD)/tests/%,$(TP_UNIT_SRCS))
 
 .SECONDARY: $(BUILD)/ebpf/trace.bpf.o
 
@@ -63,6 +70,26 @@ $(LIBJTR): $(LIB_OBJS)
 $(BUILD)/bin/jtr-%: jitter/%.c $(LIBJTR) $(wildcard lib/*.h) | $(BUILD)/bin
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LIBJTR) $(LDLIBS) -o $@
+
+$(BUILD)/transports/%.o: transports/%.c $(wildcard transports/*.h) $(wildcard lib/*.h) \
+		| $(BUILD)/transports
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) -Itransports $(CFLAGS) $(WARN) -c $< -o $@
+
+$(LIBTP): $(TP_OBJS)
+	$(call msg,AR,$@)
+	$(Q)$(AR) rcs $@ $^
+
+$(BUILD)/bin/jtr-%: transports/%.c $(LIBTP) $(LIBJTR) $(wildcard transports/*.h) \
+		$(wildcard lib/*.h) | $(BUILD)/bin
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CPPFLAGS) -Itransports $(CFLAGS) $(WARN) $< $(LIBTP) $(LIBJTR) $(LDLIBS) -o $@
+
+$(BUILD)/tests/%: transports/tests/%.c $(LIBTP) $(LIBJTR) $(wildcard transports/*.h) \
+		$(wildcard lib/*.h) | $(BUILD)/tests
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CPPFLAGS) -Itransports $(CFLAGS) $(WARN) $< $(LIBTP) $(LIBJTR) $(LDLIBS) \
+		-lcmocka -o $@
 
 $(BUILD)/tests/%: lib/tests/%.c $(LIBJTR) $(wildcard lib/*.h) | $(BUILD)/tests
 	$(call msg,CCLD,$@)
@@ -92,7 +119,7 @@ $(BUILD)/bin/jtr-trace: ebpf/trace.c ebpf/trace.h $(BUILD)/ebpf/trace.skel.h $(L
 	$(Q)$(CC) $(CPPFLAGS) -I$(BUILD)/ebpf -Iebpf $(CFLAGS) $(WARN) $< $(LIBJTR) $(BPF_LDLIBS) \
 		$(LDLIBS) -o $@
 
-$(BUILD)/lib $(BUILD)/bin $(BUILD)/tests $(BUILD)/bench $(BUILD)/ebpf:
+$(BUILD)/lib $(BUILD)/bin $(BUILD)/tests $(BUILD)/bench $(BUILD)/ebpf $(BUILD)/transports:
 	$(Q)mkdir -p $@
 
 # deps: Debian packages and the Python venv (scripts/deps.sh says what it does)

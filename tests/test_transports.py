@@ -1,0 +1,394 @@
+"""jtr ping/pong and pub/sub over every transport, through the front end:
+messages arrive complete and in order, injected loss is counted, multicast
+reaches three receivers on loopback and crosses network namespaces, the
+coordinated-omission-correct latency shows a stalled sender, and bad input
+or a dying peer gives a clear message and the right exit status."""
+import json
+import math
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+from conftest import JTR, load, run_jtr
+
+KINDS = ["shm", "tcp", "udp", "mcast", "unix", "unix-dgram"]
+DGRAM = ("udp", "mcast", "unix-dgram")
+PCTS = [("50", 50), ("90", 90), ("99", 99), ("99.9", 99.9), ("99.99", 99.99),
+        ("99.999", 99.999)]
+
+
+@pytest.fixture(autouse=True)
+def no_shm_left():
+    """A creator killed on purpose cannot remove its segments: remove this
+    test run's, whatever happened."""
+    yield
+    prefix = "jtr-t%d-" % os.getpid()
+    for f in os.listdir("/dev/shm"):
+        if f.startswith(prefix):
+            os.unlink(os.path.join("/dev/shm", f))
+
+
+def free_port():
+    """A UDP and TCP port nobody uses now (other tests run on this machine too)."""
+    while True:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            u.bind(("127.0.0.1", port))
+            return port
+        except OSError:
+            continue
+        finally:
+            u.close()
+
+
+def addr_for(kind, tmp_path):
+    """A private address of @kind for one test."""
+    if kind == "shm":
+        return "t%d-%d" % (os.getpid(), free_port())
+    if kind in ("unix", "unix-dgram"):
+        return str(tmp_path / ("%s.sock" % kind))
+    if kind == "mcast":
+        return "239.255.%d.%d:%d" % (os.getpid() % 250, 1 + free_port() % 250, free_port())
+    return "127.0.0.1:%d" % free_port()
+
+
+def spawn(*args, ns=None):
+    """Start `jtr ARGS` (in network namespace @ns) with pipes."""
+    cmd = [JTR] + [str(a) for a in args]
+    if ns:
+        cmd = ["ip", "netns", "exec", ns] + cmd
+    env = dict(os.environ)
+    env.pop("JTR_PROG", None)
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+
+
+def wait_ready(proc, timeout=20):
+    """Read stderr until 'ready on' (jtr sub); the lines read are returned."""
+    end = time.time() + timeout
+    lines = []
+    while time.time() < end:
+        r, _, _ = select.select([proc.stderr], [], [], 0.2)
+        if r:
+            line = proc.stderr.readline()
+            if not line:
+                break
+            lines.append(line)
+            if "ready on" in line:
+                return lines
+        if proc.poll() is not None:
+            break
+    raise AssertionError("jtr sub never got ready: %s" % "".join(lines))
+
+
+def finish(proc, timeout=60):
+    """Wait for @proc; (rc, stdout, stderr). Killed if it overstays."""
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError("timed out; stderr: %s" % err)
+    return proc.returncode, out, err
+
+
+def kill_all(procs):
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+
+
+def check_percentiles(run):
+    """Every percentile is the one the histogram's buckets give."""
+    h = run["histogram"]
+    assert h["total"] == run["samples"] == sum(b[2] for b in h["buckets"])
+    for key, pct in PCTS:
+        need = max(1, math.ceil(pct / 100.0 * h["total"] - 1e-9))
+        cum = 0
+        for lo, hi, n in h["buckets"]:
+            cum += n
+            if cum >= need:
+                want = min(max(hi, run["min_ns"]), run["max_ns"])
+                assert run["percentiles_ns"][key] == want, (key, run["percentiles_ns"], want)
+                break
+        assert run["percentiles_ns"][key] >= 0
+
+
+def pubsub(tmp_path, kind, validate, nsubs=1, count=2000, extra_pub=(), extra_sub=(),
+           busy=False, ns_sub=None, ns_pub=None, addr=None, sub_addr=None, tag=""):
+    """One publisher, @nsubs subscribers; returns (pub result, [sub results])."""
+    addr = addr or addr_for(kind, tmp_path)
+    common = ["-T", kind, "-P", addr, "--wait", "20"] + (["-b"] if busy else [])
+    subs, procs = [], []
+    try:
+        for i in range(nsubs):
+            out = tmp_path / ("sub%s%d" % (tag, i))
+            p = spawn("sub", *(common[:2] + ["-P", sub_addr or addr] + common[4:]), "-o", out,
+                      *extra_sub, ns=ns_sub)
+            procs.append(p)
+            subs.append(out)
+            if kind in DGRAM:
+                wait_ready(p)
+        pout = tmp_path / ("pub%s" % tag)
+        pub = spawn("pub", *common, "-n", count, "-r", "20000", "-w", "100", "--subs",
+                    nsubs if kind in ("shm", "tcp", "unix") else 1, "-o", pout, "-q",
+                    *extra_pub, ns=ns_pub)
+        procs.append(pub)
+        rc, _, err = finish(pub)
+        assert rc == 0, err
+        for p in procs[:-1]:
+            rc, out, err = finish(p)
+            assert rc == 0, err
+            assert "received=" in out
+        return validate(load(pout)), [validate(load(s)) for s in subs]
+    finally:
+        kill_all(procs)
+
+
+@pytest.mark.parametrize("busy", [False, True], ids=["blocking", "busy"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_pubsub_moves_every_message_in_order(tmp_path, validate, kind, busy):
+    pub, (sub,) = pubsub(tmp_path, kind, validate, busy=busy)
+    t = sub["transport"]
+    assert pub["transport"]["sent"] == 2000 and pub["transport"]["issued"] == 2100
+    assert t["kind"] == kind and t["receive"] == ("busy-poll" if busy else "blocking")
+    assert t["end_of_stream"] and t["publisher_issued"] == 2100
+    assert t["measured"] == 2000 and t["warmup_received"] == 100 and t["received"] == 2100
+    assert t["lost"] == t["duplicates"] == t["reordered"] == t["stale"] == 0
+    assert t["first_seq"] == 0 and t["peer"] == "ok"
+    for r in sub["runs"]:
+        assert r["samples"] == 2000
+        check_percentiles(r)
+    assert 15000 < t["rate_hz"] < 25000
+
+
+@pytest.mark.parametrize("kind", ["udp", "shm", "tcp"])
+def test_injected_loss_is_counted(tmp_path, validate, kind):
+    pub, (sub,) = pubsub(tmp_path, kind, validate, extra_pub=["--drop-every", "7"])
+    issued = 2100
+    dropped = issued // 7
+    assert pub["transport"]["dropped_on_purpose"] == dropped
+    t = sub["transport"]
+    assert t["lost"] == dropped and t["received"] == issued - dropped
+    assert t["duplicates"] == t["reordered"] == 0
+    assert any("messages lost" in w for w in sub["warnings"])
+
+
+def test_mcast_one_to_three_on_loopback(tmp_path, validate):
+    pub, subs = pubsub(tmp_path, "mcast", validate, nsubs=3)
+    assert len(subs) == 3
+    for s in subs:
+        t = s["transport"]
+        assert t["iface"] == "127.0.0.1" and t["ttl"] == 0
+        assert t["received"] == 2100 and t["lost"] == 0 and t["end_of_stream"]
+
+
+def test_shm_and_tcp_one_to_three(tmp_path, validate):
+    for kind in ("shm", "tcp"):
+        pub, subs = pubsub(tmp_path, kind, validate, nsubs=3, tag=kind)
+        assert pub["transport"]["subscribers"] == 3
+        for s in subs:
+            assert s["transport"]["received"] == 2100 and s["transport"]["lost"] == 0
+
+
+def ip(*args, check=True):
+    return subprocess.run(["ip"] + list(args), check=check, capture_output=True, text=True)
+
+
+@pytest.fixture
+def two_hosts():
+    """Two network namespaces joined by a veth pair, 10.251.N.1 and .2, with a
+    multicast route on each side; always removed."""
+    if os.geteuid() != 0 or not shutil.which("ip"):
+        pytest.skip("network namespaces need root and iproute2")
+    n = os.getpid() % 200
+    a, b = "jtrA%d" % os.getpid(), "jtrB%d" % os.getpid()
+    va, vb = "jva%d" % os.getpid(), "jvb%d" % os.getpid()
+    try:
+        ip("netns", "add", a)
+        ip("netns", "add", b)
+        ip("link", "add", va, "type", "veth", "peer", "name", vb)
+        ip("link", "set", va, "netns", a)
+        ip("link", "set", vb, "netns", b)
+        for ns, dev, host in ((a, va, 1), (b, vb, 2)):
+            ip("-n", ns, "addr", "add", "10.251.%d.%d/24" % (n, host), "dev", dev)
+            ip("-n", ns, "link", "set", dev, "up")
+            ip("-n", ns, "link", "set", "lo", "up")
+            ip("-n", ns, "route", "add", "239.255.0.0/16", "dev", dev)
+        yield {"a": a, "b": b, "ip_a": "10.251.%d.1" % n, "ip_b": "10.251.%d.2" % n}
+    finally:
+        ip("netns", "del", a, check=False)
+        ip("netns", "del", b, check=False)
+        ip("link", "del", va, check=False)
+
+
+def test_across_namespaces_mcast_and_udp(tmp_path, validate, two_hosts):
+    h = two_hosts
+    group = "239.255.%d.7:%d" % (os.getpid() % 250, free_port())
+    pub, (sub,) = pubsub(tmp_path, "mcast", validate, addr=group, ns_pub=h["a"],
+                         ns_sub=h["b"], tag="m",
+                         extra_pub=["--iface", h["ip_a"], "--ttl", "1", "--mcast-wide"],
+                         extra_sub=["--iface", h["ip_b"]])
+    assert any("flood" in w for w in pub["warnings"])
+    assert sub["transport"]["received"] == 2100 and sub["transport"]["lost"] == 0
+    port = free_port()
+    pub, (sub,) = pubsub(tmp_path, "udp", validate, addr="%s:%d" % (h["ip_b"], port),
+                         ns_pub=h["a"], ns_sub=h["b"], tag="u")
+    assert sub["transport"]["received"] == 2100 and sub["transport"]["lost"] == 0
+
+
+def pingpong(tmp_path, kind, validate, busy=False, count=500, rate=2000, extra=()):
+    addr = addr_for(kind, tmp_path)
+    common = ["-T", kind, "-P", addr] + (["-b"] if busy else [])
+    pong = spawn("pong", *common, "-q", "--wait", "30")
+    try:
+        out = tmp_path / "ping"
+        p = run_jtr("ping", *common, "-n", count, "-r", rate, "-w", "20", "-o", out, "-q",
+                    "--wait", "20", *extra, timeout=120)
+        assert p.returncode == 0, p.stderr
+        rc, _, err = finish(pong)
+        assert rc == 0, err
+        return validate(load(out))
+    finally:
+        kill_all([pong])
+
+
+@pytest.mark.parametrize("busy", [False, True], ids=["blocking", "busy"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_ping_pong_every_transport(tmp_path, validate, kind, busy):
+    res = pingpong(tmp_path, kind, validate, busy=busy)
+    t = res["transport"]
+    assert t["sent"] == 500 and t["received"] == 520
+    assert t["lost"] == t["duplicates"] == t["reordered"] == 0 and t["peer"] == "ok"
+    names = [r["name"] for r in res["runs"]]
+    assert names == ["rtt_from_intended", "rtt_from_send", "send_call"]
+    for r in res["runs"]:
+        assert r["samples"] == 500
+        check_percentiles(r)
+    # from the intended time is never shorter than from the actual send
+    assert res["runs"][0]["min_ns"] >= res["runs"][1]["min_ns"]
+    assert res["runs"][0]["mean_ns"] >= res["runs"][1]["mean_ns"]
+
+
+def test_stalled_sender_shows_in_intended_latency(tmp_path, validate):
+    stall_ms = 300
+    res = pingpong(tmp_path, "udp", validate, count=1000, rate=1000,
+                   extra=["--stall-at", "500", "--stall", "%dms" % stall_ms])
+    fi, fs = res["runs"][0], res["runs"][1]
+    assert res["params"]["stall_ns"] == stall_ms * 10**6
+    excess_ms = (fi["max_ns"] - fs["max_ns"]) / 1e6
+    assert 0.8 * stall_ms <= excess_ms <= 1.2 * stall_ms + 20, (fi["max_ns"], fs["max_ns"])
+    assert res["transport"]["late_sends"] >= 0.8 * stall_ms  # ~1 per ms of stall at 1000/s
+    assert fi["mean_ns"] > fs["mean_ns"] + 10 * 10**6
+
+
+def test_bad_input_exit_2(tmp_path):
+    cases = [
+        (["ping", "-r", "0"], "rate must be at least 1"),
+        (["pub", "-r", "0"], "rate must be at least 1"),
+        (["ping", "-T", "udp", "-P", "300.1.1.1:80"], "not a dotted IPv4"),
+        (["pub", "-T", "tcp", "-P", "127.0.0.1"], "HOST:PORT"),
+        (["sub", "-T", "udp", "-P", "127.0.0.1:99999"], "port must be 1-65535"),
+        (["ping", "-T", "udp", "-m", "70000"], "longer than a udp datagram"),
+        (["ping", "-T", "nope"], "unknown transport"),
+        (["sub", "-T", "mcast", "-P", "239.1.2.3:5000"], "--mcast-wide"),
+        (["sub", "-T", "mcast", "--ttl", "1"], "--mcast-wide"),
+        (["pub", "-T", "shm", "--slots", "1000"], "power of two"),
+    ]
+    for args, msg in cases:
+        p = run_jtr(*args, "-o", tmp_path / "x", timeout=30)
+        assert p.returncode == 2, (args, p.stderr)
+        assert msg in p.stderr and p.stderr.count("\n") == 1, (args, p.stderr)
+    assert not (tmp_path / "x").exists()
+
+
+def test_port_in_use_and_peer_that_never_comes(tmp_path):
+    port = free_port()
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", port))
+    try:
+        p = run_jtr("pong", "-T", "udp", "-P", "127.0.0.1:%d" % port, "-q", timeout=30)
+        assert p.returncode == 2 and "is in use" in p.stderr
+    finally:
+        s.close()
+    for kind in KINDS:
+        addr = addr_for(kind, tmp_path)
+        t0 = time.time()
+        p = run_jtr("ping", "-T", kind, "-P", addr, "--wait", "1", "-o", tmp_path / "p", timeout=30)
+        assert p.returncode == 2, (kind, p.stderr)
+        assert "within 1 s" in p.stderr and time.time() - t0 < 10, (kind, p.stderr)
+        p = run_jtr("sub", "-T", kind, "-P", addr, "--wait", "1", "-q", "-o", tmp_path / "s",
+                    timeout=30)
+        assert p.returncode == 2 and "within 1 s" in p.stderr, (kind, p.stderr)
+    assert not (tmp_path / "p").exists() and not (tmp_path / "s").exists()
+
+
+def test_message_longer_than_pong_ring_slot(tmp_path):
+    name = addr_for("shm", tmp_path)
+    pong = spawn("pong", "-T", "shm", "-P", name, "-m", "256", "-q", "--wait", "20")
+    try:
+        p = run_jtr("ping", "-T", "shm", "-P", name, "-m", "1024", "--wait", "10",
+                    "-o", tmp_path / "p", timeout=60)
+        assert p.returncode == 2 and "longer than pong's ring slot (256 bytes)" in p.stderr
+    finally:
+        kill_all([pong])
+
+
+@pytest.mark.parametrize("kind", ["tcp", "shm", "udp"])
+def test_publisher_dies_mid_run(tmp_path, validate, kind):
+    addr = addr_for(kind, tmp_path)
+    sub = spawn("sub", "-T", kind, "-P", addr, "--timeout", "1", "--wait", "20",
+                "-o", tmp_path / "s")
+    pub = None
+    try:
+        wait_ready(sub) if kind in DGRAM else None
+        pub = spawn("pub", "-T", kind, "-P", addr, "-r", "2000", "-n", "1M", "-q",
+                    "-o", tmp_path / "p")
+        time.sleep(1.5)
+        pub.send_signal(signal.SIGKILL)
+        pub.communicate()
+        rc, out, err = finish(sub, timeout=30)
+        assert rc == 1, err
+        assert "went away" in err or "went silent" in err
+        res = validate(load(tmp_path / "s"))
+        assert res["partial"] and res["transport"]["peer"] in ("gone", "silent")
+        assert res["transport"]["received"] > 500 and not res["transport"]["end_of_stream"]
+    finally:
+        kill_all([sub] + ([pub] if pub else []))
+
+
+@pytest.mark.parametrize("kind", ["udp", "tcp", "shm"])
+def test_pong_dies_mid_run(tmp_path, validate, kind):
+    addr = addr_for(kind, tmp_path)
+    pong = spawn("pong", "-T", kind, "-P", addr, "-q", "--wait", "20")
+    try:
+        ping = spawn("ping", "-T", kind, "-P", addr, "-r", "1000", "-n", "100K", "-q",
+                     "--timeout", "1", "--wait", "20", "-o", tmp_path / "p")
+        time.sleep(1.5)
+        pong.send_signal(signal.SIGKILL)
+        pong.communicate()
+        rc, _, err = finish(ping, timeout=30)
+        assert rc == 1, err
+        assert "pong went" in err
+        res = validate(load(tmp_path / "p"))
+        assert res["partial"] and res["transport"]["peer"] in ("gone", "silent")
+        assert res["runs"][0]["samples"] > 100
+    finally:
+        kill_all([pong])
+
+
+def test_help_has_examples():
+    for prog in ("ping", "pong", "pub", "sub"):
+        p = run_jtr(prog, "--help", timeout=30)
+        assert p.returncode == 0 and "Examples:" in p.stdout and "--transport" in p.stdout

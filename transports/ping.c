@@ -1,0 +1,535 @@
+/* ping.c - jtr ping: round-trip latency at a constant rate, through jtr pong.
+ *
+ * um_lat's ping: a sending thread (-A CPU) sends on a fixed schedule,
+ * busy-waiting to each intended send time and catching up without skipping
+ * when it is late; a receiving thread (-a CPU) takes pong's reflections.
+ * Each message carries its intended and its actual send time, so every
+ * round trip is recorded twice: from the intended time (what a client that
+ * wanted to send then saw: coordinated-omission correct, a stalled sender
+ * shows) and from the actual send (the transport alone). Both go into
+ * lossless histograms: percentiles to 99.999 are always real numbers.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jtr_cli.h"
+#include "tp_prog.h"
+
+static const char usage_text[] =
+"Usage: jtr ping [OPTIONS]\n"
+"\n"
+"Send messages at a constant rate to 'jtr pong', which reflects them, and measure\n"
+"each round trip (um_lat). A sending and a receiving thread, each pinned if asked.\n"
+"Every round trip is measured from the message's intended send time (the schedule:\n"
+"correct under coordinated omission, a stalled sender shows) and from its actual\n"
+"send time (the transport alone); both are reported, with percentiles to 99.999\n"
+"from a lossless histogram.\n"
+"\n"
+"Options:\n"
+"  -n, --count N            measured messages (default 10000; K, M, G suffixes)\n"
+"  -r, --rate RATE          messages per second (default 1000; max: no pacing)\n"
+"  -m, --len BYTES          message length, header included (default 64, >= 32)\n"
+"  -w, --warmup N           messages sent first at the same rate, not measured\n"
+"                           (default 100)\n"
+"  -A, --send-cpu CPU       pin the sending thread (-1: none, the default)\n"
+"  -a, --recv-cpu CPU       pin the receiving thread (-1: none, the default)\n"
+"  -t, --timebase TB        tsc (default) or clock: how times are read\n"
+"  -f, --fifo PRIO          run SCHED_FIFO at PRIO (1-99)\n"
+"  -o, --output DIR         results folder (default results/DATE-HOST-ping)\n"
+"      --hist-error PCT     histogram's maximum relative error (default 1)\n"
+"      --stall-at N --stall DUR\n"
+"                           for testing: the sender stops for DUR before measured\n"
+"                           message N, as a descheduled client would\n"
+"  -q, --quiet              no summary on stdout\n"
+"  -h, --help               this text\n"
+"\n"
+TP_PROG_USAGE
+"\n"
+"Writes DIR/summary.txt and DIR/result.json (jtr-result/1: runs rtt_from_intended,\n"
+"rtt_from_send and send_call). Exit status: 0 when every reply came back (lost\n"
+"replies are counted and warned about), 1 if pong went away or went silent\n"
+"(what was received is still written), 2 for bad options or no pong within --wait.\n"
+"\n"
+"Examples:\n"
+"  jtr pong -T udp & jtr ping -T udp              10000 UDP round trips at 1000/s\n"
+"  jtr ping -T shm -b -A 1 -a 0 -r 100K -n 1M     shm, busy-poll, pinned threads\n"
+"  jtr ping -T tcp -m 1024 -r 50K -n 500K -w 5    um_lat's run, over TCP\n";
+
+static const struct option long_opts[] = {
+	{ "count", required_argument, NULL, 'n' },
+	{ "rate", required_argument, NULL, 'r' },
+	{ "len", required_argument, NULL, 'm' },
+	{ "warmup", required_argument, NULL, 'w' },
+	{ "send-cpu", required_argument, NULL, 'A' },
+	{ "recv-cpu", required_argument, NULL, 'a' },
+	{ "timebase", required_argument, NULL, 't' },
+	{ "stall-at", required_argument, NULL, TP_OPT_STALL_AT },
+	{ "stall", required_argument, NULL, TP_OPT_STALL },
+	TP_PROG_LONG_OPTS,
+	JTR_PROBE_LONG_OPTS,
+	{ NULL, 0, NULL, 0 },
+};
+
+struct ping {
+	struct jtr_probe *p;
+	struct tp_prog *tp;
+	struct tp *t;
+	uint64_t count, warmup, rate_hz;
+	uint32_t len;
+	int send_cpu, recv_cpu;
+	uint64_t stall_at, stall_ns;
+	bool tsc;
+	double raw_per_msg;		/* timebase units between intended sends */
+	struct jtr_ticks2ns t2n;
+	unsigned char *sbuf, *rbuf;
+	size_t rcap;
+
+	/* sender */
+	struct jtr_hist send_call;
+	uint64_t t0_raw, first_raw, last_send_raw;
+	uint64_t late, max_tight;
+	int send_err;
+	int64_t send_end_mono;
+	volatile uint64_t sent __attribute__((aligned(64)));
+	volatile int send_done;
+
+	/* receiver */
+	struct jtr_hist from_intended __attribute__((aligned(64)));
+	struct jtr_hist from_send;
+	struct tp_seq seq;
+	uint64_t last_recv_raw;
+	int recv_err;
+	volatile int abort_run;
+};
+
+/* now_raw - a timestamp in the timebase's units */
+static inline uint64_t now_raw(bool tsc)
+{
+	return tsc ? jtr_rdtsc_ordered() : (uint64_t)jtr_mono_ns();
+}
+
+/* to_ns - a timebase delta in ns */
+static inline uint64_t to_ns(const struct ping *g, uint64_t d)
+{
+	return g->tsc ? jtr_ticks2ns(&g->t2n, d) : d;
+}
+
+/* cpu_relax - a spinning core's hint */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* sender - the paced loop: wait for the intended time, stamp, send */
+static void sender(void *arg)
+{
+	struct ping *g = arg;
+	const bool tsc = g->tsc;
+	const uint64_t total = g->warmup + g->count;
+	struct tp_msg *m = (struct tp_msg *)g->sbuf;
+	struct jtr_hist sc = g->send_call;
+	uint64_t i, now = 0, sent_raw, after, tight = 0;
+	int rc;
+
+	g->t0_raw = now_raw(tsc);
+	for (i = 0; i < total && !jtr_stop && !g->abort_run; i++) {
+		uint64_t intended = g->t0_raw + (uint64_t)((double)i * g->raw_per_msg);
+
+		if (__builtin_expect(g->stall_ns && i == g->warmup + g->stall_at, 0)) {
+			uint64_t s0 = (uint64_t)jtr_mono_ns();
+
+			while ((uint64_t)jtr_mono_ns() - s0 < g->stall_ns)
+				cpu_relax();
+		}
+		now = now_raw(tsc);
+		if (now < intended) {
+			tight = 0;
+			while (now < intended && !g->abort_run) {
+				cpu_relax();
+				now = now_raw(tsc);
+			}
+		} else if (g->rate_hz && i) {
+			g->late++;
+			if (++tight > g->max_tight)
+				g->max_tight = tight;
+		}
+		if (i == g->warmup)
+			g->first_raw = intended;
+		sent_raw = now_raw(tsc);
+		tp_msg_fill(m, g->len, i < g->warmup ? TP_F_WARMUP | TP_F_STAMPED : TP_F_STAMPED, i,
+			    (int64_t)(g->rate_hz ? intended : sent_raw), (int64_t)sent_raw);
+		rc = tp_send(g->t, m, g->len);
+		after = now_raw(tsc);
+		if (i >= g->warmup)
+			jtr_hist_record(&sc, to_ns(g, after - sent_raw));
+		if (__builtin_expect(rc < 0, 0)) {
+			g->send_err = rc;
+			break;
+		}
+		__atomic_store_n(&g->sent, i + 1, __ATOMIC_RELEASE);
+		now = after;
+	}
+	g->send_call = sc;
+	g->last_send_raw = now;
+	g->send_end_mono = jtr_mono_ns();
+	__atomic_store_n(&g->send_done, 1, __ATOMIC_RELEASE);
+}
+
+/* receiver - take reflections, record both round trips */
+static void receiver(void *arg)
+{
+	struct ping *g = arg;
+	const bool tsc = g->tsc;
+	const uint64_t total = g->warmup + g->count;
+	struct jtr_hist hi = g->from_intended, hs = g->from_send;
+	int64_t quiet_since = 0;
+	ssize_t n;
+
+	while (g->seq.received < total) {
+		const struct tp_msg *m = (const struct tp_msg *)g->rbuf;
+		uint64_t now;
+
+		n = tp_recv(g->t, g->rbuf, g->rcap, 100 * JTR_NS_PER_MS);
+		if (n == -EAGAIN) {
+			int64_t mono = jtr_mono_ns();
+
+			if (jtr_stop || g->abort_run)
+				break;
+			if (__atomic_load_n(&g->send_done, __ATOMIC_ACQUIRE)) {
+				/* the rest are lost unless they come within the timeout */
+				if (mono - g->send_end_mono >= (int64_t)g->tp->timeout_ns)
+					break;
+				continue;
+			}
+			if (__atomic_load_n(&g->sent, __ATOMIC_ACQUIRE) > g->seq.received) {
+				if (!quiet_since)
+					quiet_since = mono;
+				else if (mono - quiet_since >= (int64_t)g->tp->timeout_ns) {
+					g->recv_err = -ETIMEDOUT;
+					break;
+				}
+			}
+			continue;
+		}
+		if (n < 0) {
+			g->recv_err = (int)n;
+			break;
+		}
+		now = now_raw(tsc);
+		quiet_since = 0;
+		if (!tp_msg_check(m, (size_t)n) || (m->flags & (TP_F_HELLO | TP_F_EOS)))
+			continue;
+		switch (tp_seq_note(&g->seq, m->seq)) {
+		case TP_SEQ_DUP:
+		case TP_SEQ_STALE:
+			continue;
+		default:
+			break;
+		}
+		g->last_recv_raw = now;
+		if (!(m->flags & TP_F_WARMUP)) {
+			jtr_hist_record(&hi, to_ns(g, now - (uint64_t)m->intended_ns));
+			jtr_hist_record(&hs, to_ns(g, now - (uint64_t)m->sent_ns));
+		}
+	}
+	g->from_intended = hi;
+	g->from_send = hs;
+	if (g->recv_err)
+		g->abort_run = 1;	/* the sender stops too */
+}
+
+/* handshake - a HELLO answered by pong, or exit 2 after --wait */
+static void handshake(struct ping *g)
+{
+	struct tp_msg *m = (struct tp_msg *)g->sbuf;
+	const struct tp_msg *r = (const struct tp_msg *)g->rbuf;
+	int64_t end = jtr_mono_ns() + (int64_t)g->tp->o.wait_ns;
+	ssize_t n;
+	int rc;
+
+	while (!jtr_stop) {
+		tp_msg_fill(m, g->len, TP_F_HELLO, 0, 0, 0);
+		rc = tp_send(g->t, m, g->len);
+		if (rc < 0 && rc != -EPIPE)
+			jtr_fatal(g->p, "sending to %s: %s", tp_describe(g->t), strerror(-rc));
+		n = tp_recv(g->t, g->rbuf, g->rcap, 200 * JTR_NS_PER_MS);
+		if (n > 0 && tp_msg_check(r, (size_t)n) && (r->flags & TP_F_HELLO))
+			return;
+		if (n < 0 && n != -EAGAIN && n != -EPIPE)
+			jtr_fatal(g->p, "receiving from %s: %s", tp_describe(g->t), strerror((int)-n));
+		if (n == -EPIPE && (g->tp->o.kind == TP_TCP || g->tp->o.kind == TP_UNIX ||
+				    g->tp->o.kind == TP_SHM))
+			jtr_fatal(g->p, "pong at %s went away before the run", tp_describe(g->t));
+		if (jtr_mono_ns() >= end)
+			break;
+		if (n == -EPIPE) {
+			struct timespec ts = { 0, 100000000L };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	jtr_usage_error(g->p, "no pong answered on %s within %.0f s; start 'jtr pong' with the "
+			"same -T and --addr first, or wait longer (--wait)", tp_describe(g->t),
+			(double)g->tp->o.wait_ns / 1e9);
+}
+
+/* duration_ns - the measured span: first measured intended send to last send */
+static uint64_t duration_ns(const struct ping *g)
+{
+	return g->last_send_raw > g->first_raw ? to_ns(g, g->last_send_raw - g->first_raw) : 0;
+}
+
+/* sent_measured - measured messages the sender sent */
+static uint64_t sent_measured(const struct ping *g)
+{
+	return g->sent > g->warmup ? g->sent - g->warmup : 0;
+}
+
+#define PCT(h, v) ((unsigned long long)jtr_hist_value_at_percentile((h), (v)))
+
+/* summary - the table, then um_lat's lines */
+static void summary(FILE *f, const struct jtr_probe *p, const struct ping *g)
+{
+	const struct jtr_hist *hi = &g->from_intended, *hs = &g->from_send, *sc = &g->send_call;
+	uint64_t dur = duration_ns(g);
+	char label[32];
+
+	fprintf(f, "jtr ping: %s, %s receive, %u-byte messages, %llu at %s%llu/s (+%llu warm-up), "
+		"%s timebase%s\n\n", tp_describe(g->t), g->tp->o.busy ? "busy-poll" : "blocking",
+		g->len, (unsigned long long)g->count, g->rate_hz ? "" : "max (",
+		(unsigned long long)g->rate_hz, (unsigned long long)g->warmup, jtr_tb_name(p->tb.kind),
+		p->partial ? ", PARTIAL" : "");
+	fprintf(f, "  %-16s %16s %16s %16s\n", "round trip ns", "from intended", "from send", "send call");
+	fprintf(f, "  %-16s %16llu %16llu %16llu\n", "samples", (unsigned long long)hi->total,
+		(unsigned long long)hs->total, (unsigned long long)sc->total);
+	fprintf(f, "  %-16s %16llu %16llu %16llu\n", "min", (unsigned long long)(hi->total ? hi->min : 0),
+		(unsigned long long)(hs->total ? hs->min : 0), (unsigned long long)(sc->total ? sc->min : 0));
+	for (int k = 0; k < JTR_NPCT; k++) {
+		snprintf(label, sizeof(label), "p%s", jtr_pct_keys[k]);
+		fprintf(f, "  %-16s %16llu %16llu %16llu\n", label, PCT(hi, jtr_pct_values[k]),
+			PCT(hs, jtr_pct_values[k]), PCT(sc, jtr_pct_values[k]));
+	}
+	fprintf(f, "  %-16s %16llu %16llu %16llu\n", "max", (unsigned long long)hi->max,
+		(unsigned long long)hs->max, (unsigned long long)sc->max);
+	fprintf(f, "  %-16s %16.1f %16.1f %16.1f\n", "mean", jtr_hist_mean(hi), jtr_hist_mean(hs),
+		jtr_hist_mean(sc));
+	fprintf(f, "\nPercentiles: 90=%llu, 99=%llu, 99.9=%llu, 99.99=%llu, 99.999=%llu\n",
+		PCT(hi, 90), PCT(hi, 99), PCT(hi, 99.9), PCT(hi, 99.99), PCT(hi, 99.999));
+	fprintf(f, "actual_sends=%llu, duration_ns=%llu, result_rate=%.6f, late_sends=%llu, "
+		"max_tight_sends=%llu\n", (unsigned long long)sent_measured(g), (unsigned long long)dur,
+		dur ? (double)sent_measured(g) * 1e9 / (double)dur : 0.0, (unsigned long long)g->late,
+		(unsigned long long)g->max_tight);
+	fprintf(f, "replies=%llu, lost=%llu, duplicates=%llu, reordered=%llu\n",
+		(unsigned long long)g->seq.received, (unsigned long long)g->seq.lost,
+		(unsigned long long)g->seq.duplicates, (unsigned long long)g->seq.reordered);
+}
+
+/* write_run - one run object */
+static void write_run(struct jtr_json *j, const struct jtr_probe *p, const struct ping *g,
+		      const char *name, int cpu, const struct jtr_hist *h)
+{
+	uint64_t end = g->last_send_raw;
+
+	jtr_json_obj_begin(j, NULL);
+	jtr_json_str(j, "name", name);
+	if (cpu >= 0)
+		jtr_json_int(j, "cpu", cpu);
+	else
+		jtr_json_null(j, "cpu");
+	jtr_json_bool(j, "partial", p->partial);
+	jtr_json_int(j, "start_mono_ns", jtr_tb_mono_ns(&p->tb, g->first_raw));
+	jtr_json_int(j, "end_mono_ns", jtr_tb_mono_ns(&p->tb, end));
+	jtr_json_uint(j, "duration_ns", duration_ns(g));
+	jtr_result_write_stats(j, h);
+	jtr_result_write_hist(j, "histogram", h);
+	jtr_json_obj_end(j);
+}
+
+/* write_outputs - summary.txt and result.json */
+static void write_outputs(struct jtr_probe *p, struct ping *g, const char *peer)
+{
+	struct jtr_afile txt, res;
+	struct jtr_json j;
+	uint64_t dur = duration_ns(g);
+
+	jtr_probe_open(p, &txt, "summary.txt");
+	jtr_probe_open(p, &res, "result.json");
+	summary(txt.f, p, g);
+	if (!p->quiet)
+		summary(stdout, p, g);
+	jtr_json_init(&j, res.f);
+	jtr_probe_result_begin(p, &j);
+	jtr_json_obj_begin(&j, "params");
+	jtr_json_uint(&j, "count", g->count);
+	if (g->rate_hz)
+		jtr_json_uint(&j, "rate_hz", g->rate_hz);
+	else
+		jtr_json_null(&j, "rate_hz");
+	jtr_json_uint(&j, "msg_len", g->len);
+	jtr_json_uint(&j, "warmup", g->warmup);
+	if (g->send_cpu >= 0) jtr_json_int(&j, "send_cpu", g->send_cpu); else jtr_json_null(&j, "send_cpu");
+	if (g->recv_cpu >= 0) jtr_json_int(&j, "recv_cpu", g->recv_cpu); else jtr_json_null(&j, "recv_cpu");
+	jtr_json_str(&j, "timebase", jtr_tb_name(p->tb_wanted));
+	if (g->stall_ns) {
+		jtr_json_uint(&j, "stall_at", g->stall_at);
+		jtr_json_uint(&j, "stall_ns", g->stall_ns);
+	} else {
+		jtr_json_null(&j, "stall_at");
+		jtr_json_null(&j, "stall_ns");
+	}
+	jtr_json_uint(&j, "wait_ns", g->tp->o.wait_ns);
+	jtr_json_uint(&j, "timeout_ns", g->tp->timeout_ns);
+	jtr_json_double(&j, "hist_error", p->hist_error);
+	jtr_json_obj_end(&j);
+
+	tp_prog_write_transport(&j, g->tp, g->len);
+	jtr_json_str(&j, "peer", peer);
+	jtr_json_uint(&j, "sent", sent_measured(g));
+	jtr_json_uint(&j, "sent_warmup", g->sent < g->warmup ? g->sent : g->warmup);
+	tp_prog_write_seq(&j, &g->seq);
+	jtr_json_uint(&j, "late_sends", g->late);
+	jtr_json_uint(&j, "max_tight_sends", g->max_tight);
+	jtr_json_uint(&j, "duration_ns", dur);
+	jtr_json_fixed(&j, "rate_hz", dur ? (double)sent_measured(g) * 1e9 / (double)dur : 0.0, 3);
+	jtr_json_obj_end(&j);
+
+	jtr_json_arr_begin(&j, "runs");
+	write_run(&j, p, g, "rtt_from_intended", g->recv_cpu, &g->from_intended);
+	write_run(&j, p, g, "rtt_from_send", g->recv_cpu, &g->from_send);
+	write_run(&j, p, g, "send_call", g->send_cpu, &g->send_call);
+	jtr_json_arr_end(&j);
+	jtr_json_obj_begin(&j, "files");
+	jtr_json_str(&j, "summary", "summary.txt");
+	jtr_json_obj_end(&j);
+	jtr_probe_result_end(p, &j);
+	jtr_probe_commit_file(p, &txt);
+	jtr_probe_commit_file(p, &res);
+}
+
+int main(int argc, char **argv)
+{
+	static struct ping g = {
+		.count = 10000, .warmup = 100, .rate_hz = 1000, .len = 64,
+		.send_cpu = -1, .recv_cpu = -1,
+	};
+	struct jtr_probe p;
+	struct tp_prog tp;
+	struct jtr_worker w[2];
+	const char *peer = "ok";
+	bool stall_at_given = false;
+	int opt, rc = 0;
+
+	jtr_probe_init(&p, "ping", argc, argv);
+	tp_prog_init(&tp);
+	g.p = &p;
+	g.tp = &tp;
+
+	/* 1. options: numbers only */
+	while ((opt = getopt_long(argc, argv, ":n:r:m:w:A:a:t:f:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
+		if (jtr_probe_common_opt(&p, opt, usage_text, argv) || tp_prog_opt(&p, &tp, opt, optarg))
+			continue;
+		switch (opt) {
+		case 'n': g.count = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40); break;
+		case 'r': g.rate_hz = tp_prog_rate_opt(&p, optarg); break;
+		case 'm': g.len = (uint32_t)jtr_opt_count(&p, "-m", optarg, TP_HDR_LEN, 1u << 24); break;
+		case 'w': g.warmup = jtr_opt_count(&p, "-w", optarg, 0, 1ULL << 32); break;
+		case 'A': g.send_cpu = tp_prog_cpu_opt(&p, "-A", optarg); break;
+		case 'a': g.recv_cpu = tp_prog_cpu_opt(&p, "-a", optarg); break;
+		case TP_OPT_STALL_AT:
+			g.stall_at = jtr_opt_count(&p, "--stall-at", optarg, 0, 1ULL << 40);
+			stall_at_given = true;
+			break;
+		case TP_OPT_STALL:
+			g.stall_ns = jtr_opt_duration(&p, "--stall", optarg, JTR_NS_PER_MS, 1, 60 * JTR_NS_PER_S);
+			break;
+		}
+	}
+	jtr_probe_no_args(&p, argc, argv);
+	if (g.stall_ns && !stall_at_given)
+		g.stall_at = g.count / 2;
+	if (g.stall_at >= g.count)
+		jtr_usage_error(&p, "--stall-at %llu: the run has messages 0-%llu",
+				(unsigned long long)g.stall_at, (unsigned long long)g.count - 1);
+	tp.o.msg_max = g.len;
+	tp_prog_check(&p, &tp, TP_PING);
+
+	/* 2. buffers and histograms before the privilege drop */
+	g.rcap = tp_max_msg(&tp.o) < 65536 ? tp_max_msg(&tp.o) : 65536;
+	if (g.rcap < g.len)
+		g.rcap = g.len;
+	g.sbuf = calloc(1, g.len);
+	g.rbuf = calloc(1, g.rcap);
+	if (!g.sbuf || !g.rbuf || jtr_hist_init(&g.from_intended, p.hist_error) < 0 ||
+	    jtr_hist_init(&g.from_send, p.hist_error) < 0 || jtr_hist_init(&g.send_call, p.hist_error) < 0 ||
+	    jtr_worker_alloc(&w[0], g.send_cpu) < 0 || jtr_worker_alloc(&w[1], g.recv_cpu) < 0)
+		jtr_fatal(&p, "out of memory");
+	jtr_prefault(g.rbuf, g.rcap);
+	tp_seq_init(&g.seq);
+
+	/* 3. FIFO and mlockall, the privilege drop, the results folder */
+	jtr_probe_privileged(&p);
+
+	/* 4. timebase, transport, a round trip to see pong is there */
+	jtr_probe_timebase(&p);
+	g.tsc = p.tb.kind == JTR_TB_TSC;
+	g.t2n = p.tb.t2n;
+	g.raw_per_msg = !g.rate_hz ? 0 : g.tsc ? p.tb.hz / (double)g.rate_hz : 1e9 / (double)g.rate_hz;
+	g.t = tp_prog_open(&p, &tp, TP_PING);
+	handshake(&g);
+
+	/* 5. the run */
+	w[0].fn = sender;
+	w[0].arg = &g;
+	w[1].fn = receiver;
+	w[1].arg = &g;
+	jtr_probe_map_begin(&p);
+	jtr_workers_start(&p, w, 2);
+	jtr_workers_wait(&p, w, 2, NULL, NULL);
+	jtr_probe_map_end(&p);
+
+	/* 6. tell pong we are done (twice for datagrams), then report */
+	{
+		struct tp_msg *m = (struct tp_msg *)g.sbuf;
+
+		tp_msg_fill(m, g.len, TP_F_EOS, g.sent, 0, 0);
+		tp_send(g.t, m, g.len);
+		if (tp.o.kind != TP_TCP && tp.o.kind != TP_UNIX && tp.o.kind != TP_SHM)
+			tp_send(g.t, m, g.len);
+	}
+	tp_seq_end(&g.seq, g.sent, true);
+	if (g.recv_err == -ETIMEDOUT) {
+		peer = "silent";
+		p.partial = true;
+	} else if (g.recv_err == -EPIPE || g.send_err == -EPIPE) {
+		peer = "gone";
+		p.partial = true;
+	} else if (g.recv_err || g.send_err) {
+		peer = "error";
+		p.partial = true;
+	}
+	if (!strcmp(peer, "ok") && g.seq.lost)
+		jtr_warn(&p, "%llu of %llu replies never came back (lost)", (unsigned long long)g.seq.lost,
+			 (unsigned long long)g.sent);
+	write_outputs(&p, &g, peer);
+	jtr_probe_finish(&p);
+	if (!strcmp(peer, "silent")) {
+		fprintf(stderr, "%s: pong went silent for %.1f s after %llu replies: it stopped or died; "
+			"the results hold what came back\n", p.prog, (double)tp.timeout_ns / 1e9,
+			(unsigned long long)g.seq.received);
+		rc = 1;
+	} else if (!strcmp(peer, "gone")) {
+		fprintf(stderr, "%s: pong went away after %llu replies; the results hold what came "
+			"back\n", p.prog, (unsigned long long)g.seq.received);
+		rc = 1;
+	} else if (!strcmp(peer, "error")) {
+		fprintf(stderr, "%s: the run failed: %s\n", p.prog,
+			strerror(-(g.send_err ? g.send_err : g.recv_err)));
+		rc = 1;
+	}
+	tp_close(g.t);
+	return jtr_stop ? 1 : rc;
+}

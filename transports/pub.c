@@ -1,0 +1,386 @@
+/* pub.c - jtr pub: a rate-paced publisher (um_perf's publisher).
+ *
+ * One sending thread (-a CPU) sends COUNT messages of LEN bytes at RATE per
+ * second after WARMUP unmeasured ones, busy-waiting to each intended send
+ * time on a fixed schedule and catching up without skipping when it falls
+ * behind, so the traffic is evenly spaced, never bursty by design. Every
+ * message carries its sequence number and, unless --no-timestamps, its
+ * intended and actual send times (CLOCK_MONOTONIC) for the subscribers'
+ * latency. After the last one it lingers, then sends end of stream with
+ * the count, so subscribers can tell tail loss from a finished run.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "jtr_cli.h"
+#include "tp_prog.h"
+
+static const char usage_text[] =
+"Usage: jtr pub [OPTIONS]\n"
+"\n"
+"Publish messages at a steady rate to one or more 'jtr sub' (um_perf_pub). The\n"
+"sending thread busy-waits to each message's intended time on a fixed schedule\n"
+"and catches up without skipping when late. For shm, tcp and unix it waits for\n"
+"--subs subscribers first; for udp, unix-dgram and mcast, start the subscribers\n"
+"first.\n"
+"\n"
+"Options:\n"
+"  -n, --count N            measured messages (default 100000; K, M, G suffixes)\n"
+"  -r, --rate RATE          messages per second (default 10000); max: no pacing\n"
+"  -m, --len BYTES          message length, header included (default 64, >= 32)\n"
+"  -w, --warmup N           messages sent first at the same rate, not measured\n"
+"                           (default 1000)\n"
+"  -l, --linger DUR         wait after the last message before end of stream\n"
+"                           (default 100ms; bare numbers are ms)\n"
+"  -a, --cpu CPU            pin the sending thread (-1: none, the default)\n"
+"      --subs N             shm, tcp, unix: subscribers to wait for (default 1)\n"
+"      --no-timestamps      do not stamp messages (no clock read per message;\n"
+"                           subscribers then report no latency)\n"
+"      --drop-every K       for testing: skip sending every K-th message (its\n"
+"                           sequence number is used up), so loss is seen\n"
+"  -f, --fifo PRIO          run SCHED_FIFO at PRIO (1-99)\n"
+"  -o, --output DIR         results folder (default results/DATE-HOST-pub)\n"
+"      --hist-error PCT     histogram's maximum relative error (default 1)\n"
+"  -q, --quiet              no summary on stdout\n"
+"  -h, --help               this text\n"
+"\n"
+TP_PROG_USAGE
+"\n"
+"Writes DIR/summary.txt and DIR/result.json (run send_call: time per send). Exit\n"
+"status: 0, 1 if a subscriber went away or stopped reading, 2 for bad options or\n"
+"subscribers that never came.\n"
+"\n"
+"Examples:\n"
+"  jtr sub -T shm & jtr pub -T shm -r 1M -n 10M        10 s at 1M msgs/s through shm\n"
+"  jtr pub -T mcast -r 100K -m 700 -n 1M               700-byte multicast on loopback\n"
+"  jtr pub -T tcp --subs 3 -r max -n 1M -w 10000       as fast as 3 TCP readers take it\n";
+
+static const struct option long_opts[] = {
+	{ "count", required_argument, NULL, 'n' },
+	{ "rate", required_argument, NULL, 'r' },
+	{ "len", required_argument, NULL, 'm' },
+	{ "warmup", required_argument, NULL, 'w' },
+	{ "linger", required_argument, NULL, 'l' },
+	{ "cpu", required_argument, NULL, 'a' },
+	{ "subs", required_argument, NULL, TP_OPT_SUBS },
+	{ "no-timestamps", no_argument, NULL, TP_OPT_NO_TS },
+	{ "drop-every", required_argument, NULL, TP_OPT_DROP_EVERY },
+	TP_PROG_LONG_OPTS,
+	JTR_PROBE_LONG_OPTS,
+	{ NULL, 0, NULL, 0 },
+};
+
+struct pub {
+	struct jtr_probe *p;
+	struct tp_prog *tp;
+	struct tp *t;
+	uint64_t count, warmup, rate_hz, linger_ns, drop_every;
+	uint32_t len;
+	int cpu;
+	bool stamps;
+	unsigned char *buf;
+	struct jtr_hist send_call;
+	int64_t first_ns, last_ns;
+	uint64_t issued, sent, dropped, late, max_tight;
+	uint32_t subs_at_start;
+	int err;
+};
+
+/* cpu_relax - a spinning core's hint */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* sender - the paced loop */
+static void sender(void *arg)
+{
+	struct pub *g = arg;
+	const uint64_t total = g->warmup + g->count;
+	const double per_ns = g->rate_hz ? 1e9 / (double)g->rate_hz : 0;
+	struct tp_msg *m = (struct tp_msg *)g->buf;
+	struct jtr_hist sc = g->send_call;
+	int64_t t0 = jtr_mono_ns(), now = t0, sent_ns, after;
+	uint64_t i, tight = 0;
+	int rc;
+
+	for (i = 0; i < total && !jtr_stop; i++) {
+		int64_t intended = t0 + (int64_t)((double)i * per_ns);
+
+		now = jtr_mono_ns();
+		if (now < intended) {
+			tight = 0;
+			while (now < intended) {
+				cpu_relax();
+				now = jtr_mono_ns();
+			}
+		} else if (g->rate_hz && i) {
+			g->late++;
+			if (++tight > g->max_tight)
+				g->max_tight = tight;
+		}
+		if (i == g->warmup)
+			g->first_ns = g->rate_hz ? intended : now;
+		if (__builtin_expect(g->drop_every && (i + 1) % g->drop_every == 0, 0)) {
+			g->dropped++;	/* the number is used up, nothing is sent */
+			continue;
+		}
+		sent_ns = g->stamps ? jtr_mono_ns() : 0;
+		tp_msg_fill(m, g->len, (uint8_t)((i < g->warmup ? TP_F_WARMUP : 0) |
+						 (g->stamps ? TP_F_STAMPED : 0)), i,
+			    g->stamps ? (g->rate_hz ? intended : sent_ns) : 0, sent_ns);
+		rc = tp_send(g->t, m, g->len);
+		if (g->stamps) {
+			after = jtr_mono_ns();
+			if (i >= g->warmup)
+				jtr_hist_record(&sc, (uint64_t)(after - sent_ns));
+			now = after;
+		}
+		if (__builtin_expect(rc < 0, 0)) {
+			g->err = rc;
+			break;
+		}
+		g->sent++;
+	}
+	g->issued = i;
+	g->last_ns = jtr_mono_ns();
+	g->send_call = sc;
+}
+
+/* measured_sent - measured messages actually sent */
+static uint64_t measured_sent(const struct pub *g)
+{
+	uint64_t warm_sent = g->issued < g->warmup ? g->issued : g->warmup;
+
+	warm_sent -= g->drop_every ? warm_sent / g->drop_every : 0;
+	return g->sent > warm_sent ? g->sent - warm_sent : 0;
+}
+
+/* duration_ns - first measured intended send to the end of the last send */
+static uint64_t duration_ns(const struct pub *g)
+{
+	return g->first_ns && g->last_ns > g->first_ns ? (uint64_t)(g->last_ns - g->first_ns) : 0;
+}
+
+/* summary - um_perf's lines and ours */
+static void summary(FILE *f, const struct jtr_probe *p, const struct pub *g)
+{
+	const struct jtr_hist *h = &g->send_call;
+	uint64_t dur = duration_ns(g), n = measured_sent(g);
+
+	char rate[32];
+
+	if (g->rate_hz)
+		snprintf(rate, sizeof(rate), "%llu/s", (unsigned long long)g->rate_hz);
+	else
+		snprintf(rate, sizeof(rate), "max rate");
+	fprintf(f, "jtr pub: %s, %u-byte messages, %llu at %s (+%llu warm-up)%s\n",
+		tp_describe(g->t), g->len, (unsigned long long)g->count, rate,
+		(unsigned long long)g->warmup, p->partial ? ", PARTIAL" : "");
+	fprintf(f, "o_rate=%llu, o_msg_len=%u, o_num_msgs=%llu, o_warmup_loops=%llu, o_linger_ms=%llu,\n",
+		(unsigned long long)g->rate_hz, g->len, (unsigned long long)g->count,
+		(unsigned long long)g->warmup, (unsigned long long)(g->linger_ns / JTR_NS_PER_MS));
+	fprintf(f, "actual_sends=%llu, duration_ns=%llu, result_rate=%.6f,\n", (unsigned long long)n,
+		(unsigned long long)dur, dur ? (double)n * 1e9 / (double)dur : 0.0);
+	fprintf(f, "late_sends=%llu, max_tight_sends=%llu, dropped_on_purpose=%llu, subscribers=%u, "
+		"subscribers_lost=%u\n", (unsigned long long)g->late, (unsigned long long)g->max_tight,
+		(unsigned long long)g->dropped, g->subs_at_start, tp_peers_lost(g->t));
+	if (h->total)
+		fprintf(f, "send call ns: min=%llu, p50=%llu, p99=%llu, p99.9=%llu, p99.999=%llu, max=%llu\n",
+			(unsigned long long)h->min,
+			(unsigned long long)jtr_hist_value_at_percentile(h, 50),
+			(unsigned long long)jtr_hist_value_at_percentile(h, 99),
+			(unsigned long long)jtr_hist_value_at_percentile(h, 99.9),
+			(unsigned long long)jtr_hist_value_at_percentile(h, 99.999),
+			(unsigned long long)h->max);
+}
+
+/* write_outputs - summary.txt and result.json */
+static void write_outputs(struct jtr_probe *p, struct pub *g, const char *peer)
+{
+	struct jtr_afile txt, res;
+	struct jtr_json j;
+	uint64_t dur = duration_ns(g);
+
+	jtr_probe_open(p, &txt, "summary.txt");
+	jtr_probe_open(p, &res, "result.json");
+	summary(txt.f, p, g);
+	if (!p->quiet)
+		summary(stdout, p, g);
+	jtr_json_init(&j, res.f);
+	jtr_probe_result_begin(p, &j);
+	jtr_json_obj_begin(&j, "params");
+	jtr_json_uint(&j, "count", g->count);
+	if (g->rate_hz)
+		jtr_json_uint(&j, "rate_hz", g->rate_hz);
+	else
+		jtr_json_null(&j, "rate_hz");
+	jtr_json_uint(&j, "msg_len", g->len);
+	jtr_json_uint(&j, "warmup", g->warmup);
+	jtr_json_uint(&j, "linger_ns", g->linger_ns);
+	if (g->cpu >= 0) jtr_json_int(&j, "cpu", g->cpu); else jtr_json_null(&j, "cpu");
+	jtr_json_uint(&j, "subs", g->tp->o.subs);
+	jtr_json_bool(&j, "timestamps", g->stamps);
+	if (g->drop_every) jtr_json_uint(&j, "drop_every", g->drop_every); else jtr_json_null(&j, "drop_every");
+	jtr_json_uint(&j, "wait_ns", g->tp->o.wait_ns);
+	jtr_json_double(&j, "hist_error", p->hist_error);
+	jtr_json_obj_end(&j);
+
+	tp_prog_write_transport(&j, g->tp, g->len);
+	jtr_json_str(&j, "peer", peer);
+	jtr_json_uint(&j, "issued", g->issued);
+	jtr_json_uint(&j, "sent", measured_sent(g));
+	jtr_json_uint(&j, "sent_total", g->sent);
+	jtr_json_uint(&j, "dropped_on_purpose", g->dropped);
+	jtr_json_uint(&j, "late_sends", g->late);
+	jtr_json_uint(&j, "max_tight_sends", g->max_tight);
+	jtr_json_uint(&j, "subscribers", g->subs_at_start);
+	jtr_json_uint(&j, "subscribers_lost", tp_peers_lost(g->t));
+	jtr_json_uint(&j, "duration_ns", dur);
+	jtr_json_fixed(&j, "rate_hz", dur ? (double)measured_sent(g) * 1e9 / (double)dur : 0.0, 3);
+	jtr_json_obj_end(&j);
+
+	jtr_json_arr_begin(&j, "runs");
+	jtr_json_obj_begin(&j, NULL);
+	jtr_json_str(&j, "name", "send_call");
+	if (g->cpu >= 0) jtr_json_int(&j, "cpu", g->cpu); else jtr_json_null(&j, "cpu");
+	jtr_json_bool(&j, "partial", p->partial);
+	jtr_json_int(&j, "start_mono_ns", g->first_ns);
+	jtr_json_int(&j, "end_mono_ns", g->last_ns);
+	jtr_json_uint(&j, "duration_ns", dur);
+	jtr_result_write_stats(&j, &g->send_call);
+	jtr_result_write_hist(&j, "histogram", &g->send_call);
+	jtr_json_obj_end(&j);
+	jtr_json_arr_end(&j);
+	jtr_json_obj_begin(&j, "files");
+	jtr_json_str(&j, "summary", "summary.txt");
+	jtr_json_obj_end(&j);
+	jtr_probe_result_end(p, &j);
+	jtr_probe_commit_file(p, &txt);
+	jtr_probe_commit_file(p, &res);
+}
+
+/* end_of_stream - tell the subscribers how many numbers were issued */
+static void end_of_stream(struct pub *g)
+{
+	struct tp_msg *m = (struct tp_msg *)g->buf;
+	int copies = g->tp->o.kind == TP_UDP || g->tp->o.kind == TP_MCAST ||
+		     g->tp->o.kind == TP_UNIX_DGRAM ? 3 : 1;
+
+	for (int i = 0; i < copies; i++) {
+		struct timespec ts = { 0, 1000000L };
+
+		tp_msg_fill(m, g->len, TP_F_EOS, g->issued, 0, 0);
+		if (tp_send(g->t, m, g->len) < 0)
+			break;
+		nanosleep(&ts, NULL);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static struct pub g = {
+		.count = 100000, .warmup = 1000, .rate_hz = 10000, .len = 64,
+		.linger_ns = 100 * JTR_NS_PER_MS, .cpu = -1, .stamps = true,
+	};
+	struct jtr_probe p;
+	struct tp_prog tp;
+	struct jtr_worker w;
+	const char *peer = "ok";
+	int opt;
+
+	jtr_probe_init(&p, "pub", argc, argv);
+	tp_prog_init(&tp);
+	g.p = &p;
+	g.tp = &tp;
+
+	/* 1. options */
+	while ((opt = getopt_long(argc, argv, ":n:r:m:w:l:a:f:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
+		if (opt == 't')
+			jtr_usage_error(&p, "pub stamps messages with CLOCK_MONOTONIC, which every "
+					"subscriber reads too; it takes no -t");
+		if (jtr_probe_common_opt(&p, opt, usage_text, argv) || tp_prog_opt(&p, &tp, opt, optarg))
+			continue;
+		switch (opt) {
+		case 'n': g.count = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40); break;
+		case 'r': g.rate_hz = tp_prog_rate_opt(&p, optarg); break;
+		case 'm': g.len = (uint32_t)jtr_opt_count(&p, "-m", optarg, TP_HDR_LEN, 1u << 24); break;
+		case 'w': g.warmup = jtr_opt_count(&p, "-w", optarg, 0, 1ULL << 32); break;
+		case 'l':
+			g.linger_ns = jtr_opt_duration(&p, "-l", optarg, JTR_NS_PER_MS, 0, 3600 * JTR_NS_PER_S);
+			break;
+		case 'a': g.cpu = tp_prog_cpu_opt(&p, "-a", optarg); break;
+		case TP_OPT_SUBS: tp.o.subs = (uint32_t)jtr_opt_count(&p, "--subs", optarg, 1, TP_MAX_SUBS); break;
+		case TP_OPT_NO_TS: g.stamps = false; break;
+		case TP_OPT_DROP_EVERY: g.drop_every = jtr_opt_count(&p, "--drop-every", optarg, 2, 1ULL << 40); break;
+		}
+	}
+	jtr_probe_no_args(&p, argc, argv);
+	tp.o.msg_max = g.len;
+	tp_prog_check(&p, &tp, TP_PUB);
+	p.tb_wanted = JTR_TB_CLOCK;
+
+	/* 2. buffers, histogram, thread stack */
+	g.buf = calloc(1, g.len);
+	if (!g.buf || jtr_hist_init(&g.send_call, p.hist_error) < 0 || jtr_worker_alloc(&w, g.cpu) < 0)
+		jtr_fatal(&p, "out of memory");
+
+	/* 3. privileges, folder, calibration, then the transport */
+	jtr_probe_privileged(&p);
+	jtr_probe_timebase(&p);
+	g.t = tp_prog_open(&p, &tp, TP_PUB);
+	g.subs_at_start = tp_peers(g.t);
+
+	/* 4. the run, the linger, end of stream */
+	w.fn = sender;
+	w.arg = &g;
+	jtr_probe_map_begin(&p);
+	jtr_workers_start(&p, &w, 1);
+	jtr_workers_wait(&p, &w, 1, NULL, NULL);
+	if (!g.err && g.linger_ns) {
+		struct timespec ts = { (time_t)(g.linger_ns / JTR_NS_PER_S), (long)(g.linger_ns % JTR_NS_PER_S) };
+
+		nanosleep(&ts, NULL);
+	}
+	if (!g.err)
+		end_of_stream(&g);
+	jtr_probe_map_end(&p);
+	if (g.err == -EPIPE && g.sent <= 1 && (tp.o.kind == TP_UDP || tp.o.kind == TP_UNIX_DGRAM))
+		jtr_usage_error(&p, "nobody is receiving on %s; start 'jtr sub' there first",
+				tp_describe(g.t));
+	if (g.err == -EPIPE) {
+		peer = "gone";
+		p.partial = true;
+	} else if (g.err == -ETIMEDOUT) {
+		peer = "stalled";
+		p.partial = true;
+	} else if (g.err) {
+		peer = "error";
+		p.partial = true;
+	} else if (tp_peers_lost(g.t)) {
+		peer = "some gone";
+	}
+	write_outputs(&p, &g, peer);
+	jtr_probe_finish(&p);
+	if (g.err == -EPIPE)
+		fprintf(stderr, "%s: every subscriber went away after %llu messages\n", p.prog,
+			(unsigned long long)g.sent);
+	else if (g.err == -ETIMEDOUT)
+		fprintf(stderr, "%s: a subscriber stopped reading for %.0f s after %llu messages (the "
+			"ring or socket stayed full)\n", p.prog, (double)tp.o.wait_ns / 1e9,
+			(unsigned long long)g.sent);
+	else if (g.err)
+		fprintf(stderr, "%s: sending failed after %llu messages: %s\n", p.prog,
+			(unsigned long long)g.sent, strerror(-g.err));
+	else if (tp_peers_lost(g.t))
+		fprintf(stderr, "%s: %u subscriber(s) went away during the run\n", p.prog,
+			tp_peers_lost(g.t));
+	opt = g.err || tp_peers_lost(g.t) || jtr_stop ? 1 : 0;
+	tp_close(g.t);
+	return opt;
+}

@@ -1,0 +1,356 @@
+/* sub.c - jtr sub: a subscriber that counts, checks order and measures
+ * (um_perf's subscriber).
+ *
+ * One receiving thread (-a CPU) takes every message: its sequence number
+ * goes through tp_seq (lost, duplicated, reordered), and unless -f its
+ * latency from the publisher's send time and from its intended send time is
+ * recorded (both CLOCK_MONOTONIC, one machine or namespaces of one). -s adds
+ * an empty loop per message, the seed's way to give the receiver work. The
+ * publisher's end of stream carries its count, so tail loss is counted too.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jtr_cli.h"
+#include "tp_prog.h"
+
+static const char usage_text[] =
+"Usage: jtr sub [OPTIONS]\n"
+"\n"
+"Receive what 'jtr pub' publishes (um_perf_sub): count the messages, find lost,\n"
+"duplicated and reordered ones by sequence number, measure the rate, and the\n"
+"latency of each message from the publisher's send time and from its intended\n"
+"send time. Ends at the publisher's end of stream.\n"
+"\n"
+"Options:\n"
+"  -a, --cpu CPU            pin the receiving thread (-1: none, the default)\n"
+"  -f, --fast               minimal per-message work: counts and sequence only,\n"
+"                           no latency (um_perf_sub -f)\n"
+"  -s, --spin N             an empty loop of N iterations per message\n"
+"      --fifo PRIO          run SCHED_FIFO at PRIO (1-99)\n"
+"  -o, --output DIR         results folder (default results/DATE-HOST-sub)\n"
+"      --hist-error PCT     histogram's maximum relative error (default 1)\n"
+"  -q, --quiet              no summary on stdout, no 'ready' line on stderr\n"
+"  -h, --help               this text\n"
+"\n"
+TP_PROG_USAGE
+"\n"
+"Prints 'jtr sub: ready on KIND ADDR' on stderr once it can receive. Writes\n"
+"DIR/summary.txt and DIR/result.json (runs latency_from_send, latency_from_intended).\n"
+"Exit status: 0 at end of stream (loss is counted, not an error), 1 if the\n"
+"publisher went away or went silent (what was received is written), 2 for bad\n"
+"options or no publisher within --wait.\n"
+"\n"
+"Examples:\n"
+"  jtr sub -T shm -a 1 -f            um_perf_sub -a 1 -f, on a shm ring\n"
+"  jtr sub -T mcast -s 4             multicast on loopback, 4 spins per message\n"
+"  jtr sub -T tcp -P 10.0.0.1:17391  from a publisher in another namespace\n";
+
+static const struct option long_opts[] = {
+	{ "cpu", required_argument, NULL, 'a' },
+	{ "fast", no_argument, NULL, 'f' },
+	{ "spin", required_argument, NULL, 's' },
+	{ "fifo", required_argument, NULL, TP_OPT_FIFO },
+	{ "output", required_argument, NULL, 'o' },
+	{ "hist-error", required_argument, NULL, JTR_OPT_HIST_ERROR },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	TP_PROG_LONG_OPTS,
+	{ NULL, 0, NULL, 0 },
+};
+
+struct sub {
+	struct jtr_probe *p;
+	struct tp_prog *tp;
+	struct tp *t;
+	int cpu;
+	bool fast;
+	uint64_t spin;
+	unsigned char *buf;
+	size_t cap;
+	struct jtr_hist from_send, from_intended;
+	struct tp_seq seq;
+	uint64_t measured, warm, malformed, eos_count;
+	int64_t first_ns, last_ns;
+	bool eos;
+	int err;			/* -ETIMEDOUT silent, -EPIPE gone, -ENOENT never came */
+};
+
+/* receiver - the loop */
+static void receiver(void *arg)
+{
+	struct sub *g = arg;
+	struct jtr_hist hs = g->from_send, hi = g->from_intended;
+	const struct tp_msg *m = (const struct tp_msg *)g->buf;
+	int64_t start = jtr_mono_ns(), last = 0;
+	ssize_t n;
+
+	while (!jtr_stop) {
+		int64_t now;
+
+		n = tp_recv(g->t, g->buf, g->cap, 100 * JTR_NS_PER_MS);
+		if (n == -EAGAIN) {
+			now = jtr_mono_ns();
+			if (!last && now - start >= (int64_t)g->tp->o.wait_ns) {
+				g->err = -ENOENT;
+				break;
+			}
+			if (last && now - last >= (int64_t)g->tp->timeout_ns) {
+				g->err = -ETIMEDOUT;
+				break;
+			}
+			continue;
+		}
+		if (n < 0) {
+			g->err = (int)n;
+			break;
+		}
+		now = jtr_mono_ns();
+		last = now;
+		if (__builtin_expect(!tp_msg_check(m, (size_t)n), 0)) {
+			g->malformed++;
+			continue;
+		}
+		if (__builtin_expect(m->flags & (TP_F_EOS | TP_F_HELLO), 0)) {
+			if (m->flags & TP_F_EOS) {
+				g->eos = true;
+				g->eos_count = m->seq;
+				break;
+			}
+			continue;
+		}
+		switch (tp_seq_note(&g->seq, m->seq)) {
+		case TP_SEQ_DUP:
+		case TP_SEQ_STALE:
+			continue;
+		default:
+			break;
+		}
+		if (m->flags & TP_F_WARMUP) {
+			g->warm++;
+		} else {
+			if (!g->measured)
+				g->first_ns = now;
+			g->last_ns = now;
+			g->measured++;
+			if (!g->fast && (m->flags & TP_F_STAMPED)) {
+				jtr_hist_record(&hs, now > m->sent_ns ? (uint64_t)(now - m->sent_ns) : 0);
+				jtr_hist_record(&hi, now > m->intended_ns ? (uint64_t)(now - m->intended_ns) : 0);
+			}
+		}
+		if (g->spin)
+			jtr_null_loop(g->spin);
+	}
+	g->from_send = hs;
+	g->from_intended = hi;
+}
+
+/* span_ns - first to last measured message */
+static uint64_t span_ns(const struct sub *g)
+{
+	return g->last_ns > g->first_ns ? (uint64_t)(g->last_ns - g->first_ns) : 0;
+}
+
+/* rate_hz - measured messages per second over the span */
+static double rate_hz(const struct sub *g)
+{
+	return span_ns(g) && g->measured > 1 ? (double)(g->measured - 1) * 1e9 / (double)span_ns(g) : 0;
+}
+
+#define PCT(h, v) ((unsigned long long)jtr_hist_value_at_percentile((h), (v)))
+
+/* summary - the counts and the latency table */
+static void summary(FILE *f, const struct jtr_probe *p, const struct sub *g)
+{
+	const struct jtr_hist *hs = &g->from_send, *hi = &g->from_intended;
+	char label[32];
+
+	fprintf(f, "jtr sub: %s, %s receive%s%s\n", tp_describe(g->t),
+		g->tp->o.busy ? "busy-poll" : "blocking", g->fast ? ", fast" : "",
+		p->partial ? ", PARTIAL" : "");
+	fprintf(f, "received=%llu (+%llu warm-up), lost=%llu, duplicates=%llu, reordered=%llu, "
+		"stale=%llu, end_of_stream=%s", (unsigned long long)g->measured,
+		(unsigned long long)g->warm, (unsigned long long)g->seq.lost,
+		(unsigned long long)g->seq.duplicates, (unsigned long long)g->seq.reordered,
+		(unsigned long long)g->seq.stale, g->eos ? "yes" : "no");
+	if (g->eos)
+		fprintf(f, " (publisher issued %llu)", (unsigned long long)g->eos_count);
+	fprintf(f, "\nduration_ns=%llu, result_rate=%.6f\n", (unsigned long long)span_ns(g), rate_hz(g));
+	if (!hs->total)
+		return;
+	fprintf(f, "\n  %-16s %16s %16s\n", "latency ns", "from send", "from intended");
+	fprintf(f, "  %-16s %16llu %16llu\n", "samples", (unsigned long long)hs->total,
+		(unsigned long long)hi->total);
+	fprintf(f, "  %-16s %16llu %16llu\n", "min", (unsigned long long)hs->min, (unsigned long long)hi->min);
+	for (int k = 0; k < JTR_NPCT; k++) {
+		snprintf(label, sizeof(label), "p%s", jtr_pct_keys[k]);
+		fprintf(f, "  %-16s %16llu %16llu\n", label, PCT(hs, jtr_pct_values[k]), PCT(hi, jtr_pct_values[k]));
+	}
+	fprintf(f, "  %-16s %16llu %16llu\n", "max", (unsigned long long)hs->max, (unsigned long long)hi->max);
+	fprintf(f, "  %-16s %16.1f %16.1f\n", "mean", jtr_hist_mean(hs), jtr_hist_mean(hi));
+}
+
+/* write_run - one latency run */
+static void write_run(struct jtr_json *j, const struct jtr_probe *p, const struct sub *g,
+		      const char *name, const struct jtr_hist *h)
+{
+	jtr_json_obj_begin(j, NULL);
+	jtr_json_str(j, "name", name);
+	if (g->cpu >= 0) jtr_json_int(j, "cpu", g->cpu); else jtr_json_null(j, "cpu");
+	jtr_json_bool(j, "partial", p->partial);
+	jtr_json_int(j, "start_mono_ns", g->first_ns);
+	jtr_json_int(j, "end_mono_ns", g->last_ns);
+	jtr_json_uint(j, "duration_ns", span_ns(g));
+	jtr_result_write_stats(j, h);
+	jtr_result_write_hist(j, "histogram", h);
+	jtr_json_obj_end(j);
+}
+
+/* write_outputs - summary.txt and result.json */
+static void write_outputs(struct jtr_probe *p, struct sub *g, const char *peer)
+{
+	struct jtr_afile txt, res;
+	struct jtr_json j;
+
+	jtr_probe_open(p, &txt, "summary.txt");
+	jtr_probe_open(p, &res, "result.json");
+	summary(txt.f, p, g);
+	if (!p->quiet)
+		summary(stdout, p, g);
+	jtr_json_init(&j, res.f);
+	jtr_probe_result_begin(p, &j);
+	jtr_json_obj_begin(&j, "params");
+	if (g->cpu >= 0) jtr_json_int(&j, "cpu", g->cpu); else jtr_json_null(&j, "cpu");
+	jtr_json_bool(&j, "fast", g->fast);
+	jtr_json_uint(&j, "spin", g->spin);
+	jtr_json_uint(&j, "wait_ns", g->tp->o.wait_ns);
+	jtr_json_uint(&j, "timeout_ns", g->tp->timeout_ns);
+	jtr_json_double(&j, "hist_error", p->hist_error);
+	jtr_json_obj_end(&j);
+
+	tp_prog_write_transport(&j, g->tp, 0);
+	jtr_json_str(&j, "peer", peer);
+	jtr_json_bool(&j, "end_of_stream", g->eos);
+	if (g->eos) jtr_json_uint(&j, "publisher_issued", g->eos_count);
+	else jtr_json_null(&j, "publisher_issued");
+	jtr_json_uint(&j, "measured", g->measured);
+	jtr_json_uint(&j, "warmup_received", g->warm);
+	tp_prog_write_seq(&j, &g->seq);
+	jtr_json_uint(&j, "malformed", g->malformed);
+	jtr_json_uint(&j, "duration_ns", span_ns(g));
+	jtr_json_fixed(&j, "rate_hz", rate_hz(g), 3);
+	jtr_json_obj_end(&j);
+
+	jtr_json_arr_begin(&j, "runs");
+	write_run(&j, p, g, "latency_from_send", &g->from_send);
+	write_run(&j, p, g, "latency_from_intended", &g->from_intended);
+	jtr_json_arr_end(&j);
+	jtr_json_obj_begin(&j, "files");
+	jtr_json_str(&j, "summary", "summary.txt");
+	jtr_json_obj_end(&j);
+	jtr_probe_result_end(p, &j);
+	jtr_probe_commit_file(p, &txt);
+	jtr_probe_commit_file(p, &res);
+}
+
+int main(int argc, char **argv)
+{
+	static struct sub g = { .cpu = -1 };
+	struct jtr_probe p;
+	struct tp_prog tp;
+	struct jtr_worker w;
+	const char *peer = "ok";
+	int opt, rc = 0;
+
+	jtr_probe_init(&p, "sub", argc, argv);
+	tp_prog_init(&tp);
+	g.p = &p;
+	g.tp = &tp;
+
+	/* 1. options (-f is um_perf_sub's fast; FIFO is --fifo) */
+	while ((opt = getopt_long(argc, argv, ":a:fs:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
+		if (opt == 'f') {
+			g.fast = true;
+			continue;
+		}
+		if (opt == TP_OPT_FIFO) {
+			jtr_opt_fifo(&p, optarg);
+			continue;
+		}
+		if (jtr_probe_common_opt(&p, opt, usage_text, argv) || tp_prog_opt(&p, &tp, opt, optarg))
+			continue;
+		switch (opt) {
+		case 'a': g.cpu = tp_prog_cpu_opt(&p, "-a", optarg); break;
+		case 's': g.spin = jtr_opt_count(&p, "-s", optarg, 0, 1ULL << 40); break;
+		}
+	}
+	jtr_probe_no_args(&p, argc, argv);
+	tp.o.msg_max = tp_max_msg(&tp.o) < TP_STREAM_MAX ? tp_max_msg(&tp.o) : TP_STREAM_MAX;
+	tp_prog_check(&p, &tp, TP_SUB);
+	p.tb_wanted = JTR_TB_CLOCK;
+
+	/* 2. buffers, histograms, thread stack */
+	g.cap = tp.o.msg_max;
+	g.buf = malloc(g.cap);
+	if (!g.buf || jtr_hist_init(&g.from_send, p.hist_error) < 0 ||
+	    jtr_hist_init(&g.from_intended, p.hist_error) < 0 || jtr_worker_alloc(&w, g.cpu) < 0)
+		jtr_fatal(&p, "out of memory");
+	jtr_prefault(g.buf, g.cap);
+	tp_seq_init(&g.seq);
+
+	/* 3. privileges, folder, calibration, the transport */
+	jtr_probe_privileged(&p);
+	jtr_probe_timebase(&p);
+	g.t = tp_prog_open(&p, &tp, TP_SUB);
+	if (!p.quiet) {
+		fprintf(stderr, "%s: ready on %s\n", p.prog, tp_describe(g.t));
+		fflush(stderr);
+	}
+
+	/* 4. the run */
+	w.fn = receiver;
+	w.arg = &g;
+	jtr_probe_map_begin(&p);
+	jtr_workers_start(&p, &w, 1);
+	jtr_workers_wait(&p, &w, 1, NULL, NULL);
+	jtr_probe_map_end(&p);
+	if (g.err == -ENOENT)
+		jtr_usage_error(&p, "no publisher sent anything on %s within %.0f s; start 'jtr pub' "
+				"with the same -T and --addr, or wait longer (--wait)", tp_describe(g.t),
+				(double)tp.o.wait_ns / 1e9);
+	if (g.eos)
+		tp_seq_end(&g.seq, g.eos_count, true);
+	if (g.err == -ETIMEDOUT) {
+		peer = "silent";
+		p.partial = true;
+	} else if (g.err == -EPIPE) {
+		peer = "gone";
+		p.partial = true;
+	} else if (g.err) {
+		peer = "error";
+		p.partial = true;
+	}
+	if (g.seq.lost)
+		jtr_warn(&p, "%llu messages lost", (unsigned long long)g.seq.lost);
+	write_outputs(&p, &g, peer);
+	jtr_probe_finish(&p);
+	if (g.err == -ETIMEDOUT) {
+		fprintf(stderr, "%s: the publisher went silent for %.1f s after %llu messages, without "
+			"end of stream: it stopped or died\n", p.prog, (double)tp.timeout_ns / 1e9,
+			(unsigned long long)g.seq.received);
+		rc = 1;
+	} else if (g.err == -EPIPE) {
+		fprintf(stderr, "%s: the publisher went away after %llu messages, without end of "
+			"stream\n", p.prog, (unsigned long long)g.seq.received);
+		rc = 1;
+	} else if (g.err) {
+		fprintf(stderr, "%s: receiving failed after %llu messages: %s\n", p.prog,
+			(unsigned long long)g.seq.received,
+			g.err == -EMSGSIZE ? "a message longer than the receive buffer" : strerror(-g.err));
+		rc = 1;
+	}
+	tp_close(g.t);
+	return jtr_stop ? 1 : rc;
+}

@@ -1,0 +1,232 @@
+/* test_ring.c - the shm ring: layout, order, back-pressure, 1-to-N, wake-ups. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "tp_ring.h"
+
+/* new_ring - a zeroed ring in private memory */
+static struct tp_ring *new_ring(uint32_t slots, uint32_t slot_bytes, uint32_t readers)
+{
+	size_t n = tp_ring_size(slots, slot_bytes, readers);
+	void *m;
+
+	assert_true(n > 0);
+	m = aligned_alloc(TP_RING_LINE, (n + TP_RING_LINE - 1) / TP_RING_LINE * TP_RING_LINE);
+	assert_non_null(m);
+	memset(m, 0, n);
+	assert_int_equal(tp_ring_init(m, n, slots, slot_bytes, readers, getpid()), 0);
+	assert_int_equal(tp_ring_valid(m, n), 0);
+	return m;
+}
+
+static void test_layout(void **state)
+{
+	struct tp_ring *r;
+
+	(void)state;
+	/* the writer's line, the wake-up line and each reader's line are apart */
+	assert_int_equal(offsetof(struct tp_ring, w) % TP_RING_LINE, 0);
+	assert_int_equal(offsetof(struct tp_ring, wake) % TP_RING_LINE, 0);
+	assert_true(offsetof(struct tp_ring, wake) - offsetof(struct tp_ring, w) >= TP_RING_LINE);
+	assert_int_equal(sizeof(struct tp_ring_reader), TP_RING_LINE);
+	assert_int_equal(offsetof(struct tp_ring, r) % TP_RING_LINE, 0);
+	assert_int_equal(tp_ring_size(3, 64, 1), 0);	/* not a power of two */
+	assert_int_equal(tp_ring_size(8, 0, 1), 0);
+	assert_int_equal(tp_ring_size(8, 64, 0), 0);
+	assert_int_equal(tp_ring_size(8, 64, TP_RING_MAX_READERS + 1), 0);
+	r = new_ring(8, 100, 2);
+	assert_int_equal(r->h.stride % 64, 0);
+	assert_true(r->h.stride >= 100 + 8);
+	r->h.magic++;
+	assert_int_equal(tp_ring_valid(r, r->h.size), -EPROTO);
+	free(r);
+}
+
+static void test_order_and_wrap(void **state)
+{
+	struct tp_ring *r = new_ring(8, 64, 1);
+	struct tp_ring_wr w;
+	struct tp_ring_rd rd;
+	uint64_t v, out;
+
+	(void)state;
+	assert_int_equal(tp_ring_writer_open(&w, r, 1), 0);
+	assert_int_equal(tp_ring_writer_open(&w, r, 2), -EBUSY);
+	assert_int_equal(tp_ring_reader_join(&rd, r, 3), 0);
+	assert_int_equal(tp_ring_read(&rd, &out, sizeof(out)), -EAGAIN);
+	for (v = 0; v < 1000; v++) {
+		assert_int_equal(tp_ring_write(&w, &v, sizeof(v)), 0);
+		assert_int_equal(tp_ring_read(&rd, &out, sizeof(out)), sizeof(out));
+		assert_int_equal(out, v);
+	}
+	free(r);
+}
+
+static void test_full_and_sizes(void **state)
+{
+	struct tp_ring *r = new_ring(4, 16, 1);
+	struct tp_ring_wr w;
+	struct tp_ring_rd rd;
+	char big[32] = { 0 }, small[4];
+	uint64_t v;
+
+	(void)state;
+	tp_ring_writer_open(&w, r, 1);
+	tp_ring_reader_join(&rd, r, 2);
+	assert_int_equal(tp_ring_write(&w, big, sizeof(big)), -EMSGSIZE);	/* longer than a slot */
+	for (v = 0; v < 4; v++)
+		assert_int_equal(tp_ring_write(&w, &v, sizeof(v)), 0);
+	assert_int_equal(tp_ring_write(&w, &v, sizeof(v)), -EAGAIN);		/* full: never overwrite */
+	assert_int_equal(tp_ring_read(&rd, small, sizeof(small)), -EMSGSIZE);	/* skipped */
+	assert_int_equal(tp_ring_write(&w, &v, sizeof(v)), 0);			/* room again */
+	assert_int_equal(tp_ring_read(&rd, &v, sizeof(v)), sizeof(v));
+	assert_int_equal(v, 1);
+	free(r);
+}
+
+static void test_one_to_n(void **state)
+{
+	struct tp_ring *r = new_ring(8, 16, 3);
+	struct tp_ring_wr w;
+	struct tp_ring_rd rd[4];
+	uint64_t v, out;
+
+	(void)state;
+	tp_ring_writer_open(&w, r, 1);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(tp_ring_reader_join(&rd[i], r, 10 + i), 0);
+	assert_int_equal(tp_ring_reader_join(&rd[3], r, 13), -EBUSY);
+	assert_int_equal(tp_ring_readers(r), 3);
+	for (v = 0; v < 8; v++)
+		assert_int_equal(tp_ring_write(&w, &v, sizeof(v)), 0);
+	/* readers 0 and 1 catch up; 2 holds the writer back */
+	for (int i = 0; i < 2; i++)
+		for (v = 0; v < 8; v++) {
+			assert_int_equal(tp_ring_read(&rd[i], &out, sizeof(out)), sizeof(out));
+			assert_int_equal(out, v);
+		}
+	assert_int_equal(tp_ring_write(&w, &v, sizeof(v)), -EAGAIN);
+	assert_int_equal(tp_ring_lagging_reader(&w), rd[2].idx);
+	/* reader 2 dies: dropping it lets the writer go on */
+	tp_ring_drop_reader(r, rd[2].idx);
+	assert_int_equal(tp_ring_readers(r), 2);
+	assert_int_equal(tp_ring_write(&w, &v, sizeof(v)), 0);
+	assert_int_equal(tp_ring_read(&rd[0], &out, sizeof(out)), sizeof(out));
+	assert_int_equal(out, 8);
+	/* a late joiner starts at the head: it sees only what comes next */
+	assert_int_equal(tp_ring_reader_join(&rd[3], r, 14), 0);
+	assert_int_equal(tp_ring_read(&rd[3], &out, sizeof(out)), -EAGAIN);
+	v = 9;
+	assert_int_equal(tp_ring_write(&w, &v, sizeof(v)), 0);
+	assert_int_equal(tp_ring_read(&rd[3], &out, sizeof(out)), sizeof(out));
+	assert_int_equal(out, 9);
+	/* closed and drained: end of stream */
+	tp_ring_writer_close(&w);
+	assert_int_equal(tp_ring_read(&rd[3], &out, sizeof(out)), -EPIPE);
+	assert_int_equal(tp_ring_read(&rd[0], &out, sizeof(out)), sizeof(out));
+	free(r);
+}
+
+static void test_wait_times_out(void **state)
+{
+	struct tp_ring *r = new_ring(8, 16, 1);
+	struct tp_ring_rd rd;
+	struct timespec a, b;
+
+	(void)state;
+	tp_ring_reader_join(&rd, r, 2);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	assert_int_equal(tp_ring_wait(&rd, 30 * 1000000ULL), -ETIMEDOUT);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	double ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+	assert_true(ms >= 25 && ms < 1000);
+	assert_int_equal(r->wake.waiters, 0);
+	free(r);
+}
+
+#define N_THREADED 2000000ULL
+
+struct rdarg {
+	struct tp_ring *r;
+	bool blocking;
+	uint64_t got, bad;
+	pthread_barrier_t *bar;
+};
+
+/* reader_thread - read until end of stream, check every value is the next */
+static void *reader_thread(void *arg)
+{
+	struct rdarg *a = arg;
+	struct tp_ring_rd rd;
+	uint64_t v, want = 0;
+	ssize_t n;
+
+	assert_int_equal(tp_ring_reader_join(&rd, a->r, 100), 0);
+	pthread_barrier_wait(a->bar);
+	for (;;) {
+		n = tp_ring_read(&rd, &v, sizeof(v));
+		if (n == -EPIPE)
+			break;
+		if (n == -EAGAIN) {
+			if (a->blocking)
+				tp_ring_wait(&rd, 1000000000ULL);
+			continue;
+		}
+		if (v != want)
+			a->bad++;
+		want = v + 1;
+		a->got++;
+	}
+	return NULL;
+}
+
+static void test_threaded_blocking_and_busy(void **state)
+{
+	struct tp_ring *r = new_ring(256, 8, 2);
+	struct tp_ring_wr w;
+	pthread_barrier_t bar;
+	pthread_t th[2];
+	struct rdarg a[2] = { { r, true, 0, 0, &bar }, { r, false, 0, 0, &bar } };
+
+	(void)state;
+	pthread_barrier_init(&bar, NULL, 3);
+	tp_ring_writer_open(&w, r, 1);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, reader_thread, &a[i]);
+	pthread_barrier_wait(&bar);
+	for (uint64_t v = 0; v < N_THREADED; v++)
+		while (tp_ring_write(&w, &v, sizeof(v)) == -EAGAIN)
+			sched_yield();
+	tp_ring_writer_close(&w);
+	for (int i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(a[i].got, N_THREADED);
+		assert_int_equal(a[i].bad, 0);
+	}
+	pthread_barrier_destroy(&bar);
+	free(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_layout),
+		cmocka_unit_test(test_order_and_wrap),
+		cmocka_unit_test(test_full_and_sizes),
+		cmocka_unit_test(test_one_to_n),
+		cmocka_unit_test(test_wait_times_out),
+		cmocka_unit_test(test_threaded_blocking_and_busy),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

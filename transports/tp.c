@@ -1,0 +1,274 @@
+/* tp.c - the transport interface: names, addresses, checks, dispatch. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "jtr_cli.h"
+#include "tp_int.h"
+
+static const char *const kind_names[] = {
+	[TP_SHM] = "shm", [TP_TCP] = "tcp", [TP_UDP] = "udp", [TP_MCAST] = "mcast",
+	[TP_UNIX] = "unix", [TP_UNIX_DGRAM] = "unix-dgram",
+};
+
+/* tp_now_ns - CLOCK_MONOTONIC in ns */
+int64_t tp_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* tp_kind_parse - a transport's name */
+int tp_kind_parse(const char *s, enum tp_kind *k)
+{
+	for (int i = TP_SHM; i <= TP_UNIX_DGRAM; i++)
+		if (!strcmp(s, kind_names[i])) {
+			*k = (enum tp_kind)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* tp_kind_name - the name */
+const char *tp_kind_name(enum tp_kind k)
+{
+	return k >= TP_SHM && k <= TP_UNIX_DGRAM ? kind_names[k] : "?";
+}
+
+/* tp_default_addr - where a transport goes when no address is given */
+const char *tp_default_addr(enum tp_kind k)
+{
+	switch (k) {
+	case TP_SHM: return TP_DEFAULT_SHM;
+	case TP_MCAST: return TP_DEFAULT_GROUP ":17391";
+	case TP_UNIX:
+	case TP_UNIX_DGRAM: return TP_DEFAULT_UNIX;
+	default: return "127.0.0.1:17391";
+	}
+}
+
+/* tp_opts_init - defaults */
+void tp_opts_init(struct tp_opts *o, enum tp_kind kind)
+{
+	memset(o, 0, sizeof(*o));
+	o->kind = kind;
+	o->subs = 1;
+	o->slots = TP_DEFAULT_SLOTS;
+	o->msg_max = 64;
+	o->iface = TP_DEFAULT_IFACE;
+	o->wait_ns = 10 * 1000000000ULL;
+}
+
+/* tp_max_msg - the largest message of the kind */
+uint32_t tp_max_msg(const struct tp_opts *o)
+{
+	switch (o->kind) {
+	case TP_SHM: return 1u << 24;
+	case TP_UDP:
+	case TP_MCAST: return TP_UDP_MAX;
+	case TP_UNIX_DGRAM: return TP_UNIX_DGRAM_MAX;
+	default: return TP_STREAM_MAX;
+	}
+}
+
+/* tp_parse_inet - "A.B.C.D:PORT" */
+int tp_parse_inet(const char *s, struct sockaddr_in *sa, struct jtr_err *e)
+{
+	char host[64];
+	const char *colon = strrchr(s, ':');
+	long long port;
+	struct jtr_err pe;
+	size_t hl;
+
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	if (!colon)
+		return jtr_err_set(e, -EINVAL, "'%s' is not an address: use HOST:PORT with a dotted "
+				   "IPv4 host, e.g. 127.0.0.1:%d", s, TP_DEFAULT_PORT);
+	hl = (size_t)(colon - s);
+	if (hl >= sizeof(host))
+		return jtr_err_set(e, -EINVAL, "'%s': host part too long", s);
+	memcpy(host, s, hl);
+	host[hl] = 0;
+	if (jtr_parse_int(colon + 1, 1, 65535, &port, &pe) < 0)
+		return jtr_err_set(e, -EINVAL, "'%s': the port must be 1-65535", s);
+	sa->sin_port = htons((uint16_t)port);
+	if (!hl)
+		return jtr_err_set(e, -EINVAL, "'%s': no host; e.g. 127.0.0.1:%lld", s, port);
+	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
+		return jtr_err_set(e, -EINVAL, "'%s' is not an address: '%s' is not a dotted IPv4 "
+				   "address (names are not looked up)", s, host);
+	return 0;
+}
+
+/* tp_mcast_is_wide - outside 239.255.0.0/16, or TTL > 0 */
+int tp_mcast_is_wide(const struct tp_opts *o, struct jtr_err *e)
+{
+	struct sockaddr_in sa;
+	uint32_t a;
+	int rc = tp_parse_inet(o->addr ? o->addr : tp_default_addr(o->kind), &sa, e);
+
+	if (rc < 0)
+		return rc;
+	a = ntohl(sa.sin_addr.s_addr);
+	if ((a >> 28) != 0xe)
+		return jtr_err_set(e, -EINVAL, "'%s' is not a multicast group (224.0.0.0/4); the "
+				   "default is %s:%d", o->addr, TP_DEFAULT_GROUP, TP_DEFAULT_PORT);
+	return (a >> 16) != 0xefff || o->ttl > 0;
+}
+
+/* tp_check - validate without opening */
+int tp_check(const struct tp_opts *o, enum tp_role role, struct jtr_err *e)
+{
+	const char *addr = o->addr ? o->addr : tp_default_addr(o->kind);
+	struct sockaddr_in sa, ifa;
+	int rc;
+
+	(void)role;
+	if (o->msg_max < TP_HDR_LEN)
+		return jtr_err_set(e, -EINVAL, "a message must hold the %u-byte header", TP_HDR_LEN);
+	if (o->msg_max > tp_max_msg(o))
+		return jtr_err_set(e, -EMSGSIZE, "a %u-byte message is longer than a %s %s can carry "
+				   "(%u bytes)", o->msg_max, tp_kind_name(o->kind),
+				   o->kind == TP_SHM ? "ring slot" :
+				   (o->kind == TP_TCP || o->kind == TP_UNIX) ? "message" : "datagram",
+				   tp_max_msg(o));
+	switch (o->kind) {
+	case TP_SHM:
+		if (!*addr || strlen(addr) > 64 || strchr(addr, '/'))
+			return jtr_err_set(e, -EINVAL, "'%s' is not a segment name: use 1-64 characters "
+					   "without '/', e.g. %s", addr, TP_DEFAULT_SHM);
+		if (o->slots < 2 || (o->slots & (o->slots - 1)) || o->slots > (1u << 24))
+			return jtr_err_set(e, -EINVAL, "%u ring slots: use a power of two from 2 to 16M",
+					   o->slots);
+		if (o->subs < 1 || o->subs > TP_RING_MAX_READERS)
+			return jtr_err_set(e, -EINVAL, "%u subscribers: a ring has 1-%d readers",
+					   o->subs, TP_RING_MAX_READERS);
+		return 0;
+	case TP_UNIX:
+	case TP_UNIX_DGRAM:
+		if (!*addr || strlen(addr) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+			return jtr_err_set(e, -EINVAL, "'%s' is not a socket path: use 1-107 characters, "
+					   "e.g. %s", addr, TP_DEFAULT_UNIX);
+		break;
+	case TP_MCAST:
+		rc = tp_mcast_is_wide(o, e);
+		if (rc < 0)
+			return rc;
+		if (rc > 0 && !o->wide)
+			return jtr_err_set(e, -EPERM, "group %s with TTL %d can reach other hosts: "
+					   "multicast outside 239.255.0.0/16 or with TTL > 0 can flood "
+					   "a network and its switches' supervisors; add --mcast-wide "
+					   "if this is what you want", addr, o->ttl);
+		if (inet_pton(AF_INET, o->iface ? o->iface : TP_DEFAULT_IFACE, &ifa.sin_addr) != 1)
+			return jtr_err_set(e, -EINVAL, "--iface %s: not a dotted IPv4 address of an "
+					   "interface, e.g. %s", o->iface, TP_DEFAULT_IFACE);
+		if (o->ttl < 0 || o->ttl > 255)
+			return jtr_err_set(e, -EINVAL, "--ttl %d: use 0-255", o->ttl);
+		break;
+	default:
+		rc = tp_parse_inet(addr, &sa, e);
+		if (rc < 0)
+			return rc;
+		break;
+	}
+	if ((o->kind == TP_TCP || o->kind == TP_UNIX) && (o->subs < 1 || o->subs > TP_MAX_SUBS))
+		return jtr_err_set(e, -EINVAL, "%u subscribers: use 1-%d", o->subs, TP_MAX_SUBS);
+	return 0;
+}
+
+/* tp_open - check, then open the kind */
+int tp_open(struct tp **out, const struct tp_opts *o, enum tp_role role, struct jtr_err *e)
+{
+	struct tp *t;
+	int rc = tp_check(o, role, e);
+
+	*out = NULL;
+	if (rc < 0)
+		return rc;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return jtr_err_set(e, -ENOMEM, "out of memory");
+	t->kind = o->kind;
+	t->role = role;
+	t->busy = o->busy;
+	t->msg_max = o->msg_max;
+	t->wait_ns = o->wait_ns;
+	t->fd = -1;
+	t->lfd = -1;
+	snprintf(t->desc, sizeof(t->desc), "%s %s", tp_kind_name(o->kind),
+		 o->addr ? o->addr : tp_default_addr(o->kind));
+	rc = o->kind == TP_SHM ? tp_shm_open(t, o, e) : tp_sock_open(t, o, e);
+	if (rc < 0) {
+		tp_close(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+/* tp_send - dispatch */
+int tp_send(struct tp *t, const void *buf, size_t len)
+{
+	if (__builtin_expect(len < TP_HDR_LEN || len > t->msg_max, 0))
+		return -EMSGSIZE;
+	return t->kind == TP_SHM ? tp_shm_send(t, buf, len) : tp_sock_send(t, buf, len);
+}
+
+/* tp_recv - dispatch */
+ssize_t tp_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns)
+{
+	return t->kind == TP_SHM ? tp_shm_recv(t, buf, cap, timeout_ns)
+				 : tp_sock_recv(t, buf, cap, timeout_ns);
+}
+
+/* tp_poll - dispatch */
+int tp_poll(struct tp *t, uint64_t timeout_ns)
+{
+	return t->kind == TP_SHM ? tp_shm_poll(t, timeout_ns) : tp_sock_poll(t, timeout_ns);
+}
+
+/* tp_close - dispatch and free */
+void tp_close(struct tp *t)
+{
+	if (!t)
+		return;
+	if (t->kind == TP_SHM)
+		tp_shm_close(t);
+	else
+		tp_sock_close(t);
+	free(t->rbuf);
+	free(t);
+}
+
+/* tp_describe - for messages */
+const char *tp_describe(const struct tp *t)
+{
+	return t->desc;
+}
+
+/* tp_peers - subscribers now */
+uint32_t tp_peers(const struct tp *t)
+{
+	if (t->role != TP_PUB)
+		return 1;
+	if (t->kind == TP_SHM)
+		return tp_ring_readers(t->seg[0].ring);
+	if (t->kind == TP_TCP || t->kind == TP_UNIX)
+		return t->nsubs;
+	return 1;
+}
+
+/* tp_peers_lost - subscribers that went away */
+uint32_t tp_peers_lost(const struct tp *t)
+{
+	return t->peers_lost;
+}

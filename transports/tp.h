@@ -1,0 +1,162 @@
+/* tp.h - one interface over jtr's five transports.
+ *
+ * shm        a single-producer ring in a shared-memory segment, 1-to-N readers
+ *            each with its own cursor (tp_ring.h)
+ * tcp        TCP with TCP_NODELAY, plain blocking read/write
+ * udp        UDP unicast
+ * mcast      UDP multicast, 1-to-N (239.255.0.0/16, TTL 0, loopback by default)
+ * unix       unix-domain stream; unix-dgram: unix-domain datagram
+ *
+ * Every message starts with struct tp_msg (sequence number, intended and
+ * actual send times). A transport is opened in one of four roles; who
+ * listens, binds or creates follows from the role:
+ *
+ *            shm          tcp, unix       udp, unix-dgram     mcast
+ *   pub      creates      listens for N   sends to ADDR       sends to GROUP
+ *   sub      attaches     connects        binds ADDR          joins GROUP
+ *   pong     creates two  listens for 1   binds, replies to   joins, replies to
+ *            rings                        the last sender     the last sender
+ *   ping     attaches     connects        sends to ADDR       sends to GROUP
+ *
+ * Receive is blocking (futex wake-up for shm, blocking sockets with a short
+ * SO_RCVTIMEO for the others) or busy-poll (no syscall while the ring is
+ * empty; MSG_DONTWAIT for sockets). Every wait has a timeout. Functions
+ * return 0, a length, or -errno, and never print or exit.
+ */
+#ifndef JTR_TP_H
+#define JTR_TP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "jtr_err.h"
+
+enum tp_kind { TP_SHM = 1, TP_TCP, TP_UDP, TP_MCAST, TP_UNIX, TP_UNIX_DGRAM };
+enum tp_role { TP_PUB = 1, TP_SUB, TP_PING, TP_PONG };
+
+#define TP_MAGIC 0x4a54u	/* "JT" */
+#define TP_VERSION 1
+
+/* tp_msg.flags */
+enum {
+	TP_F_WARMUP = 1,	/* not measured */
+	TP_F_EOS = 2,		/* end of stream: seq is the number of messages sent */
+	TP_F_STAMPED = 4,	/* intended_ns and sent_ns are set */
+	TP_F_HELLO = 8,		/* ping's "are you there" before the run */
+};
+
+/* the header of every message, in host byte order (one machine) */
+struct tp_msg {
+	uint16_t magic;
+	uint8_t version;
+	uint8_t flags;
+	uint32_t len;		/* whole message, header included */
+	uint64_t seq;
+	int64_t intended_ns;	/* when the schedule said to send it */
+	int64_t sent_ns;	/* when it was sent */
+};
+
+#define TP_HDR_LEN ((uint32_t)sizeof(struct tp_msg))
+#define TP_DEFAULT_PORT 17391
+#define TP_DEFAULT_GROUP "239.255.0.1"
+#define TP_DEFAULT_IFACE "127.0.0.1"
+#define TP_DEFAULT_SHM "jtr"
+#define TP_DEFAULT_UNIX "/tmp/jtr-tp.sock"
+#define TP_UDP_MAX 65507u	/* largest IPv4 UDP payload */
+#define TP_UNIX_DGRAM_MAX 65536u
+#define TP_STREAM_MAX (1u << 20)
+#define TP_MAX_SUBS 64
+#define TP_DEFAULT_SLOTS 4096u
+
+struct tp_opts {
+	enum tp_kind kind;
+	const char *addr;	/* NULL: tp_default_addr() */
+	bool busy;		/* busy-poll receive */
+	uint32_t subs;		/* pub on shm, tcp, unix: subscribers to wait for (>= 1) */
+	uint32_t slots;		/* shm: ring slots, a power of two */
+	uint32_t msg_max;	/* largest message that will be sent (shm: the slot size) */
+	const char *iface;	/* mcast: interface address (default 127.0.0.1) */
+	int ttl;		/* mcast: multicast TTL (default 0: never leaves the host) */
+	bool wide;		/* mcast: another group or TTL > 0 was asked for explicitly */
+	uint64_t wait_ns;	/* how long to wait for the peer to appear */
+};
+
+struct tp;
+
+/* tp_opts_init - defaults: the kind's default address, blocking, 1 sub */
+void tp_opts_init(struct tp_opts *o, enum tp_kind kind);
+
+/* tp_kind_parse - "shm", "tcp", "udp", "mcast", "unix", "unix-dgram" */
+int tp_kind_parse(const char *s, enum tp_kind *k);
+
+/* tp_kind_name - the name tp_kind_parse() accepts */
+const char *tp_kind_name(enum tp_kind k);
+
+/* tp_default_addr - "jtr", "127.0.0.1:17391", "239.255.0.1:17391", a path */
+const char *tp_default_addr(enum tp_kind k);
+
+/* tp_max_msg - the largest message @o's transport can carry in one piece */
+uint32_t tp_max_msg(const struct tp_opts *o);
+
+/* tp_mcast_is_wide - @o asks for a group outside 239.255.0.0/16 or TTL > 0
+ * (which needs o->wide and deserves a warning); -EINVAL if the address is bad */
+int tp_mcast_is_wide(const struct tp_opts *o, struct jtr_err *e);
+
+/* tp_check - validate @o for @role without opening anything: the address
+ * parses, the message fits, the multicast group is allowed */
+int tp_check(const struct tp_opts *o, enum tp_role role, struct jtr_err *e);
+
+/* tp_open - open in @role; waits up to o->wait_ns for the peer where the
+ * role needs one (-ETIMEDOUT). -EADDRINUSE: the address is taken. */
+int tp_open(struct tp **out, const struct tp_opts *o, enum tp_role role, struct jtr_err *e);
+
+/* tp_send - send one message (@len >= TP_HDR_LEN) to the peer(s); pub sends
+ * to every subscriber, pong to the last sender. A subscriber that went away
+ * is dropped and counted (tp_peers_lost); -EPIPE when none is left. A full
+ * shm ring is waited on (busy, or yielding when blocking) up to the wait
+ * time: -ETIMEDOUT then. -EMSGSIZE if @len does not fit. */
+int tp_send(struct tp *t, const void *buf, size_t len);
+
+/* tp_recv - one whole message into @buf: its length; -EAGAIN after
+ * @timeout_ns with nothing; -EPIPE when the peer closed or died; -EPROTO
+ * for a malformed message; -EMSGSIZE if it does not fit @cap */
+ssize_t tp_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns);
+
+/* tp_poll - wait until a message can be received: 1, 0 on timeout, -errno */
+int tp_poll(struct tp *t, uint64_t timeout_ns);
+
+/* tp_close - release everything (an shm creator removes its segments) */
+void tp_close(struct tp *t);
+
+/* tp_describe - "udp 127.0.0.1:17391", for messages */
+const char *tp_describe(const struct tp *t);
+
+/* tp_peers - subscribers connected or attached now (pub); 1 otherwise */
+uint32_t tp_peers(const struct tp *t);
+
+/* tp_peers_lost - subscribers that went away during the run (pub) */
+uint32_t tp_peers_lost(const struct tp *t);
+
+/* tp_msg_check - a received message's header is sane for length @len */
+static inline bool tp_msg_check(const struct tp_msg *m, size_t len)
+{
+	return len >= TP_HDR_LEN && m->magic == TP_MAGIC && m->version == TP_VERSION &&
+	       m->len == len;
+}
+
+/* tp_msg_fill - write a header */
+static inline void tp_msg_fill(struct tp_msg *m, uint32_t len, uint8_t flags, uint64_t seq,
+			       int64_t intended_ns, int64_t sent_ns)
+{
+	m->magic = TP_MAGIC;
+	m->version = TP_VERSION;
+	m->flags = flags;
+	m->len = len;
+	m->seq = seq;
+	m->intended_ns = intended_ns;
+	m->sent_ns = sent_ns;
+}
+
+#endif

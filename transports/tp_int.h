@@ -1,0 +1,69 @@
+/* tp_int.h - what the transports share behind tp.h; not for programs. */
+#ifndef JTR_TP_INT_H
+#define JTR_TP_INT_H
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "tp.h"
+#include "tp_ring.h"
+
+/* how long a blocking socket read sleeps before looking at the clock */
+#define TP_SLICE_NS (100 * 1000000ULL)
+
+struct tp_shm_seg {
+	char name[128];			/* "/jtr-NAME-a" */
+	struct tp_ring *ring;
+	size_t size;
+	bool created;
+};
+
+struct tp {
+	enum tp_kind kind;
+	enum tp_role role;
+	bool busy;
+	uint32_t msg_max;
+	uint64_t wait_ns;
+	char desc[160];
+	uint32_t peers_lost;
+
+	/* shm: [0] carries pub->sub and ping->pong, [1] pong->ping */
+	struct tp_shm_seg seg[2];
+	struct tp_ring_wr wr;
+	struct tp_ring_rd rd;
+	bool writing, reading;
+
+	/* sockets */
+	int fd;				/* the data socket (-1: none) */
+	int lfd;			/* listening socket (-1: none) */
+	int subs[TP_MAX_SUBS];		/* pub on a stream: one per subscriber */
+	uint32_t nsubs;
+	struct sockaddr_storage dst;	/* datagram destination */
+	socklen_t dstlen;
+	bool have_dst;
+	bool connected;			/* fd is connect()ed: plain send() */
+	char unlink_path[108];		/* a unix socket path we bound */
+	unsigned char *rbuf;		/* stream receive buffer */
+	size_t rcap, roff, rlen;
+};
+
+/* tp_now_ns - CLOCK_MONOTONIC for timeouts */
+int64_t tp_now_ns(void);
+
+/* tp_parse_inet - "HOST:PORT" (dotted IPv4, or a bare ":PORT"/"PORT") */
+int tp_parse_inet(const char *s, struct sockaddr_in *sa, struct jtr_err *e);
+
+int tp_shm_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e);
+int tp_shm_send(struct tp *t, const void *buf, size_t len);
+ssize_t tp_shm_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns);
+int tp_shm_poll(struct tp *t, uint64_t timeout_ns);
+void tp_shm_close(struct tp *t);
+
+int tp_sock_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e);
+int tp_sock_send(struct tp *t, const void *buf, size_t len);
+ssize_t tp_sock_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns);
+int tp_sock_poll(struct tp *t, uint64_t timeout_ns);
+void tp_sock_close(struct tp *t);
+
+#endif

@@ -1,0 +1,174 @@
+/* tp_prog.c - main()'s transport helpers for ping, pong, pub and sub. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "jtr_cli.h"
+#include "tp_prog.h"
+
+/* tp_prog_init - defaults */
+void tp_prog_init(struct tp_prog *tp)
+{
+	tp_opts_init(&tp->o, TP_UDP);
+	tp->timeout_ns = 5 * JTR_NS_PER_S;
+}
+
+/* tp_prog_opt - the transport options */
+bool tp_prog_opt(struct jtr_probe *p, struct tp_prog *tp, int opt, const char *arg)
+{
+	switch (opt) {
+	case 'T':
+		if (tp_kind_parse(arg, &tp->o.kind) < 0)
+			jtr_usage_error(p, "-T %s: unknown transport; use shm, tcp, udp, mcast, unix "
+					"or unix-dgram", arg);
+		return true;
+	case 'P': tp->o.addr = arg; return true;
+	case 'b': tp->o.busy = true; return true;
+	case TP_OPT_IFACE: tp->o.iface = arg; return true;
+	case TP_OPT_TTL: tp->o.ttl = jtr_opt_int(p, "--ttl", arg, 0, 255); return true;
+	case TP_OPT_WIDE: tp->o.wide = true; return true;
+	case TP_OPT_SLOTS:
+		tp->o.slots = (uint32_t)jtr_opt_count(p, "--slots", arg, 2, 1u << 24);
+		if (tp->o.slots & (tp->o.slots - 1))
+			jtr_usage_error(p, "--slots %s: use a power of two, e.g. 1024 or 4096", arg);
+		return true;
+	case TP_OPT_WAIT:
+		tp->o.wait_ns = jtr_opt_duration(p, "--wait", arg, JTR_NS_PER_S, JTR_NS_PER_MS,
+						 24ULL * 3600 * JTR_NS_PER_S);
+		tp->wait_given = true;
+		return true;
+	case TP_OPT_TIMEOUT:
+		tp->timeout_ns = jtr_opt_duration(p, "--timeout", arg, JTR_NS_PER_S, JTR_NS_PER_MS,
+						  24ULL * 3600 * JTR_NS_PER_S);
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* tp_prog_check - validate, and say it when multicast may leave the host */
+void tp_prog_check(struct jtr_probe *p, struct tp_prog *tp, enum tp_role role)
+{
+	struct jtr_err e;
+
+	jtr_err_clear(&e);
+	if (tp_check(&tp->o, role, &e) < 0)
+		jtr_usage_error(p, "%s", e.msg);
+	if (tp->o.kind == TP_MCAST && tp_mcast_is_wide(&tp->o, &e) > 0)
+		jtr_warn(p, "multicast to %s with TTL %d on %s can leave this host: it can flood "
+			 "networks and overload switch supervisors; use a group in 239.255.0.0/16 "
+			 "with TTL 0 unless you mean it", tp->o.addr ? tp->o.addr : TP_DEFAULT_GROUP,
+			 tp->o.ttl, tp->o.iface ? tp->o.iface : TP_DEFAULT_IFACE);
+}
+
+/* tp_prog_open - open, or exit with the library's message */
+struct tp *tp_prog_open(struct jtr_probe *p, struct tp_prog *tp, enum tp_role role)
+{
+	struct jtr_err e;
+	struct tp *t;
+	int rc;
+
+	jtr_err_clear(&e);
+	rc = tp_open(&t, &tp->o, role, &e);
+	if (rc == 0)
+		return t;
+	if (!e.msg[0])
+		snprintf(e.msg, sizeof(e.msg), "%s", strerror(-rc));
+	switch (rc) {
+	case -EADDRINUSE: case -EADDRNOTAVAIL: case -EINVAL: case -EMSGSIZE: case -ETIMEDOUT:
+	case -EPERM: case -EEXIST: case -EBUSY: case -EPROTO:
+		jtr_usage_error(p, "%s", e.msg);
+	default:
+		jtr_fatal(p, "%s", e.msg);
+	}
+}
+
+/* on_signal - the first Ctrl-C stops the run; a second one kills */
+static void on_signal(int sig)
+{
+	(void)sig;
+	jtr_stop = 1;
+}
+
+/* tp_prog_privileged - FIFO, mlock, drop, signals; no results folder */
+void tp_prog_privileged(struct jtr_probe *p)
+{
+	struct sigaction sa;
+	struct jtr_err e;
+	int rc;
+
+	if (p->fifo_prio && (rc = jtr_fifo_set(p->fifo_prio)) < 0)
+		jtr_usage_error(p, "-f %d: cannot use SCHED_FIFO: %s; run as root or give the "
+				"program cap_sys_nice", p->fifo_prio, strerror(-rc));
+	p->locked = jtr_mlock() == 0;
+	jtr_err_clear(&e);
+	if (jtr_priv_drop(&p->priv, &e) < 0)
+		jtr_fatal(p, "%s", e.msg);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* tp_prog_write_transport - kind, address, mode, length */
+void tp_prog_write_transport(struct jtr_json *j, const struct tp_prog *tp, uint32_t msg_len)
+{
+	jtr_json_obj_begin(j, "transport");
+	jtr_json_str(j, "kind", tp_kind_name(tp->o.kind));
+	jtr_json_str(j, "address", tp->o.addr ? tp->o.addr : tp_default_addr(tp->o.kind));
+	jtr_json_str(j, "receive", tp->o.busy ? "busy-poll" : "blocking");
+	jtr_json_uint(j, "msg_len", msg_len);
+	if (tp->o.kind == TP_MCAST) {
+		jtr_json_str(j, "iface", tp->o.iface ? tp->o.iface : TP_DEFAULT_IFACE);
+		jtr_json_int(j, "ttl", tp->o.ttl);
+	}
+	if (tp->o.kind == TP_SHM)
+		jtr_json_uint(j, "slots", tp->o.slots);
+}
+
+/* tp_prog_write_seq - received, lost, duplicates, reordered, stale */
+void tp_prog_write_seq(struct jtr_json *j, const struct tp_seq *s)
+{
+	jtr_json_uint(j, "received", s->received);
+	jtr_json_uint(j, "lost", s->lost);
+	jtr_json_uint(j, "duplicates", s->duplicates);
+	jtr_json_uint(j, "reordered", s->reordered);
+	jtr_json_uint(j, "stale", s->stale);
+	if (s->started)
+		jtr_json_uint(j, "first_seq", s->first);
+	else
+		jtr_json_null(j, "first_seq");
+}
+
+/* tp_prog_cpu_opt - a CPU number, or -1 */
+int tp_prog_cpu_opt(struct jtr_probe *p, const char *opt, const char *arg)
+{
+	struct jtr_err e;
+	int cpu = jtr_opt_int(p, opt, arg, -1, CPU_SETSIZE - 1);
+
+	if (cpu >= 0 && jtr_cpu_check(cpu, &e) < 0)
+		jtr_usage_error(p, "%s: %s", opt, e.msg);
+	return cpu;
+}
+
+/* tp_prog_rate_opt - messages per second, "max" for no pacing */
+uint64_t tp_prog_rate_opt(struct jtr_probe *p, const char *arg)
+{
+	struct jtr_err e;
+	uint64_t v;
+
+	if (!strcmp(arg, "max"))
+		return 0;
+	if (jtr_parse_count(arg, 0, 1000000000ULL, &v, &e) < 0)
+		jtr_usage_error(p, "-r %s: %s (messages per second, or max)", arg, e.msg);
+	if (v == 0)
+		jtr_usage_error(p, "-r 0: a rate must be at least 1 message per second; use "
+				"-r max to send as fast as the transport takes them");
+	return v;
+}

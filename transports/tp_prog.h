@@ -1,0 +1,85 @@
+/* tp_prog.h - what jtr ping, pong, pub and sub share in main(): the
+ * transport options, opening with clear errors, and the run's "transport"
+ * object in result.json. Like jtr_probe.h, these print and exit.
+ */
+#ifndef JTR_TP_PROG_H
+#define JTR_TP_PROG_H
+
+#include <getopt.h>
+
+#include "jtr_probe.h"
+#include "tp.h"
+#include "tp_seq.h"
+
+/* getopt values of the long-only transport options */
+enum {
+	TP_OPT_IFACE = 400, TP_OPT_TTL, TP_OPT_WIDE, TP_OPT_SLOTS, TP_OPT_WAIT, TP_OPT_TIMEOUT,
+	TP_OPT_SUBS, TP_OPT_DROP_EVERY, TP_OPT_STALL_AT, TP_OPT_STALL, TP_OPT_NO_TS, TP_OPT_FIFO,
+};
+
+#define TP_PROG_SHORT "T:P:b"
+
+#define TP_PROG_LONG_OPTS						\
+	{ "transport", required_argument, NULL, 'T' },			\
+	{ "addr", required_argument, NULL, 'P' },			\
+	{ "busy", no_argument, NULL, 'b' },				\
+	{ "iface", required_argument, NULL, TP_OPT_IFACE },		\
+	{ "ttl", required_argument, NULL, TP_OPT_TTL },			\
+	{ "mcast-wide", no_argument, NULL, TP_OPT_WIDE },		\
+	{ "slots", required_argument, NULL, TP_OPT_SLOTS },		\
+	{ "wait", required_argument, NULL, TP_OPT_WAIT },		\
+	{ "timeout", required_argument, NULL, TP_OPT_TIMEOUT }
+
+#define TP_PROG_USAGE							\
+"Transport:\n"								\
+"  -T, --transport KIND     shm, tcp, udp, mcast, unix or unix-dgram (default udp)\n" \
+"  -P, --addr ADDR          shm: a segment name (default jtr); tcp, udp: IPv4 HOST:PORT\n" \
+"                           (default 127.0.0.1:17391); mcast: GROUP:PORT (default\n" \
+"                           239.255.0.1:17391); unix, unix-dgram: a socket path\n" \
+"                           (default /tmp/jtr-tp.sock)\n"			\
+"  -b, --busy               busy-poll receive (default: block, futex for shm)\n" \
+"      --iface ADDR         mcast: the interface's address (default 127.0.0.1)\n" \
+"      --ttl N              mcast: TTL (default 0: never leaves this host)\n" \
+"      --mcast-wide         allow a group outside 239.255.0.0/16 or a TTL above 0\n" \
+"                           (such traffic can flood networks and switch supervisors)\n" \
+"      --slots N            shm: ring slots, a power of two (default 4096)\n" \
+"      --wait DUR           how long to wait for the peer to appear (default 10s)\n" \
+"      --timeout DUR        a peer silent this long mid-run has gone (default 5s)\n"
+
+struct tp_prog {
+	struct tp_opts o;
+	uint64_t timeout_ns;	/* idle peer mid-run */
+	bool wait_given;
+};
+
+/* tp_prog_init - defaults (udp) */
+void tp_prog_init(struct tp_prog *tp);
+
+/* tp_prog_opt - handle a transport option; false if @opt is not one */
+bool tp_prog_opt(struct jtr_probe *p, struct tp_prog *tp, int opt, const char *arg);
+
+/* tp_prog_check - tp_check() or exit 2; warn about a wide multicast */
+void tp_prog_check(struct jtr_probe *p, struct tp_prog *tp, enum tp_role role);
+
+/* tp_prog_open - open or exit: 2 for a bad or busy address and a peer
+ * that never appeared, 1 otherwise */
+struct tp *tp_prog_open(struct jtr_probe *p, struct tp_prog *tp, enum tp_role role);
+
+/* tp_prog_privileged - jtr_probe_privileged() without a results folder
+ * (pong): FIFO, mlockall, privilege drop, Ctrl-C */
+void tp_prog_privileged(struct jtr_probe *p);
+
+/* tp_prog_write_transport - the "transport" object's common head: kind,
+ * address, receive mode, message length; the object stays open */
+void tp_prog_write_transport(struct jtr_json *j, const struct tp_prog *tp, uint32_t msg_len);
+
+/* tp_prog_write_seq - the sequence counts as fields of the open object */
+void tp_prog_write_seq(struct jtr_json *j, const struct tp_seq *s);
+
+/* tp_prog_cpu_opt - -a/-A CPU, or -1 for none */
+int tp_prog_cpu_opt(struct jtr_probe *p, const char *opt, const char *arg);
+
+/* tp_prog_rate_opt - -r RATE (msgs/s, K/M/G suffixes) or "max" (0) */
+uint64_t tp_prog_rate_opt(struct jtr_probe *p, const char *arg);
+
+#endif

@@ -1,0 +1,506 @@
+/* tp_sock.c - tcp, udp, mcast, unix and unix-dgram over sockets.
+ *
+ * Sockets stay blocking; a blocking receive sleeps in the kernel in slices
+ * of TP_SLICE_NS (SO_RCVTIMEO) so timeouts and Ctrl-C are seen, and a
+ * busy-poll receive calls recv with MSG_DONTWAIT in a loop. Streams carry
+ * whole messages framed by the header's length and are read through a
+ * buffer, so a receive is one recv() for many small messages.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tp_int.h"
+
+#define CONNECT_RETRY_NS (20 * 1000000ULL)
+#define SOCK_BUF_BYTES (4 << 20)
+
+/* is_stream - tcp or unix stream */
+static bool is_stream(const struct tp *t)
+{
+	return t->kind == TP_TCP || t->kind == TP_UNIX;
+}
+
+/* set_timeo - SO_RCVTIMEO or SO_SNDTIMEO to @ns */
+static void set_timeo(int fd, int opt, uint64_t ns)
+{
+	struct timeval tv = { (time_t)(ns / 1000000000ULL), (suseconds_t)(ns % 1000000000ULL / 1000) };
+
+	setsockopt(fd, SOL_SOCKET, opt, &tv, sizeof(tv));
+}
+
+/* set_bufs - large socket buffers (forced where allowed) */
+static void set_bufs(int fd)
+{
+	int v = SOCK_BUF_BYTES;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+}
+
+/* data_fd_setup - options of a socket that carries messages */
+static void data_fd_setup(struct tp *t, int fd)
+{
+	int one = 1;
+
+	if (t->kind == TP_TCP)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	set_bufs(fd);
+	set_timeo(fd, SO_RCVTIMEO, TP_SLICE_NS);
+	set_timeo(fd, SO_SNDTIMEO, t->wait_ns);
+}
+
+/* make_addr - the socket address of @o (inet or unix) */
+static int make_addr(const struct tp_opts *o, struct sockaddr_storage *ss, socklen_t *len,
+		     struct jtr_err *e)
+{
+	const char *addr = o->addr ? o->addr : tp_default_addr(o->kind);
+
+	memset(ss, 0, sizeof(*ss));
+	if (o->kind == TP_UNIX || o->kind == TP_UNIX_DGRAM) {
+		struct sockaddr_un *su = (struct sockaddr_un *)ss;
+
+		su->sun_family = AF_UNIX;
+		snprintf(su->sun_path, sizeof(su->sun_path), "%s", addr);
+		*len = sizeof(*su);
+		return 0;
+	}
+	*len = sizeof(struct sockaddr_in);
+	return tp_parse_inet(addr, (struct sockaddr_in *)ss, e);
+}
+
+/* in_use - the message for EADDRINUSE */
+static int in_use(struct tp *t, struct jtr_err *e)
+{
+	return jtr_err_set(e, -EADDRINUSE, "%s is in use (another program is bound there); choose "
+			   "another %s with --addr", t->desc,
+			   t->kind == TP_UNIX || t->kind == TP_UNIX_DGRAM ? "path" : "port");
+}
+
+/* unix_claim - make a unix path free to bind: a stale socket (nobody
+ * listening) is removed, a live one is in use */
+static int unix_claim(struct tp *t, const struct sockaddr_un *su, int type, struct jtr_err *e)
+{
+	struct stat st;
+	int fd, rc;
+
+	if (lstat(su->sun_path, &st) < 0)
+		return 0;
+	if (!S_ISSOCK(st.st_mode))
+		return jtr_err_set(e, -EEXIST, "%s exists and is not a socket; choose another path "
+				   "with --addr", su->sun_path);
+	fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	rc = connect(fd, (const struct sockaddr *)su, sizeof(*su));
+	close(fd);
+	if (rc == 0)
+		return in_use(t, e);
+	unlink(su->sun_path);
+	return 0;
+}
+
+/* bind_here - bind @fd to @ss, with the in-use message */
+static int bind_here(struct tp *t, int fd, const struct sockaddr_storage *ss, socklen_t len,
+		     int type, struct jtr_err *e)
+{
+	if (ss->ss_family == AF_UNIX) {
+		int rc = unix_claim(t, (const struct sockaddr_un *)ss, type, e);
+
+		if (rc < 0)
+			return rc;
+	}
+	if (bind(fd, (const struct sockaddr *)ss, len) < 0) {
+		if (errno == EADDRINUSE)
+			return in_use(t, e);
+		if (errno == EADDRNOTAVAIL)
+			return jtr_err_set(e, -EADDRNOTAVAIL, "%s: no interface here has that address",
+					   t->desc);
+		return jtr_err_set(e, -errno, "cannot bind %s: %s", t->desc, strerror(errno));
+	}
+	if (ss->ss_family == AF_UNIX)
+		snprintf(t->unlink_path, sizeof(t->unlink_path), "%s",
+			 ((const struct sockaddr_un *)ss)->sun_path);
+	return 0;
+}
+
+/* stream_listen - bind, listen, accept @n peers within the wait time */
+static int stream_listen(struct tp *t, const struct tp_opts *o, uint32_t n, const char *who,
+			 struct jtr_err *e)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int one = 1, rc;
+	int64_t end;
+
+	rc = make_addr(o, &ss, &len, e);
+	if (rc < 0)
+		return rc;
+	t->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (t->lfd < 0)
+		return jtr_err_set(e, -errno, "socket: %s", strerror(errno));
+	if (ss.ss_family == AF_INET)
+		setsockopt(t->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	rc = bind_here(t, t->lfd, &ss, len, SOCK_STREAM, e);
+	if (rc < 0)
+		return rc;
+	if (listen(t->lfd, TP_MAX_SUBS) < 0)
+		return jtr_err_set(e, -errno, "listen on %s: %s", t->desc, strerror(errno));
+	end = tp_now_ns() + (int64_t)o->wait_ns;
+	while (t->nsubs < n) {
+		struct pollfd p = { .fd = t->lfd, .events = POLLIN };
+		int64_t left = end - tp_now_ns();
+		int fd;
+
+		if (left <= 0 || poll(&p, 1, (int)((left + 999999) / 1000000)) == 0)
+			return jtr_err_set(e, -ETIMEDOUT, "%u of %u %s connected to %s within %.0f s; "
+					   "start them or wait longer (--wait)", t->nsubs, n, who,
+					   t->desc, (double)o->wait_ns / 1e9);
+		fd = accept4(t->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED)
+				continue;
+			return jtr_err_set(e, -errno, "accept on %s: %s", t->desc, strerror(errno));
+		}
+		data_fd_setup(t, fd);
+		t->subs[t->nsubs++] = fd;
+	}
+	t->fd = t->subs[0];
+	return 0;
+}
+
+/* connect_retry - connect @fd to @ss, retrying while nobody listens */
+static int connect_retry(struct tp *t, int *fd, int type, const struct sockaddr_storage *ss,
+			 socklen_t len, const char *who, struct jtr_err *e)
+{
+	int64_t end = tp_now_ns() + (int64_t)t->wait_ns;
+
+	for (;;) {
+		struct timespec ts = { 0, (long)CONNECT_RETRY_NS };
+
+		if (connect(*fd, (const struct sockaddr *)ss, len) == 0)
+			return 0;
+		if (errno != ECONNREFUSED && errno != ENOENT && errno != EAGAIN && errno != EINTR)
+			return jtr_err_set(e, -errno, "cannot connect to %s: %s", t->desc, strerror(errno));
+		if (tp_now_ns() >= end)
+			return jtr_err_set(e, -ETIMEDOUT, "no %s appeared at %s within %.0f s; start it "
+					   "first or wait longer (--wait)", who, t->desc,
+					   (double)t->wait_ns / 1e9);
+		nanosleep(&ts, NULL);
+		if (type == SOCK_STREAM) {
+			/* a stream socket whose connect failed cannot be reused */
+			close(*fd);
+			*fd = socket(ss->ss_family, type | SOCK_CLOEXEC, 0);
+			if (*fd < 0)
+				return jtr_err_set(e, -errno, "socket: %s", strerror(errno));
+		}
+	}
+}
+
+/* mcast_join - bind to the group's port and join it on the interface */
+static int mcast_join(struct tp *t, const struct tp_opts *o, const struct sockaddr_in *g,
+		      struct jtr_err *e)
+{
+	struct ip_mreq mr;
+	int one = 1, rc;
+
+	setsockopt(t->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	rc = bind_here(t, t->fd, (const struct sockaddr_storage *)g, sizeof(*g), SOCK_DGRAM, e);
+	if (rc < 0)
+		return rc;
+	mr.imr_multiaddr = g->sin_addr;
+	inet_pton(AF_INET, o->iface ? o->iface : TP_DEFAULT_IFACE, &mr.imr_interface);
+	if (setsockopt(t->fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof(mr)) < 0)
+		return jtr_err_set(e, -errno, "cannot join %s on interface %s: %s", t->desc,
+				   o->iface ? o->iface : TP_DEFAULT_IFACE, strerror(errno));
+	return 0;
+}
+
+/* mcast_sender - interface, TTL and loopback for sending to the group */
+static int mcast_sender(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
+{
+	struct in_addr ifa;
+	unsigned char ttl = (unsigned char)o->ttl, loop = 1;
+
+	inet_pton(AF_INET, o->iface ? o->iface : TP_DEFAULT_IFACE, &ifa);
+	if (setsockopt(t->fd, IPPROTO_IP, IP_MULTICAST_IF, &ifa, sizeof(ifa)) < 0)
+		return jtr_err_set(e, -errno, "--iface %s: %s (is it an address of this host?)",
+				   o->iface ? o->iface : TP_DEFAULT_IFACE, strerror(errno));
+	setsockopt(t->fd, IPPROTO_IP, IP_MULTICAST_TTL, &ttl, sizeof(ttl));
+	setsockopt(t->fd, IPPROTO_IP, IP_MULTICAST_LOOP, &loop, sizeof(loop));
+	return 0;
+}
+
+/* tp_sock_open - by kind and role (the table in tp.h) */
+int tp_sock_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	bool stream = is_stream(t);
+	bool server = t->role == TP_SUB || t->role == TP_PONG;
+	int type = stream ? SOCK_STREAM : SOCK_DGRAM, rc;
+
+	rc = make_addr(o, &ss, &len, e);
+	if (rc < 0)
+		return rc;
+	if (stream) {
+		t->rcap = 2 * (size_t)(o->msg_max > 65536 ? o->msg_max : 65536);
+		t->rbuf = malloc(t->rcap);
+		if (!t->rbuf)
+			return jtr_err_set(e, -ENOMEM, "out of memory");
+		if (t->role == TP_PUB)
+			return stream_listen(t, o, o->subs, "subscribers", e);
+		if (t->role == TP_PONG)
+			return stream_listen(t, o, 1, "ping", e);
+		t->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (t->fd < 0)
+			return jtr_err_set(e, -errno, "socket: %s", strerror(errno));
+		rc = connect_retry(t, &t->fd, SOCK_STREAM, &ss, len,
+				   t->role == TP_SUB ? "publisher" : "pong", e);
+		if (rc == 0)
+			data_fd_setup(t, t->fd);
+		return rc;
+	}
+	t->fd = socket(ss.ss_family, type | SOCK_CLOEXEC, 0);
+	if (t->fd < 0)
+		return jtr_err_set(e, -errno, "socket: %s", strerror(errno));
+	data_fd_setup(t, t->fd);
+	if (t->kind == TP_MCAST) {
+		if (server)
+			return mcast_join(t, o, (const struct sockaddr_in *)&ss, e);
+		memcpy(&t->dst, &ss, len);
+		t->dstlen = len;
+		t->have_dst = true;
+		return mcast_sender(t, o, e);
+	}
+	if (server)
+		return bind_here(t, t->fd, &ss, len, type, e);
+	if (t->kind == TP_UNIX_DGRAM) {
+		/* autobind an abstract address so that pong can answer */
+		sa_family_t fam = AF_UNIX;
+
+		if (bind(t->fd, (const struct sockaddr *)&fam, sizeof(fam)) < 0)
+			return jtr_err_set(e, -errno, "autobind: %s", strerror(errno));
+	}
+	rc = connect_retry(t, &t->fd, SOCK_DGRAM, &ss, len, t->role == TP_PUB ? "subscriber" : "pong", e);
+	t->connected = rc == 0;
+	return rc;
+}
+
+/* write_all - a whole message on a stream, or -errno */
+static int write_all(int fd, const unsigned char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return -ETIMEDOUT;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* peer_gone - errors that mean the other side is not there any more */
+static bool peer_gone(int rc)
+{
+	return rc == -EPIPE || rc == -ECONNRESET || rc == -ECONNREFUSED || rc == -ENOTCONN;
+}
+
+/* tp_sock_send - to every subscriber, the peer, or the last sender */
+int tp_sock_send(struct tp *t, const void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (is_stream(t)) {
+		if (t->role != TP_PUB) {
+			int rc = write_all(t->fd, buf, len);
+
+			return peer_gone(rc) ? -EPIPE : rc;
+		}
+		for (uint32_t i = 0; i < t->nsubs;) {
+			int rc = write_all(t->subs[i], buf, len);
+
+			if (rc == 0) {
+				i++;
+				continue;
+			}
+			if (!peer_gone(rc))
+				return rc;
+			close(t->subs[i]);
+			t->subs[i] = t->subs[--t->nsubs];
+			t->peers_lost++;
+		}
+		t->fd = t->nsubs ? t->subs[0] : -1;
+		return t->nsubs ? 0 : -EPIPE;
+	}
+	for (;;) {
+		if (t->connected)
+			n = send(t->fd, buf, len, 0);
+		else if (t->have_dst)
+			n = sendto(t->fd, buf, len, 0, (const struct sockaddr *)&t->dst, t->dstlen);
+		else
+			return -ENOTCONN;	/* pong before any ping */
+		if (n >= 0)
+			return n == (ssize_t)len ? 0 : -EMSGSIZE;
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return -ETIMEDOUT;
+		if (errno == ENOBUFS)
+			continue;
+		return peer_gone(-errno) ? -EPIPE : -errno;
+	}
+}
+
+/* elapsed_past - time is up (@end 0: set it from @timeout_ns first) */
+static bool elapsed_past(int64_t *end, uint64_t timeout_ns)
+{
+	int64_t now = tp_now_ns();
+
+	if (!*end)
+		*end = now + (int64_t)timeout_ns;
+	return now >= *end;
+}
+
+/* dgram_recv - one datagram; pong keeps the sender for its reply */
+static ssize_t dgram_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns)
+{
+	int64_t end = 0;
+	uint32_t spins = 0;
+	bool keep = !t->connected;
+	int flags = MSG_TRUNC | (t->busy ? MSG_DONTWAIT : 0);
+
+	for (;;) {
+		struct sockaddr_storage from;
+		socklen_t fl = sizeof(from);
+		ssize_t n = recvfrom(t->fd, buf, cap, flags, keep ? (struct sockaddr *)&from : NULL,
+				     keep ? &fl : NULL);
+
+		if (n >= 0) {
+			if ((size_t)n > cap)
+				return -EMSGSIZE;
+			if (keep && t->role == TP_PONG && fl > 0 && fl <= sizeof(t->dst)) {
+				memcpy(&t->dst, &from, fl);
+				t->dstlen = fl;
+				t->have_dst = true;
+			}
+			return n;
+		}
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return peer_gone(-errno) ? -EPIPE : -errno;
+		if (t->busy && ++spins % 64)
+			continue;
+		if (elapsed_past(&end, timeout_ns))
+			return -EAGAIN;
+	}
+}
+
+/* stream_recv - the next whole message out of the buffer, reading more as
+ * needed */
+static ssize_t stream_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns)
+{
+	int64_t end = 0;
+	uint32_t spins = 0;
+	int flags = t->busy ? MSG_DONTWAIT : 0;
+
+	for (;;) {
+		size_t have = t->rlen - t->roff;
+		ssize_t n;
+
+		if (have >= TP_HDR_LEN) {
+			const struct tp_msg *m = (const struct tp_msg *)(t->rbuf + t->roff);
+			uint32_t len;
+
+			memcpy(&len, &m->len, sizeof(len));
+			if (m->magic != TP_MAGIC || len < TP_HDR_LEN || len > t->rcap)
+				return -EPROTO;
+			if (have >= len) {
+				t->roff += len;
+				if (len > cap)
+					return -EMSGSIZE;
+				memcpy(buf, m, len);
+				return len;
+			}
+		}
+		if (t->roff && (t->rcap - t->rlen < t->rcap / 2 || have == 0)) {
+			memmove(t->rbuf, t->rbuf + t->roff, have);
+			t->rlen = have;
+			t->roff = 0;
+		}
+		n = recv(t->fd, t->rbuf + t->rlen, t->rcap - t->rlen, flags);
+		if (n > 0) {
+			t->rlen += (size_t)n;
+			continue;
+		}
+		if (n == 0)
+			return -EPIPE;
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return peer_gone(-errno) ? -EPIPE : -errno;
+		if (t->busy && ++spins % 64)
+			continue;
+		if (elapsed_past(&end, timeout_ns))
+			return -EAGAIN;
+	}
+}
+
+/* tp_sock_recv - by kind */
+ssize_t tp_sock_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns)
+{
+	if (t->fd < 0)
+		return -EBADF;
+	return is_stream(t) ? stream_recv(t, buf, cap, timeout_ns) : dgram_recv(t, buf, cap, timeout_ns);
+}
+
+/* tp_sock_poll - poll(2), or a whole message already buffered */
+int tp_sock_poll(struct tp *t, uint64_t timeout_ns)
+{
+	struct pollfd p = { .fd = t->fd, .events = POLLIN };
+	int rc;
+
+	if (t->fd < 0)
+		return -EBADF;
+	if (is_stream(t) && t->rlen - t->roff >= TP_HDR_LEN) {
+		const struct tp_msg *m = (const struct tp_msg *)(t->rbuf + t->roff);
+
+		if (t->rlen - t->roff >= m->len)
+			return 1;
+	}
+	rc = poll(&p, 1, (int)((timeout_ns + 999999) / 1000000));
+	if (rc < 0)
+		return -errno;
+	if (rc > 0 && (p.revents & (POLLERR | POLLHUP)) && !(p.revents & POLLIN))
+		return -EPIPE;
+	return rc > 0;
+}
+
+/* tp_sock_close - close every socket, remove a bound unix path */
+void tp_sock_close(struct tp *t)
+{
+	for (uint32_t i = 0; i < t->nsubs; i++)
+		close(t->subs[i]);
+	if (t->nsubs == 0 && t->fd >= 0)
+		close(t->fd);
+	if (t->lfd >= 0)
+		close(t->lfd);
+	if (t->unlink_path[0])
+		unlink(t->unlink_path);
+}
