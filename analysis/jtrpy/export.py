@@ -10,7 +10,7 @@ import sys
 
 from . import hdrlog
 from .errors import UsageError
-from .figures import result_figures, run_figures, utc_time
+from .figures import run_figures, utc_time
 from .result import PERCENTILE_KEYS, load_result, write_atomic
 from .tune.profile import pack_cpulist
 
