@@ -398,6 +398,12 @@ COMMANDS = [
      lambda args: __import__("jtrpy.tune.cli", fromlist=["cmd_tune"]).cmd_tune(args)),
     ("ab", "does a profile help? baseline runs, apply, tuned runs, revert, compare",
      lambda args: __import__("jtrpy.tune.ab", fromlist=["main"]).main(args)),
+    ("ls", "list past results with their headline numbers, newest first",
+     lambda args: __import__("jtrpy.ls", fromlist=["main"]).main(args)),
+    ("export", "results as HdrHistogram logs (.hlog) or a Prometheus textfile",
+     lambda args: __import__("jtrpy.export", fromlist=["main"]).main(args)),
+    ("import", "oslat and cyclictest --json results as jtr results",
+     lambda args: __import__("jtrpy.importer", fromlist=["main"]).main(args)),
     ("version", "print the version", cmd_version),
 ]
 
