@@ -4,6 +4,7 @@ made must be charged to that cause (>= 95 %), with matching durations.
 
 Also: a quiet run's causes and "no kernel event" add up to all outlier time,
 and an overloaded tracer shows its drops instead of wrong numbers."""
+import glob
 import os
 import re
 import subprocess
@@ -16,7 +17,7 @@ from conftest import ROOT, load, need_tracing, run_jtr
 
 INJECT = os.path.join(ROOT, "tests", "inject.py")
 RUN_S = 5          # probe duration
-INJECT_AFTER_S = 2  # the tracer loads in about a second; injection starts after that
+INJECT_AFTER_S = 0.5  # after the probe started measuring
 INJECT_S = 2
 
 
@@ -37,6 +38,13 @@ def run_with(tmp_path, cpu, inject_args, run_args=()):
     run = subprocess.Popen([os.path.join(ROOT, "jtr"), "run", "-c", str(cpu), "-d", str(RUN_S),
                             "--top", "100000", "-o", str(out)] + list(run_args),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # the probe fills a hidden .run.partial-PID folder once the tracer is attached
+    # and it measures: inject only then (attaching takes a second, longer when the
+    # machine is busy), a little after, so the injection is inside the run
+    deadline = time.monotonic() + 30
+    while not glob.glob(str(tmp_path / ".run.partial-*")) and time.monotonic() < deadline \
+            and run.poll() is None:
+        time.sleep(0.05)
     time.sleep(INJECT_AFTER_S)
     cmd = [sys.executable, INJECT] + inject_args + ["--duration", str(INJECT_S),
                                                      "--out", str(times)]
