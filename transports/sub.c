@@ -5,13 +5,16 @@
  * goes through tp_seq (lost, duplicated, reordered), and unless -f its
  * latency from the publisher's send time and from its intended send time is
  * recorded (both CLOCK_MONOTONIC, one machine or namespaces of one). -s adds
- * an empty loop per message, the seed's way to give the receiver work. The
- * publisher's end of stream carries its count, so tail loss is counted too.
+ * an empty loop per message, the seed's way to give the receiver work;
+ * --max-rate caps how fast messages are taken (a receiver of known speed,
+ * for testing jtr maxrate). The publisher's end of stream carries its count,
+ * so tail loss is counted too.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "jtr_cli.h"
 #include "tp_prog.h"
@@ -29,6 +32,9 @@ static const char usage_text[] =
 "  -f, --fast               minimal per-message work: counts and sequence only,\n"
 "                           no latency (um_perf_sub -f)\n"
 "  -s, --spin N             an empty loop of N iterations per message\n"
+"      --max-rate RATE      for testing: take at most RATE messages per second\n"
+"                           (spins until each one's turn), a receiver of known\n"
+"                           speed: datagrams overflow, a ring or socket fills\n"
 "      --fifo PRIO          run SCHED_FIFO at PRIO (1-99)\n"
 "  -o, --output DIR         results folder (default results/DATE-HOST-sub)\n"
 "      --hist-error PCT     histogram's maximum relative error (default 1)\n"
@@ -52,6 +58,7 @@ static const struct option long_opts[] = {
 	{ "cpu", required_argument, NULL, 'a' },
 	{ "fast", no_argument, NULL, 'f' },
 	{ "spin", required_argument, NULL, 's' },
+	{ "max-rate", required_argument, NULL, TP_OPT_MAX_RATE },
 	{ "fifo", required_argument, NULL, TP_OPT_FIFO },
 	{ "output", required_argument, NULL, 'o' },
 	{ "hist-error", required_argument, NULL, JTR_OPT_HIST_ERROR },
@@ -68,6 +75,7 @@ struct sub {
 	int cpu;
 	bool fast;
 	uint64_t spin;
+	uint64_t max_rate;		/* --max-rate, 0: none */
 	unsigned char *buf;
 	size_t cap;
 	struct jtr_hist from_send, from_intended;
@@ -78,13 +86,37 @@ struct sub {
 	int err;			/* -ETIMEDOUT silent, -EPIPE gone, -ENOENT never came */
 };
 
+/* take_turn - --max-rate: wait until the next message's turn, one period
+ * after this one's (at most one period of credit after an idle spell, so a
+ * late wake-up does not lower the ceiling); sleeps, then spins the last 60 us */
+static void take_turn(int64_t *turn, int64_t now, int64_t per_ns)
+{
+	int64_t t;
+
+	if (*turn < now - per_ns)
+		*turn = now - per_ns;
+	*turn += per_ns;
+	t = *turn - 60000;
+	if (t > jtr_mono_ns()) {
+		struct timespec ts = { (time_t)(t / JTR_NS_PER_S), (long)(t % JTR_NS_PER_S) };
+
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	}
+	while (jtr_mono_ns() < *turn && !jtr_stop) {
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	}
+}
+
 /* receiver - the loop */
 static void receiver(void *arg)
 {
 	struct sub *g = arg;
 	struct jtr_hist hs = g->from_send, hi = g->from_intended;
 	const struct tp_msg *m = (const struct tp_msg *)g->buf;
-	int64_t start = jtr_mono_ns(), last = 0;
+	int64_t start = jtr_mono_ns(), last = 0, turn = 0;
+	const int64_t per_ns = g->max_rate ? (int64_t)(1e9 / (double)g->max_rate) : 0;
 	ssize_t n;
 
 	while (!jtr_stop) {
@@ -142,6 +174,8 @@ static void receiver(void *arg)
 		}
 		if (g->spin)
 			jtr_null_loop(g->spin);
+		if (per_ns)
+			take_turn(&turn, now, per_ns);
 	}
 	g->from_send = hs;
 	g->from_intended = hi;
@@ -225,6 +259,7 @@ static void write_outputs(struct jtr_probe *p, struct sub *g, const char *peer)
 	if (g->cpu >= 0) jtr_json_int(&j, "cpu", g->cpu); else jtr_json_null(&j, "cpu");
 	jtr_json_bool(&j, "fast", g->fast);
 	jtr_json_uint(&j, "spin", g->spin);
+	if (g->max_rate) jtr_json_uint(&j, "max_rate", g->max_rate); else jtr_json_null(&j, "max_rate");
 	jtr_json_uint(&j, "wait_ns", g->tp->o.wait_ns);
 	jtr_json_uint(&j, "timeout_ns", g->tp->timeout_ns);
 	jtr_json_double(&j, "hist_error", p->hist_error);
@@ -284,6 +319,7 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 'a': g.cpu = tp_prog_cpu_opt(&p, "-a", optarg); break;
 		case 's': g.spin = jtr_opt_count(&p, "-s", optarg, 0, 1ULL << 40); break;
+		case TP_OPT_MAX_RATE: g.max_rate = jtr_opt_count(&p, "--max-rate", optarg, 1, 1000000000ULL); break;
 		}
 	}
 	jtr_probe_no_args(&p, argc, argv);
