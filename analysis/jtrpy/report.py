@@ -230,7 +230,8 @@ def plot_timeline(plt, result, outliers):
     ax.set_ylabel("outlier length (us)")
     ax.set_title("Outlier timeline, worst outliers coloured by main cause")
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="upper right", fontsize=7)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, fontsize=7,
+              frameon=False)
     fig.tight_layout()
     return _png(plt, fig)
 
