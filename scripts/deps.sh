@@ -17,10 +17,12 @@ VENV=${VENV:-.venv}
 # for the perf backend of jtr run; tuned so the tests read jtr's profiles with
 # tuned's own parser (its daemon is not started); util-linux for unshare;
 # python3-numpy for jtr compare (jtr runs on /usr/bin/python3; the test venv
-# gets numpy from requirements-dev.txt)
+# gets numpy from requirements-dev.txt); python3-matplotlib for the plots of
+# jtr report (the venv gets matplotlib from requirements-dev.txt); chromium for
+# the test that renders a report in a headless browser
 PKGS="gcc make libc6-dev libcmocka-dev rt-tests libcap2-bin procps python3-venv
 clang libbpf-dev bpftool libelf-dev zlib1g-dev bpftrace linux-perf tuned util-linux
-python3-numpy"
+python3-numpy python3-matplotlib chromium"
 
 if command -v dpkg-query >/dev/null 2>&1; then
 	missing=""

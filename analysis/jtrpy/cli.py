@@ -406,6 +406,8 @@ COMMANDS = [
      lambda args: __import__("jtrpy.export", fromlist=["main"]).main(args)),
     ("import", "oslat and cyclictest --json results as jtr results",
      lambda args: __import__("jtrpy.importer", fromlist=["main"]).main(args)),
+    ("report", "one HTML page of plots and tables of a result, or of two compared",
+     lambda args: __import__("jtrpy.report", fromlist=["main"]).main(args)),
     ("version", "print the version", cmd_version),
 ]
 

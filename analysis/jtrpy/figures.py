@@ -34,16 +34,26 @@ def run_figures(run):
     }
 
 
-def merged_percentiles(runs):
-    """{key: ns} of jtr's percentiles of the runs' merged histograms."""
+def merged_histogram(runs):
+    """(buckets, min_ns, max_ns) of the runs' histograms merged at the coarsest
+    precision among them, or None when no run has a histogram."""
     hs = [r["histogram"] for r in runs if isinstance(r.get("histogram"), dict)]
     if not hs:
-        return {}
+        return None
     bits = min(h.get("sub_bucket_bits", 7) for h in hs)
     merged = hist.merge(hist.coarsen(h["buckets"], h.get("sub_bucket_bits", 7), bits)
                         for h in hs)
     lo = min(r.get("min_ns", 0) for r in runs)
     hi = max(r.get("max_ns", 0) for r in runs)
+    return merged, lo, hi
+
+
+def merged_percentiles(runs):
+    """{key: ns} of jtr's percentiles of the runs' merged histograms."""
+    m = merged_histogram(runs)
+    if not m:
+        return {}
+    merged, lo, hi = m
     return {k: hist.value_at_percentile(merged, float(k), lo, hi) for k in PERCENTILE_KEYS}
 
 
