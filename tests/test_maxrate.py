@@ -52,7 +52,7 @@ def test_converges_on_a_known_ceiling(tmp_path, kind, ceiling):
     assert doc["state"] == "done"
     assert 0.85 * ceiling <= ans <= 1.05 * ceiling, p.stdout
     assert doc["first_bad_hz"] > ans and (doc["first_bad_hz"] - ans) <= 0.05 * ans + 1
-    rates = [s["rate_hz"] for s in doc["steps"]]
+    rates = [s["rate_hz"] for s in doc["steps"] if s["try"] == 1]   # retries aside
     assert rates[:3] == [1000, 2000, 4000]                  # doubling first
     assert any(not s["pass"] for s in doc["steps"])
     assert all(s["pass"] or s["try"] == 1 for s in doc["steps"] if s["rate_hz"] <= ans)
