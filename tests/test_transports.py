@@ -3,7 +3,6 @@ messages arrive complete and in order, injected loss is counted, multicast
 reaches three receivers on loopback and crosses network namespaces, the
 coordinated-omission-correct latency shows a stalled sender, and bad input
 or a dying peer gives a clear message and the right exit status."""
-import json
 import math
 import os
 import select

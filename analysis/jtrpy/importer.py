@@ -261,7 +261,6 @@ def make_run(tool, t, key, argv, label, names, unit_ns):
     cpu = t.get("cpu") if isinstance(t.get("cpu"), int) and t.get("cpu") >= 0 else None
     over, limit_us = 0, None
     if tool == "oslat":
-        size = _int(option(argv, "b", "bucket-size")) or 32
         last = max(counts) if counts else 0
         # the last bucket (bias + size us) holds every loop from there up
         if counts and t["max"] > last:

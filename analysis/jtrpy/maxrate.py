@@ -14,7 +14,7 @@ import time
 from .cli import parse_count, parse_duration_ns
 from .errors import JtrError, UsageError
 from .paths import probe_path
-from .result import dumps_result, load_result, write_atomic
+from .result import dumps_result, load_result, new_results_dir, write_atomic
 
 FORMAT = "jtr-maxrate/1"
 KINDS = ("shm", "tcp", "udp", "mcast", "unix", "unix-dgram")
@@ -161,20 +161,6 @@ def parse(args):
     if o["from"] > o["to"]:
         raise UsageError("--from %d is above --to %d" % (o["from"], o["to"]))
     return o
-
-
-def results_dir(out):
-    if out:
-        if os.path.exists(out):
-            raise UsageError("-o %s: exists; give a new folder" % out)
-        return out
-    base = os.path.join("results", "%s-%s-maxrate" % (time.strftime("%Y%m%d-%H%M%S"),
-                                                      socket.gethostname().split(".")[0]))
-    d, n = base, 1
-    while os.path.exists(d):
-        n += 1
-        d = "%s-%d" % (base, n)
-    return d
 
 
 def fmt_rate(v):
@@ -380,7 +366,7 @@ def main(args):
         return 0
     o = parse(list(args))
     probe_path("pub"), probe_path("sub")          # not built: say so now
-    outdir = results_dir(o["out"])
+    outdir = new_results_dir("maxrate", o["out"])
     os.makedirs(outdir)
     s = Search(o, outdir)
     print("jtr maxrate: %s%s, %d-byte messages, %.3g s steps, from %s msgs/s" % (

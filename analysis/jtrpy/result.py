@@ -1,6 +1,8 @@
 """result - read jtr-result/1 files (docs/result-format.md)."""
 import json
 import os
+import socket
+import time
 
 from .errors import UsageError
 
@@ -75,3 +77,19 @@ def dumps_result(v, indent=0):
 def save_result(path, data):
     """Write a result back (atomically) to the result.json a path names."""
     write_atomic(result_path(path), dumps_result(data) + "\n")
+
+
+def new_results_dir(tool, out=None):
+    """The folder a driver (jtr ab, jtr maxrate) writes into: -o @out, which must
+    not exist, or results/YYYYmmdd-HHMMSS-HOST-TOOL (-2, -3, ... when taken)."""
+    if out:
+        if os.path.exists(out):
+            raise UsageError("-o %s: exists; give a new folder" % out)
+        return out
+    base = os.path.join("results", "%s-%s-%s" % (time.strftime("%Y%m%d-%H%M%S"),
+                                                 socket.gethostname().split(".")[0], tool))
+    d, n = base, 1
+    while os.path.exists(d):
+        n += 1
+        d = "%s-%d" % (base, n)
+    return d

@@ -9,14 +9,13 @@ import json
 import os
 import re
 import signal
-import socket
 import sys
 import time
 
 from .. import compare as C
 from ..cli import parse_count, take_value
 from ..errors import JtrError, UsageError
-from ..result import dumps_result, load_result, write_atomic
+from ..result import dumps_result, load_result, new_results_dir, write_atomic
 from . import engine as E
 from .profile import pack_cpulist
 
@@ -105,20 +104,6 @@ def order(repeat):
     return out
 
 
-def results_dir(out):
-    if out:
-        if os.path.exists(out):
-            raise UsageError("-o %s: exists; give a new folder" % out)
-        return out
-    base = os.path.join("results", "%s-%s-ab" % (time.strftime("%Y%m%d-%H%M%S"),
-                                                 socket.gethostname().split(".")[0]))
-    d, n = base, 1
-    while os.path.exists(d):
-        n += 1
-        d = "%s-%d" % (base, n)
-    return d
-
-
 def main(args):
     if any(a in ("-h", "--help") for a in args):
         sys.stdout.write(USAGE)
@@ -131,7 +116,7 @@ def main(args):
         st = E.active_state()
         raise UsageError("profile %s is applied: revert it first ('jtr tune revert'), so "
                          "the baseline is the machine untuned" % st["profile"])
-    outdir = results_dir(o["out"])
+    outdir = new_results_dir("ab", o["out"])
     os.makedirs(outdir)
     measure = [str(cpus[0])] if cpus else []
     seq = order(o["repeat"])
