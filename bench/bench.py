@@ -15,6 +15,8 @@
    the tracer (less the traced events' own cost) to time lost without it.
    Goal: <= 1.05.
 5. Attribution speed: bench/attribute_bench.py (1M events, 100k outliers).
+6. Report speed: bench/report_bench.py (`jtr report` on 10M samples, 100k
+   attributed outliers; goal < 5 s).
 
 The machines are shared and noisy: every comparison is a ratio taken within
 one run, rounds alternate, and medians are reported.
@@ -137,8 +139,8 @@ def tracer_overhead(cpu, seconds, rounds, tmp):
                              if b["lost_pct"])}}
 
 
-def attribution_speed():
-    p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "attribute_bench.py")],
+def attribution_speed(script="attribute_bench.py"):
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", script)],
                        capture_output=True, text=True)
     sys.stderr.write(p.stderr)
     return p.stdout
@@ -164,6 +166,7 @@ def main():
         null = null_cost(cpu, tmp)
         tracer = tracer_overhead(cpu, seconds, rounds, tmp) if os.geteuid() == 0 else None
         attrib = attribution_speed()
+        report = attribution_speed("report_bench.py")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -216,6 +219,10 @@ def main():
     else:
         print("tracer overhead: skipped (needs root to load BPF programs)")
     sys.stdout.write(attrib)
+    lines = report.strip().splitlines()
+    print(lines[0] if lines else "report speed: no output")
+    if lines:
+        result["report"] = json.loads(lines[-1])
     os.makedirs(os.path.join(ROOT, "build", "bench"), exist_ok=True)
     with open(os.path.join(ROOT, "build", "bench", "bench.json"), "w") as f:
         json.dump(result, f, indent=2)
