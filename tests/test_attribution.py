@@ -17,7 +17,7 @@ from conftest import ROOT, load, need_tracing, run_jtr
 
 INJECT = os.path.join(ROOT, "tests", "inject.py")
 RUN_S = 5          # probe duration
-INJECT_AFTER_S = 0.5  # after the probe started measuring
+INJECT_AFTER_S = 1.5  # after the probe started measuring: the margin the fixed delay used to give
 INJECT_S = 2
 
 
