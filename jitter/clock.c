@@ -231,12 +231,7 @@ static void write_outputs(struct clock_ctx *c)
 		jtr_json_obj_end(&j);
 	}
 	jtr_json_arr_end(&j);
-	jtr_json_obj_begin(&j, "files");
-	jtr_json_str(&j, "summary", "summary.txt");
-	jtr_json_obj_end(&j);
-	jtr_probe_result_end(p, &j);
-	jtr_probe_commit_file(p, &txt);
-	jtr_probe_commit_file(p, &res);
+	jtr_probe_finish_summary(p, &j, &txt, &res);
 }
 
 int main(int argc, char **argv)

@@ -585,6 +585,19 @@ void jtr_probe_result_end(struct jtr_probe *p, struct jtr_json *j)
 		jtr_fatal(p, "result.json: write error");
 }
 
+/* jtr_probe_finish_summary - "files" naming summary.txt only, the end of the
+ * result, then @txt and @res committed */
+void jtr_probe_finish_summary(struct jtr_probe *p, struct jtr_json *j, struct jtr_afile *txt,
+			      struct jtr_afile *res)
+{
+	jtr_json_obj_begin(j, "files");
+	jtr_json_str(j, "summary", "summary.txt");
+	jtr_json_obj_end(j);
+	jtr_probe_result_end(p, j);
+	jtr_probe_commit_file(p, txt);
+	jtr_probe_commit_file(p, res);
+}
+
 /* jtr_probe_finish - move the results folder into place and say where */
 void jtr_probe_finish(struct jtr_probe *p)
 {

@@ -170,6 +170,11 @@ void jtr_probe_result_begin(struct jtr_probe *p, struct jtr_json *j);
 /* jtr_probe_result_end - warnings and the closing brace */
 void jtr_probe_result_end(struct jtr_probe *p, struct jtr_json *j);
 
+/* jtr_probe_finish_summary - "files" naming summary.txt only, the end of the
+ * result, then @txt and @res committed (a program with no other files) */
+void jtr_probe_finish_summary(struct jtr_probe *p, struct jtr_json *j, struct jtr_afile *txt,
+			      struct jtr_afile *res);
+
 /* jtr_probe_finish - move the results folder into place and say where */
 void jtr_probe_finish(struct jtr_probe *p);
 

@@ -80,10 +80,14 @@ def machine(tmp_path):
 def in_namespace(script, env, tmp_path, timeout=120):
     """Run a bash @script in its own pid namespace with `jtr` on PATH as $JTR and
     a few tasks of its own to move; returns CompletedProcess."""
+    # the tasks are all there (threads started) before the script's first dump
     full = ("set -u\nJTR=%s\nOUT=%s\nsleep 300 & SLEEPER=$!\n"
             "python3 -c 'import threading,time; [threading.Thread(target=time.sleep, "
-            "args=(300,), daemon=True).start() for _ in range(3)]; time.sleep(300)' &\n"
-            "sleep 0.3\n%s\n" % (JTR, tmp_path, script))
+            "args=(300,), daemon=True).start() for _ in range(3)]; "
+            "open(\"%s/.tasks-ready\", \"w\").close(); time.sleep(300)' &\n"
+            "while [ ! -e $OUT/.tasks-ready ] || [ \"$(cat /proc/$SLEEPER/comm)\" != sleep ]; "
+            "do sleep 0.02; done\n%s\n"
+            % (JTR, tmp_path, tmp_path, script))
     e = dict(os.environ, **env)
     return subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "bash", "-c", full],
                           env=e, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -257,12 +257,7 @@ static void write_outputs(struct jtr_probe *p, struct pub *g, const char *peer)
 	jtr_result_write_hist(&j, "histogram", &g->send_call);
 	jtr_json_obj_end(&j);
 	jtr_json_arr_end(&j);
-	jtr_json_obj_begin(&j, "files");
-	jtr_json_str(&j, "summary", "summary.txt");
-	jtr_json_obj_end(&j);
-	jtr_probe_result_end(p, &j);
-	jtr_probe_commit_file(p, &txt);
-	jtr_probe_commit_file(p, &res);
+	jtr_probe_finish_summary(p, &j, &txt, &res);
 }
 
 /* end_of_stream - tell the subscribers how many numbers were issued */
