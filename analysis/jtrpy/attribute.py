@@ -93,6 +93,7 @@ from .events import (HRTIMER_ENTRY, IRQ_ENTRY, NMI, PF_KERNEL, PF_USER, SOFTIRQ_
                      TIMER_ENTRY, VEC_ENTRY, WQ_START)
 from .errors import UsageError
 from .result import load_result
+from .units import fmt_ns as _fmt_ns
 
 DEFAULT_SLACK_NS = 1000
 # interrupt entry work before the entry tracepoint fires (measured here: the
@@ -124,12 +125,6 @@ _PASSIVE = frozenset((ev.SOFTIRQ_RAISE, ev.WAKEUP, ev.WAKING, ev.MIGRATE))
 
 _HEAD = struct.Struct("<QIHBBQQ")     # a record without its 32 raw bytes
 _SWITCH_FIELDS = struct.Struct("<HBBQ8x16s16s")   # cpu .. raw of a record, from offset 12
-
-
-def _fmt_ns(ns):
-    """cli.fmt_ns, imported late: cli imports this module."""
-    from .cli import fmt_ns
-    return fmt_ns(ns)
 
 
 class _Episode:

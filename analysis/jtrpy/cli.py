@@ -12,6 +12,7 @@ from . import __version__
 from .errors import JtrError, UsageError
 from .paths import probe_path
 from .result import load_result
+from .units import fmt_ns  # noqa: F401 (jtr's one duration format, used here and by tests)
 
 USAGE = """\
 usage: jtr [--help] [--version] COMMAND [OPTIONS]
@@ -164,18 +165,6 @@ def _exec_probe(name):
         sys.stdout.flush()
         os.execv(prog, [prog] + args)
     return run
-
-
-def fmt_ns(ns):
-    """A duration for people: 727 ns, 11.1 us, 2.97 ms, 1.20 s."""
-    ns = float(ns)
-    if ns < 1e3:
-        return "%.0f ns" % ns
-    if ns < 1e6:
-        return "%.1f us" % (ns / 1e3)
-    if ns < 1e9:
-        return "%.2f ms" % (ns / 1e6)
-    return "%.2f s" % (ns / 1e9)
 
 
 def headline(result):

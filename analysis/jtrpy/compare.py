@@ -34,6 +34,7 @@ from . import __version__
 from . import hist
 from .errors import JtrError, UsageError
 from .result import PERCENTILE_KEYS, dumps_result, load_result, write_atomic
+from .units import fmt_ns as _fmt_ns
 
 FORMAT = "jtr-compare/1"
 DEFAULT_CONFIDENCE = 95.0
@@ -423,11 +424,6 @@ def compare(results_a, results_b, confidence=DEFAULT_CONFIDENCE, resamples=DEFAU
 
 
 # --- the table -------------------------------------------------------------
-
-def _fmt_ns(ns):
-    from .cli import fmt_ns
-    return fmt_ns(ns)
-
 
 def _fmt_value(m, v):
     """A metric's value in its unit."""

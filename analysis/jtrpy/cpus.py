@@ -20,6 +20,24 @@ def read_cpulist(path):
         return []
 
 
+def online_cpus():
+    """The online CPUs, [0, 1, ...]."""
+    return read_cpulist("/sys/devices/system/cpu/online")
+
+
+def pack_cpulist(cpus):
+    """[0, 1, 2, 5] -> '0-2,5' (the inverse of parse_cpulist)."""
+    out, cpus = [], sorted(set(cpus))
+    i = 0
+    while i < len(cpus):
+        j = i
+        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
+            j += 1
+        out.append(str(cpus[i]) if i == j else "%d-%d" % (cpus[i], cpus[j]))
+        i = j + 1
+    return ",".join(out)
+
+
 def default_cpu():
     """The CPU the probes measure without -c: the first isolated CPU, else the last
     online one this process may use (as lib/jtr_cpu.c's jtr_cpu_default)."""

@@ -37,6 +37,7 @@ import tempfile
 
 from . import perftrace
 from .errors import UsageError
+from .units import fmt_ns as _fmt_ns
 
 SCHED_NAME = "sched.data"
 FILE_ROLE = "sched"
@@ -49,12 +50,6 @@ HOW_TO_RECORD = "record it with 'jtr run --cross-check'"
 # "   12117.186312 [0001]  bash[6817/6774]   0.000   0.032   0.077" ("<idle>" has no [tid])
 LINE = re.compile(r"^\s*(\d+)\.(\d{6})\s+\[(\d+)\]\s+(.*?)(?:\[(-?\d+)(?:/(-?\d+))?\])?"
                   r"\s+\d+\.\d+\s+\d+\.\d+\s+(\d+)\.(\d{3})\s*$")
-
-
-def _fmt_ns(ns):
-    """cli.fmt_ns, imported late: cli imports this module."""
-    from .cli import fmt_ns
-    return fmt_ns(ns)
 
 
 class SchedRecorder(perftrace.PerfRecord):

@@ -12,7 +12,7 @@ from . import hdrlog
 from .errors import UsageError
 from .figures import run_figures, utc_time
 from .result import PERCENTILE_KEYS, load_result, write_atomic
-from .tune.profile import pack_cpulist
+from .cpus import pack_cpulist
 
 DEFAULT_TOP = 5
 

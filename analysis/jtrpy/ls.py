@@ -3,10 +3,11 @@ import json
 import os
 import sys
 
-from .tune.profile import pack_cpulist
+from .cpus import pack_cpulist
 from .errors import UsageError
 from .figures import result_figures, utc_time
 from .result import load_result, result_path
+from .units import fmt_ns
 
 FORMAT = "jtr-ls/1"
 
@@ -93,7 +94,6 @@ def find(folders, default):
 
 
 def _ns(ns):
-    from .cli import fmt_ns
     return "-" if ns is None else fmt_ns(ns)
 
 

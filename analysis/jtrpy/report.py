@@ -18,6 +18,7 @@ from . import hist
 from .errors import UsageError
 from .figures import merged_histogram, result_figures
 from .result import load_result, result_path, write_atomic
+from .units import fmt_ns as _fmt_ns
 
 USAGE = """\
 usage: jtr report [-o DIR] RESULT [RESULT_B]
@@ -112,8 +113,8 @@ def jnum(v):
 
 
 def fmt_ns(ns):
-    from .cli import fmt_ns as f
-    return f(ns) if isinstance(ns, (int, float)) else ""
+    """units.fmt_ns, and "" for a value that is not a number."""
+    return _fmt_ns(ns) if isinstance(ns, (int, float)) else ""
 
 
 def spectrum(buckets, lo, hi, points=200):

@@ -19,6 +19,7 @@ from .cpus import default_cpu
 from .errors import UsageError
 from .paths import probe_path
 from .result import load_result, save_result, write_atomic
+from .procs import proc_stat
 
 TRACER_START_TIMEOUT_S = 60
 
@@ -202,16 +203,12 @@ def signal_children(sig, comm=None):
     """Send @sig to this process's children (named @comm, if given)."""
     me = os.getpid()
     for p in os.listdir("/proc"):
-        if not p.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % p) as f:
-                st = f.read()
-            name = st[st.index("(") + 1:st.rindex(")")]
-            if int(st.rsplit(")", 1)[1].split()[1]) == me and comm in (None, name):
+        st = proc_stat(int(p)) if p.isdigit() else None
+        if st and st.ppid == me and comm in (None, st.comm):
+            try:
                 os.kill(int(p), sig)
-        except (OSError, ValueError, IndexError):
-            pass
+            except OSError:
+                pass
 
 
 def run_gap(args, env):

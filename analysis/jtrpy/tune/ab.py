@@ -17,7 +17,7 @@ from ..cli import parse_count, take_value
 from ..errors import JtrError, UsageError
 from ..result import dumps_result, load_result, new_results_dir, write_atomic
 from . import engine as E
-from .profile import pack_cpulist
+from ..cpus import pack_cpulist
 
 FORMAT = "jtr-ab/1"
 

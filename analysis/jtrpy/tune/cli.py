@@ -8,7 +8,8 @@ import time
 from ..errors import UsageError
 from . import engine as E
 from . import knobs as K
-from .profile import Profile, jtr_profiles, online_cpus, pack_cpulist
+from ..cpus import online_cpus, pack_cpulist
+from .profile import Profile, jtr_profiles
 
 USAGE = """\
 usage: jtr tune list

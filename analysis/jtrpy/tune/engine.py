@@ -21,7 +21,8 @@ from ..cpus import parse_cpulist
 from ..errors import JtrError, UsageError
 from ..result import write_atomic
 from . import knobs as K
-from .profile import Profile, cpus_to_hexmask, jtr_profiles, online_cpus, pack_cpulist
+from ..cpus import online_cpus, pack_cpulist
+from .profile import Profile, cpus_to_hexmask, jtr_profiles
 
 STATE_FORMAT = "jtr-tune-state/1"
 NO_HZ_FULL = "/sys/devices/system/cpu/nohz_full"

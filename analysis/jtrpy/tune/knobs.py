@@ -15,8 +15,8 @@ import subprocess
 import sys
 import time
 
-from ..cpus import parse_cpulist
-from .profile import pack_cpulist
+from ..cpus import pack_cpulist, parse_cpulist
+from ..procs import proc_stat
 
 PF_NO_SETAFFINITY = 0x04000000
 PF_KTHREAD = 0x00200000
@@ -139,14 +139,8 @@ def irq_entry(n, target):
 
 def task_stat(tid):
     """(comm, flags, starttime) of a task, or None when it is gone."""
-    try:
-        with open("/proc/%d/stat" % tid) as f:
-            s = f.read()
-    except OSError:
-        return None
-    comm = s[s.index("(") + 1:s.rindex(")")]
-    rest = s[s.rindex(")") + 2:].split()
-    return comm, int(rest[6]), int(rest[19])
+    st = proc_stat(tid)
+    return None if st is None else (st.comm, st.flags, st.starttime)
 
 
 def all_tids():
@@ -369,11 +363,8 @@ def stop_dma_holder():
 
 
 def _is_zombie(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except OSError:
-        return True
+    st = proc_stat(pid)
+    return st is None or st.state in ("Z", "X")
 
 
 # ---------------------------------------------------------------- cpuset

@@ -12,7 +12,7 @@ import configparser
 import os
 import re
 
-from ..cpus import parse_cpulist
+from ..cpus import online_cpus, pack_cpulist, parse_cpulist
 from ..errors import UsageError
 
 _PKG = os.path.dirname(os.path.abspath(__file__))
@@ -84,24 +84,6 @@ def read_variables_file(path):
     except OSError:
         pass
     return out
-
-
-def online_cpus():
-    with open("/sys/devices/system/cpu/online") as f:
-        return parse_cpulist(f.read())
-
-
-def pack_cpulist(cpus):
-    """[0, 1, 2, 5] -> '0-2,5'."""
-    out, cpus = [], sorted(set(cpus))
-    i = 0
-    while i < len(cpus):
-        j = i
-        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
-            j += 1
-        out.append(str(cpus[i]) if i == j else "%d-%d" % (cpus[i], cpus[j]))
-        i = j + 1
-    return ",".join(out)
 
 
 def cpus_to_hexmask(cpus):
