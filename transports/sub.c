@@ -33,7 +33,8 @@ static const char usage_text[] =
 "                           no latency (um_perf_sub -f)\n"
 "  -s, --spin N             an empty loop of N iterations per message\n"
 "      --max-rate RATE      for testing: take at most RATE messages per second\n"
-"                           (spins until each one's turn), a receiver of known\n"
+"                           (waits for each one's turn; a late wake-up is made\n"
+"                           up for, up to 5 ms behind), a receiver of known\n"
 "                           speed: datagrams overflow, a ring or socket fills\n"
 "      --fifo PRIO          run SCHED_FIFO at PRIO (1-99)\n"
 "  -o, --output DIR         results folder (default results/DATE-HOST-sub)\n"
@@ -86,15 +87,22 @@ struct sub {
 	int err;			/* -ETIMEDOUT silent, -EPIPE gone, -ENOENT never came */
 };
 
+/* a --max-rate receiver may fall this far behind its schedule and still catch
+ * up: a sleep that overshoots (a loaded or virtualised host wakes late, often by
+ * more than one period) does not lower the ceiling; a backlog found after an
+ * idle spell is taken at most this much early */
+#define TURN_CREDIT_NS ((int64_t)(5 * JTR_NS_PER_MS))
+
 /* take_turn - --max-rate: wait until the next message's turn, one period
- * after this one's (at most one period of credit after an idle spell, so a
- * late wake-up does not lower the ceiling); sleeps, then spins the last 60 us */
+ * after this one's, with up to TURN_CREDIT_NS (or one period) of credit;
+ * sleeps, then spins the last 60 us */
 static void take_turn(int64_t *turn, int64_t now, int64_t per_ns)
 {
+	const int64_t credit_ns = per_ns > TURN_CREDIT_NS ? per_ns : TURN_CREDIT_NS;
 	int64_t t;
 
-	if (*turn < now - per_ns)
-		*turn = now - per_ns;
+	if (*turn < now - credit_ns)
+		*turn = now - credit_ns;
 	*turn += per_ns;
 	t = *turn - 60000;
 	if (t > jtr_mono_ns()) {
