@@ -13,6 +13,7 @@ CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=2 -Wno-format-nonliteral
 CPPFLAGS += -D_GNU_SOURCE -Ilib
 LDLIBS  += -lm -lpthread
+TP_LDLIBS := -lnuma
 PREFIX  ?= /usr/local
 BUILD   := build
 PYTHON  ?= python3
@@ -83,13 +84,14 @@ $(LIBTP): $(TP_OBJS)
 $(BUILD)/bin/jtr-%: transports/%.c $(LIBTP) $(LIBJTR) $(wildcard transports/*.h) \
 		$(wildcard lib/*.h) | $(BUILD)/bin
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CPPFLAGS) -Itransports $(CFLAGS) $(WARN) $< $(LIBTP) $(LIBJTR) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CPPFLAGS) -Itransports $(CFLAGS) $(WARN) $< $(LIBTP) $(LIBJTR) $(TP_LDLIBS) \
+		$(LDLIBS) -o $@
 
 $(BUILD)/tests/%: transports/tests/%.c $(LIBTP) $(LIBJTR) $(wildcard transports/*.h) \
 		$(wildcard lib/*.h) | $(BUILD)/tests
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CPPFLAGS) -Itransports $(CFLAGS) $(WARN) $< $(LIBTP) $(LIBJTR) $(LDLIBS) \
-		-lcmocka -o $@
+	$(Q)$(CC) $(CPPFLAGS) -Itransports $(CFLAGS) $(WARN) $< $(LIBTP) $(LIBJTR) $(TP_LDLIBS) \
+		$(LDLIBS) -lcmocka -o $@
 
 $(BUILD)/tests/%: lib/tests/%.c $(LIBJTR) $(wildcard lib/*.h) | $(BUILD)/tests
 	$(call msg,CCLD,$@)

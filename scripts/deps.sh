@@ -20,7 +20,7 @@ VENV=${VENV:-.venv}
 # gets numpy from requirements-dev.txt); python3-matplotlib for the plots of
 # jtr report (the venv gets matplotlib from requirements-dev.txt); chromium for
 # the test that renders a report in a headless browser
-PKGS="gcc make libc6-dev libcmocka-dev rt-tests libcap2-bin procps python3-venv
+PKGS="gcc make libc6-dev libcmocka-dev libnuma-dev rt-tests libcap2-bin procps python3-venv
 clang libbpf-dev bpftool libelf-dev zlib1g-dev bpftrace linux-perf tuned util-linux
 python3-numpy python3-matplotlib chromium"
 
