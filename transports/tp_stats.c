@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -15,7 +16,7 @@
 #include "tp_stats.h"
 
 #define ANSWER_WAIT_NS (250 * JTR_NS_PER_MS)	/* a hot thread's longest idle slice is 100 ms */
-#define ANSWER_POLL_NS (200 * 1000)
+#define ANSWER_POLL_NS (1000 * 1000)
 
 /* ival_zero - an empty interval */
 static void ival_zero(struct tp_ival *v)
@@ -289,12 +290,25 @@ static void take_row(struct tp_stats *st, bool final, bool *finished)
 	}
 }
 
-/* all_done - every worker has left its function */
-static bool all_done(const struct jtr_worker *w, int n)
+/* join_until - join the workers still running, giving up at CLOCK_MONOTONIC
+ * @until_ns: true once every one is joined (the main thread sleeps in the
+ * join, so it wakes only for a row or the end) */
+static bool join_until(struct jtr_worker *w, int n, int64_t until_ns)
 {
-	for (int i = 0; i < n; i++)
-		if (w[i].started && !worker_done(&w[i]))
+	struct timespec rt;
+	int64_t left = until_ns - jtr_mono_ns(), ns;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	ns = (int64_t)rt.tv_nsec + (left > 0 ? left : 0);
+	rt.tv_sec += (time_t)(ns / 1000000000LL);
+	rt.tv_nsec = (long)(ns % 1000000000LL);
+	for (int i = 0; i < n; i++) {
+		if (!w[i].started)
+			continue;
+		if (pthread_timedjoin_np(w[i].th, NULL, &rt) != 0)
 			return false;
+		w[i].started = false;
+	}
 	return true;
 }
 
@@ -304,26 +318,13 @@ void tp_stats_run(struct tp_stats *st, struct jtr_probe *p, struct jtr_worker *w
 	bool finished[2] = { false, false };
 	int64_t next = st->t0_ns + (int64_t)st->every_ns;
 
-	while (st->every_ns && !all_done(w, n)) {
-		int64_t now = jtr_mono_ns();
-
-		if (now < next) {
-			int64_t d = next - now;
-			struct timespec ts;
-
-			if (d > 50 * (int64_t)JTR_NS_PER_MS)
-				d = 50 * (int64_t)JTR_NS_PER_MS;	/* see the end soon */
-			ts.tv_sec = 0;
-			ts.tv_nsec = d;
-			nanosleep(&ts, NULL);
-			continue;
-		}
+	while (st->every_ns && !join_until(w, n, next)) {
 		take_row(st, false, finished);
 		next += (int64_t)st->every_ns;
 		if (next <= jtr_mono_ns())
 			next = jtr_mono_ns() + (int64_t)st->every_ns;
 	}
-	jtr_workers_wait(p, w, n, NULL, NULL);
+	jtr_workers_wait(p, w, n, NULL, NULL);	/* the rest, and pinning errors */
 	if (st->every_ns)
 		take_row(st, true, finished);
 	st->prev_ns = jtr_mono_ns();
