@@ -374,3 +374,19 @@ def test_help_lists_the_new_options():
         assert "--latency-file" in run_jtr(prog, "--help", timeout=30).stdout
     out = run_jtr("pong", "--help", timeout=30).stdout
     assert "-o, --output DIR" in out and "--recv MODE" in out
+
+
+def test_schema_checks_the_new_fields(tmp_path, validate):
+    pub, sub, _, _ = pubsub(tmp_path, "udp", validate, count=500, sub_args=["--latency-file"])
+    bad = [
+        lambda r: r["transport"]["stats"][0].pop("lat_max_ns"),
+        lambda r: r["transport"]["stats"][0].update(msgs_recv=-1),
+        lambda r: r["transport"].update(receive="poll"),
+        lambda r: r["transport"].pop("recv_cpu_pct"),
+        lambda r: r["transport"]["latency_file"].pop("not_kept"),
+    ]
+    for spoil in bad:
+        r = load(tmp_path / "sub")
+        spoil(r)
+        with pytest.raises(AssertionError):
+            validate(r)
