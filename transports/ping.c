@@ -529,6 +529,7 @@ int main(int argc, char **argv)
 	g.tsc = p.tb.kind == JTR_TB_TSC;
 	g.t2n = p.tb.t2n;
 	g.raw_per_msg = !g.rate_hz ? 0 : g.tsc ? p.tb.hz / (double)g.rate_hz : 1e9 / (double)g.rate_hz;
+	tp.o.numa_cpu = g.recv_cpu;
 	g.t = tp_prog_open(&p, &tp, TP_PING);
 	handshake(&g);
 

@@ -169,6 +169,7 @@ int main(int argc, char **argv)
 	if (!p.quiet)
 		fprintf(stderr, "%s: waiting for ping on %s %s\n", p.prog, tp_kind_name(tp.o.kind),
 			tp.o.addr ? tp.o.addr : tp_default_addr(tp.o.kind));
+	tp.o.numa_cpu = g.cpu;
 	t = tp_prog_open(&p, &tp, TP_PONG);
 	snprintf(g.desc, sizeof(g.desc), "%s", tp_describe(t));
 	jtr_probe_map_begin(&p);

@@ -362,6 +362,7 @@ int main(int argc, char **argv)
 	/* 3. privileges, folder, calibration, then the transport */
 	jtr_probe_privileged(&p);
 	jtr_probe_timebase(&p);
+	tp.o.numa_cpu = g.cpu;
 	g.t = tp_prog_open(&p, &tp, TP_PUB);
 	g.subs_at_start = tp_peers(g.t);
 

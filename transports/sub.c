@@ -387,6 +387,7 @@ int main(int argc, char **argv)
 	/* 3. privileges, folder, calibration, the transport */
 	jtr_probe_privileged(&p);
 	jtr_probe_timebase(&p);
+	tp.o.numa_cpu = g.cpu;
 	g.t = tp_prog_open(&p, &tp, TP_SUB);
 	if (!p.quiet) {
 		fprintf(stderr, "%s: ready on %s\n", p.prog, tp_describe(g.t));

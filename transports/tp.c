@@ -11,6 +11,7 @@
 
 #include "jtr_cli.h"
 #include "tp_int.h"
+#include "tp_numa.h"
 
 static const char *const kind_names[] = {
 	[TP_SHM] = "shm", [TP_TCP] = "tcp", [TP_UDP] = "udp", [TP_MCAST] = "mcast",
@@ -65,6 +66,7 @@ void tp_opts_init(struct tp_opts *o, enum tp_kind kind)
 	o->msg_max = 64;
 	o->iface = TP_DEFAULT_IFACE;
 	o->wait_ns = 10 * 1000000000ULL;
+	o->numa_cpu = o->numa_node = -1;
 }
 
 /* tp_max_msg - the largest message of the kind */
@@ -177,7 +179,6 @@ int tp_check(const struct tp_opts *o, enum tp_role role, struct jtr_err *e)
 	socklen_t sl;
 	int rc;
 
-	(void)role;
 	if (o->epoll && o->kind == TP_SHM)
 		return jtr_err_set(e, -EINVAL, "--recv epoll: an shm ring has no file descriptor to "
 				   "wait on; use blocking (a futex) or busy-poll (-b)");
@@ -189,6 +190,22 @@ int tp_check(const struct tp_opts *o, enum tp_role role, struct jtr_err *e)
 				   o->kind == TP_SHM ? "ring slot" :
 				   (o->kind == TP_TCP || o->kind == TP_UNIX) ? "message" : "datagram",
 				   tp_max_msg(o));
+	if (o->kind != TP_SHM && (o->cross_numa || o->numa_node >= 0))
+		return jtr_err_set(e, -EINVAL, "--%s is for the shm ring (-T shm); a socket's "
+				   "buffers are the kernel's", o->cross_numa ? "cross-numa" : "numa-node");
+	if (o->kind == TP_SHM && role == TP_PUB && (o->cross_numa || o->numa_node >= 0))
+		return jtr_err_set(e, -EINVAL, "--%s: the ring's readers place it; give it to jtr sub "
+				   "(jtr pub follows the ring's node)", o->cross_numa ? "cross-numa" :
+				   "numa-node");
+	if (o->numa_node >= tp_numa_nodes())
+		return tp_numa_nodes() == 1 ?
+			jtr_err_set(e, -EINVAL, "--numa-node %d: this machine has one NUMA node, "
+				    "node 0", o->numa_node) :
+			jtr_err_set(e, -EINVAL, "--numa-node %d: use a node from 0 to %d",
+				    o->numa_node, tp_numa_nodes() - 1);
+	if (o->cross_numa && tp_numa_nodes() < 2)
+		return jtr_err_set(e, -EINVAL, "--cross-numa: this machine has one NUMA node, so "
+				   "there is no remote memory to compare with");
 	switch (o->kind) {
 	case TP_SHM:
 		if (!*addr || strlen(addr) > 64 || strchr(addr, '/'))

@@ -83,6 +83,9 @@ struct tp_opts {
 	int ttl;		/* mcast: multicast TTL (default 0: never leaves the host) */
 	bool wide;		/* mcast: another group or TTL > 0 was asked for explicitly */
 	uint64_t wait_ns;	/* how long to wait for the peer to appear */
+	int numa_cpu;		/* shm: this side's pinned (reading) CPU, -1: not pinned */
+	int numa_node;		/* shm: the reader's node, -1: its CPU's (--numa-node) */
+	bool cross_numa;	/* shm: the ring on a node other than its reader's */
 };
 
 struct tp;
@@ -140,6 +143,10 @@ const char *tp_describe(const struct tp *t);
 
 /* tp_peers - subscribers connected or attached now (pub); 1 otherwise */
 uint32_t tp_peers(const struct tp *t);
+
+/* tp_numa_where - shm: the node this side's reader runs on and the node the
+ * ring it reads (pub: writes) is on now; false for other kinds */
+bool tp_numa_where(const struct tp *t, int *reader_node, int *ring_node);
 
 /* tp_peers_lost - subscribers that went away during the run (pub) */
 uint32_t tp_peers_lost(const struct tp *t);

@@ -35,6 +35,7 @@ struct tp {
 	struct tp_ring_wr wr;
 	struct tp_ring_rd rd;
 	bool writing, reading;
+	int reader_node, ring_node;	/* -1 until the ring is placed */
 
 	/* sockets */
 	int fd;				/* the data socket (-1: none) */

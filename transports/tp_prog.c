@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "jtr_cli.h"
+#include "tp_numa.h"
 #include "tp_prog.h"
 
 /* tp_prog_init - defaults */
@@ -64,6 +65,10 @@ bool tp_prog_opt(struct jtr_probe *p, struct tp_prog *tp, int opt, const char *a
 		if (tp->o.slots & (tp->o.slots - 1))
 			jtr_usage_error(p, "--slots %s: use a power of two, e.g. 1024 or 4096", arg);
 		return true;
+	case TP_OPT_NUMA_NODE:
+		tp->o.numa_node = jtr_opt_int(p, "--numa-node", arg, 0, 1023);
+		return true;
+	case TP_OPT_CROSS_NUMA: tp->o.cross_numa = true; return true;
 	case TP_OPT_WAIT:
 		tp->o.wait_ns = jtr_opt_duration(p, "--wait", arg, JTR_NS_PER_S, JTR_NS_PER_MS,
 						 24ULL * 3600 * JTR_NS_PER_S);
@@ -103,7 +108,7 @@ struct tp *tp_prog_open(struct jtr_probe *p, struct tp_prog *tp, enum tp_role ro
 	jtr_err_clear(&e);
 	rc = tp_open(&t, &tp->o, role, &e);
 	if (rc == 0)
-		return t;
+		return tp->t = t;
 	if (!e.msg[0])
 		snprintf(e.msg, sizeof(e.msg), "%s", strerror(-rc));
 	switch (rc) {
@@ -179,8 +184,15 @@ void tp_prog_inputs(FILE *f, const struct jtr_probe *p, const struct tp_prog *tp
 		tp_prog_input(f, "interface:", "%s", o->iface ? o->iface : TP_DEFAULT_IFACE);
 		tp_prog_input(f, "ttl:", "%d", o->ttl);
 	}
-	if (o->kind == TP_SHM)
+	if (o->kind == TP_SHM) {
 		tp_prog_input(f, "ring slots:", "%u", o->slots);
+		int reader, ring;
+
+		if (tp->t && tp_numa_where(tp->t, &reader, &ring))
+			tp_prog_input(f, "numa:", "reader on node %d, ring on node %d (%d node%s)%s",
+				      reader, ring, tp_numa_nodes(), tp_numa_nodes() > 1 ? "s" : "",
+				      o->cross_numa ? ", --cross-numa" : "");
+	}
 	tp_prog_input(f, "wait for peer:", "%.3f s", (double)o->wait_ns / 1e9);
 	tp_prog_input(f, "peer timeout:", "%.3f s", (double)tp->timeout_ns / 1e9);
 	if (tp->stats_every_ns)
@@ -222,6 +234,8 @@ void tp_prog_finish(struct jtr_probe *p, struct jtr_json *j, struct jtr_afile *t
 /* tp_prog_write_transport - kind, address, mode, length */
 void tp_prog_write_transport(struct jtr_json *j, const struct tp_prog *tp, uint32_t msg_len)
 {
+	int reader, ring;
+
 	jtr_json_obj_begin(j, "transport");
 	jtr_json_str(j, "kind", tp_kind_name(tp->o.kind));
 	jtr_json_str(j, "address", tp->o.addr ? tp->o.addr : tp_default_addr(tp->o.kind));
@@ -233,6 +247,14 @@ void tp_prog_write_transport(struct jtr_json *j, const struct tp_prog *tp, uint3
 	}
 	if (tp->o.kind == TP_SHM)
 		jtr_json_uint(j, "slots", tp->o.slots);
+	if (tp->o.kind == TP_SHM && tp->t && tp_numa_where(tp->t, &reader, &ring)) {
+		jtr_json_obj_begin(j, "numa");
+		jtr_json_int(j, "nodes", tp_numa_nodes());
+		jtr_json_int(j, "reader_node", reader);
+		jtr_json_int(j, "ring_node", ring);
+		jtr_json_bool(j, "cross", tp->o.cross_numa);
+		jtr_json_obj_end(j);
+	}
 }
 
 /* tp_prog_write_seq - received, lost, duplicates, reordered, stale */

@@ -17,6 +17,7 @@ enum {
 	TP_OPT_IFACE = 400, TP_OPT_TTL, TP_OPT_WIDE, TP_OPT_SLOTS, TP_OPT_WAIT, TP_OPT_TIMEOUT,
 	TP_OPT_SUBS, TP_OPT_DROP_EVERY, TP_OPT_STALL_AT, TP_OPT_STALL, TP_OPT_NO_TS, TP_OPT_FIFO,
 	TP_OPT_MAX_RATE, TP_OPT_RECV, TP_OPT_STATS_EVERY, TP_OPT_LATENCY_FILE, TP_OPT_LATENCY_MAX,
+	TP_OPT_NUMA_NODE, TP_OPT_CROSS_NUMA,
 };
 
 #define TP_DEFAULT_STATS_EVERY_NS JTR_NS_PER_S
@@ -33,6 +34,8 @@ enum {
 	{ "ttl", required_argument, NULL, TP_OPT_TTL },			\
 	{ "mcast-wide", no_argument, NULL, TP_OPT_WIDE },		\
 	{ "slots", required_argument, NULL, TP_OPT_SLOTS },		\
+	{ "numa-node", required_argument, NULL, TP_OPT_NUMA_NODE },	\
+	{ "cross-numa", no_argument, NULL, TP_OPT_CROSS_NUMA },		\
 	{ "wait", required_argument, NULL, TP_OPT_WAIT },		\
 	{ "timeout", required_argument, NULL, TP_OPT_TIMEOUT }
 
@@ -52,6 +55,10 @@ enum {
 "      --mcast-wide         allow a group outside 239.255.0.0/16 or a TTL above 0\n" \
 "                           (such traffic can flood networks and switch supervisors)\n" \
 "      --slots N            shm: ring slots, a power of two (default 4096)\n" \
+"      --numa-node N        shm reader: run on node N and put the ring there\n" \
+"                           (default: the pinned CPU's node, else where it runs)\n" \
+"      --cross-numa         shm reader: put the ring on another node than the\n" \
+"                           reader's, for the comparison (needs two nodes)\n" \
 "      --wait DUR           how long to wait for the peer to appear (default 10s)\n" \
 "      --timeout DUR        a peer silent this long mid-run has gone (default 5s)\n"
 
@@ -81,6 +88,7 @@ struct tp_prog {
 	uint64_t stats_every_ns;	/* --stats-every, 0: off */
 	bool latency_file;		/* --latency-file */
 	uint64_t latency_max;		/* --latency-max */
+	struct tp *t;			/* once opened: for the result's numa object */
 };
 
 /* tp_prog_init - defaults (udp) */
