@@ -395,9 +395,9 @@ static void choose_spins(struct send_ctx *c, struct send_run *n, double target_n
 }
 
 /* warn_drift - say so when a null run missed its target by more than
- * DRIFT_WARN: its calibration check hit the target, so the loop ran at
- * another speed during the run than just before (a busy host, another
- * thread on the core) */
+ * DRIFT_WARN: its calibration check hit the target, so the run was
+ * disturbed more than the check (below the outlier threshold), or the CPU
+ * ran the loop at another speed (a busy host, another thread on the core) */
 static void warn_drift(struct send_ctx *c, int k)
 {
 	const struct send_run *n = &c->run[2 * k + 1];
@@ -406,10 +406,10 @@ static void warn_drift(struct send_ctx *c, int k)
 	if (n->partial || n->target_ns <= 0 ||
 	    (got <= n->target_ns * (1 + DRIFT_WARN) && got >= n->target_ns * (1 - DRIFT_WARN)))
 		return;
-	jtr_warn(c->p, "pair %d: the null loop took %.0f ns (below its outlier threshold) for a "
-		 "target of %.0f ns; its median was %.0f ns in calibration and %llu ns in the run, "
-		 "so the CPU ran the loop at another speed (a busy host or core); compare the "
-		 "pair's tails with care", k + 1, got, n->target_ns, n->check_ns,
+	jtr_warn(c->p, "pair %d: the null loop's mean below its outlier threshold is %.0f ns for a "
+		 "target of %.0f ns (median %.0f ns in calibration, %llu ns in the run): the host "
+		 "disturbed the run more than the check, or ran the loop at another speed; compare "
+		 "the pair's tails with care", k + 1, got, n->target_ns, n->check_ns,
 		 (unsigned long long)jtr_hist_value_at_percentile(&n->hist, 50));
 }
 
