@@ -72,6 +72,8 @@ def check_calibration(res):
     for p in res["pairs"]:
         s, n = runs[p["send_run"]], runs[p["null_run"]]
         assert n["spins"] == p["spins"] and n["target_ns"] == p["target_ns"]
+        # one meaning of "outlier" within a pair
+        assert n["outliers"]["threshold_ns"] == s["outliers"]["threshold_ns"]
         assert p["target_ns"] == pytest.approx(s["mean_below_threshold_ns"], abs=0.06)
         assert p["send_mean_ns"] == pytest.approx(s["mean_ns"], rel=1e-4)
         assert p["null_mean_ns"] == pytest.approx(n["mean_ns"], rel=1e-4)

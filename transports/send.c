@@ -28,6 +28,7 @@
 #define CAL_TOLERANCE 0.02		/* a check off by more is corrected */
 #define CAL_TRIES 4			/* checks per null run at most */
 #define DRIFT_WARN 0.10		/* a null run this far off its target is warned about */
+#define DRAIN_END_NS (20 * JTR_NS_PER_MS)	/* the drain's last wait */
 #define SETTLE_NS (2 * JTR_NS_PER_MS)	/* the drain idle this long has caught up */
 #define SETTLE_MAX_NS (500 * JTR_NS_PER_MS)
 #define DEFAULT_BUCKETS 1000		/* 10 us: kernel send calls take microseconds */
@@ -65,7 +66,8 @@ static const char usage_text[] =
 "  -H, --histo-buckets N    10 ns buckets in the legacy text and gnuplot file\n"
 "                           (default 1000: 10 us)\n"
 "      --threshold DUR      log samples longer than this (default max(1us, 8 x\n"
-"                           the run's warm-up minimum))\n"
+"                           the send run's warm-up minimum), the same in its\n"
+"                           null run)\n"
 "      --max-outliers N     outlier log entries kept per run (default 100000)\n"
 "      --hist-error PCT     histogram's maximum relative error (default 1)\n"
 "  -q, --quiet              no progress and no summary on stdout\n"
@@ -219,7 +221,10 @@ timed_run(struct send_ctx *c, struct send_run *r, uint64_t nwarm, uint64_t nsamp
 			;
 	}
 	r->warm_min_ns = wmin == UINT64_MAX ? 0 : wmin;
-	thr = c->threshold_opt ? c->threshold_opt : jtr_default_threshold_ns(r->warm_min_ns);
+	/* a null run comes with its send run's threshold: one meaning of
+	 * "outlier" within a pair */
+	thr = c->threshold_opt ? c->threshold_opt :
+	      r->threshold_ns ? r->threshold_ns : jtr_default_threshold_ns(r->warm_min_ns);
 	r->threshold_ns = thr;
 	r->start_raw = tb_now(tsc);
 	for (i = 0; i < nsamp && rc == 0; i++) {
@@ -307,6 +312,7 @@ static double null_point(struct send_ctx *c, uint64_t spins)
 	jtr_hist_reset(&s->hist);
 	jtr_hist_reset(&s->lengths);
 	s->log.n = s->log.dropped = s->log.total_ns = 0;
+	s->threshold_ns = 0;
 	s->spins = spins;
 	run_null(c, s, CAL_WARMUP, CAL_SAMPLES);
 	return s->hist.total ? (double)jtr_hist_value_at_percentile(&s->hist, 50) : 0;
@@ -431,23 +437,35 @@ static void sender(void *arg)
 		choose_spins(c, n, body_mean(s));
 		if (jtr_stop)
 			break;
+		n->threshold_ns = s->threshold_ns;
 		run_null(c, n, c->warmup, c->samples);
 		c->runs_done = 2 * k + 2;
 	}
 	__atomic_store_n(&c->sender_done, 1, __ATOMIC_RELEASE);
 }
 
-/* drainer - take every message until the sender is done */
+/* drainer - take every message until the sender is done, then what is
+ * still on its way (all of it, or until none came for DRAIN_END_NS: lost
+ * datagrams never come) */
 static void drainer(void *arg)
 {
 	struct send_ctx *c = arg;
 	uint64_t n = 0;
+	bool done = false;
 
-	while (!__atomic_load_n(&c->sender_done, __ATOMIC_ACQUIRE)) {
-		ssize_t rc = tp_recv(c->rx, c->rbuf, c->len, 100 * JTR_NS_PER_MS);
+	for (;;) {
+		ssize_t rc;
 
-		if (rc == -EAGAIN)
+		if (!done && __atomic_load_n(&c->sender_done, __ATOMIC_ACQUIRE))
+			done = true;
+		if (done && n >= c->sent)
+			break;
+		rc = tp_recv(c->rx, c->rbuf, c->len, done ? DRAIN_END_NS : 100 * JTR_NS_PER_MS);
+		if (rc == -EAGAIN) {
+			if (done)
+				break;
 			continue;
+		}
 		if (rc < 0) {
 			c->drain_err = (int)rc;
 			break;
@@ -541,9 +559,11 @@ static void comparison(FILE *f, const struct send_ctx *c)
 		double bs = body_mean(s), bn = body_mean(n);
 
 		fprintf(f, "pair %d: send mean %.1f ns, null loop mean %.1f ns (%llu spins): "
-			"send/null %.3f; below the outlier thresholds %.1f and %.1f ns: %.3f\n",
-			k + 1, ms, mn, (unsigned long long)n->spins, mn > 0 ? ms / mn : 0.0, bs, bn,
-			bn > 0 ? bs / bn : 0.0);
+			"send/null %.3f\n", k + 1, ms, mn, (unsigned long long)n->spins,
+			mn > 0 ? ms / mn : 0.0);
+		fprintf(f, "  below the %llu ns outlier threshold (what the loop is matched to): "
+			"send %.1f ns, null loop %.1f ns, send/null %.3f\n",
+			(unsigned long long)s->threshold_ns, bs, bn, bn > 0 ? bs / bn : 0.0);
 		fprintf(f, "  %-8s %12s %12s %12s\n", "ns", "send", "null loop", "added");
 		for (int i = 0; i < NCMP; i++) {
 			uint64_t a = cmp_value(&s->hist, i), b = cmp_value(&n->hist, i);
