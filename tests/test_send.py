@@ -303,3 +303,10 @@ def test_send_ctrl_c_keeps_partial_result(tmp_path, validate):
     check_run(r, r["samples"])
     assert res["transport"]["sent"] == r["samples"]
     assert "PARTIAL" in so and "0 of 3 pairs" in so
+
+
+def test_send_help_and_command_list():
+    p = run_jtr("send", "--help", timeout=30)
+    assert p.returncode == 0 and "Examples:" in p.stdout and "--transport" in p.stdout
+    assert "--no-drain" in p.stdout and "-p, --pause" in p.stdout
+    assert any(ln.split()[:1] == ["send"] for ln in run_jtr("--help").stdout.splitlines())
