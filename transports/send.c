@@ -160,18 +160,20 @@ struct send_ctx {
 	volatile int at_run;
 };
 
-/* tb_begin, tb_end, tb_now - the timebase's reads: fenced at the start and
- * end of a timed region (tsc), plain for the pause; ns from clock_gettime */
+/* tb_begin - the read that starts a timed region: fenced rdtsc, or
+ * clock_gettime(CLOCK_MONOTONIC) ns */
 static inline __attribute__((always_inline)) uint64_t tb_begin(bool tsc)
 {
 	return tsc ? jtr_tsc_begin() : (uint64_t)jtr_mono_ns();
 }
 
+/* tb_end - the read that ends a timed region: rdtscp and a fence, or ns */
 static inline __attribute__((always_inline)) uint64_t tb_end(bool tsc)
 {
 	return tsc ? jtr_tsc_end() : (uint64_t)jtr_mono_ns();
 }
 
+/* tb_now - a plain read, for the pause */
 static inline __attribute__((always_inline)) uint64_t tb_now(bool tsc)
 {
 	return tsc ? jtr_rdtsc() : (uint64_t)jtr_mono_ns();
@@ -265,28 +267,31 @@ timed_run(struct send_ctx *c, struct send_run *r, uint64_t nwarm, uint64_t nsamp
 		c->err = rc;
 }
 
-/* send_tsc, send_clock, null_tsc, null_clock - the four loops */
+/* send_tsc - send calls timed with the TSC */
 static void send_tsc(struct send_ctx *c, struct send_run *r, uint64_t w, uint64_t n)
 {
 	timed_run(c, r, w, n, true, true);
 }
 
+/* send_clock - send calls timed with clock_gettime */
 static void send_clock(struct send_ctx *c, struct send_run *r, uint64_t w, uint64_t n)
 {
 	timed_run(c, r, w, n, false, true);
 }
 
+/* null_tsc - empty loops timed with the TSC */
 static void null_tsc(struct send_ctx *c, struct send_run *r, uint64_t w, uint64_t n)
 {
 	timed_run(c, r, w, n, true, false);
 }
 
+/* null_clock - empty loops timed with clock_gettime */
 static void null_clock(struct send_ctx *c, struct send_run *r, uint64_t w, uint64_t n)
 {
 	timed_run(c, r, w, n, false, false);
 }
 
-/* run_send, run_null - one run in the chosen timebase */
+/* run_send - a send run in the chosen timebase */
 static void run_send(struct send_ctx *c, struct send_run *r, uint64_t w, uint64_t n)
 {
 	if (c->p->tb.kind == JTR_TB_TSC)
@@ -295,6 +300,7 @@ static void run_send(struct send_ctx *c, struct send_run *r, uint64_t w, uint64_
 		send_clock(c, r, w, n);
 }
 
+/* run_null - a null run in the chosen timebase */
 static void run_null(struct send_ctx *c, struct send_run *r, uint64_t w, uint64_t n)
 {
 	if (c->p->tb.kind == JTR_TB_TSC)
