@@ -1283,14 +1283,19 @@ static const struct row *best_of(const struct row *rows, int n, enum method lo, 
 	return b;
 }
 
-/* table_tail - failures, and shm against tcp for each reader count and batch */
-static void table_tail(FILE *f, const struct row *rows, int n)
+/* print_failures - why each failed row failed, one a line, @prefix first */
+static void print_failures(FILE *f, const char *prefix, const struct row *rows, int n)
 {
 	for (int i = 0; i < n; i++)
 		if (rows[i].ran && !rows[i].ok)
-			fprintf(f, "%s, %u reader%s, %u-byte batches: %s\n", method_names[rows[i].m],
-				rows[i].readers, rows[i].readers > 1 ? "s" : "", rows[i].opb * G->size,
-				rows[i].err);
+			fprintf(f, "%s%s, %u reader%s, %u-byte batches: %s\n", prefix,
+				method_names[rows[i].m], rows[i].readers, rows[i].readers > 1 ? "s" : "",
+				rows[i].opb * G->size, rows[i].err);
+}
+
+/* table_tail - shm against tcp for each reader count and batch size */
+static void table_tail(FILE *f, const struct row *rows, int n)
+{
 	for (int i = 0; i < n; i++) {
 		const struct row *w = &rows[i], *s, *t;
 		bool first = true;
@@ -1396,6 +1401,7 @@ static void write_outputs(const struct row *rows, int n)
 	for (int i = 0; i < n; i++)
 		if (rows[i].ran)
 			table_row(txt.f, &rows[i]);
+	print_failures(txt.f, "", rows, n);
 	table_tail(txt.f, rows, n);
 	if (P->partial)
 		fprintf(txt.f, "partial: stopped early; the rows cover what was moved\n");
@@ -1543,7 +1549,12 @@ int main(int argc, char **argv)
 						"(default 10M)");
 			c.objects = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40);
 			break;
-		case 's': c.size = (uint32_t)jtr_opt_count(&p, "-s", optarg, 16, 1u << 20); break;
+		case 's':
+			c.size = (uint32_t)jtr_opt_count(&p, "-s", optarg, 1, 1u << 20);
+			if (c.size < 16)
+				jtr_usage_error(&p, "-s %s: an object carries an 8-byte sequence number and "
+						"an 8-byte check word; use at least 16 bytes", optarg);
+			break;
 		case 'B': c.nbatches = parse_list(&p, "-B", optarg, 1, 16000000, c.batches, MAX_BATCHES); break;
 		case OPT_SWEEP:
 			memcpy(c.batches, sweep, sizeof(sweep));
@@ -1551,10 +1562,12 @@ int main(int argc, char **argv)
 			break;
 		case 'm': parse_methods(&p, optarg, c.methods); break;
 		case 'r':
-			if (optarg[0] == '0' && (optarg[1] == 0 || optarg[1] == ','))
-				jtr_usage_error(&p, "-r %s: a run needs at least 1 reader (1: point to "
-						"point, 3: one to three)", optarg);
-			c.nfanouts = parse_list(&p, "-r", optarg, 1, MAX_READERS, c.fanouts, MAX_FANOUTS);
+			c.nfanouts = parse_list(&p, "-r", optarg, 0, 1000, c.fanouts, MAX_FANOUTS);
+			for (int i = 0; i < c.nfanouts; i++)
+				if (c.fanouts[i] == 0 || c.fanouts[i] > MAX_READERS)
+					jtr_usage_error(&p, "-r %s: %u readers; use 1 to %d (1: point to "
+							"point, 3: one to three)", optarg, c.fanouts[i],
+							MAX_READERS);
 			break;
 		case 'c': parse_cpus(&p, optarg, &c); break;
 		case 'Q':
@@ -1643,7 +1656,11 @@ int main(int argc, char **argv)
 	/* 5. results */
 	write_outputs(rows, n);
 	jtr_probe_finish(&p);
-	if (bad)
-		fprintf(stderr, "%s: %d run%s failed (see above)\n", p.prog, bad, bad > 1 ? "s" : "");
+	if (bad) {
+		char prefix[80];
+
+		snprintf(prefix, sizeof(prefix), "%s: ", p.prog);
+		print_failures(stderr, prefix, rows, n);
+	}
 	return bad ? 1 : 0;
 }

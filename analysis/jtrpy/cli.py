@@ -383,6 +383,8 @@ COMMANDS = [
     ("pong", "reflect jtr ping's messages back", _exec_probe("pong")),
     ("pub", "publish at a steady rate over shm, tcp, udp, mcast, unix (um_perf)", _exec_probe("pub")),
     ("sub", "receive from jtr pub: loss, order, rate, latency", _exec_probe("sub")),
+    ("ipc", "shm queues against TCP: 50-byte objects in batches, 1-to-1 and 1-to-3",
+     _exec_probe("ipc")),
     ("maxrate", "the maximum sustainable rate of a transport: step up, bisect, a table",
      lambda args: __import__("jtrpy.maxrate", fromlist=["main"]).main(args)),
     ("tune", "apply, verify and revert tuning profiles (tuned format), with a snapshot",
