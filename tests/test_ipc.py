@@ -170,6 +170,7 @@ def test_paced_reader_writer_finds_queue_full(tmp_path):
     (["--low-water", "128"], "--low-water 128"),
     (["-n", "lots"], "lots"),
     (["--bogus"], "--bogus"),
+    (["--fifo", "50"], "--fifo"),
 ])
 def test_bad_input_exits_2(tmp_path, args, word):
     out = tmp_path / "never"
@@ -239,3 +240,10 @@ def test_dead_reader_fails_the_row(tmp_path, method):
     assert stderr.startswith("jtr ipc: %s, 3 readers" % method)
     assert not shm_segments(proc.pid)
     assert not processes_with(str(out))
+
+
+def test_help():
+    h = run_jtr("ipc", "--help", check=True).stdout
+    assert h.startswith("Usage: jtr ipc") and "Examples:" in h and "--sweep" in h
+    assert run_jtr("ipc", "-h", check=True).stdout == h
+    assert "\n  ipc " in run_jtr("--help", check=True).stdout

@@ -1540,6 +1540,10 @@ int main(int argc, char **argv)
 
 	/* 1. options */
 	while ((opt = getopt_long(argc, argv, ":n:s:B:m:r:c:Q:o:qh", long_opts, NULL)) != -1) {
+		if (opt == 'f')
+			jtr_usage_error(&p, "--fifo: jtr ipc runs a writer and readers that may share "
+					"CPUs, where SCHED_FIFO busy waits can starve one another; it "
+					"takes no --fifo");
 		if (jtr_probe_common_opt(&p, opt, usage_text, argv))
 			continue;
 		switch (opt) {
