@@ -32,7 +32,7 @@ LIB_SRCS := $(wildcard lib/*.c)
 LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
 LIBJTR   := $(BUILD)/libjtr.a
 PROBES   := null gap clock
-TPROGS   := ping pong pub sub send
+TPROGS   := ping pong pub sub send ipc
 BINS     := $(addprefix $(BUILD)/bin/jtr-,$(PROBES) $(TPROGS))
 # transports/: the transport library (tp*.c) and its programs (the rest)
 TP_SRCS  := $(wildcard transports/tp*.c)

@@ -17,6 +17,11 @@
 5. Attribution speed: bench/attribute_bench.py (1M events, 100k outliers).
 6. Report speed: bench/report_bench.py (`jtr report` on 10M samples, 100k
    attributed outliers; goal < 5 s).
+7. IPC comparison: `jtr ipc` (every method, 1 and 3 readers, 100 KB batches)
+   and the shm / tcp time ratios next to the seed's (9.6 s vs 10.1 s point to
+   point, 10.6 s vs 25.5 s to three readers, 1e9 objects on 4 vCPUs).
+   BENCH_IPC_OBJECTS (default 100M; 1G is the seed's full run, about ten
+   times as long). `bench/bench.py ipc` runs this part alone.
 
 The machines are shared and noisy: every comparison is a ratio taken within
 one run, rounds alternate, and medians are reported.
@@ -146,7 +151,63 @@ def attribution_speed(script="attribute_bench.py"):
     return p.stdout
 
 
+# the seed's seconds for 1e9 objects of 50 bytes in 100 KB batches (4 vCPUs)
+IPC_SEED = {1: {"shm": 9.64, "tcp": 10.08}, 3: {"shm": 10.61, "tcp": 25.46}}
+
+
+def ipc_compare(tmp):
+    """jtr ipc, every method, 1 and 3 readers: shm / tcp time ratios beside the seed's."""
+    objects = os.environ.get("BENCH_IPC_OBJECTS", "100M")
+    out = os.path.join(tmp, "ipc")
+    print("bench: jtr ipc -n %s (every method, 1 and 3 readers)" % objects, file=sys.stderr)
+    p = subprocess.run([JTR, "ipc", "-n", objects, "-q", "-o", out], stdout=subprocess.DEVNULL)
+    with open(os.path.join(out, "result.json")) as f:
+        res = json.load(f)
+    with open(os.path.join(out, "summary.txt")) as f:
+        table = f.read()
+    rows = {(r["method"], r["readers"]): r for r in res["rows"] if r["ok"]}
+    ratios = {}
+    for n, seed in IPC_SEED.items():
+        shm, tcp = rows.get(("shm-mutex", n)), rows.get(("tcp", n))
+        best_shm = min((r for (m, k), r in rows.items() if k == n and m.startswith("shm")),
+                       key=lambda r: r["elapsed_s"], default=None)
+        best_tcp = min((r for (m, k), r in rows.items() if k == n and m.startswith("tcp")),
+                       key=lambda r: r["elapsed_s"], default=None)
+        ratios[n] = {
+            "shm_mutex_s": shm and shm["elapsed_s"], "tcp_s": tcp and tcp["elapsed_s"],
+            "ratio": shm["elapsed_s"] / tcp["elapsed_s"] if shm and tcp else None,
+            "best_shm": best_shm and best_shm["method"], "best_tcp": best_tcp and best_tcp["method"],
+            "best_ratio": (best_shm["elapsed_s"] / best_tcp["elapsed_s"]
+                           if best_shm and best_tcp else None),
+            "seed_ratio": seed["shm"] / seed["tcp"]}
+    return {"objects": res["params"]["objects"], "exit": p.returncode, "table": table,
+            "ratios": ratios}
+
+
+def print_ipc(ipc):
+    sys.stdout.write(ipc["table"])
+    for n, r in sorted(ipc["ratios"].items()):
+        if r["ratio"] is None:
+            print("ipc, %d reader(s): shm-mutex or tcp failed" % n)
+            continue
+        print("ipc, %d reader%s: shm-mutex / tcp time %.2f (seed %.2f); best shm (%s) / best tcp "
+              "(%s) %.2f" % (n, "s" if n > 1 else "", r["ratio"], r["seed_ratio"], r["best_shm"],
+                             r["best_tcp"], r["best_ratio"]))
+
+
+def main_ipc():
+    tmp = tempfile.mkdtemp(prefix="jtr-bench-")
+    try:
+        ipc = ipc_compare(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print_ipc(ipc)
+    return ipc["exit"]
+
+
 def main():
+    if sys.argv[1:] == ["ipc"]:
+        return main_ipc()
     if not shutil.which("oslat"):
         print("bench: oslat is missing; run 'make deps' (Debian package rt-tests)", file=sys.stderr)
         return 2
@@ -167,6 +228,7 @@ def main():
         tracer = tracer_overhead(cpu, seconds, rounds, tmp) if os.geteuid() == 0 else None
         attrib = attribution_speed()
         report = attribution_speed("report_bench.py")
+        ipc = ipc_compare(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -223,6 +285,8 @@ def main():
     print(lines[0] if lines else "report speed: no output")
     if lines:
         result["report"] = json.loads(lines[-1])
+    print_ipc(ipc)
+    result["ipc"] = {k: v for k, v in ipc.items() if k != "table"}
     os.makedirs(os.path.join(ROOT, "build", "bench"), exist_ok=True)
     with open(os.path.join(ROOT, "build", "bench", "bench.json"), "w") as f:
         json.dump(result, f, indent=2)

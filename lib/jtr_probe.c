@@ -544,7 +544,7 @@ void jtr_probe_result_begin(struct jtr_probe *p, struct jtr_json *j)
 	char t[48];
 
 	jtr_json_obj_begin(j, NULL);
-	jtr_json_str(j, "format", JTR_RESULT_FORMAT);
+	jtr_json_str(j, "format", p->format ? p->format : JTR_RESULT_FORMAT);
 	jtr_json_str(j, "tool", p->tool);
 	jtr_json_str(j, "jtr_version", JTR_VERSION);
 	jtr_json_arr_begin_inline(j, "command");

@@ -31,6 +31,7 @@ extern volatile sig_atomic_t jtr_stop;
 struct jtr_probe {
 	char prog[64];			/* "jtr null" */
 	const char *tool;		/* "null" */
+	const char *format;		/* result.json's format; NULL: JTR_RESULT_FORMAT */
 	int argc;
 	char **argv;
 	bool quiet;

@@ -385,6 +385,8 @@ COMMANDS = [
     ("sub", "receive from jtr pub: loss, order, rate, latency", _exec_probe("sub")),
     ("send", "time a transport's send calls against a null loop of the same mean (jtr_sock)",
      _exec_probe("send")),
+    ("ipc", "shm queues against TCP: 50-byte objects in batches, 1-to-1 and 1-to-3",
+     _exec_probe("ipc")),
     ("maxrate", "the maximum sustainable rate of a transport: step up, bisect, a table",
      lambda args: __import__("jtrpy.maxrate", fromlist=["main"]).main(args)),
     ("tune", "apply, verify and revert tuning profiles (tuned format), with a snapshot",

@@ -1,0 +1,249 @@
+"""jtr ipc, the IPC comparison, through the front end: every method moves every
+object intact to 1 and to 3 readers; a dropped or spoiled object fails the run;
+the sweep gives one row per batch size; a paced writer makes readers wait on an
+empty queue and a paced reader makes the writer wait on a full one (both hold
+by construction); bad input exits 2; Ctrl-C and a dead reader leave a result,
+no process and nothing in /dev/shm."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+import jsonschema
+import pytest
+
+from conftest import JTR, ROOT, load, run_jtr
+
+METHODS = ["shm-mutex", "shm-adaptive", "shm-lockless", "tcp", "tcp-epoll"]
+SHM = METHODS[:3]
+SWEEP = [1000, 5000, 10000, 20000, 50000, 100000, 1000000]
+
+with open(os.path.join(ROOT, "docs", "ipc.schema.json")) as f:
+    SCHEMA = json.load(f)
+
+
+def ipc(tmp_path, *args, name="out", timeout=120):
+    """Run `jtr ipc ARGS -q -o DIR`; (CompletedProcess, result or None)."""
+    out = tmp_path / name
+    p = run_jtr("ipc", *args, "-q", "-o", out, timeout=timeout)
+    res = load(out) if (out / "result.json").exists() else None
+    if res is not None:
+        jsonschema.Draft202012Validator(SCHEMA).validate(res)
+    return p, res
+
+
+def shm_segments(pid):
+    return [f for f in os.listdir("/dev/shm") if f.startswith("jtr-ipc-%d-" % pid)]
+
+
+def processes_with(word):
+    """pids whose command line holds @word (jtr ipc's children carry its argv)."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                if word.encode() in f.read():
+                    pids.append(int(d))
+        except OSError:
+            pass
+    return pids
+
+
+@pytest.mark.parametrize("readers", [1, 3])
+def test_every_method_moves_every_object(tmp_path, readers):
+    n = 200000
+    p, res = ipc(tmp_path, "-n", n, "-r", readers)
+    assert p.returncode == 0, p.stderr
+    assert res["format"] == "jtr-ipc/1" and res["tool"] == "ipc" and not res["partial"]
+    assert [r["method"] for r in res["rows"]] == METHODS
+    for r in res["rows"]:
+        assert r["ok"] and r["error"] is None, r
+        assert r["readers"] == readers and len(r["per_reader"]) == readers
+        assert r["objects_sent"] == r["objects_received"] == n
+        assert r["bytes_per_reader"] == n * 50
+        assert r["batch_bytes"] == 100000 and r["objects_per_batch"] == 2000
+        assert r["writer"][0]["batches"] == n // 2000
+        for rd in r["per_reader"]:
+            assert rd["objects"] == n
+            assert rd["lost"] == rd["duplicates"] == rd["corrupted"] == 0
+        assert r["elapsed_s"] > 0
+        assert r["objects_per_s"] == pytest.approx(n / r["elapsed_s"], rel=1e-3)
+        assert r["empty_waits"] == sum(rd["empty_waits"] for rd in r["per_reader"])
+        assert r["full_waits"] == r["writer"][0]["full_waits"]
+        assert (r["queue_slots"] is None) == r["method"].startswith("tcp")
+    # the table: a header, one line per row, the shm/tcp line
+    text = (tmp_path / "out" / "summary.txt").read_text()
+    lines = text.splitlines()
+    assert lines[1].split()[:4] == ["method", "readers", "batch", "elapsed_s"]
+    for m in METHODS:
+        row = next(line.split() for line in lines if line.startswith(m + " "))
+        assert row[1] == str(readers) and row[2] == "100000" and row[-1] == "ok"
+    assert "shm/tcp" in text
+
+
+@pytest.mark.parametrize("switch,field", [("--drop-every", "lost"),
+                                          ("--corrupt-every", "corrupted")])
+def test_damage_is_caught(tmp_path, switch, field):
+    n = 50000
+    p, res = ipc(tmp_path, "-n", n, "-r", "1,3", switch, 997)
+    assert p.returncode == 1
+    assert len(res["rows"]) == 2 * len(METHODS)
+    for r in res["rows"]:
+        assert not r["ok"] and "integrity check failed" in r["error"], r
+        for rd in r["per_reader"]:
+            assert rd[field] == n // 997 if field == "corrupted" else rd[field] > 0
+        assert "%s, %d reader" % (r["method"], r["readers"]) in p.stderr
+    assert p.stderr.count("integrity check failed") == 2 * len(METHODS)
+    assert "Traceback" not in p.stderr
+
+
+def test_sweep_one_row_per_batch_size(tmp_path):
+    p, res = ipc(tmp_path, "--sweep", "-m", "shm-lockless,tcp", "-r", 1, "-n", 200000)
+    assert p.returncode == 0, p.stderr
+    assert res["params"]["batch_bytes"] == SWEEP
+    for m in ("shm-lockless", "tcp"):
+        rows = [r for r in res["rows"] if r["method"] == m]
+        assert [r["batch_bytes"] for r in rows] == SWEEP
+        for r in rows:
+            assert r["objects_per_batch"] == r["batch_bytes"] // 50
+            assert r["objects_received"] == 200000 and r["ok"]
+            assert r["writer"][0]["batches"] == -(-200000 // r["objects_per_batch"])
+    # a queue never passes 64 MiB: 1 MB batches get 64 slots, the rest 128
+    q = {r["batch_bytes"]: r["queue_slots"] for r in res["rows"] if r["method"] == "shm-lockless"}
+    assert q[1000000] == 64 and q[100000] == 128
+
+
+@pytest.mark.parametrize("readers", [1, 3])
+def test_paced_writer_readers_find_queue_empty(tmp_path, readers):
+    """20 batches, 2 ms apart: a reader that has taken a batch finds the queue
+    empty unless it was off the CPU for the whole 2 ms after every one of
+    them; the writer never finds it full (20 batches < 128 slots, and 100 KB in
+    all is less than a socket's receive buffer)."""
+    p, res = ipc(tmp_path, "-n", 2000, "-B", 5000, "--pace", "2ms", "-r", readers)
+    assert p.returncode == 0, p.stderr
+    for r in res["rows"]:
+        assert r["writer"][0]["batches"] == 20
+        for rd in r["per_reader"]:
+            assert rd["empty_waits"] >= 1, r
+            assert rd["empty_waits"] <= rd["batches"] + 1
+        if r["method"] in SHM:
+            assert r["full_waits"] == 0, r
+        else:
+            assert r["rcvbuf"] > 2000 * 50
+            assert r["full_waits"] == 0, r
+
+
+def test_paced_reader_writer_finds_queue_full(tmp_path):
+    """shm: 20 batches through 2 slots to a reader that sleeps 2 ms after each;
+    tcp: 80 MB to a reader that sleeps 5 ms after each read of at most 1 MB,
+    more than the largest send and receive buffers (tcp_wmem, tcp_rmem) hold."""
+    p, res = ipc(tmp_path, "-n", 2000, "-B", 5000, "-Q", 2, "--reader-pace", "2ms",
+                 "-m", ",".join(SHM), "-r", "1,3", name="shm")
+    assert p.returncode == 0, p.stderr
+    for r in res["rows"]:
+        assert r["queue_slots"] == 2 and r["full_waits"] >= 1, r
+        assert r["low_water"] in (1, None)
+    with open("/proc/sys/net/ipv4/tcp_rmem") as f:
+        rmem = int(f.read().split()[2])
+    with open("/proc/sys/net/ipv4/tcp_wmem") as f:
+        wmem = int(f.read().split()[2])
+    n = max(1600000, 2 * (rmem + wmem) // 50)
+    p, res = ipc(tmp_path, "-n", n, "-B", "1M", "--reader-pace", "5ms", "-m", "tcp,tcp-epoll",
+                 "-r", 1, name="tcp", timeout=300)
+    assert p.returncode == 0, p.stderr
+    for r in res["rows"]:
+        assert r["full_waits"] >= 1 and r["objects_received"] == n, r
+
+
+@pytest.mark.parametrize("args,word", [
+    (["-m", "shm-fast"], "shm-fast"),
+    (["-n", "0"], "-n 0"),
+    (["-B", "40"], "smaller than one 50-byte object"),
+    (["-r", "0"], "-r 0"),
+    (["-r", "1,0"], "0 readers"),
+    (["-r", "9"], "9 readers"),
+    (["-s", "8"], "at least 16"),
+    (["-Q", "100"], "power of two"),
+    (["--low-water", "128"], "--low-water 128"),
+    (["-n", "lots"], "lots"),
+    (["--bogus"], "--bogus"),
+    (["--fifo", "50"], "--fifo"),
+])
+def test_bad_input_exits_2(tmp_path, args, word):
+    out = tmp_path / "never"
+    p = run_jtr("ipc", *args, "-o", out)
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("jtr ipc: ") and word in lines[0], p.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("method", SHM + ["tcp-epoll"])
+def test_ctrl_c_keeps_a_partial_result(tmp_path, method):
+    out = tmp_path / ("int-" + method)
+    env = dict(os.environ)
+    env.pop("JTR_PROG", None)
+    proc = subprocess.Popen([JTR, "ipc", "-n", "1G", "-r", "3", "-m", method, "-o", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        # wait until objects move (the children are up), then interrupt
+        deadline = time.time() + 30
+        while time.time() < deadline and len(processes_with(str(out))) < 5:
+            time.sleep(0.05)
+        time.sleep(1.0)
+        assert not shm_segments(proc.pid), "the segment's name outlives the start"
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stderr
+    res = load(out)
+    assert res["partial"]
+    (r,) = res["rows"]
+    assert r["partial"] and r["ok"], r
+    # what was sent before the stop reached every reader, intact
+    assert 0 < r["objects_sent"] < 10**9
+    assert all(rd["objects"] == r["objects_sent"] for rd in r["per_reader"])
+    assert "(partial)" in stdout
+    assert not shm_segments(proc.pid)
+    assert not processes_with(str(out))
+
+
+@pytest.mark.parametrize("method", ["shm-adaptive", "shm-lockless", "tcp"])
+def test_dead_reader_fails_the_row(tmp_path, method):
+    out = tmp_path / ("dead-" + method)
+    env = dict(os.environ)
+    env.pop("JTR_PROG", None)
+    proc = subprocess.Popen([JTR, "ipc", "-n", "1G", "-r", "3", "-m", method, "-o", str(out),
+                             "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline and len(processes_with(str(out))) < 5:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        victim = max(processes_with(str(out)))  # the last child forked: a reader
+        assert victim != proc.pid
+        os.kill(victim, signal.SIGKILL)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1
+    (r,) = load(out)["rows"]
+    assert not r["ok"]
+    assert "signal 9" in r["error"] or "sending failed" in r["error"], r["error"]
+    assert stderr.startswith("jtr ipc: %s, 3 readers" % method)
+    assert not shm_segments(proc.pid)
+    assert not processes_with(str(out))
+
+
+def test_help():
+    h = run_jtr("ipc", "--help", check=True).stdout
+    assert h.startswith("Usage: jtr ipc") and "Examples:" in h and "--sweep" in h
+    assert run_jtr("ipc", "-h", check=True).stdout == h
+    assert "\n  ipc " in run_jtr("--help", check=True).stdout
