@@ -397,6 +397,8 @@ COMMANDS = [
      lambda args: __import__("jtrpy.importer", fromlist=["main"]).main(args)),
     ("report", "one HTML page of plots and tables of a result, or of two compared",
      lambda args: __import__("jtrpy.report", fromlist=["main"]).main(args)),
+    ("suite", "the standard set (null, clock, gap, send per transport) into one folder",
+     lambda args: __import__("jtrpy.suite", fromlist=["main"]).main(args)),
     ("version", "print the version", cmd_version),
 ]
 
