@@ -314,12 +314,13 @@ def versus_label(label, run, nb):
     return "%s %s: %s" % (label, run.get("name"), legacy.minmax(run, nb).strip())
 
 
-def seed_graphs(plt, stems, results, every=False, nb=None, pairs=()):
+def seed_graphs(plt, stems, results, every=False, nb=None, pairs=(), inner=True):
     """The seed-style graphs and files of @results (file stems @stems):
     ({png name: bytes}, {file name: text}). Graphs: run N of result 0 against run N
     of result 1 when there are two; each result's send-vs-null pairs; with @every,
-    each run alone. @pairs adds (i, j) pairs of results (a suite's). Each result on
-    a graph gets STEM.gp and STEM.txt."""
+    each run alone. @pairs adds (i, j) pairs of results (a suite's); @inner False
+    leaves out the pairs inside each result. Each result on a graph gets STEM.gp
+    and STEM.txt."""
     pngs, texts, used = {}, {}, set()
     cross = list(pairs) + ([(0, 1)] if len(results) == 2 else [])
     for i, j in cross:
@@ -337,7 +338,7 @@ def seed_graphs(plt, stems, results, every=False, nb=None, pairs=()):
             used.update((i, j))
     for i, res in enumerate(results):
         n = legacy.histo_buckets(res, nb)
-        prs = run_pairs(res)
+        prs = run_pairs(res) if inner else []
         kinds = sorted({p[0] for p in prs})
         for kind, k, run, null in prs:
             who = stems[i] if len(kinds) == 1 else "%s-%s" % (stems[i], kind)

@@ -407,7 +407,7 @@ def report_main(folder, out, opts):
     # the cross-item pairs (null-clock vs null)
     pairs = [(names.index(a), names.index(b)) for a, b in doc.get("pairs") or []
              if a in names and b in names]
-    cross, ctexts = rp.seed_graphs(plt, stems, results, pairs=pairs,
+    cross, ctexts = rp.seed_graphs(plt, stems, results, pairs=pairs, inner=False,
                                    nb=opts.get("histo_buckets"))
     for e in entries:
         name = e["name"]
@@ -423,7 +423,8 @@ def report_main(folder, out, opts):
         # a send result's pairs show every run; others get each run alone
         sp, st = rp.seed_graphs(plt, stems[i:i + 1], [r], every=not run_pairs(r),
                                 nb=opts.get("histo_buckets"))
-        mine = {k: v for k, v in cross.items() if k.startswith("plot_%s_v_" % stems[i])}
+        mine = {k: v for k, v in cross.items() if k.startswith("plot_%s_v_" % stems[i])
+                and k not in sp}
         runs = legacy.plottable_runs(r)
         if runs:
             cmap = plt.get_cmap("tab10")
