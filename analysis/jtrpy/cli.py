@@ -393,7 +393,7 @@ COMMANDS = [
      lambda args: __import__("jtrpy.ls", fromlist=["main"]).main(args)),
     ("export", "results as HdrHistogram logs (.hlog) or a Prometheus textfile",
      lambda args: __import__("jtrpy.export", fromlist=["main"]).main(args)),
-    ("import", "oslat and cyclictest --json results as jtr results",
+    ("import", "oslat and cyclictest --json results, HdrHistogram logs as jtr results",
      lambda args: __import__("jtrpy.importer", fromlist=["main"]).main(args)),
     ("report", "one HTML page of plots and tables of a result, or of two compared",
      lambda args: __import__("jtrpy.report", fromlist=["main"]).main(args)),

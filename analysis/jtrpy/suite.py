@@ -29,8 +29,10 @@ from .units import fmt_ns
 
 FORMAT = "jtr-suite/1"
 TRANSPORTS = ("shm", "tcp", "udp", "mcast", "unix", "unix-dgram")
-DEFAULTS = {"samples": "2M", "runs": 3, "gap_ns": 10 * 10**9, "reads": "1M"}
-QUICK = {"samples": "20K", "runs": 2, "gap_ns": 5 * 10**8, "reads": "20K"}
+DEFAULTS = {"samples": "2M", "send_samples": "500K", "runs": 3, "gap_ns": 10 * 10**9,
+            "reads": "1M"}
+QUICK = {"samples": "20K", "send_samples": "20K", "runs": 2, "gap_ns": 5 * 10**8,
+         "reads": "20K"}
 
 USAGE = """\
 usage: jtr suite [--quick] [-o DIR] [--cpus LIST] [-n COUNT] [-r RUNS]
@@ -50,14 +52,16 @@ DIR' draws them all on one page, like their plotall.sh.
 
 options:
   --quick            short items for a first look or a test: 20K samples x 2 runs,
-                     gap 0.5 s, clock 20K reads (default: 2M samples x 3 runs as
-                     the original, gap 10 s, clock 1M reads; about a minute here
-                     without send, plus 10-20 s per transport)
+                     gap 0.5 s, clock 20K reads, in seconds (default: null loops
+                     2M samples x 3 runs as the original, gap 10 s, clock 1M
+                     reads, send 500K samples x 3 pairs; about 40 s here, plus
+                     about 20 s per transport)
   -o DIR             the suite's folder (default results/DATE-HOST-suite); must not
                      exist
   --cpus LIST        CPUs to measure: gap measures them all, the others the first
                      (default: first isolated CPU, else the last online one)
-  -n COUNT           samples per run of null, null-clock and send (K/M/G suffixes)
+  -n COUNT           samples per run of null, null-clock and send (K/M/G
+                     suffixes; default 2M, send 500K)
   -r RUNS            runs of null and null-clock, pairs of send
   -d DURATION        gap's duration (10s, 500ms; bare = seconds)
   --transports LIST  send's transports, comma-separated (default: all of
@@ -171,6 +175,7 @@ def plan(o):
     what is skipped, and the skipped items."""
     d = QUICK if o["quick"] else DEFAULTS
     n = o["samples"] or d["samples"]
+    ns = o["samples"] or d["send_samples"]
     r = str(o["runs"] or d["runs"])
     cpus = o["cpus"] or [default_cpu()]
     cpu = str(cpus[0])
@@ -187,7 +192,7 @@ def plan(o):
     prog, why = send_binary()
     for kind in o["transports"]:
         it = {"name": "send-" + kind, "tool": "send",
-              "args": ["-T", kind, "-n", n, "-r", r, "-c", cpu, "-d", "send-" + kind]}
+              "args": ["-T", kind, "-n", ns, "-r", r, "-c", cpu, "-d", "send-" + kind]}
         if prog:
             items.append(it)
         else:
