@@ -263,9 +263,7 @@ def run_item(suite, it, k, total, interrupted):
             f.write("%s\n" % e)
             rc = None
         else:
-            it["proc"] = child
             rc = child.wait()
-            it["proc"] = None
     dt = time.monotonic() - t0
     has = os.path.isfile(os.path.join(folder, "result.json"))
     head, partial = item_line(folder) if has else (None, None)
