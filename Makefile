@@ -13,6 +13,7 @@ CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=2 -Wno-format-nonliteral
 CPPFLAGS += -D_GNU_SOURCE -Ilib
 LDLIBS  += -lm -lpthread
+TP_LDLIBS := -lnuma
 PREFIX  ?= /usr/local
 BUILD   := build
 PYTHON  ?= python3
@@ -31,7 +32,7 @@ LIB_SRCS := $(wildcard lib/*.c)
 LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
 LIBJTR   := $(BUILD)/libjtr.a
 PROBES   := null gap clock
-TPROGS   := ping pong pub sub
+TPROGS   := ping pong pub sub send
 BINS     := $(addprefix $(BUILD)/bin/jtr-,$(PROBES) $(TPROGS))
 # transports/: the transport library (tp*.c) and its programs (the rest)
 TP_SRCS  := $(wildcard transports/tp*.c)
@@ -83,13 +84,14 @@ $(LIBTP): $(TP_OBJS)
 $(BUILD)/bin/jtr-%: transports/%.c $(LIBTP) $(LIBJTR) $(wildcard transports/*.h) \
 		$(wildcard lib/*.h) | $(BUILD)/bin
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CPPFLAGS) -Itransports $(CFLAGS) $(WARN) $< $(LIBTP) $(LIBJTR) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CPPFLAGS) -Itransports $(CFLAGS) $(WARN) $< $(LIBTP) $(LIBJTR) $(TP_LDLIBS) \
+		$(LDLIBS) -o $@
 
 $(BUILD)/tests/%: transports/tests/%.c $(LIBTP) $(LIBJTR) $(wildcard transports/*.h) \
 		$(wildcard lib/*.h) | $(BUILD)/tests
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CPPFLAGS) -Itransports $(CFLAGS) $(WARN) $< $(LIBTP) $(LIBJTR) $(LDLIBS) \
-		-lcmocka -o $@
+	$(Q)$(CC) $(CPPFLAGS) -Itransports $(CFLAGS) $(WARN) $< $(LIBTP) $(LIBJTR) $(TP_LDLIBS) \
+		$(LDLIBS) -lcmocka -o $@
 
 $(BUILD)/tests/%: lib/tests/%.c $(LIBJTR) $(wildcard lib/*.h) | $(BUILD)/tests
 	$(call msg,CCLD,$@)

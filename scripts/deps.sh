@@ -22,7 +22,7 @@ VENV=${VENV:-.venv}
 # the test that renders a report in a headless browser; gnuplot-nox for the test
 # that gnuplot reads jtr's gnuplot files; libhdrhistogram-java and a JRE for the
 # test that HdrHistogram's own Java log reader reads jtr export --hlog
-PKGS="gcc make libc6-dev libcmocka-dev rt-tests libcap2-bin procps python3-venv
+PKGS="gcc make libc6-dev libcmocka-dev libnuma-dev rt-tests libcap2-bin procps python3-venv
 clang libbpf-dev bpftool libelf-dev zlib1g-dev bpftrace linux-perf tuned util-linux
 python3-numpy python3-matplotlib chromium gnuplot-nox libhdrhistogram-java
 default-jre-headless"

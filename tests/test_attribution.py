@@ -118,7 +118,11 @@ def test_fifo_thread_is_task_preemption(tmp_path):
             m = re.search(r"preempted by jtr-inject [^→]*? for ([\d.]+) (us|ms)", o["chain"])
             assert m, o["chain"]
             ran_ns = float(m.group(1)) * (1e3 if m.group(2) == "us" else 1e6)
-            assert spun - 50_000 <= ran_ns <= spun + 300_000, (spun, o["chain"])
+            # it ran at least the spin it timed, and all of it inside the probe's gap
+            # (no fixed upper margin over the spin: on a host that steals, the time
+            # from being switched in to the injector's first clock read has no bound)
+            assert spun - 50_000 <= ran_ns <= 1.01 * o["length_ns"] + 1000, \
+                (spun, o["length_ns"], o["chain"])
             checked += 1
     assert checked >= 0.95 * len(spans)
     cause = next(c for c in att["causes"] if c["category"] == "task preemption"

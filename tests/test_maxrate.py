@@ -29,6 +29,10 @@ def addr(kind):
     return "127.0.0.1:%d" % free_port()
 
 
+def passed_rates(doc):
+    return {s["rate_hz"] for s in doc["steps"] if s["pass"]}
+
+
 def check_folder(out, doc):
     assert doc["format"] == "jtr-maxrate/1"
     for st in doc["steps"]:
@@ -40,22 +44,27 @@ def check_folder(out, doc):
 @pytest.mark.parametrize("kind,ceiling", [("udp", 5000), ("shm", 10000)])
 def test_converges_on_a_known_ceiling(tmp_path, kind, ceiling):
     out = tmp_path / "mr"
-    t0 = time.monotonic()
     p = run_jtr("maxrate", "-T", kind, "-P", addr(kind), "-d", "0.5", "--from", "1K",
                 "--sub", "--max-rate %d" % ceiling, "--max-late", "100", "--retries", "2",
-                "-o", out, timeout=120)
+                "-o", out, timeout=240)
     assert p.returncode == 0, p.stdout + p.stderr
-    assert time.monotonic() - t0 < 90
     doc = json.loads((out / "maxrate.json").read_text())
     check_folder(str(out), doc)
     ans = doc["max_rate_hz"]
     assert doc["state"] == "done"
     assert 0.85 * ceiling <= ans <= 1.05 * ceiling, p.stdout
     assert doc["first_bad_hz"] > ans and (doc["first_bad_hz"] - ans) <= 0.05 * ans + 1
-    rates = [s["rate_hz"] for s in doc["steps"] if s["try"] == 1]   # retries aside
-    assert rates[:3] == [1000, 2000, 4000]                  # doubling first
+    firsts = [s for s in doc["steps"] if s["try"] == 1]   # retries aside
+    assert firsts[0]["rate_hz"] == 1000
+    for a, b in zip(firsts, firsts[1:]):                    # doubling while passing
+        if b["rate_hz"] > a["rate_hz"] * 1.5:
+            assert b["rate_hz"] == 2 * a["rate_hz"] and a["rate_hz"] in passed_rates(doc)
     assert any(not s["pass"] for s in doc["steps"])
-    assert all(s["pass"] or s["try"] == 1 for s in doc["steps"] if s["rate_hz"] <= ans)
+    # every rate at or below the answer passed in one of its tries
+    assert all(s["rate_hz"] in passed_rates(doc) for s in doc["steps"] if s["rate_hz"] <= ans)
+    for s in doc["steps"]:
+        assert s["steal_pct"] is None or 0 <= s["steal_pct"] <= 100
+        assert s["noisy"] == (not s["pass"] and (s["steal_pct"] or 0) > 5)
     assert "max sustainable rate: {:,} msgs/s".format(ans) in p.stdout
     assert "rate asked" in p.stdout and p.stdout.count("FAIL") >= 1
 
@@ -66,7 +75,9 @@ def test_stops_at_to(tmp_path):
                 "-o", out, timeout=60)
     assert p.returncode == 0, p.stdout + p.stderr
     doc = json.loads((out / "maxrate.json").read_text())
-    assert [s["rate_hz"] for s in doc["steps"]] == [500, 1000]
+    # a step may be run again (retries, host steal), but only these two rates
+    assert [s["rate_hz"] for s in doc["steps"] if s["pass"]] == [500, 1000]
+    assert {s["rate_hz"] for s in doc["steps"]} == {500, 1000}
     assert doc["state"] == "reached --to" and doc["max_rate_hz"] == 1000
     assert ">= 1,000 msgs/s" in p.stdout
 

@@ -47,15 +47,23 @@ static const char usage_text[] =
 "\n"
 TP_PROG_USAGE
 "\n"
-"Writes DIR/summary.txt and DIR/result.json (jtr-result/1: runs rtt_from_intended,\n"
-"rtt_from_send and send_call). Exit status: 0 when every reply came back (lost\n"
+TP_STATS_USAGE
+TP_LATENCY_USAGE
+"                           (ping: at most -n; latency here is the round trip\n"
+"                           from the actual send, times in CLOCK_MONOTONIC ns)\n"
+"\n"
+"Writes DIR/summary.txt (inputs and results), DIR/result.json (jtr-result/1: runs\n"
+"rtt_from_intended, rtt_from_send and send_call; transport.stats holds the rows),\n"
+"DIR/stats.csv and, with --latency-file, DIR/latency.csv. Exit status: 0 when every reply came back (lost\n"
 "replies are counted and warned about), 1 if pong went away or went silent\n"
 "(what was received is still written), 2 for bad options or no pong within --wait.\n"
 "\n"
 "Examples:\n"
 "  jtr pong -T udp & jtr ping -T udp              10000 UDP round trips at 1000/s\n"
 "  jtr ping -T shm -b -A 1 -a 0 -r 100K -n 1M     shm, busy-poll, pinned threads\n"
-"  jtr ping -T tcp -m 1024 -r 50K -n 500K -w 5    um_lat's run, over TCP\n";
+"  jtr ping -T tcp -m 1024 -r 50K -n 500K -w 5    um_lat's run, over TCP\n"
+"  jtr ping -T tcp -P [::1]:17391 --recv epoll    IPv6, epoll receive\n"
+"  jtr ping -T udp --latency-file --stats-every 500ms   every sample, 2 rows a second\n";
 
 static const struct option long_opts[] = {
 	{ "count", required_argument, NULL, 'n' },
@@ -68,6 +76,7 @@ static const struct option long_opts[] = {
 	{ "stall-at", required_argument, NULL, TP_OPT_STALL_AT },
 	{ "stall", required_argument, NULL, TP_OPT_STALL },
 	TP_PROG_LONG_OPTS,
+	TP_STATS_LONG_OPTS,
 	JTR_PROBE_LONG_OPTS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -102,6 +111,11 @@ struct ping {
 	uint64_t last_recv_raw;
 	int recv_err;
 	volatile int abort_run;
+
+	/* statistics: each thread's interval counters, the rows, every sample */
+	struct tp_stat_src ssrc, rsrc;
+	struct tp_stats st;
+	struct tp_latlog lat;
 };
 
 /* now_raw - a timestamp in the timebase's units */
@@ -135,6 +149,7 @@ static void sender(void *arg)
 	uint64_t i, now = 0, sent_raw, after, tight = 0;
 	int rc;
 
+	tp_stat_thread_begin(&g->ssrc);
 	g->t0_raw = now_raw(tsc);
 	for (i = 0; i < total && !jtr_stop && !g->abort_run; i++) {
 		uint64_t intended = g->t0_raw + (uint64_t)((double)i * g->raw_per_msg);
@@ -171,8 +186,11 @@ static void sender(void *arg)
 			break;
 		}
 		__atomic_store_n(&g->sent, i + 1, __ATOMIC_RELEASE);
+		tp_stat_msg(&g->ssrc, g->len);
+		tp_stat_poll(&g->ssrc);
 		now = after;
 	}
+	tp_stat_thread_end(&g->ssrc);
 	g->send_call = sc;
 	g->last_send_raw = now;
 	g->send_end_mono = jtr_mono_ns();
@@ -189,10 +207,12 @@ static void receiver(void *arg)
 	int64_t quiet_since = 0;
 	ssize_t n;
 
+	tp_stat_thread_begin(&g->rsrc);
 	while (g->seq.received < total) {
 		const struct tp_msg *m = (const struct tp_msg *)g->rbuf;
 		uint64_t now;
 
+		tp_stat_poll(&g->rsrc);
 		n = tp_recv(g->t, g->rbuf, g->rcap, 100 * JTR_NS_PER_MS);
 		if (n == -EAGAIN) {
 			int64_t mono = jtr_mono_ns();
@@ -231,11 +251,17 @@ static void receiver(void *arg)
 			break;
 		}
 		g->last_recv_raw = now;
+		tp_stat_msg(&g->rsrc, (uint64_t)n);
 		if (!(m->flags & TP_F_WARMUP)) {
+			uint64_t rtt = to_ns(g, now - (uint64_t)m->sent_ns);
+
 			jtr_hist_record(&hi, to_ns(g, now - (uint64_t)m->intended_ns));
-			jtr_hist_record(&hs, to_ns(g, now - (uint64_t)m->sent_ns));
+			jtr_hist_record(&hs, rtt);
+			tp_stat_lat(&g->rsrc, rtt);
+			tp_latlog_add(&g->lat, m->seq, (uint64_t)m->sent_ns, now);
 		}
 	}
+	tp_stat_thread_end(&g->rsrc);
 	g->from_intended = hi;
 	g->from_send = hs;
 	if (g->recv_err)
@@ -299,7 +325,7 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct ping *g)
 	char label[32];
 
 	fprintf(f, "jtr ping: %s, %s receive, %u-byte messages, %llu at %s%llu/s (+%llu warm-up), "
-		"%s timebase%s\n\n", tp_describe(g->t), g->tp->o.busy ? "busy-poll" : "blocking",
+		"%s timebase%s\n\n", tp_describe(g->t), tp_prog_recv_name(g->tp),
 		g->len, (unsigned long long)g->count, g->rate_hz ? "" : "max (",
 		(unsigned long long)g->rate_hz, (unsigned long long)g->warmup, jtr_tb_name(p->tb.kind),
 		p->partial ? ", PARTIAL" : "");
@@ -326,6 +352,25 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct ping *g)
 	fprintf(f, "replies=%llu, lost=%llu, duplicates=%llu, reordered=%llu\n",
 		(unsigned long long)g->seq.received, (unsigned long long)g->seq.lost,
 		(unsigned long long)g->seq.duplicates, (unsigned long long)g->seq.reordered);
+	tp_stats_summary(f, &g->st, tp_prog_recv_name(g->tp));
+}
+
+/* inputs - summary.txt's inputs block */
+static void inputs(FILE *f, const struct jtr_probe *p, const struct ping *g)
+{
+	tp_prog_inputs(f, p, g->tp, TP_IN_HIST | TP_IN_LATENCY_FILE);
+	tp_prog_input(f, "message length:", "%u bytes", g->len);
+	tp_prog_input(f, "messages:", "%llu (+%llu warm-up)", (unsigned long long)g->count,
+		      (unsigned long long)g->warmup);
+	if (g->rate_hz)
+		tp_prog_input(f, "rate:", "%llu/s", (unsigned long long)g->rate_hz);
+	else
+		tp_prog_input(f, "rate:", "max");
+	tp_prog_input(f, "send cpu:", "%d", g->send_cpu);
+	tp_prog_input(f, "receive cpu:", "%d", g->recv_cpu);
+	if (g->stall_ns)
+		tp_prog_input(f, "stall:", "%.3f s before message %llu", (double)g->stall_ns / 1e9,
+			      (unsigned long long)g->stall_at);
 }
 
 /* write_run - one run object */
@@ -359,6 +404,7 @@ static void write_outputs(struct jtr_probe *p, struct ping *g, const char *peer)
 	jtr_probe_open(p, &txt, "summary.txt");
 	jtr_probe_open(p, &res, "result.json");
 	summary(txt.f, p, g);
+	inputs(txt.f, p, g);
 	if (!p->quiet)
 		summary(stdout, p, g);
 	jtr_json_init(&j, res.f);
@@ -395,6 +441,8 @@ static void write_outputs(struct jtr_probe *p, struct ping *g, const char *peer)
 	jtr_json_uint(&j, "max_tight_sends", g->max_tight);
 	jtr_json_uint(&j, "duration_ns", dur);
 	jtr_json_fixed(&j, "rate_hz", dur ? (double)sent_measured(g) * 1e9 / (double)dur : 0.0, 3);
+	tp_latlog_write_json(&j, &g->lat);
+	tp_stats_write_json(&j, &g->st);
 	jtr_json_obj_end(&j);
 
 	jtr_json_arr_begin(&j, "runs");
@@ -402,7 +450,7 @@ static void write_outputs(struct jtr_probe *p, struct ping *g, const char *peer)
 	write_run(&j, p, g, "rtt_from_send", g->recv_cpu, &g->from_send);
 	write_run(&j, p, g, "send_call", g->send_cpu, &g->send_call);
 	jtr_json_arr_end(&j);
-	jtr_probe_finish_summary(p, &j, &txt, &res);
+	tp_prog_finish(p, &j, &txt, &res, &g->st, &g->lat);
 }
 
 int main(int argc, char **argv)
@@ -464,6 +512,14 @@ int main(int argc, char **argv)
 		jtr_fatal(&p, "out of memory");
 	jtr_prefault(g.rbuf, g.rcap);
 	tp_seq_init(&g.seq);
+	if (tp.latency_max > g.count)
+		tp.latency_max = g.count;	/* never more samples than messages */
+	if (tp.latency_file && tp_latlog_alloc(&g.lat, tp.latency_max) < 0)
+		jtr_fatal(&p, "out of memory for %llu latency samples; lower --latency-max",
+			  (unsigned long long)tp.latency_max);
+	tp_stats_init(&g.st, tp.stats_every_ns);
+	tp_stats_add(&g.st, TP_STAT_SEND, &g.ssrc, &w[0], false);
+	tp_stats_add(&g.st, TP_STAT_RECV, &g.rsrc, &w[1], true);
 
 	/* 3. FIFO and mlockall, the privilege drop, the results folder */
 	jtr_probe_privileged(&p);
@@ -473,6 +529,7 @@ int main(int argc, char **argv)
 	g.tsc = p.tb.kind == JTR_TB_TSC;
 	g.t2n = p.tb.t2n;
 	g.raw_per_msg = !g.rate_hz ? 0 : g.tsc ? p.tb.hz / (double)g.rate_hz : 1e9 / (double)g.rate_hz;
+	tp.o.numa_cpu = g.recv_cpu;
 	g.t = tp_prog_open(&p, &tp, TP_PING);
 	handshake(&g);
 
@@ -482,8 +539,9 @@ int main(int argc, char **argv)
 	w[1].fn = receiver;
 	w[1].arg = &g;
 	jtr_probe_map_begin(&p);
+	tp_stats_start(&g.st, &p);
 	jtr_workers_start(&p, w, 2);
-	jtr_workers_wait(&p, w, 2, NULL, NULL);
+	tp_stats_run(&g.st, &p, w, 2);
 	jtr_probe_map_end(&p);
 
 	/* 6. tell pong we are done (twice for datagrams), then report */
@@ -509,6 +567,7 @@ int main(int argc, char **argv)
 	if (!strcmp(peer, "ok") && g.seq.lost)
 		jtr_warn(&p, "%llu of %llu replies never came back (lost)", (unsigned long long)g.seq.lost,
 			 (unsigned long long)g.sent);
+	tp_latlog_write(&g.lat, &p, g.tsc);
 	write_outputs(&p, &g, peer);
 	jtr_probe_finish(&p);
 	if (!strcmp(peer, "silent")) {

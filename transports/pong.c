@@ -3,7 +3,8 @@
  * um_lat's pong and the Refinitiv tools' reflect mode: one receiving thread
  * (pinned with -a) sends each message back unchanged, so every timestamp in
  * it stays ping's. Ends on ping's end-of-stream; a ping that never comes,
- * goes silent or goes away is reported and the exit status says so.
+ * goes silent or goes away is reported and the exit status says so. With
+ * -o it also writes a results folder: what it reflected and the CPU it used.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,6 +26,8 @@ static const char usage_text[] =
 "  -m, --max-len BYTES      shm: the ring's slot size, the longest message ping may\n"
 "                           send (default 4096)\n"
 "  -f, --fifo PRIO          run SCHED_FIFO at PRIO (1-99)\n"
+"  -o, --output DIR         also write a results folder: summary.txt and\n"
+"                           result.json (messages reflected, CPU %, RSS); default none\n"
 "  -q, --quiet              print nothing but errors\n"
 "  -h, --help               this text\n"
 "\n"
@@ -37,7 +40,8 @@ TP_PROG_USAGE
 "Examples:\n"
 "  jtr pong -T udp                        reflect UDP on 127.0.0.1:17391\n"
 "  jtr pong -T shm -a 1 -b                shm rings jtr-jtr-a/b, busy-poll on CPU 1\n"
-"  jtr pong -T tcp -P 10.0.0.2:17400      TCP on another address\n";
+"  jtr pong -T tcp -P 10.0.0.2:17400      TCP on another address\n"
+"  jtr pong -T tcp -P [::1]:17400 --recv epoll -o pong-out   IPv6, epoll, results\n";
 
 static const struct option long_opts[] = {
 	{ "cpu", required_argument, NULL, 'a' },
@@ -47,32 +51,94 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+struct pong {
+	struct tp_prog *tp;
+	char desc[160];
+	int cpu;
+	uint64_t reflected;
+	int64_t first_ns, last_ns;
+	bool eos;
+	int rc;
+	struct tp_stat_src src;		/* pong's one thread: its CPU time */
+	struct tp_stats st;
+};
+
+/* summary - what was reflected, CPU and memory */
+static void summary(FILE *f, const struct jtr_probe *p, const struct pong *g)
+{
+	uint64_t span = g->last_ns > g->first_ns ? (uint64_t)(g->last_ns - g->first_ns) : 0;
+
+	fprintf(f, "jtr pong: %s, %s receive%s\n", g->desc, tp_prog_recv_name(g->tp),
+		p->partial ? ", PARTIAL" : "");
+	fprintf(f, "reflected=%llu, end_of_stream=%s, duration_ns=%llu, result_rate=%.6f\n",
+		(unsigned long long)g->reflected, g->eos ? "yes" : "no", (unsigned long long)span,
+		span && g->reflected > 1 ? (double)(g->reflected - 1) * 1e9 / (double)span : 0.0);
+	tp_stats_summary(f, &g->st, tp_prog_recv_name(g->tp));
+}
+
+/* write_outputs - -o: summary.txt and result.json */
+static void write_outputs(struct jtr_probe *p, struct pong *g, const char *peer)
+{
+	struct jtr_afile txt, res;
+	struct jtr_json j;
+	uint64_t span = g->last_ns > g->first_ns ? (uint64_t)(g->last_ns - g->first_ns) : 0;
+
+	jtr_probe_open(p, &txt, "summary.txt");
+	jtr_probe_open(p, &res, "result.json");
+	summary(txt.f, p, g);
+	tp_prog_inputs(txt.f, p, g->tp, 0);
+	tp_prog_input(txt.f, "cpu:", "%d", g->cpu);
+	tp_prog_input(txt.f, "longest message:", "%u bytes", g->tp->o.msg_max);
+	jtr_json_init(&j, res.f);
+	jtr_probe_result_begin(p, &j);
+	jtr_json_obj_begin(&j, "params");
+	if (g->cpu >= 0) jtr_json_int(&j, "cpu", g->cpu); else jtr_json_null(&j, "cpu");
+	jtr_json_uint(&j, "max_len", g->tp->o.msg_max);
+	jtr_json_uint(&j, "wait_ns", g->tp->o.wait_ns);
+	jtr_json_uint(&j, "timeout_ns", g->tp->timeout_ns);
+	jtr_json_obj_end(&j);
+	tp_prog_write_transport(&j, g->tp, 0);
+	jtr_json_str(&j, "peer", peer);
+	jtr_json_uint(&j, "reflected", g->reflected);
+	jtr_json_bool(&j, "end_of_stream", g->eos);
+	jtr_json_uint(&j, "duration_ns", span);
+	jtr_json_fixed(&j, "rate_hz", span && g->reflected > 1 ?
+		       (double)(g->reflected - 1) * 1e9 / (double)span : 0.0, 3);
+	tp_stats_write_json(&j, &g->st);
+	jtr_json_obj_end(&j);
+	jtr_json_arr_begin(&j, "runs");
+	jtr_json_arr_end(&j);
+	tp_prog_finish(p, &j, &txt, &res, &g->st, NULL);
+}
+
 int main(int argc, char **argv)
 {
+	static struct pong g = { .cpu = -1 };
 	struct jtr_probe p;
 	struct tp_prog tp;
 	struct tp *t;
 	unsigned char *buf;
-	uint64_t reflected = 0, cap;
+	uint64_t cap;
 	int64_t last = 0;
-	char desc[160];
-	int opt, cpu = -1, rc = 0;
+	const char *peer = "ok";
+	int opt;
 	ssize_t n;
-	bool eos = false;
 
 	jtr_probe_init(&p, "pong", argc, argv);
 	tp_prog_init(&tp);
 	tp.o.msg_max = 4096;
 	tp.o.wait_ns = 60 * JTR_NS_PER_S;
+	tp.stats_every_ns = 0;
+	g.tp = &tp;
 
 	/* 1. options */
-	while ((opt = getopt_long(argc, argv, ":a:m:f:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
-		if (opt == 'o' || opt == 't' || opt == JTR_OPT_HIST_ERROR)
-			jtr_usage_error(&p, "pong measures nothing: it takes no -o, -t or --hist-error");
+	while ((opt = getopt_long(argc, argv, ":a:m:f:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
+		if (opt == 't' || opt == JTR_OPT_HIST_ERROR)
+			jtr_usage_error(&p, "pong measures no latency: it takes no -t or --hist-error");
 		if (jtr_probe_common_opt(&p, opt, usage_text, argv) || tp_prog_opt(&p, &tp, opt, optarg))
 			continue;
 		switch (opt) {
-		case 'a': cpu = tp_prog_cpu_opt(&p, "-a", optarg); break;
+		case 'a': g.cpu = tp_prog_cpu_opt(&p, "-a", optarg); break;
 		case 'm': tp.o.msg_max = (uint32_t)jtr_opt_count(&p, "-m", optarg, TP_HDR_LEN, 1u << 24); break;
 		}
 	}
@@ -86,15 +152,29 @@ int main(int argc, char **argv)
 		jtr_fatal(&p, "out of memory");
 	jtr_prefault(buf, cap);
 
-	/* 2. privileges, then the transport as the real user */
-	tp_prog_privileged(&p);
-	if (cpu >= 0 && jtr_pin_self(cpu) < 0)
-		jtr_fatal(&p, "cannot pin to CPU %d", cpu);
+	tp_stats_init(&g.st, 0);
+	tp_stats_add(&g.st, TP_STAT_RECV, &g.src, NULL, false);
+
+	/* 2. privileges (and the results folder with -o), then the transport as
+	 * the real user */
+	if (p.out_opt) {
+		p.tb_wanted = JTR_TB_CLOCK;
+		jtr_probe_privileged(&p);
+		jtr_probe_timebase(&p);
+	} else {
+		tp_prog_privileged(&p);
+	}
+	if (g.cpu >= 0 && jtr_pin_self(g.cpu) < 0)
+		jtr_fatal(&p, "cannot pin to CPU %d", g.cpu);
 	if (!p.quiet)
 		fprintf(stderr, "%s: waiting for ping on %s %s\n", p.prog, tp_kind_name(tp.o.kind),
 			tp.o.addr ? tp.o.addr : tp_default_addr(tp.o.kind));
+	tp.o.numa_cpu = g.cpu;
 	t = tp_prog_open(&p, &tp, TP_PONG);
-	snprintf(desc, sizeof(desc), "%s", tp_describe(t));
+	snprintf(g.desc, sizeof(g.desc), "%s", tp_describe(t));
+	jtr_probe_map_begin(&p);
+	tp_stats_start(&g.st, &p);
+	tp_stat_thread_begin(&g.src);
 
 	/* 3. the first message within --wait, then reflect until end of stream */
 	{
@@ -107,7 +187,7 @@ int main(int argc, char **argv)
 	if (n == -EAGAIN && !jtr_stop) {
 		tp_close(t);
 		jtr_usage_error(&p, "no ping arrived on %s within %.0f s; start 'jtr ping' with the "
-				"same -T and --addr, or wait longer (--wait)", desc,
+				"same -T and --addr, or wait longer (--wait)", g.desc,
 				(double)tp.o.wait_ns / 1e9);
 	}
 	while (!jtr_stop) {
@@ -115,16 +195,21 @@ int main(int argc, char **argv)
 			const struct tp_msg *m = (const struct tp_msg *)buf;
 
 			if (!tp_msg_check(m, (size_t)n)) {
-				rc = -EPROTO;
+				g.rc = -EPROTO;
 				break;
 			}
 			if (m->flags & TP_F_EOS) {
-				eos = true;
+				g.eos = true;
 				break;
 			}
-			if ((rc = tp_send(t, buf, (size_t)n)) < 0)
+			if ((g.rc = tp_send(t, buf, (size_t)n)) < 0)
 				break;
-			reflected++;
+			if (p.out_opt) {
+				g.last_ns = jtr_mono_ns();
+				if (!g.reflected)
+					g.first_ns = g.last_ns;
+			}
+			g.reflected++;
 			last = 0;
 		} else if (n == -EAGAIN) {
 			int64_t now = jtr_mono_ns();
@@ -132,36 +217,49 @@ int main(int argc, char **argv)
 			if (!last)
 				last = now;
 			else if (now - last >= (int64_t)tp.timeout_ns) {
-				rc = -ETIMEDOUT;
+				g.rc = -ETIMEDOUT;
 				break;
 			}
 		} else {
-			rc = (int)n;
+			g.rc = (int)n;
 			break;
 		}
 		n = tp_recv(t, buf, cap, 100 * JTR_NS_PER_MS);
 	}
+	tp_stat_thread_end(&g.src);
 	tp_close(t);
-	if (eos) {
-		if (!p.quiet)
-			printf("jtr pong: reflected %llu messages on %s\n", (unsigned long long)reflected,
-			       desc);
-		return 0;
+	tp_stats_run(&g.st, &p, NULL, 0);
+	jtr_probe_map_end(&p);
+
+	/* 4. the results folder (-o), the line, the exit status */
+	if (!g.eos) {
+		p.partial = true;
+		peer = jtr_stop ? "ok" : g.rc == -ETIMEDOUT ? "silent" : g.rc == -EPIPE ? "gone" : "error";
 	}
+	if (g.eos && !p.quiet)
+		printf("jtr pong: reflected %llu messages on %s\n", (unsigned long long)g.reflected,
+		       g.desc);
+	if (p.out_opt) {
+		write_outputs(&p, &g, peer);
+		jtr_probe_finish(&p);
+	}
+	if (g.eos)
+		return 0;
 	if (jtr_stop) {
 		fprintf(stderr, "%s: stopped after reflecting %llu messages\n", p.prog,
-			(unsigned long long)reflected);
+			(unsigned long long)g.reflected);
 		return 1;
 	}
-	if (rc == -ETIMEDOUT)
+	if (g.rc == -ETIMEDOUT)
 		fprintf(stderr, "%s: ping went silent for %.1f s after %llu messages (no end of "
 			"stream): it stopped or died\n", p.prog, (double)tp.timeout_ns / 1e9,
-			(unsigned long long)reflected);
-	else if (rc == -EPIPE)
+			(unsigned long long)g.reflected);
+	else if (g.rc == -EPIPE)
 		fprintf(stderr, "%s: ping went away after %llu messages (no end of stream)\n",
-			p.prog, (unsigned long long)reflected);
+			p.prog, (unsigned long long)g.reflected);
 	else
 		fprintf(stderr, "%s: error after %llu messages: %s\n", p.prog,
-			(unsigned long long)reflected, rc == -EPROTO ? "a malformed message" : strerror(-rc));
+			(unsigned long long)g.reflected,
+			g.rc == -EPROTO ? "a malformed message" : strerror(-g.rc));
 	return 1;
 }

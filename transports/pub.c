@@ -49,8 +49,10 @@ static const char usage_text[] =
 "\n"
 TP_PROG_USAGE
 "\n"
-"Writes DIR/summary.txt and DIR/result.json (run send_call: time per send). Exit\n"
-"status: 0, 1 if a subscriber went away or stopped reading, 2 for bad options or\n"
+TP_STATS_USAGE
+"\n"
+"Writes DIR/summary.txt (inputs and results), DIR/result.json (run send_call: time\n"
+"per send; transport.stats holds the rows) and DIR/stats.csv. Exit status: 0, 1 if a subscriber went away or stopped reading, 2 for bad options or\n"
 "subscribers that never came.\n"
 "\n"
 "Examples:\n"
@@ -69,6 +71,7 @@ static const struct option long_opts[] = {
 	{ "no-timestamps", no_argument, NULL, TP_OPT_NO_TS },
 	{ "drop-every", required_argument, NULL, TP_OPT_DROP_EVERY },
 	TP_PROG_LONG_OPTS,
+	TP_STATS_LONG_OPTS,
 	JTR_PROBE_LONG_OPTS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -87,6 +90,8 @@ struct pub {
 	uint64_t issued, sent, dropped, late, max_tight;
 	uint32_t subs_at_start;
 	int err;
+	struct tp_stat_src ssrc;	/* the sending thread's interval counters */
+	struct tp_stats st;
 };
 
 /* cpu_relax - a spinning core's hint */
@@ -109,6 +114,7 @@ static void sender(void *arg)
 	uint64_t i, tight = 0;
 	int rc;
 
+	tp_stat_thread_begin(&g->ssrc);
 	for (i = 0; i < total && !jtr_stop; i++) {
 		int64_t intended = t0 + (int64_t)((double)i * per_ns);
 
@@ -126,6 +132,7 @@ static void sender(void *arg)
 		}
 		if (i == g->warmup)
 			g->first_ns = g->rate_hz ? intended : now;
+		tp_stat_poll(&g->ssrc);
 		if (__builtin_expect(g->drop_every && (i + 1) % g->drop_every == 0, 0)) {
 			g->dropped++;	/* the number is used up, nothing is sent */
 			continue;
@@ -146,7 +153,9 @@ static void sender(void *arg)
 			break;
 		}
 		g->sent++;
+		tp_stat_msg(&g->ssrc, g->len);
 	}
+	tp_stat_thread_end(&g->ssrc);
 	g->issued = i;
 	g->last_ns = jtr_mono_ns();
 	g->send_call = sc;
@@ -198,6 +207,25 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct pub *g)
 			(unsigned long long)jtr_hist_value_at_percentile(h, 99.9),
 			(unsigned long long)jtr_hist_value_at_percentile(h, 99.999),
 			(unsigned long long)h->max);
+	tp_stats_summary(f, &g->st, tp_prog_recv_name(g->tp));
+}
+
+/* inputs - summary.txt's inputs block */
+static void inputs(FILE *f, const struct jtr_probe *p, const struct pub *g)
+{
+	tp_prog_inputs(f, p, g->tp, TP_IN_HIST);
+	tp_prog_input(f, "message length:", "%u bytes", g->len);
+	tp_prog_input(f, "messages:", "%llu (+%llu warm-up)", (unsigned long long)g->count,
+		      (unsigned long long)g->warmup);
+	if (g->rate_hz)
+		tp_prog_input(f, "rate:", "%llu/s", (unsigned long long)g->rate_hz);
+	else
+		tp_prog_input(f, "rate:", "max");
+	tp_prog_input(f, "linger:", "%.3f s", (double)g->linger_ns / 1e9);
+	tp_prog_input(f, "cpu:", "%d", g->cpu);
+	tp_prog_input(f, "subscribers:", "%u", g->tp->o.subs);
+	tp_prog_input(f, "timestamps:", "%s", g->stamps ? "yes" : "no");
+	tp_prog_input(f, "drop every:", "%llu", (unsigned long long)g->drop_every);
 }
 
 /* write_outputs - summary.txt and result.json */
@@ -210,6 +238,7 @@ static void write_outputs(struct jtr_probe *p, struct pub *g, const char *peer)
 	jtr_probe_open(p, &txt, "summary.txt");
 	jtr_probe_open(p, &res, "result.json");
 	summary(txt.f, p, g);
+	inputs(txt.f, p, g);
 	if (!p->quiet)
 		summary(stdout, p, g);
 	jtr_json_init(&j, res.f);
@@ -243,6 +272,7 @@ static void write_outputs(struct jtr_probe *p, struct pub *g, const char *peer)
 	jtr_json_uint(&j, "subscribers_lost", tp_peers_lost(g->t));
 	jtr_json_uint(&j, "duration_ns", dur);
 	jtr_json_fixed(&j, "rate_hz", dur ? (double)measured_sent(g) * 1e9 / (double)dur : 0.0, 3);
+	tp_stats_write_json(&j, &g->st);
 	jtr_json_obj_end(&j);
 
 	jtr_json_arr_begin(&j, "runs");
@@ -257,7 +287,7 @@ static void write_outputs(struct jtr_probe *p, struct pub *g, const char *peer)
 	jtr_result_write_hist(&j, "histogram", &g->send_call);
 	jtr_json_obj_end(&j);
 	jtr_json_arr_end(&j);
-	jtr_probe_finish_summary(p, &j, &txt, &res);
+	tp_prog_finish(p, &j, &txt, &res, &g->st, NULL);
 }
 
 /* end_of_stream - tell the subscribers how many numbers were issued */
@@ -299,6 +329,8 @@ int main(int argc, char **argv)
 		if (opt == 't')
 			jtr_usage_error(&p, "pub stamps messages with CLOCK_MONOTONIC, which every "
 					"subscriber reads too; it takes no -t");
+		if (opt == TP_OPT_LATENCY_FILE || opt == TP_OPT_LATENCY_MAX)
+			jtr_usage_error(&p, "pub measures no latency: give --latency-file to 'jtr sub'");
 		if (jtr_probe_common_opt(&p, opt, usage_text, argv) || tp_prog_opt(&p, &tp, opt, optarg))
 			continue;
 		switch (opt) {
@@ -324,10 +356,13 @@ int main(int argc, char **argv)
 	g.buf = calloc(1, g.len);
 	if (!g.buf || jtr_hist_init(&g.send_call, p.hist_error) < 0 || jtr_worker_alloc(&w, g.cpu) < 0)
 		jtr_fatal(&p, "out of memory");
+	tp_stats_init(&g.st, tp.stats_every_ns);
+	tp_stats_add(&g.st, TP_STAT_SEND, &g.ssrc, &w, false);
 
 	/* 3. privileges, folder, calibration, then the transport */
 	jtr_probe_privileged(&p);
 	jtr_probe_timebase(&p);
+	tp.o.numa_cpu = g.cpu;
 	g.t = tp_prog_open(&p, &tp, TP_PUB);
 	g.subs_at_start = tp_peers(g.t);
 
@@ -335,8 +370,9 @@ int main(int argc, char **argv)
 	w.fn = sender;
 	w.arg = &g;
 	jtr_probe_map_begin(&p);
+	tp_stats_start(&g.st, &p);
 	jtr_workers_start(&p, &w, 1);
-	jtr_workers_wait(&p, &w, 1, NULL, NULL);
+	tp_stats_run(&g.st, &p, &w, 1);
 	if (!g.err && g.linger_ns) {
 		struct timespec ts = { (time_t)(g.linger_ns / JTR_NS_PER_S), (long)(g.linger_ns % JTR_NS_PER_S) };
 

@@ -33,7 +33,8 @@ static const char usage_text[] =
 "                           no latency (um_perf_sub -f)\n"
 "  -s, --spin N             an empty loop of N iterations per message\n"
 "      --max-rate RATE      for testing: take at most RATE messages per second\n"
-"                           (spins until each one's turn), a receiver of known\n"
+"                           (waits for each one's turn; a late wake-up is made\n"
+"                           up for, up to 5 ms behind), a receiver of known\n"
 "                           speed: datagrams overflow, a ring or socket fills\n"
 "      --fifo PRIO          run SCHED_FIFO at PRIO (1-99)\n"
 "  -o, --output DIR         results folder (default results/DATE-HOST-sub)\n"
@@ -43,8 +44,14 @@ static const char usage_text[] =
 "\n"
 TP_PROG_USAGE
 "\n"
+TP_STATS_USAGE
+TP_LATENCY_USAGE
+"                           (latency here is from the publisher's send time)\n"
+"\n"
 "Prints 'jtr sub: ready on KIND ADDR' on stderr once it can receive. Writes\n"
-"DIR/summary.txt and DIR/result.json (runs latency_from_send, latency_from_intended).\n"
+"DIR/summary.txt (inputs and results), DIR/result.json (runs latency_from_send,\n"
+"latency_from_intended; transport.stats holds the rows), DIR/stats.csv and, with\n"
+"--latency-file, DIR/latency.csv.\n"
 "Exit status: 0 at end of stream (loss is counted, not an error), 1 if the\n"
 "publisher went away or went silent (what was received is written), 2 for bad\n"
 "options or no publisher within --wait.\n"
@@ -52,7 +59,9 @@ TP_PROG_USAGE
 "Examples:\n"
 "  jtr sub -T shm -a 1 -f            um_perf_sub -a 1 -f, on a shm ring\n"
 "  jtr sub -T mcast -s 4             multicast on loopback, 4 spins per message\n"
-"  jtr sub -T tcp -P 10.0.0.1:17391  from a publisher in another namespace\n";
+"  jtr sub -T tcp -P 10.0.0.1:17391  from a publisher in another namespace\n"
+"  jtr sub -T tcp --recv epoll --latency-file   epoll receive, every sample kept\n"
+"  jtr sub -T udp -P [::1]:17391 -b  IPv6 on loopback, busy-poll\n";
 
 static const struct option long_opts[] = {
 	{ "cpu", required_argument, NULL, 'a' },
@@ -65,6 +74,7 @@ static const struct option long_opts[] = {
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	TP_PROG_LONG_OPTS,
+	TP_STATS_LONG_OPTS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -84,17 +94,27 @@ struct sub {
 	int64_t first_ns, last_ns;
 	bool eos;
 	int err;			/* -ETIMEDOUT silent, -EPIPE gone, -ENOENT never came */
+	struct tp_stat_src rsrc;	/* the receiving thread's interval counters */
+	struct tp_stats st;
+	struct tp_latlog lat;
 };
 
+/* a --max-rate receiver may fall this far behind its schedule and still catch
+ * up: a sleep that overshoots (a loaded or virtualised host wakes late, often by
+ * more than one period) does not lower the ceiling; a backlog found after an
+ * idle spell is taken at most this much early */
+#define TURN_CREDIT_NS ((int64_t)(5 * JTR_NS_PER_MS))
+
 /* take_turn - --max-rate: wait until the next message's turn, one period
- * after this one's (at most one period of credit after an idle spell, so a
- * late wake-up does not lower the ceiling); sleeps, then spins the last 60 us */
+ * after this one's, with up to TURN_CREDIT_NS (or one period) of credit;
+ * sleeps, then spins the last 60 us */
 static void take_turn(int64_t *turn, int64_t now, int64_t per_ns)
 {
+	const int64_t credit_ns = per_ns > TURN_CREDIT_NS ? per_ns : TURN_CREDIT_NS;
 	int64_t t;
 
-	if (*turn < now - per_ns)
-		*turn = now - per_ns;
+	if (*turn < now - credit_ns)
+		*turn = now - credit_ns;
 	*turn += per_ns;
 	t = *turn - 60000;
 	if (t > jtr_mono_ns()) {
@@ -119,9 +139,11 @@ static void receiver(void *arg)
 	const int64_t per_ns = g->max_rate ? (int64_t)(1e9 / (double)g->max_rate) : 0;
 	ssize_t n;
 
+	tp_stat_thread_begin(&g->rsrc);
 	while (!jtr_stop) {
 		int64_t now;
 
+		tp_stat_poll(&g->rsrc);
 		n = tp_recv(g->t, g->buf, g->cap, 100 * JTR_NS_PER_MS);
 		if (n == -EAGAIN) {
 			now = jtr_mono_ns();
@@ -160,6 +182,7 @@ static void receiver(void *arg)
 		default:
 			break;
 		}
+		tp_stat_msg(&g->rsrc, (uint64_t)n);
 		if (m->flags & TP_F_WARMUP) {
 			g->warm++;
 		} else {
@@ -168,8 +191,12 @@ static void receiver(void *arg)
 			g->last_ns = now;
 			g->measured++;
 			if (!g->fast && (m->flags & TP_F_STAMPED)) {
-				jtr_hist_record(&hs, now > m->sent_ns ? (uint64_t)(now - m->sent_ns) : 0);
+				uint64_t ls = now > m->sent_ns ? (uint64_t)(now - m->sent_ns) : 0;
+
+				jtr_hist_record(&hs, ls);
 				jtr_hist_record(&hi, now > m->intended_ns ? (uint64_t)(now - m->intended_ns) : 0);
+				tp_stat_lat(&g->rsrc, ls);
+				tp_latlog_add(&g->lat, m->seq, (uint64_t)m->sent_ns, (uint64_t)now);
 			}
 		}
 		if (g->spin)
@@ -177,6 +204,7 @@ static void receiver(void *arg)
 		if (per_ns)
 			take_turn(&turn, now, per_ns);
 	}
+	tp_stat_thread_end(&g->rsrc);
 	g->from_send = hs;
 	g->from_intended = hi;
 }
@@ -202,7 +230,7 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct sub *g)
 	char label[32];
 
 	fprintf(f, "jtr sub: %s, %s receive%s%s\n", tp_describe(g->t),
-		g->tp->o.busy ? "busy-poll" : "blocking", g->fast ? ", fast" : "",
+		tp_prog_recv_name(g->tp), g->fast ? ", fast" : "",
 		p->partial ? ", PARTIAL" : "");
 	fprintf(f, "received=%llu (+%llu warm-up), lost=%llu, duplicates=%llu, reordered=%llu, "
 		"stale=%llu, end_of_stream=%s", (unsigned long long)g->measured,
@@ -212,6 +240,7 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct sub *g)
 	if (g->eos)
 		fprintf(f, " (publisher issued %llu)", (unsigned long long)g->eos_count);
 	fprintf(f, "\nduration_ns=%llu, result_rate=%.6f\n", (unsigned long long)span_ns(g), rate_hz(g));
+	tp_stats_summary(f, &g->st, tp_prog_recv_name(g->tp));
 	if (!hs->total)
 		return;
 	fprintf(f, "\n  %-16s %16s %16s\n", "latency ns", "from send", "from intended");
@@ -224,6 +253,19 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct sub *g)
 	}
 	fprintf(f, "  %-16s %16llu %16llu\n", "max", (unsigned long long)hs->max, (unsigned long long)hi->max);
 	fprintf(f, "  %-16s %16.1f %16.1f\n", "mean", jtr_hist_mean(hs), jtr_hist_mean(hi));
+}
+
+/* inputs - summary.txt's inputs block */
+static void inputs(FILE *f, const struct jtr_probe *p, const struct sub *g)
+{
+	tp_prog_inputs(f, p, g->tp, TP_IN_HIST | TP_IN_LATENCY_FILE);
+	tp_prog_input(f, "cpu:", "%d", g->cpu);
+	tp_prog_input(f, "fast:", "%s", g->fast ? "yes (no latency)" : "no");
+	tp_prog_input(f, "spin:", "%llu", (unsigned long long)g->spin);
+	if (g->max_rate)
+		tp_prog_input(f, "max rate:", "%llu/s", (unsigned long long)g->max_rate);
+	else
+		tp_prog_input(f, "max rate:", "none");
 }
 
 /* write_run - one latency run */
@@ -251,6 +293,7 @@ static void write_outputs(struct jtr_probe *p, struct sub *g, const char *peer)
 	jtr_probe_open(p, &txt, "summary.txt");
 	jtr_probe_open(p, &res, "result.json");
 	summary(txt.f, p, g);
+	inputs(txt.f, p, g);
 	if (!p->quiet)
 		summary(stdout, p, g);
 	jtr_json_init(&j, res.f);
@@ -276,13 +319,15 @@ static void write_outputs(struct jtr_probe *p, struct sub *g, const char *peer)
 	jtr_json_uint(&j, "malformed", g->malformed);
 	jtr_json_uint(&j, "duration_ns", span_ns(g));
 	jtr_json_fixed(&j, "rate_hz", rate_hz(g), 3);
+	tp_latlog_write_json(&j, &g->lat);
+	tp_stats_write_json(&j, &g->st);
 	jtr_json_obj_end(&j);
 
 	jtr_json_arr_begin(&j, "runs");
 	write_run(&j, p, g, "latency_from_send", &g->from_send);
 	write_run(&j, p, g, "latency_from_intended", &g->from_intended);
 	jtr_json_arr_end(&j);
-	jtr_probe_finish_summary(p, &j, &txt, &res);
+	tp_prog_finish(p, &j, &txt, &res, &g->st, &g->lat);
 }
 
 int main(int argc, char **argv)
@@ -318,6 +363,9 @@ int main(int argc, char **argv)
 		}
 	}
 	jtr_probe_no_args(&p, argc, argv);
+	if (g.fast && tp.latency_file)
+		jtr_usage_error(&p, "--latency-file with -f: a fast subscriber measures no latency; "
+				"drop one of them");
 	tp.o.msg_max = tp_max_msg(&tp.o) < TP_STREAM_MAX ? tp_max_msg(&tp.o) : TP_STREAM_MAX;
 	tp_prog_check(&p, &tp, TP_SUB);
 	p.tb_wanted = JTR_TB_CLOCK;
@@ -330,10 +378,16 @@ int main(int argc, char **argv)
 		jtr_fatal(&p, "out of memory");
 	jtr_prefault(g.buf, g.cap);
 	tp_seq_init(&g.seq);
+	if (tp.latency_file && !g.fast && tp_latlog_alloc(&g.lat, tp.latency_max) < 0)
+		jtr_fatal(&p, "out of memory for %llu latency samples; lower --latency-max",
+			  (unsigned long long)tp.latency_max);
+	tp_stats_init(&g.st, tp.stats_every_ns);
+	tp_stats_add(&g.st, TP_STAT_RECV, &g.rsrc, &w, !g.fast);
 
 	/* 3. privileges, folder, calibration, the transport */
 	jtr_probe_privileged(&p);
 	jtr_probe_timebase(&p);
+	tp.o.numa_cpu = g.cpu;
 	g.t = tp_prog_open(&p, &tp, TP_SUB);
 	if (!p.quiet) {
 		fprintf(stderr, "%s: ready on %s\n", p.prog, tp_describe(g.t));
@@ -344,8 +398,9 @@ int main(int argc, char **argv)
 	w.fn = receiver;
 	w.arg = &g;
 	jtr_probe_map_begin(&p);
+	tp_stats_start(&g.st, &p);
 	jtr_workers_start(&p, &w, 1);
-	jtr_workers_wait(&p, &w, 1, NULL, NULL);
+	tp_stats_run(&g.st, &p, &w, 1);
 	jtr_probe_map_end(&p);
 	if (g.err == -ENOENT)
 		jtr_usage_error(&p, "no publisher sent anything on %s within %.0f s; start 'jtr pub' "
@@ -365,6 +420,7 @@ int main(int argc, char **argv)
 	}
 	if (g.seq.lost)
 		jtr_warn(&p, "%llu messages lost", (unsigned long long)g.seq.lost);
+	tp_latlog_write(&g.lat, &p, false);
 	write_outputs(&p, &g, peer);
 	jtr_probe_finish(&p);
 	if (g.err == -ETIMEDOUT) {

@@ -11,6 +11,7 @@
 
 #include "jtr_cli.h"
 #include "tp_int.h"
+#include "tp_numa.h"
 
 static const char *const kind_names[] = {
 	[TP_SHM] = "shm", [TP_TCP] = "tcp", [TP_UDP] = "udp", [TP_MCAST] = "mcast",
@@ -65,6 +66,7 @@ void tp_opts_init(struct tp_opts *o, enum tp_kind kind)
 	o->msg_max = 64;
 	o->iface = TP_DEFAULT_IFACE;
 	o->wait_ns = 10 * 1000000000ULL;
+	o->numa_cpu = o->numa_node = -1;
 }
 
 /* tp_max_msg - the largest message of the kind */
@@ -79,49 +81,92 @@ uint32_t tp_max_msg(const struct tp_opts *o)
 	}
 }
 
-/* tp_parse_inet - "A.B.C.D:PORT" */
-int tp_parse_inet(const char *s, struct sockaddr_in *sa, struct jtr_err *e)
+/* tp_parse_inet - "A.B.C.D:PORT" or "[IPV6]:PORT"; names are not looked up */
+int tp_parse_inet(const char *s, struct sockaddr_storage *ss, socklen_t *len, struct jtr_err *e)
 {
+	struct sockaddr_in *sa = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+	const char *colon, *hs = s;
 	char host[64];
-	const char *colon = strrchr(s, ':');
 	long long port;
 	struct jtr_err pe;
 	size_t hl;
+	bool v6 = s[0] == '[';
 
-	memset(sa, 0, sizeof(*sa));
-	sa->sin_family = AF_INET;
-	if (!colon)
-		return jtr_err_set(e, -EINVAL, "'%s' is not an address: use HOST:PORT with a dotted "
-				   "IPv4 host, e.g. 127.0.0.1:%d", s, TP_DEFAULT_PORT);
-	hl = (size_t)(colon - s);
+	memset(ss, 0, sizeof(*ss));
+	if (v6) {
+		const char *rb = strchr(s, ']');
+
+		if (!rb || rb[1] != ':')
+			return jtr_err_set(e, -EINVAL, "'%s' is not an address: an IPv6 address goes in "
+					   "brackets before the port, e.g. [::1]:%d", s, TP_DEFAULT_PORT);
+		hs = s + 1;
+		hl = (size_t)(rb - hs);
+		colon = rb + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon)
+			return jtr_err_set(e, -EINVAL, "'%s' is not an address: use HOST:PORT with a "
+					   "dotted IPv4 host, e.g. 127.0.0.1:%d, or [IPV6]:PORT, e.g. "
+					   "[::1]:%d", s, TP_DEFAULT_PORT, TP_DEFAULT_PORT);
+		hl = (size_t)(colon - s);
+		if (memchr(s, ':', hl))
+			return jtr_err_set(e, -EINVAL, "'%s': an IPv6 address goes in brackets before "
+					   "the port, e.g. [::1]:%d", s, TP_DEFAULT_PORT);
+	}
 	if (hl >= sizeof(host))
 		return jtr_err_set(e, -EINVAL, "'%s': host part too long", s);
-	memcpy(host, s, hl);
+	memcpy(host, hs, hl);
 	host[hl] = 0;
 	if (jtr_parse_int(colon + 1, 1, 65535, &port, &pe) < 0)
 		return jtr_err_set(e, -EINVAL, "'%s': the port must be 1-65535", s);
-	sa->sin_port = htons((uint16_t)port);
 	if (!hl)
-		return jtr_err_set(e, -EINVAL, "'%s': no host; e.g. 127.0.0.1:%lld", s, port);
+		return jtr_err_set(e, -EINVAL, "'%s': no host; e.g. 127.0.0.1:%lld or [::1]:%lld", s,
+				   port, port);
+	if (v6) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)port);
+		*len = sizeof(*s6);
+		if (inet_pton(AF_INET6, host, &s6->sin6_addr) != 1)
+			return jtr_err_set(e, -EINVAL, "'%s' is not an address: '%s' is not an IPv6 "
+					   "address (names are not looked up)", s, host);
+		return 0;
+	}
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons((uint16_t)port);
+	*len = sizeof(*sa);
 	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
 		return jtr_err_set(e, -EINVAL, "'%s' is not an address: '%s' is not a dotted IPv4 "
 				   "address (names are not looked up)", s, host);
 	return 0;
 }
 
+/* tp_recv_name - the receive mode's name */
+const char *tp_recv_name(const struct tp_opts *o)
+{
+	return o->epoll ? "epoll" : o->busy ? "busy-poll" : "blocking";
+}
+
 /* tp_mcast_is_wide - outside 239.255.0.0/16, or TTL > 0 */
 int tp_mcast_is_wide(const struct tp_opts *o, struct jtr_err *e)
 {
-	struct sockaddr_in sa;
+	struct sockaddr_storage ss;
+	socklen_t len;
 	uint32_t a;
-	int rc = tp_parse_inet(o->addr ? o->addr : tp_default_addr(o->kind), &sa, e);
+	const char *addr = o->addr ? o->addr : tp_default_addr(o->kind);
+	int rc = tp_parse_inet(addr, &ss, &len, e);
 
 	if (rc < 0)
 		return rc;
-	a = ntohl(sa.sin_addr.s_addr);
+	if (ss.ss_family != AF_INET)
+		return jtr_err_set(e, -EINVAL, "'%s': multicast is IPv4 only here (IPv6 multicast "
+				   "needs a multicast-capable interface; loopback is not one); use a "
+				   "group in 239.255.0.0/16, e.g. %s:%d", addr, TP_DEFAULT_GROUP,
+				   TP_DEFAULT_PORT);
+	a = ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr);
 	if ((a >> 28) != 0xe)
 		return jtr_err_set(e, -EINVAL, "'%s' is not a multicast group (224.0.0.0/4); the "
-				   "default is %s:%d", o->addr, TP_DEFAULT_GROUP, TP_DEFAULT_PORT);
+				   "default is %s:%d", addr, TP_DEFAULT_GROUP, TP_DEFAULT_PORT);
 	return (a >> 16) != 0xefff || o->ttl > 0;
 }
 
@@ -129,10 +174,14 @@ int tp_mcast_is_wide(const struct tp_opts *o, struct jtr_err *e)
 int tp_check(const struct tp_opts *o, enum tp_role role, struct jtr_err *e)
 {
 	const char *addr = o->addr ? o->addr : tp_default_addr(o->kind);
-	struct sockaddr_in sa, ifa;
+	struct sockaddr_storage ss;
+	struct sockaddr_in ifa;
+	socklen_t sl;
 	int rc;
 
-	(void)role;
+	if (o->epoll && o->kind == TP_SHM)
+		return jtr_err_set(e, -EINVAL, "--recv epoll: an shm ring has no file descriptor to "
+				   "wait on; use blocking (a futex) or busy-poll (-b)");
 	if (o->msg_max < TP_HDR_LEN)
 		return jtr_err_set(e, -EINVAL, "a message must hold the %u-byte header", TP_HDR_LEN);
 	if (o->msg_max > tp_max_msg(o))
@@ -141,6 +190,22 @@ int tp_check(const struct tp_opts *o, enum tp_role role, struct jtr_err *e)
 				   o->kind == TP_SHM ? "ring slot" :
 				   (o->kind == TP_TCP || o->kind == TP_UNIX) ? "message" : "datagram",
 				   tp_max_msg(o));
+	if (o->kind != TP_SHM && (o->cross_numa || o->numa_node >= 0))
+		return jtr_err_set(e, -EINVAL, "--%s is for the shm ring (-T shm); a socket's "
+				   "buffers are the kernel's", o->cross_numa ? "cross-numa" : "numa-node");
+	if (o->kind == TP_SHM && role == TP_PUB && (o->cross_numa || o->numa_node >= 0))
+		return jtr_err_set(e, -EINVAL, "--%s: the ring's readers place it; give it to jtr sub "
+				   "(jtr pub follows the ring's node)", o->cross_numa ? "cross-numa" :
+				   "numa-node");
+	if (o->numa_node >= tp_numa_nodes())
+		return tp_numa_nodes() == 1 ?
+			jtr_err_set(e, -EINVAL, "--numa-node %d: this machine has one NUMA node, "
+				    "node 0", o->numa_node) :
+			jtr_err_set(e, -EINVAL, "--numa-node %d: use a node from 0 to %d",
+				    o->numa_node, tp_numa_nodes() - 1);
+	if (o->cross_numa && tp_numa_nodes() < 2)
+		return jtr_err_set(e, -EINVAL, "--cross-numa: this machine has one NUMA node, so "
+				   "there is no remote memory to compare with");
 	switch (o->kind) {
 	case TP_SHM:
 		if (!*addr || strlen(addr) > 64 || strchr(addr, '/'))
@@ -175,7 +240,7 @@ int tp_check(const struct tp_opts *o, enum tp_role role, struct jtr_err *e)
 			return jtr_err_set(e, -EINVAL, "--ttl %d: use 0-255", o->ttl);
 		break;
 	default:
-		rc = tp_parse_inet(addr, &sa, e);
+		rc = tp_parse_inet(addr, &ss, &sl, e);
 		if (rc < 0)
 			return rc;
 		break;
@@ -199,7 +264,9 @@ int tp_open(struct tp **out, const struct tp_opts *o, enum tp_role role, struct 
 		return jtr_err_set(e, -ENOMEM, "out of memory");
 	t->kind = o->kind;
 	t->role = role;
-	t->busy = o->busy;
+	t->busy = o->busy && !o->epoll;
+	t->epoll = o->epoll;
+	t->epfd = -1;
 	t->msg_max = o->msg_max;
 	t->wait_ns = o->wait_ns;
 	t->fd = -1;

@@ -2,8 +2,8 @@
  *
  * shm        a single-producer ring in a shared-memory segment, 1-to-N readers
  *            each with its own cursor (tp_ring.h)
- * tcp        TCP with TCP_NODELAY, plain blocking read/write
- * udp        UDP unicast
+ * tcp        TCP with TCP_NODELAY, plain blocking read/write (or epoll)
+ * udp        UDP unicast (tcp and udp: IPv4 A.B.C.D:PORT or IPv6 [ADDR]:PORT)
  * mcast      UDP multicast, 1-to-N (239.255.0.0/16, TTL 0, loopback by default)
  * unix       unix-domain stream; unix-dgram: unix-domain datagram
  *
@@ -19,9 +19,10 @@
  *   ping     attaches     connects        sends to ADDR       sends to GROUP
  *
  * Receive is blocking (futex wake-up for shm, blocking sockets with a short
- * SO_RCVTIMEO for the others) or busy-poll (no syscall while the ring is
- * empty; MSG_DONTWAIT for sockets). Every wait has a timeout. Functions
- * return 0, a length, or -errno, and never print or exit.
+ * SO_RCVTIMEO for the others), busy-poll (no syscall while the ring is
+ * empty; MSG_DONTWAIT for sockets) or, for sockets, epoll (non-blocking
+ * reads, waiting in epoll_wait when there is nothing). Every wait has a
+ * timeout. Functions return 0, a length, or -errno, and never print or exit.
  */
 #ifndef JTR_TP_H
 #define JTR_TP_H
@@ -74,6 +75,7 @@ struct tp_opts {
 	enum tp_kind kind;
 	const char *addr;	/* NULL: tp_default_addr() */
 	bool busy;		/* busy-poll receive */
+	bool epoll;		/* sockets: non-blocking reads waited in epoll_wait */
 	uint32_t subs;		/* pub on shm, tcp, unix: subscribers to wait for (>= 1) */
 	uint32_t slots;		/* shm: ring slots, a power of two */
 	uint32_t msg_max;	/* largest message that will be sent (shm: the slot size) */
@@ -81,6 +83,9 @@ struct tp_opts {
 	int ttl;		/* mcast: multicast TTL (default 0: never leaves the host) */
 	bool wide;		/* mcast: another group or TTL > 0 was asked for explicitly */
 	uint64_t wait_ns;	/* how long to wait for the peer to appear */
+	int numa_cpu;		/* shm: this side's pinned (reading) CPU, -1: not pinned */
+	int numa_node;		/* shm: the reader's node, -1: its CPU's (--numa-node) */
+	bool cross_numa;	/* shm: the ring on a node other than its reader's */
 };
 
 struct tp;
@@ -99,6 +104,9 @@ const char *tp_default_addr(enum tp_kind k);
 
 /* tp_max_msg - the largest message @o's transport can carry in one piece */
 uint32_t tp_max_msg(const struct tp_opts *o);
+
+/* tp_recv_name - "blocking", "busy-poll" or "epoll" for @o */
+const char *tp_recv_name(const struct tp_opts *o);
 
 /* tp_mcast_is_wide - @o asks for a group outside 239.255.0.0/16 or TTL > 0
  * (which needs o->wide and deserves a warning); -EINVAL if the address is bad */
@@ -135,6 +143,10 @@ const char *tp_describe(const struct tp *t);
 
 /* tp_peers - subscribers connected or attached now (pub); 1 otherwise */
 uint32_t tp_peers(const struct tp *t);
+
+/* tp_numa_where - shm: the node this side's reader runs on and the node the
+ * ring it reads (pub: writes) is on now; false for other kinds */
+bool tp_numa_where(const struct tp *t, int *reader_node, int *ring_node);
 
 /* tp_peers_lost - subscribers that went away during the run (pub) */
 uint32_t tp_peers_lost(const struct tp *t);

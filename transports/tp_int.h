@@ -23,6 +23,8 @@ struct tp {
 	enum tp_kind kind;
 	enum tp_role role;
 	bool busy;
+	bool epoll;
+	int epfd;			/* epoll receive: the epoll instance (-1: none) */
 	uint32_t msg_max;
 	uint64_t wait_ns;
 	char desc[160];
@@ -33,6 +35,7 @@ struct tp {
 	struct tp_ring_wr wr;
 	struct tp_ring_rd rd;
 	bool writing, reading;
+	int reader_node, ring_node;	/* -1 until the ring is placed */
 
 	/* sockets */
 	int fd;				/* the data socket (-1: none) */
@@ -51,8 +54,8 @@ struct tp {
 /* tp_now_ns - CLOCK_MONOTONIC for timeouts */
 int64_t tp_now_ns(void);
 
-/* tp_parse_inet - "HOST:PORT" (dotted IPv4, or a bare ":PORT"/"PORT") */
-int tp_parse_inet(const char *s, struct sockaddr_in *sa, struct jtr_err *e);
+/* tp_parse_inet - "A.B.C.D:PORT" (IPv4) or "[ADDR]:PORT" (IPv6) into @ss */
+int tp_parse_inet(const char *s, struct sockaddr_storage *ss, socklen_t *len, struct jtr_err *e);
 
 int tp_shm_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e);
 int tp_shm_send(struct tp *t, const void *buf, size_t len);

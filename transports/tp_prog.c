@@ -4,10 +4,12 @@
 #endif
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "jtr_cli.h"
+#include "tp_numa.h"
 #include "tp_prog.h"
 
 /* tp_prog_init - defaults */
@@ -15,6 +17,8 @@ void tp_prog_init(struct tp_prog *tp)
 {
 	tp_opts_init(&tp->o, TP_UDP);
 	tp->timeout_ns = 5 * JTR_NS_PER_S;
+	tp->stats_every_ns = TP_DEFAULT_STATS_EVERY_NS;
+	tp->latency_max = TP_DEFAULT_LATENCY_MAX;
 }
 
 /* tp_prog_opt - the transport options */
@@ -27,7 +31,32 @@ bool tp_prog_opt(struct jtr_probe *p, struct tp_prog *tp, int opt, const char *a
 					"or unix-dgram", arg);
 		return true;
 	case 'P': tp->o.addr = arg; return true;
-	case 'b': tp->o.busy = true; return true;
+	case 'b': tp->o.busy = true; tp->o.epoll = false; return true;
+	case TP_OPT_RECV:
+		if (!strcmp(arg, "blocking") || !strcmp(arg, "block")) {
+			tp->o.busy = tp->o.epoll = false;
+		} else if (!strcmp(arg, "busy") || !strcmp(arg, "busy-poll")) {
+			tp->o.busy = true;
+			tp->o.epoll = false;
+		} else if (!strcmp(arg, "epoll")) {
+			tp->o.busy = false;
+			tp->o.epoll = true;
+		} else {
+			jtr_usage_error(p, "--recv %s: unknown receive mode; use blocking, busy or epoll",
+					arg);
+		}
+		return true;
+	case TP_OPT_STATS_EVERY:
+		tp->stats_every_ns = jtr_opt_duration(p, "--stats-every", arg, JTR_NS_PER_S, 0,
+						      24ULL * 3600 * JTR_NS_PER_S);
+		if (tp->stats_every_ns && tp->stats_every_ns < 10 * JTR_NS_PER_MS)
+			jtr_usage_error(p, "--stats-every %s: use at least 10ms, or 0 for no statistics",
+					arg);
+		return true;
+	case TP_OPT_LATENCY_FILE: tp->latency_file = true; return true;
+	case TP_OPT_LATENCY_MAX:
+		tp->latency_max = jtr_opt_count(p, "--latency-max", arg, 1, 1ULL << 32);
+		return true;
 	case TP_OPT_IFACE: tp->o.iface = arg; return true;
 	case TP_OPT_TTL: tp->o.ttl = jtr_opt_int(p, "--ttl", arg, 0, 255); return true;
 	case TP_OPT_WIDE: tp->o.wide = true; return true;
@@ -36,6 +65,10 @@ bool tp_prog_opt(struct jtr_probe *p, struct tp_prog *tp, int opt, const char *a
 		if (tp->o.slots & (tp->o.slots - 1))
 			jtr_usage_error(p, "--slots %s: use a power of two, e.g. 1024 or 4096", arg);
 		return true;
+	case TP_OPT_NUMA_NODE:
+		tp->o.numa_node = jtr_opt_int(p, "--numa-node", arg, 0, 1023);
+		return true;
+	case TP_OPT_CROSS_NUMA: tp->o.cross_numa = true; return true;
 	case TP_OPT_WAIT:
 		tp->o.wait_ns = jtr_opt_duration(p, "--wait", arg, JTR_NS_PER_S, JTR_NS_PER_MS,
 						 24ULL * 3600 * JTR_NS_PER_S);
@@ -75,7 +108,7 @@ struct tp *tp_prog_open(struct jtr_probe *p, struct tp_prog *tp, enum tp_role ro
 	jtr_err_clear(&e);
 	rc = tp_open(&t, &tp->o, role, &e);
 	if (rc == 0)
-		return t;
+		return tp->t = t;
 	if (!e.msg[0])
 		snprintf(e.msg, sizeof(e.msg), "%s", strerror(-rc));
 	switch (rc) {
@@ -116,13 +149,97 @@ void tp_prog_privileged(struct jtr_probe *p)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+/* tp_prog_recv_name - the receive mode */
+const char *tp_prog_recv_name(const struct tp_prog *tp)
+{
+	return tp_recv_name(&tp->o);
+}
+
+/* tp_prog_input - "  name:  value" */
+void tp_prog_input(FILE *f, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(f, "  %-22s ", name);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fputc('\n', f);
+}
+
+/* tp_prog_inputs - the command and the transport's inputs */
+void tp_prog_inputs(FILE *f, const struct jtr_probe *p, const struct tp_prog *tp, unsigned what)
+{
+	const struct tp_opts *o = &tp->o;
+
+	fprintf(f, "\n--- inputs ---\n");
+	fprintf(f, "  %-22s %s", "command:", p->prog);
+	for (int i = 1; i < p->argc; i++)
+		fprintf(f, " %s", p->argv[i]);
+	fputc('\n', f);
+	tp_prog_input(f, "transport:", "%s", tp_kind_name(o->kind));
+	tp_prog_input(f, "address:", "%s", o->addr ? o->addr : tp_default_addr(o->kind));
+	tp_prog_input(f, "receive:", "%s", tp_prog_recv_name(tp));
+	if (o->kind == TP_MCAST) {
+		tp_prog_input(f, "interface:", "%s", o->iface ? o->iface : TP_DEFAULT_IFACE);
+		tp_prog_input(f, "ttl:", "%d", o->ttl);
+	}
+	if (o->kind == TP_SHM) {
+		tp_prog_input(f, "ring slots:", "%u", o->slots);
+		int reader, ring;
+
+		if (tp->t && tp_numa_where(tp->t, &reader, &ring))
+			tp_prog_input(f, "numa:", "reader on node %d, ring on node %d (%d node%s)%s",
+				      reader, ring, tp_numa_nodes(), tp_numa_nodes() > 1 ? "s" : "",
+				      o->cross_numa ? ", --cross-numa" : "");
+	}
+	tp_prog_input(f, "wait for peer:", "%.3f s", (double)o->wait_ns / 1e9);
+	tp_prog_input(f, "peer timeout:", "%.3f s", (double)tp->timeout_ns / 1e9);
+	if (tp->stats_every_ns)
+		tp_prog_input(f, "stats every:", "%.3f s (stats.csv)", (double)tp->stats_every_ns / 1e9);
+	else
+		tp_prog_input(f, "stats every:", "off");
+	if (tp->latency_file)
+		tp_prog_input(f, "latency file:", "latency.csv (up to %llu samples)",
+			      (unsigned long long)tp->latency_max);
+	else if (what & TP_IN_LATENCY_FILE)
+		tp_prog_input(f, "latency file:", "none");
+	tp_prog_input(f, "timebase:", "%s", jtr_tb_name(p->tb.kind));
+	if (p->fifo_prio)
+		tp_prog_input(f, "fifo priority:", "%d", p->fifo_prio);
+	else
+		tp_prog_input(f, "fifo priority:", "none");
+	if (what & TP_IN_HIST)
+		tp_prog_input(f, "histogram error:", "%g %%", p->hist_error * 100);
+}
+
+/* tp_prog_finish - the files, the end of the result, commit */
+void tp_prog_finish(struct jtr_probe *p, struct jtr_json *j, struct jtr_afile *txt,
+		    struct jtr_afile *res, struct tp_stats *st, const struct tp_latlog *l)
+{
+	jtr_json_obj_begin(j, "files");
+	jtr_json_str(j, "summary", "summary.txt");
+	if (st && st->every_ns)
+		jtr_json_str(j, "stats", "stats.csv");
+	if (l && l->cap)
+		jtr_json_str(j, "latency", "latency.csv");
+	jtr_json_obj_end(j);
+	jtr_probe_result_end(p, j);
+	jtr_probe_commit_file(p, txt);
+	jtr_probe_commit_file(p, res);
+	if (st)
+		tp_stats_commit(st, p);
+}
+
 /* tp_prog_write_transport - kind, address, mode, length */
 void tp_prog_write_transport(struct jtr_json *j, const struct tp_prog *tp, uint32_t msg_len)
 {
+	int reader, ring;
+
 	jtr_json_obj_begin(j, "transport");
 	jtr_json_str(j, "kind", tp_kind_name(tp->o.kind));
 	jtr_json_str(j, "address", tp->o.addr ? tp->o.addr : tp_default_addr(tp->o.kind));
-	jtr_json_str(j, "receive", tp->o.busy ? "busy-poll" : "blocking");
+	jtr_json_str(j, "receive", tp_prog_recv_name(tp));
 	jtr_json_uint(j, "msg_len", msg_len);
 	if (tp->o.kind == TP_MCAST) {
 		jtr_json_str(j, "iface", tp->o.iface ? tp->o.iface : TP_DEFAULT_IFACE);
@@ -130,6 +247,14 @@ void tp_prog_write_transport(struct jtr_json *j, const struct tp_prog *tp, uint3
 	}
 	if (tp->o.kind == TP_SHM)
 		jtr_json_uint(j, "slots", tp->o.slots);
+	if (tp->o.kind == TP_SHM && tp->t && tp_numa_where(tp->t, &reader, &ring)) {
+		jtr_json_obj_begin(j, "numa");
+		jtr_json_int(j, "nodes", tp_numa_nodes());
+		jtr_json_int(j, "reader_node", reader);
+		jtr_json_int(j, "ring_node", ring);
+		jtr_json_bool(j, "cross", tp->o.cross_numa);
+		jtr_json_obj_end(j);
+	}
 }
 
 /* tp_prog_write_seq - received, lost, duplicates, reordered, stale */

@@ -10,13 +10,18 @@
 #include "jtr_probe.h"
 #include "tp.h"
 #include "tp_seq.h"
+#include "tp_stats.h"
 
 /* getopt values of the long-only transport options */
 enum {
 	TP_OPT_IFACE = 400, TP_OPT_TTL, TP_OPT_WIDE, TP_OPT_SLOTS, TP_OPT_WAIT, TP_OPT_TIMEOUT,
 	TP_OPT_SUBS, TP_OPT_DROP_EVERY, TP_OPT_STALL_AT, TP_OPT_STALL, TP_OPT_NO_TS, TP_OPT_FIFO,
-	TP_OPT_MAX_RATE,
+	TP_OPT_MAX_RATE, TP_OPT_RECV, TP_OPT_STATS_EVERY, TP_OPT_LATENCY_FILE, TP_OPT_LATENCY_MAX,
+	TP_OPT_NUMA_NODE, TP_OPT_CROSS_NUMA,
 };
+
+#define TP_DEFAULT_STATS_EVERY_NS JTR_NS_PER_S
+#define TP_DEFAULT_LATENCY_MAX 1000000ULL
 
 #define TP_PROG_SHORT "T:P:b"
 
@@ -24,33 +29,66 @@ enum {
 	{ "transport", required_argument, NULL, 'T' },			\
 	{ "addr", required_argument, NULL, 'P' },			\
 	{ "busy", no_argument, NULL, 'b' },				\
+	{ "recv", required_argument, NULL, TP_OPT_RECV },		\
 	{ "iface", required_argument, NULL, TP_OPT_IFACE },		\
 	{ "ttl", required_argument, NULL, TP_OPT_TTL },			\
 	{ "mcast-wide", no_argument, NULL, TP_OPT_WIDE },		\
 	{ "slots", required_argument, NULL, TP_OPT_SLOTS },		\
+	{ "numa-node", required_argument, NULL, TP_OPT_NUMA_NODE },	\
+	{ "cross-numa", no_argument, NULL, TP_OPT_CROSS_NUMA },		\
 	{ "wait", required_argument, NULL, TP_OPT_WAIT },		\
 	{ "timeout", required_argument, NULL, TP_OPT_TIMEOUT }
 
 #define TP_PROG_USAGE							\
 "Transport:\n"								\
 "  -T, --transport KIND     shm, tcp, udp, mcast, unix or unix-dgram (default udp)\n" \
-"  -P, --addr ADDR          shm: a segment name (default jtr); tcp, udp: IPv4 HOST:PORT\n" \
-"                           (default 127.0.0.1:17391); mcast: GROUP:PORT (default\n" \
-"                           239.255.0.1:17391); unix, unix-dgram: a socket path\n" \
-"                           (default /tmp/jtr-tp.sock)\n"			\
-"  -b, --busy               busy-poll receive (default: block, futex for shm)\n" \
+"  -P, --addr ADDR          shm: a segment name (default jtr); tcp, udp: A.B.C.D:PORT\n" \
+"                           or [IPV6]:PORT (default 127.0.0.1:17391, e.g. [::1]:17391);\n" \
+"                           mcast: IPv4 GROUP:PORT (default 239.255.0.1:17391);\n" \
+"                           unix, unix-dgram: a socket path (default /tmp/jtr-tp.sock)\n" \
+"  -b, --busy               busy-poll receive (the same as --recv busy)\n" \
+"      --recv MODE          blocking (default: a blocking read, a futex for shm),\n" \
+"                           busy (busy-poll) or epoll (sockets: non-blocking reads,\n" \
+"                           waiting in epoll_wait)\n" \
 "      --iface ADDR         mcast: the interface's address (default 127.0.0.1)\n" \
 "      --ttl N              mcast: TTL (default 0: never leaves this host)\n" \
 "      --mcast-wide         allow a group outside 239.255.0.0/16 or a TTL above 0\n" \
 "                           (such traffic can flood networks and switch supervisors)\n" \
 "      --slots N            shm: ring slots, a power of two (default 4096)\n" \
+"      --numa-node N        shm reader: run on node N and put the ring there\n" \
+"                           (default: the pinned CPU's node, else where it runs)\n" \
+"      --cross-numa         shm reader: put the ring on another node than the\n" \
+"                           reader's, for the comparison (needs two nodes)\n" \
 "      --wait DUR           how long to wait for the peer to appear (default 10s)\n" \
 "      --timeout DUR        a peer silent this long mid-run has gone (default 5s)\n"
+
+/* the statistics options of ping, pub and sub */
+#define TP_STATS_LONG_OPTS						\
+	{ "stats-every", required_argument, NULL, TP_OPT_STATS_EVERY },	\
+	{ "latency-file", no_argument, NULL, TP_OPT_LATENCY_FILE },	\
+	{ "latency-max", required_argument, NULL, TP_OPT_LATENCY_MAX }
+
+#define TP_STATS_USAGE							\
+"Statistics:\n"								\
+"      --stats-every DUR    a row of DIR/stats.csv every DUR (default 1s; 0: none):\n" \
+"                           messages and bytes sent and received, the interval's\n" \
+"                           latency avg/stddev/min/max, CPU % of the process and\n" \
+"                           of each thread, RSS MB; the rows are in result.json too\n"
+
+#define TP_LATENCY_USAGE						\
+"      --latency-file       every latency sample to DIR/latency.csv (seq, sent_ns,\n" \
+"                           received_ns, latency_ns), kept in memory until the end\n" \
+"      --latency-max N      the latency file's capacity in samples (default 1M;\n" \
+"                           24 bytes each, allocated and touched before the run)\n"
 
 struct tp_prog {
 	struct tp_opts o;
 	uint64_t timeout_ns;	/* idle peer mid-run */
 	bool wait_given;
+	uint64_t stats_every_ns;	/* --stats-every, 0: off */
+	bool latency_file;		/* --latency-file */
+	uint64_t latency_max;		/* --latency-max */
+	struct tp *t;			/* once opened: for the result's numa object */
 };
 
 /* tp_prog_init - defaults (udp) */
@@ -69,6 +107,26 @@ struct tp *tp_prog_open(struct jtr_probe *p, struct tp_prog *tp, enum tp_role ro
 /* tp_prog_privileged - jtr_probe_privileged() without a results folder
  * (pong): FIFO, mlockall, privilege drop, Ctrl-C */
 void tp_prog_privileged(struct jtr_probe *p);
+
+/* tp_prog_recv_name - "blocking", "busy-poll" or "epoll" */
+const char *tp_prog_recv_name(const struct tp_prog *tp);
+
+/* what tp_prog_inputs lists besides the transport */
+enum { TP_IN_HIST = 1, TP_IN_LATENCY_FILE = 2 };
+
+/* tp_prog_inputs - the head of summary.txt's "inputs" block: the command
+ * and the transport options, the histogram's error and the latency file if
+ * @what says so; the program adds its own with tp_prog_input */
+void tp_prog_inputs(FILE *f, const struct jtr_probe *p, const struct tp_prog *tp, unsigned what);
+
+/* tp_prog_input - one "  name: value" line of the inputs block */
+__attribute__((format(printf, 3, 4)))
+void tp_prog_input(FILE *f, const char *name, const char *fmt, ...);
+
+/* tp_prog_finish - "files" (summary, stats, latency), the end of the
+ * result, then summary.txt, result.json and stats.csv committed */
+void tp_prog_finish(struct jtr_probe *p, struct jtr_json *j, struct jtr_afile *txt,
+		    struct jtr_afile *res, struct tp_stats *st, const struct tp_latlog *l);
 
 /* tp_prog_write_transport - the "transport" object's common head: kind,
  * address, receive mode, message length; the object stays open */

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "tp_int.h"
+#include "tp_numa.h"
 
 #define RETRY_NS (20 * 1000000ULL)
 #define STALL_CHECK_NS (100 * 1000000ULL)
@@ -153,6 +154,64 @@ static int wait_readers(struct tp_ring *r, uint32_t n, uint64_t wait_ns, const c
 	return 0;
 }
 
+/* place_ring - the reader of @s puts it on its node (--cross-numa: on another
+ * one) and, not pinned on a machine of many nodes, runs on that node. The
+ * reader's node: --numa-node, else its pinned CPU's, else @hint (ping: where
+ * pong is), else the CPU it runs on now. The node the pages are on is read
+ * back, not assumed. */
+static int place_ring(struct tp *t, struct tp_shm_seg *s, const struct tp_opts *o, int hint,
+		      struct jtr_err *e)
+{
+	int reader = o->numa_node, node, rc;
+
+	if (reader < 0 && o->numa_cpu >= 0)
+		reader = tp_numa_node_of_cpu(o->numa_cpu);
+	if (reader < 0)
+		reader = hint;
+	if (reader < 0)
+		reader = tp_numa_node_of_cpu(sched_getcpu());
+	if (reader < 0)
+		reader = 0;
+	node = o->cross_numa ? tp_numa_other_node(reader) : reader;
+	if (node < 0)
+		return jtr_err_set(e, -ENODEV, "--cross-numa: no NUMA node with memory other than "
+				   "node %d", reader);
+	if (o->numa_cpu < 0 && tp_numa_nodes() > 1 && (rc = tp_numa_run_on_node(reader)) < 0)
+		return jtr_err_set(e, rc, "cannot run on NUMA node %d: %s", reader, strerror(-rc));
+	rc = tp_numa_place(s->ring, s->size, node, e);
+	if (rc < 0)
+		return rc;
+	t->reader_node = reader;
+	t->ring_node = tp_numa_node_of_addr((const char *)s->ring + s->size - 1);
+	return 0;
+}
+
+/* follow_ring - the writer (pub), not pinned on a machine of many nodes, runs
+ * on the node its readers put the ring on */
+static int follow_ring(struct tp *t, struct tp_shm_seg *s, const struct tp_opts *o,
+		       struct jtr_err *e)
+{
+	int rc;
+
+	t->ring_node = tp_numa_node_of_addr((const char *)s->ring + s->size - 1);
+	t->reader_node = t->ring_node;
+	if (o->numa_cpu < 0 && tp_numa_nodes() > 1 && t->ring_node >= 0 &&
+	    (rc = tp_numa_run_on_node(t->ring_node)) < 0)
+		return jtr_err_set(e, rc, "cannot run on NUMA node %d: %s", t->ring_node,
+				   strerror(-rc));
+	return 0;
+}
+
+/* tp_numa_where - the reader's node and the ring's */
+bool tp_numa_where(const struct tp *t, int *reader_node, int *ring_node)
+{
+	if (t->kind != TP_SHM)
+		return false;
+	*reader_node = t->reader_node;
+	*ring_node = t->ring_node;
+	return true;
+}
+
 /* tp_shm_open - create or attach by role */
 int tp_shm_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 {
@@ -160,6 +219,7 @@ int tp_shm_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 	pid_t me = getpid();
 	int rc;
 
+	t->reader_node = t->ring_node = -1;
 	if (t->role == TP_PUB || t->role == TP_SUB) {
 		snprintf(t->seg[0].name, sizeof(t->seg[0].name), "/jtr-%s", name);
 	} else {
@@ -173,7 +233,8 @@ int tp_shm_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 			return rc;
 		tp_ring_writer_open(&t->wr, t->seg[0].ring, me);
 		t->writing = true;
-		return wait_readers(t->seg[0].ring, o->subs, o->wait_ns, "subscribers", name, e);
+		rc = wait_readers(t->seg[0].ring, o->subs, o->wait_ns, "subscribers", name, e);
+		return rc < 0 ? rc : follow_ring(t, &t->seg[0], o, e);
 	case TP_SUB:
 		rc = seg_attach(&t->seg[0], o->wait_ns, "publisher", e);
 		if (rc < 0)
@@ -183,7 +244,7 @@ int tp_shm_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 			return jtr_err_set(e, rc, "shm %s already has %d subscribers", name,
 					   TP_RING_MAX_READERS);
 		t->reading = true;
-		return 0;
+		return place_ring(t, &t->seg[0], o, -1, e);
 	case TP_PONG:
 		rc = seg_create(&t->seg[0], o, 1, e);
 		if (rc == 0)
@@ -193,7 +254,7 @@ int tp_shm_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 		tp_ring_reader_join(&t->rd, t->seg[0].ring, me);
 		tp_ring_writer_open(&t->wr, t->seg[1].ring, me);
 		t->reading = t->writing = true;
-		return 0;
+		return place_ring(t, &t->seg[0], o, -1, e);
 	case TP_PING:
 		rc = seg_attach(&t->seg[0], o->wait_ns, "pong", e);
 		if (rc == 0)
@@ -211,7 +272,7 @@ int tp_shm_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 		t->writing = true;
 		tp_ring_reader_join(&t->rd, t->seg[1].ring, me);
 		t->reading = true;
-		return 0;
+		return place_ring(t, &t->seg[1], o, tp_numa_node_of_addr(t->seg[0].ring), e);
 	}
 	return -EINVAL;
 }

@@ -1,8 +1,11 @@
 /* tp_sock.c - tcp, udp, mcast, unix and unix-dgram over sockets.
  *
  * Sockets stay blocking; a blocking receive sleeps in the kernel in slices
- * of TP_SLICE_NS (SO_RCVTIMEO) so timeouts and Ctrl-C are seen, and a
- * busy-poll receive calls recv with MSG_DONTWAIT in a loop. Streams carry
+ * of TP_SLICE_NS (SO_RCVTIMEO) so timeouts and Ctrl-C are seen, a
+ * busy-poll receive calls recv with MSG_DONTWAIT in a loop, and an epoll
+ * receive calls recv with MSG_DONTWAIT and, when nothing is there, waits in
+ * epoll_wait (level-triggered, the data socket alone) for at most a slice.
+ * Sends stay blocking in every mode. Streams carry
  * whole messages framed by the header's length and are read through a
  * buffer, so a receive is one recv() for many small messages.
  */
@@ -14,6 +17,7 @@
 #include <fcntl.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,8 +82,7 @@ static int make_addr(const struct tp_opts *o, struct sockaddr_storage *ss, sockl
 		*len = sizeof(*su);
 		return 0;
 	}
-	*len = sizeof(struct sockaddr_in);
-	return tp_parse_inet(addr, (struct sockaddr_in *)ss, e);
+	return tp_parse_inet(addr, ss, len, e);
 }
 
 /* in_use - the message for EADDRINUSE */
@@ -152,7 +155,7 @@ static int stream_listen(struct tp *t, const struct tp_opts *o, uint32_t n, cons
 	t->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (t->lfd < 0)
 		return jtr_err_set(e, -errno, "socket: %s", strerror(errno));
-	if (ss.ss_family == AF_INET)
+	if (ss.ss_family == AF_INET || ss.ss_family == AF_INET6)
 		setsockopt(t->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	rc = bind_here(t, t->lfd, &ss, len, SOCK_STREAM, e);
 	if (rc < 0)
@@ -244,8 +247,8 @@ static int mcast_sender(struct tp *t, const struct tp_opts *o, struct jtr_err *e
 	return 0;
 }
 
-/* tp_sock_open - by kind and role (the table in tp.h) */
-int tp_sock_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
+/* open_kind - by kind and role (the table in tp.h) */
+static int open_kind(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -298,6 +301,23 @@ int tp_sock_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 	rc = connect_retry(t, &t->fd, SOCK_DGRAM, &ss, len, t->role == TP_PUB ? "subscriber" : "pong", e);
 	t->connected = rc == 0;
 	return rc;
+}
+
+/* tp_sock_open - open, then the epoll instance for an epoll receive */
+int tp_sock_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int rc = open_kind(t, o, e);
+
+	if (rc < 0 || !t->epoll || t->role == TP_PUB || t->fd < 0)
+		return rc;
+	t->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (t->epfd < 0)
+		return jtr_err_set(e, -errno, "epoll_create1: %s", strerror(errno));
+	ev.data.fd = t->fd;
+	if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->fd, &ev) < 0)
+		return jtr_err_set(e, -errno, "epoll_ctl: %s", strerror(errno));
+	return 0;
 }
 
 /* write_all - a whole message on a stream, or -errno */
@@ -381,13 +401,30 @@ static bool elapsed_past(int64_t *end, uint64_t timeout_ns)
 	return now >= *end;
 }
 
+/* epoll_slice - epoll receive: wait until readable, at most until @end
+ * (which elapsed_past has set) or a slice; 0, or -errno */
+static int epoll_slice(struct tp *t, int64_t end)
+{
+	struct epoll_event ev;
+	int64_t left = end - tp_now_ns();
+	int ms;
+
+	if (left > (int64_t)TP_SLICE_NS)
+		left = (int64_t)TP_SLICE_NS;
+	ms = left > 0 ? (int)((left + 999999) / 1000000) : 0;
+	if (epoll_wait(t->epfd, &ev, 1, ms) < 0 && errno != EINTR)
+		return -errno;
+	return 0;
+}
+
 /* dgram_recv - one datagram; pong keeps the sender for its reply */
 static ssize_t dgram_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns)
 {
 	int64_t end = 0;
 	uint32_t spins = 0;
+	int rc;
 	bool keep = !t->connected;
-	int flags = MSG_TRUNC | (t->busy ? MSG_DONTWAIT : 0);
+	int flags = MSG_TRUNC | (t->busy || t->epoll ? MSG_DONTWAIT : 0);
 
 	for (;;) {
 		struct sockaddr_storage from;
@@ -411,6 +448,8 @@ static ssize_t dgram_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_
 			continue;
 		if (elapsed_past(&end, timeout_ns))
 			return -EAGAIN;
+		if (t->epoll && (rc = epoll_slice(t, end)) < 0)
+			return rc;
 	}
 }
 
@@ -420,7 +459,7 @@ static ssize_t stream_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout
 {
 	int64_t end = 0;
 	uint32_t spins = 0;
-	int flags = t->busy ? MSG_DONTWAIT : 0;
+	int rc, flags = t->busy || t->epoll ? MSG_DONTWAIT : 0;
 
 	for (;;) {
 		size_t have = t->rlen - t->roff;
@@ -459,6 +498,8 @@ static ssize_t stream_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout
 			continue;
 		if (elapsed_past(&end, timeout_ns))
 			return -EAGAIN;
+		if (t->epoll && (rc = epoll_slice(t, end)) < 0)
+			return rc;
 	}
 }
 
@@ -501,6 +542,8 @@ void tp_sock_close(struct tp *t)
 		close(t->fd);
 	if (t->lfd >= 0)
 		close(t->lfd);
+	if (t->epfd >= 0)
+		close(t->epfd);
 	if (t->unlink_path[0])
 		unlink(t->unlink_path);
 }

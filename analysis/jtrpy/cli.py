@@ -383,6 +383,8 @@ COMMANDS = [
     ("pong", "reflect jtr ping's messages back", _exec_probe("pong")),
     ("pub", "publish at a steady rate over shm, tcp, udp, mcast, unix (um_perf)", _exec_probe("pub")),
     ("sub", "receive from jtr pub: loss, order, rate, latency", _exec_probe("sub")),
+    ("send", "time a transport's send calls against a null loop of the same mean (jtr_sock)",
+     _exec_probe("send")),
     ("maxrate", "the maximum sustainable rate of a transport: step up, bisect, a table",
      lambda args: __import__("jtrpy.maxrate", fromlist=["main"]).main(args)),
     ("tune", "apply, verify and revert tuning profiles (tuned format), with a snapshot",

@@ -23,8 +23,8 @@ DGRAM = ("udp", "mcast", "unix-dgram")
 USAGE = """\
 usage: jtr maxrate [-T KIND] [-P ADDR] [--from RATE] [--to RATE] [-d DUR]
                    [-m LEN] [-b] [-A CPU] [-a CPU] [--tolerance PCT]
-                   [--slack PCT] [--max-late PCT] [--retries N] [--pub OPTS]
-                   [--sub OPTS] [-o DIR]
+                   [--slack PCT] [--max-late PCT] [--retries N] [--max-steal PCT]
+                   [--pub OPTS] [--sub OPTS] [-o DIR]
 
 Find the maximum sustainable message rate of a transport the way um_perf does:
 run 'jtr sub' and 'jtr pub' at a rate for one step, double the rate while the
@@ -59,6 +59,10 @@ options:
   --retries N       run a failed step again up to N times before its rate counts
                     as failed (default 1: on a shared machine one step can
                     fail because another program took the CPU)
+  --max-steal PCT   a step that fails while the hypervisor stole more than this
+                    share of the CPUs (/proc/stat steal) measured the host, not
+                    the transport: it is run again without using up a retry, at
+                    most 3 times per rate (default 5)
   --pub OPTS        more options for every jtr pub (one shell-quoted string)
   --sub OPTS        more options for every jtr sub, e.g. --sub '--max-rate 50K'
   -o DIR            results folder (default results/DATE-HOST-maxrate):
@@ -109,7 +113,7 @@ def take(args, i, opt):
 def parse(args):
     o = {"kind": "udp", "addr": None, "from": 10000, "to": 10**8, "step_ns": 2 * 10**9,
          "len": 64, "busy": False, "pub_cpu": None, "sub_cpu": None, "tolerance": 5.0,
-         "slack": 3.0, "max_late": 50.0, "retries": 1, "pub": [], "sub": [], "out": None}
+         "slack": 3.0, "max_late": 50.0, "retries": 1, "max_steal": 5.0, "pub": [], "sub": [], "out": None}
     i = 0
     while i < len(args):
         a, v = args[i], None
@@ -146,6 +150,8 @@ def parse(args):
             o["slack"] = parse_pct(a, take(args, i, a), 0, 50)
         elif a == "--max-late":
             o["max_late"] = parse_pct(a, take(args, i, a), 0, 100)
+        elif a == "--max-steal":
+            o["max_steal"] = parse_pct(a, take(args, i, a), 0, 100)
         elif a == "--retries":
             o["retries"] = parse_count(a, take(args, i, a), 0, 10)
         elif a in ("--pub", "--sub"):
@@ -192,6 +198,24 @@ def wait_ready(proc, log, timeout):
     return False
 
 
+def cpu_ticks():
+    """(steal, total) clock ticks of all CPUs so far (/proc/stat), or None."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    # user nice system idle iowait irq softirq steal (guest time is inside user)
+    return (v[7] if len(v) == 8 else 0, sum(v))
+
+
+def steal_pct(t0, t1):
+    """The share of CPU time the hypervisor took between two cpu_ticks()."""
+    if t0 is None or t1 is None or t1[1] <= t0[1]:
+        return None
+    return 100.0 * (t1[0] - t0[0]) / (t1[1] - t0[1])
+
+
 def read(folder):
     try:
         return load_result(folder).get("transport") or {}
@@ -213,6 +237,7 @@ class Search:
         o, n = self.o, len(self.steps) + 1
         d = os.path.join(self.outdir, "%02d-%d" % (n, rate))
         os.makedirs(d)
+        self.ticks0 = cpu_ticks()
         count = max(10, rate * o["step_ns"] // 10**9)
         warm = max(10, count // 10)
         sub_cmd = [probe_path("sub"), "-f", "-o", os.path.join(d, "sub")] + self.common()
@@ -257,6 +282,7 @@ class Search:
         o, rate = self.o, rec["rate_hz"]
         d = os.path.join(self.outdir, rec["folder"])
         pt, st = read(os.path.join(d, "pub")), read(os.path.join(d, "sub"))
+        rec["steal_pct"] = steal_pct(self.ticks0, cpu_ticks())
         low = rate * (1 - o["slack"] / 100)
         if pt is not None:
             issued = pt.get("issued") or 0
@@ -286,20 +312,24 @@ class Search:
         elif "sub_exit" in rec and not reasons:
             reasons.append("sub exit %d, no result" % rec["sub_exit"])
         rec["pass"] = not reasons
+        rec["noisy"] = bool(reasons) and (rec["steal_pct"] or 0) > o["max_steal"]
+        if rec["noisy"]:
+            reasons.append("host stole %.0f%% of the CPUs" % rec["steal_pct"])
         rec["verdict"] = "pass" if not reasons else "FAIL: " + ", ".join(reasons)
         self.steps.append(rec)
         return rec
 
 
-HEAD = "%4s %12s %12s %12s %8s %7s  %s"
+HEAD = "%4s %12s %12s %12s %8s %7s %6s  %s"
 
 
 def print_row(rec, out=sys.stdout):
-    late = rec.get("late_pct")
+    late, steal = rec.get("late_pct"), rec.get("steal_pct")
     print(HEAD % (rec["step"], fmt_rate(rec["rate_hz"]), fmt_rate(rec.get("pub_rate_hz")),
                   fmt_rate(rec.get("sub_rate_hz")),
                   "-" if rec.get("lost") is None else "{:,}".format(rec["lost"]),
-                  "-" if late is None else "%.1f%%" % late, rec["verdict"]), file=out)
+                  "-" if late is None else "%.1f%%" % late,
+                  "-" if steal is None else "%.1f%%" % steal, rec["verdict"]), file=out)
     out.flush()
 
 
@@ -309,21 +339,32 @@ def save(outdir, o, s, good, bad, state):
                       "to_hz": o["to"], "step_ns": o["step_ns"], "msg_len": o["len"],
                       "busy": o["busy"], "pub_cpu": o["pub_cpu"], "sub_cpu": o["sub_cpu"],
                       "tolerance_pct": o["tolerance"], "slack_pct": o["slack"],
-                      "max_late_pct": o["max_late"], "retries": o["retries"], "pub_options": o["pub"],
+                      "max_late_pct": o["max_late"], "retries": o["retries"],
+                      "max_steal_pct": o["max_steal"], "pub_options": o["pub"],
                       "sub_options": o["sub"]},
            "state": state, "max_rate_hz": good, "first_bad_hz": bad, "steps": s.steps}
     write_atomic(os.path.join(outdir, "maxrate.json"), dumps_result(doc) + "\n")
 
 
+NOISY_TRIES = 3     # uncounted runs of one rate because the host stole the CPUs
+
+
 def trial(o, s, rate, progress):
-    """A step at @rate, run again up to --retries times while it fails; the last."""
-    for k in range(o["retries"] + 1):
+    """A step at @rate, run again up to --retries times while it fails (and up to
+    NOISY_TRIES more when the failure came with host steal above --max-steal);
+    the last."""
+    k = noisy = 0
+    while True:
         r = s.step(rate)
-        r["try"] = k + 1
+        k += 1
+        r["try"] = k
         progress(r)
         if r["pass"]:
-            break
-    return r
+            return r
+        if r["noisy"] and noisy < NOISY_TRIES:
+            noisy += 1
+        elif k - noisy > o["retries"]:
+            return r
 
 
 def search(o, s, outdir, progress):
@@ -372,7 +413,8 @@ def main(args):
     print("jtr maxrate: %s%s, %d-byte messages, %.3g s steps, from %s msgs/s" % (
         o["kind"], " " + o["addr"] if o["addr"] else "", o["len"], o["step_ns"] / 1e9,
         fmt_rate(o["from"])))
-    print(HEAD % ("step", "rate asked", "pub rate", "sub rate", "lost", "late", "verdict"))
+    print(HEAD % ("step", "rate asked", "pub rate", "sub rate", "lost", "late", "steal",
+                  "verdict"))
     good = bad = None
     try:
         good, bad, state = search(o, s, outdir, print_row)
