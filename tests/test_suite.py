@@ -181,9 +181,8 @@ def test_python_writer_equals_c_send(tmp_path):
         pytest.skip("jtr-send is not built here (make all builds it)")
     for k in range(5):
         d = tmp_path / ("s%d" % k)
-        # the program itself: the front end's 'jtr send' may not be merged yet
-        subprocess.run([probe_path("send"), "-q", "-T", "udp", "-n", "10K", "-r", "2",
-                        "-c", CPU, "-o", str(d)], check=True, timeout=120)
+        run_jtr("send", "-q", "-T", "udp", "-n", "10K", "-r", "2", "-c", CPU, "-o", d,
+                check=True)
         if not legacy.ambiguous_fields(load(d)):
             break
     r = load(d)

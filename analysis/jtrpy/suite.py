@@ -282,8 +282,9 @@ def run_item(suite, it, k, total, interrupted):
         print("suite: %d/%d %s: interrupted after %.1f s%s" % (
             k, total, it["name"], dt, "; kept what it measured (%s)" % head if has else ""))
     else:
-        print("suite: %d/%d %s: failed (exit %s): %s" % (k, total, it["name"], rc,
-                                                        last_line(log)))
+        print("suite: %d/%d %s: failed (%s): %s" % (
+            k, total, it["name"], "did not start" if rc is None else "exit %d" % rc,
+            last_line(log)))
     sys.stdout.flush()
     return status
 
@@ -311,7 +312,8 @@ def run_suite(o, command):
     if "null-clock" in names and "null" in names:
         suite.doc["pairs"].append(["null-clock", "null"])
     suite.save()
-    print("suite: %s: %d items (%s)" % (folder, len(items), ", ".join(names)))
+    print("suite: %s: %d item%s (%s)" % (folder, len(items), "" if len(items) == 1 else "s",
+                                        ", ".join(names)))
     if skipped:
         print("suite: send: skipped: %s" % skipped[0]["why"])
     interrupted = []
