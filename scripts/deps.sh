@@ -19,10 +19,13 @@ VENV=${VENV:-.venv}
 # python3-numpy for jtr compare (jtr runs on /usr/bin/python3; the test venv
 # gets numpy from requirements-dev.txt); python3-matplotlib for the plots of
 # jtr report (the venv gets matplotlib from requirements-dev.txt); chromium for
-# the test that renders a report in a headless browser
+# the test that renders a report in a headless browser; gnuplot-nox for the test
+# that gnuplot reads jtr's gnuplot files; libhdrhistogram-java and a JRE for the
+# test that HdrHistogram's own Java log reader reads jtr export --hlog
 PKGS="gcc make libc6-dev libcmocka-dev libnuma-dev rt-tests libcap2-bin procps python3-venv
 clang libbpf-dev bpftool libelf-dev zlib1g-dev bpftrace linux-perf tuned util-linux
-python3-numpy python3-matplotlib chromium"
+python3-numpy python3-matplotlib chromium gnuplot-nox libhdrhistogram-java
+default-jre-headless"
 
 if command -v dpkg-query >/dev/null 2>&1; then
 	missing=""

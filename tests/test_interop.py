@@ -125,6 +125,182 @@ def test_hlog_roundtrip(runs, tmp_path):
                                                   r01["runs"] + r1["runs"] if x["cpu"] == 1}
 
 
+JAR = "/usr/share/java/hdrhistogram.jar"
+
+
+def test_hlog_read_by_java(runs, tmp_path):
+    """HdrHistogram's own Java log reader (HistogramLogProcessor) gives jtr's
+    percentiles and the run's sample count from jtr export --hlog."""
+    java = shutil.which("java")
+    if not java or not os.path.exists(JAR):
+        pytest.skip("HdrHistogram's Java library or a JRE is missing (Debian: "
+                    "libhdrhistogram-java, default-jre-headless; scripts/deps.sh)")
+    jtr("export", "--hlog", tmp_path / "g.hlog", runs / "gap1", check=True)
+    run = load(runs / "gap1")["runs"][0]
+    p = subprocess.run([java, "-cp", JAR, "org.HdrHistogram.HistogramLogProcessor", "-i",
+                        str(tmp_path / "g.hlog"), "-tag", run["name"],
+                        "-outputValueUnitRatio", "1", "-o", str(tmp_path / "out")],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    # the interval line: "T: I:count ( 50% 90% Max ) T:count ( 50% 90% 99% 99.9% 99.99% Max )"
+    line = [x for x in (tmp_path / "out").read_text().splitlines() if " T:" in x][0]
+    total = line.split(" T:")[1]
+    count, rest = total.split("(")
+    vals = [float(v) for v in rest.strip(" )").split()]
+    n = run["samples"]
+    assert int(count) == n
+    buckets = run["histogram"]["buckets"]
+    for k, v in zip(("50", "90", "99", "99.9", "99.99"), vals):
+        # Java's rank rounds p/100 x n to the nearest, as the Python reader's
+        assert v == value_at_rank(buckets, max(1, int(float(k) * n / 100 + 0.5))), (k, v)
+        if max(1, int(float(k) * n / 100 + 0.5)) == hist.rank(float(k), n) and \
+                run["percentiles_ns"][k] < run["max_ns"]:
+            assert v == run["percentiles_ns"][k]
+    err = run["histogram"]["max_rel_error"]
+    assert run["max_ns"] <= vals[-1] <= run["max_ns"] * (1 + err) + 1
+
+
+# --- jtr import --hlog -------------------------------------------------------
+
+def test_import_hlog_roundtrip(runs, tmp_path, validate):
+    """export then import: same runs, samples, buckets, percentiles (equal, or
+    within the histogram's error where jtr's is the run's exact max)."""
+    jtr("export", "--hlog", tmp_path / "both.hlog", runs / "gap01", runs / "gap1", check=True)
+    jtr("export", "--hlog", tmp_path / "one.hlog", runs / "gap01", check=True)
+    p = jtr("import", "--hlog", "-o", tmp_path / "back", tmp_path / "one.hlog", check=True)
+    src = load(runs / "gap01")
+    back = validate(load(tmp_path / "back"))
+    # one run per tag, in the order the log has them (the runs' start times)
+    order = [r["name"] for r in sorted(src["runs"], key=lambda r: r["start_mono_ns"])]
+    assert p.stdout.startswith("%s: hlog, 2 runs (%s), %d samples" % (
+        tmp_path / "back", ", ".join(order), sum(r["samples"] for r in src["runs"])))
+    assert back["tool"] == "hlog" and back["import"]["time_unit"] == "ns"
+    assert (tmp_path / "back" / "source.hlog").read_text() == (tmp_path / "one.hlog").read_text()
+    assert [r["name"] for r in back["runs"]] == order
+    for b in back["runs"]:
+        a = [r for r in src["runs"] if r["name"] == b["name"]][0]
+        err = a["histogram"]["max_rel_error"]
+        assert b["cpu"] == a["cpu"] and b["samples"] == a["samples"]
+        assert b["histogram"]["sub_bucket_bits"] == a["histogram"]["sub_bucket_bits"]
+        assert [x[:2] for x in b["histogram"]["buckets"]] == [x[:2] for x in
+                                                             a["histogram"]["buckets"]]
+        assert [x[2] for x in b["histogram"]["buckets"]] == [x[2] for x in
+                                                            a["histogram"]["buckets"]]
+        for k in PCTS:
+            x, y = a["percentiles_ns"][k], b["percentiles_ns"][k]
+            if x < a["max_ns"]:
+                assert y == x, (k, x, y)
+            else:
+                assert x <= y <= x * (1 + err) + 1, (k, x, y)
+        assert a["max_ns"] <= b["max_ns"] <= a["max_ns"] * (1 + err) + 1
+        assert b["min_ns"] <= a["min_ns"] and a["min_ns"] - b["min_ns"] <= a["min_ns"] * err + 1
+        assert abs(b["mean_ns"] - a["mean_ns"]) <= a["mean_ns"] * err + 1
+        assert abs(b["duration_ns"] - a["duration_ns"]) <= 2 * 10**6
+    # it compares with the original: no significant change, nothing but the bucket error
+    c = json.loads(jtr("compare", "--json", runs / "gap01", tmp_path / "back",
+                       check=True).stdout)
+    for m in c["metrics"]:
+        if m["name"] in ("p50", "p90", "p99", "p99.9"):
+            assert m["diff"] == 0, m
+    # exported again, the histograms read back are the same
+    jtr("export", "--hlog", tmp_path / "again.hlog", tmp_path / "back", check=True)
+    first, _ = read_hlog(tmp_path / "one.hlog")
+    again, _ = read_hlog(tmp_path / "again.hlog")
+    assert sorted(i[0] for i in first) == sorted(i[0] for i in again)
+    for t1, h1, s1, e1 in first:
+        (_, h2, s2, e2), = [i for i in again if i[0] == t1]
+        assert h1.get_total_count() == h2.get_total_count()
+        for q in (50, 90, 99, 99.9, 99.99, 100):
+            assert h1.get_value_at_percentile(q) == h2.get_value_at_percentile(q)
+        assert abs((e2 - s2) - (e1 - s1)) < 0.002
+    # two results with the same tags: the intervals of a tag are added, and said so
+    jtr("import", "--hlog", "-o", tmp_path / "both", tmp_path / "both.hlog", check=True)
+    both = validate(load(tmp_path / "both"))
+    cpu1 = [r for r in both["runs"] if r["name"] == "cpu1"][0]
+    assert cpu1["samples"] == sum(r["samples"] for r in
+                                  load(runs / "gap01")["runs"] + load(runs / "gap1")["runs"]
+                                  if r["cpu"] == 1)
+    assert any("same tag were added" in w and "cpu1 (2)" in w for w in both["warnings"])
+
+
+def test_import_hlog_of_another_writer(tmp_path, validate):
+    """A log written by the hdrhistogram package (3 digits, values in us, absolute
+    timestamps, no StartTime line; one line tagged as Java's writer tags it): jtr's
+    percentiles are HdrHistogram's, x 1000 for us."""
+    import io
+    import random
+    from hdrh.log import HistogramLogWriter
+    rnd = random.Random(7)
+    path = tmp_path / "svc.hlog"
+    hs = []
+    buf = io.StringIO()
+    w = HistogramLogWriter(buf)
+    w.output_comment("[a service's latencies in us]")
+    w.output_log_format_version()
+    w.output_legend()
+    for k, tag in enumerate([None, "db", None]):
+        h = HdrHistogram(1, 3600 * 10**6, 3)
+        for _ in range(20000):
+            h.record_value(int(rnd.lognormvariate(4, 1)) + 1)
+        h.set_start_time_stamp(1795339822000 + 1000 * k)
+        h.set_end_time_stamp(1795339823000 + 1000 * k)
+        w.output_interval_histogram(h)
+        hs.append((tag, h))
+    lines = buf.getvalue().splitlines()
+    lines[-2] = "Tag=db," + lines[-2]  # the hdrh package writes no tags; Java's does
+    path.write_text("\n".join(lines) + "\n")
+    jtr("import", "--hlog", "--unit", "us", "-o", tmp_path / "svc", path, check=True)
+    r = validate(load(tmp_path / "svc"))
+    assert [x["name"] for x in r["runs"]] == ["hlog", "db"]
+    assert r["runs"][0]["histogram"]["sub_bucket_bits"] == 10  # 3 digits
+    total = HdrHistogram(1, 3600 * 10**6, 3)
+    for tag, h in hs:
+        if tag is None:
+            total.add(h)
+    run = r["runs"][0]
+    assert run["samples"] == total.get_total_count() == 40000
+    assert run["max_ns"] == (total.get_max_value() + 1) * 1000 - 1
+    assert run["min_ns"] == total.get_min_value() * 1000
+    n = run["samples"]
+    for k in PCTS:
+        want = total.get_value_at_percentile(float(k))
+        if max(1, int(float(k) * n / 100 + 0.5)) == hist.rank(float(k), n):
+            # the same bucket: its highest value in ns, moved up by less than one
+            # bucket of jtr's grid (the us grid in ns is not jtr's ns grid)
+            top = (want + 1) * 1000 - 1
+            assert top <= run["percentiles_ns"][k] <= min(top * (1 + 2 ** -10) + 1,
+                                                         run["max_ns"]), k
+    assert abs(run["mean_ns"] - total.get_mean_value() * 1000) <= 1000
+    assert r["started_at"].startswith("2026-11-22T09:30:22")
+    assert run["duration_ns"] == 3 * 10**9
+
+
+def test_import_hlog_errors(runs, tmp_path):
+    jtr("export", "--hlog", tmp_path / "good.hlog", runs / "gap1", check=True)
+    lines = (tmp_path / "good.hlog").read_text().splitlines()
+    (tmp_path / "cut.hlog").write_text("\n".join(lines[:-1] + [lines[-1][:-30]]) + "\n")
+    (tmp_path / "notb64.hlog").write_text("\n".join(lines[:-1] + [lines[-1][:-10] + "!!!"]))
+    (tmp_path / "empty.hlog").write_text("\n".join(lines[:-1]) + "\n")
+    (tmp_path / "text.hlog").write_text("hello\n")
+    (tmp_path / "bin.hlog").write_bytes(b"\xff\xfe\x00" * 10)
+    cases = [
+        (("import", "--hlog", tmp_path / "missing.hlog"), ["no such file"]),
+        (("import", "--hlog", tmp_path / "cut.hlog"), ["line %d" % len(lines)]),
+        (("import", "--hlog", tmp_path / "notb64.hlog"), ["not base64"]),
+        (("import", "--hlog", tmp_path / "empty.hlog"), ["no interval lines"]),
+        (("import", "--hlog", tmp_path / "text.hlog"), ["not 'StartTimestamp"]),
+        (("import", "--hlog", tmp_path / "bin.hlog"), ["not a text file"]),
+        (("import", "--hlog", tmp_path), ["is a folder"]),
+        (("import", "--hlog", "--unit", "ms", tmp_path / "good.hlog"), ["--unit ms"]),
+        (("import", "--unit", "us", tmp_path / "good.hlog"), ["--unit goes with --hlog"]),
+        (("import", "--hlog"), ["--hlog FILE"]),
+    ]
+    for args, words in cases:
+        one_line_error(jtr(*args), *words)
+    assert not os.path.exists("results") or not any(
+        n.endswith("-hlog") for n in os.listdir("results"))
+
+
 @pytest.mark.parametrize("bits", [4, 5, 10])
 def test_hlog_other_precisions(runs, tmp_path, bits):
     """A histogram of another precision: 4 and 10 bits are HdrHistogram's 1 and 3

@@ -110,8 +110,9 @@ def test_real_run(gaps):
 def test_real_pair_compare(gaps, tmp_path):
     out = tmp_path / "cmp"
     run_jtr("report", "-o", out, gaps[0], gaps[1], check=True)
-    assert sorted(os.listdir(out)) == ["histogram.png", "percentiles.png", "report.html"]
-    for n in ("histogram", "percentiles"):
+    assert sorted(os.listdir(out)) == ["a.gp", "a.txt", "b.gp", "b.txt", "histogram.png",
+                                       "percentiles.png", "plot_a_v_b-1.png", "report.html"]
+    for n in ("histogram", "percentiles", "plot_a_v_b-1"):
         assert_png(out / (n + ".png"))
     page = parse(out / "report.html")
     for g in gaps:
@@ -221,8 +222,8 @@ def test_synthetic_pair_and_no_warnings(tmp_path):
     b = synthetic(tmp_path / "b")
     run_jtr("report", "-o", tmp_path / "o", tmp_path / "a", tmp_path / "b", check=True)
     files = sorted(os.listdir(tmp_path / "o"))
-    assert files == ["causes-b.png", "histogram.png", "percentiles.png", "report.html",
-                     "timeline-b.png"]
+    assert files == ["a.gp", "a.txt", "b.gp", "b.txt", "causes-b.png", "histogram.png",
+                     "percentiles.png", "plot_a_v_b-1.png", "report.html", "timeline-b.png"]
     page = parse(tmp_path / "o" / "report.html")
     assert_numbers(page, a)
     assert_numbers(page, b)
@@ -239,10 +240,133 @@ def test_spectrum_meets_the_result_percentiles(tmp_path):
     assert all(x1 <= x2 and v1 <= v2 for (x1, v1), (x2, v2) in zip(pts, pts[1:]))
 
 
+# --- seed-style graphs (the original's plot_X_v_Y-N.png) and gnuplot files -----------
+
+def colour_pixels(path, hex_colour, tol=0.02):
+    """How many pixels of the PNG are within @tol of @hex_colour (the series'
+    outline colour; fills are lighter)."""
+    import matplotlib.image
+    import numpy
+    a = matplotlib.image.imread(str(path))[..., :3]
+    want = numpy.array([int(hex_colour[i:i + 2], 16) / 255.0 for i in (1, 3, 5)])
+    return int((numpy.abs(a - want).max(axis=2) < tol).sum())
+
+
+def send_like(folder, pairs=2):
+    """A result of send runs (send_1, null_1, ...): sends around 2 us, null loops
+    around 2.1 us with a thinner tail, runs named as jtr send names them."""
+    r = synthetic(folder, attributed=False, warn=False)
+    bits = 7
+    runs = []
+    for k in range(1, pairs + 1):
+        for kind, values in (("send", {1500: 5000, 2000: 90000, 4000: 400, 9000: 3}),
+                             ("null", {2100: 95000, 2600: 30, 7000: 1})):
+            idx = {}
+            for v, n in values.items():
+                i = hist.bucket_index(bits, v)
+                idx[i] = idx.get(i, 0) + n
+            b = [list(hist.bucket_lo_hi(bits, i)) + [idx[i]] for i in sorted(idx)]
+            n = sum(values.values())
+            lo, hi = min(values), max(values)
+            runs.append({"name": "%s_%d" % (kind, k), "kind": kind, "cpu": 1,
+                         "samples": n, "min_ns": lo, "max_ns": hi,
+                         "mean_ns": sum(v * c for v, c in values.items()) / n,
+                         "stddev_ns": 1.0,
+                         "percentiles_ns": {p: hist.value_at_percentile(b, float(p), lo, hi)
+                                            for p in PERCENTILE_KEYS},
+                         "histogram": {"unit": "ns", "sub_bucket_bits": bits,
+                                       "max_rel_error": 2 ** -bits, "total": n, "buckets": b}})
+            if kind == "null":
+                runs[-1]["spins"] = 1234
+    r.update(tool="send", runs=runs, params={"samples": 95403, "msg_len": 64,
+                                             "histo_buckets": 1000, "desc": "tst_sock.sh"})
+    with open(os.path.join(folder, "result.json"), "w") as f:
+        f.write(dumps_result(r) + "\n")
+    return r
+
+
+def test_versus_graphs_of_two_results(tmp_path):
+    """plot_A_v_B-N.png for run N of A against run N of B: both series drawn."""
+    from jtrpy import legacy, report
+    a = synthetic(tmp_path / "before", attributed=False, warn=False)
+    b = synthetic(tmp_path / "after", attributed=False, warn=False)
+    # B is slower: every value 40 ns later, so the two series do not overlap
+    for bk in b["runs"][0]["histogram"]["buckets"]:
+        bk[0] += 40
+        bk[1] += 40
+    b["runs"][0]["min_ns"] += 40
+    (tmp_path / "after" / "result.json").write_text(dumps_result(b) + "\n")
+    out = tmp_path / "o"
+    p = run_jtr("report", "-o", out, tmp_path / "before", tmp_path / "after", check=True)
+    assert "plot_before_v_after-1.png" in p.stdout
+    png = out / "plot_before_v_after-1.png"
+    assert_png(png)
+    for colour in report.SIDE_COLOURS:
+        assert colour_pixels(png, colour) > 200, colour
+    assert (out / "before.gp").read_text() == legacy.gnuplot_text(a)
+    assert (out / "after.txt").read_text() == legacy.summary_text(b)
+    page = parse(out / "report.html")
+    assert "plot_before_v_after-1" in [i.get("alt") for i in page.imgs]
+    assert "Seed-style graphs" in "".join(page.text)
+
+
+def test_versus_same_names(tmp_path):
+    """Two results in folders of the same name get -a and -b."""
+    synthetic(tmp_path / "x" / "run", attributed=False, warn=False)
+    synthetic(tmp_path / "y" / "run", attributed=False, warn=False)
+    run_jtr("report", "-o", tmp_path / "o", tmp_path / "x" / "run", tmp_path / "y" / "run",
+            check=True)
+    assert (tmp_path / "o" / "plot_run-a_v_run-b-1.png").exists()
+    assert (tmp_path / "o" / "run-a.gp").exists() and (tmp_path / "o" / "run-b.gp").exists()
+
+
+def test_send_vs_null_pairs(tmp_path):
+    """A result of send runs gets plot_NAME_v_null-K.png per pair, with the send run
+    and its null run, and its gnuplot file holds the runs in order."""
+    from jtrpy import report
+    r = send_like(tmp_path / "tst_sock")
+    p = run_jtr("report", tmp_path / "tst_sock", check=True)
+    rep = tmp_path / "tst_sock" / "report"
+    for k in (1, 2):
+        png = rep / ("plot_tst_sock_v_null-%d.png" % k)
+        assert_png(png)
+        for colour in report.SIDE_COLOURS:
+            assert colour_pixels(png, colour) > 100, (k, colour)
+    assert "plot_tst_sock_v_null-1.png" in p.stdout
+    gp = (rep / "tst_sock.gp").read_text()
+    titles = [line for line in gp.splitlines() if line.startswith("# title_")]
+    assert len(titles) == len(r["runs"]) == 4
+    assert "Msg\\_size=64" in titles[0] and "tst\\_sock.sh (null loop): no\\_send\\_spin=1234" \
+        in titles[1]
+    assert "# xrange_1 = 10000" in gp
+    # a bucket's count sits at the 10 ns bucket of its lowest value: 2000 ns is
+    # bucket [2000, 2007], 2100 ns bucket [2096, 2111] (16 ns wide at 1 %)
+    assert "\n2000 90000\n" in gp and "\n2090 95000\n" in gp
+
+
+def test_gnuplot_option(tmp_path):
+    """--gnuplot: each run alone (plot_NAME-N.png) and the files, for any result;
+    --histo-buckets sets the 10 ns buckets."""
+    from jtrpy import legacy
+    r = synthetic(tmp_path / "g", attributed=False, warn=False)
+    run_jtr("report", tmp_path / "g", check=True)
+    assert not (tmp_path / "g" / "report" / "g.gp").exists()
+    run_jtr("report", "--gnuplot", "--histo-buckets", "50", tmp_path / "g", check=True)
+    rep = tmp_path / "g" / "report"
+    assert_png(rep / "plot_g-1.png")
+    text = (rep / "g.gp").read_text()
+    assert text == legacy.gnuplot_text(r, 50)
+    assert "# xrange_1 = 500\n" in text and "histo\\_buckets=50," in text
+    # values of 2000 ns and more are past 500 ns: the overflows
+    over = sum(c for lo, _, c in r["runs"][0]["histogram"]["buckets"] if lo >= 500)
+    assert "Overflows=%d\"" % over in text
+    assert (rep / "g.txt").read_text().count("% are below") == 5
+
+
 # --- bad input and help ----------------------------------------------------------
 
 @pytest.mark.parametrize("case", ["missing", "notjson", "notresult", "noargs", "three",
-                                  "badopt", "nohist"])
+                                  "badopt", "nohist", "buckets0", "bucketsx"])
 def test_bad_input(tmp_path, case):
     bad = tmp_path / "bad.json"
     if case == "notjson":
@@ -250,7 +374,9 @@ def test_bad_input(tmp_path, case):
     elif case == "notresult":
         bad.write_text('{"format": "something-else"}')
     args = {"missing": [tmp_path / "nope"], "notjson": [bad], "notresult": [bad],
-            "noargs": [], "three": ["a", "b", "c"], "badopt": ["--nope", "x"]}.get(case)
+            "noargs": [], "three": ["a", "b", "c"], "badopt": ["--nope", "x"],
+            "buckets0": ["--histo-buckets", "0", "x"],
+            "bucketsx": ["--histo-buckets", "many", "x"]}.get(case)
     if case == "nohist":
         r = synthetic(tmp_path / "s")
         r2 = copy.deepcopy(r)

@@ -397,10 +397,12 @@ COMMANDS = [
      lambda args: __import__("jtrpy.ls", fromlist=["main"]).main(args)),
     ("export", "results as HdrHistogram logs (.hlog) or a Prometheus textfile",
      lambda args: __import__("jtrpy.export", fromlist=["main"]).main(args)),
-    ("import", "oslat and cyclictest --json results as jtr results",
+    ("import", "oslat and cyclictest --json results, HdrHistogram logs as jtr results",
      lambda args: __import__("jtrpy.importer", fromlist=["main"]).main(args)),
     ("report", "one HTML page of plots and tables of a result, or of two compared",
      lambda args: __import__("jtrpy.report", fromlist=["main"]).main(args)),
+    ("suite", "the standard set (null, clock, gap, send per transport) into one folder",
+     lambda args: __import__("jtrpy.suite", fromlist=["main"]).main(args)),
     ("version", "print the version", cmd_version),
 ]
 

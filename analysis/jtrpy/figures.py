@@ -8,6 +8,7 @@ exactly its percentiles_ns. Time lost is the runs' lost_ns over their duration,
 outliers per second their count over it.
 """
 import datetime
+import re
 
 from . import hist
 from .result import PERCENTILE_KEYS
@@ -107,3 +108,31 @@ def result_figures(result):
         "imported": (result.get("import") or {}).get("from") if isinstance(
             result.get("import"), dict) else None,
     }
+
+
+RUN_NAME = re.compile(r"([A-Za-z][A-Za-z-]*?)[ _-]?(\d+)")
+
+
+def run_kind(run):
+    """(kind, number) of a run named like 'send_2', 'null_2', 'run 2', or None."""
+    m = RUN_NAME.fullmatch(str(run.get("name") or ""))
+    return (m.group(1), int(m.group(2))) if m else None
+
+
+def run_pairs(result):
+    """The send-vs-null pairs inside one result (a send tool's runs send_1, null_1,
+    send_2, ...): [(kind, number, run, null run)], each kind other than "null" with
+    the null run of the same number, in the order of the kind's runs."""
+    runs = [r for r in result.get("runs", []) if isinstance(r, dict)
+            and isinstance(r.get("histogram"), dict)]
+    nulls = {}
+    for r in runs:
+        k = run_kind(r)
+        if k and k[0] == "null":
+            nulls.setdefault(k[1], r)
+    out = []
+    for r in runs:
+        k = run_kind(r)
+        if k and k[0] != "null" and k[1] in nulls:
+            out.append((k[0], k[1], r, nulls[k[1]]))
+    return out

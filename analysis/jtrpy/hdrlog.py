@@ -155,3 +155,139 @@ def hlog_text(results, labels):
                                                    max_ns / MAX_VALUE_UNIT_RATIO,
                                                    encode(values, digits)))
     return "\n".join(lines) + "\n"
+
+
+# --- reading ---------------------------------------------------------------
+
+V2_ENCODING_COOKIE = 0x1c849303 | 0x10
+V2_COMPRESSION_COOKIE = 0x1c849304 | 0x10
+V2_HEADER = struct.Struct(">iiiiqqd")
+
+
+class LogError(ValueError):
+    """What is wrong with a log, for a one-line message."""
+
+
+def _read_leb128(data, pos):
+    """(ZigZag LEB128 value, next position) at @pos of @data."""
+    z, shift = 0, 0
+    for k in range(9):
+        if pos >= len(data):
+            raise LogError("a count runs past the end of the histogram")
+        b = data[pos]
+        pos += 1
+        if k == 8:
+            z |= b << 56
+            break
+        z |= (b & 0x7F) << shift
+        shift += 7
+        if b < 0x80:
+            break
+    v = (z >> 1) ^ -(z & 1)
+    return v, pos
+
+
+def decode(text):
+    """(buckets [[lo, hi, count], ...] ascending in the histogram's own units,
+    significant digits) of one base64 V2 compressed histogram."""
+    try:
+        raw = base64.b64decode(text.strip(), validate=True)
+    except (ValueError, TypeError):
+        raise LogError("not base64")
+    if len(raw) < 8:
+        raise LogError("too short for a histogram")
+    cookie, length = struct.unpack(">ii", raw[:8])
+    if cookie & ~0xf0 in (0x1c849302, 0x1c849309):  # V1, V0 compressed
+        raise LogError("an HdrHistogram of an older encoding (cookie 0x%08x); jtr reads V2, "
+                       "which HdrHistogram has written since 2.1.7" % (cookie & 0xffffffff))
+    if cookie != V2_COMPRESSION_COOKIE:
+        raise LogError("cookie 0x%08x is not a compressed HdrHistogram" % (cookie & 0xffffffff))
+    try:
+        payload = zlib.decompress(raw[8:8 + length])
+    except zlib.error as e:
+        raise LogError("the compressed histogram does not inflate (%s)" % e)
+    if len(payload) < V2_HEADER.size:
+        raise LogError("the histogram's header is cut short")
+    pcookie, plen, offset, digits, lowest, highest, _ = V2_HEADER.unpack_from(payload)
+    if pcookie != V2_ENCODING_COOKIE:
+        raise LogError("payload cookie 0x%08x is not HdrHistogram's V2"
+                       % (pcookie & 0xffffffff))
+    if offset != 0:
+        raise LogError("a normalizing index offset (%d) is not supported" % offset)
+    if not 0 <= digits <= 5 or lowest < 1:
+        raise LogError("significant digits %d, lowest value %d are out of range"
+                       % (digits, lowest))
+    m = half_count_magnitude(digits)
+    unit = int(math.floor(math.log2(lowest)))
+    body = payload[V2_HEADER.size:V2_HEADER.size + plen]
+    buckets, pos, idx = [], 0, 0
+    while pos < len(body):
+        v, pos = _read_leb128(body, pos)
+        if v < 0:
+            idx += -v
+            continue
+        if v:
+            lo, hi = hist.bucket_lo_hi(m, idx)
+            buckets.append([lo << unit, ((hi + 1) << unit) - 1, v])
+        idx += 1
+    return buckets, digits
+
+
+def _seconds(line, key):
+    """The number after '#[KEY: ' in a header line, or None."""
+    prefix = "#[%s: " % key
+    if not line.startswith(prefix):
+        return None
+    try:
+        return float(line[len(prefix):].split()[0].rstrip("]"))
+    except (ValueError, IndexError):
+        return None
+
+
+def read_log(text):
+    """The intervals of an interval log: (start_time, [{"tag", "start", "length",
+    "max", "buckets", "digits"}]) with start in seconds since the epoch where the
+    log says when it started (else from its own zero); LogError naming the line."""
+    start_time = base_time = None
+    raw = []
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith("#"):
+            s = _seconds(line, "StartTime")
+            if s is not None:
+                start_time = s
+            b = _seconds(line, "BaseTime")
+            if b is not None:
+                base_time = b
+            continue
+        if line.startswith('"StartTimestamp"') or line.startswith("StartTimestamp"):
+            continue
+        fields = line.split(",")
+        tag = None
+        if fields[0].startswith("Tag="):
+            tag = fields.pop(0)[len("Tag="):]
+        if len(fields) != 4:
+            raise LogError("line %d is not 'StartTimestamp,Interval_Length,Interval_Max,"
+                           "Histogram'" % n)
+        try:
+            t0, length, vmax = float(fields[0]), float(fields[1]), float(fields[2])
+        except ValueError:
+            raise LogError("line %d: the times are not numbers" % n)
+        try:
+            buckets, digits = decode(fields[3])
+        except LogError as e:
+            raise LogError("line %d: %s" % (n, e))
+        raw.append({"tag": tag, "start": t0, "length": length, "max": vmax,
+                    "buckets": buckets, "digits": digits})
+    if not raw:
+        raise LogError("no interval lines")
+    # as HdrHistogram's reader: timestamps are relative to BaseTime, else to
+    # StartTime, unless they are absolute themselves (after 2000-01-01)
+    absolute = raw[0]["start"] > 946684800
+    base = base_time if base_time is not None else (
+        0.0 if absolute or start_time is None else start_time)
+    for r in raw:
+        r["start"] += base
+    return (start_time if start_time is not None else min(r["start"] for r in raw)), raw

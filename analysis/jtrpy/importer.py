@@ -16,12 +16,13 @@ import datetime
 import email.utils
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
 
 from . import __version__
-from . import hist
+from . import hdrlog, hist
 from .errors import UsageError
 from .result import FORMAT, PERCENTILE_KEYS, dumps_result, write_atomic
 
@@ -29,6 +30,7 @@ BITS = 7  # jtr's default precision (1 %)
 
 USAGE = """\
 usage: jtr import [-o DIR] FILE...
+       jtr import --hlog [--unit ns|us] [-o DIR] FILE...
 
 Turn the --json output of rt-tests' oslat or cyclictest into a jtr results folder
 (tool "oslat" or "cyclictest", one run per measured thread), so it shows in
@@ -40,14 +42,26 @@ the file was written on this machine, the others are read here now, and the
 result's "import" section says which are which. The original file is kept in the
 folder. docs/interop.md says what maps to what and the limits.
 
+With --hlog (or when FILE starts like one), FILE is an HdrHistogram interval log
+(.hlog: 'jtr export --hlog', HdrHistogram's HistogramLogWriter in Java, C, Python,
+Go, Rust, ...): tool "hlog", one run per tag (untagged: "hlog"), the intervals of
+a tag added together, every bucket's count at the bucket's highest value on jtr's
+grid of the log's precision (2 significant digits: jtr's default 1 %). Percentiles
+read back equal the log's; min, max, mean and stddev are the buckets' (within the
+log's relative error). The log keeps no host facts, calibration or outliers.
+
   -o DIR   the results folder (default results/DATE-HOST-TOOL, DATE from the
            file's start time; results/latest is left pointing at the last run
            measured here). With several FILEs, give no -o
+  --hlog   FILE is an HdrHistogram interval log
+  --unit U the log's values are in ns (default) or us
 
 examples:
   oslat --cpu-list 1 -D 60 --json=oslat.json && jtr import oslat.json
   cyclictest -m -q -D 60 -t 1 -a 1 -h 1000 --json=cyc.json && jtr import -o cyc cyc.json
   jtr compare cyc results/latest
+  jtr export --hlog run.hlog results/latest && jtr import --hlog -o back run.hlog
+  jtr import --hlog --unit us -o app service-latency.hlog   # a Java service's log, in us
 """
 
 
@@ -393,6 +407,132 @@ def to_result(doc, tool, path):
     return result
 
 
+# --- HdrHistogram interval logs --------------------------------------------
+
+HLOG_UNITS = {"ns": 1, "us": 1000}
+MAX_BITS = 14  # the finest precision a jtr histogram has (4 significant digits)
+
+
+def _read_text(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise UsageError("%s: no such file" % path)
+    except IsADirectoryError:
+        raise UsageError("%s: is a folder; give the .hlog file" % path)
+    except UnicodeDecodeError:
+        raise UsageError("%s: not a text file; an HdrHistogram interval log is text" % path)
+    except OSError as e:
+        raise UsageError("%s: cannot read: %s" % (path, e.strerror))
+
+
+def hlog_run(name, intervals, t0, factor):
+    """One jtr run of the intervals of one tag: their histograms added, every
+    bucket's count at the bucket's highest value (in ns: x @factor) on jtr's grid of
+    the log's precision; min and max the lowest and highest values of the lowest
+    and highest buckets (HdrHistogram's getMinValue / getMaxValue)."""
+    bits = min(max(hdrlog.half_count_magnitude(i["digits"]) for i in intervals), MAX_BITS)
+    acc, lo_ns, hi_ns, total, wsum = {}, None, 0, 0, 0
+    for iv in intervals:
+        for lo, hi, c in iv["buckets"]:
+            top = (hi + 1) * factor - 1
+            idx = hist.bucket_index(bits, top)
+            acc[idx] = acc.get(idx, 0) + c
+            lo_ns = lo * factor if lo_ns is None else min(lo_ns, lo * factor)
+            hi_ns = max(hi_ns, top)
+            # HdrHistogram's mean: each count at its bucket's median equivalent value
+            wsum += c * (lo + (hi - lo + 1) // 2) * factor
+            total += c
+    buckets = [list(hist.bucket_lo_hi(bits, i)) + [acc[i]] for i in sorted(acc)]
+    lo_ns = lo_ns or 0
+    mean = wsum / total if total else 0.0
+    var = 0.0
+    if total:
+        for iv in intervals:
+            for lo, hi, c in iv["buckets"]:
+                var += c * ((lo + (hi - lo + 1) // 2) * factor - mean) ** 2
+        var /= total
+    start = min(i["start"] for i in intervals)
+    end = max(i["start"] + i["length"] for i in intervals)
+    cpu = re.fullmatch(r"cpu(\d+)", name)
+    return {
+        "name": name, "cpu": int(cpu.group(1)) if cpu else None, "partial": False,
+        "start_mono_ns": int(round((start - t0) * 1e9)),
+        "end_mono_ns": int(round((end - t0) * 1e9)),
+        "duration_ns": int(round((end - start) * 1e9)),
+        "samples": total, "min_ns": lo_ns, "max_ns": hi_ns,
+        "mean_ns": round(mean, 3), "stddev_ns": round(var ** 0.5, 3),
+        "percentiles_ns": {k: hist.value_at_percentile(buckets, float(k), lo_ns, hi_ns)
+                           for k in PERCENTILE_KEYS},
+        "histogram": {"unit": "ns", "sub_bucket_bits": bits, "max_rel_error": 2.0 ** -bits,
+                      "total": total, "buckets": buckets},
+    }
+
+
+def hlog_result(path, unit="ns"):
+    """The jtr-result/1 dict of an HdrHistogram interval log: one run per tag
+    (untagged intervals: run "hlog"), the intervals of a tag added together."""
+    factor = HLOG_UNITS[unit]
+    try:
+        start_time, intervals = hdrlog.read_log(_read_text(path))
+    except hdrlog.LogError as e:
+        raise UsageError("%s: not an HdrHistogram interval log this can read: %s" % (path, e))
+    tags = []
+    for iv in intervals:
+        if iv["tag"] not in tags:
+            tags.append(iv["tag"])
+    t0 = min(i["start"] for i in intervals)
+    t1 = max(i["start"] + i["length"] for i in intervals)
+    runs = [hlog_run(hdrlog.tag(t) if t else "hlog", [i for i in intervals if i["tag"] == t],
+                     t0, factor) for t in tags]
+    runs = [r for r in runs if r["samples"]]
+    if not runs:
+        raise UsageError("%s: every interval of the log is empty (no values recorded)" % path)
+    when = datetime.datetime.fromtimestamp(t0, datetime.timezone.utc)
+    until = datetime.datetime.fromtimestamp(t1, datetime.timezone.utc)
+    host = dict(UNKNOWN_HOST, hostname="", kernel="", kernel_version="", machine="",
+                tsc_hz=None, tsc_step_ns=None, hypervisor=None)
+    warnings = ["imported: host facts not in the file and not read here: %s"
+                % ", ".join(sorted(host)),
+                "imported from an HdrHistogram log: values are known to the log's bucket "
+                "(max_rel_error); min, max, mean and stddev are of the buckets "
+                "(HdrHistogram's rules), percentiles jtr's rule on them"]
+    merged = [t for t in tags if len([i for i in intervals if i["tag"] == t]) > 1]
+    if merged:
+        warnings.append("intervals of the same tag were added into one run: %s"
+                        % ", ".join("%s (%d)" % (hdrlog.tag(t) if t else "hlog",
+                                                 len([i for i in intervals if i["tag"] == t]))
+                                    for t in merged))
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return {
+        "format": FORMAT, "tool": "hlog", "jtr_version": __version__,
+        "command": ["jtr import", "--hlog", path] + (["--unit", unit] if unit != "ns" else []),
+        "started_at": _iso(when), "ended_at": _iso(until),
+        "started_mono_ns": 0, "ended_mono_ns": int(round((t1 - t0) * 1e9)),
+        "partial": False,
+        "privileges": {"uid": os.getuid(), "elevated_at_start": False, "dropped": False,
+                       "fifo_priority": None, "memory_locked": False},
+        "host": host,
+        "calibration": {"timebase": "clock", "timebase_fallback": None, "tsc_hz": None,
+                        "gettime_cost_ns": 0, "loops_1000_cost_ns": 0,
+                        "timer_overhead_ns": 0},
+        "params": {"unit": unit, "intervals": len(intervals),
+                   "log_start_time": start_time},
+        "runs": runs,
+        "files": {},
+        "warnings": warnings,
+        "import": {
+            "from": os.path.abspath(path), "format": "HdrHistogram interval log (V2 "
+            "compressed histograms)", "tool_version": None, "cmdline": "",
+            "return_code": None, "imported_at": _iso(now), "time_unit": unit,
+            "host_facts": {"file": [], "this machine": [], "unknown": sorted(host)},
+            "overflow": {}, "not_in_file": ["host facts", "calibration costs", "outliers",
+                                            "exact min, max and mean"],
+        },
+    }
+
+
 # --- writing ---------------------------------------------------------------
 
 def _safe(s):
@@ -412,10 +552,11 @@ def default_dir(result):
     return d
 
 
-def write_folder(result, src_path, outdir):
-    """Write the folder: result.json and the original file, the folder renamed into
-    place at the end (or the files written into an existing -o folder)."""
-    keep = "%s.json" % result["tool"]
+def write_folder(result, src_path, outdir, keep=None):
+    """Write the folder: result.json and the original file (as @keep, default
+    TOOL.json), the folder renamed into place at the end (or the files written into
+    an existing -o folder)."""
+    keep = keep or "%s.json" % result["tool"]
     result["files"] = {"source": keep}
     text = dumps_result(result) + "\n"
     try:
@@ -447,8 +588,23 @@ def write_folder(result, src_path, outdir):
         raise UsageError("%s: cannot write: %s" % (outdir, e.strerror))
 
 
-def import_file(path, outdir=None):
+def looks_like_hlog(path):
+    """True when @path starts like an HdrHistogram interval log."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64).lstrip()
+    except OSError:
+        return False
+    return head.startswith((b"#[", b'"StartTimestamp"', b"Tag="))
+
+
+def import_file(path, outdir=None, hlog=False, unit="ns"):
     """Import one file; returns (folder, result)."""
+    if hlog or looks_like_hlog(path):
+        result = hlog_result(path, unit)
+        outdir = outdir or default_dir(result)
+        write_folder(result, path, outdir, keep="source.hlog")
+        return outdir, result
     doc = _load(path)
     tool = detect(doc)
     if tool is None:
@@ -462,17 +618,18 @@ def import_file(path, outdir=None):
 
 def summary_line(outdir, result):
     runs = result["runs"]
-    return "%s: %s, %d run%s (%s), %d samples, max %d us" % (
+    mx = max(r["max_ns"] for r in runs)
+    return "%s: %s, %d run%s (%s), %d samples, max %s" % (
         outdir, result["tool"], len(runs), "" if len(runs) == 1 else "s",
         ", ".join(r["name"] for r in runs), sum(r["samples"] for r in runs),
-        max(r["max_ns"] for r in runs) // 1000)
+        "%d us" % (mx // 1000) if result["tool"] != "hlog" else "%d ns" % mx)
 
 
 def main(args):
     if any(a in ("-h", "--help") for a in args):
         sys.stdout.write(USAGE)
         return 0
-    outdir, files, i = None, [], 0
+    outdir, files, i, hlog, unit = None, [], 0, False, None
     while i < len(args):
         a = args[i]
         if a in ("-o", "--output"):
@@ -481,18 +638,31 @@ def main(args):
             outdir = args[i + 1]
             i += 2
             continue
+        if a == "--hlog":
+            hlog = True
+            i += 1
+            continue
+        if a == "--unit":
+            if i + 1 >= len(args) or args[i + 1] not in HLOG_UNITS:
+                raise UsageError("--unit %s: the log's values are in ns or us; use --unit ns "
+                                 "or --unit us" % (args[i + 1] if i + 1 < len(args) else ""))
+            unit = args[i + 1]
+            i += 2
+            continue
         if a.startswith("-"):
             raise UsageError("unknown option '%s'; see 'jtr import --help'" % a)
         files.append(a)
         i += 1
     if not files:
-        raise UsageError("give the file oslat or cyclictest wrote with --json=FILE; see "
-                         "'jtr import --help'")
+        raise UsageError("give the file oslat or cyclictest wrote with --json=FILE, or an "
+                         "HdrHistogram log with --hlog FILE; see 'jtr import --help'")
+    if unit and not hlog:
+        raise UsageError("--unit goes with --hlog (the unit of an HdrHistogram log's values)")
     if outdir and len(files) > 1:
         raise UsageError("-o names one folder: import one file at a time with -o, or give "
                          "no -o")
     for f in files:
-        d, r = import_file(f, outdir)
+        d, r = import_file(f, outdir, hlog=hlog, unit=unit or "ns")
         print(summary_line(d, r))
         for w in r["warnings"]:
             if not w.startswith("imported: host facts"):

@@ -14,14 +14,15 @@ import json
 import os
 import sys
 
-from . import hist
+from . import hist, legacy
 from .errors import UsageError
-from .figures import merged_histogram, result_figures
+from .figures import merged_histogram, result_figures, run_pairs
 from .result import load_result, result_path, write_atomic
 from .units import fmt_ns as _fmt_ns
 
 USAGE = """\
-usage: jtr report [-o DIR] RESULT [RESULT_B]
+usage: jtr report [-o DIR] [--gnuplot] [--histo-buckets N] RESULT [RESULT_B]
+       jtr report [-o DIR] SUITE_DIR
 
 Write a report of a result as one HTML page that needs no network (the plots are
 embedded) and the plots as PNG files beside it:
@@ -40,13 +41,35 @@ outliers, partial run). Each number is the one in result.json.
 Given two results (A, then B), the plots overlay both and the page adds the
 table of 'jtr compare A B' (confidence intervals, per-cause deltas).
 
+Seed-style graphs, as the original jitter tools' plot scripts drew them from
+their gnuplot files (10 ns buckets from 0 to histo_buckets x 10 ns, counts on a
+log scale):
+  plot_A_v_B-N.png     run N of A against run N of B, for two results; and for a
+                       result of send runs (send_1, null_1, ...) each send run
+                       against the null loop of the same mean: plot_A_v_null-N.png
+  A.gp, A.txt          the original's gnuplot data file and text summary of each
+                       result on such a graph (jtr null writes them itself as
+                       null.gp and summary.txt; these are the same bytes)
+  plot_A-N.png         (--gnuplot) each run alone, and A.gp and A.txt for any result
+
+Given a folder written by 'jtr suite', the page has one section per item (its
+runs' seed-style graphs, histogram and numbers), the send-vs-null graphs of each
+transport, the clock_gettime-timed null loop against the RDTSC one, and every
+item's .gp and .txt: what the original's plotall.sh drew after tstall.sh.
+
   -o DIR   where to write report.html and the PNGs (default: RESULT/report for
-           one result, ./report-A-vs-B for two)
+           one result or a suite, ./report-A-vs-B for two)
+  --gnuplot            also the seed-style files of a result that has no pair
+  --histo-buckets N    10 ns buckets of the seed-style files and graphs (default:
+                       the result's own, jtr null -H, else enough for 99.9 % of
+                       the samples and at least 200)
 
 examples:
   jtr report results/latest
   jtr report -o /tmp/rep results/20261122-041305-vm-gap
   jtr report before-tuning after-tuning       # before/after overlays and the comparison
+  jtr report --gnuplot results/latest         # also latest.gp, latest.txt, plot_latest-1.png
+  jtr suite -o s && jtr report s              # every item of a suite on one page
 """
 
 PLOTS = ("histogram", "percentiles", "timeline", "causes")
@@ -72,6 +95,7 @@ def _plt():
 
 def parse_args(args):
     out, paths = None, []
+    opts = {"gnuplot": False, "histo_buckets": None}
     i = 0
     while i < len(args):
         a = args[i]
@@ -80,6 +104,13 @@ def parse_args(args):
                 raise UsageError("-o needs a folder; see 'jtr report --help'")
             out = args[i + 1]
             i += 1
+        elif a == "--gnuplot":
+            opts["gnuplot"] = True
+        elif a == "--histo-buckets":
+            from .cli import parse_count, take_value
+            opts["histo_buckets"] = parse_count(a, take_value(args, i, a), 1,
+                                                legacy.MAX_BUCKETS)
+            i += 1
         elif a.startswith("-") and a != "-":
             raise UsageError("unknown option '%s'; see 'jtr report --help'" % a)
         else:
@@ -87,7 +118,7 @@ def parse_args(args):
         i += 1
     if not 1 <= len(paths) <= 2:
         raise UsageError("give one result, or two to compare; see 'jtr report --help'")
-    return out, paths
+    return out, paths, opts
 
 
 def result_dir(path):
@@ -253,6 +284,104 @@ def plot_causes(plt, causes, top=15):
     ax.grid(True, axis="x", alpha=0.3)
     fig.tight_layout()
     return _png(plt, fig)
+
+
+def plot_versus(plt, title, series, nb):
+    """The original's graph of gnuplot blocks on one plot: 10 ns buckets from 0 to
+    @nb x 10 ns, counts on a log scale. series: [(label, counts, colour)]."""
+    edges = [i * legacy.BUCKET_NS for i in range(nb + 1)]
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    for label, counts, colour in series:
+        vals = [c if c else 0.5 for c in counts]
+        ax.stairs(vals, edges, baseline=0.5, fill=True, color=colour, alpha=0.35)
+        ax.stairs(vals, edges, baseline=0.5, color=colour, linewidth=1, label=label)
+    ax.set_yscale("log")
+    ax.set_ylim(bottom=0.8)
+    ax.set_xlim(0, nb * legacy.BUCKET_NS)
+    ax.set_xlabel("ns (10 ns buckets)")
+    ax.set_ylabel("count (log)")
+    ax.set_title(title, fontsize=10)
+    ax.minorticks_off()
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(loc="upper right", fontsize=7)
+    # fixed margins: tight_layout's tick measuring costs more than the drawing
+    fig.subplots_adjust(left=0.08, right=0.98, top=0.92, bottom=0.11)
+    return _png(plt, fig)
+
+
+def versus_label(label, run, nb):
+    """A legend entry: who, and the original's min/max/average/overflow line."""
+    return "%s %s: %s" % (label, run.get("name"), legacy.minmax(run, nb).strip())
+
+
+def seed_graphs(plt, stems, results, every=False, nb=None, pairs=(), inner=True):
+    """The seed-style graphs and files of @results (file stems @stems):
+    ({png name: bytes}, {file name: text}). Graphs: run N of result 0 against run N
+    of result 1 when there are two; each result's send-vs-null pairs; with @every,
+    each run alone. @pairs adds (i, j) pairs of results (a suite's); @inner False
+    leaves out the pairs inside each result. Each result on a graph gets STEM.gp
+    and STEM.txt."""
+    pngs, texts, used = {}, {}, set()
+    cross = list(pairs) + ([(0, 1)] if len(results) == 2 else [])
+    for i, j in cross:
+        a, b = results[i], results[j]
+        n = max(legacy.histo_buckets(a, nb), legacy.histo_buckets(b, nb))
+        for k, (ra, rb) in enumerate(zip(legacy.plottable_runs(a),
+                                         legacy.plottable_runs(b)), 1):
+            name = "plot_%s_v_%s-%d" % (stems[i], stems[j], k)
+            pngs[name] = plot_versus(plt, "%s: %s %s vs %s %s" % (
+                name, stems[i], ra.get("name"), stems[j], rb.get("name")), [
+                (versus_label(stems[i], ra, n), legacy.linear(ra["histogram"]["buckets"], n)[0],
+                 SIDE_COLOURS[0]),
+                (versus_label(stems[j], rb, n), legacy.linear(rb["histogram"]["buckets"], n)[0],
+                 SIDE_COLOURS[1])], n)
+            used.update((i, j))
+    for i, res in enumerate(results):
+        n = legacy.histo_buckets(res, nb)
+        prs = run_pairs(res) if inner else []
+        kinds = sorted({p[0] for p in prs})
+        for kind, k, run, null in prs:
+            who = stems[i] if len(kinds) == 1 else "%s-%s" % (stems[i], kind)
+            name = "plot_%s_v_null-%d" % (who, k)
+            pngs[name] = plot_versus(plt, "%s: %s vs %s" % (name, run.get("name"),
+                                                            null.get("name")), [
+                (versus_label(stems[i], run, n), legacy.linear(run["histogram"]["buckets"], n)[0],
+                 SIDE_COLOURS[0]),
+                (versus_label(stems[i], null, n),
+                 legacy.linear(null["histogram"]["buckets"], n)[0], SIDE_COLOURS[1])], n)
+            used.add(i)
+        if every:
+            for k, run in enumerate(legacy.plottable_runs(res), 1):
+                name = "plot_%s-%d" % (stems[i], k)
+                pngs[name] = plot_versus(plt, "%s: %s %s" % (name, stems[i], run.get("name")), [
+                    (versus_label(stems[i], run, n), legacy.linear(
+                        run["histogram"]["buckets"], n)[0], SIDE_COLOURS[0])], n)
+                used.add(i)
+    for i in sorted(used):
+        texts[stems[i] + ".gp"] = legacy.gnuplot_text(results[i], nb)
+        texts[stems[i] + ".txt"] = legacy.summary_text(results[i], nb)
+    return pngs, texts
+
+
+def file_stems(labels):
+    """File-name stems of @labels, made unique (-a, -b, ... when two are equal)."""
+    stems = [legacy.file_stem(x) for x in labels]
+    if len(set(stems)) < len(stems):
+        stems = ["%s-%s" % (st, chr(ord("a") + i)) for i, st in enumerate(stems)]
+    return stems
+
+
+def seed_section(pngs, texts, captions=None):
+    """The page's part for the seed-style graphs and files."""
+    if not pngs and not texts:
+        return ""
+    out = ["<h2>Seed-style graphs</h2>",
+           "<p>10 ns buckets, counts on a log scale, as the original's gnuplot scripts "
+           "drew them; the data files are in the original's gnuplot format: %s</p>"
+           % ", ".join('<a href="%s">%s</a>' % (esc(t), esc(t)) for t in texts)]
+    for name, data in pngs.items():
+        out.append(img(name, data, (captions or {}).get(name, name)))
+    return "\n".join(out)
 
 
 # --- HTML ------------------------------------------------------------------
@@ -428,8 +557,10 @@ def compare_section(c):
     ])
 
 
-def build(paths, results):
-    """{name: png bytes} and the HTML text of the report."""
+def build(paths, results, opts=None):
+    """{name: png bytes}, the HTML text of the report and {name: text} of the
+    seed-style files."""
+    opts = opts or {}
     plt = _plt()
     pngs = {}
     labels = [os.path.basename(result_dir(p)) or p for p in paths]
@@ -478,13 +609,20 @@ def build(paths, results):
         base = name.split("-")[0]
         cap = captions[base] + ("" if name == base else " (%s)" % name.split("-")[1].upper())
         body.append(img(name, data, cap))
+    seed, texts = seed_graphs(plt, file_stems(labels), results, every=opts.get("gnuplot"),
+                              nb=opts.get("histo_buckets"))
+    body.append(seed_section(seed, texts))
+    pngs.update(seed)
     for tag, label, res in zip(("", "") if len(results) == 1 else ("A: ", "B: "),
                                labels, results):
         body.append(result_section(tag + label, res))
-    page = ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+    return pngs, page_html(title, body), texts
+
+
+def page_html(title, body):
+    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             "<title>%s</title><style>%s</style></head><body>\n%s\n</body></html>\n"
-            % (esc(title), CSS, "\n".join(body)))
-    return pngs, page
+            % (esc(title), CSS, "\n".join(b for b in body if b)))
 
 
 def write_png(path, data):
@@ -495,27 +633,44 @@ def write_png(path, data):
     os.replace(tmp, path)
 
 
-def main(args):
-    if any(a in ("-h", "--help") for a in args):
-        sys.stdout.write(USAGE)
-        return 0
-    out, paths = parse_args(args)
-    results = [load_result(p) for p in paths]
-    if len(results) == 2:
-        from .compare import check_result
-        for p, r in zip(paths, results):
-            check_result(r, p)
-    out = out or default_out(paths)
+def prepare_out(out):
+    """Create the output folder, or UsageError."""
     try:
         os.makedirs(out, exist_ok=True)
     except OSError as e:
         raise UsageError("-o %s: cannot create the folder: %s" % (out, e.strerror or e))
     if not os.access(out, os.W_OK):
         raise UsageError("-o %s: the folder is not writable; choose another" % out)
-    pngs, page = build(paths, results)
+
+
+def write_all(out, pngs, page, texts):
+    """The PNGs, the seed-style files and report.html (last) into @out; the line
+    jtr report prints."""
     for name, data in pngs.items():
         write_png(os.path.join(out, name + ".png"), data)
+    for name, text in texts.items():
+        write_atomic(os.path.join(out, name), text)
     write_atomic(os.path.join(out, "report.html"), page)
-    print("jtr report: %s (%s)" % (os.path.join(out, "report.html"),
-                                   ", ".join(n + ".png" for n in pngs) or "no plots"))
+    files = [n + ".png" for n in pngs] + list(texts)
+    shown = files if len(files) <= 8 else files[:6] + ["... %d files" % len(files)]
+    return "jtr report: %s (%s)" % (os.path.join(out, "report.html"),
+                                    ", ".join(shown) or "no plots")
+
+
+def main(args):
+    if any(a in ("-h", "--help") for a in args):
+        sys.stdout.write(USAGE)
+        return 0
+    out, paths, opts = parse_args(args)
+    if len(paths) == 1 and os.path.isfile(os.path.join(paths[0], "suite.json")):
+        from . import suite
+        return suite.report_main(paths[0], out, opts)
+    results = [load_result(p) for p in paths]
+    if len(results) == 2:
+        from .compare import check_result
+        for p, r in zip(paths, results):
+            check_result(r, p)
+    out = out or default_out(paths)
+    prepare_out(out)
+    print(write_all(out, *build(paths, results, opts)))
     return 0

@@ -211,13 +211,18 @@ def signal_children(sig, comm=None):
                 pass
 
 
+def start_probe(name, args, env, **popen_kw):
+    """Start jtr-NAME with @args: signals as a shell would leave them, so the
+    first Ctrl-C (or SIGTERM) makes it write what it measured and exit."""
+    return subprocess.Popen([probe_path(name)] + list(args), env=env, restore_signals=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+                            **popen_kw)
+
+
 def run_gap(args, env):
     """Run jtr-gap with @args, its output passed through; (exit status, folder)."""
-    prog = probe_path("gap")
     outdir = None
-    child = subprocess.Popen([prog] + args, stdout=subprocess.PIPE, text=True, env=env,
-                             restore_signals=True,
-                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    child = start_probe("gap", args, env, stdout=subprocess.PIPE, text=True)
     for line in child.stdout:
         if line.startswith("results: "):
             outdir = line[len("results: "):].strip().rstrip("/")
