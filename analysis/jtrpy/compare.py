@@ -33,7 +33,7 @@ import re
 from . import __version__
 from . import hist
 from .errors import JtrError, UsageError
-from .result import PERCENTILE_KEYS, dumps_result, load_result, write_atomic
+from .result import PERCENTILE_KEYS, dumps_result, load_result, measured_runs, write_atomic
 from .units import fmt_ns as _fmt_ns
 
 FORMAT = "jtr-compare/1"
@@ -84,6 +84,9 @@ def _numpy():
 def load_side(paths):
     """Results from paths (folders or result.json files), checked for histograms."""
     results = [load_result(p) for p in paths]
+    # a jtr send result is compared on its send runs (the null runs are its reference)
+    results = [dict(r, runs=measured_runs(r)) if r.get("tool") == "send" else r
+               for r in results]
     for p, r in zip(paths, results):
         check_result(r, p)
     return results

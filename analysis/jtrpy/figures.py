@@ -11,7 +11,7 @@ import datetime
 import re
 
 from . import hist
-from .result import PERCENTILE_KEYS
+from .result import PERCENTILE_KEYS, measured_runs
 
 def run_lost(run):
     """(lost_ns, outlier count, duration_ns) of a run, or None without outliers."""
@@ -83,7 +83,7 @@ def utc_time(iso):
 
 def result_figures(result):
     """The headline numbers of a whole result (see the module's note)."""
-    runs = [r for r in result.get("runs", []) if isinstance(r, dict)]
+    runs = measured_runs(result)
     lost = [run_lost(r) for r in runs]
     have_lost = bool(runs) and all(lost)
     dur = [r.get("duration_ns") for r in runs if r.get("duration_ns")]

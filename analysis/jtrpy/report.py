@@ -17,7 +17,7 @@ import sys
 from . import hist, legacy
 from .errors import UsageError
 from .figures import merged_histogram, result_figures, run_pairs
-from .result import load_result, result_path, write_atomic
+from .result import load_result, measured_runs, result_path, write_atomic
 from .units import fmt_ns as _fmt_ns
 
 USAGE = """\
@@ -576,7 +576,7 @@ def build(paths, results, opts=None):
     else:
         hs, sp = [], []
         for tag, label, res, colour in zip("AB", labels, results, SIDE_COLOURS):
-            m = merged_histogram([r for r in res.get("runs", []) if isinstance(r, dict)])
+            m = merged_histogram(measured_runs(res))
             if m:
                 hs.append(("%s: %s" % (tag, label), m[0], colour))
                 sp.append(("%s: %s" % (tag, label), spectrum(*m), colour))

@@ -93,3 +93,13 @@ def new_results_dir(tool, out=None):
         n += 1
         d = "%s-%d" % (base, n)
     return d
+
+
+def measured_runs(result):
+    """The runs that measure what @result is about: every run, except that the
+    null-loop runs of a jtr send result (its reference, each matched to a send
+    run's mean) stay out of headline numbers and comparisons."""
+    runs = [r for r in result.get("runs") or [] if isinstance(r, dict)]
+    if result.get("tool") == "send":
+        runs = [r for r in runs if r.get("kind") != "null"]
+    return runs

@@ -260,6 +260,23 @@ def test_runs_of_one_result_are_merged():
     assert c["a"]["cpus"] == [0, 1] and c["a"]["runs"] == 2
 
 
+def test_a_send_result_is_compared_on_its_send_runs(tmp_path):
+    """jtr send's null runs are its reference: compare, ls and report leave them out."""
+    from jtrpy.figures import result_figures
+    send, null = loops(33, n=200_000, tail=2.0), loops(34, n=200_000, tail=0.5)
+    runs = [dict(make_run(send, cpu=1, name="send_1"), kind="send", pair=1),
+            dict(make_run(null, cpu=1, name="null_1"), kind="null", pair=1)]
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(make_result(*runs, tool="send")))
+    a = C.load_side([str(path)])
+    assert [r["name"] for r in a[0]["runs"]] == ["send_1"]
+    c = C.compare(a, a, resamples=100)
+    assert by_name(c)["p99.99"]["a"] == true_percentile(send, 99.99)
+    assert c["a"]["runs"] == 1
+    fig = result_figures(json.loads(path.read_text()))
+    assert fig["percentiles_ns"]["99.99"] == true_percentile(send, 99.99)
+
+
 # --- repetitions: the run-to-run spread ------------------------------------------
 
 def test_run_to_run_spread_of_repetitions():
