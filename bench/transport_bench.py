@@ -117,7 +117,7 @@ def ratio_line(name, ratio, goal, ratios, higher_is_better=False):
 # -- 1. shm ping-pong vs the cache-line round trip -----------------------------
 
 def cacheline_round(a, b, pause=False):
-    cmd = [os.path.join(BENCH_BIN, "cacheline_rtt"), "-a", str(a), "-b", str(b), "-n", "1M"]
+    cmd = [os.path.join(BENCH_BIN, "cacheline_rtt"), "-a", str(a), "-b", str(b), "-n", "500K"]
     if pause:
         cmd.append("--pause")
     return json.loads(run(cmd)), cmd
@@ -148,7 +148,7 @@ def shm_vs_cacheline(a, b, rounds, tmp):
               "%d and %d" % (i + 1, rounds, a, b), file=sys.stderr)
         c, cl_cmd = cacheline_round(a, b)
         cp, _ = cacheline_round(a, b, pause=True)
-        s, cmds = ping_round("shm", "jtrbench%d" % os.getpid(), True, a, b, 200000,
+        s, cmds = ping_round("shm", "jtrbench%d" % os.getpid(), True, a, b, 100000,
                              os.path.join(tmp, "ping-shm"))
         cl.append(c["percentiles_ns"]["50"])
         clp.append(cp["percentiles_ns"]["50"])
@@ -252,7 +252,7 @@ def sockets_vs_sockperf(a, b, rounds, tmp, seconds=1, count=20000):
 # -- 3. shm throughput vs memcpy bandwidth --------------------------------------
 
 def memcpy_round(a, b):
-    cmd = [os.path.join(BENCH_BIN, "memcpy_bw"), "-a", str(a), "-b", str(b), "-n", "40K",
+    cmd = [os.path.join(BENCH_BIN, "memcpy_bw"), "-a", str(a), "-b", str(b), "-n", "10K",
            "-s", "100K"]
     return json.loads(run(cmd)), cmd
 
@@ -280,7 +280,7 @@ def pubsub_round(a, b, count, tmp):
     return t["rate_hz"], [show(sub_cmd) + " &", show(pub_cmd)]
 
 
-def throughput_vs_memcpy(a, b, rounds, tmp, count=2000000):
+def throughput_vs_memcpy(a, b, rounds, tmp, count=1000000):
     jt, mc, mcp50, ratios = [], [], [], []
     for i in range(rounds):
         print("bench: transports round %d/%d: memcpy bandwidth and shm pub/sub throughput, "

@@ -324,14 +324,16 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct ping *g)
 {
 	const struct jtr_hist *hi = &g->from_intended, *hs = &g->from_send, *sc = &g->send_call;
 	uint64_t dur = duration_ns(g);
-	char label[32];
+	char label[32], rate[32];
 
-	fprintf(f, "jtr ping: %s, %s receive%s, %u-byte messages, %llu at %s%llu/s (+%llu warm-up), "
+	if (g->rate_hz)
+		snprintf(rate, sizeof(rate), "%llu/s", (unsigned long long)g->rate_hz);
+	else
+		snprintf(rate, sizeof(rate), "max rate");
+	fprintf(f, "jtr ping: %s, %s receive%s, %u-byte messages, %llu at %s (+%llu warm-up), "
 		"%s timebase%s\n\n", tp_describe(g->t), g->tp->o.busy ? "busy-poll" : "blocking",
-		g->one_thread ? " (one thread)" : "",
-		g->len, (unsigned long long)g->count, g->rate_hz ? "" : "max (",
-		(unsigned long long)g->rate_hz, (unsigned long long)g->warmup, jtr_tb_name(p->tb.kind),
-		p->partial ? ", PARTIAL" : "");
+		g->one_thread ? " (one thread)" : "", g->len, (unsigned long long)g->count, rate,
+		(unsigned long long)g->warmup, jtr_tb_name(p->tb.kind), p->partial ? ", PARTIAL" : "");
 	fprintf(f, "  %-16s %16s %16s %16s\n", "round trip ns", "from intended", "from send", "send call");
 	fprintf(f, "  %-16s %16llu %16llu %16llu\n", "samples", (unsigned long long)hi->total,
 		(unsigned long long)hs->total, (unsigned long long)sc->total);
