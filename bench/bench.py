@@ -258,12 +258,12 @@ def main():
         tmp = tempfile.mkdtemp(prefix="jtr-bench-")
         sys.stdout.flush()
         try:
-            result["transports"] = transport_bench.transports(rounds, tmp)
-        except transport_bench.BenchError as e:
-            print("bench: transports: %s" % e, file=sys.stderr)
-            rc = 1
+            result["transports"], errors = transport_bench.transports(rounds, tmp)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+        for e in errors:
+            print("bench: transports: %s" % e, file=sys.stderr)
+            rc = 1
     os.makedirs(os.path.join(ROOT, "build", "bench"), exist_ok=True)
     with open(os.path.join(ROOT, "build", "bench", "bench.json"), "w") as f:
         json.dump(result, f, indent=2)
