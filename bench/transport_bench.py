@@ -95,12 +95,14 @@ class Server:
         return out
 
     def kill(self):
+        """SIGKILL if it still runs (after a failure elsewhere)."""
         if self.p.poll() is None:
             self.p.kill()
             self.p.communicate()
 
 
 def load(path):
+    """A results folder's result.json."""
     with open(os.path.join(path, "result.json")) as f:
         return json.load(f)
 
@@ -116,6 +118,7 @@ def ratio_line(name, ratio, goal, ratios, higher_is_better=False):
 # -- 1. shm ping-pong vs the cache-line round trip -----------------------------
 
 def cacheline_round(a, b, pause=False):
+    """build/bench/cacheline_rtt between @a and @b: its JSON and the command."""
     cmd = [os.path.join(BENCH_BIN, "cacheline_rtt"), "-a", str(a), "-b", str(b), "-n", "500K"]
     if pause:
         cmd.append("--pause")
@@ -141,6 +144,7 @@ def ping_round(kind, addr, busy, a, b, count, out):
 
 
 def shm_vs_cacheline(a, b, rounds, tmp):
+    """Item 1: alternating rounds, printed; the dict for bench.json."""
     jt, cl, clp, ratios = [], [], [], []
     for i in range(rounds):
         print("bench: transports round %d/%d: cache-line round trip and shm ping-pong, CPUs "
@@ -227,6 +231,7 @@ def sockperf_round(kind, busy, a, b, seconds):
 
 
 def sockets_vs_sockperf(a, b, rounds, tmp, seconds=1, count=10000):
+    """Item 2: udp and tcp, blocking and busy-poll, alternating; printed; a dict."""
     res = {"modes": {}, "goal": 1.0, "commands": []}
     for kind in ("udp", "tcp"):
         for busy in (False, True):
@@ -265,12 +270,14 @@ def sockets_vs_sockperf(a, b, rounds, tmp, seconds=1, count=10000):
 # -- 3. shm throughput vs memcpy bandwidth --------------------------------------
 
 def memcpy_round(a, b):
+    """build/bench/memcpy_bw from @a to @b in 100 KB blocks: its JSON and the command."""
     cmd = [os.path.join(BENCH_BIN, "memcpy_bw"), "-a", str(a), "-b", str(b), "-n", "10K",
            "-s", "100K"]
     return json.loads(run(cmd)), cmd
 
 
 def pubsub_round(a, b, count, tmp):
+    """`jtr sub -f -b` on @b, `jtr pub -r max -m 50` on @a: messages/s and the commands."""
     name = "jtrbench%d" % os.getpid()
     sub_out, pub_out = os.path.join(tmp, "sub"), os.path.join(tmp, "pub")
     for d in (sub_out, pub_out):
@@ -294,6 +301,7 @@ def pubsub_round(a, b, count, tmp):
 
 
 def throughput_vs_memcpy(a, b, rounds, tmp, count=1000000):
+    """Item 3: alternating rounds, printed; the dict for bench.json."""
     jt, mc, mcp50, ratios = [], [], [], []
     for i in range(rounds):
         print("bench: transports round %d/%d: memcpy bandwidth and shm pub/sub throughput, "
@@ -366,6 +374,10 @@ def transports(rounds, tmp):
             out[name] = {"error": str(e)}
             errors.append("%s: %s" % (name, e))
         sys.stdout.flush()
+    # a pong or sub killed after a failure cannot remove its segments
+    for f in os.listdir("/dev/shm"):
+        if f.startswith("jtr-jtrbench%d" % os.getpid()):
+            os.unlink(os.path.join("/dev/shm", f))
     return out, errors
 
 
