@@ -2,7 +2,8 @@
 #
 #   make run            install what is missing, build, run `jtr run`
 #   make test           install what is missing, build, pass every test
-#   make bench          benchmarks against oslat (docs/bench.md)
+#   make bench          benchmarks against oslat, sockperf, the cache line and memcpy
+#                       (docs/bench.md; BENCH=transports,... selects items)
 #   make install        PREFIX=/usr/local (DESTDIR honoured)
 #   make install-caps   install, then give the probes cap_sys_nice,cap_ipc_lock
 #   make install-setuid install, then make the probes setuid root (the old way)
@@ -97,7 +98,7 @@ $(BUILD)/tests/%: lib/tests/%.c $(LIBJTR) $(wildcard lib/*.h) | $(BUILD)/tests
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LIBJTR) $(LDLIBS) -lcmocka -o $@
 
-$(BUILD)/bench/%: bench/%.c $(LIBJTR) $(wildcard lib/*.h) | $(BUILD)/bench
+$(BUILD)/bench/%: bench/%.c $(LIBJTR) $(wildcard lib/*.h bench/*.h) | $(BUILD)/bench
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LIBJTR) $(LDLIBS) -o $@
 
@@ -141,7 +142,7 @@ test-unit: $(UNITS)
 test-e2e: all
 	$(Q)$(VENV)/bin/python -m pytest $(PYTEST_ARGS) tests analysis/tests
 
-bench: deps all $(BUILD)/bench/hist_bench
+bench: deps all $(BUILD)/bench/hist_bench $(BUILD)/bench/cacheline_rtt $(BUILD)/bench/memcpy_bw
 	$(Q)$(VENV)/bin/python bench/bench.py
 
 LIBEXEC := $(DESTDIR)$(PREFIX)/libexec/jtr

@@ -17,15 +17,20 @@
 5. Attribution speed: bench/attribute_bench.py (1M events, 100k outliers).
 6. Report speed: bench/report_bench.py (`jtr report` on 10M samples, 100k
    attributed outliers; goal < 5 s).
-7. IPC comparison: `jtr ipc` (every method, 1 and 3 readers, 100 KB batches)
+7. Transports: bench/transport_bench.py (shm ping-pong vs the cache-line
+   round trip, UDP and TCP ping-pong vs sockperf, shm throughput vs memcpy
+   bandwidth, between two CPUs).
+8. IPC comparison: `jtr ipc` (every method, 1 and 3 readers, 100 KB batches)
    and the shm / tcp time ratios next to the seed's (9.6 s vs 10.1 s point to
    point, 10.6 s vs 25.5 s to three readers, 1e9 objects on 4 vCPUs).
    BENCH_IPC_OBJECTS (default 100M; 1G is the seed's full run, about ten
-   times as long). `bench/bench.py ipc` runs this part alone.
+   times as long). BENCH=ipc runs this part alone.
 
 The machines are shared and noisy: every comparison is a ratio taken within
 one run, rounds alternate, and medians are reported.
-Environment: BENCH_SECONDS (default 10), BENCH_ROUNDS (default 3), BENCH_CPU.
+Environment: BENCH_SECONDS (default 10), BENCH_ROUNDS (default 3), BENCH_CPU;
+BENCH=ITEM,... runs only those items: gap, hist, null, tracer, attribution,
+report, transports, ipc (default: all).
 """
 import json
 import os
@@ -35,9 +40,12 @@ import subprocess
 import sys
 import tempfile
 
+import transport_bench
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 JTR = os.path.join(ROOT, "jtr")
 HIST_BENCH = os.path.join(ROOT, "build", "bench", "hist_bench")
+ITEMS = ("gap", "hist", "null", "tracer", "attribution", "report", "transports", "ipc")
 
 
 def last_online_cpu():
@@ -195,72 +203,81 @@ def print_ipc(ipc):
                              r["best_tcp"], r["best_ratio"]))
 
 
-def main_ipc():
-    tmp = tempfile.mkdtemp(prefix="jtr-bench-")
-    try:
-        ipc = ipc_compare(tmp)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    print_ipc(ipc)
-    return ipc["exit"]
+def selected_items():
+    """BENCH=gap,transports,... -> the items to run; all without BENCH."""
+    names = [n.strip() for n in os.environ.get("BENCH", "").split(",") if n.strip()]
+    bad = [n for n in names if n not in ITEMS]
+    if bad:
+        print("bench: BENCH=%s: unknown item %s; use a comma list of %s"
+              % (os.environ["BENCH"], bad[0], ", ".join(ITEMS)), file=sys.stderr)
+        return None
+    return set(names or ITEMS)
 
 
 def main():
-    if sys.argv[1:] == ["ipc"]:
-        return main_ipc()
-    if not shutil.which("oslat"):
+    items = selected_items()
+    if items is None:
+        return 2
+    if "gap" in items and not shutil.which("oslat"):
         print("bench: oslat is missing; run 'make deps' (Debian package rt-tests)", file=sys.stderr)
         return 2
     seconds = int(os.environ.get("BENCH_SECONDS", "10"))
     rounds = int(os.environ.get("BENCH_ROUNDS", "3"))
     cpu = int(os.environ.get("BENCH_CPU", last_online_cpu()))
     tmp = tempfile.mkdtemp(prefix="jtr-bench-")
+    jr, orr = [], []
+    hist = null = tracer = attrib = report = ipc = None
     try:
-        jr, orr = [], []
-        for i in range(rounds):
+        for i in range(rounds if "gap" in items else 0):
             print("bench: round %d/%d: jtr gap and oslat, %d s each on CPU %d"
                   % (i + 1, rounds, seconds, cpu), file=sys.stderr)
             jr.append(jtr_gap_round(cpu, seconds, tmp))
             orr.append(oslat_round(cpu, seconds, tmp))
-        hist = json.loads(subprocess.run([HIST_BENCH], check=True, capture_output=True,
-                                         text=True).stdout)
-        null = null_cost(cpu, tmp)
-        tracer = tracer_overhead(cpu, seconds, rounds, tmp) if os.geteuid() == 0 else None
-        attrib = attribution_speed()
-        report = attribution_speed("report_bench.py")
-        ipc = ipc_compare(tmp)
+        if "hist" in items:
+            hist = json.loads(subprocess.run([HIST_BENCH], check=True, capture_output=True,
+                                             text=True).stdout)
+        if "null" in items:
+            null = null_cost(cpu, tmp)
+        if "tracer" in items and os.geteuid() == 0:
+            tracer = tracer_overhead(cpu, seconds, rounds, tmp)
+        if "attribution" in items:
+            attrib = attribution_speed()
+        if "report" in items:
+            report = attribution_speed("report_bench.py")
+        if "ipc" in items:
+            ipc = ipc_compare(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
     def med(rs, k):
         return statistics.median(r[k] for r in rs)
 
-    ratios = [j["loop_ns"] / o["loop_ns"] for j, o in zip(jr, orr)]
-    result = {
-        "cpu": cpu, "seconds": seconds, "rounds": rounds,
-        "gap_vs_oslat": {
+    result = {"cpu": cpu, "seconds": seconds, "rounds": rounds, "items": sorted(items)}
+    if jr:
+        ratios = [j["loop_ns"] / o["loop_ns"] for j, o in zip(jr, orr)]
+        g = result["gap_vs_oslat"] = {
             "jtr_loop_ns": med(jr, "loop_ns"), "oslat_loop_ns": med(orr, "loop_ns"),
             "ratio": statistics.median(ratios), "ratios": ratios,
             "jtr_p99.99_ns": med(jr, "p99.99_ns"), "oslat_p99.99_ns": med(orr, "p99.99_ns"),
-            "jtr_max_ns": med(jr, "max_ns"), "oslat_max_ns": med(orr, "max_ns")},
-        "hist_record": dict(hist, ratio_to_flat=hist["record_ns"] / hist["flat_increment_ns"]),
-        "null_probe": null,
-        "tracer": tracer,
-    }
-    g = result["gap_vs_oslat"]
-    print("jtr gap vs oslat, CPU %d, %d x %d s (medians)" % (cpu, rounds, seconds))
-    print("  %-22s %12s %12s" % ("", "jtr gap", "oslat"))
-    print("  %-22s %12.2f %12.2f" % ("ns per loop", g["jtr_loop_ns"], g["oslat_loop_ns"]))
-    print("  %-22s %12.0f %12.0f" % ("p99.99 ns", g["jtr_p99.99_ns"], g["oslat_p99.99_ns"]))
-    print("  %-22s %12.0f %12.0f" % ("max ns", g["jtr_max_ns"], g["oslat_max_ns"]))
-    print("  loop period ratio jtr/oslat: %.3f (goal <= 1.0; rounds: %s)"
-          % (g["ratio"], ", ".join("%.3f" % r for r in ratios)))
-    h = result["hist_record"]
-    print("histogram record: %.2f ns per value (goal <= 5); bare counter increment %.2f ns; "
-          "ratio %.2f" % (h["record_ns"], h["flat_increment_ns"], h["ratio_to_flat"]))
-    print("null probe: %.1f ns per sample with -p 0, of which the timed 100-spin loop %.1f ns; "
-          "overhead %.1f ns per sample" % (null["period_ns"], null["timed_loop_ns"],
-                                           null["overhead_ns"]))
+            "jtr_max_ns": med(jr, "max_ns"), "oslat_max_ns": med(orr, "max_ns")}
+        print("jtr gap vs oslat, CPU %d, %d x %d s (medians)" % (cpu, rounds, seconds))
+        print("  %-22s %12s %12s" % ("", "jtr gap", "oslat"))
+        print("  %-22s %12.2f %12.2f" % ("ns per loop", g["jtr_loop_ns"], g["oslat_loop_ns"]))
+        print("  %-22s %12.0f %12.0f" % ("p99.99 ns", g["jtr_p99.99_ns"], g["oslat_p99.99_ns"]))
+        print("  %-22s %12.0f %12.0f" % ("max ns", g["jtr_max_ns"], g["oslat_max_ns"]))
+        print("  loop period ratio jtr/oslat: %.3f (goal <= 1.0; rounds: %s)"
+              % (g["ratio"], ", ".join("%.3f" % r for r in ratios)))
+    if hist:
+        h = result["hist_record"] = dict(hist, ratio_to_flat=hist["record_ns"] /
+                                         hist["flat_increment_ns"])
+        print("histogram record: %.2f ns per value (goal <= 5); bare counter increment %.2f ns; "
+              "ratio %.2f" % (h["record_ns"], h["flat_increment_ns"], h["ratio_to_flat"]))
+    if null:
+        result["null_probe"] = null
+        print("null probe: %.1f ns per sample with -p 0, of which the timed 100-spin loop %.1f ns; "
+              "overhead %.1f ns per sample" % (null["period_ns"], null["timed_loop_ns"],
+                                               null["overhead_ns"]))
+    result["tracer"] = tracer
     if tracer:
         print("tracer on vs off, CPU %d, %d x %d s (medians)" % (cpu, rounds, seconds))
         print("  %-22s %12s %12s" % ("", "traced", "not traced"))
@@ -278,20 +295,36 @@ def main():
         print("  time lost ratio traced (less the events' own cost) / not traced: %.3f "
               "(goal <= 1.05; rounds: %s)" % (tracer["ratio"],
                                               ", ".join("%.3f" % r for r in tracer["ratios"])))
-    else:
+    elif "tracer" in items:
         print("tracer overhead: skipped (needs root to load BPF programs)")
-    sys.stdout.write(attrib)
-    lines = report.strip().splitlines()
-    print(lines[0] if lines else "report speed: no output")
-    if lines:
-        result["report"] = json.loads(lines[-1])
-    print_ipc(ipc)
-    result["ipc"] = {k: v for k, v in ipc.items() if k != "table"}
+    if attrib is not None:
+        sys.stdout.write(attrib)
+    if report is not None:
+        lines = report.strip().splitlines()
+        print(lines[0] if lines else "report speed: no output")
+        if lines:
+            result["report"] = json.loads(lines[-1])
+    rc = 0
+    if "transports" in items:
+        tmp = tempfile.mkdtemp(prefix="jtr-bench-")
+        sys.stdout.flush()
+        try:
+            result["transports"], errors = transport_bench.transports(rounds, tmp)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        for e in errors:
+            print("bench: transports: %s" % e, file=sys.stderr)
+            rc = 1
+    if ipc is not None:
+        print_ipc(ipc)
+        result["ipc"] = {k: v for k, v in ipc.items() if k != "table"}
+        if ipc["exit"]:
+            rc = 1
     os.makedirs(os.path.join(ROOT, "build", "bench"), exist_ok=True)
     with open(os.path.join(ROOT, "build", "bench", "bench.json"), "w") as f:
         json.dump(result, f, indent=2)
     print("written: build/bench/bench.json")
-    return 0
+    return rc
 
 
 if __name__ == "__main__":

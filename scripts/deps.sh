@@ -11,7 +11,8 @@ PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
 
 # compilers and headers; cmocka for the C unit tests; rt-tests for the oslat
-# comparison in `make bench`; libcap2-bin for `make install-caps`; procps for
+# comparison in `make bench` and sockperf for its UDP/TCP ping-pong comparison;
+# libcap2-bin for `make install-caps`; procps for
 # sysctl; python3-venv for the test venv; clang, bpftool and the libbpf, libelf
 # and zlib headers for the eBPF tracer; bpftrace for ebpf/bpftrace/*.bt; linux-perf
 # for the perf backend of jtr run; tuned so the tests read jtr's profiles with
@@ -21,8 +22,9 @@ VENV=${VENV:-.venv}
 # jtr report (the venv gets matplotlib from requirements-dev.txt); chromium for
 # the test that renders a report in a headless browser; gnuplot-nox for the test
 # that gnuplot reads jtr's gnuplot files; libhdrhistogram-java and a JRE for the
-# test that HdrHistogram's own Java log reader reads jtr export --hlog
-PKGS="gcc make libc6-dev libcmocka-dev libnuma-dev rt-tests libcap2-bin procps python3-venv
+# test that HdrHistogram's own Java log reader reads jtr export --hlog;
+# sockperf, the peer of make bench's socket ping-pong
+PKGS="gcc make libc6-dev libcmocka-dev libnuma-dev rt-tests sockperf libcap2-bin procps python3-venv
 clang libbpf-dev bpftool libelf-dev zlib1g-dev bpftrace linux-perf tuned util-linux
 python3-numpy python3-matplotlib chromium gnuplot-nox libhdrhistogram-java
 default-jre-headless"

@@ -35,6 +35,10 @@ static const char usage_text[] =
 "                           (default 100)\n"
 "  -A, --send-cpu CPU       pin the sending thread (-1: none, the default)\n"
 "  -a, --recv-cpu CPU       pin the receiving thread (-1: none, the default)\n"
+"  -1, --one-thread         one thread sends and takes each reply before the next\n"
+"                           send (one message in flight, like sockperf ping-pong):\n"
+"                           busy-poll on two CPUs; pinned with -a (or -A); a reply\n"
+"                           that does not come within --timeout ends the run\n"
 "  -t, --timebase TB        tsc (default) or clock: how times are read\n"
 "  -f, --fifo PRIO          run SCHED_FIFO at PRIO (1-99)\n"
 "  -o, --output DIR         results folder (default results/DATE-HOST-ping)\n"
@@ -61,6 +65,9 @@ TP_LATENCY_USAGE
 "Examples:\n"
 "  jtr pong -T udp & jtr ping -T udp              10000 UDP round trips at 1000/s\n"
 "  jtr ping -T shm -b -A 1 -a 0 -r 100K -n 1M     shm, busy-poll, pinned threads\n"
+"  jtr pong -T shm -b -a 1 & jtr ping -T shm -b -1 -a 0 -r 100K\n"
+"                                                 busy-poll ping-pong on two CPUs\n"
+
 "  jtr ping -T tcp -m 1024 -r 50K -n 500K -w 5    um_lat's run, over TCP\n"
 "  jtr ping -T tcp -P [::1]:17391 --recv epoll    IPv6, epoll receive\n"
 "  jtr ping -T udp --latency-file --stats-every 500ms   every sample, 2 rows a second\n";
@@ -72,6 +79,7 @@ static const struct option long_opts[] = {
 	{ "warmup", required_argument, NULL, 'w' },
 	{ "send-cpu", required_argument, NULL, 'A' },
 	{ "recv-cpu", required_argument, NULL, 'a' },
+	{ "one-thread", no_argument, NULL, '1' },
 	{ "timebase", required_argument, NULL, 't' },
 	{ "stall-at", required_argument, NULL, TP_OPT_STALL_AT },
 	{ "stall", required_argument, NULL, TP_OPT_STALL },
@@ -88,6 +96,7 @@ struct ping {
 	uint64_t count, warmup, rate_hz;
 	uint32_t len;
 	int send_cpu, recv_cpu;
+	bool one_thread;		/* --one-thread: the sender takes each reply */
 	uint64_t stall_at, stall_ns;
 	bool tsc;
 	double raw_per_msg;		/* timebase units between intended sends */
@@ -138,18 +147,81 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* sender - the paced loop: wait for the intended time, stamp, send */
+/* recv_one - take one reflection and record both round trips: 1 when a
+ * measured or warm-up reply was counted, 0 when nothing (or a message that is
+ * not one) came, -1 when the receiving is over (g->recv_err says why) */
+static inline int recv_one(struct ping *g, struct jtr_hist *hi, struct jtr_hist *hs,
+			   int64_t *quiet_since)
+{
+	const struct tp_msg *m = (const struct tp_msg *)g->rbuf;
+	uint64_t now;
+	ssize_t n;
+
+	tp_stat_poll(&g->rsrc);
+	n = tp_recv(g->t, g->rbuf, g->rcap, 100 * JTR_NS_PER_MS);
+	if (n == -EAGAIN) {
+		int64_t mono = jtr_mono_ns();
+
+		if (jtr_stop || g->abort_run)
+			return -1;
+		if (__atomic_load_n(&g->send_done, __ATOMIC_ACQUIRE)) {
+			/* the rest are lost unless they come within the timeout */
+			return mono - g->send_end_mono >= (int64_t)g->tp->timeout_ns ? -1 : 0;
+		}
+		if (__atomic_load_n(&g->sent, __ATOMIC_ACQUIRE) > g->seq.received) {
+			if (!*quiet_since)
+				*quiet_since = mono;
+			else if (mono - *quiet_since >= (int64_t)g->tp->timeout_ns) {
+				g->recv_err = -ETIMEDOUT;
+				return -1;
+			}
+		}
+		return 0;
+	}
+	if (n < 0) {
+		g->recv_err = (int)n;
+		return -1;
+	}
+	now = now_raw(g->tsc);
+	*quiet_since = 0;
+	if (!tp_msg_check(m, (size_t)n) || (m->flags & (TP_F_HELLO | TP_F_EOS)))
+		return 0;
+	switch (tp_seq_note(&g->seq, m->seq)) {
+	case TP_SEQ_DUP:
+	case TP_SEQ_STALE:
+		return 0;
+	default:
+		break;
+	}
+	g->last_recv_raw = now;
+	tp_stat_msg(&g->rsrc, (uint64_t)n);
+	if (!(m->flags & TP_F_WARMUP)) {
+		uint64_t rtt = to_ns(g, now - (uint64_t)m->sent_ns);
+
+		jtr_hist_record(hi, to_ns(g, now - (uint64_t)m->intended_ns));
+		jtr_hist_record(hs, rtt);
+		tp_stat_lat(&g->rsrc, rtt);
+		tp_latlog_add(&g->lat, m->seq, (uint64_t)m->sent_ns, now);
+	}
+	return 1;
+}
+
+/* sender - the paced loop: wait for the intended time, stamp, send (and
+ * with --one-thread take the reply) */
 static void sender(void *arg)
 {
 	struct ping *g = arg;
 	const bool tsc = g->tsc;
 	const uint64_t total = g->warmup + g->count;
 	struct tp_msg *m = (struct tp_msg *)g->sbuf;
-	struct jtr_hist sc = g->send_call;
+	struct jtr_hist sc = g->send_call, hi = g->from_intended, hs = g->from_send;
 	uint64_t i, now = 0, sent_raw, after, tight = 0;
+	int64_t quiet_since = 0;
 	int rc;
 
 	tp_stat_thread_begin(&g->ssrc);
+	if (g->one_thread)
+		tp_stat_thread_begin(&g->rsrc);
 	g->t0_raw = now_raw(tsc);
 	for (i = 0; i < total && !jtr_stop && !g->abort_run; i++) {
 		uint64_t intended = g->t0_raw + (uint64_t)((double)i * g->raw_per_msg);
@@ -188,10 +260,24 @@ static void sender(void *arg)
 		__atomic_store_n(&g->sent, i + 1, __ATOMIC_RELEASE);
 		tp_stat_msg(&g->ssrc, g->len);
 		tp_stat_poll(&g->ssrc);
+		if (g->one_thread) {
+			/* one in flight: this reply before the next send */
+			while (g->seq.received <= i && recv_one(g, &hi, &hs, &quiet_since) >= 0)
+				;
+			if (g->recv_err || jtr_stop)
+				break;
+			after = now_raw(tsc);
+		}
 		now = after;
 	}
 	tp_stat_thread_end(&g->ssrc);
+	if (g->one_thread)
+		tp_stat_thread_end(&g->rsrc);
 	g->send_call = sc;
+	if (g->one_thread) {
+		g->from_intended = hi;
+		g->from_send = hs;
+	}
 	g->last_send_raw = now;
 	g->send_end_mono = jtr_mono_ns();
 	__atomic_store_n(&g->send_done, 1, __ATOMIC_RELEASE);
@@ -201,66 +287,13 @@ static void sender(void *arg)
 static void receiver(void *arg)
 {
 	struct ping *g = arg;
-	const bool tsc = g->tsc;
 	const uint64_t total = g->warmup + g->count;
 	struct jtr_hist hi = g->from_intended, hs = g->from_send;
 	int64_t quiet_since = 0;
-	ssize_t n;
 
 	tp_stat_thread_begin(&g->rsrc);
-	while (g->seq.received < total) {
-		const struct tp_msg *m = (const struct tp_msg *)g->rbuf;
-		uint64_t now;
-
-		tp_stat_poll(&g->rsrc);
-		n = tp_recv(g->t, g->rbuf, g->rcap, 100 * JTR_NS_PER_MS);
-		if (n == -EAGAIN) {
-			int64_t mono = jtr_mono_ns();
-
-			if (jtr_stop || g->abort_run)
-				break;
-			if (__atomic_load_n(&g->send_done, __ATOMIC_ACQUIRE)) {
-				/* the rest are lost unless they come within the timeout */
-				if (mono - g->send_end_mono >= (int64_t)g->tp->timeout_ns)
-					break;
-				continue;
-			}
-			if (__atomic_load_n(&g->sent, __ATOMIC_ACQUIRE) > g->seq.received) {
-				if (!quiet_since)
-					quiet_since = mono;
-				else if (mono - quiet_since >= (int64_t)g->tp->timeout_ns) {
-					g->recv_err = -ETIMEDOUT;
-					break;
-				}
-			}
-			continue;
-		}
-		if (n < 0) {
-			g->recv_err = (int)n;
-			break;
-		}
-		now = now_raw(tsc);
-		quiet_since = 0;
-		if (!tp_msg_check(m, (size_t)n) || (m->flags & (TP_F_HELLO | TP_F_EOS)))
-			continue;
-		switch (tp_seq_note(&g->seq, m->seq)) {
-		case TP_SEQ_DUP:
-		case TP_SEQ_STALE:
-			continue;
-		default:
-			break;
-		}
-		g->last_recv_raw = now;
-		tp_stat_msg(&g->rsrc, (uint64_t)n);
-		if (!(m->flags & TP_F_WARMUP)) {
-			uint64_t rtt = to_ns(g, now - (uint64_t)m->sent_ns);
-
-			jtr_hist_record(&hi, to_ns(g, now - (uint64_t)m->intended_ns));
-			jtr_hist_record(&hs, rtt);
-			tp_stat_lat(&g->rsrc, rtt);
-			tp_latlog_add(&g->lat, m->seq, (uint64_t)m->sent_ns, now);
-		}
-	}
+	while (g->seq.received < total && recv_one(g, &hi, &hs, &quiet_since) >= 0)
+		;
 	tp_stat_thread_end(&g->rsrc);
 	g->from_intended = hi;
 	g->from_send = hs;
@@ -322,13 +355,16 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct ping *g)
 {
 	const struct jtr_hist *hi = &g->from_intended, *hs = &g->from_send, *sc = &g->send_call;
 	uint64_t dur = duration_ns(g);
-	char label[32];
+	char label[32], rate[32];
 
-	fprintf(f, "jtr ping: %s, %s receive, %u-byte messages, %llu at %s%llu/s (+%llu warm-up), "
+	if (g->rate_hz)
+		snprintf(rate, sizeof(rate), "%llu/s", (unsigned long long)g->rate_hz);
+	else
+		snprintf(rate, sizeof(rate), "max rate");
+	fprintf(f, "jtr ping: %s, %s receive%s, %u-byte messages, %llu at %s (+%llu warm-up), "
 		"%s timebase%s\n\n", tp_describe(g->t), tp_prog_recv_name(g->tp),
-		g->len, (unsigned long long)g->count, g->rate_hz ? "" : "max (",
-		(unsigned long long)g->rate_hz, (unsigned long long)g->warmup, jtr_tb_name(p->tb.kind),
-		p->partial ? ", PARTIAL" : "");
+		g->one_thread ? " (one thread)" : "", g->len, (unsigned long long)g->count, rate,
+		(unsigned long long)g->warmup, jtr_tb_name(p->tb.kind), p->partial ? ", PARTIAL" : "");
 	fprintf(f, "  %-16s %16s %16s %16s\n", "round trip ns", "from intended", "from send", "send call");
 	fprintf(f, "  %-16s %16llu %16llu %16llu\n", "samples", (unsigned long long)hi->total,
 		(unsigned long long)hs->total, (unsigned long long)sc->total);
@@ -418,6 +454,7 @@ static void write_outputs(struct jtr_probe *p, struct ping *g, const char *peer)
 	jtr_json_uint(&j, "msg_len", g->len);
 	jtr_json_uint(&j, "warmup", g->warmup);
 	if (g->send_cpu >= 0) jtr_json_int(&j, "send_cpu", g->send_cpu); else jtr_json_null(&j, "send_cpu");
+	jtr_json_bool(&j, "one_thread", g->one_thread);
 	if (g->recv_cpu >= 0) jtr_json_int(&j, "recv_cpu", g->recv_cpu); else jtr_json_null(&j, "recv_cpu");
 	jtr_json_str(&j, "timebase", jtr_tb_name(p->tb_wanted));
 	if (g->stall_ns) {
@@ -472,7 +509,7 @@ int main(int argc, char **argv)
 	g.tp = &tp;
 
 	/* 1. options: numbers only */
-	while ((opt = getopt_long(argc, argv, ":n:r:m:w:A:a:t:f:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":n:r:m:w:A:a:1t:f:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
 		if (jtr_probe_common_opt(&p, opt, usage_text, argv) || tp_prog_opt(&p, &tp, opt, optarg))
 			continue;
 		switch (opt) {
@@ -482,6 +519,7 @@ int main(int argc, char **argv)
 		case 'w': g.warmup = jtr_opt_count(&p, "-w", optarg, 0, 1ULL << 32); break;
 		case 'A': g.send_cpu = tp_prog_cpu_opt(&p, "-A", optarg); break;
 		case 'a': g.recv_cpu = tp_prog_cpu_opt(&p, "-a", optarg); break;
+		case '1': g.one_thread = true; break;
 		case TP_OPT_STALL_AT:
 			g.stall_at = jtr_opt_count(&p, "--stall-at", optarg, 0, 1ULL << 40);
 			stall_at_given = true;
@@ -497,6 +535,14 @@ int main(int argc, char **argv)
 	if (g.stall_at >= g.count)
 		jtr_usage_error(&p, "--stall-at %llu: the run has messages 0-%llu",
 				(unsigned long long)g.stall_at, (unsigned long long)g.count - 1);
+	if (g.one_thread) {
+		if (g.send_cpu >= 0 && g.recv_cpu >= 0 && g.send_cpu != g.recv_cpu)
+			jtr_usage_error(&p, "--one-thread with -A %d -a %d: one thread runs on one CPU; "
+					"give -a CPU only", g.send_cpu, g.recv_cpu);
+		if (g.recv_cpu < 0)
+			g.recv_cpu = g.send_cpu;
+		g.send_cpu = g.recv_cpu;
+	}
 	tp.o.msg_max = g.len;
 	tp_prog_check(&p, &tp, TP_PING);
 
@@ -519,7 +565,8 @@ int main(int argc, char **argv)
 			  (unsigned long long)tp.latency_max);
 	tp_stats_init(&g.st, tp.stats_every_ns);
 	tp_stats_add(&g.st, TP_STAT_SEND, &g.ssrc, &w[0], false);
-	tp_stats_add(&g.st, TP_STAT_RECV, &g.rsrc, &w[1], true);
+	/* --one-thread: the sending thread takes the replies too */
+	tp_stats_add(&g.st, TP_STAT_RECV, &g.rsrc, g.one_thread ? &w[0] : &w[1], true);
 
 	/* 3. FIFO and mlockall, the privilege drop, the results folder */
 	jtr_probe_privileged(&p);
@@ -540,8 +587,8 @@ int main(int argc, char **argv)
 	w[1].arg = &g;
 	jtr_probe_map_begin(&p);
 	tp_stats_start(&g.st, &p);
-	jtr_workers_start(&p, w, 2);
-	tp_stats_run(&g.st, &p, w, 2);
+	jtr_workers_start(&p, w, g.one_thread ? 1 : 2);
+	tp_stats_run(&g.st, &p, w, g.one_thread ? 1 : 2);
 	jtr_probe_map_end(&p);
 
 	/* 6. tell pong we are done (twice for datagrams), then report */

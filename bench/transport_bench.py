@@ -1,0 +1,391 @@
+#!/usr/bin/env python3
+"""transport_bench.py - the transport part of `make bench` (docs/bench.md).
+
+Three comparisons, each against a peer measured in the same run between the
+same two CPUs (A: the initiator, ping, client, producer, publisher; B: the
+responder, pong, server, consumer, subscriber), rounds alternating A-tool,
+peer, A-tool, peer..., medians reported:
+
+1. shm ping-pong p50 round trip (`jtr ping -T shm -b --one-thread -r max`
+   against `jtr pong -T shm -b`) vs the cache-line round trip
+   (build/bench/cacheline_rtt). Goal: <= 1.5x.
+2. UDP and TCP ping-pong p50 round trip, blocking and busy-poll, vs sockperf
+   ping-pong (`--full-rtt`: round trips, not sockperf's default RTT/2;
+   `--nonblocked` on both sides for busy-poll). Goal: <= 1.0x.
+3. shm 1-to-1 throughput of 50-byte messages (`jtr pub -r max -m 50` into
+   `jtr sub -f -b`) vs memcpy bandwidth in 100 KB blocks
+   (build/bench/memcpy_bw). Goal: >= 60 %. The ring publishes message by
+   message: this is not batched (see docs/bench.md for the batched `jtr ipc`).
+
+Every item prints the commands, the two numbers, the ratio, the goal and
+PASS or MISS. A missed goal is a result; an item whose programs fail to run
+says FAILED TO RUN, the others still run, and `make bench` exits 1. Run alone: `.venv/bin/python bench/transport_bench.py`
+(BENCH_ROUNDS, BENCH_CPU as bench.py).
+"""
+import json
+import os
+import re
+import shlex
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "analysis"))
+
+from jtrpy.cpus import online_cpus  # noqa: E402
+
+JTR = os.path.join(ROOT, "jtr")
+BENCH_BIN = os.path.join(ROOT, "build", "bench")
+MSG_LEN = 64            # ping-pong message, header included (sockperf -m 64)
+TPUT_LEN = 50           # throughput message, header included
+TIMEOUT_S = 120         # any one program
+
+
+class BenchError(Exception):
+    """A program of the benchmark failed to run (not a missed goal)."""
+
+
+def show(cmd, cpu=None):
+    """The command as a user would type it (taskset shown when we pin with it)."""
+    text = " ".join(shlex.quote(c) for c in cmd)
+    text = text.replace(ROOT + "/", "")
+    return ("taskset -c %d " % cpu if cpu is not None else "") + text
+
+
+def run(cmd, cpu=None):
+    """Run to the end; its stdout; BenchError with its stderr if it fails."""
+    full = (["taskset", "-c", str(cpu)] if cpu is not None else []) + cmd
+    try:
+        p = subprocess.run(full, capture_output=True, text=True, timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise BenchError("%s: no end within %d s" % (show(cmd, cpu), TIMEOUT_S))
+    if p.returncode != 0:
+        raise BenchError("%s: exit %d: %s" % (show(cmd, cpu), p.returncode,
+                                              p.stderr.strip()[-400:]))
+    return p.stdout
+
+
+class Server:
+    """A peer started in the background (pong, sockperf server, sub), stopped by
+    its own pid: waited for when it ends by itself, else terminated."""
+
+    def __init__(self, cmd, cpu=None):
+        self.cmd = (["taskset", "-c", str(cpu)] if cpu is not None else []) + cmd
+        self.text = show(cmd, cpu)
+        self.p = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True)
+
+    def finish(self, ends_itself, timeout=15):
+        """Its stdout; BenchError if it failed (only when it was to end by itself)."""
+        if not ends_itself:
+            self.p.terminate()
+        try:
+            out, err = self.p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            out, err = self.p.communicate()
+            raise BenchError("%s: did not end" % self.text)
+        if ends_itself and self.p.returncode != 0:
+            raise BenchError("%s: exit %d: %s" % (self.text, self.p.returncode,
+                                                  err.strip()[-400:]))
+        return out
+
+    def kill(self):
+        """SIGKILL if it still runs (after a failure elsewhere)."""
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.communicate()
+
+
+def load(path):
+    """A results folder's result.json."""
+    with open(os.path.join(path, "result.json")) as f:
+        return json.load(f)
+
+
+def ratio_line(name, ratio, goal, ratios, higher_is_better=False):
+    """'name: 1.23 (goal <= 1.5; rounds: ...): PASS|MISS' and the verdict."""
+    ok = ratio >= goal if higher_is_better else ratio <= goal
+    return ("  %s: %.3f (goal %s %s; rounds: %s): %s"
+            % (name, ratio, ">=" if higher_is_better else "<=", goal,
+               ", ".join("%.3f" % r for r in ratios), "PASS" if ok else "MISS")), ok
+
+
+# -- 1. shm ping-pong vs the cache-line round trip -----------------------------
+
+def cacheline_round(a, b, pause=False):
+    """build/bench/cacheline_rtt between @a and @b: its JSON and the command."""
+    cmd = [os.path.join(BENCH_BIN, "cacheline_rtt"), "-a", str(a), "-b", str(b), "-n", "500K"]
+    if pause:
+        cmd.append("--pause")
+    return json.loads(run(cmd)), cmd
+
+
+def ping_round(kind, addr, busy, a, b, count, out):
+    """One `jtr pong` + `jtr ping --one-thread -r max`: ping's result and the commands."""
+    flags = ["-b"] if busy else []
+    pong_cmd = [JTR, "pong", "-T", kind, "-P", addr] + flags + ["-a", str(b), "-q"]
+    ping_cmd = ([JTR, "ping", "-T", kind, "-P", addr] + flags +
+                ["--one-thread", "-a", str(a), "-r", "max", "-n", str(count), "-q", "-o", out])
+    shutil.rmtree(out, ignore_errors=True)
+    pong = Server(pong_cmd)
+    try:
+        run(ping_cmd)
+        pong.finish(True)
+    finally:
+        pong.kill()
+    r = load(out)
+    runs = {x["name"]: x for x in r["runs"]}
+    return runs["rtt_from_send"], [show(pong_cmd) + " &", show(ping_cmd)]
+
+
+def shm_vs_cacheline(a, b, rounds, tmp):
+    """Item 1: alternating rounds, printed; the dict for bench.json."""
+    jt, cl, clp, ratios = [], [], [], []
+    for i in range(rounds):
+        print("bench: transports round %d/%d: cache-line round trip and shm ping-pong, CPUs "
+              "%d and %d" % (i + 1, rounds, a, b), file=sys.stderr)
+        c, cl_cmd = cacheline_round(a, b)
+        cp, _ = cacheline_round(a, b, pause=True)
+        s, cmds = ping_round("shm", "jtrbench%d" % os.getpid(), True, a, b, 100000,
+                             os.path.join(tmp, "ping-shm"))
+        cl.append(c["percentiles_ns"]["50"])
+        clp.append(cp["percentiles_ns"]["50"])
+        jt.append(s["percentiles_ns"]["50"])
+        ratios.append(jt[-1] / cl[-1])
+    med = statistics.median
+    res = {"jtr_p50_ns": med(jt), "cacheline_p50_ns": med(cl),
+           "cacheline_pause_p50_ns": med(clp), "ratio": med(ratios), "ratios": ratios,
+           "goal": 1.5, "commands": [show(cl_cmd)] + cmds}
+    print("shm ping-pong vs the cache-line round trip, CPUs %d and %d, %d rounds (medians)"
+          % (a, b, rounds))
+    for c in res["commands"]:
+        print("  $ " + c)
+    print("  %-34s %12s %12s" % ("", "jtr shm", "cache line"))
+    print("  %-34s %12.0f %12.0f" % ("p50 round trip ns", res["jtr_p50_ns"],
+                                      res["cacheline_p50_ns"]))
+    print("  (cache line spinning with the pause hint, as the ring does: p50 %.0f ns)"
+          % res["cacheline_pause_p50_ns"])
+    line, res["pass"] = ratio_line("ratio jtr shm / cache line", res["ratio"], 1.5, ratios)
+    print(line)
+    return res
+
+
+# -- 2. UDP and TCP ping-pong vs sockperf ---------------------------------------
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def free_port():
+    """A port free for both TCP and UDP on 127.0.0.1 now (a fixed one can be in
+    TIME_WAIT from the round before, or taken by another program)."""
+    while True:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            u.bind(("127.0.0.1", port))
+            return port
+        except OSError:
+            continue
+        finally:
+            u.close()
+
+
+def sockperf_round(kind, busy, a, b, seconds):
+    """sockperf server on B, sockperf ping-pong on A: p50 round trip in ns."""
+    port = free_port()
+    flags = (["--tcp"] if kind == "tcp" else []) + (["--nonblocked"] if busy else [])
+    srv_cmd = ["sockperf", "server", "-i", "127.0.0.1", "-p", str(port)] + flags
+    cli_cmd = (["sockperf", "ping-pong", "-i", "127.0.0.1", "-p", str(port),
+                "-m", str(MSG_LEN), "-t", str(seconds), "--full-rtt"] + flags)
+    srv = Server(srv_cmd, b)
+    try:
+        for _ in range(25):
+            # sockperf exits 0 after "ERROR: Can`t connect" while its server
+            # is not listening yet: try again then
+            out = ANSI.sub("", run(cli_cmd, a))
+            if "Round trip is" in out or srv.p.poll() is not None:
+                break
+            time.sleep(0.2)
+    finally:
+        srv.finish(False)
+        srv.kill()
+    # with --full-rtt sockperf says "Round trip is" and its percentiles are
+    # round trips in usec; without it "Latency is" (RTT/2)
+    m = re.search(r"percentile 50\.000 =\s*([0-9.]+)", out)
+    v = re.search(r"Valid Duration\] RunTime=([0-9.]+) sec; SentMessages=(\d+); "
+                  r"ReceivedMessages=(\d+)", out)
+    if "Round trip is" not in out or not m:
+        raise BenchError("%s: no round trips in its output: %s"
+                         % (show(cli_cmd, a), " / ".join(out.strip().splitlines()[-3:])))
+    return ({"p50_ns": float(m.group(1)) * 1000.0,
+             "round_trips": int(v.group(3)) if v else None},
+            [show(srv_cmd, b) + " &", show(cli_cmd, a)])
+
+
+def sockets_vs_sockperf(a, b, rounds, tmp, seconds=1, count=10000):
+    """Item 2: udp and tcp, blocking and busy-poll, alternating; printed; a dict."""
+    res = {"modes": {}, "goal": 1.0, "commands": []}
+    for kind in ("udp", "tcp"):
+        for busy in (False, True):
+            mode = "%s %s" % (kind, "busy-poll" if busy else "blocking")
+            jt, sp, ratios = [], [], []
+            for i in range(rounds):
+                print("bench: transports round %d/%d: %s ping-pong, sockperf and jtr, CPUs "
+                      "%d and %d" % (i + 1, rounds, mode, a, b), file=sys.stderr)
+                s, scmds = sockperf_round(kind, busy, a, b, seconds)
+                j, jcmds = ping_round(kind, "127.0.0.1:%d" % free_port(), busy, a, b, count,
+                                      os.path.join(tmp, "ping-" + kind))
+                sp.append(s["p50_ns"])
+                jt.append(j["percentiles_ns"]["50"])
+                ratios.append(jt[-1] / sp[-1])
+            med = statistics.median
+            res["modes"][mode] = {"jtr_p50_ns": med(jt), "sockperf_p50_ns": med(sp),
+                                  "ratio": med(ratios), "ratios": ratios,
+                                  "pass": med(ratios) <= 1.0,
+                                  "commands": scmds + jcmds}
+    print("UDP and TCP ping-pong vs sockperf ping-pong, loopback, %d-byte messages, "
+          "client/ping on CPU %d, server/pong on CPU %d, %d rounds (medians)"
+          % (MSG_LEN, a, b, rounds))
+    for mode in ("udp blocking", "udp busy-poll"):
+        for c in res["modes"][mode]["commands"]:
+            print("  $ " + c)
+    print("  (tcp: the same with --tcp for sockperf and -T tcp for jtr)")
+    print("  %-16s %14s %14s %8s" % ("p50 round trip", "jtr ns", "sockperf ns", "ratio"))
+    for mode, m in res["modes"].items():
+        print("  %-16s %14.0f %14.0f %8.3f  (goal <= 1.0; rounds: %s): %s"
+              % (mode, m["jtr_p50_ns"], m["sockperf_p50_ns"], m["ratio"],
+                 ", ".join("%.3f" % r for r in m["ratios"]), "PASS" if m["pass"] else "MISS"))
+    res["pass"] = all(m["pass"] for m in res["modes"].values())
+    return res
+
+
+# -- 3. shm throughput vs memcpy bandwidth --------------------------------------
+
+def memcpy_round(a, b):
+    """build/bench/memcpy_bw from @a to @b in 100 KB blocks: its JSON and the command."""
+    cmd = [os.path.join(BENCH_BIN, "memcpy_bw"), "-a", str(a), "-b", str(b), "-n", "10K",
+           "-s", "100K"]
+    return json.loads(run(cmd)), cmd
+
+
+def pubsub_round(a, b, count, tmp):
+    """`jtr sub -f -b` on @b, `jtr pub -r max -m 50` on @a: messages/s and the commands."""
+    name = "jtrbench%d" % os.getpid()
+    sub_out, pub_out = os.path.join(tmp, "sub"), os.path.join(tmp, "pub")
+    for d in (sub_out, pub_out):
+        shutil.rmtree(d, ignore_errors=True)
+    sub_cmd = [JTR, "sub", "-T", "shm", "-P", name, "-f", "-b", "-a", str(b), "-q",
+               "-o", sub_out]
+    pub_cmd = [JTR, "pub", "-T", "shm", "-P", name, "-r", "max", "-m", str(TPUT_LEN),
+               "-n", str(count), "-w", "10K", "--no-timestamps", "-a", str(a), "-q",
+               "-o", pub_out]
+    sub = Server(sub_cmd)
+    try:
+        run(pub_cmd)
+        sub.finish(True)
+    finally:
+        sub.kill()
+    t = load(sub_out)["transport"]
+    if t["lost"] or not t["end_of_stream"]:
+        raise BenchError("%s: lost %d, end of stream %s" % (show(sub_cmd), t["lost"],
+                                                            t["end_of_stream"]))
+    return t["rate_hz"], [show(sub_cmd) + " &", show(pub_cmd)]
+
+
+def throughput_vs_memcpy(a, b, rounds, tmp, count=1000000):
+    """Item 3: alternating rounds, printed; the dict for bench.json."""
+    jt, mc, mcp50, ratios = [], [], [], []
+    for i in range(rounds):
+        print("bench: transports round %d/%d: memcpy bandwidth and shm pub/sub throughput, "
+              "CPUs %d and %d" % (i + 1, rounds, a, b), file=sys.stderr)
+        m, mcmd = memcpy_round(a, b)
+        rate, cmds = pubsub_round(a, b, count, tmp)
+        mc.append(m["bytes_per_s"])
+        mcp50.append(m["block_bytes"] * 1e9 / m["percentiles_ns"]["50"])
+        jt.append(rate * TPUT_LEN)
+        ratios.append(jt[-1] / mc[-1])
+    med = statistics.median
+    res = {"jtr_bytes_per_s": med(jt), "jtr_msgs_per_s": med(jt) / TPUT_LEN,
+           "memcpy_bytes_per_s": med(mc), "memcpy_p50_block_bytes_per_s": med(mcp50),
+           "ratio": med(ratios), "ratios": ratios, "goal": 0.6, "batched": False,
+           "commands": [show(mcmd)] + cmds}
+    print("shm 1-to-1 throughput, %d-byte messages, vs memcpy bandwidth in 100 KB blocks, "
+          "producer/pub on CPU %d, consumer/sub on CPU %d, %d rounds (medians)"
+          % (TPUT_LEN, a, b, rounds))
+    for c in res["commands"]:
+        print("  $ " + c)
+    print("  %-34s %12s %12s" % ("", "jtr shm", "memcpy"))
+    print("  %-34s %12.1f %12.1f" % ("MB/s", res["jtr_bytes_per_s"] / 1e6,
+                                      res["memcpy_bytes_per_s"] / 1e6))
+    print("  %-34s %12.0f" % ("messages/s", res["jtr_msgs_per_s"]))
+    print("  (memcpy at its p50 block time: %.1f MB/s; jtr: one ring publish per message, "
+          "not batched)" % (res["memcpy_p50_block_bytes_per_s"] / 1e6))
+    line, res["pass"] = ratio_line("ratio jtr shm / memcpy", res["ratio"], 0.6, ratios, True)
+    print(line)
+    print("  batched 100 KB (jtr ipc): not part of this run; see docs/bench.md")
+    return res
+
+
+def cpu_pair():
+    """(A, B): B is BENCH_CPU (default the last online CPU), A another online CPU."""
+    cpus = online_cpus()
+    b = int(os.environ.get("BENCH_CPU", cpus[-1]))
+    others = [c for c in cpus if c != b]
+    if not others:
+        return None
+    return others[0], b
+
+
+def transports(rounds, tmp):
+    """All three items: (a dict for bench.json or None when they cannot run
+    here, the errors of the items that failed to run). An item that fails is
+    reported and the others still run."""
+    pair = cpu_pair()
+    if not pair:
+        print("transport benchmarks: skipped (they need two online CPUs)")
+        return None, []
+    for exe in ("cacheline_rtt", "memcpy_bw"):
+        if not os.access(os.path.join(BENCH_BIN, exe), os.X_OK):
+            return None, ["build/bench/%s is missing; run 'make bench'" % exe]
+    a, b = pair
+    out, errors = {"cpus": [a, b], "rounds": rounds}, []
+    items = [("shm_vs_cacheline", shm_vs_cacheline)]
+    if shutil.which("sockperf"):
+        m = re.search(r"version ([0-9.]+)", run(["sockperf", "--version"]))
+        out["sockperf_version"] = m.group(1) if m else None
+        items.append(("sockets_vs_sockperf", sockets_vs_sockperf))
+    else:
+        print("UDP and TCP vs sockperf: skipped (sockperf is missing; run 'make deps', "
+              "Debian package sockperf)")
+    items.append(("shm_throughput_vs_memcpy", throughput_vs_memcpy))
+    for name, fn in items:
+        try:
+            out[name] = fn(a, b, rounds, tmp)
+        except BenchError as e:
+            print("%s: FAILED TO RUN: %s" % (name, e))
+            out[name] = {"error": str(e)}
+            errors.append("%s: %s" % (name, e))
+        sys.stdout.flush()
+    # a pong or sub killed after a failure cannot remove its segments
+    for f in os.listdir("/dev/shm"):
+        if f.startswith("jtr-jtrbench%d" % os.getpid()):
+            os.unlink(os.path.join("/dev/shm", f))
+    return out, errors
+
+
+if __name__ == "__main__":
+    import tempfile
+    tmpdir = tempfile.mkdtemp(prefix="jtr-bench-")
+    try:
+        _, errs = transports(int(os.environ.get("BENCH_ROUNDS", "3")), tmpdir)
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    sys.exit(1 if errs else 0)

@@ -1,0 +1,155 @@
+"""The transport benchmarks' own tools (docs/bench.md): build/bench/cacheline_rtt,
+build/bench/memcpy_bw, `jtr ping --one-thread` and the sockperf reading of
+bench/transport_bench.py. They run, their output parses and holds together;
+no timing goals here (the machine is shared)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, load, run_jtr
+from test_transports import addr_for, check_percentiles, finish, kill_all, spawn
+
+BENCH = os.path.join(ROOT, "build", "bench")
+PCT_KEYS = ["50", "90", "99", "99.9", "99.99", "99.999"]
+
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+
+def two_cpus():
+    from jtrpy.cpus import online_cpus
+    cpus = [c for c in online_cpus() if c in os.sched_getaffinity(0)]
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs this process may use; has %s" % cpus)
+    return cpus[0], cpus[-1]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built():
+    p = subprocess.run(["make", "-s", "build/bench/cacheline_rtt", "build/bench/memcpy_bw"],
+                       cwd=ROOT, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+
+
+def tool(name, *args):
+    p = subprocess.run([os.path.join(BENCH, name)] + [str(a) for a in args],
+                       capture_output=True, text=True, timeout=120)
+    return p
+
+
+def check_stats(d, count):
+    """samples, min <= percentiles (monotone) <= max, mean inside."""
+    assert d["samples"] == count
+    pcts = [d["percentiles_ns"][k] for k in PCT_KEYS]
+    assert pcts[0] > 0
+    assert d["min_ns"] <= pcts[0]
+    assert pcts == sorted(pcts), pcts
+    assert pcts[-1] <= d["max_ns"]
+    assert d["min_ns"] <= d["mean_ns"] <= d["max_ns"]
+
+
+@pytest.mark.parametrize("pause", [False, True], ids=["plain", "pause"])
+def test_cacheline_rtt_runs_and_parses(pause):
+    a, b = two_cpus()
+    p = tool("cacheline_rtt", "-a", a, "-b", b, "-n", "50K", *(["--pause"] if pause else []))
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["tool"] == "cacheline_rtt" and (d["cpu_a"], d["cpu_b"]) == (a, b)
+    assert d["pause"] is pause and d["tsc_hz"] > 0
+    check_stats(d, 50000)
+
+
+def test_memcpy_bw_runs_and_parses():
+    a, b = two_cpus()
+    p = tool("memcpy_bw", "-a", a, "-b", b, "-n", "2K", "-s", "64K", "-k", "3")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert (d["block_bytes"], d["slots"], d["blocks"]) == (65536, 3, 2000)
+    assert d["seconds"] > 0
+    # the bandwidth is the blocks over the time they took
+    assert d["bytes_per_s"] == pytest.approx(2000 * 65536 / d["seconds"], rel=1e-3)
+    check_stats(d, 2000)
+    # a block's time at the consumer is part of the run: their mean times the
+    # count cannot exceed the run (plus rounding of each sample's ns)
+    assert d["mean_ns"] * 2000 <= d["seconds"] * 1e9 * 1.01 + 2000
+
+
+@pytest.mark.parametrize("name,args,msg", [
+    ("cacheline_rtt", ["-a", "1", "-b", "1"], "two different CPUs"),
+    ("cacheline_rtt", ["-n", "0"], "-n 0"),
+    ("cacheline_rtt", ["-a", "9999"], "-a 9999"),
+    ("cacheline_rtt", ["--bogus"], "--bogus"),
+    ("memcpy_bw", ["-s", "12"], "-s 12"),
+    ("memcpy_bw", ["-k", "1"], "-k 1"),
+    ("memcpy_bw", ["extra"], "takes no arguments"),
+])
+def test_bench_tools_bad_input_exit_2(name, args, msg):
+    p = tool(name, *args)
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert msg in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert p.stdout == ""
+
+
+@pytest.mark.parametrize("kind,busy", [("shm", True), ("udp", False), ("tcp", True)])
+def test_ping_one_thread(tmp_path, validate, kind, busy):
+    """--one-thread: one message in flight, every reply back, both round trips
+    recorded, the thread on the CPU asked for."""
+    a, b = two_cpus()
+    addr = addr_for(kind, tmp_path)
+    common = ["-T", kind, "-P", addr] + (["-b"] if busy else [])
+    pong = spawn("pong", *common, "-a", b, "-q", "--wait", "30")
+    try:
+        out = tmp_path / "ping"
+        p = run_jtr("ping", *common, "--one-thread", "-a", a, "-r", "max", "-n", 2000,
+                    "-w", 20, "-o", out, "-q", "--wait", 20, timeout=120)
+        assert p.returncode == 0, p.stderr
+        rc, _, err = finish(pong)
+        assert rc == 0, err
+        res = validate(load(out))
+    finally:
+        kill_all([pong])
+        if kind == "shm":
+            for f in os.listdir("/dev/shm"):
+                if f.startswith("jtr-" + addr):
+                    os.unlink(os.path.join("/dev/shm", f))
+    assert res["params"]["one_thread"] is True
+    assert res["params"]["send_cpu"] == res["params"]["recv_cpu"] == a
+    t = res["transport"]
+    assert t["sent"] == 2000 and t["received"] == 2020 and t["lost"] == 0 and t["peer"] == "ok"
+    fi, fs, sc = res["runs"]
+    for r in res["runs"]:
+        assert r["samples"] == 2000
+        check_percentiles(r)
+    # -r max: each message is sent when the last reply is in, so its intended
+    # time is its send time; a round trip holds its send call
+    assert fi["percentiles_ns"] == fs["percentiles_ns"]
+    assert fs["min_ns"] >= sc["min_ns"]
+
+
+def test_ping_one_thread_two_cpus_is_usage_error():
+    p = run_jtr("ping", "--one-thread", "-A", "0", "-a", "1")
+    assert p.returncode == 2
+    assert "give -a CPU only" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_sockperf_round_reads_round_trips():
+    """bench/transport_bench.py reads sockperf's 50th percentile of round trips
+    (--full-rtt) in ns; sockperf's own summary line agrees in scale."""
+    if not shutil.which("sockperf"):
+        pytest.skip("sockperf is not installed (make deps installs it)")
+    import transport_bench as tb
+    a, b = two_cpus()
+    r, cmds = tb.sockperf_round("udp", False, a, b, 1)
+    assert r["p50_ns"] > 0 and r["round_trips"] > 0
+    assert "--full-rtt" in cmds[1] and cmds[0].startswith("taskset -c %d sockperf server" % b)
+
+
+def test_bench_item_selection_rejects_unknown():
+    env = dict(os.environ, BENCH="transports,bogus")
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench.py")],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 2
+    assert "BENCH=transports,bogus: unknown item bogus" in p.stderr
