@@ -136,6 +136,8 @@ int tp_ring_write(struct tp_ring_wr *w, const void *buf, uint32_t len)
 	s = (struct tp_ring_slot *)(w->slots + (size_t)(w->head & w->mask) * w->stride);
 	s->len = len;
 	memcpy(s->data, buf, len);
+	/* release: the message is in place before its stamp says so */
+	__atomic_store_n(&s->seq, (uint32_t)(w->head + 1), __ATOMIC_RELEASE);
 	w->head++;
 	/* seq_cst (xchg on x86): the slot is visible before the head, and the
 	 * waiters load below cannot pass the store */
@@ -147,7 +149,7 @@ int tp_ring_write(struct tp_ring_wr *w, const void *buf, uint32_t len)
 /* tp_ring_writer_close - closed, then wake everyone */
 void tp_ring_writer_close(struct tp_ring_wr *w)
 {
-	__atomic_store_n(&w->r->w.closed, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&w->r->wake.closed, 1, __ATOMIC_SEQ_CST);
 	__atomic_add_fetch(&w->r->wake.futex, 1, __ATOMIC_SEQ_CST);
 	futex(&w->r->wake.futex, FUTEX_WAKE, INT_MAX, NULL);
 }
@@ -215,13 +217,22 @@ int tp_ring_reader_join(struct tp_ring_rd *rd, struct tp_ring *r, pid_t pid)
 	return -EBUSY;
 }
 
-/* tp_ring_available - a message is waiting */
+/* slot_at - the slot of message @n */
+static inline struct tp_ring_slot *slot_at(const struct tp_ring_rd *rd, uint64_t n)
+{
+	return (struct tp_ring_slot *)(rd->slots + (size_t)(n & rd->mask) * rd->stride);
+}
+
+/* stamped - the slot of message @n holds it (acquire: and its bytes) */
+static inline bool stamped(const struct tp_ring_rd *rd, uint64_t n)
+{
+	return __atomic_load_n(&slot_at(rd, n)->seq, __ATOMIC_ACQUIRE) == (uint32_t)(n + 1);
+}
+
+/* tp_ring_available - a message is waiting: its slot is stamped */
 bool tp_ring_available(struct tp_ring_rd *rd)
 {
-	if (rd->tail != rd->head_seen)
-		return true;
-	rd->head_seen = __atomic_load_n(&rd->r->w.head, __ATOMIC_ACQUIRE);
-	return rd->tail != rd->head_seen;
+	return rd->tail < rd->head_seen || stamped(rd, rd->tail);
 }
 
 /* tp_ring_read - copy the next message out and release its slot */
@@ -230,20 +241,17 @@ ssize_t tp_ring_read(struct tp_ring_rd *rd, void *buf, size_t cap)
 	const struct tp_ring_slot *s;
 	uint32_t len;
 
-	if (rd->tail == rd->head_seen) {
+	/* behind a head seen before, or the slot's stamp says the message is in
+	 * (reading by stamps, the tail passes the last head seen) */
+	if (rd->tail >= rd->head_seen && !stamped(rd, rd->tail)) {
+		if (!__atomic_load_n(&rd->r->wake.closed, __ATOMIC_ACQUIRE))
+			return -EAGAIN;
+		/* closed is stored after the last head: look once more */
 		rd->head_seen = __atomic_load_n(&rd->r->w.head, __ATOMIC_ACQUIRE);
-		if (rd->tail == rd->head_seen) {
-			if (__atomic_load_n(&rd->r->w.closed, __ATOMIC_ACQUIRE)) {
-				/* closed is stored after the last head: look once more */
-				rd->head_seen = __atomic_load_n(&rd->r->w.head, __ATOMIC_ACQUIRE);
-				if (rd->tail == rd->head_seen)
-					return -EPIPE;
-			} else {
-				return -EAGAIN;
-			}
-		}
+		if (rd->tail >= rd->head_seen)
+			return -EPIPE;
 	}
-	s = (const struct tp_ring_slot *)(rd->slots + (size_t)(rd->tail & rd->mask) * rd->stride);
+	s = slot_at(rd, rd->tail);
 	len = s->len;
 	if (len <= cap)
 		memcpy(buf, s->data, len);
@@ -263,7 +271,7 @@ int tp_ring_wait(struct tp_ring_rd *rd, uint64_t timeout_ns)
 
 	__atomic_add_fetch(&r->wake.waiters, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&r->w.head, __ATOMIC_SEQ_CST) != rd->tail ||
-	    __atomic_load_n(&r->w.closed, __ATOMIC_SEQ_CST)) {
+	    __atomic_load_n(&r->wake.closed, __ATOMIC_SEQ_CST)) {
 		__atomic_sub_fetch(&r->wake.waiters, 1, __ATOMIC_SEQ_CST);
 		return 0;
 	}

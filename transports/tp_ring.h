@@ -12,10 +12,17 @@
  * rereads them only when the cache says the ring is full, so the common
  * send touches one slot and the head.
  *
- * Readers poll the head (busy) or sleep on a futex (blocking): a reader
- * counts itself in wake.waiters and rechecks the head before sleeping; the
- * writer stores the head with a full barrier and wakes only when waiters is
- * non-zero, so a busy-poll run makes no syscall at all.
+ * Each slot carries the low 32 bits of its message number + 1, stored last
+ * (release): a reader learns that its next message is there from the slot
+ * itself, not from the writer's head, so a message moves the slot's lines
+ * between the two caches and nothing else (the head's line stays with the
+ * writer; a reader polling an empty ring reads its next slot and the closed
+ * word, which the writer does not store to while running).
+ *
+ * Readers poll their next slot (busy) or sleep on a futex (blocking): a
+ * reader counts itself in wake.waiters and rechecks the head before
+ * sleeping; the writer stores the head with a full barrier and wakes only
+ * when waiters is non-zero, so a busy-poll run makes no syscall at all.
  *
  * The ring lives in any memory (the unit tests use malloc); tp_shm.c puts it
  * in a shared segment. Functions return 0, a length or -errno.
@@ -29,7 +36,7 @@
 #include <sys/types.h>
 
 #define TP_RING_MAGIC 0x6a74722d72696e67ULL	/* "jtr-ring" */
-#define TP_RING_VERSION 1
+#define TP_RING_VERSION 2
 #define TP_RING_LINE 128
 #define TP_RING_MAX_READERS 64
 
@@ -51,13 +58,13 @@ struct tp_ring_hdr {
 struct tp_ring_writer {
 	uint64_t head;			/* messages written */
 	int32_t pid;			/* 0: no writer yet */
-	uint32_t closed;		/* the writer has finished */
 } __attribute__((aligned(TP_RING_LINE)));
 
-/* blocking readers: written only when someone sleeps */
+/* blocking readers: written only when someone sleeps, or at the end */
 struct tp_ring_wake {
 	uint32_t futex;			/* bumped by the writer before a wake */
 	uint32_t waiters;		/* readers about to sleep or asleep */
+	uint32_t closed;		/* the writer has finished */
 } __attribute__((aligned(TP_RING_LINE)));
 
 struct tp_ring_reader {
@@ -73,10 +80,10 @@ struct tp_ring {
 	struct tp_ring_reader r[];	/* max_readers of them, then the slots */
 };
 
-/* a slot: length, then the message */
+/* a slot: length, sequence stamp, then the message */
 struct tp_ring_slot {
 	uint32_t len;
-	uint32_t pad;
+	uint32_t seq;			/* (uint32_t)(message number + 1), stored last */
 	unsigned char data[];
 };
 

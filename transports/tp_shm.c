@@ -376,7 +376,7 @@ int tp_shm_poll(struct tp *t, uint64_t timeout_ns)
 
 		if (now >= end)
 			return 0;
-		if (__atomic_load_n(&t->rd.r->w.closed, __ATOMIC_ACQUIRE) || writer_gone(t))
+		if (__atomic_load_n(&t->rd.r->wake.closed, __ATOMIC_ACQUIRE) || writer_gone(t))
 			return -EPIPE;
 		if (t->busy)
 			cpu_relax();

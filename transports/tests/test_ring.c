@@ -137,6 +137,35 @@ static void test_one_to_n(void **state)
 	free(r);
 }
 
+/* a reader learns of a message from its slot's stamp, not from the head:
+ * with the stamp wiped it sees nothing until it reloads the head (closed) */
+static void test_stamp_says_when(void **state)
+{
+	struct tp_ring *r = new_ring(8, 64, 1);
+	struct tp_ring_wr w;
+	struct tp_ring_rd rd;
+	struct tp_ring_slot *s;
+	uint64_t v = 42, out = 0;
+
+	(void)state;
+	tp_ring_writer_open(&w, r, 1);
+	assert_int_equal(tp_ring_reader_join(&rd, r, 2), 0);
+	assert_false(tp_ring_available(&rd));
+	assert_int_equal(tp_ring_write(&w, &v, sizeof(v)), 0);
+	s = (struct tp_ring_slot *)rd.slots;
+	assert_int_equal(s->seq, 1);			/* message 0's stamp */
+	assert_true(tp_ring_available(&rd));
+	s->seq = 0;
+	assert_false(tp_ring_available(&rd));
+	assert_int_equal(tp_ring_read(&rd, &out, sizeof(out)), -EAGAIN);
+	assert_int_equal(rd.head_seen, 0);		/* the head was not read */
+	tp_ring_writer_close(&w);			/* closed: the head is read once */
+	assert_int_equal(tp_ring_read(&rd, &out, sizeof(out)), sizeof(out));
+	assert_int_equal(out, 42);
+	assert_int_equal(tp_ring_read(&rd, &out, sizeof(out)), -EPIPE);
+	free(r);
+}
+
 static void test_wait_times_out(void **state)
 {
 	struct tp_ring *r = new_ring(8, 16, 1);
@@ -224,6 +253,7 @@ int main(void)
 		cmocka_unit_test(test_order_and_wrap),
 		cmocka_unit_test(test_full_and_sizes),
 		cmocka_unit_test(test_one_to_n),
+		cmocka_unit_test(test_stamp_says_when),
 		cmocka_unit_test(test_wait_times_out),
 		cmocka_unit_test(test_threaded_blocking_and_busy),
 	};
