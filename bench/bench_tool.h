@@ -10,8 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <getopt.h>
+
 #include "jtr_cli.h"
+#include "jtr_clock.h"
 #include "jtr_cpu.h"
+#include "jtr_hist.h"
 
 /* bench_usage_error - "PROG: message" on stderr, exit 2 */
 __attribute__((format(printf, 2, 3), noreturn))
@@ -59,6 +63,26 @@ static inline void bench_pin(const char *prog, int cpu)
 
 	if (rc < 0) {
 		fprintf(stderr, "%s: cannot pin to CPU %d: %s\n", prog, cpu, strerror(-rc));
+		exit(1);
+	}
+}
+
+/* bench_setup - after the options: no stray arguments, two different CPUs,
+ * the TSC's rate and its converter, a histogram; exits 2 or 1 on failure */
+static inline void bench_setup(const char *prog, int argc, char **argv, int cpu_a, int cpu_b,
+			       double *hz, struct jtr_ticks2ns *t2n, struct jtr_hist *h)
+{
+	if (optind < argc)
+		bench_usage_error(prog, "%s: takes no arguments; see --help", argv[optind]);
+	if (cpu_a == cpu_b)
+		bench_usage_error(prog, "-a %d -b %d: give two different CPUs", cpu_a, cpu_b);
+	if (jtr_tsc_calibrate(100000000ULL, hz) < 0) {
+		fprintf(stderr, "%s: needs an invariant TSC\n", prog);
+		exit(1);
+	}
+	jtr_ticks2ns_init(t2n, *hz);
+	if (jtr_hist_init(h, 0.01) < 0) {
+		fprintf(stderr, "%s: out of memory\n", prog);
 		exit(1);
 	}
 }

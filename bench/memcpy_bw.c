@@ -154,19 +154,7 @@ int main(int argc, char **argv)
 					  argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
-		bench_usage_error(PROG, "%s: takes no arguments; see --help", argv[optind]);
-	if (cpu_a == cpu_b)
-		bench_usage_error(PROG, "-a %d -b %d: give two different CPUs", cpu_a, cpu_b);
-	if (jtr_tsc_calibrate(100000000ULL, &hz) < 0) {
-		fprintf(stderr, "%s: needs an invariant TSC\n", PROG);
-		return 1;
-	}
-	jtr_ticks2ns_init(&t2n, hz);
-	if (jtr_hist_init(&h, 0.01) < 0) {
-		fprintf(stderr, "%s: out of memory\n", PROG);
-		return 1;
-	}
+	bench_setup(PROG, argc, argv, cpu_a, cpu_b, &hz, &t2n, &h);
 	c.total = WARMUP + count;
 	c.cpu = cpu_a;
 	c.slots = map(c.nslots * c.block);

@@ -202,7 +202,9 @@ def test_calibration_repeats_agree(tmp_path):
         hz.append(load(out)["calibration"]["tsc_hz"])
     ppm = abs(hz[0] - hz[1]) / hz[0] * 1e6
     assert ppm < 20, hz
-    assert hz[0] != round(hz[0]) or hz[1] != round(hz[1])  # fractional Hz are kept
+    # written as a number with decimals (a kernel on the TSC clocksource can make
+    # the ratio a whole number of Hz, so the value itself may have no fraction)
+    assert all(isinstance(h, float) for h in hz), hz
 
 
 def test_no_tsc_falls_back_to_clock_gettime(tmp_path, validate):

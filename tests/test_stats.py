@@ -4,6 +4,7 @@ pong's results folder, and a peer killed mid-run, through the front end."""
 import csv
 import math
 import os
+import re
 import signal
 import socket
 import time
@@ -148,6 +149,31 @@ def test_ping_rows_add_up(tmp_path, validate):
     assert max(r["lat_max_ns"] for r in with_lat) == res["runs"][1]["max_ns"]
     assert min(r["lat_min_ns"] for r in with_lat) == res["runs"][1]["min_ns"]
     assert t["send_cpu_pct"] is not None and t["recv_cpu_pct"] is not None
+
+
+def test_stats_print_shows_each_row(tmp_path, validate):
+    """--stats-print: one line on stdout per stats.csv row, with the same counts."""
+    addr = addr_for("udp", tmp_path)
+    pong = spawn("pong", "-T", "udp", "-P", addr, "-q", "--wait", "30")
+    try:
+        out = tmp_path / "ping"
+        p = run_jtr("ping", "-T", "udp", "-P", addr, "-n", "1000", "-r", "1000", "-w", "20",
+                    "-o", out, "-q", "--wait", "20", "--stats-every", "250ms", "--stats-print",
+                    timeout=120)
+        assert p.returncode == 0, p.stderr
+        finish(pong)
+    finally:
+        kill_all([pong])
+    rows = read_stats(out)
+    validate(load(out))
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("stats ")]
+    assert len(lines) == len(rows) >= 4
+    for ln, r in zip(lines, rows):
+        m = re.match(r"stats +([\d.]+) s: sent (\d+) \([\d.]+ MB\), received (\d+) ", ln)
+        assert m, ln
+        assert float(m.group(1)) == pytest.approx(r["t_s"], abs=0.001)
+        assert (int(m.group(2)), int(m.group(3))) == (r["msgs_sent"], r["msgs_recv"])
+        assert ("latency us avg" in ln) == (r["lat_samples"] > 0) and "RSS" in ln
 
 
 def test_stats_off(tmp_path, validate):

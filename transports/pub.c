@@ -357,6 +357,7 @@ int main(int argc, char **argv)
 	if (!g.buf || jtr_hist_init(&g.send_call, p.hist_error) < 0 || jtr_worker_alloc(&w, g.cpu) < 0)
 		jtr_fatal(&p, "out of memory");
 	tp_stats_init(&g.st, tp.stats_every_ns);
+	g.st.print = tp.stats_print;
 	tp_stats_add(&g.st, TP_STAT_SEND, &g.ssrc, &w, false);
 
 	/* 3. privileges, folder, calibration, then the transport */

@@ -382,6 +382,7 @@ int main(int argc, char **argv)
 		jtr_fatal(&p, "out of memory for %llu latency samples; lower --latency-max",
 			  (unsigned long long)tp.latency_max);
 	tp_stats_init(&g.st, tp.stats_every_ns);
+	g.st.print = tp.stats_print;
 	tp_stats_add(&g.st, TP_STAT_RECV, &g.rsrc, &w, !g.fast);
 
 	/* 3. privileges, folder, calibration, the transport */

@@ -17,7 +17,7 @@ enum {
 	TP_OPT_IFACE = 400, TP_OPT_TTL, TP_OPT_WIDE, TP_OPT_SLOTS, TP_OPT_WAIT, TP_OPT_TIMEOUT,
 	TP_OPT_SUBS, TP_OPT_DROP_EVERY, TP_OPT_STALL_AT, TP_OPT_STALL, TP_OPT_NO_TS, TP_OPT_FIFO,
 	TP_OPT_MAX_RATE, TP_OPT_RECV, TP_OPT_STATS_EVERY, TP_OPT_LATENCY_FILE, TP_OPT_LATENCY_MAX,
-	TP_OPT_NUMA_NODE, TP_OPT_CROSS_NUMA,
+	TP_OPT_NUMA_NODE, TP_OPT_CROSS_NUMA, TP_OPT_STATS_PRINT,
 };
 
 #define TP_DEFAULT_STATS_EVERY_NS JTR_NS_PER_S
@@ -65,6 +65,7 @@ enum {
 /* the statistics options of ping, pub and sub */
 #define TP_STATS_LONG_OPTS						\
 	{ "stats-every", required_argument, NULL, TP_OPT_STATS_EVERY },	\
+	{ "stats-print", no_argument, NULL, TP_OPT_STATS_PRINT },	\
 	{ "latency-file", no_argument, NULL, TP_OPT_LATENCY_FILE },	\
 	{ "latency-max", required_argument, NULL, TP_OPT_LATENCY_MAX }
 
@@ -73,7 +74,8 @@ enum {
 "      --stats-every DUR    a row of DIR/stats.csv every DUR (default 1s; 0: none):\n" \
 "                           messages and bytes sent and received, the interval's\n" \
 "                           latency avg/stddev/min/max, CPU % of the process and\n" \
-"                           of each thread, RSS MB; the rows are in result.json too\n"
+"                           of each thread, RSS MB; the rows are in result.json too\n" \
+"      --stats-print        each row on stdout as well, while the run goes on\n"
 
 #define TP_LATENCY_USAGE						\
 "      --latency-file       every latency sample to DIR/latency.csv (seq, sent_ns,\n" \
@@ -87,6 +89,7 @@ struct tp_prog {
 	bool wait_given;
 	uint64_t stats_every_ns;	/* --stats-every, 0: off */
 	bool latency_file;		/* --latency-file */
+	bool stats_print;		/* --stats-print */
 	uint64_t latency_max;		/* --latency-max */
 	struct tp *t;			/* once opened: for the result's numa object */
 };

@@ -203,6 +203,28 @@ static void csv_num(FILE *f, double v, int decimals, bool last)
 	fputc(last ? '\n' : ',', f);
 }
 
+/* print_row - the row as one line on stdout, as the Refinitiv tools print
+ * theirs (the CSV has every column; this is for watching a run) */
+static void print_row(const struct tp_stats *st, const struct tp_stats_row *r)
+{
+	printf("stats %8.3f s:", r->t_s);
+	if (st->src[TP_STAT_SEND])
+		printf(" sent %llu (%.2f MB)", (unsigned long long)r->msgs_sent,
+		       (double)r->bytes_sent / 1e6);
+	if (st->src[TP_STAT_RECV])
+		printf("%s received %llu (%.2f MB)", st->src[TP_STAT_SEND] ? "," : "",
+		       (unsigned long long)r->msgs_recv, (double)r->bytes_recv / 1e6);
+	if (r->lat_n)
+		printf(", latency us avg %.2f sd %.2f min %.2f max %.2f", r->lat_avg / 1e3,
+		       r->lat_sd / 1e3, (double)r->lat_min / 1e3, (double)r->lat_max / 1e3);
+	if (r->cpu_pct >= 0)
+		printf(", CPU %.1f %%", r->cpu_pct);
+	if (r->rss_mb >= 0)
+		printf(", RSS %.1f MB", r->rss_mb);
+	putchar('\n');
+	fflush(stdout);
+}
+
 /* take_row - one interval's row: ask, wait, add up, CPU and RSS */
 static void take_row(struct tp_stats *st, bool final, bool *finished)
 {
@@ -288,6 +310,8 @@ static void take_row(struct tp_stats *st, bool final, bool *finished)
 		csv_num(f, r.rss_mb, 2, true);
 		fflush(f);
 	}
+	if (st->print)
+		print_row(st, &r);
 }
 
 /* join_until - join the workers still running, giving up at CLOCK_MONOTONIC

@@ -110,6 +110,7 @@ enum { TP_STAT_SEND, TP_STAT_RECV };
 
 struct tp_stats {
 	uint64_t every_ns;		/* 0: no rows */
+	bool print;			/* each row on stdout too (--stats-print) */
 	struct tp_stat_src *src[2];	/* TP_STAT_SEND, TP_STAT_RECV; NULL: none */
 	struct jtr_worker *w[2];	/* their threads */
 	bool has_lat;			/* the receiver measures latency */
