@@ -415,19 +415,8 @@ static void write_run(struct jtr_json *j, const struct jtr_probe *p, const struc
 {
 	uint64_t end = g->last_send_raw;
 
-	jtr_json_obj_begin(j, NULL);
-	jtr_json_str(j, "name", name);
-	if (cpu >= 0)
-		jtr_json_int(j, "cpu", cpu);
-	else
-		jtr_json_null(j, "cpu");
-	jtr_json_bool(j, "partial", p->partial);
-	jtr_json_int(j, "start_mono_ns", jtr_tb_mono_ns(&p->tb, g->first_raw));
-	jtr_json_int(j, "end_mono_ns", jtr_tb_mono_ns(&p->tb, end));
-	jtr_json_uint(j, "duration_ns", duration_ns(g));
-	jtr_result_write_stats(j, h);
-	jtr_result_write_hist(j, "histogram", h);
-	jtr_json_obj_end(j);
+	tp_prog_write_run(j, p, name, cpu, jtr_tb_mono_ns(&p->tb, g->first_raw),
+			  jtr_tb_mono_ns(&p->tb, end), duration_ns(g), h);
 }
 
 /* write_outputs - summary.txt and result.json */

@@ -276,16 +276,7 @@ static void write_outputs(struct jtr_probe *p, struct pub *g, const char *peer)
 	jtr_json_obj_end(&j);
 
 	jtr_json_arr_begin(&j, "runs");
-	jtr_json_obj_begin(&j, NULL);
-	jtr_json_str(&j, "name", "send_call");
-	if (g->cpu >= 0) jtr_json_int(&j, "cpu", g->cpu); else jtr_json_null(&j, "cpu");
-	jtr_json_bool(&j, "partial", p->partial);
-	jtr_json_int(&j, "start_mono_ns", g->first_ns);
-	jtr_json_int(&j, "end_mono_ns", g->last_ns);
-	jtr_json_uint(&j, "duration_ns", dur);
-	jtr_result_write_stats(&j, &g->send_call);
-	jtr_result_write_hist(&j, "histogram", &g->send_call);
-	jtr_json_obj_end(&j);
+	tp_prog_write_run(&j, p, "send_call", g->cpu, g->first_ns, g->last_ns, dur, &g->send_call);
 	jtr_json_arr_end(&j);
 	tp_prog_finish(p, &j, &txt, &res, &g->st, NULL);
 }

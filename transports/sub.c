@@ -272,16 +272,7 @@ static void inputs(FILE *f, const struct jtr_probe *p, const struct sub *g)
 static void write_run(struct jtr_json *j, const struct jtr_probe *p, const struct sub *g,
 		      const char *name, const struct jtr_hist *h)
 {
-	jtr_json_obj_begin(j, NULL);
-	jtr_json_str(j, "name", name);
-	if (g->cpu >= 0) jtr_json_int(j, "cpu", g->cpu); else jtr_json_null(j, "cpu");
-	jtr_json_bool(j, "partial", p->partial);
-	jtr_json_int(j, "start_mono_ns", g->first_ns);
-	jtr_json_int(j, "end_mono_ns", g->last_ns);
-	jtr_json_uint(j, "duration_ns", span_ns(g));
-	jtr_result_write_stats(j, h);
-	jtr_result_write_hist(j, "histogram", h);
-	jtr_json_obj_end(j);
+	tp_prog_write_run(j, p, name, g->cpu, g->first_ns, g->last_ns, span_ns(g), h);
 }
 
 /* write_outputs - summary.txt and result.json */

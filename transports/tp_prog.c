@@ -258,6 +258,26 @@ void tp_prog_write_transport(struct jtr_json *j, const struct tp_prog *tp, uint3
 	}
 }
 
+/* tp_prog_write_run - one run object */
+void tp_prog_write_run(struct jtr_json *j, const struct jtr_probe *p, const char *name,
+		       int cpu, int64_t start_mono_ns, int64_t end_mono_ns, uint64_t duration_ns,
+		       const struct jtr_hist *h)
+{
+	jtr_json_obj_begin(j, NULL);
+	jtr_json_str(j, "name", name);
+	if (cpu >= 0)
+		jtr_json_int(j, "cpu", cpu);
+	else
+		jtr_json_null(j, "cpu");
+	jtr_json_bool(j, "partial", p->partial);
+	jtr_json_int(j, "start_mono_ns", start_mono_ns);
+	jtr_json_int(j, "end_mono_ns", end_mono_ns);
+	jtr_json_uint(j, "duration_ns", duration_ns);
+	jtr_result_write_stats(j, h);
+	jtr_result_write_hist(j, "histogram", h);
+	jtr_json_obj_end(j);
+}
+
 /* tp_prog_write_seq - received, lost, duplicates, reordered, stale */
 void tp_prog_write_seq(struct jtr_json *j, const struct tp_seq *s)
 {

@@ -135,6 +135,12 @@ void tp_prog_finish(struct jtr_probe *p, struct jtr_json *j, struct jtr_afile *t
  * address, receive mode, message length; the object stays open */
 void tp_prog_write_transport(struct jtr_json *j, const struct tp_prog *tp, uint32_t msg_len);
 
+/* tp_prog_write_run - one element of "runs": @name, @cpu (-1: null), partial,
+ * the CLOCK_MONOTONIC span, the duration, the statistics and histogram of @h */
+void tp_prog_write_run(struct jtr_json *j, const struct jtr_probe *p, const char *name,
+		       int cpu, int64_t start_mono_ns, int64_t end_mono_ns, uint64_t duration_ns,
+		       const struct jtr_hist *h);
+
 /* tp_prog_write_seq - the sequence counts as fields of the open object */
 void tp_prog_write_seq(struct jtr_json *j, const struct tp_seq *s);
 
