@@ -331,7 +331,7 @@ static void handshake(struct ping *g)
 			nanosleep(&ts, NULL);
 		}
 	}
-	jtr_usage_error(g->p, "no pong answered on %s within %.0f s; start 'jtr pong' with the "
+	jtr_usage_error(g->p, "no pong answered on %s within %g s; start 'jtr pong' with the "
 			"same -T and --addr first, or wait longer (--wait)", tp_describe(g->t),
 			(double)g->tp->o.wait_ns / 1e9);
 }

@@ -186,7 +186,7 @@ int main(int argc, char **argv)
 	}
 	if (n == -EAGAIN && !jtr_stop) {
 		tp_close(t);
-		jtr_usage_error(&p, "no ping arrived on %s within %.0f s; start 'jtr ping' with the "
+		jtr_usage_error(&p, "no ping arrived on %s within %g s; start 'jtr ping' with the "
 				"same -T and --addr, or wait longer (--wait)", g.desc,
 				(double)tp.o.wait_ns / 1e9);
 	}

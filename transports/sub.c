@@ -395,7 +395,7 @@ int main(int argc, char **argv)
 	tp_stats_run(&g.st, &p, &w, 1);
 	jtr_probe_map_end(&p);
 	if (g.err == -ENOENT)
-		jtr_usage_error(&p, "no publisher sent anything on %s within %.0f s; start 'jtr pub' "
+		jtr_usage_error(&p, "no publisher sent anything on %s within %g s; start 'jtr pub' "
 				"with the same -T and --addr, or wait longer (--wait)", tp_describe(g.t),
 				(double)tp.o.wait_ns / 1e9);
 	if (g.eos)

@@ -131,7 +131,7 @@ static int seg_attach(struct tp_shm_seg *s, uint64_t wait_ns, const char *peer, 
 			close(fd);
 		}
 		if (tp_now_ns() >= end)
-			return jtr_err_set(e, -ETIMEDOUT, "no %s appeared within %.0f s (no live "
+			return jtr_err_set(e, -ETIMEDOUT, "no %s appeared within %g s (no live "
 					   "/dev/shm%s); start it first with the same -T and --addr, or "
 					   "wait longer (--wait)", peer, (double)wait_ns / 1e9, s->name);
 		nap(RETRY_NS);
@@ -146,7 +146,7 @@ static int wait_readers(struct tp_ring *r, uint32_t n, uint64_t wait_ns, const c
 
 	while (tp_ring_readers(r) < n) {
 		if (tp_now_ns() >= end)
-			return jtr_err_set(e, -ETIMEDOUT, "%u of %u %s attached to shm %s within %.0f s; "
+			return jtr_err_set(e, -ETIMEDOUT, "%u of %u %s attached to shm %s within %g s; "
 					   "start them first or wait longer (--wait)", tp_ring_readers(r),
 					   n, who, name, (double)wait_ns / 1e9);
 		nap(RETRY_NS / 4);

@@ -169,7 +169,7 @@ static int stream_listen(struct tp *t, const struct tp_opts *o, uint32_t n, cons
 		int fd;
 
 		if (left <= 0 || poll(&p, 1, (int)((left + 999999) / 1000000)) == 0)
-			return jtr_err_set(e, -ETIMEDOUT, "%u of %u %s connected to %s within %.0f s; "
+			return jtr_err_set(e, -ETIMEDOUT, "%u of %u %s connected to %s within %g s; "
 					   "start them or wait longer (--wait)", t->nsubs, n, who,
 					   t->desc, (double)o->wait_ns / 1e9);
 		fd = accept4(t->lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -199,7 +199,7 @@ static int connect_retry(struct tp *t, int *fd, int type, const struct sockaddr_
 		if (errno != ECONNREFUSED && errno != ENOENT && errno != EAGAIN && errno != EINTR)
 			return jtr_err_set(e, -errno, "cannot connect to %s: %s", t->desc, strerror(errno));
 		if (tp_now_ns() >= end)
-			return jtr_err_set(e, -ETIMEDOUT, "no %s appeared at %s within %.0f s; start it "
+			return jtr_err_set(e, -ETIMEDOUT, "no %s appeared at %s within %g s; start it "
 					   "first or wait longer (--wait)", who, t->desc,
 					   (double)t->wait_ns / 1e9);
 		nanosleep(&ts, NULL);
