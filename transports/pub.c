@@ -52,13 +52,15 @@ TP_PROG_USAGE
 TP_STATS_USAGE
 "\n"
 "Writes DIR/summary.txt (inputs and results), DIR/result.json (run send_call: time\n"
-"per send; transport.stats holds the rows) and DIR/stats.csv. Exit status: 0, 1 if a subscriber went away or stopped reading, 2 for bad options or\n"
-"subscribers that never came.\n"
+"per send; transport.stats holds the rows) and DIR/stats.csv. Exit status: 0; 1\n"
+"if a subscriber went away or stopped reading; 2 for bad options or subscribers\n"
+"that never came.\n"
 "\n"
 "Examples:\n"
 "  jtr sub -T shm & jtr pub -T shm -r 1M -n 10M        10 s at 1M msgs/s through shm\n"
 "  jtr pub -T mcast -r 100K -m 700 -n 1M               700-byte multicast on loopback\n"
-"  jtr pub -T tcp --subs 3 -r max -n 1M -w 10000       as fast as 3 TCP readers take it\n";
+"  jtr pub -T tcp --subs 3 -r max -n 1M -w 10000       as fast as 3 TCP readers\n"
+"                                                      take it\n";
 
 static const struct option long_opts[] = {
 	{ "count", required_argument, NULL, 'n' },

@@ -42,10 +42,11 @@ enum {
 #define TP_PROG_USAGE							\
 "Transport:\n"								\
 "  -T, --transport KIND     shm, tcp, udp, mcast, unix or unix-dgram (default udp)\n" \
-"  -P, --addr ADDR          shm: a segment name (default jtr); tcp, udp: A.B.C.D:PORT\n" \
-"                           or [IPV6]:PORT (default 127.0.0.1:17391, e.g. [::1]:17391);\n" \
-"                           mcast: IPv4 GROUP:PORT (default 239.255.0.1:17391);\n" \
-"                           unix, unix-dgram: a socket path (default /tmp/jtr-tp.sock)\n" \
+"  -P, --addr ADDR          shm: a segment name (default jtr); tcp, udp:\n" \
+"                           A.B.C.D:PORT or [IPV6]:PORT (default 127.0.0.1:17391,\n" \
+"                           e.g. [::1]:17391); mcast: IPv4 GROUP:PORT (default\n" \
+"                           239.255.0.1:17391); unix, unix-dgram: a socket path\n" \
+"                           (default /tmp/jtr-tp.sock)\n" \
 "  -b, --busy               busy-poll receive (the same as --recv busy)\n" \
 "      --recv MODE          blocking (default: a blocking read, a futex for shm),\n" \
 "                           busy (busy-poll) or epoll (sockets: non-blocking reads,\n" \

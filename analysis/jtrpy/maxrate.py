@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from .cli import parse_count, parse_duration_ns
+from .cli import parse_count, parse_duration_ns, take_value
 from .errors import JtrError, UsageError
 from .paths import probe_path
 from .result import dumps_result, load_result, new_results_dir, write_atomic
@@ -104,12 +104,6 @@ def parse_pct(opt, s, lo, hi):
     return v
 
 
-def take(args, i, opt):
-    if i + 1 >= len(args):
-        raise UsageError("%s needs a value; see 'jtr maxrate --help'" % opt)
-    return args[i + 1]
-
-
 def parse(args):
     o = {"kind": "udp", "addr": None, "from": 10000, "to": 10**8, "step_ns": 2 * 10**9,
          "len": 64, "busy": False, "pub_cpu": None, "sub_cpu": None, "tolerance": 5.0,
@@ -121,46 +115,46 @@ def parse(args):
             a, v = a.split("=", 1)
             args = args[:i] + [a, v] + args[i + 1:]
         if a in ("-T", "--transport"):
-            o["kind"] = take(args, i, a)
+            o["kind"] = take_value(args, i, a)
             if o["kind"] not in KINDS:
                 raise UsageError("%s %s: use one of %s" % (a, o["kind"], ", ".join(KINDS)))
         elif a in ("-P", "--addr"):
-            o["addr"] = take(args, i, a)
+            o["addr"] = take_value(args, i, a)
         elif a == "--from":
-            o["from"] = parse_rate(a, take(args, i, a))
+            o["from"] = parse_rate(a, take_value(args, i, a))
         elif a == "--to":
-            o["to"] = parse_rate(a, take(args, i, a))
+            o["to"] = parse_rate(a, take_value(args, i, a))
         elif a in ("-d", "--step-s"):
-            o["step_ns"] = parse_duration_ns(a, take(args, i, a), 10**9)
+            o["step_ns"] = parse_duration_ns(a, take_value(args, i, a), 10**9)
             if not 10**8 <= o["step_ns"] <= 3600 * 10**9:
                 raise UsageError("%s %s: a step lasts from 100ms to 1h" % (a, args[i + 1]))
         elif a in ("-m", "--len"):
-            o["len"] = parse_count(a, take(args, i, a), 32, 1 << 24)
+            o["len"] = parse_count(a, take_value(args, i, a), 32, 1 << 24)
         elif a in ("-b", "--busy"):
             o["busy"] = True
             i += 1
             continue
         elif a == "-A":
-            o["pub_cpu"] = parse_count(a, take(args, i, a), 0, 4095)
+            o["pub_cpu"] = parse_count(a, take_value(args, i, a), 0, 4095)
         elif a == "-a":
-            o["sub_cpu"] = parse_count(a, take(args, i, a), 0, 4095)
+            o["sub_cpu"] = parse_count(a, take_value(args, i, a), 0, 4095)
         elif a == "--tolerance":
-            o["tolerance"] = parse_pct(a, take(args, i, a), 0.1, 100)
+            o["tolerance"] = parse_pct(a, take_value(args, i, a), 0.1, 100)
         elif a == "--slack":
-            o["slack"] = parse_pct(a, take(args, i, a), 0, 50)
+            o["slack"] = parse_pct(a, take_value(args, i, a), 0, 50)
         elif a == "--max-late":
-            o["max_late"] = parse_pct(a, take(args, i, a), 0, 100)
+            o["max_late"] = parse_pct(a, take_value(args, i, a), 0, 100)
         elif a == "--max-steal":
-            o["max_steal"] = parse_pct(a, take(args, i, a), 0, 100)
+            o["max_steal"] = parse_pct(a, take_value(args, i, a), 0, 100)
         elif a == "--retries":
-            o["retries"] = parse_count(a, take(args, i, a), 0, 10)
+            o["retries"] = parse_count(a, take_value(args, i, a), 0, 10)
         elif a in ("--pub", "--sub"):
             try:
-                o[a[2:]] += shlex.split(take(args, i, a))
+                o[a[2:]] += shlex.split(take_value(args, i, a))
             except ValueError as e:
                 raise UsageError("%s %s: %s" % (a, args[i + 1], e))
         elif a in ("-o", "--output"):
-            o["out"] = take(args, i, a)
+            o["out"] = take_value(args, i, a)
         else:
             raise UsageError("unknown option '%s'; see 'jtr maxrate --help'" % a)
         i += 2
