@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -152,6 +153,8 @@ struct tracer {
 	uint64_t records;
 	uint64_t outside;		/* records from while programs were attaching or detaching */
 	int64_t win_start_ns, win_end_ns;	/* every program attached; end 0: not yet */
+	uint64_t setup_cpu_ns, tracing_cpu_ns;	/* this process's CPU time: loading and
+						   attaching, then tracing and draining */
 	int write_err;
 	struct addr_set addrs;
 	struct jtr_trace_counts total;
@@ -547,6 +550,17 @@ static void write_symbols(struct tracer *t, struct jtr_json *j)
 	free(syms);
 }
 
+/* process_cpu_ns - CPU time of this process so far, user and system, all threads */
+static uint64_t process_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * JTR_NS_PER_S +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
+}
+
 /* write_programs - each program's runs and run time from BPF statistics */
 static void write_programs(struct tracer *t, struct jtr_json *j)
 {
@@ -628,6 +642,10 @@ static void write_trace_json(struct tracer *t, int consumer_cpu, int64_t start_n
 	for (int m = 0; m < t->nmissing; m++)
 		jtr_json_str(&j, NULL, t->missing[m]);
 	jtr_json_arr_end(&j);
+	jtr_json_obj_begin(&j, "cost");
+	jtr_json_uint(&j, "setup_cpu_ns", t->setup_cpu_ns);
+	jtr_json_uint(&j, "tracing_cpu_ns", t->tracing_cpu_ns);
+	jtr_json_obj_end(&j);
 	if (t->o->prog_stats)
 		write_programs(t, &j);
 	write_symbols(t, &j);
@@ -813,6 +831,7 @@ int main(int argc, char **argv)
 		jtr_fatal(&p, "%s", e.msg);
 	}
 	start_ns = hdr.start_ns = t.win_start_ns = jtr_mono_ns();
+	t.setup_cpu_ns = process_cpu_ns();
 	last_progress = start_ns;
 	if (!p.quiet) {
 		char cpus[256];
@@ -847,6 +866,7 @@ int main(int argc, char **argv)
 	end_ns = t.win_end_ns = jtr_mono_ns();
 	detach(&t);
 	ring_buffer__consume(t.rb);
+	t.tracing_cpu_ns = process_cpu_ns() - t.setup_cpu_ns;
 	if (p.progress)
 		jtr_progress_line(&p, "%s", "");
 	if (t.write_err)

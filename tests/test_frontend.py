@@ -25,8 +25,8 @@ def test_run_prints_table_and_headline(tmp_path, validate):
         att = res["attribution"]
         m = re.search(r"causes of (\d+) outliers on CPU 1", p.stdout)
         assert m and int(m.group(1)) == att["outliers"]["count"] == r["outliers"]["logged"]
-        assert "tracer: %d events, %d dropped" % (att["tracer"]["events"],
-                                                  att["tracer"]["dropped"]) in p.stdout
+        assert "tracer: eBPF (jtr trace), %d events, %d dropped" % (
+            att["tracer"]["events"], att["tracer"]["dropped"]) in p.stdout
     else:
         assert "causes: not attributed: the kernel-event tracer needs root" in p.stdout
     assert res["command"][0] == "jtr run"

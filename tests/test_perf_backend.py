@@ -22,6 +22,30 @@ def injector_count(res, spans):
                                                 prefix="jtr-inject (pid ") > 0)
 
 
+def check_cost(res, stdout, backend, cpu):
+    """The run says which backend traced it and what that cost, measured: the
+    tracer's process ran off the traced CPU, used CPU time, and (eBPF) the
+    programs ran at least once per event written, (perf) the conversion took time."""
+    tr = res["attribution"]["tracer"]
+    cost = tr["cost"]
+    assert cost["setup_cpu_ns"] >= 0 and cost["tracing_cpu_ns"] >= 0, cost
+    assert str(cpu) not in cost["process_cpus"].split(","), cost
+    window_ns = tr["end_ns"] - tr["start_ns"]
+    # one tracer process cannot use more than the CPUs it may run on
+    assert cost["tracing_cpu_ns"] < window_ns * (1 + cost["process_cpus"].count(",")), cost
+    name = {"ebpf": "eBPF (jtr trace)", "perf": "perf (perf record)"}[backend]
+    assert "tracer: %s, %d events, %d dropped" % (name, tr["events"], tr["dropped"]) in stdout
+    line = next(x for x in stdout.splitlines() if x.strip().startswith("cost: "))
+    if backend == "ebpf":
+        assert cost["kernel_runs"] >= tr["events"] and cost["kernel_ns"] > 0, cost
+        assert "convert_ns" not in cost
+        assert "BPF programs " in line and "the tracer process " in line
+    else:
+        assert cost["convert_ns"] > 0 and "kernel_ns" not in cost, cost
+        assert "perf record " in line and "converting after the run" in line
+        assert "not measured per run" in line
+
+
 def test_fifo_injection_same_cause_through_both_backends(tmp_path):
     need_perf()
     cpu, _ = cpus()
@@ -30,8 +54,9 @@ def test_fifo_injection_same_cause_through_both_backends(tmp_path):
     for backend in ("perf", "ebpf"):
         d = tmp_path / backend
         d.mkdir()
-        res, spans, _ = run_with(d, cpu, args, ["--backend", backend])
+        res, spans, stdout = run_with(d, cpu, args, ["--backend", backend])
         assert res["attribution"]["tracer"]["backend"] == backend
+        check_cost(res, stdout, backend, cpu)
         n = injector_count(res, spans)
         assert n >= 0.95 * len(spans), "%s: %d of %d spins" % (backend, n, len(spans))
         cause = next(c for c in res["attribution"]["causes"]
@@ -51,6 +76,7 @@ def test_run_falls_back_to_perf_without_bpf(tmp_path, validate):
     res = validate(load(out))
     att = res["attribution"]
     assert att["tracer"]["backend"] == "perf" and att["tracer"]["events"] > 0
+    check_cost(res, p.stdout, "perf", cpu)
     assert sum(c["total_ns"] for c in att["causes"]) == att["outliers"]["total_ns"]
     assert any(c["category"] == "timer tick" for c in att["causes"])
     t = json.load(open(out / "trace.json"))

@@ -155,6 +155,10 @@ def synthetic(folder, attributed=True, warn=True):
         "outliers": {"threshold_ns": 1000, "count": 62, "per_s": 62.0, "logged": 62,
                      "dropped": 3 if warn else 0, "log": "outliers.csv",
                      "total_ns": sum(l for _, l in outl), "lost_ns": lost, "max_ns": 250000},
+        "pmu": None if warn else {
+            "cycles": 2_000_000_000, "instructions": 3_000_000_000, "cache_misses": 4000,
+            "dtlb_load_misses": 200, "ipc": 1.5,
+            "per_million_loops": {"cache_misses": 4.0, "dtlb_load_misses": 0.2}},
     }
     r = {
         "format": "jtr-result/1", "tool": "gap", "jtr_version": "0.1",
@@ -173,7 +177,11 @@ def synthetic(folder, attributed=True, warn=True):
         cats = [("timer tick", "local timer"), ("task preemption", "kworker/1:1 (pid 9)"),
                 ("hardirq", "36 virtio1-req.0")]
         r["attribution"] = {
-            "tracer": {"backend": "ebpf", "events": 1234, "dropped": 7 if warn else 0},
+            "tracer": {"backend": "ebpf", "events": 1234, "dropped": 7 if warn else 0,
+                       "start_ns": t0, "end_ns": t0 + 10**9,
+                       "cost": {"setup_cpu_ns": 40_000_000, "tracing_cpu_ns": 2_500_000,
+                                "process_cpus": "0", "kernel_ns": 600_000,
+                                "kernel_runs": 1500}},
             "outliers": {"count": 62, "total_ns": run["outliers"]["total_ns"],
                          "traced_ns": 500000},
             "causes": [{"category": c, "name": nm, "count": 20, "primary_count": 20,
@@ -215,6 +223,23 @@ def test_synthetic_attributed(tmp_path):
         (c["category"], c["name"], json.dumps(c["total_ns"])) for c in r["attribution"]["causes"]]
     assert field(page, "rt_throttling.runtime_us") == ["950000"]
     assert field(page, "duration_ns") == ["1000000000", "1000000000"]  # params, run
+    # the tracer's backend and cost; no hardware counters in this one
+    assert "tracer: ebpf backend, 1234 events, 7 dropped" in text
+    assert ("Tracer cost: BPF programs 600.0 us in the kernel (1500 runs, 400 ns each, on all "
+            "CPUs); the tracer process 2.50 ms CPU while tracing (0.25 % of CPU 0), 40.00 ms "
+            "to start") in text
+    assert field(page, "pmu") == ["null"]
+
+
+def test_hardware_counters_in_the_report(tmp_path):
+    """Where the run has hardware counters, the report shows IPC and misses per
+    million loops beside the jitter numbers."""
+    synthetic(tmp_path / "s", warn=False)
+    run_jtr("report", tmp_path / "s", check=True)
+    page = parse(tmp_path / "s" / "report" / "report.html")
+    assert field(page, "pmu.ipc") == ["1.5"]
+    assert field(page, "pmu.per_million_loops.cache_misses") == ["4.0"]
+    assert field(page, "pmu.per_million_loops.dtlb_load_misses") == ["0.2"]
 
 
 def test_synthetic_pair_and_no_warnings(tmp_path):

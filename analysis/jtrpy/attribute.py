@@ -813,6 +813,9 @@ def _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, count)
         "dropped_per_type": events_meta.get("dropped_per_type") or {},
         "cpus": sorted(meta.get("cpus") or log.cpu_ts), "start_ns": log.start_ns,
         "end_ns": log.end_ns, "complete": log.complete}
+    cost = tracer_cost(meta)
+    if cost:
+        tracer["cost"] = cost
     worst_rows = []
     for length, neg_start, cpu, cat, name, chain, traced, parts in sorted(worst, reverse=True):
         start = -neg_start
@@ -869,6 +872,56 @@ def attribute_dir(result_dir, events_path=None, slack_ns=DEFAULT_SLACK_NS, top=2
     return attribute(result, outliers, log, slack_ns=slack_ns, top=top, each=each)
 
 
+def tracer_cost(meta):
+    """What tracing cost, from trace.json: the tracer process's CPU time to start
+    and while tracing and the CPUs it ran on, the BPF programs' run time in the
+    kernel (eBPF, with BPF statistics on) and the conversion after the run (perf);
+    {} for a log that does not say."""
+    cost = {k: v for k, v in (meta.get("cost") or {}).items()
+            if k in ("setup_cpu_ns", "tracing_cpu_ns", "convert_ns") and isinstance(v, int)}
+    procs = (meta.get("cost") or {}).get("process_cpus")
+    if isinstance(meta.get("consumer_cpu"), int) and meta["consumer_cpu"] >= 0:
+        procs = str(meta["consumer_cpu"])
+    if cost and isinstance(procs, str):
+        cost["process_cpus"] = procs
+    progs = meta.get("programs")
+    if isinstance(progs, dict) and progs:
+        cost["kernel_ns"] = sum(p.get("run_time_ns") or 0 for p in progs.values())
+        cost["kernel_runs"] = sum(p.get("run_count") or 0 for p in progs.values())
+    return cost
+
+
+def cost_text(tracer):
+    """One line of what the tracer cost, or None when it was not measured."""
+    c = tracer.get("cost") or {}
+    if not c:
+        return None
+    perf = tracer.get("backend") == "perf"
+    window_ns = (tracer.get("end_ns") or 0) - (tracer.get("start_ns") or 0)
+    parts = []
+    if "kernel_ns" in c:
+        parts.append("BPF programs %s in the kernel (%d runs, %s each, on all CPUs)" % (
+            _fmt_ns(c["kernel_ns"]), c["kernel_runs"],
+            _fmt_ns(c["kernel_ns"] // c["kernel_runs"]) if c["kernel_runs"] else "-"))
+    if "tracing_cpu_ns" in c:
+        procs = c.get("process_cpus")
+        where = ("one CPU" if not procs else "CPU " + procs if procs.isdigit()
+                 else "one CPU, on CPUs " + procs)
+        pct = (" (%.2f %% of %s)" % (100.0 * c["tracing_cpu_ns"] / window_ns, where)
+               if window_ns > 0 else "")
+        text = "%s %s CPU while tracing%s" % (
+            "perf record" if perf else "the tracer process", _fmt_ns(c["tracing_cpu_ns"]), pct)
+        if "setup_cpu_ns" in c:
+            text += ", %s to start" % _fmt_ns(c["setup_cpu_ns"])
+        parts.append(text)
+    if "convert_ns" in c:
+        parts.append("%s converting after the run" % _fmt_ns(c["convert_ns"]))
+    if perf and "kernel_ns" not in c:
+        parts.append("perf's own time in the kernel is not measured per run (make bench "
+                     "compares runs with it and without)")
+    return "cost: " + "; ".join(parts)
+
+
 def _cpus_text(cpus):
     """'CPU 1' or 'CPUs 1, 2, 3'."""
     if len(cpus) == 1:
@@ -905,6 +958,11 @@ def format_table(attribution):
                  "+%.3f s" % ((w["start_ns"] - t0) / 1e9), w["chain"])
                 for w in attribution["worst"][:TABLE_WORST]]
         lines += ["  " + line for line in _align(rows, (True, False, True, False))]
-    lines += ["", "tracer: %d events, %d dropped" % (t["events"], t["dropped"])]
+    lines += ["", "tracer: %s, %d events, %d dropped" % (
+        {"ebpf": "eBPF (jtr trace)", "perf": "perf (perf record)"}.get(
+            t.get("backend"), t.get("backend") or "unknown"), t["events"], t["dropped"])]
+    cost = cost_text(t)
+    if cost:
+        lines.append("  " + cost)
     lines += ["warning: " + w for w in attribution["warnings"]]
     return lines

@@ -18,7 +18,8 @@ import subprocess
 import time
 
 from . import events as ev
-from .cpus import parse_cpulist
+from .cpus import online_cpus, pack_cpulist, parse_cpulist
+from .procs import children_cpu_ns, proc_stat
 
 TRACEFS = "/sys/kernel/tracing"
 TYPED = [
@@ -84,16 +85,28 @@ class PerfRecord:
         self.start_ns = self.end_ns = None
         self.proc = None
         self.err = ""
+        # perf's own CPU time (ns): until it records (from /proc, in clock ticks),
+        # and in all (its rusage when it is reaped)
+        self.setup_cpu_ns = self.cpu_ns = None
+        self.others = []           # the CPUs perf itself runs on ([]: anywhere)
 
     def command(self):
         """The perf command line."""
         raise NotImplementedError
 
     def _start(self):
+        # perf itself runs off the recorded CPUs where there are others, like the
+        # eBPF tracer's draining thread, so its wake-ups are not in the measurement
+        others = self.others = sorted((set(online_cpus()) & os.sched_getaffinity(0)) -
+                                      set(parse_cpulist(self.cpus)))
+
+        def child():
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            if others:
+                os.sched_setaffinity(0, others)
         self.proc = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, text=True, restore_signals=True,
-                                     preexec_fn=lambda: signal.signal(signal.SIGINT,
-                                                                      signal.SIG_DFL))
+                                     preexec_fn=child)
 
     def wait_ready(self, timeout_s=30):
         """Start perf and wait until it has written its header; None or why not."""
@@ -110,6 +123,8 @@ class PerfRecord:
             if os.path.exists(self.data) and os.path.getsize(self.data) > 0:
                 time.sleep(0.3)    # the events are enabled right after the header
                 self.start_ns = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+                st = proc_stat(self.proc.pid)
+                self.setup_cpu_ns = st.cpu_ns if st else None
                 return None
             time.sleep(0.05)
         self.proc.kill()
@@ -119,9 +134,11 @@ class PerfRecord:
     def stop(self):
         """SIGTERM perf; it writes its data file and exits. Its exit status."""
         self.end_ns = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+        before = children_cpu_ns()
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         _, err = self.proc.communicate()
+        self.cpu_ns = children_cpu_ns() - before
         self.err = "\n".join(line for line in err.splitlines() if line.strip()
                              and "perf record:" not in line)
         rc = self.proc.returncode
@@ -142,7 +159,8 @@ class PerfTracer(PerfRecord):
         self.refused = []          # tracepoints perf may not enable here
 
     def command(self):
-        cmd = [perf_path(), "record", "-q", "-k", "CLOCK_MONOTONIC", "-C", self.cpus,
+        # -B: no build-id pass over the data at the end (tracepoints need none)
+        cmd = [perf_path(), "record", "-q", "-B", "-k", "CLOCK_MONOTONIC", "-C", self.cpus,
                "-o", self.data]
         for n in self.names:
             cmd += ["-e", n]
@@ -169,8 +187,13 @@ class PerfTracer(PerfRecord):
 
     def move_into(self, outdir):
         """Convert perf.data into events.bin + trace.json in @outdir."""
+        cost = {"setup_cpu_ns": self.setup_cpu_ns,
+                # /proc's ticks and the rusage at exit are rounded differently
+                "tracing_cpu_ns": (max(0, self.cpu_ns - (self.setup_cpu_ns or 0))
+                                   if self.cpu_ns is not None else None),
+                "process_cpus": pack_cpulist(self.others) if self.others else None}
         convert(self.data, outdir, self.kinds, self.cpus, self.start_ns, self.end_ns,
-                self.refused)
+                self.refused, cost=cost)
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
@@ -182,8 +205,11 @@ def lost_events(data):
     return int(m.group(1)) if m else 0
 
 
-def convert(data, outdir, kinds, cpus_list, start_ns, end_ns, refused=()):
-    """perf.data -> events.bin and trace.json in @outdir; returns the record count."""
+def convert(data, outdir, kinds, cpus_list, start_ns, end_ns, refused=(), cost=None):
+    """perf.data -> events.bin and trace.json in @outdir; returns the record count.
+    @cost: perf record's CPU time (trace.json "cost"), to which the conversion's own
+    time is added."""
+    t0 = time.monotonic_ns()
     p = subprocess.Popen([perf_path(), "script", "-i", data, "--ns", "-F",
                           "tid,cpu,time,event,trace"], stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL, text=True)
@@ -226,7 +252,9 @@ def convert(data, outdir, kinds, cpus_list, start_ns, end_ns, refused=()):
             recs.append(rec)
     p.wait()
     dropped = lost_events(data)
+    cost = dict(cost or {}, convert_ns=time.monotonic_ns() - t0)
     meta = {"backend": "perf", "programs_kind": "perf record", "vectors": list(kinds),
+            "cost": cost,
             "symbols": {"0x%x" % a: n for n, a in symbols.items()},
             "cpu_list": cpus_list, "tool": "trace", "log": "events.bin",
             "missing": list(refused),

@@ -1,7 +1,9 @@
 """procs - what /proc/PID/stat says of a task (one reader for the whole package)."""
 import collections
+import os
+import resource
 
-ProcStat = collections.namedtuple("ProcStat", "comm state ppid flags starttime")
+ProcStat = collections.namedtuple("ProcStat", "comm state ppid flags starttime cpu_ns")
 
 
 def proc_stat(pid):
@@ -12,5 +14,14 @@ def proc_stat(pid):
     except OSError:
         return None
     rest = s[s.rindex(")") + 2:].split()
+    # utime and stime are in clock ticks (USER_HZ: 10 ms on most machines)
+    cpu_ns = (int(rest[11]) + int(rest[12])) * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
     return ProcStat(s[s.index("(") + 1:s.rindex(")")], rest[0], int(rest[1]), int(rest[6]),
-                    int(rest[19]))
+                    int(rest[19]), cpu_ns)
+
+
+def children_cpu_ns():
+    """CPU time (user and system) of every child this process has waited for, in ns:
+    the difference around one child's wait is that child's whole CPU time."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return int(round((ru.ru_utime + ru.ru_stime) * 1e9))

@@ -15,6 +15,7 @@ import os
 import sys
 
 from . import hist, legacy
+from .attribute import cost_text
 from .errors import UsageError
 from .figures import merged_histogram, result_figures, run_pairs
 from .result import load_result, measured_runs, result_path, write_atomic
@@ -423,6 +424,16 @@ def run_rows(run):
             if k in o:
                 rows.append(("outliers.%s" % k, jnum(o[k]),
                              fmt_ns(o[k]) if k.endswith("_ns") else ""))
+    if "pmu" in run:
+        pmu = run["pmu"]
+        if not isinstance(pmu, dict):
+            rows.append(("pmu", "null", "no hardware counters (see the warnings)"))
+        else:
+            if "ipc" in pmu:
+                rows.append(("pmu.ipc", jnum(pmu["ipc"]), "instructions per cycle"))
+            for k, v in sorted((pmu.get("per_million_loops") or {}).items()):
+                rows.append(("pmu.per_million_loops.%s" % k, jnum(v),
+                             "%s per million loops" % k.replace("_", " ")))
     return rows
 
 
@@ -512,12 +523,15 @@ def result_section(label, result):
     if isinstance(a, dict):
         out.append("<h3>Causes (attribution)</h3>")
         o = a.get("outliers") or {}
+        tr = a.get("tracer") or {}
         out.append("<p>%s outliers, %s ns of outlier time, %s ns covered by kernel events; "
-                   "tracer: %s events, %s dropped</p>" % (
+                   "tracer: %s backend, %s events, %s dropped</p>" % (
                        esc(jnum(o.get("count"))), esc(jnum(o.get("total_ns"))),
-                       esc(jnum(o.get("traced_ns"))),
-                       esc(jnum((a.get("tracer") or {}).get("events"))),
-                       esc(jnum((a.get("tracer") or {}).get("dropped")))))
+                       esc(jnum(o.get("traced_ns"))), esc(tr.get("backend") or "unknown"),
+                       esc(jnum(tr.get("events"))), esc(jnum(tr.get("dropped")))))
+        cost = cost_text(tr)
+        if cost:
+            out.append("<p>Tracer %s</p>" % esc(cost))
         out.append(table([(c.get("category"), c.get("name"), jnum(c.get("count")),
                            jnum(c.get("primary_count")), jnum(c.get("total_ns")),
                            jnum(c.get("share")), jnum(c.get("p50_ns")), jnum(c.get("max_ns")),

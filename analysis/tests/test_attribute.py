@@ -348,8 +348,37 @@ def test_format_table(tmp_path):
     i = lines.index("worst outliers:")
     assert lines[i + 1].split() [:4] == ["5.9", "us", "cpu1", "+0.069"]
     assert lines[i + 1].endswith("local timer → hrtimer tick_sched_timer → softirq TIMER")
-    assert "tracer: 60 events, 2 dropped" in lines
+    assert "tracer: eBPF (jtr trace), 60 events, 2 dropped" in lines
+    assert not [x for x in lines if "cost:" in x]      # the log did not say
     assert lines[-1].startswith("warning: the tracer dropped 2 events")
+
+
+def test_tracer_cost():
+    """What tracing cost, from trace.json: eBPF program run time summed over the
+    programs, the tracer process's CPU on its CPU; perf's conversion, and the
+    in-kernel share it cannot measure said so."""
+    ebpf = {"backend": "ebpf", "consumer_cpu": 0,
+            "cost": {"setup_cpu_ns": 41_000_000, "tracing_cpu_ns": 5_000_000},
+            "programs": {"a": {"run_count": 1000, "run_time_ns": 300_000},
+                         "b": {"run_count": 500, "run_time_ns": 150_000}}}
+    c = A.tracer_cost(ebpf)
+    assert c == {"setup_cpu_ns": 41_000_000, "tracing_cpu_ns": 5_000_000,
+                 "process_cpus": "0", "kernel_ns": 450_000, "kernel_runs": 1500}
+    t = {"backend": "ebpf", "start_ns": 0, "end_ns": 2_000_000_000, "cost": c}
+    assert A.cost_text(t) == (
+        "cost: BPF programs 450.0 us in the kernel (1500 runs, 300 ns each, on all CPUs); "
+        "the tracer process 5.00 ms CPU while tracing (0.25 % of CPU 0), 41.00 ms to start")
+    perf = {"backend": "perf", "cost": {"setup_cpu_ns": 10_000_000, "tracing_cpu_ns": 20_000_000,
+                                        "process_cpus": "0,2-3", "convert_ns": 1_500_000_000}}
+    c = A.tracer_cost(perf)
+    assert c == perf["cost"]
+    assert A.cost_text(dict(t, backend="perf", cost=c)) == (
+        "cost: perf record 20.00 ms CPU while tracing (1.00 % of one CPU, on CPUs 0,2-3), "
+        "10.00 ms to start; 1.50 s converting after the run; perf's own time in the kernel is not "
+        "measured per run (make bench compares runs with it and without)")
+    # unknown or missing values are left out, never invented
+    assert A.tracer_cost({"backend": "perf", "cost": {"tracing_cpu_ns": None}}) == {}
+    assert A.cost_text({"backend": "ebpf"}) is None
 
 
 def test_load_outliers(tmp_path):
