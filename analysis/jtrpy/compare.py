@@ -351,6 +351,32 @@ def cause_deltas(results_a, results_b):
     return rows
 
 
+# --- hardware counters -----------------------------------------------------
+
+PMU_MISSES = ("cache_misses", "dtlb_load_misses")
+
+
+def _pmu_of(results):
+    """A side's hardware counters summed over its runs: {"runs", "ipc",
+    "per_million_loops"}, or None when a run has none (no PMU where it ran)."""
+    runs = [run for r in results for run in r["runs"]]
+    if not runs or not all(isinstance(run.get("pmu"), dict) for run in runs):
+        return None
+    cycles = sum(run["pmu"].get("cycles") or 0 for run in runs)
+    instr = sum(run["pmu"].get("instructions") or 0 for run in runs)
+    loops = sum(run.get("samples") or 0 for run in runs)
+    per_m = {k: round(1e6 * sum(run["pmu"].get(k) or 0 for run in runs) / loops, 3)
+             for k in PMU_MISSES if loops and all(k in run["pmu"] for run in runs)}
+    return {"runs": len(runs), "ipc": round(instr / cycles, 4) if cycles else None,
+            "per_million_loops": per_m}
+
+
+def hardware_counters(results_a, results_b):
+    """IPC and misses per million loops of each side: a CPU that was slowed (lower
+    IPC, more misses) rather than stolen (outliers) shows here."""
+    return {"a": _pmu_of(results_a), "b": _pmu_of(results_b)}
+
+
 # --- warnings --------------------------------------------------------------
 
 def _warnings(da, db, results_a, results_b):
@@ -419,6 +445,7 @@ def compare(results_a, results_b, confidence=DEFAULT_CONFIDENCE, resamples=DEFAU
                    "resolution": max(err_a, err_b)},
         "metrics": metrics,
         "causes": cause_deltas(results_a, results_b) if both else None,
+        "hardware_counters": hardware_counters(results_a, results_b),
         "warnings": _warnings(da, db, results_a, results_b),
         "verdict": v,
         "decided_by": decided,
@@ -488,6 +515,7 @@ def format_table(c):
     right = (False,) + (True,) * (len(head) - 1) + (False,)
     lines += ["  " + line for line in _align(rows, right)]
     lines += _cause_lines(c, _align)
+    lines += _pmu_lines(c.get("hardware_counters"), _align)
     lines += [""] + ["warning: " + w for w in c["warnings"]]
     lines.append("the verdict comes from the key metrics: %s" % _list(
         m["name"] for m in c["metrics"] if m["key"]))
@@ -515,6 +543,32 @@ def _cause_lines(c, align):
     return ["", "causes (outlier time per second of run; largest change first):"] + \
         ["  " + line for line in align(rows, (False, False) + (True,) * 5)] + \
         (["  ... %d more in --json" % more] if more > 0 else [])
+
+
+def _pmu_lines(hc, align):
+    """IPC and misses of both sides, one line when only one side has counters,
+    nothing when neither has (each run already said why)."""
+    if not hc or (hc["a"] is None and hc["b"] is None):
+        return []
+    if hc["a"] is None or hc["b"] is None:
+        return ["", "hardware counters: not compared: %s has none (no PMU where it ran)"
+                % ("A" if hc["a"] is None else "B")]
+    a, b = hc["a"], hc["b"]
+    rows = [("", "A", "B", "B-A", "B-A %")]
+
+    def row(name, va, vb, fmt):
+        if va is None or vb is None:
+            return
+        d = vb - va
+        rows.append((name, fmt % va, fmt % vb, ("+" if d > 0 else "") + fmt % d,
+                     _fmt_pct(100.0 * d / va if va else None)))
+    row("IPC", a["ipc"], b["ipc"], "%.2f")
+    for k in PMU_MISSES:
+        row(k.replace("_", " ") + " per million loops", a["per_million_loops"].get(k),
+            b["per_million_loops"].get(k), "%.1f")
+    return ["", "hardware counters (a slowed CPU shows as lower IPC or more misses, a "
+            "stolen one as outliers):"] + ["  " + line for line in
+                                           align(rows, (False,) + (True,) * 4)]
 
 
 # --- the command -----------------------------------------------------------

@@ -388,6 +388,42 @@ def test_cause_deltas():
     assert "causes: not compared: B not attributed" in "\n".join(C.format_table(c))
 
 
+def with_pmu(run, cycles, instructions, cache_misses, dtlb):
+    return dict(run, pmu={"cycles": cycles, "instructions": instructions,
+                          "cache_misses": cache_misses, "dtlb_load_misses": dtlb,
+                          "ipc": instructions / cycles, "per_million_loops": {}})
+
+
+def test_hardware_counters_tell_slowed_from_stolen():
+    """A side whose CPU ran fewer instructions per cycle with more misses shows it,
+    summed over its runs (not averaged per run)."""
+    run = make_run(loops(81, n=100_000))                      # 100000 loops each
+    a = make_result(with_pmu(run, 1_000_000, 2_000_000, 100, 10),
+                    with_pmu(run, 3_000_000, 6_000_000, 300, 30))
+    b = make_result(with_pmu(run, 4_000_000, 4_000_000, 1200, 20))
+    c = C.compare([a], [b], resamples=100)
+    hc = c["hardware_counters"]
+    assert hc["a"] == {"runs": 2, "ipc": 2.0,
+                       "per_million_loops": {"cache_misses": 2000.0, "dtlb_load_misses": 200.0}}
+    assert hc["b"] == {"runs": 1, "ipc": 1.0,
+                       "per_million_loops": {"cache_misses": 12000.0, "dtlb_load_misses": 200.0}}
+    text = C.format_table(c)
+    i = next(k for k, line in enumerate(text) if line.startswith("hardware counters ("))
+    assert text[i + 2].split() == ["IPC", "2.00", "1.00", "-1.00", "-50.0", "%"]
+    assert text[i + 3].split()[-5:] == ["2000.0", "12000.0", "+10000.0", "+500.0", "%"]
+    assert text[i + 4].split()[-5:] == ["200.0", "200.0", "0.0", "0.0", "%"]
+    with open(os.path.join(ROOT, "docs", "compare.schema.json")) as f:
+        jsonschema.Draft202012Validator(json.load(f)).validate(c)
+    # one side without counters (no PMU): said in one line; neither: nothing
+    c = C.compare([a], [make_result(run)], resamples=100)
+    assert c["hardware_counters"]["b"] is None
+    assert "hardware counters: not compared: B has none (no PMU where it ran)" in \
+        C.format_table(c)
+    c = C.compare([make_result(run)], [make_result(run)], resamples=100)
+    assert c["hardware_counters"] == {"a": None, "b": None}
+    assert not [x for x in C.format_table(c) if "hardware counters" in x]
+
+
 # --- warnings, bad input, output -------------------------------------------------
 
 def test_warnings_for_different_tools_cpus_and_hosts():
