@@ -337,14 +337,7 @@ static void write_outputs(struct jtr_probe *p, const struct gap_all *a)
 		uint64_t dur = run_ns(p, g, &t0, &t1);
 
 		snprintf(name, sizeof(name), "cpu%d", g->cpu);
-		jtr_json_obj_begin(&j, NULL);
-		jtr_json_str(&j, "name", name);
-		jtr_json_int(&j, "cpu", g->cpu);
-		jtr_json_bool(&j, "partial", g->partial);
-		jtr_json_int(&j, "start_mono_ns", t0);
-		jtr_json_int(&j, "end_mono_ns", t1);
-		jtr_json_uint(&j, "duration_ns", dur);
-		jtr_result_write_stats(&j, &g->hist);
+		jtr_result_run_begin(&j, name, g->cpu, g->partial, t0, t1, dur, &g->hist);
 		jtr_json_fixed(&j, "loop_period_ns", g->hist.total ? (double)dur / (double)g->hist.total : 0.0, 3);
 		jtr_json_uint(&j, "pre_min_ns", g->pre_min_ns);
 		jtr_json_fixed(&j, "lost_time_pct", dur ? 100.0 * (double)lost_ns(g) / (double)dur : 0.0, 6);

@@ -229,20 +229,14 @@ static void legacy_hdr(const struct null_ctx *c, struct jtr_legacy_hdr *s, char 
 	const struct jtr_probe *p = c->p;
 
 	snprintf(lead, n, "Busy_spins=%llu", (unsigned long long)c->spins);
-	memset(s, 0, sizeof(*s));
+	jtr_probe_legacy_hdr(p, s);
 	s->desc = c->desc;
 	s->lead = lead;
 	s->cpu_num = c->cpu;
-	s->fifo_priority = p->fifo_prio ? p->fifo_prio : -1;
 	s->histo_buckets = c->histo_buckets;
 	s->num_samples = c->samples;
 	s->pause_ns = c->pause_ns;
-	s->timebase = p->tb.kind;
 	s->warmup_loops = c->warmup;
-	s->gettime_cost = (long long)(p->costs.gettime_ns + 0.5);
-	s->rdtsc_cost = (long long)(p->costs.rdtsc_ns + 0.5);
-	s->ticks_per_sec = (long long)(p->tb.hz + 0.5);
-	s->loops_1000_cost = (long long)(p->costs.loops_1000_ns + 0.5);
 }
 
 /* write_outputs - summary.txt, null.gp, outliers.csv, result.json */
@@ -304,18 +298,8 @@ static void write_outputs(struct null_ctx *c)
 		uint64_t dur = t1 > t0 ? (uint64_t)(t1 - t0) : 0;
 
 		snprintf(name, sizeof(name), "run %d", k + 1);
-		jtr_json_obj_begin(&j, NULL);
-		jtr_json_str(&j, "name", name);
+		jtr_result_run_begin(&j, name, c->cpu, r->partial, t0, t1, dur, &r->hist);
 		jtr_json_int(&j, "run", k + 1);
-		if (c->cpu >= 0)
-			jtr_json_int(&j, "cpu", c->cpu);
-		else
-			jtr_json_null(&j, "cpu");
-		jtr_json_bool(&j, "partial", r->partial);
-		jtr_json_int(&j, "start_mono_ns", t0);
-		jtr_json_int(&j, "end_mono_ns", t1);
-		jtr_json_uint(&j, "duration_ns", dur);
-		jtr_result_write_stats(&j, &r->hist);
 		jtr_json_uint(&j, "warmup_min_ns", r->warm_min_ns);
 		jtr_result_write_outliers(&j, &r->log, &r->lengths, r->threshold_ns, dur,
 					  r->hist.total ? r->hist.min : 0, "outliers.csv");

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "jtr_cli.h"
+#include "jtr_legacy.h"
 #include "jtr_probe.h"
 
 #define JTR_STACK_SIZE (256 * 1024)
@@ -608,4 +609,16 @@ void jtr_probe_finish(struct jtr_probe *p)
 	if (!p->quiet)
 		printf("results: %s/\n", p->out.final);
 	fflush(stdout);
+}
+
+/* jtr_probe_legacy_hdr - the probe's part of jtr_null's header (see jtr_probe.h) */
+void jtr_probe_legacy_hdr(const struct jtr_probe *p, struct jtr_legacy_hdr *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->fifo_priority = p->fifo_prio ? p->fifo_prio : -1;
+	s->timebase = p->tb.kind;
+	s->gettime_cost = (long long)(p->costs.gettime_ns + 0.5);
+	s->rdtsc_cost = (long long)(p->costs.rdtsc_ns + 0.5);
+	s->ticks_per_sec = (long long)(p->tb.hz + 0.5);
+	s->loops_1000_cost = (long long)(p->costs.loops_1000_ns + 0.5);
 }

@@ -158,6 +158,12 @@ void jtr_workers_wait(struct jtr_probe *p, struct jtr_worker *w, int n,
 __attribute__((format(printf, 2, 3)))
 void jtr_progress_line(struct jtr_probe *p, const char *fmt, ...);
 
+struct jtr_legacy_hdr;
+/* jtr_probe_legacy_hdr - zero @s and fill what jtr_null's header takes from the
+ * probe: FIFO priority (-1: none), timebase, the measured costs and ticks per
+ * second; the caller fills the run's own fields */
+void jtr_probe_legacy_hdr(const struct jtr_probe *p, struct jtr_legacy_hdr *s);
+
 /* jtr_probe_open - open an output file in the results folder atomically */
 void jtr_probe_open(struct jtr_probe *p, struct jtr_afile *a, const char *name);
 

@@ -18,6 +18,24 @@ void jtr_result_write_percentiles(struct jtr_json *j, const char *key, const str
 	jtr_json_obj_end(j);
 }
 
+/* jtr_result_run_begin - a run object's common head (see jtr_result.h) */
+void jtr_result_run_begin(struct jtr_json *j, const char *name, int cpu, bool partial,
+			  int64_t start_mono_ns, int64_t end_mono_ns, uint64_t duration_ns,
+			  const struct jtr_hist *h)
+{
+	jtr_json_obj_begin(j, NULL);
+	jtr_json_str(j, "name", name);
+	if (cpu >= 0)
+		jtr_json_int(j, "cpu", cpu);
+	else
+		jtr_json_null(j, "cpu");
+	jtr_json_bool(j, "partial", partial);
+	jtr_json_int(j, "start_mono_ns", start_mono_ns);
+	jtr_json_int(j, "end_mono_ns", end_mono_ns);
+	jtr_json_uint(j, "duration_ns", duration_ns);
+	jtr_result_write_stats(j, h);
+}
+
 /* jtr_result_write_stats - samples, min/max/mean/stddev and percentiles_ns */
 void jtr_result_write_stats(struct jtr_json *j, const struct jtr_hist *h)
 {

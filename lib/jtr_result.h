@@ -6,6 +6,7 @@
 #ifndef JTR_RESULT_H
 #define JTR_RESULT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -23,6 +24,13 @@ extern const double jtr_pct_values[];
 
 /* jtr_result_write_stats - samples, min/max/mean/stddev and percentiles_ns */
 void jtr_result_write_stats(struct jtr_json *j, const struct jtr_hist *h);
+
+/* jtr_result_run_begin - open a run object of "runs": name, cpu (null when
+ * @cpu < 0), partial, start/end (CLOCK_MONOTONIC ns), duration and the stats of
+ * @h; the caller adds its own fields and closes the object */
+void jtr_result_run_begin(struct jtr_json *j, const char *name, int cpu, bool partial,
+			  int64_t start_mono_ns, int64_t end_mono_ns, uint64_t duration_ns,
+			  const struct jtr_hist *h);
 
 /* jtr_result_write_percentiles - {"50": v, ..., "99.999": v} under @key */
 void jtr_result_write_percentiles(struct jtr_json *j, const char *key, const struct jtr_hist *h);

@@ -504,20 +504,14 @@ static void legacy_hdr(const struct send_ctx *c, int k, struct jtr_legacy_hdr *s
 		snprintf(desc, dn, "%s", c->desc);
 		snprintf(lead, ln, "Msg_size=%u", c->len);
 	}
-	memset(s, 0, sizeof(*s));
+	jtr_probe_legacy_hdr(p, s);
 	s->desc = desc;
 	s->lead = lead;
 	s->cpu_num = c->cpu;
-	s->fifo_priority = p->fifo_prio ? p->fifo_prio : -1;
 	s->histo_buckets = c->histo_buckets;
 	s->num_samples = c->samples;
 	s->pause_ns = c->pause_ns;
-	s->timebase = p->tb.kind;
 	s->warmup_loops = c->warmup;
-	s->gettime_cost = (long long)(p->costs.gettime_ns + 0.5);
-	s->rdtsc_cost = (long long)(p->costs.rdtsc_ns + 0.5);
-	s->ticks_per_sec = (long long)(p->tb.hz + 0.5);
-	s->loops_1000_cost = (long long)(p->costs.loops_1000_ns + 0.5);
 }
 
 /* the points of the pair comparison: a percentile, or 0 for max */
@@ -592,20 +586,10 @@ static void write_run(struct jtr_json *j, const struct send_ctx *c, int k)
 	char name[32];
 
 	snprintf(name, sizeof(name), "%s_%d", k % 2 ? "null" : "send", k / 2 + 1);
-	jtr_json_obj_begin(j, NULL);
-	jtr_json_str(j, "name", name);
+	jtr_result_run_begin(j, name, c->cpu, r->partial, t0, t1, dur, &r->hist);
 	jtr_json_int(j, "run", k + 1);
 	jtr_json_int(j, "pair", k / 2 + 1);
 	jtr_json_str(j, "kind", k % 2 ? "null" : "send");
-	if (c->cpu >= 0)
-		jtr_json_int(j, "cpu", c->cpu);
-	else
-		jtr_json_null(j, "cpu");
-	jtr_json_bool(j, "partial", r->partial);
-	jtr_json_int(j, "start_mono_ns", t0);
-	jtr_json_int(j, "end_mono_ns", t1);
-	jtr_json_uint(j, "duration_ns", dur);
-	jtr_result_write_stats(j, &r->hist);
 	jtr_json_uint(j, "warmup_min_ns", r->warm_min_ns);
 	jtr_json_fixed(j, "mean_below_threshold_ns", body_mean(r), 3);
 	if (k % 2) {

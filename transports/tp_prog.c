@@ -263,17 +263,7 @@ void tp_prog_write_run(struct jtr_json *j, const struct jtr_probe *p, const char
 		       int cpu, int64_t start_mono_ns, int64_t end_mono_ns, uint64_t duration_ns,
 		       const struct jtr_hist *h)
 {
-	jtr_json_obj_begin(j, NULL);
-	jtr_json_str(j, "name", name);
-	if (cpu >= 0)
-		jtr_json_int(j, "cpu", cpu);
-	else
-		jtr_json_null(j, "cpu");
-	jtr_json_bool(j, "partial", p->partial);
-	jtr_json_int(j, "start_mono_ns", start_mono_ns);
-	jtr_json_int(j, "end_mono_ns", end_mono_ns);
-	jtr_json_uint(j, "duration_ns", duration_ns);
-	jtr_result_write_stats(j, h);
+	jtr_result_run_begin(j, name, cpu, p->partial, start_mono_ns, end_mono_ns, duration_ns, h);
 	jtr_result_write_hist(j, "histogram", h);
 	jtr_json_obj_end(j);
 }

@@ -50,8 +50,9 @@ Compare two results: A (before) and B (after), each a results folder or its
 result.json. Printed for each percentile of the per-loop time (p50 to p99.999):
 A, B, the difference B-A and a bootstrap confidence interval of it drawn from
 the two histograms; then the time lost and the outliers per second, the causes
-when both results were attributed, and a one-line verdict (better, worse, mixed
-or no significant change) naming the metrics that decided it. Lower is better.
+when both results were attributed, IPC and misses per million loops when both
+carry hardware counters, and a one-line verdict (better, worse, mixed or no
+significant change) naming the metrics that decided it. Lower is better.
 The runs of one result (a gap run per CPU, a null run per repetition) are merged
 into one histogram. docs/compare.md explains the method and the JSON.
 
