@@ -293,9 +293,10 @@ def test_ipv6_loopback(tmp_path, validate, kind):
 def test_pong_results_folder(tmp_path, validate):
     addr = addr_for("udp", tmp_path)
     pdir = tmp_path / "pong"
-    pong = spawn("pong", "-T", "udp", "-P", addr, "--wait", "30", "-o", pdir)
+    pong = spawn("pong", "-T", "udp", "-P", addr, "--wait", "30", "-o", pdir,
+                 "--stats-every", "200ms")
     try:
-        p = run_jtr("ping", "-T", "udp", "-P", addr, "-n", 500, "-r", 2000, "-w", 20, "-q",
+        p = run_jtr("ping", "-T", "udp", "-P", addr, "-n", 1500, "-r", 2000, "-w", 20, "-q",
                     "-o", tmp_path / "ping", "--wait", "20", timeout=120)
         assert p.returncode == 0, p.stderr
         rc, out, err = finish(pong)
@@ -306,10 +307,30 @@ def test_pong_results_folder(tmp_path, validate):
     res = validate(load(pdir))
     t = res["transport"]
     assert res["tool"] == "pong" and not res["partial"] and res["runs"] == []
-    assert t["end_of_stream"] and t["peer"] == "ok" and t["reflected"] >= 520
+    assert t["end_of_stream"] and t["peer"] == "ok" and t["reflected"] >= 1520
     assert t["cpu_pct"] >= 0 and t["recv_cpu_pct"] >= 0 and t["rss_max_mb"] > 0
+    # one thread receives and sends back: both columns are its
+    assert t["send_cpu_pct"] is not None and t["send_cpu_pct"] >= 0
     text = (pdir / "summary.txt").read_text()
     assert "reflected=%d" % t["reflected"] in text and "--- inputs ---" in text
+    assert "the thread that sends and receives" in text and "sending thread" not in text
+    # stats.csv: a row every 200 ms over the 0.75 s run, the same rows as the result,
+    # adding up to what was reflected; pong measures no latency
+    rows = read_stats(pdir)
+    same_rows(rows, t["stats"])
+    assert t["stats_every_ns"] == 200_000_000 and res["files"]["stats"] == "stats.csv"
+    assert len(rows) >= 3, rows
+    msg_len = load(tmp_path / "ping")["transport"]["msg_len"]
+    assert sum(r["msgs_recv"] for r in rows) == sum(r["msgs_sent"] for r in rows) \
+        == t["reflected"]
+    assert sum(r["bytes_sent"] for r in rows) == sum(r["bytes_recv"] for r in rows) \
+        == t["reflected"] * msg_len
+    assert all(r["lat_samples"] == 0 and r["lat_avg_ns"] is None for r in rows), rows
+    # the statistics go into the results folder: without -o they are refused
+    p = run_jtr("pong", "-T", "udp", "-P", addr, "--stats-every", "1s")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1
+    assert "--stats-every and --stats-print write stats.csv into the results folder: " \
+        "add -o DIR" in p.stderr
     # without -o pong writes nothing, as before
     cwd = tmp_path / "cwd"
     cwd.mkdir()

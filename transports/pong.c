@@ -4,7 +4,10 @@
  * (pinned with -a) sends each message back unchanged, so every timestamp in
  * it stays ping's. Ends on ping's end-of-stream; a ping that never comes,
  * goes silent or goes away is reported and the exit status says so. With
- * -o it also writes a results folder: what it reflected and the CPU it used.
+ * -o it also writes a results folder: what it reflected and the CPU it used,
+ * and a stats.csv row every --stats-every. The reflecting loop runs in a
+ * jtr_worker (pinned with -a, SCHED_FIFO with -f); the main thread waits for
+ * ping's first message, then makes the rows and waits for the worker.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,8 +29,12 @@ static const char usage_text[] =
 "  -m, --max-len BYTES      shm: the ring's slot size, the longest message ping may\n"
 "                           send (default 4096)\n"
 "  -f, --fifo PRIO          run SCHED_FIFO at PRIO (1-99)\n"
-"  -o, --output DIR         also write a results folder: summary.txt and\n"
-"                           result.json (messages reflected, CPU %, RSS); default none\n"
+"  -o, --output DIR         also write a results folder: summary.txt, result.json\n"
+"                           (messages reflected, CPU %, RSS) and stats.csv; default none\n"
+"      --stats-every DUR    with -o: a row of DIR/stats.csv every DUR (default 1s;\n"
+"                           0: none): messages and bytes received and sent back, CPU %\n"
+"                           of the process and of the reflecting thread, RSS MB\n"
+"      --stats-print        with -o: each row on stdout as well, while pong runs\n"
 "  -q, --quiet              print nothing but errors\n"
 "  -h, --help               this text\n"
 "\n"
@@ -46,6 +53,8 @@ TP_PROG_USAGE
 static const struct option long_opts[] = {
 	{ "cpu", required_argument, NULL, 'a' },
 	{ "max-len", required_argument, NULL, 'm' },
+	{ "stats-every", required_argument, NULL, TP_OPT_STATS_EVERY },
+	{ "stats-print", no_argument, NULL, TP_OPT_STATS_PRINT },
 	TP_PROG_LONG_OPTS,
 	JTR_PROBE_LONG_OPTS,
 	{ NULL, 0, NULL, 0 },
@@ -53,15 +62,76 @@ static const struct option long_opts[] = {
 
 struct pong {
 	struct tp_prog *tp;
+	struct tp *t;
 	char desc[160];
 	int cpu;
+	bool record_times;		/* -o: note the first and last reflection */
+	unsigned char *buf;
+	uint64_t cap;
+	ssize_t first_n;		/* ping's first message, already in buf */
 	uint64_t reflected;
 	int64_t first_ns, last_ns;
 	bool eos;
 	int rc;
-	struct tp_stat_src src;		/* pong's one thread: its CPU time */
+	struct tp_stat_src rsrc, ssrc;	/* the reflecting thread: received, sent back */
 	struct tp_stats st;
 };
+
+/* reflector - send each message back until ping's end of stream, a silent
+ * or vanished ping, or a stop (the worker; the first message is in buf) */
+static void reflector(void *arg)
+{
+	struct pong *g = arg;
+	const int64_t timeout_ns = (int64_t)g->tp->timeout_ns;
+	unsigned char *buf = g->buf;
+	ssize_t n = g->first_n;
+	int64_t quiet_since = 0;
+
+	tp_stat_thread_begin(&g->rsrc);
+	tp_stat_thread_begin(&g->ssrc);
+	while (!jtr_stop) {
+		if (n >= 0) {
+			const struct tp_msg *m = (const struct tp_msg *)buf;
+
+			if (!tp_msg_check(m, (size_t)n)) {
+				g->rc = -EPROTO;
+				break;
+			}
+			if (m->flags & TP_F_EOS) {
+				g->eos = true;
+				break;
+			}
+			tp_stat_msg(&g->rsrc, (uint64_t)n);
+			if ((g->rc = tp_send(g->t, buf, (size_t)n)) < 0)
+				break;
+			tp_stat_msg(&g->ssrc, (uint64_t)n);
+			if (g->record_times) {
+				g->last_ns = jtr_mono_ns();
+				if (!g->reflected)
+					g->first_ns = g->last_ns;
+			}
+			g->reflected++;
+			quiet_since = 0;
+		} else if (n == -EAGAIN) {
+			int64_t now = jtr_mono_ns();
+
+			if (!quiet_since)
+				quiet_since = now;
+			else if (now - quiet_since >= timeout_ns) {
+				g->rc = -ETIMEDOUT;
+				break;
+			}
+		} else {
+			g->rc = (int)n;
+			break;
+		}
+		tp_stat_poll(&g->rsrc);
+		tp_stat_poll(&g->ssrc);
+		n = tp_recv(g->t, buf, g->cap, 100 * JTR_NS_PER_MS);
+	}
+	tp_stat_thread_end(&g->ssrc);
+	tp_stat_thread_end(&g->rsrc);
+}
 
 /* summary - what was reflected, CPU and memory */
 static void summary(FILE *f, const struct jtr_probe *p, const struct pong *g)
@@ -116,11 +186,9 @@ int main(int argc, char **argv)
 	static struct pong g = { .cpu = -1 };
 	struct jtr_probe p;
 	struct tp_prog tp;
-	struct tp *t;
-	unsigned char *buf;
-	uint64_t cap;
-	int64_t last = 0;
+	struct jtr_worker w;
 	const char *peer = "ok";
+	bool stats_given = false;
 	int opt;
 	ssize_t n;
 
@@ -128,13 +196,14 @@ int main(int argc, char **argv)
 	tp_prog_init(&tp);
 	tp.o.msg_max = 4096;
 	tp.o.wait_ns = 60 * JTR_NS_PER_S;
-	tp.stats_every_ns = 0;
 	g.tp = &tp;
 
 	/* 1. options */
 	while ((opt = getopt_long(argc, argv, ":a:m:f:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
 		if (opt == 't' || opt == JTR_OPT_HIST_ERROR)
 			jtr_usage_error(&p, "pong measures no latency: it takes no -t or --hist-error");
+		if (opt == TP_OPT_STATS_EVERY || opt == TP_OPT_STATS_PRINT)
+			stats_given = true;
 		if (jtr_probe_common_opt(&p, opt, usage_text, argv) || tp_prog_opt(&p, &tp, opt, optarg))
 			continue;
 		switch (opt) {
@@ -143,17 +212,26 @@ int main(int argc, char **argv)
 		}
 	}
 	jtr_probe_no_args(&p, argc, argv);
+	if (!p.out_opt) {
+		if (stats_given)
+			jtr_usage_error(&p, "--stats-every and --stats-print write stats.csv into the "
+					"results folder: add -o DIR");
+		tp.stats_every_ns = 0;
+	}
 	if (tp.o.kind != TP_SHM && tp.o.msg_max < tp_max_msg(&tp.o))
 		tp.o.msg_max = tp_max_msg(&tp.o);	/* sockets: take whatever comes */
 	tp_prog_check(&p, &tp, TP_PONG);
-	cap = tp.o.msg_max;
-	buf = malloc(cap);
-	if (!buf)
+	g.cap = tp.o.msg_max;
+	g.buf = malloc(g.cap);
+	if (!g.buf || jtr_worker_alloc(&w, g.cpu) < 0)
 		jtr_fatal(&p, "out of memory");
-	jtr_prefault(buf, cap);
+	jtr_prefault(g.buf, g.cap);
+	g.record_times = p.out_opt != NULL;
 
-	tp_stats_init(&g.st, 0);
-	tp_stats_add(&g.st, TP_STAT_RECV, &g.src, NULL, false);
+	tp_stats_init(&g.st, tp.stats_every_ns);
+	g.st.print = tp.stats_print;
+	tp_stats_add(&g.st, TP_STAT_SEND, &g.ssrc, &w, false);
+	tp_stats_add(&g.st, TP_STAT_RECV, &g.rsrc, &w, false);
 
 	/* 2. privileges (and the results folder with -o), then the transport as
 	 * the real user */
@@ -170,66 +248,33 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: waiting for ping on %s %s\n", p.prog, tp_kind_name(tp.o.kind),
 			tp.o.addr ? tp.o.addr : tp_default_addr(tp.o.kind));
 	tp.o.numa_cpu = g.cpu;
-	t = tp_prog_open(&p, &tp, TP_PONG);
-	snprintf(g.desc, sizeof(g.desc), "%s", tp_describe(t));
-	jtr_probe_map_begin(&p);
-	tp_stats_start(&g.st, &p);
-	tp_stat_thread_begin(&g.src);
+	g.t = tp_prog_open(&p, &tp, TP_PONG);
+	snprintf(g.desc, sizeof(g.desc), "%s", tp_describe(g.t));
 
-	/* 3. the first message within --wait, then reflect until end of stream */
+	/* 3. the first message within --wait; then the worker reflects it and
+	 * every other until end of stream, while this thread makes the rows */
 	{
 		int64_t end = jtr_mono_ns() + (int64_t)tp.o.wait_ns;
 
 		do
-			n = tp_recv(t, buf, cap, 100 * JTR_NS_PER_MS);
+			n = tp_recv(g.t, g.buf, g.cap, 100 * JTR_NS_PER_MS);
 		while (n == -EAGAIN && !jtr_stop && jtr_mono_ns() < end);
 	}
 	if (n == -EAGAIN && !jtr_stop) {
-		tp_close(t);
+		tp_close(g.t);
 		jtr_usage_error(&p, "no ping arrived on %s within %g s; start 'jtr ping' with the "
 				"same -T and --addr, or wait longer (--wait)", g.desc,
 				(double)tp.o.wait_ns / 1e9);
 	}
-	while (!jtr_stop) {
-		if (n >= 0) {
-			const struct tp_msg *m = (const struct tp_msg *)buf;
-
-			if (!tp_msg_check(m, (size_t)n)) {
-				g.rc = -EPROTO;
-				break;
-			}
-			if (m->flags & TP_F_EOS) {
-				g.eos = true;
-				break;
-			}
-			if ((g.rc = tp_send(t, buf, (size_t)n)) < 0)
-				break;
-			if (p.out_opt) {
-				g.last_ns = jtr_mono_ns();
-				if (!g.reflected)
-					g.first_ns = g.last_ns;
-			}
-			g.reflected++;
-			last = 0;
-		} else if (n == -EAGAIN) {
-			int64_t now = jtr_mono_ns();
-
-			if (!last)
-				last = now;
-			else if (now - last >= (int64_t)tp.timeout_ns) {
-				g.rc = -ETIMEDOUT;
-				break;
-			}
-		} else {
-			g.rc = (int)n;
-			break;
-		}
-		n = tp_recv(t, buf, cap, 100 * JTR_NS_PER_MS);
-	}
-	tp_stat_thread_end(&g.src);
-	tp_close(t);
-	tp_stats_run(&g.st, &p, NULL, 0);
+	g.first_n = n;
+	w.fn = reflector;
+	w.arg = &g;
+	jtr_probe_map_begin(&p);
+	tp_stats_start(&g.st, &p);
+	jtr_workers_start(&p, &w, 1);	/* a stop before it makes it return at once */
+	tp_stats_run(&g.st, &p, &w, 1);
 	jtr_probe_map_end(&p);
+	tp_close(g.t);
 
 	/* 4. the results folder (-o), the line, the exit status */
 	if (!g.eos) {

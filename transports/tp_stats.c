@@ -434,12 +434,20 @@ void tp_stats_summary(FILE *f, const struct tp_stats *st, const char *recv_mode)
 	size_t n = 0;
 
 	fprintf(f, "CPU: process %s", pct_text(a, sizeof(a), tp_stats_proc_cpu_pct(st)));
-	if (st->src[TP_STAT_SEND])
-		fprintf(f, ", sending thread %s",
-			pct_text(b, sizeof(b), tp_stat_thread_cpu_pct(st->src[TP_STAT_SEND])));
-	if (st->src[TP_STAT_RECV])
-		fprintf(f, ", receiving thread %s (%s receive)",
+	if (st->src[TP_STAT_SEND] && st->src[TP_STAT_RECV] && st->w[TP_STAT_SEND] &&
+	    st->w[TP_STAT_SEND] == st->w[TP_STAT_RECV]) {
+		/* one thread does both (ping --one-thread, pong) */
+		fprintf(f, ", the thread that sends and receives %s (%s receive)",
 			pct_text(c, sizeof(c), tp_stat_thread_cpu_pct(st->src[TP_STAT_RECV])), recv_mode);
+	} else {
+		if (st->src[TP_STAT_SEND])
+			fprintf(f, ", sending thread %s",
+				pct_text(b, sizeof(b), tp_stat_thread_cpu_pct(st->src[TP_STAT_SEND])));
+		if (st->src[TP_STAT_RECV])
+			fprintf(f, ", receiving thread %s (%s receive)",
+				pct_text(c, sizeof(c), tp_stat_thread_cpu_pct(st->src[TP_STAT_RECV])),
+				recv_mode);
+	}
 	fprintf(f, "; memory: RSS max %.2f MB\n", st->rss_max_mb);
 	for (size_t i = 0; i < st->nrows; i++) {
 		const struct tp_stats_row *r = &st->rows[i];
