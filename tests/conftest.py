@@ -51,6 +51,17 @@ def run_jtr(*args, cwd=None, env=None, timeout=120, check=False):
     return p
 
 
+def assert_usage_errors(tmp_path, cases):
+    """Each (args, message) case: exit 2, one line of stderr holding the message,
+    and no results folder written."""
+    out = tmp_path / "x"
+    for args, msg in cases:
+        p = run_jtr(*args, "-o", out, timeout=30)
+        assert p.returncode == 2, (args, p.stderr)
+        assert msg in p.stderr and p.stderr.count("\n") == 1, (args, p.stderr)
+    assert not out.exists()
+
+
 def load(path):
     with open(os.path.join(path, "result.json") if os.path.isdir(path) else path) as f:
         return json.load(f)

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import load, run_jtr
+from conftest import assert_usage_errors, load, run_jtr
 from test_transports import addr_for, finish, free_port, kill_all, spawn, wait_ready
 
 HEADER = ("t_s,msgs_sent,bytes_sent,msgs_recv,bytes_recv,lat_samples,lat_avg_ns,lat_stddev_ns,"
@@ -405,11 +405,7 @@ def test_bad_input_exit_2(tmp_path):
         (["sub", "-f", "--latency-file"], "measures no latency"),
         (["ping", "--latency-max", "0"], "--latency-max"),
     ]
-    for args, msg in cases:
-        p = run_jtr(*args, "-o", tmp_path / "x", timeout=30)
-        assert p.returncode == 2, (args, p.stderr)
-        assert msg in p.stderr and p.stderr.count("\n") == 1, (args, p.stderr)
-    assert not (tmp_path / "x").exists()
+    assert_usage_errors(tmp_path, cases)
 
 
 def test_help_lists_the_new_options():
