@@ -125,9 +125,16 @@ def test_fifo_thread_is_task_preemption(tmp_path):
                 (spun, o["length_ns"], o["chain"])
             checked += 1
     assert checked >= 0.95 * len(spans)
-    cause = next(c for c in att["causes"] if c["category"] == "task preemption"
-                 and c["name"].startswith("jtr-inject"))
-    assert cause["count"] >= 0.95 * len(spans) and cause["total_ns"] >= len(spans) * spin_us * 1000
+    # the causes table agrees with the outlier list: every outlier that holds a spin
+    # is counted under the injector, and with at least the time it spun. Counted in
+    # outliers, not spins: on a busy host one outlier can hold two spins (20 ms apart),
+    # and the injector has a row per priority (prio 120 while it starts up)
+    mine = {o["start_ns"]: o for b, e in spans for o in outliers_during(res, b, e)
+            if by_injector(o)}
+    rows = [c for c in att["causes"] if c["category"] == "task preemption"
+            and c["name"].startswith("jtr-inject (pid ")]
+    assert sum(c["count"] for c in rows) >= len(mine), (len(mine), rows)
+    assert sum(c["total_ns"] for c in rows) >= n * spin_us * 1000, (n, rows)
     assert "task preemption" in stdout and "jtr-inject" in stdout
 
 
