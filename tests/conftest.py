@@ -85,6 +85,15 @@ def legacy_blocks(text):
     return blocks
 
 
+@pytest.fixture(scope="session")
+def fifo_injected(tmp_path_factory):
+    """One eBPF-traced `jtr run` (with --cross-check where perf is installed) with
+    the FIFO spinner preempting the probe, shared by the ground-truth, backend
+    and cross-check tests: (folder, result, injection spans, stdout)."""
+    from injection import fifo_run
+    return fifo_run(tmp_path_factory.mktemp("fifo"))
+
+
 def need_tracing():
     """Skip, saying why, where the kernel-event tracer cannot run: not root, or no BTF."""
     if os.geteuid() != 0:

@@ -4,94 +4,19 @@ made must be charged to that cause (>= 95 %), with matching durations.
 
 Also: a quiet run's causes and "no kernel event" add up to all outlier time,
 and an overloaded tracer shows its drops instead of wrong numbers."""
-import glob
 import os
 import re
 import subprocess
-import sys
-import time
 
 import pytest
 
-from conftest import ROOT, load, need_tracing, run_jtr
-
-INJECT = os.path.join(ROOT, "tests", "inject.py")
-RUN_S = 5          # probe duration
-INJECT_AFTER_S = 1.5  # after the probe started measuring: the margin the fixed delay used to give
-INJECT_S = 2
+from conftest import load, need_tracing, run_jtr
+from injection import FIFO_SPIN_US, charged, cpus, outliers_during, part_of, run_with
 
 
-
-
-def cpus():
-    allowed = sorted(os.sched_getaffinity(0))
-    if len(allowed) < 2:
-        pytest.skip("needs two CPUs: one measured, one for the tracer and the injector")
-    return allowed[-1], allowed[0]
-
-
-def run_with(tmp_path, cpu, inject_args, run_args=()):
-    """`jtr run` on @cpu for RUN_S with every outlier listed; the injector runs
-    in the middle. Returns (result, [(begin, end)] injections inside the probe)."""
-    out = tmp_path / "run"
-    times = tmp_path / "inject.csv"
-    run = subprocess.Popen([os.path.join(ROOT, "jtr"), "run", "-c", str(cpu), "-d", str(RUN_S),
-                            "--top", "100000", "-o", str(out)] + list(run_args),
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    # the probe fills a hidden .run.partial-PID folder once the tracer is attached
-    # and it measures: inject only then (attaching takes a second, longer when the
-    # machine is busy), a little after, so the injection is inside the run
-    deadline = time.monotonic() + 30
-    while not glob.glob(str(tmp_path / ".run.partial-*")) and time.monotonic() < deadline \
-            and run.poll() is None:
-        time.sleep(0.05)
-    time.sleep(INJECT_AFTER_S)
-    cmd = [sys.executable, INJECT] + inject_args + ["--duration", str(INJECT_S),
-                                                     "--out", str(times)]
-    # it pins itself to a CPU: keep it in a pid namespace of its own
-    cmd = ["unshare", "--pid", "--fork", "--mount-proc"] + cmd
-    inj = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-    stdout, stderr = run.communicate(timeout=120)
-    assert inj.returncode == 0, inj.stderr
-    assert run.returncode == 0, stderr
-    res = load(out)
-    assert "attribution" in res, stdout + stderr
-    r = res["runs"][0]
-    spans = [tuple(map(int, line.split(","))) for line in open(times).read().split()]
-    inside = [(b, e) for b, e in spans if r["start_mono_ns"] < b and e < r["end_mono_ns"]]
-    assert len(inside) >= 0.9 * len(spans), "the injection must fall inside the probe run"
-    return res, inside, stdout
-
-
-def outliers_during(res, begin, end, slack_ns=0):
-    """Listed outliers that overlap [begin, end]."""
-    return [o for o in res["attribution"]["worst"]
-            if o["start_ns"] <= end + slack_ns and o["start_ns"] + o["length_ns"] >= begin - slack_ns]
-
-
-def part_of(o, category, name=None, prefix=None):
-    """The ns an outlier charged to a cause (0 if none). An outlier the kernel
-    explains only in part (the host stole the vCPU around it) has two parts."""
-    return sum(p["ns"] for p in o["parts"] if p["category"] == category and
-               (name is None or p["name"] == name) and
-               (prefix is None or p["name"].startswith(prefix)))
-
-
-def charged(res, spans, pred, slack_ns=0):
-    """How many injections have an overlapping outlier whose cause satisfies @pred."""
-    n = 0
-    for b, e in spans:
-        if any(pred(o) for o in outliers_during(res, b, e, slack_ns)):
-            n += 1
-    return n
-
-
-def test_fifo_thread_is_task_preemption(tmp_path):
-    need_tracing()
-    cpu, _ = cpus()
-    spin_us = 300
-    res, spans, stdout = run_with(tmp_path, cpu, ["fifo", str(cpu), "--prio", "10",
-                                                  "--spin-us", str(spin_us), "--period-ms", "20"])
+def test_fifo_thread_is_task_preemption(fifo_injected):
+    _, res, spans, stdout = fifo_injected
+    spin_us = FIFO_SPIN_US
     assert len(spans) >= 50
     att = res["attribution"]
     assert len(att["worst"]) == att["outliers"]["count"]   # --top covers every outlier

@@ -9,8 +9,7 @@ import shutil
 import pytest
 
 from conftest import load, run_jtr
-from test_attribution import cpus, part_of, run_with
-from test_perf_backend import need_perf
+from injection import need_perf, part_of
 
 from jtrpy import events as ev
 from jtrpy.crosscheck import LINE
@@ -18,16 +17,12 @@ from jtrpy.crosscheck import LINE
 INJECTOR = "jtr-inject (pid "
 
 
-@pytest.fixture(scope="module")
-def injected(tmp_path_factory):
-    """One `jtr run --cross-check` with the FIFO spinner on the probe's CPU:
-    (folder, result, injection spans, stdout)."""
+@pytest.fixture
+def injected(request):
+    """The shared `jtr run --cross-check` with the FIFO spinner on the probe's CPU
+    (conftest.fifo_injected): (folder, result, injection spans, stdout)."""
     need_perf()
-    cpu, _ = cpus()
-    d = tmp_path_factory.mktemp("xc")
-    args = ["fifo", str(cpu), "--prio", "10", "--spin-us", "300", "--period-ms", "20"]
-    res, spans, out = run_with(d, cpu, args, ["--cross-check"])
-    return d / "run", res, spans, out
+    return request.getfixturevalue("fifo_injected")
 
 
 def injector_tids(res):

@@ -443,9 +443,9 @@ def rt_files(tmp_path_factory):
     rt_tool("oslat")
     rt_tool("cyclictest")
     d = tmp_path_factory.mktemp("rt")
-    subprocess.run(["oslat", "--cpu-list", "1", "-D", "2", "--json=%s" % (d / "oslat.json")],
+    subprocess.run(["oslat", "--cpu-list", "1", "-D", "1", "--json=%s" % (d / "oslat.json")],
                    check=True, stdout=subprocess.DEVNULL, timeout=60)
-    subprocess.run(["cyclictest", "-m", "-q", "-D", "2", "-t", "1", "-a", "1", "-h", "1000",
+    subprocess.run(["cyclictest", "-m", "-q", "-D", "1", "-t", "1", "-a", "1", "-h", "1000",
                     "--json=%s" % (d / "cyc.json")], check=True, stdout=subprocess.DEVNULL,
                    timeout=60)
     return d

@@ -44,8 +44,8 @@ def check_folder(out, doc):
 @pytest.mark.parametrize("kind,ceiling", [("udp", 5000), ("shm", 10000)])
 def test_converges_on_a_known_ceiling(tmp_path, kind, ceiling):
     out = tmp_path / "mr"
-    p = run_jtr("maxrate", "-T", kind, "-P", addr(kind), "-d", "0.5", "--from", "1K",
-                "--sub", "--max-rate %d" % ceiling, "--max-late", "100", "--retries", "2",
+    p = run_jtr("maxrate", "-T", kind, "-P", addr(kind), "-d", "0.3", "--from", "1K",
+                "--sub", "--max-rate %d" % ceiling, "--max-late", "100", "--retries", "1",
                 "-o", out, timeout=240)
     assert p.returncode == 0, p.stdout + p.stderr
     doc = json.loads((out / "maxrate.json").read_text())

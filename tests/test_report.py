@@ -447,4 +447,5 @@ def test_renders_in_chromium(tmp_path):
     assert a.shape[:2] == (2000, 1200)
     # the plots were drawn: many distinct colours, not just text on white
     import numpy
-    assert len(numpy.unique((a[..., :3] * 255).astype(int).reshape(-1, 3), axis=0)) > 50
+    rgb = (a[..., :3] * 255).astype(numpy.uint32)
+    assert len(numpy.unique((rgb[..., 0] << 16) | (rgb[..., 1] << 8) | rgb[..., 2])) > 50

@@ -242,10 +242,10 @@ def test_busy_poll_costs_more_cpu_than_blocking(tmp_path, validate):
     one spins all the time: its thread's CPU % is far higher."""
     cpu = {}
     for mode in ("blocking", "busy", "epoll"):
-        pub, sub, _, sdir = pubsub(tmp_path, "udp", validate, count=2000, rate=1000,
+        pub, sub, _, sdir = pubsub(tmp_path, "udp", validate, count=1000, rate=1000,
                                    sub_args=["--recv", mode], tag=mode)
         t = sub["transport"]
-        assert t["received"] == 2100 and t["lost"] == 0
+        assert t["received"] == 1100 and t["lost"] == 0
         cpu[mode] = t["recv_cpu_pct"]
         assert "(%s receive)" % t["receive"] in (sdir / "summary.txt").read_text()
     print("receiving thread CPU %% at 1000 msgs/s: %s" % cpu)

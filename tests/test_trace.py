@@ -94,10 +94,10 @@ def test_trace_sends_no_irq_work_to_the_traced_cpu(tmp_path):
     run with wake-ups on shows them, so the check can tell the two apart."""
     need_tracing()
     cpu = last_cpu()
-    b = busy(cpu, 7)
+    b = busy(cpu, 5)
     try:
-        quiet, _ = trace(tmp_path, seconds="3", name="quiet")
-        loud, _ = trace(tmp_path, "--wakeup", "-i", "50ms", seconds="3", name="loud")
+        quiet, _ = trace(tmp_path, seconds="2", name="quiet")
+        loud, _ = trace(tmp_path, "--wakeup", "-i", "50ms", seconds="2", name="loud")
     finally:
         b.wait()
     assert vectors_on(quiet, cpu, "irq_work") == 0

@@ -296,6 +296,15 @@ def _status(env):
         return json.load(f)["status"]
 
 
+def _alive(pid):
+    """A process that exists and is not a zombie."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def test_auto_revert_unless_confirmed(machine):
     env, before = machine
     p = run_jtr("tune", "apply", "jtr-latency", "--auto-revert", "5", env=env, check=True)
@@ -307,11 +316,22 @@ def test_auto_revert_unless_confirmed(machine):
             break
     assert _status(env) == "reverted"
     assert global_dump(env) == before
-    # confirmed: it stays
+    # confirmed: it stays. The reverting process is stopped, and the state says
+    # confirmed (what that process checks if it wakes anyway)
     run_jtr("tune", "apply", "jtr-latency", "--auto-revert", "5", env=env, check=True)
+    with open(os.path.join(env["JTR_STATE_DIR"], "tune-state.json")) as f:
+        pid = json.load(f)["auto_revert_pid"]
+    assert _alive(pid)
     assert run_jtr("tune", "confirm", env=env).returncode == 0
-    time.sleep(6.5)
-    assert _status(env) == "applied"
+    for _ in range(50):
+        if not _alive(pid):
+            break
+        time.sleep(0.1)
+    assert not _alive(pid), "confirm left the auto-revert process %d running" % pid
+    with open(os.path.join(env["JTR_STATE_DIR"], "tune-state.json")) as f:
+        st = json.load(f)
+    assert st["status"] == "applied" and st["confirmed"] is True
+    assert global_dump(env) != before
     run_jtr("tune", "revert", env=env, check=True)
     assert global_dump(env) == before
 
@@ -515,9 +535,9 @@ def test_ab_interleaves_reverts_and_compares(machine, tmp_path):
     env, _ = machine
     out = tmp_path / "ab"
     p = in_namespace("$JTR tune show --json > $OUT/before.json\n"
-                     "$JTR ab jtr-latency -d 1 --repeat 2 --no-trace -o %s > $OUT/ab.txt 2>&1;"
+                     "$JTR ab jtr-latency -d 0.5 --repeat 2 --no-trace -o %s > $OUT/ab.txt 2>&1;"
                      " echo ab=$?\n$JTR tune show --json > $OUT/after.json\n"
-                     "$JTR ab jtr-isolate --cpus 1 -d 1 --no-trace -o %s-iso > $OUT/iso.txt "
+                     "$JTR ab jtr-isolate --cpus 1 -d 0.5 --no-trace -o %s-iso > $OUT/iso.txt "
                      "2>&1; echo iso=$?\n$JTR tune show --json > $OUT/after-iso.json"
                      % (out, out), env, tmp_path, timeout=180)
     assert "iso=0" in p.stdout, (tmp_path / "iso.txt").read_text()
@@ -547,10 +567,10 @@ def test_ab_reverts_when_interrupted(machine, tmp_path, sig):
     p = in_namespace("""
 $JTR tune show --json > $OUT/before.json
 python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL);
-os.execv(sys.argv[1], sys.argv[1:])' $JTR ab jtr-latency -d 4 --no-trace -o %s > $OUT/ab.txt 2>&1 &
+os.execv(sys.argv[1], sys.argv[1:])' $JTR ab jtr-latency -d 2 --no-trace -o %s > $OUT/ab.txt 2>&1 &
 AB=$!
 for i in $(seq 150); do sleep 0.1; grep -q '"applied"' %s 2>/dev/null && break; done
-sleep 1
+sleep 0.5
 kill -%s $AB; wait $AB; echo ab=$?
 $JTR tune show --json > $OUT/after.json
 """ % (out, state, sig), env, tmp_path, timeout=120)

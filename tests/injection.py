@@ -1,0 +1,108 @@
+"""injection - the ground-truth tests' shared part: run `jtr run` on a CPU while
+tests/inject.py interferes with it in a known way, and read what the attribution
+charged to that interference."""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, load, need_tracing
+
+INJECT = os.path.join(ROOT, "tests", "inject.py")
+RUN_S = 5          # probe duration
+INJECT_AFTER_S = 1.5  # after the probe started measuring: the margin the fixed delay used to give
+INJECT_S = 2
+
+
+
+
+def cpus():
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 2:
+        pytest.skip("needs two CPUs: one measured, one for the tracer and the injector")
+    return allowed[-1], allowed[0]
+
+
+def run_with(tmp_path, cpu, inject_args, run_args=()):
+    """`jtr run` on @cpu for RUN_S with every outlier listed; the injector runs
+    in the middle. Returns (result, [(begin, end)] injections inside the probe)."""
+    out = tmp_path / "run"
+    times = tmp_path / "inject.csv"
+    run = subprocess.Popen([os.path.join(ROOT, "jtr"), "run", "-c", str(cpu), "-d", str(RUN_S),
+                            "--top", "100000", "-o", str(out)] + list(run_args),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # the probe fills a hidden .run.partial-PID folder once the tracer is attached
+    # and it measures: inject only then (attaching takes a second, longer when the
+    # machine is busy), a little after, so the injection is inside the run
+    deadline = time.monotonic() + 30
+    while not glob.glob(str(tmp_path / ".run.partial-*")) and time.monotonic() < deadline \
+            and run.poll() is None:
+        time.sleep(0.05)
+    time.sleep(INJECT_AFTER_S)
+    cmd = [sys.executable, INJECT] + inject_args + ["--duration", str(INJECT_S),
+                                                     "--out", str(times)]
+    # it pins itself to a CPU: keep it in a pid namespace of its own
+    cmd = ["unshare", "--pid", "--fork", "--mount-proc"] + cmd
+    inj = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    stdout, stderr = run.communicate(timeout=120)
+    assert inj.returncode == 0, inj.stderr
+    assert run.returncode == 0, stderr
+    res = load(out)
+    assert "attribution" in res, stdout + stderr
+    r = res["runs"][0]
+    spans = [tuple(map(int, line.split(","))) for line in open(times).read().split()]
+    inside = [(b, e) for b, e in spans if r["start_mono_ns"] < b and e < r["end_mono_ns"]]
+    assert len(inside) >= 0.9 * len(spans), "the injection must fall inside the probe run"
+    return res, inside, stdout
+
+
+def outliers_during(res, begin, end, slack_ns=0):
+    """Listed outliers that overlap [begin, end]."""
+    return [o for o in res["attribution"]["worst"]
+            if o["start_ns"] <= end + slack_ns and o["start_ns"] + o["length_ns"] >= begin - slack_ns]
+
+
+def part_of(o, category, name=None, prefix=None):
+    """The ns an outlier charged to a cause (0 if none). An outlier the kernel
+    explains only in part (the host stole the vCPU around it) has two parts."""
+    return sum(p["ns"] for p in o["parts"] if p["category"] == category and
+               (name is None or p["name"] == name) and
+               (prefix is None or p["name"].startswith(prefix)))
+
+
+def charged(res, spans, pred, slack_ns=0):
+    """How many injections have an overlapping outlier whose cause satisfies @pred."""
+    n = 0
+    for b, e in spans:
+        if any(pred(o) for o in outliers_during(res, b, e, slack_ns)):
+            n += 1
+    return n
+
+
+def need_perf():
+    need_tracing()
+    if not shutil.which("perf"):
+        pytest.skip("perf is not installed (Debian: linux-perf)")
+
+
+FIFO_PRIO, FIFO_SPIN_US, FIFO_PERIOD_MS = 10, 300, 20
+
+
+def fifo_args(cpu):
+    """The FIFO spinner: a 300 us spin at FIFO 10 every 20 ms on @cpu."""
+    return ["fifo", str(cpu), "--prio", str(FIFO_PRIO), "--spin-us", str(FIFO_SPIN_US),
+            "--period-ms", str(FIFO_PERIOD_MS)]
+
+
+def fifo_run(tmp_path, run_args=()):
+    """`jtr run` traced by eBPF with the FIFO spinner on the probe's CPU, and
+    --cross-check where perf is installed: (folder, result, spans, stdout)."""
+    need_tracing()
+    cpu, _ = cpus()
+    extra = ["--backend", "ebpf"] + (["--cross-check"] if shutil.which("perf") else [])
+    res, spans, stdout = run_with(tmp_path, cpu, fifo_args(cpu), extra + list(run_args))
+    return tmp_path / "run", res, spans, stdout
