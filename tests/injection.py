@@ -27,9 +27,44 @@ def cpus():
     return allowed[-1], allowed[0]
 
 
+def steal_ns(cpu):
+    """The time the hypervisor has taken from @cpu so far (/proc/stat), in ns."""
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith("cpu%d " % cpu):
+                return int(line.split()[8]) * 10**9 // os.sysconf("SC_CLK_TCK")
+    return 0
+
+
+# the host took more than this share of the measured CPU while the injector ran:
+# the injections are no longer what was asked for (a 300 us spin took 300 ms once)
+# and the run is no ground truth; it is run again, up to ATTEMPTS times in all
+MAX_STEAL_SHARE = 0.05
+ATTEMPTS = 3
+
+
 def run_with(tmp_path, cpu, inject_args, run_args=()):
     """`jtr run` on @cpu for RUN_S with every outlier listed; the injector runs
-    in the middle. Returns (result, [(begin, end)] injections inside the probe)."""
+    in the middle. Returns (result, [(begin, end)] injections inside the probe,
+    stdout). See run_folder."""
+    return run_folder(tmp_path, cpu, inject_args, run_args)[1:]
+
+
+def run_folder(tmp_path, cpu, inject_args, run_args=()):
+    """run_with, run again (in a new folder) while the host stole more than
+    MAX_STEAL_SHARE of @cpu during the injection; (folder, result, spans, stdout)."""
+    for attempt in range(1, ATTEMPTS + 1):
+        d = tmp_path if attempt == 1 else tmp_path / ("again-%d" % attempt)
+        d.mkdir(exist_ok=True)
+        res, inside, stdout, stolen = _run_once(d, cpu, inject_args, run_args)
+        if stolen <= MAX_STEAL_SHARE * INJECT_S * 10**9:
+            break
+        print("the host stole %.0f ms of CPU %d during the %d s injection (attempt %d of %d)"
+              % (stolen / 1e6, cpu, INJECT_S, attempt, ATTEMPTS))
+    return d / "run", res, inside, stdout
+
+
+def _run_once(tmp_path, cpu, inject_args, run_args):
     out = tmp_path / "run"
     times = tmp_path / "inject.csv"
     run = subprocess.Popen([os.path.join(ROOT, "jtr"), "run", "-c", str(cpu), "-d", str(RUN_S),
@@ -47,7 +82,9 @@ def run_with(tmp_path, cpu, inject_args, run_args=()):
                                                      "--out", str(times)]
     # it pins itself to a CPU: keep it in a pid namespace of its own
     cmd = ["unshare", "--pid", "--fork", "--mount-proc"] + cmd
+    stolen = steal_ns(cpu)
     inj = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    stolen = steal_ns(cpu) - stolen
     stdout, stderr = run.communicate(timeout=120)
     assert inj.returncode == 0, inj.stderr
     assert run.returncode == 0, stderr
@@ -57,7 +94,7 @@ def run_with(tmp_path, cpu, inject_args, run_args=()):
     spans = [tuple(map(int, line.split(","))) for line in open(times).read().split()]
     inside = [(b, e) for b, e in spans if r["start_mono_ns"] < b and e < r["end_mono_ns"]]
     assert len(inside) >= 0.9 * len(spans), "the injection must fall inside the probe run"
-    return res, inside, stdout
+    return res, inside, stdout, stolen
 
 
 def outliers_during(res, begin, end, slack_ns=0):
@@ -104,5 +141,4 @@ def fifo_run(tmp_path, run_args=()):
     need_tracing()
     cpu, _ = cpus()
     extra = ["--backend", "ebpf"] + (["--cross-check"] if shutil.which("perf") else [])
-    res, spans, stdout = run_with(tmp_path, cpu, fifo_args(cpu), extra + list(run_args))
-    return tmp_path / "run", res, spans, stdout
+    return run_folder(tmp_path, cpu, fifo_args(cpu), extra + list(run_args))

@@ -82,18 +82,28 @@ def test_stops_at_to(tmp_path):
     assert ">= 1,000 msgs/s" in p.stdout
 
 
-def test_ctrl_c_keeps_the_table(tmp_path):
+@pytest.mark.parametrize("how", ["ctrl-c", "ctrl-c-ignored", "term"])
+def test_ctrl_c_keeps_the_table(tmp_path, how):
+    """Ctrl-C (SIGINT to the process group), also when jtr started with SIGINT
+    ignored as a script's background job does, and SIGTERM to jtr alone: the
+    search stops, the children are stopped, the table is kept."""
     out = tmp_path / "mr"
+    ignore = how == "ctrl-c-ignored"
     p = subprocess.Popen([JTR, "maxrate", "-P", addr("udp"), "-d", "1", "--from", "1K",
                           "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, start_new_session=True)
+                         text=True, start_new_session=True,
+                         preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+                         if ignore else None)
     try:
         end = time.monotonic() + 30
         while not (out / "maxrate.json").exists() and time.monotonic() < end:
             time.sleep(0.05)
         assert (out / "maxrate.json").exists()
         time.sleep(0.5)                                 # in the middle of a step
-        os.killpg(p.pid, signal.SIGINT)                 # what Ctrl-C in a terminal does
+        if how == "term":
+            p.send_signal(signal.SIGTERM)
+        else:
+            os.killpg(p.pid, signal.SIGINT)             # what Ctrl-C in a terminal does
         so, se = p.communicate(timeout=30)
     finally:
         if p.poll() is None:
@@ -103,6 +113,9 @@ def test_ctrl_c_keeps_the_table(tmp_path):
     assert "interrupted after" in so and "1,000" in so
     doc = json.loads((out / "maxrate.json").read_text())
     assert doc["state"] == "interrupted" and doc["max_rate_hz"] >= 1000
+    # the step that was running was stopped, not left behind
+    left = subprocess.run(["pgrep", "-s", str(p.pid)], capture_output=True, text=True)
+    assert left.stdout.strip() == "", "left running: " + left.stdout
 
 
 def test_help():

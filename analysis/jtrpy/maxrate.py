@@ -395,6 +395,10 @@ def search(o, s, outdir, progress):
     return good, bad, "done"
 
 
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main(args):
     if any(a in ("-h", "--help") for a in args):
         sys.stdout.write(USAGE)
@@ -410,9 +414,14 @@ def main(args):
     print(HEAD % ("step", "rate asked", "pub rate", "sub rate", "lost", "late", "steal",
                   "verdict"))
     good = bad = None
+    # Ctrl-C and kill stop the search and keep the table, also where the shell
+    # started jtr with SIGINT ignored (a background job of a script)
+    handlers = {sig: signal.signal(sig, _interrupted) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         good, bad, state = search(o, s, outdir, print_row)
     except KeyboardInterrupt:
+        for sig in handlers:        # a second Ctrl-C does not cut the clean-up short
+            signal.signal(sig, signal.SIG_IGN)
         for p in s.running:
             stop(p, 2)
         done = s.steps
@@ -420,6 +429,9 @@ def main(args):
         ko = [r["rate_hz"] for r in done if not r["pass"] and r["rate_hz"] > max(ok or [0])
               and sum(x["rate_hz"] == r["rate_hz"] for x in done) > o["retries"]]
         good, bad, state = max(ok) if ok else None, min(ko) if ko else None, "interrupted"
+    finally:
+        for sig, h in handlers.items():
+            signal.signal(sig, h)
     save(outdir, o, s, good, bad, state)
     if state == "interrupted":
         print("interrupted after %d steps" % len(s.steps))
