@@ -70,9 +70,9 @@ options:
                     (their result.json) with the programs' output in *.log
 
 The subscriber runs in fast mode (-f: counts and order, no latency). Every
-step has a time limit; Ctrl-C (or SIGTERM) stops and prints the table so far. Exit status
-0 with an answer, 1 if no rate passed or a program would not start, 2 for
-bad options, 130 when interrupted.
+step has a time limit; Ctrl-C (or SIGTERM) stops and prints the table so
+far. Exit status 0 with an answer, 1 if no rate passed or a program would
+not start, 2 for bad options, 130 when interrupted.
 
 examples:
   jtr maxrate -T shm                       shm ring, 64-byte messages, 2 s steps
