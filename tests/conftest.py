@@ -85,6 +85,25 @@ def legacy_blocks(text):
     return blocks
 
 
+def steal_ns():
+    """{cpu: ns} the hypervisor has taken from each CPU so far (/proc/stat; it
+    counts in ticks of 10 ms)."""
+    hz, out = os.sysconf("SC_CLK_TCK"), {}
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith("cpu") and line[3].isdigit():
+                v = line.split()
+                out[int(v[0][3:])] = int(v[8]) * 10**9 // hz
+    return out
+
+
+def stolen_ns(before, cpus=None):
+    """The most the hypervisor took from one CPU (of @cpus, default all) since
+    steal_ns() gave @before."""
+    now = steal_ns()
+    return max((now[c] - before.get(c, now[c]) for c in (cpus or now)), default=0)
+
+
 @pytest.fixture(scope="session")
 def fifo_injected(tmp_path_factory):
     """One eBPF-traced `jtr run` (with --cross-check where perf is installed) with

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, load, need_tracing
+from conftest import ROOT, load, need_tracing, steal_ns, stolen_ns
 
 INJECT = os.path.join(ROOT, "tests", "inject.py")
 RUN_S = 5          # probe duration
@@ -25,15 +25,6 @@ def cpus():
     if len(allowed) < 2:
         pytest.skip("needs two CPUs: one measured, one for the tracer and the injector")
     return allowed[-1], allowed[0]
-
-
-def steal_ns(cpu):
-    """The time the hypervisor has taken from @cpu so far (/proc/stat), in ns."""
-    with open("/proc/stat") as f:
-        for line in f:
-            if line.startswith("cpu%d " % cpu):
-                return int(line.split()[8]) * 10**9 // os.sysconf("SC_CLK_TCK")
-    return 0
 
 
 # the host took more than this share of the measured CPU while the injector ran:
@@ -82,9 +73,9 @@ def _run_once(tmp_path, cpu, inject_args, run_args):
                                                      "--out", str(times)]
     # it pins itself to a CPU: keep it in a pid namespace of its own
     cmd = ["unshare", "--pid", "--fork", "--mount-proc"] + cmd
-    stolen = steal_ns(cpu)
+    before = steal_ns()
     inj = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-    stolen = steal_ns(cpu) - stolen
+    stolen = stolen_ns(before, [cpu])
     stdout, stderr = run.communicate(timeout=120)
     assert inj.returncode == 0, inj.stderr
     assert run.returncode == 0, stderr
@@ -101,6 +92,14 @@ def outliers_during(res, begin, end, slack_ns=0):
     """Listed outliers that overlap [begin, end]."""
     return [o for o in res["attribution"]["worst"]
             if o["start_ns"] <= end + slack_ns and o["start_ns"] + o["length_ns"] >= begin - slack_ns]
+
+
+def outliers_holding(res, spans, pred=lambda o: True):
+    """The distinct listed outliers that overlap an injection and satisfy @pred.
+    Fewer than the injections when the host held a CPU across a period: the
+    injections after it run back to back, in one outlier."""
+    return list({o["start_ns"]: o for b, e in spans for o in outliers_during(res, b, e)
+                 if pred(o)}.values())
 
 
 def part_of(o, category, name=None, prefix=None):

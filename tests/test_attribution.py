@@ -11,7 +11,8 @@ import subprocess
 import pytest
 
 from conftest import load, need_tracing, run_jtr
-from injection import FIFO_SPIN_US, charged, cpus, outliers_during, part_of, run_with
+from injection import (FIFO_SPIN_US, charged, cpus, outliers_during, outliers_holding,
+                       part_of, run_with)
 
 
 def test_fifo_thread_is_task_preemption(fifo_injected):
@@ -54,8 +55,7 @@ def test_fifo_thread_is_task_preemption(fifo_injected):
     # is counted under the injector, and with at least the time it spun. Counted in
     # outliers, not spins: on a busy host one outlier can hold two spins (20 ms apart),
     # and the injector has a row per priority (prio 120 while it starts up)
-    mine = {o["start_ns"]: o for b, e in spans for o in outliers_during(res, b, e)
-            if by_injector(o)}
+    mine = outliers_holding(res, spans, by_injector)
     rows = [c for c in att["causes"] if c["category"] == "task preemption"
             and c["name"].startswith("jtr-inject (pid ")]
     assert sum(c["count"] for c in rows) >= len(mine), (len(mine), rows)

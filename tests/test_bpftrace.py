@@ -49,6 +49,7 @@ if pings:
             os.write(w1, b"x")
             os.read(r2, 1)
         os._exit(0)
+    os.sched_setaffinity(partner, {other})   # at once, not when the child first runs
 for _ in range(sleeps):
     time.sleep(0.001)
 for _ in range(pings):

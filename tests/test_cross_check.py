@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from conftest import load, run_jtr
-from injection import need_perf, part_of
+from injection import need_perf, outliers_holding, part_of
 
 from jtrpy import events as ev
 from jtrpy.crosscheck import LINE
@@ -52,11 +52,15 @@ def test_run_cross_check_matches_the_injected_preemptions(injected, validate):
     tids = injector_tids(res)
     assert tids, "the attribution found no jtr-inject preemption"
     charged = injector_outliers(res)
-    assert len(charged) >= 0.95 * len(spans), (len(charged), len(spans))
+    # counted in outliers, not injections: spins the host made run back to back
+    # are one outlier and one timehist slice
+    held = outliers_holding(res, spans)
+    assert len(held) >= 0.9 * len(spans), (len(held), len(spans))
+    assert len([o for o in held if o in charged]) >= 0.95 * len(held), (len(charged), len(held))
     wrong = of_injector(cc["attribution_only"], tids) + of_injector(cc["timehist_only"], tids)
-    assert wrong <= 0.05 * len(spans), json.dumps(cc, indent=1)
+    assert wrong <= 0.05 * len(held), json.dumps(cc, indent=1)
     assert cc["matched"]["count"] >= len(charged) - of_injector(cc["attribution_only"], tids)
-    assert cc["matched"]["count"] >= 0.95 * len(spans)
+    assert cc["matched"]["count"] >= 0.95 * len(held)
     # timehist saw the spinner itself: other tasks ran at least the spins' time
     spun = sum(e - b for b, e in spans)
     assert cc["totals"]["timehist_ns"] >= 0.9 * spun, (cc["totals"], spun)
@@ -88,7 +92,7 @@ def test_blind_attribution_is_caught(injected, tmp_path, validate):
     spinner = [t for t in th["tasks"] if t["tid"] in tids]
     assert spinner and spinner[0]["comm"] == "jtr-inject", th["tasks"]
     n = sum(t["count"] for t in spinner)
-    assert n >= 0.95 * len(spans), (n, len(spans))
+    assert n >= 0.95 * len(outliers_holding(res, spans)), (n, len(spans))
     assert sum(t["ns"] for t in spinner) >= 0.9 * sum(e - b for b, e in spans)
     assert cc["verdict"] == "%d disagreements" % cc["disagreements"]
     assert cc["disagreements"] >= th["count"]

@@ -13,7 +13,7 @@ import time
 import jsonschema
 import pytest
 
-from conftest import JTR, ROOT, load, run_jtr
+from conftest import JTR, ROOT, load, run_jtr, steal_ns, stolen_ns
 
 METHODS = ["shm-mutex", "shm-adaptive", "shm-lockless", "tcp", "tcp-epoll"]
 SHM = METHODS[:3]
@@ -122,7 +122,16 @@ def test_paced_writer_readers_find_queue_empty(tmp_path, readers):
     empty unless it was off the CPU for the whole 2 ms after every one of
     them; the writer never finds it full (20 batches < 128 slots, and 100 KB in
     all is less than a socket's receive buffer)."""
-    p, res = ipc(tmp_path, "-n", 2000, "-B", 5000, "--pace", "2ms", "-r", readers)
+    for attempt in range(3):
+        (tmp_path / str(attempt)).mkdir()
+        before = steal_ns()
+        p, res = ipc(tmp_path / str(attempt), "-n", 2000, "-B", 5000, "--pace", "2ms",
+                     "-r", readers)
+        # a reader the host held off its CPU for the 40 ms of the run misses every
+        # empty queue: such a run is made again
+        if res is None or stolen_ns(before) < 40 * 10**6 or \
+                min(rd["empty_waits"] for r in res["rows"] for rd in r["per_reader"]):
+            break
     assert p.returncode == 0, p.stderr
     for r in res["rows"]:
         assert r["writer"][0]["batches"] == 20

@@ -41,6 +41,18 @@ def fifo_threads(pid):
     return found
 
 
+def measuring(pid):
+    """The FIFO threads of @pid once its measuring has settled, else None. The
+    worker starts FIFO with the main thread's CPUs and then pins itself; the main
+    thread drops to SCHED_OTHER after: a look in between (which a stolen vCPU can
+    stretch) sees two FIFO threads or an unpinned one. A probe that never drops
+    or never pins never settles."""
+    if len(threads(pid)) < 2:
+        return None
+    found = fifo_threads(pid)
+    return found if len(found) == 1 and len(found[0][2]) == 1 else None
+
+
 def wait_for(cond, timeout=15.0):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -65,7 +77,7 @@ def test_fifo_as_root_really_runs_fifo(tmp_path, validate):
     out = tmp_path / "fifo"
     p = subprocess.Popen([JTR, "gap", "-f", "10", "-c", "1", "-d", "3", "-o", str(out)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    found = wait_for(lambda: fifo_threads(p.pid) if len(threads(p.pid)) >= 2 else None)
+    found = wait_for(lambda: measuring(p.pid))
     so, se = p.communicate(timeout=30)
     assert p.returncode == 0, se
     # the measuring thread is FIFO 10 on CPU 1; the waiting thread went back
@@ -140,8 +152,10 @@ def test_fifo_through_install(installed, user, user_dir, validate):
         return
 
     # while it measures (the worker exists only after the drop): who is it?
-    seen = wait_for(lambda: (status(p.pid), fifo_threads(p.pid))
-                    if len(threads(p.pid)) >= 2 else None)
+    def look():
+        fifo = measuring(p.pid)
+        return (status(p.pid), fifo) if fifo else None
+    seen = wait_for(look)
     so, se = p.communicate(timeout=30)
     assert p.returncode == 0, se
     assert seen, "the measuring thread never appeared"

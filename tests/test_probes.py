@@ -133,7 +133,9 @@ def test_gap_two_cpus(tmp_path, validate):
     for r in res["runs"]:
         check_run_stats(r)
         o = r["outliers"]
-        assert 0.95e9 <= r["duration_ns"] <= 1.2e9
+        # the loop ends at its first read at or after the deadline: the run is late
+        # by at most its longest gap
+        assert 0.95e9 <= r["duration_ns"] <= 1e9 + r["max_ns"] + 10**6
         assert t0 <= r["start_mono_ns"] < r["end_mono_ns"] <= t1
         assert o["threshold_ns"] == max(1000, 8 * r["pre_min_ns"])
         assert abs(o["per_s"] - o["count"] * 1e9 / r["duration_ns"]) < 0.01
@@ -183,7 +185,10 @@ def test_clock_sources(tmp_path, validate):
     # there the vDSO itself falls back to the system call)
     if res["host"]["clocksource"] in ("tsc", "kvm-clock", "hyperv_clocksource_tsc_page",
                                       "arch_sys_counter"):
-        assert runs["monotonic_syscall"]["cost_ns"] > runs["monotonic_vdso"]["cost_ns"]
+        # medians of the back-to-back read gaps: cost_ns averages the loop's wall
+        # time, where one stolen stretch of the vCPU can swap the two
+        assert runs["monotonic_syscall"]["percentiles_ns"]["50"] > \
+            runs["monotonic_vdso"]["percentiles_ns"]["50"]
     # the coarse clock is read until it has stepped 10 times; it steps by its
     # resolution, and most reads see no change
     c = runs["monotonic_coarse"]

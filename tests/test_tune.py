@@ -570,10 +570,12 @@ python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL)
 os.execv(sys.argv[1], sys.argv[1:])' $JTR ab jtr-latency -d 2 --no-trace -o %s > $OUT/ab.txt 2>&1 &
 AB=$!
 for i in $(seq 150); do sleep 0.1; grep -q '"applied"' %s 2>/dev/null && break; done
-sleep 0.5
+# the tuned run's probe is measuring once its hidden partial folder is there
+for i in $(seq 150); do sleep 0.1; ls -d %s/.b-1.partial-* >/dev/null 2>&1 && break; done
+sleep 0.2
 kill -%s $AB; wait $AB; echo ab=$?
 $JTR tune show --json > $OUT/after.json
-""" % (out, state, sig), env, tmp_path, timeout=120)
+""" % (out, state, out, sig), env, tmp_path, timeout=120)
     text = (tmp_path / "ab.txt").read_text()
     assert "ab=130" in p.stdout, p.stdout + text
     assert "reverted jtr-latency" in text
