@@ -18,8 +18,6 @@ INJECT_AFTER_S = 1.5  # after the probe started measuring: the margin the fixed 
 INJECT_S = 2
 
 
-
-
 def cpus():
     allowed = sorted(os.sched_getaffinity(0))
     if len(allowed) < 2:
@@ -28,7 +26,7 @@ def cpus():
 
 
 # the host took more than this share of the measured CPU while the injector ran:
-# the injections are no longer what was asked for (a 300 us spin took 300 ms once)
+# the injections are no longer what was asked for (a 300 us spin took 330 ms once)
 # and the run is no ground truth; it is run again, up to ATTEMPTS times in all
 MAX_STEAL_SHARE = 0.05
 ATTEMPTS = 3
