@@ -303,7 +303,7 @@ def plot_versus(plt, title, series, nb):
     fig, ax = plt.subplots(figsize=(9, 4.5))
     for label, counts, colour in series:
         # steps as a line and a filled polygon: ax.stairs' patches walk every
-        # segment as a curve to find the data limits, 10x the time of the drawing
+        # segment as a curve to find the data limits, over half of each graph's time
         vals = np.array([c if c else 0.5 for c in counts[:nb]], dtype=float)
         xs = np.repeat(edges[:len(vals) + 1], 2)
         ys = np.concatenate(([0.5], np.repeat(vals, 2), [0.5]))
