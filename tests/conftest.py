@@ -88,13 +88,9 @@ def legacy_blocks(text):
 def steal_ns():
     """{cpu: ns} the hypervisor has taken from each CPU so far (/proc/stat; it
     counts in ticks of 10 ms)."""
-    hz, out = os.sysconf("SC_CLK_TCK"), {}
-    with open("/proc/stat") as f:
-        for line in f:
-            if line.startswith("cpu") and line[3].isdigit():
-                v = line.split()
-                out[int(v[0][3:])] = int(v[8]) * 10**9 // hz
-    return out
+    from jtrpy.procs import cpu_times
+    hz = os.sysconf("SC_CLK_TCK")
+    return {c: t[7] * 10**9 // hz for c, t in cpu_times().items() if c != "all"}
 
 
 def stolen_ns(before, cpus=None):

@@ -22,6 +22,7 @@ from conftest import JTR, ROOT, run_jtr
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 from jtrpy.tune import knobs as K  # noqa: E402
+from jtrpy.procs import proc_stat  # noqa: E402
 
 PROFILES = ["jtr-baseline", "jtr-latency", "jtr-isolate", "jtr-realtime"]
 TUNED_PY = "/usr/lib/python3/dist-packages/tuned"
@@ -298,11 +299,8 @@ def _status(env):
 
 def _alive(pid):
     """A process that exists and is not a zombie."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+    st = proc_stat(pid)
+    return st is not None and st.state not in ("Z", "X")
 
 
 def test_auto_revert_unless_confirmed(machine):

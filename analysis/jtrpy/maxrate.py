@@ -14,6 +14,7 @@ import time
 from .cli import parse_count, parse_duration_ns, take_value
 from .errors import JtrError, UsageError
 from .paths import probe_path
+from .procs import cpu_times
 from .result import dumps_result, load_result, new_results_dir, write_atomic
 
 FORMAT = "jtr-maxrate/1"
@@ -194,13 +195,8 @@ def wait_ready(proc, log, timeout):
 
 def cpu_ticks():
     """(steal, total) clock ticks of all CPUs so far (/proc/stat), or None."""
-    try:
-        with open("/proc/stat") as f:
-            v = [int(x) for x in f.readline().split()[1:9]]
-    except (OSError, ValueError):
-        return None
-    # user nice system idle iowait irq softirq steal (guest time is inside user)
-    return (v[7] if len(v) == 8 else 0, sum(v))
+    t = cpu_times()
+    return None if t is None else (t["all"][7], sum(t["all"]))
 
 
 def steal_pct(t0, t1):

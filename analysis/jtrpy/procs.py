@@ -1,4 +1,5 @@
-"""procs - what /proc/PID/stat says of a task (one reader for the whole package)."""
+"""procs - what /proc/PID/stat says of a task and /proc/stat of the CPUs (one reader
+of each for the whole package)."""
 import collections
 import os
 import resource
@@ -25,3 +26,20 @@ def children_cpu_ns():
     the difference around one child's wait is that child's whole CPU time."""
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     return int(round((ru.ru_utime + ru.ru_stime) * 1e9))
+
+
+def cpu_times():
+    """{"all" or a CPU number: [user, nice, system, idle, iowait, irq, softirq, steal]}
+    in clock ticks so far (/proc/stat; guest time is inside user), or None."""
+    out = {}
+    try:
+        with open("/proc/stat") as f:
+            for line in f:
+                if not line.startswith("cpu"):
+                    break
+                v = line.split()
+                ticks = [int(x) for x in v[1:9]]
+                out["all" if v[0] == "cpu" else int(v[0][3:])] = ticks + [0] * (8 - len(ticks))
+    except (OSError, ValueError):
+        return None
+    return out
