@@ -91,3 +91,20 @@ def test_backend_option_errors(tmp_path):
     p = run_jtr("run", "--backend", "dtrace", "-d", "1", "-o", tmp_path / "x")
     assert p.returncode == 2 and "--backend dtrace: use ebpf, perf or auto" in p.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_perf_backend_mounts_tracefs(tmp_path):
+    """On a machine where nothing has mounted tracefs yet, the perf backend mounts it
+    (as the eBPF tracer does) instead of refusing; in a mount namespace of its own."""
+    need_perf()
+    cpu, _ = cpus()
+    out = tmp_path / "m"
+    p = subprocess.run(["unshare", "--mount", "sh", "-c",
+                        "mount --make-rprivate / && umount -l /sys/kernel/tracing 2>/dev/null; "
+                        "mount -t tmpfs none /sys/kernel/tracing && "
+                        "test ! -e /sys/kernel/tracing/events && "
+                        "%s run --backend perf -c %d -d 1 -o %s && "
+                        "test -d /sys/kernel/tracing/events" % (JTR, cpu, out)],
+                       text=True, capture_output=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert load(out)["attribution"]["tracer"]["backend"] == "perf"

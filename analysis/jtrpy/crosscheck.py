@@ -96,6 +96,25 @@ def sched_data_path(result_dir, given=None):
     return p
 
 
+def timehist_slice(line):
+    """One line of `perf sched timehist` as a slice (cpu, tid, pid, comm, begin_ns,
+    end_ns), or None for a line that is not one; tid -1: a task it cannot place."""
+    m = LINE.match(line)
+    if not m:
+        return None
+    sec, usec, cpu, comm, tid, pid, ms, us = m.groups()
+    comm = comm.strip()
+    end = int(sec) * 1_000_000_000 + int(usec) * 1000
+    run = int(ms) * 1_000_000 + int(us) * 1000
+    if tid is None:
+        # a task perf has no name for prints as ":TID" (perf 6.1: a thread of
+        # another pid namespace), the idle task as "<idle>"
+        bare = re.fullmatch(r":(\d+)", comm)
+        tid = pid = int(bare.group(1)) if bare else 0 if comm == "<idle>" else -1
+    tid = int(tid)
+    return (int(cpu), tid, int(pid) if pid is not None else tid, comm, end - run, end)
+
+
 def read_timehist(path, cpus):
     """Slices (cpu, tid, pid, comm, begin_ns, end_ns) of `perf sched timehist` on @cpus,
     in time order per CPU; tid 0 is the idle task."""
@@ -104,19 +123,7 @@ def read_timehist(path, cpus):
         cmd += ["-C", ",".join(str(c) for c in sorted(cpus))]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          errors="replace")
-    slices = []
-    for line in p.stdout:
-        m = LINE.match(line)
-        if not m:
-            continue
-        sec, usec, cpu, comm, tid, pid, ms, us = m.groups()
-        end = int(sec) * 1_000_000_000 + int(usec) * 1000
-        run = int(ms) * 1_000_000 + int(us) * 1000
-        if tid is None:
-            tid = pid = 0 if comm.strip() == "<idle>" else -1
-        tid = int(tid)
-        slices.append((int(cpu), tid, int(pid) if pid is not None else tid, comm.strip(),
-                       end - run, end))
+    slices = [s for s in map(timehist_slice, p.stdout) if s]
     err = p.stderr.read()
     if p.wait() != 0:
         lines = [x for x in err.splitlines() if x.strip()]

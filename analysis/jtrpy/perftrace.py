@@ -52,9 +52,21 @@ def unavailable():
         return "perf is switched off for this run (JTR_NO_PERF is set)"
     if not perf_path():
         return "perf is not installed (Debian: apt-get install linux-perf)"
-    if not os.path.isdir(os.path.join(TRACEFS, "events")):
-        return "tracefs is not mounted on %s" % TRACEFS
-    return None
+    return tracefs_ready()
+
+
+def tracefs_ready():
+    """None when tracefs is mounted on TRACEFS (mounting it, as the eBPF tracer
+    does, when it is not and this process may), else why it is not."""
+    if os.path.isdir(os.path.join(TRACEFS, "events")):
+        return None
+    if os.geteuid() == 0 and os.path.isdir(TRACEFS):
+        subprocess.run(["mount", "-t", "tracefs", "nodev", TRACEFS],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        if os.path.isdir(os.path.join(TRACEFS, "events")):
+            return None
+    return ("tracefs is not mounted on %s; mount it with 'mount -t tracefs nodev %s'"
+            % (TRACEFS, TRACEFS))
 
 
 def tracepoints():
