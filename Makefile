@@ -149,10 +149,11 @@ LIBEXEC := $(DESTDIR)$(PREFIX)/libexec/jtr
 PYLIB   := $(DESTDIR)$(PREFIX)/lib/jtr
 
 install: all
-	install -d $(LIBEXEC) $(PYLIB)/jtrpy/tune $(DESTDIR)$(PREFIX)/bin
+	install -d $(LIBEXEC) $(PYLIB)/jtrpy $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BINS) $(TRACER) $(LIBEXEC)/
-	install -m 0644 analysis/jtrpy/*.py $(PYLIB)/jtrpy/
-	install -m 0644 analysis/jtrpy/tune/*.py $(PYLIB)/jtrpy/tune/
+	for f in $$(cd analysis && find jtrpy -name '*.py'); do \
+		install -D -m 0644 analysis/$$f $(PYLIB)/$$f || exit 1; done
+	install -m 0644 VERSION $(PYLIB)/jtrpy/VERSION
 	for p in tuning-profiles/jtr-*; do \
 		install -d $(DESTDIR)$(PREFIX)/share/jtr/$$p && \
 		install -m 0644 $$p/tuned.conf $(DESTDIR)$(PREFIX)/share/jtr/$$p/; done

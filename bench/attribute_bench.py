@@ -25,7 +25,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 
-from jtrpy import events as E  # noqa: E402
+from jtrpy.trace import events as E  # noqa: E402
 
 T0 = 5_000_000_000_000
 PROBE, KWORKER, FIFO = 812, 123, 4242
@@ -134,15 +134,17 @@ def reference_s():
 
 def measure(folder):
     """In this (fresh) process: time read_events and attribute, print one JSON line."""
-    from jtrpy import attribute as A
-    from jtrpy.result import load_result
+    from jtrpy.attribution import attribute as A
+    from jtrpy.render.attribution import format_table
+    from jtrpy.results.outliers import read_outliers
+    from jtrpy.results.result import load_result
     ref = reference_s()
     base_kb = peak_kb()
     result = load_result(folder)
     t0, c0 = time.perf_counter(), time.process_time()
     log = E.read_events(folder)
     t1 = time.perf_counter()
-    outliers = A.load_outliers(folder)
+    outliers = read_outliers(result)
     t2 = time.perf_counter()
     att = A.attribute(result, outliers, log)
     t3, c3 = time.perf_counter(), time.process_time()
@@ -150,7 +152,7 @@ def measure(folder):
                       "cpu_s": c3 - c0,
                       "events": len(log), "outliers": len(outliers), "base_kb": base_kb,
                       "peak_kb": peak_kb(), "reference_s": ref,
-                      "table": A.format_table(att)}))
+                      "table": format_table(att)}))
 
 
 def main():

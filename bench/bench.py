@@ -184,7 +184,8 @@ def ipc_compare(tmp):
         ratios[n] = {
             "shm_mutex_s": shm and shm["elapsed_s"], "tcp_s": tcp and tcp["elapsed_s"],
             "ratio": shm["elapsed_s"] / tcp["elapsed_s"] if shm and tcp else None,
-            "best_shm": best_shm and best_shm["method"], "best_tcp": best_tcp and best_tcp["method"],
+            "best_shm": best_shm and best_shm["method"],
+            "best_tcp": best_tcp and best_tcp["method"],
             "best_ratio": (best_shm["elapsed_s"] / best_tcp["elapsed_s"]
                            if best_shm and best_tcp else None),
             "seed_ratio": seed["shm"] / seed["tcp"]}

@@ -22,7 +22,8 @@ sys.path.insert(0, os.path.join(ROOT, "analysis"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 
 import attribute_bench as AB  # noqa: E402
-from jtrpy.result import save_result  # noqa: E402
+
+from jtrpy.results.result import Result  # noqa: E402
 
 
 def build(folder, n_samples, n_outliers):
@@ -49,7 +50,7 @@ def build(folder, n_samples, n_outliers):
              per_s=n_outliers / (srun["duration_ns"] / 1e9))
     res["runs"] = [run]
     res["files"] = {"outliers": "outliers.csv"}
-    save_result(big, res)
+    Result(res, os.path.join(big, "result.json")).save()
     subprocess.run([JTR, "attribute", big], check=True, stdout=subprocess.DEVNULL)
     return big
 

@@ -19,8 +19,8 @@ peer, A-tool, peer..., medians reported:
 
 Every item prints the commands, the two numbers, the ratio, the goal and
 PASS or MISS. A missed goal is a result; an item whose programs fail to run
-says FAILED TO RUN, the others still run, and `make bench` exits 1. Run alone: `.venv/bin/python bench/transport_bench.py`
-(BENCH_ROUNDS, BENCH_CPU as bench.py).
+says FAILED TO RUN, the others still run, and `make bench` exits 1. Run alone:
+`.venv/bin/python bench/transport_bench.py` (BENCH_ROUNDS, BENCH_CPU as bench.py).
 """
 import json
 import os
@@ -36,7 +36,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 
-from jtrpy.cpus import online_cpus  # noqa: E402
+from jtrpy.system.cpus import online_cpus  # noqa: E402
 
 JTR = os.path.join(ROOT, "jtr")
 BENCH_BIN = os.path.join(ROOT, "build", "bench")

@@ -4,7 +4,8 @@
  * The event log (events.bin) is a 64-byte header followed by records of
  * exactly JTR_EV_SIZE (64) bytes, little-endian, as the kernel side wrote
  * them. docs/attribution.md documents every field per type; the Python
- * reader is analysis/jtrpy/events.py. Names that need /proc/kallsyms or the
+ * reader is analysis/jtrpy/trace/events.py (analysis/tests/test_parity.py
+ * checks that it declares the same layout). Names that need /proc/kallsyms or the
  * list of irq_vectors events are resolved by the tracer when it stops and
  * written to trace.json beside the log, so a log can be read on another
  * machine.

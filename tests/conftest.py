@@ -78,7 +78,8 @@ def legacy_blocks(text):
             r"ticks_per_sec=(?P<tps>\d+), jtr_1000_loops_cost=(?P<lc>\d+)\n)"
             r"Minimum=(?P<min>\d+), Maximum=(?P<max>\d+), Average=(?P<avg>\d+), "
             r"Overflows=(?P<over>\d+)\n(?P<pct>(?: ?\d+\.\d{3}% are below \d+ ns\n){5})", text):
-        d = {k: (int(v) if v and re.fullmatch(r"-?\d+", v) else v) for k, v in m.groupdict().items()}
+        d = {k: (int(v) if v and re.fullmatch(r"-?\d+", v) else v)
+             for k, v in m.groupdict().items()}
         d["below"] = {float(p): int(n) for p, n in
                       re.findall(r"(\d+\.\d{3})% are below (\d+) ns", m.group("pct"))}
         blocks.append(d)
@@ -88,7 +89,7 @@ def legacy_blocks(text):
 def steal_ns():
     """{cpu: ns} the hypervisor has taken from each CPU so far (/proc/stat; it
     counts in ticks of 10 ms)."""
-    from jtrpy.procs import cpu_times
+    from jtrpy.system.procs import cpu_times
     hz = os.sysconf("SC_CLK_TCK")
     return {c: t[7] * 10**9 // hz for c, t in cpu_times().items() if c != "all"}
 

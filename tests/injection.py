@@ -9,7 +9,6 @@ import sys
 import time
 
 import pytest
-
 from conftest import ROOT, load, need_tracing, steal_ns, stolen_ns
 
 INJECT = os.path.join(ROOT, "tests", "inject.py")
@@ -89,7 +88,8 @@ def _run_once(tmp_path, cpu, inject_args, run_args):
 def outliers_during(res, begin, end, slack_ns=0):
     """Listed outliers that overlap [begin, end]."""
     return [o for o in res["attribution"]["worst"]
-            if o["start_ns"] <= end + slack_ns and o["start_ns"] + o["length_ns"] >= begin - slack_ns]
+            if o["start_ns"] <= end + slack_ns
+            and o["start_ns"] + o["length_ns"] >= begin - slack_ns]
 
 
 def outliers_holding(res, spans, pred=lambda o: True):

@@ -9,10 +9,16 @@ import re
 import subprocess
 
 import pytest
-
 from conftest import load, need_tracing, run_jtr
-from injection import (FIFO_SPIN_US, charged, cpus, outliers_during, outliers_holding,
-                       part_of, run_with)
+from injection import (
+    FIFO_SPIN_US,
+    charged,
+    cpus,
+    outliers_during,
+    outliers_holding,
+    part_of,
+    run_with,
+)
 
 
 def test_fifo_thread_is_task_preemption(fifo_injected):
@@ -118,7 +124,8 @@ def test_disk_interrupt_steered_to_the_cpu_is_a_hardirq(tmp_path):
         # direct reads of a file on that device (the device node itself may be closed to us)
         data = tmp_path / "direct.bin"
         if os.stat(tmp_path).st_dev != os.stat(dev).st_rdev:
-            pytest.skip("%s is not on %s: direct reads would not reach IRQ %d" % (tmp_path, dev, irq))
+            pytest.skip("%s is not on %s: direct reads would not reach IRQ %d"
+                        % (tmp_path, dev, irq))
         with open(data, "wb") as f:
             f.write(os.urandom(1 << 20) * 64)
             os.fsync(f.fileno())
@@ -202,7 +209,8 @@ def test_attribute_again_with_another_slack(tmp_path, validate):
     p = run_jtr("attribute", "--slack", "3us", "--top", "5", out, check=True)
     res = validate(load(out))
     att = res["attribution"]
-    assert att["method"]["slack_ns"] == 3000 and len(att["worst"]) == min(5, att["outliers"]["count"])
+    assert att["method"]["slack_ns"] == 3000 and \
+        len(att["worst"]) == min(5, att["outliers"]["count"])
     assert att["outliers"]["total_ns"] == first["outliers"]["total_ns"]
     assert "causes of %d outliers" % att["outliers"]["count"] in p.stdout
     assert open(out / "attribution.txt").read().splitlines() == p.stdout.splitlines()
@@ -213,7 +221,7 @@ def test_attribute_again_with_another_slack(tmp_path, validate):
 
 @pytest.mark.parametrize("args, needle", [
     ([], "give one results folder"),
-    (["--slack", "x"], "--slack x: not a duration"),
+    (["--slack", "x"], "--slack x: 'x' is not a duration"),
     (["--top", "-1"], "--top -1"),
     (["--bogus"], "unknown option '--bogus'"),
     (["{tmp}/missing"], "not a results folder"),
@@ -239,5 +247,5 @@ def test_run_bad_tracer_option_is_a_usage_error(tmp_path):
     p = run_jtr("run", "-c", max(os.sched_getaffinity(0)), "-d", "1", "--trace-buffer", "5000",
                 "-o", tmp_path / "x")
     assert p.returncode == 2
-    assert p.stderr.startswith("jtr: --trace-buffer 5000") and p.stderr.count("\n") == 1
+    assert p.stderr.startswith("jtr run: --trace-buffer 5000") and p.stderr.count("\n") == 1
     assert not (tmp_path / "x").exists()

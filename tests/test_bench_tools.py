@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT, load, run_jtr
 from test_transports import addr_for, check_percentiles, finish, kill_all, spawn
 
@@ -20,7 +19,7 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 
 
 def two_cpus():
-    from jtrpy.cpus import online_cpus
+    from jtrpy.system.cpus import online_cpus
     cpus = [c for c in online_cpus() if c in os.sched_getaffinity(0)]
     if len(cpus) < 2:
         pytest.skip("needs two CPUs this process may use; has %s" % cpus)

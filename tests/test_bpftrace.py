@@ -11,7 +11,6 @@ import threading
 import time
 
 import pytest
-
 from conftest import ROOT
 
 BT_DIR = os.path.join(ROOT, "ebpf", "bpftrace")

@@ -6,7 +6,6 @@ import sys
 
 import jsonschema
 import pytest
-
 from conftest import ROOT, load, run_jtr
 
 PCTS = ["50", "90", "99", "99.9", "99.99", "99.999"]
@@ -111,10 +110,10 @@ BAD = [
     (["broken.json", "GOOD"], ["broken.json: not a JSON file"]),
     (["GOOD", "nohist"], ["run 'cpu1' has no histogram"]),
     (["noruns.json", "GOOD"], ["noruns.json: the result has no runs"]),
-    (["--confidence", "100", "GOOD", "GOOD"], ["--confidence 100", "from 50 to 99.99"]),
-    (["--confidence", "abc", "GOOD", "GOOD"], ["--confidence abc", "from 50 to 99.99"]),
-    (["--confidence"], ["--confidence needs a value"]),
-    (["--resamples", "5", "GOOD", "GOOD"], ["--resamples 5", "from 100 to 100000"]),
+    (["--confidence", "100", "GOOD", "GOOD"], ["--confidence 100", "expected 50%..99.99%"]),
+    (["--confidence", "abc", "GOOD", "GOOD"], ["--confidence abc", "'abc' is not a percentage"]),
+    (["--confidence"], ["option '--confidence' needs a value"]),
+    (["--resamples", "5", "GOOD", "GOOD"], ["--resamples 5", "expected 100..100000"]),
     (["--seed", "x", "GOOD", "GOOD"], ["--seed x"]),
     (["--frob", "GOOD", "GOOD"], ["unknown option '--frob'", "jtr compare --help"]),
     (["-o", "no/such/dir/c.json", "GOOD", "GOOD"], ["-o no/such/dir/c.json: cannot write"]),
@@ -129,7 +128,7 @@ def test_bad_input(two_runs, tmp_path, args, want):
     assert p.returncode == 2, (p.returncode, p.stderr)
     lines = p.stderr.strip().split("\n")
     assert len(lines) == 1, p.stderr
-    assert lines[0].startswith("jtr: ")
+    assert lines[0].startswith("jtr compare: ")
     for w in want:
         assert w in lines[0], (w, lines[0])
     assert "Traceback" not in p.stderr and p.stdout == ""

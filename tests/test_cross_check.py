@@ -7,12 +7,11 @@ import re
 import shutil
 
 import pytest
-
 from conftest import load, run_jtr
 from injection import need_perf, outliers_holding, part_of
 
-from jtrpy import events as ev
-from jtrpy.crosscheck import LINE, timehist_slice
+from jtrpy.trace import events as ev
+from jtrpy.trace.sched import LINE, timehist_slice
 
 INJECTOR = "jtr-inject (pid "
 

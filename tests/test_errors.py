@@ -6,7 +6,6 @@ import subprocess
 import time
 
 import pytest
-
 from conftest import JTR, load, run_jtr
 
 BAD = [
@@ -157,7 +156,8 @@ def test_ctrl_c_through_jtr_run(tmp_path, validate):
     time.sleep(1)
     os.killpg(p.pid, signal.SIGINT)
     so, se = p.communicate(timeout=30)
-    assert p.returncode == 0, se
+    assert p.returncode == 130, se
+    assert se.rstrip().splitlines()[-1] == "jtr run: interrupted; partial results in %s/" % out
     assert "partial: the run was stopped early" in so
     res = validate(load(out))
     assert res["partial"] is True

@@ -41,3 +41,39 @@ def test_run_default_cpu_is_the_last_online(tmp_path):
     want = int(re.split(r"[,-]", iso)[0]) if iso else last
     assert res["runs"][0]["cpu"] == want
     assert "CPU %d:" % want in p.stdout
+
+
+def test_every_command_has_the_same_help_layout():
+    """C programs and Python commands alike: usage, options, examples; and
+    `jtr help CMD` is `jtr CMD --help`."""
+    from jtrpy.cli.main import COMMANDS
+    for name, _, _ in COMMANDS:
+        if name in ("help", "version"):
+            continue
+        p = run_jtr(name, "--help")
+        assert p.returncode == 0 and p.stderr == "", (name, p.stderr)
+        out = p.stdout
+        assert out.startswith("usage: jtr %s" % name), (name, out[:80])
+        assert "\noptions:\n" in out and "\nexamples:\n" in out, name
+        assert "\nUsage:" not in out and "\nOptions:" not in out, name
+        assert run_jtr("help", name).stdout == out, name
+        for old in ("um_perf", "um_lat", "tstall", "plotall", "the original", "seed's",
+                    "seed-style", "jtr_sock", "tst_"):
+            assert old not in out, (name, old)
+
+
+def test_run_learns_the_folder_from_the_probe(tmp_path):
+    """jtr run does not read the probe's output to find its results (with -q there
+    is none) nor guess results/latest: here a stale folder sits where that link
+    would be, and the run still reads its own result."""
+    stale = tmp_path / "results" / "latest"
+    stale.mkdir(parents=True)
+    (stale / "result.json").write_text('{"format": "jtr-result/1", "tool": "stale", '
+                                       '"runs": []}')
+    p = run_jtr("run", "--no-trace", "--duration=300ms", "-q", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    folders = [d for d in (tmp_path / "results").iterdir() if d.name != "latest"]
+    assert len(folders) == 1
+    res = load(folders[0])
+    cpu = res["runs"][0]["cpu"]
+    assert "CPU %d: %d interruptions" % (cpu, res["runs"][0]["outliers"]["count"]) in p.stdout

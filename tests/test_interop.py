@@ -11,15 +11,14 @@ import subprocess
 import sys
 
 import pytest
+from conftest import load, run_jtr
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
 from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import load, run_jtr
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "analysis"))
-from jtrpy import hist  # noqa: E402
+from jtrpy.results import hist  # noqa: E402
 
 PCTS = ["50", "90", "99", "99.9", "99.99", "99.999"]
 # compare needs numpy: the venv's python3 first on PATH
@@ -39,7 +38,7 @@ def one_line_error(p, *words):
     assert p.returncode == 2, (p.returncode, p.stderr)
     assert "Traceback" not in p.stderr
     lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("jtr: "), p.stderr
+    assert len(lines) == 1 and lines[0].startswith("jtr %s: " % p.args[1]), p.stderr
     for w in words:
         assert w in lines[0], (w, lines[0])
 
@@ -87,7 +86,7 @@ def check_roundtrip(run, h):
 
 def value_at_rank(buckets, rank):
     cum = 0
-    for lo, hi, c in buckets:
+    for _, hi, c in buckets:
         cum += c
         if cum >= rank:
             return hi
@@ -229,6 +228,7 @@ def test_import_hlog_of_another_writer(tmp_path, validate):
     percentiles are HdrHistogram's, x 1000 for us."""
     import io
     import random
+
     from hdrh.log import HistogramLogWriter
     rnd = random.Random(7)
     path = tmp_path / "svc.hlog"
@@ -314,7 +314,7 @@ def test_hlog_other_precisions(runs, tmp_path, bits):
         # refine by putting every count at its bucket's highest value (a valid finer
         # histogram of the same percentiles)
         acc = {}
-        for lo, hi, c in h["buckets"]:
+        for _, hi, c in h["buckets"]:
             i = hist.bucket_index(bits, hi)
             acc[i] = acc.get(i, 0) + c
         h["buckets"] = [list(hist.bucket_lo_hi(bits, i)) + [acc[i]] for i in sorted(acc)]

@@ -12,7 +12,6 @@ import time
 
 import jsonschema
 import pytest
-
 from conftest import JTR, ROOT, load, run_jtr, steal_ns, stolen_ns
 
 METHODS = ["shm-mutex", "shm-adaptive", "shm-lockless", "tcp", "tcp-epoll"]

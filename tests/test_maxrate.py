@@ -9,7 +9,6 @@ import subprocess
 import time
 
 import pytest
-
 from conftest import JTR, load, run_jtr
 from test_transports import free_port
 

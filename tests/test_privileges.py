@@ -9,7 +9,6 @@ import tempfile
 import time
 
 import pytest
-
 from conftest import JTR, ROOT, load
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0,

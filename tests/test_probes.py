@@ -7,8 +7,7 @@ import re
 import time
 
 import pytest
-
-from conftest import load, run_jtr, legacy_blocks
+from conftest import legacy_blocks, load, run_jtr
 
 PCTS = ["50", "90", "99", "99.9", "99.99", "99.999"]
 
@@ -35,7 +34,7 @@ def check_run_stats(r):
     # p50 from the buckets, independently of the C code
     need = math.ceil(0.5 * h["total"] - 1e-9)
     cum = 0
-    for lo, hi, n in h["buckets"]:
+    for _, hi, n in h["buckets"]:
         cum += n
         if cum >= need:
             assert min(max(hi, r["min_ns"]), r["max_ns"]) == r["percentiles_ns"]["50"]
@@ -245,6 +244,7 @@ def test_progress_on_a_terminal_only(tmp_path):
     """Progress goes to stderr when it is a terminal, and never to a pipe."""
     import pty
     import subprocess
+
     from conftest import JTR
     out = tmp_path / "tty"
     leader, follower = pty.openpty()

@@ -9,10 +9,11 @@ import shutil
 import subprocess
 
 import pytest
-
 from conftest import load, run_jtr
-from jtrpy import hist
-from jtrpy.result import PERCENTILE_KEYS, dumps_result
+
+from jtrpy.results import hist
+from jtrpy.results.result import PERCENTILE_KEYS
+from jtrpy.system.files import dumps_json as dumps_result
 
 
 class Page(html.parser.HTMLParser):
@@ -142,7 +143,7 @@ def synthetic(folder, attributed=True, warn=True):
     outl = [(t0 + 1000 * k * 7919 % 999_000_000, 2000 if k < 50 else 15000 if k < 60
              else 250000) for k in range(62)]
     outl.sort()
-    lost = sum(l - 30 for _, l in outl)
+    lost = sum(n - 30 for _, n in outl)
     run = {
         "name": "cpu1", "cpu": 1, "partial": False, "start_mono_ns": t0,
         "end_mono_ns": t0 + 10**9, "duration_ns": 10**9, "samples": n, "min_ns": 30,
@@ -154,7 +155,7 @@ def synthetic(folder, attributed=True, warn=True):
         "loop_period_ns": 1000.5, "pre_min_ns": 30, "lost_time_pct": 100.0 * lost / 1e9,
         "outliers": {"threshold_ns": 1000, "count": 62, "per_s": 62.0, "logged": 62,
                      "dropped": 3 if warn else 0, "log": "outliers.csv",
-                     "total_ns": sum(l for _, l in outl), "lost_ns": lost, "max_ns": 250000},
+                     "total_ns": sum(n for _, n in outl), "lost_ns": lost, "max_ns": 250000},
         "pmu": None if warn else {
             "cycles": 2_000_000_000, "instructions": 3_000_000_000, "cache_misses": 4000,
             "dtlb_load_misses": 200, "ipc": 1.5,
@@ -188,9 +189,9 @@ def synthetic(folder, attributed=True, warn=True):
                         "total_ns": 300000 // (j + 1), "share": 0.5 / (j + 1),
                         "p50_ns": 2000, "max_ns": 250000, "per_s": 20.0}
                        for j, (c, nm) in enumerate(cats)],
-            "worst": [{"cpu": 1, "start_ns": s, "length_ns": l, "category": cats[j % 3][0],
+            "worst": [{"cpu": 1, "start_ns": s, "length_ns": n, "category": cats[j % 3][0],
                        "name": cats[j % 3][1], "chain": "chain %d" % j}
-                      for j, (s, l) in enumerate(sorted(outl, key=lambda x: -x[1])[:5])],
+                      for j, (s, n) in enumerate(sorted(outl, key=lambda x: -x[1])[:5])],
             "warnings": ["7 events dropped"] if warn else [],
         }
     os.makedirs(folder, exist_ok=True)
@@ -256,7 +257,7 @@ def test_synthetic_pair_and_no_warnings(tmp_path):
 
 
 def test_spectrum_meets_the_result_percentiles(tmp_path):
-    from jtrpy import report
+    from jtrpy.render import plots as report
     r = synthetic(tmp_path / "s")
     run = r["runs"][0]
     pts = report.spectrum(run["histogram"]["buckets"], run["min_ns"], run["max_ns"])
@@ -312,7 +313,8 @@ def send_like(folder, pairs=2):
 
 def test_versus_graphs_of_two_results(tmp_path):
     """plot_A_v_B-N.png for run N of A against run N of B: both series drawn."""
-    from jtrpy import legacy, report
+    from jtrpy.formats import legacy
+    from jtrpy.render import plots as report
     a = synthetic(tmp_path / "before", attributed=False, warn=False)
     b = synthetic(tmp_path / "after", attributed=False, warn=False)
     # B is slower: every value 40 ns later, so the two series do not overlap
@@ -332,7 +334,7 @@ def test_versus_graphs_of_two_results(tmp_path):
     assert (out / "after.txt").read_text() == legacy.summary_text(b)
     page = parse(out / "report.html")
     assert "plot_before_v_after-1" in [i.get("alt") for i in page.imgs]
-    assert "Seed-style graphs" in "".join(page.text)
+    assert "10 ns graphs (jtr_null's gnuplot format)" in "".join(page.text)
 
 
 def test_versus_same_names(tmp_path):
@@ -348,7 +350,7 @@ def test_versus_same_names(tmp_path):
 def test_send_vs_null_pairs(tmp_path):
     """A result of send runs gets plot_NAME_v_null-K.png per pair, with the send run
     and its null run, and its gnuplot file holds the runs in order."""
-    from jtrpy import report
+    from jtrpy.render import plots as report
     r = send_like(tmp_path / "tst_sock")
     p = run_jtr("report", tmp_path / "tst_sock", check=True)
     rep = tmp_path / "tst_sock" / "report"
@@ -372,7 +374,7 @@ def test_send_vs_null_pairs(tmp_path):
 def test_gnuplot_option(tmp_path):
     """--gnuplot: each run alone (plot_NAME-N.png) and the files, for any result;
     --histo-buckets sets the 10 ns buckets."""
-    from jtrpy import legacy
+    from jtrpy.formats import legacy
     r = synthetic(tmp_path / "g", attributed=False, warn=False)
     run_jtr("report", tmp_path / "g", check=True)
     assert not (tmp_path / "g" / "report" / "g.gp").exists()
@@ -411,7 +413,7 @@ def test_bad_input(tmp_path, case):
         args = [tmp_path / "s", tmp_path / "t"]
     p = run_jtr("report", *args)
     assert p.returncode == 2, p.stderr
-    assert p.stderr.startswith("jtr: ") and p.stderr.count("\n") == 1, p.stderr
+    assert p.stderr.startswith("jtr report: ") and p.stderr.count("\n") == 1, p.stderr
     assert "Traceback" not in p.stderr
 
 

@@ -27,8 +27,7 @@ import subprocess
 import time
 
 import pytest
-
-from conftest import JTR, load, run_jtr, legacy_blocks
+from conftest import JTR, legacy_blocks, load, run_jtr
 
 PCTS = ["50", "90", "99", "99.9", "99.99", "99.999"]
 BASE_PORT = 21000 + os.getpid() % 4000 * 5    # apart from other runs of the suite
@@ -49,7 +48,7 @@ def pct_from_buckets(h, pct, lo_clamp, hi_clamp):
     """jtr_hist_value_at_percentile, from the JSON buckets alone."""
     need = max(1, math.ceil(pct / 100.0 * h["total"] - 1e-9))
     cum = 0
-    for lo, hi, n in h["buckets"]:
+    for _, hi, n in h["buckets"]:
         cum += n
         if cum >= need:
             return min(max(hi, lo_clamp), hi_clamp)

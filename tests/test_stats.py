@@ -10,7 +10,6 @@ import socket
 import time
 
 import pytest
-
 from conftest import assert_usage_errors, load, run_jtr
 from test_transports import addr_for, finish, free_port, kill_all, spawn, wait_ready
 
@@ -211,7 +210,7 @@ def test_sub_latency_file_matches_histogram(tmp_path, validate):
     assert len(recs) == 3000 == t["latency_file"]["samples"] and t["latency_file"]["not_kept"] == 0
     assert sub["files"]["latency"] == "latency.csv"
     assert [r[0] for r in recs] == list(range(100, 3100))    # measured ones, in order
-    for seq, sent, recv, lat in recs:
+    for _, sent, recv, lat in recs:
         assert lat == max(recv - sent, 0)
     check_against_histogram([r[3] for r in recs], sub["runs"][0])
 
@@ -222,7 +221,7 @@ def test_ping_latency_file_matches_histogram(tmp_path, validate):
     assert len(recs) == 800 == res["transport"]["latency_file"]["samples"]
     assert sorted(r[0] for r in recs) == list(range(20, 820))
     # TSC stamps converted to CLOCK_MONOTONIC: within the run, and received after sent
-    for seq, sent, recv, lat in recs:
+    for _, sent, recv, lat in recs:
         assert res["started_mono_ns"] - 10**9 <= sent <= recv <= res["ended_mono_ns"] + 10**9
         assert abs((recv - sent) - lat) <= 2
     check_against_histogram([r[3] for r in recs], res["runs"][1])

@@ -11,12 +11,12 @@ import subprocess
 import time
 
 import pytest
-
 from conftest import JTR, load, run_jtr
 from test_report import assert_png, parse
-from jtrpy import legacy
+
 from jtrpy.errors import JtrError
-from jtrpy.paths import probe_path
+from jtrpy.formats import legacy
+from jtrpy.system.paths import probe_path
 
 CPU = str(max(os.sched_getaffinity(0)))
 BASE_ITEMS = ["null", "null-clock", "clock", "gap"]
@@ -221,13 +221,13 @@ def test_gnuplot_reads_the_file(tmp_path):
     (["--transports", "carrier-pigeon"], ["--transports carrier-pigeon"]),
     (["--only", "everything"], ["--only everything"]),
     (["--bogus"], ["unknown option"]),
-    (["-o"], ["-o needs a value"]),
+    (["-o"], ["option '-o' needs a value"]),
 ])
 def test_bad_options(tmp_path, args, words):
     p = run_jtr("suite", *args, cwd=tmp_path)
     assert p.returncode == 2, p.stdout + p.stderr
     lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("jtr: ") and "Traceback" not in p.stderr
+    assert len(lines) == 1 and lines[0].startswith("jtr suite: ") and "Traceback" not in p.stderr
     for w in words:
         assert w in lines[0]
     assert not os.path.exists(tmp_path / "results")

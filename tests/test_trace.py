@@ -7,10 +7,9 @@ import subprocess
 import time
 
 import pytest
-
 from conftest import BIN, JTR, need_tracing, run_jtr
 
-from jtrpy.events import read_events
+from jtrpy.trace.events import read_events
 
 TRACER = os.path.join(BIN, "jtr-trace")
 EV_VEC_ENTRY = 6
@@ -159,7 +158,7 @@ def test_trace_print_shows_events(tmp_path):
     assert len(lines) == json.load(open(out / "trace.json"))["events"]["written"]
     assert any("local_timer" in line for line in lines)
     p = run_jtr("trace", "--print", tmp_path / "nothing")
-    assert p.returncode == 2 and p.stderr.startswith("jtr: ")
+    assert p.returncode == 2 and p.stderr.startswith("jtr trace: ")
 
 
 def test_trace_stops_on_sigint_and_keeps_the_log(tmp_path):

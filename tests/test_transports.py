@@ -13,7 +13,6 @@ import subprocess
 import time
 
 import pytest
-
 from conftest import JTR, assert_usage_errors, load, run_jtr, steal_ns, stolen_ns
 
 KINDS = ["shm", "tcp", "udp", "mcast", "unix", "unix-dgram"]
@@ -115,7 +114,7 @@ def check_percentiles(run):
     for key, pct in PCTS:
         need = max(1, math.ceil(pct / 100.0 * h["total"] - 1e-9))
         cum = 0
-        for lo, hi, n in h["buckets"]:
+        for _, hi, n in h["buckets"]:
             cum += n
             if cum >= need:
                 want = min(max(hi, run["min_ns"]), run["max_ns"])

@@ -17,12 +17,11 @@ import sys
 import time
 
 import pytest
-
 from conftest import JTR, ROOT, run_jtr
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
+from jtrpy.system.procs import proc_stat  # noqa: E402
 from jtrpy.tune import knobs as K  # noqa: E402
-from jtrpy.procs import proc_stat  # noqa: E402
 
 PROFILES = ["jtr-baseline", "jtr-latency", "jtr-isolate", "jtr-realtime"]
 TUNED_PY = "/usr/lib/python3/dist-packages/tuned"
@@ -212,11 +211,12 @@ def test_revert_says_what_it_could_not_restore(machine, tmp_path):
 
 @pytest.mark.parametrize("args,msg", [
     (["apply", "no-such-profile"], "unknown profile 'no-such-profile'"),
-    (["apply", "jtr-isolate", "--cpus", "1-x"], "--cpus 1-x: not a CPU list"),
+    (["apply", "jtr-isolate", "--cpus", "1-x"], "--cpus 1-x: '1-x' is not a CPU list"),
     (["apply", "jtr-isolate", "--cpus", "64"], "--cpus 64: CPU 64 is not online"),
     (["apply", "jtr-isolate", "--cpus", "0-1"], "would isolate every CPU"),
     (["apply", "jtr-isolate"], "say which with --cpus LIST"),
-    (["apply", "jtr-latency", "--auto-revert", "0"], "--auto-revert 0: give seconds"),
+    (["apply", "jtr-latency", "--auto-revert", "0"],
+     "--auto-revert 0: '0' is out of range; expected 5s to 24h"),
     (["apply"], "give one profile"),
     (["revert"], "no snapshot at"),
     (["verify"], "no profile is applied"),
@@ -447,7 +447,10 @@ def test_show_lists_every_knob_with_support():
 
 # ---------------------------------------------------------------- tuned's parser
 
-def _tuned_load(names, variables="", folder=os.path.join(ROOT, "tuning-profiles")):
+PROFILE_DIR = os.path.join(ROOT, "tuning-profiles")
+
+
+def _tuned_load(names, variables="", folder=PROFILE_DIR):
     """Load profiles with tuned's own Loader (system Python); their merged units."""
     code = r"""
 import json, sys
@@ -465,8 +468,8 @@ prof = loader.load(sys.argv[2].split())
 print(json.dumps({n: {"type": u.type, "enabled": u.enabled, "options": dict(u.options)}
                   for n, u in prof.units.items()}))
 """
-    p = subprocess.run(["/usr/bin/python3", "-c", code, folder, names, variables], text=True, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE)
+    p = subprocess.run(["/usr/bin/python3", "-c", code, folder, names, variables], text=True,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout)
 
@@ -589,8 +592,8 @@ def test_ab_bad_input(machine):
     env, before = machine
     for args, msg in ((["ab"], "give the profile to test"),
                       (["ab", "nope"], "unknown profile 'nope'"),
-                      (["ab", "jtr-latency", "--repeat", "0"], "--repeat 0: use a whole number"),
-                      (["ab", "jtr-latency", "-d", "soon"], "-d soon: not a duration"),
+                      (["ab", "jtr-latency", "--repeat", "0"], "--repeat 0: '0' is out of range"),
+                      (["ab", "jtr-latency", "-d", "soon"], "-d soon: 'soon' is not a duration"),
                       (["ab", "jtr-isolate", "--cpus", "0-1"], "would isolate every CPU")):
         p = run_jtr(*args, env=env)
         assert p.returncode == 2 and msg in p.stderr, (args, p.stderr)

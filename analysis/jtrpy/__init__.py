@@ -1,4 +1,24 @@
-"""jtr's Python side: the front end, result loading, and (in later versions)
-attribution, comparison and reports."""
+"""jtrpy - jtr's Python side: the front end and everything after a measurement
+(attribution, comparison, reports, tuning). docs/architecture.md has the map."""
+import os
 
-__version__ = "0.1.0"
+_HERE = os.path.dirname(os.path.realpath(__file__))
+_ROOT = os.path.dirname(os.path.dirname(_HERE))
+
+
+def _read_version():
+    """The one VERSION file: the copy `make install` and the wheel put in the
+    package, else the source tree's (this package is its analysis/jtrpy)."""
+    paths = [os.path.join(_HERE, "VERSION")]
+    if _HERE == os.path.join(_ROOT, "analysis", "jtrpy"):
+        paths.append(os.path.join(_ROOT, "VERSION"))
+    for path in paths:
+        try:
+            with open(path, encoding="ascii") as f:
+                return f.read().strip()
+        except OSError:
+            pass
+    return "unknown"
+
+
+__version__ = _read_version()

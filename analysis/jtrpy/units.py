@@ -1,4 +1,4 @@
-"""units - how jtr writes a duration for people (one format everywhere)."""
+"""units - how jtr writes numbers for people (one format everywhere)."""
 
 
 def fmt_ns(ns):
@@ -11,3 +11,13 @@ def fmt_ns(ns):
     if ns < 1e9:
         return "%.2f ms" % (ns / 1e6)
     return "%.2f s" % (ns / 1e9)
+
+
+def counted(n, noun):
+    """'1 outlier', '2 outliers'."""
+    return "%d %s%s" % (n, noun, "" if n == 1 else "s")
+
+
+def fmt_rate(v):
+    """A rate in messages a second: 1,000,000 ('-' when there is none)."""
+    return "-" if v is None else "{:,}".format(int(round(v)))

@@ -17,11 +17,12 @@ import subprocess
 import sys
 import time
 
-from ..cpus import parse_cpulist
 from ..errors import JtrError, UsageError
-from ..result import write_atomic
+from ..system.cpus import cpulist_of, online_cpus
+from ..system.files import write_atomic
+from ..system.paths import active_profile_path, state_dir
+from ..values import format_cpulist, parse_cpulist
 from . import knobs as K
-from ..cpus import online_cpus, pack_cpulist
 from .profile import Profile, cpus_to_hexmask, jtr_profiles
 
 STATE_FORMAT = "jtr-tune-state/1"
@@ -39,11 +40,11 @@ def now_iso():
 
 
 def state_path():
-    return os.path.join(K.state_dir(), "tune-state.json")
+    return os.path.join(state_dir(), "tune-state.json")
 
 
 def active_path():
-    return os.path.join(K.state_dir(), "active-profile")
+    return active_profile_path()
 
 
 def grub_dir():
@@ -184,16 +185,16 @@ def _scheduler(plan, opts):
             plan.skip("[scheduler] %s" % k, "not implemented by jtr's applier (--via-tuned)")
     if not iso:
         return
-    cpus = set(parse_cpulist(iso))
+    cpus = set(cpulist_of(iso))
     house = [c for c in online_cpus() if c not in cpus]
     for n in K.irq_numbers():
         e = K.irq_entry(n, None)
         cur = K.read_value(e)
         if cur is None:
             continue
-        left = set(parse_cpulist(cur)) - cpus
-        if set(parse_cpulist(cur)) & cpus:
-            e["target"] = pack_cpulist(left or house)
+        left = set(cpulist_of(cur)) - cpus
+        if set(cpulist_of(cur)) & cpus:
+            e["target"] = format_cpulist(left or house)
             plan.add(e)
     dflt = opts.get("default_irq_smp_affinity", "calc")
     if dflt != "ignore":
@@ -202,7 +203,7 @@ def _scheduler(plan, opts):
             cur = K.norm_mask(K.read_file(e["path"]))
             e["target"] = cpus_to_hexmask((cur - cpus) or house)
         else:
-            e["target"] = cpus_to_hexmask(parse_cpulist(dflt))
+            e["target"] = cpus_to_hexmask(cpulist_of(dflt))
         plan.add(e)
     entries, plan.pinned = K.task_entries(cpus, keep={os.getpid()})
     for e in entries:
@@ -243,13 +244,13 @@ def check_cpus(text, force=False):
     """The isolated CPU list of --cpus, checked; UsageError names what is wrong."""
     try:
         cpus = parse_cpulist(text)
-    except ValueError:
-        raise UsageError("--cpus %s: not a CPU list (use e.g. 1, 2-3 or 1,3)" % text)
+    except UsageError as e:
+        raise UsageError("--cpus %s: %s" % (text, e))
     online = online_cpus()
     bad = [c for c in cpus if c not in online]
     if not cpus or bad:
         raise UsageError("--cpus %s: CPU %s is not online (online: %s)"
-                         % (text, ",".join(map(str, bad)) or "list empty", pack_cpulist(online)))
+                         % (text, ",".join(map(str, bad)) or "list empty", format_cpulist(online)))
     if set(online) <= set(cpus) and not force:
         raise UsageError("--cpus %s would isolate every CPU: nothing would be left for the "
                          "kernel, IRQs and other tasks; keep at least one CPU (or --force)"
@@ -258,12 +259,12 @@ def check_cpus(text, force=False):
     if mine <= set(cpus) and not force:
         raise UsageError("--cpus %s would isolate the CPU jtr runs on (it may only use %s); "
                          "run it from a housekeeping CPU, or --force"
-                         % (text, pack_cpulist(mine)))
+                         % (text, format_cpulist(mine)))
     return cpus
 
 
 def load_profile(name, cpus):
-    variables = {"isolated_cores": pack_cpulist(cpus)} if cpus else {}
+    variables = {"isolated_cores": format_cpulist(cpus)} if cpus else {}
     return Profile(name, variables)
 
 
@@ -298,7 +299,7 @@ def read_state(required=True):
 
 
 def write_state(st):
-    os.makedirs(K.state_dir(), exist_ok=True)
+    os.makedirs(state_dir(), exist_ok=True)
     write_atomic(state_path(), json.dumps(st, indent=1) + "\n")
 
 
@@ -318,7 +319,7 @@ def apply(plan, boot=False, auto_revert_s=None, via_tuned=False, out=sys.stdout)
                          % (st["profile"], st["applied_at"]))
     entries = [dict(e) for e in plan.entries]
     st = {"format": STATE_FORMAT, "profile": plan.profile.name,
-          "isolated_cpus": pack_cpulist(plan.isolated), "applied_at": now_iso(),
+          "isolated_cpus": format_cpulist(plan.isolated), "applied_at": now_iso(),
           "pid": os.getpid(), "status": "applying", "confirmed": auto_revert_s is None,
           "via_tuned": None, "boot": [b["word"] for b in plan.boot], "entries": entries}
     if boot and plan.boot:
@@ -386,7 +387,7 @@ def revert(st, out=sys.stdout):
     """Restore every entry of snapshot @st; returns [(label, why)] not restored."""
     failed, gone = [], 0
     if st.get("auto_revert_pid") and st["auto_revert_pid"] != os.getpid():
-        _kill_if(st["auto_revert_pid"], "_autorevert")
+        kill_if(st["auto_revert_pid"], "_autorevert")
     if st.get("via_tuned"):
         tuned_revert(st, out)
     for e in reversed(st["entries"]):
@@ -445,7 +446,7 @@ def verify(st):
                 drift.append((e["label"], "present", "missing"))
             continue
         if e["type"] == "dma_latency" and not st.get("via_tuned"):   # tuned holds its own
-            if not K._holder_pid():
+            if not K.holder_pid():
                 drift.append((e["label"], e["target"], "no holder process (value %s)"
                               % K.read_value(e)))
                 continue
@@ -454,7 +455,7 @@ def verify(st):
             continue
         if not K.matches(e, cur, e["target"]):
             drift.append((e["label"], e["target"], cur))
-    iso = set(parse_cpulist(st.get("isolated_cpus") or ""))
+    iso = set(cpulist_of(st.get("isolated_cpus") or ""))
     if iso and any(e["type"] == "task" for e in st["entries"]):
         known = {e["key"] for e in st["entries"]}
         members = cpuset_members(st)
@@ -468,7 +469,7 @@ def verify(st):
             key = "irq:%d" % n
             e = K.irq_entry(n, None)
             cur = K.read_value(e)
-            if key not in known and cur and set(parse_cpulist(cur)) & iso:
+            if key not in known and cur and set(cpulist_of(cur)) & iso:
                 drift.append((e["label"], "off CPUs %s" % st["isolated_cpus"], cur))
     return drift
 
@@ -490,9 +491,9 @@ def cpuset_members(st):
 def start_auto_revert(seconds, token):
     """A process of its own that reverts after @seconds unless confirmed."""
     pkg = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    code = ("import sys; sys.path.insert(0, %r); from jtrpy.tune.cli import autorevert; "
+    code = ("import sys; sys.path.insert(0, %r); from jtrpy.tune.engine import autorevert; "
             "sys.exit(autorevert(float(sys.argv[1]), sys.argv[2]))" % pkg)
-    logf = open(os.path.join(K.state_dir(), "auto-revert.log"), "a")
+    logf = open(os.path.join(state_dir(), "auto-revert.log"), "a")
     p = subprocess.Popen([sys.executable, "-c", code, str(seconds), token, "_autorevert"],
                          start_new_session=True, stdin=subprocess.DEVNULL, stdout=logf,
                          stderr=logf, env=dict(os.environ))
@@ -500,7 +501,7 @@ def start_auto_revert(seconds, token):
     return p.pid
 
 
-def _kill_if(pid, marker):
+def kill_if(pid, marker):
     try:
         with open("/proc/%d/cmdline" % pid, "rb") as f:
             if marker.encode() in f.read():
@@ -605,3 +606,21 @@ def tuned_revert(st, out):
 
 def all_profiles():
     return jtr_profiles()
+
+
+def autorevert(seconds, token):
+    """The --auto-revert process: sleep, then revert unless confirmed."""
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+    time.sleep(seconds)
+    try:
+        st = active_state()
+    except UsageError as e:
+        print("auto-revert: %s" % e)
+        return 1
+    if not st or st.get("applied_at") != token or st.get("confirmed"):
+        return 0
+    print("auto-revert: %s not confirmed in %g s: reverting" % (st["profile"], seconds))
+    failed, _ = revert(st)
+    for label, why in failed:
+        print("  not restored: %s: %s" % (label, why))
+    return 0

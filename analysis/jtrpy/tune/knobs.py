@@ -15,8 +15,12 @@ import subprocess
 import sys
 import time
 
-from ..cpus import pack_cpulist, parse_cpulist
-from ..procs import proc_stat
+from ..errors import UsageError
+from ..system.cpus import cpulist_of
+from ..system.files import write_atomic
+from ..system.paths import state_dir
+from ..system.procs import proc_stat
+from ..values import format_cpulist
 
 PF_NO_SETAFFINITY = 0x04000000
 PF_KTHREAD = 0x00200000
@@ -26,10 +30,6 @@ DMA_DEFAULT_US = 2000000000
 
 class KnobError(Exception):
     """A setting could not be read or written; the message says why."""
-
-
-def state_dir():
-    return os.environ.get("JTR_STATE_DIR", "/run/jtr")
 
 
 # ---------------------------------------------------------------- values
@@ -54,7 +54,7 @@ def normalise(how, text):
     if how == "mask":
         return norm_mask(text)
     if how == "list":
-        return frozenset(parse_cpulist(text))
+        return frozenset(cpulist_of(text))
     if how == "bracket":
         return norm_bracket(text)
     return " ".join(text.split())
@@ -63,7 +63,7 @@ def normalise(how, text):
 def same(how, a, b):
     try:
         return normalise(how, a) == normalise(how, b)
-    except ValueError:
+    except (ValueError, UsageError):    # not a mask or a list ("absent"): as text
         return a == b
 
 
@@ -183,7 +183,7 @@ def task_entries(isolated, keep=()):
         entries.append({"type": "task", "key": "task:%d" % tid,
                         "label": "task %s (tid %d) affinity" % (comm, tid), "tid": tid,
                         "comm": comm, "starttime": start, "how": "list",
-                        "target": pack_cpulist(left), "when": "runtime"})
+                        "target": format_cpulist(left), "when": "runtime"})
     return entries, pinned
 
 
@@ -228,7 +228,7 @@ def read_value(e):
         if st is None or st[2] != e["starttime"]:
             return None
         try:
-            return pack_cpulist(os.sched_getaffinity(e["tid"]))
+            return format_cpulist(os.sched_getaffinity(e["tid"]))
         except OSError:
             return None
     if t == "dma_latency":
@@ -263,7 +263,7 @@ def write_value(e, value):
         if read_value(e) is None:
             raise KnobError("task %s (tid %d) has exited" % (e["comm"], e["tid"]))
         try:
-            os.sched_setaffinity(e["tid"], parse_cpulist(value))
+            os.sched_setaffinity(e["tid"], cpulist_of(value))
         except OSError as ex:
             raise _os_error(ex, "task %s (tid %d)" % (e["comm"], e["tid"]))
         return
@@ -318,7 +318,7 @@ while True:
 """
 
 
-def _holder_pid():
+def holder_pid():
     try:
         pid, start = read_file(dma_pidfile()).split()
         st = task_stat(int(pid))
@@ -344,12 +344,11 @@ def start_dma_holder(us):
         p.wait()
         raise KnobError("holding %s: %s" % (DMA_LATENCY, p.stderr.read().strip().splitlines()[-1:]))
     st = task_stat(p.pid)
-    from ..result import write_atomic
     write_atomic(dma_pidfile(), "%d %d\n" % (p.pid, st[2]))
 
 
 def stop_dma_holder():
-    pid = _holder_pid()
+    pid = holder_pid()
     if pid:
         os.kill(pid, signal.SIGTERM)
         for _ in range(200):

@@ -12,25 +12,13 @@ import configparser
 import os
 import re
 
-from ..cpus import online_cpus, pack_cpulist, parse_cpulist
 from ..errors import UsageError
+from ..system.cpus import cpulist_of, online_cpus
+from ..system.paths import profile_dirs
+from ..values import format_cpulist
 
-_PKG = os.path.dirname(os.path.abspath(__file__))
 NAME_RE = re.compile(r"^[a-zA-Z0-9_.-]+$")
 VAR_RE = re.compile(r"(?<!\\)\$\{([^{}]+)\}")
-
-
-def profile_dirs():
-    """Folders searched for <name>/tuned.conf, first match wins."""
-    env = os.environ.get("JTR_PROFILE_DIRS")
-    if env:
-        return [d for d in env.split(":") if d]
-    return [
-        os.path.normpath(os.path.join(_PKG, "..", "..", "..", "tuning-profiles")),  # tree
-        os.path.normpath(os.path.join(_PKG, "..", "..", "..", "..", "share", "jtr",
-                                      "tuning-profiles")),  # PREFIX/lib/jtr -> share
-        "/etc/tuned", "/usr/lib/tuned",
-    ]
 
 
 def jtr_profiles():
@@ -97,15 +85,15 @@ def cpus_to_hexmask(cpus):
 
 
 def _unpack(arg):
-    return parse_cpulist(arg.strip("'\""))
+    return cpulist_of(arg.strip("'\""))
 
 
 FUNCTIONS = {
-    "cpulist_invert": lambda a: pack_cpulist(set(online_cpus()) - set(_unpack(a))),
+    "cpulist_invert": lambda a: format_cpulist(set(online_cpus()) - set(_unpack(a))),
     "cpulist2hex": lambda a: cpus_to_hexmask(_unpack(a)),
     "cpulist2hex_invert": lambda a: cpus_to_hexmask(set(online_cpus()) - set(_unpack(a))),
     "cpulist_unpack": lambda a: ",".join(str(c) for c in _unpack(a)),
-    "cpulist_pack": lambda a: pack_cpulist(_unpack(a)),
+    "cpulist_pack": lambda a: format_cpulist(_unpack(a)),
 }
 
 
@@ -166,7 +154,7 @@ class Profile:
                 arg = self.expand(":".join(args), depth + 1)
                 try:
                     return FUNCTIONS[func](arg)
-                except ValueError:
+                except (ValueError, UsageError):
                     raise UsageError("profile %s: ${f:%s} of %r: not a CPU list"
                                      % (self.name, func, arg))
             if body.startswith("i:"):

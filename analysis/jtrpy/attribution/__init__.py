@@ -1,0 +1,3 @@
+"""attribution - every outlier charged to the kernel events that caused it,
+and that attribution checked against perf sched timehist. Data in, data out,
+no printing, no files."""

@@ -1,0 +1,832 @@
+"""attribute - charge every outlier of a gap probe to the kernel events that caused it.
+
+Input: a result (result.json), its outliers.csv (cpu,start_ns,length_ns) and the
+event log the tracer recorded on the same CPUs (events.bin + trace.json). Both
+use CLOCK_MONOTONIC, so they are joined on time. Output: the "attribution"
+section of result.json (docs/result.schema.json), and a table for people.
+
+Method
+
+1. Window. An outlier starting at start_ns (the last clock read before the gap)
+   and lasting length_ns has the window [start_ns - slack_ns, start_ns + length_ns];
+   slack_ns (DEFAULT_SLACK_NS) absorbs the error of mapping the probe's clock onto
+   CLOCK_MONOTONIC. An event belongs to the window if its timestamp is in it. An
+   interval (entry/exit pair) that began before the window counts if it was still
+   open at the window start: the events of the CPU are walked in time order with
+   a nesting stack, starting up to LOOKBACK_EVENTS events and at most LOOKBACK_NS
+   before the window (or, when outliers are close together, carrying the state on
+   from the previous window), so entries whose exit is inside or after the window
+   start are found. An exit whose entry is beyond the look-back still shows that
+   the interval overlapped the window start.
+2. Episodes. The walk turns events into episodes, each with a category, a name,
+   an interval and a causal chain of links joined by " → ":
+   - vector entry..exit: local_timer is "timer tick" / "local timer"; reschedule,
+     call_function, call_function_single and irq_work are "IPI" / the kind; any
+     other kind (thermal_apic, x86_platform_ipi, error_apic, spurious_apic,
+     unknown) is "hardirq" / the kind.
+   - irq_handler entry..exit: "hardirq" / "<irq> <action>", e.g. "36 virtio1-req".
+   - hrtimer and timer expiries inside an episode add links "hrtimer <function>",
+     "timer <function>" (kernel symbols from trace.json, else the hex address);
+     an interrupt nested in another episode is a link of it too.
+   - softirq entry..exit: right after an irq or vector episode (no sched_switch
+     between) it is a link of that episode ("softirq TIMER") and extends its end;
+     otherwise it is its own episode, "softirq" / the vector name ("NET_RX").
+   - sched_switch away from the probe's task: "task preemption" / "<comm> (pid N,
+     prio P)" of the task switched in, lasting until the switch back to the probe
+     (or the window end). Workqueue functions, softirqs and timers run by the
+     preempting tasks are named inside its link: "preempted by kworker/1:2 (pid
+     123, workqueue vmstat_update, prio 120) for 38.0 us". An irq or vector
+     episode in the window that immediately preceded the switch (the wakeup)
+     becomes the head of the chain and the preemption starts with it:
+     "local timer → hrtimer hrtimer_wakeup → preempted by fifo-spin (pid 4242,
+     prio 9) for 200.0 us". The probe's task is the task most often switched out
+     while still runnable on that CPU (the probe never blocks); with no such
+     switch, the first switch in the window is taken to leave the probe. A task
+     whose next_comm is empty is named from any other sched_switch naming its
+     pid, else "pid N (prio P)".
+   - page faults: "page fault" / "user" or "kernel", duration unknown (0).
+   - NMI: "NMI" / the handler's symbol, lasting the handler's delta_ns.
+   - softirq_raise, sched_wakeup/waking and sched_migrate_task make no episode.
+   - Lost events: an hrtimer or timer with no enclosing interrupt seen is a
+     "timer tick" / "local timer" resp. "softirq" / "TIMER" episode of its own; a
+     workqueue item with no switch seen is a "task preemption" / "pid N" episode;
+     an exit whose entry was not seen makes an episode from the start of the
+     walk. A preemption whose switch back was lost ends at the next event the
+     probe's task runs; and since the probe ran between two outliers, whatever is
+     still open at the end of one window is closed there when the next window
+     starts later.
+   Chains show a repeated link once and at most MAX_LINKS links, MAX_TASKS tasks.
+3. Primary cause. The episode with the largest duration clipped to the window
+   (ties: the first) is the outlier's cause, and the WHOLE outlier length is
+   charged to it, so the causes' total_ns sum exactly to the outliers' total and
+   the shares sum to 1. Unless the kernel events explain less than half of the
+   outlier: when traced_ns plus ENTRY_ALLOWANCE_NS (the interrupt entry work
+   before an entry tracepoint fires) is below half its length, the outlier is
+   "no kernel event" (a 30 ms silence with a 30 us tick at its end is the
+   hypervisor's, not the tick's), and its chain says so: "no kernel event for
+   29.97 ms, with local timer → hrtimer tick_nohz_handler". An episode of unknown
+   duration counts as 0 but wins when alone. Outliers with nothing in the window
+   are "no kernel event" / "hypervisor, SMI or hardware"; with events but no
+   episode (say only a
+   sched_waking) "other events" / their types; outliers that start outside the
+   tracer's [start_ns, end_ns] (a killed tracer's log ends at its last event) or
+   are on a CPU it did not trace are "not traced" / "outside the trace".
+   traced_ns of an outlier is the time covered by the union of its episodes
+   clipped to the window, at most length_ns.
+4. Aggregation per cause (category + name): count, total_ns, share of the outlier
+   time, p50_ns and max_ns of the charged outlier lengths, per_s over the
+   probe's duration (the longest run), and the chain of its longest outlier;
+   sorted by total_ns, largest first. "worst" lists the `top` longest outliers
+   with their chains and the first WORST_EVENTS events in their windows, each as
+   "+1.5 us local_timer_entry vector=236" (time from the outlier's start).
+
+Speed: each CPU's outliers are taken in time order against the sorted
+timestamps of that CPU (bisect); only the records in and just before windows are
+decoded, each at most once, so time and memory are linear in the input.
+"""
+import bisect
+import heapq
+import struct
+
+from ..errors import UsageError
+from ..system.memory import paused_gc
+from ..trace import events as ev
+from ..trace.events import (
+    HRTIMER_ENTRY,
+    IRQ_ENTRY,
+    NMI,
+    PF_KERNEL,
+    PF_USER,
+    SOFTIRQ_ENTRY,
+    SWITCH,
+    TIMER_ENTRY,
+    VEC_ENTRY,
+    WQ_START,
+)
+from ..units import counted
+from ..units import fmt_ns as _fmt_ns
+
+DEFAULT_SLACK_NS = 1000
+# interrupt entry work before the entry tracepoint fires (measured here: the
+# first event of an outlier comes 1.4 to 17 us after its start): counted as
+# explained time of the outlier's primary cause
+ENTRY_ALLOWANCE_NS = 20000
+LOOKBACK_EVENTS = 8
+LOOKBACK_NS = 1_000_000
+WORST_EVENTS = 16
+MAX_LINKS = 8           # links shown in a chain
+MAX_TASKS = 4           # preempting tasks named in a chain
+MAX_EPISODES = 8        # episodes of one outlier spelled out in its chain
+RULE = "entry in [start - slack, end] or overlap; whole outlier to its longest episode"
+ARROW = " → "
+
+IPI_KINDS = frozenset(("reschedule", "call_function", "call_function_single", "irq_work"))
+NO_EVENT = ("no kernel event", "hypervisor, SMI or hardware")
+NOT_TRACED = ("not traced", "outside the trace")
+OTHER = "other events"
+_TICK = ("timer tick", "local timer", "local timer")
+_TIMER_SOFTIRQ = ("softirq", "TIMER", "softirq TIMER")
+# exits of entry/exit pairs (the entry's type is one less), and events that change no state
+_EXITS = frozenset((ev.IRQ_EXIT, ev.SOFTIRQ_EXIT, ev.VEC_EXIT, ev.WQ_END, ev.HRTIMER_EXIT,
+                    ev.TIMER_EXIT))
+_PASSIVE = frozenset((ev.SOFTIRQ_RAISE, ev.WAKEUP, ev.WAKING, ev.MIGRATE))
+
+# a sched_switch record from its cpu field on: cpu, type, flags, a (prev_pid |
+# next_pid << 32), b (skipped), prev_comm, next_comm
+_SWITCH_FIELDS = struct.Struct("<HBBQ8x%ds%ds" % (ev.COMM_LEN, ev.COMM_LEN))
+_REC, _HDR = ev.RECORD_SIZE, ev.HEADER_SIZE
+_TYPE, _RAW = ev.TYPE_OFFSET, ev.RAW_OFFSET
+
+
+class _Episode:
+    """One interruption found in the events: what, when, and the chain of links."""
+    __slots__ = ("category", "name", "begin", "end", "known", "links", "tasks", "switch_ns")
+
+    def __init__(self, category, name, begin, link, known=True):
+        """An episode from begin (end not known yet) with its first link."""
+        self.category = category
+        self.name = name
+        self.begin = begin
+        self.end = None
+        self.known = known
+        self.links = [link]
+        self.tasks = None       # preemption: [[comm, pid, prio, items], ...]
+        self.switch_ns = None   # preemption: when the probe was switched out
+
+
+def _task_text(task):
+    """'kworker/1:2 (pid 123, workqueue vmstat_update, prio 120)'."""
+    comm, pid, prio, items = task
+    parts = ["pid %d" % pid] + items + ([] if prio is None else ["prio %d" % prio])
+    return "%s (%s)" % (comm, ", ".join(parts)) if comm else "pid %d (%s)" % (
+        pid, ", ".join(parts[1:]) or "task")
+
+
+def _shorten(items, most, what):
+    """At most `most` items, the rest summed up as '3 more links'."""
+    if len(items) <= most:
+        return items
+    return items[:most - 1] + ["%d more %s" % (len(items) - most + 1, what)]
+
+
+def format_chain(ep, hi_ns):
+    """The episode's causal chain, links joined by ' → ' (repeats shown once)."""
+    links = list(dict.fromkeys(ep.links))
+    if ep.tasks is not None:
+        end = ep.end if ep.end is not None else hi_ns
+        who = _shorten([_task_text(t) for t in ep.tasks], MAX_TASKS, "tasks")
+        links = _shorten(links, MAX_LINKS - 1, "links")
+        links.append("preempted by %s for %s" % (", ".join(who),
+                                                 _fmt_ns(max(0, end - ep.switch_ns))))
+        return ARROW.join(links)
+    return ARROW.join(_shorten(links, MAX_LINKS, "links"))
+
+
+def _add_item(task, item):
+    """Name something a preempting task ran, once (at most MAX_LINKS of them)."""
+    if item not in task[3] and len(task[3]) < MAX_LINKS:
+        task[3].append(item)
+
+
+def _vector_desc(kind):
+    """Category, name and chain link of an irq_vectors kind."""
+    if kind == "local_timer":
+        return _TICK
+    if kind in IPI_KINDS:
+        return "IPI", kind, "IPI " + kind
+    return "hardirq", kind, "hardirq " + kind
+
+
+class _Walker:
+    """Walks one CPU's events in time order, keeping the nesting state between windows."""
+
+    def __init__(self, log, cpu, probe_pid, comms=None):
+        """A walker over cpu's events in log; the probe's pid and pid -> comm, if known."""
+        self.data = log.data
+        self.index = log.cpu_index.get(cpu, [])
+        self.symbols = log.symbols
+        self.vectors = log.vectors
+        self.probe_pid = probe_pid
+        self.comms = comms or {}
+        self.irq_names = {}
+        self.timer_links = {}
+        self.vec_desc = [_vector_desc(k) for k in self.vectors] + [_vector_desc("unknown")]
+        ts = log.cpu_ts.get(cpu)
+        self.restart(ts[0] if ts else 0)
+
+    def restart(self, origin_ns):
+        """Forget all state: the walk starts afresh at origin_ns."""
+        self.origin = origin_ns
+        self.stack = []         # frames: [group, key, episode, own, is_task]
+        self.preempt = None     # the open preemption episode
+        self.away = None        # pid of the task it preempted
+        self.last_irq = None    # last closed irq-like episode since the last switch
+        self.episodes = []      # recent episodes, pruned per window
+
+    def settle(self, at_ns):
+        """The probe ran from at_ns: close whatever is still open there."""
+        for fr in self.stack:
+            if fr[3] and fr[2].end is None:
+                fr[2].end = at_ns
+        self.stack = []
+        if self.preempt is not None:
+            self.preempt.end = at_ns
+            self.preempt = None
+        self.last_irq = None
+        self.origin = at_ns
+
+    def _sym(self, addr):
+        """Kernel symbol or hex address."""
+        key = "0x%x" % addr
+        return self.symbols.get(key, key)
+
+    def _new(self, category, name, begin, link, known=True):
+        """Start an episode and remember it."""
+        ep = _Episode(category, name, begin, link, known)
+        self.episodes.append(ep)
+        return ep
+
+    def _pop(self, group, key, ts):
+        """Close the innermost frame of group/key (and any left open above it)."""
+        stack = self.stack
+        for s in range(len(stack) - 1, -1, -1):
+            fr = stack[s]
+            if fr[0] == group and fr[1] == key:
+                for above in stack[s + 1:]:
+                    if above[3] and above[2].end is None:
+                        above[2].end = ts
+                del stack[s:]
+                return fr
+        return None
+
+    def _exit(self, group, key, ts, b):
+        """An exit event: close its frame, or make the overlapping episode it implies."""
+        fr = self._pop(group, key, ts)
+        if fr is not None:
+            self._close(fr, group, ts)
+            return
+        if group == WQ_START or self.stack or self.preempt is not None:
+            return
+        cat, name, link = self._orphan(group, key, b)
+        ep = self._new(cat, name, self.origin, link)
+        ep.end = ts
+        self.last_irq = ep
+
+    def _close(self, fr, group, ts):
+        """A frame's exit: end its own episode, or extend the one it was attached to."""
+        ep = fr[2]
+        if fr[3]:
+            ep.end = ts
+            if group != WQ_START:
+                self.last_irq = ep
+        elif not fr[4] and ep.end is not None and ts > ep.end:
+            ep.end = ts     # a softirq after its irq extends it
+
+    def _orphan(self, group, key, b):
+        """Category, name and link of an interval whose entry was not seen."""
+        if group == VEC_ENTRY:
+            return self.vec_desc[b if 0 <= b < len(self.vectors) else -1]
+        if group == IRQ_ENTRY:
+            name = self.irq_names.get(key) or str(key)
+            return "hardirq", name, "hardirq " + name
+        if group == SOFTIRQ_ENTRY:
+            name = softirq_name(key)
+            return "softirq", name, "softirq " + name
+        if group == HRTIMER_ENTRY:
+            return _TICK
+        return _TIMER_SOFTIRQ
+
+    def _interrupt(self, group, key, ts, category, name, link):
+        """An irq or vector entry: a link of the enclosing episode, or a new one."""
+        stack = self.stack
+        if stack and not stack[-1][4]:
+            ep = stack[-1][2]
+            ep.links.append(link)
+            stack.append([group, key, ep, False, False])
+        else:
+            stack.append([group, key, self._new(category, name, ts, link), True, False])
+
+    def _timer(self, group, key, ts, link, orphan):
+        """An hrtimer or timer expiry: a link, a task's item, or an episode of its own."""
+        stack = self.stack
+        if stack:
+            top = stack[-1]
+            if top[4]:
+                _add_item(self.preempt.tasks[-1] if self.preempt else top[2].tasks[-1], link)
+            else:
+                top[2].links.append(link)
+            stack.append([group, key, top[2], False, top[4]])
+        elif self.preempt is not None:
+            _add_item(self.preempt.tasks[-1], link)
+            stack.append([group, key, self.preempt, False, True])
+        else:
+            ep = self._new(orphan[0], orphan[1], ts, orphan[2])
+            ep.links.append(link)
+            stack.append([group, key, ep, True, False])
+
+    def _switch(self, ts, a, b, flags, raw, win_lo):
+        """sched_switch: a preemption of the probe starts, moves on, or ends."""
+        prev_pid, next_pid = a & 0xffffffff, a >> 32
+        pre, self.last_irq = self.last_irq, None
+        if self.preempt is not None:
+            if next_pid == self.away:
+                self.preempt.end = ts
+                self.preempt = None
+                return
+            tasks = self.preempt.tasks
+            if tasks[-1][1] != next_pid:
+                tasks.append([ev.cstr(raw[16:]) or self.comms.get(next_pid), next_pid,
+                              (b >> 16) & 0xffff, []])
+            return
+        if self.probe_pid is not None:
+            if prev_pid != self.probe_pid:
+                return
+        elif ts < win_lo:
+            return
+        for fr in self.stack:   # no switch inside an interrupt: its exit was lost
+            if fr[3] and fr[2].end is None:
+                fr[2].end = ts
+        self.stack = []
+        comm, prio = ev.cstr(raw[16:]) or self.comms.get(next_pid), (b >> 16) & 0xffff
+        name = ("%s (pid %d, prio %d)" % (comm, next_pid, prio) if comm else
+                "pid %d (prio %d)" % (next_pid, prio))
+        ep = _Episode("task preemption", name, ts, None)
+        ep.links = []
+        ep.tasks = [[comm, next_pid, prio, []]]
+        ep.switch_ns = ts
+        eps = self.episodes
+        if (pre is not None and eps and eps[-1] is pre and pre.end is not None
+                and pre.end >= win_lo):
+            eps.pop()
+            ep.begin = pre.begin
+            ep.links = pre.links
+        eps.append(ep)
+        self.preempt, self.away = ep, prev_pid
+
+    def walk(self, j0, j1, win_lo):
+        """Process the CPU's events j0..j1-1 (positions in its time order)."""
+        data, index, unpack = self.data, self.index, ev.HEAD.unpack_from
+        # links: hrtimer functions by address, timer functions by ~address
+        links, passive, exits, vec_desc = self.timer_links, _PASSIVE, _EXITS, self.vec_desc
+        n_vec = len(self.vectors)
+        stack, episodes = self.stack, self.episodes     # _switch() may replace the stack
+        away = self.away if self.preempt is not None else None
+        for j in range(j0, j1):
+            off = _HDR + _REC * index[j]
+            if data[off + _TYPE] in passive:
+                continue
+            ts, pid, _, t, flags, a, b = unpack(data, off)
+            if pid == away and t != SWITCH:
+                self.preempt.end = ts   # the probe runs again: the switch back was lost
+                self.preempt = away = None
+            if t in exits:
+                g = t - 1
+                if stack and stack[-1][0] == g and stack[-1][1] == a:
+                    fr = stack.pop()    # the usual case, _close() inline
+                    ep = fr[2]
+                    if fr[3]:
+                        ep.end = ts
+                        if g != WQ_START:
+                            self.last_irq = ep
+                    elif not fr[4] and ep.end is not None and ts > ep.end:
+                        ep.end = ts
+                else:
+                    self._exit(g, a, ts, b)
+            elif t == VEC_ENTRY:
+                cat, name, link = vec_desc[b if 0 <= b < n_vec else -1]
+                if stack:
+                    self._interrupt(VEC_ENTRY, a, ts, cat, name, link)
+                else:                   # the usual case, _interrupt() inline
+                    ep = _Episode(cat, name, ts, link)
+                    episodes.append(ep)
+                    stack.append([VEC_ENTRY, a, ep, True, False])
+            elif t == HRTIMER_ENTRY:
+                link = links.get(b)
+                if link is None:
+                    link = links[b] = "hrtimer " + self._sym(b)
+                if stack and not stack[-1][4]:  # the usual case, _timer() inline
+                    top = stack[-1]
+                    top[2].links.append(link)
+                    stack.append([HRTIMER_ENTRY, a, top[2], False, False])
+                else:
+                    self._timer(HRTIMER_ENTRY, a, ts, link, _TICK)
+            elif t == SOFTIRQ_ENTRY:
+                self._softirq(ts, a, win_lo)
+            elif t == TIMER_ENTRY:
+                link = links.get(~b)
+                if link is None:
+                    link = links[~b] = "timer " + self._sym(b)
+                if stack and not stack[-1][4]:  # the usual case, _timer() inline
+                    top = stack[-1]
+                    top[2].links.append(link)
+                    stack.append([TIMER_ENTRY, a, top[2], False, False])
+                else:
+                    self._timer(TIMER_ENTRY, a, ts, link, _TIMER_SOFTIRQ)
+            elif t == IRQ_ENTRY:
+                name = "%d %s" % (a, ev.cstr(data[off + _RAW:off + _REC]))
+                self.irq_names[a] = name
+                self._interrupt(IRQ_ENTRY, a, ts, "hardirq", name, "hardirq " + name)
+            elif t == SWITCH:
+                self._switch(ts, a, b, flags, data[off + _RAW:off + _REC], win_lo)
+                stack = self.stack
+                away = self.away if self.preempt is not None else None
+            elif t == WQ_START:
+                self._work(ts, pid, a, "workqueue " + self._sym(b))
+            elif t == NMI:
+                sym = self._sym(a)
+                ep = self._new("NMI", sym, ts - b, "NMI " + sym)
+                ep.end = ts
+            elif t == PF_USER or t == PF_KERNEL:
+                kind = "user" if t == PF_USER else "kernel"
+                ep = self._new("page fault", kind, ts, "page fault " + kind, known=False)
+                ep.end = ts
+
+    def _softirq(self, ts, vec, win_lo):
+        """softirq entry: part of the irq before it, run by a preempting task, or alone."""
+        name = softirq_name(vec)
+        link = "softirq " + name
+        stack, last = self.stack, self.last_irq
+        if stack and not stack[-1][4]:
+            ep = stack[-1][2]
+            ep.links.append(link)
+            stack.append([SOFTIRQ_ENTRY, vec, ep, False, False])
+        elif last is not None and (last.end >= win_lo or ts < win_lo):
+            last.links.append(link)
+            stack.append([SOFTIRQ_ENTRY, vec, last, False, False])
+        elif self.preempt is not None:
+            _add_item(self.preempt.tasks[-1], link)
+            stack.append([SOFTIRQ_ENTRY, vec, self.preempt, False, True])
+        else:
+            ep = self._new("softirq", name, ts, link)
+            stack.append([SOFTIRQ_ENTRY, vec, ep, True, False])
+
+    def _work(self, ts, pid, work, item):
+        """workqueue_execute_start: an item of the preempting task (or of an unseen one)."""
+        if self.preempt is not None:
+            _add_item(self.preempt.tasks[-1], item)
+            self.stack.append([WQ_START, work, self.preempt, False, True])
+            return
+        ep = self._new("task preemption", "pid %d" % pid, ts, None)
+        ep.links = []
+        ep.tasks = [[None, pid, None, [item]]]
+        ep.switch_ns = ts
+        self.stack.append([WQ_START, work, ep, True, True])
+
+    def pick(self, lo, hi, length):
+        """The primary episode of the window [lo, hi], the traced time and every
+        episode in the window with its clipped duration: (None, 0, []) if none.
+
+        Forgets the episodes that ended before lo: later windows start later.
+        """
+        keep, best, best_d, spans, found = [], None, -1, [], []
+        for e in self.episodes:
+            end = e.end
+            if end is not None and end < lo:
+                continue
+            keep.append(e)
+            if e.begin > hi:
+                continue
+            b = e.begin if e.begin > lo else lo
+            if end is None or end > hi:
+                end = hi
+            d = end - b if e.known and end > b else 0
+            found.append((e, d, b, end))
+            if d > best_d:
+                best, best_d = e, d
+            if d > 0:
+                spans.append((b, end))
+        self.episodes = keep
+        if len(spans) < 2:
+            traced = best_d if spans else 0
+        else:
+            traced = _union_ns(spans)
+        return best, traced if traced < length else length, found
+
+
+def _union_ns(spans):
+    """Time covered by a list of (begin, end) intervals."""
+    traced, cur_b, cur_e = 0, None, None
+    for b, end in sorted(spans):
+        if cur_e is None or b > cur_e:
+            if cur_e is not None:
+                traced += cur_e - cur_b
+            cur_b, cur_e = b, end
+        elif end > cur_e:
+            cur_e = end
+    if cur_e is not None:
+        traced += cur_e - cur_b
+    return traced
+
+
+def softirq_name(vec):
+    """HI, TIMER, ... RCU for vectors 0..9."""
+    return ev.SOFTIRQ_NAMES[vec] if vec < len(ev.SOFTIRQ_NAMES) else "vec %d" % vec
+
+
+def scan_switches(log):
+    """From every sched_switch: the probe's pid per CPU, and the comm of every pid seen.
+
+    The probe is the task most often switched out while runnable on that CPU (it
+    spins and never blocks). Comms come from prev_comm and next_comm, so a task
+    whose next_comm was not recorded is still named once it was switched out.
+    """
+    body = memoryview(log.data)[_HDR:_HDR + log.records * _REC]
+    types = bytes(body[_TYPE::_REC])
+    counts, comms = {}, {}
+    find, data, unpack = types.find, log.data, _SWITCH_FIELDS.unpack_from
+    i = find(SWITCH)
+    while i >= 0:
+        cpu, _, flags, prev_next, prev_comm, next_comm = unpack(
+            data, _HDR + i * _REC + ev.CPU_OFFSET)
+        prev_pid, next_pid = prev_next & 0xffffffff, prev_next >> 32
+        if flags & 1:
+            per = counts.setdefault(cpu, {})
+            per[prev_pid] = per.get(prev_pid, 0) + 1
+        if prev_comm[0]:
+            comms[prev_pid] = prev_comm
+        if next_comm[0]:
+            comms[next_pid] = next_comm
+        i = find(SWITCH, i + 1)
+    # a task never switched in the log (running when tracing began) may still be
+    # named by a wake-up or migration record: comm of the task in str, pid in a
+    for t in (ev.WAKEUP, ev.WAKING, ev.MIGRATE):
+        i = find(t)
+        while i >= 0:
+            off = _HDR + i * _REC
+            pid = int.from_bytes(data[off + ev.A_OFFSET:off + ev.A_OFFSET + 4], "little")
+            if pid not in comms and data[off + _RAW]:
+                comms[pid] = bytes(data[off + _RAW:off + _RAW + ev.COMM_LEN])
+            i = find(t, i + 1)
+    names = {pid: ev.cstr(c) for pid, c in comms.items()}
+    return {cpu: max(per, key=per.get) for cpu, per in counts.items()}, names
+
+
+def _p50(values):
+    """The median (lower middle) of a non-empty list."""
+    values.sort()
+    return values[(len(values) - 1) // 2]
+
+
+def attribute(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20, each=None):
+    """The attribution section: every outlier charged to one cause (module docstring).
+
+    each, if given, is called once per outlier with (cpu, start_ns, length_ns,
+    parts, pids): parts as [(category, name, ns)] (what the outlier's time was
+    charged to, as worst[].parts), pids the tasks of its charged task-preemption
+    episodes (every task of their chains). The cross-check uses it.
+    """
+    with paused_gc():
+        return _attribute(result, outliers, log, slack_ns, top, each)
+
+
+def _preempting(eps):
+    """The pids of the tasks in the task-preemption episodes among eps."""
+    return [t[1] for e in eps if e is not None and e.tasks for t in e.tasks]
+
+
+def _attribute(result, outliers, log, slack_ns, top, each):
+    """attribute() with the garbage collector paused."""
+    if not isinstance(slack_ns, int) or slack_ns < 0:
+        raise UsageError("slack %r: give a whole number of ns >= 0" % (slack_ns,))
+    if not isinstance(top, int) or top < 0:
+        raise UsageError("top %r: give a whole number >= 0" % (top,))
+    runs = result.get("runs", [])
+    meta = log.meta
+    traced_cpus = set(meta.get("cpus") or log.cpu_ts)
+    t_lo, t_hi = log.start_ns, log.end_ns
+    # causes: (category, name) -> [parts_ns, longest outlier, its chain, primary count]
+    causes, worst = {}, []
+    traced_total = 0
+
+    def tally(key, part_ns, primary, length, chain_fn):
+        """Charge part_ns of an outlier to a cause; keep the chain of its longest."""
+        c = causes.get(key)
+        if c is None:
+            c = causes[key] = [[], -1, "", 0]
+        c[0].append(part_ns)
+        if primary:
+            c[3] += 1
+        if length > c[1]:
+            c[1], c[2] = length, chain_fn()
+
+    def note_worst(cpu, start, length, key, chain_fn, traced, parts):
+        """Keep the outlier if it is among the top longest."""
+        if top > 0 and (len(worst) < top or (length, -start) > worst[0][:2]):
+            item = (length, -start, cpu, key[0], key[1], chain_fn(), traced, parts)
+            if len(worst) < top:
+                heapq.heappush(worst, item)
+            else:
+                heapq.heapreplace(worst, item)
+
+    def charge(key, cpu, start, length, ep, hi, traced):
+        """An outlier with one cause for all of it."""
+        if each is not None:
+            each(cpu, start, length, [(key[0], key[1], length)], _preempting((ep,)))
+        c = causes.get(key)
+        if c is not None and length <= c[1] and (top == 0 or (
+                len(worst) == top and (length, -start) <= worst[0][:2])):
+            c[0].append(length)     # the usual case: no new chain to write
+            c[3] += 1
+            return
+
+        def chain():
+            return format_chain(ep, hi) if ep is not None else "%s: %s" % key
+        tally(key, length, True, length, chain)
+        note_worst(cpu, start, length, key, chain, traced, None)
+
+    def charge_split(cpu, start, length, ep, found, hi, traced):
+        """Share an outlier among the episodes in it: each other episode gets its
+        own time, the primary the rest of the traced time plus the entry
+        allowance, and what the kernel does not explain goes to 'no kernel event'
+        (the hypervisor, SMI or hardware)."""
+        key = (ep.category, ep.name)
+        if len(found) == 1 and traced + ENTRY_ALLOWANCE_NS >= length:
+            return charge(key, cpu, start, length, ep, hi, traced)    # the usual case
+        kernel_ns = min(length, traced + ENTRY_ALLOWANCE_NS)
+        share = {key: 0}
+        pb, pe = next((b, end) for e, _, b, end in found if e is ep)
+        # episodes inside the primary's time (a tick while the preempting task
+        # ran) took time from that task, not from the probe: not parts of their own
+        apart = [(e, d) for e, d, b, end in found
+                 if e is not ep and d > 0 and (b < pb or end > pe)]
+        for e, d in apart:
+            k = (e.category, e.name)
+            if k != key:
+                share[k] = share.get(k, 0) + d
+        others = sum(share.values())
+        if others > kernel_ns:          # overlapping episodes: scale them into the time
+            for k in share:
+                share[k] = share[k] * kernel_ns // others
+            others = sum(share.values())
+        share[key] = kernel_ns - others
+        rest = length - kernel_ns
+        if rest > 0:
+            share[NO_EVENT] = rest
+        if len(share) == 1:
+            return charge(key, cpu, start, length, ep, hi, traced)
+        main = max(share, key=lambda k: (share[k], k == key))
+
+        memo = []
+
+        def chain():
+            # one text per outlier, however many parts ask for it; linear in the
+            # episodes (an outlier can hold thousands: a flood of IPIs), and at most
+            # MAX_EPISODES of them spelled out
+            if memo:
+                return memo[0]
+            apart_ids = {id(a) for a, _ in apart}
+            shown = [e for e, _, _, _ in found if e is ep or id(e) in apart_ids]
+            texts = [format_chain(e, hi) for e in shown[:MAX_EPISODES]]
+            if len(shown) > MAX_EPISODES:
+                texts.append("%d more episodes" % (len(shown) - MAX_EPISODES))
+            c = "; then ".join(texts)
+            if main is NO_EVENT:
+                c = "no kernel event for %s, with %s" % (_fmt_ns(rest), c)
+            elif rest > 0:
+                c = "%s, and no kernel event for %s" % (c, _fmt_ns(rest))
+            memo.append(c)
+            return c
+        parts = []
+        for k, ns in share.items():
+            if ns > 0 or k == main:
+                tally(k, ns, k == main, length, chain)
+                parts.append({"category": k[0], "name": k[1], "ns": ns})
+        parts.sort(key=lambda p: -p["ns"])
+        if each is not None:
+            each(cpu, start, length, [(p["category"], p["name"], p["ns"]) for p in parts],
+                 _preempting([e for e in [ep] + [a for a, _ in apart]
+                              if share.get((e.category, e.name)) or (e.category, e.name) == main]))
+        note_worst(cpu, start, length, main, chain, traced, parts)
+
+    by_cpu, not_traced = {}, [0, 0]
+    for cpu, start, length in outliers:
+        if cpu not in traced_cpus or start < t_lo or start > t_hi:
+            not_traced[0] += 1
+            not_traced[1] += length
+            charge(NOT_TRACED, cpu, start, length, None, 0, 0)
+        else:
+            by_cpu.setdefault(cpu, []).append((start, length))
+    pids, comms = scan_switches(log) if by_cpu else ({}, {})
+    bisect_left, bisect_right = bisect.bisect_left, bisect.bisect_right
+    for cpu, outs in by_cpu.items():
+        outs.sort()
+        ts = log.cpu_ts.get(cpu, [])
+        idx = log.cpu_index.get(cpu, [])
+        walker = _Walker(log, cpu, pids.get(cpu), comms)
+        pos, prev_hi, i0 = 0, None, 0
+        for start, length in outs:
+            lo, hi = start - slack_ns, start + length
+            if prev_hi is not None and lo > prev_hi:
+                if walker.stack or walker.preempt is not None:
+                    walker.settle(prev_hi)
+                else:
+                    walker.origin, walker.last_irq = prev_hi, None
+            prev_hi = hi
+            i0 = bisect_left(ts, lo, i0)
+            i1 = bisect_right(ts, hi, i0)
+            if pos < i0:
+                back = max(i0 - LOOKBACK_EVENTS, bisect_left(ts, lo - LOOKBACK_NS, pos, i0))
+                if pos < back:
+                    walker.restart(ts[back])
+                    pos = back
+            if i1 > pos:
+                walker.walk(pos, i1, lo)
+                pos = i1
+            ep, traced, found = walker.pick(lo, hi, length)
+            traced_total += traced
+            if ep is not None:
+                charge_split(cpu, start, length, ep, found, hi, traced)
+            elif i1 > i0:
+                names = sorted({ev.TYPE_NAMES.get(log.data[_HDR + _TYPE + _REC * idx[j]], "type ?")
+                                for j in range(i0, i1)})
+                charge((OTHER, ", ".join(names)), cpu, start, length, None, hi, 0)
+            else:
+                charge(NO_EVENT, cpu, start, length, None, hi, 0)
+    return _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, len(outliers))
+
+
+def _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, count):
+    """Assemble the attribution dict from the per-cause tallies."""
+    meta = log.meta
+    total_ns = sum(sum(c[0]) for c in causes.values())
+    duration_ns = max((r.get("duration_ns") or 0 for r in runs), default=0)
+    starts = [r["start_mono_ns"] for r in runs if r.get("start_mono_ns") is not None]
+    probe_cpus = sorted({r["cpu"] for r in runs if r.get("cpu") is not None})
+    unlogged = sum((r.get("outliers") or {}).get("dropped", 0) for r in runs)
+    rows = []
+    for (cat, name), (parts, _, chain, primary) in causes.items():
+        n, tot = len(parts), sum(parts)
+        rows.append({
+            "category": cat, "name": name, "count": n, "primary_count": primary,
+            "total_ns": tot,
+            "share": round(tot / total_ns, 6) if total_ns else 0.0,
+            "p50_ns": _p50(parts), "max_ns": max(parts),
+            "per_s": round(n / (duration_ns / 1e9), 3) if duration_ns else 0.0,
+            "example_chain": chain})
+    rows.sort(key=lambda r: (-r["total_ns"], -r["count"], r["category"], r["name"]))
+    events_meta = meta.get("events") if isinstance(meta.get("events"), dict) else {}
+    dropped = max(log.dropped, events_meta.get("dropped") or 0)
+    tracer = {
+        "backend": meta.get("backend", "unknown"), "events": log.records, "dropped": dropped,
+        "per_type": events_meta.get("per_type") or log.type_counts(),
+        "dropped_per_type": events_meta.get("dropped_per_type") or {},
+        "cpus": sorted(meta.get("cpus") or log.cpu_ts), "start_ns": log.start_ns,
+        "end_ns": log.end_ns, "complete": log.complete}
+    cost = tracer_cost(meta)
+    if cost:
+        tracer["cost"] = cost
+    worst_rows = []
+    for length, neg_start, cpu, cat, name, chain, traced, parts in sorted(worst, reverse=True):
+        start = -neg_start
+        evs = log.window(cpu, start - slack_ns, start + length)
+        lines = ["%+.1f us %s" % ((e.ts_ns - start) / 1e3, ev.describe(e, meta))
+                 for e in evs[:WORST_EVENTS]]
+        worst_rows.append({"cpu": cpu, "start_ns": start, "length_ns": length,
+                           "category": cat, "name": name, "chain": chain,
+                           "traced_ns": traced,
+                           "parts": parts or [{"category": cat, "name": name, "ns": length}],
+                           "events": lines})
+    warnings = []
+    if dropped:
+        warnings.append("the tracer dropped %d events: causes may be missing for some "
+                        "outliers" % dropped)
+    if not log.complete:
+        warnings.append("the tracer did not finish its log (killed?): %d records were read "
+                        "from the file size" % log.records)
+    if unlogged:
+        warnings.append("%s counted but not logged (outliers.csv was full: raise "
+                        "--max-outliers); they are not attributed" % counted(unlogged, "outlier"))
+    if not_traced[0]:
+        warnings.append("%s (%s) fall outside the trace (its time span or CPUs): charged "
+                        "to 'not traced'" % (counted(not_traced[0], "outlier"),
+                                             _fmt_ns(not_traced[1])))
+    return {
+        "method": {"slack_ns": slack_ns, "rule": RULE, "lookback_events": LOOKBACK_EVENTS,
+                   "lookback_ns": LOOKBACK_NS},
+        "tracer": tracer,
+        "outliers": {"count": count, "total_ns": total_ns, "traced_ns": traced_total,
+                     "unlogged": unlogged, "cpus": probe_cpus, "duration_ns": duration_ns,
+                     "start_ns": min(starts) if starts else log.start_ns},
+        "causes": rows,
+        "worst": worst_rows,
+        "warnings": warnings,
+    }
+
+
+def tracer_cost(meta):
+    """What tracing cost, from trace.json: the tracer process's CPU time to start
+    and while tracing and the CPUs it ran on, the BPF programs' run time in the
+    kernel (eBPF, with BPF statistics on) and the conversion after the run (perf);
+    {} for a log that does not say."""
+    cost = {k: v for k, v in (meta.get("cost") or {}).items()
+            if k in ("setup_cpu_ns", "tracing_cpu_ns", "convert_ns") and isinstance(v, int)}
+    procs = (meta.get("cost") or {}).get("process_cpus")
+    if isinstance(meta.get("consumer_cpu"), int) and meta["consumer_cpu"] >= 0:
+        procs = str(meta["consumer_cpu"])
+    if cost and isinstance(procs, str):
+        cost["process_cpus"] = procs
+    progs = meta.get("programs")
+    if isinstance(progs, dict) and progs:
+        cost["kernel_ns"] = sum(p.get("run_time_ns") or 0 for p in progs.values())
+        cost["kernel_runs"] = sum(p.get("run_count") or 0 for p in progs.values())
+    return cost

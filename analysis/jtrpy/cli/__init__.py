@@ -1,0 +1,3 @@
+"""cli - the front end: cli/main.py dispatches `jtr COMMAND` (exec for the C
+programs, a commands/ module for the rest) and owns the exit statuses;
+cli/parser.py is the option layer every Python command is built on."""

@@ -1,0 +1,268 @@
+"""parser - the option layer every Python subcommand is built on: argparse with
+jtr's error lines, help layout and value grammar.
+
+Like the C programs (lib/jtr_probe.c), a command's parser
+- prints help as "usage:", the description, "options:" (-d, --duration DURATION
+  with long-only options indented under the long names) and "examples:";
+- refuses bad input with one line and exit status 2, naming the option, the
+  value and the fix: "jtr compare: --seed x: 'x' is not a count; ...",
+  "unknown option '--frob'; see 'jtr compare --help'", "option '-o' needs a value";
+- reads every value with the one grammar of values.py (docs/values.md), and
+  takes --opt=value as well as --opt value; no abbreviations of long options.
+
+The option types are callables for add_argument(type=...); those of this module
+name the option in their errors and may warn (a bare number in an option's
+older unit), which plain type functions cannot.
+"""
+import argparse
+import re
+import sys
+
+from .. import values
+from ..errors import UsageError
+from ..vocab import BACKENDS
+
+HELP_WIDTH = 80
+HELP_COLUMN = 28
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """The C programs' layout: '-d, --duration DURATION', long-only options under
+    the long names, descriptions and epilogs kept as written."""
+
+    def __init__(self, prog):
+        super().__init__(prog, max_help_position=HELP_COLUMN, width=HELP_WIDTH)
+
+    def _format_action_invocation(self, action):
+        if not action.option_strings:
+            return super()._format_action_invocation(action)
+        names = ", ".join(action.option_strings)
+        if action.nargs != 0:
+            names += " " + self._format_args(action, self._get_default_metavar_for_optional(
+                action))
+        if all(o.startswith("--") for o in action.option_strings):
+            names = "    " + names
+        return names
+
+
+class OptionType:
+    """A value type that knows the grammar's messages; parse() raises UsageError."""
+
+    def parse(self, text, opt, prog):
+        raise NotImplementedError
+
+    def __call__(self, text):      # used as a plain type (defaults, tests)
+        return self.parse(text, None, None)
+
+
+class Duration(OptionType):
+    """A duration in ns in [lo_ns, hi_ns]. @legacy_unit: the unit a bare number
+    had before the one grammar ("ns", "us", "ms"): a bare non-zero number is still
+    read in it, with a warning saying to write the unit."""
+
+    def __init__(self, lo_ns=0, hi_ns=values.U64_MAX, legacy_unit=None):
+        self.lo, self.hi, self.legacy = lo_ns, hi_ns, legacy_unit
+
+    def parse(self, text, opt, prog):
+        bare = re.fullmatch(r"\d+(\.\d+)?", text or "") is not None
+        if self.legacy and bare and float(text) != 0:
+            warn(prog, "%s %s: a bare number here still means %s (as before); write %s%s "
+                 "- a bare duration is in seconds everywhere else in jtr, and will be here "
+                 "in a later version" % (opt, text, self.legacy, text, self.legacy))
+            return values.parse_duration_ns(text, self.lo, self.hi,
+                                            values.UNITS_NS[self.legacy])
+        return values.parse_duration_ns(text, self.lo, self.hi)
+
+
+class Count(OptionType):
+    def __init__(self, lo=0, hi=values.U64_MAX):
+        self.lo, self.hi = lo, hi
+
+    def parse(self, text, opt, prog):
+        return values.parse_count(text, self.lo, self.hi)
+
+
+class Size(OptionType):
+    def __init__(self, lo=0, hi=values.U64_MAX):
+        self.lo, self.hi = lo, hi
+
+    def parse(self, text, opt, prog):
+        return values.parse_size(text, self.lo, self.hi)
+
+
+class Percent(OptionType):
+    def __init__(self, lo=0.0, hi=100.0):
+        self.lo, self.hi = lo, hi
+
+    def parse(self, text, opt, prog):
+        return values.parse_percent(text, self.lo, self.hi)
+
+
+class Int(OptionType):
+    def __init__(self, lo, hi):
+        self.lo, self.hi = lo, hi
+
+    def parse(self, text, opt, prog):
+        return values.parse_int(text, self.lo, self.hi)
+
+
+class CpuList(OptionType):
+    """A CPU list, every CPU in it online (sorted list of ints)."""
+
+    def __init__(self, online=None):
+        self.online = online        # a function giving the online CPUs, or None
+
+    def parse(self, text, opt, prog):
+        cpus = values.parse_cpulist(text)
+        online = self.online() if self.online else None
+        if online is not None:
+            off = [c for c in cpus if c not in online]
+            if off:
+                raise UsageError("CPU %d is not online; online CPUs: %s"
+                                 % (off[0], values.format_cpulist(online)))
+        return cpus
+
+
+class Choice(OptionType):
+    """One of a few words: "use ebpf, perf or auto"."""
+
+    def __init__(self, *names):
+        self.names = names
+
+    def parse(self, text, opt, prog):
+        if text not in self.names:
+            raise UsageError("use %s" % words(self.names, "or"))
+        return text
+
+
+class Words(OptionType):
+    """A comma-separated list of some of @names (and @extra(word) words)."""
+
+    def __init__(self, names, extra=None):
+        self.names, self.extra = names, extra
+
+    def parse(self, text, opt, prog):
+        got = [w for w in (text or "").split(",") if w]
+        bad = [w for w in got if w not in self.names and not (self.extra and self.extra(w))]
+        if bad or not got:
+            raise UsageError("use some of %s, comma-separated" % ",".join(self.names))
+        return got
+
+
+def words(names, last="and"):
+    """'a, b and c'."""
+    names = list(names)
+    return names[0] if len(names) == 1 else "%s %s %s" % (", ".join(names[:-1]), last,
+                                                         names[-1])
+
+
+def warn(prog, text):
+    """'jtr CMD: warning: text' on stderr."""
+    print("%s: warning: %s" % (prog or "jtr", text), file=sys.stderr)
+
+
+class JtrParser(argparse.ArgumentParser):
+    """argparse with jtr's help layout and one-line errors (UsageError, exit 2)."""
+
+    def __init__(self, prog, usage=None, description=None, examples=None, notes=None,
+                 add_help=True):
+        epilog = "\n\n".join(x.strip("\n") for x in (notes, "examples:\n" + examples.strip("\n")
+                                                    if examples else None) if x)
+        super().__init__(prog=prog, usage=usage, description=description, epilog=epilog or None,
+                         formatter_class=HelpFormatter, allow_abbrev=False, add_help=False)
+        if add_help:
+            self.add_argument("-h", "--help", action="help", help="this text")
+
+    def add_operands(self, dest, metavar, help, nargs="*"):
+        """The words after the options (results, folders, a profile), listed under
+        "arguments:" in the help; the command checks how many it got, to say so
+        in its own words."""
+        if not hasattr(self, "_operands"):
+            self._operands = self.add_argument_group("arguments")
+        self._operands.add_argument(dest, nargs=nargs, metavar=metavar, help=help)
+
+    # the errors argparse finds, in the words of the C programs
+    def error(self, message):
+        raise UsageError(self.jtr_message(message))
+
+    def jtr_message(self, message):
+        see = "see '%s --help'" % self.prog
+        m = re.match(r"unrecognized arguments: (.*)", message)
+        if m:
+            word = m.group(1).split(" ")[0]
+            if word.startswith("-") and word != "-":
+                return "unknown option '%s'; %s" % (word.split("=")[0], see)
+            return "unexpected argument '%s'; %s" % (word, see)
+        m = re.match(r"argument (\S+?)(?:/\S+)?: expected (?:one|\d+) arguments?", message)
+        if m:
+            return "option '%s' needs a value" % m.group(1)
+        m = re.match(r"argument (?:\S+/)?(\S+): ignored explicit argument '(.*)'", message)
+        if m:       # --opt=value: the long name is the one given
+            return "option '%s' takes no value ('%s' given)" % (m.group(1), m.group(2))
+        m = re.match(r"argument (\S+?)(?:/\S+)?: not allowed with argument (\S+?)(?:/\S+)?$",
+                     message)
+        if m:
+            return "%s cannot go with %s; %s" % (m.group(1), m.group(2), see)
+        m = re.match(r"the following arguments are required: (.*)", message)
+        if m:
+            return "missing %s; %s" % (m.group(1), see)
+        m = re.match(r"argument (\S+?)(?:/\S+)?: invalid choice: '(.*?)' \(choose from (.*)\)",
+                     message)
+        if m:
+            return "%s %s: use one of %s" % (m.group(1), m.group(2),
+                                             m.group(3).replace("'", ""))
+        return message
+
+    def _get_value(self, action, arg_string):
+        """Our option types: 'OPT VALUE: what is wrong' (the C programs' form)."""
+        if isinstance(action.type, OptionType):
+            opt = action.option_strings[0] if action.option_strings else action.metavar
+            try:
+                return action.type.parse(arg_string, opt, self.prog)
+            except UsageError as e:
+                raise argparse.ArgumentError(None, "%s %s: %s" % (opt, arg_string, e))
+        return super()._get_value(action, arg_string)
+
+
+# --- option groups more than one command shares ------------------------------
+
+def add_output(p, what="results folder (default results/DATE-HOST-%(tool)s)", tool=None):
+    """-o, --output DIR."""
+    p.add_argument("-o", "--output", metavar="DIR", help=what % {"tool": tool})
+
+
+def add_backend(p):
+    """--backend KIND: the tracer's backend."""
+    p.add_argument("--backend", metavar="KIND", type=Choice(*BACKENDS, "auto"), default="auto",
+                   help="ebpf (jtr trace), perf (perf record on the same tracepoints) or "
+                        "auto (default: eBPF, else perf where BPF is not available)")
+
+
+def add_attribution_options(p, default_slack):
+    """--slack DUR and --top N: how outliers are charged and how many are shown."""
+    p.add_argument("--slack", metavar="DUR", type=Duration(0, 10 ** 9, legacy_unit="us"),
+                   help="how long before an outlier an event may start and still be charged "
+                        "to it (default %s; see docs/attribution.md)" % default_slack)
+    p.add_argument("--top", metavar="N", type=Count(0, 100000),
+                   help="worst outliers listed with their causal chains (default 20)")
+
+
+def add_cross_check_options(p, attribute=False):
+    """--cross-check, its --cross-check-min DUR and (jtr attribute) --sched-data."""
+    p.add_argument("--cross-check", action="store_true",
+                   help="compare the attribution with perf sched timehist of the same "
+                        "window and CPUs: outliers charged to a task timehist does not "
+                        "show, task slices timehist shows that were charged to something "
+                        "else, and the totals (see docs/attribution.md)" +
+                        ("; stored as \"cross_check\" in result.json. Exit status 0 when "
+                         "the check ran, disagreements or not" if attribute else
+                         "; records the scheduler's events with perf sched record beside "
+                         "the tracer, kept as sched.data"))
+    if attribute:
+        p.add_argument("--sched-data", metavar="PATH",
+                       help="perf sched record data to compare with (default "
+                            "RESULTS_DIR/sched.data, recorded by jtr run --cross-check)")
+    p.add_argument("--cross-check-min", metavar="DUR",
+                   type=Duration(0, 10 ** 12, legacy_unit="us"),
+                   help="shortest task slice reported as missed by the attribution "
+                        "(default: the outlier threshold, at least 1us)")

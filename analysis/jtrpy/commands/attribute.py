@@ -1,0 +1,72 @@
+"""attribute - jtr attribute RESULTS_DIR: explain a run's outliers again."""
+import json
+import os
+
+from ..attribution.attribute import DEFAULT_SLACK_NS
+from ..cli.parser import JtrParser, add_attribution_options, add_cross_check_options
+from ..drivers.attribute import attribute_into, attribution_of
+from ..errors import UsageError
+from ..render.attribution import cross_check_lines, format_table
+from ..results.result import load_result
+from ..units import fmt_ns
+
+DESCRIPTION = """\
+Charge each outlier of a gap run to the kernel events the tracer saw on that
+CPU in its time window, print the causes as a table, and store them in
+RESULTS_DIR/result.json ("attribution") and RESULTS_DIR/attribution.txt."""
+
+EXAMPLES = """\
+  jtr attribute results/latest
+  jtr attribute --slack 2us --top 5 results/20261122-041305-vm-gap
+  jtr attribute --cross-check results/latest
+  sudo jtr trace -c 1 -d 30 -o tr & jtr gap -c 1 -d 20 -o g; wait; jtr attribute --events tr g"""
+
+
+def make_parser(prog):
+    p = JtrParser(prog, usage="%(prog)s [OPTIONS] RESULTS_DIR", description=DESCRIPTION,
+                  examples=EXAMPLES)
+    p.add_argument("--events", metavar="PATH",
+                   help="the tracer's events.bin or its folder (default RESULTS_DIR)")
+    add_attribution_options(p, fmt_ns(DEFAULT_SLACK_NS))
+    p.add_argument("--json", action="store_true",
+                   help="print the attribution as JSON instead of the table (with "
+                        "--cross-check: {\"attribution\": ..., \"cross_check\": ...})")
+    p.add_argument("--no-write", action="store_true",
+                   help="print only; change nothing in RESULTS_DIR")
+    add_cross_check_options(p, attribute=True)
+    p.add_operands("dirs", "RESULTS_DIR", "the results folder of the gap run to explain")
+    return p
+
+
+def run(opts):
+    if len(opts.dirs) != 1:
+        raise UsageError("give one results folder (the gap run to explain); see "
+                         "'jtr attribute --help'")
+    d = opts.dirs[0]
+    if not os.path.isdir(d):
+        raise UsageError("%s: not a results folder" % d)
+    if opts.events is not None and not os.path.exists(opts.events):
+        raise UsageError("--events %s: no such file or folder" % opts.events)
+    if (opts.sched_data is not None or opts.cross_check_min is not None) and \
+            not opts.cross_check:
+        raise UsageError("--sched-data and --cross-check-min go with --cross-check; see "
+                         "'jtr attribute --help'")
+    xc = {"sched_data": opts.sched_data, "min_ns": opts.cross_check_min} \
+        if opts.cross_check else None
+    result = load_result(d)
+    kw = {"slack_ns": opts.slack, "top": opts.top, "events_path": opts.events,
+          "cross_check": xc}
+    if not opts.no_write and not opts.json:
+        lines = attribute_into(result, **kw)
+    else:
+        a, check = attribution_of(result, **kw)
+        cc = check(result) if check else None
+        if opts.json:
+            print(json.dumps({"attribution": a, "cross_check": cc} if cc else a, indent=2))
+            return 0
+        lines = format_table(a)
+        if cc:
+            lines += [""] + cross_check_lines(cc, a["outliers"].get("start_ns") or 0)
+    for line in lines:
+        print(line)
+    return 0

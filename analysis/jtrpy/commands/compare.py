@@ -1,0 +1,75 @@
+"""compare - jtr compare A B: is B better or worse than A?"""
+import os
+
+from ..cli.parser import Count, JtrParser, Percent
+from ..errors import UsageError
+from ..render.compare import format_table
+from ..results.result import load_result
+from ..stats.compare import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, FORMAT, compare
+from ..system.files import dumps_json, write_atomic
+
+DESCRIPTION = """\
+Compare two results: A (before) and B (after), each a results folder or its
+result.json. Printed for each percentile of the per-loop time (p50 to p99.999):
+A, B, the difference B-A and a bootstrap confidence interval of it drawn from
+the two histograms; then the time lost and the outliers per second, the causes
+when both results were attributed, IPC and misses per million loops when both
+carry hardware counters, and a one-line verdict (better, worse, mixed or no
+significant change) naming the metrics that decided it. Lower is better.
+The runs of one result (a gap run per CPU, a null run per repetition) are merged
+into one histogram. docs/compare.md explains the method and the JSON."""
+
+EXAMPLES = """\
+  jtr compare before after
+  jtr compare results/20261122-041305-vm-gap results/latest
+  jtr compare --confidence 99 --resamples 5000 -o cmp.json before/result.json after"""
+
+
+def make_parser(prog):
+    p = JtrParser(prog, usage="%(prog)s [OPTIONS] A B", description=DESCRIPTION,
+                  examples=EXAMPLES)
+    p.add_argument("--confidence", metavar="PCT", type=Percent(50, 99.99),
+                   default=DEFAULT_CONFIDENCE,
+                   help="confidence level of the intervals, 50 to 99.99 (default %g)"
+                   % DEFAULT_CONFIDENCE)
+    p.add_argument("--resamples", metavar="N", type=Count(100, 100000),
+                   default=DEFAULT_RESAMPLES,
+                   help="bootstrap resamples, 100 to 100000 (default %d)" % DEFAULT_RESAMPLES)
+    p.add_argument("--seed", metavar="N", type=Count(0, 2 ** 32 - 1), default=DEFAULT_SEED,
+                   help="seed of the resampling: the same seed gives the same output "
+                        "(default %d)" % DEFAULT_SEED)
+    p.add_argument("--json", action="store_true",
+                   help="print the comparison as JSON (%s) instead of the table" % FORMAT)
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="also write the JSON comparison to FILE")
+    p.add_operands("results", "A B", "the results before and after: results folders or "
+                   "their result.json")
+    return p
+
+
+def run(opts):
+    if len(opts.results) != 2:
+        raise UsageError("give two results, A (before) and B (after), not %d; see "
+                         "'jtr compare --help'" % len(opts.results))
+    out = opts.output
+    if out:
+        d = os.path.dirname(os.path.abspath(out))
+        if not os.path.isdir(d) or os.path.isdir(out):
+            raise UsageError("-o %s: cannot write there; choose a file in a folder that exists"
+                             % out)
+    pa, pb = opts.results
+    a, b = load_result(pa), load_result(pb)
+    c = compare([a], [b], confidence=opts.confidence, resamples=opts.resamples,
+                seed=opts.seed, labels_a=[pa], labels_b=[pb])
+    text = dumps_json(c) + "\n"
+    if out:
+        try:
+            write_atomic(out, text)
+        except OSError as e:
+            raise UsageError("-o %s: cannot write: %s; choose a writable file"
+                             % (out, e.strerror or e))
+    if opts.json:
+        print(text, end="")
+    else:
+        print("\n".join(format_table(c)))
+    return 0

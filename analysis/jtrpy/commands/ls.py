@@ -1,0 +1,108 @@
+"""ls - jtr ls: past results with their headline numbers, newest first."""
+import json
+
+from ..cli.parser import JtrParser
+from ..render.text import align
+from ..results.figures import result_figures, utc_time
+from ..results.find import find_results
+from ..units import fmt_ns
+from ..values import format_cpulist
+
+FORMAT = "jtr-ls/1"
+
+DESCRIPTION = """\
+List past results, newest first, one a line: when it started (UTC), the tool,
+the CPUs, how long it ran, the per-loop p99, p99.99 and max, the time lost to
+interruptions, the largest cause (when attributed), the tuning profile that was
+active, and whether the run was stopped early. Each FOLDER is a results folder or
+a folder of them (default: results). Folders that hold no jtr result are skipped
+and counted on the last line; results/latest is not listed twice."""
+
+EXAMPLES = """\
+  jtr ls
+  jtr ls --json | python3 -m json.tool
+  jtr ls results /srv/jitter/results before-tuning"""
+
+
+def make_parser(prog):
+    p = JtrParser(prog, usage="%(prog)s [--json] [FOLDER...]", description=DESCRIPTION,
+                  examples=EXAMPLES)
+    p.add_argument("--json", action="store_true",
+                   help="print the list as JSON (" + FORMAT + "): per result its path and "
+                        "the numbers (ns, %%), and the folders skipped")
+    p.add_operands("folders", "FOLDER", "a results folder, or a folder of them")
+    return p
+
+
+def rows(found):
+    """One dict of headline numbers per Result, newest first."""
+    out = []
+    for r in found:
+        f = result_figures(r)
+        f["path"] = r.folder
+        out.append(f)
+    epoch = utc_time("1970-01-01T00:00:00Z")
+    out.sort(key=lambda f: (utc_time(f["started_at"]) or epoch, f["path"]), reverse=True)
+    return out
+
+
+def _ns(ns):
+    return "-" if ns is None else fmt_ns(ns)
+
+
+def _dur(ns):
+    if not ns:
+        return "-"
+    s = ns / 1e9
+    if s < 120:
+        return "%.1f s" % s
+    if s < 7200:
+        return "%.1f m" % (s / 60)
+    return "%.1f h" % (s / 3600)
+
+
+def _cause(c):
+    if not c:
+        return "-"
+    return "%s %.0f %%" % (c["name"] or c["category"], 100.0 * (c["share"] or 0))
+
+
+def format_table(items, skipped):
+    head = ("started (UTC)", "tool", "CPUs", "duration", "p99", "p99.99", "max", "lost",
+            "top cause", "profile", "folder")
+    lines = []
+    for f in items:
+        t = utc_time(f["started_at"])
+        p = f["percentiles_ns"]
+        lines.append((
+            t.strftime("%Y-%m-%d %H:%M:%S") if t else "?",
+            (f["tool"] or "?") + (" (partial)" if f["partial"] else ""),
+            format_cpulist(f["cpus"]) or "-",
+            _dur(f["duration_ns"]),
+            _ns(p.get("99")), _ns(p.get("99.99")), _ns(f["max_ns"]),
+            "%.3f %%" % f["lost_pct"] if f["lost_pct"] is not None else "-",
+            _cause(f["top_cause"]),
+            f["tuning_profile"] or "-",
+            f["path"]))
+    out = align([head] + lines, [i in (3, 4, 5, 6, 7) for i in range(len(head))]) \
+        if lines else []
+    n = len(items)
+    tail = "%d result%s" % (n, "" if n == 1 else "s")
+    if skipped:
+        tail += "; %d folder%s skipped (no jtr result in %s)" % (
+            len(skipped), "" if len(skipped) == 1 else "s",
+            "it" if len(skipped) == 1 else "them")
+    out.append(tail)
+    return out
+
+
+def run(opts):
+    default = not opts.folders
+    found, skipped = find_results(opts.folders or ["results"], default)
+    items = rows(found)
+    if opts.json:
+        print(json.dumps({"format": FORMAT, "results": items, "skipped": skipped}, indent=2))
+        return 0
+    for line in format_table(items, skipped):
+        print(line)
+    return 0

@@ -1,0 +1,152 @@
+"""maxrate - jtr maxrate: the maximum sustainable rate of a transport."""
+import argparse
+import os
+import shlex
+import sys
+
+from ..cli.parser import Choice, Count, Duration, JtrParser, Percent
+from ..drivers.maxrate import find_max_rate
+from ..errors import EXIT_INTERRUPTED, UsageError
+from ..results.result import new_results_dir
+from ..system.paths import probe_path
+from ..units import fmt_rate
+from ..vocab import TRANSPORTS
+
+DESCRIPTION = """\
+Find the maximum sustainable message rate of a transport: run 'jtr sub' and
+'jtr pub' at a rate for one step, double the rate while the steps pass, halve it
+while they fail, then bisect between the last good and the first bad rate until
+they are within --tolerance. The answer is the highest rate that passed. A step
+passes when
+  - nothing is lost and both programs finish normally (exit 0, end of stream),
+  - the publisher achieved the rate asked, within --slack (it catches up
+    without skipping, so a sender held back by a full ring or socket, or too
+    slow to keep the schedule, falls short),
+  - at most --max-late of its sends found their time already past,
+  - the subscriber received at the rate asked, within --slack (it kept up)."""
+
+NOTES = """\
+The subscriber runs in fast mode (-f: counts and order, no latency). Every
+step has a time limit; Ctrl-C (or SIGTERM) stops and prints the table so
+far. Exit status 0 with an answer, 1 if no rate passed or a program would
+not start, 2 for bad options, 130 when interrupted."""
+
+EXAMPLES = """\
+  jtr maxrate -T shm                       shm ring, 64-byte messages, 2 s steps
+  jtr maxrate -T udp -m 700 --from 50K -d 5
+  jtr maxrate -T tcp -A 0 -a 1 --to 5M     pinned, at most 5M msgs/s
+  jtr maxrate -T udp -d 0.5 --sub '--max-rate 20K'   a receiver capped at 20K/s"""
+
+HEAD = "%4s %12s %12s %12s %8s %7s %6s  %s"
+
+
+class ShellWords(argparse.Action):
+    """--pub/--sub OPTS: one shell-quoted string of options, added up."""
+
+    def __call__(self, parser, ns, value, option_string=None):
+        try:
+            words = shlex.split(value)
+        except ValueError as e:
+            raise argparse.ArgumentError(None, "%s %s: %s" % (option_string, value, e))
+        setattr(ns, self.dest, (getattr(ns, self.dest) or []) + words)
+
+
+def make_parser(prog):
+    p = JtrParser(prog, usage="%(prog)s [OPTIONS]", description=DESCRIPTION, notes=NOTES,
+                  examples=EXAMPLES)
+    p.add_argument("-T", "--transport", metavar="KIND", type=Choice(*TRANSPORTS), default="udp",
+                   help="%s (default udp)" % ", ".join(TRANSPORTS))
+    p.add_argument("-P", "--addr", metavar="ADDR",
+                   help="the transport's address (see 'jtr pub --help')")
+    p.add_argument("--from", metavar="RATE", dest="from_hz", type=Count(1, 10 ** 9),
+                   default=10000, help="first rate tried, msgs/s (default 10K)")
+    p.add_argument("--to", metavar="RATE", dest="to_hz", type=Count(1, 10 ** 9),
+                   default=10 ** 8,
+                   help="highest rate tried (default 100M); passing there answers \">= RATE\"")
+    p.add_argument("-d", "--step", "--step-s", metavar="DUR", dest="step_ns",
+                   type=Duration(10 ** 8, 3600 * 10 ** 9), default=2 * 10 ** 9,
+                   help="length of each step, measured, 100ms to 1h (default 2s); a tenth "
+                        "more is sent first as warm-up")
+    p.add_argument("-m", "--len", metavar="BYTES", type=Count(32, 1 << 24), default=64,
+                   help="message length (default 64)")
+    p.add_argument("-b", "--busy", action="store_true", help="busy-poll receive")
+    p.add_argument("-A", "--pub-cpu", metavar="CPU", type=Count(0, 4095),
+                   help="pin the publisher's sending thread")
+    p.add_argument("-a", "--sub-cpu", metavar="CPU", type=Count(0, 4095),
+                   help="pin the subscriber's receiving thread")
+    p.add_argument("--tolerance", metavar="PCT", type=Percent(0.1, 100), default=5.0,
+                   help="stop bisecting when bad and good are this close (default 5)")
+    p.add_argument("--slack", metavar="PCT", type=Percent(0, 50), default=3.0,
+                   help="achieved rates may fall this far short of the rate asked (default 3)")
+    p.add_argument("--max-late", metavar="PCT", type=Percent(0, 100), default=50.0,
+                   help="most sends that may find their time past (default 50; a sender "
+                        "that cannot keep the schedule is late nearly always, one that was "
+                        "descheduled a while catches up late for a bit)")
+    p.add_argument("--retries", metavar="N", type=Count(0, 10), default=1,
+                   help="run a failed step again up to N times before its rate counts as "
+                        "failed (default 1: on a shared machine one step can fail because "
+                        "another program took the CPU)")
+    p.add_argument("--max-steal", metavar="PCT", type=Percent(0, 100), default=5.0,
+                   help="a step that fails while the hypervisor stole more than this share "
+                        "of the CPUs (/proc/stat steal) measured the host, not the "
+                        "transport: it is run again without using up a retry, at most 3 "
+                        "times per rate (default 5)")
+    p.add_argument("--pub", metavar="OPTS", action=ShellWords, default=[],
+                   help="more options for every jtr pub (one shell-quoted string)")
+    p.add_argument("--sub", metavar="OPTS", action=ShellWords, default=[],
+                   help="more options for every jtr sub, e.g. --sub '--max-rate 50K'")
+    p.add_argument("-o", "--output", metavar="DIR",
+                   help="results folder (default results/DATE-HOST-maxrate): maxrate.json "
+                        "and per step NN-RATE/pub/ and NN-RATE/sub/ (their result.json) with "
+                        "the programs' output in *.log")
+    return p
+
+
+def print_row(rec, out=sys.stdout):
+    late, steal = rec.get("late_pct"), rec.get("steal_pct")
+    print(HEAD % (rec["step"], fmt_rate(rec["rate_hz"]), fmt_rate(rec.get("pub_rate_hz")),
+                  fmt_rate(rec.get("sub_rate_hz")),
+                  "-" if rec.get("lost") is None else "{:,}".format(rec["lost"]),
+                  "-" if late is None else "%.1f%%" % late,
+                  "-" if steal is None else "%.1f%%" % steal, rec["verdict"]), file=out)
+    out.flush()
+
+
+def options(opts):
+    """The search's settings (drivers/maxrate.py) from the parsed options."""
+    if opts.from_hz > opts.to_hz:
+        raise UsageError("--from %d is above --to %d" % (opts.from_hz, opts.to_hz))
+    return {"kind": opts.transport, "addr": opts.addr, "from": opts.from_hz, "to": opts.to_hz,
+            "step_ns": opts.step_ns, "len": opts.len, "busy": opts.busy,
+            "pub_cpu": opts.pub_cpu, "sub_cpu": opts.sub_cpu, "tolerance": opts.tolerance,
+            "slack": opts.slack, "max_late": opts.max_late, "retries": opts.retries,
+            "max_steal": opts.max_steal, "pub": opts.pub, "sub": opts.sub,
+            "out": opts.output}
+
+
+def run(opts):
+    o = options(opts)
+    probe_path("pub"), probe_path("sub")          # not built: say so now
+    outdir = new_results_dir("maxrate", o["out"])
+    os.makedirs(outdir)
+    print("jtr maxrate: %s%s, %d-byte messages, %.3g s steps, from %s msgs/s" % (
+        o["kind"], " " + o["addr"] if o["addr"] else "", o["len"], o["step_ns"] / 1e9,
+        fmt_rate(o["from"])))
+    print(HEAD % ("step", "rate asked", "pub rate", "sub rate", "lost", "late", "steal",
+                  "verdict"))
+    s, good, bad, state = find_max_rate(o, outdir, print_row)
+    if state == "interrupted":
+        print("interrupted after %d steps" % len(s.steps))
+    if good is None:
+        print("no rate passed (lowest tried %s msgs/s)" % fmt_rate(bad))
+    elif state == "reached --to":
+        print("max sustainable rate: >= %s msgs/s (--to reached)" % fmt_rate(good))
+    else:
+        print("max sustainable rate: %s msgs/s%s" % (
+            fmt_rate(good), " (%s failed)" % fmt_rate(bad) if bad else ""))
+    print("results: %s" % outdir)
+    if state == "interrupted":
+        sys.stdout.flush()
+        print("jtr maxrate: interrupted; partial results in %s/" % outdir, file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return 0 if good is not None else 1

@@ -1,0 +1,97 @@
+"""report - jtr report: one self-contained HTML page (plots embedded) of a
+result, of two compared, or of a jtr suite folder, with the PNGs beside it."""
+import os
+
+from ..cli.parser import Count, JtrParser
+from ..errors import UsageError
+from ..formats import legacy
+from ..render import report, suite_page
+from ..render.html import prepare_out, write_all
+from ..results.result import load_result
+from ..results.suite import is_suite, load_suite
+from ..stats.compare import check_result
+
+DESCRIPTION = """\
+Write a report of a result as one HTML page that needs no network (the plots are
+embedded) and the plots as PNG files beside it:
+
+  histogram.png    loop times (ns, log) against bucket counts (log), per run
+  percentiles.png  percentile spectrum, HdrHistogram style: the value at each
+                   percentile from 50 % to 99.999 %, x axis 1/(1-p) on a log scale
+  timeline.png     (attributed runs) every logged outlier over the run's time, the
+                   worst ones coloured by their main cause
+  causes.png       (attributed runs) outlier time per cause
+
+and tables of the headline numbers, the host, the tuning profile, the
+parameters and the warnings (RT throttling, virtualised host, dropped events or
+outliers, partial run). Each number is the one in result.json.
+
+Given two results (A, then B), the plots overlay both and the page adds the
+table of 'jtr compare A B' (confidence intervals, per-cause deltas).
+
+jtr null's 10 ns histogram graphs and gnuplot files (counts on a log scale,
+buckets from 0 to histo_buckets x 10 ns):
+  plot_A_v_B-N.png     run N of A against run N of B, for two results; and for a
+                       result of send runs (send_1, null_1, ...) each send run
+                       against the null loop of the same mean: plot_A_v_null-N.png
+  A.gp, A.txt          the gnuplot data file and text summary of each result on
+                       such a graph (jtr null writes them itself as null.gp and
+                       summary.txt; these are the same bytes)
+  plot_A-N.png         (--gnuplot) each run alone, and A.gp and A.txt for any result
+
+Given a folder written by 'jtr suite', the page has one section per item (its
+runs' 10 ns graphs, histogram and numbers), the send-vs-null graphs of each
+transport, the clock_gettime-timed null loop against the RDTSC one, and every
+item's .gp and .txt."""
+
+EXAMPLES = """\
+  jtr report results/latest
+  jtr report -o /tmp/rep results/20261122-041305-vm-gap
+  jtr report before-tuning after-tuning       # before/after overlays and the comparison
+  jtr report --gnuplot results/latest         # also latest.gp, latest.txt, plot_latest-1.png
+  jtr suite -o s && jtr report s              # every item of a suite on one page"""
+
+
+def make_parser(prog):
+    p = JtrParser(prog, usage="%(prog)s [-o DIR] [--gnuplot] [--histo-buckets N] RESULT "
+                              "[RESULT_B]\n       %(prog)s [-o DIR] SUITE_DIR",
+                  description=DESCRIPTION, examples=EXAMPLES)
+    p.add_argument("-o", "--output", metavar="DIR",
+                   help="where to write report.html and the PNGs (default: RESULT/report for "
+                        "one result or a suite, ./report-A-vs-B for two)")
+    p.add_argument("--gnuplot", action="store_true",
+                   help="also the 10 ns graphs and gnuplot files of a result that has no pair")
+    p.add_argument("--histo-buckets", metavar="N", type=Count(1, legacy.MAX_BUCKETS),
+                   help="10 ns buckets of those files and graphs (default: the result's own, "
+                        "jtr null -H, else enough for 99.9 %% of the samples and at least 200)")
+    p.add_operands("paths", "RESULT", "a results folder or its result.json (two: A and B); "
+                   "or a jtr suite folder")
+    return p
+
+
+def default_out(results):
+    if len(results) == 1:
+        return os.path.join(results[0].folder, "report")
+    names = [os.path.basename(os.path.abspath(r.folder)) or "result" for r in results]
+    return "report-%s-vs-%s" % tuple(names)
+
+
+def run(opts):
+    paths = opts.paths
+    if not 1 <= len(paths) <= 2:
+        raise UsageError("give one result, or two to compare; see 'jtr report --help'")
+    build_opts = {"gnuplot": opts.gnuplot, "histo_buckets": opts.histo_buckets}
+    if len(paths) == 1 and is_suite(paths[0]):
+        doc = load_suite(paths[0])
+        out = opts.output or os.path.join(paths[0], "report")
+        prepare_out(out)
+        print(write_all(out, *suite_page.build(paths[0], doc, build_opts)))
+        return 0
+    results = [load_result(p) for p in paths]
+    if len(results) == 2:
+        for p, r in zip(paths, results):
+            check_result(r, p)
+    out = opts.output or default_out(results)
+    prepare_out(out)
+    print(write_all(out, *report.build(results, paths, build_opts)))
+    return 0

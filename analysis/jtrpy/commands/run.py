@@ -1,0 +1,118 @@
+"""run - jtr run: measure a CPU with the tracer beside the probe, and say what
+caused each outlier. Declares the options it needs itself and hands every other
+one to jtr gap as it is (as perf mem record hands its own to perf record)."""
+import sys
+
+from ..attribution.attribute import DEFAULT_SLACK_NS
+from ..cli.parser import (
+    CpuList,
+    Duration,
+    JtrParser,
+    Size,
+    add_attribution_options,
+    add_backend,
+    add_cross_check_options,
+)
+from ..drivers.run import run_job
+from ..errors import EXIT_INTERRUPTED, UsageError
+from ..render.runs import headline
+from ..system.cpus import online_cpus
+from ..trace.sched import unavailable as cross_check_unavailable
+from ..units import fmt_ns
+from ..values import format_cpulist, format_duration
+
+DESCRIPTION = """\
+The main job: start the kernel-event tracer on the measured CPU, measure it with
+the gap probe (jtr gap), stop the tracer, charge every outlier to the kernel
+event that caused it (or to "no kernel event"), write a results folder and print
+what was found. With no options it measures the first isolated CPU, or else the
+last online CPU, for 10 s. Tracing needs root (or CAP_BPF and CAP_PERFMON);
+without it the probe still runs and jtr says what attribution needs."""
+
+NOTES = """\
+Every other option goes to 'jtr gap' as it is (see 'jtr gap --help'), for example:
+  -d, --duration DURATION  how long (10s, 500ms, 2m; a bare number is in seconds)
+  -f, --fifo PRIO          SCHED_FIFO priority 1-99
+
+The folder holds result.json (with an "attribution" section), summary.txt,
+outliers.csv, events.bin and trace.json (the tracer's log) and attribution.txt;
+with --cross-check also sched.data and a "cross_check" section. Ctrl-C (or
+SIGTERM) stops the probe early: what it measured is attributed and kept, marked
+partial, and jtr run exits 130."""
+
+EXAMPLES = """\
+  sudo jtr run
+  sudo jtr run -c 1 -d 30 -o before-tuning
+  sudo jtr run --cross-check -c 1 -d 10
+  jtr run --no-trace -d 5"""
+
+
+def make_parser(prog):
+    p = JtrParser(prog, usage="%(prog)s [OPTIONS] [GAP OPTIONS]", description=DESCRIPTION,
+                  notes=NOTES, examples=EXAMPLES)
+    p.add_argument("-c", "--cpus", metavar="LIST", type=CpuList(online_cpus),
+                   help="CPUs to measure, one pinned thread each; the tracer follows "
+                        "(default: the first isolated CPU, else the last online one)")
+    p.add_argument("-o", "--output", metavar="DIR",
+                   help="results folder (default results/DATE-HOST-gap)")
+    p.add_argument("--no-trace", action="store_true",
+                   help="measure only; no tracer, no attribution")
+    add_backend(p)
+    add_attribution_options(p, fmt_ns(DEFAULT_SLACK_NS))
+    p.add_argument("--trace-buffer", metavar="SIZE", type=Size(4096, 1 << 34),
+                   help="the tracer's ring buffer (default 8M; see jtr trace -b)")
+    p.add_argument("--drain-interval", metavar="DUR", type=Duration(10 ** 6, 10 ** 10),
+                   help="how often the tracer drains it, 1ms to 10s (default 100ms)")
+    add_cross_check_options(p)
+    return p
+
+
+def parse(parser, args):
+    """jtr run's own options; the rest, with the CPUs and the folder, for the probe."""
+    opts, rest = parser.parse_known_args(args)
+    opts.cpu_text = format_cpulist(opts.cpus) if opts.cpus else None
+    opts.probe_args = list(rest) + (["-c", opts.cpu_text] if opts.cpu_text else []) + \
+        (["-o", opts.output] if opts.output is not None else [])
+    return opts
+
+
+def run(opts):
+    if opts.cross_check_min is not None and not opts.cross_check:
+        raise UsageError("--cross-check-min goes with --cross-check; see 'jtr run --help'")
+    if opts.cross_check:
+        if opts.no_trace:
+            raise UsageError("--cross-check compares the attribution with perf: it needs "
+                             "tracing, drop --no-trace")
+        why = cross_check_unavailable()
+        if why:
+            raise UsageError(why)
+    tracer_args = []
+    if opts.trace_buffer is not None:
+        tracer_args += ["-b", str(opts.trace_buffer)]
+    if opts.drain_interval is not None:
+        tracer_args += ["-i", format_duration(opts.drain_interval)]
+    job = run_job(opts.probe_args, cpus=opts.cpu_text, out=opts.output,
+                  trace=not opts.no_trace, tracer_args=tracer_args, slack_ns=opts.slack,
+                  top=opts.top, backend=opts.backend,
+                  cross_check={"min_ns": opts.cross_check_min} if opts.cross_check else None)
+    for n in job.notices:
+        print("jtr run: %s" % n if not n.startswith("jtr ") else n, file=sys.stderr)
+    if job.result is None:
+        return job.rc
+    print()
+    for line in headline(job.result):
+        print(line)
+    if job.lines:
+        print()
+        for line in job.lines:
+            print(line)
+    else:
+        print("causes: not attributed: %s" % job.why)
+        if opts.cross_check:
+            print("cross-check: not run: there is no attribution to compare")
+    if job.interrupted:
+        sys.stdout.flush()
+        print("jtr run: interrupted; partial results in %s/" % job.result.folder,
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return 0

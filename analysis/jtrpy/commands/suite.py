@@ -1,0 +1,70 @@
+"""suite - jtr suite: the standard set of measurements into one folder."""
+from ..cli.parser import Count, CpuList, Duration, JtrParser, Words
+from ..drivers.suite import ITEMS, run_suite
+from ..system.cpus import online_cpus
+from ..values import format_count
+from ..vocab import TRANSPORTS
+
+DESCRIPTION = """\
+Run the standard set of measurements one after the other, each into its own
+folder under DIR; then 'jtr report DIR' draws them all on one page.
+
+  null         jtr null: the 100-cycle empty loop timed with RDTSC
+  null-clock   jtr null -t clock: the same loop timed with clock_gettime
+  clock        jtr clock: cost and steps of each clock source
+  gap          jtr gap: back-to-back timestamps, every interruption logged
+  send-KIND    jtr send -T KIND: send calls against a null loop of the same mean,
+               in pairs (send_1, null_1, ...), per transport; only when jtr-send
+               is built, else skipped with a line saying so"""
+
+NOTES = """\
+DIR/suite.json lists the items: name, tool, command, folder, status (done,
+failed, interrupted, skipped, not run), exit status, start, end; each item's
+output is in DIR/NAME.log. Ctrl-C (or SIGTERM) stops the item that is running
+(it writes what it measured), keeps what finished and marks the suite partial.
+Exit status 0 when every item ran, 1 when one failed, 2 for bad options, 130
+when interrupted."""
+
+EXAMPLES = """\
+  jtr suite --quick -o /tmp/s && jtr report /tmp/s
+  jtr suite --cpus 1 -o before-tuning
+  jtr suite --only null,send --transports udp,shm -n 500K"""
+
+
+def make_parser(prog):
+    p = JtrParser(prog, usage="%(prog)s [OPTIONS]", description=DESCRIPTION, notes=NOTES,
+                  examples=EXAMPLES)
+    p.add_argument("--quick", action="store_true",
+                   help="short items for a first look or a test: 20K samples x 2 runs, gap "
+                        "0.5 s, clock 20K reads, in seconds (default: null loops 2M samples x "
+                        "3 runs, gap 10 s, clock 1M reads, send 500K samples x 3 pairs; about "
+                        "40 s here, plus about 20 s per transport)")
+    p.add_argument("-o", "--output", metavar="DIR",
+                   help="the suite's folder (default results/DATE-HOST-suite); must not exist")
+    p.add_argument("--cpus", metavar="LIST", type=CpuList(online_cpus),
+                   help="CPUs to measure: gap measures them all, the others the first "
+                        "(default: first isolated CPU, else the last online one)")
+    p.add_argument("-n", "--samples", metavar="COUNT", type=Count(1, 10 ** 9),
+                   help="samples per run of null, null-clock and send (default 2M, send 500K)")
+    p.add_argument("-r", "--runs", metavar="RUNS", type=Count(1, 50),
+                   help="runs of null and null-clock, pairs of send")
+    p.add_argument("-d", "--duration", metavar="DURATION", type=Duration(10 ** 7, 30 * 86400 *
+                                                                           10 ** 9),
+                   help="gap's duration (default 10s; 500ms, 2m; a bare number is in seconds)")
+    p.add_argument("--transports", metavar="LIST", type=Words(TRANSPORTS),
+                   default=list(TRANSPORTS),
+                   help="send's transports, comma-separated (default: all of %s)"
+                        % ",".join(TRANSPORTS))
+    p.add_argument("--only", metavar="LIST",
+                   type=Words(ITEMS, lambda w: w.startswith("send-") and w[5:] in TRANSPORTS),
+                   help="run only these items (names as above, comma-separated; send for "
+                        "every send-KIND)")
+    return p
+
+
+def run(opts):
+    o = {"quick": opts.quick, "out": opts.output, "cpus": opts.cpus,
+         "samples": format_count(opts.samples) if opts.samples else None,
+         "runs": opts.runs, "gap_ns": opts.duration, "transports": opts.transports,
+         "only": opts.only}
+    return run_suite(o, ["jtr suite"] + opts.argv)

@@ -1,0 +1,101 @@
+"""attribute - a result's outliers charged to the kernel events the tracer
+recorded beside it (jtr run after the probe, and jtr attribute), optionally
+checked against perf sched timehist, and stored in the result.
+
+The result is handed in loaded; its outlier log, event log and sched.data are
+read here (results/, trace/), the work is attribution/'s, and what is written
+back goes through the Result.
+"""
+import os
+
+from ..attribution import attribute as att
+from ..attribution import crosscheck as xc
+from ..errors import UsageError
+from ..render.attribution import cross_check_lines, format_table
+from ..results.outliers import read_outliers
+from ..trace import events, sched
+
+
+def sched_data_path(result, given=None):
+    """The sched.data to compare with: @given (a file, or a folder holding one), the
+    one the result names, or the result's sched.data; UsageError with the fix when
+    there is none or no perf to read it."""
+    if given is not None:
+        p = os.path.join(given, sched.NAME) if os.path.isdir(given) else given
+        if not os.path.isfile(p):
+            raise UsageError("--sched-data %s: no such file" % given)
+    else:
+        p = result.file("sched")
+        if not os.path.isfile(p):
+            raise UsageError("--cross-check: %s: no such file; %s, or give --sched-data PATH"
+                             % (p, sched.HOW_TO_RECORD))
+    why = sched.timehist_unavailable()
+    if why:
+        raise UsageError(why)
+    return p
+
+
+def attribution_of(result, slack_ns=None, top=None, events_path=None, cross_check=None):
+    """The attribution of @result (a Result) and, when @cross_check is given
+    ({"sched_data": PATH or None, "min_ns": NS or None}), a function that compares
+    it with perf sched timehist and returns the cross_check section. Nothing is
+    written. Usage errors of the cross-check come before the work."""
+    kw = {}
+    if slack_ns is not None:
+        kw["slack_ns"] = slack_ns
+    if top is not None:
+        kw["top"] = top
+    sched_path = None
+    if cross_check is not None:
+        sched_path = sched_data_path(result, cross_check.get("sched_data"))
+    outliers = read_outliers(result)
+    log = events.read_events(events_path or result.file("events"))
+    if sched_path is None:
+        return att.attribute(result, outliers, log, **kw), None
+    outcomes = []
+    a = att.attribute(result, outliers, log, each=lambda *o: outcomes.append(o), **kw)
+    rel = os.path.relpath(sched_path, result.folder)
+    name = sched_path if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
+
+    def check(res):
+        cpus = sorted({r["cpu"] for r in res.get("runs", []) if r.get("cpu") is not None})
+        slices, comms, lost = sched.read_sched(sched_path, cpus)
+        return xc.compare(res, outcomes, slices, min_ns=cross_check.get("min_ns"),
+                          sched_name=name, lost=lost, comms=comms)
+    return a, check
+
+
+def attribute_into(result, slack_ns=None, top=None, events_path=None, cross_check=None,
+                   strict=True):
+    """Attribute @result, store it in the result ("attribution", result.json saved)
+    and attribution.txt; returns the table's lines. With @cross_check (see
+    attribution_of) the comparison with perf sched timehist is added too
+    ("cross_check", and its lines after the table); without it an earlier
+    cross_check is removed, as it judged an earlier attribution. A cross-check
+    that fails after the attribution raises UsageError if @strict, else says why
+    in its lines."""
+    a, check = attribution_of(result, slack_ns=slack_ns, top=top, events_path=events_path,
+                              cross_check=cross_check)
+    lines = format_table(a)
+    result["attribution"] = a
+    result.pop("cross_check", None)
+    files = result.setdefault("files", {})
+    if events_path is None:
+        files["events"] = events.LOG_NAME
+        files["trace"] = events.TRACE_NAME
+    result.write_text("attribution", "attribution.txt", "\n".join(lines) + "\n")
+    if check is not None:
+        try:
+            cc = check(result)
+        except UsageError as e:
+            if strict:
+                result.save()
+                raise
+            lines += ["", "cross-check: not run: %s" % e]
+        else:
+            result["cross_check"] = cc
+            if not os.path.isabs(cc["sched_data"]):
+                files[sched.FILE_ROLE] = cc["sched_data"]
+            lines += [""] + cross_check_lines(cc, a["outliers"].get("start_ns") or 0)
+    result.save()
+    return lines

@@ -1,0 +1,208 @@
+"""suite - jtr suite: the standard set of measurements, one after the other,
+into one folder (jtr report draws them on one page: render/suite_page.py).
+
+Items, one results folder each under the suite's folder: the 100-cycle null loop
+timed with RDTSC (null) and with clock_gettime (null-clock), the clock sources
+(clock), back-to-back timestamps (gap), and the send-vs-null pairs of jtr send
+per transport (send-KIND) when jtr-send is built. suite.json (results/suite.py)
+says what ran, with which command, its exit status and where.
+"""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from ..errors import JtrError, UsageError
+from ..results.figures import result_figures
+from ..results.result import load_result, new_results_dir
+from ..results.suite import SuiteIndex, now_iso
+from ..system.cpus import default_cpu
+from ..system.paths import probe_path
+from ..units import fmt_ns
+from ..values import format_cpulist, format_duration
+from .programs import Program, signal_children
+from .run import INTERRUPTED
+
+ITEMS = ("null", "null-clock", "clock", "gap", "send")
+DEFAULTS = {"samples": "2M", "send_samples": "500K", "runs": 3, "gap_ns": 10 * 10**9,
+            "reads": "1M"}
+QUICK = {"samples": "20K", "send_samples": "20K", "runs": 2, "gap_ns": 5 * 10**8,
+         "reads": "20K"}
+
+# --- the plan --------------------------------------------------------------
+
+def send_binary():
+    """(path of jtr-send, None) or (None, why it cannot run)."""
+    try:
+        return probe_path("send"), None
+    except JtrError as e:
+        return None, str(e)
+
+
+def plan(o):
+    """The items in order: [{"name", "tool", "args"}], and the lines to print for
+    what is skipped, and the skipped items."""
+    d = QUICK if o["quick"] else DEFAULTS
+    n = o["samples"] or d["samples"]
+    ns = o["samples"] or d["send_samples"]
+    r = str(o["runs"] or d["runs"])
+    cpus = o["cpus"] or [default_cpu()]
+    cpu = str(cpus[0])
+    gap = format_duration(o["gap_ns"] or d["gap_ns"])
+    items = [
+        {"name": "null", "tool": "null",
+         "args": ["-n", n, "-r", r, "-c", cpu, "-d", "null"]},
+        {"name": "null-clock", "tool": "null",
+         "args": ["-t", "clock", "-n", n, "-r", r, "-c", cpu, "-d", "null-clock"]},
+        {"name": "clock", "tool": "clock", "args": ["-n", d["reads"], "-c", cpu]},
+        {"name": "gap", "tool": "gap", "args": ["-d", gap, "-c", format_cpulist(cpus)]},
+    ]
+    skipped = []
+    prog, why = send_binary()
+    for kind in o["transports"]:
+        it = {"name": "send-" + kind, "tool": "send",
+              "args": ["-T", kind, "-n", ns, "-r", r, "-c", cpu, "-d", "send-" + kind]}
+        if prog:
+            items.append(it)
+        else:
+            it["why"] = why
+            skipped.append(it)
+    if o["only"]:
+        keep = lambda it: it["name"] in o["only"] or (  # noqa: E731
+            it["tool"] == "send" and "send" in o["only"])
+        items = [it for it in items if keep(it)]
+        skipped = [it for it in skipped if keep(it)]
+    return items, skipped
+
+
+# --- running ---------------------------------------------------------------
+
+def item_line(folder):
+    """The headline of a finished item: p99.99 and max of its result."""
+    try:
+        f = result_figures(load_result(folder))
+    except UsageError:
+        return None, None
+    p = f["percentiles_ns"].get("99.99")
+    return ("p99.99 %s, max %s" % (fmt_ns(p), fmt_ns(f["max_ns"]))
+            if p is not None and f["max_ns"] is not None else ""), f["partial"]
+
+
+def last_line(path):
+    try:
+        with open(path, errors="replace") as f:
+            lines = [x.strip() for x in f.read().splitlines() if x.strip()]
+    except OSError:
+        return ""
+    lines = [x for x in lines if "warning:" not in x] or lines
+    return lines[-1] if lines else ""
+
+
+def run_item(suite, it, k, total, interrupted):
+    """Run one item; fills its entry in suite.json."""
+    entry = it["entry"]
+    folder = os.path.join(suite.folder, it["name"])
+    log = os.path.join(suite.folder, it["name"] + ".log")
+    args = it["args"] + ["-q", "-o", folder]
+    entry.update(status="running", started_at=now_iso())
+    suite.save()
+    print("suite: %d/%d %s: jtr %s %s" % (k, total, it["name"], it["tool"], " ".join(args)))
+    sys.stdout.flush()
+    t0 = time.monotonic()
+    env = dict(os.environ, JTR_PROG="jtr suite: %s" % it["name"])
+    with open(log, "w") as f:
+        try:
+            child = Program(it["tool"], args, env, stdout=f, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL)
+        except (JtrError, OSError) as e:
+            f.write("%s\n" % e)
+            rc = None
+        else:
+            rc, _ = child.run()
+    dt = time.monotonic() - t0
+    has = os.path.isfile(os.path.join(folder, "result.json"))
+    head, partial = item_line(folder) if has else (None, None)
+    if rc == 0 and has and not partial and not interrupted:
+        status = "done"
+    elif interrupted or (rc is not None and rc < 0) or partial:
+        status = "interrupted"
+    else:
+        status = "failed"
+    entry.update(status=status, exit_status=rc, ended_at=now_iso(),
+                 duration_s=round(dt, 3), result="%s/result.json" % it["name"] if has else None)
+    suite.save()
+    if status == "done":
+        print("suite: %d/%d %s: done in %.1f s: %s" % (k, total, it["name"], dt, head))
+    elif status == "interrupted":
+        print("suite: %d/%d %s: interrupted after %.1f s%s" % (
+            k, total, it["name"], dt, "; kept what it measured (%s)" % head if has else ""))
+    else:
+        print("suite: %d/%d %s: failed (%s): %s" % (
+            k, total, it["name"], "did not start" if rc is None else "exit %d" % rc,
+            last_line(log)))
+    sys.stdout.flush()
+    return status
+
+
+def run_suite(o, command):
+    folder = new_results_dir("suite", o["out"])
+    items, skipped = plan(o)
+    try:
+        os.makedirs(folder)
+    except OSError as e:
+        raise UsageError("-o %s: cannot create the folder: %s" % (folder, e.strerror or e))
+    suite = SuiteIndex(folder, command)
+    for it in items:
+        it["entry"] = {"name": it["name"], "tool": it["tool"], "folder": it["name"],
+                       "command": ["jtr", it["tool"]] + it["args"] + ["-q", "-o", os.path.join(
+                           folder, it["name"])], "status": "not run", "exit_status": None,
+                       "log": it["name"] + ".log"}
+        suite.doc["items"].append(it["entry"])
+    for it in skipped:
+        suite.doc["items"].append({"name": it["name"], "tool": it["tool"], "folder": None,
+                                   "command": ["jtr", it["tool"]] + it["args"],
+                                   "status": "skipped", "exit_status": None,
+                                   "why": it["why"]})
+    names = [it["name"] for it in items]
+    if "null-clock" in names and "null" in names:
+        suite.doc["pairs"].append(["null-clock", "null"])
+    suite.save()
+    print("suite: %s: %d item%s (%s)" % (folder, len(items), "" if len(items) == 1 else "s",
+                                        ", ".join(names)))
+    if skipped:
+        print("suite: send: skipped: %s" % skipped[0]["why"])
+    interrupted = []
+
+    def on_sigint(*_):
+        # the terminal's Ctrl-C reaches the item too; a SIGINT to jtr alone does
+        # not, so pass it on as SIGTERM (the item's stop request either way)
+        interrupted.append(1)
+        signal_children(signal.SIGTERM)
+    old = signal.signal(signal.SIGINT, on_sigint)
+    old_term = signal.signal(signal.SIGTERM, on_sigint)
+    failed = 0
+    try:
+        for k, it in enumerate(items, 1):
+            if interrupted:
+                break
+            st = run_item(suite, it, k, len(items), interrupted)
+            failed += st == "failed"
+    finally:
+        signal.signal(signal.SIGINT, old)
+        signal.signal(signal.SIGTERM, old_term)
+    suite.doc["ended_at"] = now_iso()
+    suite.doc["partial"] = bool(interrupted)
+    suite.doc["state"] = "interrupted" if interrupted else "done"
+    suite.save()
+    done = sum(e["status"] == "done" for e in suite.doc["items"])
+    print("suite: %s: %d of %d items done%s%s; 'jtr report %s' draws them" % (
+        folder, done, len(items), ", %d failed" % failed if failed else "",
+        ", interrupted (partial)" if interrupted else "", folder))
+    if interrupted:
+        sys.stdout.flush()
+        print("jtr suite: interrupted; partial results in %s/" % folder, file=sys.stderr)
+        return INTERRUPTED
+    return 1 if failed else 0
+
+

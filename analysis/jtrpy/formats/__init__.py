@@ -1,0 +1,2 @@
+"""formats - other tools' formats: HdrHistogram logs, jtr_null's text and
+gnuplot files, the Prometheus textfile, oslat and cyclictest --json."""

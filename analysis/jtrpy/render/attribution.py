@@ -1,0 +1,124 @@
+"""attribution - an attribution and its cross-check as text for people (the
+tables jtr run and jtr attribute print and attribution.txt holds)."""
+from ..trace.sched import TOOL
+from ..units import fmt_ns as _fmt_ns
+from .text import align, cpus_text
+
+TABLE_WORST = 5         # worst outliers in the table
+SHOWN = 3               # cross-check examples and tasks of each kind printed
+BACKEND_NAMES = {"ebpf": "eBPF (jtr trace)", "perf": "perf (perf record)"}
+
+
+def cost_text(tracer):
+    """One line of what the tracer cost, or None when it was not measured."""
+    c = tracer.get("cost") or {}
+    if not c:
+        return None
+    perf = tracer.get("backend") == "perf"
+    window_ns = (tracer.get("end_ns") or 0) - (tracer.get("start_ns") or 0)
+    parts = []
+    if "kernel_ns" in c:
+        parts.append("BPF programs %s in the kernel (%d runs, %s each, on all CPUs)" % (
+            _fmt_ns(c["kernel_ns"]), c["kernel_runs"],
+            _fmt_ns(c["kernel_ns"] // c["kernel_runs"]) if c["kernel_runs"] else "-"))
+    if "tracing_cpu_ns" in c:
+        procs = c.get("process_cpus")
+        where = ("one CPU" if not procs else "CPU " + procs if procs.isdigit()
+                 else "one CPU, on CPUs " + procs)
+        pct = (" (%.2f %% of %s)" % (100.0 * c["tracing_cpu_ns"] / window_ns, where)
+               if window_ns > 0 else "")
+        text = "%s %s CPU while tracing%s" % (
+            "perf record" if perf else "the tracer process", _fmt_ns(c["tracing_cpu_ns"]), pct)
+        if "setup_cpu_ns" in c:
+            text += ", %s to start" % _fmt_ns(c["setup_cpu_ns"])
+        parts.append(text)
+    if "convert_ns" in c:
+        parts.append("%s converting after the run" % _fmt_ns(c["convert_ns"]))
+    if perf and "kernel_ns" not in c:
+        parts.append("perf's own time in the kernel is not measured per run (make bench "
+                     "compares runs with it and without)")
+    return "cost: " + "; ".join(parts)
+
+
+def format_table(attribution):
+    """The attribution as lines of text for people: causes, worst outliers, tracer, warnings."""
+    o, t = attribution["outliers"], attribution["tracer"]
+    lines = ["causes of %d outliers on %s: %s in %.2f s" % (
+        o["count"], cpus_text(o.get("cpus") or t.get("cpus") or []), _fmt_ns(o["total_ns"]),
+        o.get("duration_ns", 0) / 1e9)]
+    rows = [("category", "name", "count", "share", "total", "p50", "max", "per s")]
+    for c in attribution["causes"]:
+        rows.append((c["category"], c["name"], str(c["count"]), "%.1f %%" % (100 * c["share"]),
+                     _fmt_ns(c["total_ns"]), _fmt_ns(c["p50_ns"]), _fmt_ns(c["max_ns"]),
+                     "%.1f" % c["per_s"]))
+    lines += ["  " + line for line in align(rows, (False, False) + (True,) * 6)]
+    if o["total_ns"]:
+        lines.append("  kernel events cover %s of it (%.1f %%)" % (
+            _fmt_ns(o["traced_ns"]), 100.0 * o["traced_ns"] / o["total_ns"]))
+    if attribution["worst"]:
+        lines += ["", "worst outliers:"]
+        t0 = o.get("start_ns") or 0
+        rows = [(_fmt_ns(w["length_ns"]), "cpu%d" % w["cpu"],
+                 "+%.3f s" % ((w["start_ns"] - t0) / 1e9), w["chain"])
+                for w in attribution["worst"][:TABLE_WORST]]
+        lines += ["  " + line for line in align(rows, (True, False, True, False))]
+    lines += ["", "tracer: %s, %d events, %d dropped" % (
+        BACKEND_NAMES.get(t.get("backend"), t.get("backend") or "unknown"), t["events"],
+        t["dropped"])]
+    cost = cost_text(t)
+    if cost:
+        lines.append("  " + cost)
+    lines += ["warning: " + w for w in attribution["warnings"]]
+    return lines
+
+
+def _task(tid, comm):
+    """'kworker/1:1[123]'."""
+    return "%s[%d]" % (comm, tid) if tid > 0 else comm
+
+
+def cross_check_lines(cc, t0):
+    """The cross-check for people: counts and times, a few examples, the verdict;
+    times of the examples in s from @t0 (the run's start)."""
+    span = (cc["end_ns"] - cc["start_ns"]) / 1e9
+    probes = ", ".join("%s on CPU %d" % (_task(p["tid"], p["comm"]), p["cpu"])
+                       for p in cc["probe_tasks"]) or "none found"
+    t, m, a, h = cc["totals"], cc["matched"], cc["attribution_only"], cc["timehist_only"]
+    lines = ["cross-check with %s (%s, %.2f s; the probe's thread: %s):"
+             % (TOOL, cc["sched_data"], span, probes)]
+    rows = [("", "count", "time", ""),
+            ("matched", str(m["count"]), _fmt_ns(m["ns"]),
+             "outliers charged to task preemption; timehist shows those tasks in them"),
+            ("attribution-only", str(a["count"]), _fmt_ns(a["ns"]),
+             "outliers charged to a task timehist does not show in them"),
+            ("timehist-only", str(h["count"]), _fmt_ns(h["ns"]),
+             "slices of other tasks (>= %s) in outliers charged to something else"
+             % _fmt_ns(cc["min_ns"]))]
+    lines += ["  " + x for x in align(rows, (False, True, True, False))]
+    d = t["difference_ns"]
+    out, short = t["outside_outliers"], t["short"]
+    lines.append("  other tasks ran %s in %d slices per timehist; the attribution charged %s "
+                 "to task preemption (%s %s)" % (
+                     _fmt_ns(t["timehist_ns"]), t["timehist_slices"],
+                     _fmt_ns(t["attribution_ns"]), _fmt_ns(abs(d)), "more" if d >= 0 else "less"))
+    if out["count"] or short["count"]:
+        lines.append("  not compared: %d slices (%s) outside outliers, %d (%s) shorter than %s"
+                     % (out["count"], _fmt_ns(out["ns"]), short["count"],
+                        _fmt_ns(short["ns"]), _fmt_ns(cc["min_ns"])))
+    for label, k in (("attribution-only", a), ("timehist-only", h)):
+        if k["tasks"]:
+            lines.append("  %s by task: %s" % (label, ", ".join(
+                "%s %d× %s" % (_task(x["tid"], x["comm"] or "pid"), x["count"], _fmt_ns(x["ns"]))
+                for x in k["tasks"][:SHOWN])))
+    for x in a["examples"][:SHOWN]:
+        lines.append("  attribution-only +%.6f s cpu%d %s: %s; timehist shows no pid %s there"
+                     % ((x["start_ns"] - t0) / 1e9, x["cpu"], _fmt_ns(x["length_ns"]),
+                        ", ".join(x["charged"]), ", ".join(map(str, x["missing_pids"]))))
+    for x in h["examples"][:SHOWN]:
+        lines.append("  timehist-only    +%.6f s cpu%d %s ran %s in a %s outlier charged to %s"
+                     % ((x["start_ns"] - t0) / 1e9, x["cpu"], _task(x["tid"], x["comm"]),
+                        _fmt_ns(x["end_ns"] - x["start_ns"]), _fmt_ns(x["outlier_length_ns"]),
+                        x["charged_to"]))
+    lines += ["warning: " + w for w in cc["warnings"]]
+    lines.append("cross-check: %s" % cc["verdict"])
+    return lines

@@ -1,0 +1,94 @@
+"""compare - a comparison (jtr-compare/1) as the table jtr compare prints."""
+from ..stats.compare import PMU_MISSES, fmt_ci, fmt_diff, fmt_pct, fmt_range, fmt_value
+from ..units import fmt_ns as _fmt_ns
+from .text import align
+
+TABLE_CAUSES = 10
+
+
+def _list(v):
+    return ", ".join(str(x) for x in v)
+
+
+def _side_line(tag, d):
+    """A: before  (gap, CPU 1, 1 run, 10.00 s, 237025339 samples)"""
+    cpus = [c for c in d["cpus"] if c is not None]
+    where = ("CPU %s" if len(cpus) == 1 else "CPUs %s") % _list(cpus) if cpus else "unpinned"
+    runs = "%d run%s" % (d["runs"], "" if d["runs"] == 1 else "s")
+    if len(d["results"]) > 1:
+        runs = "%d results, %s" % (len(d["results"]), runs)
+    return "%s: %s  (%s, %s, %s, %.2f s, %d samples)" % (
+        tag, ", ".join(d["results"]), "/".join(d["tools"]), where, runs,
+        d["duration_ns"] / 1e9, d["samples"])
+
+
+def format_table(c):
+    """The comparison as lines of text for people."""
+    conf = c["method"]["confidence"]
+    lines = [_side_line("A", c["a"]), _side_line("B", c["b"]), ""]
+    reps = any(m["a_range"] or m["b_range"] for m in c["metrics"])
+    head = ["", "A", "B", "B-A", "B-A %", "%g %% CI of B-A" % conf]
+    head += ["A runs", "B runs"] if reps else []
+    rows = [head + ["change"]]
+    for m in c["metrics"]:
+        row = [m["name"], fmt_value(m, m["a"]), fmt_value(m, m["b"]), fmt_diff(m),
+               fmt_pct(m["diff_pct"]), fmt_ci(m)]
+        row += [fmt_range(m, m["a_range"]), fmt_range(m, m["b_range"])] if reps else []
+        rows.append(row + [m["change"] or ("-" if m["key"] else "")])
+    right = (False,) + (True,) * (len(head) - 1) + (False,)
+    lines += ["  " + line for line in align(rows, right)]
+    lines += _cause_lines(c)
+    lines += _pmu_lines(c.get("hardware_counters"))
+    lines += [""] + ["warning: " + w for w in c["warnings"]]
+    lines.append("the verdict comes from the key metrics: %s" % _list(
+        m["name"] for m in c["metrics"] if m["key"]))
+    if not reps:
+        lines.append("note: one result per side: the CIs cover the sampling noise within a "
+                     "run, not the variation from run to run")
+    lines.append("verdict: " + c["verdict_text"])
+    return [line for i, line in enumerate(lines) if line or (i and lines[i - 1])]
+
+
+def _cause_lines(c):
+    """The per-cause table, or a line saying why there is none."""
+    if c["causes"] is None:
+        which = [s for s in ("a", "b") if not c[s]["attributed"]]
+        return ["", "causes: not compared: %s not attributed (jtr run as root, or "
+                "jtr attribute)" % " and ".join(s.upper() for s in which)]
+    rows = [("cause", "", "A per s", "B per s", "B-A per s", "A share", "B share")]
+    for r in c["causes"][:TABLE_CAUSES]:
+        rows.append((r["category"], r["name"], _fmt_ns(r["a_ns_per_s"]),
+                     _fmt_ns(r["b_ns_per_s"]),
+                     ("+" if r["diff_ns_per_s"] > 0 else "-" if r["diff_ns_per_s"] < 0 else "")
+                     + _fmt_ns(abs(r["diff_ns_per_s"])),
+                     "%.1f %%" % (100 * r["a_share"]), "%.1f %%" % (100 * r["b_share"])))
+    more = len(c["causes"]) - TABLE_CAUSES
+    return ["", "causes (outlier time per second of run; largest change first):"] + \
+        ["  " + line for line in align(rows, (False, False) + (True,) * 5)] + \
+        (["  ... %d more in --json" % more] if more > 0 else [])
+
+
+def _pmu_lines(hc):
+    """IPC and misses of both sides, one line when only one side has counters,
+    nothing when neither has (each run already said why)."""
+    if not hc or (hc["a"] is None and hc["b"] is None):
+        return []
+    if hc["a"] is None or hc["b"] is None:
+        return ["", "hardware counters: not compared: %s has none (no PMU where it ran)"
+                % ("A" if hc["a"] is None else "B")]
+    a, b = hc["a"], hc["b"]
+    rows = [("", "A", "B", "B-A", "B-A %")]
+
+    def row(name, va, vb, fmt):
+        if va is None or vb is None:
+            return
+        d = vb - va
+        rows.append((name, fmt % va, fmt % vb, ("+" if d > 0 else "") + fmt % d,
+                     fmt_pct(100.0 * d / va if va else None)))
+    row("IPC", a["ipc"], b["ipc"], "%.2f")
+    for k in PMU_MISSES:
+        row(k.replace("_", " ") + " per million loops", a["per_million_loops"].get(k),
+            b["per_million_loops"].get(k), "%.1f")
+    return ["", "hardware counters (a slowed CPU shows as lower IPC or more misses, a "
+            "stolen one as outliers):"] + ["  " + line for line in
+                                           align(rows, (False,) + (True,) * 4)]

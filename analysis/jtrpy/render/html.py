@@ -1,0 +1,85 @@
+"""html - the pieces of jtr's HTML pages (self-contained: plots embedded as
+base64 PNG, no network) and the writing of a report folder."""
+import base64
+import html
+import json
+import os
+
+from ..errors import UsageError
+from ..system.files import write_atomic
+from ..units import fmt_ns as _fmt_ns
+
+CSS = """
+body{font-family:sans-serif;margin:1.5em;max-width:1100px;color:#222}
+table{border-collapse:collapse;margin:0.5em 0 1.2em}
+td,th{border:1px solid #ccc;padding:2px 8px;font-size:13px;text-align:left;vertical-align:top}
+th{background:#eee} td.num{text-align:right}
+figure{margin:0.5em 0 1.5em} img{max-width:100%;border:1px solid #ddd}
+pre{background:#f6f6f6;padding:8px;font-size:12px;overflow-x:auto}
+.warn li{color:#a40}
+"""
+
+
+def jnum(v):
+    """A value spelled as JSON spells it (what result.json holds)."""
+    if v is None:
+        return "null"
+    if isinstance(v, (dict, list)):
+        return json.dumps(v)
+    return v if isinstance(v, str) else json.dumps(v)
+
+
+def fmt_ns(ns):
+    """units.fmt_ns, and "" for a value that is not a number."""
+    return _fmt_ns(ns) if isinstance(ns, (int, float)) else ""
+
+
+def esc(v):
+    return html.escape(str(v), quote=True)
+
+
+def table(rows, head=None, cls=None):
+    """An HTML table of rows of cells (already strings)."""
+    out = ['<table%s>' % (' class="%s"' % cls if cls else "")]
+    if head:
+        out.append("<tr>%s</tr>" % "".join("<th>%s</th>" % esc(h) for h in head))
+    for r in rows:
+        out.append("<tr>%s</tr>" % "".join("<td>%s</td>" % esc(c) for c in r))
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def img(name, data, alt):
+    return '<figure><img src="data:image/png;base64,%s" alt="%s"><figcaption>%s ' \
+           '(<a href="%s.png">%s.png</a>)</figcaption></figure>' % (
+               base64.b64encode(data).decode("ascii"), esc(alt), esc(alt), name, name)
+
+
+def page_html(title, body):
+    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            "<title>%s</title><style>%s</style></head><body>\n%s\n</body></html>\n"
+            % (esc(title), CSS, "\n".join(b for b in body if b)))
+
+
+def prepare_out(out):
+    """Create the output folder, or UsageError."""
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as e:
+        raise UsageError("-o %s: cannot create the folder: %s" % (out, e.strerror or e))
+    if not os.access(out, os.W_OK):
+        raise UsageError("-o %s: the folder is not writable; choose another" % out)
+
+
+def write_all(out, pngs, page, texts):
+    """The PNGs, the jtr_null-format files and report.html (last) into @out; the line
+    jtr report prints."""
+    for name, data in pngs.items():
+        write_atomic(os.path.join(out, name + ".png"), data, "wb")
+    for name, text in texts.items():
+        write_atomic(os.path.join(out, name), text)
+    write_atomic(os.path.join(out, "report.html"), page)
+    files = [n + ".png" for n in pngs] + list(texts)
+    shown = files if len(files) <= 8 else files[:6] + ["... %d files" % len(files)]
+    return "jtr report: %s (%s)" % (os.path.join(out, "report.html"),
+                                    ", ".join(shown) or "no plots")

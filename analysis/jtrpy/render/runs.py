@@ -1,0 +1,31 @@
+"""runs - the lines jtr run prints after the probe's own table: per CPU how often
+and how long it was interrupted, hardware counters, whether it was cut short."""
+from ..units import fmt_ns
+
+
+def headline(result):
+    """The headline lines of a gap result."""
+    lines = []
+    for r in result.get("runs", []):
+        o = r.get("outliers", {})
+        lines.append(
+            "CPU %s: %d interruptions above %s in %.2f s (%.1f/s), %.3f %% of the time "
+            "lost; per loop p99.99 %s, max %s" % (
+                r.get("cpu"), o.get("count", 0), fmt_ns(o.get("threshold_ns", 0)),
+                r.get("duration_ns", 0) / 1e9, o.get("per_s", 0.0),
+                r.get("lost_time_pct", 0.0), fmt_ns(r["percentiles_ns"]["99.99"]),
+                fmt_ns(r.get("max_ns", 0))))
+        pmu = r.get("pmu")
+        if pmu:
+            per = pmu.get("per_million_loops", {})
+            lines.append("CPU %s hardware counters: IPC %.2f; per million loops %.0f cache "
+                         "misses, %.0f dTLB misses (a slowed CPU, not a stolen one, shows here)"
+                         % (r.get("cpu"), pmu.get("ipc", 0), per.get("cache_misses", 0),
+                            per.get("dtlb_load_misses", 0)))
+    if any("pmu" in r and r["pmu"] is None for r in result.get("runs", [])):
+        why = next((w for w in result.get("warnings", []) if w.startswith("no hardware")), None)
+        if why:
+            lines.append("hardware counters: none %s" % why[len("no hardware counters "):])
+    if result.get("partial"):
+        lines.append("partial: the run was stopped early; the numbers cover what was measured")
+    return lines

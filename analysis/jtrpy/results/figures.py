@@ -1,0 +1,139 @@
+"""figures - the headline numbers of a result, for jtr ls and jtr export --prom.
+
+Per run they are read from result.json as written. For a whole result (several
+CPUs of a gap run, repetitions of a null run) the runs' histograms are merged as
+jtr compare merges them (coarsest precision, counts of equal buckets added) and
+the percentiles are jtr's rule on the merged histogram, so a one-run result gives
+exactly its percentiles_ns. Time lost is the runs' lost_ns over their duration,
+outliers per second their count over it.
+"""
+import datetime
+import re
+
+from . import hist
+from .result import PERCENTILE_KEYS, measured_runs
+
+
+def run_lost(run):
+    """(lost_ns, outlier count, duration_ns) of a run, or None without outliers."""
+    o = run.get("outliers")
+    dur = run.get("duration_ns")
+    if not isinstance(o, dict) or not dur or o.get("lost_ns") is None:
+        return None
+    return o["lost_ns"], o.get("count", 0), dur
+
+
+def run_figures(run):
+    """{percentiles_ns, max_ns, lost_pct, outliers_per_s, duration_ns, samples} of a run."""
+    lost = run_lost(run)
+    return {
+        "percentiles_ns": dict(run.get("percentiles_ns") or {}),
+        "max_ns": run.get("max_ns"),
+        "duration_ns": run.get("duration_ns"),
+        "samples": run.get("samples"),
+        "lost_pct": 100.0 * lost[0] / lost[2] if lost else None,
+        "outliers_per_s": lost[1] / (lost[2] / 1e9) if lost else None,
+    }
+
+
+def merged_histogram(runs):
+    """(buckets, min_ns, max_ns) of the runs' histograms merged at the coarsest
+    precision among them, or None when no run has a histogram."""
+    hs = [r["histogram"] for r in runs if isinstance(r.get("histogram"), dict)]
+    if not hs:
+        return None
+    bits = min(h.get("sub_bucket_bits", 7) for h in hs)
+    merged = hist.merge(hist.coarsen(h["buckets"], h.get("sub_bucket_bits", 7), bits)
+                        for h in hs)
+    lo = min(r.get("min_ns", 0) for r in runs)
+    hi = max(r.get("max_ns", 0) for r in runs)
+    return merged, lo, hi
+
+
+def merged_percentiles(runs):
+    """{key: ns} of jtr's percentiles of the runs' merged histograms."""
+    m = merged_histogram(runs)
+    if not m:
+        return {}
+    merged, lo, hi = m
+    return {k: hist.value_at_percentile(merged, float(k), lo, hi) for k in PERCENTILE_KEYS}
+
+
+def top_cause(result):
+    """The attribution's largest cause by time: {category, name, share, total_ns} or None."""
+    a = result.get("attribution")
+    causes = a.get("causes") if isinstance(a, dict) else None
+    if not causes:
+        return None
+    c = causes[0]
+    return {"category": c.get("category"), "name": c.get("name"), "share": c.get("share"),
+            "total_ns": c.get("total_ns")}
+
+
+def utc_time(iso):
+    """A result's ISO 8601 UTC time as an aware datetime, or None."""
+    if not isinstance(iso, str):
+        return None
+    for fmt in ("%Y-%m-%dT%H:%M:%S.%fZ", "%Y-%m-%dT%H:%M:%SZ"):
+        try:
+            return datetime.datetime.strptime(iso, fmt).replace(tzinfo=datetime.timezone.utc)
+        except ValueError:
+            pass
+    return None
+
+
+def result_figures(result):
+    """The headline numbers of a whole result (see the module's note)."""
+    runs = measured_runs(result)
+    lost = [run_lost(r) for r in runs]
+    have_lost = bool(runs) and all(lost)
+    dur = [r.get("duration_ns") for r in runs if r.get("duration_ns")]
+    cpus = sorted({r.get("cpu") for r in runs if r.get("cpu") is not None})
+    host = result.get("host") or {}
+    return {
+        "started_at": result.get("started_at"),
+        "tool": result.get("tool"),
+        "host": host.get("hostname"),
+        "cpus": cpus,
+        "duration_ns": max(dur) if dur else None,
+        "samples": sum(r.get("samples") or 0 for r in runs),
+        "percentiles_ns": merged_percentiles(runs),
+        "max_ns": max((r.get("max_ns") or 0 for r in runs), default=None),
+        "lost_pct": 100.0 * sum(x[0] for x in lost) / sum(x[2] for x in lost)
+        if have_lost else None,
+        "outliers_per_s": sum(x[1] for x in lost) / (sum(x[2] for x in lost) / 1e9)
+        if have_lost else None,
+        "top_cause": top_cause(result),
+        "tuning_profile": host.get("tuning_profile"),
+        "partial": bool(result.get("partial")),
+        "imported": (result.get("import") or {}).get("from") if isinstance(
+            result.get("import"), dict) else None,
+    }
+
+
+RUN_NAME = re.compile(r"([A-Za-z][A-Za-z-]*?)[ _-]?(\d+)")
+
+
+def run_kind(run):
+    """(kind, number) of a run named like 'send_2', 'null_2', 'run 2', or None."""
+    m = RUN_NAME.fullmatch(str(run.get("name") or ""))
+    return (m.group(1), int(m.group(2))) if m else None
+
+
+def run_pairs(result):
+    """The send-vs-null pairs inside one result (a send tool's runs send_1, null_1,
+    send_2, ...): [(kind, number, run, null run)], each kind other than "null" with
+    the null run of the same number, in the order of the kind's runs."""
+    runs = [r for r in result.get("runs", []) if isinstance(r, dict)
+            and isinstance(r.get("histogram"), dict)]
+    nulls = {}
+    for r in runs:
+        k = run_kind(r)
+        if k and k[0] == "null":
+            nulls.setdefault(k[1], r)
+    out = []
+    for r in runs:
+        k = run_kind(r)
+        if k and k[0] != "null" and k[1] in nulls:
+            out.append((k[0], k[1], r, nulls[k[1]]))
+    return out

@@ -1,0 +1,456 @@
+"""compare - is B better or worse than A? Percentiles, time lost and causes of two
+sides of results, with bootstrap confidence intervals drawn from the histograms.
+
+compare(results_a, results_b) takes each side as a list of loaded results
+(repetitions of one setup); `jtr compare A B` gives one result per side.
+docs/compare.md explains the method; in short:
+
+1. Each side's histograms are merged: every run of every result (one run per CPU
+   for gap, per repetition for null) adds its bucket counts. The point values
+   are jtr's percentiles of the merged histogram (hist.value_at_percentile), so
+   for a one-run result they are its percentiles_ns exactly. Time lost is the
+   side's lost_ns over its duration_ns (all runs), outliers/s its outlier count
+   over its duration in seconds.
+2. Bootstrap: each run's bucket counts are resampled RESAMPLES times from a
+   multinomial with the run's own total and bucket shares (never expanding the
+   samples, so 1e9 samples cost what 1e3 do), the resampled runs of a side are
+   added up, and every metric is computed again on each resample. The time
+   lost and outlier count of a run are scaled by how the resample changed the
+   weight of its buckets above the outlier threshold (each value less the run's
+   min_ns, resp. 1). The CI of B-A is the (1-c)/2 and (1+c)/2 quantiles of the
+   resampled B less the resampled A.
+3. A key metric (p99, p99.9, p99.99, time lost) changed when its CI excludes 0,
+   the difference is larger than the histograms' resolution (max_rel_error of
+   the larger value; percentiles only) and larger than the run-to-run spread
+   (max - min of the metric across a side's results, the wider side) where a
+   side has several results. The verdict: "worse" when some key metric rose and
+   none fell, "better" the reverse, "mixed" when both happened, else "no
+   significant change"; it names the metrics that decided.
+"""
+import re
+
+from .. import __version__
+from ..errors import JtrError, UsageError
+from ..results import hist
+from ..results.result import PERCENTILE_KEYS, measured_runs
+from ..units import fmt_ns
+
+FORMAT = "jtr-compare/1"
+DEFAULT_CONFIDENCE = 95.0
+DEFAULT_RESAMPLES = 1000
+DEFAULT_SEED = 1
+KEY_METRICS = ("p99", "p99.9", "p99.99", "time lost")
+
+
+
+def _numpy():
+    """numpy, or a one-line error saying how to get it."""
+    try:
+        import numpy
+    except ImportError:
+        raise JtrError("jtr compare needs numpy: apt-get install python3-numpy, or "
+                       "pip install 'jtr[compare]' where jtr was installed with pip")
+    return numpy
+
+
+# --- the sides ---------------------------------------------------------------
+
+def comparable(results):
+    """The results as they are compared: a jtr send result on its send runs (its
+    null runs are the send runs' reference, not what it measured)."""
+    return [dict(r, runs=measured_runs(r)) if r.get("tool") == "send" else r for r in results]
+
+
+def check_result(result, label):
+    """UsageError unless every run of @result has a non-empty histogram."""
+    runs = result.get("runs")
+    if not isinstance(runs, list) or not runs:
+        raise UsageError("%s: the result has no runs; compare results of jtr gap or jtr null"
+                         % label)
+    for i, run in enumerate(runs):
+        h = run.get("histogram") if isinstance(run, dict) else None
+        if not isinstance(h, dict) or not isinstance(h.get("buckets"), list):
+            raise UsageError("%s: run %s has no histogram; compare results of jtr gap or "
+                             "jtr null, which keep one per run" % (label, _run_name(run, i)))
+        for b in h["buckets"]:
+            if not (isinstance(b, list) and len(b) == 3 and all(
+                    isinstance(x, int) and x >= 0 for x in b) and b[0] <= b[1]):
+                raise UsageError("%s: run %s: bucket %r is not [lo, hi, count]; the result "
+                                 "is damaged" % (label, _run_name(run, i), b))
+        if not sum(b[2] for b in h["buckets"]):
+            raise UsageError("%s: run %s has no samples; it cannot be compared"
+                             % (label, _run_name(run, i)))
+
+
+def _run_name(run, i):
+    return repr(run.get("name")) if isinstance(run, dict) and run.get("name") else str(i + 1)
+
+
+# --- one side --------------------------------------------------------------
+
+class _Run:
+    """One run's histogram (on the side's grid) and its outlier figures."""
+
+    def __init__(self, run, bits):
+        h = run["histogram"]
+        self.buckets = hist.coarsen(h["buckets"], h.get("sub_bucket_bits", bits), bits)
+        self.min_ns = run.get("min_ns", self.buckets[0][0])
+        self.max_ns = run.get("max_ns", self.buckets[-1][1])
+        self.duration_ns = run.get("duration_ns") or 0
+        o = run.get("outliers")
+        self.threshold_ns = o.get("threshold_ns") if isinstance(o, dict) else None
+        self.lost_ns = o.get("lost_ns") if isinstance(o, dict) else None
+        self.count = o.get("count") if isinstance(o, dict) else None
+
+    @property
+    def has_outliers(self):
+        return None not in (self.threshold_ns, self.lost_ns, self.count) and self.duration_ns > 0
+
+
+def _bits(results):
+    """The coarsest precision among the runs, and its relative error."""
+    bits = min(r_["histogram"].get("sub_bucket_bits", 7) for r in results for r_ in r["runs"])
+    return bits, 2.0 ** -bits
+
+
+def _point_metrics(runs):
+    """Percentiles, time lost and outliers/s of runs merged: {name: value or None}."""
+    merged = hist.merge(r.buckets for r in runs)
+    lo_ns, hi_ns = min(r.min_ns for r in runs), max(r.max_ns for r in runs)
+    m = {"p" + k: hist.value_at_percentile(merged, float(k), lo_ns, hi_ns)
+         for k in PERCENTILE_KEYS}
+    dur = sum(r.duration_ns for r in runs)
+    if all(r.has_outliers for r in runs):
+        m["time lost"] = 100.0 * sum(r.lost_ns for r in runs) / dur
+        m["outliers/s"] = sum(r.count for r in runs) / (dur / 1e9)
+    else:
+        m["time lost"] = m["outliers/s"] = None
+    return m
+
+
+class _Side:
+    """A side of the comparison: its results, runs and point metrics."""
+
+    def __init__(self, results, labels, bits):
+        self.results = results
+        self.labels = labels
+        self.per_result = [[_Run(run, bits) for run in r["runs"]] for r in results]
+        self.runs = [run for runs in self.per_result for run in runs]
+        self.point = _point_metrics(self.runs)
+        self.reps = [_point_metrics(runs) for runs in self.per_result]
+
+    def describe(self):
+        """What the side holds, for the JSON and the header lines."""
+        tools = sorted({r.get("tool", "?") for r in self.results})
+        cpus = sorted({run.get("cpu") for r in self.results for run in r["runs"]},
+                      key=lambda c: (c is None, c))
+        hosts = sorted({(r.get("host") or {}).get("hostname") or "?" for r in self.results})
+        return {"results": list(self.labels), "tools": tools, "cpus": cpus, "hosts": hosts,
+                "runs": len(self.runs), "samples": sum(sum(b[2] for b in run.buckets)
+                                                       for run in self.runs),
+                "duration_ns": sum(run.duration_ns for run in self.runs),
+                "attributed": all(isinstance(r.get("attribution"), dict)
+                                  for r in self.results)}
+
+
+# --- bootstrap -------------------------------------------------------------
+
+def _resample_run(np, rng, run, resamples, grid):
+    """One run resampled: (counts R x K on the side's grid, lost_ns R, count R)."""
+    counts = np.array([b[2] for b in run.buckets], dtype=np.int64)
+    n = int(counts.sum())
+    draws = rng.multinomial(n, counts / float(n), size=resamples)
+    cols = np.array([grid[b[0]] for b in run.buckets])
+    if not run.has_outliers:
+        return cols, draws, None, None
+    lo = np.array([b[0] for b in run.buckets], dtype=np.float64)
+    hi = np.array([b[1] for b in run.buckets], dtype=np.float64)
+    # the share of each bucket above the threshold, and its values less min_ns
+    above = np.clip((hi - run.threshold_ns) / (hi - lo + 1.0), 0.0, 1.0)
+    lost_w = above * np.maximum((lo + hi) / 2.0 - run.min_ns, 0.0)
+    return cols, draws, _scaled(np, draws, lost_w, run.lost_ns, counts), \
+        _scaled(np, draws, above, run.count, counts)
+
+
+def _scaled(np, draws, weights, point, counts):
+    """@point scaled, per resample, by how the resample changed sum(counts * weights)."""
+    base = float(counts @ weights)
+    if base <= 0.0:
+        return np.full(draws.shape[0], float(point))
+    return float(point) * (draws @ weights) / base
+
+
+def bootstrap(side, resamples, rng):
+    """{metric: array of its @resamples resampled values} for one side."""
+    np = _numpy()
+    merged = hist.merge(r.buckets for r in side.runs)
+    grid = {b[0]: i for i, b in enumerate(merged)}
+    total = np.zeros((resamples, len(merged)), dtype=np.int64)
+    lost, count, outliers = np.zeros(resamples), np.zeros(resamples), True
+    for run in side.runs:
+        cols, draws, run_lost, run_count = _resample_run(np, rng, run, resamples, grid)
+        total[:, cols] += draws
+        if run_lost is None:
+            outliers = False
+        else:
+            lost += run_lost
+            count += run_count
+    cum = np.cumsum(total, axis=1)
+    n = int(cum[0, -1])
+    hi = np.array([b[1] for b in merged], dtype=np.int64)
+    lo_ns, hi_ns = min(r.min_ns for r in side.runs), max(r.max_ns for r in side.runs)
+    out = {}
+    for k in PERCENTILE_KEYS:
+        idx = (cum < hist.rank(float(k), n)).sum(axis=1)
+        out["p" + k] = np.clip(hi[np.minimum(idx, len(hi) - 1)], lo_ns, hi_ns)
+    dur = sum(r.duration_ns for r in side.runs)
+    if outliers:
+        out["time lost"] = 100.0 * lost / dur
+        out["outliers/s"] = count / (dur / 1e9)
+    return out
+
+
+# --- metrics and verdict ---------------------------------------------------
+
+def _range(reps, name):
+    """[min, max] of a metric across a side's results, or None with fewer than two."""
+    vals = [r[name] for r in reps if r[name] is not None]
+    return [min(vals), max(vals)] if len(reps) > 1 and len(vals) == len(reps) else None
+
+
+def _metric(name, a, b, boot_a, boot_b, conf, reps_a, reps_b, rel_error):
+    """One row: values, B-A, its CI, the run-to-run spread and whether it changed."""
+    np = _numpy()
+    alpha = (100.0 - conf) / 100.0
+    d = boot_b[name] - boot_a[name]
+    ci = [float(np.quantile(d, alpha / 2, method="lower")),
+          float(np.quantile(d, 1 - alpha / 2, method="higher"))]
+    diff = b - a
+    ra, rb = _range(reps_a, name), _range(reps_b, name)
+    spreads = [r[1] - r[0] for r in (ra, rb) if r]
+    spread = max(spreads) if spreads else None
+    unit = "ns" if name.startswith("p") else ("%" if name == "time lost" else "1/s")
+    resolution = rel_error * max(a, b) if unit == "ns" else 0.0
+    if diff == 0 or ci[0] <= 0.0 <= ci[1]:
+        change, why = None, "CI includes 0"
+    elif (diff > 0) != (ci[0] > 0):
+        change, why = None, "CI and difference disagree"
+    elif abs(diff) <= resolution:
+        change, why = None, "within the histogram's resolution"
+    elif spread is not None and abs(diff) <= spread:
+        change, why = None, "within the run-to-run spread"
+    else:
+        change, why = ("worse" if diff > 0 else "better"), "CI excludes 0"
+    return {"name": name, "unit": unit, "key": name in KEY_METRICS, "a": _num(a),
+            "b": _num(b), "diff": _num(diff), "diff_pct": _num(100.0 * diff / a) if a else None,
+            "ci": [_num(ci[0]), _num(ci[1])], "a_range": ra and [_num(v) for v in ra],
+            "b_range": rb and [_num(v) for v in rb],
+            "spread": None if spread is None else _num(spread),
+            "change": change, "why": why}
+
+
+def _num(v):
+    """A plain int or a float rounded for JSON (numpy scalars become Python ones)."""
+    v = float(v)
+    return int(v) if v.is_integer() and abs(v) < 2 ** 53 else round(v, 6)
+
+
+def verdict(metrics, spread_known):
+    """(verdict, the metrics that decided it, a sentence saying why)."""
+    keys = [m for m in metrics if m["key"]]
+    worse = [m for m in keys if m["change"] == "worse"]
+    better = [m for m in keys if m["change"] == "better"]
+    if worse and better:
+        v, decided = "mixed", worse + better
+    elif worse or better:
+        v, decided = ("worse", worse) if worse else ("better", better)
+    else:
+        why = "; ".join("%s %s" % (m["name"], m["why"]) for m in keys)
+        return "no significant change", [], "no significant change: " + why
+    text = "%s: %s" % (v, "; ".join(
+        "%s %s %s (%s, CI %s)" % (m["name"], "rose" if m["change"] == "worse" else "fell",
+                                  fmt_diff(m), fmt_pct(m["diff_pct"]), fmt_ci(m))
+        for m in decided))
+    if not spread_known:
+        text += " (one result per side: run-to-run variation not measured)"
+    return v, [m["name"] for m in decided], text
+
+
+# --- causes ----------------------------------------------------------------
+
+_PID = re.compile(r"pid \d+, ")
+
+
+def _cause_key(c):
+    """(category, name) with pids dropped: kworker/1:1 (pid 27369, prio 120) of
+    one run is kworker/1:1 (prio 120) of the next."""
+    return c.get("category", "?"), _PID.sub("", c.get("name", "?"))
+
+
+def _causes_of(results):
+    """{key: total_ns} of a side's attributions, and their duration in s."""
+    totals, dur_ns = {}, 0
+    for r in results:
+        a = r["attribution"]
+        for c in a.get("causes", []):
+            k = _cause_key(c)
+            totals[k] = totals.get(k, 0) + c.get("total_ns", 0)
+        dur_ns += (a.get("outliers") or {}).get("duration_ns") or max(
+            run.get("duration_ns", 0) for run in r["runs"])
+    return totals, dur_ns / 1e9
+
+
+def cause_deltas(results_a, results_b):
+    """Per cause: share of outlier time and time per second of run on each side, and
+    the deltas; largest change first."""
+    ta, sa = _causes_of(results_a)
+    tb, sb = _causes_of(results_b)
+    suma, sumb = sum(ta.values()) or 1, sum(tb.values()) or 1
+    rows = []
+    for k in set(ta) | set(tb):
+        a_ps = ta.get(k, 0) / sa if sa else 0.0
+        b_ps = tb.get(k, 0) / sb if sb else 0.0
+        rows.append({"category": k[0], "name": k[1],
+                     "a_share": round(ta.get(k, 0) / suma, 6),
+                     "b_share": round(tb.get(k, 0) / sumb, 6),
+                     "a_ns_per_s": round(a_ps, 3), "b_ns_per_s": round(b_ps, 3),
+                     "diff_ns_per_s": round(b_ps - a_ps, 3),
+                     "diff_share": round(tb.get(k, 0) / sumb - ta.get(k, 0) / suma, 6)})
+    rows.sort(key=lambda r: (-abs(r["diff_ns_per_s"]), r["category"], r["name"]))
+    return rows
+
+
+# --- hardware counters -----------------------------------------------------
+
+PMU_MISSES = ("cache_misses", "dtlb_load_misses")
+
+
+def _pmu_of(results):
+    """A side's hardware counters summed over its runs: {"runs", "ipc",
+    "per_million_loops"}, or None when a run has none (no PMU where it ran)."""
+    runs = [run for r in results for run in r["runs"]]
+    if not runs or not all(isinstance(run.get("pmu"), dict) for run in runs):
+        return None
+    cycles = sum(run["pmu"].get("cycles") or 0 for run in runs)
+    instr = sum(run["pmu"].get("instructions") or 0 for run in runs)
+    loops = sum(run.get("samples") or 0 for run in runs)
+    per_m = {k: round(1e6 * sum(run["pmu"].get(k) or 0 for run in runs) / loops, 3)
+             for k in PMU_MISSES if loops and all(k in run["pmu"] for run in runs)}
+    return {"runs": len(runs), "ipc": round(instr / cycles, 4) if cycles else None,
+            "per_million_loops": per_m}
+
+
+def hardware_counters(results_a, results_b):
+    """IPC and misses per million loops of each side: a CPU that was slowed (lower
+    IPC, more misses) rather than stolen (outliers) shows here."""
+    return {"a": _pmu_of(results_a), "b": _pmu_of(results_b)}
+
+
+# --- warnings --------------------------------------------------------------
+
+def _warnings(da, db, results_a, results_b):
+    """What makes the two sides less comparable; said, never refused."""
+    w = []
+    for what, key in (("tool", "tools"), ("CPUs", "cpus"), ("host", "hosts")):
+        if da[key] != db[key]:
+            w.append("A and B differ in %s (%s vs %s): the difference includes that" % (
+                what, _list(da[key]), _list(db[key])))
+        for side, d in (("A", da), ("B", db)):
+            if len(d[key]) > 1 and key != "cpus":
+                w.append("the results of %s differ in %s (%s)" % (side, what, _list(d[key])))
+    if "clock" in da["tools"] + db["tools"]:
+        w.append("clock results hold one run per clock source; merged here, they mix "
+                 "sources: compare jtr clock tables source by source")
+    for side, results, labels in (("A", results_a, da["results"]),
+                                  ("B", results_b, db["results"])):
+        for r, label in zip(results, labels):
+            if r.get("partial"):
+                w.append("%s (%s) was stopped early: it covers less than asked" % (label, side))
+    bits = {(run.get("histogram") or {}).get("sub_bucket_bits")
+            for r in results_a + results_b for run in r["runs"]}
+    if len(bits) > 1:
+        w.append("the histograms differ in precision (sub_bucket_bits %s): each side is "
+                 "compared on its coarsest" % _list(sorted(bits)))
+    return w
+
+
+def _list(v):
+    return ", ".join(str(x) for x in v)
+
+
+# --- the comparison --------------------------------------------------------
+
+def compare(results_a, results_b, confidence=DEFAULT_CONFIDENCE, resamples=DEFAULT_RESAMPLES,
+            seed=DEFAULT_SEED, labels_a=None, labels_b=None):
+    """The comparison of two sides (lists of loaded results) as a jtr-compare/1 dict."""
+    np = _numpy()
+    if not results_a or not results_b:
+        raise UsageError("give at least one result on each side")
+    results_a, results_b = comparable(results_a), comparable(results_b)
+    labels_a = labels_a or ["A%d" % (i + 1) for i in range(len(results_a))]
+    labels_b = labels_b or ["B%d" % (i + 1) for i in range(len(results_b))]
+    for r, label in list(zip(results_a, labels_a)) + list(zip(results_b, labels_b)):
+        check_result(r, label)
+    bits_a, err_a = _bits(results_a)
+    bits_b, err_b = _bits(results_b)
+    a = _Side(results_a, labels_a, bits_a)
+    b = _Side(results_b, labels_b, bits_b)
+    rng = np.random.default_rng(seed)
+    boot_a, boot_b = bootstrap(a, resamples, rng), bootstrap(b, resamples, rng)
+    metrics = [_metric(name, a.point[name], b.point[name], boot_a, boot_b, confidence,
+                       a.reps, b.reps, max(err_a, err_b))
+               for name in a.point if a.point[name] is not None and b.point[name] is not None]
+    spread_known = len(results_a) > 1 or len(results_b) > 1
+    v, decided, text = verdict(metrics, spread_known)
+    da, db = a.describe(), b.describe()
+    both = da["attributed"] and db["attributed"]
+    return {
+        "format": FORMAT,
+        "jtr_version": __version__,
+        "a": da,
+        "b": db,
+        "method": {"confidence": confidence, "resamples": resamples, "seed": seed,
+                   "bootstrap": "multinomial resampling of each run's bucket counts",
+                   "key_metrics": list(KEY_METRICS),
+                   "resolution": max(err_a, err_b)},
+        "metrics": metrics,
+        "causes": cause_deltas(results_a, results_b) if both else None,
+        "hardware_counters": hardware_counters(results_a, results_b),
+        "warnings": _warnings(da, db, results_a, results_b),
+        "verdict": v,
+        "decided_by": decided,
+        "verdict_text": text,
+    }
+
+
+# --- the numbers in words (the verdict's text and jtr compare's table) ---------
+
+def fmt_value(m, v):
+    """A metric's value in its unit."""
+    if m["unit"] == "ns":
+        return fmt_ns(v)
+    return "%.3f %%" % v if m["unit"] == "%" else "%.1f" % v
+
+
+def signed(m, v):
+    """A difference with its sign: +20 ns, -1.2 us, +0.120 pt, -3.5."""
+    sign = "+" if v > 0 else ("-" if v < 0 else "")
+    if m["unit"] == "ns":
+        return sign + fmt_ns(abs(v))
+    return sign + ("%.3f pt" % abs(v) if m["unit"] == "%" else "%.1f" % abs(v))
+
+
+def fmt_diff(m):
+    return signed(m, m["diff"])
+
+
+def fmt_pct(p):
+    return "n/a" if p is None else ("%+.1f %%" % p if p else "0.0 %")
+
+
+def fmt_ci(m):
+    return "%s .. %s" % (signed(m, m["ci"][0]), signed(m, m["ci"][1]))
+
+
+def fmt_range(m, r):
+    return "" if not r else "%s .. %s" % (fmt_value(m, r[0]), fmt_value(m, r[1]))

@@ -1,0 +1,2 @@
+"""system - this machine: its CPUs and tasks (/proc, /sys), jtr's own file
+locations, and the one way files are written (atomically)."""

@@ -1,0 +1,393 @@
+"""events - read and write jtr's kernel-event log (events.bin + trace.json).
+
+The log is what the tracer (eBPF, or perf converted) records on the probe's
+CPUs. Its layout is declared here for the Python side and in ebpf/trace.h for
+the C side; analysis/tests/test_parity.py parses trace.h and requires the same
+magic, version, sizes, field order and type numbers. events.bin is a 64-byte header (struct
+jtr_ev_header) followed by 64-byte little-endian records (struct jtr_ev):
+
+    ts_ns u64, pid u32, cpu u16, type u8, flags u8, a u64, b u64, raw 32 bytes
+
+where raw is either a string (one comm or IRQ action name, or two 16-byte
+comms for sched_switch) or four u64 (x[0..3]), depending on the type.
+trace.json beside it holds what needs the tracing machine to resolve: the
+traced CPUs, the names of the irq_vectors kinds and kernel symbols.
+
+Reading is fast because nothing is decoded up front: read_events() takes the
+timestamps and CPUs of all records with memoryview casts, sorts each CPU's
+records by time (the kernel hands them over nearly sorted) and keeps the raw
+bytes; a record becomes an Event only when someone asks for it.
+"""
+import heapq
+import os
+import struct
+from bisect import bisect_left, bisect_right
+from itertools import compress
+from typing import NamedTuple
+
+from ..errors import UsageError
+from ..system.files import read_json, write_json
+from ..system.memory import paused_gc
+
+MAGIC = b"JTREVT1\0"
+VERSION = 1
+RECORD_SIZE = 64
+HEADER_SIZE = 64
+TRACE_FORMAT = "jtr-trace/1"
+LOG_NAME = "events.bin"
+TRACE_NAME = "trace.json"
+
+# struct jtr_ev_header: magic, version, record_size, start_ns, end_ns, records,
+# dropped, reserved
+HEADER = struct.Struct("<8sIIQQQQ16s")
+# struct jtr_ev: ts_ns, pid, cpu, type, flags, a, b, and 32 raw bytes (a string,
+# two 16-byte comms, or four u64)
+RECORD = struct.Struct("<QIHBBQQ32s")
+RECORD_FIELDS = ("ts_ns", "pid", "cpu", "type", "flags", "a", "b", "raw")
+HEAD = struct.Struct("<QIHBBQQ")        # a record without its raw bytes
+X4 = struct.Struct("<4Q")
+# byte offsets in a record, for the readers that look at one field of many
+PID_OFFSET, CPU_OFFSET, TYPE_OFFSET, A_OFFSET, RAW_OFFSET = 8, 12, 14, 16, 32
+COMM_LEN = 16
+
+# enum jtr_ev_type (ebpf/trace.h); the numbers are in every log
+IRQ_ENTRY, IRQ_EXIT, SOFTIRQ_RAISE, SOFTIRQ_ENTRY, SOFTIRQ_EXIT = 1, 2, 3, 4, 5
+VEC_ENTRY, VEC_EXIT, NMI, SWITCH, WAKEUP, WAKING, MIGRATE = 6, 7, 8, 9, 10, 11, 12
+PF_USER, PF_KERNEL, WQ_START, WQ_END = 13, 14, 15, 16
+HRTIMER_ENTRY, HRTIMER_EXIT, TIMER_ENTRY, TIMER_EXIT = 17, 18, 19, 20
+
+# the kernel tracepoint each type comes from: the names in trace.json "per_type"
+TYPE_NAMES = {
+    IRQ_ENTRY: "irq_handler_entry", IRQ_EXIT: "irq_handler_exit",
+    SOFTIRQ_RAISE: "softirq_raise", SOFTIRQ_ENTRY: "softirq_entry",
+    SOFTIRQ_EXIT: "softirq_exit", VEC_ENTRY: "vector_entry", VEC_EXIT: "vector_exit",
+    NMI: "nmi_handler", SWITCH: "sched_switch", WAKEUP: "sched_wakeup",
+    WAKING: "sched_waking", MIGRATE: "sched_migrate_task", PF_USER: "page_fault_user",
+    PF_KERNEL: "page_fault_kernel", WQ_START: "workqueue_execute_start",
+    WQ_END: "workqueue_execute_end", HRTIMER_ENTRY: "hrtimer_expire_entry",
+    HRTIMER_EXIT: "hrtimer_expire_exit", TIMER_ENTRY: "timer_expire_entry",
+    TIMER_EXIT: "timer_expire_exit",
+}
+SOFTIRQ_NAMES = ("HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET",
+                 "SCHED", "HRTIMER", "RCU")
+VECTOR_KINDS = ("local_timer", "reschedule", "call_function", "call_function_single",
+                "irq_work", "thermal_apic", "x86_platform_ipi", "error_apic", "spurious_apic")
+# task state bits as sched_switch prints them (TASK_REPORT order)
+_STATE_LETTERS = "SDTtXZPI"
+
+
+class Event(NamedTuple):
+    """One decoded record, fields in the order of struct jtr_ev."""
+    ts_ns: int
+    pid: int
+    cpu: int
+    type: int
+    flags: int
+    a: int
+    b: int
+    raw: bytes
+
+    @property
+    def type_name(self):
+        """The tracepoint name, or 'type N' for a type this reader does not know."""
+        return TYPE_NAMES.get(self.type, "type %d" % self.type)
+
+    @property
+    def text(self):
+        """raw as one NUL-terminated string (comm, IRQ action name)."""
+        return cstr(self.raw)
+
+    @property
+    def prev_comm(self):
+        """sched_switch: the comm of the task switched out."""
+        return cstr(self.raw[:16])
+
+    @property
+    def next_comm(self):
+        """sched_switch: the comm of the task switched in."""
+        return cstr(self.raw[16:])
+
+    @property
+    def x(self):
+        """raw as four u64 (x[0] is a page fault's error code)."""
+        return X4.unpack(self.raw)
+
+
+def cstr(raw):
+    """Bytes up to the first NUL as text (undecodable bytes escaped)."""
+    n = raw.find(b"\0")
+    return (raw if n < 0 else raw[:n]).decode("utf-8", "backslashreplace")
+
+
+def decode(rec, offset=0):
+    """The Event in the 64 bytes of rec at offset."""
+    return Event._make(RECORD.unpack_from(rec, offset))
+
+
+def pack_raw(raw):
+    """The 32 raw bytes for write_events: bytes, a str, two comms or up to four u64."""
+    if raw is None:
+        return b""
+    if isinstance(raw, str):
+        raw = raw.encode()
+    elif isinstance(raw, (tuple, list)):
+        if raw and all(isinstance(s, str) for s in raw):
+            if len(raw) != 2:
+                raise UsageError("raw %r: give two comms (prev, next)" % (raw,))
+            return b"".join(s.encode()[:15].ljust(16, b"\0") for s in raw)
+        vals = list(raw) + [0] * (4 - len(raw))
+        return X4.pack(*vals[:4])
+    if len(raw) > 32:
+        raise UsageError("raw field of %d bytes: at most 32 fit a record" % len(raw))
+    return bytes(raw)
+
+
+def _events_path(path):
+    """events.bin for a results folder, or the file itself."""
+    if os.path.isdir(path):
+        return os.path.join(path, LOG_NAME)
+    return path
+
+
+class EventLog:
+    """A read event log: raw records, a per-CPU time index and the trace.json metadata.
+
+    cpu_ts[cpu] is the sorted list of that CPU's timestamps and cpu_index[cpu]
+    the record numbers in the same order, so bisect on cpu_ts finds a window
+    and event(cpu_index[cpu][k]) decodes one record of it.
+    """
+
+    def __init__(self, path, data, header, records, complete, meta):
+        """Index the records of data; meta is trace.json (defaults filled in here)."""
+        self.path = path
+        self.data = data
+        (_, self.version, self.record_size, start_ns, end_ns, _, self.dropped, _) = header
+        self.records = records
+        self.complete = complete
+        self.cpu_ts, self.cpu_index = _index(data, records)
+        last = max((ts[-1] for ts in self.cpu_ts.values() if ts), default=0)
+        self.start_ns = start_ns or meta.get("start_ns") or 0
+        self.end_ns = end_ns or meta.get("end_ns") or last
+        if "cpus" not in meta:
+            meta["cpus"] = sorted(self.cpu_ts)
+        meta.setdefault("vectors", list(VECTOR_KINDS))
+        meta.setdefault("symbols", {})
+        meta.setdefault("start_ns", self.start_ns)
+        meta.setdefault("end_ns", self.end_ns)
+        self.meta = meta
+        self.symbols = meta["symbols"]
+        self.vectors = meta["vectors"]
+
+    def __len__(self):
+        """The number of records."""
+        return self.records
+
+    def event(self, i):
+        """Decode record number i (0 is the first after the header)."""
+        return Event._make(RECORD.unpack_from(self.data, HEADER_SIZE + i * RECORD_SIZE))
+
+    def window(self, cpu, lo_ns, hi_ns):
+        """The Events of one CPU with lo_ns <= ts_ns <= hi_ns, in time order."""
+        ts = self.cpu_ts.get(cpu, [])
+        idx = self.cpu_index.get(cpu, [])
+        return [self.event(idx[k]) for k in range(bisect_left(ts, lo_ns),
+                                                    bisect_right(ts, hi_ns))]
+
+    def iter_events(self, cpu=None):
+        """All Events in time order, of one CPU or (None) of all merged."""
+        cpus = sorted(self.cpu_index) if cpu is None else [cpu]
+        streams = [zip(self.cpu_ts[c], self.cpu_index[c]) for c in cpus if c in self.cpu_index]
+        for _, i in heapq.merge(*streams):
+            yield self.event(i)
+
+    def type_counts(self):
+        """Records per type name, counted from the log itself."""
+        types = bytes(memoryview(self.data)[HEADER_SIZE + TYPE_OFFSET:HEADER_SIZE +
+                                            self.records * RECORD_SIZE:RECORD_SIZE])
+        counts = {}
+        for t in set(types):
+            counts[TYPE_NAMES.get(t, "type %d" % t)] = types.count(t)
+        return counts
+
+    def symbol(self, addr):
+        """The kernel symbol at addr from trace.json, or the address in hex."""
+        key = "0x%x" % addr
+        return self.symbols.get(key, key)
+
+    def vector_kind(self, kind):
+        """The irq_vectors kind name for index kind ('unknown' when out of range)."""
+        return vector_kind(self.vectors, kind)
+
+
+def vector_kind(vectors, kind):
+    """The name of irq_vectors kind index kind in a trace.json vectors list."""
+    if 0 <= kind < len(vectors):
+        return vectors[kind]
+    return "unknown"
+
+
+def _index(data, records):
+    """Per-CPU sorted timestamps and record numbers of the records in data."""
+    if records == 0:
+        return {}, {}
+    body = memoryview(data)[HEADER_SIZE:HEADER_SIZE + records * RECORD_SIZE]
+    ts = body.cast("Q")[0::RECORD_SIZE // 8].tolist()
+    cpus = body.cast("H")[CPU_OFFSET // 2::RECORD_SIZE // 2].tolist()
+    order = sorted(range(records), key=ts.__getitem__)
+    distinct = set(cpus)
+    if len(distinct) == 1:
+        per_index = {cpus[0]: order}
+    elif len(distinct) <= 16 and max(distinct) < 256:   # a pass per CPU, all of it in C
+        in_order = bytes(map(cpus.__getitem__, order))
+        per_index = {}
+        for c in distinct:
+            mask = bytes(1 if i == c else 0 for i in range(256))
+            per_index[c] = list(compress(order, in_order.translate(mask)))
+    else:
+        per_index = {c: [] for c in distinct}
+        appends = {c: per_index[c].append for c in distinct}
+        for i in order:
+            appends[cpus[i]](i)
+    per_ts = {c: list(map(ts.__getitem__, idx)) for c, idx in per_index.items()}
+    return per_ts, per_index
+
+
+def _read_trace_json(path):
+    """trace.json as a dict ({} when absent); UsageError when it is not one."""
+    if not os.path.exists(path):
+        return {}
+    try:
+        return read_json(path, TRACE_FORMAT, "trace description")
+    except UsageError as e:
+        if "not a JSON file" in str(e):
+            raise UsageError("%s; remove it to read the log without symbol names" % e)
+        raise
+
+
+def read_events(path):
+    """Read events.bin (a file or the results folder holding it) and its trace.json."""
+    p = _events_path(path)
+    try:
+        with open(p, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise UsageError("%s: no such event log (give a results folder with events.bin, "
+                         "or the file)" % p)
+    except OSError as e:
+        raise UsageError("%s: cannot read: %s" % (p, e.strerror))
+    if len(data) < HEADER_SIZE:
+        raise UsageError("%s: truncated header (%d bytes, a log starts with %d): not a "
+                         "complete jtr event log" % (p, len(data), HEADER_SIZE))
+    header = HEADER.unpack_from(data, 0)
+    magic, version, record_size, _, end_ns, records, _, _ = header
+    if magic != MAGIC:
+        raise UsageError("%s: not a jtr event log (magic %r, expected %r)" % (p, magic, MAGIC))
+    if version != VERSION:
+        raise UsageError("%s: event log version %d, this jtr reads version %d; read it with "
+                         "the jtr that wrote it" % (p, version, VERSION))
+    if record_size != RECORD_SIZE:
+        raise UsageError("%s: record size %d, expected %d: damaged or foreign log"
+                         % (p, record_size, RECORD_SIZE))
+    room = (len(data) - HEADER_SIZE) // RECORD_SIZE
+    complete = not (end_ns == 0 and records == 0)
+    if not complete:
+        records = room  # the tracer was killed before it wrote the header: use what is there
+    elif records > room:
+        raise UsageError("%s: truncated: the header says %d records, the file holds %d; "
+                         "copy the whole file" % (p, records, room))
+    meta = _read_trace_json(os.path.join(os.path.dirname(p) or ".", TRACE_NAME))
+    with paused_gc():
+        return EventLog(p, data, header, records, complete, meta)
+
+
+def write_events(path, events, start_ns, end_ns, dropped=0, meta=None):
+    """Write an event log and trace.json beside it; returns the events.bin path.
+
+    events are Events or tuples in Event order (raw as accepted by pack_raw);
+    they are written in the order given. meta updates trace.json's top level.
+    """
+    p = _events_path(path)
+    recs = []
+    per_type, cpus = {}, set()
+    for ev in events:
+        ts_ns, pid, cpu, typ, flags, a, b = ev[:7]
+        raw = pack_raw(ev[7] if len(ev) > 7 else None)
+        recs.append(RECORD.pack(ts_ns, pid, cpu, typ, flags, a, b, raw))
+        name = TYPE_NAMES.get(typ, "type %d" % typ)
+        per_type[name] = per_type.get(name, 0) + 1
+        cpus.add(cpu)
+    header = HEADER.pack(MAGIC, VERSION, RECORD_SIZE, start_ns, end_ns, len(recs), dropped,
+                         b"")
+    with open(p, "wb") as f:
+        f.write(header)
+        f.write(b"".join(recs))
+    trace = {
+        "format": TRACE_FORMAT, "cpus": sorted(cpus), "start_ns": start_ns, "end_ns": end_ns,
+        "events": {"total": len(recs), "dropped": dropped, "per_type": per_type,
+                   "dropped_per_type": {}},
+        "vectors": list(VECTOR_KINDS), "symbols": {}, "backend": "synthetic", "programs": {},
+    }
+    trace.update(meta or {})
+    write_json(os.path.join(os.path.dirname(p) or ".", TRACE_NAME), trace)
+    return p
+
+
+def _task(comm, pid, prio):
+    """comm(pid N, prio P) as sched_switch lines show a task."""
+    return "%s(pid %d, prio %d)" % (comm, pid, prio)
+
+
+def task_state(state, preempted):
+    """sched_switch's prev_state letters: R+ when preempted, else S, D, ... or R."""
+    if preempted:
+        return "R+"
+    letters = "".join(c for i, c in enumerate(_STATE_LETTERS) if state & (1 << i))
+    return letters or "R"
+
+
+def describe(ev, meta):
+    """What an event says, without its time and CPU: 'hrtimer_expire_entry tick_sched_timer'."""
+    t, a, b = ev.type, ev.a, ev.b
+    syms = meta.get("symbols", {}) if meta else {}
+
+    def sym(addr):
+        """Symbol or hex address."""
+        key = "0x%x" % addr
+        return syms.get(key, key)
+
+    if t == VEC_ENTRY or t == VEC_EXIT:
+        kind = vector_kind(meta.get("vectors", VECTOR_KINDS) if meta else VECTOR_KINDS, b)
+        return "%s_%s vector=%d" % (kind, "entry" if t == VEC_ENTRY else "exit", a)
+    if t == IRQ_ENTRY:
+        return "irq_handler_entry %d %s" % (a, ev.text)
+    if t == IRQ_EXIT:
+        return "irq_handler_exit %d ret=%s" % (a, {0: "unhandled", 1: "handled",
+                                                   2: "wake_thread"}.get(b, str(b)))
+    if t in (SOFTIRQ_RAISE, SOFTIRQ_ENTRY, SOFTIRQ_EXIT):
+        name = SOFTIRQ_NAMES[a] if a < len(SOFTIRQ_NAMES) else "vec %d" % a
+        return "%s %s" % (ev.type_name, name)
+    if t == SWITCH:
+        return "sched_switch prev=%s(pid %d, prio %d, %s) -> %s" % (
+            ev.prev_comm, a & 0xffffffff, b & 0xffff, task_state(b >> 32, ev.flags & 1),
+            _task(ev.next_comm, a >> 32, (b >> 16) & 0xffff))
+    if t in (WAKEUP, WAKING):
+        return "%s %s target_cpu=%d" % (ev.type_name, _task(ev.text, a, b >> 32),
+                                        b & 0xffffffff)
+    if t == MIGRATE:
+        return "sched_migrate_task %s(pid %d) cpu %d -> %d" % (
+            ev.text, a, b & 0xffffffff, b >> 32)
+    if t == NMI:
+        return "nmi_handler %s %d ns%s" % (sym(a), b, "" if ev.flags else " unhandled")
+    if t in (PF_USER, PF_KERNEL):
+        return "%s address=0x%x ip=%s error_code=0x%x" % (ev.type_name, a, sym(b), ev.x[0])
+    if t in (WQ_START, WQ_END, HRTIMER_ENTRY, TIMER_ENTRY):
+        return "%s %s" % (ev.type_name, sym(b))
+    if t in (HRTIMER_EXIT, TIMER_EXIT):
+        return "%s 0x%x" % (ev.type_name, a)
+    return "%s a=0x%x b=0x%x" % (ev.type_name, a, b)
+
+
+def format_event(ev, meta):
+    """One line for people: seconds since the log start, CPU, what happened."""
+    start = (meta or {}).get("start_ns") or 0
+    return "%12.6f  cpu%d  %s" % ((ev.ts_ns - start) / 1e9, ev.cpu, describe(ev, meta))

@@ -1,0 +1,544 @@
+"""Attribution: outliers joined with synthetic kernel-event logs, cause by cause."""
+import json
+import os
+
+import pytest
+
+from jtrpy.attribution import attribute as A
+from jtrpy.drivers.attribute import attribution_of
+from jtrpy.errors import UsageError
+from jtrpy.render.attribution import cost_text, format_table
+from jtrpy.results.outliers import read_outliers_file
+from jtrpy.results.result import load_result
+from jtrpy.trace import events as E
+from jtrpy.units import fmt_ns
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "..")
+T0 = 1_000_000_000_000
+PROBE = 812
+SYM = {"tick_sched_timer": 0xffffffff81000010, "hrtimer_wakeup": 0xffffffff81000020,
+       "vmstat_update": 0xffffffff81000030, "perf_event_nmi_handler": 0xffffffff81000040,
+       "delayed_work_timer_fn": 0xffffffff81000050}
+SYMBOLS = {"0x%x" % addr: name for name, addr in SYM.items()}
+LOCAL_TIMER, CALL_FUNCTION, X86_PLATFORM_IPI = 0, 2, 6
+
+
+def ev(ts, typ, a=0, b=0, raw=None, cpu=1, pid=PROBE, flags=0):
+    """One record as write_events takes it."""
+    return (ts, pid, cpu, typ, flags, a, b, raw)
+
+
+def switch(ts, prev, nxt, preempted=True, cpu=1):
+    """sched_switch from prev=(comm, pid, prio) to nxt=(comm, pid, prio)."""
+    return ev(ts, E.SWITCH, prev[1] | nxt[1] << 32,
+              prev[2] | nxt[2] << 16 | (0 if preempted else 1) << 32,
+              (prev[0], nxt[0]), cpu=cpu, pid=prev[1], flags=1 if preempted else 0)
+
+
+def tick(ts, hrtimer="tick_sched_timer", softirq_ns=0, cpu=1):
+    """A local timer interrupt at ts running one hrtimer, then softirq TIMER."""
+    out = [ev(ts, E.VEC_ENTRY, 236, LOCAL_TIMER, cpu=cpu),
+           ev(ts + 500, E.HRTIMER_ENTRY, 0xffff0001, SYM[hrtimer], cpu=cpu),
+           ev(ts + 2500, E.HRTIMER_EXIT, 0xffff0001, cpu=cpu),
+           ev(ts + 3000, E.VEC_EXIT, 236, LOCAL_TIMER, cpu=cpu)]
+    if softirq_ns:
+        out += [ev(ts + 3200, E.SOFTIRQ_ENTRY, 1, cpu=cpu),
+                ev(ts + 3200 + softirq_ns, E.SOFTIRQ_EXIT, 1, cpu=cpu)]
+    return out
+
+
+def result(cpus=(1,), duration_ns=1_000_000_000, dropped=0):
+    """A gap result with one run per CPU."""
+    return {"format": "jtr-result/1", "tool": "gap", "runs": [
+        {"cpu": c, "duration_ns": duration_ns, "start_mono_ns": T0,
+         "end_mono_ns": T0 + duration_ns,
+         "outliers": {"threshold_ns": 1000, "count": 0, "per_s": 0.0, "logged": 0,
+                      "dropped": dropped, "log": "outliers.csv", "total_ns": 0}}
+        for c in cpus]}
+
+
+def run(tmp_path, events, outliers, cpus=(1,), dropped=0, unlogged=0, **kw):
+    """Write the log, attribute the outliers, return the attribution."""
+    E.write_events(str(tmp_path), events, T0, T0 + 1_000_000_000, dropped=dropped,
+                   meta={"symbols": SYMBOLS, "cpus": list(cpus), "backend": "ebpf"})
+    log = E.read_events(str(tmp_path))
+    return A.attribute(result(dropped=unlogged), outliers, log, **kw)
+
+
+def only(att):
+    """The single cause of an attribution."""
+    assert len(att["causes"]) == 1, att["causes"]
+    return att["causes"][0]
+
+
+def test_tick_with_hrtimer_and_softirq(tmp_path):
+    s = T0 + 1_000_000
+    att = run(tmp_path, tick(s + 500, softirq_ns=4000), [(1, s, 10_000)])
+    c = only(att)
+    assert (c["category"], c["name"], c["count"], c["total_ns"]) == (
+        "timer tick", "local timer", 1, 10_000)
+    want = "local timer → hrtimer tick_sched_timer → softirq TIMER"
+    assert c["example_chain"] == want
+    w = att["worst"][0]
+    assert (w["chain"], w["category"], w["length_ns"]) == (want, "timer tick", 10_000)
+    assert w["traced_ns"] == 3200 + 4000          # tick entry to softirq exit
+    assert att["outliers"]["traced_ns"] == 7200
+    assert w["events"][0] == "+0.5 us local_timer_entry vector=236"
+    assert w["events"][1] == "+1.0 us hrtimer_expire_entry tick_sched_timer"
+    assert len(w["events"]) == 6
+
+
+def test_preemption_by_fifo_thread_after_wakeup(tmp_path):
+    s = T0 + 2_000_000
+    gap, fifo = ("gap/1", PROBE, 89), ("fifo-spin", 4242, 9)
+    evs = [ev(s + 1000, E.VEC_ENTRY, 236, LOCAL_TIMER),
+           ev(s + 1500, E.HRTIMER_ENTRY, 0xffff0002, SYM["hrtimer_wakeup"]),
+           ev(s + 1600, E.WAKING, 4242, 1 | 9 << 32, "fifo-spin"),
+           ev(s + 2000, E.HRTIMER_EXIT, 0xffff0002),
+           ev(s + 2500, E.VEC_EXIT, 236, LOCAL_TIMER),
+           switch(s + 3000, gap, fifo),
+           switch(s + 203_000, fifo, gap, preempted=False)]
+    att = run(tmp_path, evs, [(1, s, 204_000)])
+    c = only(att)
+    assert (c["category"], c["name"]) == ("task preemption", "fifo-spin (pid 4242, prio 9)")
+    assert c["example_chain"] == ("local timer → hrtimer hrtimer_wakeup → preempted by "
+                                  "fifo-spin (pid 4242, prio 9) for %s" % fmt_ns(200_000))
+    assert c["example_chain"].endswith("for 200.0 us")
+    assert att["worst"][0]["traced_ns"] == 202_000
+
+
+def test_preemption_by_kworker_names_workqueue(tmp_path):
+    s = T0 + 3_000_000
+    gap, kw = ("gap/1", PROBE, 120), ("kworker/1:2", 123, 120)
+    evs = [switch(s + 1000, gap, kw),
+           ev(s + 2000, E.WQ_START, 0xffff0003, SYM["vmstat_update"], pid=123),
+           ev(s + 30_000, E.WQ_END, 0xffff0003, SYM["vmstat_update"], pid=123),
+           switch(s + 39_000, kw, gap, preempted=False)]
+    att = run(tmp_path, evs, [(1, s, 40_000)])
+    c = only(att)
+    assert (c["category"], c["name"]) == ("task preemption", "kworker/1:2 (pid 123, prio 120)")
+    assert c["example_chain"] == ("preempted by kworker/1:2 (pid 123, workqueue vmstat_update, "
+                                  "prio 120) for 38.0 us")
+
+
+def test_tick_during_preemption_is_its_own_shorter_episode(tmp_path):
+    s = T0 + 3_000_000
+    gap, kw = ("gap/1", PROBE, 120), ("kworker/1:2", 123, 120)
+    evs = [switch(s + 1000, gap, kw)]
+    evs += [e[:1] + (123,) + e[2:] for e in tick(s + 5000)]  # the tick hits the kworker
+    evs += [switch(s + 39_000, kw, gap, preempted=False)]
+    att = run(tmp_path, evs, [(1, s, 40_000)])
+    c = only(att)
+    assert c["category"] == "task preemption"
+    assert att["worst"][0]["traced_ns"] == 38_000
+
+
+def test_hardirq(tmp_path):
+    s = T0 + 4_000_000
+    evs = [ev(s + 800, E.IRQ_ENTRY, 36, 0, "virtio1-req"), ev(s + 6800, E.IRQ_EXIT, 36, 1)]
+    c = only(run(tmp_path, evs, [(1, s, 8000)]))
+    assert (c["category"], c["name"], c["example_chain"]) == (
+        "hardirq", "36 virtio1-req", "hardirq 36 virtio1-req")
+
+
+@pytest.mark.parametrize("kind,category,name", [
+    (CALL_FUNCTION, "IPI", "call_function"),
+    (1, "IPI", "reschedule"),
+    (4, "IPI", "irq_work"),
+    (X86_PLATFORM_IPI, "hardirq", "x86_platform_ipi"),
+    (31, "hardirq", "unknown"),
+])
+def test_vector_kinds(tmp_path, kind, category, name):
+    s = T0 + 5_000_000
+    evs = [ev(s + 100, E.VEC_ENTRY, 251, kind), ev(s + 2100, E.VEC_EXIT, 251, kind)]
+    c = only(run(tmp_path, evs, [(1, s, 3000)]))
+    assert (c["category"], c["name"]) == (category, name)
+
+
+def test_softirq_alone_and_after_a_switch(tmp_path):
+    s = T0 + 6_000_000
+    evs = [ev(s + 100, E.SOFTIRQ_ENTRY, 3), ev(s + 5100, E.SOFTIRQ_EXIT, 3)]
+    c = only(run(tmp_path, evs, [(1, s, 6000)]))
+    assert (c["category"], c["name"], c["example_chain"]) == ("softirq", "NET_RX",
+                                                              "softirq NET_RX")
+
+
+def test_softirq_run_by_ksoftirqd_is_named_in_the_preemption(tmp_path):
+    s = T0 + 6_000_000
+    gap, ksd = ("gap/1", PROBE, 120), ("ksoftirqd/1", 20, 120)
+    evs = [ev(s + 100, E.IRQ_ENTRY, 36, 0, "virtio1-req"), ev(s + 900, E.IRQ_EXIT, 36, 1),
+           switch(s + 1000, gap, ksd),
+           ev(s + 1100, E.SOFTIRQ_ENTRY, 3, pid=20), ev(s + 20_000, E.SOFTIRQ_EXIT, 3, pid=20),
+           switch(s + 21_000, ksd, gap, preempted=False)]
+    c = only(run(tmp_path, evs, [(1, s, 22_000)]))
+    assert (c["category"], c["name"]) == ("task preemption", "ksoftirqd/1 (pid 20, prio 120)")
+    assert c["example_chain"] == ("hardirq 36 virtio1-req → preempted by ksoftirqd/1 (pid 20, "
+                                  "softirq NET_RX, prio 120) for 20.0 us")
+
+
+def test_no_kernel_event(tmp_path):
+    s = T0 + 7_000_000
+    att = run(tmp_path, tick(s - 50_000) + tick(s + 50_000), [(1, s, 20_000)])
+    c = only(att)
+    assert (c["category"], c["name"]) == ("no kernel event", "hypervisor, SMI or hardware")
+    assert att["outliers"]["traced_ns"] == 0
+    assert att["worst"][0]["events"] == []
+
+
+def test_slack_bounds(tmp_path):
+    s = T0 + 8_000_000
+    slack = A.DEFAULT_SLACK_NS
+    inside = [ev(s - slack // 2, E.IRQ_ENTRY, 36, 0, "virtio1-req"),
+              ev(s - slack // 4, E.IRQ_EXIT, 36, 1)]
+    att = run(tmp_path, inside, [(1, s, 5000)])
+    assert only(att)["category"] == "hardirq"
+    before = [ev(s - slack - 2000, E.IRQ_ENTRY, 36, 0, "virtio1-req"),
+              ev(s - slack - 1000, E.IRQ_EXIT, 36, 1)]
+    att = run(tmp_path, before, [(1, s, 5000)])
+    assert only(att)["category"] == "no kernel event"
+    att = run(tmp_path, before, [(1, s, 5000)], slack_ns=slack + 2000)
+    assert only(att)["category"] == "hardirq"
+    assert att["method"]["slack_ns"] == slack + 2000
+
+
+def test_interval_open_at_window_start_counts(tmp_path):
+    s = T0 + 9_000_000
+    evs = [ev(s - 20_000, E.VEC_ENTRY, 236, LOCAL_TIMER), ev(s + 3000, E.VEC_EXIT, 236,
+                                                            LOCAL_TIMER)]
+    att = run(tmp_path, evs, [(1, s, 4000)])
+    assert only(att)["name"] == "local timer"
+    assert att["worst"][0]["traced_ns"] == 4000    # [start - slack, exit] capped at length
+
+
+def test_exit_beyond_the_lookback_still_counts(tmp_path):
+    s = T0 + 9_000_000
+    evs = [ev(s - 3_000_000, E.IRQ_ENTRY, 36, 0, "virtio1-req")]
+    evs += [ev(s - 100_000 + i * 1000, E.SOFTIRQ_RAISE, 1) for i in range(70)]
+    evs += [ev(s + 3000, E.IRQ_EXIT, 36, 1)]
+    # an earlier outlier sees the entry, so the irq's name is known
+    att = run(tmp_path, evs, [(1, s - 3_000_000, 2000), (1, s, 4000)])
+    names = {(c["category"], c["name"]): c["count"] for c in att["causes"]}
+    assert names == {("hardirq", "36 virtio1-req"): 2}
+    att = run(tmp_path, evs, [(1, s, 4000)])
+    assert (only(att)["category"], only(att)["name"]) == ("hardirq", "36")
+
+
+def test_other_cpu_and_not_traced(tmp_path):
+    s = T0 + 10_000_000
+    evs = tick(s + 500, cpu=2)
+    att = run(tmp_path, evs, [(1, s, 5000), (3, s, 7000), (1, T0 + 2_000_000_000, 9000)],
+              cpus=(1, 2))
+    got = {(c["category"], c["name"]): (c["count"], c["total_ns"]) for c in att["causes"]}
+    assert got == {("no kernel event", "hypervisor, SMI or hardware"): (1, 5000),
+                   ("not traced", "outside the trace"): (2, 16_000)}
+    assert any("2 outliers" in w and "outside the trace" in w for w in att["warnings"])
+
+
+def test_only_a_wakeup_is_other_events(tmp_path):
+    s = T0 + 11_000_000
+    c = only(run(tmp_path, [ev(s + 100, E.WAKING, 4242, 1 | 9 << 32, "fifo-spin")],
+                 [(1, s, 3000)]))
+    assert (c["category"], c["name"]) == ("other events", "sched_waking")
+
+
+def test_nmi_and_page_faults(tmp_path):
+    s = T0 + 12_000_000
+    evs = [ev(s + 4000, E.NMI, SYM["perf_event_nmi_handler"], 3000, flags=1),
+           ev(s + 4500, E.PF_USER, 0x7f00, 0x401000, (6,))]
+    c = only(run(tmp_path, evs, [(1, s, 5000)]))
+    assert (c["category"], c["name"], c["example_chain"]) == (
+        "NMI", "perf_event_nmi_handler", "NMI perf_event_nmi_handler")
+    c = only(run(tmp_path, evs[1:], [(1, s, 5000)]))
+    assert (c["category"], c["name"], c["example_chain"]) == (
+        "page fault", "user", "page fault user")
+
+
+def test_longest_episode_wins_and_accounting_closes(tmp_path):
+    base = T0 + 20_000_000
+    evs, outs = [], []
+    for k in range(50):
+        s = base + k * 1_000_000
+        if k % 5 == 0:
+            evs += [ev(s + 100, E.IRQ_ENTRY, 36, 0, "virtio1-req"),
+                    ev(s + 700, E.IRQ_EXIT, 36, 1)]
+            evs += tick(s + 1000, softirq_ns=5000)     # longer: wins
+            outs.append((1, s, 12_000 + k))
+        elif k % 5 == 1:
+            outs.append((1, s, 3000 + k))               # nothing
+        else:
+            evs += tick(s + 200)
+            outs.append((1, s, 4000 + k))
+    outs.append((4, base, 1234))                        # CPU not traced
+    att = run(tmp_path, evs, outs, dropped=7, unlogged=3)
+    total = sum(o[2] for o in outs)
+    assert att["outliers"]["count"] == len(outs)
+    assert att["outliers"]["total_ns"] == total
+    assert sum(c["total_ns"] for c in att["causes"]) == total
+    assert sum(c["primary_count"] for c in att["causes"]) == len(outs)
+    assert sum(c["count"] for c in att["causes"]) == len(outs) + 10   # irq + tick in 10
+    assert abs(sum(c["share"] for c in att["causes"]) - 1) < 1e-5
+    top = att["causes"][0]
+    assert (top["category"], top["count"], top["primary_count"]) == ("timer tick", 40, 40)
+    assert top["max_ns"] == 12_045 - 600    # the irq's 600 ns are its own part
+    assert top["per_s"] == 40.0
+    assert top["example_chain"] == ("hardirq 36 virtio1-req; then "
+                                    "local timer → hrtimer tick_sched_timer → softirq TIMER")
+    assert [c["total_ns"] for c in att["causes"]] == sorted(
+        (c["total_ns"] for c in att["causes"]), reverse=True)
+    assert [w["length_ns"] for w in att["worst"]][:3] == [12_045, 12_040, 12_035]
+    assert len(att["worst"]) == 20
+    again = run(tmp_path, evs, outs, dropped=7, unlogged=3, top=0)
+    assert again["worst"] == [] and again["causes"] == att["causes"]
+    assert att["outliers"]["unlogged"] == 3
+    assert att["tracer"]["dropped"] == 7
+    assert att["tracer"]["per_type"]["vector_entry"] == 40
+    assert any(w.startswith("the tracer dropped 7 events") for w in att["warnings"])
+    assert any(w.startswith("3 outliers counted but not logged") for w in att["warnings"])
+
+
+def test_p50_is_of_charged_lengths(tmp_path):
+    s = T0 + 30_000_000
+    outs = [(1, s + k * 1_000_000, n) for k, n in enumerate((1000, 3000, 2000, 9000))]
+    att = run(tmp_path, [], outs)
+    assert (only(att)["p50_ns"], only(att)["max_ns"]) == (2000, 9000)
+
+
+def test_switch_into_the_probe_before_the_window_is_not_a_preemption(tmp_path):
+    s = T0 + 40_000_000
+    gap, kw = ("gap/1", PROBE, 120), ("kworker/1:2", 123, 120)
+    evs = [switch(s - 500_000, gap, kw), switch(s - 400_000, kw, gap, preempted=False),
+           switch(s - 300_000, gap, kw), switch(s - 200_000, kw, gap, preempted=False)]
+    att = run(tmp_path, evs, [(1, s, 5000)])
+    assert only(att)["category"] == "no kernel event"
+
+
+def test_schema(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    with open(os.path.join(ROOT, "docs", "result.schema.json")) as f:
+        schema = json.load(f)
+    sub = dict(schema["properties"]["attribution"], **{"$defs": schema["$defs"]})
+    s = T0 + 50_000_000
+    gap, kw = ("gap/1", PROBE, 120), ("kworker/1:2", 123, 120)
+    evs = tick(s + 100, softirq_ns=2000) + [switch(s + 10_000_000, gap, kw)]
+    att = run(tmp_path, evs, [(1, s, 6000), (1, s + 9_999_000, 20_000), (2, s, 1000)],
+              dropped=1)
+    jsonschema.validate(att, sub, cls=jsonschema.Draft202012Validator)
+    json.dumps(att)
+    bad = dict(att, causes=[dict(att["causes"][0], share=2)])
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, sub, cls=jsonschema.Draft202012Validator)
+
+
+def test_format_table(tmp_path):
+    base = T0 + 60_000_000
+    evs, outs = [], []
+    for k in range(10):
+        evs += tick(base + k * 1_000_000 + 200, softirq_ns=1000)
+        outs.append((1, base + k * 1_000_000, 5000 + k * 100))
+    outs.append((1, base + 20_000_000, 2000))
+    att = run(tmp_path, evs, outs, dropped=2)
+    lines = format_table(att)
+    assert lines[0] == "causes of 11 outliers on CPU 1: %s in 1.00 s" % fmt_ns(
+        sum(o[2] for o in outs))
+    head = lines[1].split()
+    assert head == ["category", "name", "count", "share", "total", "p50", "max", "per", "s"]
+    assert lines[2].strip().split("  ")[0] == "timer tick"
+    assert "%.1f %%" % (100 * att["causes"][0]["share"]) in lines[2]
+    assert lines[2].rstrip().endswith("10.0")
+    assert len(lines[1]) >= len(lines[2].rstrip()) - 4
+    i = lines.index("worst outliers:")
+    assert lines[i + 1].split() [:4] == ["5.9", "us", "cpu1", "+0.069"]
+    assert lines[i + 1].endswith("local timer → hrtimer tick_sched_timer → softirq TIMER")
+    assert "tracer: eBPF (jtr trace), 60 events, 2 dropped" in lines
+    assert not [x for x in lines if "cost:" in x]      # the log did not say
+    assert lines[-1].startswith("warning: the tracer dropped 2 events")
+
+
+def test_tracer_cost():
+    """What tracing cost, from trace.json: eBPF program run time summed over the
+    programs, the tracer process's CPU on its CPU; perf's conversion, and the
+    in-kernel share it cannot measure said so."""
+    ebpf = {"backend": "ebpf", "consumer_cpu": 0,
+            "cost": {"setup_cpu_ns": 41_000_000, "tracing_cpu_ns": 5_000_000},
+            "programs": {"a": {"run_count": 1000, "run_time_ns": 300_000},
+                         "b": {"run_count": 500, "run_time_ns": 150_000}}}
+    c = A.tracer_cost(ebpf)
+    assert c == {"setup_cpu_ns": 41_000_000, "tracing_cpu_ns": 5_000_000,
+                 "process_cpus": "0", "kernel_ns": 450_000, "kernel_runs": 1500}
+    t = {"backend": "ebpf", "start_ns": 0, "end_ns": 2_000_000_000, "cost": c}
+    assert cost_text(t) == (
+        "cost: BPF programs 450.0 us in the kernel (1500 runs, 300 ns each, on all CPUs); "
+        "the tracer process 5.00 ms CPU while tracing (0.25 % of CPU 0), 41.00 ms to start")
+    perf = {"backend": "perf", "cost": {"setup_cpu_ns": 10_000_000, "tracing_cpu_ns": 20_000_000,
+                                        "process_cpus": "0,2-3", "convert_ns": 1_500_000_000}}
+    c = A.tracer_cost(perf)
+    assert c == perf["cost"]
+    assert cost_text(dict(t, backend="perf", cost=c)) == (
+        "cost: perf record 20.00 ms CPU while tracing (1.00 % of one CPU, on CPUs 0,2-3), "
+        "10.00 ms to start; 1.50 s converting after the run; perf's own time in the kernel is not "
+        "measured per run (make bench compares runs with it and without)")
+    # unknown or missing values are left out, never invented
+    assert A.tracer_cost({"backend": "perf", "cost": {"tracing_cpu_ns": None}}) == {}
+    assert cost_text({"backend": "ebpf"}) is None
+
+
+def test_load_outliers(tmp_path):
+    p = tmp_path / "outliers.csv"
+    p.write_text("cpu,start_ns,length_ns\n1,100,2000\n1,5000,1500\n\n")
+    assert read_outliers_file(str(p)) == [(1, 100, 2000), (1, 5000, 1500)]
+    p.write_text("cpu,start_ns,length_ns\n1,100,2000\n1,5000\n")
+    with pytest.raises(UsageError, match=r"outliers.csv:3: bad line '1,5000'"):
+        read_outliers_file(str(p))
+    p.write_text("cpu,start_ns,length_ns\n1,x,2000\n")
+    with pytest.raises(UsageError, match=r"outliers.csv:2: bad line"):
+        read_outliers_file(str(p))
+    p.write_text("start,length\n")
+    with pytest.raises(UsageError, match=r"outliers.csv:1: header"):
+        read_outliers_file(str(p))
+    with pytest.raises(UsageError, match="no such outlier log"):
+        read_outliers_file(str(tmp_path / "nope.csv"))
+
+
+def test_attribute_dir(tmp_path):
+    s = T0 + 70_000_000
+    (tmp_path / "result.json").write_text(json.dumps(result()))
+    (tmp_path / "outliers.csv").write_text("cpu,start_ns,length_ns\n1,%d,6000\n" % s)
+    E.write_events(str(tmp_path), tick(s + 100), T0, T0 + 1_000_000_000,
+                   meta={"symbols": SYMBOLS})
+    att, _ = attribution_of(load_result(str(tmp_path)))
+    assert only(att)["example_chain"] == "local timer → hrtimer tick_sched_timer"
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    E.write_events(str(other), [], T0, T0 + 1_000_000_000, meta={"cpus": [1]})
+    att, _ = attribution_of(load_result(str(tmp_path / "result.json")), events_path=str(other),
+                            top=0)
+    assert only(att)["category"] == "no kernel event" and att["worst"] == []
+    with pytest.raises(UsageError, match="slack"):
+        attribution_of(load_result(str(tmp_path)), slack_ns=-1)
+
+
+def test_killed_tracer_log_is_used(tmp_path):
+    s = T0 + 80_000_000
+    p = E.write_events(str(tmp_path), tick(s + 100), T0, T0 + 1_000_000_000)
+    data = bytearray(open(p, "rb").read())
+    data[24:48] = bytes(24)
+    open(p, "wb").write(bytes(data))
+    os.unlink(tmp_path / "trace.json")
+    log = E.read_events(str(tmp_path))
+    att = A.attribute(result(), [(1, s, 6000), (1, s + 3101, 2000)], log)
+    got = {c["category"]: c["count"] for c in att["causes"]}
+    assert got == {"timer tick": 1, "not traced": 1}   # the log ends at its last event
+    assert log.end_ns == s + 3100
+    assert any("did not finish" in w for w in att["warnings"])
+
+
+def test_irq_that_ended_before_the_window_does_not_head_the_chain(tmp_path):
+    s = T0 + 90_000_000
+    gap, kw = ("gap/1", PROBE, 120), ("kworker/1:2", 123, 120)
+    evs = tick(s - 20_000) + [switch(s + 1000, gap, kw), switch(s + 11_000, kw, gap, False)]
+    c = only(run(tmp_path, evs, [(1, s, 12_000)]))
+    assert c["example_chain"] == "preempted by kworker/1:2 (pid 123, prio 120) for 10.0 us"
+
+
+def test_lost_switch_back_ends_when_the_probe_is_seen_again(tmp_path):
+    s = T0 + 91_000_000
+    gap, kw = ("gap/1", PROBE, 120), ("kworker/1:2", 123, 120)
+    evs = [switch(s + 1000, gap, kw)] + tick(s + 20_000)     # the tick interrupts the probe
+    att = run(tmp_path, evs, [(1, s, 30_000)])
+    c = att["causes"][0]
+    assert c["example_chain"] == ("preempted by kworker/1:2 (pid 123, prio 120) for 19.0 us; "
+                                  "then local timer → hrtimer tick_sched_timer")
+    assert att["worst"][0]["traced_ns"] == 19_000 + 3000
+    # the tick came after the probe was back: a part of its own
+    assert att["worst"][0]["parts"] == [
+        {"category": "task preemption", "name": "kworker/1:2 (pid 123, prio 120)", "ns": 27_000},
+        {"category": "timer tick", "name": "local timer", "ns": 3000}]
+
+
+def test_two_cpus_are_attributed_apart(tmp_path):
+    s = T0 + 92_000_000
+    evs = tick(s + 100, cpu=1) + [ev(s + 100, E.IRQ_ENTRY, 36, 0, "virtio1-req", cpu=2),
+                                  ev(s + 4100, E.IRQ_EXIT, 36, 1, cpu=2)]
+    att = run(tmp_path, evs, [(1, s, 5000), (2, s, 6000)], cpus=(1, 2))
+    got = {(c["category"], c["total_ns"]) for c in att["causes"]}
+    assert got == {("timer tick", 5000), ("hardirq", 6000)}
+
+
+def test_repeated_links_are_shown_once(tmp_path):
+    s = T0 + 93_000_000
+    evs = [ev(s + 100, E.VEC_ENTRY, 236, LOCAL_TIMER)]
+    for k in range(3):
+        evs += [ev(s + 200 + k * 100, E.HRTIMER_ENTRY, 7, SYM["tick_sched_timer"]),
+                ev(s + 250 + k * 100, E.HRTIMER_EXIT, 7)]
+    evs += [ev(s + 900, E.VEC_EXIT, 236, LOCAL_TIMER)]
+    c = only(run(tmp_path, evs, [(1, s, 2000)]))
+    assert c["example_chain"] == "local timer → hrtimer tick_sched_timer"
+
+
+def test_no_outliers_and_empty_log(tmp_path):
+    att = run(tmp_path, [], [])
+    assert (att["causes"], att["worst"], att["outliers"]["total_ns"]) == ([], [], 0)
+    lines = format_table(att)
+    assert lines[0] == "causes of 0 outliers on CPU 1: 0 ns in 1.00 s"
+    att = run(tmp_path, [], [(1, T0 + 5000, 3000)])
+    assert only(att)["category"] == "no kernel event"
+
+
+def test_missing_next_comm_is_found_elsewhere_or_left_out(tmp_path):
+    s = T0 + 94_000_000
+    gap, anon, kw = ("gap/1", PROBE, 120), ("", 123, 120), ("kworker/1:2", 123, 120)
+    evs = [switch(s + 1000, gap, anon), switch(s + 11_000, kw, gap, False)]
+    c = only(run(tmp_path, evs, [(1, s, 12_000)]))
+    assert c["name"] == "kworker/1:2 (pid 123, prio 120)"
+    evs = [switch(s + 1000, gap, anon), switch(s + 11_000, anon, gap, False)]
+    c = only(run(tmp_path, evs, [(1, s, 12_000)]))
+    assert c["name"] == "pid 123 (prio 120)"
+    assert c["example_chain"] == "preempted by pid 123 (prio 120) for 10.0 us"
+    # a wake-up record names it when no switch does
+    waking = ev(s - 500_000, E.WAKING, 123, 1 | 120 << 32, "kworker/1:0H", cpu=0, pid=7)
+    c = only(run(tmp_path, [waking] + evs, [(1, s, 12_000)]))
+    assert c["name"] == "kworker/1:0H (pid 123, prio 120)"
+
+
+def test_long_silence_with_a_tick_at_its_end_is_no_kernel_event(tmp_path):
+    """A 30 ms gap whose only event is a 3 us tick at the end: the hypervisor's."""
+    s = T0 + 20_000_000
+    att = run(tmp_path, tick(s + 29_990_000), [(1, s, 30_000_000)])
+    by = {c["category"]: c for c in att["causes"]}
+    # the tick gets its own 3 us and the entry allowance, the silence the rest
+    kernel = 3000 + A.ENTRY_ALLOWANCE_NS
+    assert by["timer tick"]["total_ns"] == kernel
+    assert by["no kernel event"]["total_ns"] == 30_000_000 - kernel
+    assert (by["no kernel event"]["primary_count"], by["timer tick"]["primary_count"]) == (1, 0)
+    assert by["timer tick"]["count"] == by["no kernel event"]["count"] == 1
+    w = att["worst"][0]
+    assert (w["category"], w["length_ns"]) == ("no kernel event", 30_000_000)
+    assert sum(p["ns"] for p in w["parts"]) == 30_000_000
+    assert w["chain"] == ("no kernel event for %s, with local timer → hrtimer tick_sched_timer"
+                          % fmt_ns(30_000_000 - kernel))
+    # the same tick in a gap it explains (with the entry work before it) is the cause
+    s2 = s + 100_000_000
+    att = run(tmp_path, tick(s2 + 15_000), [(1, s2, 20_000)])
+    assert only(att)["category"] == "timer tick"
+    assert att["worst"][0]["parts"] == [{"category": "timer tick", "name": "local timer",
+                                         "ns": 20_000}]
+
+
+def test_an_outlier_with_thousands_of_episodes_has_a_bounded_chain(tmp_path):
+    # a flood of IPIs inside one long outlier (seen with the cpuid injector): the
+    # chain names the first few episodes and counts the rest, in linear time
+    s = T0 + 40_000_000
+    n = 5000
+    evs = []
+    for k in range(n):
+        t = s + 1000 + k * 3000
+        evs += [ev(t, E.VEC_ENTRY, 251, CALL_FUNCTION), ev(t + 1000, E.VEC_EXIT, 251,
+                                                          CALL_FUNCTION)]
+    length = n * 3000 + 2000
+    att = run(tmp_path, evs, [(1, s, length)])
+    assert {(c["category"], c["name"]) for c in att["causes"]} == {
+        ("IPI", "call_function"), ("no kernel event", "hypervisor, SMI or hardware")}
+    chain = att["worst"][0]["chain"]
+    assert chain.count("IPI call_function") == A.MAX_EPISODES
+    assert "%d more episodes" % (n - A.MAX_EPISODES) in chain
+    assert sum(x["total_ns"] for x in att["causes"]) == length

@@ -1,0 +1,40 @@
+"""cli.main: dispatch, exit statuses, `jtr help CMD`."""
+from jtrpy import __version__
+from jtrpy.cli.main import COMMANDS, main
+
+
+def test_usage_errors_name_the_command(capsys):
+    assert main(["nope"]) == 2
+    assert capsys.readouterr().err == "jtr: unknown command 'nope'; run 'jtr --help' for the list\n"
+    assert main(["compare", "--frob"]) == 2
+    assert capsys.readouterr().err == ("jtr compare: unknown option '--frob'; see "
+                                      "'jtr compare --help'\n")
+    assert main([]) == 2 and "commands:" in capsys.readouterr().out
+
+
+def test_version(capsys):
+    assert main(["version"]) == 0 and main(["--version"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["jtr %s" % __version__] * 2 and __version__ != "unknown"
+
+
+def test_help_cmd_is_cmd_help(capsys):
+    for name, _, where in COMMANDS:
+        if where in (None, "exec") or name == "trace":      # C programs: their own help
+            continue
+        assert main(["help", name]) == 0
+        via_help = capsys.readouterr().out
+        assert main([name, "--help"]) == 0
+        assert capsys.readouterr().out == via_help
+        assert via_help.startswith("usage: jtr %s" % name), name
+        assert "\noptions:\n" in via_help and "\nexamples:\n" in via_help, name
+    assert main(["help", "nope"]) == 2
+    assert "unknown command 'nope'" in capsys.readouterr().err
+    assert main(["help"]) == 0 and "commands:" in capsys.readouterr().out
+
+
+def test_every_command_is_listed(capsys):
+    main(["--help"])
+    out = capsys.readouterr().out
+    for name, summary, _ in COMMANDS:
+        assert "  %s" % name in out and summary in out

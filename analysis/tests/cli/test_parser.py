@@ -1,0 +1,88 @@
+"""cli.parser: the option types, jtr's error lines and the help layout."""
+import pytest
+
+from jtrpy.cli.parser import Choice, Count, CpuList, Duration, Int, JtrParser, Percent, Size, Words
+from jtrpy.errors import UsageError
+
+
+def parser():
+    p = JtrParser("jtr demo", usage="%(prog)s [OPTIONS] THING", description="A demo.",
+                  notes="Some notes.", examples="  jtr demo -d 5 x")
+    p.add_argument("-d", "--duration", metavar="DUR", type=Duration(10 ** 6, 3600 * 10 ** 9))
+    p.add_argument("--pause", metavar="DUR", type=Duration(0, 10 ** 10, legacy_unit="ns"))
+    p.add_argument("-n", "--count", metavar="N", type=Count(1, 10 ** 9))
+    p.add_argument("--size", metavar="SIZE", type=Size(1, 1 << 30))
+    p.add_argument("--pct", metavar="PCT", type=Percent(0.1, 50))
+    p.add_argument("--prio", metavar="PRIO", type=Int(1, 99))
+    p.add_argument("-c", "--cpus", metavar="LIST", type=CpuList(lambda: [0, 1]))
+    p.add_argument("--kind", metavar="KIND", type=Choice("shm", "udp"))
+    p.add_argument("--only", metavar="LIST", type=Words(("a", "b")))
+    p.add_argument("-q", "--quiet", action="store_true", help="say less")
+    p.add_operands("things", "THING", "what to do it to")
+    return p
+
+
+def parse(*args):
+    return parser().parse_args(list(args))
+
+
+def test_values_in_the_one_grammar(capsys):
+    o = parse("-d", "10", "--pause=898ns", "-n", "2M", "--size", "64K", "--pct", "5%",
+              "--prio", "0x10", "-c", "0-1", "--kind", "udp", "--only", "b,a", "x", "y")
+    assert (o.duration, o.pause, o.count, o.size, o.pct, o.prio) == \
+        (10 ** 10, 898, 2 * 10 ** 6, 65536, 5.0, 16)
+    assert (o.cpus, o.kind, o.only, o.things) == ([0, 1], "udp", ["b", "a"], ["x", "y"])
+    assert parse("-d1.5ms").duration == 1_500_000         # attached value
+    assert parse("--duration=2m").duration == 120 * 10 ** 9
+    assert capsys.readouterr().err == ""
+
+
+def test_a_bare_number_in_an_older_unit_warns(capsys):
+    assert parse("--pause", "898").pause == 898
+    assert capsys.readouterr().err == (
+        "jtr demo: warning: --pause 898: a bare number here still means ns (as before); write "
+        "898ns - a bare duration is in seconds everywhere else in jtr, and will be here in a "
+        "later version\n")
+    assert parse("--pause", "0").pause == 0 and capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-d", "abc"], "-d abc: 'abc' is not a duration; expected a number with an optional unit "
+                    "ns, us, ms, s, m or h, such as 10us, 500ms or 2m (a bare number is in "
+                    "seconds)"),
+    (["-d", "2h"], "-d 2h: '2h' is out of range; expected 1ms to 1h"),
+    (["-d", "1e3"], "-d 1e3: '1e3' is not a duration"),
+    (["-n", "0"], "-n 0: '0' is out of range; expected 1..1000000000"),
+    (["-n", "-5"], "-n -5: '-5' is not a count"),
+    (["--size", "1T"], "--size 1T: '1T' is not a size"),
+    (["--pct", "90"], "--pct 90: '90' is out of range; expected 0.1%..50%"),
+    (["--prio", "100"], "--prio 100: '100' is out of range; expected 1..99"),
+    (["-c", "3"], "-c 3: CPU 3 is not online; online CPUs: 0-1"),
+    (["-c", "1-0"], "-c 1-0: '1-0' is not a CPU list: range 1-0 ends before it starts"),
+    (["--kind", "tcp"], "--kind tcp: use shm or udp"),
+    (["--only", "a,c"], "--only a,c: use some of a,b, comma-separated"),
+    (["--bogus"], "unknown option '--bogus'; see 'jtr demo --help'"),
+    (["--bogus=3"], "unknown option '--bogus'; see 'jtr demo --help'"),
+    (["--dur", "5"], "unknown option '--dur'"),            # no abbreviations
+    (["-n"], "option '-n' needs a value"),
+    (["--quiet=3"], "option '--quiet' takes no value ('3' given)"),
+])
+def test_errors_name_the_option_the_value_and_the_fix(args, message):
+    with pytest.raises(UsageError) as e:
+        parse(*args)
+    assert str(e.value) == message or str(e.value).startswith(message), str(e.value)
+
+
+def test_help_layout_is_the_c_programs(capsys):
+    with pytest.raises(SystemExit) as e:
+        parse("--help")
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0] == "usage: jtr demo [OPTIONS] THING"
+    assert lines[1:3] == ["", "A demo."]
+    assert "options:" in lines and "arguments:" in lines and "examples:" in lines
+    assert "  -d, --duration DUR" in out                   # short and long together
+    assert "      --pause DUR" in out                      # long-only under the long names
+    assert "  -h, --help" in out and "this text" in out
+    assert out.index("Some notes.") < out.index("examples:\n  jtr demo -d 5 x")

@@ -1,0 +1,82 @@
+"""jtr compare's options and what it prints and writes, in-process."""
+import json
+import os
+
+import pytest
+
+from jtrpy.cli.main import main as jtr
+from jtrpy.commands import compare
+from jtrpy.errors import UsageError
+
+from ..synthetic import loops, make_result, make_run
+
+
+def parse(args):
+    return compare.make_parser("jtr compare").parse_args(args)
+
+
+def main(args):
+    return jtr(["compare"] + args)
+
+
+@pytest.mark.parametrize("args,match", [
+    (["a"], "give two results"),
+    (["a", "b", "c"], "give two results"),
+    (["--confidence", "100", "a", "b"],
+     r"--confidence 100: '100' is out of range; expected 50%\.\.99\.99%"),
+    (["--confidence", "49.9", "a", "b"], r"expected 50%\.\.99\.99%"),
+    (["--confidence", "high", "a", "b"], "--confidence high: 'high' is not a percentage"),
+    (["--confidence"], "option '--confidence' needs a value"),
+    (["--resamples", "10", "a", "b"],
+     r"--resamples 10: '10' is out of range; expected 100\.\.100000"),
+    (["--seed", "-1", "a", "b"], "--seed -1: '-1' is not a count"),
+    (["--seed=x", "a", "b"], "--seed x: 'x' is not a count"),
+    (["--bogus", "a", "b"], "unknown option '--bogus'; see 'jtr compare --help'"),
+])
+def test_bad_arguments(args, match):
+    with pytest.raises(UsageError, match=match):
+        compare.run(parse(args))
+
+
+def test_arguments():
+    opts = parse(["--confidence", "99.5", "--resamples", "500", "--seed", "3", "--json",
+                  "-o", "x.json", "A", "B"])
+    assert opts.results == ["A", "B"]
+    assert (opts.confidence, opts.resamples, opts.seed, opts.json, opts.output) == \
+        (99.5, 500, 3, True, "x.json")
+    assert parse(["--seed=3", "--confidence=90", "A", "B"]).seed == 3     # --opt=value
+
+
+def test_main_writes_json_and_prints_the_table(tmp_path, capsys):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d, seed, tail in ((a, 1, 1.0), (b, 2, 1.3)):
+        d.mkdir()
+        (d / "result.json").write_text(json.dumps(make_result(make_run(
+            loops(seed, n=300_000, tail=tail)))))
+    out = tmp_path / "cmp.json"
+    assert main(["-o", str(out), str(a), str(b)]) == 0
+    text = capsys.readouterr().out
+    assert text.splitlines()[0].startswith("A: %s  (gap, CPU 0, 1 run, " % a)
+    assert "95 % CI of B-A" in text and text.rstrip().splitlines()[-1].startswith("verdict: ")
+    saved = json.loads(out.read_text())
+    assert saved["format"] == "jtr-compare/1" and saved["verdict"] in text
+    assert not [f for f in os.listdir(tmp_path) if f.startswith(".")]   # no temp file left
+    assert main(["--json", str(a), str(b)]) == 0
+    assert json.loads(capsys.readouterr().out) == saved
+    assert main([str(a), str(b / "result.json")]) == 0     # a folder or its result.json
+    assert "B: %s  (gap" % (b / "result.json") in capsys.readouterr().out
+    assert main(["-o", str(tmp_path / "no" / "such.json"), str(a), str(b)]) == 2
+    assert "-o %s: cannot write there" % (tmp_path / "no" / "such.json") in \
+        capsys.readouterr().err
+    assert main([str(a), str(tmp_path / "missing")]) == 2
+    assert "no such result" in capsys.readouterr().err
+
+
+def test_help_names_the_options_and_examples(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for want in ("usage: jtr compare", "--confidence PCT", "--resamples N", "--seed N",
+                 "--json", "-o, --output FILE", "examples:", "jtr compare before after"):
+        assert want in out
+
+

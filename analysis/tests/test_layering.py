@@ -1,0 +1,192 @@
+"""The package's layers (docs/architecture.md): dependencies point one way,
+
+    cli.main -> commands -> drivers -> render -> attribution/stats/formats/tune
+             -> results/trace -> system/cli.parser -> units/values/vocab -> errors
+
+no import cycle, no module using another's private names, no function-level
+import but of the optional heavy libraries (numpy, matplotlib), matplotlib
+only in render/plots.py, and commands/ imported by nothing but the dispatcher
+(which loads them by name, lazily)."""
+import ast
+import os
+
+import pytest
+
+PKG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "jtrpy")
+
+# (module or package prefix, rank): a module may import only lower ranks, or
+# modules of its own subpackage; the longest matching prefix decides
+RANKS = [
+    ("jtrpy", 0), ("jtrpy.errors", 0), ("jtrpy.cli", 0),
+    ("jtrpy.units", 1), ("jtrpy.values", 1), ("jtrpy.vocab", 1),
+    ("jtrpy.system", 2), ("jtrpy.cli.parser", 2),
+    ("jtrpy.results", 3), ("jtrpy.trace", 3),
+    ("jtrpy.attribution", 4), ("jtrpy.stats", 4), ("jtrpy.formats", 4), ("jtrpy.tune", 4),
+    ("jtrpy.render", 5),
+    ("jtrpy.drivers", 6),
+    ("jtrpy.commands", 7),
+    ("jtrpy.cli.main", 8),
+]
+HEAVY = ("numpy", "matplotlib")
+
+
+def modules():
+    """{module name: path} of every module of the package."""
+    out = {}
+    for d, _, files in os.walk(PKG):
+        for f in files:
+            if f.endswith(".py"):
+                rel = os.path.relpath(os.path.join(d, f), os.path.dirname(PKG))[:-3]
+                name = rel.replace(os.sep, ".")
+                out[name[:-len(".__init__")] if name.endswith(".__init__") else name] = \
+                    os.path.join(d, f)
+    return out
+
+
+MODULES = modules()
+
+
+def rank(name):
+    best = max((p for p, _ in RANKS if name == p or name.startswith(p + ".")), key=len)
+    return dict(RANKS)[best]
+
+
+def group(name):
+    """The subpackage a module belongs to ("jtrpy.trace"), or the module itself."""
+    parts = name.split(".")
+    return ".".join(parts[:2])
+
+
+def resolve(name, node):
+    """The absolute module named by an import statement in module @name."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    base = node.module or ""
+    if node.level:
+        pkg = name if MODULES[name].endswith("__init__.py") else name.rsplit(".", 1)[0]
+        parts = pkg.split(".")
+        parts = parts[:len(parts) - node.level + 1]
+        base = ".".join(parts + ([node.module] if node.module else []))
+    out = []
+    for a in node.names:
+        sub = base + "." + a.name
+        out.append(sub if sub in MODULES else base)
+    return out
+
+
+def imports(name):
+    """[(imported module, imported names, lineno, at top level?)] of module @name."""
+    tree = ast.parse(open(MODULES[name]).read(), MODULES[name])
+    out = []
+
+    def walk(node, top):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                for target in resolve(name, child):
+                    names = [a.name for a in child.names] if isinstance(child, ast.ImportFrom) \
+                        else []
+                    out.append((target, names, child.lineno, top))
+            inner = top and not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                    ast.Lambda))
+            walk(child, inner)
+    walk(tree, True)
+    return out
+
+
+def ours(target):
+    return target == "jtrpy" or target.startswith("jtrpy.")
+
+
+def test_every_module_has_a_rank():
+    for name in MODULES:
+        assert rank(name) is not None, name
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_dependencies_point_one_way(name):
+    for target, _, line, _ in imports(name):
+        if not ours(target):
+            continue
+        same = group(target) == group(name) and group(name) != "jtrpy.cli"
+        assert same or rank(target) < rank(name), (
+            "%s:%d imports %s (rank %d), which is not below it (rank %d)"
+            % (name, line, target, rank(target), rank(name)))
+
+
+def test_no_import_cycle():
+    graph = {n: sorted({t for t, _, _, top in imports(n) if ours(t) and t in MODULES and top})
+             for n in MODULES}
+    state, stack = {}, []
+
+    def visit(n):
+        state[n] = "open"
+        stack.append(n)
+        for t in graph[n]:
+            if state.get(t) == "open":
+                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(t):] + [t]))
+            if t not in state:
+                visit(t)
+        stack.pop()
+        state[n] = "done"
+    for n in sorted(graph):
+        if n not in state:
+            visit(n)
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_function_level_imports_only_for_heavy_libraries(name):
+    for target, _, line, top in imports(name):
+        if not top:
+            assert target.split(".")[0] in HEAVY, (
+                "%s:%d imports %s inside a function; import it at the top (only numpy and "
+                "matplotlib, heavy and optional, are loaded when needed)" % (name, line, target))
+
+
+def test_matplotlib_only_in_render_plots():
+    users = {n for n in MODULES for t, _, _, _ in imports(n) if t.split(".")[0] == "matplotlib"}
+    assert users == {"jtrpy.render.plots"}
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_no_private_names_of_other_modules(name):
+    tree = ast.parse(open(MODULES[name]).read())
+    aliases = {}
+    for target, names, line, _ in imports(name):
+        if not ours(target) or target == name:
+            continue
+        for n in names:
+            assert not (n.startswith("_") and not n.startswith("__")), (
+                "%s:%d imports the private %s from %s" % (name, line, n, target))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for a, target in zip(node.names, resolve(name, node)):
+                if target in MODULES and target != name:
+                    aliases[a.asname or a.name] = target
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if ours(a.name):
+                    aliases[a.asname or a.name.split(".")[0]] = a.name
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                node.value.id in aliases and node.attr.startswith("_") and \
+                not node.attr.startswith("__"):
+            raise AssertionError("%s:%d uses the private %s.%s" % (
+                name, node.lineno, aliases[node.value.id], node.attr))
+
+
+def test_commands_are_loaded_only_by_the_dispatcher():
+    from jtrpy.cli.main import COMMANDS
+    for name in MODULES:
+        if name.startswith("jtrpy.commands"):
+            continue
+        for target, _, line, _ in imports(name):
+            assert not target.startswith("jtrpy.commands"), "%s:%d imports %s" % (
+                name, line, target)
+    listed = {"jtrpy.commands." + where for _, _, where in COMMANDS
+              if where not in (None, "exec")}
+    present = {n for n in MODULES if n.startswith("jtrpy.commands.")}
+    assert listed == present
+    import importlib
+    for n in present:
+        m = importlib.import_module(n)
+        assert callable(m.make_parser) and callable(m.run), n

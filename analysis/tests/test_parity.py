@@ -1,0 +1,142 @@
+"""One source for each vocabulary the C and Python sides share: these tests read
+the C declarations and require the Python side to say the same.
+
+- the event log: ebpf/trace.h (magic, version, record and header layout, type
+  numbers) against trace/events.py;
+- the transports: enum tp_kind's names in transports/ against vocab.TRANSPORTS;
+- the tracer backends: what the eBPF tracer and the perf backend write as
+  trace.json "backend", against vocab.BACKENDS;
+- the version: the VERSION file, jtrpy.__version__ and what a built probe
+  writes into result.json."""
+import glob
+import json
+import os
+import re
+import struct
+import subprocess
+
+import pytest
+
+from jtrpy import __version__, vocab
+from jtrpy.trace import ebpf, events, perf
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+C_TYPES = {"unsigned long long": "Q", "unsigned int": "I", "unsigned short": "H",
+           "unsigned char": "B", "char": "s"}
+
+
+def read(*parts):
+    with open(os.path.join(ROOT, *parts)) as f:
+        return re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)     # comments out
+
+
+def c_struct(text, name):
+    """The struct module format of C struct @name in @text (fields in order; a
+    union is as wide as its widest member, as raw bytes)."""
+    body = re.search(r"struct %s \{(.*?)\n\};" % name, text, re.S).group(1)
+    body = re.sub(r"union \{(.*?)\};", lambda m: "char union[%d];" % union_size(text, m.group(1)),
+                  body, flags=re.S)
+    fmt = "<"
+    for t, _, count in re.findall(r"((?:unsigned )?(?:long long|int|short|char))\s+(\w+)"
+                                      r"(?:\[([^\]]+)\])?;", body):
+        n = eval_c(text, count) if count else 1
+        code = C_TYPES[t]
+        if count and code in ("B", "s"):        # a byte array: raw bytes
+            code = "s"
+        fmt += ("%d%s" % (n, code) if n > 1 or code == "s" else code)
+    return fmt
+
+
+def union_size(text, body):
+    sizes = []
+    for t, _, count in re.findall(r"((?:unsigned )?(?:long long|int|short|char))\s+(\w+)"
+                                  r"(?:\[([^\]]+)\])?;", body):
+        sizes.append(struct.calcsize(C_TYPES[t].replace("s", "c")) *
+                     (eval_c(text, count) if count else 1))
+    return max(sizes)
+
+
+def eval_c(text, expr):
+    """An array size: a number, a #define, or a product of them."""
+    defines = dict(re.findall(r"^#define (\w+)[ \t]+(\S+)", text, re.M))
+    for k, v in defines.items():
+        expr = re.sub(r"\b%s\b" % k, v, expr)
+    assert re.fullmatch(r"[\d\s*]+", expr), expr
+    return eval(expr)  # noqa: S307 - digits and * only, checked above
+
+
+def test_event_log_layout_is_trace_h():
+    h = read("ebpf", "trace.h")
+    defines = dict(re.findall(r"^#define (\w+)[ \t]+(\S+)", h, re.M))
+    assert defines["JTR_EV_MAGIC"].strip('"').encode() + b"\0" == events.MAGIC
+    assert int(defines["JTR_EV_VERSION"]) == events.VERSION
+    assert int(defines["JTR_EV_SIZE"]) == events.RECORD_SIZE
+    assert int(defines["JTR_COMM_LEN"]) == events.COMM_LEN
+    assert c_struct(h, "jtr_ev") == events.RECORD.format
+    assert c_struct(h, "jtr_ev_header") == events.HEADER.format
+    assert events.RECORD.size == events.RECORD_SIZE and events.HEADER.size == events.HEADER_SIZE
+    fields = re.findall(r"\b(\w+);", re.search(r"struct jtr_ev \{(.*?)\n\};", h, re.S).group(1))
+    assert [f for f in fields if f not in ("x", "str")] + ["raw"] == list(events.RECORD_FIELDS)
+    offsets = {"pid": events.PID_OFFSET, "cpu": events.CPU_OFFSET, "type": events.TYPE_OFFSET,
+               "a": events.A_OFFSET, "raw": events.RAW_OFFSET}
+    at = 0
+    for f, code in zip(events.RECORD_FIELDS, re.findall(r"\d*[A-Za-z]", events.RECORD.format[1:])):
+        if f in offsets:
+            assert offsets[f] == at, f
+        at += struct.calcsize("<" + code)
+
+
+def test_event_types_are_trace_h():
+    h = read("ebpf", "trace.h")
+    body = re.search(r"enum jtr_ev_type \{(.*?)\};", h, re.S).group(1)
+    value, c_types = 0, {}
+    for name, explicit in re.findall(r"JTR_EV_(\w+)\s*(?:=\s*(\d+))?,?", body):
+        value = int(explicit) if explicit else value + 1
+        c_types[name] = value
+    ntypes = c_types.pop("NTYPES")
+    assert c_types == {n: getattr(events, n) for n in c_types}
+    assert set(events.TYPE_NAMES) == set(c_types.values()) == set(range(1, ntypes))
+
+
+def test_transports_are_tp_kind():
+    found = [f for f in glob.glob(os.path.join(ROOT, "transports", "**", "*.[ch]"),
+                                  recursive=True)
+             if re.search(r"enum tp_kind \{", open(f).read())]
+    assert found, "no enum tp_kind under transports/"
+    h = re.sub(r"/\*.*?\*/", "", open(found[0]).read(), flags=re.S)
+    order = re.findall(r"\b(TP_[A-Z_]+)\b", re.search(r"enum tp_kind \{(.*?)\}", h, re.S)
+                       .group(1))
+    order = [k for k in order if k != "TP_NKINDS"]
+    names = {}
+    for f in glob.glob(os.path.join(ROOT, "transports", "**", "*.c"), recursive=True):
+        names.update(re.findall(r"\[(TP_[A-Z_]+)\]\s*=\s*\"([\w-]+)\"", open(f).read()))
+    assert tuple(names[k] for k in order) == vocab.TRANSPORTS
+    assert set(vocab.DATAGRAM_TRANSPORTS) <= set(vocab.TRANSPORTS)
+
+
+def test_backends_are_what_the_tracers_write():
+    c = read("ebpf", "trace.c")
+    written = re.findall(r'"backend"\s*,\s*"(\w+)"', c)
+    assert written == [vocab.BACKENDS[0]] == [ebpf.Tracer.backend]
+    assert perf.PerfTracer.backend == vocab.BACKENDS[1] == perf.BACKEND
+    assert vocab.BACKEND_CHOICES == ("auto",) + vocab.BACKENDS
+
+
+def test_one_version():
+    with open(os.path.join(ROOT, "VERSION")) as f:
+        version = f.read().strip()
+    assert re.fullmatch(r"\d+\.\d+\.\d+", version)
+    assert __version__ == version
+    mk = read("Makefile")
+    assert re.search(r"-DJTR_VERSION=", mk), "the Makefile passes VERSION to C with -D"
+    assert "JTR_VERSION \"" not in read("lib", "jtr_probe.h"), "a second version in C"
+
+
+def test_a_built_probe_writes_the_version(tmp_path):
+    prog = os.path.join(ROOT, "build", "bin", "jtr-clock")
+    if not os.access(prog, os.X_OK):
+        pytest.skip("jtr-clock is not built (run make)")
+    subprocess.run([prog, "-n", "1000", "-q", "-o", str(tmp_path / "c")], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+    with open(tmp_path / "c" / "result.json") as f:
+        assert json.load(f)["jtr_version"] == __version__

@@ -1,0 +1,182 @@
+"""The event log: write, read back, index, decode, format, and reject bad files."""
+import json
+import os
+import struct
+
+import pytest
+
+from jtrpy.errors import UsageError
+from jtrpy.trace import events as E
+
+T0 = 1_000_000_000_000
+TICK_FN = 0xffffffff81234560
+SYMS = {"0x%x" % TICK_FN: "tick_sched_timer", "0xffffffff81100000": "vmstat_update"}
+
+
+def every_type():
+    """One record of every type, in the layout trace.h gives each."""
+    return [
+        (T0 + 10, 812, 1, E.IRQ_ENTRY, 0, 36, 0, "virtio1-req"),
+        (T0 + 20, 812, 1, E.IRQ_EXIT, 0, 36, 1, None),
+        (T0 + 30, 812, 1, E.SOFTIRQ_RAISE, 0, 3, 0, None),
+        (T0 + 40, 812, 1, E.SOFTIRQ_ENTRY, 0, 3, 0, None),
+        (T0 + 50, 812, 1, E.SOFTIRQ_EXIT, 0, 3, 0, None),
+        (T0 + 60, 812, 1, E.VEC_ENTRY, 0, 236, 0, None),
+        (T0 + 70, 812, 1, E.VEC_EXIT, 0, 236, 0, None),
+        (T0 + 80, 812, 1, E.NMI, 1, 0xffffffff81000001, 2100, None),
+        (T0 + 90, 812, 1, E.SWITCH, 1, 812 | 123 << 32, 89 | 120 << 16 | 0 << 32,
+         ("gap/1", "kworker/1:2")),
+        (T0 + 100, 123, 1, E.WAKEUP, 0, 4242, 1 | 9 << 32, "fifo-spin"),
+        (T0 + 110, 123, 1, E.WAKING, 0, 4242, 1 | 9 << 32, "fifo-spin"),
+        (T0 + 120, 123, 1, E.MIGRATE, 0, 77, 2 | 1 << 32, "bash"),
+        (T0 + 130, 123, 1, E.PF_USER, 0, 0x7f0000001000, 0x401000, (6,)),
+        (T0 + 140, 123, 1, E.PF_KERNEL, 0, 0xffff888000001000, 0xffffffff81000002, (2,)),
+        (T0 + 150, 123, 1, E.WQ_START, 0, 0xffff888000002000, 0xffffffff81100000, None),
+        (T0 + 160, 123, 1, E.WQ_END, 0, 0xffff888000002000, 0xffffffff81100000, None),
+        (T0 + 170, 123, 1, E.HRTIMER_ENTRY, 0, 0xffff888000003000, TICK_FN, None),
+        (T0 + 180, 123, 1, E.HRTIMER_EXIT, 0, 0xffff888000003000, 0, None),
+        (T0 + 190, 123, 1, E.TIMER_ENTRY, 0, 0xffff888000004000, 0xffffffff81200000, None),
+        (T0 + 200, 123, 1, E.TIMER_EXIT, 0, 0xffff888000004000, 0, None),
+    ]
+
+
+def test_round_trip_every_type(tmp_path):
+    evs = every_type()
+    assert sorted({e[3] for e in evs}) == list(range(1, 21))
+    p = E.write_events(str(tmp_path), evs, T0, T0 + 1000, dropped=3, meta={"symbols": SYMS})
+    assert p == str(tmp_path / "events.bin")
+    log = E.read_events(str(tmp_path))
+    assert (len(log), log.start_ns, log.end_ns, log.dropped, log.complete) == (
+        20, T0, T0 + 1000, 3, True)
+    assert log.cpu_ts == {1: [e[0] for e in evs]}
+    got = list(log.iter_events())
+    for want, ev in zip(evs, got):
+        assert tuple(ev[:7]) == want[:7]
+        assert len(ev.raw) == 32
+    assert got[0].text == "virtio1-req"
+    sw = got[8]
+    assert (sw.prev_comm, sw.next_comm, sw.type_name) == ("gap/1", "kworker/1:2", "sched_switch")
+    assert got[12].x == (6, 0, 0, 0)
+    assert got[9].text == "fifo-spin"
+    assert log.type_counts()["sched_switch"] == 1
+    meta = json.loads((tmp_path / "trace.json").read_text())
+    assert meta["format"] == "jtr-trace/1" and meta["cpus"] == [1]
+    assert meta["events"]["per_type"]["hrtimer_expire_entry"] == 1
+
+
+def test_decode_one_record():
+    rec = E.RECORD.pack(T0, 7, 3, E.VEC_ENTRY, 0, 236, 0, b"")
+    ev = E.decode(b"x" * 5 + rec, 5)
+    assert (ev.ts_ns, ev.pid, ev.cpu, ev.type, ev.a) == (T0, 7, 3, E.VEC_ENTRY, 236)
+    assert E.decode(rec).type_name == "vector_entry"
+
+
+def test_index_sorts_per_cpu(tmp_path):
+    evs = [(T0 + t, 1, cpu, E.VEC_ENTRY, 0, 236, 0, None)
+           for t, cpu in [(50, 1), (10, 2), (30, 1), (20, 1), (5, 2), (40, 2)]]
+    E.write_events(str(tmp_path), evs, T0, T0 + 100)
+    log = E.read_events(str(tmp_path / "events.bin"))
+    assert log.cpu_ts == {1: [T0 + 20, T0 + 30, T0 + 50], 2: [T0 + 5, T0 + 10, T0 + 40]}
+    assert [log.event(i).ts_ns for i in log.cpu_index[1]] == log.cpu_ts[1]
+    assert [e.ts_ns - T0 for e in log.iter_events()] == [5, 10, 20, 30, 40, 50]
+    assert [e.ts_ns - T0 for e in log.iter_events(cpu=2)] == [5, 10, 40]
+    assert [e.ts_ns - T0 for e in log.window(1, T0 + 20, T0 + 30)] == [20, 30]
+    assert log.window(7, T0, T0 + 100) == []
+
+
+def test_format_event_lines(tmp_path):
+    evs = every_type()
+    E.write_events(str(tmp_path), evs, T0 - 12_345_678_000, T0 + 1000, meta={"symbols": SYMS})
+    log = E.read_events(str(tmp_path))
+    lines = [E.format_event(ev, log.meta) for ev in log.iter_events()]
+    assert lines[5] == "   12.345678  cpu1  local_timer_entry vector=236"
+    assert lines[0].endswith("  cpu1  irq_handler_entry 36 virtio1-req")
+    assert lines[1].endswith("irq_handler_exit 36 ret=handled")
+    assert lines[3].endswith("softirq_entry NET_RX")
+    assert lines[7].endswith("nmi_handler 0xffffffff81000001 2100 ns")
+    assert lines[8].endswith("sched_switch prev=gap/1(pid 812, prio 89, R+) -> "
+                             "kworker/1:2(pid 123, prio 120)")
+    assert lines[9].endswith("sched_wakeup fifo-spin(pid 4242, prio 9) target_cpu=1")
+    assert lines[11].endswith("sched_migrate_task bash(pid 77) cpu 2 -> 1")
+    assert lines[12].endswith("page_fault_user address=0x7f0000001000 ip=0x401000 "
+                              "error_code=0x6")
+    assert lines[14].endswith("workqueue_execute_start vmstat_update")
+    assert lines[16].endswith("hrtimer_expire_entry tick_sched_timer")
+    assert lines[18].endswith("timer_expire_entry 0xffffffff81200000")
+
+
+def test_blocked_task_state():
+    assert E.task_state(0, 1) == "R+"
+    assert E.task_state(0, 0) == "R"
+    assert E.task_state(1, 0) == "S"
+    assert E.task_state(2, 0) == "D"
+
+
+def test_vector_kind_out_of_range(tmp_path):
+    E.write_events(str(tmp_path), [(T0, 1, 1, E.VEC_ENTRY, 0, 250, 99, None)], T0, T0 + 1)
+    log = E.read_events(str(tmp_path))
+    assert log.vector_kind(99) == "unknown"
+    assert log.symbol(0x1234) == "0x1234"
+    assert "unknown_entry vector=250" in E.format_event(log.event(0), log.meta)
+
+
+def test_no_trace_json_gives_defaults(tmp_path):
+    E.write_events(str(tmp_path), every_type(), T0, T0 + 1000)
+    os.unlink(tmp_path / "trace.json")
+    log = E.read_events(str(tmp_path))
+    assert log.meta["cpus"] == [1]
+    assert log.vectors[0] == "local_timer"
+    assert log.symbol(TICK_FN) == "0x%x" % TICK_FN
+
+
+def test_killed_tracer_counts_records_from_size(tmp_path):
+    p = E.write_events(str(tmp_path), every_type(), T0, T0 + 1000)
+    data = bytearray(open(p, "rb").read())
+    struct.pack_into("<QQQ", data, 24, 0, 0, 0)     # end_ns, records, dropped never written
+    data += b"\x01" * 40                             # a partial record at the end
+    open(p, "wb").write(bytes(data))
+    os.unlink(tmp_path / "trace.json")
+    log = E.read_events(p)
+    assert (len(log), log.complete) == (20, False)
+    assert log.end_ns == T0 + 200                    # the last event
+
+
+def test_bad_files(tmp_path):
+    p = str(tmp_path / "events.bin")
+    with pytest.raises(UsageError, match="no such event log"):
+        E.read_events(p)
+    good = open(E.write_events(p, every_type(), T0, T0 + 1000), "rb").read()
+    open(p, "wb").write(b"NOTJTR1\0" + good[8:])
+    with pytest.raises(UsageError, match=r"events.bin: not a jtr event log \(magic"):
+        E.read_events(p)
+    open(p, "wb").write(good[:40])
+    with pytest.raises(UsageError, match="truncated header"):
+        E.read_events(p)
+    open(p, "wb").write(good[:64 + 64 * 5 + 3])
+    with pytest.raises(UsageError, match="header says 20 records, the file holds 5"):
+        E.read_events(p)
+    bad = bytearray(good)
+    struct.pack_into("<I", bad, 8, 2)
+    open(p, "wb").write(bytes(bad))
+    with pytest.raises(UsageError, match="version 2"):
+        E.read_events(p)
+    bad = bytearray(good)
+    struct.pack_into("<I", bad, 12, 48)
+    open(p, "wb").write(bytes(bad))
+    with pytest.raises(UsageError, match="record size 48, expected 64"):
+        E.read_events(p)
+    open(p, "wb").write(good)
+    (tmp_path / "trace.json").write_text('{"format": "other"}')
+    with pytest.raises(UsageError, match="expected 'jtr-trace/1'"):
+        E.read_events(p)
+    (tmp_path / "trace.json").write_text("{broken")
+    with pytest.raises(UsageError, match="trace.json: not a JSON file"):
+        E.read_events(p)
+
+
+def test_pack_raw_checks():
+    assert E.pack_raw(("a", "b")) == b"a" + b"\0" * 15 + b"b" + b"\0" * 15
+    with pytest.raises(UsageError, match="at most 32"):
+        E.pack_raw(b"x" * 33)
+    with pytest.raises(UsageError, match="two comms"):
+        E.pack_raw(("a", "b", "c"))

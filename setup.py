@@ -1,0 +1,48 @@
+"""setup - the parts of `pip install .` that pyproject.toml cannot say: the C
+programs are built with make and installed inside the package (jtrpy/libexec),
+with the tuning profiles (jtrpy/tuning-profiles) and the VERSION file, where
+jtrpy/system/paths.py looks for them."""
+import glob
+import os
+import shutil
+import subprocess
+
+from setuptools import Distribution, setup
+from setuptools.command.build_py import build_py
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+
+class BuildWithPrograms(build_py):
+    """build_py, then `make all` and the programs, profiles and VERSION copied in."""
+
+    def run(self):
+        super().run()
+        try:
+            subprocess.check_call(["make", "-C", ROOT, "all"])
+        except (OSError, subprocess.CalledProcessError) as e:
+            raise SystemExit("jtr: building the C programs failed (%s); 'make deps' installs "
+                             "what they need on Debian" % e)
+        pkg = os.path.join(self.build_lib, "jtrpy")
+        libexec = os.path.join(pkg, "libexec")
+        os.makedirs(libexec, exist_ok=True)
+        for prog in glob.glob(os.path.join(ROOT, "build", "bin", "jtr-*")):
+            shutil.copy2(prog, libexec)
+        for conf in glob.glob(os.path.join(ROOT, "tuning-profiles", "jtr-*", "tuned.conf")):
+            dst = os.path.join(pkg, "tuning-profiles", os.path.basename(os.path.dirname(conf)))
+            os.makedirs(dst, exist_ok=True)
+            shutil.copy2(conf, dst)
+        shutil.copy2(os.path.join(ROOT, "VERSION"), pkg)
+
+
+class BinaryDistribution(Distribution):
+    """The wheel carries machine code: it is for this platform only."""
+
+    def has_ext_modules(self):
+        return True
+
+
+setup(cmdclass={"build_py": BuildWithPrograms}, distclass=BinaryDistribution,
+      # setuptools' own build folder, apart from make's build/ of the C side
+      options={"build": {"build_base": os.path.join("build", "python")},
+               "egg_info": {"egg_base": os.path.join("build", "python")}})
