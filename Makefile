@@ -140,6 +140,7 @@ test-unit: $(UNITS)
 	$(Q)set -e; for t in $(UNITS); do echo "== $$t"; $$t; done
 
 test-e2e: all
+	$(Q)$(VENV)/bin/ruff check analysis tests bench setup.py
 	$(Q)$(VENV)/bin/python -m pytest $(PYTEST_ARGS) tests analysis/tests
 
 bench: deps all $(BUILD)/bench/hist_bench $(BUILD)/bench/cacheline_rtt $(BUILD)/bench/memcpy_bw
