@@ -5,9 +5,10 @@ both sides must answer alike (analysis/tests/test_values.py runs them through
 this module and through the C parsers).
 
   duration    NUMBER[UNIT], UNIT ns, us, ms, s, m or h; a fraction is exact
-              to the ns (1.5ms); a bare number is in seconds
-  count       a whole number with an optional K, M or G (x 1000): 2M, 500K
-  size        bytes with an optional K, M or G (x 1024): 64K, 8M
+              to the ns, a part of a ns dropped (1.5ms); a bare number is in
+              seconds
+  count       a whole decimal number with an optional K, M or G (x 1000): 2M
+  size        whole decimal bytes with an optional K, M or G (x 1024): 64K
   percent     NUMBER[%]; a bare number is a percentage (5 = 5 %)
   cpulist     1, 0-3 or 1,3-5
   int         decimal or 0x-hex, with an optional sign
@@ -23,7 +24,6 @@ from .errors import UsageError
 U64_MAX = (1 << 64) - 1
 NS_PER_S = 1_000_000_000
 CPU_SETSIZE = 1024              # glibc's cpu_set_t: CPUs 0-1023
-FRACTION_DIGITS = 12            # digits of a fraction that count (ns of an hour: 3.6e12)
 
 UNITS_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": NS_PER_S, "m": 60 * NS_PER_S,
             "h": 3600 * NS_PER_S}
@@ -36,12 +36,13 @@ DURATION_FORM = ("expected a number with an optional unit ns, us, ms, s, m or h,
 COUNT_FORM = ("expected a whole number with an optional K, M or G suffix, such as 2000000, 2M "
               "or 500K")
 SIZE_FORM = "expected bytes with an optional K, M or G (x1024), e.g. 4096, 64K, 8M"
-PERCENT_FORM = "expected a percentage such as 5, 0.5 or 5%"
+PERCENT_FORM = ("expected a number with an optional %, such as 1, 0.5 or 2.5% (a bare number "
+                "is a percentage)")
 CPU_FORM = "expected CPU numbers and ranges such as 1, 0-3 or 1,3-5"
 INT_FORM = "expected a decimal or 0x-hex integer such as 5, -1 or 0x1f"
 
 _DURATION = re.compile(r"(\d+)(?:\.(\d+))?([a-z]*)", re.ASCII)
-_UNSIGNED = re.compile(r"(0[xX][0-9a-fA-F]+|\d+)([kKmMgG]?)", re.ASCII)
+_SCALED = re.compile(r"(\d+)([kKmMgG]?)", re.ASCII)
 _PERCENT = re.compile(r"\d+(?:\.\d+)?%?", re.ASCII)
 _INT = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|\d+)", re.ASCII)
 _CPU_ITEM = re.compile(r"(\d+)(?:-(\d+))?", re.ASCII)
@@ -58,7 +59,7 @@ def parse_duration_ns(text, lo=0, hi=U64_MAX, bare_unit_ns=NS_PER_S):
     if not m or (m.group(3) and m.group(3) not in UNITS_NS):
         raise UsageError("'%s' is not a duration; %s" % (text, DURATION_FORM))
     unit = UNITS_NS[m.group(3)] if m.group(3) else bare_unit_ns
-    frac = (m.group(2) or "")[:FRACTION_DIGITS]
+    frac = m.group(2) or ""
     ns = int(m.group(1)) * unit + (int(frac) * unit // 10 ** len(frac) if frac else 0)
     if not lo <= ns <= hi or ns > U64_MAX:
         raise UsageError("'%s' is out of range; expected %s to %s"
@@ -67,11 +68,10 @@ def parse_duration_ns(text, lo=0, hi=U64_MAX, bare_unit_ns=NS_PER_S):
 
 
 def _scaled(text, base, lo, hi, what, form):
-    m = _UNSIGNED.fullmatch(text or "")
+    m = _SCALED.fullmatch(text or "")
     if not m:
         raise UsageError("'%s' is not a %s; %s" % (text, what, form))
-    v = int(m.group(1), 0) if m.group(1)[:2].lower() == "0x" else int(m.group(1))
-    v *= base ** SCALE.get(m.group(2).lower(), 0)
+    v = int(m.group(1)) * base ** SCALE.get(m.group(2).lower(), 0)
     if not lo <= v <= hi or v > U64_MAX:
         raise _range_error(text, lo, hi)
     return v
@@ -87,13 +87,13 @@ def parse_size(text, lo=0, hi=U64_MAX):
     return _scaled(text, 1024, lo, hi, "size", SIZE_FORM)
 
 
-def parse_percent(text, lo=0.0, hi=100.0):
+def parse_percent(text, lo=0.0, hi=float("inf")):
     """A percentage: 5, 0.5 or 5% (a bare number is a percentage)."""
     if not _PERCENT.fullmatch(text or ""):
         raise UsageError("'%s' is not a percentage; %s" % (text, PERCENT_FORM))
     v = float(text.rstrip("%"))
     if not lo <= v <= hi:
-        raise UsageError("'%s' is out of range; expected %g%%..%g%%" % (text, lo, hi))
+        raise UsageError("'%s' is out of range; expected %g-%g (a percentage)" % (text, lo, hi))
     return v
 
 
@@ -141,9 +141,10 @@ def format_cpulist(cpus):
 
 def format_duration(ns):
     """A duration as an option value both sides read back exactly, in the largest
-    unit that holds it whole: 2h, 10s, 500ms, 1500us, 0s."""
+    unit that holds it whole: 2h, 10s, 500ms, 1500us, 0 (as lib/jtr_cli.c's
+    jtr_format_duration)."""
     if ns == 0:
-        return "0s"
+        return "0"
     for unit in sorted(UNIT_WORDS, reverse=True):
         if ns % unit == 0:
             return "%d%s" % (ns // unit, UNIT_WORDS[unit])

@@ -1,5 +1,8 @@
 """values: the one grammar of option values (docs/values.md). The cases both
 sides must answer alike are in tests/vectors/values.txt (test_value_vectors)."""
+import os
+import subprocess
+
 import pytest
 
 from jtrpy import values as V
@@ -11,7 +14,8 @@ S = V.NS_PER_S
 @pytest.mark.parametrize("text, ns", [
     ("10", 10 * S), ("10s", 10 * S), ("0.5", S // 2), ("500ms", S // 2), ("2m", 120 * S),
     ("1h", 3600 * S), ("898ns", 898), ("10us", 10_000), ("1.5ms", 1_500_000), ("0", 0),
-    ("0.000000001s", 1), ("0.0000000009s", 0), ("1.0000000000009h", 3600 * S),
+    ("0.000000001s", 1), ("0.0000000009s", 0), ("1.0000000000009h", 3600 * S + 3),
+    ("0.333333333333333333333333333333m", 19_999_999_999),
 ])
 def test_durations(text, ns):
     assert V.parse_duration_ns(text) == ns
@@ -34,13 +38,13 @@ def test_duration_ranges_read_as_durations():
 
 
 @pytest.mark.parametrize("text, n", [("2000000", 2 * 10 ** 6), ("2M", 2 * 10 ** 6),
-                                     ("500k", 500_000), ("1G", 10 ** 9), ("0x10", 16),
+                                     ("500k", 500_000), ("1G", 10 ** 9), ("007", 7),
                                      ("0", 0)])
 def test_counts(text, n):
     assert V.parse_count(text) == n
 
 
-@pytest.mark.parametrize("text", ["", "-5", "1.5M", "2MB", "x", "1e6", "0x"])
+@pytest.mark.parametrize("text", ["", "-5", "1.5M", "2MB", "x", "1e6", "0x", "0x10"])
 def test_not_counts(text):
     with pytest.raises(UsageError, match="is not a count"):
         V.parse_count(text)
@@ -57,7 +61,7 @@ def test_sizes_percentages_ints():
             f(bad)
     with pytest.raises(UsageError, match=r"^'0' is out of range; expected 1\.\.100$"):
         V.parse_count("0", 1, 100)
-    with pytest.raises(UsageError, match=r"expected 0\.1%\.\.50%"):
+    with pytest.raises(UsageError, match=r"expected 0\.1-50 \(a percentage\)"):
         V.parse_percent("90", 0.1, 50)
 
 
@@ -78,7 +82,88 @@ def test_formatted_values_read_back_exactly():
     for ns in (0, 1, 999, 1000, 1500, 10 ** 6, 2 * S, 90 * S, 3600 * S, 2 ** 64 - 1):
         assert V.parse_duration_ns(V.format_duration(ns)) == ns
     assert [V.format_duration(x) for x in (2 * S, 120 * S, 1_500_000, 0)] == \
-        ["2s", "2m", "1500us", "0s"]
+        ["2s", "2m", "1500us", "0"]
     for n in (0, 1, 1234, 500_000, 2 * 10 ** 6, 10 ** 9):
         assert V.parse_count(V.format_count(n)) == n
     assert V.format_count(500_000) == "500K"
+
+
+# --- the same answers as the C side ----------------------------------------------
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+VECTORS = os.path.join(ROOT, "tests", "vectors", "values.txt")
+C_VALUES = os.path.join(ROOT, "build", "tests", "jtr-values")
+
+
+def shortest(v):
+    """A float as jtr-values writes it: the shortest %g that reads back the same."""
+    for prec in range(1, 18):
+        text = "%.*g" % (prec, v)
+        if float(text) == v:
+            return text
+    return repr(v)
+
+
+def python_value(kind, text):
+    """The Python side's answer to a vector: the canonical value, or "error"."""
+    parse = {"duration": V.parse_duration_ns, "count": V.parse_count,
+             "size": V.parse_size, "int": V.parse_int}
+    try:
+        if kind == "percent":
+            return shortest(V.parse_percent(text))
+        if kind == "cpulist":
+            return "-1" if text == "-1" else V.format_cpulist(V.parse_cpulist(text))
+        return str(parse[kind](text))
+    except UsageError:
+        return "error"
+
+
+def vectors():
+    out = []
+    with open(VECTORS, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if line.startswith("#") or not line.strip():
+                continue
+            kind, text, want = line.split("\t")
+            out.append((n, kind, text, want))
+    return out
+
+
+def test_value_vectors_python_and_c():
+    """Every vector through the Python parsers and through the C ones (jtr-values):
+    both give the expected answer, and the C side's error messages name the value."""
+    vs = vectors()
+    assert len(vs) >= 80 and {v[1] for v in vs} == {"duration", "count", "size", "percent",
+                                                   "cpulist", "int"}
+    wrong = [(n, kind, text, want, python_value(kind, text)) for n, kind, text, want in vs
+             if python_value(kind, text) != want]
+    assert not wrong, wrong
+    if not os.access(C_VALUES, os.X_OK):
+        pytest.fail("%s is not built (make builds it)" % C_VALUES)
+    p = subprocess.run([C_VALUES], input="".join("%s\t%s\n" % (k, t) for _, k, t, _ in vs),
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    got = p.stdout.splitlines()
+    assert len(got) == len(vs)
+    for (n, kind, text, want), line in zip(vs, got):
+        status, value = line.split("\t", 1)
+        assert (value if status == "ok" else "error") == want, (n, kind, text, line)
+        if status == "error":
+            assert "'%s'" % text in value, (n, line)
+
+
+def test_c_and_python_say_the_same_when_a_value_is_wrong():
+    """The messages of the grammar's own refusals are the same words on both sides."""
+    if not os.access(C_VALUES, os.X_OK):
+        pytest.fail("%s is not built (make builds it)" % C_VALUES)
+    cases = [("duration", "1e3"), ("count", "-5"), ("size", "1.5K"), ("percent", "x"),
+             ("cpulist", "3-1"), ("int", "1.5"), ("cpulist", "1024")]
+    p = subprocess.run([C_VALUES], input="".join("%s\t%s\n" % c for c in cases),
+                       capture_output=True, text=True, timeout=60)
+    parse = {"duration": V.parse_duration_ns, "count": V.parse_count, "size": V.parse_size,
+             "percent": V.parse_percent, "cpulist": V.parse_cpulist, "int": V.parse_int}
+    for (kind, text), line in zip(cases, p.stdout.splitlines()):
+        with pytest.raises(UsageError) as e:
+            parse[kind](text)
+        assert line == "error\t%s" % e.value, (kind, text)

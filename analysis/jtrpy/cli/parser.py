@@ -67,8 +67,8 @@ class Duration(OptionType):
         bare = re.fullmatch(r"\d+(\.\d+)?", text or "") is not None
         if self.legacy and bare and float(text) != 0:
             warn(prog, "%s %s: a bare number here still means %s (as before); write %s%s "
-                 "- a bare duration is in seconds everywhere else in jtr, and will be here "
-                 "in a later version" % (opt, text, self.legacy, text, self.legacy))
+                 "\u2014 a bare duration is in seconds everywhere else in jtr, and will be "
+                 "here in a later version" % (opt, text, self.legacy, text, self.legacy))
             return values.parse_duration_ns(text, self.lo, self.hi,
                                             values.UNITS_NS[self.legacy])
         return values.parse_duration_ns(text, self.lo, self.hi)

@@ -41,8 +41,8 @@ def test_a_bare_number_in_an_older_unit_warns(capsys):
     assert parse("--pause", "898").pause == 898
     assert capsys.readouterr().err == (
         "jtr demo: warning: --pause 898: a bare number here still means ns (as before); write "
-        "898ns - a bare duration is in seconds everywhere else in jtr, and will be here in a "
-        "later version\n")
+        "898ns \u2014 a bare duration is in seconds everywhere else in jtr, and will be here in "
+        "a later version\n")
     assert parse("--pause", "0").pause == 0 and capsys.readouterr().err == ""
 
 
@@ -55,7 +55,7 @@ def test_a_bare_number_in_an_older_unit_warns(capsys):
     (["-n", "0"], "-n 0: '0' is out of range; expected 1..1000000000"),
     (["-n", "-5"], "-n -5: '-5' is not a count"),
     (["--size", "1T"], "--size 1T: '1T' is not a size"),
-    (["--pct", "90"], "--pct 90: '90' is out of range; expected 0.1%..50%"),
+    (["--pct", "90"], "--pct 90: '90' is out of range; expected 0.1-50 (a percentage)"),
     (["--prio", "100"], "--prio 100: '100' is out of range; expected 1..99"),
     (["-c", "3"], "-c 3: CPU 3 is not online; online CPUs: 0-1"),
     (["-c", "1-0"], "-c 1-0: '1-0' is not a CPU list: range 1-0 ends before it starts"),
