@@ -17,6 +17,9 @@ LDLIBS  += -lm -lpthread
 TP_LDLIBS := -lnuma
 PREFIX  ?= /usr/local
 BUILD   := build
+# one version for the C programs and the Python front end: the VERSION file
+VERSION := $(shell cat VERSION)
+CPPFLAGS += -DJTR_VERSION='"$(VERSION)"'
 PYTHON  ?= python3
 VENV    := .venv
 PYTEST_ARGS ?= -rs
@@ -61,7 +64,7 @@ UNITS    += $(patsubst transports/tests/%.c,$(BUILD)/tests/%,$(TP_UNIT_SRCS))
 
 all: $(BINS) $(TRACER)
 
-$(BUILD)/lib/%.o: lib/%.c $(wildcard lib/*.h) | $(BUILD)/lib
+$(BUILD)/lib/%.o: lib/%.c $(wildcard lib/*.h) VERSION | $(BUILD)/lib
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
 
@@ -69,11 +72,11 @@ $(LIBJTR): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)$(AR) rcs $@ $^
 
-$(BUILD)/bin/jtr-%: jitter/%.c $(LIBJTR) $(wildcard lib/*.h) | $(BUILD)/bin
+$(BUILD)/bin/jtr-%: jitter/%.c $(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/bin
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LIBJTR) $(LDLIBS) -o $@
 
-$(BUILD)/transports/%.o: transports/%.c $(wildcard transports/*.h) $(wildcard lib/*.h) \
+$(BUILD)/transports/%.o: transports/%.c $(wildcard transports/*.h) $(wildcard lib/*.h) VERSION \
 		| $(BUILD)/transports
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) -Itransports $(CFLAGS) $(WARN) -c $< -o $@
@@ -83,22 +86,22 @@ $(LIBTP): $(TP_OBJS)
 	$(Q)$(AR) rcs $@ $^
 
 $(BUILD)/bin/jtr-%: transports/%.c $(LIBTP) $(LIBJTR) $(wildcard transports/*.h) \
-		$(wildcard lib/*.h) | $(BUILD)/bin
+		$(wildcard lib/*.h) VERSION | $(BUILD)/bin
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CPPFLAGS) -Itransports $(CFLAGS) $(WARN) $< $(LIBTP) $(LIBJTR) $(TP_LDLIBS) \
 		$(LDLIBS) -o $@
 
 $(BUILD)/tests/%: transports/tests/%.c $(LIBTP) $(LIBJTR) $(wildcard transports/*.h) \
-		$(wildcard lib/*.h) | $(BUILD)/tests
+		$(wildcard lib/*.h) VERSION | $(BUILD)/tests
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CPPFLAGS) -Itransports $(CFLAGS) $(WARN) $< $(LIBTP) $(LIBJTR) $(TP_LDLIBS) \
 		$(LDLIBS) -lcmocka -o $@
 
-$(BUILD)/tests/%: lib/tests/%.c $(LIBJTR) $(wildcard lib/*.h) | $(BUILD)/tests
+$(BUILD)/tests/%: lib/tests/%.c $(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/tests
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LIBJTR) $(LDLIBS) -lcmocka -o $@
 
-$(BUILD)/bench/%: bench/%.c $(LIBJTR) $(wildcard lib/*.h bench/*.h) | $(BUILD)/bench
+$(BUILD)/bench/%: bench/%.c $(LIBJTR) $(wildcard lib/*.h bench/*.h) VERSION | $(BUILD)/bench
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LIBJTR) $(LDLIBS) -o $@
 
@@ -117,7 +120,7 @@ $(BUILD)/ebpf/%.skel.h: $(BUILD)/ebpf/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/bin/jtr-trace: ebpf/trace.c ebpf/trace.h $(BUILD)/ebpf/trace.skel.h $(LIBJTR) \
-		$(wildcard lib/*.h) | $(BUILD)/bin
+		$(wildcard lib/*.h) VERSION | $(BUILD)/bin
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CPPFLAGS) -I$(BUILD)/ebpf -Iebpf $(CFLAGS) $(WARN) $< $(LIBJTR) $(BPF_LDLIBS) \
 		$(LDLIBS) -o $@

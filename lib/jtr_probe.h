@@ -22,7 +22,11 @@
 #include "jtr_out.h"
 #include "jtr_result.h"
 
-#define JTR_VERSION "0.1.0"
+/* the version comes from the VERSION file at the top of the tree, through
+ * the Makefile, so the C programs and the Python front end never differ */
+#ifndef JTR_VERSION
+#error "JTR_VERSION is not defined: build with make, which reads it from the VERSION file"
+#endif
 #define JTR_MAX_WARNINGS 32
 
 /* set by SIGINT/SIGTERM; hot loops read it and stop */
