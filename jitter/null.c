@@ -15,6 +15,7 @@
 #include "jtr_cli.h"
 #include "jtr_probe.h"
 #include "jtr_legacy.h"
+#include "jtr_sample.h"
 
 #define MAX_RUNS 100
 
@@ -73,11 +74,8 @@ struct null_run {
 	struct jtr_hist hist;
 	struct jtr_hist lengths;
 	struct jtr_olog log;
-	uint64_t threshold_ns;
-	uint64_t warm_min_ns;
-	uint64_t start_raw, end_raw;	/* timebase units; converted after the run */
+	struct jtr_sample loop;	/* the loop's settings and what it left */
 	struct jtr_pmu pmu;		/* hardware counters around the run */
-	bool partial;
 };
 
 struct null_ctx {
@@ -94,92 +92,39 @@ struct null_ctx {
 	volatile int at_run;
 };
 
-/* sample_tsc - one timed empty loop in TSC ticks, less the timer overhead */
-static inline uint64_t sample_tsc(uint64_t spins, uint64_t ovh, uint64_t *t0, uint64_t *t1)
+/* run_setup - the loop's settings for one run in timebase @tsc or clock */
+static void run_setup(struct null_ctx *c, struct null_run *r, bool tsc)
 {
-	uint64_t d;
+	const struct jtr_probe *p = c->p;
 
-	*t0 = jtr_tsc_begin();
-	jtr_null_loop(spins);
-	*t1 = jtr_tsc_end();
-	d = *t1 - *t0;
-	return d > ovh ? d - ovh : 0;
+	r->loop = (struct jtr_sample){
+		.warmup = c->warmup,
+		.samples = c->samples,
+		.spins = c->spins,
+		.threshold_ns = c->threshold_opt,
+		.overhead_raw = tsc ? jtr_ns2ticks(p->tb.hz, (uint64_t)p->costs.region_overhead_ns)
+				    : (uint64_t)p->costs.gettime_region_ns,
+		.pause_raw = tsc ? jtr_ns2ticks(p->tb.hz, c->pause_ns) : c->pause_ns,
+		.t2n = p->tb.t2n,
+		.hist = &r->hist,
+		.lengths = &r->lengths,
+		.log = &r->log,
+		.at_sample = &c->at_sample,
+	};
 }
 
-/* sample_clock - one timed empty loop in ns by clock_gettime, less overhead */
-static inline uint64_t sample_clock(uint64_t spins, uint64_t ovh, uint64_t *t0, uint64_t *t1)
-{
-	uint64_t d;
-
-	*t0 = (uint64_t)jtr_mono_ns();
-	jtr_null_loop(spins);
-	*t1 = (uint64_t)jtr_mono_ns();
-	d = *t1 - *t0;
-	return d > ovh ? d - ovh : 0;
-}
-
-/* NULL_RUN - warm-up, then the measured samples of one run. SAMPLE(&t0, &t1)
- * times one empty loop (raw units, overhead removed), TONS converts raw to
- * ns, NOW() reads the timebase for the pause. The histogram totals and log
- * counters are local copies (registers), written back at the end. */
-#define NULL_RUN(SAMPLE, TONS, NOW, pause_raw) do {				\
-	struct jtr_hist hl = r->hist, ll = r->lengths;				\
-	struct jtr_olog lg = r->log;						\
-	uint64_t t0, t1, ns, i, thr, wmin = UINT64_MAX;				\
-	for (i = 0; i < c->warmup && !jtr_stop; i++) {				\
-		ns = TONS(SAMPLE(&t0, &t1));					\
-		if (ns < wmin)							\
-			wmin = ns;						\
-		while (NOW() - t1 < (pause_raw))				\
-			;							\
-	}									\
-	r->warm_min_ns = wmin == UINT64_MAX ? 0 : wmin;				\
-	thr = c->threshold_opt ? c->threshold_opt : jtr_default_threshold_ns(r->warm_min_ns); \
-	r->threshold_ns = thr;							\
-	r->start_raw = NOW();							\
-	for (i = 0; i < c->samples; i++) {					\
-		ns = TONS(SAMPLE(&t0, &t1));					\
-		jtr_hist_record(&hl, ns);					\
-		if (__builtin_expect(ns > thr, 0)) {				\
-			jtr_olog_add(&lg, t0, ns);				\
-			jtr_hist_record(&ll, ns);				\
-		}								\
-		if (__builtin_expect((i & 4095) == 0, 0)) {			\
-			c->at_sample = i;					\
-			if (jtr_stop)						\
-				break;						\
-		}								\
-		while (NOW() - t1 < (pause_raw))				\
-			;							\
-	}									\
-	r->partial = i < c->samples;						\
-	r->hist = hl;								\
-	r->lengths = ll;							\
-	r->log = lg;								\
-} while (0)
-
-/* run_tsc - one run on the TSC */
+/* run_tsc - one run of empty loops timed with the TSC */
 static void run_tsc(struct null_ctx *c, struct null_run *r)
 {
-	const struct jtr_ticks2ns t2n = c->p->tb.t2n;
-	const uint64_t spins = c->spins;
-	const uint64_t ovh = jtr_ns2ticks(c->p->tb.hz, (uint64_t)c->p->costs.region_overhead_ns);
-
-#define TSC_SAMPLE(a, b) sample_tsc(spins, ovh, (a), (b))
-#define TSC_TONS(d) jtr_ticks2ns(&t2n, (d))
-	NULL_RUN(TSC_SAMPLE, TSC_TONS, jtr_rdtsc, jtr_ns2ticks(c->p->tb.hz, c->pause_ns));
+	run_setup(c, r, true);
+	jtr_sample_run(&r->loop, true, NULL, NULL, NULL);
 }
 
-/* run_clock - one run with clock_gettime(CLOCK_MONOTONIC) */
+/* run_clock - one run of empty loops timed with clock_gettime(CLOCK_MONOTONIC) */
 static void run_clock(struct null_ctx *c, struct null_run *r)
 {
-	const uint64_t spins = c->spins;
-	const uint64_t ovh = (uint64_t)c->p->costs.gettime_region_ns;
-
-#define CLK_SAMPLE(a, b) sample_clock(spins, ovh, (a), (b))
-#define CLK_TONS(d) (d)
-#define CLK_NOW() ((uint64_t)jtr_mono_ns())
-	NULL_RUN(CLK_SAMPLE, CLK_TONS, CLK_NOW, c->pause_ns);
+	run_setup(c, r, false);
+	jtr_sample_run(&r->loop, false, NULL, NULL, NULL);
 }
 
 /* worker - every run, one after the other, on the pinned CPU */
@@ -203,7 +148,6 @@ static void worker(void *arg)
 			run_tsc(c, r);
 		else
 			run_clock(c, r);
-		r->end_raw = c->p->tb.kind == JTR_TB_TSC ? jtr_rdtsc_ordered() : (uint64_t)jtr_mono_ns();
 		if (counting) {
 			jtr_pmu_end(&pmu);
 			r->pmu = pmu;
@@ -294,14 +238,14 @@ static void write_outputs(struct null_ctx *c)
 	jtr_json_arr_begin(&j, "runs");
 	for (int k = 0; k < c->runs_done; k++) {
 		struct null_run *r = &c->run[k];
-		int64_t t0 = jtr_tb_mono_ns(&p->tb, r->start_raw), t1 = jtr_tb_mono_ns(&p->tb, r->end_raw);
+		int64_t t0 = jtr_tb_mono_ns(&p->tb, r->loop.start_raw), t1 = jtr_tb_mono_ns(&p->tb, r->loop.end_raw);
 		uint64_t dur = t1 > t0 ? (uint64_t)(t1 - t0) : 0;
 
 		snprintf(name, sizeof(name), "run %d", k + 1);
-		jtr_result_run_begin(&j, name, c->cpu, r->partial, t0, t1, dur, &r->hist);
+		jtr_result_run_begin(&j, name, c->cpu, r->loop.partial, t0, t1, dur, &r->hist);
 		jtr_json_int(&j, "run", k + 1);
-		jtr_json_uint(&j, "warmup_min_ns", r->warm_min_ns);
-		jtr_result_write_outliers(&j, &r->log, &r->lengths, r->threshold_ns, dur,
+		jtr_json_uint(&j, "warmup_min_ns", r->loop.warm_min_ns);
+		jtr_result_write_outliers(&j, &r->log, &r->lengths, r->loop.threshold_ns, dur,
 					  r->hist.total ? r->hist.min : 0, "outliers.csv");
 		jtr_result_write_pmu(&j, &r->pmu, r->hist.total);
 		jtr_result_write_hist(&j, "histogram", &r->hist);
@@ -404,7 +348,7 @@ int main(int argc, char **argv)
 		jtr_warn(&p, "%s", c.pmu_why.msg);
 	jtr_probe_map_end(&p);
 	for (k = 0; k < c.runs_done; k++)
-		if (c.run[k].partial)
+		if (c.run[k].loop.partial)
 			p.partial = true;
 	if (c.runs_done < c.runs)
 		p.partial = true;
