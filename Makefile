@@ -35,8 +35,10 @@ endif
 LIB_SRCS := $(wildcard lib/*.c)
 LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
 LIBJTR   := $(BUILD)/libjtr.a
-PROBES   := null gap clock
-TPROGS   := ping pong pub sub send ipc
+PROBES   := null gap clock send
+TPROGS   := ping pong pub sub ipc
+# the probes install-caps and install-setuid give privileges to
+PRIV_PROBES := null gap clock
 BINS     := $(addprefix $(BUILD)/bin/jtr-,$(PROBES) $(TPROGS))
 # transports/: the transport library (tp*.c) and its programs (the rest)
 TP_SRCS  := $(wildcard transports/tp*.c)
@@ -75,6 +77,13 @@ $(LIBJTR): $(LIB_OBJS)
 $(BUILD)/bin/jtr-%: jitter/%.c $(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/bin
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LIBJTR) $(LDLIBS) -o $@
+
+# jtr send is a probe whose body is a send call: it links the transport library
+$(BUILD)/bin/jtr-send: jitter/send.c $(LIBTP) $(LIBJTR) $(wildcard transports/*.h) \
+		$(wildcard lib/*.h) VERSION | $(BUILD)/bin
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CPPFLAGS) -Itransports $(CFLAGS) $(WARN) $< $(LIBTP) $(LIBJTR) $(TP_LDLIBS) \
+		$(LDLIBS) -o $@
 
 $(BUILD)/transports/%.o: transports/%.c $(wildcard transports/*.h) $(wildcard lib/*.h) VERSION \
 		| $(BUILD)/transports
@@ -162,8 +171,8 @@ install: all
 	install -m 0755 jtr $(DESTDIR)$(PREFIX)/bin/jtr
 
 install-setuid: install
-	chown root:root $(addprefix $(LIBEXEC)/jtr-,$(PROBES))
-	chmod 4755 $(addprefix $(LIBEXEC)/jtr-,$(PROBES))
+	chown root:root $(addprefix $(LIBEXEC)/jtr-,$(PRIV_PROBES))
+	chmod 4755 $(addprefix $(LIBEXEC)/jtr-,$(PRIV_PROBES))
 
 install-caps: install
 	setcap cap_sys_nice,cap_ipc_lock+ep $(LIBEXEC)/jtr-null
