@@ -40,10 +40,19 @@ TPROGS   := ping pong pub sub ipc
 # the probes install-caps and install-setuid give privileges to
 PRIV_PROBES := null gap clock
 BINS     := $(addprefix $(BUILD)/bin/jtr-,$(PROBES) $(TPROGS))
-# transports/: the transport library (tp*.c) and its programs (the rest)
-TP_SRCS  := $(wildcard transports/tp*.c)
-TP_OBJS  := $(patsubst transports/%.c,$(BUILD)/transports/%.o,$(TP_SRCS))
+# transports/: the library (lib/: returns -errno, never prints or exits; built
+# without the glue's headers on its include path), the program glue (prog/:
+# options, files, messages and exits for main()), and the programs
+TP_SRCS  := $(wildcard transports/lib/*.c)
+TP_OBJS  := $(patsubst transports/lib/%.c,$(BUILD)/transports/lib/%.o,$(TP_SRCS))
 LIBTP    := $(BUILD)/libjtrtp.a
+TPPROG_SRCS := $(wildcard transports/prog/*.c)
+TPPROG_OBJS := $(patsubst transports/prog/%.c,$(BUILD)/transports/prog/%.o,$(TPPROG_SRCS))
+LIBTPPROG := $(BUILD)/libjtrtpprog.a
+TP_HDRS  := $(wildcard transports/lib/*.h transports/prog/*.h)
+TP_INC   := -Itransports/lib -Itransports/prog
+# what a transport program links: glue, library, lib/
+TP_LIBS  := $(LIBTPPROG) $(LIBTP) $(LIBJTR)
 TRACER   := $(BUILD)/bin/jtr-trace
 
 # the eBPF tracer: clang for the kernel side, bpftool for vmlinux.h (from the
@@ -78,32 +87,40 @@ $(BUILD)/bin/jtr-%: jitter/%.c $(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LIBJTR) $(LDLIBS) -o $@
 
-# jtr send is a probe whose body is a send call: it links the transport library
-$(BUILD)/bin/jtr-send: jitter/send.c $(LIBTP) $(LIBJTR) $(wildcard transports/*.h) \
-		$(wildcard lib/*.h) VERSION | $(BUILD)/bin
+# jtr send is a probe whose body is a send call: it links the transports
+$(BUILD)/bin/jtr-send: jitter/send.c $(TP_LIBS) $(TP_HDRS) $(wildcard lib/*.h) VERSION \
+		| $(BUILD)/bin
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CPPFLAGS) -Itransports $(CFLAGS) $(WARN) $< $(LIBTP) $(LIBJTR) $(TP_LDLIBS) \
-		$(LDLIBS) -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(TP_INC) $(CFLAGS) $(WARN) $< $(TP_LIBS) $(TP_LDLIBS) $(LDLIBS) -o $@
 
-$(BUILD)/transports/%.o: transports/%.c $(wildcard transports/*.h) $(wildcard lib/*.h) VERSION \
-		| $(BUILD)/transports
+$(BUILD)/transports/lib/%.o: transports/lib/%.c $(wildcard transports/lib/*.h) \
+		$(wildcard lib/*.h) VERSION | $(BUILD)/transports/lib
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CPPFLAGS) -Itransports $(CFLAGS) $(WARN) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) -Itransports/lib $(CFLAGS) $(WARN) -c $< -o $@
+
+$(BUILD)/transports/prog/%.o: transports/prog/%.c $(TP_HDRS) $(wildcard lib/*.h) VERSION \
+		| $(BUILD)/transports/prog
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(TP_INC) $(CFLAGS) $(WARN) -c $< -o $@
 
 $(LIBTP): $(TP_OBJS)
 	$(call msg,AR,$@)
 	$(Q)$(AR) rcs $@ $^
 
-$(BUILD)/bin/jtr-%: transports/%.c $(LIBTP) $(LIBJTR) $(wildcard transports/*.h) \
-		$(wildcard lib/*.h) VERSION | $(BUILD)/bin
-	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CPPFLAGS) -Itransports $(CFLAGS) $(WARN) $< $(LIBTP) $(LIBJTR) $(TP_LDLIBS) \
-		$(LDLIBS) -o $@
+$(LIBTPPROG): $(TPPROG_OBJS)
+	$(call msg,AR,$@)
+	$(Q)$(AR) rcs $@ $^
 
-$(BUILD)/tests/%: transports/tests/%.c $(LIBTP) $(LIBJTR) $(wildcard transports/*.h) \
+$(BUILD)/bin/jtr-%: transports/%.c $(TP_LIBS) $(TP_HDRS) $(wildcard lib/*.h) VERSION \
+		| $(BUILD)/bin
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(TP_INC) $(CFLAGS) $(WARN) $< $(TP_LIBS) $(TP_LDLIBS) $(LDLIBS) -o $@
+
+# the transport library's unit tests link the library alone
+$(BUILD)/tests/%: transports/tests/%.c $(LIBTP) $(LIBJTR) $(wildcard transports/lib/*.h) \
 		$(wildcard lib/*.h) VERSION | $(BUILD)/tests
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CPPFLAGS) -Itransports $(CFLAGS) $(WARN) $< $(LIBTP) $(LIBJTR) $(TP_LDLIBS) \
+	$(Q)$(CC) $(CPPFLAGS) -Itransports/lib $(CFLAGS) $(WARN) $< $(LIBTP) $(LIBJTR) $(TP_LDLIBS) \
 		$(LDLIBS) -lcmocka -o $@
 
 $(BUILD)/tests/%: lib/tests/%.c $(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/tests
@@ -134,7 +151,8 @@ $(BUILD)/bin/jtr-trace: ebpf/trace.c ebpf/trace.h $(BUILD)/ebpf/trace.skel.h $(L
 	$(Q)$(CC) $(CPPFLAGS) -I$(BUILD)/ebpf -Iebpf $(CFLAGS) $(WARN) $< $(LIBJTR) $(BPF_LDLIBS) \
 		$(LDLIBS) -o $@
 
-$(BUILD)/lib $(BUILD)/bin $(BUILD)/tests $(BUILD)/bench $(BUILD)/ebpf $(BUILD)/transports:
+$(BUILD)/lib $(BUILD)/bin $(BUILD)/tests $(BUILD)/bench $(BUILD)/ebpf $(BUILD)/transports/lib \
+		$(BUILD)/transports/prog:
 	$(Q)mkdir -p $@
 
 # deps: Debian packages and the Python venv (scripts/deps.sh says what it does)
