@@ -53,6 +53,9 @@ TP_HDRS  := $(wildcard transports/lib/*.h transports/prog/*.h)
 TP_INC   := -Itransports/lib -Itransports/prog
 # what a transport program links: glue, library, lib/
 TP_LIBS  := $(LIBTPPROG) $(LIBTP) $(LIBJTR)
+# jtr ipc: one file per concern in transports/ipc/
+IPC_SRCS := $(wildcard transports/ipc/*.c)
+IPC_OBJS := $(patsubst transports/ipc/%.c,$(BUILD)/transports/ipc/%.o,$(IPC_SRCS))
 TRACER   := $(BUILD)/bin/jtr-trace
 
 # the eBPF tracer: clang for the kernel side, bpftool for vmlinux.h (from the
@@ -103,6 +106,15 @@ $(BUILD)/transports/prog/%.o: transports/prog/%.c $(TP_HDRS) $(wildcard lib/*.h)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(TP_INC) $(CFLAGS) $(WARN) -c $< -o $@
 
+$(BUILD)/transports/ipc/%.o: transports/ipc/%.c transports/ipc/ipc.h $(TP_HDRS) \
+		$(wildcard lib/*.h) VERSION | $(BUILD)/transports/ipc
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(TP_INC) $(CFLAGS) $(WARN) -c $< -o $@
+
+$(BUILD)/bin/jtr-ipc: $(IPC_OBJS) $(TP_LIBS) | $(BUILD)/bin
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(IPC_OBJS) $(TP_LIBS) $(TP_LDLIBS) $(LDLIBS) -o $@
+
 $(LIBTP): $(TP_OBJS)
 	$(call msg,AR,$@)
 	$(Q)$(AR) rcs $@ $^
@@ -152,7 +164,7 @@ $(BUILD)/bin/jtr-trace: ebpf/trace.c ebpf/trace.h $(BUILD)/ebpf/trace.skel.h $(L
 		$(LDLIBS) -o $@
 
 $(BUILD)/lib $(BUILD)/bin $(BUILD)/tests $(BUILD)/bench $(BUILD)/ebpf $(BUILD)/transports/lib \
-		$(BUILD)/transports/prog:
+		$(BUILD)/transports/prog $(BUILD)/transports/ipc:
 	$(Q)mkdir -p $@
 
 # deps: Debian packages and the Python venv (scripts/deps.sh says what it does)
