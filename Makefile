@@ -70,13 +70,15 @@ UNIT_SRCS := $(wildcard lib/tests/test_*.c)
 UNITS    := $(patsubst lib/tests/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 TP_UNIT_SRCS := $(wildcard transports/tests/test_*.c)
 UNITS    += $(patsubst transports/tests/%.c,$(BUILD)/tests/%,$(TP_UNIT_SRCS))
+# the value grammar, line by line, against tests/vectors/values.txt (and the Python side)
+VALUES   := $(BUILD)/tests/jtr-values
 
 .SECONDARY: $(BUILD)/ebpf/trace.bpf.o
 
 .PHONY: all deps run test test-unit test-e2e bench install install-setuid install-caps \
 	uninstall clean distclean
 
-all: $(BINS) $(TRACER)
+all: $(BINS) $(TRACER) $(VALUES)
 
 $(BUILD)/lib/%.o: lib/%.c $(wildcard lib/*.h) VERSION | $(BUILD)/lib
 	$(call msg,CC,$@)
@@ -135,6 +137,10 @@ $(BUILD)/tests/%: transports/tests/%.c $(LIBTP) $(LIBJTR) $(wildcard transports/
 	$(Q)$(CC) $(CPPFLAGS) -Itransports/lib $(CFLAGS) $(WARN) $< $(LIBTP) $(LIBJTR) $(TP_LDLIBS) \
 		$(LDLIBS) -lcmocka -o $@
 
+$(VALUES): lib/tests/jtr_values.c $(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/tests
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LIBJTR) $(LDLIBS) -o $@
+
 $(BUILD)/tests/%: lib/tests/%.c $(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/tests
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LIBJTR) $(LDLIBS) -lcmocka -o $@
@@ -178,8 +184,10 @@ test: deps all $(UNITS)
 	$(Q)$(MAKE) --no-print-directory test-unit
 	$(Q)$(MAKE) --no-print-directory test-e2e
 
-test-unit: $(UNITS)
+test-unit: $(UNITS) $(VALUES)
 	$(Q)set -e; for t in $(UNITS); do echo "== $$t"; $$t; done
+	$(Q)echo "== $(VALUES) --check tests/vectors/values.txt"
+	$(Q)$(VALUES) --check tests/vectors/values.txt
 
 test-e2e: all
 	$(Q)$(VENV)/bin/python -m pytest $(PYTEST_ARGS) tests analysis/tests

@@ -697,7 +697,7 @@ static void parse_args(struct jtr_probe *p, struct opts *o, int argc, char **arg
 		switch (opt) {
 		case 'c': jtr_opt_cpus(p, optarg, false, &o->cpus, &none); cpu_given = true; break;
 		case 'd':
-			o->duration_ns = jtr_opt_duration(p, "-d", optarg, JTR_NS_PER_S, JTR_NS_PER_MS,
+			o->duration_ns = jtr_opt_duration(p, "-d", optarg, JTR_NS_PER_MS,
 							  7 * 24 * 3600 * JTR_NS_PER_S);
 			break;
 		case 'o': p->out_opt = optarg; break;
@@ -711,8 +711,8 @@ static void parse_args(struct jtr_probe *p, struct opts *o, int argc, char **arg
 			o->buffer_bytes = v;
 			break;
 		case 'i':
-			o->drain_ns = jtr_opt_duration(p, "-i", optarg, JTR_NS_PER_MS, JTR_NS_PER_MS,
-						       10 * JTR_NS_PER_S);
+			o->drain_ns = jtr_opt_duration_legacy(p, "-i", optarg, JTR_NS_PER_MS,
+							      JTR_NS_PER_MS, 10 * JTR_NS_PER_S);
 			break;
 		case OPT_CONSUMER:
 			o->consumer_cpu = jtr_opt_int(p, "--consumer-cpu", optarg, 0, CPU_SETSIZE - 1);

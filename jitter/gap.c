@@ -27,7 +27,7 @@ static const char usage_text[] =
 "with its CLOCK_MONOTONIC start for 'jtr attribute'.\n"
 "\n"
 "Options:\n"
-"  -d, --duration DURATION  how long (default 10s; bare = seconds: 30, 500ms, 2m)\n"
+"  -d, --duration DURATION  how long (default 10s; 30 is seconds, or 500ms, 2m)\n"
 "  -j, --loops COUNT        run COUNT loops instead of a duration and print\n"
 "                           um_perf's ts_min_ns/ts_max_ns line (e.g. -j 1G)\n"
 "  -c, --cpus LIST          CPUs to measure, e.g. 1 or 2-3,5 (default: first isolated\n"
@@ -380,14 +380,15 @@ int main(int argc, char **argv)
 			continue;
 		switch (opt) {
 		case 'd':
-			gp.duration_ns = jtr_opt_duration(&p, "-d", optarg, JTR_NS_PER_S, JTR_NS_PER_MS,
+			gp.duration_ns = jtr_opt_duration(&p, "-d", optarg, JTR_NS_PER_MS,
 							  30ULL * 24 * 3600 * JTR_NS_PER_S);
 			dur_given = true;
 			break;
 		case 'j': gp.loops = jtr_opt_count(&p, "-j", optarg, 1, 1ULL << 50); break;
 		case 'c': jtr_opt_cpus(&p, optarg, false, &cpus, &none); cpu_given = true; break;
 		case JTR_OPT_THRESHOLD:
-			gp.threshold_opt = jtr_opt_duration(&p, "--threshold", optarg, 1, 1, 3600 * JTR_NS_PER_S);
+			gp.threshold_opt = jtr_opt_duration_legacy(&p, "--threshold", optarg, 1, 1,
+								    3600 * JTR_NS_PER_S);
 			break;
 		case JTR_OPT_MAX_OUTLIERS:
 			gp.max_outliers = jtr_opt_count(&p, "--max-outliers", optarg, 0, 100000000);

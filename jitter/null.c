@@ -29,7 +29,8 @@ static const char usage_text[] =
 "Options:\n"
 "  -n, --samples COUNT     samples per run (default 2000000; K/M/G suffixes)\n"
 "  -B, --spins N           empty-loop iterations per sample (default 100)\n"
-"  -p, --pause DURATION    busy-wait between samples (default 898ns; bare = ns)\n"
+"  -p, --pause DURATION    busy-wait between samples (default 898ns; a bare\n"
+"                          number is still ns, with a warning: write the unit)\n"
 "  -w, --warmup N          samples per run before recording (default 500)\n"
 "  -r, --runs N            runs (default 3)\n"
 "  -t, --timebase TB       tsc (or 1, RDTSC; default) or clock (or 2, clock_gettime)\n"
@@ -292,7 +293,9 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 'n': c.samples = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40); break;
 		case 'B': c.spins = jtr_opt_count(&p, "-B", optarg, 0, 1ULL << 32); break;
-		case 'p': c.pause_ns = jtr_opt_duration(&p, "-p", optarg, 1, 0, 10 * JTR_NS_PER_S); break;
+		case 'p':
+			c.pause_ns = jtr_opt_duration_legacy(&p, "-p", optarg, 1, 0, 10 * JTR_NS_PER_S);
+			break;
 		case 'w': c.warmup = jtr_opt_count(&p, "-w", optarg, 0, 1ULL << 32); break;
 		case 'r': c.runs = jtr_opt_int(&p, "-r", optarg, 1, MAX_RUNS); break;
 		case 'c':
@@ -305,7 +308,8 @@ int main(int argc, char **argv)
 		case 'd': c.desc = optarg; break;
 		case 'H': c.histo_buckets = (uint32_t)jtr_opt_int(&p, "-H", optarg, 1, 1000000); break;
 		case JTR_OPT_THRESHOLD:
-			c.threshold_opt = jtr_opt_duration(&p, "--threshold", optarg, 1, 1, 3600 * JTR_NS_PER_S);
+			c.threshold_opt = jtr_opt_duration_legacy(&p, "--threshold", optarg, 1, 1,
+								   3600 * JTR_NS_PER_S);
 			break;
 		case JTR_OPT_MAX_OUTLIERS:
 			c.max_outliers = jtr_opt_count(&p, "--max-outliers", optarg, 0, 100000000);

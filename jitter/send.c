@@ -51,7 +51,8 @@ static const char usage_text[] =
 "  -r, --pairs N            send/null pairs (default 3): runs send_1, null_1, ...\n"
 "  -w, --warmup N           samples per run before recording (default 500)\n"
 "  -p, --pause DURATION     busy-wait after each sample (default 898ns, a 1 KB\n"
-"                           message on 10 Gb/s; 10us for 1 Gb/s; bare = ns)\n"
+"                           message on 10 Gb/s; 10us for 1 Gb/s; a bare number\n"
+"                           is still ns, with a warning: write the unit)\n"
 "  -m, --len BYTES          message length, header included (default 64, >= 32)\n"
 "  -c, --cpu CPU            CPU of the timed loops (default: first isolated CPU,\n"
 "                           else the last online one); -1: do not pin\n"
@@ -887,7 +888,9 @@ int main(int argc, char **argv)
 		case 'n': c.samples = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40); break;
 		case 'r': c.pairs = jtr_opt_int(&p, "-r", optarg, 1, MAX_PAIRS); break;
 		case 'w': c.warmup = jtr_opt_count(&p, "-w", optarg, 0, 1ULL << 32); break;
-		case 'p': c.pause_ns = jtr_opt_duration(&p, "-p", optarg, 1, 0, 10 * JTR_NS_PER_S); break;
+		case 'p':
+			c.pause_ns = jtr_opt_duration_legacy(&p, "-p", optarg, 1, 0, 10 * JTR_NS_PER_S);
+			break;
 		case 'm': c.len = (uint32_t)jtr_opt_count(&p, "-m", optarg, TP_HDR_LEN, 1u << 24); break;
 		case 'c':
 			jtr_opt_cpus(&p, optarg, true, &cpus, &no_pin);
@@ -904,7 +907,8 @@ int main(int argc, char **argv)
 		case 'd': c.desc = optarg; break;
 		case 'H': c.histo_buckets = (uint32_t)jtr_opt_int(&p, "-H", optarg, 1, 1000000); break;
 		case JTR_OPT_THRESHOLD:
-			c.threshold_opt = jtr_opt_duration(&p, "--threshold", optarg, 1, 1, 3600 * JTR_NS_PER_S);
+			c.threshold_opt = jtr_opt_duration_legacy(&p, "--threshold", optarg, 1, 1,
+								   3600 * JTR_NS_PER_S);
 			break;
 		case JTR_OPT_MAX_OUTLIERS:
 			c.max_outliers = jtr_opt_count(&p, "--max-outliers", optarg, 0, 100000000);

@@ -179,14 +179,44 @@ uint64_t jtr_opt_count(struct jtr_probe *p, const char *opt, const char *arg, ui
 	return v;
 }
 
-/* jtr_opt_duration - a duration in [min, max] ns or exit 2 */
-uint64_t jtr_opt_duration(struct jtr_probe *p, const char *opt, const char *arg,
-			  uint64_t bare_unit_ns, uint64_t min_ns, uint64_t max_ns)
+/* jtr_opt_duration - a duration in [min, max] ns (a bare number is in
+ * seconds) or exit 2 */
+uint64_t jtr_opt_duration(struct jtr_probe *p, const char *opt, const char *arg, uint64_t min_ns,
+			  uint64_t max_ns)
 {
 	struct jtr_err e;
 	uint64_t v;
 
-	if (jtr_parse_duration_ns(arg, bare_unit_ns, min_ns, max_ns, &v, &e) < 0)
+	if (jtr_parse_duration_ns(arg, min_ns, max_ns, &v, &e) < 0)
+		jtr_usage_error(p, "%s %s: %s", opt, arg, e.msg);
+	return v;
+}
+
+/* jtr_opt_duration_legacy - a duration for an option whose bare number meant
+ * @old_unit_ns: still read so, with a warning, or exit 2 */
+uint64_t jtr_opt_duration_legacy(struct jtr_probe *p, const char *opt, const char *arg,
+				 uint64_t old_unit_ns, uint64_t min_ns, uint64_t max_ns)
+{
+	struct jtr_err e;
+	char w[512];
+	uint64_t v;
+	bool bare;
+
+	if (jtr_parse_duration_legacy_ns(arg, old_unit_ns, min_ns, max_ns, &v, &bare, &e) < 0)
+		jtr_usage_error(p, "%s %s: %s", opt, arg, e.msg);
+	if (bare)
+		jtr_warn(p, "%s", jtr_duration_legacy_warning(w, sizeof(w), opt, arg, old_unit_ns));
+	return v;
+}
+
+/* jtr_opt_percent - a percentage in [min, max] or exit 2 */
+double jtr_opt_percent(struct jtr_probe *p, const char *opt, const char *arg, double min,
+		       double max)
+{
+	struct jtr_err e;
+	double v;
+
+	if (jtr_parse_percent(arg, min, max, &v, &e) < 0)
 		jtr_usage_error(p, "%s %s: %s", opt, arg, e.msg);
 	return v;
 }
@@ -221,12 +251,7 @@ void jtr_opt_timebase(struct jtr_probe *p, const char *arg)
 /* jtr_opt_hist_error - --hist-error PCT */
 void jtr_opt_hist_error(struct jtr_probe *p, const char *arg)
 {
-	struct jtr_err e;
-	double v;
-
-	if (jtr_parse_double(arg, 0.01, 50, &v, &e) < 0)
-		jtr_usage_error(p, "--hist-error %s: %s (a percentage, 0.01-50)", arg, e.msg);
-	p->hist_error = v / 100.0;
+	p->hist_error = jtr_opt_percent(p, "--hist-error", arg, 0.01, 50) / 100.0;
 }
 
 /* jtr_opt_cpus - a CPU list, or -1 for no pinning */

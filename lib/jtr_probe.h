@@ -107,8 +107,16 @@ void jtr_probe_default_cpus(cpu_set_t *set, bool given);
 /* option helpers: validate or exit 2 naming the value and the fix */
 int jtr_opt_int(struct jtr_probe *p, const char *opt, const char *arg, long long min, long long max);
 uint64_t jtr_opt_count(struct jtr_probe *p, const char *opt, const char *arg, uint64_t min, uint64_t max);
-uint64_t jtr_opt_duration(struct jtr_probe *p, const char *opt, const char *arg,
-			  uint64_t bare_unit_ns, uint64_t min_ns, uint64_t max_ns);
+/* jtr_opt_duration - NUMBER[UNIT], a bare number in seconds */
+uint64_t jtr_opt_duration(struct jtr_probe *p, const char *opt, const char *arg, uint64_t min_ns,
+			  uint64_t max_ns);
+/* jtr_opt_duration_legacy - for the options whose bare number meant @old_unit_ns
+ * (ns or ms) before the one grammar: still so, with a warning on stderr */
+uint64_t jtr_opt_duration_legacy(struct jtr_probe *p, const char *opt, const char *arg,
+				 uint64_t old_unit_ns, uint64_t min_ns, uint64_t max_ns);
+/* jtr_opt_percent - NUMBER[%] */
+double jtr_opt_percent(struct jtr_probe *p, const char *opt, const char *arg, double min,
+		       double max);
 void jtr_opt_fifo(struct jtr_probe *p, const char *arg);
 void jtr_opt_timebase(struct jtr_probe *p, const char *arg);
 void jtr_opt_hist_error(struct jtr_probe *p, const char *arg);

@@ -514,7 +514,8 @@ int main(int argc, char **argv)
 			stall_at_given = true;
 			break;
 		case TP_OPT_STALL:
-			g.stall_ns = jtr_opt_duration(&p, "--stall", optarg, JTR_NS_PER_MS, 1, 60 * JTR_NS_PER_S);
+			g.stall_ns = jtr_opt_duration_legacy(&p, "--stall", optarg, JTR_NS_PER_MS, 1,
+							     60 * JTR_NS_PER_S);
 			break;
 		}
 	}

@@ -34,7 +34,8 @@ static const char usage_text[] =
 "  -w, --warmup N           messages sent first at the same rate, not measured\n"
 "                           (default 1000)\n"
 "  -l, --linger DUR         wait after the last message before end of stream\n"
-"                           (default 100ms; bare numbers are ms)\n"
+"                           (default 100ms; a bare number is still ms, with a\n"
+"                           warning: write the unit)\n"
 "  -a, --cpu CPU            pin the sending thread (-1: none, the default)\n"
 "      --subs N             shm, tcp, unix: subscribers to wait for (default 1)\n"
 "      --no-timestamps      do not stamp messages (no clock read per message;\n"
@@ -332,7 +333,8 @@ int main(int argc, char **argv)
 		case 'm': g.len = (uint32_t)jtr_opt_count(&p, "-m", optarg, TP_HDR_LEN, 1u << 24); break;
 		case 'w': g.warmup = jtr_opt_count(&p, "-w", optarg, 0, 1ULL << 32); break;
 		case 'l':
-			g.linger_ns = jtr_opt_duration(&p, "-l", optarg, JTR_NS_PER_MS, 0, 3600 * JTR_NS_PER_S);
+			g.linger_ns = jtr_opt_duration_legacy(&p, "-l", optarg, JTR_NS_PER_MS, 0,
+							      3600 * JTR_NS_PER_S);
 			break;
 		case 'a': g.cpu = tp_prog_cpu_opt(&p, "-a", optarg); break;
 		case TP_OPT_SUBS: tp.o.subs = (uint32_t)jtr_opt_count(&p, "--subs", optarg, 1, TP_MAX_SUBS); break;

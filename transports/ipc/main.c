@@ -223,15 +223,16 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NAGLE: c.nagle = true; break;
 		case OPT_TIMEOUT:
-			c.timeout_ns = jtr_opt_duration(&p, "--timeout", optarg, JTR_NS_PER_S,
-							JTR_NS_PER_S / 10, 24ULL * 3600 * JTR_NS_PER_S);
+			c.timeout_ns = jtr_opt_duration(&p, "--timeout", optarg, JTR_NS_PER_S / 10,
+							24ULL * 3600 * JTR_NS_PER_S);
 			break;
 		case OPT_PACE:
-			c.pace_ns = jtr_opt_duration(&p, "--pace", optarg, JTR_NS_PER_MS, 0, JTR_NS_PER_S);
+			c.pace_ns = jtr_opt_duration_legacy(&p, "--pace", optarg, JTR_NS_PER_MS, 0,
+							    JTR_NS_PER_S);
 			break;
 		case OPT_READER_PACE:
-			c.reader_pace_ns = jtr_opt_duration(&p, "--reader-pace", optarg, JTR_NS_PER_MS, 0,
-							    JTR_NS_PER_S);
+			c.reader_pace_ns = jtr_opt_duration_legacy(&p, "--reader-pace", optarg,
+								   JTR_NS_PER_MS, 0, JTR_NS_PER_S);
 			break;
 		case OPT_DROP_EVERY:
 			c.drop_every = jtr_opt_count(&p, "--drop-every", optarg, 2, 1ULL << 40);

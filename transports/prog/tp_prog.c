@@ -47,7 +47,7 @@ bool tp_prog_opt(struct jtr_probe *p, struct tp_prog *tp, int opt, const char *a
 		}
 		return true;
 	case TP_OPT_STATS_EVERY:
-		tp->stats_every_ns = jtr_opt_duration(p, "--stats-every", arg, JTR_NS_PER_S, 0,
+		tp->stats_every_ns = jtr_opt_duration(p, "--stats-every", arg, 0,
 						      24ULL * 3600 * JTR_NS_PER_S);
 		if (tp->stats_every_ns && tp->stats_every_ns < 10 * JTR_NS_PER_MS)
 			jtr_usage_error(p, "--stats-every %s: use at least 10ms, or 0 for no statistics",
@@ -71,12 +71,12 @@ bool tp_prog_opt(struct jtr_probe *p, struct tp_prog *tp, int opt, const char *a
 		return true;
 	case TP_OPT_CROSS_NUMA: tp->o.cross_numa = true; return true;
 	case TP_OPT_WAIT:
-		tp->o.wait_ns = jtr_opt_duration(p, "--wait", arg, JTR_NS_PER_S, JTR_NS_PER_MS,
+		tp->o.wait_ns = jtr_opt_duration(p, "--wait", arg, JTR_NS_PER_MS,
 						 24ULL * 3600 * JTR_NS_PER_S);
 		tp->wait_given = true;
 		return true;
 	case TP_OPT_TIMEOUT:
-		tp->timeout_ns = jtr_opt_duration(p, "--timeout", arg, JTR_NS_PER_S, JTR_NS_PER_MS,
+		tp->timeout_ns = jtr_opt_duration(p, "--timeout", arg, JTR_NS_PER_MS,
 						  24ULL * 3600 * JTR_NS_PER_S);
 		return true;
 	default:
