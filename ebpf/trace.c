@@ -32,7 +32,7 @@
 #define CAP_BPF_BIT 39
 
 static const char usage_text[] =
-"Usage: jtr trace [OPTIONS]\n"
+"usage: jtr trace [OPTIONS]\n"
 "       jtr trace --print [RESULTS_DIR | events.bin]\n"
 "\n"
 "Record, on the traced CPUs only, the kernel events that can take a CPU away from\n"
@@ -41,7 +41,7 @@ static const char usage_text[] =
 "workqueue items and timer expiries. Runs until the duration ends or Ctrl-C.\n"
 "'jtr run' starts it beside the gap probe; 'jtr attribute' joins the two.\n"
 "\n"
-"Options:\n"
+"options:\n"
 "  -c, --cpus LIST          CPUs to trace (default: first isolated CPU, else the\n"
 "                           last online one)\n"
 "  -d, --duration DURATION  stop after this long (default: at Ctrl-C or SIGTERM)\n"
@@ -60,11 +60,14 @@ static const char usage_text[] =
 "  -q, --quiet              no progress and no summary on stdout\n"
 "  -h, --help               this text\n"
 "\n"
+"A duration is NUMBER[UNIT], UNIT ns, us, ms, s, m or h; a bare number is in\n"
+"seconds, but -i still reads one as ms, with a warning: write the unit (100ms).\n"
+"\n"
 "Needs root (or CAP_BPF and CAP_PERFMON) and a kernel with BTF\n"
 "(/sys/kernel/btf/vmlinux). Writes DIR/events.bin (64-byte records, see\n"
 "docs/attribution.md) and DIR/trace.json (counts, drops, symbols).\n"
 "\n"
-"Examples:\n"
+"examples:\n"
 "  jtr trace -c 1 -d 10          ten seconds of CPU 1's kernel events\n"
 "  jtr trace --print results/latest | less\n";
 

@@ -307,6 +307,6 @@ def test_send_ctrl_c_keeps_partial_result(tmp_path, validate):
 
 def test_send_help_and_command_list():
     p = run_jtr("send", "--help", timeout=30)
-    assert p.returncode == 0 and "Examples:" in p.stdout and "--transport" in p.stdout
+    assert p.returncode == 0 and "\nexamples:\n" in p.stdout and "--transport" in p.stdout
     assert "--no-drain" in p.stdout and "-p, --pause" in p.stdout
     assert any(ln.split()[:1] == ["send"] for ln in run_jtr("--help").stdout.splitlines())

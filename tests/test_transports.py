@@ -465,4 +465,4 @@ def test_pong_dies_mid_run(tmp_path, validate, kind, recv):
 def test_help_has_examples():
     for prog in ("ping", "pong", "pub", "sub"):
         p = run_jtr(prog, "--help", timeout=30)
-        assert p.returncode == 0 and "Examples:" in p.stdout and "--transport" in p.stdout
+        assert p.returncode == 0 and "\nexamples:\n" in p.stdout and "--transport" in p.stdout
