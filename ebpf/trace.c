@@ -65,7 +65,9 @@ static const char usage_text[] =
 "\n"
 "Needs root (or CAP_BPF and CAP_PERFMON) and a kernel with BTF\n"
 "(/sys/kernel/btf/vmlinux). Writes DIR/events.bin (64-byte records, see\n"
-"docs/attribution.md) and DIR/trace.json (counts, drops, symbols).\n"
+"docs/attribution.md) and DIR/trace.json (counts, drops, symbols). Without -d,\n"
+"Ctrl-C or SIGTERM is how a trace ends: exit status 0. Stopped before -d ends,\n"
+"what was recorded is written, marked partial, and the exit status is 130.\n"
 "\n"
 "examples:\n"
 "  jtr trace -c 1 -d 10          ten seconds of CPU 1's kernel events\n"
@@ -620,6 +622,7 @@ static void write_trace_json(struct tracer *t, int consumer_cpu, int64_t start_n
 	jtr_json_int(&j, "consumer_cpu", consumer_cpu);
 	jtr_json_int(&j, "start_ns", start_ns);
 	jtr_json_int(&j, "end_ns", end_ns);
+	jtr_json_bool(&j, "partial", p->partial);	/* -d cut short by a signal */
 	jtr_json_uint(&j, "buffer_bytes", t->o->buffer_bytes);
 	jtr_json_uint(&j, "drain_interval_ns", t->o->drain_ns);
 	jtr_json_bool(&j, "wakeup", t->o->wakeup);
@@ -865,8 +868,10 @@ int main(int argc, char **argv)
 						  (unsigned long long)sum_counts(t.total.dropped));
 		}
 	}
-	/* stop: detach first, then take what is left in the buffer */
+	/* stop: detach first, then take what is left in the buffer; without -d
+	 * a signal is the normal end, with -d one before it is an interruption */
 	end_ns = t.win_end_ns = jtr_mono_ns();
+	p.partial = o.duration_ns && (uint64_t)(end_ns - start_ns) < o.duration_ns;
 	detach(&t);
 	ring_buffer__consume(t.rb);
 	t.tracing_cpu_ns = process_cpu_ns() - t.setup_cpu_ns;
@@ -896,5 +901,5 @@ int main(int argc, char **argv)
 		close(stats_fd);
 	free(t.addrs.slot);
 	jtr_probe_finish(&p);
-	return 0;
+	return o.duration_ns ? jtr_probe_exit(&p, 0) : 0;
 }

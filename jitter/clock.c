@@ -41,6 +41,9 @@ static const char usage_text[] =
 "Writes DIR/summary.txt and DIR/result.json (format jtr-result/1), one run per\n"
 "source.\n"
 "\n"
+"Ctrl-C or SIGTERM stops the run: what was measured is written, marked partial,\n"
+"and the exit status is 130 (a second Ctrl-C kills at once).\n"
+"\n"
 "examples:\n"
 "  jtr clock                   every source, 1M reads each\n"
 "  jtr clock -c 2 -n 10M       longer, on CPU 2\n";
@@ -301,5 +304,5 @@ int main(int argc, char **argv)
 	jtr_probe_map_end(&p);
 	write_outputs(&c);
 	jtr_probe_finish(&p);
-	return 0;
+	return jtr_probe_exit(&p, 0);
 }

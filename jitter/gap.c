@@ -49,6 +49,9 @@ static const char usage_text[] =
 "Writes DIR/summary.txt, DIR/outliers.csv (cpu,start_ns,length_ns) and\n"
 "DIR/result.json (format jtr-result/1).\n"
 "\n"
+"Ctrl-C or SIGTERM stops the run: what was measured is written, marked partial,\n"
+"and the exit status is 130 (a second Ctrl-C kills at once).\n"
+"\n"
 "examples:\n"
 "  jtr gap                       10 s on the default CPU\n"
 "  jtr gap -c 1-3 -d 60          a minute on CPUs 1, 2 and 3 at once\n"
@@ -446,5 +449,5 @@ int main(int argc, char **argv)
 			p.partial = true;
 	write_outputs(&p, &a);
 	jtr_probe_finish(&p);
-	return 0;
+	return jtr_probe_exit(&p, 0);
 }

@@ -56,6 +56,9 @@ static const char usage_text[] =
 "DIR/null.gp (gnuplot data: each run's 10 ns histogram), DIR/outliers.csv and\n"
 "DIR/result.json (format jtr-result/1).\n"
 "\n"
+"Ctrl-C or SIGTERM stops the run: what was measured is written, marked partial,\n"
+"and the exit status is 130 (a second Ctrl-C kills at once).\n"
+"\n"
 "examples:\n"
 "  jtr null                          3 x 2M samples on the default CPU\n"
 "  jtr null -c 3 -n 500K -r 1        one shorter run on CPU 3\n"
@@ -365,5 +368,5 @@ int main(int argc, char **argv)
 		p.partial = true;
 	write_outputs(&c);
 	jtr_probe_finish(&p);
-	return 0;
+	return jtr_probe_exit(&p, 0);
 }

@@ -89,9 +89,11 @@ TP_PROG_USAGE
 "then the pairs compared), DIR/send.gp (gnuplot data: each run's 10 ns\n"
 "histogram), DIR/send_v_null.plt ('gnuplot send_v_null.plt' draws\n"
 "send_v_null-K.png per pair), DIR/outliers.csv and DIR/result.json\n"
-"(jtr-result/1). Ctrl-C stops and writes what was measured.\n"
+"(jtr-result/1).\n"
+"\n"
 "Exit status: 0; 1 if sending failed mid-run (what was measured is written); 2\n"
-"for bad options, an address in use, or a message too long for the transport.\n"
+"for bad options, an address in use, or a message too long for the transport;\n"
+"130 after Ctrl-C or SIGTERM (what was measured is written, marked partial).\n"
 "\n"
 "examples:\n"
 "  jtr send                                  3 pairs of 2M UDP sends to loopback\n"
@@ -1016,5 +1018,5 @@ int main(int argc, char **argv)
 		rc = 1;
 	tp_close(c.rx);
 	tp_close(c.tx);
-	return rc;
+	return jtr_probe_exit(&p, rc);
 }

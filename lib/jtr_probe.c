@@ -279,23 +279,56 @@ void jtr_probe_check_cpus(struct jtr_probe *p, const char *opt, const cpu_set_t 
 			jtr_usage_error(p, "%s: %s", opt, e.msg);
 }
 
-/* on_signal - first Ctrl-C asks the run to stop; SA_RESETHAND makes a second
- * one kill the program the usual way */
+/* what on_signal says: set before the handler is installed */
+static const char *stop_notice = "";
+static size_t stop_notice_len;
+
+/* on_signal - the first SIGINT or SIGTERM asks the run to stop;
+ * SA_RESETHAND makes a second one of the same kill the program the usual
+ * way */
 static void on_signal(int sig)
 {
-	static const char msg[] = "\nstopping: writing what was measured (Ctrl-C again to abort)\n";
-
 	(void)sig;
 	jtr_stop = 1;
-	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+	if (write(STDERR_FILENO, stop_notice, stop_notice_len) < 0)
 		return;
+}
+
+/* jtr_probe_signals - the Ctrl-C rule's first half (see jtr_probe.h) */
+void jtr_probe_signals(bool writes)
+{
+	struct sigaction sa;
+
+	stop_notice = writes ? "\nstopping: writing what was measured (Ctrl-C again to abort)\n"
+			     : "\nstopping (Ctrl-C again to abort)\n";
+	stop_notice_len = strlen(stop_notice);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* jtr_probe_exit - the Ctrl-C rule's second half (see jtr_probe.h) */
+int jtr_probe_exit(struct jtr_probe *p, int rc)
+{
+	if (!jtr_stop)
+		return rc;
+	if (p->progress)
+		fputs("\r\033[K", stderr);
+	if (!p->written)
+		fprintf(stderr, "%s: interrupted; nothing was written\n", p->prog);
+	else
+		fprintf(stderr, "%s: interrupted; %sresults in %s/\n", p->prog,
+			p->partial ? "partial " : "", p->out.final);
+	return JTR_EXIT_INTERRUPTED;
 }
 
 /* jtr_probe_privileged - FIFO and mlockall while privileged, drop, then
  * host facts and the results folder as the real user */
 void jtr_probe_privileged(struct jtr_probe *p)
 {
-	struct sigaction sa;
 	struct jtr_err e;
 	char w[512];
 	int rc, mrc;
@@ -324,13 +357,7 @@ void jtr_probe_privileged(struct jtr_probe *p)
 		jtr_warn(p, "%s", w);
 	if (jtr_outdir_prepare(&p->out, p->out_opt, p->host.hostname, p->tool, &e) < 0)
 		jtr_usage_error(p, "%s", e.msg);
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESETHAND;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	jtr_probe_signals(true);
 }
 
 /* jtr_probe_timebase - pick the timebase, calibrate, measure costs */
@@ -631,6 +658,7 @@ void jtr_probe_finish(struct jtr_probe *p)
 
 	if (jtr_outdir_commit(&p->out, &e) < 0)
 		jtr_fatal(p, "%s", e.msg);
+	p->written = true;
 	if (!p->quiet)
 		printf("results: %s/\n", p->out.final);
 	fflush(stdout);

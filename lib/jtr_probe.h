@@ -29,6 +29,9 @@
 #endif
 #define JTR_MAX_WARNINGS 32
 
+/* the exit status of a run a signal stopped: 128 + SIGINT, as a shell's */
+#define JTR_EXIT_INTERRUPTED 130
+
 /* set by SIGINT/SIGTERM; hot loops read it and stop */
 extern volatile sig_atomic_t jtr_stop;
 
@@ -56,6 +59,7 @@ struct jtr_probe {
 	char tb_fallback[512];		/* why tsc was not used, or "" */
 	bool locked;			/* mlockall succeeded */
 	bool partial;
+	bool written;			/* the results folder is in place */
 	struct timespec started_rt, ended_rt;
 	int64_t started_mono, ended_mono;
 	char *warnings[JTR_MAX_WARNINGS];
@@ -131,6 +135,21 @@ void jtr_probe_check_cpus(struct jtr_probe *p, const char *opt, const cpu_set_t 
  * Call after every hot-loop buffer is allocated and before any file is
  * opened. */
 void jtr_probe_privileged(struct jtr_probe *p);
+
+/* The Ctrl-C rule, for every program: the first SIGINT or SIGTERM stops the
+ * measurement (jtr_stop); what was measured is written, marked partial; the
+ * last line on stderr says so and where, and the exit status is
+ * JTR_EXIT_INTERRUPTED. A second signal of the same kind kills at once.
+ *
+ * jtr_probe_signals - install the handler (jtr_probe_privileged does); it
+ * says "stopping: writing what was measured" on stderr, or just "stopping"
+ * without @writes (a program that writes no results folder) */
+void jtr_probe_signals(bool writes);
+
+/* jtr_probe_exit - the program's exit status for @rc: @rc unless a signal
+ * stopped it; then "PROG: interrupted; partial results in DIR/" (or
+ * "nothing was written") on stderr and JTR_EXIT_INTERRUPTED. Call it last. */
+int jtr_probe_exit(struct jtr_probe *p, int rc);
 
 /* jtr_probe_timebase - pick the timebase (falling back from tsc with a
  * warning), calibrate the TSC and measure clock costs */

@@ -131,9 +131,10 @@ def test_ctrl_c_writes_partial_result(tmp_path, validate, tool, args):
     t = time.monotonic()
     p.send_signal(signal.SIGINT)
     so, se = p.communicate(timeout=30)
-    assert p.returncode == 0, se
+    assert p.returncode == 130, se
     assert time.monotonic() - t < 5
     assert "stopping: writing what was measured" in se
+    assert se.splitlines()[-1] == "jtr %s: interrupted; partial results in %s/" % (tool, out)
     res = validate(load(out))
     assert res["partial"] is True
     assert res["runs"] and res["runs"][0]["partial"] is True
@@ -174,14 +175,12 @@ def test_ctrl_c_through_jtr_run(tmp_path, validate):
     time.sleep(1)
     os.killpg(p.pid, signal.SIGINT)
     so, se = p.communicate(timeout=30)
-    assert p.returncode == 0, se
-    assert "partial: the run was stopped early" in so
+    # the probe writes its partial result and exits 130 (the Ctrl-C rule), with
+    # its last line in jtr run's name; jtr run passes the status on
+    assert p.returncode == 130, se
+    assert "jtr run: interrupted; partial results in %s/" % out in se.splitlines()
     res = validate(load(out))
     assert res["partial"] is True
-    if os.geteuid() == 0:
-        # the tracer got the same Ctrl-C, kept its log, and the partial run was attributed
-        assert res["attribution"]["tracer"]["complete"] is True
-        assert "causes of" in so
 
 
 def test_kill_leaves_no_half_written_folder(tmp_path):

@@ -209,7 +209,8 @@ def test_ctrl_c_keeps_a_partial_result(tmp_path, method):
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 0, stderr
+    assert proc.returncode == 130, stderr
+    assert stderr.splitlines()[-1] == "jtr ipc: interrupted; partial results in %s/" % out
     res = load(out)
     assert res["partial"]
     (r,) = res["rows"]

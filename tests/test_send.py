@@ -292,9 +292,10 @@ def test_send_ctrl_c_keeps_partial_result(tmp_path, validate):
     t = time.monotonic()
     p.send_signal(signal.SIGINT)
     so, se = p.communicate(timeout=60)
-    assert p.returncode == 0, se
+    assert p.returncode == 130, se
     assert time.monotonic() - t < 10
     assert "stopping: writing what was measured" in se
+    assert se.splitlines()[-1] == "jtr send: interrupted; partial results in %s/" % out
     res = validate(load(out))
     assert res["partial"] is True and res["pairs"] == []
     assert [r["name"] for r in res["runs"]] == ["send_1"]

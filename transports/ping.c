@@ -64,7 +64,8 @@ TP_LATENCY_USAGE
 "DIR/stats.csv and, with --latency-file, DIR/latency.csv. Exit status: 0 when\n"
 "every reply came back (lost replies are counted and warned about), 1 if pong\n"
 "went away or went silent (what was received is still written), 2 for bad\n"
-"options or no pong within --wait.\n"
+"options or no pong within --wait, 130 after Ctrl-C or SIGTERM (what came back\n"
+"is written, marked partial).\n"
 "\n"
 "examples:\n"
 "  jtr pong -T udp & jtr ping -T udp              10000 UDP round trips at 1000/s\n"
@@ -626,5 +627,5 @@ int main(int argc, char **argv)
 		rc = 1;
 	}
 	tp_close(g.t);
-	return jtr_stop ? 1 : rc;
+	return jtr_probe_exit(&p, rc);
 }

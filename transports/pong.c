@@ -41,7 +41,8 @@ TP_PROG_USAGE
 "  (pong waits 60 s for ping by default)\n"
 "\n"
 "Exit status: 0 after ping's end of stream; 1 if ping went away or went silent;\n"
-"2 for bad options, an address in use, or no ping within --wait.\n"
+"2 for bad options, an address in use, or no ping within --wait; 130 after\n"
+"Ctrl-C or SIGTERM (with -o, what was reflected is written, marked partial).\n"
 "\n"
 "examples:\n"
 "  jtr pong -T udp                        reflect UDP on 127.0.0.1:17391\n"
@@ -288,11 +289,11 @@ int main(int argc, char **argv)
 		jtr_probe_finish(&p);
 	}
 	if (g.eos)
-		return 0;
+		return jtr_probe_exit(&p, 0);
 	if (jtr_stop) {
 		fprintf(stderr, "%s: stopped after reflecting %llu messages\n", p.prog,
 			(unsigned long long)g.reflected);
-		return 1;
+		return jtr_probe_exit(&p, 1);
 	}
 	if (g.rc == -ETIMEDOUT)
 		fprintf(stderr, "%s: ping went silent for %.1f s after %llu messages (no end of "

@@ -56,7 +56,8 @@ TP_STATS_USAGE
 "Writes DIR/summary.txt (inputs and results), DIR/result.json (run send_call: time\n"
 "per send; transport.stats holds the rows) and DIR/stats.csv. Exit status: 0; 1\n"
 "if a subscriber went away or stopped reading; 2 for bad options or subscribers\n"
-"that never came.\n"
+"that never came; 130 after Ctrl-C or SIGTERM (what was sent is written, marked\n"
+"partial).\n"
 "\n"
 "examples:\n"
 "  jtr sub -T shm & jtr pub -T shm -r 1M -n 10M        10 s at 1M msgs/s through shm\n"
@@ -408,7 +409,7 @@ int main(int argc, char **argv)
 	else if (tp_peers_lost(g.t))
 		fprintf(stderr, "%s: %u subscriber(s) went away during the run\n", p.prog,
 			tp_peers_lost(g.t));
-	opt = g.err || tp_peers_lost(g.t) || jtr_stop ? 1 : 0;
+	opt = g.err || tp_peers_lost(g.t) ? 1 : 0;
 	tp_close(g.t);
-	return opt;
+	return jtr_probe_exit(&p, opt);
 }

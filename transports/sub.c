@@ -54,7 +54,8 @@ TP_LATENCY_USAGE
 "--latency-file, DIR/latency.csv.\n"
 "Exit status: 0 at end of stream (loss is counted, not an error), 1 if the\n"
 "publisher went away or went silent (what was received is written), 2 for bad\n"
-"options or no publisher within --wait.\n"
+"options or no publisher within --wait, 130 after Ctrl-C or SIGTERM before the\n"
+"end of stream (what was received is written, marked partial).\n"
 "\n"
 "examples:\n"
 "  jtr sub -T shm -a 1 -f            counts and order only, CPU 1, a shm ring\n"
@@ -431,5 +432,5 @@ int main(int argc, char **argv)
 		rc = 1;
 	}
 	tp_close(g.t);
-	return jtr_stop ? 1 : rc;
+	return jtr_probe_exit(&p, rc);
 }

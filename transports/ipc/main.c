@@ -57,9 +57,9 @@ static const char usage_text[] =
 "write the unit (2ms).\n"
 "\n"
 "Writes DIR/summary.txt (the table) and DIR/result.json (format jtr-ipc/1).\n"
-"Ctrl-C stops the run in progress, keeps what it moved (marked partial) and\n"
-"skips the rest. Exit status: 0; 1 if a check failed or a run broke down; 2 for\n"
-"bad options.\n"
+"Ctrl-C or SIGTERM stops the run in progress, keeps what it moved (marked\n"
+"partial) and skips the rest. Exit status: 0; 1 if a check failed or a run broke\n"
+"down; 2 for bad options; 130 after Ctrl-C or SIGTERM.\n"
 "\n"
 "examples:\n"
 "  jtr ipc                               10M objects, every method, 1 and 3 readers\n"
@@ -309,5 +309,5 @@ int main(int argc, char **argv)
 		snprintf(prefix, sizeof(prefix), "%s: ", p.prog);
 		ipc_print_failures(stderr, prefix, &c, rows, n);
 	}
-	return bad ? 1 : 0;
+	return jtr_probe_exit(&p, bad ? 1 : 0);
 }
