@@ -4,6 +4,7 @@
 #endif
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -651,6 +652,39 @@ void jtr_probe_finish_summary(struct jtr_probe *p, struct jtr_json *j, struct jt
 	jtr_probe_commit_file(p, res);
 }
 
+/* tell_results_fd - the folder's absolute path and a newline, in one write,
+ * to the descriptor a front end named in JTR_RESULTS_FD (so it need not read
+ * the "results:" line on stdout); a descriptor that is not open, or a reader
+ * that went away, is no error */
+static void tell_results_fd(struct jtr_probe *p)
+{
+	const char *env = getenv("JTR_RESULTS_FD");
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+	char path[PATH_MAX + 1];
+	long long fd;
+	size_t len;
+	ssize_t n;
+
+	if (!env || !*env)
+		return;
+	if (jtr_parse_int(env, 0, INT_MAX, &fd, NULL) < 0) {
+		jtr_warn(p, "JTR_RESULTS_FD=%s is not a file descriptor number; the results folder "
+			 "is only named on stdout", env);
+		return;
+	}
+	if (!realpath(p->out.final, path))
+		snprintf(path, sizeof(path) - 1, "%s", p->out.final);
+	len = strlen(path);
+	path[len++] = '\n';
+	/* a closed pipe must not kill the program now that its results are safe */
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGPIPE, &ign, &old);
+	n = write((int)fd, path, len);
+	sigaction(SIGPIPE, &old, NULL);
+	if (n < 0 && errno != EBADF && errno != EPIPE)
+		jtr_warn(p, "JTR_RESULTS_FD=%s: %s", env, strerror(errno));
+}
+
 /* jtr_probe_finish - move the results folder into place and say where */
 void jtr_probe_finish(struct jtr_probe *p)
 {
@@ -659,6 +693,7 @@ void jtr_probe_finish(struct jtr_probe *p)
 	if (jtr_outdir_commit(&p->out, &e) < 0)
 		jtr_fatal(p, "%s", e.msg);
 	p->written = true;
+	tell_results_fd(p);
 	if (!p->quiet)
 		printf("results: %s/\n", p->out.final);
 	fflush(stdout);
