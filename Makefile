@@ -84,9 +84,11 @@ $(BUILD)/lib/%.o: lib/%.c $(wildcard lib/*.h) VERSION | $(BUILD)/lib
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
 
-$(LIBJTR): $(LIB_OBJS)
+# an archive is made anew, and again when this file changes, so that an object
+# moved out of it does not linger
+$(LIBJTR): $(LIB_OBJS) Makefile
 	$(call msg,AR,$@)
-	$(Q)$(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
 $(BUILD)/bin/jtr-%: jitter/%.c $(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/bin
 	$(call msg,CCLD,$@)
@@ -117,13 +119,13 @@ $(BUILD)/bin/jtr-ipc: $(IPC_OBJS) $(TP_LIBS) | $(BUILD)/bin
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(IPC_OBJS) $(TP_LIBS) $(TP_LDLIBS) $(LDLIBS) -o $@
 
-$(LIBTP): $(TP_OBJS)
+$(LIBTP): $(TP_OBJS) Makefile
 	$(call msg,AR,$@)
-	$(Q)$(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
-$(LIBTPPROG): $(TPPROG_OBJS)
+$(LIBTPPROG): $(TPPROG_OBJS) Makefile
 	$(call msg,AR,$@)
-	$(Q)$(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
 $(BUILD)/bin/jtr-%: transports/%.c $(TP_LIBS) $(TP_HDRS) $(wildcard lib/*.h) VERSION \
 		| $(BUILD)/bin
