@@ -17,6 +17,9 @@ LDLIBS  += -lm -lpthread
 TP_LDLIBS := -lnuma
 PREFIX  ?= /usr/local
 BUILD   := build
+# one version for the C programs and the Python front end: the VERSION file
+VERSION := $(shell cat VERSION)
+CPPFLAGS += -DJTR_VERSION='"$(VERSION)"'
 PYTHON  ?= python3
 VENV    := .venv
 PYTEST_ARGS ?= -rs
@@ -32,13 +35,27 @@ endif
 LIB_SRCS := $(wildcard lib/*.c)
 LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
 LIBJTR   := $(BUILD)/libjtr.a
-PROBES   := null gap clock
-TPROGS   := ping pong pub sub send ipc
+PROBES   := null gap clock send
+TPROGS   := ping pong pub sub ipc
+# the probes install-caps and install-setuid give privileges to
+PRIV_PROBES := null gap clock
 BINS     := $(addprefix $(BUILD)/bin/jtr-,$(PROBES) $(TPROGS))
-# transports/: the transport library (tp*.c) and its programs (the rest)
-TP_SRCS  := $(wildcard transports/tp*.c)
-TP_OBJS  := $(patsubst transports/%.c,$(BUILD)/transports/%.o,$(TP_SRCS))
+# transports/: the library (lib/: returns -errno, never prints or exits; built
+# without the glue's headers on its include path), the program glue (prog/:
+# options, files, messages and exits for main()), and the programs
+TP_SRCS  := $(wildcard transports/lib/*.c)
+TP_OBJS  := $(patsubst transports/lib/%.c,$(BUILD)/transports/lib/%.o,$(TP_SRCS))
 LIBTP    := $(BUILD)/libjtrtp.a
+TPPROG_SRCS := $(wildcard transports/prog/*.c)
+TPPROG_OBJS := $(patsubst transports/prog/%.c,$(BUILD)/transports/prog/%.o,$(TPPROG_SRCS))
+LIBTPPROG := $(BUILD)/libjtrtpprog.a
+TP_HDRS  := $(wildcard transports/lib/*.h transports/prog/*.h)
+TP_INC   := -Itransports/lib -Itransports/prog
+# what a transport program links: glue, library, lib/
+TP_LIBS  := $(LIBTPPROG) $(LIBTP) $(LIBJTR)
+# jtr ipc: one file per concern in transports/ipc/
+IPC_SRCS := $(wildcard transports/ipc/*.c)
+IPC_OBJS := $(patsubst transports/ipc/%.c,$(BUILD)/transports/ipc/%.o,$(IPC_SRCS))
 TRACER   := $(BUILD)/bin/jtr-trace
 
 # the eBPF tracer: clang for the kernel side, bpftool for vmlinux.h (from the
@@ -53,52 +70,84 @@ UNIT_SRCS := $(wildcard lib/tests/test_*.c)
 UNITS    := $(patsubst lib/tests/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 TP_UNIT_SRCS := $(wildcard transports/tests/test_*.c)
 UNITS    += $(patsubst transports/tests/%.c,$(BUILD)/tests/%,$(TP_UNIT_SRCS))
+# the value grammar, line by line, against tests/vectors/values.txt (and the Python side)
+VALUES   := $(BUILD)/tests/jtr-values
 
 .SECONDARY: $(BUILD)/ebpf/trace.bpf.o
 
 .PHONY: all deps run test test-unit test-e2e bench install install-setuid install-caps \
 	uninstall clean distclean
 
-all: $(BINS) $(TRACER)
+all: $(BINS) $(TRACER) $(VALUES)
 
-$(BUILD)/lib/%.o: lib/%.c $(wildcard lib/*.h) | $(BUILD)/lib
+$(BUILD)/lib/%.o: lib/%.c $(wildcard lib/*.h) VERSION | $(BUILD)/lib
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
 
-$(LIBJTR): $(LIB_OBJS)
+# an archive is made anew, and again when this file changes, so that an object
+# moved out of it does not linger
+$(LIBJTR): $(LIB_OBJS) Makefile
 	$(call msg,AR,$@)
-	$(Q)$(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
-$(BUILD)/bin/jtr-%: jitter/%.c $(LIBJTR) $(wildcard lib/*.h) | $(BUILD)/bin
+$(BUILD)/bin/jtr-%: jitter/%.c $(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/bin
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LIBJTR) $(LDLIBS) -o $@
 
-$(BUILD)/transports/%.o: transports/%.c $(wildcard transports/*.h) $(wildcard lib/*.h) \
-		| $(BUILD)/transports
+# jtr send is a probe whose body is a send call: it links the transports
+$(BUILD)/bin/jtr-send: jitter/send.c $(TP_LIBS) $(TP_HDRS) $(wildcard lib/*.h) VERSION \
+		| $(BUILD)/bin
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(TP_INC) $(CFLAGS) $(WARN) $< $(TP_LIBS) $(TP_LDLIBS) $(LDLIBS) -o $@
+
+$(BUILD)/transports/lib/%.o: transports/lib/%.c $(wildcard transports/lib/*.h) \
+		$(wildcard lib/*.h) VERSION | $(BUILD)/transports/lib
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CPPFLAGS) -Itransports $(CFLAGS) $(WARN) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) -Itransports/lib $(CFLAGS) $(WARN) -c $< -o $@
 
-$(LIBTP): $(TP_OBJS)
+$(BUILD)/transports/prog/%.o: transports/prog/%.c $(TP_HDRS) $(wildcard lib/*.h) VERSION \
+		| $(BUILD)/transports/prog
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(TP_INC) $(CFLAGS) $(WARN) -c $< -o $@
+
+$(BUILD)/transports/ipc/%.o: transports/ipc/%.c transports/ipc/ipc.h $(TP_HDRS) \
+		$(wildcard lib/*.h) VERSION | $(BUILD)/transports/ipc
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(TP_INC) $(CFLAGS) $(WARN) -c $< -o $@
+
+$(BUILD)/bin/jtr-ipc: $(IPC_OBJS) $(TP_LIBS) | $(BUILD)/bin
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(IPC_OBJS) $(TP_LIBS) $(TP_LDLIBS) $(LDLIBS) -o $@
+
+$(LIBTP): $(TP_OBJS) Makefile
 	$(call msg,AR,$@)
-	$(Q)$(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
-$(BUILD)/bin/jtr-%: transports/%.c $(LIBTP) $(LIBJTR) $(wildcard transports/*.h) \
-		$(wildcard lib/*.h) | $(BUILD)/bin
-	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CPPFLAGS) -Itransports $(CFLAGS) $(WARN) $< $(LIBTP) $(LIBJTR) $(TP_LDLIBS) \
-		$(LDLIBS) -o $@
+$(LIBTPPROG): $(TPPROG_OBJS) Makefile
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
-$(BUILD)/tests/%: transports/tests/%.c $(LIBTP) $(LIBJTR) $(wildcard transports/*.h) \
-		$(wildcard lib/*.h) | $(BUILD)/tests
+$(BUILD)/bin/jtr-%: transports/%.c $(TP_LIBS) $(TP_HDRS) $(wildcard lib/*.h) VERSION \
+		| $(BUILD)/bin
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CPPFLAGS) -Itransports $(CFLAGS) $(WARN) $< $(LIBTP) $(LIBJTR) $(TP_LDLIBS) \
+	$(Q)$(CC) $(CPPFLAGS) $(TP_INC) $(CFLAGS) $(WARN) $< $(TP_LIBS) $(TP_LDLIBS) $(LDLIBS) -o $@
+
+# the transport library's unit tests link the library alone
+$(BUILD)/tests/%: transports/tests/%.c $(LIBTP) $(LIBJTR) $(wildcard transports/lib/*.h) \
+		$(wildcard lib/*.h) VERSION | $(BUILD)/tests
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CPPFLAGS) -Itransports/lib $(CFLAGS) $(WARN) $< $(LIBTP) $(LIBJTR) $(TP_LDLIBS) \
 		$(LDLIBS) -lcmocka -o $@
 
-$(BUILD)/tests/%: lib/tests/%.c $(LIBJTR) $(wildcard lib/*.h) | $(BUILD)/tests
+$(VALUES): lib/tests/jtr_values.c $(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/tests
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LIBJTR) $(LDLIBS) -o $@
+
+$(BUILD)/tests/%: lib/tests/%.c $(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/tests
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LIBJTR) $(LDLIBS) -lcmocka -o $@
 
-$(BUILD)/bench/%: bench/%.c $(LIBJTR) $(wildcard lib/*.h bench/*.h) | $(BUILD)/bench
+$(BUILD)/bench/%: bench/%.c $(LIBJTR) $(wildcard lib/*.h bench/*.h) VERSION | $(BUILD)/bench
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LIBJTR) $(LDLIBS) -o $@
 
@@ -117,12 +166,13 @@ $(BUILD)/ebpf/%.skel.h: $(BUILD)/ebpf/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/bin/jtr-trace: ebpf/trace.c ebpf/trace.h $(BUILD)/ebpf/trace.skel.h $(LIBJTR) \
-		$(wildcard lib/*.h) | $(BUILD)/bin
+		$(wildcard lib/*.h) VERSION | $(BUILD)/bin
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CPPFLAGS) -I$(BUILD)/ebpf -Iebpf $(CFLAGS) $(WARN) $< $(LIBJTR) $(BPF_LDLIBS) \
 		$(LDLIBS) -o $@
 
-$(BUILD)/lib $(BUILD)/bin $(BUILD)/tests $(BUILD)/bench $(BUILD)/ebpf $(BUILD)/transports:
+$(BUILD)/lib $(BUILD)/bin $(BUILD)/tests $(BUILD)/bench $(BUILD)/ebpf $(BUILD)/transports/lib \
+		$(BUILD)/transports/prog $(BUILD)/transports/ipc:
 	$(Q)mkdir -p $@
 
 # deps: Debian packages and the Python venv (scripts/deps.sh says what it does)
@@ -136,8 +186,10 @@ test: deps all $(UNITS)
 	$(Q)$(MAKE) --no-print-directory test-unit
 	$(Q)$(MAKE) --no-print-directory test-e2e
 
-test-unit: $(UNITS)
+test-unit: $(UNITS) $(VALUES)
 	$(Q)set -e; for t in $(UNITS); do echo "== $$t"; $$t; done
+	$(Q)echo "== $(VALUES) --check tests/vectors/values.txt"
+	$(Q)$(VALUES) --check tests/vectors/values.txt
 
 test-e2e: all
 	$(Q)$(VENV)/bin/ruff check analysis tests bench setup.py
@@ -161,8 +213,8 @@ install: all
 	install -m 0755 jtr $(DESTDIR)$(PREFIX)/bin/jtr
 
 install-setuid: install
-	chown root:root $(addprefix $(LIBEXEC)/jtr-,$(PROBES))
-	chmod 4755 $(addprefix $(LIBEXEC)/jtr-,$(PROBES))
+	chown root:root $(addprefix $(LIBEXEC)/jtr-,$(PRIV_PROBES))
+	chmod 4755 $(addprefix $(LIBEXEC)/jtr-,$(PRIV_PROBES))
 
 install-caps: install
 	setcap cap_sys_nice,cap_ipc_lock+ep $(LIBEXEC)/jtr-null

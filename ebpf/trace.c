@@ -32,7 +32,7 @@
 #define CAP_BPF_BIT 39
 
 static const char usage_text[] =
-"Usage: jtr trace [OPTIONS]\n"
+"usage: jtr trace [OPTIONS]\n"
 "       jtr trace --print [RESULTS_DIR | events.bin]\n"
 "\n"
 "Record, on the traced CPUs only, the kernel events that can take a CPU away from\n"
@@ -41,7 +41,7 @@ static const char usage_text[] =
 "workqueue items and timer expiries. Runs until the duration ends or Ctrl-C.\n"
 "'jtr run' starts it beside the gap probe; 'jtr attribute' joins the two.\n"
 "\n"
-"Options:\n"
+"options:\n"
 "  -c, --cpus LIST          CPUs to trace (default: first isolated CPU, else the\n"
 "                           last online one)\n"
 "  -d, --duration DURATION  stop after this long (default: at Ctrl-C or SIGTERM)\n"
@@ -60,11 +60,16 @@ static const char usage_text[] =
 "  -q, --quiet              no progress and no summary on stdout\n"
 "  -h, --help               this text\n"
 "\n"
+"A duration is NUMBER[UNIT], UNIT ns, us, ms, s, m or h; a bare number is in\n"
+"seconds, but -i still reads one as ms, with a warning: write the unit (100ms).\n"
+"\n"
 "Needs root (or CAP_BPF and CAP_PERFMON) and a kernel with BTF\n"
 "(/sys/kernel/btf/vmlinux). Writes DIR/events.bin (64-byte records, see\n"
-"docs/attribution.md) and DIR/trace.json (counts, drops, symbols).\n"
+"docs/attribution.md) and DIR/trace.json (counts, drops, symbols). Without -d,\n"
+"Ctrl-C or SIGTERM is how a trace ends: exit status 0. Stopped before -d ends,\n"
+"what was recorded is written, marked partial, and the exit status is 130.\n"
 "\n"
-"Examples:\n"
+"examples:\n"
 "  jtr trace -c 1 -d 10          ten seconds of CPU 1's kernel events\n"
 "  jtr trace --print results/latest | less\n";
 
@@ -617,6 +622,7 @@ static void write_trace_json(struct tracer *t, int consumer_cpu, int64_t start_n
 	jtr_json_int(&j, "consumer_cpu", consumer_cpu);
 	jtr_json_int(&j, "start_ns", start_ns);
 	jtr_json_int(&j, "end_ns", end_ns);
+	jtr_json_bool(&j, "partial", p->partial);	/* -d cut short by a signal */
 	jtr_json_uint(&j, "buffer_bytes", t->o->buffer_bytes);
 	jtr_json_uint(&j, "drain_interval_ns", t->o->drain_ns);
 	jtr_json_bool(&j, "wakeup", t->o->wakeup);
@@ -697,7 +703,7 @@ static void parse_args(struct jtr_probe *p, struct opts *o, int argc, char **arg
 		switch (opt) {
 		case 'c': jtr_opt_cpus(p, optarg, false, &o->cpus, &none); cpu_given = true; break;
 		case 'd':
-			o->duration_ns = jtr_opt_duration(p, "-d", optarg, JTR_NS_PER_S, JTR_NS_PER_MS,
+			o->duration_ns = jtr_opt_duration(p, "-d", optarg, JTR_NS_PER_MS,
 							  7 * 24 * 3600 * JTR_NS_PER_S);
 			break;
 		case 'o': p->out_opt = optarg; break;
@@ -711,8 +717,8 @@ static void parse_args(struct jtr_probe *p, struct opts *o, int argc, char **arg
 			o->buffer_bytes = v;
 			break;
 		case 'i':
-			o->drain_ns = jtr_opt_duration(p, "-i", optarg, JTR_NS_PER_MS, JTR_NS_PER_MS,
-						       10 * JTR_NS_PER_S);
+			o->drain_ns = jtr_opt_duration_legacy(p, "-i", optarg, JTR_NS_PER_MS,
+							      JTR_NS_PER_MS, 10 * JTR_NS_PER_S);
 			break;
 		case OPT_CONSUMER:
 			o->consumer_cpu = jtr_opt_int(p, "--consumer-cpu", optarg, 0, CPU_SETSIZE - 1);
@@ -862,8 +868,10 @@ int main(int argc, char **argv)
 						  (unsigned long long)sum_counts(t.total.dropped));
 		}
 	}
-	/* stop: detach first, then take what is left in the buffer */
+	/* stop: detach first, then take what is left in the buffer; without -d
+	 * a signal is the normal end, with -d one before it is an interruption */
 	end_ns = t.win_end_ns = jtr_mono_ns();
+	p.partial = o.duration_ns && (uint64_t)(end_ns - start_ns) < o.duration_ns;
 	detach(&t);
 	ring_buffer__consume(t.rb);
 	t.tracing_cpu_ns = process_cpu_ns() - t.setup_cpu_ns;
@@ -893,5 +901,5 @@ int main(int argc, char **argv)
 		close(stats_fd);
 	free(t.addrs.slot);
 	jtr_probe_finish(&p);
-	return 0;
+	return o.duration_ns ? jtr_probe_exit(&p, 0) : 0;
 }

@@ -20,14 +20,14 @@
 #include "jtr_probe.h"
 
 static const char usage_text[] =
-"Usage: jtr clock [OPTIONS]\n"
+"usage: jtr clock [OPTIONS]\n"
 "\n"
 "Read each clock source N times back to back on one CPU and report its cost per\n"
 "read, its step, and the percentiles of the deltas between reads, side by side:\n"
 "rdtsc, lfence;rdtsc, rdtscp, clock_gettime (vDSO) for CLOCK_MONOTONIC and\n"
 "CLOCK_MONOTONIC_RAW, the clock_gettime system call, and CLOCK_MONOTONIC_COARSE.\n"
 "\n"
-"Options:\n"
+"options:\n"
 "  -n, --reads COUNT       reads per source (default 1M; K/M/G suffixes); a clock\n"
 "                          coarser than 1 us is read until it has stepped 10 times\n"
 "  -c, --cpu CPU           CPU to run on (default: first isolated CPU, else the\n"
@@ -41,7 +41,10 @@ static const char usage_text[] =
 "Writes DIR/summary.txt and DIR/result.json (format jtr-result/1), one run per\n"
 "source.\n"
 "\n"
-"Examples:\n"
+"Ctrl-C or SIGTERM stops the run: what was measured is written, marked partial,\n"
+"and the exit status is 130 (a second Ctrl-C kills at once).\n"
+"\n"
+"examples:\n"
 "  jtr clock                   every source, 1M reads each\n"
 "  jtr clock -c 2 -n 10M       longer, on CPU 2\n";
 
@@ -301,5 +304,5 @@ int main(int argc, char **argv)
 	jtr_probe_map_end(&p);
 	write_outputs(&c);
 	jtr_probe_finish(&p);
-	return 0;
+	return jtr_probe_exit(&p, 0);
 }

@@ -19,17 +19,17 @@
 #define PRE_LOOPS 100000
 
 static const char usage_text[] =
-"Usage: jtr gap [OPTIONS]\n"
+"usage: jtr gap [OPTIONS]\n"
 "\n"
 "Read the timestamp back to back in a tight loop on one or more CPUs (one pinned\n"
-"thread each), like oslat, sysjitter or um_perf -j. Every loop's delta goes into a\n"
-"lossless histogram; every delta above the threshold is an interruption, logged\n"
-"with its CLOCK_MONOTONIC start for 'jtr attribute'.\n"
+"thread each), like oslat or sysjitter. Every loop's delta goes into a lossless\n"
+"histogram; every delta above the threshold is an interruption, logged with its\n"
+"CLOCK_MONOTONIC start for 'jtr attribute'.\n"
 "\n"
-"Options:\n"
-"  -d, --duration DURATION  how long (default 10s; bare = seconds: 30, 500ms, 2m)\n"
-"  -j, --loops COUNT        run COUNT loops instead of a duration and print\n"
-"                           um_perf's ts_min_ns/ts_max_ns line (e.g. -j 1G)\n"
+"options:\n"
+"  -d, --duration DURATION  how long (default 10s; 30 is seconds, or 500ms, 2m)\n"
+"  -j, --loops COUNT        run COUNT loops instead of a duration, and print the\n"
+"                           shortest and longest gap of each CPU (e.g. -j 1G)\n"
 "  -c, --cpus LIST          CPUs to measure, e.g. 1 or 2-3,5 (default: first isolated\n"
 "                           CPU, else the last online one)\n"
 "  -t, --timebase TB        tsc (or 1, RDTSC; default) or clock (or 2, clock_gettime)\n"
@@ -43,13 +43,19 @@ static const char usage_text[] =
 "  -q, --quiet              no progress and no summary on stdout\n"
 "  -h, --help               this text\n"
 "\n"
+"A duration is NUMBER[UNIT], UNIT ns, us, ms, s, m or h; a bare number is in\n"
+"seconds, but --threshold still reads one as ns, with a warning: write the unit.\n"
+"\n"
 "Writes DIR/summary.txt, DIR/outliers.csv (cpu,start_ns,length_ns) and\n"
 "DIR/result.json (format jtr-result/1).\n"
 "\n"
-"Examples:\n"
+"Ctrl-C or SIGTERM stops the run: what was measured is written, marked partial,\n"
+"and the exit status is 130 (a second Ctrl-C kills at once).\n"
+"\n"
+"examples:\n"
 "  jtr gap                       10 s on the default CPU\n"
 "  jtr gap -c 1-3 -d 60          a minute on CPUs 1, 2 and 3 at once\n"
-"  jtr gap -j 1G -t clock        um_perf -j: 1e9 clock_gettime loops, min and max gap\n"
+"  jtr gap -j 1G -t clock        1e9 clock_gettime loops: min and max gap\n"
 "  jtr gap -f 99 -c 3 -d 5m      five minutes at SCHED_FIFO 99\n";
 
 static const struct option long_opts[] = {
@@ -380,14 +386,15 @@ int main(int argc, char **argv)
 			continue;
 		switch (opt) {
 		case 'd':
-			gp.duration_ns = jtr_opt_duration(&p, "-d", optarg, JTR_NS_PER_S, JTR_NS_PER_MS,
+			gp.duration_ns = jtr_opt_duration(&p, "-d", optarg, JTR_NS_PER_MS,
 							  30ULL * 24 * 3600 * JTR_NS_PER_S);
 			dur_given = true;
 			break;
 		case 'j': gp.loops = jtr_opt_count(&p, "-j", optarg, 1, 1ULL << 50); break;
 		case 'c': jtr_opt_cpus(&p, optarg, false, &cpus, &none); cpu_given = true; break;
 		case JTR_OPT_THRESHOLD:
-			gp.threshold_opt = jtr_opt_duration(&p, "--threshold", optarg, 1, 1, 3600 * JTR_NS_PER_S);
+			gp.threshold_opt = jtr_opt_duration_legacy(&p, "--threshold", optarg, 1, 1,
+								    3600 * JTR_NS_PER_S);
 			break;
 		case JTR_OPT_MAX_OUTLIERS:
 			gp.max_outliers = jtr_opt_count(&p, "--max-outliers", optarg, 0, 100000000);
@@ -442,5 +449,5 @@ int main(int argc, char **argv)
 			p.partial = true;
 	write_outputs(&p, &a);
 	jtr_probe_finish(&p);
-	return 0;
+	return jtr_probe_exit(&p, 0);
 }

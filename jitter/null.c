@@ -15,20 +15,21 @@
 #include "jtr_cli.h"
 #include "jtr_probe.h"
 #include "jtr_legacy.h"
+#include "jtr_sample.h"
 
 #define MAX_RUNS 100
 
 static const char usage_text[] =
-"Usage: jtr null [OPTIONS]\n"
+"usage: jtr null [OPTIONS]\n"
 "\n"
 "Time an empty loop of K iterations N times per run, R runs, on one CPU, and\n"
 "report min, max, mean, stddev and percentiles to 99.999 %. A quiet CPU gives\n"
 "the same time for every sample; what is left is the machine's jitter.\n"
 "\n"
-"Options:\n"
+"options:\n"
 "  -n, --samples COUNT     samples per run (default 2000000; K/M/G suffixes)\n"
 "  -B, --spins N           empty-loop iterations per sample (default 100)\n"
-"  -p, --pause DURATION    busy-wait between samples (default 898ns; bare = ns)\n"
+"  -p, --pause DURATION    busy-wait between samples (default 898ns)\n"
 "  -w, --warmup N          samples per run before recording (default 500)\n"
 "  -r, --runs N            runs (default 3)\n"
 "  -t, --timebase TB       tsc (or 1, RDTSC; default) or clock (or 2, clock_gettime)\n"
@@ -36,21 +37,32 @@ static const char usage_text[] =
 "                          last online one); -1: do not pin (not recommended)\n"
 "  -f, --fifo PRIO         run SCHED_FIFO at PRIO (1-99)\n"
 "  -o, --output DIR        results folder (default results/DATE-HOST-null)\n"
-"  -d, --desc TEXT         run name in the legacy text and gnuplot titles (default 'jtr null')\n"
-"  -H, --histo-buckets N   10 ns buckets in the legacy text and gnuplot file (default 200)\n"
-"      --threshold DUR     log samples longer than this (default max(1us, 8 x warm-up min))\n"
+"  -d, --desc TEXT         run name in summary.txt's run headers and the gnuplot\n"
+"                          titles (default 'jtr null')\n"
+"  -H, --histo-buckets N   10 ns buckets in summary.txt's percentiles and the\n"
+"                          gnuplot file (default 200)\n"
+"      --threshold DUR     log samples longer than this (default max(1us, 8 x\n"
+"                          warm-up min))\n"
 "      --max-outliers N    outlier log entries kept per run (default 100000)\n"
 "      --hist-error PCT    histogram's maximum relative error (default 1)\n"
 "  -q, --quiet             no progress and no summary on stdout\n"
 "  -h, --help              this text\n"
 "\n"
-"Writes DIR/summary.txt (jtr_null's text), DIR/null.gp (its gnuplot data),\n"
-"DIR/outliers.csv and DIR/result.json (format jtr-result/1).\n"
+"A duration is NUMBER[UNIT], UNIT ns, us, ms, s, m or h. -p and --threshold still\n"
+"read a bare number as ns, with a warning: write the unit (898ns, 2us).\n"
 "\n"
-"Examples:\n"
+"Writes DIR/summary.txt (per run: a header with the settings and the measured\n"
+"costs, min/max/average and the values 90 % to 99.999 % of samples are below),\n"
+"DIR/null.gp (gnuplot data: each run's 10 ns histogram), DIR/outliers.csv and\n"
+"DIR/result.json (format jtr-result/1).\n"
+"\n"
+"Ctrl-C or SIGTERM stops the run: what was measured is written, marked partial,\n"
+"and the exit status is 130 (a second Ctrl-C kills at once).\n"
+"\n"
+"examples:\n"
 "  jtr null                          3 x 2M samples on the default CPU\n"
 "  jtr null -c 3 -n 500K -r 1        one shorter run on CPU 3\n"
-"  jtr null -t clock -d tst_clock    timed with clock_gettime, like tst_clock.sh\n"
+"  jtr null -t clock -d clock-run    timed with clock_gettime, named clock-run\n"
 "  jtr null -f 99 -c 3 -o null-fifo  SCHED_FIFO 99 (root, or after make install-caps)\n";
 
 static const struct option long_opts[] = {
@@ -73,11 +85,8 @@ struct null_run {
 	struct jtr_hist hist;
 	struct jtr_hist lengths;
 	struct jtr_olog log;
-	uint64_t threshold_ns;
-	uint64_t warm_min_ns;
-	uint64_t start_raw, end_raw;	/* timebase units; converted after the run */
+	struct jtr_sample loop;	/* the loop's settings and what it left */
 	struct jtr_pmu pmu;		/* hardware counters around the run */
-	bool partial;
 };
 
 struct null_ctx {
@@ -94,92 +103,39 @@ struct null_ctx {
 	volatile int at_run;
 };
 
-/* sample_tsc - one timed empty loop in TSC ticks, less the timer overhead */
-static inline uint64_t sample_tsc(uint64_t spins, uint64_t ovh, uint64_t *t0, uint64_t *t1)
+/* run_setup - the loop's settings for one run in timebase @tsc or clock */
+static void run_setup(struct null_ctx *c, struct null_run *r, bool tsc)
 {
-	uint64_t d;
+	const struct jtr_probe *p = c->p;
 
-	*t0 = jtr_tsc_begin();
-	jtr_null_loop(spins);
-	*t1 = jtr_tsc_end();
-	d = *t1 - *t0;
-	return d > ovh ? d - ovh : 0;
+	r->loop = (struct jtr_sample){
+		.warmup = c->warmup,
+		.samples = c->samples,
+		.spins = c->spins,
+		.threshold_ns = c->threshold_opt,
+		.overhead_raw = tsc ? jtr_ns2ticks(p->tb.hz, (uint64_t)p->costs.region_overhead_ns)
+				    : (uint64_t)p->costs.gettime_region_ns,
+		.pause_raw = tsc ? jtr_ns2ticks(p->tb.hz, c->pause_ns) : c->pause_ns,
+		.t2n = p->tb.t2n,
+		.hist = &r->hist,
+		.lengths = &r->lengths,
+		.log = &r->log,
+		.at_sample = &c->at_sample,
+	};
 }
 
-/* sample_clock - one timed empty loop in ns by clock_gettime, less overhead */
-static inline uint64_t sample_clock(uint64_t spins, uint64_t ovh, uint64_t *t0, uint64_t *t1)
-{
-	uint64_t d;
-
-	*t0 = (uint64_t)jtr_mono_ns();
-	jtr_null_loop(spins);
-	*t1 = (uint64_t)jtr_mono_ns();
-	d = *t1 - *t0;
-	return d > ovh ? d - ovh : 0;
-}
-
-/* NULL_RUN - warm-up, then the measured samples of one run. SAMPLE(&t0, &t1)
- * times one empty loop (raw units, overhead removed), TONS converts raw to
- * ns, NOW() reads the timebase for the pause. The histogram totals and log
- * counters are local copies (registers), written back at the end. */
-#define NULL_RUN(SAMPLE, TONS, NOW, pause_raw) do {				\
-	struct jtr_hist hl = r->hist, ll = r->lengths;				\
-	struct jtr_olog lg = r->log;						\
-	uint64_t t0, t1, ns, i, thr, wmin = UINT64_MAX;				\
-	for (i = 0; i < c->warmup && !jtr_stop; i++) {				\
-		ns = TONS(SAMPLE(&t0, &t1));					\
-		if (ns < wmin)							\
-			wmin = ns;						\
-		while (NOW() - t1 < (pause_raw))				\
-			;							\
-	}									\
-	r->warm_min_ns = wmin == UINT64_MAX ? 0 : wmin;				\
-	thr = c->threshold_opt ? c->threshold_opt : jtr_default_threshold_ns(r->warm_min_ns); \
-	r->threshold_ns = thr;							\
-	r->start_raw = NOW();							\
-	for (i = 0; i < c->samples; i++) {					\
-		ns = TONS(SAMPLE(&t0, &t1));					\
-		jtr_hist_record(&hl, ns);					\
-		if (__builtin_expect(ns > thr, 0)) {				\
-			jtr_olog_add(&lg, t0, ns);				\
-			jtr_hist_record(&ll, ns);				\
-		}								\
-		if (__builtin_expect((i & 4095) == 0, 0)) {			\
-			c->at_sample = i;					\
-			if (jtr_stop)						\
-				break;						\
-		}								\
-		while (NOW() - t1 < (pause_raw))				\
-			;							\
-	}									\
-	r->partial = i < c->samples;						\
-	r->hist = hl;								\
-	r->lengths = ll;							\
-	r->log = lg;								\
-} while (0)
-
-/* run_tsc - one run on the TSC */
+/* run_tsc - one run of empty loops timed with the TSC */
 static void run_tsc(struct null_ctx *c, struct null_run *r)
 {
-	const struct jtr_ticks2ns t2n = c->p->tb.t2n;
-	const uint64_t spins = c->spins;
-	const uint64_t ovh = jtr_ns2ticks(c->p->tb.hz, (uint64_t)c->p->costs.region_overhead_ns);
-
-#define TSC_SAMPLE(a, b) sample_tsc(spins, ovh, (a), (b))
-#define TSC_TONS(d) jtr_ticks2ns(&t2n, (d))
-	NULL_RUN(TSC_SAMPLE, TSC_TONS, jtr_rdtsc, jtr_ns2ticks(c->p->tb.hz, c->pause_ns));
+	run_setup(c, r, true);
+	jtr_sample_run(&r->loop, true, NULL, NULL, NULL);
 }
 
-/* run_clock - one run with clock_gettime(CLOCK_MONOTONIC) */
+/* run_clock - one run of empty loops timed with clock_gettime(CLOCK_MONOTONIC) */
 static void run_clock(struct null_ctx *c, struct null_run *r)
 {
-	const uint64_t spins = c->spins;
-	const uint64_t ovh = (uint64_t)c->p->costs.gettime_region_ns;
-
-#define CLK_SAMPLE(a, b) sample_clock(spins, ovh, (a), (b))
-#define CLK_TONS(d) (d)
-#define CLK_NOW() ((uint64_t)jtr_mono_ns())
-	NULL_RUN(CLK_SAMPLE, CLK_TONS, CLK_NOW, c->pause_ns);
+	run_setup(c, r, false);
+	jtr_sample_run(&r->loop, false, NULL, NULL, NULL);
 }
 
 /* worker - every run, one after the other, on the pinned CPU */
@@ -203,7 +159,6 @@ static void worker(void *arg)
 			run_tsc(c, r);
 		else
 			run_clock(c, r);
-		r->end_raw = c->p->tb.kind == JTR_TB_TSC ? jtr_rdtsc_ordered() : (uint64_t)jtr_mono_ns();
 		if (counting) {
 			jtr_pmu_end(&pmu);
 			r->pmu = pmu;
@@ -294,14 +249,14 @@ static void write_outputs(struct null_ctx *c)
 	jtr_json_arr_begin(&j, "runs");
 	for (int k = 0; k < c->runs_done; k++) {
 		struct null_run *r = &c->run[k];
-		int64_t t0 = jtr_tb_mono_ns(&p->tb, r->start_raw), t1 = jtr_tb_mono_ns(&p->tb, r->end_raw);
+		int64_t t0 = jtr_tb_mono_ns(&p->tb, r->loop.start_raw), t1 = jtr_tb_mono_ns(&p->tb, r->loop.end_raw);
 		uint64_t dur = t1 > t0 ? (uint64_t)(t1 - t0) : 0;
 
 		snprintf(name, sizeof(name), "run %d", k + 1);
-		jtr_result_run_begin(&j, name, c->cpu, r->partial, t0, t1, dur, &r->hist);
+		jtr_result_run_begin(&j, name, c->cpu, r->loop.partial, t0, t1, dur, &r->hist);
 		jtr_json_int(&j, "run", k + 1);
-		jtr_json_uint(&j, "warmup_min_ns", r->warm_min_ns);
-		jtr_result_write_outliers(&j, &r->log, &r->lengths, r->threshold_ns, dur,
+		jtr_json_uint(&j, "warmup_min_ns", r->loop.warm_min_ns);
+		jtr_result_write_outliers(&j, &r->log, &r->lengths, r->loop.threshold_ns, dur,
 					  r->hist.total ? r->hist.min : 0, "outliers.csv");
 		jtr_result_write_pmu(&j, &r->pmu, r->hist.total);
 		jtr_result_write_hist(&j, "histogram", &r->hist);
@@ -348,7 +303,9 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 'n': c.samples = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40); break;
 		case 'B': c.spins = jtr_opt_count(&p, "-B", optarg, 0, 1ULL << 32); break;
-		case 'p': c.pause_ns = jtr_opt_duration(&p, "-p", optarg, 1, 0, 10 * JTR_NS_PER_S); break;
+		case 'p':
+			c.pause_ns = jtr_opt_duration_legacy(&p, "-p", optarg, 1, 0, 10 * JTR_NS_PER_S);
+			break;
 		case 'w': c.warmup = jtr_opt_count(&p, "-w", optarg, 0, 1ULL << 32); break;
 		case 'r': c.runs = jtr_opt_int(&p, "-r", optarg, 1, MAX_RUNS); break;
 		case 'c':
@@ -361,7 +318,8 @@ int main(int argc, char **argv)
 		case 'd': c.desc = optarg; break;
 		case 'H': c.histo_buckets = (uint32_t)jtr_opt_int(&p, "-H", optarg, 1, 1000000); break;
 		case JTR_OPT_THRESHOLD:
-			c.threshold_opt = jtr_opt_duration(&p, "--threshold", optarg, 1, 1, 3600 * JTR_NS_PER_S);
+			c.threshold_opt = jtr_opt_duration_legacy(&p, "--threshold", optarg, 1, 1,
+								   3600 * JTR_NS_PER_S);
 			break;
 		case JTR_OPT_MAX_OUTLIERS:
 			c.max_outliers = jtr_opt_count(&p, "--max-outliers", optarg, 0, 100000000);
@@ -404,11 +362,11 @@ int main(int argc, char **argv)
 		jtr_warn(&p, "%s", c.pmu_why.msg);
 	jtr_probe_map_end(&p);
 	for (k = 0; k < c.runs_done; k++)
-		if (c.run[k].partial)
+		if (c.run[k].loop.partial)
 			p.partial = true;
 	if (c.runs_done < c.runs)
 		p.partial = true;
 	write_outputs(&c);
 	jtr_probe_finish(&p);
-	return 0;
+	return jtr_probe_exit(&p, 0);
 }

@@ -1,4 +1,5 @@
-/* jtr_cli.c - strict parsers for command-line values. */
+/* jtr_cli.c - strict parsers for command-line values: the one value grammar
+ * (jtr_cli.h). */
 #include <ctype.h>
 #include <limits.h>
 #include <errno.h>
@@ -11,7 +12,11 @@
 
 #define INT_FORM "expected a decimal or 0x-hex integer such as 5, -1 or 0x1f"
 #define COUNT_FORM "expected a whole number with an optional K, M or G suffix, such as 2000000, 2M or 500K"
-#define DUR_FORM "expected a number with an optional unit ns, us, ms, s, m or h, such as %s"
+#define SIZE_FORM "expected bytes with an optional K, M or G (x1024), e.g. 4096, 64K, 8M"
+#define DUR_FORM "expected a number with an optional unit ns, us, ms, s, m or h, such as 10us, " \
+	"500ms or 2m (a bare number is in seconds)"
+#define PCT_FORM "expected a number with an optional %%, such as 1, 0.5 or 2.5%% (a bare " \
+	"number is a percentage)"
 #define CPU_FORM "expected CPU numbers and ranges such as 1, 0-3 or 1,3-5"
 
 /* scan_u64 - digits of @base at *@p into @v; advances *@p; -ERANGE on overflow */
@@ -41,16 +46,6 @@ static int scan_u64(const char **p, int base, uint64_t *v)
 	return 0;
 }
 
-/* scan_unsigned - decimal or 0x-hex digits at *@p */
-static int scan_unsigned(const char **p, uint64_t *v)
-{
-	if ((*p)[0] == '0' && ((*p)[1] == 'x' || (*p)[1] == 'X')) {
-		*p += 2;
-		return scan_u64(p, 16, v);
-	}
-	return scan_u64(p, 10, v);
-}
-
 /* jtr_parse_int - decimal or 0x-hex integer with optional sign, in [min, max] */
 int jtr_parse_int(const char *s, long long min, long long max, long long *out,
 		  struct jtr_err *e)
@@ -62,7 +57,12 @@ int jtr_parse_int(const char *s, long long min, long long max, long long *out,
 
 	if (*p == '-' || *p == '+')
 		neg = *p++ == '-';
-	rc = scan_unsigned(&p, &mag);
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		p += 2;
+		rc = scan_u64(&p, 16, &mag);
+	} else {
+		rc = scan_u64(&p, 10, &mag);
+	}
 	if (rc == -ERANGE || (rc == 0 && *p == '\0' &&
 			      mag > (neg ? (uint64_t)LLONG_MAX + 1 : (uint64_t)LLONG_MAX)))
 		return jtr_err_set(e, -ERANGE, "'%s' is out of range; expected %lld..%lld",
@@ -77,16 +77,16 @@ int jtr_parse_int(const char *s, long long min, long long max, long long *out,
 	return 0;
 }
 
-/* jtr_parse_count - non-negative count with optional K, M or G (x1000) suffix */
-/* parse_scaled - a count with an optional K, M or G of @base (1000 or 1024) */
+/* parse_scaled - a whole decimal number with an optional K, M or G of @base
+ * (1000 or 1024), in [min, max]; @what and @form for the message */
 static int parse_scaled(const char *s, uint64_t base, uint64_t min, uint64_t max, uint64_t *out,
-			const char *form, struct jtr_err *e)
+			const char *what, const char *form, struct jtr_err *e)
 {
 	const char *p = s ? s : "";
-	uint64_t v, mult = 1;
+	uint64_t v = 0, mult = 1;
 	int rc;
 
-	rc = scan_unsigned(&p, &v);
+	rc = scan_u64(&p, 10, &v);
 	if (rc == 0) {
 		switch (*p) {
 		case 'k': case 'K': mult = base; p++; break;
@@ -98,7 +98,7 @@ static int parse_scaled(const char *s, uint64_t base, uint64_t min, uint64_t max
 			rc = -EINVAL;
 	}
 	if (rc == -EINVAL)
-		return jtr_err_set(e, -EINVAL, "'%s' is not a %s", s ? s : "", form);
+		return jtr_err_set(e, -EINVAL, "'%s' is not a %s; %s", s ? s : "", what, form);
 	if (rc == -ERANGE || v > UINT64_MAX / mult || v * mult < min || v * mult > max)
 		return jtr_err_set(e, -ERANGE, "'%s' is out of range; expected %llu..%llu",
 				   s, (unsigned long long)min, (unsigned long long)max);
@@ -110,101 +110,170 @@ static int parse_scaled(const char *s, uint64_t base, uint64_t min, uint64_t max
 int jtr_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out,
 		    struct jtr_err *e)
 {
-	return parse_scaled(s, 1000, min, max, out, "count; " COUNT_FORM, e);
+	return parse_scaled(s, 1000, min, max, out, "count", COUNT_FORM, e);
 }
 
 /* jtr_parse_size - size in bytes, K/M/G are powers of 1024 */
 int jtr_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out, struct jtr_err *e)
 {
-	return parse_scaled(s, 1024, min, max, out,
-			    "size; expected bytes with an optional K, M or G (x1024), e.g. 4096, 64K, 8M", e);
+	return parse_scaled(s, 1024, min, max, out, "size", SIZE_FORM, e);
 }
 
 static const struct {
 	const char *name;
 	uint64_t ns;
 } dur_units[] = {
-	{ "ns", 1 }, { "us", JTR_NS_PER_US }, { "ms", JTR_NS_PER_MS },
-	{ "s", JTR_NS_PER_S }, { "m", 60 * JTR_NS_PER_S }, { "h", 3600 * JTR_NS_PER_S },
+	{ "h", 3600 * JTR_NS_PER_S }, { "m", 60 * JTR_NS_PER_S }, { "s", JTR_NS_PER_S },
+	{ "ms", JTR_NS_PER_MS }, { "us", JTR_NS_PER_US }, { "ns", 1 },
 };
+#define NUNITS (sizeof(dur_units) / sizeof(dur_units[0]))
 
-/* jtr_parse_duration_ns - number with unit; bare numbers are in @bare_unit_ns */
-int jtr_parse_duration_ns(const char *s, uint64_t bare_unit_ns, uint64_t min_ns,
-			  uint64_t max_ns, uint64_t *out, struct jtr_err *e)
+/* unit_name - the name of a unit of @ns, or "?" */
+static const char *unit_name(uint64_t ns)
 {
-	const char *p = s ? s : "";
-	const char *example = bare_unit_ns == 1 ? "898, 10us or 1ms (a bare number is in ns)"
-			    : "10, 500ms or 2m (a bare number is in seconds)";
-	uint64_t whole, frac = 0, frac_div = 1, unit = bare_unit_ns, ns;
+	for (size_t i = 0; i < NUNITS; i++)
+		if (dur_units[i].ns == ns)
+			return dur_units[i].name;
+	return "?";
+}
+
+/* jtr_format_duration - @ns in the largest unit that holds it whole */
+char *jtr_format_duration(uint64_t ns, char *buf, size_t n)
+{
 	size_t i;
+
+	if (ns == 0) {
+		snprintf(buf, n, "0");
+		return buf;
+	}
+	for (i = 0; i < NUNITS - 1 && ns % dur_units[i].ns; i++)
+		;
+	snprintf(buf, n, "%llu%s", (unsigned long long)(ns / dur_units[i].ns), dur_units[i].name);
+	return buf;
+}
+
+/* frac_ns - floor(0.D x @unit) for the @n fraction digits D at @d, exact
+ * for any number of digits: multiplying D by @unit digit by digit from the
+ * least significant, the carry out of the n-th digit is unit x D / 10^n,
+ * rounded down (and stays below @unit, so nothing overflows) */
+static uint64_t frac_ns(const char *d, size_t n, uint64_t unit)
+{
+	uint64_t carry = 0;
+
+	while (n--)
+		carry = ((uint64_t)(d[n] - '0') * unit + carry) / 10;
+	return carry;
+}
+
+/* parse_duration - NUMBER[UNIT] into ns; a bare number is in @bare_unit_ns,
+ * and *@bare (if not NULL) says whether it was bare */
+static int parse_duration(const char *s, uint64_t bare_unit_ns, uint64_t min_ns, uint64_t max_ns,
+			  uint64_t *out, bool *bare, struct jtr_err *e)
+{
+	const char *p = s ? s : "", *frac = "";
+	uint64_t whole, unit = bare_unit_ns, ns, f;
+	size_t nfrac = 0, i;
+	char lo[32], hi[32];
 
 	if (scan_u64(&p, 10, &whole) == -ERANGE)
 		goto range;
-	if (p == s || !s)
+	if (!s || p == s)
 		goto bad;
 	if (*p == '.') {
-		p++;
-		if (!isdigit((unsigned char)*p))
+		frac = ++p;
+		nfrac = strspn(p, "0123456789");
+		if (nfrac == 0)
 			goto bad;
-		for (; isdigit((unsigned char)*p); p++) {
-			if (frac_div >= JTR_NS_PER_S * 1000)	/* more digits than ns can hold */
-				continue;
-			frac = frac * 10 + (uint64_t)(*p - '0');
-			frac_div *= 10;
-		}
+		p += nfrac;
 	}
+	if (bare)
+		*bare = *p == '\0';
 	if (*p != '\0') {
-		for (i = 0; i < sizeof(dur_units) / sizeof(dur_units[0]); i++)
+		for (i = 0; i < NUNITS; i++)
 			if (strcmp(p, dur_units[i].name) == 0)
 				break;
-		if (i == sizeof(dur_units) / sizeof(dur_units[0]))
+		if (i == NUNITS)
 			goto bad;
 		unit = dur_units[i].ns;
 	}
-	if (whole > UINT64_MAX / unit)
+	f = frac_ns(frac, nfrac, unit);
+	if (whole > (UINT64_MAX - f) / unit)
 		goto range;
-	ns = whole * unit;
-	/* frac / frac_div of a unit, rounded down to the ns; unit <= 3.6e12 and
-	 * frac < frac_div <= 1e12, so the product fits in 128 bits */
-	ns += (uint64_t)(((unsigned __int128)frac * unit) / frac_div);
-	if (ns < whole * unit)
-		goto range;
+	ns = whole * unit + f;
 	if (ns < min_ns || ns > max_ns)
 		goto range;
 	*out = ns;
 	return 0;
 bad:
-	return jtr_err_set(e, -EINVAL, "'%s' is not a duration; " DUR_FORM, s ? s : "", example);
+	return jtr_err_set(e, -EINVAL, "'%s' is not a duration; " DUR_FORM, s ? s : "");
 range:
-	return jtr_err_set(e, -ERANGE, "'%s' is out of range; expected %llu ns to %llu ns",
-			   s, (unsigned long long)min_ns, (unsigned long long)max_ns);
+	return jtr_err_set(e, -ERANGE, "'%s' is out of range; expected %s to %s", s,
+			   jtr_format_duration(min_ns, lo, sizeof(lo)),
+			   jtr_format_duration(max_ns, hi, sizeof(hi)));
 }
 
-/* jtr_parse_double - finite decimal number in [min, max] */
-int jtr_parse_double(const char *s, double min, double max, double *out,
-		     struct jtr_err *e)
+/* jtr_parse_duration_ns - NUMBER[UNIT]; a bare number is in seconds */
+int jtr_parse_duration_ns(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out,
+			  struct jtr_err *e)
 {
-	const char *p;
-	char *end;
+	return parse_duration(s, JTR_NS_PER_S, min_ns, max_ns, out, NULL, e);
+}
+
+/* jtr_parse_duration_legacy_ns - a bare non-zero number in @old_unit_ns */
+int jtr_parse_duration_legacy_ns(const char *s, uint64_t old_unit_ns, uint64_t min_ns,
+				 uint64_t max_ns, uint64_t *out, bool *bare, struct jtr_err *e)
+{
+	bool b = false;
+	int rc = parse_duration(s, old_unit_ns, min_ns, max_ns, out, &b, e);
+
+	/* a bare 0 is 0 in any unit: nothing to warn about */
+	*bare = rc == 0 && b && strspn(s, "0.") != strlen(s);
+	return rc;
+}
+
+/* jtr_duration_legacy_warning - the warning for a bare number in its old unit */
+char *jtr_duration_legacy_warning(char *buf, size_t n, const char *opt, const char *arg,
+				  uint64_t old_unit_ns)
+{
+	const char *u = unit_name(old_unit_ns);
+
+	snprintf(buf, n, "%s %s: a bare number here still means %s (as before); write %s%s \xe2\x80\x94 "
+		 "a bare duration is in seconds everywhere else in jtr, and will be here in a later "
+		 "version", opt, arg, u, arg, u);
+	return buf;
+}
+
+/* jtr_parse_percent - NUMBER[%]: digits with an optional fraction, then an
+ * optional '%' */
+int jtr_parse_percent(const char *s, double min, double max, double *out, struct jtr_err *e)
+{
+	const char *p = s ? s : "";
+	char num[64];
+	size_t len;
 	double v;
 
-	if (!s || !*s)
+	len = strspn(p, "0123456789");
+	if (len == 0)
 		goto bad;
-	/* only digits, one point and a leading sign: no exponents, hex, inf or nan */
-	for (p = s; *p; p++)
-		if (!isdigit((unsigned char)*p) && *p != '.' && !(p == s && (*p == '-' || *p == '+')))
+	if (p[len] == '.') {
+		size_t f = strspn(p + len + 1, "0123456789");
+
+		if (f == 0)
 			goto bad;
-	errno = 0;
-	v = strtod(s, &end);
-	if (*end != '\0' || end == s || errno || !isfinite(v))
+		len += 1 + f;
+	}
+	if (!(p[len] == '\0' || (p[len] == '%' && p[len + 1] == '\0')) || len >= sizeof(num))
 		goto bad;
+	memcpy(num, p, len);
+	num[len] = '\0';
+	v = strtod(num, NULL);		/* only digits and one point: always finite */
 	if (v < min || v > max)
-		return jtr_err_set(e, -ERANGE, "'%s' is out of range; expected %g..%g", s, min, max);
+		return jtr_err_set(e, -ERANGE, "'%s' is out of range; expected %g-%g (a percentage)",
+				   s, min, max);
 	*out = v;
 	return 0;
 bad:
-	return jtr_err_set(e, -EINVAL, "'%s' is not a number; expected a decimal such as 1 or 0.5",
-			   s ? s : "");
+	return jtr_err_set(e, -EINVAL, "'%s' is not a percentage; " PCT_FORM, s ? s : "");
 }
 
 /* jtr_parse_cpulist - CPU list such as "1", "0-3" or "1,3-5" into @set */

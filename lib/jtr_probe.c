@@ -4,6 +4,7 @@
 #endif
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,14 +180,44 @@ uint64_t jtr_opt_count(struct jtr_probe *p, const char *opt, const char *arg, ui
 	return v;
 }
 
-/* jtr_opt_duration - a duration in [min, max] ns or exit 2 */
-uint64_t jtr_opt_duration(struct jtr_probe *p, const char *opt, const char *arg,
-			  uint64_t bare_unit_ns, uint64_t min_ns, uint64_t max_ns)
+/* jtr_opt_duration - a duration in [min, max] ns (a bare number is in
+ * seconds) or exit 2 */
+uint64_t jtr_opt_duration(struct jtr_probe *p, const char *opt, const char *arg, uint64_t min_ns,
+			  uint64_t max_ns)
 {
 	struct jtr_err e;
 	uint64_t v;
 
-	if (jtr_parse_duration_ns(arg, bare_unit_ns, min_ns, max_ns, &v, &e) < 0)
+	if (jtr_parse_duration_ns(arg, min_ns, max_ns, &v, &e) < 0)
+		jtr_usage_error(p, "%s %s: %s", opt, arg, e.msg);
+	return v;
+}
+
+/* jtr_opt_duration_legacy - a duration for an option whose bare number meant
+ * @old_unit_ns: still read so, with a warning, or exit 2 */
+uint64_t jtr_opt_duration_legacy(struct jtr_probe *p, const char *opt, const char *arg,
+				 uint64_t old_unit_ns, uint64_t min_ns, uint64_t max_ns)
+{
+	struct jtr_err e;
+	char w[512];
+	uint64_t v;
+	bool bare;
+
+	if (jtr_parse_duration_legacy_ns(arg, old_unit_ns, min_ns, max_ns, &v, &bare, &e) < 0)
+		jtr_usage_error(p, "%s %s: %s", opt, arg, e.msg);
+	if (bare)
+		jtr_warn(p, "%s", jtr_duration_legacy_warning(w, sizeof(w), opt, arg, old_unit_ns));
+	return v;
+}
+
+/* jtr_opt_percent - a percentage in [min, max] or exit 2 */
+double jtr_opt_percent(struct jtr_probe *p, const char *opt, const char *arg, double min,
+		       double max)
+{
+	struct jtr_err e;
+	double v;
+
+	if (jtr_parse_percent(arg, min, max, &v, &e) < 0)
 		jtr_usage_error(p, "%s %s: %s", opt, arg, e.msg);
 	return v;
 }
@@ -221,12 +252,7 @@ void jtr_opt_timebase(struct jtr_probe *p, const char *arg)
 /* jtr_opt_hist_error - --hist-error PCT */
 void jtr_opt_hist_error(struct jtr_probe *p, const char *arg)
 {
-	struct jtr_err e;
-	double v;
-
-	if (jtr_parse_double(arg, 0.01, 50, &v, &e) < 0)
-		jtr_usage_error(p, "--hist-error %s: %s (a percentage, 0.01-50)", arg, e.msg);
-	p->hist_error = v / 100.0;
+	p->hist_error = jtr_opt_percent(p, "--hist-error", arg, 0.01, 50) / 100.0;
 }
 
 /* jtr_opt_cpus - a CPU list, or -1 for no pinning */
@@ -254,23 +280,56 @@ void jtr_probe_check_cpus(struct jtr_probe *p, const char *opt, const cpu_set_t 
 			jtr_usage_error(p, "%s: %s", opt, e.msg);
 }
 
-/* on_signal - first Ctrl-C asks the run to stop; SA_RESETHAND makes a second
- * one kill the program the usual way */
+/* what on_signal says: set before the handler is installed */
+static const char *stop_notice = "";
+static size_t stop_notice_len;
+
+/* on_signal - the first SIGINT or SIGTERM asks the run to stop;
+ * SA_RESETHAND makes a second one of the same kill the program the usual
+ * way */
 static void on_signal(int sig)
 {
-	static const char msg[] = "\nstopping: writing what was measured (Ctrl-C again to abort)\n";
-
 	(void)sig;
 	jtr_stop = 1;
-	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+	if (write(STDERR_FILENO, stop_notice, stop_notice_len) < 0)
 		return;
+}
+
+/* jtr_probe_signals - the Ctrl-C rule's first half (see jtr_probe.h) */
+void jtr_probe_signals(bool writes)
+{
+	struct sigaction sa;
+
+	stop_notice = writes ? "\nstopping: writing what was measured (Ctrl-C again to abort)\n"
+			     : "\nstopping (Ctrl-C again to abort)\n";
+	stop_notice_len = strlen(stop_notice);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* jtr_probe_exit - the Ctrl-C rule's second half (see jtr_probe.h) */
+int jtr_probe_exit(struct jtr_probe *p, int rc)
+{
+	if (!jtr_stop)
+		return rc;
+	if (p->progress)
+		fputs("\r\033[K", stderr);
+	if (!p->written)
+		fprintf(stderr, "%s: interrupted; nothing was written\n", p->prog);
+	else
+		fprintf(stderr, "%s: interrupted; %sresults in %s/\n", p->prog,
+			p->partial ? "partial " : "", p->out.final);
+	return JTR_EXIT_INTERRUPTED;
 }
 
 /* jtr_probe_privileged - FIFO and mlockall while privileged, drop, then
  * host facts and the results folder as the real user */
 void jtr_probe_privileged(struct jtr_probe *p)
 {
-	struct sigaction sa;
 	struct jtr_err e;
 	char w[512];
 	int rc, mrc;
@@ -299,13 +358,7 @@ void jtr_probe_privileged(struct jtr_probe *p)
 		jtr_warn(p, "%s", w);
 	if (jtr_outdir_prepare(&p->out, p->out_opt, p->host.hostname, p->tool, &e) < 0)
 		jtr_usage_error(p, "%s", e.msg);
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESETHAND;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	jtr_probe_signals(true);
 }
 
 /* jtr_probe_timebase - pick the timebase, calibrate, measure costs */
@@ -599,6 +652,39 @@ void jtr_probe_finish_summary(struct jtr_probe *p, struct jtr_json *j, struct jt
 	jtr_probe_commit_file(p, res);
 }
 
+/* tell_results_fd - the folder's absolute path and a newline, in one write,
+ * to the descriptor a front end named in JTR_RESULTS_FD (so it need not read
+ * the "results:" line on stdout); a descriptor that is not open, or a reader
+ * that went away, is no error */
+static void tell_results_fd(struct jtr_probe *p)
+{
+	const char *env = getenv("JTR_RESULTS_FD");
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+	char path[PATH_MAX + 1];
+	long long fd;
+	size_t len;
+	ssize_t n;
+
+	if (!env || !*env)
+		return;
+	if (jtr_parse_int(env, 0, INT_MAX, &fd, NULL) < 0) {
+		jtr_warn(p, "JTR_RESULTS_FD=%s is not a file descriptor number; the results folder "
+			 "is only named on stdout", env);
+		return;
+	}
+	if (!realpath(p->out.final, path))
+		snprintf(path, sizeof(path) - 1, "%s", p->out.final);
+	len = strlen(path);
+	path[len++] = '\n';
+	/* a closed pipe must not kill the program now that its results are safe */
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGPIPE, &ign, &old);
+	n = write((int)fd, path, len);
+	sigaction(SIGPIPE, &old, NULL);
+	if (n < 0 && errno != EBADF && errno != EPIPE)
+		jtr_warn(p, "JTR_RESULTS_FD=%s: %s", env, strerror(errno));
+}
+
 /* jtr_probe_finish - move the results folder into place and say where */
 void jtr_probe_finish(struct jtr_probe *p)
 {
@@ -606,6 +692,8 @@ void jtr_probe_finish(struct jtr_probe *p)
 
 	if (jtr_outdir_commit(&p->out, &e) < 0)
 		jtr_fatal(p, "%s", e.msg);
+	p->written = true;
+	tell_results_fd(p);
 	if (!p->quiet)
 		printf("results: %s/\n", p->out.final);
 	fflush(stdout);

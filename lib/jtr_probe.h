@@ -22,8 +22,15 @@
 #include "jtr_out.h"
 #include "jtr_result.h"
 
-#define JTR_VERSION "0.1.0"
+/* the version comes from the VERSION file at the top of the tree, through
+ * the Makefile, so the C programs and the Python front end never differ */
+#ifndef JTR_VERSION
+#error "JTR_VERSION is not defined: build with make, which reads it from the VERSION file"
+#endif
 #define JTR_MAX_WARNINGS 32
+
+/* the exit status of a run a signal stopped: 128 + SIGINT, as a shell's */
+#define JTR_EXIT_INTERRUPTED 130
 
 /* set by SIGINT/SIGTERM; hot loops read it and stop */
 extern volatile sig_atomic_t jtr_stop;
@@ -52,6 +59,7 @@ struct jtr_probe {
 	char tb_fallback[512];		/* why tsc was not used, or "" */
 	bool locked;			/* mlockall succeeded */
 	bool partial;
+	bool written;			/* the results folder is in place */
 	struct timespec started_rt, ended_rt;
 	int64_t started_mono, ended_mono;
 	char *warnings[JTR_MAX_WARNINGS];
@@ -103,8 +111,16 @@ void jtr_probe_default_cpus(cpu_set_t *set, bool given);
 /* option helpers: validate or exit 2 naming the value and the fix */
 int jtr_opt_int(struct jtr_probe *p, const char *opt, const char *arg, long long min, long long max);
 uint64_t jtr_opt_count(struct jtr_probe *p, const char *opt, const char *arg, uint64_t min, uint64_t max);
-uint64_t jtr_opt_duration(struct jtr_probe *p, const char *opt, const char *arg,
-			  uint64_t bare_unit_ns, uint64_t min_ns, uint64_t max_ns);
+/* jtr_opt_duration - NUMBER[UNIT], a bare number in seconds */
+uint64_t jtr_opt_duration(struct jtr_probe *p, const char *opt, const char *arg, uint64_t min_ns,
+			  uint64_t max_ns);
+/* jtr_opt_duration_legacy - for the options whose bare number meant @old_unit_ns
+ * (ns or ms) before the one grammar: still so, with a warning on stderr */
+uint64_t jtr_opt_duration_legacy(struct jtr_probe *p, const char *opt, const char *arg,
+				 uint64_t old_unit_ns, uint64_t min_ns, uint64_t max_ns);
+/* jtr_opt_percent - NUMBER[%] */
+double jtr_opt_percent(struct jtr_probe *p, const char *opt, const char *arg, double min,
+		       double max);
 void jtr_opt_fifo(struct jtr_probe *p, const char *arg);
 void jtr_opt_timebase(struct jtr_probe *p, const char *arg);
 void jtr_opt_hist_error(struct jtr_probe *p, const char *arg);
@@ -119,6 +135,21 @@ void jtr_probe_check_cpus(struct jtr_probe *p, const char *opt, const cpu_set_t 
  * Call after every hot-loop buffer is allocated and before any file is
  * opened. */
 void jtr_probe_privileged(struct jtr_probe *p);
+
+/* The Ctrl-C rule, for every program: the first SIGINT or SIGTERM stops the
+ * measurement (jtr_stop); what was measured is written, marked partial; the
+ * last line on stderr says so and where, and the exit status is
+ * JTR_EXIT_INTERRUPTED. A second signal of the same kind kills at once.
+ *
+ * jtr_probe_signals - install the handler (jtr_probe_privileged does); it
+ * says "stopping: writing what was measured" on stderr, or just "stopping"
+ * without @writes (a program that writes no results folder) */
+void jtr_probe_signals(bool writes);
+
+/* jtr_probe_exit - the program's exit status for @rc: @rc unless a signal
+ * stopped it; then "PROG: interrupted; partial results in DIR/" (or
+ * "nothing was written") on stderr and JTR_EXIT_INTERRUPTED. Call it last. */
+int jtr_probe_exit(struct jtr_probe *p, int rc);
 
 /* jtr_probe_timebase - pick the timebase (falling back from tsc with a
  * warning), calibrate the TSC and measure clock costs */

@@ -140,7 +140,7 @@ def test_suite_interrupted(tmp_path):
     for name in ("null", "null-clock", "clock"):
         assert st[name]["status"] == "done" and st[name]["exit_status"] == 0
         assert load(d / name)["partial"] is False
-    assert st["gap"]["status"] == "interrupted" and st["gap"]["exit_status"] == 0
+    assert st["gap"]["status"] == "interrupted" and st["gap"]["exit_status"] == 130
     g = load(d / "gap")
     assert g["partial"] is True and g["runs"][0]["samples"] > 0
     assert 0 < g["runs"][0]["duration_ns"] < 60 * 10**9

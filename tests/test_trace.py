@@ -3,6 +3,7 @@ sends no interrupt to the CPU it traces, that it counts what it drops, its
 fallback from tp_btf to raw_tp, its log printer and its errors."""
 import json
 import os
+import signal
 import subprocess
 import time
 
@@ -171,10 +172,27 @@ def test_trace_stops_on_sigint_and_keeps_the_log(tmp_path):
     time.sleep(0.5)
     p.send_signal(2)
     rest, err = p.communicate(timeout=30)
+    # without -d a signal is how a trace ends: exit 0, a whole trace
     assert p.returncode == 0, err
-    assert "traced" in rest
+    assert "traced" in rest and "interrupted" not in err
     meta = json.load(open(out / "trace.json"))
     assert read_events(str(out)).records == meta["events"]["written"] > 0
+    assert meta["partial"] is False
+
+
+def test_trace_stopped_before_its_duration_is_partial(tmp_path):
+    need_tracing()
+    out = tmp_path / "early"
+    p = subprocess.Popen([JTR, "trace", "-c", str(last_cpu()), "-d", "60", "-o", str(out)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline().startswith("tracing CPU")
+    time.sleep(0.5)
+    p.send_signal(signal.SIGTERM)
+    rest, err = p.communicate(timeout=30)
+    assert p.returncode == 130, err
+    assert err.splitlines()[-1] == "jtr trace: interrupted; partial results in %s/" % out
+    meta = json.load(open(out / "trace.json"))
+    assert meta["partial"] is True and meta["events"]["written"] > 0
 
 
 @pytest.mark.parametrize("args, needle", [

@@ -464,4 +464,29 @@ def test_pong_dies_mid_run(tmp_path, validate, kind, recv):
 def test_help_has_examples():
     for prog in ("ping", "pong", "pub", "sub"):
         p = run_jtr(prog, "--help", timeout=30)
-        assert p.returncode == 0 and "Examples:" in p.stdout and "--transport" in p.stdout
+        assert p.returncode == 0 and "\nexamples:\n" in p.stdout and "--transport" in p.stdout
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_before_end_of_stream_is_130(tmp_path, sig):
+    """pong and sub stopped by a signal before their peer's end of stream: what
+    was received is written (sub, and pong with -o), marked partial, the last
+    line says so, and the exit status is 130."""
+    out = tmp_path / "sub"
+    pong = spawn("pong", "-T", "udp", "-P", addr_for("udp", tmp_path), "--wait", "60")
+    sub = spawn("sub", "-T", "udp", "-P", addr_for("udp", tmp_path), "--wait", "60", "-o", out)
+    try:
+        wait_ready(sub)
+        time.sleep(0.3)
+        for p in (pong, sub):
+            p.send_signal(sig)
+        rc, _, err = finish(pong)
+        assert rc == 130, err
+        assert err.splitlines()[-2:] == ["jtr pong: stopped after reflecting 0 messages",
+                                         "jtr pong: interrupted; nothing was written"]
+        rc, _, err = finish(sub)
+        assert rc == 130, err
+        assert err.splitlines()[-1] == "jtr sub: interrupted; partial results in %s/" % out
+        assert load(out)["partial"] is True
+    finally:
+        kill_all([pong, sub])

@@ -18,16 +18,16 @@
 #include "tp_prog.h"
 
 static const char usage_text[] =
-"Usage: jtr ping [OPTIONS]\n"
+"usage: jtr ping [OPTIONS]\n"
 "\n"
 "Send messages at a constant rate to 'jtr pong', which reflects them, and measure\n"
-"each round trip (um_lat). A sending and a receiving thread, each pinned if asked.\n"
+"each round trip. A sending and a receiving thread, each pinned if asked.\n"
 "Every round trip is measured from the message's intended send time (the schedule:\n"
 "correct under coordinated omission, a stalled sender shows) and from its actual\n"
 "send time (the transport alone); both are reported, with percentiles to 99.999\n"
 "from a lossless histogram.\n"
 "\n"
-"Options:\n"
+"options:\n"
 "  -n, --count N            measured messages (default 10000; K, M, G suffixes)\n"
 "  -r, --rate RATE          messages per second (default 1000; max: no pacing)\n"
 "  -m, --len BYTES          message length, header included (default 64, >= 32)\n"
@@ -56,19 +56,23 @@ TP_LATENCY_USAGE
 "                           (ping: at most -n; latency here is the round trip\n"
 "                           from the actual send, times in CLOCK_MONOTONIC ns)\n"
 "\n"
+"A duration is NUMBER[UNIT], UNIT ns, us, ms, s, m or h; a bare number is in\n"
+"seconds, but --stall still reads one as ms, with a warning: write the unit.\n"
+"\n"
 "Writes DIR/summary.txt (inputs and results), DIR/result.json (jtr-result/1: runs\n"
 "rtt_from_intended, rtt_from_send and send_call; transport.stats holds the rows),\n"
 "DIR/stats.csv and, with --latency-file, DIR/latency.csv. Exit status: 0 when\n"
 "every reply came back (lost replies are counted and warned about), 1 if pong\n"
 "went away or went silent (what was received is still written), 2 for bad\n"
-"options or no pong within --wait.\n"
+"options or no pong within --wait, 130 after Ctrl-C or SIGTERM (what came back\n"
+"is written, marked partial).\n"
 "\n"
-"Examples:\n"
+"examples:\n"
 "  jtr pong -T udp & jtr ping -T udp              10000 UDP round trips at 1000/s\n"
 "  jtr ping -T shm -b -A 1 -a 0 -r 100K -n 1M     shm, busy-poll, pinned threads\n"
 "  jtr pong -T shm -b -a 1 & jtr ping -T shm -b -1 -a 0 -r 100K\n"
 "                                                 busy-poll ping-pong on two CPUs\n"
-"  jtr ping -T tcp -m 1024 -r 50K -n 500K -w 5    um_lat's run, over TCP\n"
+"  jtr ping -T tcp -m 1024 -r 50K -n 500K -w 5    1 KB messages at 50K/s over TCP\n"
 "  jtr ping -T tcp -P [::1]:17391 --recv epoll    IPv6, epoll receive\n"
 "  jtr ping -T udp --latency-file --stats-every 500ms   every sample, 2 rows a second\n";
 
@@ -514,7 +518,8 @@ int main(int argc, char **argv)
 			stall_at_given = true;
 			break;
 		case TP_OPT_STALL:
-			g.stall_ns = jtr_opt_duration(&p, "--stall", optarg, JTR_NS_PER_MS, 1, 60 * JTR_NS_PER_S);
+			g.stall_ns = jtr_opt_duration_legacy(&p, "--stall", optarg, JTR_NS_PER_MS, 1,
+							     60 * JTR_NS_PER_S);
 			break;
 		}
 	}
@@ -622,5 +627,5 @@ int main(int argc, char **argv)
 		rc = 1;
 	}
 	tp_close(g.t);
-	return jtr_stop ? 1 : rc;
+	return jtr_probe_exit(&p, rc);
 }

@@ -18,13 +18,12 @@
 #include "tp_prog.h"
 
 static const char usage_text[] =
-"Usage: jtr pong [OPTIONS]\n"
+"usage: jtr pong [OPTIONS]\n"
 "\n"
-"Reflect every message jtr ping sends back to it unchanged (um_lat's pong, the\n"
-"Refinitiv tools' reflect mode). Start pong first; it ends when ping says it is\n"
-"done and prints how many messages it reflected.\n"
+"Reflect every message jtr ping sends back to it unchanged. Start pong first; it\n"
+"ends when ping says it is done and prints how many messages it reflected.\n"
 "\n"
-"Options:\n"
+"options:\n"
 "  -a, --cpu CPU            pin the receiving thread to CPU (-1: none, the default)\n"
 "  -m, --max-len BYTES      shm: the ring's slot size, the longest message ping may\n"
 "                           send (default 4096)\n"
@@ -42,9 +41,10 @@ TP_PROG_USAGE
 "  (pong waits 60 s for ping by default)\n"
 "\n"
 "Exit status: 0 after ping's end of stream; 1 if ping went away or went silent;\n"
-"2 for bad options, an address in use, or no ping within --wait.\n"
+"2 for bad options, an address in use, or no ping within --wait; 130 after\n"
+"Ctrl-C or SIGTERM (with -o, what was reflected is written, marked partial).\n"
 "\n"
-"Examples:\n"
+"examples:\n"
 "  jtr pong -T udp                        reflect UDP on 127.0.0.1:17391\n"
 "  jtr pong -T shm -a 1 -b                shm rings jtr-jtr-a/b, busy-poll on CPU 1\n"
 "  jtr pong -T tcp -P 10.0.0.2:17400      TCP on another address\n"
@@ -289,11 +289,11 @@ int main(int argc, char **argv)
 		jtr_probe_finish(&p);
 	}
 	if (g.eos)
-		return 0;
+		return jtr_probe_exit(&p, 0);
 	if (jtr_stop) {
 		fprintf(stderr, "%s: stopped after reflecting %llu messages\n", p.prog,
 			(unsigned long long)g.reflected);
-		return 1;
+		return jtr_probe_exit(&p, 1);
 	}
 	if (g.rc == -ETIMEDOUT)
 		fprintf(stderr, "%s: ping went silent for %.1f s after %llu messages (no end of "

@@ -19,22 +19,21 @@
 #include "tp_prog.h"
 
 static const char usage_text[] =
-"Usage: jtr pub [OPTIONS]\n"
+"usage: jtr pub [OPTIONS]\n"
 "\n"
-"Publish messages at a steady rate to one or more 'jtr sub' (um_perf_pub). The\n"
-"sending thread busy-waits to each message's intended time on a fixed schedule\n"
-"and catches up without skipping when late. For shm, tcp and unix it waits for\n"
-"--subs subscribers first; for udp, unix-dgram and mcast, start the subscribers\n"
-"first.\n"
+"Publish messages at a steady rate to one or more 'jtr sub'. The sending thread\n"
+"busy-waits to each message's intended time on a fixed schedule and catches up\n"
+"without skipping when late. For shm, tcp and unix it waits for --subs\n"
+"subscribers first; for udp, unix-dgram and mcast, start the subscribers first.\n"
 "\n"
-"Options:\n"
+"options:\n"
 "  -n, --count N            measured messages (default 100000; K, M, G suffixes)\n"
 "  -r, --rate RATE          messages per second (default 10000); max: no pacing\n"
 "  -m, --len BYTES          message length, header included (default 64, >= 32)\n"
 "  -w, --warmup N           messages sent first at the same rate, not measured\n"
 "                           (default 1000)\n"
 "  -l, --linger DUR         wait after the last message before end of stream\n"
-"                           (default 100ms; bare numbers are ms)\n"
+"                           (default 100ms)\n"
 "  -a, --cpu CPU            pin the sending thread (-1: none, the default)\n"
 "      --subs N             shm, tcp, unix: subscribers to wait for (default 1)\n"
 "      --no-timestamps      do not stamp messages (no clock read per message;\n"
@@ -51,12 +50,16 @@ TP_PROG_USAGE
 "\n"
 TP_STATS_USAGE
 "\n"
+"A duration is NUMBER[UNIT], UNIT ns, us, ms, s, m or h; a bare number is in\n"
+"seconds, but -l still reads one as ms, with a warning: write the unit (100ms).\n"
+"\n"
 "Writes DIR/summary.txt (inputs and results), DIR/result.json (run send_call: time\n"
 "per send; transport.stats holds the rows) and DIR/stats.csv. Exit status: 0; 1\n"
 "if a subscriber went away or stopped reading; 2 for bad options or subscribers\n"
-"that never came.\n"
+"that never came; 130 after Ctrl-C or SIGTERM (what was sent is written, marked\n"
+"partial).\n"
 "\n"
-"Examples:\n"
+"examples:\n"
 "  jtr sub -T shm & jtr pub -T shm -r 1M -n 10M        10 s at 1M msgs/s through shm\n"
 "  jtr pub -T mcast -r 100K -m 700 -n 1M               700-byte multicast on loopback\n"
 "  jtr pub -T tcp --subs 3 -r max -n 1M -w 10000       as fast as 3 TCP readers\n"
@@ -332,7 +335,8 @@ int main(int argc, char **argv)
 		case 'm': g.len = (uint32_t)jtr_opt_count(&p, "-m", optarg, TP_HDR_LEN, 1u << 24); break;
 		case 'w': g.warmup = jtr_opt_count(&p, "-w", optarg, 0, 1ULL << 32); break;
 		case 'l':
-			g.linger_ns = jtr_opt_duration(&p, "-l", optarg, JTR_NS_PER_MS, 0, 3600 * JTR_NS_PER_S);
+			g.linger_ns = jtr_opt_duration_legacy(&p, "-l", optarg, JTR_NS_PER_MS, 0,
+							      3600 * JTR_NS_PER_S);
 			break;
 		case 'a': g.cpu = tp_prog_cpu_opt(&p, "-a", optarg); break;
 		case TP_OPT_SUBS: tp.o.subs = (uint32_t)jtr_opt_count(&p, "--subs", optarg, 1, TP_MAX_SUBS); break;
@@ -405,7 +409,7 @@ int main(int argc, char **argv)
 	else if (tp_peers_lost(g.t))
 		fprintf(stderr, "%s: %u subscriber(s) went away during the run\n", p.prog,
 			tp_peers_lost(g.t));
-	opt = g.err || tp_peers_lost(g.t) || jtr_stop ? 1 : 0;
+	opt = g.err || tp_peers_lost(g.t) ? 1 : 0;
 	tp_close(g.t);
-	return opt;
+	return jtr_probe_exit(&p, opt);
 }

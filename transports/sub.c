@@ -20,17 +20,17 @@
 #include "tp_prog.h"
 
 static const char usage_text[] =
-"Usage: jtr sub [OPTIONS]\n"
+"usage: jtr sub [OPTIONS]\n"
 "\n"
-"Receive what 'jtr pub' publishes (um_perf_sub): count the messages, find lost,\n"
-"duplicated and reordered ones by sequence number, measure the rate, and the\n"
-"latency of each message from the publisher's send time and from its intended\n"
-"send time. Ends at the publisher's end of stream.\n"
+"Receive what 'jtr pub' publishes: count the messages, find lost, duplicated and\n"
+"reordered ones by sequence number, measure the rate, and the latency of each\n"
+"message from the publisher's send time and from its intended send time. Ends at\n"
+"the publisher's end of stream.\n"
 "\n"
-"Options:\n"
+"options:\n"
 "  -a, --cpu CPU            pin the receiving thread (-1: none, the default)\n"
 "  -f, --fast               minimal per-message work: counts and sequence only,\n"
-"                           no latency (um_perf_sub -f)\n"
+"                           no latency\n"
 "  -s, --spin N             an empty loop of N iterations per message\n"
 "      --max-rate RATE      for testing: take at most RATE messages per second\n"
 "                           (waits for each one's turn; a late wake-up is made\n"
@@ -54,10 +54,11 @@ TP_LATENCY_USAGE
 "--latency-file, DIR/latency.csv.\n"
 "Exit status: 0 at end of stream (loss is counted, not an error), 1 if the\n"
 "publisher went away or went silent (what was received is written), 2 for bad\n"
-"options or no publisher within --wait.\n"
+"options or no publisher within --wait, 130 after Ctrl-C or SIGTERM before the\n"
+"end of stream (what was received is written, marked partial).\n"
 "\n"
-"Examples:\n"
-"  jtr sub -T shm -a 1 -f            um_perf_sub -a 1 -f, on a shm ring\n"
+"examples:\n"
+"  jtr sub -T shm -a 1 -f            counts and order only, CPU 1, a shm ring\n"
 "  jtr sub -T mcast -s 4             multicast on loopback, 4 spins per message\n"
 "  jtr sub -T tcp -P 10.0.0.1:17391  from a publisher in another namespace\n"
 "  jtr sub -T tcp --recv epoll --latency-file   epoll receive, every sample kept\n"
@@ -431,5 +432,5 @@ int main(int argc, char **argv)
 		rc = 1;
 	}
 	tp_close(g.t);
-	return jtr_stop ? 1 : rc;
+	return jtr_probe_exit(&p, rc);
 }

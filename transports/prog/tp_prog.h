@@ -40,7 +40,7 @@ enum {
 	{ "timeout", required_argument, NULL, TP_OPT_TIMEOUT }
 
 #define TP_PROG_USAGE							\
-"Transport:\n"								\
+"transport:\n"								\
 "  -T, --transport KIND     shm, tcp, udp, mcast, unix or unix-dgram (default udp)\n" \
 "  -P, --addr ADDR          shm: a segment name (default jtr); tcp, udp:\n" \
 "                           A.B.C.D:PORT or [IPV6]:PORT (default 127.0.0.1:17391,\n" \
@@ -71,7 +71,7 @@ enum {
 	{ "latency-max", required_argument, NULL, TP_OPT_LATENCY_MAX }
 
 #define TP_STATS_USAGE							\
-"Statistics:\n"								\
+"statistics:\n"								\
 "      --stats-every DUR    a row of DIR/stats.csv every DUR (default 1s; 0: none):\n" \
 "                           messages and bytes sent and received, the interval's\n" \
 "                           latency avg/stddev/min/max, CPU % of the process and\n" \

@@ -3,7 +3,6 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,7 +46,7 @@ bool tp_prog_opt(struct jtr_probe *p, struct tp_prog *tp, int opt, const char *a
 		}
 		return true;
 	case TP_OPT_STATS_EVERY:
-		tp->stats_every_ns = jtr_opt_duration(p, "--stats-every", arg, JTR_NS_PER_S, 0,
+		tp->stats_every_ns = jtr_opt_duration(p, "--stats-every", arg, 0,
 						      24ULL * 3600 * JTR_NS_PER_S);
 		if (tp->stats_every_ns && tp->stats_every_ns < 10 * JTR_NS_PER_MS)
 			jtr_usage_error(p, "--stats-every %s: use at least 10ms, or 0 for no statistics",
@@ -71,12 +70,12 @@ bool tp_prog_opt(struct jtr_probe *p, struct tp_prog *tp, int opt, const char *a
 		return true;
 	case TP_OPT_CROSS_NUMA: tp->o.cross_numa = true; return true;
 	case TP_OPT_WAIT:
-		tp->o.wait_ns = jtr_opt_duration(p, "--wait", arg, JTR_NS_PER_S, JTR_NS_PER_MS,
+		tp->o.wait_ns = jtr_opt_duration(p, "--wait", arg, JTR_NS_PER_MS,
 						 24ULL * 3600 * JTR_NS_PER_S);
 		tp->wait_given = true;
 		return true;
 	case TP_OPT_TIMEOUT:
-		tp->timeout_ns = jtr_opt_duration(p, "--timeout", arg, JTR_NS_PER_S, JTR_NS_PER_MS,
+		tp->timeout_ns = jtr_opt_duration(p, "--timeout", arg, JTR_NS_PER_MS,
 						  24ULL * 3600 * JTR_NS_PER_S);
 		return true;
 	default:
@@ -121,17 +120,9 @@ struct tp *tp_prog_open(struct jtr_probe *p, struct tp_prog *tp, enum tp_role ro
 	}
 }
 
-/* on_signal - the first Ctrl-C stops the run; a second one kills */
-static void on_signal(int sig)
-{
-	(void)sig;
-	jtr_stop = 1;
-}
-
 /* tp_prog_privileged - FIFO, mlock, drop, signals; no results folder */
 void tp_prog_privileged(struct jtr_probe *p)
 {
-	struct sigaction sa;
 	struct jtr_err e;
 	int rc;
 
@@ -142,12 +133,7 @@ void tp_prog_privileged(struct jtr_probe *p)
 	jtr_err_clear(&e);
 	if (jtr_priv_drop(&p->priv, &e) < 0)
 		jtr_fatal(p, "%s", e.msg);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESETHAND;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	jtr_probe_signals(false);	/* nothing to write: the notice says "stopping" */
 }
 
 /* tp_prog_recv_name - the receive mode */

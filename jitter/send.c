@@ -19,6 +19,7 @@
 
 #include "jtr_cli.h"
 #include "jtr_legacy.h"
+#include "jtr_sample.h"
 #include "tp_prog.h"
 
 #define MAX_PAIRS 50
@@ -36,21 +37,21 @@
 enum { OPT_NO_DRAIN = 500 };
 
 static const char usage_text[] =
-"Usage: jtr send [OPTIONS]\n"
+"usage: jtr send [OPTIONS]\n"
 "\n"
 "Time each send call of a transport, and an empty loop calibrated to the same\n"
-"mean, in alternating pairs of runs on one CPU (jtr_sock's send-vs-null test).\n"
-"Both runs pause between samples the same way; whatever the send run has beyond\n"
-"its null run in the tail (p99, p99.9, p99.99, max) is jitter the send path adds,\n"
-"what both have is the CPU's own. A drain thread on another CPU receives\n"
-"everything, so no other program is needed.\n"
+"mean, in alternating pairs of runs on one CPU. Both runs pause between samples\n"
+"the same way; whatever the send run has beyond its null run in the tail (p99,\n"
+"p99.9, p99.99, max) is jitter the send path adds, what both have is the CPU's\n"
+"own. A drain thread on another CPU receives everything, so no other program is\n"
+"needed.\n"
 "\n"
-"Options:\n"
+"options:\n"
 "  -n, --samples COUNT      samples per run (default 2000000; K/M/G suffixes)\n"
 "  -r, --pairs N            send/null pairs (default 3): runs send_1, null_1, ...\n"
 "  -w, --warmup N           samples per run before recording (default 500)\n"
 "  -p, --pause DURATION     busy-wait after each sample (default 898ns, a 1 KB\n"
-"                           message on 10 Gb/s; 10us for 1 Gb/s; bare = ns)\n"
+"                           message on 10 Gb/s; 10us for 1 Gb/s)\n"
 "  -m, --len BYTES          message length, header included (default 64, >= 32)\n"
 "  -c, --cpu CPU            CPU of the timed loops (default: first isolated CPU,\n"
 "                           else the last online one); -1: do not pin\n"
@@ -61,10 +62,10 @@ static const char usage_text[] =
 "  -t, --timebase TB        tsc (or 1, RDTSC; default) or clock (or 2)\n"
 "  -f, --fifo PRIO          run SCHED_FIFO at PRIO (1-99)\n"
 "  -o, --output DIR         results folder (default results/DATE-HOST-send)\n"
-"  -d, --desc TEXT          run name in the legacy text and gnuplot titles\n"
-"                           (default 'jtr send')\n"
-"  -H, --histo-buckets N    10 ns buckets in the legacy text and gnuplot file\n"
-"                           (default 1000: 10 us)\n"
+"  -d, --desc TEXT          run name in summary.txt's run headers and the gnuplot\n"
+"                           titles (default 'jtr send')\n"
+"  -H, --histo-buckets N    10 ns buckets in summary.txt's percentiles and the\n"
+"                           gnuplot file (default 1000: 10 us)\n"
 "      --threshold DUR      log samples longer than this (default max(1us, 8 x\n"
 "                           the send run's warm-up minimum), the same in its\n"
 "                           null run)\n"
@@ -75,22 +76,30 @@ static const char usage_text[] =
 "\n"
 TP_PROG_USAGE
 "\n"
+"A duration is NUMBER[UNIT], UNIT ns, us, ms, s, m or h; a bare number is in\n"
+"seconds, but -p and --threshold still read one as ns, with a warning: write the\n"
+"unit (898ns, 2us).\n"
+"\n"
 "The drain thread opens the receiving side itself (udp, unix-dgram: binds the\n"
 "address; mcast: joins the group; tcp, unix: connects; shm: attaches), so the\n"
 "address must be free. Datagrams are sent on a connected socket to it.\n"
 "\n"
-"Writes DIR/summary.txt (jtr_null's text, one block per run, then the pairs\n"
-"compared), DIR/send.gp (its gnuplot data, one block per run), DIR/send_v_null.plt\n"
-"('gnuplot send_v_null.plt' draws send_v_null-K.png per pair), DIR/outliers.csv\n"
-"and DIR/result.json (jtr-result/1). Ctrl-C stops and writes what was measured.\n"
-"Exit status: 0; 1 if sending failed mid-run (what was measured is written); 2\n"
-"for bad options, an address in use, or a message too long for the transport.\n"
+"Writes DIR/summary.txt (per run: a header with the settings and the measured\n"
+"costs, min/max/average and the values 90 % to 99.999 % of samples are below;\n"
+"then the pairs compared), DIR/send.gp (gnuplot data: each run's 10 ns\n"
+"histogram), DIR/send_v_null.plt ('gnuplot send_v_null.plt' draws\n"
+"send_v_null-K.png per pair), DIR/outliers.csv and DIR/result.json\n"
+"(jtr-result/1).\n"
 "\n"
-"Examples:\n"
+"Exit status: 0; 1 if sending failed mid-run (what was measured is written); 2\n"
+"for bad options, an address in use, or a message too long for the transport;\n"
+"130 after Ctrl-C or SIGTERM (what was measured is written, marked partial).\n"
+"\n"
+"examples:\n"
 "  jtr send                                  3 pairs of 2M UDP sends to loopback\n"
 "  jtr send -T tcp -n 500K -r 1              one pair over TCP, 500K samples each\n"
 "  jtr send -T shm -m 1024 -c 1 -a 0         1 KB messages into a shm ring\n"
-"  jtr send -T udp -p 10us -d tst_sock.sh    a 1 Gb/s NIC's pause, seed's name\n";
+"  jtr send -T udp -p 10us -d udp-1g         a 1 Gb/s NIC's pause, named udp-1g\n";
 
 static const struct option long_opts[] = {
 	{ "samples", required_argument, NULL, 'n' },
@@ -115,9 +124,7 @@ struct send_run {
 	struct jtr_hist hist;
 	struct jtr_hist lengths;	/* outlier lengths */
 	struct jtr_olog log;
-	uint64_t threshold_ns, warm_min_ns;
-	uint64_t start_raw, end_raw;	/* timebase units */
-	bool partial;
+	struct jtr_sample loop;		/* the loop's settings and what it left */
 	bool is_null;
 	/* null runs: how the loop count was chosen */
 	uint64_t spins;			/* the loop count used */
@@ -160,111 +167,64 @@ struct send_ctx {
 	volatile int at_run;
 };
 
-/* tb_begin - the read that starts a timed region: fenced rdtsc, or
- * clock_gettime(CLOCK_MONOTONIC) ns */
-static inline __attribute__((always_inline)) uint64_t tb_begin(bool tsc)
+/* what a send sample uses, copied out of the context so that the loop
+ * keeps it in registers (the send call is opaque: fields read through the
+ * context would be reloaded inside the timed region after every call) */
+struct send_regs {
+	struct tp *t;
+	struct tp_msg *m;
+	uint32_t len;
+	uint64_t seq;			/* the next sequence number */
+};
+
+/* prepare_msg - the next message, stamped before the timed region */
+static inline __attribute__((always_inline)) void prepare_msg(void *arg, bool warmup)
 {
-	return tsc ? jtr_tsc_begin() : (uint64_t)jtr_mono_ns();
+	struct send_regs *a = arg;
+
+	tp_msg_fill(a->m, a->len, warmup ? TP_F_WARMUP : 0, a->seq++, 0, 0);
 }
 
-/* tb_end - the read that ends a timed region: rdtscp and a fence, or ns */
-static inline __attribute__((always_inline)) uint64_t tb_end(bool tsc)
+/* send_msg - the timed send call */
+static inline __attribute__((always_inline)) int send_msg(void *arg)
 {
-	return tsc ? jtr_tsc_end() : (uint64_t)jtr_mono_ns();
+	struct send_regs *a = arg;
+
+	return tp_send(a->t, a->m, a->len);
 }
 
-/* tb_now - a plain read, for the pause */
-static inline __attribute__((always_inline)) uint64_t tb_now(bool tsc)
-{
-	return tsc ? jtr_rdtsc() : (uint64_t)jtr_mono_ns();
-}
-
-/* timed_run - warm-up, then @nsamp samples into @r: a send call (@send) or
- * r->spins empty-loop iterations between fenced reads, the timer's overhead
- * removed, then the pause. Always inlined with constant @tsc and @send, so
- * each of the four loops carries only its own code; nothing here allocates
- * or makes a system call but the send itself. The histogram totals and the
- * log's counters are local copies, written back at the end. */
+/* timed_run - @nwarm warm-up, then @nsamp samples into @r: a send call
+ * (@send) or r->spins empty-loop iterations between fenced reads, then the
+ * pause (jtr_sample.h). Always inlined with constant @tsc and @send, so
+ * each of the four loops carries only its own code. */
 static inline __attribute__((always_inline)) void
 timed_run(struct send_ctx *c, struct send_run *r, uint64_t nwarm, uint64_t nsamp, bool tsc,
 	  bool send)
 {
 	const struct jtr_probe *p = c->p;
-	const struct jtr_ticks2ns t2n = p->tb.t2n;
-	const uint64_t ovh = tsc ? jtr_ns2ticks(p->tb.hz, (uint64_t)p->costs.region_overhead_ns)
-				 : (uint64_t)p->costs.gettime_region_ns;
-	const uint64_t pause = tsc ? jtr_ns2ticks(p->tb.hz, c->pause_ns) : c->pause_ns;
-	const uint64_t spins = r->spins;
-	struct tp *t = c->tx;
-	struct tp_msg *m = (struct tp_msg *)c->msg;
-	const uint32_t len = c->len;
-	struct jtr_hist hl = r->hist, ll = r->lengths;
-	struct jtr_olog lg = r->log;
-	uint64_t t0, t1, d, ns, i, thr, wmin = UINT64_MAX, seq = c->seq, sent = c->sent;
-	int rc = 0;
+	struct send_regs a = { c->tx, (struct tp_msg *)c->msg, c->len, c->seq };
 
-	for (i = 0; i < nwarm && !jtr_stop; i++) {
-		if (send)
-			tp_msg_fill(m, len, TP_F_WARMUP, seq++, 0, 0);
-		t0 = tb_begin(tsc);
-		if (send)
-			rc = tp_send(t, m, len);
-		else
-			jtr_null_loop(spins);
-		t1 = tb_end(tsc);
-		if (__builtin_expect(rc < 0, 0))
-			break;
-		sent += send;
-		d = t1 - t0;
-		ns = tsc ? jtr_ticks2ns(&t2n, d > ovh ? d - ovh : 0) : (d > ovh ? d - ovh : 0);
-		if (ns < wmin)
-			wmin = ns;
-		while (tb_now(tsc) - t1 < pause)
-			;
-	}
-	r->warm_min_ns = wmin == UINT64_MAX ? 0 : wmin;
 	/* a null run comes with its send run's threshold: one meaning of
 	 * "outlier" within a pair */
-	thr = c->threshold_opt ? c->threshold_opt :
-	      r->threshold_ns ? r->threshold_ns : jtr_default_threshold_ns(r->warm_min_ns);
-	r->threshold_ns = thr;
-	r->start_raw = tb_now(tsc);
-	for (i = 0; i < nsamp && rc == 0; i++) {
-		if (send)
-			tp_msg_fill(m, len, 0, seq++, 0, 0);
-		t0 = tb_begin(tsc);
-		if (send)
-			rc = tp_send(t, m, len);
-		else
-			jtr_null_loop(spins);
-		t1 = tb_end(tsc);
-		if (__builtin_expect(rc < 0, 0))
-			break;
-		sent += send;
-		d = t1 - t0;
-		ns = tsc ? jtr_ticks2ns(&t2n, d > ovh ? d - ovh : 0) : (d > ovh ? d - ovh : 0);
-		jtr_hist_record(&hl, ns);
-		if (__builtin_expect(ns > thr, 0)) {
-			jtr_olog_add(&lg, t0, ns);
-			jtr_hist_record(&ll, ns);
-		}
-		if (__builtin_expect((i & 4095) == 0, 0)) {
-			c->at_sample = i;
-			if (jtr_stop)
-				break;
-		}
-		while (tb_now(tsc) - t1 < pause)
-			;
-	}
-	r->end_raw = tsc ? jtr_rdtsc_ordered() : (uint64_t)jtr_mono_ns();
-	r->partial = i < nsamp;
-	r->hist = hl;
-	r->lengths = ll;
-	r->log = lg;
-	c->seq = seq;
-	c->sent = sent;
-	if (rc < 0)
-		c->err = rc;
+	r->loop = (struct jtr_sample){
+		.warmup = nwarm,
+		.samples = nsamp,
+		.spins = r->spins,
+		.threshold_ns = c->threshold_opt ? c->threshold_opt : r->loop.threshold_ns,
+		.overhead_raw = tsc ? jtr_ns2ticks(p->tb.hz, (uint64_t)p->costs.region_overhead_ns)
+				    : (uint64_t)p->costs.gettime_region_ns,
+		.pause_raw = tsc ? jtr_ns2ticks(p->tb.hz, c->pause_ns) : c->pause_ns,
+		.t2n = p->tb.t2n,
+		.hist = &r->hist,
+		.lengths = &r->lengths,
+		.log = &r->log,
+		.at_sample = &c->at_sample,
+	};
+	jtr_sample_run(&r->loop, tsc, send ? prepare_msg : NULL, send ? send_msg : NULL, &a);
+	c->seq = a.seq;
+	c->sent += r->loop.bodies;
+	if (r->loop.err < 0)
+		c->err = r->loop.err;
 }
 
 /* send_tsc - send calls timed with the TSC */
@@ -318,7 +278,7 @@ static double null_point(struct send_ctx *c, uint64_t spins)
 	jtr_hist_reset(&s->hist);
 	jtr_hist_reset(&s->lengths);
 	s->log.n = s->log.dropped = s->log.total_ns = 0;
-	s->threshold_ns = 0;
+	s->loop.threshold_ns = 0;
 	s->spins = spins;
 	run_null(c, s, CAL_WARMUP, CAL_SAMPLES);
 	return s->hist.total ? (double)jtr_hist_value_at_percentile(&s->hist, 50) : 0;
@@ -415,7 +375,7 @@ static void warn_drift(struct send_ctx *c, int k)
 	const struct send_run *n = &c->run[2 * k + 1];
 	double got = body_mean(n);
 
-	if (n->partial || n->target_ns <= 0 ||
+	if (n->loop.partial || n->target_ns <= 0 ||
 	    (got <= n->target_ns * (1 + DRIFT_WARN) && got >= n->target_ns * (1 - DRIFT_WARN)))
 		return;
 	jtr_warn(c->p, "pair %d: the null loop's mean below its outlier threshold is %.0f ns for a "
@@ -443,7 +403,7 @@ static void sender(void *arg)
 		choose_spins(c, n, body_mean(s));
 		if (jtr_stop)
 			break;
-		n->threshold_ns = s->threshold_ns;
+		n->loop.threshold_ns = s->loop.threshold_ns;
 		run_null(c, n, c->warmup, c->samples);
 		c->runs_done = 2 * k + 2;
 	}
@@ -563,7 +523,7 @@ static void comparison(FILE *f, const struct send_ctx *c)
 			mn > 0 ? ms / mn : 0.0);
 		fprintf(f, "  below the %llu ns outlier threshold (what the loop is matched to): "
 			"send %.1f ns, null loop %.1f ns, send/null %.3f\n",
-			(unsigned long long)s->threshold_ns, bs, bn, bn > 0 ? bs / bn : 0.0);
+			(unsigned long long)s->loop.threshold_ns, bs, bn, bn > 0 ? bs / bn : 0.0);
 		fprintf(f, "  %-8s %12s %12s %12s\n", "ns", "send", "null loop", "added");
 		for (int i = 0; i < NCMP; i++) {
 			uint64_t a = cmp_value(&s->hist, i), b = cmp_value(&n->hist, i);
@@ -581,22 +541,22 @@ static void write_run(struct jtr_json *j, const struct send_ctx *c, int k)
 {
 	const struct jtr_probe *p = c->p;
 	const struct send_run *r = &c->run[k];
-	int64_t t0 = jtr_tb_mono_ns(&p->tb, r->start_raw), t1 = jtr_tb_mono_ns(&p->tb, r->end_raw);
+	int64_t t0 = jtr_tb_mono_ns(&p->tb, r->loop.start_raw), t1 = jtr_tb_mono_ns(&p->tb, r->loop.end_raw);
 	uint64_t dur = t1 > t0 ? (uint64_t)(t1 - t0) : 0;
 	char name[32];
 
 	snprintf(name, sizeof(name), "%s_%d", k % 2 ? "null" : "send", k / 2 + 1);
-	jtr_result_run_begin(j, name, c->cpu, r->partial, t0, t1, dur, &r->hist);
+	jtr_result_run_begin(j, name, c->cpu, r->loop.partial, t0, t1, dur, &r->hist);
 	jtr_json_int(j, "run", k + 1);
 	jtr_json_int(j, "pair", k / 2 + 1);
 	jtr_json_str(j, "kind", k % 2 ? "null" : "send");
-	jtr_json_uint(j, "warmup_min_ns", r->warm_min_ns);
+	jtr_json_uint(j, "warmup_min_ns", r->loop.warm_min_ns);
 	jtr_json_fixed(j, "mean_below_threshold_ns", body_mean(r), 3);
 	if (k % 2) {
 		jtr_json_uint(j, "spins", r->spins);
 		jtr_json_fixed(j, "target_ns", r->target_ns, 1);
 	}
-	jtr_result_write_outliers(j, &r->log, &r->lengths, r->threshold_ns, dur,
+	jtr_result_write_outliers(j, &r->log, &r->lengths, r->loop.threshold_ns, dur,
 				  r->hist.total ? r->hist.min : 0, "outliers.csv");
 	jtr_result_write_hist(j, "histogram", &r->hist);
 	jtr_json_obj_end(j);
@@ -659,8 +619,8 @@ static uint64_t send_duration_ns(const struct send_ctx *c)
 	uint64_t sum = 0;
 
 	for (int k = 0; k < c->runs_done; k += 2) {
-		int64_t t0 = jtr_tb_mono_ns(&c->p->tb, c->run[k].start_raw);
-		int64_t t1 = jtr_tb_mono_ns(&c->p->tb, c->run[k].end_raw);
+		int64_t t0 = jtr_tb_mono_ns(&c->p->tb, c->run[k].loop.start_raw);
+		int64_t t1 = jtr_tb_mono_ns(&c->p->tb, c->run[k].loop.end_raw);
 
 		sum += t1 > t0 ? (uint64_t)(t1 - t0) : 0;
 	}
@@ -935,7 +895,9 @@ int main(int argc, char **argv)
 		case 'n': c.samples = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40); break;
 		case 'r': c.pairs = jtr_opt_int(&p, "-r", optarg, 1, MAX_PAIRS); break;
 		case 'w': c.warmup = jtr_opt_count(&p, "-w", optarg, 0, 1ULL << 32); break;
-		case 'p': c.pause_ns = jtr_opt_duration(&p, "-p", optarg, 1, 0, 10 * JTR_NS_PER_S); break;
+		case 'p':
+			c.pause_ns = jtr_opt_duration_legacy(&p, "-p", optarg, 1, 0, 10 * JTR_NS_PER_S);
+			break;
 		case 'm': c.len = (uint32_t)jtr_opt_count(&p, "-m", optarg, TP_HDR_LEN, 1u << 24); break;
 		case 'c':
 			jtr_opt_cpus(&p, optarg, true, &cpus, &no_pin);
@@ -952,7 +914,8 @@ int main(int argc, char **argv)
 		case 'd': c.desc = optarg; break;
 		case 'H': c.histo_buckets = (uint32_t)jtr_opt_int(&p, "-H", optarg, 1, 1000000); break;
 		case JTR_OPT_THRESHOLD:
-			c.threshold_opt = jtr_opt_duration(&p, "--threshold", optarg, 1, 1, 3600 * JTR_NS_PER_S);
+			c.threshold_opt = jtr_opt_duration_legacy(&p, "--threshold", optarg, 1, 1,
+								   3600 * JTR_NS_PER_S);
 			break;
 		case JTR_OPT_MAX_OUTLIERS:
 			c.max_outliers = jtr_opt_count(&p, "--max-outliers", optarg, 0, 100000000);
@@ -1036,7 +999,7 @@ int main(int argc, char **argv)
 	if (c.err || c.runs_done < 2 * c.pairs)
 		p.partial = true;
 	for (k = 0; k < c.runs_done; k++)
-		if (c.run[k].partial)
+		if (c.run[k].loop.partial)
 			p.partial = true;
 	if (c.drain_err)
 		jtr_warn(&p, "the drain thread stopped receiving: %s", strerror(-c.drain_err));
@@ -1055,5 +1018,5 @@ int main(int argc, char **argv)
 		rc = 1;
 	tp_close(c.rx);
 	tp_close(c.tx);
-	return rc;
+	return jtr_probe_exit(&p, rc);
 }

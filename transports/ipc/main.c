@@ -1,0 +1,313 @@
+/* main.c - jtr ipc: the IPC comparison (ipc.h says what it moves and how).
+ * Options, the rows (reader count, then method, then batch size), the run
+ * of each, the table and the results folder. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "jtr_cli.h"
+#include "ipc.h"
+
+static const char usage_text[] =
+"usage: jtr ipc [OPTIONS]\n"
+"\n"
+"The IPC comparison: move N objects of SIZE bytes in batches of BATCH bytes from\n"
+"one writer process to 1 or more reader processes (each reader gets every object)\n"
+"through a shared-memory queue (mutex, adaptive mutex with eventfd wake-ups and a\n"
+"low-water mark, lockless ring) and loopback TCP (blocking, epoll). Every object\n"
+"is checked; a run fails if one is lost, duplicated or corrupted. Prints one row\n"
+"per method, reader count and batch size: elapsed time, rate, and how often a\n"
+"reader found the queue empty and the writer found it full.\n"
+"\n"
+"options:\n"
+"  -n, --objects N          objects sent to every reader (default 10M; K, M, G\n"
+"                           are x1000: 1G is 1,000,000,000)\n"
+"  -s, --size BYTES         object size, >= 16 (default 50)\n"
+"  -B, --batch LIST         batch sizes in bytes, each one row (default 100K,\n"
+"                           i.e. 100000 bytes = 2000 objects of 50 bytes)\n"
+"      --sweep              batch sizes 1K,5K,10K,20K,50K,100K,1M\n"
+"  -m, --methods LIST       shm-mutex, shm-adaptive, shm-lockless, tcp, tcp-epoll,\n"
+"                           or all (the default)\n"
+"  -r, --readers LIST       reader counts, each one row (default 1,3: point to\n"
+"                           point and one to three; at most 8)\n"
+"  -c, --cpus LIST          pin the writer to the first CPU, readers to the next\n"
+"                           ones, round robin (default: no pinning)\n"
+"  -Q, --queue SLOTS        shm queue length in batches, a power of two (default\n"
+"                           128; fewer when SLOTS x BATCH would pass 64 MiB)\n"
+"      --low-water N        shm-mutex, shm-adaptive: a writer that found the queue\n"
+"                           full is woken when it has drained to N batches\n"
+"                           (default SLOTS/2)\n"
+"      --nagle              tcp: leave Nagle's algorithm on (default TCP_NODELAY,\n"
+"                           so each batch is handed over when written)\n"
+"      --timeout DUR        a run with no progress this long fails (default 10s)\n"
+"  -o, --output DIR         results folder (default results/DATE-HOST-ipc)\n"
+"  -q, --quiet              no table on stdout\n"
+"  -h, --help               this text\n"
+"\n"
+"testing:\n"
+"      --pace DUR           the writer sleeps DUR after each batch (readers wait)\n"
+"      --reader-pace DUR    each reader sleeps DUR after each batch (the writer waits)\n"
+"      --drop-every K       skip every K-th sequence number (the check must fail)\n"
+"      --corrupt-every K    spoil the check word of every K-th object (ditto)\n"
+"\n"
+"A duration is NUMBER[UNIT], UNIT ns, us, ms, s, m or h; a bare number is in\n"
+"seconds, but --pace and --reader-pace still read one as ms, with a warning:\n"
+"write the unit (2ms).\n"
+"\n"
+"Writes DIR/summary.txt (the table) and DIR/result.json (format jtr-ipc/1).\n"
+"Ctrl-C or SIGTERM stops the run in progress, keeps what it moved (marked\n"
+"partial) and skips the rest. Exit status: 0; 1 if a check failed or a run broke\n"
+"down; 2 for bad options; 130 after Ctrl-C or SIGTERM.\n"
+"\n"
+"examples:\n"
+"  jtr ipc                               10M objects, every method, 1 and 3 readers\n"
+"  jtr ipc -n 1G -c 0,1                  1e9 objects, pinned to CPUs 0 and 1\n"
+"  jtr ipc --sweep -m shm-mutex,tcp -r 3 batch sizes 1K..1M, one to three\n";
+
+enum {
+	OPT_SWEEP = 500, OPT_LOW_WATER, OPT_NAGLE, OPT_TIMEOUT, OPT_PACE, OPT_READER_PACE,
+	OPT_DROP_EVERY, OPT_CORRUPT_EVERY,
+};
+
+static const struct option long_opts[] = {
+	{ "objects", required_argument, NULL, 'n' },
+	{ "size", required_argument, NULL, 's' },
+	{ "batch", required_argument, NULL, 'B' },
+	{ "sweep", no_argument, NULL, OPT_SWEEP },
+	{ "methods", required_argument, NULL, 'm' },
+	{ "readers", required_argument, NULL, 'r' },
+	{ "cpus", required_argument, NULL, 'c' },
+	{ "queue", required_argument, NULL, 'Q' },
+	{ "low-water", required_argument, NULL, OPT_LOW_WATER },
+	{ "nagle", no_argument, NULL, OPT_NAGLE },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "pace", required_argument, NULL, OPT_PACE },
+	{ "reader-pace", required_argument, NULL, OPT_READER_PACE },
+	{ "drop-every", required_argument, NULL, OPT_DROP_EVERY },
+	{ "corrupt-every", required_argument, NULL, OPT_CORRUPT_EVERY },
+	JTR_PROBE_LONG_OPTS,
+	{ NULL, 0, NULL, 0 },
+};
+
+/* parse_list - a comma-separated list of counts into @out */
+static int parse_list(struct jtr_probe *p, const char *opt, const char *arg, uint64_t min,
+		      uint64_t max, uint32_t *out, int cap)
+{
+	char item[64];
+	const char *s = arg;
+	int n = 0;
+
+	while (*s) {
+		size_t len = strcspn(s, ",");
+
+		if (n == cap)
+			jtr_usage_error(p, "%s %s: at most %d values", opt, arg, cap);
+		if (len == 0 || len >= sizeof(item))
+			jtr_usage_error(p, "%s %s: use a comma-separated list such as 1,3", opt, arg);
+		memcpy(item, s, len);
+		item[len] = 0;
+		out[n++] = (uint32_t)jtr_opt_count(p, opt, item, min, max);
+		s += len;
+		if (*s == ',' && *++s == 0)
+			jtr_usage_error(p, "%s %s: a list must not end with a comma", opt, arg);
+	}
+	if (!n)
+		jtr_usage_error(p, "%s needs at least one value", opt);
+	return n;
+}
+
+/* parse_methods - names or all */
+static void parse_methods(struct jtr_probe *p, const char *arg, bool *out)
+{
+	const char *s = arg;
+
+	memset(out, 0, M_COUNT * sizeof(*out));
+	while (*s) {
+		size_t len = strcspn(s, ",");
+		bool found = false;
+
+		if (len == 3 && !strncmp(s, "all", 3)) {
+			for (int m = 0; m < M_COUNT; m++)
+				out[m] = true;
+			found = true;
+		}
+		for (int m = 0; m < M_COUNT && !found; m++)
+			if (strlen(ipc_method_names[m]) == len && !strncmp(s, ipc_method_names[m], len))
+				out[m] = found = true;
+		if (!found)
+			jtr_usage_error(p, "-m %s: unknown method '%.*s'; use shm-mutex, shm-adaptive, "
+					"shm-lockless, tcp, tcp-epoll or all", arg, (int)len, s);
+		s += len;
+		if (*s == ',')
+			s++;
+	}
+	for (int m = 0; m < M_COUNT; m++)
+		if (out[m])
+			return;
+	jtr_usage_error(p, "-m needs at least one method");
+}
+
+/* parse_cpus - -c LIST into the config's CPU array */
+static void parse_cpus(struct jtr_probe *p, const char *arg, struct ipc_cfg *c)
+{
+	cpu_set_t set;
+	bool none;
+
+	jtr_opt_cpus(p, arg, false, &set, &none);
+	jtr_probe_check_cpus(p, "-c", &set);
+	c->ncpus = 0;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			c->cpus[c->ncpus++] = cpu;
+}
+
+int main(int argc, char **argv)
+{
+	static const uint32_t sweep[] = { 1000, 5000, 10000, 20000, 50000, 100000, 1000000 };
+	static struct ipc_cfg c = {
+		.objects = 10000000, .size = 50, .batches = { 100000 }, .nbatches = 1,
+		.fanouts = { 1, 3 }, .nfanouts = 2, .slots = 128, .timeout_ns = 10 * JTR_NS_PER_S,
+	};
+	struct jtr_probe p;
+	struct ipc_board *board;
+	struct ipc_row *rows;
+	int opt, n = 0, bad = 0;
+
+	jtr_probe_init(&p, "ipc", argc, argv);
+	p.format = IPC_FORMAT;
+	for (int m = 0; m < M_COUNT; m++)
+		c.methods[m] = true;
+
+	/* 1. options */
+	while ((opt = getopt_long(argc, argv, ":n:s:B:m:r:c:Q:o:qh", long_opts, NULL)) != -1) {
+		if (opt == 'f')
+			jtr_usage_error(&p, "--fifo: jtr ipc runs a writer and readers that may share "
+					"CPUs, where SCHED_FIFO busy waits can starve one another; it "
+					"takes no --fifo");
+		if (jtr_probe_common_opt(&p, opt, usage_text, argv))
+			continue;
+		switch (opt) {
+		case 'n':
+			if (!strcmp(optarg, "0"))
+				jtr_usage_error(&p, "-n 0: nothing to move; give at least 1 object "
+						"(default 10M)");
+			c.objects = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40);
+			break;
+		case 's':
+			c.size = (uint32_t)jtr_opt_count(&p, "-s", optarg, 1, 1u << 20);
+			if (c.size < 16)
+				jtr_usage_error(&p, "-s %s: an object carries an 8-byte sequence number and "
+						"an 8-byte check word; use at least 16 bytes", optarg);
+			break;
+		case 'B': c.nbatches = parse_list(&p, "-B", optarg, 1, 16000000, c.batches, IPC_MAX_BATCHES); break;
+		case OPT_SWEEP:
+			memcpy(c.batches, sweep, sizeof(sweep));
+			c.nbatches = (int)(sizeof(sweep) / sizeof(sweep[0]));
+			break;
+		case 'm': parse_methods(&p, optarg, c.methods); break;
+		case 'r':
+			c.nfanouts = parse_list(&p, "-r", optarg, 0, 1000, c.fanouts, IPC_MAX_FANOUTS);
+			for (int i = 0; i < c.nfanouts; i++)
+				if (c.fanouts[i] == 0 || c.fanouts[i] > IPC_MAX_READERS)
+					jtr_usage_error(&p, "-r %s: %u readers; use 1 to %d (1: point to "
+							"point, 3: one to three)", optarg, c.fanouts[i],
+							IPC_MAX_READERS);
+			break;
+		case 'c': parse_cpus(&p, optarg, &c); break;
+		case 'Q':
+			c.slots = (uint32_t)jtr_opt_count(&p, "-Q", optarg, 2, 1u << 16);
+			if (c.slots & (c.slots - 1))
+				jtr_usage_error(&p, "-Q %s: use a power of two, e.g. 64 or 128", optarg);
+			break;
+		case OPT_LOW_WATER:
+			c.low_water = (uint32_t)jtr_opt_count(&p, "--low-water", optarg, 0, 1u << 16);
+			c.low_water_given = true;
+			break;
+		case OPT_NAGLE: c.nagle = true; break;
+		case OPT_TIMEOUT:
+			c.timeout_ns = jtr_opt_duration(&p, "--timeout", optarg, JTR_NS_PER_S / 10,
+							24ULL * 3600 * JTR_NS_PER_S);
+			break;
+		case OPT_PACE:
+			c.pace_ns = jtr_opt_duration_legacy(&p, "--pace", optarg, JTR_NS_PER_MS, 0,
+							    JTR_NS_PER_S);
+			break;
+		case OPT_READER_PACE:
+			c.reader_pace_ns = jtr_opt_duration_legacy(&p, "--reader-pace", optarg,
+								   JTR_NS_PER_MS, 0, JTR_NS_PER_S);
+			break;
+		case OPT_DROP_EVERY:
+			c.drop_every = jtr_opt_count(&p, "--drop-every", optarg, 2, 1ULL << 40);
+			break;
+		case OPT_CORRUPT_EVERY:
+			c.corrupt_every = jtr_opt_count(&p, "--corrupt-every", optarg, 1, 1ULL << 40);
+			break;
+		default:
+			jtr_unknown_option(&p, '?', optopt, argv[optind - 1]);
+		}
+	}
+	jtr_probe_no_args(&p, argc, argv);
+	for (int i = 0; i < c.nbatches; i++)
+		if (c.batches[i] < c.size)
+			jtr_usage_error(&p, "-B %u: a batch smaller than one %u-byte object; use at least "
+					"%u bytes", c.batches[i], c.size, c.size);
+	if (c.low_water_given && c.low_water >= c.slots)
+		jtr_usage_error(&p, "--low-water %u: must be below the queue length (-Q %u)",
+				c.low_water, c.slots);
+
+	/* 2. the rows: reader count, then method, then batch size */
+	rows = calloc((size_t)c.nfanouts * M_COUNT * c.nbatches, sizeof(*rows));
+	board = mmap(NULL, sizeof(*board), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (!rows || board == MAP_FAILED)
+		jtr_fatal(&p, "out of memory");
+	for (int f = 0; f < c.nfanouts; f++)
+		for (int m = 0; m < M_COUNT; m++)
+			for (int b = 0; m < M_COUNT && c.methods[m] && b < c.nbatches; b++) {
+				struct ipc_row *w = &rows[n++];
+
+				w->m = (enum ipc_method)m;
+				w->readers = c.fanouts[f];
+				w->batch = c.batches[b];
+				w->opb = c.batches[b] / c.size;
+				w->slots = ipc_queue_slots(&c, w->opb * c.size);
+				w->low_water = c.low_water_given ? (c.low_water < w->slots ? c.low_water
+									    : w->slots - 1)
+								  : w->slots / 2;
+			}
+
+	/* 3. privileges, host facts, results folder, calibration */
+	jtr_probe_privileged(&p);
+	jtr_probe_timebase(&p);
+	atexit(ipc_cleanup);
+
+	/* 4. the runs, one after the other */
+	if (!p.quiet) {
+		ipc_table_head(stdout, &c);
+		fflush(stdout);
+	}
+	jtr_probe_map_begin(&p);
+	for (int i = 0; i < n && !jtr_stop; i++) {
+		ipc_run_row(&p, &c, board, &rows[i], i);
+		if (!p.quiet) {
+			ipc_table_row(stdout, &c, &rows[i]);
+			fflush(stdout);
+		}
+		bad += !rows[i].ok;
+	}
+	jtr_probe_map_end(&p);
+	if (!p.quiet)
+		ipc_table_tail(stdout, &c, rows, n);
+
+	/* 5. results */
+	ipc_write_outputs(&p, &c, rows, n);
+	jtr_probe_finish(&p);
+	if (bad) {
+		char prefix[80];
+
+		snprintf(prefix, sizeof(prefix), "%s: ", p.prog);
+		ipc_print_failures(stderr, prefix, &c, rows, n);
+	}
+	return jtr_probe_exit(&p, bad ? 1 : 0);
+}
