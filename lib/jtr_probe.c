@@ -314,10 +314,16 @@ void jtr_probe_signals(bool writes)
 /* jtr_probe_exit - the Ctrl-C rule's second half (see jtr_probe.h) */
 int jtr_probe_exit(struct jtr_probe *p, int rc)
 {
+	const char *front = getenv("JTR_RESULTS_FD");
+
 	if (!jtr_stop)
 		return rc;
 	if (p->progress)
 		fputs("\r\033[K", stderr);
+	/* a front end that reads the folder on JTR_RESULTS_FD goes on after the
+	 * program (jtr run attributes the partial run) and says it last itself */
+	if (front && *front)
+		return JTR_EXIT_INTERRUPTED;
 	if (!p->written)
 		fprintf(stderr, "%s: interrupted; nothing was written\n", p->prog);
 	else

@@ -148,7 +148,8 @@ void jtr_probe_signals(bool writes);
 
 /* jtr_probe_exit - the program's exit status for @rc: @rc unless a signal
  * stopped it; then "PROG: interrupted; partial results in DIR/" (or
- * "nothing was written") on stderr and JTR_EXIT_INTERRUPTED. Call it last. */
+ * "nothing was written") on stderr, left to the front end when it reads the
+ * folder on JTR_RESULTS_FD, and JTR_EXIT_INTERRUPTED. Call it last. */
 int jtr_probe_exit(struct jtr_probe *p, int rc);
 
 /* jtr_probe_timebase - pick the timebase (falling back from tsc with a

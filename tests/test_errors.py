@@ -6,7 +6,6 @@ import subprocess
 import time
 
 import pytest
-
 from conftest import BIN, JTR, load, run_jtr
 
 BAD = [

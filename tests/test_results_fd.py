@@ -7,7 +7,6 @@ import subprocess
 import time
 
 import pytest
-
 from conftest import BIN, load
 
 UDP_PORT = 20000 + os.getpid() % 20000

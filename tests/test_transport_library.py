@@ -6,7 +6,6 @@ import os
 import subprocess
 
 import pytest
-
 from conftest import ROOT
 
 BUILD = os.path.join(ROOT, "build")

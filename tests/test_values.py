@@ -5,7 +5,6 @@ import os
 import subprocess
 
 import pytest
-
 from conftest import ROOT, load, run_jtr
 
 VALUES = os.path.join(ROOT, "build", "tests", "jtr-values")

@@ -91,9 +91,9 @@ def run(opts):
         tracer_args += ["-b", str(opts.trace_buffer)]
     if opts.drain_interval is not None:
         tracer_args += ["-i", format_duration(opts.drain_interval)]
-    job = run_job(opts.probe_args, cpus=opts.cpu_text, out=opts.output,
-                  trace=not opts.no_trace, tracer_args=tracer_args, slack_ns=opts.slack,
-                  top=opts.top, backend=opts.backend,
+    job = run_job(opts.probe_args, cpus=opts.cpu_text, trace=not opts.no_trace,
+                  tracer_args=tracer_args, slack_ns=opts.slack, top=opts.top,
+                  backend=opts.backend,
                   cross_check={"min_ns": opts.cross_check_min} if opts.cross_check else None)
     for n in job.notices:
         print("jtr run: %s" % n if not n.startswith("jtr ") else n, file=sys.stderr)

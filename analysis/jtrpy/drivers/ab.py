@@ -117,7 +117,7 @@ def _measure(d, measure, o):
     """One jtr run into @d: (its probe's exit status, partial?)."""
     args = ["-q", "-o", d, "-d", format_duration(o["duration_ns"])] + \
         (["-c"] + measure if measure else [])
-    job = run_job(args, cpus=measure[0] if measure else None, out=d, trace=o["trace"],
+    job = run_job(args, cpus=measure[0] if measure else None, trace=o["trace"],
                   backend=o["backend"])
     for n in job.notices:
         print("jtr ab: %s" % n, file=sys.stderr)

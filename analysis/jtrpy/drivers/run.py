@@ -38,11 +38,10 @@ class Job:
         self.notices = []
 
 
-def run_job(probe_args, cpus=None, out=None, trace=True, tracer_args=(), slack_ns=None,
-            top=None, backend="auto", cross_check=None, prog="jtr run"):
+def run_job(probe_args, cpus=None, trace=True, tracer_args=(), slack_ns=None, top=None,
+            backend="auto", cross_check=None, prog="jtr run"):
     """The whole job; a Job. @probe_args go to jtr-gap as they are (with -c @cpus
-    and -o @out among them when given); @cpus is the CPU list text the tracer
-    follows.
+    and -o among them when given); @cpus is the CPU list text the tracer follows.
     cross_check: None, or {"min_ns": NS or None} to record the scheduler's events
     with perf beside the tracer and compare them with the attribution."""
     job = Job()
@@ -73,8 +72,6 @@ def run_job(probe_args, cpus=None, out=None, trace=True, tracer_args=(), slack_n
             raise KeyboardInterrupt
         probe = Program(PROBE, probe_args, env=dict(os.environ, JTR_PROG=prog))
         job.rc, folder = probe.run()
-        if folder is None and job.rc in (0, INTERRUPTED):   # TRANSITION: before JTR_RESULTS_FD
-            folder = out or os.path.join("results", "latest")
         trc = tracer.stop() if tracer else None
         xrc = recorder.stop() if recorder else None
     finally:
