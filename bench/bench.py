@@ -21,10 +21,11 @@
    round trip, UDP and TCP ping-pong vs sockperf, shm throughput vs memcpy
    bandwidth, between two CPUs).
 8. IPC comparison: `jtr ipc` (every method, 1 and 3 readers, 100 KB batches)
-   and the shm / tcp time ratios next to the seed's (9.6 s vs 10.1 s point to
-   point, 10.6 s vs 25.5 s to three readers, 1e9 objects on 4 vCPUs).
-   BENCH_IPC_OBJECTS (default 100M; 1G is the seed's full run, about ten
-   times as long). BENCH=ipc runs this part alone.
+   and the shm / tcp time ratios next to the reference figures of the IPC
+   comparison jtr re-creates (9.6 s vs 10.1 s point to point, 10.6 s vs
+   25.5 s to three readers, 1e9 objects on 4 vCPUs).
+   BENCH_IPC_OBJECTS (default 100M; 1G is the reference's full size, about
+   ten times as long). BENCH=ipc runs this part alone.
 
 The machines are shared and noisy: every comparison is a ratio taken within
 one run, rounds alternate, and medians are reported.
@@ -159,12 +160,13 @@ def attribution_speed(script="attribute_bench.py"):
     return p.stdout
 
 
-# the seed's seconds for 1e9 objects of 50 bytes in 100 KB batches (4 vCPUs)
-IPC_SEED = {1: {"shm": 9.64, "tcp": 10.08}, 3: {"shm": 10.61, "tcp": 25.46}}
+# the reference seconds of the IPC comparison jtr re-creates: 1e9 objects of
+# 50 bytes in 100 KB batches (4 vCPUs)
+IPC_REFERENCE = {1: {"shm": 9.64, "tcp": 10.08}, 3: {"shm": 10.61, "tcp": 25.46}}
 
 
 def ipc_compare(tmp):
-    """jtr ipc, every method, 1 and 3 readers: shm / tcp time ratios beside the seed's."""
+    """jtr ipc, every method, 1 and 3 readers: shm / tcp time ratios beside the reference's."""
     objects = os.environ.get("BENCH_IPC_OBJECTS", "100M")
     out = os.path.join(tmp, "ipc")
     print("bench: jtr ipc -n %s (every method, 1 and 3 readers)" % objects, file=sys.stderr)
@@ -175,7 +177,7 @@ def ipc_compare(tmp):
         table = f.read()
     rows = {(r["method"], r["readers"]): r for r in res["rows"] if r["ok"]}
     ratios = {}
-    for n, seed in IPC_SEED.items():
+    for n, ref in IPC_REFERENCE.items():
         shm, tcp = rows.get(("shm-mutex", n)), rows.get(("tcp", n))
         best_shm = min((r for (m, k), r in rows.items() if k == n and m.startswith("shm")),
                        key=lambda r: r["elapsed_s"], default=None)
@@ -188,7 +190,7 @@ def ipc_compare(tmp):
             "best_tcp": best_tcp and best_tcp["method"],
             "best_ratio": (best_shm["elapsed_s"] / best_tcp["elapsed_s"]
                            if best_shm and best_tcp else None),
-            "seed_ratio": seed["shm"] / seed["tcp"]}
+            "reference_ratio": ref["shm"] / ref["tcp"]}
     return {"objects": res["params"]["objects"], "exit": p.returncode, "table": table,
             "ratios": ratios}
 
@@ -199,9 +201,9 @@ def print_ipc(ipc):
         if r["ratio"] is None:
             print("ipc, %d reader(s): shm-mutex or tcp failed" % n)
             continue
-        print("ipc, %d reader%s: shm-mutex / tcp time %.2f (seed %.2f); best shm (%s) / best tcp "
-              "(%s) %.2f" % (n, "s" if n > 1 else "", r["ratio"], r["seed_ratio"], r["best_shm"],
-                             r["best_tcp"], r["best_ratio"]))
+        print("ipc, %d reader%s: shm-mutex / tcp time %.2f (reference %.2f); best shm (%s) / "
+              "best tcp (%s) %.2f" % (n, "s" if n > 1 else "", r["ratio"], r["reference_ratio"],
+                                      r["best_shm"], r["best_tcp"], r["best_ratio"]))
 
 
 def selected_items():

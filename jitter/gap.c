@@ -1,7 +1,7 @@
 /* gap.c - jtr gap: read the clock in a tight loop and keep every gap.
  *
  * One pinned thread per CPU reads the timestamp back to back for a duration
- * (or, like um_perf -j, a number of loops). Every delta goes into the
+ * (or for a number of loops, -j). Every delta goes into the
  * histogram; every delta above the threshold is an interruption and goes to
  * a pre-allocated outlier log with its CLOCK_MONOTONIC start, for the
  * attribution step to explain. Three views of one run: per loop (sample

@@ -1,6 +1,5 @@
 /* send.c - jtr send: how much jitter a transport's send call adds, measured
- * against an empty loop of the same mean duration (jtr_sock and jtr_ss of the
- * original jitter tools, with their null-loop pairs).
+ * against an empty loop of the same mean duration, in pairs of runs.
  *
  * Each pair is two runs on one CPU. The send run times N send calls of one
  * transport between fenced timestamp reads, busy-waiting a pause after each

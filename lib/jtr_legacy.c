@@ -1,4 +1,4 @@
-/* jtr_legacy.c - the original jtr_null's text summary and gnuplot file. */
+/* jtr_legacy.c - the summary text and gnuplot file in the jtr_null format. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +41,7 @@ int jtr_legacy_minmax(char *buf, size_t n, const struct jtr_hist *h, uint32_t hi
 	if (!lin)
 		return -ENOMEM;
 	free(lin);
-	/* the original's Average is the integer quotient of the exact sum */
+	/* the format's Average is the integer quotient of the exact sum */
 	w = snprintf(buf, n, "Minimum=%llu, Maximum=%llu, Average=%llu, Overflows=%llu\n",
 		     (unsigned long long)(h->total ? h->min : 0), (unsigned long long)h->max,
 		     (unsigned long long)(h->total ? h->sum / h->total : 0),
@@ -57,7 +57,7 @@ uint64_t jtr_legacy_below_ns(const struct jtr_hist *h, uint32_t histo_buckets, d
 
 	if (!lin)
 		return 0;
-	/* as the original: the first bucket end where the running count reaches
+	/* as the format has it: the first bucket end where the running count reaches
 	 * pct of the samples, rounded half up */
 	need = (uint64_t)((pct / 100.0) * (double)h->total + 0.5);
 	while (i < histo_buckets && cum < need)

@@ -1,4 +1,5 @@
-/* jtr_legacy.h - the original jitter tools' text summary and gnuplot file.
+/* jtr_legacy.h - the summary text and gnuplot file in the jtr_null format
+ * (docs/compat.md), which existing scripts read.
  *
  * Summary, one block per run:
  *   DESC: LEAD, cpu_num=5, fifo_priority=-1, histo_buckets=200, num_samples=2000000,
@@ -13,9 +14,9 @@
  *   # xrange_N = <histo_buckets * 10>
  *   <bucket start ns> <count>        (non-empty 10 ns buckets)
  *
- * Percentiles use the linear view like the original; where a percentile lies
- * beyond the linear range, the original printed a warning, jtr prints the
- * value from its lossless histogram instead.
+ * Percentiles use the format's linear view of 10 ns buckets; where a
+ * percentile lies beyond the linear range, jtr prints the value from its
+ * lossless histogram (rounded up to a bucket end) instead of a warning.
  */
 #ifndef JTR_LEGACY_H
 #define JTR_LEGACY_H

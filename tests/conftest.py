@@ -68,7 +68,7 @@ def load(path):
 
 
 def legacy_blocks(text):
-    """Parse jtr_null's legacy summary text into one dict per run."""
+    """Parse the summary text (the jtr_null text format) into one dict per run."""
     blocks = []
     for m in re.finditer(
             r"(?P<hdr>[^\n]*: (?P<lead>\w+=\d+), cpu_num=(?P<cpu>-?\d+), "

@@ -195,7 +195,7 @@ def test_import_hlog_roundtrip(runs, tmp_path, validate):
         assert b["min_ns"] <= a["min_ns"] and a["min_ns"] - b["min_ns"] <= a["min_ns"] * err + 1
         assert abs(b["mean_ns"] - a["mean_ns"]) <= a["mean_ns"] * err + 1
         assert abs(b["duration_ns"] - a["duration_ns"]) <= 2 * 10**6
-    # it compares with the original: no significant change, nothing but the bucket error
+    # it compares with its source: no significant change, nothing but the bucket error
     c = json.loads(jtr("compare", "--json", runs / "gap01", tmp_path / "back",
                        check=True).stdout)
     for m in c["metrics"]:

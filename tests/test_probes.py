@@ -67,7 +67,7 @@ def test_null_result_and_legacy_text_agree(tmp_path, validate):
         for pct, json_key in ((90.0, "90"), (99.0, "99"), (99.9, "99.9"), (99.99, "99.99"),
                               (99.999, "99.999")):
             v = r["percentiles_ns"][json_key]
-            # jtr_null's "below N": the end of the 10 ns bucket holding the value
+            # the summary's "below N": the end of the 10 ns bucket holding the value
             assert v * (1 - err) - 10 <= b["below"][pct] <= v * (1 + err) + 10, (pct, v, b)
         # overflows: samples at or beyond histo_buckets x 10 ns
         beyond = sum(n for lo, hi, n in r["histogram"]["buckets"] if lo >= b["hb"] * 10)

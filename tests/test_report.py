@@ -266,7 +266,7 @@ def test_spectrum_meets_the_result_percentiles(tmp_path):
     assert all(x1 <= x2 and v1 <= v2 for (x1, v1), (x2, v2) in zip(pts, pts[1:]))
 
 
-# --- seed-style graphs (the original's plot_X_v_Y-N.png) and gnuplot files -----------
+# --- 10 ns graphs (plot_X_v_Y-N.png) and gnuplot files -------------------------------
 
 def colour_pixels(path, hex_colour, tol=0.02):
     """How many pixels of the PNG are within @tol of @hex_colour (the series'

@@ -154,7 +154,7 @@ def test_send_pairs(tmp_path, validate, kind):
     assert res["params"]["drain_cpu"] != res["params"]["cpu"]
     check_calibration(res)
 
-    # the seed's text: one block per run, the same numbers as result.json
+    # the summary text: one block per run, the same numbers as result.json
     text = (out / "summary.txt").read_text()
     assert text in p.stdout
     legacy = legacy_blocks(text)

@@ -1,7 +1,6 @@
-"""jtr suite (the original's tstall.sh) and jtr report of its folder (plotall.sh):
-a real quick suite, its index, its report; Ctrl-C in the middle; the seed-format
-gnuplot and text files written from Python byte for byte as the C probes write
-them; bad options."""
+"""jtr suite and jtr report of its folder: a real quick suite, its index, its
+report; Ctrl-C in the middle; the 10 ns gnuplot and summary text files written
+from Python byte for byte as the C probes write them; bad options."""
 import glob
 import json
 import os
@@ -91,7 +90,7 @@ def test_suite_report(suite):
         r = load(d / e["name"])
         stem = e["name"]
         assert_png(rep / ("%s-histogram.png" % stem))
-        # the seed-format files of every item, the same text the C probes write
+        # the gnuplot and summary files of every item, the same text the C probes write
         assert (rep / (stem + ".gp")).read_text() == legacy.gnuplot_text(r)
         assert (rep / (stem + ".txt")).read_text() == legacy.summary_text(r)
         runs = legacy.plottable_runs(r)
@@ -152,7 +151,7 @@ def test_suite_interrupted(tmp_path):
     assert (d / "report" / "plot_gap-1.png").exists()
 
 
-# --- the seed-format writer, byte for byte --------------------------------------
+# --- the gnuplot and summary text writer, byte for byte -------------------------
 
 def null_until_clear(tmp_path, *args):
     """A jtr null result whose rounded fields leave no doubt (legacy's note)."""

@@ -1,8 +1,8 @@
 /* ping.c - jtr ping: round-trip latency at a constant rate, through jtr pong.
  *
- * um_lat's ping: a sending thread (-A CPU) sends on a fixed schedule,
- * busy-waiting to each intended send time and catching up without skipping
- * when it is late; a receiving thread (-a CPU) takes pong's reflections.
+ * A sending thread (-A CPU) sends on a fixed schedule, busy-waiting to each
+ * intended send time and catching up without skipping when it is late; a
+ * receiving thread (-a CPU) takes pong's reflections.
  * Each message carries its intended and its actual send time, so every
  * round trip is recorded twice: from the intended time (what a client that
  * wanted to send then saw: coordinated-omission correct, a stalled sender
@@ -354,7 +354,7 @@ static uint64_t sent_measured(const struct ping *g)
 
 #define PCT(h, v) ((unsigned long long)jtr_hist_value_at_percentile((h), (v)))
 
-/* summary - the table, then um_lat's lines */
+/* summary - the table, then the percentile, rate and reply lines */
 static void summary(FILE *f, const struct jtr_probe *p, const struct ping *g)
 {
 	const struct jtr_hist *hi = &g->from_intended, *hs = &g->from_send, *sc = &g->send_call;

@@ -1,13 +1,13 @@
 /* pong.c - jtr pong: reflect every message back to jtr ping, as-is.
  *
- * um_lat's pong and the Refinitiv tools' reflect mode: one receiving thread
- * (pinned with -a) sends each message back unchanged, so every timestamp in
- * it stays ping's. Ends on ping's end-of-stream; a ping that never comes,
- * goes silent or goes away is reported and the exit status says so. With
- * -o it also writes a results folder: what it reflected and the CPU it used,
- * and a stats.csv row every --stats-every. The reflecting loop runs in a
- * jtr_worker (pinned with -a, SCHED_FIFO with -f); the main thread waits for
- * ping's first message, then makes the rows and waits for the worker.
+ * One receiving thread (pinned with -a) sends each message back unchanged,
+ * so every timestamp in it stays ping's. Ends on ping's end-of-stream; a
+ * ping that never comes, goes silent or goes away is reported and the exit
+ * status says so. With -o it also writes a results folder: what it
+ * reflected and the CPU it used, and a stats.csv row every --stats-every.
+ * The reflecting loop runs in a jtr_worker (pinned with -a, SCHED_FIFO
+ * with -f); the main thread waits for ping's first message, then makes the
+ * rows and waits for the worker.
  */
 #include <errno.h>
 #include <stdio.h>

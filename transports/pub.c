@@ -1,4 +1,4 @@
-/* pub.c - jtr pub: a rate-paced publisher (um_perf's publisher).
+/* pub.c - jtr pub: a rate-paced publisher.
  *
  * One sending thread (-a CPU) sends COUNT messages of LEN bytes at RATE per
  * second after WARMUP unmeasured ones, busy-waiting to each intended send
@@ -181,7 +181,8 @@ static uint64_t duration_ns(const struct pub *g)
 	return g->first_ns && g->last_ns > g->first_ns ? (uint64_t)(g->last_ns - g->first_ns) : 0;
 }
 
-/* summary - um_perf's lines and ours */
+/* summary - the o_* inputs, rate, send and subscriber lines, the send-call
+ * times and the resource lines */
 static void summary(FILE *f, const struct jtr_probe *p, const struct pub *g)
 {
 	const struct jtr_hist *h = &g->send_call;

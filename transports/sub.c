@@ -1,11 +1,10 @@
-/* sub.c - jtr sub: a subscriber that counts, checks order and measures
- * (um_perf's subscriber).
+/* sub.c - jtr sub: a subscriber that counts, checks order and measures.
  *
  * One receiving thread (-a CPU) takes every message: its sequence number
  * goes through tp_seq (lost, duplicated, reordered), and unless -f its
  * latency from the publisher's send time and from its intended send time is
  * recorded (both CLOCK_MONOTONIC, one machine or namespaces of one). -s adds
- * an empty loop per message, the seed's way to give the receiver work;
+ * an empty loop per message, work that makes a slower receiver;
  * --max-rate caps how fast messages are taken (a receiver of known speed,
  * for testing jtr maxrate). The publisher's end of stream carries its count,
  * so tail loss is counted too.
@@ -336,7 +335,7 @@ int main(int argc, char **argv)
 	g.p = &p;
 	g.tp = &tp;
 
-	/* 1. options (-f is um_perf_sub's fast; FIFO is --fifo) */
+	/* 1. options (-f is fast: no latency; FIFO is --fifo) */
 	while ((opt = getopt_long(argc, argv, ":a:fs:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
 		if (opt == 'f') {
 			g.fast = true;

@@ -203,8 +203,8 @@ static void csv_num(FILE *f, double v, int decimals, bool last)
 	fputc(last ? '\n' : ',', f);
 }
 
-/* print_row - the row as one line on stdout, as the Refinitiv tools print
- * theirs (the CSV has every column; this is for watching a run) */
+/* print_row - the row as one line on stdout (the CSV has every column; this
+ * is for watching a run) */
 static void print_row(const struct tp_stats *st, const struct tp_stats_row *r)
 {
 	printf("stats %8.3f s:", r->t_s);

@@ -1,5 +1,5 @@
 /* tp_stats.h - periodic statistics and the per-sample latency file of jtr
- * ping, pub, sub (the Refinitiv tools' stats, summary and latency files).
+ * ping, pub, sub (stats.csv, the summary's resource lines, latency.csv).
  *
  * Every N seconds one row: messages and bytes sent and received, the
  * interval's latency (samples, mean, standard deviation, min, max), the
@@ -152,8 +152,8 @@ double tp_stats_proc_cpu_pct(const struct tp_stats *st);
  * send_cpu_pct, recv_cpu_pct, rss_max_mb, stats_every_ns, and "stats" (rows) */
 void tp_stats_write_json(struct jtr_json *j, const struct tp_stats *st);
 
-/* tp_stats_summary - the resource lines of summary.txt (the seed's
- * "CPU/Memory samples", max, min, avg) */
+/* tp_stats_summary - the resource lines of summary.txt (CPU and memory,
+ * whole run and max, min, avg over the rows) */
 void tp_stats_summary(FILE *f, const struct tp_stats *st, const char *recv_mode);
 
 /* tp_stats_commit - finish DIR/stats.csv */

@@ -24,8 +24,8 @@ def legacy_section(pngs, texts, captions=None):
     if not pngs and not texts:
         return ""
     out = ["<h2>10 ns graphs (jtr_null's gnuplot format)</h2>",
-           "<p>10 ns buckets, counts on a log scale, as jtr_null's gnuplot scripts "
-           "drew them; the data files are in jtr_null's gnuplot format: %s</p>"
+           "<p>10 ns buckets, counts on a log scale; the data files are in jtr_null's "
+           "gnuplot format (docs/compat.md): %s</p>"
            % ", ".join('<a href="%s">%s</a>' % (esc(t), esc(t)) for t in texts)]
     for name, data in pngs.items():
         out.append(img(name, data, (captions or {}).get(name, name)))
