@@ -240,7 +240,7 @@ def add_backend(p):
 
 def add_attribution_options(p, default_slack):
     """--slack DUR and --top N: how outliers are charged and how many are shown."""
-    p.add_argument("--slack", metavar="DUR", type=Duration(0, 10 ** 9, legacy_unit="us"),
+    p.add_argument("--slack", metavar="DUR", type=Duration(0, 3600 * 10 ** 9, legacy_unit="us"),
                    help="how long before an outlier an event may start and still be charged "
                         "to it (default %s; see docs/attribution.md)" % default_slack)
     p.add_argument("--top", metavar="N", type=Count(0, 100000),

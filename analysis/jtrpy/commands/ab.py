@@ -32,7 +32,7 @@ def make_parser(prog):
                    help="CPUs to isolate (jtr-isolate, jtr-realtime) and to measure "
                         "(default: measure the default CPU of jtr run)")
     p.add_argument("-d", "--duration", metavar="DUR", dest="duration_ns",
-                   type=Duration(10 ** 7, 30 * 86400 * 10 ** 9), default=10 * 10 ** 9,
+                   type=Duration(10 ** 6, 30 * 86400 * 10 ** 9), default=10 * 10 ** 9,
                    help="each run (default 10s; 500ms, 2m; a bare number is in seconds)")
     p.add_argument("--repeat", metavar="N", type=Count(1, 100), default=1,
                    help="runs a side, 1 to 100 (default 1)")
