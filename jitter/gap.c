@@ -327,13 +327,7 @@ static void write_outputs(struct jtr_probe *p, const struct gap_all *a)
 	for (int i = 0; i < a->n; i++)
 		jtr_json_int(&j, NULL, a->cpus[i].cpu);
 	jtr_json_arr_end(&j);
-	jtr_json_str(&j, "timebase", jtr_tb_name(p->tb_wanted));
-	if (gp->threshold_opt)
-		jtr_json_uint(&j, "threshold_ns", gp->threshold_opt);
-	else
-		jtr_json_null(&j, "threshold_ns");
-	jtr_json_uint(&j, "max_outliers", gp->max_outliers);
-	jtr_json_double(&j, "hist_error", p->hist_error);
+	jtr_probe_params_common(p, &j, gp->threshold_opt, gp->max_outliers);
 	jtr_json_obj_end(&j);
 
 	jtr_json_arr_begin(&j, "runs");
@@ -423,11 +417,9 @@ int main(int argc, char **argv)
 		g->p = &p;
 		g->gp = &gp;
 		g->cpu = k;
-		if (jtr_hist_init(&g->hist, p.hist_error) < 0 ||
-		    jtr_hist_init(&g->lengths, p.hist_error) < 0 ||
-		    jtr_olog_init(&g->log, gp.max_outliers, k) < 0 ||
-		    jtr_worker_alloc(&w[i], k) < 0)
-			jtr_fatal(&p, "out of memory for CPU %d", k);
+		jtr_probe_series_init(&p, &g->hist, &g->lengths, &g->log, gp.max_outliers, k);
+		if (jtr_worker_alloc(&w[i], k) < 0)
+			jtr_fatal(&p, "cannot allocate a thread stack for CPU %d", k);
 		w[i].fn = worker;
 		w[i].arg = g;
 		i++;

@@ -106,22 +106,17 @@ struct null_ctx {
 /* run_setup - the loop's settings for one run in timebase @tsc or clock */
 static void run_setup(struct null_ctx *c, struct null_run *r, bool tsc)
 {
-	const struct jtr_probe *p = c->p;
-
 	r->loop = (struct jtr_sample){
 		.warmup = c->warmup,
 		.samples = c->samples,
 		.spins = c->spins,
 		.threshold_ns = c->threshold_opt,
-		.overhead_raw = tsc ? jtr_ns2ticks(p->tb.hz, (uint64_t)p->costs.region_overhead_ns)
-				    : (uint64_t)p->costs.gettime_region_ns,
-		.pause_raw = tsc ? jtr_ns2ticks(p->tb.hz, c->pause_ns) : c->pause_ns,
-		.t2n = p->tb.t2n,
 		.hist = &r->hist,
 		.lengths = &r->lengths,
 		.log = &r->log,
 		.at_sample = &c->at_sample,
 	};
+	jtr_sample_timing(&r->loop, c->p, tsc, c->pause_ns);
 }
 
 /* run_tsc - one run of empty loops timed with the TSC */
@@ -201,7 +196,7 @@ static void write_outputs(struct null_ctx *c)
 	struct jtr_afile txt, gp, csv, res;
 	struct jtr_legacy_hdr sh;
 	struct jtr_json j;
-	char lead[64], hdr[1024], mm[256], pct[512], name[32];
+	char lead[64], hdr[1024], name[32];
 
 	jtr_probe_open(p, &txt, "summary.txt");
 	jtr_probe_open(p, &gp, "null.gp");
@@ -214,12 +209,7 @@ static void write_outputs(struct null_ctx *c)
 	for (int k = 0; k < c->runs_done; k++) {
 		struct null_run *r = &c->run[k];
 
-		jtr_legacy_minmax(mm, sizeof(mm), &r->hist, c->histo_buckets);
-		jtr_legacy_percentiles(pct, sizeof(pct), &r->hist, c->histo_buckets);
-		fprintf(txt.f, "%s%s%s", hdr, mm, pct);
-		if (!p->quiet)
-			printf("%s%s%s", hdr, mm, pct);
-		jtr_legacy_gnuplot_block(gp.f, k + 1, hdr, mm, &r->hist, c->histo_buckets);
+		jtr_probe_legacy_run(p, txt.f, gp.f, k, hdr, &r->hist, c->histo_buckets);
 		jtr_olog_write_csv(csv.f, &r->log, &p->tb);
 	}
 
@@ -235,15 +225,9 @@ static void write_outputs(struct null_ctx *c)
 		jtr_json_int(&j, "cpu", c->cpu);
 	else
 		jtr_json_null(&j, "cpu");
-	jtr_json_str(&j, "timebase", jtr_tb_name(p->tb_wanted));
 	jtr_json_uint(&j, "histo_buckets", c->histo_buckets);
 	jtr_json_str(&j, "desc", c->desc);
-	if (c->threshold_opt)
-		jtr_json_uint(&j, "threshold_ns", c->threshold_opt);
-	else
-		jtr_json_null(&j, "threshold_ns");
-	jtr_json_uint(&j, "max_outliers", c->max_outliers);
-	jtr_json_double(&j, "hist_error", p->hist_error);
+	jtr_probe_params_common(p, &j, c->threshold_opt, c->max_outliers);
 	jtr_json_obj_end(&j);
 
 	jtr_json_arr_begin(&j, "runs");
@@ -328,21 +312,12 @@ int main(int argc, char **argv)
 	}
 	jtr_probe_no_args(&p, argc, argv);
 	jtr_probe_default_cpus(&cpus, cpu_given);
-	c.cpu = -1;
-	if (!no_pin) {
-		jtr_probe_check_cpus(&p, "-c", &cpus);
-		for (k = 0; k < CPU_SETSIZE; k++)
-			if (CPU_ISSET(k, &cpus))
-				c.cpu = k;
-	}
+	c.cpu = jtr_probe_one_cpu(&p, "-c", &cpus, no_pin);
 
 	/* 2. everything the hot loop touches, allocated and pre-touched */
-	for (k = 0; k < c.runs; k++) {
-		if (jtr_hist_init(&c.run[k].hist, p.hist_error) < 0 ||
-		    jtr_hist_init(&c.run[k].lengths, p.hist_error) < 0 ||
-		    jtr_olog_init(&c.run[k].log, c.max_outliers, c.cpu) < 0)
-			jtr_fatal(&p, "out of memory for %d runs", c.runs);
-	}
+	for (k = 0; k < c.runs; k++)
+		jtr_probe_series_init(&p, &c.run[k].hist, &c.run[k].lengths, &c.run[k].log,
+				      c.max_outliers, c.cpu);
 	if (jtr_worker_alloc(&w, c.cpu) < 0)
 		jtr_fatal(&p, "cannot allocate a thread stack");
 

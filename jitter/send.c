@@ -200,7 +200,6 @@ static inline __attribute__((always_inline)) void
 timed_run(struct send_ctx *c, struct send_run *r, uint64_t nwarm, uint64_t nsamp, bool tsc,
 	  bool send)
 {
-	const struct jtr_probe *p = c->p;
 	struct send_regs a = { c->tx, (struct tp_msg *)c->msg, c->len, c->seq };
 
 	/* a null run comes with its send run's threshold: one meaning of
@@ -210,15 +209,12 @@ timed_run(struct send_ctx *c, struct send_run *r, uint64_t nwarm, uint64_t nsamp
 		.samples = nsamp,
 		.spins = r->spins,
 		.threshold_ns = c->threshold_opt ? c->threshold_opt : r->loop.threshold_ns,
-		.overhead_raw = tsc ? jtr_ns2ticks(p->tb.hz, (uint64_t)p->costs.region_overhead_ns)
-				    : (uint64_t)p->costs.gettime_region_ns,
-		.pause_raw = tsc ? jtr_ns2ticks(p->tb.hz, c->pause_ns) : c->pause_ns,
-		.t2n = p->tb.t2n,
 		.hist = &r->hist,
 		.lengths = &r->lengths,
 		.log = &r->log,
 		.at_sample = &c->at_sample,
 	};
+	jtr_sample_timing(&r->loop, c->p, tsc, c->pause_ns);
 	jtr_sample_run(&r->loop, tsc, send ? prepare_msg : NULL, send ? send_msg : NULL, &a);
 	c->seq = a.seq;
 	c->sent += r->loop.bodies;
@@ -705,7 +701,7 @@ static void write_outputs(struct send_ctx *c, const char *peer)
 	struct jtr_afile txt, gp, plt, csv, res;
 	struct jtr_legacy_hdr sh;
 	struct jtr_json j;
-	char desc[256], lead[64], hdr[1024], mm[256], pct[512];
+	char desc[256], lead[64], hdr[1024];
 	uint64_t dur = send_duration_ns(c);
 
 	jtr_probe_open(p, &txt, "summary.txt");
@@ -719,12 +715,7 @@ static void write_outputs(struct send_ctx *c, const char *peer)
 
 		legacy_hdr(c, k, &sh, desc, sizeof(desc), lead, sizeof(lead));
 		jtr_legacy_header(hdr, sizeof(hdr), &sh);
-		jtr_legacy_minmax(mm, sizeof(mm), &r->hist, c->histo_buckets);
-		jtr_legacy_percentiles(pct, sizeof(pct), &r->hist, c->histo_buckets);
-		fprintf(txt.f, "%s%s%s", hdr, mm, pct);
-		if (!p->quiet)
-			printf("%s%s%s", hdr, mm, pct);
-		jtr_legacy_gnuplot_block(gp.f, k + 1, hdr, mm, &r->hist, c->histo_buckets);
+		jtr_probe_legacy_run(p, txt.f, gp.f, k, hdr, &r->hist, c->histo_buckets);
 		jtr_olog_write_csv(csv.f, &r->log, &p->tb);
 	}
 	comparison(txt.f, c);
@@ -746,16 +737,10 @@ static void write_outputs(struct send_ctx *c, const char *peer)
 		jtr_json_int(&j, "drain_cpu", c->drain_cpu);
 	else
 		jtr_json_null(&j, "drain_cpu");
-	jtr_json_str(&j, "timebase", jtr_tb_name(p->tb_wanted));
 	jtr_json_uint(&j, "histo_buckets", c->histo_buckets);
 	jtr_json_str(&j, "desc", c->desc);
-	if (c->threshold_opt)
-		jtr_json_uint(&j, "threshold_ns", c->threshold_opt);
-	else
-		jtr_json_null(&j, "threshold_ns");
-	jtr_json_uint(&j, "max_outliers", c->max_outliers);
 	jtr_json_uint(&j, "wait_ns", c->tp->o.wait_ns);
-	jtr_json_double(&j, "hist_error", p->hist_error);
+	jtr_probe_params_common(p, &j, c->threshold_opt, c->max_outliers);
 	jtr_json_obj_end(&j);
 
 	tp_prog_write_transport(&j, c->tp, c->len);
@@ -929,13 +914,7 @@ int main(int argc, char **argv)
 	tp.o.subs = 1;
 	tp_prog_check(&p, &tp, TP_PUB);
 	jtr_probe_default_cpus(&cpus, cpu_given);
-	c.cpu = -1;
-	if (!no_pin) {
-		jtr_probe_check_cpus(&p, "-c", &cpus);
-		for (k = 0; k < CPU_SETSIZE; k++)
-			if (CPU_ISSET(k, &cpus))
-				c.cpu = k;
-	}
+	c.cpu = jtr_probe_one_cpu(&p, "-c", &cpus, no_pin);
 	if (c.drain && !drain_given)
 		c.drain_cpu = c.cpu >= 0 ? other_cpu(c.cpu) : -1;
 
@@ -946,16 +925,10 @@ int main(int argc, char **argv)
 		jtr_fatal(&p, "out of memory for %u-byte messages", c.len);
 	jtr_prefault(c.msg, c.len);
 	jtr_prefault(c.rbuf, c.len);
-	for (k = 0; k < 2 * c.pairs; k++) {
-		if (jtr_hist_init(&c.run[k].hist, p.hist_error) < 0 ||
-		    jtr_hist_init(&c.run[k].lengths, p.hist_error) < 0 ||
-		    jtr_olog_init(&c.run[k].log, c.max_outliers, c.cpu) < 0)
-			jtr_fatal(&p, "out of memory for %d runs", 2 * c.pairs);
-	}
-	if (jtr_hist_init(&c.cal.hist, p.hist_error) < 0 ||
-	    jtr_hist_init(&c.cal.lengths, p.hist_error) < 0 ||
-	    jtr_olog_init(&c.cal.log, 0, c.cpu) < 0)
-		jtr_fatal(&p, "out of memory");
+	for (k = 0; k < 2 * c.pairs; k++)
+		jtr_probe_series_init(&p, &c.run[k].hist, &c.run[k].lengths, &c.run[k].log,
+				      c.max_outliers, c.cpu);
+	jtr_probe_series_init(&p, &c.cal.hist, &c.cal.lengths, &c.cal.log, 0, c.cpu);
 	nw = c.drain ? 2 : 1;
 	if (jtr_worker_alloc(&w[0], c.cpu) < 0 || (c.drain && jtr_worker_alloc(&w[1], c.drain_cpu) < 0))
 		jtr_fatal(&p, "cannot allocate a thread stack");

@@ -280,6 +280,30 @@ void jtr_probe_check_cpus(struct jtr_probe *p, const char *opt, const cpu_set_t 
 			jtr_usage_error(p, "%s: %s", opt, e.msg);
 }
 
+/* jtr_probe_one_cpu - see jtr_probe.h */
+int jtr_probe_one_cpu(struct jtr_probe *p, const char *opt, const cpu_set_t *set, bool no_pin)
+{
+	if (no_pin)
+		return -1;
+	jtr_probe_check_cpus(p, opt, set);
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, set))
+			return cpu;
+	return -1;
+}
+
+/* jtr_probe_series_init - see jtr_probe.h */
+void jtr_probe_series_init(struct jtr_probe *p, struct jtr_hist *hist, struct jtr_hist *lengths,
+			   struct jtr_olog *log, uint64_t max_outliers, int cpu)
+{
+	if (jtr_hist_init(hist, p->hist_error) < 0 || jtr_hist_init(lengths, p->hist_error) < 0 ||
+	    jtr_olog_init(log, max_outliers, cpu) < 0) {
+		if (cpu >= 0)
+			jtr_fatal(p, "out of memory for the histograms and outlier log of CPU %d", cpu);
+		jtr_fatal(p, "out of memory for the histograms and outlier log");
+	}
+}
+
 /* what on_signal says: set before the handler is installed */
 static const char *stop_notice = "";
 static size_t stop_notice_len;
@@ -631,6 +655,33 @@ void jtr_probe_result_begin(struct jtr_probe *p, struct jtr_json *j)
 	jtr_json_obj_end(j);
 	jtr_host_write(j, "host", &p->host);
 	write_calibration(p, j);
+}
+
+/* jtr_probe_legacy_run - see jtr_probe.h */
+void jtr_probe_legacy_run(const struct jtr_probe *p, FILE *txt, FILE *gp, int k, const char *hdr,
+			  const struct jtr_hist *hist, uint32_t buckets)
+{
+	char mm[256], pct[512];
+
+	jtr_legacy_minmax(mm, sizeof(mm), hist, buckets);
+	jtr_legacy_percentiles(pct, sizeof(pct), hist, buckets);
+	fprintf(txt, "%s%s%s", hdr, mm, pct);
+	if (!p->quiet)
+		printf("%s%s%s", hdr, mm, pct);
+	jtr_legacy_gnuplot_block(gp, k + 1, hdr, mm, hist, buckets);
+}
+
+/* jtr_probe_params_common - see jtr_probe.h */
+void jtr_probe_params_common(const struct jtr_probe *p, struct jtr_json *j, uint64_t threshold_opt,
+			     uint64_t max_outliers)
+{
+	jtr_json_str(j, "timebase", jtr_tb_name(p->tb_wanted));
+	if (threshold_opt)
+		jtr_json_uint(j, "threshold_ns", threshold_opt);
+	else
+		jtr_json_null(j, "threshold_ns");
+	jtr_json_uint(j, "max_outliers", max_outliers);
+	jtr_json_double(j, "hist_error", p->hist_error);
 }
 
 /* jtr_probe_result_end - warnings and the closing brace */

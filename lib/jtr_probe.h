@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "jtr_clock.h"
@@ -130,6 +131,16 @@ void jtr_opt_cpus(struct jtr_probe *p, const char *arg, bool allow_none, cpu_set
 /* jtr_probe_check_cpus - every CPU in @set online and allowed, else exit 2 */
 void jtr_probe_check_cpus(struct jtr_probe *p, const char *opt, const cpu_set_t *set);
 
+/* jtr_probe_one_cpu - the one CPU of @set, checked as jtr_probe_check_cpus
+ * does; -1 when @no_pin (-c -1). The caller has refused a set of more than one. */
+int jtr_probe_one_cpu(struct jtr_probe *p, const char *opt, const cpu_set_t *set, bool no_pin);
+
+/* jtr_probe_series_init - a run's histogram, histogram of outlier lengths
+ * and outlier log of @max_outliers entries for @cpu, allocated and
+ * pre-touched at the probe's histogram error; exit 1 when out of memory */
+void jtr_probe_series_init(struct jtr_probe *p, struct jtr_hist *hist, struct jtr_hist *lengths,
+			   struct jtr_olog *log, uint64_t max_outliers, int cpu);
+
 /* jtr_probe_privileged - FIFO (if asked) and mlockall while privileged, then
  * drop to the real user for good; then host facts and the results folder.
  * Call after every hot-loop buffer is allocated and before any file is
@@ -196,6 +207,12 @@ struct jtr_legacy_hdr;
  * second; the caller fills the run's own fields */
 void jtr_probe_legacy_hdr(const struct jtr_probe *p, struct jtr_legacy_hdr *s);
 
+/* jtr_probe_legacy_run - run @k's (from 0) block: header @hdr, min/max and
+ * percentiles of @hist in @buckets 10 ns buckets, into summary file @txt
+ * (and stdout unless -q), and its gnuplot block into @gp */
+void jtr_probe_legacy_run(const struct jtr_probe *p, FILE *txt, FILE *gp, int k, const char *hdr,
+			  const struct jtr_hist *hist, uint32_t buckets);
+
 /* jtr_probe_open - open an output file in the results folder atomically */
 void jtr_probe_open(struct jtr_probe *p, struct jtr_afile *a, const char *name);
 
@@ -205,6 +222,12 @@ void jtr_probe_commit_file(struct jtr_probe *p, struct jtr_afile *a);
 /* jtr_probe_result_begin - result.json's head: format, tool, version,
  * command, times, partial, host, calibration; the object stays open */
 void jtr_probe_result_begin(struct jtr_probe *p, struct jtr_json *j);
+
+/* jtr_probe_params_common - the "params" every sampling probe shares:
+ * timebase (as asked), threshold_ns (null: from the warm-up), max_outliers
+ * and hist_error */
+void jtr_probe_params_common(const struct jtr_probe *p, struct jtr_json *j, uint64_t threshold_opt,
+			     uint64_t max_outliers);
 
 /* jtr_probe_result_end - warnings and the closing brace */
 void jtr_probe_result_end(struct jtr_probe *p, struct jtr_json *j);

@@ -50,6 +50,18 @@ struct jtr_sample {
 	bool partial;			/* fewer than @samples measured */
 };
 
+/* jtr_sample_timing - @s's timer overhead, pause and tick conversion for
+ * probe @p's timebase (@tsc: the TSC, else clock_gettime); the rest of @s is
+ * the caller's */
+static inline void jtr_sample_timing(struct jtr_sample *s, const struct jtr_probe *p, bool tsc,
+				     uint64_t pause_ns)
+{
+	s->overhead_raw = tsc ? jtr_ns2ticks(p->tb.hz, (uint64_t)p->costs.region_overhead_ns)
+			      : (uint64_t)p->costs.gettime_region_ns;
+	s->pause_raw = tsc ? jtr_ns2ticks(p->tb.hz, pause_ns) : pause_ns;
+	s->t2n = p->tb.t2n;
+}
+
 /* jtr_sample_read_begin - the read that starts a timed region: lfence;rdtsc
  * (nothing before it still running), or clock_gettime(CLOCK_MONOTONIC) ns */
 static inline __attribute__((always_inline)) uint64_t jtr_sample_read_begin(bool tsc)
