@@ -64,8 +64,7 @@ static const struct option long_opts[] = {
 	{ "cpus", required_argument, NULL, 'c' },
 	{ "cpu", required_argument, NULL, 'c' },
 	{ "timebase", required_argument, NULL, 't' },
-	{ "threshold", required_argument, NULL, JTR_OPT_THRESHOLD },
-	{ "max-outliers", required_argument, NULL, JTR_OPT_MAX_OUTLIERS },
+	JTR_PROBE_OUTLIER_LONG_OPTS,
 	JTR_PROBE_LONG_OPTS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -376,7 +375,8 @@ int main(int argc, char **argv)
 
 	/* 1. options: numbers only; paths are kept as strings */
 	while ((opt = getopt_long(argc, argv, ":d:j:c:t:f:o:qh", long_opts, NULL)) != -1) {
-		if (jtr_probe_common_opt(&p, opt, usage_text, argv))
+		if (jtr_probe_common_opt(&p, opt, usage_text, argv) ||
+		    jtr_probe_outlier_opt(&p, opt, optarg, &gp.threshold_opt, &gp.max_outliers))
 			continue;
 		switch (opt) {
 		case 'd':
@@ -386,13 +386,6 @@ int main(int argc, char **argv)
 			break;
 		case 'j': gp.loops = jtr_opt_count(&p, "-j", optarg, 1, 1ULL << 50); break;
 		case 'c': jtr_opt_cpus(&p, optarg, false, &cpus, &none); cpu_given = true; break;
-		case JTR_OPT_THRESHOLD:
-			gp.threshold_opt = jtr_opt_duration_legacy(&p, "--threshold", optarg, 1, 1,
-								    3600 * JTR_NS_PER_S);
-			break;
-		case JTR_OPT_MAX_OUTLIERS:
-			gp.max_outliers = jtr_opt_count(&p, "--max-outliers", optarg, 0, 100000000);
-			break;
 		}
 	}
 	jtr_probe_no_args(&p, argc, argv);

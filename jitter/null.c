@@ -75,8 +75,7 @@ static const struct option long_opts[] = {
 	{ "cpu", required_argument, NULL, 'c' },
 	{ "desc", required_argument, NULL, 'd' },
 	{ "histo-buckets", required_argument, NULL, 'H' },
-	{ "threshold", required_argument, NULL, JTR_OPT_THRESHOLD },
-	{ "max-outliers", required_argument, NULL, JTR_OPT_MAX_OUTLIERS },
+	JTR_PROBE_OUTLIER_LONG_OPTS,
 	JTR_PROBE_LONG_OPTS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -282,7 +281,8 @@ int main(int argc, char **argv)
 
 	/* 1. options: numbers only; paths are kept as strings */
 	while ((opt = getopt_long(argc, argv, ":n:B:p:w:r:t:c:f:o:d:H:qh", long_opts, NULL)) != -1) {
-		if (jtr_probe_common_opt(&p, opt, usage_text, argv))
+		if (jtr_probe_common_opt(&p, opt, usage_text, argv) ||
+		    jtr_probe_outlier_opt(&p, opt, optarg, &c.threshold_opt, &c.max_outliers))
 			continue;
 		switch (opt) {
 		case 'n': c.samples = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40); break;
@@ -301,13 +301,6 @@ int main(int argc, char **argv)
 			break;
 		case 'd': c.desc = optarg; break;
 		case 'H': c.histo_buckets = (uint32_t)jtr_opt_int(&p, "-H", optarg, 1, 1000000); break;
-		case JTR_OPT_THRESHOLD:
-			c.threshold_opt = jtr_opt_duration_legacy(&p, "--threshold", optarg, 1, 1,
-								   3600 * JTR_NS_PER_S);
-			break;
-		case JTR_OPT_MAX_OUTLIERS:
-			c.max_outliers = jtr_opt_count(&p, "--max-outliers", optarg, 0, 100000000);
-			break;
 		}
 	}
 	jtr_probe_no_args(&p, argc, argv);

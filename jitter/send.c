@@ -112,8 +112,7 @@ static const struct option long_opts[] = {
 	{ "timebase", required_argument, NULL, 't' },
 	{ "desc", required_argument, NULL, 'd' },
 	{ "histo-buckets", required_argument, NULL, 'H' },
-	{ "threshold", required_argument, NULL, JTR_OPT_THRESHOLD },
-	{ "max-outliers", required_argument, NULL, JTR_OPT_MAX_OUTLIERS },
+	JTR_PROBE_OUTLIER_LONG_OPTS,
 	TP_PROG_LONG_OPTS,
 	JTR_PROBE_LONG_OPTS,
 	{ NULL, 0, NULL, 0 },
@@ -873,7 +872,8 @@ int main(int argc, char **argv)
 	/* 1. options */
 	while ((opt = getopt_long(argc, argv, ":n:r:w:p:m:c:a:t:f:o:d:H:qh" TP_PROG_SHORT, long_opts,
 				  NULL)) != -1) {
-		if (jtr_probe_common_opt(&p, opt, usage_text, argv) || tp_prog_opt(&p, &tp, opt, optarg))
+		if (jtr_probe_common_opt(&p, opt, usage_text, argv) || tp_prog_opt(&p, &tp, opt, optarg) ||
+		    jtr_probe_outlier_opt(&p, opt, optarg, &c.threshold_opt, &c.max_outliers))
 			continue;
 		switch (opt) {
 		case 'n': c.samples = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40); break;
@@ -897,13 +897,6 @@ int main(int argc, char **argv)
 		case OPT_NO_DRAIN: c.drain = false; break;
 		case 'd': c.desc = optarg; break;
 		case 'H': c.histo_buckets = (uint32_t)jtr_opt_int(&p, "-H", optarg, 1, 1000000); break;
-		case JTR_OPT_THRESHOLD:
-			c.threshold_opt = jtr_opt_duration_legacy(&p, "--threshold", optarg, 1, 1,
-								   3600 * JTR_NS_PER_S);
-			break;
-		case JTR_OPT_MAX_OUTLIERS:
-			c.max_outliers = jtr_opt_count(&p, "--max-outliers", optarg, 0, 100000000);
-			break;
 		}
 	}
 	jtr_probe_no_args(&p, argc, argv);

@@ -142,6 +142,23 @@ bool jtr_probe_common_opt(struct jtr_probe *p, int opt, const char *usage, char 
 	}
 }
 
+/* jtr_probe_outlier_opt - see jtr_probe.h */
+bool jtr_probe_outlier_opt(struct jtr_probe *p, int opt, const char *arg, uint64_t *threshold_ns,
+			   uint64_t *max_outliers)
+{
+	switch (opt) {
+	case JTR_OPT_THRESHOLD:
+		*threshold_ns = jtr_opt_duration_legacy(p, "--threshold", arg, 1, 1,
+							3600 * JTR_NS_PER_S);
+		return true;
+	case JTR_OPT_MAX_OUTLIERS:
+		*max_outliers = jtr_opt_count(p, "--max-outliers", arg, 0, 100000000);
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* jtr_probe_no_args - refuse words left after the options */
 void jtr_probe_no_args(struct jtr_probe *p, int argc, char **argv)
 {

@@ -103,6 +103,17 @@ enum { JTR_OPT_HIST_ERROR = 300, JTR_OPT_THRESHOLD, JTR_OPT_MAX_OUTLIERS };
  * returns false for the tool's own options. -h prints @usage and exits 0. */
 bool jtr_probe_common_opt(struct jtr_probe *p, int opt, const char *usage, char **argv);
 
+/* the outlier log's long options of the sampling probes (gap, null, send) */
+#define JTR_PROBE_OUTLIER_LONG_OPTS						\
+	{ "threshold", required_argument, NULL, JTR_OPT_THRESHOLD },		\
+	{ "max-outliers", required_argument, NULL, JTR_OPT_MAX_OUTLIERS }
+
+/* jtr_probe_outlier_opt - handle --threshold DUR (1ns to 1h; a bare number
+ * is ns, with a warning) into *@threshold_ns or --max-outliers N (0 to 1e8)
+ * into *@max_outliers; false for any other @opt */
+bool jtr_probe_outlier_opt(struct jtr_probe *p, int opt, const char *arg, uint64_t *threshold_ns,
+			   uint64_t *max_outliers);
+
 /* jtr_probe_no_args - refuse words left after the options */
 void jtr_probe_no_args(struct jtr_probe *p, int argc, char **argv);
 

@@ -216,6 +216,24 @@ static void test_sample_timing(void **state)
 	assert_int_equal(s.samples, 5);		/* the caller's fields are left alone */
 }
 
+/* --threshold and --max-outliers, as gap, null and send read them */
+static void test_outlier_opt(void **state)
+{
+	struct jtr_probe p;
+	uint64_t thr = 0, max = 100000;
+
+	(void)state;
+	jtr_probe_init(&p, "test", 0, NULL);
+	assert_true(jtr_probe_outlier_opt(&p, JTR_OPT_THRESHOLD, "2.5us", &thr, &max));
+	assert_int_equal(thr, 2500);
+	assert_true(jtr_probe_outlier_opt(&p, JTR_OPT_MAX_OUTLIERS, "5K", &thr, &max));
+	assert_int_equal(max, 5000);
+	assert_false(jtr_probe_outlier_opt(&p, 'n', "7", &thr, &max));
+	assert_false(jtr_probe_outlier_opt(&p, JTR_OPT_HIST_ERROR, "7", &thr, &max));
+	assert_int_equal(thr, 2500);
+	assert_int_equal(max, 5000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -225,6 +243,7 @@ int main(void)
 		cmocka_unit_test(test_params_common),
 		cmocka_unit_test(test_legacy_run),
 		cmocka_unit_test(test_sample_timing),
+		cmocka_unit_test(test_outlier_opt),
 	};
 
 	return cmocka_run_group_tests_name("probe", tests, NULL, NULL);
