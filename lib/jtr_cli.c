@@ -14,7 +14,7 @@
 #define COUNT_FORM "expected a whole number with an optional K, M or G suffix, such as 2000000, 2M or 500K"
 #define SIZE_FORM "expected bytes with an optional K, M or G (x1024), e.g. 4096, 64K, 8M"
 #define DUR_FORM "expected a number with an optional unit ns, us, ms, s, m or h, such as 10us, " \
-	"500ms or 2m (a bare number is in seconds)"
+	"500ms or 2m"
 #define PCT_FORM "expected a number with an optional %%, such as 1, 0.5 or 2.5%% (a bare " \
 	"number is a percentage)"
 #define CPU_FORM "expected CPU numbers and ranges such as 1, 0-3 or 1,3-5"
@@ -205,7 +205,12 @@ static int parse_duration(const char *s, uint64_t bare_unit_ns, uint64_t min_ns,
 	*out = ns;
 	return 0;
 bad:
-	return jtr_err_set(e, -EINVAL, "'%s' is not a duration; " DUR_FORM, s ? s : "");
+	if (bare_unit_ns == JTR_NS_PER_S)
+		return jtr_err_set(e, -EINVAL, "'%s' is not a duration; " DUR_FORM
+				   " (a bare number is in seconds)", s ? s : "");
+	/* an option that keeps its older unit says so */
+	return jtr_err_set(e, -EINVAL, "'%s' is not a duration; " DUR_FORM
+			   " (a bare number here is in %s)", s ? s : "", unit_name(bare_unit_ns));
 range:
 	return jtr_err_set(e, -ERANGE, "'%s' is out of range; expected %s to %s", s,
 			   jtr_format_duration(min_ns, lo, sizeof(lo)),

@@ -32,7 +32,7 @@ UNIT_WORDS = {1: "ns", 1_000: "us", 1_000_000: "ms", NS_PER_S: "s", 60 * NS_PER_
 SCALE = {"k": 1, "m": 2, "g": 3}
 
 DURATION_FORM = ("expected a number with an optional unit ns, us, ms, s, m or h, such as "
-                 "10us, 500ms or 2m (a bare number is in seconds)")
+                 "10us, 500ms or 2m")
 COUNT_FORM = ("expected a whole number with an optional K, M or G suffix, such as 2000000, 2M "
               "or 500K")
 SIZE_FORM = "expected bytes with an optional K, M or G (x1024), e.g. 4096, 64K, 8M"
@@ -57,7 +57,10 @@ def parse_duration_ns(text, lo=0, hi=U64_MAX, bare_unit_ns=NS_PER_S):
     options that keep an older unit, see cli/parser.py's Duration)."""
     m = _DURATION.fullmatch(text or "")
     if not m or (m.group(3) and m.group(3) not in UNITS_NS):
-        raise UsageError("'%s' is not a duration; %s" % (text, DURATION_FORM))
+        bare = ("is in seconds" if bare_unit_ns == NS_PER_S
+                else "here is in " + UNIT_WORDS[bare_unit_ns])  # an option's older unit
+        raise UsageError("'%s' is not a duration; %s (a bare number %s)"
+                         % (text, DURATION_FORM, bare))
     unit = UNITS_NS[m.group(3)] if m.group(3) else bare_unit_ns
     frac = m.group(2) or ""
     ns = int(m.group(1)) * unit + (int(frac) * unit // 10 ** len(frac) if frac else 0)

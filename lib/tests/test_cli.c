@@ -196,7 +196,9 @@ static void test_duration_legacy(void **state)
 	assert_int_equal(v, 2 * JTR_NS_PER_S);
 	assert_false(bare);
 	assert_refused(jtr_parse_duration_legacy_ns("1e99", 1, 0, UINT64_MAX, &v, &bare, &e_),
-		       "1e99", "10us");
+		       "1e99", "(a bare number here is in ns)");
+	assert_refused(jtr_parse_duration_legacy_ns("x", JTR_NS_PER_MS, 0, UINT64_MAX, &v, &bare,
+						    &e_), "x", "(a bare number here is in ms)");
 	assert_false(bare);
 	/* the old unit applies to the bounds too */
 	assert_refused(jtr_parse_duration_legacy_ns("11", JTR_NS_PER_MS, 0, 10 * JTR_NS_PER_MS, &v,

@@ -64,14 +64,14 @@ class Duration(OptionType):
         self.lo, self.hi, self.legacy = lo_ns, hi_ns, legacy_unit
 
     def parse(self, text, opt, prog):
-        bare = re.fullmatch(r"\d+(\.\d+)?", text or "") is not None
-        if self.legacy and bare and float(text) != 0:
+        if not self.legacy:
+            return values.parse_duration_ns(text, self.lo, self.hi)
+        ns = values.parse_duration_ns(text, self.lo, self.hi, values.UNITS_NS[self.legacy])
+        if re.fullmatch(r"\d+(\.\d+)?", text) and float(text) != 0:
             warn(prog, "%s %s: a bare number here still means %s (as before); write %s%s "
                  "\u2014 a bare duration is in seconds everywhere else in jtr, and will be "
                  "here in a later version" % (opt, text, self.legacy, text, self.legacy))
-            return values.parse_duration_ns(text, self.lo, self.hi,
-                                            values.UNITS_NS[self.legacy])
-        return values.parse_duration_ns(text, self.lo, self.hi)
+        return ns
 
 
 class Count(OptionType):

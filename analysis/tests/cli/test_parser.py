@@ -51,6 +51,11 @@ def test_a_bare_number_in_an_older_unit_warns(capsys):
                     "ns, us, ms, s, m or h, such as 10us, 500ms or 2m (a bare number is in "
                     "seconds)"),
     (["-d", "2h"], "-d 2h: '2h' is out of range; expected 1ms to 1h"),
+    (["--pause", "1e9"], "--pause 1e9: '1e9' is not a duration; expected a number with an "
+                         "optional unit ns, us, ms, s, m or h, such as 10us, 500ms or 2m (a bare "
+                         "number here is in ns)"),
+    (["--pause", "20000000000"], "--pause 20000000000: '20000000000' is out of range; "
+                                  "expected 0 to 10s"),
     (["-d", "1e3"], "-d 1e3: '1e3' is not a duration"),
     (["-n", "0"], "-n 0: '0' is out of range; expected 1..1000000000"),
     (["-n", "-5"], "-n -5: '-5' is not a count"),
