@@ -466,9 +466,11 @@ class _Walker:
             _add_item(self.preempt.tasks[-1], item)
             self.stack.append([WQ_START, work, self.preempt, False, True])
             return
-        ep = self._new("task preemption", "pid %d" % pid, ts, None)
+        comm = self.comms.get(pid)    # named by its switches elsewhere in the log
+        ep = self._new("task preemption", "%s (pid %d)" % (comm, pid) if comm else
+                       "pid %d" % pid, ts, None)
         ep.links = []
-        ep.tasks = [[None, pid, None, [item]]]
+        ep.tasks = [[comm, pid, None, [item]]]
         ep.switch_ns = ts
         self.stack.append([WQ_START, work, ep, True, True])
 

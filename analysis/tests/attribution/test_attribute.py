@@ -121,6 +121,20 @@ def test_preemption_by_kworker_names_workqueue(tmp_path):
                                   "prio 120) for 38.0 us")
 
 
+def test_work_item_without_its_switch_is_named_from_the_log(tmp_path):
+    """A kworker's item whose switch-in was not seen (it was running when the
+    window began) is still named: its comm comes from its other switches."""
+    s = T0 + 3_000_000
+    gap, kw = ("gap/1", PROBE, 120), ("kworker/1:2", 123, 120)
+    evs = [ev(s + 2000, E.WQ_START, 0xffff0003, SYM["vmstat_update"], pid=123),
+           ev(s + 30_000, E.WQ_END, 0xffff0003, SYM["vmstat_update"], pid=123),
+           switch(s + 900_000, kw, gap, preempted=False)]
+    c = only(run(tmp_path, evs, [(1, s, 40_000)]))
+    assert (c["category"], c["name"]) == ("task preemption", "kworker/1:2 (pid 123)")
+    assert c["example_chain"].startswith("preempted by kworker/1:2 (pid 123, workqueue "
+                                         "vmstat_update)")
+
+
 def test_tick_during_preemption_is_its_own_shorter_episode(tmp_path):
     s = T0 + 3_000_000
     gap, kw = ("gap/1", PROBE, 120), ("kworker/1:2", 123, 120)
