@@ -873,6 +873,16 @@ int main(int argc, char **argv)
 	end_ns = t.win_end_ns = jtr_mono_ns();
 	p.partial = o.duration_ns && (uint64_t)(end_ns - start_ns) < o.duration_ns;
 	detach(&t);
+	if (jtr_probe_orphaned()) {
+		/* the front end that would have read the log died (even by SIGKILL):
+		 * nobody will, so leave nothing behind in its temporary folder */
+		jtr_afile_abort(&t.log);
+		jtr_outdir_abort(&p.out);
+		rmdir(p.out.final);
+		fprintf(stderr, "%s: the program that started the tracer is gone; nothing kept\n",
+			p.prog);
+		return 1;
+	}
 	ring_buffer__consume(t.rb);
 	t.tracing_cpu_ns = process_cpu_ns() - t.setup_cpu_ns;
 	if (p.progress)

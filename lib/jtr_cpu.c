@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -148,6 +149,32 @@ int jtr_sched_other(void)
 int jtr_mlock(void)
 {
 	return mlockall(MCL_CURRENT) == -1 ? -errno : 0;
+}
+
+/* jtr_mapped_bytes - see jtr_cpu.h */
+uint64_t jtr_mapped_bytes(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	unsigned long long kb = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmSize: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb * 1024;
+}
+
+/* jtr_memlock_limit - see jtr_cpu.h */
+uint64_t jtr_memlock_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return UINT64_MAX;
+	return (uint64_t)rl.rlim_cur;
 }
 
 /* jtr_prefault - write every page of [@p, @p + @len) */

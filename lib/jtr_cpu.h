@@ -57,6 +57,14 @@ int jtr_sched_other(void);
  * fail against RLIMIT_MEMLOCK. Hot-loop memory is allocated first. */
 int jtr_mlock(void);
 
+/* jtr_mapped_bytes - what this process maps now (VmSize): what
+ * jtr_mlock() would lock; 0 if unknown */
+uint64_t jtr_mapped_bytes(void);
+
+/* jtr_memlock_limit - RLIMIT_MEMLOCK's soft limit in bytes, UINT64_MAX for
+ * none */
+uint64_t jtr_memlock_limit(void);
+
 /* jtr_prefault - write every page of [@p, @p + @len) */
 void jtr_prefault(void *p, size_t len);
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "jtr_cli.h"
@@ -42,8 +43,10 @@ void jtr_probe_init(struct jtr_probe *p, const char *tool, int argc, char **argv
 	p->argv = argv;
 	p->tb_wanted = JTR_TB_TSC;
 	p->hist_error = JTR_HIST_DEFAULT_ERROR;
+	p->memlock_limit = jtr_memlock_limit();
 	p->progress = isatty(STDERR_FILENO);
 	opterr = 0;
+	jtr_probe_follow_parent();
 	if (jtr_priv_init(&p->priv) < 0)
 		jtr_fatal(p, "cannot read this process's user and group ids: %s", strerror(errno));
 }
@@ -322,34 +325,83 @@ void jtr_probe_series_init(struct jtr_probe *p, struct jtr_hist *hist, struct jt
 }
 
 /* what on_signal says: set before the handler is installed */
-static const char *stop_notice = "";
-static size_t stop_notice_len;
+static const char *stop_notice = "", *again_notice = "";
 
-/* on_signal - the first SIGINT or SIGTERM asks the run to stop;
- * SA_RESETHAND makes a second one of the same kill the program the usual
- * way */
+/* say - @s on stderr from a signal handler */
+static void say(const char *s)
+{
+	if (write(STDERR_FILENO, s, strlen(s)) < 0)
+		return;
+}
+
+/* on_signal - the first stop signal asks the run to stop; the later ones
+ * are acknowledged and change nothing: what was measured is still written
+ * and the folder still renamed into place (SIGKILL is what aborts) */
 static void on_signal(int sig)
 {
+	int saved = errno;
+
 	(void)sig;
+	if (jtr_stop)
+		say(again_notice);
+	else
+		say(stop_notice);
 	jtr_stop = 1;
-	if (write(STDERR_FILENO, stop_notice, stop_notice_len) < 0)
-		return;
+	errno = saved;
 }
 
 /* jtr_probe_signals - the Ctrl-C rule's first half (see jtr_probe.h) */
 void jtr_probe_signals(bool writes)
 {
+	static const int sigs[] = { JTR_STOP_SIGNALS };
 	struct sigaction sa;
 
-	stop_notice = writes ? "\nstopping: writing what was measured (Ctrl-C again to abort)\n"
-			     : "\nstopping (Ctrl-C again to abort)\n";
-	stop_notice_len = strlen(stop_notice);
+	stop_notice = writes ? "\nstopping: writing what was measured\n" : "\nstopping\n";
+	again_notice = writes ? "still stopping: writing what was measured (kill -9 aborts)\n"
+			      : "still stopping (kill -9 aborts)\n";
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESETHAND;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(&sa.sa_mask, sigs[i]);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+/* parent_pid - JTR_PARENT_PID, or 0 */
+static pid_t parent_pid(void)
+{
+	const char *s = getenv(JTR_PARENT_ENV);
+	char *end;
+	long ppid;
+
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	ppid = strtol(s, &end, 10);
+	return errno || *end || ppid <= 0 ? 0 : (pid_t)ppid;
+}
+
+/* jtr_probe_follow_parent - see jtr_probe.h */
+void jtr_probe_follow_parent(void)
+{
+	if (!parent_pid())
+		return;
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	/* its pipes may end with it: a write to one then fails (EPIPE) instead
+	 * of killing this program before it has cleaned up */
+	signal(SIGPIPE, SIG_IGN);
+	/* gone already, between the fork and here: stop as the signal would */
+	if (jtr_probe_orphaned())
+		raise(SIGTERM);
+}
+
+/* jtr_probe_orphaned - see jtr_probe.h */
+bool jtr_probe_orphaned(void)
+{
+	pid_t ppid = parent_pid();
+
+	return ppid && getppid() != ppid;
 }
 
 /* jtr_probe_exit - the Ctrl-C rule's second half (see jtr_probe.h) */
@@ -379,6 +431,7 @@ void jtr_probe_privileged(struct jtr_probe *p)
 {
 	struct jtr_err e;
 	char w[512];
+	bool over;
 	int rc, mrc;
 
 	if (p->fifo_prio) {
@@ -389,14 +442,28 @@ void jtr_probe_privileged(struct jtr_probe *p)
 					"raise the limit with 'ulimit -r %d'", p->fifo_prio, strerror(-rc),
 					p->fifo_prio);
 	}
-	mrc = jtr_mlock();
+	/* the privilege (setuid root, cap_ipc_lock) lifts the locked-memory
+	 * limit; for a user who is not root it must not lift it for them: a run
+	 * that maps more than their limit is not locked at all */
+	p->mapped = jtr_mapped_bytes();
+	p->memlock_limit = jtr_memlock_limit();
+	over = p->priv.elevated && p->priv.ruid != 0 && p->mapped > p->memlock_limit;
+	mrc = over ? -ENOMEM : jtr_mlock();
 	p->locked = mrc == 0;
 	jtr_err_clear(&e);
 	if (jtr_priv_drop(&p->priv, &e) < 0)
 		jtr_fatal(p, "%s", e.msg);
+	/* a change of credentials clears the parent-death signal: set it again */
+	jtr_probe_follow_parent();
 
 	/* from here on, everything runs as the real user */
-	if (mrc < 0)
+	if (over)
+		jtr_warn(p, "memory not locked: this run maps %.1f MB, more than your locked-memory "
+			 "limit of %.1f MB ('ulimit -l'), which jtr keeps to for users other than "
+			 "root: page faults can add outliers; lower --max-outliers, or raise the "
+			 "limit (memlock in /etc/security/limits.conf)", p->mapped / 1048576.0,
+			 p->memlock_limit / 1048576.0);
+	else if (mrc < 0)
 		jtr_warn(p, "memory not locked (mlockall: %s): page faults can add outliers; run "
 			 "as root, install with 'make install-caps' (cap_ipc_lock), or raise "
 			 "'ulimit -l'", strerror(-mrc));
@@ -489,6 +556,9 @@ static void *trampoline(void *arg)
 	return NULL;
 }
 
+/* the signals that stop a run, blocked in the measuring threads */
+static const int stop_sigs[] = { JTR_STOP_SIGNALS };
+
 /* jtr_workers_start - start @n workers; the caller leaves their CPUs */
 void jtr_workers_start(struct jtr_probe *p, struct jtr_worker *w, int n)
 {
@@ -497,8 +567,8 @@ void jtr_workers_start(struct jtr_probe *p, struct jtr_worker *w, int n)
 	int i, rc;
 
 	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
+	for (size_t k = 0; k < sizeof(stop_sigs) / sizeof(stop_sigs[0]); k++)
+		sigaddset(&block, stop_sigs[k]);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	for (i = 0; i < n; i++) {
 		pthread_attr_t a;
@@ -669,6 +739,11 @@ void jtr_probe_result_begin(struct jtr_probe *p, struct jtr_json *j)
 	else
 		jtr_json_null(j, "fifo_priority");
 	jtr_json_bool(j, "memory_locked", p->locked);
+	jtr_json_uint(j, "mapped_bytes", p->mapped);
+	if (p->memlock_limit == UINT64_MAX)
+		jtr_json_null(j, "memlock_limit_bytes");
+	else
+		jtr_json_uint(j, "memlock_limit_bytes", p->memlock_limit);
 	jtr_json_obj_end(j);
 	jtr_host_write(j, "host", &p->host);
 	write_calibration(p, j);

@@ -59,6 +59,8 @@ struct jtr_probe {
 	struct jtr_clock_costs costs;
 	char tb_fallback[512];		/* why tsc was not used, or "" */
 	bool locked;			/* mlockall succeeded */
+	uint64_t mapped;		/* bytes mapped when it was tried (what it locks) */
+	uint64_t memlock_limit;		/* the user's RLIMIT_MEMLOCK; UINT64_MAX: none */
 	bool partial;
 	bool written;			/* the results folder is in place */
 	struct timespec started_rt, ended_rt;
@@ -158,15 +160,34 @@ void jtr_probe_series_init(struct jtr_probe *p, struct jtr_hist *hist, struct jt
  * opened. */
 void jtr_probe_privileged(struct jtr_probe *p);
 
-/* The Ctrl-C rule, for every program: the first SIGINT or SIGTERM stops the
- * measurement (jtr_stop); what was measured is written, marked partial; the
- * last line on stderr says so and where, and the exit status is
- * JTR_EXIT_INTERRUPTED. A second signal of the same kind kills at once.
+/* The Ctrl-C rule, for every program: the first SIGINT, SIGTERM or SIGHUP
+ * stops the measurement (jtr_stop); what was measured is written, marked
+ * partial; the last line on stderr says so and where, and the exit status
+ * is JTR_EXIT_INTERRUPTED. A later one is acknowledged on stderr and skips
+ * nothing: the files are still written and renamed into place (SIGKILL is
+ * the way to abort).
  *
  * jtr_probe_signals - install the handler (jtr_probe_privileged does); it
  * says "stopping: writing what was measured" on stderr, or just "stopping"
  * without @writes (a program that writes no results folder) */
 void jtr_probe_signals(bool writes);
+
+/* the signals of the Ctrl-C rule */
+#define JTR_STOP_SIGNALS SIGINT, SIGTERM, SIGHUP
+
+/* the environment variable a front end sets to its pid in the programs it
+ * runs, so that they stop when it dies */
+#define JTR_PARENT_ENV "JTR_PARENT_PID"
+
+/* jtr_probe_follow_parent - with JTR_PARENT_PID set (a front end runs this
+ * program): SIGTERM when the parent dies (PR_SET_PDEATHSIG), at once if it
+ * is gone already; SIGPIPE ignored (its pipes to the parent may break). jtr_probe_init calls it, and jtr_probe_privileged again
+ * after the privilege drop, which clears it. */
+void jtr_probe_follow_parent(void);
+
+/* jtr_probe_orphaned - a front end started this program (JTR_PARENT_PID) and
+ * has died since */
+bool jtr_probe_orphaned(void);
 
 /* jtr_probe_exit - the program's exit status for @rc: @rc unless a signal
  * stopped it; then "PROG: interrupted; partial results in DIR/" (or

@@ -204,3 +204,51 @@ def test_unprivileged_run_without_fifo(installed, user, user_dir, validate):
     assert res["privileges"]["elevated_at_start"] == (kind != "plain")
     assert res["privileges"]["dropped"] == (kind != "plain")
     assert os.stat(os.path.join(out, "result.json")).st_uid == user[1]
+
+
+def locked_kb(pid):
+    """VmLck of @pid in kB, or None when it is gone."""
+    try:
+        return int(status(pid)["VmLck"][0])
+    except (OSError, KeyError):
+        return None
+
+
+@pytest.mark.parametrize("max_outliers, fits", [("10M", False), ("1000", True)])
+def test_locked_memory_stays_within_the_users_limit(installed, user, user_dir, validate,
+                                                    max_outliers, fits):
+    """The install's privilege lifts RLIMIT_MEMLOCK; for a user other than root,
+    jtr keeps to the user's limit: a run that maps more (10M outlier log entries,
+    160 MB) is not locked at all and says so; a small one is locked."""
+    kind, prefix = installed
+    limit = 8 << 20
+    out = os.path.join(user_dir, "memlock-%s" % max_outliers)
+    name, uid, gid = user
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp"}
+    p = subprocess.Popen(["prlimit", "--memlock=%d:%d" % (limit, limit), "--",
+                          "setpriv", "--reuid=%d" % uid, "--regid=%d" % gid, "--clear-groups",
+                          "--", os.path.join(prefix, "bin", "jtr"), "gap", "-c", "1", "-d", "2",
+                          "--max-outliers", max_outliers, "-o", out],
+                         env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert wait_for(lambda: len(threads(p.pid)) >= 2), "the measuring thread never appeared"
+    time.sleep(0.2)
+    lck = locked_kb(p.pid)
+    so, se = p.communicate(timeout=60)
+    assert p.returncode == 0, se
+    res = validate(load(out))
+    pr = res["privileges"]
+    assert pr["memlock_limit_bytes"] == limit
+    over = pr["mapped_bytes"] > limit
+    assert over == (not fits), pr
+    warned = "more than your locked-memory limit of 8.0 MB" in se
+    if kind == "plain":
+        # no privilege: mlockall itself keeps to the limit, and fails over it
+        assert pr["memory_locked"] == fits and not warned
+    else:
+        assert pr["memory_locked"] == fits and warned == (not fits), se
+        assert any("more than your locked-memory limit" in w for w in res["warnings"]) == \
+            (not fits)
+    # what the kernel says was locked while it measured: never over the user's
+    # limit, and all of the mapping when it fits
+    assert lck is not None and lck * 1024 <= limit, lck
+    assert (lck > 0) == pr["memory_locked"], (lck, pr)

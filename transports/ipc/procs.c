@@ -34,7 +34,9 @@ void ipc_child_fail(struct ipc_pstat *s, const char *fmt, ...)
 	_exit(1);
 }
 
-/* child_start - die with the coordinator, leave Ctrl-C to it, keep only
+/* child_start - die with the coordinator, leave every stop signal to it (a
+ * Ctrl-C or a SIGTERM to the process group reaches the children too: the
+ * coordinator ends the run in order and keeps what was moved), keep only
  * this process's descriptors, pin */
 static void child_start(struct ipc_run *r, struct ipc_pstat *s, int idx)
 {
@@ -42,7 +44,8 @@ static void child_start(struct ipc_run *r, struct ipc_pstat *s, int idx)
 	int cpu;
 
 	signal(SIGINT, SIG_IGN);
-	signal(SIGTERM, SIG_DFL);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != r->coordinator)

@@ -9,7 +9,7 @@ run(opts), loaded only when it is the one asked for.
 
 Exit status: 0 done; 1 something failed (a JtrError: "jtr CMD: error: ...");
 2 bad input (a UsageError: "jtr CMD: ..."); 130 interrupted (Ctrl-C or
-SIGTERM: what was measured is kept, marked partial).
+SIGTERM or SIGHUP: what was measured is kept, marked partial; system/signals.py).
 """
 import importlib
 import os
@@ -17,6 +17,7 @@ import sys
 
 from .. import __version__
 from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, JtrError, UsageError
+from ..system import signals
 from ..system.paths import probe_path
 
 # name, one line for `jtr --help`, and where it lives: "exec" for a C program
@@ -106,6 +107,7 @@ def run_command(name, args):
     _, _, where = find(name)
     if where == "exec" or (name == "trace" and "--print" not in args):
         exec_program(name, args)
+    signals.install("jtr " + name)
     module = importlib.import_module("jtrpy.commands." + where)
     parser = module.make_parser("jtr " + name)
     parse = getattr(module, "parse", None)
@@ -120,9 +122,12 @@ def main(argv=None):
     name = argv[0] if argv else None
     prog = "jtr"
     try:
-        if not argv or name in ("-h", "--help"):
+        if not argv:                # a mistake: the list, where mistakes go
+            sys.stderr.write(usage())
+            return EXIT_USAGE
+        if name in ("-h", "--help"):
             sys.stdout.write(usage())
-            return 0 if argv else EXIT_USAGE
+            return 0
         if name in ("version", "--version"):
             print("jtr %s" % __version__)
             return 0

@@ -6,7 +6,6 @@ slow drift of the machine during the experiment falls on both sides equally
 instead of passing for an effect of the profile.
 """
 import os
-import signal
 import sys
 import time
 
@@ -14,11 +13,11 @@ from ..errors import JtrError, UsageError
 from ..render.compare import format_table as compare_table
 from ..results.result import load_result
 from ..stats.compare import compare
+from ..system import signals
 from ..system.files import write_atomic, write_json
 from ..tune import engine as E
 from ..units import fmt_ns
 from ..values import format_cpulist, format_duration
-from .programs import signal_children
 from .run import INTERRUPTED, run_job
 
 FORMAT = "jtr-ab/1"
@@ -48,53 +47,48 @@ def experiment(o, profile, cpus, outdir):
               "partial": True, "compare": None, "verdict": None}
     mine = os.sched_getaffinity(0)      # apply moves jtr to the housekeeping CPUs;
 
-    stop = []
-
-    def on_term(*_):
-        stop.append(1)
-        # the probe ends its run early and keeps what it has
-        signal_children(signal.SIGTERM, "jtr-gap")
-    old = signal.signal(signal.SIGTERM, on_term)
     applied = False
     n = {"a": 0, "b": 0}
-    try:
-        for k, side in enumerate(seq):
-            n[side] += 1
-            name = "%s-%d" % (side, n[side])
-            if side == "b" and not applied:
-                plan = E.make_plan(E.load_profile(o["profile"], cpus), cpus)
-                E.apply(plan, out=open(os.devnull, "w"))
-                os.sched_setaffinity(0, mine)   # its probes must reach the isolated CPUs
-                applied = True
-                print("[%s] applied %s" % (_now(), profile.name))
-            elif side == "a" and applied:
+    # a stop signal reaches the running probe (it ends its run early and keeps
+    # what it has); the experiment stops after that run
+    with signals.measuring():
+        try:
+            for k, side in enumerate(seq):
+                n[side] += 1
+                name = "%s-%d" % (side, n[side])
+                if side == "b" and not applied:
+                    plan = E.make_plan(E.load_profile(o["profile"], cpus), cpus)
+                    E.apply(plan, out=open(os.devnull, "w"))
+                    os.sched_setaffinity(0, mine)   # its probes must reach the isolated CPUs
+                    applied = True
+                    print("[%s] applied %s" % (_now(), profile.name))
+                elif side == "a" and applied:
+                    _revert()
+                    applied = False
+                    print("[%s] reverted %s" % (_now(), profile.name))
+                print("[%s] run %d of %d: %s (%s)" % (_now(), k + 1, len(seq), name,
+                      "baseline" if side == "a" else profile.name))
+                sys.stdout.flush()
+                if signals.requested():
+                    raise Stop()
+                rc, partial = _measure(os.path.join(outdir, name), measure, o)
+                record["runs"].append({"name": name, "side": side, "rc": rc, "partial": partial,
+                                       "profile": profile.name if side == "b" else None})
+                record["order"].append(name)
+                if signals.requested() or (partial and rc in (0, INTERRUPTED)):
+                    raise Stop()
+                if rc != 0:
+                    err = UsageError if rc == 2 else JtrError
+                    raise err("run %s failed (exit %d); the profile is reverted" % (name, rc))
+            record["partial"] = False
+        except (KeyboardInterrupt, Stop):
+            print("jtr ab: interrupted; reverting and comparing what was measured",
+                  file=sys.stderr)
+        finally:
+            if applied:
                 _revert()
-                applied = False
                 print("[%s] reverted %s" % (_now(), profile.name))
-            print("[%s] run %d of %d: %s (%s)" % (_now(), k + 1, len(seq), name,
-                  "baseline" if side == "a" else profile.name))
-            sys.stdout.flush()
-            if stop:
-                raise Stop()
-            rc, partial = _measure(os.path.join(outdir, name), measure, o)
-            record["runs"].append({"name": name, "side": side, "rc": rc, "partial": partial,
-                                   "profile": profile.name if side == "b" else None})
-            record["order"].append(name)
-            if stop or (partial and rc in (0, INTERRUPTED)):
-                raise Stop()
-            if rc != 0:
-                err = UsageError if rc == 2 else JtrError
-                raise err("run %s failed (exit %d); the profile is reverted" % (name, rc))
-        record["partial"] = False
-    except (KeyboardInterrupt, Stop):
-        print("jtr ab: interrupted; reverting and comparing what was measured",
-              file=sys.stderr)
-    finally:
-        signal.signal(signal.SIGTERM, old)
-        if applied:
-            _revert()
-            print("[%s] reverted %s" % (_now(), profile.name))
-        _finish(outdir, record)
+            _finish(outdir, record)
     if record["partial"]:
         sys.stdout.flush()
         print("jtr ab: interrupted; partial results in %s/" % outdir, file=sys.stderr)

@@ -2,13 +2,13 @@
 sub and jtr pub at a rate for a step, step up while nothing fails, then bisect
 between the last good and the first bad rate; maxrate.json holds every step."""
 import os
-import signal
 import socket
 import subprocess
 import time
 
 from ..errors import UsageError
 from ..results.result import load_result
+from ..system import signals
 from ..system.files import write_json
 from ..system.paths import probe_path
 from ..system.procs import cpu_times
@@ -53,7 +53,6 @@ def read(folder):
 class Search:
     def __init__(self, o, outdir):
         self.o, self.outdir, self.steps = o, outdir, []
-        self.running = []
 
     def common(self):
         c = ["-T", self.o["kind"]] + (["-P", self.o["addr"]] if self.o["addr"] else [])
@@ -78,15 +77,13 @@ class Search:
         limit = 15 + 5 * (count + warm) / rate
         sub_log, pub_log = os.path.join(d, "sub.log"), os.path.join(d, "pub.log")
         with open(sub_log, "w") as sl, open(pub_log, "w") as pl:
-            sub = subprocess.Popen(sub_cmd, stdout=sl, stderr=subprocess.STDOUT)
-            self.running = [sub]
+            sub = signals.spawn(sub_cmd, stdout=sl, stderr=subprocess.STDOUT)
             pub = None
             try:
                 if o["kind"] in DATAGRAM_TRANSPORTS and not wait_ready(sub, sub_log, 15):
                     rec["sub_exit"] = stop(sub)
                     return self.done(rec, ["sub did not start (see %s)" % sub_log])
-                pub = subprocess.Popen(pub_cmd, stdout=pl, stderr=subprocess.STDOUT)
-                self.running = [pub, sub]
+                pub = signals.spawn(pub_cmd, stdout=pl, stderr=subprocess.STDOUT)
                 timed_out = []
                 try:
                     pub.wait(limit)
@@ -102,11 +99,15 @@ class Search:
                 for p in (pub, sub):
                     if p is not None and p.poll() is None:
                         stop(p)
-                self.running = []
         return self.done(rec, timed_out)
 
     def done(self, rec, reasons):
         o, rate = self.o, rec["rate_hz"]
+        if signals.requested():     # a stop signal cut the step short: no verdict
+            rec.update(interrupted=True, verdict="interrupted", noisy=False, steal_pct=None)
+            rec["pass"] = False
+            self.steps.append(rec)
+            return rec
         d = os.path.join(self.outdir, rec["folder"])
         pt, st = read(os.path.join(d, "pub")), read(os.path.join(d, "sub"))
         rec["steal_pct"] = steal_pct(self.ticks0, cpu_ticks())
@@ -169,10 +170,14 @@ def trial(o, s, rate, progress):
     the last."""
     k = noisy = 0
     while True:
+        if signals.requested():
+            raise KeyboardInterrupt
         r = s.step(rate)
         k += 1
         r["try"] = k
         progress(r)
+        if r.get("interrupted"):
+            raise KeyboardInterrupt
         if r["pass"]:
             return r
         if r["noisy"] and noisy < NOISY_TRIES:
@@ -217,31 +222,21 @@ def search(o, s, outdir, progress):
 
 
 
-def _interrupted(signum, frame):
-    raise KeyboardInterrupt
-
-
 def find_max_rate(o, outdir, progress):
     """The whole search into @outdir, @progress(step record) after each step:
-    (Search, good, bad, state). Ctrl-C and SIGTERM stop it and keep the table
-    (state "interrupted"), also where the shell started jtr with SIGINT ignored
-    (a background job of a script); maxrate.json is written either way."""
+    (Search, good, bad, state). A stop signal (system/signals.py) reaches the
+    running pub and sub once; the step ends as "interrupted" and the search
+    stops with the table so far (state "interrupted"); maxrate.json is written
+    either way."""
     s = Search(o, outdir)
-    handlers = {sig: signal.signal(sig, _interrupted) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        good, bad, state = search(o, s, outdir, progress)
-    except KeyboardInterrupt:
-        for sig in handlers:        # a second Ctrl-C does not cut the clean-up short
-            signal.signal(sig, signal.SIG_IGN)
-        for p in s.running:
-            stop(p, 2)
-        done = s.steps
-        ok = [r["rate_hz"] for r in done if r["pass"]]
-        ko = [r["rate_hz"] for r in done if not r["pass"] and r["rate_hz"] > max(ok or [0])
-              and sum(x["rate_hz"] == r["rate_hz"] for x in done) > o["retries"]]
-        good, bad, state = max(ok) if ok else None, min(ko) if ko else None, "interrupted"
-    finally:
-        for sig, h in handlers.items():
-            signal.signal(sig, h)
+    with signals.measuring():
+        try:
+            good, bad, state = search(o, s, outdir, progress)
+        except KeyboardInterrupt:
+            done = [r for r in s.steps if not r.get("interrupted")]
+            ok = [r["rate_hz"] for r in done if r["pass"]]
+            ko = [r["rate_hz"] for r in done if not r["pass"] and r["rate_hz"] > max(ok or [0])
+                  and sum(x["rate_hz"] == r["rate_hz"] for x in done) > o["retries"]]
+            good, bad, state = max(ok) if ok else None, min(ko) if ko else None, "interrupted"
     save(outdir, o, s, good, bad, state)
     return s, good, bad, state

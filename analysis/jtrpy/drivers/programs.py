@@ -1,20 +1,15 @@
-"""programs - jtr's C programs run from the drivers: signals as a shell would
-leave them, so the first Ctrl-C or SIGTERM makes a program write what it
-measured and exit, and the results folder learned from the program itself
-(JTR_RESULTS_FD: it writes the folder's path to that descriptor when the
-folder is in place), never scraped from its output."""
+"""programs - jtr's C programs run from the drivers, the rule's way
+(system/signals.py: their own process group, one SIGTERM when a stop comes,
+SIGTERM when jtr dies), and the results folder learned from the program itself
+(JTR_RESULTS_FD: it writes the folder's path to that descriptor when the folder
+is in place), never scraped from its output."""
 import os
-import signal
 import subprocess
 
+from ..system import signals
 from ..system.paths import probe_path
-from ..system.procs import proc_stat
 
 RESULTS_FD_ENV = "JTR_RESULTS_FD"
-
-
-def _child_signals():
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 class Program:
@@ -26,9 +21,8 @@ class Program:
         self.read_end, write_end = os.pipe()
         env[RESULTS_FD_ENV] = str(write_end)
         try:
-            self.proc = subprocess.Popen([probe_path(name)] + list(args), env=env,
-                                         restore_signals=True, preexec_fn=_child_signals,
-                                         pass_fds=(write_end,), **popen_kw)
+            self.proc = signals.spawn([probe_path(name)] + list(args), env=env,
+                                      pass_fds=(write_end,), **popen_kw)
         except BaseException:
             os.close(self.read_end)
             raise
@@ -66,22 +60,11 @@ class Program:
             os.close(self.read_end)
 
 
-def signal_children(sig, comm=None):
-    """Send @sig to this process's children (named @comm, if given)."""
-    me = os.getpid()
-    for p in os.listdir("/proc"):
-        st = proc_stat(int(p)) if p.isdigit() else None
-        if st and st.ppid == me and comm in (None, st.comm):
-            try:
-                os.kill(int(p), sig)
-            except OSError:
-                pass
-
-
 def stop(proc, grace=5.0):
-    """Ask a child to stop (SIGINT: it writes what it has), then kill it; its exit."""
+    """Ask a child to stop (its one stop signal: it writes what it has), then kill
+    it after @grace seconds; its exit status."""
     if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
+        signals.tell(proc)
         try:
             proc.wait(grace)
         except subprocess.TimeoutExpired:

@@ -7,18 +7,19 @@ move its event log into the probe's results folder, attribute, and add the
 attribution to result.json (atomically) with a text table beside it. Without
 root or BPF the probe still runs and the reason attribution is missing is said.
 
-Ctrl-C at a terminal reaches the probe and the tracer too; SIGINT or SIGTERM to
-jtr alone is passed on to the probe as SIGTERM. Either way the probe writes
-what it measured, the job goes on to attribute it, and says it was interrupted.
+A stop signal (system/signals.py: Ctrl-C, SIGTERM or SIGHUP, to jtr or its
+process group) reaches the probe once; it writes what it measured, the tracer
+records until the probe has ended, and the job goes on to attribute the partial
+run and says it was interrupted. Before the probe starts, a stop ends the job.
 """
 import os
-import signal
 
 from ..errors import EXIT_INTERRUPTED, UsageError
 from ..results.result import load_result
+from ..system import signals
 from ..trace import backends
 from .attribute import attribute_into
-from .programs import Program, signal_children
+from .programs import Program
 
 PROBE = "gap"
 INTERRUPTED = EXIT_INTERRUPTED      # the probe's status when a stop request ended it early
@@ -48,36 +49,27 @@ def run_job(probe_args, cpus=None, trace=True, tracer_args=(), slack_ns=None, to
     job.why = None if trace else "tracing was switched off (--no-trace)"
     tracer = recorder = None
     xwhy = None
-    stops = []
-
-    def on_stop(*_):
-        # a Ctrl-C reaches the probe too; a signal sent to jtr alone does not, so
-        # pass it on as SIGTERM (the probe's stop request either way; a second
-        # SIGINT would abort it)
-        stops.append(1)
-        signal_children(signal.SIGTERM, "jtr-" + PROBE)
-    old = {s: signal.signal(s, on_stop) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        if job.why is None:
-            tracer, job.why, notice = backends.start(backend, cpus, tracer_args, prog)
-            if notice:
-                job.notices.append(notice)
-        if tracer and cross_check is not None and not stops:
-            recorder, xwhy = backends.start_recorder(cpus)
-        if stops:
+    with signals.measuring():
+        try:
+            if job.why is None:
+                tracer, job.why, notice = backends.start(backend, cpus, tracer_args, prog)
+                if notice:
+                    job.notices.append(notice)
+            if tracer and cross_check is not None and not signals.requested():
+                recorder, xwhy = backends.start_recorder(cpus)
+            if signals.requested():
+                raise KeyboardInterrupt
+            probe = Program(PROBE, probe_args, env=dict(os.environ, JTR_PROG=prog))
+            job.rc, folder = probe.run()
+        except BaseException:
             for t in (tracer, recorder):
                 if t:
                     t.stop()
                     t.cleanup()
-            raise KeyboardInterrupt
-        probe = Program(PROBE, probe_args, env=dict(os.environ, JTR_PROG=prog))
-        job.rc, folder = probe.run()
+            raise
         trc = tracer.stop() if tracer else None
         xrc = recorder.stop() if recorder else None
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-    job.interrupted = bool(stops) or job.rc == INTERRUPTED
+    job.interrupted = signals.requested() or job.rc == INTERRUPTED
     job.notices += [t.err for t in (tracer, recorder) if t and t.err]
     if job.rc not in (0, INTERRUPTED) or not folder:
         for t in (tracer, recorder):

@@ -8,7 +8,6 @@ per transport (send-KIND) when jtr-send is built. suite.json (results/suite.py)
 says what ran, with which command, its exit status and where.
 """
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -17,11 +16,12 @@ from ..errors import JtrError, UsageError
 from ..results.figures import result_figures
 from ..results.result import load_result, new_results_dir
 from ..results.suite import SuiteIndex, now_iso
+from ..system import signals
 from ..system.cpus import default_cpu
 from ..system.paths import probe_path
 from ..units import fmt_ns
 from ..values import format_cpulist, format_duration
-from .programs import Program, signal_children
+from .programs import Program
 from .run import INTERRUPTED
 
 ITEMS = ("null", "null-clock", "clock", "gap", "send")
@@ -99,7 +99,7 @@ def last_line(path):
     return lines[-1] if lines else ""
 
 
-def run_item(suite, it, k, total, interrupted):
+def run_item(suite, it, k, total):
     """Run one item; fills its entry in suite.json."""
     entry = it["entry"]
     folder = os.path.join(suite.folder, it["name"])
@@ -121,6 +121,7 @@ def run_item(suite, it, k, total, interrupted):
         else:
             rc, _ = child.run()
     dt = time.monotonic() - t0
+    interrupted = signals.requested()
     has = os.path.isfile(os.path.join(folder, "result.json"))
     head, partial = item_line(folder) if has else (None, None)
     if rc == 0 and has and not partial and not interrupted:
@@ -172,25 +173,16 @@ def run_suite(o, command):
                                         ", ".join(names)))
     if skipped:
         print("suite: send: skipped: %s" % skipped[0]["why"])
-    interrupted = []
-
-    def on_sigint(*_):
-        # the terminal's Ctrl-C reaches the item too; a SIGINT to jtr alone does
-        # not, so pass it on as SIGTERM (the item's stop request either way)
-        interrupted.append(1)
-        signal_children(signal.SIGTERM)
-    old = signal.signal(signal.SIGINT, on_sigint)
-    old_term = signal.signal(signal.SIGTERM, on_sigint)
     failed = 0
-    try:
+    # a stop signal reaches the running item once (it keeps what it measured);
+    # the items after it are not run
+    with signals.measuring():
         for k, it in enumerate(items, 1):
-            if interrupted:
+            if signals.requested():
                 break
-            st = run_item(suite, it, k, len(items), interrupted)
+            st = run_item(suite, it, k, len(items))
             failed += st == "failed"
-    finally:
-        signal.signal(signal.SIGINT, old)
-        signal.signal(signal.SIGTERM, old_term)
+    interrupted = signals.requested()
     suite.doc["ended_at"] = now_iso()
     suite.doc["partial"] = bool(interrupted)
     suite.doc["state"] = "interrupted" if interrupted else "done"

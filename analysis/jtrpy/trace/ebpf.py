@@ -13,6 +13,7 @@ import tempfile
 import threading
 
 from ..errors import JtrError
+from ..system import signals
 from ..system.paths import probe_path
 
 START_TIMEOUT_S = 60
@@ -43,10 +44,9 @@ class Tracer:
         if cpus:
             cmd += ["-c", cpus]
         cmd += list(extra)
-        self.proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env=dict(os.environ, JTR_PROG="%s: tracer" % prog), restore_signals=True,
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        self.proc = signals.spawn(cmd, env=dict(os.environ, JTR_PROG="%s: tracer" % prog),
+                                  stop=False, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True)
         self.banner = None
         self.out = []
         self.err = ""
@@ -76,9 +76,7 @@ class Tracer:
         return self.err.splitlines()[-1] if self.err else "the tracer did not start"
 
     def stop(self):
-        """SIGTERM the tracer (it writes its files and exits); its exit status.
-        Not SIGINT: after a Ctrl-C at the terminal it already had one, and a
-        second SIGINT means 'abort' to it."""
+        """SIGTERM the tracer (it writes its files and exits); its exit status."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         out, err = self.proc.communicate()

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import time
 
+from ..system import signals
 from ..system.cpus import online_cpus
 from ..system.procs import children_cpu_ns, proc_stat
 from ..values import format_cpulist, parse_cpulist
@@ -112,13 +113,8 @@ class PerfRecord:
         others = self.others = sorted((set(online_cpus()) & os.sched_getaffinity(0)) -
                                       set(parse_cpulist(self.cpus)))
 
-        def child():
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
-            if others:
-                os.sched_setaffinity(0, others)
-        self.proc = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, text=True, restore_signals=True,
-                                     preexec_fn=child)
+        self.proc = signals.spawn(self.command(), stop=False, affinity=others,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
     def wait_ready(self, timeout_s=30):
         """Start perf and wait until it has written its header; None or why not."""

@@ -9,7 +9,7 @@ def test_usage_errors_name_the_command(capsys):
     assert main(["compare", "--frob"]) == 2
     assert capsys.readouterr().err == ("jtr compare: unknown option '--frob'; see "
                                       "'jtr compare --help'\n")
-    assert main([]) == 2 and "commands:" in capsys.readouterr().out
+    assert main([]) == 2 and "commands:" in capsys.readouterr().err
 
 
 def test_version(capsys):
