@@ -40,6 +40,14 @@ BAD = [
     (["clock", "-c", "999"], ["CPU 999 is not online"]),
     (["run", "-c", "999"], ["jtr run: ", "CPU 999 is not online"]),
     (["frobnicate"], ["unknown command 'frobnicate'", "jtr --help"]),
+    (["run", "--no-trace", "--backend", "perf"], ["--backend has no effect with --no-trace"]),
+    (["run", "--no-trace", "--slack=2us", "--top", "3"], ["--slack and --top have no effect"]),
+    # maxrate's options for pub and sub: refused at the first step, not halved for minutes
+    (["maxrate", "--pub", "--bogus"], ["jtr pub refused its options",
+                                       "jtr pub: unknown option '--bogus'"]),
+    (["maxrate", "--sub", "--bogus"], ["jtr sub refused its options",
+                                       "jtr sub: unknown option '--bogus'"]),
+    (["maxrate", "-A", "999"], ["jtr pub refused its options", "CPU 999 is not online"]),
 ]
 
 

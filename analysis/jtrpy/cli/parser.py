@@ -181,6 +181,30 @@ class JtrParser(argparse.ArgumentParser):
             self._operands = self.add_argument_group("arguments")
         self._operands.add_argument(dest, nargs=nargs, metavar=metavar, help=help)
 
+    def parse_known_args(self, args=None, namespace=None):
+        return super().parse_known_args(self._values_attached(
+            sys.argv[1:] if args is None else list(args)), namespace)
+
+    def _values_attached(self, args):
+        """An option that takes a value takes the next word, whatever it is, as
+        getopt does for the C programs (`--pub '--bogus'`, `-c -1`): argparse
+        would take a word starting with '-' for an option, so the two are
+        joined (`--pub=--bogus`, `-c-1`) before it looks."""
+        out, i = [], 0
+        while i < len(args):
+            a = args[i]
+            act = self._option_string_actions.get(a)
+            if a == "--":
+                return out + args[i:]
+            if act is not None and act.nargs is None and i + 1 < len(args) and \
+                    args[i + 1].startswith("-") and args[i + 1] != "--":
+                out.append(a + ("=" if a.startswith("--") else "") + args[i + 1])
+                i += 2
+                continue
+            out.append(a)
+            i += 1
+        return out
+
     # the errors argparse finds, in the words of the C programs
     def error(self, message):
         raise UsageError(self.jtr_message(message))

@@ -2,6 +2,7 @@
 import argparse
 import os
 import shlex
+import shutil
 import sys
 
 from ..cli.parser import Choice, Count, Duration, JtrParser, Percent
@@ -128,13 +129,29 @@ def run(opts):
     o = options(opts)
     probe_path("pub"), probe_path("sub")          # not built: say so now
     outdir = new_results_dir("maxrate", o["out"])
+    parent = os.path.dirname(os.path.abspath(outdir))
+    made_parent = not os.path.isdir(parent)
     os.makedirs(outdir)
-    print("jtr maxrate: %s%s, %d-byte messages, %.3g s steps, from %s msgs/s" % (
-        o["kind"], " " + o["addr"] if o["addr"] else "", o["len"], o["step_ns"] / 1e9,
-        fmt_rate(o["from"])))
-    print(HEAD % ("step", "rate asked", "pub rate", "sub rate", "lost", "late", "steal",
-                  "verdict"))
-    s, good, bad, state = find_max_rate(o, outdir, print_row)
+    started = []
+
+    def row(rec):
+        # the head comes with the first step: options pub or sub refuse end the
+        # search before it, with one line on stderr and nothing on stdout
+        if not started:
+            started.append(1)
+            print("jtr maxrate: %s%s, %d-byte messages, %.3g s steps, from %s msgs/s" % (
+                o["kind"], " " + o["addr"] if o["addr"] else "", o["len"],
+                o["step_ns"] / 1e9, fmt_rate(o["from"])))
+            print(HEAD % ("step", "rate asked", "pub rate", "sub rate", "lost", "late",
+                          "steal", "verdict"))
+        print_row(rec)
+    try:
+        s, good, bad, state = find_max_rate(o, outdir, row)
+    except UsageError:
+        shutil.rmtree(outdir, ignore_errors=True)      # bad options: nothing is kept
+        if made_parent:
+            shutil.rmtree(parent, ignore_errors=True)
+        raise
     if state == "interrupted":
         print("interrupted after %d steps" % len(s.steps))
     if good is None:

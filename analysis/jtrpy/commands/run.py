@@ -70,6 +70,15 @@ def make_parser(prog):
 def parse(parser, args):
     """jtr run's own options; the rest, with the CPUs and the folder, for the probe."""
     opts, rest = parser.parse_known_args(args)
+    if opts.no_trace:
+        # the tracer's and the attribution's options mean nothing without them
+        given = [o for o in ("--backend", "--slack", "--top", "--trace-buffer",
+                             "--drain-interval", "--cross-check-min")
+                 if any(a == o or a.startswith(o + "=") for a in args)]
+        if given:
+            raise UsageError("%s %s no effect with --no-trace (nothing is traced or "
+                             "attributed); drop one of them"
+                             % (" and ".join(given), "has" if len(given) == 1 else "have"))
     opts.cpu_text = format_cpulist(opts.cpus) if opts.cpus else None
     opts.probe_args = list(rest) + (["-c", opts.cpu_text] if opts.cpu_text else []) + \
         (["-o", opts.output] if opts.output is not None else [])

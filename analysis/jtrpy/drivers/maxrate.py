@@ -50,6 +50,24 @@ def read(folder):
         return None
 
 
+def _last_line(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = [x.strip() for x in f if x.strip() and "warning:" not in x]
+    except OSError:
+        return ""
+    return lines[-1] if lines else ""
+
+
+def refused(rec, pub_log, sub_log):
+    """UsageError when jtr pub or jtr sub refused its options (exit 2): every
+    step would, so the search ends at once with the program's own words."""
+    for side, log, opt in (("pub", pub_log, "--pub"), ("sub", sub_log, "--sub")):
+        if rec.get(side + "_exit") == 2:
+            raise UsageError("jtr %s refused its options (from -T, -P, -m, -b, -%s or %s): %s"
+                             % (side, "A" if side == "pub" else "a", opt, _last_line(log)))
+
+
 class Search:
     def __init__(self, o, outdir):
         self.o, self.outdir, self.steps = o, outdir, []
@@ -82,6 +100,7 @@ class Search:
             try:
                 if o["kind"] in DATAGRAM_TRANSPORTS and not wait_ready(sub, sub_log, 15):
                     rec["sub_exit"] = stop(sub)
+                    refused(rec, pub_log, sub_log)
                     return self.done(rec, ["sub did not start (see %s)" % sub_log])
                 pub = signals.spawn(pub_cmd, stdout=pl, stderr=subprocess.STDOUT)
                 timed_out = []
@@ -91,14 +110,17 @@ class Search:
                     timed_out.append("pub took over %.0f s" % limit)
                 rec["pub_exit"] = stop(pub)
                 try:
-                    sub.wait(15)
+                    # pub refused its options: nothing is coming
+                    sub.wait(0 if rec["pub_exit"] == 2 else 15)
                 except subprocess.TimeoutExpired:
-                    timed_out.append("sub did not finish")
+                    if rec["pub_exit"] != 2:
+                        timed_out.append("sub did not finish")
                 rec["sub_exit"] = stop(sub)
             finally:
                 for p in (pub, sub):
                     if p is not None and p.poll() is None:
                         stop(p)
+        refused(rec, pub_log, sub_log)
         return self.done(rec, timed_out)
 
     def done(self, rec, reasons):

@@ -91,3 +91,19 @@ def test_help_layout_is_the_c_programs(capsys):
     assert "      --pause DUR" in out                      # long-only under the long names
     assert "  -h, --help" in out and "this text" in out
     assert out.index("Some notes.") < out.index("examples:\n  jtr demo -d 5 x")
+
+
+def test_an_option_takes_the_next_word_whatever_it_is():
+    """As getopt does for the C programs: `--pub '--slots 64'`, `-x -1`."""
+    p = JtrParser("jtr demo")
+    p.add_argument("--pub", metavar="OPTS")
+    p.add_argument("-x", metavar="N", type=Int(-5, 5))
+    p.add_argument("-q", action="store_true")
+    o = p.parse_args(["--pub", "--slots 64", "-x", "-1", "-q"])
+    assert (o.pub, o.x, o.q) == ("--slots 64", -1, True)
+    assert p.parse_args(["--pub=-b"]).pub == "-b"
+    # a flag is not given the next word, and after -- nothing is an option
+    o, rest = p.parse_known_args(["-q", "--pub", "-q", "--", "--pub", "x"])
+    assert (o.q, o.pub, rest) == (True, "-q", ["--", "--pub", "x"])
+    with pytest.raises(UsageError, match="option '--pub' needs a value"):
+        p.parse_args(["--pub"])
