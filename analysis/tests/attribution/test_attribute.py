@@ -401,13 +401,13 @@ def test_load_outliers(tmp_path):
     p.write_text("cpu,start_ns,length_ns\n1,100,2000\n1,5000,1500\n\n")
     assert read_outliers_file(str(p)) == [(1, 100, 2000), (1, 5000, 1500)]
     p.write_text("cpu,start_ns,length_ns\n1,100,2000\n1,5000\n")
-    with pytest.raises(UsageError, match=r"outliers.csv:3: bad line '1,5000'"):
+    with pytest.raises(UsageError, match=r"outliers.csv:3: expected cpu,start_ns,length_ns"):
         read_outliers_file(str(p))
     p.write_text("cpu,start_ns,length_ns\n1,x,2000\n")
-    with pytest.raises(UsageError, match=r"outliers.csv:2: bad line"):
+    with pytest.raises(UsageError, match=r"outliers.csv:2: expected cpu,start_ns,length_ns"):
         read_outliers_file(str(p))
     p.write_text("start,length\n")
-    with pytest.raises(UsageError, match=r"outliers.csv:1: header"):
+    with pytest.raises(UsageError, match=r"outliers.csv:1: not the header"):
         read_outliers_file(str(p))
     with pytest.raises(UsageError, match="no such outlier log"):
         read_outliers_file(str(tmp_path / "nope.csv"))
