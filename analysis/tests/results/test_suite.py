@@ -6,7 +6,7 @@ import os
 import pytest
 
 from jtrpy.errors import UsageError
-from jtrpy.results.suite import FORMAT, item_folder, load_suite
+from jtrpy.results.suite import FORMAT, NAME, SuiteIndex, is_suite, item_folder, load_suite
 
 
 def suite(tmp_path, **kw):
@@ -50,3 +50,12 @@ def test_item_folders_stay_in_the_suite(tmp_path):
     for folder in ("../elsewhere", "/etc", "link", "null/../.."):
         with pytest.raises(UsageError, match="item x: its folder is outside the suite's"):
             item_folder(str(tmp_path), dict(doc["items"][0], name="x", folder=folder))
+
+
+def test_the_index_a_suite_writes_reads_back(tmp_path):
+    s = SuiteIndex(str(tmp_path), ["jtr suite", "--quick"])
+    s.doc["items"].append({"name": "null", "tool": "null", "folder": "null",
+                           "command": ["jtr", "null"], "status": "not run", "exit_status": None})
+    s.save()
+    assert is_suite(str(tmp_path)) and (tmp_path / NAME).is_file()
+    assert load_suite(str(tmp_path))["items"][0]["name"] == "null"
