@@ -71,6 +71,17 @@ def only(att):
     return att["causes"][0]
 
 
+def test_an_outlier_long_after_the_cpus_last_event(tmp_path):
+    """The log runs on (its end_ns) after a CPU's last event: an outlier more than
+    the lookback after that event is 'no kernel event', not an index error."""
+    s = T0 + 1_000_000
+    later = s + 100 * A.LOOKBACK_NS
+    att = run(tmp_path, tick(s + 500) + tick(s + 2 * A.LOOKBACK_NS),
+              [(1, s, 10_000), (1, later, 7_000)])
+    cats = {c["category"]: c["total_ns"] for c in att["causes"]}
+    assert cats == {"timer tick": 10_000, "no kernel event": 7_000}
+
+
 def test_tick_with_hrtimer_and_softirq(tmp_path):
     s = T0 + 1_000_000
     att = run(tmp_path, tick(s + 500, softirq_ns=4000), [(1, s, 10_000)])
