@@ -7,10 +7,15 @@
 #ifndef JTR_ERR_H
 #define JTR_ERR_H
 
+#include <limits.h>
 #include <stddef.h>
 
+/* room for a message that names two paths of PATH_MAX and says the fix: a
+ * message is never cut */
+#define JTR_ERR_MAX (2 * PATH_MAX + 512)
+
 struct jtr_err {
-	char msg[512];
+	char msg[JTR_ERR_MAX];
 };
 
 /* jtr_err_set - format a message into @e (if not NULL) and return @rc */

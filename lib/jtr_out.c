@@ -14,6 +14,9 @@
 
 #include "jtr_out.h"
 
+static const char *const result_files[] = { JTR_RESULT_FILES };
+#define N_RESULT_FILES (sizeof(result_files) / sizeof(result_files[0]))
+
 /* jtr_afile_open - open a temporary beside @path for writing */
 int jtr_afile_open(struct jtr_afile *a, const char *path)
 {
@@ -127,9 +130,11 @@ int jtr_outdir_prepare(struct jtr_outdir *o, const char *dir, const char *host,
 			snprintf(o->final, sizeof(o->final), "results/%s-%d", name, k);
 	} else {
 		if (!*dir)
-			return jtr_err_set(e, -EINVAL, "-o '': empty folder name; give a folder, e.g. -o run1");
+			return jtr_err_set(e, -EINVAL, "-o '': give a folder name, e.g. -o run1");
 		if (snprintf(o->final, sizeof(o->final), "%s", dir) >= (int)sizeof(o->final))
-			return jtr_err_set(e, -ENAMETOOLONG, "-o %s: path too long", dir);
+			return jtr_err_set(e, -ENAMETOOLONG, "-o %.64s...: a path of %zu bytes, "
+					   "longer than the %d this system takes; give a shorter one",
+					   dir, strlen(dir), PATH_MAX - 1);
 	}
 
 	if (stat(o->final, &st) == 0) {
@@ -158,11 +163,34 @@ int jtr_outdir_prepare(struct jtr_outdir *o, const char *dir, const char *host,
 	return 0;
 }
 
-/* jtr_outdir_path - @name inside the folder being written */
-int jtr_outdir_path(const struct jtr_outdir *o, const char *name, char *buf, size_t n)
+/* jtr_outdir_path - @name inside the folder being written (noted as written) */
+int jtr_outdir_path(struct jtr_outdir *o, const char *name, char *buf, size_t n)
 {
 	if (snprintf(buf, n, "%s/%s", o->work, name) >= (int)n)
 		return -ENAMETOOLONG;
+	for (size_t i = 0; i < N_RESULT_FILES; i++)
+		if (!strcmp(name, result_files[i]))
+			o->written |= 1u << i;
+	return 0;
+}
+
+/* remove_stale - an earlier result's files in the existing folder @o */
+static int remove_stale(struct jtr_outdir *o, struct jtr_err *e)
+{
+	char p[PATH_MAX + 64];
+
+	if (!(o->written & 1u))		/* no result.json: not a result (jtr trace) */
+		return 0;
+	for (size_t i = 1; i < N_RESULT_FILES; i++) {
+		if (o->written & (1u << i))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", o->work, result_files[i]);
+		/* a folder of that name is no file of a result: left alone */
+		if (unlink(p) == -1 && errno != ENOENT && errno != EISDIR)
+			return jtr_err_set(e, -errno, "cannot remove %s, left there by an earlier "
+					   "result: %s; remove it, or give a new folder with -o",
+					   p, strerror(errno));
+	}
 	return 0;
 }
 
@@ -171,7 +199,12 @@ int jtr_outdir_commit(struct jtr_outdir *o, struct jtr_err *e)
 {
 	if (!o->prepared)
 		return 0;
-	if (o->is_tmp) {
+	if (!o->is_tmp) {
+		int rc = remove_stale(o, e);
+
+		if (rc < 0)
+			return rc;
+	} else {
 		if (rename(o->work, o->final) == -1)
 			return jtr_err_set(e, -errno, "cannot move results into %s: %s",
 					   o->final, strerror(errno));

@@ -30,28 +30,41 @@ int jtr_afile_commit(struct jtr_afile *a);
 /* jtr_afile_abort - close and remove the temporary */
 void jtr_afile_abort(struct jtr_afile *a);
 
+/* every file a results folder may hold (docs/result-format.md); the Python
+ * side's list is results/result.py RESULT_FILES (test_parity compares them).
+ * A result written into an existing folder removes, once it is in place, the
+ * ones it did not write itself: what an earlier result left there. */
+#define JTR_RESULT_FILES \
+	"result.json", "summary.txt", "outliers.csv", "null.gp", "send.gp", \
+	"send_v_null.plt", "stats.csv", "latency.csv", "events.bin", "trace.json", \
+	"attribution.txt", "sched.data", "oslat.json", "cyclictest.json", "source.hlog"
+
 struct jtr_outdir {
 	char final[PATH_MAX];	/* the folder the user will see */
 	char work[PATH_MAX];	/* where files go now */
 	char results_root[PATH_MAX];	/* "results" when the name was chosen for the user */
 	bool is_tmp;		/* work is a hidden sibling renamed at commit */
 	bool prepared;
+	unsigned int written;	/* bit i: JTR_RESULT_FILES[i] was written by this run */
 };
 
 /* jtr_outdir_default_name - "YYYYmmdd-HHMMSS-HOST-TOOL" for local time @t */
 int jtr_outdir_default_name(char *buf, size_t n, const char *host, const char *tool, long t);
 
 /* jtr_outdir_prepare - decide and create where results go. @dir NULL: a new
- * folder under ./results/. An existing folder is written into (each file
- * atomically); a new one is created hidden and renamed at commit. Fails with
- * a message naming the folder and the fix when it cannot be written. */
+ * folder under ./results/ (created when missing). An existing folder is
+ * written into (each file atomically); a new one is created hidden and renamed
+ * at commit; its parent must exist (it is not created). Fails with a message
+ * naming the folder and the fix when it cannot be written. */
 int jtr_outdir_prepare(struct jtr_outdir *o, const char *dir, const char *host,
 		       const char *tool, struct jtr_err *e);
 
-/* jtr_outdir_path - @name inside the folder being written */
-int jtr_outdir_path(const struct jtr_outdir *o, const char *name, char *buf, size_t n);
+/* jtr_outdir_path - @name inside the folder being written (noted as written) */
+int jtr_outdir_path(struct jtr_outdir *o, const char *name, char *buf, size_t n);
 
-/* jtr_outdir_commit - move the folder into place; point results/latest at it */
+/* jtr_outdir_commit - move the folder into place; point results/latest at it.
+ * In an existing folder where this run wrote result.json, remove the other
+ * JTR_RESULT_FILES it did not write (an earlier result's). */
 int jtr_outdir_commit(struct jtr_outdir *o, struct jtr_err *e);
 
 /* jtr_outdir_abort - remove a hidden folder and what was written in it */

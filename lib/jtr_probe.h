@@ -57,7 +57,7 @@ struct jtr_probe {
 	struct jtr_outdir out;
 	struct jtr_tb tb;
 	struct jtr_clock_costs costs;
-	char tb_fallback[512];		/* why tsc was not used, or "" */
+	char tb_fallback[JTR_ERR_MAX];	/* why tsc was not used, or "" */
 	bool locked;			/* mlockall succeeded */
 	uint64_t mapped;		/* bytes mapped when it was tried (what it locks) */
 	uint64_t memlock_limit;		/* the user's RLIMIT_MEMLOCK; UINT64_MAX: none */

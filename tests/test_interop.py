@@ -663,10 +663,16 @@ def test_import_unwritable(tmp_path):
                             "duration": 1.0, "histogram": {"1": 10}}}}
     f = tmp_path / "o.json"
     f.write_text(json.dumps(doc))
-    one_line_error(jtr("import", "-o", "/proc/jtr-import", f), "cannot write")
-    one_line_error(jtr("import", "-o", tmp_path / "no" / "such", f), "no such folder")
+    one_line_error(jtr("import", "-o", "/proc/jtr-import", f),
+                   "-o /proc/jtr-import: cannot create the results folder")
+    one_line_error(jtr("import", "-o", tmp_path / "no" / "such", f),
+                   "cannot create the results folder: No such file or directory; choose a "
+                   "folder whose parent exists and that you can write to")
     (tmp_path / "file").write_text("")
     one_line_error(jtr("import", "-o", tmp_path / "file", f), "not a folder")
+    one_line_error(jtr("import", "-o", tmp_path / "file" / "sub", f),
+                   "cannot create the results folder: Not a directory")
+    one_line_error(jtr("import", "-o", "", f), "-o '': give a folder name")
 
 
 @pytest.mark.parametrize("cmd", ["export", "import", "ls"])

@@ -7,7 +7,9 @@ the C declarations and require the Python side to say the same.
 - the tracer backends: what the eBPF tracer and the perf backend write as
   trace.json "backend", against vocab.BACKENDS;
 - the version: the VERSION file, jtrpy.__version__ and what a built probe
-  writes into result.json."""
+  writes into result.json;
+- the files of a results folder: lib/jtr_out.h's JTR_RESULT_FILES against
+  results/result.py RESULT_FILES (what a new result removes of an earlier one)."""
 import glob
 import json
 import os
@@ -18,6 +20,7 @@ import subprocess
 import pytest
 
 from jtrpy import __version__, vocab
+from jtrpy.results.result import DEFAULT_FILES, RESULT_FILES
 from jtrpy.trace import ebpf, events, perf
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -120,6 +123,14 @@ def test_backends_are_what_the_tracers_write():
     assert written == [vocab.BACKENDS[0]] == [ebpf.Tracer.backend]
     assert perf.PerfTracer.backend == vocab.BACKENDS[1] == perf.BACKEND
     assert vocab.BACKEND_CHOICES == ("auto",) + vocab.BACKENDS
+
+
+def test_result_files_are_jtr_out_h():
+    h = read("lib", "jtr_out.h")
+    body = re.search(r"#define JTR_RESULT_FILES((?:.*\\\n)*.*)", h).group(1)
+    assert tuple(re.findall(r'"([^"]+)"', body)) == RESULT_FILES
+    assert RESULT_FILES[0] == "result.json"     # the C side's bit 0: "this is a result"
+    assert set(DEFAULT_FILES.values()) <= set(RESULT_FILES)
 
 
 def test_one_version():

@@ -105,7 +105,7 @@ static int skipped(const char *line)
 /* check - every vector of @path; the number of differences, or -1 */
 static int check(const char *path)
 {
-	char line[4096], got[1024], *f[4];
+	char line[4096], got[JTR_ERR_MAX], *f[4];
 	int lineno = 0, bad = 0, total = 0;
 	FILE *in = fopen(path, "r");
 
@@ -141,7 +141,7 @@ static int check(const char *path)
 
 int main(int argc, char **argv)
 {
-	char line[4096], out[1024], *f[3];
+	char line[4096], out[JTR_ERR_MAX], *f[3];
 
 	if (argc == 3 && !strcmp(argv[1], "--check")) {
 		int bad = check(argv[2]);

@@ -157,6 +157,120 @@ static void test_outdir_errors(void **state)
 	unlink(file);
 }
 
+/* touch - an empty file @name in @dir */
+static void touch(const char *dir, const char *name)
+{
+	char p[PATH_MAX + 64];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	f = fopen(p, "w");
+	assert_non_null(f);
+	fclose(f);
+}
+
+/* in_dir - does @dir hold @name? */
+static bool in_dir(const char *dir, const char *name)
+{
+	char p[PATH_MAX + 64];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return exists(p);
+}
+
+static void write_file(struct jtr_outdir *o, const char *name)
+{
+	char file[PATH_MAX + 64];
+	struct jtr_afile a;
+
+	assert_int_equal(jtr_outdir_path(o, name, file, sizeof(file)), 0);
+	assert_int_equal(jtr_afile_open(&a, file), 0);
+	assert_int_equal(jtr_afile_commit(&a), 0);
+}
+
+static void test_outdir_stale(void **state)
+{
+	struct jtr_outdir o;
+	struct jtr_err e;
+	char dir[PATH_MAX + 32], sub[PATH_MAX + 64];
+
+	(void)state;
+	/* an earlier jtr run's folder: its probe files, the tracer's, the attribution */
+	snprintf(dir, sizeof(dir), "%s/old-run", top);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	touch(dir, "result.json");
+	touch(dir, "summary.txt");
+	touch(dir, "outliers.csv");
+	touch(dir, "events.bin");
+	touch(dir, "trace.json");
+	touch(dir, "attribution.txt");
+	touch(dir, "sched.data");
+	touch(dir, "notes.txt");		/* not jtr's: left alone */
+	snprintf(sub, sizeof(sub), "%s/report", dir);
+	assert_int_equal(mkdir(sub, 0755), 0);
+
+	/* a new gap result written into it: the earlier result's other files go */
+	assert_int_equal(jtr_outdir_prepare(&o, dir, "h", "gap", &e), 0);
+	write_file(&o, "summary.txt");
+	write_file(&o, "outliers.csv");
+	write_file(&o, "result.json");
+	assert_true(in_dir(dir, "events.bin"));	/* the old result is whole until commit */
+	assert_int_equal(jtr_outdir_commit(&o, &e), 0);
+	assert_true(in_dir(dir, "result.json") && in_dir(dir, "summary.txt") &&
+		    in_dir(dir, "outliers.csv"));
+	assert_false(in_dir(dir, "events.bin") || in_dir(dir, "trace.json") ||
+		     in_dir(dir, "attribution.txt") || in_dir(dir, "sched.data"));
+	assert_true(in_dir(dir, "notes.txt") && in_dir(dir, "report"));
+
+	/* the tracer writes no result.json: it replaces its own files only */
+	assert_int_equal(jtr_outdir_prepare(&o, dir, "h", "trace", &e), 0);
+	write_file(&o, "events.bin");
+	write_file(&o, "trace.json");
+	assert_int_equal(jtr_outdir_commit(&o, &e), 0);
+	assert_true(in_dir(dir, "result.json") && in_dir(dir, "outliers.csv") &&
+		    in_dir(dir, "events.bin"));
+
+	/* a folder under a result file's name is not removed, nor an error */
+	snprintf(sub, sizeof(sub), "%s/attribution.txt", dir);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	assert_int_equal(jtr_outdir_prepare(&o, dir, "h", "gap", &e), 0);
+	write_file(&o, "result.json");
+	assert_int_equal(jtr_outdir_commit(&o, &e), 0);
+	assert_true(in_dir(dir, "attribution.txt") && !in_dir(dir, "events.bin") &&
+		    !in_dir(dir, "outliers.csv"));
+}
+
+static void test_outdir_messages_whole(void **state)
+{
+	struct jtr_outdir o;
+	struct jtr_err e;
+	char dir[PATH_MAX + 64], *huge;
+	size_t n;
+
+	(void)state;
+	/* a long path (about 3000 bytes) whose parent is missing: named whole, fix last */
+	n = (size_t)snprintf(dir, sizeof(dir), "%s/", top);
+	while (n < 3000)
+		n += (size_t)snprintf(dir + n, sizeof(dir) - n, "abcdefghij/");
+	snprintf(dir + n, sizeof(dir) - n, "run");
+	assert_true(jtr_outdir_prepare(&o, dir, "h", "gap", &e) < 0);
+	assert_non_null(strstr(e.msg, dir));
+	assert_non_null(strstr(e.msg, "choose a folder whose parent exists and that you can "
+			       "write to"));
+
+	/* longer than PATH_MAX: said with its length, the message still ends with the fix */
+	huge = malloc(3 * PATH_MAX);
+	assert_non_null(huge);
+	memset(huge, 'x', 3 * PATH_MAX - 1);
+	huge[3 * PATH_MAX - 1] = '\0';
+	assert_int_equal(jtr_outdir_prepare(&o, huge, "h", "gap", &e), -ENAMETOOLONG);
+	assert_non_null(strstr(e.msg, "give a shorter one"));
+	free(huge);
+
+	assert_int_equal(jtr_outdir_prepare(&o, "", "h", "gap", &e), -EINVAL);
+	assert_string_equal(e.msg, "-o '': give a folder name, e.g. -o run1");
+}
+
 static void test_default_name(void **state)
 {
 	struct jtr_outdir o;
@@ -237,6 +351,8 @@ int main(void)
 		cmocka_unit_test(test_outdir_new),
 		cmocka_unit_test(test_outdir_abort),
 		cmocka_unit_test(test_outdir_errors),
+		cmocka_unit_test(test_outdir_stale),
+		cmocka_unit_test(test_outdir_messages_whole),
 		cmocka_unit_test(test_default_name),
 		cmocka_unit_test(test_cpus_from_file),
 		cmocka_unit_test(test_cpu_check),

@@ -728,8 +728,8 @@ def _attribute(result, outliers, log, slack_ns, top, each):
             i1 = bisect_right(ts, hi, i0)
             if pos < i0:
                 back = max(i0 - LOOKBACK_EVENTS, bisect_left(ts, lo - LOOKBACK_NS, pos, i0))
-                if pos < back:
-                    walker.restart(ts[back])
+                if pos < back:      # past the CPU's last event: start afresh at the outlier
+                    walker.restart(ts[back] if back < len(ts) else lo)
                     pos = back
             if i1 > pos:
                 walker.walk(pos, i1, lo)

@@ -135,6 +135,21 @@ class Choice(OptionType):
         return text
 
 
+class OutputPath(OptionType):
+    """Where a command writes: a folder (-o DIR) or a file (-o FILE, --hlog FILE);
+    '' is refused, as the C programs refuse it (lib/jtr_out.c). Whether it can be
+    written is checked where it is written (results/result.py for folders)."""
+
+    def __init__(self, kind="folder", example="run1"):
+        self.kind, self.example = kind, example
+
+    def parse(self, text, opt, prog):
+        if not text:
+            raise UsageError("give a %s name, e.g. %s %s" % (self.kind, opt or "-o",
+                                                             self.example))
+        return text
+
+
 class Words(OptionType):
     """A comma-separated list of some of @names (and @extra(word) words)."""
 
@@ -244,15 +259,27 @@ class JtrParser(argparse.ArgumentParser):
             try:
                 return action.type.parse(arg_string, opt, self.prog)
             except UsageError as e:
-                raise argparse.ArgumentError(None, "%s %s: %s" % (opt, arg_string, e))
+                raise argparse.ArgumentError(None, "%s %s: %s" % (opt, arg_string or "''", e))
         return super()._get_value(action, arg_string)
 
 
 # --- option groups more than one command shares ------------------------------
 
-def add_output(p, what="results folder (default results/DATE-HOST-%(tool)s)", tool=None):
-    """-o, --output DIR."""
-    p.add_argument("-o", "--output", metavar="DIR", help=what % {"tool": tool})
+OUTPUT_RULE = ("a new folder is created (its parent must exist); an existing one is "
+               "written into, and what an earlier result left there (events.bin, "
+               "attribution.txt, ...) is removed")
+
+
+def add_output(p, what="results folder (default results/DATE-HOST-%(tool)s)", tool=None,
+               metavar="DIR"):
+    """-o, --output DIR (or FILE, with @metavar "FILE"): every command's -o, one
+    type (OutputPath: '' refused); @what is its help, %(tool)s the tool's name.
+    The folder itself is checked and made by results/result.py (new_results_dir,
+    make_output_dir, write_result_folder), in the C programs' words."""
+    kind = "file" if metavar == "FILE" else "folder"
+    p.add_argument("-o", "--output", metavar=metavar,
+                   type=OutputPath(kind, "out.json" if kind == "file" else "run1"),
+                   help=what % {"tool": tool})
 
 
 def add_backend(p):

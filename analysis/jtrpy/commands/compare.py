@@ -1,7 +1,7 @@
 """compare - jtr compare A B: is B better or worse than A?"""
 import os
 
-from ..cli.parser import Count, JtrParser, Percent
+from ..cli.parser import Count, JtrParser, Percent, add_output
 from ..errors import UsageError
 from ..render.compare import format_table
 from ..results.result import load_result
@@ -40,8 +40,7 @@ def make_parser(prog):
                         "(default %d)" % DEFAULT_SEED)
     p.add_argument("--json", action="store_true",
                    help="print the comparison as JSON (%s) instead of the table" % FORMAT)
-    p.add_argument("-o", "--output", metavar="FILE",
-                   help="also write the JSON comparison to FILE")
+    add_output(p, "also write the JSON comparison to FILE", metavar="FILE")
     p.add_operands("results", "A B", "the results before and after: results folders or "
                    "their result.json")
     return p

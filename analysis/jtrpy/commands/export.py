@@ -4,7 +4,7 @@ docs/interop.md says what maps to what and the limits."""
 import os
 import sys
 
-from ..cli.parser import Count, JtrParser
+from ..cli.parser import Count, JtrParser, OutputPath
 from ..errors import UsageError
 from ..formats import hdrlog, prom
 from ..results.result import load_result
@@ -23,7 +23,7 @@ EXAMPLES = """\
 def make_parser(prog):
     p = JtrParser(prog, usage="%(prog)s [--hlog FILE] [--prom FILE [--top N]] RESULT...",
                   description=DESCRIPTION, examples=EXAMPLES)
-    p.add_argument("--hlog", metavar="FILE",
+    p.add_argument("--hlog", metavar="FILE", type=OutputPath("file", "cpu1.hlog"),
                    help="an HdrHistogram interval log: one line per run (tagged with the "
                         "run's name, cpu1, ...), its time span and its histogram in "
                         "HdrHistogram's compressed encoding, values in ns. Read by "
@@ -31,7 +31,7 @@ def make_parser(prog):
                         "hdrhistogram, ...). Every jtr bucket's count is placed at the "
                         "bucket's highest value (clamped to the run's min and max), so the "
                         "percentiles read back are jtr's")
-    p.add_argument("--prom", metavar="FILE",
+    p.add_argument("--prom", metavar="FILE", type=OutputPath("file", "jtr.prom"),
                    help="the headline numbers in Prometheus text format for node_exporter's "
                         "textfile collector (per run: percentiles as jtr_loop_seconds with a "
                         "quantile label, max, %% time lost, outliers/s; per result: the "
@@ -69,7 +69,7 @@ def write_out(path, text, opt):
 
 
 def run(opts):
-    if not opts.hlog and not opts.prom:
+    if opts.hlog is None and opts.prom is None:
         raise UsageError("say what to write: --hlog FILE, --prom FILE or both; see "
                          "'jtr export --help'")
     if not opts.results:

@@ -1,7 +1,7 @@
 """import - jtr import: oslat and cyclictest --json results and HdrHistogram
 interval logs as jtr results folders, so they can be listed, compared, reported
 and exported next to jtr's own."""
-from ..cli.parser import Choice, JtrParser
+from ..cli.parser import OUTPUT_RULE, Choice, JtrParser, add_output
 from ..errors import UsageError
 from ..formats.imports import HLOG_UNITS, import_file, started_local
 from ..results.result import new_results_dir, write_result_folder
@@ -37,10 +37,9 @@ def make_parser(prog):
     p = JtrParser(prog, usage="%(prog)s [-o DIR] FILE...\n"
                               "       %(prog)s --hlog [--unit ns|us] [-o DIR] FILE...",
                   description=DESCRIPTION, examples=EXAMPLES)
-    p.add_argument("-o", "--output", metavar="DIR",
-                   help="the results folder (default results/DATE-HOST-TOOL, DATE from the "
-                        "file's start time; results/latest is left pointing at the last run "
-                        "measured here). With several FILEs, give no -o")
+    add_output(p, "the results folder (default results/DATE-HOST-TOOL, DATE from the file's "
+                  "start time; results/latest is left pointing at the last run measured "
+                  "here): " + OUTPUT_RULE + ". With several FILEs, give no -o")
     p.add_argument("--hlog", action="store_true", help="FILE is an HdrHistogram interval log")
     p.add_argument("--unit", metavar="U", type=Choice(*HLOG_UNITS),
                    help="the log's values are in ns (default) or us")
@@ -64,7 +63,7 @@ def run(opts):
                          "HdrHistogram log with --hlog FILE; see 'jtr import --help'")
     if opts.unit and not opts.hlog:
         raise UsageError("--unit goes with --hlog (the unit of an HdrHistogram log's values)")
-    if opts.output and len(opts.files) > 1:
+    if opts.output is not None and len(opts.files) > 1:
         raise UsageError("-o names one folder: import one file at a time with -o, or give "
                          "no -o")
     for f in opts.files:
@@ -72,7 +71,7 @@ def run(opts):
         result["files"] = {"source": copies[0][0]}
         outdir = opts.output or new_results_dir(result["tool"], when=started_local(result),
                                                 host=result["host"]["hostname"])
-        write_result_folder(result, outdir, copies)
+        write_result_folder(result, outdir, copies, default=opts.output is None)
         print(summary_line(outdir, result))
         for w in result["warnings"]:
             if not w.startswith("imported: host facts"):

@@ -1,10 +1,11 @@
 """ls - jtr ls: past results with their headline numbers, newest first."""
 import json
 
-from ..cli.parser import JtrParser
+from ..cli.parser import JtrParser, warn
 from ..render.text import align
-from ..results.figures import result_figures, utc_time
+from ..results.figures import result_figures
 from ..results.find import find_results
+from ..system.schema import utc_time
 from ..units import fmt_ns
 from ..values import format_cpulist
 
@@ -16,7 +17,9 @@ the CPUs, how long it ran, the per-loop p99, p99.99 and max, the time lost to
 interruptions, the largest cause (when attributed), the tuning profile that was
 active, and whether the run was stopped early. Each FOLDER is a results folder or
 a folder of them (default: results). Folders that hold no jtr result are skipped
-and counted on the last line; results/latest is not listed twice."""
+and counted on the last line; a result that cannot be read (damaged, or not what
+jtr wrote) is skipped with a warning line on stderr saying why; results/latest is
+not listed twice."""
 
 EXAMPLES = """\
   jtr ls
@@ -29,7 +32,8 @@ def make_parser(prog):
                   examples=EXAMPLES)
     p.add_argument("--json", action="store_true",
                    help="print the list as JSON (" + FORMAT + "): per result its path and "
-                        "the numbers (ns, %%), and the folders skipped")
+                        "the numbers (ns, %%), the folders skipped and the damaged results with "
+                        "why (damaged: [{path, error}])")
     p.add_operands("folders", "FOLDER", "a results folder, or a folder of them")
     return p
 
@@ -67,7 +71,7 @@ def _cause(c):
     return "%s %.0f %%" % (c["name"] or c["category"], 100.0 * (c["share"] or 0))
 
 
-def format_table(items, skipped):
+def format_table(items, skipped, damaged=()):
     head = ("started (UTC)", "tool", "CPUs", "duration", "p99", "p99.99", "max", "lost",
             "top cause", "profile", "folder")
     lines = []
@@ -92,17 +96,24 @@ def format_table(items, skipped):
         tail += "; %d folder%s skipped (no jtr result in %s)" % (
             len(skipped), "" if len(skipped) == 1 else "s",
             "it" if len(skipped) == 1 else "them")
+    if damaged:
+        tail += "; %d damaged result%s skipped (see the warning%s above)" % (
+            len(damaged), "" if len(damaged) == 1 else "s", "" if len(damaged) == 1 else "s")
     out.append(tail)
     return out
 
 
 def run(opts):
     default = not opts.folders
-    found, skipped = find_results(opts.folders or ["results"], default)
+    found, skipped, damaged = find_results(opts.folders or ["results"], default)
+    for _, why in damaged:
+        warn("jtr ls", why)
     items = rows(found)
     if opts.json:
-        print(json.dumps({"format": FORMAT, "results": items, "skipped": skipped}, indent=2))
+        print(json.dumps({"format": FORMAT, "results": items, "skipped": skipped,
+                          "damaged": [{"path": p, "error": why} for p, why in damaged]},
+                         indent=2))
         return 0
-    for line in format_table(items, skipped):
+    for line in format_table(items, skipped, damaged):
         print(line)
     return 0

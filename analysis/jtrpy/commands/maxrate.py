@@ -5,10 +5,10 @@ import shlex
 import shutil
 import sys
 
-from ..cli.parser import Choice, Count, Duration, JtrParser, Percent
+from ..cli.parser import Choice, Count, Duration, JtrParser, Percent, add_output
 from ..drivers.maxrate import find_max_rate
 from ..errors import EXIT_INTERRUPTED, UsageError
-from ..results.result import new_results_dir
+from ..results.result import make_results_dir
 from ..system.paths import probe_path
 from ..units import fmt_rate
 from ..vocab import TRANSPORTS
@@ -96,10 +96,9 @@ def make_parser(prog):
                    help="more options for every jtr pub (one shell-quoted string)")
     p.add_argument("--sub", metavar="OPTS", action=ShellWords, default=[],
                    help="more options for every jtr sub, e.g. --sub '--max-rate 50K'")
-    p.add_argument("-o", "--output", metavar="DIR",
-                   help="results folder (default results/DATE-HOST-maxrate): maxrate.json "
-                        "and per step NN-RATE/pub/ and NN-RATE/sub/ (their result.json) with "
-                        "the programs' output in *.log")
+    add_output(p, "results folder (default results/DATE-HOST-maxrate): maxrate.json and per "
+                  "step NN-RATE/pub/ and NN-RATE/sub/ (their result.json) with the programs' "
+                  "output in *.log; a new folder, whose parent must exist")
     return p
 
 
@@ -128,10 +127,9 @@ def options(opts):
 def run(opts):
     o = options(opts)
     probe_path("pub"), probe_path("sub")          # not built: say so now
-    outdir = new_results_dir("maxrate", o["out"])
-    parent = os.path.dirname(os.path.abspath(outdir))
+    parent = os.path.abspath(os.path.dirname(o["out"]) if o["out"] else "results")
     made_parent = not os.path.isdir(parent)
-    os.makedirs(outdir)
+    outdir = make_results_dir("maxrate", o["out"])
     started = []
 
     def row(rec):

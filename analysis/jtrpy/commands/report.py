@@ -2,12 +2,12 @@
 result, of two compared, or of a jtr suite folder, with the PNGs beside it."""
 import os
 
-from ..cli.parser import Count, JtrParser
+from ..cli.parser import Count, JtrParser, add_output
 from ..errors import UsageError
 from ..formats import legacy
 from ..render import report, suite_page
-from ..render.html import prepare_out, write_all
-from ..results.result import load_result
+from ..render.html import write_all
+from ..results.result import load_result, make_output_dir
 from ..results.suite import is_suite, load_suite
 from ..stats.compare import check_result
 
@@ -56,9 +56,9 @@ def make_parser(prog):
     p = JtrParser(prog, usage="%(prog)s [-o DIR] [--gnuplot] [--histo-buckets N] RESULT "
                               "[RESULT_B]\n       %(prog)s [-o DIR] SUITE_DIR",
                   description=DESCRIPTION, examples=EXAMPLES)
-    p.add_argument("-o", "--output", metavar="DIR",
-                   help="where to write report.html and the PNGs (default: RESULT/report for "
-                        "one result or a suite, ./report-A-vs-B for two)")
+    add_output(p, "where to write report.html and the PNGs (default: RESULT/report for one "
+                  "result or a suite, ./report-A-vs-B for two); a new folder's parent must "
+                  "exist, an existing folder is written into")
     p.add_argument("--gnuplot", action="store_true",
                    help="also the 10 ns graphs and gnuplot files of a result that has no pair")
     p.add_argument("--histo-buckets", metavar="N", type=Count(1, legacy.MAX_BUCKETS),
@@ -83,15 +83,14 @@ def run(opts):
     build_opts = {"gnuplot": opts.gnuplot, "histo_buckets": opts.histo_buckets}
     if len(paths) == 1 and is_suite(paths[0]):
         doc = load_suite(paths[0])
-        out = opts.output or os.path.join(paths[0], "report")
-        prepare_out(out)
+        out = make_output_dir(opts.output or os.path.join(paths[0], "report"),
+                              what="report folder")
         print(write_all(out, *suite_page.build(paths[0], doc, build_opts)))
         return 0
     results = [load_result(p) for p in paths]
     if len(results) == 2:
         for p, r in zip(paths, results):
             check_result(r, p)
-    out = opts.output or default_out(results)
-    prepare_out(out)
+    out = make_output_dir(opts.output or default_out(results), what="report folder")
     print(write_all(out, *report.build(results, paths, build_opts)))
     return 0

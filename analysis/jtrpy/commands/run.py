@@ -5,6 +5,7 @@ import sys
 
 from ..attribution.attribute import DEFAULT_SLACK_NS
 from ..cli.parser import (
+    OUTPUT_RULE,
     CpuList,
     Duration,
     JtrParser,
@@ -12,6 +13,7 @@ from ..cli.parser import (
     add_attribution_options,
     add_backend,
     add_cross_check_options,
+    add_output,
 )
 from ..drivers.run import run_job
 from ..errors import EXIT_INTERRUPTED, UsageError
@@ -53,8 +55,7 @@ def make_parser(prog):
     p.add_argument("-c", "--cpus", metavar="LIST", type=CpuList(online_cpus),
                    help="CPUs to measure, one pinned thread each; the tracer follows "
                         "(default: the first isolated CPU, else the last online one)")
-    p.add_argument("-o", "--output", metavar="DIR",
-                   help="results folder (default results/DATE-HOST-gap)")
+    add_output(p, "results folder (default results/DATE-HOST-gap): " + OUTPUT_RULE)
     p.add_argument("--no-trace", action="store_true",
                    help="measure only; no tracer, no attribution")
     add_backend(p)

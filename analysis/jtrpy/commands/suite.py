@@ -1,5 +1,5 @@
 """suite - jtr suite: the standard set of measurements into one folder."""
-from ..cli.parser import Count, CpuList, Duration, JtrParser, Words
+from ..cli.parser import Count, CpuList, Duration, JtrParser, Words, add_output
 from ..drivers.suite import ITEMS, run_suite
 from ..system.cpus import online_cpus
 from ..values import format_count
@@ -39,8 +39,8 @@ def make_parser(prog):
                         "0.5 s, clock 20K reads, in seconds (default: null loops 2M samples x "
                         "3 runs, gap 10 s, clock 1M reads, send 500K samples x 3 pairs; about "
                         "40 s here, plus about 20 s per transport)")
-    p.add_argument("-o", "--output", metavar="DIR",
-                   help="the suite's folder (default results/DATE-HOST-suite); must not exist")
+    add_output(p, "the suite's folder (default results/DATE-HOST-suite): a new folder, whose "
+                  "parent must exist")
     p.add_argument("--cpus", metavar="LIST", type=CpuList(online_cpus),
                    help="CPUs to measure: gap measures them all, the others the first "
                         "(default: first isolated CPU, else the last online one)")

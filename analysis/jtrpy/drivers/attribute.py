@@ -13,6 +13,7 @@ from ..attribution import crosscheck as xc
 from ..errors import UsageError
 from ..render.attribution import cross_check_lines, format_table
 from ..results.outliers import read_outliers
+from ..system.files import check_file
 from ..trace import events, sched
 
 
@@ -22,13 +23,15 @@ def sched_data_path(result, given=None):
     there is none or no perf to read it."""
     if given is not None:
         p = os.path.join(given, sched.NAME) if os.path.isdir(given) else given
-        if not os.path.isfile(p):
+        if not os.path.lexists(p):
             raise UsageError("--sched-data %s: no such file" % given)
+        check_file(p, "perf sched record file")
     else:
         p = result.file("sched")
-        if not os.path.isfile(p):
+        if not os.path.lexists(p):
             raise UsageError("--cross-check: %s: no such file; %s, or give --sched-data PATH"
                              % (p, sched.HOW_TO_RECORD))
+        check_file(p, "perf sched record file", within=result.folder)
     why = sched.timehist_unavailable()
     if why:
         raise UsageError(why)
@@ -49,7 +52,8 @@ def attribution_of(result, slack_ns=None, top=None, events_path=None, cross_chec
     if cross_check is not None:
         sched_path = sched_data_path(result, cross_check.get("sched_data"))
     outliers = read_outliers(result)
-    log = events.read_events(events_path or result.file("events"))
+    log = events.read_events(events_path) if events_path else \
+        events.read_events(result.file("events"), within=result.folder)
     if sched_path is None:
         return att.attribute(result, outliers, log, **kw), None
     outcomes = []

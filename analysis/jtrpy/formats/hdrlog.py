@@ -28,6 +28,7 @@ import zlib
 
 from ..errors import UsageError
 from ..results import hist
+from ..system.schema import utc_time
 
 ENCODING_COOKIE = 0x1c849303 | 0x10
 COMPRESSION_COOKIE = 0x1c849304 | 0x10
@@ -102,23 +103,18 @@ def encode(values, digits):
     return base64.b64encode(struct.pack(">ii", COMPRESSION_COOKIE, len(z)) + z).decode("ascii")
 
 
-def _utc(iso):
-    """'2026-11-22T07:44:14.073Z' -> seconds since the epoch."""
-    t = datetime.datetime.strptime(iso.rstrip("Z"), "%Y-%m-%dT%H:%M:%S.%f"
-                                   if "." in iso else "%Y-%m-%dT%H:%M:%S")
-    return t.replace(tzinfo=datetime.timezone.utc).timestamp()
-
-
 def run_interval(result, run):
     """(start in seconds since the epoch, length in seconds) of @run: its
-    CLOCK_MONOTONIC start placed on the result's wall-clock start."""
-    t0 = _utc(result["started_at"])
+    CLOCK_MONOTONIC start placed on the result's wall-clock start (started_at,
+    which check_exportable requires)."""
+    t0 = utc_time(result["started_at"]).timestamp()
     start = t0
     if run.get("start_mono_ns") is not None and result.get("started_mono_ns"):
         start = t0 + (run["start_mono_ns"] - result["started_mono_ns"]) / 1e9
     length = run.get("duration_ns")
     if length is None:
-        length = (result.get("ended_mono_ns", 0) - result.get("started_mono_ns", 0)) or 0
+        length = max((result.get("ended_mono_ns") or 0) -
+                     (result.get("started_mono_ns") or 0), 0)
     return start, length / 1e9
 
 
@@ -136,11 +132,19 @@ def check_exportable(results, labels):
                                for x in runs):
             raise UsageError("%s: the result has no runs with histograms; export results "
                              "of jtr gap, jtr null or jtr clock" % label)
-        for x in runs:
+        if utc_time(r.get("started_at")) is None:
+            raise UsageError("%s: the result has no started_at: an HdrHistogram log needs "
+                             "its start time" % label)
+        for i, x in enumerate(runs):
             try:
                 digits_for_bits(x["histogram"].get("sub_bucket_bits", 7))
             except ValueError as e:
                 raise UsageError("%s: %s" % (label, e))
+            start, length = run_interval(r, x)
+            if not 0 <= start <= MAX_SECONDS or length > MAX_SECONDS:
+                raise UsageError("%s: runs[%d].start_mono_ns: places the run outside the "
+                                 "years 1970 to 2286 (started_mono_ns and started_at "
+                                 "disagree); the result is damaged" % (label, i))
 
 
 def hlog_text(results, labels):
@@ -179,6 +183,12 @@ def hlog_text(results, labels):
 V2_ENCODING_COOKIE = 0x1c849303 | 0x10
 V2_COMPRESSION_COOKIE = 0x1c849304 | 0x10
 V2_HEADER = struct.Struct(">iiiiqqd")
+
+
+MAX_PAYLOAD = 16 << 20     # one inflated histogram (a 5-digit one needs under 1 MiB)
+MAX_COUNT = 1 << 53         # jtr's limit of a count (results/fields.py)
+MAX_TAG = 256               # a tag becomes a run's name
+MAX_SECONDS = 1e10          # times in a log: seconds, up to the year 2286
 
 
 class LogError(ValueError):
@@ -220,9 +230,12 @@ def decode(text):
     if cookie != V2_COMPRESSION_COOKIE:
         raise LogError("cookie 0x%08x is not a compressed HdrHistogram" % (cookie & 0xffffffff))
     try:
-        payload = zlib.decompress(raw[8:8 + length])
+        inflate = zlib.decompressobj()
+        payload = inflate.decompress(raw[8:8 + max(length, 0)], MAX_PAYLOAD + 1)
     except zlib.error as e:
         raise LogError("the compressed histogram does not inflate (%s)" % e)
+    if len(payload) > MAX_PAYLOAD:
+        raise LogError("the histogram inflates to more than %d MiB" % (MAX_PAYLOAD >> 20))
     if len(payload) < V2_HEADER.size:
         raise LogError("the histogram's header is cut short")
     pcookie, plen, offset, digits, lowest, highest, _ = V2_HEADER.unpack_from(payload)
@@ -236,14 +249,21 @@ def decode(text):
                        % (digits, lowest))
     m = half_count_magnitude(digits)
     unit = int(math.floor(math.log2(lowest)))
-    body = payload[V2_HEADER.size:V2_HEADER.size + plen]
-    buckets, pos, idx = [], 0, 0
+    # the last index whose values (shifted by the unit) stay below 2^63
+    last = hist.bucket_index(m, ((1 << 63) - 1) >> unit)
+    body = payload[V2_HEADER.size:V2_HEADER.size + max(plen, 0)]
+    buckets, pos, idx, total = [], 0, 0, 0
     while pos < len(body):
         v, pos = _read_leb128(body, pos)
         if v < 0:
             idx += -v
             continue
         if v:
+            if idx > last:
+                raise LogError("a count at values beyond 2^63 (jtr's times end there)")
+            total += v
+            if total > MAX_COUNT:
+                raise LogError("its counts add up to more than 2^53")
             lo, hi = hist.bucket_lo_hi(m, idx)
             buckets.append([lo << unit, ((hi + 1) << unit) - 1, v])
         idx += 1
@@ -256,9 +276,10 @@ def _seconds(line, key):
     if not line.startswith(prefix):
         return None
     try:
-        return float(line[len(prefix):].split()[0].rstrip("]"))
+        v = float(line[len(prefix):].split()[0].rstrip("]"))
     except (ValueError, IndexError):
         return None
+    return v if 0 <= v <= MAX_SECONDS else None
 
 
 def read_log(text):
@@ -285,6 +306,9 @@ def read_log(text):
         tag = None
         if fields[0].startswith("Tag="):
             tag = fields.pop(0)[len("Tag="):]
+            if len(tag) > MAX_TAG:
+                raise LogError("line %d: a tag of %d characters (at most %d: it names a run)"
+                               % (n, len(tag), MAX_TAG))
         if len(fields) != 4:
             raise LogError("line %d is not 'StartTimestamp,Interval_Length,Interval_Max,"
                            "Histogram'" % n)
@@ -292,6 +316,9 @@ def read_log(text):
             t0, length, vmax = float(fields[0]), float(fields[1]), float(fields[2])
         except ValueError:
             raise LogError("line %d: the times are not numbers" % n)
+        if not all(0 <= v <= MAX_SECONDS for v in (t0, length)) or not math.isfinite(vmax):
+            raise LogError("line %d: the times are not finite numbers from 0 to %g s"
+                           % (n, MAX_SECONDS))
         try:
             buckets, digits = decode(fields[3])
         except LogError as e:

@@ -15,7 +15,6 @@ result's warnings say from which percentile on. docs/interop.md has the table.
 import datetime
 import email.utils
 import getopt
-import json
 import os
 import re
 import shlex
@@ -23,9 +22,12 @@ import shlex
 from .. import __version__
 from ..errors import UsageError
 from ..results import hist
-from ..results.result import FORMAT, PERCENTILE_KEYS
+from ..results.result import FORMAT, PERCENTILE_KEYS, check_result
+from ..system.files import open_regular, read_bytes, read_json
 from ..system.host import UNKNOWN_HOST, this_machine
+from ..system.schema import COUNT_MAX, Any, Num, Obj, Opt, Str, check
 from . import hdrlog
+from .hdrlog import MAX_SECONDS
 
 BITS = 7  # jtr's default precision (1 %)
 
@@ -33,20 +35,22 @@ BITS = 7  # jtr's default precision (1 %)
 
 # --- reading the file ------------------------------------------------------
 
+MAX_HLOG_BYTES = 256 << 20     # an HdrHistogram log: 256 MiB
+MAX_US = 10 ** 12               # a value in a tool's histogram: 11.6 days in us
+THREAD = Obj({"histogram": Obj(values=Any(), what="an object of \"us\": count"),
+              "min": Num(0, MAX_US), "max": Num(0, MAX_US), "avg": Num(0, MAX_US),
+              "freq": Any(), "duration": Opt(Num(0, MAX_SECONDS))}, what="a thread object")
+RT_TESTS_FIELDS = Obj({
+    "thread": Obj(values=THREAD), "start_time": Opt(Str(256)), "end_time": Opt(Str(256)),
+    "sysinfo": Obj({k: Opt(Str(256)) for k in ("nodename", "release", "version", "machine")}),
+})
+
+
 def _load(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except FileNotFoundError:
-        raise UsageError("%s: no such file" % path)
-    except IsADirectoryError:
-        raise UsageError("%s: is a folder; give the file oslat or cyclictest wrote with "
-                         "--json=FILE" % path)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise UsageError("%s: not a JSON file (%s); jtr import reads the --json output of "
-                         "oslat and cyclictest" % (path, str(e).split(":")[0]))
-    except OSError as e:
-        raise UsageError("%s: cannot read: %s" % (path, e.strerror))
+    doc = read_json(path)
+    if detect(doc):
+        check(doc, RT_TESTS_FIELDS, path)
+    return doc
 
 
 def _cmdline(doc):
@@ -133,17 +137,22 @@ SHORT_LONG = {
 
 
 def _int(v):
+    text = str(v).strip().lstrip("=")
+    if len(text) > 20:      # no count or time of the tools has more digits
+        return None
     try:
-        return int(str(v).strip().lstrip("="))
+        return int(text)
     except (TypeError, ValueError):
         return None
 
 
 def _when(s):
     """rt-tests' start_time / end_time ('Sun, 22 Nov 2026 07:42:17 +0000') as UTC."""
+    if not isinstance(s, str):
+        return None
     try:
         t = email.utils.parsedate_to_datetime(s)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if t is None:
         return None
@@ -171,7 +180,8 @@ def host_facts(doc, tool):
     host.update(rest)
     src["this machine" if same else "unknown"] += list(rest)
     freq = [t.get("freq") for t in doc["thread"].values() if isinstance(t, dict)]
-    if tool == "oslat" and freq and all(isinstance(f, (int, float)) and f > 0 for f in freq):
+    if tool == "oslat" and freq and all(isinstance(f, (int, float)) and 0 < f < 1e7
+                                        for f in freq):
         host["tsc_hz"] = float(freq[0]) * 1e6
         src["file"].append("tsc_hz")
     else:
@@ -211,9 +221,12 @@ def _counts(t, label):
     out = {}
     for k, c in h.items():
         us, n = _int(k), _int(c)
-        if us is None or n is None or us < 0 or n < 0:
-            raise UsageError("%s: histogram entry %r: %r is not 'us': count" % (label, k, c))
+        if us is None or n is None or not 0 <= us <= MAX_US or not 0 <= n <= COUNT_MAX:
+            raise UsageError("%s: a histogram entry is not \"us\": count (whole numbers, us "
+                             "at most %d, the count at most 2^53)" % (label, MAX_US))
         out[us] = out.get(us, 0) + n
+    if sum(out.values()) > COUNT_MAX:
+        raise UsageError("%s: the histogram's counts add up to more than 2^53" % label)
     return out
 
 
@@ -226,7 +239,7 @@ def make_run(tool, t, key, opts, label, names, unit_ns):
         if not isinstance(t.get(f), (int, float)):
             raise UsageError("%s: thread %s has no %s" % (label, key, f))
     min_ns, max_ns = int(t["min"]) * unit_ns, int(t["max"]) * unit_ns
-    cpu = t.get("cpu") if isinstance(t.get("cpu"), int) and t.get("cpu") >= 0 else None
+    cpu = t.get("cpu") if isinstance(t.get("cpu"), int) and 0 <= t["cpu"] <= 65535 else None
     over, limit_us = 0, None
     if tool == "oslat":
         last = max(counts) if counts else 0
@@ -236,8 +249,9 @@ def make_run(tool, t, key, opts, label, names, unit_ns):
         n = sum(counts.values()) + over
     else:
         n = _int(t.get("cycles"))
-        if n is None:
-            raise UsageError("%s: thread %s has no cycles count" % (label, key))
+        if n is None or not 0 <= n <= COUNT_MAX:
+            raise UsageError("%s: thread %s has no cycles count (a whole number up to 2^53)"
+                             % (label, key))
         over = n - sum(counts.values())
         if over < 0:
             raise UsageError("%s: thread %s: the histogram holds more than its %d cycles"
@@ -366,17 +380,11 @@ MAX_BITS = 14  # the finest precision a jtr histogram has (4 significant digits)
 
 
 def _read_text(path):
+    data = read_bytes(path, "file", MAX_HLOG_BYTES)
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except FileNotFoundError:
-        raise UsageError("%s: no such file" % path)
-    except IsADirectoryError:
-        raise UsageError("%s: is a folder; give the .hlog file" % path)
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError("%s: not a text file; an HdrHistogram interval log is text" % path)
-    except OSError as e:
-        raise UsageError("%s: cannot read: %s" % (path, e.strerror))
 
 
 def hlog_run(name, intervals, t0, factor):
@@ -488,10 +496,11 @@ def hlog_result(path, unit="ns"):
 def looks_like_hlog(path):
     """True when @path starts like an HdrHistogram interval log."""
     try:
-        with open(path, "rb") as f:
-            head = f.read(64).lstrip()
-    except OSError:
-        return False
+        f, _ = open_regular(path, "file")
+    except UsageError:
+        return False        # said when the file is read
+    with f:
+        head = f.read(64).lstrip()
     return head.startswith((b"#[", b'"StartTimestamp"', b"Tag="))
 
 
@@ -499,14 +508,17 @@ def import_file(path, hlog=False, unit="ns"):
     """The result of one file: (result document, [(file name, path)] to keep beside
     it: the original file)."""
     if hlog or looks_like_hlog(path):
-        return hlog_result(path, unit), [("source.hlog", path)]
-    doc = _load(path)
-    tool = detect(doc)
-    if tool is None:
-        raise UsageError("%s: unknown format: not the --json output of oslat or cyclictest "
-                         "(rt-tests); those are the formats jtr import reads" % path)
-    result = to_result(doc, tool, path)
-    return result, [("%s.json" % tool, path)]
+        result, copies = hlog_result(path, unit), [("source.hlog", path)]
+    else:
+        doc = _load(path)
+        tool = detect(doc)
+        if tool is None:
+            raise UsageError("%s: unknown format: not the --json output of oslat or "
+                             "cyclictest (rt-tests); those are the formats jtr import reads"
+                             % path)
+        result, copies = to_result(doc, tool, path), [("%s.json" % tool, path)]
+    check_result(result, path)      # what jtr's readers need, as any result they load
+    return result, copies
 
 
 def started_local(result):

@@ -4,8 +4,9 @@ the headline numbers per run and the largest causes per result
 import decimal
 import re
 
-from ..results.figures import run_figures, utc_time
+from ..results.figures import run_figures
 from ..results.result import PERCENTILE_KEYS
+from ..system.schema import utc_time
 from ..values import format_cpulist
 
 DEFAULT_TOP = 5

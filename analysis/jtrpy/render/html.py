@@ -5,7 +5,6 @@ import html
 import json
 import os
 
-from ..errors import UsageError
 from ..system.files import write_atomic
 from ..units import fmt_ns as _fmt_ns
 
@@ -59,16 +58,6 @@ def page_html(title, body):
     return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             "<title>%s</title><style>%s</style></head><body>\n%s\n</body></html>\n"
             % (esc(title), CSS, "\n".join(b for b in body if b)))
-
-
-def prepare_out(out):
-    """Create the output folder, or UsageError."""
-    try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as e:
-        raise UsageError("-o %s: cannot create the folder: %s" % (out, e.strerror or e))
-    if not os.access(out, os.W_OK):
-        raise UsageError("-o %s: the folder is not writable; choose another" % out)
 
 
 def write_all(out, pngs, page, texts):

@@ -8,6 +8,7 @@ from ..errors import UsageError
 from ..formats import legacy
 from ..results.figures import result_figures, run_pairs
 from ..results.result import load_result
+from ..results.suite import item_folder
 from . import plots
 from .html import esc, img, jnum, page_html, table
 from .report import warnings_of
@@ -17,15 +18,16 @@ def build(folder, doc, opts):
     """({name: png bytes}, the HTML page, {name: text}) of the suite in @folder
     whose index is @doc."""
     plt = plots.pyplot()
-    entries = [e for e in doc.get("items", []) if isinstance(e, dict)]
-    loaded = {}
+    entries = doc.get("items", [])
+    loaded, why = {}, {}
     for e in entries:
-        p = os.path.join(folder, e.get("folder") or "", "result.json") if e.get("folder") else None
-        if p and os.path.isfile(p):
-            try:
+        try:
+            d = item_folder(folder, e)
+            p = os.path.join(d, "result.json") if d else None
+            if p and os.path.lexists(p):
                 loaded[e["name"]] = load_result(p)
-            except UsageError:
-                pass
+        except UsageError as err:
+            why[e["name"]] = str(err)
     names = list(loaded)
     stems = plots.file_stems(names)
     results = [loaded[n] for n in names]
@@ -60,7 +62,7 @@ def build(folder, doc, opts):
             (": " + esc(e["why"])) if e.get("why") else ""))
         r = loaded.get(name)
         if r is None:
-            body.append("<p>no result</p>")
+            body.append("<p>no result%s</p>" % (": " + esc(why[name]) if name in why else ""))
             continue
         i = names.index(name)
         # a send result's pairs show every run; others get each run alone

@@ -7,7 +7,6 @@ the percentiles are jtr's rule on the merged histogram, so a one-run result give
 exactly its percentiles_ns. Time lost is the runs' lost_ns over their duration,
 outliers per second their count over it.
 """
-import datetime
 import re
 
 from . import hist
@@ -68,18 +67,6 @@ def top_cause(result):
     c = causes[0]
     return {"category": c.get("category"), "name": c.get("name"), "share": c.get("share"),
             "total_ns": c.get("total_ns")}
-
-
-def utc_time(iso):
-    """A result's ISO 8601 UTC time as an aware datetime, or None."""
-    if not isinstance(iso, str):
-        return None
-    for fmt in ("%Y-%m-%dT%H:%M:%S.%fZ", "%Y-%m-%dT%H:%M:%SZ"):
-        try:
-            return datetime.datetime.strptime(iso, fmt).replace(tzinfo=datetime.timezone.utc)
-        except ValueError:
-            pass
-    return None
 
 
 def result_figures(result):

@@ -6,20 +6,25 @@ from .result import load_result, result_path
 
 
 def find_results(folders, default=False):
-    """([Result], [skipped folders]): every result in @folders; a folder that is a
-    result is taken as one, else its sub-folders are looked at. With @default
-    (the folders were not given) a missing folder is no error."""
-    found, skipped, seen = [], [], set()
+    """([Result], [skipped folders], [(folder, why)]): every result in @folders, the
+    folders that hold none, and the results that could not be loaded (damaged:
+    why is load_result's one-line error). A folder that is a result is taken as
+    one, else its sub-folders are looked at. With @default (the folders were not
+    given) a missing folder is no error."""
+    found, skipped, damaged, seen = [], [], [], set()
 
     def take(path):
         real = os.path.realpath(path)
         if real in seen:
             return
         seen.add(real)
+        if not os.path.lexists(result_path(path)):
+            skipped.append(path)
+            return
         try:
             found.append(load_result(path))
-        except UsageError:
-            skipped.append(path)
+        except UsageError as e:
+            damaged.append((path, str(e)))
 
     for top in folders:
         if not os.path.exists(top):
@@ -44,4 +49,4 @@ def find_results(folders, default=False):
             p = os.path.join(top, name)
             if os.path.isdir(p):
                 take(p)
-    return found, skipped
+    return found, skipped, damaged

@@ -1,15 +1,37 @@
-"""files - the one way jtr writes a file and the one JSON writer and reader.
+"""files - the one way jtr writes a file, the one JSON writer, and the one way it
+reads the files it is given or a document names.
 
 Every file jtr writes is written whole or not at all (write_atomic: a hidden
 temporary file, fsync, rename), and every JSON document it writes has the
 layout of the C writer (lib/jtr_json.c): objects and lists of lists one item a
 line, lists of scalars inline, so a result written by Python and one written
 by a probe read the same.
+
+Every file jtr reads (result.json, trace.json, suite.json, events.bin,
+outliers.csv, imports) is read by read_bytes: a regular file only (a device,
+FIFO or socket is refused before a byte is read, so /dev/zero cannot fill the
+memory and a FIFO cannot hang), no larger than a limit said in
+docs/result-format.md, and, when a document names it (@within), inside the
+document's folder after every symbolic link is followed. JSON is parsed by
+parse_json with bounds: nesting, integer digits, text that is not UTF-8.
+Errors are one line naming the file and what is wrong, never its content.
 """
 import json
 import os
+import re
+import stat
 
 from ..errors import UsageError
+from .schema import describe
+
+MIB = 1 << 20
+MAX_JSON_BYTES = 64 * MIB   # result.json, trace.json, suite.json, oslat/cyclictest files
+MAX_JSON_DEPTH = 32         # objects and lists inside one another (a result has 6)
+MAX_INT_DIGITS = 20         # 2^64 has 20 digits: jtr writes no longer integer
+READ_CHUNK = 1 << 16
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))
 
 
 def write_atomic(path, text, mode="w"):
@@ -56,25 +78,165 @@ def write_json(path, doc):
     write_atomic(path, dumps_json(doc) + "\n")
 
 
-def read_json(path, fmt=None, what="file", missing=None):
-    """The JSON document in @path; with @fmt, its "format" must be that.
-    UsageError names the file and what is wrong; @missing is the message's tail
-    for a file that is not there (what to give instead)."""
+def size_text(n):
+    """A byte count for people: 64 MiB, 1.5 GiB, 812 bytes."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            v = n / float(1 << shift)
+            return ("%d %s" if v == int(v) else "%.1f %s") % (v, unit)
+    return "%d bytes" % n
+
+
+def inside(path, folder):
+    """True when @path, every symbolic link followed, is @folder or under it."""
+    top = os.path.realpath(folder)
+    return os.path.commonpath([os.path.realpath(path), top]) == top
+
+
+def open_regular(path, what, within=None, missing=None):
+    """(binary file, os.stat_result) of the regular file @path, opened without
+    blocking; UsageError naming the file and what is wrong (@what: what it should
+    be, "result"; @missing: what to give instead of a file that is not there).
+    @within: the results folder a document named the file in; it must stay
+    inside it, every symbolic link followed."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+    if within is not None:
+        if not inside(path, within):
+            raise UsageError("%s: leads out of the results folder %s (a link or '..'); jtr "
+                             "reads only the files inside a result's folder" % (path, within))
+        path_to_open, flags = os.path.realpath(path), flags | os.O_NOFOLLOW
+    else:
+        path_to_open = path
     try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+        fd = os.open(path_to_open, flags)
     except FileNotFoundError:
         raise UsageError("%s: no such %s%s" % (path, what, " (%s)" % missing if missing else ""))
     except IsADirectoryError:
-        raise UsageError("%s: is a folder, not a %s" % (path, what))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        line = " (line %d: %s)" % (e.lineno, e.msg) if isinstance(e, json.JSONDecodeError) \
-            else ""
-        raise UsageError("%s: not a JSON file%s" % (path, line))
+        raise UsageError("%s: is a folder, not %s" % (path, a_or_an(what)))
     except OSError as e:
         raise UsageError("%s: cannot read: %s" % (path, e.strerror))
+    st = os.fstat(fd)
+    if stat.S_ISREG(st.st_mode):
+        return os.fdopen(fd, "rb", buffering=0), st
+    os.close(fd)
+    if stat.S_ISDIR(st.st_mode):
+        raise UsageError("%s: is a folder, not %s" % (path, a_or_an(what)))
+    kind = next((k for test, k in _KINDS if test(st.st_mode)), "not a regular file")
+    raise UsageError("%s: %s, not a regular file (the %s must be one); not read"
+                     % (path, kind, what))
+
+
+def a_or_an(what):
+    """'a result', 'an event log'."""
+    return ("an " if what[:1] in "aeiou" else "a ") + what
+
+
+def check_file(path, what, within=None, missing=None):
+    """UsageError unless @path is a regular file open_regular() would read; for
+    a file another program reads (perf and sched.data)."""
+    open_regular(path, what, within, missing)[0].close()
+
+
+def read_bytes(path, what, max_bytes, within=None, missing=None):
+    """The bytes of the regular file @path (open_regular), at most @max_bytes:
+    a larger one is refused before it is read."""
+    f, st = open_regular(path, what, within, missing)
+    with f:
+        too_big = UsageError("%s: larger than the %s %s may have (docs/result-format.md); "
+                             "not read" % (path, size_text(max_bytes), a_or_an(what)))
+        if st.st_size > max_bytes:
+            raise too_big
+        try:
+            data = f.read(st.st_size) if st.st_size else b""
+            more, n = [], len(data)
+            while True:     # a file that grew, or one that says size 0 (/proc)
+                b = f.read(READ_CHUNK)
+                if not b:
+                    break
+                n += len(b)
+                if n > max_bytes:
+                    raise too_big
+                more.append(b)
+        except OSError as e:
+            raise UsageError("%s: cannot read: %s" % (path, e.strerror))
+    return data + b"".join(more) if more else data
+
+
+def decode_text(data, path, what, encoding="utf-8"):
+    """@data as text, or UsageError naming the first byte that is not @encoding."""
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as e:
+        raise UsageError("%s: not %s text (byte 0x%02x at offset %d); not %s"
+                         % (path, "UTF-8" if encoding == "utf-8" else encoding.upper(),
+                            data[e.start], e.start, a_or_an(what)))
+
+
+class _TooLong(ValueError):
+    """An integer with more digits than jtr writes."""
+
+
+def _parse_int(text):
+    if len(text) - text.startswith("-") > MAX_INT_DIGITS:
+        raise _TooLong(len(text))
+    return int(text)
+
+
+def json_depth_error(doc):
+    """Why @doc is nested too deeply or holds text that cannot be written back
+    (a lone UTF-16 surrogate), or None. Walks without recursion."""
+    stack = [(doc, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, dict):
+            if depth > MAX_JSON_DEPTH:
+                return "nested deeper than %d levels" % MAX_JSON_DEPTH
+            for k, x in v.items():
+                if _SURROGATE.search(k):
+                    return "a key holds a lone UTF-16 surrogate (\\ud800-\\udfff)"
+                stack.append((x, depth + 1))
+        elif isinstance(v, list):
+            if depth > MAX_JSON_DEPTH:
+                return "nested deeper than %d levels" % MAX_JSON_DEPTH
+            stack.extend((x, depth + 1) for x in v)
+        elif isinstance(v, str) and _SURROGATE.search(v):
+            return "a string holds a lone UTF-16 surrogate (\\ud800-\\udfff)"
+    return None
+
+
+def parse_json(data, path, what="file"):
+    """The JSON document in @data (bytes) read from @path, bounded: UTF-8, at most
+    MAX_JSON_DEPTH levels, integers of at most MAX_INT_DIGITS digits; NaN and
+    Infinity are read (a reader's field check refuses them where a number is
+    meant). UsageError naming @path and what is wrong."""
+    text = decode_text(data, path, "JSON %s" % what)
+    try:
+        doc = json.loads(text, parse_int=_parse_int)
+    except json.JSONDecodeError as e:
+        raise UsageError("%s: not a JSON file (line %d: %s)" % (path, e.lineno, e.msg))
+    except _TooLong as e:
+        raise UsageError("%s: not a JSON file jtr reads: an integer of %s digits (jtr's "
+                         "have at most %d)" % (path, e.args[0], MAX_INT_DIGITS))
+    except RecursionError:
+        raise UsageError("%s: not a JSON file jtr reads: nested deeper than %d levels"
+                         % (path, MAX_JSON_DEPTH))
+    why = json_depth_error(doc)
+    if why:
+        raise UsageError("%s: not a JSON file jtr reads: %s" % (path, why))
+    return doc
+
+
+def read_json(path, fmt=None, what="file", missing=None, within=None,
+              max_bytes=MAX_JSON_BYTES):
+    """The JSON document in @path (read_bytes, then parse_json); with @fmt, its
+    "format" must be that. UsageError names the file and what is wrong; @missing is
+    the message's tail for a file that is not there (what to give instead)."""
+    doc = parse_json(read_bytes(path, what, max_bytes, within, missing), path, what)
     if fmt is not None:
         got = doc.get("format") if isinstance(doc, dict) else None
         if got != fmt:
-            raise UsageError("%s: format is %r, expected %r" % (path, got, fmt))
+            shown = repr(got) if isinstance(got, str) and len(got) <= 40 else \
+                "a string of %d characters" % len(got) if isinstance(got, str) else \
+                "missing" if got is None else describe(got)
+            raise UsageError("%s: format is %s, expected %r" % (path, shown, fmt))
     return doc

@@ -26,8 +26,9 @@ from itertools import compress
 from typing import NamedTuple
 
 from ..errors import UsageError
-from ..system.files import read_json, write_json
+from ..system.files import read_bytes, read_json, write_json
 from ..system.memory import paused_gc
+from ..system.schema import COUNT, CPU, NAME, NS, Int, List, Obj, Opt, Str, check
 
 MAGIC = b"JTREVT1\0"
 VERSION = 1
@@ -36,6 +37,21 @@ HEADER_SIZE = 64
 TRACE_FORMAT = "jtr-trace/1"
 LOG_NAME = "events.bin"
 TRACE_NAME = "trace.json"
+MAX_LOG_BYTES = 2 << 30     # 2 GiB: 33 million events, read whole
+WHAT = "event log"
+
+# the fields of trace.json the readers use (system/schema.py checks them)
+TRACE_FIELDS = Obj({
+    "cpus": List(CPU, "a list of CPU numbers"), "start_ns": Opt(NS), "end_ns": Opt(NS),
+    "backend": Opt(Str(64)), "consumer_cpu": Opt(Int(-1, 65535)),
+    "symbols": Obj(values=Str(), what="an object of address: symbol name"),
+    "vectors": List(NAME, "a list of irq_vectors kind names"),
+    "events": Obj({"dropped": Opt(COUNT), "per_type": Obj(values=COUNT),
+                   "dropped_per_type": Obj(values=COUNT)}),
+    "cost": Obj({"setup_cpu_ns": Opt(NS), "tracing_cpu_ns": Opt(NS), "convert_ns": Opt(NS),
+                 "process_cpus": Opt(Str(256))}),
+    "programs": Obj(values=Obj({"run_time_ns": Opt(NS), "run_count": Opt(COUNT)})),
+}, what="a trace description object")
 
 # struct jtr_ev_header: magic, version, record_size, start_ns, end_ns, records,
 # dropped, reserved
@@ -252,36 +268,34 @@ def _index(data, records):
     return per_ts, per_index
 
 
-def _read_trace_json(path):
-    """trace.json as a dict ({} when absent); UsageError when it is not one."""
-    if not os.path.exists(path):
+def _read_trace_json(path, within=None):
+    """trace.json as a dict ({} when absent); UsageError when it is not one, or
+    not inside the folder @within (when a result named the log)."""
+    if not os.path.lexists(path):
         return {}
     try:
-        return read_json(path, TRACE_FORMAT, "trace description")
+        meta = read_json(path, TRACE_FORMAT, "trace description", within=within)
+        check(meta, TRACE_FIELDS, path)
     except UsageError as e:
-        if "not a JSON file" in str(e):
-            raise UsageError("%s; remove it to read the log without symbol names" % e)
-        raise
+        raise UsageError("%s; remove it to read the log without symbol names" % e)
+    return meta
 
 
-def read_events(path):
-    """Read events.bin (a file or the results folder holding it) and its trace.json."""
+def read_events(path, within=None):
+    """Read events.bin (a file or the results folder holding it) and its trace.json;
+    @within: the results folder a result named the log in (both files must be
+    inside it)."""
     p = _events_path(path)
-    try:
-        with open(p, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise UsageError("%s: no such event log (give a results folder with events.bin, "
-                         "or the file)" % p)
-    except OSError as e:
-        raise UsageError("%s: cannot read: %s" % (p, e.strerror))
+    data = read_bytes(p, WHAT, MAX_LOG_BYTES, within,
+                      "give a results folder with events.bin, or the file")
     if len(data) < HEADER_SIZE:
         raise UsageError("%s: truncated header (%d bytes, a log starts with %d): not a "
                          "complete jtr event log" % (p, len(data), HEADER_SIZE))
     header = HEADER.unpack_from(data, 0)
     magic, version, record_size, _, end_ns, records, _, _ = header
     if magic != MAGIC:
-        raise UsageError("%s: not a jtr event log (magic %r, expected %r)" % (p, magic, MAGIC))
+        raise UsageError("%s: not a jtr event log (it does not start with the magic "
+                         "JTREVT1)" % p)
     if version != VERSION:
         raise UsageError("%s: event log version %d, this jtr reads version %d; read it with "
                          "the jtr that wrote it" % (p, version, VERSION))
@@ -295,7 +309,7 @@ def read_events(path):
     elif records > room:
         raise UsageError("%s: truncated: the header says %d records, the file holds %d; "
                          "copy the whole file" % (p, records, room))
-    meta = _read_trace_json(os.path.join(os.path.dirname(p) or ".", TRACE_NAME))
+    meta = _read_trace_json(os.path.join(os.path.dirname(p) or ".", TRACE_NAME), within)
     with paused_gc():
         return EventLog(p, data, header, records, complete, meta)
 

@@ -71,6 +71,17 @@ def only(att):
     return att["causes"][0]
 
 
+def test_an_outlier_long_after_the_cpus_last_event(tmp_path):
+    """The log runs on (its end_ns) after a CPU's last event: an outlier more than
+    the lookback after that event is 'no kernel event', not an index error."""
+    s = T0 + 1_000_000
+    later = s + 100 * A.LOOKBACK_NS
+    att = run(tmp_path, tick(s + 500) + tick(s + 2 * A.LOOKBACK_NS),
+              [(1, s, 10_000), (1, later, 7_000)])
+    cats = {c["category"]: c["total_ns"] for c in att["causes"]}
+    assert cats == {"timer tick": 10_000, "no kernel event": 7_000}
+
+
 def test_tick_with_hrtimer_and_softirq(tmp_path):
     s = T0 + 1_000_000
     att = run(tmp_path, tick(s + 500, softirq_ns=4000), [(1, s, 10_000)])
@@ -401,13 +412,13 @@ def test_load_outliers(tmp_path):
     p.write_text("cpu,start_ns,length_ns\n1,100,2000\n1,5000,1500\n\n")
     assert read_outliers_file(str(p)) == [(1, 100, 2000), (1, 5000, 1500)]
     p.write_text("cpu,start_ns,length_ns\n1,100,2000\n1,5000\n")
-    with pytest.raises(UsageError, match=r"outliers.csv:3: bad line '1,5000'"):
+    with pytest.raises(UsageError, match=r"outliers.csv:3: expected cpu,start_ns,length_ns"):
         read_outliers_file(str(p))
     p.write_text("cpu,start_ns,length_ns\n1,x,2000\n")
-    with pytest.raises(UsageError, match=r"outliers.csv:2: bad line"):
+    with pytest.raises(UsageError, match=r"outliers.csv:2: expected cpu,start_ns,length_ns"):
         read_outliers_file(str(p))
     p.write_text("start,length\n")
-    with pytest.raises(UsageError, match=r"outliers.csv:1: header"):
+    with pytest.raises(UsageError, match=r"outliers.csv:1: not the header"):
         read_outliers_file(str(p))
     with pytest.raises(UsageError, match="no such outlier log"):
         read_outliers_file(str(tmp_path / "nope.csv"))

@@ -1,6 +1,9 @@
 """cli.main: dispatch, exit statuses, `jtr help CMD`."""
+import importlib
+
 from jtrpy import __version__
 from jtrpy.cli.main import COMMANDS, main
+from jtrpy.cli.parser import OutputPath
 
 
 def test_usage_errors_name_the_command(capsys):
@@ -38,3 +41,28 @@ def test_every_command_is_listed(capsys):
     out = capsys.readouterr().out
     for name, summary, _ in COMMANDS:
         assert "  %s" % name in out and summary in out
+
+
+def test_every_commands_output_is_the_one_option(capsys):
+    """-o of every Python command is cli/parser.py's add_output: '' is refused
+    before anything runs, in the C programs' words (jtr ab's -o goes through
+    new_results_dir, which refuses it too: results/test_result.py)."""
+    checked = []
+    for name, _, where in COMMANDS:
+        if where in (None, "exec") or name in ("ab", "trace"):
+            continue
+        parser = importlib.import_module("jtrpy.commands." + where).make_parser("jtr " + name)
+        outs = [a for a in parser._actions if "-o" in a.option_strings]
+        if not outs:
+            continue
+        assert isinstance(outs[0].type, OutputPath), name
+        kind = "file" if outs[0].metavar == "FILE" else "folder"
+        assert main([name, "-o", "", "x"]) == 2, name
+        err = capsys.readouterr().err
+        assert err.startswith("jtr %s: -o '': give a %s name, e.g. -o " % (name, kind)), err
+        assert err.count("\n") == 1
+        checked.append(name)
+    assert checked == ["run", "compare", "maxrate", "import", "report", "suite"]
+    for opt in ("--hlog", "--prom"):
+        assert main(["export", opt, "", "x"]) == 2
+        assert capsys.readouterr().err.startswith("jtr export: %s '': give a file name" % opt)

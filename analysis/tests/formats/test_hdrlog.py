@@ -57,3 +57,52 @@ def test_recorded_values_rule():
            "histogram": {"buckets": [[30, 30, 4], [500, 503, 2], [992, 999, 1],
                                      [1000, 1007, 1]]}}
     assert hdrlog.recorded_values(run) == [(30, 4), (503, 2), (999, 1), (1000, 1)]
+
+
+# --- reading: every bound a hostile log could push ---------------------------
+
+import base64  # noqa: E402
+import struct  # noqa: E402
+import zlib  # noqa: E402
+
+from jtrpy.formats.hdrlog import LogError, decode, read_log  # noqa: E402
+
+
+def compressed(payload_counts, digits=2, inflate_to=None):
+    """A V2 compressed histogram of raw ZigZag LEB128 @payload_counts bytes."""
+    body = payload_counts if inflate_to is None else b"\0" * inflate_to
+    header = struct.pack(">iiiiqqd", hdrlog.ENCODING_COOKIE, len(body), 0, digits, 1, 1000, 1.0)
+    z = zlib.compress(header + body, 9)
+    return base64.b64encode(struct.pack(">ii", hdrlog.COMPRESSION_COOKIE, len(z)) + z).decode()
+
+
+def line(t0="0.000", length="1.000", tag="cpu1", hist=None):
+    return "Tag=%s,%s,%s,0.001,%s" % (tag, t0, length, hist or hdrlog.encode([(30, 5)], 2))
+
+
+@pytest.mark.parametrize("text, message", [
+    (line(t0="nan"), "line 1: the times are not finite numbers from 0 to 1e+10 s"),
+    (line(length="inf"), "line 1: the times are not finite numbers"),
+    (line(t0="-5"), "line 1: the times are not finite numbers"),
+    (line(t0="1e300"), "line 1: the times are not finite numbers"),
+    (line(tag="t" * 100000), "line 1: a tag of 100000 characters (at most 256: it names a "
+                             "run)"),
+    (line(hist=compressed(b"", inflate_to=64 << 20)), "line 1: the histogram inflates to "
+                                                      "more than 16 MiB"),
+    (line(hist=hdrlog.encode([(30, 1 << 53), (31, 1)], 2)),
+     "line 1: its counts add up to more than 2^53"),
+    (line(hist=compressed(hdrlog._zigzag_leb128(-(1 << 62)) + hdrlog._zigzag_leb128(3))),
+     "line 1: a count at values beyond 2^63"),
+    (line(hist="not base64!"), "line 1: not base64"),
+])
+def test_a_hostile_log_is_refused_with_the_line(text, message):
+    with pytest.raises(LogError) as e:
+        read_log(text + "\n")
+    assert str(e.value).startswith(message), str(e.value)
+
+
+def test_header_times_that_are_not_times_are_left_out():
+    start, ivs = read_log("#[StartTime: nan (seconds since epoch)]\n#[BaseTime: -1e300]\n" +
+                          line() + "\n")
+    assert start == 0.0 and ivs[0]["start"] == 0.0
+    assert decode(hdrlog.encode([(30, 5)], 2)) == ([[30, 30, 5]], 2)

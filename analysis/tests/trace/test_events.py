@@ -147,7 +147,7 @@ def test_bad_files(tmp_path):
         E.read_events(p)
     good = open(E.write_events(p, every_type(), T0, T0 + 1000), "rb").read()
     open(p, "wb").write(b"NOTJTR1\0" + good[8:])
-    with pytest.raises(UsageError, match=r"events.bin: not a jtr event log \(magic"):
+    with pytest.raises(UsageError, match=r"events.bin: not a jtr event log \(it does not start"):
         E.read_events(p)
     open(p, "wb").write(good[:40])
     with pytest.raises(UsageError, match="truncated header"):
@@ -180,3 +180,48 @@ def test_pack_raw_checks():
         E.pack_raw(b"x" * 33)
     with pytest.raises(UsageError, match="two comms"):
         E.pack_raw(("a", "b", "c"))
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("symbols", None, "symbols: expected an object of address: symbol name, got null"),
+    ("vectors", None, "vectors: expected a list of irq_vectors kind names, got null"),
+    ("vectors", [1], "vectors[0]: expected a string of at most 256 characters, got 1"),
+    ("cpus", ["1"], "cpus[0]: expected a CPU number (0 to 65535), got a string"),
+    ("events", {"per_type": {"x": -1}}, "events.per_type.x: expected a count"),
+    ("programs", {"p": {"run_time_ns": "5"}}, "programs.p.run_time_ns: expected a time in ns"),
+    ("start_ns", float("nan"), "start_ns: expected a time in ns"),
+])
+def test_a_damaged_trace_json_names_the_field(tmp_path, field, value, message):
+    p = E.write_events(str(tmp_path), every_type(), T0, T0 + 1000)
+    meta = json.loads((tmp_path / "trace.json").read_text())
+    meta[field] = value
+    (tmp_path / "trace.json").write_text(json.dumps(meta))
+    with pytest.raises(UsageError) as e:
+        E.read_events(p)
+    text = str(e.value)
+    assert text.startswith("%s: %s" % (tmp_path / "trace.json", message)), text
+    assert text.endswith("; remove it to read the log without symbol names")
+
+
+def test_a_log_named_by_a_result_stays_in_its_folder(tmp_path):
+    d = tmp_path / "r"
+    d.mkdir()
+    E.write_events(str(tmp_path), every_type(), T0, T0 + 1000)
+    os.symlink(str(tmp_path / "events.bin"), str(d / "events.bin"))
+    with pytest.raises(UsageError, match="events.bin: leads out of the results folder"):
+        E.read_events(str(d / "events.bin"), within=str(d))
+    assert len(E.read_events(str(d / "events.bin"))) == 20      # given by hand: followed
+    os.unlink(d / "events.bin")
+    os.symlink("/dev/zero", str(d / "events.bin"))
+    with pytest.raises(UsageError, match="a character device, not a regular file"):
+        E.read_events(str(d))
+    os.unlink(d / "events.bin")
+    os.mkfifo(str(d / "events.bin"))
+    with pytest.raises(UsageError, match="a FIFO, not a regular file .the event log must"):
+        E.read_events(str(d), within=str(d))
+    os.unlink(d / "events.bin")
+    E.write_events(str(d), every_type(), T0, T0 + 1000)
+    os.unlink(d / "trace.json")
+    os.symlink(str(tmp_path / "trace.json"), str(d / "trace.json"))
+    with pytest.raises(UsageError, match="trace.json: leads out of the results folder"):
+        E.read_events(str(d), within=str(d))

@@ -1,0 +1,134 @@
+"""system.files: the one way jtr reads a file: regular files only, bounded in
+size, confined to a result's folder when a document names them, and JSON read
+with bounds on nesting, integers and encoding."""
+import json
+import os
+import threading
+
+import pytest
+
+from jtrpy.errors import UsageError
+from jtrpy.system import files
+from jtrpy.system.files import (
+    MAX_JSON_DEPTH,
+    check_file,
+    parse_json,
+    read_bytes,
+    read_json,
+    write_json,
+)
+
+
+def one_line(e):
+    text = str(e.value)
+    assert "\n" not in text and "Traceback" not in text
+    return text
+
+
+def test_a_regular_file_is_read_whole(tmp_path):
+    p = tmp_path / "a.bin"
+    p.write_bytes(b"x" * 100000)
+    assert read_bytes(str(p), "thing", 100000) == b"x" * 100000
+    with pytest.raises(UsageError) as e:
+        read_bytes(str(p), "thing", 99999)
+    assert "larger than the 97.7 KiB a thing may have" in one_line(e)
+
+
+def test_devices_fifos_and_folders_are_refused_before_reading(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    done = []
+
+    def read():        # would block forever on a FIFO opened for reading
+        with pytest.raises(UsageError) as e:
+            read_bytes(str(fifo), "result", 1 << 20)
+        done.append(one_line(e))
+    t = threading.Thread(target=read, daemon=True)
+    t.start()
+    t.join(10)
+    assert done and "a FIFO, not a regular file (the result must be one)" in done[0]
+    with pytest.raises(UsageError) as e:
+        read_bytes("/dev/zero", "event log", 1 << 20)       # would fill the memory
+    assert "/dev/zero: a character device, not a regular file" in one_line(e)
+    with pytest.raises(UsageError, match="is a folder, not an event log"):
+        read_bytes(str(tmp_path), "event log", 1 << 20)
+    with pytest.raises(UsageError, match="no such result .give a folder."):
+        read_bytes(str(tmp_path / "nope"), "result", 10, missing="give a folder")
+    with pytest.raises(UsageError, match="a character device"):
+        check_file("/dev/null", "perf sched record file")
+
+
+def test_a_file_named_by_a_result_stays_in_its_folder(tmp_path):
+    folder = tmp_path / "res"
+    folder.mkdir()
+    (folder / "ok.csv").write_text("fine\n")
+    (folder / "sub").mkdir()
+    (folder / "sub" / "in.csv").write_text("also fine\n")
+    secret = tmp_path / "secret"
+    secret.write_text("root:$6$hash:19000::::::\n")
+    os.symlink(str(secret), str(folder / "out.csv"))
+    os.symlink("sub/in.csv", str(folder / "inner.csv"))
+    os.symlink("/dev/zero", str(folder / "zero.csv"))
+    within = str(folder)
+    assert read_bytes(str(folder / "ok.csv"), "log", 100, within) == b"fine\n"
+    assert read_bytes(str(folder / "inner.csv"), "log", 100, within) == b"also fine\n"
+    for name in ("out.csv", "zero.csv", "../secret", "sub/../../secret"):
+        with pytest.raises(UsageError) as e:
+            read_bytes(os.path.join(within, name), "log", 100, within)
+        text = one_line(e)
+        assert "leads out of the results folder" in text and "root:" not in text
+    # the same files given by the user (no folder to stay in) are read
+    assert read_bytes(str(folder / "out.csv"), "log", 100).startswith(b"root:")
+
+
+def test_json_bounds(tmp_path):
+    p = str(tmp_path / "x.json")
+    cases = [
+        (b'{"a": \xff}', "not UTF-8 text (byte 0xff at offset 6)"),
+        (b"[" * 100000 + b"]" * 100000, "nested deeper than %d levels" % MAX_JSON_DEPTH),
+        (b"[" * (MAX_JSON_DEPTH + 1) + b"]" * (MAX_JSON_DEPTH + 1), "nested deeper"),
+        (b'{"n": ' + b"7" * 5000 + b"}", "an integer of 5000 digits"),
+        (b'{"n": -' + b"7" * 21 + b"}", "an integer of 22 digits"),
+        (b'{"s": "\\ud800"}', "lone UTF-16 surrogate"),
+        (b'{"\\udfff": 1}', "lone UTF-16 surrogate"),
+        (b"{not json", "not a JSON file (line 1:"),
+    ]
+    for data, msg in cases:
+        with open(p, "wb") as f:
+            f.write(data)
+        with pytest.raises(UsageError) as e:
+            read_json(p)
+        text = one_line(e)
+        assert text.startswith(p + ": ") and msg in text, (data[:20], text)
+    # what jtr writes reads back: 20-digit integers, NaN (a field check refuses it
+    # where a number is meant), a real surrogate pair, nesting up to the bound
+    doc = {"n": 2 ** 64 - 1, "m": -(2 ** 63), "f": float("nan"), "s": "\U0001f600",
+           "deep": json.loads("[" * (MAX_JSON_DEPTH - 1) + "]" * (MAX_JSON_DEPTH - 1))}
+    write_json(p, doc)
+    back = read_json(p)
+    assert back["n"] == 2 ** 64 - 1 and back["m"] == -(2 ** 63) and back["f"] != back["f"]
+    assert back["s"] == "\U0001f600"
+    assert parse_json(b"[]", "x") == []
+
+
+def test_read_json_checks_the_format_without_quoting_much(tmp_path):
+    p = tmp_path / "r.json"
+    p.write_text(json.dumps({"format": "z" * 5000}))
+    with pytest.raises(UsageError) as e:
+        read_json(str(p), "jtr-result/1")
+    assert "format is a string of 5000 characters" in one_line(e)
+    assert "z" * 41 not in one_line(e)
+    p.write_text(json.dumps([1]))
+    with pytest.raises(UsageError, match="format is missing, expected 'jtr-result/1'"):
+        read_json(str(p), "jtr-result/1")
+    p.write_text(json.dumps({"format": 5}))
+    with pytest.raises(UsageError, match="format is 5, expected 'jtr-result/1'"):
+        read_json(str(p), "jtr-result/1")
+
+
+def test_a_file_that_grows_past_the_limit_while_read(tmp_path, monkeypatch):
+    """/proc files say size 0: the limit holds while reading too."""
+    monkeypatch.setattr(files, "READ_CHUNK", 7)
+    with pytest.raises(UsageError, match="larger than the 100 bytes"):
+        read_bytes("/proc/self/status", "status", 100)
+    assert read_bytes("/proc/self/status", "status", 1 << 20).startswith(b"Name:")

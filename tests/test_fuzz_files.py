@@ -1,0 +1,663 @@
+"""Corrupt and hostile files against every analysis command (docs/reliability.md).
+
+Real results are made once by the built tools (jtr gap, jtr null, a traced jtr
+run, a jtr suite item, an .hlog by jtr export, oslat and cyclictest files) and
+then damaged: the named cases of the hardening sweep's table, seeded type swaps
+on every field, byte flips, truncations, deep nesting, huge numbers, NaN, wrong
+encodings. Every analysis command (attribute, compare, report, ls, export,
+import, trace --print, report of a suite) must then exit 0, 1 or 2, never with a
+traceback; an error is one line on stderr naming the file; nothing hangs
+(timeouts) and memory stays bounded (the subprocess cases run under a 1 GiB
+address-space limit). Most cases run in-process (jtrpy.cli.main.main), fast;
+the hostile paths (FIFO, /dev/zero, links out of the folder) and the -o cases
+run the real front end."""
+import contextlib
+import copy
+import io
+import json
+import math
+import os
+import random
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import traceback
+
+import pytest
+from conftest import JTR, ROOT, run_jtr
+
+sys.path.insert(0, os.path.join(ROOT, "analysis"))
+from jtrpy.cli.main import main as jtr_main  # noqa: E402
+from jtrpy.trace import events as E  # noqa: E402
+
+ENV = {"PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
+MEMORY_LIMIT = 1 << 30          # address space of each jtr the e2e cases start
+CASE_TIMEOUT_S = 30
+
+
+# --- the corpus: real results of the built tools ------------------------------
+
+def jtr(*args, cwd=None, timeout=CASE_TIMEOUT_S):
+    """The real front end, memory-bounded; a CompletedProcess."""
+    e = dict(os.environ, **ENV)
+    e.pop("JTR_PROG", None)
+    return subprocess.run([JTR] + [str(a) for a in args], cwd=cwd, env=e, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
+                          preexec_fn=lambda: resource.setrlimit(
+                              resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT)))
+
+
+def made(*args, cwd):
+    p = run_jtr(*args, cwd=cwd, env=ENV, timeout=120)
+    assert p.returncode == 0, (args, p.stderr)
+    return p
+
+
+CYCLICTEST = {"file_version": 1, "cmdline:": "cyclictest -N -t 1 -a 1 -h 100000 --json=x",
+              "rt_test_version:": "2.40", "start_time": "Sun, 22 Nov 2026 07:42:21 +0000",
+              "end_time": "Sun, 22 Nov 2026 07:42:24 +0000", "return_code": 0,
+              "sysinfo": {"sysname": "Linux", "nodename": "elsewhere", "release": "5.10",
+                          "version": "#1", "machine": "x86_64", "realtime": 1},
+              "num_threads": 1, "resolution_in_ns": 1,
+              "thread": {"0": {"histogram": {"1500": 3, "2100": 1}, "cycles": 5, "min": 1500,
+                               "max": 250000, "avg": 51650.0, "cpu": 1, "node": 0}}}
+OSLAT = {"file_version": 1, "cmdline:": "oslat --cpu-list 1 -D 1", "start_time":
+         "Sun, 22 Nov 2026 07:42:21 +0000", "end_time": "Sun, 22 Nov 2026 07:42:22 +0000",
+         "sysinfo": {"nodename": "elsewhere", "release": "5.10", "version": "#1",
+                     "machine": "x86_64"},
+         "thread": {"0": {"cpu": 1, "freq": 2000, "min": 1, "avg": 1.2, "max": 40,
+                          "duration": 1.0, "histogram": {"1": 10, "2": 3, "33": 1}}}}
+
+
+def rt_file(d, tool, args, fallback):
+    """What oslat or cyclictest wrote with --json here, or (not installed, not
+    root) a file in the format they write."""
+    path = d / ("%s.json" % tool)
+    if shutil.which(tool) and os.geteuid() == 0:
+        p = subprocess.run([tool] + args + ["--json=%s" % path], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=60)
+        if p.returncode == 0 and path.exists():
+            return path
+    path.write_text(json.dumps(fallback))
+    return path
+
+
+def traced(d):
+    """A traced jtr run; where the tracer cannot run, the same run attributed
+    from a small event log written beside it."""
+    if os.geteuid() == 0 and os.path.exists("/sys/kernel/btf/vmlinux"):
+        p = run_jtr("run", "-d", "300ms", "-o", d / "run", env=ENV, timeout=120)
+        if p.returncode == 0 and (d / "run" / "events.bin").exists():
+            return
+        shutil.rmtree(d / "run", ignore_errors=True)
+    made("run", "--no-trace", "-d", "300ms", "-o", d / "run", cwd=d)
+    r = json.loads((d / "run" / "result.json").read_text())
+    run = r["runs"][0]
+    t0, cpu = run["start_mono_ns"], run["cpu"]
+    E.write_events(str(d / "run"), [(t0 + 1000 * k, 1, cpu, E.VEC_ENTRY if k % 2 == 0 else
+                                     E.VEC_EXIT, 0, 236, 0, None) for k in range(200)],
+                   t0 - 10 ** 6, run["end_mono_ns"] + 10 ** 6)
+    made("attribute", d / "run", cwd=d)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    d = tmp_path_factory.mktemp("corpus")
+    made("gap", "-d", "200ms", "-q", "-o", d / "gap", cwd=d)
+    made("null", "-n", "20K", "-r", "1", "-q", "-o", d / "null", cwd=d)
+    traced(d)
+    made("suite", "--quick", "--only", "null", "-n", "2K", "-r", "1", "-o", d / "suite", cwd=d)
+    made("export", "--hlog", d / "g.hlog", d / "gap", d / "null", cwd=d)
+    rt_file(d, "oslat", ["--cpu-list", "1", "-D", "1"], OSLAT)
+    rt_file(d, "cyclictest", ["-m", "-q", "-D", "1", "-t", "1", "-a", "1", "-h", "1000"],
+            CYCLICTEST)
+    for name in ("gap", "null", "run"):
+        assert json.loads((d / name / "result.json").read_text())["format"] == "jtr-result/1"
+    assert (d / "run" / "events.bin").exists() and (d / "run" / "attribution.txt").exists()
+    return d
+
+
+# --- running a command in-process and judging what it did ---------------------
+
+class Hung(Exception):
+    pass
+
+
+def _alarm(*_):
+    raise Hung("the command ran past %d s" % CASE_TIMEOUT_S)
+
+
+def inproc(argv):
+    """(exit status, stdout, stderr) of jtr ARGV run in this process; a traceback
+    (any exception main() lets out) is returned as status 'traceback'."""
+    out, err = io.StringIO(), io.StringIO()
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(CASE_TIMEOUT_S)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = jtr_main([str(a) for a in argv])
+    except BaseException:
+        return "traceback", out.getvalue(), err.getvalue() + traceback.format_exc()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    return rc, out.getvalue(), err.getvalue()
+
+
+def judge(case, rc, err, names, refused=b""):
+    """A command's end is acceptable: 0, 1 or 2, no traceback; an error is one line
+    naming one of @names (the file as given); no line of @refused (the damaged
+    file) is quoted."""
+    assert rc in (0, 1, 2), (case, rc, err[-2000:])
+    assert "Traceback" not in err, (case, err[-2000:])
+    lines = err.splitlines()
+    if rc != 0:
+        assert len(lines) == 1, (case, err)
+        assert any(str(n) in lines[0] for n in names), (case, names, lines[0])
+    else:
+        for line in lines:      # jtr ls: a warning per damaged result, naming it
+            assert ": warning: " in line or line.startswith("jtr export: "), (case, line)
+    for raw in refused.splitlines():
+        text = raw.decode("utf-8", "replace").strip()
+        if len(text) >= 12 and text != "cpu,start_ns,length_ns":   # the format's own words
+            assert text not in err, (case, text)
+
+
+def check(case, argv, names, refused=b""):
+    rc, _, err = inproc(argv)
+    judge(case, rc, err, names, refused)
+    return rc, err
+
+
+def analyse(case, folder, good, out, refused=b"", report=False, attribute=False):
+    """Every command that reads a result, on the result in @folder; the exit
+    status of jtr compare (0: the result loaded and was compared)."""
+    check(case, ["ls", folder], [folder], refused)
+    rc, _ = check(case, ["compare", "--resamples", "100", good, folder], [folder], refused)
+    check(case, ["export", "--hlog", out / "x.hlog", "--prom", out / "x.prom", folder],
+          [folder], refused)
+    if attribute:
+        check(case, ["attribute", "--no-write", folder], [folder], refused)
+        check(case, ["trace", "--print", folder], [folder], refused)
+    if report:
+        check(case, ["report", "-o", out / "rep", folder], [folder], refused)
+        check(case, ["report", "-o", out / "rep2", good, folder], [folder], refused)
+    return rc
+
+
+# --- mutations, seeded -------------------------------------------------------
+
+SWAPS = [None, "x", -1, 1.5, [], {}, True, 2 ** 63, 2 ** 64, float("nan"), float("inf"),
+         "s" * 100000, [[1, 2]], "DELETE"]
+
+
+def paths(v, p=()):
+    """Every field path of a document, lists by their first two items."""
+    yield p
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield from paths(x, p + (k,))
+    elif isinstance(v, list):
+        for i, x in enumerate(v[:2]):
+            yield from paths(x, p + (i,))
+
+
+def swapped(doc, path, value):
+    doc = copy.deepcopy(doc)
+    d = doc
+    for k in path[:-1]:
+        d = d[k]
+    if value == "DELETE":
+        del d[path[-1]]
+    else:
+        d[path[-1]] = value
+    return doc
+
+
+def type_swaps(doc, rng, n):
+    """@n seeded (path, value) swaps of @doc's fields."""
+    cases = [(p, v) for p in paths(doc) if p for v in SWAPS]
+    return rng.sample(cases, min(n, len(cases)))
+
+
+def damaged_bytes(data, rng):
+    """@data with one seeded kind of damage: (name, bytes)."""
+    kind = rng.randrange(7)
+    b = bytearray(data)
+    if kind == 0 and b:
+        for _ in range(rng.randint(1, 16)):
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        return "byte flips", bytes(b)
+    if kind == 1:
+        return "truncated", bytes(b[:rng.randrange(len(b) + 1)])
+    if kind == 2:
+        pos = rng.randrange(len(b) + 1)
+        noise = bytes(rng.randrange(256) for _ in range(rng.randint(1, 64)))
+        return "random bytes inserted", bytes(b[:pos]) + noise + bytes(b[pos:])
+    if kind == 3:
+        return "UTF-16", data.decode("utf-8", "replace").encode("utf-16")
+    if kind == 4:
+        return "Latin-1 byte", bytes(b) + b"\xe9"
+    if kind == 5:
+        return "random bytes", bytes(rng.randrange(256) for _ in range(rng.randint(0, 2000)))
+    return "doubled", data + data
+
+
+def json_specials(data):
+    """Deep nesting, a huge integer, NaN and Infinity where numbers are meant."""
+    text = data.decode()
+    yield "100k-deep", ("[" * 100000 + text + "]" * 100000).encode()
+    yield "5000-digit integer", text.replace('"format"', '"huge": %s, "format"' % ("9" * 5000),
+                                             1).encode()
+    yield "NaN and Infinity", text.replace(": 0,", ": NaN,").replace(": 1,", ": Infinity,"
+                                                                      ).encode()
+    yield "lone surrogate", text.replace('"format"', '"x": "\\udc80", "format"', 1).encode()
+
+
+@contextlib.contextmanager
+def replaced(path, data):
+    """@path holding @data (bytes) for the block, then its own bytes again."""
+    old = path.read_bytes()
+    path.write_bytes(data)
+    try:
+        yield
+    finally:
+        path.write_bytes(old)
+
+
+# --- the named cases of the hardening sweep ----------------------------------
+
+def copy_of(corpus, tmp_path, name):
+    dst = tmp_path / name
+    shutil.copytree(corpus / name, dst, symlinks=True)
+    return dst
+
+
+def put(path, where, value):
+    doc = json.loads(path.read_text())
+    path.write_text(json.dumps(swapped(doc, where, value)))
+
+
+def one_line_error(p, *words):
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert "Traceback" not in p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("jtr %s: " % p.args[1]), p.stderr
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    return lines[0]
+
+
+def test_invalid_utf8_in_result_json_every_command(corpus, tmp_path):
+    run = copy_of(corpus, tmp_path, "run")
+    raw = (run / "result.json").read_bytes()
+    (run / "result.json").write_bytes(raw.replace(b'"gap"', b'"g\xffp"', 1))
+    want = "%s: not UTF-8 text (byte 0xff" % (run / "result.json")
+    for args in (["attribute", run], ["report", "-o", tmp_path / "rep", run],
+                 ["compare", corpus / "gap", run], ["export", "--prom", "-", run]):
+        one_line_error(jtr(*args), want)
+    p = jtr("ls", run)
+    assert p.returncode == 0 and p.stderr.startswith("jtr ls: warning: " + want)
+
+
+def test_ls_lists_the_rest_when_one_result_is_damaged(corpus, tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    for name in ("gap", "null", "run"):
+        shutil.copytree(corpus / name, results / name)
+    with open(results / "run" / "result.json", "ab") as f:
+        f.write(b"\xff")
+    p = jtr("ls", "results", cwd=tmp_path)
+    assert p.returncode == 0 and "Traceback" not in p.stderr
+    assert p.stderr.splitlines() == ["jtr ls: warning: results/run/result.json: not UTF-8 "
+                                     "text (byte 0xff at offset %d); not a JSON result"
+                                     % ((results / "run" / "result.json").stat().st_size - 1)]
+    listed = p.stdout.splitlines()
+    assert any("results/gap" in x for x in listed) and any("results/null" in x for x in listed)
+    assert listed[-1] == "2 results; 1 damaged result skipped (see the warning above)"
+    doc = json.loads(jtr("ls", "--json", "results", cwd=tmp_path).stdout)
+    assert [d["path"] for d in doc["damaged"]] == ["results/run"]
+
+
+WRONG_TYPES = [
+    ("runs null", ("runs",), None, "runs: expected a list of run objects, got null"),
+    ("runs a dict", ("runs",), {}, "runs: expected a list of run objects, got an object"),
+    ("runs a string", ("runs",), "cpu1", "runs: expected a list of run objects, got a string"),
+    ("short bucket", ("runs", 0, "histogram", "buckets", 0), [10, 10],
+     "runs[0].histogram.buckets[0]: expected a [lo_ns, hi_ns, count] bucket"),
+    ("string buckets", ("runs", 0, "histogram", "buckets"), "[[10, 10, 5]]",
+     "runs[0].histogram.buckets: expected a list of [lo_ns, hi_ns, count] buckets, got a "
+     "string"),
+    ("string percentiles", ("runs", 0, "percentiles_ns", "99"), "30",
+     "runs[0].percentiles_ns.99: expected a time in ns"),
+    ("tool null", ("tool",), None, "tool: expected a string"),
+    ("bad started_at", ("started_at",), "23/11/2026", "started_at: expected a UTC time"),
+    ("a 10^19 bucket count", ("runs", 0, "histogram", "buckets", 0, 2), 10 ** 19,
+     "runs[0].histogram.buckets[0]: expected a [lo_ns, hi_ns, count] bucket"),
+    ("a 100k-character run name", ("runs", 0, "name"), "n" * 100000,
+     "runs[0].name: expected a string of at most 256 characters or null, got a string of "
+     "100000 characters"),
+]
+
+
+@pytest.mark.parametrize("case, where, value, message", WRONG_TYPES,
+                         ids=[w[0] for w in WRONG_TYPES])
+def test_wrong_types_are_named(corpus, tmp_path, case, where, value, message):
+    gap = copy_of(corpus, tmp_path, "gap")
+    put(gap / "result.json", where, value)
+    want = "%s: %s" % (gap / "result.json", message)
+    for args in (["compare", corpus / "null", gap], ["export", "--hlog", "-", gap],
+                 ["report", "-o", tmp_path / "rep", gap]):
+        rc, _, err = inproc(args)
+        assert rc == 2 and err.startswith("jtr %s: %s" % (args[0], want)), (args, err)
+        assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("case, data, message", [
+    ("100k-deep JSON", b"[" * 100000 + b"]" * 100000, "nested deeper than 32 levels"),
+    ("a 5,000-digit integer", b'{"format": "jtr-result/1", "runs": [], "n": ' + b"9" * 5000 +
+     b"}", "an integer of 5000 digits"),
+], ids=["100k-deep JSON", "a 5,000-digit integer"])
+def test_bounded_json(corpus, tmp_path, case, data, message):
+    d = tmp_path / "r"
+    d.mkdir()
+    (d / "result.json").write_bytes(data)
+    for args in (["compare", corpus / "gap", d], ["export", "--prom", "-", d]):
+        one_line_error(jtr(*args), "%s: not a JSON file jtr reads: %s" % (d / "result.json",
+                                                                           message))
+
+
+@pytest.mark.parametrize("field", ["symbols", "vectors"])
+def test_trace_json_with_null_fields(corpus, tmp_path, field):
+    run = copy_of(corpus, tmp_path, "run")
+    put(run / "trace.json", (field,), None)
+    for args in (["attribute", run], ["trace", "--print", run]):
+        one_line_error(jtr(*args), "%s: %s: expected" % (run / "trace.json", field),
+                       "remove it to read the log without symbol names")
+
+
+def test_attribution_txt_as_a_folder(corpus, tmp_path):
+    run = copy_of(corpus, tmp_path, "run")
+    (run / "attribution.txt").unlink()
+    (run / "attribution.txt").mkdir()
+    one_line_error(jtr("attribute", run), "%s: cannot write: Is a directory; it is a folder: "
+                                          "remove or rename it" % (run / "attribution.txt"))
+
+
+def test_random_bytes_in_outliers_csv(corpus, tmp_path):
+    run = copy_of(corpus, tmp_path, "run")
+    rng = random.Random(1412)
+    for k in range(4):
+        data = bytes(rng.randrange(256) for _ in range(3000))
+        if k % 2:
+            data = b"cpu,start_ns,length_ns\n1,5,%d\n" % (10 ** 300) + data
+        (run / "outliers.csv").write_bytes(data)
+        p = jtr("report", "-o", tmp_path / "rep", run)      # drawn without the log's dots
+        assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+        one_line_error(jtr("attribute", "--no-write", run), str(run / "outliers.csv"))
+
+
+def test_imports_with_bad_times_and_counts(corpus, tmp_path):
+    doc = dict(OSLAT, end_time=5)
+    (tmp_path / "e.json").write_text(json.dumps(doc))
+    one_line_error(jtr("import", "-o", tmp_path / "i", tmp_path / "e.json"),
+                   "e.json: end_time: expected a string")
+    text = (corpus / "g.hlog").read_text().splitlines()
+    i = next(k for k, x in enumerate(text) if x.startswith("Tag="))
+    f = text[i].split(",")
+    (tmp_path / "nan.hlog").write_text("\n".join(text[:i] + [",".join(
+        f[:1] + ["nan"] + f[2:])] + text[i + 1:]) + "\n")
+    one_line_error(jtr("import", "-o", tmp_path / "j", tmp_path / "nan.hlog"),
+                   "nan.hlog: not an HdrHistogram interval log this can read: line %d: the "
+                   "times are not finite numbers" % (i + 1))
+    big = json.loads((corpus / "cyclictest.json").read_text())
+    t = next(iter(big["thread"].values()))
+    t["histogram"] = {"10": 10 ** 19}
+    (tmp_path / "big.json").write_text(json.dumps(big))
+    one_line_error(jtr("import", "-o", tmp_path / "k", tmp_path / "big.json"),
+                   "a histogram entry is not \"us\": count")
+    (tmp_path / "tag.hlog").write_text(re.sub(r"Tag=[^,]*", "Tag=" + "t" * 100000,
+                                              (corpus / "g.hlog").read_text(), count=1))
+    one_line_error(jtr("import", "-o", tmp_path / "m", tmp_path / "tag.hlog"),
+                   "a tag of 100000 characters (at most 256: it names a run)")
+    assert not [x for x in "ijkm" if (tmp_path / x).exists()]
+
+
+def test_a_huge_bucket_count_in_compare(corpus, tmp_path):
+    gap = copy_of(corpus, tmp_path, "gap")
+    doc = json.loads((gap / "result.json").read_text())
+    doc["runs"][0]["histogram"]["buckets"][0][2] = 10 ** 25
+    (gap / "result.json").write_text(json.dumps(doc))
+    one_line_error(jtr("compare", corpus / "null", gap), "an integer of 26 digits")
+    doc["runs"][0]["histogram"]["buckets"][0][2] = 2 ** 53
+    (gap / "result.json").write_text(json.dumps(doc))
+    one_line_error(jtr("compare", corpus / "null", gap),
+                   "runs[0].histogram.buckets: expected buckets whose counts add up to at "
+                   "most 2^53")
+
+
+def test_suite_json_binary_and_null_items(corpus, tmp_path):
+    s = copy_of(corpus, tmp_path, "suite")
+    (s / "suite.json").write_bytes(b'{"format": "jtr-suite/1", "items": [\x00\x81\xfe')
+    one_line_error(jtr("report", "-o", tmp_path / "rep", s), "suite.json: not UTF-8 text")
+    doc = json.loads((corpus / "suite" / "suite.json").read_text())
+    doc["items"] = None
+    (s / "suite.json").write_text(json.dumps(doc))
+    one_line_error(jtr("report", "-o", tmp_path / "rep", s),
+                   "suite.json: items: expected a list of item objects, got null")
+    doc = json.loads((corpus / "suite" / "suite.json").read_text())
+    doc["items"][0]["folder"] = str(corpus / "gap")        # outside the suite: not read
+    (s / "suite.json").write_text(json.dumps(doc))
+    p = jtr("report", "-o", tmp_path / "rep", s)
+    assert p.returncode == 0 and "its folder is outside the suite" in \
+        (tmp_path / "rep" / "report.html").read_text()
+
+
+# --- log paths a result names -----------------------------------------------
+
+def test_log_paths_stay_in_the_results_folder(corpus, tmp_path):
+    shadow = tmp_path / "shadow"
+    shadow.write_text("root:$6$zzsecret$hash:19000:0:99999:7:::\ndaemon:*:19000::::::\n")
+    secret = shadow.read_text().splitlines()[0]
+    run = copy_of(corpus, tmp_path, "run")
+    os.mkfifo(run / "fifo.csv")
+    os.symlink("/dev/zero", str(run / "zero.bin"))
+    os.symlink(str(shadow), str(run / "link.csv"))
+    cases = [
+        ({"outliers": "/dev/zero"}, "files.outliers: expected a file in the results folder"),
+        ({"outliers": str(shadow)}, "files.outliers: expected a file in the results folder"),
+        ({"outliers": "../shadow"}, "files.outliers: expected a file in the results folder"),
+        ({"outliers": "fifo.csv"}, "fifo.csv: a FIFO, not a regular file"),
+        ({"outliers": "link.csv"}, "link.csv: leads out of the results folder"),
+        ({"events": "zero.bin"}, "zero.bin: leads out of the results folder"),
+        ({"events": "/dev/zero"}, "files.events: expected a file in the results folder"),
+    ]
+    base = json.loads((corpus / "run" / "result.json").read_text())
+    for files, message in cases:
+        doc = copy.deepcopy(base)
+        doc["files"].update(files)
+        (run / "result.json").write_text(json.dumps(doc))
+        p = one_line_error(jtr("attribute", run, timeout=20), message)
+        assert secret not in p and "root:" not in p
+        r = jtr("report", "-o", tmp_path / "rep", run, timeout=20)
+        assert r.returncode == 0 and secret not in r.stderr + r.stdout
+    # a FIFO or /dev/zero given by hand is refused too, before it is read
+    os.mkfifo(tmp_path / "ff")
+    for args, message in ((["compare", tmp_path / "ff", corpus / "gap"], "a FIFO"),
+                          (["import", tmp_path / "ff"], "a FIFO"),
+                          (["import", "--hlog", "/dev/zero"], "a character device"),
+                          (["trace", "--print", "/dev/zero"], "a character device")):
+        one_line_error(jtr(*args, timeout=20), message)
+
+
+# --- -o: one rule, the C probes' words ---------------------------------------
+
+CANNOT = "cannot create the results folder: %s; choose a folder whose parent exists and " \
+         "that you can write to"
+
+
+def test_output_folders_that_cannot_be(corpus, tmp_path):
+    (tmp_path / "file").write_text("")
+    cases = [
+        (["maxrate", "-o", "/proc/x/y"], "-o /proc/x/y: " + CANNOT % "No such file or "
+                                                                 "directory"),
+        (["maxrate", "-o", tmp_path / "file" / "sub"], CANNOT % "Not a directory"),
+        (["maxrate", "-o", ""], "-o '': give a folder name, e.g. -o run1"),
+        (["suite", "--quick", "-o", "/proc/x/y"], "-o /proc/x/y: " + CANNOT %
+         "No such file or directory"),
+        (["suite", "-o", tmp_path / "no" / "such"], CANNOT % "No such file or directory"),
+        (["report", "-o", tmp_path / "no" / "such", corpus / "gap"],
+         "cannot create the report folder: No such file or directory"),
+        (["report", "-o", "/proc/x/y", corpus / "gap"], "cannot create the report folder"),
+        (["import", "-o", tmp_path / "file" / "sub", corpus / "oslat.json"],
+         CANNOT % "Not a directory"),
+        (["gap", "-d", "10ms", "-o", "/proc/x/y"], CANNOT % "No such file or directory"),
+        (["gap", "-o", ""], "-o '': give a folder name, e.g. -o run1"),
+        (["run", "-o", "", "-d", "10ms"], "-o '': give a folder name, e.g. -o run1"),
+    ]
+    for args, message in cases:
+        one_line_error(jtr(*args, cwd=tmp_path), message)
+    assert not os.path.exists("/proc/x") and not (tmp_path / "no").exists()
+    assert sorted(os.listdir(tmp_path)) == ["file"]
+
+
+def test_ab_output_goes_through_the_same_check(tmp_path):
+    """jtr ab's -o is checked by new_results_dir before anything is applied."""
+    if os.geteuid() != 0:
+        pytest.skip("jtr ab needs root before it looks at -o")
+    p = jtr("ab", "jtr-latency", "-d", "1s", "-o", "/proc/x/y")
+    assert p.returncode == 2 and "Traceback" not in p.stderr and p.stderr.count("\n") == 1
+    if "is applied" in p.stderr:
+        pytest.skip("a profile is applied on this machine: %s" % p.stderr.strip())
+    assert "-o /proc/x/y: " + CANNOT % "No such file or directory" in p.stderr
+
+
+def test_a_long_output_path_is_said_whole(tmp_path):
+    """Over 480 characters the C error was cut at 512 bytes."""
+    parent = tmp_path / ("d" * 200) / ("e" * 200) / ("f" * 200)
+    out = parent / "run"
+    for args in (["gap", "-d", "10ms", "-o", out], ["null", "-n", "1K", "-o", out]):
+        line = one_line_error(jtr(*args), str(out))
+        assert line.endswith("choose a folder whose parent exists and that you can write to")
+    huge = "x" * 5000
+    line = one_line_error(jtr("gap", "-d", "10ms", "-o", huge, cwd=tmp_path))
+    assert line.endswith("a path of 5000 bytes, longer than the 4095 this system takes; "
+                         "give a shorter one")
+
+
+def test_a_new_result_in_an_old_run_folder(corpus, tmp_path):
+    old = copy_of(corpus, tmp_path, "run")
+    (old / "sched.data").write_text("an earlier cross-check\n")
+    (old / "notes.txt").write_text("mine\n")
+    made("run", "--no-trace", "-d", "50ms", "-o", old, cwd=tmp_path)
+    left = sorted(os.listdir(old))
+    assert left == ["notes.txt", "outliers.csv", "result.json", "summary.txt"], left
+    assert "outliers" in made("ls", "--json", old, cwd=tmp_path).stdout
+    one_line_error(jtr("attribute", old), "events.bin: no such event log")
+    made("import", "-o", old, corpus / "oslat.json", cwd=tmp_path)
+    assert sorted(os.listdir(old)) == ["notes.txt", "oslat.json", "result.json"]
+
+
+# --- seeded fuzz ---------------------------------------------------------------
+
+def test_fuzz_result_json(corpus, tmp_path):
+    rng = random.Random(20261123)
+    good = corpus / "null"
+    out = tmp_path / "out"
+    out.mkdir()
+    for name, n in (("gap", 200), ("null", 100), ("run", 320)):
+        d = copy_of(corpus, tmp_path, name)
+        path = d / "result.json"
+        raw = path.read_bytes()
+        doc = json.loads(raw)
+        ends = {}
+        for where, value in type_swaps(doc, rng, n):
+            case = "%s %s=%r" % (name, ".".join(map(str, where)), value if not isinstance(
+                value, str) or len(value) < 20 else "long string")
+            with replaced(path, json.dumps(swapped(doc, where, value)).encode()):
+                rc = analyse(case, d, good, out, attribute=name == "run",
+                             report=rng.random() < 0.04)
+            ends[rc] = ends.get(rc, 0) + 1
+        assert ends.get(0) and ends.get(2), (name, ends)   # loaded and refused cases ran
+        for _ in range(40):
+            kind, data = damaged_bytes(raw, rng)
+            with replaced(path, data):
+                analyse("%s %s" % (name, kind), d, good, out, refused=data)
+        for kind, data in json_specials(raw):
+            with replaced(path, data):
+                analyse("%s %s" % (name, kind), d, good, out)
+
+
+def test_fuzz_trace_log_and_outliers(corpus, tmp_path):
+    rng = random.Random(14)
+    run = copy_of(corpus, tmp_path, "run")
+    out = tmp_path / "out"
+    out.mkdir()
+    meta = json.loads((run / "trace.json").read_text())
+    for where, value in type_swaps(meta, rng, 250):
+        with replaced(run / "trace.json", json.dumps(swapped(meta, where, value)).encode()):
+            for argv in (["attribute", "--no-write", run], ["trace", "--print", run]):
+                check("trace.json %s" % (where,), argv, [run])
+    for name, n in (("trace.json", 30), ("events.bin", 100), ("outliers.csv", 100)):
+        raw = (run / name).read_bytes()
+        for _ in range(n):
+            kind, data = damaged_bytes(raw, rng)
+            with replaced(run / name, data):
+                refused = data if name == "outliers.csv" else b""
+                check("%s %s" % (name, kind), ["attribute", "--no-write", run], [run], refused)
+                if name == "events.bin":
+                    check("%s %s" % (name, kind), ["trace", "--print", run], [run])
+                elif name == "outliers.csv" and rng.random() < 0.1:
+                    check("%s %s" % (name, kind), ["report", "-o", out / "rep", run], [run],
+                          refused)
+
+
+def test_fuzz_suite_and_imports(corpus, tmp_path):
+    rng = random.Random(7)
+    out = tmp_path / "out"
+    out.mkdir()
+    s = copy_of(corpus, tmp_path, "suite")
+    doc = json.loads((s / "suite.json").read_text())
+    for where, value in type_swaps(doc, rng, 20):
+        with replaced(s / "suite.json", json.dumps(swapped(doc, where, value)).encode()):
+            check("suite.json %s" % (where,), ["report", "-o", out / "srep", s], [s])
+    raw = (s / "suite.json").read_bytes()
+    for _ in range(4):
+        kind, data = damaged_bytes(raw, rng)
+        with replaced(s / "suite.json", data):
+            check("suite.json %s" % kind, ["report", "-o", out / "srep", s], [s], data)
+    ends = {}
+    for name, n in (("oslat.json", 80), ("cyclictest.json", 80), ("g.hlog", 0)):
+        src = corpus / name
+        raw = src.read_bytes()
+        cases = []
+        if name.endswith(".json"):
+            doc = json.loads(raw)
+            cases += [("%s %s" % (name, w), json.dumps(swapped(doc, w, v)).encode())
+                      for w, v in type_swaps(doc, rng, n)]
+            cases += [("%s %s" % (name, k), d) for k, d in json_specials(raw)]
+        cases += [("%s %s" % (name, k), d) for k, d in (damaged_bytes(raw, rng)
+                                                          for _ in range(50))]
+        for case, data in cases:
+            f = tmp_path / ("in-" + name)
+            f.write_bytes(data)
+            dst = out / "imported"
+            shutil.rmtree(dst, ignore_errors=True)
+            argv = ["import"] + (["--hlog"] if name.endswith(".hlog") else []) + ["-o", dst, f]
+            rc, _ = check(case, argv, [f], data)
+            ends[rc] = ends.get(rc, 0) + 1
+            if rc == 0:
+                analyse(case, dst, corpus / "gap", out, report=rng.random() < 0.05)
+    assert ends.get(0) and ends.get(2), ends     # both imported and refused cases ran
+
+
+def test_fuzz_seeds_are_deterministic():
+    """The same seed gives the same cases (a failure names one that can be rerun)."""
+    doc = {"a": [1, {"b": 2}], "c": "x"}
+    assert type_swaps(doc, random.Random(3), 5) == type_swaps(doc, random.Random(3), 5)
+    data = b'{"format": "jtr-result/1"}'
+    assert damaged_bytes(data, random.Random(9))[0] == damaged_bytes(data, random.Random(9))[0]
+    assert math.isnan(SWAPS[9])
