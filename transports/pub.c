@@ -406,7 +406,7 @@ int main(int argc, char **argv)
 			(unsigned long long)g.sent);
 	else if (g.err)
 		fprintf(stderr, "%s: sending failed after %llu messages: %s\n", p.prog,
-			(unsigned long long)g.sent, strerror(-g.err));
+			(unsigned long long)g.sent, tp_prog_strerror(&tp, g.err));
 	else if (tp_peers_lost(g.t))
 		fprintf(stderr, "%s: %u subscriber(s) went away during the run\n", p.prog,
 			tp_peers_lost(g.t));

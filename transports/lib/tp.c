@@ -334,6 +334,25 @@ uint32_t tp_peers(const struct tp *t)
 	return 1;
 }
 
+/* tp_rejected - what the receive dropped */
+void tp_rejected(const struct tp *t, struct tp_rejects *r)
+{
+	*r = t->rej;
+	r->forged = r->out_of_window = 0;
+}
+
+/* tp_note - a notice from tp_open, or NULL */
+const char *tp_note(const struct tp *t)
+{
+	return t->note[0] ? t->note : NULL;
+}
+
+/* tp_peer_name - the pinned peer, for messages */
+const char *tp_peer_name(const struct tp *t)
+{
+	return t->peer_name;
+}
+
 /* tp_peers_lost - subscribers that went away */
 uint32_t tp_peers_lost(const struct tp *t)
 {
