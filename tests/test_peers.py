@@ -403,3 +403,48 @@ def test_segment_that_shrinks_ends_the_run_with_a_message(tmp_path, shm_names, v
         assert res["partial"] is True and res["transport"]["received"] > 500
     finally:
         kill_all([pong, ping])
+
+
+# --- pub over shm: a subscriber that leaves ---
+
+def test_pub_notices_an_shm_subscriber_that_leaves(tmp_path, shm_names, validate):
+    """One of two shm subscribers is stopped (Ctrl-C: it leaves the ring
+    cleanly) halfway: pub counts it lost and the other gets everything. When
+    the only subscriber leaves, pub stops at once: every subscriber went away."""
+    name = shm_names()
+    subs = [spawn("sub", "-T", "shm", "-P", name, "--wait", "20", "-q", "-o", tmp_path / s)
+            for s in ("a", "b")]
+    pub = spawn("pub", "-T", "shm", "-P", name, "--subs", "2", "-r", "2000", "-n", "5000",
+                "--wait", "20", "-q", "-o", tmp_path / "pub")
+    try:
+        time.sleep(1.0)
+        subs[0].send_signal(signal.SIGINT)
+        assert finish(subs[0])[0] == 130
+        rc, _, err = finish(pub)
+        assert rc == 1 and "1 subscriber(s) went away during the run" in err, err
+        t = validate(load(tmp_path / "pub"))["transport"]
+        assert t["subscribers"] == 2 and t["subscribers_lost"] == 1 and t["peer"] == "some gone"
+        rc, _, err = finish(subs[1])
+        assert rc == 0, err
+        b = validate(load(tmp_path / "b"))["transport"]
+        assert b["measured"] == 5000 and b["lost"] == 0
+    finally:
+        kill_all(subs + [pub])
+    name = shm_names()
+    sub = spawn("sub", "-T", "shm", "-P", name, "--wait", "20", "-q", "-o", tmp_path / "c")
+    pub = spawn("pub", "-T", "shm", "-P", name, "-r", "2000", "-n", "20000", "--wait", "20",
+                "-q", "-o", tmp_path / "pub1")
+    try:
+        time.sleep(1.0)
+        sub.send_signal(signal.SIGINT)
+        t0 = time.time()
+        assert finish(sub)[0] == 130
+        rc, _, err = finish(pub)
+        assert rc == 1 and "every subscriber went away after" in err, err
+        assert time.time() - t0 < 3
+        res = validate(load(tmp_path / "pub1"))
+        t = res["transport"]
+        assert res["partial"] is True and t["peer"] == "gone"
+        assert t["subscribers"] == 1 and t["subscribers_lost"] == 1 and t["sent"] < 10000
+    finally:
+        kill_all([sub, pub])

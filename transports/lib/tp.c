@@ -356,5 +356,5 @@ const char *tp_peer_name(const struct tp *t)
 /* tp_peers_lost - subscribers that went away */
 uint32_t tp_peers_lost(const struct tp *t)
 {
-	return t->peers_lost;
+	return t->kind == TP_SHM ? tp_shm_peers_lost(t) : t->peers_lost;
 }

@@ -40,6 +40,8 @@ struct tp {
 	struct tp_ring_rd rd;
 	bool writing, reading;
 	volatile sig_atomic_t faulted;	/* one of seg[] shrank under us */
+	uint32_t left_seen;		/* writer: tp_ring_left() when last looked */
+	int32_t start_pids[TP_RING_MAX_READERS];	/* writer: its readers at the start (0: none) */
 	int reader_node, ring_node;	/* -1 until the ring is placed */
 
 	/* sockets */
@@ -71,6 +73,7 @@ int tp_shm_send(struct tp *t, const void *buf, size_t len);
 ssize_t tp_shm_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns);
 int tp_shm_poll(struct tp *t, uint64_t timeout_ns);
 void tp_shm_close(struct tp *t);
+uint32_t tp_shm_peers_lost(const struct tp *t);
 
 /* tp_addr_name - @ss as "A.B.C.D:PORT", "[V6]:PORT" or a unix address */
 void tp_addr_name(const struct sockaddr_storage *ss, socklen_t len, char *buf, size_t size);

@@ -437,6 +437,49 @@ bool tp_numa_where(const struct tp *t, int *reader_node, int *ring_node)
 	return true;
 }
 
+/* note_readers - the writer's readers at the start, and how many had left */
+static void note_readers(struct tp *t)
+{
+	const struct tp_ring *r = t->wr.r;
+
+	t->left_seen = tp_ring_left(r);
+	for (uint32_t i = 0; i < r->h.max_readers; i++)
+		t->start_pids[i] = __atomic_load_n(&r->r[i].state, __ATOMIC_ACQUIRE) == TP_RD_ACTIVE ?
+				   __atomic_load_n(&r->r[i].pid, __ATOMIC_ACQUIRE) : 0;
+}
+
+/* readers_gone - of the writer's readers at the start, those that left, were
+ * dropped, or died (their slot free, taken by another, or their pid gone) */
+static uint32_t readers_gone(const struct tp *t)
+{
+	const struct tp_ring *r = t->wr.r;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < r->h.max_readers; i++) {
+		int32_t pid = t->start_pids[i];
+
+		if (pid && (__atomic_load_n(&r->r[i].state, __ATOMIC_ACQUIRE) != TP_RD_ACTIVE ||
+			    __atomic_load_n(&r->r[i].pid, __ATOMIC_ACQUIRE) != pid || pid_gone(pid)))
+			n++;
+	}
+	return n;
+}
+
+/* tp_shm_peers_lost - readers gone since the start (a writer's) */
+uint32_t tp_shm_peers_lost(const struct tp *t)
+{
+	return t->writing && !t->faulted ? readers_gone(t) : t->peers_lost;
+}
+
+/* reader_left - a reader has left (wake.left moved): -EPIPE if none is
+ * left, else 0 (cold: once per reader that leaves) */
+static int reader_left(struct tp *t)
+{
+	t->left_seen = tp_ring_left(t->wr.r);
+	t->peers_lost = readers_gone(t);
+	return tp_ring_readers(t->wr.r) ? 0 : -EPIPE;
+}
+
 /* open_role - create or attach by role */
 static int open_role(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 {
@@ -459,7 +502,10 @@ static int open_role(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 		tp_ring_writer_open(&t->wr, t->seg[0].ring, me);
 		t->writing = true;
 		rc = wait_readers(t->seg[0].ring, o->subs, o->wait_ns, "subscribers", name, e);
-		return rc < 0 ? rc : follow_ring(t, &t->seg[0], o, e);
+		if (rc < 0)
+			return rc;
+		note_readers(t);
+		return follow_ring(t, &t->seg[0], o, e);
 	case TP_SUB:
 		rc = seg_attach(t, &t->seg[0], o->wait_ns, "publisher", e);
 		if (rc < 0)
@@ -495,6 +541,7 @@ static int open_role(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 		if (tp_ring_writer_open(&t->wr, t->seg[0].ring, me) < 0)
 			return jtr_err_set(e, -EBUSY, "another ping is using shm %s", name);
 		t->writing = true;
+		note_readers(t);
 		tp_ring_reader_join(&t->rd, t->seg[1].ring, me);
 		t->reading = true;
 		return place_ring(t, &t->seg[1], o, tp_numa_node_of_addr(t->seg[0].ring), e);
@@ -540,7 +587,7 @@ int tp_shm_send(struct tp *t, const void *buf, size_t len)
 			check = now;
 			if (idx >= 0 && pid_gone(t->wr.r->r[idx].pid)) {
 				tp_ring_drop_reader(t->wr.r, idx);
-				t->peers_lost++;
+				t->peers_lost = readers_gone(t);
 				t->wr.min_tail = t->wr.head;	/* rescan on the next try */
 				t->wr.min_tail -= t->wr.mask + 1ULL;
 				start = now;
@@ -553,7 +600,11 @@ int tp_shm_send(struct tp *t, const void *buf, size_t len)
 		if (t->faulted)
 			return -EFAULT;
 	}
-	return __builtin_expect(t->faulted, 0) ? -EFAULT : rc;
+	if (__builtin_expect(t->faulted, 0))
+		return -EFAULT;
+	if (__builtin_expect(tp_ring_left(t->wr.r) != t->left_seen, 0) && rc == 0)
+		return reader_left(t);
+	return rc;
 }
 
 /* writer_gone - the ring's writer has died */
