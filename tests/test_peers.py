@@ -18,7 +18,7 @@ import threading
 import time
 
 import pytest
-from conftest import BIN, load, run_jtr
+from conftest import BIN, assert_usage_errors, load, run_jtr
 from test_transports import addr_for, finish, kill_all, spawn, wait_ready
 
 HDR = struct.Struct("<HBBIQqq")     # magic, version, flags, len, seq, intended_ns, sent_ns
@@ -448,3 +448,45 @@ def test_pub_notices_an_shm_subscriber_that_leaves(tmp_path, shm_names, validate
         assert t["subscribers"] == 1 and t["subscribers_lost"] == 1 and t["sent"] < 10000
     finally:
         kill_all([sub, pub])
+
+
+# --- ring sizes ---
+
+def ring_limit():
+    """What jtr lets a creator's rings take: half the smaller of /dev/shm's free
+    space and the memory available."""
+    sv = os.statvfs("/dev/shm")
+    with open("/proc/meminfo") as f:
+        mem = next(int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:"))
+    return min(sv.f_bavail * sv.f_frsize, mem) // 2
+
+
+def test_ring_bigger_than_the_machine_is_refused(tmp_path, shm_names):
+    """A ring the machine cannot hold is refused before anything is created or
+    populated: one line with the ring's size and the limit, exit 2."""
+    can = ring_limit()
+    slots = 2
+    while slots * (1 << 20) <= can:         # 1 MiB messages: just past the limit
+        slots *= 2
+    names = [shm_names() for _ in range(3)]
+    t0 = time.time()
+    cases = [
+        (["pub", "-T", "shm", "-P", names[0], "--slots", "16777216", "-m", "16777216"],
+         "a ring of 16777216 slots of 16777216-byte messages needs 256.0 TiB; this machine "
+         "can hold "),
+        (["pub", "-T", "shm", "-P", names[1], "--slots", slots, "-m", 1 << 20],
+         "a ring of %d slots of 1048576-byte messages needs " % slots),
+        (["pong", "-T", "shm", "-P", names[2], "--slots", slots // 2, "-m", 1 << 20],
+         "two rings of %d slots of 1048576-byte messages need " % (slots // 2)),
+    ]
+    for args, _ in cases:
+        p = run_jtr(*args, "-q", "--wait", "1", timeout=30)
+        assert p.returncode == 2 and p.stderr.count("\n") == 1, (args, p.stderr)
+        assert "(half the smaller of /dev/shm's free" in p.stderr
+        assert "use fewer --slots or a shorter -m" in p.stderr
+        said = p.stderr.split("can hold ")[1].split(" ")
+        got = float(said[0]) * 1024 ** ["KiB", "MiB", "GiB", "TiB"].index(said[1]) * 1024
+        assert abs(got - can) < 0.1 * can, (p.stderr, can)
+    assert_usage_errors(tmp_path, cases)
+    assert time.time() - t0 < 20
+    assert not [f for f in os.listdir("/dev/shm") if any(n in f for n in names)]
