@@ -15,7 +15,7 @@
  *   pub      creates      listens for N   sends to ADDR       sends to GROUP
  *   sub      attaches     connects        binds ADDR          joins GROUP
  *   pong     creates two  listens for 1   binds, replies to   joins, replies to
- *            rings                        the last sender     the last sender
+ *            rings                        its session's ping  its session's ping
  *   ping     attaches     connects        sends to ADDR       sends to GROUP
  *
  * Receive is blocking (futex wake-up for shm, blocking sockets with a short
@@ -128,10 +128,11 @@ int tp_check(const struct tp_opts *o, enum tp_role role, struct jtr_err *e);
 int tp_open(struct tp **out, const struct tp_opts *o, enum tp_role role, struct jtr_err *e);
 
 /* tp_send - send one message (@len >= TP_HDR_LEN) to the peer(s); pub sends
- * to every subscriber, pong to the last sender. A subscriber that went away
- * is dropped and counted (tp_peers_lost); -EPIPE when none is left. A full
- * shm ring is waited on (busy, or yielding when blocking) up to the wait
- * time: -ETIMEDOUT then. -EMSGSIZE if @len does not fit. */
+ * to every subscriber, pong to its session's ping. A subscriber that went away
+ * is dropped and counted (tp_peers_lost); -EPIPE when none is left (shm:
+ * the last reader left or died). A full shm ring is waited on (busy, or
+ * yielding when blocking) up to the wait time: -ETIMEDOUT then. -EMSGSIZE if
+ * @len does not fit; -EFAULT when an shm segment shrank (tp_fault). */
 int tp_send(struct tp *t, const void *buf, size_t len);
 
 /* tp_recv - one whole, well-formed message from the session's peer into
@@ -185,7 +186,8 @@ uint32_t tp_peers(const struct tp *t);
  * ring it reads (pub: writes) is on now; false for other kinds */
 bool tp_numa_where(const struct tp *t, int *reader_node, int *ring_node);
 
-/* tp_peers_lost - subscribers that went away during the run (pub) */
+/* tp_peers_lost - subscribers that went away during the run (pub; shm: of
+ * the readers at the start, those that left, were dropped or died) */
 uint32_t tp_peers_lost(const struct tp *t);
 
 /* tp_msg_check - a received message's header is sane for length @len */

@@ -346,7 +346,7 @@ static bool peer_gone(int rc)
 	return rc == -EPIPE || rc == -ECONNRESET || rc == -ECONNREFUSED || rc == -ENOTCONN;
 }
 
-/* tp_sock_send - to every subscriber, the peer, or the last sender */
+/* tp_sock_send - to every subscriber, or the peer (pong: its session's ping) */
 int tp_sock_send(struct tp *t, const void *buf, size_t len)
 {
 	ssize_t n;
