@@ -490,3 +490,39 @@ def test_signal_before_end_of_stream_is_130(tmp_path, sig):
         assert load(out)["partial"] is True
     finally:
         kill_all([pong, sub])
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_mid_run_is_130(tmp_path, validate, sig):
+    """Each of ping, pub, pong (with -o) and sub stopped by a signal mid-run,
+    its peer still running: it writes what it measured, marked partial, says
+    'interrupted; partial results in DIR/' last and exits 130."""
+    procs, stopped = [], []
+    try:
+        for who in ("pub", "ping", "sub", "pong"):
+            addr = addr_for("udp", tmp_path)
+            recv = "sub" if who in ("pub", "sub") else "pong"
+            r = spawn(recv, "-T", "udp", "-P", addr, "--wait", "20",
+                      "-o", tmp_path / (who + "-" + recv))
+            if recv == "sub":
+                wait_ready(r)
+            else:
+                time.sleep(0.2)
+            s = spawn("pub" if recv == "sub" else "ping", "-T", "udp", "-P", addr, "-r", "1000",
+                      "-n", "100K", "-q", "--wait", "20",
+                      "-o", tmp_path / (who + "-" + ("pub" if recv == "sub" else "ping")))
+            procs += [r, s]
+            stopped.append((who, s if who in ("pub", "ping") else r))
+        time.sleep(1.5)
+        for _, p in stopped:
+            p.send_signal(sig)
+        for who, p in stopped:
+            rc, _, err = finish(p)
+            out = tmp_path / (who + "-" + who)
+            assert rc == 130, (who, err)
+            assert err.splitlines()[-1] == "jtr %s: interrupted; partial results in %s/" % (
+                who, out), (who, err)
+            res = validate(load(out))
+            assert res["partial"] is True, who
+    finally:
+        kill_all(procs)

@@ -8,6 +8,13 @@
  * wanted to send then saw: coordinated-omission correct, a stalled sender
  * shows) and from the actual send (the transport alone). Both go into
  * lossless histograms: percentiles to 99.999 are always real numbers.
+ *
+ * A reply must be one of ping's own messages come back: the library turns
+ * away malformed ones and, on an unconnected socket (mcast), those from
+ * another sender than the first pong that answered; here, a reply whose
+ * number ping has not sent yet is out of window, and one whose stamps (ping's
+ * own timebase) lie outside the run (before it started, after the reply
+ * came, or intended after sent) is forged. Neither is measured.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -115,6 +122,7 @@ struct ping {
 	int send_err;
 	int64_t send_end_mono;
 	volatile uint64_t sent __attribute__((aligned(64)));
+	volatile uint64_t issued;	/* stored before each send: replies to come are below */
 	volatile int send_done;
 
 	/* receiver */
@@ -122,6 +130,10 @@ struct ping {
 	struct jtr_hist from_send;
 	struct tp_seq seq;
 	uint64_t last_recv_raw;
+	uint64_t start_raw;		/* before the first send: no stamp is older */
+	uint64_t slack_raw;		/* a stamp this far past a receive is the clock's */
+	uint64_t issued_seen;		/* the receiver's copy of issued, reloaded when short */
+	struct tp_rejects rej;		/* forged and out of window here */
 	int recv_err;
 	volatile int abort_run;
 
@@ -187,9 +199,20 @@ static inline int recv_one(struct ping *g, struct jtr_hist *hi, struct jtr_hist 
 		return -1;
 	}
 	now = now_raw(g->tsc);
-	*quiet_since = 0;
-	if (!tp_msg_check(m, (size_t)n) || (m->flags & (TP_F_HELLO | TP_F_EOS)))
+	if (m->flags & (TP_F_HELLO | TP_F_EOS))
 		return 0;
+	/* only a number already sent can come back (reload the count when short) */
+	if (__builtin_expect(m->seq >= g->issued_seen, 0) &&
+	    m->seq >= (g->issued_seen = __atomic_load_n(&g->issued, __ATOMIC_ACQUIRE))) {
+		g->rej.out_of_window++;
+		return 0;
+	}
+	if (__builtin_expect((uint64_t)m->intended_ns < g->start_raw ||
+			     (uint64_t)m->intended_ns > (uint64_t)m->sent_ns ||
+			     (uint64_t)m->sent_ns > now + g->slack_raw, 0)) {
+		g->rej.forged++;
+		return 0;
+	}
 	switch (tp_seq_note(&g->seq, m->seq)) {
 	case TP_SEQ_DUP:
 	case TP_SEQ_STALE:
@@ -197,12 +220,15 @@ static inline int recv_one(struct ping *g, struct jtr_hist *hi, struct jtr_hist 
 	default:
 		break;
 	}
+	*quiet_since = 0;
 	g->last_recv_raw = now;
 	tp_stat_msg(&g->rsrc, (uint64_t)n);
 	if (!(m->flags & TP_F_WARMUP)) {
-		uint64_t rtt = to_ns(g, now - (uint64_t)m->sent_ns);
+		/* (a stamp up to slack_raw past now, another CPU's clock, is 0) */
+		uint64_t sent = (uint64_t)m->sent_ns, intended = (uint64_t)m->intended_ns;
+		uint64_t rtt = to_ns(g, now > sent ? now - sent : 0);
 
-		jtr_hist_record(hi, to_ns(g, now - (uint64_t)m->intended_ns));
+		jtr_hist_record(hi, to_ns(g, now > intended ? now - intended : 0));
 		jtr_hist_record(hs, rtt);
 		tp_stat_lat(&g->rsrc, rtt);
 		tp_latlog_add(&g->lat, m->seq, (uint64_t)m->sent_ns, now);
@@ -253,6 +279,7 @@ static void sender(void *arg)
 		sent_raw = now_raw(tsc);
 		tp_msg_fill(m, g->len, i < g->warmup ? TP_F_WARMUP | TP_F_STAMPED : TP_F_STAMPED, i,
 			    (int64_t)(g->rate_hz ? intended : sent_raw), (int64_t)sent_raw);
+		__atomic_store_n(&g->issued, i + 1, __ATOMIC_RELEASE);
 		rc = tp_send(g->t, m, g->len);
 		after = now_raw(tsc);
 		if (i >= g->warmup)
@@ -392,6 +419,7 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct ping *g)
 	fprintf(f, "replies=%llu, lost=%llu, duplicates=%llu, reordered=%llu\n",
 		(unsigned long long)g->seq.received, (unsigned long long)g->seq.lost,
 		(unsigned long long)g->seq.duplicates, (unsigned long long)g->seq.reordered);
+	tp_prog_rejects_line(f, &g->rej, true);
 	tp_stats_summary(f, &g->st, tp_prog_recv_name(g->tp));
 }
 
@@ -467,6 +495,7 @@ static void write_outputs(struct jtr_probe *p, struct ping *g, const char *peer)
 	jtr_json_uint(&j, "sent", sent_measured(g));
 	jtr_json_uint(&j, "sent_warmup", g->sent < g->warmup ? g->sent : g->warmup);
 	tp_prog_write_seq(&j, &g->seq);
+	tp_prog_write_rejects(&j, &g->rej, true);
 	jtr_json_uint(&j, "late_sends", g->late);
 	jtr_json_uint(&j, "max_tight_sends", g->max_tight);
 	jtr_json_uint(&j, "duration_ns", dur);
@@ -575,7 +604,9 @@ int main(int argc, char **argv)
 	g.t = tp_prog_open(&p, &tp, TP_PING);
 	handshake(&g);
 
-	/* 5. the run */
+	/* 5. the run: stamps before start_raw cannot be this run's */
+	g.start_raw = now_raw(g.tsc);
+	g.slack_raw = g.tsc ? (uint64_t)(p.tb.hz / 1000) : JTR_NS_PER_MS;
 	w[0].fn = sender;
 	w[0].arg = &g;
 	w[1].fn = receiver;
@@ -596,6 +627,8 @@ int main(int argc, char **argv)
 			tp_send(g.t, m, g.len);
 	}
 	tp_seq_end(&g.seq, g.sent, true);
+	tp_prog_rejects(&tp, &g.rej);
+	tp_prog_warn_rejects(&p, &tp, &g.rej, true);
 	if (g.recv_err == -ETIMEDOUT) {
 		peer = "silent";
 		p.partial = true;
@@ -623,7 +656,7 @@ int main(int argc, char **argv)
 		rc = 1;
 	} else if (!strcmp(peer, "error")) {
 		fprintf(stderr, "%s: the run failed: %s\n", p.prog,
-			strerror(-(g.send_err ? g.send_err : g.recv_err)));
+			tp_prog_strerror(&tp, g.send_err ? g.send_err : g.recv_err));
 		rc = 1;
 	}
 	tp_close(g.t);

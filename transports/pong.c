@@ -8,6 +8,12 @@
  * The reflecting loop runs in a jtr_worker (pinned with -a, SCHED_FIFO
  * with -f); the main thread waits for ping's first message, then makes the
  * rows and waits for the worker.
+ *
+ * pong reflects only ping's messages: the library turns away malformed ones
+ * and, on datagrams, those from another sender than the first well-formed
+ * one (the session's ping, which alone gets replies and whose end of stream
+ * alone ends the session). pong does not read stamps or sequence numbers;
+ * ping judges them when they come back.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -73,6 +79,8 @@ struct pong {
 	int64_t first_ns, last_ns;
 	bool eos;
 	int rc;
+	struct tp_rejects rej;		/* what the library turned away */
+	char err_text[512];		/* g.rc in words, taken before the close */
 	struct tp_stat_src rsrc, ssrc;	/* the reflecting thread: received, sent back */
 	struct tp_stats st;
 };
@@ -93,10 +101,6 @@ static void reflector(void *arg)
 		if (n >= 0) {
 			const struct tp_msg *m = (const struct tp_msg *)buf;
 
-			if (!tp_msg_check(m, (size_t)n)) {
-				g->rc = -EPROTO;
-				break;
-			}
 			if (m->flags & TP_F_EOS) {
 				g->eos = true;
 				break;
@@ -143,6 +147,7 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct pong *g)
 	fprintf(f, "reflected=%llu, end_of_stream=%s, duration_ns=%llu, result_rate=%.6f\n",
 		(unsigned long long)g->reflected, g->eos ? "yes" : "no", (unsigned long long)span,
 		span && g->reflected > 1 ? (double)(g->reflected - 1) * 1e9 / (double)span : 0.0);
+	tp_prog_rejects_line(f, &g->rej, false);
 	tp_stats_summary(f, &g->st, tp_prog_recv_name(g->tp));
 }
 
@@ -170,6 +175,7 @@ static void write_outputs(struct jtr_probe *p, struct pong *g, const char *peer)
 	tp_prog_write_transport(&j, g->tp, 0);
 	jtr_json_str(&j, "peer", peer);
 	jtr_json_uint(&j, "reflected", g->reflected);
+	tp_prog_write_rejects(&j, &g->rej, false);
 	jtr_json_bool(&j, "end_of_stream", g->eos);
 	jtr_json_uint(&j, "duration_ns", span);
 	jtr_json_fixed(&j, "rate_hz", span && g->reflected > 1 ?
@@ -181,6 +187,14 @@ static void write_outputs(struct jtr_probe *p, struct pong *g, const char *peer)
 	tp_prog_finish(p, &j, &txt, &res, &g->st, NULL);
 }
 
+/* waiting_line - "jtr pong: waiting for ping on KIND ADDR" on stderr */
+static void waiting_line(const struct jtr_probe *p, const struct tp_prog *tp)
+{
+	fprintf(stderr, "%s: waiting for ping on %s %s\n", p->prog, tp_kind_name(tp->o.kind),
+		tp->o.addr ? tp->o.addr : tp_default_addr(tp->o.kind));
+	fflush(stderr);
+}
+
 int main(int argc, char **argv)
 {
 	static struct pong g = { .cpu = -1 };
@@ -188,7 +202,7 @@ int main(int argc, char **argv)
 	struct tp_prog tp;
 	struct jtr_worker w;
 	const char *peer = "ok";
-	bool stats_given = false;
+	bool stats_given = false, streams;
 	int opt;
 	ssize_t n;
 
@@ -244,11 +258,15 @@ int main(int argc, char **argv)
 	}
 	if (g.cpu >= 0 && jtr_pin_self(g.cpu) < 0)
 		jtr_fatal(&p, "cannot pin to CPU %d", g.cpu);
-	if (!p.quiet)
-		fprintf(stderr, "%s: waiting for ping on %s %s\n", p.prog, tp_kind_name(tp.o.kind),
-			tp.o.addr ? tp.o.addr : tp_default_addr(tp.o.kind));
+	/* a stream's listener accepts ping inside the open: say it first; the
+	 * others are bound or created when the open returns */
+	streams = tp.o.kind == TP_TCP || tp.o.kind == TP_UNIX;
+	if (!p.quiet && streams)
+		waiting_line(&p, &tp);
 	tp.o.numa_cpu = g.cpu;
 	g.t = tp_prog_open(&p, &tp, TP_PONG);
+	if (!p.quiet && !streams)
+		waiting_line(&p, &tp);
 	snprintf(g.desc, sizeof(g.desc), "%s", tp_describe(g.t));
 
 	/* 3. the first message within --wait; then the worker reflects it and
@@ -274,7 +292,10 @@ int main(int argc, char **argv)
 	jtr_workers_start(&p, &w, 1);	/* a stop before it makes it return at once */
 	tp_stats_run(&g.st, &p, &w, 1);
 	jtr_probe_map_end(&p);
-	tp_close(g.t);
+	tp_prog_rejects(&tp, &g.rej);
+	tp_prog_warn_rejects(&p, &tp, &g.rej, false);
+	if (g.rc < 0)
+		snprintf(g.err_text, sizeof(g.err_text), "%s", tp_prog_strerror(&tp, g.rc));
 
 	/* 4. the results folder (-o), the line, the exit status */
 	if (!g.eos) {
@@ -288,6 +309,7 @@ int main(int argc, char **argv)
 		write_outputs(&p, &g, peer);
 		jtr_probe_finish(&p);
 	}
+	tp_close(g.t);	/* after the result: it reads where the ring was */
 	if (g.eos)
 		return jtr_probe_exit(&p, 0);
 	if (jtr_stop) {
@@ -304,7 +326,6 @@ int main(int argc, char **argv)
 			p.prog, (unsigned long long)g.reflected);
 	else
 		fprintf(stderr, "%s: error after %llu messages: %s\n", p.prog,
-			(unsigned long long)g.reflected,
-			g.rc == -EPROTO ? "a malformed message" : strerror(-g.rc));
+			(unsigned long long)g.reflected, g.err_text);
 	return 1;
 }

@@ -94,6 +94,7 @@ struct pub {
 	int64_t first_ns, last_ns;
 	uint64_t issued, sent, dropped, late, max_tight;
 	uint32_t subs_at_start;
+	uint32_t subs_lost;		/* gone before the end of stream went out */
 	int err;
 	struct tp_stat_src ssrc;	/* the sending thread's interval counters */
 	struct tp_stats st;
@@ -204,7 +205,7 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct pub *g)
 		(unsigned long long)dur, dur ? (double)n * 1e9 / (double)dur : 0.0);
 	fprintf(f, "late_sends=%llu, max_tight_sends=%llu, dropped_on_purpose=%llu, subscribers=%u, "
 		"subscribers_lost=%u\n", (unsigned long long)g->late, (unsigned long long)g->max_tight,
-		(unsigned long long)g->dropped, g->subs_at_start, tp_peers_lost(g->t));
+		(unsigned long long)g->dropped, g->subs_at_start, g->subs_lost);
 	if (h->total)
 		fprintf(f, "send call ns: min=%llu, p50=%llu, p99=%llu, p99.9=%llu, p99.999=%llu, max=%llu\n",
 			(unsigned long long)h->min,
@@ -275,7 +276,7 @@ static void write_outputs(struct jtr_probe *p, struct pub *g, const char *peer)
 	jtr_json_uint(&j, "late_sends", g->late);
 	jtr_json_uint(&j, "max_tight_sends", g->max_tight);
 	jtr_json_uint(&j, "subscribers", g->subs_at_start);
-	jtr_json_uint(&j, "subscribers_lost", tp_peers_lost(g->t));
+	jtr_json_uint(&j, "subscribers_lost", g->subs_lost);
 	jtr_json_uint(&j, "duration_ns", dur);
 	jtr_json_fixed(&j, "rate_hz", dur ? (double)measured_sent(g) * 1e9 / (double)dur : 0.0, 3);
 	tp_stats_write_json(&j, &g->st);
@@ -377,6 +378,8 @@ int main(int argc, char **argv)
 
 		nanosleep(&ts, NULL);
 	}
+	/* subscribers that leave after the end of stream have not been lost */
+	g.subs_lost = tp_peers_lost(g.t);
 	if (!g.err)
 		end_of_stream(&g);
 	jtr_probe_map_end(&p);
@@ -392,7 +395,7 @@ int main(int argc, char **argv)
 	} else if (g.err) {
 		peer = "error";
 		p.partial = true;
-	} else if (tp_peers_lost(g.t)) {
+	} else if (g.subs_lost) {
 		peer = "some gone";
 	}
 	write_outputs(&p, &g, peer);
@@ -406,11 +409,11 @@ int main(int argc, char **argv)
 			(unsigned long long)g.sent);
 	else if (g.err)
 		fprintf(stderr, "%s: sending failed after %llu messages: %s\n", p.prog,
-			(unsigned long long)g.sent, strerror(-g.err));
-	else if (tp_peers_lost(g.t))
+			(unsigned long long)g.sent, tp_prog_strerror(&tp, g.err));
+	else if (g.subs_lost)
 		fprintf(stderr, "%s: %u subscriber(s) went away during the run\n", p.prog,
-			tp_peers_lost(g.t));
-	opt = g.err || tp_peers_lost(g.t) ? 1 : 0;
+			g.subs_lost);
+	opt = g.err || g.subs_lost ? 1 : 0;
 	tp_close(g.t);
 	return jtr_probe_exit(&p, opt);
 }

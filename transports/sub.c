@@ -8,6 +8,14 @@
  * --max-rate caps how fast messages are taken (a receiver of known speed,
  * for testing jtr maxrate). The publisher's end of stream carries its count,
  * so tail loss is counted too.
+ *
+ * What cannot be the publisher's is counted and dropped, never measured:
+ * the library turns away malformed messages and, on datagrams, those from
+ * another sender than the first; here, stamps outside the run's time window
+ * (sent before this subscriber opened its transport or after it received
+ * the message, or intended after sent) are forged, and a sequence number or
+ * end-of-stream count beyond what the publisher can have issued by now
+ * (tp_seq_limit_at) is out of window.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -90,7 +98,10 @@ struct sub {
 	size_t cap;
 	struct jtr_hist from_send, from_intended;
 	struct tp_seq seq;
-	uint64_t measured, warm, malformed, eos_count;
+	uint64_t measured, warm, eos_count;
+	int64_t open_ns;		/* before the transport opened: no stamp is older */
+	int64_t seq_t0;			/* when the first sequence number was noted */
+	struct tp_rejects rej;		/* forged and out of window here, the rest the library's */
 	int64_t first_ns, last_ns;
 	bool eos;
 	int err;			/* -ETIMEDOUT silent, -EPIPE gone, -ENOENT never came */
@@ -129,6 +140,24 @@ static void take_turn(int64_t *turn, int64_t now, int64_t per_ns)
 	}
 }
 
+/* a stamp this far after the receive time is still the clock's, not forged:
+ * CLOCK_MONOTONIC read on two CPUs */
+#define STAMP_SLACK_NS ((int64_t)JTR_NS_PER_MS)
+
+/* stamps_ok - @m's stamps lie in the run's window: opened <= intended <=
+ * sent <= received */
+static inline bool stamps_ok(const struct tp_msg *m, int64_t open_ns, int64_t now)
+{
+	return m->intended_ns >= open_ns && m->intended_ns <= m->sent_ns &&
+	       m->sent_ns <= now + STAMP_SLACK_NS;
+}
+
+/* limit_now - the highest number the publisher can have issued by @now */
+static inline uint64_t limit_now(const struct sub *g, int64_t now)
+{
+	return g->seq.started ? tp_seq_limit_at(&g->seq, (uint64_t)(now - g->seq_t0)) : UINT64_MAX;
+}
+
 /* receiver - the loop */
 static void receiver(void *arg)
 {
@@ -163,25 +192,35 @@ static void receiver(void *arg)
 		}
 		now = jtr_mono_ns();
 		last = now;
-		if (__builtin_expect(!tp_msg_check(m, (size_t)n), 0)) {
-			g->malformed++;
-			continue;
-		}
 		if (__builtin_expect(m->flags & (TP_F_EOS | TP_F_HELLO), 0)) {
 			if (m->flags & TP_F_EOS) {
+				/* a count: at least what came, at most what can have been issued */
+				if (g->seq.started && (m->seq < g->seq.next ||
+						       m->seq - 1 > limit_now(g, now))) {
+					g->rej.out_of_window++;
+					continue;
+				}
 				g->eos = true;
 				g->eos_count = m->seq;
 				break;
 			}
 			continue;
 		}
+		if ((m->flags & TP_F_STAMPED) && __builtin_expect(!stamps_ok(m, g->open_ns, now), 0)) {
+			g->rej.forged++;
+			continue;
+		}
+		g->seq.limit = limit_now(g, now);
 		switch (tp_seq_note(&g->seq, m->seq)) {
 		case TP_SEQ_DUP:
 		case TP_SEQ_STALE:
+		case TP_SEQ_OUT_OF_WINDOW:
 			continue;
 		default:
 			break;
 		}
+		if (__builtin_expect(!g->seq_t0, 0))
+			g->seq_t0 = now;
 		tp_stat_msg(&g->rsrc, (uint64_t)n);
 		if (m->flags & TP_F_WARMUP) {
 			g->warm++;
@@ -191,6 +230,7 @@ static void receiver(void *arg)
 			g->last_ns = now;
 			g->measured++;
 			if (!g->fast && (m->flags & TP_F_STAMPED)) {
+				/* (a sent stamp up to STAMP_SLACK_NS ahead is 0) */
 				uint64_t ls = now > m->sent_ns ? (uint64_t)(now - m->sent_ns) : 0;
 
 				jtr_hist_record(&hs, ls);
@@ -239,7 +279,9 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct sub *g)
 		(unsigned long long)g->seq.stale, g->eos ? "yes" : "no");
 	if (g->eos)
 		fprintf(f, " (publisher issued %llu)", (unsigned long long)g->eos_count);
-	fprintf(f, "\nduration_ns=%llu, result_rate=%.6f\n", (unsigned long long)span_ns(g), rate_hz(g));
+	fputc('\n', f);
+	tp_prog_rejects_line(f, &g->rej, true);
+	fprintf(f, "duration_ns=%llu, result_rate=%.6f\n", (unsigned long long)span_ns(g), rate_hz(g));
 	tp_stats_summary(f, &g->st, tp_prog_recv_name(g->tp));
 	if (!hs->total)
 		return;
@@ -307,7 +349,7 @@ static void write_outputs(struct jtr_probe *p, struct sub *g, const char *peer)
 	jtr_json_uint(&j, "measured", g->measured);
 	jtr_json_uint(&j, "warmup_received", g->warm);
 	tp_prog_write_seq(&j, &g->seq);
-	jtr_json_uint(&j, "malformed", g->malformed);
+	tp_prog_write_rejects(&j, &g->rej, true);
 	jtr_json_uint(&j, "duration_ns", span_ns(g));
 	jtr_json_fixed(&j, "rate_hz", rate_hz(g), 3);
 	tp_latlog_write_json(&j, &g->lat);
@@ -380,6 +422,7 @@ int main(int argc, char **argv)
 	jtr_probe_privileged(&p);
 	jtr_probe_timebase(&p);
 	tp.o.numa_cpu = g.cpu;
+	g.open_ns = jtr_mono_ns();
 	g.t = tp_prog_open(&p, &tp, TP_SUB);
 	if (!p.quiet) {
 		fprintf(stderr, "%s: ready on %s\n", p.prog, tp_describe(g.t));
@@ -412,6 +455,9 @@ int main(int argc, char **argv)
 	}
 	if (g.seq.lost)
 		jtr_warn(&p, "%llu messages lost", (unsigned long long)g.seq.lost);
+	g.rej.out_of_window += g.seq.out_of_window;
+	tp_prog_rejects(&tp, &g.rej);
+	tp_prog_warn_rejects(&p, &tp, &g.rej, true);
 	tp_latlog_write(&g.lat, &p, false);
 	write_outputs(&p, &g, peer);
 	jtr_probe_finish(&p);
@@ -426,8 +472,7 @@ int main(int argc, char **argv)
 		rc = 1;
 	} else if (g.err) {
 		fprintf(stderr, "%s: receiving failed after %llu messages: %s\n", p.prog,
-			(unsigned long long)g.seq.received,
-			g.err == -EMSGSIZE ? "a message longer than the receive buffer" : strerror(-g.err));
+			(unsigned long long)g.seq.received, tp_prog_strerror(&tp, g.err));
 		rc = 1;
 	}
 	tp_close(g.t);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
 
 #include "jtr_cli.h"
@@ -170,6 +171,74 @@ int tp_mcast_is_wide(const struct tp_opts *o, struct jtr_err *e)
 	return (a >> 16) != 0xefff || o->ttl > 0;
 }
 
+/* mem_available - MemAvailable of /proc/meminfo in bytes, 0 if unknown */
+static uint64_t mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	char line[128];
+	unsigned long long kb = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb * 1024;
+}
+
+/* human - @b bytes as "12.3 GiB" */
+static const char *human(uint64_t b, char *buf, size_t n)
+{
+	static const char *const unit[] = { "bytes", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double v = (double)b;
+	int u = 0;
+
+	while (v >= 1024 && u < 5) {
+		v /= 1024;
+		u++;
+	}
+	if (u)
+		snprintf(buf, n, "%.1f %s", v, unit[u]);
+	else
+		snprintf(buf, n, "%llu bytes", (unsigned long long)b);
+	return buf;
+}
+
+/* ring_room - a creator's rings (pub: one of 64 readers, pong: two of one)
+ * must fit in what the machine can hold: half the smaller of /dev/shm's free
+ * space and the memory available. The segment lives in /dev/shm (tmpfs, so
+ * in memory), is populated when mapped and locked with the rest of the
+ * program (mlockall): none of it can be reclaimed during the run, and the
+ * other half is the room left to everything else. Checked before anything
+ * is created, so a ring that cannot fit fails at once with the figures,
+ * not late in mmap or after /dev/shm filled up. */
+static int ring_room(const struct tp_opts *o, enum tp_role role, struct jtr_err *e)
+{
+	uint32_t rings = role == TP_PONG ? 2 : 1;
+	size_t one = tp_ring_size(o->slots, o->msg_max, role == TP_PONG ? 1 : TP_RING_MAX_READERS);
+	uint64_t need = (uint64_t)one * rings, shm = UINT64_MAX, mem = mem_available(), can;
+	struct statvfs sv;
+	char a[32], b[32], c[32], d[32];
+
+	if (role != TP_PUB && role != TP_PONG)
+		return 0;
+	if (statvfs("/dev/shm", &sv) == 0)
+		shm = (uint64_t)sv.f_bavail * sv.f_frsize;
+	if (!mem)
+		mem = UINT64_MAX;	/* unknown: /dev/shm alone bounds it */
+	can = (shm < mem ? shm : mem) / 2;
+	if (need <= can)
+		return 0;
+	return jtr_err_set(e, -ENOMEM, "%s of %u slots of %u-byte messages need%s %s; this "
+			   "machine can hold %s (half the smaller of /dev/shm's free %s and %s of "
+			   "memory available); use fewer --slots or a shorter -m",
+			   rings > 1 ? "two rings" : "a ring", o->slots, o->msg_max,
+			   rings > 1 ? "" : "s", human(need, a, sizeof(a)), human(can, b, sizeof(b)),
+			   shm == UINT64_MAX ? "?" : human(shm, c, sizeof(c)),
+			   mem == UINT64_MAX ? "?" : human(mem, d, sizeof(d)));
+}
+
 /* tp_check - validate without opening */
 int tp_check(const struct tp_opts *o, enum tp_role role, struct jtr_err *e)
 {
@@ -217,7 +286,7 @@ int tp_check(const struct tp_opts *o, enum tp_role role, struct jtr_err *e)
 		if (o->subs < 1 || o->subs > TP_RING_MAX_READERS)
 			return jtr_err_set(e, -EINVAL, "%u subscribers: a ring has 1-%d readers",
 					   o->subs, TP_RING_MAX_READERS);
-		return 0;
+		return ring_room(o, role, e);
 	case TP_UNIX:
 	case TP_UNIX_DGRAM:
 		if (!*addr || strlen(addr) >= sizeof(((struct sockaddr_un *)0)->sun_path))
@@ -334,8 +403,27 @@ uint32_t tp_peers(const struct tp *t)
 	return 1;
 }
 
+/* tp_rejected - what the receive dropped */
+void tp_rejected(const struct tp *t, struct tp_rejects *r)
+{
+	*r = t->rej;
+	r->forged = r->out_of_window = 0;
+}
+
+/* tp_note - a notice from tp_open, or NULL */
+const char *tp_note(const struct tp *t)
+{
+	return t->note[0] ? t->note : NULL;
+}
+
+/* tp_peer_name - the pinned peer, for messages */
+const char *tp_peer_name(const struct tp *t)
+{
+	return t->peer_name;
+}
+
 /* tp_peers_lost - subscribers that went away */
 uint32_t tp_peers_lost(const struct tp *t)
 {
-	return t->peers_lost;
+	return t->kind == TP_SHM ? tp_shm_peers_lost(t) : t->peers_lost;
 }

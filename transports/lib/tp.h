@@ -15,7 +15,7 @@
  *   pub      creates      listens for N   sends to ADDR       sends to GROUP
  *   sub      attaches     connects        binds ADDR          joins GROUP
  *   pong     creates two  listens for 1   binds, replies to   joins, replies to
- *            rings                        the last sender     the last sender
+ *            rings                        its session's ping  its session's ping
  *   ping     attaches     connects        sends to ADDR       sends to GROUP
  *
  * Receive is blocking (futex wake-up for shm, blocking sockets with a short
@@ -23,6 +23,12 @@
  * empty; MSG_DONTWAIT for sockets) or, for sockets, epoll (non-blocking
  * reads, waiting in epoll_wait when there is nothing). Every wait has a
  * timeout. Functions return 0, a length, or -errno, and never print or exit.
+ *
+ * A receive hands on only well-formed messages (tp_msg_check) from the
+ * session's peer: for a datagram receiver that is not connected (sub, pong,
+ * ping on mcast) the source address of the first well-formed datagram, for a
+ * stream its connection, for shm the ring's writer. Anything else is
+ * counted (tp_rejected) and dropped, and the receive goes on waiting.
  */
 #ifndef JTR_TP_H
 #define JTR_TP_H
@@ -46,6 +52,7 @@ enum {
 	TP_F_EOS = 2,		/* end of stream: seq is the number of messages sent */
 	TP_F_STAMPED = 4,	/* intended_ns and sent_ns are set */
 	TP_F_HELLO = 8,		/* ping's "are you there" before the run */
+	TP_F_ALL = 15,		/* no other bit is ever set */
 };
 
 /* the header of every message, in host byte order (one machine) */
@@ -121,16 +128,47 @@ int tp_check(const struct tp_opts *o, enum tp_role role, struct jtr_err *e);
 int tp_open(struct tp **out, const struct tp_opts *o, enum tp_role role, struct jtr_err *e);
 
 /* tp_send - send one message (@len >= TP_HDR_LEN) to the peer(s); pub sends
- * to every subscriber, pong to the last sender. A subscriber that went away
- * is dropped and counted (tp_peers_lost); -EPIPE when none is left. A full
- * shm ring is waited on (busy, or yielding when blocking) up to the wait
- * time: -ETIMEDOUT then. -EMSGSIZE if @len does not fit. */
+ * to every subscriber, pong to its session's ping. A subscriber that went away
+ * is dropped and counted (tp_peers_lost); -EPIPE when none is left (shm:
+ * the last reader left or died). A full shm ring is waited on (busy, or
+ * yielding when blocking) up to the wait time: -ETIMEDOUT then. -EMSGSIZE if
+ * @len does not fit; -EFAULT when an shm segment shrank (tp_fault). */
 int tp_send(struct tp *t, const void *buf, size_t len);
 
-/* tp_recv - one whole message into @buf: its length; -EAGAIN after
- * @timeout_ns with nothing; -EPIPE when the peer closed or died; -EPROTO
- * for a malformed message; -EMSGSIZE if it does not fit @cap */
+/* tp_recv - one whole, well-formed message from the session's peer into
+ * @buf: its length; -EAGAIN after @timeout_ns with nothing (rejected
+ * messages do not end the wait early nor make it longer); -EPIPE when the
+ * peer closed or died; -EPROTO when a stream's framing is lost (a header
+ * that cannot be one: the rest of the stream cannot be read); -EFAULT when
+ * an shm segment shrank under the run (tp_fault says which) */
 ssize_t tp_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns);
+
+/* what a receiver turned away (tp_rejected fills what the library judges;
+ * the programs add what they judge) */
+struct tp_rejects {
+	uint64_t malformed;	/* not a message: shorter than the header, bad magic,
+				 * version, length or flags, longer than the buffer */
+	uint64_t foreign;	/* from another sender than the session's peer */
+	uint64_t forged;	/* (program) stamps outside the run's time window */
+	uint64_t out_of_window;	/* (program) a sequence number the sender cannot have issued */
+	char foreign_from[72];	/* the first foreign sender ("" if none) */
+};
+
+/* tp_rejected - what tp_recv dropped so far: malformed, foreign and the
+ * first foreign sender; forged and out_of_window are left 0 */
+void tp_rejected(const struct tp *t, struct tp_rejects *r);
+
+/* tp_fault - -EFAULT and a message naming the shm segment that shrank under
+ * the run (another process truncated it), or 0 if none did */
+int tp_fault(const struct tp *t, struct jtr_err *e);
+
+/* tp_note - what opening did that the user should hear of (a stale shm
+ * segment of a dead run replaced), or NULL */
+const char *tp_note(const struct tp *t);
+
+/* tp_peer_name - the session's peer ("127.0.0.1:40000", a unix address or
+ * "" when none is pinned) */
+const char *tp_peer_name(const struct tp *t);
 
 /* tp_poll - wait until a message can be received: 1, 0 on timeout, -errno */
 int tp_poll(struct tp *t, uint64_t timeout_ns);
@@ -148,14 +186,15 @@ uint32_t tp_peers(const struct tp *t);
  * ring it reads (pub: writes) is on now; false for other kinds */
 bool tp_numa_where(const struct tp *t, int *reader_node, int *ring_node);
 
-/* tp_peers_lost - subscribers that went away during the run (pub) */
+/* tp_peers_lost - subscribers that went away during the run (pub; shm: of
+ * the readers at the start, those that left, were dropped or died) */
 uint32_t tp_peers_lost(const struct tp *t);
 
 /* tp_msg_check - a received message's header is sane for length @len */
 static inline bool tp_msg_check(const struct tp_msg *m, size_t len)
 {
 	return len >= TP_HDR_LEN && m->magic == TP_MAGIC && m->version == TP_VERSION &&
-	       m->len == len;
+	       m->len == len && !(m->flags & ~TP_F_ALL);
 }
 
 /* tp_msg_fill - write a header */

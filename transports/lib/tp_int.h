@@ -3,6 +3,7 @@
 #define JTR_TP_INT_H
 
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -17,6 +18,7 @@ struct tp_shm_seg {
 	struct tp_ring *ring;
 	size_t size;
 	bool created;
+	volatile sig_atomic_t faulted;	/* shrank under us: now zero pages (tp_shm.c) */
 };
 
 struct tp {
@@ -28,13 +30,18 @@ struct tp {
 	uint32_t msg_max;
 	uint64_t wait_ns;
 	char desc[160];
+	char note[320];			/* what tp_open did that the user should hear of */
 	uint32_t peers_lost;
+	struct tp_rejects rej;		/* malformed and foreign, counted by the receiver */
 
 	/* shm: [0] carries pub->sub and ping->pong, [1] pong->ping */
 	struct tp_shm_seg seg[2];
 	struct tp_ring_wr wr;
 	struct tp_ring_rd rd;
 	bool writing, reading;
+	volatile sig_atomic_t faulted;	/* one of seg[] shrank under us */
+	uint32_t left_seen;		/* writer: tp_ring_left() when last looked */
+	int32_t start_pids[TP_RING_MAX_READERS];	/* writer: its readers at the start (0: none) */
 	int reader_node, ring_node;	/* -1 until the ring is placed */
 
 	/* sockets */
@@ -45,6 +52,10 @@ struct tp {
 	struct sockaddr_storage dst;	/* datagram destination */
 	socklen_t dstlen;
 	bool have_dst;
+	struct sockaddr_storage peer;	/* unconnected datagram receiver: the session's peer */
+	socklen_t peerlen;
+	bool have_peer;
+	char peer_name[72];
 	bool connected;			/* fd is connect()ed: plain send() */
 	char unlink_path[108];		/* a unix socket path we bound */
 	unsigned char *rbuf;		/* stream receive buffer */
@@ -62,6 +73,10 @@ int tp_shm_send(struct tp *t, const void *buf, size_t len);
 ssize_t tp_shm_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns);
 int tp_shm_poll(struct tp *t, uint64_t timeout_ns);
 void tp_shm_close(struct tp *t);
+uint32_t tp_shm_peers_lost(const struct tp *t);
+
+/* tp_addr_name - @ss as "A.B.C.D:PORT", "[V6]:PORT" or a unix address */
+void tp_addr_name(const struct sockaddr_storage *ss, socklen_t len, char *buf, size_t size);
 
 int tp_sock_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e);
 int tp_sock_send(struct tp *t, const void *buf, size_t len);

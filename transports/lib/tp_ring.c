@@ -285,7 +285,9 @@ int tp_ring_wait(struct tp_ring_rd *rd, uint64_t timeout_ns)
 /* tp_ring_reader_leave - free the slot */
 void tp_ring_reader_leave(struct tp_ring_rd *rd)
 {
-	if (rd->me)
+	if (rd->me) {
 		__atomic_store_n(&rd->me->state, TP_RD_FREE, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&rd->r->wake.left, 1, __ATOMIC_RELEASE);
+	}
 	rd->me = NULL;
 }

@@ -36,7 +36,7 @@
 #include <sys/types.h>
 
 #define TP_RING_MAGIC 0x6a74722d72696e67ULL	/* "jtr-ring" */
-#define TP_RING_VERSION 2
+#define TP_RING_VERSION 3
 #define TP_RING_LINE 128
 #define TP_RING_MAX_READERS 64
 
@@ -65,6 +65,7 @@ struct tp_ring_wake {
 	uint32_t futex;			/* bumped by the writer before a wake */
 	uint32_t waiters;		/* readers about to sleep or asleep */
 	uint32_t closed;		/* the writer has finished */
+	uint32_t left;			/* readers that have left (bumped as each leaves) */
 } __attribute__((aligned(TP_RING_LINE)));
 
 struct tp_ring_reader {
@@ -155,8 +156,17 @@ bool tp_ring_available(struct tp_ring_rd *rd);
  * closes, or @timeout_ns passes: 0 (look again) or -ETIMEDOUT */
 int tp_ring_wait(struct tp_ring_rd *rd, uint64_t timeout_ns);
 
-/* tp_ring_reader_leave - give the reader slot back */
+/* tp_ring_reader_leave - give the reader slot back and count it in
+ * wake.left, so that a writer sees a reader leave without scanning */
 void tp_ring_reader_leave(struct tp_ring_rd *rd);
+
+/* tp_ring_left - how many readers have left so far: a writer that compares
+ * it with the count it last saw after each write learns of a reader leaving
+ * at once, for one load of the wake-up line the write has just read */
+static inline uint32_t tp_ring_left(const struct tp_ring *r)
+{
+	return __atomic_load_n(&r->wake.left, __ATOMIC_ACQUIRE);
+}
 
 /* tp_ring_lagging_reader - index of an active reader at the writer's
  * cached minimum (the one holding it up), or -1 */

@@ -25,13 +25,19 @@ static inline void seen_set(struct tp_seq *s, uint64_t q, bool v)
 void tp_seq_init(struct tp_seq *s)
 {
 	memset(s, 0, sizeof(*s));
+	s->limit = UINT64_MAX;
 }
 
 /* tp_seq_note - account for one received number */
 enum tp_seq_verdict tp_seq_note(struct tp_seq *s, uint64_t seq)
 {
+	if (__builtin_expect(seq > s->limit, 0)) {
+		s->out_of_window++;
+		return TP_SEQ_OUT_OF_WINDOW;
+	}
 	if (__builtin_expect(!s->started, 0)) {
 		s->started = true;
+		s->base = seq;
 		s->first = seq;
 		s->next = seq + 1;
 		s->received = 1;

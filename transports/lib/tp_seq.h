@@ -8,6 +8,14 @@
  * At the end of stream the sender's count adds the tail loss (messages after
  * the last one received). Noting a number is a few instructions and never
  * allocates.
+ *
+ * A number above @limit (the highest the sender can have issued by now; the
+ * receiver sets it before each note, UINT64_MAX by default) is out of window:
+ * counted and otherwise ignored, so one forged or corrupt number cannot turn
+ * into billions of lost messages nor make the real ones that follow look
+ * stale. tp_seq_limit_at() gives the bound a receiver that knows nothing of
+ * the sender's rate uses: the first number it noted, plus TP_SEQ_JUMP_FLOOR,
+ * plus one number per TP_SEQ_NS_PER_NUMBER since that first arrival.
  */
 #ifndef JTR_TP_SEQ_H
 #define JTR_TP_SEQ_H
@@ -16,6 +24,11 @@
 #include <stdint.h>
 
 #define TP_SEQ_WINDOW 4096
+/* out-of-window bound: 1M numbers ahead at any time, and no sender issues
+ * more than one number per 8 ns (125M messages/s; the fastest transport here
+ * moves well under 1M/s) */
+#define TP_SEQ_JUMP_FLOOR (1ULL << 20)
+#define TP_SEQ_NS_PER_NUMBER 8
 
 enum tp_seq_verdict {
 	TP_SEQ_IN_ORDER,	/* the next one */
@@ -23,6 +36,7 @@ enum tp_seq_verdict {
 	TP_SEQ_LATE,		/* a lost one arrived after all: reordered */
 	TP_SEQ_DUP,		/* seen before */
 	TP_SEQ_STALE,		/* older than the window: not counted either way */
+	TP_SEQ_OUT_OF_WINDOW,	/* above the limit: counted, nothing else changes */
 };
 
 struct tp_seq {
@@ -33,14 +47,28 @@ struct tp_seq {
 	uint64_t duplicates;
 	uint64_t reordered;
 	uint64_t stale;
+	uint64_t out_of_window;	/* numbers above the limit, ignored */
+	uint64_t base;		/* the very first number noted (first may go lower) */
+	uint64_t limit;		/* the highest number the sender can have issued */
 	bool started;
 	uint64_t seen[TP_SEQ_WINDOW / 64];	/* bit seq % WINDOW: seq received */
 };
 
-/* tp_seq_init - nothing seen */
+/* tp_seq_init - nothing seen, no limit */
 void tp_seq_init(struct tp_seq *s);
 
-/* tp_seq_note - account for @seq */
+/* tp_seq_limit_at - the highest number a sender can have issued
+ * @elapsed_ns after this receiver noted its first one (before any:
+ * @elapsed_ns after the receiver started, from 0) */
+static inline uint64_t tp_seq_limit_at(const struct tp_seq *s, uint64_t elapsed_ns)
+{
+	uint64_t base = s->started ? s->base : 0;
+	uint64_t ahead = TP_SEQ_JUMP_FLOOR + elapsed_ns / TP_SEQ_NS_PER_NUMBER;
+
+	return base > UINT64_MAX - ahead ? UINT64_MAX : base + ahead;
+}
+
+/* tp_seq_note - account for @seq (above s->limit: out of window) */
 enum tp_seq_verdict tp_seq_note(struct tp_seq *s, uint64_t seq);
 
 /* tp_seq_end - the sender says it sent @sent numbers (0 .. sent-1): those

@@ -2,14 +2,36 @@
  *
  * pub/sub use one segment, /dev/shm/jtr-NAME; ping/pong two, jtr-NAME-a
  * (ping to pong) and jtr-NAME-b (pong to ping), both created by pong. The
- * creator removes its segments on close; a segment left by a creator that
- * died is recognised (its pid is gone) and replaced.
+ * creator removes its segments on close.
+ *
+ * Ownership: a segment is created exclusively (O_CREAT | O_EXCL, mode 0600),
+ * so it is this user's and nobody else can write it. A creator that finds
+ * the name taken, and an attacher, use only a regular file of their own
+ * effective user that neither group nor others can write; anything else
+ * (another user's run, a file planted under the name) is refused with
+ * -EPERM and a message naming it. A segment of the same user whose creator
+ * has died (a run killed before it could remove it) is replaced, and
+ * tp_note() says so.
+ *
+ * A segment that shrinks under a run (its owner, or root, truncates it)
+ * would kill the process with SIGBUS on the next access to a page past the
+ * new end. The hot loops must not make a system call to look, and looking
+ * every so often would not help: the next access faults anyway. So the
+ * rings this process maps are registered for a SIGBUS handler, installed
+ * once; a fault inside one replaces the whole mapping with private zero
+ * pages (one mmap, MAP_FIXED) and sets the transport's faulted flag. The
+ * access is retried on the zero pages and goes through; a receive or send
+ * sees the flag (a load of a word it already has in its cache) right after
+ * and returns -EFAULT, so the run ends with what it measured and a message
+ * (tp_fault) instead of a core dump. A fault outside the rings gets the
+ * disposition SIGBUS had before.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +46,7 @@
 
 #define RETRY_NS (20 * 1000000ULL)
 #define STALL_CHECK_NS (100 * 1000000ULL)
+#define SHM_DIR "/dev/shm"
 
 /* cpu_relax - tell the core we are spinning */
 static inline void cpu_relax(void)
@@ -49,91 +72,293 @@ static bool pid_gone(int32_t pid)
 	return pid > 0 && kill(pid, 0) < 0 && errno == ESRCH;
 }
 
-/* seg_create - a new segment holding a ring; replaces a dead creator's */
-static int seg_create(struct tp_shm_seg *s, const struct tp_opts *o, uint32_t readers,
-		      struct jtr_err *e)
+/* the rings this process has mapped, for on_bus */
+#define BUS_MAPS 16
+static struct bus_map {
+	int used;			/* claimed (0/1) */
+	char *addr;			/* published last; NULL: not in use */
+	size_t size;
+	volatile sig_atomic_t *seg_flag, *tp_flag;
+} bus_maps[BUS_MAPS];
+static struct sigaction bus_old;
+static int bus_installed;
+
+/* on_bus - SIGBUS: a fault inside one of our rings (its segment shrank)
+ * turns the ring into private zero pages and raises the flags; any other
+ * fault gets the old disposition when the access is retried */
+static void on_bus(int sig, siginfo_t *si, void *uc)
+{
+	char *a = si->si_addr;
+
+	(void)sig;
+	(void)uc;
+	for (int i = 0; i < BUS_MAPS; i++) {
+		char *b = __atomic_load_n(&bus_maps[i].addr, __ATOMIC_ACQUIRE);
+
+		if (b && a >= b && a < b + bus_maps[i].size) {
+			int saved = errno;
+			void *m = mmap(b, bus_maps[i].size, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+
+			errno = saved;
+			if (m == MAP_FAILED)
+				break;
+			*bus_maps[i].seg_flag = 1;
+			*bus_maps[i].tp_flag = 1;
+			return;
+		}
+	}
+	sigaction(SIGBUS, &bus_old, NULL);
+}
+
+/* bus_watch - register @s's mapping (installing the handler once) */
+static void bus_watch(struct tp *t, struct tp_shm_seg *s)
+{
+	if (!__atomic_exchange_n(&bus_installed, 1, __ATOMIC_ACQ_REL)) {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = on_bus;
+		sa.sa_flags = SA_SIGINFO;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGBUS, &sa, &bus_old);
+	}
+	for (int i = 0; i < BUS_MAPS; i++) {
+		int free_ = 0;
+
+		if (!__atomic_compare_exchange_n(&bus_maps[i].used, &free_, 1, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			continue;
+		bus_maps[i].size = s->size;
+		bus_maps[i].seg_flag = &s->faulted;
+		bus_maps[i].tp_flag = &t->faulted;
+		__atomic_store_n(&bus_maps[i].addr, (char *)s->ring, __ATOMIC_RELEASE);
+		return;
+	}
+}
+
+/* bus_unwatch - forget @s's mapping (before it is unmapped) */
+static void bus_unwatch(const struct tp_shm_seg *s)
+{
+	for (int i = 0; i < BUS_MAPS; i++)
+		if (__atomic_load_n(&bus_maps[i].addr, __ATOMIC_ACQUIRE) == (char *)s->ring) {
+			__atomic_store_n(&bus_maps[i].addr, NULL, __ATOMIC_RELEASE);
+			__atomic_store_n(&bus_maps[i].used, 0, __ATOMIC_RELEASE);
+			return;
+		}
+}
+
+/* tp_fault - which segment shrank */
+int tp_fault(const struct tp *t, struct jtr_err *e)
+{
+	if (t->kind != TP_SHM || !t->faulted)
+		return 0;
+	for (int i = 0; i < 2; i++)
+		if (t->seg[i].faulted)
+			return jtr_err_set(e, -EFAULT, "shm segment %s%s shrank under the run (another "
+					   "process of this user, or root, truncated it); nothing more "
+					   "can be read from or written to it", SHM_DIR, t->seg[i].name);
+	return -EFAULT;
+}
+
+/* user_name - "nobody (uid 65534)" */
+static void user_name(uid_t uid, char *buf, size_t n)
+{
+	struct passwd pw, *r = NULL;
+	char tmp[1024];
+
+	if (getpwuid_r(uid, &pw, tmp, sizeof(tmp), &r) == 0 && r)
+		snprintf(buf, n, "%s (uid %u)", r->pw_name, (unsigned)uid);
+	else
+		snprintf(buf, n, "uid %u", (unsigned)uid);
+}
+
+/* owned_check - @st (of @s) is a segment this user may use: a regular file
+ * of its effective user that group and others cannot write; else -EPERM */
+static int owned_check(const struct tp_shm_seg *s, const struct stat *st, struct jtr_err *e)
+{
+	char owner[96], me[96];
+
+	if (!S_ISREG(st->st_mode))
+		return jtr_err_set(e, -EPERM, "%s%s is not a regular file, so not a jtr segment; "
+				   "choose another name with --addr", SHM_DIR, s->name);
+	if (st->st_uid != geteuid()) {
+		user_name(st->st_uid, owner, sizeof(owner));
+		user_name(geteuid(), me, sizeof(me));
+		return jtr_err_set(e, -EPERM, "shm segment %s%s belongs to %s, not to you, %s: "
+				   "jtr uses only segments of its own user; choose another name "
+				   "with --addr (or have its owner or root remove it)", SHM_DIR,
+				   s->name, owner, me);
+	}
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		return jtr_err_set(e, -EPERM, "shm segment %s%s can be written by %s (mode %04o); "
+				   "jtr makes its segments 0600, so another program made it; remove "
+				   "it (rm %s%s) or choose another name with --addr", SHM_DIR, s->name,
+				   st->st_mode & S_IWOTH ? "other users" : "its group",
+				   (unsigned)(st->st_mode & 07777), SHM_DIR, s->name);
+	return 0;
+}
+
+/* path_check - owned_check by path, for a segment we could not open */
+static int path_check(const struct tp_shm_seg *s, struct jtr_err *e)
+{
+	char path[160];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s%s", SHM_DIR, s->name);
+	if (lstat(path, &st) < 0)
+		return -errno;
+	return owned_check(s, &st, e);
+}
+
+/* creator_of - the creator pid in the ring header of @fd, 0 if none */
+static int32_t creator_of(int fd)
+{
+	struct tp_ring_hdr h;
+
+	/* read, not mapped: a file that shrinks cannot fault a read */
+	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) || h.magic != TP_RING_MAGIC)
+		return 0;
+	return h.creator_pid;
+}
+
+/* note_replaced - tp_note's words for a stale segment replaced (a second
+ * one, pong's -b, is added to the first) */
+static void note_replaced(struct tp *t, const struct tp_shm_seg *s, int32_t pid)
+{
+	size_t n = strlen(t->note);
+
+	if (n)
+		snprintf(t->note + n, sizeof(t->note) - n, " (and %s%s)", SHM_DIR, s->name);
+	else if (pid > 0)
+		snprintf(t->note, sizeof(t->note), "replaced the shm segment %s%s left by pid %d, "
+			 "a run that ended without removing it", SHM_DIR, s->name, pid);
+	else
+		snprintf(t->note, sizeof(t->note), "replaced %s%s, a file of yours that held no "
+			 "jtr ring", SHM_DIR, s->name);
+}
+
+/* seg_create - a new segment holding a ring, created exclusively; one of
+ * this user's left by a dead creator is replaced, anything else refused */
+static int seg_create(struct tp *t, struct tp_shm_seg *s, const struct tp_opts *o,
+		      uint32_t readers, struct jtr_err *e)
 {
 	size_t size = tp_ring_size(o->slots, o->msg_max, readers);
-	int fd, tries = 0;
+	int fd, rc, tries = 0;
 	void *m;
 
 again:
 	fd = shm_open(s->name, O_CREAT | O_EXCL | O_RDWR, 0600);
 	if (fd < 0 && errno == EEXIST && tries++ == 0) {
-		/* someone's segment: in use if its creator lives */
-		int ofd = shm_open(s->name, O_RDWR, 0);
+		int ofd = shm_open(s->name, O_RDONLY, 0);
 		int32_t pid = 0;
 		struct stat st;
 
-		if (ofd >= 0 && fstat(ofd, &st) == 0 && (size_t)st.st_size >= sizeof(struct tp_ring)) {
-			struct tp_ring *r = mmap(NULL, sizeof(struct tp_ring), PROT_READ, MAP_SHARED, ofd, 0);
-
-			if (r != MAP_FAILED) {
-				pid = r->h.creator_pid;
-				munmap(r, sizeof(struct tp_ring));
-			}
+		if (ofd < 0) {
+			if (errno == ENOENT)
+				goto again;	/* gone meanwhile */
+			rc = path_check(s, e);
+			return rc < 0 && rc != -ENOENT ? rc :
+				jtr_err_set(e, -EPERM, "cannot open the existing shm segment %s%s: %s; "
+					    "choose another name with --addr", SHM_DIR, s->name,
+					    strerror(errno));
 		}
-		if (ofd >= 0)
-			close(ofd);
+		rc = fstat(ofd, &st) < 0 ? -errno : owned_check(s, &st, e);
+		if (rc == 0)
+			pid = creator_of(ofd);
+		close(ofd);
+		if (rc < 0)
+			return rc;
 		if (pid > 0 && !pid_gone(pid))
-			return jtr_err_set(e, -EADDRINUSE, "shm segment /dev/shm%s is in use by pid %d; "
-					   "choose another name", s->name, pid);
+			return jtr_err_set(e, -EADDRINUSE, "shm segment %s%s is in use by pid %d; "
+					   "choose another name", SHM_DIR, s->name, pid);
 		shm_unlink(s->name);
+		note_replaced(t, s, pid);
 		goto again;
 	}
+	if (fd < 0 && errno == EEXIST)
+		return jtr_err_set(e, -EADDRINUSE, "shm segment %s%s appeared again while it was "
+				   "being replaced: another run is starting under the same name; "
+				   "choose another name with --addr", SHM_DIR, s->name);
 	if (fd < 0)
-		return jtr_err_set(e, -errno, "cannot create shm segment /dev/shm%s: %s", s->name,
+		return jtr_err_set(e, -errno, "cannot create shm segment %s%s: %s", SHM_DIR, s->name,
 				   strerror(errno));
 	s->created = true;
 	if (ftruncate(fd, (off_t)size) < 0) {
-		int rc = -errno;
-
+		rc = -errno;
 		close(fd);
-		return jtr_err_set(e, rc, "cannot size shm segment /dev/shm%s to %zu bytes: %s",
-				   s->name, size, strerror(-rc));
+		return jtr_err_set(e, rc, "cannot size shm segment %s%s to %zu bytes: %s",
+				   SHM_DIR, s->name, size, strerror(-rc));
 	}
 	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
 	close(fd);
 	if (m == MAP_FAILED)
-		return jtr_err_set(e, -errno, "cannot map shm segment /dev/shm%s: %s", s->name,
+		return jtr_err_set(e, -errno, "cannot map shm segment %s%s: %s", SHM_DIR, s->name,
 				   strerror(errno));
 	s->ring = m;
 	s->size = size;
+	bus_watch(t, s);
 	return tp_ring_init(m, size, o->slots, o->msg_max, readers, getpid());
 }
 
-/* seg_attach - map an existing ring, waiting up to @wait_ns for it */
-static int seg_attach(struct tp_shm_seg *s, uint64_t wait_ns, const char *peer, struct jtr_err *e)
+/* seg_attach - map an existing ring of this user's, waiting up to @wait_ns
+ * for a live one; another user's or one others can write is refused */
+static int seg_attach(struct tp *t, struct tp_shm_seg *s, uint64_t wait_ns, const char *peer,
+		      struct jtr_err *e)
 {
 	int64_t end = tp_now_ns() + (int64_t)wait_ns;
+	int rc;
 
 	for (;;) {
 		int fd = shm_open(s->name, O_RDWR, 0);
 		struct stat st;
 
-		if (fd >= 0 && fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(struct tp_ring)) {
-			void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
-				       MAP_SHARED | MAP_POPULATE, fd, 0);
-			int rc = m == MAP_FAILED ? -errno : tp_ring_valid(m, (size_t)st.st_size);
+		if (fd < 0 && errno == EACCES && (rc = path_check(s, e)) < 0 && rc != -ENOENT)
+			return rc;
+		if (fd >= 0 && fstat(fd, &st) == 0) {
+			size_t size = (size_t)st.st_size;
+			void *m;
 
-			close(fd);
-			if (rc == 0 && !pid_gone(((struct tp_ring *)m)->h.creator_pid)) {
-				s->ring = m;
-				s->size = (size_t)st.st_size;
-				return 0;
+			rc = owned_check(s, &st, e);
+			if (rc < 0) {
+				close(fd);
+				return rc;
 			}
-			if (m != MAP_FAILED)
-				munmap(m, (size_t)st.st_size);
+			if (size < sizeof(struct tp_ring)) {
+				close(fd);
+				goto wait;
+			}
+			m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+			if (m == MAP_FAILED) {
+				close(fd);
+				goto wait;
+			}
+			s->ring = m;
+			s->size = size;
+			bus_watch(t, s);
+			/* the size again, now that a shrink would fault: the same or more */
+			rc = fstat(fd, &st) < 0 || (size_t)st.st_size < size ? -EAGAIN :
+			     tp_ring_valid(m, size);
+			close(fd);
+			if (rc == 0 && !t->faulted && !pid_gone(((struct tp_ring *)m)->h.creator_pid))
+				return 0;
+			bus_unwatch(s);
+			munmap(m, size);
+			s->ring = NULL;
+			s->faulted = 0;	/* it shrank while we looked: look again */
+			t->faulted = t->seg[0].faulted || t->seg[1].faulted;
 			if (rc == -EPROTO)
-				return jtr_err_set(e, rc, "/dev/shm%s is not a jtr ring of this version",
-						   s->name);
+				return jtr_err_set(e, rc, "%s%s is not a jtr ring of this version",
+						   SHM_DIR, s->name);
 		} else if (fd >= 0) {
 			close(fd);
 		}
+wait:
 		if (tp_now_ns() >= end)
 			return jtr_err_set(e, -ETIMEDOUT, "no %s appeared within %g s (no live "
-					   "/dev/shm%s); start it first with the same -T and --addr, or "
-					   "wait longer (--wait)", peer, (double)wait_ns / 1e9, s->name);
+					   "%s%s); start it first with the same -T and --addr, or "
+					   "wait longer (--wait)", peer, (double)wait_ns / 1e9, SHM_DIR,
+					   s->name);
 		nap(RETRY_NS);
 	}
 }
@@ -212,8 +437,51 @@ bool tp_numa_where(const struct tp *t, int *reader_node, int *ring_node)
 	return true;
 }
 
-/* tp_shm_open - create or attach by role */
-int tp_shm_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
+/* note_readers - the writer's readers at the start, and how many had left */
+static void note_readers(struct tp *t)
+{
+	const struct tp_ring *r = t->wr.r;
+
+	t->left_seen = tp_ring_left(r);
+	for (uint32_t i = 0; i < r->h.max_readers; i++)
+		t->start_pids[i] = __atomic_load_n(&r->r[i].state, __ATOMIC_ACQUIRE) == TP_RD_ACTIVE ?
+				   __atomic_load_n(&r->r[i].pid, __ATOMIC_ACQUIRE) : 0;
+}
+
+/* readers_gone - of the writer's readers at the start, those that left, were
+ * dropped, or died (their slot free, taken by another, or their pid gone) */
+static uint32_t readers_gone(const struct tp *t)
+{
+	const struct tp_ring *r = t->wr.r;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < r->h.max_readers; i++) {
+		int32_t pid = t->start_pids[i];
+
+		if (pid && (__atomic_load_n(&r->r[i].state, __ATOMIC_ACQUIRE) != TP_RD_ACTIVE ||
+			    __atomic_load_n(&r->r[i].pid, __ATOMIC_ACQUIRE) != pid || pid_gone(pid)))
+			n++;
+	}
+	return n;
+}
+
+/* tp_shm_peers_lost - readers gone since the start (a writer's) */
+uint32_t tp_shm_peers_lost(const struct tp *t)
+{
+	return t->writing && !t->faulted ? readers_gone(t) : t->peers_lost;
+}
+
+/* reader_left - a reader has left (wake.left moved): -EPIPE if none is
+ * left, else 0 (cold: once per reader that leaves) */
+static int reader_left(struct tp *t)
+{
+	t->left_seen = tp_ring_left(t->wr.r);
+	t->peers_lost = readers_gone(t);
+	return tp_ring_readers(t->wr.r) ? 0 : -EPIPE;
+}
+
+/* open_role - create or attach by role */
+static int open_role(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 {
 	const char *name = o->addr ? o->addr : TP_DEFAULT_SHM;
 	pid_t me = getpid();
@@ -228,15 +496,18 @@ int tp_shm_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 	}
 	switch (t->role) {
 	case TP_PUB:
-		rc = seg_create(&t->seg[0], o, TP_RING_MAX_READERS, e);
+		rc = seg_create(t, &t->seg[0], o, TP_RING_MAX_READERS, e);
 		if (rc < 0)
 			return rc;
 		tp_ring_writer_open(&t->wr, t->seg[0].ring, me);
 		t->writing = true;
 		rc = wait_readers(t->seg[0].ring, o->subs, o->wait_ns, "subscribers", name, e);
-		return rc < 0 ? rc : follow_ring(t, &t->seg[0], o, e);
+		if (rc < 0)
+			return rc;
+		note_readers(t);
+		return follow_ring(t, &t->seg[0], o, e);
 	case TP_SUB:
-		rc = seg_attach(&t->seg[0], o->wait_ns, "publisher", e);
+		rc = seg_attach(t, &t->seg[0], o->wait_ns, "publisher", e);
 		if (rc < 0)
 			return rc;
 		rc = tp_ring_reader_join(&t->rd, t->seg[0].ring, me);
@@ -246,9 +517,9 @@ int tp_shm_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 		t->reading = true;
 		return place_ring(t, &t->seg[0], o, -1, e);
 	case TP_PONG:
-		rc = seg_create(&t->seg[0], o, 1, e);
+		rc = seg_create(t, &t->seg[0], o, 1, e);
 		if (rc == 0)
-			rc = seg_create(&t->seg[1], o, 1, e);
+			rc = seg_create(t, &t->seg[1], o, 1, e);
 		if (rc < 0)
 			return rc;
 		tp_ring_reader_join(&t->rd, t->seg[0].ring, me);
@@ -256,9 +527,9 @@ int tp_shm_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 		t->reading = t->writing = true;
 		return place_ring(t, &t->seg[0], o, -1, e);
 	case TP_PING:
-		rc = seg_attach(&t->seg[0], o->wait_ns, "pong", e);
+		rc = seg_attach(t, &t->seg[0], o->wait_ns, "pong", e);
 		if (rc == 0)
-			rc = seg_attach(&t->seg[1], o->wait_ns, "pong", e);
+			rc = seg_attach(t, &t->seg[1], o->wait_ns, "pong", e);
 		if (rc == 0)
 			rc = wait_readers(t->seg[0].ring, 1, o->wait_ns, "pong", name, e);
 		if (rc < 0)
@@ -270,11 +541,21 @@ int tp_shm_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 		if (tp_ring_writer_open(&t->wr, t->seg[0].ring, me) < 0)
 			return jtr_err_set(e, -EBUSY, "another ping is using shm %s", name);
 		t->writing = true;
+		note_readers(t);
 		tp_ring_reader_join(&t->rd, t->seg[1].ring, me);
 		t->reading = true;
 		return place_ring(t, &t->seg[1], o, tp_numa_node_of_addr(t->seg[0].ring), e);
 	}
 	return -EINVAL;
+}
+
+/* tp_shm_open - create or attach by role; a segment that shrank meanwhile
+ * is an error */
+int tp_shm_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
+{
+	int rc = open_role(t, o, e);
+
+	return rc < 0 ? rc : tp_fault(t, e);
 }
 
 /* tp_shm_send - write; on a full ring wait for the slowest reader, dropping
@@ -306,7 +587,7 @@ int tp_shm_send(struct tp *t, const void *buf, size_t len)
 			check = now;
 			if (idx >= 0 && pid_gone(t->wr.r->r[idx].pid)) {
 				tp_ring_drop_reader(t->wr.r, idx);
-				t->peers_lost++;
+				t->peers_lost = readers_gone(t);
 				t->wr.min_tail = t->wr.head;	/* rescan on the next try */
 				t->wr.min_tail -= t->wr.mask + 1ULL;
 				start = now;
@@ -316,7 +597,13 @@ int tp_shm_send(struct tp *t, const void *buf, size_t len)
 		}
 		if (now - start >= (int64_t)t->wait_ns)
 			return -ETIMEDOUT;
+		if (t->faulted)
+			return -EFAULT;
 	}
+	if (__builtin_expect(t->faulted, 0))
+		return -EFAULT;
+	if (__builtin_expect(tp_ring_left(t->wr.r) != t->left_seen, 0) && rc == 0)
+		return reader_left(t);
 	return rc;
 }
 
@@ -337,7 +624,19 @@ ssize_t tp_shm_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns)
 		return -EBADF;
 	for (;;) {
 		n = tp_ring_read(&t->rd, buf, cap);
-		if (__builtin_expect(n != -EAGAIN, 1))
+		if (__builtin_expect(t->faulted, 0))
+			return -EFAULT;
+		if (__builtin_expect(n >= 0, 1)) {
+			if (__builtin_expect(tp_msg_check(buf, (size_t)n), 1))
+				return n;
+			t->rej.malformed++;
+			continue;
+		}
+		if (n == -EMSGSIZE) {	/* longer than @cap: skipped */
+			t->rej.malformed++;
+			continue;
+		}
+		if (n != -EAGAIN)
 			return n;
 		if (t->busy) {
 			cpu_relax();
@@ -376,6 +675,8 @@ int tp_shm_poll(struct tp *t, uint64_t timeout_ns)
 
 		if (now >= end)
 			return 0;
+		if (t->faulted)
+			return -EFAULT;
 		if (__atomic_load_n(&t->rd.r->wake.closed, __ATOMIC_ACQUIRE) || writer_gone(t))
 			return -EPIPE;
 		if (t->busy)
@@ -395,8 +696,10 @@ void tp_shm_close(struct tp *t)
 	if (t->reading)
 		tp_ring_reader_leave(&t->rd);
 	for (int i = 0; i < 2; i++) {
-		if (t->seg[i].ring)
+		if (t->seg[i].ring) {
+			bus_unwatch(&t->seg[i]);
 			munmap(t->seg[i].ring, t->seg[i].size);
+		}
 		if (t->seg[i].created)
 			shm_unlink(t->seg[i].name);
 	}

@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/epoll.h>
@@ -345,7 +346,7 @@ static bool peer_gone(int rc)
 	return rc == -EPIPE || rc == -ECONNRESET || rc == -ECONNREFUSED || rc == -ENOTCONN;
 }
 
-/* tp_sock_send - to every subscriber, the peer, or the last sender */
+/* tp_sock_send - to every subscriber, or the peer (pong: its session's ping) */
 int tp_sock_send(struct tp *t, const void *buf, size_t len)
 {
 	ssize_t n;
@@ -417,14 +418,70 @@ static int epoll_slice(struct tp *t, int64_t end)
 	return 0;
 }
 
-/* dgram_recv - one datagram; pong keeps the sender for its reply */
+/* tp_addr_name - an address for messages */
+void tp_addr_name(const struct sockaddr_storage *ss, socklen_t len, char *buf, size_t size)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *sa = (const struct sockaddr_in *)ss;
+
+		inet_ntop(AF_INET, &sa->sin_addr, a, sizeof(a));
+		snprintf(buf, size, "%s:%u", a, ntohs(sa->sin_port));
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+
+		inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof(a));
+		snprintf(buf, size, "[%s]:%u", a, ntohs(s6->sin6_port));
+	} else if (ss->ss_family == AF_UNIX) {
+		const struct sockaddr_un *su = (const struct sockaddr_un *)ss;
+		size_t n = len > offsetof(struct sockaddr_un, sun_path) ?
+			   len - offsetof(struct sockaddr_un, sun_path) : 0;
+
+		if (!n)
+			snprintf(buf, size, "an unbound unix socket");
+		else if (!su->sun_path[0])	/* abstract: @name */
+			snprintf(buf, size, "@%.*s", (int)(n - 1 < 60 ? n - 1 : 60), su->sun_path + 1);
+		else
+			snprintf(buf, size, "%.*s", (int)(n < 64 ? n : 64), su->sun_path);
+	} else {
+		snprintf(buf, size, "address family %d", ss->ss_family);
+	}
+}
+
+/* same_sender - @a (len @al) and @b (len @bl) are the same socket address */
+static bool same_sender(const struct sockaddr_storage *a, socklen_t al,
+			const struct sockaddr_storage *b, socklen_t bl)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET) {
+		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
+
+		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+	}
+	if (a->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
+
+		return x->sin6_port == y->sin6_port && x->sin6_scope_id == y->sin6_scope_id &&
+		       !memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr));
+	}
+	return al == bl && !memcmp(a, b, al);
+}
+
+/* dgram_recv - one well-formed datagram from the session's peer. An
+ * unconnected receiver (sub, pong, ping on mcast) takes the source of the
+ * first well-formed datagram as its peer (pong answers it, and only it);
+ * after that a datagram from elsewhere is foreign. A connected socket gets
+ * datagrams from its peer alone (the kernel filters). Rejected datagrams
+ * are counted and the wait goes on, still bounded by @timeout_ns. */
 static ssize_t dgram_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns)
 {
 	int64_t end = 0;
 	uint32_t spins = 0;
 	int rc;
-	bool keep = !t->connected;
-	int flags = MSG_TRUNC | (t->busy || t->epoll ? MSG_DONTWAIT : 0);
+	const bool keep = !t->connected;
+	const int flags = MSG_TRUNC | (t->busy || t->epoll ? MSG_DONTWAIT : 0);
 
 	for (;;) {
 		struct sockaddr_storage from;
@@ -433,14 +490,30 @@ static ssize_t dgram_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_
 				     keep ? &fl : NULL);
 
 		if (n >= 0) {
-			if ((size_t)n > cap)
-				return -EMSGSIZE;
-			if (keep && t->role == TP_PONG && fl > 0 && fl <= sizeof(t->dst)) {
-				memcpy(&t->dst, &from, fl);
-				t->dstlen = fl;
-				t->have_dst = true;
+			if (keep && t->have_peer && !same_sender(&t->peer, t->peerlen, &from, fl)) {
+				if (!t->rej.foreign++)
+					tp_addr_name(&from, fl, t->rej.foreign_from,
+						     sizeof(t->rej.foreign_from));
+			} else if ((size_t)n > cap || !tp_msg_check(buf, (size_t)n)) {
+				t->rej.malformed++;
+			} else {
+				if (keep && !t->have_peer && fl > 0 && fl <= sizeof(t->peer)) {
+					memcpy(&t->peer, &from, fl);
+					t->peerlen = fl;
+					t->have_peer = true;
+					tp_addr_name(&from, fl, t->peer_name, sizeof(t->peer_name));
+					if (t->role == TP_PONG) {
+						memcpy(&t->dst, &from, fl);
+						t->dstlen = fl;
+						t->have_dst = true;
+					}
+				}
+				return n;
 			}
-			return n;
+			/* rejected: wait on, but not past the time */
+			if (elapsed_past(&end, timeout_ns))
+				return -EAGAIN;
+			continue;
 		}
 		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 			return peer_gone(-errno) ? -EPIPE : -errno;
@@ -454,7 +527,9 @@ static ssize_t dgram_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_
 }
 
 /* stream_recv - the next whole message out of the buffer, reading more as
- * needed */
+ * needed. A frame whose header cannot be one loses the framing (-EPROTO: the
+ * rest of the stream cannot be read); a well-framed message that is not
+ * well-formed, or longer than @cap, is counted and skipped. */
 static ssize_t stream_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns)
 {
 	int64_t end = 0;
@@ -470,14 +545,18 @@ static ssize_t stream_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout
 			uint32_t len;
 
 			memcpy(&len, &m->len, sizeof(len));
-			if (m->magic != TP_MAGIC || len < TP_HDR_LEN || len > t->rcap)
+			if (m->magic != TP_MAGIC || len < TP_HDR_LEN || len > t->rcap) {
+				t->rej.malformed++;
 				return -EPROTO;
+			}
 			if (have >= len) {
 				t->roff += len;
-				if (len > cap)
-					return -EMSGSIZE;
-				memcpy(buf, m, len);
-				return len;
+				if (len <= cap && tp_msg_check(m, len)) {
+					memcpy(buf, m, len);
+					return len;
+				}
+				t->rej.malformed++;
+				continue;
 			}
 		}
 		if (t->roff && (t->rcap - t->rlen < t->rcap / 2 || have == 0)) {

@@ -107,8 +107,11 @@ struct tp *tp_prog_open(struct jtr_probe *p, struct tp_prog *tp, enum tp_role ro
 
 	jtr_err_clear(&e);
 	rc = tp_open(&t, &tp->o, role, &e);
-	if (rc == 0)
+	if (rc == 0) {
+		if (tp_note(t))
+			jtr_warn(p, "%s", tp_note(t));
 		return tp->t = t;
+	}
 	if (!e.msg[0])
 		snprintf(e.msg, sizeof(e.msg), "%s", strerror(-rc));
 	switch (rc) {
@@ -266,6 +269,90 @@ void tp_prog_write_seq(struct jtr_json *j, const struct tp_seq *s)
 		jtr_json_uint(j, "first_seq", s->first);
 	else
 		jtr_json_null(j, "first_seq");
+}
+
+/* tp_prog_strerror - a send's or receive's error in words */
+const char *tp_prog_strerror(const struct tp_prog *tp, int rc)
+{
+	static struct jtr_err e;
+
+	if (rc == -EFAULT && tp->t && tp_fault(tp->t, &e) < 0)
+		return e.msg;
+	if (rc == -EPROTO)
+		return "the stream's framing was lost (a header that cannot be one): the peer is "
+		       "not a jtr program of this version";
+	if (rc == -EMSGSIZE)
+		return "a message longer than the receive buffer";
+	return strerror(-rc);
+}
+
+/* tp_prog_rejects - the library's counts with the program's */
+void tp_prog_rejects(const struct tp_prog *tp, struct tp_rejects *r)
+{
+	struct tp_rejects lib;
+
+	if (!tp->t)
+		return;
+	tp_rejected(tp->t, &lib);
+	r->malformed = lib.malformed;
+	r->foreign = lib.foreign;
+	memcpy(r->foreign_from, lib.foreign_from, sizeof(r->foreign_from));
+}
+
+/* tp_prog_warn_rejects - one warning listing what was turned away */
+void tp_prog_warn_rejects(struct jtr_probe *p, const struct tp_prog *tp,
+			  const struct tp_rejects *r, bool judged)
+{
+	char foreign[256] = "";
+	uint64_t n = r->malformed + r->foreign + (judged ? r->forged + r->out_of_window : 0);
+
+	if (!n)
+		return;
+	if (r->foreign)
+		snprintf(foreign, sizeof(foreign), ", %llu from another sender than the session's "
+			 "peer %s (the first from %s)", (unsigned long long)r->foreign,
+			 tp->t ? tp_peer_name(tp->t) : "?", r->foreign_from);
+	if (judged)
+		jtr_warn(p, "rejected %llu messages: %llu malformed, %llu forged (stamps outside the "
+			 "run's time window), %llu out of window (sequence numbers the sender cannot "
+			 "have issued)%s", (unsigned long long)n, (unsigned long long)r->malformed,
+			 (unsigned long long)r->forged, (unsigned long long)r->out_of_window, foreign);
+	else
+		jtr_warn(p, "rejected %llu messages: %llu malformed%s", (unsigned long long)n,
+			 (unsigned long long)r->malformed, foreign);
+}
+
+/* tp_prog_rejects_line - "rejected: malformed=0, forged=0, ..." */
+void tp_prog_rejects_line(FILE *f, const struct tp_rejects *r, bool judged)
+{
+	if (judged)
+		fprintf(f, "rejected: malformed=%llu, forged=%llu, out_of_window=%llu, foreign=%llu\n",
+			(unsigned long long)r->malformed, (unsigned long long)r->forged,
+			(unsigned long long)r->out_of_window, (unsigned long long)r->foreign);
+	else
+		fprintf(f, "rejected: malformed=%llu, foreign=%llu\n",
+			(unsigned long long)r->malformed, (unsigned long long)r->foreign);
+}
+
+/* tp_prog_write_rejects - "rejected": {malformed, forged, out_of_window,
+ * foreign, foreign_from} */
+void tp_prog_write_rejects(struct jtr_json *j, const struct tp_rejects *r, bool judged)
+{
+	jtr_json_obj_begin(j, "rejected");
+	jtr_json_uint(j, "malformed", r->malformed);
+	if (judged) {
+		jtr_json_uint(j, "forged", r->forged);
+		jtr_json_uint(j, "out_of_window", r->out_of_window);
+	} else {
+		jtr_json_null(j, "forged");
+		jtr_json_null(j, "out_of_window");
+	}
+	jtr_json_uint(j, "foreign", r->foreign);
+	if (r->foreign_from[0])
+		jtr_json_str(j, "foreign_from", r->foreign_from);
+	else
+		jtr_json_null(j, "foreign_from");
+	jtr_json_obj_end(j);
 }
 
 /* tp_prog_cpu_opt - a CPU number, or -1 */

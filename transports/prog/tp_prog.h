@@ -145,6 +145,26 @@ void tp_prog_write_run(struct jtr_json *j, const struct jtr_probe *p, const char
 /* tp_prog_write_seq - the sequence counts as fields of the open object */
 void tp_prog_write_seq(struct jtr_json *j, const struct tp_seq *s);
 
+/* tp_prog_strerror - what @rc from tp_send or tp_recv on @tp's transport
+ * means, for a message (-EFAULT: which shm segment shrank) */
+const char *tp_prog_strerror(const struct tp_prog *tp, int rc);
+
+/* tp_prog_rejects - what @tp's receiver turned away: the library's counts
+ * into @r (malformed, foreign), the program's (forged, out_of_window) kept */
+void tp_prog_rejects(const struct tp_prog *tp, struct tp_rejects *r);
+
+/* tp_prog_warn_rejects - a warning when anything was turned away; @judged:
+ * the program judges stamps and sequence numbers (not pong) */
+void tp_prog_warn_rejects(struct jtr_probe *p, const struct tp_prog *tp,
+			  const struct tp_rejects *r, bool judged);
+
+/* tp_prog_rejects_line - summary.txt's "rejected: ..." line */
+void tp_prog_rejects_line(FILE *f, const struct tp_rejects *r, bool judged);
+
+/* tp_prog_write_rejects - the "rejected" object of the open "transport"
+ * (forged and out_of_window null where the program does not judge them) */
+void tp_prog_write_rejects(struct jtr_json *j, const struct tp_rejects *r, bool judged);
+
 /* tp_prog_cpu_opt - -a/-A CPU, or -1 for none */
 int tp_prog_cpu_opt(struct jtr_probe *p, const char *opt, const char *arg);
 

@@ -134,6 +134,14 @@ static void test_one_to_n(void **state)
 	tp_ring_writer_close(&w);
 	assert_int_equal(tp_ring_read(&rd[3], &out, sizeof(out)), -EPIPE);
 	assert_int_equal(tp_ring_read(&rd[0], &out, sizeof(out)), sizeof(out));
+	/* a reader that leaves is counted where the writer looks after a write;
+	 * one dropped by the writer is not (the writer knows it) */
+	assert_int_equal(tp_ring_left(r), 0);
+	tp_ring_reader_leave(&rd[0]);
+	assert_int_equal(tp_ring_left(r), 1);
+	assert_int_equal(tp_ring_readers(r), 2);
+	tp_ring_reader_leave(&rd[0]);		/* a second leave is none */
+	assert_int_equal(tp_ring_left(r), 1);
 	free(r);
 }
 

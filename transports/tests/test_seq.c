@@ -98,6 +98,50 @@ static void test_before_first(void **state)
 	assert_int_equal(s.received, 4);
 }
 
+static void test_forged_jump_is_out_of_window(void **state)
+{
+	(void)state;
+	tp_seq_init(&s);
+	for (uint64_t q = 0; q < 1000; q++) {
+		s.limit = tp_seq_limit_at(&s, q * 1000);	/* 1 us apart */
+		assert_int_equal(tp_seq_note(&s, q), TP_SEQ_IN_ORDER);
+	}
+	/* one number far beyond what the sender can have issued: counted, no loss,
+	 * and the real ones after it are still in order, not stale */
+	s.limit = tp_seq_limit_at(&s, 1000 * 1000);
+	assert_int_equal(tp_seq_note(&s, 1ULL << 63), TP_SEQ_OUT_OF_WINDOW);
+	assert_int_equal(tp_seq_note(&s, UINT64_MAX), TP_SEQ_OUT_OF_WINDOW);
+	assert_int_equal(s.out_of_window, 2);
+	assert_int_equal(s.lost, 0);
+	assert_int_equal(s.next, 1000);
+	for (uint64_t q = 1000; q < 2000; q++)
+		assert_int_equal(tp_seq_note(&s, q), TP_SEQ_IN_ORDER);
+	assert_int_equal(s.received, 2000);
+	assert_int_equal(s.stale + s.duplicates + s.reordered + s.lost, 0);
+	/* a real gap inside the bound is loss, as before */
+	assert_int_equal(tp_seq_note(&s, 2000 + TP_SEQ_JUMP_FLOOR / 2), TP_SEQ_GAP);
+	assert_int_equal(s.lost, TP_SEQ_JUMP_FLOOR / 2);
+}
+
+static void test_limit_at(void **state)
+{
+	(void)state;
+	tp_seq_init(&s);
+	assert_true(s.limit == UINT64_MAX);
+	/* before any number: from 0, 1M plus one per 8 ns since the start */
+	assert_true(tp_seq_limit_at(&s, 0) == TP_SEQ_JUMP_FLOOR);
+	assert_true(tp_seq_limit_at(&s, 8000000000ULL) == TP_SEQ_JUMP_FLOOR + 1000000000ULL);
+	/* after: from the first number noted, which later arrivals do not move */
+	tp_seq_note(&s, 5000);
+	tp_seq_note(&s, 4999);
+	assert_int_equal(s.first, 4999);
+	assert_true(tp_seq_limit_at(&s, 800) == 5000 + TP_SEQ_JUMP_FLOOR + 100);
+	/* no overflow near the top */
+	tp_seq_init(&s);
+	tp_seq_note(&s, UINT64_MAX - 5);
+	assert_true(tp_seq_limit_at(&s, 1ULL << 40) == UINT64_MAX);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -107,6 +151,8 @@ int main(void)
 		cmocka_unit_test(test_big_gap_and_stale),
 		cmocka_unit_test(test_tail_head_loss),
 		cmocka_unit_test(test_before_first),
+		cmocka_unit_test(test_forged_jump_is_out_of_window),
+		cmocka_unit_test(test_limit_at),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
