@@ -18,6 +18,7 @@ import time
 
 import pytest
 from conftest import JTR, ROOT, run_jtr
+from tune_driver import dma_holders, read_dma
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 from jtrpy.system.procs import proc_stat  # noqa: E402
@@ -63,6 +64,8 @@ def _force_restore(before, env):
         K.stop_dma_holder()
     finally:
         del os.environ["JTR_STATE_DIR"]
+    for pid in dma_holders():             # holders no snapshot recorded
+        os.kill(pid, signal.SIGKILL)
 
 
 @pytest.fixture
@@ -200,7 +203,8 @@ def test_revert_says_what_it_could_not_restore(machine, tmp_path):
         st = json.load(f)
     st["entries"].append({"type": "file", "key": "file:/proc/sys/kernel/osrelease",
                           "label": "kernel.osrelease", "path": "/proc/sys/kernel/osrelease",
-                          "how": "text", "before": "1.0", "target": "1.0"})
+                          "how": "text", "before": "1.0", "target": "1.0",
+                          "result": "changed"})       # one the apply reached
     with open(st_path, "w") as f:
         json.dump(st, f)
     p = run_jtr("tune", "revert", env=env)
@@ -598,3 +602,152 @@ def test_ab_bad_input(machine):
         p = run_jtr(*args, env=env)
         assert p.returncode == 2 and msg in p.stderr, (args, p.stderr)
     assert global_dump(env) == before
+
+
+# ---------------------------------------------------------------- killed, stopped, bad input
+
+DRIVER = os.path.join(ROOT, "tests", "tune_driver.py")
+
+
+def in_namespace_driver(env, tmp_path, *args, timeout=300):
+    """tests/tune_driver.py ARGS in a pid namespace of its own: its JSON report."""
+    e = dict(os.environ, JTR=JTR, T_OUT=str(tmp_path), **env)
+    e.pop("JTR_PROG", None)
+    p = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", sys.executable, DRIVER]
+                       + list(args), env=e, text=True, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=timeout)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.splitlines()[-1])
+
+
+def test_sigkill_at_any_moment_of_apply_then_revert_is_exact(machine, tmp_path):
+    """SIGKILL of `jtr tune apply jtr-realtime --cpus 1` at swept moments (before
+    Python runs, and 0 to 150 ms after the snapshot appears: the holder of
+    cpu_dma_latency starting, files, IRQs, tasks, the cpuset), then `jtr tune
+    revert`: every knob back, /dev/cpu_dma_latency as before, no holder left, no
+    temporary file left."""
+    env, _ = machine
+    dma_before = read_dma()
+    seen = set()
+    for r in in_namespace_driver(env, tmp_path, "sweep"):
+        where = "kill %d ms after the %s (snapshot status %s): %s" % (
+            r["ms"], r["when"], r["status"], r["revert"])
+        seen.add(r["status"])
+        if r["status"] is None:
+            assert r["revert_rc"] == 2 and "no snapshot at" in r["revert"], where
+        else:
+            assert r["revert_rc"] == 0, where
+        assert r["diff"] == {}, (where, r["diff"])
+        assert r["dma_after"] == r["dma_before"] == dma_before, where
+        assert r["holders"] == [], where
+        assert r["tmp"] == [], where
+    assert "applying" in seen, "no kill landed inside the apply: %s" % seen
+    assert read_dma() == dma_before and dma_holders() == []
+
+
+BAD_PROFILES = [
+    # (the profile's sections, the start of what is wrong)
+    ("[jtr_cpuset]\ncpus=1\nname=../../../../tmp/jtr-escape",
+     "[jtr_cpuset] name=../../../../tmp/jtr-escape: a cpuset name is one folder"),
+    ("[jtr_cpuset]\ncpus=1\nname=a/b", "[jtr_cpuset] name=a/b: a cpuset name is one folder"),
+    ("[jtr_cpuset]\ncpus=1\nname=..", "[jtr_cpuset] name=..: a cpuset name is one folder"),
+    ("[jtr_cpuset]\ncpus=zz", "[jtr_cpuset] cpus=zz: 'zz' is not a CPU list"),
+    ("[jtr_cpuset]\ncpus=1\nfrob=1", "[jtr_cpuset] frob=1: not an option of [jtr_cpuset]"),
+    ("[scheduler]\nisolated_cores=a-b", "[scheduler] isolated_cores=a-b: 'a-b' is not a CPU"),
+    ("[scheduler]\nisolated_cores=99", "[scheduler] isolated_cores=99: CPU 99 is not online"),
+    ("[scheduler]\nisolated_cores=0-1", "[scheduler] isolated_cores=0-1: would isolate every"),
+    ("[scheduler]\nisolated_cores=1\ndefault_irq_smp_affinity=zz",
+     "[scheduler] default_irq_smp_affinity=zz: 'zz' is not calc, ignore or a CPU list"),
+    ("[scheduler]\nisolated_cores=1\ndefault_irq_smp_affinity=0x3",
+     "[scheduler] default_irq_smp_affinity=0x3: '0x3' is not calc, ignore or a CPU list"),
+    ("[cpu]\nforce_latency=-5", "[cpu] force_latency=-5: not a latency in us"),
+    ("[cpu]\nforce_latency=99999999999", "[cpu] force_latency=99999999999: not a latency"),
+    ("[vm]\ntransparent_hugepages=banana",
+     "[vm] transparent_hugepages=banana: 'banana' is not a THP mode; write always, madvise "
+     "or never"),
+    ("[sysctl]\nvm.swappiness=", "[sysctl] vm.swappiness=: empty"),
+    ("[sysctl]\nvm.swappiness=10\n  20", "[sysctl] vm.swappiness=10\\n20: more than one line"),
+    ("[sysctl]\n../../etc/x=1", "[sysctl] ../../etc/x=1: not a sysctl name"),
+    ("[sysctl]\nkernel.watchdog_cpumask=x-y",
+     "[sysctl] kernel.watchdog_cpumask=x-y: 'x-y' is not a CPU list"),
+    ("[sysfs]\n{tmp}/target=1", "[sysfs] {tmp}/target=1: not a path under /sys"),
+    ("[sysfs]\n/sys/../{tmp}/target=1", "not a path under /sys"),
+    ("[sysfs]\n/sys/devices/virtual/workqueue/cpumask=zz",
+     "[sysfs] /sys/devices/virtual/workqueue/cpumask=zz: not a CPU mask"),
+    ("[bootloader]\ncmdline=isolcpus=zz", "[bootloader] cmdline=isolcpus=zz: isolcpus=zz: "
+                                         "'zz' is not a CPU list"),
+    ("[bootloader]\ncmdline=quiet\"; touch {tmp}/x; \"",
+     "cannot go on the kernel command line"),
+]
+
+
+@pytest.mark.parametrize("body,msg", BAD_PROFILES, ids=[str(i) for i in range(len(BAD_PROFILES))])
+def test_bad_profile_value_is_refused_before_anything(machine, tmp_path, body, msg):
+    """Every value a profile gives jtr's applier is checked when the profile is
+    loaded: one line 'jtr tune: PROFILE: [section] key=value: what is wrong',
+    exit 2, no traceback, nothing changed or created; with and without
+    --dry-run, and for jtr ab."""
+    env, before = machine
+    body, msg = body.replace("{tmp}", str(tmp_path)), msg.replace("{tmp}", str(tmp_path))
+    (tmp_path / "target").write_text("untouched\n")
+    d = tmp_path / "profiles" / "bad"
+    d.mkdir(parents=True)
+    (d / "tuned.conf").write_text("[main]\nsummary=a bad profile\n\n%s\n" % body)
+    env = dict(env, JTR_PROFILE_DIRS="%s:%s" % (tmp_path / "profiles", PROFILE_DIR))
+    p = in_namespace("""
+$JTR tune apply bad --cpus 1 --dry-run > $OUT/dry.out 2> $OUT/dry.err; echo dry=$?
+$JTR tune apply bad --cpus 1 > $OUT/apply.out 2> $OUT/apply.err; echo apply=$?
+$JTR ab bad --cpus 1 -d 100ms --no-trace -o $OUT/ab > $OUT/ab.out 2> $OUT/ab.err; echo ab=$?
+""", env, tmp_path)
+    for what, prog in (("dry", "jtr tune"), ("apply", "jtr tune"), ("ab", "jtr ab")):
+        err = (tmp_path / (what + ".err")).read_text()
+        assert "%s=2" % what in p.stdout, (what, err)
+        assert err.startswith("%s: bad: " % prog) and msg in err, (what, err)
+        assert err.count("\n") == 1 and "Traceback" not in err, (what, err)
+        assert (tmp_path / (what + ".out")).read_text() == "", what
+    assert not os.path.exists("/tmp/jtr-escape") and not (tmp_path / "x").exists()
+    assert (tmp_path / "target").read_text() == "untouched\n"
+    assert not (tmp_path / "ab").exists()
+    assert not os.path.exists(os.path.join(env["JTR_STATE_DIR"], "tune-state.json"))
+    assert global_dump(env) == before
+
+
+def test_snapshot_entry_of_unknown_type_is_refused(machine):
+    """verify and revert name the state file and the entry they do not know, in one
+    line (exit 2), and change nothing, the snapshot included."""
+    env, before = machine
+    os.makedirs(env["JTR_STATE_DIR"])
+    st_path = os.path.join(env["JTR_STATE_DIR"], "tune-state.json")
+    st = {"format": "jtr-tune-state/1", "profile": "jtr-latency", "isolated_cpus": "",
+          "applied_at": "2026-11-23T00:00:00.000+00:00", "pid": 1, "status": "applied",
+          "confirmed": True, "via_tuned": None, "boot": [],
+          "entries": [{"type": "file", "key": "file:/proc/sys/vm/swappiness",
+                       "label": "vm.swappiness", "path": "/proc/sys/vm/swappiness",
+                       "how": "text", "before": "60", "target": "10", "result": "changed"},
+                      {"type": "frob", "key": "frob:1", "label": "a frob", "before": "1",
+                       "target": "2", "result": "changed"}]}
+    text = json.dumps(st)
+    with open(st_path, "w") as f:
+        f.write(text)
+    for cmd in ("verify", "revert", "confirm"):
+        p = run_jtr("tune", cmd, env=env)
+        assert p.returncode == 2, (cmd, p.stdout, p.stderr)
+        assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, (cmd, p.stderr)
+        assert st_path in p.stderr and "entry 2 (frob:1)" in p.stderr, (cmd, p.stderr)
+        assert "unknown type 'frob'" in p.stderr, (cmd, p.stderr)
+    with open(st_path) as f:
+        assert f.read() == text
+    assert global_dump(env) == before
+
+
+@pytest.mark.parametrize("args,msg", [
+    ([], "give an action: list, show, apply, verify, revert, confirm"),
+    (["list", "extra"], "unexpected argument 'extra'"),
+    (["verify", "extra"], "unexpected argument 'extra'"),
+    (["revert", "--cpus", "1"], "unknown option '--cpus'"),
+    (["-x"], "unknown option '-x'"),
+])
+def test_tune_usage_goes_to_stderr(args, msg):
+    p = run_jtr("tune", *args)
+    assert p.returncode == 2 and p.stdout == "", p.stdout
+    assert msg in p.stderr and p.stderr.count("\n") == 1, p.stderr

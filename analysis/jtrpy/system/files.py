@@ -8,6 +8,7 @@ by a probe read the same.
 """
 import json
 import os
+import re
 
 from ..errors import UsageError
 
@@ -29,6 +30,30 @@ def write_atomic(path, text, mode="w"):
         except OSError:
             pass
         raise
+
+
+TMP_RE = re.compile(r"^\.(?P<name>.+)\.tmp-(?P<pid>[0-9]+)$")
+
+
+def remove_stale_tmp(folder):
+    """Remove the temporary files (.NAME.tmp-PID) write_atomic left in @folder when
+    process PID was killed half-way through a write, of every PID that is no
+    longer running; the paths removed."""
+    out = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return out
+    for n in names:
+        m = TMP_RE.match(n)
+        if not m or os.path.exists("/proc/%s" % m.group("pid")):
+            continue
+        try:
+            os.unlink(os.path.join(folder, n))
+            out.append(os.path.join(folder, n))
+        except OSError:
+            pass
+    return out
 
 
 def _is_flat(v):
