@@ -645,6 +645,74 @@ def test_sigkill_at_any_moment_of_apply_then_revert_is_exact(machine, tmp_path):
     assert read_dma() == dma_before and dma_holders() == []
 
 
+AB_STOPS = [
+    # (signals, to, phase): second and third signals 5 ms after the one before
+    (["TERM", "TERM"], "process", "applying"),
+    (["TERM", "TERM"], "process", "tuned"),
+    (["TERM", "TERM"], "group", "tuned"),
+    (["INT", "INT"], "group", "tuned"),
+    (["INT", "INT", "INT"], "process", "end"),
+    (["HUP", "TERM"], "process", "baseline"),
+]
+
+
+@pytest.mark.parametrize("sigs,to,phase", AB_STOPS,
+                         ids=["-".join(c[0]) + "-" + c[1] + "-" + c[2] for c in AB_STOPS])
+def test_ab_stopped_twice_reverts_and_keeps_what_it_measured(machine, tmp_path, sigs, to, phase):
+    """A stop signal and a second one 5 ms later (to jtr ab alone, or to its
+    process group) while the profile is applied, during a run or at the end:
+    the machine is as before, no holder and no temporary file is left, ab.json
+    holds what was measured (partial), the exit status is 130 with the last line
+    'jtr ab: interrupted; partial results in DIR/', and the next jtr ab runs."""
+    env, _ = machine
+    # mid-apply: 20 ms a setting, so the stop comes after 5 settings and the second
+    # signal while the revert of those (100 ms or more) is still going on
+    case = {"sigs": sigs, "to": to, "phase": phase,
+            "env": {"JTR_TUNE_STEP_DELAY": "0.02"} if phase == "applying" else {}}
+    r = in_namespace_driver(env, tmp_path, "ab", json.dumps(case))
+    out = tmp_path / "ab"
+    why = r["stdout"][-2000:] + r["stderr"][-2000:]
+    assert r["reached"], "jtr ab ended before the %s phase: %s" % (phase, why)
+    assert r["rc"] == 130, why
+    assert "Traceback" not in r["stderr"], why
+    assert r["stderr"].splitlines()[-1] == "jtr ab: interrupted; partial results in %s/" % out
+    assert r["diff"] == {} and r["holders"] == [] and r["tmp"] == [], (r["diff"], r["tmp"], why)
+    assert r["status"] in (None, "reverted"), why
+    assert r["ab"] is not None and r["ab"]["interrupted"] is True, why
+    assert r["ab"]["partial"] is (phase != "end"), why      # at the end every run was done
+    runs = {x["name"]: x for x in r["ab"]["runs"]}
+    if phase in ("tuned", "end"):
+        assert runs["a-1"]["partial"] is False and runs["a-1"]["result"] is True, runs
+        assert "b-1" in runs, runs
+    if phase == "end":
+        assert runs["b-1"]["partial"] is False and r["compare"], why
+    if phase == "tuned":                # the probe was measuring: its run is kept
+        assert runs["b-1"]["partial"] is True and runs["b-1"]["result"] is True, runs
+        assert r["compare"], why
+    if to == "process" and phase in ("applying", "end"):
+        # jtr ab's own handler took the later signals: acknowledged, cleanup went on
+        assert "jtr ab: still " in r["stderr"] and "; wait" in r["stderr"], why
+    assert r["next_rc"] == 0, r["next"]
+
+
+def test_ab_compares_a_partial_run(machine, tmp_path):
+    """One SIGTERM during the tuned run: the run stops early, is kept (marked
+    partial) and compared with the baseline; the output says how many runs each
+    side has."""
+    env, _ = machine
+    r = in_namespace_driver(env, tmp_path, "ab", json.dumps({"sigs": ["TERM"], "to": "process",
+                                                              "phase": "tuned"}))
+    why = r["stdout"][-3000:] + r["stderr"][-2000:]
+    assert r["reached"] and r["rc"] == 130, why
+    runs = {x["name"]: x for x in r["ab"]["runs"]}
+    assert runs["b-1"]["partial"] is True and runs["b-1"]["result"] is True, runs
+    assert r["compare"] and r["ab"]["compare"] == "compare.json", why
+    c = json.loads((tmp_path / "ab" / "compare.json").read_text())
+    assert len(c["a"]["results"]) == 1 and len(c["b"]["results"]) == 1
+    assert "compared: baseline 1 run, tuned 1 run (1 partial)" in r["stdout"], why
+    assert "verdict: " in r["stdout"] and r["diff"] == {}, why
+
+
 BAD_PROFILES = [
     # (the profile's sections, the start of what is wrong)
     ("[jtr_cpuset]\ncpus=1\nname=../../../../tmp/jtr-escape",

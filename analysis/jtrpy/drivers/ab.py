@@ -1,10 +1,24 @@
 """ab - `jtr ab PROFILE`: baseline runs, the profile applied, tuned runs, reverted,
-compared; in one command, and always reverted (error, Ctrl-C, SIGTERM).
+compared; in one command, and always reverted (an error, Ctrl-C, SIGTERM, SIGHUP).
 
 With --repeat N the runs are interleaved in ABBA order (A B B A A B B A ...), so a
 slow drift of the machine during the experiment falls on both sides equally
 instead of passing for an effect of the profile.
+
+Signals (drivers/stops.py): the first SIGINT, SIGTERM or SIGHUP, to jtr ab or to
+its process group, stops the experiment: the run under way ends early and is
+kept (marked partial), the profile is reverted, what was measured is compared
+and written, and the exit status is 130. Every later signal is acknowledged on
+stderr and waits: the handlers stay installed until the revert and ab.json are
+done.
+
+Each run (jtr run's job: tracer, probe, attribution) goes on in a child process
+of its own process group, so a signal to jtr ab's process group reaches jtr ab
+alone, and jtr ab passes the first one on to the run exactly once (jtr run's
+handler then stops the probe with one SIGTERM: a second would abort it and lose
+the run).
 """
+import json
 import os
 import signal
 import sys
@@ -18,14 +32,12 @@ from ..system.files import write_atomic, write_json
 from ..tune import engine as E
 from ..units import fmt_ns
 from ..values import format_cpulist, format_duration
-from .programs import signal_children
 from .run import INTERRUPTED, run_job
+from .stops import SIGNALS, StopRequests
 
 FORMAT = "jtr-ab/1"
-
-
-class Stop(Exception):
-    """Ctrl-C or SIGTERM during the experiment."""
+BUSY_TUNED = "still reverting the tuning; wait"
+BUSY = "still writing what was measured; wait"
 
 
 def order(repeat):
@@ -37,68 +49,81 @@ def order(repeat):
 
 
 def experiment(o, profile, cpus, outdir):
-    """The runs of `jtr ab` into @outdir (which exists) with @profile (loaded for
-    @cpus); progress on stdout; the exit status (130 when it was stopped)."""
+    """The runs of `jtr ab` into @outdir (which exists) with @profile (loaded and
+    checked for @cpus); progress on stdout; the exit status (130 when a stop was
+    requested, whenever it came: ab.json says "interrupted", and "partial" when
+    runs are missing or cut short)."""
     measure = [str(cpus[0])] if cpus else []
     seq = order(o["repeat"])
     record = {"format": FORMAT, "profile": profile.name, "isolated_cpus": format_cpulist(cpus),
               "measured_cpu": measure[0] if measure else None,
               "duration": format_duration(o["duration_ns"]),
               "repeat": o["repeat"], "trace": o["trace"], "order": [], "runs": [],
-              "partial": True, "compare": None, "verdict": None}
-    mine = os.sched_getaffinity(0)      # apply moves jtr to the housekeeping CPUs;
-
-    stop = []
-
-    def on_term(*_):
-        stop.append(1)
-        # the probe ends its run early and keeps what it has
-        signal_children(signal.SIGTERM, "jtr-gap")
-    old = signal.signal(signal.SIGTERM, on_term)
-    applied = False
+              "partial": True, "interrupted": False, "compare": None, "verdict": None}
+    mine = os.sched_getaffinity(0)      # apply moves jtr to the housekeeping CPUs
+    applied = False                     # a snapshot of ours may be active: revert it
     n = {"a": 0, "b": 0}
-    try:
-        for k, side in enumerate(seq):
-            n[side] += 1
-            name = "%s-%d" % (side, n[side])
-            if side == "b" and not applied:
-                plan = E.make_plan(E.load_profile(o["profile"], cpus), cpus)
-                E.apply(plan, out=open(os.devnull, "w"))
-                os.sched_setaffinity(0, mine)   # its probes must reach the isolated CPUs
-                applied = True
-                print("[%s] applied %s" % (_now(), profile.name))
-            elif side == "a" and applied:
-                _revert()
-                applied = False
-                print("[%s] reverted %s" % (_now(), profile.name))
-            print("[%s] run %d of %d: %s (%s)" % (_now(), k + 1, len(seq), name,
-                  "baseline" if side == "a" else profile.name))
+    running = {"pid": None, "told": False}  # the run's process; told to stop already?
+
+    def stop_run(signum):
+        if running["pid"] and not running["told"]:
+            running["told"] = True
+            _kill(running["pid"])
+    with StopRequests("jtr ab", on_first=stop_run, busy=BUSY) as stops:
+        try:
+            for k, side in enumerate(seq):
+                if stops.stopped:
+                    break
+                n[side] += 1
+                name = "%s-%d" % (side, n[side])
+                if side == "b" and not applied:
+                    stops.busy, applied = BUSY_TUNED, True
+                    _apply(o, cpus, stops)
+                    os.sched_setaffinity(0, mine)   # its probes must reach the isolated CPUs
+                    if stops.stopped:
+                        break
+                    print("[%s] applied %s" % (_now(), profile.name))
+                elif side == "a" and applied:
+                    _revert()
+                    stops.busy, applied = BUSY, False
+                    print("[%s] reverted %s" % (_now(), profile.name))
+                    if stops.stopped:
+                        break
+                print("[%s] run %d of %d: %s (%s)" % (_now(), k + 1, len(seq), name,
+                      "baseline" if side == "a" else profile.name))
+                sys.stdout.flush()
+                run = _measure(os.path.join(outdir, name), measure, o, stops, running)
+                run.update({"name": name, "side": side,
+                            "profile": profile.name if side == "b" else None})
+                record["runs"].append(run)
+                record["order"].append(name)
+                if run["interrupted"]:
+                    stops.taken()       # jtr run's handler took it: later ones are ours
+                    break
+                if run["rc"] != 0:
+                    err = UsageError if run["rc"] == 2 else JtrError
+                    raise err("run %s failed (exit %s); the profile is reverted"
+                              % (name, run["rc"]))
+            else:
+                record["partial"] = False
+        except KeyboardInterrupt:       # jtr run was stopped before its probe started
+            stops.taken()
+        finally:
+            if stops.stopped:
+                sys.stdout.flush()
+                print("jtr ab: interrupted; %scomparing what was measured"
+                      % ("reverting and " if applied else ""), file=sys.stderr)
+            try:
+                if applied:
+                    _revert()
+                    print("[%s] reverted %s" % (_now(), profile.name))
+            finally:
+                stops.busy = BUSY
+                _finish(outdir, record, lambda: stops.stopped)
+        if stops.stopped:
             sys.stdout.flush()
-            if stop:
-                raise Stop()
-            rc, partial = _measure(os.path.join(outdir, name), measure, o)
-            record["runs"].append({"name": name, "side": side, "rc": rc, "partial": partial,
-                                   "profile": profile.name if side == "b" else None})
-            record["order"].append(name)
-            if stop or (partial and rc in (0, INTERRUPTED)):
-                raise Stop()
-            if rc != 0:
-                err = UsageError if rc == 2 else JtrError
-                raise err("run %s failed (exit %d); the profile is reverted" % (name, rc))
-        record["partial"] = False
-    except (KeyboardInterrupt, Stop):
-        print("jtr ab: interrupted; reverting and comparing what was measured",
-              file=sys.stderr)
-    finally:
-        signal.signal(signal.SIGTERM, old)
-        if applied:
-            _revert()
-            print("[%s] reverted %s" % (_now(), profile.name))
-        _finish(outdir, record)
-    if record["partial"]:
-        sys.stdout.flush()
-        print("jtr ab: interrupted; partial results in %s/" % outdir, file=sys.stderr)
-        return INTERRUPTED
+            print("jtr ab: interrupted; partial results in %s/" % outdir, file=sys.stderr)
+            return INTERRUPTED
     return 0
 
 
@@ -106,48 +131,169 @@ def _now():
     return time.strftime("%H:%M:%S")
 
 
+def _kill(pid, sig=signal.SIGTERM):
+    try:
+        os.kill(pid, sig)
+    except OSError:
+        pass
+
+
+def _apply(o, cpus, stops):
+    """Apply the profile (checked again for this moment); a stop request ends the
+    apply before its next setting (the caller reverts what it reached)."""
+    with E.StateLock(), open(os.devnull, "w") as null:
+        E.recover()
+        profile = E.load_profile(o["profile"], cpus)
+        iso = profile.isolated if profile.isolated is not None else cpus
+        E.apply(E.make_plan(profile, iso), out=null, stop=lambda: stops.stopped)
+
+
 def _revert():
-    st = E.read_state()
-    failed, _ = E.revert(st, out=open(os.devnull, "w"))
+    """Revert the snapshot this jtr ab wrote (none other), if it is still active."""
+    with E.StateLock(), open(os.devnull, "w") as null:
+        st = E.read_state(required=False)
+        if not st or st["status"] not in ("applying", "applied") or st.get("pid") != os.getpid():
+            return
+        failed, _ = E.revert(st, out=null)
     for label, why in failed:
         print("  not restored: %s: %s" % (label, why), file=sys.stderr)
 
 
-def _measure(d, measure, o):
-    """One jtr run into @d: (its probe's exit status, partial?)."""
+def _measure(d, measure, o, stops, running):
+    """One jtr run into @d: {"rc": its probe's exit status, "result": whether it
+    wrote one, "partial": it covers less than asked, "interrupted": a stop
+    request ended it}."""
     args = ["-q", "-o", d, "-d", format_duration(o["duration_ns"])] + \
         (["-c"] + measure if measure else [])
-    job = run_job(args, cpus=measure[0] if measure else None, trace=o["trace"],
-                  backend=o["backend"])
-    for n in job.notices:
+    kw = {"cpus": measure[0] if measure else None, "trace": o["trace"],
+          "backend": o["backend"]}
+    rep = _job_apart(args, kw, stops, running)
+    if rep.get("error"):
+        kind, text = rep["error"]
+        raise (UsageError if kind == "usage" else JtrError)(text)
+    for n in rep["notices"]:
         print("jtr ab: %s" % n, file=sys.stderr)
-    partial = True
-    if job.result is not None:
-        partial = bool(job.result.get("partial")) or job.interrupted
-        run = job.result["runs"][0]
-        print("    p99 %s  p99.99 %s  max %s  lost %.3f %%%s" % (
-            fmt_ns(run["percentiles_ns"]["99"]), fmt_ns(run["percentiles_ns"]["99.99"]),
-            fmt_ns(run["max_ns"]), run.get("lost_time_pct", 0.0),
-            "" if job.lines else "  (not attributed: %s)" % job.why))
-    return job.rc, partial
+    result = load_result(rep["folder"]) if rep["folder"] else None
+    run = {"rc": rep["rc"], "result": result is not None, "partial": True,
+           "interrupted": rep["interrupted"]}
+    if result is not None:
+        run["partial"] = bool(result.get("partial")) or rep["interrupted"]
+        r = result["runs"][0]
+        print("    p99 %s  p99.99 %s  max %s  lost %.3f %%%s%s" % (
+            fmt_ns(r["percentiles_ns"]["99"]), fmt_ns(r["percentiles_ns"]["99.99"]),
+            fmt_ns(r["max_ns"]), r.get("lost_time_pct", 0.0),
+            "  (partial)" if run["partial"] else "",
+            "" if rep["lines"] else "  (not attributed: %s)" % rep["why"]))
+    elif rep["interrupted"]:
+        print("    stopped before it wrote a result (exit %s)" % rep["rc"])
+    return run
 
 
-def _finish(outdir, record):
-    """Compare what was measured; write ab.json, compare.json/.txt; print."""
-    ok = [r for r in record["runs"] if r["rc"] == 0 and not r["partial"]]
-    a = [os.path.join(outdir, r["name"]) for r in ok if r["side"] == "a"]
-    b = [os.path.join(outdir, r["name"]) for r in ok if r["side"] == "b"]
+def _job_apart(args, kw, stops, running):
+    """run_job(@args, **@kw) in a child process of its own process group; what
+    jtr ab needs of the Job, as a dict (rc, folder, interrupted, notices, lines,
+    why, error). @running["pid"] is the child while it runs, for the first stop
+    signal to reach it once."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                        # the child: its report, then _exit
+        try:
+            os.close(r)
+            os.setpgid(0, 0)
+            _job_child(args, kw, w)
+        finally:
+            os._exit(70)
+    os.close(w)
+    try:
+        os.setpgid(pid, pid)            # before any signal could reach its group
+    except OSError:
+        pass
+    signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    running.update(pid=pid, told=False)
+    if stops.stopped:                   # a stop came while it started
+        running["told"] = True
+        _kill(pid)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, SIGNALS)
+    chunks = []
+    with os.fdopen(r, "rb") as f:
+        for chunk in iter(lambda: f.read(65536), b""):
+            chunks.append(chunk)
+    running["pid"] = None
+    _, status = os.waitpid(pid, 0)
+    try:
+        return json.loads(b"".join(chunks).decode())
+    except ValueError:
+        if stops.stopped:
+            return {"rc": None, "folder": None, "interrupted": True, "notices": [],
+                    "lines": False, "why": None, "error": None}
+        raise JtrError("the run ended without a report (wait status %d)" % status)
+
+
+def _job_child(args, kw, w):
+    """The child of _job_apart: run_job with SIGINT and SIGTERM recorded until it
+    takes them itself, the report written to @w."""
+    stop = []
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, lambda *a: stop.append(1))
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    rep = {"rc": None, "folder": None, "interrupted": True, "notices": [], "lines": False,
+           "why": None, "error": None}
+    try:
+        if not stop:
+            job = run_job(args, **kw)
+            rep.update(rc=job.rc, interrupted=job.interrupted or bool(stop),
+                       folder=job.result.folder if job.result is not None else None,
+                       notices=job.notices, lines=bool(job.lines), why=job.why)
+    except KeyboardInterrupt:           # stopped before its probe started
+        pass
+    except UsageError as e:
+        rep["error"] = ["usage", str(e)]
+    except JtrError as e:
+        rep["error"] = ["failed", str(e)]
+    except Exception as e:               # noqa: BLE001 - said in the parent, in one line
+        rep["error"] = ["failed", "the run failed: %s: %s" % (type(e).__name__, e)]
+    data = json.dumps(rep).encode()
+    while data:
+        data = data[os.write(w, data):]
+
+
+def _count(runs):
+    """'2 runs (1 partial)'."""
+    part = sum(1 for r in runs if r["partial"])
+    return "%d run%s%s" % (len(runs), "" if len(runs) == 1 else "s",
+                           " (%d partial)" % part if part else "")
+
+
+def _finish(outdir, record, stopped):
+    """Compare what was measured (partial runs too); write ab.json, compare.json
+    and compare.txt; print. @stopped(): whether a stop was requested (by the
+    time ab.json is written)."""
+    got = [r for r in record["runs"] if r["result"]]
+    a = [r for r in got if r["side"] == "a"]
+    b = [r for r in got if r["side"] == "b"]
+    sides = "baseline %s, tuned %s" % (_count(a), _count(b))
     if a and b:
-        c = compare([load_result(p) for p in a], [load_result(p) for p in b],
-                    labels_a=a, labels_b=b)
-        write_json(os.path.join(outdir, "compare.json"), c)
-        lines = compare_table(c)
-        write_atomic(os.path.join(outdir, "compare.txt"), "\n".join(lines) + "\n")
-        record["compare"] = "compare.json"
-        record["verdict"] = c["verdict"]
-        print()
-        print("\n".join(lines))
+        pa = [os.path.join(outdir, r["name"]) for r in a]
+        pb = [os.path.join(outdir, r["name"]) for r in b]
+        try:
+            c = compare([load_result(p) for p in pa], [load_result(p) for p in pb],
+                        labels_a=pa, labels_b=pb)
+        except (UsageError, JtrError) as e:
+            c = None
+            print("jtr ab: cannot compare (%s): %s" % (sides, e))
+        if c is not None:
+            write_json(os.path.join(outdir, "compare.json"), c)
+            lines = compare_table(c)
+            write_atomic(os.path.join(outdir, "compare.txt"), "\n".join(lines) + "\n")
+            record["compare"] = "compare.json"
+            record["verdict"] = c["verdict"]
+            print()
+            print("compared: %s" % sides)
+            print("\n".join(lines))
     else:
-        print("jtr ab: not enough runs to compare (baseline %d, tuned %d)" % (len(a), len(b)))
+        print("jtr ab: not enough runs to compare (%s)" % sides)
+    record["interrupted"] = stopped()
     write_json(os.path.join(outdir, "ab.json"), record)
     print("results: %s" % outdir)
