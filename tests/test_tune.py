@@ -695,6 +695,37 @@ def test_ab_stopped_twice_reverts_and_keeps_what_it_measured(machine, tmp_path, 
     assert r["next_rc"] == 0, r["next"]
 
 
+@pytest.mark.parametrize("sigs,to", [(["TERM", "TERM"], "process"), (["INT", "INT"], "group"),
+                                     (["HUP", "TERM", "TERM"], "process")])
+def test_apply_stopped_is_undone_whatever_follows(machine, tmp_path, sigs, to):
+    """A stop signal after the apply changed 5 settings ends it and undoes it; the
+    signals after it are acknowledged and the undoing goes on: exit 130, the
+    machine as before, the snapshot reverted, no holder, no temporary file."""
+    env, _ = machine
+    r = in_namespace_driver(env, tmp_path, "tune", json.dumps({"cmd": "apply", "sigs": sigs,
+                                                                "to": to}))
+    why = r["stdout"][-2000:] + r["stderr"]
+    assert r["reached"] and r["rc"] == 130, why
+    last = r["stderr"].splitlines()[-1]
+    assert last.startswith("jtr tune: interrupted; the apply of jtr-realtime was undone ("), why
+    assert r["stderr"].count("jtr tune: still undoing the apply; wait") == len(sigs) - 1, why
+    assert "Traceback" not in r["stderr"] and r["status"] == "reverted", why
+    assert r["diff"] == {} and r["holders"] == [] and r["tmp"] == [], (r["diff"], r["tmp"])
+
+
+def test_revert_is_not_stopped_by_signals(machine, tmp_path):
+    """SIGTERM, SIGINT and SIGHUP in the middle of a revert: each is acknowledged,
+    the revert finishes (exit 0) and every setting is back."""
+    env, _ = machine
+    r = in_namespace_driver(env, tmp_path, "tune", json.dumps({
+        "cmd": "revert", "sigs": ["TERM", "INT", "HUP"], "to": "group"}))
+    why = r["stdout"] + r["stderr"]
+    assert r["reached"] and r["rc"] == 0, why
+    assert r["stderr"].count("jtr tune: still reverting; wait") == 3, why
+    assert "reverted jtr-realtime: " in r["stdout"] and r["status"] == "reverted", why
+    assert r["diff"] == {} and r["holders"] == [] and r["tmp"] == [], (r["diff"], r["tmp"])
+
+
 def test_ab_compares_a_partial_run(machine, tmp_path):
     """One SIGTERM during the tuned run: the run stops early, is kept (marked
     partial) and compared with the baseline; the output says how many runs each

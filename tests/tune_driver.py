@@ -6,6 +6,7 @@ prints what it saw as one JSON document; the tests judge it.
 
     python tune_driver.py sweep                    (JTR, JTR_STATE_DIR, T_OUT set)
     python tune_driver.py ab '{"sigs": [...], "to": "process"|"group", "phase": ...}'
+    python tune_driver.py tune '{"cmd": "apply"|"revert", "sigs": [...], "to": ...}'
 """
 import glob
 import json
@@ -186,9 +187,45 @@ def ab(case):
             "next_rc": nxt.returncode, "next": (nxt.stdout + nxt.stderr)[-2000:]}
 
 
+# ---------------------------------------------------------------- jtr tune
+
+def tune(case):
+    """Stop signals (case["sigs"], 5 ms apart, to the process or its group) to
+    `jtr tune apply jtr-realtime --cpus 1` after it changed 5 settings, or to
+    `jtr tune revert` 0.2 s after it started; the settings take 20 ms each."""
+    state_dir = os.environ["JTR_STATE_DIR"]
+    before = dump()
+    slow = dict(os.environ, JTR_TUNE_STEP_DELAY="0.02")
+    if case["cmd"] == "revert":
+        assert jtr("tune", "apply", "jtr-realtime", "--cpus", "1").returncode == 0
+        args = ["tune", "revert"]
+    else:
+        args = ["tune", "apply", "jtr-realtime", "--cpus", "1"]
+    p = subprocess.Popen([os.environ["JTR"]] + args, text=True, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True, env=slow)
+    if case["cmd"] == "revert":
+        time.sleep(0.2)
+        reached = p.poll() is None
+    else:
+        reached = wait_until(lambda: done(5), p)
+    for i, name in enumerate(case["sigs"]):
+        if i:
+            time.sleep(0.005)
+        sig = getattr(signal, "SIG" + name)
+        try:
+            (os.killpg if case["to"] == "group" else os.kill)(p.pid, sig)
+        except ProcessLookupError:
+            pass
+    o, e = p.communicate(timeout=120)
+    reap()
+    return {"reached": reached, "rc": p.returncode, "stdout": o, "stderr": e,
+            "diff": diff(before, dump()), "holders": dma_holders(), "status": status(),
+            "tmp": tmp_files(state_dir)}
+
+
 if __name__ == "__main__":
     subprocess.Popen(["sleep", "300"])          # a task of its own for the profile to move
     time.sleep(0.05)
     what = sys.argv[1]
-    doc = sweep() if what == "sweep" else ab(json.loads(sys.argv[2]))
+    doc = sweep() if what == "sweep" else {"ab": ab, "tune": tune}[what](json.loads(sys.argv[2]))
     print(json.dumps(doc))
