@@ -25,12 +25,15 @@ ACTION_HELP = {
     "list": "the profiles and what each does",
     "show": "every setting the profiles touch: its value now, runtime or boot-only, whether "
             "this machine supports it (and why not), boot options in effect",
-    "apply": "check what this machine can do, print the plan, write the snapshot ({state}), "
-             "then apply; what cannot be applied is listed with the reason",
+    "apply": "check every value of the profile and what this machine can do, print the "
+             "plan, write the snapshot ({state}), then apply, the snapshot written again "
+             "before each change; what cannot be applied is listed with the reason. Ctrl-C, "
+             "SIGTERM or SIGHUP stops it and undoes it (exit 130)",
     "verify": "compare the machine with the applied profile; exit 0 (as applied) or 1 "
               "(drift: each difference listed)",
-    "revert": "restore every setting from the snapshot; says what could not be restored and "
-              "why; running it again does nothing more",
+    "revert": "restore every setting the apply reached from the snapshot, also after a "
+              "killed apply; says what could not be restored and why; running it again does "
+              "nothing more; signals do not stop it half-way",
     "confirm": "keep a profile applied with --auto-revert",
 }
 
