@@ -18,6 +18,7 @@ import time
 
 import pytest
 from conftest import JTR, ROOT, run_jtr
+from tune_driver import dma_holders, read_dma
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 from jtrpy.system.procs import proc_stat  # noqa: E402
@@ -63,6 +64,8 @@ def _force_restore(before, env):
         K.stop_dma_holder()
     finally:
         del os.environ["JTR_STATE_DIR"]
+    for pid in dma_holders():             # holders no snapshot recorded
+        os.kill(pid, signal.SIGKILL)
 
 
 @pytest.fixture
@@ -200,7 +203,8 @@ def test_revert_says_what_it_could_not_restore(machine, tmp_path):
         st = json.load(f)
     st["entries"].append({"type": "file", "key": "file:/proc/sys/kernel/osrelease",
                           "label": "kernel.osrelease", "path": "/proc/sys/kernel/osrelease",
-                          "how": "text", "before": "1.0", "target": "1.0"})
+                          "how": "text", "before": "1.0", "target": "1.0",
+                          "result": "changed"})       # one the apply reached
     with open(st_path, "w") as f:
         json.dump(st, f)
     p = run_jtr("tune", "revert", env=env)
@@ -598,3 +602,251 @@ def test_ab_bad_input(machine):
         p = run_jtr(*args, env=env)
         assert p.returncode == 2 and msg in p.stderr, (args, p.stderr)
     assert global_dump(env) == before
+
+
+# ---------------------------------------------------------------- killed, stopped, bad input
+
+DRIVER = os.path.join(ROOT, "tests", "tune_driver.py")
+
+
+def in_namespace_driver(env, tmp_path, *args, timeout=300):
+    """tests/tune_driver.py ARGS in a pid namespace of its own: its JSON report."""
+    e = dict(os.environ, JTR=JTR, T_OUT=str(tmp_path), **env)
+    e.pop("JTR_PROG", None)
+    p = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", sys.executable, DRIVER]
+                       + list(args), env=e, text=True, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=timeout)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.splitlines()[-1])
+
+
+def test_sigkill_at_any_moment_of_apply_then_revert_is_exact(machine, tmp_path):
+    """SIGKILL of `jtr tune apply jtr-realtime --cpus 1` at swept moments (before
+    Python runs, and 0 to 150 ms after the snapshot appears: the holder of
+    cpu_dma_latency starting, files, IRQs, tasks, the cpuset), then `jtr tune
+    revert`: every knob back, /dev/cpu_dma_latency as before, no holder left, no
+    temporary file left."""
+    env, _ = machine
+    dma_before = read_dma()
+    seen = set()
+    for r in in_namespace_driver(env, tmp_path, "sweep"):
+        where = "kill %d ms after the %s (snapshot status %s): %s" % (
+            r["ms"], r["when"], r["status"], r["revert"])
+        seen.add(r["status"])
+        if r["status"] is None:
+            assert r["revert_rc"] == 2 and "no snapshot at" in r["revert"], where
+        else:
+            assert r["revert_rc"] == 0, where
+        assert r["diff"] == {}, (where, r["diff"])
+        assert r["dma_after"] == r["dma_before"] == dma_before, where
+        assert r["holders"] == [], where
+        assert r["tmp"] == [], where
+    assert "applying" in seen, "no kill landed inside the apply: %s" % seen
+    assert read_dma() == dma_before and dma_holders() == []
+
+
+AB_STOPS = [
+    # (signals, to, phase): second and third signals 5 ms after the one before
+    (["TERM", "TERM"], "process", "applying"),
+    (["TERM", "TERM"], "process", "tuned"),
+    (["TERM", "TERM"], "group", "tuned"),
+    (["INT", "INT"], "group", "tuned"),
+    (["INT", "INT", "INT"], "process", "end"),
+    (["HUP", "TERM"], "process", "baseline"),
+]
+
+
+@pytest.mark.parametrize("sigs,to,phase", AB_STOPS,
+                         ids=["-".join(c[0]) + "-" + c[1] + "-" + c[2] for c in AB_STOPS])
+def test_ab_stopped_twice_reverts_and_keeps_what_it_measured(machine, tmp_path, sigs, to, phase):
+    """A stop signal and a second one 5 ms later (to jtr ab alone, or to its
+    process group) while the profile is applied, during a run or at the end:
+    the machine is as before, no holder and no temporary file is left, ab.json
+    holds what was measured (partial), the exit status is 130 with the last line
+    'jtr ab: interrupted; partial results in DIR/', and the next jtr ab runs."""
+    env, _ = machine
+    # mid-apply: 20 ms a setting, so the stop comes after 5 settings and the second
+    # signal while the revert of those (100 ms or more) is still going on
+    case = {"sigs": sigs, "to": to, "phase": phase,
+            "env": {"JTR_TUNE_STEP_DELAY": "0.02"} if phase == "applying" else {}}
+    r = in_namespace_driver(env, tmp_path, "ab", json.dumps(case))
+    out = tmp_path / "ab"
+    why = r["stdout"][-2000:] + r["stderr"][-2000:]
+    assert r["reached"], "jtr ab ended before the %s phase: %s" % (phase, why)
+    assert r["rc"] == 130, why
+    assert "Traceback" not in r["stderr"], why
+    assert r["stderr"].splitlines()[-1] == "jtr ab: interrupted; partial results in %s/" % out
+    assert r["diff"] == {} and r["holders"] == [] and r["tmp"] == [], (r["diff"], r["tmp"], why)
+    assert r["status"] in (None, "reverted"), why
+    assert r["ab"] is not None and r["ab"]["interrupted"] is True, why
+    assert r["ab"]["partial"] is (phase != "end"), why      # at the end every run was done
+    runs = {x["name"]: x for x in r["ab"]["runs"]}
+    if phase in ("tuned", "end"):
+        assert runs["a-1"]["partial"] is False and runs["a-1"]["result"] is True, runs
+        assert "b-1" in runs, runs
+    if phase == "end":
+        assert runs["b-1"]["partial"] is False and r["compare"], why
+    if phase == "tuned":                # the probe was measuring: its run is kept
+        assert runs["b-1"]["partial"] is True and runs["b-1"]["result"] is True, runs
+        assert r["compare"], why
+    if to == "process" and phase in ("applying", "end"):
+        # jtr ab's own handler took the later signals: acknowledged, cleanup went on
+        assert "jtr ab: still " in r["stderr"] and "; wait" in r["stderr"], why
+    assert r["next_rc"] == 0, r["next"]
+
+
+@pytest.mark.parametrize("sigs,to", [(["TERM", "TERM"], "process"), (["INT", "INT"], "group"),
+                                     (["HUP", "TERM", "TERM"], "process")])
+def test_apply_stopped_is_undone_whatever_follows(machine, tmp_path, sigs, to):
+    """A stop signal after the apply changed 5 settings ends it and undoes it; the
+    signals after it are acknowledged and the undoing goes on: exit 130, the
+    machine as before, the snapshot reverted, no holder, no temporary file."""
+    env, _ = machine
+    r = in_namespace_driver(env, tmp_path, "tune", json.dumps({"cmd": "apply", "sigs": sigs,
+                                                                "to": to}))
+    why = r["stdout"][-2000:] + r["stderr"]
+    assert r["reached"] and r["rc"] == 130, why
+    last = r["stderr"].splitlines()[-1]
+    assert last.startswith("jtr tune: interrupted; the apply of jtr-realtime was undone ("), why
+    assert r["stderr"].count("jtr tune: still undoing the apply; wait") == len(sigs) - 1, why
+    assert "Traceback" not in r["stderr"] and r["status"] == "reverted", why
+    assert r["diff"] == {} and r["holders"] == [] and r["tmp"] == [], (r["diff"], r["tmp"])
+
+
+def test_revert_is_not_stopped_by_signals(machine, tmp_path):
+    """SIGTERM, SIGINT and SIGHUP in the middle of a revert: each is acknowledged,
+    the revert finishes (exit 0) and every setting is back."""
+    env, _ = machine
+    r = in_namespace_driver(env, tmp_path, "tune", json.dumps({
+        "cmd": "revert", "sigs": ["TERM", "INT", "HUP"], "to": "group"}))
+    why = r["stdout"] + r["stderr"]
+    assert r["reached"] and r["rc"] == 0, why
+    assert r["stderr"].count("jtr tune: still reverting; wait") == 3, why
+    assert "reverted jtr-realtime: " in r["stdout"] and r["status"] == "reverted", why
+    assert r["diff"] == {} and r["holders"] == [] and r["tmp"] == [], (r["diff"], r["tmp"])
+
+
+def test_ab_compares_a_partial_run(machine, tmp_path):
+    """One SIGTERM during the tuned run: the run stops early, is kept (marked
+    partial) and compared with the baseline; the output says how many runs each
+    side has."""
+    env, _ = machine
+    r = in_namespace_driver(env, tmp_path, "ab", json.dumps({"sigs": ["TERM"], "to": "process",
+                                                              "phase": "tuned"}))
+    why = r["stdout"][-3000:] + r["stderr"][-2000:]
+    assert r["reached"] and r["rc"] == 130, why
+    runs = {x["name"]: x for x in r["ab"]["runs"]}
+    assert runs["b-1"]["partial"] is True and runs["b-1"]["result"] is True, runs
+    assert r["compare"] and r["ab"]["compare"] == "compare.json", why
+    c = json.loads((tmp_path / "ab" / "compare.json").read_text())
+    assert len(c["a"]["results"]) == 1 and len(c["b"]["results"]) == 1
+    assert "compared: baseline 1 run, tuned 1 run (1 partial)" in r["stdout"], why
+    assert "verdict: " in r["stdout"] and r["diff"] == {}, why
+
+
+BAD_PROFILES = [
+    # (the profile's sections, the start of what is wrong)
+    ("[jtr_cpuset]\ncpus=1\nname=../../../../tmp/jtr-escape",
+     "[jtr_cpuset] name=../../../../tmp/jtr-escape: a cpuset name is one folder"),
+    ("[jtr_cpuset]\ncpus=1\nname=a/b", "[jtr_cpuset] name=a/b: a cpuset name is one folder"),
+    ("[jtr_cpuset]\ncpus=1\nname=..", "[jtr_cpuset] name=..: a cpuset name is one folder"),
+    ("[jtr_cpuset]\ncpus=zz", "[jtr_cpuset] cpus=zz: 'zz' is not a CPU list"),
+    ("[jtr_cpuset]\ncpus=1\nfrob=1", "[jtr_cpuset] frob=1: not an option of [jtr_cpuset]"),
+    ("[scheduler]\nisolated_cores=a-b", "[scheduler] isolated_cores=a-b: 'a-b' is not a CPU"),
+    ("[scheduler]\nisolated_cores=99", "[scheduler] isolated_cores=99: CPU 99 is not online"),
+    ("[scheduler]\nisolated_cores=0-1", "[scheduler] isolated_cores=0-1: would isolate every"),
+    ("[scheduler]\nisolated_cores=1\ndefault_irq_smp_affinity=zz",
+     "[scheduler] default_irq_smp_affinity=zz: 'zz' is not calc, ignore or a CPU list"),
+    ("[scheduler]\nisolated_cores=1\ndefault_irq_smp_affinity=0x3",
+     "[scheduler] default_irq_smp_affinity=0x3: '0x3' is not calc, ignore or a CPU list"),
+    ("[cpu]\nforce_latency=-5", "[cpu] force_latency=-5: not a latency in us"),
+    ("[cpu]\nforce_latency=99999999999", "[cpu] force_latency=99999999999: not a latency"),
+    ("[vm]\ntransparent_hugepages=banana",
+     "[vm] transparent_hugepages=banana: 'banana' is not a THP mode; write always, madvise "
+     "or never"),
+    ("[sysctl]\nvm.swappiness=", "[sysctl] vm.swappiness=: empty"),
+    ("[sysctl]\nvm.swappiness=10\n  20", "[sysctl] vm.swappiness=10\\n20: more than one line"),
+    ("[sysctl]\n../../etc/x=1", "[sysctl] ../../etc/x=1: not a sysctl name"),
+    ("[sysctl]\nkernel.watchdog_cpumask=x-y",
+     "[sysctl] kernel.watchdog_cpumask=x-y: 'x-y' is not a CPU list"),
+    ("[sysfs]\n{tmp}/target=1", "[sysfs] {tmp}/target=1: not a path under /sys"),
+    ("[sysfs]\n/sys/../{tmp}/target=1", "not a path under /sys"),
+    ("[sysfs]\n/sys/devices/virtual/workqueue/cpumask=zz",
+     "[sysfs] /sys/devices/virtual/workqueue/cpumask=zz: not a CPU mask"),
+    ("[bootloader]\ncmdline=isolcpus=zz", "[bootloader] cmdline=isolcpus=zz: isolcpus=zz: "
+                                         "'zz' is not a CPU list"),
+    ("[bootloader]\ncmdline=quiet\"; touch {tmp}/x; \"",
+     "cannot go on the kernel command line"),
+]
+
+
+@pytest.mark.parametrize("body,msg", BAD_PROFILES, ids=[str(i) for i in range(len(BAD_PROFILES))])
+def test_bad_profile_value_is_refused_before_anything(machine, tmp_path, body, msg):
+    """Every value a profile gives jtr's applier is checked when the profile is
+    loaded: one line 'jtr tune: PROFILE: [section] key=value: what is wrong',
+    exit 2, no traceback, nothing changed or created; with and without
+    --dry-run, and for jtr ab."""
+    env, before = machine
+    body, msg = body.replace("{tmp}", str(tmp_path)), msg.replace("{tmp}", str(tmp_path))
+    (tmp_path / "target").write_text("untouched\n")
+    d = tmp_path / "profiles" / "bad"
+    d.mkdir(parents=True)
+    (d / "tuned.conf").write_text("[main]\nsummary=a bad profile\n\n%s\n" % body)
+    env = dict(env, JTR_PROFILE_DIRS="%s:%s" % (tmp_path / "profiles", PROFILE_DIR))
+    p = in_namespace("""
+$JTR tune apply bad --cpus 1 --dry-run > $OUT/dry.out 2> $OUT/dry.err; echo dry=$?
+$JTR tune apply bad --cpus 1 > $OUT/apply.out 2> $OUT/apply.err; echo apply=$?
+$JTR ab bad --cpus 1 -d 100ms --no-trace -o $OUT/ab > $OUT/ab.out 2> $OUT/ab.err; echo ab=$?
+""", env, tmp_path)
+    for what, prog in (("dry", "jtr tune"), ("apply", "jtr tune"), ("ab", "jtr ab")):
+        err = (tmp_path / (what + ".err")).read_text()
+        assert "%s=2" % what in p.stdout, (what, err)
+        assert err.startswith("%s: bad: " % prog) and msg in err, (what, err)
+        assert err.count("\n") == 1 and "Traceback" not in err, (what, err)
+        assert (tmp_path / (what + ".out")).read_text() == "", what
+    assert not os.path.exists("/tmp/jtr-escape") and not (tmp_path / "x").exists()
+    assert (tmp_path / "target").read_text() == "untouched\n"
+    assert not (tmp_path / "ab").exists()
+    assert not os.path.exists(os.path.join(env["JTR_STATE_DIR"], "tune-state.json"))
+    assert global_dump(env) == before
+
+
+def test_snapshot_entry_of_unknown_type_is_refused(machine):
+    """verify and revert name the state file and the entry they do not know, in one
+    line (exit 2), and change nothing, the snapshot included."""
+    env, before = machine
+    os.makedirs(env["JTR_STATE_DIR"])
+    st_path = os.path.join(env["JTR_STATE_DIR"], "tune-state.json")
+    st = {"format": "jtr-tune-state/1", "profile": "jtr-latency", "isolated_cpus": "",
+          "applied_at": "2026-11-23T00:00:00.000+00:00", "pid": 1, "status": "applied",
+          "confirmed": True, "via_tuned": None, "boot": [],
+          "entries": [{"type": "file", "key": "file:/proc/sys/vm/swappiness",
+                       "label": "vm.swappiness", "path": "/proc/sys/vm/swappiness",
+                       "how": "text", "before": "60", "target": "10", "result": "changed"},
+                      {"type": "frob", "key": "frob:1", "label": "a frob", "before": "1",
+                       "target": "2", "result": "changed"}]}
+    text = json.dumps(st)
+    with open(st_path, "w") as f:
+        f.write(text)
+    for cmd in ("verify", "revert", "confirm"):
+        p = run_jtr("tune", cmd, env=env)
+        assert p.returncode == 2, (cmd, p.stdout, p.stderr)
+        assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, (cmd, p.stderr)
+        assert st_path in p.stderr and "entry 2 (frob:1)" in p.stderr, (cmd, p.stderr)
+        assert "unknown type 'frob'" in p.stderr, (cmd, p.stderr)
+    with open(st_path) as f:
+        assert f.read() == text
+    assert global_dump(env) == before
+
+
+@pytest.mark.parametrize("args,msg", [
+    ([], "give an action: list, show, apply, verify, revert, confirm"),
+    (["list", "extra"], "unexpected argument 'extra'"),
+    (["verify", "extra"], "unexpected argument 'extra'"),
+    (["revert", "--cpus", "1"], "unknown option '--cpus'"),
+    (["-x"], "unknown option '-x'"),
+])
+def test_tune_usage_goes_to_stderr(args, msg):
+    p = run_jtr("tune", *args)
+    assert p.returncode == 2 and p.stdout == "", p.stdout
+    assert msg in p.stderr and p.stderr.count("\n") == 1, p.stderr

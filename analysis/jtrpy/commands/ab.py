@@ -1,6 +1,6 @@
 """ab - jtr ab PROFILE: does a tuning profile help? Baseline runs, the profile
 applied, tuned runs, reverted, compared; always reverted (error, Ctrl-C,
-SIGTERM)."""
+SIGTERM, SIGHUP)."""
 import os
 
 from ..cli.parser import Count, Duration, JtrParser, add_backend
@@ -16,7 +16,10 @@ and the two sides compared (jtr compare: percentiles with bootstrap confidence
 intervals, time lost, outliers/s, per-cause deltas, a verdict). With --repeat N
 there are N runs a side, interleaved A B B A A B ..., so drift on a noisy
 machine shows as run-to-run spread instead of as an effect. The profile is
-reverted whatever happens: an error, Ctrl-C or SIGTERM."""
+reverted whatever happens: an error, or Ctrl-C, SIGTERM or SIGHUP. The first of
+those stops the experiment: the run under way is kept (marked partial) and
+compared with the rest, and the exit status is 130; later ones only wait for
+the revert and the results to be written."""
 
 NOTES = "Needs root (it applies a profile). Run it from a housekeeping CPU."
 

@@ -5,7 +5,8 @@ import sys
 import textwrap
 
 from ..cli.parser import Duration, JtrParser
-from ..errors import UsageError
+from ..errors import EXIT_INTERRUPTED, UsageError
+from ..system import signals
 from ..system.cpus import online_cpus
 from ..tune import engine as E
 from ..tune import inventory
@@ -24,12 +25,15 @@ ACTION_HELP = {
     "list": "the profiles and what each does",
     "show": "every setting the profiles touch: its value now, runtime or boot-only, whether "
             "this machine supports it (and why not), boot options in effect",
-    "apply": "check what this machine can do, print the plan, write the snapshot ({state}), "
-             "then apply; what cannot be applied is listed with the reason",
+    "apply": "check every value of the profile and what this machine can do, print the "
+             "plan, write the snapshot ({state}), then apply, the snapshot written again "
+             "before each change; what cannot be applied is listed with the reason. Ctrl-C, "
+             "SIGTERM or SIGHUP stops it and undoes it (exit 130)",
     "verify": "compare the machine with the applied profile; exit 0 (as applied) or 1 "
               "(drift: each difference listed)",
-    "revert": "restore every setting from the snapshot; says what could not be restored and "
-              "why; running it again does nothing more",
+    "revert": "restore every setting the apply reached from the snapshot, also after a "
+              "killed apply; says what could not be restored and why; running it again does "
+              "nothing more; signals do not stop it half-way",
     "confirm": "keep a profile applied with --auto-revert",
 }
 
@@ -89,6 +93,9 @@ def parse(parser, args):
     """The action first, in jtr tune's own words when it is not one."""
     if not args:
         raise UsageError("give an action: %s; see 'jtr tune --help'" % ", ".join(ACTIONS))
+    if args[0].startswith("-") and args[0] not in ("-h", "--help"):
+        raise UsageError("unknown option '%s'; give an action first: %s; see 'jtr tune "
+                         "--help'" % (args[0].split("=")[0], ", ".join(ACTIONS)))
     if args[0] not in ACTIONS and not args[0].startswith("-"):
         raise UsageError("unknown 'jtr tune %s'; use list, show, apply, verify, revert or "
                          "confirm" % args[0])
@@ -187,28 +194,37 @@ def do_apply(opts):
                          % ", ".join(jtr_profiles()))
     auto = opts.auto_revert / 1e9 if opts.auto_revert is not None else None
     cpus = E.check_cpus(opts.cpus, opts.force) if opts.cpus is not None else []
-    profile = E.load_profile(opts.profile[0], cpus)
-    if not cpus and "scheduler" in profile.units:
-        cpus = [int(c) for c in profile.expand("${f:cpulist_unpack:${isolated_cores}}").split(",")]
-        E.check_cpus(format_cpulist(cpus), opts.force)
-    if not opts.dry_run:
-        E.need_root("apply")
-        if E.active_state():
-            st = E.active_state()
-            raise UsageError("profile %s is applied (since %s); run 'jtr tune revert' first"
-                             % (st["profile"], st["applied_at"]))
-    plan = E.make_plan(profile, cpus)
-    if any(e["label"] == "kernel.sched_rt_runtime_us" and e["target"] == "-1"
-           for e in plan.entries):
-        plan.warnings.append(E.RT_WARNING)
-    house = [c for c in online_cpus() if c not in cpus]
-    print("%s%s" % (profile.name, " on CPUs %s (housekeeping: %s)" % (
-        format_cpulist(cpus), format_cpulist(house)) if cpus else ""))
-    _print_plan(plan)
+    profile = E.load_profile(opts.profile[0], cpus, opts.force)     # every value checked
+    if profile.isolated is not None:
+        cpus = profile.isolated
     if opts.dry_run:
+        _show_plan(E.make_plan(profile, cpus), cpus)
         print("dry run: nothing was changed")
         return 0
-    st = E.apply(plan, boot=opts.boot, auto_revert_s=auto, via_tuned=opts.via_tuned)
+    E.need_root("apply")
+    _refuse_if_applied()
+    # the first stop signal ends the apply and undoes it; later ones wait for that
+    with signals.measuring(stopping="", busy="still undoing the apply; wait"), \
+            E.StateLock():
+        E.recover()
+        _refuse_if_applied()
+        plan = E.make_plan(profile, cpus)
+        _show_plan(plan, cpus)
+        sys.stdout.flush()
+        if signals.requested():
+            print("jtr tune: interrupted; nothing was changed", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        st = E.apply(plan, boot=opts.boot, auto_revert_s=auto, via_tuned=opts.via_tuned,
+                     stop=signals.requested)
+        if signals.requested():
+            failed, gone = E.revert(st)
+            for label, why in failed:
+                print("  not restored: %s: %s" % (label, why))
+            sys.stdout.flush()
+            print("jtr tune: interrupted; the apply of %s was undone (%d settings restored%s)"
+                  % (profile.name, st["touched"] - len(failed) - gone,
+                     ", %d not" % len(failed) if failed else ""), file=sys.stderr)
+            return EXIT_INTERRUPTED
     res = [e.get("result", "tuned") for e in st["entries"]]
     failed = [e for e in st["entries"] if str(e.get("result", "")).startswith("failed")]
     print("applied %s: %s%d changed, %d already so, %d failed%s (snapshot: %s)" % (
@@ -225,6 +241,23 @@ def do_apply(opts):
         print("auto-revert in %g s unless 'jtr tune confirm'" % auto)
     print("revert with: jtr tune revert")
     return 0
+
+
+def _refuse_if_applied():
+    st = E.active_state()
+    if st:
+        raise UsageError("profile %s is applied (since %s); run 'jtr tune revert' first"
+                         % (st["profile"], st["applied_at"]))
+
+
+def _show_plan(plan, cpus):
+    if any(e["label"] == "kernel.sched_rt_runtime_us" and e["target"] == "-1"
+           for e in plan.entries):
+        plan.warnings.append(E.RT_WARNING)
+    house = [c for c in online_cpus() if c not in cpus]
+    print("%s%s" % (plan.profile.name, " on CPUs %s (housekeeping: %s)" % (
+        format_cpulist(cpus), format_cpulist(house)) if cpus else ""))
+    _print_plan(plan)
 
 
 # ---------------------------------------------------------------- verify, revert, confirm
@@ -245,22 +278,34 @@ def do_verify(opts):
 
 
 def do_revert(opts):
-    st = E.read_state()
-    if st.get("status", "").startswith("reverted"):
-        print("%s was already reverted at %s; nothing to do" % (st["profile"],
-                                                               st.get("reverted_at")))
+    if _already_reverted(E.read_state()):
         return 0
     E.need_root("revert")
-    if st.get("status") == "applying":
-        print("the apply of %s did not finish (pid %s); restoring everything it may have "
-              "changed" % (st["profile"], st.get("pid")))
-    failed, gone = E.revert(st)
+    # a revert is not stopped half-way: every stop signal is acknowledged and waits
+    with signals.holding("still reverting; wait"), \
+            E.StateLock():
+        E.recover()
+        st = E.read_state()             # again: another revert may have come first
+        if _already_reverted(st):
+            return 0
+        if st.get("status") == "applying":
+            print("the apply of %s did not finish (pid %s); restoring everything it may have "
+                  "changed" % (st["profile"], st.get("pid")))
+        failed, gone = E.revert(st)
     print("reverted %s: %d settings restored from %s%s" % (
-        st["profile"], len(st["entries"]) - len(failed) - gone, E.state_path(),
+        st["profile"], st["touched"] - len(failed) - gone, E.state_path(),
         "; %d tasks have exited since" % gone if gone else ""))
     for label, why in failed:
         print("  not restored: %s: %s" % (label, why))
     return 1 if failed else 0
+
+
+def _already_reverted(st):
+    if st["status"].startswith("reverted"):
+        print("%s was already reverted at %s; nothing to do" % (st["profile"],
+                                                               st.get("reverted_at")))
+        return True
+    return False
 
 
 def do_confirm(opts):
@@ -271,8 +316,12 @@ def do_confirm(opts):
         print("%s is already confirmed" % st["profile"])
         return 0
     E.need_root("confirm")
-    st["confirmed"] = True
-    E.write_state(st)
+    with E.StateLock():
+        st = E.active_state()
+        if not st:
+            raise UsageError("no profile is applied: nothing to confirm")
+        st["confirmed"] = True
+        E.write_state(st)
     if st.get("auto_revert_pid"):
         E.kill_if(st["auto_revert_pid"], "_autorevert")
     print("%s confirmed: it stays applied until 'jtr tune revert'" % st["profile"])

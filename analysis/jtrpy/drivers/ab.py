@@ -1,9 +1,15 @@
 """ab - `jtr ab PROFILE`: baseline runs, the profile applied, tuned runs, reverted,
-compared; in one command, and always reverted (error, Ctrl-C, SIGTERM).
+compared; in one command, and always reverted (an error, Ctrl-C, SIGTERM, SIGHUP).
 
 With --repeat N the runs are interleaved in ABBA order (A B B A A B B A ...), so a
 slow drift of the machine during the experiment falls on both sides equally
 instead of passing for an effect of the profile.
+
+Signals (system/signals.py): the first SIGINT, SIGTERM or SIGHUP, to jtr ab or
+to its process group, stops the experiment: the probe under way gets one SIGTERM
+and its run is kept (marked partial), the profile is reverted, what was measured
+is compared and written, and the exit status is 130. Every later signal is
+acknowledged on stderr and skips nothing: the revert and ab.json are done first.
 """
 import os
 import sys
@@ -21,10 +27,8 @@ from ..values import format_cpulist, format_duration
 from .run import INTERRUPTED, run_job
 
 FORMAT = "jtr-ab/1"
-
-
-class Stop(Exception):
-    """Ctrl-C or SIGTERM during the experiment."""
+BUSY_TUNED = "still reverting the tuning; wait"
+BUSY = "still writing what was measured; wait"
 
 
 def order(repeat):
@@ -36,60 +40,69 @@ def order(repeat):
 
 
 def experiment(o, profile, cpus, outdir):
-    """The runs of `jtr ab` into @outdir (which exists) with @profile (loaded for
-    @cpus); progress on stdout; the exit status (130 when it was stopped)."""
+    """The runs of `jtr ab` into @outdir (which exists) with @profile (loaded and
+    checked for @cpus); progress on stdout; the exit status (130 when a stop was
+    requested, whenever it came: ab.json says "interrupted", and "partial" when
+    runs are missing or cut short)."""
     measure = [str(cpus[0])] if cpus else []
     seq = order(o["repeat"])
     record = {"format": FORMAT, "profile": profile.name, "isolated_cpus": format_cpulist(cpus),
               "measured_cpu": measure[0] if measure else None,
               "duration": format_duration(o["duration_ns"]),
               "repeat": o["repeat"], "trace": o["trace"], "order": [], "runs": [],
-              "partial": True, "compare": None, "verdict": None}
-    mine = os.sched_getaffinity(0)      # apply moves jtr to the housekeeping CPUs;
-
-    applied = False
+              "partial": True, "interrupted": False, "compare": None, "verdict": None}
+    mine = os.sched_getaffinity(0)      # apply moves jtr to the housekeeping CPUs
+    applied = False                     # a snapshot of ours may be active: revert it
     n = {"a": 0, "b": 0}
-    # a stop signal reaches the running probe (it ends its run early and keeps
-    # what it has); the experiment stops after that run
-    with signals.measuring():
+    with signals.measuring(stopping="", busy=BUSY) as block:
         try:
             for k, side in enumerate(seq):
+                if signals.requested():
+                    break
                 n[side] += 1
                 name = "%s-%d" % (side, n[side])
                 if side == "b" and not applied:
-                    plan = E.make_plan(E.load_profile(o["profile"], cpus), cpus)
-                    E.apply(plan, out=open(os.devnull, "w"))
+                    block.busy, applied = BUSY_TUNED, True
+                    _apply(o, cpus)
                     os.sched_setaffinity(0, mine)   # its probes must reach the isolated CPUs
-                    applied = True
+                    if signals.requested():
+                        break
                     print("[%s] applied %s" % (_now(), profile.name))
                 elif side == "a" and applied:
                     _revert()
-                    applied = False
+                    block.busy, applied = BUSY, False
                     print("[%s] reverted %s" % (_now(), profile.name))
+                    if signals.requested():
+                        break
                 print("[%s] run %d of %d: %s (%s)" % (_now(), k + 1, len(seq), name,
                       "baseline" if side == "a" else profile.name))
                 sys.stdout.flush()
-                if signals.requested():
-                    raise Stop()
-                rc, partial = _measure(os.path.join(outdir, name), measure, o)
-                record["runs"].append({"name": name, "side": side, "rc": rc, "partial": partial,
-                                       "profile": profile.name if side == "b" else None})
+                run = _measure(os.path.join(outdir, name), measure, o)
+                run.update({"name": name, "side": side,
+                            "profile": profile.name if side == "b" else None})
+                record["runs"].append(run)
                 record["order"].append(name)
-                if signals.requested() or (partial and rc in (0, INTERRUPTED)):
-                    raise Stop()
-                if rc != 0:
-                    err = UsageError if rc == 2 else JtrError
-                    raise err("run %s failed (exit %d); the profile is reverted" % (name, rc))
-            record["partial"] = False
-        except (KeyboardInterrupt, Stop):
-            print("jtr ab: interrupted; reverting and comparing what was measured",
-                  file=sys.stderr)
+                if run["interrupted"]:
+                    break
+                if run["rc"] != 0:
+                    err = UsageError if run["rc"] == 2 else JtrError
+                    raise err("run %s failed (exit %s); the profile is reverted"
+                              % (name, run["rc"]))
+            else:
+                record["partial"] = False
         finally:
-            if applied:
-                _revert()
-                print("[%s] reverted %s" % (_now(), profile.name))
-            _finish(outdir, record)
-    if record["partial"]:
+            if signals.requested():
+                sys.stdout.flush()
+                print("jtr ab: interrupted; %scomparing what was measured"
+                      % ("reverting and " if applied else ""), file=sys.stderr)
+            try:
+                if applied:
+                    _revert()
+                    print("[%s] reverted %s" % (_now(), profile.name))
+            finally:
+                block.busy = BUSY
+                _finish(outdir, record, signals.requested)
+    if signals.requested():
         sys.stdout.flush()
         print("jtr ab: interrupted; partial results in %s/" % outdir, file=sys.stderr)
         return INTERRUPTED
@@ -100,48 +113,91 @@ def _now():
     return time.strftime("%H:%M:%S")
 
 
+def _apply(o, cpus):
+    """Apply the profile (checked again for this moment); a stop request ends the
+    apply before its next setting (the caller reverts what it reached)."""
+    with E.StateLock(), open(os.devnull, "w") as null:
+        E.recover()
+        profile = E.load_profile(o["profile"], cpus)
+        iso = profile.isolated if profile.isolated is not None else cpus
+        E.apply(E.make_plan(profile, iso), out=null, stop=signals.requested)
+
+
 def _revert():
-    st = E.read_state()
-    failed, _ = E.revert(st, out=open(os.devnull, "w"))
+    """Revert the snapshot this jtr ab wrote (none other), if it is still active."""
+    with E.StateLock(), open(os.devnull, "w") as null:
+        st = E.read_state(required=False)
+        if not st or st["status"] not in ("applying", "applied") or st.get("pid") != os.getpid():
+            return
+        failed, _ = E.revert(st, out=null)
     for label, why in failed:
         print("  not restored: %s: %s" % (label, why), file=sys.stderr)
 
 
 def _measure(d, measure, o):
-    """One jtr run into @d: (its probe's exit status, partial?)."""
+    """One jtr run into @d: {"rc": its probe's exit status, "result": whether it
+    wrote one, "partial": it covers less than asked, "interrupted": a stop
+    request ended it}."""
     args = ["-q", "-o", d, "-d", format_duration(o["duration_ns"])] + \
         (["-c"] + measure if measure else [])
-    job = run_job(args, cpus=measure[0] if measure else None, trace=o["trace"],
-                  backend=o["backend"])
+    try:
+        job = run_job(args, cpus=measure[0] if measure else None, trace=o["trace"],
+                      backend=o["backend"])
+    except KeyboardInterrupt:           # stopped before its probe started
+        print("    stopped before it wrote a result")
+        return {"rc": None, "result": False, "partial": True, "interrupted": True}
     for n in job.notices:
         print("jtr ab: %s" % n, file=sys.stderr)
-    partial = True
+    run = {"rc": job.rc, "result": job.result is not None, "partial": True,
+           "interrupted": job.interrupted}
     if job.result is not None:
-        partial = bool(job.result.get("partial")) or job.interrupted
-        run = job.result["runs"][0]
-        print("    p99 %s  p99.99 %s  max %s  lost %.3f %%%s" % (
-            fmt_ns(run["percentiles_ns"]["99"]), fmt_ns(run["percentiles_ns"]["99.99"]),
-            fmt_ns(run["max_ns"]), run.get("lost_time_pct", 0.0),
+        run["partial"] = bool(job.result.get("partial")) or job.interrupted
+        r = job.result["runs"][0]
+        print("    p99 %s  p99.99 %s  max %s  lost %.3f %%%s%s" % (
+            fmt_ns(r["percentiles_ns"]["99"]), fmt_ns(r["percentiles_ns"]["99.99"]),
+            fmt_ns(r["max_ns"]), r.get("lost_time_pct", 0.0),
+            "  (partial)" if run["partial"] else "",
             "" if job.lines else "  (not attributed: %s)" % job.why))
-    return job.rc, partial
+    elif job.interrupted:
+        print("    stopped before it wrote a result (exit %s)" % job.rc)
+    return run
 
 
-def _finish(outdir, record):
-    """Compare what was measured; write ab.json, compare.json/.txt; print."""
-    ok = [r for r in record["runs"] if r["rc"] == 0 and not r["partial"]]
-    a = [os.path.join(outdir, r["name"]) for r in ok if r["side"] == "a"]
-    b = [os.path.join(outdir, r["name"]) for r in ok if r["side"] == "b"]
+def _count(runs):
+    """'2 runs (1 partial)'."""
+    part = sum(1 for r in runs if r["partial"])
+    return "%d run%s%s" % (len(runs), "" if len(runs) == 1 else "s",
+                           " (%d partial)" % part if part else "")
+
+
+def _finish(outdir, record, stopped):
+    """Compare what was measured (partial runs too); write ab.json, compare.json
+    and compare.txt; print. @stopped(): whether a stop was requested (by the
+    time ab.json is written)."""
+    got = [r for r in record["runs"] if r["result"]]
+    a = [r for r in got if r["side"] == "a"]
+    b = [r for r in got if r["side"] == "b"]
+    sides = "baseline %s, tuned %s" % (_count(a), _count(b))
     if a and b:
-        c = compare([load_result(p) for p in a], [load_result(p) for p in b],
-                    labels_a=a, labels_b=b)
-        write_json(os.path.join(outdir, "compare.json"), c)
-        lines = compare_table(c)
-        write_atomic(os.path.join(outdir, "compare.txt"), "\n".join(lines) + "\n")
-        record["compare"] = "compare.json"
-        record["verdict"] = c["verdict"]
-        print()
-        print("\n".join(lines))
+        pa = [os.path.join(outdir, r["name"]) for r in a]
+        pb = [os.path.join(outdir, r["name"]) for r in b]
+        try:
+            c = compare([load_result(p) for p in pa], [load_result(p) for p in pb],
+                        labels_a=pa, labels_b=pb)
+        except (UsageError, JtrError) as e:
+            c = None
+            print("jtr ab: cannot compare (%s): %s" % (sides, e))
+        if c is not None:
+            write_json(os.path.join(outdir, "compare.json"), c)
+            lines = compare_table(c)
+            write_atomic(os.path.join(outdir, "compare.txt"), "\n".join(lines) + "\n")
+            record["compare"] = "compare.json"
+            record["verdict"] = c["verdict"]
+            print()
+            print("compared: %s" % sides)
+            print("\n".join(lines))
     else:
-        print("jtr ab: not enough runs to compare (baseline %d, tuned %d)" % (len(a), len(b)))
+        print("jtr ab: not enough runs to compare (%s)" % sides)
+    record["interrupted"] = stopped()
     write_json(os.path.join(outdir, "ab.json"), record)
     print("results: %s" % outdir)

@@ -53,6 +53,30 @@ def write_atomic(path, text, mode="w"):
         raise
 
 
+TMP_RE = re.compile(r"^\.(?P<name>.+)\.tmp-(?P<pid>[0-9]+)$")
+
+
+def remove_stale_tmp(folder):
+    """Remove the temporary files (.NAME.tmp-PID) write_atomic left in @folder when
+    process PID was killed half-way through a write, of every PID that is no
+    longer running; the paths removed."""
+    out = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return out
+    for n in names:
+        m = TMP_RE.match(n)
+        if not m or os.path.exists("/proc/%s" % m.group("pid")):
+            continue
+        try:
+            os.unlink(os.path.join(folder, n))
+            out.append(os.path.join(folder, n))
+        except OSError:
+            pass
+    return out
+
+
 def _is_flat(v):
     """A list printed on one line: nothing but scalars in it."""
     return isinstance(v, list) and all(not isinstance(x, (dict, list)) for x in v)

@@ -18,7 +18,10 @@ install(prog) sets the handlers (cli/main.py, for every Python command). Outside
 a measuring() block the first signal raises KeyboardInterrupt where the code
 is (an analysis command: its files are written atomically, nothing half done
 stays); inside one it only sets requested(), and the driver finishes its step,
-writes and says it was interrupted.
+writes and says it was interrupted. A block says what the first and the later
+signals are told (jtr tune apply: "still undoing the apply; wait"); inside a
+holding() block, for what must not stop half-way (a revert), the first signal
+too is only acknowledged.
 """
 import contextlib
 import ctypes
@@ -37,11 +40,24 @@ except (OSError, AttributeError):   # not glibc: the C programs still follow the
     _prctl = None
 
 
+STOPPING = "stopping: writing what was measured"
+BUSY = "still stopping: writing what was measured (kill -9 aborts)"
+
+
+class Block:
+    """A measuring() or holding() block: what the first signal (@stopping; ''
+    says nothing) and the later ones (@busy) are told; .busy may change while
+    the block runs. @hold: the first is only acknowledged too."""
+
+    def __init__(self, stopping, busy, hold):
+        self.stopping, self.busy, self.hold = stopping, busy, hold
+
+
 class _State:
     def __init__(self):
         self.prog = "jtr"
         self.first = None       # the first stop signal, or None
-        self.measuring = 0      # depth of measuring() blocks
+        self.blocks = []        # the measuring() and holding() blocks, innermost last
         self.children = {}      # pid: Popen of the programs a stop is passed to
         self.told = set()       # pids already sent their one stop signal
 
@@ -58,17 +74,20 @@ def _say(text):
 
 
 def _on_signal(signum, frame):
-    if _S.first is not None:
-        _say("%s: still stopping: writing what was measured (kill -9 aborts)\n" % _S.prog)
+    block = _S.blocks[-1] if _S.blocks else Block(STOPPING, BUSY, False)
+    if _S.first is not None or block.hold:
+        if _S.first is None:
+            _S.first = signum
+        _say("%s: %s\n" % (_S.prog, block.busy))
         return
     _S.first = signum
     live = [p for p in _S.children.values() if p.poll() is None]
     for p in live:
         tell(p)
-    if not _S.measuring:
+    if not _S.blocks:
         raise KeyboardInterrupt
-    if not live:
-        _say("\n%s: stopping: writing what was measured\n" % _S.prog)
+    if not live and block.stopping:
+        _say("\n%s: %s\n" % (_S.prog, block.stopping))
 
 
 def install(prog):
@@ -84,13 +103,31 @@ def requested():
 
 
 @contextlib.contextmanager
-def measuring():
-    """A stop signal inside sets requested() instead of raising KeyboardInterrupt."""
-    _S.measuring += 1
+def measuring(stopping=None, busy=None):
+    """A stop signal inside sets requested() instead of raising KeyboardInterrupt
+    (and is passed to the programs started with stop=True). @stopping: what the
+    first one is told when no program takes it ('' nothing), @busy: what later
+    ones are told; both default to the enclosing block's. Yields the Block."""
+    outer = _S.blocks[-1] if _S.blocks else Block(STOPPING, BUSY, False)
+    block = Block(outer.stopping if stopping is None else stopping,
+                  outer.busy if busy is None else busy, False)
+    _S.blocks.append(block)
     try:
-        yield
+        yield block
     finally:
-        _S.measuring -= 1
+        _S.blocks.remove(block)
+
+
+@contextlib.contextmanager
+def holding(busy):
+    """A block no stop signal may cut short (a revert): each one, the first too,
+    is acknowledged with @busy; requested() says whether one came."""
+    block = Block("", busy, True)
+    _S.blocks.append(block)
+    try:
+        yield block
+    finally:
+        _S.blocks.remove(block)
 
 
 def _child_setup():
@@ -138,5 +175,5 @@ def tell(proc, sig=signal.SIGTERM):
 
 def reset():
     """Forget a stop and the programs (tests; a process that runs commands in turn)."""
-    _S.first, _S.measuring = None, 0
+    _S.first, _S.blocks = None, []
     _S.children, _S.told = {}, set()

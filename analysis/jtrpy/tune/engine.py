@@ -8,6 +8,7 @@ whatever state the machine is in (a half-done apply killed with SIGKILL, an
 earlier revert, values changed by hand since); so it is idempotent.
 """
 import datetime
+import fcntl
 import glob
 import json
 import os
@@ -19,10 +20,11 @@ import time
 
 from ..errors import JtrError, UsageError
 from ..system.cpus import cpulist_of, online_cpus
-from ..system.files import write_atomic
+from ..system.files import remove_stale_tmp, write_atomic
 from ..system.paths import active_profile_path, state_dir
-from ..values import format_cpulist, parse_cpulist
+from ..values import format_cpulist
 from . import knobs as K
+from .checks import check_profile, cpulist_problem
 from .profile import Profile, cpus_to_hexmask, jtr_profiles
 
 STATE_FORMAT = "jtr-tune-state/1"
@@ -114,11 +116,18 @@ def make_plan(profile, isolated):
         handler(plan, {k: v for k, v in opts.items()
                        if k not in ("enabled", "type", "priority")} if sec.startswith("jtr_")
                 else opts)
+    keep = []
     for e in plan.entries:
         e["before"] = K.read_value(e)
         if e["before"] is None and e["type"] == "file":
             plan.skip(e["label"], "%s does not exist on this kernel" % e["path"])
-    plan.entries = [e for e in plan.entries if not (e["before"] is None and e["type"] == "file")]
+        elif e["type"] == "cpuset" and e["before"] != "absent":
+            plan.skip(e["label"], "%s exists already: jtr removes its partition on revert, so "
+                      "it does not take over one it did not create; remove it (rmdir) or "
+                      "choose another [jtr_cpuset] name" % K.cpuset_dir(e))
+        else:
+            keep.append(e)
+    plan.entries = keep
     return plan
 
 
@@ -174,6 +183,10 @@ def _sysfs(plan, opts):
             plan.skip(pattern, "no such file on this kernel")
         for p in paths:
             real = os.path.realpath(p)
+            if not real.startswith("/sys/"):
+                raise UsageError("%s: %s leads to %s, which is not under /sys; write a path "
+                                 "whose files are in /sys" % (plan.profile.where("sysfs", pattern),
+                                                              p, real))
             label = real if real == p else "%s (= %s)" % (real, p)
             plan.add(K.file_entry(label, p, v))
 
@@ -242,30 +255,20 @@ SECTIONS = {"cpu": _cpu, "vm": _vm, "sysctl": _sysctl, "sysfs": _sysfs,
 
 def check_cpus(text, force=False):
     """The isolated CPU list of --cpus, checked; UsageError names what is wrong."""
-    try:
-        cpus = parse_cpulist(text)
-    except UsageError as e:
-        raise UsageError("--cpus %s: %s" % (text, e))
-    online = online_cpus()
-    bad = [c for c in cpus if c not in online]
-    if not cpus or bad:
-        raise UsageError("--cpus %s: CPU %s is not online (online: %s)"
-                         % (text, ",".join(map(str, bad)) or "list empty", format_cpulist(online)))
-    if set(online) <= set(cpus) and not force:
-        raise UsageError("--cpus %s would isolate every CPU: nothing would be left for the "
-                         "kernel, IRQs and other tasks; keep at least one CPU (or --force)"
-                         % text)
-    mine = os.sched_getaffinity(0)
-    if mine <= set(cpus) and not force:
-        raise UsageError("--cpus %s would isolate the CPU jtr runs on (it may only use %s); "
-                         "run it from a housekeeping CPU, or --force"
-                         % (text, format_cpulist(mine)))
-    return cpus
+    why = cpulist_problem(text, isolating=True, force=force)
+    if why:
+        raise UsageError("--cpus %s: %s" % (text, why))
+    return cpulist_of(text)
 
 
-def load_profile(name, cpus):
+def load_profile(name, cpus, force=False):
+    """Profile @name with isolated_cores set to @cpus (when given), every value
+    jtr's applier uses checked (checks.py); .isolated is the list of CPUs it
+    isolates, or None."""
     variables = {"isolated_cores": format_cpulist(cpus)} if cpus else {}
-    return Profile(name, variables)
+    profile = Profile(name, variables)
+    profile.isolated = check_profile(profile, force)
+    return profile
 
 
 def need_root(what):
@@ -275,8 +278,18 @@ def need_root(what):
 
 # ---------------------------------------------------------------- state
 
+# what each entry type needs to be read, changed and restored
+ENTRY_FIELDS = {"file": {"path": str, "how": str}, "task": {"tid": int, "starttime": int,
+                                                           "comm": str},
+                "dma_latency": {}, "cpuset": {"name": str}, "boot": {"param": str}}
+HOWS = ("text", "mask", "list", "bracket")
+CORRUPT_FIX = ("nothing was changed. Look at it, restore what it lists by hand, then "
+               "delete it")
+
+
 def read_state(required=True):
-    """The snapshot, or None; UsageError when it is unreadable or corrupt."""
+    """The snapshot, or None; UsageError when it is unreadable, corrupt, or holds an
+    entry this jtr does not know (naming the file and the entry)."""
     p = state_path()
     try:
         with open(p, encoding="utf-8") as f:
@@ -287,15 +300,36 @@ def read_state(required=True):
                              "revert" % p)
         return None
     except (OSError, ValueError) as e:
-        raise UsageError("%s: corrupt snapshot (%s); nothing was changed. Look at it, "
-                         "restore what it lists by hand, then delete it" % (p, e))
+        raise UsageError("%s: corrupt snapshot (%s); %s" % (p, e, CORRUPT_FIX))
     if (not isinstance(st, dict) or st.get("format") != STATE_FORMAT
             or not isinstance(st.get("entries"), list)
-            or not all(isinstance(e, dict) and "type" in e and "key" in e and "before" in e
+            or not isinstance(st.get("profile"), str) or not isinstance(st.get("status"), str)
+            or not all(isinstance(e, dict) and isinstance(e.get("type"), str)
+                       and isinstance(e.get("key"), str) and "before" in e
                        for e in st["entries"])):
-        raise UsageError("%s: corrupt snapshot (not %s); nothing was changed. Look at it, "
-                         "restore what it lists by hand, then delete it" % (p, STATE_FORMAT))
+        raise UsageError("%s: corrupt snapshot (not %s); %s" % (p, STATE_FORMAT, CORRUPT_FIX))
+    for i, e in enumerate(st["entries"]):
+        why = entry_problem(e)
+        if why:
+            raise UsageError("%s: corrupt snapshot: entry %d (%s) %s; %s"
+                             % (p, i + 1, e["key"], why, CORRUPT_FIX))
     return st
+
+
+def entry_problem(e):
+    """Why snapshot entry @e cannot be read or restored by this jtr, or None."""
+    fields = ENTRY_FIELDS.get(e["type"])
+    if fields is None:
+        return "has the unknown type %r (this jtr knows %s)" % (e["type"],
+                                                                ", ".join(ENTRY_FIELDS))
+    for k, t in fields.items():
+        if not isinstance(e.get(k), t) or isinstance(e.get(k), bool):
+            return "of type %s has no valid %r" % (e["type"], k)
+    if e["type"] == "file" and (not os.path.isabs(e["path"]) or e["how"] not in HOWS):
+        return "has a path that is not absolute or an unknown 'how'"
+    if e["type"] == "cpuset" and K.cpuset_name_problem(e["name"]):
+        return "names the cpuset %r: %s" % (e["name"], K.cpuset_name_problem(e["name"]))
+    return None
 
 
 def write_state(st):
@@ -309,10 +343,55 @@ def active_state():
     return st if st and st.get("status") in ("applying", "applied") else None
 
 
+class StateLock:
+    """`with StateLock():` one jtr at a time changes the tuning (apply, revert,
+    confirm; jtr ab's apply and revert). flock on a file in the state folder: a
+    killed holder releases it; a second one waits, saying for whom."""
+
+    def __init__(self, out=sys.stderr):
+        self.out, self.fd = out, None
+
+    def __enter__(self):
+        os.makedirs(state_dir(), exist_ok=True)
+        self.fd = os.open(os.path.join(state_dir(), "tune.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            who = os.pread(self.fd, 32, 0).decode(errors="replace").strip() or "?"
+            self.out.write("waiting for pid %s, which is changing the tuning\n" % who)
+            self.out.flush()
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, b"%d\n" % os.getpid(), 0)
+        return self
+
+    def __exit__(self, *exc):
+        os.close(self.fd)           # releases the lock
+        self.fd = None
+        return False
+
+
+def recover():
+    """Before changing anything: remove what killed jtr processes left in the state
+    folder (temporary files of atomic writes, .NAME.tmp-PID), and stop a recorded
+    cpu_dma_latency holder no applied profile owns. The paths removed."""
+    gone = remove_stale_tmp(state_dir())
+    if active_state() is None:
+        K.stop_dma_holder()
+    return gone
+
+
 # ---------------------------------------------------------------- apply
 
-def apply(plan, boot=False, auto_revert_s=None, via_tuned=False, out=sys.stdout):
-    """Snapshot, then apply; returns the state written."""
+def apply(plan, boot=False, auto_revert_s=None, via_tuned=False, out=sys.stdout, stop=None):
+    """Snapshot, then apply; returns the state written.
+
+    Write-ahead: the snapshot holds every entry's value before the first change,
+    and before each change it is written again (atomically) with that entry
+    marked "pending" and the one before with its outcome, so a revert restores
+    exactly what the apply reached, whenever it was killed. @stop: a function
+    that is true once a stop was requested; the apply then ends before the next
+    entry, with the status "applying" (the caller reverts)."""
     if active_state():
         st = active_state()
         raise UsageError("profile %s is applied (since %s); run 'jtr tune revert' first"
@@ -320,8 +399,9 @@ def apply(plan, boot=False, auto_revert_s=None, via_tuned=False, out=sys.stdout)
     entries = [dict(e) for e in plan.entries]
     st = {"format": STATE_FORMAT, "profile": plan.profile.name,
           "isolated_cpus": format_cpulist(plan.isolated), "applied_at": now_iso(),
-          "pid": os.getpid(), "status": "applying", "confirmed": auto_revert_s is None,
-          "via_tuned": None, "boot": [b["word"] for b in plan.boot], "entries": entries}
+          "pid": os.getpid(), "status": "applying", "write_ahead": True,
+          "confirmed": auto_revert_s is None, "via_tuned": None,
+          "boot": [b["word"] for b in plan.boot], "entries": entries}
     if boot and plan.boot:
         ok, why = can_change_cmdline()
         if not ok:
@@ -339,15 +419,26 @@ def apply(plan, boot=False, auto_revert_s=None, via_tuned=False, out=sys.stdout)
     if plan.isolated:
         house = set(online_cpus()) - set(plan.isolated)
         os.sched_setaffinity(0, house or os.sched_getaffinity(0))
-    if via_tuned:
-        tuned_apply(st, out)
-    step_s = float(os.environ.get("JTR_TUNE_STEP_DELAY", "0") or 0)   # tests: kill mid-apply
+    if via_tuned and not (stop and stop()):
+        by_tuned = [e for e in entries if not (e["type"] == "cpuset"
+                                               or e["key"].startswith("grub:"))]
+        for e in by_tuned:
+            e["result"] = "pending"
+        write_state(st)                     # tuned may change any of them from here
+        tuned_apply(st, out)                # the files it reads get their own result
+        for e in by_tuned:
+            if e["result"] == "pending":
+                e["result"] = "by tuned"
+    step_s = step_delay()
     for e in entries:
+        if stop and stop():
+            return st
+        if "result" in e:
+            continue
         if step_s:
             time.sleep(step_s)
-        if via_tuned and not (e["type"] == "cpuset" or e["key"].startswith("grub:")):
-            e.setdefault("result", "by tuned")
-            continue
+        e["result"] = "pending"
+        write_state(st)                     # ahead of the change (and the last outcome)
         e["result"] = _apply_one(e)
     if any(e["key"].startswith("grub:") for e in entries):
         st["update_grub"] = run_update_grub()
@@ -358,6 +449,15 @@ def apply(plan, boot=False, auto_revert_s=None, via_tuned=False, out=sys.stdout)
         st["auto_revert_pid"] = start_auto_revert(auto_revert_s, st["applied_at"])
         write_state(st)
     return st
+
+
+def step_delay():
+    """Seconds to wait before each entry of an apply or revert: the tests' way to
+    kill or signal one half-way ($JTR_TUNE_STEP_DELAY; 0 otherwise)."""
+    try:
+        return max(0.0, float(os.environ.get("JTR_TUNE_STEP_DELAY", "0") or 0))
+    except ValueError:
+        return 0.0
 
 
 def _apply_one(e):
@@ -384,13 +484,21 @@ def _apply_one(e):
 # ---------------------------------------------------------------- revert
 
 def revert(st, out=sys.stdout):
-    """Restore every entry of snapshot @st; returns [(label, why)] not restored."""
-    failed, gone = [], 0
+    """Restore the entries of snapshot @st that the apply reached (all of them in a
+    snapshot written before write-ahead), newest first; returns ([(label, why)]
+    not restored, tasks gone since). st["touched"] is how many it looked at."""
+    failed, gone, touched = [], 0, 0
+    step_s = step_delay()
     if st.get("auto_revert_pid") and st["auto_revert_pid"] != os.getpid():
         kill_if(st["auto_revert_pid"], "_autorevert")
     if st.get("via_tuned"):
         tuned_revert(st, out)
     for e in reversed(st["entries"]):
+        if st.get("write_ahead") and "result" not in e:
+            continue                    # the apply never came to it: untouched
+        touched += 1
+        if step_s:
+            time.sleep(step_s)
         try:
             if e["type"] == "file" and e["before"] is None:
                 if os.path.exists(e["path"]):
@@ -402,7 +510,11 @@ def revert(st, out=sys.stdout):
                         pass
                 continue
             if e["type"] == "dma_latency":
-                K.stop_dma_holder()
+                K.stop_dma_holder()     # the request ends with the holder's file
+                now = K.read_value(e)
+                if now != e["before"]:
+                    failed.append((e["label"], "reads %s, not %s: another process holds a "
+                                   "request on %s" % (now, e["before"], K.DMA_LATENCY)))
                 continue
             cur = K.read_value(e)
             if cur is None and e["type"] == "task":
@@ -421,15 +533,16 @@ def revert(st, out=sys.stdout):
             failed.append((e["label"], str(ex)))
     if any(e["key"].startswith("grub:") for e in st["entries"]):
         st["update_grub_revert"] = run_update_grub()
+    try:
+        os.unlink(active_path())        # first: results must not name a reverted profile
+    except OSError:
+        pass
     st["status"] = "reverted" if not failed else "reverted with errors"
     st["reverted_at"] = now_iso()
     st["not_restored"] = [{"label": a, "why": b} for a, b in failed]
     st["tasks_gone"] = gone
+    st["touched"] = touched
     write_state(st)
-    try:
-        os.unlink(active_path())
-    except OSError:
-        pass
     return failed, gone
 
 
@@ -609,18 +722,22 @@ def all_profiles():
 
 
 def autorevert(seconds, token):
-    """The --auto-revert process: sleep, then revert unless confirmed."""
+    """The --auto-revert process: sleep, then revert unless confirmed. SIGTERM
+    (confirm, revert) ends it while it waits; once it reverts, nothing stops it
+    half-way."""
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
     time.sleep(seconds)
-    try:
-        st = active_state()
-    except UsageError as e:
-        print("auto-revert: %s" % e)
-        return 1
-    if not st or st.get("applied_at") != token or st.get("confirmed"):
-        return 0
-    print("auto-revert: %s not confirmed in %g s: reverting" % (st["profile"], seconds))
-    failed, _ = revert(st)
-    for label, why in failed:
-        print("  not restored: %s: %s" % (label, why))
+    with StateLock(out=sys.stdout):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        try:
+            st = active_state()
+        except UsageError as e:
+            print("auto-revert: %s" % e)
+            return 1
+        if not st or st.get("applied_at") != token or st.get("confirmed"):
+            return 0
+        print("auto-revert: %s not confirmed in %g s: reverting" % (st["profile"], seconds))
+        failed, _ = revert(st)
+        for label, why in failed:
+            print("  not restored: %s: %s" % (label, why))
     return 0

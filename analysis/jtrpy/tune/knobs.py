@@ -10,6 +10,7 @@ numbers, CPU lists as sets, "always [madvise] never" as its bracketed word).
 import errno
 import glob
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -26,6 +27,7 @@ PF_NO_SETAFFINITY = 0x04000000
 PF_KTHREAD = 0x00200000
 DMA_LATENCY = "/dev/cpu_dma_latency"
 DMA_DEFAULT_US = 2000000000
+CPUSET_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
 
 
 class KnobError(Exception):
@@ -306,23 +308,35 @@ def dma_pidfile():
     return os.path.join(state_dir(), "cpu_dma_latency.pid")
 
 
+HOLDER_TAG = "jtr-cpu-dma-latency-holder"
+# The holder waits at its gate until the applier has recorded it (pid and start
+# time in the pidfile), and only then opens the device: if the applier dies
+# first, the gate reads end-of-file and the holder leaves without holding
+# anything. So a holder that holds the device is always one revert can find.
 HOLDER = r"""
 import os, signal, sys
-fd = os.open("/dev/cpu_dma_latency", os.O_WRONLY)
-os.write(fd, int(sys.argv[1]).to_bytes(4, "little", signed=True))
-os.write(int(sys.argv[2]), b"ok\n")
-os.close(int(sys.argv[2]))
 signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGHUP, signal.SIG_IGN)
+us, gate, status = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+if os.read(gate, 3) != b"go\n":
+    sys.exit(1)
+os.close(gate)
+fd = os.open("/dev/cpu_dma_latency", os.O_WRONLY)
+os.write(fd, us.to_bytes(4, "little", signed=True))
+os.write(status, b"ok\n")
+os.close(status)
 while True:
     signal.pause()
 """
 
 
 def holder_pid():
+    """The recorded holder's pid while that very process (same start time) lives."""
     try:
         pid, start = read_file(dma_pidfile()).split()
         st = task_stat(int(pid))
-        if st and st[2] == int(start):
+        if st and st[2] == int(start) and not _is_zombie(int(pid)):
             return int(pid)
     except (KnobError, ValueError):
         pass
@@ -331,30 +345,58 @@ def holder_pid():
 
 def start_dma_holder(us):
     """Hold /dev/cpu_dma_latency at @us from a small process of its own (the
-    request lasts while the file is open), recorded in the state folder."""
+    request lasts while the file is open), recorded in the state folder before
+    it opens the device (see HOLDER)."""
     stop_dma_holder()
-    r, w = os.pipe()
-    p = subprocess.Popen([sys.executable, "-c", HOLDER, str(us), str(w)], pass_fds=(w,),
-                         start_new_session=True, stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    os.close(w)
-    with os.fdopen(r) as f:
+    gate_r, gate_w = os.pipe()
+    status_r, status_w = os.pipe()
+    try:
+        p = subprocess.Popen([sys.executable, "-c", HOLDER, str(us), str(gate_r), str(status_w),
+                              HOLDER_TAG], pass_fds=(gate_r, status_w), start_new_session=True,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE)
+    except OSError as e:
+        for fd in (gate_r, gate_w, status_r, status_w):
+            os.close(fd)
+        raise _os_error(e, "starting the holder of %s" % DMA_LATENCY)
+    os.close(gate_r)
+    os.close(status_w)
+    try:
+        st = task_stat(p.pid)
+        if st is None:
+            raise KnobError("the holder of %s exited at once" % DMA_LATENCY)
+        write_atomic(dma_pidfile(), "%d %d\n" % (p.pid, st[2]))
+        os.write(gate_w, b"go\n")
+    finally:
+        os.close(gate_w)                # an applier killed before "go": the holder leaves
+    with os.fdopen(status_r) as f:
         ok = f.read()
     if ok != "ok\n":
         p.wait()
-        raise KnobError("holding %s: %s" % (DMA_LATENCY, p.stderr.read().strip().splitlines()[-1:]))
-    st = task_stat(p.pid)
-    write_atomic(dma_pidfile(), "%d %d\n" % (p.pid, st[2]))
+        stop_dma_holder()
+        why = p.stderr.read().decode(errors="replace").strip().splitlines()
+        raise KnobError("holding %s: %s" % (DMA_LATENCY, why[-1] if why else
+                                            "the holder exited (%s)" % p.returncode))
+    p.stderr.close()
 
 
 def stop_dma_holder():
+    """Stop the recorded holder (SIGTERM, then SIGKILL) and forget it; KnobError
+    when it does not end."""
     pid = holder_pid()
     if pid:
-        os.kill(pid, signal.SIGTERM)
-        for _ in range(200):
+        for sig, wait_s in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                break
+            end = time.monotonic() + wait_s
+            while not _is_zombie(pid) and time.monotonic() < end:
+                time.sleep(0.005)
             if _is_zombie(pid):
                 break
-            time.sleep(0.01)
+        else:
+            raise KnobError("the holder of %s (pid %d) does not end" % (DMA_LATENCY, pid))
     try:
         os.unlink(dma_pidfile())
     except OSError:
@@ -368,18 +410,42 @@ def _is_zombie(pid):
 
 # ---------------------------------------------------------------- cpuset
 
-def cpuset_dir(e):
-    ver, root = cpuset_root()
-    return os.path.join(root, e["name"]) if ver else None
+def cpuset_name_problem(name):
+    """Why @name is not a cpuset jtr may create (one folder right under the
+    cgroup mount), or None."""
+    if not isinstance(name, str) or not CPUSET_NAME_RE.match(name) or name in (".", ".."):
+        return "a cpuset name is one folder name under the cgroup mount (no '/', no '..')"
+    return None
 
 
-def make_cpuset(e, cpus):
+def cpuset_path(name):
+    """(version, root, folder) of cpuset @name; KnobError when there is no cpuset
+    controller or the folder would not be right under the mount."""
     ver, root = cpuset_root()
     if ver is None:
         raise KnobError(root)
-    d = os.path.join(root, e["name"])
+    why = cpuset_name_problem(name)
+    d = os.path.join(root, name)
+    if why is None and os.path.dirname(os.path.realpath(d)) != os.path.realpath(root):
+        why = "%s is not right under %s" % (os.path.realpath(d), root)
+    if why:
+        raise KnobError("cpuset %r: %s" % (name, why))
+    return ver, root, d
+
+
+def cpuset_dir(e):
     try:
-        os.makedirs(d, exist_ok=True)
+        return cpuset_path(e["name"])[2]
+    except KnobError:
+        return None
+
+
+def make_cpuset(e, cpus):
+    ver, root, d = cpuset_path(e["name"])
+    try:
+        os.mkdir(d)
+    except FileExistsError:
+        pass
     except OSError as ex:
         raise _os_error(ex, d)
     if ver == 2:
@@ -400,10 +466,12 @@ def make_cpuset(e, cpus):
 
 def remove_cpuset(e):
     """Move the partition's tasks back to the parent and remove it."""
-    ver, root = cpuset_root()
-    if ver is None:
-        return
-    d = os.path.join(root, e["name"])
+    try:
+        _, root, d = cpuset_path(e["name"])
+    except KnobError:
+        if cpuset_root()[0] is None:
+            return                      # no cpuset controller: nothing was made
+        raise
     if not os.path.isdir(d):
         return
     procs = "cgroup.procs"

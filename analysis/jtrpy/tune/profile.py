@@ -97,13 +97,19 @@ FUNCTIONS = {
 }
 
 
+class NeedCpus(UsageError):
+    """The profile isolates CPUs and nobody said which (--cpus LIST)."""
+
+
 class Profile:
     """A profile with its includes merged: .name, .summary, .files (include
-    order), .units {section: {option: value}} with variables expanded."""
+    order), .units {section: {option: value}} with variables expanded, .raw the
+    same as written, .origin {(section, option): the profile that set it}."""
 
     def __init__(self, name, variables=None, expand=True):
         self.name = name
         self.files = []
+        self.origin = {}
         raw_units, raw_vars = {}, {}
         self._load(name, raw_units, raw_vars, [])
         self.summary = raw_units.get("main", {}).get("summary", "")
@@ -115,11 +121,30 @@ class Profile:
             else:
                 self.variables[k] = v
         self.variables.update(variables or {})
+        self.raw = {sec: opts for sec, opts in raw_units.items() if sec != "main"}
         self.units = {}
-        for sec, opts in raw_units.items():
-            if sec == "main":
-                continue
-            self.units[sec] = {k: self.expand(v) if expand else v for k, v in opts.items()}
+        for sec, opts in self.raw.items():
+            self.units[sec] = {k: self._expand_option(sec, k, v) if expand else v
+                               for k, v in opts.items()}
+
+    def where(self, sec, key, value=None):
+        """'PROFILE: [section] key=value' of an option, value as written (and what
+        it expands to, where that differs), for the messages about it."""
+        raw = self.raw.get(sec, {}).get(key, "") if value is None else value
+        text = "%s: [%s] %s=%s" % (self.origin.get((sec, key), self.name), sec, key,
+                                   raw.replace("\n", "\\n"))
+        exp = self.units.get(sec, {}).get(key) if value is None else None
+        if exp is not None and exp != raw:
+            text += " (= %s)" % exp.replace("\n", "\\n")
+        return text
+
+    def _expand_option(self, sec, key, value):
+        try:
+            return self.expand(value)
+        except NeedCpus:
+            raise
+        except UsageError as e:
+            raise UsageError("%s: %s" % (self.where(sec, key, value), e))
 
     def _load(self, name, units, variables, seen):
         path = find_profile(name)
@@ -137,30 +162,37 @@ class Profile:
                 variables.update(opts)
                 continue
             u = units.setdefault(sec, {})
-            u.update({k: v for k, v in opts.items() if not (sec == "main" and k == "include")})
+            for k, v in opts.items():
+                if not (sec == "main" and k == "include"):
+                    u[k] = v
+                    self.origin[(sec, k)] = name
 
     def expand(self, text, depth=0):
-        """Expand ${var} and ${f:func:arg}; UsageError for an unset variable."""
+        """Expand ${var} and ${f:func:arg}; UsageError for an unset variable or a
+        function it cannot compute (NeedCpus for an unset isolated_cores)."""
         if depth > 10:
-            raise UsageError("profile %s: variables nest too deep in %r" % (self.name, text))
+            raise UsageError("variables nest too deep")
 
         def one(m):
             body = m.group(1)
             if body.startswith("f:"):
                 _, func, *args = body.split(":")
                 if func not in FUNCTIONS:
-                    raise UsageError("profile %s: tuned function %s is not supported by "
-                                     "jtr's applier (use --via-tuned)" % (self.name, func))
+                    raise UsageError("tuned function %s is not supported by jtr's applier "
+                                     "(use --via-tuned)" % func)
                 arg = self.expand(":".join(args), depth + 1)
                 try:
                     return FUNCTIONS[func](arg)
                 except (ValueError, UsageError):
-                    raise UsageError("profile %s: ${f:%s} of %r: not a CPU list"
-                                     % (self.name, func, arg))
+                    raise UsageError("${f:%s} of %r: not a CPU list; write CPU numbers and "
+                                     "ranges such as 1, 0-3 or 1,3-5" % (func, arg))
             if body.startswith("i:"):
                 return m.group(0)
             if body not in self.variables:
-                raise UsageError(self._unset_message(body))
+                if body == "isolated_cores":
+                    raise NeedCpus("profile %s isolates CPUs: say which with --cpus LIST (for "
+                                   "example --cpus 1)" % self.name)
+                raise UsageError("variable ${%s} is not set; set it in [variables]" % body)
             return self.expand(self.variables[body], depth + 1)
         while True:                     # inner ${...} first, then what encloses them
             new = VAR_RE.sub(one, text)
@@ -168,10 +200,4 @@ class Profile:
                 return new
             text, depth = new, depth + 1
             if depth > 10:
-                raise UsageError("profile %s: variables nest too deep" % self.name)
-
-    def _unset_message(self, var):
-        if var == "isolated_cores":
-            return ("profile %s isolates CPUs: say which with --cpus LIST (for example "
-                    "--cpus 1)" % self.name)
-        return "profile %s: variable ${%s} is not set" % (self.name, var)
+                raise UsageError("variables nest too deep")

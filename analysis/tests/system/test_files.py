@@ -1,8 +1,10 @@
 """system.files: the one way jtr reads a file: regular files only, bounded in
 size, confined to a result's folder when a document names them, and JSON read
-with bounds on nesting, integers and encoding."""
+with bounds on nesting, integers and encoding; what a writer killed half-way
+leaves is removed once it is dead."""
 import json
 import os
+import subprocess
 import threading
 
 import pytest
@@ -15,6 +17,8 @@ from jtrpy.system.files import (
     parse_json,
     read_bytes,
     read_json,
+    remove_stale_tmp,
+    write_atomic,
     write_json,
 )
 
@@ -132,3 +136,29 @@ def test_a_file_that_grows_past_the_limit_while_read(tmp_path, monkeypatch):
     with pytest.raises(UsageError, match="larger than the 100 bytes"):
         read_bytes("/proc/self/status", "status", 100)
     assert read_bytes("/proc/self/status", "status", 1 << 20).startswith(b"Name:")
+
+
+def test_stale_temporary_files_of_dead_pids_are_removed(tmp_path):
+    p = subprocess.Popen(["true"])
+    p.wait()
+    dead, live = p.pid, os.getpid()
+    for name in (".a.json.tmp-%d" % dead, ".b.tmp-%d" % live, "c.tmp-%d" % dead,
+                 ".d.tmp-x", "e"):
+        (tmp_path / name).write_text("x")
+    assert remove_stale_tmp(str(tmp_path)) == [str(tmp_path / (".a.json.tmp-%d" % dead))]
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        [".b.tmp-%d" % live, "c.tmp-%d" % dead, ".d.tmp-x", "e"])
+    assert remove_stale_tmp(str(tmp_path / "missing")) == []
+
+
+def test_write_atomic_names_its_temporary_file_as_remove_stale_tmp_expects(tmp_path,
+                                                                          monkeypatch):
+    seen = []
+    real = os.replace
+
+    def spy(src, dst):
+        seen.append(os.path.basename(src))
+        real(src, dst)
+    monkeypatch.setattr(os, "replace", spy)
+    write_atomic(str(tmp_path / "x.json"), "{}")
+    assert seen == [".x.json.tmp-%d" % os.getpid()]

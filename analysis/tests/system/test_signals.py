@@ -1,0 +1,96 @@
+"""system.signals: the stop rule's handlers. Outside a block the first stop
+signal raises KeyboardInterrupt; inside measuring() it is a request, passed once
+to the programs started with spawn(); inside holding() even the first is only
+acknowledged; later ones are told the innermost block's words and skip nothing."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from jtrpy.system import signals
+
+
+@pytest.fixture
+def rule():
+    """install("jtr x") for the test; the handlers and the state put back after."""
+    old = {s: signal.getsignal(s) for s in signals.STOP_SIGNALS}
+    signals.reset()
+    signals.install("jtr x")
+    yield
+    signals.reset()
+    for s, h in old.items():
+        signal.signal(s, h)
+
+
+def kill_self(sig):
+    os.kill(os.getpid(), sig)
+
+
+def test_outside_a_block_the_first_signal_raises(rule, capfd):
+    with pytest.raises(KeyboardInterrupt):
+        kill_self(signal.SIGTERM)
+        time.sleep(1)               # the handler runs before this ends
+    assert signals.requested()
+    kill_self(signal.SIGHUP)        # a later one: acknowledged, nothing raised
+    assert capfd.readouterr().err == \
+        "jtr x: still stopping: writing what was measured (kill -9 aborts)\n"
+
+
+def test_measuring_requests_and_says_each_blocks_words(rule, capfd):
+    with signals.measuring(stopping="", busy="still undoing the apply; wait") as block:
+        kill_self(signal.SIGINT)
+        assert signals.requested()
+        assert capfd.readouterr().err == ""         # stopping='' says nothing
+        kill_self(signal.SIGTERM)
+        block.busy = "still reverting the tuning; wait"
+        with signals.measuring():                   # inherits the enclosing words
+            kill_self(signal.SIGHUP)
+    assert capfd.readouterr().err == ("jtr x: still undoing the apply; wait\n"
+                                      "jtr x: still reverting the tuning; wait\n")
+
+
+def test_measuring_default_words(rule, capfd):
+    with signals.measuring():
+        kill_self(signal.SIGTERM)
+        kill_self(signal.SIGTERM)
+    err = capfd.readouterr().err
+    assert err == ("\njtr x: stopping: writing what was measured\n"
+                   "jtr x: still stopping: writing what was measured (kill -9 aborts)\n")
+
+
+def test_holding_acknowledges_the_first_too(rule, capfd):
+    with signals.holding("still reverting; wait"):
+        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            kill_self(s)
+    assert capfd.readouterr().err == "jtr x: still reverting; wait\n" * 3
+    assert signals.requested()
+
+
+def test_a_stop_reaches_each_program_once(rule, tmp_path):
+    """Three signals: the program started with stop=True gets one SIGTERM (its
+    handler counts them), the one with stop=False none; both in their own
+    process group."""
+    count = tmp_path / "count"
+    prog = ("import signal, sys, time\n"
+            "n = []\n"
+            "signal.signal(signal.SIGTERM, lambda *a: n.append(1))\n"
+            "print('ready', flush=True)\n"
+            "end = time.time() + 2\n"
+            "while time.time() < end: time.sleep(0.05)\n"
+            "open(sys.argv[1], 'w').write(str(len(n)))\n")
+    with signals.measuring():
+        told = signals.spawn([sys.executable, "-c", prog, str(count)], stdout=subprocess.PIPE)
+        left = signals.spawn([sys.executable, "-c", prog, str(count) + "2"],
+                             stdout=subprocess.PIPE, stop=False)
+        for p in (told, left):
+            assert p.stdout.readline() == b"ready\n"
+            assert os.getpgid(p.pid) == p.pid
+        for _ in range(3):
+            kill_self(signal.SIGTERM)
+        assert told.wait(10) == 0 and left.wait(10) == 0
+    assert count.read_text() == "1" and (tmp_path / "count2").read_text() == "0"
+    for p in (told, left):
+        p.stdout.close()

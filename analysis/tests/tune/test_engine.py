@@ -1,0 +1,131 @@
+"""tune.engine on files of the test's own (no kernel setting is touched): the
+snapshot written ahead of every change, a stopped apply, a revert that restores
+what the apply reached and nothing else, the snapshot's entries checked, the
+state lock, and what a killed writer leaves removed."""
+import json
+import os
+import subprocess
+import sys
+import types
+
+import pytest
+
+from jtrpy.errors import UsageError
+from jtrpy.tune import engine as E
+from jtrpy.tune import knobs as K
+
+PKG = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture
+def state(tmp_path, monkeypatch):
+    monkeypatch.setenv("JTR_STATE_DIR", str(tmp_path / "state"))
+    return tmp_path / "state"
+
+
+def plan_of(tmp_path, n=4):
+    """A plan of @n file entries on files of the test, each 'old' -> 'new'."""
+    plan = E.Plan(types.SimpleNamespace(name="t"), [])
+    for i in range(n):
+        f = tmp_path / ("knob%d" % i)
+        f.write_text("old")
+        e = K.file_entry("knob %d" % i, str(f), "new", "text")
+        e["before"] = K.read_value(e)
+        plan.add(e)
+    return plan
+
+
+def test_each_entry_is_pending_on_disk_before_it_changes(state, tmp_path, monkeypatch):
+    plan = plan_of(tmp_path)
+    seen = []
+    write = K.write_value
+
+    def watch(e, value):
+        with open(E.state_path()) as f:
+            disk = {x["key"]: x.get("result") for x in json.load(f)["entries"]}
+        seen.append(disk[e["key"]])
+        assert K.read_value(e) == "old"         # not changed yet
+        write(e, value)
+    monkeypatch.setattr(K, "write_value", watch)
+    st = E.apply(plan, out=open(os.devnull, "w"))
+    assert seen == ["pending"] * 4
+    assert st["status"] == "applied" and st["write_ahead"] is True
+    assert [e["result"] for e in st["entries"]] == ["changed"] * 4
+    assert not [n for n in os.listdir(state) if ".tmp-" in n]
+
+
+def test_stopped_apply_is_reverted_exactly(state, tmp_path):
+    plan = plan_of(tmp_path)
+    calls = []
+    st = E.apply(plan, out=open(os.devnull, "w"), stop=lambda: calls.append(1) or len(calls) > 2)
+    assert st["status"] == "applying"
+    assert [e.get("result") for e in st["entries"]] == ["changed", "changed", None, None]
+    assert E.read_state()["entries"][1]["result"] == "pending"   # its outcome came later
+    (tmp_path / "knob3").write_text("by hand")  # never reached: revert leaves it alone
+    failed, gone = E.revert(E.read_state())
+    assert failed == [] and gone == 0
+    st = E.read_state()
+    assert st["status"] == "reverted" and st["touched"] == 2
+    assert [(tmp_path / ("knob%d" % i)).read_text() for i in range(4)] == \
+        ["old", "old", "old", "by hand"]
+
+
+def test_snapshot_without_write_ahead_reverts_every_entry(state, tmp_path):
+    E.apply(plan_of(tmp_path), out=open(os.devnull, "w"))
+    st = E.read_state()
+    del st["write_ahead"]                   # a snapshot of an earlier jtr
+    for e in st["entries"]:
+        del e["result"]
+    E.revert(st)
+    assert E.read_state()["touched"] == 4
+    assert (tmp_path / "knob3").read_text() == "old"
+
+
+@pytest.mark.parametrize("entry,why", [
+    ({"type": "frob"}, "entry 2 (k) has the unknown type 'frob' (this jtr knows file, task, "
+                       "dma_latency, cpuset, boot)"),
+    ({"type": "file", "how": "text"}, "entry 2 (k) of type file has no valid 'path'"),
+    ({"type": "file", "path": "rel", "how": "text"}, "a path that is not absolute"),
+    ({"type": "task", "tid": "1", "starttime": 1, "comm": "x"}, "no valid 'tid'"),
+    ({"type": "cpuset", "name": "../../tmp/x"}, "names the cpuset '../../tmp/x'"),
+])
+def test_snapshot_entries_this_jtr_cannot_restore_are_refused(state, tmp_path, entry, why):
+    E.apply(plan_of(tmp_path, 1), out=open(os.devnull, "w"))
+    st = E.read_state()
+    st["entries"].append(dict(entry, key="k", before="1"))
+    E.write_state(st)
+    with pytest.raises(UsageError) as e:
+        E.read_state()
+    msg = str(e.value)
+    assert msg.startswith(E.state_path() + ": corrupt snapshot: ") and why in msg, msg
+    assert "nothing was changed" in msg and "\n" not in msg
+
+
+def test_recover_removes_what_dead_writers_left(state):
+    os.makedirs(state)
+    dead = _dead_pid()
+    for name in (".tune-state.json.tmp-%d" % dead, ".cpu_dma_latency.pid.tmp-%d" % dead,
+                 ".tune-state.json.tmp-%d" % os.getpid(), "tune.lock"):
+        (state / name).write_text("x")
+    gone = E.recover()
+    assert sorted(os.path.basename(p) for p in gone) == [
+        ".cpu_dma_latency.pid.tmp-%d" % dead, ".tune-state.json.tmp-%d" % dead]
+    assert sorted(os.listdir(state)) == [".tune-state.json.tmp-%d" % os.getpid(), "tune.lock"]
+
+
+def _dead_pid():
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
+def test_state_lock_makes_a_second_writer_wait(state):
+    code = ("import sys; sys.path.insert(0, %r); from jtrpy.tune import engine as E\n"
+            "with E.StateLock(out=sys.stdout): print('got it', flush=True)" % PKG)
+    with E.StateLock():
+        p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                             env=dict(os.environ))
+        first = p.stdout.readline()
+        assert first == "waiting for pid %d, which is changing the tuning\n" % os.getpid()
+        assert p.poll() is None
+    assert p.stdout.read() == "got it\n" and p.wait() == 0

@@ -1,0 +1,231 @@
+"""tune_driver - the killing part of the tuning tests, run inside a pid namespace of
+its own (tests/test_tune.py starts it with unshare --pid --fork --mount-proc, so
+the tasks a profile moves are this driver's): SIGKILL of `jtr tune apply` at swept
+moments, then `jtr tune revert`; stop signals to `jtr ab` at chosen phases. It
+prints what it saw as one JSON document; the tests judge it.
+
+    python tune_driver.py sweep                    (JTR, JTR_STATE_DIR, T_OUT set)
+    python tune_driver.py ab '{"sigs": [...], "to": "process"|"group", "phase": ...}'
+    python tune_driver.py tune '{"cmd": "apply"|"revert", "sigs": [...], "to": ...}'
+"""
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HOLDER_MARK = b"/dev/cpu_dma_latency"
+
+
+def dma_holders():
+    """Live processes holding /dev/cpu_dma_latency the way jtr's holder does (a
+    `python -c PROGRAM` whose program names the device), as this /proc shows them."""
+    out = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % p, "rb") as f:
+                argv = f.read().split(b"\0")
+            with open("/proc/%s/stat" % p) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if len(argv) > 2 and argv[1] == b"-c" and HOLDER_MARK in argv[2] and state not in "ZX":
+            out.append(int(p))
+    return out
+
+
+def tmp_files(*folders):
+    """The temporary files of atomic writes (.NAME.tmp-PID) left in @folders."""
+    return sorted(f for d in folders for f in glob.glob(os.path.join(d, ".*.tmp-*")))
+
+
+def read_dma():
+    with open("/dev/cpu_dma_latency", "rb") as f:
+        return int.from_bytes(f.read(4), "little", signed=True)
+
+
+def diff(a, b):
+    return {k: [a.get(k), b.get(k)] for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)}
+
+
+def jtr(*args):
+    return subprocess.run([os.environ["JTR"]] + list(args), text=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=120)
+
+
+def dump():
+    p = jtr("tune", "show", "--json")
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)["dump"]
+
+
+def state():
+    try:
+        with open(os.path.join(os.environ["JTR_STATE_DIR"], "tune-state.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def status():
+    return state().get("status")
+
+
+def done(n):
+    """The apply has reached (and finished) at least @n entries."""
+    st = state()
+    return st.get("status") == "applying" and \
+        sum(1 for e in st.get("entries", []) if e.get("result") not in (None, "pending")) >= n
+
+
+def reap():
+    """Collect the orphans this driver (pid 1 here) inherited from killed processes."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def wait_until(cond, proc, timeout=30.0):
+    """Poll @cond every 0.2 ms while @proc runs; whether it came true."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and proc.poll() is None:
+        if cond():
+            return True
+        time.sleep(0.0002)
+    return False
+
+
+# ---------------------------------------------------------------- SIGKILL sweep
+
+# (what the delay counts from, ms): the start of the process (Python not yet
+# running: nothing changed); the snapshot appearing; the holder of
+# cpu_dma_latency (the first entry) existing; the device reading 1 (the holder
+# holds it: the rest of the apply, files, IRQs, tasks, the cpuset, follows)
+SWEEP = [("start", 0), ("start", 20), ("start", 50)] + \
+        [("snapshot", ms) for ms in (0, 1, 2)] + \
+        [("holder", ms) for ms in (0, 0.5, 1, 2, 3, 5, 8)] + \
+        [("held", ms) for ms in (0, 0, 0.1, 0.2, 0.3, 0.5, 0.7, 1, 1.5, 2, 3, 5, 8, 12, 20)]
+
+
+def sweep():
+    state = os.environ["JTR_STATE_DIR"]
+    out = []
+    for when, ms in SWEEP:
+        shutil.rmtree(state, ignore_errors=True)
+        before, dma_before = dump(), read_dma()
+        p = subprocess.Popen([os.environ["JTR"], "tune", "apply", "jtr-realtime", "--cpus", "1"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if when != "start":
+            wait_until({"snapshot": lambda: os.path.exists(os.path.join(state,
+                                                                        "tune-state.json")),
+                        "holder": dma_holders, "held": lambda: read_dma() == 1}[when], p)
+        time.sleep(ms / 1000.0)
+        p.kill()
+        p.wait()
+        st = status()
+        r = jtr("tune", "revert")
+        reap()
+        after = dump()
+        out.append({"when": when, "ms": ms, "status": st, "revert_rc": r.returncode,
+                    "revert": (r.stdout + r.stderr).strip(), "diff": diff(before, after),
+                    "dma_before": dma_before, "dma_after": read_dma(),
+                    "holders": dma_holders(), "tmp": tmp_files(state)})
+    return out
+
+
+# ---------------------------------------------------------------- jtr ab
+
+def ab(case):
+    """`jtr ab jtr-realtime --cpus 1` stopped by case["sigs"] (5 ms apart) sent to
+    the process or its process group when case["phase"] is reached (with
+    case["env"] in its environment); then the next jtr ab."""
+    out = os.path.join(os.environ["T_OUT"], "ab")
+    before = dump()
+    p = subprocess.Popen([os.environ["JTR"], "ab", "jtr-realtime", "--cpus", "1", "-d", "200ms",
+                          "--no-trace", "-o", out], text=True, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True,
+                         env=dict(os.environ, **case.get("env", {})))
+    phase = case["phase"]
+    cond = {"baseline": lambda: glob.glob(os.path.join(out, ".a-1.partial-*")),
+            "applying": lambda: done(5),
+            "tuned": lambda: status() == "applied" and glob.glob(os.path.join(out,
+                                                                             ".b-1.partial-*")),
+            "end": lambda: status() == "reverted"}[phase]
+    reached = wait_until(cond, p)
+    for i, name in enumerate(case["sigs"]):
+        if i:
+            time.sleep(0.005)
+        sig = getattr(signal, "SIG" + name)
+        try:
+            if case["to"] == "group":
+                os.killpg(p.pid, sig)
+            else:
+                os.kill(p.pid, sig)
+        except ProcessLookupError:
+            pass
+    o, e = p.communicate(timeout=120)
+    reap()
+    after = dump()
+    doc = None
+    if os.path.exists(os.path.join(out, "ab.json")):
+        with open(os.path.join(out, "ab.json")) as f:
+            doc = json.load(f)
+    nxt = jtr("ab", "jtr-baseline", "-d", "100ms", "--no-trace", "-o", out + "-next")
+    return {"reached": reached, "rc": p.returncode, "stdout": o, "stderr": e, "ab": doc,
+            "compare": os.path.exists(os.path.join(out, "compare.json")),
+            "diff": diff(before, after), "holders": dma_holders(), "status": status(),
+            "tmp": tmp_files(out, os.environ["JTR_STATE_DIR"]),
+            "next_rc": nxt.returncode, "next": (nxt.stdout + nxt.stderr)[-2000:]}
+
+
+# ---------------------------------------------------------------- jtr tune
+
+def tune(case):
+    """Stop signals (case["sigs"], 5 ms apart, to the process or its group) to
+    `jtr tune apply jtr-realtime --cpus 1` after it changed 5 settings, or to
+    `jtr tune revert` 0.2 s after it started; the settings take 20 ms each."""
+    state_dir = os.environ["JTR_STATE_DIR"]
+    before = dump()
+    slow = dict(os.environ, JTR_TUNE_STEP_DELAY="0.02")
+    if case["cmd"] == "revert":
+        assert jtr("tune", "apply", "jtr-realtime", "--cpus", "1").returncode == 0
+        args = ["tune", "revert"]
+    else:
+        args = ["tune", "apply", "jtr-realtime", "--cpus", "1"]
+    p = subprocess.Popen([os.environ["JTR"]] + args, text=True, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True, env=slow)
+    if case["cmd"] == "revert":
+        time.sleep(0.2)
+        reached = p.poll() is None
+    else:
+        reached = wait_until(lambda: done(5), p)
+    for i, name in enumerate(case["sigs"]):
+        if i:
+            time.sleep(0.005)
+        sig = getattr(signal, "SIG" + name)
+        try:
+            (os.killpg if case["to"] == "group" else os.kill)(p.pid, sig)
+        except ProcessLookupError:
+            pass
+    o, e = p.communicate(timeout=120)
+    reap()
+    return {"reached": reached, "rc": p.returncode, "stdout": o, "stderr": e,
+            "diff": diff(before, dump()), "holders": dma_holders(), "status": status(),
+            "tmp": tmp_files(state_dir)}
+
+
+if __name__ == "__main__":
+    subprocess.Popen(["sleep", "300"])          # a task of its own for the profile to move
+    time.sleep(0.05)
+    what = sys.argv[1]
+    doc = sweep() if what == "sweep" else {"ab": ab, "tune": tune}[what](json.loads(sys.argv[2]))
+    print(json.dumps(doc))
