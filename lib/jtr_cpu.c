@@ -151,20 +151,28 @@ int jtr_mlock(void)
 	return mlockall(MCL_CURRENT) == -1 ? -errno : 0;
 }
 
-/* jtr_mapped_bytes - see jtr_cpu.h */
-uint64_t jtr_mapped_bytes(void)
+/* jtr_proc_kb - see jtr_cpu.h */
+uint64_t jtr_proc_kb(const char *path, const char *key)
 {
-	FILE *f = fopen("/proc/self/status", "r");
+	FILE *f = fopen(path, "re");
 	char line[256];
+	size_t n = strlen(key);
 	unsigned long long kb = 0;
 
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmSize: %llu kB", &kb) == 1)
+		if (!strncmp(line, key, n) && line[n] == ':' &&
+		    sscanf(line + n + 1, " %llu kB", &kb) == 1)
 			break;
 	fclose(f);
 	return (uint64_t)kb * 1024;
+}
+
+/* jtr_mapped_bytes - see jtr_cpu.h */
+uint64_t jtr_mapped_bytes(void)
+{
+	return jtr_proc_kb("/proc/self/status", "VmSize");
 }
 
 /* jtr_memlock_limit - see jtr_cpu.h */

@@ -57,6 +57,10 @@ int jtr_sched_other(void);
  * fail against RLIMIT_MEMLOCK. Hot-loop memory is allocated first. */
 int jtr_mlock(void);
 
+/* jtr_proc_kb - the "KEY: N kB" line of a /proc file such as /proc/meminfo or
+ * /proc/self/status, in bytes; 0 when the file or the line is missing */
+uint64_t jtr_proc_kb(const char *path, const char *key);
+
 /* jtr_mapped_bytes - what this process maps now (VmSize): what
  * jtr_mlock() would lock; 0 if unknown */
 uint64_t jtr_mapped_bytes(void);

@@ -5,6 +5,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import jsonschema
 import pytest
@@ -116,3 +117,23 @@ def need_tracing():
         pytest.skip("tracing needs root (or CAP_BPF and CAP_PERFMON); this run is not root")
     if not os.path.exists("/sys/kernel/btf/vmlinux"):
         pytest.skip("this kernel has no BTF (/sys/kernel/btf/vmlinux)")
+
+
+def wait_for(cond, timeout=30.0):
+    """cond()'s first true value within @timeout seconds, or None."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.02)
+    return None
+
+
+def comm(pid):
+    """The name of process @pid, or None when it is gone."""
+    try:
+        with open("/proc/%d/comm" % pid) as f:
+            return f.read().strip()
+    except OSError:
+        return None

@@ -6,7 +6,7 @@ import subprocess
 import time
 
 import pytest
-from conftest import BIN, JTR, load, run_jtr
+from conftest import BIN, JTR, comm, load, run_jtr, wait_for
 
 BAD = [
     # (args, what the message must contain)
@@ -124,13 +124,6 @@ def test_missing_programs_are_reported(tmp_path):
     assert "Traceback" not in p.stderr
 
 
-def _wait_for(cond, timeout=10.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 @pytest.mark.parametrize("tool,args", [("gap", ["-d", "60"]), ("null", ["-n", "1G", "-r", "3"])])
@@ -186,12 +179,6 @@ def _descendants(pid):
     return out
 
 
-def _comm(pid):
-    try:
-        with open("/proc/%d/comm" % pid) as f:
-            return f.read().strip()
-    except OSError:
-        return None
 
 
 def test_ctrl_c_through_jtr_run(tmp_path, validate):
@@ -203,8 +190,8 @@ def test_ctrl_c_through_jtr_run(tmp_path, validate):
     p = subprocess.Popen([JTR, "run", "-d", "60", "-o", str(out)], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, start_new_session=True)
     # the probe's output is buffered until it ends: wait for its process instead
-    assert _wait_for(lambda: any(_comm(pid) == "jtr-gap" for pid in _descendants(p.pid)), 30)
-    assert not any(_comm(pid) == "jtr-gap" for pid in _group(p.pid))
+    assert wait_for(lambda: any(comm(pid) == "jtr-gap" for pid in _descendants(p.pid)), 30)
+    assert not any(comm(pid) == "jtr-gap" for pid in _group(p.pid))
     time.sleep(1)
     os.killpg(p.pid, signal.SIGINT)
     so, se = p.communicate(timeout=30)
@@ -225,7 +212,7 @@ def test_kill_leaves_no_half_written_folder(tmp_path):
     out = tmp_path / "killed"
     p = subprocess.Popen([JTR, "gap", "-d", "60", "-o", str(out)], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
-    assert _wait_for(lambda: any(n.startswith(".killed.partial-") for n in os.listdir(tmp_path)))
+    assert wait_for(lambda: any(n.startswith(".killed.partial-") for n in os.listdir(tmp_path)))
     time.sleep(0.3)
     p.kill()
     p.wait()
@@ -245,7 +232,7 @@ def test_a_second_stop_signal_does_not_cut_the_writing_short(tmp_path, first, se
         p = subprocess.Popen([JTR, "null", "-n", "100M", "-r", "1", "-H", "1000000", "-o",
                               str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                              text=True)
-        assert _wait_for(lambda h=".stop%d.partial-" % k: any(
+        assert wait_for(lambda h=".stop%d.partial-" % k: any(
             n.startswith(h) for n in os.listdir(tmp_path)), 30)
         time.sleep(0.3)
         p.send_signal(first)

@@ -9,7 +9,7 @@ import tempfile
 import time
 
 import pytest
-from conftest import JTR, ROOT, load
+from conftest import JTR, ROOT, load, wait_for
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0,
                                 reason="needs root: it installs setuid binaries and adds a user")
@@ -52,14 +52,6 @@ def measuring(pid):
     return found if len(found) == 1 and len(found[0][2]) == 1 else None
 
 
-def wait_for(cond, timeout=15.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.02)
-    return None
 
 
 def status(pid):

@@ -12,19 +12,11 @@ import subprocess
 import time
 
 import pytest
-from conftest import JTR, load, need_tracing
+from conftest import JTR, comm, load, need_tracing, wait_for
 
 TMP = "/tmp"
 
 
-def _wait_for(cond, timeout=30.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.02)
-    return None
 
 
 def _started_by(pid):
@@ -44,12 +36,6 @@ def _started_by(pid):
     return found
 
 
-def _comm(pid):
-    try:
-        with open("/proc/%d/comm" % pid) as f:
-            return f.read().strip()
-    except OSError:
-        return None
 
 
 def _bpf_programs():
@@ -82,17 +68,17 @@ def _send(p, sig, group):
 def _nothing_left(pid, bpf_before, dirs_before):
     """No program of front end @pid still runs, no BPF program and no tracer
     folder of it is left (within a few seconds: an orphan gets SIGTERM)."""
-    assert _wait_for(lambda: not _started_by(pid), 10), \
-        [(p, _comm(p)) for p in _started_by(pid)]
+    assert wait_for(lambda: not _started_by(pid), 10), \
+        [(p, comm(p)) for p in _started_by(pid)]
     if bpf_before is not None:
-        assert _wait_for(lambda: not (_bpf_programs() - bpf_before), 10), \
+        assert wait_for(lambda: not (_bpf_programs() - bpf_before), 10), \
             "BPF programs left: %s" % (_bpf_programs() - bpf_before)
     assert _trace_dirs() <= dirs_before, _trace_dirs() - dirs_before
 
 
 def _measuring(p, name):
     """True once front end @p's probe @name (comm) runs."""
-    return any(_comm(c) == name for c in _started_by(p.pid))
+    return any(comm(c) == name for c in _started_by(p.pid))
 
 
 @pytest.mark.parametrize("group", [False, True], ids=["to-jtr", "to-group"])
@@ -106,9 +92,9 @@ def test_jtr_run_stopped_by_sigterm(tmp_path, group, when):
     out = tmp_path / "run"
     p = _start(["run", "-c", "1", "-d", "30", "-o", str(out)], tmp_path)
     if when == "tracer-starting":
-        assert _wait_for(lambda: any(_comm(c) == "jtr-trace" for c in _started_by(p.pid)))
+        assert wait_for(lambda: any(comm(c) == "jtr-trace" for c in _started_by(p.pid)))
     else:
-        assert _wait_for(lambda: _measuring(p, "jtr-gap"))
+        assert wait_for(lambda: _measuring(p, "jtr-gap"))
         time.sleep(1.0)
     _send(p, signal.SIGTERM, group)
     if when == "measuring-twice":
@@ -139,10 +125,10 @@ def test_jtr_run_killed_leaves_no_tracer(tmp_path):
     bpf, dirs = _bpf_programs(), _trace_dirs()
     out = tmp_path / "run"
     p = _start(["run", "-c", "1", "-d", "30", "-o", str(out)], tmp_path)
-    assert _wait_for(lambda: _measuring(p, "jtr-gap"))
+    assert wait_for(lambda: _measuring(p, "jtr-gap"))
     time.sleep(1.0)
     kids = _started_by(p.pid)
-    assert sorted(_comm(k) for k in kids) == ["jtr-gap", "jtr-trace"]
+    assert sorted(comm(k) for k in kids) == ["jtr-gap", "jtr-trace"]
     p.kill()
     p.communicate(timeout=30)
     _nothing_left(p.pid, bpf, dirs)
@@ -154,8 +140,8 @@ def test_suite_stopped_by_its_group_keeps_the_running_item(tmp_path):
     stop (not two), so what it measured is kept and the suite is partial."""
     out = tmp_path / "suite"
     p = _start(["suite", "--only", "gap", "-d", "30", "--cpus", "1", "-o", str(out)], tmp_path)
-    assert _wait_for(lambda: _measuring(p, "jtr-gap"))
-    assert _wait_for(lambda: glob.glob(str(out / ".gap.partial-*")))
+    assert wait_for(lambda: _measuring(p, "jtr-gap"))
+    assert wait_for(lambda: glob.glob(str(out / ".gap.partial-*")))
     time.sleep(0.5)
     _send(p, signal.SIGTERM, True)
     time.sleep(0.005)
@@ -176,8 +162,8 @@ def test_ipc_stopped_by_its_group_fails_no_row(tmp_path):
     the coordinator, which ends the run in order; no row is FAILED."""
     p = _start(["ipc", "-n", "1G", "-m", "shm-lockless", "-r", "1", "-o",
                 str(tmp_path / "ipc")], tmp_path)
-    assert _wait_for(lambda: len([c for c in os.listdir("/proc") if c.isdigit() and
-                                  _comm(int(c)) == "jtr-ipc"]) >= 3)
+    assert wait_for(lambda: len([c for c in os.listdir("/proc") if c.isdigit() and
+                                  comm(int(c)) == "jtr-ipc"]) >= 3)
     time.sleep(1.0)
     _send(p, signal.SIGTERM, True)
     so, se = p.communicate(timeout=60)
@@ -193,7 +179,7 @@ def test_maxrate_stopped_by_its_group_keeps_the_table(tmp_path):
     out = tmp_path / "mr"
     p = _start(["maxrate", "-T", "udp", "--from", "2000", "--step", "3s", "-o", str(out)],
                tmp_path)
-    assert _wait_for(lambda: _measuring(p, "jtr-pub"))
+    assert wait_for(lambda: _measuring(p, "jtr-pub"))
     time.sleep(0.5)
     _send(p, signal.SIGTERM, True)
     so, se = p.communicate(timeout=60)

@@ -708,6 +708,7 @@ def test_apply_stopped_is_undone_whatever_follows(machine, tmp_path, sigs, to):
     assert r["reached"] and r["rc"] == 130, why
     last = r["stderr"].splitlines()[-1]
     assert last.startswith("jtr tune: interrupted; the apply of jtr-realtime was undone ("), why
+    assert r["stderr"].count("jtr tune: stopping: undoing the apply") == 1, why
     assert r["stderr"].count("jtr tune: still undoing the apply; wait") == len(sigs) - 1, why
     assert "Traceback" not in r["stderr"] and r["status"] == "reverted", why
     assert r["diff"] == {} and r["holders"] == [] and r["tmp"] == [], (r["diff"], r["tmp"])

@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 HOLDER_MARK = b"/dev/cpu_dma_latency"
@@ -187,6 +188,36 @@ def ab(case):
             "next_rc": nxt.returncode, "next": (nxt.stdout + nxt.stderr)[-2000:]}
 
 
+def signal_in_turn(p, sigs, to):
+    """Send @sigs to @p (or its group, @to "group"), each 5 ms after jtr took the one
+    before: its line on stderr ("jtr tune: stopping..." or "... still ..."), or 2 s.
+    Two signals of one number that come before Python's handler has run are one
+    call of it, so a second sent blindly 5 ms later may never be seen as one.
+    (stdout, stderr) once it has ended."""
+    lines, out = [], []
+    readers = [threading.Thread(target=lambda: [lines.append(x) for x in p.stderr]),
+               threading.Thread(target=lambda: out.append(p.stdout.read()))]
+    for t in readers:
+        t.start()
+
+    def taken():
+        return sum(1 for x in lines if x.startswith("jtr tune: st"))
+    for i, name in enumerate(sigs):
+        if i:
+            end = time.monotonic() + 2
+            while taken() < i and p.poll() is None and time.monotonic() < end:
+                time.sleep(0.001)
+            time.sleep(0.005)
+        try:
+            (os.killpg if to == "group" else os.kill)(p.pid, getattr(signal, "SIG" + name))
+        except ProcessLookupError:
+            pass
+    p.wait(timeout=120)
+    for t in readers:
+        t.join(10)
+    return "".join(out), "".join(lines)
+
+
 # ---------------------------------------------------------------- jtr tune
 
 def tune(case):
@@ -208,15 +239,7 @@ def tune(case):
         reached = p.poll() is None
     else:
         reached = wait_until(lambda: done(5), p)
-    for i, name in enumerate(case["sigs"]):
-        if i:
-            time.sleep(0.005)
-        sig = getattr(signal, "SIG" + name)
-        try:
-            (os.killpg if case["to"] == "group" else os.kill)(p.pid, sig)
-        except ProcessLookupError:
-            pass
-    o, e = p.communicate(timeout=120)
+    o, e = signal_in_turn(p, case["sigs"], case["to"])
     reap()
     return {"reached": reached, "rc": p.returncode, "stdout": o, "stderr": e,
             "diff": diff(before, dump()), "holders": dma_holders(), "status": status(),

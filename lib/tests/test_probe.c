@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "jtr_cpu.h"
 #include "jtr_legacy.h"
 #include "jtr_probe.h"
 #include "jtr_sample.h"
@@ -234,6 +235,28 @@ static void test_outlier_opt(void **state)
 	assert_int_equal(max, 5000);
 }
 
+/* jtr_proc_kb: the KEY's line, whole key only, in bytes; 0 when absent */
+static void test_proc_kb(void **state)
+{
+	char path[] = "/tmp/jtr-test-proc-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f;
+
+	(void)state;
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs("MemTotal:       24000000 kB\nMemAvailableX:  1 kB\n"
+	      "MemAvailable:   12345 kB\nVmSize:\t   8 kB\n", f);
+	fclose(f);
+	assert_int_equal(jtr_proc_kb(path, "MemAvailable"), 12345ULL * 1024);
+	assert_int_equal(jtr_proc_kb(path, "VmSize"), 8 * 1024);
+	assert_int_equal(jtr_proc_kb(path, "Mem"), 0);
+	assert_int_equal(jtr_proc_kb(path, "Cached"), 0);
+	unlink(path);
+	assert_int_equal(jtr_proc_kb(path, "MemTotal"), 0);
+	assert_true(jtr_mapped_bytes() > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -244,6 +267,7 @@ int main(void)
 		cmocka_unit_test(test_legacy_run),
 		cmocka_unit_test(test_sample_timing),
 		cmocka_unit_test(test_outlier_opt),
+		cmocka_unit_test(test_proc_kb),
 	};
 
 	return cmocka_run_group_tests_name("probe", tests, NULL, NULL);

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "jtr_cli.h"
+#include "jtr_cpu.h"
 #include "tp_int.h"
 #include "tp_numa.h"
 
@@ -171,22 +172,6 @@ int tp_mcast_is_wide(const struct tp_opts *o, struct jtr_err *e)
 	return (a >> 16) != 0xefff || o->ttl > 0;
 }
 
-/* mem_available - MemAvailable of /proc/meminfo in bytes, 0 if unknown */
-static uint64_t mem_available(void)
-{
-	FILE *f = fopen("/proc/meminfo", "re");
-	char line[128];
-	unsigned long long kb = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-			break;
-	fclose(f);
-	return (uint64_t)kb * 1024;
-}
-
 /* human - @b bytes as "12.3 GiB" */
 static const char *human(uint64_t b, char *buf, size_t n)
 {
@@ -217,7 +202,8 @@ static int ring_room(const struct tp_opts *o, enum tp_role role, struct jtr_err 
 {
 	uint32_t rings = role == TP_PONG ? 2 : 1;
 	size_t one = tp_ring_size(o->slots, o->msg_max, role == TP_PONG ? 1 : TP_RING_MAX_READERS);
-	uint64_t need = (uint64_t)one * rings, shm = UINT64_MAX, mem = mem_available(), can;
+	uint64_t need = (uint64_t)one * rings, shm = UINT64_MAX, can;
+	uint64_t mem = jtr_proc_kb("/proc/meminfo", "MemAvailable");
 	struct statvfs sv;
 	char a[32], b[32], c[32], d[32];
 

@@ -204,8 +204,8 @@ def do_apply(opts):
     E.need_root("apply")
     _refuse_if_applied()
     # the first stop signal ends the apply and undoes it; later ones wait for that
-    with signals.measuring(stopping="", busy="still undoing the apply; wait"), \
-            E.StateLock():
+    with signals.measuring(stopping="stopping: undoing the apply",
+                           busy="still undoing the apply; wait"), E.StateLock():
         E.recover()
         _refuse_if_applied()
         plan = E.make_plan(profile, cpus)
