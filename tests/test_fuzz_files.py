@@ -568,7 +568,7 @@ def test_fuzz_result_json(corpus, tmp_path):
     good = corpus / "null"
     out = tmp_path / "out"
     out.mkdir()
-    for name, n in (("gap", 200), ("null", 100), ("run", 320)):
+    for name, n in (("gap", 120), ("null", 60), ("run", 200)):
         d = copy_of(corpus, tmp_path, name)
         path = d / "result.json"
         raw = path.read_bytes()
@@ -582,7 +582,7 @@ def test_fuzz_result_json(corpus, tmp_path):
                              report=rng.random() < 0.04)
             ends[rc] = ends.get(rc, 0) + 1
         assert ends.get(0) and ends.get(2), (name, ends)   # loaded and refused cases ran
-        for _ in range(40):
+        for _ in range(25):
             kind, data = damaged_bytes(raw, rng)
             with replaced(path, data):
                 analyse("%s %s" % (name, kind), d, good, out, refused=data)
