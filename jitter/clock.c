@@ -41,9 +41,7 @@ static const char usage_text[] =
 "Writes DIR/summary.txt and DIR/result.json (format jtr-result/1), one run per\n"
 "source.\n"
 "\n"
-"Ctrl-C, SIGTERM or SIGHUP stops the run: what was measured is written, marked\n"
-"partial, and the exit status is 130. Another one only says it is still\n"
-"writing (kill -9 aborts).\n"
+JTR_PROBE_STOP_HELP
 "\n"
 "examples:\n"
 "  jtr clock                   every source, 1M reads each\n"

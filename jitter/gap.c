@@ -49,9 +49,7 @@ static const char usage_text[] =
 "Writes DIR/summary.txt, DIR/outliers.csv (cpu,start_ns,length_ns) and\n"
 "DIR/result.json (format jtr-result/1).\n"
 "\n"
-"Ctrl-C, SIGTERM or SIGHUP stops the run: what was measured is written, marked\n"
-"partial, and the exit status is 130. Another one only says it is still\n"
-"writing (kill -9 aborts).\n"
+JTR_PROBE_STOP_HELP
 "\n"
 "examples:\n"
 "  jtr gap                       10 s on the default CPU\n"

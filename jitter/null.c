@@ -56,9 +56,7 @@ static const char usage_text[] =
 "DIR/null.gp (gnuplot data: each run's 10 ns histogram), DIR/outliers.csv and\n"
 "DIR/result.json (format jtr-result/1).\n"
 "\n"
-"Ctrl-C, SIGTERM or SIGHUP stops the run: what was measured is written, marked\n"
-"partial, and the exit status is 130. Another one only says it is still\n"
-"writing (kill -9 aborts).\n"
+JTR_PROBE_STOP_HELP
 "\n"
 "examples:\n"
 "  jtr null                          3 x 2M samples on the default CPU\n"

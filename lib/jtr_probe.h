@@ -175,6 +175,12 @@ void jtr_probe_signals(bool writes);
 /* the signals of the Ctrl-C rule */
 #define JTR_STOP_SIGNALS SIGINT, SIGTERM, SIGHUP
 
+/* the rule in a probe's --help, one paragraph */
+#define JTR_PROBE_STOP_HELP \
+	"Ctrl-C, SIGTERM or SIGHUP stops the run: what was measured is written, marked\n" \
+	"partial, and the exit status is 130. Another one only says it is still\n" \
+	"writing (kill -9 aborts).\n"
+
 /* the environment variable a front end sets to its pid in the programs it
  * runs, so that they stop when it dies */
 #define JTR_PARENT_ENV "JTR_PARENT_PID"

@@ -3,7 +3,7 @@ exit statuses every jtr command uses (the C programs' as well)."""
 
 EXIT_FAILED = 1             # something failed that is not the user's input
 EXIT_USAGE = 2              # bad input: nothing was done
-EXIT_INTERRUPTED = 130      # Ctrl-C or SIGTERM ended it early; what was measured is kept
+EXIT_INTERRUPTED = 130      # a stop signal ended it early; what was measured is kept
 
 
 class UsageError(Exception):

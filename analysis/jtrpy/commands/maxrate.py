@@ -28,7 +28,7 @@ passes when
 
 NOTES = """\
 The subscriber runs in fast mode (-f: counts and order, no latency). Every
-step has a time limit; Ctrl-C (or SIGTERM) stops and prints the table so
+step has a time limit; Ctrl-C (or SIGTERM, SIGHUP) stops and prints the table so
 far. Exit status 0 with an answer, 1 if no rate passed or a program would
 not start, 2 for bad options, 130 when interrupted."""
 

@@ -20,10 +20,10 @@ folder under DIR; then 'jtr report DIR' draws them all on one page.
 NOTES = """\
 DIR/suite.json lists the items: name, tool, command, folder, status (done,
 failed, interrupted, skipped, not run), exit status, start, end; each item's
-output is in DIR/NAME.log. Ctrl-C (or SIGTERM) stops the item that is running
-(it writes what it measured), keeps what finished and marks the suite partial.
-Exit status 0 when every item ran, 1 when one failed, 2 for bad options, 130
-when interrupted."""
+output is in DIR/NAME.log. Ctrl-C (or SIGTERM, SIGHUP) stops the item that is
+running (it writes what it measured), keeps what finished and marks the suite
+partial. Exit status 0 when every item ran, 1 when one failed, 2 for bad
+options, 130 when interrupted."""
 
 EXAMPLES = """\
   jtr suite --quick -o /tmp/s && jtr report /tmp/s
