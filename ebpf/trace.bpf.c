@@ -26,6 +26,12 @@ char LICENSE[] SEC("license") = "GPL";
 /* set by the user side before load */
 const volatile __u64 cpu_mask[JTR_TRACE_MAX_CPUS / 64] = {};
 const volatile bool wakeup = false;	/* test switch: submit with wake-ups */
+/* the host's per-CPU steal counter of a KVM guest (steal_time, struct
+ * kvm_steal_time, arch/x86/kernel/kvm.c) lies this many bytes from the CPU's
+ * runqueue (runqueues) in every CPU's per-CPU area: the user side takes both
+ * offsets from the kernel's BTF. 0: not read. (A __ksym of steal_time needs
+ * the kernel to list data symbols in kallsyms, which many do not.) */
+const volatile __s64 steal_from_rq = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -51,17 +57,17 @@ static __always_inline bool traced(__u32 cpu)
 	return cpu_mask[word] & (1ULL << (cpu % 64));
 }
 
-/* ev_begin - a record for @type on this CPU, or NULL (not traced, or full) */
-static __always_inline struct jtr_ev *ev_begin(__u8 type, bool any_cpu)
+/* ev_end - hand the record over without waking the consumer */
+static __always_inline void ev_end(struct jtr_ev *e)
 {
-	__u32 cpu = bpf_get_smp_processor_id(), zero = 0;
-	struct jtr_trace_counts *c;
-	struct jtr_ev *e;
+	bpf_ringbuf_submit(e, wakeup ? 0 : BPF_RB_NO_WAKEUP);
+}
 
-	if (!any_cpu && !traced(cpu))
-		return NULL;
-	c = bpf_map_lookup_elem(&counts, &zero);
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+/* ev_reserve - a record of @type from this CPU, counted; NULL when the buffer is full */
+static __always_inline struct jtr_ev *ev_reserve(struct jtr_trace_counts *c, __u8 type, __u32 cpu)
+{
+	struct jtr_ev *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
 	if (!e) {
 		if (c && type < JTR_EV_NTYPES)
 			c->dropped[type]++;
@@ -83,10 +89,67 @@ static __always_inline struct jtr_ev *ev_begin(__u8 type, bool any_cpu)
 	return e;
 }
 
-/* ev_end - hand the record over without waking the consumer */
-static __always_inline void ev_end(struct jtr_ev *e)
+/* steal_where - the address of this CPU's steal_time, from the runqueue of
+ * the task running here (every task's se.cfs_rq is one of its CPU's); 0 if
+ * that runqueue is not this CPU's */
+static __always_inline __u64 steal_where(__u32 cpu)
 {
-	bpf_ringbuf_submit(e, wakeup ? 0 : BPF_RB_NO_WAKEUP);
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct rq *rq = BPF_CORE_READ(task, se.cfs_rq, rq);
+
+	if (!rq || BPF_CORE_READ(rq, cpu) != (int)cpu)
+		return 0;
+	return (__u64)rq + steal_from_rq;
+}
+
+/* look_steal - log the host's steal counter of this (traced) CPU when it moved
+ * since the last look: one 8-byte read and a compare. The host adds to it each
+ * time it runs the vCPU again, so the first event after a host preemption (the
+ * pending timer interrupt, most often) logs it right after the stall. A record
+ * the full buffer refused leaves the last value as it was: the next look logs
+ * the whole change. */
+static __always_inline void look_steal(struct jtr_trace_counts *c, __u32 cpu)
+{
+	struct jtr_ev *e;
+	__u64 now;
+
+	if (!steal_from_rq)
+		return;
+	if (!c->steal_addr)
+		c->steal_addr = steal_where(cpu);
+	if (!c->steal_addr ||
+	    bpf_probe_read_kernel(&now, sizeof(now), (void *)(c->steal_addr +
+				  offsetof(struct kvm_steal_time, steal))))
+		return;
+	if (c->steal_looked && now == c->steal_ns)
+		return;
+	e = ev_reserve(c, JTR_EV_STEAL, cpu);
+	if (!e)
+		return;
+	e->a = now;
+	e->b = c->steal_looked ? c->steal_ns : now;
+	e->flags = c->steal_looked ? 0 : JTR_STEAL_FIRST;
+	c->steal_ns = now;
+	c->steal_looked = 1;
+	ev_end(e);
+}
+
+/* ev_begin - a record for @type on this CPU, or NULL (not traced, or full);
+ * on a traced CPU the steal counter is looked at first */
+static __always_inline struct jtr_ev *ev_begin(__u8 type, bool any_cpu)
+{
+	__u32 cpu = bpf_get_smp_processor_id(), zero = 0;
+	struct jtr_trace_counts *c;
+	bool here = true;
+
+	if (any_cpu)
+		here = traced(cpu);
+	else if (!traced(cpu))
+		return NULL;
+	c = bpf_map_lookup_elem(&counts, &zero);
+	if (c && here)
+		look_steal(c, cpu);
+	return ev_reserve(c, type, cpu);
 }
 
 /* a tp_btf and a raw_tp program for @tp, both calling @call */

@@ -20,7 +20,11 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "jtr_cli.h"
 #include "jtr_probe.h"
@@ -120,6 +124,7 @@ static const char *const type_names[JTR_EV_NTYPES] = {
 	[JTR_EV_WQ_START] = "workqueue_execute_start", [JTR_EV_WQ_END] = "workqueue_execute_end",
 	[JTR_EV_HRTIMER_ENTRY] = "hrtimer_expire_entry", [JTR_EV_HRTIMER_EXIT] = "hrtimer_expire_exit",
 	[JTR_EV_TIMER_ENTRY] = "timer_expire_entry", [JTR_EV_TIMER_EXIT] = "timer_expire_exit",
+	[JTR_EV_STEAL] = "steal_time",
 };
 
 enum prog_kind { PROGS_AUTO, PROGS_BTF, PROGS_RAW };
@@ -163,6 +168,8 @@ struct tracer {
 	int write_err;
 	struct addr_set addrs;
 	struct jtr_trace_counts total;
+	int64_t steal_from_rq;		/* the kvm steal counter is read (JTR_EV_STEAL): where */
+	char steal_why[160];		/* why not, when it is not */
 	char last_libbpf[512];
 };
 
@@ -345,6 +352,96 @@ static void stop_bpf(struct tracer *t)
 	t->skel = NULL;
 }
 
+/* kvm_steal_offered - does the hypervisor say it is KVM and keeps steal time
+ * (CPUID leaf KVMKVMKVM, feature KVM_FEATURE_STEAL_TIME)? */
+static bool kvm_steal_offered(char *why, size_t len)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned int a, b, c, d, base;
+	char sig[13];
+
+	__cpuid(1, a, b, c, d);
+	if (!(c & 1U << 31)) {
+		snprintf(why, len, "not a virtual machine (no hypervisor CPUID bit)");
+		return false;
+	}
+	/* the KVM leaves may sit above another hypervisor's, in steps of 0x100 */
+	for (base = 0x40000000; base < 0x40010000; base += 0x100) {
+		__cpuid(base, a, b, c, d);
+		memcpy(sig, &b, 4);
+		memcpy(sig + 4, &c, 4);
+		memcpy(sig + 8, &d, 4);
+		sig[12] = 0;
+		if (!strcmp(sig, "KVMKVMKVM"))
+			break;
+	}
+	if (base >= 0x40010000) {
+		snprintf(why, len, "the hypervisor is not KVM");
+		return false;
+	}
+	__cpuid(base + 1, a, b, c, d);
+	if (!(a & 1U << 5)) {
+		snprintf(why, len, "the KVM host does not offer steal time (KVM_FEATURE_STEAL_TIME)");
+		return false;
+	}
+	return true;
+#else
+	snprintf(why, len, "kvm steal_time is read on x86 only");
+	return false;
+#endif
+}
+
+/* percpu_offset - the offset of per-CPU variable @name in the kernel's per-CPU
+ * section (.data..percpu in BTF), or -1 */
+static long long percpu_offset(const struct btf *btf, const char *name)
+{
+	int var = btf__find_by_name_kind(btf, name, BTF_KIND_VAR);
+	int sec = btf__find_by_name_kind(btf, ".data..percpu", BTF_KIND_DATASEC);
+	const struct btf_type *t;
+	const struct btf_var_secinfo *v;
+
+	if (var < 0 || sec < 0)
+		return -1;
+	t = btf__type_by_id(btf, sec);
+	v = btf_var_secinfos(t);
+	for (int i = 0; i < btf_vlen(t); i++, v++)
+		if ((int)v->type == var)
+			return v->offset;
+	return -1;
+}
+
+/* steal_check - can the kernel side read the host's steal counter? Sets
+ * t->steal_from_rq (steal_time's distance from runqueues in a CPU's per-CPU
+ * area), or t->steal_why to the reason it cannot */
+static void steal_check(struct tracer *t)
+{
+	long long st, rq;
+	struct btf *btf;
+
+	t->steal_from_rq = 0;
+	/* JTR_NO_STEAL: behave as a machine without it (tests the fallback) */
+	if (getenv("JTR_NO_STEAL")) {
+		snprintf(t->steal_why, sizeof(t->steal_why), "switched off (JTR_NO_STEAL is set)");
+		return;
+	}
+	if (!kvm_steal_offered(t->steal_why, sizeof(t->steal_why)))
+		return;
+	btf = btf__load_vmlinux_btf();
+	if (!btf) {
+		snprintf(t->steal_why, sizeof(t->steal_why), "the kernel's BTF does not load");
+		return;
+	}
+	st = percpu_offset(btf, "steal_time");
+	rq = percpu_offset(btf, "runqueues");
+	btf__free(btf);
+	if (st < 0 || rq < 0 || st == rq)
+		snprintf(t->steal_why, sizeof(t->steal_why), "the kernel's BTF has no per-CPU %s "
+			 "(a kernel built without CONFIG_KVM_GUEST?)", st < 0 ? "steal_time" :
+			 "runqueues");
+	else
+		t->steal_from_rq = st - rq;
+}
+
 /* start_bpf - open, configure, load and attach with @kind programs */
 static int start_bpf(struct tracer *t, enum prog_kind kind, struct jtr_err *e)
 {
@@ -368,6 +465,7 @@ static int start_bpf(struct tracer *t, enum prog_kind kind, struct jtr_err *e)
 		if (CPU_ISSET(cpu, &t->o->cpus))
 			t->skel->rodata->cpu_mask[cpu / 64] |= 1ULL << (cpu % 64);
 	t->skel->rodata->wakeup = t->o->wakeup;
+	t->skel->rodata->steal_from_rq = t->steal_from_rq;
 	bpf_map__set_max_entries(t->skel->maps.events, t->o->buffer_bytes);
 
 	/* choose programs: one kind for each tracepoint this kernel has */
@@ -640,6 +738,12 @@ static void write_trace_json(struct tracer *t, int consumer_cpu, int64_t start_n
 		jtr_json_uint(&j, type_names[i], t->total.dropped[i]);
 	jtr_json_obj_end(&j);
 	jtr_json_obj_end(&j);
+	jtr_json_obj_begin(&j, "steal");
+	jtr_json_str(&j, "source", "kvm steal_time");
+	jtr_json_bool(&j, "available", t->steal_from_rq != 0);
+	if (!t->steal_from_rq)
+		jtr_json_str(&j, "reason", t->steal_why);
+	jtr_json_obj_end(&j);
 	jtr_json_arr_begin_inline(&j, "vectors");
 	for (int v = 0; v < t->nvecs; v++)
 		jtr_json_str(&j, NULL, t->vec_names[v]);
@@ -811,6 +915,7 @@ int main(int argc, char **argv)
 		jtr_fatal(&p, "cannot write %s: %s", t.log.path, strerror(errno));
 
 	/* load and attach: tp_btf first, raw_tp where tp_btf does not load */
+	steal_check(&t);
 	if (o.prog_stats)
 		stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	rc = -EINVAL;

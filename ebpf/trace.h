@@ -44,6 +44,9 @@ enum jtr_ev_type {
 	JTR_EV_HRTIMER_EXIT,	/* a=hrtimer */
 	JTR_EV_TIMER_ENTRY,	/* a=timer_list, b=function address */
 	JTR_EV_TIMER_EXIT,	/* a=timer_list */
+	JTR_EV_STEAL,		/* a=the host's steal ns so far (kvm steal_time), b=the
+				 * value the CPU's previous look saw; flags=1: the CPU's
+				 * first look (b = a); written before the event that looked */
 	JTR_EV_NTYPES
 };
 
@@ -78,6 +81,11 @@ struct jtr_ev_header {
 struct jtr_trace_counts {
 	unsigned long long events[JTR_EV_NTYPES];	/* submitted per type */
 	unsigned long long dropped[JTR_EV_NTYPES];	/* ring buffer full, per type */
+	unsigned long long steal_addr;	/* this CPU's steal_time (0: not found yet) */
+	unsigned long long steal_ns;	/* steal_time.steal at the last look that was logged */
+	unsigned long long steal_looked;	/* 1 once steal_ns holds a reading */
 };
+
+#define JTR_STEAL_FIRST	1	/* JTR_EV_STEAL flags: the CPU's first reading */
 
 #endif

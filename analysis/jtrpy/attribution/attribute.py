@@ -105,6 +105,7 @@ from ..trace.events import (
 )
 from ..units import counted
 from ..units import fmt_ns as _fmt_ns
+from . import steal as st
 
 DEFAULT_SLACK_NS = 1000
 # interrupt entry work before the entry tracepoint fires (measured here: the
@@ -121,7 +122,7 @@ RULE = "entry in [start - slack, end] or overlap; whole outlier to its longest e
 ARROW = " → "
 
 IPI_KINDS = frozenset(("reschedule", "call_function", "call_function_single", "irq_work"))
-NO_EVENT = ("no kernel event", "hypervisor, SMI or hardware")
+NO_EVENT = st.UNMEASURED     # split by the host's steal where the log measured it
 NOT_TRACED = ("not traced", "outside the trace")
 OTHER = "other events"
 _TICK = ("timer tick", "local timer", "local timer")
@@ -129,7 +130,7 @@ _TIMER_SOFTIRQ = ("softirq", "TIMER", "softirq TIMER")
 # exits of entry/exit pairs (the entry's type is one less), and events that change no state
 _EXITS = frozenset((ev.IRQ_EXIT, ev.SOFTIRQ_EXIT, ev.VEC_EXIT, ev.WQ_END, ev.HRTIMER_EXIT,
                     ev.TIMER_EXIT))
-_PASSIVE = frozenset((ev.SOFTIRQ_RAISE, ev.WAKEUP, ev.WAKING, ev.MIGRATE))
+_PASSIVE = frozenset((ev.SOFTIRQ_RAISE, ev.WAKEUP, ev.WAKING, ev.MIGRATE, ev.STEAL))
 
 # a sched_switch record from its cpu field on: cpu, type, flags, a (prev_pid |
 # next_pid << 32), b (skipped), prev_comm, next_comm
@@ -663,7 +664,7 @@ def _attribute(result, outliers, log, slack_ns, top, each):
         share[key] = kernel_ns - others
         rest = length - kernel_ns
         if rest > 0:
-            share[NO_EVENT] = rest
+            share.update(st.split(stolen.get((cpu, start)), rest))
         if len(share) == 1:
             return charge(key, cpu, start, length, ep, hi, traced)
         main = max(share, key=lambda k: (share[k], k == key))
@@ -682,12 +683,18 @@ def _attribute(result, outliers, log, slack_ns, top, each):
             if len(shown) > MAX_EPISODES:
                 texts.append("%d more episodes" % (len(shown) - MAX_EPISODES))
             c = "; then ".join(texts)
-            if main is NO_EVENT:
+            if main[0] == NO_EVENT[0]:
                 c = "no kernel event for %s, with %s" % (_fmt_ns(rest), c)
             elif rest > 0:
                 c = "%s, and no kernel event for %s" % (c, _fmt_ns(rest))
             memo.append(c)
             return c
+        charge_parts(cpu, start, length, share, main, chain, traced, lambda: _preempting(
+            [e for e in [ep] + [a for a, _ in apart]
+             if share.get((e.category, e.name)) or (e.category, e.name) == main]))
+
+    def charge_parts(cpu, start, length, share, main, chain, traced, pids):
+        """An outlier shared among causes: share {cause: ns}, main the primary."""
         parts = []
         for k, ns in share.items():
             if ns > 0 or k == main:
@@ -696,9 +703,21 @@ def _attribute(result, outliers, log, slack_ns, top, each):
         parts.sort(key=lambda p: -p["ns"])
         if each is not None:
             each(cpu, start, length, [(p["category"], p["name"], p["ns"]) for p in parts],
-                 _preempting([e for e in [ep] + [a for a, _ in apart]
-                              if share.get((e.category, e.name)) or (e.category, e.name) == main]))
+                 pids())
         note_worst(cpu, start, length, main, chain, traced, parts)
+
+    def charge_no_event(cpu, start, length, hi):
+        """An outlier with no kernel event in its window: split by the host's steal
+        where the log measured it (steal.split)."""
+        share = st.split(stolen.get((cpu, start)), length)
+        main = max(share, key=share.get)
+        if len(share) == 1:
+            return charge(main, cpu, start, length, None, hi, 0)
+
+        def chain():
+            return "no kernel event for %s, of which host preemption (steal) %s" % (
+                _fmt_ns(length), _fmt_ns(share[st.HOST]))
+        charge_parts(cpu, start, length, share, main, chain, 0, list)
 
     by_cpu, not_traced = {}, [0, 0]
     for cpu, start, length in outliers:
@@ -709,6 +728,7 @@ def _attribute(result, outliers, log, slack_ns, top, each):
         else:
             by_cpu.setdefault(cpu, []).append((start, length))
     pids, comms = scan_switches(log) if by_cpu else ({}, {})
+    stolen = _stolen(log, by_cpu, slack_ns)
     bisect_left, bisect_right = bisect.bisect_left, bisect.bisect_right
     for cpu, outs in by_cpu.items():
         outs.sort()
@@ -738,13 +758,26 @@ def _attribute(result, outliers, log, slack_ns, top, each):
             traced_total += traced
             if ep is not None:
                 charge_split(cpu, start, length, ep, found, hi, traced)
-            elif i1 > i0:
-                names = sorted({ev.TYPE_NAMES.get(log.data[_HDR + _TYPE + _REC * idx[j]], "type ?")
-                                for j in range(i0, i1)})
+            elif i1 > i0 and (names := sorted(
+                    {ev.TYPE_NAMES.get(log.data[_HDR + _TYPE + _REC * idx[j]], "type ?")
+                     for j in range(i0, i1)} - {ev.TYPE_NAMES[ev.STEAL]})):
                 charge((OTHER, ", ".join(names)), cpu, start, length, None, hi, 0)
             else:
-                charge(NO_EVENT, cpu, start, length, None, hi, 0)
+                charge_no_event(cpu, start, length, hi)
     return _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, len(outliers))
+
+
+def _stolen(log, by_cpu, slack_ns):
+    """{(cpu, start): host steal ns} of the outliers (steal.assign), {} where the
+    log did not measure it (then .get() gives None: not measured)."""
+    if st.unmeasured(log.meta):
+        return {}
+    readings, stolen = log.steal_readings(), {}
+    for cpu, outs in by_cpu.items():
+        outs = sorted(outs)
+        got = st.assign(readings.get(cpu, []), [(s - slack_ns, s + n) for s, n in outs])
+        stolen.update(((cpu, s), g) for (s, _), g in zip(outs, got))
+    return stolen
 
 
 def _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, count):
@@ -773,7 +806,7 @@ def _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, count)
         "per_type": events_meta.get("per_type") or log.type_counts(),
         "dropped_per_type": events_meta.get("dropped_per_type") or {},
         "cpus": sorted(meta.get("cpus") or log.cpu_ts), "start_ns": log.start_ns,
-        "end_ns": log.end_ns, "complete": log.complete}
+        "end_ns": log.end_ns, "complete": log.complete, "steal": st.status(meta)}
     cost = tracer_cost(meta)
     if cost:
         tracer["cost"] = cost

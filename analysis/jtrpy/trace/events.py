@@ -28,7 +28,7 @@ from typing import NamedTuple
 from ..errors import UsageError
 from ..system.files import read_bytes, read_json, write_json
 from ..system.memory import paused_gc
-from ..system.schema import COUNT, CPU, NAME, NS, Int, List, Obj, Opt, Str, check
+from ..system.schema import COUNT, CPU, NAME, NS, Bool, Int, List, Obj, Opt, Str, check
 
 MAGIC = b"JTREVT1\0"
 VERSION = 1
@@ -51,6 +51,7 @@ TRACE_FIELDS = Obj({
     "cost": Obj({"setup_cpu_ns": Opt(NS), "tracing_cpu_ns": Opt(NS), "convert_ns": Opt(NS),
                  "process_cpus": Opt(Str(256))}),
     "programs": Obj(values=Obj({"run_time_ns": Opt(NS), "run_count": Opt(COUNT)})),
+    "steal": Obj({"available": Bool(), "reason": Opt(Str(256))}, required=("available",)),
 }, what="a trace description object")
 
 # struct jtr_ev_header: magic, version, record_size, start_ns, end_ns, records,
@@ -71,6 +72,10 @@ IRQ_ENTRY, IRQ_EXIT, SOFTIRQ_RAISE, SOFTIRQ_ENTRY, SOFTIRQ_EXIT = 1, 2, 3, 4, 5
 VEC_ENTRY, VEC_EXIT, NMI, SWITCH, WAKEUP, WAKING, MIGRATE = 6, 7, 8, 9, 10, 11, 12
 PF_USER, PF_KERNEL, WQ_START, WQ_END = 13, 14, 15, 16
 HRTIMER_ENTRY, HRTIMER_EXIT, TIMER_ENTRY, TIMER_EXIT = 17, 18, 19, 20
+# the host's steal counter (kvm steal_time) moved: a = its ns so far, b = what the
+# CPU's previous look saw; flags STEAL_FIRST: the CPU's first look (b = a)
+STEAL = 21
+STEAL_FIRST = 1
 
 # the kernel tracepoint each type comes from: the names in trace.json "per_type"
 TYPE_NAMES = {
@@ -82,7 +87,7 @@ TYPE_NAMES = {
     PF_KERNEL: "page_fault_kernel", WQ_START: "workqueue_execute_start",
     WQ_END: "workqueue_execute_end", HRTIMER_ENTRY: "hrtimer_expire_entry",
     HRTIMER_EXIT: "hrtimer_expire_exit", TIMER_ENTRY: "timer_expire_entry",
-    TIMER_EXIT: "timer_expire_exit",
+    TIMER_EXIT: "timer_expire_exit", STEAL: "steal_time",
 }
 SOFTIRQ_NAMES = ("HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET",
                  "SCHED", "HRTIMER", "RCU")
@@ -224,6 +229,27 @@ class EventLog:
         for t in set(types):
             counts[TYPE_NAMES.get(t, "type %d" % t)] = types.count(t)
         return counts
+
+    def steal_readings(self):
+        """{cpu: [(ts_ns, prev_ns, a, b)]} of the steal_time records, in time order:
+        the counter went from b to a between the CPU's record before (at prev_ns,
+        the log's start for the first) and this one."""
+        types = bytes(memoryview(self.data)[HEADER_SIZE + TYPE_OFFSET:HEADER_SIZE +
+                                            self.records * RECORD_SIZE:RECORD_SIZE])
+        out = {}
+        i = types.find(STEAL)
+        while i >= 0:
+            e = self.event(i)
+            ts, idx = self.cpu_ts[e.cpu], self.cpu_index[e.cpu]
+            k = bisect_left(ts, e.ts_ns)
+            while idx[k] != i:      # records of the same ns
+                k += 1
+            out.setdefault(e.cpu, []).append((e.ts_ns, ts[k - 1] if k else self.start_ns,
+                                              e.a, e.b))
+            i = types.find(STEAL, i + 1)
+        for rows in out.values():
+            rows.sort()
+        return out
 
     def symbol(self, addr):
         """The kernel symbol at addr from trace.json, or the address in hex."""
@@ -398,6 +424,10 @@ def describe(ev, meta):
         return "%s %s" % (ev.type_name, sym(b))
     if t in (HRTIMER_EXIT, TIMER_EXIT):
         return "%s 0x%x" % (ev.type_name, a)
+    if t == STEAL:
+        if ev.flags & STEAL_FIRST:
+            return "steal_time host steal so far %.6f s (first reading)" % (a / 1e9)
+        return "steal_time host took %.1f us (so far %.6f s)" % ((a - b) / 1e3, a / 1e9)
     return "%s a=0x%x b=0x%x" % (ev.type_name, a, b)
 
 

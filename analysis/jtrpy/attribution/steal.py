@@ -1,0 +1,86 @@
+"""steal - how much of the outliers nothing in the kernel explains the host took,
+from the readings of the kvm steal counter in the event log.
+
+The tracer looks at the host's steal counter of a traced CPU (steal_time, which
+KVM raises by the time the vCPU waited for a host CPU each time it runs the vCPU
+again) at every event on that CPU, and logs a reading (steal_time record) when
+it moved: (ts, prev, a, b), the counter went from b to a between the CPU's
+record before it (at prev, where the counter was last seen at b) and ts.
+
+Rule. A host stall is one gap in the probe, at least as long as the stall; the
+probe reads its clock all the time it runs, so a gap longer than the outlier
+threshold is an outlier. The outliers a reading can come from are those of the
+same CPU that overlap (prev, ts]: lo < ts and hi > prev for a window [lo, hi]
+(the window of attribute.py, [start - slack, start + length]).
+- one such outlier: the reading's a - b is its steal, up to its length;
+- several: the longest takes the steal first, up to its length, then the next
+  longest, and so on (one stall fits only a gap at least as long as itself);
+- none, or steal left over: it fell in gaps below the outlier threshold and is
+  charged to no outlier.
+attribute.py then splits an outlier's "no kernel event" time into "host
+preemption (steal)" (min(steal, that time)) and "VM exits, SMI or hardware"
+(the rest). A log without readings (no KVM steal counter, an older tracer, the
+perf backend) keeps the one name "hypervisor, SMI or hardware": nothing is
+guessed.
+"""
+from bisect import bisect_left, bisect_right
+
+UNMEASURED = ("no kernel event", "hypervisor, SMI or hardware")
+HOST = ("no kernel event", "host preemption (steal)")
+OTHER = ("no kernel event", "VM exits, SMI or hardware")
+SOURCE = "kvm steal_time"
+
+
+def unmeasured(meta):
+    """Why the log has no steal readings (trace.json "steal"), or None when it has."""
+    st = meta.get("steal")
+    if not isinstance(st, dict):
+        return "the %s tracer does not read the host's steal counter" % (
+            meta.get("backend") or "unknown")
+    if not st.get("available"):
+        return st.get("reason") or "the tracer did not read it"
+    return None
+
+
+def status(meta):
+    """attribution.tracer "steal": what was measured, or why not."""
+    why = unmeasured(meta)
+    return "not measured: %s" % why if why else "measured: %s" % SOURCE
+
+
+def assign(readings, windows):
+    """Steal ns of each window of one CPU (the module's rule).
+
+    readings: [(ts, prev, a, b)] in time order; windows: [(lo, hi)] in time
+    order, not overlapping (one probe's outliers). Returns a list of ns, one per
+    window."""
+    got = [0] * len(windows)
+    los = [lo for lo, _ in windows]
+    his = [hi for _, hi in windows]
+    for ts, prev, a, b in readings:
+        left = a - b
+        if left <= 0:
+            continue
+        first, end = bisect_right(his, prev), bisect_left(los, ts)
+        for k in sorted(range(first, end), key=lambda k: (los[k] - his[k], k)):
+            room = his[k] - los[k] - got[k]
+            take = left if left < room else room
+            if take > 0:
+                got[k] += take
+                left -= take
+            if left == 0:
+                break
+    return got
+
+
+def split(steal, ns):
+    """{cause: ns} for ns of "no kernel event" time with @steal ns of host steal
+    in it (None: not measured)."""
+    if steal is None:
+        return {UNMEASURED: ns}
+    host = min(steal, ns)
+    if host == ns:
+        return {HOST: ns}
+    if host == 0:
+        return {OTHER: ns}
+    return {HOST: host, OTHER: ns - host}
