@@ -35,8 +35,8 @@ def unmeasured(meta):
     """Why the log has no steal readings (trace.json "steal"), or None when it has."""
     st = meta.get("steal")
     if not isinstance(st, dict):
-        return "the %s tracer does not read the host's steal counter" % (
-            meta.get("backend") or "unknown")
+        return "the tracer of this log (%s) does not read the host's steal counter" % (
+            meta.get("backend") or "backend unknown")
     if not st.get("available"):
         return st.get("reason") or "the tracer did not read it"
     return None

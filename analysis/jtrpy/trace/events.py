@@ -232,18 +232,16 @@ class EventLog:
 
     def steal_readings(self):
         """{cpu: [(ts_ns, prev_ns, a, b)]} of the steal_time records, in time order:
-        the counter went from b to a between the CPU's record before (at prev_ns,
-        the log's start for the first) and this one."""
+        the counter went from b to a between the CPU's last record before ts_ns
+        (at prev_ns; the log's start for none) and this one."""
         types = bytes(memoryview(self.data)[HEADER_SIZE + TYPE_OFFSET:HEADER_SIZE +
                                             self.records * RECORD_SIZE:RECORD_SIZE])
         out = {}
         i = types.find(STEAL)
         while i >= 0:
             e = self.event(i)
-            ts, idx = self.cpu_ts[e.cpu], self.cpu_index[e.cpu]
-            k = bisect_left(ts, e.ts_ns)
-            while idx[k] != i:      # records of the same ns
-                k += 1
+            ts = self.cpu_ts[e.cpu]
+            k = bisect_left(ts, e.ts_ns)    # the CPU's records before it
             out.setdefault(e.cpu, []).append((e.ts_ns, ts[k - 1] if k else self.start_ns,
                                               e.a, e.b))
             i = types.find(STEAL, i + 1)

@@ -37,17 +37,19 @@ def every_type():
         (T0 + 180, 123, 1, E.HRTIMER_EXIT, 0, 0xffff888000003000, 0, None),
         (T0 + 190, 123, 1, E.TIMER_ENTRY, 0, 0xffff888000004000, 0xffffffff81200000, None),
         (T0 + 200, 123, 1, E.TIMER_EXIT, 0, 0xffff888000004000, 0, None),
+        (T0 + 210, 123, 1, E.STEAL, E.STEAL_FIRST, 4_323_902_088, 4_323_902_088, None),
+        (T0 + 220, 123, 1, E.STEAL, 0, 4_323_952_193, 4_323_902_088, None),
     ]
 
 
 def test_round_trip_every_type(tmp_path):
     evs = every_type()
-    assert sorted({e[3] for e in evs}) == list(range(1, 21))
+    assert sorted({e[3] for e in evs}) == sorted(E.TYPE_NAMES) == list(range(1, 22))
     p = E.write_events(str(tmp_path), evs, T0, T0 + 1000, dropped=3, meta={"symbols": SYMS})
     assert p == str(tmp_path / "events.bin")
     log = E.read_events(str(tmp_path))
     assert (len(log), log.start_ns, log.end_ns, log.dropped, log.complete) == (
-        20, T0, T0 + 1000, 3, True)
+        22, T0, T0 + 1000, 3, True)
     assert log.cpu_ts == {1: [e[0] for e in evs]}
     got = list(log.iter_events())
     for want, ev in zip(evs, got):
@@ -103,6 +105,21 @@ def test_format_event_lines(tmp_path):
     assert lines[14].endswith("workqueue_execute_start vmstat_update")
     assert lines[16].endswith("hrtimer_expire_entry tick_sched_timer")
     assert lines[18].endswith("timer_expire_entry 0xffffffff81200000")
+    assert lines[20].endswith("steal_time host steal so far 4.323902 s (first reading)")
+    assert lines[21].endswith("steal_time host took 50.1 us (so far 4.323952 s)")
+
+
+def test_steal_readings_span_from_the_cpus_record_before(tmp_path):
+    evs = every_type() + [(T0 + 5, 9, 2, E.STEAL, E.STEAL_FIRST, 70, 70, None),
+                          (T0 + 900, 9, 2, E.VEC_ENTRY, 0, 236, 0, None),
+                          (T0 + 900, 9, 2, E.STEAL, 0, 95, 70, None)]
+    E.write_events(str(tmp_path), evs, T0, T0 + 1000)
+    got = E.read_events(str(tmp_path)).steal_readings()
+    # cpu 1: from the timer_expire_exit before; cpu 2: the first from the log's
+    # start, and one of the same ns as another record spans from the one before
+    assert got == {1: [(T0 + 210, T0 + 200, 4_323_902_088, 4_323_902_088),
+                       (T0 + 220, T0 + 210, 4_323_952_193, 4_323_902_088)],
+                   2: [(T0 + 5, T0, 70, 70), (T0 + 900, T0 + 5, 95, 70)]}
 
 
 def test_blocked_task_state():
@@ -137,8 +154,8 @@ def test_killed_tracer_counts_records_from_size(tmp_path):
     open(p, "wb").write(bytes(data))
     os.unlink(tmp_path / "trace.json")
     log = E.read_events(p)
-    assert (len(log), log.complete) == (20, False)
-    assert log.end_ns == T0 + 200                    # the last event
+    assert (len(log), log.complete) == (22, False)
+    assert log.end_ns == T0 + 220                    # the last event
 
 
 def test_bad_files(tmp_path):
@@ -153,7 +170,7 @@ def test_bad_files(tmp_path):
     with pytest.raises(UsageError, match="truncated header"):
         E.read_events(p)
     open(p, "wb").write(good[:64 + 64 * 5 + 3])
-    with pytest.raises(UsageError, match="header says 20 records, the file holds 5"):
+    with pytest.raises(UsageError, match="header says 22 records, the file holds 5"):
         E.read_events(p)
     bad = bytearray(good)
     struct.pack_into("<I", bad, 8, 2)
@@ -190,6 +207,7 @@ def test_pack_raw_checks():
     ("events", {"per_type": {"x": -1}}, "events.per_type.x: expected a count"),
     ("programs", {"p": {"run_time_ns": "5"}}, "programs.p.run_time_ns: expected a time in ns"),
     ("start_ns", float("nan"), "start_ns: expected a time in ns"),
+    ("steal", {"reason": "x"}, "steal.available: expected true or false, got nothing"),
 ])
 def test_a_damaged_trace_json_names_the_field(tmp_path, field, value, message):
     p = E.write_events(str(tmp_path), every_type(), T0, T0 + 1000)
@@ -210,7 +228,7 @@ def test_a_log_named_by_a_result_stays_in_its_folder(tmp_path):
     os.symlink(str(tmp_path / "events.bin"), str(d / "events.bin"))
     with pytest.raises(UsageError, match="events.bin: leads out of the results folder"):
         E.read_events(str(d / "events.bin"), within=str(d))
-    assert len(E.read_events(str(d / "events.bin"))) == 20      # given by hand: followed
+    assert len(E.read_events(str(d / "events.bin"))) == 22      # given by hand: followed
     os.unlink(d / "events.bin")
     os.symlink("/dev/zero", str(d / "events.bin"))
     with pytest.raises(UsageError, match="a character device, not a regular file"):
