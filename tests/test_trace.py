@@ -8,13 +8,14 @@ import subprocess
 import time
 
 import pytest
-from conftest import BIN, JTR, need_tracing, run_jtr
+from conftest import BIN, JTR, need_tracing, run_jtr, steal_ns
 
 from jtrpy.trace.events import read_events
 
 TRACER = os.path.join(BIN, "jtr-trace")
 EV_VEC_ENTRY = 6
 EV_SWITCH = 9
+EV_STEAL = 21
 
 
 
@@ -247,3 +248,45 @@ def test_trace_mounts_tracefs_when_it_is_not_mounted(tmp_path):
                           % (TRACER, last_cpu(), out))
     assert p.returncode == 0, p.stderr
     assert json.load(open(out / "trace.json"))["events"]["written"] > 0
+
+
+def test_trace_reads_the_host_steal_counter(tmp_path):
+    """Where the host keeps a KVM steal counter, the tracer's readings of it add up
+    to what /proc/stat counts for the CPU (in ticks): over the trace, and since
+    boot. Where it has none, trace.json says why and there is no reading."""
+    need_tracing()
+    cpu = last_cpu()
+    tick = 10**9 // os.sysconf("SC_CLK_TCK")
+    b = busy(cpu, 4)
+    try:
+        before = steal_ns()[cpu]
+        out, _ = trace(tmp_path, seconds="3")
+        after = steal_ns()[cpu]
+    finally:
+        b.wait()
+    meta = json.load(open(out / "trace.json"))
+    readings = read_events(str(out)).steal_readings().get(cpu, [])
+    if not meta["steal"]["available"]:
+        assert meta["steal"]["reason"] and not readings
+        pytest.skip("no host steal counter here: %s" % meta["steal"]["reason"])
+    assert meta["steal"]["source"] == "kvm steal_time" and readings
+    assert {e.cpu for e in read_events(str(out)).iter_events() if e.type == EV_STEAL} == {cpu}
+    taken = sum(a - b for _, _, a, b in readings)
+    # /proc/stat counts whole ticks: its difference is within one of the true one
+    # (both 0 where the host took nothing)
+    assert abs(taken - (after - before)) <= tick, (taken, after - before)
+    # and the counter is the one /proc/stat adds up since boot
+    assert abs(readings[-1][2] - after) <= 2 * tick, (readings[-1][2], after)
+    assert all(p < t and a >= b for t, p, a, b in readings)
+
+
+def test_trace_says_when_it_does_not_read_the_steal_counter(tmp_path):
+    need_tracing()
+    out = tmp_path / "nosteal"
+    p = run_jtr("trace", "-c", last_cpu(), "-d", "1", "-o", out, env={"JTR_NO_STEAL": "1"})
+    assert p.returncode == 0, p.stderr
+    meta = json.load(open(out / "trace.json"))
+    assert meta["steal"] == {"source": "kvm steal_time", "available": False,
+                             "reason": "switched off (JTR_NO_STEAL is set)"}
+    assert meta["events"]["per_type"]["steal_time"] == 0
+    assert read_events(str(out)).steal_readings() == {}
