@@ -34,6 +34,14 @@
 #define TRACEFS "/sys/kernel/tracing"
 #define CAP_PERFMON_BIT 38
 #define CAP_BPF_BIT 39
+/* the default ring buffer keeps up with this many events a second per traced
+ * CPU while the drain comes up to JTR_TRACE_LATE intervals late (a busy
+ * draining CPU): a record takes 64 bytes and the ring buffer's 8-byte header */
+#define JTR_TRACE_RATE	250000
+#define JTR_TRACE_LATE	8
+#define JTR_RB_RECORD	(JTR_EV_SIZE + 8)
+#define JTR_LOG_BUF	(1 << 20)	/* stdio buffer of events.bin: few large writes */
+#define JTR_CONSUMER_NICE -10		/* the drain must not wait behind busy tasks */
 
 static const char usage_text[] =
 "usage: jtr trace [OPTIONS]\n"
@@ -53,10 +61,13 @@ static const char usage_text[] =
 "  -o, --output DIR         results folder (default results/DATE-HOST-trace); an\n"
 "                           existing folder is written into\n"
 "  -b, --buffer SIZE        ring buffer size, a power of two from 4K to 1G\n"
-"                           (K, M, G are x1024; default 8M)\n"
-"  -i, --drain-interval DUR how often the buffer is drained (default 100ms)\n"
+"                           (K, M, G are x1024; default: room for 250,000\n"
+"                           events a second per traced CPU over 8 drain\n"
+"                           intervals, 16M for one CPU at 100ms)\n"
+"  -i, --drain-interval DUR how often the buffer is drained (default 100ms;\n"
+"                           sooner while it fills fast)\n"
 "      --consumer-cpu CPU   where the draining thread runs (default: the first\n"
-"                           CPU that is not traced)\n"
+"                           CPU that is not traced), at nice -10\n"
 "      --programs KIND      auto (default), tp_btf or raw_tp\n"
 "      --no-prog-stats      do not turn on BPF run-time statistics\n"
 "      --wakeup             submit events with wake-ups (for tests: this sends\n"
@@ -170,6 +181,7 @@ struct tracer {
 	struct addr_set addrs;
 	struct jtr_trace_counts total;
 	int64_t steal_from_rq;		/* the kvm steal counter is read (JTR_EV_STEAL): where */
+	int consumer_nice;		/* the draining thread's nice value */
 	char steal_why[160];		/* why not, when it is not */
 	char last_libbpf[512];
 };
@@ -719,6 +731,7 @@ static void write_trace_json(struct tracer *t, int consumer_cpu, int64_t start_n
 	jtr_format_cpulist(&t->o->cpus, cpus, sizeof(cpus));
 	jtr_json_str(&j, "cpu_list", cpus);
 	jtr_json_int(&j, "consumer_cpu", consumer_cpu);
+	jtr_json_int(&j, "consumer_nice", t->consumer_nice);
 	jtr_json_int(&j, "start_ns", start_ns);
 	jtr_json_int(&j, "end_ns", end_ns);
 	jtr_json_bool(&j, "partial", p->partial);	/* -d cut short by a signal */
@@ -791,6 +804,32 @@ static int pick_consumer(const cpu_set_t *traced)
 	return -1;
 }
 
+/* default_buffer - the ring buffer for JTR_TRACE_RATE events a second on each
+ * of @ncpus CPUs, drained JTR_TRACE_LATE x @drain_ns late: a power of two,
+ * 8M to 1G */
+static uint64_t default_buffer(int ncpus, uint64_t drain_ns)
+{
+	double need = (double)ncpus * JTR_TRACE_RATE * JTR_RB_RECORD * JTR_TRACE_LATE *
+		      drain_ns / JTR_NS_PER_S;
+	uint64_t b = 8 << 20;
+
+	while (b < need && b < 1ULL << 30)
+		b <<= 1;
+	return b;
+}
+
+/* next_drain - how long to sleep after a drain that took @records: the
+ * interval, shorter while the buffer fills faster than an eighth of it each */
+static uint64_t next_drain(const struct opts *o, int records)
+{
+	double filled = (double)records * JTR_RB_RECORD / o->buffer_bytes;
+	uint64_t ns = o->drain_ns;
+
+	if (filled > 1.0 / JTR_TRACE_LATE)
+		ns = (uint64_t)(ns / (filled * JTR_TRACE_LATE));
+	return ns < JTR_NS_PER_MS ? JTR_NS_PER_MS : ns;
+}
+
 /* parse_args - options into @o, or exit 2 */
 static void parse_args(struct jtr_probe *p, struct opts *o, int argc, char **argv)
 {
@@ -800,7 +839,7 @@ static void parse_args(struct jtr_probe *p, struct opts *o, int argc, char **arg
 	int opt;
 
 	memset(o, 0, sizeof(*o));
-	o->buffer_bytes = 8 << 20;
+	o->buffer_bytes = 0;		/* from the rate, once the CPUs are known */
 	o->drain_ns = 100 * JTR_NS_PER_MS;
 	o->consumer_cpu = -1;
 	o->prog_stats = true;
@@ -849,6 +888,8 @@ static void parse_args(struct jtr_probe *p, struct opts *o, int argc, char **arg
 	jtr_probe_no_args(p, argc, argv);
 	jtr_probe_default_cpus(&o->cpus, cpu_given);
 	jtr_probe_check_cpus(p, "-c", &o->cpus);
+	if (!o->buffer_bytes)
+		o->buffer_bytes = default_buffer(CPU_COUNT(&o->cpus), o->drain_ns);
 	if (o->consumer_cpu >= 0) {
 		jtr_err_clear(&e);
 		if (jtr_cpu_check(o->consumer_cpu, &e) < 0)
@@ -876,6 +917,7 @@ int main(int argc, char **argv)
 	struct jtr_err e;
 	int stats_fd = -1, consumer, rc;
 	int64_t start_ns, end_ns, last_progress;
+	uint64_t pause;
 
 	jtr_probe_init(&p, "trace", argc, argv);
 	parse_args(&p, &o, argc, argv);
@@ -904,10 +946,14 @@ int main(int argc, char **argv)
 			 "interval");
 	else if (jtr_pin_self(consumer) < 0)
 		jtr_fatal(&p, "cannot run on CPU %d: %s", consumer, strerror(errno));
+	/* a drain that waits behind the busy tasks of its CPU loses events */
+	t.consumer_nice = setpriority(PRIO_PROCESS, 0, JTR_CONSUMER_NICE) == 0 ?
+			  JTR_CONSUMER_NICE : getpriority(PRIO_PROCESS, 0);
 
 	/* the results folder and the log, before anything is traced */
 	jtr_probe_privileged(&p);
 	jtr_probe_open(&p, &t.log, "events.bin");
+	setvbuf(t.log.f, NULL, _IOFBF, JTR_LOG_BUF);
 	memset(&hdr, 0, sizeof(hdr));
 	memcpy(hdr.magic, JTR_EV_MAGIC, sizeof(hdr.magic));
 	hdr.version = JTR_EV_VERSION;
@@ -957,14 +1003,17 @@ int main(int argc, char **argv)
 	}
 
 	/* drain on a timer until the duration ends or a signal comes */
+	pause = o.drain_ns;
 	while (!jtr_stop && !t.write_err) {
 		int64_t now = jtr_mono_ns();
+		int n;
 
 		if (o.duration_ns && (uint64_t)(now - start_ns) >= o.duration_ns)
 			break;
-		sleep_ns(o.duration_ns && o.duration_ns - (now - start_ns) < o.drain_ns ?
-			 o.duration_ns - (now - start_ns) : o.drain_ns);
-		ring_buffer__consume(t.rb);
+		sleep_ns(o.duration_ns && o.duration_ns - (now - start_ns) < pause ?
+			 o.duration_ns - (now - start_ns) : pause);
+		n = ring_buffer__consume(t.rb);
+		pause = next_drain(&o, n > 0 ? n : 0);
 		if (p.progress && jtr_mono_ns() - last_progress >= (int64_t)JTR_NS_PER_S) {
 			last_progress = jtr_mono_ns();
 			if (read_counts(&t) == 0)
