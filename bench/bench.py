@@ -26,12 +26,17 @@
    25.5 s to three readers, 1e9 objects on 4 vCPUs).
    BENCH_IPC_OBJECTS (default 100M; 1G is the reference's full size, about
    ten times as long). BENCH=ipc runs this part alone.
+9. Tracer drops (root only): `jtr trace` with its defaults on the CPU of a
+   UDP flood (`jtr send -T udp -n 500K -p 0`), with the draining CPU idle and
+   with 24 busy loops on it: events a second traced on that CPU (mean of the
+   flood's seconds, and the busiest second) and events dropped. Goal: 0 dropped
+   at 250,000 events a second.
 
 The machines are shared and noisy: every comparison is a ratio taken within
 one run, rounds alternate, and medians are reported.
 Environment: BENCH_SECONDS (default 10), BENCH_ROUNDS (default 3), BENCH_CPU;
 BENCH=ITEM,... runs only those items: gap, hist, null, tracer, attribution,
-report, transports, ipc (default: all).
+report, transports, ipc, drops (default: all).
 """
 import json
 import os
@@ -46,7 +51,9 @@ import transport_bench
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 JTR = os.path.join(ROOT, "jtr")
 HIST_BENCH = os.path.join(ROOT, "build", "bench", "hist_bench")
-ITEMS = ("gap", "hist", "null", "tracer", "attribution", "report", "transports", "ipc")
+ITEMS = ("gap", "hist", "null", "tracer", "attribution", "report", "transports", "ipc", "drops")
+FLOOD_CMD = "jtr send -T udp -c CPU -n 500K -p 0"
+BUSY_LOOPS = 24
 
 
 def last_online_cpu():
@@ -153,6 +160,51 @@ def tracer_overhead(cpu, seconds, rounds, tmp):
                              if b["lost_pct"])}}
 
 
+def flood_round(cpu, tmp, busy_loops):
+    """`jtr trace -c CPU` (defaults) while FLOOD_CMD runs there, @busy_loops busy
+    loops on the draining CPU: events/s on the CPU (mean of the seconds with over
+    100k events, and the busiest second), dropped, the drain's ns per event."""
+    sys.path.insert(0, os.path.join(ROOT, "analysis"))
+    from jtrpy.trace.events import read_events
+    out = os.path.join(tmp, "flood-trace")
+    shutil.rmtree(out, ignore_errors=True)
+    consumer = min(os.sched_getaffinity(0))
+    tracer = subprocess.Popen([JTR, "trace", "-c", str(cpu), "-o", out, "--consumer-cpu",
+                               str(consumer)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              text=True)
+    tracer.stdout.readline()    # "tracing CPU ...": every program is attached
+    loops = [subprocess.Popen(["taskset", "-c", str(consumer), "sh", "-c", "while :; do :; done"])
+             for _ in range(busy_loops)]
+    try:
+        subprocess.run([JTR] + FLOOD_CMD.replace("CPU", str(cpu)).split()[1:] +
+                       ["-q", "-o", os.path.join(tmp, "flood-send")], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    finally:
+        for p in loops:
+            p.kill()
+            p.wait()
+        tracer.send_signal(2)
+        tracer.communicate()
+    with open(os.path.join(out, "trace.json")) as f:
+        meta = json.load(f)
+    per_s = {}
+    for ts in read_events(out).cpu_ts.get(cpu, []):
+        per_s[ts // 10**9] = per_s.get(ts // 10**9, 0) + 1
+    busy = [n for n in per_s.values() if n > 100_000]
+    ev = meta["events"]
+    return {"busy_loops": busy_loops, "events": ev["total"], "dropped": ev["dropped"],
+            "events_per_s": statistics.mean(busy) if busy else 0.0,
+            "peak_per_s": max(per_s.values(), default=0),
+            "drain_ns_per_event": meta["cost"]["tracing_cpu_ns"] / max(ev["total"], 1),
+            "buffer_bytes": meta["buffer_bytes"]}
+
+
+def tracer_drops(cpu, tmp):
+    print("bench: jtr trace beside '%s', draining CPU idle, then with %d busy loops"
+          % (FLOOD_CMD, BUSY_LOOPS), file=sys.stderr)
+    return [flood_round(cpu, tmp, 0), flood_round(cpu, tmp, BUSY_LOOPS)]
+
+
 def attribution_speed(script="attribute_bench.py"):
     p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", script)],
                        capture_output=True, text=True)
@@ -229,7 +281,7 @@ def main():
     cpu = int(os.environ.get("BENCH_CPU", last_online_cpu()))
     tmp = tempfile.mkdtemp(prefix="jtr-bench-")
     jr, orr = [], []
-    hist = null = tracer = attrib = report = ipc = None
+    hist = null = tracer = attrib = report = ipc = drops = None
     try:
         for i in range(rounds if "gap" in items else 0):
             print("bench: round %d/%d: jtr gap and oslat, %d s each on CPU %d"
@@ -249,6 +301,8 @@ def main():
             report = attribution_speed("report_bench.py")
         if "ipc" in items:
             ipc = ipc_compare(tmp)
+        if "drops" in items and os.geteuid() == 0:
+            drops = tracer_drops(cpu, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -300,6 +354,16 @@ def main():
                                               ", ".join("%.3f" % r for r in tracer["ratios"])))
     elif "tracer" in items:
         print("tracer overhead: skipped (needs root to load BPF programs)")
+    result["tracer_drops"] = drops
+    for d in drops or []:
+        print("tracer beside %s, %d busy loops on the draining CPU: %.0f events/s traced "
+              "(busiest second %d), %d of %d dropped (goal 0 at 250000/s); drain %.0f ns "
+              "per event, buffer %d MiB" % (FLOOD_CMD.replace("CPU", str(cpu)), d["busy_loops"],
+                                            d["events_per_s"], d["peak_per_s"], d["dropped"],
+                                            d["events"], d["drain_ns_per_event"],
+                                            d["buffer_bytes"] >> 20))
+    if drops is None and "drops" in items:
+        print("tracer drops: skipped (needs root to load BPF programs)")
     if attrib is not None:
         sys.stdout.write(attrib)
     if report is not None:
