@@ -104,10 +104,10 @@ static __always_inline __u64 steal_where(__u32 cpu)
 
 /* look_steal - log the host's steal counter of this (traced) CPU when it moved
  * since the last look: one 8-byte read and a compare. The host adds to it each
- * time it runs the vCPU again, so the first event after a host preemption (the
- * pending timer interrupt, most often) logs it right after the stall. A record
- * the full buffer refused leaves the last value as it was: the next look logs
- * the whole change. */
+ * time it runs the vCPU again, so the first interrupt after a host preemption
+ * (the pending timer interrupt, most often) logs it right after the stall. A
+ * record the full buffer refused leaves the last value as it was: the next look
+ * logs the whole change. */
 static __always_inline void look_steal(struct jtr_trace_counts *c, __u32 cpu)
 {
 	struct jtr_ev *e;
@@ -134,8 +134,14 @@ static __always_inline void look_steal(struct jtr_trace_counts *c, __u32 cpu)
 	ev_end(e);
 }
 
+/* JTR_STEAL_LOOKS: the events that look at the steal counter first: interrupt
+ * entries and context switches (the type is a constant in each caller, so the
+ * test costs nothing) */
+#define JTR_STEAL_LOOKS(type) ((type) == JTR_EV_VEC_ENTRY || (type) == JTR_EV_IRQ_ENTRY || \
+			       (type) == JTR_EV_NMI || (type) == JTR_EV_SWITCH)
+
 /* ev_begin - a record for @type on this CPU, or NULL (not traced, or full);
- * on a traced CPU the steal counter is looked at first */
+ * on a traced CPU an interrupt entry or a switch looks at the steal counter first */
 static __always_inline struct jtr_ev *ev_begin(__u8 type, bool any_cpu)
 {
 	__u32 cpu = bpf_get_smp_processor_id(), zero = 0;
@@ -147,7 +153,7 @@ static __always_inline struct jtr_ev *ev_begin(__u8 type, bool any_cpu)
 	else if (!traced(cpu))
 		return NULL;
 	c = bpf_map_lookup_elem(&counts, &zero);
-	if (c && here)
+	if (c && here && JTR_STEAL_LOOKS(type))
 		look_steal(c, cpu);
 	return ev_reserve(c, type, cpu);
 }

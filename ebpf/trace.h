@@ -46,7 +46,8 @@ enum jtr_ev_type {
 	JTR_EV_TIMER_EXIT,	/* a=timer_list */
 	JTR_EV_STEAL,		/* a=the host's steal ns so far (kvm steal_time), b=the
 				 * value the CPU's previous look saw; flags=1: the CPU's
-				 * first look (b = a); written before the event that looked */
+				 * first look (b = a); written before the event that looked.
+				 * Looks: VEC_ENTRY, IRQ_ENTRY, NMI and SWITCH records */
 	JTR_EV_NTYPES
 };
 

@@ -3,9 +3,10 @@ from the readings of the kvm steal counter in the event log.
 
 The tracer looks at the host's steal counter of a traced CPU (steal_time, which
 KVM raises by the time the vCPU waited for a host CPU each time it runs the vCPU
-again) at every event on that CPU, and logs a reading (steal_time record) when
-it moved: (ts, prev, a, b), the counter went from b to a between the CPU's
-record before it (at prev, where the counter was last seen at b) and ts.
+again) at each interrupt entry and context switch on that CPU, and logs a
+reading (steal_time record) when it moved: (ts, prev, a, b), the counter went
+from b to a between the CPU's previous look (at prev, where it was seen at b;
+EventLog.steal_readings) and ts.
 
 Rule. A host stall is one gap in the probe, at least as long as the stall; the
 probe reads its clock all the time it runs, so a gap longer than the outlier

@@ -73,9 +73,11 @@ VEC_ENTRY, VEC_EXIT, NMI, SWITCH, WAKEUP, WAKING, MIGRATE = 6, 7, 8, 9, 10, 11, 
 PF_USER, PF_KERNEL, WQ_START, WQ_END = 13, 14, 15, 16
 HRTIMER_ENTRY, HRTIMER_EXIT, TIMER_ENTRY, TIMER_EXIT = 17, 18, 19, 20
 # the host's steal counter (kvm steal_time) moved: a = its ns so far, b = what the
-# CPU's previous look saw; flags STEAL_FIRST: the CPU's first look (b = a)
+# CPU's previous look saw; flags STEAL_FIRST: the CPU's first look (b = a). The
+# events that look at it (before their own record) are STEAL_LOOKS.
 STEAL = 21
 STEAL_FIRST = 1
+STEAL_LOOKS = frozenset((VEC_ENTRY, IRQ_ENTRY, NMI, SWITCH))
 
 # the kernel tracepoint each type comes from: the names in trace.json "per_type"
 TYPE_NAMES = {
@@ -232,17 +234,19 @@ class EventLog:
 
     def steal_readings(self):
         """{cpu: [(ts_ns, prev_ns, a, b)]} of the steal_time records, in time order:
-        the counter went from b to a between the CPU's last record before ts_ns
-        (at prev_ns; the log's start for none) and this one."""
+        the counter went from b to a between the CPU's previous look (at prev_ns: its
+        last STEAL_LOOKS record before ts_ns; the log's start for none) and this one."""
         types = bytes(memoryview(self.data)[HEADER_SIZE + TYPE_OFFSET:HEADER_SIZE +
                                             self.records * RECORD_SIZE:RECORD_SIZE])
         out = {}
         i = types.find(STEAL)
         while i >= 0:
             e = self.event(i)
-            ts = self.cpu_ts[e.cpu]
-            k = bisect_left(ts, e.ts_ns)    # the CPU's records before it
-            out.setdefault(e.cpu, []).append((e.ts_ns, ts[k - 1] if k else self.start_ns,
+            ts, idx = self.cpu_ts[e.cpu], self.cpu_index[e.cpu]
+            k = bisect_left(ts, e.ts_ns) - 1    # the CPU's records before it
+            while k >= 0 and types[idx[k]] not in STEAL_LOOKS:
+                k -= 1
+            out.setdefault(e.cpu, []).append((e.ts_ns, ts[k] if k >= 0 else self.start_ns,
                                               e.a, e.b))
             i = types.find(STEAL, i + 1)
         for rows in out.values():

@@ -109,17 +109,21 @@ def test_format_event_lines(tmp_path):
     assert lines[21].endswith("steal_time host took 50.1 us (so far 4.323952 s)")
 
 
-def test_steal_readings_span_from_the_cpus_record_before(tmp_path):
+def test_steal_readings_span_from_the_cpus_look_before(tmp_path):
     evs = every_type() + [(T0 + 5, 9, 2, E.STEAL, E.STEAL_FIRST, 70, 70, None),
+                          (T0 + 6, 9, 2, E.VEC_ENTRY, 0, 236, 0, None),
+                          (T0 + 7, 9, 2, E.HRTIMER_ENTRY, 0, 1, TICK_FN, None),
                           (T0 + 900, 9, 2, E.VEC_ENTRY, 0, 236, 0, None),
                           (T0 + 900, 9, 2, E.STEAL, 0, 95, 70, None)]
     E.write_events(str(tmp_path), evs, T0, T0 + 1000)
     got = E.read_events(str(tmp_path)).steal_readings()
-    # cpu 1: from the timer_expire_exit before; cpu 2: the first from the log's
-    # start, and one of the same ns as another record spans from the one before
-    assert got == {1: [(T0 + 210, T0 + 200, 4_323_902_088, 4_323_902_088),
-                       (T0 + 220, T0 + 210, 4_323_952_193, 4_323_902_088)],
-                   2: [(T0 + 5, T0, 70, 70), (T0 + 900, T0 + 5, 95, 70)]}
+    # the previous look is the last interrupt entry or switch before: cpu 1's
+    # sched_switch (not the timer_expire_exit, nor the steal_time record, after
+    # it); cpu 2: the log's start for the first, the vector entry at +6 (not the
+    # hrtimer after it, nor the vector entry of the same ns) for the second
+    assert got == {1: [(T0 + 210, T0 + 90, 4_323_902_088, 4_323_902_088),
+                       (T0 + 220, T0 + 90, 4_323_952_193, 4_323_902_088)],
+                   2: [(T0 + 5, T0, 70, 70), (T0 + 900, T0 + 6, 95, 70)]}
 
 
 def test_blocked_task_state():
