@@ -68,6 +68,8 @@ def format_table(attribution):
     cost = cost_text(t)
     if cost:
         lines.append("  " + cost)
+    if t.get("steal"):
+        lines.append("  host steal: %s" % t["steal"])
     lines += ["warning: " + w for w in attribution["warnings"]]
     return lines
 

@@ -3,6 +3,7 @@ the split of 'no kernel event' in attribution of synthetic logs with steal_time
 records."""
 from jtrpy.attribution import attribute as A
 from jtrpy.attribution import steal as S
+from jtrpy.render.attribution import format_table
 from jtrpy.trace import events as E
 
 from .test_attribute import T0, ev, result, tick
@@ -80,6 +81,7 @@ def test_a_silent_outlier_is_split_exactly_by_the_steal_in_it(tmp_path):
     assert {(p["name"], p["ns"]) for p in worst["parts"]} == {(S.HOST[1], 120_000),
                                                               (S.OTHER[1], 180_000)}
     assert "host preemption (steal) 120.0 us" in worst["chain"]
+    assert "  host steal: measured: kvm steal_time" in format_table(att)
 
 
 def test_the_unexplained_part_of_an_outlier_with_events_is_split(tmp_path):
