@@ -13,7 +13,7 @@ from ..attribution import attribute as att
 from ..attribution import crosscheck as xc
 from ..errors import UsageError
 from ..render.attribution import cross_check_lines, format_table
-from ..results.outliers import read_outlier_log
+from ..results.outliers import read_outlier_log, read_outliers_file
 from ..system.files import check_file
 from ..trace import events, sched
 
@@ -126,6 +126,22 @@ def by_run_kind(result, table, log, kw):
     main["by_kind"] = out
     main["difference"] = att.difference(main, out[order[1]]) if len(order) > 1 else []
     return main
+
+
+def attribute_csv(path, events_path, slack_ns=None, top=None):
+    """The attribution of an application's own outlier log (@path: cpu,start_ns,
+    length_ns[,label]..., CLOCK_MONOTONIC ns) against a jtr trace log (@events_path:
+    events.bin or its folder). Nothing is written."""
+    table = read_outliers_file(path, table=True, hint="write the header "
+                               "cpu,start_ns,length_ns and a line per outlier")
+    log = events.read_events(events_path)
+    span = max(0, log.end_ns - log.start_ns)
+    cpus = sorted({r[0] for r in table.rows})
+    runs = [{"cpu": c, "duration_ns": span, "start_mono_ns": log.start_ns} for c in cpus]
+    kw = {k: v for k, v in (("slack_ns", slack_ns), ("top", top)) if v is not None}
+    a = att.attribute({"runs": runs}, table.rows, log, **kw)
+    a["outliers"]["file"] = path
+    return a
 
 
 def attribute_into(result, slack_ns=None, top=None, events_path=None, cross_check=None,
