@@ -145,3 +145,43 @@ def test_an_applications_own_outliers(tmp_path):
     bad.write_text("cpu,start_ns,length_ns,colour\n1,2,3,red\n")
     p = run_jtr("attribute", "--outliers", bad, "--events", tr)
     assert p.returncode == 2 and "column 'colour'" in p.stderr
+
+
+@pytest.mark.parametrize("where", ["pong", "ping"])
+def test_round_trips_charged_on_the_side_that_was_held(tmp_path, where):
+    """jtr run ping (one thread, busy-poll on both ends, udp loopback) with the
+    FIFO spinner on pong's CPU, then on ping's: the slow round trips that hold
+    a spin are charged to the spinner on that side, pong's in the reflection
+    phase (its wake-up and reflection), ping's in its send or reply."""
+    need_tracing()
+    ping_cpu, pong_cpu = two_cpus()
+    target = pong_cpu if where == "pong" else ping_cpu
+    out, times = tmp_path / "ping", tmp_path / "spins.csv"
+    run = subprocess.Popen([JTR, "run", "ping", "-T", "udp", "-1", "-b", "-r", "10K", "-n", "45K",
+                            "-c", str(ping_cpu), "--pong-cpu", str(pong_cpu), "--top", "100000",
+                            "-o", str(out)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    inj = inject(target, times, 1.5)
+    stdout, stderr = run.communicate(timeout=180)
+    inj.communicate(timeout=60)
+    assert run.returncode == 0, stderr
+    res = load(out)
+    assert res["sides"] == {"ping": [ping_cpu], "pong": [pong_cpu]}
+    assert os.path.isfile(out / "pong" / "result.json")
+    att = res["attribution"]
+    r = res["runs"][0]
+    spins = [(b, e) for b, e in spans_of(times)
+             if r["start_mono_ns"] < b and e < r["end_mono_ns"]]
+    assert len(spins) >= 50, len(spins)
+    hit = {o["start_ns"]: o for b, e in spins for o in overlapping(att["worst"], b, e)
+           if o["length_ns"] >= FIFO_SPIN_US * 1000 // 2}
+    phases = ("reflect",) if where == "pong" else ("send", "out", "reply")
+    n = sum(1 for o in hit.values()
+            if any(by_spinner(o, where, ph) for ph in phases))
+    assert len(hit) >= 0.9 * len(spins), (len(hit), len(spins))
+    assert n >= 0.95 * len(hit), "%d of %d round trips charged on %s's side: %s" % (
+        n, len(hit), where, [o["parts"] for o in hit.values() if not by_spinner(o)][:3])
+    rows = [c for c in att["causes"] if c["name"].startswith("jtr-inject (pid ")]
+    assert rows and all(c["side"] == where for c in rows)
+    assert {b["phase"] for b in att["budget"]} >= {"send", "out", "reflect", "reply"}
+    assert "budget of the outliers by phase" in stdout
