@@ -17,10 +17,11 @@ import sys
 import time
 
 import pytest
-from conftest import JTR, ROOT, run_jtr
+from conftest import JTR, ROOT, load, run_jtr
 from tune_driver import dma_holders, read_dma
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
+from jtrpy.system.cpus import online_cpus  # noqa: E402
 from jtrpy.system.procs import proc_stat  # noqa: E402
 from jtrpy.tune import knobs as K  # noqa: E402
 
@@ -851,3 +852,29 @@ def test_tune_usage_goes_to_stderr(args, msg):
     p = run_jtr("tune", *args)
     assert p.returncode == 2 and p.stdout == "", p.stdout
     assert msg in p.stderr and p.stderr.count("\n") == 1, p.stderr
+
+
+def test_isolate_then_measure_from_the_same_shell(machine, tmp_path):
+    """After jtr tune apply jtr-isolate --cpus 1 the shell may no longer run on
+    CPU 1; jtr run -c 1 and the probes still measure there, say so, and the
+    tuning is reverted."""
+    env, _ = machine
+    if 1 not in online_cpus() or len(online_cpus()) < 2:
+        pytest.skip("needs CPUs 0 and 1 online")
+    p = in_namespace("""
+$JTR tune apply jtr-isolate --cpus 1 > $OUT/apply.txt 2>&1; echo apply=$?
+taskset -pc $$ > $OUT/affinity.txt
+$JTR run -c 1 -d 1 -o $OUT/run > $OUT/run.txt 2>&1; echo run=$?
+$JTR null -c 1 -n 20K -r 1 -o $OUT/null > $OUT/null.txt 2>&1; echo null=$?
+$JTR tune revert > $OUT/revert.txt 2>&1; echo revert=$?
+""", env, tmp_path, timeout=180)
+    assert "apply=0" in p.stdout, (tmp_path / "apply.txt").read_text()
+    assert "revert=0" in p.stdout, (tmp_path / "revert.txt").read_text()
+    assert (tmp_path / "affinity.txt").read_text().strip().endswith(": 0")
+    for name in ("run", "null"):
+        text = (tmp_path / (name + ".txt")).read_text()
+        assert "%s=0" % name in p.stdout, text
+        assert "CPU 1 is outside this process's affinity (0" in text
+        res = load(tmp_path / name)
+        assert {r["cpu"] for r in res["runs"]} == {1}
+        assert any("outside this process's affinity" in w for w in res["warnings"])

@@ -35,7 +35,7 @@ def default_cpu():
     """The CPU the probes measure without -c: the first isolated CPU, else the last
     online one this process may use (as lib/jtr_cpu.c's jtr_cpu_default)."""
     allowed = os.sched_getaffinity(0)
-    iso = [c for c in isolated_cpus() if c in allowed]
+    iso = [c for c in isolated_cpus() if c in cpuset_cpus()]
     if iso:
         return iso[0]
     online = [c for c in online_cpus() if c in allowed]
