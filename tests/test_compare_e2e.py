@@ -40,8 +40,8 @@ def test_two_gap_runs_table(two_runs):
     p = jtr("compare", a, b / "result.json", check=True)
     assert p.stderr == ""
     lines = p.stdout.splitlines()
-    assert lines[0].startswith("A: %s  (gap, CPU 0, 1 run, " % a)
-    assert lines[1].startswith("B: %s  (gap, CPU 0, 1 run, " % (b / "result.json"))
+    assert lines[0].startswith("A: %s  (gap, CPU 0, gap: 1 run, " % a)
+    assert lines[1].startswith("B: %s  (gap, CPU 0, gap: 1 run, " % (b / "result.json"))
     ra, rb = load(a)["runs"][0], load(b)["runs"][0]
     for k in PCTS:
         row = next(line.split() for line in lines if line.split()[:1] == ["p" + k])

@@ -56,7 +56,7 @@ def test_main_writes_json_and_prints_the_table(tmp_path, capsys):
     out = tmp_path / "cmp.json"
     assert main(["-o", str(out), str(a), str(b)]) == 0
     text = capsys.readouterr().out
-    assert text.splitlines()[0].startswith("A: %s  (gap, CPU 0, 1 run, " % a)
+    assert text.splitlines()[0].startswith("A: %s  (gap, CPU 0, gap: 1 run, " % a)
     assert "95 % CI of B-A" in text and text.rstrip().splitlines()[-1].startswith("verdict: ")
     saved = json.loads(out.read_text())
     assert saved["format"] == "jtr-compare/1" and saved["verdict"] in text

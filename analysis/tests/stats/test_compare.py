@@ -210,11 +210,17 @@ def test_a_send_result_is_compared_on_its_send_runs(tmp_path):
             dict(make_run(null, cpu=1, name="null_1"), kind="null", pair=1)]
     path = tmp_path / "result.json"
     path.write_text(json.dumps(make_result(*runs, tool="send")))
-    a = C.comparable([load_result(str(path))])
-    assert [r["name"] for r in a[0]["runs"]] == ["send_1"]
-    c = C.compare(a, a, resamples=100)
+    r = load_result(str(path))
+    a, qs = C.comparable([r], ["s"])
+    assert [x["name"] for x in a[0]["runs"]] == ["send_1"] and qs[0].name == "send"
+    c = C.compare([r], [r], resamples=100)
     assert by_name(c)["p99.99"]["a"] == true_percentile(send, 99.99)
-    assert c["a"]["runs"] == 1
+    assert c["a"]["runs"] == 1 and c["a"]["quantity"] == "send"
+    assert c["a"]["quantities"] == ["null", "send"]
+    # the null runs on request: a loop time against the send call is refused
+    c = C.compare([r], [r], resamples=100, quantity="null")
+    assert by_name(c)["p99.99"]["a"] == true_percentile(null, 99.99)
+    assert c["a"]["quantity"] == "null" and c["a"]["measures"] == "loop time"
     fig = result_figures(json.loads(path.read_text()))
     assert fig["percentiles_ns"]["99.99"] == true_percentile(send, 99.99)
 
