@@ -53,8 +53,13 @@ MEASURES = {
 }
 CLOCK = "clock read delta"
 
-# the tools whose runs are each named after their quantity, and their default
-NAMED_RUNS = {"ping": "rtt_from_intended", "sub": "latency_from_send", "pub": "send_call"}
+# the quantities of the tools that always have the same ones, the default first
+FIXED = {"gap": ("gap",), "null": ("null",), "oslat": ("oslat",),
+         "cyclictest": ("cyclictest",), "send": ("send", "null"),
+         "ping": ("rtt_from_intended", "rtt_from_send", "send_call"),
+         "sub": ("latency_from_send", "latency_from_intended"), "pub": ("send_call",)}
+# the tools whose runs are each named after their quantity
+NAMED_RUNS = ("ping", "sub", "pub")
 
 _NUMBERED = re.compile(r"(send|null)_\d+")
 
@@ -74,6 +79,13 @@ def run_quantity(tool, run):
     return tool or "runs"
 
 
+def check_name(tool, name, what):
+    """UsageError unless a result of @tool (one of FIXED) can have the quantity
+    @name; @what names the results (before there are any, as jtr ab runs them)."""
+    if name is not None and tool in FIXED and name not in FIXED[tool]:
+        raise UsageError("--quantity %s: %s have %s" % (name, what, ", ".join(FIXED[tool])))
+
+
 def measures(tool, name):
     """What quantity @name of a @tool result measures, or None when not known
     (a tag of an imported log, a tool this version does not know)."""
@@ -91,7 +103,7 @@ def quantities(result):
         q = run_quantity(tool, run)
         if q not in names:
             names.append(q)
-    default = NAMED_RUNS.get(tool) or ("send" if tool == "send" else None)
+    default = FIXED.get(tool, (None,))[0]
     if default in names:
         names.remove(default)
         names.insert(0, default)
