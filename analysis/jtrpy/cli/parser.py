@@ -345,3 +345,12 @@ def add_quantity(p, mixed=False):
         p.add_argument("--mixed-quantities", action="store_true", dest="mixed",
                        help="compare two quantities that measure different things (a round "
                             "trip against a loop time), which is refused without it")
+
+
+def add_partner_cpus(p, online):
+    """--pong-cpu CPU and --sub-cpu CPU: where the other end of ping and pub runs
+    when jtr starts it (@online: the function giving the online CPUs)."""
+    for opt, probe, partner in (("--pong-cpu", "ping", "pong"), ("--sub-cpu", "pub", "sub")):
+        p.add_argument(opt, metavar="CPU", type=CpuList(online),
+                       help="%s: the CPU of the jtr %s started beside it (default: another "
+                            "CPU than %s's)" % (probe, partner, probe))

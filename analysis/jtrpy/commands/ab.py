@@ -4,7 +4,14 @@ compared; always reverted (error, Ctrl-C, SIGTERM, SIGHUP). The probe is any
 of jtr run's, with its own options passed on as they are."""
 import os
 
-from ..cli.parser import Count, CpuList, Duration, JtrParser, add_backend, add_quantity
+from ..cli.parser import (
+    Count,
+    Duration,
+    JtrParser,
+    add_backend,
+    add_partner_cpus,
+    add_quantity,
+)
 from ..drivers.ab import experiment
 from ..drivers.plan import PARTNERS, PROBES, find_option, make_plan
 from ..errors import UsageError
@@ -58,12 +65,7 @@ def make_parser(prog):
                    type=Duration(10 ** 6, 30 * 86400 * 10 ** 9),
                    help="each gap run (default 10s; 500ms, 2m; a bare number is in seconds); "
                         "the other probes' options set their length")
-    p.add_argument("--pong-cpu", metavar="CPU", type=CpuList(online_cpus),
-                   help="ping: the CPU of the jtr pong started beside it (default: another "
-                        "CPU than ping's)")
-    p.add_argument("--sub-cpu", metavar="CPU", type=CpuList(online_cpus),
-                   help="pub: the CPU of the jtr sub started beside it (default: another "
-                        "CPU than pub's)")
+    add_partner_cpus(p, online_cpus)
     p.add_argument("--repeat", metavar="N", type=Count(1, 100), default=1,
                    help="runs a side, 1 to 100 (default 1)")
     p.add_argument("--no-trace", action="store_false", dest="trace",
