@@ -67,13 +67,16 @@ def comparable(results, labels, quantity=None):
     return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
-def check_quantities(qs_a, qs_b, mixed=False):
+def check_quantities(qs_a, qs_b, labels_a, labels_b, mixed=False):
     """The warnings of comparing the quantities of a side with each other and
-    with the other side's; UsageError for two that measure different things
-    (unless @mixed)."""
+    with the other side's (the results named by their labels); UsageError for two
+    that measure different things (unless @mixed)."""
     w = []
-    for tags, q in [(("A", "A"), q) for q in qs_a[1:]] + [(("A", "B"), q) for q in qs_b]:
-        for line in check_same(qs_a[0], q, mixed, tags):
+    first = "A (%s)" % labels_a[0]
+    pairs = [("A (%s)" % la, q) for la, q in zip(labels_a[1:], qs_a[1:])] + \
+        [("B (%s)" % lb, q) for lb, q in zip(labels_b, qs_b)]
+    for tag, q in pairs:
+        for line in check_same(qs_a[0], q, mixed, (first, tag)):
             if line not in w:
                 w.append(line)
     return w
@@ -421,7 +424,7 @@ def compare(results_a, results_b, confidence=DEFAULT_CONFIDENCE, resamples=DEFAU
     results_b, qs_b = comparable(results_b, labels_b, quantity)
     for r, label in list(zip(results_a, labels_a)) + list(zip(results_b, labels_b)):
         check_result(r, label)
-    said = check_quantities(qs_a, qs_b, mixed)
+    said = check_quantities(qs_a, qs_b, labels_a, labels_b, mixed)
     bits_a, err_a = _bits(results_a)
     bits_b, err_b = _bits(results_b)
     a = _Side(results_a, labels_a, bits_a, qs_a)

@@ -102,6 +102,6 @@ def test_quantity_and_mixed_quantities(tmp_path, capsys):
     assert main([p, g]) == 2
     assert "differ in quantity (rtt_from_intended vs gap)" in capsys.readouterr().err
     assert main(["--resamples", "100", "--mixed-quantities", p, g]) == 0
-    assert "warning: A and B differ in quantity" in capsys.readouterr().out
+    assert "warning: A (%s) and B (%s) differ in quantity" % (p, g) in capsys.readouterr().out
     assert main(["--quantity=", p, p]) == 2
     assert "--quantity '': give a name" in capsys.readouterr().err

@@ -460,10 +460,10 @@ def test_a_ping_result_is_compared_on_one_quantity():
 
 def test_different_measures_are_refused_unless_asked():
     gap = make_result(make_run(loops(1, n=100_000)))
-    with pytest.raises(UsageError, match=r"A and B differ in quantity \(rtt_from_intended "
-                       r"vs gap\).*--mixed-quantities"):
+    with pytest.raises(UsageError, match=r"A \(A1\) and B \(B1\) differ in quantity "
+                       r"\(rtt_from_intended vs gap\).*--mixed-quantities"):
         C.compare([_ping(1, 1.0)], [gap], resamples=100)
-    with pytest.raises(UsageError, match=r"A and A differ in quantity \(gap vs "
+    with pytest.raises(UsageError, match=r"A \(A1\) and A \(A2\) differ in quantity \(gap vs "
                        r"rtt_from_intended\)"):
         C.compare([gap, _ping(1, 1.0)], [gap], resamples=100)
     c = C.compare([_ping(1, 1.0)], [gap], resamples=100, mixed=True)
