@@ -10,6 +10,7 @@ also when the test fails.
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -562,6 +563,40 @@ def test_ab_interleaves_reverts_and_compares(machine, tmp_path):
     assert rec["verdict"] == c["verdict"] and ("verdict: " + c["verdict"]) in text
     before, after, after_iso = dumps(tmp_path, "before.json", "after.json", "after-iso.json")
     assert after == before and after_iso == before
+
+
+def test_ab_over_ping(machine, tmp_path):
+    """jtr ab over `jtr ping` (jtr pong started beside each run): a verdict with CIs on
+    rtt_from_intended, the ping results' default quantity, never their three runs
+    pooled; everything reverted."""
+    env, _ = machine
+    out = tmp_path / "ab"
+    p = in_namespace("$JTR tune show --json > $OUT/before.json\n"
+                     "$JTR ab jtr-latency --no-trace -o %s -- ping -T udp -1 -n 20K -r 10K "
+                     "> $OUT/ab.txt 2>&1; echo ab=$?\n$JTR tune show --json > $OUT/after.json"
+                     % out, env, tmp_path, timeout=180)
+    text = (tmp_path / "ab.txt").read_text()
+    assert "ab=0" in p.stdout, text
+    rec = json.loads((out / "ab.json").read_text())
+    assert rec["probe"] == "ping" and rec["probe_args"][:2] == ["-T", "udp"]
+    assert rec["duration"] is None and rec["quantity"] == "rtt_from_intended"
+    for name in ("a-1", "b-1"):
+        r = json.loads((out / name / "result.json").read_text())
+        assert r["tool"] == "ping" and r["transport"]["sent"] == 20000
+        assert r["transport"]["peer"] == "ok" and os.path.isdir(out / name / "pong")
+        assert r["host"]["tuning_profile"] == ("jtr-latency" if name == "b-1" else None)
+        assert "    rtt_from_intended: p99 " in text
+    c = json.loads((out / "compare.json").read_text())
+    a = json.loads((out / "a-1" / "result.json").read_text())["runs"][0]
+    assert c["a"]["quantity"] == c["b"]["quantity"] == "rtt_from_intended"
+    assert c["a"]["runs"] == 1 and c["a"]["samples"] == a["samples"] == 20000
+    m = {x["name"]: x for x in c["metrics"]}
+    assert m["p99"]["a"] == a["percentiles_ns"]["99"] and m["p99"]["ci"][0] <= m["p99"]["ci"][1]
+    assert rec["verdict"] == c["verdict"] and ("verdict: " + c["verdict"]) in text
+    assert re.search(r"\(ping, CPU \d, rtt_from_intended: 1 run, [\d.]+ s, 20000 samples\)",
+                     text), text
+    before, after = dumps(tmp_path, "before.json", "after.json")
+    assert after == before
 
 
 @pytest.mark.parametrize("sig", ["INT", "TERM"])
