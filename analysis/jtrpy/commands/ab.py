@@ -13,13 +13,12 @@ from ..cli.parser import (
     add_quantity,
 )
 from ..drivers.ab import experiment
-from ..drivers.plan import PARTNERS, PROBES, find_option, make_plan
+from ..drivers.plan import PROBES, find_option, make_plan, partner_cpu_of
 from ..errors import UsageError
 from ..results.quantity import check_name
 from ..results.result import new_results_dir
 from ..system.cpus import online_cpus
 from ..tune import engine as E
-from ..values import format_cpulist
 
 DESCRIPTION = """\
 Measure whether a tuning profile helps: baseline runs on the machine as it is,
@@ -109,16 +108,7 @@ def check_probe(opts):
     if find_option(args, "-o", "--output") is not None:
         raise UsageError("-o in %s's options: jtr ab chooses each run's folder (a-1, b-1, "
                          "... in its own -o); drop it" % probe)
-    opts.partner_cpu = None
-    for name, cpus in (("--pong-cpu", opts.pong_cpu), ("--sub-cpu", opts.sub_cpu)):
-        partner = name[2:-4]
-        if cpus is not None and PARTNERS.get(probe) != partner:
-            raise UsageError("%s: %s has no jtr %s to place (it goes with %s)" % (
-                name, probe, partner, "ping" if partner == "pong" else "pub"))
-        if cpus is not None and len(cpus) != 1:
-            raise UsageError("%s %s: give one CPU" % (name, format_cpulist(cpus)))
-        if cpus is not None:
-            opts.partner_cpu = cpus[0]
+    opts.partner_cpu = partner_cpu_of(probe, opts.pong_cpu, opts.sub_cpu)
     own = [o for o in (("-d", "--duration"), ("-j", "--loops"))
            if probe == "gap" and find_option(args, *o) is not None]
     if own and opts.duration_ns is not None:

@@ -14,15 +14,16 @@ from ..cli.parser import (
     add_backend,
     add_cross_check_options,
     add_output,
+    add_partner_cpus,
 )
-from ..drivers.plan import PARTNERS, PROBES
+from ..drivers.plan import PROBES, partner_cpu_of
 from ..drivers.run import run_job
 from ..errors import EXIT_INTERRUPTED, UsageError
 from ..render.runs import headline
 from ..system.cpus import online_cpus
 from ..trace.sched import unavailable as cross_check_unavailable
 from ..units import fmt_ns
-from ..values import format_cpulist, format_duration
+from ..values import format_duration
 
 DESCRIPTION = """\
 The main job: start the kernel-event tracer on every CPU the measurement uses,
@@ -70,12 +71,7 @@ def make_parser(prog):
                    help="CPUs to measure (gap: one pinned thread each; the other probes "
                         "measure one); the tracer follows (default: the probe's own CPU "
                         "option, else the first isolated CPU, else the last online one)")
-    p.add_argument("--pong-cpu", metavar="CPU", type=CpuList(online_cpus),
-                   help="ping: the CPU of the jtr pong that jtr run starts (default: "
-                        "another CPU than ping's)")
-    p.add_argument("--sub-cpu", metavar="CPU", type=CpuList(online_cpus),
-                   help="pub: the CPU of the jtr sub that jtr run starts (default: another "
-                        "CPU than pub's)")
+    add_partner_cpus(p, online_cpus)
     add_output(p, "results folder (default results/DATE-HOST-PROBE; sub for pub): "
                + OUTPUT_RULE)
     p.add_argument("--no-trace", action="store_true",
@@ -100,16 +96,7 @@ def parse(parser, args):
                          % (args[0], ", ".join(PROBES)))
     opts, rest = parser.parse_known_args(args)
     opts.probe = probe
-    opts.partner_cpu = None
-    for name, cpus in (("--pong-cpu", opts.pong_cpu), ("--sub-cpu", opts.sub_cpu)):
-        if cpus is None:
-            continue
-        if PARTNERS.get(probe) != name[2:].split("-")[0]:
-            raise UsageError("%s goes with %s; %s has no %s" % (
-                name, "ping" if name == "--pong-cpu" else "pub", probe, name[2:].split("-")[0]))
-        if len(cpus) != 1:
-            raise UsageError("%s %s: give one CPU" % (name, format_cpulist(cpus)))
-        opts.partner_cpu = cpus[0]
+    opts.partner_cpu = partner_cpu_of(probe, opts.pong_cpu, opts.sub_cpu)
     if opts.no_trace:
         # the tracer's and the attribution's options mean nothing without them
         given = [o for o in ("--backend", "--slack", "--top", "--trace-buffer",

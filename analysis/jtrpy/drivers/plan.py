@@ -24,6 +24,23 @@ TRANSPORT_FLAGS = (("-b", "--busy"), (None, "--mcast-wide"))
 SHM_SLOT = 4096         # pong's default --max-len
 
 
+def partner_cpu_of(probe, pong_cpu, sub_cpu):
+    """The other end's CPU from --pong-cpu and --sub-cpu ([int] or None each), or
+    None; UsageError for one that does not go with @probe, or more than one CPU."""
+    cpu = None
+    for name, cpus in (("--pong-cpu", pong_cpu), ("--sub-cpu", sub_cpu)):
+        if cpus is None:
+            continue
+        partner = name[2:-4]
+        if PARTNERS.get(probe) != partner:
+            raise UsageError("%s: %s has no jtr %s to place (it goes with %s)" % (
+                name, probe, partner, "ping" if partner == "pong" else "pub"))
+        if len(cpus) != 1:
+            raise UsageError("%s %s: give one CPU" % (name, format_cpulist(cpus)))
+        cpu = cpus[0]
+    return cpu
+
+
 def find_option(args, short, long):
     """The last value given to @short/@long in @args ("-a 1", "-a1", "--cpu 1",
     "--cpu=1"), or None."""
