@@ -69,10 +69,32 @@ int jtr_cpus_allowed(cpu_set_t *set)
 	return 0;
 }
 
-/* jtr_cpu_check - @cpu is online and allowed */
+/* jtr_cpus_cpuset - see jtr_cpu.h */
+int jtr_cpus_cpuset(cpu_set_t *set)
+{
+	char line[4096], path[4200];
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	bool found = false;
+
+	if (f) {
+		while (fgets(line, sizeof(line), f)) {
+			if (strncmp(line, "0::", 3))
+				continue;
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(path, sizeof(path), "/sys/fs/cgroup%s/cpuset.cpus.effective",
+				 strcmp(line + 3, "/") ? line + 3 : "");
+			found = jtr_cpus_from_file(path, set) == 0 && CPU_COUNT(set) > 0;
+			break;
+		}
+		fclose(f);
+	}
+	return found ? 0 : jtr_cpus_online(set);
+}
+
+/* jtr_cpu_check - @cpu is online and allowed, or in this process's cpuset */
 int jtr_cpu_check(int cpu, struct jtr_err *e)
 {
-	cpu_set_t online, allowed;
+	cpu_set_t online, allowed, cpuset;
 	char on[256], al[256];
 
 	jtr_cpus_online(&online);
@@ -81,24 +103,36 @@ int jtr_cpu_check(int cpu, struct jtr_err *e)
 	jtr_format_cpulist(&allowed, al, sizeof(al));
 	if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &online))
 		return jtr_err_set(e, -EINVAL, "CPU %d is not online; online CPUs: %s", cpu, on);
-	if (!CPU_ISSET(cpu, &allowed))
-		return jtr_err_set(e, -EINVAL,
-				   "CPU %d is online but this process may not run there "
-				   "(allowed: %s; see taskset or the cpuset cgroup)", cpu, al);
-	return 0;
+	if (CPU_ISSET(cpu, &allowed))
+		return 0;
+	jtr_cpus_cpuset(&cpuset);
+	if (CPU_ISSET(cpu, &cpuset)) {
+		jtr_err_set(e, 0, "CPU %d is outside this process's affinity (%s, as after "
+			    "jtr tune apply jtr-isolate): its measuring thread is pinned there "
+			    "as asked", cpu, al);
+		return 1;
+	}
+	return jtr_err_set(e, -EINVAL,
+			   "CPU %d is online but this process may not run there "
+			   "(allowed: %s, and its cpuset cgroup leaves it out; see taskset or "
+			   "the cpuset cgroup)", cpu, al);
 }
 
-/* jtr_cpu_default - first isolated CPU, else the last online and allowed one */
+/* jtr_cpu_default - first isolated CPU of the cpuset (even outside the
+ * affinity: a shell moved off the isolated CPUs), else the last online and
+ * allowed one */
 int jtr_cpu_default(void)
 {
-	cpu_set_t online, allowed, iso, ok;
+	cpu_set_t online, allowed, iso, ok, cpuset;
 	int cpu;
 
 	jtr_cpus_online(&online);
 	jtr_cpus_allowed(&allowed);
+	jtr_cpus_cpuset(&cpuset);
 	CPU_AND(&ok, &online, &allowed);
 	if (jtr_cpus_from_file("/sys/devices/system/cpu/isolated", &iso) == 0) {
-		CPU_AND(&iso, &iso, &ok);
+		CPU_AND(&iso, &iso, &online);
+		CPU_AND(&iso, &iso, &cpuset);
 		for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
 			if (CPU_ISSET(cpu, &iso))
 				return cpu;

@@ -31,7 +31,14 @@ int jtr_cpus_allowed(cpu_set_t *set);
  * an empty file gives an empty set; a missing one -ENOENT */
 int jtr_cpus_from_file(const char *path, cpu_set_t *set);
 
-/* jtr_cpu_check - @cpu is online and allowed; else -EINVAL and why */
+/* jtr_cpus_cpuset - CPUs this process's cpuset cgroup allows (cgroup v2
+ * cpuset.cpus.effective; the online CPUs when it has none): where it may pin a
+ * thread even outside its affinity */
+int jtr_cpus_cpuset(cpu_set_t *set);
+
+/* jtr_cpu_check - @cpu is online and allowed: 0; outside the affinity but in the
+ * cpuset (the shell was moved off an isolated CPU): 1, and @e says so; else
+ * -EINVAL and why */
 int jtr_cpu_check(int cpu, struct jtr_err *e);
 
 /* jtr_cpu_default - the CPU a probe measures when none is given: the first

@@ -295,9 +295,16 @@ void jtr_probe_check_cpus(struct jtr_probe *p, const char *opt, const cpu_set_t 
 {
 	struct jtr_err e;
 
-	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
-		if (CPU_ISSET(cpu, set) && jtr_cpu_check(cpu, &e) < 0)
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, set))
+			continue;
+		int rc = jtr_cpu_check(cpu, &e);
+
+		if (rc < 0)
 			jtr_usage_error(p, "%s: %s", opt, e.msg);
+		if (rc > 0)
+			jtr_warn(p, "%s", e.msg);
+	}
 }
 
 /* jtr_probe_one_cpu - see jtr_probe.h */

@@ -1,5 +1,7 @@
 """jtr compare through the front end: two real gap runs, the table, the JSON, and
-bad input (one line, exit status 2, no traceback)."""
+bad input (one line, exit status 2, no traceback); a real jtr ping result, whose
+three runs are three quantities: compare, ls and export take one, never the three
+pooled, and --quantity another."""
 import json
 import os
 import sys
@@ -7,6 +9,7 @@ import sys
 import jsonschema
 import pytest
 from conftest import ROOT, load, run_jtr
+from test_transports import pingpong
 
 PCTS = ["50", "90", "99", "99.9", "99.99", "99.999"]
 # ./jtr runs on the python3 first on PATH; compare needs numpy, which the test
@@ -40,8 +43,8 @@ def test_two_gap_runs_table(two_runs):
     p = jtr("compare", a, b / "result.json", check=True)
     assert p.stderr == ""
     lines = p.stdout.splitlines()
-    assert lines[0].startswith("A: %s  (gap, CPU 0, 1 run, " % a)
-    assert lines[1].startswith("B: %s  (gap, CPU 0, 1 run, " % (b / "result.json"))
+    assert lines[0].startswith("A: %s  (gap, CPU 0, gap: 1 run, " % a)
+    assert lines[1].startswith("B: %s  (gap, CPU 0, gap: 1 run, " % (b / "result.json"))
     ra, rb = load(a)["runs"][0], load(b)["runs"][0]
     for k in PCTS:
         row = next(line.split() for line in lines if line.split()[:1] == ["p" + k])
@@ -133,3 +136,70 @@ def test_bad_input(two_runs, tmp_path, args, want):
     for w in want:
         assert w in lines[0], (w, lines[0])
     assert "Traceback" not in p.stderr and p.stdout == ""
+
+
+@pytest.fixture(scope="module")
+def ping_result(tmp_path_factory):
+    """3000 round trips over UDP on loopback, 10000 a second (jtr pong started
+    here, as test_transports does)."""
+    d = tmp_path_factory.mktemp("ping")
+    pingpong(d, "udp", lambda r: r, count=3000, rate=10000)
+    return d / "ping"
+
+
+def test_ping_is_compared_on_one_quantity(ping_result, two_runs, compare_schema):
+    r = load(ping_result)
+    assert [x["name"] for x in r["runs"]] == ["rtt_from_intended", "rtt_from_send",
+                                              "send_call"]
+    c = json.loads(jtr("compare", "--json", "--resamples", "200", ping_result, ping_result,
+                       check=True).stdout)
+    assert not list(compare_schema.iter_errors(c))
+    # one run of 3000 samples, not the three runs' 9000 pooled
+    assert c["a"]["quantity"] == "rtt_from_intended" and c["a"]["runs"] == 1
+    assert c["a"]["samples"] == r["runs"][0]["samples"] == 3000
+    m = {x["name"]: x for x in c["metrics"]}
+    for k in PCTS:
+        assert m["p" + k]["a"] == r["runs"][0]["percentiles_ns"][k]
+    p = jtr("compare", "--resamples", "200", ping_result, ping_result, check=True)
+    assert "(ping, unpinned, rtt_from_intended: 1 run, " in p.stdout
+    assert "3000 samples)" in p.stdout
+    assert "the results also hold rtt_from_send, send_call" in p.stdout
+    # another quantity on request
+    c = json.loads(jtr("compare", "--json", "--resamples", "200", "--quantity", "send_call",
+                       ping_result, ping_result, check=True).stdout)
+    assert c["a"]["quantity"] == "send_call"
+    assert {x["name"]: x["a"] for x in c["metrics"]}["p99"] == \
+        r["runs"][2]["percentiles_ns"]["99"]
+    # a round trip against a loop time: refused, unless asked
+    p = jtr("compare", ping_result, two_runs / "before")
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.startswith("jtr compare: A (%s) and B (%s) differ in quantity "
+                               "(rtt_from_intended vs gap): "
+                               % (ping_result, two_runs / "before"))
+    assert p.stderr.count("\n") == 1
+    p = jtr("compare", "--quantity", "gap", ping_result, two_runs / "before")
+    assert p.returncode == 2 and p.stderr == (
+        "jtr compare: %s: no quantity 'gap' in this ping result; it has rtt_from_intended, "
+        "rtt_from_send, send_call\n" % ping_result)
+    p = jtr("compare", "--mixed-quantities", "--resamples", "200", ping_result,
+            two_runs / "before", check=True)
+    assert "differ in quantity (rtt_from_intended vs gap), which measure different " \
+        "things" in p.stdout
+
+
+def test_ping_in_ls_and_export(ping_result):
+    r = load(ping_result)
+    (row,) = json.loads(jtr("ls", "--json", ping_result, check=True).stdout)["results"]
+    assert row["quantity"] == "rtt_from_intended" and row["samples"] == 3000
+    assert row["percentiles_ns"] == r["runs"][0]["percentiles_ns"]
+    (row,) = json.loads(jtr("ls", "--json", "--quantity", "rtt_from_send", ping_result,
+                            check=True).stdout)["results"]
+    assert row["quantity"] == "rtt_from_send"
+    assert row["percentiles_ns"] == r["runs"][1]["percentiles_ns"]
+    p = jtr("ls", "--quantity", "gap", ping_result)
+    assert p.returncode == 2 and "they have rtt_from_intended, rtt_from_send, send_call" \
+        in p.stderr
+    prom = jtr("export", "--prom", "-", "--quantity", "rtt_from_send", ping_result,
+               check=True).stdout
+    loops = [line for line in prom.splitlines() if line.startswith("jtr_loop_seconds{")]
+    assert len(loops) == len(PCTS) and all('quantity="rtt_from_send"' in x for x in loops)

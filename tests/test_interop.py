@@ -389,7 +389,8 @@ def test_prom_values(runs, tmp_path):
     host = os.uname().nodename
     for res, profile in ((r01, "none"), (ra, "jtr-latency")):
         for run in res["runs"]:
-            lab = {"host": host, "cpu": str(run["cpu"]), "tool": "gap", "profile": profile}
+            lab = {"host": host, "cpu": str(run["cpu"]), "tool": "gap", "profile": profile,
+                   "quantity": "gap"}
             q = {s.labels["quantile"]: s.value for s in fam["jtr_loop_seconds"].samples
                  if {k: s.labels[k] for k in lab} == lab}
             assert q == {qk: run["percentiles_ns"][k] / 1e9 for qk, k in QUANTILES.items()}

@@ -10,6 +10,7 @@ also when the test fails.
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -17,10 +18,11 @@ import sys
 import time
 
 import pytest
-from conftest import JTR, ROOT, run_jtr
+from conftest import JTR, ROOT, load, run_jtr
 from tune_driver import dma_holders, read_dma
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
+from jtrpy.system.cpus import online_cpus  # noqa: E402
 from jtrpy.system.procs import proc_stat  # noqa: E402
 from jtrpy.tune import knobs as K  # noqa: E402
 
@@ -563,6 +565,40 @@ def test_ab_interleaves_reverts_and_compares(machine, tmp_path):
     assert after == before and after_iso == before
 
 
+def test_ab_over_ping(machine, tmp_path):
+    """jtr ab over `jtr ping` (jtr pong started beside each run): a verdict with CIs on
+    rtt_from_intended, the ping results' default quantity, never their three runs
+    pooled; everything reverted."""
+    env, _ = machine
+    out = tmp_path / "ab"
+    p = in_namespace("$JTR tune show --json > $OUT/before.json\n"
+                     "$JTR ab jtr-latency --no-trace -o %s -- ping -T udp -1 -n 20K -r 10K "
+                     "> $OUT/ab.txt 2>&1; echo ab=$?\n$JTR tune show --json > $OUT/after.json"
+                     % out, env, tmp_path, timeout=180)
+    text = (tmp_path / "ab.txt").read_text()
+    assert "ab=0" in p.stdout, text
+    rec = json.loads((out / "ab.json").read_text())
+    assert rec["probe"] == "ping" and rec["probe_args"][:2] == ["-T", "udp"]
+    assert rec["duration"] is None and rec["quantity"] == "rtt_from_intended"
+    for name in ("a-1", "b-1"):
+        r = json.loads((out / name / "result.json").read_text())
+        assert r["tool"] == "ping" and r["transport"]["sent"] == 20000
+        assert r["transport"]["peer"] == "ok" and os.path.isdir(out / name / "pong")
+        assert r["host"]["tuning_profile"] == ("jtr-latency" if name == "b-1" else None)
+        assert "    rtt_from_intended: p99 " in text
+    c = json.loads((out / "compare.json").read_text())
+    a = json.loads((out / "a-1" / "result.json").read_text())["runs"][0]
+    assert c["a"]["quantity"] == c["b"]["quantity"] == "rtt_from_intended"
+    assert c["a"]["runs"] == 1 and c["a"]["samples"] == a["samples"] == 20000
+    m = {x["name"]: x for x in c["metrics"]}
+    assert m["p99"]["a"] == a["percentiles_ns"]["99"] and m["p99"]["ci"][0] <= m["p99"]["ci"][1]
+    assert rec["verdict"] == c["verdict"] and ("verdict: " + c["verdict"]) in text
+    assert re.search(r"\(ping, CPU \d, rtt_from_intended: 1 run, [\d.]+ s, 20000 samples\)",
+                     text), text
+    before, after = dumps(tmp_path, "before.json", "after.json")
+    assert after == before
+
+
 @pytest.mark.parametrize("sig", ["INT", "TERM"])
 def test_ab_reverts_when_interrupted(machine, tmp_path, sig):
     env, _ = machine
@@ -851,3 +887,29 @@ def test_tune_usage_goes_to_stderr(args, msg):
     p = run_jtr("tune", *args)
     assert p.returncode == 2 and p.stdout == "", p.stdout
     assert msg in p.stderr and p.stderr.count("\n") == 1, p.stderr
+
+
+def test_isolate_then_measure_from_the_same_shell(machine, tmp_path):
+    """After jtr tune apply jtr-isolate --cpus 1 the shell may no longer run on
+    CPU 1; jtr run -c 1 and the probes still measure there, say so, and the
+    tuning is reverted."""
+    env, _ = machine
+    if 1 not in online_cpus() or len(online_cpus()) < 2:
+        pytest.skip("needs CPUs 0 and 1 online")
+    p = in_namespace("""
+$JTR tune apply jtr-isolate --cpus 1 > $OUT/apply.txt 2>&1; echo apply=$?
+taskset -pc $$ > $OUT/affinity.txt
+$JTR run -c 1 -d 1 -o $OUT/run > $OUT/run.txt 2>&1; echo run=$?
+$JTR null -c 1 -n 20K -r 1 -o $OUT/null > $OUT/null.txt 2>&1; echo null=$?
+$JTR tune revert > $OUT/revert.txt 2>&1; echo revert=$?
+""", env, tmp_path, timeout=180)
+    assert "apply=0" in p.stdout, (tmp_path / "apply.txt").read_text()
+    assert "revert=0" in p.stdout, (tmp_path / "revert.txt").read_text()
+    assert (tmp_path / "affinity.txt").read_text().strip().endswith(": 0")
+    for name in ("run", "null"):
+        text = (tmp_path / (name + ".txt")).read_text()
+        assert "%s=0" % name in p.stdout, text
+        assert "CPU 1 is outside this process's affinity (0" in text
+        res = load(tmp_path / name)
+        assert {r["cpu"] for r in res["runs"]} == {1}
+        assert any("outside this process's affinity" in w for w in res["warnings"])

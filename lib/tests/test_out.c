@@ -331,6 +331,33 @@ static void test_cpu_check(void **state)
 	assert_int_equal(jtr_cpu_check(-3, &e), -EINVAL);
 }
 
+/* a CPU outside the affinity but in the cpuset (a shell moved off an
+ * isolated CPU) may be measured: 1 and a message that says so */
+static void test_cpu_check_outside_affinity(void **state)
+{
+	cpu_set_t saved, one, cpuset;
+	struct jtr_err e;
+	int other = -1;
+
+	(void)state;
+	assert_int_equal(jtr_cpus_cpuset(&cpuset), 0);
+	assert_true(CPU_COUNT(&cpuset) > 0);
+	assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
+	for (int c = 1; c < CPU_SETSIZE && other < 0; c++)
+		if (CPU_ISSET(c, &cpuset) && CPU_ISSET(0, &cpuset))
+			other = c;
+	if (other < 0)
+		skip();
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	int rc = jtr_cpu_check(other, &e);
+
+	sched_setaffinity(0, sizeof(saved), &saved);
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(e.msg, "outside this process's affinity (0,"));
+}
+
 static void test_rt_throttle_warning(void **state)
 {
 	struct jtr_rt_throttle on = { 950000, 1000000, true }, off = { -1, 1000000, true };
@@ -356,6 +383,7 @@ int main(void)
 		cmocka_unit_test(test_default_name),
 		cmocka_unit_test(test_cpus_from_file),
 		cmocka_unit_test(test_cpu_check),
+		cmocka_unit_test(test_cpu_check_outside_affinity),
 		cmocka_unit_test(test_rt_throttle_warning),
 	};
 

@@ -361,8 +361,12 @@ int tp_prog_cpu_opt(struct jtr_probe *p, const char *opt, const char *arg)
 	struct jtr_err e;
 	int cpu = jtr_opt_int(p, opt, arg, -1, CPU_SETSIZE - 1);
 
-	if (cpu >= 0 && jtr_cpu_check(cpu, &e) < 0)
+	int rc = cpu >= 0 ? jtr_cpu_check(cpu, &e) : 0;
+
+	if (rc < 0)
 		jtr_usage_error(p, "%s: %s", opt, e.msg);
+	if (rc > 0)
+		jtr_warn(p, "%s", e.msg);
 	return cpu;
 }
 

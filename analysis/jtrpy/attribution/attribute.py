@@ -86,6 +86,7 @@ decoded, each at most once, so time and memory are linear in the input.
 """
 import bisect
 import heapq
+import itertools
 import struct
 
 from ..errors import UsageError
@@ -105,7 +106,7 @@ from ..trace.events import (
 )
 from ..units import counted
 from ..units import fmt_ns as _fmt_ns
-from . import steal as st
+from . import steal as host_steal
 
 DEFAULT_SLACK_NS = 1000
 # interrupt entry work before the entry tracepoint fires (measured here: the
@@ -122,7 +123,7 @@ RULE = "entry in [start - slack, end] or overlap; whole outlier to its longest e
 ARROW = " → "
 
 IPI_KINDS = frozenset(("reschedule", "call_function", "call_function_single", "irq_work"))
-NO_EVENT = st.UNMEASURED     # split by the host's steal where the log measured it
+NO_EVENT = host_steal.UNMEASURED     # split by the host's steal where the log measured it
 NOT_TRACED = ("not traced", "outside the trace")
 OTHER = "other events"
 _TICK = ("timer tick", "local timer", "local timer")
@@ -223,6 +224,7 @@ class _Walker:
         self.away = None        # pid of the task it preempted
         self.last_irq = None    # last closed irq-like episode since the last switch
         self.episodes = []      # recent episodes, pruned per window
+        self.blocked = False    # the probe's task waits (a blocking receive)
 
     def settle(self, at_ns):
         """The probe ran from at_ns: close whatever is still open there."""
@@ -330,9 +332,11 @@ class _Walker:
         prev_pid, next_pid = a & 0xffffffff, a >> 32
         pre, self.last_irq = self.last_irq, None
         if self.preempt is not None:
-            if next_pid == self.away:
+            if next_pid == self.away or (next_pid == 0 and self.blocked):
                 self.preempt.end = ts
                 self.preempt = None
+                if next_pid == self.away:
+                    self.blocked = False
                 return
             tasks = self.preempt.tasks
             if tasks[-1][1] != next_pid:
@@ -340,7 +344,15 @@ class _Walker:
                               (b >> 16) & 0xffff, []])
             return
         if self.probe_pid is not None:
+            if next_pid == self.probe_pid:
+                self.blocked = False
             if prev_pid != self.probe_pid:
+                # while the probe waits, a task that takes the CPU delays its wake-up
+                if not self.blocked or next_pid in (0, self.probe_pid):
+                    return
+                prev_pid = self.probe_pid
+            elif not flags & 1:
+                self.blocked = True     # it waits for a message: nothing took the CPU
                 return
         elif ts < win_lo:
             return
@@ -526,16 +538,18 @@ def softirq_name(vec):
     return ev.SOFTIRQ_NAMES[vec] if vec < len(ev.SOFTIRQ_NAMES) else "vec %d" % vec
 
 
-def scan_switches(log):
+def scan_switches(log, programs=None):
     """From every sched_switch: the probe's pid per CPU, and the comm of every pid seen.
 
     The probe is the task most often switched out while runnable on that CPU (it
-    spins and never blocks). Comms come from prev_comm and next_comm, so a task
+    spins and never blocks); where @programs ({cpu: comm}) names the program
+    measuring on a CPU (jtr-pong, which may block), the task of that comm most
+    often switched out there. Comms come from prev_comm and next_comm, so a task
     whose next_comm was not recorded is still named once it was switched out.
     """
     body = memoryview(log.data)[_HDR:_HDR + log.records * _REC]
     types = bytes(body[_TYPE::_REC])
-    counts, comms = {}, {}
+    counts, comms, named = {}, {}, {}
     find, data, unpack = types.find, log.data, _SWITCH_FIELDS.unpack_from
     i = find(SWITCH)
     while i >= 0:
@@ -544,6 +558,9 @@ def scan_switches(log):
         prev_pid, next_pid = prev_next & 0xffffffff, prev_next >> 32
         if flags & 1:
             per = counts.setdefault(cpu, {})
+            per[prev_pid] = per.get(prev_pid, 0) + 1
+        if programs and cpu in programs and ev.cstr(prev_comm) == programs[cpu]:
+            per = named.setdefault(cpu, {})
             per[prev_pid] = per.get(prev_pid, 0) + 1
         if prev_comm[0]:
             comms[prev_pid] = prev_comm
@@ -561,6 +578,7 @@ def scan_switches(log):
                 comms[pid] = bytes(data[off + _RAW:off + _RAW + ev.COMM_LEN])
             i = find(t, i + 1)
     names = {pid: ev.cstr(c) for pid, c in comms.items()}
+    counts.update(named)
     return {cpu: max(per, key=per.get) for cpu, per in counts.items()}, names
 
 
@@ -570,16 +588,25 @@ def _p50(values):
     return values[(len(values) - 1) // 2]
 
 
-def attribute(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20, each=None):
+def attribute(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20, each=None,
+              sides=None, stamps=None, programs=None):
     """The attribution section: every outlier charged to one cause (module docstring).
 
     each, if given, is called once per outlier with (cpu, start_ns, length_ns,
     parts, pids): parts as [(category, name, ns)] (what the outlier's time was
     charged to, as worst[].parts), pids the tasks of its charged task-preemption
     episodes (every task of their chains). The cross-check uses it.
+
+    sides ({side: [cpus]}, e.g. {"ping": [1], "pong": [0]}): an outlier is a
+    round trip or a message that crossed every one of those CPUs: its window is
+    searched on each of them and every cause says on which side it sat (and,
+    from @stamps, in which phase; see PHASES). stamps: {column: [ns per
+    outlier]} (sent_ns, peer_rx_ns, peer_tx_ns of ping's log; 0: not known).
+    programs: {cpu: comm} of the program measuring on a CPU that may block.
     """
     with paused_gc():
-        return _attribute(result, outliers, log, slack_ns, top, each)
+        return _attribute(result, outliers, log, slack_ns, top, each, sides, stamps or {},
+                          programs)
 
 
 def _preempting(eps):
@@ -587,7 +614,40 @@ def _preempting(eps):
     return [t[1] for e in eps if e is not None and e.tasks for t in e.tasks]
 
 
-def _attribute(result, outliers, log, slack_ns, top, each):
+# the phases of a round trip and of a message, in order, and the side whose
+# delay each one is (docs/attribution.md): ping's send call (from the intended
+# time), the way out (ping's CPU while the message goes), pong's wake-up and
+# reflection, the way back (pong's CPU after its send), the reply's wake-up;
+# a message: the publisher's send, the subscriber's receive
+PHASES = (("send", "ping"), ("out", "ping"), ("reflect", "pong"), ("back", "pong"),
+          ("reply", "ping"), ("publish", "pub"), ("receive", "sub"))
+
+
+def phase_of(side, t, sent, peer_tx):
+    """The phase an episode of @side that began at @t sat in (None: not known)."""
+    if side == "ping":
+        if sent and t < sent:
+            return "send"
+        if peer_tx:
+            return "out" if t < peer_tx else "reply"
+        return None
+    if side == "pong":
+        return "back" if peer_tx and t >= peer_tx else "reflect"
+    return {"pub": "publish", "sub": "receive"}.get(side)
+
+
+def measured_phases(start, length, sent, peer_rx, peer_tx):
+    """{phase: ns} a round trip's stamps measure: the send call (from the intended
+    time), the way out with pong's wake-up (to pong's receive), the reflection,
+    the way back with the reply's wake-up; {} without stamps."""
+    end = start + length
+    if not (start <= sent <= peer_rx <= peer_tx <= end) or not sent:
+        return {"send": sent - start} if start <= sent <= end and sent else {}
+    return {"send": sent - start, "out": peer_rx - sent, "reflect": peer_tx - peer_rx,
+            "reply": end - peer_tx}
+
+
+def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, programs):
     """attribute() with the garbage collector paused."""
     if not isinstance(slack_ns, int) or slack_ns < 0:
         raise UsageError("slack %r: give a whole number of ns >= 0" % (slack_ns,))
@@ -597,63 +657,82 @@ def _attribute(result, outliers, log, slack_ns, top, each):
     meta = log.meta
     traced_cpus = set(meta.get("cpus") or log.cpu_ts)
     t_lo, t_hi = log.start_ns, log.end_ns
-    # causes: (category, name) -> [parts_ns, longest outlier, its chain, primary count]
+    side_of = {}
+    for side, cpus in (sides or {}).items():
+        for c in cpus:
+            side_of.setdefault(c, side)
+    every_cpu = sorted(side_of)
+    sent_col, rx_col, tx_col = (stamps.get(k) for k in ("sent_ns", "peer_rx_ns", "peer_tx_ns"))
+    # causes: (category, name, side) -> [parts_ns, longest outlier, its chain,
+    # primary count, {phase: ns}]
     causes, worst = {}, []
     traced_total = 0
+    budget = {}         # phase -> [measured ns, {cause key: charged ns}]
+    order = itertools.count()   # ties in the worst list: the first logged first
 
-    def tally(key, part_ns, primary, length, chain_fn):
+    def tally(key, part_ns, primary, length, chain_fn, phase=None):
         """Charge part_ns of an outlier to a cause; keep the chain of its longest."""
         c = causes.get(key)
         if c is None:
-            c = causes[key] = [[], -1, "", 0]
+            c = causes[key] = [[], -1, "", 0, {}]
         c[0].append(part_ns)
         if primary:
             c[3] += 1
+        if phase is not None:
+            c[4][phase] = c[4].get(phase, 0) + part_ns
+            b = budget.setdefault(phase, [0, {}])
+            b[1][key] = b[1].get(key, 0) + part_ns
         if length > c[1]:
             c[1], c[2] = length, chain_fn()
 
     def note_worst(cpu, start, length, key, chain_fn, traced, parts):
         """Keep the outlier if it is among the top longest."""
         if top > 0 and (len(worst) < top or (length, -start) > worst[0][:2]):
-            item = (length, -start, cpu, key[0], key[1], chain_fn(), traced, parts)
+            item = (length, -start, next(order), cpu, key, chain_fn(), traced, parts)
             if len(worst) < top:
                 heapq.heappush(worst, item)
             else:
                 heapq.heapreplace(worst, item)
 
-    def charge(key, cpu, start, length, ep, hi, traced):
+    def charge(key, cpu, start, length, ep, hi, traced, phase=None):
         """An outlier with one cause for all of it."""
         if each is not None:
             each(cpu, start, length, [(key[0], key[1], length)], _preempting((ep,)))
         c = causes.get(key)
-        if c is not None and length <= c[1] and (top == 0 or (
+        if phase is None and c is not None and length <= c[1] and (top == 0 or (
                 len(worst) == top and (length, -start) <= worst[0][:2])):
             c[0].append(length)     # the usual case: no new chain to write
             c[3] += 1
             return
 
         def chain():
-            return format_chain(ep, hi) if ep is not None else "%s: %s" % key
-        tally(key, length, True, length, chain)
-        note_worst(cpu, start, length, key, chain, traced, None)
+            return format_chain(ep, hi) if ep is not None else "%s: %s" % key[:2]
+        tally(key, length, True, length, chain, phase)
+        parts = None if phase is None else [_part(key, length, phase)]
+        note_worst(cpu, start, length, key, chain, traced, parts)
 
-    def charge_split(cpu, start, length, ep, found, hi, traced):
+    def charge_split(cpu, start, length, ep, found, hi, traced, st):
         """Share an outlier among the episodes in it: each other episode gets its
         own time, the primary the rest of the traced time plus the entry
         allowance, and what the kernel does not explain goes to 'no kernel event'
-        (the hypervisor, SMI or hardware)."""
-        key = (ep.category, ep.name)
+        (the hypervisor, SMI or hardware). @st: (sent, peer_tx, no-event side,
+        no-event phase) of a round trip, or None."""
+        key = (ep.category, ep.name, found_side[id(ep)])
+        phases = {}
+        if sides is not None:
+            for e, _, b, _, side in found:
+                phases.setdefault((e.category, e.name, side), phase_of(side, b, st[0], st[1]))
         if len(found) == 1 and traced + ENTRY_ALLOWANCE_NS >= length:
-            return charge(key, cpu, start, length, ep, hi, traced)    # the usual case
+            return charge(key, cpu, start, length, ep, hi, traced, phases.get(key))
         kernel_ns = min(length, traced + ENTRY_ALLOWANCE_NS)
         share = {key: 0}
-        pb, pe = next((b, end) for e, _, b, end in found if e is ep)
+        pb, pe = next((b, end) for e, _, b, end, _ in found if e is ep)
         # episodes inside the primary's time (a tick while the preempting task
         # ran) took time from that task, not from the probe: not parts of their own
-        apart = [(e, d) for e, d, b, end in found
+        apart = [(e, d, side) for e, d, b, end, side in found
                  if e is not ep and d > 0 and (b < pb or end > pe)]
-        for e, d in apart:
-            k = (e.category, e.name)
+        for e, d, side in apart:
+            k = (e.category, e.name, side)
             if k != key:
                 share[k] = share.get(k, 0) + d
         others = sum(share.values())
@@ -663,10 +742,14 @@ def _attribute(result, outliers, log, slack_ns, top, each):
             others = sum(share.values())
         share[key] = kernel_ns - others
         rest = length - kernel_ns
+        no_event = NO_EVENT + ((st[2] if st else None),)
         if rest > 0:
-            share.update(st.split(stolen.get((cpu, start)), rest))
+            for k, ns in host_steal.split(stolen.get((cpu, start)), rest).items():
+                share[k + no_event[2:]] = ns
+                if st:
+                    phases[k + no_event[2:]] = st[3]
         if len(share) == 1:
-            return charge(key, cpu, start, length, ep, hi, traced)
+            return charge(key, cpu, start, length, ep, hi, traced, phases.get(key))
         main = max(share, key=lambda k: (share[k], k == key))
 
         memo = []
@@ -677,73 +760,124 @@ def _attribute(result, outliers, log, slack_ns, top, each):
             # MAX_EPISODES of them spelled out
             if memo:
                 return memo[0]
-            apart_ids = {id(a) for a, _ in apart}
-            shown = [e for e, _, _, _ in found if e is ep or id(e) in apart_ids]
+            apart_ids = {id(a) for a, _, _ in apart}
+            shown = [e for e, _, _, _, _ in found if e is ep or id(e) in apart_ids]
             texts = [format_chain(e, hi) for e in shown[:MAX_EPISODES]]
             if len(shown) > MAX_EPISODES:
                 texts.append("%d more episodes" % (len(shown) - MAX_EPISODES))
             c = "; then ".join(texts)
-            if main[0] == NO_EVENT[0]:
+            if main[0] == no_event[0]:
                 c = "no kernel event for %s, with %s" % (_fmt_ns(rest), c)
             elif rest > 0:
                 c = "%s, and no kernel event for %s" % (c, _fmt_ns(rest))
             memo.append(c)
             return c
-        charge_parts(cpu, start, length, share, main, chain, traced, lambda: _preempting(
-            [e for e in [ep] + [a for a, _ in apart]
-             if share.get((e.category, e.name)) or (e.category, e.name) == main]))
+        charge_parts(cpu, start, length, share, main, chain, traced, phases, lambda: _preempting(
+            [e for e in [ep] + [a for a, _, _ in apart]
+             if share.get((e.category, e.name, found_side[id(e)]))
+             or (e.category, e.name, found_side[id(e)]) == main]))
 
-    def charge_parts(cpu, start, length, share, main, chain, traced, pids):
+    def charge_parts(cpu, start, length, share, main, chain, traced, phases, pids):
         """An outlier shared among causes: share {cause: ns}, main the primary."""
         parts = []
         for k, ns in share.items():
             if ns > 0 or k == main:
-                tally(k, ns, k == main, length, chain)
-                parts.append({"category": k[0], "name": k[1], "ns": ns})
+                tally(k, ns, k == main, length, chain, phases.get(k))
+                parts.append(_part(k, ns, phases.get(k)))
         parts.sort(key=lambda p: -p["ns"])
         if each is not None:
             each(cpu, start, length, [(p["category"], p["name"], p["ns"]) for p in parts],
                  pids())
         note_worst(cpu, start, length, main, chain, traced, parts)
 
-    def charge_no_event(cpu, start, length, hi):
-        """An outlier with no kernel event in its window: split by the host's steal
+    def charge_no_event(cpu, start, length, hi, st):
+        """An outlier with no kernel event in its windows: split by the host's steal
         where the log measured it (steal.split)."""
-        share = st.split(stolen.get((cpu, start)), length)
+        side, phase = (st[2], st[3]) if st else (None, None)
+        share = {k + (side,): ns for k, ns in
+                 host_steal.split(stolen.get((cpu, start)), length).items()}
         main = max(share, key=share.get)
         if len(share) == 1:
-            return charge(main, cpu, start, length, None, hi, 0)
+            return charge(main, cpu, start, length, None, hi, 0, phase)
 
         def chain():
             return "no kernel event for %s, of which host preemption (steal) %s" % (
-                _fmt_ns(length), _fmt_ns(share[st.HOST]))
-        charge_parts(cpu, start, length, share, main, chain, 0, list)
+                _fmt_ns(length), _fmt_ns(share[host_steal.HOST + (side,)]))
+        charge_parts(cpu, start, length, share, main, chain, 0, dict.fromkeys(share, phase),
+                     list)
 
-    by_cpu, not_traced = {}, [0, 0]
-    for cpu, start, length in outliers:
-        if cpu not in traced_cpus or start < t_lo or start > t_hi:
+    phase_side = dict(PHASES)
+
+    def settle(i, at):
+        """Charge outlier @i from what its windows held on each CPU (@at); the
+        time the kernel's events cover in it."""
+        cpu, start, length = outliers[i]
+        hi = start + length
+        st = None
+        if sides is not None:
+            sent = sent_col[i] if sent_col else 0
+            peer_tx = tx_col[i] if tx_col else 0
+            measured = measured_phases(start, length, sent, rx_col[i] if rx_col else 0,
+                                       peer_tx)
+            for ph, ns in measured.items():
+                budget.setdefault(ph, [0, {}])[0] += ns
+            longest = max(measured, key=measured.get) if measured else None
+            st = (sent, peer_tx, phase_side.get(longest), longest)
+        if len(at) == 1:
+            ep, traced, found, names, _ = at[0]
+        else:
+            found, spans, names, ep, best_d = [], [], [], None, -1
+            for _, _, f, nm, _ in at:
+                found += f
+                names += nm or []
+                for e, d, b, end, _ in f:
+                    if d > best_d:
+                        ep, best_d = e, d
+                    if d > 0:
+                        spans.append((b, end))
+            traced = min(length, _union_ns(spans)) if spans else 0
+        if ep is not None:
+            charge_split(cpu, start, length, ep, found, hi, traced, st)
+        elif names:
+            charge((OTHER, ", ".join(sorted(set(names))), side_of.get(cpu) if sides else None),
+                   cpu, start, length, None, hi, 0)
+        else:
+            charge_no_event(cpu, start, length, hi, st)
+        return traced
+
+    # every outlier is searched on its own CPU and, with sides, on every side's CPU
+    copies, not_traced, n = {}, [0, 0], len(outliers)
+    for i, (cpu, start, length) in enumerate(outliers):
+        where = [cpu] + [c for c in every_cpu if c != cpu]
+        seen = [c for c in where if c in traced_cpus]
+        if not seen or start < t_lo or start > t_hi:
             not_traced[0] += 1
             not_traced[1] += length
-            charge(NOT_TRACED, cpu, start, length, None, 0, 0)
-        else:
-            by_cpu.setdefault(cpu, []).append((start, length))
-    pids, comms = scan_switches(log) if by_cpu else ({}, {})
-    stolen = _stolen(log, by_cpu, slack_ns)
+            side = side_of.get(cpu) if sides else None
+            charge(NOT_TRACED + (side,), cpu, start, length, None, 0, 0)
+            continue
+        for c in seen:
+            copies.setdefault(c, []).append((start, length, i))
+    found_at = {}       # outlier -> [(ep, traced, found with sides, events seen, cpu)]
+    found_side = {}     # id(episode) -> its side
+    pids, comms = scan_switches(log, programs) if copies else ({}, {})
+    stolen = _stolen(log, copies, outliers, slack_ns)
     bisect_left, bisect_right = bisect.bisect_left, bisect.bisect_right
-    for cpu, outs in by_cpu.items():
+    for cpu, outs in copies.items():
         outs.sort()
+        side = side_of.get(cpu) if sides else None
         ts = log.cpu_ts.get(cpu, [])
         idx = log.cpu_index.get(cpu, [])
         walker = _Walker(log, cpu, pids.get(cpu), comms)
         pos, prev_hi, i0 = 0, None, 0
-        for start, length in outs:
+        for start, length, i in outs:
             lo, hi = start - slack_ns, start + length
             if prev_hi is not None and lo > prev_hi:
                 if walker.stack or walker.preempt is not None:
                     walker.settle(prev_hi)
                 else:
                     walker.origin, walker.last_irq = prev_hi, None
-            prev_hi = hi
+            prev_hi = max(hi, prev_hi or 0)
             i0 = bisect_left(ts, lo, i0)
             i1 = bisect_right(ts, hi, i0)
             if pos < i0:
@@ -755,32 +889,67 @@ def _attribute(result, outliers, log, slack_ns, top, each):
                 walker.walk(pos, i1, lo)
                 pos = i1
             ep, traced, found = walker.pick(lo, hi, length)
-            traced_total += traced
-            if ep is not None:
-                charge_split(cpu, start, length, ep, found, hi, traced)
-            elif i1 > i0 and (names := sorted(
-                    {ev.TYPE_NAMES.get(log.data[_HDR + _TYPE + _REC * idx[j]], "type ?")
-                     for j in range(i0, i1)} - {ev.TYPE_NAMES[ev.STEAL]})):
-                charge((OTHER, ", ".join(names)), cpu, start, length, None, hi, 0)
-            else:
-                charge_no_event(cpu, start, length, hi)
-    return _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, len(outliers))
+            for e, _, _, _ in found:
+                found_side[id(e)] = side
+            names = None
+            if ep is None and i1 > i0:
+                names = sorted({ev.TYPE_NAMES.get(log.data[_HDR + _TYPE + _REC * idx[j]],
+                                                  "type ?") for j in range(i0, i1)}
+                               - {ev.TYPE_NAMES[ev.STEAL]})
+            found_at.setdefault(i, []).append(
+                (ep, traced, [f + (side,) for f in found], names, cpu))
+            if sides is None:       # one CPU an outlier: charge it now, as it comes
+                traced_total += settle(i, found_at.pop(i))
+    for i in sorted(found_at):
+        traced_total += settle(i, found_at[i])
+    return _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, n, budget)
 
 
-def _stolen(log, by_cpu, slack_ns):
-    """{(cpu, start): host steal ns} of the outliers (steal.assign), {} where the
-    log did not measure it (then .get() gives None: not measured)."""
-    if st.unmeasured(log.meta):
+def _stolen(log, copies, outliers, slack_ns):
+    """{(cpu, start): host steal ns} of the outliers (steal.assign on each CPU an
+    outlier was searched on; the largest of its CPUs, the least the host delayed
+    it), {} where the log did not measure it (then .get() gives None)."""
+    if host_steal.unmeasured(log.meta):
         return {}
     readings, stolen = log.steal_readings(), {}
-    for cpu, outs in by_cpu.items():
+    for c, outs in copies.items():
         outs = sorted(outs)
-        got = st.assign(readings.get(cpu, []), [(s - slack_ns, s + n) for s, n in outs])
-        stolen.update(((cpu, s), g) for (s, _), g in zip(outs, got))
+        got = host_steal.assign(readings.get(c, []), [(s - slack_ns, s + n) for s, n, _ in outs])
+        for (_, _, i), g in zip(outs, got):
+            key = outliers[i][:2]
+            stolen[key] = max(stolen.get(key, 0), g)
     return stolen
 
+def _part(key, ns, phase):
+    """One part of an outlier: its cause, the time charged and, for round trips
+    and messages, the side and phase it sat in."""
+    p = {"category": key[0], "name": key[1], "ns": ns}
+    if key[2] is not None:
+        p["side"] = key[2]
+    if phase is not None:
+        p["phase"] = phase
+    return p
 
-def _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, count):
+
+def _budget(budget):
+    """The per-phase budget: what the stamps measured and what was charged, with
+    the cause that took most of it."""
+    out = []
+    for phase, side in PHASES:
+        if phase not in budget:
+            continue
+        measured, charged = budget[phase]
+        row = {"phase": phase, "side": side, "measured_ns": measured,
+               "charged_ns": sum(charged.values())}
+        if charged:
+            k = max(charged, key=charged.get)
+            row["dominant"] = {"category": k[0], "name": k[1], "side": k[2],
+                               "ns": charged[k]}
+        out.append(row)
+    return out
+
+
+def _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, count, budget):
     """Assemble the attribution dict from the per-cause tallies."""
     meta = log.meta
     total_ns = sum(sum(c[0]) for c in causes.values())
@@ -789,16 +958,22 @@ def _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, count)
     probe_cpus = sorted({r["cpu"] for r in runs if r.get("cpu") is not None})
     unlogged = sum((r.get("outliers") or {}).get("dropped", 0) for r in runs)
     rows = []
-    for (cat, name), (parts, _, chain, primary) in causes.items():
+    for (cat, name, side), (parts, _, chain, primary, phases) in causes.items():
         n, tot = len(parts), sum(parts)
-        rows.append({
+        row = {
             "category": cat, "name": name, "count": n, "primary_count": primary,
             "total_ns": tot,
             "share": round(tot / total_ns, 6) if total_ns else 0.0,
             "p50_ns": _p50(parts), "max_ns": max(parts),
             "per_s": round(n / (duration_ns / 1e9), 3) if duration_ns else 0.0,
-            "example_chain": chain})
-    rows.sort(key=lambda r: (-r["total_ns"], -r["count"], r["category"], r["name"]))
+            "example_chain": chain}
+        if side is not None:
+            row["side"] = side
+        if phases:
+            row["phases"] = phases
+        rows.append(row)
+    rows.sort(key=lambda r: (-r["total_ns"], -r["count"], r["category"], r["name"],
+                             r.get("side") or ""))
     events_meta = meta.get("events") if isinstance(meta.get("events"), dict) else {}
     dropped = max(log.dropped, events_meta.get("dropped") or 0)
     tracer = {
@@ -806,21 +981,23 @@ def _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, count)
         "per_type": events_meta.get("per_type") or log.type_counts(),
         "dropped_per_type": events_meta.get("dropped_per_type") or {},
         "cpus": sorted(meta.get("cpus") or log.cpu_ts), "start_ns": log.start_ns,
-        "end_ns": log.end_ns, "complete": log.complete, "steal": st.status(meta)}
+        "end_ns": log.end_ns, "complete": log.complete, "steal": host_steal.status(meta)}
     cost = tracer_cost(meta)
     if cost:
         tracer["cost"] = cost
     worst_rows = []
-    for length, neg_start, cpu, cat, name, chain, traced, parts in sorted(worst, reverse=True):
+    for length, neg_start, _, cpu, key, chain, traced, parts in sorted(
+            worst, reverse=True, key=lambda w: w[:2]):
         start = -neg_start
         evs = log.window(cpu, start - slack_ns, start + length)
         lines = ["%+.1f us %s" % ((e.ts_ns - start) / 1e3, ev.describe(e, meta))
                  for e in evs[:WORST_EVENTS]]
-        worst_rows.append({"cpu": cpu, "start_ns": start, "length_ns": length,
-                           "category": cat, "name": name, "chain": chain,
-                           "traced_ns": traced,
-                           "parts": parts or [{"category": cat, "name": name, "ns": length}],
-                           "events": lines})
+        row = {"cpu": cpu, "start_ns": start, "length_ns": length,
+               "category": key[0], "name": key[1], "chain": chain, "traced_ns": traced,
+               "parts": parts or [_part(key, length, None)], "events": lines}
+        if key[2] is not None:
+            row["side"] = key[2]
+        worst_rows.append(row)
     warnings = []
     if dropped:
         warnings.append("the tracer dropped %d events: causes may be missing for some "
@@ -843,6 +1020,7 @@ def _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, count)
                      "unlogged": unlogged, "cpus": probe_cpus, "duration_ns": duration_ns,
                      "start_ns": min(starts) if starts else log.start_ns},
         "causes": rows,
+        **({"budget": _budget(budget)} if budget else {}),
         "worst": worst_rows,
         "warnings": warnings,
     }
@@ -865,3 +1043,27 @@ def tracer_cost(meta):
         cost["kernel_ns"] = sum(p.get("run_time_ns") or 0 for p in progs.values())
         cost["kernel_runs"] = sum(p.get("run_count") or 0 for p in progs.values())
     return cost
+
+
+def difference(a, b):
+    """What @a's runs add to @b's per cause (jtr send: the send runs against the
+    null runs): per cause (category and name), each side's count, total_ns and
+    per_s, and the deltas a - b; the largest change in time first. The runs of
+    the two kinds last about as long (the null loop is matched to the send
+    call's mean), so counts compare; per_s compares when they do not."""
+    ka, kb = a.get("run_kind", "a"), b.get("run_kind", "b")
+    rows = {}
+    for which, att in ((ka, a), (kb, b)):
+        for c in att["causes"]:
+            r = rows.setdefault((c["category"], c["name"]), {})
+            r[which] = {"count": c["count"], "total_ns": c["total_ns"], "per_s": c["per_s"]}
+    out = []
+    for (cat, name), r in rows.items():
+        x, y = (r.get(k, {"count": 0, "total_ns": 0, "per_s": 0.0}) for k in (ka, kb))
+        out.append({"category": cat, "name": name, ka: x, kb: y,
+                    "count_delta": x["count"] - y["count"],
+                    "total_ns_delta": x["total_ns"] - y["total_ns"],
+                    "per_s_delta": round(x["per_s"] - y["per_s"], 3)})
+    out.sort(key=lambda r: (-abs(r["total_ns_delta"]), -abs(r["count_delta"]),
+                            r["category"], r["name"]))
+    return out

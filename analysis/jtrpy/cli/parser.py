@@ -150,6 +150,18 @@ class OutputPath(OptionType):
         return text
 
 
+class Name(OptionType):
+    """A name (a quantity, ...): any word but ''."""
+
+    def __init__(self, example):
+        self.example = example
+
+    def parse(self, text, opt, prog):
+        if not text:
+            raise UsageError("give a name, e.g. %s %s" % (opt, self.example))
+        return text
+
+
 class Words(OptionType):
     """A comma-separated list of some of @names (and @extra(word) words)."""
 
@@ -317,3 +329,28 @@ def add_cross_check_options(p, attribute=False):
                    type=Duration(0, 10 ** 12, legacy_unit="us"),
                    help="shortest task slice reported as missed by the attribution "
                         "(default: the outlier threshold, at least 1us)")
+
+
+def add_quantity(p, mixed=False):
+    """--quantity NAME: which of a result's quantities (results/quantity.py) the
+    numbers are about; with @mixed also --mixed-quantities (jtr compare)."""
+    p.add_argument("--quantity", metavar="NAME",
+                   type=Name("rtt_from_send"),
+                   help="the quantity to use, one of the result's (default: its tool's: gap, "
+                        "null, the first clock source, send's send runs, ping's "
+                        "rtt_from_intended, sub's latency_from_send, pub's send_call); "
+                        "a result that has none of that name is refused, naming those it "
+                        "has (docs/result-format.md, Quantities)")
+    if mixed:
+        p.add_argument("--mixed-quantities", action="store_true", dest="mixed",
+                       help="compare two quantities that measure different things (a round "
+                            "trip against a loop time), which is refused without it")
+
+
+def add_partner_cpus(p, online):
+    """--pong-cpu CPU and --sub-cpu CPU: where the other end of ping and pub runs
+    when jtr starts it (@online: the function giving the online CPUs)."""
+    for opt, probe, partner in (("--pong-cpu", "ping", "pong"), ("--sub-cpu", "pub", "sub")):
+        p.add_argument(opt, metavar="CPU", type=CpuList(online),
+                       help="%s: the CPU of the jtr %s started beside it (default: another "
+                            "CPU than %s's)" % (probe, partner, probe))

@@ -1,7 +1,7 @@
 """compare - jtr compare A B: is B better or worse than A?"""
 import os
 
-from ..cli.parser import Count, JtrParser, Percent, add_output
+from ..cli.parser import Count, JtrParser, Percent, add_output, add_quantity
 from ..errors import UsageError
 from ..render.compare import format_table
 from ..results.result import load_result
@@ -16,13 +16,19 @@ the two histograms; then the time lost and the outliers per second, the causes
 when both results were attributed, IPC and misses per million loops when both
 carry hardware counters, and a one-line verdict (better, worse, mixed or no
 significant change) naming the metrics that decided it. Lower is better.
-The runs of one result (a gap run per CPU, a null run per repetition) are merged
-into one histogram. docs/compare.md explains the method and the JSON."""
+Each result is compared on one quantity, named in the output: its tool's
+default (gap, null, ping's rtt_from_intended, sub's latency_from_send, ...) or
+--quantity NAME. The runs of that quantity (a gap run per CPU, a null run per
+repetition) are merged into one histogram; a ping result's three runs are three
+quantities, never pooled. Two quantities that measure different things (a round
+trip against a loop time) are refused unless --mixed-quantities.
+docs/compare.md explains the method and the JSON."""
 
 EXAMPLES = """\
   jtr compare before after
   jtr compare results/20261122-041305-vm-gap results/latest
-  jtr compare --confidence 99 --resamples 5000 -o cmp.json before/result.json after"""
+  jtr compare --confidence 99 --resamples 5000 -o cmp.json before/result.json after
+  jtr compare --quantity rtt_from_send ping-before ping-after"""
 
 
 def make_parser(prog):
@@ -41,6 +47,7 @@ def make_parser(prog):
     p.add_argument("--json", action="store_true",
                    help="print the comparison as JSON (%s) instead of the table" % FORMAT)
     add_output(p, "also write the JSON comparison to FILE", metavar="FILE")
+    add_quantity(p, mixed=True)
     p.add_operands("results", "A B", "the results before and after: results folders or "
                    "their result.json")
     return p
@@ -59,7 +66,8 @@ def run(opts):
     pa, pb = opts.results
     a, b = load_result(pa), load_result(pb)
     c = compare([a], [b], confidence=opts.confidence, resamples=opts.resamples,
-                seed=opts.seed, labels_a=[pa], labels_b=[pb])
+                seed=opts.seed, labels_a=[pa], labels_b=[pb], quantity=opts.quantity,
+                mixed=opts.mixed)
     text = dumps_json(c) + "\n"
     if out:
         try:

@@ -4,20 +4,26 @@ docs/interop.md says what maps to what and the limits."""
 import os
 import sys
 
-from ..cli.parser import Count, JtrParser, OutputPath
+from ..cli.parser import Count, JtrParser, OutputPath, add_quantity
 from ..errors import UsageError
 from ..formats import hdrlog, prom
+from ..results.quantity import selected
 from ..results.result import load_result
 from ..system.files import write_atomic
 
 DESCRIPTION = """\
 Write results in other tools' formats. RESULT is a results folder or its
-result.json; give --hlog, --prom or both. FILE '-' is standard output."""
+result.json; give --hlog, --prom or both. FILE '-' is standard output.
+Every run is written on its own (nothing is pooled), named with the quantity it
+measures (--prom: a quantity label, gap, rtt_from_intended, ...; --hlog: a
+comment line naming each tag's); --quantity NAME writes only that quantity's
+runs."""
 
 EXAMPLES = """\
   jtr export --hlog cpu1.hlog results/latest
   jtr export --hlog before.hlog --prom /var/lib/node_exporter/textfile/jtr.prom results/latest
-  jtr export --prom - results/latest results/20261122-041305-vm-gap"""
+  jtr export --prom - results/latest results/20261122-041305-vm-gap
+  jtr export --quantity rtt_from_intended --hlog rtt.hlog ping-result"""
 
 
 def make_parser(prog):
@@ -36,11 +42,12 @@ def make_parser(prog):
                         "textfile collector (per run: percentiles as jtr_loop_seconds with a "
                         "quantile label, max, %% time lost, outliers/s; per result: the "
                         "largest causes' share and time per second), labels host, cpu, tool, "
-                        "profile (and category, cause). Written to a temporary file and "
+                        "profile, quantity (and category, cause). Written to a temporary file and "
                         "renamed, as the collector needs. Of results with the same labels the "
                         "newest is kept")
     p.add_argument("--top", metavar="N", type=Count(0, 1000), default=prom.DEFAULT_TOP,
                    help="causes per result in --prom (default %d; 0: none)" % prom.DEFAULT_TOP)
+    add_quantity(p)
     p.add_operands("results", "RESULT", "a results folder or its result.json")
     return p
 
@@ -81,6 +88,8 @@ def run(opts):
             check_writable(getattr(opts, opt), "--" + opt)
     labels = opts.results
     results = [load_result(p) for p in labels]
+    if opts.quantity:
+        results = [selected(r, opts.quantity, p)[0] for r, p in zip(results, labels)]
     if opts.hlog:
         hdrlog.check_exportable(results, labels)
         write_out(opts.hlog, hdrlog.hlog_text(results, labels), "--hlog")

@@ -2,11 +2,12 @@
 result, of two compared, or of a jtr suite folder, with the PNGs beside it."""
 import os
 
-from ..cli.parser import Count, JtrParser, add_output
+from ..cli.parser import Count, JtrParser, add_output, add_quantity
 from ..errors import UsageError
 from ..formats import legacy
 from ..render import report, suite_page
 from ..render.html import write_all
+from ..results.quantity import select
 from ..results.result import load_result, make_output_dir
 from ..results.suite import is_suite, load_suite
 from ..stats.compare import check_result
@@ -22,7 +23,9 @@ embedded) and the plots as PNG files beside it:
                    worst ones coloured by their main cause
   causes.png       (attributed runs) outlier time per cause
 
-and tables of the headline numbers, the host, the tuning profile, the
+and tables of the headline numbers (of one quantity, named: the tool's
+default, or --quantity NAME; a ping result's rtt_from_intended, not its three
+runs pooled), the host, the tuning profile, the
 parameters and the warnings (RT throttling, virtualised host, dropped events or
 outliers, partial run). Each number is the one in result.json.
 
@@ -49,6 +52,7 @@ EXAMPLES = """\
   jtr report -o /tmp/rep results/20261122-041305-vm-gap
   jtr report before-tuning after-tuning       # before/after overlays and the comparison
   jtr report --gnuplot results/latest         # also latest.gp, latest.txt, plot_latest-1.png
+  jtr report --quantity rtt_from_send ping1 ping2   # two ping results on that quantity
   jtr suite -o s && jtr report s              # every item of a suite on one page"""
 
 
@@ -64,6 +68,7 @@ def make_parser(prog):
     p.add_argument("--histo-buckets", metavar="N", type=Count(1, legacy.MAX_BUCKETS),
                    help="10 ns buckets of those files and graphs (default: the result's own, "
                         "jtr null -H, else enough for 99.9 %% of the samples and at least 200)")
+    add_quantity(p, mixed=True)
     p.add_operands("paths", "RESULT", "a results folder or its result.json (two: A and B); "
                    "or a jtr suite folder")
     return p
@@ -80,14 +85,21 @@ def run(opts):
     paths = opts.paths
     if not 1 <= len(paths) <= 2:
         raise UsageError("give one result, or two to compare; see 'jtr report --help'")
-    build_opts = {"gnuplot": opts.gnuplot, "histo_buckets": opts.histo_buckets}
+    build_opts = {"gnuplot": opts.gnuplot, "histo_buckets": opts.histo_buckets,
+                  "quantity": opts.quantity, "mixed": opts.mixed}
     if len(paths) == 1 and is_suite(paths[0]):
+        if opts.quantity:
+            raise UsageError("--quantity %s: a suite's page shows each item on its own tool's "
+                             "quantity; give a result of the suite instead (%s/ITEM)"
+                             % (opts.quantity, paths[0]))
         doc = load_suite(paths[0])
         out = make_output_dir(opts.output or os.path.join(paths[0], "report"),
                               what="report folder")
         print(write_all(out, *suite_page.build(paths[0], doc, build_opts)))
         return 0
     results = [load_result(p) for p in paths]
+    for p, r in zip(paths, results):
+        select(r, opts.quantity, p)         # one it has not: refused before writing
     if len(results) == 2:
         for p, r in zip(paths, results):
             check_result(r, p)

@@ -1,6 +1,6 @@
-"""run - jtr run: measure a CPU with the tracer beside the probe, and say what
+"""run - jtr run [PROBE]: measure with the tracer beside the probe, and say what
 caused each outlier. Declares the options it needs itself and hands every other
-one to jtr gap as it is (as perf mem record hands its own to perf record)."""
+one to the probe as it is (as perf mem record hands its own to perf record)."""
 import sys
 
 from ..attribution.attribute import DEFAULT_SLACK_NS
@@ -14,27 +14,39 @@ from ..cli.parser import (
     add_backend,
     add_cross_check_options,
     add_output,
+    add_partner_cpus,
 )
+from ..drivers.plan import PROBES, partner_cpu_of
 from ..drivers.run import run_job
 from ..errors import EXIT_INTERRUPTED, UsageError
 from ..render.runs import headline
 from ..system.cpus import online_cpus
 from ..trace.sched import unavailable as cross_check_unavailable
 from ..units import fmt_ns
-from ..values import format_cpulist, format_duration
+from ..values import format_duration
 
 DESCRIPTION = """\
-The main job: start the kernel-event tracer on the measured CPU, measure it with
-the gap probe (jtr gap), stop the tracer, charge every outlier to the kernel
-event that caused it (or to "no kernel event"), write a results folder and print
-what was found. With no options it measures the first isolated CPU, or else the
-last online CPU, for 10 s. Tracing needs root (or CAP_BPF and CAP_PERFMON);
-without it the probe still runs and jtr says what attribution needs."""
+The main job: start the kernel-event tracer on every CPU the measurement uses,
+run the probe, stop the tracer, charge every outlier to the kernel event that
+caused it (or to "no kernel event"), write one results folder and print what was
+found. PROBE is gap (the default: with no options it measures the first isolated
+CPU, or else the last online CPU, for 10 s), null, send (its send runs and its
+null runs are attributed apart, and the difference per cause is printed), ping
+(jtr run starts jtr pong on --pong-cpu; each slow round trip is charged on both
+ends, with the phase it sat in) or pub (jtr run starts jtr sub on --sub-cpu; each
+slow message is charged on both ends). jtr run pins every measuring thread
+(-c, or the probe's own CPU option, else the default CPU). Tracing needs root
+(or CAP_BPF and CAP_PERFMON); without it the probe still runs and jtr says what
+attribution needs."""
 
 NOTES = """\
-Every other option goes to 'jtr gap' as it is (see 'jtr gap --help'), for example:
-  -d, --duration DURATION  how long (10s, 500ms, 2m; a bare number is in seconds)
+jtr run's own options may stand anywhere on the line; every other option goes to
+the probe as it is (see 'jtr gap --help', 'jtr ping --help', ...), for example:
+  -d, --duration DURATION  gap: how long (10s, 500ms, 2m; a bare number is in seconds)
   -f, --fifo PRIO          SCHED_FIFO priority 1-99
+  -T udp -1 -r 10K -n 80K  ping: transport, one thread, rate, messages
+For ping the folder is ping's, with pong's result in pong/; for pub it is the
+subscriber's (it measures the latency), with pub's result in pub/.
 
 The folder holds result.json (with an "attribution" section), summary.txt,
 outliers.csv, events.bin and trace.json (the tracer's log) and attribution.txt;
@@ -45,17 +57,23 @@ partial, and jtr run exits 130."""
 EXAMPLES = """\
   sudo jtr run
   sudo jtr run -c 1 -d 30 -o before-tuning
+  sudo jtr run send -T udp -c 1 -n 500K
+  sudo jtr run ping -T udp -1 -a 1 -r 10K -n 80K --pong-cpu 0
+  sudo jtr run pub -T shm -b -c 1 -r 100K -n 1M --sub-cpu 0
   sudo jtr run --cross-check -c 1 -d 10
   jtr run --no-trace -d 5"""
 
 
 def make_parser(prog):
-    p = JtrParser(prog, usage="%(prog)s [OPTIONS] [GAP OPTIONS]", description=DESCRIPTION,
-                  notes=NOTES, examples=EXAMPLES)
+    p = JtrParser(prog, usage="%(prog)s [PROBE] [OPTIONS] [PROBE OPTIONS]",
+                  description=DESCRIPTION, notes=NOTES, examples=EXAMPLES)
     p.add_argument("-c", "--cpus", metavar="LIST", type=CpuList(online_cpus),
-                   help="CPUs to measure, one pinned thread each; the tracer follows "
-                        "(default: the first isolated CPU, else the last online one)")
-    add_output(p, "results folder (default results/DATE-HOST-gap): " + OUTPUT_RULE)
+                   help="CPUs to measure (gap: one pinned thread each; the other probes "
+                        "measure one); the tracer follows (default: the probe's own CPU "
+                        "option, else the first isolated CPU, else the last online one)")
+    add_partner_cpus(p, online_cpus)
+    add_output(p, "results folder (default results/DATE-HOST-PROBE; sub for pub): "
+               + OUTPUT_RULE)
     p.add_argument("--no-trace", action="store_true",
                    help="measure only; no tracer, no attribution")
     add_backend(p)
@@ -70,7 +88,15 @@ def make_parser(prog):
 
 def parse(parser, args):
     """jtr run's own options; the rest, with the CPUs and the folder, for the probe."""
+    probe = "gap"
+    if args and args[0] in PROBES:
+        probe, args = args[0], args[1:]
+    elif args and not args[0].startswith("-"):
+        raise UsageError("%s: not a probe jtr run knows; give one of %s (default gap)"
+                         % (args[0], ", ".join(PROBES)))
     opts, rest = parser.parse_known_args(args)
+    opts.probe = probe
+    opts.partner_cpu = partner_cpu_of(probe, opts.pong_cpu, opts.sub_cpu)
     if opts.no_trace:
         # the tracer's and the attribution's options mean nothing without them
         given = [o for o in ("--backend", "--slack", "--top", "--trace-buffer",
@@ -80,9 +106,7 @@ def parse(parser, args):
             raise UsageError("%s %s no effect with --no-trace (nothing is traced or "
                              "attributed); drop one of them"
                              % (" and ".join(given), "has" if len(given) == 1 else "have"))
-    opts.cpu_text = format_cpulist(opts.cpus) if opts.cpus else None
-    opts.probe_args = list(rest) + (["-c", opts.cpu_text] if opts.cpu_text else []) + \
-        (["-o", opts.output] if opts.output is not None else [])
+    opts.probe_args = list(rest) + (["-o", opts.output] if opts.output is not None else [])
     return opts
 
 
@@ -101,9 +125,9 @@ def run(opts):
         tracer_args += ["-b", str(opts.trace_buffer)]
     if opts.drain_interval is not None:
         tracer_args += ["-i", format_duration(opts.drain_interval)]
-    job = run_job(opts.probe_args, cpus=opts.cpu_text, trace=not opts.no_trace,
+    job = run_job(opts.probe_args, probe=opts.probe, cpus=opts.cpus, trace=not opts.no_trace,
                   tracer_args=tracer_args, slack_ns=opts.slack, top=opts.top,
-                  backend=opts.backend,
+                  backend=opts.backend, partner_cpu=opts.partner_cpu,
                   cross_check={"min_ns": opts.cross_check_min} if opts.cross_check else None)
     for n in job.notices:
         print("jtr run: %s" % n if not n.startswith("jtr ") else n, file=sys.stderr)

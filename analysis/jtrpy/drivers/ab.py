@@ -1,5 +1,9 @@
-"""ab - `jtr ab PROFILE`: baseline runs, the profile applied, tuned runs, reverted,
-compared; in one command, and always reverted (an error, Ctrl-C, SIGTERM, SIGHUP).
+"""ab - `jtr ab PROFILE [-- PROBE ...]`: baseline runs, the profile applied, tuned
+runs, reverted, compared; in one command, and always reverted (an error, Ctrl-C,
+SIGTERM, SIGHUP). Each run is run.py's run_job of the probe (gap unless another is
+given, its options passed on as they are, ping's pong and pub's sub started
+beside it); the sides are compared on one quantity (results/quantity.py: the
+probe's default, or the one asked for).
 
 With --repeat N the runs are interleaved in ABBA order (A B B A A B B A ...), so a
 slow drift of the machine during the experiment falls on both sides equally
@@ -17,6 +21,7 @@ import time
 
 from ..errors import JtrError, UsageError
 from ..render.compare import format_table as compare_table
+from ..results.figures import result_figures
 from ..results.result import load_result
 from ..stats.compare import compare
 from ..system import signals
@@ -44,11 +49,13 @@ def experiment(o, profile, cpus, outdir):
     checked for @cpus); progress on stdout; the exit status (130 when a stop was
     requested, whenever it came: ab.json says "interrupted", and "partial" when
     runs are missing or cut short)."""
-    measure = [str(cpus[0])] if cpus else []
+    measure = [cpus[0]] if cpus else []
     seq = order(o["repeat"])
     record = {"format": FORMAT, "profile": profile.name, "isolated_cpus": format_cpulist(cpus),
-              "measured_cpu": measure[0] if measure else None,
-              "duration": format_duration(o["duration_ns"]),
+              "measured_cpu": str(measure[0]) if measure else None,
+              "probe": o["probe"], "probe_args": list(o["probe_args"]),
+              "quantity": o["quantity"],
+              "duration": format_duration(o["duration_ns"]) if o["duration_ns"] else None,
               "repeat": o["repeat"], "trace": o["trace"], "order": [], "runs": [],
               "partial": True, "interrupted": False, "compare": None, "verdict": None}
     mine = os.sched_getaffinity(0)      # apply moves jtr to the housekeeping CPUs
@@ -101,7 +108,7 @@ def experiment(o, profile, cpus, outdir):
                     print("[%s] reverted %s" % (_now(), profile.name))
             finally:
                 block.busy = BUSY
-                _finish(outdir, record, signals.requested)
+                _finish(outdir, record, signals.requested, o["quantity"])
     if signals.requested():
         sys.stdout.flush()
         print("jtr ab: interrupted; partial results in %s/" % outdir, file=sys.stderr)
@@ -135,14 +142,15 @@ def _revert():
 
 
 def _measure(d, measure, o):
-    """One jtr run into @d: {"rc": its probe's exit status, "result": whether it
-    wrote one, "partial": it covers less than asked, "interrupted": a stop
-    request ended it}."""
-    args = ["-q", "-o", d, "-d", format_duration(o["duration_ns"])] + \
-        (["-c"] + measure if measure else [])
+    """One jtr run of the probe into @d: {"rc": its probe's exit status, "result":
+    whether it wrote one, "partial": it covers less than asked, "interrupted": a
+    stop request ended it}."""
+    args = list(o["probe_args"]) + ["-o", d] + \
+        ([] if "-q" in o["probe_args"] or "--quiet" in o["probe_args"] else ["-q"]) + \
+        (["-d", format_duration(o["duration_ns"])] if o["duration_ns"] else [])
     try:
-        job = run_job(args, cpus=measure[0] if measure else None, trace=o["trace"],
-                      backend=o["backend"])
+        job = run_job(args, probe=o["probe"], cpus=measure or None, trace=o["trace"],
+                      backend=o["backend"], partner_cpu=o["partner_cpu"])
     except KeyboardInterrupt:           # stopped before its probe started
         print("    stopped before it wrote a result")
         return {"rc": None, "result": False, "partial": True, "interrupted": True}
@@ -152,15 +160,26 @@ def _measure(d, measure, o):
            "interrupted": job.interrupted}
     if job.result is not None:
         run["partial"] = bool(job.result.get("partial")) or job.interrupted
-        r = job.result["runs"][0]
-        print("    p99 %s  p99.99 %s  max %s  lost %.3f %%%s%s" % (
-            fmt_ns(r["percentiles_ns"]["99"]), fmt_ns(r["percentiles_ns"]["99.99"]),
-            fmt_ns(r["max_ns"]), r.get("lost_time_pct", 0.0),
-            "  (partial)" if run["partial"] else "",
-            "" if job.lines else "  (not attributed: %s)" % job.why))
+        print("    %s%s%s" % (_figures(job.result, o["quantity"]),
+                              "  (partial)" if run["partial"] else "",
+                              "" if job.lines else "  (not attributed: %s)" % job.why))
     elif job.interrupted:
         print("    stopped before it wrote a result (exit %s)" % job.rc)
     return run
+
+
+def _figures(result, quantity):
+    """'rtt_from_intended: p99 40.0 us  p99.99 ...  max ...  lost ...' of a run."""
+    try:
+        f = result_figures(result, quantity)
+    except UsageError as e:
+        return str(e)
+    p = f["percentiles_ns"]
+    if not p:
+        return "%s: no samples" % f["quantity"]
+    return "%s: p99 %s  p99.99 %s  max %s%s" % (
+        f["quantity"], fmt_ns(p["99"]), fmt_ns(p["99.99"]), fmt_ns(f["max_ns"]),
+        "  lost %.3f %%" % f["lost_pct"] if f["lost_pct"] is not None else "")
 
 
 def _count(runs):
@@ -170,10 +189,10 @@ def _count(runs):
                            " (%d partial)" % part if part else "")
 
 
-def _finish(outdir, record, stopped):
+def _finish(outdir, record, stopped, quantity=None):
     """Compare what was measured (partial runs too); write ab.json, compare.json
     and compare.txt; print. @stopped(): whether a stop was requested (by the
-    time ab.json is written)."""
+    time ab.json is written); @quantity: the one compared (None: the default)."""
     got = [r for r in record["runs"] if r["result"]]
     a = [r for r in got if r["side"] == "a"]
     b = [r for r in got if r["side"] == "b"]
@@ -183,7 +202,7 @@ def _finish(outdir, record, stopped):
         pb = [os.path.join(outdir, r["name"]) for r in b]
         try:
             c = compare([load_result(p) for p in pa], [load_result(p) for p in pb],
-                        labels_a=pa, labels_b=pb)
+                        labels_a=pa, labels_b=pb, quantity=quantity)
         except (UsageError, JtrError) as e:
             c = None
             print("jtr ab: cannot compare (%s): %s" % (sides, e))
@@ -193,6 +212,7 @@ def _finish(outdir, record, stopped):
             write_atomic(os.path.join(outdir, "compare.txt"), "\n".join(lines) + "\n")
             record["compare"] = "compare.json"
             record["verdict"] = c["verdict"]
+            record["quantity"] = c["a"]["quantity"]
             print()
             print("compared: %s" % sides)
             print("\n".join(lines))

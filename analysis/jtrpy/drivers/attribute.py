@@ -6,13 +6,14 @@ The result is handed in loaded; its outlier log, event log and sched.data are
 read here (results/, trace/), the work is attribution/'s, and what is written
 back goes through the Result.
 """
+import bisect
 import os
 
 from ..attribution import attribute as att
 from ..attribution import crosscheck as xc
 from ..errors import UsageError
 from ..render.attribution import cross_check_lines, format_table
-from ..results.outliers import read_outliers
+from ..results.outliers import read_outlier_log, read_outliers_file
 from ..system.files import check_file
 from ..trace import events, sched
 
@@ -51,13 +52,16 @@ def attribution_of(result, slack_ns=None, top=None, events_path=None, cross_chec
     sched_path = None
     if cross_check is not None:
         sched_path = sched_data_path(result, cross_check.get("sched_data"))
-    outliers = read_outliers(result)
+    table = read_outlier_log(result)
     log = events.read_events(events_path) if events_path else \
         events.read_events(result.file("events"), within=result.folder)
-    if sched_path is None:
-        return att.attribute(result, outliers, log, **kw), None
+    kw.update(ends_of(result))
     outcomes = []
-    a = att.attribute(result, outliers, log, each=lambda *o: outcomes.append(o), **kw)
+    if sched_path is not None:
+        kw["each"] = lambda *o: outcomes.append(o)
+    a = by_run_kind(result, table, log, kw)
+    if sched_path is None:
+        return a, None
     rel = os.path.relpath(sched_path, result.folder)
     name = sched_path if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
 
@@ -67,6 +71,77 @@ def attribution_of(result, slack_ns=None, top=None, events_path=None, cross_chec
         return xc.compare(res, outcomes, slices, min_ns=cross_check.get("min_ns"),
                           sched_name=name, lost=lost, comms=comms)
     return a, check
+
+
+TWO_ENDS = {"ping": "pong", "pub": "sub"}
+STAMPS = ("sent_ns", "peer_rx_ns", "peer_tx_ns")
+
+
+def ends_of(result):
+    """The attribution's keywords for a result measured across two ends (ping and
+    pong, pub and sub: result.json's "sides", written by jtr run): the sides'
+    CPUs and the program on each; {} for a one-sided probe."""
+    sides = result.get("sides")
+    if not isinstance(sides, dict) or not any(k in TWO_ENDS for k in sides):
+        return {}
+    clean = {k: [c for c in v if isinstance(c, int) and c >= 0] for k, v in sides.items()
+             if isinstance(v, list) and k in ("ping", "pong", "pub", "sub")}
+    programs = {c: "jtr-" + k for k, cs in clean.items() for c in cs}
+    return {"sides": clean, "programs": programs}
+
+
+def run_kinds(result):
+    """[(kind, start_ns, end_ns)] of the runs of a result whose runs are of
+    different kinds (jtr send: send and null runs); [] otherwise."""
+    out = []
+    for r in result.get("runs", []):
+        k, t0, d = r.get("kind"), r.get("start_mono_ns"), r.get("duration_ns")
+        if isinstance(k, str) and isinstance(t0, int) and isinstance(d, int):
+            out.append((k, t0, t0 + d))
+    return out if len({k for k, _, _ in out}) > 1 else []
+
+
+def by_run_kind(result, table, log, kw):
+    """The attribution of @table's outliers: one for all of them, or, when the runs
+    are of different kinds (send and null), one per kind, the first run's kind the
+    main one, the others under "by_kind" and what each cause adds under
+    "difference" (see attribution.attribute.difference)."""
+    stamps = {k: table.column(k) for k in STAMPS if table.column(k)}
+    kinds = run_kinds(result)
+    if not kinds:
+        return att.attribute(result, table.rows, log, stamps=stamps, **kw)
+    order = list(dict.fromkeys(k for k, _, _ in kinds))
+    spans = sorted((t0, t1, k) for k, t0, t1 in kinds)
+    starts = [t0 for t0, _, _ in spans]
+    rows = {k: [] for k in order}
+    for row in table.rows:
+        j = max(0, bisect.bisect_right(starts, row[1]) - 1)
+        rows[spans[j][2]].append(row)
+    out = {}
+    for k in order:
+        part = {"runs": [r for r in result.get("runs", []) if r.get("kind") == k]}
+        out[k] = att.attribute(part, rows[k], log, **kw)
+        out[k]["run_kind"] = k
+    main = out.pop(order[0])
+    main["by_kind"] = out
+    main["difference"] = att.difference(main, out[order[1]]) if len(order) > 1 else []
+    return main
+
+
+def attribute_csv(path, events_path, slack_ns=None, top=None):
+    """The attribution of an application's own outlier log (@path: cpu,start_ns,
+    length_ns[,label]..., CLOCK_MONOTONIC ns) against a jtr trace log (@events_path:
+    events.bin or its folder). Nothing is written."""
+    table = read_outliers_file(path, table=True, hint="write the header "
+                               "cpu,start_ns,length_ns and a line per outlier")
+    log = events.read_events(events_path)
+    span = max(0, log.end_ns - log.start_ns)
+    cpus = sorted({r[0] for r in table.rows})
+    runs = [{"cpu": c, "duration_ns": span, "start_mono_ns": log.start_ns} for c in cpus]
+    kw = {k: v for k, v in (("slack_ns", slack_ns), ("top", top)) if v is not None}
+    a = att.attribute({"runs": runs}, table.rows, log, **kw)
+    a["outliers"]["file"] = path
+    return a
 
 
 def attribute_into(result, slack_ns=None, top=None, events_path=None, cross_check=None,

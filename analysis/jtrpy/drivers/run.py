@@ -1,28 +1,44 @@
-"""run - the main job (jtr run): the tracer beside the gap probe, then attribution.
+"""run - the main job (jtr run): the tracer beside a probe, then attribution.
 
-Order: start the tracer on the probe's CPUs (it drains its buffer from another
-CPU) and, for the cross-check, perf sched record; wait until they record; run
-jtr-gap, which reports its results folder on JTR_RESULTS_FD; stop the tracer,
-move its event log into the probe's results folder, attribute, and add the
-attribution to result.json (atomically) with a text table beside it. Without
-root or BPF the probe still runs and the reason attribution is missing is said.
+Order: make the plan (drivers/plan.py: the probe's options, the partner at the
+other end, the CPUs of every side); start the tracer on all of those CPUs (it
+drains its buffer from another CPU when there is one) and, for the
+cross-check, perf sched record; wait until they record; start the partner (jtr
+pong for ping, jtr sub for pub: it writes into a temporary folder beside the
+results) and, for datagram subscribers, wait until it listens; run the probe,
+which reports its results folder on JTR_RESULTS_FD; end the partner (pong is
+told to stop; a subscriber ends at the publisher's end of stream); stop the
+tracer. Everything then lands in one folder, the one of the program that
+measured the latency (ping's; for pub the subscriber's), with the other end's
+result in a sub-folder named after it (pong/, pub/); the event log is moved
+in, the outliers are attributed (each side's CPUs for a round trip or a
+message) and the attribution is added to result.json (atomically) with a text
+table beside it. Without root or BPF the probe still runs and the reason
+attribution is missing is said.
 
 A stop signal (system/signals.py: Ctrl-C, SIGTERM or SIGHUP, to jtr or its
-process group) reaches the probe once; it writes what it measured, the tracer
-records until the probe has ended, and the job goes on to attribute the partial
-run and says it was interrupted. Before the probe starts, a stop ends the job.
+process group) reaches the probe and the partner once; they write what they
+measured, the tracer records until they have ended, and the job goes on to
+attribute the partial run and says it was interrupted. Before the probe
+starts, a stop ends the job.
 """
 import os
+import shutil
+import subprocess
+import tempfile
+import time
 
 from ..errors import EXIT_INTERRUPTED, UsageError
 from ..results.result import load_result
 from ..system import signals
 from ..trace import backends
 from .attribute import attribute_into
-from .programs import Program
+from .plan import find_option, make_plan
+from .programs import Program, stop
 
-PROBE = "gap"
 INTERRUPTED = EXIT_INTERRUPTED      # the probe's status when a stop request ended it early
+READY_S = 20                        # how long a subscriber may take to listen
+END_S = 30                          # how long a subscriber may take to end after pub
 
 
 class Job:
@@ -37,46 +53,168 @@ class Job:
         self.why = None
         self.interrupted = False
         self.notices = []
+        self.plan = None
 
 
-def run_job(probe_args, cpus=None, trace=True, tracer_args=(), slack_ns=None, top=None,
-            backend="auto", cross_check=None, prog="jtr run"):
-    """The whole job; a Job. @probe_args go to jtr-gap as they are (with -c @cpus
-    and -o among them when given); @cpus is the CPU list text the tracer follows.
-    cross_check: None, or {"min_ns": NS or None} to record the scheduler's events
-    with perf beside the tracer and compare them with the attribution."""
+def wait_ready(proc, log, timeout):
+    """Until a subscriber says 'ready on' in @log; False if it exited or timed out."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        with open(log, encoding="utf-8", errors="replace") as f:
+            if "ready on" in f.read():
+                return True
+        if proc.poll() is not None:
+            return False
+        time.sleep(0.01)
+    return False
+
+
+def last_line(path):
+    """The last line a program wrote to its log, '' when none."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = [x.strip() for x in f if x.strip() and "warning:" not in x]
+    except OSError:
+        return ""
+    return lines[-1] if lines else ""
+
+
+class _Ends:
+    """The other end of a measurement (the partner program) and a temporary
+    folder beside the results for the end that does not own the folder: pong's
+    result for ping; for pub, pub's own (the subscriber owns the folder)."""
+
+    def __init__(self, plan, out, prog):
+        parent = os.path.dirname(os.path.abspath(out)) if out else os.path.abspath("results")
+        os.makedirs(parent, exist_ok=True)
+        self.plan = plan
+        self.guest = plan.partner if plan.measured_by == "probe" else plan.probe
+        self.tmp = tempfile.mkdtemp(prefix=".jtr-%s-" % self.guest, dir=parent)
+        self.guest_out = os.path.join(self.tmp, self.guest)
+        self.log = os.path.join(self.tmp, "stderr")
+        args = list(plan.partner_args)
+        if plan.measured_by == "probe":
+            args += ["-o", self.guest_out]
+        else:
+            plan.args = without_output(plan.args) + ["-o", self.guest_out]
+            args += ["-o", out] if out else []
+        with open(self.log, "wb") as err:
+            self.prog = Program(plan.partner, args, env=dict(os.environ, JTR_PROG=prog),
+                                stdout=subprocess.DEVNULL, stderr=err)
+
+    def failed(self):
+        """Why the partner failed, or None while it runs or when it ended well."""
+        rc = self.prog.poll()
+        if rc in (None, 0, INTERRUPTED):
+            return None
+        return "jtr %s failed (exit %d): %s" % (self.plan.partner, rc,
+                                                last_line(self.log) or "no message")
+
+    def end(self):
+        """Stop the partner: pong is told to; a subscriber ends at the publisher's end
+        of stream, and is told only when it has not within END_S."""
+        if self.plan.measured_by == "partner":
+            try:
+                self.prog.wait(END_S)
+            except subprocess.TimeoutExpired:
+                pass
+        return stop(self.prog.proc)
+
+    def join(self, probe_folder):
+        """One folder for both ends: the owner's, with the guest's result inside,
+        named after it; the owner's folder, or None when it wrote none."""
+        folder = probe_folder
+        if self.plan.measured_by == "partner":
+            folder = self.prog.folder()
+            if not folder:
+                return None
+        if os.path.isdir(self.guest_out):
+            dst = os.path.join(folder, self.guest)
+            if os.path.lexists(dst):
+                shutil.rmtree(dst) if os.path.isdir(dst) else os.unlink(dst)
+            os.rename(self.guest_out, dst)
+        return folder
+
+    def cleanup(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def without_output(args):
+    """@args without -o/--output and its value."""
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in ("-o", "--output"):
+            skip = True
+        elif not (a.startswith("--output=") or (a.startswith("-o") and len(a) > 2)):
+            out.append(a)
+    return out
+
+
+def run_job(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slack_ns=None,
+            top=None, backend="auto", cross_check=None, prog="jtr run", partner_cpu=None):
+    """The whole job; a Job. @probe_args go to jtr-PROBE as they are (with -o
+    among them when given), the CPUs jtr pins added (drivers/plan.py); @cpus:
+    jtr run's -c ([int] or None). cross_check: None, or {"min_ns": NS or None}
+    to record the scheduler's events with perf beside the tracer and compare
+    them with the attribution. @partner_cpu: pong's or sub's CPU."""
     job = Job()
+    plan = job.plan = make_plan(probe, probe_args, cpus, partner_cpu)
+    job.notices += plan.notices
     job.why = None if trace else "tracing was switched off (--no-trace)"
-    tracer = recorder = None
+    tracer = recorder = partner = None
     xwhy = None
+    out = find_option(plan.args, "-o", "--output")
+    env = dict(os.environ, JTR_PROG=prog)
+    trace_cpus = plan.cpu_text if probe != "gap" or cpus else None
     with signals.measuring():
         try:
             if job.why is None:
-                tracer, job.why, notice = backends.start(backend, cpus, tracer_args, prog)
+                tracer, job.why, notice = backends.start(backend, trace_cpus, tracer_args, prog)
                 if notice:
                     job.notices.append(notice)
             if tracer and cross_check is not None and not signals.requested():
-                recorder, xwhy = backends.start_recorder(cpus)
+                recorder, xwhy = backends.start_recorder(trace_cpus)
             if signals.requested():
                 raise KeyboardInterrupt
-            probe = Program(PROBE, probe_args, env=dict(os.environ, JTR_PROG=prog))
-            job.rc, folder = probe.run()
+            if plan.partner:
+                partner = _Ends(plan, out, prog)
+                if plan.wait_ready and not wait_ready(partner.prog.proc, partner.log, READY_S):
+                    raise UsageError(partner.failed() or "jtr %s did not get ready within "
+                                     "%d s" % (plan.partner, READY_S))
+            probe_proc = Program(probe, plan.args, env=env)
+            job.rc, folder = probe_proc.run()
+            if partner:
+                partner.end()
         except BaseException:
             for t in (tracer, recorder):
                 if t:
                     t.stop()
                     t.cleanup()
+            if partner:
+                stop(partner.prog.proc)
+                partner.cleanup()
             raise
         trc = tracer.stop() if tracer else None
         xrc = recorder.stop() if recorder else None
     job.interrupted = signals.requested() or job.rc == INTERRUPTED
     job.notices += [t.err for t in (tracer, recorder) if t and t.err]
+    if partner and partner.failed():
+        job.notices.append(partner.failed())
+    if partner and job.rc in (0, INTERRUPTED) and folder:
+        folder = partner.join(folder)
     if job.rc not in (0, INTERRUPTED) or not folder:
-        for t in (tracer, recorder):
+        for t in (tracer, recorder, partner):
             if t:
                 t.cleanup()
         return job
+    if partner:
+        partner.cleanup()
     job.result = load_result(folder)
+    if probe != "gap":
+        job.result["sides"] = dict(plan.sides)
+        job.result.save()
     if recorder:
         if xrc == 0:
             recorder.move_into(folder)

@@ -28,6 +28,7 @@ import zlib
 
 from ..errors import UsageError
 from ..results import hist
+from ..results.quantity import tagged
 from ..system.schema import utc_time
 
 ENCODING_COOKIE = 0x1c849303 | 0x10
@@ -166,6 +167,8 @@ def hlog_text(results, labels):
     lines.append("#[Written by jtr from %s]" % ", ".join(labels))
     lines.append("#[Values in ns; each jtr bucket's count at its highest value, clamped "
                  "to the run's min and max]")
+    lines.append("#[Quantity of each tag: %s]" % ", ".join(
+        "%s=%s" % (tag(name), q) for result in results for name, q in tagged(result)))
     lines.append("#[Histogram log format version %s]" % LOG_FORMAT_VERSION)
     lines.append("#[StartTime: %.3f (seconds since epoch), %s]"
                  % (base, when.strftime("%a %b %d %H:%M:%S UTC %Y")))

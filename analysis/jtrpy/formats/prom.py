@@ -5,6 +5,7 @@ import decimal
 import re
 
 from ..results.figures import run_figures
+from ..results.quantity import run_quantity
 from ..results.result import PERCENTILE_KEYS
 from ..system.schema import utc_time
 from ..values import format_cpulist
@@ -89,7 +90,8 @@ def prom_samples(result, top):
     by_name = len(set(cpus)) < len(cpus)
     for run in runs:
         cpu = run.get("cpu")
-        lab = dict(base, cpu="" if cpu is None else str(cpu))
+        lab = dict(base, cpu="" if cpu is None else str(cpu),
+                   quantity=run_quantity(result.get("tool"), run))
         if by_name:
             lab["run"] = run.get("name") or ""
         f = run_figures(run)

@@ -6,6 +6,7 @@ from .text import align, cpus_text
 
 TABLE_WORST = 5         # worst outliers in the table
 SHOWN = 3               # cross-check examples and tasks of each kind printed
+DIFF_SHOWN = 12         # causes of the send - null difference printed
 BACKEND_NAMES = {"ebpf": "eBPF (jtr trace)", "perf": "perf (perf record)"}
 
 
@@ -40,26 +41,94 @@ def cost_text(tracer):
     return "cost: " + "; ".join(parts)
 
 
-def format_table(attribution):
-    """The attribution as lines of text for people: causes, worst outliers, tracer, warnings."""
+PHASE_NAMES = {"send": "the send call", "out": "the way out",
+               "reflect": "pong's wake-up and reflection", "back": "the way back",
+               "reply": "the reply's wake-up", "publish": "the publisher's send",
+               "receive": "the subscriber's receive"}
+
+
+def _causes(attribution, lines):
+    """The causes table (with side and phase columns for two ends)."""
     o, t = attribution["outliers"], attribution["tracer"]
-    lines = ["causes of %d outliers on %s: %s in %.2f s" % (
-        o["count"], cpus_text(o.get("cpus") or t.get("cpus") or []), _fmt_ns(o["total_ns"]),
-        o.get("duration_ns", 0) / 1e9)]
-    rows = [("category", "name", "count", "share", "total", "p50", "max", "per s")]
+    kind = attribution.get("run_kind")
+    lines.append("causes of %d outliers%s on %s: %s in %.2f s" % (
+        o["count"], " of the %s runs" % kind if kind else "",
+        cpus_text(o.get("cpus") or t.get("cpus") or []), _fmt_ns(o["total_ns"]),
+        o.get("duration_ns", 0) / 1e9))
+    sided = any("side" in c for c in attribution["causes"])
+    rows = [("category", "name") + (("side", "phase") if sided else ()) +
+            ("count", "share", "total", "p50", "max", "per s")]
     for c in attribution["causes"]:
-        rows.append((c["category"], c["name"], str(c["count"]), "%.1f %%" % (100 * c["share"]),
+        ph = c.get("phases") or {}
+        where = (c.get("side") or "-", max(ph, key=ph.get) if ph else "-") if sided else ()
+        rows.append((c["category"], c["name"]) + where +
+                    (str(c["count"]), "%.1f %%" % (100 * c["share"]),
                      _fmt_ns(c["total_ns"]), _fmt_ns(c["p50_ns"]), _fmt_ns(c["max_ns"]),
                      "%.1f" % c["per_s"]))
-    lines += ["  " + line for line in align(rows, (False, False) + (True,) * 6)]
+    lines += ["  " + line for line in align(rows, (False, False) + (False, False) * sided +
+                                            (True,) * 6)]
     if o["total_ns"]:
         lines.append("  kernel events cover %s of it (%.1f %%)" % (
             _fmt_ns(o["traced_ns"]), 100.0 * o["traced_ns"] / o["total_ns"]))
+
+
+def budget_lines(attribution):
+    """The per-phase budget of round trips / messages, or []."""
+    if not attribution.get("budget"):
+        return []
+    rows = [("phase", "side", "measured", "charged", "most of it")]
+    for b in attribution["budget"]:
+        d = b.get("dominant")
+        rows.append((PHASE_NAMES.get(b["phase"], b["phase"]), b["side"],
+                     _fmt_ns(b["measured_ns"]) if b["measured_ns"] else "-",
+                     _fmt_ns(b["charged_ns"]),
+                     "%s: %s (%s side, %s)" % (d["category"], d["name"], d["side"],
+                                               _fmt_ns(d["ns"])) if d else "-"))
+    head = "budget of the outliers by phase (measured from the stamps; charged to causes):"
+    return ["", head] + ["  " + x for x in align(rows, (False, False, True, True, False))]
+
+
+def difference_lines(attribution):
+    """What the main run kind adds per cause (send - null), or []."""
+    diff = attribution.get("difference")
+    others = attribution.get("by_kind") or {}
+    if not others:
+        return []
+    lines = []
+    for other in others.values():
+        lines.append("")
+        _causes(other, lines)
+    if diff:
+        ka = attribution.get("run_kind", "a")
+        kb = next(iter(others))
+        rows = [("category", "name", ka, kb, "outliers", "time")]
+        for d in diff[:DIFF_SHOWN]:
+            rows.append((d["category"], d["name"], "%d, %s" % (d[ka]["count"],
+                                                               _fmt_ns(d[ka]["total_ns"])),
+                         "%d, %s" % (d[kb]["count"], _fmt_ns(d[kb]["total_ns"])),
+                         "%+d" % d["count_delta"],
+                         ("+" if d["total_ns_delta"] >= 0 else "-") +
+                         _fmt_ns(abs(d["total_ns_delta"]))))
+        lines += ["", "what the %s runs add (%s - %s), per cause:" % (ka, ka, kb)]
+        lines += ["  " + x for x in align(rows, (False, False, True, True, True, True))]
+        if len(diff) > DIFF_SHOWN:
+            lines.append("  %d more causes in result.json (attribution.difference)"
+                         % (len(diff) - DIFF_SHOWN))
+    return lines
+
+
+def format_table(attribution):
+    """The attribution as lines of text for people: causes, worst outliers, tracer, warnings."""
+    o, t = attribution["outliers"], attribution["tracer"]
+    lines = []
+    _causes(attribution, lines)
+    lines += budget_lines(attribution) + difference_lines(attribution)
     if attribution["worst"]:
         lines += ["", "worst outliers:"]
         t0 = o.get("start_ns") or 0
         rows = [(_fmt_ns(w["length_ns"]), "cpu%d" % w["cpu"],
-                 "+%.3f s" % ((w["start_ns"] - t0) / 1e9), w["chain"])
+                 "+%.3f s" % ((w["start_ns"] - t0) / 1e9),
+                 ("%s side: " % w["side"] if w.get("side") else "") + w["chain"])
                 for w in attribution["worst"][:TABLE_WORST]]
         lines += ["  " + line for line in align(rows, (True, False, True, False))]
     lines += ["", "tracer: %s, %d events, %d dropped" % (

@@ -11,21 +11,33 @@ def _list(v):
 
 
 def _side_line(tag, d):
-    """A: before  (gap, CPU 1, 1 run, 10.00 s, 237025339 samples)"""
+    """A: before  (gap, CPU 1, gap: 1 run, 10.00 s, 237025339 samples): the tool,
+    the CPUs, and the quantity compared with its runs and samples."""
     cpus = [c for c in d["cpus"] if c is not None]
     where = ("CPU %s" if len(cpus) == 1 else "CPUs %s") % _list(cpus) if cpus else "unpinned"
     runs = "%d run%s" % (d["runs"], "" if d["runs"] == 1 else "s")
     if len(d["results"]) > 1:
         runs = "%d results, %s" % (len(d["results"]), runs)
-    return "%s: %s  (%s, %s, %s, %.2f s, %d samples)" % (
-        tag, ", ".join(d["results"]), "/".join(d["tools"]), where, runs,
+    return "%s: %s  (%s, %s, %s: %s, %.2f s, %d samples)" % (
+        tag, ", ".join(d["results"]), "/".join(d["tools"]), where, d["quantity"], runs,
         d["duration_ns"] / 1e9, d["samples"])
+
+
+def _others_line(c):
+    """The quantities the results hold besides those compared, or None."""
+    shown = set(c["a"]["quantity"].split("/")) | set(c["b"]["quantity"].split("/"))
+    others = sorted((set(c["a"]["quantities"]) | set(c["b"]["quantities"])) - shown)
+    if not others:
+        return None
+    return "the results also hold %s: --quantity NAME compares one of them" % ", ".join(others)
 
 
 def format_table(c):
     """The comparison as lines of text for people."""
     conf = c["method"]["confidence"]
-    lines = [_side_line("A", c["a"]), _side_line("B", c["b"]), ""]
+    lines = [_side_line("A", c["a"]), _side_line("B", c["b"])]
+    others = _others_line(c)
+    lines += ([others] if others else []) + [""]
     reps = any(m["a_range"] or m["b_range"] for m in c["metrics"])
     head = ["", "A", "B", "B-A", "B-A %", "%g %% CI of B-A" % conf]
     head += ["A runs", "B runs"] if reps else []

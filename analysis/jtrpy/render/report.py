@@ -11,7 +11,7 @@ import os
 from ..errors import UsageError
 from ..results.figures import merged_histogram, result_figures
 from ..results.outliers import by_cpu, read_outliers
-from ..results.result import measured_runs
+from ..results.quantity import select
 from ..stats.compare import compare
 from . import plots
 from .attribution import cost_text
@@ -111,12 +111,20 @@ def host_rows(host):
     return rows
 
 
-def result_section(label, result):
-    """The tables of one result."""
+def quantity_text(q):
+    """'rtt_from_intended: 1 run, 200000 samples (the round trip from the intended
+    send time); also in the result: rtt_from_send, send_call'."""
+    return q.describe() + (" (the %s)" % q.measures if q.measures else "") + (
+        "; also in the result: %s" % ", ".join(q.others) if q.others else "")
+
+
+def result_section(label, result, quantity=None):
+    """The tables of one result, its headline on @quantity (None: its default)."""
     out = ["<h2>%s</h2>" % esc(label)]
-    f = result_figures(result)
+    f = result_figures(result, quantity)
     out.append(table([
         ("tool", jnum(result.get("tool"))),
+        ("quantity", quantity_text(select(result, quantity))),
         ("started_at", jnum(result.get("started_at"))),
         ("ended_at", jnum(result.get("ended_at"))),
         ("command", " ".join(str(c) for c in result.get("command") or [])),
@@ -187,14 +195,20 @@ def compare_section(c):
 
 def build(results, given, opts=None):
     """{name: png bytes}, the HTML text of the report and {name: text} of the
-    jtr_null-format files, of one or two Results (@given: how the user named them)."""
+    jtr_null-format files, of one or two Results (@given: how the user named them).
+    @opts: gnuplot, histo_buckets, quantity (None: each result's default; one
+    result's plots show each run, or only those of a quantity asked for; two
+    results are overlaid and compared on it) and mixed (compare two quantities
+    that measure different things)."""
     opts = opts or {}
+    quantity = opts.get("quantity")
     plt = plots.pyplot()
     pngs = {}
     labels = [os.path.basename(os.path.abspath(r.folder)) or g for r, g in zip(results, given)]
     if len(results) == 1:
-        runs = [r for r in results[0].get("runs", []) if isinstance(r, dict)
-                and isinstance(r.get("histogram"), dict)]
+        runs = [r for r in (select(results[0], quantity, given[0]).runs if quantity
+                            else results[0].get("runs", []))
+                if isinstance(r, dict) and isinstance(r.get("histogram"), dict)]
         cmap = plt.get_cmap("tab10")
         hs = [(r.get("name") or "run %d" % i, r["histogram"]["buckets"], cmap(i % 10))
               for i, r in enumerate(runs)]
@@ -204,10 +218,11 @@ def build(results, given, opts=None):
     else:
         hs, sp = [], []
         for tag, label, res, colour in zip("AB", labels, results, plots.SIDE_COLOURS):
-            m = merged_histogram(measured_runs(res))
+            q = select(res, quantity, label)
+            m = merged_histogram(q.runs)
             if m:
-                hs.append(("%s: %s" % (tag, label), m[0], colour))
-                sp.append(("%s: %s" % (tag, label), plots.spectrum(*m), colour))
+                hs.append(("%s: %s (%s)" % (tag, label, q.name), m[0], colour))
+                sp.append(("%s: %s (%s)" % (tag, label, q.name), plots.spectrum(*m), colour))
     if hs:
         pngs["histogram"] = plots.plot_histogram(plt, hs)
         pngs["percentiles"] = plots.plot_spectrum(plt, sp)
@@ -226,7 +241,8 @@ def build(results, given, opts=None):
             pngs["causes" + suffix] = plots.plot_causes(plt, a["causes"])
     cmp = None
     if len(results) == 2:
-        cmp = compare(results[:1], results[1:], labels_a=given[:1], labels_b=given[1:])
+        cmp = compare(results[:1], results[1:], labels_a=given[:1], labels_b=given[1:],
+                      quantity=quantity, mixed=opts.get("mixed"))
     title = "jtr report: " + " vs ".join(labels)
     body = ["<h1>%s</h1>" % esc(title)]
     if cmp:
@@ -245,7 +261,7 @@ def build(results, given, opts=None):
     pngs.update(graphs)
     for tag, label, res in zip(("", "") if len(results) == 1 else ("A: ", "B: "),
                                labels, results):
-        body.append(result_section(tag + label, res))
+        body.append(result_section(tag + label, res, quantity))
     return pngs, page_html(title, body), texts
 
 

@@ -44,10 +44,12 @@ def build(folder, doc, opts):
         f = result_figures(r) if r else {}
         pc = f.get("percentiles_ns") or {}
         rows.append((e["name"], e.get("tool"), e.get("status"), jnum(e.get("exit_status")),
-                     jnum(pc.get("99")) if r else "", jnum(pc.get("99.99")) if r else "",
+                     f.get("quantity") or "", jnum(pc.get("99")) if r else "",
+                     jnum(pc.get("99.99")) if r else "",
                      jnum(f.get("max_ns")) if r else "",
                      e.get("why") or " ".join(str(c) for c in e.get("command") or [])))
-    body.append(table(rows, head=("item", "tool", "status", "exit", "p99 ns", "p99.99 ns",
+    body.append(table(rows, head=("item", "tool", "status", "exit", "quantity", "p99 ns",
+                                  "p99.99 ns",
                                   "max ns", "command (or why skipped)")))
     # the cross-item pairs (null-clock vs null)
     pairs = [(names.index(a), names.index(b)) for a, b in doc.get("pairs") or []

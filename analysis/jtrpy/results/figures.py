@@ -1,7 +1,9 @@
 """figures - the headline numbers of a result, for jtr ls and jtr export --prom.
 
-Per run they are read from result.json as written. For a whole result (several
-CPUs of a gap run, repetitions of a null run) the runs' histograms are merged as
+Per run they are read from result.json as written. For a whole result they are
+those of ONE quantity (results/quantity.py: the tool's default, or the one asked
+for): the runs of that quantity (several CPUs of a gap run, repetitions of a null
+run; never a ping result's three different runs) have their histograms merged as
 jtr compare merges them (coarsest precision, counts of equal buckets added) and
 the percentiles are jtr's rule on the merged histogram, so a one-run result gives
 exactly its percentiles_ns. Time lost is the runs' lost_ns over their duration,
@@ -10,7 +12,8 @@ outliers per second their count over it.
 import re
 
 from . import hist
-from .result import PERCENTILE_KEYS, measured_runs
+from .quantity import select
+from .result import PERCENTILE_KEYS
 
 
 def run_lost(run):
@@ -69,9 +72,11 @@ def top_cause(result):
             "total_ns": c.get("total_ns")}
 
 
-def result_figures(result):
-    """The headline numbers of a whole result (see the module's note)."""
-    runs = measured_runs(result)
+def result_figures(result, quantity=None):
+    """The headline numbers of a whole result on its quantity @quantity (None:
+    its default; see the module's note). UsageError when it has no @quantity."""
+    q = select(result, quantity)
+    runs = q.runs
     lost = [run_lost(r) for r in runs]
     have_lost = bool(runs) and all(lost)
     dur = [r.get("duration_ns") for r in runs if r.get("duration_ns")]
@@ -80,6 +85,10 @@ def result_figures(result):
     return {
         "started_at": result.get("started_at"),
         "tool": result.get("tool"),
+        "quantity": q.name,
+        "measures": q.measures,
+        "quantities": q.names,
+        "runs": len(runs),
         "host": host.get("hostname"),
         "cpus": cpus,
         "duration_ns": max(dur) if dur else None,

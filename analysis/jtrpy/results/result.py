@@ -82,10 +82,6 @@ class Result(dict):
         check_file(path, what, within=self.folder)
         return path
 
-    def measured_runs(self):
-        """See measured_runs()."""
-        return measured_runs(self)
-
     def write_text(self, role, name, text):
         """Write a text file of the result into its folder (atomically) and name it
         in "files" under @role; save() records that."""
@@ -280,12 +276,3 @@ def write_result_folder(result, outdir, copies=(), default=False):
     except OSError as e:
         raise UsageError("%s: cannot write: %s" % (outdir, e.strerror))
 
-
-def measured_runs(result):
-    """The runs that measure what @result is about: every run, except that the
-    null-loop runs of a jtr send result (its reference, each matched to a send
-    run's mean) stay out of headline numbers and comparisons."""
-    runs = [r for r in result.get("runs") or [] if isinstance(r, dict)]
-    if result.get("tool") == "send":
-        runs = [r for r in runs if r.get("kind") != "null"]
-    return runs

@@ -5,8 +5,12 @@ compare(results_a, results_b) takes each side as a list of loaded results
 (repetitions of one setup); `jtr compare A B` gives one result per side.
 docs/compare.md explains the method; in short:
 
-1. Each side's histograms are merged: every run of every result (one run per CPU
-   for gap, per repetition for null) adds its bucket counts. The point values
+1. Each result is taken on ONE quantity (results/quantity.py: its default, or
+   the one asked for; a ping result on rtt_from_intended, not its three runs
+   pooled), and two quantities that measure different things are not compared
+   unless asked. Each side's histograms are merged: every run of that quantity of
+   every result (one run per CPU for gap, per repetition for null) adds its
+   bucket counts. The point values
    are jtr's percentiles of the merged histogram (hist.value_at_percentile), so
    for a one-run result they are its percentiles_ns exactly. Time lost is the
    side's lost_ns over its duration_ns (all runs), outliers/s its outlier count
@@ -32,7 +36,8 @@ import re
 from .. import __version__
 from ..errors import JtrError, UsageError
 from ..results import hist
-from ..results.result import PERCENTILE_KEYS, measured_runs
+from ..results.quantity import check_same, select, selected
+from ..results.result import PERCENTILE_KEYS
 from ..units import fmt_ns
 
 FORMAT = "jtr-compare/1"
@@ -55,10 +60,26 @@ def _numpy():
 
 # --- the sides ---------------------------------------------------------------
 
-def comparable(results):
-    """The results as they are compared: a jtr send result on its send runs (its
-    null runs are the send runs' reference, not what it measured)."""
-    return [dict(r, runs=measured_runs(r)) if r.get("tool") == "send" else r for r in results]
+def comparable(results, labels, quantity=None):
+    """The results as they are compared, each on its quantity @quantity (None: its
+    default; results/quantity.py), and the Quantity of each."""
+    pairs = [selected(r, quantity, label) for r, label in zip(results, labels)]
+    return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+def check_quantities(qs_a, qs_b, labels_a, labels_b, mixed=False):
+    """The warnings of comparing the quantities of a side with each other and
+    with the other side's (the results named by their labels); UsageError for two
+    that measure different things (unless @mixed)."""
+    w = []
+    first = "A (%s)" % labels_a[0]
+    pairs = [("A (%s)" % la, q) for la, q in zip(labels_a[1:], qs_a[1:])] + \
+        [("B (%s)" % lb, q) for lb, q in zip(labels_b, qs_b)]
+    for tag, q in pairs:
+        for line in check_same(qs_a[0], q, mixed, (first, tag)):
+            if line not in w:
+                w.append(line)
+    return w
 
 
 def check_result(result, label):
@@ -131,8 +152,9 @@ def _point_metrics(runs):
 class _Side:
     """A side of the comparison: its results, runs and point metrics."""
 
-    def __init__(self, results, labels, bits):
+    def __init__(self, results, labels, bits, quantities=None):
         self.results = results
+        self.quantities = quantities or [select(r) for r in results]
         self.labels = labels
         self.per_result = [[_Run(run, bits) for run in r["runs"]] for r in results]
         self.runs = [run for runs in self.per_result for run in runs]
@@ -145,7 +167,16 @@ class _Side:
         cpus = sorted({run.get("cpu") for r in self.results for run in r["runs"]},
                       key=lambda c: (c is None, c))
         hosts = sorted({(r.get("host") or {}).get("hostname") or "?" for r in self.results})
-        return {"results": list(self.labels), "tools": tools, "cpus": cpus, "hosts": hosts,
+        names = []
+        for q in self.quantities:
+            if q.name not in names:
+                names.append(q.name)
+        measures = sorted({q.measures for q in self.quantities if q.measures})
+        return {"results": list(self.labels), "tools": tools,
+                "quantity": "/".join(names),
+                "measures": measures[0] if len(measures) == 1 else None,
+                "quantities": sorted({n for q in self.quantities for n in q.names}),
+                "cpus": cpus, "hosts": hosts,
                 "runs": len(self.runs), "samples": sum(sum(b[2] for b in run.buckets)
                                                        for run in self.runs),
                 "duration_ns": sum(run.duration_ns for run in self.runs),
@@ -348,9 +379,11 @@ def hardware_counters(results_a, results_b):
 
 # --- warnings --------------------------------------------------------------
 
-def _warnings(da, db, results_a, results_b):
-    """What makes the two sides less comparable; said, never refused."""
-    w = []
+def _warnings(da, db, results_a, results_b, quantities):
+    """What makes the two sides less comparable; said, never refused (two
+    quantities that measure different things were refused before, unless
+    asked for: @quantities are the lines that say so)."""
+    w = list(quantities)
     for what, key in (("tool", "tools"), ("CPUs", "cpus"), ("host", "hosts")):
         if da[key] != db[key]:
             w.append("A and B differ in %s (%s vs %s): the difference includes that" % (
@@ -358,9 +391,6 @@ def _warnings(da, db, results_a, results_b):
         for side, d in (("A", da), ("B", db)):
             if len(d[key]) > 1 and key != "cpus":
                 w.append("the results of %s differ in %s (%s)" % (side, what, _list(d[key])))
-    if "clock" in da["tools"] + db["tools"]:
-        w.append("clock results hold one run per clock source; merged here, they mix "
-                 "sources: compare jtr clock tables source by source")
     for side, results, labels in (("A", results_a, da["results"]),
                                   ("B", results_b, db["results"])):
         for r, label in zip(results, labels):
@@ -381,20 +411,24 @@ def _list(v):
 # --- the comparison --------------------------------------------------------
 
 def compare(results_a, results_b, confidence=DEFAULT_CONFIDENCE, resamples=DEFAULT_RESAMPLES,
-            seed=DEFAULT_SEED, labels_a=None, labels_b=None):
-    """The comparison of two sides (lists of loaded results) as a jtr-compare/1 dict."""
+            seed=DEFAULT_SEED, labels_a=None, labels_b=None, quantity=None, mixed=False):
+    """The comparison of two sides (lists of loaded results) as a jtr-compare/1
+    dict, each result on its quantity @quantity (None: its default); UsageError
+    when the sides' quantities measure different things, unless @mixed."""
     np = _numpy()
     if not results_a or not results_b:
         raise UsageError("give at least one result on each side")
-    results_a, results_b = comparable(results_a), comparable(results_b)
     labels_a = labels_a or ["A%d" % (i + 1) for i in range(len(results_a))]
     labels_b = labels_b or ["B%d" % (i + 1) for i in range(len(results_b))]
+    results_a, qs_a = comparable(results_a, labels_a, quantity)
+    results_b, qs_b = comparable(results_b, labels_b, quantity)
     for r, label in list(zip(results_a, labels_a)) + list(zip(results_b, labels_b)):
         check_result(r, label)
+    said = check_quantities(qs_a, qs_b, labels_a, labels_b, mixed)
     bits_a, err_a = _bits(results_a)
     bits_b, err_b = _bits(results_b)
-    a = _Side(results_a, labels_a, bits_a)
-    b = _Side(results_b, labels_b, bits_b)
+    a = _Side(results_a, labels_a, bits_a, qs_a)
+    b = _Side(results_b, labels_b, bits_b, qs_b)
     rng = np.random.default_rng(seed)
     boot_a, boot_b = bootstrap(a, resamples, rng), bootstrap(b, resamples, rng)
     metrics = [_metric(name, a.point[name], b.point[name], boot_a, boot_b, confidence,
@@ -416,7 +450,7 @@ def compare(results_a, results_b, confidence=DEFAULT_CONFIDENCE, resamples=DEFAU
         "metrics": metrics,
         "causes": cause_deltas(results_a, results_b) if both else None,
         "hardware_counters": hardware_counters(results_a, results_b),
-        "warnings": _warnings(da, db, results_a, results_b),
+        "warnings": _warnings(da, db, results_a, results_b, said),
         "verdict": v,
         "decided_by": decided,
         "verdict_text": text,

@@ -31,11 +31,28 @@ def isolated_cpus():
     return read_cpulist("/sys/devices/system/cpu/isolated")
 
 
+def cpuset_cpus():
+    """The CPUs this process's cpuset cgroup allows (cgroup v2
+    cpuset.cpus.effective), where it may pin a thread outside its affinity; the
+    online CPUs when it has none (as lib/jtr_cpu.c's jtr_cpus_cpuset)."""
+    try:
+        with open("/proc/self/cgroup") as f:
+            path = next((x[3:].strip() for x in f if x.startswith("0::")), None)
+    except OSError:
+        path = None
+    if path is not None:
+        cpus = read_cpulist("/sys/fs/cgroup%s/cpuset.cpus.effective"
+                            % ("" if path == "/" else path))
+        if cpus:
+            return cpus
+    return online_cpus()
+
+
 def default_cpu():
     """The CPU the probes measure without -c: the first isolated CPU, else the last
     online one this process may use (as lib/jtr_cpu.c's jtr_cpu_default)."""
-    allowed = os.sched_getaffinity(0)
-    iso = [c for c in isolated_cpus() if c in allowed]
+    allowed, cpuset = os.sched_getaffinity(0), cpuset_cpus()
+    iso = [c for c in isolated_cpus() if c in cpuset]
     if iso:
         return iso[0]
     online = [c for c in online_cpus() if c in allowed]

@@ -56,7 +56,7 @@ def test_main_writes_json_and_prints_the_table(tmp_path, capsys):
     out = tmp_path / "cmp.json"
     assert main(["-o", str(out), str(a), str(b)]) == 0
     text = capsys.readouterr().out
-    assert text.splitlines()[0].startswith("A: %s  (gap, CPU 0, 1 run, " % a)
+    assert text.splitlines()[0].startswith("A: %s  (gap, CPU 0, gap: 1 run, " % a)
     assert "95 % CI of B-A" in text and text.rstrip().splitlines()[-1].startswith("verdict: ")
     saved = json.loads(out.read_text())
     assert saved["format"] == "jtr-compare/1" and saved["verdict"] in text
@@ -80,3 +80,28 @@ def test_help_names_the_options_and_examples(capsys):
         assert want in out
 
 
+
+
+def test_quantity_and_mixed_quantities(tmp_path, capsys):
+    runs = [make_run(loops(s, n=50_000), name=n) for s, n in
+            ((1, "rtt_from_intended"), (2, "rtt_from_send"), (3, "send_call"))]
+    for name, doc in (("p", make_result(*runs, tool="ping")),
+                      ("g", make_result(make_run(loops(4, n=50_000))))):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "result.json").write_text(json.dumps(doc))
+    p, g = str(tmp_path / "p"), str(tmp_path / "g")
+    assert main(["--resamples", "100", p, p]) == 0
+    out = capsys.readouterr().out
+    assert "(ping, CPU 0, rtt_from_intended: 1 run, 0.00 s, 50000 samples)" in out
+    assert main(["--resamples", "100", "--quantity", "send_call", "--json", p, p]) == 0
+    assert json.loads(capsys.readouterr().out)["a"]["quantity"] == "send_call"
+    assert main(["--quantity", "gap", p, g]) == 2
+    err = capsys.readouterr().err
+    assert err == "jtr compare: %s: no quantity 'gap' in this ping result; it has " \
+                  "rtt_from_intended, rtt_from_send, send_call\n" % p
+    assert main([p, g]) == 2
+    assert "differ in quantity (rtt_from_intended vs gap)" in capsys.readouterr().err
+    assert main(["--resamples", "100", "--mixed-quantities", p, g]) == 0
+    assert "warning: A (%s) and B (%s) differ in quantity" % (p, g) in capsys.readouterr().out
+    assert main(["--quantity=", p, p]) == 2
+    assert "--quantity '': give a name" in capsys.readouterr().err

@@ -11,17 +11,37 @@ def parse(args):
 
 
 def test_own_options_are_taken_the_rest_goes_to_gap(capsys):
-    cpu = str(online_cpus()[-1])
-    o = parse(["-d", "5", "-c", cpu, "--slack", "2us", "-q", "--threshold=2us", "-f", "9"])
-    assert o.slack == 2000 and o.cpu_text == cpu and o.output is None
-    assert o.probe_args == ["-d", "5", "-q", "--threshold=2us", "-f", "9", "-c", cpu]
+    cpu = online_cpus()[-1]
+    o = parse(["-d", "5", "-c", str(cpu), "--slack", "2us", "-q", "--threshold=2us", "-f", "9"])
+    assert o.slack == 2000 and o.cpus == [cpu] and o.output is None and o.probe == "gap"
+    assert o.probe_args == ["-d", "5", "-q", "--threshold=2us", "-f", "9"]
     o = parse(["--cpus=%s" % cpu, "--output=res", "--duration=3"])
-    assert o.probe_args == ["--duration=3", "-c", cpu, "-o", "res"]
-    assert o.cpu_text == cpu and o.output == "res"
+    assert o.probe_args == ["--duration=3", "-o", "res"]
+    assert o.cpus == [cpu] and o.output == "res"
     o = parse(["-o", "x", "--top", "5", "--cross-check-min", "5us", "--backend=perf"])
     assert (o.top, o.cross_check_min, o.backend) == (5, 5000, "perf")
-    assert o.probe_args == ["-o", "x"] and o.cpu_text is None
+    assert o.probe_args == ["-o", "x"] and o.cpus is None
     assert capsys.readouterr().err == ""
+
+
+def test_a_probe_first_and_its_options_anywhere():
+    cpu = online_cpus()[0]
+    o = parse(["ping", "-T", "udp", "-1", "--pong-cpu", str(cpu), "-a", "1", "-r", "10K",
+               "-o", "x"])
+    assert o.probe == "ping" and o.partner_cpu == cpu
+    assert o.probe_args == ["-T", "udp", "-1", "-a", "1", "-r", "10K", "-o", "x"]
+    assert parse(["pub", "--sub-cpu", str(cpu)]).partner_cpu == cpu
+
+
+@pytest.mark.parametrize("args, message", [
+    (["wobble"], "wobble: not a probe jtr run knows; give one of gap, null, send, ping, pub"),
+    (["gap", "--pong-cpu", "0"], "--pong-cpu: gap has no jtr pong to place (it goes with ping)"),
+    (["ping", "--sub-cpu", "0"], "--sub-cpu: ping has no jtr sub to place (it goes with pub)"),
+])
+def test_bad_probe_lines(args, message):
+    with pytest.raises(UsageError) as e:
+        parse(args)
+    assert message in str(e.value)
 
 
 def test_a_bare_slack_is_still_microseconds_with_a_warning(capsys):

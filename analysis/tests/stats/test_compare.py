@@ -210,11 +210,17 @@ def test_a_send_result_is_compared_on_its_send_runs(tmp_path):
             dict(make_run(null, cpu=1, name="null_1"), kind="null", pair=1)]
     path = tmp_path / "result.json"
     path.write_text(json.dumps(make_result(*runs, tool="send")))
-    a = C.comparable([load_result(str(path))])
-    assert [r["name"] for r in a[0]["runs"]] == ["send_1"]
-    c = C.compare(a, a, resamples=100)
+    r = load_result(str(path))
+    a, qs = C.comparable([r], ["s"])
+    assert [x["name"] for x in a[0]["runs"]] == ["send_1"] and qs[0].name == "send"
+    c = C.compare([r], [r], resamples=100)
     assert by_name(c)["p99.99"]["a"] == true_percentile(send, 99.99)
-    assert c["a"]["runs"] == 1
+    assert c["a"]["runs"] == 1 and c["a"]["quantity"] == "send"
+    assert c["a"]["quantities"] == ["null", "send"]
+    # the null runs on request: a loop time against the send call is refused
+    c = C.compare([r], [r], resamples=100, quantity="null")
+    assert by_name(c)["p99.99"]["a"] == true_percentile(null, 99.99)
+    assert c["a"]["quantity"] == "null" and c["a"]["measures"] == "loop time"
     fig = result_figures(json.loads(path.read_text()))
     assert fig["percentiles_ns"]["99.99"] == true_percentile(send, 99.99)
 
@@ -424,3 +430,45 @@ def test_json_matches_the_schema():
         errors = list(v.iter_errors(json.loads(dumps_json(c))))
         assert not errors, errors[0].message
     assert c["causes"] and c["metrics"][0]["a_range"]
+
+
+def _ping(seed, tail):
+    runs = [make_run(loops(seed + k, n=100_000, tail=t), cpu=0, name=name)
+            for k, (name, t) in enumerate((("rtt_from_intended", tail),
+                                           ("rtt_from_send", 1.0), ("send_call", 0.3)))]
+    return make_result(*runs, tool="ping")
+
+
+def test_a_ping_result_is_compared_on_one_quantity():
+    a, b = _ping(1, 1.0), _ping(11, 3.0)
+    c = C.compare([a], [b], resamples=100)
+    assert c["a"]["quantity"] == c["b"]["quantity"] == "rtt_from_intended"
+    assert c["a"]["runs"] == 1 and c["a"]["samples"] == 100_000
+    assert c["a"]["quantities"] == ["rtt_from_intended", "rtt_from_send", "send_call"]
+    assert by_name(c)["p99.99"]["a"] == a["runs"][0]["percentiles_ns"]["99.99"]
+    assert c["verdict"] == "worse"
+    text = format_table(c)
+    assert text[0].startswith("A: A1  (ping, CPU 0, rtt_from_intended: 1 run, ")
+    assert text[2] == ("the results also hold rtt_from_send, send_call: --quantity NAME "
+                       "compares one of them")
+    c = C.compare([a], [b], resamples=100, quantity="send_call")
+    assert by_name(c)["p99"]["b"] == b["runs"][2]["percentiles_ns"]["99"]
+    assert c["b"]["measures"] == "send call" and c["verdict"] == "no significant change"
+    with pytest.raises(UsageError, match="A1: no quantity 'rtt' in this ping result"):
+        C.compare([a], [b], quantity="rtt")
+
+
+def test_different_measures_are_refused_unless_asked():
+    gap = make_result(make_run(loops(1, n=100_000)))
+    with pytest.raises(UsageError, match=r"A \(A1\) and B \(B1\) differ in quantity "
+                       r"\(rtt_from_intended vs gap\).*--mixed-quantities"):
+        C.compare([_ping(1, 1.0)], [gap], resamples=100)
+    with pytest.raises(UsageError, match=r"A \(A1\) and A \(A2\) differ in quantity \(gap vs "
+                       r"rtt_from_intended\)"):
+        C.compare([gap, _ping(1, 1.0)], [gap], resamples=100)
+    c = C.compare([_ping(1, 1.0)], [gap], resamples=100, mixed=True)
+    assert any("measure different things" in w for w in c["warnings"])
+    # a ping result and a pub result share the send call
+    pub = make_result(make_run(loops(5, n=100_000), name="send_call"), tool="pub")
+    c = C.compare([_ping(1, 1.0)], [pub], quantity="send_call", resamples=100)
+    assert c["a"]["quantity"] == c["b"]["quantity"] == "send_call"
