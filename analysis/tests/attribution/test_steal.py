@@ -121,3 +121,17 @@ def test_without_the_counter_nothing_is_guessed(tmp_path):
         att = attribute(tmp_path, evs, [(1, s, 200_000)], steal)
         assert causes(att) == {S.UNMEASURED: 200_000}
         assert att["tracer"]["steal"] == "not measured: " + why
+
+
+def test_an_outlier_across_cpus_takes_the_largest_steal_of_them(tmp_path):
+    # a round trip between CPU 1 and CPU 0: the host took 60 us on CPU 1 and 90 us
+    # on CPU 0 in its 200 us; they may overlap, so the host delayed it 90 us at least
+    s = T0 + 10_000_000
+    evs = (tick(s - 1_000_000) + tick(s - 1_000_000, cpu=0) +
+           [reading(s + 250_000, 0, 60_000), reading(s + 260_000, 0, 90_000, cpu=0)] +
+           tick(s + 250_000) + tick(s + 260_000, cpu=0))
+    E.write_events(str(tmp_path), sorted(evs), T0, T0 + 1_000_000_000,
+                   meta={"cpus": [0, 1], "backend": "ebpf", "steal": MEASURED})
+    att = A.attribute(result(), [(1, s, 200_000)], E.read_events(str(tmp_path)),
+                      sides={"ping": [1], "pong": [0]})
+    assert causes(att) == {S.HOST: 90_000, S.OTHER: 110_000}
