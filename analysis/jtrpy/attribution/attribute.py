@@ -66,7 +66,9 @@ Method
    hypervisor's, not the tick's), and its chain says so: "no kernel event for
    29.97 ms, with local timer → hrtimer tick_nohz_handler". An episode of unknown
    duration counts as 0 but wins when alone. Outliers with nothing in the window
-   are "no kernel event" / "hypervisor, SMI or hardware"; with events but no
+   are "no kernel event" / "hypervisor, SMI or hardware" (where the log has the
+   host's steal counter, "no kernel event" time is split into "host preemption
+   (steal)" and "VM exits, SMI or hardware": steal.py); with events but no
    episode (say only a
    sched_waking) "other events" / their types; outliers that start outside the
    tracer's [start_ns, end_ns] (a killed tracer's log ends at its last event) or
