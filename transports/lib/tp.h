@@ -52,7 +52,8 @@ enum {
 	TP_F_EOS = 2,		/* end of stream: seq is the number of messages sent */
 	TP_F_STAMPED = 4,	/* intended_ns and sent_ns are set */
 	TP_F_HELLO = 8,		/* ping's "are you there" before the run */
-	TP_F_ALL = 15,		/* no other bit is ever set */
+	TP_F_ECHO = 16,		/* pong's stamps follow the header: struct tp_echo */
+	TP_F_ALL = 31,		/* no other bit is ever set */
 };
 
 /* the header of every message, in host byte order (one machine) */
@@ -67,6 +68,18 @@ struct tp_msg {
 };
 
 #define TP_HDR_LEN ((uint32_t)sizeof(struct tp_msg))
+
+/* what pong writes right after the header of a message that has room for it
+ * (len >= TP_HDR_LEN + TP_ECHO_LEN) before sending it back, setting
+ * TP_F_ECHO: its own CLOCK_MONOTONIC ns, so ping can split a round trip.
+ * A reply without the bit (a shorter message, or a pong that does not
+ * stamp) has none. */
+struct tp_echo {
+	int64_t rx_ns;		/* pong's receive returned the message */
+	int64_t tx_ns;		/* pong's send call back began */
+};
+
+#define TP_ECHO_LEN ((uint32_t)sizeof(struct tp_echo))
 #define TP_DEFAULT_PORT 17391
 #define TP_DEFAULT_GROUP "239.255.0.1"
 #define TP_DEFAULT_IFACE "127.0.0.1"
