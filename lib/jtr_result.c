@@ -109,14 +109,14 @@ int jtr_olog_init(struct jtr_olog *l, uint64_t cap, int cpu)
 
 /* jtr_olog_columns - the optional columns, allocated and pre-touched */
 int jtr_olog_columns(struct jtr_olog *l, const char *kind, bool seq, unsigned nstamps,
-		     const char *const *names, unsigned mono)
+		     const char *const *names, unsigned tsc)
 {
 	if (nstamps > JTR_OLOG_MAX_STAMPS)
 		return -EINVAL;
 	l->kind = kind;
 	l->nstamps = nstamps;
 	l->stamp_names = names;
-	l->stamp_mono = mono;
+	l->stamp_tsc = tsc;
 	if (!l->cap)
 		return 0;
 	if (seq) {
@@ -184,7 +184,9 @@ int jtr_olog_write_csv(FILE *f, const struct jtr_olog *l, const struct jtr_tb *t
 			uint64_t v = l->stamps[i * l->nstamps + k];
 
 			/* 0 stays 0: not known */
-			if (v && !(l->stamp_mono & (1u << k)))
+			if (v && (l->stamp_tsc & (1u << k)))
+				v = (uint64_t)jtr_tsc_map_ns(&tb->map, v);
+			else if (v)
 				v = (uint64_t)jtr_tb_mono_ns(tb, v);
 			fprintf(f, ",%llu", (unsigned long long)v);
 		}

@@ -64,7 +64,7 @@ struct jtr_olog {
 	uint64_t *stamps;	/* nstamps a line, cap lines; 0: not known */
 	unsigned nstamps;
 	const char *const *stamp_names;	/* header "<name>_ns" */
-	unsigned stamp_mono;	/* bit i: stamp i is CLOCK_MONOTONIC ns, not the timebase's */
+	unsigned stamp_tsc;	/* bit i: stamp i is TSC ticks, not the timebase's units */
 };
 
 /* jtr_olog_init - allocate and pre-touch room for @cap entries */
@@ -72,12 +72,12 @@ int jtr_olog_init(struct jtr_olog *l, uint64_t cap, int cpu);
 
 /* jtr_olog_columns - after jtr_olog_init: add the kind column (@kind, or
  * none when NULL), a seq column and @nstamps stamp columns named @names
- * (the header says "<name>_ns"; bit i of @mono: stamp i is CLOCK_MONOTONIC
- * ns already, else the timebase's raw units like start), allocated and
- * pre-touched for the log's capacity; -EINVAL for more than
- * JTR_OLOG_MAX_STAMPS, -ENOMEM */
+ * (the header says "<name>_ns"; bit i of @tsc: stamp i is in TSC ticks,
+ * mapped through the timebase's TSC pairs whatever its kind, else in the
+ * timebase's raw units like start), allocated and pre-touched for the log's
+ * capacity; -EINVAL for more than JTR_OLOG_MAX_STAMPS, -ENOMEM */
 int jtr_olog_columns(struct jtr_olog *l, const char *kind, bool seq, unsigned nstamps,
-		     const char *const *names, unsigned mono);
+		     const char *const *names, unsigned tsc);
 
 /* jtr_olog_free - release it */
 void jtr_olog_free(struct jtr_olog *l);

@@ -97,9 +97,11 @@ def test_stalled_round_trip_in_pings_log(tmp_path, validate, kind, timebase):
     s = stalled[0]
     assert s["length_ns"] >= stall_ns - period_ns
     # ping's stamps and (64-byte messages have room) pong's echoed ones, in the
-    # order the round trip took; TSC stamps become CLOCK_MONOTONIC through a
-    # line fitted to two pairs, so they may miss pong's clock by a little
-    slack = 2000 if timebase == "tsc" else 0
+    # order the round trip took. Pong stamps in TSC ticks, which become
+    # CLOCK_MONOTONIC on the line through two pairs: on the tsc timebase the
+    # same line as ping's own stamps (order kept exactly); on the clock one
+    # they may miss ping's clock_gettime stamps by a little
+    slack = 0 if timebase == "tsc" else 2000
     for r in rows:
         end = r["start_ns"] + r["length_ns"]
         assert r["start_ns"] <= r["send_ns"] <= end
@@ -165,8 +167,9 @@ def overlapping(rows, spans, min_ns):
                    r["length_ns"] >= min_ns for r in rows)]
 
 
-def test_spinner_on_pongs_cpu_shows_in_its_log(tmp_path, validate):
-    a, b = need_fifo_cpus()
+def pong_under_spinner(tmp_path, validate, a, b):
+    """ping --one-thread at 100K/s on @a through pong -o on @b while the spinner
+    spins on @b: (pong's rows, the spins inside its run, ping's rows)."""
     addr = addr_for("udp", tmp_path)
     common = ["-T", "udp", "-P", addr, "-b"]
     pong_out, ping_out = tmp_path / "pong", tmp_path / "ping"
@@ -187,17 +190,28 @@ def test_spinner_on_pongs_cpu_shows_in_its_log(tmp_path, validate):
     assert all(r["cpu"] == b for r in rows)
     inside = [(s, e) for s, e in spans if run["start_mono_ns"] < s and e < run["end_mono_ns"]]
     assert len(inside) >= 0.9 * len(spans)
+    return rows, inside, read_log(ping_out, "rtt")
+
+
+def test_spinner_on_pongs_cpu_shows_in_its_log(tmp_path, validate):
+    a, b = need_fifo_cpus()
     # pong busy-polls at normal priority: a spin that starts while it
     # reflects (receive returned, send call not ended) holds that reflection
     # for the spin; one that starts while it waits holds the message in the
-    # socket instead (ping's round trip shows it). Pong reflects a quarter
-    # of the time at 100K/s: some of the 100 spins must be in its log, each
-    # as one reflection about as long as the spin
-    hit = overlapping(rows, inside, 250 * 1000)
-    print("%d of %d spins in pong's log" % (len(hit), len(inside)))
+    # socket instead (ping's round trip shows it). Pong reflects about a
+    # quarter of the time at 100K/s: some of the 100 spins must be in its log,
+    # each as one reflection about as long as the spin (3 to 78 of 99 in
+    # runs here: a loaded host can make it few, so a second try)
+    for attempt in (1, 2):
+        d = tmp_path / str(attempt)
+        d.mkdir()
+        rows, inside, ping_rows = pong_under_spinner(d, validate, a, b)
+        hit = overlapping(rows, inside, 250 * 1000)
+        print("%d of %d spins in pong's log" % (len(hit), len(inside)))
+        if len(hit) >= 5:
+            break
     assert len(hit) >= 5
-    # ping saw them too: its round trips over the threshold cover the spins
-    ping_rows = read_log(ping_out, "rtt")
+    # ping saw them all: its round trips over the threshold cover the spins
     assert len(overlapping(ping_rows, inside, 100 * 1000)) >= 0.8 * len(inside)
 
 

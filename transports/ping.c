@@ -118,9 +118,9 @@ struct send_end {
 	uint64_t end_raw;
 };
 
-/* the outlier log's stamps */
+/* the outlier log's stamps; pong's are TSC ticks where the TSC is usable */
 static const char *const stamp_names[] = { "send", "sent", "peer_rx", "peer_tx" };
-#define STAMPS_MONO 0xcu		/* peer_rx and peer_tx are pong's CLOCK_MONOTONIC */
+#define STAMPS_PEER_TSC 0xcu
 
 struct ping {
 	struct jtr_probe *p;
@@ -132,6 +132,7 @@ struct ping {
 	bool one_thread;		/* --one-thread: the sender takes each reply */
 	uint64_t stall_at, stall_ns;
 	bool tsc;
+	bool peer_tsc;			/* pong's stamps are TSC ticks (the TSC is usable) */
 	double raw_per_msg;		/* timebase units between intended sends */
 	struct jtr_ticks2ns t2n;
 	unsigned char *sbuf, *rbuf;
@@ -207,13 +208,17 @@ static __attribute__((noinline)) void log_outlier(struct ping *g, const struct t
 						  uint64_t len_ns)
 {
 	uint64_t st[4] = { (uint64_t)m->sent_ns, send_end_of(g, m->seq), 0, 0 };
+	/* pong's clock must be the one the log maps: its TSC where ours is usable */
+	const unsigned want = g->peer_tsc ? TP_F_ECHO_TSC : TP_F_ECHO;
 
-	if ((m->flags & TP_F_ECHO) && n >= TP_HDR_LEN + TP_ECHO_LEN) {
+	if ((m->flags & (TP_F_ECHO | TP_F_ECHO_TSC)) == want && n >= TP_HDR_LEN + TP_ECHO_LEN) {
 		struct tp_echo e;
 
 		memcpy(&e, (const unsigned char *)m + TP_HDR_LEN, sizeof(e));
-		st[2] = e.rx_ns > 0 ? (uint64_t)e.rx_ns : 0;
-		st[3] = e.tx_ns > 0 ? (uint64_t)e.tx_ns : 0;
+		if (e.rx_ns > 0 && e.rx_ns <= e.tx_ns) {
+			st[2] = (uint64_t)e.rx_ns;
+			st[3] = (uint64_t)e.tx_ns;
+		}
 	}
 	tp_olog_note(&g->olog, (uint64_t)m->intended_ns, len_ns, m->seq, st);
 }
@@ -660,7 +665,7 @@ int main(int argc, char **argv)
 	if (!g.ends)
 		jtr_fatal(&p, "out of memory");
 	jtr_prefault(g.ends, SEND_ENDS * sizeof(g.ends[0]));
-	tp_olog_init(&p, &g.olog, "rtt", 4, stamp_names, STAMPS_MONO);
+	tp_olog_init(&p, &g.olog, "rtt", 4, stamp_names, 0);
 	tp_seq_init(&g.seq);
 	if (tp.latency_max > g.count)
 		tp.latency_max = g.count;	/* never more samples than messages */
@@ -680,6 +685,11 @@ int main(int argc, char **argv)
 	jtr_probe_timebase(&p);
 	g.tsc = p.tb.kind == JTR_TB_TSC;
 	g.t2n = p.tb.t2n;
+	/* pong's TSC stamps map through TSC pairs: taken around the run even on
+	 * the clock timebase (jtr_probe_map_* take them only for the TSC's) */
+	g.peer_tsc = p.tb.hz > 0;
+	if (g.peer_tsc)
+		g.olog.log.stamp_tsc = STAMPS_PEER_TSC;
 	g.raw_per_msg = !g.rate_hz ? 0 : g.tsc ? p.tb.hz / (double)g.rate_hz : 1e9 / (double)g.rate_hz;
 	tp.o.numa_cpu = g.recv_cpu;
 	g.t = tp_prog_open(&p, &tp, TP_PING);
@@ -693,10 +703,14 @@ int main(int argc, char **argv)
 	w[1].fn = receiver;
 	w[1].arg = &g;
 	jtr_probe_map_begin(&p);
+	if (g.peer_tsc && !g.tsc)
+		jtr_tsc_pair_take(CLOCK_MONOTONIC, 64, &p.tb.map.a);
 	tp_stats_start(&g.st, &p);
 	jtr_workers_start(&p, w, g.one_thread ? 1 : 2);
 	tp_stats_run(&g.st, &p, w, g.one_thread ? 1 : 2);
 	jtr_probe_map_end(&p);
+	if (g.peer_tsc && !g.tsc)
+		jtr_tsc_pair_take(CLOCK_MONOTONIC, 64, &p.tb.map.b);
 
 	/* 6. tell pong we are done (twice for datagrams), then report */
 	{

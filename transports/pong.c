@@ -97,17 +97,21 @@ struct pong {
 	char err_text[512];		/* g.rc in words, taken before the close */
 	struct tp_stat_src rsrc, ssrc;	/* the reflecting thread: received, sent back */
 	struct tp_stats st;
+	bool tsc;			/* stamps and times in TSC ticks, else CLOCK_MONOTONIC ns */
+	struct jtr_ticks2ns t2n;	/* -o with tsc: ticks to ns */
 	struct jtr_hist reflect;	/* -o: each measured reflection, ns */
 	struct tp_olog olog;		/* -o: those over the threshold */
 };
 
 /* note_reflection - -o: a reflection of @m from @rx_ns to @end_ns into the
  * histogram and the outlier log (ping's warm-up ones into the rule) */
-static inline void note_reflection(struct pong *g, const struct tp_msg *m, int64_t rx_ns,
-				   int64_t end_ns)
+static inline void note_reflection(struct pong *g, const struct tp_msg *m, uint64_t rx,
+				   uint64_t end)
 {
-	uint64_t v = end_ns > rx_ns ? (uint64_t)(end_ns - rx_ns) : 0;
+	uint64_t v = end > rx ? end - rx : 0;
 
+	if (g->tsc)
+		v = jtr_ticks2ns(&g->t2n, v);
 	if (m->flags & TP_F_HELLO)
 		return;
 	if (m->flags & TP_F_WARMUP) {
@@ -116,7 +120,13 @@ static inline void note_reflection(struct pong *g, const struct tp_msg *m, int64
 	}
 	jtr_hist_record(&g->reflect, v);
 	if (__builtin_expect(tp_olog_over(&g->olog, v), 0))
-		tp_olog_note(&g->olog, (uint64_t)rx_ns, v, m->seq, NULL);
+		tp_olog_note(&g->olog, rx, v, m->seq, NULL);
+}
+
+/* now_raw - TSC ticks or CLOCK_MONOTONIC ns */
+static inline uint64_t now_raw(bool tsc)
+{
+	return tsc ? jtr_rdtsc() : (uint64_t)jtr_mono_ns();
 }
 
 /* reflector - send each message back until ping's end of stream, a silent
@@ -137,20 +147,20 @@ static void reflector(void *arg)
 		if (n >= 0) {
 			struct tp_msg *m = (struct tp_msg *)buf;
 			const bool echo = (size_t)n >= TP_HDR_LEN + TP_ECHO_LEN;
-			int64_t rx = 0;
+			uint64_t rx = 0;
 
 			if (m->flags & TP_F_EOS) {
 				g->eos = true;
 				break;
 			}
 			if (echo || g->record_times)
-				rx = jtr_mono_ns();
+				rx = now_raw(g->tsc);
 			tp_stat_msg(&g->rsrc, (uint64_t)n);
 			if (echo) {
-				struct tp_echo e = { rx, jtr_mono_ns() };
+				struct tp_echo e = { (int64_t)rx, (int64_t)now_raw(g->tsc) };
 
 				memcpy(buf + TP_HDR_LEN, &e, sizeof(e));
-				m->flags |= TP_F_ECHO;
+				m->flags |= g->tsc ? TP_F_ECHO_TSC : TP_F_ECHO;
 			}
 			if ((g->rc = tp_send(g->t, buf, (size_t)n)) < 0)
 				break;
@@ -159,7 +169,7 @@ static void reflector(void *arg)
 				g->last_ns = jtr_mono_ns();
 				if (!g->reflected)
 					g->first_ns = g->last_ns;
-				note_reflection(g, m, rx, g->last_ns);
+				note_reflection(g, m, rx, now_raw(g->tsc));
 			}
 			g->reflected++;
 			quiet_since = 0;
@@ -313,11 +323,15 @@ int main(int argc, char **argv)
 	/* 2. privileges (and the results folder with -o), then the transport as
 	 * the real user */
 	if (p.out_opt) {
-		p.tb_wanted = JTR_TB_CLOCK;
 		jtr_probe_privileged(&p);
 		jtr_probe_timebase(&p);
+		g.tsc = p.tb.kind == JTR_TB_TSC;
+		g.t2n = p.tb.t2n;
 	} else {
+		struct jtr_err why;
+
 		tp_prog_privileged(&p);
+		g.tsc = jtr_tsc_usable(&why);
 	}
 	if (g.cpu >= 0 && jtr_pin_self(g.cpu) < 0)
 		jtr_fatal(&p, "cannot pin to CPU %d", g.cpu);
