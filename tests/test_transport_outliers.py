@@ -10,7 +10,14 @@ import time
 
 import pytest
 from conftest import ROOT, assert_usage_errors, load, run_jtr
-from test_transports import addr_for, finish, kill_all, spawn, wait_ready
+from test_transports import (
+    addr_for,
+    finish,
+    kill_all,
+    no_shm_left,  # noqa: F401 (autouse: shm segments removed)
+    spawn,
+    wait_ready,
+)
 
 INJECT = os.path.join(ROOT, "tests", "inject.py")
 HEADERS = {
@@ -18,16 +25,6 @@ HEADERS = {
     "reflect": "cpu,start_ns,length_ns,kind,seq",
     "latency": "cpu,start_ns,length_ns,kind,seq",
 }
-
-
-@pytest.fixture(autouse=True)
-def no_shm_left():
-    """Remove this test run's shm segments, whatever happened."""
-    yield
-    prefix = "jtr-t%d-" % os.getpid()
-    for f in os.listdir("/dev/shm"):
-        if f.startswith(prefix):
-            os.unlink(os.path.join("/dev/shm", f))
 
 
 def read_log(folder, kind):
