@@ -45,7 +45,7 @@ static const char usage_text[] =
 "                           0: none): messages and bytes received and sent back, CPU %\n"
 "                           of the process and of the reflecting thread, RSS MB\n"
 "      --stats-print        with -o: each row on stdout as well, while pong runs\n"
-TP_OLOG_USAGE("with -o: reflections (receive returned to send call ended)",
+TP_OLOG_USAGE("with -o: reflections",
 "                           (ping's -w warm-up messages give m)\n")
 "  -q, --quiet              print nothing but errors\n"
 "  -h, --help               this text\n"

@@ -46,7 +46,7 @@ static const char usage_text[] =
 "      --fifo PRIO          run SCHED_FIFO at PRIO (1-99)\n"
 "  -o, --output DIR         results folder (default results/DATE-HOST-sub)\n"
 "      --hist-error PCT     histogram's maximum relative error (default 1)\n"
-TP_OLOG_USAGE("latencies (from the publisher's send)",
+TP_OLOG_USAGE("latencies",
 "                           (the publisher's -w warm-up messages give m)\n")
 "  -q, --quiet              no summary on stdout, no 'ready' line on stderr\n"
 "  -h, --help               this text\n"

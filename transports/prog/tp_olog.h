@@ -24,7 +24,7 @@
 
 /* the options' help lines, @what is "round trips", "reflections", ... */
 #define TP_OLOG_USAGE(what, extra)						\
-"      --threshold DUR      log " what " longer than DUR to DIR/outliers.csv\n"	\
+"      --threshold DUR      " what " above DUR go to DIR/outliers.csv\n"	\
 "                           (default max(2 x m, m + 10us), m the median of the\n"	\
 "                           warm-up's; 100us with fewer than 10 warm-up messages)\n" \
 extra									\
