@@ -307,7 +307,7 @@ static void write_outputs(struct jtr_probe *p, const struct gap_all *a)
 	summary(txt.f, p, a);
 	if (!p->quiet)
 		summary(stdout, p, a);
-	jtr_olog_csv_header(csv.f);
+	jtr_olog_csv_header(csv.f, NULL);
 	for (int i = 0; i < a->n; i++)
 		jtr_olog_write_csv(csv.f, &a->cpus[i].log, &p->tb);
 

@@ -202,7 +202,7 @@ static void write_outputs(struct null_ctx *c)
 	jtr_probe_open(p, &res, "result.json");
 	legacy_hdr(c, &sh, lead, sizeof(lead));
 	jtr_legacy_header(hdr, sizeof(hdr), &sh);
-	jtr_olog_csv_header(csv.f);
+	jtr_olog_csv_header(csv.f, NULL);
 
 	for (int k = 0; k < c->runs_done; k++) {
 		struct null_run *r = &c->run[k];

@@ -709,7 +709,7 @@ static void write_outputs(struct send_ctx *c, const char *peer)
 	jtr_probe_open(p, &plt, "send_v_null.plt");
 	jtr_probe_open(p, &csv, "outliers.csv");
 	jtr_probe_open(p, &res, "result.json");
-	jtr_olog_csv_header(csv.f);
+	jtr_olog_csv_header(csv.f, NULL);
 	for (int k = 0; k < c->runs_done; k++) {
 		struct send_run *r = &c->run[k];
 

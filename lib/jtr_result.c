@@ -107,11 +107,42 @@ int jtr_olog_init(struct jtr_olog *l, uint64_t cap, int cpu)
 	return 0;
 }
 
+/* jtr_olog_columns - the optional columns, allocated and pre-touched */
+int jtr_olog_columns(struct jtr_olog *l, const char *kind, bool seq, unsigned nstamps,
+		     const char *const *names, unsigned tsc)
+{
+	if (nstamps > JTR_OLOG_MAX_STAMPS)
+		return -EINVAL;
+	l->kind = kind;
+	l->nstamps = nstamps;
+	l->stamp_names = names;
+	l->stamp_tsc = tsc;
+	if (!l->cap)
+		return 0;
+	if (seq) {
+		l->seq = malloc((size_t)l->cap * sizeof(l->seq[0]));
+		if (!l->seq)
+			return -ENOMEM;
+		jtr_prefault(l->seq, (size_t)l->cap * sizeof(l->seq[0]));
+	}
+	if (nstamps) {
+		l->stamps = malloc((size_t)l->cap * nstamps * sizeof(l->stamps[0]));
+		if (!l->stamps)
+			return -ENOMEM;
+		jtr_prefault(l->stamps, (size_t)l->cap * nstamps * sizeof(l->stamps[0]));
+	}
+	return 0;
+}
+
 /* jtr_olog_free - release it */
 void jtr_olog_free(struct jtr_olog *l)
 {
 	free(l->v);
+	free(l->seq);
+	free(l->stamps);
 	l->v = NULL;
+	l->seq = NULL;
+	l->stamps = NULL;
 }
 
 /* jtr_tb_mono_ns - CLOCK_MONOTONIC ns of a raw timestamp */
@@ -123,18 +154,44 @@ int64_t jtr_tb_mono_ns(const struct jtr_tb *tb, uint64_t raw)
 }
 
 /* jtr_olog_csv_header - first line of the outlier log file */
-void jtr_olog_csv_header(FILE *f)
+void jtr_olog_csv_header(FILE *f, const struct jtr_olog *l)
 {
-	fputs("cpu,start_ns,length_ns\n", f);
+	fputs("cpu,start_ns,length_ns", f);
+	if (!l) {
+		fputc('\n', f);
+		return;
+	}
+	if (l->kind)
+		fputs(",kind", f);
+	if (l->seq)
+		fputs(",seq", f);
+	for (unsigned k = 0; k < l->nstamps; k++)
+		fprintf(f, ",%s_ns", l->stamp_names[k]);
+	fputc('\n', f);
 }
 
-/* jtr_olog_write_csv - "cpu,start_ns,length_ns" lines */
+/* jtr_olog_write_csv - "cpu,start_ns,length_ns[,...]" lines */
 int jtr_olog_write_csv(FILE *f, const struct jtr_olog *l, const struct jtr_tb *tb)
 {
-	for (uint64_t i = 0; i < l->n; i++)
-		fprintf(f, "%d,%lld,%llu\n", l->cpu,
-			(long long)jtr_tb_mono_ns(tb, l->v[i].start_raw),
+	for (uint64_t i = 0; i < l->n; i++) {
+		fprintf(f, "%d,%lld,%llu", l->cpu, (long long)jtr_tb_mono_ns(tb, l->v[i].start_raw),
 			(unsigned long long)l->v[i].len_ns);
+		if (l->kind)
+			fprintf(f, ",%s", l->kind);
+		if (l->seq)
+			fprintf(f, ",%llu", (unsigned long long)l->seq[i]);
+		for (unsigned k = 0; k < l->nstamps; k++) {
+			uint64_t v = l->stamps[i * l->nstamps + k];
+
+			/* 0 stays 0: not known */
+			if (v && (l->stamp_tsc & (1u << k)))
+				v = (uint64_t)jtr_tsc_map_ns(&tb->map, v);
+			else if (v)
+				v = (uint64_t)jtr_tb_mono_ns(tb, v);
+			fprintf(f, ",%llu", (unsigned long long)v);
+		}
+		fputc('\n', f);
+	}
 	return ferror(f) ? -EIO : 0;
 }
 

@@ -45,7 +45,12 @@ struct jtr_outlier {
 	uint64_t len_ns;
 };
 
-/* a bounded, pre-allocated outlier log for one CPU; overflow is counted */
+/* the most stamp columns a log can carry (jtr_olog_columns) */
+#define JTR_OLOG_MAX_STAMPS 4
+
+/* a bounded, pre-allocated outlier log for one CPU; overflow is counted.
+ * Every log has cpu,start_ns,length_ns; jtr_olog_columns adds the optional
+ * ones of a message's log: kind (one word for every line), seq and stamps */
 struct jtr_olog {
 	struct jtr_outlier *v;
 	uint64_t cap;
@@ -53,10 +58,26 @@ struct jtr_olog {
 	uint64_t dropped;
 	uint64_t total_ns;	/* sum of every outlier's length, logged or dropped */
 	int cpu;
+	/* optional columns; NULL and 0 when the log has none */
+	const char *kind;	/* the "kind" column's word */
+	uint64_t *seq;		/* the "seq" column, cap entries */
+	uint64_t *stamps;	/* nstamps a line, cap lines; 0: not known */
+	unsigned nstamps;
+	const char *const *stamp_names;	/* header "<name>_ns" */
+	unsigned stamp_tsc;	/* bit i: stamp i is TSC ticks, not the timebase's units */
 };
 
 /* jtr_olog_init - allocate and pre-touch room for @cap entries */
 int jtr_olog_init(struct jtr_olog *l, uint64_t cap, int cpu);
+
+/* jtr_olog_columns - after jtr_olog_init: add the kind column (@kind, or
+ * none when NULL), a seq column and @nstamps stamp columns named @names
+ * (the header says "<name>_ns"; bit i of @tsc: stamp i is in TSC ticks,
+ * mapped through the timebase's TSC pairs whatever its kind, else in the
+ * timebase's raw units like start), allocated and pre-touched for the log's
+ * capacity; -EINVAL for more than JTR_OLOG_MAX_STAMPS, -ENOMEM */
+int jtr_olog_columns(struct jtr_olog *l, const char *kind, bool seq, unsigned nstamps,
+		     const char *const *names, unsigned tsc);
 
 /* jtr_olog_free - release it */
 void jtr_olog_free(struct jtr_olog *l);
@@ -72,6 +93,23 @@ static inline void jtr_olog_add(struct jtr_olog *l, uint64_t start_raw, uint64_t
 	} else {
 		l->dropped++;
 	}
+}
+
+/* jtr_olog_add_msg - log one outlier of a message @seq with the log's
+ * stamps (@stamps: nstamps values, 0 = not known), for a log with
+ * jtr_olog_columns (hot path: no syscall, no allocation) */
+static inline void jtr_olog_add_msg(struct jtr_olog *l, uint64_t start_raw, uint64_t len_ns,
+				    uint64_t seq, const uint64_t *stamps)
+{
+	uint64_t i = l->n;
+
+	jtr_olog_add(l, start_raw, len_ns);
+	if (__builtin_expect(l->n == i, 0))
+		return;		/* full: counted as dropped */
+	if (l->seq)
+		l->seq[i] = seq;
+	for (unsigned k = 0; k < l->nstamps; k++)
+		l->stamps[i * l->nstamps + k] = stamps[k];
 }
 
 /* how raw timestamps of a timebase become CLOCK_MONOTONIC ns */
@@ -100,11 +138,13 @@ void jtr_result_write_outliers(struct jtr_json *j, const struct jtr_olog *l,
 			       const struct jtr_hist *lengths, uint64_t threshold_ns,
 			       uint64_t duration_ns, uint64_t base_ns, const char *log_name);
 
-/* jtr_olog_csv_header - first line of the outlier log file */
-void jtr_olog_csv_header(FILE *f);
+/* jtr_olog_csv_header - first line of the outlier log file of @l's
+ * columns: "cpu,start_ns,length_ns[,kind][,seq][,<name>_ns ...]" (@l NULL:
+ * the first three only) */
+void jtr_olog_csv_header(FILE *f, const struct jtr_olog *l);
 
-/* jtr_olog_write_csv - "cpu,start_ns,length_ns" lines, start in
- * CLOCK_MONOTONIC ns, in time order */
+/* jtr_olog_write_csv - "cpu,start_ns,length_ns" lines and @l's optional
+ * columns, start and raw stamps in CLOCK_MONOTONIC ns, in time order */
 int jtr_olog_write_csv(FILE *f, const struct jtr_olog *l, const struct jtr_tb *tb);
 
 /* jtr_result_write_pmu - a run's "pmu": counts, IPC and per-million-loop

@@ -50,6 +50,7 @@ static const char usage_text[] =
 "  -f, --fifo PRIO          run SCHED_FIFO at PRIO (1-99)\n"
 "  -o, --output DIR         results folder (default results/DATE-HOST-ping)\n"
 "      --hist-error PCT     histogram's maximum relative error (default 1)\n"
+TP_OLOG_USAGE("round trips", "")
 "      --stall-at N --stall DUR\n"
 "                           for testing: the sender stops for DUR before measured\n"
 "                           message N, as a descheduled client would\n"
@@ -68,11 +69,14 @@ TP_LATENCY_USAGE
 "\n"
 "Writes DIR/summary.txt (inputs and results), DIR/result.json (jtr-result/1: runs\n"
 "rtt_from_intended, rtt_from_send and send_call; transport.stats holds the rows),\n"
-"DIR/stats.csv and, with --latency-file, DIR/latency.csv. Exit status: 0 when\n"
-"every reply came back (lost replies are counted and warned about), 1 if pong\n"
-"went away or went silent (what was received is still written), 2 for bad\n"
-"options or no pong within --wait, 130 after Ctrl-C, SIGTERM or SIGHUP (what\n"
-"came back is written, marked partial).\n"
+"DIR/stats.csv, DIR/outliers.csv (cpu,start_ns,length_ns,kind,seq,send_ns,sent_ns,\n"
+"peer_rx_ns,peer_tx_ns: each round trip over the threshold, from its intended\n"
+"send, stamped by ping's send call and, when the message has room, pong's\n"
+"receive and send; 0: not known) and, with --latency-file, DIR/latency.csv.\n"
+"Exit status: 0 when every reply came back (lost replies are counted and warned\n"
+"about), 1 if pong went away or went silent (what was received is still\n"
+"written), 2 for bad options or no pong within --wait, 130 after Ctrl-C,\n"
+"SIGTERM or SIGHUP (what came back is written, marked partial).\n"
 "\n"
 "examples:\n"
 "  jtr pong -T udp & jtr ping -T udp              10000 UDP round trips at 1000/s\n"
@@ -94,11 +98,28 @@ static const struct option long_opts[] = {
 	{ "timebase", required_argument, NULL, 't' },
 	{ "stall-at", required_argument, NULL, TP_OPT_STALL_AT },
 	{ "stall", required_argument, NULL, TP_OPT_STALL },
+	JTR_PROBE_OUTLIER_LONG_OPTS,
 	TP_PROG_LONG_OPTS,
 	TP_STATS_LONG_OPTS,
 	JTR_PROBE_LONG_OPTS,
 	{ NULL, 0, NULL, 0 },
 };
+
+/* send-call ends kept for the outlier log's sent_ns: a reply more than
+ * this many messages behind its send finds its slot reused (sent_ns 0) */
+#define SEND_ENDS 4096u
+
+/* one message's send-call end, its slot written by the sender and read
+ * by the receiver only for an outlier: seq1 (its number + 1) is 0 while the
+ * slot changes, so a read between two equal seq1 is whole */
+struct send_end {
+	uint64_t seq1;
+	uint64_t end_raw;
+};
+
+/* the outlier log's stamps; pong's are TSC ticks where the TSC is usable */
+static const char *const stamp_names[] = { "send", "sent", "peer_rx", "peer_tx" };
+#define STAMPS_PEER_TSC 0xcu
 
 struct ping {
 	struct jtr_probe *p;
@@ -110,6 +131,7 @@ struct ping {
 	bool one_thread;		/* --one-thread: the sender takes each reply */
 	uint64_t stall_at, stall_ns;
 	bool tsc;
+	bool peer_tsc;			/* pong's stamps are TSC ticks (the TSC is usable) */
 	double raw_per_msg;		/* timebase units between intended sends */
 	struct jtr_ticks2ns t2n;
 	unsigned char *sbuf, *rbuf;
@@ -134,6 +156,8 @@ struct ping {
 	uint64_t slack_raw;		/* a stamp this far past a receive is the clock's */
 	uint64_t issued_seen;		/* the receiver's copy of issued, reloaded when short */
 	struct tp_rejects rej;		/* forged and out of window here */
+	struct tp_olog olog;		/* round trips from the intended send over the threshold */
+	struct send_end *ends;		/* SEND_ENDS slots */
 	int recv_err;
 	volatile int abort_run;
 
@@ -161,6 +185,41 @@ static inline void cpu_relax(void)
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_pause();
 #endif
+}
+
+/* send_end_of - the end of message @seq's send call, or 0 when its slot
+ * holds another message's (or is being written) */
+static uint64_t send_end_of(const struct ping *g, uint64_t seq)
+{
+	const struct send_end *e = &g->ends[seq & (SEND_ENDS - 1)];
+	uint64_t s1 = __atomic_load_n(&e->seq1, __ATOMIC_ACQUIRE);
+	uint64_t end = __atomic_load_n(&e->end_raw, __ATOMIC_RELAXED);
+
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (s1 != seq + 1 || __atomic_load_n(&e->seq1, __ATOMIC_RELAXED) != s1)
+		return 0;
+	return end;
+}
+
+/* log_outlier - an outlier round trip of reply @m (@n bytes): from its
+ * intended send, with ping's send-call stamps and pong's echoed ones */
+static __attribute__((noinline)) void log_outlier(struct ping *g, const struct tp_msg *m, size_t n,
+						  uint64_t len_ns)
+{
+	uint64_t st[4] = { (uint64_t)m->sent_ns, send_end_of(g, m->seq), 0, 0 };
+	/* pong's clock must be the one the log maps: its TSC where ours is usable */
+	const unsigned want = g->peer_tsc ? TP_F_ECHO_TSC : TP_F_ECHO;
+
+	if ((m->flags & (TP_F_ECHO | TP_F_ECHO_TSC)) == want && n >= TP_HDR_LEN + TP_ECHO_LEN) {
+		struct tp_echo e;
+
+		memcpy(&e, (const unsigned char *)m + TP_HDR_LEN, sizeof(e));
+		if (e.rx_ns > 0 && e.rx_ns <= e.tx_ns) {
+			st[2] = (uint64_t)e.rx_ns;
+			st[3] = (uint64_t)e.tx_ns;
+		}
+	}
+	tp_olog_note(&g->olog, (uint64_t)m->intended_ns, len_ns, m->seq, st);
 }
 
 /* recv_one - take one reflection and record both round trips: 1 when a
@@ -223,15 +282,22 @@ static inline int recv_one(struct ping *g, struct jtr_hist *hi, struct jtr_hist 
 	*quiet_since = 0;
 	g->last_recv_raw = now;
 	tp_stat_msg(&g->rsrc, (uint64_t)n);
-	if (!(m->flags & TP_F_WARMUP)) {
+	{
 		/* (a stamp up to slack_raw past now, another CPU's clock, is 0) */
 		uint64_t sent = (uint64_t)m->sent_ns, intended = (uint64_t)m->intended_ns;
 		uint64_t rtt = to_ns(g, now > sent ? now - sent : 0);
+		uint64_t from_intended = to_ns(g, now > intended ? now - intended : 0);
 
-		jtr_hist_record(hi, to_ns(g, now > intended ? now - intended : 0));
+		if (m->flags & TP_F_WARMUP) {
+			tp_olog_warm(&g->olog, from_intended);
+			return 1;
+		}
+		jtr_hist_record(hi, from_intended);
 		jtr_hist_record(hs, rtt);
 		tp_stat_lat(&g->rsrc, rtt);
 		tp_latlog_add(&g->lat, m->seq, (uint64_t)m->sent_ns, now);
+		if (__builtin_expect(tp_olog_over(&g->olog, from_intended), 0))
+			log_outlier(g, m, (size_t)n, from_intended);
 	}
 	return 1;
 }
@@ -250,8 +316,10 @@ static void sender(void *arg)
 	int rc;
 
 	tp_stat_thread_begin(&g->ssrc);
-	if (g->one_thread)
+	if (g->one_thread) {
 		tp_stat_thread_begin(&g->rsrc);
+		tp_olog_cpu(&g->olog, g->recv_cpu);
+	}
 	g->t0_raw = now_raw(tsc);
 	for (i = 0; i < total && !jtr_stop && !g->abort_run; i++) {
 		uint64_t intended = g->t0_raw + (uint64_t)((double)i * g->raw_per_msg);
@@ -288,6 +356,13 @@ static void sender(void *arg)
 			g->send_err = rc;
 			break;
 		}
+		{
+			struct send_end *e = &g->ends[i & (SEND_ENDS - 1)];
+
+			__atomic_store_n(&e->seq1, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&e->end_raw, after, __ATOMIC_RELEASE);
+			__atomic_store_n(&e->seq1, i + 1, __ATOMIC_RELEASE);
+		}
 		__atomic_store_n(&g->sent, i + 1, __ATOMIC_RELEASE);
 		tp_stat_msg(&g->ssrc, g->len);
 		tp_stat_poll(&g->ssrc);
@@ -323,6 +398,7 @@ static void receiver(void *arg)
 	int64_t quiet_since = 0;
 
 	tp_stat_thread_begin(&g->rsrc);
+	tp_olog_cpu(&g->olog, g->recv_cpu);
 	while (g->seq.received < total && recv_one(g, &hi, &hs, &quiet_since) >= 0)
 		;
 	tp_stat_thread_end(&g->rsrc);
@@ -420,6 +496,7 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct ping *g)
 		(unsigned long long)g->seq.received, (unsigned long long)g->seq.lost,
 		(unsigned long long)g->seq.duplicates, (unsigned long long)g->seq.reordered);
 	tp_prog_rejects_line(f, &g->rej, true);
+	tp_olog_summary(f, &g->olog, "round trips");
 	tp_stats_summary(f, &g->st, tp_prog_recv_name(g->tp));
 }
 
@@ -443,12 +520,12 @@ static void inputs(FILE *f, const struct jtr_probe *p, const struct ping *g)
 
 /* write_run - one run object */
 static void write_run(struct jtr_json *j, const struct jtr_probe *p, const struct ping *g,
-		      const char *name, int cpu, const struct jtr_hist *h)
+		      const char *name, int cpu, const struct jtr_hist *h, const struct tp_olog *o)
 {
 	uint64_t end = g->last_send_raw;
 
 	tp_prog_write_run(j, p, name, cpu, jtr_tb_mono_ns(&p->tb, g->first_raw),
-			  jtr_tb_mono_ns(&p->tb, end), duration_ns(g), h);
+			  jtr_tb_mono_ns(&p->tb, end), duration_ns(g), h, o);
 }
 
 /* write_outputs - summary.txt and result.json */
@@ -478,6 +555,7 @@ static void write_outputs(struct jtr_probe *p, struct ping *g, const char *peer)
 	jtr_json_bool(&j, "one_thread", g->one_thread);
 	if (g->recv_cpu >= 0) jtr_json_int(&j, "recv_cpu", g->recv_cpu); else jtr_json_null(&j, "recv_cpu");
 	jtr_json_str(&j, "timebase", jtr_tb_name(p->tb_wanted));
+	tp_olog_write_params(&j, &g->olog);
 	if (g->stall_ns) {
 		jtr_json_uint(&j, "stall_at", g->stall_at);
 		jtr_json_uint(&j, "stall_ns", g->stall_ns);
@@ -505,11 +583,11 @@ static void write_outputs(struct jtr_probe *p, struct ping *g, const char *peer)
 	jtr_json_obj_end(&j);
 
 	jtr_json_arr_begin(&j, "runs");
-	write_run(&j, p, g, "rtt_from_intended", g->recv_cpu, &g->from_intended);
-	write_run(&j, p, g, "rtt_from_send", g->recv_cpu, &g->from_send);
-	write_run(&j, p, g, "send_call", g->send_cpu, &g->send_call);
+	write_run(&j, p, g, "rtt_from_intended", g->recv_cpu, &g->from_intended, &g->olog);
+	write_run(&j, p, g, "rtt_from_send", g->recv_cpu, &g->from_send, NULL);
+	write_run(&j, p, g, "send_call", g->send_cpu, &g->send_call, NULL);
 	jtr_json_arr_end(&j);
-	tp_prog_finish(p, &j, &txt, &res, &g->st, &g->lat);
+	tp_prog_finish(p, &j, &txt, &res, &g->st, &g->lat, &g->olog);
 }
 
 int main(int argc, char **argv)
@@ -527,12 +605,14 @@ int main(int argc, char **argv)
 
 	jtr_probe_init(&p, "ping", argc, argv);
 	tp_prog_init(&tp);
+	tp_olog_defaults(&g.olog);
 	g.p = &p;
 	g.tp = &tp;
 
 	/* 1. options: numbers only */
 	while ((opt = getopt_long(argc, argv, ":n:r:m:w:A:a:1t:f:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
-		if (jtr_probe_common_opt(&p, opt, usage_text, argv) || tp_prog_opt(&p, &tp, opt, optarg))
+		if (jtr_probe_common_opt(&p, opt, usage_text, argv) || tp_prog_opt(&p, &tp, opt, optarg) ||
+		    tp_olog_opt(&p, &g.olog, opt, optarg))
 			continue;
 		switch (opt) {
 		case 'n': g.count = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40); break;
@@ -580,6 +660,11 @@ int main(int argc, char **argv)
 	    jtr_worker_alloc(&w[0], g.send_cpu) < 0 || jtr_worker_alloc(&w[1], g.recv_cpu) < 0)
 		jtr_fatal(&p, "out of memory");
 	jtr_prefault(g.rbuf, g.rcap);
+	g.ends = calloc(SEND_ENDS, sizeof(g.ends[0]));
+	if (!g.ends)
+		jtr_fatal(&p, "out of memory");
+	jtr_prefault(g.ends, SEND_ENDS * sizeof(g.ends[0]));
+	tp_olog_init(&p, &g.olog, "rtt", 4, stamp_names, 0);
 	tp_seq_init(&g.seq);
 	if (tp.latency_max > g.count)
 		tp.latency_max = g.count;	/* never more samples than messages */
@@ -599,6 +684,11 @@ int main(int argc, char **argv)
 	jtr_probe_timebase(&p);
 	g.tsc = p.tb.kind == JTR_TB_TSC;
 	g.t2n = p.tb.t2n;
+	/* pong's TSC stamps map through TSC pairs: taken around the run even on
+	 * the clock timebase (jtr_probe_map_* take them only for the TSC's) */
+	g.peer_tsc = p.tb.hz > 0;
+	if (g.peer_tsc)
+		g.olog.log.stamp_tsc = STAMPS_PEER_TSC;
 	g.raw_per_msg = !g.rate_hz ? 0 : g.tsc ? p.tb.hz / (double)g.rate_hz : 1e9 / (double)g.rate_hz;
 	tp.o.numa_cpu = g.recv_cpu;
 	g.t = tp_prog_open(&p, &tp, TP_PING);
@@ -612,10 +702,14 @@ int main(int argc, char **argv)
 	w[1].fn = receiver;
 	w[1].arg = &g;
 	jtr_probe_map_begin(&p);
+	if (g.peer_tsc && !g.tsc)
+		jtr_tsc_pair_take(CLOCK_MONOTONIC, 64, &p.tb.map.a);
 	tp_stats_start(&g.st, &p);
 	jtr_workers_start(&p, w, g.one_thread ? 1 : 2);
 	tp_stats_run(&g.st, &p, w, g.one_thread ? 1 : 2);
 	jtr_probe_map_end(&p);
+	if (g.peer_tsc && !g.tsc)
+		jtr_tsc_pair_take(CLOCK_MONOTONIC, 64, &p.tb.map.b);
 
 	/* 6. tell pong we are done (twice for datagrams), then report */
 	{
@@ -643,6 +737,7 @@ int main(int argc, char **argv)
 		jtr_warn(&p, "%llu of %llu replies never came back (lost)", (unsigned long long)g.seq.lost,
 			 (unsigned long long)g.sent);
 	tp_latlog_write(&g.lat, &p, g.tsc);
+	tp_olog_settle(&g.olog);
 	write_outputs(&p, &g, peer);
 	jtr_probe_finish(&p);
 	if (!strcmp(peer, "silent")) {

@@ -14,6 +14,11 @@
  * one (the session's ping, which alone gets replies and whose end of stream
  * alone ends the session). pong does not read stamps or sequence numbers;
  * ping judges them when they come back.
+ *
+ * A message with room after its header goes back with pong's own receive
+ * and send times in it (struct tp_echo, TP_F_ECHO), so ping can tell where a
+ * slow round trip spent its time. With -o pong also keeps an outlier log of
+ * its slow reflections (receive returned to send call ended).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -40,11 +45,18 @@ static const char usage_text[] =
 "                           0: none): messages and bytes received and sent back, CPU %\n"
 "                           of the process and of the reflecting thread, RSS MB\n"
 "      --stats-print        with -o: each row on stdout as well, while pong runs\n"
+TP_OLOG_USAGE("with -o: reflections",
+"                           (ping's -w warm-up messages give m)\n")
 "  -q, --quiet              print nothing but errors\n"
 "  -h, --help               this text\n"
 "\n"
 TP_PROG_USAGE
 "  (pong waits 60 s for ping by default)\n"
+"\n"
+"A message with room for it (-m on ping: 48 bytes or more) goes back with pong's\n"
+"receive and send times after its header (CLOCK_MONOTONIC ns), which ping's\n"
+"outlier log shows. With -o, DIR/outliers.csv (cpu,start_ns,length_ns,kind,seq)\n"
+"holds the reflections over the threshold and result.json a run 'reflect'.\n"
 "\n"
 "Exit status: 0 after ping's end of stream; 1 if ping went away or went silent;\n"
 "2 for bad options, an address in use, or no ping within --wait; 130 after\n"
@@ -62,6 +74,7 @@ static const struct option long_opts[] = {
 	{ "max-len", required_argument, NULL, 'm' },
 	{ "stats-every", required_argument, NULL, TP_OPT_STATS_EVERY },
 	{ "stats-print", no_argument, NULL, TP_OPT_STATS_PRINT },
+	JTR_PROBE_OUTLIER_LONG_OPTS,
 	TP_PROG_LONG_OPTS,
 	JTR_PROBE_LONG_OPTS,
 	{ NULL, 0, NULL, 0 },
@@ -84,7 +97,37 @@ struct pong {
 	char err_text[512];		/* g.rc in words, taken before the close */
 	struct tp_stat_src rsrc, ssrc;	/* the reflecting thread: received, sent back */
 	struct tp_stats st;
+	bool tsc;			/* stamps and times in TSC ticks, else CLOCK_MONOTONIC ns */
+	struct jtr_ticks2ns t2n;	/* -o with tsc: ticks to ns */
+	struct jtr_hist reflect;	/* -o: each measured reflection, ns */
+	struct tp_olog olog;		/* -o: those over the threshold */
 };
+
+/* note_reflection - -o: a reflection of @m from @rx_ns to @end_ns into the
+ * histogram and the outlier log (ping's warm-up ones into the rule) */
+static inline void note_reflection(struct pong *g, const struct tp_msg *m, uint64_t rx,
+				   uint64_t end)
+{
+	uint64_t v = end > rx ? end - rx : 0;
+
+	if (g->tsc)
+		v = jtr_ticks2ns(&g->t2n, v);
+	if (m->flags & TP_F_HELLO)
+		return;
+	if (m->flags & TP_F_WARMUP) {
+		tp_olog_warm(&g->olog, v);
+		return;
+	}
+	jtr_hist_record(&g->reflect, v);
+	if (__builtin_expect(tp_olog_over(&g->olog, v), 0))
+		tp_olog_note(&g->olog, rx, v, m->seq, NULL);
+}
+
+/* now_raw - TSC ticks or CLOCK_MONOTONIC ns */
+static inline uint64_t now_raw(bool tsc)
+{
+	return tsc ? jtr_rdtsc() : (uint64_t)jtr_mono_ns();
+}
 
 /* reflector - send each message back until ping's end of stream, a silent
  * or vanished ping, or a stop (the worker; the first message is in buf) */
@@ -98,15 +141,27 @@ static void reflector(void *arg)
 
 	tp_stat_thread_begin(&g->rsrc);
 	tp_stat_thread_begin(&g->ssrc);
+	if (g->record_times)
+		tp_olog_cpu(&g->olog, g->cpu);
 	while (!jtr_stop) {
 		if (n >= 0) {
-			const struct tp_msg *m = (const struct tp_msg *)buf;
+			struct tp_msg *m = (struct tp_msg *)buf;
+			const bool echo = (size_t)n >= TP_HDR_LEN + TP_ECHO_LEN;
+			uint64_t rx = 0;
 
 			if (m->flags & TP_F_EOS) {
 				g->eos = true;
 				break;
 			}
+			if (echo || g->record_times)
+				rx = now_raw(g->tsc);
 			tp_stat_msg(&g->rsrc, (uint64_t)n);
+			if (echo) {
+				struct tp_echo e = { (int64_t)rx, (int64_t)now_raw(g->tsc) };
+
+				memcpy(buf + TP_HDR_LEN, &e, sizeof(e));
+				m->flags |= g->tsc ? TP_F_ECHO_TSC : TP_F_ECHO;
+			}
 			if ((g->rc = tp_send(g->t, buf, (size_t)n)) < 0)
 				break;
 			tp_stat_msg(&g->ssrc, (uint64_t)n);
@@ -114,6 +169,7 @@ static void reflector(void *arg)
 				g->last_ns = jtr_mono_ns();
 				if (!g->reflected)
 					g->first_ns = g->last_ns;
+				note_reflection(g, m, rx, now_raw(g->tsc));
 			}
 			g->reflected++;
 			quiet_since = 0;
@@ -149,6 +205,7 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct pong *g)
 		(unsigned long long)g->reflected, g->eos ? "yes" : "no", (unsigned long long)span,
 		span && g->reflected > 1 ? (double)(g->reflected - 1) * 1e9 / (double)span : 0.0);
 	tp_prog_rejects_line(f, &g->rej, false);
+	tp_olog_summary(f, &g->olog, "reflections");
 	tp_stats_summary(f, &g->st, tp_prog_recv_name(g->tp));
 }
 
@@ -170,6 +227,7 @@ static void write_outputs(struct jtr_probe *p, struct pong *g, const char *peer)
 	jtr_json_obj_begin(&j, "params");
 	if (g->cpu >= 0) jtr_json_int(&j, "cpu", g->cpu); else jtr_json_null(&j, "cpu");
 	jtr_json_uint(&j, "max_len", g->tp->o.msg_max);
+	tp_olog_write_params(&j, &g->olog);
 	jtr_json_uint(&j, "wait_ns", g->tp->o.wait_ns);
 	jtr_json_uint(&j, "timeout_ns", g->tp->timeout_ns);
 	jtr_json_obj_end(&j);
@@ -184,8 +242,10 @@ static void write_outputs(struct jtr_probe *p, struct pong *g, const char *peer)
 	tp_stats_write_json(&j, &g->st);
 	jtr_json_obj_end(&j);
 	jtr_json_arr_begin(&j, "runs");
+	tp_prog_write_run(&j, p, "reflect", g->cpu, g->first_ns, g->last_ns, span, &g->reflect,
+			  &g->olog);
 	jtr_json_arr_end(&j);
-	tp_prog_finish(p, &j, &txt, &res, &g->st, NULL);
+	tp_prog_finish(p, &j, &txt, &res, &g->st, NULL, &g->olog);
 }
 
 /* waiting_line - "jtr pong: waiting for ping on KIND ADDR" on stderr */
@@ -203,12 +263,13 @@ int main(int argc, char **argv)
 	struct tp_prog tp;
 	struct jtr_worker w;
 	const char *peer = "ok";
-	bool stats_given = false, streams;
+	bool stats_given = false, olog_given = false, streams;
 	int opt;
 	ssize_t n;
 
 	jtr_probe_init(&p, "pong", argc, argv);
 	tp_prog_init(&tp);
+	tp_olog_defaults(&g.olog);
 	tp.o.msg_max = 4096;
 	tp.o.wait_ns = 60 * JTR_NS_PER_S;
 	g.tp = &tp;
@@ -219,7 +280,10 @@ int main(int argc, char **argv)
 			jtr_usage_error(&p, "pong measures no latency: it takes no -t or --hist-error");
 		if (opt == TP_OPT_STATS_EVERY || opt == TP_OPT_STATS_PRINT)
 			stats_given = true;
-		if (jtr_probe_common_opt(&p, opt, usage_text, argv) || tp_prog_opt(&p, &tp, opt, optarg))
+		if (opt == JTR_OPT_THRESHOLD || opt == JTR_OPT_MAX_OUTLIERS)
+			olog_given = true;
+		if (jtr_probe_common_opt(&p, opt, usage_text, argv) || tp_prog_opt(&p, &tp, opt, optarg) ||
+		    tp_olog_opt(&p, &g.olog, opt, optarg))
 			continue;
 		switch (opt) {
 		case 'a': g.cpu = tp_prog_cpu_opt(&p, "-a", optarg); break;
@@ -231,6 +295,9 @@ int main(int argc, char **argv)
 		if (stats_given)
 			jtr_usage_error(&p, "--stats-every and --stats-print write stats.csv into the "
 					"results folder: add -o DIR");
+		if (olog_given)
+			jtr_usage_error(&p, "--threshold and --max-outliers are for the outlier log, "
+					"DIR/outliers.csv: add -o DIR");
 		tp.stats_every_ns = 0;
 	}
 	if (tp.o.kind != TP_SHM && tp.o.msg_max < tp_max_msg(&tp.o))
@@ -242,6 +309,11 @@ int main(int argc, char **argv)
 		jtr_fatal(&p, "out of memory");
 	jtr_prefault(g.buf, g.cap);
 	g.record_times = p.out_opt != NULL;
+	if (g.record_times) {
+		if (jtr_hist_init(&g.reflect, p.hist_error) < 0)
+			jtr_fatal(&p, "out of memory");
+		tp_olog_init(&p, &g.olog, "reflect", 0, NULL, 0);
+	}
 
 	tp_stats_init(&g.st, tp.stats_every_ns);
 	g.st.print = tp.stats_print;
@@ -251,11 +323,15 @@ int main(int argc, char **argv)
 	/* 2. privileges (and the results folder with -o), then the transport as
 	 * the real user */
 	if (p.out_opt) {
-		p.tb_wanted = JTR_TB_CLOCK;
 		jtr_probe_privileged(&p);
 		jtr_probe_timebase(&p);
+		g.tsc = p.tb.kind == JTR_TB_TSC;
+		g.t2n = p.tb.t2n;
 	} else {
+		struct jtr_err why;
+
 		tp_prog_privileged(&p);
+		g.tsc = jtr_tsc_usable(&why);
 	}
 	if (g.cpu >= 0 && jtr_pin_self(g.cpu) < 0)
 		jtr_fatal(&p, "cannot pin to CPU %d", g.cpu);
@@ -307,6 +383,7 @@ int main(int argc, char **argv)
 		printf("jtr pong: reflected %llu messages on %s\n", (unsigned long long)g.reflected,
 		       g.desc);
 	if (p.out_opt) {
+		tp_olog_settle(&g.olog);
 		write_outputs(&p, &g, peer);
 		jtr_probe_finish(&p);
 	}

@@ -283,9 +283,9 @@ static void write_outputs(struct jtr_probe *p, struct pub *g, const char *peer)
 	jtr_json_obj_end(&j);
 
 	jtr_json_arr_begin(&j, "runs");
-	tp_prog_write_run(&j, p, "send_call", g->cpu, g->first_ns, g->last_ns, dur, &g->send_call);
+	tp_prog_write_run(&j, p, "send_call", g->cpu, g->first_ns, g->last_ns, dur, &g->send_call, NULL);
 	jtr_json_arr_end(&j);
-	tp_prog_finish(p, &j, &txt, &res, &g->st, NULL);
+	tp_prog_finish(p, &j, &txt, &res, &g->st, NULL, NULL);
 }
 
 /* end_of_stream - tell the subscribers how many numbers were issued */

@@ -46,6 +46,8 @@ static const char usage_text[] =
 "      --fifo PRIO          run SCHED_FIFO at PRIO (1-99)\n"
 "  -o, --output DIR         results folder (default results/DATE-HOST-sub)\n"
 "      --hist-error PCT     histogram's maximum relative error (default 1)\n"
+TP_OLOG_USAGE("latencies",
+"                           (the publisher's -w warm-up messages give m)\n")
 "  -q, --quiet              no summary on stdout, no 'ready' line on stderr\n"
 "  -h, --help               this text\n"
 "\n"
@@ -57,8 +59,10 @@ TP_LATENCY_USAGE
 "\n"
 "Prints 'jtr sub: ready on KIND ADDR' on stderr once it can receive. Writes\n"
 "DIR/summary.txt (inputs and results), DIR/result.json (runs latency_from_send,\n"
-"latency_from_intended; transport.stats holds the rows), DIR/stats.csv and, with\n"
-"--latency-file, DIR/latency.csv.\n"
+"latency_from_intended; transport.stats holds the rows), DIR/stats.csv,\n"
+"DIR/outliers.csv (cpu,start_ns,length_ns,kind,seq: each latency over the\n"
+"threshold from its send stamp; not with -f) and, with --latency-file,\n"
+"DIR/latency.csv.\n"
 "Exit status: 0 at end of stream (loss is counted, not an error), 1 if the\n"
 "publisher went away or went silent (what was received is written), 2 for bad\n"
 "options or no publisher within --wait, 130 after Ctrl-C, SIGTERM or SIGHUP\n"
@@ -81,6 +85,7 @@ static const struct option long_opts[] = {
 	{ "hist-error", required_argument, NULL, JTR_OPT_HIST_ERROR },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
+	JTR_PROBE_OUTLIER_LONG_OPTS,
 	TP_PROG_LONG_OPTS,
 	TP_STATS_LONG_OPTS,
 	{ NULL, 0, NULL, 0 },
@@ -108,6 +113,7 @@ struct sub {
 	struct tp_stat_src rsrc;	/* the receiving thread's interval counters */
 	struct tp_stats st;
 	struct tp_latlog lat;
+	struct tp_olog olog;		/* latencies from the send over the threshold */
 };
 
 /* a --max-rate receiver may fall this far behind its schedule and still catch
@@ -169,6 +175,8 @@ static void receiver(void *arg)
 	ssize_t n;
 
 	tp_stat_thread_begin(&g->rsrc);
+	if (g->olog.on)
+		tp_olog_cpu(&g->olog, g->cpu);
 	while (!jtr_stop) {
 		int64_t now;
 
@@ -224,6 +232,8 @@ static void receiver(void *arg)
 		tp_stat_msg(&g->rsrc, (uint64_t)n);
 		if (m->flags & TP_F_WARMUP) {
 			g->warm++;
+			if (!g->fast && (m->flags & TP_F_STAMPED))
+				tp_olog_warm(&g->olog, now > m->sent_ns ? (uint64_t)(now - m->sent_ns) : 0);
 		} else {
 			if (!g->measured)
 				g->first_ns = now;
@@ -237,6 +247,8 @@ static void receiver(void *arg)
 				jtr_hist_record(&hi, now > m->intended_ns ? (uint64_t)(now - m->intended_ns) : 0);
 				tp_stat_lat(&g->rsrc, ls);
 				tp_latlog_add(&g->lat, m->seq, (uint64_t)m->sent_ns, (uint64_t)now);
+				if (__builtin_expect(tp_olog_over(&g->olog, ls), 0))
+					tp_olog_note(&g->olog, (uint64_t)m->sent_ns, ls, m->seq, NULL);
 			}
 		}
 		if (g->spin)
@@ -281,6 +293,8 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct sub *g)
 		fprintf(f, " (publisher issued %llu)", (unsigned long long)g->eos_count);
 	fputc('\n', f);
 	tp_prog_rejects_line(f, &g->rej, true);
+	if (g->olog.on)
+		tp_olog_summary(f, &g->olog, "latencies");
 	fprintf(f, "duration_ns=%llu, result_rate=%.6f\n", (unsigned long long)span_ns(g), rate_hz(g));
 	tp_stats_summary(f, &g->st, tp_prog_recv_name(g->tp));
 	if (!hs->total)
@@ -312,9 +326,9 @@ static void inputs(FILE *f, const struct jtr_probe *p, const struct sub *g)
 
 /* write_run - one latency run */
 static void write_run(struct jtr_json *j, const struct jtr_probe *p, const struct sub *g,
-		      const char *name, const struct jtr_hist *h)
+		      const char *name, const struct jtr_hist *h, const struct tp_olog *o)
 {
-	tp_prog_write_run(j, p, name, g->cpu, g->first_ns, g->last_ns, span_ns(g), h);
+	tp_prog_write_run(j, p, name, g->cpu, g->first_ns, g->last_ns, span_ns(g), h, o);
 }
 
 /* write_outputs - summary.txt and result.json */
@@ -339,6 +353,8 @@ static void write_outputs(struct jtr_probe *p, struct sub *g, const char *peer)
 	jtr_json_uint(&j, "wait_ns", g->tp->o.wait_ns);
 	jtr_json_uint(&j, "timeout_ns", g->tp->timeout_ns);
 	jtr_json_double(&j, "hist_error", p->hist_error);
+	if (g->olog.on)
+		tp_olog_write_params(&j, &g->olog);
 	jtr_json_obj_end(&j);
 
 	tp_prog_write_transport(&j, g->tp, 0);
@@ -357,10 +373,10 @@ static void write_outputs(struct jtr_probe *p, struct sub *g, const char *peer)
 	jtr_json_obj_end(&j);
 
 	jtr_json_arr_begin(&j, "runs");
-	write_run(&j, p, g, "latency_from_send", &g->from_send);
-	write_run(&j, p, g, "latency_from_intended", &g->from_intended);
+	write_run(&j, p, g, "latency_from_send", &g->from_send, &g->olog);
+	write_run(&j, p, g, "latency_from_intended", &g->from_intended, NULL);
 	jtr_json_arr_end(&j);
-	tp_prog_finish(p, &j, &txt, &res, &g->st, &g->lat);
+	tp_prog_finish(p, &j, &txt, &res, &g->st, &g->lat, &g->olog);
 }
 
 int main(int argc, char **argv)
@@ -371,9 +387,11 @@ int main(int argc, char **argv)
 	struct jtr_worker w;
 	const char *peer = "ok";
 	int opt, rc = 0;
+	bool olog_given = false;
 
 	jtr_probe_init(&p, "sub", argc, argv);
 	tp_prog_init(&tp);
+	tp_olog_defaults(&g.olog);
 	g.p = &p;
 	g.tp = &tp;
 
@@ -387,7 +405,10 @@ int main(int argc, char **argv)
 			jtr_opt_fifo(&p, optarg);
 			continue;
 		}
-		if (jtr_probe_common_opt(&p, opt, usage_text, argv) || tp_prog_opt(&p, &tp, opt, optarg))
+		if (opt == JTR_OPT_THRESHOLD || opt == JTR_OPT_MAX_OUTLIERS)
+			olog_given = true;
+		if (jtr_probe_common_opt(&p, opt, usage_text, argv) || tp_prog_opt(&p, &tp, opt, optarg) ||
+		    tp_olog_opt(&p, &g.olog, opt, optarg))
 			continue;
 		switch (opt) {
 		case 'a': g.cpu = tp_prog_cpu_opt(&p, "-a", optarg); break;
@@ -399,6 +420,9 @@ int main(int argc, char **argv)
 	if (g.fast && tp.latency_file)
 		jtr_usage_error(&p, "--latency-file with -f: a fast subscriber measures no latency; "
 				"drop one of them");
+	if (g.fast && olog_given)
+		jtr_usage_error(&p, "--threshold and --max-outliers with -f: a fast subscriber "
+				"measures no latency and keeps no outlier log; drop one of them");
 	tp.o.msg_max = tp_max_msg(&tp.o) < TP_STREAM_MAX ? tp_max_msg(&tp.o) : TP_STREAM_MAX;
 	tp_prog_check(&p, &tp, TP_SUB);
 	p.tb_wanted = JTR_TB_CLOCK;
@@ -414,6 +438,8 @@ int main(int argc, char **argv)
 	if (tp.latency_file && !g.fast && tp_latlog_alloc(&g.lat, tp.latency_max) < 0)
 		jtr_fatal(&p, "out of memory for %llu latency samples; lower --latency-max",
 			  (unsigned long long)tp.latency_max);
+	if (!g.fast)
+		tp_olog_init(&p, &g.olog, "latency", 0, NULL, 0);
 	tp_stats_init(&g.st, tp.stats_every_ns);
 	g.st.print = tp.stats_print;
 	tp_stats_add(&g.st, TP_STAT_RECV, &g.rsrc, &w, !g.fast);
@@ -459,6 +485,8 @@ int main(int argc, char **argv)
 	tp_prog_rejects(&tp, &g.rej);
 	tp_prog_warn_rejects(&p, &tp, &g.rej, true);
 	tp_latlog_write(&g.lat, &p, false);
+	if (g.olog.on)
+		tp_olog_settle(&g.olog);
 	write_outputs(&p, &g, peer);
 	jtr_probe_finish(&p);
 	if (g.err == -ETIMEDOUT) {

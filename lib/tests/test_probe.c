@@ -1,6 +1,7 @@
 /* test_probe.c - what the sampling probes (gap, null, send) share through
  * jtr_probe: the one CPU of -c, a run's histograms and outlier log, the
  * common "params" of result.json, a run's text and gnuplot blocks. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -116,6 +117,69 @@ static void test_series_init(void **state)
 	assert_int_equal(log.dropped, 1);
 	jtr_hist_free(&h);
 	jtr_hist_free(&len);
+}
+
+/* csv_of - @l's outlier log file (header and lines) as a string */
+static char *csv_of(const struct jtr_olog *l, const struct jtr_tb *tb)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	jtr_olog_csv_header(f, l);
+	assert_int_equal(jtr_olog_write_csv(f, l, tb), 0);
+	fclose(f);
+	return buf;
+}
+
+static void test_olog_columns(void **state)
+{
+	static const char *const names[] = { "send", "peer_rx" };
+	struct jtr_tb tb = { .kind = JTR_TB_CLOCK };
+	struct jtr_olog log;
+	uint64_t st[2] = { 150, 0 };
+	char *csv;
+
+	(void)state;
+	/* the three columns of gap, null and send */
+	assert_int_equal(jtr_olog_init(&log, 2, 1), 0);
+	jtr_olog_add(&log, 100, 7);
+	csv = csv_of(&log, &tb);
+	assert_string_equal(csv, "cpu,start_ns,length_ns\n1,100,7\n");
+	free(csv);
+	jtr_olog_free(&log);
+
+	/* a message's log: kind, seq and stamps; 0 stays 0 (not known) */
+	assert_int_equal(jtr_olog_init(&log, 2, 3), 0);
+	assert_int_equal(jtr_olog_columns(&log, "rtt", true, 2, names, 0), 0);
+	jtr_olog_add_msg(&log, 100, 900, 41, st);
+	st[1] = 600;
+	jtr_olog_add_msg(&log, 200, 800, 42, st);
+	jtr_olog_add_msg(&log, 300, 700, 43, st);
+	assert_int_equal(log.n, 2);
+	assert_int_equal(log.dropped, 1);
+	assert_int_equal(log.total_ns, 2400);
+	csv = csv_of(&log, &tb);
+	assert_string_equal(csv, "cpu,start_ns,length_ns,kind,seq,send_ns,peer_rx_ns\n"
+			    "3,100,900,rtt,41,150,0\n3,200,800,rtt,42,150,600\n");
+	free(csv);
+	jtr_olog_free(&log);
+	assert_int_equal(jtr_olog_init(&log, 1, 0), 0);
+	assert_int_equal(jtr_olog_columns(&log, NULL, false, JTR_OLOG_MAX_STAMPS + 1, names, 0),
+			 -EINVAL);
+	jtr_olog_free(&log);
+	/* the header alone, for a file of several logs of three columns */
+	csv = NULL;
+	{
+		size_t len = 0;
+		FILE *f = open_memstream(&csv, &len);
+
+		jtr_olog_csv_header(f, NULL);
+		fclose(f);
+	}
+	assert_string_equal(csv, "cpu,start_ns,length_ns\n");
+	free(csv);
 }
 
 /* params - the common params of @p with @threshold as a JSON document */
@@ -263,6 +327,7 @@ int main(void)
 		cmocka_unit_test(test_one_cpu),
 		cmocka_unit_test(test_one_cpu_absent),
 		cmocka_unit_test(test_series_init),
+		cmocka_unit_test(test_olog_columns),
 		cmocka_unit_test(test_params_common),
 		cmocka_unit_test(test_legacy_run),
 		cmocka_unit_test(test_sample_timing),

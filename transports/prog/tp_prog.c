@@ -205,7 +205,8 @@ void tp_prog_inputs(FILE *f, const struct jtr_probe *p, const struct tp_prog *tp
 
 /* tp_prog_finish - the files, the end of the result, commit */
 void tp_prog_finish(struct jtr_probe *p, struct jtr_json *j, struct jtr_afile *txt,
-		    struct jtr_afile *res, struct tp_stats *st, const struct tp_latlog *l)
+		    struct jtr_afile *res, struct tp_stats *st, const struct tp_latlog *l,
+		    const struct tp_olog *o)
 {
 	jtr_json_obj_begin(j, "files");
 	jtr_json_str(j, "summary", "summary.txt");
@@ -213,12 +214,16 @@ void tp_prog_finish(struct jtr_probe *p, struct jtr_json *j, struct jtr_afile *t
 		jtr_json_str(j, "stats", "stats.csv");
 	if (l && l->cap)
 		jtr_json_str(j, "latency", "latency.csv");
+	if (o && o->on)
+		jtr_json_str(j, "outliers", "outliers.csv");
 	jtr_json_obj_end(j);
 	jtr_probe_result_end(p, j);
 	jtr_probe_commit_file(p, txt);
 	jtr_probe_commit_file(p, res);
 	if (st)
 		tp_stats_commit(st, p);
+	if (o && o->on)
+		tp_olog_write_csv(p, o);
 }
 
 /* tp_prog_write_transport - kind, address, mode, length */
@@ -250,9 +255,11 @@ void tp_prog_write_transport(struct jtr_json *j, const struct tp_prog *tp, uint3
 /* tp_prog_write_run - one run object */
 void tp_prog_write_run(struct jtr_json *j, const struct jtr_probe *p, const char *name,
 		       int cpu, int64_t start_mono_ns, int64_t end_mono_ns, uint64_t duration_ns,
-		       const struct jtr_hist *h)
+		       const struct jtr_hist *h, const struct tp_olog *o)
 {
 	jtr_result_run_begin(j, name, cpu, p->partial, start_mono_ns, end_mono_ns, duration_ns, h);
+	if (o && o->on)
+		tp_olog_write_run(j, o, duration_ns, h);
 	jtr_result_write_hist(j, "histogram", h);
 	jtr_json_obj_end(j);
 }

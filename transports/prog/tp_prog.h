@@ -9,6 +9,7 @@
 
 #include "jtr_probe.h"
 #include "tp.h"
+#include "tp_olog.h"
 #include "tp_seq.h"
 #include "tp_stats.h"
 
@@ -127,20 +128,23 @@ void tp_prog_inputs(FILE *f, const struct jtr_probe *p, const struct tp_prog *tp
 __attribute__((format(printf, 3, 4)))
 void tp_prog_input(FILE *f, const char *name, const char *fmt, ...);
 
-/* tp_prog_finish - "files" (summary, stats, latency), the end of the
- * result, then summary.txt, result.json and stats.csv committed */
+/* tp_prog_finish - "files" (summary, stats, latency, outliers), the end of
+ * the result, then summary.txt, result.json, stats.csv and outliers.csv
+ * committed (@l, @o: NULL when the program keeps none) */
 void tp_prog_finish(struct jtr_probe *p, struct jtr_json *j, struct jtr_afile *txt,
-		    struct jtr_afile *res, struct tp_stats *st, const struct tp_latlog *l);
+		    struct jtr_afile *res, struct tp_stats *st, const struct tp_latlog *l,
+		    const struct tp_olog *o);
 
 /* tp_prog_write_transport - the "transport" object's common head: kind,
  * address, receive mode, message length; the object stays open */
 void tp_prog_write_transport(struct jtr_json *j, const struct tp_prog *tp, uint32_t msg_len);
 
 /* tp_prog_write_run - one element of "runs": @name, @cpu (-1: null), partial,
- * the CLOCK_MONOTONIC span, the duration, the statistics and histogram of @h */
+ * the CLOCK_MONOTONIC span, the duration, the statistics and histogram of @h,
+ * and the "outliers" of @o when it is the run's log (else NULL) */
 void tp_prog_write_run(struct jtr_json *j, const struct jtr_probe *p, const char *name,
 		       int cpu, int64_t start_mono_ns, int64_t end_mono_ns, uint64_t duration_ns,
-		       const struct jtr_hist *h);
+		       const struct jtr_hist *h, const struct tp_olog *o);
 
 /* tp_prog_write_seq - the sequence counts as fields of the open object */
 void tp_prog_write_seq(struct jtr_json *j, const struct tp_seq *s);
