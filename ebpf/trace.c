@@ -67,7 +67,7 @@ static const char usage_text[] =
 "  -i, --drain-interval DUR how often the buffer is drained (default 100ms;\n"
 "                           sooner while it fills fast)\n"
 "      --consumer-cpu CPU   where the draining thread runs (default: the first\n"
-"                           CPU that is not traced), at nice -10\n"
+"                           CPU that is not traced), at nice -10 there\n"
 "      --programs KIND      auto (default), tp_btf or raw_tp\n"
 "      --no-prog-stats      do not turn on BPF run-time statistics\n"
 "      --wakeup             submit events with wake-ups (for tests: this sends\n"
@@ -946,9 +946,12 @@ int main(int argc, char **argv)
 			 "interval");
 	else if (jtr_pin_self(consumer) < 0)
 		jtr_fatal(&p, "cannot run on CPU %d: %s", consumer, strerror(errno));
-	/* a drain that waits behind the busy tasks of its CPU loses events */
-	t.consumer_nice = setpriority(PRIO_PROCESS, 0, JTR_CONSUMER_NICE) == 0 ?
-			  JTR_CONSUMER_NICE : getpriority(PRIO_PROCESS, 0);
+	/* a drain that waits behind the busy tasks of its CPU loses events; on an
+	 * untraced CPU only, where it takes nothing from what is measured */
+	if (consumer >= 0 && setpriority(PRIO_PROCESS, 0, JTR_CONSUMER_NICE) < 0)
+		jtr_warn(&p, "cannot run the drain at nice %d (%s): a busy CPU %d may delay it",
+			 JTR_CONSUMER_NICE, strerror(errno), consumer);
+	t.consumer_nice = getpriority(PRIO_PROCESS, 0);
 
 	/* the results folder and the log, before anything is traced */
 	jtr_probe_privileged(&p);
