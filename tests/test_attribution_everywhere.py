@@ -173,15 +173,19 @@ def test_round_trips_charged_on_the_side_that_was_held(tmp_path, where):
     spins = [(b, e) for b, e in spans_of(times)
              if r["start_mono_ns"] < b and e < r["end_mono_ns"]]
     assert len(spins) >= 50, len(spins)
-    hit = {o["start_ns"]: o for b, e in spins for o in overlapping(att["worst"], b, e)
-           if o["length_ns"] >= FIFO_SPIN_US * 1000 // 2}
+    # one round trip is in flight when a spin starts: it is held, and charged to the
+    # spinner; the messages due during the spin go late behind it (backlog)
     phases = ("reflect",) if where == "pong" else ("send", "out", "reply")
-    n = sum(1 for o in hit.values()
-            if any(by_spinner(o, where, ph) for ph in phases))
-    assert len(hit) >= 0.9 * len(spins), (len(hit), len(spins))
-    assert n >= 0.95 * len(hit), "%d of %d round trips charged on %s's side: %s" % (
-        n, len(hit), where, [o["parts"] for o in hit.values() if not by_spinner(o)][:3])
-    rows = [c for c in att["causes"] if c["name"].startswith("jtr-inject (pid ")]
-    assert rows and all(c["side"] == where for c in rows)
+    held = [(b, e) for b, e in spins
+            if any(o["length_ns"] >= FIFO_SPIN_US * 1000 // 2
+                   for o in overlapping(att["worst"], b, e))]
+    n = sum(1 for b, e in held if any(by_spinner(o, where, ph) for o in
+                                      overlapping(att["worst"], b, e) for ph in phases))
+    assert len(held) >= 0.9 * len(spins), (len(held), len(spins))
+    assert n >= 0.95 * len(held), "%d of %d spins charged on %s's side" % (n, len(held), where)
+    # at FIFO 10 (prio 89) the spinner is pinned (it starts up at prio 120 anywhere)
+    rows = [c for c in att["causes"] if c["name"].startswith("jtr-inject (pid ")
+            and "prio 89" in c["name"]]
+    assert rows and all(c["side"] == where for c in rows), rows
     assert {b["phase"] for b in att["budget"]} >= {"send", "out", "reflect", "reply"}
     assert "budget of the outliers by phase" in stdout
