@@ -12,6 +12,7 @@ import time
 import pytest
 from conftest import JTR, load, need_tracing, run_jtr
 from injection import FIFO_SPIN_US, INJECT, fifo_args, part_of
+from test_transports import two_hosts  # noqa: F401  (a fixture)
 
 INJECT_S = 2
 
@@ -153,13 +154,27 @@ def test_round_trips_charged_on_the_side_that_was_held(tmp_path, where):
     FIFO spinner on pong's CPU, then on ping's: the slow round trips that hold
     a spin are charged to the spinner on that side, pong's in the reflection
     phase (its wake-up and reflection), ping's in its send or reply."""
+    held_round_trips(tmp_path, where, ["-T", "udp"])
+
+
+def test_round_trips_between_two_network_namespaces(tmp_path, two_hosts):  # noqa: F811
+    """The same across a veth pair: ping in one namespace, pong (started by jtr
+    run with --partner-netns) in the other; the spinner on pong's CPU."""
+    h = two_hosts
+    held_round_trips(tmp_path, "pong", ["-T", "udp", "-P", "%s:17393" % h["ip_b"],
+                                        "--partner-netns", h["b"]],
+                     prefix=["ip", "netns", "exec", h["a"]])
+
+
+def held_round_trips(tmp_path, where, transport, prefix=()):
     need_tracing()
     ping_cpu, pong_cpu = two_cpus()
     target = pong_cpu if where == "pong" else ping_cpu
     out, times = tmp_path / "ping", tmp_path / "spins.csv"
-    run = subprocess.Popen([JTR, "run", "ping", "-T", "udp", "-1", "-b", "-r", "10K", "-n", "45K",
-                            "-c", str(ping_cpu), "--pong-cpu", str(pong_cpu), "--top", "100000",
-                            "-o", str(out)],
+    run = subprocess.Popen(list(prefix) + [JTR, "run", "ping", "-1", "-b", "-r", "10K",
+                                           "-n", "45K",
+                                           "-c", str(ping_cpu), "--pong-cpu", str(pong_cpu),
+                                           "--top", "100000", "-o", str(out)] + transport,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     inj = inject(target, times, 1.5)
     stdout, stderr = run.communicate(timeout=180)
@@ -173,15 +188,54 @@ def test_round_trips_charged_on_the_side_that_was_held(tmp_path, where):
     spins = [(b, e) for b, e in spans_of(times)
              if r["start_mono_ns"] < b and e < r["end_mono_ns"]]
     assert len(spins) >= 50, len(spins)
-    hit = {o["start_ns"]: o for b, e in spins for o in overlapping(att["worst"], b, e)
-           if o["length_ns"] >= FIFO_SPIN_US * 1000 // 2}
+    # one round trip is in flight when a spin starts: it is held, and charged to the
+    # spinner; the messages due during the spin go late behind it (backlog)
     phases = ("reflect",) if where == "pong" else ("send", "out", "reply")
-    n = sum(1 for o in hit.values()
-            if any(by_spinner(o, where, ph) for ph in phases))
-    assert len(hit) >= 0.9 * len(spins), (len(hit), len(spins))
-    assert n >= 0.95 * len(hit), "%d of %d round trips charged on %s's side: %s" % (
-        n, len(hit), where, [o["parts"] for o in hit.values() if not by_spinner(o)][:3])
-    rows = [c for c in att["causes"] if c["name"].startswith("jtr-inject (pid ")]
-    assert rows and all(c["side"] == where for c in rows)
+    # a spin inside a longer stall of the machine (> 1 ms: a busy host, a disk
+    # interrupt storm) is no ground truth: another cause held the round trip first
+    held = [(b, e) for b, e in spins
+            if any(o["length_ns"] >= FIFO_SPIN_US * 1000 // 2
+                   for o in overlapping(att["worst"], b, e))
+            and all(o["length_ns"] < 10**6 for o in overlapping(att["worst"], b, e))]
+    n = sum(1 for b, e in held if any(by_spinner(o, where, ph) for o in
+                                      overlapping(att["worst"], b, e) for ph in phases))
+    assert len(held) >= 0.5 * len(spins), (len(held), len(spins))
+    assert n >= 0.95 * len(held), "%d of %d spins charged on %s's side" % (n, len(held), where)
+    # at FIFO 10 (prio 89) the spinner is pinned (it starts up at prio 120 anywhere)
+    rows = [c for c in att["causes"] if c["name"].startswith("jtr-inject (pid ")
+            and "prio 89" in c["name"]]
+    assert rows and all(c["side"] == where for c in rows), rows
     assert {b["phase"] for b in att["budget"]} >= {"send", "out", "reflect", "reply"}
     assert "budget of the outliers by phase" in stdout
+
+
+def test_messages_charged_on_the_subscribers_side(tmp_path):
+    """jtr run pub (shm, busy-poll subscriber started by jtr run on --sub-cpu)
+    with the FIFO spinner on the subscriber's CPU: the slow messages that hold a
+    spin are charged to it, side sub, phase receive; the folder is the
+    subscriber's with pub's result in pub/."""
+    need_tracing()
+    pub_cpu, sub_cpu = two_cpus()
+    out, times = tmp_path / "msgs", tmp_path / "spins.csv"
+    run = subprocess.Popen([JTR, "run", "pub", "-T", "udp", "-P", "127.0.0.1:17397", "-b",
+                            "-r", "10K", "-n", "45K",
+                            "-c", str(pub_cpu), "--sub-cpu", str(sub_cpu), "--top", "100000",
+                            "-o", str(out)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    inj = inject(sub_cpu, times, 1.5)
+    stdout, stderr = run.communicate(timeout=180)
+    inj.communicate(timeout=60)
+    assert run.returncode == 0, stderr
+    res = load(out)
+    assert res["tool"] == "sub" and os.path.isfile(out / "pub" / "result.json")
+    assert res["sides"] == {"pub": [pub_cpu], "sub": [sub_cpu]}
+    att = res["attribution"]
+    spins = spans_of(times)
+    held = [(b, e) for b, e in spins
+            if any(o["length_ns"] >= FIFO_SPIN_US * 1000 // 2
+                   for o in overlapping(att["worst"], b, e))
+            and all(o["length_ns"] < 10**6 for o in overlapping(att["worst"], b, e))]
+    n = sum(1 for b, e in held if any(by_spinner(o, "sub", "receive")
+                                      for o in overlapping(att["worst"], b, e)))
+    assert len(held) >= 0.5 * len(spins), (len(held), len(spins))
+    assert n >= 0.95 * len(held), "%d of %d spins charged on sub's side" % (n, len(held))

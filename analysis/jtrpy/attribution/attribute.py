@@ -127,6 +127,9 @@ ARROW = " → "
 IPI_KINDS = frozenset(("reschedule", "call_function", "call_function_single", "irq_work"))
 NO_EVENT = host_steal.UNMEASURED     # split by the host's steal where the log measured it
 NOT_TRACED = ("not traced", "outside the trace")
+# a message sent late because earlier round trips held the sender (the schedule's
+# backlog, coordinated omission): the time before its send call that no event explains
+BACKLOG = ("backlog", "earlier messages held the sender", "ping")
 OTHER = "other events"
 _TICK = ("timer tick", "local timer", "local timer")
 _TIMER_SOFTIRQ = ("softirq", "TIMER", "softirq TIMER")
@@ -643,10 +646,12 @@ def measured_phases(start, length, sent, peer_rx, peer_tx):
     time), the way out with pong's wake-up (to pong's receive), the reflection,
     the way back with the reply's wake-up; {} without stamps."""
     end = start + length
-    if not (start <= sent <= peer_rx <= peer_tx <= end) or not sent:
-        return {"send": sent - start} if start <= sent <= end and sent else {}
-    return {"send": sent - start, "out": peer_rx - sent, "reflect": peer_tx - peer_rx,
-            "reply": end - peer_tx}
+    out = {"send": sent - start} if sent and start <= sent <= end else {}
+    if out and start <= peer_rx <= peer_tx <= end and peer_rx:
+        # over loopback pong may have the message before ping's send call returns
+        out.update({"out": max(0, peer_rx - sent), "reflect": peer_tx - peer_rx,
+                    "reply": end - peer_tx})
+    return out
 
 
 def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, programs):
@@ -664,7 +669,8 @@ def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, progra
         for c in cpus:
             side_of.setdefault(c, side)
     every_cpu = sorted(side_of)
-    sent_col, rx_col, tx_col = (stamps.get(k) for k in ("sent_ns", "peer_rx_ns", "peer_tx_ns"))
+    send_col, sent_col, rx_col, tx_col = (stamps.get(k) for k in
+                                          ("send_ns", "sent_ns", "peer_rx_ns", "peer_tx_ns"))
     # causes: (category, name, side) -> [parts_ns, longest outlier, its chain,
     # primary count, {phase: ns}]
     causes, worst = {}, []
@@ -745,6 +751,11 @@ def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, progra
         share[key] = kernel_ns - others
         rest = length - kernel_ns
         no_event = NO_EVENT + ((st[2] if st else None),)
+        late = min(rest, st[4]) if st else 0
+        if late > 0:        # what the events leave of a late send: the earlier messages'
+            share[BACKLOG] = late
+            phases[BACKLOG] = "send"
+            rest -= late
         if rest > 0:
             for k, ns in host_steal.split(stolen.get((cpu, start)), rest).items():
                 share[k + no_event[2:]] = ns
@@ -824,7 +835,9 @@ def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, progra
             for ph, ns in measured.items():
                 budget.setdefault(ph, [0, {}])[0] += ns
             longest = max(measured, key=measured.get) if measured else None
-            st = (sent, peer_tx, phase_side.get(longest), longest)
+            send = send_col[i] if send_col else 0
+            late = send - start if start < send < hi else 0
+            st = (sent, peer_tx, phase_side.get(longest), longest, late)
         if len(at) == 1:
             ep, traced, found, names, _ = at[0]
         else:
@@ -843,6 +856,21 @@ def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, progra
         elif names:
             charge((OTHER, ", ".join(sorted(set(names))), side_of.get(cpu) if sides else None),
                    cpu, start, length, None, hi, 0)
+        elif st and st[4] > 0:
+            late = min(st[4], length)
+            parts = [_part(BACKLOG, late, "send")]
+            if length > late:
+                parts.append(_part(NO_EVENT + (st[2],), length - late, st[3]))
+            main = max(parts, key=lambda p: p["ns"])
+
+            def chain():
+                return "sent %s late, behind earlier messages; no kernel event in the rest" \
+                    % _fmt_ns(st[4])
+            for p in parts:
+                k = (p["category"], p["name"], p.get("side"))
+                tally(k, p["ns"], p is main, length, chain, p.get("phase"))
+            note_worst(cpu, start, length, (main["category"], main["name"], main.get("side")),
+                       chain, 0, parts)
         else:
             charge_no_event(cpu, start, length, hi, st)
         return traced
@@ -858,8 +886,12 @@ def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, progra
             side = side_of.get(cpu) if sides else None
             charge(NOT_TRACED + (side,), cpu, start, length, None, 0, 0)
             continue
+        # the other end cannot delay a message before it was sent: its window
+        # starts at the send call (ping's send_ns), not at the intended time
+        begin = send_col[i] if send_col and start < send_col[i] < start + length else start
         for c in seen:
-            copies.setdefault(c, []).append((start, length, i))
+            b = begin if side_of.get(c) != side_of.get(cpu) else start
+            copies.setdefault(c, []).append((b, start + length, i))
     found_at = {}       # outlier -> [(ep, traced, found with sides, events seen, cpu)]
     found_side = {}     # id(episode) -> its side
     pids, comms = scan_switches(log, programs) if copies else ({}, {})
@@ -872,8 +904,9 @@ def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, progra
         idx = log.cpu_index.get(cpu, [])
         walker = _Walker(log, cpu, pids.get(cpu), comms)
         pos, prev_hi, i0 = 0, None, 0
-        for start, length, i in outs:
-            lo, hi = start - slack_ns, start + length
+        for begin, hi, i in outs:
+            length = outliers[i][2]
+            lo = begin - slack_ns
             if prev_hi is not None and lo > prev_hi:
                 if walker.stack or walker.preempt is not None:
                     walker.settle(prev_hi)

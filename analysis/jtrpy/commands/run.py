@@ -1,6 +1,7 @@
 """run - jtr run [PROBE]: measure with the tracer beside the probe, and say what
 caused each outlier. Declares the options it needs itself and hands every other
 one to the probe as it is (as perf mem record hands its own to perf record)."""
+import os
 import sys
 
 from ..attribution.attribute import DEFAULT_SLACK_NS
@@ -16,7 +17,7 @@ from ..cli.parser import (
     add_output,
     add_partner_cpus,
 )
-from ..drivers.plan import PROBES, partner_cpu_of
+from ..drivers.plan import PARTNERS, PROBES, partner_cpu_of
 from ..drivers.run import run_job
 from ..errors import EXIT_INTERRUPTED, UsageError
 from ..render.runs import headline
@@ -72,6 +73,9 @@ def make_parser(prog):
                         "measure one); the tracer follows (default: the probe's own CPU "
                         "option, else the first isolated CPU, else the last online one)")
     add_partner_cpus(p, online_cpus)
+    p.add_argument("--partner-netns", metavar="NAME",
+                   help="ping, pub: start jtr pong or jtr sub in this network namespace "
+                        "(ip netns exec NAME; give ping or pub the address it has there)")
     add_output(p, "results folder (default results/DATE-HOST-PROBE; sub for pub): "
                + OUTPUT_RULE)
     p.add_argument("--no-trace", action="store_true",
@@ -97,6 +101,14 @@ def parse(parser, args):
     opts, rest = parser.parse_known_args(args)
     opts.probe = probe
     opts.partner_cpu = partner_cpu_of(probe, opts.pong_cpu, opts.sub_cpu)
+    if opts.partner_netns is not None:
+        if probe not in PARTNERS:
+            raise UsageError("--partner-netns goes with ping and pub: %s has no other end"
+                             % probe)
+        if not os.path.exists(os.path.join("/run/netns", opts.partner_netns)) or \
+                "/" in opts.partner_netns:
+            raise UsageError("--partner-netns %s: no such network namespace (ip netns list "
+                             "names them)" % opts.partner_netns)
     if opts.no_trace:
         # the tracer's and the attribution's options mean nothing without them
         given = [o for o in ("--backend", "--slack", "--top", "--trace-buffer",
@@ -128,6 +140,7 @@ def run(opts):
     job = run_job(opts.probe_args, probe=opts.probe, cpus=opts.cpus, trace=not opts.no_trace,
                   tracer_args=tracer_args, slack_ns=opts.slack, top=opts.top,
                   backend=opts.backend, partner_cpu=opts.partner_cpu,
+                  partner_netns=opts.partner_netns,
                   cross_check={"min_ns": opts.cross_check_min} if opts.cross_check else None)
     for n in job.notices:
         print("jtr run: %s" % n if not n.startswith("jtr ") else n, file=sys.stderr)

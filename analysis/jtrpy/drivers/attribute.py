@@ -74,7 +74,7 @@ def attribution_of(result, slack_ns=None, top=None, events_path=None, cross_chec
 
 
 TWO_ENDS = {"ping": "pong", "pub": "sub"}
-STAMPS = ("sent_ns", "peer_rx_ns", "peer_tx_ns")
+STAMPS = ("send_ns", "sent_ns", "peer_rx_ns", "peer_tx_ns")
 
 
 def ends_of(result):

@@ -109,6 +109,7 @@ class Plan:
         self.partner_args = []
         self.sides = {}
         self.measured_by = "probe"
+        self.partner_netns = None
         self.wait_ready = False
         self.notices = []
 
@@ -175,7 +176,7 @@ def make_plan(probe, args, cpus=None, partner_cpu=None):
                                  "-A CPU another CPU)" % s)
             mine = sorted({cpu, s})
         peer = partner_cpu if partner_cpu is not None else other_cpu(set(mine))
-        p.partner_args = transport_args(args) + ["-a", str(peer), "-q"]
+        p.partner_args = transport_args(args) + ["-a", str(peer)]
         length = find_option(args, "-m", "--len")
         kind = find_option(args, "-T", "--transport") or "udp"
         if kind == "shm" and length is not None and length.isdigit() and \
@@ -184,7 +185,7 @@ def make_plan(probe, args, cpus=None, partner_cpu=None):
         p.sides = {"ping": mine, "pong": [peer]}
     else:   # pub: the subscriber measures the latency
         peer = partner_cpu if partner_cpu is not None else other_cpu({cpu})
-        p.partner_args = transport_args(args) + ["-a", str(peer), "-q"]
+        p.partner_args = transport_args(args) + ["-a", str(peer)]
         kind = find_option(args, "-T", "--transport") or "udp"
         p.wait_ready = kind in DATAGRAM_TRANSPORTS
         p.measured_by = "partner"

@@ -15,13 +15,14 @@ RESULTS_FD_ENV = "JTR_RESULTS_FD"
 class Program:
     """One running jtr-NAME and the pipe its results folder comes back on."""
 
-    def __init__(self, name, args, env=None, **popen_kw):
+    def __init__(self, name, args, env=None, prefix=(), **popen_kw):
+        """@prefix: words before the program (ip netns exec NAME)."""
         env = dict(os.environ if env is None else env)
         self.name = name
         self.read_end, write_end = os.pipe()
         env[RESULTS_FD_ENV] = str(write_end)
         try:
-            self.proc = signals.spawn([probe_path(name)] + list(args), env=env,
+            self.proc = signals.spawn(list(prefix) + [probe_path(name)] + list(args), env=env,
                                       pass_fds=(write_end,), **popen_kw)
         except BaseException:
             os.close(self.read_end)

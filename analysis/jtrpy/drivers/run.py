@@ -100,6 +100,8 @@ class _Ends:
             args += ["-o", out] if out else []
         with open(self.log, "wb") as err:
             self.prog = Program(plan.partner, args, env=dict(os.environ, JTR_PROG=prog),
+                                prefix=("ip", "netns", "exec", plan.partner_netns)
+                                if plan.partner_netns else (),
                                 stdout=subprocess.DEVNULL, stderr=err)
 
     def failed(self):
@@ -153,14 +155,17 @@ def without_output(args):
 
 
 def run_job(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slack_ns=None,
-            top=None, backend="auto", cross_check=None, prog="jtr run", partner_cpu=None):
+            top=None, backend="auto", cross_check=None, prog="jtr run", partner_cpu=None,
+            partner_netns=None):
     """The whole job; a Job. @probe_args go to jtr-PROBE as they are (with -o
     among them when given), the CPUs jtr pins added (drivers/plan.py); @cpus:
     jtr run's -c ([int] or None). cross_check: None, or {"min_ns": NS or None}
     to record the scheduler's events with perf beside the tracer and compare
-    them with the attribution. @partner_cpu: pong's or sub's CPU."""
+    them with the attribution. @partner_cpu: pong's or sub's CPU; @partner_netns:
+    the network namespace it runs in (ip netns exec)."""
     job = Job()
     plan = job.plan = make_plan(probe, probe_args, cpus, partner_cpu)
+    plan.partner_netns = partner_netns
     job.notices += plan.notices
     job.why = None if trace else "tracing was switched off (--no-trace)"
     tracer = recorder = partner = None

@@ -4,10 +4,22 @@ from ..units import fmt_ns
 
 
 def headline(result):
-    """The headline lines of a gap result."""
+    """The headline lines of a result: a gap or null run's interruptions and time
+    lost; any other run's percentiles and outliers (send, ping, sub)."""
     lines = []
     for r in result.get("runs", []):
         o = r.get("outliers", {})
+        if "lost_time_pct" not in r:
+            pct = r.get("percentiles_ns") or {}
+            text = "%s on CPU %s: %s samples, p50 %s, p99 %s, p99.99 %s, max %s" % (
+                r.get("name", "run"), r.get("cpu"), r.get("samples", 0),
+                *(fmt_ns(pct[k]) if k in pct else "-" for k in ("50", "99", "99.99")),
+                fmt_ns(r.get("max_ns", 0)))
+            if o:
+                text += "; %d outliers above %s" % (o.get("count", 0),
+                                                    fmt_ns(o.get("threshold_ns", 0)))
+            lines.append(text)
+            continue
         lines.append(
             "CPU %s: %d interruptions above %s in %.2f s (%.1f/s), %.3f %% of the time "
             "lost; per loop p99.99 %s, max %s" % (
