@@ -83,7 +83,8 @@ def make_parser(prog):
     add_backend(p)
     add_attribution_options(p, fmt_ns(DEFAULT_SLACK_NS))
     p.add_argument("--trace-buffer", metavar="SIZE", type=Size(4096, 1 << 34),
-                   help="the tracer's ring buffer (default 8M; see jtr trace -b)")
+                   help="the tracer's ring buffer (default: sized from the event rate; "
+                        "see jtr trace -b)")
     p.add_argument("--drain-interval", metavar="DUR", type=Duration(10 ** 6, 10 ** 10),
                    help="how often the tracer drains it, 1ms to 10s (default 100ms)")
     add_cross_check_options(p)
