@@ -50,19 +50,19 @@ def two_cpus():
     return allowed[-1], allowed[0]
 
 
-def test_send_and_null_runs_each_see_their_own_spins(tmp_path):
+def test_send_and_null_runs_each_see_their_own_spins(tmp_path, validate):
     need_tracing()
     cpu, other = two_cpus()
     out, times = tmp_path / "send", tmp_path / "spins.csv"
-    # two pairs of ~1.2 s runs; the spinner covers all four
-    run = subprocess.Popen([JTR, "run", "send", "-T", "udp", "-c", str(cpu), "-n", "150K",
+    # two pairs of short runs; the spinner covers all four
+    run = subprocess.Popen([JTR, "run", "send", "-T", "udp", "-c", str(cpu), "-n", "120K",
                             "--pairs", "2", "--top", "100000", "-o", str(out)],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    inj = inject(cpu, times, 1.5, duration_s=12)
+    inj = inject(cpu, times, 1.0, duration_s=10)
     stdout, stderr = run.communicate(timeout=180)
     inj.communicate(timeout=60)
     assert run.returncode == 0, stderr
-    res = load(out)
+    res = validate(load(out))
     att = res["attribution"]
     assert att["run_kind"] == "send" and set(att["by_kind"]) == {"null"}
     null = att["by_kind"]["null"]
@@ -118,9 +118,9 @@ def test_an_applications_own_outliers(tmp_path):
     tr, csv, times = tmp_path / "tr", tmp_path / "app.csv", tmp_path / "spins.csv"
     trace = subprocess.Popen([JTR, "trace", "-c", str(cpu), "-o", str(tr), "-q"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(2)       # attached (jtr trace says so on a terminal; -q here)
-    app = subprocess.Popen([sys.executable, "-c", VICTIM, str(cpu), "4", str(csv)])
-    inj = inject(cpu, times, 1.0)
+    time.sleep(1.5)      # attached (jtr trace says so on a terminal; -q here)
+    app = subprocess.Popen([sys.executable, "-c", VICTIM, str(cpu), "3.2", str(csv)])
+    inj = inject(cpu, times, 0.6)
     assert app.wait(60) == 0
     inj.communicate(timeout=60)
     trace.terminate()
@@ -149,12 +149,12 @@ def test_an_applications_own_outliers(tmp_path):
 
 
 @pytest.mark.parametrize("where", ["pong", "ping"])
-def test_round_trips_charged_on_the_side_that_was_held(tmp_path, where):
+def test_round_trips_charged_on_the_side_that_was_held(tmp_path, where, validate):
     """jtr run ping (one thread, busy-poll on both ends, udp loopback) with the
     FIFO spinner on pong's CPU, then on ping's: the slow round trips that hold
     a spin are charged to the spinner on that side, pong's in the reflection
     phase (its wake-up and reflection), ping's in its send or reply."""
-    held_round_trips(tmp_path, where, ["-T", "udp"])
+    held_round_trips(tmp_path, where, ["-T", "udp"], validate=validate)
 
 
 def test_round_trips_between_two_network_namespaces(tmp_path, two_hosts):  # noqa: F811
@@ -166,21 +166,21 @@ def test_round_trips_between_two_network_namespaces(tmp_path, two_hosts):  # noq
                      prefix=["ip", "netns", "exec", h["a"]])
 
 
-def held_round_trips(tmp_path, where, transport, prefix=()):
+def held_round_trips(tmp_path, where, transport, prefix=(), validate=lambda r: r):
     need_tracing()
     ping_cpu, pong_cpu = two_cpus()
     target = pong_cpu if where == "pong" else ping_cpu
     out, times = tmp_path / "ping", tmp_path / "spins.csv"
     run = subprocess.Popen(list(prefix) + [JTR, "run", "ping", "-1", "-b", "-r", "10K",
-                                           "-n", "45K",
+                                           "-n", "35K",
                                            "-c", str(ping_cpu), "--pong-cpu", str(pong_cpu),
                                            "--top", "100000", "-o", str(out)] + transport,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    inj = inject(target, times, 1.5)
+    inj = inject(target, times, 1.2)
     stdout, stderr = run.communicate(timeout=180)
     inj.communicate(timeout=60)
     assert run.returncode == 0, stderr
-    res = load(out)
+    res = validate(load(out))
     assert res["sides"] == {"ping": [ping_cpu], "pong": [pong_cpu]}
     assert os.path.isfile(out / "pong" / "result.json")
     att = res["attribution"]
@@ -218,11 +218,11 @@ def test_messages_charged_on_the_subscribers_side(tmp_path):
     pub_cpu, sub_cpu = two_cpus()
     out, times = tmp_path / "msgs", tmp_path / "spins.csv"
     run = subprocess.Popen([JTR, "run", "pub", "-T", "udp", "-P", "127.0.0.1:17397", "-b",
-                            "-r", "10K", "-n", "45K",
+                            "-r", "10K", "-n", "35K",
                             "-c", str(pub_cpu), "--sub-cpu", str(sub_cpu), "--top", "100000",
                             "-o", str(out)],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    inj = inject(sub_cpu, times, 1.5)
+    inj = inject(sub_cpu, times, 1.2)
     stdout, stderr = run.communicate(timeout=180)
     inj.communicate(timeout=60)
     assert run.returncode == 0, stderr

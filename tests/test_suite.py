@@ -82,9 +82,11 @@ def test_suite_report(suite):
     for e in doc["items"]:  # one section per item, ran or not
         assert '<h2 id="%s">%s</h2>' % (e["name"], e["name"]) in html
     # the table of items
-    rows = {r[0]: r for r in page.rows if len(r) == 8}
+    rows = {r[0]: r for r in page.rows if len(r) == 9}
     for e in doc["items"]:
         assert rows[e["name"]][2] == e["status"]
+        if e["status"] == "done":
+            assert rows[e["name"]][4], "the quantity is named"
     ran = [e for e in doc["items"] if e["status"] == "done"]
     for e in ran:
         r = load(d / e["name"])

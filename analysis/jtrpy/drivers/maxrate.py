@@ -4,7 +4,6 @@ between the last good and the first bad rate; maxrate.json holds every step."""
 import os
 import socket
 import subprocess
-import time
 
 from ..errors import UsageError
 from ..results.result import load_result
@@ -13,22 +12,9 @@ from ..system.files import write_json
 from ..system.paths import probe_path
 from ..system.procs import cpu_times
 from ..vocab import DATAGRAM_TRANSPORTS
-from .programs import stop
+from .programs import last_line, stop, wait_ready
 
 FORMAT = "jtr-maxrate/1"
-
-def wait_ready(proc, log, timeout):
-    """Until the subscriber says 'ready on' in @log; False if it exited or timed out."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        with open(log, encoding="utf-8", errors="replace") as f:
-            if "ready on" in f.read():
-                return True
-        if proc.poll() is not None:
-            return False
-        time.sleep(0.01)
-    return False
-
 
 def cpu_ticks():
     """(steal, total) clock ticks of all CPUs so far (/proc/stat), or None."""
@@ -50,22 +36,13 @@ def read(folder):
         return None
 
 
-def _last_line(path):
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = [x.strip() for x in f if x.strip() and "warning:" not in x]
-    except OSError:
-        return ""
-    return lines[-1] if lines else ""
-
-
 def refused(rec, pub_log, sub_log):
     """UsageError when jtr pub or jtr sub refused its options (exit 2): every
     step would, so the search ends at once with the program's own words."""
     for side, log, opt in (("pub", pub_log, "--pub"), ("sub", sub_log, "--sub")):
         if rec.get(side + "_exit") == 2:
             raise UsageError("jtr %s refused its options (from -T, -P, -m, -b, -%s or %s): %s"
-                             % (side, "A" if side == "pub" else "a", opt, _last_line(log)))
+                             % (side, "A" if side == "pub" else "a", opt, last_line(log)))
 
 
 class Search:

@@ -5,6 +5,7 @@ SIGTERM when jtr dies), and the results folder learned from the program itself
 is in place), never scraped from its output."""
 import os
 import subprocess
+import time
 
 from ..system import signals
 from ..system.paths import probe_path
@@ -72,3 +73,26 @@ def stop(proc, grace=5.0):
             proc.kill()
             proc.wait()
     return proc.returncode
+
+
+def wait_ready(proc, log, timeout):
+    """Until a subscriber says 'ready on' in @log; False if it exited or timed out."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        with open(log, encoding="utf-8", errors="replace") as f:
+            if "ready on" in f.read():
+                return True
+        if proc.poll() is not None:
+            return False
+        time.sleep(0.01)
+    return False
+
+
+def last_line(path):
+    """The last line a program wrote to its log (warnings left out), '' when none."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = [x.strip() for x in f if x.strip() and "warning:" not in x]
+    except OSError:
+        return ""
+    return lines[-1] if lines else ""

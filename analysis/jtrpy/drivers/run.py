@@ -26,7 +26,6 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 
 from ..errors import EXIT_INTERRUPTED, UsageError
 from ..results.result import load_result
@@ -34,7 +33,7 @@ from ..system import signals
 from ..trace import backends
 from .attribute import attribute_into
 from .plan import find_option, make_plan
-from .programs import Program, stop
+from .programs import Program, last_line, stop, wait_ready
 
 INTERRUPTED = EXIT_INTERRUPTED      # the probe's status when a stop request ended it early
 READY_S = 20                        # how long a subscriber may take to listen
@@ -54,29 +53,6 @@ class Job:
         self.interrupted = False
         self.notices = []
         self.plan = None
-
-
-def wait_ready(proc, log, timeout):
-    """Until a subscriber says 'ready on' in @log; False if it exited or timed out."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        with open(log, encoding="utf-8", errors="replace") as f:
-            if "ready on" in f.read():
-                return True
-        if proc.poll() is not None:
-            return False
-        time.sleep(0.01)
-    return False
-
-
-def last_line(path):
-    """The last line a program wrote to its log, '' when none."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = [x.strip() for x in f if x.strip() and "warning:" not in x]
-    except OSError:
-        return ""
-    return lines[-1] if lines else ""
 
 
 class _Ends:
