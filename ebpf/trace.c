@@ -894,7 +894,13 @@ static void parse_args(struct jtr_probe *p, struct opts *o, int argc, char **arg
 		jtr_err_clear(&e);
 		if (jtr_cpu_check(o->consumer_cpu, &e) < 0)
 			jtr_usage_error(p, "--consumer-cpu %d: %s", o->consumer_cpu, e.msg);
-		if (CPU_ISSET(o->consumer_cpu, &o->cpus))
+		cpu_set_t online, rest;
+
+		jtr_cpus_online(&online);
+		CPU_XOR(&rest, &online, &o->cpus);
+		CPU_AND(&rest, &rest, &online);
+		/* a traced one only when every CPU is traced (jtr run picks the quiet end) */
+		if (CPU_ISSET(o->consumer_cpu, &o->cpus) && CPU_COUNT(&rest) > 0)
 			jtr_usage_error(p, "--consumer-cpu %d is traced: choose a CPU outside -c, or the "
 					"tracer's own wake-ups show up in the trace", o->consumer_cpu);
 	}
@@ -916,6 +922,7 @@ int main(int argc, char **argv)
 	struct opts o;
 	struct jtr_err e;
 	int stats_fd = -1, consumer, rc;
+	bool traced_consumer;
 	int64_t start_ns, end_ns, last_progress;
 	uint64_t pause;
 
@@ -940,15 +947,19 @@ int main(int argc, char **argv)
 		jtr_usage_error(&p, "%s", e.msg);
 
 	consumer = o.consumer_cpu >= 0 ? o.consumer_cpu : pick_consumer(&o.cpus);
+	traced_consumer = consumer >= 0 && CPU_ISSET(consumer, &o.cpus);
 	if (consumer < 0)
 		jtr_warn(&p, "every CPU is traced: the draining thread's wake-ups every %s will show "
 			 "in the trace; leave one CPU out of -c", o.drain_ns >= JTR_NS_PER_S ? "second" :
 			 "interval");
-	else if (jtr_pin_self(consumer) < 0)
+	else if (traced_consumer)
+		jtr_warn(&p, "every CPU is traced: the draining thread runs on CPU %d, where its "
+			 "wake-ups show in the trace", consumer);
+	if (consumer >= 0 && jtr_pin_self(consumer) < 0)
 		jtr_fatal(&p, "cannot run on CPU %d: %s", consumer, strerror(errno));
 	/* a drain that waits behind the busy tasks of its CPU loses events; on an
 	 * untraced CPU only, where it takes nothing from what is measured */
-	if (consumer >= 0 && setpriority(PRIO_PROCESS, 0, JTR_CONSUMER_NICE) < 0)
+	if (consumer >= 0 && !traced_consumer && setpriority(PRIO_PROCESS, 0, JTR_CONSUMER_NICE) < 0)
 		jtr_warn(&p, "cannot run the drain at nice %d (%s): a busy CPU %d may delay it",
 			 JTR_CONSUMER_NICE, strerror(errno), consumer);
 	t.consumer_nice = getpriority(PRIO_PROCESS, 0);

@@ -114,6 +114,16 @@ class Plan:
         self.notices = []
 
     @property
+    def spare_cpu(self):
+        """Where the tracer drains its buffer when every CPU is traced: a CPU of the
+        end that logs no outliers (send's drain thread, pong, pub), never the
+        measured one; None for one-sided probes."""
+        for side in ("drain", "pong", "pub"):
+            if self.sides.get(side):
+                return self.sides[side][0]
+        return None
+
+    @property
     def cpus(self):
         """Every CPU of the measurement, sorted."""
         return sorted({c for cs in self.sides.values() for c in cs})

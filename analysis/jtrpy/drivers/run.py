@@ -30,6 +30,7 @@ import tempfile
 from ..errors import EXIT_INTERRUPTED, UsageError
 from ..results.result import load_result
 from ..system import signals
+from ..system.cpus import online_cpus
 from ..trace import backends
 from .attribute import attribute_into
 from .plan import find_option, make_plan
@@ -149,6 +150,11 @@ def run_job(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slac
     out = find_option(plan.args, "-o", "--output")
     env = dict(os.environ, JTR_PROG=prog)
     trace_cpus = plan.cpu_text if probe != "gap" or cpus else None
+    tracer_args = list(tracer_args)
+    if plan.spare_cpu is not None and set(plan.cpus) >= set(online_cpus()) and \
+            not any(a.startswith("--consumer-cpu") for a in tracer_args):
+        # no CPU is left untraced: drain from the quiet end, not the measured one
+        tracer_args += ["--consumer-cpu", str(plan.spare_cpu)]
     with signals.measuring():
         try:
             if job.why is None:
