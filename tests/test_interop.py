@@ -169,13 +169,16 @@ def test_import_hlog_roundtrip(runs, tmp_path, validate):
     p = jtr("import", "--hlog", "-o", tmp_path / "back", tmp_path / "one.hlog", check=True)
     src = load(runs / "gap01")
     back = validate(load(tmp_path / "back"))
-    # one run per tag, in the order the log has them (the runs' start times)
-    order = [r["name"] for r in sorted(src["runs"], key=lambda r: r["start_mono_ns"])]
+    # one run per tag, in the order the log has them (the runs' start times, which
+    # the log keeps to the ms: two CPUs' runs that start within one may come either way)
+    names = [r["name"] for r in back["runs"]]
+    starts = {r["name"]: r["start_mono_ns"] for r in src["runs"]}
+    assert sorted(names) == sorted(starts)
+    assert all(starts[a] <= starts[b] + 10**6 for a, b in zip(names, names[1:])), starts
     assert p.stdout.startswith("%s: hlog, 2 runs (%s), %d samples" % (
-        tmp_path / "back", ", ".join(order), sum(r["samples"] for r in src["runs"])))
+        tmp_path / "back", ", ".join(names), sum(r["samples"] for r in src["runs"])))
     assert back["tool"] == "hlog" and back["import"]["time_unit"] == "ns"
     assert (tmp_path / "back" / "source.hlog").read_text() == (tmp_path / "one.hlog").read_text()
-    assert [r["name"] for r in back["runs"]] == order
     for b in back["runs"]:
         a = [r for r in src["runs"] if r["name"] == b["name"]][0]
         err = a["histogram"]["max_rel_error"]

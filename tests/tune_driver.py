@@ -146,7 +146,8 @@ def sweep():
 # ---------------------------------------------------------------- jtr ab
 
 def ab(case):
-    """`jtr ab jtr-realtime --cpus 1` stopped by case["sigs"] (5 ms apart) sent to
+    """`jtr ab jtr-realtime --cpus 1` stopped by case["sigs"] (each 5 ms after the one
+    before was taken: signal_in_turn) sent to
     the process or its process group when case["phase"] is reached (with
     case["env"] in its environment); then the next jtr ab."""
     out = os.path.join(os.environ["T_OUT"], "ab")
@@ -162,18 +163,7 @@ def ab(case):
                                                                              ".b-1.partial-*")),
             "end": lambda: status() == "reverted"}[phase]
     reached = wait_until(cond, p)
-    for i, name in enumerate(case["sigs"]):
-        if i:
-            time.sleep(0.005)
-        sig = getattr(signal, "SIG" + name)
-        try:
-            if case["to"] == "group":
-                os.killpg(p.pid, sig)
-            else:
-                os.kill(p.pid, sig)
-        except ProcessLookupError:
-            pass
-    o, e = p.communicate(timeout=120)
+    o, e = signal_in_turn(p, case["sigs"], case["to"])
     reap()
     after = dump()
     doc = None
@@ -186,6 +176,10 @@ def ab(case):
             "diff": diff(before, after), "holders": dma_holders(), "status": status(),
             "tmp": tmp_files(out, os.environ["JTR_STATE_DIR"]),
             "next_rc": nxt.returncode, "next": (nxt.stdout + nxt.stderr)[-2000:]}
+
+
+# the lines that say jtr took a stop signal (the first, and each later one)
+TAKEN = ("jtr tune: st", "jtr ab: interrupted; reverting", "jtr ab: still", "jtr ab: stopping")
 
 
 def signal_in_turn(p, sigs, to):
@@ -201,7 +195,7 @@ def signal_in_turn(p, sigs, to):
         t.start()
 
     def taken():
-        return sum(1 for x in lines if x.startswith("jtr tune: st"))
+        return sum(1 for x in lines if x.startswith(TAKEN))
     for i, name in enumerate(sigs):
         if i:
             end = time.monotonic() + 2

@@ -108,6 +108,7 @@ def experiment(o, profile, cpus, outdir):
                     print("[%s] reverted %s" % (_now(), profile.name))
             finally:
                 block.busy = BUSY
+                block.stopping = "stopping: writing what was measured"
                 _finish(outdir, record, signals.requested, o["quantity"])
     if signals.requested():
         sys.stdout.flush()
