@@ -547,10 +547,11 @@ def scan_switches(log, programs=None):
     """From every sched_switch: the probe's pid per CPU, and the comm of every pid seen.
 
     The probe is the task most often switched out while runnable on that CPU (it
-    spins and never blocks); where @programs ({cpu: comm}) names the program
-    measuring on a CPU (jtr-pong, which may block), the task of that comm most
-    often switched out there. Comms come from prev_comm and next_comm, so a task
-    whose next_comm was not recorded is still named once it was switched out.
+    spins and never blocks; the idle task, pid 0, is left out); where @programs
+    ({cpu: comm}) names the program measuring on a CPU (jtr-pong, which may
+    block), the task of that comm most often switched out there. Comms come from
+    prev_comm and next_comm, so a task whose next_comm was not recorded is still
+    named once it was switched out.
     """
     body = memoryview(log.data)[_HDR:_HDR + log.records * _REC]
     types = bytes(body[_TYPE::_REC])
@@ -561,7 +562,7 @@ def scan_switches(log, programs=None):
         cpu, _, flags, prev_next, prev_comm, next_comm = unpack(
             data, _HDR + i * _REC + ev.CPU_OFFSET)
         prev_pid, next_pid = prev_next & 0xffffffff, prev_next >> 32
-        if flags & 1:
+        if flags & 1 and prev_pid:      # the idle task is always runnable, never the probe
             per = counts.setdefault(cpu, {})
             per[prev_pid] = per.get(prev_pid, 0) + 1
         if programs and cpu in programs and ev.cstr(prev_comm) == programs[cpu]:

@@ -567,3 +567,23 @@ def test_an_outlier_with_thousands_of_episodes_has_a_bounded_chain(tmp_path):
     assert chain.count("IPI call_function") == A.MAX_EPISODES
     assert "%d more episodes" % (n - A.MAX_EPISODES) in chain
     assert sum(x["total_ns"] for x in att["causes"]) == length
+
+
+def test_the_idle_task_is_never_taken_for_the_probe(tmp_path):
+    """Before the probe starts, the idle task is switched out (always runnable) more
+    often than the probe is preempted: the probe is still the one found, and a
+    preemption of it is charged to the task that ran."""
+    idle, probe, spin = ("swapper/1", 0, 120), ("jtr-gap", PROBE, 120), ("spin", 4242, 9)
+    other = ("kworker/1:0", 77, 120)
+    events = []
+    for k in range(5):      # the idle task gives the CPU to a kworker five times
+        t = T0 + k * 10_000
+        events += [switch(t, idle, other), switch(t + 1000, other, idle, preempted=False)]
+    for k in range(3):      # the probe is preempted by the spinner three times
+        t = T0 + 1_000_000 + k * 100_000
+        events += [switch(t, probe, spin), switch(t + 30_000, spin, probe, preempted=False)]
+    outs = [(1, T0 + 1_000_000 + k * 100_000 - 100, 30_200) for k in range(3)]
+    c = only(run(tmp_path, events, outs))
+    pids, _ = A.scan_switches(E.read_events(str(tmp_path)))
+    assert pids == {1: PROBE}
+    assert c["name"] == "spin (pid 4242, prio 9)" and c["count"] == 3
