@@ -191,6 +191,10 @@ def run_job(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slac
         job.notices.append(partner.failed())
     if partner and job.rc in (0, INTERRUPTED) and folder:
         folder = partner.join(folder)
+        if folder and plan.measured_by == "partner":
+            job.notices.append("the subscriber measured the latency: results in %s/ (%s's, "
+                               "printed above, moved into %s/%s/)"
+                               % (folder, probe, folder, probe))
     if job.rc not in (0, INTERRUPTED) or not folder:
         for t in (tracer, recorder, partner):
             if t:
