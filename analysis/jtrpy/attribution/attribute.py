@@ -1,7 +1,10 @@
-"""attribute - charge every outlier of a gap probe to the kernel events that caused it.
+"""attribute - charge every outlier of a probe to the kernel events that caused it.
 
-Input: a result (result.json), its outliers.csv (cpu,start_ns,length_ns) and the
-event log the tracer recorded on the same CPUs (events.bin + trace.json). Both
+Input: a result (result.json), its outliers.csv (cpu,start_ns,length_ns and
+optional columns) and the event log the tracer recorded on the same CPUs
+(events.bin + trace.json). An outlier of a round trip or a message is searched on
+the CPUs of both ends (attribute()'s sides; the rules below apply on each, the
+largest episode of all is primary, and every cause says its side and phase). Both
 use CLOCK_MONOTONIC, so they are joined on time. Output: the "attribution"
 section of result.json (docs/result.schema.json), and a table for people.
 
@@ -40,7 +43,8 @@ Method
      becomes the head of the chain and the preemption starts with it:
      "local timer → hrtimer hrtimer_wakeup → preempted by fifo-spin (pid 4242,
      prio 9) for 200.0 us". The probe's task is the task most often switched out
-     while still runnable on that CPU (the probe never blocks); with no such
+     while still runnable on that CPU (the probe never blocks; never the idle
+     task), or the task of the program named for that CPU; with no such
      switch, the first switch in the window is taken to leave the probe. A task
      whose next_comm is empty is named from any other sched_switch naming its
      pid, else "pid N (prio P)".
@@ -805,20 +809,28 @@ def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, progra
         note_worst(cpu, start, length, main, chain, traced, parts)
 
     def charge_no_event(cpu, start, length, hi, st):
-        """An outlier with no kernel event in its windows: split by the host's steal
-        where the log measured it (steal.split)."""
+        """An outlier with no kernel event in its windows: what a late send owes to
+        the earlier messages (backlog), the rest split by the host's steal where
+        the log measured it (steal.split)."""
         side, phase = (st[2], st[3]) if st else (None, None)
-        share = {k + (side,): ns for k, ns in
-                 host_steal.split(stolen.get((cpu, start)), length).items()}
+        late = min(st[4], length) if st else 0
+        share, phases = ({BACKLOG: late}, {BACKLOG: "send"}) if late else ({}, {})
+        if length > late:
+            for k, ns in host_steal.split(stolen.get((cpu, start)), length - late).items():
+                share[k + (side,)], phases[k + (side,)] = ns, phase
         main = max(share, key=share.get)
         if len(share) == 1:
-            return charge(main, cpu, start, length, None, hi, 0, phase)
+            return charge(main, cpu, start, length, None, hi, 0, phases[main])
 
         def chain():
-            return "no kernel event for %s, of which host preemption (steal) %s" % (
-                _fmt_ns(length), _fmt_ns(share[host_steal.HOST + (side,)]))
-        charge_parts(cpu, start, length, share, main, chain, 0, dict.fromkeys(share, phase),
-                     list)
+            texts = ["sent %s late, behind earlier messages" % _fmt_ns(late)] if late else []
+            if length > late:
+                stole = share.get(host_steal.HOST + (side,))
+                texts.append("no kernel event for %s%s" % (
+                    _fmt_ns(length - late), ", of which host preemption (steal) %s"
+                    % _fmt_ns(stole) if stole else ""))
+            return "; ".join(texts)
+        charge_parts(cpu, start, length, share, main, chain, 0, phases, list)
 
     phase_side = dict(PHASES)
 
@@ -857,21 +869,6 @@ def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, progra
         elif names:
             charge((OTHER, ", ".join(sorted(set(names))), side_of.get(cpu) if sides else None),
                    cpu, start, length, None, hi, 0)
-        elif st and st[4] > 0:
-            late = min(st[4], length)
-            parts = [_part(BACKLOG, late, "send")]
-            if length > late:
-                parts.append(_part(NO_EVENT + (st[2],), length - late, st[3]))
-            main = max(parts, key=lambda p: p["ns"])
-
-            def chain():
-                return "sent %s late, behind earlier messages; no kernel event in the rest" \
-                    % _fmt_ns(st[4])
-            for p in parts:
-                k = (p["category"], p["name"], p.get("side"))
-                tally(k, p["ns"], p is main, length, chain, p.get("phase"))
-            note_worst(cpu, start, length, (main["category"], main["name"], main.get("side")),
-                       chain, 0, parts)
         else:
             charge_no_event(cpu, start, length, hi, st)
         return traced

@@ -23,7 +23,7 @@ from ..system.paths import probe_path
 # name, one line for `jtr --help`, and where it lives: "exec" for a C program
 # (jtr-NAME), else the module under commands/
 COMMANDS = [
-    ("run", "measure a CPU and say what caused each outlier (the main job)", "run"),
+    ("run", "measure with any probe and say what caused each outlier (the main job)", "run"),
     ("attribute", "charge each outlier of a run to the kernel event that caused it",
      "attribute"),
     ("compare", "is B better or worse than A: percentiles, time lost, causes, with CIs",
