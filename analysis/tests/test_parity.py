@@ -20,6 +20,7 @@ import subprocess
 import pytest
 
 from jtrpy import __version__, vocab
+from jtrpy.drivers import plan
 from jtrpy.results.result import DEFAULT_FILES, RESULT_FILES
 from jtrpy.trace import ebpf, events, perf
 
@@ -115,6 +116,26 @@ def test_transports_are_tp_kind():
         names.update(re.findall(r"\[(TP_[A-Z_]+)\]\s*=\s*\"([\w-]+)\"", open(f).read()))
     assert tuple(names[k] for k in order) == vocab.TRANSPORTS
     assert set(vocab.DATAGRAM_TRANSPORTS) <= set(vocab.TRANSPORTS)
+
+
+def test_jtr_run_passes_the_transport_options_of_tp_prog_h():
+    """jtr run gives the other end the probe's transport group: every option of
+    TP_PROG_LONG_OPTS is passed on (a value or a flag, as C parses it) or named as
+    one each end sets for itself."""
+    h = open(os.path.join(ROOT, "transports", "prog", "tp_prog.h")).read()
+    block = re.search(r"#define TP_PROG_LONG_OPTS(.*?)\n\n", h, re.S).group(1)
+    c_opts = dict(re.findall(r'\{\s*"([\w-]+)",\s*(required_argument|no_argument)', block))
+    assert c_opts
+    valued = {long for _, long in plan.TRANSPORT_VALUED}
+    flags = {long for _, long in plan.TRANSPORT_FLAGS}
+    own = set(plan.TRANSPORT_OWN)
+    assert not (valued & flags or valued & own or flags & own)
+    assert {"--" + n for n in c_opts} == valued | flags | own
+    for n, kind in c_opts.items():
+        if "--" + n in valued:
+            assert kind == "required_argument", n
+        if "--" + n in flags:
+            assert kind == "no_argument", n
 
 
 def test_backends_are_what_the_tracers_write():

@@ -109,7 +109,7 @@ def by_run_kind(result, table, log, kw):
     stamps = {k: table.column(k) for k in STAMPS if table.column(k)}
     kinds = run_kinds(result)
     if not kinds:
-        return att.attribute(result, table.rows, log, stamps=stamps, **kw)
+        return att.attribute(result, table.outliers(), log, stamps=stamps, **kw)
     order = list(dict.fromkeys(k for k, _, _ in kinds))
     spans = sorted((t0, t1, k) for k, t0, t1 in kinds)
     starts = [t0 for t0, _, _ in spans]
@@ -139,7 +139,7 @@ def attribute_csv(path, events_path, slack_ns=None, top=None):
     cpus = sorted({r[0] for r in table.rows})
     runs = [{"cpu": c, "duration_ns": span, "start_mono_ns": log.start_ns} for c in cpus]
     kw = {k: v for k, v in (("slack_ns", slack_ns), ("top", top)) if v is not None}
-    a = att.attribute({"runs": runs}, table.rows, log, **kw)
+    a = att.attribute({"runs": runs}, table.outliers(), log, **kw)
     a["outliers"]["file"] = path
     return a
 

@@ -21,6 +21,10 @@ TRANSPORT_VALUED = (("-T", "--transport"), ("-P", "--addr"), (None, "--recv"),
                     (None, "--iface"), (None, "--ttl"), (None, "--slots"),
                     (None, "--timeout"))
 TRANSPORT_FLAGS = (("-b", "--busy"), (None, "--mcast-wide"))
+# the transport options (TP_PROG_LONG_OPTS in transports/prog/tp_prog.h) each end
+# sets for itself: where the shm reader's ring lives, how long an end waits for
+# its peer to appear (test_parity.py: every C option is in one of the three)
+TRANSPORT_OWN = ("--numa-node", "--cross-numa", "--wait")
 SHM_SLOT = 4096         # pong's default --max-len
 
 

@@ -21,6 +21,7 @@ import re
 from ..errors import UsageError
 from ..system.files import decode_text, read_bytes
 from ..system.memory import paused_gc
+from ..system.numeric import numpy_or_none
 
 HEADER = "cpu,start_ns,length_ns"
 MAX_BYTES = 1 << 30             # 1 GiB: ~30 million outliers
@@ -37,11 +38,25 @@ _LABEL = re.compile(r"[^,\"\x00-\x1f\x7f]{0,200}")
 
 class OutlierLog:
     """An outlier log: rows [(cpu, start_ns, length_ns)] and the optional columns
-    by name ({name: [value per row]}: str for kind and label, int otherwise)."""
+    by name ({name: [value per row]}: str for kind and label, int otherwise).
+    A three-column log read with numpy keeps them as an (n, 3) uint64 array
+    (array; rows made from it when asked for)."""
 
-    def __init__(self, rows, columns=None):
-        self.rows = rows
+    def __init__(self, rows=None, columns=None, array=None):
+        self._rows = rows
+        self.array = array
         self.columns = columns or {}
+
+    @property
+    def rows(self):
+        """[(cpu, start_ns, length_ns)] in log order."""
+        if self._rows is None:
+            self._rows = list(map(tuple, self.array.tolist()))
+        return self._rows
+
+    def outliers(self):
+        """The array where there is one, else the rows: what attribute() takes."""
+        return self.array if self.array is not None else self.rows
 
     def column(self, name):
         """The values of an optional column, None when the log has none."""
@@ -72,14 +87,24 @@ def read_outliers_file(path, within=None, table=False, hint=None):
     if head != HEADER:
         log = _read_columns(path, head, body)
         return log if table else log.rows
-    rows = _read_triples(path, body)
+    rows = _read_triples(path, body, table)
+    if isinstance(rows, OutlierLog):
+        return rows
     return OutlierLog(rows) if table else rows
 
 
-def _read_triples(path, body):
-    """The rows of a three-column log."""
+def _read_triples(path, body, table=False):
+    """The rows of a three-column log (with @table and numpy: an OutlierLog of
+    its array)."""
+    np = numpy_or_none() if table else None
     with paused_gc():
         if _BODY.fullmatch(body):       # the fast path: the whole log is well formed
+            if np is not None and "\n\n" not in body and not body.startswith("\n"):
+                nums = np.fromstring(body.replace("\n", ","), dtype=np.uint64, sep=",")
+                # a 20-digit number past 2^64 - 1 reads as 2^64 - 1: the exact path's
+                if len(nums) == 3 * body.count("\n") and (not len(nums) or (
+                        nums.max() < MAX_NS and nums[0::3].max() <= MAX_CPU)):
+                    return OutlierLog(array=nums.reshape(-1, 3))
             nums = list(map(int, _NUMBER.findall(body)))
             if max(nums[1::3] + nums[2::3], default=0) <= MAX_NS and \
                     max(nums[0::3], default=0) <= MAX_CPU:

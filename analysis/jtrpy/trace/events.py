@@ -28,6 +28,7 @@ from typing import NamedTuple
 from ..errors import UsageError
 from ..system.files import read_bytes, read_json, write_json
 from ..system.memory import paused_gc
+from ..system.numeric import numpy_or_none
 from ..system.schema import COUNT, CPU, NAME, NS, Bool, Int, List, Obj, Opt, Str, check
 
 MAGIC = b"JTREVT1\0"
@@ -177,7 +178,8 @@ class EventLog:
 
     cpu_ts[cpu] is the sorted list of that CPU's timestamps and cpu_index[cpu]
     the record numbers in the same order, so bisect on cpu_ts finds a window
-    and event(cpu_index[cpu][k]) decodes one record of it.
+    and event(cpu_index[cpu][k]) decodes one record of it. With numpy the
+    index is built as arrays (arrays(cpu)) and the lists only when asked for.
     """
 
     def __init__(self, path, data, header, records, complete, meta):
@@ -187,12 +189,19 @@ class EventLog:
         (_, self.version, self.record_size, start_ns, end_ns, _, self.dropped, _) = header
         self.records = records
         self.complete = complete
-        self.cpu_ts, self.cpu_index = _index(data, records)
-        last = max((ts[-1] for ts in self.cpu_ts.values() if ts), default=0)
+        self._arrays = _index_arrays(data, records)
+        if self._arrays is None:
+            self._ts, self._idx = _index(data, records)
+            last = max((ts[-1] for ts in self._ts.values() if ts), default=0)
+            cpus = self._ts
+        else:
+            self._ts, self._idx = None, None
+            cpus = self._arrays[1]
+            last = max((int(ts[-1]) for ts in self._arrays[1].values() if len(ts)), default=0)
         self.start_ns = start_ns or meta.get("start_ns") or 0
         self.end_ns = end_ns or meta.get("end_ns") or last
         if "cpus" not in meta:
-            meta["cpus"] = sorted(self.cpu_ts)
+            meta["cpus"] = sorted(cpus)
         meta.setdefault("vectors", list(VECTOR_KINDS))
         meta.setdefault("symbols", {})
         meta.setdefault("start_ns", self.start_ns)
@@ -205,12 +214,43 @@ class EventLog:
         """The number of records."""
         return self.records
 
+    @property
+    def cpu_ts(self):
+        """{cpu: [ts_ns in time order]}."""
+        if self._ts is None:
+            self._ts = {c: ts.tolist() for c, ts in self._arrays[1].items()}
+        return self._ts
+
+    @property
+    def cpu_index(self):
+        """{cpu: [record number, in the order of cpu_ts]}."""
+        if self._idx is None:
+            self._idx = {c: idx.tolist() for c, idx in self._arrays[2].items()}
+        return self._idx
+
+    def arrays(self, cpu):
+        """With numpy: (records, ts, index) of one CPU: the log's records as a numpy
+        structured array (RECORD_DTYPE), and the CPU's timestamps and record
+        numbers in time order (empty arrays for a CPU without records); None
+        without numpy."""
+        if self._arrays is None:
+            return None
+        recs, ts, idx = self._arrays
+        if cpu not in ts:
+            empty = recs["ts_ns"][:0]
+            return recs, empty, empty.astype("int64")
+        return recs, ts[cpu], idx[cpu]
+
     def event(self, i):
         """Decode record number i (0 is the first after the header)."""
         return Event._make(RECORD.unpack_from(self.data, HEADER_SIZE + i * RECORD_SIZE))
 
     def window(self, cpu, lo_ns, hi_ns):
         """The Events of one CPU with lo_ns <= ts_ns <= hi_ns, in time order."""
+        if self._ts is None:
+            _, ts, idx = self.arrays(cpu)
+            k0, k1 = ts.searchsorted(lo_ns, "left"), ts.searchsorted(hi_ns, "right")
+            return [self.event(int(i)) for i in idx[k0:k1]]
         ts = self.cpu_ts.get(cpu, [])
         idx = self.cpu_index.get(cpu, [])
         return [self.event(idx[k]) for k in range(bisect_left(ts, lo_ns),
@@ -268,6 +308,31 @@ def vector_kind(vectors, kind):
     if 0 <= kind < len(vectors):
         return vectors[kind]
     return "unknown"
+
+
+def record_dtype(np):
+    """struct jtr_ev as a numpy dtype (fields of RECORD_FIELDS)."""
+    return np.dtype([("ts_ns", "<u8"), ("pid", "<u4"), ("cpu", "<u2"), ("type", "u1"),
+                     ("flags", "u1"), ("a", "<u8"), ("b", "<u8"), ("raw", "V32")])
+
+
+def _index_arrays(data, records):
+    """_index with numpy: (records array, {cpu: int64 ts array}, {cpu: record
+    numbers}); None without numpy."""
+    np = numpy_or_none()
+    if np is None:
+        return None
+    if records == 0:
+        return np.zeros(0, record_dtype(np)), {}, {}
+    recs = np.frombuffer(data, dtype=record_dtype(np), count=records, offset=HEADER_SIZE)
+    ts = recs["ts_ns"].view("<i8")         # signed, so that window bounds may be below 0
+    if ts.min() < 0:
+        return None                         # a time past 2^63 ns (a damaged log): plain path
+    order = np.argsort(ts, kind="stable")   # nearly sorted: a merge sort's best case
+    cpus = recs["cpu"][order]
+    distinct = np.unique(cpus).tolist()
+    per_index = {c: order if len(distinct) == 1 else order[cpus == c] for c in distinct}
+    return recs, {c: ts[idx] for c, idx in per_index.items()}, per_index
 
 
 def _index(data, records):

@@ -23,6 +23,13 @@ SYMBOLS = {"0x%x" % addr: name for name, addr in SYM.items()}
 LOCAL_TIMER, CALL_FUNCTION, X86_PLATFORM_IPI = 0, 2, 6
 
 
+@pytest.fixture(autouse=True, params=["numpy", "plain"])
+def path(request, monkeypatch):
+    """Every test on both paths: the numpy one and the plain walker (JTR_NUMPY=0)."""
+    monkeypatch.setenv("JTR_NUMPY", "1" if request.param == "numpy" else "0")
+    return request.param
+
+
 def ev(ts, typ, a=0, b=0, raw=None, cpu=1, pid=PROBE, flags=0):
     """One record as write_events takes it."""
     return (ts, pid, cpu, typ, flags, a, b, raw)
