@@ -17,7 +17,7 @@ VENV=${VENV:-.venv}
 # and zlib headers for the eBPF tracer; bpftrace for ebpf/bpftrace/*.bt; linux-perf
 # for the perf backend of jtr run; tuned so the tests read jtr's profiles with
 # tuned's own parser (its daemon is not started); util-linux for unshare;
-# python3-numpy for jtr compare (jtr runs on /usr/bin/python3; the test venv
+# python3-numpy for jtr compare and fast attribution (jtr runs on /usr/bin/python3; the venv
 # gets numpy from requirements-dev.txt); python3-matplotlib for the plots of
 # jtr report (the venv gets matplotlib from requirements-dev.txt); chromium for
 # the test that renders a report in a headless browser; gnuplot-nox for the test

@@ -16,8 +16,9 @@ workqueue item, NMI or page fault. Its episodes are then the top-level entries
 (a softirq joins the episode before it, as the walker's last_irq rule says),
 and when exactly one episode reaches into the window and explains the outlier
 (with the entry allowance), or none does, the outlier is charged whole to one
-cause here. The rest - preemptions, several episodes, split steal - are the
-walker's.
+cause here. So is a window whose walk is such interrupts, then one preemption
+of the probe (_preemptions). The rest - several episodes, interrupts inside a
+preemption, lost events, a probe that waits, split steal - are the walker's.
 """
 from ..trace import events as ev
 
@@ -33,13 +34,13 @@ BIG = 1 << 62
 
 class Windows:
     """One CPU's outlier windows in the walker's order, with where its walk of
-    each starts and stops (lists for the walker) and which are charged here.
+    each starts and stops and which are charged here (arrays, one per field).
 
     For window k: oi the outlier, begin/hi/lo its bounds, i0/i1 its events
     [i0, i1) in the CPU's time order, pos the walker's position before it, back
     where a restart would begin (restart: whether it does), prev_hi the end of
-    the windows before it (None for the first), fresh: no earlier window reaches
-    into it. fast[k]: charged here with code[k] (the cause, see key()), traced[k]
+    the windows before it (the least int64 for the first), fresh: no earlier
+    window reaches into it. fast[k]: charged here with code[k] (the cause, see key()), traced[k]
     and walk start s[k] (to spell out its chain)."""
 
 
