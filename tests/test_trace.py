@@ -316,10 +316,12 @@ def hogs(cpu, n, seconds):
 
 
 def test_trace_keeps_up_with_a_flood_by_default(tmp_path):
-    """At 250,000 events a second and more on the traced CPU, with 24 busy loops
-    on the draining CPU (where a drain at nice 0 got too little of it and lost a
-    third of the events), the default buffer and drain lose nothing, and every
-    event the kernel side counted is in the log or counted as outside the window."""
+    """At the rate a loopback flood makes on the traced CPU (250,000 events a
+    second and more here), with 24 busy loops on the draining CPU (where a drain
+    at nice 0 got too little of it and lost a third of the events), the default
+    buffer and drain lose nothing, and every event the kernel side counted is in
+    the log or counted as outside the window. A slower flood (a loaded host)
+    proves less, but the same must hold: it is checked, not skipped."""
     need_tracing()
     cpu = last_cpu()
     consumer = min(os.sched_getaffinity(0))
@@ -338,9 +340,9 @@ def test_trace_keeps_up_with_a_flood_by_default(tmp_path):
     for ts in log.cpu_ts.get(cpu, []):
         per_s[ts // 10**9] = per_s.get(ts // 10**9, 0) + 1
     peak = max(per_s.values(), default=0)
-    if peak < 250_000:
-        pytest.skip("the flood made only %d events in a second here" % peak)
-    assert ev["dropped"] == 0 and "dropped" not in p.stderr, ev["dropped_per_type"]
+    print("flood: at most %d events in a second on CPU %d" % (peak, cpu))
+    assert peak > 0
+    assert ev["dropped"] == 0 and "dropped" not in p.stderr, (peak, ev["dropped_per_type"])
     assert sum(ev["per_type"].values()) == ev["total"] == ev["written"] + ev["outside_window"]
     assert len(log) == ev["written"]
     counts = log.type_counts()
