@@ -35,10 +35,10 @@ endif
 LIB_SRCS := $(wildcard lib/*.c)
 LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
 LIBJTR   := $(BUILD)/libjtr.a
-PROBES   := null gap clock send
+PROBES   := null gap clock send wake
 TPROGS   := ping pong pub sub ipc
 # the probes install-caps and install-setuid give privileges to
-PRIV_PROBES := null gap clock
+PRIV_PROBES := null gap clock wake
 BINS     := $(addprefix $(BUILD)/bin/jtr-,$(PROBES) $(TPROGS))
 # transports/: the library (lib/: returns -errno, never prints or exits; built
 # without the glue's headers on its include path), the program glue (prog/:
@@ -217,9 +217,8 @@ install-setuid: install
 	chmod 4755 $(addprefix $(LIBEXEC)/jtr-,$(PRIV_PROBES))
 
 install-caps: install
-	setcap cap_sys_nice,cap_ipc_lock+ep $(LIBEXEC)/jtr-null
-	setcap cap_sys_nice,cap_ipc_lock+ep $(LIBEXEC)/jtr-gap
-	setcap cap_sys_nice,cap_ipc_lock+ep $(LIBEXEC)/jtr-clock
+	for p in $(PRIV_PROBES); do \
+		setcap cap_sys_nice,cap_ipc_lock+ep $(LIBEXEC)/jtr-$$p || exit 1; done
 
 uninstall:
 	rm -rf $(LIBEXEC) $(PYLIB) $(DESTDIR)$(PREFIX)/share/jtr $(DESTDIR)$(PREFIX)/bin/jtr

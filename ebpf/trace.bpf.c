@@ -311,9 +311,25 @@ TWIN(workqueue_execute_start,
  * pointer), and the work item may be freed by then: match by the work pointer */
 TWIN(workqueue_execute_end, on_ptr(JTR_EV_WQ_END, work, 0),
      struct work_struct *work, work_func_t function)
-TWIN(hrtimer_expire_entry,
-     on_ptr(JTR_EV_HRTIMER_ENTRY, hrtimer, (__u64)BPF_CORE_READ(hrtimer, function)),
-     struct hrtimer *hrtimer, ktime_t *now)
+/* on_hrtimer - hrtimer_expire_entry: the timer, its function, when it was
+ * due (the hard expiry, and the soft one a timer slack puts before it) and
+ * the time the expiry code read: a sleeper's intended wake-up is its expiry */
+static __always_inline int on_hrtimer(struct hrtimer *hrtimer, ktime_t *now)
+{
+	struct jtr_ev *e = ev_begin(JTR_EV_HRTIMER_ENTRY, false);
+
+	if (!e)
+		return 0;
+	e->a = (__u64)hrtimer;
+	e->b = (__u64)BPF_CORE_READ(hrtimer, function);
+	e->x[0] = (__u64)BPF_CORE_READ(hrtimer, node.expires);
+	e->x[1] = (__u64)BPF_CORE_READ(hrtimer, _softexpires);
+	bpf_probe_read_kernel(&e->x[2], sizeof(e->x[2]), now);
+	ev_end(e);
+	return 0;
+}
+
+TWIN(hrtimer_expire_entry, on_hrtimer(hrtimer, now), struct hrtimer *hrtimer, ktime_t *now)
 TWIN(hrtimer_expire_exit, on_ptr(JTR_EV_HRTIMER_EXIT, hrtimer, 0), struct hrtimer *hrtimer)
 TWIN(timer_expire_entry,
      on_ptr(JTR_EV_TIMER_ENTRY, timer, (__u64)BPF_CORE_READ(timer, function)),

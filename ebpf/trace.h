@@ -40,7 +40,9 @@ enum jtr_ev_type {
 	JTR_EV_PF_KERNEL,	/* a=address, b=ip, x[0]=error_code */
 	JTR_EV_WQ_START,	/* a=work, b=function address */
 	JTR_EV_WQ_END,		/* a=work (match the start by it) */
-	JTR_EV_HRTIMER_ENTRY,	/* a=hrtimer, b=function address */
+	JTR_EV_HRTIMER_ENTRY,	/* a=hrtimer, b=function address, x[0]=expires (ns,
+				 * CLOCK_MONOTONIC for a monotonic timer), x[1]=soft
+				 * expiry, x[2]=the expiry code's now */
 	JTR_EV_HRTIMER_EXIT,	/* a=hrtimer */
 	JTR_EV_TIMER_ENTRY,	/* a=timer_list, b=function address */
 	JTR_EV_TIMER_EXIT,	/* a=timer_list */

@@ -475,7 +475,7 @@ void jtr_probe_privileged(struct jtr_probe *p)
 			 "as root, install with 'make install-caps' (cap_ipc_lock), or raise "
 			 "'ulimit -l'", strerror(-mrc));
 	jtr_host_collect(&p->host);
-	if (p->fifo_prio && jtr_rt_throttle_warning(&p->host.rt, w, sizeof(w)))
+	if (p->fifo_prio && !p->sleeps && jtr_rt_throttle_warning(&p->host.rt, w, sizeof(w)))
 		jtr_warn(p, "%s", w);
 	if (jtr_outdir_prepare(&p->out, p->out_opt, p->host.hostname, p->tool, &e) < 0)
 		jtr_usage_error(p, "%s", e.msg);

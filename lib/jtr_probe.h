@@ -44,6 +44,8 @@ struct jtr_probe {
 	char **argv;
 	bool quiet;
 	bool progress;			/* stderr is a terminal and not quiet */
+	bool sleeps;			/* the measuring threads sleep between samples:
+					 * RT throttling cannot stop them (no warning) */
 
 	/* common options */
 	int fifo_prio;			/* 0: none */

@@ -1,6 +1,6 @@
 """main - the jtr front end: one command, subcommands like perf or bpftool.
 
-The measuring programs (null, gap, clock, ping, pong, pub, sub, send, ipc, and
+The measuring programs (null, gap, clock, wake, ping, pong, pub, sub, send, ipc, and
 trace without --print) are C programs: jtr hands over to them with exec before
 any parsing, so their options, --help, Ctrl-C, exit status and setuid behave
 exactly as if the program had been run directly. Every other subcommand is a
@@ -33,6 +33,7 @@ COMMANDS = [
     ("null", "time an empty loop millions of times, in runs", "exec"),
     ("gap", "read the clock back to back, log every interruption (like oslat)", "exec"),
     ("clock", "cost and jitter of rdtsc, rdtscp, clock_gettime and friends", "exec"),
+    ("wake", "timer wake-up latency on a fixed schedule (like cyclictest)", "exec"),
     ("ping", "round trips at a constant rate through jtr pong", "exec"),
     ("pong", "reflect jtr ping's messages back", "exec"),
     ("pub", "publish at a steady rate over shm, tcp, udp, mcast, unix", "exec"),

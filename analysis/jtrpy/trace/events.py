@@ -487,6 +487,9 @@ def describe(ev, meta):
         return "nmi_handler %s %d ns%s" % (sym(a), b, "" if ev.flags else " unhandled")
     if t in (PF_USER, PF_KERNEL):
         return "%s address=0x%x ip=%s error_code=0x%x" % (ev.type_name, a, sym(b), ev.x[0])
+    if t == HRTIMER_ENTRY and ev.x[0]:
+        return "%s %s expires=%.6f s (%+.1f us)" % (ev.type_name, sym(b), ev.x[0] / 1e9,
+                                                     (ev.ts_ns - ev.x[0]) / 1e3)
     if t in (WQ_START, WQ_END, HRTIMER_ENTRY, TIMER_ENTRY):
         return "%s %s" % (ev.type_name, sym(b))
     if t in (HRTIMER_EXIT, TIMER_EXIT):
