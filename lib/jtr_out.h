@@ -37,7 +37,8 @@ void jtr_afile_abort(struct jtr_afile *a);
 #define JTR_RESULT_FILES \
 	"result.json", "summary.txt", "outliers.csv", "null.gp", "send.gp", \
 	"send_v_null.plt", "stats.csv", "latency.csv", "events.bin", "trace.json", \
-	"attribution.txt", "sched.data", "oslat.json", "cyclictest.json", "source.hlog"
+	"attribution.txt", "decomposition.csv", "sched.data", "oslat.json", \
+	"cyclictest.json", "source.hlog"
 
 struct jtr_outdir {
 	char final[PATH_MAX];	/* the folder the user will see */

@@ -1,6 +1,7 @@
 """injection - the ground-truth tests' shared part: run `jtr run` on a CPU while
 tests/inject.py interferes with it in a known way, and read what the attribution
 charged to that interference."""
+import contextlib
 import glob
 import os
 import shutil
@@ -31,20 +32,20 @@ MAX_STEAL_SHARE = 0.05
 ATTEMPTS = 3
 
 
-def run_with(tmp_path, cpu, inject_args, run_args=()):
-    """`jtr run` on @cpu for RUN_S with every outlier listed; the injector runs
-    in the middle. Returns (result, [(begin, end)] injections inside the probe,
-    stdout). See run_folder."""
-    return run_folder(tmp_path, cpu, inject_args, run_args)[1:]
+def run_with(tmp_path, cpu, inject_args, run_args=(), probe="gap", top=100000):
+    """`jtr run [PROBE]` on @cpu for RUN_S with the @top longest outliers listed
+    (every one by default); the injector runs in the middle. Returns (result,
+    [(begin, end)] injections inside the probe, stdout). See run_folder."""
+    return run_folder(tmp_path, cpu, inject_args, run_args, probe, top)[1:]
 
 
-def run_folder(tmp_path, cpu, inject_args, run_args=()):
+def run_folder(tmp_path, cpu, inject_args, run_args=(), probe="gap", top=100000):
     """run_with, run again (in a new folder) while the host stole more than
     MAX_STEAL_SHARE of @cpu during the injection; (folder, result, spans, stdout)."""
     for attempt in range(1, ATTEMPTS + 1):
         d = tmp_path if attempt == 1 else tmp_path / ("again-%d" % attempt)
         d.mkdir(exist_ok=True)
-        res, inside, stdout, stolen = _run_once(d, cpu, inject_args, run_args)
+        res, inside, stdout, stolen = _run_once(d, cpu, inject_args, run_args, probe, top)
         if stolen <= MAX_STEAL_SHARE * INJECT_S * 10**9:
             break
         print("the host stole %.0f ms of CPU %d during the %d s injection (attempt %d of %d)"
@@ -52,11 +53,12 @@ def run_folder(tmp_path, cpu, inject_args, run_args=()):
     return d / "run", res, inside, stdout
 
 
-def _run_once(tmp_path, cpu, inject_args, run_args):
+def _run_once(tmp_path, cpu, inject_args, run_args, probe, top):
     out = tmp_path / "run"
     times = tmp_path / "inject.csv"
-    run = subprocess.Popen([os.path.join(ROOT, "jtr"), "run", "-c", str(cpu), "-d", str(RUN_S),
-                            "--top", "100000", "-o", str(out)] + list(run_args),
+    run = subprocess.Popen([os.path.join(ROOT, "jtr"), "run", probe, "-c", str(cpu),
+                            "-d", str(RUN_S),
+                            "--top", str(top), "-o", str(out)] + list(run_args),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     # the probe fills a hidden .run.partial-PID folder once the tracer is attached
     # and it measures: inject only then (attaching takes a second, longer when the
@@ -139,3 +141,59 @@ def fifo_run(tmp_path, run_args=()):
     cpu, _ = cpus()
     extra = ["--backend", "ebpf"] + (["--cross-check"] if shutil.which("perf") else [])
     return run_folder(tmp_path, cpu, fifo_args(cpu), extra + list(run_args))
+
+
+def block_irq():
+    """(irq, name, device) of a virtio block device's request queue, or None."""
+    for dev in sorted(os.listdir("/sys/block")):
+        if dev.startswith(("loop", "ram", "zram", "dm-")):
+            continue
+        try:
+            virtio = os.path.basename(os.readlink("/sys/block/%s/device" % dev))
+        except OSError:
+            continue
+        for line in open("/proc/interrupts"):
+            parts = line.split()
+            if parts and parts[-1].startswith(virtio + "-req"):
+                return int(parts[0].rstrip(":")), parts[-1], "/dev/" + dev
+    return None
+
+
+@contextlib.contextmanager
+def steered_disk(tmp_path, cpu):
+    """The block device's interrupt pointed at @cpu, and a 64 MiB file on it for
+    direct reads: yields (irq, name, file); the affinity is put back after, even
+    when the test fails. Skips where there is no such device or it cannot be
+    steered there."""
+    found = block_irq()
+    if not found:
+        pytest.skip("no virtio block device with its own interrupt on this machine")
+    irq, name, dev = found
+    aff = "/proc/irq/%d/smp_affinity_list" % irq
+    old = open(aff).read().strip()
+    try:
+        try:
+            with open(aff, "w") as f:
+                f.write(str(cpu))
+        except OSError:
+            pass  # a managed interrupt: the kernel chose; use it if it points at our CPU
+        eff = open("/proc/irq/%d/effective_affinity_list" % irq).read().strip()
+        if eff != str(cpu):
+            pytest.skip("IRQ %d (%s) cannot be steered to CPU %d (effective: %s)"
+                        % (irq, name, cpu, eff))
+        # direct reads of a file on that device (the device node itself may be closed to us)
+        data = tmp_path / "direct.bin"
+        if os.stat(tmp_path).st_dev != os.stat(dev).st_rdev:
+            pytest.skip("%s is not on %s: direct reads would not reach IRQ %d"
+                        % (tmp_path, dev, irq))
+        with open(data, "wb") as f:
+            f.write(os.urandom(1 << 20) * 64)
+            os.fsync(f.fileno())
+        yield irq, name, data
+    finally:
+        try:
+            with open(aff, "w") as f:
+                f.write(old)
+        except OSError:
+            pass
+    assert open(aff).read().strip() == old

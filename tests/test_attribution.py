@@ -18,6 +18,7 @@ from injection import (
     outliers_holding,
     part_of,
     run_with,
+    steered_disk,
 )
 
 
@@ -86,58 +87,12 @@ def test_cpuid_reads_are_call_function_single_ipis(tmp_path):
     assert n >= 0.95 * len(spans), "%d of %d cpuid reads charged to the IPI" % (n, len(spans))
 
 
-def block_irq():
-    """(irq, name, device) of a virtio block device's request queue, or None."""
-    for dev in sorted(os.listdir("/sys/block")):
-        if dev.startswith(("loop", "ram", "zram", "dm-")):
-            continue
-        try:
-            virtio = os.path.basename(os.readlink("/sys/block/%s/device" % dev))
-        except OSError:
-            continue
-        for line in open("/proc/interrupts"):
-            parts = line.split()
-            if parts and parts[-1].startswith(virtio + "-req"):
-                return int(parts[0].rstrip(":")), parts[-1], "/dev/" + dev
-    return None
-
-
 def test_disk_interrupt_steered_to_the_cpu_is_a_hardirq(tmp_path):
     need_tracing()
     cpu, other = cpus()
-    found = block_irq()
-    if not found:
-        pytest.skip("no virtio block device with its own interrupt on this machine")
-    irq, name, dev = found
-    aff = "/proc/irq/%d/smp_affinity_list" % irq
-    old = open(aff).read().strip()
-    try:
-        try:
-            with open(aff, "w") as f:
-                f.write(str(cpu))
-        except OSError:
-            pass  # a managed interrupt: the kernel chose; use it if it points at our CPU
-        eff = open("/proc/irq/%d/effective_affinity_list" % irq).read().strip()
-        if eff != str(cpu):
-            pytest.skip("IRQ %d (%s) cannot be steered to CPU %d (effective: %s)"
-                        % (irq, name, cpu, eff))
-        # direct reads of a file on that device (the device node itself may be closed to us)
-        data = tmp_path / "direct.bin"
-        if os.stat(tmp_path).st_dev != os.stat(dev).st_rdev:
-            pytest.skip("%s is not on %s: direct reads would not reach IRQ %d"
-                        % (tmp_path, dev, irq))
-        with open(data, "wb") as f:
-            f.write(os.urandom(1 << 20) * 64)
-            os.fsync(f.fileno())
+    with steered_disk(tmp_path, cpu) as (irq, name, data):
         res, spans, _ = run_with(tmp_path, cpu, ["disk", str(data), "--source", str(other),
                                                  "--period-ms", "10"])
-    finally:
-        try:
-            with open(aff, "w") as f:
-                f.write(old)
-        except OSError:
-            pass
-    assert open(aff).read().strip() == old
     assert len(spans) >= 100
 
     def hardirq(o):

@@ -170,7 +170,7 @@ class _Episode:
         self.switch_ns = None   # preemption: when the probe was switched out
 
 
-def _task_text(task):
+def task_text(task):
     """'kworker/1:2 (pid 123, workqueue vmstat_update, prio 120)'."""
     comm, pid, prio, items = task
     parts = ["pid %d" % pid] + items + ([] if prio is None else ["prio %d" % prio])
@@ -190,7 +190,7 @@ def format_chain(ep, hi_ns):
     links = list(dict.fromkeys(ep.links))
     if ep.tasks is not None:
         end = ep.end if ep.end is not None else hi_ns
-        who = _shorten([_task_text(t) for t in ep.tasks], MAX_TASKS, "tasks")
+        who = _shorten([task_text(t) for t in ep.tasks], MAX_TASKS, "tasks")
         links = _shorten(links, MAX_LINKS - 1, "links")
         links.append("preempted by %s for %s" % (", ".join(who),
                                                  _fmt_ns(max(0, end - ep.switch_ns))))
@@ -209,7 +209,7 @@ def _first_ts(data, index):
     return ev.HEAD.unpack_from(data, _HDR + _REC * int(index[0]))[0] if len(index) else 0
 
 
-def _vector_desc(kind):
+def vector_desc(kind):
     """Category, name and chain link of an irq_vectors kind."""
     if kind == "local_timer":
         return _TICK
@@ -236,7 +236,7 @@ class _Walker:
         self.comms = comms or {}
         self.irq_names = {}
         self.timer_links = {}
-        self.vec_desc = [_vector_desc(k) for k in self.vectors] + [_vector_desc("unknown")]
+        self.vec_desc = [vector_desc(k) for k in self.vectors] + [vector_desc("unknown")]
         self.restart(_first_ts(self.data, self.index))
 
     def restart(self, origin_ns):
@@ -1002,7 +1002,7 @@ def _attribute_fast(np, arr, outliers, log, slack_ns, top, traced_cpus, programs
                            outliers, slack_ns))
         steal = stolen
     pids, comms = vector.switches(np, log, programs) if cpus else ({}, {})
-    vec_desc = [_vector_desc(k) for k in log.vectors] + [_vector_desc("unknown")]
+    vec_desc = [vector_desc(k) for k in log.vectors] + [vector_desc("unknown")]
     names = {vector.IRQ: {}, vector.PREEMPT: {}}     # kind -> {name: number over all CPUs}
     number, plans, traced = len(nt), [], 0
     for c in cpus:
@@ -1235,17 +1235,8 @@ def _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, count,
         rows.append(row)
     rows.sort(key=lambda r: (-r["total_ns"], -r["count"], r["category"], r["name"],
                              r.get("side") or ""))
-    events_meta = meta.get("events") if isinstance(meta.get("events"), dict) else {}
-    dropped = max(log.dropped, events_meta.get("dropped") or 0)
-    tracer = {
-        "backend": meta.get("backend", "unknown"), "events": log.records, "dropped": dropped,
-        "per_type": events_meta.get("per_type") or log.type_counts(),
-        "dropped_per_type": events_meta.get("dropped_per_type") or {},
-        "cpus": sorted(meta.get("cpus") or log.cpu_ts), "start_ns": log.start_ns,
-        "end_ns": log.end_ns, "complete": log.complete, "steal": host_steal.status(meta)}
-    cost = tracer_cost(meta)
-    if cost:
-        tracer["cost"] = cost
+    tracer = tracer_section(log)
+    dropped = tracer["dropped"]
     worst_rows = []
     for length, neg_start, _, cpu, key, chain, traced, parts in sorted(
             worst, reverse=True, key=lambda w: w[:3]):
@@ -1259,13 +1250,7 @@ def _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, count,
         if key[2] is not None:
             row["side"] = key[2]
         worst_rows.append(row)
-    warnings = []
-    if dropped:
-        warnings.append("the tracer dropped %d events: causes may be missing for some "
-                        "outliers" % dropped)
-    if not log.complete:
-        warnings.append("the tracer did not finish its log (killed?): %d records were read "
-                        "from the file size" % log.records)
+    warnings = tracer_warnings(log, dropped)
     if unlogged:
         warnings.append("%s counted but not logged (outliers.csv was full: raise "
                         "--max-outliers); they are not attributed" % counted(unlogged, "outlier"))
@@ -1285,6 +1270,35 @@ def _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, count,
         "worst": worst_rows,
         "warnings": warnings,
     }
+
+
+def tracer_section(log):
+    """attribution.tracer: what the tracer recorded, dropped and cost."""
+    meta = log.meta
+    events_meta = meta.get("events") if isinstance(meta.get("events"), dict) else {}
+    tracer = {
+        "backend": meta.get("backend", "unknown"), "events": log.records,
+        "dropped": max(log.dropped, events_meta.get("dropped") or 0),
+        "per_type": events_meta.get("per_type") or log.type_counts(),
+        "dropped_per_type": events_meta.get("dropped_per_type") or {},
+        "cpus": sorted(meta.get("cpus") or log.cpu_ts), "start_ns": log.start_ns,
+        "end_ns": log.end_ns, "complete": log.complete, "steal": host_steal.status(meta)}
+    cost = tracer_cost(meta)
+    if cost:
+        tracer["cost"] = cost
+    return tracer
+
+
+def tracer_warnings(log, dropped):
+    """The warnings every attribution gives about its event log."""
+    out = []
+    if dropped:
+        out.append("the tracer dropped %d events: causes may be missing for some "
+                   "outliers" % dropped)
+    if not log.complete:
+        out.append("the tracer did not finish its log (killed?): %d records were read "
+                   "from the file size" % log.records)
+    return out
 
 
 def tracer_cost(meta):

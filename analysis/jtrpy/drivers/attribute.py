@@ -11,6 +11,7 @@ import os
 
 from ..attribution import attribute as att
 from ..attribution import crosscheck as xc
+from ..attribution import wake
 from ..errors import UsageError
 from ..render.attribution import cross_check_lines, format_table
 from ..results.outliers import read_outlier_log, read_outliers_file
@@ -39,22 +40,34 @@ def sched_data_path(result, given=None):
     return p
 
 
-def attribution_of(result, slack_ns=None, top=None, events_path=None, cross_check=None):
+def attribution_of(result, slack_ns=None, top=None, events_path=None, cross_check=None,
+                   decomposed=None):
     """The attribution of @result (a Result) and, when @cross_check is given
     ({"sched_data": PATH or None, "min_ns": NS or None}), a function that compares
     it with perf sched timehist and returns the cross_check section. Nothing is
-    written. Usage errors of the cross-check come before the work."""
+    written. Usage errors of the cross-check come before the work. A jtr wake
+    result is decomposed (attribution/wake.py); its rows per outlier are added to
+    the list @decomposed when one is given."""
     kw = {}
     if slack_ns is not None:
         kw["slack_ns"] = slack_ns
     if top is not None:
         kw["top"] = top
     sched_path = None
+    if cross_check is not None and result.get("tool") == "wake":
+        raise UsageError("--cross-check compares the charges to task preemption with perf "
+                         "sched; a jtr wake result's decomposition names the blocking "
+                         "thread itself: leave --cross-check out")
     if cross_check is not None:
         sched_path = sched_data_path(result, cross_check.get("sched_data"))
     table = read_outlier_log(result)
     log = events.read_events(events_path) if events_path else \
         events.read_events(result.file("events"), within=result.folder)
+    if result.get("tool") == "wake":
+        a, rows = wake.decompose(result, table.outliers(), log, **kw)
+        if decomposed is not None:
+            decomposed += rows
+        return a, None
     kw.update(ends_of(result))
     outcomes = []
     if sched_path is not None:
@@ -153,8 +166,9 @@ def attribute_into(result, slack_ns=None, top=None, events_path=None, cross_chec
     cross_check is removed, as it judged an earlier attribution. A cross-check
     that fails after the attribution raises UsageError if @strict, else says why
     in its lines."""
+    rows = []
     a, check = attribution_of(result, slack_ns=slack_ns, top=top, events_path=events_path,
-                              cross_check=cross_check)
+                              cross_check=cross_check, decomposed=rows)
     lines = format_table(a)
     result["attribution"] = a
     result.pop("cross_check", None)
@@ -163,6 +177,8 @@ def attribute_into(result, slack_ns=None, top=None, events_path=None, cross_chec
         files["events"] = events.LOG_NAME
         files["trace"] = events.TRACE_NAME
     result.write_text("attribution", "attribution.txt", "\n".join(lines) + "\n")
+    if "decomposition" in a:
+        result.write_text("decomposition", wake.CSV_NAME, wake.csv_text(rows))
     if check is not None:
         try:
             cc = check(result)

@@ -14,7 +14,9 @@ from ..system.cpus import default_cpu, online_cpus
 from ..values import format_cpulist, parse_cpulist
 from ..vocab import DATAGRAM_TRANSPORTS
 
-PROBES = ("gap", "null", "send", "ping", "pub")
+PROBES = ("gap", "wake", "null", "send", "ping", "pub")
+# the probes that measure every CPU of -c, one thread each
+MULTI_CPU = ("gap", "wake")
 PARTNERS = {"ping": "pong", "pub": "sub"}
 # the transport group every endpoint shares: options with a value, and flags
 TRANSPORT_VALUED = (("-T", "--transport"), ("-P", "--addr"), (None, "--recv"),
@@ -148,9 +150,20 @@ def make_plan(probe, args, cpus=None, partner_cpu=None):
     if partner_cpu is not None and p.partner is None:
         raise UsageError("--pong-cpu and --sub-cpu go with ping and pub: %s has no other end"
                          % probe)
-    if probe == "gap":
-        p.args = args + (["-c", format_cpulist(cpus)] if cpus else [])
-        p.sides = {"gap": list(cpus) if cpus else [default_cpu()]}
+    if probe in MULTI_CPU:
+        given = find_option(args, "-c", "--cpus") or find_option(args, None, "--cpu")
+        if cpus and given is not None:
+            raise UsageError("-c %s and the probe's -c %s both say where %s runs; give one"
+                             % (format_cpulist(cpus), given, probe))
+        if given is not None:
+            try:
+                cpus = parse_cpulist(given)
+            except UsageError as e:
+                raise UsageError("-c %s: %s" % (given, e)) from None
+        else:
+            p.args = ["-c", format_cpulist(cpus)] if cpus else []
+        p.args = args + p.args
+        p.sides = {probe: list(cpus) if cpus else [default_cpu()]}
         return p
     own = {"null": ("-c", "--cpu"), "send": ("-c", "--cpu"), "ping": ("-a", "--recv-cpu"),
            "pub": ("-a", "--cpu")}[probe]

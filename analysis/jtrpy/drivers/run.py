@@ -33,7 +33,7 @@ from ..system import signals
 from ..system.cpus import online_cpus
 from ..trace import backends
 from .attribute import attribute_into
-from .plan import find_option, make_plan
+from .plan import MULTI_CPU, find_option, make_plan
 from .programs import Program, last_line, stop, wait_ready
 
 INTERRUPTED = EXIT_INTERRUPTED      # the probe's status when a stop request ended it early
@@ -149,7 +149,7 @@ def run_job(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slac
     xwhy = None
     out = find_option(plan.args, "-o", "--output")
     env = dict(os.environ, JTR_PROG=prog)
-    trace_cpus = plan.cpu_text if probe != "gap" or cpus else None
+    trace_cpus = plan.cpu_text
     tracer_args = list(tracer_args)
     if plan.spare_cpu is not None and set(plan.cpus) >= set(online_cpus()) and \
             not any(a.startswith("--consumer-cpu") for a in tracer_args):
@@ -203,7 +203,7 @@ def run_job(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slac
     if partner:
         partner.cleanup()
     job.result = load_result(folder)
-    if probe != "gap":
+    if probe not in MULTI_CPU:
         job.result["sides"] = dict(plan.sides)
         job.result.save()
     if recorder:

@@ -117,10 +117,37 @@ def difference_lines(attribution):
     return lines
 
 
+def decomposition_lines(attribution):
+    """jtr wake: the components of the late wake-ups, which one dominated how
+    often, and how many timelines closed within the tolerance; [] otherwise."""
+    d = attribution.get("decomposition")
+    if not d:
+        return []
+    o = attribution["outliers"]
+    rows = [("component", "dominant", "share", "total", "p50", "max")]
+    for c in d["components"]:
+        if not c["count"]:
+            continue
+        neg = c["component"] == "unaccounted" and c["min_ns"] < 0
+        rows.append((c["label"], str(c["dominant_count"]),
+                     "-" if c["component"] == "unaccounted" else "%.1f %%" % (100 * c["share"]),
+                     _fmt_ns(c["total_ns"]) if c["total_ns"] >= 0 else
+                     "-" + _fmt_ns(-c["total_ns"]), _fmt_ns(c["p50_ns"]) if c["p50_ns"] >= 0
+                     else "-" + _fmt_ns(-c["p50_ns"]),
+                     _fmt_ns(c["max_ns"]) + (" (min -%s)" % _fmt_ns(-c["min_ns"]) if neg else "")))
+    lines = ["late wake-ups taken apart: %d outliers on %s, %s of latency" % (
+        o["count"], cpus_text(o.get("cpus") or []), _fmt_ns(o["total_ns"]))]
+    lines += ["  " + x for x in align(rows, (False, True, True, True, True, True))]
+    lines.append("  %d of %d with a whole wake-up path; %d of them within %s unaccounted "
+                 "(per outlier: %s)" % (d["complete"], o["count"], d["within_tolerance"],
+                                        _fmt_ns(d["tolerance_ns"]), d["file"]))
+    return lines + [""]
+
+
 def format_table(attribution):
     """The attribution as lines of text for people: causes, worst outliers, tracer, warnings."""
     o, t = attribution["outliers"], attribution["tracer"]
-    lines = []
+    lines = decomposition_lines(attribution)
     _causes(attribution, lines)
     lines += budget_lines(attribution) + difference_lines(attribution)
     if attribution["worst"]:

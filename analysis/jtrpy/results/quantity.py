@@ -13,6 +13,7 @@ Per tool (docs/result-format.md, "Quantities"):
   gap         gap: every run (one per CPU)
   null        null: every run (one per repetition)
   oslat       oslat: every run (one per thread); cyclictest likewise
+  wake        wake: every run (one per CPU); it measures what cyclictest does
   clock       one quantity per clock source (the run's name); default the first
               (rdtsc where the TSC is usable)
   send        send (the send runs, the default) and null (the null loop of the
@@ -39,12 +40,13 @@ from ..errors import UsageError
 from .result import Result
 
 LOOP = "loop time"
+WAKE = "timer wake-up latency"
 SEND_CALL = "send call"
 
 # what each named quantity measures; a clock source's quantity is its run's name
 MEASURES = {
     "gap": LOOP, "null": LOOP, "oslat": LOOP,
-    "cyclictest": "timer wake-up latency",
+    "cyclictest": WAKE, "wake": WAKE,
     "send": SEND_CALL, "send_call": SEND_CALL,
     "rtt_from_intended": "round trip from the intended send time",
     "rtt_from_send": "round trip from the send",
@@ -55,7 +57,7 @@ CLOCK = "clock read delta"
 
 # the quantities of the tools that always have the same ones, the default first
 FIXED = {"gap": ("gap",), "null": ("null",), "oslat": ("oslat",),
-         "cyclictest": ("cyclictest",), "send": ("send", "null"),
+         "cyclictest": ("cyclictest",), "wake": ("wake",), "send": ("send", "null"),
          "ping": ("rtt_from_intended", "rtt_from_send", "send_call"),
          "sub": ("latency_from_send", "latency_from_intended"), "pub": ("send_call",)}
 # the tools whose runs are each named after their quantity

@@ -35,7 +35,8 @@ DEFAULT_FILES = {"outliers": "outliers.csv", "events": "events.bin", "trace": "t
 # earlier result left there (events.bin, attribution.txt, ...) is not its own.
 RESULT_FILES = ("result.json", "summary.txt", "outliers.csv", "null.gp", "send.gp",
                 "send_v_null.plt", "stats.csv", "latency.csv", "events.bin", "trace.json",
-                "attribution.txt", "sched.data", "oslat.json", "cyclictest.json",
+                "attribution.txt", "decomposition.csv", "sched.data", "oslat.json",
+                "cyclictest.json",
                 "source.hlog")
 
 

@@ -33,7 +33,7 @@ def test_the_probe_and_its_options_after_the_separator():
 
 
 @pytest.mark.parametrize("args, message", [
-    (["p", "--"], r"^-- : give a probe after '--': one of gap, null, send, ping, pub"),
+    (["p", "--"], r"^-- : give a probe after '--': one of gap, wake, null, send, ping, pub"),
     (["p", "--", "pong"], r"^-- pong: give a probe after '--'"),
     (["p", "ping", "-T", "udp"], r"^unknown option '-T'"),
     (["p", "ping"], r"^ping: put the probe after '--': jtr ab p \[OPTIONS\] -- ping"),

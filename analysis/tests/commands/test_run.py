@@ -34,7 +34,7 @@ def test_a_probe_first_and_its_options_anywhere():
 
 
 @pytest.mark.parametrize("args, message", [
-    (["wobble"], "wobble: not a probe jtr run knows; give one of gap, null, send, ping, pub"),
+    (["wobble"], "wobble: not a probe jtr run knows; give one of gap, wake, null, send, ping, pub"),
     (["gap", "--pong-cpu", "0"], "--pong-cpu: gap has no jtr pong to place (it goes with ping)"),
     (["ping", "--sub-cpu", "0"], "--sub-cpu: ping has no jtr sub to place (it goes with pub)"),
 ])

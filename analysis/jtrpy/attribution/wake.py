@@ -1,0 +1,513 @@
+"""wake - every late timer wake-up of jtr wake taken apart, like rtla timerlat's
+auto-analysis, from the events jtr's tracer recorded beside it.
+
+Input: a jtr wake result (each run's CPU and measuring thread, "tid"), its
+outliers (cpu, intended wake-up time, latency; CLOCK_MONOTONIC ns) and the event
+log of the same CPUs. Output: the "attribution" section of result.json with a
+"decomposition" part, rows for decomposition.csv, and the usual causes table.
+
+Method (docs/attribution.md, "jtr wake: the decomposition"). For an outlier
+intended at T0 with latency L, the thread ran at Tu = T0 + L (the probe's TSC). On
+its CPU the tracer saw:
+  Tv  the entry of the interrupt whose hrtimer woke the thread (the hrtimer
+      entry enclosing the sched_waking of the thread's tid, and the vector
+      entry enclosing that);
+  Tx  that interrupt's exit;
+  Ts  the sched_switch that put the thread on the CPU.
+The CPU's events from LOOKBACK_NS before T0 are swept in time order with one
+nesting stack, so every instant belongs to exactly one context: the innermost
+interrupt (hardirq, vector, softirq, NMI: an NMI is placed at its end less its
+duration) or, outside interrupts, the task running then. Each instant of
+[T0, max(Tu, Ts)] goes to one component:
+  irq_latency  before Tv in task context: hardware, the hypervisor or
+               interrupts off held the timer interrupt (split into host
+               preemption (steal) where the log has the host's steal counter);
+  timer_irq    the waking interrupt itself, the hrtimers it ran included;
+  irq, softirq, nmi
+               any other interrupt context, whenever it ran (before Tv it
+               delayed the timer interrupt; after Tx the thread);
+  blocking     between Tx and Ts, a task of the thread's priority or higher
+               (kernel prio value <= the thread's) that kept the CPU: the
+               blocking thread, by comm and pid;
+  scheduling   between Tx and Ts, the idle task or a lower-priority task being
+               preempted: the scheduler's pick and the switch;
+  return       after Ts: the switch's second half and the return to user space;
+  own          no wake-up in the window (the period had passed before the thread
+               could sleep: a missed period): the thread's own time;
+  unaccounted  L less every component: events missing (dropped, a wake-up path
+               not found), or, negative, the tracer's switch-in after the probe's
+               own reading (the two clocks apart by more than TOLERANCE_NS).
+The components add up to L by construction; unaccounted says how much of that
+rests on the timeline. The dominant component of an outlier is the largest
+(interference grouped by kind); its primary cause the largest single part.
+"""
+import heapq
+
+from ..errors import UsageError
+from ..trace import events as ev
+from ..units import fmt_ns
+from . import steal as host_steal
+from .attribute import (
+    DEFAULT_SLACK_NS,
+    softirq_name,
+    task_text,
+    tracer_section,
+    tracer_warnings,
+    vector_desc,
+)
+
+LOOKBACK_NS = 200_000       # open interrupts at the intended time are found this far back
+LOOKAHEAD_NS = 50_000       # a switch-in this far after the probe's reading is still found
+TOLERANCE_NS = 1000         # |unaccounted| of a whole timeline, at most (the clocks' error)
+WORST_EVENTS = 16           # events listed per worst outlier (the schema's limit)
+WORST_TAIL = 6              # of them, the last ones: the switch-in and after
+MAX_HRTIMERS = 4            # hrtimers named in a timer IRQ's chain
+RULE = ("timeline T0 -> timer IRQ -> switch-in -> run; each instant to its innermost "
+        "context")
+
+# the components in timeline order: key, label, cause (category, name) when fixed
+COMPONENTS = (
+    ("irq_latency", "timer IRQ latency", None),
+    ("timer_irq", "timer IRQ", ("timer IRQ", "local timer")),
+    ("irq", "IRQ interference", None),
+    ("softirq", "softirq interference", None),
+    ("nmi", "NMI interference", None),
+    ("blocking", "blocking thread", None),
+    ("scheduling", "scheduling and the switch", ("wake-up path", "scheduling and the switch")),
+    ("return", "return to user space", ("wake-up path", "return to user space")),
+    ("own", "missed period (had not slept)", ("wake-up path",
+                                              "missed period: the thread had not slept")),
+    ("unaccounted", "unaccounted", ("unaccounted", "events missing or clocks apart")),
+)
+LABELS = {k: label for k, label, _ in COMPONENTS}
+ORDER = [k for k, _, _ in COMPONENTS]
+IRQ_LATENCY = {host_steal.UNMEASURED: ("timer IRQ latency",
+                                       "hardware, hypervisor or interrupts off"),
+               host_steal.HOST: ("timer IRQ latency", "host preemption (steal)"),
+               host_steal.OTHER: ("timer IRQ latency", "VM exits, SMI, hardware or "
+                                  "interrupts off")}
+CSV_NAME = "decomposition.csv"
+CSV_HEAD = ("cpu,start_ns,latency_ns," + ",".join(k + "_ns" for k in ORDER) +
+            ",dominant,blocking_task")
+IDLE = 0
+
+
+class _Ctx:
+    """An interrupt context on the nesting stack."""
+    __slots__ = ("group", "key", "category", "name", "links", "own", "begin", "end")
+
+    def __init__(self, group, key, category, name, begin):
+        self.group, self.key, self.category, self.name = group, key, category, name
+        self.links, self.own, self.begin, self.end = [], False, begin, None
+
+
+class _Tasks:
+    """What the window's events say of tasks: comm and prio per pid."""
+
+    def __init__(self):
+        self.comm, self.prio = {}, {}
+
+    def note(self, pid, comm, prio):
+        if comm and pid not in self.comm:
+            self.comm[pid] = comm
+        if prio is not None and pid not in self.prio:
+            self.prio[pid] = prio
+
+    def text(self, pid):
+        return task_text([self.comm.get(pid, ""), pid, self.prio.get(pid), []])
+
+
+def _sweep(events, lo, meta):
+    """Slices of the window: [(begin, end, context or pid)] in time order, the
+    interrupt contexts, the tasks, and the wake-ups [(ts, tid, enclosing hrtimer
+    context-or-None, enclosing vector context-or-None)]."""
+    syms = meta.get("symbols", {}) if meta else {}
+    vectors = meta.get("vectors", ev.VECTOR_KINDS) if meta else ev.VECTOR_KINDS
+    marks = []
+    for e in events:
+        if e.type == ev.NMI:
+            marks.append((max(lo, e.ts_ns - e.b), 0, e))
+            marks.append((e.ts_ns, 1, e))
+        else:
+            marks.append((e.ts_ns, 1, e))
+    marks.sort(key=lambda m: (m[0], m[1]))
+    stack, slices, wakes, tasks = [], [], [], _Tasks()
+    current = events[0].pid if events else None
+    t_prev = lo
+    open_hrtimer = {}
+
+    def owner():
+        return stack[-1] if stack else current
+
+    def push(ctx):
+        stack.append(ctx)
+
+    def pop(group, key, ts, category, name):
+        for k in range(len(stack) - 1, -1, -1):
+            c = stack[k]
+            if c.group == group and c.key == key:
+                c.end = ts
+                del stack[k:]
+                return c
+        # an exit whose entry came before the look-back: its time before is not
+        # known, and is left to the context it interrupted
+        return None
+
+    for t, phase, e in marks:
+        if t > t_prev:
+            slices.append((t_prev, t, owner()))
+            t_prev = t
+        typ = e.type
+        if typ == ev.NMI:
+            if phase == 0:
+                key = "0x%x" % e.a
+                push(_Ctx("nmi", e.a, "NMI", syms.get(key, key), t))
+            else:
+                pop("nmi", e.a, t, "NMI", "nmi")
+        elif typ == ev.IRQ_ENTRY:
+            push(_Ctx("irq", e.a, "hardirq", "%d %s" % (e.a, e.text), t))
+        elif typ == ev.IRQ_EXIT:
+            pop("irq", e.a, t, "hardirq", "%d" % e.a)
+        elif typ == ev.VEC_ENTRY:
+            cat, name, _ = vector_desc(ev.vector_kind(vectors, e.b))
+            push(_Ctx("vec", e.a, cat, name, t))
+        elif typ == ev.VEC_EXIT:
+            cat, name, _ = vector_desc(ev.vector_kind(vectors, e.b))
+            pop("vec", e.a, t, cat, name)
+        elif typ == ev.SOFTIRQ_ENTRY:
+            push(_Ctx("softirq", e.a, "softirq", softirq_name(e.a), t))
+        elif typ == ev.SOFTIRQ_EXIT:
+            pop("softirq", e.a, t, "softirq", softirq_name(e.a))
+        elif typ == ev.HRTIMER_ENTRY:
+            key = "0x%x" % e.b
+            open_hrtimer[e.a] = (t, syms.get(key, key))
+        elif typ == ev.HRTIMER_EXIT:
+            began, fn = open_hrtimer.pop(e.a, (None, None))
+            vec = next((c for c in reversed(stack) if c.group == "vec"), None)
+            if vec is not None and began is not None:
+                vec.links.append((fn, t - began))
+        elif typ in (ev.WAKING, ev.WAKEUP):
+            tasks.note(e.a, e.text, e.b >> 32)
+            vec = next((c for c in reversed(stack) if c.group == "vec"), None)
+            wakes.append((t, e.a, bool(open_hrtimer), vec))
+        elif typ == ev.SWITCH:
+            prev, nxt = e.a & 0xffffffff, e.a >> 32
+            tasks.note(prev, e.prev_comm, e.b & 0xffff)
+            tasks.note(nxt, e.next_comm, (e.b >> 16) & 0xffff)
+            current = nxt
+            continue
+        current = e.pid
+    return slices, stack, current, t_prev, wakes, tasks
+
+
+def _timeline(cpu, start, length, tid, log, slack_ns):
+    """One outlier's timeline: (points {Tv, Tx, Ts}, slices clipped to it, the
+    events, tasks) or None when the CPU has no events there."""
+    hi = start + length
+    evs = log.window(cpu, start - LOOKBACK_NS, hi + max(slack_ns, LOOKAHEAD_NS))
+    slices, stack, current, t_end, wakes, tasks = _sweep(evs, start - LOOKBACK_NS,
+                                                         log.meta)
+    # the wake-up of this period: the thread's first wake-up at or after T0
+    wake = next((w for w in wakes if w[1] == tid and w[0] >= start - slack_ns), None)
+    pts = {}
+    if wake is not None:
+        vec = wake[3]
+        if vec is not None and wake[2]:
+            vec.own = True
+            pts["Tv"] = vec.begin
+            pts["Tx"] = vec.end if vec.end is not None else wake[0]
+        else:
+            pts["Tv"] = pts["Tx"] = wake[0]
+    # the switch-in: the first one after the wake-up (or, with none, the last one
+    # before the thread ran)
+    switch_ts = None
+    after = pts.get("Tx", start)
+    for e in evs:
+        if e.type == ev.SWITCH and e.a >> 32 == tid and e.ts_ns >= after - (
+                0 if wake else slack_ns):
+            switch_ts = e.ts_ns
+            if wake is not None:
+                break
+        if wake is None and e.ts_ns > hi:
+            break
+    if switch_ts is not None and (wake is not None or start <= switch_ts <= hi + slack_ns):
+        # a switch-in after the probe's own reading (by up to LOOKAHEAD_NS) is kept:
+        # the clocks' disagreement shows as negative unaccounted time
+        pts["Ts"] = switch_ts
+    end = max(hi, pts.get("Ts", hi))
+    if end > t_end:
+        slices.append((t_end, end, stack[-1] if stack else current))
+    return pts, slices, evs, tasks, wake is not None
+
+
+def _components(start, length, tid, probe_prio, pts, slices, tasks, woken):
+    """{component: ns}, {(category, name): ns} of the interference and the
+    blocking tasks, and the hrtimers the timer IRQ ran [(function, ns)]."""
+    hi = start + length
+    tv, tx, ts = pts.get("Tv"), pts.get("Tx"), pts.get("Ts")
+    comp = dict.fromkeys(ORDER, 0)
+    parts, links = {}, []
+    end = max(hi, ts or hi)
+    for b, e, o in slices:
+        b, e = max(b, start), min(e, end)
+        if e <= b:
+            continue
+        if isinstance(o, _Ctx):
+            if o.own:
+                comp["timer_irq"] += e - b
+                links = o.links
+            else:
+                comp[o.group if o.group != "vec" else "irq"] += e - b
+                k = (o.category, o.name)
+                parts[k] = parts.get(k, 0) + e - b
+            continue
+        pid = o
+        # task context: where on the timeline
+        for lo_, hi_, what in _task_spans(start, end, tv, tx, ts, woken):
+            s0, s1 = max(b, lo_), min(e, hi_)
+            if s1 <= s0:
+                continue
+            if what == "blocked":
+                prio = tasks.prio.get(pid)
+                if pid in (IDLE, tid) or (prio is not None and probe_prio is not None
+                                          and prio > probe_prio):
+                    what = "scheduling" if pid != tid or woken else "own"
+                else:
+                    what = "blocking"
+                    k = ("task preemption", tasks.text(pid))
+                    parts[k] = parts.get(k, 0) + s1 - s0
+            comp[what] += s1 - s0
+    comp["unaccounted"] = length - sum(comp.values())
+    return comp, parts, links
+
+
+def _task_spans(start, end, tv, tx, ts, woken):
+    """The timeline's spans for task context: (lo, hi, component), "blocked"
+    where the running task decides between blocking and scheduling."""
+    if woken:
+        spans = [(start, tv, "irq_latency"), (tv, tx, "timer_irq"), (tx, ts or end, "blocked")]
+        if ts is not None:
+            spans.append((ts, end, "return"))
+        return spans
+    if ts is not None:      # a missed period: no wake-up, the thread switched in late
+        return [(start, ts, "blocked"), (ts, end, "return")]
+    return [(start, end, "own")]
+
+
+def _dominant(comp):
+    """The component with the most time (ties: the first in timeline order)."""
+    return max(ORDER, key=lambda k: (comp[k], -ORDER.index(k)))
+
+
+def _chain(comp, parts, links):
+    """The outlier's timeline for people: 'timer IRQ latency 12.0 us → local timer
+    (hrtimer hrtimer_wakeup) 8.1 us → blocked by spin (pid 9, prio 9) 480 us → ...'."""
+    out = []
+    for k in ORDER:
+        ns = comp[k]
+        if k == "unaccounted":
+            if abs(ns) > TOLERANCE_NS:
+                out.append("unaccounted %s%s" % ("-" if ns < 0 else "", fmt_ns(abs(ns))))
+            continue
+        if ns <= 0:
+            continue
+        if k == "timer_irq":
+            # the hrtimers it ran, and the rest: entry, exit and reprogramming the
+            # timer (in a guest, VM exits)
+            hr = ["%s %s" % (fn, fmt_ns(d)) for fn, d in links[:MAX_HRTIMERS]]
+            rest = ns - sum(d for _, d in links)
+            if hr and rest > 0:
+                hr.append("the rest %s" % fmt_ns(rest))
+            out.append("timer IRQ %s%s" % (fmt_ns(ns), " (%s)" % ", ".join(hr) if hr else ""))
+        elif k == "blocking":
+            who = [(n, v) for (c, n), v in parts.items() if c == "task preemption"]
+            who.sort(key=lambda x: -x[1])
+            out.append("blocked by " + ", ".join("%s %s" % (n, fmt_ns(v)) for n, v in who[:3]))
+        elif k in ("irq", "softirq", "nmi"):
+            grp = {"irq": ("hardirq", "IPI", "timer tick"), "softirq": ("softirq",),
+                   "nmi": ("NMI",)}[k]
+            its = sorted(((n, v) for (c, n), v in parts.items() if c in grp),
+                         key=lambda x: -x[1])
+            out.append("%s %s" % (LABELS[k], ", ".join("%s %s" % (n, fmt_ns(v))
+                                                       for n, v in its[:3])))
+        else:
+            out.append("%s %s" % (LABELS[k], fmt_ns(ns)))
+    return " → ".join(out)
+
+
+def decompose(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20):
+    """The attribution section of a jtr wake result, with its decomposition, and
+    the lines of decomposition.csv (module docstring)."""
+    if not isinstance(slack_ns, int) or slack_ns < 0:
+        raise UsageError("slack %r: give a whole number of ns >= 0" % (slack_ns,))
+    if not isinstance(top, int) or top < 0:
+        raise UsageError("top %r: give a whole number >= 0" % (top,))
+    runs = result.get("runs", [])
+    tid_of = {r.get("cpu"): r.get("tid") for r in runs if isinstance(r.get("tid"), int)}
+    prio = result.get("params", {}).get("fifo_priority") if isinstance(
+        result.get("params"), dict) else None
+    if not isinstance(outliers, list):
+        outliers = list(map(tuple, outliers.tolist()))
+    outliers = sorted(outliers, key=lambda o: (o[0], o[1]))
+    traced_cpus = set(log.meta.get("cpus") or log.cpu_ts)
+    stolen = _stolen(log, outliers, slack_ns)
+    causes, rows, worst = {}, [], []
+    comp_tot = {k: [] for k in ORDER}
+    dominant_n = dict.fromkeys(ORDER, 0)
+    within = complete = traced_total = not_traced = 0
+    for i, (cpu, start, length) in enumerate(outliers):
+        tid = tid_of.get(cpu)
+        if cpu not in traced_cpus or start < log.start_ns or start > log.end_ns or tid is None:
+            not_traced += 1
+            _tally(causes, ("not traced", "outside the trace"), length, True,
+                   "not traced: outside the trace, or the thread is not known", length)
+            rows.append((cpu, start, length, None, "unaccounted", ""))
+            continue
+        pts, slices, evs, tasks, woken = _timeline(cpu, start, length, tid, log, slack_ns)
+        probe_prio = tasks.prio.get(tid)
+        if probe_prio is None:
+            probe_prio = 99 - prio if isinstance(prio, int) and prio > 0 else 120
+        comp, parts, links = _components(start, length, tid, probe_prio, pts, slices, tasks,
+                                          woken)
+        whole = woken and "Ts" in pts
+        complete += whole
+        within += whole and abs(comp["unaccounted"]) <= TOLERANCE_NS
+        share = dict(parts)
+        for k, _, fixed in COMPONENTS:
+            if fixed is not None and comp[k] > 0:
+                share[fixed] = comp[k]
+        if comp["irq_latency"] > 0:
+            for key, ns in host_steal.split(stolen.get((cpu, start)),
+                                            comp["irq_latency"]).items():
+                share[IRQ_LATENCY[key]] = ns
+        for k in ORDER:
+            if comp[k]:
+                comp_tot[k].append(comp[k])
+        dom = _dominant(comp)
+        dominant_n[dom] += 1
+        main = max(share, key=lambda k: (share[k], k)) if share else \
+            COMPONENTS[-1][2]
+        chain = _chain(comp, parts, links)
+        for k, ns in share.items():
+            if ns > 0:
+                _tally(causes, k, ns, k == main, chain, length)
+        traced = max(0, length - comp["irq_latency"] - max(0, comp["unaccounted"]))
+        traced_total += traced
+        blockers = sorted(((n, v) for (c, n), v in parts.items() if c == "task preemption"),
+                          key=lambda x: -x[1])
+        rows.append((cpu, start, length, comp, dom, blockers[0][0] if blockers else ""))
+        rank = (length, -start, -i)
+        if top and (len(worst) < top or rank > worst[0][0]):
+            row = {"cpu": cpu, "start_ns": start, "length_ns": length, "category": main[0],
+                   "name": main[1], "chain": chain, "traced_ns": traced, "dominant": dom,
+                   "components": {k: comp[k] for k in ORDER if comp[k]},
+                   "parts": sorted(({"category": c, "name": n, "ns": v} for (c, n), v in
+                                    share.items() if v > 0), key=lambda p: -p["ns"]),
+                   "events": _event_lines(evs, start - slack_ns, max(start + length,
+                                                                      pts.get("Ts", 0)),
+                                          start, log.meta)}
+            (heapq.heappush if len(worst) < top else heapq.heapreplace)(worst, (rank, row))
+    return _report(runs, log, slack_ns, outliers, causes, worst, comp_tot, dominant_n,
+                   traced_total, not_traced, complete, within), rows
+
+
+def _event_lines(evs, lo, hi, start, meta):
+    """The events of a timeline for people, times from the intended wake-up: at
+    most WORST_EVENTS, the first and the last ones (softirq raises left out)."""
+    keep = [e for e in evs if lo <= e.ts_ns <= hi and e.type != ev.SOFTIRQ_RAISE]
+    if len(keep) > WORST_EVENTS:
+        keep = keep[:WORST_EVENTS - WORST_TAIL] + keep[-WORST_TAIL:]
+    return ["%+.1f us %s" % ((e.ts_ns - start) / 1e3, ev.describe(e, meta)) for e in keep]
+
+
+def _stolen(log, outliers, slack_ns):
+    """{(cpu, start): host steal ns} where the log measured it (steal.assign)."""
+    if host_steal.unmeasured(log.meta):
+        return {}
+    readings, out, by_cpu = log.steal_readings(), {}, {}
+    for cpu, start, length in outliers:
+        by_cpu.setdefault(cpu, []).append((start - slack_ns, start + length))
+    for cpu, wins in by_cpu.items():
+        for (lo, _), got in zip(wins, host_steal.assign(readings.get(cpu, []), wins)):
+            out[(cpu, lo + slack_ns)] = got
+    return out
+
+
+def _tally(causes, key, ns, primary, chain, length=None):
+    """Charge ns of an outlier to a cause; keep the chain of its longest outlier."""
+    c = causes.setdefault(key, [[], 0, -1, ""])
+    c[0].append(ns)
+    c[1] += primary
+    if length is not None and length > c[2]:
+        c[2], c[3] = length, chain
+
+
+def _median(values):
+    values = sorted(values)
+    return values[(len(values) - 1) // 2]
+
+
+def _report(runs, log, slack_ns, outliers, causes, worst, comp_tot, dominant_n,
+            traced_total, not_traced, complete, within):
+    """The attribution dict of a decomposition."""
+    total_ns = sum(sum(c[0]) for c in causes.values())
+    duration_ns = max((r.get("duration_ns") or 0 for r in runs), default=0)
+    starts = [r["start_mono_ns"] for r in runs if r.get("start_mono_ns") is not None]
+    rows = []
+    for (cat, name), (parts, primary, _, chain) in causes.items():
+        n, tot = len(parts), sum(parts)
+        rows.append({"category": cat, "name": name, "count": n, "primary_count": primary,
+                     "total_ns": tot, "share": round(tot / total_ns, 6) if total_ns else 0.0,
+                     "p50_ns": _median(parts), "max_ns": max(parts),
+                     "per_s": round(n / (duration_ns / 1e9), 3) if duration_ns else 0.0,
+                     "example_chain": chain})
+    rows.sort(key=lambda r: (-r["total_ns"], -r["count"], r["category"], r["name"]))
+    comp_sum = sum(sum(v) for k, v in comp_tot.items() if k != "unaccounted")
+    components = []
+    for k in ORDER:
+        v = comp_tot[k]
+        components.append({
+            "component": k, "label": LABELS[k], "count": len(v), "total_ns": sum(v),
+            "share": round(sum(v) / comp_sum, 6) if comp_sum and k != "unaccounted" else 0.0,
+            "dominant_count": dominant_n[k], "p50_ns": _median(v) if v else 0,
+            "max_ns": max(v) if v else 0, "min_ns": min(v) if v else 0})
+    tracer = tracer_section(log)
+    warnings = tracer_warnings(log, tracer["dropped"])
+    unlogged = sum((r.get("outliers") or {}).get("dropped", 0) for r in runs)
+    if unlogged:
+        warnings.append("%d outliers counted but not logged (outliers.csv was full: raise "
+                        "--max-outliers); they are not decomposed" % unlogged)
+    if not_traced:
+        warnings.append("%d outliers fall outside the trace (its time span or CPUs), or "
+                        "their thread is not known: not decomposed" % not_traced)
+    n = len(outliers)
+    if n - not_traced > complete:
+        warnings.append("%d of %d outliers have no whole wake-up path in the events "
+                        "(timer interrupt, wake-up, switch-in): their missing part is "
+                        "unaccounted" % (n - not_traced - complete, n - not_traced))
+    return {
+        "method": {"slack_ns": slack_ns, "rule": RULE, "lookback_ns": LOOKBACK_NS},
+        "tracer": tracer,
+        "outliers": {"count": n, "total_ns": sum(o[2] for o in outliers),
+                     "traced_ns": traced_total, "unlogged": unlogged,
+                     "cpus": sorted({r["cpu"] for r in runs if r.get("cpu") is not None}),
+                     "duration_ns": duration_ns,
+                     "start_ns": min(starts) if starts else log.start_ns},
+        "causes": rows,
+        "decomposition": {"components": components, "tolerance_ns": TOLERANCE_NS,
+                          "complete": complete, "within_tolerance": within,
+                          "file": CSV_NAME},
+        "worst": [w[1] for w in sorted(worst, key=lambda w: w[0], reverse=True)],
+        "warnings": warnings,
+    }
+
+
+def csv_text(rows):
+    """decomposition.csv: one line per outlier, the components in ns."""
+    lines = [CSV_HEAD]
+    for cpu, start, length, comp, dom, blocker in rows:
+        vals = [str(comp[k]) if comp else "" for k in ORDER]
+        lines.append("%d,%d,%d,%s,%s,%s" % (cpu, start, length, ",".join(vals), dom,
+                                            '"%s"' % blocker.replace('"', "'") if blocker
+                                            else ""))
+    return "\n".join(lines) + "\n"

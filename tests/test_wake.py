@@ -1,0 +1,240 @@
+"""jtr wake (timer wake-up latency) and jtr run wake (each late wake-up taken
+apart), on the real kernel: the probe's own numbers against its files and
+cyclictest's summary line, the schedule that never shifts, Ctrl-C, bad input,
+and ground truth for the decomposition: a higher-priority SCHED_FIFO spinner is
+the blocking thread, a lower-priority one is preempted, a disk interrupt steered
+to the CPU is named by its IRQ."""
+import csv
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+from conftest import BIN, assert_usage_errors, load, need_tracing, run_jtr
+from injection import cpus, outliers_during, part_of, run_folder, steered_disk
+
+# cyclictest's summary line (rt-tests' print_stat), as tools that read it parse it
+CYCLIC = re.compile(r"T:\s*(\d+)\s+\(\s*(\d+)\)\s+P:\s*(\d+)\s+I:\s*(\d+)\s+C:\s*(\d+)\s+"
+                    r"Min:\s*(\d+)\s+Act:\s*(\d+)\s+Avg:\s*(\d+)\s+Max:\s*(\d+)")
+
+
+def test_wake_result_and_cyclictest_line(tmp_path, validate):
+    cpu, _ = cpus()
+    out = tmp_path / "w"
+    p = run_jtr("wake", "-c", cpu, "-n", "400", "-i", "500us", "-o", out, check=True)
+    res = validate(load(out))
+    assert res["tool"] == "wake" and res["params"]["interval_ns"] == 500_000
+    (r,) = res["runs"]
+    assert r["cpu"] == cpu and r["wakeups"] == r["samples"] == 400
+    assert r["histogram"]["total"] == 400 and 0 < r["min_ns"] <= r["max_ns"]
+    # no period is lost: the measured span is the schedule's, 400 periods
+    assert r["duration_ns"] == 400 * 500_000
+    # the summary line as cyclictest prints it, in us, for this very run
+    lines = [m for m in map(CYCLIC.search, p.stdout.splitlines()) if m]
+    assert len(lines) == 1, p.stdout
+    t, tid, prio, iv, c, mn, _, avg, mx = map(int, lines[0].groups())
+    assert (t, tid, prio, iv, c) == (0, r["tid"], 0, 500, 400)
+    assert mn == r["min_ns"] // 1000 and mx == r["max_ns"] // 1000
+    assert mn <= avg <= mx
+    assert lines[0].group(0) in (out / "summary.txt").read_text()
+    # the outlier log: intended times on the schedule, every one above the threshold
+    with open(out / "outliers.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == r["outliers"]["logged"]
+    for row in rows:
+        assert int(row["length_ns"]) > r["outliers"]["threshold_ns"]
+        assert (int(row["start_ns"]) - r["start_mono_ns"]) % 500_000 == 0
+
+
+def test_every_wake_up_logged_with_threshold_zero(tmp_path):
+    cpu, _ = cpus()
+    out = tmp_path / "w"
+    run_jtr("wake", "-c", cpu, "-n", "200", "--threshold", "0", "--warmup", "0", "-q",
+            "-o", out, check=True)
+    r = load(out)["runs"][0]
+    with open(out / "outliers.csv") as f:
+        starts = [int(row["start_ns"]) for row in csv.DictReader(f)]
+    assert len(starts) == 200 == r["outliers"]["logged"]
+    assert starts == [r["start_mono_ns"] + k * 1_000_000 for k in range(200)]
+
+
+def test_wake_bad_input(tmp_path):
+    assert_usage_errors(tmp_path, [
+        (["wake", "-i", "1000"], "-i 1000: write the unit: -i 1000us is cyclictest's"),
+        (["wake", "-i", "0us"], "out of range"),
+        (["wake", "-d", "1", "-n", "5"], "-d and -n both given"),
+        (["wake", "-d", "2ms", "-i", "5ms"], "shorter than one interval"),
+        (["wake", "-c", "4096"], "-c 4096"),
+        (["wake", "-f", "100"], "SCHED_FIFO priority must be 1-99"),
+        (["wake", "--threshold", "fast"], "--threshold fast"),
+        (["wake", "--cpu-dma-latency", "soon"], "--cpu-dma-latency soon"),
+        (["wake", "extra"], "unexpected argument 'extra'"),
+    ])
+
+
+def test_wake_ctrl_c_keeps_what_was_measured(tmp_path):
+    cpu, _ = cpus()
+    out = tmp_path / "w"
+    p = subprocess.Popen([os.path.join(BIN, "jtr-wake"), "-c", str(cpu), "-d", "30", "-q",
+                          "-o", str(out)], stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 130, err
+    res = load(out)
+    r = res["runs"][0]
+    assert res["partial"] and r["partial"]
+    assert 500 < r["wakeups"] < 30_000
+    assert "interrupted; partial results in" in err.strip().splitlines()[-1]
+
+
+def spinner(cpu, prio, spin_us, period_ms, duration_s, out):
+    """tests/inject.py's FIFO spinner in a pid namespace of its own."""
+    return subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", "python3",
+                             os.path.join(os.path.dirname(__file__), "inject.py"), "fifo",
+                             str(cpu), "--prio", str(prio), "--spin-us", str(spin_us),
+                             "--period-ms", str(period_ms), "--duration", str(duration_s),
+                             "--out", str(out)])
+
+
+def test_late_wake_up_never_shifts_the_schedule(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("the spinner needs SCHED_FIFO: this run is not root")
+    cpu, _ = cpus()
+    out = tmp_path / "w"
+    # 3.5 ms spins above the probe every 50 ms: each holds 3 or 4 periods
+    spin = spinner(cpu, 20, 3500, 50, 2, tmp_path / "spins.csv")
+    p = run_jtr("wake", "-c", cpu, "-f", "10", "-n", "2500", "-q", "-o", out, check=True)
+    spin.wait(timeout=30)
+    r = load(out)["runs"][0]
+    spans = [tuple(map(int, x.split(","))) for x in (tmp_path / "spins.csv").read_text().split()]
+    held = [s for s in spans if r["start_mono_ns"] < s[0] and s[1] < r["end_mono_ns"]]
+    assert len(held) >= 20, p.stderr
+    # every period is a sample, however late: none was skipped
+    assert r["wakeups"] == 2500 and r["duration_ns"] == 2500 * 1_000_000
+    # the periods that passed while the spinner held the CPU were not slept for
+    assert r["missed"] >= 2 * len(held)
+    assert r["max_ns"] >= 2_500_000
+
+
+def test_cyclictest_import_compares_with_wake(tmp_path):
+    if not shutil.which("cyclictest"):
+        pytest.skip("cyclictest is not installed (Debian: rt-tests)")
+    if os.geteuid() != 0:
+        pytest.skip("cyclictest needs root (mlockall, /dev/cpu_dma_latency)")
+    cpu, _ = cpus()
+    subprocess.run(["cyclictest", "-m", "-q", "-D", "2", "-t", "1", "-a", str(cpu), "-p", "80",
+                    "-h", "2000", "--json=%s" % (tmp_path / "cyc.json")], check=True,
+                   stdout=subprocess.DEVNULL, timeout=60)
+    run_jtr("import", "-o", tmp_path / "cyc", tmp_path / "cyc.json", check=True)
+    run_jtr("wake", "-c", cpu, "-f", "80", "-d", "2", "--cpu-dma-latency", "0", "-q",
+            "-o", tmp_path / "w", check=True)
+    p = run_jtr("compare", tmp_path / "cyc", tmp_path / "w", "--resamples", "200")
+    assert p.returncode == 0, p.stderr
+    assert "timer wake-up latency" in p.stdout + p.stderr
+    assert "different" not in p.stderr
+
+
+# --- jtr run wake: the decomposition against injected interference -----------
+
+def decomposed_rows(folder):
+    with open(folder / "decomposition.csv") as f:
+        return list(csv.DictReader(f))
+
+
+def check_sums(res, folder):
+    """Every outlier's components add up to its latency; where its whole wake-up
+    path was seen, unaccounted stays within the documented tolerance."""
+    d = res["attribution"]["decomposition"]
+    rows = decomposed_rows(folder)
+    assert len(rows) == res["attribution"]["outliers"]["count"]
+    keys = [c["component"] for c in d["components"]]
+    for row in rows:
+        if not row["irq_latency_ns"]:
+            continue            # not traced
+        assert sum(int(row[k + "_ns"]) for k in keys) == int(row["latency_ns"])
+    assert d["within_tolerance"] >= 0.95 * d["complete"], d
+    for w in res["attribution"]["worst"]:
+        assert sum(w["components"].values()) == w["length_ns"]
+
+
+def test_higher_priority_spinner_is_the_blocking_thread(tmp_path, validate):
+    need_tracing()
+    cpu, _ = cpus()
+    # 1.5 ms spins: each holds at least one whole period of the 1 ms schedule
+    folder, res, spans, stdout = run_folder(
+        tmp_path, cpu, ["fifo", str(cpu), "--prio", "20", "--spin-us", "1500",
+                        "--period-ms", "23"], ["-f", "10"], probe="wake")
+    validate(res)
+    assert len(spans) >= 50
+    att = res["attribution"]
+    assert len(att["worst"]) == att["outliers"]["count"]
+
+    def blocked_by_spinner(o):
+        return part_of(o, "task preemption", prefix="jtr-inject (pid ") > 0
+
+    n = 0
+    for b, e in spans:
+        found = [o for o in outliers_during(res, b, e) if blocked_by_spinner(o)]
+        if not found:
+            continue
+        n += 1
+        # the spin time: what the spinner kept of the outlier is the overlap of the
+        # spin with the outlier, within the timer interrupt and the switch
+        o = max(found, key=lambda o: part_of(o, "task preemption", prefix="jtr-inject"))
+        overlap = min(e, o["start_ns"] + o["length_ns"]) - max(b, o["start_ns"])
+        kept = part_of(o, "task preemption", prefix="jtr-inject")
+        assert overlap - 100_000 <= kept <= overlap + 100_000, (b, e, o)
+        assert o["dominant"] == "blocking"
+    assert n >= 0.95 * len(spans), "%d of %d spins named as the blocking thread" % (
+        n, len(spans))
+    assert "late wake-ups taken apart" in stdout and "blocking thread" in stdout
+    check_sums(res, folder)
+
+
+def test_lower_priority_spinner_is_preempted(tmp_path):
+    need_tracing()
+    cpu, _ = cpus()
+    folder, res, spans, _ = run_folder(tmp_path, cpu, ["fifo", str(cpu), "--prio", "5",
+                                                       "--spin-us", "3000", "--period-ms", "10"],
+                                       ["-f", "50", "--threshold", "0"], probe="wake", top=100)
+    assert len(spans) >= 100
+    att = res["attribution"]
+    # every wake-up is decomposed; none names the spinner as a blocking thread
+    assert not any(c["category"] == "task preemption" and c["name"].startswith("jtr-inject")
+                   for c in att["causes"]), att["causes"]
+    rows = decomposed_rows(folder)
+    during = [r for r in rows if r["irq_latency_ns"] and any(
+        b < int(r["start_ns"]) < e for b, e in spans)]
+    assert len(during) >= 100
+    # the probe preempts it: past the timer interrupt only the switch is left
+    quick = [r for r in during if int(r["scheduling_ns"]) < 30_000 and r["blocking_ns"] == "0"]
+    assert len(quick) >= 0.95 * len(during)
+    check_sums(res, folder)
+
+
+def test_disk_interrupt_is_named_in_the_wake_up(tmp_path):
+    need_tracing()
+    cpu, other = cpus()
+    with steered_disk(tmp_path, cpu) as (irq, name, data):
+        # 100 us periods and a read every 2 ms: completions land inside wake-ups
+        _, res, spans, _ = run_folder(tmp_path, cpu, ["disk", str(data), "--source",
+                                                      str(other), "--period-ms", "2"],
+                                      ["-i", "100us", "--threshold", "0"], probe="wake",
+                                      top=3000)
+    assert len(spans) >= 200
+    att = res["attribution"]
+    named = [o for o in att["worst"] if part_of(o, "hardirq", "%d %s" % (irq, name)) > 0]
+    # ground truth from the event log itself: every entry of that interrupt inside a
+    # listed wake-up's timeline (the 3000 longest) is named there
+    inside = 0
+    for o in att["worst"]:
+        hits = [x for x in o["events"] if re.search(r"irq_handler_entry %d " % irq, x)]
+        t = [float(x.split()[0]) * 1000 for x in hits]
+        if any(0 < ns < o["length_ns"] for ns in t):
+            inside += 1
+            assert part_of(o, "hardirq", "%d %s" % (irq, name)) > 0, o
+    assert inside >= 10 and len(named) >= inside
