@@ -168,6 +168,38 @@ def test_fifo_through_install(installed, user, user_dir, validate):
     assert pr["fifo_priority"] == 10 and pr["memory_locked"]
 
 
+def test_wake_through_install(installed, user, user_dir, validate):
+    """jtr wake is installed like the other probes: FIFO for the user through the
+    setuid or capability install, the privileges dropped, the files the user's;
+    /dev/cpu_dma_latency only for whom may write it."""
+    kind, prefix = installed
+    name, uid, gid = user
+    probe = os.path.join(prefix, "libexec", "jtr", "jtr-wake")
+    assert bool(os.stat(probe).st_mode & 0o4000) == (kind == "setuid")
+    jtr = os.path.join(prefix, "bin", "jtr")
+    out = os.path.join(user_dir, "wake")
+    p = as_user(user, [jtr, "wake", "-f", "10", "-c", "1", "-n", "300", "-q", "-o", out])
+    so, se = p.communicate(timeout=60)
+    if kind == "plain":
+        assert p.returncode == 2 and "-f 10: cannot use SCHED_FIFO" in se
+        assert not os.path.exists(out)
+        return
+    assert p.returncode == 0, se
+    res = validate(load(out))
+    pr = res["privileges"]
+    assert pr["uid"] == uid and pr["elevated_at_start"] and pr["dropped"]
+    assert pr["fifo_priority"] == 10 and pr["memory_locked"]
+    assert res["runs"][0]["wakeups"] == 300
+    for f in os.listdir(out):
+        assert os.stat(os.path.join(out, f)).st_uid == uid, f
+    # the privilege is for FIFO and locking memory, not for the machine's PM QoS
+    p = as_user(user, [jtr, "wake", "-c", "1", "-n", "10", "--cpu-dma-latency", "0", "-q",
+                       "-o", out + "2"])
+    so, se = p.communicate(timeout=60)
+    assert p.returncode == 1 and "cannot open /dev/cpu_dma_latency" in se, se
+    assert not os.path.exists(out + "2")
+
+
 def test_no_writing_where_the_user_cannot(installed, user):
     kind, prefix = installed
     rootdir = tempfile.mkdtemp(prefix="jtr-rootonly-", dir="/tmp")

@@ -27,10 +27,12 @@ duration) or, outside interrupts, the task running then. Each instant of
                any other interrupt context, whenever it ran (before Tv it
                delayed the timer interrupt; after Tx the thread);
   blocking     between Tx and Ts, a task of the thread's priority or higher
-               (kernel prio value <= the thread's) that kept the CPU: the
-               blocking thread, by comm and pid;
-  scheduling   between Tx and Ts, the idle task or a lower-priority task being
-               preempted: the scheduler's pick and the switch;
+               (kernel prio value <= the thread's) that kept the CPU, or one of
+               lower priority that kept it longer than SCHED_ALLOWANCE_NS (a
+               non-preemptible section): the blocking thread, by comm and pid;
+  scheduling   between Tx and Ts, the idle task, or a lower-priority task
+               preempted within SCHED_ALLOWANCE_NS: the scheduler's pick and the
+               switch;
   return       after Ts: the switch's second half and the return to user space;
   own          no wake-up in the window (the period had passed before the thread
                could sleep: a missed period): the thread's own time;
@@ -58,6 +60,7 @@ from .attribute import (
 
 LOOKBACK_NS = 200_000       # open interrupts at the intended time are found this far back
 LOOKAHEAD_NS = 50_000       # a switch-in this far after the probe's reading is still found
+SCHED_ALLOWANCE_NS = 30_000  # a lower-priority task holding the CPU longer than this blocks
 TOLERANCE_NS = 1000         # |unaccounted| of a whole timeline, at most (the clocks' error)
 WORST_EVENTS = 16           # events listed per worst outlier (the schema's limit)
 WORST_TAIL = 6              # of them, the last ones: the switch-in and after
@@ -246,7 +249,7 @@ def _components(start, length, tid, probe_prio, pts, slices, tasks, woken):
     hi = start + length
     tv, tx, ts = pts.get("Tv"), pts.get("Tx"), pts.get("Ts")
     comp = dict.fromkeys(ORDER, 0)
-    parts, links = {}, []
+    parts, links, held = {}, [], {}
     end = max(hi, ts or hi)
     for b, e, o in slices:
         b, e = max(b, start), min(e, end)
@@ -267,16 +270,30 @@ def _components(start, length, tid, probe_prio, pts, slices, tasks, woken):
             s0, s1 = max(b, lo_), min(e, hi_)
             if s1 <= s0:
                 continue
+            if pid is None or (what == "own" and pid != tid):
+                continue            # no event says who ran: left unaccounted
             if what == "blocked":
-                prio = tasks.prio.get(pid)
-                if pid in (IDLE, tid) or (prio is not None and probe_prio is not None
-                                          and prio > probe_prio):
-                    what = "scheduling" if pid != tid or woken else "own"
+                if pid == tid:
+                    what = "scheduling" if woken else "own"
+                elif pid != IDLE:
+                    held[pid] = held.get(pid, 0) + s1 - s0
+                    continue
                 else:
-                    what = "blocking"
-                    k = ("task preemption", tasks.text(pid))
-                    parts[k] = parts.get(k, 0) + s1 - s0
+                    what = "scheduling"
             comp[what] += s1 - s0
+    # the tasks that ran while the thread waited to: a blocking thread if it may
+    # hold the CPU against it (its priority or higher), or if it held it longer
+    # than a preemption takes (a non-preemptible section, or a priority it had
+    # then and not at the switch the log shows)
+    for pid, ns in held.items():
+        prio = tasks.prio.get(pid)
+        if ns > SCHED_ALLOWANCE_NS or prio is None or probe_prio is None or \
+                prio <= probe_prio:
+            comp["blocking"] += ns
+            k = ("task preemption", tasks.text(pid))
+            parts[k] = parts.get(k, 0) + ns
+        else:
+            comp["scheduling"] += ns
     comp["unaccounted"] = length - sum(comp.values())
     return comp, parts, links
 
@@ -344,8 +361,8 @@ def decompose(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20):
         raise UsageError("top %r: give a whole number >= 0" % (top,))
     runs = result.get("runs", [])
     tid_of = {r.get("cpu"): r.get("tid") for r in runs if isinstance(r.get("tid"), int)}
-    prio = result.get("params", {}).get("fifo_priority") if isinstance(
-        result.get("params"), dict) else None
+    priv = result.get("privileges")
+    prio = priv.get("fifo_priority") if isinstance(priv, dict) else None
     if not isinstance(outliers, list):
         outliers = list(map(tuple, outliers.tolist()))
     outliers = sorted(outliers, key=lambda o: (o[0], o[1]))
@@ -369,7 +386,9 @@ def decompose(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20):
             probe_prio = 99 - prio if isinstance(prio, int) and prio > 0 else 120
         comp, parts, links = _components(start, length, tid, probe_prio, pts, slices, tasks,
                                           woken)
-        whole = woken and "Ts" in pts
+        # a whole path: the wake-up and the switch-in; for a missed period (no
+        # sleep), the switch-in or the thread running all along
+        whole = "Ts" in pts or (not woken and comp["own"] > 0)
         complete += whole
         within += whole and abs(comp["unaccounted"]) <= TOLERANCE_NS
         share = dict(parts)
@@ -483,8 +502,9 @@ def _report(runs, log, slack_ns, outliers, causes, worst, comp_tot, dominant_n,
     n = len(outliers)
     if n - not_traced > complete:
         warnings.append("%d of %d outliers have no whole wake-up path in the events "
-                        "(timer interrupt, wake-up, switch-in): their missing part is "
-                        "unaccounted" % (n - not_traced - complete, n - not_traced))
+                        "(the thread's switch-in, or its wake-up; events dropped?): their "
+                        "missing part is unaccounted" % (n - not_traced - complete,
+                                                         n - not_traced))
     return {
         "method": {"slack_ns": slack_ns, "rule": RULE, "lookback_ns": LOOKBACK_NS},
         "tracer": tracer,

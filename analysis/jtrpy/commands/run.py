@@ -31,7 +31,10 @@ The main job: start the kernel-event tracer on every CPU the measurement uses,
 run the probe, stop the tracer, charge every outlier to the kernel event that
 caused it (or to "no kernel event"), write one results folder and print what was
 found. PROBE is gap (the default: with no options it measures the first isolated
-CPU, or else the last online CPU, for 10 s), null, send (its send runs and its
+CPU, or else the last online CPU, for 10 s), wake (timer wake-ups like
+cyclictest: every late one is taken apart into timer IRQ latency, the timer IRQ,
+interference, the blocking thread, the switch and the return to user space),
+null, send (its send runs and its
 null runs are attributed apart, and the difference per cause is printed), ping
 (jtr run starts jtr pong on --pong-cpu; each slow round trip is charged on both
 ends, with the phase it sat in) or pub (jtr run starts jtr sub on --sub-cpu; each
@@ -58,6 +61,7 @@ partial, and jtr run exits 130."""
 EXAMPLES = """\
   sudo jtr run
   sudo jtr run -c 1 -d 30 -o before-tuning
+  sudo jtr run wake -c 1 -f 80 --cpu-dma-latency 0
   sudo jtr run send -T udp -c 1 -n 500K
   sudo jtr run ping -T udp -1 -a 1 -r 10K -n 80K --pong-cpu 0
   sudo jtr run pub -T shm -b -c 1 -r 100K -n 1M --sub-cpu 0
@@ -69,8 +73,8 @@ def make_parser(prog):
     p = JtrParser(prog, usage="%(prog)s [PROBE] [OPTIONS] [PROBE OPTIONS]",
                   description=DESCRIPTION, notes=NOTES, examples=EXAMPLES)
     p.add_argument("-c", "--cpus", metavar="LIST", type=CpuList(online_cpus),
-                   help="CPUs to measure (gap: one pinned thread each; the other probes "
-                        "measure one); the tracer follows (default: the probe's own CPU "
+                   help="CPUs to measure (gap, wake: one pinned thread each; the other "
+                        "probes measure one); the tracer follows (default: the probe's own CPU "
                         "option, else the first isolated CPU, else the last online one)")
     add_partner_cpus(p, online_cpus)
     p.add_argument("--partner-netns", metavar="NAME",

@@ -47,7 +47,7 @@ def decompose(tmp_path, events, outliers, prio=80, **kw):
     E.write_events(str(tmp_path), events, T0 - 10**7, T0 + 10**9,
                    meta={"symbols": SYMBOLS, "cpus": [1], "backend": "ebpf"})
     log = E.read_events(str(tmp_path))
-    res = {"tool": "wake", "params": {"fifo_priority": prio},
+    res = {"tool": "wake", "privileges": {"fifo_priority": prio},
            "runs": [{"cpu": 1, "tid": TID, "duration_ns": 10**9, "start_mono_ns": T0,
                      "outliers": {"dropped": 0}}]}
     return W.decompose(res, outliers, log, **kw)
@@ -158,3 +158,21 @@ def test_outside_the_trace_and_table(tmp_path):
     assert "timer IRQ latency" in text and "decomposition.csv" in text
     with pytest.raises(UsageError):
         decompose(tmp_path, evs, [(1, T0, 14_000)], slack_ns=-1)
+
+
+def test_no_event_at_all_is_unaccounted_not_the_thread(tmp_path):
+    att, _ = decompose(tmp_path, [ev(T0 - 5 * 10**6, E.SOFTIRQ_RAISE, 1, pid=99)],
+                       [(1, T0, 40_000)])
+    assert comps(att) == {"unaccounted": 40_000}
+    assert att["worst"][0]["dominant"] == "unaccounted"
+
+
+def test_lower_priority_task_holding_the_cpu_long_blocks(tmp_path):
+    # a task the log shows below the probe kept the CPU 200 us after the wake-up
+    # (a non-preemptible section, or a priority it dropped before the switch)
+    evs = [switch(T0 - 100_000, IDLE, LOW)] + wake_up(T0, cur=LOW[1]) + \
+        [switch(T0 + 211_000, LOW, PROBE)]
+    att, _ = decompose(tmp_path, evs, [(1, T0, 213_000)])
+    c = comps(att)
+    assert c["blocking"] == 200_000 and "scheduling" not in c
+    assert att["worst"][0]["name"] == "low (pid 778, prio 89)"
