@@ -45,7 +45,7 @@ def test_converges_on_a_known_ceiling(tmp_path, kind, ceiling):
     out = tmp_path / "mr"
     # a failed step during which the host stole any CPU time is run again, uncounted
     # (--max-steal 0.5: one 10 ms tick of the two CPUs' 1 s is 1 %)
-    p = run_jtr("maxrate", "-T", kind, "-P", addr(kind), "-d", "0.5", "--from", "1K",
+    p = run_jtr("maxrate", "-T", kind, "-P", addr(kind), "-d", "0.3", "--from", "1K",
                 "--sub", "--max-rate %d" % ceiling, "--max-late", "100", "--retries", "1",
                 "--max-steal", "0.5", "-o", out, timeout=240)
     assert p.returncode == 0, p.stdout + p.stderr
