@@ -69,6 +69,7 @@ static const struct option long_opts[] = {
 };
 
 struct gap_params {
+	struct jtr_probe *p;
 	uint64_t duration_ns;
 	uint64_t loops;			/* -j; 0: use the duration */
 	uint64_t threshold_opt;
@@ -357,6 +358,17 @@ static void write_outputs(struct jtr_probe *p, const struct gap_all *a)
 	jtr_probe_commit_file(p, &res);
 }
 
+/* cpu_init - one CPU's record: its series, allocated and pre-touched */
+static void cpu_init(void *rec, int cpu, void *ctx)
+{
+	struct gap_cpu *g = rec;
+
+	g->gp = ctx;
+	g->p = g->gp->p;
+	g->cpu = cpu;
+	jtr_probe_series_init(g->p, &g->hist, &g->lengths, &g->log, g->gp->max_outliers, cpu);
+}
+
 int main(int argc, char **argv)
 {
 	static struct gap_params gp = {
@@ -368,9 +380,10 @@ int main(int argc, char **argv)
 	struct jtr_worker *w;
 	cpu_set_t cpus;
 	bool none, cpu_given = false, dur_given = false;
-	int opt, k, i;
+	int opt, i;
 
 	jtr_probe_init(&p, "gap", argc, argv);
+	gp.p = &p;
 
 	/* 1. options: numbers only; paths are kept as strings */
 	while ((opt = getopt_long(argc, argv, ":d:j:c:t:f:o:qh", long_opts, NULL)) != -1) {
@@ -394,28 +407,7 @@ int main(int argc, char **argv)
 	jtr_probe_check_cpus(&p, "-c", &cpus);
 
 	/* 2. everything the hot loops touch, allocated and pre-touched */
-	a.n = CPU_COUNT(&cpus);
-	a.cpus = aligned_alloc(64, sizeof(*a.cpus) * (size_t)a.n);
-	w = calloc((size_t)a.n, sizeof(*w));
-	if (!a.cpus || !w)
-		jtr_fatal(&p, "out of memory");
-	memset(a.cpus, 0, sizeof(*a.cpus) * (size_t)a.n);
-	for (k = 0, i = 0; k < CPU_SETSIZE; k++) {
-		struct gap_cpu *g;
-
-		if (!CPU_ISSET(k, &cpus))
-			continue;
-		g = &a.cpus[i];
-		g->p = &p;
-		g->gp = &gp;
-		g->cpu = k;
-		jtr_probe_series_init(&p, &g->hist, &g->lengths, &g->log, gp.max_outliers, k);
-		if (jtr_worker_alloc(&w[i], k) < 0)
-			jtr_fatal(&p, "cannot allocate a thread stack for CPU %d", k);
-		w[i].fn = worker;
-		w[i].arg = g;
-		i++;
-	}
+	a.cpus = jtr_probe_cpu_workers(&p, &cpus, sizeof(*a.cpus), cpu_init, &gp, worker, &w, &a.n);
 
 	/* 3. FIFO and mlockall, then the privilege drop; files only after */
 	jtr_probe_privileged(&p);

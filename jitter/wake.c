@@ -105,6 +105,7 @@ static const struct option long_opts[] = {
 };
 
 struct wake_params {
+	struct jtr_probe *p;
 	uint64_t interval_ns;
 	uint64_t duration_ns;
 	uint64_t loops;			/* -n; 0: use the duration */
@@ -420,6 +421,17 @@ static void write_outputs(struct jtr_probe *p, const struct wake_all *a)
 	jtr_probe_commit_file(p, &res);
 }
 
+/* cpu_init - one CPU's record: its series, allocated and pre-touched */
+static void cpu_init(void *rec, int cpu, void *ctx)
+{
+	struct wake_cpu *c = rec;
+
+	c->wp = ctx;
+	c->p = c->wp->p;
+	c->cpu = cpu;
+	jtr_probe_series_init(c->p, &c->hist, &c->lengths, &c->log, c->wp->max_outliers, cpu);
+}
+
 /* opt_interval - -i DURATION; a bare number is refused (cyclictest's is us,
  * jtr's grammar says seconds: a guess either way would be wrong for someone) */
 static uint64_t opt_interval(struct jtr_probe *p, const char *arg)
@@ -462,9 +474,10 @@ int main(int argc, char **argv)
 	struct jtr_worker *w;
 	cpu_set_t cpus;
 	bool none, cpu_given = false, dur_given = false;
-	int opt, k, i;
+	int opt, i;
 
 	jtr_probe_init(&p, "wake", argc, argv);
+	wp.p = &p;
 	p.sleeps = true;
 
 	/* 1. options: numbers only; paths are kept as strings */
@@ -508,28 +521,7 @@ int main(int argc, char **argv)
 	jtr_probe_check_cpus(&p, "-c", &cpus);
 
 	/* 2. everything the measuring threads touch, allocated and pre-touched */
-	a.n = CPU_COUNT(&cpus);
-	a.cpus = aligned_alloc(64, sizeof(*a.cpus) * (size_t)a.n);
-	w = calloc((size_t)a.n, sizeof(*w));
-	if (!a.cpus || !w)
-		jtr_fatal(&p, "out of memory");
-	memset(a.cpus, 0, sizeof(*a.cpus) * (size_t)a.n);
-	for (k = 0, i = 0; k < CPU_SETSIZE; k++) {
-		struct wake_cpu *c;
-
-		if (!CPU_ISSET(k, &cpus))
-			continue;
-		c = &a.cpus[i];
-		c->p = &p;
-		c->wp = &wp;
-		c->cpu = k;
-		jtr_probe_series_init(&p, &c->hist, &c->lengths, &c->log, wp.max_outliers, k);
-		if (jtr_worker_alloc(&w[i], k) < 0)
-			jtr_fatal(&p, "cannot allocate a thread stack for CPU %d", k);
-		w[i].fn = worker;
-		w[i].arg = c;
-		i++;
-	}
+	a.cpus = jtr_probe_cpu_workers(&p, &cpus, sizeof(*a.cpus), cpu_init, &wp, worker, &w, &a.n);
 
 	/* 3. FIFO and mlockall, then the privilege drop; files only after */
 	if (wp.dma_us >= 0)

@@ -432,6 +432,33 @@ int jtr_probe_exit(struct jtr_probe *p, int rc)
 	return JTR_EXIT_INTERRUPTED;
 }
 
+/* jtr_probe_cpu_workers - see jtr_probe.h */
+void *jtr_probe_cpu_workers(struct jtr_probe *p, const cpu_set_t *set, size_t size,
+			    void (*init)(void *rec, int cpu, void *ctx), void *ctx,
+			    void (*fn)(void *rec), struct jtr_worker **w, int *n)
+{
+	size_t rsize = (size + 63) / 64 * 64;
+	int count = CPU_COUNT(set), i = 0;
+	char *recs = aligned_alloc(64, rsize * (size_t)(count ? count : 1));
+
+	*w = calloc((size_t)(count ? count : 1), sizeof(**w));
+	if (!recs || !*w)
+		jtr_fatal(p, "out of memory");
+	memset(recs, 0, rsize * (size_t)count);
+	for (int cpu = 0; cpu < CPU_SETSIZE && i < count; cpu++) {
+		if (!CPU_ISSET(cpu, set))
+			continue;
+		init(recs + rsize * (size_t)i, cpu, ctx);
+		if (jtr_worker_alloc(&(*w)[i], cpu) < 0)
+			jtr_fatal(p, "cannot allocate a thread stack for CPU %d", cpu);
+		(*w)[i].fn = fn;
+		(*w)[i].arg = recs + rsize * (size_t)i;
+		i++;
+	}
+	*n = count;
+	return recs;
+}
+
 /* jtr_probe_privileged - FIFO and mlockall while privileged, drop, then
  * host facts and the results folder as the real user */
 void jtr_probe_privileged(struct jtr_probe *p)

@@ -156,6 +156,18 @@ int jtr_probe_one_cpu(struct jtr_probe *p, const char *opt, const cpu_set_t *set
 void jtr_probe_series_init(struct jtr_probe *p, struct jtr_hist *hist, struct jtr_hist *lengths,
 			   struct jtr_olog *log, uint64_t max_outliers, int cpu);
 
+struct jtr_worker;
+
+/* jtr_probe_cpu_workers - for each CPU of @set (in order), a zeroed record of
+ * @size bytes (64-byte aligned: two CPUs' records never share a cache line),
+ * set up by @init(record, cpu, @ctx), and a worker pinned to that CPU on a
+ * pre-allocated stack that will run @fn(record); the records, *@w the workers
+ * and *@n their count. Exits 1 when out of memory. Call before
+ * jtr_probe_privileged. */
+void *jtr_probe_cpu_workers(struct jtr_probe *p, const cpu_set_t *set, size_t size,
+			    void (*init)(void *rec, int cpu, void *ctx), void *ctx,
+			    void (*fn)(void *rec), struct jtr_worker **w, int *n);
+
 /* jtr_probe_privileged - FIFO (if asked) and mlockall while privileged, then
  * drop to the real user for good; then host facts and the results folder.
  * Call after every hot-loop buffer is allocated and before any file is
