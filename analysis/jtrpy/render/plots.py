@@ -13,6 +13,9 @@ CATEGORY_COLOURS = {
     "timer tick": "#1f77b4", "IPI": "#ff7f0e", "hardirq": "#2ca02c", "softirq": "#d62728",
     "task preemption": "#9467bd", "page fault": "#8c564b", "NMI": "#e377c2",
     "no kernel event": "#17becf", "other events": "#bcbd22", "not traced": "#7f7f7f",
+    # jtr wake's components (attribution/wake.py)
+    "timer IRQ latency": "#aec7e8", "timer IRQ": "#ffbb78", "wake-up path": "#98df8a",
+    "unaccounted": "#c7c7c7",
 }
 SIDE_COLOURS = ("#1f77b4", "#d62728")
 SPECTRUM_MAX = 99.999
@@ -55,8 +58,8 @@ def _png(plt, fig):
     return buf.getvalue()
 
 
-def plot_histogram(plt, series):
-    """series: [(label, buckets, colour)]."""
+def plot_histogram(plt, series, what="loop time (ns)"):
+    """series: [(label, buckets, colour)]; @what: the x axis (the quantity)."""
     fig, ax = plt.subplots(figsize=(9, 4.5))
     for label, buckets, colour in series:
         xs = [(b[0] + b[1]) / 2.0 for b in buckets]
@@ -66,7 +69,7 @@ def plot_histogram(plt, series):
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_ylim(bottom=0.8)
-    ax.set_xlabel("loop time (ns)")
+    ax.set_xlabel(what)
     ax.set_ylabel("count per bucket")
     ax.set_title("Histogram (log-scale counts)")
     # major ticks only, fixed margins: measuring the minor log ticks for
@@ -78,8 +81,8 @@ def plot_histogram(plt, series):
     return _png(plt, fig)
 
 
-def plot_spectrum(plt, series):
-    """series: [(label, [(x, value)], colour)]."""
+def plot_spectrum(plt, series, what="loop time (ns)"):
+    """series: [(label, [(x, value)], colour)]; @what: the y axis (the quantity)."""
     fig, ax = plt.subplots(figsize=(9, 4.5))
     for label, pts, colour in series:
         ax.step([p[0] for p in pts], [p[1] for p in pts], where="post", color=colour,
@@ -91,7 +94,7 @@ def plot_spectrum(plt, series):
     ax.set_xticklabels(["%g%%" % t for t in ticks])
     ax.minorticks_off()
     ax.set_xlabel("percentile")
-    ax.set_ylabel("loop time (ns)")
+    ax.set_ylabel(what)
     ax.set_title("Percentile spectrum")
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(loc="upper left", fontsize=8)

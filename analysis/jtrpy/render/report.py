@@ -224,8 +224,9 @@ def build(results, given, opts=None):
                 hs.append(("%s: %s (%s)" % (tag, label, q.name), m[0], colour))
                 sp.append(("%s: %s (%s)" % (tag, label, q.name), plots.spectrum(*m), colour))
     if hs:
-        pngs["histogram"] = plots.plot_histogram(plt, hs)
-        pngs["percentiles"] = plots.plot_spectrum(plt, sp)
+        what = "%s (ns)" % (select(results[0], quantity, labels[0]).measures or "value")
+        pngs["histogram"] = plots.plot_histogram(plt, hs, what)
+        pngs["percentiles"] = plots.plot_spectrum(plt, sp, what)
     for i, res in enumerate(results):
         a = res.get("attribution")
         if not isinstance(a, dict):
@@ -247,7 +248,9 @@ def build(results, given, opts=None):
     body = ["<h1>%s</h1>" % esc(title)]
     if cmp:
         body.append(compare_section(cmp))
-    captions = {"histogram": "Histogram of loop times, counts on a log scale",
+    measure = select(results[0], quantity, labels[0]).measures or "values"
+    captions = {"histogram": "Histogram of %s, counts on a log scale" % (
+                    "loop times" if measure == "loop time" else measure),
                 "percentiles": "Percentile spectrum, 50 % to 99.999 %",
                 "timeline": "Outlier timeline coloured by cause",
                 "causes": "Outlier time per cause"}
