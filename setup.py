@@ -17,6 +17,9 @@ class BuildWithPrograms(build_py):
     """build_py, then `make all` and the programs, profiles and VERSION copied in."""
 
     def run(self):
+        # copy every module whatever the times say: a checkout older than the last
+        # build (git switch, an archive) would otherwise keep the build's modules
+        self.force = True
         super().run()
         try:
             subprocess.check_call(["make", "-C", ROOT, "all"])

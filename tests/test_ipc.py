@@ -69,7 +69,9 @@ def test_every_method_moves_every_object(tmp_path, readers):
             assert rd["objects"] == n
             assert rd["lost"] == rd["duplicates"] == rd["corrupted"] == 0
         assert r["elapsed_s"] > 0
-        assert r["objects_per_s"] == pytest.approx(n / r["elapsed_s"], rel=1e-3)
+        # elapsed_s has 6 decimals: at 0.4 ms that rounding alone is 0.1 %
+        assert r["objects_per_s"] == pytest.approx(
+            n / r["elapsed_s"], rel=max(1e-3, 1e-6 / r["elapsed_s"]))
         assert r["empty_waits"] == sum(rd["empty_waits"] for rd in r["per_reader"])
         assert r["full_waits"] == r["writer"][0]["full_waits"]
         assert (r["queue_slots"] is None) == r["method"].startswith("tcp")

@@ -202,15 +202,16 @@ def test_lower_priority_spinner_is_preempted(tmp_path):
                                                        "--spin-us", "3000", "--period-ms", "10"],
                                        ["-f", "50", "--threshold", "0"], probe="wake", top=100)
     assert len(spans) >= 100
-    att = res["attribution"]
-    # every wake-up is decomposed; none names the spinner as a blocking thread
-    assert not any(c["category"] == "task preemption" and c["name"].startswith("jtr-inject")
-                   for c in att["causes"]), att["causes"]
     rows = decomposed_rows(folder)
     during = [r for r in rows if r["irq_latency_ns"] and any(
         b < int(r["start_ns"]) < e for b, e in spans)]
     assert len(during) >= 100
-    # the probe preempts it: past the timer interrupt only the switch is left
+    # every wake-up is decomposed; the probe preempts the spinner: past the timer
+    # interrupt only the switch is left. (A wake-up the host stalled after the
+    # timer interrupt shows the spinner holding the CPU past the 30 us a preemption
+    # may take, and names it: the 5 % the ground truth allows.)
+    named = [r for r in rows if r["blocking_task"].startswith("jtr-inject")]
+    assert len(named) <= 0.05 * len(during), named[:3]
     quick = [r for r in during if int(r["scheduling_ns"]) < 30_000 and r["blocking_ns"] == "0"]
     assert len(quick) >= 0.95 * len(during)
     check_sums(res, folder)
