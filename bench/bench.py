@@ -31,12 +31,18 @@
    with 24 busy loops on it: events a second traced on that CPU (mean of the
    flood's seconds, and the busiest second) and events dropped. Goal: 0 dropped
    at 250,000 events a second.
+10. jtr wake vs cyclictest (rt-tests): bench/wake_bench.py (1 ms period at
+    SCHED_FIFO 80, alternating rounds on the same CPU: p50, p99, max, goal
+    p50 and p99 within +-10 %; the measuring thread's CPU time per wake-up,
+    goal <= cyclictest's; jtr wake with and without `jtr trace` beside it,
+    goal p50 and p99 traced / untraced <= 1.05). BENCH_WAKE_SECONDS
+    (default 10) is the length of its runs.
 
 The machines are shared and noisy: every comparison is a ratio taken within
 one run, rounds alternate, and medians are reported.
 Environment: BENCH_SECONDS (default 10), BENCH_ROUNDS (default 3), BENCH_CPU;
 BENCH=ITEM,... runs only those items: gap, hist, null, tracer, attribution,
-report, transports, ipc, drops (default: all).
+report, transports, ipc, drops, wake (default: all).
 """
 import json
 import os
@@ -47,11 +53,13 @@ import sys
 import tempfile
 
 import transport_bench
+import wake_bench
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 JTR = os.path.join(ROOT, "jtr")
 HIST_BENCH = os.path.join(ROOT, "build", "bench", "hist_bench")
-ITEMS = ("gap", "hist", "null", "tracer", "attribution", "report", "transports", "ipc", "drops")
+ITEMS = ("gap", "hist", "null", "tracer", "attribution", "report", "transports", "ipc", "drops",
+         "wake")
 FLOOD_CMD = "jtr send -T udp -c CPU -n 500K -p 0"
 BUSY_LOOPS = 24
 
@@ -281,7 +289,7 @@ def main():
     cpu = int(os.environ.get("BENCH_CPU", last_online_cpu()))
     tmp = tempfile.mkdtemp(prefix="jtr-bench-")
     jr, orr = [], []
-    hist = null = tracer = attrib = report = ipc = drops = None
+    hist = null = tracer = attrib = report = ipc = drops = wake = None
     try:
         for i in range(rounds if "gap" in items else 0):
             print("bench: round %d/%d: jtr gap and oslat, %d s each on CPU %d"
@@ -303,6 +311,8 @@ def main():
             ipc = ipc_compare(tmp)
         if "drops" in items and os.geteuid() == 0:
             drops = tracer_drops(cpu, tmp)
+        if "wake" in items:
+            wake = wake_bench.measure(cpu, rounds, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -324,6 +334,11 @@ def main():
         print("  %-22s %12.0f %12.0f" % ("max ns", g["jtr_max_ns"], g["oslat_max_ns"]))
         print("  loop period ratio jtr/oslat: %.3f (goal <= 1.0; rounds: %s)"
               % (g["ratio"], ", ".join("%.3f" % r for r in ratios)))
+    rc = 0
+    if wake:
+        result["wake"] = wake
+        if not wake_bench.show(wake):
+            rc = 1
     if hist:
         h = result["hist_record"] = dict(hist, ratio_to_flat=hist["record_ns"] /
                                          hist["flat_increment_ns"])
@@ -371,7 +386,6 @@ def main():
         print(lines[0] if lines else "report speed: no output")
         if lines:
             result["report"] = json.loads(lines[-1])
-    rc = 0
     if "transports" in items:
         tmp = tempfile.mkdtemp(prefix="jtr-bench-")
         sys.stdout.flush()
