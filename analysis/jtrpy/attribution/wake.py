@@ -121,9 +121,10 @@ class _Tasks:
 
 
 def _sweep(events, lo, meta):
-    """Slices of the window: [(begin, end, context or pid)] in time order, the
-    interrupt contexts, the tasks, and the wake-ups [(ts, tid, enclosing hrtimer
-    context-or-None, enclosing vector context-or-None)]."""
+    """The window swept: slices [(begin, end, context or pid)] in time order, the
+    contexts still open at its end, the task running then, the end of the last
+    slice, the wake-ups [(ts, tid, inside an hrtimer, the innermost vector
+    context or None)] and the tasks (_Tasks)."""
     syms = meta.get("symbols", {}) if meta else {}
     vectors = meta.get("vectors", ev.VECTOR_KINDS) if meta else ev.VECTOR_KINDS
     marks = []
@@ -142,10 +143,7 @@ def _sweep(events, lo, meta):
     def owner():
         return stack[-1] if stack else current
 
-    def push(ctx):
-        stack.append(ctx)
-
-    def pop(group, key, ts, category, name):
+    def pop(group, key, ts):
         for k in range(len(stack) - 1, -1, -1):
             c = stack[k]
             if c.group == group and c.key == key:
@@ -164,23 +162,22 @@ def _sweep(events, lo, meta):
         if typ == ev.NMI:
             if phase == 0:
                 key = "0x%x" % e.a
-                push(_Ctx("nmi", e.a, "NMI", syms.get(key, key), t))
+                stack.append(_Ctx("nmi", e.a, "NMI", syms.get(key, key), t))
             else:
-                pop("nmi", e.a, t, "NMI", "nmi")
+                pop("nmi", e.a, t)
         elif typ == ev.IRQ_ENTRY:
-            push(_Ctx("irq", e.a, "hardirq", "%d %s" % (e.a, e.text), t))
+            stack.append(_Ctx("irq", e.a, "hardirq", "%d %s" % (e.a, e.text), t))
         elif typ == ev.IRQ_EXIT:
-            pop("irq", e.a, t, "hardirq", "%d" % e.a)
+            pop("irq", e.a, t)
         elif typ == ev.VEC_ENTRY:
             cat, name, _ = vector_desc(ev.vector_kind(vectors, e.b))
-            push(_Ctx("vec", e.a, cat, name, t))
+            stack.append(_Ctx("vec", e.a, cat, name, t))
         elif typ == ev.VEC_EXIT:
-            cat, name, _ = vector_desc(ev.vector_kind(vectors, e.b))
-            pop("vec", e.a, t, cat, name)
+            pop("vec", e.a, t)
         elif typ == ev.SOFTIRQ_ENTRY:
-            push(_Ctx("softirq", e.a, "softirq", softirq_name(e.a), t))
+            stack.append(_Ctx("softirq", e.a, "softirq", softirq_name(e.a), t))
         elif typ == ev.SOFTIRQ_EXIT:
-            pop("softirq", e.a, t, "softirq", softirq_name(e.a))
+            pop("softirq", e.a, t)
         elif typ == ev.HRTIMER_ENTRY:
             key = "0x%x" % e.b
             open_hrtimer[e.a] = (t, syms.get(key, key))
@@ -204,8 +201,8 @@ def _sweep(events, lo, meta):
 
 
 def _timeline(cpu, start, length, tid, log, slack_ns):
-    """One outlier's timeline: (points {Tv, Tx, Ts}, slices clipped to it, the
-    events, tasks) or None when the CPU has no events there."""
+    """One outlier's timeline: points {Tv, Tx, Ts} (those found), the slices up to
+    max(Tu, Ts), the events, the tasks, and whether the thread's wake-up was seen."""
     hi = start + length
     evs = log.window(cpu, start - LOOKBACK_NS, hi + max(slack_ns, LOOKAHEAD_NS))
     slices, stack, current, t_end, wakes, tasks = _sweep(evs, start - LOOKBACK_NS,
