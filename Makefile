@@ -207,9 +207,10 @@ install: all
 	for f in $$(cd analysis && find jtrpy -name '*.py'); do \
 		install -D -m 0644 analysis/$$f $(PYLIB)/$$f || exit 1; done
 	install -m 0644 VERSION $(PYLIB)/jtrpy/VERSION
-	for p in tuning-profiles/jtr-*; do \
+	for p in tuning-profiles/jtr-*/; do \
 		install -d $(DESTDIR)$(PREFIX)/share/jtr/$$p && \
 		install -m 0644 $$p/tuned.conf $(DESTDIR)$(PREFIX)/share/jtr/$$p/; done
+	install -m 0644 tuning-profiles/jtr-variables.conf $(DESTDIR)$(PREFIX)/share/jtr/tuning-profiles/
 	install -m 0755 jtr $(DESTDIR)$(PREFIX)/bin/jtr
 
 install-setuid: install

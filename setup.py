@@ -35,6 +35,8 @@ class BuildWithPrograms(build_py):
             dst = os.path.join(pkg, "tuning-profiles", os.path.basename(os.path.dirname(conf)))
             os.makedirs(dst, exist_ok=True)
             shutil.copy2(conf, dst)
+        shutil.copy2(os.path.join(ROOT, "tuning-profiles", "jtr-variables.conf"),
+                     os.path.join(pkg, "tuning-profiles"))
         shutil.copy2(os.path.join(ROOT, "VERSION"), pkg)
 
 

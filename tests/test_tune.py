@@ -405,11 +405,11 @@ def tuned_daemon():
                     f.write(text)
 
 
-def test_via_tuned_applies_through_the_daemon(machine, tuned_daemon, tmp_path):
+def test_the_running_daemon_applies_by_default(machine, tuned_daemon, tmp_path):
     env, _ = machine
     p = in_namespace("""
 $JTR tune show --json > $OUT/before.json
-$JTR tune apply jtr-realtime --cpus 1 --via-tuned > $OUT/apply.txt 2>&1; echo apply=$?
+$JTR tune apply jtr-realtime --cpus 1 > $OUT/apply.txt 2>&1; echo apply=$?
 tuned-adm active > $OUT/active.txt
 $JTR tune show --json > $OUT/mid.json
 $JTR tune revert > $OUT/revert.txt 2>&1; echo revert=$?
@@ -417,7 +417,9 @@ $JTR tune show --json > $OUT/after.json
 """, env, tmp_path, timeout=180)
     assert "apply=0" in p.stdout, (tmp_path / "apply.txt").read_text()
     assert "revert=0" in p.stdout, (tmp_path / "revert.txt").read_text()
-    assert "by tuned" in (tmp_path / "apply.txt").read_text()
+    text = (tmp_path / "apply.txt").read_text()     # the daemon runs: through it by default
+    assert "the tuned daemon runs: tuned applies jtr-realtime" in text
+    assert "applied jtr-realtime by tuned: " in text and "by tuned, " in text
     assert "Current active profile: jtr-realtime" in (tmp_path / "active.txt").read_text()
     before, mid, after = dumps(tmp_path, "before.json", "mid.json", "after.json")
     assert mid["file:/proc/sys/kernel/sched_rt_runtime_us"] == "-1"      # tuned set it
@@ -913,3 +915,27 @@ $JTR tune revert > $OUT/revert.txt 2>&1; echo revert=$?
         res = load(tmp_path / name)
         assert {r["cpu"] for r in res["runs"]} == {1}
         assert any("outside this process's affinity" in w for w in res["warnings"])
+
+
+def test_install_profiles_where_tuned_finds_them(tmp_path):
+    """install-profiles copies every jtr profile and the variables template, keeps
+    the user's variables and a profile of the same name that differs (exit 1)."""
+    d = tmp_path / "tuned"
+    d.mkdir()
+    p = run_jtr("tune", "install-profiles", "--dir", str(d))
+    assert p.returncode == 0, p.stderr
+    for name in PROFILES:
+        assert (d / name / "tuned.conf").read_text() == \
+            open(os.path.join(PROFILE_DIR, name, "tuned.conf")).read()
+    assert "isolated_cores=1" in (d / "jtr-variables.conf").read_text()
+    (d / "jtr-variables.conf").write_text("isolated_cores=3\n")
+    (d / "jtr-latency" / "tuned.conf").write_text("[main]\nsummary=mine\n")
+    p = run_jtr("tune", "install-profiles", "--dir", str(d))
+    assert p.returncode == 1 and "jtr-latency/tuned.conf: left as it is" in p.stdout
+    assert (d / "jtr-variables.conf").read_text() == "isolated_cores=3\n"
+    assert "kept (yours; isolated_cores=3)" in p.stdout
+    p = run_jtr("tune", "install-profiles", "--dir", str(tmp_path / "none"))
+    assert p.returncode == 2 and "no such folder" in p.stderr
+    if os.path.isdir(TUNED_PY):         # tuned's own loader finds them by name
+        units = _tuned_load("jtr-isolate", "isolated_cores=1", folder=str(d))
+        assert "isolated_cores" in units["scheduler"]["options"]

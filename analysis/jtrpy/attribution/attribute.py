@@ -622,9 +622,10 @@ def attribute(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20, each=Non
     """The attribution section: every outlier charged to one cause (module docstring).
 
     each, if given, is called once per outlier with (cpu, start_ns, length_ns,
-    parts, pids): parts as [(category, name, ns)] (what the outlier's time was
-    charged to, as worst[].parts), pids the tasks of its charged task-preemption
-    episodes (every task of their chains). The cross-check uses it.
+    parts, pids, works): parts as [(category, name, ns)] (what the outlier's time
+    was charged to, as worst[].parts), pids the tasks of its charged
+    task-preemption episodes (every task of their chains), works the workqueue
+    functions those tasks ran. The cross-check and jtr advise use it.
 
     sides ({side: [cpus]}, e.g. {"ping": [1], "pong": [0]}): an outlier is a
     round trip or a message that crossed every one of those CPUs: its window is
@@ -641,6 +642,15 @@ def attribute(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20, each=Non
 def _preempting(eps):
     """The pids of the tasks in the task-preemption episodes among eps."""
     return [t[1] for e in eps if e is not None and e.tasks for t in e.tasks]
+
+
+WORK = "workqueue "
+
+
+def _works(eps):
+    """The workqueue functions the preempting tasks of eps ran ('vmstat_update')."""
+    return sorted({i[len(WORK):] for e in eps if e is not None and e.tasks
+                   for t in e.tasks for i in t[3] if i.startswith(WORK)})
 
 
 # the phases of a round trip and of a message, in order, and the side whose
@@ -732,7 +742,8 @@ def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, progra
     def charge(key, cpu, start, length, ep, hi, traced, phase=None):
         """An outlier with one cause for all of it."""
         if each is not None:
-            each(cpu, start, length, [(key[0], key[1], length)], _preempting((ep,)))
+            each(cpu, start, length, [(key[0], key[1], length)], _preempting((ep,)),
+                 _works((ep,)))
         c = causes.get(key)
         if phase is None and c is not None and length <= c[1] and (top == 0 or (
                 len(worst) == top and (length, -start, -proc[0]) <= worst[0][:3])):
@@ -812,12 +823,13 @@ def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, progra
                 c = "%s, and no kernel event for %s" % (c, _fmt_ns(rest))
             memo.append(c)
             return c
-        charge_parts(cpu, start, length, share, main, chain, traced, phases, lambda: _preempting(
-            [e for e in [ep] + [a for a, _, _ in apart]
-             if share.get((e.category, e.name, found_side[id(e)]))
-             or (e.category, e.name, found_side[id(e)]) == main]))
+        def charged():
+            return [e for e in [ep] + [a for a, _, _ in apart]
+                    if share.get((e.category, e.name, found_side[id(e)]))
+                    or (e.category, e.name, found_side[id(e)]) == main]
+        charge_parts(cpu, start, length, share, main, chain, traced, phases, charged)
 
-    def charge_parts(cpu, start, length, share, main, chain, traced, phases, pids):
+    def charge_parts(cpu, start, length, share, main, chain, traced, phases, charged=None):
         """An outlier shared among causes: share {cause: ns}, main the primary."""
         parts = []
         for k, ns in share.items():
@@ -826,8 +838,9 @@ def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, progra
                 parts.append(_part(k, ns, phases.get(k)))
         parts.sort(key=lambda p: -p["ns"])
         if each is not None:
+            eps = charged() if charged else ()
             each(cpu, start, length, [(p["category"], p["name"], p["ns"]) for p in parts],
-                 pids())
+                 _preempting(eps), _works(eps))
         note_worst(cpu, start, length, main, chain, traced, parts)
 
     def charge_no_event(cpu, start, length, hi, st):
@@ -852,7 +865,7 @@ def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, progra
                     _fmt_ns(length - late), ", of which host preemption (steal) %s"
                     % _fmt_ns(stole) if stole else ""))
             return "; ".join(texts)
-        charge_parts(cpu, start, length, share, main, chain, 0, phases, list)
+        charge_parts(cpu, start, length, share, main, chain, 0, phases)
 
     phase_side = dict(PHASES)
 

@@ -92,7 +92,7 @@ class _Tally:
         """1. Each outlier charged to a task preemption: does timehist show every
         task it names on the CPU in the outlier?"""
         ends = [s[5] for s in sl]
-        for _, start, length, parts, pids in outs:
+        for _, start, length, parts, pids, *_ in outs:
             pre = _preempt_ns(parts)
             self.totals["attribution_ns"] += pre
             if not pids:

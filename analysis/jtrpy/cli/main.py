@@ -47,6 +47,8 @@ COMMANDS = [
     ("tune", "apply, verify and revert tuning profiles (tuned format), with a snapshot",
      "tune"),
     ("ab", "does a profile help? baseline runs, apply, tuned runs, revert, compare", "ab"),
+    ("advise", "what to change: remedies for the measured causes, ranked; --prove measures "
+     "them", "advise"),
     ("ls", "list past results with their headline numbers, newest first", "ls"),
     ("export", "results as HdrHistogram logs (.hlog) or a Prometheus textfile", "export"),
     ("import", "oslat and cyclictest --json results, HdrHistogram logs as jtr results",

@@ -14,7 +14,7 @@ from ..tune import knobs as K
 from ..tune.profile import Profile, jtr_profiles
 from ..values import format_cpulist
 
-ACTIONS = ("list", "show", "apply", "verify", "revert", "confirm")
+ACTIONS = ("list", "show", "apply", "verify", "revert", "confirm", "install-profiles")
 
 DESCRIPTION = """\
 Tuning profiles in tuned's format (tuning-profiles/<name>/tuned.conf), applied
@@ -35,6 +35,9 @@ ACTION_HELP = {
               "killed apply; says what could not be restored and why; running it again does "
               "nothing more; signals do not stop it half-way",
     "confirm": "keep a profile applied with --auto-revert",
+    "install-profiles": "copy jtr's profiles into /etc/tuned (where tuned-adm list finds "
+                        "them) and the jtr-variables.conf template when there is none; a "
+                        "profile of the same name that differs is left and listed (exit 1)",
 }
 
 NOTES = """\
@@ -78,14 +81,20 @@ def make_parser(prog):
                     help="revert by itself after DUR (5s to 24h; a bare number is in "
                          "seconds) unless 'jtr tune confirm' (for remote machines: a profile "
                          "that cuts you off undoes itself)")
-    ap.add_argument("--via-tuned", action="store_true",
+    ap.add_argument("--via-tuned", action="store_true", default=None,
                     help="let the running tuned daemon apply it (jtr still snapshots and "
-                         "restores what tuned leaves behind)")
+                         "restores what tuned leaves behind); the default when the daemon "
+                         "runs, so two appliers do not fight over the same knobs")
+    ap.add_argument("--no-tuned", action="store_false", dest="via_tuned",
+                    help="apply with jtr's own applier even where the tuned daemon runs")
     ap.add_argument("--force", action="store_true",
                     help="allow isolating every CPU, or the CPUs jtr runs on")
     ap.add_operands("profile", "PROFILE", "the profile to apply (see 'jtr tune list')")
     for name in ("verify", "revert", "confirm"):
         action(name)
+    ins = action("install-profiles", usage="%(prog)s [--dir DIR]")
+    ins.add_argument("--dir", metavar="DIR", default=E.TUNED_DIR,
+                     help="where tuned looks for profiles (default %s)" % E.TUNED_DIR)
     return p
 
 
@@ -97,14 +106,24 @@ def parse(parser, args):
         raise UsageError("unknown option '%s'; give an action first: %s; see 'jtr tune "
                          "--help'" % (args[0].split("=")[0], ", ".join(ACTIONS)))
     if args[0] not in ACTIONS and not args[0].startswith("-"):
-        raise UsageError("unknown 'jtr tune %s'; use list, show, apply, verify, revert or "
-                         "confirm" % args[0])
+        raise UsageError("unknown 'jtr tune %s'; use list, show, apply, verify, revert, "
+                         "confirm or install-profiles" % args[0])
     return parser.parse_args(args)
 
 
 def run(opts):
     return {"list": do_list, "show": do_show, "apply": do_apply, "verify": do_verify,
-            "revert": do_revert, "confirm": do_confirm}[opts.action](opts)
+            "revert": do_revert, "confirm": do_confirm,
+            "install-profiles": do_install}[opts.action](opts)
+
+
+def do_install(opts):
+    if not os.path.isdir(opts.dir):
+        raise UsageError("--dir %s: no such folder (tuned's is %s; is tuned installed?)"
+                         % (opts.dir, E.TUNED_DIR))
+    if not os.access(opts.dir, os.W_OK):
+        raise UsageError("%s: not writable by this user; run it as root (sudo)" % opts.dir)
+    return 1 if E.install_profiles(opts.dir) else 0
 
 
 # ---------------------------------------------------------------- list, show
@@ -203,6 +222,16 @@ def do_apply(opts):
         return 0
     E.need_root("apply")
     _refuse_if_applied()
+    if opts.via_tuned is None:
+        opts.via_tuned = E.tuned_running() is None
+        if opts.via_tuned and "/" in opts.profile[0]:
+            raise UsageError("the tuned daemon runs, and %s is a profile folder, not a "
+                             "profile tuned can name: install it into /etc/tuned/NAME and "
+                             "apply NAME, or give --no-tuned (jtr applies it itself while "
+                             "tuned may change the same knobs)" % opts.profile[0])
+        if opts.via_tuned:
+            print("the tuned daemon runs: tuned applies %s, jtr snapshots and verifies "
+                  "(--no-tuned: jtr applies it itself)" % profile.name)
     # the first stop signal ends the apply and undoes it; later ones wait for that
     with signals.measuring(stopping="stopping: undoing the apply",
                            busy="still undoing the apply; wait"), E.StateLock():
@@ -227,8 +256,9 @@ def do_apply(opts):
             return EXIT_INTERRUPTED
     res = [e.get("result", "tuned") for e in st["entries"]]
     failed = [e for e in st["entries"] if str(e.get("result", "")).startswith("failed")]
-    print("applied %s: %s%d changed, %d already so, %d failed%s (snapshot: %s)" % (
-        profile.name, "%d by tuned, " % res.count("by tuned") if "by tuned" in res else "",
+    print("applied %s by %s: %s%d changed, %d already so, %d failed%s (snapshot: %s)" % (
+        profile.name, "tuned" if opts.via_tuned else "jtr",
+        "%d by tuned, " % res.count("by tuned") if "by tuned" in res else "",
         res.count("changed"), res.count("unchanged"), len(failed),
         ", %d tasks exited before their turn" % res.count("gone") if "gone" in res else "",
         E.state_path()))

@@ -41,11 +41,12 @@ def sched_data_path(result, given=None):
 
 
 def attribution_of(result, slack_ns=None, top=None, events_path=None, cross_check=None,
-                   decomposed=None):
+                   decomposed=None, each=None):
     """The attribution of @result (a Result) and, when @cross_check is given
     ({"sched_data": PATH or None, "min_ns": NS or None}), a function that compares
     it with perf sched timehist and returns the cross_check section. Nothing is
-    written. Usage errors of the cross-check come before the work. A jtr wake
+    written. Usage errors of the cross-check come before the work. @each is called
+    with every outlier's charges (attribution.attribute's each). A jtr wake
     result is decomposed (attribution/wake.py); its rows per outlier are added to
     the list @decomposed when one is given."""
     kw = {}
@@ -70,8 +71,13 @@ def attribution_of(result, slack_ns=None, top=None, events_path=None, cross_chec
         return a, None
     kw.update(ends_of(result))
     outcomes = []
-    if sched_path is not None:
-        kw["each"] = lambda *o: outcomes.append(o)
+    if sched_path is not None or each is not None:
+        def collect(*o):
+            if sched_path is not None:
+                outcomes.append(o)
+            if each is not None:
+                each(*o)
+        kw["each"] = collect
     a = by_run_kind(result, table, log, kw)
     if sched_path is None:
         return a, None
@@ -88,15 +94,24 @@ def attribution_of(result, slack_ns=None, top=None, events_path=None, cross_chec
 
 TWO_ENDS = {"ping": "pong", "pub": "sub"}
 STAMPS = ("send_ns", "sent_ns", "peer_rx_ns", "peer_tx_ns")
+ONE_SIDED = ("gap", "null", "send")     # their measuring thread's comm is jtr-TOOL
 
 
 def ends_of(result):
     """The attribution's keywords for a result measured across two ends (ping and
     pong, pub and sub: result.json's "sides", written by jtr run): the sides'
-    CPUs and the program on each; {} for a one-sided probe."""
+    CPUs and the program on each. For a one-sided probe of jtr's, its program
+    on each run's CPU: where another task shares the CPU as often as the probe
+    (a busy loop pinned there), the probe is the task of that name, not whichever
+    was switched out more often; {} for others."""
     sides = result.get("sides")
     if not isinstance(sides, dict) or not any(k in TWO_ENDS for k in sides):
-        return {}
+        tool = result.get("tool")
+        if tool not in ONE_SIDED:
+            return {}
+        cpus = {r.get("cpu") for r in result.get("runs", []) if isinstance(r, dict)}
+        return {"programs": {c: "jtr-" + tool for c in cpus
+                             if isinstance(c, int) and c >= 0}}
     clean = {k: [c for c in v if isinstance(c, int) and c >= 0] for k, v in sides.items()
              if isinstance(v, list) and k in ("ping", "pong", "pub", "sub")}
     programs = {c: "jtr-" + k for k, cs in clean.items() for c in cs}

@@ -205,7 +205,7 @@ def new_results_dir(tool, out=None, when=None, host=None):
     return d
 
 
-MANY_RESULTS = ("ab", "maxrate", "suite")    # their folders hold folders of results
+MANY_RESULTS = ("ab", "advise", "maxrate", "suite")    # their folders hold folders of results
 
 
 def make_results_dir(tool, out=None):

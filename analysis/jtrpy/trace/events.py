@@ -272,6 +272,15 @@ class EventLog:
             counts[TYPE_NAMES.get(t, "type %d" % t)] = types.count(t)
         return counts
 
+    def of_type(self, t):
+        """The Events of one type, in record order."""
+        types = bytes(memoryview(self.data)[HEADER_SIZE + TYPE_OFFSET:HEADER_SIZE +
+                                            self.records * RECORD_SIZE:RECORD_SIZE])
+        i = types.find(t)
+        while i >= 0:
+            yield self.event(i)
+            i = types.find(t, i + 1)
+
     def steal_readings(self):
         """{cpu: [(ts_ns, prev_ns, a, b)]} of the steal_time records, in time order:
         the counter went from b to a between the CPU's previous look (at prev_ns: its

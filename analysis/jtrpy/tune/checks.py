@@ -104,7 +104,38 @@ def _sysfs(key, value, force):
     return why
 
 
+def _group(value):
+    """What is wrong with a group.NAME=RULE_PRIO:SCHED:PRIO:AFFINITY:REGEX, or None."""
+    fields = value.split(":", 4)
+    if len(fields) != 5:
+        return ("not a group rule; write RULE_PRIO:SCHED:PRIO:AFFINITY:REGEX, such as "
+                "0:*:*:${f:cpulist2hex:0}:^myapp as tuned does")
+    rule_prio, sched, prio, aff, regex = fields
+    if not rule_prio.isdigit():
+        return "rule priority %r: write a number such as 0" % rule_prio
+    if sched not in ("f", "b", "r", "o", "*"):
+        return "policy %r: write f, b, r, o or * (no change)" % sched
+    if prio != "*" and not prio.isdigit():
+        return "priority %r: write a number or * (no change)" % prio
+    if aff != "*":
+        if not MASK_RE.match(aff):
+            return ("affinity %r: write a hex CPU mask such as 1 (CPU 0), "
+                    "${f:cpulist2hex:LIST}, or * (no change)" % aff)
+        m = int(aff.replace(",", ""), 16)
+        cpus = [c for c in range(m.bit_length()) if m >> c & 1]
+        why = cpulist_problem(format_cpulist(cpus)) if cpus else "no CPU in it"
+        if why:
+            return "affinity %s: %s" % (aff, why)
+    try:
+        re.compile(regex)
+    except re.error as e:
+        return "regular expression %r: %s" % (regex, e)
+    return None
+
+
 def _scheduler(key, value, force):
+    if key.startswith("group."):
+        return _group(value) if value.strip() else None
     if key == "isolated_cores":
         return cpulist_problem(value, isolating=True, force=force)
     if key == "default_irq_smp_affinity" and value not in ("calc", "ignore"):

@@ -12,6 +12,7 @@ import fcntl
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -21,11 +22,11 @@ import time
 from ..errors import JtrError, UsageError
 from ..system.cpus import cpulist_of, online_cpus
 from ..system.files import remove_stale_tmp, write_atomic
-from ..system.paths import active_profile_path, state_dir
+from ..system.paths import active_profile_path, profile_dirs, state_dir
 from ..values import format_cpulist
 from . import knobs as K
 from .checks import check_profile, cpulist_problem
-from .profile import Profile, cpus_to_hexmask, jtr_profiles
+from .profile import Profile, cpus_to_hexmask, jtr_profiles, read_variables_file
 
 STATE_FORMAT = "jtr-tune-state/1"
 NO_HZ_FULL = "/sys/devices/system/cpu/nohz_full"
@@ -193,8 +194,10 @@ def _sysfs(plan, opts):
 
 def _scheduler(plan, opts):
     iso = opts.get("isolated_cores")
-    for k in opts:
-        if k not in ("isolated_cores", "default_irq_smp_affinity"):
+    for k, v in opts.items():
+        if k.startswith("group.") and v.strip():
+            _group(plan, k, v)
+        elif k not in ("isolated_cores", "default_irq_smp_affinity"):
             plan.skip("[scheduler] %s" % k, "not implemented by jtr's applier (--via-tuned)")
     if not iso:
         return
@@ -221,6 +224,24 @@ def _scheduler(plan, opts):
     entries, plan.pinned = K.task_entries(cpus, keep={os.getpid()})
     for e in entries:
         plan.add(e)
+
+
+def _group(plan, key, value):
+    """tuned's group.NAME=RULE_PRIO:SCHED:PRIO:AFFINITY:REGEX (checked by checks.py):
+    jtr applies the affinity; a policy or priority other than '*' is tuned's."""
+    _, sched, prio, aff, regex = value.split(":", 4)
+    if sched != "*" or prio != "*":
+        plan.skip("[scheduler] %s=%s" % (key, value), "jtr's applier sets a group's "
+                  "affinity only; its policy and priority need --via-tuned")
+    if aff == "*":
+        return
+    cpus = [c for c in online_cpus() if int(aff.replace(",", ""), 16) >> c & 1]
+    entries, pinned = K.group_entries(re.compile(regex), cpus, keep={os.getpid()})
+    if not entries and not pinned:
+        plan.skip("[scheduler] %s" % key, "no task's command line matches %s now" % regex)
+    for e in entries:
+        plan.add(e)
+    plan.pinned += pinned
 
 
 def _cpuset(plan, opts):
@@ -669,12 +690,14 @@ def tuned_prepare(plan, st):
         name = os.path.basename(os.path.dirname(path))
         dst = os.path.join("/etc/tuned", name, "tuned.conf")
         if os.path.abspath(path) != dst:
+            with open(path) as f:
+                text = f.read()
+            if _same_text(dst, text):
+                continue                # jtr tune install-profiles put it there: it stays
             if os.path.exists(dst):
                 raise UsageError("--via-tuned: %s exists already; jtr installs its profiles "
                                  "there for tuned and removes them on revert, so it will not "
                                  "overwrite one it did not install" % dst)
-            with open(path) as f:
-                text = f.read()
             st["entries"].insert(0, {"type": "file", "key": "tuned:" + dst, "label": dst,
                                      "path": dst, "how": "text", "when": "runtime",
                                      "before": None, "target": text,
@@ -686,6 +709,55 @@ def tuned_prepare(plan, st):
                                                      "how": "text"}),
                              "target": "isolated_cores=%s\n" % st["isolated_cpus"]})
     return {"previous": prev}
+
+
+def _same_text(path, text):
+    try:
+        with open(path) as f:
+            return f.read() == text
+    except OSError:
+        return False
+
+
+TUNED_DIR = "/etc/tuned"
+VARIABLES = "jtr-variables.conf"
+
+
+def install_profiles(folder=TUNED_DIR, out=sys.stdout):
+    """Copy jtr's profiles into @folder/<name>/tuned.conf (where tuned-adm list finds
+    them) and the jtr-variables.conf template when @folder has none; a profile of
+    that name jtr did not install (its text differs) is left and listed. Returns
+    the number left."""
+    own = profile_dirs()[0]
+    left = 0
+    for name in jtr_profiles():
+        src = os.path.join(own, name, "tuned.conf")
+        if not os.path.isfile(src):
+            continue
+        with open(src) as f:
+            text = f.read()
+        dst = os.path.join(folder, name, "tuned.conf")
+        if _same_text(dst, text):
+            out.write("%s: installed already\n" % dst)
+            continue
+        if os.path.exists(dst):
+            out.write("%s: left as it is: it differs from jtr's %s (installed by another "
+                      "jtr, or edited); remove it to install this one\n" % (dst, name))
+            left += 1
+            continue
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        write_atomic(dst, text)
+        out.write("%s: installed\n" % dst)
+    var = os.path.join(folder, VARIABLES)
+    if os.path.exists(var):
+        out.write("%s: kept (yours; isolated_cores=%s)\n"
+                  % (var, read_variables_file(var).get("isolated_cores", "unset")))
+    else:
+        with open(os.path.join(own, VARIABLES)) as f:
+            write_atomic(var, f.read())
+        out.write("%s: installed from the template (isolated_cores=%s): edit it\n"
+                  % (var, read_variables_file(var).get("isolated_cores")))
+    return left
 
 
 def tuned_apply(st, out):

@@ -189,6 +189,43 @@ def task_entries(isolated, keep=()):
     return entries, pinned
 
 
+def task_cmdline(tid):
+    """What tuned's [scheduler] group rules match: the task's command line, its
+    arguments joined by spaces, or "[comm]" for a kernel thread; None when gone."""
+    try:
+        with open("/proc/%d/cmdline" % tid, "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    if raw:
+        return raw.rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "replace")
+    st = task_stat(tid)
+    return None if st is None else "[%s]" % st[0]
+
+
+def group_entries(regex, cpus, keep=()):
+    """Entries setting the affinity of every thread whose process's command line
+    @regex (compiled) finds (re.search, as tuned does) to @cpus; and the ones the
+    kernel does not let move [(tid, comm)]."""
+    entries, pinned, target = [], [], format_cpulist(cpus)
+    for tid in all_tids():
+        if tid in keep:
+            continue
+        cmd = task_cmdline(tid)
+        st = task_stat(tid)
+        if cmd is None or st is None or not regex.search(cmd):
+            continue
+        comm, flags, start = st
+        if flags & PF_NO_SETAFFINITY:
+            pinned.append((tid, comm))
+            continue
+        entries.append({"type": "task", "key": "task:%d" % tid,
+                        "label": "task %s (tid %d) affinity" % (comm, tid), "tid": tid,
+                        "comm": comm, "starttime": start, "how": "list",
+                        "target": target, "when": "runtime"})
+    return entries, pinned
+
+
 # ---------------------------------------------------------------- cpuset
 
 def cpuset_root():

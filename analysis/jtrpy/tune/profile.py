@@ -34,7 +34,14 @@ def jtr_profiles():
 
 
 def find_profile(name):
-    """Path of <name>/tuned.conf, or UsageError listing the profiles there are."""
+    """Path of <name>/tuned.conf, or UsageError listing the profiles there are. A
+    name with a '/' is the profile's folder itself (jtr advise writes one)."""
+    if "/" in (name or ""):
+        p = os.path.join(name, "tuned.conf")
+        if os.path.isfile(p):
+            return p
+        raise UsageError("profile folder %s: no tuned.conf in it; give a folder holding "
+                         "tuned.conf, or a profile's name (see 'jtr tune list')" % name)
     if not NAME_RE.match(name or ""):
         raise UsageError("profile name %r: use letters, digits, '.', '_' and '-'" % name)
     for d in profile_dirs():

@@ -1,0 +1,114 @@
+"""advise - jtr advise [--prove] RESULT: from the causes of a measurement to the
+remedies that remove them, ranked by the time they would save; --prove measures
+each one with jtr ab."""
+import json
+import os
+
+from ..cli.parser import Count, Duration, JtrParser, add_backend, add_output
+from ..drivers.advise import advise_result, prove
+from ..errors import UsageError
+from ..render.advise import format_advice, format_proof
+from ..results.result import load_result, new_results_dir
+from ..system.files import write_atomic, write_json
+from ..tune import engine as E
+
+DESCRIPTION = """\
+Say what to change to remove what a measurement lost. Each outlier of RESULT is
+charged to its causes again (the event log beside it), each cause goes to the
+rule that removes it (docs/tuning.md, "From cause to remedy": the tick to
+nohz_full, kworkers' vmstat_update to vm.stat_interval, device IRQs to IRQ
+affinity, preempting tasks off the CPU, RT throttling's 50 ms gaps to
+sched_rt_runtime_us=-1, ...), and the remedies are ranked by the time the run
+lost to their causes. Each says what it changes (tuned-format lines, or the boot
+line), what it needs (run time, a reboot, a kernel option, the host) and
+whether this machine can do it, and why not. The time no kernel event explains
+is the host's or the firmware's: the advice for it is stated as out of the
+guest's reach.
+
+--prove applies the remedies this machine can apply, as one generated profile,
+around jtr ab runs of RESULT's own probe and options (interleaved, reverted
+whatever happens), and prints per remedy the predicted saving, the measured one
+with its 95 % CI, and whether the cause went away."""
+
+NOTES = """\
+--prove needs root and writes DIR (default results/DATE-HOST-advise): advice.json,
+profile/jtr-advised/tuned.conf, ab/ (jtr ab's folder) and prove.json. Run it
+from a housekeeping CPU, with no profile applied."""
+
+EXAMPLES = """\
+  jtr advise results/latest
+  jtr advise --json results/latest
+  jtr advise --profile-dir /etc/tuned/jtr-advised results/latest
+  sudo jtr advise --prove results/latest
+  sudo jtr advise --prove --repeat 3 -d 10 --top 2 results/latest"""
+
+
+def make_parser(prog):
+    p = JtrParser(prog, usage="%(prog)s [OPTIONS] RESULT", description=DESCRIPTION,
+                  notes=NOTES, examples=EXAMPLES)
+    p.add_argument("--json", action="store_true",
+                   help="print the advice as JSON (format jtr-advise/1)")
+    p.add_argument("--profile-dir", metavar="DIR",
+                   help="write the profile of the applicable remedies to DIR/tuned.conf "
+                        "(then: sudo jtr tune apply DIR)")
+    p.add_argument("--top", metavar="N", type=Count(1, 100),
+                   help="only the N largest applicable remedies go into the profile")
+    p.add_argument("--prove", action="store_true",
+                   help="apply the profile around jtr ab runs of RESULT's probe, revert, and "
+                        "measure each remedy's saving")
+    p.add_argument("--repeat", metavar="N", type=Count(1, 100), default=1,
+                   help="--prove: runs a side, interleaved (default 1)")
+    p.add_argument("-d", "--duration", metavar="DUR", dest="duration_ns",
+                   type=Duration(10 ** 6, 30 * 86400 * 10 ** 9),
+                   help="--prove: each gap run (default: RESULT's duration)")
+    add_backend(p)
+    add_output(p, "--prove: its folder (default results/DATE-HOST-advise)")
+    p.add_operands("results", "RESULT", "the results folder to advise on")
+    return p
+
+
+def run(opts):
+    if len(opts.results) != 1:
+        raise UsageError("give one results folder, e.g. 'jtr advise results/latest'")
+    if not opts.prove:
+        for name in ("repeat", "duration_ns", "output"):
+            if getattr(opts, name) not in (None, 1):
+                raise UsageError("--%s goes with --prove" % {"duration_ns": "duration"}.get(
+                    name, name))
+    result = load_result(opts.results[0])
+    if opts.prove:
+        E.need_root("advise --prove")
+        st = E.active_state()
+        if st:
+            raise UsageError("profile %s is applied: revert it first ('jtr tune revert'), so "
+                             "the baseline is the machine as RESULT measured it"
+                             % st["profile"])
+    doc, _ = advise_result(result)
+    if opts.profile_dir:
+        if not doc["profile"]:
+            raise UsageError("--profile-dir: no remedy for %s can be applied here, so there "
+                             "is no profile to write" % doc["result"])
+        if os.path.exists(os.path.join(opts.profile_dir, "tuned.conf")):
+            raise UsageError("--profile-dir %s: it holds a tuned.conf already; give a new "
+                             "folder or remove it" % opts.profile_dir)
+        os.makedirs(opts.profile_dir, exist_ok=True)
+        write_atomic(os.path.join(opts.profile_dir, "tuned.conf"), doc["profile"])
+    if not opts.prove:
+        if opts.json:
+            print(json.dumps(doc, indent=2))
+        else:
+            print("\n".join(format_advice(doc, opts.profile_dir)))
+        return 0
+    outdir = new_results_dir("advise", opts.output)
+    os.makedirs(outdir)
+    write_json(os.path.join(outdir, "advice.json"), doc)
+    print("\n".join(format_advice(doc)))
+    print()
+    rc, proof = prove(doc, result, {"repeat": opts.repeat, "duration_ns": opts.duration_ns,
+                                    "top": opts.top, "backend": opts.backend}, outdir)
+    if opts.json:
+        print(json.dumps(proof, indent=2))
+    else:
+        print("\n".join(format_proof(proof, doc)))
+    print("results: %s" % outdir)
+    return rc

@@ -1,0 +1,336 @@
+"""advise - jtr advise RESULT: the remedies for what a measurement lost, ranked by
+the time they would save, and (--prove) each one measured with jtr ab.
+
+The evidence is the result's own: its outliers are charged to causes again with
+the event log beside them (drivers/attribute.py's attribution_of, each outlier's
+parts and the workqueue functions its preempting tasks ran), each part sent to a
+rule of tune/advice.py. Two refinements need the outlier itself, not its cause:
+an outlier of RT throttling's length and period (tune/advice.throttle_gaps) is
+charged to RT throttling whatever the attribution called it (a throttled CPU
+shows no event: the probe is not switched out, it just does not run), and the
+tick of an outlier whose window holds the soft-lockup watchdog's hrtimer
+(watchdog_timer_fn) is charged to the watchdog.
+
+--prove writes the profile of the remedies this machine can apply, runs jtr ab
+with the probe and options of RESULT (drivers/ab.py: interleaved, reverted
+whatever happens), and per remedy compares the time lost to its causes per
+second of run: before (the baseline runs) and after (the tuned runs), the
+saving's CI by a compound-Poisson bootstrap over the charged outliers (the
+number of outliers of a side drawn from a Poisson law of its count, their
+charges drawn with replacement), and whether the cause went away.
+"""
+import bisect
+import os
+import random
+
+from ..errors import UsageError
+from ..results.figures import result_figures
+from ..results.outliers import read_outlier_log
+from ..results.result import load_result
+from ..system.files import write_atomic, write_json
+from ..system.numeric import numpy_or_none
+from ..trace import events as ev
+from ..tune import advice as A
+from ..tune import engine as E
+from ..values import format_duration
+from .ab import experiment
+from .attribute import attribution_of
+from .plan import PROBES
+
+FORMAT = "jtr-advise/1"
+THROTTLED = ("RT throttling", "sched_rt_runtime_us")
+WATCHDOG = ("timer tick", "watchdog_timer_fn")
+SLACK_NS = 1000
+RESAMPLES = 2000
+CONFIDENCE = 95.0
+
+
+class Evidence:
+    """What a result's outliers were charged to: .items [(rule, category, name, ns,
+    outlier number)], .outliers (how many), .outlier_ns, .duration_ns, .cpus,
+    .throttled (how many outliers had RT throttling's shape), .source."""
+
+    def __init__(self, result):
+        self.result = result
+        self.items, self.outliers, self.throttled = [], 0, 0
+        f = result_figures(result)
+        self.cpus = f["cpus"]
+        self.duration_ns = f["duration_ns"]
+        self.lost_pct = f["lost_pct"]
+        att = result.get("attribution")
+        if not isinstance(att, dict) or not att.get("causes") and not att.get("outliers"):
+            raise UsageError("%s has no attribution (its outliers were not charged to "
+                             "causes): measure with jtr run (tracing on), or run jtr "
+                             "attribute on it" % result.label)
+        events_path = result.file("events")
+        if events_path and os.path.exists(events_path):
+            self._from_events()
+        else:
+            self._from_causes(att)
+        self.outlier_ns = sum(i[3] for i in self.items)
+
+    def _from_causes(self, att):
+        """No event log: the causes table, one item a cause (no per-outlier shapes)."""
+        for c in att.get("causes", []):
+            rid = A.classify(c["category"], c["name"])
+            self.items.append((rid, c["category"], c["name"], c["total_ns"], None))
+            self.outliers += c.get("primary_count", 0)
+
+    def _from_events(self):
+        result = self.result
+        host, priv = result.get("host") or {}, result.get("privileges") or {}
+        rows = read_outlier_log(result).rows
+        shaped = {}
+        for cpu in {r[0] for r in rows}:
+            shaped[cpu] = A.throttle_gaps([(s, n) for c, s, n in rows if c == cpu],
+                                          host.get("rt_throttling"), priv.get("fifo_priority"))
+        log = ev.read_events(result.file("events"), within=result.folder)
+        dog = {}
+        for e in log.of_type(ev.HRTIMER_ENTRY):
+            if log.symbol(e.b) == WATCHDOG[1]:
+                dog.setdefault(e.cpu, []).append(e.ts_ns)
+        for ts in dog.values():
+            ts.sort()
+        k = [0]
+
+        def each(cpu, start, length, parts, pids=(), works=()):
+            n = k[0]
+            k[0] += 1
+            if start in shaped.get(cpu, ()):
+                self.throttled += 1
+                self.items.append(("rt_throttling",) + THROTTLED + (length, n))
+                return
+            for cat, name, ns in parts:
+                rid = A.classify(cat, name, works)
+                if rid == "tick" and _within(dog.get(cpu), start - SLACK_NS, start + length):
+                    rid, cat, name = ("watchdog",) + WATCHDOG
+                self.items.append((rid, cat, name, ns, n))
+
+        if result.get("tool") == "wake":
+            rows_ = []
+            attribution_of(result, decomposed=rows_)
+            for r in rows_:
+                each(r["cpu"], r["start_ns"], r["length_ns"],
+                     [(p["category"], p["name"], p["ns"]) for p in r["parts"]])
+        else:
+            attribution_of(result, each=each)
+        self.outliers = k[0]
+
+    def charges(self):
+        """{rule: {(category, name): [ns, count]}}."""
+        out = {}
+        for rid, cat, name, ns, _ in self.items:
+            c = out.setdefault(rid, {}).setdefault((cat, name), [0, 0])
+            c[0] += ns
+            c[1] += 1
+        return out
+
+    def per_outlier(self, rule):
+        """The ns each outlier charged to @rule's causes lost to them (one item a
+        cause when there was no event log)."""
+        got = {}
+        for rid, _, _, ns, n in self.items:
+            if rid == rule:
+                key = n if n is not None else len(got)
+                got[key] = got.get(key, 0) + ns
+        return list(got.values())
+
+    def task_names(self):
+        """The names of the task-preemption causes ('bash (pid 12, prio 120)')."""
+        return sorted({name for _, cat, name, _, _ in self.items if cat == "task preemption"})
+
+
+def _within(ts, lo, hi):
+    if not ts:
+        return False
+    i = bisect.bisect_left(ts, lo)
+    return i < len(ts) and ts[i] <= hi
+
+
+def advise_result(result):
+    """The advice for @result (a Result): the jtr-advise/1 document."""
+    evd = Evidence(result)
+    facts = A.facts()
+    ctx = A.Context(evd.cpus, facts, {n: A.find_tasks(*A.comm_of(n), evd.cpus)
+                                      for n in evd.task_names()})
+    remedies = A.advise(evd.charges(), ctx, evd.outlier_ns, evd.duration_ns)
+    host = result.get("host") or {}
+    base = host.get("tuning_profile") or "jtr-baseline"
+    doc = {"format": FORMAT, "result": result.label, "tool": result.get("tool"),
+           "cpus": evd.cpus, "duration_ns": evd.duration_ns, "lost_pct": evd.lost_pct,
+           "outliers": evd.outliers, "outlier_ns": evd.outlier_ns,
+           "throttled_outliers": evd.throttled, "base_profile": base,
+           "virtualised": host.get("virtualised"), "remedies": remedies,
+           "unexplained": _unexplained(evd)}
+    doc["profile"] = profile_of(doc) if any(r["applicable"] for r in remedies) else None
+    return doc, evd
+
+
+def _unexplained(evd):
+    """The causes no rule takes: [{category, name, ns}]."""
+    out = {}
+    for rid, cat, name, ns, _ in evd.items:
+        if rid is None:
+            out[(cat, name)] = out.get((cat, name), 0) + ns
+    return [{"category": k[0], "name": k[1], "ns": v}
+            for k, v in sorted(out.items(), key=lambda kv: -kv[1])]
+
+
+def chosen(doc, top=None):
+    """The remedies a profile carries: the applicable ones, @top of them at most."""
+    rs = [r for r in doc["remedies"] if r["applicable"]]
+    return rs[:top] if top else rs
+
+
+def profile_of(doc, top=None):
+    return A.profile_text(chosen(doc, top), doc["base_profile"], "%s (%s on CPU %s)" % (
+        doc["result"], doc["tool"], ",".join(map(str, doc["cpus"]))))
+
+
+# ---------------------------------------------------------------- --prove
+
+def probe_of(result):
+    """(probe, its options) that made @result, as jtr ab takes them: the command
+    without -o (ab names each run's folder), -c (ab measures the same CPU) and
+    gap's -d (ab's -d sets it); UsageError for a result no probe of jtr run made."""
+    cmd = [str(a) for a in result.get("command") or []]
+    tool = result.get("tool")
+    if not cmd or tool not in PROBES:
+        raise UsageError("%s was made by %s, not by a probe of jtr run (%s): --prove "
+                         "measures with the same probe" % (result.label, tool or "?",
+                                                           ", ".join(PROBES)))
+    args = cmd[1:]
+    if args and args[0] in PROBES:
+        args = args[1:]
+    drop = {"-o", "--output", "-c", "--cpus", "--cpu"} | (
+        {"-d", "--duration"} if tool == "gap" else set())
+    out, i = [], 0
+    while i < len(args):
+        a = args[i]
+        name = a.split("=", 1)[0]
+        if name in drop:
+            i += 1 if "=" in a else 2
+            continue
+        if len(a) > 2 and a[:2] in drop and not a.startswith("--"):
+            i += 1
+            continue
+        out.append(a)
+        i += 1
+    return tool, out
+
+
+def prove(doc, result, opts, outdir):
+    """Apply the profile of @doc's applicable remedies around jtr ab runs of
+    RESULT's probe into @outdir, then compare per remedy. @opts: repeat,
+    duration_ns, top, backend. Returns (exit status, the proof document)."""
+    rs = chosen(doc, opts["top"])
+    if not rs:
+        raise UsageError("nothing to prove: no remedy for %s can be applied on this "
+                         "machine (see jtr advise %s)" % (doc["result"], doc["result"]))
+    probe, args = probe_of(result)
+    folder = os.path.join(outdir, "profile", "jtr-advised")
+    os.makedirs(folder)
+    write_atomic(os.path.join(folder, "tuned.conf"), profile_of(doc, opts["top"]))
+    cpus = doc["cpus"][:1]
+    profile = E.load_profile(folder, cpus)      # checked as jtr tune apply checks it
+    dur = opts["duration_ns"]
+    if probe == "gap" and dur is None:
+        dur = doc["duration_ns"]
+    o = {"profile": folder, "duration_ns": dur if probe == "gap" else None,
+         "repeat": opts["repeat"], "trace": True, "backend": opts["backend"],
+         "probe": probe, "probe_args": args, "partner_cpu": None, "quantity": None}
+    print("proving %d remed%s of %s with jtr ab (profile %s/tuned.conf)"
+          % (len(rs), "y" if len(rs) == 1 else "ies", doc["result"], folder))
+    os.makedirs(os.path.join(outdir, "ab"))
+    rc = experiment(o, profile, cpus, os.path.join(outdir, "ab"))
+    proof = measure_savings(doc, rs, os.path.join(outdir, "ab"))
+    proof["exit_status"] = rc
+    write_json(os.path.join(outdir, "prove.json"), proof)
+    return rc, proof
+
+
+def measure_savings(doc, remedies, abdir):
+    """Per remedy, the time lost to its causes per second before and after, from
+    the runs jtr ab wrote in @abdir."""
+    sides = {"a": [], "b": []}
+    for name in sorted(os.listdir(abdir)):
+        side = name.split("-")[0]
+        if side in sides and os.path.exists(os.path.join(abdir, name, "result.json")):
+            sides[side].append(Evidence(load_result(os.path.join(abdir, name))))
+    rng = random.Random(1)
+    rows = []
+    for r in remedies:
+        a = _side(sides["a"], r["rule"])
+        b = _side(sides["b"], r["rule"])
+        row = {"rule": r["rule"], "predicted_per_s_ns": r["per_s_ns"],
+               "before_per_s_ns": a["per_s"], "after_per_s_ns": b["per_s"],
+               "before_count": a["count"], "after_count": b["count"],
+               "saving_per_s_ns": None, "ci": None, "outcome": "not measured"}
+        if a["dur_s"] and b["dur_s"]:
+            row["saving_per_s_ns"] = round(a["per_s"] - b["per_s"], 1)
+            row["ci"] = _saving_ci(a, b, rng)
+            row["outcome"] = _outcome(row, b)
+        rows.append(row)
+    return {"format": FORMAT + "-proof", "result": doc["result"], "ab": abdir,
+            "runs": {k: len(v) for k, v in sides.items()}, "remedies": rows}
+
+
+def _side(evds, rule):
+    charges, dur = [], 0
+    for e in evds:
+        charges += e.per_outlier(rule)
+        dur += e.duration_ns or 0
+    s = dur / 1e9
+    return {"charges": charges, "dur_s": s, "count": len(charges),
+            "per_s": round(sum(charges) / s, 1) if s else None}
+
+
+def _saving_ci(a, b, rng):
+    """The CONFIDENCE % interval of (A - B) per second, compound-Poisson bootstrap."""
+    np = numpy_or_none()
+
+    def draws(side):
+        ch = side["charges"]
+        if np is not None:
+            gen = np.random.default_rng(rng.randrange(1 << 30))
+            ks = gen.poisson(len(ch), RESAMPLES)
+            arr = np.array(ch or [0], dtype=np.float64)
+            return [float(arr[gen.integers(0, len(arr), k)].sum()) if ch else 0.0
+                    for k in ks]
+        out = []
+        for _ in range(RESAMPLES):
+            k = _poisson(rng, len(ch))
+            out.append(float(sum(rng.choice(ch) for _ in range(k))) if ch else 0.0)
+        return out
+    da, db = draws(a), draws(b)
+    d = sorted(x / a["dur_s"] - y / b["dur_s"] for x, y in zip(da, db))
+    alpha = (100.0 - CONFIDENCE) / 200.0
+    return [round(d[int(alpha * (RESAMPLES - 1))], 1),
+            round(d[int((1 - alpha) * (RESAMPLES - 1))], 1)]
+
+
+def _poisson(rng, lam):
+    """A Poisson draw (Knuth's method for small means, normal beyond)."""
+    if lam > 50:
+        return max(0, int(round(rng.gauss(lam, lam ** 0.5))))
+    limit, k, p = pow(2.718281828459045, -lam), 0, 1.0
+    while True:
+        p *= rng.random()
+        if p <= limit:
+            return k
+        k += 1
+
+
+def _outcome(row, b):
+    lo, hi = row["ci"]
+    if b["count"] == 0 and row["before_count"] > 0:
+        return "gone"
+    if lo > 0:
+        return "reduced"
+    if hi < 0:
+        return "grew"
+    return "within noise"
+
+
+def duration_text(ns):
+    return format_duration(ns) if ns else "-"
