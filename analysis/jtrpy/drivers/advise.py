@@ -32,7 +32,6 @@ from ..system.numeric import numpy_or_none
 from ..trace import events as ev
 from ..tune import advice as A
 from ..tune import engine as E
-from ..values import format_duration
 from .ab import experiment
 from .attribute import attribution_of
 from .plan import PROBES
@@ -323,14 +322,12 @@ def _poisson(rng, lam):
 
 def _outcome(row, b):
     lo, hi = row["ci"]
-    if b["count"] == 0 and row["before_count"] > 0:
+    if b["count"] == 0 and row["before_count"] == 0:
+        return "not seen"
+    if b["count"] == 0:
         return "gone"
     if lo > 0:
         return "reduced"
     if hi < 0:
         return "grew"
     return "within noise"
-
-
-def duration_text(ns):
-    return format_duration(ns) if ns else "-"

@@ -221,15 +221,15 @@ def _change(section, option, value, comment):
 
 
 def _boot(words, f, why_needed):
-    """(applicable, why not) of a boot-line remedy on this machine."""
+    """Why a boot-line remedy is not applied now on this machine, and what it takes."""
     if any(w.startswith("nohz_full=") for w in words) and not f["nohz_full"]:
-        return False, ("this kernel is built without CONFIG_NO_HZ_FULL (no "
-                       "/sys/devices/system/cpu/nohz_full): build or install one with it, "
-                       "then put %s on its command line and reboot" % " ".join(words))
+        return ("this kernel is built without CONFIG_NO_HZ_FULL (no "
+                "/sys/devices/system/cpu/nohz_full): build or install one with it, "
+                "then put %s on its command line and reboot" % " ".join(words))
     ok, how = f["cmdline"]
     if not ok:
-        return False, "%s; %s" % (why_needed, how)
-    return False, "%s: jtr tune apply --boot writes it (%s), then reboot" % (why_needed, how)
+        return "%s; %s" % (why_needed, how)
+    return "%s: jtr tune apply --boot writes it (%s), then reboot" % (why_needed, how)
 
 
 class Context:
@@ -392,8 +392,7 @@ def _remedy_cstate(ctx, causes):
 def _remedy_boot(words_of, why):
     def make(ctx, causes):
         words = words_of(ctx)
-        ok, text = _boot(words, ctx.f, why)
-        return [], [], text, words
+        return [], [], _boot(words, ctx.f, why), words
     return make
 
 
