@@ -5,7 +5,7 @@ import json
 import os
 
 from ..cli.parser import Count, Duration, JtrParser, add_backend, add_output
-from ..drivers.advise import advise_result, prove
+from ..drivers.advise import advise_result, profile_of, prove
 from ..errors import UsageError
 from ..render.advise import format_advice, format_proof
 from ..results.result import load_result, new_results_dir
@@ -84,6 +84,8 @@ def run(opts):
                              "the baseline is the machine as RESULT measured it"
                              % st["profile"])
     doc, _ = advise_result(result)
+    if opts.top and doc["profile"]:
+        doc["profile"] = profile_of(doc, opts.top)
     if opts.profile_dir:
         if not doc["profile"]:
             raise UsageError("--profile-dir: no remedy for %s can be applied here, so there "

@@ -156,8 +156,7 @@ def throttle_gaps(outliers, rt, fifo):
 # ---------------------------------------------------------------- the machine
 
 SYSCTLS = ("kernel.sched_rt_runtime_us", "vm.stat_interval", "kernel.numa_balancing",
-           "kernel.timer_migration", "kernel.nmi_watchdog", "kernel.watchdog_cpumask",
-           "kernel.watchdog")
+           "kernel.timer_migration", "kernel.nmi_watchdog", "kernel.watchdog_cpumask")
 
 
 def _read(path):
@@ -176,11 +175,9 @@ def facts():
          else None,
          "nohz_full": engine.has_nohz_full(), "cmdline": engine.can_change_cmdline(),
          "workqueue_cpumask": os.path.exists("/sys/devices/virtual/workqueue/cpumask"),
-         "online": online_cpus(), "irqs": {}}
+         "online": online_cpus()}
     if f["thp"]:
         f["thp"] = knobs.norm_bracket(f["thp"])
-    for n in knobs.irq_numbers():
-        f["irqs"][n] = knobs.irq_name(n)
     return f
 
 

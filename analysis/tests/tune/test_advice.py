@@ -63,11 +63,10 @@ def test_throttle_gaps_by_length_and_period():
 def facts(**kw):
     f = {"sysctl": {"kernel.sched_rt_runtime_us": "950000", "vm.stat_interval": "1",
                     "kernel.numa_balancing": "0", "kernel.timer_migration": "1",
-                    "kernel.nmi_watchdog": "0", "kernel.watchdog_cpumask": "0-1",
-                    "kernel.watchdog": "1"},
+                    "kernel.nmi_watchdog": "0", "kernel.watchdog_cpumask": "0-1"},
          "thp": "madvise", "ksm": "0", "dma_latency": 2000000000, "nohz_full": False,
          "cmdline": (False, "no grub here"), "workqueue_cpumask": True,
-         "online": [0, 1], "irqs": {}}
+         "online": [0, 1]}
     f.update(kw)
     return f
 
