@@ -70,6 +70,7 @@ UNIT_SRCS := $(wildcard lib/tests/test_*.c)
 UNITS    := $(patsubst lib/tests/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 TP_UNIT_SRCS := $(wildcard transports/tests/test_*.c)
 UNITS    += $(patsubst transports/tests/%.c,$(BUILD)/tests/%,$(TP_UNIT_SRCS))
+UNITS    += $(BUILD)/tests/test_watch
 # the value grammar, line by line, against tests/vectors/values.txt (and the Python side)
 VALUES   := $(BUILD)/tests/jtr-values
 
@@ -165,11 +166,18 @@ $(BUILD)/ebpf/%.skel.h: $(BUILD)/ebpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/bin/jtr-trace: ebpf/trace.c ebpf/trace.h $(BUILD)/ebpf/trace.skel.h $(LIBJTR) \
-		$(wildcard lib/*.h) VERSION | $(BUILD)/bin
+$(BUILD)/bin/jtr-trace: ebpf/trace.c ebpf/watch.c ebpf/trace.h ebpf/watch.h \
+		$(BUILD)/ebpf/trace.skel.h $(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/bin
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CPPFLAGS) -I$(BUILD)/ebpf -Iebpf $(CFLAGS) $(WARN) $< $(LIBJTR) $(BPF_LDLIBS) \
-		$(LDLIBS) -o $@
+	$(Q)$(CC) $(CPPFLAGS) -I$(BUILD)/ebpf -Iebpf $(CFLAGS) $(WARN) $< ebpf/watch.c $(LIBJTR) \
+		$(BPF_LDLIBS) $(LDLIBS) -o $@
+
+# jtr watch's accounting (ebpf/watch.c) on synthetic events: no BPF needed
+$(BUILD)/tests/test_watch: ebpf/tests/test_watch.c ebpf/watch.c ebpf/watch.h ebpf/trace.h \
+		$(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/tests
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CPPFLAGS) -Iebpf $(CFLAGS) $(WARN) $< ebpf/watch.c $(LIBJTR) $(LDLIBS) \
+		-lcmocka -o $@
 
 $(BUILD)/lib $(BUILD)/bin $(BUILD)/tests $(BUILD)/bench $(BUILD)/ebpf $(BUILD)/transports/lib \
 		$(BUILD)/transports/prog $(BUILD)/transports/ipc:
@@ -191,9 +199,20 @@ test-unit: $(UNITS) $(VALUES)
 	$(Q)echo "== $(VALUES) --check tests/vectors/values.txt"
 	$(Q)$(VALUES) --check tests/vectors/values.txt
 
+# the tests that measure nothing (the unit tests; end-to-end files whose runs are
+# only read, never timed) run two at a time, a file to a pytest-xdist worker; then
+# every test that measures runs alone, as before: timing and attribution tests
+# must have the machine to themselves
+PARALLEL_TESTS := analysis/tests tests/test_fuzz_files.py tests/test_report.py \
+	tests/test_interop.py tests/test_frontend.py tests/test_packaging.py \
+	tests/test_compare_e2e.py tests/test_values.py tests/test_bench_tools.py \
+	tests/test_suite.py tests/test_results_fd.py tests/test_transport_library.py
+
 test-e2e: all
 	$(Q)$(VENV)/bin/ruff check analysis tests bench setup.py
-	$(Q)$(VENV)/bin/python -m pytest $(PYTEST_ARGS) tests analysis/tests
+	$(Q)$(VENV)/bin/python -m pytest $(PYTEST_ARGS) -n 2 --dist loadfile $(PARALLEL_TESTS)
+	$(Q)$(VENV)/bin/python -m pytest $(PYTEST_ARGS) tests \
+		$(addprefix --ignore=,$(filter tests/%,$(PARALLEL_TESTS)))
 
 bench: deps all $(BUILD)/bench/hist_bench $(BUILD)/bench/cacheline_rtt $(BUILD)/bench/memcpy_bw
 	$(Q)$(VENV)/bin/python bench/bench.py
@@ -211,6 +230,8 @@ install: all
 		install -d $(DESTDIR)$(PREFIX)/share/jtr/$$p && \
 		install -m 0644 $$p/tuned.conf $(DESTDIR)$(PREFIX)/share/jtr/$$p/; done
 	install -m 0644 tuning-profiles/jtr-variables.conf $(DESTDIR)$(PREFIX)/share/jtr/tuning-profiles/
+	install -D -m 0644 dist/jtr-watch.service $(DESTDIR)$(PREFIX)/share/jtr/jtr-watch.service
+	install -D -m 0644 dist/grafana/jtr-watch.json $(DESTDIR)$(PREFIX)/share/jtr/grafana/jtr-watch.json
 	install -m 0755 jtr $(DESTDIR)$(PREFIX)/bin/jtr
 
 install-setuid: install

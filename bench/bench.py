@@ -37,12 +37,16 @@
     goal <= cyclictest's; jtr wake with and without `jtr trace` beside it,
     goal p50 and p99 traced / untraced <= 1.05). BENCH_WAKE_SECONDS
     (default 10) is the length of its runs.
+11. jtr watch (root only): bench/watch_bench.py (its CPU time and memory
+    beside a busy application, scraped every second, against jtr trace in the
+    same conditions, goal <= 0.5 % of one CPU; and its drops beside the UDP
+    flood, goal 0). BENCH_WATCH_SECONDS (default 60) is each round's window.
 
 The machines are shared and noisy: every comparison is a ratio taken within
 one run, rounds alternate, and medians are reported.
 Environment: BENCH_SECONDS (default 10), BENCH_ROUNDS (default 3), BENCH_CPU;
 BENCH=ITEM,... runs only those items: gap, hist, null, tracer, attribution,
-report, transports, ipc, drops, wake (default: all).
+report, transports, ipc, drops, wake, watch (default: all).
 """
 import json
 import os
@@ -54,12 +58,13 @@ import tempfile
 
 import transport_bench
 import wake_bench
+import watch_bench
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 JTR = os.path.join(ROOT, "jtr")
 HIST_BENCH = os.path.join(ROOT, "build", "bench", "hist_bench")
 ITEMS = ("gap", "hist", "null", "tracer", "attribution", "report", "transports", "ipc", "drops",
-         "wake")
+         "wake", "watch")
 FLOOD_CMD = "jtr send -T udp -c CPU -n 500K -p 0"
 BUSY_LOOPS = 24
 
@@ -289,7 +294,7 @@ def main():
     cpu = int(os.environ.get("BENCH_CPU", last_online_cpu()))
     tmp = tempfile.mkdtemp(prefix="jtr-bench-")
     jr, orr = [], []
-    hist = null = tracer = attrib = report = ipc = drops = wake = None
+    hist = null = tracer = attrib = report = ipc = drops = wake = watch = None
     try:
         for i in range(rounds if "gap" in items else 0):
             print("bench: round %d/%d: jtr gap and oslat, %d s each on CPU %d"
@@ -313,6 +318,8 @@ def main():
             drops = tracer_drops(cpu, tmp)
         if "wake" in items:
             wake = wake_bench.measure(cpu, rounds, tmp)
+        if "watch" in items and os.geteuid() == 0:
+            watch = watch_bench.measure(cpu, rounds, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -339,6 +346,12 @@ def main():
         result["wake"] = wake
         if not wake_bench.show(wake):
             rc = 1
+    if watch:
+        result["watch"] = watch
+        if not watch_bench.show(watch, cpu):
+            rc = 1
+    elif "watch" in items:
+        print("jtr watch: skipped (needs root to load BPF programs)")
     if hist:
         h = result["hist_record"] = dict(hist, ratio_to_flat=hist["record_ns"] /
                                          hist["flat_increment_ns"])

@@ -30,6 +30,7 @@
 #include "jtr_probe.h"
 #include "trace.h"
 #include "trace.skel.h"
+#include "watch.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 #define CAP_PERFMON_BIT 38
@@ -72,6 +73,16 @@ static const char usage_text[] =
 "      --no-prog-stats      do not turn on BPF run-time statistics\n"
 "      --wakeup             submit events with wake-ups (for tests: this sends\n"
 "                           irq_work IPIs to the traced CPUs)\n"
+"      --watch              jtr watch's mode: no log; count the interruptions of\n"
+"                           the traced CPUs by cause and print them as one line of\n"
+"                           JSON on stdout every --state-interval (default 1s);\n"
+"                           keep the last --keep (default 2m, at most --recorder\n"
+"                           SIZE of records, default 64M) of events and, when an\n"
+"                           interruption lasts --dump-above DUR or more, write them\n"
+"                           to DIR/dump-DATE-cpuN/ (at most --dump-max N, default\n"
+"                           20); --names N: names kept per CPU and category\n"
+"                           (default 32, then \"other\"); 'jtr watch' runs this\n"
+"                           (docs/fleet.md)\n"
 "  -v, --verbose            show libbpf's messages\n"
 "  -q, --quiet              no progress and no summary on stdout\n"
 "  -h, --help               this text\n"
@@ -89,7 +100,8 @@ static const char usage_text[] =
 "  jtr trace -c 1 -d 10          ten seconds of CPU 1's kernel events\n"
 "  jtr trace --print results/latest | less\n";
 
-enum { OPT_CONSUMER = 400, OPT_PROGRAMS, OPT_NO_STATS, OPT_WAKEUP };
+enum { OPT_CONSUMER = 400, OPT_PROGRAMS, OPT_NO_STATS, OPT_WAKEUP, OPT_WATCH, OPT_STATE,
+       OPT_DUMP_ABOVE, OPT_KEEP, OPT_RECORDER, OPT_DUMP_MAX, OPT_NAMES };
 
 static const struct option long_opts[] = {
 	{ "cpus", required_argument, NULL, 'c' },
@@ -101,6 +113,13 @@ static const struct option long_opts[] = {
 	{ "programs", required_argument, NULL, OPT_PROGRAMS },
 	{ "no-prog-stats", no_argument, NULL, OPT_NO_STATS },
 	{ "wakeup", no_argument, NULL, OPT_WAKEUP },
+	{ "watch", no_argument, NULL, OPT_WATCH },
+	{ "state-interval", required_argument, NULL, OPT_STATE },
+	{ "dump-above", required_argument, NULL, OPT_DUMP_ABOVE },
+	{ "keep", required_argument, NULL, OPT_KEEP },
+	{ "recorder", required_argument, NULL, OPT_RECORDER },
+	{ "dump-max", required_argument, NULL, OPT_DUMP_MAX },
+	{ "names", required_argument, NULL, OPT_NAMES },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -151,6 +170,13 @@ struct opts {
 	bool prog_stats;
 	bool wakeup;
 	bool verbose;
+	bool watch;			/* jtr watch: account and record, no log */
+	uint64_t state_ns;		/* --watch: how often the state is printed */
+	uint64_t dump_above_ns;		/* 0: no dumps */
+	uint64_t keep_ns;		/* a dump's span */
+	uint64_t recorder_bytes;
+	uint64_t dump_max;
+	int names;			/* --watch: names kept per CPU and category */
 };
 
 /* a set of kernel addresses to name at the end (open addressing) */
@@ -184,6 +210,7 @@ struct tracer {
 	int consumer_nice;		/* the draining thread's nice value */
 	char steal_why[160];		/* why not, when it is not */
 	char last_libbpf[512];
+	struct jtr_watch *watch;	/* --watch: the accounting, instead of the log */
 };
 
 static struct tracer *g_tracer;		/* for libbpf's print callback */
@@ -231,6 +258,21 @@ static int addr_add(struct addr_set *s, uint64_t a)
 	return 0;
 }
 
+/* note_addrs - remember the kernel addresses @e names, for trace.json */
+static void note_addrs(struct addr_set *s, const struct jtr_ev *e)
+{
+	switch (e->type) {
+	case JTR_EV_NMI:
+		addr_add(s, e->a);
+		break;
+	case JTR_EV_WQ_START:
+	case JTR_EV_HRTIMER_ENTRY:
+	case JTR_EV_TIMER_ENTRY:
+		addr_add(s, e->b);
+		break;
+	}
+}
+
 /* on_event - ring buffer callback: append the record, note its addresses */
 static int on_event(void *ctx, void *data, size_t size)
 {
@@ -245,21 +287,16 @@ static int on_event(void *ctx, void *data, size_t size)
 		t->outside++;
 		return 0;
 	}
+	if (t->watch) {
+		jtr_watch_event(t->watch, e);
+		return 0;
+	}
 	if (fwrite(e, sizeof(*e), 1, t->log.f) != 1) {
 		t->write_err = errno ? errno : EIO;
 		return -t->write_err;
 	}
 	t->records++;
-	switch (e->type) {
-	case JTR_EV_NMI:
-		addr_add(&t->addrs, e->a);
-		break;
-	case JTR_EV_WQ_START:
-	case JTR_EV_HRTIMER_ENTRY:
-	case JTR_EV_TIMER_ENTRY:
-		addr_add(&t->addrs, e->b);
-		break;
-	}
+	note_addrs(&t->addrs, e);
 	return 0;
 }
 
@@ -604,7 +641,7 @@ static int cmp_ksym(const void *a, const void *b)
 }
 
 /* write_symbols - "0xADDR": "name" (or "name+0xOFF") for every address seen */
-static void write_symbols(struct tracer *t, struct jtr_json *j)
+static void write_symbols(const struct addr_set *addrs, struct jtr_json *j)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");
 	struct ksym *syms = NULL;
@@ -636,8 +673,8 @@ static void write_symbols(struct tracer *t, struct jtr_json *j)
 	if (f)
 		fclose(f);
 	qsort(syms, n, sizeof(*syms), cmp_ksym);
-	for (size_t i = 0; i < t->addrs.cap; i++) {
-		uint64_t a = t->addrs.slot[i];
+	for (size_t i = 0; i < addrs->cap; i++) {
+		uint64_t a = addrs->slot[i];
 		size_t lo = 0, hi = n;
 
 		if (!a)
@@ -706,16 +743,18 @@ static void write_programs(struct tracer *t, struct jtr_json *j)
 	jtr_json_obj_end(j);
 }
 
-/* write_trace_json - what was traced, how much, what was lost, names */
-static void write_trace_json(struct tracer *t, int consumer_cpu, int64_t start_ns, int64_t end_ns)
+/* write_trace_json - what was traced, how much, what was lost, names: into
+ * @a, for a log of @records records from @start_ns to @end_ns whose addresses
+ * are @addrs */
+static void write_trace_json(struct tracer *t, struct jtr_afile *a, int consumer_cpu,
+			     int64_t start_ns, int64_t end_ns, uint64_t records,
+			     const struct addr_set *addrs)
 {
 	struct jtr_probe *p = t->p;
-	struct jtr_afile a;
 	struct jtr_json j;
 	char cpus[256];
 
-	jtr_probe_open(p, &a, "trace.json");
-	jtr_json_init(&j, a.f);
+	jtr_json_init(&j, a->f);
 	jtr_json_obj_begin(&j, NULL);
 	jtr_json_str(&j, "format", "jtr-trace/1");
 	jtr_json_str(&j, "tool", "trace");
@@ -741,7 +780,7 @@ static void write_trace_json(struct tracer *t, int consumer_cpu, int64_t start_n
 	jtr_json_obj_begin(&j, "events");
 	jtr_json_uint(&j, "total", sum_counts(t->total.events));
 	jtr_json_uint(&j, "dropped", sum_counts(t->total.dropped));
-	jtr_json_uint(&j, "written", t->records);
+	jtr_json_uint(&j, "written", records);
 	jtr_json_uint(&j, "outside_window", t->outside);
 	jtr_json_obj_begin(&j, "per_type");
 	for (int i = 1; i < JTR_EV_NTYPES; i++)
@@ -772,11 +811,11 @@ static void write_trace_json(struct tracer *t, int consumer_cpu, int64_t start_n
 	jtr_json_obj_end(&j);
 	if (t->o->prog_stats)
 		write_programs(t, &j);
-	write_symbols(t, &j);
+	write_symbols(addrs, &j);
 	jtr_probe_result_end(p, &j);
 	if (jtr_json_finish(&j) < 0)
 		jtr_fatal(p, "cannot write trace.json: %s", strerror(errno));
-	jtr_probe_commit_file(p, &a);
+	jtr_probe_commit_file(p, a);
 }
 
 /* can_bpf - root, or CAP_BPF and CAP_PERFMON */
@@ -843,6 +882,11 @@ static void parse_args(struct jtr_probe *p, struct opts *o, int argc, char **arg
 	o->drain_ns = 100 * JTR_NS_PER_MS;
 	o->consumer_cpu = -1;
 	o->prog_stats = true;
+	o->state_ns = JTR_NS_PER_S;
+	o->keep_ns = 120 * JTR_NS_PER_S;
+	o->recorder_bytes = 64 << 20;
+	o->dump_max = 20;
+	o->names = JTR_WATCH_NAMES;
 	while ((opt = getopt_long(argc, argv, ":c:d:o:b:i:vqh", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c': jtr_opt_cpus(p, optarg, false, &o->cpus, &none); cpu_given = true; break;
@@ -879,6 +923,30 @@ static void parse_args(struct jtr_probe *p, struct opts *o, int argc, char **arg
 			break;
 		case OPT_NO_STATS: o->prog_stats = false; break;
 		case OPT_WAKEUP: o->wakeup = true; break;
+		case OPT_WATCH: o->watch = true; break;
+		case OPT_STATE:
+			o->state_ns = jtr_opt_duration(p, "--state-interval", optarg, 10 * JTR_NS_PER_MS,
+						       3600 * JTR_NS_PER_S);
+			break;
+		case OPT_DUMP_ABOVE:
+			o->dump_above_ns = jtr_opt_duration(p, "--dump-above", optarg, 1000,
+							    3600 * JTR_NS_PER_S);
+			break;
+		case OPT_KEEP:
+			o->keep_ns = jtr_opt_duration(p, "--keep", optarg, JTR_NS_PER_S,
+						      24 * 3600 * JTR_NS_PER_S);
+			break;
+		case OPT_RECORDER:
+			jtr_err_clear(&e);
+			if (jtr_parse_size(optarg, 64 << 10, 16ULL << 30, &o->recorder_bytes, &e) < 0)
+				jtr_usage_error(p, "--recorder %s: %s", optarg, e.msg);
+			break;
+		case OPT_DUMP_MAX:
+			o->dump_max = jtr_opt_count(p, "--dump-max", optarg, 0, 1000000);
+			break;
+		case OPT_NAMES:
+			o->names = jtr_opt_int(p, "--names", optarg, 1, 1024);
+			break;
 		case 'v': o->verbose = true; break;
 		case 'q': p->quiet = true; p->progress = false; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
@@ -886,6 +954,8 @@ static void parse_args(struct jtr_probe *p, struct opts *o, int argc, char **arg
 		}
 	}
 	jtr_probe_no_args(p, argc, argv);
+	if (!o->watch && (o->dump_above_ns || o->state_ns != JTR_NS_PER_S))
+		jtr_usage_error(p, "--dump-above and --state-interval go with --watch");
 	jtr_probe_default_cpus(&o->cpus, cpu_given);
 	jtr_probe_check_cpus(p, "-c", &o->cpus);
 	if (!o->buffer_bytes)
@@ -906,6 +976,121 @@ static void parse_args(struct jtr_probe *p, struct opts *o, int argc, char **arg
 	}
 }
 
+/* watch_dump - the recorder's events up to the pending dump's cut (or @now at
+ * the end), from --keep before it and never from before the last dump, as
+ * DIR/dump-DATE-cpuN/: events.bin, trace.json and outliers.csv (the kept
+ * interruptions of at least min(--dump-above, 10 us)), which 'jtr attribute'
+ * reads; one line of JSON on stdout says where */
+static void watch_dump(struct tracer *t, int consumer, int64_t now)
+{
+	struct jtr_watch *w = t->watch;
+	struct jtr_probe *p = t->p;
+	struct addr_set addrs = { 0 };
+	struct jtr_ev_header hdr;
+	struct jtr_outdir d;
+	struct jtr_afile ev, out, tj;
+	struct jtr_err e;
+	uint64_t to = w->dump_due_ns && w->dump_due_ns < (uint64_t)now ? w->dump_due_ns :
+		      (uint64_t)now, from = to > t->o->keep_ns ? to - t->o->keep_ns : 0;
+	uint64_t min_ns = w->dump_above_ns < 10000 ? w->dump_above_ns : 10000;
+	char name[96], dir[PATH_MAX], path[PATH_MAX], stamp[32];
+	size_t first, n;
+	time_t wall = time(NULL);
+	long nout;
+
+	w->dump_due_ns = 0;
+	if (w->dumps >= t->o->dump_max) {
+		w->dumps_skipped++;
+		return;
+	}
+	/* never from before the last dump, before the watch, or before what the
+	 * recorder still holds once it has wrapped around */
+	if (from < w->last_dump_end_ns)
+		from = w->last_dump_end_ns;
+	if (from < (uint64_t)t->win_start_ns)
+		from = t->win_start_ns;
+	if (w->rec_n == w->rec_cap && from < w->rec[w->rec_next].ts_ns)
+		from = w->rec[w->rec_next].ts_ns;
+	w->last_dump_end_ns = to;
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", localtime(&wall));
+	snprintf(name, sizeof(name), "dump-%s-cpu%u", stamp, w->trigger.cpu);
+	if (snprintf(dir, sizeof(dir), "%s/%s", p->out.work, name) >= (int)sizeof(dir))
+		goto fail_name;
+	jtr_err_clear(&e);
+	if (jtr_outdir_prepare(&d, dir, p->host.hostname, "watch", &e) < 0) {
+		jtr_warn(p, "no dump: %s", e.msg);
+		w->dumps_skipped++;
+		return;
+	}
+	jtr_watch_dump_range(w, from, to, &first, &n);
+	memset(&hdr, 0, sizeof(hdr));
+	memcpy(hdr.magic, JTR_EV_MAGIC, sizeof(hdr.magic));
+	hdr.version = JTR_EV_VERSION;
+	hdr.record_size = JTR_EV_SIZE;
+	hdr.start_ns = from;
+	hdr.end_ns = to;
+	hdr.records = n;
+	if (jtr_outdir_path(&d, "events.bin", path, sizeof(path)) < 0 || jtr_afile_open(&ev, path) < 0)
+		goto fail;
+	fwrite(&hdr, sizeof(hdr), 1, ev.f);
+	for (size_t i = 0; i < n; i++) {
+		const struct jtr_ev *r = &w->rec[(first + i) % w->rec_cap];
+
+		fwrite(r, sizeof(*r), 1, ev.f);
+		note_addrs(&addrs, r);
+	}
+	if (ferror(ev.f) || jtr_afile_commit(&ev) < 0)
+		goto fail;
+	if (jtr_outdir_path(&d, "outliers.csv", path, sizeof(path)) < 0 ||
+	    jtr_afile_open(&out, path) < 0)
+		goto fail;
+	nout = jtr_watch_outliers(w, out.f, from, to, min_ns);
+	if (nout < 0 || jtr_afile_commit(&out) < 0)
+		goto fail;
+	if (jtr_outdir_path(&d, "trace.json", path, sizeof(path)) < 0 || jtr_afile_open(&tj, path) < 0)
+		goto fail;
+	write_trace_json(t, &tj, consumer, from, to, n, &addrs);
+	if (jtr_outdir_commit(&d, &e) < 0) {
+		jtr_warn(p, "no dump: %s", e.msg);
+		jtr_outdir_abort(&d);
+		w->dumps_skipped++;
+		free(addrs.slot);
+		return;
+	}
+	w->dumps++;
+	printf("{\"dump\":");
+	jtr_json_escape(stdout, d.final);
+	printf(",\"records\":%zu,\"outliers\":%ld,\"from_ns\":%llu,\"to_ns\":%llu,"
+	       "\"trigger\":{\"cpu\":%u,\"start_ns\":%llu,\"length_ns\":%llu,\"category\":",
+	       n, nout, (unsigned long long)from, (unsigned long long)to, w->trigger.cpu,
+	       (unsigned long long)w->trigger.start_ns, (unsigned long long)w->trigger.length_ns);
+	jtr_json_escape(stdout, jtr_watch_cats[w->trigger.cat]);
+	printf(",\"name\":");
+	jtr_json_escape(stdout, w->trigger.name);
+	printf("}}\n");
+	fflush(stdout);
+	free(addrs.slot);
+	return;
+fail:
+	jtr_warn(p, "no dump: cannot write %s: %s", dir, strerror(errno));
+	jtr_outdir_abort(&d);
+	w->dumps_skipped++;
+	free(addrs.slot);
+	return;
+fail_name:
+	jtr_warn(p, "no dump: the folder name is too long");
+	w->dumps_skipped++;
+}
+
+/* watch_state - the accounting so far, one line on stdout */
+static void watch_state(struct tracer *t, int64_t now)
+{
+	jtr_watch_flush(t->watch);
+	read_counts(t);
+	jtr_watch_state(t->watch, stdout, now, sum_counts(t->total.dropped),
+			process_cpu_ns());
+}
+
 /* sleep_ns - nanosleep that returns early on a signal */
 static void sleep_ns(uint64_t ns)
 {
@@ -917,22 +1102,45 @@ static void sleep_ns(uint64_t ns)
 int main(int argc, char **argv)
 {
 	struct jtr_ev_header hdr;
+	struct jtr_afile tj;
+	struct jtr_watch watch;
 	struct jtr_probe p;
 	struct tracer t;
 	struct opts o;
 	struct jtr_err e;
 	int stats_fd = -1, consumer, rc;
 	bool traced_consumer;
-	int64_t start_ns, end_ns, last_progress;
+	int64_t start_ns, end_ns, last_progress, last_state;
 	uint64_t pause;
 
 	jtr_probe_init(&p, "trace", argc, argv);
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--watch"))	/* speak as the command the user ran */
+			snprintf(p.prog, sizeof(p.prog), "jtr watch");
 	parse_args(&p, &o, argc, argv);
 	memset(&t, 0, sizeof(t));
 	t.p = &p;
 	t.o = &o;
 	g_tracer = &t;
 	libbpf_set_print(on_libbpf);
+	if (o.watch) {
+		int cpus[JTR_TRACE_MAX_CPUS], n = 0;
+
+		for (int c = 0; c < JTR_TRACE_MAX_CPUS && c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &o.cpus))
+				cpus[n++] = c;
+		/* stdout carries the state lines; nothing else goes there */
+		p.quiet = true;
+		p.progress = false;
+		if (jtr_watch_init(&watch, cpus, n, o.names, o.recorder_bytes / sizeof(struct jtr_ev),
+				   65536) < 0)
+			jtr_fatal(&p, "no memory for a recorder of %llu bytes: use a smaller --recorder",
+				  (unsigned long long)o.recorder_bytes);
+		watch.dump_above_ns = o.dump_above_ns;
+		watch.keep_ns = o.keep_ns;
+		watch.dump_after_ns = JTR_NS_PER_S;
+		t.watch = &watch;
+	}
 
 	/* what the kernel and our privileges allow */
 	if (!can_bpf())
@@ -966,14 +1174,16 @@ int main(int argc, char **argv)
 
 	/* the results folder and the log, before anything is traced */
 	jtr_probe_privileged(&p);
-	jtr_probe_open(&p, &t.log, "events.bin");
-	setvbuf(t.log.f, NULL, _IOFBF, JTR_LOG_BUF);
 	memset(&hdr, 0, sizeof(hdr));
 	memcpy(hdr.magic, JTR_EV_MAGIC, sizeof(hdr.magic));
 	hdr.version = JTR_EV_VERSION;
 	hdr.record_size = JTR_EV_SIZE;
-	if (fwrite(&hdr, sizeof(hdr), 1, t.log.f) != 1)
-		jtr_fatal(&p, "cannot write %s: %s", t.log.path, strerror(errno));
+	if (!o.watch) {
+		jtr_probe_open(&p, &t.log, "events.bin");
+		setvbuf(t.log.f, NULL, _IOFBF, JTR_LOG_BUF);
+		if (fwrite(&hdr, sizeof(hdr), 1, t.log.f) != 1)
+			jtr_fatal(&p, "cannot write %s: %s", t.log.path, strerror(errno));
+	}
 
 	/* load and attach: tp_btf first, raw_tp where tp_btf does not load */
 	steal_check(&t);
@@ -991,7 +1201,8 @@ int main(int argc, char **argv)
 		rc = start_bpf(&t, PROGS_RAW, &e);
 	}
 	if (rc < 0) {
-		jtr_afile_abort(&t.log);
+		if (!o.watch)
+			jtr_afile_abort(&t.log);
 		jtr_outdir_abort(&p.out);
 		if (rc == -EPERM)
 			jtr_usage_error(&p, "%s; the kernel may be locked down (see "
@@ -1004,7 +1215,12 @@ int main(int argc, char **argv)
 	}
 	start_ns = hdr.start_ns = t.win_start_ns = jtr_mono_ns();
 	t.setup_cpu_ns = process_cpu_ns();
-	last_progress = start_ns;
+	last_progress = last_state = start_ns;
+	if (o.watch) {
+		watch.vec_names = (const char (*)[48])t.vec_names;
+		watch.nvecs = t.nvecs;
+		watch_state(&t, start_ns);
+	}
 	if (!p.quiet) {
 		char cpus[256];
 
@@ -1028,6 +1244,17 @@ int main(int argc, char **argv)
 			 o.duration_ns - (now - start_ns) : pause);
 		n = ring_buffer__consume(t.rb);
 		pause = next_drain(&o, n > 0 ? n : 0);
+		if (o.watch) {
+			now = jtr_mono_ns();
+			if (watch.dump_due_ns && (uint64_t)now >= watch.dump_due_ns)
+				watch_dump(&t, consumer, now);
+			if (now - last_state >= (int64_t)o.state_ns) {
+				last_state = now;
+				watch_state(&t, now);
+			}
+			if (pause > o.state_ns)
+				pause = o.state_ns;
+		}
 		if (p.progress && jtr_mono_ns() - last_progress >= (int64_t)JTR_NS_PER_S) {
 			last_progress = jtr_mono_ns();
 			if (read_counts(&t) == 0)
@@ -1042,6 +1269,19 @@ int main(int argc, char **argv)
 	end_ns = t.win_end_ns = jtr_mono_ns();
 	p.partial = o.duration_ns && (uint64_t)(end_ns - start_ns) < o.duration_ns;
 	detach(&t);
+	if (o.watch) {
+		/* what is left in the buffer, a dump that was due, the last state */
+		ring_buffer__consume(t.rb);
+		if (watch.dump_due_ns)
+			watch_dump(&t, consumer, end_ns);
+		watch_state(&t, end_ns);
+		stop_bpf(&t);
+		if (stats_fd >= 0)
+			close(stats_fd);
+		jtr_watch_free(&watch);
+		jtr_probe_finish(&p);
+		return 0;
+	}
 	if (jtr_probe_orphaned()) {
 		/* the front end that would have read the log died (even by SIGKILL):
 		 * nobody will, so leave nothing behind in its temporary folder */
@@ -1071,7 +1311,8 @@ int main(int argc, char **argv)
 		jtr_warn(&p, "%llu events were dropped (ring buffer full): use a larger -b or a "
 			 "shorter -i", (unsigned long long)hdr.dropped);
 	jtr_probe_commit_file(&p, &t.log);
-	write_trace_json(&t, consumer, start_ns, end_ns);
+	jtr_probe_open(&p, &tj, "trace.json");
+	write_trace_json(&t, &tj, consumer, start_ns, end_ns, t.records, &t.addrs);
 	if (!p.quiet)
 		printf("traced %.2f s: %llu events written, %llu dropped\n", (end_ns - start_ns) / 1e9,
 		       (unsigned long long)t.records, (unsigned long long)hdr.dropped);

@@ -40,6 +40,7 @@ static const char usage_text[] =
 "      --max-outliers N     outlier log entries kept per CPU (default 100000;\n"
 "                           more are counted as dropped, never lost silently)\n"
 "      --hist-error PCT     histogram's maximum relative error (default 1)\n"
+JTR_GATE_HELP
 "  -q, --quiet              no progress and no summary on stdout\n"
 "  -h, --help               this text\n"
 "\n"
@@ -49,13 +50,19 @@ static const char usage_text[] =
 "Writes DIR/summary.txt, DIR/outliers.csv (cpu,start_ns,length_ns) and\n"
 "DIR/result.json (format jtr-result/1).\n"
 "\n"
+"With --max-latency or --max-lost the exit status is 1 when a CPU exceeds a\n"
+"limit (result.json's \"gates\" says which); the results are written all the\n"
+"same. 'jtr run' with the same options also names the causes.\n"
+"\n"
 JTR_PROBE_STOP_HELP
 "\n"
 "examples:\n"
 "  jtr gap                       10 s on the default CPU\n"
 "  jtr gap -c 1-3 -d 60          a minute on CPUs 1, 2 and 3 at once\n"
 "  jtr gap -j 1G -t clock        1e9 clock_gettime loops: min and max gap\n"
-"  jtr gap -f 99 -c 3 -d 5m      five minutes at SCHED_FIFO 99\n";
+"  jtr gap -f 99 -c 3 -d 5m      five minutes at SCHED_FIFO 99\n"
+"  jtr gap -c 1 --max-latency 50us --max-lost 0.1% --junit gap.xml\n"
+"                                a CI gate with a JUnit report\n";
 
 static const struct option long_opts[] = {
 	{ "duration", required_argument, NULL, 'd' },
@@ -64,6 +71,7 @@ static const struct option long_opts[] = {
 	{ "cpu", required_argument, NULL, 'c' },
 	{ "timebase", required_argument, NULL, 't' },
 	JTR_PROBE_OUTLIER_LONG_OPTS,
+	JTR_GATE_LONG_OPTS,
 	JTR_PROBE_LONG_OPTS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -378,6 +386,7 @@ int main(int argc, char **argv)
 	struct jtr_probe p;
 	struct gap_all a = { .gp = &gp };
 	struct jtr_worker *w;
+	struct jtr_gate_run *gates;
 	cpu_set_t cpus;
 	bool none, cpu_given = false, dur_given = false;
 	int opt, i;
@@ -388,6 +397,7 @@ int main(int argc, char **argv)
 	/* 1. options: numbers only; paths are kept as strings */
 	while ((opt = getopt_long(argc, argv, ":d:j:c:t:f:o:qh", long_opts, NULL)) != -1) {
 		if (jtr_probe_common_opt(&p, opt, usage_text, argv) ||
+		    jtr_probe_gate_opt(&p, opt, optarg) ||
 		    jtr_probe_outlier_opt(&p, opt, optarg, &gp.threshold_opt, &gp.max_outliers))
 			continue;
 		switch (opt) {
@@ -408,6 +418,9 @@ int main(int argc, char **argv)
 
 	/* 2. everything the hot loops touch, allocated and pre-touched */
 	a.cpus = jtr_probe_cpu_workers(&p, &cpus, sizeof(*a.cpus), cpu_init, &gp, worker, &w, &a.n);
+	gates = calloc((size_t)a.n + 1, sizeof(*gates));
+	if (!gates)
+		jtr_fatal(&p, "out of memory");
 
 	/* 3. FIFO and mlockall, then the privilege drop; files only after */
 	jtr_probe_privileged(&p);
@@ -420,10 +433,17 @@ int main(int argc, char **argv)
 	if (a.n && !a.cpus[0].pmu.open)
 		jtr_warn(&p, "%s", a.cpus[0].pmu_why.msg);	/* one line for every CPU */
 	jtr_probe_map_end(&p);
-	for (i = 0; i < a.n; i++)
-		if (a.cpus[i].partial)
+	for (i = 0; i < a.n; i++) {
+		const struct gap_cpu *g = &a.cpus[i];
+		int64_t t0, t1;
+
+		if (g->partial)
 			p.partial = true;
+		gates[i] = jtr_gate_run_of(g->cpu, &g->hist, &g->lengths, &g->log,
+					   g->hist.total ? g->hist.min : 0, run_ns(&p, g, &t0, &t1));
+	}
+	jtr_probe_gates_check(&p, gates, a.n);
 	write_outputs(&p, &a);
 	jtr_probe_finish(&p);
-	return jtr_probe_exit(&p, 0);
+	return jtr_probe_exit(&p, jtr_probe_gates_report(&p, gates, a.n));
 }

@@ -67,6 +67,7 @@ static const char usage_text[] =
 "      --max-outliers N     outlier log entries kept per CPU (default 100000;\n"
 "                           more are counted as dropped, never lost silently)\n"
 "      --hist-error PCT     histogram's maximum relative error (default 1)\n"
+JTR_GATE_HELP
 "  -q, --quiet              no progress and no summary on stdout\n"
 "  -h, --help               this text\n"
 "\n"
@@ -79,12 +80,20 @@ static const char usage_text[] =
 "DIR/outliers.csv (cpu,start_ns,length_ns) and DIR/result.json (format\n"
 "jtr-result/1).\n"
 "\n"
+"With --max-latency or --max-lost the exit status is 1 when a CPU exceeds a\n"
+"limit (result.json's \"gates\" says which); the results are written all the\n"
+"same. The time lost is the late wake-ups' lateness beyond the shortest one,\n"
+"over the run. jtr wake does not trace: 'jtr run wake' with the same options\n"
+"names the causes of the wake-ups beyond the limit.\n"
+"\n"
 JTR_PROBE_STOP_HELP
 "\n"
 "examples:\n"
 "  jtr wake -f 80                  10 s of 1 ms wake-ups at SCHED_FIFO 80\n"
 "  jtr wake -c 1-2 -i 200us -d 60  a minute of 200 us periods on CPUs 1 and 2\n"
-"  jtr run wake -f 80              the same with the tracer: every outlier taken apart\n";
+"  jtr run wake -f 80              the same with the tracer: every outlier taken apart\n"
+"  jtr wake -f 80 -d 60 --max-latency 100us --junit wake.xml\n"
+"                                  a CI gate: exit 1 past 100 us, a JUnit report\n";
 
 enum { OPT_WARMUP = 400, OPT_DMA };
 
@@ -100,6 +109,7 @@ static const struct option long_opts[] = {
 	{ "cpu-dma-latency", required_argument, NULL, OPT_DMA },
 	{ "timebase", required_argument, NULL, 't' },
 	JTR_PROBE_OUTLIER_LONG_OPTS,
+	JTR_GATE_LONG_OPTS,
 	JTR_PROBE_LONG_OPTS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -472,6 +482,7 @@ int main(int argc, char **argv)
 	struct jtr_probe p;
 	struct wake_all a = { .wp = &wp };
 	struct jtr_worker *w;
+	struct jtr_gate_run *gates;
 	cpu_set_t cpus;
 	bool none, cpu_given = false, dur_given = false;
 	int opt, i;
@@ -482,7 +493,8 @@ int main(int argc, char **argv)
 
 	/* 1. options: numbers only; paths are kept as strings */
 	while ((opt = getopt_long(argc, argv, ":c:i:d:n:t:f:o:qh", long_opts, NULL)) != -1) {
-		if (jtr_probe_common_opt(&p, opt, usage_text, argv))
+		if (jtr_probe_common_opt(&p, opt, usage_text, argv) ||
+		    jtr_probe_gate_opt(&p, opt, optarg))
 			continue;
 		if (opt == JTR_OPT_THRESHOLD && !strcmp(optarg, "0")) {
 			wp.threshold_given = true;
@@ -522,6 +534,9 @@ int main(int argc, char **argv)
 
 	/* 2. everything the measuring threads touch, allocated and pre-touched */
 	a.cpus = jtr_probe_cpu_workers(&p, &cpus, sizeof(*a.cpus), cpu_init, &wp, worker, &w, &a.n);
+	gates = calloc((size_t)a.n + 1, sizeof(*gates));
+	if (!gates)
+		jtr_fatal(&p, "out of memory");
 
 	/* 3. FIFO and mlockall, then the privilege drop; files only after */
 	if (wp.dma_us >= 0)
@@ -536,10 +551,16 @@ int main(int argc, char **argv)
 	jtr_workers_start(&p, w, a.n);
 	jtr_workers_wait(&p, w, a.n, progress, &a);
 	jtr_probe_map_end(&p);
-	for (i = 0; i < a.n; i++)
-		if (a.cpus[i].partial)
+	for (i = 0; i < a.n; i++) {
+		const struct wake_cpu *c = &a.cpus[i];
+
+		if (c->partial)
 			p.partial = true;
+		gates[i] = jtr_gate_run_of(c->cpu, &c->hist, &c->lengths, &c->log,
+					   c->hist.total ? c->hist.min : 0, run_ns(c));
+	}
+	jtr_probe_gates_check(&p, gates, a.n);
 	write_outputs(&p, &a);
 	jtr_probe_finish(&p);
-	return jtr_probe_exit(&p, 0);
+	return jtr_probe_exit(&p, jtr_probe_gates_report(&p, gates, a.n));
 }

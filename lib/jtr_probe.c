@@ -810,9 +810,32 @@ void jtr_probe_params_common(const struct jtr_probe *p, struct jtr_json *j, uint
 	jtr_json_double(j, "hist_error", p->hist_error);
 }
 
-/* jtr_probe_result_end - warnings and the closing brace */
+/* gate_no_causes - why a probe's failed gate names no causes, and how to
+ * get them: "not measured: jtr wake runs no tracer; 'jtr run wake ...
+ * --max-latency 100us' (as root) names them" */
+static char *gate_no_causes(const struct jtr_probe *p, char *buf, size_t n)
+{
+	char lat[48] = "", lost[48] = "", d[32];
+
+	if (p->gate.latency)
+		snprintf(lat, sizeof(lat), " --max-latency %s",
+			 jtr_format_duration(p->gate.max_latency_ns, d, sizeof(d)));
+	if (p->gate.lost)
+		snprintf(lost, sizeof(lost), " --max-lost %g%%", p->gate.max_lost_pct);
+	snprintf(buf, n, "not measured: jtr %s runs no tracer; 'jtr run %s ...%s%s' (as root) "
+		 "names them", p->tool, p->tool, lat, lost);
+	return buf;
+}
+
+/* jtr_probe_result_end - the gates, warnings and the closing brace */
 void jtr_probe_result_end(struct jtr_probe *p, struct jtr_json *j)
 {
+	if (p->ngate_cases) {
+		char how[512];
+
+		jtr_gate_json(j, &p->gate, p->tool, p->gate_cases, p->ngate_cases,
+			      gate_no_causes(p, how, sizeof(how)));
+	}
 	jtr_json_arr_begin(j, "warnings");
 	for (int i = 0; i < p->nwarnings; i++)
 		jtr_json_str(j, NULL, p->warnings[i]);
@@ -892,4 +915,204 @@ void jtr_probe_legacy_hdr(const struct jtr_probe *p, struct jtr_legacy_hdr *s)
 	s->rdtsc_cost = (long long)(p->costs.rdtsc_ns + 0.5);
 	s->ticks_per_sec = (long long)(p->tb.hz + 0.5);
 	s->loops_1000_cost = (long long)(p->costs.loops_1000_ns + 0.5);
+}
+
+/* jtr_probe_gate_opt - see jtr_probe.h */
+bool jtr_probe_gate_opt(struct jtr_probe *p, int opt, const char *arg)
+{
+	struct jtr_err e;
+	int rc = jtr_gate_opt(&p->gate, opt, arg, &e);
+
+	if (rc < 0)
+		jtr_usage_error(p, "%s", e.msg);
+	return rc > 0;
+}
+
+/* jtr_probe_gates_check - see jtr_probe.h */
+void jtr_probe_gates_check(struct jtr_probe *p, const struct jtr_gate_run *runs, int n)
+{
+	if (!p->gate.latency && !p->gate.lost)
+		return;
+	p->gate_cases = calloc((size_t)(2 * n + 1), sizeof(*p->gate_cases));
+	if (!p->gate_cases)
+		jtr_fatal(p, "out of memory for the gates");
+	p->ngate_cases = jtr_gate_check(&p->gate, runs, n, p->gate_cases, &p->gate_failed);
+}
+
+/* JUnit - what one report holds, allocated for its cases */
+struct junit_texts {
+	char suite[64], classname[64], stamp[40], cpus[256], limits[2][32], how[512];
+	char results[PATH_MAX];		/* the folder's absolute path */
+	const char *tool;
+	char *out, *command;
+	struct jtr_junit_prop props[12];
+	struct jtr_junit_case *cases;
+	char (*names)[64], (*verdicts)[256], (*texts)[1024];
+};
+
+/* junit_figures - every CPU's figures (each case's system-out) and the command */
+static void junit_figures(const struct jtr_probe *p, const struct jtr_gate_run *runs, int n,
+			  struct junit_texts *t)
+{
+	size_t len;
+	FILE *o = open_memstream(&t->out, &len);
+
+	if (o) {
+		for (int i = 0; i < n; i++) {
+			const struct jtr_gate_run *r = &runs[i];
+
+			if (r->cpu >= 0)
+				fprintf(o, "CPU %d: ", r->cpu);
+			fprintf(o, "%llu samples, max %llu ns, %.6f %% of the time lost in %.2f s\n",
+				(unsigned long long)r->samples, (unsigned long long)r->max_ns,
+				r->duration_ns ? 100.0 * (double)r->lost_ns / (double)r->duration_ns
+					       : 0.0, (double)r->duration_ns / 1e9);
+		}
+		fprintf(o, "results: %s/\n", t->results);
+		fclose(o);
+	}
+	o = open_memstream(&t->command, &len);
+	if (o) {
+		fputs(p->prog, o);
+		for (int i = 1; i < p->argc; i++)
+			fprintf(o, " %s", p->argv[i]);
+		fclose(o);
+	}
+}
+
+/* junit_props - the suite's properties: what ran, where, the limits */
+static int junit_props(const struct jtr_probe *p, const struct jtr_gate_run *runs, int n,
+		       struct junit_texts *t)
+{
+	int np = 0;
+
+	for (int i = 0; i < n; i++)
+		snprintf(t->cpus + strlen(t->cpus), sizeof(t->cpus) - strlen(t->cpus), "%s%d",
+			 i ? "," : "", runs[i].cpu);
+	t->props[np++] = (struct jtr_junit_prop){ "tool", p->tool };
+	t->props[np++] = (struct jtr_junit_prop){ "jtr_version", JTR_VERSION };
+	t->props[np++] = (struct jtr_junit_prop){ "command", t->command ? t->command : p->prog };
+	t->props[np++] = (struct jtr_junit_prop){ "results", t->results };
+	t->props[np++] = (struct jtr_junit_prop){ "cpus", t->cpus };
+	t->props[np++] = (struct jtr_junit_prop){ "partial", p->partial ? "true" : "false" };
+	if (p->gate.latency)
+		t->props[np++] = (struct jtr_junit_prop){ "max_latency_limit", jtr_format_duration(
+			p->gate.max_latency_ns, t->limits[0], sizeof(t->limits[0])) };
+	if (p->gate.lost) {
+		snprintf(t->limits[1], sizeof(t->limits[1]), "%g%%", p->gate.max_lost_pct);
+		t->props[np++] = (struct jtr_junit_prop){ "max_lost_limit", t->limits[1] };
+	}
+	return np;
+}
+
+/* junit_case - the testcase of gate case @g (NULL: the one "run" case
+ * without gates): its name, time and, failed, value, limit and causes */
+static void junit_case(struct junit_texts *t, int i, const struct jtr_gate_case *g,
+		       const struct jtr_gate_run *runs, int n)
+{
+	struct jtr_junit_case *c = &t->cases[i];
+
+	c->classname = t->classname;
+	c->system_out = t->out;
+	if (!g) {
+		c->name = "run";
+		for (int k = 0; k < n; k++)
+			if ((double)runs[k].duration_ns / 1e9 > c->time_s)
+				c->time_s = (double)runs[k].duration_ns / 1e9;
+		return;
+	}
+	c->name = jtr_gate_case_name(g, t->names[i], sizeof(t->names[i]));
+	c->time_s = (double)g->duration_ns / 1e9;
+	if (g->passed)
+		return;
+	jtr_gate_failure_text(g, t->tool, t->how, t->texts[i], sizeof(t->texts[i]));
+	c->failure_type = g->gate;
+	c->failure_message = jtr_gate_verdict(g, t->verdicts[i], sizeof(t->verdicts[i]));
+	c->failure_text = t->texts[i];
+}
+
+/* write_junit - the --junit report; 0 or -errno with @e */
+static int write_junit(struct jtr_probe *p, const struct jtr_gate_run *runs, int n,
+		       struct jtr_err *e)
+{
+	int ncases = p->ngate_cases ? p->ngate_cases : 1, rc = 0;
+	struct junit_texts t = { .cpus = "" };
+	struct jtr_junit_suite s = { .name = t.suite, .hostname = p->host.hostname };
+	struct jtr_afile a;
+
+	t.cases = calloc((size_t)ncases, sizeof(*t.cases));
+	t.names = calloc((size_t)ncases, sizeof(*t.names));
+	t.verdicts = calloc((size_t)ncases, sizeof(*t.verdicts));
+	t.texts = calloc((size_t)ncases, sizeof(*t.texts));
+	if (!t.cases || !t.names || !t.verdicts || !t.texts) {
+		rc = jtr_err_set(e, -ENOMEM, "--junit %s: out of memory", p->gate.junit);
+		goto out;
+	}
+	t.tool = p->tool;
+	snprintf(t.suite, sizeof(t.suite), "jtr %s", p->tool);
+	snprintf(t.classname, sizeof(t.classname), "jtr.%s", p->tool);
+	gate_no_causes(p, t.how, sizeof(t.how));
+	if (!realpath(p->out.final, t.results))
+		snprintf(t.results, sizeof(t.results), "%s", p->out.final);
+	junit_figures(p, runs, n, &t);
+	s.nprops = junit_props(p, runs, n, &t);
+	s.props = t.props;
+	for (int i = 0; i < ncases; i++)
+		junit_case(&t, i, p->ngate_cases ? &p->gate_cases[i] : NULL, runs, n);
+	s.cases = t.cases;
+	s.ncases = ncases;
+	s.timestamp = jtr_junit_timestamp((long long)p->started_rt.tv_sec, t.stamp, sizeof(t.stamp));
+	s.time_s = (double)(p->ended_rt.tv_sec - p->started_rt.tv_sec) +
+		   (double)(p->ended_rt.tv_nsec - p->started_rt.tv_nsec) / 1e9;
+	if (jtr_afile_open(&a, p->gate.junit) < 0) {
+		rc = jtr_err_set(e, -errno, "--junit %s: cannot write it: %s", p->gate.junit,
+				 strerror(errno));
+		goto out;
+	}
+	if (jtr_junit_write(a.f, &s) < 0) {
+		jtr_afile_abort(&a);
+		rc = jtr_err_set(e, -EIO, "--junit %s: write error", p->gate.junit);
+	} else if (jtr_afile_commit(&a) < 0) {
+		rc = jtr_err_set(e, -errno, "--junit %s: cannot write it: %s", p->gate.junit,
+				 strerror(errno));
+	}
+out:
+	free(t.cases);
+	free(t.names);
+	free(t.verdicts);
+	free(t.texts);
+	free(t.out);
+	free(t.command);
+	return rc;
+}
+
+/* jtr_probe_gates_report - see jtr_probe.h */
+int jtr_probe_gates_report(struct jtr_probe *p, const struct jtr_gate_run *runs, int n)
+{
+	char line[512], how[512], name[64];
+	struct jtr_err e;
+	int rc = p->gate_failed ? 1 : 0;
+
+	if (p->ngate_cases && !p->quiet) {
+		printf("gates:\n");
+		for (int i = 0; i < p->ngate_cases; i++)
+			printf("  %s\n", jtr_gate_verdict(&p->gate_cases[i], line, sizeof(line)));
+	}
+	if (p->gate.junit) {
+		if (write_junit(p, runs, n, &e) < 0) {
+			fprintf(stderr, "%s: error: %s\n", p->prog, e.msg);
+			rc = 1;
+		} else if (!p->quiet) {
+			printf("junit: %s\n", p->gate.junit);
+		}
+	}
+	fflush(stdout);
+	/* the failed gates last, on stderr: where a CI log ends */
+	gate_no_causes(p, how, sizeof(how));
+	for (int i = 0; i < p->ngate_cases; i++)
+		if (!p->gate_cases[i].passed)
+			fprintf(stderr, "%s: gate %s failed: %s; causes %s\n", p->prog,
+				jtr_gate_case_name(&p->gate_cases[i], name, sizeof(name)),
+				jtr_gate_detail(&p->gate_cases[i], line, sizeof(line)), how);
+	return rc;
 }

@@ -24,10 +24,14 @@ VENV=${VENV:-.venv}
 # that gnuplot reads jtr's gnuplot files; libhdrhistogram-java and a JRE for the
 # test that HdrHistogram's own Java log reader reads jtr export --hlog;
 # sockperf, the peer of make bench's socket ping-pong
+# python3-prometheus-client, with which jtr watch serves its metrics; prometheus,
+# the real server the watch test scrapes it with (the test starts its own; a
+# systemd host also gets the package's service, which scrapes only itself)
+# ansible-core, whose ansible-playbook runs the fleet role (ansible/) in its test
 PKGS="gcc make libc6-dev libcmocka-dev libnuma-dev rt-tests sockperf libcap2-bin procps python3-venv
 clang libbpf-dev bpftool libelf-dev zlib1g-dev bpftrace linux-perf tuned util-linux
 python3-numpy python3-matplotlib chromium gnuplot-nox libhdrhistogram-java
-default-jre-headless"
+default-jre-headless python3-prometheus-client prometheus ansible-core"
 
 if command -v dpkg-query >/dev/null 2>&1; then
 	missing=""
@@ -59,4 +63,20 @@ if [ ! -x "$VENV/bin/python" ] || ! cmp -s requirements-dev.txt "$VENV/.requirem
 	"$PYTHON" -m venv "$VENV"
 	"$VENV/bin/python" -m pip install -q --disable-pip-version-check -r requirements-dev.txt
 	cp requirements-dev.txt "$VENV/.requirements"
+fi
+
+# the JUnit schema CI servers read (Jenkins xunit's junit-10.xsd), for the tests of
+# --junit: no wheel or Debian package installs it; pytest's sdist ships it, as
+# pytest's own tests validate with it
+XSD="$VENV/share/junit/junit-10.xsd"
+if [ ! -s "$XSD" ]; then
+	PYTEST=$(sed -n 's/^pytest==//p' requirements-dev.txt)
+	SDIST=$(mktemp -d)
+	"$VENV/bin/python" -m pip download -q --disable-pip-version-check --no-deps \
+		--no-binary :all: -d "$SDIST" "pytest==$PYTEST"
+	mkdir -p "$(dirname "$XSD")"
+	tar -xzOf "$SDIST/pytest-$PYTEST.tar.gz" "pytest-$PYTEST/testing/example_scripts/junit-10.xsd" \
+		> "$XSD.tmp"
+	mv "$XSD.tmp" "$XSD"
+	rm -rf "$SDIST"
 fi

@@ -13,8 +13,8 @@ import pytest
 from conftest import ROOT, load, need_tracing, steal_ns, stolen_ns
 
 INJECT = os.path.join(ROOT, "tests", "inject.py")
-RUN_S = 5          # probe duration
-INJECT_AFTER_S = 1.5  # after the probe started measuring: the margin the fixed delay used to give
+RUN_S = 4          # probe duration
+INJECT_AFTER_S = 1.2  # after the probe started measuring: the margin the fixed delay used to give
 INJECT_S = 2
 
 

@@ -3,4 +3,19 @@ jtrpy from this source tree."""
 import os
 import sys
 
+import pytest
+import xmlschema
+
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# the JUnit schema CI servers read (scripts/deps.sh puts it into the venv)
+JUNIT_XSD = os.path.join(sys.prefix, "share", "junit", "junit-10.xsd")
+
+
+@pytest.fixture(scope="session")
+def schema():
+    """junit-10.xsd as an xmlschema schema (the tests of --junit validate with it)."""
+    if not os.path.exists(JUNIT_XSD):
+        pytest.fail("%s is missing: make deps (scripts/deps.sh) extracts it from pytest's "
+                    "sdist" % JUNIT_XSD)
+    return xmlschema.XMLSchema(JUNIT_XSD)

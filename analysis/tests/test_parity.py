@@ -172,3 +172,14 @@ def test_a_built_probe_writes_the_version(tmp_path):
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
     with open(tmp_path / "c" / "result.json") as f:
         assert json.load(f)["jtr_version"] == __version__
+
+
+def test_watch_categories_and_buckets_are_watch_c():
+    text = read("ebpf", "watch.c")
+    cats = re.search(r"jtr_watch_cats\[JTR_W_NCATS\] = \{(.*?)\};", text, re.S).group(1)
+    assert tuple(re.findall(r'"([^"]+)"', cats)) == vocab.WATCH_CATEGORIES
+    bounds = re.search(r"jtr_watch_bounds_ns\[JTR_WATCH_BUCKETS - 1\] = \{(.*?)\};", text,
+                       re.S).group(1)
+    assert tuple(int(b) for b in re.findall(r"\d+", bounds)) == vocab.WATCH_BOUNDS_NS
+    order = re.search(r"enum jtr_watch_cat \{(.*?)\};", read("ebpf", "watch.h"), re.S).group(1)
+    assert len(re.findall(r"JTR_W_\w+", order)) == len(vocab.WATCH_CATEGORIES) + 1  # + NCATS

@@ -46,6 +46,8 @@ COMMANDS = [
      "maxrate"),
     ("tune", "apply, verify and revert tuning profiles (tuned format), with a snapshot",
      "tune"),
+    ("watch", "the interruptions of an application's CPUs by cause, as Prometheus metrics; "
+     "a flight recorder", "watch"),
     ("ab", "does a profile help? baseline runs, apply, tuned runs, revert, compare", "ab"),
     ("advise", "what to change: remedies for the measured causes, ranked; --prove measures "
      "them", "advise"),
@@ -55,6 +57,8 @@ COMMANDS = [
      "import_"),
     ("report", "one HTML page of plots and tables of a result, or of two compared",
      "report"),
+    ("fleet", "one table and page over many hosts' results; flags the hosts that differ, "
+     "and by which cause", "fleet"),
     ("suite", "the standard set (null, clock, gap, send per transport) into one folder",
      "suite"),
     ("help", "the help of a command: jtr help CMD is jtr CMD --help", None),

@@ -123,6 +123,18 @@ class CpuList(OptionType):
         return cpus
 
 
+class Listen(OptionType):
+    """ADDR:PORT, :PORT or PORT (address 0.0.0.0; [ADDR]:PORT for IPv6): (addr, port)."""
+
+    def parse(self, text, opt, prog):
+        m = re.fullmatch(r"(?:\[([0-9A-Fa-f:.]+)\]|([^:\[\]]*)):?([0-9]{1,5})", text) \
+            if ":" in text else re.fullmatch(r"()()([0-9]{1,5})", text)
+        if not m or not 1 <= int(m.group(3)) <= 65535:
+            raise UsageError("give ADDR:PORT, e.g. 127.0.0.1:9477, or :9477 for every "
+                             "address (a port is 1 to 65535)")
+        return (m.group(1) or m.group(2) or "0.0.0.0", int(m.group(3)))
+
+
 class Choice(OptionType):
     """One of a few words: "use ebpf, perf or auto"."""
 

@@ -14,7 +14,9 @@ DESCRIPTION = """\
 Charge each outlier of a run (gap, null, send; ping and pub runs of jtr run on
 both ends) to the kernel events the tracer saw on its CPUs in its time window,
 print the causes as a table, and store them in RESULTS_DIR/result.json
-("attribution") and RESULTS_DIR/attribution.txt. With --outliers, the outliers
+("attribution") and RESULTS_DIR/attribution.txt. A dump of jtr watch's flight
+recorder (outliers.csv and events.bin, no result.json) has its interruptions
+charged to their events, and is printed only. With --outliers, the outliers
 are an application's own: a CSV any program can write (header
 cpu,start_ns,length_ns and an optional label column; CLOCK_MONOTONIC ns; see
 docs/attribution.md), charged against a jtr trace log given with --events."""
@@ -55,6 +57,10 @@ def run(opts):
     d = opts.dirs[0]
     if not os.path.isdir(d):
         raise UsageError("%s: not a results folder" % d)
+    if is_dump(d) and opts.events is None:
+        # jtr watch's flight-recorder dump: its interruptions against its events
+        opts.outliers, opts.events, opts.dirs = os.path.join(d, "outliers.csv"), d, []
+        return run_csv(opts)
     if opts.events is not None and not os.path.exists(opts.events):
         raise UsageError("--events %s: no such file or folder" % opts.events)
     if (opts.sched_data is not None or opts.cross_check_min is not None) and \
@@ -80,6 +86,12 @@ def run(opts):
     for line in lines:
         print(line)
     return 0
+
+
+def is_dump(d):
+    """A folder of jtr watch's dumps: outliers.csv and events.bin, no result.json."""
+    return not os.path.lexists(os.path.join(d, "result.json")) and all(
+        os.path.isfile(os.path.join(d, f)) for f in ("outliers.csv", "events.bin"))
 
 
 def run_csv(opts):

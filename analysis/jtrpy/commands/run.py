@@ -2,7 +2,9 @@
 caused each outlier. Declares the options it needs itself and hands every other
 one to the probe as it is (as perf mem record hands its own to perf record)."""
 import os
+import socket
 import sys
+import time
 
 from ..attribution.attribute import DEFAULT_SLACK_NS
 from ..cli.parser import (
@@ -10,6 +12,7 @@ from ..cli.parser import (
     CpuList,
     Duration,
     JtrParser,
+    Percent,
     Size,
     add_attribution_options,
     add_backend,
@@ -17,11 +20,17 @@ from ..cli.parser import (
     add_output,
     add_partner_cpus,
 )
+from ..drivers.gates import add_causes
 from ..drivers.plan import PARTNERS, PROBES, partner_cpu_of
 from ..drivers.run import run_job
-from ..errors import EXIT_INTERRUPTED, UsageError
+from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, JtrError, UsageError
+from ..formats.junit import junit_xml
+from ..render import gates as gate_text
 from ..render.runs import headline
+from ..results import gates
+from ..results.quantity import select
 from ..system.cpus import online_cpus
+from ..system.files import write_atomic
 from ..trace.sched import unavailable as cross_check_unavailable
 from ..units import fmt_ns
 from ..values import format_duration
@@ -56,7 +65,18 @@ The folder holds result.json (with an "attribution" section), summary.txt,
 outliers.csv, events.bin and trace.json (the tracer's log) and attribution.txt;
 with --cross-check also sched.data and a "cross_check" section. Ctrl-C (or
 SIGTERM) stops the probe early: what it measured is attributed and kept, marked
-partial, and jtr run exits 130."""
+partial, and jtr run exits 130.
+
+Gates for CI: --max-latency and --max-lost are judged per measured CPU on the
+result's quantity (gap's loop, wake's latency, ping's round trip from the
+intended send time, sub's message latency, send's send call). When one is
+exceeded the whole folder is still written, with a "gates" section in
+result.json, a line per failed gate comes last (value, limit, top causes) and
+the exit status is 1 (130 when interrupted). The causes of a failed
+--max-latency are those of the outliers beyond the limit; of a failed
+--max-lost, those of the CPU's outliers, most time first. --junit FILE writes
+a JUnit XML report (a testcase per gate per CPU, one passing "run" testcase
+without gates), also when every gate passes; docs/fleet.md shows one."""
 
 EXAMPLES = """\
   sudo jtr run
@@ -66,6 +86,7 @@ EXAMPLES = """\
   sudo jtr run ping -T udp -1 -a 1 -r 10K -n 80K --pong-cpu 0
   sudo jtr run pub -T shm -b -c 1 -r 100K -n 1M --sub-cpu 0
   sudo jtr run --cross-check -c 1 -d 10
+  sudo jtr run wake -c 1 --max-latency 100us --max-lost 0.1% --junit ci.xml
   jtr run --no-trace -d 5"""
 
 
@@ -92,12 +113,38 @@ def make_parser(prog):
     p.add_argument("--drain-interval", metavar="DUR", type=Duration(10 ** 6, 10 ** 10),
                    help="how often the tracer drains it, 1ms to 10s (default 100ms)")
     add_cross_check_options(p)
+    p.add_argument("--max-latency", metavar="DUR", type=Duration(0, 3600 * 10 ** 9),
+                   help="exit 1 when a measured CPU's largest sample exceeds DUR (e.g. "
+                        "100us; 0 to 1h), naming the causes of the outliers beyond it")
+    p.add_argument("--max-lost", metavar="PCT", type=Percent(0, 100),
+                   help="exit 1 when a measured CPU lost more than PCT of the time to "
+                        "outliers (e.g. 0.5%%), naming the causes of that time")
+    p.add_argument("--junit", metavar="FILE",
+                   help="write a JUnit XML report for CI (Jenkins, GitLab, ...): a testcase "
+                        "per gate per CPU, failures with the value, the limit and the causes")
     return p
+
+
+def check_junit_path(path):
+    """UsageError unless --junit's @path is a file name in a folder that exists
+    and may be written (checked before the run, not after it)."""
+    if not path:
+        raise UsageError("--junit '': give a file name, e.g. --junit jtr-junit.xml")
+    if path.endswith("/") or os.path.isdir(path):
+        raise UsageError("--junit %s: a folder; give a file name in it, e.g. %s" % (
+            path, os.path.join(path, "jtr-junit.xml")))
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        raise UsageError("--junit %s: no folder %s; create it first, or give a file in an "
+                         "existing folder" % (path, folder))
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError("--junit %s: cannot write in %s; give a file in a folder you may "
+                         "write" % (path, folder))
 
 
 def parse(parser, args):
     """jtr run's own options; the rest, with the CPUs and the folder, for the probe."""
-    probe = "gap"
+    probe, words = "gap", list(args)
     if args and args[0] in PROBES:
         probe, args = args[0], args[1:]
     elif args and not args[0].startswith("-"):
@@ -105,6 +152,7 @@ def parse(parser, args):
                          % (args[0], ", ".join(PROBES)))
     opts, rest = parser.parse_known_args(args)
     opts.probe = probe
+    opts.command = ["jtr", "run"] + words
     opts.partner_cpu = partner_cpu_of(probe, opts.pong_cpu, opts.sub_cpu)
     if opts.partner_netns is not None:
         if probe not in PARTNERS:
@@ -123,6 +171,8 @@ def parse(parser, args):
             raise UsageError("%s %s no effect with --no-trace (nothing is traced or "
                              "attributed); drop one of them"
                              % (" and ".join(given), "has" if len(given) == 1 else "have"))
+    if opts.junit is not None:
+        check_junit_path(opts.junit)
     opts.probe_args = list(rest) + (["-o", opts.output] if opts.output is not None else [])
     return opts
 
@@ -137,6 +187,7 @@ def run(opts):
         why = cross_check_unavailable()
         if why:
             raise UsageError(why)
+    started = time.time()
     tracer_args = []
     if opts.trace_buffer is not None:
         tracer_args += ["-b", str(opts.trace_buffer)]
@@ -150,6 +201,12 @@ def run(opts):
     for n in job.notices:
         print("jtr run: %s" % n if not n.startswith("jtr ") else n, file=sys.stderr)
     if job.result is None:
+        # bad input to the probe (exit 2) did nothing: no report either
+        if opts.junit and job.rc != EXIT_USAGE:
+            msg = "jtr %s wrote no result (exit %s)" % (opts.probe, job.rc)
+            write_junit(opts.junit, gate_text.junit_error_suite(
+                "jtr run", opts.probe, msg, started, time.time() - started,
+                socket.gethostname()))
         return job.rc
     print()
     for line in headline(job.result):
@@ -162,9 +219,51 @@ def run(opts):
         print("causes: not attributed: %s" % job.why)
         if opts.cross_check:
             print("cross-check: not run: there is no attribution to compare")
+    cases = judge(opts, job)
+    if cases:
+        print()
+        for line in gate_text.lines(cases):
+            print(line)
+    if opts.junit:
+        limits = (("max_latency_limit", None if opts.max_latency is None else
+                   format_duration(opts.max_latency)),
+                  ("max_lost_limit", None if opts.max_lost is None else "%g%%" % opts.max_lost))
+        write_junit(opts.junit, gate_text.junit_suite(
+            "jtr run", opts.probe, job.result, cases, started, time.time() - started,
+            " ".join(opts.command), limits))
+        print("junit: %s" % opts.junit)
+    sys.stdout.flush()
     if job.interrupted:
-        sys.stdout.flush()
         print("jtr run: interrupted; partial results in %s/" % job.result.folder,
               file=sys.stderr)
         return EXIT_INTERRUPTED
-    return 0
+    for line in gate_text.failure_lines(cases, "jtr run"):
+        print(line, file=sys.stderr)
+    return 0 if gates.passed(cases) else EXIT_FAILED
+
+
+def judge(opts, job):
+    """The gates' cases of the run, with the causes of the failed ones, stored in
+    result.json ("gates"); [] when no limit was given."""
+    if opts.max_latency is None and opts.max_lost is None:
+        return []
+    cases = gates.check(job.result, opts.max_latency, opts.max_lost)
+    try:
+        add_causes(job.result, cases, why=job.why)
+    except UsageError as e:
+        for c in cases:
+            if not c["passed"] and c["value"] is not None:
+                c.pop("causes", None)
+                c["causes_missing"] = "not measured: %s" % e
+    job.result["gates"] = gates.section(cases, opts.max_latency, opts.max_lost,
+                                        select(job.result).name)
+    job.result.save()
+    return cases
+
+
+def write_junit(path, suite):
+    """Write the JUnit report of @suite to @path, atomically."""
+    try:
+        write_atomic(path, junit_xml(suite))
+    except OSError as e:
+        raise JtrError("--junit %s: cannot write: %s" % (path, e.strerror or e))

@@ -1,6 +1,7 @@
 """plots - every graph jtr draws (the only code that imports matplotlib, and
 only when a graph is asked for): histograms, percentile spectra, outlier
-timelines, causes, and the 10 ns 10 ns graphs of jtr_null's gnuplot files."""
+timelines, causes, a fleet's time lost per host, and the 10 ns 10 ns graphs of
+jtr_null's gnuplot files."""
 import io
 import math
 
@@ -151,6 +152,37 @@ def plot_causes(plt, causes, top=15):
     ax.set_title("Outlier time per cause (largest %d)" % len(causes))
     ax.grid(True, axis="x", alpha=0.3)
     fig.tight_layout()
+    return _png(plt, fig)
+
+
+def plot_fleet(plt, title, bars, unit="time lost (% of the run)"):
+    """Stacked horizontal bars, one per host: bars [(label, [(category, value)],
+    flagged)], each bar's parts coloured by cause category; flagged hosts' labels
+    in red."""
+    height = 1.6 + 0.4 * max(len(bars), 1)
+    fig, ax = plt.subplots(figsize=(9, height))
+    ys = list(range(len(bars)))[::-1]
+    shown = set()
+    for y, (_, parts, _) in zip(ys, bars):
+        left = 0.0
+        for cat, v in parts:
+            ax.barh([y], [v], left=left, color=CATEGORY_COLOURS.get(cat, "#7f7f7f"),
+                    edgecolor="white", linewidth=0.5, label=None if cat in shown else cat)
+            shown.add(cat)
+            left += v
+    ax.set_yticks(ys)
+    ax.set_yticklabels([b[0] for b in bars], fontsize=8)
+    for tick, (_, _, flagged) in zip(ax.get_yticklabels(), bars):
+        if flagged:
+            tick.set_color("#c00000")
+            tick.set_fontweight("bold")
+    ax.set_xlabel(unit)
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, axis="x", alpha=0.3)
+    # the legend in a strip of its own under the axes, whatever the number of bars
+    if shown:
+        fig.legend(loc="lower center", ncol=6, fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, 0.5 / height, 1, 1))
     return _png(plt, fig)
 
 

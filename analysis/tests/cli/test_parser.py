@@ -1,7 +1,18 @@
 """cli.parser: the option types, jtr's error lines and the help layout."""
 import pytest
 
-from jtrpy.cli.parser import Choice, Count, CpuList, Duration, Int, JtrParser, Percent, Size, Words
+from jtrpy.cli.parser import (
+    Choice,
+    Count,
+    CpuList,
+    Duration,
+    Int,
+    JtrParser,
+    Listen,
+    Percent,
+    Size,
+    Words,
+)
 from jtrpy.errors import UsageError
 
 
@@ -107,3 +118,17 @@ def test_an_option_takes_the_next_word_whatever_it_is():
     assert (o.q, o.pub, rest) == (True, "-q", ["--", "--pub", "x"])
     with pytest.raises(UsageError, match="option '--pub' needs a value"):
         p.parse_args(["--pub"])
+
+
+@pytest.mark.parametrize("text, want", [
+    ("127.0.0.1:9477", ("127.0.0.1", 9477)), (":9477", ("0.0.0.0", 9477)),
+    ("9477", ("0.0.0.0", 9477)), ("[::1]:80", ("::1", 80)), ("host.example:1", ("host.example", 1)),
+])
+def test_listen_addresses(text, want):
+    assert Listen()(text) == want
+
+
+@pytest.mark.parametrize("text", ["", "nope", ":0", ":65536", "1.2.3.4:", "a:b:c", "[::1]"])
+def test_listen_refuses(text):
+    with pytest.raises(UsageError, match="give ADDR:PORT"):
+        Listen()(text)

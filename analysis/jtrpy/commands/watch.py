@@ -1,0 +1,97 @@
+"""watch - jtr watch -c LIST: the interruptions of the CPUs where an application
+runs, by cause, as Prometheus metrics, for as long as it is left running."""
+from ..cli.parser import Count, CpuList, Duration, JtrParser, Listen, Size, add_output
+from ..drivers.watch import watch
+from ..errors import UsageError
+from ..system.cpus import isolated_cpus, online_cpus
+from ..units import fmt_ns
+
+DESCRIPTION = """\
+Watch the CPUs where an application runs, without taking them: the kernel-event
+tracer alone (no probe), on those CPUs only, counts every interruption of the
+task running there (interrupts: timer tick, IPI, hardirq, softirq; preemption
+by another task; NMI; page faults counted) with its duration and its cause, in
+fixed tables: memory stays bounded however long it runs. The counts are served
+as Prometheus metrics (--listen) and/or written for node_exporter's textfile
+collector (--textfile). A flight recorder keeps the last --keep of events; when
+an interruption lasts --dump-above or more, they are written to a folder of DIR
+that 'jtr attribute' explains event by event."""
+
+NOTES = """\
+Metrics (docs/fleet.md): jtr_watch_interruptions_total and
+jtr_watch_interrupted_seconds_total {cpu, category, name}, the histogram
+jtr_watch_interruption_duration_seconds {cpu, category},
+jtr_watch_kernel_events_total {cpu, category, name}, and the tracer's own
+jtr_watch_trace_events_total, _trace_dropped_total, _dumps_total,
+_tracer_cpu_seconds_total. Categories: timer tick, IPI, hardirq, softirq, task
+preemption, page fault, NMI; a name is the IRQ, vector, softirq or task (its comm
+up to any '/'), at most --names per CPU and category (then "other"), never a pid.
+
+Needs root (or CAP_BPF and CAP_PERFMON). DIR (default
+results/DATE-HOST-watch) gets the dumps and, at the end, watch.json (the last
+counts). Ctrl-C, SIGTERM or SIGHUP ends the watch: exit status 0 (130 when -d
+was given and not reached). The unit file dist/jtr-watch.service runs it under
+systemd."""
+
+EXAMPLES = """\
+  sudo jtr watch -c 2-3 --listen 127.0.0.1:9477
+  sudo jtr watch -c 2 --textfile /var/lib/node_exporter/textfile/jtr.prom
+  sudo jtr watch -c 2 --listen :9477 --dump-above 100us -o /var/lib/jtr/watch
+  jtr attribute /var/lib/jtr/watch/dump-20261126-134836-cpu2"""
+
+
+def make_parser(prog):
+    p = JtrParser(prog, usage="%(prog)s -c LIST [OPTIONS]", description=DESCRIPTION,
+                  notes=NOTES, examples=EXAMPLES)
+    p.add_argument("-c", "--cpus", metavar="LIST", type=CpuList(online_cpus),
+                   help="CPUs to watch: where the application runs (default: the isolated "
+                   "CPUs; there must be some)")
+    p.add_argument("--listen", metavar="ADDR:PORT", type=Listen(),
+                   help="serve the metrics on http://ADDR:PORT/metrics (:PORT: every "
+                   "address)")
+    p.add_argument("--textfile", metavar="FILE",
+                   help="write the metrics to FILE (atomically, every --interval) for "
+                   "node_exporter's textfile collector (it reads *.prom)")
+    p.add_argument("--dump-above", metavar="DUR", type=Duration(1000, 3600 * 10**9),
+                   help="when an interruption lasts this long or more, write the flight "
+                   "recorder's events to DIR/dump-DATE-cpuN/ (default: no dumps)")
+    p.add_argument("--keep", metavar="DUR", type=Duration(10**9, 24 * 3600 * 10**9),
+                   default=120 * 10**9,
+                   help="how much the flight recorder keeps, and a dump holds (default 2m)")
+    p.add_argument("--recorder", metavar="SIZE", type=Size(64 << 10, 16 << 30),
+                   default=64 << 20,
+                   help="the flight recorder's memory: 64 bytes an event (default 64M: a "
+                   "million events)")
+    p.add_argument("--dump-max", metavar="N", type=Count(0, 10**6), default=20,
+                   help="dumps written at most (default 20); dumps never overlap")
+    p.add_argument("--names", metavar="N", type=Count(1, 1024), default=32,
+                   help="names kept per CPU and category, first come first kept; later "
+                   "ones are counted as \"other\" (default 32): the bound on the metrics' "
+                   "series")
+    p.add_argument("--interval", metavar="DUR", type=Duration(10**7, 3600 * 10**9),
+                   default=10**9,
+                   help="how often the counts are updated (default 1s)")
+    p.add_argument("-d", "--duration", metavar="DUR", type=Duration(10**9, 366 * 86400 * 10**9),
+                   help="stop after this long (default: at Ctrl-C or SIGTERM)")
+    p.add_argument("--trace-buffer", metavar="SIZE", type=Size(4096, 1 << 30),
+                   help="the tracer's ring buffer (default: sized from the event rate; see "
+                   "jtr trace -b)")
+    p.add_argument("--drain-interval", metavar="DUR", type=Duration(10**6, 10 * 10**9),
+                   help="how often the tracer drains it (default 100ms)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress, no table at the end")
+    add_output(p, "folder of the dumps and watch.json (default results/DATE-HOST-watch)")
+    return p
+
+
+def run(o):
+    if o.cpus is None:
+        o.cpus = isolated_cpus()
+        if not o.cpus:
+            raise UsageError("no isolated CPU to watch by default: give the application's "
+                             "CPUs with -c LIST, e.g. -c 2-3")
+    if o.trace_buffer is not None and o.trace_buffer & (o.trace_buffer - 1):
+        raise UsageError("--trace-buffer %s: the ring buffer must be a power of two from "
+                         "4K to 1G, e.g. 4M" % o.trace_buffer)
+    o.dump_above_text = fmt_ns(o.dump_above) if o.dump_above is not None else None
+    return watch(o)

@@ -1,0 +1,147 @@
+"""watch_metrics - jtr watch's accounting as Prometheus metrics, with the
+official client (prometheus_client): one collector that turns the tracer's
+latest state line (ebpf/watch.c jtr_watch_state) into metric families when
+Prometheus scrapes, served over HTTP or written as a textfile for
+node_exporter's collector.
+
+Names follow Prometheus' conventions: the jtr_watch_ prefix, base units
+(seconds), _total on counters. Labels: cpu, category (vocab.WATCH_CATEGORIES)
+and, where it is bounded, name: the cause's name, at most --names a CPU and
+category (the rest are "other"); no pid label. docs/fleet.md lists them and
+the Grafana dashboard (dashboards/jtr-watch.json) queries them."""
+from ..errors import UsageError
+from ..vocab import WATCH_BOUNDS_NS
+
+try:
+    import prometheus_client
+    from prometheus_client.core import (
+        CounterMetricFamily,
+        GaugeMetricFamily,
+        HistogramMetricFamily,
+    )
+except ImportError:             # jtr watch says how to get it
+    prometheus_client = None
+
+HOW_TO_GET = ("jtr watch serves its metrics with prometheus_client: apt-get install "
+              "python3-prometheus-client (Debian, Ubuntu), dnf install "
+              "python3-prometheus_client (Fedora, RHEL), or pip install prometheus-client")
+
+# name (as exposed: counters end in _total), type, labels, help
+FAMILIES = (
+    ("jtr_watch_interruptions_total", "counter", ("cpu", "category", "name"),
+     "Interruptions of the task running on a watched CPU: interrupts (by the part that "
+     "took most of each), NMIs, preemptions (by the task that took the CPU), page "
+     "faults (counted, no duration)."),
+    ("jtr_watch_interrupted_seconds_total", "counter", ("cpu", "category", "name"),
+     "Time taken from the task running on a watched CPU, by cause (while a preempted "
+     "task waits: each other task's own slices)."),
+    ("jtr_watch_interruption_duration_seconds", "histogram", ("cpu", "category"),
+     "Durations of the interruptions of a watched CPU's task (a preemption: until the "
+     "preempted task runs again)."),
+    ("jtr_watch_kernel_events_total", "counter", ("cpu", "category", "name"),
+     "Kernel events on a watched CPU (interrupts, softirqs, preemptions, page faults, "
+     "NMIs), whether they interrupted a task or came while it was idle."),
+    ("jtr_watch_trace_events_total", "counter", (),
+     "Events the tracer received from the kernel."),
+    ("jtr_watch_trace_dropped_total", "counter", (),
+     "Events the kernel could not hand to the tracer (its ring buffer was full)."),
+    ("jtr_watch_dumps_total", "counter", (),
+     "Flight-recorder dumps written (an interruption reached --dump-above)."),
+    ("jtr_watch_dumps_skipped_total", "counter", (),
+     "Dumps not written (--dump-max reached, or a write failed)."),
+    ("jtr_watch_tracer_cpu_seconds_total", "counter", (),
+     "CPU time the tracer process has used, user and system, loading included."),
+    ("jtr_watch_longest_interruption_seconds", "gauge", (),
+     "The longest interruption seen since the watch began."),
+)
+BOUNDS_S = tuple(b / 1e9 for b in WATCH_BOUNDS_NS)
+
+
+def require():
+    """UsageError saying how to get prometheus_client when it is missing."""
+    if prometheus_client is None:
+        raise UsageError(HOW_TO_GET)
+
+
+def _counter(name, *a, **kw):
+    # the client adds _total itself
+    return CounterMetricFamily(name[:-len("_total")], *a, **kw)
+
+
+def families(state):
+    """The metric families of one state line (a dict), in FAMILIES' order."""
+    helps = {f[0]: f[3] for f in FAMILIES}
+    count = _counter("jtr_watch_interruptions_total", helps["jtr_watch_interruptions_total"],
+                     labels=("cpu", "category", "name"))
+    secs = _counter("jtr_watch_interrupted_seconds_total",
+                    helps["jtr_watch_interrupted_seconds_total"],
+                    labels=("cpu", "category", "name"))
+    hist = HistogramMetricFamily("jtr_watch_interruption_duration_seconds",
+                                 helps["jtr_watch_interruption_duration_seconds"],
+                                 labels=("cpu", "category"))
+    events = _counter("jtr_watch_kernel_events_total", helps["jtr_watch_kernel_events_total"],
+                      labels=("cpu", "category", "name"))
+    for c in state.get("cpus", ()):
+        cpu = str(c["cpu"])
+        for k in c["categories"]:
+            cat = k["category"]
+            for name, n, ns, ev in k["names"]:
+                count.add_metric((cpu, cat, name), n)
+                secs.add_metric((cpu, cat, name), ns / 1e9)
+                events.add_metric((cpu, cat, name), ev)
+            if cat == "page fault":         # no durations: no histogram
+                continue
+            cum, buckets = 0, []
+            for le, n in zip(BOUNDS_S + (float("inf"),), k["hist"]):
+                cum += n
+                buckets.append(("+Inf" if le == float("inf") else repr(le), cum))
+            hist.add_metric((cpu, cat), buckets, k["ns"] / 1e9)
+    out = [count, secs, hist, events]
+    for name, key, scale in (("jtr_watch_trace_events_total", "records", 1),
+                             ("jtr_watch_trace_dropped_total", "dropped", 1),
+                             ("jtr_watch_dumps_total", "dumps", 1),
+                             ("jtr_watch_dumps_skipped_total", "dumps_skipped", 1),
+                             ("jtr_watch_tracer_cpu_seconds_total", "cpu_ns", 1e-9)):
+        out.append(_counter(name, helps[name], value=state.get(key, 0) * scale))
+    out.append(GaugeMetricFamily("jtr_watch_longest_interruption_seconds",
+                                 helps["jtr_watch_longest_interruption_seconds"],
+                                 value=state.get("longest_ns", 0) / 1e9))
+    return out
+
+
+class Collector:
+    """What a scrape sees: the families of the latest state (set with update)."""
+
+    def __init__(self):
+        self.state = {}
+
+    def update(self, state):
+        self.state = state      # one reference swap: a scrape sees one whole state
+
+    def collect(self):
+        return iter(families(self.state))
+
+
+def registry(collector):
+    """A registry of @collector alone (not the client's default, which adds the
+    Python process' own metrics)."""
+    require()
+    reg = prometheus_client.CollectorRegistry(auto_describe=False)
+    reg.register(collector)
+    return reg
+
+
+def serve(reg, addr, port):
+    """Serve @reg on http://ADDR:PORT/metrics from a daemon thread."""
+    prometheus_client.start_http_server(port, addr=addr, registry=reg)
+
+
+def write_textfile(path, reg):
+    """@reg in the text format to @path, atomically (node_exporter's textfile
+    collector reads *.prom files)."""
+    prometheus_client.write_to_textfile(path, reg)
+
+
+def exposition(reg):
+    """@reg in the text format (a str)."""
+    return prometheus_client.generate_latest(reg).decode()

@@ -1,0 +1,50 @@
+"""watch - jtr watch for people: the progress line, a dump's line, the table of
+interruptions by CPU and cause at the end."""
+from ..units import fmt_ns
+from .text import align
+
+
+def totals(state):
+    """{cpu: (interruptions, ns)} of a state line."""
+    out = {}
+    for c in state.get("cpus", ()):
+        out[c["cpu"]] = (sum(k["count"] for k in c["categories"]),
+                         sum(k["ns"] for k in c["categories"]))
+    return out
+
+
+def progress_line(state, elapsed_s):
+    """'watch 1m05s: CPU 1 312 interruptions, 1.2 ms lost; longest 410.2 us; 0 dropped'."""
+    m, s = divmod(int(elapsed_s), 60)
+    parts = ["CPU %d %d, %s" % (cpu, n, fmt_ns(ns)) for cpu, (n, ns) in totals(state).items()]
+    return "watch %dm%02ds: interruptions %s; longest %s; %d events, %d dropped" % (
+        m, s, "; ".join(parts) or "none", fmt_ns(state.get("longest_ns", 0)),
+        state.get("records", 0), state.get("dropped", 0))
+
+
+def dump_line(d):
+    """What a flight-recorder dump holds and how to explain it."""
+    t = d["trigger"]
+    return ("dump: %s (%s %s, %s on CPU %d; %d events, %d interruptions): jtr attribute %s"
+            % (d["dump"], t["category"], t["name"], fmt_ns(t["length_ns"]), t["cpu"],
+               d["records"], d["outliers"], d["dump"]))
+
+
+def table(state, duration_s):
+    """Lines: per CPU, each cause with its interruptions, time, rate and longest
+    bucket, largest time first."""
+    rows = [("cpu", "category", "name", "count", "per s", "time", "share")]
+    for c in state.get("cpus", ()):
+        spent = sum(k["ns"] for k in c["categories"]) or 1
+        cells = []
+        for k in c["categories"]:
+            for name, n, ns, _ in k["names"]:
+                if n:
+                    cells.append((ns, n, k["category"], name))
+        for ns, n, cat, name in sorted(cells, key=lambda x: (-x[0], -x[1])):
+            rows.append((str(c["cpu"]), cat, name, str(n),
+                         "%.1f" % (n / duration_s) if duration_s > 0 else "-",
+                         fmt_ns(ns) if ns else "-", "%.1f %%" % (100.0 * ns / spent)))
+    if len(rows) == 1:
+        return ["no interruption seen"]
+    return align(rows, (True, False, False, True, True, True, True))

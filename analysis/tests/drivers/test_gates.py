@@ -1,0 +1,173 @@
+"""drivers.gates: a failed gate names the causes of its own outliers (those
+beyond the limit on its CPU, or all of its CPU's), charged by the attribution
+over an event log written here."""
+import json
+
+import pytest
+
+from jtrpy.drivers.attribute import attribute_into
+from jtrpy.drivers.gates import add_causes
+from jtrpy.results import gates
+from jtrpy.results.result import Result
+from jtrpy.trace import events as E
+
+T0 = 1_000_000_000_000
+GAP = 812
+LOCAL_TIMER = 0
+
+
+def ev(ts, typ, a=0, b=0, raw=None, cpu=1, pid=GAP, flags=0):
+    return (ts, pid, cpu, typ, flags, a, b, raw)
+
+
+def preempted(ts, length, task, cpu):
+    """The probe (jtr-gap) switched out for @task=(comm, pid, prio) for @length."""
+    me, (comm, pid, prio) = ("jtr-gap", GAP, 120), task
+    return [ev(ts, E.SWITCH, GAP | pid << 32, 120 | prio << 16, (me[0], comm), cpu=cpu,
+               flags=1),
+            ev(ts + length, E.SWITCH, pid | GAP << 32, prio | 120 << 16 | 1 << 32,
+               (comm, me[0]), cpu=cpu, pid=pid)]
+
+
+def tick(ts, cpu):
+    return [ev(ts, E.VEC_ENTRY, 236, LOCAL_TIMER, cpu=cpu),
+            ev(ts + 8000, E.VEC_EXIT, 236, LOCAL_TIMER, cpu=cpu)]
+
+
+# (cpu, start, length): CPU 1 a 204 us preemption by fifo-spin, a 10 us tick and
+# 30 us of nothing; CPU 2 a 120 us preemption by other-spin
+S = T0 + 10_000_000
+OUTLIERS = [(1, S, 204_000), (1, S + 1_000_000, 10_000), (1, S + 2_000_000, 30_000),
+            (2, S + 3_000_000, 120_000)]
+EVENTS = (preempted(S + 2000, 200_000, ("fifo-spin", 4242, 9), 1) +
+          tick(S + 1_000_500, 1) +
+          preempted(S + 3_002_000, 116_000, ("other-spin", 4343, 9), 2))
+
+
+def gap_run(cpu, outliers, threshold_ns=1000):
+    lengths = [length for c, _, length in outliers if c == cpu]
+    dur = 1_000_000_000
+    return {"name": "cpu%d" % cpu, "cpu": cpu, "duration_ns": dur, "start_mono_ns": T0,
+            "end_mono_ns": T0 + dur, "samples": 40_000_000, "min_ns": 20,
+            "max_ns": max(lengths), "percentiles_ns": {"50": 20},
+            "outliers": {"threshold_ns": threshold_ns, "count": len(lengths),
+                         "per_s": float(len(lengths)), "logged": len(lengths), "dropped": 0,
+                         "log": "outliers.csv", "total_ns": sum(lengths),
+                         "lost_ns": sum(x - 20 for x in lengths)}}
+
+
+def folder(tmp_path, threshold_ns=1000, attribute=True):
+    """A traced two-CPU gap result in @tmp_path, attributed as jtr run does."""
+    with open(tmp_path / "outliers.csv", "w") as f:
+        f.write("cpu,start_ns,length_ns\n")
+        f.writelines("%d,%d,%d\n" % o for o in OUTLIERS)
+    doc = {"format": "jtr-result/1", "tool": "gap", "host": {"hostname": "test"},
+           "partial": False, "warnings": [],
+           "runs": [gap_run(c, OUTLIERS, threshold_ns) for c in (1, 2)],
+           "files": {"outliers": "outliers.csv"}}
+    (tmp_path / "result.json").write_text(json.dumps(doc))
+    r = Result(doc, str(tmp_path / "result.json"))
+    if attribute:
+        E.write_events(str(tmp_path), EVENTS, T0, T0 + 1_000_000_000,
+                       meta={"cpus": [1, 2], "backend": "ebpf"})
+        attribute_into(r)
+    return r
+
+
+def names(case):
+    return [(c["category"], c["name"], c["count"], c["total_ns"]) for c in case["causes"]]
+
+
+@pytest.fixture
+def judged(tmp_path):
+    r = folder(tmp_path)
+    cases = gates.check(r, max_latency_ns=50_000, max_lost_pct=0.001)
+    add_causes(r, cases)
+    return r, {(c["gate"], c["cpu"]): c for c in cases}
+
+
+def test_latency_names_the_outliers_beyond_the_limit_on_its_cpu(judged):
+    r, cases = judged
+    lat1, lat2 = cases["max-latency", 1], cases["max-latency", 2]
+    assert not lat1["passed"] and lat1["beyond"] == 1
+    # the tick and the 30 us of nothing on CPU 1 are within the limit, CPU 2's
+    # preemption is another CPU's
+    assert names(lat1) == [("task preemption", "fifo-spin (pid 4242, prio 9)", 1, 204_000)]
+    assert lat1["causes"][0]["share"] == 1.0
+    assert "fifo-spin" in lat1["causes"][0]["example_chain"]
+    assert names(lat2) == [("task preemption", "other-spin (pid 4343, prio 9)", 1, 120_000)]
+    assert "note" not in lat1
+
+
+def test_lost_names_every_outlier_of_its_cpu_most_time_first(judged):
+    r, cases = judged
+    lost1 = cases["max-lost", 1]
+    assert not lost1["passed"] and lost1["outliers"] == 3
+    assert [n[:2] for n in names(lost1)] == [
+        ("task preemption", "fifo-spin (pid 4242, prio 9)"),
+        ("no kernel event", "hypervisor, SMI or hardware"), ("timer tick", "local timer")]
+    assert sum(c["total_ns"] for c in lost1["causes"]) == 244_000
+    # the whole run's table charges the same outliers to the same causes
+    whole = {(c["category"], c["name"]): c["total_ns"] for c in r["attribution"]["causes"]}
+    for c in lost1["causes"]:
+        assert whole[c["category"], c["name"]] == c["total_ns"]
+
+
+def test_a_passed_case_gets_no_causes(tmp_path):
+    r = folder(tmp_path)
+    cases = gates.check(r, max_latency_ns=300_000)
+    add_causes(r, cases)
+    assert all(c["passed"] and "causes" not in c and "causes_missing" not in c for c in cases)
+
+
+def test_without_an_attribution_the_causes_are_not_measured(tmp_path):
+    r = folder(tmp_path, attribute=False)
+    cases = gates.check(r, max_latency_ns=50_000)
+    add_causes(r, cases, why="tracing was switched off (--no-trace)")
+    for c in cases:
+        assert c["causes_missing"].startswith(
+            "not measured: tracing was switched off (--no-trace); jtr run as root")
+        assert "without --no-trace" in c["causes_missing"] and "causes" not in c
+
+
+def test_a_limit_below_the_threshold_says_what_the_log_holds(tmp_path):
+    r = folder(tmp_path, threshold_ns=100_000)
+    cases = gates.check(r, max_latency_ns=50_000)
+    add_causes(r, cases)
+    lat1 = cases[0]
+    assert lat1["beyond"] == 1
+    assert "the threshold (100.0 us) only" in lat1["note"]
+    assert "give --threshold 50us to log and attribute them all" in lat1["note"]
+
+
+def test_send_judges_its_send_runs_outliers_only(tmp_path):
+    """jtr send: the send runs and the null runs take turns on one CPU; the gate
+    judges the send call, so a long outlier of a null run is not among the
+    outliers beyond the limit."""
+    send_at, null_at = S, S + 3_000_000
+    outliers = [(1, send_at, 204_000), (1, null_at, 120_000)]
+    with open(tmp_path / "outliers.csv", "w") as f:
+        f.write("cpu,start_ns,length_ns\n")
+        f.writelines("%d,%d,%d\n" % o for o in outliers)
+    runs = []
+    for name, kind, t0, out in (("send_1", "send", T0, outliers[:1]),
+                                ("null_1", "null", S + 2_500_000, outliers[1:])):
+        run = gap_run(1, [(1, 0, x[2]) for x in out])
+        run.update(name=name, kind=kind, start_mono_ns=t0,
+                   duration_ns=S + 2_500_000 - T0 if kind == "send" else 500_000_000)
+        runs.append(run)
+    doc = {"format": "jtr-result/1", "tool": "send", "host": {"hostname": "test"},
+           "partial": False, "warnings": [], "runs": runs}
+    (tmp_path / "result.json").write_text(json.dumps(doc))
+    r = Result(doc, str(tmp_path / "result.json"))
+    E.write_events(str(tmp_path), preempted(send_at + 2000, 200_000, ("fifo-spin", 4242, 9), 1) +
+                   preempted(null_at + 2000, 116_000, ("other-spin", 4343, 9), 1),
+                   T0, T0 + 1_000_000_000, meta={"cpus": [1], "backend": "ebpf"})
+    attribute_into(r)
+    assert r["attribution"]["by_kind"]["null"]["outliers"]["count"] == 1
+    [lat, lost] = gates.check(r, max_latency_ns=50_000, max_lost_pct=0)
+    add_causes(r, [lat, lost])
+    assert lat["value"] == 204_000 and lat["beyond"] == 1
+    assert names(lat) == [("task preemption", "fifo-spin (pid 4242, prio 9)", 1, 204_000)]
+    assert lost["outliers"] == 1 and [n[1] for n in names(lost)] == [
+        "fifo-spin (pid 4242, prio 9)"]

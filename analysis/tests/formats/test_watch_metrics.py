@@ -1,0 +1,76 @@
+"""formats/watch_metrics: a state line as Prometheus families, read back with the
+client's own parser."""
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from jtrpy.formats import watch_metrics as wm
+from jtrpy.vocab import WATCH_BOUNDS_NS, WATCH_CATEGORIES
+
+
+def state():
+    hist = [0] * (len(WATCH_BOUNDS_NS) + 1)
+    hist[2], hist[8], hist[-1] = 3, 1, 1          # 3 x (2us,5us], 1 x (200us,500us], 1 huge
+    cats = [{"category": c, "count": 0, "ns": 0, "hist": [0] * len(hist), "names": []}
+            for c in WATCH_CATEGORIES]
+    cats[0].update(count=5, ns=2_000_000_500, hist=hist,
+                   names=[["local timer", 5, 2_000_000_500, 7]])
+    cats[5].update(count=4, names=[["user", 4, 0, 9]])
+    return {"ts_ns": 1, "records": 100, "dropped": 2, "cpu_ns": 1_500_000_000, "dumps": 1,
+            "dumps_skipped": 0, "longest_ns": 2_000_000_000,
+            "cpus": [{"cpu": 3, "categories": cats}]}
+
+
+def parsed(st):
+    c = wm.Collector()
+    c.update(st)
+    reg = wm.registry(c)
+    return {f.name: f for f in text_string_to_metric_families(wm.exposition(reg))}
+
+
+def test_every_family_is_exposed_with_its_type():
+    fams = parsed(state())
+    want = {(n[:-len("_total")] if t == "counter" else n, t) for n, t, _, _ in wm.FAMILIES}
+    assert {(f.name, f.type) for f in fams.values()} == want
+
+
+def test_counters_and_seconds():
+    fams = parsed(state())
+    lab = {"cpu": "3", "category": "timer tick", "name": "local timer"}
+    assert [s.value for s in fams["jtr_watch_interruptions"].samples if s.labels == lab] == [5]
+    secs = [s.value for s in fams["jtr_watch_interrupted_seconds"].samples if s.labels == lab]
+    assert secs == [pytest.approx(2.0000005)]
+    ev = {s.labels["name"]: s.value for s in fams["jtr_watch_kernel_events"].samples
+          if s.name.endswith("_total")}
+    assert ev == {"local timer": 7, "user": 9}
+    one = {f: fams[f].samples[0].value for f in (
+        "jtr_watch_trace_events", "jtr_watch_trace_dropped", "jtr_watch_dumps",
+        "jtr_watch_tracer_cpu_seconds", "jtr_watch_longest_interruption_seconds")}
+    assert one == {"jtr_watch_trace_events": 100, "jtr_watch_trace_dropped": 2,
+                   "jtr_watch_dumps": 1, "jtr_watch_tracer_cpu_seconds": 1.5,
+                   "jtr_watch_longest_interruption_seconds": 2.0}
+
+
+def test_histogram_is_cumulative_and_ends_in_the_count():
+    fams = parsed(state())
+    h = fams["jtr_watch_interruption_duration_seconds"]
+    tick = [s for s in h.samples if s.labels.get("category") == "timer tick"]
+    buckets = [(s.labels["le"], s.value) for s in tick if s.name.endswith("_bucket")]
+    assert len(buckets) == len(WATCH_BOUNDS_NS) + 1
+    assert buckets[1] == ("2e-06", 0) and buckets[2] == ("5e-06", 3)
+    assert buckets[8] == ("0.0005", 4) and buckets[-1] == ("+Inf", 5)
+    count = [s.value for s in tick if s.name.endswith("_count")]
+    assert count == [5]
+    # page faults have no durations: no histogram for them
+    assert not [s for s in h.samples if s.labels.get("category") == "page fault"]
+
+
+def test_no_state_yet_is_only_the_totals():
+    fams = parsed({})
+    assert fams["jtr_watch_trace_events"].samples[0].value == 0
+    assert not fams["jtr_watch_interruptions"].samples
+
+
+def test_missing_client_says_how_to_get_it(monkeypatch):
+    monkeypatch.setattr(wm, "prometheus_client", None)
+    with pytest.raises(Exception, match="python3-prometheus-client"):
+        wm.require()

@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""watch_bench.py - the `watch` part of `make bench` (docs/bench.md).
+
+1. Cost: `jtr watch -c CPU --listen 127.0.0.1:PORT` while an application (a busy
+   loop) runs on CPU and this script scrapes /metrics every second, as
+   Prometheus would: the CPU time of jtr watch's two processes (the front end
+   and the tracer; the sum of their threads' /proc/PID/task/TID/schedstat) over
+   the steady state, as a share of one housekeeping CPU, and their resident
+   memory at the start and at the end of that window. The peer, in the same
+   conditions and alternating: `jtr trace -c CPU` (the same tracer writing
+   every event to its log). Goal: jtr watch <= 0.5 % of one CPU.
+2. The ceiling: jtr watch on the CPU of a UDP flood (FLOOD_CMD, about 250,000
+   events a second, as bench.py's tracer drops item): events a second and
+   events dropped. Goal: 0 dropped, as the tracer alone.
+
+Needs root (BPF). Environment: BENCH_WATCH_SECONDS (default 60: the window
+of each round), BENCH_ROUNDS (default 3), BENCH_CPU (default: the last online
+CPU). Run alone: `.venv/bin/python bench/watch_bench.py`.
+"""
+import glob
+import json
+import os
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+JTR = os.path.join(ROOT, "jtr")
+WARM_S = 3              # loading and attaching are not the steady state
+FLOOD_CMD = "send -T udp -c CPU -n 500K -p 0"
+GOAL_PCT = 0.5
+
+
+def cpu_ns(pid):
+    """CPU time of every thread of @pid so far (ns), or 0 when it is gone."""
+    total = 0
+    for f in glob.glob("/proc/%d/task/*/schedstat" % pid):
+        try:
+            with open(f) as fh:
+                total += int(fh.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
+def rss_kb(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+    except (OSError, AttributeError):
+        return 0
+
+
+def family(pid):
+    """@pid and its children (the tracer under jtr watch)."""
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [pid] + [int(p) for p in f.read().split()]
+    except OSError:
+        return [pid]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def one_round(cpu, seconds, tmp, tool):
+    """@tool "watch" or "trace" on @cpu beside a busy loop for WARM_S + @seconds:
+    {cpu_pct, rss_kb_start, rss_kb_end, events_per_s, dropped}."""
+    out = tempfile.mkdtemp(prefix=tool + "-", dir=tmp)
+    port = free_port()
+    app = subprocess.Popen(["taskset", "-c", str(cpu), "sh", "-c", "while :; do :; done"])
+    cmd = [JTR, "watch", "-c", str(cpu), "-q", "--listen", "127.0.0.1:%d" % port, "-o", out] \
+        if tool == "watch" else [JTR, "trace", "-c", str(cpu), "-q", "-o", out]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(WARM_S)
+        if proc.poll() is not None:
+            raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd), proc.returncode,
+                                                   proc.stderr.read()))
+        pids = family(proc.pid)
+        t0, c0, r0 = time.monotonic(), sum(cpu_ns(p) for p in pids), sum(rss_kb(p) for p in pids)
+        end = t0 + seconds
+        while time.monotonic() < end:
+            if tool == "watch":
+                with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
+                    r.read()
+            time.sleep(1.0)
+        t1, c1, r1 = time.monotonic(), sum(cpu_ns(p) for p in pids), sum(rss_kb(p) for p in pids)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        app.kill()
+        app.wait()
+    if proc.returncode != 0:
+        raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd), proc.returncode, err))
+    if tool == "watch":
+        with open(os.path.join(out, "watch.json")) as f:
+            st = json.load(f)["state"]
+        events, dropped = st["records"], st["dropped"]
+    else:
+        with open(os.path.join(out, "trace.json")) as f:
+            ev = json.load(f)["events"]
+        events, dropped = ev["total"], ev["dropped"]
+    return {"cpu_pct": 100.0 * (c1 - c0) / ((t1 - t0) * 1e9), "rss_kb_start": r0,
+            "rss_kb_end": r1, "events_per_s": events / (t1 - t0 + WARM_S), "dropped": dropped}
+
+
+def flood(cpu, tmp):
+    """jtr watch beside the UDP flood: {events, events_per_s, dropped}."""
+    out = tempfile.mkdtemp(prefix="flood-", dir=tmp)
+    w = subprocess.Popen([JTR, "watch", "-c", str(cpu), "-q", "-o", out],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(WARM_S)
+        t0 = time.monotonic()
+        subprocess.run([JTR] + FLOOD_CMD.replace("CPU", str(cpu)).split() +
+                       ["-q", "-o", os.path.join(out, "send")], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        dt = time.monotonic() - t0
+    finally:
+        w.send_signal(signal.SIGINT)
+        w.communicate(timeout=60)
+    with open(os.path.join(out, "watch.json")) as f:
+        st = json.load(f)["state"]
+    return {"events": st["records"], "events_per_s": st["records"] / (dt + WARM_S),
+            "dropped": st["dropped"], "flood_s": dt}
+
+
+def measure(cpu, rounds, tmp):
+    seconds = int(os.environ.get("BENCH_WATCH_SECONDS", "60"))
+    rows = {"watch": [], "trace": []}
+    for i in range(rounds):
+        for tool in ("watch", "trace"):
+            print("bench: watch round %d/%d: jtr %s on CPU %d beside a busy loop, %d s"
+                  % (i + 1, rounds, tool, cpu, seconds), file=sys.stderr)
+            rows[tool].append(one_round(cpu, seconds, tmp, tool))
+    print("bench: jtr watch beside 'jtr %s'" % FLOOD_CMD.replace("CPU", str(cpu)),
+          file=sys.stderr)
+    fl = flood(cpu, tmp)
+
+    def med(tool, k):
+        return statistics.median(r[k] for r in rows[tool])
+    return {"seconds": seconds, "rounds": rows, "flood": fl,
+            "watch_cpu_pct": med("watch", "cpu_pct"), "trace_cpu_pct": med("trace", "cpu_pct"),
+            "ratio": statistics.median(w["cpu_pct"] / t["cpu_pct"] for w, t in
+                                       zip(rows["watch"], rows["trace"]) if t["cpu_pct"]),
+            "events_per_s": med("watch", "events_per_s"),
+            "rss_growth_kb": max(r["rss_kb_end"] - r["rss_kb_start"] for r in rows["watch"]),
+            "rss_kb": max(r["rss_kb_end"] for r in rows["watch"])}
+
+
+def show(res, cpu):
+    """Print the part; True when every goal is met."""
+    ok_cost = res["watch_cpu_pct"] <= GOAL_PCT
+    ok_drop = res["flood"]["dropped"] == 0
+    print("jtr watch vs jtr trace, CPU %d beside a busy loop, %d x %d s (medians)"
+          % (cpu, len(res["rounds"]["watch"]), res["seconds"]))
+    print("  %-34s %10s %10s" % ("", "jtr watch", "jtr trace"))
+    print("  %-34s %10.3f %10.3f" % ("% of one CPU (all its processes)", res["watch_cpu_pct"],
+                                     res["trace_cpu_pct"]))
+    print("  %.0f events/s on CPU %d; watch / trace CPU ratio %.2f; goal watch <= %.1f %%: %s"
+          % (res["events_per_s"], cpu, res["ratio"], GOAL_PCT, "met" if ok_cost else "MISSED"))
+    print("  jtr watch resident memory %d KiB, growth over a round at most %d KiB"
+          % (res["rss_kb"], res["rss_growth_kb"]))
+    fl = res["flood"]
+    print("jtr watch beside a UDP flood: %.0f events/s, %d of %d dropped (goal 0): %s"
+          % (fl["events_per_s"], fl["dropped"], fl["events"], "met" if ok_drop else "MISSED"))
+    return ok_cost and ok_drop
+
+
+def main():
+    if os.geteuid() != 0:
+        print("watch_bench: needs root (BPF)", file=sys.stderr)
+        return 2
+    cpu = int(os.environ.get("BENCH_CPU", max(os.sched_getaffinity(0))))
+    rounds = int(os.environ.get("BENCH_ROUNDS", "3"))
+    with tempfile.TemporaryDirectory(prefix="jtr-bench-") as tmp:
+        res = measure(cpu, rounds, tmp)
+    print(json.dumps(res))
+    return 0 if show(res, cpu) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,213 @@
+"""Fleet validation end to end: ansible-playbook runs the role of ansible/ on two
+"hosts" made on this machine (ansible_connection=local, each with its own install
+prefix, results folder and tuning state), one installed from source and one from
+the controller's tree, each applying a profile around its runs. During one
+host's gap run a SCHED_FIFO spinner named jtr-inject steals its measured CPU;
+jtr fleet's table (in the playbook's output) and page must flag exactly that
+host, by that cause, and not the other. Then jtr fleet's refusals of bad input."""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from conftest import JTR, ROOT, load, need_tracing, run_jtr, wait_for
+
+INJECT = os.path.join(ROOT, "tests", "inject.py")
+PLAYBOOK = os.path.join(ROOT, "ansible", "fleet.yml")
+QUIET, DISTURBED = "alpha", "beta"
+RUN_S, WAKE_S = 2, 1
+# the spinner: 2 ms at FIFO 10 every 20 ms, from 0.3 s into the run for 1.4 s:
+# about 7 % of the run, several times this machine's own time lost
+SPIN_US, PERIOD_MS, INJECT_AFTER_S, INJECT_S = 2000, 20, 0.3, 1.4
+CAUSE = "task preemption: jtr-inject"
+
+
+def _inventory(tmp):
+    """Two hosts on this machine (YAML, written as JSON)."""
+    hosts = {}
+    for host, mode in ((QUIET, "source"), (DISTURBED, "tree")):
+        d = tmp / host
+        hosts[host] = {"jtr_install": mode, "jtr_prefix": str(d / "prefix"),
+                       "jtr_build_dir": str(d / "build"),
+                       "jtr_results_dir": str(d / "results"),
+                       "jtr_environment": {"JTR_STATE_DIR": str(d / "state")}}
+    path = tmp / "inventory.yml"
+    path.write_text(json.dumps({"jtr": {"hosts": hosts, "vars": {
+        "ansible_connection": "local", "ansible_python_interpreter": "/usr/bin/python3"}}}))
+    return path
+
+
+def _inject_when_measuring(tmp, cpu, out, done):
+    """Wait for the disturbed host's gap probe to measure (its hidden partial
+    folder), then run the spinner on @cpu in a pid namespace of its own; its
+    CompletedProcess goes into @out. Gives up when @done is set first."""
+    partial = str(tmp / DISTURBED / "results" / ".gap.partial-*")
+    if not wait_for(lambda: glob.glob(partial) or done.is_set(), timeout=200) \
+            or done.is_set():
+        return
+    time.sleep(INJECT_AFTER_S)
+    cmd = ["unshare", "--pid", "--fork", "--mount-proc", sys.executable, INJECT, "fifo",
+           str(cpu), "--prio", "10", "--spin-us", str(SPIN_US), "--period-ms", str(PERIOD_MS),
+           "--duration", str(INJECT_S), "--out", str(tmp / "inject.csv")]
+    out.append(subprocess.run(cmd, capture_output=True, text=True, timeout=60))
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    need_tracing()
+    if not shutil.which("ansible-playbook"):
+        pytest.skip("ansible-playbook is not installed (Debian: ansible-core, in "
+                    "scripts/deps.sh)")
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs: one measured, one for the tracer, Ansible and the "
+                    "spinner's start")
+    cpu = cpus[-1]
+    tmp = tmp_path_factory.mktemp("fleet")
+    extra = {"jtr_become": False, "jtr_src": ROOT, "jtr_fleet_command": JTR,
+             "jtr_fleet_dir": str(tmp / "fleet"), "jtr_cpus": str(cpu),
+             "jtr_duration": "%ds" % RUN_S, "jtr_wake": True,
+             "jtr_wake_duration": "%ds" % WAKE_S, "jtr_wake_args": ["-f", "80"],
+             "jtr_profile": "jtr-baseline"}
+    (tmp / "vars.json").write_text(json.dumps(extra))
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_PIPELINING="1",
+               ANSIBLE_RETRY_FILES_ENABLED="0", ANSIBLE_LOCAL_TEMP=str(tmp / ".ansible"),
+               ANSIBLE_REMOTE_TMP=str(tmp / ".ansible-remote"),
+               # the controller is on the measured machine: no millisecond polling
+               # of its workers (the default, 1 ms, is 4 % of a CPU)
+               ANSIBLE_INTERNAL_POLL_INTERVAL="0.02")
+    injected, done = [], threading.Event()
+    watcher = threading.Thread(target=_inject_when_measuring, args=(tmp, cpu, injected, done))
+    watcher.start()
+    t0 = time.monotonic()
+    try:
+        play = subprocess.run(["ansible-playbook", "-i", str(_inventory(tmp)), PLAYBOOK,
+                               "--forks", "1", "-e", "@%s" % (tmp / "vars.json")],
+                              capture_output=True, text=True, env=env, timeout=240, cwd=tmp)
+    finally:
+        done.set()
+        watcher.join(timeout=60)
+    took = time.monotonic() - t0
+    print("ansible-playbook took %.1f s" % took)
+    assert play.returncode == 0, play.stdout[-6000:] + play.stderr[-3000:]
+    assert injected and injected[0].returncode == 0, (
+        injected[0].stderr if injected else "the disturbed host's probe never started")
+    js = run_jtr("fleet", "--json", str(tmp / "fleet"))
+    assert js.returncode == 0, js.stderr
+    return {"tmp": tmp, "cpu": cpu, "play": play, "doc": json.loads(js.stdout)}
+
+
+def _row(doc, host, tool):
+    (row,) = [r for r in doc["rows"] if r["host"] == host and r["tool"] == tool]
+    return row
+
+
+def test_role_installs_measures_and_fetches(fleet):
+    tmp = fleet["tmp"]
+    for host in (QUIET, DISTURBED):
+        assert os.access(tmp / host / "prefix" / "bin" / "jtr", os.X_OK)
+        assert os.access(tmp / host / "prefix" / "libexec" / "jtr" / "jtr-gap", os.X_OK)
+        for probe, tool in (("gap", "gap"), ("wake", "wake")):
+            res = load(tmp / "fleet" / host / probe)
+            assert res["tool"] == tool and not res.get("partial")
+            assert res["runs"][0]["cpu"] == fleet["cpu"] and "attribution" in res
+            # the profile was applied around the runs (the results record it) ...
+            assert res["host"]["tuning_profile"] == "jtr-baseline"
+        # ... and reverted after them, always
+        assert not os.path.exists(tmp / host / "state" / "active-profile")
+        assert not os.path.exists(tmp / host / "results.tar.gz")
+    # one host built from the source on the host, the other got the controller's tree
+    assert os.path.isfile(tmp / QUIET / "build" / "build" / "bin" / "jtr-gap")
+    assert not os.path.exists(tmp / DISTURBED / "build")
+    assert os.path.isfile(tmp / "fleet" / "fleet.html")
+
+
+def test_the_injection_is_in_the_disturbed_run(fleet):
+    """The ground truth: the spinner ran inside the disturbed host's gap run and its
+    attribution charged it; the quiet host's has no such cause."""
+    tmp = fleet["tmp"]
+    res = load(tmp / "fleet" / DISTURBED / "gap")
+    run = res["runs"][0]
+    spans = [tuple(map(int, x.split(","))) for x in (tmp / "inject.csv").read_text().split()]
+    inside = [s for s in spans if run["start_mono_ns"] < s[0] and s[1] < run["end_mono_ns"]]
+    assert len(inside) >= 0.9 * len(spans) >= 0.9 * INJECT_S * 1000 / PERIOD_MS * 0.8
+    charged = sum(c["primary_count"] for c in res["attribution"]["causes"]
+                  if c["name"].startswith("jtr-inject ("))
+    assert charged >= 0.8 * len(inside)
+    quiet = load(tmp / "fleet" / QUIET / "gap")
+    assert not any(c["name"].startswith("jtr-inject") for c in quiet["attribution"]["causes"])
+
+
+def test_fleet_flags_exactly_the_disturbed_host_and_the_cause(fleet):
+    doc = fleet["doc"]
+    assert doc["hosts"] == [QUIET, DISTURBED]
+    assert doc["flagged_hosts"] == [DISTURBED]
+    row = _row(doc, DISTURBED, "gap")
+    assert row["flagged"] and row["cause"]["key"] == CAUSE
+    flag = {f["metric"]: f for f in row["flags"]}["lost"]
+    quiet = _row(doc, QUIET, "gap")
+    assert flag["baseline"] == quiet["lost_pct"] and flag["value"] == row["lost_pct"]
+    assert row["lost_pct"] >= 2 * quiet["lost_pct"]
+    # the cause's time lost is what the spinner took: most of the difference
+    assert row["cause"]["excess_pct"] >= 0.5 * (row["lost_pct"] - quiet["lost_pct"])
+    assert [r["host"] for r in doc["rows"] if r["flagged"]] == [DISTURBED]
+    assert not any(r["flagged"] for r in doc["rows"] if r["host"] == QUIET)
+
+
+def test_the_playbook_prints_the_table(fleet):
+    out = fleet["play"].stdout
+    lines = [x.strip().strip('",').strip() for x in out.splitlines()]
+    head = [x for x in lines if x.startswith("host ")]
+    assert head and head[0].split()[:4] == ["host", "probe", "CPUs", "p99"], out[-3000:]
+    rows = {tuple(x.split()[:2]): x for x in lines if re.match(r"(alpha|beta) +(gap|wake) ", x)}
+    assert set(rows) == {(h, p) for h in (QUIET, DISTURBED) for p in ("gap", "wake")}
+    assert "FLAGGED" in rows[(DISTURBED, "gap")] and CAUSE in rows[(DISTURBED, "gap")]
+    assert rows[(QUIET, "gap")].endswith("  -") and rows[(QUIET, "wake")].endswith("  -")
+    assert "flagged: %s" % DISTURBED in lines
+    assert any(x.startswith("by %s" % CAUSE) for x in lines)
+    # the runs as the role ran them: no limits asked for, none passed
+    tmp, cpu = fleet["tmp"], fleet["cpu"]
+    for host in (QUIET, DISTURBED):
+        for cmd in ("run -c %d -d %ds -o %s/gap" % (cpu, RUN_S, tmp / host / "results"),
+                    "run wake -c %d -d %ds -f 80 -o %s/wake" % (cpu, WAKE_S,
+                                                              tmp / host / "results")):
+            assert "(item=%s %s)" % (tmp / host / "prefix" / "bin" / "jtr", cmd) in out
+
+
+def test_the_page_names_the_host_and_the_cause(fleet):
+    page = (fleet["tmp"] / "fleet" / "fleet.html").read_text()
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)   # needs no network
+    assert page.count("data:image/png;base64,") == 2                     # gap and wake
+    flagged = re.findall(r'<tr class="flagged"[^>]*>(.*?)</tr>', page)
+    assert len(flagged) == 1 and "<td>%s</td><td>gap</td>" % DISTURBED in flagged[0]
+    assert "jtr-inject" in flagged[0]
+    assert "flagged: %s</p>" % DISTURBED in page
+    assert re.search(r'<li class="flagged"><b>%s</b> \(gap\): time lost .* by %s' % (
+        DISTURBED, CAUSE), page)
+
+
+# --- bad input: one line, exit 2 -------------------------------------------------
+
+def test_bad_input(tmp_path):
+    (tmp_path / "empty" / "host1").mkdir(parents=True)
+    bad = tmp_path / "bad" / "host1" / "gap"
+    bad.mkdir(parents=True)
+    (bad / "result.json").write_text('{"format": "jtr-result/1", "tool": "gap", "runs": [')
+    cases = [
+        ([str(tmp_path / "empty")], "jtr fleet: no jtr result in %s" % (tmp_path / "empty")),
+        ([str(bad.parent.parent)], "jtr fleet: %s" % (bad / "result.json")),
+        ([str(tmp_path / "nope")], "jtr fleet: %s: no such folder" % (tmp_path / "nope")),
+        ([], "jtr fleet: give the folders of the hosts' results"),
+        (["--metrics", "p42", str(tmp_path)], "jtr fleet: --metrics p42: use some of"),
+    ]
+    for args, start in cases:
+        p = run_jtr("fleet", *args)
+        assert p.returncode == 2, (args, p.stdout, p.stderr)
+        assert p.stderr.startswith(start) and p.stderr.count("\n") == 1, p.stderr
+        assert "Traceback" not in p.stderr and p.stdout == ""

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""watch_inject - an application and a spinner of known count on one CPU, for
+jtr watch's tests (run it in a pid namespace of its own: it pins tasks).
+
+The application is a busy loop pinned to CPU. The spinner (comm jtr-inject) runs
+at SCHED_FIFO: it starts on another CPU and is moved onto CPU, and back, only
+while it sleeps, so the only times it takes CPU from the application are its
+--spins spins (the first one --first-spin-us long, when given): exactly that
+many preemptions. Prints "spins N" when done and
+writes each spin's CLOCK_MONOTONIC begin,end to --out."""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+
+def now_ns():
+    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+
+
+def spinner(a):
+    with open("/proc/self/comm", "w") as f:
+        f.write("jtr-inject")
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
+    spans = []
+    period = int(a.period_ms * 1e6)
+    t = now_ns() + 10**9            # the first spin is its first wake-up there
+    end = t + (a.spins - 1) * period + int(max(a.spin_us, a.first_spin_us) * 1000)
+    print("ready %d" % end, flush=True)     # moved onto the CPU while it sleeps
+    for i in range(a.spins):
+        d = t - now_ns()
+        if d > 0:
+            time.sleep(d / 1e9)
+        b = now_ns()
+        spin_us = a.first_spin_us if i == 0 and a.first_spin_us else a.spin_us
+        while now_ns() - b < spin_us * 1000:
+            pass
+        spans.append((b, now_ns()))
+        t += period
+    time.sleep(1.0)                 # moved off the CPU meanwhile: no I/O on it
+    with open(a.out, "w") as f:
+        f.write("".join("%d,%d\n" % s for s in spans))
+    print("done", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("cpu", type=int)
+    ap.add_argument("--other", type=int, default=0)
+    ap.add_argument("--spins", type=int, default=20)
+    ap.add_argument("--period-ms", type=float, default=50)
+    ap.add_argument("--spin-us", type=float, default=300)
+    ap.add_argument("--first-spin-us", type=float, default=0,
+                    help="the first spin's length, when it is to stand out")
+    ap.add_argument("--app-s", type=float, default=0, help="then the app runs this long more")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--spinner", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.spinner:
+        return spinner(a)
+    app = subprocess.Popen(["taskset", "-c", str(a.cpu), "sh", "-c", "while :; do :; done"])
+    time.sleep(0.3)
+    sp = subprocess.Popen(["taskset", "-c", str(a.other), sys.executable, __file__, "--spinner"]
+                          + sys.argv[1:], stdout=subprocess.PIPE, text=True)
+    word, end = sp.stdout.readline().split()
+    assert word == "ready"
+    subprocess.run(["taskset", "-p", "-c", str(a.cpu), str(sp.pid)], check=True,
+                   stdout=subprocess.DEVNULL)
+    time.sleep(max(0, int(end) - now_ns()) / 1e9 + 0.3)    # it sleeps after its last spin
+    subprocess.run(["taskset", "-p", "-c", str(a.other), str(sp.pid)], check=True,
+                   stdout=subprocess.DEVNULL)
+    assert sp.stdout.readline().strip() == "done"
+    sp.wait()
+    time.sleep(a.app_s)
+    app.kill()
+    app.wait()
+    print("spins %d" % a.spins, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
