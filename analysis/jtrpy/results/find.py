@@ -39,14 +39,17 @@ def find_results(folders, default=False):
         if os.path.exists(result_path(top)):
             take(top)
             continue
-        try:
-            names = sorted(os.listdir(top))
-        except OSError as e:
-            raise UsageError("%s: cannot read: %s" % (top, e.strerror))
-        # real folders first, so a link (results/latest) is the one left out
-        names.sort(key=lambda n: os.path.islink(os.path.join(top, n)))
-        for name in names:
-            p = os.path.join(top, name)
-            if os.path.isdir(p):
-                take(p)
+        for p in subfolders(top):
+            take(p)
     return found, skipped, damaged
+
+
+def subfolders(top):
+    """The folders in @top, by name, real ones first so that a link to one of them
+    (results/latest) is the copy left out; UsageError when @top cannot be read."""
+    try:
+        names = sorted(os.listdir(top))
+    except OSError as e:
+        raise UsageError("%s: cannot read: %s" % (top, e.strerror))
+    names.sort(key=lambda n: os.path.islink(os.path.join(top, n)))
+    return [os.path.join(top, n) for n in names if os.path.isdir(os.path.join(top, n))]

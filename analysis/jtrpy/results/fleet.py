@@ -49,7 +49,7 @@ import statistics
 from ..errors import UsageError
 from ..system.schema import utc_time
 from .figures import result_figures
-from .find import find_results
+from .find import find_results, subfolders
 from .result import PERCENTILE_KEYS, load_result, result_path
 
 FORMAT = "jtr-fleet/1"
@@ -126,15 +126,9 @@ def collect(folders):
             r = load_result(top)
             add(host_of(r, top), [r])
             continue
-        try:
-            names = sorted(os.listdir(top))
-        except OSError as e:
-            raise UsageError("%s: cannot read: %s" % (top, e.strerror))
-        # real folders first, so that a link (results/latest) is the one left out
-        names.sort(key=lambda n: os.path.islink(os.path.join(top, n)))
-        for name in names:
-            p = os.path.join(top, name)
-            if name.startswith(".") or not os.path.isdir(p):
+        for p in subfolders(top):
+            name = os.path.basename(p)
+            if name.startswith("."):
                 continue
             if os.path.lexists(result_path(p)):
                 r = _load([p])[0]
