@@ -9,7 +9,12 @@
    memory at the start and at the end of that window. The peer, in the same
    conditions and alternating: `jtr trace -c CPU` (the same tracer writing
    every event to its log). Goal: jtr watch <= 0.5 % of one CPU.
-2. The ceiling: jtr watch on the CPU of a UDP flood (FLOOD_CMD, about 250,000
+2. A minute under injected load: tests/watch_inject.py's application on CPU and a
+   SCHED_FIFO spinner preempting it every 50 ms for BENCH_WATCH_SECONDS (1,200
+   times in a minute): jtr watch must count exactly the spins as task preemptions
+   by jtr-inject, drop nothing, and keep its memory (sampled after 5 s and at the
+   end) where it was.
+3. The ceiling: jtr watch on the CPU of a UDP flood (FLOOD_CMD, about 250,000
    events a second, as bench.py's tracer drops item): events a second and
    events dropped. Goal: 0 dropped, as the tracer alone.
 
@@ -114,6 +119,44 @@ def one_round(cpu, seconds, tmp, tool):
             "rss_kb_end": r1, "events_per_s": events / (t1 - t0 + WARM_S), "dropped": dropped}
 
 
+def injected(cpu, seconds, tmp):
+    """jtr watch while tests/watch_inject.py's spinner preempts an application on
+    @cpu every 50 ms for @seconds: {spins, counted, dropped, rss_kb_start, rss_kb_end}."""
+    out = tempfile.mkdtemp(prefix="injected-", dir=tmp)
+    other = min(set(os.sched_getaffinity(0)) - {cpu}, default=cpu)
+    spins = int(seconds * 20)
+    w = subprocess.Popen(["taskset", "-c", str(other), JTR, "watch", "-c", str(cpu), "-q",
+                          "-o", out], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        time.sleep(WARM_S)
+        inj = subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", sys.executable,
+                                os.path.join(ROOT, "tests", "watch_inject.py"), str(cpu),
+                                "--other", str(other), "--spins", str(spins), "--period-ms",
+                                "50", "--spin-us", "300", "--out",
+                                os.path.join(out, "spans.csv")],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(5)
+        pids = family(w.pid)
+        r0 = sum(rss_kb(p) for p in pids)
+        _, err = inj.communicate(timeout=seconds + 120)
+        if inj.returncode != 0:
+            raise RuntimeError("watch_inject.py: exit %d: %s" % (inj.returncode, err))
+        r1 = sum(rss_kb(p) for p in pids)
+    finally:
+        w.send_signal(signal.SIGINT)
+        w.communicate(timeout=60)
+    with open(os.path.join(out, "watch.json")) as f:
+        st = json.load(f)["state"]
+    counted = sum(n[1] for c in st["cpus"] for k in c["categories"]
+                  if k["category"] == "task preemption" for n in k["names"]
+                  if n[0] == "jtr-inject")
+    with open(os.path.join(out, "spans.csv")) as f:
+        done = len(f.read().split())
+    return {"spins": done, "counted": counted, "dropped": st["dropped"],
+            "rss_kb_start": r0, "rss_kb_end": r1, "seconds": seconds}
+
+
 def flood(cpu, tmp):
     """jtr watch beside the UDP flood: {events, events_per_s, dropped}."""
     out = tempfile.mkdtemp(prefix="flood-", dir=tmp)
@@ -143,13 +186,16 @@ def measure(cpu, rounds, tmp):
             print("bench: watch round %d/%d: jtr %s on CPU %d beside a busy loop, %d s"
                   % (i + 1, rounds, tool, cpu, seconds), file=sys.stderr)
             rows[tool].append(one_round(cpu, seconds, tmp, tool))
+    print("bench: jtr watch while a spinner preempts an application on CPU %d, %d s"
+          % (cpu, seconds), file=sys.stderr)
+    inj = injected(cpu, seconds, tmp)
     print("bench: jtr watch beside 'jtr %s'" % FLOOD_CMD.replace("CPU", str(cpu)),
           file=sys.stderr)
     fl = flood(cpu, tmp)
 
     def med(tool, k):
         return statistics.median(r[k] for r in rows[tool])
-    return {"seconds": seconds, "rounds": rows, "flood": fl,
+    return {"seconds": seconds, "rounds": rows, "flood": fl, "injected": inj,
             "watch_cpu_pct": med("watch", "cpu_pct"), "trace_cpu_pct": med("trace", "cpu_pct"),
             "ratio": statistics.median(w["cpu_pct"] / t["cpu_pct"] for w, t in
                                        zip(rows["watch"], rows["trace"]) if t["cpu_pct"]),
@@ -171,10 +217,16 @@ def show(res, cpu):
           % (res["events_per_s"], cpu, res["ratio"], GOAL_PCT, "met" if ok_cost else "MISSED"))
     print("  jtr watch resident memory %d KiB, growth over a round at most %d KiB"
           % (res["rss_kb"], res["rss_growth_kb"]))
+    inj = res["injected"]
+    ok_inj = inj["counted"] == inj["spins"] and not inj["dropped"]
+    print("jtr watch for %d s under injected load: %d of %d spins counted as preemptions by "
+          "jtr-inject, %d dropped; resident memory %d KiB after 5 s, %d KiB at the end: %s"
+          % (inj["seconds"], inj["counted"], inj["spins"], inj["dropped"], inj["rss_kb_start"],
+             inj["rss_kb_end"], "met" if ok_inj else "MISSED"))
     fl = res["flood"]
     print("jtr watch beside a UDP flood: %.0f events/s, %d of %d dropped (goal 0): %s"
           % (fl["events_per_s"], fl["dropped"], fl["events"], "met" if ok_drop else "MISSED"))
-    return ok_cost and ok_drop
+    return ok_cost and ok_drop and ok_inj
 
 
 def main():
