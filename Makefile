@@ -206,7 +206,8 @@ test-unit: $(UNITS) $(VALUES)
 PARALLEL_TESTS := analysis/tests tests/test_fuzz_files.py tests/test_report.py \
 	tests/test_interop.py tests/test_frontend.py tests/test_packaging.py \
 	tests/test_compare_e2e.py tests/test_values.py tests/test_bench_tools.py \
-	tests/test_suite.py tests/test_results_fd.py tests/test_transport_library.py
+	tests/test_suite.py tests/test_results_fd.py tests/test_transport_library.py \
+	tests/test_errors.py
 
 test-e2e: all
 	$(Q)$(VENV)/bin/ruff check analysis tests bench setup.py

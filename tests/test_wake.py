@@ -183,11 +183,13 @@ def test_higher_priority_spinner_is_the_blocking_thread(tmp_path, validate):
             continue
         n += 1
         # the spin time: what the spinner kept of the outlier is the overlap of the
-        # spin with the outlier, within the timer interrupt and the switch
+        # spin with the outlier, within the timer interrupt and the switch, and the
+        # injector's own Python between the end of its spin and its sleep (mostly
+        # under 100 us; 106 us was seen once on a busy run)
         o = max(found, key=lambda o: part_of(o, "task preemption", prefix="jtr-inject"))
         overlap = min(e, o["start_ns"] + o["length_ns"]) - max(b, o["start_ns"])
         kept = part_of(o, "task preemption", prefix="jtr-inject")
-        assert overlap - 100_000 <= kept <= overlap + 100_000, (b, e, o)
+        assert overlap - 100_000 <= kept <= overlap + 200_000, (b, e, o)
         assert o["dominant"] == "blocking"
     assert n >= 0.95 * len(spans), "%d of %d spins named as the blocking thread" % (
         n, len(spans))
