@@ -31,6 +31,7 @@ docs/compare.md explains the method; in short:
    none fell, "better" the reverse, "mixed" when both happened, else "no
    significant change"; it names the metrics that decided.
 """
+import math
 import re
 
 from .. import __version__
@@ -53,8 +54,9 @@ def _numpy():
     try:
         import numpy
     except ImportError:
-        raise JtrError("jtr compare needs numpy: apt-get install python3-numpy, or "
-                       "pip install 'jtr[compare]' where jtr was installed with pip")
+        raise JtrError("jtr compare needs numpy (any version): apt-get install "
+                       "python3-numpy (Debian, Ubuntu), dnf install python3-numpy (Fedora, "
+                       "RHEL), or pip install 'jtr[compare]' where jtr was installed with pip")
     return numpy
 
 
@@ -249,13 +251,22 @@ def _range(reps, name):
     return [min(vals), max(vals)] if len(reps) > 1 and len(vals) == len(reps) else None
 
 
+def outer_quantiles(np, values, q_lo, q_hi):
+    """[the @q_lo quantile rounded down to a value, the @q_hi one rounded up] of
+    @values: numpy's quantile methods "lower" and "higher" (index q x (n - 1)),
+    written out so that numpy before 1.22 (no method=; Ubuntu 22.04, RHEL 9)
+    gives the same."""
+    v = np.sort(np.asarray(values, dtype=float), axis=None)
+    last = len(v) - 1
+    return [float(v[int(math.floor(q_lo * last))]), float(v[int(math.ceil(q_hi * last))])]
+
+
 def _metric(name, a, b, boot_a, boot_b, conf, reps_a, reps_b, rel_error):
     """One row: values, B-A, its CI, the run-to-run spread and whether it changed."""
     np = _numpy()
     alpha = (100.0 - conf) / 100.0
     d = boot_b[name] - boot_a[name]
-    ci = [float(np.quantile(d, alpha / 2, method="lower")),
-          float(np.quantile(d, 1 - alpha / 2, method="higher"))]
+    ci = outer_quantiles(np, d, alpha / 2, 1 - alpha / 2)
     diff = b - a
     ra, rb = _range(reps_a, name), _range(reps_b, name)
     spreads = [r[1] - r[0] for r in (ra, rb) if r]
