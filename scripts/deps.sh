@@ -33,6 +33,11 @@ clang libbpf-dev bpftool libelf-dev zlib1g-dev bpftrace linux-perf tuned util-li
 python3-numpy python3-matplotlib chromium gnuplot-nox libhdrhistogram-java
 default-jre-headless python3-prometheus-client prometheus ansible-core"
 
+# packages whose service is not to start or be enabled by the install (see below)
+NO_START="tuned prometheus"
+POLICY_RC_D=${POLICY_RC_D:-/usr/sbin/policy-rc.d}
+SYSTEMD_DIR=${SYSTEMD_DIR:-/run/systemd/system}
+
 if command -v dpkg-query >/dev/null 2>&1; then
 	missing=""
 	for p in $PKGS; do
@@ -50,8 +55,39 @@ if command -v dpkg-query >/dev/null 2>&1; then
 			exit 2
 		fi
 		echo "deps: installing$missing"
+		# a daemon that a package's postinst would start: not while the deps are
+		# installed (policy-rc.d says no to invoke-rc.d and deb-systemd-invoke), and
+		# not enabled after: tuned would apply its own profile to the machine about
+		# to be measured; the tests start their own tuned and prometheus
+		quiet=""
+		for d in $NO_START; do
+			case " $missing " in *" $d "*) quiet="$quiet $d" ;; esac
+		done
 		$SUDO apt-get update -q
-		DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing
+		added_policy=""
+		if [ -n "$quiet" ] && [ ! -e "$POLICY_RC_D" ]; then
+			# gone again however the install ends (an error, Ctrl-C)
+			trap '$SUDO rm -f "$POLICY_RC_D"' EXIT
+			trap 'exit 130' INT TERM HUP
+			printf '#!/bin/sh\n# written by jtr scripts/deps.sh while it installs%s\nexit 101\n' \
+				"$quiet" | $SUDO tee "$POLICY_RC_D" >/dev/null
+			$SUDO chmod 755 "$POLICY_RC_D"
+			added_policy=1
+		fi
+		rc=0
+		DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
+			$missing || rc=$?
+		if [ -n "$added_policy" ]; then
+			$SUDO rm -f "$POLICY_RC_D"
+			trap - EXIT INT TERM HUP
+		fi
+		[ "$rc" -eq 0 ] || exit "$rc"
+		for d in $quiet; do
+			if [ -d "$SYSTEMD_DIR" ] && command -v systemctl >/dev/null 2>&1; then
+				$SUDO systemctl disable --now "$d" >/dev/null 2>&1 || true
+			fi
+			echo "deps: $d installed, its service not started nor enabled (start it with: systemctl enable --now $d)"
+		done
 	fi
 else
 	echo "deps: not a Debian system; make sure these (or their equivalents) are installed:" >&2

@@ -65,3 +65,71 @@ def test_the_installed_jtr_works_without_the_source_tree(installed, tmp_path):
     p = jtr(installed, "compare", tmp_path / "g", tmp_path / "g")
     assert p.returncode == 1 and "needs numpy" in p.stderr and "jtr[compare]" in p.stderr
     assert p.stderr.count("\n") == 1
+
+
+def _fake_tools(tmp, missing, apt_rc=0):
+    """A PATH whose dpkg-query says @missing are not installed, whose apt-get
+    records what it installs and whether the policy-rc.d file was there, and whose
+    systemctl records its calls."""
+    bin_ = tmp / "bin"
+    bin_.mkdir()
+    log = tmp / "calls.log"
+    tools = {
+        "dpkg-query": 'for a; do pkg=$a; done\n'          # the package: the last word
+                      'for p in %s; do [ "$pkg" = "$p" ] && exit 1; done\n'
+                      'printf "install ok installed"\n' % " ".join(missing),
+        "apt-get": 'if [ "$1" = install ]; then\n'
+                   '  echo "apt-get $* policy=$(test -x "$POLICY_RC_D" && "$POLICY_RC_D"; '
+                   'echo $?)" >> %s\n  exit %d\nfi\n' % (log, apt_rc),
+        "systemctl": 'echo "systemctl $*" >> %s\n' % log,
+    }
+    for name, body in tools.items():
+        (bin_ / name).write_text("#!/bin/sh\n" + body)
+        (bin_ / name).chmod(0o755)
+    return bin_, log
+
+
+@pytest.mark.parametrize("apt_rc", [0, 100])
+def test_deps_installs_daemons_without_starting_or_enabling_them(tmp_path, apt_rc):
+    """scripts/deps.sh: tuned and prometheus are installed with a policy-rc.d that
+    refuses every service start (exit 101) in place, removed afterwards (also when
+    apt-get fails), then disabled where systemd runs, and it says so."""
+    if os.geteuid() != 0:
+        pytest.skip("deps.sh installs as root; this run is not root")
+    bin_, log = _fake_tools(tmp_path, ["tuned", "prometheus", "gcc"], apt_rc)
+    policy, systemd = tmp_path / "policy-rc.d", tmp_path / "systemd"
+    systemd.mkdir()
+    env = dict(os.environ, PATH="%s:%s" % (bin_, os.environ["PATH"]),
+               POLICY_RC_D=str(policy), SYSTEMD_DIR=str(systemd), VENV=sys.prefix)
+    p = subprocess.run(["sh", os.path.join(ROOT, "scripts", "deps.sh")], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=120)
+    calls = log.read_text().splitlines()
+    assert calls[0].startswith("apt-get install -y -q --no-install-recommends gcc tuned "
+                               "prometheus "), calls
+    assert calls[0].endswith("policy=101"), calls       # no service could start
+    assert not policy.exists()                          # and the file is gone again
+    if apt_rc:
+        assert p.returncode == apt_rc and not calls[1:], (p.stdout, calls)
+        return
+    assert p.returncode == 0, p.stderr
+    assert calls[1:] == ["systemctl disable --now tuned", "systemctl disable --now prometheus"]
+    for d in ("tuned", "prometheus"):
+        assert "deps: %s installed, its service not started nor enabled" % d in p.stdout
+
+
+def test_deps_leaves_a_policy_it_did_not_write(tmp_path):
+    """An existing policy-rc.d (a container's own) is neither replaced nor removed."""
+    if os.geteuid() != 0:
+        pytest.skip("deps.sh installs as root; this run is not root")
+    bin_, log = _fake_tools(tmp_path, ["tuned"])
+    policy = tmp_path / "policy-rc.d"
+    policy.write_text("#!/bin/sh\nexit 0\n")
+    policy.chmod(0o755)
+    env = dict(os.environ, PATH="%s:%s" % (bin_, os.environ["PATH"]),
+               POLICY_RC_D=str(policy), SYSTEMD_DIR=str(tmp_path / "none"), VENV=sys.prefix)
+    p = subprocess.run(["sh", os.path.join(ROOT, "scripts", "deps.sh")], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert policy.read_text() == "#!/bin/sh\nexit 0\n"
+    assert log.read_text().splitlines()[0].endswith("policy=0")
+    assert "deps: tuned installed, its service not started nor enabled" in p.stdout
