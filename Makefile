@@ -79,7 +79,22 @@ VALUES   := $(BUILD)/tests/jtr-values
 .PHONY: all deps run test test-unit test-e2e bench install install-setuid install-caps \
 	uninstall clean distclean
 
+# the tracer needs clang, bpftool, libbpf's headers and the kernel's BTF; without
+# them the probes are built all the same and make says what the tracer needs
+# (jtr run then says it too, and traces with perf where it can)
+BPF_MISSING := $(strip $(if $(shell command -v $(CLANG) 2>/dev/null),,$(CLANG)) \
+	$(if $(shell command -v $(BPFTOOL) 2>/dev/null),,$(BPFTOOL)) \
+	$(if $(wildcard /usr/include/bpf/libbpf.h),,libbpf-dev) \
+	$(if $(wildcard $(VMLINUX_BTF)),,$(VMLINUX_BTF)))
+ifeq ($(BPF_MISSING),)
 all: $(BINS) $(TRACER) $(VALUES)
+else
+all: $(BINS) $(VALUES)
+	@echo "make: the kernel-event tracer (jtr-trace) is not built: missing $(BPF_MISSING)." \
+		"Debian: apt-get install clang bpftool libbpf-dev libelf-dev zlib1g-dev;" \
+		"Ubuntu: clang linux-tools-common libbpf-dev; Fedora, RHEL: dnf install clang" \
+		"bpftool libbpf-devel elfutils-libelf-devel; then make again. The probes are built."
+endif
 
 $(BUILD)/lib/%.o: lib/%.c $(wildcard lib/*.h) VERSION | $(BUILD)/lib
 	$(call msg,CC,$@)
@@ -223,7 +238,7 @@ PYLIB   := $(DESTDIR)$(PREFIX)/lib/jtr
 
 install: all
 	install -d $(LIBEXEC) $(PYLIB)/jtrpy $(DESTDIR)$(PREFIX)/bin
-	install -m 0755 $(BINS) $(TRACER) $(LIBEXEC)/
+	install -m 0755 $(BINS) $(wildcard $(TRACER)) $(LIBEXEC)/
 	for f in $$(cd analysis && find jtrpy -name '*.py'); do \
 		install -D -m 0644 analysis/$$f $(PYLIB)/$$f || exit 1; done
 	install -m 0644 VERSION $(PYLIB)/jtrpy/VERSION

@@ -5,6 +5,7 @@ source tree in sight. numpy and matplotlib are extras: without them the
 commands that need them say how to get them."""
 import glob
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -133,3 +134,24 @@ def test_deps_leaves_a_policy_it_did_not_write(tmp_path):
     assert policy.read_text() == "#!/bin/sh\nexit 0\n"
     assert log.read_text().splitlines()[0].endswith("policy=0")
     assert "deps: tuned installed, its service not started nor enabled" in p.stdout
+
+
+def test_the_probes_build_without_the_tracers_tools(tmp_path):
+    """Without clang (or bpftool, libbpf's headers, the kernel's BTF) make builds every
+    probe, says what the tracer needs, and jtr says it again when asked to trace."""
+    src = tmp_path / "src"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "results", "__pycache__", ".pytest_cache"))
+    p = subprocess.run(["make", "-s", "-j2", "all", "CLANG=/nonexistent/clang"], cwd=src,
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "the kernel-event tracer (jtr-trace) is not built: missing /nonexistent/clang" \
+        in p.stdout
+    assert "apt-get install clang bpftool libbpf-dev" in p.stdout
+    built = set(os.listdir(src / "build" / "bin"))
+    assert {"jtr-gap", "jtr-null", "jtr-wake", "jtr-ping"} <= built
+    assert "jtr-trace" not in built
+    t = subprocess.run([str(src / "jtr"), "trace", "-d", "1"], capture_output=True, text=True,
+                       timeout=60, env=dict(os.environ, JTR_LIBEXEC=str(src / "build" / "bin")))
+    assert t.returncode == 1 and t.stderr.count("\n") == 1, t.stderr
+    assert "jtr-trace is not built" in t.stderr and "libbpf-dev" in t.stderr

@@ -29,6 +29,12 @@ def probe_path(name):
         p = os.path.join(d, "jtr-" + name)
         if os.access(p, os.X_OK):
             return p
+    if name == "trace":
+        raise JtrError(
+            "the kernel-event tracer jtr-trace is not built (looked in %s): it needs clang, "
+            "bpftool and libbpf's headers (Debian: apt-get install clang bpftool libbpf-dev "
+            "libelf-dev zlib1g-dev; Fedora, RHEL: dnf install clang bpftool libbpf-devel "
+            "elfutils-libelf-devel), then 'make' in the source tree" % ", ".join(probe_dirs()))
     raise JtrError(
         "the measuring program jtr-%s is not built (looked in %s); run 'make' in the "
         "source tree, or set JTR_LIBEXEC" % (name, ", ".join(probe_dirs())))
