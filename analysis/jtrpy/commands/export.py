@@ -1,7 +1,6 @@
 """export - jtr export: results as HdrHistogram interval logs (--hlog) and as a
 Prometheus textfile for node_exporter's textfile collector (--prom).
 docs/interop.md says what maps to what and the limits."""
-import os
 import sys
 
 from ..cli.parser import Count, JtrParser, OutputPath, add_quantity
@@ -9,7 +8,7 @@ from ..errors import UsageError
 from ..formats import hdrlog, prom
 from ..results.quantity import selected
 from ..results.result import load_result
-from ..system.files import write_atomic
+from ..system.files import check_writable, write_atomic
 
 DESCRIPTION = """\
 Write results in other tools' formats. RESULT is a results folder or its
@@ -50,19 +49,6 @@ def make_parser(prog):
     add_quantity(p)
     p.add_operands("results", "RESULT", "a results folder or its result.json")
     return p
-
-
-def check_writable(path, opt):
-    """UsageError unless @path can be created or replaced (its folder is writable)."""
-    if path == "-":
-        return
-    if os.path.isdir(path):
-        raise UsageError("%s %s: is a folder; give a file name" % (opt, path))
-    d = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(d):
-        raise UsageError("%s %s: no such folder %s" % (opt, path, d))
-    if not os.access(d, os.W_OK | os.X_OK):
-        raise UsageError("%s %s: cannot write in %s" % (opt, path, d))
 
 
 def write_out(path, text, opt):

@@ -1,13 +1,12 @@
 """fleet - jtr fleet: one table and one HTML page over many hosts' results, the
 hosts that differ from the others flagged with the cause that makes them differ."""
 import json
-import os
 
 from ..cli.parser import Count, Duration, JtrParser, Percent, Words, add_output, warn
 from ..errors import UsageError
 from ..render import fleet as render
 from ..results import fleet
-from ..system.files import write_atomic
+from ..system.files import check_writable, write_atomic
 
 DESCRIPTION = """\
 Put many hosts' results side by side: one row per host and probe (its newest
@@ -82,21 +81,9 @@ def make_parser(prog):
     return p
 
 
-def check_page(path):
-    """UsageError unless the page @path can be created or replaced (as jtr export
-    checks its files), before anything is read."""
-    if os.path.isdir(path):
-        raise UsageError("-o %s: is a folder; give a file name, e.g. -o fleet.html" % path)
-    d = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(d):
-        raise UsageError("-o %s: no such folder %s" % (path, d))
-    if not os.access(d, os.W_OK | os.X_OK):
-        raise UsageError("-o %s: cannot write in %s" % (path, d))
-
-
 def run(opts):
     if opts.output:
-        check_page(opts.output)
+        check_writable(opts.output, "-o", "fleet.html")
     if not opts.folders:
         raise UsageError("give the folders of the hosts' results (DIR/HOST/... or results "
                          "folders); see 'jtr fleet --help'")

@@ -97,6 +97,22 @@ def dumps_json(v, indent=0):
     return json.dumps(v, ensure_ascii=False)
 
 
+def check_writable(path, opt, example=None):
+    """UsageError unless the file @path (option @opt; '-' is standard output) can be
+    created or replaced: not a folder, its folder there and writable. Checked before
+    anything is read. @example: a file name the message offers."""
+    if path == "-":
+        return
+    if os.path.isdir(path):
+        raise UsageError("%s %s: is a folder; give a file name%s"
+                         % (opt, path, ", e.g. %s %s" % (opt, example) if example else ""))
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        raise UsageError("%s %s: no such folder %s" % (opt, path, d))
+    if not os.access(d, os.W_OK | os.X_OK):
+        raise UsageError("%s %s: cannot write in %s" % (opt, path, d))
+
+
 def write_json(path, doc):
     """@doc written atomically to @path in the C writer's layout."""
     write_atomic(path, dumps_json(doc) + "\n")
