@@ -1,12 +1,14 @@
 # jtr - Linux jitter measurement, attribution and tuning.
 #
-#   make run            install what is missing, build, run `jtr run`
-#   make test           install what is missing, build, pass every test
+#   make run            install what `jtr run` needs, build, run `jtr run`
+#   make test           install what the tests need too, build, pass every test
 #   make bench          benchmarks against oslat, sockperf, the cache line and memcpy
 #                       (docs/bench.md; BENCH=transports,... selects items)
 #   make install        PREFIX=/usr/local (DESTDIR honoured)
 #   make install-caps   install, then give the probes cap_sys_nice,cap_ipc_lock
 #   make install-setuid install, then make the probes setuid root (the old way)
+#   make man            man pages in build/man; make completion: bash, zsh in build/completion
+#   make deb            the Debian package, build/jtr_VERSION_ARCH.deb (docs/install.md)
 #   V=1                 show full commands
 
 CC      ?= gcc
@@ -76,8 +78,8 @@ VALUES   := $(BUILD)/tests/jtr-values
 
 .SECONDARY: $(BUILD)/ebpf/trace.bpf.o
 
-.PHONY: all deps run test test-unit test-e2e bench install install-setuid install-caps \
-	uninstall clean distclean
+.PHONY: all deps deps-run deps-bench run test test-unit test-e2e bench install install-setuid \
+	install-caps uninstall clean distclean
 
 # the tracer needs clang, bpftool, libbpf's headers and the kernel's BTF; without
 # them the probes are built all the same and make says what the tracer needs
@@ -198,11 +200,19 @@ $(BUILD)/lib $(BUILD)/bin $(BUILD)/tests $(BUILD)/bench $(BUILD)/ebpf $(BUILD)/t
 		$(BUILD)/transports/prog $(BUILD)/transports/ipc:
 	$(Q)mkdir -p $@
 
-# deps: Debian packages and the Python venv (scripts/deps.sh says what it does)
+# what each target needs (scripts/deps.sh says what and why, per distribution):
+# deps-run the packages of make run (no venv: jtr runs on the system python3),
+# deps-bench those of make bench and the venv, deps everything make test needs
 deps:
-	$(Q)PYTHON=$(PYTHON) VENV=$(VENV) scripts/deps.sh
+	$(Q)PYTHON=$(PYTHON) VENV=$(VENV) scripts/deps.sh test
 
-run: deps all
+deps-run:
+	$(Q)scripts/deps.sh run
+
+deps-bench:
+	$(Q)PYTHON=$(PYTHON) VENV=$(VENV) scripts/deps.sh bench
+
+run: deps-run all
 	./jtr run
 
 test: deps all $(UNITS)
@@ -230,13 +240,43 @@ test-e2e: all
 	$(Q)$(VENV)/bin/python -m pytest $(PYTEST_ARGS) tests \
 		$(addprefix --ignore=,$(filter tests/%,$(PARALLEL_TESTS)))
 
-bench: deps all $(BUILD)/bench/hist_bench $(BUILD)/bench/cacheline_rtt $(BUILD)/bench/memcpy_bw
+bench: deps-bench all $(BUILD)/bench/hist_bench $(BUILD)/bench/cacheline_rtt $(BUILD)/bench/memcpy_bw
 	$(Q)$(VENV)/bin/python bench/bench.py
 
 LIBEXEC := $(DESTDIR)$(PREFIX)/libexec/jtr
 PYLIB   := $(DESTDIR)$(PREFIX)/lib/jtr
+SHARE   := $(DESTDIR)$(PREFIX)/share/jtr
+DOCDIR  ?= $(PREFIX)/share/doc/jtr
+MANDIR  ?= $(PREFIX)/share/man
+BASH_COMPDIR ?= $(PREFIX)/share/bash-completion/completions
+# zsh reads vendor-completions under /usr (Debian's fpath), site-functions elsewhere
+ZSH_COMPDIR ?= $(PREFIX)/share/zsh/$(if $(filter /usr,$(PREFIX)),vendor-completions,site-functions)
+# tuned reads profiles only from /usr/lib/tuned and /etc/tuned (tuned/consts.py,
+# LOAD_DIRECTORIES), and jtr-isolate includes /etc/tuned/jtr-variables.conf: with
+# PREFIX /usr (the package) the profiles are linked into TUNEDDIR and the template
+# goes to TUNEDCONFDIR when there is none; under another PREFIX nothing is put
+# outside it (`jtr tune install-profiles` copies them into /etc/tuned), unless
+# TUNEDDIR and TUNEDCONFDIR are given
+TUNEDDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/tuned)
+TUNEDCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc/tuned)
+JTR_PROFILES := $(notdir $(patsubst %/,%,$(wildcard tuning-profiles/jtr-*/)))
+# man pages and bash and zsh completion, made from the commands' own --help
+MAN_OUT  := $(BUILD)/man
+COMP_OUT := $(BUILD)/completion
 
-install: all
+.PHONY: man completion deb
+
+man: all
+	$(call msg,GEN,$(MAN_OUT))
+	$(Q)rm -rf $(MAN_OUT) && $(PYTHON) scripts/gen-docs.py man $(MAN_OUT) --bin $(BUILD)/bin \
+		--prefix $(PREFIX)
+
+completion: all
+	$(call msg,GEN,$(COMP_OUT))
+	$(Q)rm -rf $(COMP_OUT) && $(PYTHON) scripts/gen-docs.py completion $(COMP_OUT) \
+		--bin $(BUILD)/bin
+
+install: all man completion
 	install -d $(LIBEXEC) $(PYLIB)/jtrpy $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BINS) $(wildcard $(TRACER)) $(LIBEXEC)/
 	for f in $$(cd analysis && find jtrpy -name '*.py'); do \
@@ -249,6 +289,26 @@ install: all
 	install -D -m 0644 dist/jtr-watch.service $(DESTDIR)$(PREFIX)/share/jtr/jtr-watch.service
 	install -D -m 0644 dist/grafana/jtr-watch.json $(DESTDIR)$(PREFIX)/share/jtr/grafana/jtr-watch.json
 	install -m 0755 jtr $(DESTDIR)$(PREFIX)/bin/jtr
+	install -d $(DESTDIR)$(DOCDIR) $(SHARE)/schemas $(SHARE)/bpftrace $(DESTDIR)$(MANDIR)/man1
+	install -m 0644 README.md docs/*.md $(wildcard docs/*.png) $(DESTDIR)$(DOCDIR)/
+	install -m 0644 docs/*.schema.json $(SHARE)/schemas/
+	install -m 0755 ebpf/bpftrace/*.bt $(SHARE)/bpftrace/
+	install -m 0644 ebpf/bpftrace/README.md $(SHARE)/bpftrace/
+	install -m 0644 $(MAN_OUT)/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -D -m 0644 $(COMP_OUT)/jtr $(DESTDIR)$(BASH_COMPDIR)/jtr
+	install -D -m 0644 $(COMP_OUT)/_jtr $(DESTDIR)$(ZSH_COMPDIR)/_jtr
+ifneq ($(TUNEDDIR),)
+	install -d $(DESTDIR)$(TUNEDDIR)
+	for p in $(JTR_PROFILES); do \
+		if [ -d $(DESTDIR)$(TUNEDDIR)/$$p ] && [ ! -L $(DESTDIR)$(TUNEDDIR)/$$p ]; then \
+			echo "$(TUNEDDIR)/$$p: a profile jtr did not link is there; left as it is"; \
+		else ln -sfn $(PREFIX)/share/jtr/tuning-profiles/$$p $(DESTDIR)$(TUNEDDIR)/$$p; fi; \
+	done
+endif
+ifneq ($(TUNEDCONFDIR),)
+	[ -e $(DESTDIR)$(TUNEDCONFDIR)/jtr-variables.conf ] || install -D -m 0644 \
+		tuning-profiles/jtr-variables.conf $(DESTDIR)$(TUNEDCONFDIR)/jtr-variables.conf
+endif
 
 install-setuid: install
 	chown root:root $(addprefix $(LIBEXEC)/jtr-,$(PRIV_PROBES))
@@ -258,8 +318,34 @@ install-caps: install
 	for p in $(PRIV_PROBES); do \
 		setcap cap_sys_nice,cap_ipc_lock+ep $(LIBEXEC)/jtr-$$p || exit 1; done
 
+# the tuned links only where they are jtr's, and the variables file only when it
+# is still the template (an edited one is the admin's)
 uninstall:
 	rm -rf $(LIBEXEC) $(PYLIB) $(DESTDIR)$(PREFIX)/share/jtr $(DESTDIR)$(PREFIX)/bin/jtr
+	rm -rf $(DESTDIR)$(DOCDIR) $(DESTDIR)$(MANDIR)/man1/jtr.1 $(DESTDIR)$(MANDIR)/man1/jtr-*.1 \
+		$(DESTDIR)$(BASH_COMPDIR)/jtr $(DESTDIR)$(ZSH_COMPDIR)/_jtr
+ifneq ($(TUNEDDIR),)
+	for p in $(JTR_PROFILES); do \
+		[ ! -L $(DESTDIR)$(TUNEDDIR)/$$p ] || rm -f $(DESTDIR)$(TUNEDDIR)/$$p; done
+endif
+ifneq ($(TUNEDCONFDIR),)
+	! cmp -s tuning-profiles/jtr-variables.conf $(DESTDIR)$(TUNEDCONFDIR)/jtr-variables.conf || \
+		rm -f $(DESTDIR)$(TUNEDCONFDIR)/jtr-variables.conf
+endif
+
+# the Debian package (debian/; docs/install.md): dpkg-buildpackage in a copy of the
+# tree under build/deb, so that the checkout's build/ and debian/ are not touched
+# and nothing is written beside the checkout; the .deb is moved to build/.
+# DEB_BUILD_OPTIONS=nocheck skips the C unit tests of the package build
+DEB_SRC := $(BUILD)/deb/jtr-$(VERSION)
+deb:
+	rm -rf $(BUILD)/deb && mkdir -p $(DEB_SRC)
+	tar -c --exclude-vcs --exclude=./build --exclude=./$(VENV) --exclude=./results \
+		--exclude=__pycache__ --exclude=.pytest_cache --exclude=.ruff_cache . | \
+		tar -x -C $(DEB_SRC)
+	cd $(DEB_SRC) && dpkg-buildpackage -b -uc -us -Jauto
+	mv $(BUILD)/deb/jtr_*.deb $(BUILD)/
+	@ls $(BUILD)/jtr_*.deb
 
 clean:
 	rm -rf $(BUILD)

@@ -1,98 +1,272 @@
 #!/bin/sh
-# deps.sh - install what jtr needs to build and test, and nothing else.
+# deps.sh - install what a make target of jtr needs, and nothing else.
 #
-# Debian packages that are missing are installed with apt-get (as root, or
-# through sudo); the Python test tools go into a project venv ($VENV, default
-# .venv) from requirements-dev.txt. Safe to run again: it only acts on what
-# is missing or changed.
+#   scripts/deps.sh [run|bench|test]...      (no target: test, which is everything)
+#
+#   run    what `make run` needs: build the programs and run `jtr run` on the system
+#          python3 (no venv)
+#   bench  what `make bench` needs: run's, the peers it is compared with (oslat,
+#          cyclictest, sockperf) and the project venv ($VENV) bench.py runs in
+#   test   what `make test` needs: all of the above and every test-only tool, and
+#          the venv from requirements-dev.txt
+#
+# The distribution comes from /etc/os-release (ID, then ID_LIKE): Debian and Ubuntu
+# install with apt-get, Fedora, RHEL and their relatives with dnf, each under its own
+# package names (the table below). Missing packages are installed as root, or through
+# sudo: all of them with one command first; if that fails, each alone, so that a name
+# this release lacks stops nothing else. Then a summary names what is still missing
+# and what that takes away. Exit status 0 when every package the targets require is
+# there (an optional one may be missing: the summary says what is lost), 1 when one
+# is not, 2 for a bad argument. Safe to run again: it only acts on what is missing.
 set -eu
 
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
+OS_RELEASE=${OS_RELEASE:-/etc/os-release}
+KREL=$(uname -r)
 
-# compilers and headers; cmocka for the C unit tests; rt-tests for the oslat
-# comparison in `make bench` and sockperf for its UDP/TCP ping-pong comparison;
-# libcap2-bin for `make install-caps`; procps for
-# sysctl; python3-venv for the test venv; clang, bpftool and the libbpf, libelf
-# and zlib headers for the eBPF tracer; bpftrace for ebpf/bpftrace/*.bt; linux-perf
-# for the perf backend of jtr run; tuned so the tests read jtr's profiles with
-# tuned's own parser (its daemon is not started); util-linux for unshare;
-# python3-numpy for jtr compare and fast attribution (jtr runs on /usr/bin/python3; the venv
-# gets numpy from requirements-dev.txt); python3-matplotlib for the plots of
-# jtr report (the venv gets matplotlib from requirements-dev.txt); chromium for
-# the test that renders a report in a headless browser; gnuplot-nox for the test
-# that gnuplot reads jtr's gnuplot files; libhdrhistogram-java and a JRE for the
-# test that HdrHistogram's own Java log reader reads jtr export --hlog;
-# sockperf, the peer of make bench's socket ping-pong
-# python3-prometheus-client, with which jtr watch serves its metrics; prometheus,
-# the real server the watch test scrapes it with (the test starts its own; a
-# systemd host also gets the package's service, which scrapes only itself)
-# ansible-core, whose ansible-playbook runs the fleet role (ansible/) in its test
-PKGS="gcc make libc6-dev libcmocka-dev libnuma-dev rt-tests sockperf libcap2-bin procps python3-venv
-clang libbpf-dev bpftool libelf-dev zlib1g-dev bpftrace linux-perf tuned util-linux
-python3-numpy python3-matplotlib chromium gnuplot-nox libhdrhistogram-java
-default-jre-headless python3-prometheus-client prometheus ansible-core"
+# One package a line. For each target (run, bench, test): R, the target fails without
+# it; o, the target runs without it and the summary says what is lost; -, not wanted.
+# Then its Debian, Ubuntu ("=": Debian's) and Fedora/RHEL names ("a,b": several
+# packages, "a|b": the first of them that installs, "-": nothing to install), and
+# what is lost without it. Ubuntu's perf comes with the running kernel's linux-tools
+# (linux-tools-generic where there is none for this kernel), and so does bpftool
+# before 25.04, which made it a package of its own.
+UBUNTU_TOOLS="linux-tools-common,linux-tools-$KREL|linux-tools-generic"
+#     Debian                    Ubuntu                     Fedora, RHEL                        without it
+TABLE="
+R R R gcc                       =                          gcc                                 nothing is built
+R R R make                      =                          make                                nothing is built
+R R R libc6-dev                 =                          glibc-devel                         nothing is built (the C library's headers)
+R R R libnuma-dev               =                          numactl-devel                       jtr send, ping, pong, pub, sub and ipc are not built (libnuma)
+R R R python3                   =                          python3                             no jtr: the front end is Python
+o o R clang                     =                          clang                               no kernel-event tracer (jtr-trace): jtr run attributes with perf, or not at all
+o o R bpftool                   bpftool|linux-tools-common bpftool                             no kernel-event tracer (jtr-trace): jtr run attributes with perf, or not at all
+o o R libbpf-dev                =                          libbpf-devel                        no kernel-event tracer (jtr-trace): jtr run attributes with perf, or not at all
+o o R libelf-dev                =                          elfutils-libelf-devel               no kernel-event tracer (jtr-trace): jtr run attributes with perf, or not at all
+o o R zlib1g-dev                =                          zlib-devel                          no kernel-event tracer (jtr-trace): jtr run attributes with perf, or not at all
+o o o linux-perf                $UBUNTU_TOOLS              perf                                no perf backend: where BPF is not allowed jtr run does not attribute; --cross-check and the perf tests skip
+o o R python3-numpy             =                          python3-numpy                       jtr compare does not run, and attribution of long runs is slower
+o o R python3-matplotlib        =                          python3-matplotlib                  jtr report does not run (its plots)
+- R R python3-venv              =                          -                                   no venv for make bench and the Python tests
+- - R libcmocka-dev             =                          libcmocka-devel                     the C unit tests are not built
+- - R procps                    =                          procps-ng                           the tests that use sysctl and pgrep fail
+- - R util-linux                =                          util-linux                          the tests that use unshare and setpriv fail
+- - R libcap2-bin               =                          libcap                              make install-caps (setcap) and its test fail
+- - R python3-prometheus-client =                          python3-prometheus_client           jtr watch serves no metrics, and its tests fail
+- R o rt-tests                  =                          realtime-tests|rt-tests             no oslat and cyclictest: make bench cannot compare with them, and their tests skip
+- o o sockperf                  =                          sockperf                            make bench skips the UDP and TCP comparison with sockperf, and its test skips
+- - o bpftrace                  =                          bpftrace                            the test of ebpf/bpftrace/*.bt skips
+- - o tuned                     =                          tuned                               the tests that read jtr's profiles with tuned's own parser skip
+- - o chromium                  chromium-browser           chromium                            the tests that look at the report pages in a browser skip
+- - o gnuplot-nox               =                          gnuplot                             the tests that plot jtr's gnuplot files skip
+- - o libhdrhistogram-java      =                          HdrHistogram                        the test that reads jtr export --hlog with HdrHistogram's Java reader skips
+- - o default-jre-headless      =                          java-headless                       the test that reads jtr export --hlog with HdrHistogram's Java reader skips
+- - o prometheus                =                          golang-github-prometheus|prometheus the test that scrapes jtr watch with a real Prometheus server skips
+- - o ansible-core              =                          ansible-core                        the test of the Ansible role (ansible/) skips
+- - o dpkg-dev                  =                          -                                   the test that builds and installs the Debian package (make deb) skips
+- - o debhelper                 =                          -                                   the test that builds and installs the Debian package (make deb) skips
+- - o dh-python                 =                          -                                   the test that builds and installs the Debian package (make deb) skips
+- - o rpm                       =                          rpm-build                           the test that the RPM spec (dist/jtr.spec) parses with rpmspec skips
+- - o zsh                       =                          zsh                                 the test of the zsh completion skips
+- - o man-db                    =                          man-db                              the tests of the man pages (make man) skip
+- - o groff-base                =                          groff-base                          the tests of the man pages (make man) skip
+"
 
 # packages whose service is not to start or be enabled by the install (see below)
 NO_START="tuned prometheus"
 POLICY_RC_D=${POLICY_RC_D:-/usr/sbin/policy-rc.d}
 SYSTEMD_DIR=${SYSTEMD_DIR:-/run/systemd/system}
 
-if command -v dpkg-query >/dev/null 2>&1; then
-	missing=""
-	for p in $PKGS; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-			missing="$missing $p"
+TARGETS=${*:-test}
+for t in $TARGETS; do
+	case $t in
+		run | bench | test) ;;
+		*) echo "deps: unknown target '$t'; the targets are run, bench and test" >&2; exit 2 ;;
+	esac
+done
+
+# the distribution's family (debian, ubuntu, fedora), from os-release's ID, then
+# ID_LIKE; else from the package manager there is; else unknown
+family() {
+	if [ -r "$OS_RELEASE" ]; then
+		for id in $(. "$OS_RELEASE"; echo "${ID:-} ${ID_LIKE:-}"); do
+			case $id in
+				ubuntu) echo ubuntu; return ;;
+				debian) echo debian; return ;;
+				fedora | rhel | centos) echo fedora; return ;;
+			esac
+		done
+	fi
+	if command -v dpkg-query >/dev/null 2>&1; then
+		echo debian
+	elif command -v rpm >/dev/null 2>&1 && command -v dnf >/dev/null 2>&1; then
+		echo fedora
+	else
+		echo unknown
+	fi
+}
+FAMILY=$(family)
+
+# SEL: the packages the targets want, one a line: need (R or o), the key (Debian's
+# name), this family's names, what is lost without it
+SEL=$(printf '%s\n' "$TABLE" | while read -r run bench test deb ubu fed why; do
+	[ -n "$deb" ] || continue
+	need=-
+	for t in $TARGETS; do
+		case $t in run) n=$run ;; bench) n=$bench ;; test) n=$test ;; esac
+		case $n$need in R*) need=R ;; o-) need=o ;; esac
 	done
-	if [ -n "$missing" ]; then
+	[ "$need" != - ] || continue
+	case $FAMILY in
+		ubuntu) names=$ubu ;;
+		fedora) names=$fed ;;
+		*) names=$deb ;;
+	esac
+	[ "$names" = = ] && names=$deb
+	echo "$need $deb $names $why"
+done)
+
+# this family's names of the wanted package whose Debian name is @1, or nothing
+key_names() {
+	printf '%s\n' "$SEL" | while read -r need key names why; do
+		if [ "$key" = "$1" ]; then echo "$names"; fi
+	done
+}
+
+# is one package (or a provide, on rpm) installed?
+installed() {
+	case $FAMILY in
+		fedora) rpm -q --whatprovides "$1" >/dev/null 2>&1 ;;
+		*) dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed" ;;
+	esac
+}
+
+# the parts ("b|c") of @1 ("a,b|c") that are not installed, one a line
+missing_parts() {
+	if [ "$1" = - ]; then return 0; fi
+	for part in $(echo "$1" | tr , ' '); do
+		ok=""
+		for alt in $(echo "$part" | tr '|' ' '); do
+			if installed "$alt"; then ok=1; break; fi
+		done
+		[ -n "$ok" ] || echo "$part"
+	done
+}
+
+# are all the packages of @1 ("a,b|c") installed?
+names_installed() {
+	[ -z "$(missing_parts "$1")" ]
+}
+
+pm_install() {
+	case $FAMILY in
+		fedora) $SUDO dnf install -y -q --setopt=install_weak_deps=False "$@" ;;
+		*) $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+			--no-install-recommends "$@" ;;
+	esac
+}
+
+# every part still missing, one a line (each package once)
+all_missing_parts() {
+	printf '%s\n' "$SEL" | while read -r need key names why; do
+		missing_parts "$names"
+	done | awk '!seen[$0]++'
+}
+
+if [ "$FAMILY" = unknown ]; then
+	echo "deps: not a Debian, Ubuntu, Fedora or RHEL system (no ID in $OS_RELEASE that" \
+		"jtr knows, no dpkg-query or dnf); install these, or their equivalents:" >&2
+	printf '%s\n' "$SEL" | while read -r need key names why; do
+		echo "  $key ($( [ "$need" = R ] && echo required || echo optional)): without it $why" >&2
+	done
+else
+	parts=$(all_missing_parts)
+	if [ -n "$parts" ]; then
+		first=$(for p in $parts; do echo "${p%%|*}"; done)
+		PM=$([ "$FAMILY" = fedora ] && echo "dnf install" || echo "apt-get install")
+		SUDO=none
 		if [ "$(id -u)" -eq 0 ]; then
 			SUDO=""
 		elif command -v sudo >/dev/null 2>&1; then
 			SUDO="sudo"
 		else
-			echo "deps: missing packages:$missing; install them as root:" >&2
-			echo "  apt-get install$missing" >&2
-			exit 2
+			echo "deps: not root and no sudo: install as root:" $PM $first >&2
 		fi
-		echo "deps: installing$missing"
-		# a daemon that a package's postinst would start: not while the deps are
-		# installed (policy-rc.d says no to invoke-rc.d and deb-systemd-invoke), and
-		# not enabled after: tuned would apply its own profile to the machine about
-		# to be measured; the tests start their own tuned and prometheus
+	fi
+	if [ -n "$parts" ] && [ "$SUDO" != none ]; then
+		echo "deps: installing" $first "($FAMILY)"
+		# a daemon that a Debian package's postinst would start: not while the deps
+		# are installed (policy-rc.d says no to invoke-rc.d and deb-systemd-invoke),
+		# and not enabled after (below, on every distribution): tuned would apply its
+		# own profile to the machine about to be measured; the tests start their own
+		# tuned and prometheus
 		quiet=""
 		for d in $NO_START; do
-			case " $missing " in *" $d "*) quiet="$quiet $d" ;; esac
+			n=$(key_names "$d")
+			if [ -n "$n" ] && ! names_installed "$n"; then quiet="$quiet $d"; fi
 		done
-		$SUDO apt-get update -q
 		added_policy=""
-		if [ -n "$quiet" ] && [ ! -e "$POLICY_RC_D" ]; then
-			# gone again however the install ends (an error, Ctrl-C)
-			trap '$SUDO rm -f "$POLICY_RC_D"' EXIT
-			trap 'exit 130' INT TERM HUP
-			printf '#!/bin/sh\n# written by jtr scripts/deps.sh while it installs%s\nexit 101\n' \
-				"$quiet" | $SUDO tee "$POLICY_RC_D" >/dev/null
-			$SUDO chmod 755 "$POLICY_RC_D"
-			added_policy=1
+		if [ "$FAMILY" != fedora ]; then
+			$SUDO apt-get update -q || echo "deps: apt-get update failed; installing from" \
+				"the package lists there are" >&2
+			if [ -n "$quiet" ] && [ ! -e "$POLICY_RC_D" ]; then
+				# gone again however the install ends (an error, Ctrl-C)
+				trap '$SUDO rm -f "$POLICY_RC_D"' EXIT
+				trap 'exit 130' INT TERM HUP
+				printf '#!/bin/sh\n# written by jtr scripts/deps.sh while it installs%s\nexit 101\n' \
+					"$quiet" | $SUDO tee "$POLICY_RC_D" >/dev/null
+				$SUDO chmod 755 "$POLICY_RC_D"
+				added_policy=1
+			fi
 		fi
-		rc=0
-		DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
-			$missing || rc=$?
+		# all at once; if that fails, each missing package alone (the first of its
+		# alternatives that installs)
+		if ! pm_install $first; then
+			for part in $(all_missing_parts); do
+				# an earlier one may have brought it
+				if names_installed "$part"; then continue; fi
+				for alt in $(echo "$part" | tr '|' ' '); do
+					echo "deps: installing $alt alone"
+					if pm_install "$alt"; then break; fi
+				done
+			done
+		fi
 		if [ -n "$added_policy" ]; then
 			$SUDO rm -f "$POLICY_RC_D"
 			trap - EXIT INT TERM HUP
 		fi
-		[ "$rc" -eq 0 ] || exit "$rc"
 		for d in $quiet; do
+			names_installed "$(key_names "$d")" || continue
 			if [ -d "$SYSTEMD_DIR" ] && command -v systemctl >/dev/null 2>&1; then
 				$SUDO systemctl disable --now "$d" >/dev/null 2>&1 || true
 			fi
 			echo "deps: $d installed, its service not started nor enabled (start it with: systemctl enable --now $d)"
 		done
 	fi
-else
-	echo "deps: not a Debian system; make sure these (or their equivalents) are installed:" >&2
-	echo "  $PKGS" >&2
+
+	# the summary: what is still missing and what that takes away
+	lost=$(printf '%s\n' "$SEL" | while read -r need key names why; do
+		names_installed "$names" || echo "$need $names $why"
+	done)
+	if [ -n "$lost" ]; then
+		echo "deps: not installed for make $(echo $TARGETS | sed 's/ / and make /g'):" >&2
+		printf '%s\n' "$lost" | while read -r need names why; do
+			echo "  $(echo "$names" | sed 's/,/ /g; s/|/ or /g') ($( [ "$need" = R ] &&
+				echo required || echo optional)): $why" >&2
+		done
+		req=$(printf '%s\n' "$lost" | awk '$1 == "R" { gsub(/,/, " ", $2); printf " %s", $2 }')
+		if [ -n "$req" ]; then
+			echo "deps: required packages are missing:$req" >&2
+			exit 1
+		fi
+	fi
 fi
+
+case " $TARGETS " in
+	*" bench "* | *" test "*) ;;
+	*) exit 0 ;;    # make run runs on the system python3: no venv
+esac
 
 if [ ! -x "$VENV/bin/python" ] || ! cmp -s requirements-dev.txt "$VENV/.requirements"; then
 	echo "deps: creating $VENV for the Python tests"
@@ -105,6 +279,7 @@ fi
 # --junit: no wheel or Debian package installs it; pytest's sdist ships it, as
 # pytest's own tests validate with it
 XSD="$VENV/share/junit/junit-10.xsd"
+case " $TARGETS " in *" test "*) ;; *) exit 0 ;; esac
 if [ ! -s "$XSD" ]; then
 	PYTEST=$(sed -n 's/^pytest==//p' requirements-dev.txt)
 	SDIST=$(mktemp -d)

@@ -5,9 +5,11 @@ source tree in sight. numpy and matplotlib are extras: without them the
 commands that need them say how to get them."""
 import glob
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 
 import pytest
@@ -68,49 +70,183 @@ def test_the_installed_jtr_works_without_the_source_tree(installed, tmp_path):
     assert p.stderr.count("\n") == 1
 
 
-def _fake_tools(tmp, missing, apt_rc=0):
-    """A PATH whose dpkg-query says @missing are not installed, whose apt-get
-    records what it installs and whether the policy-rc.d file was there, and whose
-    systemctl records its calls."""
-    bin_ = tmp / "bin"
+DEPS = os.path.join(ROOT, "scripts", "deps.sh")
+KREL = os.uname().release
+# what make run must not pull in: the tools of the tests alone
+TEST_ONLY = {"libcmocka-dev", "chromium", "default-jre-headless", "gnuplot-nox",
+             "libhdrhistogram-java", "tuned", "prometheus", "ansible-core", "bpftrace",
+             "python3-venv", "rt-tests", "sockperf"}
+
+
+def _fake_tools(tmp, missing, fail=()):
+    """A PATH whose dpkg-query and rpm say the packages @missing ("*": all) are not
+    installed until the fake apt-get or dnf installs them; the installer records
+    its calls and whether policy-rc.d was there, and fails, installing nothing,
+    when one of its packages is in @fail (as apt-get and dnf do for a name they do
+    not know); systemctl records its calls."""
+    bin_, inst = tmp / "bin", tmp / "installed"
     bin_.mkdir()
+    inst.mkdir()
     log = tmp / "calls.log"
-    tools = {
-        "dpkg-query": 'for a; do pkg=$a; done\n'          # the package: the last word
-                      'for p in %s; do [ "$pkg" = "$p" ] && exit 1; done\n'
-                      'printf "install ok installed"\n' % " ".join(missing),
-        "apt-get": 'if [ "$1" = install ]; then\n'
-                   '  echo "apt-get $* policy=$(test -x "$POLICY_RC_D" && "$POLICY_RC_D"; '
-                   'echo $?)" >> %s\n  exit %d\nfi\n' % (log, apt_rc),
-        "systemctl": 'echo "systemctl $*" >> %s\n' % log,
-    }
+    state = ('for a; do pkg=$a; done\n'          # the package: the last word
+             '[ -e "%s/$pkg" ] && { printf "install ok installed"; exit 0; }\n'
+             'case " %s " in *" $pkg "* | *" * "*) exit 1 ;; esac\n'
+             'printf "install ok installed"\n' % (inst, " ".join(missing)))
+    installer = ('if [ "$1" = install ]; then\n'
+                 '  echo "$(basename "$0") $* policy=$(test -x "$POLICY_RC_D" && '
+                 '"$POLICY_RC_D"; echo $?)" >> %s\n'
+                 '  for a; do case " %s " in *" $a "*) exit 100 ;; esac; done\n'
+                 '  for a; do case $a in install | -*) ;; *) touch "%s/$a" ;; esac; done\n'
+                 'fi\n' % (log, " ".join(fail), inst))
+    tools = {"dpkg-query": state, "rpm": state, "apt-get": installer, "dnf": installer,
+             "systemctl": 'echo "systemctl $*" >> %s\n' % log}
     for name, body in tools.items():
         (bin_ / name).write_text("#!/bin/sh\n" + body)
         (bin_ / name).chmod(0o755)
     return bin_, log
 
 
-@pytest.mark.parametrize("apt_rc", [0, 100])
-def test_deps_installs_daemons_without_starting_or_enabling_them(tmp_path, apt_rc):
+def _deps(tmp, targets, missing, fail=(), os_release="ID=debian\n", policy=None,
+          systemd=None, nobody=False):
+    """scripts/deps.sh @targets with the fake tools, a fake os-release and a venv
+    that is already there (@nobody: as user nobody, with no sudo on its PATH); (its
+    process, the installer's calls, [the packages of each install call])."""
+    if os.geteuid() != 0:
+        pytest.skip("deps.sh installs as root; this run is not root")
+    bin_, log = _fake_tools(tmp, missing, fail)
+    path = "%s:%s" % (bin_, os.environ["PATH"])
+    argv = ["sh", DEPS] + targets
+    if nobody:
+        # the few programs deps.sh runs, and no sudo
+        base = tmp / "base"
+        base.mkdir()
+        for prog in ("sh", "uname", "id", "tr", "awk", "grep", "sed", "cmp", "env", "cat"):
+            os.symlink(shutil.which(prog), base / prog)
+        path = "%s:%s" % (bin_, base)
+        argv = [shutil.which("setpriv"), "--reuid=65534", "--regid=65534",
+                "--clear-groups", "--"] + argv
+    rel = tmp / "os-release"
+    rel.write_text(os_release)
+    venv = tmp / "venv"        # what the venv step checks: nothing to do
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("#!/bin/sh\nexit 1\n")
+    (venv / "bin" / "python").chmod(0o755)
+    shutil.copy(os.path.join(ROOT, "requirements-dev.txt"), venv / ".requirements")
+    (venv / "share" / "junit").mkdir(parents=True)
+    (venv / "share" / "junit" / "junit-10.xsd").write_text("<xs:schema/>\n")
+    env = dict(os.environ, PATH=path, OS_RELEASE=str(rel),
+               POLICY_RC_D=str(policy or tmp / "policy-rc.d"),
+               SYSTEMD_DIR=str(systemd or tmp / "no-systemd"), VENV=str(venv))
+    p = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    calls = log.read_text().splitlines() if log.exists() else []
+    pkgs = [[w for w in c.split()[2:-1] if not w.startswith("-")] for c in calls
+            if not c.startswith("systemctl")]
+    return p, calls, pkgs
+
+
+@pytest.fixture(scope="module")
+def every_target(tmp_path_factory):
+    """{target: (process, packages of its one install call)} with nothing installed."""
+    out = {}
+    for target in ("run", "bench", "test"):
+        p, _, pkgs = _deps(tmp_path_factory.mktemp(target), [target], ["*"])
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert len(pkgs) == 1, pkgs
+        out[target] = (p, set(pkgs[0]))
+    return out
+
+
+def test_make_run_installs_what_jtr_run_needs_and_no_test_tool(every_target):
+    run = every_target["run"][1]
+    assert {"gcc", "make", "libnuma-dev", "python3", "clang", "bpftool", "libbpf-dev",
+            "linux-perf", "python3-numpy"} <= run
+    assert not run & TEST_ONLY, run & TEST_ONLY
+
+
+def test_make_test_installs_the_test_tools_and_bench_its_peers(every_target):
+    run, bench, test = (every_target[t][1] for t in ("run", "bench", "test"))
+    assert run < bench < test
+    assert {"rt-tests", "sockperf", "python3-venv"} <= bench
+    assert not bench & (TEST_ONLY - {"rt-tests", "sockperf", "python3-venv"})
+    assert TEST_ONLY <= test
+    # installed by test, with their services kept off
+    for d in ("tuned", "prometheus"):
+        assert "deps: %s installed, its service not started nor enabled" % d \
+            in every_target["test"][0].stdout
+
+
+@pytest.mark.parametrize("os_release", ["ID=ubuntu\nID_LIKE=debian\n",
+                                        'ID=linuxmint\nID_LIKE="ubuntu debian"\n'])
+@pytest.mark.parametrize("lacks, alone", [
+    # 25.04 on: a bpftool package, and no linux-tools for this kernel: the generic one
+    ("linux-tools-" + KREL, ["bpftool", "linux-tools-common", "linux-tools-" + KREL,
+                             "linux-tools-generic"]),
+    # before: no bpftool package, linux-tools-common has it
+    ("bpftool", ["bpftool", "linux-tools-common", "linux-tools-" + KREL]),
+])
+def test_ubuntu_gets_perf_and_bpftool_from_linux_tools(tmp_path, os_release, lacks, alone):
+    """Ubuntu's perf is in linux-tools-common and the running kernel's linux-tools
+    (linux-tools-generic where that does not exist); bpftool in its own package, or
+    else in linux-tools-common."""
+    tools = ["linux-tools-common", "linux-tools-" + KREL, "linux-tools-generic"]
+    p, calls, pkgs = _deps(tmp_path, ["run"], tools + ["linux-perf", "bpftool", "gcc"],
+                           fail=[lacks], os_release=os_release)
+    assert pkgs[0] == ["gcc", "bpftool", "linux-tools-common", "linux-tools-" + KREL], calls
+    assert all(c.startswith("apt-get install") for c in calls)
+    # then one by one, each alternative in turn
+    assert pkgs[1:] == [["gcc"]] + [[a] for a in alone], calls
+    assert p.returncode == 0 and "not installed" not in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("os_release", ["ID=fedora\n", 'ID="rocky"\nID_LIKE="rhel centos fedora"\n',
+                                        'ID="rhel"\nID_LIKE="fedora"\n'])
+def test_fedora_and_rhel_install_with_dnf_under_their_names(tmp_path, os_release):
+    p, calls, pkgs = _deps(tmp_path, ["test"], ["*"], os_release=os_release)
+    assert p.returncode == 0, p.stderr
+    assert len(calls) == 1 and calls[0].startswith("dnf install -y"), calls
+    assert calls[0].endswith("policy=1"), calls         # no policy-rc.d: not Debian
+    assert {"glibc-devel", "numactl-devel", "libbpf-devel", "elfutils-libelf-devel",
+            "zlib-devel", "perf", "libcmocka-devel", "realtime-tests", "procps-ng",
+            "python3-prometheus_client"} <= set(pkgs[0])
+    assert not {"libnuma-dev", "linux-perf", "libbpf-dev", "python3-venv"} & set(pkgs[0])
+
+
+@pytest.mark.parametrize("bad, rc", [("sockperf", 0), ("gcc", 1)])
+def test_one_missing_package_stops_no_other(tmp_path, bad, rc):
+    """All at once fails on a name the release lacks; then each is installed alone,
+    and the summary says what is missing and what that takes away. The exit status
+    says whether the target can work: make bench runs without sockperf, not
+    without gcc."""
+    p, calls, pkgs = _deps(tmp_path, ["bench"], ["gcc", "rt-tests", "sockperf"], fail=[bad])
+    assert pkgs == [["gcc", "rt-tests", "sockperf"], ["gcc"], ["rt-tests"], ["sockperf"]], \
+        calls
+    assert p.returncode == rc, p.stderr
+    if bad == "sockperf":
+        assert "  sockperf (optional): make bench skips the UDP and TCP comparison with " \
+               "sockperf" in p.stderr
+    else:
+        assert "  gcc (required): nothing is built" in p.stderr
+        assert p.stderr.rstrip().endswith("deps: required packages are missing: gcc")
+    assert "rt-tests" not in p.stderr
+
+
+@pytest.mark.parametrize("fail", [(), ("tuned", "prometheus", "gcc")])
+def test_deps_installs_daemons_without_starting_or_enabling_them(tmp_path, fail):
     """scripts/deps.sh: tuned and prometheus are installed with a policy-rc.d that
     refuses every service start (exit 101) in place, removed afterwards (also when
     apt-get fails), then disabled where systemd runs, and it says so."""
-    if os.geteuid() != 0:
-        pytest.skip("deps.sh installs as root; this run is not root")
-    bin_, log = _fake_tools(tmp_path, ["tuned", "prometheus", "gcc"], apt_rc)
     policy, systemd = tmp_path / "policy-rc.d", tmp_path / "systemd"
     systemd.mkdir()
-    env = dict(os.environ, PATH="%s:%s" % (bin_, os.environ["PATH"]),
-               POLICY_RC_D=str(policy), SYSTEMD_DIR=str(systemd), VENV=sys.prefix)
-    p = subprocess.run(["sh", os.path.join(ROOT, "scripts", "deps.sh")], cwd=ROOT, env=env,
-                       capture_output=True, text=True, timeout=120)
-    calls = log.read_text().splitlines()
-    assert calls[0].startswith("apt-get install -y -q --no-install-recommends gcc tuned "
-                               "prometheus "), calls
-    assert calls[0].endswith("policy=101"), calls       # no service could start
+    p, calls, pkgs = _deps(tmp_path, ["test"], ["tuned", "prometheus", "gcc"], fail,
+                           policy=policy, systemd=systemd)
+    assert pkgs[0] == ["gcc", "tuned", "prometheus"], calls
+    installs = [c for c in calls if not c.startswith("systemctl")]
+    assert all(c.endswith("policy=101") for c in installs), calls  # no service could start
     assert not policy.exists()                          # and the file is gone again
-    if apt_rc:
-        assert p.returncode == apt_rc and not calls[1:], (p.stdout, calls)
+    if fail:
+        assert p.returncode == 1 and len(installs) == 4, (p.stderr, calls)
+        assert not [c for c in calls if c.startswith("systemctl")], calls
+        assert "service not started" not in p.stdout
         return
     assert p.returncode == 0, p.stderr
     assert calls[1:] == ["systemctl disable --now tuned", "systemctl disable --now prometheus"]
@@ -118,21 +254,32 @@ def test_deps_installs_daemons_without_starting_or_enabling_them(tmp_path, apt_r
         assert "deps: %s installed, its service not started nor enabled" % d in p.stdout
 
 
+@pytest.mark.parametrize("missing, rc", [(["gcc", "sockperf"], 1), (["sockperf"], 0)])
+def test_without_root_or_sudo_deps_says_what_to_install(missing, rc):
+    """Not root and no sudo: nothing is installed; deps.sh names the command to run
+    as root, and fails only for a package the target requires."""
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="jtr-deps-"))
+    try:
+        tmp.chmod(0o755)
+        p, calls, _ = _deps(tmp, ["bench"], missing, nobody=True)
+    finally:
+        shutil.rmtree(tmp)
+    assert calls == []
+    assert "deps: not root and no sudo: install as root: apt-get install %s\n" \
+        % " ".join(missing) in p.stderr
+    assert p.returncode == rc, p.stderr
+    assert "  sockperf (optional): make bench skips" in p.stderr
+
+
 def test_deps_leaves_a_policy_it_did_not_write(tmp_path):
     """An existing policy-rc.d (a container's own) is neither replaced nor removed."""
-    if os.geteuid() != 0:
-        pytest.skip("deps.sh installs as root; this run is not root")
-    bin_, log = _fake_tools(tmp_path, ["tuned"])
     policy = tmp_path / "policy-rc.d"
     policy.write_text("#!/bin/sh\nexit 0\n")
     policy.chmod(0o755)
-    env = dict(os.environ, PATH="%s:%s" % (bin_, os.environ["PATH"]),
-               POLICY_RC_D=str(policy), SYSTEMD_DIR=str(tmp_path / "none"), VENV=sys.prefix)
-    p = subprocess.run(["sh", os.path.join(ROOT, "scripts", "deps.sh")], cwd=ROOT, env=env,
-                       capture_output=True, text=True, timeout=120)
+    p, calls, _ = _deps(tmp_path, ["test"], ["tuned"], policy=policy)
     assert p.returncode == 0, p.stderr
     assert policy.read_text() == "#!/bin/sh\nexit 0\n"
-    assert log.read_text().splitlines()[0].endswith("policy=0")
+    assert calls[0].endswith("policy=0")
     assert "deps: tuned installed, its service not started nor enabled" in p.stdout
 
 

@@ -10,6 +10,7 @@ and, where it is bounded, name: the cause's name, at most --names a CPU and
 category (the rest are "other"); no pid label. docs/fleet.md lists them and
 the Grafana dashboard (dashboards/jtr-watch.json) queries them."""
 from ..errors import UsageError
+from ..system import packages
 from ..vocab import WATCH_BOUNDS_NS
 
 try:
@@ -22,9 +23,8 @@ try:
 except ImportError:             # jtr watch says how to get it
     prometheus_client = None
 
-HOW_TO_GET = ("jtr watch serves its metrics with prometheus_client: apt-get install "
-              "python3-prometheus-client (Debian, Ubuntu), dnf install "
-              "python3-prometheus_client (Fedora, RHEL), or pip install prometheus-client")
+HOW_TO_GET = ("jtr watch serves its metrics with prometheus_client: %s"
+              % packages.python_hint("prometheus_client"))
 
 # name (as exposed: counters end in _total), type, labels, help
 FAMILIES = (

@@ -8,8 +8,10 @@ from ..errors import JtrError
 PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))   # .../jtrpy
 SOURCE_TREE = os.path.dirname(os.path.dirname(PACKAGE))   # when PACKAGE is analysis/jtrpy
 IN_SOURCE_TREE = PACKAGE == os.path.join(SOURCE_TREE, "analysis", "jtrpy")
-# make install: PREFIX/lib/jtr/jtrpy, the programs in PREFIX/libexec/jtr and the
-# profiles in PREFIX/share/jtr/tuning-profiles
+# make install (and the Debian package, PREFIX /usr): PREFIX/lib/jtr/jtrpy, the
+# programs in PREFIX/libexec/jtr and the profiles with the jtr-variables.conf
+# template in PREFIX/share/jtr/tuning-profiles (with PREFIX /usr also linked
+# into /usr/lib/tuned, where tuned reads them, which profile_dirs() lists last)
 PREFIX = os.path.dirname(os.path.dirname(os.path.dirname(PACKAGE)))
 
 
@@ -33,7 +35,9 @@ def probe_path(name):
         raise JtrError(
             "the kernel-event tracer jtr-trace is not built (looked in %s): it needs clang, "
             "bpftool and libbpf's headers (Debian: apt-get install clang bpftool libbpf-dev "
-            "libelf-dev zlib1g-dev; Fedora, RHEL: dnf install clang bpftool libbpf-devel "
+            "libelf-dev zlib1g-dev; Ubuntu: the same, with linux-tools-common "
+            "linux-tools-$(uname -r) for bpftool before 25.04; "
+            "Fedora, RHEL: dnf install clang bpftool libbpf-devel "
             "elfutils-libelf-devel), then 'make' in the source tree" % ", ".join(probe_dirs()))
     raise JtrError(
         "the measuring program jtr-%s is not built (looked in %s); run 'make' in the "
@@ -41,16 +45,18 @@ def probe_path(name):
 
 
 def profile_dirs():
-    """Folders searched for <name>/tuned.conf, first match wins: jtr's own, then
-    tuned's."""
+    """Folders searched for <name>/tuned.conf, first match wins: jtr's own (the
+    first is where jtr tune install-profiles copies from), then tuned's."""
     env = os.environ.get("JTR_PROFILE_DIRS")
     if env:
         return [d for d in env.split(":") if d]
     if IN_SOURCE_TREE:
         own = [os.path.join(SOURCE_TREE, "tuning-profiles")]
     else:
-        own = [os.path.join(PACKAGE, "tuning-profiles"),
-               os.path.join(PREFIX, "share", "jtr", "tuning-profiles")]
+        # the wheel's (in the package), else make install's
+        own = [d for d in (os.path.join(PACKAGE, "tuning-profiles"),
+                           os.path.join(PREFIX, "share", "jtr", "tuning-profiles"))
+               if os.path.isdir(d)][:1] or [os.path.join(PACKAGE, "tuning-profiles")]
     return own + ["/etc/tuned", "/usr/lib/tuned"]
 
 

@@ -17,7 +17,7 @@ import signal
 import subprocess
 import time
 
-from ..system import signals
+from ..system import packages, signals
 from ..system.cpus import online_cpus
 from ..system.procs import children_cpu_ns, proc_stat
 from ..values import format_cpulist, parse_cpulist
@@ -52,7 +52,7 @@ def unavailable():
     if os.environ.get("JTR_NO_PERF"):
         return "perf is switched off for this run (JTR_NO_PERF is set)"
     if not perf_path():
-        return "perf is not installed (Debian: apt-get install linux-perf)"
+        return "perf is not installed (%s)" % packages.program_hint("perf")
     return tracefs_ready()
 
 

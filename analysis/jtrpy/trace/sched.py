@@ -13,6 +13,7 @@ import subprocess
 import tempfile
 
 from ..errors import UsageError
+from ..system import packages
 from . import perf
 
 NAME = "sched.data"
@@ -58,8 +59,8 @@ def unavailable():
 def timehist_unavailable():
     """Why perf sched timehist cannot run here, or None."""
     if not perf.perf_path():
-        return ("--cross-check needs perf sched timehist: perf is not installed "
-                "(Debian: apt-get install linux-perf)")
+        return ("--cross-check needs perf sched timehist: perf is not installed (%s)"
+                % packages.program_hint("perf"))
     return None
 
 

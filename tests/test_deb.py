@@ -1,0 +1,438 @@
+"""Packaging: the man pages and bash/zsh completion made from the commands' --help
+(scripts/gen-docs.py: make man, make completion), the RPM spec (dist/jtr.spec),
+and the Debian package (make deb; debian/): built, installed on this machine,
+used by an unprivileged user (jtr --help, man jtr, jtr run), its probes'
+capabilities and tuned's view of its profiles checked, then purged, leaving
+nothing behind."""
+import argparse
+import glob
+import os
+import pwd
+import re
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+from conftest import BIN, ROOT
+
+from jtrpy.cli import main as jtr_main
+
+MAN = os.path.join(ROOT, "build", "man")
+COMP = os.path.join(ROOT, "build", "completion")
+PYTHON_COMMANDS = [(n, w) for n, _, w in jtr_main.COMMANDS if w not in ("exec", None)]
+# the C programs (and the tracer, where it was built: jtr trace without --print)
+PROGRAMS = [n for n, _, w in jtr_main.COMMANDS if w == "exec"] + \
+    (["trace"] if os.path.exists(os.path.join(BIN, "jtr-trace")) else [])
+PAGES = [n for n, _, w in jtr_main.COMMANDS if w is not None]
+
+
+def need(tool, package):
+    """Skip when @tool is missing (scripts/deps.sh installs @package for the tests)."""
+    if not shutil.which(tool):
+        pytest.skip("%s is not installed (apt-get install %s)" % (tool, package))
+
+
+def version():
+    with open(os.path.join(ROOT, "VERSION")) as f:
+        return f.read().strip()
+
+
+def priv_probes():
+    """The Makefile's PRIV_PROBES: the probes install-caps gives capabilities."""
+    with open(os.path.join(ROOT, "Makefile")) as f:
+        return re.search(r"^PRIV_PROBES\s*:=\s*(.*)$", f.read(), re.M).group(1).split()
+
+
+def parser_options(name, where):
+    """{key: option strings} of a Python command's parser: "tune", "tune apply", ..."""
+    module = __import__("jtrpy.commands." + where, fromlist=["make_parser"])
+    out = {}
+
+    def walk(key, parser):
+        out[key] = set(parser._option_string_actions)
+        for a in parser._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for sub, p in a.choices.items():
+                    walk("%s %s" % (key, sub), p)
+    walk(name, module.make_parser("jtr " + name))
+    return out
+
+
+def program_options(name):
+    """The options a C program's --help lists (its entries: '  -d, --duration',
+    '      --threshold')."""
+    text = subprocess.run([os.path.join(BIN, "jtr-" + name), "--help"], stdout=subprocess.PIPE,
+                          text=True, check=True).stdout
+    opts = set()
+    for line in text.splitlines():
+        m = re.match(r"^  (-[\w]), (--[\w-]+)|^      (--[\w-]+)", line)
+        if m:
+            opts |= {o for o in m.groups() if o}
+    return opts
+
+
+@pytest.fixture(scope="module")
+def generated():
+    """make man and make completion, once."""
+    p = subprocess.run(["make", "-s", "-C", ROOT, "--no-print-directory", "man", "completion"],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return MAN, COMP
+
+
+def render(page, width=200):
+    p = subprocess.run(["man", "-l", page], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, MANWIDTH=str(width), MANPAGER="cat", LANG="C"))
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+# ---------------------------------------------------------------- man pages
+
+def test_a_page_per_command_rendering_without_warnings(generated):
+    need("groff", "groff-base")
+    need("man", "man-db")
+    pages = sorted(os.listdir(MAN))
+    assert pages == sorted(["jtr.1"] + ["jtr-%s.1" % n for n in PAGES])
+    for page in pages:
+        path = os.path.join(MAN, page)
+        for dev in ("utf8", "ascii"):
+            p = subprocess.run(["groff", "-man", "-ww", "-z", "-T" + dev, path],
+                               capture_output=True, text=True, timeout=60)
+            assert p.returncode == 0 and p.stderr == "", (page, dev, p.stderr)
+        p = subprocess.run(["man", "--warnings=all", "-l", path], capture_output=True,
+                           text=True, timeout=60, env=dict(os.environ, MANPAGER="cat"))
+        assert p.returncode == 0 and p.stderr == "", (page, p.stderr)
+
+
+def test_the_pages_say_what_help_says(generated):
+    need("man", "man-db")
+    top = render(os.path.join(MAN, "jtr.1"))
+    assert "jtr - measure a CPU's jitter" in top
+    for name in PAGES:
+        assert "jtr-%s(1)" % name in top, name
+    for name in PROGRAMS:
+        text = render(os.path.join(MAN, "jtr-%s.1" % name))
+        assert text.startswith("JTR-%s(1)" % name.upper())
+        missing = [o for o in program_options(name) if o not in text]
+        assert not missing, (name, missing)
+    for name, where in PYTHON_COMMANDS:
+        text = render(os.path.join(MAN, "jtr-%s.1" % name))
+        for key, opts in parser_options(name, where).items():
+            missing = [o for o in opts if o not in text]
+            assert not missing, (key, missing)
+    tune = render(os.path.join(MAN, "jtr-tune.1"))
+    assert "JTR TUNE APPLY" in tune and "--auto-revert DUR" in tune
+
+
+# ---------------------------------------------------------------- completion
+
+def bash_complete(cases):
+    """COMPREPLY of the bash completion for each command line of @cases (the last
+    word is the one completed), one bash for all."""
+    script = ["source %s" % os.path.join(COMP, "jtr")]
+    for words in cases:
+        script.append("COMP_WORDS=(%s); COMP_CWORD=%d; COMPREPLY=(); _jtr; "
+                      "printf '%%s\\n' \"${COMPREPLY[*]}\"" % (" ".join("'%s'" % w for w in words),
+                                                     len(words) - 1))
+    p = subprocess.run(["bash", "--norc", "-c", "\n".join(script)], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    out = p.stdout.split("\n")[:-1]
+    assert len(out) == len(cases)
+    return [line.split() for line in out]
+
+
+def test_bash_completes_commands_options_and_files(generated, tmp_path):
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "afile").write_text("")
+    cases = [
+        (["jtr", "ru"], ["run"]),
+        (["jtr", "run", "--du"], ["--duration"]),            # gap's, jtr run's default probe
+        (["jtr", "run", "ping", "--tr"], ["--trace-buffer", "--transport"]),
+        (["jtr", "run", "w"], ["wake"]),
+        (["jtr", "tune", "ap"], ["apply"]),
+        (["jtr", "tune", "apply", "--dr"], ["--dry-run"]),
+        (["jtr", "help", "comp"], ["compare"]),
+        (["jtr", "ab", "jtr-latency", "--", "pi"], ["ping"]),
+        (["jtr", "gap", "-o", str(tmp_path) + "/a"], [str(tmp_path / "adir")]),   # -o DIR
+        (["jtr", "compare", str(tmp_path) + "/a"],
+         [str(tmp_path / "adir"), str(tmp_path / "afile")]),
+        (["jtr", "gap", "-d", ""], []),                      # a duration: no files
+    ]
+    got = bash_complete([c for c, _ in cases])
+    for (words, want), reply in zip(cases, got):
+        assert sorted(reply) == sorted(want), (words, reply)
+    # every option of every command completes
+    cases = []
+    for name, where in PYTHON_COMMANDS:
+        for key, opts in parser_options(name, where).items():
+            cases += [(key.split() + [o], o) for o in sorted(opts)]
+    for name in PROGRAMS:
+        cases += [([name, o], o) for o in sorted(program_options(name))]
+    got = bash_complete([["jtr"] + words for words, _ in cases])
+    missing = [" ".join(w) for (w, o), reply in zip(cases, got) if o not in reply]
+    assert not missing, missing
+
+
+def test_zsh_completion_parses_and_completes(generated):
+    need("zsh", "zsh")
+    path = os.path.join(COMP, "_jtr")
+    p = subprocess.run(["zsh", "-n", path], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    # zsh's completion functions stubbed to print what they were given
+    stubs = r"""
+_describe() { shift 3; local a=$1; print -r -- "${(P)a}" }
+compadd() { [[ $1 == -a ]] && print -r -- "${(P)2}" || print -r -- "$@" }
+_files() { print -r -- "_files $*" }
+_message() { print -r -- "_message $*" }
+c() { words=("$@"); CURRENT=$#words; PREFIX=$words[CURRENT]; source %s }
+""" % path
+    lines = ["c jtr ru", "c jtr run --du", "c jtr tune ap", "c jtr tune apply --dr",
+             "c jtr gap -o /tm", "c jtr gap -d 1"]
+    p = subprocess.run(["zsh", "-f", "-c", stubs + "\n".join(lines)], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    out = p.stdout.split("\n")
+    assert "run:measure with any probe" in out[0]
+    assert re.search(r"(^| )--duration:how long", out[1]) and "--no-trace:" in out[1]
+    assert "apply:check every value" in out[2]
+    assert "--dry-run:print the plan" in out[3]
+    assert out[4:6] == ["_files -/", "_message value"]
+
+
+# ---------------------------------------------------------------- RPM spec, versions
+
+def test_the_rpm_spec_parses():
+    need("rpmspec", "rpm")
+    p = subprocess.run(["rpmspec", "-P", os.path.join(ROOT, "dist", "jtr.spec")],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert re.search(r"^Version:\s+%s$" % re.escape(version()), p.stdout, re.M)
+    for probe in priv_probes():
+        assert "%%caps(cap_sys_nice,cap_ipc_lock=ep) /usr/libexec/jtr/jtr-%s\n" % probe \
+            in p.stdout
+    assert "%config(noreplace) /etc/tuned/jtr-variables.conf" in p.stdout
+
+
+def test_the_package_versions_are_the_version_file():
+    with open(os.path.join(ROOT, "debian", "changelog")) as f:
+        assert f.readline().startswith("jtr (%s) " % version())
+    with open(os.path.join(ROOT, "debian", "postinst")) as f:
+        assert re.search(r'^PROBES="(.*)"$', f.read(), re.M).group(1).split() == priv_probes()
+
+
+# ---------------------------------------------------------------- the Debian package
+
+TUNED_LINKS = ["/usr/lib/tuned/" + os.path.basename(d) for d in
+               sorted(glob.glob(os.path.join(ROOT, "tuning-profiles", "jtr-*")))
+               if os.path.isdir(d)]
+PKG_PATHS = ["/usr/bin/jtr", "/usr/libexec/jtr", "/usr/lib/jtr", "/usr/share/jtr"] + TUNED_LINKS
+VARIABLES = "/etc/tuned/jtr-variables.conf"
+
+
+def dpkg_status(pkg="jtr"):
+    p = subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg], capture_output=True, text=True)
+    return p.stdout if p.returncode == 0 else ""
+
+
+def purge():
+    return subprocess.run(["dpkg", "--purge", "jtr"], capture_output=True, text=True,
+                          timeout=300, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+
+
+@pytest.fixture(scope="module")
+def deb():
+    """make deb, then the package installed, and a user to run it; purged and the
+    user removed afterwards, whatever the tests found."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root: it installs a package and adds a user")
+    for tool, pkg in (("dpkg-buildpackage", "dpkg-dev"), ("dh", "debhelper"),
+                      ("dh_python3", "dh-python"), ("man", "man-db")):
+        need(tool, pkg)
+    if dpkg_status().startswith("install"):
+        pytest.skip("the jtr package is installed on this machine; the test would remove it")
+    there = [p for p in PKG_PATHS if os.path.lexists(p)]
+    if there:
+        pytest.skip("%s: a jtr is installed under /usr already (make install PREFIX=/usr?); "
+                    "the package would replace it" % ", ".join(there))
+    saved = None
+    if os.path.exists(VARIABLES):
+        with open(VARIABLES) as f:
+            saved = f.read()
+    p = subprocess.run(["make", "-C", ROOT, "--no-print-directory", "deb"], capture_output=True,
+                       text=True, timeout=900,
+                       # the C unit tests run in make test already; no debug
+                       # package, and gzip is quicker than xz
+                       env=dict(os.environ, DEB_BUILD_OPTIONS="nocheck noautodbgsym",
+                                DPKG_DEB_COMPRESSOR_TYPE="gzip"))
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    (path,) = glob.glob(os.path.join(ROOT, "build", "jtr_%s_*.deb" % version()))
+    name = "jtrdeb%d" % os.getpid()
+    subprocess.run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", name], check=True)
+    home = tempfile.mkdtemp(prefix="jtr-deb-", dir="/tmp")
+    pw = pwd.getpwnam(name)
+    os.chown(home, pw.pw_uid, pw.pw_gid)
+    try:
+        # an /etc/tuned/jtr-variables.conf that is there already is kept
+        p = subprocess.run(["dpkg", "-i", "--force-confdef", "--force-confold", path],
+                           capture_output=True, text=True, timeout=300,
+                           env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+        assert p.returncode == 0, p.stdout + p.stderr
+        files = subprocess.run(["dpkg", "-L", "jtr"], capture_output=True, text=True,
+                               check=True).stdout.split("\n")
+        yield {"deb": path, "user": pw, "home": home,
+               "files": [f for f in files if f and f != "/."],
+               "saved_variables": saved}
+    finally:
+        if dpkg_status():
+            purge()
+        subprocess.run(["userdel", "-f", name], check=False)
+        shutil.rmtree(home, ignore_errors=True)
+        if saved is not None and not os.path.exists(VARIABLES):
+            with open(VARIABLES, "w") as f:
+                f.write(saved)
+
+
+def as_user(deb, argv, **env):
+    pw = deb["user"]
+    e = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": deb["home"]}
+    e.update(env)
+    return subprocess.run(["setpriv", "--reuid=%d" % pw.pw_uid, "--regid=%d" % pw.pw_gid,
+                           "--clear-groups", "--"] + argv, cwd=deb["home"], env=e,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_the_package_puts_each_file_in_its_place(deb):
+    files = set(deb["files"])
+    for path in ["/usr/bin/jtr", "/usr/libexec/jtr/jtr-gap", "/usr/lib/jtr/jtrpy/cli/main.py",
+                 "/usr/share/man/man1/jtr.1.gz", "/usr/share/man/man1/jtr-run.1.gz",
+                 "/usr/share/bash-completion/completions/jtr",
+                 "/usr/share/zsh/vendor-completions/_jtr",
+                 "/usr/share/doc/jtr/result-format.md", "/usr/share/doc/jtr/README.md",
+                 "/usr/share/jtr/schemas/result.schema.json",
+                 "/usr/share/jtr/bpftrace/irqs.bt",
+                 "/usr/share/jtr/tuning-profiles/jtr-latency/tuned.conf",
+                 "/usr/lib/tuned/jtr-latency", VARIABLES]:
+        assert path in files, path
+    assert os.path.realpath("/usr/lib/tuned/jtr-latency") == \
+        "/usr/share/jtr/tuning-profiles/jtr-latency"
+    info = subprocess.run(["dpkg-deb", "-f", deb["deb"], "Depends"], capture_output=True,
+                          text=True, check=True).stdout
+    for dep in ("python3-numpy", "python3-matplotlib", "libnuma1", "libcap2-bin"):
+        assert dep in info, info
+    conffiles = subprocess.run(["dpkg-query", "-W", "-f=${Conffiles}", "jtr"],
+                               capture_output=True, text=True, check=True).stdout
+    assert VARIABLES in conffiles
+
+
+def test_a_user_runs_help_man_and_a_measurement(deb):
+    p = as_user(deb, ["jtr", "--help"])
+    assert p.returncode == 0 and p.stdout.startswith("usage: jtr "), p.stderr
+    p = as_user(deb, ["man", "jtr"], MANPAGER="cat", MANWIDTH="200")
+    assert p.returncode == 0 and "jtr-run(1)" in p.stdout, p.stderr
+    p = as_user(deb, ["man", "jtr-gap"], MANPAGER="cat", MANWIDTH="200")
+    assert p.returncode == 0 and "--max-outliers N" in p.stdout, p.stderr
+    out = os.path.join(deb["home"], "r")
+    p = as_user(deb, ["jtr", "run", "--no-trace", "-d", "1", "-o", out])
+    assert p.returncode == 0, p.stderr
+    assert "results: %s/" % out in p.stdout
+    for f in ("result.json", "summary.txt"):
+        assert os.stat(os.path.join(out, f)).st_uid == deb["user"].pw_uid
+    p = as_user(deb, ["jtr", "tune", "list"])
+    assert p.returncode == 0 and "jtr-isolate" in p.stdout, p.stderr
+
+
+def capable():
+    """The probes that have cap_sys_nice and cap_ipc_lock."""
+    out = set()
+    for prog in glob.glob("/usr/libexec/jtr/jtr-*"):
+        caps = subprocess.run(["getcap", prog], capture_output=True, text=True).stdout
+        if "cap_ipc_lock,cap_sys_nice=ep" in caps:
+            out.add(os.path.basename(prog)[4:])
+    return out
+
+
+def reconfigure(caps):
+    """Answer the debconf question jtr/probe-caps and run the postinst again."""
+    subprocess.run(["debconf-set-selections"], input="jtr jtr/probe-caps boolean %s\n" % (
+        "true" if caps else "false"), text=True, check=True)
+    p = subprocess.run(["dpkg-reconfigure", "jtr"], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_the_privileged_probes_carry_their_capabilities(deb):
+    """By default (jtr/probe-caps true) the probes of make install-caps get their
+    capabilities, and a user runs them at SCHED_FIFO; answered no, they lose them."""
+    installed = {os.path.basename(p)[4:] for p in glob.glob("/usr/libexec/jtr/jtr-*")}
+    assert set(priv_probes()) <= installed
+    assert capable() == set(priv_probes())
+    fifo = ["jtr", "gap", "-f", "10", "-d", "200ms", "-q", "-o"]
+    p = as_user(deb, fifo + [os.path.join(deb["home"], "fifo")])
+    assert p.returncode == 0, p.stderr
+    try:
+        reconfigure(False)
+        assert capable() == set()
+        p = as_user(deb, fifo + [os.path.join(deb["home"], "nofifo")])
+        assert p.returncode == 2 and "cannot use SCHED_FIFO" in p.stderr, p.stderr
+    finally:
+        reconfigure(True)
+    assert capable() == set(priv_probes())
+
+
+def test_tuned_finds_the_profiles_and_their_variables(deb):
+    need("tuned-adm", "tuned")
+    # tuned-adm list reads the profile folders itself; without the daemon it says
+    # so on the way and lists them all the same
+    p = subprocess.run(["tuned-adm", "list"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    for d in TUNED_LINKS:
+        assert re.search(r"^- %s\s+- jtr " % os.path.basename(d), p.stdout, re.M), p.stdout
+    # tuned's own loader, from its own folders: jtr-isolate's include of the
+    # variables file resolves (isolated_cores as the template says)
+    code = r"""
+import tuned.consts as c, tuned.profiles as P
+from tuned.profiles.locator import Locator
+from tuned.profiles.variables import Variables
+from tuned.utils.global_config import GlobalConfig
+v = Variables()
+P.Loader(Locator(c.LOAD_DIRECTORIES), P.Factory(), P.Merger(), GlobalConfig(), v).load(
+    ["jtr-isolate"])
+print(v.expand("${isolated_cores}"))
+"""
+    p = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    with open(os.path.join(ROOT, "tuning-profiles", "jtr-variables.conf")) as f:
+        template = re.search(r"^isolated_cores=(.*)$", f.read(), re.M).group(1)
+    if deb["saved_variables"] is None:
+        assert p.stdout.strip() == template
+
+
+def test_install_profiles_copies_from_the_installed_profiles(deb, tmp_path):
+    p = subprocess.run(["/usr/bin/jtr", "tune", "install-profiles", "--dir", str(tmp_path)],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    with open("/usr/share/jtr/tuning-profiles/jtr-latency/tuned.conf") as f:
+        assert (tmp_path / "jtr-latency" / "tuned.conf").read_text() == f.read()
+    assert (tmp_path / "jtr-variables.conf").is_file()
+
+
+def test_purge_leaves_nothing_behind(deb):
+    p = purge()
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert dpkg_status() == ""
+    left = [f for f in deb["files"] if os.path.lexists(f)]
+    # what remains is only folders other packages own (/usr/share/man/man1, ...)
+    for f in left:
+        assert os.path.isdir(f) and not os.path.islink(f), f
+        owner = subprocess.run(["dpkg", "-S", f], capture_output=True, text=True)
+        assert owner.returncode == 0, "%s: left behind, owned by no package" % f
+    for f in PKG_PATHS:
+        assert not os.path.lexists(f), f
+    if deb["saved_variables"] is None:
+        assert not os.path.exists(VARIABLES)
+    p = subprocess.run(["debconf-show", "jtr"], capture_output=True, text=True)
+    assert p.stdout.strip() == ""       # the question jtr/probe-caps is gone too
