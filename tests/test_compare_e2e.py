@@ -4,12 +4,17 @@ three runs are three quantities: compare, ls and export take one, never the thre
 pooled, and --quantity another."""
 import json
 import os
+import re
 import sys
 
 import jsonschema
 import pytest
+from browser import see
 from conftest import ROOT, load, run_jtr
 from test_transports import pingpong
+
+from jtrpy.render import compare_plots, plots
+from jtrpy.units import fmt_ns
 
 PCTS = ["50", "90", "99", "99.9", "99.99", "99.999"]
 # ./jtr runs on the python3 first on PATH; compare needs numpy, which the test
@@ -203,3 +208,135 @@ def test_ping_in_ls_and_export(ping_result):
                check=True).stdout
     loops = [line for line in prom.splitlines() if line.startswith("jtr_loop_seconds{")]
     assert len(loops) == len(PCTS) and all('quantity="rtt_from_send"' in x for x in loops)
+
+
+# --- the comparison page as a person sees it (headless Chromium) -------------------
+
+RAW_FLOAT = re.compile(r"(?<![\w.])\d+\.\d{5,}")    # "-0.324037": JSON's spelling, not people's
+
+
+def attributed(src, dst, causes):
+    """A copy of the real result @src with an attribution of @causes
+    [(category, name, ns)] over its duration."""
+    r = load(src)
+    dur = r["runs"][0]["duration_ns"]
+    total = sum(ns for _, _, ns in causes) or 1
+    r["attribution"] = {
+        "outliers": {"count": 10, "total_ns": total, "traced_ns": total, "duration_ns": dur},
+        "tracer": {"backend": "ebpf", "events": 100, "dropped": 0},
+        "causes": [{"category": cat, "name": name, "count": 5, "primary_count": 5,
+                    "total_ns": ns, "share": ns / total, "p50_ns": 2000, "max_ns": 9000,
+                    "per_s": 5 / (dur / 1e9)} for cat, name, ns in causes],
+        "worst": [], "warnings": []}
+    os.makedirs(dst)
+    with open(os.path.join(dst, "result.json"), "w") as f:
+        json.dump(r, f)
+    return r
+
+
+@pytest.fixture(scope="module")
+def pages(two_runs, tmp_path_factory):
+    """The page of the two real gap runs, with causes added (B: a task took 40 ms
+    of each second), seen in Chromium; and of an oslat import against a gap run."""
+    d = tmp_path_factory.mktemp("pages")
+    attributed(two_runs / "before", d / "quiet", [("timer tick", "local timer", 4_000_000),
+                                                   ("no kernel event", "VM exits", 9_000_000)])
+    attributed(two_runs / "after", d / "noisy", [("timer tick", "local timer", 4_000_000),
+                                                  ("no kernel event", "VM exits", 9_000_000),
+                                                  ("task preemption", "noisy (prio 120)",
+                                                   40_000_000)])
+    jtr("report", "-o", d / "rep", d / "quiet", d / "noisy", check=True, timeout=120)
+    osl = {"file_version": 1, "cmdline:": "oslat --cpu-list 0 -D 1",
+           "start_time": "Sun, 22 Nov 2026 07:42:21 +0000",
+           "end_time": "Sun, 22 Nov 2026 07:42:22 +0000",
+           "sysinfo": {"nodename": "vm", "release": "6.1", "version": "#1", "machine": "x86_64"},
+           "thread": {"0": {"cpu": 0, "freq": 2600, "min": 1, "avg": 1.0, "max": 40,
+                            "duration": 1.0, "histogram": {"1": 900000, "2": 900, "5": 20,
+                                                           "33": 2}}}}
+    (d / "oslat.json").write_text(json.dumps(osl))
+    jtr("import", "-o", d / "os", d / "oslat.json", check=True)
+    jtr("report", "-o", d / "rep-os", d / "os", two_runs / "before", check=True, timeout=120)
+    return {"d": d, "seen": see(d / "rep" / "report.html", d / "seen"),
+            "seen_os": see(d / "rep-os" / "report.html", d / "seen-os")}
+
+
+def test_page_verdict_first_and_numbers_for_people(pages, two_runs):
+    seen = pages["seen"]
+    lines = [x for x in seen.text.splitlines() if x.strip()]
+    c = json.loads(jtr("compare", "--json", pages["d"] / "quiet", pages["d"] / "noisy",
+                       check=True).stdout)
+    assert lines[0] == "jtr report: quiet vs noisy"
+    assert lines[1] == "Verdict: %s" % c["verdict"]
+    # the decided metrics (or why none) and the suggestion of 1 s runs follow it
+    assert "are each one run shorter than 10 s" in seen.words()
+    assert not RAW_FLOAT.search(seen.text), RAW_FLOAT.search(seen.text).group(0)
+    # the table once, in people's units, with the CI written out
+    words = seen.words()
+    m = {x["name"]: x for x in c["metrics"]}
+    assert words.count("p99.99 (key)") == 1
+    assert "p99.99 (key) %s %s" % (fmt_ns(m["p99.99"]["a"]), fmt_ns(m["p99.99"]["b"])) in words
+    assert "%.3f %%" % m["time lost"]["a"] in words
+    assert words.count("95 % CI of B-A") == 1
+    # the host table once: both hostnames in one row
+    host = load(two_runs / "before")["host"]["hostname"]
+    assert words.count("hostname %s %s" % (host, host)) == 1
+
+
+def test_page_ccdf_shows_both_sides_to_their_max(pages, two_runs):
+    words = pages["seen"].words()
+    for tag, name, src in (("A", "quiet", "before"), ("B", "noisy", "after")):
+        mx = load(two_runs / src)["runs"][0]["max_ns"]
+        assert "%s: %s, max %s" % (tag, name, plots.tick_ns(mx)) in words
+    # both lines drawn: the side colours are on the screen
+    px = pages["seen"].pixels.reshape(-1, 3).astype(int)
+    for colour in plots.SIDE_COLOURS:
+        rgb = [int(colour[i:i + 2], 16) for i in (1, 3, 5)]
+        assert (abs(px - rgb).max(axis=1) < 12).sum() > 200, colour
+
+
+def test_page_delta_chart_names_the_cause_that_changed(pages):
+    words = pages["seen"].words()
+    c = json.loads(jtr("compare", "--json", pages["d"] / "quiet", pages["d"] / "noisy",
+                       check=True).stdout)
+    row = c["causes"][0]
+    assert row["name"] == "noisy (prio 120)" and row["a_ns_per_s"] == 0
+    chart = words[words.index("What changed per cause"):]
+    # the largest change first, B's 40 ms of each second against A's none
+    first = chart.index("task preemption: noisy (prio 120) A 0/s, B %s"
+                        % compare_plots.per_s(row["b_ns_per_s"]))
+    assert first < chart.index("timer tick: local timer")
+    assert compare_plots.signed_per_s(row["diff_ns_per_s"]) in chart
+    assert compare_plots.signed_per_s(row["diff_ns_per_s"]).startswith("+40.0")
+    assert "B - A: time lost per second of run" in words
+    # A | B: each side's own summary beside the other's
+    assert "A: quiet" in words and "B: noisy" in words
+
+
+def test_page_gap_against_oslat_is_not_comparable(pages, two_runs):
+    c = json.loads(jtr("compare", "--json", pages["d"] / "os", two_runs / "before",
+                       check=True).stdout)
+    assert c["verdict"] == "not comparable" and not c["comparable"]
+    assert c["a"]["resolution_ns"] == 1000 and c["b"]["resolution_ns"] < 100
+    p = jtr("compare", pages["d"] / "os", two_runs / "before", check=True)
+    assert p.stdout.splitlines()[-1].startswith(
+        "verdict: not comparable: different resolutions: A's values come in steps of 1.0 us "
+        "(imported from oslat, which counts whole microseconds), B's of ")
+    words = pages["seen_os"].words()
+    lines = [x for x in pages["seen_os"].text.splitlines() if x.strip()]
+    assert lines[1] == "Verdict: not comparable"
+    assert "A's values come in steps of 1.0 us" in words and "the numbers below are " \
+        "shown, not judged" in words
+    # the numbers are there, no row judged
+    assert "p50 (key)" not in words and "p50 1.0 us" in words
+    assert " better " not in words and " worse " not in words
+
+
+def test_min_effect_options(two_runs):
+    a, b = two_runs / "before", two_runs / "after"
+    strict = json.loads(jtr("compare", "--json", "--min-effect", "1ms", a, b,
+                            check=True).stdout)
+    assert strict["method"]["min_effect_ns"] == 10 ** 6
+    assert strict["verdict"] in ("no significant change", "no practical difference")
+    assert all(m["change"] is None for m in strict["metrics"] if m["unit"] == "ns")
+    p = jtr("compare", "--min-effect", "soon", a, b)
+    assert p.returncode == 2 and p.stderr.startswith("jtr compare: --min-effect soon")

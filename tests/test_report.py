@@ -1,19 +1,24 @@
 """jtr report: the HTML page and its PNGs, on real short gap runs and on synthetic
-results (attribution, warnings); the numbers on the page are those of result.json;
-the page renders in headless Chromium."""
+results (attribution, warnings); the raw numbers on the page are those of
+result.json; the page as headless Chromium shows it (browser.py): the summary
+at the top in people's units, the spectrum to the maximum, every outlier
+coloured by its cause."""
+import collections
 import copy
 import html.parser
 import json
 import os
-import shutil
-import subprocess
+import re
+import time
 
+import browser
 import pytest
-from conftest import load, run_jtr
+from conftest import load, need_tracing, run_jtr
 
 from jtrpy.results import hist
 from jtrpy.results.result import PERCENTILE_KEYS
 from jtrpy.system.files import dumps_json as dumps_result
+from jtrpy.units import fmt_ns
 
 
 class Page(html.parser.HTMLParser):
@@ -21,10 +26,12 @@ class Page(html.parser.HTMLParser):
 
     def __init__(self):
         super().__init__()
-        self.rows, self.imgs, self.text = [], [], []
+        self.rows, self.imgs, self.text, self.svgs = [], [], [], 0
         self._row = self._cell = None
 
     def handle_starttag(self, tag, attrs):
+        if tag == "svg":
+            self.svgs += 1
         if tag == "tr":
             self._row = []
         elif tag in ("td", "th"):
@@ -101,36 +108,35 @@ def test_real_run(gaps):
     for n in ("histogram", "percentiles"):
         assert_png(os.path.join(rep, n + ".png"))
     page = parse(os.path.join(rep, "report.html"))
-    assert len(page.imgs) == 2
-    assert all(i["src"].startswith("data:image/png;base64,") for i in page.imgs)
+    assert (len(page.imgs), page.svgs) == (0, 2)      # spectrum and histogram, inline SVG
     assert_numbers(page, load(gaps[0]))
     assert field(page, "hostname") == [load(gaps[0])["host"]["hostname"]]
     assert "none active" in "".join(page.text)
 
 
 def test_real_pair_compare(gaps, tmp_path):
+    """Two results make the comparison page (tests/test_compare_e2e.py looks at it
+    in a browser): its files, and jtr compare's verdict on it."""
     out = tmp_path / "cmp"
     run_jtr("report", "-o", out, gaps[0], gaps[1], check=True)
-    assert sorted(os.listdir(out)) == ["a.gp", "a.txt", "b.gp", "b.txt", "histogram.png",
-                                       "percentiles.png", "plot_a_v_b-1.png", "report.html"]
-    for n in ("histogram", "percentiles", "plot_a_v_b-1"):
+    assert sorted(os.listdir(out)) == ["a.gp", "a.txt", "b.gp", "b.txt", "ccdf.png",
+                                       "plot_a_v_b-1.png", "report.html"]
+    for n in ("ccdf", "plot_a_v_b-1"):
         assert_png(out / (n + ".png"))
     page = parse(out / "report.html")
-    for g in gaps:
-        assert_numbers(page, load(g))
     c = json.loads(run_jtr("compare", "--json", gaps[0], gaps[1], check=True).stdout)
-    rows = {r[0]: r for r in page.rows if len(r) == 7 and r[0] in
-            [m["name"] for m in c["metrics"]]}
-    for m in c["metrics"]:
-        assert rows[m["name"]][2:5] == [json.dumps(m["a"]), json.dumps(m["b"]),
-                                        json.dumps(m["diff"])]
-    assert ("verdict: " + c["verdict_text"]) in "".join(page.text)
+    text = " ".join("".join(page.text).split())
+    assert "Verdict: " + c["verdict"] in text
+    for s in c["suggestions"]:
+        assert s in text
 
 
 # --- synthetic results ---------------------------------------------------------
 
-def synthetic(folder, attributed=True, warn=True):
-    """A one-CPU gap result with a histogram, outliers.csv and an attribution."""
+def synthetic(folder, attributed=True, warn=True, each=True):
+    """A one-CPU gap result with a histogram, outliers.csv and an attribution
+    (with each outlier's category unless @each is False: as attributed before
+    jtr kept them)."""
     bits = 7
     values = {30: 900000, 31: 90000, 40: 9000, 2000: 50, 15000: 10, 250000: 2}
     idx = {}
@@ -194,6 +200,9 @@ def synthetic(folder, attributed=True, warn=True):
                       for j, (s, n) in enumerate(sorted(outl, key=lambda x: -x[1])[:5])],
             "warnings": ["7 events dropped"] if warn else [],
         }
+        if each:    # outlier k: category k % 3, in outliers.csv's order
+            r["attribution"]["per_outlier"] = {"categories": [c for c, _ in cats],
+                                               "main": "012" * 20 + "01"}
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "result.json"), "w") as f:
         f.write(dumps_result(r) + "\n")
@@ -212,7 +221,7 @@ def test_synthetic_attributed(tmp_path):
     for n in ("histogram", "percentiles", "timeline", "causes"):
         assert_png(rep / (n + ".png"))
     page = parse(rep / "report.html")
-    assert len(page.imgs) == 4
+    assert (len(page.imgs), page.svgs) == (0, 4)
     assert_numbers(page, r)
     text = "".join(page.text)
     for w in ("RT throttling is enabled", "virtualised host (hypervisor KVMKVMKVM)",
@@ -222,10 +231,13 @@ def test_synthetic_attributed(tmp_path):
     causes = [row for row in page.rows if len(row) == 9 and row[0] != "category"]
     assert [(c[0], c[1], c[4]) for c in causes] == [
         (c["category"], c["name"], json.dumps(c["total_ns"])) for c in r["attribution"]["causes"]]
+    # and for people: 50.0 % and 300.0 us of the timer tick
+    assert ["timer tick", "local timer", "50.0 %", "300.0 us", "20", "250.0 us", "20.0"] in \
+        page.rows
     assert field(page, "rt_throttling.runtime_us") == ["950000"]
     assert field(page, "duration_ns") == ["1000000000", "1000000000"]  # params, run
     # the tracer's backend and cost; no hardware counters in this one
-    assert "tracer: ebpf backend, 1234 events, 7 dropped" in text
+    assert "tracer: eBPF (jtr trace), 1,234 events, 7 dropped" in text
     assert ("Tracer cost: BPF programs 600.0 us in the kernel (1500 runs, 400 ns each, on all "
             "CPUs); the tracer process 2.50 ms CPU while tracing (0.25 % of CPU 0), 40.00 ms "
             "to start") in text
@@ -244,25 +256,33 @@ def test_hardware_counters_in_the_report(tmp_path):
 
 
 def test_synthetic_pair_and_no_warnings(tmp_path):
+    """An attributed result against one that is not: both sides' summaries with
+    their numbers for people; the per-cause chart is refused, with why."""
     a = synthetic(tmp_path / "a", attributed=False, warn=False)
     b = synthetic(tmp_path / "b")
     run_jtr("report", "-o", tmp_path / "o", tmp_path / "a", tmp_path / "b", check=True)
     files = sorted(os.listdir(tmp_path / "o"))
-    assert files == ["a.gp", "a.txt", "b.gp", "b.txt", "causes-b.png", "histogram.png",
-                     "percentiles.png", "plot_a_v_b-1.png", "report.html", "timeline-b.png"]
-    page = parse(tmp_path / "o" / "report.html")
-    assert_numbers(page, a)
-    assert_numbers(page, b)
-    assert "Comparison (jtr compare)" in "".join(page.text)
+    assert files == ["a.gp", "a.txt", "b.gp", "b.txt", "ccdf.png", "plot_a_v_b-1.png",
+                     "report.html"]
+    text = " ".join("".join(parse(tmp_path / "o" / "report.html").text).split())
+    for r in (a, b):
+        run = r["runs"][0]
+        assert "max" + fmt_ns(run["max_ns"]).replace(" ", "") in text.replace(" ", "")
+    assert "Not compared: A not attributed" in text
 
 
 def test_spectrum_meets_the_result_percentiles(tmp_path):
+    """The spectrum passes through the result's percentiles and ends at its
+    maximum, at x = the sample count (the percentile of the largest sample)."""
     from jtrpy.render import plots as report
     r = synthetic(tmp_path / "s")
     run = r["runs"][0]
     pts = report.spectrum(run["histogram"]["buckets"], run["min_ns"], run["max_ns"])
     assert pts[0][1] == run["percentiles_ns"]["50"]
-    assert pts[-1][1] == run["percentiles_ns"]["99.999"]
+    at = dict(pts)
+    for k in ("99.9", "99.99", "99.999"):
+        assert at[report.mark_x(float(k))] == run["percentiles_ns"][k], k
+    assert pts[-1] == (run["samples"], run["max_ns"])
     assert all(x1 <= x2 and v1 <= v2 for (x1, v1), (x2, v2) in zip(pts, pts[1:]))
 
 
@@ -423,31 +443,176 @@ def test_help():
     assert "report" in run_jtr("--help").stdout
 
 
-# --- headless Chromium ---------------------------------------------------------------
+# --- what a person sees: the page in headless Chromium ---------------------------
 
-def test_renders_in_chromium(tmp_path):
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    if not exe:
-        pytest.skip("chromium is not installed (scripts/deps.sh installs it)")
-    synthetic(tmp_path / "s")
+def svg_figures(page_path):
+    """The inline SVG figures of a page, in order."""
+    with open(page_path, encoding="utf-8") as f:
+        return re.findall(r"<svg.*?</svg>", f.read(), re.S)
+
+
+def markers(svg):
+    """{fill colour: count} of the scatter points drawn as SVG markers: each is a
+    filled <use> of a marker (the ticks' are not filled); the figure's legend,
+    drawn last, left out."""
+    if '<g id="legend_' in svg:
+        svg = svg[:svg.index('<g id="legend_')]
+    return collections.Counter(re.findall(
+        r'<use xlink:href="#[Cm][^"]*"[^>]*style="fill: (#[0-9a-f]{6})', svg))
+
+
+def parts(text):
+    """(summary, spectrum) of a page's text: the text of an inline SVG comes in
+    its drawing order, the spectrum's percentile axis first."""
+    axis = text.index("50% 90% 99%")
+    return text[:axis], text[axis:text.index("Percentile spectrum of the")]
+
+
+def before(text, first, then):
+    """@first is seen before @then in @text (both are there)."""
+    assert first in text and then in text, (first, then)
+    return text.index(first) < text.index(then)
+
+
+RAW = ("percentiles_ns", "_ns", "share", "start_ns", "lost_time_pct")
+
+
+@pytest.fixture(scope="module")
+def synthetic_seen(tmp_path_factory):
+    d = tmp_path_factory.mktemp("seen")
+    r = synthetic(d / "s")
+    run_jtr("report", d / "s", check=True)
+    page = d / "s" / "report" / "report.html"
+    return r, page, browser.see(page, d / "chromium")
+
+
+def test_seen_summary_first_in_peoples_units(synthetic_seen):
+    r, _, seen = synthetic_seen
+    text = seen.words()
+    title = "jtr gap · CPU 1 · synth-host · 2026-11-22 08:00 UTC"
+    assert text.startswith(title), text[:200]
+    summary = parts(text)[0]
+    for w in ("p99.99", "max 250.0 us", "time lost", "timer tick 50.0 %",
+              "RT throttling is enabled", "the tracer dropped 7 events",
+              "memory not locked (synthetic)"):
+        assert w in summary, w
+    assert not [w for w in RAW if w in summary], summary
+    # the warnings once, in the summary only
+    assert text.count("memory not locked (synthetic)") == 1
+    # what the closed <details> holds is not seen
+    assert "percentiles_ns.99" not in text and "rt_throttling.runtime_us" not in text
+    assert before(text, "p99.99", "Outlier timeline")
+
+
+def test_seen_spectrum_to_the_max(synthetic_seen):
+    r, page, seen = synthetic_seen
+    text = seen.words()
+    spectrum = parts(text)[1]
+    assert "max %s" % fmt_ns(r["runs"][0]["max_ns"]) in spectrum     # max 250.0 us
+    for pct in ("99.9%", "99.99%", "99.999%"):
+        assert pct in spectrum
+    # several labelled ticks on the value axis
+    assert len(set(re.findall(r"\b\d+ (?:ns|us|ms)\b", spectrum))) >= 3, spectrum
+
+
+def test_seen_every_outlier_coloured(synthetic_seen):
+    """All 62 outliers of the log drawn in their cause's colour, none grey."""
+    from jtrpy.render.plots import CATEGORY_COLOURS, UNKEPT
+    r, page, seen = synthetic_seen
+    timeline = [s for s in svg_figures(page) if "Outlier timeline" in s]
+    assert len(timeline) == 1
+    got = markers(timeline[0])
+    want = {CATEGORY_COLOURS["timer tick"]: 21, CATEGORY_COLOURS["task preemption"]: 21,
+            CATEGORY_COLOURS["hardirq"]: 20}
+    assert got == want
+    assert UNKEPT not in got
+    assert "timer tick (21)" in seen.words() and "cause not kept" not in seen.words()
+    # and the pixels: the causes' colours are on the screenshot
+    px = seen.pixels.reshape(-1, 3).astype(int)
+    for colour in want:
+        rgb = [int(colour[i:i + 2], 16) for i in (1, 3, 5)]
+        assert (abs(px - rgb).max(axis=1) <= 2).sum() > 50, colour
+
+
+def test_older_attribution_greys_what_it_did_not_keep(tmp_path):
+    """A result attributed before each outlier's cause was kept: the worst are
+    coloured, the others grey, and the page says so."""
+    from jtrpy.render.plots import UNKEPT
+    synthetic(tmp_path / "s", each=False)
     run_jtr("report", tmp_path / "s", check=True)
-    shot = tmp_path / "shot.png"
-    page = (tmp_path / "s" / "report" / "report.html").resolve().as_uri()
-    try:
-        p = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu",
-                            "--screenshot=%s" % shot, "--window-size=1200,2000", page],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           timeout=120, cwd=tmp_path)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        pytest.skip("chromium cannot run here: %s" % e)
-    if not shot.exists():
-        pytest.skip("chromium cannot run here (exit %d): %s"
-                    % (p.returncode, p.stderr.strip().splitlines()[-1:] or ""))
-    assert_png(shot)
-    import matplotlib.image
-    a = matplotlib.image.imread(str(shot))
-    assert a.shape[:2] == (2000, 1200)
-    # the plots were drawn: many distinct colours, not just text on white
-    import numpy
-    rgb = (a[..., :3] * 255).astype(numpy.uint32)
-    assert len(numpy.unique((rgb[..., 0] << 16) | (rgb[..., 1] << 8) | rgb[..., 2])) > 50
+    page = tmp_path / "s" / "report" / "report.html"
+    timeline = [s for s in svg_figures(page) if "Outlier timeline" in s][0]
+    assert markers(timeline)[UNKEPT] == 62
+    assert "cause not kept per outlier" in page.read_text()
+
+
+def test_two_ends_by_side_and_phase(tmp_path):
+    """A round trip's causes say their side and phases."""
+    r = synthetic(tmp_path / "p")
+    a = r["attribution"]
+    a["causes"][0].update(side="pong", phases={"reflect": 200000, "back": 100000})
+    a["causes"][1].update(side="ping", phases={"out": 150000})
+    a["causes"][2].update(side="ping", phases={"send": 100000})
+    (tmp_path / "p" / "result.json").write_text(dumps_result(r) + "\n")
+    run_jtr("report", tmp_path / "p", check=True)
+    page = parse(tmp_path / "p" / "report" / "report.html")
+    assert ["timer tick", "local timer (pong side)",
+            "pong's wake-up and reflection 200.0 us, the way back 100.0 us", "50.0 %",
+            "300.0 us", "20", "250.0 us", "20.0"] in page.rows
+    assert "local timer (pong side) 50.0 %" in "".join(page.text)
+
+
+def test_lanes_per_cpu(tmp_path):
+    """A run of two CPUs: one lane of outliers per CPU, every outlier coloured."""
+    from jtrpy.render.plots import UNKEPT
+    r = synthetic(tmp_path / "s")
+    run0 = dict(copy.deepcopy(r["runs"][0]), name="cpu0", cpu=0)
+    r["runs"].insert(0, run0)
+    (tmp_path / "s" / "result.json").write_text(dumps_result(r) + "\n")
+    rows = (tmp_path / "s" / "outliers.csv").read_text().splitlines()
+    rows[1::2] = ["0," + x.split(",", 1)[1] for x in rows[1::2]]
+    (tmp_path / "s" / "outliers.csv").write_text("\n".join(rows) + "\n")
+    run_jtr("report", tmp_path / "s", check=True)
+    page = tmp_path / "s" / "report" / "report.html"
+    timeline = [s for s in svg_figures(page) if "Outlier timeline" in s][0]
+    assert "CPU 0: length" in timeline and "CPU 1: length" in timeline
+    got = markers(timeline)
+    assert sum(got.values()) == 62 and UNKEPT not in got
+    assert "<h1>jtr gap · CPUs 0, 1 · synth-host" in page.read_text()
+
+
+@pytest.fixture(scope="module")
+def traced(tmp_path_factory):
+    """One real traced run (1 s) and its report: (folder, result, report seconds,
+    Seen)."""
+    need_tracing()
+    d = tmp_path_factory.mktemp("traced") / "run"
+    cpu = str(max(os.sched_getaffinity(0)))
+    run_jtr("run", "-c", cpu, "-d", "1", "-o", d, check=True)
+    t = time.monotonic()
+    run_jtr("report", d, check=True)
+    took = time.monotonic() - t
+    return d, load(d), took, browser.see(d / "report" / "report.html", d / "chromium")
+
+
+def test_real_traced_run_seen(traced):
+    folder, r, took, seen = traced
+    text = seen.words()
+    run = r["runs"][0]
+    assert text.startswith("jtr gap · CPU %d · %s" % (run["cpu"], r["host"]["hostname"]))
+    assert before(text, "p99.99", "Percentile spectrum")
+    summary, spectrum = parts(text)
+    assert "max %s" % fmt_ns(run["max_ns"]) in spectrum
+    assert not [w for w in RAW if w in summary], summary
+    # every outlier of the log has its cause: the legend's counts add up to the log
+    from jtrpy.attribution.attribute import categories_of
+    with open(folder / "outliers.csv") as f:
+        logged = sum(1 for _ in f) - 1
+    cats = categories_of(r["attribution"])
+    assert len(cats) == logged and None not in cats
+    from jtrpy.render.plots import CATEGORY_COLOURS
+    legend = re.findall(r"(%s) \((\d+)\)" % "|".join(map(re.escape, CATEGORY_COLOURS)), text[
+        text.index("Outlier timeline"):text.index("Every outlier over the run")])
+    assert sum(int(n) for _, n in legend) == logged, legend
+    assert dict(collections.Counter(cats)) == {c: int(n) for c, n in legend}
+    assert took < 10, took

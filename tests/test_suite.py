@@ -10,12 +10,17 @@ import subprocess
 import time
 
 import pytest
+from browser import see
 from conftest import JTR, load, run_jtr
 from test_report import assert_png, parse
 
 from jtrpy.errors import JtrError
 from jtrpy.formats import legacy
+from jtrpy.render import plots
+from jtrpy.render.report import warnings_of
+from jtrpy.results.figures import result_figures, run_pairs
 from jtrpy.system.paths import probe_path
+from jtrpy.units import fmt_ns
 
 CPU = str(max(os.sched_getaffinity(0)))
 BASE_ITEMS = ["null", "null-clock", "clock", "gap"]
@@ -71,9 +76,16 @@ def test_suite_runs(suite, validate):
     assert doc["pairs"] == [["null-clock", "null"]]
 
 
-def test_suite_report(suite):
+@pytest.fixture(scope="module")
+def suite_page(suite):
+    """jtr report of the quick suite, and the page as Chromium shows it."""
     d, _ = suite
     p = run_jtr("report", d, check=True, timeout=300)
+    return d, p, see(d / "report" / "report.html", d / "seen", height=2000)
+
+
+def test_suite_report(suite_page):
+    d, p, _ = suite_page
     rep = d / "report"
     assert str(rep / "report.html") in p.stdout
     page = parse(rep / "report.html")
@@ -81,17 +93,19 @@ def test_suite_report(suite):
     html = (rep / "report.html").read_text()
     for e in doc["items"]:  # one section per item, ran or not
         assert '<h2 id="%s">%s</h2>' % (e["name"], e["name"]) in html
-    # the table of items
-    rows = {r[0]: r for r in page.rows if len(r) == 9}
+    # the table of items, in people's units
+    rows = {r[0]: r for r in page.rows if len(r) == 11}
     for e in doc["items"]:
         assert rows[e["name"]][2] == e["status"]
         if e["status"] == "done":
-            assert rows[e["name"]][4], "the quantity is named"
+            assert rows[e["name"]][3], "the quantity is named"
+            mx = result_figures(load(d / e["name"]))["max_ns"]
+            assert rows[e["name"]][8] == fmt_ns(mx)
     ran = [e for e in doc["items"] if e["status"] == "done"]
     for e in ran:
         r = load(d / e["name"])
         stem = e["name"]
-        assert_png(rep / ("%s-histogram.png" % stem))
+        assert_png(rep / ("%s-runs.png" % stem))
         # the gnuplot and summary files of every item, the same text the C probes write
         assert (rep / (stem + ".gp")).read_text() == legacy.gnuplot_text(r)
         assert (rep / (stem + ".txt")).read_text() == legacy.summary_text(r)
@@ -105,15 +119,49 @@ def test_suite_report(suite):
     nruns = len(load(d / "null")["runs"])
     for k in range(1, nruns + 1):
         assert_png(rep / ("plot_null-clock_v_null-%d.png" % k))
-    # every PNG beside the page is on it
-    pngs = [f for f in os.listdir(rep) if f.endswith(".png")]
-    assert len(page.imgs) == len(pngs)
-    assert all(i["src"].startswith("data:image/png;base64,") for i in page.imgs)
+    assert_png(rep / "suite-tails.png")
+    # every file beside the page is on it: a plot drawn inline (SVG) with its PNG
+    # linked, or a 10 ns graph or data file linked
+    files = [f for f in os.listdir(rep) if f != "report.html"]
+    for f in files:
+        assert 'href="%s"' % f in html, f
+    assert page.svgs == 1 + len(ran)        # the tails, and one figure per item
+    assert not page.imgs
     # jtr null's own files are the ones the report wrote (unless a rounded field
     # is on a boundary: legacy's note; test_python_writer_equals_c retries for it)
     if not legacy.ambiguous_fields(load(d / "null")):
         assert (rep / "null.gp").read_text() == (d / "null" / "null.gp").read_text()
         assert (rep / "null.txt").read_text() == (d / "null" / "summary.txt").read_text()
+
+
+def test_suite_page_as_seen(suite_page):
+    """What a reader sees: the warnings once, at the top; every item's tail on one
+    plot to its max; each item's runs drawn (one panel per run, none empty)."""
+    d, _, seen = suite_page
+    words = seen.words()
+    doc = json.loads((d / "suite.json").read_text())
+    ran = [e["name"] for e in doc["items"] if e["status"] == "done"]
+    warnings = set()
+    for name in ran:
+        warnings.update(warnings_of(load(d / name)))
+    assert warnings, "a run here has warnings (virtualised, no PMU, RT throttling)"
+    first_item = words.index("%s jtr %s" % (ran[0], load(d / ran[0])["tool"]))
+    for w in warnings:
+        w = " ".join(w.split())
+        assert words.count(w) == 1, w
+        assert words.index(w) < first_item
+    for name in ran:
+        f = result_figures(load(d / name))
+        assert "%s (%s), max %s" % (name, f["quantity"], plots.tick_ns(f["max_ns"])) in words
+        # a panel per run (a send result's per pair), each titled
+        r = load(d / name)
+        titles = ["%s %d" % (k, n) for k, n, _, _ in run_pairs(r)] or [
+            x["name"] for x in legacy.plottable_runs(r)]
+        section = words[words.index("%s jtr %s" % (name, r["tool"])):]
+        for t in titles:
+            assert t in section, (name, t)
+    # the page is drawn: not blank below the top
+    assert float(seen.pixels[300:].std()) > 10
 
 
 def test_suite_interrupted(tmp_path):

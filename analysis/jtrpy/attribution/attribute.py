@@ -130,6 +130,8 @@ WORST_EVENTS = 16
 MAX_LINKS = 8           # links shown in a chain
 MAX_TASKS = 4           # preempting tasks named in a chain
 MAX_EPISODES = 8        # episodes of one outlier spelled out in its chain
+# per_outlier's digits: a category's place in its list
+CODES = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 RULE = "entry in [start - slack, end] or overlap; whole outlier to its longest episode"
 ARROW = " → "
 
@@ -713,6 +715,9 @@ def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, progra
     # the outlier being charged, numbered in the order they are taken: ties (in
     # length, then start) go to the first, in the worst list and in a cause's chain
     proc = [-1]
+    # each outlier's main category, in the order given (outliers.csv's); at[0]: the
+    # outlier being charged, as an index into it
+    main_of, at_i = [None] * len(outliers), [0]
 
     def tally(key, part_ns, primary, length, chain_fn, phase=None):
         """Charge part_ns of an outlier to a cause; keep the chain of its longest."""
@@ -741,6 +746,7 @@ def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, progra
 
     def charge(key, cpu, start, length, ep, hi, traced, phase=None):
         """An outlier with one cause for all of it."""
+        main_of[at_i[0]] = key[0]
         if each is not None:
             each(cpu, start, length, [(key[0], key[1], length)], _preempting((ep,)),
                  _works((ep,)))
@@ -831,6 +837,7 @@ def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, progra
 
     def charge_parts(cpu, start, length, share, main, chain, traced, phases, charged=None):
         """An outlier shared among causes: share {cause: ns}, main the primary."""
+        main_of[at_i[0]] = main[0]
         parts = []
         for k, ns in share.items():
             if ns > 0 or k == main:
@@ -936,6 +943,7 @@ def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, progra
         """Charge outlier @i, found as @at on its CPU(s) (the @number'th taken,
         or the next): the traced time."""
         proc[0] = proc[0] + 1 if number is None else number
+        at_i[0] = i
         return settle(i, at)
 
     found_side = {}     # id(episode) -> its side
@@ -947,9 +955,9 @@ def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, progra
             outliers = _Rows(arr)
         fast_traced, not_traced = _attribute_fast(
             np, arr, outliers, log, slack_ns, top, traced_cpus, programs, causes, worst,
-            stolen, lambda i, at, number: charge_window(i, [at], number), window)
+            stolen, lambda i, at, number: charge_window(i, [at], number), window, main_of)
         return _report(runs, log, slack_ns, causes, worst, traced_total + fast_traced,
-                       not_traced, len(outliers), budget)
+                       not_traced, len(outliers), budget, main_of)
 
     if not isinstance(outliers, list):      # an array (OutlierLog.outliers())
         outliers = list(map(tuple, outliers.tolist()))
@@ -963,6 +971,7 @@ def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, progra
             not_traced[1] += length
             side = side_of.get(cpu) if sides else None
             proc[0] += 1
+            at_i[0] = i
             charge(NOT_TRACED + (side,), cpu, start, length, None, 0, 0)
             continue
         # the other end cannot delay a message before it was sent: its window
@@ -986,17 +995,20 @@ def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, progra
                 found_at.setdefault(i, []).append(at)
     for i in sorted(found_at):
         traced_total += charge_window(i, found_at[i])
-    return _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, n, budget)
+    return _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, n, budget,
+                   main_of)
 
 
 def _attribute_fast(np, arr, outliers, log, slack_ns, top, traced_cpus, programs, causes,
-                    worst, stolen, charge, window):
+                    worst, stolen, charge, window, main_of):
     """_attribute with numpy, for one CPU an outlier (no sides, no each): the
     simple windows (vector.plan) charged here into @causes and @worst (the
     walker's tallies, with the same ties), the others through charge(i, found,
     number) after window(walker, cpu, side, bookkeeping, i). @stolen: the host
     steal per outlier, filled here (the charges read it). Returns (traced ns
-    of the simple ones, [outliers not traced, their ns])."""
+    of the simple ones, [outliers not traced, their ns]). @main_of: each
+    outlier's main category, filled here for the simple ones (charge() fills the
+    others')."""
     cpu_a, start_a, len_a = arr[:, 0], arr[:, 1], arr[:, 2]
     ok = np.isin(cpu_a, sorted(traced_cpus)) & (start_a >= log.start_ns) & \
         (start_a <= log.end_ns)
@@ -1064,6 +1076,9 @@ def _attribute_fast(np, arr, outliers, log, slack_ns, top, traced_cpus, programs
 
     codes, inv = np.unique(code, return_inverse=True)
     inv = inv.reshape(-1)
+    cats = [key_of(cd)[0] for cd in codes.tolist()]
+    for j, u in zip(oi.tolist(), inv.tolist()):
+        main_of[j] = cats[u]
     srt = np.lexsort((num, -length, inv))      # per cause: longest, then first taken
     bounds = np.searchsorted(inv[srt], np.arange(len(codes) + 1))
     for u, cd in enumerate(codes.tolist()):
@@ -1223,7 +1238,36 @@ def _budget(budget):
     return out
 
 
-def _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, count, budget):
+def per_outlier(main_of):
+    """attribution.per_outlier: each outlier's main cause category, compactly: the
+    categories in the order they first come, and one character per outlier in
+    the order given (outliers.csv's), the category's place in that list written
+    as a digit of CODES (0-9, then a-z, A-Z); None past len(CODES) categories."""
+    table = {}
+    for cat in dict.fromkeys(main_of):
+        table[cat] = CODES[len(table)] if len(table) < len(CODES) else None
+    if None in table.values():
+        return None
+    return {"categories": list(table), "main": "".join(map(table.__getitem__, main_of))}
+
+
+def categories_of(attribution):
+    """Each outlier's main category (in outliers.csv's order) from an attribution's
+    per_outlier, or None where the attribution does not keep it (older results)."""
+    p = attribution.get("per_outlier") if isinstance(attribution, dict) else None
+    if not isinstance(p, dict) or not isinstance(p.get("main"), str):
+        return None
+    cats = p.get("categories")
+    if not isinstance(cats, list) or not all(isinstance(c, str) for c in cats):
+        return None
+    try:
+        return [cats[CODES.index(c)] for c in p["main"]]
+    except (ValueError, IndexError, TypeError):
+        return None
+
+
+def _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, count, budget,
+            main_of):
     """Assemble the attribution dict from the per-cause tallies."""
     meta = log.meta
     total_ns = sum(sum(c[0]) for c in causes.values())
@@ -1264,6 +1308,7 @@ def _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, count,
             row["side"] = key[2]
         worst_rows.append(row)
     warnings = tracer_warnings(log, dropped)
+    each = per_outlier(main_of)
     if unlogged:
         warnings.append("%s counted but not logged (outliers.csv was full: raise "
                         "--max-outliers); they are not attributed" % counted(unlogged, "outlier"))
@@ -1281,6 +1326,7 @@ def _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, count,
         "causes": rows,
         **({"budget": _budget(budget)} if budget else {}),
         "worst": worst_rows,
+        **({"per_outlier": each} if each else {}),
         "warnings": warnings,
     }
 

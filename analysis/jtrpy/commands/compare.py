@@ -1,12 +1,22 @@
 """compare - jtr compare A B: is B better or worse than A?"""
 import os
 
-from ..cli.parser import Count, JtrParser, Percent, add_output, add_quantity
+from ..cli.parser import Count, Duration, JtrParser, Percent, add_output, add_quantity
 from ..errors import UsageError
 from ..render.compare import format_table
 from ..results.result import load_result
-from ..stats.compare import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, FORMAT, compare
+from ..stats.compare import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_MIN_EFFECT_NS,
+    DEFAULT_MIN_EFFECT_PCT,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    FORMAT,
+    SHORT_RUN_NS,
+    compare,
+)
 from ..system.files import dumps_json, write_atomic
+from ..units import fmt_ns
 
 DESCRIPTION = """\
 Compare two results: A (before) and B (after), each a results folder or its
@@ -14,21 +24,30 @@ result.json. Printed for each percentile of the per-loop time (p50 to p99.999):
 A, B, the difference B-A and a bootstrap confidence interval of it drawn from
 the two histograms; then the time lost and the outliers per second, the causes
 when both results were attributed, IPC and misses per million loops when both
-carry hardware counters, and a one-line verdict (better, worse, mixed or no
-significant change) naming the metrics that decided it. Lower is better.
+carry hardware counters, and a one-line verdict naming the metrics that decided
+it. Lower is better. A key metric (p99, p99.9, p99.99, time lost) counts as
+changed when its CI excludes 0 and the change is at least the minimum
+practical effect (--min-effect and --min-effect-pct): then the verdict is
+better, worse or mixed; a smaller change is "no practical difference", none
+"no significant change". Two sides that measure different things
+(--mixed-quantities) or whose values have different resolutions (an imported
+oslat result counts whole microseconds) are "not comparable": the numbers are
+shown, not judged. A side that is one run shorter than %d s gets a suggestion
+to repeat it.
 Each result is compared on one quantity, named in the output: its tool's
 default (gap, null, ping's rtt_from_intended, sub's latency_from_send, ...) or
 --quantity NAME. The runs of that quantity (a gap run per CPU, a null run per
 repetition) are merged into one histogram; a ping result's three runs are three
 quantities, never pooled. Two quantities that measure different things (a round
 trip against a loop time) are refused unless --mixed-quantities.
-docs/compare.md explains the method and the JSON."""
+docs/compare.md explains the method and the JSON.""" % (SHORT_RUN_NS // 10 ** 9)
 
 EXAMPLES = """\
   jtr compare before after
   jtr compare results/20261122-041305-vm-gap results/latest
   jtr compare --confidence 99 --resamples 5000 -o cmp.json before/result.json after
-  jtr compare --quantity rtt_from_send ping-before ping-after"""
+  jtr compare --quantity rtt_from_send ping-before ping-after
+  jtr compare --min-effect 1us --min-effect-pct 20 before after   # only large changes"""
 
 
 def make_parser(prog):
@@ -44,6 +63,15 @@ def make_parser(prog):
     p.add_argument("--seed", metavar="N", type=Count(0, 2 ** 32 - 1), default=DEFAULT_SEED,
                    help="seed of the resampling: the same seed gives the same output "
                         "(default %d)" % DEFAULT_SEED)
+    p.add_argument("--min-effect", metavar="DUR", type=Duration(0, 10 ** 12),
+                   default=DEFAULT_MIN_EFFECT_NS,
+                   help="smallest change of a percentile that counts (time lost: per ms of "
+                        "run), e.g. 50ns, 1us; 0 for any (default %s)"
+                        % fmt_ns(DEFAULT_MIN_EFFECT_NS).replace(" ", ""))
+    p.add_argument("--min-effect-pct", metavar="PCT", type=Percent(0, 1000),
+                   default=DEFAULT_MIN_EFFECT_PCT,
+                   help="smallest change that counts, in %%%% of A, 0 to 1000; 0 for any "
+                        "(default %g)" % DEFAULT_MIN_EFFECT_PCT)
     p.add_argument("--json", action="store_true",
                    help="print the comparison as JSON (%s) instead of the table" % FORMAT)
     add_output(p, "also write the JSON comparison to FILE", metavar="FILE")
@@ -67,7 +95,8 @@ def run(opts):
     a, b = load_result(pa), load_result(pb)
     c = compare([a], [b], confidence=opts.confidence, resamples=opts.resamples,
                 seed=opts.seed, labels_a=[pa], labels_b=[pb], quantity=opts.quantity,
-                mixed=opts.mixed)
+                mixed=opts.mixed, min_effect_ns=opts.min_effect,
+                min_effect_pct=opts.min_effect_pct)
     text = dumps_json(c) + "\n"
     if out:
         try:

@@ -14,23 +14,29 @@ from ..stats.compare import check_result
 
 DESCRIPTION = """\
 Write a report of a result as one HTML page that needs no network (the plots are
-embedded) and the plots as PNG files beside it:
+inline SVG, their text stays text) and the plots as PNG files beside it.
 
+One result: a summary at the top (p50 ... max and time lost in people's units,
+the largest causes with their % of the outliers' time, every warning once), then
+
+  percentiles.png  percentile spectrum, HdrHistogram style: x = 1/(1-p) on a log
+                   scale from 50 % to the maximum, 99.9 ... 99.9999 % and max marked
+  timeline.png     (attributed runs) every logged outlier over the run's time,
+                   coloured by its main cause, a lane per CPU, and the time lost
+                   per cause over the run, stacked
+  causes.png       (attributed runs) outlier time per cause category, linear
+                   shares with % labels, with the largest names in each
   histogram.png    loop times (ns, log) against bucket counts (log), per run
-  percentiles.png  percentile spectrum, HdrHistogram style: the value at each
-                   percentile from 50 % to 99.999 %, x axis 1/(1-p) on a log scale
-  timeline.png     (attributed runs) every logged outlier over the run's time, the
-                   worst ones coloured by their main cause
-  causes.png       (attributed runs) outlier time per cause
 
-and tables of the headline numbers (of one quantity, named: the tool's
-default, or --quantity NAME; a ping result's rtt_from_intended, not its three
-runs pooled), the host, the tuning profile, the
-parameters and the warnings (RT throttling, virtualised host, dropped events or
-outliers, partial run). Each number is the one in result.json.
+and tables for people (runs, causes per side and phase for ping/pong and
+pub/sub, worst outliers, host), of one quantity (the tool's default, or
+--quantity NAME; a ping result's rtt_from_intended, not its three runs pooled);
+every number as result.json spells it in a closed section at the end.
 
-Given two results (A, then B), the plots overlay both and the page adds the
-table of 'jtr compare A B' (confidence intervals, per-cause deltas).
+Two results (A, then B): the comparison page: the verdict of 'jtr compare A B'
+first (or why the results are not comparable), its table, the tails of A and B
+on one plot (ccdf.png), the time lost per cause A against B, and A's and B's
+summaries side by side.
 
 jtr null's 10 ns histogram graphs and gnuplot files (counts on a log scale,
 buckets from 0 to histo_buckets x 10 ns):
@@ -42,10 +48,10 @@ buckets from 0 to histo_buckets x 10 ns):
                        summary.txt; these are the same bytes)
   plot_A-N.png         (--gnuplot) each run alone, and A.gp and A.txt for any result
 
-Given a folder written by 'jtr suite', the page has one section per item (its
-runs' 10 ns graphs, histogram and numbers), the send-vs-null graphs of each
-transport, the clock_gettime-timed null loop against the RDTSC one, and every
-item's .gp and .txt."""
+Given a folder written by 'jtr suite': the warnings once at the top, a table of
+the items, every item's tail on one plot, then per item small plots each ranged
+to its own data (send runs beside their null runs, the clock_gettime-timed null
+loop beside the RDTSC one), and links to every item's 10 ns graphs, .gp and .txt."""
 
 EXAMPLES = """\
   jtr report results/latest

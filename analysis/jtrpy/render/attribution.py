@@ -1,5 +1,7 @@
 """attribution - an attribution and its cross-check as text for people (the
 tables jtr run and jtr attribute print and attribution.txt holds)."""
+import re
+
 from ..trace.sched import TOOL
 from ..units import fmt_ns as _fmt_ns
 from .text import align, cpus_text
@@ -8,6 +10,64 @@ TABLE_WORST = 5         # worst outliers in the table
 SHOWN = 3               # cross-check examples and tasks of each kind printed
 DIFF_SHOWN = 12         # causes of the send - null difference printed
 BACKEND_NAMES = {"ebpf": "eBPF (jtr trace)", "perf": "perf (perf record)"}
+
+
+# a task-preemption cause's name: "bash (pid 22607, prio 120)" (attribute.py)
+_TASK = re.compile(r"(.+?) \(pid \d+(?:, .*)?\)")
+
+
+def cause_label(cause):
+    """A cause's name for people, its task's pid left out ('bash'), with its side
+    across two ends ('bash (pong side)')."""
+    name = str(cause.get("name") or "")
+    m = _TASK.fullmatch(name) if cause.get("category") == "task preemption" else None
+    label = m.group(1) if m else name
+    return label + (" (%s side)" % cause["side"] if cause.get("side") else "")
+
+
+def group_causes(causes, names=3):
+    """The causes by category, most time first: [{category, total_ns, share, count
+    (outliers where it was the main cause), names: [{label, total_ns, share,
+    count, max_ns, per_s, phases, causes}], more}], the names of one task (bash's
+    pids) merged into one (cause_label), the @names largest of each category kept
+    (None: all), @more the number left out."""
+    groups = {}
+    for c in causes:
+        g = groups.setdefault(c.get("category"), {
+            "category": c.get("category"), "total_ns": 0, "share": 0.0, "count": 0,
+            "names": {}})
+        g["total_ns"] += c.get("total_ns") or 0
+        g["share"] += c.get("share") or 0.0
+        g["count"] += c.get("primary_count") or 0
+        label = cause_label(c)
+        nm = g["names"].setdefault(label, {"label": label, "total_ns": 0, "share": 0.0,
+                                           "count": 0, "max_ns": 0, "per_s": 0.0,
+                                           "phases": {}, "causes": 0})
+        nm["total_ns"] += c.get("total_ns") or 0
+        nm["share"] += c.get("share") or 0.0
+        nm["count"] += c.get("count") or 0
+        nm["max_ns"] = max(nm["max_ns"], c.get("max_ns") or 0)
+        nm["per_s"] += c.get("per_s") or 0.0
+        for k, v in (c.get("phases") or {}).items():
+            nm["phases"][k] = nm["phases"].get(k, 0) + v
+        nm["causes"] += 1
+    out = sorted(groups.values(), key=lambda g: (-g["total_ns"], str(g["category"])))
+    for g in out:
+        ns = sorted(g["names"].values(), key=lambda n: (-n["total_ns"], n["label"]))
+        keep = len(ns) if names is None else names
+        g["more"] = max(0, len(ns) - keep)
+        g["names"] = ns[:keep]
+        for n in g["names"]:
+            if n["causes"] > 1 and g["category"] == "task preemption":
+                n["label"] += " (%d tasks)" % n["causes"]
+    return out
+
+
+def phases_text(cause):
+    """'send 1.2 us, out 40.0 us': the time of a cause per phase, most first."""
+    ph = cause.get("phases") or {}
+    return ", ".join("%s %s" % (PHASE_NAMES.get(k, k), _fmt_ns(v))
+                     for k, v in sorted(ph.items(), key=lambda kv: -kv[1]))
 
 
 def cost_text(tracer):

@@ -32,6 +32,23 @@ def _others_line(c):
     return "the results also hold %s: --quantity NAME compares one of them" % ", ".join(others)
 
 
+def change_word(c, m):
+    """The change column: worse, better, small (significant, less than the minimum
+    practical effect), - (a key metric that did not change); nothing when the
+    sides are not comparable."""
+    if not c.get("comparable", True):
+        return ""
+    if m["change"]:
+        return m["change"]
+    return "small" if m.get("significant") else ("-" if m["key"] else "")
+
+
+def min_effect_text(method):
+    """'100 ns and 10 % of A (time lost: 0.010 pt)': the minimum practical effect."""
+    ns, pct = method["min_effect_ns"], method["min_effect_pct"]
+    return "%s and %g %% of A (time lost: %.3f pt)" % (_fmt_ns(ns), pct, ns * 1e-4)
+
+
 def format_table(c):
     """The comparison as lines of text for people."""
     conf = c["method"]["confidence"]
@@ -46,14 +63,14 @@ def format_table(c):
         row = [m["name"], fmt_value(m, m["a"]), fmt_value(m, m["b"]), fmt_diff(m),
                fmt_pct(m["diff_pct"]), fmt_ci(m)]
         row += [fmt_range(m, m["a_range"]), fmt_range(m, m["b_range"])] if reps else []
-        rows.append(row + [m["change"] or ("-" if m["key"] else "")])
+        rows.append(row + [change_word(c, m)])
     right = (False,) + (True,) * (len(head) - 1) + (False,)
     lines += ["  " + line for line in align(rows, right)]
     lines += _cause_lines(c)
     lines += _pmu_lines(c.get("hardware_counters"))
     lines += [""] + ["warning: " + w for w in c["warnings"]]
-    lines.append("the verdict comes from the key metrics: %s" % _list(
-        m["name"] for m in c["metrics"] if m["key"]))
+    lines.append("the verdict comes from the key metrics: %s; a change counts from %s" % (
+        _list(m["name"] for m in c["metrics"] if m["key"]), min_effect_text(c["method"])))
     if not reps:
         lines.append("note: one result per side: the CIs cover the sampling noise within a "
                      "run, not the variation from run to run")

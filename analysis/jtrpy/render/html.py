@@ -14,6 +14,20 @@ table{border-collapse:collapse;margin:0.5em 0 1.2em}
 td,th{border:1px solid #ccc;padding:2px 8px;font-size:13px;text-align:left;vertical-align:top}
 th{background:#eee} td.num{text-align:right}
 figure{margin:0.5em 0 1.5em} img{max-width:100%;border:1px solid #ddd}
+figure.plot svg{width:100%;height:auto}
+h1{font-size:26px;margin:0.2em 0 0.4em}
+.summary{border:1px solid #ccc;background:#fafafa;padding:4px 16px 8px;margin:0 0 1.5em}
+.summary .what{font-size:15px}
+.stats{display:flex;flex-wrap:wrap;gap:10px;margin:8px 0 12px}
+.stat{border:1px solid #ccc;background:#fff;padding:6px 14px;min-width:90px}
+.stat span{display:block;font-size:13px;color:#555}
+.stat b{display:block;font-size:22px}
+.stat small{display:block;font-size:12px;color:#555}
+table.top td{font-size:14px}
+table.people td:not(:last-child),table.top td:not(:last-child){white-space:nowrap}
+.key{display:inline-block;width:11px;height:11px;margin-right:6px;vertical-align:middle}
+details.raw{margin:1.5em 0;border-top:1px solid #ccc;padding-top:0.5em}
+details.raw summary{cursor:pointer;font-weight:bold}
 pre{background:#f6f6f6;padding:8px;font-size:12px;overflow-x:auto}
 .warn li{color:#a40}
 """
@@ -52,6 +66,14 @@ def img(name, data, alt):
     return '<figure><img src="data:image/png;base64,%s" alt="%s"><figcaption>%s ' \
            '(<a href="%s.png">%s.png</a>)</figcaption></figure>' % (
                base64.b64encode(data).decode("ascii"), esc(alt), esc(alt), name, name)
+
+
+def svg_figure(svg, caption, name=None):
+    """An inline SVG plot (plots.svg) with its caption; @name links the PNG of the
+    same plot written beside the page, when there is one."""
+    link = ' (<a href="%s.png">%s.png</a>)' % (esc(name), esc(name)) if name else ""
+    return '<figure class="plot">%s<figcaption>%s%s</figcaption></figure>' % (
+        svg, esc(caption), link)
 
 
 def page_html(title, body):

@@ -1,7 +1,10 @@
 """plots - every graph jtr draws (the only code that imports matplotlib, and
 only when a graph is asked for): histograms, percentile spectra, outlier
-timelines, causes, a fleet's time lost per host, and the 10 ns 10 ns graphs of
-jtr_null's gnuplot files."""
+timelines, causes, a fleet's time lost per host, and the 10 ns graphs of
+jtr_null's gnuplot files.
+
+The *_figure functions return a matplotlib figure for png_and_svg() (a page
+shows the SVG inline and writes the PNG beside it); the plot_* ones its PNG."""
 import io
 import math
 
@@ -9,6 +12,8 @@ from ..errors import UsageError
 from ..formats import legacy
 from ..results import hist
 from ..results.figures import run_pairs
+from ..system import packages
+from ..units import fmt_ns
 
 CATEGORY_COLOURS = {
     "timer tick": "#1f77b4", "IPI": "#ff7f0e", "hardirq": "#2ca02c", "softirq": "#d62728",
@@ -19,7 +24,13 @@ CATEGORY_COLOURS = {
     "unaccounted": "#c7c7c7",
 }
 SIDE_COLOURS = ("#1f77b4", "#d62728")
-SPECTRUM_MAX = 99.999
+UNKEPT = "#bbbbbb"      # an outlier whose cause the attribution did not keep
+# the spectrum's marked percentiles, up to SPECTRUM_MAX; the curve goes on to the
+# maximum (the last sample: x = the sample count), which is marked too
+SPECTRUM_MARKS = (99.9, 99.99, 99.999, 99.9999)
+SPECTRUM_MAX = SPECTRUM_MARKS[-1]
+RASTER_POINTS = 2000    # scatter plots with more points are pixels inside the SVG
+FONT = 10               # points: the smallest text on a page's plots
 
 
 def pyplot():
@@ -27,8 +38,8 @@ def pyplot():
     try:
         import matplotlib
     except ImportError:
-        raise UsageError("jtr report needs matplotlib: apt-get install python3-matplotlib, or "
-                         "pip install 'jtr[report]' where jtr was installed with pip")
+        raise UsageError("jtr report needs matplotlib: %s"
+                         % packages.python_hint("matplotlib"))
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     return plt
@@ -37,14 +48,56 @@ def pyplot():
 
 
 def spectrum(buckets, lo, hi, points=200):
-    """[(x, value)] from 50 % to 99.999 %, evenly spaced in x = log(1/(1-p))."""
-    a, b = math.log10(1 / (1 - 0.5)), math.log10(1 / (1 - SPECTRUM_MAX / 100))
-    out = []
-    for i in range(points + 1):
-        x = 10 ** (a + (b - a) * i / points)
-        p = 100.0 * (1 - 1 / x)
-        out.append((x, hist.value_at_percentile(buckets, p, lo, hi)))
+    """[(x, value)] from 50 % to the maximum, evenly spaced in x = 1/(1-p) on a
+    log scale, through the percentiles of SPECTRUM_MARKS the samples reach: the
+    last point is the maximum @hi at x = the sample count (the percentile of the
+    largest sample, HdrHistogram's plotter's end), at least 1/(1-99.999 %)."""
+    n = sum(b[2] for b in buckets)
+    end = max(float(n), 1 / (1 - 99.999 / 100))
+    a, b = math.log10(2.0), math.log10(end)
+    xs = {10 ** (a + (b - a) * i / points) for i in range(points)}
+    xs.update(1 / (1 - m / 100) for m in SPECTRUM_MARKS if 1 / (1 - m / 100) < end)
+    out = [(x, hist.value_at_percentile(buckets, 100.0 * (1 - 1 / x), lo, hi))
+           for x in sorted(xs)]
+    out.append((end, hi))
     return out
+
+
+def mark_x(pct):
+    """The x of percentile @pct on a spectrum."""
+    return 1 / (1 - pct / 100)
+
+
+def tick_ns(v):
+    """A short axis label of a duration: 20 ns, 1.5 us, 10 ms."""
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if v >= scale:
+            return "%g %s" % (round(v / scale, 3), unit)
+    return "%g ns" % round(v, 3)
+
+
+def log_ticks(ax, lo, hi, axis="y"):
+    """Labelled ticks of a log duration axis from @lo to @hi ns: 1-2-5 a decade
+    (1 a decade over many decades), at least three of them; a linear axis where
+    the range is too narrow for three."""
+    lo, hi = max(lo, 1e-3), max(hi, lo * 1.01)
+    decades = math.log10(hi / lo)
+    subs = (1,) if decades > 4 else (1, 2, 5) if decades > 1.2 else range(1, 10)
+    ticks = [m * 10 ** k for k in range(int(math.floor(math.log10(lo))),
+                                        int(math.ceil(math.log10(hi))) + 1)
+             for m in subs if lo <= m * 10 ** k <= hi]
+    setter = ax.set_yticks if axis == "y" else ax.set_xticks
+    labeller = ax.set_yticklabels if axis == "y" else ax.set_xticklabels
+    if len(ticks) < 3:
+        (ax.set_yscale if axis == "y" else ax.set_xscale)("linear")
+        import matplotlib.ticker as mt
+        loc = mt.MaxNLocator(5)
+        ticks = [t for t in loc.tick_values(lo, hi) if lo <= t <= hi] or [lo, hi]
+    else:
+        (ax.set_yscale if axis == "y" else ax.set_xscale)("log")
+        ax.minorticks_off()
+    setter(ticks)
+    labeller([tick_ns(t) for t in ticks], fontsize=FONT)
 
 
 # the 9 x 4.5 in graphs with one-line axis labels: fixed margins, because
@@ -59,7 +112,32 @@ def _png(plt, fig):
     return buf.getvalue()
 
 
+def png_and_svg(plt, fig):
+    """(PNG bytes, inline SVG text) of a figure, closed after."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    return buf.getvalue(), svg(plt, fig)
+
+
+def svg(plt, fig):
+    """The figure as an inline SVG element for a page: its text stays text (what a
+    reader can select and search, and what the page tests read), drawn in the
+    page's own font."""
+    import matplotlib
+    buf = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        fig.savefig(buf, format="svg")
+    plt.close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg"):]
+
+
 def plot_histogram(plt, series, what="loop time (ns)"):
+    """histogram_figure's PNG."""
+    return _png(plt, histogram_figure(plt, series, what))
+
+
+def histogram_figure(plt, series, what="loop time (ns)", font=8):
     """series: [(label, buckets, colour)]; @what: the x axis (the quantity)."""
     fig, ax = plt.subplots(figsize=(9, 4.5))
     for label, buckets, colour in series:
@@ -77,82 +155,212 @@ def plot_histogram(plt, series, what="loop time (ns)"):
     # tight_layout took two thirds of each graph's time
     ax.minorticks_off()
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(loc="upper right", fontsize=8)
+    ax.legend(loc="upper right", fontsize=font)
     fig.subplots_adjust(**FIXED_MARGINS)
-    return _png(plt, fig)
+    return fig
 
 
 def plot_spectrum(plt, series, what="loop time (ns)"):
-    """series: [(label, [(x, value)], colour)]; @what: the y axis (the quantity)."""
-    fig, ax = plt.subplots(figsize=(9, 4.5))
+    """spectrum_figure's PNG."""
+    return _png(plt, spectrum_figure(plt, series, what))
+
+
+def spectrum_figure(plt, series, what="loop time (ns)"):
+    """The percentile spectrum in HdrHistogram's plotter's style: x = 1/(1-p) on a
+    log axis up to each series' maximum, the percentiles 50 % .. 99.9999 % marked
+    where the samples reach them, each series' maximum labelled with its value
+    ("max 3.67 ms"), the value axis labelled in people's units.
+    series: [(label, spectrum(), colour)]; @what: the y axis (the quantity)."""
+    fig, ax = plt.subplots(figsize=(9, 4.8))
+    end = max((p[-1][0] for _, p, _ in series if p), default=mark_x(99.999))
+    values = [v for _, p, _ in series for _, v in p if v > 0] or [1]
+    lo, hi = min(values), max(values)
     for label, pts, colour in series:
         ax.step([p[0] for p in pts], [p[1] for p in pts], where="post", color=colour,
-                label=label)
+                label=label, linewidth=1.6)
+        if len(series) == 1:        # the marked percentiles' values, on the curve
+            for m in SPECTRUM_MARKS:
+                x = mark_x(m)
+                if x < pts[-1][0]:
+                    v = next(val for px, val in pts if px >= x)
+                    ax.plot([x], [v], "o", color=colour, markersize=4)
+                    ax.annotate(fmt_ns(v), (x, v), xytext=(-4, 6), textcoords="offset points",
+                                ha="right", fontsize=FONT, color="#333333")
+        x, v = pts[-1]
+        ax.plot([x], [v], "o", color=colour, markersize=6, markeredgecolor="black",
+                markeredgewidth=0.6)
+        ax.annotate("max " + fmt_ns(v), (x, v), xytext=(-6, 6), textcoords="offset points",
+                    ha="right", va="bottom", fontsize=FONT, fontweight="bold", color=colour)
     ax.set_xscale("log")
-    ax.set_yscale("log")
-    ticks = [50, 90, 99, 99.9, 99.99, 99.999]
-    ax.set_xticks([1 / (1 - t / 100) for t in ticks])
-    ax.set_xticklabels(["%g%%" % t for t in ticks])
-    ax.minorticks_off()
-    ax.set_xlabel("percentile")
-    ax.set_ylabel(what)
-    ax.set_title("Percentile spectrum")
+    ticks = [50, 90, 99] + [m for m in SPECTRUM_MARKS if mark_x(m) <= end * 1.0001]
+    ax.set_xticks([mark_x(t) for t in ticks])
+    ax.set_xticklabels(["%g%%" % t for t in ticks], fontsize=FONT)
+    ax.set_xlim(1.6, end * 2.5)
+    log_ticks(ax, lo, hi)
+    if ax.get_yscale() == "log":
+        ax.set_ylim(lo / 1.5, hi * 2.2)     # room for the max's label
+    else:
+        ax.set_ylim(0, hi * 1.25)
+    ax.set_xlabel("percentile (x = 1/(1-p), log; the curve ends at each series' maximum)",
+                  fontsize=FONT)
+    ax.set_ylabel(what, fontsize=FONT)
+    ax.set_title("Percentile spectrum", fontsize=FONT + 2)
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(loc="upper left", fontsize=8)
-    fig.subplots_adjust(**FIXED_MARGINS)
-    return _png(plt, fig)
+    ax.legend(loc="upper left", fontsize=FONT)
+    fig.subplots_adjust(left=0.1, right=0.98, top=0.92, bottom=0.12)
+    return fig
 
 
-def plot_timeline(plt, result, outliers):
-    """Every logged outlier (grey) and the attribution's worst ones by main cause."""
+def run_start(result, outliers=()):
+    """The time the timeline counts from: the first run's start, else the first
+    outlier's (or worst outlier's)."""
     t0 = min((r.get("start_mono_ns") for r in result.get("runs", [])
-              if isinstance(r.get("start_mono_ns"), int)), default=None)
-    worst = (result.get("attribution") or {}).get("worst") or []
+              if isinstance(r, dict) and isinstance(r.get("start_mono_ns"), int)), default=None)
     if t0 is None:
-        t0 = min([min(s) for s, _ in outliers.values() if s] +
-                 [w["start_ns"] for w in worst], default=0)
-    fig, ax = plt.subplots(figsize=(9, 4.5))
-    first = True
-    for _, (starts, lengths) in sorted(outliers.items()):
-        ax.scatter([(s - t0) / 1e9 for s in starts], [n / 1e3 for n in lengths], s=4,
-                   color="#bbbbbb", rasterized=True,
-                   label="outliers.csv (cause not kept per outlier)" if first else None)
-        first = False
-    seen = set()
-    for w in worst:
-        cat = w.get("category")
-        ax.scatter([(w["start_ns"] - t0) / 1e9], [w["length_ns"] / 1e3], s=28,
-                   color=CATEGORY_COLOURS.get(cat, "#000000"), edgecolors="black",
-                   linewidths=0.4, zorder=3,
-                   label="worst: %s" % cat if cat not in seen else None)
-        seen.add(cat)
-    ax.set_yscale("log")
-    ax.set_xlabel("time from the start of the run (s)")
-    ax.set_ylabel("outlier length (us)")
-    ax.set_title("Outlier timeline, worst outliers coloured by main cause")
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, fontsize=7,
-              frameon=False)
-    fig.tight_layout()
-    return _png(plt, fig)
+        worst = (result.get("attribution") or {}).get("worst") or []
+        t0 = min([o[1] for o in outliers] + [w["start_ns"] for w in worst], default=0)
+    return t0
 
 
-def plot_causes(plt, causes, top=15):
-    causes = causes[:top]
-    fig, ax = plt.subplots(figsize=(9, 0.9 + 0.35 * max(len(causes), 1)))
-    labels = ["%s: %s" % (c.get("category"), c.get("name")) for c in causes]
-    labels = [t if len(t) < 60 else t[:57] + "..." for t in labels]
-    ys = list(range(len(causes)))[::-1]
-    ax.barh(ys, [c.get("total_ns", 0) / 1e6 for c in causes],
-            color=[CATEGORY_COLOURS.get(c.get("category"), "#000000") for c in causes])
+def timeline_figure(plt, result, outliers, categories=None, bins=60):
+    """Every logged outlier over the run's time, coloured by its main cause
+    category, one lane per CPU, over a stacked panel of the time lost per cause
+    category in each of @bins slices of the run. @outliers: [(cpu, start_ns,
+    length_ns)] in outliers.csv's order, @categories the category of each (None
+    where the attribution did not keep them: then the worst outliers are
+    coloured on grey)."""
+    import numpy as np
+    t0 = run_start(result, outliers)
+    worst = (result.get("attribution") or {}).get("worst") or []
+    arr = np.array(outliers, dtype=np.float64).reshape(-1, 3)
+    cpus = sorted({int(c) for c in arr[:, 0]}) or sorted(
+        {w["cpu"] for w in worst}) or [0]
+    if categories is not None and len(categories) != len(arr):
+        categories = None
+    cats = np.array(categories if categories is not None else ["?"] * len(arr), dtype=object)
+    order = [c for c in CATEGORY_COLOURS if c in set(cats.tolist())] + sorted(
+        set(cats.tolist()) - set(CATEGORY_COLOURS) - {"?"})
+    lane_h = 2.3 if len(cpus) <= 2 else 1.6
+    fig, axes = plt.subplots(len(cpus) + 1, 1, sharex=True, squeeze=False,
+                             figsize=(9, 1.3 + lane_h * len(cpus) + 2.2),
+                             gridspec_kw={"height_ratios": [lane_h] * len(cpus) + [2.0]})
+    axes = axes[:, 0]
+    xs = (arr[:, 1] - t0) / 1e9
+    raster = len(arr) > RASTER_POINTS
+    lengths = [w["length_ns"] for w in worst] + arr[:, 2].tolist()
+    lo, hi = (min(lengths), max(lengths)) if lengths else (1000, 10000)
+    counts = {c: int((cats == c).sum()) for c in order}
+    order.sort(key=lambda c: -counts[c])      # the legend's order: most outliers first
+    place = {c: k for k, c in enumerate(order)}
+    rank = np.array([place.get(c, 0) for c in cats.tolist()], dtype=np.int64)
+    colour_of = np.array([CATEGORY_COLOURS.get(c, "#000000") for c in cats.tolist()],
+                         dtype=object)
+    for ax, cpu in zip(axes, cpus):
+        on = arr[:, 0] == cpu
+        if categories is None:
+            ax.scatter(xs[on], arr[on, 2], s=5, color=UNKEPT, rasterized=raster,
+                       label="cause not kept per outlier (attributed before jtr kept it)"
+                       if cpu == cpus[0] else None)
+            seen = set()
+            for w in worst:
+                if w["cpu"] != cpu:
+                    continue
+                cat = w.get("category")
+                ax.scatter([(w["start_ns"] - t0) / 1e9], [w["length_ns"]], s=28,
+                           color=CATEGORY_COLOURS.get(cat, "#000000"), edgecolors="black",
+                           linewidths=0.4, zorder=3,
+                           label="worst: %s" % cat if cat not in seen else None)
+                seen.add(cat)
+        else:
+            # one scatter, the most frequent category drawn first: a rare cause is
+            # never buried under a frequent one
+            idx = np.flatnonzero(on)
+            idx = idx[np.argsort(rank[idx], kind="stable")]
+            ax.scatter(xs[idx], arr[idx, 2], s=7, linewidths=0, c=colour_of[idx],
+                       rasterized=raster)
+            if cpu == cpus[0]:
+                for c in order:
+                    ax.scatter([], [], s=7, color=CATEGORY_COLOURS.get(c, "#000000"),
+                               label="%s (%d)" % (c, counts[c]))
+        ax.set_yscale("log")
+        log_ticks(ax, lo, hi)
+        if ax.get_yscale() == "log":
+            ax.set_ylim(lo / 1.4, hi * 1.4)
+        ax.set_ylabel("CPU %d: length" % cpu if len(cpus) > 1 else "outlier length",
+                      fontsize=FONT)
+        ax.grid(True, alpha=0.3)
+    # time lost per category per slice of the run
+    ax = axes[-1]
+    span = max([(r.get("duration_ns") or 0) / 1e9 for r in result.get("runs", [])
+                if isinstance(r, dict)] + [float(xs.max()) if len(xs) else 0.0] +
+               [(w["start_ns"] - t0) / 1e9 for w in worst]) or 1.0
+    width = span / bins
+    edges = np.arange(bins + 1) * width
+    slot = np.clip((xs // width).astype(int), 0, bins - 1) if len(xs) else np.array([], int)
+    bottom = np.zeros(bins)
+    scale = 100.0 / (width * 1e9 * len(cpus))
+    for c in order if categories is not None else ["?"]:
+        sel = cats == c
+        pct = np.bincount(slot[sel], weights=arr[sel, 2], minlength=bins)[:bins] * scale
+        ax.bar(edges[:-1], pct, width=width, bottom=bottom, align="edge", linewidth=0,
+               color=CATEGORY_COLOURS.get(c, UNKEPT))
+        bottom += pct
+    ax.set_ylabel("% of the time\nlost" + (" (all CPUs)" if len(cpus) > 1 else ""),
+                  fontsize=FONT)
+    ax.set_xlabel("time from the start of the run (s); lower panel: time lost per cause "
+                  "category in each %s" % fmt_ns(width * 1e9), fontsize=FONT)
+    ax.set_xlim(0, span)
+    ax.set_ylim(0, max(float(bottom.max()) * 1.15, 1e-3))
+    ax.tick_params(labelsize=FONT)
+    ax.grid(True, axis="y", alpha=0.3)
+    h = fig.get_figheight()
+    fig.suptitle("Outlier timeline: every outlier coloured by its main cause"
+                 if categories is not None else
+                 "Outlier timeline: the worst outliers coloured by main cause",
+                 fontsize=FONT + 2, y=1 - 0.1 / h, va="top")
+    handles, labels = axes[0].get_legend_handles_labels()
+    rows = (len(handles) + 3) // 4
+    if handles:
+        fig.legend(handles, labels, loc="upper center", ncol=min(4, len(handles)),
+                   fontsize=FONT, frameon=False, bbox_to_anchor=(0.5, 1 - 0.35 / h),
+                   markerscale=2.5, handletextpad=0.2, columnspacing=1.2)
+    fig.subplots_adjust(left=0.11, right=0.98, top=1 - (0.45 + 0.25 * rows) / h,
+                        bottom=0.7 / h, hspace=0.12)
+    return fig
+
+
+def causes_figure(plt, groups):
+    """Outlier time per cause category (linear shares with % labels), each
+    category's bar followed by its largest names' (lighter, indented).
+    groups: attribution.group_causes()."""
+    rows = []
+    for g in groups:
+        rows.append((g["category"], g["share"], g["category"], True))
+        for nm in g["names"]:
+            rows.append(("    " + nm["label"], nm["share"], g["category"], False))
+    fig, ax = plt.subplots(figsize=(9, 0.9 + 0.3 * max(len(rows), 1)))
+    ys = list(range(len(rows)))[::-1]
+    top = max((r[1] for r in rows), default=0) * 100 or 1
+    for y, (_, share, cat, head) in zip(ys, rows):
+        colour = CATEGORY_COLOURS.get(cat, "#555555")
+        ax.barh([y], [share * 100], height=0.75 if head else 0.55, color=colour,
+                alpha=1.0 if head else 0.5, edgecolor=colour)
+        ax.text(share * 100 + top * 0.01, y, "%.1f %%" % (share * 100), va="center",
+                fontsize=FONT, fontweight="bold" if head else "normal")
     ax.set_yticks(ys)
-    ax.set_yticklabels(labels, fontsize=7)
-    ax.set_xscale("log")
-    ax.set_xlabel("outlier time charged (ms, log)")
-    ax.set_title("Outlier time per cause (largest %d)" % len(causes))
+    ax.set_yticklabels([r[0] for r in rows], fontsize=FONT)
+    for t, r in zip(ax.get_yticklabels(), rows):
+        if r[3]:
+            t.set_fontweight("bold")
+    ax.set_xlim(0, top * 1.15)
+    ax.set_ylim(-0.6, len(rows) - 0.4)
+    ax.tick_params(axis="x", labelsize=FONT)
+    ax.set_xlabel("share of the outliers' time (%)", fontsize=FONT)
+    ax.set_title("Outlier time per cause: categories and their largest names",
+                 fontsize=FONT + 2)
     ax.grid(True, axis="x", alpha=0.3)
     fig.tight_layout()
-    return _png(plt, fig)
+    return fig
 
 
 def plot_fleet(plt, title, bars, unit="time lost (% of the run)"):

@@ -1,22 +1,34 @@
-"""report - the HTML page of one result, or of two compared (jtr report):
-headline tables, plots, causes, the 10 ns graphs, host and parameters.
+"""report - the HTML page of one result (jtr report; two results: compare_page.py).
 
-Numbers in the tables are the values of result.json as written (JSON's own
-spelling), with a reading for people beside them; the plots are drawn from the
-result's histograms (hist.py's percentile rule), outliers.csv and the
-attribution. Two results add overlays and jtr compare's table.
+Top to bottom: a title saying what was measured, where and when; the summary
+(headline numbers in people's units, the largest causes with their % of the
+outliers' time, the warnings: the only place they are shown); the plots as
+inline SVG (text stays text; the same plots as PNG files beside the page): the
+percentile spectrum to the maximum, the timeline with every outlier coloured
+by its cause (attribution.per_outlier) over the time lost per cause, the causes
+by category; the 10 ns graphs; tables for people (13.2 us, 53.2 %, +0.335 s);
+and last, closed, the result.json fields as written (JSON's own spelling).
+The plots are drawn from the result's histograms (hist.py's percentile rule),
+outliers.csv and the attribution.
 """
+import bisect
 import os
+import re
 
+from ..attribution.attribute import categories_of
 from ..errors import UsageError
-from ..results.figures import merged_histogram, result_figures
-from ..results.outliers import by_cpu, read_outliers
+from ..results.figures import result_figures
+from ..results.outliers import read_outliers
 from ..results.quantity import select
-from ..stats.compare import compare
-from . import plots
-from .attribution import cost_text
+from ..results.result import PERCENTILE_KEYS
+from . import compare_page, plots
+from .attribution import BACKEND_NAMES, budget_lines, cost_text, group_causes, phases_text
 from .compare import format_table as compare_table
-from .html import esc, fmt_ns, img, jnum, page_html, table
+from .html import esc, fmt_ns, img, jnum, page_html, svg_figure, table
+from .plots import CATEGORY_COLOURS
+from .text import cpus_text
+
+SUMMARY_CAUSES = 5      # cause categories in the summary
 
 
 def legacy_section(pngs, texts, captions=None):
@@ -86,16 +98,16 @@ def warnings_of(result):
     for r in result.get("runs", []):
         o = r.get("outliers") if isinstance(r, dict) else None
         if isinstance(o, dict) and o.get("dropped"):
-            w.append("run %s: %s outliers did not fit the log (outliers.dropped); they are "
-                     "counted, not in outliers.csv" % (r.get("name"), jnum(o["dropped"])))
+            w.append("run %s: %s outliers did not fit the log; they are counted, not in "
+                     "outliers.csv" % (r.get("name"), jnum(o["dropped"])))
         if isinstance(r, dict) and r.get("partial"):
             w.append("run %s was cut short" % r.get("name"))
     a = result.get("attribution")
     if isinstance(a, dict):
         tr = a.get("tracer") or {}
         if tr.get("dropped"):
-            w.append("the tracer dropped %s events (attribution.tracer.dropped): causes may "
-                     "be missing" % jnum(tr["dropped"]))
+            w.append("the tracer dropped %s events: causes may be missing"
+                     % jnum(tr["dropped"]))
         w += ["attribution: %s" % x for x in a.get("warnings") or []]
     w += list(result.get("warnings") or [])
     return w
@@ -118,65 +130,267 @@ def quantity_text(q):
         "; also in the result: %s" % ", ".join(q.others) if q.others else "")
 
 
-def result_section(label, result, quantity=None):
-    """The tables of one result, its headline on @quantity (None: its default)."""
-    out = ["<h2>%s</h2>" % esc(label)]
+_STAMP = re.compile(r"(\d{4}-\d\d-\d\d)T(\d\d:\d\d)(:\d\d)?(?:\.\d+)?(Z?)")
+
+
+def when_text(stamp, seconds=False):
+    """'2026-11-26 16:02 UTC' of result.json's started_at ('' for none)."""
+    m = _STAMP.match(str(stamp or ""))
+    if not m:
+        return str(stamp or "")
+    return "%s %s%s%s" % (m.group(1), m.group(2), m.group(3) or "" if seconds else "",
+                          " UTC" if m.group(4) else "")
+
+
+def title_of(result, quantity=None):
+    """What was measured, where and when: 'jtr gap · CPU 1 · vm · 2026-11-26 16:02 UTC'."""
     f = result_figures(result, quantity)
+    parts = ["jtr %s" % (result.get("tool") or "result")]
+    if f["cpus"]:
+        parts.append(cpus_text(f["cpus"]))
+    host = (result.get("host") or {}).get("hostname")
+    if host:
+        parts.append(str(host))
+    if result.get("started_at"):
+        parts.append(when_text(result["started_at"]))
+    return " · ".join(parts)
+
+
+def pct(share):
+    """'53.2 %' of a share (0..1)."""
+    return "%.1f %%" % (100.0 * share) if isinstance(share, (int, float)) else ""
+
+
+def count_text(n):
+    """'135,366,807'."""
+    return "{:,}".format(n) if isinstance(n, int) else ""
+
+
+def since(ns, t0):
+    """'+0.335 s' from @t0."""
+    return "+%.3f s" % ((ns - t0) / 1e9) if isinstance(ns, int) and isinstance(t0, int) else ""
+
+
+def attribution_of(result):
+    a = result.get("attribution")
+    return a if isinstance(a, dict) else None
+
+
+def outliers_of(runs):
+    """(count, threshold_ns, lost_ns) of @runs' outliers (None where not known)."""
+    os_ = [r.get("outliers") for r in runs if isinstance(r.get("outliers"), dict)]
+    if not os_:
+        return None, None, None
+    th = {o.get("threshold_ns") for o in os_}
+    lost = [o.get("lost_ns") for o in os_]
+    return (sum(o.get("count") or 0 for o in os_), th.pop() if len(th) == 1 else None,
+            sum(lost) if all(isinstance(x, int) for x in lost) else None)
+
+
+def stat(name, value, note=""):
+    return ('<div class="stat"><span>%s</span><b>%s</b>%s</div>'
+            % (esc(name), esc(value), "<small>%s</small>" % esc(note) if note else ""))
+
+
+def summary_section(label, result, quantity=None):
+    """The summary of one result for the top of a page: what was measured, its
+    headline numbers in people's units (p50, p99, p99.99, max, time lost), the
+    largest causes with their share of the outliers' time, and the warnings
+    (the only place they are shown). @label: how the page names the result."""
+    q = select(result, quantity)
+    f = result_figures(result, quantity)
+    p = f["percentiles_ns"]
+    out = ['<section class="summary">']
+    what = q.measures or q.name
+    dur = f["duration_ns"]
+    out.append('<p class="what"><b>%s</b> · %s of %s · %s run%s, %s samples%s · %s</p>' % (
+        esc(label), esc(what), esc("jtr " + str(result.get("tool"))),
+        len(q.runs), "" if len(q.runs) == 1 else "s", esc(count_text(f["samples"])),
+        esc(" in %.2f s" % (dur / 1e9)) if dur else "",
+        esc(cpus_text(f["cpus"])) if f["cpus"] else "no CPU named"))
+    stats = [stat("p" + k, fmt_ns(p[k]) if k in p else "-") for k in ("50", "99", "99.99")]
+    stats.append(stat("max", fmt_ns(f["max_ns"]) if f["max_ns"] is not None else "-"))
+    count, threshold, lost = outliers_of(q.runs)
+    if f["lost_pct"] is not None:
+        stats.append(stat("time lost", "%.3f %%" % f["lost_pct"],
+                          fmt_ns(lost) if lost is not None else ""))
+    if count is not None:
+        stats.append(stat("outliers" + (" > " + fmt_ns(threshold) if threshold else ""),
+                          count_text(count), "%.1f per s" % f["outliers_per_s"]
+                          if f["outliers_per_s"] is not None else ""))
+    out.append('<div class="stats">%s</div>' % "".join(stats))
+    a = attribution_of(result)
+    if a and a.get("causes"):
+        o = a.get("outliers") or {}
+        kind = a.get("run_kind")
+        out.append("<p>Where the outliers' %s went%s (%% of their time; the "
+                   "kernel's events cover %s of it):</p>" % (
+                       esc(fmt_ns(o.get("total_ns") or 0)),
+                       esc(" in the %s runs" % kind) if kind else "",
+                       esc(pct((o.get("traced_ns") or 0) / o["total_ns"])
+                           if o.get("total_ns") else "none")))
+        rows = []
+        for g in group_causes(a["causes"])[:SUMMARY_CAUSES]:
+            names = ", ".join("%s %s" % (n["label"], pct(n["share"])) for n in g["names"])
+            rows.append('<tr><td><span class="key" style="background:%s"></span>%s</td>'
+                        '<td class="num"><b>%s</b></td><td class="num">%s</td><td>%s</td></tr>'
+                        % (CATEGORY_COLOURS.get(g["category"], "#555"), esc(g["category"]),
+                           esc(pct(g["share"])), esc(fmt_ns(g["total_ns"])),
+                           esc(names + (", %d more" % g["more"] if g["more"] else ""))))
+        out.append('<table class="top"><tr><th>cause</th><th>%% of time</th><th>time</th>'
+                   '<th>largest</th></tr>%s</table>' % "".join(rows))
+    elif a:
+        out.append("<p>No outliers to attribute.</p>")
+    else:
+        out.append("<p>Not attributed: this result has no kernel-event trace (jtr run "
+                   "traces as root; jtr attribute adds it to a traced result).</p>")
+    w = warnings_of(result)
+    if w:
+        out.append('<ul class="warn">%s</ul>' % "".join("<li>%s</li>" % esc(x) for x in w))
+    out.append("</section>")
+    return "\n".join(out)
+
+
+def run_table(runs):
+    """One row per run in people's units."""
+    keys = [k for k in PERCENTILE_KEYS if any(k in (r.get("percentiles_ns") or {})
+                                              for r in runs)]
+    head = ["run", "CPU", "samples", "duration"] + ["p" + k for k in keys] + [
+        "max", "mean", "outliers", "per s", "time lost"]
+    rows = []
+    for r in runs:
+        pc = r.get("percentiles_ns") or {}
+        o = r.get("outliers") if isinstance(r.get("outliers"), dict) else {}
+        rows.append([str(r.get("name") or ""), str(r.get("cpu", "")), count_text(r.get("samples")),
+                     fmt_ns(r.get("duration_ns"))] +
+                    [fmt_ns(pc.get(k)) for k in keys] +
+                    [fmt_ns(r.get("max_ns")), fmt_ns(r.get("mean_ns")),
+                     count_text(o.get("count")), "%.1f" % o["per_s"] if "per_s" in o else "",
+                     "%.3f %%" % r["lost_time_pct"] if "lost_time_pct" in r else ""])
+    return table(rows, head=head, cls="people")
+
+
+def causes_table(a):
+    """The attribution's causes for people: by category, most time first, the
+    tasks of one name together ('bash (44 tasks)'); with the time per phase
+    across two ends."""
+    groups = group_causes(a.get("causes") or [], names=None)
+    sided = any(n.get("phases") for g in groups for n in g["names"])
+    head = ["cause", "name"] + (["phases"] if sided else []) + [
+        "share", "time", "outliers", "max", "per s"]
+    rows = []
+    for g in groups:
+        for n in g["names"]:
+            rows.append([str(g["category"]), n["label"]] +
+                        ([phases_text(n) or "-"] if sided else []) +
+                        [pct(n["share"]), fmt_ns(n["total_ns"]), count_text(n["count"]),
+                         fmt_ns(n["max_ns"]), "%.1f" % n["per_s"]])
+    return table(rows, head=head, cls="people")
+
+
+def attribution_tables(a, t0):
+    """The attribution for people: the tracer, the causes, the budget by phase
+    (round trips), the worst outliers."""
+    out = []
+    o = a.get("outliers") or {}
+    tr = a.get("tracer") or {}
+    out.append("<p>%s outliers, %s of outlier time, %s of it covered by kernel events; "
+               "tracer: %s, %s events, %s dropped</p>" % (
+                   esc(count_text(o.get("count"))), esc(fmt_ns(o.get("total_ns") or 0)),
+                   esc(fmt_ns(o.get("traced_ns") or 0)),
+                   esc(BACKEND_NAMES.get(tr.get("backend"), tr.get("backend") or "unknown")),
+                   esc(count_text(tr.get("events"))), esc(count_text(tr.get("dropped")))))
+    cost = cost_text(tr)
+    if cost:
+        out.append("<p>Tracer %s</p>" % esc(cost))
+    out.append(causes_table(a))
+    budget = budget_lines(a)
+    if budget:
+        out.append("<h4>By phase</h4><pre>%s</pre>" % esc("\n".join(budget[1:])))
+    for kind, other in (a.get("by_kind") or {}).items():
+        out.append("<h4>The %s runs</h4>" % esc(kind))
+        out.append(causes_table(other))
+    if a.get("worst"):
+        out.append("<h4>Worst outliers</h4>")
+        out.append(table([(fmt_ns(w.get("length_ns")), "CPU %s" % w.get("cpu"),
+                           since(w.get("start_ns"), t0),
+                           "%s%s" % (w.get("category"), " (%s side)" % w["side"]
+                                     if w.get("side") else ""),
+                           w.get("chain")) for w in a["worst"]],
+                         head=("length", "CPU", "when", "cause", "chain"), cls="people"))
+    return "\n".join(out)
+
+
+def raw_section(result):
+    """The result.json fields as written, in a closed <details>."""
+    out = ['<details class="raw"><summary>result.json fields (as written)</summary>']
     out.append(table([
         ("tool", jnum(result.get("tool"))),
-        ("quantity", quantity_text(select(result, quantity))),
         ("started_at", jnum(result.get("started_at"))),
         ("ended_at", jnum(result.get("ended_at"))),
         ("command", " ".join(str(c) for c in result.get("command") or [])),
         ("jtr_version", jnum(result.get("jtr_version"))),
         ("partial", jnum(result.get("partial"))),
-        ("CPUs", ", ".join(str(c) for c in f["cpus"])),
     ], head=("field", "value")))
-    w = warnings_of(result)
-    out.append("<h3>Warnings</h3>")
-    out.append('<ul class="warn">%s</ul>' % "".join("<li>%s</li>" % esc(x) for x in w)
-               if w else "<p>none</p>")
     for run in result.get("runs", []):
         if not isinstance(run, dict):
             continue
-        out.append("<h3>Run %s (CPU %s)</h3>" % (esc(run.get("name")), esc(jnum(run.get("cpu")))))
+        out.append("<h4>runs[] %s (CPU %s)</h4>" % (esc(run.get("name")),
+                                                    esc(jnum(run.get("cpu")))))
         out.append(table(run_rows(run), head=("result.json field", "value", "reading"),
                          cls="run"))
-    a = result.get("attribution")
-    if isinstance(a, dict):
-        out.append("<h3>Causes (attribution)</h3>")
-        o = a.get("outliers") or {}
-        tr = a.get("tracer") or {}
-        out.append("<p>%s outliers, %s ns of outlier time, %s ns covered by kernel events; "
-                   "tracer: %s backend, %s events, %s dropped</p>" % (
-                       esc(jnum(o.get("count"))), esc(jnum(o.get("total_ns"))),
-                       esc(jnum(o.get("traced_ns"))), esc(tr.get("backend") or "unknown"),
-                       esc(jnum(tr.get("events"))), esc(jnum(tr.get("dropped")))))
-        cost = cost_text(tr)
-        if cost:
-            out.append("<p>Tracer %s</p>" % esc(cost))
+    a = attribution_of(result)
+    if a:
+        out.append("<h4>attribution.causes[]</h4>")
         out.append(table([(c.get("category"), c.get("name"), jnum(c.get("count")),
                            jnum(c.get("primary_count")), jnum(c.get("total_ns")),
                            jnum(c.get("share")), jnum(c.get("p50_ns")), jnum(c.get("max_ns")),
                            jnum(c.get("per_s"))) for c in a.get("causes") or []],
                          head=("category", "name", "count", "primary_count", "total_ns",
                                "share", "p50_ns", "max_ns", "per_s")))
-        out.append("<h3>Worst outliers</h3>")
+        out.append("<h4>attribution.worst[]</h4>")
         out.append(table([(jnum(x.get("cpu")), jnum(x.get("start_ns")),
-                           jnum(x.get("length_ns")), fmt_ns(x.get("length_ns")),
-                           x.get("category"), x.get("name"), x.get("chain"))
-                          for x in a.get("worst") or []],
-                         head=("cpu", "start_ns", "length_ns", "reading", "category",
-                               "name", "chain")))
-    host = result.get("host") or {}
-    out.append("<h3>Tuning profile</h3><p>%s</p>" % (
-        esc(host.get("tuning_profile")) if host.get("tuning_profile")
-        else "none active (host.tuning_profile is null)"))
-    out.append("<h3>Host</h3>")
-    out.append(table(host_rows(host), head=("host field", "value")))
-    out.append("<h3>Parameters</h3>")
+                           jnum(x.get("length_ns")), x.get("category"), x.get("name"),
+                           x.get("chain")) for x in a.get("worst") or []],
+                         head=("cpu", "start_ns", "length_ns", "category", "name", "chain")))
+    out.append("<h4>host</h4>")
+    out.append(table(host_rows(result.get("host") or {}), head=("host field", "value")))
+    out.append("<h4>params</h4>")
     out.append(table([(k, jnum(v)) for k, v in (result.get("params") or {}).items()],
                      head=("params field", "value")))
+    out.append("</details>")
+    return "\n".join(out)
+
+
+def result_section(label, result, quantity=None):
+    """The tables of one result for people (runs, causes, worst outliers, host,
+    parameters), its headline on @quantity (None: its default), then its
+    result.json fields as written in a closed <details>."""
+    out = ["<h2>%s</h2>" % esc(label)]
+    q = select(result, quantity)
+    out.append("<p>%s · %s</p>" % (esc(quantity_text(q)), esc(
+        " ".join(str(c) for c in result.get("command") or []))))
+    runs = [r for r in result.get("runs", []) if isinstance(r, dict)]
+    out.append("<h3>Runs</h3>")
+    out.append(run_table(runs))
+    a = attribution_of(result)
+    if a:
+        out.append("<h3>Causes</h3>")
+        out.append(attribution_tables(a, (a.get("outliers") or {}).get("start_ns")
+                                      or plots.run_start(result)))
+    host = result.get("host") or {}
+    out.append("<h3>Host</h3>")
+    facts = [("host", host.get("hostname")), ("kernel", host.get("kernel")),
+             ("CPU model", host.get("cpu_model")), ("online CPUs", host.get("online_cpus")),
+             ("isolated CPUs", host.get("isolated_cpus") or "none"),
+             ("nohz_full CPUs", host.get("nohz_full_cpus") or "none"),
+             ("virtualised", ("yes (%s)" % host.get("hypervisor")) if host.get("virtualised")
+              else "no" if "virtualised" in host else None),
+             ("TSC", "%.3f MHz" % (host["tsc_hz"] / 1e6)
+              if isinstance(host.get("tsc_hz"), (int, float)) else None),
+             ("tuning profile", host.get("tuning_profile") or "none active")]
+    out.append(table([(k, str(v)) for k, v in facts if v is not None], cls="people"))
+    out.append(raw_section(result))
     return "\n".join(out)
 
 
@@ -193,6 +407,96 @@ def compare_section(c):
     ])
 
 
+def row_categories(result, rows):
+    """The main cause category of each row of @result's outliers.csv (@rows, in
+    its order) from the attribution's per_outlier, or None where it was not kept.
+    A jtr send result's attribution covers its send runs' outliers and by_kind
+    each other kind's: the rows are given to each as drivers/attribute.py split
+    them (by the run whose start is the last before the outlier's)."""
+    a = attribution_of(result)
+    if not a:
+        return None
+    if not a.get("by_kind"):
+        return categories_of(a)
+    spans = sorted((r["start_mono_ns"], r.get("kind")) for r in result.get("runs", [])
+                   if isinstance(r, dict) and isinstance(r.get("start_mono_ns"), int))
+    parts = {a.get("run_kind"): categories_of(a)}
+    parts.update((k, categories_of(v)) for k, v in a["by_kind"].items())
+    if not spans or any(v is None for v in parts.values()):
+        return None
+    starts, taken, out = [t for t, _ in spans], dict.fromkeys(parts, 0), []
+    for row in rows:
+        kind = spans[max(0, bisect.bisect_right(starts, row[1]) - 1)][1]
+        cats = parts.get(kind)
+        if cats is None or taken[kind] >= len(cats):
+            return None
+        out.append(cats[taken[kind]])
+        taken[kind] += 1
+    return out if all(taken[k] == len(v) for k, v in parts.items()) else None
+
+
+def page_plots(plt, result, label, quantity):
+    """{name: (png, svg, caption)} of one result's plots: percentile spectrum,
+    timeline, causes, histogram."""
+    runs = [r for r in (select(result, quantity, label).runs if quantity
+                        else result.get("runs", []))
+            if isinstance(r, dict) and isinstance(r.get("histogram"), dict)]
+    cmap = plt.get_cmap("tab10")
+    what = "%s" % (select(result, quantity, label).measures or "value")
+    out = {}
+    if runs:
+        sp = [(r.get("name") or "run %d" % i,
+               plots.spectrum(r["histogram"]["buckets"], r.get("min_ns", 0), r.get("max_ns", 0)),
+               cmap(i % 10)) for i, r in enumerate(runs)]
+        out["percentiles"] = plots.png_and_svg(plt, plots.spectrum_figure(plt, sp, what)) + (
+            "Percentile spectrum of the %s, from 50 %% to the maximum" % what,)
+    a = attribution_of(result)
+    if a:
+        try:
+            rows = read_outliers(result)
+        except UsageError:
+            rows = []       # no outlier log (or a damaged one): the worst outliers only
+        if rows or a.get("worst"):
+            cats = row_categories(result, rows) if rows else None
+            out["timeline"] = plots.png_and_svg(
+                plt, plots.timeline_figure(plt, result, rows, cats)) + (
+                "Every outlier over the run, coloured by its main cause; below, the time "
+                "lost per cause over the run" if cats is not None else
+                "Outliers over the run; this result's attribution does not keep each "
+                "outlier's cause (jtr attribute again to colour them all)",)
+        if a.get("causes"):
+            out["causes"] = plots.png_and_svg(
+                plt, plots.causes_figure(plt, group_causes(a["causes"]))) + (
+                "Outlier time per cause category and its largest names (tasks by name, "
+                "their pids together)",)
+    if runs:
+        hs = [(r.get("name") or "run %d" % i, r["histogram"]["buckets"], cmap(i % 10))
+              for i, r in enumerate(runs)]
+        fig = plots.histogram_figure(plt, hs, what + " (ns)", font=plots.FONT)
+        out["histogram"] = plots.png_and_svg(plt, fig) + (
+            "Histogram of the %s, counts on a log scale" % what,)
+    return out
+
+
+def single_page(result, given, opts):
+    """(pngs, page, texts) of one result's page: title, summary, plots, the 10 ns
+    graphs, the tables for people, the result.json fields (closed)."""
+    quantity = opts.get("quantity")
+    plt = plots.pyplot()
+    label = os.path.basename(os.path.abspath(result.folder)) or given
+    shown = page_plots(plt, result, label, quantity)
+    pngs = {name: v[0] for name, v in shown.items()}
+    title = title_of(result, quantity)
+    body = ["<h1>%s</h1>" % esc(title), summary_section(label, result, quantity)]
+    body += [svg_figure(svg, caption, name) for name, (_, svg, caption) in shown.items()]
+    graphs, texts = plots.legacy_graphs(plt, plots.file_stems([label]), [result],
+                                        every=opts.get("gnuplot"), nb=opts.get("histo_buckets"))
+    body.append(legacy_section(graphs, texts))
+    pngs.update(graphs)
+    body.append(result_section(label, result, quantity))
+    return pngs, page_html(title, body), texts
+
+
 def build(results, given, opts=None):
     """{name: png bytes}, the HTML text of the report and {name: text} of the
     jtr_null-format files, of one or two Results (@given: how the user named them).
@@ -201,70 +505,6 @@ def build(results, given, opts=None):
     results are overlaid and compared on it) and mixed (compare two quantities
     that measure different things)."""
     opts = opts or {}
-    quantity = opts.get("quantity")
-    plt = plots.pyplot()
-    pngs = {}
-    labels = [os.path.basename(os.path.abspath(r.folder)) or g for r, g in zip(results, given)]
     if len(results) == 1:
-        runs = [r for r in (select(results[0], quantity, given[0]).runs if quantity
-                            else results[0].get("runs", []))
-                if isinstance(r, dict) and isinstance(r.get("histogram"), dict)]
-        cmap = plt.get_cmap("tab10")
-        hs = [(r.get("name") or "run %d" % i, r["histogram"]["buckets"], cmap(i % 10))
-              for i, r in enumerate(runs)]
-        sp = [(r.get("name") or "run %d" % i,
-               plots.spectrum(r["histogram"]["buckets"], r.get("min_ns", 0), r.get("max_ns", 0)),
-               cmap(i % 10)) for i, r in enumerate(runs)]
-    else:
-        hs, sp = [], []
-        for tag, label, res, colour in zip("AB", labels, results, plots.SIDE_COLOURS):
-            q = select(res, quantity, label)
-            m = merged_histogram(q.runs)
-            if m:
-                hs.append(("%s: %s (%s)" % (tag, label, q.name), m[0], colour))
-                sp.append(("%s: %s (%s)" % (tag, label, q.name), plots.spectrum(*m), colour))
-    if hs:
-        what = "%s (ns)" % (select(results[0], quantity, labels[0]).measures or "value")
-        pngs["histogram"] = plots.plot_histogram(plt, hs, what)
-        pngs["percentiles"] = plots.plot_spectrum(plt, sp, what)
-    for i, res in enumerate(results):
-        a = res.get("attribution")
-        if not isinstance(a, dict):
-            continue
-        suffix = "" if len(results) == 1 else "-" + "ab"[i]
-        try:
-            outl = by_cpu(read_outliers(res))
-        except UsageError:
-            outl = {}       # no outlier log (or a damaged one): the worst outliers only
-        if outl or a.get("worst"):
-            pngs["timeline" + suffix] = plots.plot_timeline(plt, res, outl)
-        if a.get("causes"):
-            pngs["causes" + suffix] = plots.plot_causes(plt, a["causes"])
-    cmp = None
-    if len(results) == 2:
-        cmp = compare(results[:1], results[1:], labels_a=given[:1], labels_b=given[1:],
-                      quantity=quantity, mixed=opts.get("mixed"))
-    title = "jtr report: " + " vs ".join(labels)
-    body = ["<h1>%s</h1>" % esc(title)]
-    if cmp:
-        body.append(compare_section(cmp))
-    measure = select(results[0], quantity, labels[0]).measures or "values"
-    captions = {"histogram": "Histogram of %s, counts on a log scale" % (
-                    "loop times" if measure == "loop time" else measure),
-                "percentiles": "Percentile spectrum, 50 % to 99.999 %",
-                "timeline": "Outlier timeline coloured by cause",
-                "causes": "Outlier time per cause"}
-    for name, data in pngs.items():
-        base = name.split("-")[0]
-        cap = captions[base] + ("" if name == base else " (%s)" % name.split("-")[1].upper())
-        body.append(img(name, data, cap))
-    graphs, texts = plots.legacy_graphs(plt, plots.file_stems(labels), results,
-                                    every=opts.get("gnuplot"), nb=opts.get("histo_buckets"))
-    body.append(legacy_section(graphs, texts))
-    pngs.update(graphs)
-    for tag, label, res in zip(("", "") if len(results) == 1 else ("A: ", "B: "),
-                               labels, results):
-        body.append(result_section(tag + label, res, quantity))
-    return pngs, page_html(title, body), texts
-
-
+        return single_page(results[0], given[0], opts)
+    return compare_page.build(results, given, opts, summary_section)

@@ -23,13 +23,21 @@ docs/compare.md explains the method; in short:
    weight of its buckets above the outlier threshold (each value less the run's
    min_ns, resp. 1). The CI of B-A is the (1-c)/2 and (1+c)/2 quantiles of the
    resampled B less the resampled A.
-3. A key metric (p99, p99.9, p99.99, time lost) changed when its CI excludes 0,
-   the difference is larger than the histograms' resolution (max_rel_error of
-   the larger value; percentiles only) and larger than the run-to-run spread
-   (max - min of the metric across a side's results, the wider side) where a
-   side has several results. The verdict: "worse" when some key metric rose and
-   none fell, "better" the reverse, "mixed" when both happened, else "no
-   significant change"; it names the metrics that decided.
+3. A key metric (p99, p99.9, p99.99, time lost) changed significantly when its
+   CI excludes 0, the difference is larger than the resolution (max_rel_error of
+   the larger value and the coarser side's step, percentiles only) and larger
+   than the run-to-run spread (max - min of the metric across a side's results,
+   the wider side) where a side has several results. It changed in practice
+   when the difference is also at least the minimum practical effect: min_ns
+   (percentiles; time lost: min_ns per ms of run) and min_pct of A.
+4. The verdict: "not comparable" when the sides measure different things
+   (--mixed-quantities) or have different resolutions (an oslat import counts
+   whole us, jtr's probes TSC steps of some ns): the numbers are shown, not
+   judged. Else "worse" when some key metric rose in practice and none fell,
+   "better" the reverse, "mixed" when both happened, "no practical difference"
+   when a change was significant but smaller than the minimums (naming the one
+   it missed), else "no significant change". A side of one short result adds a
+   suggestion to repeat it.
 """
 import math
 import re
@@ -39,6 +47,7 @@ from ..errors import JtrError, UsageError
 from ..results import hist
 from ..results.quantity import check_same, select, selected
 from ..results.result import PERCENTILE_KEYS
+from ..system import packages
 from ..units import fmt_ns
 
 FORMAT = "jtr-compare/1"
@@ -46,6 +55,16 @@ DEFAULT_CONFIDENCE = 95.0
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 1
 KEY_METRICS = ("p99", "p99.9", "p99.99", "time lost")
+# the minimum practical effect (docs/compare.md, "The verdict", says why these)
+DEFAULT_MIN_EFFECT_NS = 100
+DEFAULT_MIN_EFFECT_PCT = 10.0
+# a side of one result measured for less than this is a "short run"
+SHORT_RUN_NS = 10 * 10 ** 9
+# resolutions further apart than this factor are not comparable, when the
+# coarser one is at least the minimum practical effect
+RESOLUTION_FACTOR = 2.0
+VERDICTS = ("better", "worse", "mixed", "no practical difference", "no significant change",
+            "not comparable")
 
 
 
@@ -54,9 +73,8 @@ def _numpy():
     try:
         import numpy
     except ImportError:
-        raise JtrError("jtr compare needs numpy (any version): apt-get install "
-                       "python3-numpy (Debian, Ubuntu), dnf install python3-numpy (Fedora, "
-                       "RHEL), or pip install 'jtr[compare]' where jtr was installed with pip")
+        raise JtrError("jtr compare needs numpy (any version): %s"
+                       % packages.python_hint("numpy"))
     return numpy
 
 
@@ -130,6 +148,21 @@ class _Run:
         return None not in (self.threshold_ns, self.lost_ns, self.count) and self.duration_ns > 0
 
 
+def resolution_of(result):
+    """(the step its values come in, in ns, or None when not known; what it is):
+    1000 for a result imported in microseconds (oslat, cyclictest without -N, an
+    HdrHistogram log in us), the TSC's step for a probe timed with the TSC."""
+    imp = result.get("import")
+    if isinstance(imp, dict) and imp.get("time_unit") == "us":
+        return 1000, "imported from %s, which counts whole microseconds" % (
+            result.get("tool") or "a file")
+    cal = result.get("calibration") if isinstance(result.get("calibration"), dict) else {}
+    step = cal.get("tsc_step_ns")
+    if cal.get("timebase") == "tsc" and isinstance(step, (int, float)) and step > 0:
+        return step, "the TSC's step"
+    return None, "not known"
+
+
 def _bits(results):
     """The coarsest precision among the runs, and its relative error."""
     bits = min(r_["histogram"].get("sub_bucket_bits", 7) for r in results for r_ in r["runs"])
@@ -174,6 +207,9 @@ class _Side:
             if q.name not in names:
                 names.append(q.name)
         measures = sorted({q.measures for q in self.quantities if q.measures})
+        res = [resolution_of(r) for r in self.results]
+        known = [x for x in res if x[0] is not None]
+        coarsest = max(known, key=lambda x: x[0]) if known else (None, "not known")
         return {"results": list(self.labels), "tools": tools,
                 "quantity": "/".join(names),
                 "measures": measures[0] if len(measures) == 1 else None,
@@ -182,6 +218,8 @@ class _Side:
                 "runs": len(self.runs), "samples": sum(sum(b[2] for b in run.buckets)
                                                        for run in self.runs),
                 "duration_ns": sum(run.duration_ns for run in self.runs),
+                "resolution_ns": None if coarsest[0] is None else _num(coarsest[0]),
+                "resolution": coarsest[1],
                 "attributed": all(isinstance(r.get("attribution"), dict)
                                   for r in self.results)}
 
@@ -261,8 +299,26 @@ def outer_quantiles(np, values, q_lo, q_hi):
     return [float(v[int(math.floor(q_lo * last))]), float(v[int(math.ceil(q_hi * last))])]
 
 
-def _metric(name, a, b, boot_a, boot_b, conf, reps_a, reps_b, rel_error):
-    """One row: values, B-A, its CI, the run-to-run spread and whether it changed."""
+def min_effect(unit, a, min_ns, min_pct):
+    """The minimum practical effect of a metric in @unit whose A is @a: (the
+    absolute minimum or None, the relative one as an absolute value, the text of
+    each). Percentiles: @min_ns; time lost (%): @min_ns per ms of run, in
+    percentage points; outliers/s: only @min_pct."""
+    rel = abs(a) * min_pct / 100.0
+    rel_text = "%g %% of A" % min_pct
+    if unit == "ns":
+        return min_ns, rel, fmt_ns(min_ns), rel_text
+    if unit == "%":
+        return min_ns * 1e-4, rel, "%.3f pt (%s per ms)" % (min_ns * 1e-4, fmt_ns(min_ns)), \
+            rel_text
+    return None, rel, None, rel_text
+
+
+def _metric(name, a, b, boot_a, boot_b, conf, reps_a, reps_b, rel_error,
+            min_ns=DEFAULT_MIN_EFFECT_NS, min_pct=DEFAULT_MIN_EFFECT_PCT, step_ns=None):
+    """One row: values, B-A, its CI, the run-to-run spread, whether it changed
+    significantly and whether that is at least the minimum practical effect
+    (@min_ns, @min_pct; @step_ns: the coarser side's resolution, or None)."""
     np = _numpy()
     alpha = (100.0 - conf) / 100.0
     d = boot_b[name] - boot_a[name]
@@ -272,22 +328,32 @@ def _metric(name, a, b, boot_a, boot_b, conf, reps_a, reps_b, rel_error):
     spreads = [r[1] - r[0] for r in (ra, rb) if r]
     spread = max(spreads) if spreads else None
     unit = "ns" if name.startswith("p") else ("%" if name == "time lost" else "1/s")
-    resolution = rel_error * max(a, b) if unit == "ns" else 0.0
+    resolution = max(rel_error * max(a, b), step_ns or 0) if unit == "ns" else 0.0
+    significant, practical = False, None
     if diff == 0 or ci[0] <= 0.0 <= ci[1]:
-        change, why = None, "CI includes 0"
+        why = "CI includes 0"
     elif (diff > 0) != (ci[0] > 0):
-        change, why = None, "CI and difference disagree"
+        why = "CI and difference disagree"
     elif abs(diff) <= resolution:
-        change, why = None, "within the histogram's resolution"
+        why = "within the resolution (%s)" % fmt_ns(resolution) if step_ns and \
+            resolution == step_ns else "within the histogram's resolution"
     elif spread is not None and abs(diff) <= spread:
-        change, why = None, "within the run-to-run spread"
+        why = "within the run-to-run spread"
     else:
-        change, why = ("worse" if diff > 0 else "better"), "CI excludes 0"
+        significant = True
+        floor, rel, floor_text, rel_text = min_effect(unit, a, min_ns, min_pct)
+        missed = [t for f, t in ((floor, floor_text), (rel, rel_text))
+                  if f is not None and abs(diff) < f]
+        practical = not missed
+        why = "CI excludes 0" if practical else "less than the minimum%s of %s" % (
+            "s" * (len(missed) > 1), " and ".join(missed))
+    change = ("worse" if diff > 0 else "better") if practical else None
     return {"name": name, "unit": unit, "key": name in KEY_METRICS, "a": _num(a),
             "b": _num(b), "diff": _num(diff), "diff_pct": _num(100.0 * diff / a) if a else None,
             "ci": [_num(ci[0]), _num(ci[1])], "a_range": ra and [_num(v) for v in ra],
             "b_range": rb and [_num(v) for v in rb],
             "spread": None if spread is None else _num(spread),
+            "significant": significant, "practical": practical,
             "change": change, "why": why}
 
 
@@ -297,8 +363,19 @@ def _num(v):
     return int(v) if v.is_integer() and abs(v) < 2 ** 53 else round(v, 6)
 
 
-def verdict(metrics, spread_known):
+def _moved(m):
+    """'p99 rose +20 ns (+5.0 %, CI +18 ns .. +22 ns)'."""
+    return "%s %s %s (%s, CI %s)" % (m["name"], "rose" if m["diff"] > 0 else "fell",
+                                     fmt_diff(m), fmt_pct(m["diff_pct"]), fmt_ci(m))
+
+
+def verdict(metrics, spread_known, not_comparable=(), suggestions=()):
     """(verdict, the metrics that decided it, a sentence saying why)."""
+    tail = "" if spread_known else " (one result per side: run-to-run variation not measured)"
+    tail += "".join("; " + x for x in suggestions)
+    if not_comparable:
+        return "not comparable", [], "not comparable: %s; the numbers are shown, not " \
+            "judged" % "; ".join(not_comparable)
     keys = [m for m in metrics if m["key"]]
     worse = [m for m in keys if m["change"] == "worse"]
     better = [m for m in keys if m["change"] == "better"]
@@ -306,16 +383,50 @@ def verdict(metrics, spread_known):
         v, decided = "mixed", worse + better
     elif worse or better:
         v, decided = ("worse", worse) if worse else ("better", better)
+    elif any(m["significant"] for m in keys):
+        small = [m for m in keys if m["significant"]]
+        return "no practical difference", [], "no practical difference: " + "; ".join(
+            "%s, %s" % (_moved(m), m["why"]) for m in small) + tail
     else:
         why = "; ".join("%s %s" % (m["name"], m["why"]) for m in keys)
-        return "no significant change", [], "no significant change: " + why
-    text = "%s: %s" % (v, "; ".join(
-        "%s %s %s (%s, CI %s)" % (m["name"], "rose" if m["change"] == "worse" else "fell",
-                                  fmt_diff(m), fmt_pct(m["diff_pct"]), fmt_ci(m))
-        for m in decided))
-    if not spread_known:
-        text += " (one result per side: run-to-run variation not measured)"
-    return v, [m["name"] for m in decided], text
+        return "no significant change", [], "no significant change: " + why + tail
+    text = "%s: %s" % (v, "; ".join(_moved(m) for m in decided))
+    return v, [m["name"] for m in decided], text + tail
+
+
+def not_comparable(da, db, qs_a, qs_b, min_ns):
+    """Why the two sides cannot be judged against each other ([] when they can):
+    quantities that measure different things (compared only with
+    --mixed-quantities), or resolutions far apart."""
+    why = []
+    for qa in qs_a:
+        for qb in qs_b:
+            if qa.measures and qb.measures and qa.measures != qb.measures:
+                line = "A's %s measures the %s, B's %s the %s" % (qa.name, qa.measures,
+                                                                  qb.name, qb.measures)
+                if line not in why:
+                    why.append(line)
+    ra, rb = da["resolution_ns"], db["resolution_ns"]
+    if ra and rb:
+        lo, hi = min(ra, rb), max(ra, rb)
+        if hi > RESOLUTION_FACTOR * lo and hi >= min_ns:
+            why.append("different resolutions: A's values come in steps of %s (%s), B's "
+                       "of %s (%s): a difference of one step would pass as a change"
+                       % (fmt_ns(ra), da["resolution"], fmt_ns(rb), db["resolution"]))
+    return why
+
+
+def short_runs(da, db):
+    """The suggestion to repeat a side of one result shorter than SHORT_RUN_NS, or []."""
+    short = [(tag, d) for tag, d in (("A", da), ("B", db))
+             if len(d["results"]) == 1 and d["duration_ns"] < SHORT_RUN_NS]
+    if not short:
+        return []
+    who = " and ".join("%s (%.2f s)" % (tag, d["duration_ns"] / 1e9) for tag, d in short)
+    return ["%s %s one run shorter than %d s: two such runs of one setup can differ by tens "
+            "of %% on a shared or virtual machine; repeat each side (jtr ab PROFILE "
+            "--repeat 3 interleaves them) or measure longer"
+            % (who, "is" if len(short) == 1 else "are each", SHORT_RUN_NS // 10 ** 9)]
 
 
 # --- causes ----------------------------------------------------------------
@@ -422,10 +533,13 @@ def _list(v):
 # --- the comparison --------------------------------------------------------
 
 def compare(results_a, results_b, confidence=DEFAULT_CONFIDENCE, resamples=DEFAULT_RESAMPLES,
-            seed=DEFAULT_SEED, labels_a=None, labels_b=None, quantity=None, mixed=False):
+            seed=DEFAULT_SEED, labels_a=None, labels_b=None, quantity=None, mixed=False,
+            min_effect_ns=DEFAULT_MIN_EFFECT_NS, min_effect_pct=DEFAULT_MIN_EFFECT_PCT):
     """The comparison of two sides (lists of loaded results) as a jtr-compare/1
     dict, each result on its quantity @quantity (None: its default); UsageError
-    when the sides' quantities measure different things, unless @mixed."""
+    when the sides' quantities measure different things, unless @mixed (then
+    the verdict is "not comparable"). A change counts when it is at least
+    @min_effect_ns and @min_effect_pct of A."""
     np = _numpy()
     if not results_a or not results_b:
         raise UsageError("give at least one result on each side")
@@ -440,14 +554,20 @@ def compare(results_a, results_b, confidence=DEFAULT_CONFIDENCE, resamples=DEFAU
     bits_b, err_b = _bits(results_b)
     a = _Side(results_a, labels_a, bits_a, qs_a)
     b = _Side(results_b, labels_b, bits_b, qs_b)
+    da, db = a.describe(), b.describe()
+    steps = [d["resolution_ns"] for d in (da, db) if d["resolution_ns"]]
     rng = np.random.default_rng(seed)
     boot_a, boot_b = bootstrap(a, resamples, rng), bootstrap(b, resamples, rng)
     metrics = [_metric(name, a.point[name], b.point[name], boot_a, boot_b, confidence,
-                       a.reps, b.reps, max(err_a, err_b))
+                       a.reps, b.reps, max(err_a, err_b), min_effect_ns, min_effect_pct,
+                       max(steps) if steps else None)
                for name in a.point if a.point[name] is not None and b.point[name] is not None]
     spread_known = len(results_a) > 1 or len(results_b) > 1
-    v, decided, text = verdict(metrics, spread_known)
-    da, db = a.describe(), b.describe()
+    refused = not_comparable(da, db, qs_a, qs_b, min_effect_ns)
+    for m in metrics if refused else ():
+        m["change"] = None      # shown, not judged
+    suggestions = short_runs(da, db)
+    v, decided, text = verdict(metrics, spread_known, refused, suggestions)
     both = da["attributed"] and db["attributed"]
     return {
         "format": FORMAT,
@@ -457,11 +577,16 @@ def compare(results_a, results_b, confidence=DEFAULT_CONFIDENCE, resamples=DEFAU
         "method": {"confidence": confidence, "resamples": resamples, "seed": seed,
                    "bootstrap": "multinomial resampling of each run's bucket counts",
                    "key_metrics": list(KEY_METRICS),
-                   "resolution": max(err_a, err_b)},
+                   "resolution": max(err_a, err_b),
+                   "min_effect_ns": _num(min_effect_ns), "min_effect_pct": _num(min_effect_pct),
+                   "short_run_ns": SHORT_RUN_NS},
         "metrics": metrics,
         "causes": cause_deltas(results_a, results_b) if both else None,
         "hardware_counters": hardware_counters(results_a, results_b),
         "warnings": _warnings(da, db, results_a, results_b, said),
+        "comparable": not refused,
+        "not_comparable": refused,
+        "suggestions": suggestions,
         "verdict": v,
         "decided_by": decided,
         "verdict_text": text,

@@ -319,6 +319,16 @@ def test_longest_episode_wins_and_accounting_closes(tmp_path):
         (c["total_ns"] for c in att["causes"]), reverse=True)
     assert [w["length_ns"] for w in att["worst"]][:3] == [12_045, 12_040, 12_035]
     assert len(att["worst"]) == 20
+    # each outlier's main category, in the order given, whatever the path took
+    cats = A.categories_of(att)
+    assert cats == ["no kernel event" if k % 5 == 1 else "timer tick" for k in range(50)] + [
+        "not traced"]
+    assert att["per_outlier"]["categories"] == ["timer tick", "no kernel event", "not traced"]
+    assert att["per_outlier"]["main"] == "".join("1" if k % 5 == 1 else "0"
+                                                 for k in range(50)) + "2"
+    # in outliers.csv's order, not the order they were taken in (by CPU, by time)
+    shuffled = outs[::-1]
+    assert A.categories_of(run(tmp_path, evs, shuffled)) == cats[::-1]
     again = run(tmp_path, evs, outs, dropped=7, unlogged=3, top=0)
     assert again["worst"] == [] and again["causes"] == att["causes"]
     assert att["outliers"]["unlogged"] == 3
@@ -594,3 +604,13 @@ def test_the_idle_task_is_never_taken_for_the_probe(tmp_path):
     pids, _ = A.scan_switches(E.read_events(str(tmp_path)))
     assert pids == {1: PROBE}
     assert c["name"] == "spin (pid 4242, prio 9)" and c["count"] == 3
+
+
+@pytest.mark.parametrize("per_outlier", [
+    None, "0", {"main": "01"}, {"categories": ["a", ["b"]], "main": "01"},
+    {"categories": ["a"], "main": "01"}, {"categories": ["a"], "main": 1},
+    {"categories": "ab", "main": "01"}])
+def test_categories_of_a_damaged_per_outlier_is_none(per_outlier):
+    assert A.categories_of({"per_outlier": per_outlier}) is None
+    assert A.categories_of({"per_outlier": {"categories": ["a", "b"], "main": "010"}}) == [
+        "a", "b", "a"]

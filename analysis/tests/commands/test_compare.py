@@ -32,6 +32,8 @@ def main(args):
     (["--seed", "-1", "a", "b"], "--seed -1: '-1' is not a count"),
     (["--seed=x", "a", "b"], "--seed x: 'x' is not a count"),
     (["--bogus", "a", "b"], "unknown option '--bogus'; see 'jtr compare --help'"),
+    (["--min-effect", "soon", "a", "b"], "--min-effect soon"),
+    (["--min-effect-pct", "1001", "a", "b"], r"--min-effect-pct 1001: .*expected 0-1000"),
 ])
 def test_bad_arguments(args, match):
     with pytest.raises(UsageError, match=match):
@@ -45,6 +47,10 @@ def test_arguments():
     assert (opts.confidence, opts.resamples, opts.seed, opts.json, opts.output) == \
         (99.5, 500, 3, True, "x.json")
     assert parse(["--seed=3", "--confidence=90", "A", "B"]).seed == 3     # --opt=value
+    o = parse(["A", "B"])
+    assert (o.min_effect, o.min_effect_pct) == (100, 10.0)
+    o = parse(["--min-effect", "1.5us", "--min-effect-pct", "0", "A", "B"])
+    assert (o.min_effect, o.min_effect_pct) == (1500, 0.0)
 
 
 def test_main_writes_json_and_prints_the_table(tmp_path, capsys):

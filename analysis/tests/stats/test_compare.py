@@ -36,6 +36,10 @@ def by_name(c):
     return {m["name"]: m for m in c["metrics"]}
 
 
+# no minimum practical effect: the statistics alone decide
+ANY = {"min_effect_ns": 0, "min_effect_pct": 0}
+
+
 # --- the histogram rules -------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -105,7 +109,7 @@ def test_coarsen_and_merge():
 def test_a_tail_shift_is_found_in_the_right_direction():
     a = make_result(make_run(loops(1)))
     b = make_result(make_run(loops(2, tail=1.2)))
-    c = C.compare([a], [b])
+    c = C.compare([a], [b], **ANY)
     m = by_name(c)
     for name in ("p99", "p99.9", "p99.99"):
         assert m[name]["b"] > m[name]["a"]
@@ -120,7 +124,7 @@ def test_a_tail_shift_is_found_in_the_right_direction():
     assert c["verdict"] == "worse"
     assert "p99.9" in c["decided_by"] and "p99.99" in c["decided_by"]
     assert c["verdict_text"].startswith("worse: ") and "p99.99 rose +" in c["verdict_text"]
-    back = C.compare([b], [a])
+    back = C.compare([b], [a], **ANY)
     assert back["verdict"] == "better"
     assert by_name(back)["p99.99"]["ci"][1] < 0
 
@@ -263,7 +267,7 @@ def test_one_result_per_side_says_the_spread_is_unknown():
     b = make_result(make_run(loops(2, n=500_000, tail=1.3)))
     c = C.compare([a], [b], resamples=300)
     assert c["verdict"] == "worse"
-    assert c["verdict_text"].endswith("(one result per side: run-to-run variation not measured)")
+    assert "(one result per side: run-to-run variation not measured)" in c["verdict_text"]
     assert all(m["spread"] is None for m in c["metrics"])
     assert any(line.startswith("note: one result per side") for line in format_table(c))
 
@@ -277,7 +281,7 @@ def test_mixed_when_one_key_metric_rose_and_another_fell():
     v[(v > 50) & (v < 1000)] += 15
     v[v >= 1000] //= 2
     b = make_result(make_run(v))
-    c = C.compare([a], [b])
+    c = C.compare([a], [b], **ANY)
     m = by_name(c)
     assert m["p99.9"]["change"] == "worse" and m["time lost"]["change"] == "better"
     assert c["verdict"] == "mixed"
@@ -286,12 +290,16 @@ def test_mixed_when_one_key_metric_rose_and_another_fell():
 
 def test_within_the_histograms_resolution_is_no_change():
     m = C._metric("p99", 1000, 1004, {"p99": np.full(10, 1000)}, {"p99": np.full(10, 1004)},
-                  95.0, [{"p99": 1000}], [{"p99": 1004}], 2.0 ** -7)
-    assert m["ci"] == [4, 4] and m["change"] is None
+                  95.0, [{"p99": 1000}], [{"p99": 1004}], 2.0 ** -7, 0, 0)
+    assert m["ci"] == [4, 4] and m["change"] is None and not m["significant"]
     assert m["why"] == "within the histogram's resolution"
     m = C._metric("p99", 1000, 1020, {"p99": np.full(10, 1000)}, {"p99": np.full(10, 1020)},
-                  95.0, [{"p99": 1000}], [{"p99": 1020}], 2.0 ** -7)
-    assert m["change"] == "worse"
+                  95.0, [{"p99": 1000}], [{"p99": 1020}], 2.0 ** -7, 0, 0)
+    assert m["change"] == "worse" and m["significant"] and m["practical"]
+    # a coarser side's step: 1 us of an oslat import
+    m = C._metric("p99", 1000, 1900, {"p99": np.full(10, 1000)}, {"p99": np.full(10, 1900)},
+                  95.0, [{"p99": 1000}], [{"p99": 1900}], 2.0 ** -7, 0, 0, step_ns=1000)
+    assert m["change"] is None and m["why"] == "within the resolution (1.0 us)"
 
 
 # --- causes ------------------------------------------------------------------
@@ -487,3 +495,107 @@ def test_outer_quantiles_are_numpys_lower_and_higher():
             assert outer_quantiles(np, d, lo, hi) == [
                 float(np.quantile(d, lo, method="lower")),
                 float(np.quantile(d, hi, method="higher"))], (n, lo, hi)
+
+
+# --- the minimum practical effect, not comparable, short runs ---------------------
+
+def test_a_small_significant_change_is_no_practical_difference():
+    base = loops(70)
+    a = make_result(make_run(base))
+    v = base.copy()
+    v[(v > 50) & (v < 1000)] += 15
+    b = make_result(make_run(v))
+    c = C.compare([a], [b], resamples=300)
+    m = by_name(c)["p99.9"]
+    # +15 ns with a CI clear of 0: significant, but under 100 ns
+    assert m["diff"] > 0 and m["ci"][0] > 0 and m["significant"] and m["practical"] is False
+    assert m["change"] is None and m["why"] == "less than the minimum of 100 ns"
+    assert c["verdict"] == "no practical difference" and c["decided_by"] == []
+    # the slow 2 % of loops 15 ns slower: p99 and p99.9 moved, the interruptions not
+    assert c["verdict_text"].startswith("no practical difference: p99 rose +15 ns (+25.0 %")
+    assert "; p99.9 rose +15 ns (+20.8 %, CI +14 ns .. +16 ns), less than the minimum of " \
+        "100 ns" in c["verdict_text"]
+    assert c["method"]["min_effect_ns"] == 100 and c["method"]["min_effect_pct"] == 10
+    assert [x[-1] for x in (line.split() for line in format_table(c))
+            if x[:1] == ["p99.9"]] == ["small"]
+    # the same with no minimum: worse; with a minimum of 10 ns but 50 %: the % misses
+    assert C.compare([a], [b], resamples=300, **ANY)["verdict"] == "worse"
+    c = C.compare([a], [b], resamples=300, min_effect_ns=10, min_effect_pct=50)
+    assert by_name(c)["p99.9"]["why"] == "less than the minimum of 50 % of A"
+
+
+def test_time_lost_minimum_is_per_ms_of_run():
+    m = C._metric("time lost", 1.0, 1.005, {"time lost": np.full(10, 1.0)},
+                  {"time lost": np.full(10, 1.005)}, 95.0, [{"time lost": 1.0}],
+                  [{"time lost": 1.005}], 2.0 ** -7, 100, 0)
+    # +0.005 pt is 50 ns of each ms: under 100 ns per ms (0.010 pt)
+    assert m["significant"] and not m["practical"]
+    assert m["why"] == "less than the minimum of 0.010 pt (100 ns per ms)"
+    m = C._metric("time lost", 1.0, 1.02, {"time lost": np.full(10, 1.0)},
+                  {"time lost": np.full(10, 1.02)}, 95.0, [{"time lost": 1.0}],
+                  [{"time lost": 1.02}], 2.0 ** -7, 100, 1)
+    assert m["change"] == "worse"
+
+
+def imported_us(result):
+    """@result as jtr import makes an oslat file: values in whole microseconds."""
+    r = dict(result, tool="oslat", calibration={"timebase": "tsc", "tsc_step_ns": None})
+    r["import"] = {"time_unit": "us"}
+    return r
+
+
+def tsc(result, step=10.01):
+    return dict(result, calibration={"timebase": "tsc", "tsc_step_ns": step})
+
+
+def test_different_resolutions_are_not_comparable():
+    gap = tsc(make_result(make_run(loops(1, n=200_000))))
+    us = make_run(np.maximum(loops(2, n=200_000) // 1000, 0) * 1000 + 1000)
+    oslat = imported_us(make_result(us, tool="oslat"))
+    assert C.resolution_of(oslat) == (1000, "imported from oslat, which counts whole "
+                                            "microseconds")
+    assert C.resolution_of(gap) == (10.01, "the TSC's step")
+    assert C.resolution_of(make_result(make_run(loops(1, n=1000)))) == (None, "not known")
+    c = C.compare([oslat], [gap], resamples=100)
+    assert c["verdict"] == "not comparable" and c["comparable"] is False
+    assert c["a"]["resolution_ns"] == 1000 and c["b"]["resolution_ns"] == 10.01
+    (why,) = c["not_comparable"]
+    assert why.startswith("different resolutions: A's values come in steps of 1.0 us "
+                          "(imported from oslat, which counts whole microseconds), B's of "
+                          "10 ns (the TSC's step)")
+    assert c["verdict_text"] == "not comparable: %s; the numbers are shown, not judged" % why
+    # the numbers are there, none judged
+    m = by_name(c)["p50"]
+    assert m["a"] >= 1000 and m["b"] < 100 and m["diff_pct"] < -90
+    assert all(x["change"] is None for x in c["metrics"])
+    assert all(line.split()[-1] not in ("better", "worse", "small")
+               for line in format_table(c) if line.split()[:1] == ["p50"])
+    # two steps close to each other, or under the minimum effect: comparable
+    assert C.compare([tsc(gap, 13)], [gap], resamples=100)["comparable"]
+    assert C.compare([tsc(gap, 40)], [gap], resamples=100)["comparable"]
+    assert C.compare([oslat], [oslat], resamples=100)["comparable"]
+    # an unknown resolution is not refused
+    assert C.compare([make_result(us)], [gap], resamples=100)["comparable"]
+
+
+def test_different_measures_compared_as_asked_are_not_comparable():
+    gap = make_result(make_run(loops(1, n=100_000)))
+    c = C.compare([_ping(1, 1.0)], [gap], resamples=100, mixed=True)
+    assert c["verdict"] == "not comparable"
+    assert c["not_comparable"] == ["A's rtt_from_intended measures the round trip from the "
+                                   "intended send time, B's gap the loop time"]
+
+
+def test_a_short_single_run_gets_a_suggestion_to_repeat():
+    a = make_result(make_run(loops(1, n=500_000)))
+    b = make_result(make_run(loops(2, n=500_000, tail=1.3)))
+    c = C.compare([a], [b], resamples=100)
+    (s,) = c["suggestions"]
+    assert s.startswith("A (0.02 s) and B (0.02 s) are each one run shorter than 10 s")
+    assert "--repeat 3" in s and c["verdict_text"].endswith("; " + s)
+    # a long B: only A is named; both long, or several results a side: nothing
+    long_b = make_result(dict(make_run(loops(2, n=500_000, tail=1.3)), duration_ns=20 * 10 ** 9))
+    (s,) = C.compare([a], [long_b], resamples=100)["suggestions"]
+    assert s.startswith("A (0.02 s) is one run shorter than 10 s")
+    assert C.compare([long_b], [long_b], resamples=100)["suggestions"] == []
+    assert C.compare([a, a], [b, b], resamples=100)["suggestions"] == []

@@ -1,0 +1,52 @@
+"""render/report.py: the page's pieces that need no browser."""
+from jtrpy.render import report
+from jtrpy.render.attribution import cause_label, group_causes
+
+
+def test_row_categories_of_send_and_null_runs():
+    """jtr send's attribution keeps the send runs' outliers in the section and the
+    null runs' in by_kind.null, each in log order: every row of outliers.csv gets
+    the category of its own kind's list."""
+    result = {"runs": [{"kind": "send", "start_mono_ns": 100}, {"kind": "null",
+                                                                "start_mono_ns": 200},
+                       {"kind": "send", "start_mono_ns": 300}],
+              "attribution": {"run_kind": "send",
+                              "per_outlier": {"categories": ["IPI", "hardirq"], "main": "010"},
+                              "by_kind": {"null": {"per_outlier": {
+                                  "categories": ["timer tick"], "main": "00"}}}}}
+    rows = [(1, 150, 5), (1, 210, 5), (1, 250, 5), (1, 310, 5), (1, 350, 5)]
+    assert report.row_categories(result, rows) == [
+        "IPI", "timer tick", "timer tick", "hardirq", "IPI"]
+    # a log that does not match what was attributed: none rather than wrong ones
+    assert report.row_categories(result, rows[:-1]) is None
+    del result["attribution"]["by_kind"]["null"]["per_outlier"]
+    assert report.row_categories(result, rows) is None
+
+
+def test_causes_grouped_by_category_and_task_name():
+    causes = [
+        {"category": "task preemption", "name": "bash (pid 10, prio 120)", "total_ns": 50,
+         "share": 0.5, "count": 2, "primary_count": 2, "max_ns": 30, "per_s": 2.0},
+        {"category": "timer tick", "name": "local timer", "total_ns": 30, "share": 0.3,
+         "count": 3, "primary_count": 3, "max_ns": 10, "per_s": 3.0},
+        {"category": "task preemption", "name": "bash (pid 11, prio 120)", "total_ns": 15,
+         "share": 0.15, "count": 1, "primary_count": 1, "max_ns": 15, "per_s": 1.0},
+        {"category": "task preemption", "name": "kworker/1:2 (pid 9, workqueue x, prio 120)",
+         "total_ns": 5, "share": 0.05, "count": 1, "primary_count": 1, "max_ns": 5,
+         "per_s": 1.0, "side": "pong"}]
+    g = group_causes(causes, names=1)
+    assert [(x["category"], round(x["share"], 6), x["total_ns"], x["more"]) for x in g] == [
+        ("task preemption", 0.7, 70, 1), ("timer tick", 0.3, 30, 0)]
+    assert [(n["label"], n["total_ns"], n["count"], n["max_ns"]) for n in g[0]["names"]] == [
+        ("bash (2 tasks)", 65, 3, 30)]
+    assert cause_label(causes[3]) == "kworker/1:2 (pong side)"
+    assert cause_label({"category": "hardirq", "name": "36 virtio (pid 1)"}) == \
+        "36 virtio (pid 1)"
+
+
+def test_title_and_times():
+    r = {"tool": "gap", "host": {"hostname": "h"}, "started_at": "2026-11-26T16:02:07.5Z",
+         "runs": [{"cpu": 3, "percentiles_ns": {}}]}
+    assert report.title_of(r) == "jtr gap · CPU 3 · h · 2026-11-26 16:02 UTC"
+    assert report.since(1_335_000_000, 1_000_000_000) == "+0.335 s"
+    assert report.pct(0.532169) == "53.2 %"
