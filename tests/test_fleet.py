@@ -103,6 +103,28 @@ def fleet(tmp_path_factory):
     return {"tmp": tmp, "cpu": cpu, "play": play, "doc": json.loads(js.stdout)}
 
 
+def _host_noise(row):
+    """Is @row flagged only by what the hypervisor took (VM exits: no kernel event
+    in the guest)? This shared VM stalls a vCPU for milliseconds now and then
+    (6.1 ms once in the quiet host's 1 s wake run); jtr fleet is right to flag
+    that, and it is not what this test injects."""
+    return row["flagged"] and "VM exits" in (row.get("cause") or {}).get("key", "")
+
+
+def _flagged(doc, tool=None):
+    """The (host, probe) rows flagged, less those flagged by the hypervisor alone
+    (printed), which the test cannot control."""
+    out = []
+    for r in doc["rows"]:
+        if r["flagged"] and (tool is None or r["tool"] == tool):
+            if _host_noise(r) and (r["host"], r["tool"]) != (DISTURBED, "gap"):
+                print("not injected, left out: %s %s flagged by %s" % (
+                    r["host"], r["tool"], r["cause"]["key"]))
+            else:
+                out.append((r["host"], r["tool"]))
+    return out
+
+
 def _row(doc, host, tool):
     (row,) = [r for r in doc["rows"] if r["host"] == host and r["tool"] == tool]
     return row
@@ -147,7 +169,7 @@ def test_the_injection_is_in_the_disturbed_run(fleet):
 def test_fleet_flags_exactly_the_disturbed_host_and_the_cause(fleet):
     doc = fleet["doc"]
     assert doc["hosts"] == [QUIET, DISTURBED]
-    assert doc["flagged_hosts"] == [DISTURBED]
+    assert doc["flagged_hosts"] == [DISTURBED] or _flagged(doc) == [(DISTURBED, "gap")]
     row = _row(doc, DISTURBED, "gap")
     assert row["flagged"] and row["cause"]["key"] == CAUSE
     flag = {f["metric"]: f for f in row["flags"]}["lost"]
@@ -156,8 +178,7 @@ def test_fleet_flags_exactly_the_disturbed_host_and_the_cause(fleet):
     assert row["lost_pct"] >= 2 * quiet["lost_pct"]
     # the cause's time lost is what the spinner took: most of the difference
     assert row["cause"]["excess_pct"] >= 0.5 * (row["lost_pct"] - quiet["lost_pct"])
-    assert [r["host"] for r in doc["rows"] if r["flagged"]] == [DISTURBED]
-    assert not any(r["flagged"] for r in doc["rows"] if r["host"] == QUIET)
+    assert _flagged(doc) == [(DISTURBED, "gap")]
 
 
 def test_the_playbook_prints_the_table(fleet):
@@ -168,8 +189,10 @@ def test_the_playbook_prints_the_table(fleet):
     rows = {tuple(x.split()[:2]): x for x in lines if re.match(r"(alpha|beta) +(gap|wake) ", x)}
     assert set(rows) == {(h, p) for h in (QUIET, DISTURBED) for p in ("gap", "wake")}
     assert "FLAGGED" in rows[(DISTURBED, "gap")] and CAUSE in rows[(DISTURBED, "gap")]
-    assert rows[(QUIET, "gap")].endswith("  -") and rows[(QUIET, "wake")].endswith("  -")
-    assert "flagged: %s" % DISTURBED in lines
+    noise = {(r["host"], r["tool"]) for r in fleet["doc"]["rows"] if _host_noise(r)}
+    for key in ((QUIET, "gap"), (QUIET, "wake")):
+        assert rows[key].endswith("  -") or (key in noise and "FLAGGED" in rows[key])
+    assert "flagged: %s" % DISTURBED in lines or "flagged: %s, %s" % (QUIET, DISTURBED) in lines
     assert any(x.startswith("by %s" % CAUSE) for x in lines)
     # the runs as the role ran them: no limits asked for, none passed
     tmp, cpu = fleet["tmp"], fleet["cpu"]
@@ -184,10 +207,14 @@ def test_the_page_names_the_host_and_the_cause(fleet):
     page = (fleet["tmp"] / "fleet" / "fleet.html").read_text()
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)   # needs no network
     assert page.count("data:image/png;base64,") == 2                     # gap and wake
-    flagged = re.findall(r'<tr class="flagged"[^>]*>(.*?)</tr>', page)
+    noise = ["<td>%s</td><td>%s</td>" % (r["host"], r["tool"]) for r in fleet["doc"]["rows"]
+             if _host_noise(r) and (r["host"], r["tool"]) != (DISTURBED, "gap")]
+    flagged = [x for x in re.findall(r'<tr class="flagged"[^>]*>(.*?)</tr>', page)
+               if not any(x.startswith(n) for n in noise)]
     assert len(flagged) == 1 and "<td>%s</td><td>gap</td>" % DISTURBED in flagged[0]
     assert "jtr-inject" in flagged[0]
-    assert "flagged: %s</p>" % DISTURBED in page
+    assert len(_flagged(fleet["doc"])) == 1
+    assert re.search(r"flagged: (%s, )?%s</p>" % (QUIET, DISTURBED), page)
     assert re.search(r'<li class="flagged"><b>%s</b> \(gap\): time lost .* by %s' % (
         DISTURBED, CAUSE), page)
 
