@@ -2,11 +2,13 @@
 object intact to 1 and to 3 readers; a dropped or spoiled object fails the run;
 the sweep gives one row per batch size; a paced writer makes readers wait on an
 empty queue and a paced reader makes the writer wait on a full one (both hold
-by construction); bad input exits 2; Ctrl-C and a dead reader leave a result,
-no process and nothing in /dev/shm."""
+by construction); --repeat gives each row's average, stdev, min and max over
+its repetitions (also when Ctrl-C cuts them short); bad input exits 2; Ctrl-C
+and a dead reader leave a result, no process and nothing in /dev/shm."""
 import json
 import os
 import signal
+import statistics
 import subprocess
 import time
 
@@ -75,6 +77,13 @@ def test_every_method_moves_every_object(tmp_path, readers):
         assert r["empty_waits"] == sum(rd["empty_waits"] for rd in r["per_reader"])
         assert r["full_waits"] == r["writer"][0]["full_waits"]
         assert (r["queue_slots"] is None) == r["method"].startswith("tcp")
+    # without --repeat every row ran once: its stats are its own figures
+    assert res["params"]["repeat"] == 1
+    assert [r["repetition"] for r in res["rows"]] == [1] * len(METHODS)
+    for r, st in zip(res["rows"], res["stats"]):
+        assert (st["method"], st["runs"], st["finished"]) == (r["method"], 1, 1)
+        assert st["elapsed_s"]["stdev"] is None
+        assert st["elapsed_s"]["avg"] == pytest.approx(r["elapsed_s"], abs=1e-6)
     # the table: a header, one line per row, the shm/tcp line
     text = (tmp_path / "out" / "summary.txt").read_text()
     lines = text.splitlines()
@@ -115,6 +124,111 @@ def test_sweep_one_row_per_batch_size(tmp_path):
     # a queue never passes 64 MiB: 1 MB batches get 64 slots, the rest 128
     q = {r["batch_bytes"]: r["queue_slots"] for r in res["rows"] if r["method"] == "shm-lockless"}
     assert q[1000000] == 64 and q[100000] == 128
+
+
+def check_stats(res, repeat):
+    """Every entry of stats is what its row's finished repetitions give; those
+    rows are the first ones of that row, numbered from 1."""
+    assert res["params"]["repeat"] == repeat
+    for st in res["stats"]:
+        key = (st["method"], st["readers"], st["batch_bytes"])
+        reps = [r for r in res["rows"] if (r["method"], r["readers"], r["batch_bytes"]) == key]
+        assert [r["repetition"] for r in reps] == list(range(1, len(reps) + 1))
+        assert st["runs"] == len(reps)
+        done = [r for r in reps if r["ok"] and not r["partial"]]
+        assert st["finished"] == len(done)
+        assert st["ok"] == all(r["ok"] for r in reps)
+        assert st["partial"] == any(r["partial"] for r in reps)
+        e = [r["elapsed_s"] for r in done]
+        if not e:
+            assert st["elapsed_s"]["avg"] is None and st["objects_per_s"] is None
+            continue
+        # rows carry 6 decimals, stats full precision
+        assert st["elapsed_s"]["avg"] == pytest.approx(statistics.mean(e), abs=2e-6)
+        assert st["elapsed_s"]["min"] == pytest.approx(min(e), abs=1e-6)
+        assert st["elapsed_s"]["max"] == pytest.approx(max(e), abs=1e-6)
+        if len(e) > 1:
+            assert st["elapsed_s"]["stdev"] == pytest.approx(statistics.stdev(e), abs=2e-6)
+        else:
+            assert st["elapsed_s"]["stdev"] is None
+        assert st["objects_per_s"] == pytest.approx(      # 1 decimal
+            done[0]["objects_received"] / st["elapsed_s"]["avg"], rel=1e-6, abs=0.051)
+        assert st["empty_waits"] == pytest.approx(
+            statistics.mean(r["empty_waits"] for r in done), abs=1e-3)
+        assert st["full_waits"] == pytest.approx(
+            statistics.mean(r["full_waits"] for r in done), abs=1e-3)
+        assert st["cpu_s"] == pytest.approx(statistics.mean(r["cpu_s"] for r in done),
+                                            abs=1e-5)
+
+
+def table_rows(text):
+    """The table's rows by (method, readers, batch): their columns."""
+    return {(w[0], int(w[1]), int(w[2])): w for w in map(str.split, text.splitlines())
+            if w and w[0] in METHODS}
+
+
+def test_repeat_gives_each_rows_stats(tmp_path):
+    p, res = ipc(tmp_path, "-n", 200000, "-r", "1,3", "-m", "shm-lockless,tcp", "--repeat", 3)
+    assert p.returncode == 0, p.stderr
+    assert len(res["rows"]) == 2 * 2 * 3 and len(res["stats"]) == 4
+    check_stats(res, 3)
+    assert all(st["finished"] == 3 and st["ok"] for st in res["stats"])
+    assert len({r["elapsed_s"] for r in res["rows"]}) > 1     # really run three times
+    text = (tmp_path / "out" / "summary.txt").read_text()
+    assert text.splitlines()[1].split()[:8] == ["method", "readers", "batch", "runs", "avg_s",
+                                                "stdev_s", "min_s", "max_s"]
+    rows = table_rows(text)
+    for st in res["stats"]:
+        w = rows[(st["method"], st["readers"], st["batch_bytes"])]
+        assert w[3] == "3" and w[-1] == "ok"
+        for col, k in zip(w[4:8], ("avg", "stdev", "min", "max")):
+            assert float(col) == pytest.approx(st["elapsed_s"][k], abs=0.0006)
+    assert "best shm (shm-lockless) avg " in text
+
+
+def test_a_failed_repetition_ends_the_row(tmp_path):
+    p, res = ipc(tmp_path, "-n", 50000, "-r", 1, "-m", "shm-mutex,tcp", "--drop-every", 997,
+                 "--repeat", 3)
+    assert p.returncode == 1
+    assert [r["repetition"] for r in res["rows"]] == [1, 1]
+    check_stats(res, 3)
+    assert all(not st["ok"] and st["finished"] == 0 for st in res["stats"])
+    assert "shm-mutex, 1 reader, 100000-byte batches, run 1 of 3: integrity check failed" \
+        in p.stderr
+    rows = table_rows((tmp_path / "out" / "summary.txt").read_text())
+    assert " ".join(rows[("tcp", 1, 100000)][-6:]) == "FAILED (0 of 3 runs finished)"
+
+
+def test_ctrl_c_mid_repeat_keeps_the_finished_runs(tmp_path):
+    """A paced writer makes every run last 20 x 10 ms: Ctrl-C after about a
+    second falls in the middle of a later run."""
+    out = tmp_path / "rep"
+    env = dict(os.environ)
+    env.pop("JTR_PROG", None)
+    proc = subprocess.Popen([JTR, "ipc", "-n", "2000", "-B", "5000", "--pace", "10ms", "-r",
+                             "1", "-m", "shm-adaptive", "--repeat", "50", "-o", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline and len(processes_with(str(out))) < 3:
+            time.sleep(0.05)
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    res = load(out)
+    jsonschema.Draft202012Validator(SCHEMA).validate(res)
+    assert res["partial"]
+    check_stats(res, 50)
+    (st,) = res["stats"]
+    assert st["partial"] and st["ok"] and 1 <= st["finished"] < 50, st
+    assert st["runs"] == st["finished"] + 1 and res["rows"][-1]["partial"]
+    assert "(partial: %d of 50 runs finished)" % st["finished"] in stdout
+    assert not shm_segments(proc.pid)
+    assert not processes_with(str(out))
 
 
 @pytest.mark.parametrize("readers", [1, 3])
@@ -181,6 +295,9 @@ def test_paced_reader_writer_finds_queue_full(tmp_path):
     (["-n", "lots"], "lots"),
     (["--bogus"], "--bogus"),
     (["--fifo", "50"], "--fifo"),
+    (["--repeat", "0"], "--repeat 0"),
+    (["--repeat", "x"], "--repeat x"),
+    (["--repeat", "101"], "--repeat 101"),
 ])
 def test_bad_input_exits_2(tmp_path, args, word):
     out = tmp_path / "never"

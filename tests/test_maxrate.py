@@ -1,7 +1,8 @@
 """jtr maxrate: the search converges on a receiver of known speed (jtr sub
 --max-rate) over a lossy and a back-pressured transport, stops at --to, keeps
 the table and maxrate.json when interrupted, and refuses bad input with one
-line and exit 2."""
+line and exit 2; --sizes searches per size, --rates measures the latency at
+each rate, and Ctrl-C keeps the sizes and rates that finished."""
 import json
 import os
 import signal
@@ -137,6 +138,11 @@ def test_help():
     (["--sub", "'unclosed"], "--sub"),
     (["--frobnicate"], "unknown option"),
     (["-T"], "needs a value"),
+    (["--sizes", "64,x"], "--sizes 64,x"),
+    (["--sizes", "64,"], "comma-separated list"),
+    (["--rates", "0"], "--rates 0"),
+    (["-m", "64", "--sizes", "64,128"], "--sizes"),
+    (["--rates", "1K", "--from", "2K"], "--from with --rates"),
 ])
 def test_bad_input(tmp_path, args, says):
     p = run_jtr("maxrate", "-o", tmp_path / "mr", *args, cwd=tmp_path)
@@ -153,3 +159,112 @@ def test_existing_folder_is_refused(tmp_path):
 def test_sub_max_rate_bad_value():
     p = run_jtr("sub", "--max-rate", "0")
     assert p.returncode == 2 and "--max-rate" in p.stderr
+
+
+def pub_len(out, st):
+    return load(os.path.join(out, st["folder"], "pub"))["transport"]["msg_len"]
+
+
+def test_sizes_one_search_each(tmp_path):
+    """Two sizes against a receiver of known speed: a search each, from --from
+    again, with that size's messages; one table of the answers."""
+    out = tmp_path / "mr"
+    p = run_jtr("maxrate", "-P", addr("udp"), "--sizes", "64,700", "-d", "0.2", "--from", "4K",
+                "--sub", "--max-rate 5K", "--tolerance", "10", "--retries", "0",
+                "--max-late", "100", "--max-steal", "0.5", "-o", out, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    doc = json.loads((out / "maxrate.json").read_text())
+    check_folder(str(out), doc)
+    assert doc["mode"] == "sizes" and doc["state"] == "done"
+    assert [s["msg_len"] for s in doc["sizes"]] == [64, 700]
+    for rec in doc["sizes"]:
+        steps = [s for s in doc["steps"] if s["msg_len"] == rec["msg_len"]]
+        assert steps[0]["rate_hz"] == 4000
+        assert all(pub_len(str(out), s) == rec["msg_len"] for s in steps)
+        assert rec["state"] == "done" and 0.7 * 5000 <= rec["max_rate_hz"] <= 1.05 * 5000
+        assert rec["first_bad_hz"] > rec["max_rate_hz"]
+        assert rec["mb_per_s"] == pytest.approx(rec["max_rate_hz"] * rec["msg_len"] / 1e6)
+        at = steps_by_number(doc)[rec["at"]["step"]]
+        assert at["pass"] and at["rate_hz"] == rec["max_rate_hz"] and at["lost"] == 0
+    lines = p.stdout.splitlines()
+    head = lines.index(next(x for x in lines if x.split()[:3] == ["size", "max", "rate"]))
+    for line, rec in zip(lines[head + 1:head + 3], doc["sizes"]):
+        assert line.split()[:3] == [str(rec["msg_len"]), "{:,}".format(rec["max_rate_hz"]),
+                                    "%.1f" % rec["mb_per_s"]]
+    assert "-- 700-byte messages (size 2 of 2)" in lines
+
+
+def steps_by_number(doc):
+    return {s["step"]: s for s in doc["steps"]}
+
+
+def test_rate_sweep_latency_table(tmp_path):
+    """No search: a step at each rate, the subscriber measuring latency; the
+    table and maxrate.json give what its result.json says."""
+    out = tmp_path / "mr"
+    p = run_jtr("maxrate", "-P", addr("udp"), "--rates", "2K,8K", "-d", "0.25", "-o", out,
+                timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    doc = json.loads((out / "maxrate.json").read_text())
+    check_folder(str(out), doc)
+    assert doc["mode"] == "rates" and doc["state"] == "done"
+    assert [(r["msg_len"], r["rate_hz"]) for r in doc["sweep"]] == [(64, 2000), (64, 8000)]
+    assert [s["rate_hz"] for s in doc["steps"]] == [2000, 8000]     # each once, no search
+    lines = p.stdout.splitlines()
+    assert lines[1].split()[:5] == ["size", "rate", "asked", "achieved", "lost"]
+    for row, step, line in zip(doc["sweep"], doc["steps"], lines[2:4]):
+        sub = load(os.path.join(str(out), step["folder"], "sub"))
+        assert not sub["params"]["fast"]
+        run = next(r for r in sub["runs"] if r["name"] == "latency_from_intended")
+        pct = run["percentiles_ns"]
+        assert [row["p50_ns"], row["p99_ns"], row["p99.9_ns"], row["max_ns"]] == \
+            [pct["50"], pct["99"], pct["99.9"], run["max_ns"]]
+        assert 0 < row["p50_ns"] <= row["p99_ns"] <= row["p99.9_ns"] <= row["max_ns"]
+        assert row["achieved_hz"] == sub["transport"]["rate_hz"]
+        assert row["achieved_hz"] == pytest.approx(row["rate_hz"], rel=0.05)
+        assert row["lost"] == sub["transport"]["lost"] == 0
+        assert line.split() == ["64", "{:,}".format(row["rate_hz"]),
+                                "{:,}".format(round(row["achieved_hz"])), "0"] + \
+            ["{:,}".format(row[k]) for k in ("p50_ns", "p99_ns", "p99.9_ns", "max_ns")] + \
+            [row["verdict"]]
+
+
+@pytest.mark.parametrize("mode", ["sizes", "rates"])
+def test_ctrl_c_keeps_the_finished_sizes_and_rates(tmp_path, mode):
+    out = tmp_path / "mr"
+    args = ["--sizes", "64,128", "--from", "1K", "--to", "2K", "-d", "0.3"] \
+        if mode == "sizes" else ["--rates", "1K,2K,3K", "-d", "1"]
+    p = subprocess.Popen([JTR, "maxrate", "-P", addr("udp"), "-o", str(out)] + args,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    # the first size (two steps: 1K and 2K pass, --to reached) or the first rate
+    # done, the next step running
+    third = out / ("03-1000-128B" if mode == "sizes" else "02-2000")
+    try:
+        end = time.monotonic() + 30
+        while not third.exists() and time.monotonic() < end:
+            time.sleep(0.02)
+        assert third.exists()
+        time.sleep(0.3)
+        os.killpg(p.pid, signal.SIGINT)
+        so, se = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 130, so + se
+    assert "interrupted; partial results" in se
+    doc = json.loads((out / "maxrate.json").read_text())
+    assert doc["state"] == "interrupted"
+    if mode == "sizes":
+        first, second = doc["sizes"]
+        assert (first["msg_len"], first["state"], first["max_rate_hz"]) == \
+            (64, "reached --to", 2000)
+        assert second["msg_len"] == 128 and second["state"] == "interrupted"
+        assert any(x.split()[:2] == ["64", "2,000"] for x in so.splitlines())
+    else:
+        assert [r["rate_hz"] for r in doc["sweep"]] == [1000]
+        assert doc["steps"][-1]["interrupted"]
+        assert "step 2 at 2,000 msgs/s: interrupted" in so
+    left = subprocess.run(["pgrep", "-s", str(p.pid)], capture_output=True, text=True)
+    assert left.stdout.strip() == "", "left running: " + left.stdout

@@ -233,9 +233,17 @@ static void progress(const struct ipc_run *r, int64_t t0)
 	if (!r->p->progress || t - last < (int64_t)JTR_NS_PER_S)
 		return;
 	last = t;
-	jtr_progress_line(r->p, "%s, %u reader%s, %u-byte batches: %.0f %% in %.0f s",
-			  ipc_method_names[w->m], w->readers, w->readers > 1 ? "s" : "", w->batch,
-			  100.0 * (double)done / (double)r->cfg->objects, (double)(t - t0) / 1e9);
+	if (r->cfg->repeat > 1)
+		jtr_progress_line(r->p, "%s, %u reader%s, %u-byte batches, repetition %u of %u: "
+				  "%.0f %% in %.0f s", ipc_method_names[w->m], w->readers,
+				  w->readers > 1 ? "s" : "", w->batch, w->rep + 1, r->cfg->repeat,
+				  100.0 * (double)done / (double)r->cfg->objects,
+				  (double)(t - t0) / 1e9);
+	else
+		jtr_progress_line(r->p, "%s, %u reader%s, %u-byte batches: %.0f %% in %.0f s",
+				  ipc_method_names[w->m], w->readers, w->readers > 1 ? "s" : "",
+				  w->batch, 100.0 * (double)done / (double)r->cfg->objects,
+				  (double)(t - t0) / 1e9);
 }
 
 /* monitor - wait for the children; stop them on Ctrl-C, a death or a stall */

@@ -38,7 +38,10 @@
  * One row (a method, a reader count and a batch size) runs at a time; its
  * settings, its shared board and its resources are one struct ipc_run,
  * passed to every function that needs them. The children are forked from
- * the coordinator and inherit it.
+ * the coordinator and inherit it. With --repeat N a row runs N times in a
+ * row (each time a struct ipc_row of its own, its repetition); the table
+ * gives each row's average, standard deviation, minimum and maximum over the
+ * repetitions that finished.
  */
 #ifndef JTR_IPC_H
 #define JTR_IPC_H
@@ -61,6 +64,7 @@
 #define IPC_MAX_READERS 8
 #define IPC_MAX_BATCHES 16
 #define IPC_MAX_FANOUTS 8
+#define IPC_MAX_REPEAT 100
 
 enum ipc_method { M_SHM_MUTEX, M_SHM_ADAPTIVE, M_SHM_LOCKLESS, M_TCP, M_TCP_EPOLL, M_COUNT };
 
@@ -83,6 +87,7 @@ struct ipc_cfg {
 	bool nagle;
 	uint64_t timeout_ns, pace_ns, reader_pace_ns;
 	uint64_t drop_every, corrupt_every;
+	uint32_t repeat;	/* repetitions of every row (--repeat, default 1) */
 };
 
 /* what one process counted, on a line of its own in the shared board */
@@ -108,9 +113,11 @@ struct ipc_board {
 	struct ipc_pstat r[IPC_MAX_READERS];
 };
 
-/* one row: a method, a reader count and a batch size */
+/* one row: a method, a reader count and a batch size; with --repeat, one
+ * repetition of it */
 struct ipc_row {
 	enum ipc_method m;
+	uint32_t rep;		/* repetition, from 0 */
 	uint32_t readers;
 	uint32_t batch;		/* bytes asked for */
 	uint32_t opb;		/* objects per batch */
@@ -218,9 +225,21 @@ void ipc_cleanup(void);
 void ipc_run_row(struct jtr_probe *p, const struct ipc_cfg *c, struct ipc_board *b,
 		 struct ipc_row *w, int n);
 
-/* output.c */
+/* output.c: @rows holds @n rows of c->repeat repetitions each (row i's
+ * repetition k at rows[i * c->repeat + k]; one not run has ran false) */
+
+/* a row's figures over its repetitions that finished (ran, ok, not partial) */
+struct ipc_stats {
+	uint32_t ran, finished;
+	bool ok, partial;	/* no repetition failed; one was cut short */
+	double avg_s, stdev_s, min_s, max_s;	/* elapsed; stdev: sample (n - 1) */
+	double empty, full, cpu_s;	/* averages per repetition */
+	uint64_t objects;	/* objects every reader received in one repetition */
+};
+
+void ipc_row_stats(const struct ipc_row *g, uint32_t repeat, struct ipc_stats *s);
 void ipc_table_head(FILE *f, const struct ipc_cfg *c);
-void ipc_table_row(FILE *f, const struct ipc_cfg *c, const struct ipc_row *w);
+void ipc_table_row(FILE *f, const struct ipc_cfg *c, const struct ipc_row *g);
 void ipc_table_tail(FILE *f, const struct ipc_cfg *c, const struct ipc_row *rows, int n);
 void ipc_print_failures(FILE *f, const char *prefix, const struct ipc_cfg *c,
 			const struct ipc_row *rows, int n);

@@ -1,6 +1,6 @@
 /* main.c - jtr ipc: the IPC comparison (ipc.h says what it moves and how).
  * Options, the rows (reader count, then method, then batch size), the run
- * of each, the table and the results folder. */
+ * of each (--repeat times), the table and the results folder. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +41,9 @@ static const char usage_text[] =
 "                           (default SLOTS/2)\n"
 "      --nagle              tcp: leave Nagle's algorithm on (default TCP_NODELAY,\n"
 "                           so each batch is handed over when written)\n"
+"      --repeat N           run every row N times, one after the other, and give\n"
+"                           its elapsed time's average, standard deviation,\n"
+"                           minimum and maximum (default 1; at most 100)\n"
 "      --timeout DUR        a run with no progress this long fails (default 10s)\n"
 "  -o, --output DIR         results folder (default results/DATE-HOST-ipc)\n"
 "  -q, --quiet              no table on stdout\n"
@@ -58,17 +61,19 @@ static const char usage_text[] =
 "\n"
 "Writes DIR/summary.txt (the table) and DIR/result.json (format jtr-ipc/1).\n"
 "Ctrl-C, SIGTERM or SIGHUP stops the run in progress, keeps what it moved\n"
-"(marked partial) and skips the rest. Exit status: 0; 1 if a check failed or a\n"
+"(marked partial; with --repeat the row's figures are those of the repetitions\n"
+"that finished) and skips the rest. Exit status: 0; 1 if a check failed or a\n"
 "run broke down; 2 for bad options; 130 after a stop signal.\n"
 "\n"
 "examples:\n"
 "  jtr ipc                               10M objects, every method, 1 and 3 readers\n"
 "  jtr ipc -n 1G -c 0,1                  1e9 objects, pinned to CPUs 0 and 1\n"
-"  jtr ipc --sweep -m shm-mutex,tcp -r 3 batch sizes 1K..1M, one to three\n";
+"  jtr ipc --sweep -m shm-mutex,tcp -r 3 batch sizes 1K..1M, one to three\n"
+"  jtr ipc -n 100M -r 1 --repeat 5      every method 5 times: avg, stdev, min, max\n";
 
 enum {
 	OPT_SWEEP = 500, OPT_LOW_WATER, OPT_NAGLE, OPT_TIMEOUT, OPT_PACE, OPT_READER_PACE,
-	OPT_DROP_EVERY, OPT_CORRUPT_EVERY,
+	OPT_DROP_EVERY, OPT_CORRUPT_EVERY, OPT_REPEAT,
 };
 
 static const struct option long_opts[] = {
@@ -83,6 +88,7 @@ static const struct option long_opts[] = {
 	{ "low-water", required_argument, NULL, OPT_LOW_WATER },
 	{ "nagle", no_argument, NULL, OPT_NAGLE },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "repeat", required_argument, NULL, OPT_REPEAT },
 	{ "pace", required_argument, NULL, OPT_PACE },
 	{ "reader-pace", required_argument, NULL, OPT_READER_PACE },
 	{ "drop-every", required_argument, NULL, OPT_DROP_EVERY },
@@ -169,11 +175,13 @@ int main(int argc, char **argv)
 	static struct ipc_cfg c = {
 		.objects = 10000000, .size = 50, .batches = { 100000 }, .nbatches = 1,
 		.fanouts = { 1, 3 }, .nfanouts = 2, .slots = 128, .timeout_ns = 10 * JTR_NS_PER_S,
+		.repeat = 1,
 	};
 	struct jtr_probe p;
 	struct ipc_board *board;
 	struct ipc_row *rows;
 	int opt, n = 0, bad = 0;
+	uint32_t reps;
 
 	jtr_probe_init(&p, "ipc", argc, argv);
 	p.format = IPC_FORMAT;
@@ -226,6 +234,12 @@ int main(int argc, char **argv)
 			c.low_water_given = true;
 			break;
 		case OPT_NAGLE: c.nagle = true; break;
+		case OPT_REPEAT:
+			if (!strcmp(optarg, "0"))
+				jtr_usage_error(&p, "--repeat 0: every row runs at least once; give 1 "
+						"to %d (default 1)", IPC_MAX_REPEAT);
+			c.repeat = (uint32_t)jtr_opt_count(&p, "--repeat", optarg, 1, IPC_MAX_REPEAT);
+			break;
 		case OPT_TIMEOUT:
 			c.timeout_ns = jtr_opt_duration(&p, "--timeout", optarg, JTR_NS_PER_S / 10,
 							24ULL * 3600 * JTR_NS_PER_S);
@@ -257,24 +271,31 @@ int main(int argc, char **argv)
 		jtr_usage_error(&p, "--low-water %u: must be below the queue length (-Q %u)",
 				c.low_water, c.slots);
 
-	/* 2. the rows: reader count, then method, then batch size */
-	rows = calloc((size_t)c.nfanouts * M_COUNT * c.nbatches, sizeof(*rows));
+	/* 2. the rows: reader count, then method, then batch size; each
+	 * c.repeat times (a struct ipc_row per repetition) */
+	reps = c.repeat;
+	rows = calloc((size_t)c.nfanouts * M_COUNT * c.nbatches * reps, sizeof(*rows));
 	board = mmap(NULL, sizeof(*board), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (!rows || board == MAP_FAILED)
 		jtr_fatal(&p, "out of memory");
 	for (int f = 0; f < c.nfanouts; f++)
 		for (int m = 0; m < M_COUNT; m++)
 			for (int b = 0; m < M_COUNT && c.methods[m] && b < c.nbatches; b++) {
-				struct ipc_row *w = &rows[n++];
+				struct ipc_row *g = &rows[(size_t)n++ * reps];
 
-				w->m = (enum ipc_method)m;
-				w->readers = c.fanouts[f];
-				w->batch = c.batches[b];
-				w->opb = c.batches[b] / c.size;
-				w->slots = ipc_queue_slots(&c, w->opb * c.size);
-				w->low_water = c.low_water_given ? (c.low_water < w->slots ? c.low_water
-									    : w->slots - 1)
-								  : w->slots / 2;
+				for (uint32_t k = 0; k < reps; k++) {
+					struct ipc_row *w = &g[k];
+
+					w->m = (enum ipc_method)m;
+					w->rep = k;
+					w->readers = c.fanouts[f];
+					w->batch = c.batches[b];
+					w->opb = c.batches[b] / c.size;
+					w->slots = ipc_queue_slots(&c, w->opb * c.size);
+					w->low_water = c.low_water_given ?
+						(c.low_water < w->slots ? c.low_water : w->slots - 1) :
+						w->slots / 2;
+				}
 			}
 
 	/* 3. privileges, host facts, results folder, calibration */
@@ -289,12 +310,18 @@ int main(int argc, char **argv)
 	}
 	jtr_probe_map_begin(&p);
 	for (int i = 0; i < n && !jtr_stop; i++) {
-		ipc_run_row(&p, &c, board, &rows[i], i);
+		struct ipc_row *g = &rows[(size_t)i * reps];
+		struct ipc_stats st;
+
+		/* a repetition that fails fails the row: the rest of it is not run */
+		for (uint32_t k = 0; k < reps && !jtr_stop && (k == 0 || g[k - 1].ok); k++)
+			ipc_run_row(&p, &c, board, &g[k], (int)(i * reps + k));
 		if (!p.quiet) {
-			ipc_table_row(stdout, &c, &rows[i]);
+			ipc_table_row(stdout, &c, g);
 			fflush(stdout);
 		}
-		bad += !rows[i].ok;
+		ipc_row_stats(g, reps, &st);
+		bad += !st.ok;
 	}
 	jtr_probe_map_end(&p);
 	if (!p.quiet)

@@ -82,6 +82,23 @@ class Count(OptionType):
         return values.parse_count(text, self.lo, self.hi)
 
 
+class CountList(OptionType):
+    """A comma-separated list of at most MAX_LIST counts (values.parse_count) in
+    [lo, hi]: --sizes 64,128,1K."""
+    MAX_LIST = 32
+
+    def __init__(self, lo, hi, example):
+        self.lo, self.hi, self.example = lo, hi, example
+
+    def parse(self, text, opt, prog):
+        items = text.split(",")
+        if not text or "" in items:
+            raise UsageError("give a comma-separated list, e.g. %s" % self.example)
+        if len(items) > self.MAX_LIST:
+            raise UsageError("at most %d values" % self.MAX_LIST)
+        return [values.parse_count(w, self.lo, self.hi) for w in items]
+
+
 class Size(OptionType):
     def __init__(self, lo=0, hi=values.U64_MAX):
         self.lo, self.hi = lo, hi

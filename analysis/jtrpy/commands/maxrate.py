@@ -1,13 +1,15 @@
-"""maxrate - jtr maxrate: the maximum sustainable rate of a transport."""
+"""maxrate - jtr maxrate: the maximum sustainable rate of a transport, per
+message size, or the latency at given rates."""
 import argparse
 import os
 import shlex
 import shutil
 import sys
 
-from ..cli.parser import Choice, Count, Duration, JtrParser, Percent, add_output
-from ..drivers.maxrate import find_max_rate
+from ..cli.parser import Choice, Count, CountList, Duration, JtrParser, Percent, add_output
+from ..drivers.maxrate import find_max_rate, mode, sweep_row
 from ..errors import EXIT_INTERRUPTED, UsageError
+from ..render import maxrate as table
 from ..results.result import make_results_dir
 from ..system.paths import probe_path
 from ..units import fmt_rate
@@ -24,22 +26,31 @@ passes when
     without skipping, so a sender held back by a full ring or socket, or too
     slow to keep the schedule, falls short),
   - at most --max-late of its sends found their time already past,
-  - the subscriber received at the rate asked, within --slack (it kept up)."""
+  - the subscriber received at the rate asked, within --slack (it kept up).
+--sizes runs the search for each message size and ends with one table: size,
+max rate, MB/s and the figures of the step that passed there. --rates runs no
+search: one step at each rate given (for each size), its subscriber measuring
+the latency, and ends with one table: rate asked, achieved (the subscriber's
+rate), lost, p50, p99, p99.9 and max latency from the intended send time, and
+the step's verdict."""
 
 NOTES = """\
-The subscriber runs in fast mode (-f: counts and order, no latency). Every
-step has a time limit; Ctrl-C (or SIGTERM, SIGHUP) stops and prints the table so
-far. Exit status 0 with an answer, 1 if no rate passed or a program would
-not start, 2 for bad options, 130 when interrupted."""
+The subscriber of a search runs in fast mode (-f: counts and order, no
+latency); that of a rate sweep measures latency, which costs it time per
+message. Every step has a time limit; Ctrl-C (or SIGTERM, SIGHUP) stops, keeps
+the sizes and rates that finished and prints the tables so far. Exit status 0
+with an answer (for every size; a sweep that ran every step), 1 if no rate
+passed (for a size) or a program would not start, 2 for bad options, 130 when
+interrupted."""
 
 EXAMPLES = """\
   jtr maxrate -T shm                       shm ring, 64-byte messages, 2 s steps
   jtr maxrate -T udp -m 700 --from 50K -d 5
   jtr maxrate -T tcp -A 0 -a 1 --to 5M     pinned, at most 5M msgs/s
-  jtr maxrate -T udp -d 0.5 --sub '--max-rate 20K'   a receiver capped at 20K/s"""
-
-HEAD = "%4s %12s %12s %12s %8s %7s %6s  %s"
-
+  jtr maxrate -T udp -d 0.5 --sub '--max-rate 20K'   a receiver capped at 20K/s
+  jtr maxrate -T shm --sizes 32,64,128,500,1500       the max rate per size
+  jtr maxrate -T udp --rates 10K,50K,100K -d 5        latency at each rate
+  jtr maxrate -T shm --sizes 100,500 --rates 250K,1M  latency per size and rate"""
 
 class ShellWords(argparse.Action):
     """--pub/--sub OPTS: one shell-quoted string of options, added up."""
@@ -60,16 +71,21 @@ def make_parser(prog):
     p.add_argument("-P", "--addr", metavar="ADDR",
                    help="the transport's address (see 'jtr pub --help')")
     p.add_argument("--from", metavar="RATE", dest="from_hz", type=Count(1, 10 ** 9),
-                   default=10000, help="first rate tried, msgs/s (default 10K)")
+                   help="first rate tried, msgs/s (default 10K)")
     p.add_argument("--to", metavar="RATE", dest="to_hz", type=Count(1, 10 ** 9),
-                   default=10 ** 8,
                    help="highest rate tried (default 100M); passing there answers \">= RATE\"")
+    p.add_argument("--rates", metavar="LIST", type=CountList(1, 10 ** 9, "10K,50K,100K"),
+                   help="no search: a step at each of these rates (msgs/s, comma-separated), "
+                        "the subscriber measuring latency; one table of the latency at each")
     p.add_argument("-d", "--step", "--step-s", metavar="DUR", dest="step_ns",
                    type=Duration(10 ** 8, 3600 * 10 ** 9), default=2 * 10 ** 9,
                    help="length of each step, measured, 100ms to 1h (default 2s); a tenth "
                         "more is sent first as warm-up")
-    p.add_argument("-m", "--len", metavar="BYTES", type=Count(32, 1 << 24), default=64,
+    p.add_argument("-m", "--len", metavar="BYTES", type=Count(32, 1 << 24),
                    help="message length (default 64)")
+    p.add_argument("--sizes", metavar="LIST", type=CountList(32, 1 << 24, "64,256,1500"),
+                   help="message lengths, comma-separated: the search (or --rates) for each "
+                        "one in turn, one table of the max rate per size")
     p.add_argument("-b", "--busy", action="store_true", help="busy-poll receive")
     p.add_argument("-A", "--pub-cpu", metavar="CPU", type=Count(0, 4095),
                    help="pin the publisher's sending thread")
@@ -97,31 +113,74 @@ def make_parser(prog):
     p.add_argument("--sub", metavar="OPTS", action=ShellWords, default=[],
                    help="more options for every jtr sub, e.g. --sub '--max-rate 50K'")
     add_output(p, "results folder (default results/DATE-HOST-maxrate): maxrate.json and per "
-                  "step NN-RATE/pub/ and NN-RATE/sub/ (their result.json) with the programs' "
-                  "output in *.log; a new folder, whose parent must exist")
+                  "step NN-RATE/pub/ and NN-RATE/sub/ (their result.json; NN-RATE-SIZEB "
+                  "with several --sizes) with the programs' output in *.log; a new folder, "
+                  "whose parent must exist")
     return p
-
-
-def print_row(rec, out=sys.stdout):
-    late, steal = rec.get("late_pct"), rec.get("steal_pct")
-    print(HEAD % (rec["step"], fmt_rate(rec["rate_hz"]), fmt_rate(rec.get("pub_rate_hz")),
-                  fmt_rate(rec.get("sub_rate_hz")),
-                  "-" if rec.get("lost") is None else "{:,}".format(rec["lost"]),
-                  "-" if late is None else "%.1f%%" % late,
-                  "-" if steal is None else "%.1f%%" % steal, rec["verdict"]), file=out)
-    out.flush()
 
 
 def options(opts):
     """The search's settings (drivers/maxrate.py) from the parsed options."""
-    if opts.from_hz > opts.to_hz:
-        raise UsageError("--from %d is above --to %d" % (opts.from_hz, opts.to_hz))
-    return {"kind": opts.transport, "addr": opts.addr, "from": opts.from_hz, "to": opts.to_hz,
-            "step_ns": opts.step_ns, "len": opts.len, "busy": opts.busy,
+    if opts.len is not None and opts.sizes:
+        raise UsageError("-m %d and --sizes: give the sizes in --sizes only" % opts.len)
+    if opts.rates and (opts.from_hz or opts.to_hz):
+        raise UsageError("%s with --rates: a rate sweep runs the rates given, it does not "
+                         "search; leave %s out" % (("--from", "--to")[opts.from_hz is None],
+                                                   ("--from", "--to")[opts.from_hz is None]))
+    from_hz = 10000 if opts.from_hz is None else opts.from_hz
+    to_hz = 10 ** 8 if opts.to_hz is None else opts.to_hz
+    if from_hz > to_hz:
+        raise UsageError("--from %d is above --to %d" % (from_hz, to_hz))
+    sizes = opts.sizes or [64 if opts.len is None else opts.len]
+    return {"kind": opts.transport, "addr": opts.addr, "from": from_hz, "to": to_hz,
+            "step_ns": opts.step_ns, "len": sizes[0], "sizes": sizes, "rates": opts.rates,
+            "busy": opts.busy,
             "pub_cpu": opts.pub_cpu, "sub_cpu": opts.sub_cpu, "tolerance": opts.tolerance,
             "slack": opts.slack, "max_late": opts.max_late, "retries": opts.retries,
             "max_steal": opts.max_steal, "pub": opts.pub, "sub": opts.sub,
             "out": opts.output}
+
+
+def heading(o):
+    """The first line: what is measured."""
+    where = o["kind"] + (" " + o["addr"] if o["addr"] else "")
+    sizes = ",".join(map(str, o["sizes"]))
+    if o["rates"]:
+        return "jtr maxrate: %s, %s-byte messages, %.3g s steps at %s msgs/s (latency from " \
+               "the intended send time)" % (where, sizes, o["step_ns"] / 1e9,
+                                             ", ".join(map(fmt_rate, o["rates"])))
+    return "jtr maxrate: %s, %s-byte messages, %.3g s steps, from %s msgs/s" % (
+        where, sizes, o["step_ns"] / 1e9, fmt_rate(o["from"]))
+
+
+def size_line(o, i, size):
+    """Before each size's steps when there are several."""
+    return "-- %d-byte messages (size %d of %d)" % (size, i + 1, len(o["sizes"]))
+
+
+def report(o, s, good, bad, state, outdir):
+    """The end: the answer, or the table per size or per rate."""
+    m = mode(o)
+    if state == "interrupted":
+        print("interrupted after %d steps" % len(s.steps))
+    if m == "rates":
+        if s.sweep and len(o["sizes"]) > 1:      # the rows were printed as they came
+            print("\n".join(table.sweep_table(s.sweep)))
+    elif m == "sizes":
+        print("\n".join(table.size_table(o, s.sizes)))
+    elif good is None:
+        print("no rate passed (lowest tried %s msgs/s)" % fmt_rate(bad))
+    elif state == "reached --to":
+        print("max sustainable rate: >= %s msgs/s (--to reached)" % fmt_rate(good))
+    else:
+        print("max sustainable rate: %s msgs/s%s" % (
+            fmt_rate(good), " (%s failed)" % fmt_rate(bad) if bad else ""))
+    print("results: %s" % outdir)
+    if m == "sizes":
+        return all(r["max_rate_hz"] is not None for r in s.sizes)
+    if m == "rates":
+        return True
+    return good is not None
 
 
 def run(opts):
@@ -130,38 +189,46 @@ def run(opts):
     parent = os.path.abspath(os.path.dirname(o["out"]) if o["out"] else "results")
     made_parent = not os.path.isdir(parent)
     outdir = make_results_dir("maxrate", o["out"])
-    started = []
+    started, waiting = [], []
+
+    def begin(i, size):
+        # a size is announced when it begins (on stderr too when only that is
+        # a terminal); the head itself comes with the first step: options pub
+        # or sub refuse end the run before it, with one line on stderr and
+        # nothing on stdout
+        waiting[:] = [size_line(o, i, size)] if len(o["sizes"]) > 1 else []
+        if started and waiting:
+            print(waiting.pop())
+        if sys.stderr.isatty() and not sys.stdout.isatty() and len(o["sizes"]) > 1:
+            print("jtr maxrate: %d-byte messages (size %d of %d)..." % (
+                size, i + 1, len(o["sizes"])), file=sys.stderr)
 
     def row(rec):
-        # the head comes with the first step: options pub or sub refuse end the
-        # search before it, with one line on stderr and nothing on stdout
         if not started:
             started.append(1)
-            print("jtr maxrate: %s%s, %d-byte messages, %.3g s steps, from %s msgs/s" % (
-                o["kind"], " " + o["addr"] if o["addr"] else "", o["len"],
-                o["step_ns"] / 1e9, fmt_rate(o["from"])))
-            print(HEAD % ("step", "rate asked", "pub rate", "sub rate", "lost", "late",
-                          "steal", "verdict"))
-        print_row(rec)
+            print(heading(o))
+            if waiting:
+                print(waiting.pop())
+            print(table.sweep_head() if o["rates"] else table.step_head())
+        elif waiting:
+            print(waiting.pop())
+        if not o["rates"]:
+            print(table.step_row(rec))
+        elif rec.get("interrupted"):
+            print("step %d at %s msgs/s: interrupted" % (rec["step"], fmt_rate(rec["rate_hz"])))
+        else:
+            print(table.sweep_row(sweep_row(rec)))
+        sys.stdout.flush()
     try:
-        s, good, bad, state = find_max_rate(o, outdir, row)
+        s, good, bad, state = find_max_rate(o, outdir, row, begin)
     except UsageError:
         shutil.rmtree(outdir, ignore_errors=True)      # bad options: nothing is kept
         if made_parent:
             shutil.rmtree(parent, ignore_errors=True)
         raise
-    if state == "interrupted":
-        print("interrupted after %d steps" % len(s.steps))
-    if good is None:
-        print("no rate passed (lowest tried %s msgs/s)" % fmt_rate(bad))
-    elif state == "reached --to":
-        print("max sustainable rate: >= %s msgs/s (--to reached)" % fmt_rate(good))
-    else:
-        print("max sustainable rate: %s msgs/s%s" % (
-            fmt_rate(good), " (%s failed)" % fmt_rate(bad) if bad else ""))
-    print("results: %s" % outdir)
+    answered = report(o, s, good, bad, state, outdir)
     if state == "interrupted":
         sys.stdout.flush()
         print("jtr maxrate: interrupted; partial results in %s/" % outdir, file=sys.stderr)
         return EXIT_INTERRUPTED
-    return 0 if good is not None else 1
+    return 0 if answered else 1

@@ -1,6 +1,10 @@
 """maxrate - jtr maxrate: the maximum sustainable rate of a transport: run jtr
 sub and jtr pub at a rate for a step, step up while nothing fails, then bisect
-between the last good and the first bad rate; maxrate.json holds every step."""
+between the last good and the first bad rate; with several message sizes
+(--sizes) a search per size, one after the other; with --rates, no search: a
+step at each rate given (and size), its subscriber measuring latency (not -f).
+maxrate.json holds every step (written again after each), and per mode the
+answer per size ("sizes") or the latency at each rate ("sweep")."""
 import os
 import socket
 import subprocess
@@ -30,10 +34,29 @@ def steal_pct(t0, t1):
 
 
 def read(folder):
+    """A program's result.json, or None."""
     try:
-        return load_result(folder).get("transport") or {}
+        return load_result(folder)
     except UsageError:
         return None
+
+
+LATENCY_KEYS = ("50", "99", "99.9")
+
+
+def latency(doc):
+    """{"from_send": {...}, "from_intended": {...}} of a jtr sub result that
+    measured latency, each {p50_ns, p99_ns, p99.9_ns, max_ns, samples}; None
+    for a fast (-f) one or one with no sample."""
+    out = {}
+    for run in (doc or {}).get("runs") or []:
+        name = str(run.get("name") or "")
+        if name.startswith("latency_") and run.get("samples"):
+            p = run.get("percentiles_ns") or {}
+            row = {"p%s_ns" % k: p.get(k) for k in LATENCY_KEYS}
+            row.update(max_ns=run.get("max_ns"), samples=run.get("samples"))
+            out[name[len("latency_"):]] = row
+    return out or None
 
 
 def refused(rec, pub_log, sub_log):
@@ -46,8 +69,15 @@ def refused(rec, pub_log, sub_log):
 
 
 class Search:
+    """The steps run so far, into @outdir; @len is the message size of the
+    steps now (one of o["sizes"])."""
+
     def __init__(self, o, outdir):
         self.o, self.outdir, self.steps = o, outdir, []
+        self.len = o["sizes"][0]
+        self.sizes = []         # --sizes: a record per size (size_record), the last one running
+        self.sweep = []         # --rates: a row per rate measured (sweep_row)
+        self.state = "running"  # the whole run's, for --sizes
 
     def common(self):
         c = ["-T", self.o["kind"]] + (["-P", self.o["addr"]] if self.o["addr"] else [])
@@ -56,18 +86,21 @@ class Search:
     def step(self, rate):
         """Run one step at @rate; its record (appended to self.steps)."""
         o, n = self.o, len(self.steps) + 1
-        d = os.path.join(self.outdir, "%02d-%d" % (n, rate))
+        name = "%02d-%d" % (n, rate) + ("-%dB" % self.len if len(o["sizes"]) > 1 else "")
+        d = os.path.join(self.outdir, name)
         os.makedirs(d)
         self.ticks0 = cpu_ticks()
         count = max(10, rate * o["step_ns"] // 10**9)
         warm = max(10, count // 10)
-        sub_cmd = [probe_path("sub"), "-f", "-o", os.path.join(d, "sub")] + self.common()
+        # a search counts only (-f); a rate sweep measures the latency too
+        sub_cmd = [probe_path("sub")] + ([] if o["rates"] else ["-f"])
+        sub_cmd += ["-o", os.path.join(d, "sub")] + self.common()
         sub_cmd += (["-a", str(o["sub_cpu"])] if o["sub_cpu"] is not None else []) + o["sub"]
         pub_cmd = [probe_path("pub"), "-q", "-o", os.path.join(d, "pub"), "-r", str(rate),
-                   "-n", str(count), "-w", str(warm), "-m", str(o["len"])] + self.common()
+                   "-n", str(count), "-w", str(warm), "-m", str(self.len)] + self.common()
         pub_cmd += (["-a", str(o["pub_cpu"])] if o["pub_cpu"] is not None else []) + o["pub"]
-        rec = {"step": n, "rate_hz": rate, "count": count, "warmup": warm,
-               "folder": os.path.basename(d)}
+        rec = {"step": n, "msg_len": self.len, "rate_hz": rate, "count": count,
+               "warmup": warm, "folder": name}
         # the measured part, the warm-up, and what a receiver 4 times slower needs
         limit = 15 + 5 * (count + warm) / rate
         sub_log, pub_log = os.path.join(d, "sub.log"), os.path.join(d, "pub.log")
@@ -108,7 +141,9 @@ class Search:
             self.steps.append(rec)
             return rec
         d = os.path.join(self.outdir, rec["folder"])
-        pt, st = read(os.path.join(d, "pub")), read(os.path.join(d, "sub"))
+        pdoc, sdoc = read(os.path.join(d, "pub")), read(os.path.join(d, "sub"))
+        pt = None if pdoc is None else pdoc.get("transport") or {}
+        st = None if sdoc is None else sdoc.get("transport") or {}
         rec["steal_pct"] = steal_pct(self.ticks0, cpu_ticks())
         low = rate * (1 - o["slack"] / 100)
         if pt is not None:
@@ -128,6 +163,9 @@ class Search:
             rec.update(sub_rate_hz=st.get("rate_hz"), received=st.get("received"),
                        lost=st.get("lost"), duplicates=st.get("duplicates"),
                        end_of_stream=st.get("end_of_stream"))
+            lat = latency(sdoc)
+            if lat:
+                rec["latency_ns"] = lat
             if st.get("lost"):
                 reasons.append("loss")
             if rec.get("sub_exit"):
@@ -147,16 +185,54 @@ class Search:
         return rec
 
 
+def mode(o):
+    """"search" (one size), "sizes" (a search per size) or "rates" (a sweep)."""
+    return "rates" if o["rates"] else "sizes" if len(o["sizes"]) > 1 else "search"
+
+
+def size_record(s, size, good, bad, state):
+    """A size's answer: its search's state, max rate and first bad rate, MB/s at
+    the max rate, and the figures of the step that passed there ("at")."""
+    at = [r for r in s.steps if r.get("msg_len") == size and r.get("pass")
+          and r["rate_hz"] == good]
+    a = at[-1] if at else {}
+    return {"msg_len": size, "state": state, "max_rate_hz": good, "first_bad_hz": bad,
+            "mb_per_s": good * size / 1e6 if good else None,
+            "at": {k: a.get(k) for k in ("step", "pub_rate_hz", "sub_rate_hz", "lost",
+                                         "late_pct")} if a else None}
+
+
+def sweep_row(rec):
+    """A rate of the sweep from its step: achieved is the subscriber's rate;
+    the latency is from the intended send time (what the schedule asked: a
+    sender that fell behind counts its delay)."""
+    lat = (rec.get("latency_ns") or {}).get("from_intended") or {}
+    row = {"step": rec["step"], "msg_len": rec["msg_len"], "rate_hz": rec["rate_hz"],
+           "achieved_hz": rec.get("sub_rate_hz"), "pub_rate_hz": rec.get("pub_rate_hz"),
+           "lost": rec.get("lost"), "pass": rec["pass"], "verdict": rec["verdict"]}
+    row.update({k: lat.get(k) for k in ("p50_ns", "p99_ns", "p99.9_ns", "max_ns")})
+    return row
+
+
 def save(outdir, o, s, good, bad, state):
+    m = mode(o)
+    if m == "sizes" and s.sizes and state in ("searching", "bisecting", "interrupted"):
+        s.sizes[-1].update(size_record(s, s.len, good, bad, state))    # the size running
     doc = {"format": FORMAT, "tool": "maxrate", "host": socket.gethostname(),
            "params": {"transport": o["kind"], "addr": o["addr"], "from_hz": o["from"],
-                      "to_hz": o["to"], "step_ns": o["step_ns"], "msg_len": o["len"],
+                      "to_hz": o["to"], "step_ns": o["step_ns"], "msg_len": o["sizes"][0],
+                      "sizes": o["sizes"], "rates": o["rates"],
                       "busy": o["busy"], "pub_cpu": o["pub_cpu"], "sub_cpu": o["sub_cpu"],
                       "tolerance_pct": o["tolerance"], "slack_pct": o["slack"],
                       "max_late_pct": o["max_late"], "retries": o["retries"],
                       "max_steal_pct": o["max_steal"], "pub_options": o["pub"],
                       "sub_options": o["sub"]},
-           "state": state, "max_rate_hz": good, "first_bad_hz": bad, "steps": s.steps}
+           "mode": m, "state": state, "max_rate_hz": good, "first_bad_hz": bad,
+           "steps": s.steps}
+    if m == "sizes":
+        doc.update(state=s.state, max_rate_hz=None, first_bad_hz=None, sizes=s.sizes)
+    elif m == "rates":
+        doc.update(max_rate_hz=None, first_bad_hz=None, sweep=s.sweep)
     write_json(os.path.join(outdir, "maxrate.json"), doc)
 
 
@@ -221,21 +297,64 @@ def search(o, s, outdir, progress):
 
 
 
-def find_max_rate(o, outdir, progress):
-    """The whole search into @outdir, @progress(step record) after each step:
-    (Search, good, bad, state). A stop signal (system/signals.py) reaches the
-    running pub and sub once; the step ends as "interrupted" and the search
-    stops with the table so far (state "interrupted"); maxrate.json is written
-    either way."""
+def search_sizes(o, s, outdir, progress, begin):
+    """A search per size of o["sizes"], @begin(index, size) before each; the
+    answers in s.sizes. Returns the last size's (good, bad, state)."""
+    for i, size in enumerate(o["sizes"]):
+        s.len = size
+        s.sizes.append(size_record(s, size, None, None, "searching"))
+        begin(i, size)
+        good, bad, state = search(o, s, outdir, progress)
+        s.sizes[-1].update(size_record(s, size, good, bad, state))
+    return good, bad, "done"
+
+
+def sweep_rates(o, s, outdir, progress, begin):
+    """A step at each rate of o["rates"] for each size, @begin(index, size)
+    before each size; the rows in s.sweep. A step that fails is not run again:
+    its verdict is part of the sweep."""
+    for i, size in enumerate(o["sizes"]):
+        s.len = size
+        begin(i, size)
+        for rate in o["rates"]:
+            if signals.requested():
+                raise KeyboardInterrupt
+            r = s.step(rate)
+            if r.get("interrupted"):
+                progress(r)
+                raise KeyboardInterrupt
+            s.sweep.append(sweep_row(r))
+            progress(r)
+            save(outdir, o, s, None, None, "sweeping")
+    return None, None, "done"
+
+
+def find_max_rate(o, outdir, progress, begin=lambda i, size: None):
+    """The whole run into @outdir, @progress(step record) after each step and
+    @begin(index, size) before each size (--sizes, --rates): (Search, good,
+    bad, state), good and bad those of the last size searched. A stop signal
+    (system/signals.py) reaches the running pub and sub once; the step ends as
+    "interrupted" and the run stops with the table so far (state
+    "interrupted": the sizes and rates that finished are kept); maxrate.json is
+    written either way."""
     s = Search(o, outdir)
+    m = mode(o)
     with signals.measuring():
         try:
-            good, bad, state = search(o, s, outdir, progress)
+            if m == "rates":
+                good, bad, state = sweep_rates(o, s, outdir, progress, begin)
+            elif m == "sizes":
+                good, bad, state = search_sizes(o, s, outdir, progress, begin)
+            else:
+                good, bad, state = search(o, s, outdir, progress)
         except KeyboardInterrupt:
-            done = [r for r in s.steps if not r.get("interrupted")]
+            done = [r for r in s.steps if not r.get("interrupted") and r["msg_len"] == s.len]
             ok = [r["rate_hz"] for r in done if r["pass"]]
             ko = [r["rate_hz"] for r in done if not r["pass"] and r["rate_hz"] > max(ok or [0])
                   and sum(x["rate_hz"] == r["rate_hz"] for x in done) > o["retries"]]
             good, bad, state = max(ok) if ok else None, min(ko) if ko else None, "interrupted"
+            if m == "rates":
+                good = bad = None
+    s.state = state
     save(outdir, o, s, good, bad, state)
     return s, good, bad, state

@@ -1,5 +1,8 @@
 """jtr maxrate's search without the programs: retries, the steal rule, and the
-bisection, driven by a fake step that passes below a known ceiling."""
+bisection, driven by a fake step that passes below a known ceiling; a search
+per message size and the rate sweep, driven the same way."""
+import json
+
 from jtrpy.commands import maxrate as command
 from jtrpy.drivers import maxrate
 
@@ -55,3 +58,83 @@ def test_steal_pct():
     assert maxrate.steal_pct((10, 1000), (10, 1000)) is None
     steal, total = maxrate.cpu_ticks()
     assert 0 <= steal <= total
+
+
+class SizedSearch(FakeSearch):
+    """A fake step per (size, rate): passes at or below ceiling(size); a
+    message size of its own (len), like drivers.maxrate.Search."""
+    def __init__(self, o, outdir, ceiling):
+        super().__init__(None)
+        self.o, self.outdir, self.ceiling_of = o, outdir, ceiling
+        self.len, self.sizes, self.sweep, self.state = o["sizes"][0], [], [], "running"
+
+    def step(self, rate):
+        ok = rate <= self.ceiling_of(self.len)
+        r = {"step": len(self.steps) + 1, "msg_len": self.len, "rate_hz": rate, "pass": ok,
+             "steal_pct": 0.0, "noisy": False, "lost": 0 if ok else 7,
+             "pub_rate_hz": rate, "sub_rate_hz": rate if ok else rate / 2,
+             "late_pct": 1.0, "verdict": "pass" if ok else "FAIL: loss",
+             "latency_ns": {"from_intended": {"p50_ns": rate // 100, "p99_ns": rate // 10,
+                                              "p99.9_ns": rate // 5, "max_ns": rate,
+                                              "samples": 10}}}
+        self.steps.append(r)
+        return r
+
+
+def test_search_per_size(tmp_path):
+    o = opts(sizes=[64, 512, 1500], len=64)
+    s = SizedSearch(o, str(tmp_path), lambda size: 640000 // size * 100)
+    begun = []
+    maxrate.search_sizes(o, s, str(tmp_path), lambda r: None,
+                         lambda i, size: begun.append((i, size)))
+    assert begun == [(0, 64), (1, 512), (2, 1500)]
+    assert [r["msg_len"] for r in s.sizes] == [64, 512, 1500]
+    for r in s.sizes:
+        ceiling = 640000 // r["msg_len"] * 100
+        assert r["state"] == "done" and r["max_rate_hz"] <= ceiling < r["first_bad_hz"]
+        assert r["first_bad_hz"] - r["max_rate_hz"] <= 0.05 * r["max_rate_hz"] + 1
+        assert r["mb_per_s"] == r["max_rate_hz"] * r["msg_len"] / 1e6
+        # the figures are those of a step of this size that passed at the answer
+        at = s.steps[r["at"]["step"] - 1]
+        assert at["msg_len"] == r["msg_len"] and at["pass"]
+        assert at["rate_hz"] == r["max_rate_hz"] and r["at"]["lost"] == 0
+    # each size's search starts again from --from
+    firsts = [st["rate_hz"] for st in s.steps if st["step"] == 1 or
+              st["msg_len"] != s.steps[st["step"] - 2]["msg_len"]]
+    assert firsts == [1000] * 3
+    doc = json.loads((tmp_path / "maxrate.json").read_text())
+    assert doc["mode"] == "sizes" and doc["params"]["sizes"] == [64, 512, 1500]
+
+
+def test_rate_sweep_measures_each_rate_once(tmp_path):
+    o = opts(sizes=[64, 128], len=64, rates=[1000, 5000, 20000])
+    s = SizedSearch(o, str(tmp_path), lambda size: 10000)
+    seen = []
+    maxrate.sweep_rates(o, s, str(tmp_path), seen.append, lambda i, size: None)
+    assert [(r["msg_len"], r["rate_hz"]) for r in s.sweep] == \
+        [(64, 1000), (64, 5000), (64, 20000), (128, 1000), (128, 5000), (128, 20000)]
+    assert len(seen) == len(s.steps) == 6              # a failing rate is not run again
+    for row, st in zip(s.sweep, s.steps):
+        assert row["achieved_hz"] == st["sub_rate_hz"] and row["lost"] == st["lost"]
+        assert row["p99_ns"] == st["latency_ns"]["from_intended"]["p99_ns"]
+        assert row["pass"] == (st["rate_hz"] <= 10000)
+    doc = json.loads((tmp_path / "maxrate.json").read_text())
+    assert doc["mode"] == "rates" and doc["sweep"] == s.sweep
+
+
+def test_latency_of_a_sub_result():
+    run = {"samples": 100, "max_ns": 900, "percentiles_ns": {"50": 10, "99": 50, "99.9": 80}}
+    doc = {"runs": [dict(run, name="latency_from_send"),
+                    dict(run, name="latency_from_intended", max_ns=1000)]}
+    lat = maxrate.latency(doc)
+    assert lat["from_send"] == {"p50_ns": 10, "p99_ns": 50, "p99.9_ns": 80, "max_ns": 900,
+                                "samples": 100}
+    assert lat["from_intended"]["max_ns"] == 1000
+    assert maxrate.latency({"runs": []}) is None and maxrate.latency(None) is None
+    assert maxrate.latency({"runs": [dict(run, name="latency_from_send", samples=0)]}) is None
+
+
+def test_modes():
+    assert maxrate.mode(opts()) == "search"
+    assert maxrate.mode(opts(sizes=[64, 128])) == "sizes"
+    assert maxrate.mode(opts(rates=[5])) == "rates"

@@ -1,0 +1,77 @@
+"""maxrate - jtr maxrate's tables: a line per step while it runs, the maximum
+rate per message size (--sizes) and the latency at each rate (--rates)."""
+from ..units import fmt_rate
+
+STEP = "%4s %12s %12s %12s %8s %7s %6s  %s"
+SIZE = "%8s %12s %10s %8s %7s %12s %12s  %s"
+SWEEP = "%8s %12s %12s %8s %11s %11s %11s %11s  %s"
+
+
+def pct(v):
+    return "-" if v is None else "%.1f%%" % v
+
+
+def count(v):
+    return "-" if v is None else "{:,}".format(v)
+
+
+def step_head():
+    return STEP % ("step", "rate asked", "pub rate", "sub rate", "lost", "late", "steal",
+                   "verdict")
+
+
+def step_row(rec):
+    """A step of the search as it ends."""
+    return STEP % (rec["step"], fmt_rate(rec["rate_hz"]), fmt_rate(rec.get("pub_rate_hz")),
+                   fmt_rate(rec.get("sub_rate_hz")), count(rec.get("lost")),
+                   pct(rec.get("late_pct")), pct(rec.get("steal_pct")), rec["verdict"])
+
+
+def criterion(o):
+    """What a passing step met, in words (the same for every size)."""
+    return "no loss, both programs' rates within %g%% of the rate asked, at most %g%% of " \
+           "the sends late" % (o["slack"], o["max_late"])
+
+
+def size_head():
+    return SIZE % ("size", "max rate", "MB/s", "lost", "late", "pub rate", "sub rate",
+                   "answer")
+
+
+def size_row(rec):
+    """A size's answer (drivers/maxrate.py size_record) and the figures of the
+    step that passed at it."""
+    at = rec.get("at") or {}
+    good = rec.get("max_rate_hz")
+    answer = {"done": "%s failed" % fmt_rate(rec.get("first_bad_hz"))
+              if rec.get("first_bad_hz") else "done",
+              "reached --to": ">= (--to reached)", "none passed": "no rate passed",
+              "interrupted": "interrupted", "searching": "searching"}.get(rec["state"],
+                                                                         rec["state"])
+    return SIZE % (rec["msg_len"], fmt_rate(good),
+                   "-" if rec.get("mb_per_s") is None else "%.1f" % rec["mb_per_s"],
+                   count(at.get("lost")), pct(at.get("late_pct")),
+                   fmt_rate(at.get("pub_rate_hz")), fmt_rate(at.get("sub_rate_hz")), answer)
+
+
+def size_table(o, sizes):
+    """The maximum sustainable rate per message size: lines."""
+    return ["max sustainable rate per message size (a step passes with %s):" % criterion(o),
+            size_head()] + [size_row(r) for r in sizes]
+
+
+def sweep_head():
+    return SWEEP % ("size", "rate asked", "achieved", "lost", "p50 ns", "p99 ns", "p99.9 ns",
+                    "max ns", "verdict")
+
+
+def sweep_row(row):
+    """A rate of the sweep (drivers/maxrate.py sweep_row)."""
+    return SWEEP % (row["msg_len"], fmt_rate(row["rate_hz"]), fmt_rate(row.get("achieved_hz")),
+                    count(row.get("lost")), count(row.get("p50_ns")), count(row.get("p99_ns")),
+                    count(row.get("p99.9_ns")), count(row.get("max_ns")), row["verdict"])
+
+
+def sweep_table(rows):
+    """The latency at each rate: lines."""
+    return [sweep_head()] + [sweep_row(r) for r in rows]

@@ -1,0 +1,36 @@
+"""jtr maxrate's tables: a row per size and per rate, columns in the order of
+their heads, numbers as the records hold them."""
+from jtrpy.render import maxrate as table
+
+
+def test_size_table():
+    o = {"slack": 3.0, "max_late": 50.0}
+    sizes = [{"msg_len": 64, "state": "done", "max_rate_hz": 575000, "first_bad_hz": 600000,
+              "mb_per_s": 36.8, "at": {"step": 10, "pub_rate_hz": 575001.2,
+                                       "sub_rate_hz": 575002.0, "lost": 0, "late_pct": 20.1}},
+             {"msg_len": 1500, "state": "none passed", "max_rate_hz": None,
+              "first_bad_hz": 1000, "mb_per_s": None, "at": None}]
+    lines = table.size_table(o, sizes)
+    assert "within 3% of the rate asked" in lines[0] and "at most 50%" in lines[0]
+    assert lines[1] == table.size_head()
+    first = lines[2].split()
+    assert first[:5] == ["64", "575,000", "36.8", "0", "20.1%"]
+    assert lines[2].endswith("600,000 failed")
+    assert lines[3].split()[:3] == ["1500", "-", "-"] and lines[3].endswith("no rate passed")
+
+
+def test_sweep_table():
+    rows = [{"step": 1, "msg_len": 64, "rate_hz": 10000, "achieved_hz": 9999.7,
+             "pub_rate_hz": 10000.1, "lost": 0, "pass": True, "verdict": "pass",
+             "p50_ns": 3183, "p99_ns": 4358143, "p99.9_ns": 7536639, "max_ns": 9717771},
+            {"step": 2, "msg_len": 64, "rate_hz": 20000, "achieved_hz": None, "lost": None,
+             "pass": False, "verdict": "FAIL: sub exit 1, no result", "p50_ns": None,
+             "p99_ns": None, "p99.9_ns": None, "max_ns": None}]
+    lines = table.sweep_table(rows)
+    assert lines[0].split()[:4] == ["size", "rate", "asked", "achieved"]
+    assert lines[1].split() == ["64", "10,000", "10,000", "0", "3,183", "4,358,143",
+                                "7,536,639", "9,717,771", "pass"]
+    assert lines[2].split()[:8] == ["64", "20,000"] + ["-"] * 6
+    assert lines[2].endswith("FAIL: sub exit 1, no result")
+    # the columns line up under their heads
+    assert len(lines[0]) - len("verdict") == len(lines[1]) - len("pass")
