@@ -110,13 +110,13 @@ $(LIBJTR): $(LIB_OBJS) Makefile
 
 $(BUILD)/bin/jtr-%: jitter/%.c $(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/bin
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LIBJTR) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LDFLAGS) $(LIBJTR) $(LDLIBS) -o $@
 
 # jtr send is a probe whose body is a send call: it links the transports
 $(BUILD)/bin/jtr-send: jitter/send.c $(TP_LIBS) $(TP_HDRS) $(wildcard lib/*.h) VERSION \
 		| $(BUILD)/bin
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(TP_INC) $(CFLAGS) $(WARN) $< $(TP_LIBS) $(TP_LDLIBS) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(TP_INC) $(CFLAGS) $(WARN) $< $(LDFLAGS) $(TP_LIBS) $(TP_LDLIBS) $(LDLIBS) -o $@
 
 $(BUILD)/transports/lib/%.o: transports/lib/%.c $(wildcard transports/lib/*.h) \
 		$(wildcard lib/*.h) VERSION | $(BUILD)/transports/lib
@@ -135,7 +135,7 @@ $(BUILD)/transports/ipc/%.o: transports/ipc/%.c transports/ipc/ipc.h $(TP_HDRS) 
 
 $(BUILD)/bin/jtr-ipc: $(IPC_OBJS) $(TP_LIBS) | $(BUILD)/bin
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $(IPC_OBJS) $(TP_LIBS) $(TP_LDLIBS) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(IPC_OBJS) $(LDFLAGS) $(TP_LIBS) $(TP_LDLIBS) $(LDLIBS) -o $@
 
 $(LIBTP): $(TP_OBJS) Makefile
 	$(call msg,AR,$@)
@@ -148,26 +148,26 @@ $(LIBTPPROG): $(TPPROG_OBJS) Makefile
 $(BUILD)/bin/jtr-%: transports/%.c $(TP_LIBS) $(TP_HDRS) $(wildcard lib/*.h) VERSION \
 		| $(BUILD)/bin
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(TP_INC) $(CFLAGS) $(WARN) $< $(TP_LIBS) $(TP_LDLIBS) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(TP_INC) $(CFLAGS) $(WARN) $< $(LDFLAGS) $(TP_LIBS) $(TP_LDLIBS) $(LDLIBS) -o $@
 
 # the transport library's unit tests link the library alone
 $(BUILD)/tests/%: transports/tests/%.c $(LIBTP) $(LIBJTR) $(wildcard transports/lib/*.h) \
 		$(wildcard lib/*.h) VERSION | $(BUILD)/tests
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CPPFLAGS) -Itransports/lib $(CFLAGS) $(WARN) $< $(LIBTP) $(LIBJTR) $(TP_LDLIBS) \
-		$(LDLIBS) -lcmocka -o $@
+		$(LDFLAGS) $(LDLIBS) -lcmocka -o $@
 
 $(VALUES): lib/tests/jtr_values.c $(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/tests
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LIBJTR) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LDFLAGS) $(LIBJTR) $(LDLIBS) -o $@
 
 $(BUILD)/tests/%: lib/tests/%.c $(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/tests
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LIBJTR) $(LDLIBS) -lcmocka -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LDFLAGS) $(LIBJTR) $(LDLIBS) -lcmocka -o $@
 
 $(BUILD)/bench/%: bench/%.c $(LIBJTR) $(wildcard lib/*.h bench/*.h) VERSION | $(BUILD)/bench
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LIBJTR) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LDFLAGS) $(LIBJTR) $(LDLIBS) -o $@
 
 $(BUILD)/ebpf/vmlinux.h: | $(BUILD)/ebpf
 	$(call msg,GEN,$@)
@@ -187,14 +187,14 @@ $(BUILD)/bin/jtr-trace: ebpf/trace.c ebpf/watch.c ebpf/trace.h ebpf/watch.h \
 		$(BUILD)/ebpf/trace.skel.h $(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/bin
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CPPFLAGS) -I$(BUILD)/ebpf -Iebpf $(CFLAGS) $(WARN) $< ebpf/watch.c $(LIBJTR) \
-		$(BPF_LDLIBS) $(LDLIBS) -o $@
+		$(LDFLAGS) $(BPF_LDLIBS) $(LDLIBS) -o $@
 
 # jtr watch's accounting (ebpf/watch.c) on synthetic events: no BPF needed
 $(BUILD)/tests/test_watch: ebpf/tests/test_watch.c ebpf/watch.c ebpf/watch.h ebpf/trace.h \
 		$(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/tests
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CPPFLAGS) -Iebpf $(CFLAGS) $(WARN) $< ebpf/watch.c $(LIBJTR) $(LDLIBS) \
-		-lcmocka -o $@
+		$(LDFLAGS) -lcmocka -o $@
 
 $(BUILD)/lib $(BUILD)/bin $(BUILD)/tests $(BUILD)/bench $(BUILD)/ebpf $(BUILD)/transports/lib \
 		$(BUILD)/transports/prog $(BUILD)/transports/ipc:

@@ -322,6 +322,11 @@ def test_the_package_puts_each_file_in_its_place(deb):
                           text=True, check=True).stdout
     for dep in ("python3-numpy", "python3-matplotlib", "libnuma1", "libcap2-bin"):
         assert dep in info, info
+    # linked with dpkg-buildflags' hardening (the Makefile passes LDFLAGS): full RELRO
+    for prog in ("/usr/libexec/jtr/jtr-gap", "/usr/libexec/jtr/jtr-ping"):
+        dyn = subprocess.run(["readelf", "-d", prog], capture_output=True, text=True,
+                             check=True).stdout
+        assert re.search(r"\bBIND_NOW\b|Flags: .*\bNOW\b", dyn), (prog, dyn)
     conffiles = subprocess.run(["dpkg-query", "-W", "-f=${Conffiles}", "jtr"],
                                capture_output=True, text=True, check=True).stdout
     assert VARIABLES in conffiles
