@@ -189,7 +189,10 @@ def test_higher_priority_spinner_is_the_blocking_thread(tmp_path, validate):
         o = max(found, key=lambda o: part_of(o, "task preemption", prefix="jtr-inject"))
         overlap = min(e, o["start_ns"] + o["length_ns"]) - max(b, o["start_ns"])
         kept = part_of(o, "task preemption", prefix="jtr-inject")
-        assert overlap - 100_000 <= kept <= overlap + 200_000, (b, e, o)
+        # the timer interrupt's own parts inside the spin are not the spinner's (a
+        # slow one, 42.5 + 50.1 us, took the lower bound 0.2 us past 100 us once)
+        others = sum(v for k, v in (o.get("components") or {}).items() if k != "blocking")
+        assert overlap - 100_000 - others <= kept <= overlap + 200_000, (b, e, o)
         assert o["dominant"] == "blocking"
     assert n >= 0.95 * len(spans), "%d of %d spins named as the blocking thread" % (
         n, len(spans))
