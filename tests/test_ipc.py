@@ -199,20 +199,27 @@ def test_a_failed_repetition_ends_the_row(tmp_path):
     assert " ".join(rows[("tcp", 1, 100000)][-6:]) == "FAILED (0 of 3 runs finished)"
 
 
+def start_running(args, out, processes):
+    """`jtr ipc ARGS -o OUT` in the background, returned once @processes programs
+    write into @out (the readers are up and objects move) and a second more."""
+    env = dict(os.environ)
+    env.pop("JTR_PROG", None)
+    proc = subprocess.Popen([JTR, "ipc"] + args + ["-o", str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.time() + 30
+    while time.time() < deadline and len(processes_with(str(out))) < processes:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    return proc
+
+
 def test_ctrl_c_mid_repeat_keeps_the_finished_runs(tmp_path):
     """A paced writer makes every run last 20 x 10 ms: Ctrl-C after about a
     second falls in the middle of a later run."""
     out = tmp_path / "rep"
-    env = dict(os.environ)
-    env.pop("JTR_PROG", None)
-    proc = subprocess.Popen([JTR, "ipc", "-n", "2000", "-B", "5000", "--pace", "10ms", "-r",
-                             "1", "-m", "shm-adaptive", "--repeat", "50", "-o", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = start_running(["-n", "2000", "-B", "5000", "--pace", "10ms", "-r", "1", "-m",
+                          "shm-adaptive", "--repeat", "50"], out, 3)
     try:
-        deadline = time.time() + 30
-        while time.time() < deadline and len(processes_with(str(out))) < 3:
-            time.sleep(0.05)
-        time.sleep(1.0)
         proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=30)
     finally:
@@ -311,16 +318,9 @@ def test_bad_input_exits_2(tmp_path, args, word):
 @pytest.mark.parametrize("method", SHM + ["tcp-epoll"])
 def test_ctrl_c_keeps_a_partial_result(tmp_path, method):
     out = tmp_path / ("int-" + method)
-    env = dict(os.environ)
-    env.pop("JTR_PROG", None)
-    proc = subprocess.Popen([JTR, "ipc", "-n", "1G", "-r", "3", "-m", method, "-o", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    # once objects move (the children are up), interrupt
+    proc = start_running(["-n", "1G", "-r", "3", "-m", method], out, 5)
     try:
-        # wait until objects move (the children are up), then interrupt
-        deadline = time.time() + 30
-        while time.time() < deadline and len(processes_with(str(out))) < 5:
-            time.sleep(0.05)
-        time.sleep(1.0)
         assert not shm_segments(proc.pid), "the segment's name outlives the start"
         proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=30)
