@@ -81,6 +81,11 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* unstamped messages of up to AHEAD_MAX_LEN bytes are prepared AHEAD
+ * sends ahead (see sender) */
+#define AHEAD 16
+#define AHEAD_MAX_LEN 4096u
+
 struct pub {
 	struct jtr_probe *p;
 	struct tp_prog *tp;
@@ -89,7 +94,8 @@ struct pub {
 	uint32_t len;
 	int cpu;
 	bool stamps;
-	unsigned char *buf;
+	unsigned char *buf;		/* ahead buffers of len bytes */
+	uint32_t ahead;			/* a power of two: 1 (stamped, or long messages) or AHEAD */
 	struct jtr_hist send_call;
 	int64_t first_ns, last_ns;
 	uint64_t issued, sent, dropped, late, max_tight;
@@ -108,59 +114,111 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* sender - the paced loop */
+/* stat_asked - the stats thread asks for the interval's counts (the
+ * load tp_stat_poll makes) */
+static inline bool stat_asked(const struct tp_stat_src *s)
+{
+	return __atomic_load_n(&s->ask, __ATOMIC_RELAXED) != s->served;
+}
+
+/* stat_add - @n messages of @len bytes into the interval's counts (the
+ * sender counts in a register, not with a store per message) */
+static inline void stat_add(struct tp_stat_src *s, uint64_t n, uint32_t len)
+{
+	s->cur.msgs += n;
+	s->cur.bytes += n * len;
+}
+
+/* prepare - an unstamped message's header for number @i: only the number,
+ * unless the flags change (at the end of the warm-up) */
+static inline void prepare(const struct pub *g, struct tp_msg *m, uint64_t i)
+{
+	uint8_t flags = i < g->warmup ? TP_F_WARMUP : 0;
+
+	if (__builtin_expect(m->magic != TP_MAGIC || m->flags != flags, 0))
+		tp_msg_fill(m, g->len, flags, i, 0, 0);
+	else
+		m->seq = i;
+}
+
+/* sender - the paced loop. Unstamped messages are prepared AHEAD sends
+ * before they go (in a ring of AHEAD buffers): a send copies a header
+ * written long before, instead of loading the number just stored, a load
+ * that would wait for every store queued before it (the previous message's
+ * slot, waiting for its cache line) */
 static void sender(void *arg)
 {
 	struct pub *g = arg;
 	const uint64_t total = g->warmup + g->count;
 	const double per_ns = g->rate_hz ? 1e9 / (double)g->rate_hz : 0;
-	struct tp_msg *m = (struct tp_msg *)g->buf;
+	struct tp_msg *m;
 	struct jtr_hist sc = g->send_call;
-	int64_t t0 = jtr_mono_ns(), now = t0, sent_ns, after;
-	uint64_t i, tight = 0;
+	int64_t t0 = jtr_mono_ns(), now, sent_ns = 0, after;
+	uint64_t i, tight = 0, sent = 0, counted = 0;
 	int rc;
 
+	for (i = 0; !g->stamps && i < g->ahead; i++)
+		prepare(g, (struct tp_msg *)(g->buf + (size_t)i * g->len), i);
 	tp_stat_thread_begin(&g->ssrc);
 	for (i = 0; i < total && !jtr_stop; i++) {
-		int64_t intended = t0 + (int64_t)((double)i * per_ns);
+		int64_t intended = t0;
 
-		now = jtr_mono_ns();
-		if (now < intended) {
-			tight = 0;
-			while (now < intended) {
-				cpu_relax();
-				now = jtr_mono_ns();
+		/* unpaced (-r max), the clock is read only for stamps and for the
+		 * first measured message: at tens of millions of messages a second
+		 * a clock read (~20 ns) would cost more than the send */
+		if (g->rate_hz) {
+			intended = t0 + (int64_t)((double)i * per_ns);
+			now = jtr_mono_ns();
+			if (now < intended) {
+				tight = 0;
+				while (now < intended) {
+					cpu_relax();
+					now = jtr_mono_ns();
+				}
+			} else if (i) {
+				g->late++;
+				if (++tight > g->max_tight)
+					g->max_tight = tight;
 			}
-		} else if (g->rate_hz && i) {
-			g->late++;
-			if (++tight > g->max_tight)
-				g->max_tight = tight;
 		}
-		if (i == g->warmup)
-			g->first_ns = g->rate_hz ? intended : now;
-		tp_stat_poll(&g->ssrc);
+		if (__builtin_expect(i == g->warmup, 0))
+			g->first_ns = g->rate_hz ? intended : jtr_mono_ns();
+		/* the messages sent since the last answer go into the interval
+		 * before the stats thread's question is answered */
+		if (__builtin_expect(stat_asked(&g->ssrc), 0)) {
+			stat_add(&g->ssrc, sent - counted, g->len);
+			counted = sent;
+			tp_stat_poll(&g->ssrc);
+		}
 		if (__builtin_expect(g->drop_every && (i + 1) % g->drop_every == 0, 0)) {
 			g->dropped++;	/* the number is used up, nothing is sent */
+			if (!g->stamps)
+				prepare(g, (struct tp_msg *)(g->buf + (size_t)(i & (g->ahead - 1)) * g->len),
+					i + g->ahead);
 			continue;
 		}
-		sent_ns = g->stamps ? jtr_mono_ns() : 0;
-		tp_msg_fill(m, g->len, (uint8_t)((i < g->warmup ? TP_F_WARMUP : 0) |
-						 (g->stamps ? TP_F_STAMPED : 0)), i,
-			    g->stamps ? (g->rate_hz ? intended : sent_ns) : 0, sent_ns);
+		m = (struct tp_msg *)(g->buf + (size_t)(i & (g->ahead - 1)) * g->len);
+		if (g->stamps) {
+			sent_ns = jtr_mono_ns();
+			tp_msg_fill(m, g->len, (uint8_t)((i < g->warmup ? TP_F_WARMUP : 0) | TP_F_STAMPED),
+				    i, g->rate_hz ? intended : sent_ns, sent_ns);
+		}
 		rc = tp_send(g->t, m, g->len);
+		if (!g->stamps)
+			prepare(g, m, i + g->ahead);
 		if (g->stamps) {
 			after = jtr_mono_ns();
 			if (i >= g->warmup)
 				jtr_hist_record(&sc, (uint64_t)(after - sent_ns));
-			now = after;
 		}
 		if (__builtin_expect(rc < 0, 0)) {
 			g->err = rc;
 			break;
 		}
-		g->sent++;
-		tp_stat_msg(&g->ssrc, g->len);
+		sent++;
 	}
+	stat_add(&g->ssrc, sent - counted, g->len);
+	g->sent = sent;
 	tp_stat_thread_end(&g->ssrc);
 	g->issued = i;
 	g->last_ns = jtr_mono_ns();
@@ -352,7 +410,8 @@ int main(int argc, char **argv)
 	p.tb_wanted = JTR_TB_CLOCK;
 
 	/* 2. buffers, histogram, thread stack */
-	g.buf = calloc(1, g.len);
+	g.ahead = !g.stamps && g.len <= AHEAD_MAX_LEN ? AHEAD : 1;
+	g.buf = calloc(g.ahead, g.len);
 	if (!g.buf || jtr_hist_init(&g.send_call, p.hist_error) < 0 || jtr_worker_alloc(&w, g.cpu) < 0)
 		jtr_fatal(&p, "out of memory");
 	tp_stats_init(&g.st, tp.stats_every_ns);

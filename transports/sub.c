@@ -164,21 +164,36 @@ static inline uint64_t limit_now(const struct sub *g, int64_t now)
 	return g->seq.started ? tp_seq_limit_at(&g->seq, (uint64_t)(now - g->seq_t0)) : UINT64_MAX;
 }
 
-/* receiver - the loop */
+/* LAZY_EVERY - a lazy clock (see receiver) is read at least once per this
+ * many messages */
+#define LAZY_EVERY 64
+
+/* receiver - the loop. The clock is read for each message, except with a
+ * lazy clock (-f on shm, where a message can cost less than a clock read):
+ * then it is read for the first measured message, for stamped ones, at least
+ * every LAZY_EVERY messages, and whenever the ring holds no next message
+ * (a poll of the next slot's stamp, no system call), so that the last
+ * message before a pause, and so the last one of the run, has the time it
+ * was taken. A sequence number above the limit of a stale time is judged
+ * again with a fresh one (the limit only grows), so what is counted is what
+ * a clock read per message would count. */
 static void receiver(void *arg)
 {
 	struct sub *g = arg;
 	struct jtr_hist hs = g->from_send, hi = g->from_intended;
 	const struct tp_msg *m = (const struct tp_msg *)g->buf;
-	int64_t start = jtr_mono_ns(), last = 0, turn = 0;
+	int64_t start = jtr_mono_ns(), last = 0, turn = 0, now = start;
 	const int64_t per_ns = g->max_rate ? (int64_t)(1e9 / (double)g->max_rate) : 0;
+	const bool lazy = g->fast && !per_ns && g->tp->o.kind == TP_SHM;
+	uint32_t untimed = 0;		/* lazy: messages taken since the clock was read */
+	bool last_stale = false;	/* lazy: last_ns is an earlier message's time */
 	ssize_t n;
 
 	tp_stat_thread_begin(&g->rsrc);
 	if (g->olog.on)
 		tp_olog_cpu(&g->olog, g->cpu);
 	while (!jtr_stop) {
-		int64_t now;
+		bool fresh = true;
 
 		tp_stat_poll(&g->rsrc);
 		n = tp_recv(g->t, g->buf, g->cap, 100 * JTR_NS_PER_MS);
@@ -198,7 +213,13 @@ static void receiver(void *arg)
 			g->err = (int)n;
 			break;
 		}
-		now = jtr_mono_ns();
+		if (!lazy || !g->measured || (m->flags & (TP_F_STAMPED | TP_F_EOS | TP_F_HELLO)) ||
+		    ++untimed >= LAZY_EVERY || tp_poll(g->t, 0) != 1) {
+			now = jtr_mono_ns();
+			untimed = 0;
+		} else {
+			fresh = false;
+		}
 		last = now;
 		if (__builtin_expect(m->flags & (TP_F_EOS | TP_F_HELLO), 0)) {
 			if (m->flags & TP_F_EOS) {
@@ -208,6 +229,10 @@ static void receiver(void *arg)
 					g->rej.out_of_window++;
 					continue;
 				}
+				/* the end of stream was in the ring already when the
+				 * last message was taken: that one's time is now */
+				if (last_stale)
+					g->last_ns = now;
 				g->eos = true;
 				g->eos_count = m->seq;
 				break;
@@ -219,6 +244,11 @@ static void receiver(void *arg)
 			continue;
 		}
 		g->seq.limit = limit_now(g, now);
+		if (__builtin_expect(m->seq > g->seq.limit && !fresh, 0)) {
+			now = last = jtr_mono_ns();
+			untimed = 0;
+			g->seq.limit = limit_now(g, now);
+		}
 		switch (tp_seq_note(&g->seq, m->seq)) {
 		case TP_SEQ_DUP:
 		case TP_SEQ_STALE:
@@ -238,6 +268,7 @@ static void receiver(void *arg)
 			if (!g->measured)
 				g->first_ns = now;
 			g->last_ns = now;
+			last_stale = !fresh;
 			g->measured++;
 			if (!g->fast && (m->flags & TP_F_STAMPED)) {
 				/* (a sent stamp up to STAMP_SLACK_NS ahead is 0) */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -68,7 +69,34 @@ int tp_ring_valid(const void *mem, size_t size)
 	return 0;
 }
 
-/* tp_ring_writer_open - claim the writer's place */
+/* membarrier - the raw system call (glibc has no wrapper) */
+static long membarrier(int cmd)
+{
+	return syscall(SYS_membarrier, cmd, 0, 0);
+}
+
+/* asym_barrier - this process can leave its per-send barrier to the
+ * readers: the kernel has membarrier's global expedited command and this
+ * process is registered for it (asked once; cold) */
+static bool asym_barrier(void)
+{
+	static int ok = -1;
+	int v = __atomic_load_n(&ok, __ATOMIC_ACQUIRE);
+
+	if (v < 0) {
+		long q = membarrier(MEMBARRIER_CMD_QUERY);
+
+		v = q > 0 && (q & MEMBARRIER_CMD_GLOBAL_EXPEDITED) &&
+		    (q & MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) &&
+		    membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0;
+		__atomic_store_n(&ok, v, __ATOMIC_RELEASE);
+	}
+	return v;
+}
+
+/* tp_ring_writer_open - claim the writer's place; say which barrier it uses
+ * before its first write (a reader that saw asym == 0 counted itself in
+ * waiters before this store, so the first write sees it) */
 int tp_ring_writer_open(struct tp_ring_wr *w, struct tp_ring *r, pid_t pid)
 {
 	int32_t none = 0;
@@ -79,11 +107,13 @@ int tp_ring_writer_open(struct tp_ring_wr *w, struct tp_ring *r, pid_t pid)
 	memset(w, 0, sizeof(*w));
 	w->r = r;
 	w->slots = (unsigned char *)r + slots_offset(r->h.max_readers);
-	w->head = __atomic_load_n(&r->w.head, __ATOMIC_ACQUIRE);
-	w->min_tail = w->head;
+	w->min_tail = __atomic_load_n(&r->w.head, __ATOMIC_ACQUIRE);
 	w->mask = r->h.slots - 1;
 	w->stride = r->h.stride;
 	w->slot_bytes = r->h.slot_bytes;
+	w->asym = asym_barrier();
+	__atomic_store_n(&r->wake.asym, (uint32_t)w->asym, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -110,40 +140,24 @@ static long futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *
 	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
 }
 
-/* wake_readers - wake sleepers, if any; the caller stored the head with a
- * full barrier, so a reader that counted itself in waiters after that
- * store sees the new head and does not sleep */
-static inline void wake_readers(struct tp_ring *r)
+/* tp_ring_wake - a reader counted itself in waiters: the head it will
+ * recheck (or has rechecked) is stored; wake the sleepers */
+void tp_ring_wake(struct tp_ring *r)
 {
-	if (__builtin_expect(__atomic_load_n(&r->wake.waiters, __ATOMIC_SEQ_CST) != 0, 0)) {
-		__atomic_add_fetch(&r->wake.futex, 1, __ATOMIC_SEQ_CST);
-		futex(&r->wake.futex, FUTEX_WAKE, INT_MAX, NULL);
-	}
+	__atomic_add_fetch(&r->wake.futex, 1, __ATOMIC_SEQ_CST);
+	futex(&r->wake.futex, FUTEX_WAKE, INT_MAX, NULL);
 }
 
-/* tp_ring_write - copy one message into the next slot */
-int tp_ring_write(struct tp_ring_wr *w, const void *buf, uint32_t len)
+/* tp_ring_make_room - rescan the tails. The full barrier puts the head
+ * stored so far before the readers' states are read: a reader joining
+ * meanwhile either is seen here or reads that head (tp_ring_reader_join) */
+int tp_ring_make_room(struct tp_ring_wr *w)
 {
-	struct tp_ring_slot *s;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	uint64_t h = tp_ring_head(w);
 
-	if (__builtin_expect(len > w->slot_bytes, 0))
-		return -EMSGSIZE;
-	if (__builtin_expect(w->head - w->min_tail >= w->mask + 1ULL, 0)) {
-		w->min_tail = min_tail(w->r, w->head);
-		if (w->head - w->min_tail >= w->mask + 1ULL)
-			return -EAGAIN;
-	}
-	s = (struct tp_ring_slot *)(w->slots + (size_t)(w->head & w->mask) * w->stride);
-	s->len = len;
-	memcpy(s->data, buf, len);
-	/* release: the message is in place before its stamp says so */
-	__atomic_store_n(&s->seq, (uint32_t)(w->head + 1), __ATOMIC_RELEASE);
-	w->head++;
-	/* seq_cst (xchg on x86): the slot is visible before the head, and the
-	 * waiters load below cannot pass the store */
-	__atomic_store_n(&w->r->w.head, w->head, __ATOMIC_SEQ_CST);
-	wake_readers(w->r);
-	return 0;
+	w->min_tail = min_tail(w->r, h);
+	return h - w->min_tail > w->mask ? -EAGAIN : 0;
 }
 
 /* tp_ring_writer_close - closed, then wake everyone */
@@ -174,7 +188,7 @@ void tp_ring_drop_reader(struct tp_ring *r, int idx)
 /* tp_ring_lagging_reader - the active reader whose tail is the minimum */
 int tp_ring_lagging_reader(const struct tp_ring_wr *w)
 {
-	uint64_t m = min_tail(w->r, w->head);
+	uint64_t m = min_tail(w->r, tp_ring_head(w));
 
 	for (uint32_t i = 0; i < w->r->h.max_readers; i++)
 		if (__atomic_load_n(&w->r->r[i].state, __ATOMIC_ACQUIRE) == TP_RD_ACTIVE &&
@@ -217,51 +231,20 @@ int tp_ring_reader_join(struct tp_ring_rd *rd, struct tp_ring *r, pid_t pid)
 	return -EBUSY;
 }
 
-/* slot_at - the slot of message @n */
-static inline struct tp_ring_slot *slot_at(const struct tp_ring_rd *rd, uint64_t n)
+/* tp_ring_empty - nothing stamped at the tail: closed is stored after the
+ * last head, so once it is set the head is read once more */
+int tp_ring_empty(struct tp_ring_rd *rd)
 {
-	return (struct tp_ring_slot *)(rd->slots + (size_t)(n & rd->mask) * rd->stride);
+	if (!__atomic_load_n(&rd->r->wake.closed, __ATOMIC_ACQUIRE))
+		return -EAGAIN;
+	rd->head_seen = __atomic_load_n(&rd->r->w.head, __ATOMIC_ACQUIRE);
+	return rd->tail >= rd->head_seen ? -EPIPE : 0;
 }
 
-/* stamped - the slot of message @n holds it (acquire: and its bytes) */
-static inline bool stamped(const struct tp_ring_rd *rd, uint64_t n)
-{
-	return __atomic_load_n(&slot_at(rd, n)->seq, __ATOMIC_ACQUIRE) == (uint32_t)(n + 1);
-}
-
-/* tp_ring_available - a message is waiting: its slot is stamped */
-bool tp_ring_available(struct tp_ring_rd *rd)
-{
-	return rd->tail < rd->head_seen || stamped(rd, rd->tail);
-}
-
-/* tp_ring_read - copy the next message out and release its slot */
-ssize_t tp_ring_read(struct tp_ring_rd *rd, void *buf, size_t cap)
-{
-	const struct tp_ring_slot *s;
-	uint32_t len;
-
-	/* behind a head seen before, or the slot's stamp says the message is in
-	 * (reading by stamps, the tail passes the last head seen) */
-	if (rd->tail >= rd->head_seen && !stamped(rd, rd->tail)) {
-		if (!__atomic_load_n(&rd->r->wake.closed, __ATOMIC_ACQUIRE))
-			return -EAGAIN;
-		/* closed is stored after the last head: look once more */
-		rd->head_seen = __atomic_load_n(&rd->r->w.head, __ATOMIC_ACQUIRE);
-		if (rd->tail >= rd->head_seen)
-			return -EPIPE;
-	}
-	s = slot_at(rd, rd->tail);
-	len = s->len;
-	if (len <= cap)
-		memcpy(buf, s->data, len);
-	rd->tail++;
-	/* release: our copy is done before the writer may reuse the slot */
-	__atomic_store_n(&rd->me->tail, rd->tail, __ATOMIC_RELEASE);
-	return len <= cap ? (ssize_t)len : -EMSGSIZE;
-}
-
-/* tp_ring_wait - sleep until the head moves, the writer closes, or timeout */
+/* tp_ring_wait - sleep until the head moves, the writer closes, or timeout.
+ * Counted in waiters, the reader rechecks the head; a writer without a
+ * barrier of its own (asym) is made to run one first, so that either its
+ * head store is seen here or its load of waiters sees this reader. */
 int tp_ring_wait(struct tp_ring_rd *rd, uint64_t timeout_ns)
 {
 	struct tp_ring *r = rd->r;
@@ -270,6 +253,8 @@ int tp_ring_wait(struct tp_ring_rd *rd, uint64_t timeout_ns)
 	long rc;
 
 	__atomic_add_fetch(&r->wake.waiters, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&r->wake.asym, __ATOMIC_SEQ_CST))
+		membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED);
 	if (__atomic_load_n(&r->w.head, __ATOMIC_SEQ_CST) != rd->tail ||
 	    __atomic_load_n(&r->wake.closed, __ATOMIC_SEQ_CST)) {
 		__atomic_sub_fetch(&r->wake.waiters, 1, __ATOMIC_SEQ_CST);

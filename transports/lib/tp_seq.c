@@ -28,8 +28,8 @@ void tp_seq_init(struct tp_seq *s)
 	s->limit = UINT64_MAX;
 }
 
-/* tp_seq_note - account for one received number */
-enum tp_seq_verdict tp_seq_note(struct tp_seq *s, uint64_t seq)
+/* tp_seq_note_slow - account for one received number */
+enum tp_seq_verdict tp_seq_note_slow(struct tp_seq *s, uint64_t seq)
 {
 	if (__builtin_expect(seq > s->limit, 0)) {
 		s->out_of_window++;

@@ -25,8 +25,8 @@
 
 #define TP_SEQ_WINDOW 4096
 /* out-of-window bound: 1M numbers ahead at any time, and no sender issues
- * more than one number per 8 ns (125M messages/s; the fastest transport here
- * moves well under 1M/s) */
+ * more than one number per 8 ns (125M messages/s; the fastest transport
+ * here, shm pub/sub with 50-byte messages, moves tens of millions a second) */
 #define TP_SEQ_JUMP_FLOOR (1ULL << 20)
 #define TP_SEQ_NS_PER_NUMBER 8
 
@@ -68,8 +68,23 @@ static inline uint64_t tp_seq_limit_at(const struct tp_seq *s, uint64_t elapsed_
 	return base > UINT64_MAX - ahead ? UINT64_MAX : base + ahead;
 }
 
-/* tp_seq_note - account for @seq (above s->limit: out of window) */
-enum tp_seq_verdict tp_seq_note(struct tp_seq *s, uint64_t seq);
+/* tp_seq_note_slow - tp_seq_note for all but the next number in order */
+enum tp_seq_verdict tp_seq_note_slow(struct tp_seq *s, uint64_t seq);
+
+/* tp_seq_note - account for @seq (above s->limit: out of window); the next
+ * number in order is handled inline (a compare, a bit set, two increments) */
+static inline enum tp_seq_verdict tp_seq_note(struct tp_seq *s, uint64_t seq)
+{
+	if (__builtin_expect(seq == s->next && s->started && seq <= s->limit, 1)) {
+		uint64_t i = seq % TP_SEQ_WINDOW;
+
+		s->seen[i / 64] |= 1ULL << (i % 64);
+		s->next++;
+		s->received++;
+		return TP_SEQ_IN_ORDER;
+	}
+	return tp_seq_note_slow(s, seq);
+}
 
 /* tp_seq_end - the sender says it sent @sent numbers (0 .. sent-1): those
  * after the last one received are lost, and so are those before the first
