@@ -696,8 +696,7 @@ void jtr_probe_commit_file(struct jtr_probe *p, struct jtr_afile *a)
 		jtr_fatal(p, "cannot write %s: %s", a->path, strerror(-rc));
 }
 
-/* iso_utc - "2026-11-22T03:40:00.123Z" */
-static void iso_utc(const struct timespec *ts, char *buf, size_t n)
+void jtr_iso_utc(const struct timespec *ts, char *buf, size_t n)
 {
 	struct tm tm;
 	char s[32];
@@ -757,9 +756,9 @@ void jtr_probe_result_begin(struct jtr_probe *p, struct jtr_json *j)
 	for (int i = 1; i < p->argc; i++)
 		jtr_json_str(j, NULL, p->argv[i]);
 	jtr_json_arr_end(j);
-	iso_utc(&p->started_rt, t, sizeof(t));
+	jtr_iso_utc(&p->started_rt, t, sizeof(t));
 	jtr_json_str(j, "started_at", t);
-	iso_utc(&p->ended_rt, t, sizeof(t));
+	jtr_iso_utc(&p->ended_rt, t, sizeof(t));
 	jtr_json_str(j, "ended_at", t);
 	jtr_json_int(j, "started_mono_ns", p->started_mono);
 	jtr_json_int(j, "ended_mono_ns", p->ended_mono);

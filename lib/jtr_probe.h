@@ -288,6 +288,9 @@ void jtr_probe_legacy_hdr(const struct jtr_probe *p, struct jtr_legacy_hdr *s);
 void jtr_probe_legacy_run(const struct jtr_probe *p, FILE *txt, FILE *gp, int k, const char *hdr,
 			  const struct jtr_hist *hist, uint32_t buckets);
 
+/* jtr_iso_utc - @ts (CLOCK_REALTIME) as "2026-11-22T03:40:00.123Z" */
+void jtr_iso_utc(const struct timespec *ts, char *buf, size_t n);
+
 /* jtr_probe_open - open an output file in the results folder atomically */
 void jtr_probe_open(struct jtr_probe *p, struct jtr_afile *a, const char *name);
 

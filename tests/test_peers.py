@@ -21,8 +21,9 @@ import pytest
 from conftest import BIN, assert_usage_errors, load, run_jtr
 from test_transports import addr_for, finish, kill_all, spawn, wait_ready
 
-HDR = struct.Struct("<HBBIQqq")     # magic, version, flags, len, seq, intended_ns, sent_ns
-MAGIC, VERSION = 0x4A54, 1
+# the 24-byte header, then the intended time (at 24, in messages of 32 bytes or more)
+HDR = struct.Struct("<HBBIQqq")     # magic, version, flags, len, seq, sent_ns, intended_ns
+MAGIC, VERSION = 0x4A54, 2
 WARMUP, EOS, STAMPED, HELLO = 1, 2, 4, 8
 ECHO = 16 | 32      # pong's own stamps after the header (ns or TSC ticks)
 
@@ -34,7 +35,7 @@ def msg(seq, flags=STAMPED, intended=None, sent=None, length=64, magic=MAGIC, ve
     sent = now if sent is None else sent
     intended = sent if intended is None else intended
     h = HDR.pack(magic, version, flags, length if len_field is None else len_field, seq,
-                 intended, sent)
+                 sent, intended)
     return h + bytes(max(0, length - len(h)))
 
 
@@ -241,8 +242,8 @@ def test_ping_turns_away_forged_replies(tmp_path, validate):
             if m[2] & EOS:
                 break
             if m[4] == 100 and not m[2] & HELLO:
-                s.sendto(msg(1 << 63, STAMPED, sent=m[6], intended=m[5]), src)  # not sent yet
-                s.sendto(msg(50, STAMPED, sent=m[6] + (1 << 50)), src)         # after its receipt
+                s.sendto(msg(1 << 63, STAMPED, sent=m[5], intended=m[6]), src)  # not sent yet
+                s.sendto(msg(50, STAMPED, sent=m[5] + (1 << 50)), src)         # after its receipt
                 s.sendto(msg(50, STAMPED, sent=5, intended=1), src)            # before the run
                 s.sendto(b"\x01\x02\x03", src)                                 # malformed
         rc, _, err = finish(ping, timeout=30)

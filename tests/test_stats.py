@@ -1,7 +1,9 @@
-"""Periodic statistics (stats.csv and transport.stats), the per-sample latency
-file, the CPU each receive mode costs, the epoll receive mode, IPv6 addresses,
-pong's results folder, and a peer killed mid-run, through the front end."""
+"""Periodic statistics (stats.csv and transport.stats), the run's phases
+(start-up, steady state, whole run), the per-sample latency file, the CPU each
+receive mode costs, the epoll receive mode, IPv6 addresses, pong's results
+folder, and a peer killed mid-run, through the front end."""
 import csv
+import datetime
 import math
 import os
 import re
@@ -9,26 +11,31 @@ import signal
 import socket
 import time
 
+import numpy
 import pytest
 from conftest import assert_usage_errors, load, run_jtr
 from test_transports import addr_for, finish, free_port, kill_all, spawn, wait_ready
 
-HEADER = ("t_s,msgs_sent,bytes_sent,msgs_recv,bytes_recv,lat_samples,lat_avg_ns,lat_stddev_ns,"
-          "lat_min_ns,lat_max_ns,cpu_pct,send_cpu_pct,recv_cpu_pct,rss_mb")
+from jtrpy.results.result import load_result
+
+HEADER = ("t_s,utc,mono_ns,msgs_sent,bytes_sent,msgs_recv,bytes_recv,lat_samples,lat_avg_ns,"
+          "lat_stddev_ns,lat_min_ns,lat_max_ns,cpu_pct,send_cpu_pct,recv_cpu_pct,rss_mb")
+COUNTS = ("msgs_sent", "bytes_sent", "msgs_recv", "bytes_recv", "lat_samples")
 PCTS = [("50", 50), ("90", 90), ("99", 99), ("99.9", 99.9), ("99.99", 99.99),
         ("99.999", 99.999)]
 DGRAM = ("udp", "mcast", "unix-dgram")
 
 
-def read_stats(folder):
-    """stats.csv as a list of dicts (empty fields: None), after checking the header."""
-    with open(os.path.join(folder, "stats.csv")) as f:
+def read_stats(folder, name="stats.csv"):
+    """The stats file as a list of dicts (empty fields: None), after checking the header."""
+    with open(os.path.join(folder, name)) as f:
         assert f.readline().rstrip("\n") == HEADER
         rows = []
         for rec in csv.reader(f):
             row = {}
             for k, v in zip(HEADER.split(","), rec):
-                row[k] = None if v == "" else float(v)
+                row[k] = None if v == "" else v if k == "utc" else int(v) if k == "mono_ns" \
+                    else float(v)
             rows.append(row)
     return rows
 
@@ -37,17 +44,125 @@ def same_rows(csv_rows, json_rows):
     """The CSV and result.json hold the same rows (the CSV rounds to its decimals)."""
     assert len(csv_rows) == len(json_rows)
     for c, j in zip(csv_rows, json_rows):
+        assert c.keys() == j.keys()
         for k, v in c.items():
-            w = j["lat_samples" if k == "lat_samples" else k]
-            if v is None or w is None:
-                assert v is None and w is None, (k, c, j)
+            w = j[k]
+            if v is None or w is None or k == "utc":
+                assert v == w, (k, c, j)
             else:
                 assert abs(v - w) <= 0.01 + 1e-9 * abs(w), (k, v, w)
 
 
+def epoch(utc):
+    """An ISO 8601 UTC time with milliseconds and Z, as seconds since 1970."""
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", utc), utc
+    t = datetime.datetime.strptime(utc, "%Y-%m-%dT%H:%M:%S.%fZ")
+    return t.replace(tzinfo=datetime.timezone.utc).timestamp()
+
+
+def check_times(res):
+    """Each row's utc and mono_ns: increasing, read at the same moment, inside the
+    run, the same instant as t_s, --stats-every apart (the last row is the short
+    one at the end). A row comes when the hot thread answers, at most its idle
+    slice (100 ms) late."""
+    rows, every = res["transport"]["stats"], res["transport"]["stats_every_ns"]
+    mono = [r["mono_ns"] for r in rows]
+    wall = [epoch(r["utc"]) for r in rows]
+    assert mono == sorted(set(mono)) and wall == sorted(wall)
+    start, end = epoch(res["started_at"]), epoch(res["ended_at"])
+    for r, w in zip(rows, wall):
+        assert start - 1 <= w <= end + 1, (r, res["started_at"], res["ended_at"])
+        assert res["started_mono_ns"] <= r["mono_ns"] <= res["ended_mono_ns"]
+        # CLOCK_REALTIME read with CLOCK_MONOTONIC: the same offset in every row
+        assert abs((w - r["mono_ns"] / 1e9) - (wall[0] - mono[0] / 1e9)) < 0.003, r
+        assert abs((r["mono_ns"] - mono[0]) / 1e9 - (r["t_s"] - rows[0]["t_s"])) < 0.0011
+    gaps = [b - a for a, b in zip(mono[:-2], mono[1:-1])]
+    assert gaps, rows
+    assert all(abs(g - every) <= 0.1 * every + 110e6 for g in gaps), gaps
+    assert abs(sum(gaps) - len(gaps) * every) <= 0.01 * len(gaps) * every + 110e6, gaps
+
+
+def check_phases(res, text=None):
+    """transport.phases against the rows: the start-up is the rows whose middle
+    lies within the first startup_ns of traffic, the steady state the rest up to
+    the last row with traffic; start-up + steady = whole; the whole run's latency
+    is the rows' combined; rates are counts over durations. @text: the summary,
+    whose whole-run line must say the same."""
+    t = res["transport"]
+    rows, su, st, wh = t["stats"], *(t["phases"][k] for k in ("startup", "steady", "whole"))
+    busy = [i for i, r in enumerate(rows) if r["msgs_sent"] or r["msgs_recv"]]
+    first, last = busy[0], busy[-1]
+    ends = [r["mono_ns"] for r in rows]
+    if first:
+        assert wh["start_mono_ns"] == ends[first - 1]
+    assert wh["start_mono_ns"] < ends[first] and wh["end_mono_ns"] == ends[last]
+    assert wh["rows"] == last - first + 1
+    starts = [wh["start_mono_ns"]] + ends[first:last]
+    mids = [(a + b) / 2 - wh["start_mono_ns"] for a, b in zip(starts, ends[first:last + 1])]
+    n_su = sum(m < t["startup_ns"] for m in mids)
+    assert (su["rows"] if su else 0) == n_su, (mids, t["startup_ns"])
+    assert (st is None) == (n_su == wh["rows"])
+    parts = [p for p in (su, st) if p]
+    for k in ("rows", "duration_ns") + COUNTS:
+        assert sum(p[k] for p in parts) == wh[k], k
+    for k in COUNTS:
+        assert wh[k] == sum(r[k] for r in rows), k
+    assert parts[0]["start_mono_ns"] == wh["start_mono_ns"]
+    assert parts[-1]["end_mono_ns"] == wh["end_mono_ns"]
+    if su and st:
+        assert su["end_mono_ns"] == st["start_mono_ns"] == ends[first + su["rows"] - 1]
+    for p in parts + [wh]:
+        secs = p["duration_ns"] / 1e9
+        assert p["duration_ns"] == p["end_mono_ns"] - p["start_mono_ns"]
+        for d in ("sent", "recv"):
+            assert p["msgs_%s_per_s" % d] == pytest.approx(p["msgs_" + d] / secs, abs=0.001)
+            assert p["mb_%s_per_s" % d] == pytest.approx(p["bytes_" + d] / 1e6 / secs,
+                                                         abs=1e-6)
+    # CPU: the rows' process CPU time over the phase's time
+    spans = [b - a for a, b in zip(starts, ends[first:last + 1])]
+    cpu = sum(r["cpu_pct"] * s for r, s in zip(rows[first:last + 1], spans)) / sum(spans)
+    assert wh["cpu_pct"] == pytest.approx(cpu, abs=0.02)
+    # latency: min, max, and the mean and deviation combined from n, mean and sd
+    lat = [r for r in rows if r["lat_samples"]]
+    if not lat:
+        assert wh["lat_samples"] == 0 and wh["lat_avg_ns"] is None
+    else:
+        n = sum(r["lat_samples"] for r in lat)
+        mean = sum(r["lat_samples"] * r["lat_avg_ns"] for r in lat) / n
+        var = sum(r["lat_samples"] * (r["lat_stddev_ns"] ** 2 + r["lat_avg_ns"] ** 2)
+                  for r in lat) / n - mean ** 2
+        assert wh["lat_min_ns"] == min(r["lat_min_ns"] for r in lat)
+        assert wh["lat_max_ns"] == max(r["lat_max_ns"] for r in lat)
+        assert wh["lat_avg_ns"] == pytest.approx(mean, abs=0.1)
+        # the rows round mean and sd to 0.1 ns: the squares to about 0.1 x their size
+        slack = 0.1 * (max(r["lat_avg_ns"] + r["lat_stddev_ns"] for r in lat) + mean) + 1
+        assert abs(wh["lat_stddev_ns"] ** 2 - var) <= slack + 0.1 * wh["lat_stddev_ns"]
+    if text is not None:
+        check_whole_line(text, wh)
+
+
+def check_whole_line(text, wh):
+    """summary's "whole run:" line: seconds, then messages, MB, MB/s and Mbit/s of
+    each way, as the phase says."""
+    line = [ln for ln in text.splitlines() if ln.startswith("whole run: ")]
+    assert len(line) == 1, text
+    secs = float(re.match(r"whole run: ([\d.]+) s", line[0]).group(1))
+    assert secs == pytest.approx(wh["duration_ns"] / 1e9, abs=0.0006)
+    ways = re.findall(r"(sent|received) (\d+) msgs, ([\d.]+) MB, ([\d.]+) MB/s "
+                      r"\(([\d.]+) Mbit/s\)", line[0])
+    assert ways, line
+    for way, msgs, mb, mbs, mbit in ways:
+        d = "sent" if way == "sent" else "recv"
+        assert int(msgs) == wh["msgs_" + d]
+        assert round(float(mb) * 1e6) == wh["bytes_" + d]
+        assert float(mbs) == pytest.approx(wh["mb_%s_per_s" % d], abs=0.0006)
+        assert float(mbit) == pytest.approx(8 * wh["mb_%s_per_s" % d], abs=0.0006)
+
+
 def pubsub(tmp_path, kind, validate, count=2000, rate=20000, addr=None, pub_args=(),
-           sub_args=(), tag=""):
-    """One publisher and one subscriber; (pub result, sub result, pub dir, sub dir)."""
+           sub_args=(), tag="", outs=None):
+    """One publisher and one subscriber; (pub result, sub result, pub dir, sub dir).
+    @outs: a list to append the subscriber's stdout to."""
     addr = addr or addr_for(kind, tmp_path)
     sdir, pdir = tmp_path / ("sub" + tag), tmp_path / ("pub" + tag)
     sub = spawn("sub", "-T", kind, "-P", addr, "--wait", "20", "-o", sdir, *sub_args)
@@ -60,8 +175,10 @@ def pubsub(tmp_path, kind, validate, count=2000, rate=20000, addr=None, pub_args
         procs.append(pub)
         rc, _, err = finish(pub)
         assert rc == 0, err
-        rc, _, err = finish(sub)
+        rc, out, err = finish(sub)
         assert rc == 0, err
+        if outs is not None:
+            outs.append(out)
         return validate(load(pdir)), validate(load(sdir)), pdir, sdir
     finally:
         kill_all(procs)
@@ -105,17 +222,36 @@ def check_sub_rows(res, folder, msg_len=64):
         assert r["rss_mb"] > 0 and r["cpu_pct"] >= 0 and r["recv_cpu_pct"] >= 0
         assert r["send_cpu_pct"] is None
     assert [r["t_s"] for r in t["stats"]] == sorted(r["t_s"] for r in t["stats"])
+    check_times(res)
+    check_phases(res, (folder / "summary.txt").read_text())
+    assert t["phases"]["whole"]["msgs_recv"] == t["received"]
     return rows
 
 
 def test_stats_rows_add_up_to_the_totals(tmp_path, validate):
     # 6000 messages at 2000/s: at least 3 s of receiving, so at least 5 rows of 0.5 s
+    outs = []
     pub, sub, pdir, sdir = pubsub(tmp_path, "udp", validate, count=6000, rate=2000,
                                   pub_args=["--stats-every", "500ms"],
-                                  sub_args=["--stats-every", "500ms"])
+                                  sub_args=["--stats-every", "500ms"], outs=outs)
     rows = check_sub_rows(sub, sdir)
     assert len(rows) >= 5
     assert sub["transport"]["stats_every_ns"] == 500 * 10**6
+    # the start-up by default: one stats interval, at least 1 s; then a steady state
+    assert sub["transport"]["startup_ns"] == pub["transport"]["startup_ns"] == 10**9
+    for res in (sub, pub):
+        ph = res["transport"]["phases"]
+        assert ph["startup"]["rows"] >= 2 and ph["steady"]["rows"] >= 2, ph
+        assert ph["startup"]["duration_ns"] == pytest.approx(10**9, abs=0.3e9)
+    # the table in summary.txt and on stdout (no -q), the same lines
+    text = (sdir / "summary.txt").read_text()
+    table = text[text.index("\nphases ("):text.index("\nCPU: process")]
+    assert table in outs[0]
+    assert re.search(r"\n  phase +start-up +steady +whole\n", table), table
+    for want in ("MB = 10^6 bytes", "the first 1.000 s of traffic", "received MB/s",
+                 "latency stddev us", "CPU % (process)"):
+        assert want in table, want
+    assert "sent msgs" not in table
     assert sub["files"]["stats"] == "stats.csv"
     assert sub["transport"]["rss_max_mb"] >= max(r["rss_mb"] for r in rows) - 0.01
     prow = read_stats(pdir)
@@ -126,6 +262,9 @@ def test_stats_rows_add_up_to_the_totals(tmp_path, validate):
     assert sum(r["bytes_sent"] for r in prow) == 6100 * 64
     assert all(r["msgs_recv"] == 0 and r["lat_samples"] == 0 and r["recv_cpu_pct"] is None
                for r in prow)
+    check_times(pub)
+    check_phases(pub, (pdir / "summary.txt").read_text())
+    assert pub["transport"]["phases"]["whole"]["msgs_sent"] == 6100
     # the sender busy-waits to each send: its thread is on a CPU most of the time
     assert pt["send_cpu_pct"] > 0 and pt["cpu_pct"] > 0
     text = (sdir / "summary.txt").read_text()
@@ -135,11 +274,32 @@ def test_stats_rows_add_up_to_the_totals(tmp_path, validate):
 
 
 def test_ping_rows_add_up(tmp_path, validate):
+    """Also --startup and the files' names: --stats-file, --summary-file."""
     res, out = pingpong(tmp_path, "udp", validate, count=1500, rate=1000,
-                        args=["--stats-every", "250ms"])
+                        args=["--stats-every", "250ms", "--startup", "500ms",
+                              "--stats-file", "ping-stats.csv",
+                              "--summary-file", "ping-summary.txt"])
     t = res["transport"]
-    rows = read_stats(out)
+    assert res["files"]["stats"] == "ping-stats.csv"
+    assert res["files"]["summary"] == "ping-summary.txt"
+    assert sorted(os.listdir(out)) == ["outliers.csv", "ping-stats.csv", "ping-summary.txt",
+                                       "result.json"]
+    rows = read_stats(out, "ping-stats.csv")
     same_rows(rows, t["stats"])
+    text = (out / "ping-summary.txt").read_text()
+    assert "stats every:           0.250 s (ping-stats.csv)" in text
+    assert "start-up:              0.500 s\n" in text
+    check_times(res)
+    check_phases(res, text)
+    # 0.5 s of start-up: the two rows whose middles are 0.125 and 0.375 s in
+    assert t["startup_ns"] == 500 * 10**6 and t["phases"]["startup"]["rows"] == 2
+    assert "sent msgs/s" in text and "received msgs/s" in text and "latency max us" in text
+    # the front end finds the files by their names in result.json
+    r = load_result(str(out))
+    assert r.check_file("stats", "statistics") == str(out / "ping-stats.csv")
+    assert r.check_file("summary", "summary") == str(out / "ping-summary.txt")
+    p = run_jtr("report", "-o", tmp_path / "rep", out, timeout=120)
+    assert p.returncode == 0 and "report.html" in p.stdout, p.stderr
     assert len(rows) >= 5   # 1.5 s in 0.25 s rows
     assert sum(r["msgs_sent"] for r in rows) == t["sent"] + t["sent_warmup"] == 1520
     assert sum(r["msgs_recv"] for r in rows) == t["received"] == 1520
@@ -179,9 +339,21 @@ def test_stats_off(tmp_path, validate):
     pub, sub, pdir, sdir = pubsub(tmp_path, "udp", validate, sub_args=["--stats-every", "0"],
                                   pub_args=["--stats-every", "0"])
     for res, d in ((pub, pdir), (sub, sdir)):
+        t = res["transport"]
         assert not (d / "stats.csv").exists() and "stats" not in res["files"]
-        assert res["transport"]["stats"] == [] and res["transport"]["stats_every_ns"] is None
-        assert res["transport"]["cpu_pct"] is not None and res["transport"]["rss_max_mb"] > 0
+        assert t["stats"] == [] and t["stats_every_ns"] is None and t["startup_ns"] is None
+        assert t["cpu_pct"] is not None and t["rss_max_mb"] > 0
+        # no rows, no phases: only the whole run, from the threads' totals
+        ph = t["phases"]
+        assert ph["startup"] is None and ph["steady"] is None and ph["whole"]["rows"] == 0
+        assert ph["whole"]["cpu_pct"] == pytest.approx(t["cpu_pct"], abs=0.02)
+        text = (d / "summary.txt").read_text()
+        assert "phases: none (--stats-every 0: the phases are made of the stats rows)" in text
+        check_whole_line(text, ph["whole"])
+    assert pub["transport"]["phases"]["whole"]["msgs_sent"] == pub["transport"]["sent_total"]
+    assert sub["transport"]["phases"]["whole"]["msgs_recv"] == sub["transport"]["received"]
+    assert sub["transport"]["phases"]["whole"]["lat_samples"] == sub["runs"][0]["samples"]
+    assert sub["transport"]["phases"]["whole"]["lat_max_ns"] == sub["runs"][0]["max_ns"]
 
 
 def read_latency(folder):
@@ -213,6 +385,19 @@ def test_sub_latency_file_matches_histogram(tmp_path, validate):
     for _, sent, recv, lat in recs:
         assert lat == max(recv - sent, 0)
     check_against_histogram([r[3] for r in recs], sub["runs"][0])
+    # 3000 messages at 20000/s: a run shorter than its 1 s start-up has no steady state
+    ph = t["phases"]
+    assert ph["steady"] is None and ph["startup"] == ph["whole"]
+    text = (sdir / "summary.txt").read_text()
+    assert "steady: none: the run was shorter than the start-up" in text
+    check_phases(sub, text)
+    # the whole run's latency is every sample's: numpy over latency.csv agrees
+    lat = numpy.array([r[3] for r in recs], dtype=numpy.float64)
+    w = ph["whole"]
+    assert w["lat_samples"] == len(lat)
+    assert (w["lat_min_ns"], w["lat_max_ns"]) == (lat.min(), lat.max())
+    assert w["lat_avg_ns"] == pytest.approx(lat.mean(), abs=0.051)
+    assert w["lat_stddev_ns"] == pytest.approx(lat.std(), abs=0.051)
 
 
 def test_ping_latency_file_matches_histogram(tmp_path, validate):
@@ -327,6 +512,8 @@ def test_pong_results_folder(tmp_path, validate):
     assert sum(r["bytes_sent"] for r in rows) == sum(r["bytes_recv"] for r in rows) \
         == t["reflected"] * msg_len
     assert all(r["lat_samples"] == 0 and r["lat_avg_ns"] is None for r in rows), rows
+    check_phases(res, text)
+    assert t["phases"]["whole"]["msgs_sent"] == t["reflected"]
     # the statistics go into the results folder: without -o they are refused
     p = run_jtr("pong", "-T", "udp", "-P", addr, "--stats-every", "1s")
     assert p.returncode == 2 and p.stderr.count("\n") == 1
@@ -385,6 +572,16 @@ def test_bad_input_exit_2(tmp_path):
         (["pub", "--latency-file"], "give --latency-file to 'jtr sub'"),
         (["sub", "-f", "--latency-file"], "measures no latency"),
         (["ping", "--latency-max", "0"], "--latency-max"),
+        (["sub", "--startup", "soon"], "--startup"),
+        (["ping", "--stats-every", "0", "--startup", "2s"], "--startup with --stats-every 0"),
+        (["ping", "--stats-file", ""], "--stats-file '': give a file name"),
+        (["sub", "--stats-file", "x/s.csv"], "give a file name, not a path"),
+        (["pub", "--summary-file", ".."], "give a file name, not a path"),
+        (["pub", "--summary-file", "result.json"], "uses that name for another file"),
+        (["sub", "--stats-file", "summary.txt"], "uses that name for another file"),
+        (["ping", "--stats-file", "latency.csv"], "uses that name for another file"),
+        (["ping", "--stats-file", "a", "--summary-file", "a"], "the same name as the"),
+        (["pub", "--stats-file", "s.csv", "--stats-every", "0"], "no rows to write"),
     ]
     assert_usage_errors(tmp_path, cases)
 
@@ -392,7 +589,8 @@ def test_bad_input_exit_2(tmp_path):
 def test_help_lists_the_new_options():
     for prog in ("ping", "pub", "sub"):
         out = run_jtr(prog, "--help", timeout=30).stdout
-        for opt in ("--stats-every", "--recv MODE", "[IPV6]:PORT"):
+        for opt in ("--stats-every", "--recv MODE", "[IPV6]:PORT", "--startup DUR",
+                    "--stats-file NAME", "--summary-file NAME"):
             assert opt in out, (prog, opt)
     for prog in ("ping", "sub"):
         assert "--latency-file" in run_jtr(prog, "--help", timeout=30).stdout
@@ -408,6 +606,13 @@ def test_schema_checks_the_new_fields(tmp_path, validate):
         lambda r: r["transport"].update(receive="poll"),
         lambda r: r["transport"].pop("recv_cpu_pct"),
         lambda r: r["transport"]["latency_file"].pop("not_kept"),
+        lambda r: r["transport"]["stats"][0].pop("utc"),
+        lambda r: r["transport"]["stats"][0].update(utc="2026-11-26 19:52:03"),
+        lambda r: r["transport"]["stats"][0].update(mono_ns=1.5),
+        lambda r: r["transport"].pop("phases"),
+        lambda r: r["transport"]["phases"].pop("steady"),
+        lambda r: r["transport"]["phases"]["whole"].pop("bytes_recv"),
+        lambda r: r["transport"]["phases"]["whole"].update(duration_ns=-1),
     ]
     for spoil in bad:
         r = load(tmp_path / "sub")

@@ -36,10 +36,15 @@ static const char usage_text[] =
 "\n"
 "options:\n"
 "  -n, --count N            measured messages (default 10000; K, M, G suffixes)\n"
+"  -d, --duration DUR       send for DUR instead of a count\n"
 "  -r, --rate RATE          messages per second (default 1000; max: no pacing)\n"
-"  -m, --len BYTES          message length, header included (default 64, >= 32)\n"
-"  -w, --warmup N           messages sent first at the same rate, not measured\n"
-"                           (default 100)\n"
+"  -m, --len BYTES          message length, header included (default 64, >= 24;\n"
+"                           from 32 on a message carries its intended send time,\n"
+"                           from 48 pong's receive and send times)\n"
+"  -w, --warmup N           messages sent first, not measured (default 100)\n"
+"      --warmup-rate RATE   the warm-up's own rate (default: -r's; max)\n"
+"  -l, --linger DUR         after the last send, wait at most DUR for the replies\n"
+"                           still out; later ones are lost (default: --timeout)\n"
 "  -A, --send-cpu CPU       pin the sending thread (-1: none, the default)\n"
 "  -a, --recv-cpu CPU       pin the receiving thread (-1: none, the default)\n"
 "  -1, --one-thread         one thread sends and takes each reply before the next\n"
@@ -87,11 +92,17 @@ TP_LATENCY_USAGE
 "  jtr ping -T tcp -P [::1]:17391 --recv epoll    IPv6, epoll receive\n"
 "  jtr ping -T udp --latency-file --stats-every 500ms   every sample, 2 rows a second\n";
 
+/* getopt values of ping's own long options (tp_prog.h's are 400 up) */
+enum { OPT_WARMUP_RATE = 500 };
+
 static const struct option long_opts[] = {
 	{ "count", required_argument, NULL, 'n' },
 	{ "rate", required_argument, NULL, 'r' },
 	{ "len", required_argument, NULL, 'm' },
 	{ "warmup", required_argument, NULL, 'w' },
+	{ "warmup-rate", required_argument, NULL, OPT_WARMUP_RATE },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "linger", required_argument, NULL, 'l' },
 	{ "send-cpu", required_argument, NULL, 'A' },
 	{ "recv-cpu", required_argument, NULL, 'a' },
 	{ "one-thread", no_argument, NULL, '1' },
@@ -126,6 +137,10 @@ struct ping {
 	struct tp_prog *tp;
 	struct tp *t;
 	uint64_t count, warmup, rate_hz;
+	uint64_t warm_rate_hz;		/* --warmup-rate (default: rate_hz; 0: max) */
+	uint64_t duration_ns;		/* -d (0: -n gives the count) */
+	uint64_t linger_ns;		/* -l: how long replies are awaited after the last send */
+	uint64_t duration_raw;		/* -d in timebase units */
 	uint32_t len;
 	int send_cpu, recv_cpu;
 	bool one_thread;		/* --one-thread: the sender takes each reply */
@@ -133,6 +148,7 @@ struct ping {
 	bool tsc;
 	bool peer_tsc;			/* pong's stamps are TSC ticks (the TSC is usable) */
 	double raw_per_msg;		/* timebase units between intended sends */
+	double raw_per_warm;		/* the same in the warm-up */
 	struct jtr_ticks2ns t2n;
 	unsigned char *sbuf, *rbuf;
 	size_t rcap;
@@ -141,10 +157,12 @@ struct ping {
 	struct jtr_hist send_call;
 	uint64_t t0_raw, first_raw, last_send_raw;
 	uint64_t late, max_tight;
+	uint64_t max_flight;		/* the most messages sent and not yet back, at a send */
 	int send_err;
 	int64_t send_end_mono;
 	volatile uint64_t sent __attribute__((aligned(64)));
 	volatile uint64_t issued;	/* stored before each send: replies to come are below */
+	volatile uint64_t total;	/* messages the run sends: set when the sender ends */
 	volatile int send_done;
 
 	/* receiver */
@@ -210,16 +228,16 @@ static __attribute__((noinline)) void log_outlier(struct ping *g, const struct t
 	/* pong's clock must be the one the log maps: its TSC where ours is usable */
 	const unsigned want = g->peer_tsc ? TP_F_ECHO_TSC : TP_F_ECHO;
 
-	if ((m->flags & (TP_F_ECHO | TP_F_ECHO_TSC)) == want && n >= TP_HDR_LEN + TP_ECHO_LEN) {
+	if ((m->flags & (TP_F_ECHO | TP_F_ECHO_TSC)) == want && n >= TP_ECHO_OFF + TP_ECHO_LEN) {
 		struct tp_echo e;
 
-		memcpy(&e, (const unsigned char *)m + TP_HDR_LEN, sizeof(e));
+		memcpy(&e, (const unsigned char *)m + TP_ECHO_OFF, sizeof(e));
 		if (e.rx_ns > 0 && e.rx_ns <= e.tx_ns) {
 			st[2] = (uint64_t)e.rx_ns;
 			st[3] = (uint64_t)e.tx_ns;
 		}
 	}
-	tp_olog_note(&g->olog, (uint64_t)m->intended_ns, len_ns, m->seq, st);
+	tp_olog_note(&g->olog, (uint64_t)tp_msg_intended(m), len_ns, m->seq, st);
 }
 
 /* recv_one - take one reflection and record both round trips: 1 when a
@@ -229,7 +247,7 @@ static inline int recv_one(struct ping *g, struct jtr_hist *hi, struct jtr_hist 
 			   int64_t *quiet_since)
 {
 	const struct tp_msg *m = (const struct tp_msg *)g->rbuf;
-	uint64_t now;
+	uint64_t now, intended;
 	ssize_t n;
 
 	tp_stat_poll(&g->rsrc);
@@ -241,7 +259,7 @@ static inline int recv_one(struct ping *g, struct jtr_hist *hi, struct jtr_hist 
 			return -1;
 		if (__atomic_load_n(&g->send_done, __ATOMIC_ACQUIRE)) {
 			/* the rest are lost unless they come within the timeout */
-			return mono - g->send_end_mono >= (int64_t)g->tp->timeout_ns ? -1 : 0;
+			return mono - g->send_end_mono >= (int64_t)g->linger_ns ? -1 : 0;
 		}
 		if (__atomic_load_n(&g->sent, __ATOMIC_ACQUIRE) > g->seq.received) {
 			if (!*quiet_since)
@@ -260,14 +278,18 @@ static inline int recv_one(struct ping *g, struct jtr_hist *hi, struct jtr_hist 
 	now = now_raw(g->tsc);
 	if (m->flags & (TP_F_HELLO | TP_F_EOS))
 		return 0;
+	if (__builtin_expect(m->flags & TP_F_PACKED, 0)) {
+		g->rej.forged++;	/* ping never packs: not a reply to it */
+		return 0;
+	}
 	/* only a number already sent can come back (reload the count when short) */
 	if (__builtin_expect(m->seq >= g->issued_seen, 0) &&
 	    m->seq >= (g->issued_seen = __atomic_load_n(&g->issued, __ATOMIC_ACQUIRE))) {
 		g->rej.out_of_window++;
 		return 0;
 	}
-	if (__builtin_expect((uint64_t)m->intended_ns < g->start_raw ||
-			     (uint64_t)m->intended_ns > (uint64_t)m->sent_ns ||
+	intended = (uint64_t)tp_msg_intended(m);
+	if (__builtin_expect(intended < g->start_raw || intended > (uint64_t)m->sent_ns ||
 			     (uint64_t)m->sent_ns > now + g->slack_raw, 0)) {
 		g->rej.forged++;
 		return 0;
@@ -284,7 +306,7 @@ static inline int recv_one(struct ping *g, struct jtr_hist *hi, struct jtr_hist 
 	tp_stat_msg(&g->rsrc, (uint64_t)n);
 	{
 		/* (a stamp up to slack_raw past now, another CPU's clock, is 0) */
-		uint64_t sent = (uint64_t)m->sent_ns, intended = (uint64_t)m->intended_ns;
+		uint64_t sent = (uint64_t)m->sent_ns;
 		uint64_t rtt = to_ns(g, now > sent ? now - sent : 0);
 		uint64_t from_intended = to_ns(g, now > intended ? now - intended : 0);
 
@@ -311,7 +333,7 @@ static void sender(void *arg)
 	const uint64_t total = g->warmup + g->count;
 	struct tp_msg *m = (struct tp_msg *)g->sbuf;
 	struct jtr_hist sc = g->send_call, hi = g->from_intended, hs = g->from_send;
-	uint64_t i, now = 0, sent_raw, after, tight = 0;
+	uint64_t i, now = 0, sent_raw, after, tight = 0, deadline = 0, flight, measured_t0;
 	int64_t quiet_since = 0;
 	int rc;
 
@@ -321,8 +343,11 @@ static void sender(void *arg)
 		tp_olog_cpu(&g->olog, g->recv_cpu);
 	}
 	g->t0_raw = now_raw(tsc);
+	measured_t0 = g->t0_raw + (uint64_t)((double)g->warmup * g->raw_per_warm);
 	for (i = 0; i < total && !jtr_stop && !g->abort_run; i++) {
-		uint64_t intended = g->t0_raw + (uint64_t)((double)i * g->raw_per_msg);
+		const bool paced = i < g->warmup ? g->warm_rate_hz : g->rate_hz;
+		uint64_t intended = i < g->warmup ? g->t0_raw + (uint64_t)((double)i * g->raw_per_warm) :
+				    measured_t0 + (uint64_t)((double)(i - g->warmup) * g->raw_per_msg);
 
 		if (__builtin_expect(g->stall_ns && i == g->warmup + g->stall_at, 0)) {
 			uint64_t s0 = (uint64_t)jtr_mono_ns();
@@ -337,13 +362,17 @@ static void sender(void *arg)
 				cpu_relax();
 				now = now_raw(tsc);
 			}
-		} else if (g->rate_hz && i) {
+		} else if (paced && i) {
 			g->late++;
 			if (++tight > g->max_tight)
 				g->max_tight = tight;
 		}
-		if (i == g->warmup)
-			g->first_raw = intended;
+		if (i == g->warmup) {
+			g->first_raw = paced ? intended : now;
+			deadline = g->duration_raw ? g->first_raw + g->duration_raw : 0;
+		}
+		if (__builtin_expect(deadline != 0, 0) && (paced ? intended : now) >= deadline)
+			break;	/* -d: the next message is due after the run's end */
 		sent_raw = now_raw(tsc);
 		tp_msg_fill(m, g->len, i < g->warmup ? TP_F_WARMUP | TP_F_STAMPED : TP_F_STAMPED, i,
 			    (int64_t)(g->rate_hz ? intended : sent_raw), (int64_t)sent_raw);
@@ -364,6 +393,9 @@ static void sender(void *arg)
 			__atomic_store_n(&e->seq1, i + 1, __ATOMIC_RELEASE);
 		}
 		__atomic_store_n(&g->sent, i + 1, __ATOMIC_RELEASE);
+		flight = i + 1 - __atomic_load_n(&g->seq.received, __ATOMIC_RELAXED);
+		if (flight > g->max_flight && flight <= i + 1)
+			g->max_flight = flight;
 		tp_stat_msg(&g->ssrc, g->len);
 		tp_stat_poll(&g->ssrc);
 		if (g->one_thread) {
@@ -386,6 +418,7 @@ static void sender(void *arg)
 	}
 	g->last_send_raw = now;
 	g->send_end_mono = jtr_mono_ns();
+	__atomic_store_n(&g->total, g->sent, __ATOMIC_RELEASE);
 	__atomic_store_n(&g->send_done, 1, __ATOMIC_RELEASE);
 }
 
@@ -393,13 +426,12 @@ static void sender(void *arg)
 static void receiver(void *arg)
 {
 	struct ping *g = arg;
-	const uint64_t total = g->warmup + g->count;
 	struct jtr_hist hi = g->from_intended, hs = g->from_send;
 	int64_t quiet_since = 0;
 
 	tp_stat_thread_begin(&g->rsrc);
 	tp_olog_cpu(&g->olog, g->recv_cpu);
-	while (g->seq.received < total && recv_one(g, &hi, &hs, &quiet_since) >= 0)
+	while (g->seq.received < __atomic_load_n(&g->total, __ATOMIC_ACQUIRE) && recv_one(g, &hi, &hs, &quiet_since) >= 0)
 		;
 	tp_stat_thread_end(&g->rsrc);
 	g->from_intended = hi;
@@ -468,9 +500,13 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct ping *g)
 		snprintf(rate, sizeof(rate), "%llu/s", (unsigned long long)g->rate_hz);
 	else
 		snprintf(rate, sizeof(rate), "max rate");
-	fprintf(f, "jtr ping: %s, %s receive%s, %u-byte messages, %llu at %s (+%llu warm-up), "
+	if (g->duration_ns)
+		snprintf(label, sizeof(label), "%.3f s", (double)g->duration_ns / 1e9);
+	else
+		snprintf(label, sizeof(label), "%llu", (unsigned long long)g->count);
+	fprintf(f, "jtr ping: %s, %s receive%s, %u-byte messages, %s at %s (+%llu warm-up), "
 		"%s timebase%s\n\n", tp_describe(g->t), tp_prog_recv_name(g->tp),
-		g->one_thread ? " (one thread)" : "", g->len, (unsigned long long)g->count, rate,
+		g->one_thread ? " (one thread)" : "", g->len, label, rate,
 		(unsigned long long)g->warmup, jtr_tb_name(p->tb.kind), p->partial ? ", PARTIAL" : "");
 	fprintf(f, "  %-16s %16s %16s %16s\n", "round trip ns", "from intended", "from send", "send call");
 	fprintf(f, "  %-16s %16llu %16llu %16llu\n", "samples", (unsigned long long)hi->total,
@@ -489,9 +525,10 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct ping *g)
 	fprintf(f, "\nPercentiles: 90=%llu, 99=%llu, 99.9=%llu, 99.99=%llu, 99.999=%llu\n",
 		PCT(hi, 90), PCT(hi, 99), PCT(hi, 99.9), PCT(hi, 99.99), PCT(hi, 99.999));
 	fprintf(f, "actual_sends=%llu, duration_ns=%llu, result_rate=%.6f, late_sends=%llu, "
-		"max_tight_sends=%llu\n", (unsigned long long)sent_measured(g), (unsigned long long)dur,
-		dur ? (double)sent_measured(g) * 1e9 / (double)dur : 0.0, (unsigned long long)g->late,
-		(unsigned long long)g->max_tight);
+		"max_tight_sends=%llu, max_flight_size=%llu\n", (unsigned long long)sent_measured(g),
+		(unsigned long long)dur, dur ? (double)sent_measured(g) * 1e9 / (double)dur : 0.0,
+		(unsigned long long)g->late, (unsigned long long)g->max_tight,
+		(unsigned long long)g->max_flight);
 	fprintf(f, "replies=%llu, lost=%llu, duplicates=%llu, reordered=%llu\n",
 		(unsigned long long)g->seq.received, (unsigned long long)g->seq.lost,
 		(unsigned long long)g->seq.duplicates, (unsigned long long)g->seq.reordered);
@@ -505,12 +542,20 @@ static void inputs(FILE *f, const struct jtr_probe *p, const struct ping *g)
 {
 	tp_prog_inputs(f, p, g->tp, TP_IN_HIST | TP_IN_LATENCY_FILE);
 	tp_prog_input(f, "message length:", "%u bytes", g->len);
-	tp_prog_input(f, "messages:", "%llu (+%llu warm-up)", (unsigned long long)g->count,
-		      (unsigned long long)g->warmup);
+	if (g->duration_ns)
+		tp_prog_input(f, "messages:", "for %.3f s (+%llu warm-up)", (double)g->duration_ns / 1e9,
+			      (unsigned long long)g->warmup);
+	else
+		tp_prog_input(f, "messages:", "%llu (+%llu warm-up)", (unsigned long long)g->count,
+			      (unsigned long long)g->warmup);
 	if (g->rate_hz)
 		tp_prog_input(f, "rate:", "%llu/s", (unsigned long long)g->rate_hz);
 	else
 		tp_prog_input(f, "rate:", "max");
+	if (g->warm_rate_hz != g->rate_hz)
+		tp_prog_input(f, "warm-up rate:", g->warm_rate_hz ? "%llu/s" : "max",
+			      (unsigned long long)g->warm_rate_hz);
+	tp_prog_input(f, "linger:", "%.3f s", (double)g->linger_ns / 1e9);
 	tp_prog_input(f, "send cpu:", "%d", g->send_cpu);
 	tp_prog_input(f, "receive cpu:", "%d", g->recv_cpu);
 	if (g->stall_ns)
@@ -535,7 +580,7 @@ static void write_outputs(struct jtr_probe *p, struct ping *g, const char *peer)
 	struct jtr_json j;
 	uint64_t dur = duration_ns(g);
 
-	jtr_probe_open(p, &txt, "summary.txt");
+	jtr_probe_open(p, &txt, tp_stats_summary_name(&g->st));
 	jtr_probe_open(p, &res, "result.json");
 	summary(txt.f, p, g);
 	inputs(txt.f, p, g);
@@ -544,7 +589,10 @@ static void write_outputs(struct jtr_probe *p, struct ping *g, const char *peer)
 	jtr_json_init(&j, res.f);
 	jtr_probe_result_begin(p, &j);
 	jtr_json_obj_begin(&j, "params");
-	jtr_json_uint(&j, "count", g->count);
+	jtr_json_uint(&j, "count", g->duration_ns ? sent_measured(g) : g->count);
+	if (g->duration_ns) jtr_json_uint(&j, "duration_ns", g->duration_ns); else jtr_json_null(&j, "duration_ns");
+	if (g->warm_rate_hz) jtr_json_uint(&j, "warmup_rate_hz", g->warm_rate_hz); else jtr_json_null(&j, "warmup_rate_hz");
+	jtr_json_uint(&j, "linger_ns", g->linger_ns);
 	if (g->rate_hz)
 		jtr_json_uint(&j, "rate_hz", g->rate_hz);
 	else
@@ -576,6 +624,7 @@ static void write_outputs(struct jtr_probe *p, struct ping *g, const char *peer)
 	tp_prog_write_rejects(&j, &g->rej, true);
 	jtr_json_uint(&j, "late_sends", g->late);
 	jtr_json_uint(&j, "max_tight_sends", g->max_tight);
+	jtr_json_uint(&j, "max_flight_size", g->max_flight);
 	jtr_json_uint(&j, "duration_ns", dur);
 	jtr_json_fixed(&j, "rate_hz", dur ? (double)sent_measured(g) * 1e9 / (double)dur : 0.0, 3);
 	tp_latlog_write_json(&j, &g->lat);
@@ -600,7 +649,7 @@ int main(int argc, char **argv)
 	struct tp_prog tp;
 	struct jtr_worker w[2];
 	const char *peer = "ok";
-	bool stall_at_given = false;
+	bool stall_at_given = false, count_given = false, linger_given = false, warm_rate_given = false;
 	int opt, rc = 0;
 
 	jtr_probe_init(&p, "ping", argc, argv);
@@ -610,13 +659,16 @@ int main(int argc, char **argv)
 	g.tp = &tp;
 
 	/* 1. options: numbers only */
-	while ((opt = getopt_long(argc, argv, ":n:r:m:w:A:a:1t:f:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":n:r:m:w:A:a:1t:d:l:f:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
 		if (jtr_probe_common_opt(&p, opt, usage_text, argv) || tp_prog_opt(&p, &tp, opt, optarg) ||
 		    tp_olog_opt(&p, &g.olog, opt, optarg))
 			continue;
 		switch (opt) {
-		case 'n': g.count = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40); break;
-		case 'r': g.rate_hz = tp_prog_rate_opt(&p, optarg); break;
+		case 'n': g.count = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40); count_given = true; break;
+		case 'd': g.duration_ns = jtr_opt_duration(&p, "-d", optarg, JTR_NS_PER_MS, 30 * 86400 * JTR_NS_PER_S); break;
+		case 'l': g.linger_ns = jtr_opt_duration(&p, "-l", optarg, 0, 3600 * JTR_NS_PER_S); linger_given = true; break;
+		case 'r': g.rate_hz = tp_prog_rate_opt(&p, "-r", optarg); break;
+		case OPT_WARMUP_RATE: g.warm_rate_hz = tp_prog_rate_opt(&p, "--warmup-rate", optarg); warm_rate_given = true; break;
 		case 'm': g.len = (uint32_t)jtr_opt_count(&p, "-m", optarg, TP_HDR_LEN, 1u << 24); break;
 		case 'w': g.warmup = jtr_opt_count(&p, "-w", optarg, 0, 1ULL << 32); break;
 		case 'A': g.send_cpu = tp_prog_cpu_opt(&p, "-A", optarg); break;
@@ -633,6 +685,18 @@ int main(int argc, char **argv)
 		}
 	}
 	jtr_probe_no_args(&p, argc, argv);
+	if (g.duration_ns && count_given)
+		jtr_usage_error(&p, "-n and -d both say when to stop: give one (-n COUNT or -d DURATION)");
+	if (g.duration_ns) {
+		if (g.stall_ns && !stall_at_given)
+			jtr_usage_error(&p, "--stall with -d: say where with --stall-at N");
+		g.count = 1ULL << 40;	/* until the duration is over */
+	}
+	if (!warm_rate_given)
+		g.warm_rate_hz = g.rate_hz;
+	if (!linger_given)
+		g.linger_ns = tp.timeout_ns;
+	g.total = g.warmup + g.count;
 	if (g.stall_ns && !stall_at_given)
 		g.stall_at = g.count / 2;
 	if (g.stall_at >= g.count)
@@ -673,6 +737,7 @@ int main(int argc, char **argv)
 			  (unsigned long long)tp.latency_max);
 	tp_stats_init(&g.st, tp.stats_every_ns);
 	g.st.print = tp.stats_print;
+	tp_stats_set_opts(&g.st, &p, &tp.stats_opts);
 	tp_stats_add(&g.st, TP_STAT_SEND, &g.ssrc, &w[0], false);
 	/* --one-thread: the sending thread takes the replies too */
 	tp_stats_add(&g.st, TP_STAT_RECV, &g.rsrc, g.one_thread ? &w[0] : &w[1], true);
@@ -690,6 +755,10 @@ int main(int argc, char **argv)
 	if (g.peer_tsc)
 		g.olog.log.stamp_tsc = STAMPS_PEER_TSC;
 	g.raw_per_msg = !g.rate_hz ? 0 : g.tsc ? p.tb.hz / (double)g.rate_hz : 1e9 / (double)g.rate_hz;
+	g.raw_per_warm = !g.warm_rate_hz ? 0 : g.tsc ? p.tb.hz / (double)g.warm_rate_hz :
+			 1e9 / (double)g.warm_rate_hz;
+	g.duration_raw = !g.duration_ns ? 0 : g.tsc ? (uint64_t)((double)g.duration_ns * p.tb.hz / 1e9) :
+			 g.duration_ns;
 	tp.o.numa_cpu = g.recv_cpu;
 	g.t = tp_prog_open(&p, &tp, TP_PING);
 	handshake(&g);

@@ -146,7 +146,7 @@ static void reflector(void *arg)
 	while (!jtr_stop) {
 		if (n >= 0) {
 			struct tp_msg *m = (struct tp_msg *)buf;
-			const bool echo = (size_t)n >= TP_HDR_LEN + TP_ECHO_LEN;
+			const bool echo = (size_t)n >= TP_ECHO_OFF + TP_ECHO_LEN;
 			uint64_t rx = 0;
 
 			if (m->flags & TP_F_EOS) {
@@ -159,7 +159,7 @@ static void reflector(void *arg)
 			if (echo) {
 				struct tp_echo e = { (int64_t)rx, (int64_t)now_raw(g->tsc) };
 
-				memcpy(buf + TP_HDR_LEN, &e, sizeof(e));
+				memcpy(buf + TP_ECHO_OFF, &e, sizeof(e));
 				m->flags |= g->tsc ? TP_F_ECHO_TSC : TP_F_ECHO;
 			}
 			if ((g->rc = tp_send(g->t, buf, (size_t)n)) < 0)

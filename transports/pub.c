@@ -28,13 +28,26 @@ static const char usage_text[] =
 "\n"
 "options:\n"
 "  -n, --count N            measured messages (default 100000; K, M, G suffixes)\n"
+"  -d, --duration DUR       send for DUR instead of a count (with -r: the\n"
+"                           messages due in DUR; with -r max: until DUR is over)\n"
 "  -r, --rate RATE          messages per second (default 10000); max: no pacing\n"
-"  -m, --len BYTES          message length, header included (default 64, >= 32)\n"
-"  -w, --warmup N           messages sent first at the same rate, not measured\n"
-"                           (default 1000)\n"
+"      --ticks N            send in N bursts a second (each of RATE/N messages,\n"
+"                           back to back) instead of evenly spaced messages\n"
+"      --latency-rate RATE  stamp only RATE messages a second (evenly among\n"
+"                           them; the others carry no time), for low overhead\n"
+"      --pack N             N messages in one write, datagram or ring slot, sent\n"
+"                           when the first is due; the subscriber counts each\n"
+"  -m, --len BYTES          message length, header included (default 64, >= 24;\n"
+"                           from 32 on a message carries its intended send time)\n"
+"  -w, --warmup N           messages sent first, not measured (default 1000)\n"
+"      --warmup-rate RATE   the warm-up's own rate (default: -r's; max)\n"
 "  -l, --linger DUR         wait after the last message before end of stream\n"
 "                           (default 100ms)\n"
-"  -a, --cpu CPU            pin the sending thread (-1: none, the default)\n"
+"  -a, --cpu CPU[,CPU...]   pin the sending thread (-1: none, the default); with\n"
+"                           --streams N, one CPU per stream\n"
+"      --streams N          N streams, each its own transport and pinned sending\n"
+"                           thread, at -r each (stream K: the port + K, or the\n"
+"                           shm name or socket path + .K); sums and each stream\n"
 "      --subs N             shm, tcp, unix: subscribers to wait for (default 1)\n"
 "      --no-timestamps      do not stamp messages (no clock read per message;\n"
 "                           subscribers then report no latency)\n"
@@ -61,9 +74,18 @@ TP_STATS_USAGE
 "\n"
 "examples:\n"
 "  jtr sub -T shm & jtr pub -T shm -r 1M -n 10M        10 s at 1M msgs/s through shm\n"
+"  jtr pub -T tcp -r 100K --ticks 1000 -d 30s --latency-rate 1000\n"
+"                     30 s of 100-message bursts every ms, 1000 of them stamped\n"
+"  jtr pub -T udp -r max -m 25 --pack 32 --no-timestamps -n 10M\n"
+"                     32 messages of 25 bytes per datagram, as fast as it goes\n"
 "  jtr pub -T mcast -r 100K -m 700 -n 1M               700-byte multicast on loopback\n"
 "  jtr pub -T tcp --subs 3 -r max -n 1M -w 10000       as fast as 3 TCP readers\n"
 "                                                      take it\n";
+
+/* getopt values of pub's own long options (tp_prog.h's are 400 up) */
+enum { OPT_TICKS = 500, OPT_LATENCY_RATE, OPT_PACK, OPT_WARMUP_RATE, OPT_STREAMS };
+
+#define PACK_MAX 1024u
 
 static const struct option long_opts[] = {
 	{ "count", required_argument, NULL, 'n' },
@@ -75,6 +97,12 @@ static const struct option long_opts[] = {
 	{ "subs", required_argument, NULL, TP_OPT_SUBS },
 	{ "no-timestamps", no_argument, NULL, TP_OPT_NO_TS },
 	{ "drop-every", required_argument, NULL, TP_OPT_DROP_EVERY },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "ticks", required_argument, NULL, OPT_TICKS },
+	{ "latency-rate", required_argument, NULL, OPT_LATENCY_RATE },
+	{ "pack", required_argument, NULL, OPT_PACK },
+	{ "warmup-rate", required_argument, NULL, OPT_WARMUP_RATE },
+	{ "streams", required_argument, NULL, OPT_STREAMS },
 	TP_PROG_LONG_OPTS,
 	TP_STATS_LONG_OPTS,
 	JTR_PROBE_LONG_OPTS,
@@ -86,25 +114,101 @@ static const struct option long_opts[] = {
 #define AHEAD 16
 #define AHEAD_MAX_LEN 4096u
 
+/* the most streams (one sending thread each) */
+#define STREAMS_MAX TP_STAT_MAX_SRC
+
+struct stream;
+
 struct pub {
 	struct jtr_probe *p;
 	struct tp_prog *tp;
-	struct tp *t;
 	uint64_t count, warmup, rate_hz, linger_ns, drop_every;
+	uint64_t warm_rate_hz;		/* --warmup-rate (default: rate_hz; 0: max) */
+	uint64_t ticks;			/* --ticks: bursts a second (0: one per message) */
+	uint64_t lat_rate;		/* --latency-rate: stamped messages a second (0: all) */
+	uint64_t duration_ns;		/* -d (0: -n gives the count) */
+	uint32_t pack;			/* --pack: messages per write or slot */
 	uint32_t len;
-	int cpu;
 	bool stamps;
-	unsigned char *buf;		/* ahead buffers of len bytes */
-	uint32_t ahead;			/* a power of two: 1 (stamped, or long messages) or AHEAD */
+	bool count_given;
+	int nstreams;			/* --streams */
+	int ncpus;			/* CPUs -a gave (0: none) */
+	int cpus[STREAMS_MAX];
+	struct stream *streams;
+	struct tp_stats st;
+};
+
+/* one stream: a transport, its sending thread and what it did (with one
+ * stream, the run; with several, also their sum for the totals) */
+struct stream {
+	struct pub *g;
+	int k;				/* its number, 0 .. nstreams - 1 */
+	struct tp_prog tp;		/* the options, with this stream's address */
+	char addr[128];
+	struct tp *t;
+	int cpu;
+	unsigned char *buf;		/* ahead buffers of len bytes, or one unit */
+	uint32_t ahead;			/* a power of two: 1 (stamped, long or packed) or AHEAD */
 	struct jtr_hist send_call;
 	int64_t first_ns, last_ns;
-	uint64_t issued, sent, dropped, late, max_tight;
+	uint64_t issued, sent, dropped, late, max_tight, units, stamped;
+	uint64_t measured;		/* measured messages sent (after the run) */
 	uint32_t subs_at_start;
 	uint32_t subs_lost;		/* gone before the end of stream went out */
 	int err;
 	struct tp_stat_src ssrc;	/* the sending thread's interval counters */
-	struct tp_stats st;
 };
+
+/* the schedule: when message @i is due. The warm-up goes at its own rate
+ * (one message per step); then with --ticks T the measured messages go in T
+ * bursts a second, message i in tick floor(i x T / rate) (so every tick has
+ * rate/T messages, or one more where it does not divide), else one per
+ * 1/rate. Both rates 0 (max): never waited for. */
+struct sched {
+	int64_t t0;		/* the first warm-up message's time */
+	int64_t measured_t0;	/* the first measured message's time */
+	double warm_per_ns;
+	double per_ns;		/* a tick's length with --ticks, else a message's */
+	uint64_t ticks, rate, warmup;
+};
+
+static void sched_init(struct sched *s, const struct pub *g, int64_t t0)
+{
+	s->t0 = t0;
+	s->warmup = g->warmup;
+	s->rate = g->rate_hz;
+	s->ticks = g->ticks;
+	s->warm_per_ns = g->warm_rate_hz ? 1e9 / (double)g->warm_rate_hz : 0;
+	s->measured_t0 = t0 + (int64_t)((double)g->warmup * s->warm_per_ns);
+	s->per_ns = !g->rate_hz ? 0 : 1e9 / (double)(g->ticks ? g->ticks : g->rate_hz);
+}
+
+/* sched_at - message @i's intended send time */
+static inline int64_t sched_at(const struct sched *s, uint64_t i)
+{
+	uint64_t step;
+
+	if (i < s->warmup)
+		return s->t0 + (int64_t)((double)i * s->warm_per_ns);
+	step = i - s->warmup;
+	if (s->ticks)
+		step = (uint64_t)((unsigned __int128)step * s->ticks / s->rate);
+	return s->measured_t0 + (int64_t)((double)step * s->per_ns);
+}
+
+/* stamp_due - with --latency-rate L, message @i is stamped when it starts
+ * a new 1/L of the schedule: floor(i x L / rate) moves on, exactly L a
+ * second */
+static inline bool stamp_due(const struct pub *g, uint64_t i)
+{
+	const uint64_t r = i < g->warmup ? g->warm_rate_hz : g->rate_hz;
+
+	if (!g->lat_rate || !r)
+		return g->stamps;
+	i = i < g->warmup ? i : i - g->warmup;
+	return !i || (unsigned __int128)i * g->lat_rate / r !=
+		     (unsigned __int128)(i - 1) * g->lat_rate / r;
+}
 
 /* cpu_relax - a spinning core's hint */
 static inline void cpu_relax(void)
@@ -141,129 +245,225 @@ static inline void prepare(const struct pub *g, struct tp_msg *m, uint64_t i)
 		m->seq = i;
 }
 
-/* sender - the paced loop. Unstamped messages are prepared AHEAD sends
- * before they go (in a ring of AHEAD buffers): a send copies a header
- * written long before, instead of loading the number just stored, a load
- * that would wait for every store queued before it (the previous message's
- * slot, waiting for its cache line) */
+/* fill_unit - messages @i .. @i + @k - 1 one after the other in g->buf (one
+ * write, one datagram, one ring slot), those --drop-every skips left out,
+ * each but the last marked packed where the transport keeps no framing of
+ * its own (a stream needs none); @due is every one's intended time, @sent_ns
+ * the stamp: the bytes to send */
+static size_t fill_unit(struct stream *s, uint64_t i, uint64_t k, int64_t due, int64_t sent_ns,
+			uint64_t *stamped)
+{
+	const struct pub *g = s->g;
+	const bool framed = g->tp->o.kind == TP_TCP || g->tp->o.kind == TP_UNIX;
+	struct tp_msg *m = NULL;
+	size_t off = 0;
+
+	for (uint64_t j = i; j < i + k; j++) {
+		const bool stamp = stamp_due(g, j);
+
+		if (g->drop_every && (j + 1) % g->drop_every == 0) {
+			s->dropped++;	/* the number is used up, nothing is sent */
+			continue;
+		}
+		m = (struct tp_msg *)(s->buf + off);
+		tp_msg_fill(m, g->len, (uint8_t)((j < g->warmup ? TP_F_WARMUP : 0) |
+						 (stamp ? TP_F_STAMPED : 0) | (framed ? 0 : TP_F_PACKED)),
+			    j, stamp ? due : 0, stamp ? sent_ns : 0);
+		*stamped += stamp;
+		off += g->len;
+	}
+	if (m)
+		m->flags &= (uint8_t)~TP_F_PACKED;
+	return off;
+}
+
+/* sender - the paced loop: one send per message, or per --pack messages.
+ * Unstamped single messages are prepared AHEAD sends before they go (in a
+ * ring of AHEAD buffers): a send copies a header written long before,
+ * instead of loading the number just stored, a load that would wait for
+ * every store queued before it (the previous message's slot, waiting for
+ * its cache line) */
 static void sender(void *arg)
 {
-	struct pub *g = arg;
+	struct stream *s = arg;
+	struct pub *g = s->g;
 	const uint64_t total = g->warmup + g->count;
-	const double per_ns = g->rate_hz ? 1e9 / (double)g->rate_hz : 0;
+	const uint64_t pack = g->pack;
 	struct tp_msg *m;
-	struct jtr_hist sc = g->send_call;
-	int64_t t0 = jtr_mono_ns(), now, sent_ns = 0, after;
-	uint64_t i, tight = 0, sent = 0, counted = 0;
+	struct jtr_hist sc = s->send_call;
+	struct sched plan;
+	int64_t now, prev_due = INT64_MIN, deadline = 0, sent_ns = 0, after;
+	uint64_t i, tight = 0, sent = 0, counted = 0, units = 0, stamped = 0;
 	int rc;
 
-	for (i = 0; !g->stamps && i < g->ahead; i++)
-		prepare(g, (struct tp_msg *)(g->buf + (size_t)i * g->len), i);
-	tp_stat_thread_begin(&g->ssrc);
-	for (i = 0; i < total && !jtr_stop; i++) {
-		int64_t intended = t0;
+	for (i = 0; s->ahead > 1 && i < s->ahead; i++)
+		prepare(g, (struct tp_msg *)(s->buf + (size_t)i * g->len), i);
+	sched_init(&plan, g, jtr_mono_ns());
+	tp_stat_thread_begin(&s->ssrc);
+	for (i = 0; i < total && !jtr_stop;) {
+		const bool paced = i < g->warmup ? g->warm_rate_hz : g->rate_hz;
+		uint64_t k = 1, n = 1;	/* messages this send covers, and sends */
+		int64_t due = plan.t0;
+		bool stamp;
 
-		/* unpaced (-r max), the clock is read only for stamps and for the
-		 * first measured message: at tens of millions of messages a second
-		 * a clock read (~20 ns) would cost more than the send */
-		if (g->rate_hz) {
-			intended = t0 + (int64_t)((double)i * per_ns);
+		/* unpaced (-r max), the clock is read only for stamps, for the
+		 * first measured message and for -d: at tens of millions of
+		 * messages a second a clock read (~20 ns) would cost more than
+		 * the send */
+		if (paced) {
+			due = sched_at(&plan, i);
 			now = jtr_mono_ns();
-			if (now < intended) {
+			if (now < due) {
 				tight = 0;
-				while (now < intended) {
+				while (now < due) {
 					cpu_relax();
 					now = jtr_mono_ns();
 				}
-			} else if (i) {
-				g->late++;
-				if (++tight > g->max_tight)
-					g->max_tight = tight;
+			} else if (i && due != prev_due) {
+				/* late: a send (a tick's first) that began after its time */
+				s->late++;
+				if (++tight > s->max_tight)
+					s->max_tight = tight;
 			}
+			prev_due = due;
 		}
-		if (__builtin_expect(i == g->warmup, 0))
-			g->first_ns = g->rate_hz ? intended : jtr_mono_ns();
+		if (__builtin_expect(i == g->warmup, 0)) {
+			s->first_ns = paced ? due : jtr_mono_ns();
+			if (g->duration_ns && !g->rate_hz)
+				deadline = s->first_ns + (int64_t)g->duration_ns;
+		}
+		if (__builtin_expect(deadline != 0, 0) && (units & 63) == 0 && jtr_mono_ns() >= deadline)
+			break;
 		/* the messages sent since the last answer go into the interval
 		 * before the stats thread's question is answered */
-		if (__builtin_expect(stat_asked(&g->ssrc), 0)) {
-			stat_add(&g->ssrc, sent - counted, g->len);
+		if (__builtin_expect(stat_asked(&s->ssrc), 0)) {
+			stat_add(&s->ssrc, sent - counted, g->len);
 			counted = sent;
-			tp_stat_poll(&g->ssrc);
+			tp_stat_poll(&s->ssrc);
 		}
-		if (__builtin_expect(g->drop_every && (i + 1) % g->drop_every == 0, 0)) {
-			g->dropped++;	/* the number is used up, nothing is sent */
-			if (!g->stamps)
-				prepare(g, (struct tp_msg *)(g->buf + (size_t)(i & (g->ahead - 1)) * g->len),
-					i + g->ahead);
-			continue;
+		if (pack > 1) {
+			size_t bytes;
+
+			k = total - i < pack ? total - i : pack;
+			if (i < g->warmup && g->warmup - i < k)
+				k = g->warmup - i;	/* a unit is all warm-up or all measured */
+			stamp = g->stamps;
+			sent_ns = stamp ? jtr_mono_ns() : 0;
+			n = s->dropped;	/* (before) */
+			bytes = fill_unit(s, i, k, paced ? due : sent_ns, sent_ns, &stamped);
+			n = k - (s->dropped - n);
+			if (!bytes) {
+				i += k;
+				continue;
+			}
+			rc = tp_send(s->t, s->buf, bytes);
+		} else {
+			if (__builtin_expect(g->drop_every && (i + 1) % g->drop_every == 0, 0)) {
+				s->dropped++;	/* the number is used up, nothing is sent */
+				if (s->ahead > 1)
+					prepare(g, (struct tp_msg *)(s->buf + (size_t)(i & (s->ahead - 1)) * g->len),
+						i + s->ahead);
+				i++;
+				continue;
+			}
+			m = (struct tp_msg *)(s->buf + (size_t)(i & (s->ahead - 1)) * g->len);
+			stamp = s->ahead == 1 && stamp_due(g, i);
+			if (s->ahead == 1) {
+				sent_ns = stamp ? jtr_mono_ns() : 0;
+				tp_msg_fill(m, g->len, (uint8_t)((i < g->warmup ? TP_F_WARMUP : 0) |
+								 (stamp ? TP_F_STAMPED : 0)),
+					    i, stamp ? (paced ? due : sent_ns) : 0, sent_ns);
+				stamped += stamp;
+			}
+			rc = tp_send(s->t, m, g->len);
+			if (s->ahead > 1)
+				prepare(g, m, i + s->ahead);
 		}
-		m = (struct tp_msg *)(g->buf + (size_t)(i & (g->ahead - 1)) * g->len);
-		if (g->stamps) {
-			sent_ns = jtr_mono_ns();
-			tp_msg_fill(m, g->len, (uint8_t)((i < g->warmup ? TP_F_WARMUP : 0) | TP_F_STAMPED),
-				    i, g->rate_hz ? intended : sent_ns, sent_ns);
-		}
-		rc = tp_send(g->t, m, g->len);
-		if (!g->stamps)
-			prepare(g, m, i + g->ahead);
-		if (g->stamps) {
+		if (stamp) {
 			after = jtr_mono_ns();
 			if (i >= g->warmup)
 				jtr_hist_record(&sc, (uint64_t)(after - sent_ns));
 		}
 		if (__builtin_expect(rc < 0, 0)) {
-			g->err = rc;
+			s->err = rc;
 			break;
 		}
-		sent++;
+		sent += n;
+		units++;
+		i += k;
 	}
-	stat_add(&g->ssrc, sent - counted, g->len);
-	g->sent = sent;
-	tp_stat_thread_end(&g->ssrc);
-	g->issued = i;
-	g->last_ns = jtr_mono_ns();
-	g->send_call = sc;
+	stat_add(&s->ssrc, sent - counted, g->len);
+	s->sent = sent;
+	s->units = units;
+	s->stamped = stamped;
+	tp_stat_thread_end(&s->ssrc);
+	s->issued = i;
+	s->last_ns = jtr_mono_ns();
+	s->send_call = sc;
 }
 
-/* measured_sent - measured messages actually sent */
-static uint64_t measured_sent(const struct pub *g)
+/* measured_sent - measured messages stream @s actually sent */
+static uint64_t measured_sent(const struct pub *g, const struct stream *s)
 {
-	uint64_t warm_sent = g->issued < g->warmup ? g->issued : g->warmup;
+	uint64_t warm_sent = s->issued < g->warmup ? s->issued : g->warmup;
 
 	warm_sent -= g->drop_every ? warm_sent / g->drop_every : 0;
-	return g->sent > warm_sent ? g->sent - warm_sent : 0;
+	return s->sent > warm_sent ? s->sent - warm_sent : 0;
 }
 
 /* duration_ns - first measured intended send to the end of the last send */
-static uint64_t duration_ns(const struct pub *g)
+static uint64_t duration_ns(const struct stream *s)
 {
-	return g->first_ns && g->last_ns > g->first_ns ? (uint64_t)(g->last_ns - g->first_ns) : 0;
+	return s->first_ns && s->last_ns > s->first_ns ? (uint64_t)(s->last_ns - s->first_ns) : 0;
 }
 
 /* summary - the o_* inputs, rate, send and subscriber lines, the send-call
  * times and the resource lines */
-static void summary(FILE *f, const struct jtr_probe *p, const struct pub *g)
+static void summary(FILE *f, const struct jtr_probe *p, const struct pub *g,
+		    const struct stream *s)
 {
-	const struct jtr_hist *h = &g->send_call;
-	uint64_t dur = duration_ns(g), n = measured_sent(g);
+	const struct jtr_hist *h = &s->send_call;
+	uint64_t dur = duration_ns(s), n = s->measured;
 
-	char rate[32];
+	const uint64_t asked = g->duration_ns && !g->rate_hz ? n : g->count;
+	char rate[32], what[48];
 
 	if (g->rate_hz)
 		snprintf(rate, sizeof(rate), "%llu/s", (unsigned long long)g->rate_hz);
 	else
 		snprintf(rate, sizeof(rate), "max rate");
-	fprintf(f, "jtr pub: %s, %u-byte messages, %llu at %s (+%llu warm-up)%s\n",
-		tp_describe(g->t), g->len, (unsigned long long)g->count, rate,
-		(unsigned long long)g->warmup, p->partial ? ", PARTIAL" : "");
+	if (g->duration_ns)
+		snprintf(what, sizeof(what), "%.3f s", (double)g->duration_ns / 1e9);
+	else
+		snprintf(what, sizeof(what), "%llu", (unsigned long long)g->count);
+	fprintf(f, "jtr pub: %s, %u-byte messages, %s at %s (+%llu warm-up)%s%s\n",
+		tp_describe(s->t), g->len, what, rate, (unsigned long long)g->warmup,
+		g->nstreams > 1 ? ", each of the streams below; their sum" : "",
+		p->partial ? ", PARTIAL" : "");
+	for (int k = 0; g->nstreams > 1 && k < g->nstreams; k++) {
+		const struct stream *e = &g->streams[k];
+		uint64_t d = duration_ns(e);
+
+		fprintf(f, "  stream %d: %s, cpu %d: sent=%llu, rate=%.1f, late_sends=%llu, "
+			"subscribers_lost=%u%s\n", k, tp_describe(e->t), e->cpu,
+			(unsigned long long)e->measured, d ? (double)e->measured * 1e9 / (double)d : 0.0,
+			(unsigned long long)e->late, e->subs_lost, e->err ? ", FAILED" : "");
+	}
 	fprintf(f, "o_rate=%llu, o_msg_len=%u, o_num_msgs=%llu, o_warmup_loops=%llu, o_linger_ms=%llu,\n",
-		(unsigned long long)g->rate_hz, g->len, (unsigned long long)g->count,
+		(unsigned long long)g->rate_hz, g->len, (unsigned long long)asked,
 		(unsigned long long)g->warmup, (unsigned long long)(g->linger_ns / JTR_NS_PER_MS));
 	fprintf(f, "actual_sends=%llu, duration_ns=%llu, result_rate=%.6f,\n", (unsigned long long)n,
 		(unsigned long long)dur, dur ? (double)n * 1e9 / (double)dur : 0.0);
 	fprintf(f, "late_sends=%llu, max_tight_sends=%llu, dropped_on_purpose=%llu, subscribers=%u, "
-		"subscribers_lost=%u\n", (unsigned long long)g->late, (unsigned long long)g->max_tight,
-		(unsigned long long)g->dropped, g->subs_at_start, g->subs_lost);
+		"subscribers_lost=%u\n", (unsigned long long)s->late, (unsigned long long)s->max_tight,
+		(unsigned long long)s->dropped, s->subs_at_start, s->subs_lost);
+	if (g->ticks || g->pack > 1 || g->lat_rate)
+		fprintf(f, "ticks=%llu, messages_per_tick=%.2f, writes=%llu, messages_per_write=%.2f, "
+			"stamped=%llu\n", (unsigned long long)g->ticks,
+			g->ticks ? (double)g->rate_hz / (double)g->ticks : 1.0,
+			(unsigned long long)s->units,
+			s->units ? (double)s->sent / (double)s->units : 0.0,
+			(unsigned long long)s->stamped);
 	if (h->total)
 		fprintf(f, "send call ns: min=%llu, p50=%llu, p99=%llu, p99.9=%llu, p99.999=%llu, max=%llu\n",
 			(unsigned long long)h->min,
@@ -273,11 +473,21 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct pub *g)
 			(unsigned long long)jtr_hist_value_at_percentile(h, 99.999),
 			(unsigned long long)h->max);
 	tp_stats_summary(f, &g->st, tp_prog_recv_name(g->tp));
+	/* um_perf's last line: length, messages sent with the warm-up, rate */
+	fprintf(f, "%u,%llu,%.6f\n", g->len, (unsigned long long)s->sent,
+		dur ? (double)n * 1e9 / (double)dur : 0.0);
 }
 
 /* inputs - summary.txt's inputs block */
 static void inputs(FILE *f, const struct jtr_probe *p, const struct pub *g)
 {
+	char cpus[STREAMS_MAX * 5 + 8];
+	size_t o = 0;
+
+	cpus[0] = 0;
+	for (int k = 0; k < g->nstreams; k++)
+		o += (size_t)snprintf(cpus + o, sizeof(cpus) - o, "%s%d", k ? "," : "",
+				      g->streams[k].cpu);
 	tp_prog_inputs(f, p, g->tp, TP_IN_HIST);
 	tp_prog_input(f, "message length:", "%u bytes", g->len);
 	tp_prog_input(f, "messages:", "%llu (+%llu warm-up)", (unsigned long long)g->count,
@@ -286,38 +496,92 @@ static void inputs(FILE *f, const struct jtr_probe *p, const struct pub *g)
 		tp_prog_input(f, "rate:", "%llu/s", (unsigned long long)g->rate_hz);
 	else
 		tp_prog_input(f, "rate:", "max");
+	if (g->warm_rate_hz != g->rate_hz)
+		tp_prog_input(f, "warm-up rate:", g->warm_rate_hz ? "%llu/s" : "max",
+			      (unsigned long long)g->warm_rate_hz);
+	if (g->duration_ns)
+		tp_prog_input(f, "duration:", "%.3f s", (double)g->duration_ns / 1e9);
+	if (g->ticks)
+		tp_prog_input(f, "ticks:", "%llu/s", (unsigned long long)g->ticks);
+	if (g->lat_rate)
+		tp_prog_input(f, "latency rate:", "%llu/s", (unsigned long long)g->lat_rate);
+	if (g->pack > 1)
+		tp_prog_input(f, "pack:", "%u messages per write", g->pack);
 	tp_prog_input(f, "linger:", "%.3f s", (double)g->linger_ns / 1e9);
-	tp_prog_input(f, "cpu:", "%d", g->cpu);
+	tp_prog_input(f, "cpu:", "%s", cpus);
+	tp_prog_input(f, "streams:", "%d", g->nstreams);
 	tp_prog_input(f, "subscribers:", "%u", g->tp->o.subs);
 	tp_prog_input(f, "timestamps:", "%s", g->stamps ? "yes" : "no");
 	tp_prog_input(f, "drop every:", "%llu", (unsigned long long)g->drop_every);
 }
 
+/* write_streams - transport.streams: each stream's own figures */
+static void write_streams(struct jtr_json *j, const struct pub *g)
+{
+	jtr_json_arr_begin(j, "streams");
+	for (int k = 0; k < g->nstreams; k++) {
+		const struct stream *e = &g->streams[k];
+		const struct jtr_hist *h = &e->send_call;
+		uint64_t d = duration_ns(e);
+
+		jtr_json_obj_begin(j, NULL);
+		jtr_json_uint(j, "stream", (uint64_t)k);
+		jtr_json_str(j, "address", tp_describe(e->t));
+		if (e->cpu >= 0) jtr_json_int(j, "cpu", e->cpu); else jtr_json_null(j, "cpu");
+		jtr_json_uint(j, "issued", e->issued);
+		jtr_json_uint(j, "sent", e->measured);
+		jtr_json_uint(j, "sent_total", e->sent);
+		jtr_json_uint(j, "writes", e->units);
+		jtr_json_uint(j, "late_sends", e->late);
+		jtr_json_uint(j, "subscribers", e->subs_at_start);
+		jtr_json_uint(j, "subscribers_lost", e->subs_lost);
+		jtr_json_bool(j, "failed", e->err != 0);
+		jtr_json_uint(j, "duration_ns", d);
+		jtr_json_fixed(j, "rate_hz", d ? (double)e->measured * 1e9 / (double)d : 0.0, 3);
+		if (h->total) {
+			jtr_json_uint(j, "send_call_p50_ns", jtr_hist_value_at_percentile(h, 50));
+			jtr_json_uint(j, "send_call_max_ns", h->max);
+		}
+		jtr_json_obj_end(j);
+	}
+	jtr_json_arr_end(j);
+}
+
 /* write_outputs - summary.txt and result.json */
-static void write_outputs(struct jtr_probe *p, struct pub *g, const char *peer)
+static void write_outputs(struct jtr_probe *p, struct pub *g, const struct stream *s,
+			  const char *peer)
 {
 	struct jtr_afile txt, res;
 	struct jtr_json j;
-	uint64_t dur = duration_ns(g);
+	uint64_t dur = duration_ns(s);
 
-	jtr_probe_open(p, &txt, "summary.txt");
+	jtr_probe_open(p, &txt, tp_stats_summary_name(&g->st));
 	jtr_probe_open(p, &res, "result.json");
-	summary(txt.f, p, g);
+	summary(txt.f, p, g, s);
 	inputs(txt.f, p, g);
 	if (!p->quiet)
-		summary(stdout, p, g);
+		summary(stdout, p, g, s);
 	jtr_json_init(&j, res.f);
 	jtr_probe_result_begin(p, &j);
 	jtr_json_obj_begin(&j, "params");
-	jtr_json_uint(&j, "count", g->count);
+	jtr_json_uint(&j, "count", g->duration_ns ? s->measured : g->count);
 	if (g->rate_hz)
 		jtr_json_uint(&j, "rate_hz", g->rate_hz);
 	else
 		jtr_json_null(&j, "rate_hz");
 	jtr_json_uint(&j, "msg_len", g->len);
 	jtr_json_uint(&j, "warmup", g->warmup);
+	if (g->warm_rate_hz)
+		jtr_json_uint(&j, "warmup_rate_hz", g->warm_rate_hz);
+	else
+		jtr_json_null(&j, "warmup_rate_hz");
+	if (g->duration_ns) jtr_json_uint(&j, "duration_ns", g->duration_ns); else jtr_json_null(&j, "duration_ns");
+	if (g->ticks) jtr_json_uint(&j, "ticks", g->ticks); else jtr_json_null(&j, "ticks");
+	if (g->lat_rate) jtr_json_uint(&j, "latency_rate_hz", g->lat_rate); else jtr_json_null(&j, "latency_rate_hz");
+	jtr_json_uint(&j, "pack", g->pack);
 	jtr_json_uint(&j, "linger_ns", g->linger_ns);
-	if (g->cpu >= 0) jtr_json_int(&j, "cpu", g->cpu); else jtr_json_null(&j, "cpu");
+	if (s->cpu >= 0) jtr_json_int(&j, "cpu", s->cpu); else jtr_json_null(&j, "cpu");
+	jtr_json_uint(&j, "streams", (uint64_t)g->nstreams);
 	jtr_json_uint(&j, "subs", g->tp->o.subs);
 	jtr_json_bool(&j, "timestamps", g->stamps);
 	if (g->drop_every) jtr_json_uint(&j, "drop_every", g->drop_every); else jtr_json_null(&j, "drop_every");
@@ -327,61 +591,161 @@ static void write_outputs(struct jtr_probe *p, struct pub *g, const char *peer)
 
 	tp_prog_write_transport(&j, g->tp, g->len);
 	jtr_json_str(&j, "peer", peer);
-	jtr_json_uint(&j, "issued", g->issued);
-	jtr_json_uint(&j, "sent", measured_sent(g));
-	jtr_json_uint(&j, "sent_total", g->sent);
-	jtr_json_uint(&j, "dropped_on_purpose", g->dropped);
-	jtr_json_uint(&j, "late_sends", g->late);
-	jtr_json_uint(&j, "max_tight_sends", g->max_tight);
-	jtr_json_uint(&j, "subscribers", g->subs_at_start);
-	jtr_json_uint(&j, "subscribers_lost", g->subs_lost);
+	jtr_json_uint(&j, "issued", s->issued);
+	jtr_json_uint(&j, "sent", s->measured);
+	jtr_json_uint(&j, "sent_total", s->sent);
+	jtr_json_uint(&j, "dropped_on_purpose", s->dropped);
+	jtr_json_uint(&j, "writes", s->units);
+	jtr_json_uint(&j, "stamped", s->stamped);
+	jtr_json_uint(&j, "late_sends", s->late);
+	jtr_json_uint(&j, "max_tight_sends", s->max_tight);
+	jtr_json_uint(&j, "subscribers", s->subs_at_start);
+	jtr_json_uint(&j, "subscribers_lost", s->subs_lost);
 	jtr_json_uint(&j, "duration_ns", dur);
-	jtr_json_fixed(&j, "rate_hz", dur ? (double)measured_sent(g) * 1e9 / (double)dur : 0.0, 3);
+	jtr_json_fixed(&j, "rate_hz", dur ? (double)s->measured * 1e9 / (double)dur : 0.0, 3);
+	if (g->nstreams > 1)
+		write_streams(&j, g);
 	tp_stats_write_json(&j, &g->st);
 	jtr_json_obj_end(&j);
 
 	jtr_json_arr_begin(&j, "runs");
-	tp_prog_write_run(&j, p, "send_call", g->cpu, g->first_ns, g->last_ns, dur, &g->send_call, NULL);
+	tp_prog_write_run(&j, p, "send_call", s->cpu, s->first_ns, s->last_ns, dur, &s->send_call, NULL);
 	jtr_json_arr_end(&j);
 	tp_prog_finish(p, &j, &txt, &res, &g->st, NULL, NULL);
 }
 
-/* end_of_stream - tell the subscribers how many numbers were issued */
-static void end_of_stream(struct pub *g)
+/* end_of_stream - tell stream @s's subscribers how many numbers it issued */
+static void end_of_stream(const struct pub *g, struct stream *s)
 {
-	struct tp_msg *m = (struct tp_msg *)g->buf;
+	struct tp_msg *m = (struct tp_msg *)s->buf;
 	int copies = g->tp->o.kind == TP_UDP || g->tp->o.kind == TP_MCAST ||
 		     g->tp->o.kind == TP_UNIX_DGRAM ? 3 : 1;
 
 	for (int i = 0; i < copies; i++) {
 		struct timespec ts = { 0, 1000000L };
 
-		tp_msg_fill(m, g->len, TP_F_EOS, g->issued, 0, 0);
-		if (tp_send(g->t, m, g->len) < 0)
+		tp_msg_fill(m, g->len, TP_F_EOS, s->issued, 0, 0);
+		if (tp_send(s->t, m, g->len) < 0)
 			break;
 		nanosleep(&ts, NULL);
 	}
+}
+
+/* check_pacing - the pacing options together: exit 2 for what cannot be
+ * done; -d turns into a count */
+static void check_pacing(struct jtr_probe *p, struct pub *g, bool warm_rate_given)
+{
+	if (!warm_rate_given)
+		g->warm_rate_hz = g->rate_hz;
+	if (g->duration_ns && g->count_given)
+		jtr_usage_error(p, "-n and -d both say when to stop: give one (-n COUNT or -d DURATION)");
+	if (g->ticks && !g->rate_hz)
+		jtr_usage_error(p, "--ticks %llu: bursts need a rate to divide (-r RATE; -r max sends "
+				"without pacing)", (unsigned long long)g->ticks);
+	if (g->ticks > g->rate_hz)
+		jtr_usage_error(p, "--ticks %llu: more ticks than the %llu messages a second; give "
+				"--ticks at most the rate", (unsigned long long)g->ticks,
+				(unsigned long long)g->rate_hz);
+	if (g->lat_rate && !g->stamps)
+		jtr_usage_error(p, "--latency-rate and --no-timestamps contradict each other: give one");
+	if (g->lat_rate && !g->rate_hz)
+		jtr_usage_error(p, "--latency-rate %llu needs a paced -r RATE to take it from (with "
+				"-r max, use --no-timestamps or stamp every message)",
+				(unsigned long long)g->lat_rate);
+	if (g->lat_rate > g->rate_hz)
+		jtr_usage_error(p, "--latency-rate %llu: more than the %llu messages a second sent; "
+				"give at most -r", (unsigned long long)g->lat_rate,
+				(unsigned long long)g->rate_hz);
+	if (g->pack > 1 && (uint64_t)g->pack * g->len > (1u << 24))
+		jtr_usage_error(p, "--pack %u x -m %u: %llu bytes in one write is more than 16 MiB; "
+				"pack fewer or shorter messages", g->pack, g->len,
+				(unsigned long long)g->pack * g->len);
+	if (g->duration_ns) {
+		/* the messages due within the duration; -r max: until it is over */
+		g->count = g->rate_hz ? (uint64_t)((unsigned __int128)g->duration_ns * g->rate_hz /
+						   JTR_NS_PER_S) : 1ULL << 40;
+		if (!g->count)
+			g->count = 1;
+	}
+}
+
+/* cpus_opt - -a CPU[,CPU...]: one CPU, or one per stream */
+static void cpus_opt(struct jtr_probe *p, struct pub *g, const char *arg)
+{
+	char buf[256], *save = NULL, *tok;
+
+	if (strlen(arg) >= sizeof(buf))
+		jtr_usage_error(p, "-a %s: too long; give at most %d CPUs", arg, STREAMS_MAX);
+	strcpy(buf, arg);
+	g->ncpus = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (g->ncpus == STREAMS_MAX)
+			jtr_usage_error(p, "-a %s: at most %d CPUs, one per stream", arg, STREAMS_MAX);
+		g->cpus[g->ncpus++] = tp_prog_cpu_opt(p, "-a", tok);
+	}
+	if (!g->ncpus)
+		jtr_usage_error(p, "-a %s: give a CPU number (or -1 for none)", arg);
+}
+
+/* total_of - the streams' sum into @t (with one stream, that stream) */
+static const struct stream *total_of(struct pub *g, struct stream *t, double hist_error)
+{
+	if (g->nstreams == 1)
+		return &g->streams[0];
+	memset(t, 0, sizeof(*t));
+	t->g = g;
+	t->t = g->streams[0].t;
+	t->cpu = g->streams[0].cpu;
+	if (jtr_hist_init(&t->send_call, hist_error) < 0)
+		return &g->streams[0];
+	for (int k = 0; k < g->nstreams; k++) {
+		const struct stream *e = &g->streams[k];
+
+		jtr_hist_merge(&t->send_call, &e->send_call);
+		if (e->first_ns && (!t->first_ns || e->first_ns < t->first_ns))
+			t->first_ns = e->first_ns;
+		if (e->last_ns > t->last_ns)
+			t->last_ns = e->last_ns;
+		t->issued += e->issued;
+		t->sent += e->sent;
+		t->dropped += e->dropped;
+		t->late += e->late;
+		t->units += e->units;
+		t->stamped += e->stamped;
+		t->measured += e->measured;
+		t->subs_at_start += e->subs_at_start;
+		t->subs_lost += e->subs_lost;
+		if (e->max_tight > t->max_tight)
+			t->max_tight = e->max_tight;
+		if (!t->err)
+			t->err = e->err;
+	}
+	return t;
 }
 
 int main(int argc, char **argv)
 {
 	static struct pub g = {
 		.count = 100000, .warmup = 1000, .rate_hz = 10000, .len = 64,
-		.linger_ns = 100 * JTR_NS_PER_MS, .cpu = -1, .stamps = true,
+		.linger_ns = 100 * JTR_NS_PER_MS, .stamps = true, .pack = 1, .nstreams = 1,
 	};
+	static struct stream streams[STREAMS_MAX], tot_buf;
+	static struct jtr_worker w[STREAMS_MAX];
+	const struct stream *tot;
 	struct jtr_probe p;
 	struct tp_prog tp;
-	struct jtr_worker w;
 	const char *peer = "ok";
-	int opt;
+	bool warm_rate_given = false;
+	int opt, n;
 
 	jtr_probe_init(&p, "pub", argc, argv);
 	tp_prog_init(&tp);
 	g.p = &p;
 	g.tp = &tp;
+	g.streams = streams;
 
 	/* 1. options */
-	while ((opt = getopt_long(argc, argv, ":n:r:m:w:l:a:f:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":n:r:m:w:l:a:d:f:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
 		if (opt == 't')
 			jtr_usage_error(&p, "pub stamps messages with CLOCK_MONOTONIC, which every "
 					"subscriber reads too; it takes no -t");
@@ -390,89 +754,131 @@ int main(int argc, char **argv)
 		if (jtr_probe_common_opt(&p, opt, usage_text, argv) || tp_prog_opt(&p, &tp, opt, optarg))
 			continue;
 		switch (opt) {
-		case 'n': g.count = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40); break;
-		case 'r': g.rate_hz = tp_prog_rate_opt(&p, optarg); break;
+		case 'n':
+			g.count = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40);
+			g.count_given = true;
+			break;
+		case 'd': g.duration_ns = jtr_opt_duration(&p, "-d", optarg, JTR_NS_PER_MS, 30 * 86400 * JTR_NS_PER_S); break;
+		case 'r': g.rate_hz = tp_prog_rate_opt(&p, "-r", optarg); break;
+		case OPT_WARMUP_RATE: g.warm_rate_hz = tp_prog_rate_opt(&p, "--warmup-rate", optarg); warm_rate_given = true; break;
+		case OPT_TICKS: g.ticks = jtr_opt_count(&p, "--ticks", optarg, 1, 1000000); break;
+		case OPT_LATENCY_RATE: g.lat_rate = jtr_opt_count(&p, "--latency-rate", optarg, 1, 1000000000ULL); break;
+		case OPT_PACK: g.pack = (uint32_t)jtr_opt_count(&p, "--pack", optarg, 1, PACK_MAX); break;
+		case OPT_STREAMS: g.nstreams = (int)jtr_opt_count(&p, "--streams", optarg, 1, STREAMS_MAX); break;
 		case 'm': g.len = (uint32_t)jtr_opt_count(&p, "-m", optarg, TP_HDR_LEN, 1u << 24); break;
 		case 'w': g.warmup = jtr_opt_count(&p, "-w", optarg, 0, 1ULL << 32); break;
 		case 'l':
 			g.linger_ns = jtr_opt_duration_legacy(&p, "-l", optarg, JTR_NS_PER_MS, 0,
 							      3600 * JTR_NS_PER_S);
 			break;
-		case 'a': g.cpu = tp_prog_cpu_opt(&p, "-a", optarg); break;
+		case 'a': cpus_opt(&p, &g, optarg); break;
 		case TP_OPT_SUBS: tp.o.subs = (uint32_t)jtr_opt_count(&p, "--subs", optarg, 1, TP_MAX_SUBS); break;
 		case TP_OPT_NO_TS: g.stamps = false; break;
 		case TP_OPT_DROP_EVERY: g.drop_every = jtr_opt_count(&p, "--drop-every", optarg, 2, 1ULL << 40); break;
 		}
 	}
 	jtr_probe_no_args(&p, argc, argv);
-	tp.o.msg_max = g.len;
+	check_pacing(&p, &g, warm_rate_given);
+	if (g.ncpus > 1 && g.ncpus != g.nstreams)
+		jtr_usage_error(&p, "-a with %d CPUs for %d stream(s): give one CPU per stream (or one "
+				"CPU for one stream)", g.ncpus, g.nstreams);
+	tp.o.msg_max = g.len * g.pack;
 	tp_prog_check(&p, &tp, TP_PUB);
 	p.tb_wanted = JTR_TB_CLOCK;
+	n = g.nstreams;
 
-	/* 2. buffers, histogram, thread stack */
-	g.ahead = !g.stamps && g.len <= AHEAD_MAX_LEN ? AHEAD : 1;
-	g.buf = calloc(g.ahead, g.len);
-	if (!g.buf || jtr_hist_init(&g.send_call, p.hist_error) < 0 || jtr_worker_alloc(&w, g.cpu) < 0)
-		jtr_fatal(&p, "out of memory");
+	/* 2. each stream: its address, buffers, histogram, thread stack */
 	tp_stats_init(&g.st, tp.stats_every_ns);
 	g.st.print = tp.stats_print;
-	tp_stats_add(&g.st, TP_STAT_SEND, &g.ssrc, &w, false);
+	tp_stats_set_opts(&g.st, &p, &tp.stats_opts);
+	for (int k = 0; k < n; k++) {
+		struct stream *s = &streams[k];
+		struct jtr_err e;
 
-	/* 3. privileges, folder, calibration, then the transport */
+		s->g = &g;
+		s->k = k;
+		s->tp = tp;
+		if (tp_stream_addr(&tp.o, (unsigned)k, s->addr, sizeof(s->addr), &e) < 0)
+			jtr_usage_error(&p, "--streams %d: %s", n, e.msg);
+		s->tp.o.addr = s->addr;
+		s->cpu = g.ncpus ? g.cpus[k < g.ncpus ? k : 0] : -1;
+		s->ahead = !g.stamps && g.len <= AHEAD_MAX_LEN && g.pack == 1 ? AHEAD : 1;
+		s->buf = calloc(s->ahead * g.pack, g.len);
+		if (!s->buf || jtr_hist_init(&s->send_call, p.hist_error) < 0 ||
+		    jtr_worker_alloc(&w[k], s->cpu) < 0)
+			jtr_fatal(&p, "out of memory");
+		tp_stats_add(&g.st, TP_STAT_SEND, &s->ssrc, &w[k], false);
+	}
+
+	/* 3. privileges, folder, calibration, then the transports */
 	jtr_probe_privileged(&p);
 	jtr_probe_timebase(&p);
-	tp.o.numa_cpu = g.cpu;
-	g.t = tp_prog_open(&p, &tp, TP_PUB);
-	g.subs_at_start = tp_peers(g.t);
+	for (int k = 0; k < n; k++) {
+		struct stream *s = &streams[k];
+
+		s->tp.o.numa_cpu = s->cpu;
+		s->t = tp_prog_open(&p, &s->tp, TP_PUB);
+		s->subs_at_start = tp_peers(s->t);
+		w[k].fn = sender;
+		w[k].arg = s;
+	}
+	tp.t = streams[0].t;
 
 	/* 4. the run, the linger, end of stream */
-	w.fn = sender;
-	w.arg = &g;
 	jtr_probe_map_begin(&p);
 	tp_stats_start(&g.st, &p);
-	jtr_workers_start(&p, &w, 1);
-	tp_stats_run(&g.st, &p, &w, 1);
-	if (!g.err && g.linger_ns) {
+	jtr_workers_start(&p, w, n);
+	tp_stats_run(&g.st, &p, w, n);
+	for (int k = 0; k < n; k++)
+		opt = k ? opt && streams[k].err : streams[k].err;	/* all failed */
+	if (g.linger_ns && !opt) {
 		struct timespec ts = { (time_t)(g.linger_ns / JTR_NS_PER_S), (long)(g.linger_ns % JTR_NS_PER_S) };
 
 		nanosleep(&ts, NULL);
 	}
-	/* subscribers that leave after the end of stream have not been lost */
-	g.subs_lost = tp_peers_lost(g.t);
-	if (!g.err)
-		end_of_stream(&g);
+	for (int k = 0; k < n; k++) {
+		struct stream *s = &streams[k];
+
+		/* subscribers that leave after the end of stream have not been lost */
+		s->subs_lost = tp_peers_lost(s->t);
+		if (!s->err)
+			end_of_stream(&g, s);
+		s->measured = measured_sent(&g, s);
+	}
 	jtr_probe_map_end(&p);
-	if (g.err == -EPIPE && g.sent <= 1 && (tp.o.kind == TP_UDP || tp.o.kind == TP_UNIX_DGRAM))
+	tot = total_of(&g, &tot_buf, p.hist_error);
+	if (tot->err == -EPIPE && tot->sent <= 1 && (tp.o.kind == TP_UDP || tp.o.kind == TP_UNIX_DGRAM))
 		jtr_usage_error(&p, "nobody is receiving on %s; start 'jtr sub' there first",
-				tp_describe(g.t));
-	if (g.err == -EPIPE) {
+				tp_describe(tot->t));
+	if (tot->err == -EPIPE) {
 		peer = "gone";
 		p.partial = true;
-	} else if (g.err == -ETIMEDOUT) {
+	} else if (tot->err == -ETIMEDOUT) {
 		peer = "stalled";
 		p.partial = true;
-	} else if (g.err) {
+	} else if (tot->err) {
 		peer = "error";
 		p.partial = true;
-	} else if (g.subs_lost) {
+	} else if (tot->subs_lost) {
 		peer = "some gone";
 	}
-	write_outputs(&p, &g, peer);
+	write_outputs(&p, &g, tot, peer);
 	jtr_probe_finish(&p);
-	if (g.err == -EPIPE)
+	if (tot->err == -EPIPE)
 		fprintf(stderr, "%s: every subscriber went away after %llu messages\n", p.prog,
-			(unsigned long long)g.sent);
-	else if (g.err == -ETIMEDOUT)
+			(unsigned long long)tot->sent);
+	else if (tot->err == -ETIMEDOUT)
 		fprintf(stderr, "%s: a subscriber stopped reading for %.0f s after %llu messages (the "
 			"ring or socket stayed full)\n", p.prog, (double)tp.o.wait_ns / 1e9,
-			(unsigned long long)g.sent);
-	else if (g.err)
+			(unsigned long long)tot->sent);
+	else if (tot->err)
 		fprintf(stderr, "%s: sending failed after %llu messages: %s\n", p.prog,
-			(unsigned long long)g.sent, tp_prog_strerror(&tp, g.err));
-	else if (g.subs_lost)
+			(unsigned long long)tot->sent, tp_prog_strerror(&tp, tot->err));
+	else if (tot->subs_lost)
 		fprintf(stderr, "%s: %u subscriber(s) went away during the run\n", p.prog,
-			g.subs_lost);
-	opt = g.err || g.subs_lost ? 1 : 0;
-	tp_close(g.t);
+			tot->subs_lost);
+	opt = tot->err || tot->subs_lost ? 1 : 0;
+	for (int k = 0; k < n; k++)
+		tp_close(streams[k].t);
 	return jtr_probe_exit(&p, opt);
 }

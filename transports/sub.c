@@ -35,7 +35,11 @@ static const char usage_text[] =
 "the publisher's end of stream.\n"
 "\n"
 "options:\n"
-"  -a, --cpu CPU            pin the receiving thread (-1: none, the default)\n"
+"  -a, --cpu CPU[,CPU...]   pin the receiving thread (-1: none, the default); with\n"
+"                           --streams N, one CPU per stream\n"
+"      --streams N          N streams, as 'jtr pub --streams N' sends them: each its\n"
+"                           own transport and pinned receiving thread; sums and\n"
+"                           each stream (no latency file or outlier log then)\n"
 "  -f, --fast               minimal per-message work: counts and sequence only,\n"
 "                           no latency\n"
 "  -s, --spin N             an empty loop of N iterations per message\n"
@@ -75,6 +79,9 @@ TP_LATENCY_USAGE
 "  jtr sub -T tcp --recv epoll --latency-file   epoll receive, every sample kept\n"
 "  jtr sub -T udp -P [::1]:17391 -b  IPv6 on loopback, busy-poll\n";
 
+/* getopt values of sub's own long options (tp_prog.h's are 400 up) */
+enum { OPT_STREAMS = 500 };
+
 static const struct option long_opts[] = {
 	{ "cpu", required_argument, NULL, 'a' },
 	{ "fast", no_argument, NULL, 'f' },
@@ -88,12 +95,19 @@ static const struct option long_opts[] = {
 	JTR_PROBE_OUTLIER_LONG_OPTS,
 	TP_PROG_LONG_OPTS,
 	TP_STATS_LONG_OPTS,
+	{ "streams", required_argument, NULL, OPT_STREAMS },
 	{ NULL, 0, NULL, 0 },
 };
 
+/* the most streams (one receiving thread each) */
+#define STREAMS_MAX TP_STAT_MAX_SRC
+
+/* one stream's receiver (with several, main's copy holds their sum) */
 struct sub {
 	struct jtr_probe *p;
 	struct tp_prog *tp;
+	struct tp_prog tpc;		/* a stream's options, with its address */
+	char addr[128];
 	struct tp *t;
 	int cpu;
 	bool fast;
@@ -111,8 +125,12 @@ struct sub {
 	bool eos;
 	int err;			/* -ETIMEDOUT silent, -EPIPE gone, -ENOENT never came */
 	struct tp_stat_src rsrc;	/* the receiving thread's interval counters */
-	struct tp_stats st;
-	struct tp_latlog lat;
+	struct tp_stats *st;		/* the run's (all streams') */
+	int nstreams;			/* --streams */
+	struct sub *streams;		/* main's copy: each stream's */
+	int ncpus;			/* CPUs -a gave (0: none) */
+	int cpus[STREAMS_MAX];
+	struct tp_latlog lat;		/* one stream only */
 	struct tp_olog olog;		/* latencies from the send over the threshold */
 };
 
@@ -154,7 +172,9 @@ static void take_turn(int64_t *turn, int64_t now, int64_t per_ns)
  * sent <= received */
 static inline bool stamps_ok(const struct tp_msg *m, int64_t open_ns, int64_t now)
 {
-	return m->intended_ns >= open_ns && m->intended_ns <= m->sent_ns &&
+	const int64_t intended = tp_msg_intended(m);
+
+	return intended >= open_ns && intended <= m->sent_ns &&
 	       m->sent_ns <= now + STAMP_SLACK_NS;
 }
 
@@ -239,53 +259,61 @@ static void receiver(void *arg)
 			}
 			continue;
 		}
-		if ((m->flags & TP_F_STAMPED) && __builtin_expect(!stamps_ok(m, g->open_ns, now), 0)) {
-			g->rej.forged++;
-			continue;
-		}
-		g->seq.limit = limit_now(g, now);
-		if (__builtin_expect(m->seq > g->seq.limit && !fresh, 0)) {
-			now = last = jtr_mono_ns();
-			untimed = 0;
-			g->seq.limit = limit_now(g, now);
-		}
-		switch (tp_seq_note(&g->seq, m->seq)) {
-		case TP_SEQ_DUP:
-		case TP_SEQ_STALE:
-		case TP_SEQ_OUT_OF_WINDOW:
-			continue;
-		default:
-			break;
-		}
-		if (__builtin_expect(!g->seq_t0, 0))
-			g->seq_t0 = now;
-		tp_stat_msg(&g->rsrc, (uint64_t)n);
-		if (m->flags & TP_F_WARMUP) {
-			g->warm++;
-			if (!g->fast && (m->flags & TP_F_STAMPED))
-				tp_olog_warm(&g->olog, now > m->sent_ns ? (uint64_t)(now - m->sent_ns) : 0);
-		} else {
-			if (!g->measured)
-				g->first_ns = now;
-			g->last_ns = now;
-			last_stale = !fresh;
-			g->measured++;
-			if (!g->fast && (m->flags & TP_F_STAMPED)) {
-				/* (a sent stamp up to STAMP_SLACK_NS ahead is 0) */
-				uint64_t ls = now > m->sent_ns ? (uint64_t)(now - m->sent_ns) : 0;
-
-				jtr_hist_record(&hs, ls);
-				jtr_hist_record(&hi, now > m->intended_ns ? (uint64_t)(now - m->intended_ns) : 0);
-				tp_stat_lat(&g->rsrc, ls);
-				tp_latlog_add(&g->lat, m->seq, (uint64_t)m->sent_ns, (uint64_t)now);
-				if (__builtin_expect(tp_olog_over(&g->olog, ls), 0))
-					tp_olog_note(&g->olog, (uint64_t)m->sent_ns, ls, m->seq, NULL);
+		/* the unit's messages one by one (more than one when packed) */
+		for (;;) {
+			if ((m->flags & TP_F_STAMPED) && __builtin_expect(!stamps_ok(m, g->open_ns, now), 0)) {
+				g->rej.forged++;
+				goto next;
 			}
+			g->seq.limit = limit_now(g, now);
+			if (__builtin_expect(m->seq > g->seq.limit && !fresh, 0)) {
+				now = last = jtr_mono_ns();
+				untimed = 0;
+				g->seq.limit = limit_now(g, now);
+			}
+			switch (tp_seq_note(&g->seq, m->seq)) {
+			case TP_SEQ_DUP:
+			case TP_SEQ_STALE:
+			case TP_SEQ_OUT_OF_WINDOW:
+				goto next;
+			default:
+				break;
+			}
+			if (__builtin_expect(!g->seq_t0, 0))
+				g->seq_t0 = now;
+			tp_stat_msg(&g->rsrc, m->len);
+			if (m->flags & TP_F_WARMUP) {
+				g->warm++;
+				if (g->olog.on && (m->flags & TP_F_STAMPED))
+					tp_olog_warm(&g->olog, now > m->sent_ns ? (uint64_t)(now - m->sent_ns) : 0);
+			} else {
+				if (!g->measured)
+					g->first_ns = now;
+				g->last_ns = now;
+				last_stale = !fresh;
+				g->measured++;
+				if (!g->fast && (m->flags & TP_F_STAMPED)) {
+					/* (a sent stamp up to STAMP_SLACK_NS ahead is 0) */
+					uint64_t ls = now > m->sent_ns ? (uint64_t)(now - m->sent_ns) : 0;
+
+					jtr_hist_record(&hs, ls);
+					jtr_hist_record(&hi, now > tp_msg_intended(m) ? (uint64_t)(now - tp_msg_intended(m)) : 0);
+					tp_stat_lat(&g->rsrc, ls);
+					tp_latlog_add(&g->lat, m->seq, (uint64_t)m->sent_ns, (uint64_t)now);
+					if (g->olog.on && __builtin_expect(tp_olog_over(&g->olog, ls), 0))
+						tp_olog_note(&g->olog, (uint64_t)m->sent_ns, ls, m->seq, NULL);
+				}
+			}
+			if (g->spin)
+				jtr_null_loop(g->spin);
+			if (per_ns)
+				take_turn(&turn, now, per_ns);
+next:
+			if (!(m->flags & TP_F_PACKED))
+				break;
+			m = tp_msg_next(m);
 		}
-		if (g->spin)
-			jtr_null_loop(g->spin);
-		if (per_ns)
-			take_turn(&turn, now, per_ns);
+		m = (const struct tp_msg *)g->buf;
 	}
 	tp_stat_thread_end(&g->rsrc);
 	g->from_send = hs;
@@ -312,9 +340,17 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct sub *g)
 	const struct jtr_hist *hs = &g->from_send, *hi = &g->from_intended;
 	char label[32];
 
-	fprintf(f, "jtr sub: %s, %s receive%s%s\n", tp_describe(g->t),
+	fprintf(f, "jtr sub: %s, %s receive%s%s%s\n", tp_describe(g->t),
 		tp_prog_recv_name(g->tp), g->fast ? ", fast" : "",
-		p->partial ? ", PARTIAL" : "");
+		g->nstreams > 1 ? ", the streams below; their sum" : "", p->partial ? ", PARTIAL" : "");
+	for (int k = 0; g->nstreams > 1 && k < g->nstreams; k++) {
+		const struct sub *e = &g->streams[k];
+
+		fprintf(f, "  stream %d: %s, cpu %d: received=%llu, lost=%llu, rate=%.1f, "
+			"end_of_stream=%s%s\n", k, tp_describe(e->t), e->cpu,
+			(unsigned long long)e->measured, (unsigned long long)e->seq.lost, rate_hz(e),
+			e->eos ? "yes" : "no", e->err ? ", FAILED" : "");
+	}
 	fprintf(f, "received=%llu (+%llu warm-up), lost=%llu, duplicates=%llu, reordered=%llu, "
 		"stale=%llu, end_of_stream=%s", (unsigned long long)g->measured,
 		(unsigned long long)g->warm, (unsigned long long)g->seq.lost,
@@ -327,7 +363,7 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct sub *g)
 	if (g->olog.on)
 		tp_olog_summary(f, &g->olog, "latencies");
 	fprintf(f, "duration_ns=%llu, result_rate=%.6f\n", (unsigned long long)span_ns(g), rate_hz(g));
-	tp_stats_summary(f, &g->st, tp_prog_recv_name(g->tp));
+	tp_stats_summary(f, g->st, tp_prog_recv_name(g->tp));
 	if (!hs->total)
 		return;
 	fprintf(f, "\n  %-16s %16s %16s\n", "latency ns", "from send", "from intended");
@@ -346,7 +382,10 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct sub *g)
 static void inputs(FILE *f, const struct jtr_probe *p, const struct sub *g)
 {
 	tp_prog_inputs(f, p, g->tp, TP_IN_HIST | TP_IN_LATENCY_FILE);
-	tp_prog_input(f, "cpu:", "%d", g->cpu);
+	for (int k = 0; k < g->nstreams; k++)
+		fprintf(f, "%s%d%s", k ? "," : "  cpu:                  ", g->streams[k].cpu,
+			k == g->nstreams - 1 ? "\n" : "");
+	tp_prog_input(f, "streams:", "%d", g->nstreams);
 	tp_prog_input(f, "fast:", "%s", g->fast ? "yes (no latency)" : "no");
 	tp_prog_input(f, "spin:", "%llu", (unsigned long long)g->spin);
 	if (g->max_rate)
@@ -362,13 +401,43 @@ static void write_run(struct jtr_json *j, const struct jtr_probe *p, const struc
 	tp_prog_write_run(j, p, name, g->cpu, g->first_ns, g->last_ns, span_ns(g), h, o);
 }
 
+/* write_streams - transport.streams: each stream's own figures */
+static void write_streams(struct jtr_json *j, const struct sub *g)
+{
+	jtr_json_arr_begin(j, "streams");
+	for (int k = 0; k < g->nstreams; k++) {
+		const struct sub *e = &g->streams[k];
+		const struct jtr_hist *h = &e->from_send;
+
+		jtr_json_obj_begin(j, NULL);
+		jtr_json_uint(j, "stream", (uint64_t)k);
+		jtr_json_str(j, "address", tp_describe(e->t));
+		if (e->cpu >= 0) jtr_json_int(j, "cpu", e->cpu); else jtr_json_null(j, "cpu");
+		jtr_json_bool(j, "end_of_stream", e->eos);
+		if (e->eos) jtr_json_uint(j, "publisher_issued", e->eos_count);
+		else jtr_json_null(j, "publisher_issued");
+		jtr_json_uint(j, "measured", e->measured);
+		jtr_json_uint(j, "warmup_received", e->warm);
+		tp_prog_write_seq(j, &e->seq);
+		jtr_json_bool(j, "failed", e->err != 0);
+		jtr_json_uint(j, "duration_ns", span_ns(e));
+		jtr_json_fixed(j, "rate_hz", rate_hz(e), 3);
+		if (h->total) {
+			jtr_json_uint(j, "latency_p50_ns", jtr_hist_value_at_percentile(h, 50));
+			jtr_json_uint(j, "latency_max_ns", h->max);
+		}
+		jtr_json_obj_end(j);
+	}
+	jtr_json_arr_end(j);
+}
+
 /* write_outputs - summary.txt and result.json */
 static void write_outputs(struct jtr_probe *p, struct sub *g, const char *peer)
 {
 	struct jtr_afile txt, res;
 	struct jtr_json j;
 
-	jtr_probe_open(p, &txt, "summary.txt");
+	jtr_probe_open(p, &txt, tp_stats_summary_name(g->st));
 	jtr_probe_open(p, &res, "result.json");
 	summary(txt.f, p, g);
 	inputs(txt.f, p, g);
@@ -378,6 +447,7 @@ static void write_outputs(struct jtr_probe *p, struct sub *g, const char *peer)
 	jtr_probe_result_begin(p, &j);
 	jtr_json_obj_begin(&j, "params");
 	if (g->cpu >= 0) jtr_json_int(&j, "cpu", g->cpu); else jtr_json_null(&j, "cpu");
+	jtr_json_uint(&j, "streams", (uint64_t)g->nstreams);
 	jtr_json_bool(&j, "fast", g->fast);
 	jtr_json_uint(&j, "spin", g->spin);
 	if (g->max_rate) jtr_json_uint(&j, "max_rate", g->max_rate); else jtr_json_null(&j, "max_rate");
@@ -400,24 +470,83 @@ static void write_outputs(struct jtr_probe *p, struct sub *g, const char *peer)
 	jtr_json_uint(&j, "duration_ns", span_ns(g));
 	jtr_json_fixed(&j, "rate_hz", rate_hz(g), 3);
 	tp_latlog_write_json(&j, &g->lat);
-	tp_stats_write_json(&j, &g->st);
+	if (g->nstreams > 1)
+		write_streams(&j, g);
+	tp_stats_write_json(&j, g->st);
 	jtr_json_obj_end(&j);
 
 	jtr_json_arr_begin(&j, "runs");
 	write_run(&j, p, g, "latency_from_send", &g->from_send, &g->olog);
 	write_run(&j, p, g, "latency_from_intended", &g->from_intended, NULL);
 	jtr_json_arr_end(&j);
-	tp_prog_finish(p, &j, &txt, &res, &g->st, &g->lat, &g->olog);
+	tp_prog_finish(p, &j, &txt, &res, g->st, &g->lat, &g->olog);
+}
+
+/* cpus_opt - -a CPU[,CPU...]: one CPU, or one per stream */
+static void cpus_opt(struct jtr_probe *p, struct sub *g, const char *arg)
+{
+	char buf[256], *save = NULL, *tok;
+
+	if (strlen(arg) >= sizeof(buf))
+		jtr_usage_error(p, "-a %s: too long; give at most %d CPUs", arg, STREAMS_MAX);
+	strcpy(buf, arg);
+	g->ncpus = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (g->ncpus == STREAMS_MAX)
+			jtr_usage_error(p, "-a %s: at most %d CPUs, one per stream", arg, STREAMS_MAX);
+		g->cpus[g->ncpus++] = tp_prog_cpu_opt(p, "-a", tok);
+	}
+	if (!g->ncpus)
+		jtr_usage_error(p, "-a %s: give a CPU number (or -1 for none)", arg);
+	g->cpu = g->cpus[0];
+}
+
+/* add_up - the streams' sum into @g (main's copy): counts, sequence
+ * figures, histograms, the span, the first failure */
+static void add_up(struct sub *g, const struct sub *streams, int n)
+{
+	g->t = streams[0].t;
+	g->seq = streams[0].seq;
+	g->eos = true;
+	for (int k = 0; k < n; k++) {
+		const struct sub *e = &streams[k];
+
+		jtr_hist_merge(&g->from_send, &e->from_send);
+		jtr_hist_merge(&g->from_intended, &e->from_intended);
+		g->measured += e->measured;
+		g->warm += e->warm;
+		g->eos_count += e->eos_count;
+		g->eos = g->eos && e->eos;
+		if (k) {
+			g->seq.received += e->seq.received;
+			g->seq.lost += e->seq.lost;
+			g->seq.duplicates += e->seq.duplicates;
+			g->seq.reordered += e->seq.reordered;
+			g->seq.stale += e->seq.stale;
+			g->seq.out_of_window += e->seq.out_of_window;
+		}
+		g->rej.forged += e->rej.forged;
+		g->rej.out_of_window += e->rej.out_of_window;
+		if (e->measured && (!g->first_ns || e->first_ns < g->first_ns))
+			g->first_ns = e->first_ns;
+		if (e->last_ns > g->last_ns)
+			g->last_ns = e->last_ns;
+		if (!g->err)
+			g->err = e->err;
+	}
 }
 
 int main(int argc, char **argv)
 {
-	static struct sub g = { .cpu = -1 };
+	static struct sub g = { .cpu = -1, .nstreams = 1 };
+	static struct sub streams[STREAMS_MAX];
+	static struct jtr_worker w[STREAMS_MAX];
+	static struct tp_stats st;
+	struct sub *r;			/* the run's figures: the stream, or the sum */
 	struct jtr_probe p;
 	struct tp_prog tp;
-	struct jtr_worker w;
 	const char *peer = "ok";
-	int opt, rc = 0;
+	int opt, rc = 0, n;
 	bool olog_given = false;
 
 	jtr_probe_init(&p, "sub", argc, argv);
@@ -425,6 +554,8 @@ int main(int argc, char **argv)
 	tp_olog_defaults(&g.olog);
 	g.p = &p;
 	g.tp = &tp;
+	g.st = &st;
+	g.streams = streams;
 
 	/* 1. options (-f is fast: no latency; FIFO is --fifo) */
 	while ((opt = getopt_long(argc, argv, ":a:fs:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
@@ -442,98 +573,153 @@ int main(int argc, char **argv)
 		    tp_olog_opt(&p, &g.olog, opt, optarg))
 			continue;
 		switch (opt) {
-		case 'a': g.cpu = tp_prog_cpu_opt(&p, "-a", optarg); break;
+		case 'a': cpus_opt(&p, &g, optarg); break;
 		case 's': g.spin = jtr_opt_count(&p, "-s", optarg, 0, 1ULL << 40); break;
 		case TP_OPT_MAX_RATE: g.max_rate = jtr_opt_count(&p, "--max-rate", optarg, 1, 1000000000ULL); break;
+		case OPT_STREAMS: g.nstreams = (int)jtr_opt_count(&p, "--streams", optarg, 1, STREAMS_MAX); break;
 		}
 	}
 	jtr_probe_no_args(&p, argc, argv);
+	n = g.nstreams;
 	if (g.fast && tp.latency_file)
 		jtr_usage_error(&p, "--latency-file with -f: a fast subscriber measures no latency; "
 				"drop one of them");
 	if (g.fast && olog_given)
 		jtr_usage_error(&p, "--threshold and --max-outliers with -f: a fast subscriber "
 				"measures no latency and keeps no outlier log; drop one of them");
+	if (n > 1 && (tp.latency_file || olog_given))
+		jtr_usage_error(&p, "--streams %d with %s: the latency file and the outlier log are "
+				"kept for one stream; run one stream for them", n,
+				tp.latency_file ? "--latency-file" : "--threshold/--max-outliers");
+	if (g.ncpus > 1 && g.ncpus != n)
+		jtr_usage_error(&p, "-a with %d CPUs for %d stream(s): give one CPU per stream (or one "
+				"CPU for one stream)", g.ncpus, n);
 	tp.o.msg_max = tp_max_msg(&tp.o) < TP_STREAM_MAX ? tp_max_msg(&tp.o) : TP_STREAM_MAX;
 	tp_prog_check(&p, &tp, TP_SUB);
 	p.tb_wanted = JTR_TB_CLOCK;
 
-	/* 2. buffers, histograms, thread stack */
+	/* 2. each stream: its address, buffers, histograms, thread stack */
 	g.cap = tp.o.msg_max;
-	g.buf = malloc(g.cap);
-	if (!g.buf || jtr_hist_init(&g.from_send, p.hist_error) < 0 ||
-	    jtr_hist_init(&g.from_intended, p.hist_error) < 0 || jtr_worker_alloc(&w, g.cpu) < 0)
+	if (jtr_hist_init(&g.from_send, p.hist_error) < 0 ||
+	    jtr_hist_init(&g.from_intended, p.hist_error) < 0)
 		jtr_fatal(&p, "out of memory");
-	jtr_prefault(g.buf, g.cap);
-	tp_seq_init(&g.seq);
-	if (tp.latency_file && !g.fast && tp_latlog_alloc(&g.lat, tp.latency_max) < 0)
-		jtr_fatal(&p, "out of memory for %llu latency samples; lower --latency-max",
-			  (unsigned long long)tp.latency_max);
-	if (!g.fast)
-		tp_olog_init(&p, &g.olog, "latency", 0, NULL, 0);
-	tp_stats_init(&g.st, tp.stats_every_ns);
-	g.st.print = tp.stats_print;
-	tp_stats_add(&g.st, TP_STAT_RECV, &g.rsrc, &w, !g.fast);
+	tp_stats_init(&st, tp.stats_every_ns);
+	st.print = tp.stats_print;
+	tp_stats_set_opts(&st, &p, &tp.stats_opts);
+	for (int k = 0; k < n; k++) {
+		struct sub *s = &streams[k];
+		struct jtr_err e;
 
-	/* 3. privileges, folder, calibration, the transport */
-	jtr_probe_privileged(&p);
-	jtr_probe_timebase(&p);
-	tp.o.numa_cpu = g.cpu;
-	g.open_ns = jtr_mono_ns();
-	g.t = tp_prog_open(&p, &tp, TP_SUB);
-	if (!p.quiet) {
-		fprintf(stderr, "%s: ready on %s\n", p.prog, tp_describe(g.t));
-		fflush(stderr);
+		*s = g;
+		s->tpc = tp;
+		if (tp_stream_addr(&tp.o, (unsigned)k, s->addr, sizeof(s->addr), &e) < 0)
+			jtr_usage_error(&p, "--streams %d: %s", n, e.msg);
+		s->tpc.o.addr = s->addr;
+		s->tp = &s->tpc;
+		s->cpu = g.ncpus ? g.cpus[k < g.ncpus ? k : 0] : -1;
+		s->buf = malloc(s->cap);
+		if (!s->buf || jtr_hist_init(&s->from_send, p.hist_error) < 0 ||
+		    jtr_hist_init(&s->from_intended, p.hist_error) < 0 ||
+		    jtr_worker_alloc(&w[k], s->cpu) < 0)
+			jtr_fatal(&p, "out of memory");
+		jtr_prefault(s->buf, s->cap);
+		tp_seq_init(&s->seq);
+		s->olog.on = false;
+		if (n == 1) {
+			if (tp.latency_file && !g.fast && tp_latlog_alloc(&s->lat, tp.latency_max) < 0)
+				jtr_fatal(&p, "out of memory for %llu latency samples; lower --latency-max",
+					  (unsigned long long)tp.latency_max);
+			if (!g.fast)
+				tp_olog_init(&p, &s->olog, "latency", 0, NULL, 0);
+		}
+		tp_stats_add(&st, TP_STAT_RECV, &s->rsrc, &w[k], !g.fast);
 	}
 
+	/* 3. privileges, folder, calibration, the transports */
+	jtr_probe_privileged(&p);
+	jtr_probe_timebase(&p);
+	for (int k = 0; k < n; k++) {
+		struct sub *s = &streams[k];
+
+		s->tpc.o.numa_cpu = s->cpu;
+		s->open_ns = jtr_mono_ns();
+		s->t = tp_prog_open(&p, &s->tpc, TP_SUB);
+		if (!p.quiet) {
+			fprintf(stderr, "%s: ready on %s\n", p.prog, tp_describe(s->t));
+			fflush(stderr);
+		}
+		w[k].fn = receiver;
+		w[k].arg = s;
+	}
+	tp.t = streams[0].t;
+
 	/* 4. the run */
-	w.fn = receiver;
-	w.arg = &g;
 	jtr_probe_map_begin(&p);
-	tp_stats_start(&g.st, &p);
-	jtr_workers_start(&p, &w, 1);
-	tp_stats_run(&g.st, &p, &w, 1);
+	tp_stats_start(&st, &p);
+	jtr_workers_start(&p, w, n);
+	tp_stats_run(&st, &p, w, n);
 	jtr_probe_map_end(&p);
-	if (g.err == -ENOENT)
-		jtr_usage_error(&p, "no publisher sent anything on %s within %g s; start 'jtr pub' "
-				"with the same -T and --addr, or wait longer (--wait)", tp_describe(g.t),
-				(double)tp.o.wait_ns / 1e9);
-	if (g.eos)
-		tp_seq_end(&g.seq, g.eos_count, true);
-	if (g.err == -ETIMEDOUT) {
+	for (int k = 0; k < n; k++) {
+		struct sub *s = &streams[k];
+
+		if (s->err == -ENOENT)
+			jtr_usage_error(&p, "no publisher sent anything on %s within %g s; start 'jtr "
+					"pub' with the same -T and --addr%s, or wait longer (--wait)",
+					tp_describe(s->t), (double)tp.o.wait_ns / 1e9,
+					n > 1 ? " and --streams" : "");
+		if (s->eos)
+			tp_seq_end(&s->seq, s->eos_count, true);
+		s->rej.out_of_window += s->seq.out_of_window;
+		tp_prog_rejects(&s->tpc, &s->rej);
+	}
+	if (n == 1) {
+		r = &streams[0];
+		r->nstreams = 1;
+		r->tp = &tp;
+	} else {
+		r = &g;
+		add_up(r, streams, n);
+		for (int k = 0; k < n; k++) {
+			r->rej.malformed += streams[k].rej.malformed;
+			r->rej.foreign += streams[k].rej.foreign;
+			if (!r->rej.foreign_from[0])
+				memcpy(r->rej.foreign_from, streams[k].rej.foreign_from,
+				       sizeof(r->rej.foreign_from));
+		}
+	}
+	if (r->err == -ETIMEDOUT) {
 		peer = "silent";
 		p.partial = true;
-	} else if (g.err == -EPIPE) {
+	} else if (r->err == -EPIPE) {
 		peer = "gone";
 		p.partial = true;
-	} else if (g.err) {
+	} else if (r->err) {
 		peer = "error";
 		p.partial = true;
 	}
-	if (g.seq.lost)
-		jtr_warn(&p, "%llu messages lost", (unsigned long long)g.seq.lost);
-	g.rej.out_of_window += g.seq.out_of_window;
-	tp_prog_rejects(&tp, &g.rej);
-	tp_prog_warn_rejects(&p, &tp, &g.rej, true);
-	tp_latlog_write(&g.lat, &p, false);
-	if (g.olog.on)
-		tp_olog_settle(&g.olog);
-	write_outputs(&p, &g, peer);
+	if (r->seq.lost)
+		jtr_warn(&p, "%llu messages lost", (unsigned long long)r->seq.lost);
+	tp_prog_warn_rejects(&p, &tp, &r->rej, true);
+	tp_latlog_write(&r->lat, &p, false);
+	if (r->olog.on)
+		tp_olog_settle(&r->olog);
+	write_outputs(&p, r, peer);
 	jtr_probe_finish(&p);
-	if (g.err == -ETIMEDOUT) {
+	if (r->err == -ETIMEDOUT) {
 		fprintf(stderr, "%s: the publisher went silent for %.1f s after %llu messages, without "
 			"end of stream: it stopped or died\n", p.prog, (double)tp.timeout_ns / 1e9,
-			(unsigned long long)g.seq.received);
+			(unsigned long long)r->seq.received);
 		rc = 1;
-	} else if (g.err == -EPIPE) {
+	} else if (r->err == -EPIPE) {
 		fprintf(stderr, "%s: the publisher went away after %llu messages, without end of "
-			"stream\n", p.prog, (unsigned long long)g.seq.received);
+			"stream\n", p.prog, (unsigned long long)r->seq.received);
 		rc = 1;
-	} else if (g.err) {
+	} else if (r->err) {
 		fprintf(stderr, "%s: receiving failed after %llu messages: %s\n", p.prog,
-			(unsigned long long)g.seq.received, tp_prog_strerror(&tp, g.err));
+			(unsigned long long)r->seq.received, tp_prog_strerror(&tp, r->err));
 		rc = 1;
 	}
-	tp_close(g.t);
+	for (int k = 0; k < n; k++)
+		tp_close(streams[k].t);
 	return jtr_probe_exit(&p, rc);
 }

@@ -225,6 +225,42 @@ static int ring_room(const struct tp_opts *o, enum tp_role role, struct jtr_err 
 			   mem == UINT64_MAX ? "?" : human(mem, d, sizeof(d)));
 }
 
+/* size_name - @v bytes as an option would give them: 4M, 256K or 1000 */
+static const char *size_name(uint32_t v, char *buf, size_t n)
+{
+	if (v && !(v % (1u << 20)))
+		snprintf(buf, n, "%uM", v >> 20);
+	else if (v && !(v % 1024))
+		snprintf(buf, n, "%uK", v >> 10);
+	else
+		snprintf(buf, n, "%u", v);
+	return buf;
+}
+
+/* sock_opts_check - the socket buffer sizes and Nagle go with their kinds */
+static int sock_opts_check(const struct tp_opts *o, struct jtr_err *e)
+{
+	char b[24];
+
+	for (int i = 0; i < 2; i++) {
+		uint32_t v = i ? o->rcvbuf : o->sndbuf;
+		const char *name = i ? "--rcvbuf" : "--sndbuf";
+
+		if (v && o->kind == TP_SHM)
+			return jtr_err_set(e, -EINVAL, "%s %s: the option is for sockets (-T tcp, udp, "
+					   "mcast, unix or unix-dgram); an shm ring has no socket "
+					   "buffer (size it with --slots)", name, size_name(v, b, sizeof(b)));
+		if (v && (v < TP_SOCK_BUF_MIN || v > TP_SOCK_BUF_MAX))
+			return jtr_err_set(e, -EINVAL, "%s %s: use a size from 1K to 512M, e.g. 256K, "
+					   "or leave the option out for the default (4M)", name,
+					   size_name(v, b, sizeof(b)));
+	}
+	if (o->nagle && o->kind != TP_TCP)
+		return jtr_err_set(e, -EINVAL, "--nagle is for tcp (-T tcp): %s has no Nagle "
+				   "algorithm; leave --nagle out", tp_kind_name(o->kind));
+	return 0;
+}
+
 /* tp_check - validate without opening */
 int tp_check(const struct tp_opts *o, enum tp_role role, struct jtr_err *e)
 {
@@ -261,6 +297,9 @@ int tp_check(const struct tp_opts *o, enum tp_role role, struct jtr_err *e)
 	if (o->cross_numa && tp_numa_nodes() < 2)
 		return jtr_err_set(e, -EINVAL, "--cross-numa: this machine has one NUMA node, so "
 				   "there is no remote memory to compare with");
+	rc = sock_opts_check(o, e);
+	if (rc < 0)
+		return rc;
 	switch (o->kind) {
 	case TP_SHM:
 		if (!*addr || strlen(addr) > 64 || strchr(addr, '/'))
@@ -412,4 +451,62 @@ const char *tp_peer_name(const struct tp *t)
 uint32_t tp_peers_lost(const struct tp *t)
 {
 	return t->kind == TP_SHM ? tp_shm_peers_lost(t) : t->peers_lost;
+}
+
+bool tp_msg_check_packed(const struct tp_msg *m, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)m, *end = p + len;
+
+	while ((size_t)(end - p) >= TP_HDR_LEN) {
+		const struct tp_msg *q = (const struct tp_msg *)p;
+		size_t rest = (size_t)(end - p);
+
+		if (q->magic != TP_MAGIC || q->version != TP_VERSION || (q->flags & ~TP_F_ALL) ||
+		    q->len < TP_HDR_LEN || q->len > rest)
+			return false;
+		if (q->flags & (TP_F_EOS | TP_F_HELLO))
+			return false;		/* control messages are never packed */
+		if (!(q->flags & TP_F_PACKED))
+			return q->len == rest;	/* the last one ends the unit */
+		p += q->len;
+	}
+	return false;
+}
+
+int tp_stream_addr(const struct tp_opts *o, unsigned k, char *buf, size_t n, struct jtr_err *e)
+{
+	const char *addr = o->addr ? o->addr : tp_default_addr(o->kind);
+	const char *colon;
+	long long port;
+	struct jtr_err pe;
+	int len;
+
+	if (!k) {
+		len = snprintf(buf, n, "%s", addr);
+		return len < 0 || (size_t)len >= n ? jtr_err_set(e, -EINVAL, "'%s': too long", addr) : 0;
+	}
+	switch (o->kind) {
+	case TP_SHM:
+		len = snprintf(buf, n, "%s.%u", addr, k);
+		if (len < 0 || (size_t)len >= n || len > 64)
+			return jtr_err_set(e, -EINVAL, "'%s': too long for %u streams (a segment name "
+					   "and its '.N' are at most 64 characters)", addr, k + 1);
+		return 0;
+	case TP_UNIX:
+	case TP_UNIX_DGRAM:
+		len = snprintf(buf, n, "%s.%u", addr, k);
+		if (len < 0 || (size_t)len >= n || len > 107)
+			return jtr_err_set(e, -EINVAL, "'%s': too long for %u streams (a socket path "
+					   "and its '.N' are at most 107 bytes)", addr, k + 1);
+		return 0;
+	default:
+		colon = strrchr(addr, ':');
+		if (!colon || jtr_parse_int(colon + 1, 1, 65535, &port, &pe) < 0)
+			return jtr_err_set(e, -EINVAL, "'%s' is not HOST:PORT", addr);
+		if (port + k > 65535)
+			return jtr_err_set(e, -EINVAL, "'%s' with %u streams: ports %lld-%lld, past "
+					   "65535; choose a lower port", addr, k + 1, port, port + k);
+		len = snprintf(buf, n, "%.*s:%lld", (int)(colon - addr), addr, port + k);
+		return len < 0 || (size_t)len >= n ? jtr_err_set(e, -EINVAL, "'%s': too long", addr) : 0;
+	}
 }

@@ -2,13 +2,19 @@
  *
  * shm        a single-producer ring in a shared-memory segment, 1-to-N readers
  *            each with its own cursor (tp_ring.h)
- * tcp        TCP with TCP_NODELAY, plain blocking read/write (or epoll)
+ * tcp        TCP with TCP_NODELAY (unless o->nagle), plain blocking
+ *            read/write (or epoll)
  * udp        UDP unicast (tcp and udp: IPv4 A.B.C.D:PORT or IPv6 [ADDR]:PORT)
  * mcast      UDP multicast, 1-to-N (239.255.0.0/16, TTL 0, loopback by default)
  * unix       unix-domain stream; unix-dgram: unix-domain datagram
  *
- * Every message starts with struct tp_msg (sequence number, intended and
- * actual send times). A transport is opened in one of four roles; who
+ * Every socket gets o->sndbuf and o->rcvbuf (default TP_SOCK_BUF_DEFAULT),
+ * forced past net.core.[rw]mem_max where the process may (CAP_NET_ADMIN);
+ * tp_sock_info reads back what the kernel made of them.
+ *
+ * Every message starts with struct tp_msg (sequence number and send time;
+ * the intended send time follows in messages of 32 bytes or more). A
+ * transport is opened in one of four roles; who
  * listens, binds or creates follows from the role:
  *
  *            shm          tcp, unix       udp, unix-dgram     mcast
@@ -44,34 +50,55 @@ enum tp_kind { TP_SHM = 1, TP_TCP, TP_UDP, TP_MCAST, TP_UNIX, TP_UNIX_DGRAM };
 enum tp_role { TP_PUB = 1, TP_SUB, TP_PING, TP_PONG };
 
 #define TP_MAGIC 0x4a54u	/* "JT" */
-#define TP_VERSION 1
+#define TP_VERSION 2		/* 2: the 24-byte header, the intended time after it */
 
 /* tp_msg.flags */
 enum {
 	TP_F_WARMUP = 1,	/* not measured */
 	TP_F_EOS = 2,		/* end of stream: seq is the number of messages sent */
-	TP_F_STAMPED = 4,	/* intended_ns and sent_ns are set */
+	TP_F_STAMPED = 4,	/* sent_ns (and the intended time, when carried) is set */
 	TP_F_HELLO = 8,		/* ping's "are you there" before the run */
-	TP_F_ECHO = 16,		/* pong's stamps follow the header: struct tp_echo, ns */
+	TP_F_ECHO = 16,		/* pong's stamps at TP_ECHO_OFF: struct tp_echo, ns */
 	TP_F_ECHO_TSC = 32,	/* the same in TSC ticks */
-	TP_F_ALL = 63,		/* no other bit is ever set */
+	TP_F_PACKED = 64,	/* more messages follow this one in the same datagram or
+				 * ring slot (pub --pack); the last one has no such bit */
+	TP_F_ALL = 127,		/* no other bit is ever set */
 };
 
-/* the header of every message, in host byte order (one machine) */
+/* the header of every message, in host byte order (one machine): 24 bytes,
+ * so that a message can be as short as the seeds' (um_lat's 24 bytes).
+ * What else a message carries sits at fixed offsets after it, where the
+ * message is long enough:
+ *
+ *   offset  size  field                              carried when
+ *    0       2    magic "JT"                         always
+ *    2       1    version (2)                        always
+ *    3       1    flags (TP_F_*)                     always
+ *    4       4    len: this message, header included always
+ *    8       8    seq                                always
+ *   16       8    sent_ns: when it was sent          always (0 if unstamped)
+ *   24       8    intended_ns: the schedule's time   len >= 32 (TP_FULL_LEN)
+ *   32      16    pong's echo (struct tp_echo)       len >= 48, ping-pong only
+ *
+ * A message shorter than TP_FULL_LEN has no intended time: its receiver
+ * takes the sent time for it (tp_msg_intended), so latency "from intended"
+ * is then latency from the send. */
 struct tp_msg {
 	uint16_t magic;
 	uint8_t version;
 	uint8_t flags;
-	uint32_t len;		/* whole message, header included */
+	uint32_t len;		/* this message, header included */
 	uint64_t seq;
-	int64_t intended_ns;	/* when the schedule said to send it */
 	int64_t sent_ns;	/* when it was sent */
 };
 
 #define TP_HDR_LEN ((uint32_t)sizeof(struct tp_msg))
+#define TP_INTENDED_OFF 24u	/* the intended send time, when len >= TP_FULL_LEN */
+#define TP_FULL_LEN 32u		/* a message that carries its intended time */
+#define TP_ECHO_OFF 32u		/* pong's echo */
 
-/* what pong writes right after the header of a message that has room for it
- * (len >= TP_HDR_LEN + TP_ECHO_LEN) before sending it back, so ping can split
+/* what pong writes at TP_ECHO_OFF of a message that has room for it
+ * (len >= TP_ECHO_OFF + TP_ECHO_LEN) before sending it back, so ping can split
  * a round trip: its own times, in TSC ticks (TP_F_ECHO_TSC) where the TSC is
  * usable, else CLOCK_MONOTONIC ns (TP_F_ECHO). Ticks are what keeps pong's
  * turnaround short: an rdtsc costs ~10 ns, a clock_gettime ~25 ns on a VM,
@@ -95,6 +122,9 @@ struct tp_echo {
 #define TP_STREAM_MAX (1u << 20)
 #define TP_MAX_SUBS 64
 #define TP_DEFAULT_SLOTS 4096u
+#define TP_SOCK_BUF_DEFAULT (4u << 20)	/* socket buffers asked for when no size is given */
+#define TP_SOCK_BUF_MIN 1024u		/* the sizes tp_check accepts (the kernel keeps */
+#define TP_SOCK_BUF_MAX (512u << 20)	/* a floor of a few KiB of its own) */
 
 struct tp_opts {
 	enum tp_kind kind;
@@ -111,6 +141,9 @@ struct tp_opts {
 	int numa_cpu;		/* shm: this side's pinned (reading) CPU, -1: not pinned */
 	int numa_node;		/* shm: the reader's node, -1: its CPU's (--numa-node) */
 	bool cross_numa;	/* shm: the ring on a node other than its reader's */
+	uint32_t sndbuf;	/* sockets: SO_SNDBUF to ask for, 0: TP_SOCK_BUF_DEFAULT */
+	uint32_t rcvbuf;	/* sockets: SO_RCVBUF to ask for, 0: TP_SOCK_BUF_DEFAULT */
+	bool nagle;		/* tcp: leave Nagle's algorithm on (no TCP_NODELAY) */
 };
 
 struct tp;
@@ -129,6 +162,11 @@ const char *tp_default_addr(enum tp_kind k);
 
 /* tp_max_msg - the largest message @o's transport can carry in one piece */
 uint32_t tp_max_msg(const struct tp_opts *o);
+
+/* tp_stream_addr - the address of stream @k of several (pub/sub --streams):
+ * stream 0 is o->addr itself; then shm and unix paths get ".K" appended and
+ * inet addresses the port + K (e.g. 127.0.0.1:17392 for stream 1) */
+int tp_stream_addr(const struct tp_opts *o, unsigned k, char *buf, size_t n, struct jtr_err *e);
 
 /* tp_recv_name - "blocking", "busy-poll" or "epoll" for @o */
 const char *tp_recv_name(const struct tp_opts *o);
@@ -204,18 +242,69 @@ uint32_t tp_peers(const struct tp *t);
  * ring it reads (pub: writes) is on now; false for other kinds */
 bool tp_numa_where(const struct tp *t, int *reader_node, int *ring_node);
 
+/* what a socket transport's data socket is set to and did (for pub on a
+ * stream: the first subscriber's; they are all set alike) */
+struct tp_sock_info {
+	int sndbuf;		/* SO_SNDBUF read back: Linux doubles what is asked */
+	int rcvbuf;		/* SO_RCVBUF read back */
+	bool tcp;		/* the fields below are read (tcp) */
+	bool nodelay;		/* TCP_NODELAY is set (Nagle off) */
+	bool have_segs;		/* TCP_INFO gave the segment counts */
+	uint32_t segs_out;	/* tcpi_segs_out: segments sent, pure ACKs included */
+	uint32_t segs_in;	/* tcpi_segs_in */
+	uint64_t msgs_out;	/* messages this end sent on that socket */
+	uint64_t msgs_in;	/* messages it received on it */
+};
+
+/* tp_sock_info - @t's socket options as the kernel reports them and, for
+ * tcp, the connection's segment counts now (TCP_INFO); false for shm */
+bool tp_sock_info(const struct tp *t, struct tp_sock_info *out);
+
 /* tp_peers_lost - subscribers that went away during the run (pub; shm: of
  * the readers at the start, those that left, were dropped or died) */
 uint32_t tp_peers_lost(const struct tp *t);
 
-/* tp_msg_check - a received message's header is sane for length @len */
-static inline bool tp_msg_check(const struct tp_msg *m, size_t len)
+/* tp_msg_ok - one message's header is sane for its own length @len */
+static inline bool tp_msg_ok(const struct tp_msg *m, size_t len)
 {
 	return len >= TP_HDR_LEN && m->magic == TP_MAGIC && m->version == TP_VERSION &&
 	       m->len == len && !(m->flags & ~TP_F_ALL);
 }
 
-/* tp_msg_fill - write a header */
+/* tp_msg_check_packed - a packed unit (pub --pack): messages one after the
+ * other, each sane for its own length, every one but the last marked
+ * TP_F_PACKED, their lengths adding up to exactly @len (cold) */
+bool tp_msg_check_packed(const struct tp_msg *m, size_t len);
+
+/* tp_msg_check - a received unit (a datagram, a ring slot, a stream's
+ * message) is one sane message, or a sane packed unit */
+static inline bool tp_msg_check(const struct tp_msg *m, size_t len)
+{
+	if (__builtin_expect(len >= TP_HDR_LEN && (m->flags & TP_F_PACKED), 0))
+		return tp_msg_check_packed(m, len);
+	return tp_msg_ok(m, len);
+}
+
+/* tp_msg_next - the message after @m in a unit (the unit's end when @m is
+ * its last) */
+static inline const struct tp_msg *tp_msg_next(const struct tp_msg *m)
+{
+	return (const struct tp_msg *)((const unsigned char *)m + m->len);
+}
+
+/* tp_msg_intended - @m's intended send time: carried when the message is
+ * long enough, else its sent time */
+static inline int64_t tp_msg_intended(const struct tp_msg *m)
+{
+	int64_t v;
+
+	if (m->len < TP_FULL_LEN)
+		return m->sent_ns;
+	__builtin_memcpy(&v, (const unsigned char *)m + TP_INTENDED_OFF, sizeof(v));
+	return v;
+}
+
+/* tp_msg_fill - write a header, and the intended time where there is room */
 static inline void tp_msg_fill(struct tp_msg *m, uint32_t len, uint8_t flags, uint64_t seq,
 			       int64_t intended_ns, int64_t sent_ns)
 {
@@ -224,8 +313,9 @@ static inline void tp_msg_fill(struct tp_msg *m, uint32_t len, uint8_t flags, ui
 	m->flags = flags;
 	m->len = len;
 	m->seq = seq;
-	m->intended_ns = intended_ns;
 	m->sent_ns = sent_ns;
+	if (len >= TP_FULL_LEN)
+		__builtin_memcpy((unsigned char *)m + TP_INTENDED_OFF, &intended_ns, sizeof(intended_ns));
 }
 
 #endif

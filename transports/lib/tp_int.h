@@ -60,6 +60,10 @@ struct tp {
 	char unlink_path[108];		/* a unix socket path we bound */
 	unsigned char *rbuf;		/* stream receive buffer */
 	size_t rcap, roff, rlen;
+	uint32_t sndbuf, rcvbuf;	/* the sizes to ask for (tp_opts, 0 made the default) */
+	bool nagle;			/* tcp: no TCP_NODELAY */
+	int sndbuf_got, rcvbuf_got;	/* read back from the first data socket (0: none yet) */
+	uint64_t msgs_out, msgs_in;	/* messages sent and received (tp_sock_info) */
 };
 
 /* tp_now_ns - CLOCK_MONOTONIC for timeouts */

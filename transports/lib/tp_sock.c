@@ -16,7 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
-#include <netinet/tcp.h>
+#include <linux/tcp.h>	/* struct tcp_info with tcpi_segs_out (glibc's has not) */
 #include <poll.h>
 #include <sys/epoll.h>
 #include <stdio.h>
@@ -29,7 +29,6 @@
 #include "tp_int.h"
 
 #define CONNECT_RETRY_NS (20 * 1000000ULL)
-#define SOCK_BUF_BYTES (4 << 20)
 
 /* is_stream - tcp or unix stream */
 static bool is_stream(const struct tp *t)
@@ -45,27 +44,48 @@ static void set_timeo(int fd, int opt, uint64_t ns)
 	setsockopt(fd, SOL_SOCKET, opt, &tv, sizeof(tv));
 }
 
-/* set_bufs - large socket buffers (forced where allowed) */
-static void set_bufs(int fd)
+/* set_bufs - the socket buffers asked for: forced first, which goes past
+ * net.core.[rw]mem_max where the process may (CAP_NET_ADMIN), else the
+ * plain option, which the kernel caps there. Set on a stream socket before
+ * it connects or listens (accepted sockets inherit them), so the window
+ * offered in the handshake follows them. */
+static void set_bufs(const struct tp *t, int fd)
 {
-	int v = SOCK_BUF_BYTES;
+	int r = (int)t->rcvbuf, s = (int)t->sndbuf;
 
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)) < 0)
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
-	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v)) < 0)
-		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &r, sizeof(r)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &r, sizeof(r));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &s, sizeof(s)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &s, sizeof(s));
 }
 
-/* data_fd_setup - options of a socket that carries messages */
+/* new_socket - a socket of @family and @type with the buffers set, or -1 */
+static int new_socket(const struct tp *t, int family, int type)
+{
+	int fd = socket(family, type | SOCK_CLOEXEC, 0);
+
+	if (fd >= 0)
+		set_bufs(t, fd);
+	return fd;
+}
+
+/* data_fd_setup - options of a socket that carries messages; the first one's
+ * buffer sizes are read back for tp_sock_info */
 static void data_fd_setup(struct tp *t, int fd)
 {
 	int one = 1;
+	socklen_t l = sizeof(int);
 
-	if (t->kind == TP_TCP)
+	if (t->kind == TP_TCP && !t->nagle)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	set_bufs(fd);
+	set_bufs(t, fd);
 	set_timeo(fd, SO_RCVTIMEO, TP_SLICE_NS);
 	set_timeo(fd, SO_SNDTIMEO, t->wait_ns);
+	if (!t->sndbuf_got) {
+		getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &t->sndbuf_got, &l);
+		l = sizeof(int);
+		getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &t->rcvbuf_got, &l);
+	}
 }
 
 /* make_addr - the socket address of @o (inet or unix) */
@@ -153,7 +173,7 @@ static int stream_listen(struct tp *t, const struct tp_opts *o, uint32_t n, cons
 	rc = make_addr(o, &ss, &len, e);
 	if (rc < 0)
 		return rc;
-	t->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	t->lfd = new_socket(t, ss.ss_family, SOCK_STREAM);
 	if (t->lfd < 0)
 		return jtr_err_set(e, -errno, "socket: %s", strerror(errno));
 	if (ss.ss_family == AF_INET || ss.ss_family == AF_INET6)
@@ -207,7 +227,7 @@ static int connect_retry(struct tp *t, int *fd, int type, const struct sockaddr_
 		if (type == SOCK_STREAM) {
 			/* a stream socket whose connect failed cannot be reused */
 			close(*fd);
-			*fd = socket(ss->ss_family, type | SOCK_CLOEXEC, 0);
+			*fd = new_socket(t, ss->ss_family, type);
 			if (*fd < 0)
 				return jtr_err_set(e, -errno, "socket: %s", strerror(errno));
 		}
@@ -269,7 +289,7 @@ static int open_kind(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 			return stream_listen(t, o, o->subs, "subscribers", e);
 		if (t->role == TP_PONG)
 			return stream_listen(t, o, 1, "ping", e);
-		t->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		t->fd = new_socket(t, ss.ss_family, SOCK_STREAM);
 		if (t->fd < 0)
 			return jtr_err_set(e, -errno, "socket: %s", strerror(errno));
 		rc = connect_retry(t, &t->fd, SOCK_STREAM, &ss, len,
@@ -308,7 +328,12 @@ static int open_kind(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 int tp_sock_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
-	int rc = open_kind(t, o, e);
+	int rc;
+
+	t->sndbuf = o->sndbuf ? o->sndbuf : TP_SOCK_BUF_DEFAULT;
+	t->rcvbuf = o->rcvbuf ? o->rcvbuf : TP_SOCK_BUF_DEFAULT;
+	t->nagle = o->nagle;
+	rc = open_kind(t, o, e);
 
 	if (rc < 0 || !t->epoll || t->role == TP_PUB || t->fd < 0)
 		return rc;
@@ -355,6 +380,7 @@ int tp_sock_send(struct tp *t, const void *buf, size_t len)
 		if (t->role != TP_PUB) {
 			int rc = write_all(t->fd, buf, len);
 
+			t->msgs_out += rc == 0;
 			return peer_gone(rc) ? -EPIPE : rc;
 		}
 		for (uint32_t i = 0; i < t->nsubs;) {
@@ -371,6 +397,7 @@ int tp_sock_send(struct tp *t, const void *buf, size_t len)
 			t->peers_lost++;
 		}
 		t->fd = t->nsubs ? t->subs[0] : -1;
+		t->msgs_out += t->nsubs > 0;
 		return t->nsubs ? 0 : -EPIPE;
 	}
 	for (;;) {
@@ -380,8 +407,12 @@ int tp_sock_send(struct tp *t, const void *buf, size_t len)
 			n = sendto(t->fd, buf, len, 0, (const struct sockaddr *)&t->dst, t->dstlen);
 		else
 			return -ENOTCONN;	/* pong before any ping */
+		if (n == (ssize_t)len) {
+			t->msgs_out++;
+			return 0;
+		}
 		if (n >= 0)
-			return n == (ssize_t)len ? 0 : -EMSGSIZE;
+			return -EMSGSIZE;
 		if (errno == EINTR)
 			continue;
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -508,6 +539,7 @@ static ssize_t dgram_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_
 						t->have_dst = true;
 					}
 				}
+				t->msgs_in++;
 				return n;
 			}
 			/* rejected: wait on, but not past the time */
@@ -553,6 +585,7 @@ static ssize_t stream_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout
 				t->roff += len;
 				if (len <= cap && tp_msg_check(m, len)) {
 					memcpy(buf, m, len);
+					t->msgs_in++;
 					return len;
 				}
 				t->rej.malformed++;
@@ -610,6 +643,41 @@ int tp_sock_poll(struct tp *t, uint64_t timeout_ns)
 	if (rc > 0 && (p.revents & (POLLERR | POLLHUP)) && !(p.revents & POLLIN))
 		return -EPIPE;
 	return rc > 0;
+}
+
+/* tp_sock_info - the buffers read back when the first data socket was set
+ * up; tcp: TCP_NODELAY and TCP_INFO's segment counts of the data socket now */
+bool tp_sock_info(const struct tp *t, struct tp_sock_info *out)
+{
+	struct tcp_info ti;
+	socklen_t l;
+	int v = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (t->kind == TP_SHM)
+		return false;
+	out->sndbuf = t->sndbuf_got;
+	out->rcvbuf = t->rcvbuf_got;
+	out->msgs_out = t->msgs_out;
+	out->msgs_in = t->msgs_in;
+	if (t->kind != TP_TCP)
+		return true;
+	out->tcp = true;
+	out->nodelay = !t->nagle;
+	if (t->fd < 0)
+		return true;
+	l = sizeof(v);
+	if (getsockopt(t->fd, IPPROTO_TCP, TCP_NODELAY, &v, &l) == 0)
+		out->nodelay = v != 0;
+	l = sizeof(ti);
+	memset(&ti, 0, sizeof(ti));
+	if (getsockopt(t->fd, IPPROTO_TCP, TCP_INFO, &ti, &l) == 0 &&
+	    l >= offsetof(struct tcp_info, tcpi_segs_in) + sizeof(ti.tcpi_segs_in)) {
+		out->have_segs = true;
+		out->segs_out = ti.tcpi_segs_out;
+		out->segs_in = ti.tcpi_segs_in;
+	}
+	return true;
 }
 
 /* tp_sock_close - close every socket, remove a bound unix path */

@@ -18,6 +18,22 @@ void tp_prog_init(struct tp_prog *tp)
 	tp->timeout_ns = 5 * JTR_NS_PER_S;
 	tp->stats_every_ns = TP_DEFAULT_STATS_EVERY_NS;
 	tp->latency_max = TP_DEFAULT_LATENCY_MAX;
+	tp_stats_opts_init(&tp->stats_opts);
+}
+
+/* buf_opt - --sndbuf or --rcvbuf: bytes, K/M/G x1024, in tp_check's range (checked
+ * here too, so that the message quotes the value as it was given) */
+static uint32_t buf_opt(struct jtr_probe *p, const char *opt, const char *arg)
+{
+	struct jtr_err e;
+	uint64_t v;
+
+	if (jtr_parse_size(arg, 0, UINT64_MAX, &v, &e) < 0)
+		jtr_usage_error(p, "%s %s: %s", opt, arg, e.msg);
+	if (v < TP_SOCK_BUF_MIN || v > TP_SOCK_BUF_MAX)
+		jtr_usage_error(p, "%s %s: use a size from 1K to 512M, e.g. 256K, or leave the "
+				"option out for the default (4M)", opt, arg);
+	return (uint32_t)v;
 }
 
 /* tp_prog_opt - the transport options */
@@ -69,6 +85,9 @@ bool tp_prog_opt(struct jtr_probe *p, struct tp_prog *tp, int opt, const char *a
 		tp->o.numa_node = jtr_opt_int(p, "--numa-node", arg, 0, 1023);
 		return true;
 	case TP_OPT_CROSS_NUMA: tp->o.cross_numa = true; return true;
+	case TP_OPT_SNDBUF: tp->o.sndbuf = buf_opt(p, "--sndbuf", arg); return true;
+	case TP_OPT_RCVBUF: tp->o.rcvbuf = buf_opt(p, "--rcvbuf", arg); return true;
+	case TP_OPT_NAGLE: tp->o.nagle = true; return true;
 	case TP_OPT_WAIT:
 		tp->o.wait_ns = jtr_opt_duration(p, "--wait", arg, JTR_NS_PER_MS,
 						 24ULL * 3600 * JTR_NS_PER_S);
@@ -79,7 +98,7 @@ bool tp_prog_opt(struct jtr_probe *p, struct tp_prog *tp, int opt, const char *a
 						  24ULL * 3600 * JTR_NS_PER_S);
 		return true;
 	default:
-		return false;
+		return tp_stats_opt(p, &tp->stats_opts, opt, arg);
 	}
 }
 
@@ -157,6 +176,49 @@ void tp_prog_input(FILE *f, const char *name, const char *fmt, ...)
 	fputc('\n', f);
 }
 
+/* buf_input - "send buffer: 524288 bytes (--sndbuf 262144; Linux doubles it)" */
+static void buf_input(FILE *f, const char *name, const char *opt, uint32_t asked, int got,
+		      const char *sysctl)
+{
+	uint64_t want = 2ULL * (asked ? asked : TP_SOCK_BUF_DEFAULT);
+	char how[64];
+
+	if (asked)
+		snprintf(how, sizeof(how), "%s %u", opt, asked);
+	else
+		snprintf(how, sizeof(how), "default %u", TP_SOCK_BUF_DEFAULT);
+	if (got <= 0)
+		tp_prog_input(f, name, "%s", how);
+	else if ((uint64_t)got == want)
+		tp_prog_input(f, name, "%d bytes (%s; Linux doubles it)", got, how);
+	else if ((uint64_t)got < want)
+		tp_prog_input(f, name, "%d bytes (%s; capped at twice %s: raise it, or run as "
+			      "root to go past it)", got, how, sysctl);
+	else
+		tp_prog_input(f, name, "%d bytes (%s; the kernel's minimum)", got, how);
+}
+
+/* sock_inputs - the socket buffers, Nagle and (tcp) the segments so far */
+static void sock_inputs(FILE *f, const struct tp_prog *tp)
+{
+	const struct tp_opts *o = &tp->o;
+	struct tp_sock_info si = { 0 };
+
+	if (o->kind == TP_SHM)
+		return;
+	if (tp->t)
+		tp_sock_info(tp->t, &si);
+	buf_input(f, "send buffer:", "--sndbuf", o->sndbuf, si.sndbuf, "net.core.wmem_max");
+	buf_input(f, "receive buffer:", "--rcvbuf", o->rcvbuf, si.rcvbuf, "net.core.rmem_max");
+	if (o->kind != TP_TCP)
+		return;
+	tp_prog_input(f, "nagle:", "%s", o->nagle ? "on (--nagle)" : "off (TCP_NODELAY)");
+	if (si.have_segs)
+		tp_prog_input(f, "tcp:", "sent %llu messages in %u segments, received %llu in %u "
+			      "segments (Nagle %s)", (unsigned long long)si.msgs_out, si.segs_out,
+			      (unsigned long long)si.msgs_in, si.segs_in, si.nodelay ? "off" : "on");
+}
+
 /* tp_prog_inputs - the command and the transport's inputs */
 void tp_prog_inputs(FILE *f, const struct jtr_probe *p, const struct tp_prog *tp, unsigned what)
 {
@@ -183,12 +245,20 @@ void tp_prog_inputs(FILE *f, const struct jtr_probe *p, const struct tp_prog *tp
 				      reader, ring, tp_numa_nodes(), tp_numa_nodes() > 1 ? "s" : "",
 				      o->cross_numa ? ", --cross-numa" : "");
 	}
+	sock_inputs(f, tp);
 	tp_prog_input(f, "wait for peer:", "%.3f s", (double)o->wait_ns / 1e9);
 	tp_prog_input(f, "peer timeout:", "%.3f s", (double)tp->timeout_ns / 1e9);
-	if (tp->stats_every_ns)
-		tp_prog_input(f, "stats every:", "%.3f s (stats.csv)", (double)tp->stats_every_ns / 1e9);
-	else
+	if (tp->stats_every_ns) {
+		const struct tp_stats_opts *so = &tp->stats_opts;
+
+		tp_prog_input(f, "stats every:", "%.3f s (%s)", (double)tp->stats_every_ns / 1e9,
+			      so->stats_file ? so->stats_file : TP_STATS_FILE);
+		tp_prog_input(f, "start-up:", "%.3f s%s",
+			      (double)tp_stats_startup_ns(so, tp->stats_every_ns) / 1e9,
+			      so->startup_given ? "" : " (one stats interval, at least 1 s)");
+	} else {
 		tp_prog_input(f, "stats every:", "off");
+	}
 	if (tp->latency_file)
 		tp_prog_input(f, "latency file:", "latency.csv (up to %llu samples)",
 			      (unsigned long long)tp->latency_max);
@@ -209,9 +279,9 @@ void tp_prog_finish(struct jtr_probe *p, struct jtr_json *j, struct jtr_afile *t
 		    const struct tp_olog *o)
 {
 	jtr_json_obj_begin(j, "files");
-	jtr_json_str(j, "summary", "summary.txt");
-	if (st && st->every_ns)
-		jtr_json_str(j, "stats", "stats.csv");
+	jtr_json_str(j, "summary", st ? tp_stats_summary_name(st) : TP_SUMMARY_FILE);
+	if (st && tp_stats_file_name(st))
+		jtr_json_str(j, "stats", tp_stats_file_name(st));
 	if (l && l->cap)
 		jtr_json_str(j, "latency", "latency.csv");
 	if (o && o->on)
@@ -224,6 +294,33 @@ void tp_prog_finish(struct jtr_probe *p, struct jtr_json *j, struct jtr_afile *t
 		tp_stats_commit(st, p);
 	if (o && o->on)
 		tp_olog_write_csv(p, o);
+}
+
+/* uint_or_null - @v, or null when !@have */
+static void uint_or_null(struct jtr_json *j, const char *name, bool have, uint64_t v)
+{
+	if (have)
+		jtr_json_uint(j, name, v);
+	else
+		jtr_json_null(j, name);
+}
+
+/* write_sock - the buffers read back and asked for, Nagle, tcp's segments */
+static void write_sock(struct jtr_json *j, const struct tp_prog *tp)
+{
+	struct tp_sock_info si = { 0 };
+	bool have = tp->t && tp_sock_info(tp->t, &si);
+
+	uint_or_null(j, "sndbuf_bytes", have && si.sndbuf > 0, (uint64_t)si.sndbuf);
+	uint_or_null(j, "rcvbuf_bytes", have && si.rcvbuf > 0, (uint64_t)si.rcvbuf);
+	uint_or_null(j, "sndbuf_asked", tp->o.sndbuf, tp->o.sndbuf);
+	uint_or_null(j, "rcvbuf_asked", tp->o.rcvbuf, tp->o.rcvbuf);
+	if (tp->o.kind == TP_TCP)
+		jtr_json_bool(j, "nodelay", have ? si.nodelay : !tp->o.nagle);
+	else
+		jtr_json_null(j, "nodelay");
+	uint_or_null(j, "segs_out", si.have_segs, si.segs_out);
+	uint_or_null(j, "segs_in", si.have_segs, si.segs_in);
 }
 
 /* tp_prog_write_transport - kind, address, mode, length */
@@ -242,6 +339,8 @@ void tp_prog_write_transport(struct jtr_json *j, const struct tp_prog *tp, uint3
 	}
 	if (tp->o.kind == TP_SHM)
 		jtr_json_uint(j, "slots", tp->o.slots);
+	else
+		write_sock(j, tp);
 	if (tp->o.kind == TP_SHM && tp->t && tp_numa_where(tp->t, &reader, &ring)) {
 		jtr_json_obj_begin(j, "numa");
 		jtr_json_int(j, "nodes", tp_numa_nodes());
@@ -378,7 +477,7 @@ int tp_prog_cpu_opt(struct jtr_probe *p, const char *opt, const char *arg)
 }
 
 /* tp_prog_rate_opt - messages per second, "max" for no pacing */
-uint64_t tp_prog_rate_opt(struct jtr_probe *p, const char *arg)
+uint64_t tp_prog_rate_opt(struct jtr_probe *p, const char *opt, const char *arg)
 {
 	struct jtr_err e;
 	uint64_t v;
@@ -386,9 +485,9 @@ uint64_t tp_prog_rate_opt(struct jtr_probe *p, const char *arg)
 	if (!strcmp(arg, "max"))
 		return 0;
 	if (jtr_parse_count(arg, 0, 1000000000ULL, &v, &e) < 0)
-		jtr_usage_error(p, "-r %s: %s (messages per second, or max)", arg, e.msg);
+		jtr_usage_error(p, "%s %s: %s (messages per second, or max)", opt, arg, e.msg);
 	if (v == 0)
-		jtr_usage_error(p, "-r 0: a rate must be at least 1 message per second; use "
-				"-r max to send as fast as the transport takes them");
+		jtr_usage_error(p, "%s 0: a rate must be at least 1 message per second; use "
+				"%s max to send as fast as the transport takes them", opt, opt);
 	return v;
 }

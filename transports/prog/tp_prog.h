@@ -19,6 +19,7 @@ enum {
 	TP_OPT_SUBS, TP_OPT_DROP_EVERY, TP_OPT_STALL_AT, TP_OPT_STALL, TP_OPT_NO_TS, TP_OPT_FIFO,
 	TP_OPT_MAX_RATE, TP_OPT_RECV, TP_OPT_STATS_EVERY, TP_OPT_LATENCY_FILE, TP_OPT_LATENCY_MAX,
 	TP_OPT_NUMA_NODE, TP_OPT_CROSS_NUMA, TP_OPT_STATS_PRINT,
+	TP_OPT_SNDBUF, TP_OPT_RCVBUF, TP_OPT_NAGLE,
 };
 
 #define TP_DEFAULT_STATS_EVERY_NS JTR_NS_PER_S
@@ -38,7 +39,10 @@ enum {
 	{ "numa-node", required_argument, NULL, TP_OPT_NUMA_NODE },	\
 	{ "cross-numa", no_argument, NULL, TP_OPT_CROSS_NUMA },		\
 	{ "wait", required_argument, NULL, TP_OPT_WAIT },		\
-	{ "timeout", required_argument, NULL, TP_OPT_TIMEOUT }
+	{ "timeout", required_argument, NULL, TP_OPT_TIMEOUT },		\
+	{ "sndbuf", required_argument, NULL, TP_OPT_SNDBUF },		\
+	{ "rcvbuf", required_argument, NULL, TP_OPT_RCVBUF },		\
+	{ "nagle", no_argument, NULL, TP_OPT_NAGLE }
 
 #define TP_PROG_USAGE							\
 "transport:\n"								\
@@ -62,22 +66,39 @@ enum {
 "      --cross-numa         shm reader: put the ring on another node than the\n" \
 "                           reader's, for the comparison (needs two nodes)\n" \
 "      --wait DUR           how long to wait for the peer to appear (default 10s)\n" \
-"      --timeout DUR        a peer silent this long mid-run has gone (default 5s)\n"
+"      --timeout DUR        a peer silent this long mid-run has gone (default 5s)\n" \
+"      --sndbuf BYTES       sockets: the send buffer to ask for (K, M: x1024;\n" \
+"                           default 4M, forced past net.core.wmem_max as root);\n" \
+"                           the size the kernel uses (Linux doubles it) is reported\n" \
+"      --rcvbuf BYTES       sockets: the receive buffer to ask for, the same way\n" \
+"      --nagle              tcp: leave Nagle's algorithm on (no TCP_NODELAY): small\n" \
+"                           messages are sent together while one is unacknowledged\n"
 
 /* the statistics options of ping, pub and sub */
 #define TP_STATS_LONG_OPTS						\
 	{ "stats-every", required_argument, NULL, TP_OPT_STATS_EVERY },	\
 	{ "stats-print", no_argument, NULL, TP_OPT_STATS_PRINT },	\
 	{ "latency-file", no_argument, NULL, TP_OPT_LATENCY_FILE },	\
-	{ "latency-max", required_argument, NULL, TP_OPT_LATENCY_MAX }
+	{ "latency-max", required_argument, NULL, TP_OPT_LATENCY_MAX },	\
+	{ "startup", required_argument, NULL, TP_OPT_STARTUP },		\
+	{ "stats-file", required_argument, NULL, TP_OPT_STATS_FILE },	\
+	{ "summary-file", required_argument, NULL, TP_OPT_SUMMARY_FILE }
 
 #define TP_STATS_USAGE							\
 "statistics:\n"								\
 "      --stats-every DUR    a row of DIR/stats.csv every DUR (default 1s; 0: none):\n" \
+"                           the time (s since the start, UTC, CLOCK_MONOTONIC ns),\n" \
 "                           messages and bytes sent and received, the interval's\n" \
 "                           latency avg/stddev/min/max, CPU % of the process and\n" \
 "                           of each thread, RSS MB; the rows are in result.json too\n" \
-"      --stats-print        each row on stdout as well, while the run goes on\n"
+"      --stats-print        each row on stdout as well, while the run goes on\n" \
+"      --startup DUR        the summary's phases, made of the rows: the start-up is\n" \
+"                           the first DUR of traffic (default one --stats-every, at\n" \
+"                           least 1s; 0: none), the steady state the rest, each\n" \
+"                           with messages, MB, rates, latency and CPU %\n" \
+"      --stats-file NAME    the rows' file in the results folder (default stats.csv)\n" \
+"      --summary-file NAME  the summary's file in the results folder (default\n" \
+"                           summary.txt)\n"
 
 #define TP_LATENCY_USAGE						\
 "      --latency-file       every latency sample to DIR/latency.csv (seq, sent_ns,\n" \
@@ -93,6 +114,7 @@ struct tp_prog {
 	bool latency_file;		/* --latency-file */
 	bool stats_print;		/* --stats-print */
 	uint64_t latency_max;		/* --latency-max */
+	struct tp_stats_opts stats_opts;	/* --startup, --stats-file, --summary-file */
 	struct tp *t;			/* once opened: for the result's numa object */
 };
 
@@ -120,8 +142,10 @@ const char *tp_prog_recv_name(const struct tp_prog *tp);
 enum { TP_IN_HIST = 1, TP_IN_LATENCY_FILE = 2 };
 
 /* tp_prog_inputs - the head of summary.txt's "inputs" block: the command
- * and the transport options, the histogram's error and the latency file if
- * @what says so; the program adds its own with tp_prog_input */
+ * and the transport options (sockets: the buffers asked for and read back;
+ * tcp: Nagle and the "tcp:" line of messages and segments so far), the
+ * histogram's error and the latency file if @what says so; the program adds
+ * its own with tp_prog_input */
 void tp_prog_inputs(FILE *f, const struct jtr_probe *p, const struct tp_prog *tp, unsigned what);
 
 /* tp_prog_input - one "  name: value" line of the inputs block */
@@ -136,7 +160,8 @@ void tp_prog_finish(struct jtr_probe *p, struct jtr_json *j, struct jtr_afile *t
 		    const struct tp_olog *o);
 
 /* tp_prog_write_transport - the "transport" object's common head: kind,
- * address, receive mode, message length; the object stays open */
+ * address, receive mode, message length, the kind's own (sockets: buffers,
+ * nodelay and tcp's segment counts now); the object stays open */
 void tp_prog_write_transport(struct jtr_json *j, const struct tp_prog *tp, uint32_t msg_len);
 
 /* tp_prog_write_run - one element of "runs": @name, @cpu (-1: null), partial,
@@ -172,7 +197,7 @@ void tp_prog_write_rejects(struct jtr_json *j, const struct tp_rejects *r, bool 
 /* tp_prog_cpu_opt - -a/-A CPU, or -1 for none */
 int tp_prog_cpu_opt(struct jtr_probe *p, const char *opt, const char *arg);
 
-/* tp_prog_rate_opt - -r RATE (msgs/s, K/M/G suffixes) or "max" (0) */
-uint64_t tp_prog_rate_opt(struct jtr_probe *p, const char *arg);
+/* tp_prog_rate_opt - @opt RATE (msgs/s, K/M/G suffixes) or "max" (0) */
+uint64_t tp_prog_rate_opt(struct jtr_probe *p, const char *opt, const char *arg);
 
 #endif

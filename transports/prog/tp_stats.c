@@ -17,6 +17,9 @@
 
 #define ANSWER_WAIT_NS (250 * JTR_NS_PER_MS)	/* a hot thread's longest idle slice is 100 ms */
 #define ANSWER_POLL_NS (1000 * 1000)
+#define NAME_MAX_BYTES 200	/* a file name option's longest (the temporary adds .tmp-PID) */
+
+static const char *const result_files[] = { JTR_RESULT_FILES };
 
 /* ival_zero - an empty interval */
 static void ival_zero(struct tp_ival *v)
@@ -82,12 +85,114 @@ double tp_stat_thread_cpu_pct(const struct tp_stat_src *s)
 	       (double)(s->wall_end_ns - s->wall_begin_ns);
 }
 
+/* tp_stats_opts_init - the default names and start-up */
+void tp_stats_opts_init(struct tp_stats_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+}
+
+/* opt_name - @o's name for @opt as given, or its default */
+static const char *opt_name(const struct tp_stats_opts *o, int opt)
+{
+	if (opt == TP_OPT_STATS_FILE)
+		return o->stats_file ? o->stats_file : TP_STATS_FILE;
+	return o->summary_file ? o->summary_file : TP_SUMMARY_FILE;
+}
+
+/* check_name - exit 2 unless @arg can be @opt's file in the results folder:
+ * a name (no '/'), not one the folder uses for another file, not @other's */
+static void check_name(struct jtr_probe *p, const struct tp_stats_opts *o, int opt,
+		       const char *arg)
+{
+	const char *name = opt == TP_OPT_STATS_FILE ? "--stats-file" : "--summary-file";
+	const char *own = opt == TP_OPT_STATS_FILE ? TP_STATS_FILE : TP_SUMMARY_FILE;
+	int other = opt == TP_OPT_STATS_FILE ? TP_OPT_SUMMARY_FILE : TP_OPT_STATS_FILE;
+
+	if (!*arg)
+		jtr_usage_error(p, "%s '': give a file name, e.g. %s run1-%s", name, name, own);
+	if (strchr(arg, '/') || !strcmp(arg, ".") || !strcmp(arg, ".."))
+		jtr_usage_error(p, "%s %s: give a file name, not a path: the file goes into the "
+				"results folder (-o DIR), e.g. %s run1-%s", name, arg, name, own);
+	if (strlen(arg) > NAME_MAX_BYTES)
+		jtr_usage_error(p, "%s %.32s...: a name of %zu bytes; give one of at most %d",
+				name, arg, strlen(arg), NAME_MAX_BYTES);
+	for (size_t i = 0; i < sizeof(result_files) / sizeof(result_files[0]); i++)
+		if (!strcmp(arg, result_files[i]) && strcmp(arg, own))
+			jtr_usage_error(p, "%s %s: the results folder uses that name for another "
+					"file; give another, e.g. %s run1-%s", name, arg, name, own);
+	if (!strcmp(arg, opt_name(o, other)))
+		jtr_usage_error(p, "%s %s: the same name as the %s; give them different names",
+				name, arg, other == TP_OPT_STATS_FILE ? "statistics file (--stats-file)" :
+				"summary (--summary-file)");
+}
+
+/* tp_stats_opt - --startup, --stats-file, --summary-file */
+bool tp_stats_opt(struct jtr_probe *p, struct tp_stats_opts *o, int opt, const char *arg)
+{
+	switch (opt) {
+	case TP_OPT_STARTUP:
+		o->startup_ns = jtr_opt_duration(p, "--startup", arg, 0, 24ULL * 3600 * JTR_NS_PER_S);
+		o->startup_given = true;
+		return true;
+	case TP_OPT_STATS_FILE:
+		check_name(p, o, opt, arg);
+		o->stats_file = arg;
+		return true;
+	case TP_OPT_SUMMARY_FILE:
+		check_name(p, o, opt, arg);
+		o->summary_file = arg;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* tp_stats_startup_ns - --startup, else one interval, at least TP_STARTUP_MIN_NS */
+uint64_t tp_stats_startup_ns(const struct tp_stats_opts *o, uint64_t every_ns)
+{
+	if (o && o->startup_given)
+		return o->startup_ns;
+	return every_ns > TP_STARTUP_MIN_NS ? every_ns : TP_STARTUP_MIN_NS;
+}
+
 /* tp_stats_init - nothing yet */
 void tp_stats_init(struct tp_stats *st, uint64_t every_ns)
 {
 	memset(st, 0, sizeof(*st));
 	st->every_ns = every_ns;
 	st->statm_fd = -1;
+	st->startup_ns = tp_stats_startup_ns(NULL, every_ns);
+	st->stats_name = TP_STATS_FILE;
+	st->summary_name = TP_SUMMARY_FILE;
+	ival_zero(&st->tot[TP_STAT_SEND]);
+	ival_zero(&st->tot[TP_STAT_RECV]);
+}
+
+/* tp_stats_set_opts - the names and the start-up; what needs rows without
+ * them is refused */
+void tp_stats_set_opts(struct tp_stats *st, struct jtr_probe *p, const struct tp_stats_opts *o)
+{
+	if (!st->every_ns && o->startup_given)
+		jtr_usage_error(p, "--startup with --stats-every 0: the phases are made of the "
+				"stats rows; give --stats-every DUR or drop --startup");
+	if (!st->every_ns && o->stats_file)
+		jtr_usage_error(p, "--stats-file %s with --stats-every 0: there are no rows to "
+				"write; give --stats-every DUR or drop --stats-file", o->stats_file);
+	st->startup_ns = tp_stats_startup_ns(o, st->every_ns);
+	st->stats_name = opt_name(o, TP_OPT_STATS_FILE);
+	st->summary_name = opt_name(o, TP_OPT_SUMMARY_FILE);
+}
+
+/* tp_stats_summary_name - the summary's file name */
+const char *tp_stats_summary_name(const struct tp_stats *st)
+{
+	return st->summary_name;
+}
+
+/* tp_stats_file_name - the rows' file name, NULL when there are none */
+const char *tp_stats_file_name(const struct tp_stats *st)
+{
+	return st->every_ns ? st->stats_name : NULL;
 }
 
 /* tp_stats_add - register a hot thread */
@@ -98,8 +203,10 @@ void tp_stats_add(struct tp_stats *st, int role, struct tp_stat_src *src,
 	ival_zero(&src->cur);
 	ival_zero(&src->snap);
 	src->cpu_begin_ns = -1;
-	st->src[role] = src;
-	st->w[role] = w;
+	if (st->nsrc[role] < TP_STAT_MAX_SRC) {
+		st->src[role][st->nsrc[role]] = src;
+		st->w[role][st->nsrc[role]++] = w;
+	}
 	if (role == TP_STAT_RECV)
 		st->has_lat = latency;
 }
@@ -110,11 +217,11 @@ void tp_stats_start(struct tp_stats *st, struct jtr_probe *p)
 	st->page_size = sysconf(_SC_PAGESIZE);
 	st->statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
 	if (st->every_ns) {
-		jtr_probe_open(p, &st->csv, "stats.csv");
+		jtr_probe_open(p, &st->csv, st->stats_name);
 		st->csv_open = true;
-		fputs("t_s,msgs_sent,bytes_sent,msgs_recv,bytes_recv,lat_samples,lat_avg_ns,"
-		      "lat_stddev_ns,lat_min_ns,lat_max_ns,cpu_pct,send_cpu_pct,recv_cpu_pct,rss_mb\n",
-		      st->csv.f);
+		fputs("t_s,utc,mono_ns,msgs_sent,bytes_sent,msgs_recv,bytes_recv,lat_samples,"
+		      "lat_avg_ns,lat_stddev_ns,lat_min_ns,lat_max_ns,cpu_pct,send_cpu_pct,"
+		      "recv_cpu_pct,rss_mb\n", st->csv.f);
 		fflush(st->csv.f);
 	}
 	st->t0_ns = st->prev_ns = jtr_mono_ns();
@@ -147,34 +254,35 @@ static bool worker_done(const struct jtr_worker *w)
 
 /* collect - one source's part of the row. @final: the workers are joined.
  * Returns whether the source is finished (nothing more will come). */
-static bool collect(struct tp_stats *st, int role, bool final, bool *finished,
+static bool collect(struct tp_stats *st, int role, int k, bool final, bool *finished,
 		    struct tp_ival *out)
 {
-	struct tp_stat_src *s = st->src[role];
+	struct tp_stat_src *s = st->src[role][k];
+	struct jtr_worker *w = st->w[role][k];
 	int64_t until;
 
 	ival_zero(out);
 	if (*finished)
 		return true;
-	if (!final && !worker_done(st->w[role])) {
-		if (!st->waiting[role]) {
-			st->asked[role]++;
-			__atomic_store_n(&s->ask, st->asked[role], __ATOMIC_RELEASE);
-			st->waiting[role] = true;
+	if (!final && !worker_done(w)) {
+		if (!st->waiting[role][k]) {
+			st->asked[role][k]++;
+			__atomic_store_n(&s->ask, st->asked[role][k], __ATOMIC_RELEASE);
+			st->waiting[role][k] = true;
 		}
 		until = jtr_mono_ns() + ANSWER_WAIT_NS;
-		while (__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) != st->asked[role] &&
-		       !worker_done(st->w[role]) && jtr_mono_ns() < until) {
+		while (__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) != st->asked[role][k] &&
+		       !worker_done(w) && jtr_mono_ns() < until) {
 			struct timespec ts = { 0, ANSWER_POLL_NS };
 
 			nanosleep(&ts, NULL);
 		}
 	}
-	if (st->waiting[role] && __atomic_load_n(&s->done, __ATOMIC_ACQUIRE) == st->asked[role]) {
+	if (st->waiting[role][k] && __atomic_load_n(&s->done, __ATOMIC_ACQUIRE) == st->asked[role][k]) {
 		ival_add(out, &s->snap);
-		st->waiting[role] = false;
+		st->waiting[role][k] = false;
 	}
-	if (final || worker_done(st->w[role])) {
+	if (final || worker_done(w)) {
 		/* the thread is gone: what it did since its last answer is in cur */
 		ival_add(out, &s->cur);
 		ival_zero(&s->cur);
@@ -184,15 +292,62 @@ static bool collect(struct tp_stats *st, int role, bool final, bool *finished,
 }
 
 /* thread_cpu_ns - a worker's CPU clock now, or at its end once it is done */
-static int64_t thread_cpu_ns(const struct tp_stats *st, int role, bool finished)
+static int64_t thread_cpu_ns(const struct tp_stats *st, int role, int k, bool finished)
 {
+	const struct jtr_worker *w = st->w[role][k];
 	clockid_t cid;
 	int64_t v;
 
-	if (!finished && st->w[role] && st->w[role]->started &&
-	    pthread_getcpuclockid(st->w[role]->th, &cid) == 0 && (v = clock_ns(cid)) >= 0)
+	if (!finished && w && w->started && pthread_getcpuclockid(w->th, &cid) == 0 &&
+	    (v = clock_ns(cid)) >= 0)
 		return v;
-	return st->src[role]->cpu_end_ns > 0 ? st->src[role]->cpu_end_ns : -1;
+	return st->src[role][k]->cpu_end_ns > 0 ? st->src[role][k]->cpu_end_ns : -1;
+}
+
+/* role_cpu_pct - the CPU % of @role's threads over their run, added up (-1:
+ * none known) */
+static double role_cpu_pct(const struct tp_stats *st, int role)
+{
+	double sum = -1;
+
+	for (int k = 0; k < st->nsrc[role]; k++) {
+		double v = tp_stat_thread_cpu_pct(st->src[role][k]);
+
+		if (v >= 0)
+			sum = (sum < 0 ? 0 : sum) + v;
+	}
+	return sum;
+}
+
+/* lat_moments - mean and (population) standard deviation of @n samples from
+ * their sum and sum of squares: n^2 * variance = n * sum_sq - sum^2, exact in
+ * 128 bits while n * sum_sq fits */
+static void lat_moments(uint64_t n, uint64_t sum, unsigned __int128 sum_sq, double *mean,
+			double *sd)
+{
+	const unsigned __int128 max = ~(unsigned __int128)0;
+	double var;
+
+	*mean = (double)sum / (double)n;
+	if (sum_sq <= max / n) {
+		unsigned __int128 num = n * sum_sq - (unsigned __int128)sum * sum;
+
+		var = (double)num / ((double)n * (double)n);
+	} else {
+		long double m = (long double)sum / (long double)n;
+
+		var = (double)((long double)sum_sq / (long double)n - m * m);
+	}
+	*sd = var > 0 ? sqrt(var) : 0;
+}
+
+/* utc_text - CLOCK_REALTIME ns as "2026-11-26T19:52:03.123Z" */
+static void utc_text(int64_t real_ns, char *buf, size_t n)
+{
+	struct timespec ts = { (time_t)(real_ns / (int64_t)JTR_NS_PER_S),
+			       (long)(real_ns % (int64_t)JTR_NS_PER_S) };
+
+	jtr_iso_utc(&ts, buf, n);
 }
 
 /* csv_num - a CSV field: the number, or empty when @v < 0 */
@@ -208,11 +363,11 @@ static void csv_num(FILE *f, double v, int decimals, bool last)
 static void print_row(const struct tp_stats *st, const struct tp_stats_row *r)
 {
 	printf("stats %8.3f s:", r->t_s);
-	if (st->src[TP_STAT_SEND])
+	if (st->nsrc[TP_STAT_SEND])
 		printf(" sent %llu (%.2f MB)", (unsigned long long)r->msgs_sent,
 		       (double)r->bytes_sent / 1e6);
-	if (st->src[TP_STAT_RECV])
-		printf("%s received %llu (%.2f MB)", st->src[TP_STAT_SEND] ? "," : "",
+	if (st->nsrc[TP_STAT_RECV])
+		printf("%s received %llu (%.2f MB)", st->nsrc[TP_STAT_SEND] ? "," : "",
 		       (unsigned long long)r->msgs_recv, (double)r->bytes_recv / 1e6);
 	if (r->lat_n)
 		printf(", latency us avg %.2f sd %.2f min %.2f max %.2f", r->lat_avg / 1e3,
@@ -226,24 +381,35 @@ static void print_row(const struct tp_stats *st, const struct tp_stats_row *r)
 }
 
 /* take_row - one interval's row: ask, wait, add up, CPU and RSS */
-static void take_row(struct tp_stats *st, bool final, bool *finished)
+static void take_row(struct tp_stats *st, bool final, bool (*finished)[TP_STAT_MAX_SRC])
 {
 	struct tp_stats_row r;
 	struct tp_ival v[2];
-	int64_t now, proc;
+	int64_t now, real, proc;
 	double span;
+	char utc[40];
 
 	memset(&r, 0, sizeof(r));
 	for (int role = 0; role < 2; role++) {
 		ival_zero(&v[role]);
-		if (st->src[role])
-			collect(st, role, final, &finished[role], &v[role]);
+		for (int k = 0; k < st->nsrc[role]; k++) {
+			struct tp_ival one;
+
+			collect(st, role, k, final, &finished[role][k], &one);
+			ival_add(&v[role], &one);
+		}
 	}
+	for (int role = 0; role < 2; role++)
+		ival_add(&st->tot[role], &v[role]);
 	now = jtr_mono_ns();
+	real = clock_ns(CLOCK_REALTIME);		/* the same moment, tens of ns later */
 	proc = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	span = (double)(now - st->prev_ns);
 	r.t_s = (double)(now - st->t0_ns) / 1e9;
 	r.span_s = span / 1e9;
+	r.mono_ns = now;
+	r.span_ns = now - st->prev_ns;
+	r.real_ns = real;
 	r.msgs_sent = v[TP_STAT_SEND].msgs;
 	r.bytes_sent = v[TP_STAT_SEND].bytes;
 	r.msgs_recv = v[TP_STAT_RECV].msgs;
@@ -251,30 +417,28 @@ static void take_row(struct tp_stats *st, bool final, bool *finished)
 	r.lat_n = v[TP_STAT_RECV].lat_n;
 	if (r.lat_n) {
 		const struct tp_ival *l = &v[TP_STAT_RECV];
-		double mean = (double)l->lat_sum / (double)r.lat_n;
-		double var = (double)(l->lat_sum_sq / r.lat_n) - mean * mean;
 
-		r.lat_avg = mean;
-		r.lat_sd = var > 0 ? sqrt(var) : 0;
+		lat_moments(r.lat_n, l->lat_sum, l->lat_sum_sq, &r.lat_avg, &r.lat_sd);
+		r.lat_sum = l->lat_sum;
+		r.lat_sum_sq = l->lat_sum_sq;
 		r.lat_min = l->lat_min;
 		r.lat_max = l->lat_max;
 	}
-	r.cpu_pct = span > 0 && proc >= 0 ? 100.0 * (double)(proc - st->proc_prev_ns) / span : -1;
+	r.cpu_ns = proc >= 0 && st->proc_prev_ns >= 0 ? proc - st->proc_prev_ns : -1;
+	r.cpu_pct = span > 0 && r.cpu_ns >= 0 ? 100.0 * (double)r.cpu_ns / span : -1;
 	r.send_cpu_pct = r.recv_cpu_pct = -1;
 	for (int role = 0; role < 2; role++) {
-		int64_t c;
+		double *pct = role == TP_STAT_SEND ? &r.send_cpu_pct : &r.recv_cpu_pct;
 
-		if (!st->src[role])
-			continue;
-		c = thread_cpu_ns(st, role, finished[role]);
-		if (c >= 0 && span > 0) {
-			double pct = 100.0 * (double)(c - st->thr_prev_ns[role]) / span;
+		for (int k = 0; k < st->nsrc[role]; k++) {
+			int64_t c = thread_cpu_ns(st, role, k, finished[role][k]);
 
-			if (role == TP_STAT_SEND)
-				r.send_cpu_pct = pct > 0 ? pct : 0;
-			else
-				r.recv_cpu_pct = pct > 0 ? pct : 0;
-			st->thr_prev_ns[role] = c;
+			if (c >= 0 && span > 0) {
+				double one = 100.0 * (double)(c - st->thr_prev_ns[role][k]) / span;
+
+				*pct = (*pct < 0 ? 0 : *pct) + (one > 0 ? one : 0);
+				st->thr_prev_ns[role][k] = c;
+			}
 		}
 	}
 	r.rss_mb = rss_mb(st);
@@ -296,9 +460,11 @@ static void take_row(struct tp_stats *st, bool final, bool *finished)
 	if (st->csv_open) {
 		FILE *f = st->csv.f;
 
-		fprintf(f, "%.3f,%llu,%llu,%llu,%llu,%llu,", r.t_s, (unsigned long long)r.msgs_sent,
-			(unsigned long long)r.bytes_sent, (unsigned long long)r.msgs_recv,
-			(unsigned long long)r.bytes_recv, (unsigned long long)r.lat_n);
+		utc_text(r.real_ns, utc, sizeof(utc));
+		fprintf(f, "%.3f,%s,%lld,%llu,%llu,%llu,%llu,%llu,", r.t_s, utc, (long long)r.mono_ns,
+			(unsigned long long)r.msgs_sent, (unsigned long long)r.bytes_sent,
+			(unsigned long long)r.msgs_recv, (unsigned long long)r.bytes_recv,
+			(unsigned long long)r.lat_n);
 		if (r.lat_n)
 			fprintf(f, "%.1f,%.1f,%llu,%llu,", r.lat_avg, r.lat_sd,
 				(unsigned long long)r.lat_min, (unsigned long long)r.lat_max);
@@ -339,7 +505,7 @@ static bool join_until(struct jtr_worker *w, int n, int64_t until_ns)
 /* tp_stats_run - rows while the workers run, the last after they end */
 void tp_stats_run(struct tp_stats *st, struct jtr_probe *p, struct jtr_worker *w, int n)
 {
-	bool finished[2] = { false, false };
+	bool finished[2][TP_STAT_MAX_SRC] = { { false } };
 	int64_t next = st->t0_ns + (int64_t)st->every_ns;
 
 	while (st->every_ns && !join_until(w, n, next)) {
@@ -349,8 +515,19 @@ void tp_stats_run(struct tp_stats *st, struct jtr_probe *p, struct jtr_worker *w
 			next = jtr_mono_ns() + (int64_t)st->every_ns;
 	}
 	jtr_workers_wait(p, w, n, NULL, NULL);	/* the rest, and pinning errors */
-	if (st->every_ns)
+	if (st->every_ns) {
 		take_row(st, true, finished);
+	} else {
+		/* no rows: the threads' counts since the start are the totals */
+		for (int role = 0; role < 2; role++) {
+			struct tp_ival v;
+
+			for (int k = 0; k < st->nsrc[role]; k++) {
+				collect(st, role, k, true, &finished[role][k], &v);
+				ival_add(&st->tot[role], &v);
+			}
+		}
+	}
 	st->prev_ns = jtr_mono_ns();
 	st->proc_prev_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	if (st->rss_max_mb <= 0)
@@ -374,23 +551,204 @@ static void json_pct(struct jtr_json *j, const char *key, double v)
 		jtr_json_null(j, key);
 }
 
+/* row_traffic - a message went either way in the row */
+static bool row_traffic(const struct tp_stats_row *r)
+{
+	return r->msgs_sent || r->msgs_recv;
+}
+
+/* phase_of - rows[@first .. @first + @n - 1] added up */
+static void phase_of(const struct tp_stats *st, struct tp_phase *ph, size_t first, size_t n)
+{
+	ph->first = first;
+	ph->n = n;
+	ph->cpu_ns = 0;
+	ival_zero(&ph->v[TP_STAT_SEND]);
+	ival_zero(&ph->v[TP_STAT_RECV]);
+	if (!n)
+		return;
+	ph->start_ns = st->rows[first].mono_ns - st->rows[first].span_ns;
+	ph->end_ns = st->rows[first + n - 1].mono_ns;
+	for (size_t i = first; i < first + n; i++) {
+		const struct tp_stats_row *r = &st->rows[i];
+		struct tp_ival *s = &ph->v[TP_STAT_SEND], *v = &ph->v[TP_STAT_RECV];
+
+		s->msgs += r->msgs_sent;
+		s->bytes += r->bytes_sent;
+		v->msgs += r->msgs_recv;
+		v->bytes += r->bytes_recv;
+		if (r->lat_n) {
+			v->lat_n += r->lat_n;
+			v->lat_sum += r->lat_sum;
+			v->lat_sum_sq += r->lat_sum_sq;
+			v->lat_min = r->lat_min < v->lat_min ? r->lat_min : v->lat_min;
+			v->lat_max = r->lat_max > v->lat_max ? r->lat_max : v->lat_max;
+		}
+		if (r->cpu_ns < 0 || ph->cpu_ns < 0)
+			ph->cpu_ns = -1;
+		else
+			ph->cpu_ns += r->cpu_ns;
+	}
+}
+
+/* tp_stats_phases - the start-up: from the start of the first row with
+ * traffic, the rows whose middle lies within the first startup_ns (whole
+ * rows: the nearest row boundary); the steady state: the rest up to the last
+ * row with traffic; the whole run: both */
+size_t tp_stats_phases(const struct tp_stats *st, struct tp_phase ph[TP_PHASES])
+{
+	size_t first = st->nrows, last = 0, k, busy = 0;
+	int64_t t0;
+
+	for (size_t i = 0; i < st->nrows; i++) {
+		if (!row_traffic(&st->rows[i]))
+			continue;
+		if (first == st->nrows)
+			first = i;
+		last = i;
+		busy++;
+	}
+	if (!busy) {
+		for (int i = 0; i < TP_PHASES; i++)
+			phase_of(st, &ph[i], 0, 0);
+		return 0;
+	}
+	t0 = st->rows[first].mono_ns - st->rows[first].span_ns;
+	for (k = first; k <= last; k++) {
+		const struct tp_stats_row *r = &st->rows[k];
+
+		if (r->mono_ns - r->span_ns / 2 - t0 >= (int64_t)st->startup_ns)
+			break;
+	}
+	phase_of(st, &ph[TP_PHASE_STARTUP], first, k - first);
+	phase_of(st, &ph[TP_PHASE_STEADY], k, last + 1 - k);
+	phase_of(st, &ph[TP_PHASE_WHOLE], first, last + 1 - first);
+	return busy;
+}
+
+/* whole_from_totals - without rows: the run from tp_stats_start to the end
+ * of the workers, with the totals the threads handed over at the end;
+ * false when nothing moved */
+static bool whole_from_totals(const struct tp_stats *st, struct tp_phase *ph)
+{
+	memset(ph, 0, sizeof(*ph));
+	ph->v[TP_STAT_SEND] = st->tot[TP_STAT_SEND];
+	ph->v[TP_STAT_RECV] = st->tot[TP_STAT_RECV];
+	ph->start_ns = st->t0_ns;
+	ph->end_ns = st->prev_ns;
+	ph->cpu_ns = st->proc_cpu0_ns >= 0 && st->proc_prev_ns >= 0 ?
+		     st->proc_prev_ns - st->proc_cpu0_ns : -1;
+	return ph->v[TP_STAT_SEND].msgs || ph->v[TP_STAT_RECV].msgs;
+}
+
+/* the phases as the summary and result.json give them */
+struct phase_view {
+	const struct tp_phase *ph[TP_PHASES];	/* NULL: empty */
+	struct tp_phase all[TP_PHASES];
+	bool from_rows;
+	size_t busy;				/* rows with traffic */
+};
+
+/* phase_view - the phases, or only the whole run from the totals */
+static void phase_view(const struct tp_stats *st, struct phase_view *pv)
+{
+	memset(pv, 0, sizeof(*pv));
+	pv->from_rows = st->every_ns != 0;
+	if (pv->from_rows) {
+		pv->busy = tp_stats_phases(st, pv->all);
+		for (int i = 0; i < TP_PHASES; i++)
+			pv->ph[i] = pv->all[i].n ? &pv->all[i] : NULL;
+	} else if (whole_from_totals(st, &pv->all[TP_PHASE_WHOLE])) {
+		pv->ph[TP_PHASE_WHOLE] = &pv->all[TP_PHASE_WHOLE];
+	}
+}
+
+/* phase_secs - a phase's length in s */
+static double phase_secs(const struct tp_phase *ph)
+{
+	return (double)(ph->end_ns - ph->start_ns) / 1e9;
+}
+
+/* per_s - @v per second over @secs (0 for no time) */
+static double per_s(double v, double secs)
+{
+	return secs > 0 ? v / secs : 0;
+}
+
+/* write_phase - one phase object (or null) */
+static void write_phase(struct jtr_json *j, const char *key, const struct tp_phase *ph)
+{
+	const struct tp_ival *s, *v;
+	double secs;
+
+	if (!ph) {
+		jtr_json_null(j, key);
+		return;
+	}
+	s = &ph->v[TP_STAT_SEND];
+	v = &ph->v[TP_STAT_RECV];
+	secs = phase_secs(ph);
+	jtr_json_obj_begin(j, key);
+	jtr_json_uint(j, "rows", ph->n);
+	jtr_json_int(j, "start_mono_ns", ph->start_ns);
+	jtr_json_int(j, "end_mono_ns", ph->end_ns);
+	jtr_json_uint(j, "duration_ns", (uint64_t)(ph->end_ns - ph->start_ns));
+	jtr_json_uint(j, "msgs_sent", s->msgs);
+	jtr_json_uint(j, "bytes_sent", s->bytes);
+	jtr_json_fixed(j, "msgs_sent_per_s", per_s((double)s->msgs, secs), 3);
+	jtr_json_fixed(j, "mb_sent_per_s", per_s((double)s->bytes / 1e6, secs), 6);
+	jtr_json_uint(j, "msgs_recv", v->msgs);
+	jtr_json_uint(j, "bytes_recv", v->bytes);
+	jtr_json_fixed(j, "msgs_recv_per_s", per_s((double)v->msgs, secs), 3);
+	jtr_json_fixed(j, "mb_recv_per_s", per_s((double)v->bytes / 1e6, secs), 6);
+	jtr_json_uint(j, "lat_samples", v->lat_n);
+	if (v->lat_n) {
+		double mean, sd;
+
+		lat_moments(v->lat_n, v->lat_sum, v->lat_sum_sq, &mean, &sd);
+		jtr_json_fixed(j, "lat_avg_ns", mean, 1);
+		jtr_json_fixed(j, "lat_stddev_ns", sd, 1);
+		jtr_json_uint(j, "lat_min_ns", v->lat_min);
+		jtr_json_uint(j, "lat_max_ns", v->lat_max);
+	} else {
+		jtr_json_null(j, "lat_avg_ns");
+		jtr_json_null(j, "lat_stddev_ns");
+		jtr_json_null(j, "lat_min_ns");
+		jtr_json_null(j, "lat_max_ns");
+	}
+	if (ph->cpu_ns >= 0 && secs > 0)
+		jtr_json_fixed(j, "cpu_pct", 100.0 * (double)ph->cpu_ns / 1e9 / secs, 2);
+	else
+		jtr_json_null(j, "cpu_pct");
+	jtr_json_obj_end(j);
+}
+
 /* tp_stats_write_json - CPU, RSS and the rows into the open object */
 void tp_stats_write_json(struct jtr_json *j, const struct tp_stats *st)
 {
+	struct phase_view pv;
+	char utc[40];
+
 	json_pct(j, "cpu_pct", tp_stats_proc_cpu_pct(st));
-	json_pct(j, "send_cpu_pct", tp_stat_thread_cpu_pct(st->src[TP_STAT_SEND]));
-	json_pct(j, "recv_cpu_pct", tp_stat_thread_cpu_pct(st->src[TP_STAT_RECV]));
+	json_pct(j, "send_cpu_pct", role_cpu_pct(st, TP_STAT_SEND));
+	json_pct(j, "recv_cpu_pct", role_cpu_pct(st, TP_STAT_RECV));
 	json_pct(j, "rss_max_mb", st->rss_max_mb > 0 ? st->rss_max_mb : -1);
-	if (st->every_ns)
+	if (st->every_ns) {
 		jtr_json_uint(j, "stats_every_ns", st->every_ns);
-	else
+		jtr_json_uint(j, "startup_ns", st->startup_ns);
+	} else {
 		jtr_json_null(j, "stats_every_ns");
+		jtr_json_null(j, "startup_ns");
+	}
 	jtr_json_arr_begin(j, "stats");
 	for (size_t i = 0; i < st->nrows; i++) {
 		const struct tp_stats_row *r = &st->rows[i];
 
+		utc_text(r->real_ns, utc, sizeof(utc));
 		jtr_json_obj_begin(j, NULL);
 		jtr_json_fixed(j, "t_s", r->t_s, 3);
+		jtr_json_str(j, "utc", utc);
+		jtr_json_int(j, "mono_ns", r->mono_ns);
 		jtr_json_uint(j, "msgs_sent", r->msgs_sent);
 		jtr_json_uint(j, "bytes_sent", r->bytes_sent);
 		jtr_json_uint(j, "msgs_recv", r->msgs_recv);
@@ -414,6 +772,12 @@ void tp_stats_write_json(struct jtr_json *j, const struct tp_stats *st)
 		jtr_json_obj_end(j);
 	}
 	jtr_json_arr_end(j);
+	phase_view(st, &pv);
+	jtr_json_obj_begin(j, "phases");
+	write_phase(j, "startup", pv.ph[TP_PHASE_STARTUP]);
+	write_phase(j, "steady", pv.ph[TP_PHASE_STEADY]);
+	write_phase(j, "whole", pv.ph[TP_PHASE_WHOLE]);
+	jtr_json_obj_end(j);
 }
 
 /* pct_text - "12.34 %" or "unknown" */
@@ -426,26 +790,168 @@ static const char *pct_text(char *buf, size_t n, double v)
 	return buf;
 }
 
-/* tp_stats_summary - CPU and memory, overall and over the samples */
+/* what a line of the phases table shows */
+enum cell {
+	C_ROWS, C_FROM, C_TO, C_SECS, C_MSGS, C_MB, C_MSGS_S, C_MB_S,
+	C_LAT_AVG, C_LAT_SD, C_LAT_MIN, C_LAT_MAX, C_CPU,
+};
+
+/* cell_text - @ph's value of @what (of the @role thread's counts) */
+static const char *cell_text(char *buf, size_t n, const struct tp_stats *st,
+			     const struct tp_phase *ph, enum cell what, int role)
+{
+	const struct tp_ival *v;
+	double secs, mean, sd;
+
+	if (!ph)
+		return "none";
+	v = &ph->v[role];
+	secs = phase_secs(ph);
+	if (what >= C_LAT_AVG && what <= C_LAT_MAX && !v->lat_n)
+		return "-";
+	if (what >= C_LAT_AVG && what <= C_LAT_SD)
+		lat_moments(v->lat_n, v->lat_sum, v->lat_sum_sq, &mean, &sd);
+	switch (what) {
+	case C_ROWS: snprintf(buf, n, "%zu", ph->n); break;
+	case C_FROM: snprintf(buf, n, "%.3f", (double)(ph->start_ns - st->t0_ns) / 1e9); break;
+	case C_TO: snprintf(buf, n, "%.3f", (double)(ph->end_ns - st->t0_ns) / 1e9); break;
+	case C_SECS: snprintf(buf, n, "%.3f", secs); break;
+	case C_MSGS: snprintf(buf, n, "%llu", (unsigned long long)v->msgs); break;
+	case C_MB: snprintf(buf, n, "%.6f", (double)v->bytes / 1e6); break;
+	case C_MSGS_S: snprintf(buf, n, "%.1f", per_s((double)v->msgs, secs)); break;
+	case C_MB_S: snprintf(buf, n, "%.3f", per_s((double)v->bytes / 1e6, secs)); break;
+	case C_LAT_AVG: snprintf(buf, n, "%.2f", mean / 1e3); break;
+	case C_LAT_SD: snprintf(buf, n, "%.2f", sd / 1e3); break;
+	case C_LAT_MIN: snprintf(buf, n, "%.2f", (double)v->lat_min / 1e3); break;
+	case C_LAT_MAX: snprintf(buf, n, "%.2f", (double)v->lat_max / 1e3); break;
+	case C_CPU:
+		if (ph->cpu_ns < 0 || secs <= 0)
+			return "unknown";
+		snprintf(buf, n, "%.2f", 100.0 * (double)ph->cpu_ns / 1e9 / secs);
+		break;
+	}
+	return buf;
+}
+
+/* table_line - "  LABEL   v1   v2   v3": the phases shown (only the whole run
+ * without rows) */
+static void table_line(FILE *f, const struct tp_stats *st, const struct phase_view *pv,
+		       const char *label, enum cell what, int role)
+{
+	char buf[48];
+
+	fprintf(f, "  %-20s", label);
+	for (int i = pv->from_rows ? 0 : TP_PHASE_WHOLE; i < TP_PHASES; i++)
+		fprintf(f, " %15s", cell_text(buf, sizeof(buf), st, pv->ph[i], what, role));
+	fputc('\n', f);
+}
+
+/* dir_line - "sent 5100 msgs, 0.326400 MB, 0.065 MB/s (0.522 Mbit/s)" */
+static void dir_line(FILE *f, const char *dir, const struct tp_ival *v, double secs)
+{
+	double mb = (double)v->bytes / 1e6;
+
+	fprintf(f, "%s %llu msgs, %.6f MB, %.3f MB/s (%.3f Mbit/s)", dir,
+		(unsigned long long)v->msgs, mb, per_s(mb, secs), per_s(8 * mb, secs));
+}
+
+/* phases_summary - the phases table and the whole run's line */
+static void phases_summary(FILE *f, const struct tp_stats *st)
+{
+	static const char *const names[TP_PHASES] = { "start-up", "steady", "whole" };
+	const bool snd = st->nsrc[TP_STAT_SEND], rcv = st->nsrc[TP_STAT_RECV];
+	const struct tp_phase *w;
+	struct phase_view pv;
+
+	phase_view(st, &pv);
+	w = pv.ph[TP_PHASE_WHOLE];
+	fputc('\n', f);
+	if (pv.from_rows && !pv.busy) {
+		fprintf(f, "phases: none: no message was sent or received in any stats row\n");
+		return;
+	}
+	if (!w) {
+		fprintf(f, "phases: none (--stats-every 0: the phases are made of the stats rows), "
+			"and no message was sent or received\n");
+		return;
+	}
+	if (pv.from_rows && st->startup_ns)
+		fprintf(f, "phases (whole stats rows; MB = 10^6 bytes): the start-up is the first "
+			"%.3f s of traffic, the steady state the rest\n",
+			(double)st->startup_ns / 1e9);
+	else if (pv.from_rows)
+		fprintf(f, "phases (whole stats rows; MB = 10^6 bytes): no start-up (--startup 0), "
+			"the steady state is all the traffic\n");
+	else
+		fprintf(f, "phases: none (--stats-every 0: the phases are made of the stats rows); "
+			"the whole run from its start to its end (MB = 10^6 bytes):\n");
+	fprintf(f, "  %-20s", "phase");
+	for (int i = pv.from_rows ? 0 : TP_PHASE_WHOLE; i < TP_PHASES; i++)
+		fprintf(f, " %15s", names[i]);
+	fputc('\n', f);
+	if (pv.from_rows)
+		table_line(f, st, &pv, "rows", C_ROWS, 0);
+	table_line(f, st, &pv, "from s", C_FROM, 0);
+	table_line(f, st, &pv, "to s", C_TO, 0);
+	table_line(f, st, &pv, "duration s", C_SECS, 0);
+	if (snd) {
+		table_line(f, st, &pv, "sent msgs", C_MSGS, TP_STAT_SEND);
+		table_line(f, st, &pv, "sent MB", C_MB, TP_STAT_SEND);
+		table_line(f, st, &pv, "sent msgs/s", C_MSGS_S, TP_STAT_SEND);
+		table_line(f, st, &pv, "sent MB/s", C_MB_S, TP_STAT_SEND);
+	}
+	if (rcv) {
+		table_line(f, st, &pv, "received msgs", C_MSGS, TP_STAT_RECV);
+		table_line(f, st, &pv, "received MB", C_MB, TP_STAT_RECV);
+		table_line(f, st, &pv, "received msgs/s", C_MSGS_S, TP_STAT_RECV);
+		table_line(f, st, &pv, "received MB/s", C_MB_S, TP_STAT_RECV);
+	}
+	if (st->has_lat) {
+		table_line(f, st, &pv, "latency avg us", C_LAT_AVG, TP_STAT_RECV);
+		table_line(f, st, &pv, "latency stddev us", C_LAT_SD, TP_STAT_RECV);
+		table_line(f, st, &pv, "latency min us", C_LAT_MIN, TP_STAT_RECV);
+		table_line(f, st, &pv, "latency max us", C_LAT_MAX, TP_STAT_RECV);
+	}
+	table_line(f, st, &pv, "CPU % (process)", C_CPU, 0);
+	if (pv.from_rows && !pv.ph[TP_PHASE_STARTUP] && st->startup_ns)
+		fprintf(f, "start-up: none: %.3f s is less than half a stats row (%.3f s)\n",
+			(double)st->startup_ns / 1e9, (double)st->every_ns / 1e9);
+	if (pv.from_rows && !pv.ph[TP_PHASE_STEADY])
+		fprintf(f, "steady: none: the run was shorter than the start-up\n");
+	fprintf(f, "whole run: %.3f s", phase_secs(w));
+	if (snd) {
+		fputs("; ", f);
+		dir_line(f, "sent", &w->v[TP_STAT_SEND], phase_secs(w));
+	}
+	if (rcv) {
+		fputs("; ", f);
+		dir_line(f, "received", &w->v[TP_STAT_RECV], phase_secs(w));
+	}
+	fputc('\n', f);
+}
+
+/* tp_stats_summary - the phases; CPU and memory, overall and over the samples */
 void tp_stats_summary(FILE *f, const struct tp_stats *st, const char *recv_mode)
 {
 	char a[32], b[32], c[32];
 	double cmax = 0, cmin = 1e300, csum = 0, mmax = 0, mmin = 1e300, msum = 0;
 	size_t n = 0;
 
+	phases_summary(f, st);
 	fprintf(f, "CPU: process %s", pct_text(a, sizeof(a), tp_stats_proc_cpu_pct(st)));
-	if (st->src[TP_STAT_SEND] && st->src[TP_STAT_RECV] && st->w[TP_STAT_SEND] &&
-	    st->w[TP_STAT_SEND] == st->w[TP_STAT_RECV]) {
+	if (st->nsrc[TP_STAT_SEND] && st->nsrc[TP_STAT_RECV] && st->w[TP_STAT_SEND][0] &&
+	    st->w[TP_STAT_SEND][0] == st->w[TP_STAT_RECV][0]) {
 		/* one thread does both (ping --one-thread, pong) */
 		fprintf(f, ", the thread that sends and receives %s (%s receive)",
-			pct_text(c, sizeof(c), tp_stat_thread_cpu_pct(st->src[TP_STAT_RECV])), recv_mode);
+			pct_text(c, sizeof(c), role_cpu_pct(st, TP_STAT_RECV)), recv_mode);
 	} else {
-		if (st->src[TP_STAT_SEND])
-			fprintf(f, ", sending thread %s",
-				pct_text(b, sizeof(b), tp_stat_thread_cpu_pct(st->src[TP_STAT_SEND])));
-		if (st->src[TP_STAT_RECV])
-			fprintf(f, ", receiving thread %s (%s receive)",
-				pct_text(c, sizeof(c), tp_stat_thread_cpu_pct(st->src[TP_STAT_RECV])),
+		if (st->nsrc[TP_STAT_SEND])
+			fprintf(f, ", sending thread%s %s", st->nsrc[TP_STAT_SEND] > 1 ? "s" : "",
+				pct_text(b, sizeof(b), role_cpu_pct(st, TP_STAT_SEND)));
+		if (st->nsrc[TP_STAT_RECV])
+			fprintf(f, ", receiving thread%s %s (%s receive)",
+				st->nsrc[TP_STAT_RECV] > 1 ? "s" : "",
+				pct_text(c, sizeof(c), role_cpu_pct(st, TP_STAT_RECV)),
 				recv_mode);
 	}
 	fprintf(f, "; memory: RSS max %.2f MB\n", st->rss_max_mb);

@@ -21,8 +21,8 @@ PARTNERS = {"ping": "pong", "pub": "sub"}
 # the transport group every endpoint shares: options with a value, and flags
 TRANSPORT_VALUED = (("-T", "--transport"), ("-P", "--addr"), (None, "--recv"),
                     (None, "--iface"), (None, "--ttl"), (None, "--slots"),
-                    (None, "--timeout"))
-TRANSPORT_FLAGS = (("-b", "--busy"), (None, "--mcast-wide"))
+                    (None, "--timeout"), (None, "--sndbuf"), (None, "--rcvbuf"))
+TRANSPORT_FLAGS = (("-b", "--busy"), (None, "--mcast-wide"), (None, "--nagle"))
 # the transport options (TP_PROG_LONG_OPTS in transports/prog/tp_prog.h) each end
 # sets for itself: where the shm reader's ring lives, how long an end waits for
 # its peer to appear (test_parity.py: every C option is in one of the three)

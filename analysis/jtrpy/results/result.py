@@ -24,10 +24,12 @@ FORMAT = "jtr-result/1"
 NAME = "result.json"
 PERCENTILE_KEYS = ("50", "90", "99", "99.9", "99.99", "99.999")
 
-# the files a result may name in "files", and their usual names
+# the files a result may name in "files", and their usual names (ping, pub and sub
+# take --summary-file and --stats-file: read them through Result.file, never by
+# these names)
 DEFAULT_FILES = {"outliers": "outliers.csv", "events": "events.bin", "trace": "trace.json",
                  "summary": "summary.txt", "attribution": "attribution.txt",
-                 "sched": "sched.data"}
+                 "sched": "sched.data", "stats": "stats.csv", "latency": "latency.csv"}
 
 # every file a results folder may hold besides result.json, as lib/jtr_out.h's
 # JTR_RESULT_FILES (analysis/tests/test_parity.py compares them). A result written

@@ -44,6 +44,7 @@ def test_a_result_knows_its_folder_and_files(tmp_path):
         assert isinstance(r, dict) and r.folder == str(tmp_path)
         assert r.file("outliers") == str(tmp_path / "o.csv")      # as the result names it
         assert r.file("events") == str(tmp_path / "events.bin")   # else the usual name
+        assert r.file("stats") == str(tmp_path / "stats.csv")
     r.write_text("attribution", "a.txt", "hello\n")
     r["note"] = 1
     r.save()

@@ -1,0 +1,271 @@
+"""The predecessors' load shapes and exact runs, end to end on loopback and
+across network namespaces: --ticks bursts arrive as bursts, --latency-rate
+stamps that many messages a second, -d runs for a time, --pack puts several
+messages in one write and every one is counted, 24-byte messages (the compact
+header) go through, the warm-up keeps its own rate, ping reports
+max_flight_size and gives up on replies after -l, pub ends with um_perf's CSV
+line; bad combinations get a one-line error."""
+import csv
+import re
+import signal
+import time
+
+import pytest
+from conftest import assert_usage_errors, load, run_jtr
+from test_transports import (
+    addr_for,
+    finish,
+    free_port,
+    kill_all,
+    spawn,
+    two_hosts,  # noqa: F401 (a fixture)
+    wait_ready,
+)
+
+DGRAM = ("udp", "mcast", "unix-dgram")
+
+
+def pub_sub(tmp_path, kind, pub_args, sub_args=(), tag="", ns_pub=None, ns_sub=None,
+            addr=None, validate=None):
+    """One subscriber, then one publisher with @pub_args: (pub, sub) results."""
+    addr = addr or addr_for(kind, tmp_path)
+    common = ["-T", kind, "-P", addr, "--wait", "20"]
+    sout, pout = tmp_path / ("sub" + tag), tmp_path / ("pub" + tag)
+    sub = spawn("sub", *common, "-o", sout, *sub_args, ns=ns_sub)
+    procs = [sub]
+    try:
+        if kind in DGRAM:
+            wait_ready(sub)
+        pub = spawn("pub", *common, "-o", pout, *pub_args, ns=ns_pub)
+        procs.append(pub)
+        rc, out, err = finish(pub)
+        assert rc == 0, err
+        rc, _, serr = finish(sub)
+        assert rc == 0, serr
+        p, s = load(pout), load(sout)
+        if validate:
+            validate(p)
+            validate(s)
+        return p, s, out
+    finally:
+        kill_all(procs)
+
+
+def latency_rows(folder):
+    with open(folder / "latency.csv") as f:
+        return [(int(r["seq"]), int(r["sent_ns"]), int(r["received_ns"]))
+                for r in csv.DictReader(f)]
+
+
+def test_ticks_send_bursts_and_duration_sets_the_count(tmp_path, validate):
+    # 10K/s in 50 ticks: bursts of 200 every 20 ms, for 400 ms = 4000 messages
+    pub, sub, _ = pub_sub(tmp_path, "udp", ["-r", "10K", "--ticks", "50", "-d", "400ms",
+                                            "-w", "0", "-q"],
+                          ["--latency-file"], validate=validate)
+    assert pub["params"]["ticks"] == 50 and pub["params"]["duration_ns"] == 400_000_000
+    assert pub["transport"]["sent"] == 4000 == pub["params"]["count"]
+    assert sub["transport"]["received"] == 4000 and sub["transport"]["lost"] == 0
+    rows = sorted(latency_rows(tmp_path / "sub"))
+    assert len(rows) == 4000
+    # a burst: 200 messages sent back to back; between bursts the tick's gap
+    sent = [r[1] for r in rows]
+    gaps = [b - a for a, b in zip(sent, sent[1:])]
+    big = [i for i, g in enumerate(gaps) if g > 5_000_000]
+    assert len(big) == 19, len(big)
+    starts = [0] + [i + 1 for i in big]
+    sizes = [b - a for a, b in zip(starts, starts[1:] + [len(sent)])]
+    assert sizes == [200] * 20
+    # the bursts start on the 20 ms grid (from the first one, within 3 ms)
+    for k, s in enumerate(starts):
+        assert abs(sent[s] - sent[0] - k * 20_000_000) < 3_000_000, (k, sent[s] - sent[0])
+    # and they arrive as bursts: a burst is taken in a fraction of its tick,
+    # then nothing comes until the next one
+    recv = [r[2] for r in rows]
+    spans = sorted(recv[s + n - 1] - recv[s] for s, n in zip(starts, sizes))
+    assert spans[10] < 5_000_000, spans
+    quiet = [recv[s] - recv[s - 1] for s in starts[1:]]
+    assert sorted(quiet)[9] > 10_000_000, quiet
+
+
+def test_latency_rate_stamps_that_many(tmp_path, validate):
+    # 20K/s for 0.5 s with 2000 stamps a second: every 10th message, 1000 in all
+    pub, sub, _ = pub_sub(tmp_path, "udp", ["-r", "20K", "-n", "10K", "-w", "100",
+                                            "--latency-rate", "2000", "-q"],
+                          validate=validate)
+    assert sub["transport"]["received"] == 10100 and sub["transport"]["lost"] == 0
+    runs = {r["name"]: r for r in sub["runs"]}
+    assert runs["latency_from_send"]["samples"] == 1000
+    assert pub["transport"]["stamped"] == 1000 + 10
+    assert pub["params"]["latency_rate_hz"] == 2000
+    # the send-call time is taken for the stamped messages only
+    assert {r["name"]: r for r in pub["runs"]}["send_call"]["samples"] == 1000
+
+
+@pytest.mark.parametrize("kind", ["shm", "udp", "tcp", "unix-dgram"])
+def test_pack_counts_every_message(tmp_path, validate, kind):
+    # 10,001 messages in writes of 7, every 13th number skipped on purpose
+    pub, sub, _ = pub_sub(tmp_path, kind, ["-r", "max", "-n", "10001", "-w", "101",
+                                           "--pack", "7", "--drop-every", "13", "-q"],
+                          validate=validate)
+    issued = 10001 + 101
+    dropped = issued // 13
+    t = pub["transport"]
+    assert t["dropped_on_purpose"] == dropped and t["sent_total"] == issued - dropped
+    # units never mix warm-up and measured messages: 15 warm-up writes
+    assert t["writes"] == -(-101 // 7) + -(-10001 // 7)
+    s = sub["transport"]
+    assert s["received"] == issued - dropped and s["warmup_received"] == 101 - 101 // 13
+    assert s["lost"] == dropped
+    assert s["rejected"]["malformed"] == 0 and s["duplicates"] == 0
+
+
+def test_pack_across_namespaces(tmp_path, validate, two_hosts):  # noqa: F811
+    h = two_hosts
+    addr = "%s:%d" % (h["ip_b"], free_port())
+    pub, sub, _ = pub_sub(tmp_path, "udp", ["-r", "50K", "-n", "20K", "--pack", "10",
+                                            "-m", "100", "-q"], addr=addr,
+                          ns_pub=h["a"], ns_sub=h["b"], validate=validate)
+    assert pub["transport"]["writes"] == 100 + 2000
+    assert sub["transport"]["received"] == 21000 and sub["transport"]["lost"] == 0
+    assert {r["name"]: r for r in sub["runs"]}["latency_from_send"]["samples"] == 20000
+
+
+def test_24_byte_messages(tmp_path, validate):
+    """The compact header: 24 bytes carry the number and the send time; the
+    intended time needs 32, so latency from intended is from the send."""
+    pub, sub, out = pub_sub(tmp_path, "udp", ["-r", "20K", "-n", "2000", "-m", "24"],
+                            validate=validate)
+    assert pub["params"]["msg_len"] == 24
+    assert sub["transport"]["received"] == 3000 and sub["transport"]["lost"] == 0
+    runs = {r["name"]: r for r in sub["runs"]}
+    ls, li = runs["latency_from_send"], runs["latency_from_intended"]
+    assert ls["samples"] == li["samples"] == 2000
+    assert ls["percentiles_ns"] == li["percentiles_ns"]
+    # um_perf's last line: length, messages with the warm-up, rate
+    last = out.strip().splitlines()[-2]     # then "results: DIR/"
+    m = re.fullmatch(r"(\d+),(\d+),([\d.]+)", last)
+    assert m, out
+    assert int(m.group(1)) == 24 and int(m.group(2)) == 3000
+    assert abs(float(m.group(3)) - pub["transport"]["rate_hz"]) < 1
+    assert (tmp_path / "pub" / "summary.txt").read_text().count(last) == 1
+
+
+def pong(tmp_path, kind="udp", extra=()):
+    addr = addr_for(kind, tmp_path)
+    return addr, spawn("pong", "-T", kind, "-P", addr, "-q", "--wait", "30", *extra)
+
+
+def test_ping_duration_warmup_rate_and_flight(tmp_path, validate):
+    addr, pg = pong(tmp_path)
+    try:
+        t0 = time.monotonic()
+        p = run_jtr("ping", "-T", "udp", "-P", addr, "-r", "5K", "-d", "300ms", "-w", "40",
+                    "--warmup-rate", "100", "-m", "24", "-o", tmp_path / "p", "-q",
+                    timeout=60)
+        took = time.monotonic() - t0
+        assert p.returncode == 0, p.stderr
+        finish(pg)
+    finally:
+        kill_all([pg])
+    r = validate(load(tmp_path / "p"))
+    t = r["transport"]
+    assert r["params"]["count"] == t["sent"] == 1500 and t["lost"] == 0
+    assert r["params"]["warmup_rate_hz"] == 100
+    # 40 warm-up messages at 100/s take 0.4 s before the 0.3 s measured
+    assert took >= 0.7
+    assert 1 <= t["max_flight_size"] <= 1540
+    text = (tmp_path / "p" / "summary.txt").read_text()
+    assert re.search(r"max_flight_size=%d\b" % t["max_flight_size"], text)
+
+
+def test_ping_one_thread_has_one_in_flight(tmp_path, validate):
+    addr, pg = pong(tmp_path, extra=["-b"])
+    try:
+        p = run_jtr("ping", "-T", "udp", "-P", addr, "-b", "-1", "-r", "max", "-n", "2000",
+                    "-o", tmp_path / "p", "-q", timeout=60)
+        assert p.returncode == 0, p.stderr
+        finish(pg)
+    finally:
+        kill_all([pg])
+    assert validate(load(tmp_path / "p"))["transport"]["max_flight_size"] == 1
+
+
+def test_ping_linger_gives_up_on_replies(tmp_path, validate):
+    """A pong that stops answering near the end: with -l 300ms ping waits that
+    long after its last send, counts the rest lost and ends (default: the 5 s
+    --timeout)."""
+    addr, pg = pong(tmp_path)
+    try:
+        ping = spawn("ping", "-T", "udp", "-P", addr, "-r", "1000", "-d", "1s", "-w", "10",
+                     "-l", "300ms", "-o", tmp_path / "p", "-q")
+        time.sleep(0.8)
+        pg.send_signal(signal.SIGSTOP)
+        t0 = time.monotonic()
+        rc, _, err = finish(ping)
+        waited = time.monotonic() - t0
+        pg.send_signal(signal.SIGCONT)
+    finally:
+        kill_all([pg])
+    assert rc == 0, err
+    r = validate(load(tmp_path / "p"))
+    t = r["transport"]
+    assert r["params"]["linger_ns"] == 300_000_000
+    assert t["lost"] >= 100 and "never came back" in err
+    assert waited < 2.5, waited
+
+
+def test_bad_pacing_input(tmp_path):
+    assert_usage_errors(tmp_path, [
+        (["pub", "-r", "max", "--ticks", "100"], "bursts need a rate"),
+        (["pub", "-r", "1000", "--ticks", "2000"], "at most the rate"),
+        (["pub", "-r", "1000", "--latency-rate", "5000"], "at most -r"),
+        (["pub", "-r", "max", "--latency-rate", "10"], "needs a paced -r"),
+        (["pub", "--latency-rate", "10", "--no-timestamps"], "contradict"),
+        (["pub", "-n", "10", "-d", "1s"], "give one"),
+        (["ping", "-n", "10", "-d", "1s"], "give one"),
+        (["pub", "--pack", "0"], "--pack"),
+        (["pub", "--pack", "2000"], "--pack"),
+        (["pub", "-m", "23"], "-m"),
+        (["ping", "-m", "20"], "-m"),
+        (["pub", "--warmup-rate", "0"], "--warmup-rate 0"),
+        (["ping", "-d", "1x"], "-d"),
+        (["pub", "-T", "udp", "--pack", "1000", "-m", "100"], "udp"),
+    ])
+
+
+@pytest.mark.parametrize("kind", ["udp", "tcp", "shm", "unix"])
+def test_streams_each_lossless(tmp_path, validate, kind):
+    """--streams 3: three transports (port + K, name or path + .K), three pinned
+    threads a side; each stream lossless, the totals their sum, the stats rows
+    the threads' sum."""
+    pub, sub, _ = pub_sub(tmp_path, kind, ["-r", "5K", "-n", "3000", "-w", "100",
+                                           "--streams", "3", "-a", "1,0,1", "-q",
+                                           "--stats-every", "200ms"],
+                          ["--streams", "3", "-a", "0,1,0"], validate=validate)
+    assert pub["params"]["streams"] == sub["params"]["streams"] == 3
+    ps, ss = pub["transport"]["streams"], sub["transport"]["streams"]
+    assert [s["cpu"] for s in ps] == [1, 0, 1] and [s["cpu"] for s in ss] == [0, 1, 0]
+    addrs = [s["address"] for s in ps]
+    assert len(set(addrs)) == 3 and addrs == [s["address"] for s in ss]
+    for p, s in zip(ps, ss):
+        assert p["sent"] == 3000 and not p["failed"]
+        assert s["received"] == 3100 and s["lost"] == 0 and s["end_of_stream"]
+        assert s["publisher_issued"] == 3100
+    assert pub["transport"]["sent"] == 9000
+    assert sub["transport"]["received"] == 9300 and sub["transport"]["lost"] == 0
+    assert sum(r["msgs_sent"] for r in pub["transport"]["stats"]) == 9300
+    assert sum(r["msgs_recv"] for r in sub["transport"]["stats"]) == 9300
+    runs = {r["name"]: r for r in sub["runs"]}
+    assert runs["latency_from_send"]["samples"] == 9000
+    assert {r["name"]: r for r in pub["runs"]}["send_call"]["samples"] == 9000
+
+
+def test_bad_streams_input(tmp_path):
+    assert_usage_errors(tmp_path, [
+        (["pub", "--streams", "0"], "--streams"),
+        (["pub", "--streams", "17"], "--streams"),
+        (["pub", "--streams", "2", "-a", "0,1,0"], "one CPU per stream"),
+        (["sub", "--streams", "3", "-a", "0,1"], "one CPU per stream"),
+        (["sub", "--streams", "2", "--latency-file"], "one stream"),
+        (["pub", "-T", "udp", "-P", "127.0.0.1:65535", "--streams", "2"], "past 65535"),
+    ])
