@@ -19,7 +19,8 @@ peer, A-tool, peer..., medians reported:
    >= 60 % of memcpy. Unbatched (`jtr pub -r max -m 50 -n 20M` into `jtr sub
    -f -b`, one ring publish per message): goal >= 60M messages/s, beside the
    cache-line limit (memcpy's bytes/s over 64: a 50-byte message and its slot
-   stamp fill one line, so lines a second bound messages a second).
+   stamp fill one line, so lines a second bound messages a second). Packed
+   (`--pack 16`: 16 messages per ring slot) is reported apart, without a goal.
 
 Every item prints the commands, the two numbers, the ratio, the goal and
 PASS or MISS. A missed goal is a result; an item whose programs fail to run
@@ -48,6 +49,7 @@ MSG_LEN = 64            # ping-pong message, header included (sockperf -m 64)
 TPUT_LEN = 50           # throughput message, header included
 TPUT_COUNT = 20_000_000  # unbatched pub/sub messages a round (a short run is ruled by start-up)
 TPUT_GOAL = 60e6        # unbatched messages/s
+TPUT_PACK = 16          # messages per ring slot in the packed run, reported apart
 LINE = 64               # bytes a cache line: one slot of a 50-byte message
 TIMEOUT_S = 120         # any one program
 
@@ -316,8 +318,9 @@ def memcpy_round(a, b):
     return json.loads(run(cmd)), cmd
 
 
-def pubsub_round(a, b, count, tmp):
-    """`jtr sub -f -b` on @b, `jtr pub -r max -m 50` on @a: messages/s and the commands."""
+def pubsub_round(a, b, count, tmp, pack=1):
+    """`jtr sub -f -b` on @b, `jtr pub -r max -m 50` on @a (@pack messages per ring
+    slot): messages/s and the commands."""
     name = "jtrbench%d" % os.getpid()
     sub_out, pub_out = os.path.join(tmp, "sub"), os.path.join(tmp, "pub")
     for d in (sub_out, pub_out):
@@ -326,7 +329,7 @@ def pubsub_round(a, b, count, tmp):
                "-o", sub_out]
     pub_cmd = [JTR, "pub", "-T", "shm", "-P", name, "-r", "max", "-m", str(TPUT_LEN),
                "-n", str(count), "-w", "10K", "--no-timestamps", "-a", str(a), "-q",
-               "-o", pub_out]
+               "-o", pub_out] + (["--pack", str(pack)] if pack > 1 else [])
     sub = Server(sub_cmd)
     try:
         run(pub_cmd)
@@ -361,12 +364,14 @@ def ipc_round(a, b, tmp, objects="20M"):
 
 def throughput_vs_memcpy(a, b, rounds, tmp, count=TPUT_COUNT):
     """Item 3: alternating rounds, printed; the dict for bench.json."""
-    jt, mc, mcp50, ratios, bt, bratios, bmethods = [], [], [], [], [], [], []
+    jt, mc, mcp50, ratios, bt, bratios, bmethods, packed = [], [], [], [], [], [], [], []
     for i in range(rounds):
         print("bench: transports round %d/%d: memcpy bandwidth and shm pub/sub throughput, "
               "CPUs %d and %d" % (i + 1, rounds, a, b), file=sys.stderr)
         m, mcmd = memcpy_round(a, b)
         rate, cmds = pubsub_round(a, b, count, tmp)
+        prate, pcmds = pubsub_round(a, b, count, tmp, pack=TPUT_PACK)
+        packed.append(prate)
         mc.append(m["bytes_per_s"])
         mcp50.append(m["block_bytes"] * 1e9 / m["percentiles_ns"]["50"])
         jt.append(rate * TPUT_LEN)
@@ -385,9 +390,11 @@ def throughput_vs_memcpy(a, b, rounds, tmp, count=TPUT_COUNT):
            "line_limit_ratio": med(j / x for j, x in zip(msgs, lines)),
            "unbatched_goal_msgs_per_s": TPUT_GOAL, "unbatched_pass": med(msgs) >= TPUT_GOAL,
            "per_message_ratio": med(ratios), "per_message_ratios": ratios,
+           "packed": TPUT_PACK, "packed_msgs_per_s": med(packed),
+           "packed_msgs_per_s_rounds": packed,
            "batched_bytes_per_s": med(bt), "batched_methods": bmethods,
            "ratio": med(bratios), "ratios": bratios, "goal": 0.6,
-           "commands": [show(mcmd)] + cmds + [icmd]}
+           "commands": [show(mcmd)] + cmds + pcmds[1:] + [icmd]}
     print("shm 1-to-1 throughput, %d-byte messages, vs memcpy bandwidth in 100 KB blocks, "
           "producer/pub on CPU %d, consumer/sub on CPU %d, %d rounds (medians)"
           % (TPUT_LEN, a, b, rounds))
@@ -410,6 +417,10 @@ def throughput_vs_memcpy(a, b, rounds, tmp, count=TPUT_COUNT):
           % (res["jtr_msgs_per_s"] / 1e6, TPUT_GOAL / 1e6,
              ", ".join("%.1fM" % (x / 1e6) for x in msgs),
              "PASS" if res["unbatched_pass"] else "MISS", res["line_limit_ratio"]))
+    print("  pub/sub packed, %d messages per ring slot (--pack %d): %.1fM messages/s (rounds: "
+          "%s), %.2f x unbatched" % (TPUT_PACK, TPUT_PACK, res["packed_msgs_per_s"] / 1e6,
+                                     ", ".join("%.1fM" % (x / 1e6) for x in packed),
+                                     res["packed_msgs_per_s"] / res["jtr_msgs_per_s"]))
     line, res["pass"] = ratio_line("ratio jtr shm (100 KB batches) / memcpy", res["ratio"],
                                    0.6, bratios, True)
     print(line)
