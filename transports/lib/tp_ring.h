@@ -191,7 +191,11 @@ static inline bool tp_ring_fits(const struct tp_ring_wr *w, size_t len)
 /* how tp_ring_put_any copies: memcpy (any length), four 16-byte moves or
  * two 32-byte AVX ones (32 to TP_RING_SMALL bytes; AVX only in a function
  * built for it: __attribute__((target("avx2")))) */
-enum { TP_RING_COPY_ANY, TP_RING_COPY_SMALL, TP_RING_COPY_SMALL_AVX };
+enum { TP_RING_COPY_ANY, TP_RING_COPY_SMALL, TP_RING_COPY_SMALL_AVX, TP_RING_COPY_SHORT };
+
+/* TP_RING_SHORT - messages of this many to 31 bytes can be copied with two
+ * 16-byte moves that overlap (TP_RING_COPY_SHORT): the seeds' 24 and 25 */
+#define TP_RING_SHORT 16u
 
 /* 32 bytes anywhere: one AVX move */
 typedef unsigned char tp_ring_v32 __attribute__((vector_size(32), aligned(1), may_alias));
@@ -224,6 +228,11 @@ static inline __attribute__((always_inline)) bool tp_ring_put_any(struct tp_ring
 
 		__builtin_memcpy(s->data, src, 32);
 		__builtin_memcpy(s->data + len - 32, src + len - 32, 32);
+	} else if (copy == TP_RING_COPY_SHORT) {
+		const unsigned char *src = buf;
+
+		__builtin_memcpy(s->data, src, 16);
+		__builtin_memcpy(s->data + len - 16, src + len - 16, 16);
 	} else {
 		tp_ring_copy(s->data, buf, len);
 	}

@@ -627,7 +627,7 @@ static __attribute__((noinline)) int send_wake(struct tp *t)
 	return 0;
 }
 
-/* send_fast - the common send (32 to 64 bytes), built twice (@copy): a
+/* send_fast - the common send (16 to 64 bytes), built twice (@copy): a
  * few loads of words in lines this CPU holds and the inline ring write: no
  * call, no register saved, so the stores it queues are the slot's and the
  * head's only (a store queue full of slot stores waiting for their cache
@@ -636,9 +636,12 @@ static __attribute__((noinline)) int send_wake(struct tp *t)
 static inline __attribute__((always_inline)) int send_fast(struct tp *t, const void *buf, size_t len,
 							   int copy)
 {
-	if (__builtin_expect(t->role == TP_SUB || t->faulted || len < 32 || len > TP_RING_SMALL ||
-			     !tp_ring_fits(&t->wr, len) || tp_ring_left(t->wr.r) != t->left_seen, 0))
+	if (__builtin_expect(t->role == TP_SUB || t->faulted || len < TP_RING_SHORT ||
+			     len > TP_RING_SMALL || !tp_ring_fits(&t->wr, len) ||
+			     tp_ring_left(t->wr.r) != t->left_seen, 0))
 		return send_slow(t, buf, len);
+	if (len < 32)	/* the seeds' 24 and 25 bytes */
+		return tp_ring_put_any(&t->wr, buf, (uint32_t)len, TP_RING_COPY_SHORT) ? send_wake(t) : 0;
 	return tp_ring_put_any(&t->wr, buf, (uint32_t)len, copy) ? send_wake(t) : 0;
 }
 

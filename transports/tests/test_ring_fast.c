@@ -60,6 +60,10 @@ static void test_lengths_and_stamp(void **state)
 			if (!tp_ring_fits(&w, len))
 				assert_int_equal(tp_ring_make_room(&w), 0);
 			assert_false(tp_ring_put_any(&w, in, len, TP_RING_COPY_SMALL));
+		} else if (len >= TP_RING_SHORT && len < 32) {
+			if (!tp_ring_fits(&w, len))
+				assert_int_equal(tp_ring_make_room(&w), 0);
+			assert_false(tp_ring_put_any(&w, in, len, TP_RING_COPY_SHORT));
 		} else {
 			assert_int_equal(tp_ring_write(&w, in, len), 0);
 		}
