@@ -44,6 +44,8 @@ COMMANDS = [
      "exec"),
     ("maxrate", "the maximum sustainable rate of a transport: step up, bisect, a table",
      "maxrate"),
+    ("duplex", "one endpoint of a two-way run: jtr sub and jtr pub at once, one summary",
+     "duplex"),
     ("tune", "apply, verify and revert tuning profiles (tuned format), with a snapshot",
      "tune"),
     ("watch", "the interruptions of an application's CPUs by cause, as Prometheus metrics; "

@@ -16,6 +16,7 @@ older unit), which plain type functions cannot.
 """
 import argparse
 import re
+import shlex
 import sys
 
 from .. import values
@@ -203,6 +204,17 @@ class Words(OptionType):
         if bad or not got:
             raise UsageError("use some of %s, comma-separated" % ",".join(self.names))
         return got
+
+
+class ShellSplit(OptionType):
+    """OPTS: one shell-quoted string of options, as words (use with
+    action="extend" to add up several)."""
+
+    def parse(self, text, opt, prog):
+        try:
+            return shlex.split(text)
+        except ValueError as e:
+            raise UsageError("%s; quote the options as one string, e.g. '--drop-every 7'" % e)
 
 
 def words(names, last="and"):

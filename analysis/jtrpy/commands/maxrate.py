@@ -1,12 +1,19 @@
 """maxrate - jtr maxrate: the maximum sustainable rate of a transport, per
 message size, or the latency at given rates."""
-import argparse
 import os
-import shlex
 import shutil
 import sys
 
-from ..cli.parser import Choice, Count, CountList, Duration, JtrParser, Percent, add_output
+from ..cli.parser import (
+    Choice,
+    Count,
+    CountList,
+    Duration,
+    JtrParser,
+    Percent,
+    ShellSplit,
+    add_output,
+)
 from ..drivers.maxrate import find_max_rate, mode, sweep_row
 from ..errors import EXIT_INTERRUPTED, UsageError
 from ..render import maxrate as table
@@ -51,17 +58,6 @@ EXAMPLES = """\
   jtr maxrate -T shm --sizes 32,64,128,500,1500       the max rate per size
   jtr maxrate -T udp --rates 10K,50K,100K -d 5        latency at each rate
   jtr maxrate -T shm --sizes 100,500 --rates 250K,1M  latency per size and rate"""
-
-class ShellWords(argparse.Action):
-    """--pub/--sub OPTS: one shell-quoted string of options, added up."""
-
-    def __call__(self, parser, ns, value, option_string=None):
-        try:
-            words = shlex.split(value)
-        except ValueError as e:
-            raise argparse.ArgumentError(None, "%s %s: %s" % (option_string, value, e))
-        setattr(ns, self.dest, (getattr(ns, self.dest) or []) + words)
-
 
 def make_parser(prog):
     p = JtrParser(prog, usage="%(prog)s [OPTIONS]", description=DESCRIPTION, notes=NOTES,
@@ -108,9 +104,9 @@ def make_parser(prog):
                         "of the CPUs (/proc/stat steal) measured the host, not the "
                         "transport: it is run again without using up a retry, at most 3 "
                         "times per rate (default 5)")
-    p.add_argument("--pub", metavar="OPTS", action=ShellWords, default=[],
+    p.add_argument("--pub", metavar="OPTS", type=ShellSplit(), action="extend", default=[],
                    help="more options for every jtr pub (one shell-quoted string)")
-    p.add_argument("--sub", metavar="OPTS", action=ShellWords, default=[],
+    p.add_argument("--sub", metavar="OPTS", type=ShellSplit(), action="extend", default=[],
                    help="more options for every jtr sub, e.g. --sub '--max-rate 50K'")
     add_output(p, "results folder (default results/DATE-HOST-maxrate): maxrate.json and per "
                   "step NN-RATE/pub/ and NN-RATE/sub/ (their result.json; NN-RATE-SIZEB "

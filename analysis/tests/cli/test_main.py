@@ -62,8 +62,8 @@ def test_every_commands_output_is_the_one_option(capsys):
         assert err.startswith("jtr %s: -o '': give a %s name, e.g. -o " % (name, kind)), err
         assert err.count("\n") == 1
         checked.append(name)
-    assert checked == ["run", "compare", "maxrate", "watch", "advise", "import", "report", "fleet",
-                       "suite"]
+    assert checked == ["run", "compare", "maxrate", "duplex", "watch", "advise", "import",
+                       "report", "fleet", "suite"]
     for opt in ("--hlog", "--prom"):
         assert main(["export", opt, "", "x"]) == 2
         assert capsys.readouterr().err.startswith("jtr export: %s '': give a file name" % opt)

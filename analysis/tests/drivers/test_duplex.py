@@ -1,0 +1,206 @@
+"""jtr duplex's run without the real programs: stand-ins for jtr-pub and jtr-sub
+(JTR_LIBEXEC) that refuse, find nobody receiving, hang or end as told. A udp
+pub is started again until the peer listens, and given up on after --wait; a
+refusal stops the other program and keeps nothing; tcp's pub starts without
+waiting for the sub; the exit status is the first non-zero one; the programs'
+command lines and the figures taken from their results."""
+import os
+import sys
+import time
+
+import pytest
+
+from jtrpy.commands import duplex as command
+from jtrpy.drivers import duplex
+from jtrpy.errors import UsageError
+from jtrpy.system import signals
+
+FAKE = """#!%s
+import os, signal, sys, time
+name = os.path.basename(sys.argv[0])[len("jtr-"):]
+d = os.environ["FAKE_DIR"]
+plan = os.environ.get("FAKE_" + name.upper(), "ok")
+signal.signal(signal.SIGTERM, lambda *a: sys.exit(130))
+with open(os.path.join(d, name + ".starts"), "a") as f:
+    f.write(" ".join(sys.argv[1:]) + "\\n")
+with open(os.path.join(d, name + ".starts")) as f:
+    starts = len(f.readlines())
+if plan.startswith("nobody:"):
+    if starts <= int(plan.split(":")[1]):
+        print("jtr pub: nobody is receiving on udp 10.0.0.2:9; start 'jtr sub' there first",
+              file=sys.stderr)
+        sys.exit(2)
+    plan = "ok"
+if plan == "refuse":
+    print("jtr %%s: --pack 5: refused" %% name, file=sys.stderr)
+    sys.exit(2)
+if plan == "after-pub":
+    end = time.monotonic() + 3
+    while not os.path.exists(os.path.join(d, "pub.starts")):
+        if time.monotonic() > end:
+            sys.exit(1)
+        time.sleep(0.01)
+if name == "sub":
+    print("jtr sub: ready on udp 0.0.0.0:9", file=sys.stderr, flush=True)
+if plan == "hang":
+    time.sleep(30)
+if plan.startswith("exit:"):
+    time.sleep(float(plan.split(":")[1]))
+    open(os.path.join(d, name + ".ended"), "w").close()
+    sys.exit(int(plan.split(":")[2]))
+if plan.startswith("after:"):       # a while after the other one has ended
+    while not os.path.exists(os.path.join(d, plan.split(":")[1] + ".ended")):
+        time.sleep(0.01)
+    time.sleep(0.2)
+    sys.exit(int(plan.split(":")[2]))
+time.sleep(0.1)
+"""
+
+
+@pytest.fixture
+def fake(tmp_path, monkeypatch):
+    """The stand-ins in tmp_path/bin; set FAKE_PUB and FAKE_SUB to a plan."""
+    b = tmp_path / "bin"
+    b.mkdir()
+    for name in ("pub", "sub"):
+        p = b / ("jtr-" + name)
+        p.write_text(FAKE % sys.executable)
+        p.chmod(0o755)
+    state = tmp_path / "state"
+    state.mkdir()
+    monkeypatch.setenv("JTR_LIBEXEC", str(b))
+    monkeypatch.setenv("FAKE_DIR", str(state))
+    signals.reset()
+    yield state
+    signals.reset()
+
+
+def settings(*args):
+    p = command.make_parser("jtr duplex")
+    return command.options(command.parse(p, list(args)))
+
+
+UDP = ["-T", "udp", "--pub-addr", "10.0.0.2:9", "--sub-addr", "0.0.0.0:9"]
+
+
+def run(tmp_path, *args):
+    out = tmp_path / "out"
+    out.mkdir()
+    said = []
+    t0 = time.monotonic()
+    doc = duplex.run_duplex(settings(*args), str(out), list(args), said.append)
+    return doc, said, time.monotonic() - t0
+
+
+def starts(state, name):
+    p = state / (name + ".starts")
+    return p.read_text().splitlines() if p.exists() else []
+
+
+def test_udp_pub_is_started_again_until_the_peer_listens(tmp_path, fake, monkeypatch):
+    monkeypatch.setenv("FAKE_PUB", "nobody:2")
+    monkeypatch.setenv("FAKE_SUB", "exit:0.6:0")      # the peer's pub is sending to it
+    doc, said, _ = run(tmp_path, *UDP)
+    assert doc["exit_status"] == 0 and doc["pub"]["starts"] == 3 == len(starts(fake, "pub"))
+    assert len(starts(fake, "sub")) == 1
+    assert said[0] == "sub ready on udp 0.0.0.0:9"
+    assert [s for s in said if "nobody receiving" in s] == [
+        "nobody receiving on udp 10.0.0.2:9 yet; starting the pub again every 0.1 s until "
+        "--wait (10 s) is over"]
+    assert os.path.exists(tmp_path / "out" / duplex.NAME)
+
+
+def test_udp_pub_is_given_up_on_after_wait(tmp_path, fake, monkeypatch):
+    monkeypatch.setenv("FAKE_PUB", "nobody:1000")
+    monkeypatch.setenv("FAKE_SUB", "hang")
+    with pytest.raises(UsageError) as e:
+        run(tmp_path, *UDP, "--wait", "300ms")
+    assert str(e.value) == (
+        "no peer within --wait (0.3 s): start jtr duplex -T udp on the other side with its "
+        "--pub-addr and --sub-addr the other way round, or give a longer --wait (jtr pub: "
+        "nobody is receiving on udp 10.0.0.2:9; start 'jtr sub' there first)")
+    assert 2 <= len(starts(fake, "pub")) <= 10
+
+
+@pytest.mark.parametrize("refuser", ["pub", "sub"])
+def test_a_refusal_stops_the_other(tmp_path, fake, monkeypatch, refuser):
+    other = "sub" if refuser == "pub" else "pub"
+    monkeypatch.setenv("FAKE_" + refuser.upper(), "refuse")
+    monkeypatch.setenv("FAKE_" + other.upper(), "hang")
+    t0 = time.monotonic()
+    with pytest.raises(UsageError) as e:
+        run(tmp_path, *UDP)
+    assert str(e.value) == "jtr %s: --pack 5: refused" % refuser
+    assert time.monotonic() - t0 < 10          # the hanging one was stopped, not waited for
+    if refuser == "sub":                        # a datagram pub waits for its sub's ready
+        assert starts(fake, "pub") == []
+
+
+def test_stream_kinds_start_the_pub_at_once(tmp_path, fake, monkeypatch):
+    # this sub connects to the peer's pub, which waits the same way: waiting for
+    # this sub's ready before this pub would wait for ever
+    monkeypatch.setenv("FAKE_SUB", "after-pub")
+    doc, said, _ = run(tmp_path, "-T", "tcp", "--pub-addr", "0.0.0.0:9", "--sub-addr",
+                       "10.0.0.2:9")
+    assert doc["exit_status"] == 0 and doc["sub"]["exit_status"] == 0
+    assert said == ["sub ready on udp 0.0.0.0:9"]
+
+
+@pytest.mark.parametrize("sub_plan,pub_plan,status", [
+    ("exit:0.3:1", "after:sub:3", 1),
+    ("after:pub:1", "exit:0:3", 3),
+    ("after:pub:0", "exit:0:1", 1),
+    ("ok", "ok", 0),
+])
+def test_the_first_non_zero_status(tmp_path, fake, monkeypatch, sub_plan, pub_plan, status):
+    monkeypatch.setenv("FAKE_SUB", sub_plan)
+    monkeypatch.setenv("FAKE_PUB", pub_plan)
+    doc, _, _ = run(tmp_path, *UDP)
+    assert doc["exit_status"] == status
+    for side, plan in (("sub", sub_plan), ("pub", pub_plan)):
+        assert doc[side]["exit_status"] == (int(plan.split(":")[-1]) if ":" in plan else 0)
+    # no result from the stand-ins: the figures are null, the summary says so
+    assert doc["pub"]["sent"] is None and doc["sub"]["received"] is None
+    assert command.summary(doc)[1].startswith("  sent      nothing")
+
+
+def test_command_lines():
+    o = settings(*UDP, "-r", "50K", "-n", "1M", "-m", "100", "-w", "10", "--ticks", "50",
+                 "--latency-rate", "1K", "--pack", "4", "--no-timestamps", "-A", "0", "-a", "1",
+                 "--recv", "epoll", "--wait", "2s", "--timeout", "1s", "--stats-every", "0",
+                 "--pub", "--drop-every 7", "--sub", "--latency-file", "--", "--rcvbuf", "1M")
+    both = ["-T", "udp", "--wait", "2s", "--timeout", "1s", "--stats-every", "0"]
+    assert duplex.pub_args(o, "/r") == [
+        "-T", "udp", "-P", "10.0.0.2:9"] + both[2:] + [
+        "-o", "/r/pub", "-r", "50000", "-n", "1000000", "-m", "100", "-w", "10",
+        "--ticks", "50", "--latency-rate", "1000", "--pack", "4", "-a", "0",
+        "--no-timestamps", "--rcvbuf", "1M", "--drop-every", "7"]
+    assert duplex.sub_args(o, "/r") == [
+        "-T", "udp", "-P", "0.0.0.0:9"] + both[2:] + [
+        "-o", "/r/sub", "--recv", "epoll", "-a", "1", "--rcvbuf", "1M", "--latency-file"]
+    o = settings(*UDP, "-r", "max", "-d", "1s")
+    assert duplex.pub_args(o, "/r")[-4:] == ["-r", "max", "-d", "1s"]
+    assert "-q" not in duplex.sub_args(o, "/r")       # it would hide "ready on"
+
+
+class Ended:
+    rc, attempts = 0, 1
+
+
+def test_figures_from_the_programs_results():
+    pub = {"partial": False, "params": {"ticks": None},
+           "transport": {"peer": "ok", "sent": 1000, "sent_total": 1100, "issued": 1100,
+                         "rate_hz": 999.5, "duration_ns": 10 ** 9, "late_sends": 11}}
+    f = duplex.pub_figures(pub, Ended())
+    assert (f["sent"], f["warmup_sent"], f["issued"], f["late_pct"]) == (1000, 100, 1100, 1.0)
+    pub["params"]["ticks"] = 10                     # late_sends counts ticks then
+    assert duplex.pub_figures(pub, Ended())["late_pct"] is None
+    sub = {"partial": True, "transport": {"peer": "gone", "measured": 990, "received": 1090,
+                                          "warmup_received": 100, "lost": 10},
+           "runs": [{"name": "latency_from_send", "samples": 990, "max_ns": 9000,
+                     "percentiles_ns": {"50": 1000, "99": 5000, "99.9": 8000}}]}
+    f = duplex.sub_figures(sub, Ended())
+    assert (f["received"], f["warmup_received"], f["lost"], f["peer"]) == (990, 100, 10, "gone")
+    assert f["latency_ns"] == {"from_send": {"p50_ns": 1000, "p99_ns": 5000, "p99.9_ns": 8000,
+                                             "max_ns": 9000, "samples": 990}}
+    assert duplex.sub_figures(None, Ended())["received"] is None
