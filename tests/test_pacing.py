@@ -269,3 +269,19 @@ def test_bad_streams_input(tmp_path):
         (["sub", "--streams", "2", "--latency-file"], "one stream"),
         (["pub", "-T", "udp", "-P", "127.0.0.1:65535", "--streams", "2"], "past 65535"),
     ])
+
+
+def test_unpaced_shm_in_place_and_full_ring(tmp_path, validate):
+    """-r max unstamped on shm writes each message in its ring slot (only the
+    number changes); a slow subscriber fills the 64-slot ring, so sends also
+    take the waiting path: every number still arrives once, in order."""
+    pub, sub, _ = pub_sub(tmp_path, "shm", ["-r", "max", "-n", "50K", "-w", "1000",
+                                            "--no-timestamps", "--drop-every", "1000",
+                                            "--slots", "64", "-q"],
+                          ["--max-rate", "200K", "-f"], validate=validate)
+    dropped = 51000 // 1000
+    assert pub["transport"]["dropped_on_purpose"] == dropped
+    t = sub["transport"]
+    assert t["received"] == 51000 - dropped and t["lost"] == dropped
+    assert t["duplicates"] == t["reordered"] == 0 and t["rejected"]["malformed"] == 0
+    assert t["rate_hz"] < 210000     # the subscriber's pace held the publisher back

@@ -239,7 +239,7 @@ static inline void prepare(const struct pub *g, struct tp_msg *m, uint64_t i)
 {
 	uint8_t flags = i < g->warmup ? TP_F_WARMUP : 0;
 
-	if (__builtin_expect(m->magic != TP_MAGIC || m->flags != flags, 0))
+	if (__builtin_expect(m->magic != TP_MAGIC || m->flags != flags || m->len != g->len, 0))
 		tp_msg_fill(m, g->len, flags, i, 0, 0);
 	else
 		m->seq = i;
@@ -291,6 +291,8 @@ static void send_unpaced(struct stream *s, uint64_t total)
 	struct tp *const t = s->t;
 	int64_t deadline = 0;
 	uint64_t i, sent = 0, counted = 0;
+	struct tp_msg *slot;
+	const bool claims = g->tp->o.kind == TP_SHM;
 	int rc;
 
 	for (i = 0; i < total && !jtr_stop; i++) {
@@ -312,11 +314,23 @@ static void send_unpaced(struct stream *s, uint64_t total)
 		}
 		if (__builtin_expect(drop_every && (i + 1) % drop_every == 0, 0)) {
 			s->dropped++;	/* the number is used up, nothing is sent */
-			prepare(g, m, i + mask + 1);
+			if (!claims)
+				prepare(g, m, i + mask + 1);
 			continue;
 		}
-		rc = tp_send(t, m, len);
-		prepare(g, m, i + mask + 1);
+		/* in place where the transport lets: shm's next slot holds the
+		 * message of one lap before, so only the number changes (one
+		 * store, no copy); else (a full ring, a socket) a buffer */
+		if (claims && (slot = tp_claim(t, len)) != NULL) {
+			prepare(g, slot, i);
+			rc = tp_commit(t, len);
+		} else if (claims) {
+			prepare(g, m, i);
+			rc = tp_send(t, m, len);
+		} else {
+			rc = tp_send(t, m, len);
+			prepare(g, m, i + mask + 1);
+		}
 		if (__builtin_expect(rc < 0, 0)) {
 			s->err = rc;
 			break;
@@ -727,24 +741,6 @@ static void check_pacing(struct jtr_probe *p, struct pub *g, bool warm_rate_give
 	}
 }
 
-/* cpus_opt - -a CPU[,CPU...]: one CPU, or one per stream */
-static void cpus_opt(struct jtr_probe *p, struct pub *g, const char *arg)
-{
-	char buf[256], *save = NULL, *tok;
-
-	if (strlen(arg) >= sizeof(buf))
-		jtr_usage_error(p, "-a %s: too long; give at most %d CPUs", arg, STREAMS_MAX);
-	strcpy(buf, arg);
-	g->ncpus = 0;
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (g->ncpus == STREAMS_MAX)
-			jtr_usage_error(p, "-a %s: at most %d CPUs, one per stream", arg, STREAMS_MAX);
-		g->cpus[g->ncpus++] = tp_prog_cpu_opt(p, "-a", tok);
-	}
-	if (!g->ncpus)
-		jtr_usage_error(p, "-a %s: give a CPU number (or -1 for none)", arg);
-}
-
 /* total_of - the streams' sum into @t (with one stream, that stream) */
 static const struct stream *total_of(struct pub *g, struct stream *t, double hist_error)
 {
@@ -829,7 +825,7 @@ int main(int argc, char **argv)
 			g.linger_ns = jtr_opt_duration_legacy(&p, "-l", optarg, JTR_NS_PER_MS, 0,
 							      3600 * JTR_NS_PER_S);
 			break;
-		case 'a': cpus_opt(&p, &g, optarg); break;
+		case 'a': g.ncpus = tp_prog_cpus_opt(&p, "-a", optarg, g.cpus, STREAMS_MAX); break;
 		case TP_OPT_SUBS: tp.o.subs = (uint32_t)jtr_opt_count(&p, "--subs", optarg, 1, TP_MAX_SUBS); break;
 		case TP_OPT_NO_TS: g.stamps = false; break;
 		case TP_OPT_DROP_EVERY: g.drop_every = jtr_opt_count(&p, "--drop-every", optarg, 2, 1ULL << 40); break;
@@ -851,14 +847,10 @@ int main(int argc, char **argv)
 	tp_stats_set_opts(&g.st, &p, &tp.stats_opts);
 	for (int k = 0; k < n; k++) {
 		struct stream *s = &streams[k];
-		struct jtr_err e;
 
 		s->g = &g;
 		s->k = k;
-		s->tp = tp;
-		if (tp_stream_addr(&tp.o, (unsigned)k, s->addr, sizeof(s->addr), &e) < 0)
-			jtr_usage_error(&p, "--streams %d: %s", n, e.msg);
-		s->tp.o.addr = s->addr;
+		tp_prog_stream(&p, &tp, k, n, &s->tp, s->addr, sizeof(s->addr));
 		s->cpu = g.ncpus ? g.cpus[k < g.ncpus ? k : 0] : -1;
 		s->ahead = !g.stamps && g.len <= AHEAD_MAX_LEN && g.pack == 1 ? AHEAD : 1;
 		s->buf = calloc(s->ahead * g.pack, g.len);

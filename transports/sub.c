@@ -482,25 +482,6 @@ static void write_outputs(struct jtr_probe *p, struct sub *g, const char *peer)
 	tp_prog_finish(p, &j, &txt, &res, g->st, &g->lat, &g->olog);
 }
 
-/* cpus_opt - -a CPU[,CPU...]: one CPU, or one per stream */
-static void cpus_opt(struct jtr_probe *p, struct sub *g, const char *arg)
-{
-	char buf[256], *save = NULL, *tok;
-
-	if (strlen(arg) >= sizeof(buf))
-		jtr_usage_error(p, "-a %s: too long; give at most %d CPUs", arg, STREAMS_MAX);
-	strcpy(buf, arg);
-	g->ncpus = 0;
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (g->ncpus == STREAMS_MAX)
-			jtr_usage_error(p, "-a %s: at most %d CPUs, one per stream", arg, STREAMS_MAX);
-		g->cpus[g->ncpus++] = tp_prog_cpu_opt(p, "-a", tok);
-	}
-	if (!g->ncpus)
-		jtr_usage_error(p, "-a %s: give a CPU number (or -1 for none)", arg);
-	g->cpu = g->cpus[0];
-}
-
 /* add_up - the streams' sum into @g (main's copy): counts, sequence
  * figures, histograms, the span, the first failure */
 static void add_up(struct sub *g, const struct sub *streams, int n)
@@ -573,7 +554,10 @@ int main(int argc, char **argv)
 		    tp_olog_opt(&p, &g.olog, opt, optarg))
 			continue;
 		switch (opt) {
-		case 'a': cpus_opt(&p, &g, optarg); break;
+		case 'a':
+			g.ncpus = tp_prog_cpus_opt(&p, "-a", optarg, g.cpus, STREAMS_MAX);
+			g.cpu = g.cpus[0];
+			break;
 		case 's': g.spin = jtr_opt_count(&p, "-s", optarg, 0, 1ULL << 40); break;
 		case TP_OPT_MAX_RATE: g.max_rate = jtr_opt_count(&p, "--max-rate", optarg, 1, 1000000000ULL); break;
 		case OPT_STREAMS: g.nstreams = (int)jtr_opt_count(&p, "--streams", optarg, 1, STREAMS_MAX); break;
@@ -608,13 +592,9 @@ int main(int argc, char **argv)
 	tp_stats_set_opts(&st, &p, &tp.stats_opts);
 	for (int k = 0; k < n; k++) {
 		struct sub *s = &streams[k];
-		struct jtr_err e;
 
 		*s = g;
-		s->tpc = tp;
-		if (tp_stream_addr(&tp.o, (unsigned)k, s->addr, sizeof(s->addr), &e) < 0)
-			jtr_usage_error(&p, "--streams %d: %s", n, e.msg);
-		s->tpc.o.addr = s->addr;
+		tp_prog_stream(&p, &tp, k, n, &s->tpc, s->addr, sizeof(s->addr));
 		s->tp = &s->tpc;
 		s->cpu = g.ncpus ? g.cpus[k < g.ncpus ? k : 0] : -1;
 		s->buf = malloc(s->cap);

@@ -384,6 +384,26 @@ int tp_send(struct tp *t, const void *buf, size_t len)
 	return t->kind == TP_SHM ? tp_shm_send(t, buf, len) : tp_sock_send(t, buf, len);
 }
 
+/* tp_claim - shm's next slot when the fast send would take the message
+ * (the checks of tp_shm.c's send_fast), else NULL; the ring's inline claim
+ * here, so a message costs one call each way */
+void *tp_claim(struct tp *t, size_t len)
+{
+	if (__builtin_expect(t->kind != TP_SHM || t->role == TP_SUB || t->faulted ||
+			     len < TP_HDR_LEN || len > t->msg_max || len > TP_RING_SMALL ||
+			     !tp_ring_fits(&t->wr, len) || tp_ring_left(t->wr.r) != t->left_seen, 0))
+		return NULL;
+	return tp_ring_claim(&t->wr);
+}
+
+/* tp_commit - shm only (after a tp_claim that gave a slot) */
+int tp_commit(struct tp *t, size_t len)
+{
+	if (__builtin_expect(tp_ring_commit(&t->wr, (uint32_t)len), 0))
+		tp_ring_wake(t->wr.r);
+	return 0;
+}
+
 /* tp_recv - dispatch */
 ssize_t tp_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns)
 {
@@ -487,18 +507,18 @@ int tp_stream_addr(const struct tp_opts *o, unsigned k, char *buf, size_t n, str
 	}
 	switch (o->kind) {
 	case TP_SHM:
-		len = snprintf(buf, n, "%s.%u", addr, k);
-		if (len < 0 || (size_t)len >= n || len > 64)
-			return jtr_err_set(e, -EINVAL, "'%s': too long for %u streams (a segment name "
-					   "and its '.N' are at most 64 characters)", addr, k + 1);
-		return 0;
 	case TP_UNIX:
-	case TP_UNIX_DGRAM:
+	case TP_UNIX_DGRAM: {
+		/* a segment name, or a socket path (sun_path less its NUL) */
+		const int most = o->kind == TP_SHM ? 64 : 107;
+
 		len = snprintf(buf, n, "%s.%u", addr, k);
-		if (len < 0 || (size_t)len >= n || len > 107)
-			return jtr_err_set(e, -EINVAL, "'%s': too long for %u streams (a socket path "
-					   "and its '.N' are at most 107 bytes)", addr, k + 1);
+		if (len < 0 || (size_t)len >= n || len > most)
+			return jtr_err_set(e, -EINVAL, "'%s': too long for %u streams (the %s and its "
+					   "'.N' are at most %d bytes)", addr, k + 1,
+					   o->kind == TP_SHM ? "segment name" : "socket path", most);
 		return 0;
+	}
 	default:
 		colon = strrchr(addr, ':');
 		if (!colon || jtr_parse_int(colon + 1, 1, 65535, &port, &pe) < 0)

@@ -191,6 +191,18 @@ int tp_open(struct tp **out, const struct tp_opts *o, enum tp_role role, struct 
  * @len does not fit; -EFAULT when an shm segment shrank (tp_fault). */
 int tp_send(struct tp *t, const void *buf, size_t len);
 
+/* tp_claim - where the next message of @len bytes can be written in place
+ * (shm: the ring's next slot, which holds the message written there one lap
+ * before, so a sender that changes only what differs writes little), or NULL
+ * when it cannot go there now (another kind, a full ring, a reader that
+ * left, a length the fast path does not take): then build the message in
+ * a buffer and tp_send it. After writing it, tp_commit(@len) sends it. */
+void *tp_claim(struct tp *t, size_t len);
+
+/* tp_commit - send the message written where tp_claim said: 0 (a sleeping
+ * reader is woken) */
+int tp_commit(struct tp *t, size_t len);
+
 /* tp_recv - one whole, well-formed message from the session's peer into
  * @buf: its length; -EAGAIN after @timeout_ns with nothing (rejected
  * messages do not end the wait early nor make it longer); -EPIPE when the

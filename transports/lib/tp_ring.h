@@ -203,41 +203,26 @@ typedef unsigned char tp_ring_v32 __attribute__((vector_size(32), aligned(1), ma
 /* a 64-bit word that may alias the slot's length and stamp */
 typedef uint64_t __attribute__((may_alias)) tp_ring_word;
 
-/* tp_ring_put_any - copy one message in (tp_ring_fits said it goes); true
- * if a reader sleeps and must be woken (tp_ring_wake). @copy (a constant):
- * TP_RING_COPY_*, the small ones for 32 <= len <= TP_RING_SMALL. The stores a send queues are the
- * copy's, the length and stamp (one 8-byte store, the stamp's release
- * making the message visible) and the head: each store to the slot's line
- * waits in the store queue until the line is this CPU's, and a queue full
- * of them is what bounds the rate. */
-static inline __attribute__((always_inline)) bool tp_ring_put_any(struct tp_ring_wr *w, const void *buf,
-								  uint32_t len, int copy)
+/* tp_ring_claim - the slot the next message goes in (tp_ring_fits said it
+ * goes): the writer may write the message there in place, then
+ * tp_ring_commit. The slot holds what was written there one lap before. */
+static inline __attribute__((always_inline)) unsigned char *tp_ring_claim(const struct tp_ring_wr *w)
+{
+	uint64_t h = tp_ring_head(w);
+
+	return ((struct tp_ring_slot *)(w->slots + (size_t)(h & w->mask) * w->stride))->data;
+}
+
+/* tp_ring_commit - publish the claimed slot's message of @len bytes: its
+ * length and stamp (one 8-byte release store: the message is in place
+ * before its stamp says so), then the head; true if a reader sleeps and must
+ * be woken (tp_ring_wake) */
+static inline __attribute__((always_inline)) bool tp_ring_commit(struct tp_ring_wr *w, uint32_t len)
 {
 	uint64_t h = tp_ring_head(w);
 	struct tp_ring_slot *s = (struct tp_ring_slot *)(w->slots + (size_t)(h & w->mask) * w->stride);
 	union { struct { uint32_t len, seq; } f; uint64_t word; } stamp = { { len, (uint32_t)(h + 1) } };
 
-	if (copy == TP_RING_COPY_SMALL_AVX) {
-		const unsigned char *src = buf;
-
-		*(tp_ring_v32 *)(void *)s->data = *(const tp_ring_v32 *)(const void *)src;
-		*(tp_ring_v32 *)(void *)(s->data + len - 32) =
-			*(const tp_ring_v32 *)(const void *)(src + len - 32);
-	} else if (copy == TP_RING_COPY_SMALL) {
-		const unsigned char *src = buf;
-
-		__builtin_memcpy(s->data, src, 32);
-		__builtin_memcpy(s->data + len - 32, src + len - 32, 32);
-	} else if (copy == TP_RING_COPY_SHORT) {
-		const unsigned char *src = buf;
-
-		__builtin_memcpy(s->data, src, 16);
-		__builtin_memcpy(s->data + len - 16, src + len - 16, 16);
-	} else {
-		tp_ring_copy(s->data, buf, len);
-	}
-	/* release: the message is in place before its stamp says so (the
-	 * length goes with the stamp, in the same store) */
 	__atomic_store_n((tp_ring_word *)(void *)s, stamp.word, __ATOMIC_RELEASE);
 	if (__builtin_expect(w->asym, 1)) {
 		/* a sleeping reader's membarrier orders this store before the
@@ -249,6 +234,33 @@ static inline __attribute__((always_inline)) bool tp_ring_put_any(struct tp_ring
 		__atomic_store_n(&w->r->w.head, h + 1, __ATOMIC_SEQ_CST);
 	}
 	return __builtin_expect(__atomic_load_n(&w->r->wake.waiters, __ATOMIC_RELAXED) != 0, 0);
+}
+
+/* tp_ring_put_any - copy one message in (tp_ring_fits said it goes) and
+ * commit it; true if a reader sleeps and must be woken (tp_ring_wake). @copy
+ * (a constant): TP_RING_COPY_*, the small ones for the lengths they name.
+ * The stores a send queues are the copy's, the length and stamp and the
+ * head: each store to the slot's line waits in the store queue until the
+ * line is this CPU's, and a queue full of them is what bounds the rate. */
+static inline __attribute__((always_inline)) bool tp_ring_put_any(struct tp_ring_wr *w, const void *buf,
+								  uint32_t len, int copy)
+{
+	unsigned char *d = tp_ring_claim(w);
+	const unsigned char *src = buf;
+
+	if (copy == TP_RING_COPY_SMALL_AVX) {
+		*(tp_ring_v32 *)(void *)d = *(const tp_ring_v32 *)(const void *)src;
+		*(tp_ring_v32 *)(void *)(d + len - 32) = *(const tp_ring_v32 *)(const void *)(src + len - 32);
+	} else if (copy == TP_RING_COPY_SMALL) {
+		__builtin_memcpy(d, src, 32);
+		__builtin_memcpy(d + len - 32, src + len - 32, 32);
+	} else if (copy == TP_RING_COPY_SHORT) {
+		__builtin_memcpy(d, src, 16);
+		__builtin_memcpy(d + len - 16, src + len - 16, 16);
+	} else {
+		tp_ring_copy(d, buf, len);
+	}
+	return tp_ring_commit(w, len);
 }
 
 /* tp_ring_put - copy one message in (tp_ring_fits said it goes) */

@@ -491,3 +491,32 @@ uint64_t tp_prog_rate_opt(struct jtr_probe *p, const char *opt, const char *arg)
 				"%s max to send as fast as the transport takes them", opt, opt);
 	return v;
 }
+
+int tp_prog_cpus_opt(struct jtr_probe *p, const char *opt, const char *arg, int *cpus, int max)
+{
+	char buf[256], *save = NULL, *tok;
+	int n = 0;
+
+	if (strlen(arg) >= sizeof(buf))
+		jtr_usage_error(p, "%s %s: too long; give at most %d CPUs", opt, arg, max);
+	strcpy(buf, arg);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (n == max)
+			jtr_usage_error(p, "%s %s: at most %d CPUs, one per stream", opt, arg, max);
+		cpus[n++] = tp_prog_cpu_opt(p, opt, tok);
+	}
+	if (!n)
+		jtr_usage_error(p, "%s %s: give a CPU number (or -1 for none)", opt, arg);
+	return n;
+}
+
+void tp_prog_stream(struct jtr_probe *p, const struct tp_prog *base, int k, int n,
+		    struct tp_prog *out, char *addr, size_t len)
+{
+	struct jtr_err e;
+
+	*out = *base;
+	if (tp_stream_addr(&base->o, (unsigned)k, addr, len, &e) < 0)
+		jtr_usage_error(p, "--streams %d: %s", n, e.msg);
+	out->o.addr = addr;
+}

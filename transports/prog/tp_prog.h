@@ -197,6 +197,15 @@ void tp_prog_write_rejects(struct jtr_json *j, const struct tp_rejects *r, bool 
 /* tp_prog_cpu_opt - -a/-A CPU, or -1 for none */
 int tp_prog_cpu_opt(struct jtr_probe *p, const char *opt, const char *arg);
 
+/* tp_prog_cpus_opt - @opt CPU[,CPU...] into @cpus (at most @max, one per
+ * stream): how many */
+int tp_prog_cpus_opt(struct jtr_probe *p, const char *opt, const char *arg, int *cpus, int max);
+
+/* tp_prog_stream - stream @k of @n: a copy of @base's options with the
+ * stream's address (tp_stream_addr) in @addr; exit 2 if it has none */
+void tp_prog_stream(struct jtr_probe *p, const struct tp_prog *base, int k, int n,
+		    struct tp_prog *out, char *addr, size_t len);
+
 /* tp_prog_rate_opt - @opt RATE (msgs/s, K/M/G suffixes) or "max" (0) */
 uint64_t tp_prog_rate_opt(struct jtr_probe *p, const char *opt, const char *arg);
 
