@@ -17,6 +17,7 @@
 
 #include "jtr_cli.h"
 #include "tp_prog.h"
+#include "tp_ring.h"
 
 static const char usage_text[] =
 "usage: jtr pub [OPTIONS]\n"
@@ -293,6 +294,8 @@ static void send_unpaced(struct stream *s, uint64_t total)
 	uint64_t i, sent = 0, counted = 0;
 	struct tp_msg *slot;
 	const bool claims = g->tp->o.kind == TP_SHM;
+	struct tp_ring_wr *const ring = claims && len >= TP_RING_SHORT && len <= TP_RING_SMALL ?
+					tp_shm_writer(t) : NULL;
 	int rc;
 
 	for (i = 0; i < total && !jtr_stop; i++) {
@@ -320,8 +323,15 @@ static void send_unpaced(struct stream *s, uint64_t total)
 		}
 		/* in place where the transport lets: shm's next slot holds the
 		 * message of one lap before, so only the number changes (one
-		 * store, no copy); else (a full ring, a socket) a buffer */
-		if (claims && (slot = tp_claim(t, len)) != NULL) {
+		 * store, no copy), inline but every TP_CLAIM_EVERY'th, which
+		 * tp_claim checks; else (a full ring, a socket) a buffer */
+		if (ring && (i % TP_CLAIM_EVERY) && tp_ring_fits(ring, len)) {
+			slot = (struct tp_msg *)(void *)tp_ring_claim(ring);
+			prepare(g, slot, i);
+			if (tp_ring_commit(ring, len))
+				tp_ring_wake(ring->r);
+			rc = 0;
+		} else if (claims && (slot = tp_claim(t, len)) != NULL) {
 			prepare(g, slot, i);
 			rc = tp_commit(t, len);
 		} else if (claims) {

@@ -396,6 +396,12 @@ void *tp_claim(struct tp *t, size_t len)
 	return tp_ring_claim(&t->wr);
 }
 
+/* tp_shm_writer - the ring of a shm writer */
+struct tp_ring_wr *tp_shm_writer(struct tp *t)
+{
+	return t->kind == TP_SHM && t->role != TP_SUB && t->writing ? &t->wr : NULL;
+}
+
 /* tp_commit - shm only (after a tp_claim that gave a slot) */
 int tp_commit(struct tp *t, size_t len)
 {

@@ -203,6 +203,18 @@ void *tp_claim(struct tp *t, size_t len);
  * reader is woken) */
 int tp_commit(struct tp *t, size_t len);
 
+struct tp_ring_wr;
+
+/* tp_shm_writer - a shm writer's ring, for sends in place with tp_ring.h's
+ * inline tp_ring_fits, tp_ring_claim, tp_ring_commit and tp_ring_wake: no
+ * call per message (two calls a message halved the rate); NULL for other
+ * kinds and roles. The inline path skips what tp_claim checks (a reader that
+ * left, a segment that shrank): a sender goes through tp_claim every
+ * TP_CLAIM_EVERY messages, so those are seen. */
+struct tp_ring_wr *tp_shm_writer(struct tp *t);
+
+#define TP_CLAIM_EVERY 256
+
 /* tp_recv - one whole, well-formed message from the session's peer into
  * @buf: its length; -EAGAIN after @timeout_ns with nothing (rejected
  * messages do not end the wait early nor make it longer); -EPIPE when the
