@@ -1,13 +1,15 @@
 /* pub.c - jtr pub: a rate-paced publisher.
  *
- * One sending thread (-a CPU) sends COUNT messages of LEN bytes at RATE per
- * second after WARMUP unmeasured ones, busy-waiting to each intended send
+ * One sending thread per stream (-a CPU[,CPU...], --streams N) sends COUNT
+ * messages of LEN bytes at RATE per second (or for -d) after WARMUP
+ * unmeasured ones (at --warmup-rate), busy-waiting to each intended send
  * time on a fixed schedule and catching up without skipping when it falls
- * behind, so the traffic is evenly spaced, never bursty by design. Every
- * message carries its sequence number and, unless --no-timestamps, its
- * intended and actual send times (CLOCK_MONOTONIC) for the subscribers'
- * latency. After the last one it lingers, then sends end of stream with
- * the count, so subscribers can tell tail loss from a finished run.
+ * behind: evenly spaced, or in --ticks bursts, one message a write or
+ * --pack of them. Every message carries its sequence number and, unless
+ * --no-timestamps (or not chosen by --latency-rate), its send time and, from
+ * 32 bytes, its intended time (CLOCK_MONOTONIC) for the subscribers'
+ * latency. After the last one it lingers, then sends end of stream with the
+ * count, so subscribers can tell tail loss from a finished run.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -431,9 +433,10 @@ static void sender(void *arg)
 				k = g->warmup - i;	/* a unit is all warm-up or all measured */
 			stamp = g->stamps;
 			sent_ns = stamp ? jtr_mono_ns() : 0;
-			n = s->dropped;	/* (before) */
+			const uint64_t dropped = s->dropped;
+
 			bytes = fill_unit(s, i, k, paced ? due : sent_ns, sent_ns, &stamped);
-			n = k - (s->dropped - n);
+			n = k - (s->dropped - dropped);	/* messages in the unit */
 			if (!bytes) {
 				i += k;
 				continue;
@@ -563,17 +566,14 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct pub *g,
 /* inputs - summary.txt's inputs block */
 static void inputs(FILE *f, const struct jtr_probe *p, const struct pub *g)
 {
-	char cpus[STREAMS_MAX * 5 + 8];
-	size_t o = 0;
-
-	cpus[0] = 0;
-	for (int k = 0; k < g->nstreams; k++)
-		o += (size_t)snprintf(cpus + o, sizeof(cpus) - o, "%s%d", k ? "," : "",
-				      g->streams[k].cpu);
 	tp_prog_inputs(f, p, g->tp, TP_IN_HIST);
 	tp_prog_input(f, "message length:", "%u bytes", g->len);
-	tp_prog_input(f, "messages:", "%llu (+%llu warm-up)", (unsigned long long)g->count,
-		      (unsigned long long)g->warmup);
+	if (g->duration_ns)
+		tp_prog_input(f, "messages:", "for %.3f s (+%llu warm-up)", (double)g->duration_ns / 1e9,
+			      (unsigned long long)g->warmup);
+	else
+		tp_prog_input(f, "messages:", "%llu (+%llu warm-up)", (unsigned long long)g->count,
+			      (unsigned long long)g->warmup);
 	if (g->rate_hz)
 		tp_prog_input(f, "rate:", "%llu/s", (unsigned long long)g->rate_hz);
 	else
@@ -581,8 +581,6 @@ static void inputs(FILE *f, const struct jtr_probe *p, const struct pub *g)
 	if (g->warm_rate_hz != g->rate_hz)
 		tp_prog_input(f, "warm-up rate:", g->warm_rate_hz ? "%llu/s" : "max",
 			      (unsigned long long)g->warm_rate_hz);
-	if (g->duration_ns)
-		tp_prog_input(f, "duration:", "%.3f s", (double)g->duration_ns / 1e9);
 	if (g->ticks)
 		tp_prog_input(f, "ticks:", "%llu/s", (unsigned long long)g->ticks);
 	if (g->lat_rate)
@@ -590,7 +588,7 @@ static void inputs(FILE *f, const struct jtr_probe *p, const struct pub *g)
 	if (g->pack > 1)
 		tp_prog_input(f, "pack:", "%u messages per write", g->pack);
 	tp_prog_input(f, "linger:", "%.3f s", (double)g->linger_ns / 1e9);
-	tp_prog_input(f, "cpu:", "%s", cpus);
+	tp_prog_input_cpus(f, g->cpus, g->ncpus, g->nstreams);
 	tp_prog_input(f, "streams:", "%d", g->nstreams);
 	tp_prog_input(f, "subscribers:", "%u", g->tp->o.subs);
 	tp_prog_input(f, "timestamps:", "%s", g->stamps ? "yes" : "no");
@@ -861,7 +859,7 @@ int main(int argc, char **argv)
 		s->g = &g;
 		s->k = k;
 		tp_prog_stream(&p, &tp, k, n, &s->tp, s->addr, sizeof(s->addr));
-		s->cpu = g.ncpus ? g.cpus[k < g.ncpus ? k : 0] : -1;
+		s->cpu = tp_prog_stream_cpu(g.cpus, g.ncpus, k);
 		s->ahead = !g.stamps && g.len <= AHEAD_MAX_LEN && g.pack == 1 ? AHEAD : 1;
 		s->buf = calloc(s->ahead * g.pack, g.len);
 		if (!s->buf || jtr_hist_init(&s->send_call, p.hist_error) < 0 ||

@@ -1,6 +1,7 @@
 /* sub.c - jtr sub: a subscriber that counts, checks order and measures.
  *
- * One receiving thread (-a CPU) takes every message: its sequence number
+ * One receiving thread per stream (-a CPU[,CPU...], --streams N) takes every
+ * message, the messages of a packed unit one by one: its sequence number
  * goes through tp_seq (lost, duplicated, reordered), and unless -f its
  * latency from the publisher's send time and from its intended send time is
  * recorded (both CLOCK_MONOTONIC, one machine or namespaces of one). -s adds
@@ -382,9 +383,7 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct sub *g)
 static void inputs(FILE *f, const struct jtr_probe *p, const struct sub *g)
 {
 	tp_prog_inputs(f, p, g->tp, TP_IN_HIST | TP_IN_LATENCY_FILE);
-	for (int k = 0; k < g->nstreams; k++)
-		fprintf(f, "%s%d%s", k ? "," : "  cpu:                  ", g->streams[k].cpu,
-			k == g->nstreams - 1 ? "\n" : "");
+	tp_prog_input_cpus(f, g->cpus, g->ncpus, g->nstreams);
 	tp_prog_input(f, "streams:", "%d", g->nstreams);
 	tp_prog_input(f, "fast:", "%s", g->fast ? "yes (no latency)" : "no");
 	tp_prog_input(f, "spin:", "%llu", (unsigned long long)g->spin);
@@ -483,7 +482,7 @@ static void write_outputs(struct jtr_probe *p, struct sub *g, const char *peer)
 }
 
 /* add_up - the streams' sum into @g (main's copy): counts, sequence
- * figures, histograms, the span, the first failure */
+ * figures, what was turned away, histograms, the span, the first failure */
 static void add_up(struct sub *g, const struct sub *streams, int n)
 {
 	g->t = streams[0].t;
@@ -508,6 +507,10 @@ static void add_up(struct sub *g, const struct sub *streams, int n)
 		}
 		g->rej.forged += e->rej.forged;
 		g->rej.out_of_window += e->rej.out_of_window;
+		g->rej.malformed += e->rej.malformed;
+		g->rej.foreign += e->rej.foreign;
+		if (!g->rej.foreign_from[0])
+			memcpy(g->rej.foreign_from, e->rej.foreign_from, sizeof(g->rej.foreign_from));
 		if (e->measured && (!g->first_ns || e->first_ns < g->first_ns))
 			g->first_ns = e->first_ns;
 		if (e->last_ns > g->last_ns)
@@ -596,7 +599,7 @@ int main(int argc, char **argv)
 		*s = g;
 		tp_prog_stream(&p, &tp, k, n, &s->tpc, s->addr, sizeof(s->addr));
 		s->tp = &s->tpc;
-		s->cpu = g.ncpus ? g.cpus[k < g.ncpus ? k : 0] : -1;
+		s->cpu = tp_prog_stream_cpu(g.cpus, g.ncpus, k);
 		s->buf = malloc(s->cap);
 		if (!s->buf || jtr_hist_init(&s->from_send, p.hist_error) < 0 ||
 		    jtr_hist_init(&s->from_intended, p.hist_error) < 0 ||
@@ -659,13 +662,6 @@ int main(int argc, char **argv)
 	} else {
 		r = &g;
 		add_up(r, streams, n);
-		for (int k = 0; k < n; k++) {
-			r->rej.malformed += streams[k].rej.malformed;
-			r->rej.foreign += streams[k].rej.foreign;
-			if (!r->rej.foreign_from[0])
-				memcpy(r->rej.foreign_from, streams[k].rej.foreign_from,
-				       sizeof(r->rej.foreign_from));
-		}
 	}
 	if (r->err == -ETIMEDOUT) {
 		peer = "silent";

@@ -520,3 +520,15 @@ void tp_prog_stream(struct jtr_probe *p, const struct tp_prog *base, int k, int 
 		jtr_usage_error(p, "--streams %d: %s", n, e.msg);
 	out->o.addr = addr;
 }
+
+void tp_prog_input_cpus(FILE *f, const int *cpus, int ncpus, int nstreams)
+{
+	char text[16 * 12];
+	size_t o = 0;
+
+	text[0] = 0;
+	for (int k = 0; k < nstreams && o < sizeof(text); k++)
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "%s%d", k ? "," : "",
+				      tp_prog_stream_cpu(cpus, ncpus, k));
+	tp_prog_input(f, "cpu:", "%s", text);
+}

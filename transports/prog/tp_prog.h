@@ -201,6 +201,17 @@ int tp_prog_cpu_opt(struct jtr_probe *p, const char *opt, const char *arg);
  * stream): how many */
 int tp_prog_cpus_opt(struct jtr_probe *p, const char *opt, const char *arg, int *cpus, int max);
 
+/* tp_prog_stream_cpu - stream @k's CPU from -a's @ncpus CPUs (one for
+ * every stream, or one for the only stream; -1: not pinned) */
+static inline int tp_prog_stream_cpu(const int *cpus, int ncpus, int k)
+{
+	return ncpus ? cpus[k < ncpus ? k : 0] : -1;
+}
+
+/* tp_prog_input_cpus - the inputs block's "cpu:" line: each of @nstreams
+ * streams' CPU, comma-separated */
+void tp_prog_input_cpus(FILE *f, const int *cpus, int ncpus, int nstreams);
+
 /* tp_prog_stream - stream @k of @n: a copy of @base's options with the
  * stream's address (tp_stream_addr) in @addr; exit 2 if it has none */
 void tp_prog_stream(struct jtr_probe *p, const struct tp_prog *base, int k, int n,
