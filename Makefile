@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # jtr - Linux jitter measurement, attribution and tuning.
 #
 #   make run            install what `jtr run` needs, build, run `jtr run`
@@ -9,6 +10,7 @@
 #   make install-setuid install, then make the probes setuid root (the old way)
 #   make man            man pages in build/man; make completion: bash, zsh in build/completion
 #   make deb            the Debian package, build/jtr_VERSION_ARCH.deb (docs/install.md)
+#   make rpm            the RPM, build/rpm/RPMS/ARCH/jtr-VERSION-*.rpm (dist/jtr.spec)
 #   V=1                 show full commands
 
 CC      ?= gcc
@@ -78,25 +80,32 @@ VALUES   := $(BUILD)/tests/jtr-values
 
 .SECONDARY: $(BUILD)/ebpf/trace.bpf.o
 
-.PHONY: all deps deps-run deps-bench run test test-unit test-e2e bench install install-setuid \
+.PHONY: all deps deps-run deps-bench run test test-unit test-e2e test-stress bench install install-setuid \
 	install-caps uninstall clean distclean
 
 # the tracer needs clang, bpftool, libbpf's headers and the kernel's BTF; without
 # them the probes are built all the same and make says what the tracer needs
-# (jtr run then says it too, and traces with perf where it can)
-BPF_MISSING := $(strip $(if $(shell command -v $(CLANG) 2>/dev/null),,$(CLANG)) \
-	$(if $(shell command -v $(BPFTOOL) 2>/dev/null),,$(BPFTOOL)) \
-	$(if $(wildcard /usr/include/bpf/libbpf.h),,libbpf-dev) \
-	$(if $(wildcard $(VMLINUX_BTF)),,$(VMLINUX_BTF)))
-ifeq ($(BPF_MISSING),)
-all: $(BINS) $(TRACER) $(VALUES)
-else
-all: $(BINS) $(VALUES)
-	@echo "make: the kernel-event tracer (jtr-trace) is not built: missing $(BPF_MISSING)." \
+# (jtr run then says it too, and traces with perf where it can). Looked for when
+# the tracer is to be built, not when this file is read: make run, bench and test
+# install them first (their deps step), in the same make
+all: $(BINS) $(VALUES) tracer
+
+# the deps step of the goals given: the tracer's tools are looked for after it
+DEPS_STEP := $(if $(filter run,$(MAKECMDGOALS)),deps-run) \
+	$(if $(filter bench,$(MAKECMDGOALS)),deps-bench) $(if $(filter test,$(MAKECMDGOALS)),deps)
+
+.PHONY: tracer
+tracer: $(LIBJTR) | $(strip $(DEPS_STEP)) $(BUILD)/bin
+	$(Q)missing=""; \
+	command -v $(CLANG) >/dev/null 2>&1 || missing="$$missing $(CLANG)"; \
+	command -v $(BPFTOOL) >/dev/null 2>&1 || missing="$$missing $(BPFTOOL)"; \
+	[ -e /usr/include/bpf/libbpf.h ] || missing="$$missing libbpf-dev"; \
+	[ -e $(VMLINUX_BTF) ] || missing="$$missing $(VMLINUX_BTF)"; \
+	if [ -z "$$missing" ]; then $(MAKE) --no-print-directory $(TRACER); else \
+	echo "make: the kernel-event tracer (jtr-trace) is not built: missing$$missing." \
 		"Debian: apt-get install clang bpftool libbpf-dev libelf-dev zlib1g-dev;" \
 		"Ubuntu: clang linux-tools-common libbpf-dev; Fedora, RHEL: dnf install clang" \
-		"bpftool libbpf-devel elfutils-libelf-devel; then make again. The probes are built."
-endif
+		"bpftool libbpf-devel elfutils-libelf-devel; then make again. The probes are built."; fi
 
 $(BUILD)/lib/%.o: lib/%.c $(wildcard lib/*.h) VERSION | $(BUILD)/lib
 	$(call msg,CC,$@)
@@ -212,6 +221,8 @@ deps-run:
 deps-bench:
 	$(Q)PYTHON=$(PYTHON) VENV=$(VENV) scripts/deps.sh bench
 
+# the tracer's tools are looked for after deps-run (DEPS_STEP): what it installs is
+# used by this same make
 run: deps-run all
 	./jtr run
 
@@ -226,19 +237,24 @@ test-unit: $(UNITS) $(VALUES)
 
 # the tests that measure nothing (the unit tests; end-to-end files whose runs are
 # only read, never timed) run two at a time, a file to a pytest-xdist worker; then
-# every test that measures runs alone, as before: timing and attribution tests
-# must have the machine to themselves
-PARALLEL_TESTS := analysis/tests tests/test_fuzz_files.py tests/test_report.py \
-	tests/test_interop.py tests/test_frontend.py tests/test_packaging.py \
-	tests/test_compare_e2e.py tests/test_values.py tests/test_bench_tools.py \
-	tests/test_suite.py tests/test_results_fd.py tests/test_transport_library.py \
-	tests/test_errors.py
-
+# every test that measures (marked measures: tests/ files that time or attribute
+# real runs, or change machine-wide settings) runs alone: timing and attribution
+# tests must have the machine to themselves
 test-e2e: all
 	$(Q)$(VENV)/bin/ruff check analysis tests bench setup.py
-	$(Q)$(VENV)/bin/python -m pytest $(PYTEST_ARGS) -n 2 --dist loadfile $(PARALLEL_TESTS)
-	$(Q)$(VENV)/bin/python -m pytest $(PYTEST_ARGS) tests \
-		$(addprefix --ignore=,$(filter tests/%,$(PARALLEL_TESTS)))
+	$(Q)$(VENV)/bin/python -m pytest $(PYTEST_ARGS) -n 2 --dist loadgroup -m "not measures" \
+		analysis/tests tests
+	$(Q)$(VENV)/bin/python -m pytest $(PYTEST_ARGS) -m measures tests
+
+# the measuring tests beside a busy loop pinned to the first CPU (they measure the
+# last one): what they must survive on the machines users run them on; not part
+# of make test (docs/testing.md)
+STRESS_CPU ?= 0
+test-stress: deps all
+	$(Q)taskset -c $(STRESS_CPU) sh -c 'while :; do :; done' & loop=$$!; \
+		trap 'kill $$loop' EXIT INT TERM; \
+		echo "== a busy loop (pid $$loop) on CPU $(STRESS_CPU) beside the measuring tests"; \
+		$(VENV)/bin/python -m pytest $(PYTEST_ARGS) -m measures tests
 
 bench: deps-bench all $(BUILD)/bench/hist_bench $(BUILD)/bench/cacheline_rtt $(BUILD)/bench/memcpy_bw
 	$(Q)$(VENV)/bin/python bench/bench.py
@@ -251,20 +267,25 @@ MANDIR  ?= $(PREFIX)/share/man
 BASH_COMPDIR ?= $(PREFIX)/share/bash-completion/completions
 # zsh reads vendor-completions under /usr (Debian's fpath), site-functions elsewhere
 ZSH_COMPDIR ?= $(PREFIX)/share/zsh/$(if $(filter /usr,$(PREFIX)),vendor-completions,site-functions)
-# tuned reads profiles only from /usr/lib/tuned and /etc/tuned (tuned/consts.py,
-# LOAD_DIRECTORIES), and jtr-isolate includes /etc/tuned/jtr-variables.conf: with
-# PREFIX /usr (the package) the profiles are linked into TUNEDDIR and the template
-# goes to TUNEDCONFDIR when there is none; under another PREFIX nothing is put
-# outside it (`jtr tune install-profiles` copies them into /etc/tuned), unless
-# TUNEDDIR and TUNEDCONFDIR are given
-TUNEDDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/tuned)
+# tuned reads profiles only from its own folders, which depend on its version
+# (tuned/consts.py): /usr/lib/tuned and /etc/tuned before 2.23, /usr/lib/tuned/profiles
+# and /etc/tuned/profiles from 2.23; jtr-isolate includes /etc/tuned/jtr-variables.conf
+# (the variables files stay in /etc/tuned in both). With PREFIX /usr the profiles are
+# linked into TUNEDDIR, the system folder of the tuned installed here (`jtr tune
+# install-profiles --print-dir system` says which, and why; without tuned, 2.23's),
+# and the template goes to TUNEDCONFDIR when there is none; under another PREFIX
+# nothing is put outside it (`jtr tune install-profiles` copies them into tuned's
+# user folder), unless TUNEDDIR and TUNEDCONFDIR are given. TUNEDDIR may name several
+# folders (the packages link into both layouts' folders: debian/rules, dist/jtr.spec)
+TUNEDDIR ?= $(if $(filter /usr,$(PREFIX)),$(eval TUNEDDIR := $(shell $(PYTHON) ./jtr tune \
+	install-profiles --print-dir system))$(TUNEDDIR))
 TUNEDCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc/tuned)
 JTR_PROFILES := $(notdir $(patsubst %/,%,$(wildcard tuning-profiles/jtr-*/)))
 # man pages and bash and zsh completion, made from the commands' own --help
 MAN_OUT  := $(BUILD)/man
 COMP_OUT := $(BUILD)/completion
 
-.PHONY: man completion deb
+.PHONY: man completion deb rpm
 
 man: all
 	$(call msg,GEN,$(MAN_OUT))
@@ -276,9 +297,11 @@ completion: all
 	$(Q)rm -rf $(COMP_OUT) && $(PYTHON) scripts/gen-docs.py completion $(COMP_OUT) \
 		--bin $(BUILD)/bin
 
+# the watch unit is written with this PREFIX's jtr (ExecStart) and documents
 install: all man completion
 	install -d $(LIBEXEC) $(PYLIB)/jtrpy $(DESTDIR)$(PREFIX)/bin
-	install -m 0755 $(BINS) $(wildcard $(TRACER)) $(LIBEXEC)/
+	install -m 0755 $(BINS) $(LIBEXEC)/
+	[ ! -e $(TRACER) ] || install -m 0755 $(TRACER) $(LIBEXEC)/
 	for f in $$(cd analysis && find jtrpy -name '*.py'); do \
 		install -D -m 0644 analysis/$$f $(PYLIB)/$$f || exit 1; done
 	install -m 0644 VERSION $(PYLIB)/jtrpy/VERSION
@@ -286,7 +309,8 @@ install: all man completion
 		install -d $(DESTDIR)$(PREFIX)/share/jtr/$$p && \
 		install -m 0644 $$p/tuned.conf $(DESTDIR)$(PREFIX)/share/jtr/$$p/; done
 	install -m 0644 tuning-profiles/jtr-variables.conf $(DESTDIR)$(PREFIX)/share/jtr/tuning-profiles/
-	install -D -m 0644 dist/jtr-watch.service $(DESTDIR)$(PREFIX)/share/jtr/jtr-watch.service
+	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@DOCDIR@|$(DOCDIR)|g' dist/jtr-watch.service.in \
+		> $(SHARE)/jtr-watch.service && chmod 0644 $(SHARE)/jtr-watch.service
 	install -D -m 0644 dist/grafana/jtr-watch.json $(DESTDIR)$(PREFIX)/share/jtr/grafana/jtr-watch.json
 	install -m 0755 jtr $(DESTDIR)$(PREFIX)/bin/jtr
 	install -d $(DESTDIR)$(DOCDIR) $(SHARE)/schemas $(SHARE)/bpftrace $(DESTDIR)$(MANDIR)/man1
@@ -297,14 +321,12 @@ install: all man completion
 	install -m 0644 $(MAN_OUT)/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -D -m 0644 $(COMP_OUT)/jtr $(DESTDIR)$(BASH_COMPDIR)/jtr
 	install -D -m 0644 $(COMP_OUT)/_jtr $(DESTDIR)$(ZSH_COMPDIR)/_jtr
-ifneq ($(TUNEDDIR),)
-	install -d $(DESTDIR)$(TUNEDDIR)
+	for d in $(TUNEDDIR); do install -d $(DESTDIR)$$d && \
 	for p in $(JTR_PROFILES); do \
-		if [ -d $(DESTDIR)$(TUNEDDIR)/$$p ] && [ ! -L $(DESTDIR)$(TUNEDDIR)/$$p ]; then \
-			echo "$(TUNEDDIR)/$$p: a profile jtr did not link is there; left as it is"; \
-		else ln -sfn $(PREFIX)/share/jtr/tuning-profiles/$$p $(DESTDIR)$(TUNEDDIR)/$$p; fi; \
-	done
-endif
+		if [ -d $(DESTDIR)$$d/$$p ] && [ ! -L $(DESTDIR)$$d/$$p ]; then \
+			echo "$$d/$$p: a profile jtr did not link is there; left as it is"; \
+		else ln -sfn $(PREFIX)/share/jtr/tuning-profiles/$$p $(DESTDIR)$$d/$$p || exit 1; fi; \
+	done; done
 ifneq ($(TUNEDCONFDIR),)
 	[ -e $(DESTDIR)$(TUNEDCONFDIR)/jtr-variables.conf ] || install -D -m 0644 \
 		tuning-profiles/jtr-variables.conf $(DESTDIR)$(TUNEDCONFDIR)/jtr-variables.conf
@@ -324,10 +346,8 @@ uninstall:
 	rm -rf $(LIBEXEC) $(PYLIB) $(DESTDIR)$(PREFIX)/share/jtr $(DESTDIR)$(PREFIX)/bin/jtr
 	rm -rf $(DESTDIR)$(DOCDIR) $(DESTDIR)$(MANDIR)/man1/jtr.1 $(DESTDIR)$(MANDIR)/man1/jtr-*.1 \
 		$(DESTDIR)$(BASH_COMPDIR)/jtr $(DESTDIR)$(ZSH_COMPDIR)/_jtr
-ifneq ($(TUNEDDIR),)
-	for p in $(JTR_PROFILES); do \
-		[ ! -L $(DESTDIR)$(TUNEDDIR)/$$p ] || rm -f $(DESTDIR)$(TUNEDDIR)/$$p; done
-endif
+	for d in $(TUNEDDIR); do for p in $(JTR_PROFILES); do \
+		[ ! -L $(DESTDIR)$$d/$$p ] || rm -f $(DESTDIR)$$d/$$p; done; done
 ifneq ($(TUNEDCONFDIR),)
 	! cmp -s tuning-profiles/jtr-variables.conf $(DESTDIR)$(TUNEDCONFDIR)/jtr-variables.conf || \
 		rm -f $(DESTDIR)$(TUNEDCONFDIR)/jtr-variables.conf
@@ -346,6 +366,19 @@ deb:
 	cd $(DEB_SRC) && dpkg-buildpackage -b -uc -us -Jauto
 	mv $(BUILD)/deb/jtr_*.deb $(BUILD)/
 	@ls $(BUILD)/jtr_*.deb
+
+# the RPM (dist/jtr.spec; docs/install.md): rpmbuild -bb in build/rpm (its _topdir)
+# from a tarball of the tree made as make deb copies it; the packages are left in
+# build/rpm/RPMS. RPMBUILD_FLAGS: more for rpmbuild (--nodeps where the build
+# dependencies are not RPMs, as on Debian)
+RPM_TOP := $(CURDIR)/$(BUILD)/rpm
+rpm:
+	rm -rf $(RPM_TOP) && mkdir -p $(RPM_TOP)/SOURCES
+	tar -c -z --exclude-vcs --exclude=./build --exclude=./$(VENV) --exclude=./results \
+		--exclude=__pycache__ --exclude=.pytest_cache --exclude=.ruff_cache \
+		--transform 's,^\.,jtr-$(VERSION),' -f $(RPM_TOP)/SOURCES/jtr-$(VERSION).tar.gz .
+	rpmbuild -bb --define '_topdir $(RPM_TOP)' $(RPMBUILD_FLAGS) dist/jtr.spec
+	@ls $(RPM_TOP)/RPMS/*/jtr-$(VERSION)-*.rpm
 
 clean:
 	rm -rf $(BUILD)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """setup - the parts of `pip install .` that pyproject.toml cannot say: the C
 programs are built with make and installed inside the package (jtrpy/libexec),
 with the tuning profiles (jtrpy/tuning-profiles) and the VERSION file, where
@@ -24,8 +25,8 @@ class BuildWithPrograms(build_py):
         try:
             subprocess.check_call(["make", "-C", ROOT, "all"])
         except (OSError, subprocess.CalledProcessError) as e:
-            raise SystemExit("jtr: building the C programs failed (%s); 'make deps' installs "
-                             "what they need on Debian" % e)
+            raise SystemExit("jtr: building the C programs failed (%s); 'make deps-run' "
+                             "(scripts/deps.sh run) installs what they need" % e)
         pkg = os.path.join(self.build_lib, "jtrpy")
         libexec = os.path.join(pkg, "libexec")
         os.makedirs(libexec, exist_ok=True)
@@ -47,7 +48,10 @@ class BinaryDistribution(Distribution):
         return True
 
 
+# setuptools' own build folder, apart from make's build/ of the C side; egg_info
+# wants its folder to be there already (a fresh clone has no build/)
+PY_BUILD = os.path.join("build", "python")
+os.makedirs(os.path.join(ROOT, PY_BUILD), exist_ok=True)
+
 setup(cmdclass={"build_py": BuildWithPrograms}, distclass=BinaryDistribution,
-      # setuptools' own build folder, apart from make's build/ of the C side
-      options={"build": {"build_base": os.path.join("build", "python")},
-               "egg_info": {"egg_base": os.path.join("build", "python")}})
+      options={"build": {"build_base": PY_BUILD}, "egg_info": {"egg_base": PY_BUILD}})

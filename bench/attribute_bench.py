@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """attribute_bench.py - how fast attribution is: read an event log and attribute outliers.
 
 Synthesises a results folder with BENCH_EVENTS kernel events (default 1,000,000)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """bench.py - `make bench`: jtr against its peers, in one run, on one CPU.
 
 1. jtr gap vs oslat (rt-tests): alternating rounds of the same length on the
@@ -14,7 +15,10 @@
    cost per program run from BPF statistics, and the ratio of time lost with
    the tracer (less the traced events' own cost) to time lost without it.
    Goal: <= 1.05.
-5. Attribution speed: bench/attribute_bench.py (1M events, 100k outliers).
+5. Attribution speed: bench/attribute_bench.py (1M events, 100k outliers),
+   and bench/ends_bench.py (root only): a real 10 s overloaded ping-pong,
+   every round trip attributed on both ends (goal <= 10 s for >= 2M events
+   and >= 50k overlapping outliers), against the plain-Python path.
 6. Report speed: bench/report_bench.py (`jtr report` on 10M samples, 100k
    attributed outliers; goal < 5 s).
 7. Transports: bench/transport_bench.py (shm ping-pong vs the cache-line
@@ -309,7 +313,7 @@ def main():
         if "tracer" in items and os.geteuid() == 0:
             tracer = tracer_overhead(cpu, seconds, rounds, tmp)
         if "attribution" in items:
-            attrib = attribution_speed()
+            attrib = attribution_speed() + "\n" + attribution_speed("ends_bench.py")
         if "report" in items:
             report = attribution_speed("report_bench.py")
         if "ipc" in items:

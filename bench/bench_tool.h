@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* bench_tool.h - what bench/cacheline_rtt.c and bench/memcpy_bw.c share: a
  * one-line usage error (exit 2), option values through lib/jtr_cli's
  * parsers, pinning with a clear message, and the spin hint.

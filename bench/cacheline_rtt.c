@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* cacheline_rtt.c - the cache-line round trip between two CPUs: the floor
  * under any shared-memory ping-pong between them.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* hist_bench.c - cost of jtr_hist_record, in ns per value.
  *
  * Records 200M jitter-shaped values (a 4096-entry table that stays in L1:

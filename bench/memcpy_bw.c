@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* memcpy_bw.c - memcpy bandwidth from one CPU to another: the ceiling for
  * a shared-memory transport between them.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """report_bench.py - how fast `jtr report` is on a big run: 10M samples, 100k outliers.
 
 Builds a results folder from a real 1 s `jtr gap` run (so every field is the real

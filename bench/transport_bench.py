@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """transport_bench.py - the transport part of `make bench` (docs/bench.md).
 
 Three comparisons, each against a peer measured in the same run between the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """wake_bench.py - the `wake` part of `make bench` (docs/bench.md).
 
 Three comparisons on one CPU, rounds alternating, medians reported:

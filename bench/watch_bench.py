@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """watch_bench.py - the `watch` part of `make bench` (docs/bench.md).
 
 1. Cost: `jtr watch -c CPU --listen 127.0.0.1:PORT` while an application (a busy

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /* trace.bpf.c - kernel side of jtr's event tracer.
  *
  * Every handler first checks that it runs on a traced CPU (a bitmap in
@@ -32,6 +32,9 @@ const volatile bool wakeup = false;	/* test switch: submit with wake-ups */
  * offsets from the kernel's BTF. 0: not read. (A __ksym of steal_time needs
  * the kernel to list data symbols in kallsyms, which many do not.) */
 const volatile __s64 steal_from_rq = 0;
+/* jtr watch --app PIDs: the records of their threads are flagged JTR_FL_APP */
+const volatile __u32 app_tgid[JTR_TRACE_MAX_APPS] = {};
+const volatile __u32 napp_tgid = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -215,6 +218,23 @@ static __always_inline int on_nmi(void *handler, s64 delta_ns, int handled)
 
 TWIN(nmi_handler, on_nmi(handler, delta_ns, handled), void *handler, s64 delta_ns, int handled)
 
+/* app_of - JTR_FL_APP when @p is a thread of an --app process, else 0 */
+static __always_inline __u8 app_of(struct task_struct *p)
+{
+	__u32 tgid;
+
+	if (!napp_tgid)
+		return 0;
+	tgid = BPF_CORE_READ(p, tgid);
+	for (int i = 0; i < JTR_TRACE_MAX_APPS; i++) {
+		if (i >= napp_tgid)
+			break;
+		if (app_tgid[i] == tgid)
+			return JTR_FL_APP;
+	}
+	return 0;
+}
+
 /* on_switch - who left the CPU, who came, and whether the one that left
  * could have gone on running (preempted) or chose to sleep (blocked) */
 static __always_inline int on_switch(bool preempt, struct task_struct *prev,
@@ -229,7 +249,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	next_prio = (__u16)BPF_CORE_READ(next, prio);
 	e->a = (__u64)(__u32)BPF_CORE_READ(prev, pid) | (__u64)(__u32)BPF_CORE_READ(next, pid) << 32;
 	e->b = prev_prio | next_prio << 16 | (__u64)prev_state << 32;
-	e->flags = preempt || prev_state == 0;	/* TASK_RUNNING: preempted */
+	e->flags = preempt || prev_state == 0 ? JTR_SW_PREEMPTED : 0;	/* TASK_RUNNING */
+	e->flags |= app_of(prev) | (app_of(next) ? JTR_FL_APP_NEXT : 0);
 	bpf_core_read_str(e->str, JTR_COMM_LEN, &prev->comm);
 	bpf_core_read_str(&e->str[JTR_COMM_LEN], JTR_COMM_LEN, &next->comm);
 	ev_end(e);
@@ -252,6 +273,7 @@ static __always_inline int on_task(__u8 type, struct task_struct *p, int to_cpu,
 	if (!e)
 		return 0;
 	e->a = (__u32)BPF_CORE_READ(p, pid);
+	e->flags = app_of(p);
 	if (type == JTR_EV_MIGRATE)
 		e->b = (__u64)(__u32)from_cpu | (__u64)(__u32)to_cpu << 32;
 	else

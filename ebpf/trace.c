@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* trace.c - jtr trace: record the kernel events that can steal a CPU.
  *
  * Loads trace.bpf.c (tp_btf programs, or raw_tp where tp_btf does not load;
@@ -75,15 +76,18 @@ static const char usage_text[] =
 "      --wakeup             submit events with wake-ups (for tests: this sends\n"
 "                           irq_work IPIs to the traced CPUs)\n"
 "      --watch              jtr watch's mode: no log; count the interruptions of\n"
-"                           the traced CPUs by cause and print them as one line of\n"
-"                           JSON on stdout every --state-interval (default 1s);\n"
+"                           the application on the traced CPUs by cause and print\n"
+"                           them as one line of JSON on stdout every\n"
+"                           --state-interval (default 1s);\n"
 "                           keep the last --keep (default 2m, at most --recorder\n"
 "                           SIZE of records, default 64M) of events and, when an\n"
 "                           interruption lasts --dump-above DUR or more, write them\n"
 "                           to DIR/dump-DATE-cpuN/ (at most --dump-max N, default\n"
 "                           20); --names N: names kept per CPU and category\n"
-"                           (default 32, then \"other\"); 'jtr watch' runs this\n"
-"                           (docs/fleet.md)\n"
+"                           (default 32, then \"other\"); --app COMM|PID (a comma\n"
+"                           list, repeatable): the application's tasks, by comm or\n"
+"                           process (default: per CPU, the comm that has run\n"
+"                           there longest); 'jtr watch' runs this (docs/fleet.md)\n"
 "  -v, --verbose            show libbpf's messages\n"
 "  -q, --quiet              no progress and no summary on stdout\n"
 "  -h, --help               this text\n"
@@ -102,7 +106,7 @@ static const char usage_text[] =
 "  jtr trace --print results/latest | less\n";
 
 enum { OPT_CONSUMER = 400, OPT_PROGRAMS, OPT_NO_STATS, OPT_WAKEUP, OPT_WATCH, OPT_STATE,
-       OPT_DUMP_ABOVE, OPT_KEEP, OPT_RECORDER, OPT_DUMP_MAX, OPT_NAMES };
+       OPT_DUMP_ABOVE, OPT_KEEP, OPT_RECORDER, OPT_DUMP_MAX, OPT_NAMES, OPT_APP };
 
 static const struct option long_opts[] = {
 	{ "cpus", required_argument, NULL, 'c' },
@@ -121,6 +125,7 @@ static const struct option long_opts[] = {
 	{ "recorder", required_argument, NULL, OPT_RECORDER },
 	{ "dump-max", required_argument, NULL, OPT_DUMP_MAX },
 	{ "names", required_argument, NULL, OPT_NAMES },
+	{ "app", required_argument, NULL, OPT_APP },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -178,6 +183,11 @@ struct opts {
 	uint64_t recorder_bytes;
 	uint64_t dump_max;
 	int names;			/* --watch: names kept per CPU and category */
+	/* --watch --app: the application's comms and PIDs */
+	char app_comm[JTR_WATCH_APPS][JTR_COMM_LEN];
+	int napp_comm;
+	uint32_t app_pid[JTR_WATCH_APPS];
+	int napp_pid;
 };
 
 /* a set of kernel addresses to name at the end (open addressing) */
@@ -548,6 +558,10 @@ static int start_bpf(struct tracer *t, enum prog_kind kind, struct jtr_err *e)
 			t->skel->rodata->cpu_mask[cpu / 64] |= 1ULL << (cpu % 64);
 	t->skel->rodata->wakeup = t->o->wakeup;
 	t->skel->rodata->steal_from_rq = t->steal_from_rq;
+	/* jtr watch --app PIDs: the kernel side flags their threads' records */
+	for (int i = 0; i < t->o->napp_pid; i++)
+		t->skel->rodata->app_tgid[i] = t->o->app_pid[i];
+	t->skel->rodata->napp_tgid = t->o->napp_pid;
 	bpf_map__set_max_entries(t->skel->maps.events, t->o->buffer_bytes);
 
 	/* choose programs: one kind for each tracepoint this kernel has */
@@ -914,6 +928,39 @@ static uint64_t next_drain(const struct opts *o, int records)
 	return ns < JTR_NS_PER_MS ? JTR_NS_PER_MS : ns;
 }
 
+/* add_apps - --app's comma list: a PID (all digits) of a running process, or
+ * a comm (its first 15 characters, as the kernel keeps them); or exit 2 */
+static void add_apps(struct jtr_probe *p, struct opts *o, const char *arg)
+{
+	char buf[4096], *save = NULL, *tok;
+	const char *fix = "give the application's comm or PID, e.g. --app myapp or --app 1234";
+	size_t n = strlen(arg);
+
+	if (!n || arg[0] == ',' || arg[n - 1] == ',' || strstr(arg, ",,"))
+		jtr_usage_error(p, "--app '%s': an empty name; %s", arg, fix);
+	if (n >= sizeof(buf))
+		jtr_usage_error(p, "--app: the list is too long; %s", fix);
+	memcpy(buf, arg, n + 1);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (strspn(tok, "0123456789") == strlen(tok)) {
+			char path[64];
+			unsigned long pid = strtoul(tok, NULL, 10);
+
+			snprintf(path, sizeof(path), "/proc/%lu", pid);
+			if (strlen(tok) > 9 || !pid || access(path, F_OK) < 0)
+				jtr_usage_error(p, "--app %s: no process %s is running; give the PID of "
+						"a running process, or a comm", tok, tok);
+			if (o->napp_pid == JTR_WATCH_APPS)
+				jtr_usage_error(p, "--app %s: at most %d PIDs", tok, JTR_WATCH_APPS);
+			o->app_pid[o->napp_pid++] = (uint32_t)pid;
+		} else {
+			if (o->napp_comm == JTR_WATCH_APPS)
+				jtr_usage_error(p, "--app %s: at most %d comms", tok, JTR_WATCH_APPS);
+			snprintf(o->app_comm[o->napp_comm++], JTR_COMM_LEN, "%s", tok);
+		}
+	}
+}
+
 /* parse_args - options into @o, or exit 2 */
 static void parse_args(struct jtr_probe *p, struct opts *o, int argc, char **argv)
 {
@@ -992,6 +1039,7 @@ static void parse_args(struct jtr_probe *p, struct opts *o, int argc, char **arg
 		case OPT_NAMES:
 			o->names = jtr_opt_int(p, "--names", optarg, 1, 1024);
 			break;
+		case OPT_APP: add_apps(p, o, optarg); break;
 		case 'v': o->verbose = true; break;
 		case 'q': p->quiet = true; p->progress = false; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
@@ -1001,6 +1049,8 @@ static void parse_args(struct jtr_probe *p, struct opts *o, int argc, char **arg
 	jtr_probe_no_args(p, argc, argv);
 	if (!o->watch && (o->dump_above_ns || o->state_ns != JTR_NS_PER_S))
 		jtr_usage_error(p, "--dump-above and --state-interval go with --watch");
+	if (!o->watch && (o->napp_comm || o->napp_pid))
+		jtr_usage_error(p, "--app goes with --watch");
 	jtr_probe_default_cpus(&o->cpus, cpu_given);
 	jtr_probe_check_cpus(p, "-c", &o->cpus);
 	if (!o->buffer_bytes)
@@ -1127,6 +1177,54 @@ fail_name:
 	w->dumps_skipped++;
 }
 
+/* app_tasks - the application's tasks (--app) that run already, for the
+ * CPUs where they run before any switch is seen: every thread of an --app
+ * PID, every thread whose comm is an --app comm */
+static void app_tasks(struct jtr_watch *w)
+{
+	DIR *procs, *tasks;
+	struct dirent *d, *t;
+	char path[PATH_MAX], comm[JTR_COMM_LEN + 2];
+
+	if ((!w->napp_comm && !w->napp_pid) || !(procs = opendir("/proc")))
+		return;
+	while ((d = readdir(procs))) {
+		uint32_t pid = (uint32_t)strtoul(d->d_name, NULL, 10);
+		bool all = false;
+
+		if (!pid)
+			continue;
+		for (int i = 0; i < w->napp_pid; i++)
+			all |= w->app_pid[i] == pid;
+		if (!all && !w->napp_comm)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/task", pid);
+		if (!(tasks = opendir(path)))
+			continue;
+		while ((t = readdir(tasks))) {
+			uint32_t tid = (uint32_t)strtoul(t->d_name, NULL, 10);
+			bool app = all;
+			FILE *f;
+
+			if (!tid)
+				continue;
+			snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
+			if (!app && (f = fopen(path, "r"))) {
+				if (fgets(comm, sizeof(comm), f)) {
+					comm[strcspn(comm, "\n")] = 0;
+					for (int i = 0; i < w->napp_comm; i++)
+						app |= !strcmp(comm, w->app_comm[i]);
+				}
+				fclose(f);
+			}
+			if (app && jtr_watch_app_tid(w, tid) < 0)
+				break;
+		}
+		closedir(tasks);
+	}
+	closedir(procs);
+}
+
 /* watch_state - the accounting so far, one line on stdout */
 static void watch_state(struct tracer *t, int64_t now)
 {
@@ -1181,6 +1279,10 @@ int main(int argc, char **argv)
 				   65536) < 0)
 			jtr_fatal(&p, "no memory for a recorder of %llu bytes: use a smaller --recorder",
 				  (unsigned long long)o.recorder_bytes);
+		for (int i = 0; i < o.napp_comm; i++)
+			jtr_watch_app_comm(&watch, o.app_comm[i]);
+		for (int i = 0; i < o.napp_pid; i++)
+			jtr_watch_app_pid(&watch, o.app_pid[i]);
 		watch.dump_above_ns = o.dump_above_ns;
 		watch.keep_ns = o.keep_ns;
 		watch.dump_after_ns = JTR_NS_PER_S;
@@ -1264,6 +1366,8 @@ int main(int argc, char **argv)
 	if (o.watch) {
 		watch.vec_names = (const char (*)[48])t.vec_names;
 		watch.nvecs = t.nvecs;
+		watch.start_ns = start_ns;
+		app_tasks(&watch);
 		watch_state(&t, start_ns);
 	}
 	if (!p.quiet) {
@@ -1317,6 +1421,7 @@ int main(int argc, char **argv)
 	if (o.watch) {
 		/* what is left in the buffer, a dump that was due, the last state */
 		ring_buffer__consume(t.rb);
+		jtr_watch_end(&watch, end_ns);
 		if (watch.dump_due_ns)
 			watch_dump(&t, consumer, end_ns);
 		watch_state(&t, end_ns);

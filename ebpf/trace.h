@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* trace.h - types shared by the kernel side (trace.bpf.c) and the user side
  * (trace.c) of jtr's kernel-event tracer, and the on-disk event log.
  *
@@ -18,6 +19,7 @@
 #define JTR_EV_SIZE	64
 #define JTR_TRACE_MAX_CPUS 1024
 #define JTR_TRACE_MAX_VECS 32		/* irq_vectors entry/exit pairs */
+#define JTR_TRACE_MAX_APPS 16		/* jtr watch --app PIDs the kernel side matches */
 #define JTR_COMM_LEN	16
 
 /* record types; keep numbers stable, they are in every log */
@@ -31,11 +33,14 @@ enum jtr_ev_type {
 	JTR_EV_VEC_EXIT,	/* a=vector number, b=kind */
 	JTR_EV_NMI,		/* a=handler address, b=delta_ns; flags=handled; ts = end of handler */
 	JTR_EV_SWITCH,		/* a=prev_pid | next_pid<<32, b=prev_prio | next_prio<<16 |
-				 * prev_state<<32; flags=1 prev preempted (runnable), 0 blocked;
+				 * prev_state<<32; flags: JTR_SW_PREEMPTED prev preempted
+				 * (runnable; clear: blocked), JTR_FL_APP prev and
+				 * JTR_FL_APP_NEXT next belong to an --app process;
 				 * str=prev_comm[16] next_comm[16] */
-	JTR_EV_WAKEUP,		/* a=pid, b=target_cpu | prio<<32, str=comm */
-	JTR_EV_WAKING,		/* a=pid, b=target_cpu | prio<<32, str=comm */
-	JTR_EV_MIGRATE,		/* a=pid, b=orig_cpu | dest_cpu<<32, str=comm */
+	JTR_EV_WAKEUP,		/* a=pid, b=target_cpu | prio<<32, str=comm; flags:
+				 * JTR_FL_APP the task belongs to an --app process */
+	JTR_EV_WAKING,		/* a=pid, b=target_cpu | prio<<32, str=comm; flags: JTR_FL_APP */
+	JTR_EV_MIGRATE,		/* a=pid, b=orig_cpu | dest_cpu<<32, str=comm; flags: JTR_FL_APP */
 	JTR_EV_PF_USER,		/* a=address, b=ip, x[0]=error_code */
 	JTR_EV_PF_KERNEL,	/* a=address, b=ip, x[0]=error_code */
 	JTR_EV_WQ_START,	/* a=work, b=function address */
@@ -90,5 +95,10 @@ struct jtr_trace_counts {
 };
 
 #define JTR_STEAL_FIRST	1	/* JTR_EV_STEAL flags: the CPU's first reading */
+#define JTR_SW_PREEMPTED 1	/* JTR_EV_SWITCH flags: prev is still runnable */
+/* the task a record names (a switch's prev) is a thread of one of the
+ * processes given to jtr watch --app (only the watch's tracer sets them) */
+#define JTR_FL_APP	2
+#define JTR_FL_APP_NEXT	4	/* JTR_EV_SWITCH: next is */
 
 #endif

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* watch.c - jtr watch's accounting of interruptions and its flight recorder
  * (watch.h says what is counted and how). No allocation after
  * jtr_watch_init; every event costs a few comparisons and one 64-byte copy.
@@ -12,7 +13,7 @@
 const char *const jtr_watch_cats[JTR_W_NCATS] = {
 	[JTR_W_TICK] = "timer tick", [JTR_W_IPI] = "IPI", [JTR_W_HARDIRQ] = "hardirq",
 	[JTR_W_SOFTIRQ] = "softirq", [JTR_W_TASK] = "task preemption",
-	[JTR_W_PF] = "page fault", [JTR_W_NMI] = "NMI",
+	[JTR_W_PF] = "page fault", [JTR_W_NMI] = "NMI", [JTR_W_THROTTLE] = "RT throttling",
 };
 
 const uint64_t jtr_watch_bounds_ns[JTR_WATCH_BUCKETS - 1] = {
@@ -32,6 +33,7 @@ int jtr_watch_init(struct jtr_watch *w, const int *cpus, int ncpus, int names,
 	memset(w, 0, sizeof(*w));
 	memset(w->slot, 0xff, sizeof(w->slot));
 	w->names = names > 0 ? names : 1;
+	w->settle_ns = JTR_WATCH_SETTLE_NS;
 	w->ncpus = ncpus;
 	w->cpus = calloc(ncpus ? ncpus : 1, sizeof(*w->cpus));
 	w->rec = calloc(rec_records ? rec_records : 1, sizeof(*w->rec));
@@ -53,6 +55,7 @@ int jtr_watch_init(struct jtr_watch *w, const int *cpus, int ncpus, int names,
 	for (int i = 0; i < ncpus; i++) {
 		w->cpus[i].cpu = cpus[i];
 		w->cpus[i].running = -1;
+		w->cpus[i].run_idx = -1;
 		if (cpus[i] >= 0 && cpus[i] < JTR_TRACE_MAX_CPUS)
 			w->slot[cpus[i]] = (int16_t)i;
 	}
@@ -72,15 +75,116 @@ void jtr_watch_free(struct jtr_watch *w)
 	w->intr = NULL;
 }
 
-void jtr_watch_task_name(char *out, const char *comm, size_t n)
+void jtr_watch_task_name(char *out, const char *comm, uint32_t pid, size_t n)
 {
-	size_t i;
+	if (comm[0])
+		snprintf(out, n, "%.*s", JTR_COMM_LEN, comm);
+	else
+		snprintf(out, n, "pid %u", pid);
+}
 
-	for (i = 0; i + 1 < n && i < JTR_COMM_LEN && comm[i] && comm[i] != '/'; i++)
-		out[i] = comm[i];
-	out[i] = 0;
-	if (!i)
-		snprintf(out, n, "?");
+int jtr_watch_app_comm(struct jtr_watch *w, const char *comm)
+{
+	if (w->napp_comm == JTR_WATCH_APPS)
+		return -ENOSPC;
+	snprintf(w->app_comm[w->napp_comm++], JTR_COMM_LEN, "%s", comm);
+	return 0;
+}
+
+int jtr_watch_app_pid(struct jtr_watch *w, uint32_t pid)
+{
+	if (w->napp_pid == JTR_WATCH_APPS)
+		return -ENOSPC;
+	w->app_pid[w->napp_pid++] = pid;
+	return 0;
+}
+
+int jtr_watch_app_tid(struct jtr_watch *w, uint32_t tid)
+{
+	if (w->napp_tid == JTR_WATCH_TIDS)
+		return -ENOSPC;
+	w->app_tid[w->napp_tid++] = tid;
+	return 0;
+}
+
+/* by_app - was the application given (--app), or is it the default rule's? */
+static bool by_app(const struct jtr_watch *w)
+{
+	return w->napp_comm || w->napp_pid;
+}
+
+/* same_comm - two comms of up to JTR_COMM_LEN bytes (not always terminated) */
+static bool same_comm(const char *a, const char *b)
+{
+	return !strncmp(a, b, JTR_COMM_LEN - 1);
+}
+
+/* app_task - is task @pid of @comm the application's on @c? @flagged: the
+ * kernel side found it a thread of an --app PID */
+static bool app_task(const struct jtr_watch *w, const struct jtr_watch_cpu *c, uint32_t pid,
+		     const char *comm, bool flagged)
+{
+	if (!pid)
+		return false;
+	if (by_app(w)) {
+		if (flagged)
+			return true;
+		for (int i = 0; i < w->napp_comm; i++)
+			if (same_comm(comm, w->app_comm[i]))
+				return true;
+		return false;
+	}
+	return c->nrun && same_comm(comm, c->run[c->lead].comm);
+}
+
+/* runner_of - @comm's row in @c's run table, or -1 */
+static int runner_of(const struct jtr_watch_cpu *c, const char *comm)
+{
+	for (int i = 0; i < c->nrun; i++)
+		if (same_comm(c->run[i].comm, comm))
+			return i;
+	return -1;
+}
+
+/* runner_add - @ns more run time for @comm on @c (Space-Saving: a new comm in
+ * a full table replaces the row with the least time, and starts from it) */
+static void runner_add(struct jtr_watch_cpu *c, const char *comm, uint64_t ns)
+{
+	int i = runner_of(c, comm);
+
+	if (i < 0) {
+		if (c->nrun < JTR_WATCH_RUNNERS) {
+			i = c->nrun++;
+			c->run[i].ns = 0;
+		} else {
+			i = 0;
+			for (int k = 1; k < c->nrun; k++)
+				if (c->run[k].ns < c->run[i].ns)
+					i = k;
+		}
+		snprintf(c->run[i].comm, JTR_COMM_LEN, "%.*s", JTR_COMM_LEN - 1, comm);
+	}
+	c->run[i].ns += ns;
+	if (c->run[i].ns > c->run[c->lead].ns)
+		c->lead = i;
+}
+
+/* app_runs - does the application run on @c at @ts? */
+static bool app_runs(const struct jtr_watch *w, const struct jtr_watch_cpu *c, uint64_t ts)
+{
+	uint64_t mine;
+
+	if (c->running <= 0)
+		return false;
+	if (by_app(w))
+		return c->app;
+	/* a task on the CPU since the watch began (its comm not seen yet) has
+	 * run there longest; otherwise its time with the running slice */
+	if (!c->comm[0] || !c->nrun || c->run_idx == c->lead)
+		return true;
+	mine = (c->run_idx >= 0 ? c->run[c->run_idx].ns : 0) +
+	       (ts > c->last_switch ? ts - c->last_switch : 0);
+	return mine >= c->run[c->lead].ns;
 }
 
 /* cell_of - the cell of @name in @a: found, new, or "other" once the table is full */
@@ -136,14 +240,19 @@ static void keep_intr(struct jtr_watch *w, struct jtr_watch_cpu *c, int cat, con
 	w->trigger = *k;
 }
 
-/* add_intr - one interruption of @c's task by an interrupt: counted, its time,
- * kept */
+/* add_intr - one interruption of the application: its cause's count and
+ * time, its category's histogram (the one place all of them grow), kept; by
+ * the default rule, none before the CPU's first second has decided which comm
+ * the application is */
 static void add_intr(struct jtr_watch *w, struct jtr_watch_cpu *c, int cat, const char *name,
 		     uint64_t start, uint64_t len)
 {
 	struct jtr_watch_cat_acct *a = &c->cat[cat];
-	struct jtr_watch_cell *cell = cell_of(w, a, name);
+	struct jtr_watch_cell *cell;
 
+	if (!by_app(w) && start < c->settled)
+		return;
+	cell = cell_of(w, a, name);
 	cell->count++;
 	cell->ns += len;
 	a->count++;
@@ -166,7 +275,7 @@ static void enter(const struct jtr_watch *w, struct jtr_watch_cpu *c, const stru
 	struct jtr_watch_ctx *x;
 
 	if (c->depth == 0 && !c->intr_start) {
-		c->counting = c->running > 0 && !c->win_open;
+		c->counting = app_runs(w, c, e->ts_ns);
 		c->intr_start = e->ts_ns;
 		c->best_self = 0;
 		c->best_cat = (uint8_t)cat;
@@ -226,16 +335,39 @@ static void vector(const struct jtr_watch *w, uint64_t kind, int *cat, const cha
 	}
 }
 
-/* on_switch - a task's slice ends, another's begins: a preemption is counted
- * for the task that takes the CPU from a runnable one; while the task it took
- * the CPU from (the window's victim) waits, every slice's time is charged to
- * its task, and when the victim runs again (or the CPU goes idle, or it moves
- * away) the window is one interruption in the histogram, by the task that
- * opened it */
+/* wait_open - the waiting application has lost the CPU to @name (of @cat) at @ts */
+static void wait_open(struct jtr_watch_cpu *c, int cat, const char *name, uint64_t ts)
+{
+	c->win_open = true;
+	c->win_cat = (uint8_t)cat;
+	c->win_start = ts;
+	snprintf(c->win_name, sizeof(c->win_name), "%s", name);
+}
+
+/* wait_end - the application no longer waits on @c from @ts: the wait, if
+ * another task had the CPU, is one interruption, charged to what took it */
+static void wait_end(struct jtr_watch *w, struct jtr_watch_cpu *c, uint64_t ts)
+{
+	/* one that ends before it begins is none: records of two CPUs drained
+	 * out of time order (a wake-up and the switch to the woken task) */
+	if (c->win_open && ts > c->win_start)
+		add_intr(w, c, c->win_cat, c->win_name, c->win_start, ts - c->win_start);
+	c->win_open = false;
+	c->waiting = false;
+}
+
+/* on_switch - a task's slice ends, another's begins: the application's wait
+ * begins when one of its tasks leaves the CPU still runnable for another
+ * task (or for the idle task or a lower one when it is real-time: RT
+ * throttling), or when another task takes the CPU while it is woken; it
+ * ends when one of its tasks comes back */
 static void on_switch(struct jtr_watch *w, struct jtr_watch_cpu *c, const struct jtr_ev *e)
 {
 	uint32_t prev = (uint32_t)e->a, next = (uint32_t)(e->a >> 32);
-	struct jtr_watch_cat_acct *a = &c->cat[JTR_W_TASK];
+	unsigned int pprio = e->b & 0xffff, nprio = (e->b >> 16) & 0xffff;
+	bool runnable = e->flags & JTR_SW_PREEMPTED, prev_app, next_app, throttled;
+	const char *pc = e->str, *nc = e->str + JTR_COMM_LEN;
+	uint64_t slice = e->ts_ns > c->last_switch ? e->ts_ns - c->last_switch : 0;
 	char name[JTR_WATCH_NAME_LEN];
 
 	if (c->depth) {			/* exits were lost: nothing is open across a switch */
@@ -243,36 +375,89 @@ static void on_switch(struct jtr_watch *w, struct jtr_watch_cpu *c, const struct
 		c->counting = false;
 		c->intr_start = 0;
 	}
-	if (c->win_open && prev != c->victim) {		/* prev's slice in the window */
-		struct jtr_watch_cell *cell;
-		uint64_t slice = e->ts_ns - c->last_switch;
-
-		jtr_watch_task_name(name, e->str, sizeof(name));
-		cell = cell_of(w, a, name);
-		cell->ns += slice;
-		a->ns += slice;
+	if (prev && !by_app(w))
+		runner_add(c, pc, slice);
+	prev_app = app_task(w, c, prev, pc, e->flags & JTR_FL_APP);
+	next_app = app_task(w, c, next, nc, e->flags & JTR_FL_APP_NEXT);
+	if (prev_app)
+		c->app_ns += slice;
+	/* the kernel events: every preemption, every throttling */
+	throttled = prev && runnable && pprio < JTR_WATCH_RT_PRIO_END && (!next || nprio > pprio);
+	jtr_watch_task_name(name, nc, next, sizeof(name));
+	if (throttled)
+		cell_of(w, &c->cat[JTR_W_THROTTLE], JTR_WATCH_THROTTLE_NAME)->events++;
+	else if (prev && runnable && next && next != prev)
+		cell_of(w, &c->cat[JTR_W_TASK], name)->events++;
+	/* the default rule's application is another comm now: the waiting task
+	 * is not the application's */
+	if (c->waiting && !by_app(w) && !same_comm(c->victim_comm, c->run[c->lead].comm))
+		c->waiting = c->win_open = false;
+	/* the application runs again (or its waiting task did, unseen) */
+	if (c->waiting && (next_app || next == c->victim))
+		wait_end(w, c, e->ts_ns);
+	else if (c->waiting && prev == c->victim)
+		wait_end(w, c, c->last_switch);
+	if (prev_app && runnable && !next_app) {
+		c->waiting = true;
+		c->victim = prev;
+		snprintf(c->victim_comm, sizeof(c->victim_comm), "%.*s", JTR_COMM_LEN - 1, pc);
+		if (throttled)
+			wait_open(c, JTR_W_THROTTLE, JTR_WATCH_THROTTLE_NAME, e->ts_ns);
+		else if (next)
+			wait_open(c, JTR_W_TASK, name, e->ts_ns);
+	} else if (c->waiting && !c->win_open && next && !next_app) {
+		wait_open(c, JTR_W_TASK, name, e->ts_ns);	/* it was woken, another came */
 	}
-	if (c->win_open && (next == c->victim || !next)) {
-		keep_intr(w, c, JTR_W_TASK, c->win_name, c->win_start, e->ts_ns - c->win_start);
-		c->win_open = false;
-	}
-	if (prev && e->flags && next && next != prev) {		/* next preempts prev */
-		struct jtr_watch_cell *cell;
+	if (prev_app || next_app) {
+		const char *ac = next_app ? nc : pc;
 
-		jtr_watch_task_name(name, e->str + JTR_COMM_LEN, sizeof(name));
-		cell = cell_of(w, a, name);
-		cell->count++;
-		cell->events++;
-		a->count++;
-		if (!c->win_open) {
-			c->win_open = true;
-			c->victim = prev;
-			c->win_start = e->ts_ns;
-			snprintf(c->win_name, sizeof(c->win_name), "%s", name);
-		}
+		snprintf(c->app_comm, sizeof(c->app_comm), "%.*s", JTR_COMM_LEN - 1, ac);
 	}
 	c->running = next;
+	c->app = next_app;
+	snprintf(c->comm, sizeof(c->comm), "%.*s", JTR_COMM_LEN - 1, next ? nc : "");
+	c->run_idx = by_app(w) ? -1 : runner_of(c, nc);
 	c->last_switch = e->ts_ns;
+}
+
+/* on_wakeup - a task is woken onto @c: when it is the application's and
+ * another task has the CPU, the application waits from now */
+static void on_wakeup(struct jtr_watch *w, struct jtr_watch_cpu *c, const struct jtr_ev *e)
+{
+	uint32_t pid = (uint32_t)e->a;
+	char name[JTR_WATCH_NAME_LEN];
+
+	if (c->waiting || c->running < 0 || c->running == pid || e->ts_ns < c->last_switch ||
+	    !app_task(w, c, pid, e->str, e->flags & JTR_FL_APP) || app_runs(w, c, e->ts_ns))
+		return;
+	c->waiting = true;
+	c->victim = pid;
+	snprintf(c->victim_comm, sizeof(c->victim_comm), "%.*s", JTR_COMM_LEN - 1, e->str);
+	if (c->running > 0) {
+		jtr_watch_task_name(name, c->comm, (uint32_t)c->running, sizeof(name));
+		wait_open(c, JTR_W_TASK, name, e->ts_ns);
+	}
+}
+
+/* seen - the first event of @c tells the task that runs there since the
+ * watch began */
+static void seen(const struct jtr_watch *w, struct jtr_watch_cpu *c, const struct jtr_ev *e)
+{
+	c->running = e->pid;
+	c->comm[0] = 0;
+	c->run_idx = -1;
+	c->last_switch = w->start_ns && w->start_ns < e->ts_ns ? w->start_ns : e->ts_ns;
+	c->settled = c->last_switch + w->settle_ns;
+	c->app = false;
+	for (int i = 0; e->pid && i < w->napp_tid; i++)
+		if (w->app_tid[i] == e->pid)
+			c->app = true;
+}
+
+/* slot_of - the index of @cpu's accounting, or -1 */
+static int slot_of(const struct jtr_watch *w, uint64_t cpu)
+{
+	return cpu < JTR_TRACE_MAX_CPUS ? w->slot[cpu] : -1;
 }
 
 void jtr_watch_event(struct jtr_watch *w, const struct jtr_ev *e)
@@ -287,10 +472,19 @@ void jtr_watch_event(struct jtr_watch *w, const struct jtr_ev *e)
 	w->rec_next = (w->rec_next + 1) % w->rec_cap;
 	if (w->rec_n < w->rec_cap)
 		w->rec_n++;
-	s = e->cpu < JTR_TRACE_MAX_CPUS ? w->slot[e->cpu] : -1;
+	/* wake-ups and migrations concern the CPU they name, wherever they happen */
+	if (e->type == JTR_EV_WAKEUP && (s = slot_of(w, e->b & 0xffffffff)) >= 0 &&
+	    w->cpus[s].cpu != e->cpu)
+		on_wakeup(w, &w->cpus[s], e);
+	if (e->type == JTR_EV_MIGRATE && (s = slot_of(w, e->b & 0xffffffff)) >= 0 &&
+	    w->cpus[s].waiting && w->cpus[s].victim == (uint32_t)e->a)
+		wait_end(w, &w->cpus[s], e->ts_ns);	/* the waiting task moves away */
+	s = slot_of(w, e->cpu);
 	if (s < 0)
 		return;
 	c = &w->cpus[s];
+	if (c->running < 0)
+		seen(w, c, e);
 	/* an interrupt whose exits are all seen ends here, unless a softirq
 	 * follows at once (irq_exit runs them): that belongs to it */
 	if (c->depth == 0 && c->intr_start && e->type != JTR_EV_STEAL &&
@@ -318,30 +512,21 @@ void jtr_watch_event(struct jtr_watch *w, const struct jtr_ev *e)
 		cell_of(w, &c->cat[JTR_W_NMI], "nmi")->events++;
 		if (c->depth)
 			c->stack[c->depth - 1].child_ns += e->b;
-		else if (!c->intr_start && c->running > 0 && !c->win_open)
+		else if (!c->intr_start && app_runs(w, c, e->ts_ns))
 			add_intr(w, c, JTR_W_NMI, "nmi", e->ts_ns - e->b, e->b);
 		break;
 	case JTR_EV_PF_USER:
 	case JTR_EV_PF_KERNEL:
+		/* no exit tracepoint, no length: a kernel event, not an interruption */
 		nm = e->type == JTR_EV_PF_USER ? "user" : "kernel";
 		cell_of(w, &c->cat[JTR_W_PF], nm)->events++;
-		if (c->running > 0 && !c->win_open && !c->depth) {
-			cell_of(w, &c->cat[JTR_W_PF], nm)->count++;
-			c->cat[JTR_W_PF].count++;
-		}
 		break;
 	case JTR_EV_SWITCH:
 		on_switch(w, c, e);
 		break;
-	case JTR_EV_MIGRATE:
-		/* a preempted task that moves away no longer waits here */
-		s = (e->b & 0xffffffff) < JTR_TRACE_MAX_CPUS ? w->slot[e->b & 0xffffffff] : -1;
-		if (s >= 0 && w->cpus[s].win_open && w->cpus[s].victim == (uint32_t)e->a) {
-			struct jtr_watch_cpu *o = &w->cpus[s];
-
-			keep_intr(w, o, JTR_W_TASK, o->win_name, o->win_start, e->ts_ns - o->win_start);
-			o->win_open = false;
-		}
+	case JTR_EV_WAKEUP:
+		if ((e->b & 0xffffffff) == e->cpu)
+			on_wakeup(w, c, e);
 		break;
 	}
 }
@@ -351,6 +536,21 @@ void jtr_watch_flush(struct jtr_watch *w)
 	for (int i = 0; i < w->ncpus; i++)
 		if (w->cpus[i].depth == 0 && w->cpus[i].intr_start)
 			finish(w, &w->cpus[i], w->cpus[i].intr_end);
+}
+
+void jtr_watch_end(struct jtr_watch *w, uint64_t ts)
+{
+	jtr_watch_flush(w);
+	for (int i = 0; i < w->ncpus; i++) {
+		struct jtr_watch_cpu *c = &w->cpus[i];
+
+		if (c->waiting)
+			wait_end(w, c, ts);
+		if (ts > c->last_switch && app_runs(w, c, ts)) {
+			c->app_ns += ts - c->last_switch;	/* its last slice */
+			c->last_switch = ts;
+		}
+	}
 }
 
 /* json_str - a JSON string (jtr_json's escaping) */
@@ -370,7 +570,22 @@ void jtr_watch_state(const struct jtr_watch *w, FILE *f, int64_t now_ns, uint64_
 	for (int i = 0; i < w->ncpus; i++) {
 		const struct jtr_watch_cpu *c = &w->cpus[i];
 
-		fprintf(f, "%s{\"cpu\":%d,\"categories\":[", i ? "," : "", c->cpu);
+		const char *app = by_app(w) ? c->app_comm : c->nrun ? c->run[c->lead].comm : "";
+		uint64_t app_ns = c->app_ns;
+		char pid[JTR_WATCH_NAME_LEN];
+
+		if (!app[0] && c->running > 0 && app_runs(w, c, c->last_switch)) {
+			/* on the CPU since the watch began, not switched out yet */
+			jtr_watch_task_name(pid, "", (uint32_t)c->running, sizeof(pid));
+			app = pid;
+		}
+
+		/* the application's slice that runs now */
+		if (now_ns > 0 && (uint64_t)now_ns > c->last_switch && app_runs(w, c, now_ns))
+			app_ns += now_ns - c->last_switch;
+		fprintf(f, "%s{\"cpu\":%d,\"app\":", i ? "," : "", c->cpu);
+		json_str(f, app);
+		fprintf(f, ",\"app_ns\":%llu,\"categories\":[", (unsigned long long)app_ns);
 		for (int k = 0; k < JTR_W_NCATS; k++) {
 			const struct jtr_watch_cat_acct *a = &c->cat[k];
 			int n = a->n + (a->cell[w->names].name[0] ? 1 : 0);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* clock.c - jtr clock: the cost and jitter of each way to read the time.
  *
  * For each source (rdtsc, lfence;rdtsc, rdtscp, clock_gettime through the

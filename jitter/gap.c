@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* gap.c - jtr gap: read the clock in a tight loop and keep every gap.
  *
  * One pinned thread per CPU reads the timestamp back to back for a duration

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* null.c - jtr null: time an empty loop, millions of times.
  *
  * Each sample times a K-iteration empty loop between two fenced timestamp

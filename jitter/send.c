@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* send.c - jtr send: how much jitter a transport's send call adds, measured
  * against an empty loop of the same mean duration, in pairs of runs.
  *

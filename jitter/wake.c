@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* wake.c - jtr wake: timer wake-up latency, like cyclictest.
  *
  * One pinned thread per CPU sleeps with an absolute clock_nanosleep on
@@ -67,7 +68,7 @@ static const char usage_text[] =
 "      --max-outliers N     outlier log entries kept per CPU (default 100000;\n"
 "                           more are counted as dropped, never lost silently)\n"
 "      --hist-error PCT     histogram's maximum relative error (default 1)\n"
-JTR_GATE_HELP
+JTR_GATE_LATENCY_HELP
 "  -q, --quiet              no progress and no summary on stdout\n"
 "  -h, --help               this text\n"
 "\n"
@@ -80,11 +81,11 @@ JTR_GATE_HELP
 "DIR/outliers.csv (cpu,start_ns,length_ns) and DIR/result.json (format\n"
 "jtr-result/1).\n"
 "\n"
-"With --max-latency or --max-lost the exit status is 1 when a CPU exceeds a\n"
-"limit (result.json's \"gates\" says which); the results are written all the\n"
-"same. The time lost is the late wake-ups' lateness beyond the shortest one,\n"
-"over the run. jtr wake does not trace: 'jtr run wake' with the same options\n"
-"names the causes of the wake-ups beyond the limit.\n"
+"With --max-latency the exit status is 1 when a CPU's largest wake-up latency\n"
+"exceeds it (result.json's \"gates\" says which); the results are written all\n"
+"the same. A wake-up's latency is no CPU time lost: there is no --max-lost.\n"
+"jtr wake does not trace: 'jtr run wake' with the same options names the\n"
+"causes of the wake-ups beyond the limit.\n"
 "\n"
 JTR_PROBE_STOP_HELP
 "\n"
@@ -522,6 +523,9 @@ int main(int argc, char **argv)
 		}
 	}
 	jtr_probe_no_args(&p, argc, argv);
+	if (p.gate.lost)
+		jtr_usage_error(&p, "--max-lost: a wake-up's latency is no CPU time lost (the "
+				"probe sleeps between wake-ups); gate it with --max-latency");
 	if (wp.loops && dur_given)
 		jtr_usage_error(&p, "-d and -n both given; use -d for a duration or -n for a count "
 				"of wake-ups");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* jtr_cli.c - strict parsers for command-line values: the one value grammar
  * (jtr_cli.h). */
 #include <ctype.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* jtr_cli.h - strict parsers for command-line values.
  *
  * Every parser accepts the whole string or nothing (no trailing junk, no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* jtr_clock.c - TSC calibration, conversions and clock costs. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* jtr_clock.h - timestamps: fenced TSC reads, calibration against
  * CLOCK_MONOTONIC_RAW, TSC -> CLOCK_MONOTONIC conversion, and the costs of
  * reading each clock.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* jtr_cpu.c - CPU placement, SCHED_FIFO, memory locking and privileges. */
 #include <errno.h>
 #include <linux/capability.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* jtr_cpu.h - CPU placement, SCHED_FIFO, memory locking and privileges.
  *
  * Order of a privileged start (setuid root or file capabilities):

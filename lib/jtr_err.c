@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* jtr_err.c - error messages carried out of library calls. */
 #include <stdarg.h>
 #include <stdio.h>

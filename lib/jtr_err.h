@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* jtr_err.h - error messages carried out of library calls.
  *
  * Library functions return 0 or a negative errno and never print or exit.

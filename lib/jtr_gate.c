@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* jtr_gate.c - gates for CI: --max-latency, --max-lost, and the JUnit report. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

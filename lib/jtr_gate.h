@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* jtr_gate.h - gates for CI and fleets: a limit on the latency a probe
  * measured (--max-latency DUR: each measured CPU's maximum over the run)
  * and on the time it lost (--max-lost PCT: the outliers' time lost, each
@@ -31,14 +32,17 @@ enum { JTR_OPT_MAX_LATENCY = 350, JTR_OPT_MAX_LOST, JTR_OPT_JUNIT };
 	{ "max-lost", required_argument, NULL, JTR_OPT_MAX_LOST },		\
 	{ "junit", required_argument, NULL, JTR_OPT_JUNIT }
 
-/* the gates' lines of a probe's --help */
-#define JTR_GATE_HELP								\
+/* the gates' lines of a probe's --help; a probe whose sample is a latency,
+ * not CPU time (jtr wake), has no --max-lost: JTR_GATE_LATENCY_HELP */
+#define JTR_GATE_LATENCY_HELP							\
 "      --max-latency DUR    exit 1 when a CPU's largest sample (a gap, a\n"	\
 "                           wake-up's latency) exceeds DUR, e.g. 100us\n"	\
-"      --max-lost PCT       exit 1 when a CPU lost more than PCT of the time\n"	\
-"                           to outliers (e.g. 0.5%)\n"			\
 "      --junit FILE         write a JUnit XML report for CI (a testcase per\n"	\
 "                           gate per CPU; one passing testcase without gates)\n"
+#define JTR_GATE_HELP								\
+JTR_GATE_LATENCY_HELP								\
+"      --max-lost PCT       exit 1 when a CPU lost more than PCT of the time\n"	\
+"                           to outliers (e.g. 0.5%)\n"
 
 #define JTR_GATE_MAX_LATENCY_NS (3600ULL * 1000000000ULL)	/* 1h */
 

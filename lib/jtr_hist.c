@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* jtr_hist.c - the HDR-style log-linear histogram. */
 #include <errno.h>
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* jtr_hist.h - the HDR-style log-linear histogram (the only one in jtr).
  *
  * Values are unsigned 64-bit (jtr records nanoseconds). Each power-of-two

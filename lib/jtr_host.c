@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* jtr_host.c - host facts written at the head of every result. */
 #include <errno.h>
 #include <limits.h>

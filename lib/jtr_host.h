@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* jtr_host.h - host facts written at the head of every result. */
 #ifndef JTR_HOST_H
 #define JTR_HOST_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* jtr_json.c - a small streaming JSON writer. */
 #include <errno.h>
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* jtr_json.h - a small streaming JSON writer.
  *
  * Commas, indentation and string escaping are the writer's job, never the

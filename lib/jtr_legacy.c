@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* jtr_legacy.c - the summary text and gnuplot file in the jtr_null format. */
 #include <errno.h>
 #include <stdlib.h>

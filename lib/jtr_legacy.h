@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* jtr_legacy.h - the summary text and gnuplot file in the jtr_null format
  * (docs/compat.md), which existing scripts read.
  *

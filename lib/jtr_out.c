@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* jtr_out.c - results on disk: atomic files and the results folder. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

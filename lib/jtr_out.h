@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* jtr_out.h - results on disk: atomic files and the results folder.
  *
  * A file is written as NAME.tmp-PID beside its final name, flushed, fsynced

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* jtr_pmu.c - hardware counters for one thread around a run */
 #include <errno.h>
 #include <linux/perf_event.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* jtr_pmu.h - hardware counters around a run: is the CPU stolen or slowed?
  *
  * A stolen CPU shows as gaps (the probes see them); a slowed one (cache and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* jtr_probe.c - what every measuring program's main() does, written once. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

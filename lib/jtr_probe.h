@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* jtr_probe.h - what every measuring program's main() does, written once:
  * error exits, option helpers, the privileged start, the timebase and its
  * calibration, worker threads on pre-allocated stacks, progress, Ctrl-C,

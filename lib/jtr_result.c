@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* jtr_result.c - pieces of the jtr-result/1 format shared by every tool. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* jtr_result.h - pieces of the jtr-result/1 format shared by every tool:
  * per-run statistics, the lossless histogram, and the outlier log.
  * docs/result-format.md describes the whole format; docs/result.schema.json

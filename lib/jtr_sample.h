@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* jtr_sample.h - the timed-sampling loop of jtr null and jtr send, once.
  *
  * A run is W warm-up samples, whose minimum sets the outlier threshold when

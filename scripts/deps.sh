@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # deps.sh - install what a make target of jtr needs, and nothing else.
 #
 #   scripts/deps.sh [run|bench|test]...      (no target: test, which is everything)
@@ -67,7 +68,12 @@ o o R python3-matplotlib        =                          python3-matplotlib   
 - - o dpkg-dev                  =                          -                                   the test that builds and installs the Debian package (make deb) skips
 - - o debhelper                 =                          -                                   the test that builds and installs the Debian package (make deb) skips
 - - o dh-python                 =                          -                                   the test that builds and installs the Debian package (make deb) skips
-- - o rpm                       =                          rpm-build                           the test that the RPM spec (dist/jtr.spec) parses with rpmspec skips
+- - o lintian                   =                          -                                   the lintian check of the Debian package (make deb) skips
+- - o rpm                       =                          rpm-build                           the tests that parse (rpmspec) and build (rpmbuild, make rpm) the RPM spec dist/jtr.spec skip
+- - o rpm2cpio                  =                          rpm                                 the test of the built RPM's watch unit (rpm2archive) skips
+- - o git                       =                          git                                 the tests of pip install from a clone of the tree skip
+- - o python3-pip               =                          python3-pip                         the test of pip install --user with the system python3 skips
+- - o pipx                      =                          pipx                                the test of pipx install from a clone of the tree skips
 - - o zsh                       =                          zsh                                 the test of the zsh completion skips
 - - o man-db                    =                          man-db                              the tests of the man pages (make man) skip
 - - o groff-base                =                          groff-base                          the tests of the man pages (make man) skip

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """gen-docs - jtr's man pages and its bash and zsh completion, made from the
 commands' own help at build time, so they say what --help says:
 
@@ -30,11 +31,12 @@ sys.path.insert(0, os.path.join(ROOT, "analysis"))
 
 from jtrpy import __version__  # noqa: E402
 from jtrpy.cli import main as jtr_main  # noqa: E402
+from jtrpy.cli.parser import Choice, CpuList, Words  # noqa: E402
 from jtrpy.drivers.plan import PROBES  # noqa: E402
 
 HEADING = re.compile(r"^([A-Za-z][A-Za-z ]{0,30}):$")
 # a metavar: DURATION, N, A.B.C.D (upper case, digits, _ . -)
-METAVAR = re.compile(r"^[A-Z][A-Z0-9_.-]*$")
+METAVAR = re.compile(r"^[A-Z][A-Z0-9_.-]*(\[,[A-Z0-9_.-]+\.\.\.\])?$")
 OPTION = re.compile(r"^-{1,2}[A-Za-z0-9][A-Za-z0-9-]*,?$")
 # commands whose line goes on to a probe and its options: jtr run [PROBE] takes
 # gap's when no probe is named, jtr ab takes them after "-- PROBE"
@@ -42,6 +44,11 @@ FORWARDS = {"run": "gap", "ab": None}
 # what an option's value is, by its metavar, for completion: a folder or a file
 DIR_METAVARS = {"DIR"}
 FILE_METAVARS = {"FILE", "PATH", "LOG", "RESULT", "RESULTS_DIR"}
+# values that are CPUs: completed with the online CPUs
+CPU_METAVARS = {"CPU", "CPU[,CPU...]"}
+CPU_LIST_OPTIONS = {"-c", "--cpus"}
+# the operands that are a tuning profile's name: completed with `jtr tune list`'s
+PROFILE_OPERANDS = {"tune apply": "profile", "ab": "profile"}
 ENVIRONMENT = [
     ("JTR_LIBEXEC", "the folder of the measuring programs (jtr-gap, jtr-trace, ...), "
                     "instead of PREFIX/libexec/jtr"),
@@ -49,6 +56,10 @@ ENVIRONMENT = [
                          "(NAME/tuned.conf), instead of jtr's own and tuned's"),
     ("JTR_STATE_DIR", "where jtr tune keeps its snapshot and the active profile's name "
                       "(default /run/jtr)"),
+    ("JTR_TUNED_VERSION", "the tuned version whose folders jtr uses (2.23 and later: "
+                          "/usr/lib/tuned/profiles, /etc/tuned/profiles; earlier: "
+                          "/usr/lib/tuned, /etc/tuned), instead of the installed tuned's "
+                          "(tuned-adm --version)"),
 ]
 
 
@@ -142,10 +153,11 @@ class Command:
     """A command of the COMMANDS table: its help, its actions' (jtr tune apply)
     and its other forms' (jtr trace --print)."""
 
-    def __init__(self, name, summary, help_, actions=(), extra=()):
+    def __init__(self, name, summary, help_, actions=(), extra=(), parsers=None):
         self.name, self.summary, self.help = name, summary, help_
         self.actions = list(actions)        # [(action, Help)]
         self.extra = list(extra)            # [(title, Help)]
+        self.parsers = parsers or {}        # {key: its argparse parser} (Python commands)
 
     def options(self):
         out = dict(self.help.options())
@@ -195,10 +207,15 @@ def commands(bindir):
         h = Help(parser_help(parser))
         tracer = program_help(bindir, name) if name == "trace" else None
         if tracer:                      # the C tracer, and --print in Python
-            out.append(Command(name, summary, Help(tracer), extra=[("jtr trace --print", h)]))
+            out.append(Command(name, summary, Help(tracer), extra=[("jtr trace --print", h)],
+                               parsers={name: parser}))
             continue
+        subs = {a: p for g in parser._actions if isinstance(g, argparse._SubParsersAction)
+                for a, p in g.choices.items()}
         out.append(Command(name, summary, h,
-                           actions=[(a, Help(parser_help(parser, [a]))) for a in h.actions()]))
+                           actions=[(a, Help(parser_help(parser, [a]))) for a in h.actions()],
+                           parsers=dict({name: parser}, **{"%s %s" % (name, a): p
+                                                          for a, p in subs.items()})))
     return out
 
 
@@ -282,6 +299,102 @@ def page_header(name, date):
             ".SH NAME"]
 
 
+# EXIT STATUS: what every command returns (analysis/jtrpy/errors.py, the C
+# programs' lib/jtr_probe.h), and what status 1 means for each besides a failure
+EXIT_ZERO = "done"
+EXIT_FAILED = ("something failed that was not the input: a program jtr runs, a file it "
+               "cannot write, a kernel setting it cannot change (the line on stderr says "
+               "what)")
+EXIT_USAGE = ("bad usage or input: an unknown option, a value out of range, a missing or "
+              "unreadable result; nothing was done, and one line on stderr names the value "
+              "and the fix")
+EXIT_INTERRUPTED = ("stopped by Ctrl-C, SIGTERM or SIGHUP: what was measured is kept, "
+                    "marked partial")
+EXIT_ONE = {
+    "tune": "verify: the machine drifted from the applied profile (each difference listed); "
+            "revert: a setting could not be restored; install-profiles: a profile of the "
+            "same name was left as it was",
+    "fleet": "with --fail-on-flagged, a host was flagged",
+    "suite": "an item of the suite failed",
+}
+EXIT_130 = {
+    "tune": "stopped by Ctrl-C, SIGTERM or SIGHUP: apply undoes what it changed",
+}
+# SEE ALSO beyond jtr(1): the pages of the tools each command stands beside
+SEE_ALSO = {
+    "run": ["jtr-attribute(1)", "jtr-trace(1)", "jtr-gap(1)", "jtr-wake(1)", "jtr-compare(1)",
+            "oslat(8)", "cyclictest(8)", "rtla(1)", "perf(1)"],
+    "attribute": ["jtr-run(1)", "jtr-trace(1)", "perf(1)", "rtla(1)"],
+    "compare": ["jtr-run(1)", "jtr-ab(1)", "jtr-report(1)"],
+    "trace": ["jtr-run(1)", "jtr-attribute(1)", "perf(1)", "rtla(1)"],
+    "null": ["jtr-gap(1)", "jtr-run(1)", "oslat(8)"],
+    "gap": ["jtr-run(1)", "jtr-null(1)", "oslat(8)", "rtla(1)"],
+    "clock": ["jtr-gap(1)", "perf(1)"],
+    "wake": ["jtr-run(1)", "cyclictest(8)", "rtla(1)"],
+    "ping": ["jtr-pong(1)", "jtr-maxrate(1)", "jtr-run(1)", "sockperf(1)"],
+    "pong": ["jtr-ping(1)", "sockperf(1)"],
+    "pub": ["jtr-sub(1)", "jtr-duplex(1)", "jtr-maxrate(1)", "sockperf(1)"],
+    "sub": ["jtr-pub(1)", "jtr-duplex(1)", "sockperf(1)"],
+    "send": ["jtr-pub(1)", "jtr-run(1)", "sockperf(1)"],
+    "ipc": ["jtr-pub(1)", "jtr-sub(1)", "sockperf(1)"],
+    "maxrate": ["jtr-ping(1)", "jtr-pub(1)", "jtr-sub(1)", "sockperf(1)"],
+    "duplex": ["jtr-pub(1)", "jtr-sub(1)", "sockperf(1)"],
+    "tune": ["jtr-ab(1)", "jtr-advise(1)", "tuned-adm(8)"],
+    "watch": ["jtr-trace(1)", "jtr-run(1)", "perf(1)"],
+    "ab": ["jtr-tune(1)", "jtr-compare(1)", "jtr-advise(1)", "tuned-adm(8)"],
+    "advise": ["jtr-tune(1)", "jtr-ab(1)", "jtr-run(1)", "tuned-adm(8)"],
+    "ls": ["jtr-run(1)", "jtr-report(1)"],
+    "export": ["jtr-import(1)", "jtr-run(1)"],
+    "import": ["jtr-export(1)", "jtr-compare(1)", "oslat(8)", "cyclictest(8)"],
+    "report": ["jtr-run(1)", "jtr-compare(1)"],
+    "fleet": ["jtr-run(1)", "jtr-compare(1)", "jtr-watch(1)"],
+    "suite": ["jtr-run(1)", "jtr-null(1)", "jtr-clock(1)", "jtr-gap(1)", "jtr-send(1)"],
+}
+
+
+def gate_options(cmd):
+    """The limits whose help says they make the exit status 1 (--max-latency, ...)."""
+    out = []
+    for h in [cmd.help] + [x for _, x in cmd.extra] + [x for _, x in cmd.actions]:
+        for e in h.entries():
+            if re.search(r"\bexit (status )?1\b", e.text) and e.options and \
+                    e.options[-1][0].startswith("--max-") and e.options[-1][0] not in out:
+                out.append(e.options[-1][0])
+    return out
+
+
+def exit_status(cmd=None):
+    """The EXIT STATUS section: 0, 1, 2 and 130, in the user's words."""
+    one = EXIT_FAILED
+    if cmd is not None:
+        gates = gate_options(cmd)
+        extra = [EXIT_ONE[cmd.name]] if cmd.name in EXIT_ONE else []
+        if gates:
+            extra.insert(0, "a gate failed: %s exceeded (the results are written all the "
+                            "same)" % " or ".join(gates))
+        if extra:
+            one = "; ".join(extra) + "; or " + EXIT_FAILED
+    else:
+        one = ("a gate or threshold failed (--max-latency, --max-lost, "
+               "--fail-on-flagged), tune verify found drift, or " + EXIT_FAILED)
+    rows = [("0", EXIT_ZERO), ("1", one), ("2", EXIT_USAGE),
+            ("130", EXIT_130.get(cmd.name, EXIT_INTERRUPTED) if cmd else EXIT_INTERRUPTED)]
+    out = ['.SH "EXIT STATUS"']
+    for code, what in rows:
+        out += [".TP", "\\fB%s\\fR" % code, esc(what)]
+    return out
+
+
+def see_also(pages):
+    """SEE ALSO: 'name(section)' words, bold names, one a line."""
+    out = [".SH \"SEE ALSO\""]
+    refs = []
+    for ref in pages:
+        name, sec = re.match(r"(.*)\((\d)\)$", ref).groups()
+        refs.append("\\fB%s\\fR(%s)" % (esc(name, True), sec))
+    return out + [",\n".join(refs)]
+
+
 def command_page(cmd, date):
     name = "jtr-" + cmd.name
     out = page_header(name, date)
@@ -291,7 +404,8 @@ def command_page(cmd, date):
     for title, h in cmd.extra + [("jtr %s %s" % (cmd.name, a), h) for a, h in cmd.actions]:
         out += ['.SH "%s"' % esc(title.upper(), True)] + synopsis(h)
         out += page_sections(h, level=".SS")
-    out += [".SH SEE ALSO", "\\fBjtr\\fR(1)"]
+    out += exit_status(cmd)
+    out += see_also(["jtr(1)"] + SEE_ALSO.get(cmd.name, []))
     return "\n".join(out) + "\n"
 
 
@@ -301,20 +415,20 @@ def main_page(cmds, date, prefix):
     out += ["jtr \\- measure a CPU's jitter and say which kernel event caused each outlier",
             ".SH SYNOPSIS"] + synopsis(h)
     out += page_sections(h, command_pages={c.name for c in cmds})
-    doc = jtr_main.__doc__.split("Exit status:", 1)[1].strip()
-    out += [".SH \"EXIT STATUS\"", ".PP", esc(" ".join(doc.split()))]
+    out += exit_status()
     out += [".SH ENVIRONMENT"]
     for var, what in ENVIRONMENT:
         out += [".TP", "\\fB%s\\fR" % esc(var, True), esc(what)]
-    tuned = "/usr/lib/tuned" if prefix == "/usr" else None
     files = [
         (prefix + "/libexec/jtr/jtr-*", "the measuring programs and the tracer"),
         (prefix + "/lib/jtr/jtrpy", "the Python front end"),
         (prefix + "/share/jtr/tuning-profiles", "jtr's tuning profiles, as jtr tune reads "
                                                 "them, and the jtr-variables.conf template"),
-        (tuned + "/jtr-*" if tuned else "/etc/tuned/jtr-*",
-         "the profiles where tuned-adm finds them" + (
-             "" if tuned else " (put there by jtr tune install-profiles)")),
+        ("/usr/lib/tuned/profiles/jtr-*" if prefix == "/usr" else "/etc/tuned/profiles/jtr-*",
+         "the profiles where tuned 2.23 and later finds them (" + (
+             "linked there on install; " if prefix == "/usr" else
+             "copied there by jtr tune install-profiles; ") + "before 2.23: " + (
+             "/usr/lib/tuned/jtr-*)" if prefix == "/usr" else "/etc/tuned/jtr-*)")),
         ("/etc/tuned/jtr-variables.conf", "isolated_cores for tuned-adm's jtr-isolate and "
                                           "jtr-realtime"),
         (prefix + "/share/jtr/bpftrace", "bpftrace scripts for a quick look at one CPU"),
@@ -325,8 +439,8 @@ def main_page(cmds, date, prefix):
     out += [".SH FILES"]
     for path, what in files:
         out += [".TP", "\\fI%s\\fR" % esc(path, True), esc(what)]
-    out += [".SH SEE ALSO", ",\n".join("\\fBjtr\\-%s\\fR(1)" % esc(c.name, True)
-                                       for c in cmds)]
+    out += see_also(["jtr-%s(1)" % c.name for c in cmds] + [
+        "cyclictest(8)", "oslat(8)", "rtla(1)", "tuned-adm(8)", "perf(1)", "sockperf(1)"])
     return "\n".join(out) + "\n"
 
 
@@ -349,25 +463,71 @@ def gen_man(cmds, outdir, prefix):
 
 # --------------------------------------------------------------- completion
 
-def value_kind(metavar):
+def value_kind(metavar, option=None, text="", action=None):
+    """What completes an option's value, as the completion scripts read it: dir,
+    file, cpu (the online CPUs), one=A,B,C (one of these words), some=A,B,C (a
+    comma-separated list of them), or word (anything: nothing is offered). From
+    the option's parser where it has one (@action), else from its help @text:
+    "shm, tcp, udp or unix (default udp)" offers those words."""
+    if action is not None:
+        t = action.type
+        if isinstance(t, Choice):
+            return "one=" + ",".join(t.names)
+        if isinstance(t, Words):
+            return "some=" + ",".join(t.names)
+        if action.choices:
+            return "one=" + ",".join(map(str, action.choices))
+        if isinstance(t, CpuList):
+            return "cpu"
     if metavar in DIR_METAVARS:
         return "dir"
     if metavar in FILE_METAVARS:
         return "file"
+    if metavar in CPU_METAVARS or (metavar == "LIST" and option in CPU_LIST_OPTIONS):
+        return "cpu"
+    words = help_words(text)
+    if words:
+        return ("some=" if metavar == "LIST" else "one=") + ",".join(words)
     return "word"
 
 
+def help_words(text):
+    """The words an option's help begins with when it lists its values: "a, b or
+    c", "a (default), b or c", "a, b, or all"; [] for any other help."""
+    plain = re.sub(r"\([^()]*\)", "", text or "")
+    m = re.match(r"\s*([a-z][a-z0-9_-]*(?:\s*,\s*[a-z][a-z0-9_-]*)*),?\s+or\s+"
+                 r"([a-z][a-z0-9_-]*)(?=$|[\s:;.,])", plain)
+    if not m:
+        return []
+    return [w.strip() for w in m.group(1).split(",")] + [m.group(2)]
+
+
+def option_actions(parser):
+    """{option string: argparse action} of @parser."""
+    return {o: a for a in (parser._actions if parser else []) for o in a.option_strings}
+
+
 def completion_keys(cmds):
-    """[(key, {option: metavar}, [(option, first words of its help)])] of every
-    command and action: 'run', 'tune apply', ..."""
+    """[(key, {option: metavar}, [(option, first words of its help)], {option: value
+    kind}, operand kind or None)] of every command and action: 'run', 'tune apply'."""
     out = []
     for c in cmds:
-        described = [(o, e.text) for h in [c.help] + [x for _, x in c.extra]
-                     for e in h.entries() for o, _ in e.options]
-        out.append((c.name, c.options(), described))
-        for a, h in c.actions:
-            out.append(("%s %s" % (c.name, a), h.options(),
-                        [(o, e.text) for e in h.entries() for o, _ in e.options]))
+        helps = [(c.name, [c.help] + [x for _, x in c.extra])] + [
+            ("%s %s" % (c.name, a), [h]) for a, h in c.actions]
+        for key, hs in helps:
+            acts = option_actions(c.parsers.get(key))
+            entries = [e for h in hs for e in h.entries()]
+            described, kinds = [], {}
+            for e in entries:
+                for o, m in e.options:
+                    if (o, e.text) not in described:
+                        described.append((o, e.text))
+                    if m:
+                        kinds.setdefault(o, value_kind(m, o, e.text, acts.get(o)))
+            opts = {}
+            for h in hs:
+                opts.update(h.options())
+            out.append((key, opts, described, kinds, PROFILE_OPERANDS.get(key)))
     return out
 
 
@@ -385,12 +545,17 @@ def fill(template, **fields):
     return re.sub(r"@([a-z]+)@", lambda m: fields[m.group(1)], template)
 
 
+def kinds_text(kinds, operand):
+    return " ".join(["%s:%s" % (o, k) for o, k in kinds.items()] +
+                    (["@:" + operand] if operand else []))
+
+
 def bash_completion(cmds):
     keys = completion_keys(cmds)
     opts = "\n".join("        %s) echo %s ;;" % (sh_quote(k), sh_quote(" ".join(o)))
-                     for k, o, _ in keys)
-    values = "\n".join("        %s) echo %s ;;" % (sh_quote(k), sh_quote(" ".join(
-        "%s:%s" % (o, value_kind(m)) for o, m in o.items() if m))) for k, o, _ in keys)
+                     for k, o, _, _, _ in keys)
+    values = "\n".join("        %s) echo %s ;;" % (sh_quote(k), sh_quote(kinds_text(kinds, op)))
+                       for k, _, _, kinds, op in keys)
     actions = "\n".join("        %s) echo %s ;;" % (c.name, sh_quote(" ".join(
         a for a, _ in c.actions))) for c in cmds if c.actions)
     return fill(BASH, version=__version__, commands=" ".join(c.name for c in cmds),
@@ -404,13 +569,13 @@ def zsh_completion(cmds):
     def zq(s):
         return sh_quote(s.replace("\\", "\\\\").replace(":", "\\:"))
     described = []
-    for k, _, desc in keys:
+    for k, _, desc, _, _ in keys:
         pairs = " ".join(zq(o) if not d else sh_quote(
             o + ":" + first_words(d).replace("\\", "\\\\").replace(":", "\\:"))
             for o, d in desc)
         described.append("        %s) reply=(%s) ;;" % (sh_quote(k), pairs))
-    values = "\n".join("        %s) echo %s ;;" % (sh_quote(k), sh_quote(" ".join(
-        "%s:%s" % (o, value_kind(m)) for o, m in o.items() if m))) for k, o, _ in keys)
+    values = "\n".join("        %s) echo %s ;;" % (sh_quote(k), sh_quote(kinds_text(kinds, op)))
+                       for k, _, _, kinds, op in keys)
     actions = "\n".join("        %s) reply=(%s) ;;" % (c.name, " ".join(
         sh_quote(a + ":" + first_words(e.text)) for a, e in zip(
             [x for x, _ in c.actions], c.help.entries("actions")))) for c in cmds if c.actions)
@@ -440,7 +605,9 @@ _jtr_opts() {
 }
 
 # _jtr_values KEY: the options of KEY that take a value, as OPTION:KIND (dir, file,
-# or word: a value that is not a file)
+# cpu: the online CPUs, one=A,B: one of these words, some=A,B: a comma-separated
+# list of them, word: a value nothing completes), and @:profile when KEY's operand
+# is a tuning profile's name
 _jtr_values() {
     case $1 in
 @values@
@@ -454,9 +621,35 @@ _jtr_actions() {
     esac
 }
 
+# _jtr_cpus: the online CPUs, as /sys/devices/system/cpu/online lists them
+_jtr_cpus() {
+    local r a b out="" IFS=,
+    for r in $(cat /sys/devices/system/cpu/online 2>/dev/null); do
+        a=${r%-*} b=${r#*-}
+        for ((; a <= b; a++)); do out="$out $a"; done
+    done
+    IFS=" "
+    echo $out
+}
+
+# _jtr_profiles: the tuning profiles jtr has (jtr tune list's names)
+_jtr_profiles() {
+    local name rest
+    "${COMP_WORDS[0]}" tune list 2>/dev/null | while read -r name rest; do echo "$name"; done
+}
+
+# _jtr_offer WORDS [list]: COMPREPLY from WORDS; with list, the word being
+# completed is a comma-separated list and its last item is completed
+_jtr_offer() {
+    local head=""
+    [ -n "$2" ] && [[ $cur == *,* ]] && head=${cur%,*},
+    COMPREPLY=($(compgen -P "$head" -W "$1" -- "${cur#"$head"}"))
+}
+
 _jtr() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
     local cmd=${COMP_WORDS[1]} key actions opts values probe="" i w kind="" after=""
+    local operand="" nops=0
     COMPREPLY=()
     if [ "$COMP_CWORD" -eq 1 ]; then
         COMPREPLY=($(compgen -W "$_jtr_commands help version -h --help --version" -- "$cur"))
@@ -500,19 +693,40 @@ _jtr() {
         fi
     done
     for w in $values; do
-        [ "${w%:*}" = "$prev" ] && kind=${w##*:}
+        [ "${w%%:*}" = "$prev" ] && kind=${w#*:}
+        [ "${w%%:*}" = "@" ] && operand=${w#*:}
     done
     case $kind in
         dir) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
         file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+        cpu) _jtr_offer "$(_jtr_cpus)" list; return 0 ;;
+        one=*) w=${kind#one=}; _jtr_offer "${w//,/ }"; return 0 ;;
+        some=*) w=${kind#some=}; _jtr_offer "${w//,/ }" list; return 0 ;;
         word) return 0 ;;
     esac
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "$opts" -- "$cur"))
-    else
-        compopt -o filenames 2>/dev/null
-        COMPREPLY=($(compgen -f -- "$cur"))
+        # an option the command and its probe share (jtr run's -c) once
+        COMPREPLY=($(compgen -W "$(printf '%s\n' $opts | sort -u)" -- "$cur"))
+        return 0
     fi
+    if [ "$operand" = profile ] && [ -z "$after" ]; then
+        # the profile is the first operand: count the words before it that are
+        # neither an option nor an option's value
+        for ((i = ${#key} > ${#cmd} ? 3 : 2; i < COMP_CWORD; i++)); do
+            w=${COMP_WORDS[i]}
+            if [[ $w == -* ]]; then
+                [[ $w != *=* && " $values " == *" $w:"* ]] && i=$((i + 1))
+            else
+                nops=$((nops + 1))
+            fi
+        done
+        if [ "$nops" -eq 0 ]; then
+            COMPREPLY=($(compgen -W "$(_jtr_profiles)" -- "$cur"))
+            return 0
+        fi
+    fi
+    compopt -o filenames 2>/dev/null
+    COMPREPLY=($(compgen -f -- "$cur"))
     return 0
 }
 complete -F _jtr jtr
@@ -535,7 +749,8 @@ _jtr_opts() {
     esac
 }
 
-# _jtr_values KEY: the options that take a value, as OPTION:KIND (dir, file, word)
+# _jtr_values KEY: the options that take a value, as OPTION:KIND (dir, file, cpu,
+# one=A,B, some=A,B, word), and @:profile when KEY's operand is a profile's name
 _jtr_values() {
     case $1 in
 @values@
@@ -549,9 +764,31 @@ _jtr_actions() {
     esac
 }
 
+# _jtr_cpus: the online CPUs in reply
+_jtr_cpus() {
+    local r
+    reply=()
+    for r in ${(s:,:)"$(</sys/devices/system/cpu/online)"}; do
+        reply+=({${r%-*}..${r#*-}})
+    done 2>/dev/null
+}
+
+# _jtr_offer LIST WORD...: the words; with LIST "list", for the last item of a
+# comma-separated list
+_jtr_offer() {
+    local list=$1
+    local -a offer
+    shift
+    offer=("$@")
+    if [[ $list == list && $PREFIX == *,* ]]; then
+        compset -P '*,'
+    fi
+    compadd -a offer
+}
+
 _jtr() {
-    local -a cmds opts reply
-    local cmd key probe="" w kind="" values i
+    local -a cmds opts reply seen
+    local cmd key probe="" w kind="" values i operand="" nops=0 after=""
     cmds=(@commands@)
     if (( CURRENT == 2 )); then
         _describe -t commands 'jtr command' cmds
@@ -580,6 +817,7 @@ _jtr() {
         if [[ ${w%%:*} == $cmd ]]; then
             probe=${w#*:}
             for (( i = 3; i < CURRENT; i++ )); do
+                [[ $words[i] == -- ]] && after=1
                 if (( ${_jtr_probes[(Ie)$words[i]]} )); then
                     probe=$words[i]
                     break
@@ -598,18 +836,43 @@ _jtr() {
         fi
     done
     for w in ${=values}; do
-        [[ ${w%:*} == $words[CURRENT-1] ]] && kind=${w##*:}
+        [[ ${w%%:*} == $words[CURRENT-1] ]] && kind=${w#*:}
+        [[ ${w%%:*} == @ ]] && operand=${w#*:}
     done
     case $kind in
         dir) _files -/; return ;;
         file) _files; return ;;
+        cpu) _jtr_cpus; _jtr_offer list $reply; return ;;
+        one=*) _jtr_offer one ${(s:,:)kind#one=}; return ;;
+        some=*) _jtr_offer list ${(s:,:)kind#some=}; return ;;
         word) _message 'value'; return ;;
     esac
     if [[ $PREFIX == -* ]]; then
-        _describe -t options 'option' opts
-    else
-        _files
+        # an option the command and its probe share (jtr run's -c) once
+        reply=()
+        for w in $opts; do
+            (( ${seen[(Ie)${w%%:*}]} )) && continue
+            seen+=(${w%%:*})
+            reply+=($w)
+        done
+        _describe -t options 'option' reply
+        return
     fi
+    if [[ $operand == profile && -z $after ]]; then
+        for (( i = ${#key} > ${#cmd} ? 4 : 3; i < CURRENT; i++ )); do
+            if [[ $words[i] == -* ]]; then
+                [[ $words[i] != *=* && " $values " == *" $words[i]:"* ]] && (( i++ ))
+            else
+                (( nops++ ))
+            fi
+        done
+        if (( nops == 0 )); then
+            reply=(${(f)"$($words[1] tune list 2>/dev/null | cut -d' ' -f1)"})
+            compadd -a reply
+            return
+        fi
+    fi
+    _files
 }
 
 _jtr "$@"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """What a person sees of one of jtr's HTML pages: the page rendered by headless
 Chromium, printed to PDF (the text on the page, in reading order, without what
 a closed <details> hides) and screenshot (the pixels).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Shared fixtures for the end-to-end tests: they drive the built programs
 through the `jtr` front end, the way a user does."""
 import json
@@ -16,6 +17,29 @@ BIN = os.path.join(ROOT, "build", "bin")
 SCHEMA_PATH = os.path.join(ROOT, "docs", "result.schema.json")
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
+
+
+def pytest_runtest_setup(item):
+    """A test marked root is skipped, saying so, when this run is not root."""
+    if item.get_closest_marker("root") and os.geteuid() != 0:
+        pytest.skip("needs root (%s is marked root: machine-wide settings, packages, "
+                    "users or tracing); this run is not root" % item.path.name)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist's --dist loadgroup (make test's first phase): the tests
+    marked machine (they change machine-wide settings) are one group, run one
+    after another by one worker, and first, as the longest; every other file is
+    a group of its own (its module fixtures run once), as --dist loadfile."""
+    # a worker's "dist" is "no"; pytest-xdist tells it loadgroup in option.loadgroup
+    if not getattr(config.option, "loadgroup", False):
+        return
+    items.sort(key=lambda item: item.get_closest_marker("machine") is None)
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            group = "machine" if item.get_closest_marker("machine") else item.nodeid.split("::")[0]
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """injection - the ground-truth tests' shared part: run `jtr run` on a CPU while
 tests/inject.py interferes with it in a known way, and read what the attribution
 charged to that interference."""

@@ -1,9 +1,11 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Ground truth for attribution: interference with a known cause is injected on
 the measured CPU while `jtr run` measures and traces it, and the outliers it
 made must be charged to that cause (>= 95 %), with matching durations.
 
 Also: a quiet run's causes and "no kernel event" add up to all outlier time,
 and an overloaded tracer shows its drops instead of wrong numbers."""
+import json
 import os
 import re
 import subprocess
@@ -21,6 +23,8 @@ from injection import (
     steered_disk,
 )
 
+pytestmark = pytest.mark.measures
+
 
 def test_fifo_thread_is_task_preemption(fifo_injected):
     _, res, spans, stdout = fifo_injected
@@ -30,13 +34,13 @@ def test_fifo_thread_is_task_preemption(fifo_injected):
     assert len(att["worst"]) == att["outliers"]["count"]   # --top covers every outlier
 
     def by_injector(o):
-        return part_of(o, "task preemption", prefix="jtr-inject (pid ") > 0
+        return part_of(o, "task preemption", name="jtr-inject") > 0
 
     n = charged(res, spans, by_injector)
     assert n >= 0.95 * len(spans), "%d of %d spins charged to jtr-inject" % (n, len(spans))
     # the priority is the kernel's: FIFO 10 is prio 89
-    assert any("prio 89" in p["name"] for o in att["worst"] for p in o["parts"]
-               if p["name"].startswith("jtr-inject"))
+    assert any(p.get("prio") == 89 for o in att["worst"] for p in o["parts"]
+               if p["name"] == "jtr-inject")
     # durations match: the outlier holds the spin as the injector timed it (host
     # steal included), and the chain says how long the injector ran
     checked = 0
@@ -47,7 +51,9 @@ def test_fifo_thread_is_task_preemption(fifo_injected):
             spun = e - b
             assert spin_us * 1000 <= spun
             assert spun - 50_000 <= o["length_ns"]
-            assert spin_us * 1000 <= part_of(o, "task preemption", prefix="jtr-inject")
+            # (the host's steal inside the spin is the host's: 64 of 300 us once)
+            assert spin_us * 1000 <= part_of(o, "task preemption", prefix="jtr-inject") + \
+                part_of(o, "no kernel event", "host preemption (steal)")
             m = re.search(r"preempted by jtr-inject [^→]*? for ([\d.]+) (us|ms)", o["chain"])
             assert m, o["chain"]
             ran_ns = float(m.group(1)) * (1e3 if m.group(2) == "us" else 1e6)
@@ -60,13 +66,15 @@ def test_fifo_thread_is_task_preemption(fifo_injected):
     assert checked >= 0.95 * len(spans)
     # the causes table agrees with the outlier list: every outlier that holds a spin
     # is counted under the injector, and with at least the time it spun. Counted in
-    # outliers, not spins: on a busy host one outlier can hold two spins (20 ms apart),
-    # and the injector has a row per priority (prio 120 while it starts up)
+    # outliers, not spins: on a busy host one outlier can hold two spins (20 ms apart).
+    # One row for the injector, whatever its pids (its tasks listed in it)
     mine = outliers_holding(res, spans, by_injector)
     rows = [c for c in att["causes"] if c["category"] == "task preemption"
-            and c["name"].startswith("jtr-inject (pid ")]
-    assert sum(c["count"] for c in rows) >= len(mine), (len(mine), rows)
-    assert sum(c["total_ns"] for c in rows) >= n * spin_us * 1000, (n, rows)
+            and c["name"] == "jtr-inject"]
+    assert len(rows) == 1, rows
+    assert rows[0]["count"] >= len(mine), (len(mine), rows)
+    assert rows[0]["total_ns"] >= n * spin_us * 1000, (n, rows)
+    assert rows[0]["prio"] == 89 and rows[0]["pids"] >= 1
     assert "task preemption" in stdout and "jtr-inject" in stdout
 
 
@@ -100,6 +108,59 @@ def test_disk_interrupt_steered_to_the_cpu_is_a_hardirq(tmp_path):
 
     n = charged(res, spans, hardirq)
     assert n >= 0.95 * len(spans), "%d of %d reads charged to %d %s" % (n, len(spans), irq, name)
+
+
+RT_KNOB = "/proc/sys/kernel/sched_rt_runtime_us"
+
+
+@pytest.mark.slow
+def test_rt_throttling_of_a_fifo_probe_is_its_own_cause(tmp_path, validate):
+    """A SCHED_FIFO gap probe that never sleeps is throttled by the kernel once a
+    period (sched_rt_runtime_us of sched_rt_period_us; on kernels since 6.12 the
+    fair server's reservation, 50 ms of each second here, whatever the knob
+    says): the CPU goes to the idle task or to other tasks. Every command names
+    it RT throttling with the host's setting, from what the switches say (a
+    real-time task losing its CPU to idle or a lower priority), not from the
+    pieces' lengths; never a preemption by swapper."""
+    need_tracing()
+    if not os.path.exists(RT_KNOB):
+        pytest.skip("no RT throttling on this kernel (no %s)" % RT_KNOB)
+    with open(RT_KNOB) as f:
+        runtime = int(f.read())
+    if runtime < 0:
+        pytest.skip("RT throttling is off on this machine (sched_rt_runtime_us=-1)")
+    period = int(open("/proc/sys/kernel/sched_rt_period_us").read())
+    cpu, _ = cpus()
+    out = tmp_path / "fifo"
+    p = run_jtr("run", "-c", cpu, "-d", "3500ms", "-f", "50", "--top", "100000",
+                "-o", out, check=True)
+    res = validate(load(out))
+    att = res["attribution"]
+    name = "sched_rt_runtime_us %d of %d" % (runtime, period)
+    rt = [c for c in att["causes"] if c["category"] == "RT throttling"]
+    assert [c["name"] for c in rt] == [name], att["causes"]
+    # a FIFO probe loses its CPU for a long gap only to throttling (or the host:
+    # a stall mostly host steal is no ground truth, left out; 6 us of steal in a
+    # 50 ms throttle is): every gap above 10 ms is charged to it, whatever its
+    # length, but for the steal in it
+    def steal(o):
+        return part_of(o, "no kernel event", "host preemption (steal)")
+    long = [o for o in att["worst"] if o["length_ns"] >= 10_000_000 and
+            steal(o) < 0.1 * o["length_ns"]]
+    assert len(long) >= 2, [o["length_ns"] for o in att["worst"][:5]]
+    for o in long:
+        assert part_of(o, "RT throttling", name) >= 0.9 * (o["length_ns"] - steal(o)), o
+    assert rt[0]["count"] >= len(long)
+    assert not [c for c in att["causes"] if c["category"] == "task preemption"
+                and c["name"].startswith("swapper")], att["causes"]
+    assert "RT throttling" in p.stdout and "the CPU went to" in p.stdout
+    # the other commands read the same cause
+    a = run_jtr("attribute", out, check=True)
+    assert re.search(r"RT throttling +%s " % name, a.stdout), a.stdout
+    run_jtr("report", out, check=True)
+    assert "RT throttling" in (out / "report" / "report.html").read_text()
+    adv = run_jtr("advise", "--json", out, check=True)
+    assert json.loads(adv.stdout)["remedies"][0]["rule"] == "rt_throttling"
 
 
 def test_quiet_run_accounting_closes(tmp_path, validate):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Ground truth for attribution beyond the gap probe: a SCHED_FIFO spinner of
 known spins (tests/inject.py) interferes with jtr send's send and null runs,
 with an application that logs its own outliers, and with either end of a
@@ -13,6 +14,8 @@ import pytest
 from conftest import JTR, load, need_tracing, run_jtr
 from injection import FIFO_SPIN_US, INJECT, fifo_args, part_of
 from test_transports import two_hosts  # noqa: F401  (a fixture)
+
+pytestmark = pytest.mark.measures
 
 INJECT_S = 2
 
@@ -38,7 +41,7 @@ def overlapping(worst, b, e):
 
 
 def by_spinner(o, side=None, phase=None):
-    return any(p["category"] == "task preemption" and p["name"].startswith("jtr-inject (pid ")
+    return any(p["category"] == "task preemption" and p["name"] == "jtr-inject"
                and (side is None or p.get("side") == side)
                and (phase is None or p.get("phase") == phase) for p in o["parts"])
 
@@ -50,6 +53,7 @@ def two_cpus():
     return allowed[-1], allowed[0]
 
 
+@pytest.mark.slow
 def test_send_and_null_runs_each_see_their_own_spins(tmp_path, validate):
     need_tracing()
     cpu, other = two_cpus()
@@ -75,17 +79,21 @@ def test_send_and_null_runs_each_see_their_own_spins(tmp_path, validate):
         mine = [(b, e) for b, e in spins if any(t0 < b and e < t1 for t0, t1 in runs[kind])]
         assert len(mine) >= 10, (kind, len(mine))
         # both runs pause between samples: a spin in a pause delays no sample. Every
-        # outlier that holds a spin must be charged to the spinner
+        # outlier that holds a spin must be charged to the spinner, but one the host
+        # took half of (its steal counter: the vCPU did not run, the spinner's clock
+        # did; 371 of 371 us once beside a busy loop): no ground truth
         hit = {o["start_ns"]: o for b, e in mine for o in overlapping(a["worst"], b, e)}
-        n = sum(1 for o in hit.values() if by_spinner(o))
         assert len(hit) >= 10, (kind, len(hit))
-        assert n >= 0.95 * len(hit), "%s: %d of %d outliers charged" % (kind, n, len(hit))
+        truth = [o for o in hit.values() if
+                 part_of(o, "no kernel event", "host preemption (steal)") < o["length_ns"] / 2]
+        n = sum(1 for o in truth if by_spinner(o))
+        assert n >= 0.95 * len(truth), "%s: %d of %d outliers charged" % (kind, n, len(truth))
         # and none of them in the other kind's attribution
         other_att = null if kind == "send" else att
         assert not any(overlapping(other_att["worst"], b, e) for b, e in mine)
         seen[kind] = n
     diff = {(d["category"], d["name"]): d for d in att["difference"]}
-    rows = [d for k, d in diff.items() if k[1].startswith("jtr-inject (pid ")]
+    rows = [d for k, d in diff.items() if k[1] == "jtr-inject"]
     assert rows and sum(d["send"]["count"] for d in rows) >= seen["send"]
     assert sum(d["null"]["count"] for d in rows) >= seen["null"]
     assert "what the send runs add (send - null), per cause:" in stdout
@@ -134,9 +142,10 @@ def test_an_applications_own_outliers(tmp_path):
     assert n >= 0.95 * len(spins), "%d of %d spins charged" % (n, len(spins))
     for b, e in spins:
         for o in overlapping(a["worst"], b, e):
-            if by_spinner(o):
+            if by_spinner(o):     # less what the host took of the spin (steal)
                 assert part_of(o, "task preemption", prefix="jtr-inject") >= \
-                    FIFO_SPIN_US * 1000 * 0.9
+                    FIFO_SPIN_US * 1000 * 0.9 - part_of(o, "no kernel event",
+                                                        "host preemption (steal)"), o
     # the table, and the errors a user meets first
     p = run_jtr("attribute", "--outliers", csv, "--events", tr)
     assert p.returncode == 0 and "jtr-inject" in p.stdout
@@ -148,30 +157,40 @@ def test_an_applications_own_outliers(tmp_path):
     assert p.returncode == 2 and "column 'colour'" in p.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["pong", "ping"])
 def test_round_trips_charged_on_the_side_that_was_held(tmp_path, where, validate):
-    """jtr run ping (one thread, busy-poll on both ends, udp loopback) with the
+    """jtr run ping (one thread, FIFO 1 on both ends, udp loopback) with the
     FIFO spinner on pong's CPU, then on ping's: the slow round trips that hold
-    a spin are charged to the spinner on that side, pong's in the reflection
-    phase (its wake-up and reflection), ping's in its send or reply."""
+    a spin are charged to the spinner on that side, pong's in the way out (its
+    wake-up) or the reflection, ping's in its send, the way out or the reply."""
     held_round_trips(tmp_path, where, ["-T", "udp"], validate=validate)
 
 
 def test_round_trips_between_two_network_namespaces(tmp_path, two_hosts):  # noqa: F811
     """The same across a veth pair: ping in one namespace, pong (started by jtr
     run with --partner-netns) in the other; the spinner on pong's CPU."""
+    # normal tasks, busy-polling: at FIFO across the veth pair the warm-up's median
+    # was 4.7 ms once (ping spinning at FIFO on its CPU: the pair's softirq work
+    # waits), a threshold over every spin; beside a busy loop this one fails
     h = two_hosts
     held_round_trips(tmp_path, "pong", ["-T", "udp", "-P", "%s:17393" % h["ip_b"],
-                                        "--partner-netns", h["b"]],
-                     prefix=["ip", "netns", "exec", h["a"]])
+                                        "--partner-netns", h["b"], "-b"],
+                     prefix=["ip", "netns", "exec", h["a"]], fifo=())
 
 
-def held_round_trips(tmp_path, where, transport, prefix=(), validate=lambda r: r):
+def held_round_trips(tmp_path, where, transport, prefix=(), validate=lambda r: r,
+                     fifo=("-f", "1", "--threshold", "150us")):
     need_tracing()
     ping_cpu, pong_cpu = two_cpus()
     target = pong_cpu if where == "pong" else ping_cpu
     out, times = tmp_path / "ping", tmp_path / "spins.csv"
-    run = subprocess.Popen(list(prefix) + [JTR, "run", "ping", "-1", "-b", "-r", "10K",
+    # both ends at FIFO 1 (below the spinner's 10): the round trip is held by the
+    # spinner, not by whatever else shares the CPU on a busy machine; pong blocks
+    # in its receive (the tracer drains on its CPU), ping paces its sends spinning.
+    # The threshold is half a spin: a warm-up slowed at the start (a median of 6 ms
+    # once, ping spinning at FIFO while the run starts) would hide every spin
+    run = subprocess.Popen(list(prefix) + [JTR, "run", "ping", "-1", *fifo, "-r", "10K",
                                            "-n", "35K",
                                            "-c", str(ping_cpu), "--pong-cpu", str(pong_cpu),
                                            "--top", "100000", "-o", str(out)] + transport,
@@ -190,7 +209,9 @@ def held_round_trips(tmp_path, where, transport, prefix=(), validate=lambda r: r
     assert len(spins) >= 50, len(spins)
     # one round trip is in flight when a spin starts: it is held, and charged to the
     # spinner; the messages due during the spin go late behind it (backlog)
-    phases = ("reflect",) if where == "pong" else ("send", "out", "reply")
+    # pong held before it received is in the way out (its wake-up), after in the
+    # reflection
+    phases = ("out", "reflect") if where == "pong" else ("send", "out", "reply")
     # a spin inside a longer stall of the machine (> 1 ms: a busy host, a disk
     # interrupt storm) is no ground truth: another cause held the round trip first
     held = [(b, e) for b, e in spins
@@ -202,22 +223,23 @@ def held_round_trips(tmp_path, where, transport, prefix=(), validate=lambda r: r
     assert len(held) >= 0.5 * len(spins), (len(held), len(spins))
     assert n >= 0.95 * len(held), "%d of %d spins charged on %s's side" % (n, len(held), where)
     # at FIFO 10 (prio 89) the spinner is pinned (it starts up at prio 120 anywhere)
-    rows = [c for c in att["causes"] if c["name"].startswith("jtr-inject (pid ")
-            and "prio 89" in c["name"]]
+    rows = [c for c in att["causes"] if c["name"] == "jtr-inject"
+            and any(t["prio"] == 89 for t in c["tasks"])]
     assert rows and all(c["side"] == where for c in rows), rows
     assert {b["phase"] for b in att["budget"]} >= {"send", "out", "reflect", "reply"}
     assert "budget of the outliers by phase" in stdout
 
 
 def test_messages_charged_on_the_subscribers_side(tmp_path):
-    """jtr run pub (shm, busy-poll subscriber started by jtr run on --sub-cpu)
+    """jtr run pub (udp, FIFO 1 subscriber started by jtr run on --sub-cpu)
     with the FIFO spinner on the subscriber's CPU: the slow messages that hold a
     spin are charged to it, side sub, phase receive; the folder is the
     subscriber's with pub's result in pub/."""
     need_tracing()
     pub_cpu, sub_cpu = two_cpus()
     out, times = tmp_path / "msgs", tmp_path / "spins.csv"
-    run = subprocess.Popen([JTR, "run", "pub", "-T", "udp", "-P", "127.0.0.1:17397", "-b",
+    # both ends at FIFO 1, below the spinner (as the round trips above)
+    run = subprocess.Popen([JTR, "run", "pub", "-T", "udp", "-P", "127.0.0.1:17397", "-f", "1",
                             "-r", "10K", "-n", "35K",
                             "-c", str(pub_cpu), "--sub-cpu", str(sub_cpu), "--top", "100000",
                             "-o", str(out)],

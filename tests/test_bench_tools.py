@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """The transport benchmarks' own tools (docs/bench.md): build/bench/cacheline_rtt,
 build/bench/memcpy_bw, `jtr ping --one-thread` and the sockperf reading of
 bench/transport_bench.py. They run, their output parses and holds together;

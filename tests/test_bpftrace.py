@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """The bpftrace scripts in ebpf/bpftrace/: each is run on the last CPU while a
 known load runs there, and what it prints at Ctrl-C is checked against the
 load and, for interrupts, against /proc/interrupts."""
@@ -12,6 +13,8 @@ import time
 
 import pytest
 from conftest import ROOT
+
+pytestmark = pytest.mark.measures
 
 BT_DIR = os.path.join(ROOT, "ebpf", "bpftrace")
 SCRIPTS = ["irqs.bt", "cpu-tasks.bt", "runqlat.bt"]
@@ -414,7 +417,8 @@ def test_script_header(script):
     assert os.access(path, os.X_OK)
     with open(path) as f:
         text = f.read()
-    assert text.startswith("#!/usr/bin/env bpftrace\n/*\n * %s - " % script)
+    assert re.match(r"#!/usr/bin/env bpftrace\n// SPDX-License-Identifier: GPL-2.0-only\n"
+                    r"/\*\n \* %s - " % re.escape(script), text), text[:200]
     assert re.search(r"^ \* Usage: +%s CPU" % re.escape(script), text, re.M)
     assert re.search(r"^ \* Example: bpftrace ebpf/bpftrace/%s \d" % re.escape(script), text, re.M)
     # every probe but BEGIN/END and the wakeup recorder is filtered to the CPU

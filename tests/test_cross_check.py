@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """The cross-check: the attribution of a run against `perf sched timehist` of the
 same window. The FIFO spinner of the ground-truth tests preempts the probe; both
 must see its preemptions (matched). With the sched_switch records removed from
@@ -13,7 +14,9 @@ from injection import need_perf, outliers_holding, part_of
 from jtrpy.trace import events as ev
 from jtrpy.trace.sched import LINE, timehist_slice
 
-INJECTOR = "jtr-inject (pid "
+pytestmark = pytest.mark.measures
+
+INJECTOR = "jtr-inject"
 
 
 @pytest.fixture
@@ -26,15 +29,15 @@ def injected(request):
 
 def injector_tids(res):
     """The spinner's pids, from the causes the attribution found."""
-    return {int(re.search(r"\(pid (\d+)", c["name"]).group(1))
-            for c in res["attribution"]["causes"]
-            if c["category"] == "task preemption" and c["name"].startswith(INJECTOR)}
+    return {t["pid"] for c in res["attribution"]["causes"]
+            if c["category"] == "task preemption" and c["name"] == INJECTOR
+            for t in c["tasks"]}
 
 
 def injector_outliers(res):
     """Outliers charged (in part) to the spinner."""
     return [o for o in res["attribution"]["worst"]
-            if part_of(o, "task preemption", prefix=INJECTOR) > 0]
+            if part_of(o, "task preemption", name=INJECTOR) > 0]
 
 
 def of_injector(kind, tids):

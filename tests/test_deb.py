@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Packaging: the man pages and bash/zsh completion made from the commands' --help
 (scripts/gen-docs.py: make man, make completion), the RPM spec (dist/jtr.spec),
 and the Debian package (make deb; debian/): built, installed on this machine,
@@ -6,17 +7,21 @@ capabilities and tuned's view of its profiles checked, then purged, leaving
 nothing behind."""
 import argparse
 import glob
+import io
 import os
 import pwd
 import re
 import shutil
 import subprocess
+import tarfile
 import tempfile
 
 import pytest
 from conftest import BIN, ROOT
 
 from jtrpy.cli import main as jtr_main
+
+pytestmark = [pytest.mark.machine, pytest.mark.slow, pytest.mark.root]
 
 MAN = os.path.join(ROOT, "build", "man")
 COMP = os.path.join(ROOT, "build", "completion")
@@ -126,6 +131,44 @@ def test_the_pages_say_what_help_says(generated):
     assert "JTR TUNE APPLY" in tune and "--auto-revert DUR" in tune
 
 
+def sections(text):
+    """The headings of a rendered page, in order."""
+    return re.findall(r"^([A-Z][A-Z ]+)$", text, re.M)
+
+
+def test_every_page_has_exit_status_and_see_also(generated):
+    """EXIT STATUS (0, 1, 2, 130, in the user's words, with what 1 means for the
+    command) and SEE ALSO (jtr(1), the related jtr pages and the tools the command
+    stands beside) on every page; nothing of jtr's insides."""
+    need("man", "man-db")
+    for page in ["jtr"] + ["jtr-%s" % n for n in PAGES]:
+        text = render(os.path.join(MAN, page + ".1"))
+        heads = sections(text)
+        assert "EXIT STATUS" in heads and heads[-1] == "SEE ALSO", (page, heads)
+        status = text.split("\nEXIT STATUS\n", 1)[1].split("\nSEE ALSO\n")[0]
+        codes = re.findall(r"^ {7}(\d+) ", status, re.M)
+        assert codes == ["0", "1", "2", "130"], (page, status)
+        assert "bad usage or input" in status and "Ctrl-C" in status, page
+        for word in ("JtrError", "UsageError", "signals.py", "exception", "Traceback"):
+            assert word not in text, (page, word)
+        see = " ".join(text.split("\nSEE ALSO\n", 1)[1].split("\n")[:-2])
+        if page != "jtr":
+            assert "jtr(1)" in see, (page, see)
+    see = lambda n: render(os.path.join(MAN, "jtr-%s.1" % n)).split("\nSEE ALSO\n")[1]  # noqa
+    assert "cyclictest(8)" in see("wake") and "oslat(8)" in see("gap")
+    assert "tuned-adm(8)" in see("tune") and "tuned-adm(8)" in see("advise")
+    assert "sockperf(1)" in see("ping") and "perf(1)" in see("trace")
+    assert "rtla(1)" in see("run")
+    run = render(os.path.join(MAN, "jtr-run.1"))
+    assert re.search(r"a gate failed: --max-latency or\s+--max-lost\s+exceeded", run)
+    tune = render(os.path.join(MAN, "jtr-tune.1"))
+    assert "verify: the machine drifted" in " ".join(tune.split())
+    top = " ".join(render(os.path.join(MAN, "jtr.1")).split())
+    for ref in ("cyclictest(8)", "oslat(8)", "rtla(1)", "tuned-adm(8)", "perf(1)",
+                "sockperf(1)", "jtr-run(1)", "jtr-wake(1)"):
+        assert ref in top, ref
+
+
 # ---------------------------------------------------------------- completion
 
 def bash_complete(cases):
@@ -176,6 +219,49 @@ def test_bash_completes_commands_options_and_files(generated, tmp_path):
     assert not missing, missing
 
 
+def test_bash_completes_the_values_options_take(generated):
+    """Profile names, the choices of an option, the online CPUs (also after a comma),
+    and an option a command shares with its probe (jtr run -c) once."""
+    with open("/sys/devices/system/cpu/online") as f:
+        from jtrpy.system.cpus import cpulist_of
+        cpus = [str(c) for c in cpulist_of(f.read().strip())]
+    jtr = os.path.join(ROOT, "jtr")
+    profiles = sorted(n for n in os.listdir(os.path.join(ROOT, "tuning-profiles"))
+                      if n.startswith("jtr-") and "." not in n)
+    cases = [
+        ([jtr, "tune", "apply", ""], profiles),
+        ([jtr, "tune", "apply", "jtr-l"], ["jtr-latency"]),
+        ([jtr, "tune", "apply", "--dry-run", ""], profiles),
+        ([jtr, "tune", "apply", "--cpus", "1", "jtr-r"], ["jtr-realtime"]),
+        ([jtr, "ab", "-d", "2", ""], profiles),
+        ([jtr, "ab", ""], profiles),
+        ([jtr, "ab", "jtr-latency", "--", ""], ["gap", "wake", "null", "send", "ping", "pub"]),
+        ([jtr, "run", "--backend", ""], ["auto", "ebpf", "perf"]),
+        ([jtr, "advise", "--backend", "e"], ["ebpf"]),
+        ([jtr, "ping", "-T", ""], ["shm", "tcp", "udp", "mcast", "unix", "unix-dgram"]),
+        ([jtr, "ping", "--transport", "unix"], ["unix", "unix-dgram"]),
+        ([jtr, "ping", "-t", ""], ["tsc", "clock"]),
+        ([jtr, "run", "--by", ""], ["comm", "pid"]),
+        ([jtr, "tune", "install-profiles", "--print-dir", ""], ["system", "user", "variables"]),
+        ([jtr, "run", "-c", ""], cpus),
+        ([jtr, "gap", "--cpus", "0,"], ["0," + c for c in cpus]),
+        ([jtr, "tune", "apply", "jtr-isolate", "--cpus", ""], cpus),
+        ([jtr, "run", "ping", "--pong-cpu", ""], cpus),
+    ]
+    got = bash_complete([c for c, _ in cases])
+    for (words, want), reply in zip(cases, got):
+        assert sorted(reply) == sorted(want), (words[1:], reply)
+    # no option twice, for every command and action (jtr run and its probe's -c)
+    keys = [["run", "-"], ["run", "ping", "-"], ["ab", "jtr-latency", "--", "gap", "-"]]
+    keys += [k.split() + ["-"] for name, where in PYTHON_COMMANDS
+             for k in parser_options(name, where)]
+    keys += [[name, "-"] for name in PROGRAMS]
+    got = bash_complete([[jtr] + k for k in keys])
+    for k, reply in zip(keys, got):
+        assert reply and len(reply) == len(set(reply)), (k, reply)
+    assert "-c" in got[0] and "--cpus" in got[0] and "--duration" in got[0]
+
+
 def test_zsh_completion_parses_and_completes(generated):
     need("zsh", "zsh")
     path = os.path.join(COMP, "_jtr")
@@ -200,6 +286,23 @@ c() { words=("$@"); CURRENT=$#words; PREFIX=$words[CURRENT]; source %s }
     assert "apply:check every value" in out[2]
     assert "--dry-run:print the plan" in out[3]
     assert out[4:6] == ["_files -/", "_message value"]
+    # the values options take, profile names, options once
+    jtr = os.path.join(ROOT, "jtr")
+    lines = ["c %s tune apply ''" % jtr, "c jtr run --backend ''", "c jtr ping -T ''",
+             "c jtr run -", "c jtr gap -c ''"]
+    p = subprocess.run(["zsh", "-f", "-c", stubs + "\n".join(lines)], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    out = p.stdout.split("\n")
+    assert out[0].split() == sorted(n for n in os.listdir(os.path.join(ROOT, "tuning-profiles"))
+                                    if n.startswith("jtr-") and "." not in n)
+    assert out[1].split() == ["ebpf", "perf", "auto"]
+    assert out[2].split() == ["shm", "tcp", "udp", "mcast", "unix", "unix-dgram"]
+    names = re.findall(r"(?:^| )(-[-\w]+):", out[3])
+    assert "-c" in names and "--duration" in names and len(names) == len(set(names)), names
+    with open("/sys/devices/system/cpu/online") as f:
+        from jtrpy.system.cpus import cpulist_of
+        assert out[4].split() == [str(c) for c in cpulist_of(f.read().strip())]
 
 
 # ---------------------------------------------------------------- RPM spec, versions
@@ -214,6 +317,61 @@ def test_the_rpm_spec_parses():
         assert "%%caps(cap_sys_nice,cap_ipc_lock=ep) /usr/libexec/jtr/jtr-%s\n" % probe \
             in p.stdout
     assert "%config(noreplace) /etc/tuned/jtr-variables.conf" in p.stdout
+    # the profiles linked for tuned before 2.23 and from 2.23 (both layouts)
+    assert 'TUNEDDIR="/usr/lib/tuned /usr/lib/tuned/profiles"' in p.stdout
+    assert "\n/usr/lib/tuned/jtr-*\n/usr/lib/tuned/profiles/jtr-*\n" in p.stdout
+
+
+@pytest.fixture(scope="module")
+def rpms():
+    """make rpm (no %check: the C unit tests run in make test already): {name: file}."""
+    need("rpmbuild", "rpm")
+    flags = "--nocheck"
+    if subprocess.run(["rpm", "-q", "--whatprovides", "gcc"], capture_output=True).returncode:
+        # the build dependencies are not RPMs here (a Debian machine): not checked
+        flags += " --nodeps"
+    p = subprocess.run(["make", "-C", ROOT, "--no-print-directory", "rpm",
+                        "RPMBUILD_FLAGS=" + flags], capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    out = {}
+    for f in glob.glob(os.path.join(ROOT, "build", "rpm", "RPMS", "*", "*.rpm")):
+        name = subprocess.run(["rpm", "-qp", "--qf", "%{NAME}", f], capture_output=True,
+                              text=True, check=True).stdout
+        out[name] = f
+    return out
+
+
+def rpm_query(path, *args):
+    return subprocess.run(["rpm", "-qp"] + list(args) + [path], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_the_rpm_builds_with_the_debian_layout(rpms):
+    rpm = rpms["jtr"]
+    assert rpm_query(rpm, "--qf", "%{VERSION} %{LICENSE}") == "%s GPL-2.0-only" % version()
+    files = set(rpm_query(rpm, "-l").split("\n"))
+    for path in ["/usr/bin/jtr", "/usr/libexec/jtr/jtr-gap", "/usr/lib/jtr/jtrpy/cli/main.py",
+                 "/usr/share/man/man1/jtr.1.gz", "/usr/share/jtr/jtr-watch.service",
+                 "/usr/share/jtr/tuning-profiles/jtr-latency/tuned.conf",
+                 "/usr/lib/tuned/jtr-latency", "/etc/tuned/jtr-variables.conf",
+                 "/usr/share/doc/jtr/README.md"]:
+        # rpm gzips man pages where brp-compress runs (Fedora), not on Debian
+        assert path in files or path.replace(".1.gz", ".1") in files, path
+    # %license: /usr/share/licenses/jtr (Fedora's _docdir_fmt), jtr-VERSION (rpm's own)
+    assert {"/usr/share/licenses/jtr/LICENSE",
+            "/usr/share/licenses/jtr-%s/LICENSE" % version()} & files, files
+    caps = rpm_query(rpm, "--filecaps")
+    for probe in priv_probes():
+        assert re.search(r"^/usr/libexec/jtr/jtr-%s\s+cap_ipc_lock,cap_sys_nice=ep$" % probe,
+                         caps, re.M), caps
+    # the watch unit as the package installs it: it runs the package's jtr
+    need("rpm2archive", "rpm2cpio")
+    with open(rpm, "rb") as f:
+        tgz = subprocess.run(["rpm2archive", "-"], stdin=f, capture_output=True,
+                             check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(tgz), mode="r:gz") as t:
+        unit = t.extractfile("./usr/share/jtr/jtr-watch.service").read().decode()
+    assert "ExecStart=/usr/bin/jtr watch -q " in unit, unit
 
 
 def test_the_package_versions_are_the_version_file():
@@ -225,8 +383,11 @@ def test_the_package_versions_are_the_version_file():
 
 # ---------------------------------------------------------------- the Debian package
 
-TUNED_LINKS = ["/usr/lib/tuned/" + os.path.basename(d) for d in
-               sorted(glob.glob(os.path.join(ROOT, "tuning-profiles", "jtr-*")))
+# the package links the profiles into both of tuned's layouts (debian/rules):
+# /usr/lib/tuned before tuned 2.23, /usr/lib/tuned/profiles from 2.23
+TUNED_LINKS = [folder + os.path.basename(d) for folder in ("/usr/lib/tuned/",
+                                                           "/usr/lib/tuned/profiles/")
+               for d in sorted(glob.glob(os.path.join(ROOT, "tuning-profiles", "jtr-*")))
                if os.path.isdir(d)]
 PKG_PATHS = ["/usr/bin/jtr", "/usr/libexec/jtr", "/usr/lib/jtr", "/usr/share/jtr"] + TUNED_LINKS
 VARIABLES = "/etc/tuned/jtr-variables.conf"
@@ -314,10 +475,11 @@ def test_the_package_puts_each_file_in_its_place(deb):
                  "/usr/share/jtr/schemas/result.schema.json",
                  "/usr/share/jtr/bpftrace/irqs.bt",
                  "/usr/share/jtr/tuning-profiles/jtr-latency/tuned.conf",
-                 "/usr/lib/tuned/jtr-latency", VARIABLES]:
+                 "/usr/lib/tuned/jtr-latency", "/usr/lib/tuned/profiles/jtr-latency",
+                 VARIABLES]:
         assert path in files, path
-    assert os.path.realpath("/usr/lib/tuned/jtr-latency") == \
-        "/usr/share/jtr/tuning-profiles/jtr-latency"
+    for link in ("/usr/lib/tuned/jtr-latency", "/usr/lib/tuned/profiles/jtr-latency"):
+        assert os.path.realpath(link) == "/usr/share/jtr/tuning-profiles/jtr-latency"
     info = subprocess.run(["dpkg-deb", "-f", deb["deb"], "Depends"], capture_output=True,
                           text=True, check=True).stdout
     for dep in ("python3-numpy", "python3-matplotlib", "libnuma1", "libcap2-bin"):
@@ -330,6 +492,30 @@ def test_the_package_puts_each_file_in_its_place(deb):
     conffiles = subprocess.run(["dpkg-query", "-W", "-f=${Conffiles}", "jtr"],
                                capture_output=True, text=True, check=True).stdout
     assert VARIABLES in conffiles
+
+
+def test_lintian_finds_nothing_in_the_package(deb):
+    """lintian on the built .deb: no error, warning or info tag, but the ones
+    debian/jtr.lintian-overrides explains."""
+    need("lintian", "lintian")
+    p = subprocess.run(["lintian", "--fail-on", "error,warning,info", "--display-info",
+                        deb["deb"]], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and p.stdout.strip() == "", p.stdout + p.stderr
+
+
+def test_the_packages_watch_unit_verifies(deb):
+    """The unit the package installed runs the package's jtr: systemd checks it as it
+    is (its ExecStart there and executable)."""
+    need("systemd-analyze", "systemd")
+    unit = "/usr/share/jtr/jtr-watch.service"
+    assert unit in deb["files"]
+    with open(unit) as f:
+        text = f.read()
+    assert "ExecStart=/usr/bin/jtr watch -q " in text, text
+    assert "Documentation=file:///usr/share/doc/jtr/fleet.md" in text, text
+    r = subprocess.run(["systemd-analyze", "verify", unit], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0 and not r.stderr.strip(), r.stderr
 
 
 def test_a_user_runs_help_man_and_a_measurement(deb):
@@ -403,13 +589,20 @@ from tuned.profiles.locator import Locator
 from tuned.profiles.variables import Variables
 from tuned.utils.global_config import GlobalConfig
 v = Variables()
-P.Loader(Locator(c.LOAD_DIRECTORIES), P.Factory(), P.Merger(), GlobalConfig(), v).load(
-    ["jtr-isolate"])
+dirs = sys.argv[1].split(":") if sys.argv[1] else getattr(c, "LOAD_DIRECTORIES", None) or \
+    c.CFG_DEF_PROFILE_DIRS
+P.Loader(Locator(dirs), P.Factory(), P.Merger(), GlobalConfig(), v).load(["jtr-isolate"])
 print(v.expand("${isolated_cores}"))
 """
-    p = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True,
-                       timeout=60)
+    p = subprocess.run(["/usr/bin/python3", "-c", "import sys\n" + code, ""],
+                       capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
+    # tuned 2.23 and later read /usr/lib/tuned/profiles and /etc/tuned/profiles
+    # (its CFG_DEF_PROFILE_DIRS): the same from there
+    q = subprocess.run(["/usr/bin/python3", "-c", "import sys\n" + code,
+                        "/usr/lib/tuned/profiles:/etc/tuned/profiles"],
+                       capture_output=True, text=True, timeout=60)
+    assert q.returncode == 0 and q.stdout == p.stdout, q.stderr
     with open(os.path.join(ROOT, "tuning-profiles", "jtr-variables.conf")) as f:
         template = re.search(r"^isolated_cores=(.*)$", f.read(), re.M).group(1)
     if deb["saved_variables"] is None:

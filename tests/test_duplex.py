@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """jtr duplex: both endpoints publish and subscribe at once. Across two network
 namespaces over udp and tcp, and on one host with swapped addresses over shm,
 unix-dgram and mcast (its pubs started after a --delay), each side's sub
@@ -20,6 +21,9 @@ from test_transports import (
     kill_all,
     two_hosts,  # noqa: F401 (a fixture)
 )
+
+# not marked measures: real runs judged by what arrives and how they end, not by
+# timing, so they run beside other tests (docs/testing.md)
 
 COUNT = 2000
 WARMUP = 100

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Bad input: one line naming the value and the fix, exit status 2, no core
 dump, no traceback, and no results folder left behind."""
 import os

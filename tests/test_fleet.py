@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Fleet validation end to end: ansible-playbook runs the role of ansible/ on two
 "hosts" made on this machine (ansible_connection=local, each with its own install
 prefix, results folder and tuning state), one installed from source and one from
@@ -17,6 +18,10 @@ import time
 
 import pytest
 from conftest import JTR, ROOT, load, need_tracing, run_jtr, wait_for
+
+from jtrpy.values import format_cpulist
+
+pytestmark = [pytest.mark.measures, pytest.mark.slow, pytest.mark.root]
 
 INJECT = os.path.join(ROOT, "tests", "inject.py")
 PLAYBOOK = os.path.join(ROOT, "ansible", "fleet.yml")
@@ -87,7 +92,11 @@ def fleet(tmp_path_factory):
     watcher.start()
     t0 = time.monotonic()
     try:
-        play = subprocess.run(["ansible-playbook", "-i", str(_inventory(tmp)), PLAYBOOK,
+        # the controller and its workers keep off the measured CPU, as on a real
+        # fleet (it runs elsewhere): beside a busy program on the other CPU they
+        # would take turns with the probe (ansible-playbook flagged on the quiet host)
+        play = subprocess.run(["taskset", "-c", format_cpulist(cpus[:-1]),
+                               "ansible-playbook", "-i", str(_inventory(tmp)), PLAYBOOK,
                                "--forks", "1", "-e", "@%s" % (tmp / "vars.json")],
                               capture_output=True, text=True, env=env, timeout=240, cwd=tmp)
     finally:
@@ -104,11 +113,16 @@ def fleet(tmp_path_factory):
 
 
 def _host_noise(row):
-    """Is @row flagged only by what the hypervisor took (VM exits: no kernel event
-    in the guest)? This shared VM stalls a vCPU for milliseconds now and then
-    (6.1 ms once in the quiet host's 1 s wake run); jtr fleet is right to flag
-    that, and it is not what this test injects."""
-    return row["flagged"] and "VM exits" in (row.get("cause") or {}).get("key", "")
+    """Is @row flagged only by what the hypervisor took (no kernel event in the
+    guest: VM exits, or the host's preemption the steal clock counts; for a
+    wake-up, the timer interrupt the host delivered late)? This shared VM stalls
+    a vCPU for milliseconds now and then (6.1 ms once in the quiet host's 1 s
+    wake run); jtr fleet is right to flag that, and it is not what this test
+    injects."""
+    key = (row.get("cause") or {}).get("key", "")
+    return row["flagged"] and (key.startswith("no kernel event") or key in (
+        "timer IRQ latency: VM exits, SMI, hardware or interrupts off",
+        "timer IRQ latency: host preemption (steal)"))
 
 
 def _flagged(doc, tool=None):
@@ -160,7 +174,7 @@ def test_the_injection_is_in_the_disturbed_run(fleet):
     inside = [s for s in spans if run["start_mono_ns"] < s[0] and s[1] < run["end_mono_ns"]]
     assert len(inside) >= 0.9 * len(spans) >= 0.9 * INJECT_S * 1000 / PERIOD_MS * 0.8
     charged = sum(c["primary_count"] for c in res["attribution"]["causes"]
-                  if c["name"].startswith("jtr-inject ("))
+                  if c["name"] == "jtr-inject")
     assert charged >= 0.8 * len(inside)
     quiet = load(tmp / "fleet" / QUIET / "gap")
     assert not any(c["name"].startswith("jtr-inject") for c in quiet["attribution"]["causes"])
@@ -169,7 +183,8 @@ def test_the_injection_is_in_the_disturbed_run(fleet):
 def test_fleet_flags_exactly_the_disturbed_host_and_the_cause(fleet):
     doc = fleet["doc"]
     assert doc["hosts"] == [QUIET, DISTURBED]
-    assert doc["flagged_hosts"] == [DISTURBED] or _flagged(doc) == [(DISTURBED, "gap")]
+    assert doc["flagged_hosts"] == [DISTURBED] or _flagged(doc) == [(DISTURBED, "gap")], [
+        (r["host"], r["tool"], r["cause"]) for r in doc["rows"] if r["flagged"]]
     row = _row(doc, DISTURBED, "gap")
     assert row["flagged"] and row["cause"]["key"] == CAUSE
     flag = {f["metric"]: f for f in row["flags"]}["lost"]

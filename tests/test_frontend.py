@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """The front end: `jtr run` drives the gap probe and its headline carries
 the same numbers as the result it read."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Corrupt and hostile files against every analysis command (docs/reliability.md).
 
 Real results are made once by the built tools (jtr gap, jtr null, a traced jtr
@@ -458,6 +459,7 @@ def test_suite_json_binary_and_null_items(corpus, tmp_path):
 
 # --- log paths a result names -----------------------------------------------
 
+@pytest.mark.slow
 def test_log_paths_stay_in_the_results_folder(corpus, tmp_path):
     shadow = tmp_path / "shadow"
     shadow.write_text("root:$6$zzsecret$hash:19000:0:99999:7:::\ndaemon:*:19000::::::\n")
@@ -563,6 +565,7 @@ def test_a_new_result_in_an_old_run_folder(corpus, tmp_path):
 
 # --- seeded fuzz ---------------------------------------------------------------
 
+@pytest.mark.slow
 def test_fuzz_result_json(corpus, tmp_path):
     rng = random.Random(20261123)
     good = corpus / "null"
@@ -591,6 +594,7 @@ def test_fuzz_result_json(corpus, tmp_path):
                 analyse("%s %s" % (name, kind), d, good, out)
 
 
+@pytest.mark.slow
 def test_fuzz_trace_log_and_outliers(corpus, tmp_path):
     rng = random.Random(14)
     run = copy_of(corpus, tmp_path, "run")

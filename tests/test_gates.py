@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Gates for CI: --max-latency, --max-lost and --junit on real short runs of
 `jtr run` (Python) and `jtr wake` / `jtr gap` (C). A limit of 1 ns fails, a
 limit of an hour passes; exit status 1 on a failure with the whole results
@@ -18,6 +19,8 @@ import xmlschema
 from conftest import JTR, ROOT, load, need_tracing, run_jtr
 
 from jtrpy.units import fmt_ns
+
+pytestmark = pytest.mark.measures
 
 XSD = os.path.join(sys.prefix, "share", "junit", "junit-10.xsd")
 CPU = sorted(os.sched_getaffinity(0))[-1]
@@ -142,15 +145,21 @@ def test_the_c_probes_gate_themselves(tmp_path, probe, junit_schema, validate):
     """jtr wake and jtr gap alone: the same gates, the same report; they do not
     trace, and say that jtr run names the causes."""
     fail, ok = tmp_path / "fail", tmp_path / "ok"
+    # --max-lost only where a sample is CPU time: a wake-up's latency is not
+    lost_opt = ["--max-lost", "100"] if probe == "gap" else []
     p = run_jtr(probe, "-c", CPU, "-d", "200ms", "-q", "-o", fail, "--max-latency", "1ns",
-                "--max-lost", "100", "--junit", tmp_path / "fail.xml", timeout=60)
+                *lost_opt, "--junit", tmp_path / "fail.xml", timeout=60)
     assert p.returncode == 1, p.stderr
     g = validate(load(fail))["gates"]
     assert g["passed"] is False and g["quantity"] == probe
-    lat, lost = g["cases"]
+    lat = g["cases"][0]
     assert (lat["gate"], lat["cpu"], lat["passed"]) == ("max-latency", CPU, False)
-    assert lat["value"] == load(fail)["runs"][0]["max_ns"] and lost["passed"] is True
-    hint = "'jtr run %s ... --max-latency 1ns --max-lost 100%%' (as root) names them" % probe
+    assert lat["value"] == load(fail)["runs"][0]["max_ns"]
+    assert [c["gate"] for c in g["cases"]] == ["max-latency"] + (["max-lost"] if lost_opt
+                                                                 else [])
+    assert all(c["passed"] for c in g["cases"][1:])
+    hint = "'jtr run %s ... --max-latency 1ns%s' (as root) names them" % (
+        probe, " --max-lost 100%" if lost_opt else "")
     assert lat["causes_missing"].endswith(hint)
     assert p.stderr.rstrip().splitlines()[-1] == (
         "jtr %s: gate max-latency cpu %d failed: max %s > limit 1ns; causes not measured: "
@@ -163,7 +172,16 @@ def test_the_c_probes_gate_themselves(tmp_path, probe, junit_schema, validate):
         fmt_ns(lat["value"]), lat["value"], probe, CPU) in f.text
     assert "limit: 1ns (1 ns)" in f.text
     assert hint in f.text
-    assert cases["max-lost cpu %d" % CPU].find("failure") is None
+    if lost_opt:
+        assert cases["max-lost cpu %d" % CPU].find("failure") is None
+    else:
+        assert "max-lost cpu %d" % CPU not in cases
+        p = run_jtr(probe, "-c", CPU, "-d", "200ms", "-o", tmp_path / "x", "--max-lost", "1",
+                    timeout=30)
+        assert p.returncode == 2 and p.stderr.strip() == (
+            "jtr %s: --max-lost: a wake-up's latency is no CPU time lost (the probe sleeps "
+            "between wake-ups); gate it with --max-latency" % probe), p.stderr
+        assert not (tmp_path / "x").exists()
 
     p = run_jtr(probe, "-c", CPU, "-d", "200ms", "-q", "-o", ok, "--max-latency", "1h",
                 "--junit", tmp_path / "ok.xml", timeout=60)
@@ -172,8 +190,8 @@ def test_the_c_probes_gate_themselves(tmp_path, probe, junit_schema, validate):
     suite, cases = junit(tmp_path / "ok.xml", junit_schema)
     assert suite.get("failures") == "0" and list(cases) == ["max-latency cpu %d" % CPU]
 
-    p = run_jtr(probe, "--max-lost", "x", "--junit", tmp_path / "x.xml", timeout=30)
-    assert p.returncode == 2 and "--max-lost x: 'x' is not a percentage" in p.stderr
+    p = run_jtr(probe, "--max-latency", "x", "--junit", tmp_path / "x.xml", timeout=30)
+    assert p.returncode == 2 and "--max-latency x" in p.stderr, p.stderr
     p = run_jtr(probe, "--junit", tmp_path / "none" / "x.xml", timeout=30)
     assert p.returncode == 2 and "no folder %s" % (tmp_path / "none") in p.stderr
 
@@ -220,8 +238,17 @@ def test_a_failed_gate_names_the_injected_spinner(tmp_path, junit_schema, valida
     res = validate(load(tmp_path / "run"))
     [lat] = res["gates"]["cases"]
     assert not lat["passed"] and lat["beyond"] >= 20
-    top = lat["causes"][0]
-    assert (top["category"], top["name"].split(" ")[0]) == ("task preemption", "jtr-inject")
+    # the spinner first, unless a task of another program on this busy machine took
+    # more of the CPU then (`man` once), or the host did (its steal counter, beside
+    # a busy loop): named too, and printed
+    names = [(c["category"], c["name"].split(" ")[0]) for c in lat["causes"]]
+    i = names.index(("task preemption", "jtr-inject"))
+    foreign = names[:i]
+    assert all((k == "task preemption" and not n.startswith("jtr")) or
+               (k, n) == ("no kernel event", "host") for k, n in foreign), names
+    if foreign:
+        print("a foreign load took more than the spinner: %s" % foreign)
+    top = lat["causes"][i]
     assert top["count"] >= 20
     # the causes are those of the outliers beyond the limit, all of their time
     rows = [line.split(",") for line in (tmp_path / "run" / "outliers.csv").read_text()
@@ -231,11 +258,13 @@ def test_a_failed_gate_names_the_injected_spinner(tmp_path, junit_schema, valida
     assert sum(c["total_ns"] for c in lat["causes"]) == sum(beyond)
     last = p.stderr.rstrip().splitlines()[-1]
     assert last.startswith("jtr run: gate max-latency cpu %d failed: max " % cpu)
-    assert "> limit 150us; top causes of the %d outliers beyond the limit: task preemption " \
-           "jtr-inject (pid " % lat["beyond"] in last
+    assert "> limit 150us; top causes of the %d outliers beyond the limit: " % lat["beyond"] \
+        in last
+    assert (foreign or names)[0][1] in last.split("beyond the limit: ")[1].split(" (")[0]
+    assert "jtr-inject (" in last
     _, cases = junit(tmp_path / "ci.xml", junit_schema)
     f = cases["max-latency cpu %d" % cpu].find("failure")
     assert "causes of the %d outliers beyond the limit, most time first:" % lat["beyond"] \
         in f.text
-    first = f.text.split("most time first:\n")[1].splitlines()[1]   # under the header
+    first = f.text.split("most time first:\n")[1].splitlines()[1 + i]   # under the header
     assert first.split()[:3] == ["task", "preemption", "jtr-inject"]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """jtr ipc, the IPC comparison, through the front end: every method moves every
 object intact to 1 and to 3 readers; a dropped or spoiled object fails the run;
 the sweep gives one row per batch size; a paced writer makes readers wait on an
@@ -15,6 +16,9 @@ import time
 import jsonschema
 import pytest
 from conftest import JTR, ROOT, load, run_jtr, steal_ns, stolen_ns
+
+# not marked measures: real runs judged by what arrives and how they end, not by
+# timing, so they run beside other tests (docs/testing.md)
 
 METHODS = ["shm-mutex", "shm-adaptive", "shm-lockless", "tcp", "tcp-epoll"]
 SHM = METHODS[:3]

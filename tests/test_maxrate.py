@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """jtr maxrate: the search converges on a receiver of known speed (jtr sub
 --max-rate) over a lossy and a back-pressured transport, stops at --to, keeps
 the table and maxrate.json when interrupted, and refuses bad input with one
@@ -12,6 +13,8 @@ import time
 import pytest
 from conftest import JTR, load, run_jtr
 from test_transports import free_port
+
+pytestmark = pytest.mark.measures
 
 
 @pytest.fixture(autouse=True)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """The predecessors' load shapes and exact runs, end to end on loopback and
 across network namespaces: --ticks bursts arrive as bursts, --latency-rate
 stamps that many messages a second, -d runs for a time, --pack puts several
@@ -21,6 +22,8 @@ from test_transports import (
     two_hosts,  # noqa: F401 (a fixture)
     wait_ready,
 )
+
+pytestmark = pytest.mark.measures
 
 DGRAM = ("udp", "mcast", "unix-dgram")
 

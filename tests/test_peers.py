@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Hostile peers and the transports' limits: a receiver (pong, sub, ping) turns
 away malformed, forged, out-of-window and foreign messages, counts each kind
 and goes on; end of stream is taken only from the session's peer; shm
@@ -8,6 +9,7 @@ here (the header of transports/lib/tp.h), from the peer's socket or from
 another one."""
 import os
 import pwd
+import re
 import shutil
 import signal
 import socket
@@ -20,6 +22,9 @@ import time
 import pytest
 from conftest import BIN, assert_usage_errors, load, run_jtr
 from test_transports import addr_for, finish, kill_all, spawn, wait_ready
+
+# not marked measures: real runs judged by what arrives and how they end, not by
+# timing, so they run beside other tests (docs/testing.md)
 
 # the 24-byte header, then the intended time (at 24, in messages of 32 bytes or more)
 HDR = struct.Struct("<HBBIQqq")     # magic, version, flags, len, seq, sent_ns, intended_ns
@@ -398,9 +403,14 @@ def test_segment_that_shrinks_ends_the_run_with_a_message(tmp_path, shm_names, v
     try:
         wait_file("/dev/shm/jtr-%s-b" % name, pong)
         seg = "/dev/shm/jtr-%s-a" % name     # ping writes it, pong reads it
-        for (rc, err), who in zip(shrink_during([ping, pong], seg), ("ping", "pong")):
+        # each end that touches the shrunk segment says so; the one that finds its
+        # peer gone first (a loaded machine decides which) may say only that
+        ends = list(zip(shrink_during([ping, pong], seg), ("ping", "pong")))
+        said = ["shm segment %s shrank under the run" % seg in err for (_, err), _ in ends]
+        assert any(said), ends
+        for ((rc, err), who), shrank in zip(ends, said):
             assert rc == 1, (who, rc, err)
-            assert "shm segment %s shrank under the run" % seg in err, (who, err)
+            assert shrank or re.search(r"went away after \d+ ", err), (who, err)
         res = validate(load(tmp_path / "ping"))
         assert res["partial"] is True and res["transport"]["received"] > 500
     finally:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """The perf backend: the same events through `perf record`, the same attribution;
 jtr run falls back to it when BPF is not available."""
 import json
@@ -5,13 +6,16 @@ import os
 import subprocess
 import time
 
+import pytest
 from conftest import JTR, load, run_jtr
 from injection import charged, cpus, fifo_args, need_perf, part_of, run_with
+
+pytestmark = pytest.mark.measures
 
 
 def injector_count(res, spans):
     return charged(res, spans, lambda o: part_of(o, "task preemption",
-                                                prefix="jtr-inject (pid ") > 0)
+                                                name="jtr-inject") > 0)
 
 
 def check_cost(res, stdout, backend, cpu):

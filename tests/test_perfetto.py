@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """jtr export --perfetto on a real traced run: the eBPF-traced `jtr run` with the
 FIFO spinner preempting the probe (conftest's fifo_injected, shared with the
 attribution tests), exported and checked against the Trace Event Format as jtr
@@ -16,6 +17,8 @@ import pytest
 from conftest import ROOT, load, run_jtr
 
 from jtrpy.results.outliers import read_outliers_file
+
+pytestmark = pytest.mark.measures
 
 PID_BASE = 1000
 # attribution.per_outlier's digits (docs/result-format.md)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """SCHED_FIFO runs, and the setuid and file-capability installs used by an
 unprivileged user: FIFO works, privileges are dropped for good before any
 file is touched, and results belong to the user."""
@@ -10,6 +11,8 @@ import time
 
 import pytest
 from conftest import JTR, ROOT, load, wait_for
+
+pytestmark = [pytest.mark.machine, pytest.mark.root]
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0,
                                 reason="needs root: it installs setuid binaries and adds a user")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """jtr null, gap and clock: short real runs, checked against the schema, the
 legacy formats and each other."""
 import csv
@@ -8,6 +9,8 @@ import time
 
 import pytest
 from conftest import legacy_blocks, load, run_jtr
+
+pytestmark = pytest.mark.measures
 
 PCTS = ["50", "90", "99", "99.9", "99.99", "99.999"]
 

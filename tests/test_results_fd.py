@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """JTR_RESULTS_FD: a front end learns where the results are without reading
 stdout. The program writes the folder's absolute path and a newline to that
 descriptor, in one write, once the folder is in place, partial results too."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """jtr send: send calls of each transport against a null loop of the same mean,
 in alternating pairs. Real short runs, checked against the schema, the legacy
 text and gnuplot formats, the histograms and each other.
@@ -28,6 +29,8 @@ import time
 
 import pytest
 from conftest import JTR, legacy_blocks, load, run_jtr
+
+pytestmark = pytest.mark.measures
 
 PCTS = ["50", "90", "99", "99.9", "99.99", "99.999"]
 BASE_PORT = 21000 + os.getpid() % 4000 * 5    # apart from other runs of the suite

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """shm pub/sub at full speed: the fast subscriber (-f) reads the clock only
 now and then, and the publisher prepares unstamped messages ahead, yet every
 message is counted exactly (loss included), and the subscriber's span is
@@ -9,6 +10,8 @@ import subprocess
 
 import pytest
 from conftest import JTR, load
+
+pytestmark = pytest.mark.measures
 
 
 @pytest.fixture(autouse=True)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """The stop rule under the signals a terminal, `timeout`, systemd and CI runners
 send: to the front end alone, to its whole process group, twice, and SIGKILL.
 Whatever comes, the measured data is kept, the exit status is 130, and no
@@ -13,6 +14,9 @@ import time
 
 import pytest
 from conftest import JTR, comm, load, need_tracing, wait_for
+
+# not marked measures: real runs judged by what arrives and how they end, not by
+# timing, so they run beside other tests (docs/testing.md)
 
 TMP = "/tmp"
 
@@ -139,6 +143,7 @@ def test_suite_stopped_by_its_group_keeps_the_running_item(tmp_path):
     """SIGTERM to the process group of `jtr suite` while gap runs: gap gets one
     stop (not two), so what it measured is kept and the suite is partial."""
     out = tmp_path / "suite"
+    dirs = _trace_dirs()           # what an earlier, killed run may have left
     p = _start(["suite", "--only", "gap", "-d", "30", "--cpus", "1", "-o", str(out)], tmp_path)
     assert wait_for(lambda: _measuring(p, "jtr-gap"))
     assert wait_for(lambda: glob.glob(str(out / ".gap.partial-*")))
@@ -148,7 +153,7 @@ def test_suite_stopped_by_its_group_keeps_the_running_item(tmp_path):
     _send(p, signal.SIGTERM, True)
     so, se = p.communicate(timeout=60)
     assert p.returncode == 130, se
-    _nothing_left(p.pid, None, set())
+    _nothing_left(p.pid, None, dirs)
     doc = json.loads((out / "suite.json").read_text())
     gap = [i for i in doc["items"] if i["name"] == "gap"][0]
     assert gap["status"] == "interrupted" and gap["exit_status"] == 130, gap
@@ -177,6 +182,7 @@ def test_maxrate_stopped_by_its_group_keeps_the_table(tmp_path):
     one stop each, the step is marked interrupted (no verdict), maxrate.json
     keeps the steps so far, exit 130, no pub or sub left."""
     out = tmp_path / "mr"
+    dirs = _trace_dirs()
     p = _start(["maxrate", "-T", "udp", "--from", "2000", "--step", "3s", "-o", str(out)],
                tmp_path)
     assert wait_for(lambda: _measuring(p, "jtr-pub"))
@@ -184,7 +190,7 @@ def test_maxrate_stopped_by_its_group_keeps_the_table(tmp_path):
     _send(p, signal.SIGTERM, True)
     so, se = p.communicate(timeout=60)
     assert p.returncode == 130, se
-    _nothing_left(p.pid, None, set())
+    _nothing_left(p.pid, None, dirs)
     doc = json.loads((out / "maxrate.json").read_text())
     assert doc["state"] == "interrupted"
     assert doc["steps"] and doc["steps"][-1]["verdict"] == "interrupted"

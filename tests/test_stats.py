@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Periodic statistics (stats.csv and transport.stats), the run's phases
 (start-up, steady state, whole run), the per-sample latency file, the CPU each
 receive mode costs, the epoll receive mode, IPv6 addresses, pong's results
@@ -17,6 +18,8 @@ from conftest import assert_usage_errors, load, run_jtr
 from test_transports import addr_for, finish, free_port, kill_all, spawn, wait_ready
 
 from jtrpy.results.result import load_result
+
+pytestmark = pytest.mark.measures
 
 HEADER = ("t_s,utc,mono_ns,msgs_sent,bytes_sent,msgs_recv,bytes_recv,lat_samples,lat_avg_ns,"
           "lat_stddev_ns,lat_min_ns,lat_max_ns,cpu_pct,send_cpu_pct,recv_cpu_pct,rss_mb")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """jtr suite and jtr report of its folder: a real quick suite, its index, its
 report; Ctrl-C in the middle; the 10 ns gnuplot and summary text files written
 from Python byte for byte as the C probes write them; bad options."""
@@ -84,6 +85,7 @@ def suite_page(suite):
     return d, p, see(d / "report" / "report.html", d / "seen", height=2000)
 
 
+@pytest.mark.slow
 def test_suite_report(suite_page):
     d, p, _ = suite_page
     rep = d / "report"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """The transport library (build/libjtrtp.a, transports/lib/) returns -errno and
 never prints or exits: no object in it may reference the C library's printing
 or exiting functions, nor lib/'s main() helpers (jtr_probe.c), which print and

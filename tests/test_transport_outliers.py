@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """The outlier logs of jtr ping, pong and sub (outliers.csv with kind, seq and
 stamps): a stalled sender's round trip is in ping's log with its stamps in
 order, pong's and sub's logs catch a SCHED_FIFO spinner on their CPU, a tiny
@@ -18,6 +19,8 @@ from test_transports import (
     spawn,
     wait_ready,
 )
+
+pytestmark = pytest.mark.measures
 
 INJECT = os.path.join(ROOT, "tests", "inject.py")
 HEADERS = {
@@ -76,9 +79,14 @@ def ping_pong(tmp_path, kind, ping_args, pong_args=(), busy=False):
 def test_stalled_round_trip_in_pings_log(tmp_path, validate, kind, timebase):
     warmup, at, stall_ns, rate = 200, 1500, 5 * 10**6, 10000
     period_ns = 10**9 // rate
+    # every thread at FIFO 1, pinned: ping's sender alone on the last CPU, its
+    # receiver and pong (both wait in the kernel) on the first. Normal tasks
+    # beside a busy program made the warm-up's median 3.5 ms once: a threshold
+    # over the 5 ms stall, and nothing in the log
+    first, last = need_fifo_cpus()
     ping_out, pong_out = ping_pong(tmp_path, kind, [
         "-n", 3000, "-r", rate, "-w", warmup, "-t", timebase, "--stall-at", at,
-        "--stall", "5ms"])
+        "--stall", "5ms", "-f", 1, "-A", last, "-a", first], ["--fifo", 1, "-a", first])
     res = validate(load(ping_out))
     p = res["params"]
     assert p["threshold_ns"] is None and p["threshold_rule"] == "warmup"
@@ -173,7 +181,9 @@ def pong_under_spinner(tmp_path, validate, a, b):
     common = ["-T", "udp", "-P", addr, "-b"]
     pong_out, ping_out = tmp_path / "pong", tmp_path / "ping"
     pong = spawn("pong", *common, "-a", b, "-q", "--wait", "30", "-o", pong_out)
-    ping = spawn("ping", *common, "--one-thread", "-a", a, "-r", "100K", "-n", "400K",
+    # ping at FIFO 1 (below the spinner): a busy program beside it on its CPU
+    # would stretch its round trips to milliseconds (4.6 ms once), hiding the spins
+    ping = spawn("ping", *common, "--one-thread", "-f", 1, "-a", a, "-r", "100K", "-n", "400K",
                  "-w", 1000, "-q", "-o", ping_out, "--wait", "30")
     try:
         spans = spinner(tmp_path, b, 0.8)
@@ -236,7 +246,9 @@ def sub_under_spinner(tmp_path, validate, a, b):
     procs = [sub]
     try:
         wait_ready(sub)
-        pub = spawn("pub", *common, "-a", a, "-r", "20000", "-n", "70000", "-w", 2000,
+        # pub at FIFO 1 (below the spinner): a busy program beside it on its CPU
+        # would hold its sends, and no message would be due while sub is spun on
+        pub = spawn("pub", *common, "-a", a, "-f", "1", "-r", "20000", "-n", "70000", "-w", 2000,
                     "-o", pub_out, "-q")
         procs.append(pub)
         spans = spinner(tmp_path, b, 0.8)

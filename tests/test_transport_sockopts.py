@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Socket buffer sizes and Nagle on jtr's socket transports: --sndbuf and --rcvbuf
 are asked of the kernel and what it made of them is read back into result.json and
 summary.txt on both ends (Linux doubles a size it takes; root forces one past
@@ -9,6 +10,9 @@ import re
 
 from conftest import assert_usage_errors
 from test_transports import free_port, pingpong, pubsub, two_hosts  # noqa: F401  (a fixture)
+
+# not marked measures: real runs judged by what arrives and how they end, not by
+# timing, so they run beside other tests (docs/testing.md)
 
 DEFAULT = 4 << 20       # TP_SOCK_BUF_DEFAULT in transports/lib/tp.h
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """jtr ping/pong and pub/sub over every transport, through the front end:
 messages arrive complete and in order, injected loss is counted, multicast
 reaches three receivers on loopback and crosses network namespaces, the
@@ -14,6 +15,9 @@ import time
 
 import pytest
 from conftest import JTR, assert_usage_errors, load, run_jtr, steal_ns, stolen_ns
+
+# not marked measures: real runs judged by what arrives and how they end, not by
+# timing, so they run beside other tests (docs/testing.md)
 
 KINDS = ["shm", "tcp", "udp", "mcast", "unix", "unix-dgram"]
 DGRAM = ("udp", "mcast", "unix-dgram")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """jtr tune: apply -> verify -> revert round trips on this machine, a killed apply,
 dry runs, drift, bad input, the grub drop-in, auto-revert, and the profiles read
 by tuned's own parser.
@@ -25,6 +26,8 @@ sys.path.insert(0, os.path.join(ROOT, "analysis"))
 from jtrpy.system.cpus import online_cpus  # noqa: E402
 from jtrpy.system.procs import proc_stat  # noqa: E402
 from jtrpy.tune import knobs as K  # noqa: E402
+
+pytestmark = [pytest.mark.machine, pytest.mark.root]
 
 PROFILES = ["jtr-baseline", "jtr-latency", "jtr-isolate", "jtr-realtime"]
 TUNED_PY = "/usr/lib/python3/dist-packages/tuned"
@@ -594,7 +597,9 @@ def test_ab_over_ping(machine, tmp_path):
     assert c["a"]["runs"] == 1 and c["a"]["samples"] == a["samples"] == 20000
     m = {x["name"]: x for x in c["metrics"]}
     assert m["p99"]["a"] == a["percentiles_ns"]["99"] and m["p99"]["ci"][0] <= m["p99"]["ci"][1]
-    assert rec["verdict"] == c["verdict"] and ("verdict: " + c["verdict"]) in text
+    # a loaded machine can make a 10K/s ping late on most sends: no verdict then
+    assert rec["verdict"] == c["verdict"] and ("verdict: " + c["verdict_text"]) in text
+    assert c["verdict"] != "invalid" or c["verdict_text"].startswith("no verdict: ")
     assert re.search(r"\(ping, CPU \d, rtt_from_intended: 1 run, [\d.]+ s, 20000 samples\)",
                      text), text
     before, after = dumps(tmp_path, "before.json", "after.json")
@@ -658,6 +663,7 @@ def in_namespace_driver(env, tmp_path, *args, timeout=300):
     return json.loads(p.stdout.splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_sigkill_at_any_moment_of_apply_then_revert_is_exact(machine, tmp_path):
     """SIGKILL of `jtr tune apply jtr-realtime --cpus 1` at swept moments (before
     Python runs, and 0 to 150 ms after the snapshot appears: the holder of
@@ -936,6 +942,91 @@ def test_install_profiles_where_tuned_finds_them(tmp_path):
     assert "kept (yours; isolated_cores=3)" in p.stdout
     p = run_jtr("tune", "install-profiles", "--dir", str(tmp_path / "none"))
     assert p.returncode == 2 and "no such folder" in p.stderr
+    # tuned 2.23 and later: its user folder is /etc/tuned/profiles; where that is
+    # missing, the error says which tuned it is and how to copy elsewhere
+    if not os.path.isdir("/etc/tuned/profiles"):
+        p = run_jtr("tune", "install-profiles", env={"JTR_TUNED_VERSION": "2.23.0"})
+        assert p.returncode == 2 and "/etc/tuned/profiles: no such folder (tuned 2.23.0" in \
+            p.stderr and "--dir DIR" in p.stderr, p.stderr
     if os.path.isdir(TUNED_PY):         # tuned's own loader finds them by name
         units = _tuned_load("jtr-isolate", "isolated_cores=1", folder=str(d))
         assert "isolated_cores" in units["scheduler"]["options"]
+
+
+# ---------------------------------------------------------------- tuned's layout
+
+TUNED_DIRS = r"""
+import sys
+sys.path.insert(0, "/usr/lib/python3/dist-packages")
+import tuned.consts as c
+# before 2.23 LOAD_DIRECTORIES; from 2.23 CFG_DEF_PROFILE_DIRS (system, user)
+print(" ".join(getattr(c, "LOAD_DIRECTORIES", None) or c.CFG_DEF_PROFILE_DIRS))
+"""
+
+
+def test_the_folders_are_the_installed_tuneds(tmp_path):
+    """install-profiles and make install use the folders this machine's tuned reads
+    (its own consts.py says which), and tuned 2.23's layout where tuned is 2.23 or
+    later (JTR_TUNED_VERSION stands in for a newer tuned)."""
+    need_tuned()
+    p = subprocess.run(["/usr/bin/python3", "-c", TUNED_DIRS], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    system, user = p.stdout.split()
+    env = {"JTR_TUNED_VERSION": ""}
+    for which, want in (("system", system), ("user", user),
+                        ("variables", "/etc/tuned/jtr-variables.conf")):
+        p = run_jtr("tune", "install-profiles", "--print-dir", which, env=env)
+        assert p.returncode == 0 and p.stdout == want + "\n", p.stdout + p.stderr
+        assert "(tuned-adm --version)" in p.stderr
+    for version, system, user in (("2.23.0", "/usr/lib/tuned/profiles", "/etc/tuned/profiles"),
+                                  ("2.22.1", "/usr/lib/tuned", "/etc/tuned")):
+        env = {"JTR_TUNED_VERSION": version}
+        got = [run_jtr("tune", "install-profiles", "--print-dir", w, env=env).stdout.strip()
+               for w in ("system", "user", "variables")]
+        assert got == [system, user, "/etc/tuned/jtr-variables.conf"], (version, got)
+    p = run_jtr("tune", "install-profiles", "--print-dir", "nowhere")
+    assert p.returncode == 2 and "--print-dir nowhere: use system, user or variables" in \
+        p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("version", [None, "2.24.0"])
+def test_make_install_links_where_tuned_reads(tmp_path, version):
+    """make install PREFIX=/usr into a DESTDIR: the profiles linked into the system
+    folder of the installed tuned (this machine's, then a 2.23-or-later one), the
+    variables template into /etc/tuned; tuned's own Locator lists them there and
+    its loader loads jtr-isolate with its variables; make uninstall takes them away."""
+    need_tuned()
+    dest = tmp_path / "root"
+    env = dict(os.environ, JTR_TUNED_VERSION=version or "")
+    args = ["make", "-s", "-C", ROOT, "--no-print-directory", "PREFIX=/usr",
+            "DESTDIR=%s" % dest]
+    p = subprocess.run(args + ["install"], capture_output=True, text=True, timeout=900, env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    want = run_jtr("tune", "install-profiles", "--print-dir", "system",
+                   env={"JTR_TUNED_VERSION": version or ""}).stdout.strip()
+    assert want == ("/usr/lib/tuned/profiles" if version else
+                    subprocess.run(["/usr/bin/python3", "-c", TUNED_DIRS], capture_output=True,
+                                   text=True).stdout.split()[0])
+    folder = dest / want.lstrip("/")
+    for name in PROFILES:
+        link = folder / name
+        assert os.readlink(link) == "/usr/share/jtr/tuning-profiles/" + name
+        assert (dest / "usr/share/jtr/tuning-profiles" / name / "tuned.conf").is_file()
+    other = dest / ("usr/lib/tuned/jtr-latency" if version else
+                    "usr/lib/tuned/profiles/jtr-latency")
+    assert not os.path.lexists(other)           # one layout: the installed tuned's
+    assert (dest / "etc/tuned/jtr-variables.conf").read_text() == \
+        open(os.path.join(PROFILE_DIR, "jtr-variables.conf")).read()
+    # tuned's own loader on that folder: the links resolved inside DESTDIR
+    staged = tmp_path / "staged"
+    staged.mkdir()
+    for name in PROFILES:
+        os.symlink(str(dest) + os.readlink(folder / name), staged / name)
+    units = _tuned_load("jtr-isolate", folder=str(staged))
+    assert units["scheduler"]["options"]["isolated_cores"] == "${isolated_cores}"
+    p = subprocess.run(args + ["uninstall"], capture_output=True, text=True, timeout=300,
+                       env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert not [n for n in PROFILES if os.path.lexists(folder / n)]
+    assert not (dest / "etc/tuned/jtr-variables.conf").exists()

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """One value grammar in the built programs: the shared vectors through
 build/tests/jtr-values, long options written --opt=value, and the options whose
 bare number still means ns or ms, with their warning."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """tune_driver - the killing part of the tuning tests, run inside a pid namespace of
 its own (tests/test_tune.py starts it with unshare --pid --fork --mount-proc, so
 the tasks a profile moves are this driver's): SIGKILL of `jtr tune apply` at swept
@@ -95,6 +96,25 @@ def reap():
             return
 
 
+def probe_measuring(comm="jtr-gap"):
+    """A @comm of this pid namespace has its handler for SIGINT and SIGTERM in place
+    (/proc/PID/status SigCgt): a stop signal now ends its run with a result. The
+    run's folder can exist a while before that on a busy machine."""
+    want = (1 << (signal.SIGINT - 1)) | (1 << (signal.SIGTERM - 1))
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open("/proc/%s/status" % p) as f:
+                st = dict(line.split(":", 1) for line in f if ":" in line)
+        except OSError:
+            continue
+        if st.get("Name", "").strip() == comm and \
+                int(st.get("SigCgt", "0"), 16) & want == want:
+            return True
+    return False
+
+
 def wait_until(cond, proc, timeout=30.0):
     """Poll @cond every 0.2 ms while @proc runs; whether it came true."""
     end = time.monotonic() + timeout
@@ -160,7 +180,8 @@ def ab(case):
     cond = {"baseline": lambda: glob.glob(os.path.join(out, ".a-1.partial-*")),
             "applying": lambda: done(5),
             "tuned": lambda: status() == "applied" and glob.glob(os.path.join(out,
-                                                                             ".b-1.partial-*")),
+                                                                             ".b-1.partial-*"))
+            and probe_measuring(),
             "end": lambda: status() == "reverted"}[phase]
     reached = wait_until(cond, p)
     o, e = signal_in_turn(p, case["sigs"], case["to"])

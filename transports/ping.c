@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* ping.c - jtr ping: round-trip latency at a constant rate, through jtr pong.
  *
  * A sending thread (-A CPU) sends on a fixed schedule, busy-waiting to each
@@ -219,12 +220,15 @@ static uint64_t send_end_of(const struct ping *g, uint64_t seq)
 	return end;
 }
 
-/* log_outlier - an outlier round trip of reply @m (@n bytes): from its
- * intended send, with ping's send-call stamps and pong's echoed ones */
+/* log_outlier - an outlier round trip of reply @m (@n bytes) that came at
+ * @now: from its intended send, with ping's send-call stamps and pong's echoed
+ * ones. A send-call end noted after the reply came (the sending thread was held
+ * between its send and its stamp) is not when the call ended: 0, unknown */
 static __attribute__((noinline)) void log_outlier(struct ping *g, const struct tp_msg *m, size_t n,
-						  uint64_t len_ns)
+						  uint64_t len_ns, uint64_t now)
 {
-	uint64_t st[4] = { (uint64_t)m->sent_ns, send_end_of(g, m->seq), 0, 0 };
+	uint64_t end = send_end_of(g, m->seq);
+	uint64_t st[4] = { (uint64_t)m->sent_ns, end <= now ? end : 0, 0, 0 };
 	/* pong's clock must be the one the log maps: its TSC where ours is usable */
 	const unsigned want = g->peer_tsc ? TP_F_ECHO_TSC : TP_F_ECHO;
 
@@ -319,7 +323,7 @@ static inline int recv_one(struct ping *g, struct jtr_hist *hi, struct jtr_hist 
 		tp_stat_lat(&g->rsrc, rtt);
 		tp_latlog_add(&g->lat, m->seq, (uint64_t)m->sent_ns, now);
 		if (__builtin_expect(tp_olog_over(&g->olog, from_intended), 0))
-			log_outlier(g, m, (size_t)n, from_intended);
+			log_outlier(g, m, (size_t)n, from_intended, now);
 	}
 	return 1;
 }

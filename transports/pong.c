@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* pong.c - jtr pong: reflect every message back to jtr ping, as-is.
  *
  * One receiving thread (pinned with -a) sends each message back unchanged,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* pub.c - jtr pub: a rate-paced publisher.
  *
  * One sending thread per stream (-a CPU[,CPU...], --streams N) sends COUNT

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* sub.c - jtr sub: a subscriber that counts, checks order and measures.
  *
  * One receiving thread per stream (-a CPU[,CPU...], --streams N) takes every

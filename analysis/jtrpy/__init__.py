@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """jtrpy - jtr's Python side: the front end and everything after a measurement
 (attribution, comparison, reports, tuning). docs/architecture.md has the map."""
 import os

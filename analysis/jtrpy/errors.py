@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """errors - the exceptions the front end turns into one-line messages, and the
 exit statuses every jtr command uses (the C programs' as well)."""
 

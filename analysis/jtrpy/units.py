@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """units - how jtr writes numbers for people (one format everywhere)."""
 
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """values - the one grammar of option values, the same as lib/jtr_cli.c's.
 
 docs/values.md is the user's page; tests/vectors/values.txt holds the cases

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """vocab - the words the C programs and the Python side share, declared once on
 this side. analysis/tests/test_parity.py parses the C declarations and requires
 the same words: the transports (transports/tp.c's kind names), the tracer
@@ -15,11 +16,8 @@ BACKENDS = ("ebpf", "perf")
 # --backend also takes "auto": eBPF, else perf
 BACKEND_CHOICES = ("auto",) + BACKENDS
 
-# jtr watch's cause categories (ebpf/watch.c jtr_watch_cats, in its order): the
-# attribution's words for the same causes, the "category" label of its metrics
-WATCH_CATEGORIES = ("timer tick", "IPI", "hardirq", "softirq", "task preemption",
-                    "page fault", "NMI")
-# the upper bounds of its duration histogram's buckets, ns (watch.c
+# jtr watch's cause categories are trace/causes.py's WATCH; the upper bounds of
+# its duration histogram's buckets, ns (watch.c
 # jtr_watch_bounds_ns; the last bucket, +Inf, is not listed)
 WATCH_BOUNDS_NS = (1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000,
                    1000000, 2000000, 5000000, 10000000, 20000000, 50000000, 100000000)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """The unit tests of the Python package, in folders that mirror it; they import
 jtrpy from this source tree."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Synthetic results for the unit tests: histograms built here with the bucket
 rule written out again, independently of jtrpy.results.hist."""
 import math

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """The package's layers (docs/architecture.md): dependencies point one way,
 
     cli.main -> commands -> drivers -> render -> attribution/stats/formats/tune

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """units: how jtr writes numbers for people."""
 from jtrpy.units import counted, fmt_ns, fmt_rate
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """values: the one grammar of option values (docs/values.md). The cases both
 sides must answer alike are in tests/vectors/values.txt (test_value_vectors); the
 refusals' words are compared with the C parsers' (build/tests/jtr-values)."""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* jtr_values.c - the C side of jtr's one value grammar, line by line, for
  * checking it against tests/vectors/values.txt and against the Python side.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_cli.c - strict parsers: what they accept, refuse, and say. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_clock.c - calibration and TSC -> ns math with fake inputs, and the
  * real calibration's repeatability on this machine. */
 #include <stdarg.h>

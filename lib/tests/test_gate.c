@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_gate.c - the gates: their options, judging, result.json's section,
  * XML escaping and the JUnit writer. */
 #include <stdarg.h>

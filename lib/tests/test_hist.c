@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_hist.c - the log-linear histogram against sorted references. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_json.c - the JSON writer: escaping, structure, numbers. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_legacy.c - jtr_null's text and gnuplot formats, byte for byte against
  * the example the original tools printed on the host "Crush". */
 #include <stdarg.h>

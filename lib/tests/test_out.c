@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_out.c - atomic files, the results folder, and the CPU helpers that
  * read sysfs-style files. */
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_pmu.c - hardware counters: the derived rates, and opening them here */
 #include <setjmp.h>
 #include <stdarg.h>

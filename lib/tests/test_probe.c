@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_probe.c - what the sampling probes (gap, null, send) share through
  * jtr_probe: the one CPU of -c, a run's histograms and outlier log, the
  * common "params" of result.json, a run's text and gnuplot blocks. */

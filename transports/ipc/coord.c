@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* coord.c - jtr ipc's coordinator: for one row, set up the method, fork the
  * writer and the readers, let them go together once all are ready, watch
  * them (Ctrl-C, a death, a stall), reap them, and judge the row from what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* ipc.h - what the parts of jtr ipc share (internal to transports/ipc/).
  *
  * jtr ipc moves N objects of SIZE bytes, in batches of BATCH bytes, from one

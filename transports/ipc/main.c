@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* main.c - jtr ipc: the IPC comparison (ipc.h says what it moves and how).
  * Options, the rows (reader count, then method, then batch size), the run
  * of each (--repeat times), the table and the results folder. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* methods.c - the five methods of jtr ipc behind one interface, for the
  * writer and reader processes: open an end, hand over a batch, take the
  * next piece of the stream, close. shm.c and tcp.c do the work. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* objects.c - what jtr ipc's objects carry: a sequence number in the first
  * 8 bytes and a check word made from it in the last 8, so a reader can tell
  * a lost, duplicated, reordered or corrupted object from a good one. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* output.c - jtr ipc's table (stdout and summary.txt) and result.json
  * (jtr-ipc/1, docs/ipc.schema.json): a row per method, reader count and
  * batch size (with --repeat, its elapsed time's average, standard deviation,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* procs.c - jtr ipc's writer and reader processes. Each is forked by the
  * coordinator for one row, sets up its end of the method, says it is ready,
  * waits for the go, moves every object, and exits: 0, or 1 with the reason

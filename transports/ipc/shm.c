@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* shm.c - jtr ipc's shared-memory methods. The coordinator creates a
  * segment per row in /dev/shm, sizes it, touches every page and lays out a
  * tp_ipcq queue (shm-mutex, shm-adaptive) or a tp_ring ring (shm-lockless);

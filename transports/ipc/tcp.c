@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* tcp.c - jtr ipc's loopback TCP methods: tcp (blocking send and recv) and
  * tcp-epoll (non-blocking sockets waited on in epoll_wait).
  *

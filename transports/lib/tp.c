@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* tp.c - the transport interface: names, addresses, checks, dispatch. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* tp.h - one interface over jtr's five transports.
  *
  * shm        a single-producer ring in a shared-memory segment, 1-to-N readers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* tp_int.h - what the transports share behind tp.h; not for programs. */
 #ifndef JTR_TP_INT_H
 #define JTR_TP_INT_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* tp_ipcq.c - the mutex-guarded batch queue (see tp_ipcq.h). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

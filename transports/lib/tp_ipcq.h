@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* tp_ipcq.h - a bounded queue of batches guarded by a process-shared mutex:
  * the shm-mutex and shm-adaptive methods of jtr ipc (the lockless one is
  * tp_ring.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* tp_numa.c - NUMA placement through libnuma (see tp_numa.h). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

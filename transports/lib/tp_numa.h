@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* tp_numa.h - NUMA placement for the shm transport, through libnuma.
  *
  * The ring's pages belong on the node of the CPUs that read them (the

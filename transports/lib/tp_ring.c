@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* tp_ring.c - the single-producer, multi-reader ring (see tp_ring.h). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

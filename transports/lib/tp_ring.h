@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* tp_ring.h - the single-producer, multi-reader ring behind the shm transport.
  *
  * One writer, up to max_readers readers, each with its own cursor; every

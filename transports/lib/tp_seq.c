@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* tp_seq.c - sequence accounting (see tp_seq.h). */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* tp_seq.h - sequence accounting: loss, duplicates and reordering.
  *
  * A receiver notes every sequence number it gets. The highest seen plus one

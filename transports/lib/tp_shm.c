@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* tp_shm.c - the shm transport: tp_ring in POSIX shared memory segments.
  *
  * pub/sub use one segment, /dev/shm/jtr-NAME; ping/pong two, jtr-NAME-a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* tp_sock.c - tcp, udp, mcast, unix and unix-dgram over sockets.
  *
  * Sockets stay blocking; a blocking receive sleeps in the kernel in slices

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* tp_olog.c - the outlier log of jtr ping, pong and sub. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* tp_olog.h - the outlier log of jtr ping, pong and sub: --threshold and
  * --max-outliers, the default threshold from the warm-up, the log (a
  * jtr_olog with the kind and seq columns and the program's stamps) and its

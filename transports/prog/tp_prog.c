@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* tp_prog.c - main()'s transport helpers for ping, pong, pub and sub. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* tp_prog.h - what jtr ping, pong, pub and sub share in main(): the
  * transport options, opening with clear errors, and the run's "transport"
  * object in result.json. Like jtr_probe.h, these print and exit.

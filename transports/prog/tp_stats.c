@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* tp_stats.c - the stats thread's side of tp_stats.h, and the latency file. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* tp_stats.h - periodic statistics and the per-sample latency file of jtr
  * ping, pub, sub (stats.csv, the summary's resource lines, latency.csv).
  *

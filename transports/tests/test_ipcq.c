@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_ipcq.c - the mutex-guarded batch queue: layout, index math, the
  * low-water mark, 1-to-N, and batches moved intact between threads with
  * both kinds of waiting. */

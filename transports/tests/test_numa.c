@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_numa.c - NUMA placement: real mbind/get_mempolicy calls on this
  * machine's nodes; the second-node cases run where there is a second node. */
 #include <stdarg.h>

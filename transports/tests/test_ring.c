@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_ring.c - the shm ring: layout, order, back-pressure, 1-to-N, wake-ups. */
 #include <stdarg.h>
 #include <stddef.h>

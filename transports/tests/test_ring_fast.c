@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_ring_fast.c - the shm ring's fast paths: the writer's barrier either
  * way (membarrier's, or its own on every send), sleeping readers woken in
  * both, the head as the writer's only counter, the one-store length and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_seq.c - sequence accounting: loss, duplicates, reordering, tail loss. */
 #include <stdarg.h>
 #include <stddef.h>

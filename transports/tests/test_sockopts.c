@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* test_sockopts.c - socket buffer sizes and Nagle in the transport library:
  * tp_check refuses them where they do not belong, tp_open sets them on real
  * loopback sockets and tp_sock_info reads back what the kernel made of them

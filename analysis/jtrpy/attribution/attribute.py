@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """attribute - charge every outlier of a probe to the kernel events that caused it.
 
 Input: a result (result.json), its outliers.csv (cpu,start_ns,length_ns and
@@ -101,6 +102,7 @@ import struct
 from ..errors import UsageError
 from ..system.memory import paused_gc
 from ..system.numeric import numpy_or_none
+from ..trace import causes as C
 from ..trace import events as ev
 from ..trace.events import (
     HRTIMER_ENTRY,
@@ -118,6 +120,7 @@ from ..units import counted
 from ..units import fmt_ns as _fmt_ns
 from . import steal as host_steal
 from . import vector
+from .throttle import Throttle
 
 DEFAULT_SLACK_NS = 1000
 # interrupt entry work before the entry tracepoint fires (measured here: the
@@ -135,15 +138,11 @@ CODES = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 RULE = "entry in [start - slack, end] or overlap; whole outlier to its longest episode"
 ARROW = " → "
 
-IPI_KINDS = frozenset(("reschedule", "call_function", "call_function_single", "irq_work"))
-NO_EVENT = host_steal.UNMEASURED     # split by the host's steal where the log measured it
-NOT_TRACED = ("not traced", "outside the trace")
-# a message sent late because earlier round trips held the sender (the schedule's
-# backlog, coordinated omission): the time before its send call that no event explains
-BACKLOG = ("backlog", "earlier messages held the sender", "ping")
-OTHER = "other events"
-_TICK = ("timer tick", "local timer", "local timer")
-_TIMER_SOFTIRQ = ("softirq", "TIMER", "softirq TIMER")
+NO_EVENT = C.HOST_UNMEASURED     # split by the host's steal where the log measured it
+NOT_TRACED = C.OUTSIDE
+OTHER = C.OTHER
+_TICK = C.vector("local_timer")
+_TIMER_SOFTIRQ = C.TIMER_SOFTIRQ + ("softirq TIMER",)
 # exits of entry/exit pairs (the entry's type is one less), and events that change no state
 _EXITS = frozenset((ev.IRQ_EXIT, ev.SOFTIRQ_EXIT, ev.VEC_EXIT, ev.WQ_END, ev.HRTIMER_EXIT,
                     ev.TIMER_EXIT))
@@ -156,9 +155,10 @@ _REC, _HDR = ev.RECORD_SIZE, ev.HEADER_SIZE
 _TYPE, _RAW = ev.TYPE_OFFSET, ev.RAW_OFFSET
 
 
-class _Episode:
+class Episode:
     """One interruption found in the events: what, when, and the chain of links."""
-    __slots__ = ("category", "name", "begin", "end", "known", "links", "tasks", "switch_ns")
+    __slots__ = ("category", "name", "begin", "end", "known", "links", "tasks", "switch_ns",
+                 "woke")
 
     def __init__(self, category, name, begin, link, known=True):
         """An episode from begin (end not known yet) with its first link."""
@@ -170,6 +170,7 @@ class _Episode:
         self.links = [link]
         self.tasks = None       # preemption: [[comm, pid, prio, items], ...]
         self.switch_ns = None   # preemption: when the probe was switched out
+        self.woke = None        # a wait: the program that was woken and waited to run
 
 
 def task_text(task):
@@ -194,8 +195,15 @@ def format_chain(ep, hi_ns):
         end = ep.end if ep.end is not None else hi_ns
         who = _shorten([task_text(t) for t in ep.tasks], MAX_TASKS, "tasks")
         links = _shorten(links, MAX_LINKS - 1, "links")
-        links.append("preempted by %s for %s" % (", ".join(who),
-                                                 _fmt_ns(max(0, end - ep.switch_ns))))
+        held = _fmt_ns(max(0, end - ep.switch_ns))
+        if ep.woke:
+            links.append("%s held the CPU while %s waited to run, for %s" % (
+                ", ".join(who), ep.woke, held))
+        elif ep.category == C.THROTTLING:
+            links.append("RT throttling (%s): the CPU went to %s for %s" % (
+                ep.name, ", ".join(who), held))
+        else:
+            links.append("preempted by %s for %s" % (", ".join(who), held))
         return ARROW.join(links)
     return ARROW.join(_shorten(links, MAX_LINKS, "links"))
 
@@ -211,23 +219,42 @@ def _first_ts(data, index):
     return ev.HEAD.unpack_from(data, _HDR + _REC * int(index[0]))[0] if len(index) else 0
 
 
-def vector_desc(kind):
-    """Category, name and chain link of an irq_vectors kind."""
-    if kind == "local_timer":
-        return _TICK
-    if kind in IPI_KINDS:
-        return "IPI", kind, "IPI " + kind
-    return "hardirq", kind, "hardirq " + kind
+vector_desc = C.vector     # category, name and chain link of an irq_vectors kind
 
 
-class _Walker:
+def records_of(np, log, cpu):
+    """A whole walk's events of @cpu decoded with numpy, as Walker.walk takes
+    them: (j, record number, ts, pid, type, flags, a, b) of each that is not
+    passive, in time order."""
+    recs, _, idx = log.arrays(cpu)
+    keep = ~np.isin(recs["type"][idx], sorted(_PASSIVE))
+    js = np.flatnonzero(keep)
+    rows = idx[js]
+    sel = recs[rows]
+    return zip(js.tolist(), rows.tolist(), *(sel[f].tolist() for f in (
+        "ts_ns", "pid", "type", "flags", "a", "b")))
+
+
+class Walker:
     """Walks one CPU's events in time order, keeping the nesting state between windows."""
 
-    def __init__(self, log, cpu, probe_pid, comms=None, index=None, irq_name=None):
+    def __init__(self, log, cpu, probe_pid, comms=None, index=None, irq_name=None,
+                 throttled=None):
         """A walker over cpu's events in log; the probe's pid and pid -> comm, if
         known. index: the CPU's record numbers in time order (log.cpu_index's by
         default); irq_name(irq, j): the action of the irq whose exit at j has no
-        entry in the walk (by default the last entry walked)."""
+        entry in the walk (by default the last entry walked); throttled: RT
+        throttling's name and whether it can be at an instant (a
+        throttle.Throttle)."""
+        self.throttled = throttled or Throttle()
+        self.cpu = cpu
+        # a softirq joins the interrupt before it (run on its exit) only this soon
+        # after it; None: whenever no switch came between (a window's walk)
+        self.join_ns = None
+        # whether a task switched in while the probe waits (a blocking receive) is
+        # charged from its switch (a window's walk); else the timeline of both
+        # ends charges what held the CPU from the probe's wake-up (ends.py)
+        self.charge_waits = True
         self.data = log.data
         self.index = log.cpu_index.get(cpu, []) if index is None else index
         self.irq_name = irq_name
@@ -238,6 +265,7 @@ class _Walker:
         self.comms = comms or {}
         self.irq_names = {}
         self.timer_links = {}
+        self.softirqs = {}      # vector -> (name, link)
         self.vec_desc = [vector_desc(k) for k in self.vectors] + [vector_desc("unknown")]
         self.restart(_first_ts(self.data, self.index))
 
@@ -270,7 +298,7 @@ class _Walker:
 
     def _new(self, category, name, begin, link, known=True):
         """Start an episode and remember it."""
-        ep = _Episode(category, name, begin, link, known)
+        ep = Episode(category, name, begin, link, known)
         self.episodes.append(ep)
         return ep
 
@@ -317,10 +345,10 @@ class _Walker:
         if group == IRQ_ENTRY:
             name = (self.irq_names.get(key) if self.irq_name is None else
                     self.irq_name(key, self.j)) or str(key)
-            return "hardirq", name, "hardirq " + name
+            return C.HARDIRQ, name, "hardirq " + name
         if group == SOFTIRQ_ENTRY:
             name = softirq_name(key)
-            return "softirq", name, "softirq " + name
+            return C.SOFTIRQ, name, "softirq " + name
         if group == HRTIMER_ENTRY:
             return _TICK
         return _TIMER_SOFTIRQ
@@ -357,6 +385,8 @@ class _Walker:
         """sched_switch: a preemption of the probe starts, moves on, or ends."""
         prev_pid, next_pid = a & 0xffffffff, a >> 32
         pre, self.last_irq = self.last_irq, None
+        if self.stack:
+            self._left(prev_pid, ts)
         if self.preempt is not None:
             if next_pid == self.away or (next_pid == 0 and self.blocked):
                 self.preempt.end = ts
@@ -369,14 +399,16 @@ class _Walker:
                 tasks.append([ev.cstr(raw[16:]) or self.comms.get(next_pid), next_pid,
                               (b >> 16) & 0xffff, []])
             return
+        prev_prio = b & 0xffff      # the probe's, when it is the task that left
         if self.probe_pid is not None:
             if next_pid == self.probe_pid:
                 self.blocked = False
             if prev_pid != self.probe_pid:
                 # while the probe waits, a task that takes the CPU delays its wake-up
-                if not self.blocked or next_pid in (0, self.probe_pid):
+                if not self.blocked or not self.charge_waits or \
+                        next_pid in (0, self.probe_pid):
                     return
-                prev_pid = self.probe_pid
+                prev_pid, prev_prio = self.probe_pid, None
             elif not flags & 1:
                 self.blocked = True     # it waits for a message: nothing took the CPU
                 return
@@ -387,9 +419,11 @@ class _Walker:
                 fr[2].end = ts
         self.stack = []
         comm, prio = ev.cstr(raw[16:]) or self.comms.get(next_pid), (b >> 16) & 0xffff
-        name = ("%s (pid %d, prio %d)" % (comm, next_pid, prio) if comm else
-                "pid %d (prio %d)" % (next_pid, prio))
-        ep = _Episode("task preemption", name, ts, None)
+        cat = C.preemption(prev_prio, next_pid, prio) if prev_prio is not None else C.TASK
+        if cat == C.THROTTLING and not self.throttled.at(self.cpu, ts):
+            cat = C.TASK        # no RT runtime spent before it: not the kernel's throttling
+        ep = Episode(cat, C.Task(comm or "", next_pid, prio) if cat == C.TASK else
+                      self.throttled.name, ts, None)
         ep.links = []
         ep.tasks = [[comm, next_pid, prio, []]]
         ep.switch_ns = ts
@@ -402,15 +436,25 @@ class _Walker:
         eps.append(ep)
         self.preempt, self.away = ep, prev_pid
 
-    def walk(self, j0, j1, win_lo):
-        """Process the CPU's events j0..j1-1 (positions in its time order)."""
-        data, index, unpack = self.data, self.index, ev.HEAD.unpack_from
-        # links: hrtimer functions by address, timer functions by ~address
-        links, passive, exits, vec_desc = self.timer_links, _PASSIVE, _EXITS, self.vec_desc
-        n_vec = len(self.vectors)
-        stack, episodes = self.stack, self.episodes     # _switch() may replace the stack
-        away = self.away if self.preempt is not None else None
-        rows = index[j0:j1]
+    def _left(self, pid, ts):
+        """Task @pid left the CPU: a work item it started here as an episode of
+        its own ends with it. Its workqueue_execute_end may come on another CPU
+        (an unbound kworker that blocked and woke elsewhere) or much later: left
+        open, the item spanned every outlier after it (a kworker 'for 308 ms')."""
+        keep = [fr for fr in self.stack if not (
+            fr[0] == WQ_START and fr[3] and fr[2] is not self.preempt and
+            fr[2].tasks and fr[2].tasks[0][1] == pid)]
+        if len(keep) < len(self.stack):
+            for fr in self.stack:
+                if fr not in keep and fr[2].end is None:
+                    fr[2].end = ts
+            self.stack = keep
+
+    def _decoded(self, j0, j1):
+        """(j, record number, ts, pid, type, flags, a, b) of the CPU's events
+        j0..j1-1 that are not passive."""
+        data, unpack, passive = self.data, ev.HEAD.unpack_from, _PASSIVE
+        rows = self.index[j0:j1]
         if not isinstance(rows, list):
             rows = rows.tolist()        # a numpy index: its ints, once
         for j, row in enumerate(rows, j0):
@@ -418,6 +462,19 @@ class _Walker:
             if data[off + _TYPE] in passive:
                 continue
             ts, pid, _, t, flags, a, b = unpack(data, off)
+            yield j, row, ts, pid, t, flags, a, b
+
+    def walk(self, j0, j1, win_lo, records=None):
+        """Process the CPU's events j0..j1-1 (positions in its time order); a
+        whole CPU's walk may give them decoded (@records: records_of())."""
+        data = self.data
+        # links: hrtimer functions by address, timer functions by ~address
+        links, exits, vec_desc = self.timer_links, _EXITS, self.vec_desc
+        n_vec = len(self.vectors)
+        stack, episodes = self.stack, self.episodes     # _switch() may replace the stack
+        away = self.away if self.preempt is not None else None
+        for j, row, ts, pid, t, flags, a, b in (
+                self._decoded(j0, j1) if records is None else records):
             if pid == away and t != SWITCH:
                 self.preempt.end = ts   # the probe runs again: the switch back was lost
                 self.preempt = away = None
@@ -440,7 +497,7 @@ class _Walker:
                 if stack:
                     self._interrupt(VEC_ENTRY, a, ts, cat, name, link)
                 else:                   # the usual case, _interrupt() inline
-                    ep = _Episode(cat, name, ts, link)
+                    ep = Episode(cat, name, ts, link)
                     episodes.append(ep)
                     stack.append([VEC_ENTRY, a, ep, True, False])
             elif t == HRTIMER_ENTRY:
@@ -466,10 +523,12 @@ class _Walker:
                 else:
                     self._timer(TIMER_ENTRY, a, ts, link, _TIMER_SOFTIRQ)
             elif t == IRQ_ENTRY:
-                name = "%d %s" % (a, ev.cstr(data[off + _RAW:off + _REC]))
+                off = _HDR + _REC * row
+                name = C.irq(a, ev.cstr(data[off + _RAW:off + _REC]))
                 self.irq_names[a] = name
-                self._interrupt(IRQ_ENTRY, a, ts, "hardirq", name, "hardirq " + name)
+                self._interrupt(IRQ_ENTRY, a, ts, C.HARDIRQ, name, "hardirq " + name)
             elif t == SWITCH:
+                off = _HDR + _REC * row
                 self._switch(ts, a, b, flags, data[off + _RAW:off + _REC], win_lo)
                 stack = self.stack
                 away = self.away if self.preempt is not None else None
@@ -477,30 +536,34 @@ class _Walker:
                 self._work(ts, pid, a, "workqueue " + self._sym(b))
             elif t == NMI:
                 sym = self._sym(a)
-                ep = self._new("NMI", sym, ts - b, "NMI " + sym)
+                ep = self._new(C.NMI, sym, ts - b, "NMI " + sym)
                 ep.end = ts
             elif t == PF_USER or t == PF_KERNEL:
                 kind = "user" if t == PF_USER else "kernel"
-                ep = self._new("page fault", kind, ts, "page fault " + kind, known=False)
+                ep = self._new(C.PAGE_FAULT, kind, ts, "page fault " + kind, known=False)
                 ep.end = ts
 
     def _softirq(self, ts, vec, win_lo):
         """softirq entry: part of the irq before it, run by a preempting task, or alone."""
-        name = softirq_name(vec)
-        link = "softirq " + name
+        got = self.softirqs.get(vec)
+        if got is None:
+            name = softirq_name(vec)
+            got = self.softirqs[vec] = (name, "softirq " + name)
+        name, link = got
         stack, last = self.stack, self.last_irq
         if stack and not stack[-1][4]:
             ep = stack[-1][2]
             ep.links.append(link)
             stack.append([SOFTIRQ_ENTRY, vec, ep, False, False])
-        elif last is not None and (last.end >= win_lo or ts < win_lo):
+        elif last is not None and (last.end >= win_lo or ts < win_lo) and (
+                self.join_ns is None or ts - last.end <= self.join_ns):
             last.links.append(link)
             stack.append([SOFTIRQ_ENTRY, vec, last, False, False])
         elif self.preempt is not None:
             _add_item(self.preempt.tasks[-1], link)
             stack.append([SOFTIRQ_ENTRY, vec, self.preempt, False, True])
         else:
-            ep = self._new("softirq", name, ts, link)
+            ep = self._new(C.SOFTIRQ, name, ts, link)
             stack.append([SOFTIRQ_ENTRY, vec, ep, True, False])
 
     def _work(self, ts, pid, work, item):
@@ -510,8 +573,7 @@ class _Walker:
             self.stack.append([WQ_START, work, self.preempt, False, True])
             return
         comm = self.comms.get(pid)    # named by its switches elsewhere in the log
-        ep = self._new("task preemption", "%s (pid %d)" % (comm, pid) if comm else
-                       "pid %d" % pid, ts, None)
+        ep = self._new(C.TASK, C.Task(comm or "", pid), ts, None)
         ep.links = []
         ep.tasks = [[comm, pid, None, [item]]]
         ep.switch_ns = ts
@@ -544,11 +606,11 @@ class _Walker:
         if len(spans) < 2:
             traced = best_d if spans else 0
         else:
-            traced = _union_ns(spans)
+            traced = union_ns(spans)
         return best, traced if traced < length else length, found
 
 
-def _union_ns(spans):
+def union_ns(spans):
     """Time covered by a list of (begin, end) intervals."""
     traced, cur_b, cur_e = 0, None, None
     for b, end in sorted(spans):
@@ -563,9 +625,7 @@ def _union_ns(spans):
     return traced
 
 
-def softirq_name(vec):
-    """HI, TIMER, ... RCU for vectors 0..9."""
-    return ev.SOFTIRQ_NAMES[vec] if vec < len(ev.SOFTIRQ_NAMES) else "vec %d" % vec
+softirq_name = C.softirq   # HI, TIMER, ... RCU for vectors 0..9
 
 
 def scan_switches(log, programs=None):
@@ -620,28 +680,26 @@ def _p50(values):
 
 
 def attribute(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20, each=None,
-              sides=None, stamps=None, programs=None):
-    """The attribution section: every outlier charged to one cause (module docstring).
+              programs=None, progress=None):
+    """The attribution section: every outlier charged to its causes (module
+    docstring), each outlier searched on its own CPU (round trips and messages
+    across two ends: attribution/ends.py).
 
     each, if given, is called once per outlier with (cpu, start_ns, length_ns,
     parts, pids, works): parts as [(category, name, ns)] (what the outlier's time
     was charged to, as worst[].parts), pids the tasks of its charged
     task-preemption episodes (every task of their chains), works the workqueue
     functions those tasks ran. The cross-check and jtr advise use it.
-
-    sides ({side: [cpus]}, e.g. {"ping": [1], "pong": [0]}): an outlier is a
-    round trip or a message that crossed every one of those CPUs: its window is
-    searched on each of them and every cause says on which side it sat (and,
-    from @stamps, in which phase; see PHASES). stamps: {column: [ns per
-    outlier]} (sent_ns, peer_rx_ns, peer_tx_ns of ping's log; 0: not known).
-    programs: {cpu: comm} of the program measuring on a CPU that may block.
+    programs: {cpu: comm} of the program measuring on a CPU (it may block).
+    progress(text), if given, is told what is being done (on a terminal, jtr says
+    it when the work takes a while).
     """
     with paused_gc():
-        return _attribute(result, outliers, log, slack_ns, top, each, sides, stamps or {},
-                          programs)
+        return _attribute(result, outliers, log, slack_ns, top, each, programs,
+                          progress or (lambda text: None))
 
 
-def _preempting(eps):
+def preempting(eps):
     """The pids of the tasks in the task-preemption episodes among eps."""
     return [t[1] for e in eps if e is not None and e.tasks for t in e.tasks]
 
@@ -649,94 +707,79 @@ def _preempting(eps):
 WORK = "workqueue "
 
 
-def _works(eps):
+def works_of(eps):
     """The workqueue functions the preempting tasks of eps ran ('vmstat_update')."""
     return sorted({i[len(WORK):] for e in eps if e is not None and e.tasks
                    for t in e.tasks for i in t[3] if i.startswith(WORK)})
 
 
-# the phases of a round trip and of a message, in order, and the side whose
-# delay each one is (docs/attribution.md): ping's send call (from the intended
-# time), the way out (ping's CPU while the message goes), pong's wake-up and
-# reflection, the way back (pong's CPU after its send), the reply's wake-up;
-# a message: the publisher's send, the subscriber's receive
-PHASES = (("send", "ping"), ("out", "ping"), ("reflect", "pong"), ("back", "pong"),
-          ("reply", "ping"), ("publish", "pub"), ("receive", "sub"))
-
-
-def phase_of(side, t, sent, peer_tx):
-    """The phase an episode of @side that began at @t sat in (None: not known)."""
-    if side == "ping":
-        if sent and t < sent:
-            return "send"
-        if peer_tx:
-            return "out" if t < peer_tx else "reply"
-        return None
-    if side == "pong":
-        return "back" if peer_tx and t >= peer_tx else "reflect"
-    return {"pub": "publish", "sub": "receive"}.get(side)
-
-
-def measured_phases(start, length, sent, peer_rx, peer_tx):
-    """{phase: ns} a round trip's stamps measure: the send call (from the intended
-    time), the way out with pong's wake-up (to pong's receive), the reflection,
-    the way back with the reply's wake-up; {} without stamps."""
-    end = start + length
-    out = {"send": sent - start} if sent and start <= sent <= end else {}
-    if out and start <= peer_rx <= peer_tx <= end and peer_rx:
-        # over loopback pong may have the message before ping's send call returns
-        out.update({"out": max(0, peer_rx - sent), "reflect": peer_tx - peer_rx,
-                    "reply": end - peer_tx})
-    return out
-
-
-def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, programs):
-    """attribute() with the garbage collector paused."""
+def check_args(slack_ns, top):
+    """UsageError for a slack or a top that is not a whole number >= 0."""
     if not isinstance(slack_ns, int) or slack_ns < 0:
         raise UsageError("slack %r: give a whole number of ns >= 0" % (slack_ns,))
     if not isinstance(top, int) or top < 0:
         raise UsageError("top %r: give a whole number >= 0" % (top,))
-    runs = result.get("runs", [])
-    meta = log.meta
-    traced_cpus = set(meta.get("cpus") or log.cpu_ts)
-    t_lo, t_hi = log.start_ns, log.end_ns
-    side_of = {}
-    for side, cpus in (sides or {}).items():
-        for c in cpus:
-            side_of.setdefault(c, side)
-    every_cpu = sorted(side_of)
-    send_col, sent_col, rx_col, tx_col = (stamps.get(k) for k in
-                                          ("send_ns", "sent_ns", "peer_rx_ns", "peer_tx_ns"))
-    # causes: (category, name, side) -> [parts_ns, longest outlier, its chain,
-    # primary count, {phase: ns}]
-    causes, worst = {}, []
-    traced_total = 0
-    budget = {}         # phase -> [measured ns, {cause key: charged ns}]
-    # the outlier being charged, numbered in the order they are taken: ties (in
-    # length, then start) go to the first, in the worst list and in a cause's chain
-    proc = [-1]
-    # each outlier's main category, in the order given (outliers.csv's); at[0]: the
-    # outlier being charged, as an index into it
-    main_of, at_i = [None] * len(outliers), [0]
 
-    def tally(key, part_ns, primary, length, chain_fn, phase=None):
-        """Charge part_ns of an outlier to a cause; keep the chain of its longest."""
-        c = causes.get(key)
+
+class Tallies:
+    """The per-cause tallies of an attribution being made, the worst outliers
+    and each outlier's main category: what report() turns into the section.
+
+    causes: (category, name, side) -> [parts ns, longest outlier, its chain,
+    primary count, {phase: ns}, the number it was taken, {Task: [count, ns]}]."""
+
+    def __init__(self, n, top):
+        self.causes, self.worst, self.top = {}, [], top
+        self.proc = -1              # the outlier being charged, numbered as taken
+        self.at = 0                 # ... and its place in the outliers given
+        self.main_of = [None] * n   # each outlier's main category, in the order given
+
+    def tally(self, key, part_ns, primary, length, chain_fn, phase=None, tasks=()):
+        """Charge part_ns of an outlier to a cause (a folded key); keep the chain of
+        its longest; @tasks: [(Task, ns)] of a task cause's part."""
+        c = self.causes.get(key)
         if c is None:
-            c = causes[key] = [[], -1, "", 0, {}, -1]
+            c = self.causes[key] = [[], -1, "", 0, {}, -1, {}]
         c[0].append(part_ns)
         if primary:
             c[3] += 1
+        for t, ns in tasks:
+            w = c[6].get(t)
+            if w is None:
+                c[6][t] = [1, ns]
+            else:
+                w[0] += 1
+                w[1] += ns
         if phase is not None:
             c[4][phase] = c[4].get(phase, 0) + part_ns
-            b = budget.setdefault(phase, [0, {}])
-            b[1][key] = b[1].get(key, 0) + part_ns
         if length > c[1]:
-            c[1], c[2], c[5] = length, chain_fn(), proc[0]
+            c[1], c[2], c[5] = length, chain_fn(), self.proc
 
-    def note_worst(cpu, start, length, key, chain_fn, traced, parts):
+    def bulk(self, key, parts, primary, phases, tasks, length, chain_fn):
+        """tally() of many outliers of one cause at once: @parts their ns, @primary
+        how many had it as main cause, @phases {phase: ns}, @tasks [(Task, [count,
+        ns])], @length the longest one's (taken as self.proc, its chain_fn)."""
+        c = self.causes.get(key)
+        if c is None:
+            c = self.causes[key] = [[], -1, "", 0, {}, -1, {}]
+        c[0].extend(parts)
+        c[3] += primary
+        for ph, ns in phases.items():
+            c[4][ph] = c[4].get(ph, 0) + ns
+        for t, (n, ns) in tasks:
+            w = c[6].get(t)
+            if w is None:
+                c[6][t] = [n, ns]
+            else:
+                w[0] += n
+                w[1] += ns
+        if length > c[1]:
+            c[1], c[2], c[5] = length, chain_fn(), self.proc
+
+    def note_worst(self, cpu, start, length, key, chain_fn, traced, parts):
         """Keep the outlier if it is among the top longest."""
-        rank = (length, -start, -proc[0])
+        top, worst = self.top, self.worst
+        rank = (length, -start, -self.proc)
         if top > 0 and (len(worst) < top or rank > worst[0][:3]):
             item = rank + (cpu, key, chain_fn(), traced, parts)
             if len(worst) < top:
@@ -744,69 +787,98 @@ def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, progra
             else:
                 heapq.heapreplace(worst, item)
 
-    def charge(key, cpu, start, length, ep, hi, traced, phase=None):
+    def parts(self, cpu, start, length, share, main, chain, traced, phases=None):
+        """An outlier shared among causes: share {cause: ns} (a task's cause keyed
+        by its Task: folded here into one per comm), main the primary. Returns
+        its parts, largest first."""
+        self.main_of[self.at] = main[0]
+        phases = phases or {}
+        folded = {}
+        for k, ns in share.items():
+            if ns > 0 or k == main:
+                f = folded.setdefault(fold_task(k), [0, [], phases.get(k), False])
+                f[0] += ns
+                f[3] = f[3] or k == main
+                if type(k[1]) is C.Task:
+                    f[1].append((k[1], ns))
+        main = fold_task(main)
+        out = []
+        for k, (ns, tasks, phase, is_main) in folded.items():
+            self.tally(k, ns, is_main, length, chain, phase, tasks)
+            out.append(outlier_part(k, ns, phase, max(tasks, key=lambda t: t[1])[0]
+                                    if tasks else None))
+        out.sort(key=lambda p: -p["ns"])
+        self.note_worst(cpu, start, length, main, chain, traced, out)
+        return out
+
+
+def _attribute(result, outliers, log, slack_ns, top, each, programs, progress):
+    """attribute() with the garbage collector paused."""
+    check_args(slack_ns, top)
+    runs = result.get("runs", [])
+    meta = log.meta
+    traced_cpus = set(meta.get("cpus") or log.cpu_ts)
+    t_lo, t_hi = log.start_ns, log.end_ns
+    traced_total = 0
+    T = Tallies(len(outliers), top)
+    causes, worst, main_of = T.causes, T.worst, T.main_of
+
+    def charge(key, cpu, start, length, ep, hi, traced):
         """An outlier with one cause for all of it."""
-        main_of[at_i[0]] = key[0]
+        main_of[T.at] = key[0]
+        task = key[1] if type(key[1]) is C.Task else None
+        if task is not None:
+            key = fold_task(key)
         if each is not None:
-            each(cpu, start, length, [(key[0], key[1], length)], _preempting((ep,)),
-                 _works((ep,)))
+            each(cpu, start, length, [(key[0], key[1], length)], preempting((ep,)),
+                 works_of((ep,)))
         c = causes.get(key)
-        if phase is None and c is not None and length <= c[1] and (top == 0 or (
-                len(worst) == top and (length, -start, -proc[0]) <= worst[0][:3])):
+        if task is None and c is not None and length <= c[1] and (
+                top == 0 or (len(worst) == top and
+                             (length, -start, -T.proc) <= worst[0][:3])):
             c[0].append(length)     # the usual case: no new chain to write
             c[3] += 1
             return
 
         def chain():
             return format_chain(ep, hi) if ep is not None else "%s: %s" % key[:2]
-        tally(key, length, True, length, chain, phase)
-        parts = None if phase is None else [_part(key, length, phase)]
-        note_worst(cpu, start, length, key, chain, traced, parts)
+        T.tally(key, length, True, length, chain, None, ((task, length),) if task else ())
+        T.note_worst(cpu, start, length, key, chain, traced,
+                     None if task is None else [outlier_part(key, length, None, task)])
 
-    def charge_split(cpu, start, length, ep, found, hi, traced, st):
-        """Share an outlier among the episodes in it: each other episode gets its
-        own time, the primary the rest of the traced time plus the entry
-        allowance, and what the kernel does not explain goes to 'no kernel event'
-        (the hypervisor, SMI or hardware). @st: (sent, peer_tx, no-event side,
-        no-event phase) of a round trip, or None."""
-        key = (ep.category, ep.name, found_side[id(ep)])
-        phases = {}
-        if sides is not None:
-            for e, _, b, _, side in found:
-                phases.setdefault((e.category, e.name, side), phase_of(side, b, st[0], st[1]))
-        if len(found) == 1 and traced + ENTRY_ALLOWANCE_NS >= length:
-            return charge(key, cpu, start, length, ep, hi, traced, phases.get(key))
-        kernel_ns = min(length, traced + ENTRY_ALLOWANCE_NS)
+    def charge_split(cpu, start, length, ep, found, hi, traced):
+        """Share an outlier: the host's steal measured in it first, then each
+        episode other than the primary its own time, the primary the rest of the
+        traced time plus the entry allowance, and what is left no kernel event
+        (VM exits, SMI or hardware)."""
+        key = (ep.category, ep.name, None)
+        steal = stolen.get((cpu, start))
+        host = min(steal, length) if steal else 0
+        room = length - host
+        if not host and len(found) == 1 and traced + ENTRY_ALLOWANCE_NS >= length:
+            return charge(key, cpu, start, length, ep, hi, traced)
+        kernel_ns = min(room, traced + ENTRY_ALLOWANCE_NS)
         share = {key: 0}
-        pb, pe = next((b, end) for e, _, b, end, _ in found if e is ep)
+        pb, pe = next((b, end) for e, _, b, end in found if e is ep)
         # episodes inside the primary's time (a tick while the preempting task
         # ran) took time from that task, not from the probe: not parts of their own
-        apart = [(e, d, side) for e, d, b, end, side in found
+        apart = [(e, d) for e, d, b, end in found
                  if e is not ep and d > 0 and (b < pb or end > pe)]
-        for e, d, side in apart:
-            k = (e.category, e.name, side)
+        for e, d in apart:
+            k = (e.category, e.name, None)
             if k != key:
                 share[k] = share.get(k, 0) + d
         others = sum(share.values())
-        if others > kernel_ns:          # overlapping episodes: scale them into the time
+        if others > kernel_ns:  # overlapping episodes, or the host's time: scaled into it
             for k in share:
                 share[k] = share[k] * kernel_ns // others
             others = sum(share.values())
         share[key] = kernel_ns - others
-        rest = length - kernel_ns
-        no_event = NO_EVENT + ((st[2] if st else None),)
-        late = min(rest, st[4]) if st else 0
-        if late > 0:        # what the events leave of a late send: the earlier messages'
-            share[BACKLOG] = late
-            phases[BACKLOG] = "send"
-            rest -= late
-        if rest > 0:
-            for k, ns in host_steal.split(stolen.get((cpu, start)), rest).items():
-                share[k + no_event[2:]] = ns
-                if st:
-                    phases[k + no_event[2:]] = st[3]
+        rest = room - kernel_ns
+        for k, ns in host_steal.first(steal, host, rest).items():
+            share[k + (None,)] = ns
         if len(share) == 1:
-            return charge(key, cpu, start, length, ep, hi, traced, phases.get(key))
+            return charge(key, cpu, start, length, ep, hi, traced)
         main = max(share, key=lambda k: (share[k], k == key))
 
         memo = []
@@ -817,107 +889,49 @@ def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, progra
             # MAX_EPISODES of them spelled out
             if memo:
                 return memo[0]
-            apart_ids = {id(a) for a, _, _ in apart}
-            shown = [e for e, _, _, _, _ in found if e is ep or id(e) in apart_ids]
-            texts = [format_chain(e, hi) for e in shown[:MAX_EPISODES]]
-            if len(shown) > MAX_EPISODES:
-                texts.append("%d more episodes" % (len(shown) - MAX_EPISODES))
-            c = "; then ".join(texts)
-            if main[0] == no_event[0]:
-                c = "no kernel event for %s, with %s" % (_fmt_ns(rest), c)
-            elif rest > 0:
-                c = "%s, and no kernel event for %s" % (c, _fmt_ns(rest))
-            memo.append(c)
-            return c
-        def charged():
-            return [e for e in [ep] + [a for a, _, _ in apart]
-                    if share.get((e.category, e.name, found_side[id(e)]))
-                    or (e.category, e.name, found_side[id(e)]) == main]
-        charge_parts(cpu, start, length, share, main, chain, traced, phases, charged)
-
-    def charge_parts(cpu, start, length, share, main, chain, traced, phases, charged=None):
-        """An outlier shared among causes: share {cause: ns}, main the primary."""
-        main_of[at_i[0]] = main[0]
-        parts = []
-        for k, ns in share.items():
-            if ns > 0 or k == main:
-                tally(k, ns, k == main, length, chain, phases.get(k))
-                parts.append(_part(k, ns, phases.get(k)))
-        parts.sort(key=lambda p: -p["ns"])
+            apart_ids = {id(a) for a, _ in apart}
+            shown = [e for e, _, _, _ in found if e is ep or id(e) in apart_ids]
+            memo.append(outlier_chain(shown, hi, main[0] == NO_EVENT[0], host,
+                                      length - host - kernel_ns))
+            return memo[0]
+        parts = T.parts(cpu, start, length, share, main, chain, traced)
         if each is not None:
-            eps = charged() if charged else ()
+            eps = [e for e in [ep] + [a for a, _ in apart]
+                   if share.get((e.category, e.name, None)) or
+                   (e.category, e.name, None) == main]
             each(cpu, start, length, [(p["category"], p["name"], p["ns"]) for p in parts],
-                 _preempting(eps), _works(eps))
-        note_worst(cpu, start, length, main, chain, traced, parts)
+                 preempting(eps), works_of(eps))
 
-    def charge_no_event(cpu, start, length, hi, st):
-        """An outlier with no kernel event in its windows: what a late send owes to
-        the earlier messages (backlog), the rest split by the host's steal where
-        the log measured it (steal.split)."""
-        side, phase = (st[2], st[3]) if st else (None, None)
-        late = min(st[4], length) if st else 0
-        share, phases = ({BACKLOG: late}, {BACKLOG: "send"}) if late else ({}, {})
-        if length > late:
-            for k, ns in host_steal.split(stolen.get((cpu, start)), length - late).items():
-                share[k + (side,)], phases[k + (side,)] = ns, phase
+    def charge_no_event(cpu, start, length, hi, names):
+        """An outlier with no kernel event that takes time in its window: the
+        host's steal first, the rest no kernel event (or, when the window held
+        events that take no time, "other events")."""
+        steal = stolen.get((cpu, start))
+        host = min(steal, length) if steal else 0
+        if names:
+            other = (OTHER, ", ".join(sorted(set(names))), None)
+            share = {other: length - host}
+            if host:
+                share[C.HOST_STEAL + (None,)] = host
+        else:
+            share = {k + (None,): ns for k, ns in
+                     host_steal.first(steal, host, length - host).items()}
         main = max(share, key=share.get)
         if len(share) == 1:
-            return charge(main, cpu, start, length, None, hi, 0, phases[main])
+            return charge(main, cpu, start, length, None, hi, 0)
 
         def chain():
-            texts = ["sent %s late, behind earlier messages" % _fmt_ns(late)] if late else []
-            if length > late:
-                stole = share.get(host_steal.HOST + (side,))
-                texts.append("no kernel event for %s%s" % (
-                    _fmt_ns(length - late), ", of which host preemption (steal) %s"
-                    % _fmt_ns(stole) if stole else ""))
-            return "; ".join(texts)
-        charge_parts(cpu, start, length, share, main, chain, 0, phases)
+            return "no kernel event for %s, of which host preemption (steal) %s" % (
+                _fmt_ns(length), _fmt_ns(host)) if not names else \
+                "host preemption (steal) %s; then %s" % (_fmt_ns(host), other[1])
+        parts = T.parts(cpu, start, length, share, main, chain, 0)
+        if each is not None:
+            each(cpu, start, length, [(p["category"], p["name"], p["ns"]) for p in parts],
+                 [], [])
 
-    phase_side = dict(PHASES)
-
-    def settle(i, at):
-        """Charge outlier @i from what its windows held on each CPU (@at); the
-        time the kernel's events cover in it."""
-        cpu, start, length = outliers[i]
-        hi = start + length
-        st = None
-        if sides is not None:
-            sent = sent_col[i] if sent_col else 0
-            peer_tx = tx_col[i] if tx_col else 0
-            measured = measured_phases(start, length, sent, rx_col[i] if rx_col else 0,
-                                       peer_tx)
-            for ph, ns in measured.items():
-                budget.setdefault(ph, [0, {}])[0] += ns
-            longest = max(measured, key=measured.get) if measured else None
-            send = send_col[i] if send_col else 0
-            late = send - start if start < send < hi else 0
-            st = (sent, peer_tx, phase_side.get(longest), longest, late)
-        if len(at) == 1:
-            ep, traced, found, names, _ = at[0]
-        else:
-            found, spans, names, ep, best_d = [], [], [], None, -1
-            for _, _, f, nm, _ in at:
-                found += f
-                names += nm or []
-                for e, d, b, end, _ in f:
-                    if d > best_d:
-                        ep, best_d = e, d
-                    if d > 0:
-                        spans.append((b, end))
-            traced = min(length, _union_ns(spans)) if spans else 0
-        if ep is not None:
-            charge_split(cpu, start, length, ep, found, hi, traced, st)
-        elif names:
-            charge((OTHER, ", ".join(sorted(set(names))), side_of.get(cpu) if sides else None),
-                   cpu, start, length, None, hi, 0)
-        else:
-            charge_no_event(cpu, start, length, hi, st)
-        return traced
-
-    def window(walker, cpu, side, win, i):
-        """Walk one outlier's window on one CPU (win: the walker's bookkeeping of
-        it, see _bookkeeping) and note what was found there."""
+    def window(walker, cpu, win, i):
+        """Walk one outlier's window on its CPU (win: the walker's bookkeeping of
+        it, see _bookkeeping) and charge it; the traced time."""
         begin, hi, lo, i0, i1, settle_at, restart_at, s = win
         if settle_at is not None:
             if walker.stack or walker.preempt is not None:
@@ -928,87 +942,90 @@ def _attribute(result, outliers, log, slack_ns, top, each, sides, stamps, progra
             walker.restart(restart_at)
         if i1 > s:
             walker.walk(s, i1, lo)
-        ep, traced, found = walker.pick(lo, hi, outliers[i][2])
-        for e, _, _, _ in found:
-            found_side[id(e)] = side
+        _, start, length = outliers[i]
+        ep, traced, found = walker.pick(lo, hi, length)
+        if ep is not None:
+            charge_split(cpu, start, length, ep, found, hi, traced)
+            return traced
         names = None
-        if ep is None and i1 > i0:
+        if i1 > i0:
             idx = walker.index
             names = sorted({ev.TYPE_NAMES.get(log.data[_HDR + _TYPE + _REC * idx[j]],
                                               "type ?") for j in range(i0, i1)}
                            - {ev.TYPE_NAMES[ev.STEAL]})
-        return ep, traced, [f + (side,) for f in found], names, cpu
+        charge_no_event(cpu, start, length, hi, names)
+        return 0
 
-    def charge_window(i, at, number=None):
-        """Charge outlier @i, found as @at on its CPU(s) (the @number'th taken,
-        or the next): the traced time."""
-        proc[0] = proc[0] + 1 if number is None else number
-        at_i[0] = i
-        return settle(i, at)
+    def charge_window(walker, cpu, win, i, number=None):
+        """Charge outlier @i on @cpu (the @number'th taken, or the next): the
+        traced time."""
+        T.proc = T.proc + 1 if number is None else number
+        T.at = i
+        return window(walker, cpu, win, i)
 
-    found_side = {}     # id(episode) -> its side
+    throttled = Throttle(result, log)
     stolen = {}         # (cpu, start) -> host steal ns, where measured (_stolen)
-    np = numpy_or_none() if sides is None and each is None else None
+    np = numpy_or_none() if each is None else None
     arr = _as_array(np, outliers) if np is not None else None
     if arr is not None and log.arrays(None) is not None:
         if not isinstance(outliers, list):
             outliers = _Rows(arr)
+        progress("%d outliers against %d events" % (len(outliers), log.records))
         fast_traced, not_traced = _attribute_fast(
-            np, arr, outliers, log, slack_ns, top, traced_cpus, programs, causes, worst,
-            stolen, lambda i, at, number: charge_window(i, [at], number), window, main_of)
-        return _report(runs, log, slack_ns, causes, worst, traced_total + fast_traced,
-                       not_traced, len(outliers), budget, main_of)
+            np, arr, outliers, log, slack_ns, top, traced_cpus, programs, T, stolen,
+            charge_window, throttled)
+        return report(runs, log, slack_ns, T, traced_total + fast_traced, not_traced,
+                      len(outliers))
 
     if not isinstance(outliers, list):      # an array (OutlierLog.outliers())
         outliers = list(map(tuple, outliers.tolist()))
-    # every outlier is searched on its own CPU and, with sides, on every side's CPU
     copies, not_traced, n = {}, [0, 0], len(outliers)
     for i, (cpu, start, length) in enumerate(outliers):
-        where = [cpu] + [c for c in every_cpu if c != cpu]
-        seen = [c for c in where if c in traced_cpus]
-        if not seen or start < t_lo or start > t_hi:
+        if cpu not in traced_cpus or start < t_lo or start > t_hi:
             not_traced[0] += 1
             not_traced[1] += length
-            side = side_of.get(cpu) if sides else None
-            proc[0] += 1
-            at_i[0] = i
-            charge(NOT_TRACED + (side,), cpu, start, length, None, 0, 0)
+            T.proc += 1
+            T.at = i
+            charge(NOT_TRACED + (None,), cpu, start, length, None, 0, 0)
             continue
-        # the other end cannot delay a message before it was sent: its window
-        # starts at the send call (ping's send_ns), not at the intended time
-        begin = send_col[i] if send_col and start < send_col[i] < start + length else start
-        for c in seen:
-            b = begin if side_of.get(c) != side_of.get(cpu) else start
-            copies.setdefault(c, []).append((b, start + length, i))
-    found_at = {}       # outlier -> [(ep, traced, found with sides, events seen, cpu)]
+        copies.setdefault(cpu, []).append((start, start + length, i))
     pids, comms = scan_switches(log, programs) if copies else ({}, {})
     stolen.update(_stolen(log, copies, outliers, slack_ns))
     for cpu, outs in copies.items():
         outs.sort()
-        side = side_of.get(cpu) if sides else None
-        walker = _Walker(log, cpu, pids.get(cpu), comms)
-        for win, (_, _, i) in zip(_bookkeeping(log.cpu_ts.get(cpu, []), outs, slack_ns), outs):
-            at = window(walker, cpu, side, win, i)
-            if sides is None:       # one CPU an outlier: charge it now, as it comes
-                traced_total += charge_window(i, [at])
-            else:
-                found_at.setdefault(i, []).append(at)
-    for i in sorted(found_at):
-        traced_total += charge_window(i, found_at[i])
-    return _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, n, budget,
-                   main_of)
+        walker = Walker(log, cpu, pids.get(cpu), comms, throttled=throttled)
+        for k, (win, (_, _, i)) in enumerate(zip(
+                _bookkeeping(log.cpu_ts.get(cpu, []), outs, slack_ns), outs)):
+            if not k & 4095:
+                progress("CPU %d: outlier %d of %d" % (cpu, k, len(outs)))
+            traced_total += charge_window(walker, cpu, win, i)
+    return report(runs, log, slack_ns, T, traced_total, not_traced, n)
 
 
-def _attribute_fast(np, arr, outliers, log, slack_ns, top, traced_cpus, programs, causes,
-                    worst, stolen, charge, window, main_of):
-    """_attribute with numpy, for one CPU an outlier (no sides, no each): the
-    simple windows (vector.plan) charged here into @causes and @worst (the
-    walker's tallies, with the same ties), the others through charge(i, found,
-    number) after window(walker, cpu, side, bookkeeping, i). @stolen: the host
-    steal per outlier, filled here (the charges read it). Returns (traced ns
-    of the simple ones, [outliers not traced, their ns]). @main_of: each
-    outlier's main category, filled here for the simple ones (charge() fills the
-    others')."""
+def outlier_chain(shown, hi, no_event_main, host, rest):
+    """The chain of an outlier shared among its episodes @shown (the primary and
+    the others that took time of their own), the host's steal @host and @rest of
+    no kernel event: at most MAX_EPISODES episodes spelled out."""
+    texts = [format_chain(e, hi) for e in shown[:MAX_EPISODES]]
+    if len(shown) > MAX_EPISODES:
+        texts.append("%d more episodes" % (len(shown) - MAX_EPISODES))
+    c = "; then ".join(texts)
+    if no_event_main and rest > 0 and rest >= host:
+        c = "no kernel event for %s, with %s" % (_fmt_ns(rest), c)
+    elif rest > 0:
+        c = "%s, and no kernel event for %s" % (c, _fmt_ns(rest))
+    if host:
+        c = "host preemption (steal) %s; %s" % (_fmt_ns(host), c)
+    return c
+
+
+def _attribute_fast(np, arr, outliers, log, slack_ns, top, traced_cpus, programs, T, stolen,
+                    charge, throttled):
+    """_attribute with numpy (no each): the simple windows (vector.plan) charged
+    here into the Tallies @T (the walker's tallies, with the same ties), the
+    others through charge(walker, cpu, bookkeeping, i, number). @stolen: the
+    host steal per outlier, filled here (the charges read it). Returns (traced
+    ns of the simple ones, [outliers not traced, their ns])."""
     cpu_a, start_a, len_a = arr[:, 0], arr[:, 1], arr[:, 2]
     ok = np.isin(cpu_a, sorted(traced_cpus)) & (start_a >= log.start_ns) & \
         (start_a <= log.end_ns)
@@ -1045,8 +1062,8 @@ def _attribute_fast(np, arr, outliers, log, slack_ns, top, traced_cpus, programs
         items.append((number + f, w.oi[f], w.code[f], w.traced[f]))
         slow = np.flatnonzero(~w.fast)
         if len(slow):
-            traced += _walk_slow(np, log, c, w, slow, number, pids.get(c), comms, charge,
-                                 window)
+            traced += _walk_slow(np, log, c, w, slow, number, pids.get(c), comms, throttled,
+                                 charge)
         number += len(w.oi)
     num, oi, code, got = (np.concatenate(x) for x in zip(*items))
     traced += int(got.sum())
@@ -1069,11 +1086,12 @@ def _attribute_fast(np, arr, outliers, log, slack_ns, top, traced_cpus, programs
         at = max(k for k in range(len(plans)) if plans[k][0] <= num[j])
         base, c, w = plans[at]
         k = int(num[j]) - base
-        walker = _Walker(log, c, pids.get(c), comms, log.arrays(c)[2])
+        walker = Walker(log, c, pids.get(c), comms, log.arrays(c)[2], throttled=throttled)
         lo, hi = int(w.lo[k]), int(w.hi[k])
         walker.walk(int(w.s[k]), int(w.i1[k]), lo)
         return format_chain(walker.pick(lo, hi, int(length[j]))[0], hi)
 
+    causes, worst, main_of = T.causes, T.worst, T.main_of
     codes, inv = np.unique(code, return_inverse=True)
     inv = inv.reshape(-1)
     cats = [key_of(cd)[0] for cd in codes.tolist()]
@@ -1084,11 +1102,20 @@ def _attribute_fast(np, arr, outliers, log, slack_ns, top, traced_cpus, programs
     for u, cd in enumerate(codes.tolist()):
         g = srt[bounds[u]:bounds[u + 1]]
         k = key_of(cd)
+        lens = length[g].tolist()
+        if type(k[1]) is C.Task:
+            task, k = k[1], fold_task(k)
+        else:
+            task = None
         c = causes.get(k)
         if c is None:
-            c = causes[k] = [[], -1, "", 0, {}, -1]
-        c[0].extend(length[g].tolist())
+            c = causes[k] = [[], -1, "", 0, {}, -1, {}]
+        c[0].extend(lens)
         c[3] += len(g)
+        if task is not None:
+            w = c[6].setdefault(task, [0, 0])
+            w[0] += len(lens)
+            w[1] += sum(lens)
         j = g[0]
         if length[j] > c[1] or (length[j] == c[1] and num[j] < c[5]):
             c[1], c[2], c[5] = int(length[j]), chain_of(j), int(num[j])
@@ -1104,7 +1131,7 @@ def _attribute_fast(np, arr, outliers, log, slack_ns, top, traced_cpus, programs
     return traced, [len(nt), int(len_a[nt].sum())]
 
 
-def _walk_slow(np, log, cpu, w, slow, number, probe_pid, comms, charge, window):
+def _walk_slow(np, log, cpu, w, slow, number, probe_pid, comms, throttled, charge):
     """The walker over @cpu's windows @slow (positions in w), charged as they come;
     the traced ns. Between them, the simple windows changed only what it is told
     here: a restart forgets that the probe waits, and the irq names seen."""
@@ -1123,7 +1150,7 @@ def _walk_slow(np, log, cpu, w, slow, number, probe_pid, comms, charge, window):
                 return "%d %s" % (e.a, e.text)
         return None
 
-    walker = _Walker(log, cpu, probe_pid, comms, idx, irq_name)
+    walker = Walker(log, cpu, probe_pid, comms, idx, irq_name, throttled)
     restarts = np.cumsum(w.restart).tolist()
     cols = [x.tolist() for x in (w.begin, w.hi, w.lo, w.i0, w.i1, w.prev_hi, w.back, w.s,
                                  w.oi, w.fresh, w.restart)]
@@ -1138,7 +1165,7 @@ def _walk_slow(np, log, cpu, w, slow, number, probe_pid, comms, charge, window):
             restart_at = int(ts[back[k]]) if back[k] < n else lo[k]
         win = (begin[k], hi[k], lo[k], i0[k], i1[k],
                prev_hi[k] if fresh[k] and k else None, restart_at, s[k])
-        traced += charge(oi[k], window(walker, cpu, None, win, oi[k]), number + k)
+        traced += charge(walker, cpu, win, oi[k], number + k)
     return traced
 
 
@@ -1209,33 +1236,26 @@ def _stolen(log, copies, outliers, slack_ns):
             stolen[key] = max(stolen.get(key, 0), g)
     return stolen
 
-def _part(key, ns, phase):
-    """One part of an outlier: its cause, the time charged and, for round trips
-    and messages, the side and phase it sat in."""
-    p = {"category": key[0], "name": key[1], "ns": ns}
+def fold_task(key):
+    """A cause key with its Task name (one task) as the name of its cause (every
+    task of that comm): (category, comm, side)."""
+    return (key[0], str(key[1]), key[2]) if type(key[1]) is C.Task else key
+
+
+def outlier_part(key, ns, phase, task=None):
+    """One part of an outlier: its cause, the time charged, the task (pid and
+    prio) of a task's cause and, for round trips and messages, the side and phase
+    it sat in."""
+    p = {"category": key[0], "name": str(key[1]), "ns": ns}
+    if task is not None:
+        p["pid"] = task.pid
+        if task.prio is not None:
+            p["prio"] = task.prio
     if key[2] is not None:
         p["side"] = key[2]
     if phase is not None:
         p["phase"] = phase
     return p
-
-
-def _budget(budget):
-    """The per-phase budget: what the stamps measured and what was charged, with
-    the cause that took most of it."""
-    out = []
-    for phase, side in PHASES:
-        if phase not in budget:
-            continue
-        measured, charged = budget[phase]
-        row = {"phase": phase, "side": side, "measured_ns": measured,
-               "charged_ns": sum(charged.values())}
-        if charged:
-            k = max(charged, key=charged.get)
-            row["dominant"] = {"category": k[0], "name": k[1], "side": k[2],
-                               "ns": charged[k]}
-        out.append(row)
-    return out
 
 
 def per_outlier(main_of):
@@ -1266,9 +1286,11 @@ def categories_of(attribution):
         return None
 
 
-def _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, count, budget,
-            main_of):
-    """Assemble the attribution dict from the per-cause tallies."""
+def report(runs, log, slack_ns, T, traced_total, not_traced, count, extra=None):
+    """The attribution section from the Tallies @T: causes most time first, the
+    worst outliers with their events, the tracer and the warnings; @extra:
+    fields added (the budget of round trips, ...)."""
+    causes, worst = T.causes, T.worst
     meta = log.meta
     total_ns = sum(sum(c[0]) for c in causes.values())
     duration_ns = max((r.get("duration_ns") or 0 for r in runs), default=0)
@@ -1276,7 +1298,7 @@ def _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, count,
     probe_cpus = sorted({r["cpu"] for r in runs if r.get("cpu") is not None})
     unlogged = sum((r.get("outliers") or {}).get("dropped", 0) for r in runs)
     rows = []
-    for (cat, name, side), (parts, _, chain, primary, phases, _) in causes.items():
+    for (cat, name, side), (parts, _, chain, primary, phases, _, tasks) in causes.items():
         n, tot = len(parts), sum(parts)
         row = {
             "category": cat, "name": name, "count": n, "primary_count": primary,
@@ -1289,6 +1311,8 @@ def _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, count,
             row["side"] = side
         if phases:
             row["phases"] = phases
+        if tasks:
+            row.update(task_fields(tasks))
         rows.append(row)
     rows.sort(key=lambda r: (-r["total_ns"], -r["count"], r["category"], r["name"],
                              r.get("side") or ""))
@@ -1298,17 +1322,18 @@ def _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, count,
     for length, neg_start, _, cpu, key, chain, traced, parts in sorted(
             worst, reverse=True, key=lambda w: w[:3]):
         start = -neg_start
-        evs = log.window(cpu, start - slack_ns, start + length)
+        evs = log.window(cpu, start - slack_ns, start + length, WORST_EVENTS)
         lines = ["%+.1f us %s" % ((e.ts_ns - start) / 1e3, ev.describe(e, meta))
                  for e in evs[:WORST_EVENTS]]
+        task = key[1] if type(key[1]) is C.Task else None
         row = {"cpu": cpu, "start_ns": start, "length_ns": length,
-               "category": key[0], "name": key[1], "chain": chain, "traced_ns": traced,
-               "parts": parts or [_part(key, length, None)], "events": lines}
+               "category": key[0], "name": str(key[1]), "chain": chain, "traced_ns": traced,
+               "parts": parts or [outlier_part(key, length, None, task)], "events": lines}
         if key[2] is not None:
             row["side"] = key[2]
         worst_rows.append(row)
     warnings = tracer_warnings(log, dropped)
-    each = per_outlier(main_of)
+    each = per_outlier(T.main_of)
     if unlogged:
         warnings.append("%s counted but not logged (outliers.csv was full: raise "
                         "--max-outliers); they are not attributed" % counted(unlogged, "outlier"))
@@ -1324,11 +1349,39 @@ def _report(runs, log, slack_ns, causes, worst, traced_total, not_traced, count,
                      "unlogged": unlogged, "cpus": probe_cpus, "duration_ns": duration_ns,
                      "start_ns": min(starts) if starts else log.start_ns},
         "causes": rows,
-        **({"budget": _budget(budget)} if budget else {}),
+        **(extra or {}),
         "worst": worst_rows,
         **({"per_outlier": each} if each else {}),
         "warnings": warnings,
     }
+
+
+MAX_TASKS_LISTED = 32     # a task cause's tasks listed in result.json, most time first
+
+
+def task_fields(tasks):
+    """A task cause's fields beside its name (one cause per comm): "pids" (how
+    many tasks of that comm), "tasks": [{pid, prio, count, total_ns}] most time
+    first (at most MAX_TASKS_LISTED), "prio" the highest priority among them.
+    @tasks: {Task: [count, ns]}."""
+    rows = sorted(({"pid": t.pid, "prio": t.prio, "count": c, "total_ns": ns}
+                   for t, (c, ns) in tasks.items()), key=lambda r: (-r["total_ns"], r["pid"]))
+    by_pid = {}
+    for r in rows:
+        w = by_pid.get(r["pid"])
+        if w is None:
+            by_pid[r["pid"]] = dict(r)
+        else:                   # one pid at two priorities (it changed its policy)
+            w["count"] += r["count"]
+            w["total_ns"] += r["total_ns"]
+            if r["prio"] is not None and (w["prio"] is None or r["prio"] < w["prio"]):
+                w["prio"] = r["prio"]
+    rows = sorted(by_pid.values(), key=lambda r: (-r["total_ns"], r["pid"]))
+    prios = [r["prio"] for r in rows if r["prio"] is not None]
+    out = {"pids": len(rows), "tasks": rows[:MAX_TASKS_LISTED]}
+    if prios:
+        out["prio"] = min(prios)
+    return out
 
 
 def tracer_section(log):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """crosscheck - the attribution of a run against `perf sched timehist` of the same window.
 
 `jtr run --cross-check` records the scheduler's events with `perf sched record`
@@ -30,12 +31,13 @@ that ran most in that window; it and the idle task are not "other tasks".
 import bisect
 
 from ..errors import UsageError
+from ..trace import causes as C
 from ..trace.sched import HOW_TO_RECORD, RESOLUTION_NS, TOOL
 from ..trace.sched import NAME as SCHED_NAME
 from ..units import fmt_ns as _fmt_ns
 
 EXAMPLES = 20           # examples and tasks of each kind kept in result.json
-PREEMPTION = "task preemption"
+PREEMPTION = C.TASK
 
 
 def _charged(parts):

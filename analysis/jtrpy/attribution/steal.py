@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """steal - how much of the outliers nothing in the kernel explains the host took,
 from the readings of the kvm steal counter in the event log.
 
@@ -18,17 +19,18 @@ same CPU that overlap (prev, ts]: lo < ts and hi > prev for a window [lo, hi]
   longest, and so on (one stall fits only a gap at least as long as itself);
 - none, or steal left over: it fell in gaps below the outlier threshold and is
   charged to no outlier.
-attribute.py then splits an outlier's "no kernel event" time into "host
-preemption (steal)" (min(steal, that time)) and "VM exits, SMI or hardware"
-(the rest). A log without readings (no KVM steal counter, an older tracer, the
-perf backend) keeps the one name "hypervisor, SMI or hardware": nothing is
-guessed.
+attribute.py charges an outlier's steal first ("host preemption (steal)",
+at most its length: the host's time is no time kernel events could take), its
+kernel events the time left, and "VM exits, SMI or hardware" the rest. A log
+without readings (no KVM steal counter, an older tracer, the perf backend)
+keeps the one name "hypervisor, SMI or hardware": nothing is guessed.
 """
 from bisect import bisect_left, bisect_right
 
-UNMEASURED = ("no kernel event", "hypervisor, SMI or hardware")
-HOST = ("no kernel event", "host preemption (steal)")
-OTHER = ("no kernel event", "VM exits, SMI or hardware")
+from ..trace.causes import HOST_OTHER as OTHER
+from ..trace.causes import HOST_STEAL as HOST
+from ..trace.causes import HOST_UNMEASURED as UNMEASURED
+
 SOURCE = "kvm steal_time"
 
 
@@ -72,6 +74,18 @@ def assign(readings, windows):
             if left == 0:
                 break
     return got
+
+
+def first(steal, host, rest):
+    """{cause: ns} of an outlier's time that kernel events do not take: @host ns of
+    the host's steal (charged first), @rest ns of nothing seen; @steal None: not
+    measured (the one name for both)."""
+    if steal is None:
+        return {UNMEASURED: rest} if rest > 0 else {}
+    out = {HOST: host} if host > 0 else {}
+    if rest > 0:
+        out[OTHER] = rest
+    return out
 
 
 def split(steal, ns):

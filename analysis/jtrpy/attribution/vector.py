@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """vector - attribute.py's numpy path: the outlier windows whose events the
 walker would turn into one interruption (or none) are charged here, a whole
 CPU's windows at a time; every other window still goes through the walker, so
@@ -20,6 +21,7 @@ cause here. So is a window whose walk is such interrupts, then one preemption
 of the probe (_preemptions). The rest - several episodes, interrupts inside a
 preemption, lost events, a probe that waits, split steal - are the walker's.
 """
+from ..trace import causes as C
 from ..trace import events as ev
 
 ENTRIES = (ev.IRQ_ENTRY, ev.SOFTIRQ_ENTRY, ev.VEC_ENTRY, ev.HRTIMER_ENTRY, ev.TIMER_ENTRY)
@@ -206,6 +208,11 @@ def plan(np, log, cpu, outs, slack_ns, lookback_events, lookback_ns, allowance_n
         _interrupts(np, w, E, recs, cand, length, allowance_ns, n_vectors, stolen)
     if len(rest) and probe_pid is not None:
         _preemptions(np, w, E, recs, rest, length, allowance_ns, probe_pid, comms)
+    if stolen:      # the host's steal is charged first: the walker's
+        kinds = w.code & ~KIND
+        for k in np.flatnonzero(w.fast & (kinds != NO_EVENT)).tolist():
+            if stolen.get((cpu, int(begin[k]))):
+                w.fast[k] = False
     return w
 
 
@@ -293,13 +300,19 @@ def _preemptions(np, w, E, recs, cand, length, allowance_ns, probe, comms):
     runnable = (recs["flags"][idx[sw]] & 1).astype(bool)
     if ((prev == probe) & ~runnable).any():
         return                      # the probe waits here: the walker's
+    b_sw = recs["b"][idx[sw]]
+    prev_prio = (b_sw & np.uint64(0xffff)).astype(np.int64)
+    next_prio = ((b_sw >> np.uint64(16)) & np.uint64(0xffff)).astype(np.int64)
+    # a real-time probe that loses its CPU to idle or a lower priority: RT
+    # throttling, the walker's
+    throttled = (prev_prio < C.RT_PRIO_END) & ((nxt == C.IDLE_PID) | (next_prio > prev_prio))
     lo, hi, i1, s = w.lo, w.hi, w.i1, w.s
     k = sw.searchsorted(s[cand], "left")
     has = k < len(sw)
     has[has] = sw[k[has]] < i1[cand[has]]
     cand, k = cand[has], k[has]
     out = sw[k]                     # the switch out
-    good = (prev[k] == probe) & runnable[k] & (nxt[k] != probe)
+    good = (prev[k] == probe) & runnable[k] & (nxt[k] != probe) & ~throttled[k]
     k2 = np.minimum(k + 1, len(sw) - 1)
     back = (k + 1 < len(sw)) & (sw[k2] < i1[cand])
     good &= ~back | (nxt[k2] == probe)
@@ -352,9 +365,7 @@ def _preemptions(np, w, E, recs, cand, length, allowance_ns, probe, comms):
     for u in uniq:
         r = bytes(u)
         pid, prio = int.from_bytes(r[:8], "little"), int.from_bytes(r[8:16], "little")
-        comm = ev.cstr(r[16:]) or comms.get(pid)
-        w.task_names.append("%s (pid %d, prio %d)" % (comm, pid, prio) if comm else
-                            "pid %d (prio %d)" % (pid, prio))
+        w.task_names.append(C.Task(ev.cstr(r[16:]) or comms.get(pid) or "", pid, prio))
     w.fast[cand] = True
     w.code[cand] = PREEMPT | inv.reshape(-1)
     w.traced[cand] = traced
@@ -362,24 +373,24 @@ def _preemptions(np, w, E, recs, cand, length, allowance_ns, probe, comms):
 
 def key(code, vec_desc, names, softirq_name, no_event):
     """The (category, name) of a window's code; names: {IRQ: [irq names],
-    PREEMPT: [task names]}; no_event: the three no-kernel-event causes (not
+    PREEMPT: [Task]}; no_event: the three no-kernel-event causes (not
     measured, host steal, VM exits) by the code's detail."""
     kind, detail = code & ~KIND, code & KIND
     if kind == VEC:
         return vec_desc[detail][:2]
     if kind == IRQ:
-        return "hardirq", names[IRQ][detail]
+        return C.HARDIRQ, names[IRQ][detail]
     if kind == PREEMPT:
-        return "task preemption", names[PREEMPT][detail]
+        return C.TASK, names[PREEMPT][detail]
     if kind == SOFTIRQ:
-        return "softirq", softirq_name(detail)
+        return C.SOFTIRQ, softirq_name(detail)
     if kind == TICK:
-        return "timer tick", "local timer"
+        return C.LOCAL_TIMER
     if kind == TIMER:
-        return "softirq", "TIMER"
+        return C.TIMER_SOFTIRQ
     if kind == OTHER:
         names = {ev.TYPE_NAMES.get(t, "type ?") for t in range(64) if detail >> t & 1}
-        return "other events", ", ".join(sorted(names))
+        return C.OTHER, ", ".join(sorted(names))
     return no_event[detail]
 
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """wake - every late timer wake-up of jtr wake taken apart, like rtla timerlat's
 auto-analysis, from the events jtr's tracer recorded beside it.
 
@@ -46,17 +47,20 @@ rests on the timeline. The dominant component of an outlier is the largest
 import heapq
 
 from ..errors import UsageError
+from ..trace import causes as C
 from ..trace import events as ev
 from ..units import fmt_ns
 from . import steal as host_steal
 from .attribute import (
     DEFAULT_SLACK_NS,
     softirq_name,
+    task_fields,
     task_text,
     tracer_section,
     tracer_warnings,
     vector_desc,
 )
+from .throttle import Throttle
 
 LOOKBACK_NS = 200_000       # open interrupts at the intended time are found this far back
 LOOKAHEAD_NS = 50_000       # a switch-in this far after the probe's reading is still found
@@ -71,23 +75,25 @@ RULE = ("timeline T0 -> timer IRQ -> switch-in -> run; each instant to its inner
 # the components in timeline order: key, label, cause (category, name) when fixed
 COMPONENTS = (
     ("irq_latency", "timer IRQ latency", None),
-    ("timer_irq", "timer IRQ", ("timer IRQ", "local timer")),
+    ("timer_irq", "timer IRQ", (C.TIMER_IRQ, "local timer")),
     ("irq", "IRQ interference", None),
     ("softirq", "softirq interference", None),
     ("nmi", "NMI interference", None),
     ("blocking", "blocking thread", None),
-    ("scheduling", "scheduling and the switch", ("wake-up path", "scheduling and the switch")),
-    ("return", "return to user space", ("wake-up path", "return to user space")),
-    ("own", "missed period (had not slept)", ("wake-up path",
+    ("scheduling", "scheduling and the switch", (C.WAKE_PATH, "scheduling and the switch")),
+    ("return", "return to user space", (C.WAKE_PATH, "return to user space")),
+    ("own", "missed period (had not slept)", (C.WAKE_PATH,
                                               "missed period: the thread had not slept")),
-    ("unaccounted", "unaccounted", ("unaccounted", "events missing or clocks apart")),
+    ("unaccounted", "unaccounted", (C.UNACCOUNTED, "events missing or clocks apart")),
+    # not on the timeline: the host's steal measured in it, taken first
+    ("host", "host preemption (steal)", C.HOST_STEAL),
 )
 LABELS = {k: label for k, label, _ in COMPONENTS}
 ORDER = [k for k, _, _ in COMPONENTS]
-IRQ_LATENCY = {host_steal.UNMEASURED: ("timer IRQ latency",
+IRQ_LATENCY = {host_steal.UNMEASURED: (C.IRQ_LATENCY,
                                        "hardware, hypervisor or interrupts off"),
-               host_steal.HOST: ("timer IRQ latency", "host preemption (steal)"),
-               host_steal.OTHER: ("timer IRQ latency", "VM exits, SMI, hardware or "
+               host_steal.HOST: (C.IRQ_LATENCY, "host preemption (steal)"),
+               host_steal.OTHER: (C.IRQ_LATENCY, "VM exits, SMI, hardware or "
                                   "interrupts off")}
 CSV_NAME = "decomposition.csv"
 CSV_HEAD = ("cpu,start_ns,latency_ns," + ",".join(k + "_ns" for k in ORDER) +
@@ -162,11 +168,11 @@ def _sweep(events, lo, meta):
         if typ == ev.NMI:
             if phase == 0:
                 key = "0x%x" % e.a
-                stack.append(_Ctx("nmi", e.a, "NMI", syms.get(key, key), t))
+                stack.append(_Ctx("nmi", e.a, C.NMI, syms.get(key, key), t))
             else:
                 pop("nmi", e.a, t)
         elif typ == ev.IRQ_ENTRY:
-            stack.append(_Ctx("irq", e.a, "hardirq", "%d %s" % (e.a, e.text), t))
+            stack.append(_Ctx("irq", e.a, C.HARDIRQ, C.irq(e.a, e.text), t))
         elif typ == ev.IRQ_EXIT:
             pop("irq", e.a, t)
         elif typ == ev.VEC_ENTRY:
@@ -175,7 +181,7 @@ def _sweep(events, lo, meta):
         elif typ == ev.VEC_EXIT:
             pop("vec", e.a, t)
         elif typ == ev.SOFTIRQ_ENTRY:
-            stack.append(_Ctx("softirq", e.a, "softirq", softirq_name(e.a), t))
+            stack.append(_Ctx("softirq", e.a, C.SOFTIRQ, softirq_name(e.a), t))
         elif typ == ev.SOFTIRQ_EXIT:
             pop("softirq", e.a, t)
         elif typ == ev.HRTIMER_ENTRY:
@@ -240,13 +246,16 @@ def _timeline(cpu, start, length, tid, log, slack_ns):
     return pts, slices, evs, tasks, wake is not None
 
 
-def _components(start, length, tid, probe_prio, pts, slices, tasks, woken):
-    """{component: ns}, {(category, name): ns} of the interference and the
-    blocking tasks, and the hrtimers the timer IRQ ran [(function, ns)]."""
+def _segments(start, length, tid, probe_prio, pts, slices, tasks, woken, throttled=None):
+    """The outlier's timeline as labelled segments [(begin, end, component, cause
+    key or None)] within [start, max(Tu, Ts)] (what no segment covers is
+    unaccounted), and the hrtimers the timer IRQ ran [(function, ns)].
+    @throttled: RT throttling's cause key when the thread is a real-time one (the
+    CPU left idle that long after its wake-up can only be the kernel throttling
+    the RT runqueue), else None."""
     hi = start + length
     tv, tx, ts = pts.get("Tv"), pts.get("Tx"), pts.get("Ts")
-    comp = dict.fromkeys(ORDER, 0)
-    parts, links, held = {}, [], {}
+    segs, links, held = [], [], []
     end = max(hi, ts or hi)
     for b, e, o in slices:
         b, e = max(b, start), min(e, end)
@@ -254,12 +263,11 @@ def _components(start, length, tid, probe_prio, pts, slices, tasks, woken):
             continue
         if isinstance(o, _Ctx):
             if o.own:
-                comp["timer_irq"] += e - b
+                segs.append((b, e, "timer_irq", None))
                 links = o.links
             else:
-                comp[o.group if o.group != "vec" else "irq"] += e - b
-                k = (o.category, o.name)
-                parts[k] = parts.get(k, 0) + e - b
+                segs.append((b, e, o.group if o.group != "vec" else "irq",
+                             (o.category, o.name)))
             continue
         pid = o
         # task context: where on the timeline
@@ -272,26 +280,84 @@ def _components(start, length, tid, probe_prio, pts, slices, tasks, woken):
             if what == "blocked":
                 if pid == tid:
                     what = "scheduling" if woken else "own"
-                elif pid != IDLE:
-                    held[pid] = held.get(pid, 0) + s1 - s0
-                    continue
                 else:
-                    what = "scheduling"
-            comp[what] += s1 - s0
+                    held.append((s0, s1, pid))
+                    continue
+            segs.append((s0, s1, what, None))
     # the tasks that ran while the thread waited to: a blocking thread if it may
     # hold the CPU against it (its priority or higher), or if it held it longer
     # than a preemption takes (a non-preemptible section, or a priority it had
-    # then and not at the switch the log shows)
-    for pid, ns in held.items():
+    # then and not at the switch the log shows); the idle task is the
+    # scheduling, unless it kept a real-time thread waiting that long
+    total = {}
+    for s0, s1, pid in held:
+        total[pid] = total.get(pid, 0) + s1 - s0
+    for s0, s1, pid in held:
         prio = tasks.prio.get(pid)
-        if ns > SCHED_ALLOWANCE_NS or prio is None or probe_prio is None or \
-                prio <= probe_prio:
-            comp["blocking"] += ns
-            k = ("task preemption", tasks.text(pid))
-            parts[k] = parts.get(k, 0) + ns
+        long = total[pid] > SCHED_ALLOWANCE_NS
+        if pid == IDLE:
+            segs.append((s0, s1, "blocking", throttled) if long and throttled else
+                        (s0, s1, "scheduling", None))
+        elif long or prio is None or probe_prio is None or prio <= probe_prio:
+            segs.append((s0, s1, "blocking",
+                         (C.TASK, C.Task(tasks.comm.get(pid, ""), pid, prio))))
         else:
-            comp["scheduling"] += ns
-    comp["unaccounted"] = length - sum(comp.values())
+            segs.append((s0, s1, "scheduling", None))
+    segs.sort()
+    return segs, links
+
+
+def _sum(segs, lo, hi):
+    """{component: ns} and {cause key: ns} of the segments inside [lo, hi] (no
+    unaccounted: what no segment covers is the caller's to count)."""
+    comp = dict.fromkeys(ORDER, 0)
+    parts = {}
+    for b, e, what, key in segs:
+        b, e = max(b, lo), min(e, hi)
+        if e <= b:
+            continue
+        comp[what] += e - b
+        if key is not None:
+            parts[key] = parts.get(key, 0) + e - b
+    return comp, parts
+
+
+def _components(start, length, tid, probe_prio, pts, slices, tasks, woken, throttled=None,
+                readings=(), lo=None):
+    """{component: ns}, {(category, name): ns} of the interference, the blocking
+    tasks and RT throttling, and the hrtimers the timer IRQ ran, of the latency
+    [lo, Tu] (lo: the intended time by default; later, to count only what an
+    earlier outlier did not cover). The components add up to Tu - lo:
+    unaccounted is what no event closed (negative: the tracer's switch-in after
+    the probe's own reading). The host's steal is taken first (component host):
+    each reading whose span (prev, ts] overlaps [lo, Tu] takes up to that
+    overlap from what lies in it, in proportion."""
+    segs, links = _segments(start, length, tid, probe_prio, pts, slices, tasks, woken,
+                            throttled)
+    tu = start + length
+    lo = start if lo is None else lo
+    comp, parts = _sum(segs, lo, max(tu, pts.get("Ts") or tu))
+    comp["unaccounted"] = (tu - lo) - sum(comp.values())
+    for ts, prev, a, b in readings:
+        r0, r1 = max(prev, lo), min(ts, tu)
+        if r1 <= r0 or a <= b:
+            continue
+        span = r1 - r0
+        take = min(a - b, span, (tu - lo) - comp["host"])
+        if take <= 0:
+            continue
+        c_in, p_in = _sum(segs, r0, r1)
+        c_in["unaccounted"] = max(0, span - sum(c_in.values()))
+        got = 0
+        for k, v in c_in.items():
+            cut = take * v // span
+            comp[k] -= cut
+            got += cut
+        for k, v in p_in.items():
+            parts[k] = parts.get(k, 0) - take * v // span
+        comp["unaccounted"] -= take - got     # the rounding: no ns made or lost
+        comp["host"] += take
+    parts = {k: v for k, v in parts.items() if v > 0}
     return comp, parts, links
 
 
@@ -334,12 +400,14 @@ def _chain(comp, parts, links):
                 hr.append("the rest %s" % fmt_ns(rest))
             out.append("timer IRQ %s%s" % (fmt_ns(ns), " (%s)" % ", ".join(hr) if hr else ""))
         elif k == "blocking":
-            who = [(n, v) for (c, n), v in parts.items() if c == "task preemption"]
+            who = [(task_text([n.comm, n.pid, n.prio, []]) if c == C.TASK else
+                    "RT throttling (%s)" % n, v) for (c, n), v in parts.items()
+                   if c in (C.TASK, C.THROTTLING)]
             who.sort(key=lambda x: -x[1])
             out.append("blocked by " + ", ".join("%s %s" % (n, fmt_ns(v)) for n, v in who[:3]))
         elif k in ("irq", "softirq", "nmi"):
-            grp = {"irq": ("hardirq", "IPI", "timer tick"), "softirq": ("softirq",),
-                   "nmi": ("NMI",)}[k]
+            grp = {"irq": (C.HARDIRQ, C.IPI, C.TICK), "softirq": (C.SOFTIRQ,),
+                   "nmi": (C.NMI,)}[k]
             its = sorted(((n, v) for (c, n), v in parts.items() if c in grp),
                          key=lambda x: -x[1])
             out.append("%s %s" % (LABELS[k], ", ".join("%s %s" % (n, fmt_ns(v))
@@ -349,9 +417,12 @@ def _chain(comp, parts, links):
     return " → ".join(out)
 
 
-def decompose(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20):
+def decompose(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20, each=None,
+              progress=None):
     """The attribution section of a jtr wake result, with its decomposition, and
-    the lines of decomposition.csv (module docstring)."""
+    the lines of decomposition.csv (module docstring). @each, if given, is called
+    per outlier with (cpu, start_ns, length_ns, parts [(category, name, ns)],
+    pids, works), as attribute.attribute's."""
     if not isinstance(slack_ns, int) or slack_ns < 0:
         raise UsageError("slack %r: give a whole number of ns >= 0" % (slack_ns,))
     if not isinstance(top, int) or top < 0:
@@ -364,41 +435,56 @@ def decompose(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20):
         outliers = list(map(tuple, outliers.tolist()))
     outliers = sorted(outliers, key=lambda o: (o[0], o[1]))
     traced_cpus = set(log.meta.get("cpus") or log.cpu_ts)
-    stolen = _stolen(log, outliers, slack_ns)
+    measured = host_steal.unmeasured(log.meta) is None
+    readings = log.steal_readings() if measured else {}
+    rt = isinstance(prio, int) and prio > 0
+    throttle = Throttle(result, log)
+    throttled = (C.THROTTLING, throttle.name) if rt else None
+    latency_cause = IRQ_LATENCY[host_steal.OTHER if measured else host_steal.UNMEASURED]
     causes, rows, worst = {}, [], []
     comp_tot = {k: [] for k in ORDER}
+    comp_new = dict.fromkeys(ORDER, 0)      # each instant once: the totals
     dominant_n = dict.fromkeys(ORDER, 0)
     within = complete = traced_total = not_traced = 0
+    covered = {}        # cpu -> the end of the latest outlier taken (overlaps counted once)
     for i, (cpu, start, length) in enumerate(outliers):
+        if progress is not None and not i & 1023:
+            progress("late wake-up %d of %d" % (i, len(outliers)))
         tid = tid_of.get(cpu)
         if cpu not in traced_cpus or start < log.start_ns or start > log.end_ns or tid is None:
             not_traced += 1
-            _tally(causes, ("not traced", "outside the trace"), length, True,
-                   "not traced: outside the trace, or the thread is not known", length)
+            _tally(causes, C.OUTSIDE, length, True,
+                   "not traced: outside the trace, or the thread is not known", length,
+                   new=max(0, start + length - max(start, covered.get(cpu, start))))
+            covered[cpu] = max(covered.get(cpu, 0), start + length)
             rows.append((cpu, start, length, None, "unaccounted", ""))
             continue
         pts, slices, evs, tasks, woken = _timeline(cpu, start, length, tid, log, slack_ns)
         probe_prio = tasks.prio.get(tid)
         if probe_prio is None:
-            probe_prio = 99 - prio if isinstance(prio, int) and prio > 0 else 120
-        comp, parts, links = _components(start, length, tid, probe_prio, pts, slices, tasks,
-                                          woken)
+            probe_prio = 99 - prio if rt else 120
+        # an idle CPU keeps a real-time thread waiting only when throttled
+        thr = throttled if throttled and throttle.at(cpu, start + length) else None
+        args = (start, length, tid, probe_prio, pts, slices, tasks, woken, thr,
+                readings.get(cpu, ()))
+        comp, parts, links = _components(*args)
+        cut = max(start, covered.get(cpu, start))
+        if cut > start:         # an earlier outlier's window covered the start of this one
+            comp_n, parts_n, _ = _components(*args, lo=min(cut, start + length))
+        else:
+            comp_n, parts_n = comp, parts
+        covered[cpu] = max(covered.get(cpu, 0), start + length)
         # a whole path: the wake-up and the switch-in; for a missed period (no
         # sleep), the switch-in or the thread running all along
         whole = "Ts" in pts or (not woken and comp["own"] > 0)
         complete += whole
         within += whole and abs(comp["unaccounted"]) <= TOLERANCE_NS
-        share = dict(parts)
-        for k, _, fixed in COMPONENTS:
-            if fixed is not None and comp[k] > 0:
-                share[fixed] = comp[k]
-        if comp["irq_latency"] > 0:
-            for key, ns in host_steal.split(stolen.get((cpu, start)),
-                                            comp["irq_latency"]).items():
-                share[IRQ_LATENCY[key]] = ns
+        share, task_of = _shares(comp, parts, latency_cause)
+        share_n, _ = _shares(comp_n, parts_n, latency_cause)
         for k in ORDER:
             if comp[k]:
                 comp_tot[k].append(comp[k])
+            comp_new[k] += comp_n[k]
         dom = _dominant(comp)
         dominant_n[dom] += 1
         main = max(share, key=lambda k: (share[k], k)) if share else \
@@ -406,10 +492,15 @@ def decompose(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20):
         chain = _chain(comp, parts, links)
         for k, ns in share.items():
             if ns > 0:
-                _tally(causes, k, ns, k == main, chain, length)
-        traced = max(0, length - comp["irq_latency"] - max(0, comp["unaccounted"]))
+                _tally(causes, k, ns, k == main, chain, length, task_of.get(k, ()),
+                       new=max(0, share_n.get(k, 0)))
+        if each is not None:
+            each(cpu, start, length, [(k[0], k[1], ns) for k, ns in share.items() if ns > 0],
+                 [t.pid for ts in task_of.values() for t, _ in ts], [])
+        traced = max(0, length - comp["irq_latency"] - comp["host"] -
+                     max(0, comp["unaccounted"]))
         traced_total += traced
-        blockers = sorted(((n, v) for (c, n), v in parts.items() if c == "task preemption"),
+        blockers = sorted(((str(n), v) for (c, n), v in parts.items() if c == C.TASK),
                           key=lambda x: -x[1])
         rows.append((cpu, start, length, comp, dom, blockers[0][0] if blockers else ""))
         rank = (length, -start, -i)
@@ -417,14 +508,32 @@ def decompose(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20):
             row = {"cpu": cpu, "start_ns": start, "length_ns": length, "category": main[0],
                    "name": main[1], "chain": chain, "traced_ns": traced, "dominant": dom,
                    "components": {k: comp[k] for k in ORDER if comp[k]},
-                   "parts": sorted(({"category": c, "name": n, "ns": v} for (c, n), v in
+                   "parts": sorted((_part(k, v, task_of.get(k)) for k, v in
                                     share.items() if v > 0), key=lambda p: -p["ns"]),
                    "events": _event_lines(evs, start - slack_ns, max(start + length,
                                                                       pts.get("Ts", 0)),
                                           start, log.meta)}
             (heapq.heappush if len(worst) < top else heapq.heapreplace)(worst, (rank, row))
-    return _report(runs, log, slack_ns, outliers, causes, worst, comp_tot, dominant_n,
-                   traced_total, not_traced, complete, within), rows
+    return _report(runs, log, slack_ns, outliers, causes, worst, comp_tot, comp_new,
+                   dominant_n, traced_total, not_traced, complete, within), rows
+
+
+def _shares(comp, parts, latency_cause):
+    """{(category, name): ns} of an outlier's causes from its components and
+    parts (a task's cause per comm, its tasks kept apart), the timer IRQ latency
+    under @latency_cause; and {cause: [(Task, ns)]}."""
+    share, task_of = {}, {}
+    for (c, n), v in parts.items():
+        k = (c, str(n))
+        share[k] = share.get(k, 0) + v
+        if type(n) is C.Task:
+            task_of.setdefault(k, []).append((n, v))
+    for k, _, fixed in COMPONENTS:
+        if fixed is not None and comp[k] > 0:
+            share[fixed] = share.get(fixed, 0) + comp[k]
+    if comp["irq_latency"] > 0:
+        share[latency_cause] = comp["irq_latency"]
+    return share, task_of
 
 
 def _event_lines(evs, lo, hi, start, meta):
@@ -436,26 +545,32 @@ def _event_lines(evs, lo, hi, start, meta):
     return ["%+.1f us %s" % ((e.ts_ns - start) / 1e3, ev.describe(e, meta)) for e in keep]
 
 
-def _stolen(log, outliers, slack_ns):
-    """{(cpu, start): host steal ns} where the log measured it (steal.assign)."""
-    if host_steal.unmeasured(log.meta):
-        return {}
-    readings, out, by_cpu = log.steal_readings(), {}, {}
-    for cpu, start, length in outliers:
-        by_cpu.setdefault(cpu, []).append((start - slack_ns, start + length))
-    for cpu, wins in by_cpu.items():
-        for (lo, _), got in zip(wins, host_steal.assign(readings.get(cpu, []), wins)):
-            out[(cpu, lo + slack_ns)] = got
-    return out
+def _part(key, ns, tasks):
+    """One part of an outlier (a task's with the pid and prio of the task that
+    held the CPU longest)."""
+    p = {"category": key[0], "name": key[1], "ns": ns}
+    if tasks:
+        t = max(tasks, key=lambda x: x[1])[0]
+        p["pid"] = t.pid
+        if t.prio is not None:
+            p["prio"] = t.prio
+    return p
 
 
-def _tally(causes, key, ns, primary, chain, length=None):
-    """Charge ns of an outlier to a cause; keep the chain of its longest outlier."""
-    c = causes.setdefault(key, [[], 0, -1, ""])
+def _tally(causes, key, ns, primary, chain, length=None, tasks=(), new=None):
+    """Charge ns of an outlier to a cause; keep the chain of its longest outlier;
+    @tasks: [(Task, ns)] of a task cause's part; @new: what of it no earlier
+    outlier covered (the cause's total counts each instant once)."""
+    c = causes.setdefault(key, [[], 0, -1, "", {}, 0])
+    c[5] += ns if new is None else new
     c[0].append(ns)
     c[1] += primary
     if length is not None and length > c[2]:
         c[2], c[3] = length, chain
+    for t, v in tasks:
+        w = c[4].setdefault(t, [0, 0])
+        w[0] += 1
+        w[1] += v
 
 
 def _median(values):
@@ -463,30 +578,38 @@ def _median(values):
     return values[(len(values) - 1) // 2]
 
 
-def _report(runs, log, slack_ns, outliers, causes, worst, comp_tot, dominant_n,
+def _report(runs, log, slack_ns, outliers, causes, worst, comp_tot, comp_new, dominant_n,
             traced_total, not_traced, complete, within):
-    """The attribution dict of a decomposition."""
-    total_ns = sum(sum(c[0]) for c in causes.values())
+    """The attribution dict of a decomposition: each cause's and component's
+    total counts each instant once (@comp_new; a cause's c[5]), their counts,
+    p50 and max are the outliers'."""
+    total_ns = sum(c[5] for c in causes.values())
     duration_ns = max((r.get("duration_ns") or 0 for r in runs), default=0)
     starts = [r["start_mono_ns"] for r in runs if r.get("start_mono_ns") is not None]
     rows = []
-    for (cat, name), (parts, primary, _, chain) in causes.items():
-        n, tot = len(parts), sum(parts)
+    for (cat, name), (parts, primary, _, chain, tasks, tot) in causes.items():
+        n = len(parts)
+        if tasks:       # the tasks' times scaled to the cause's, each instant once
+            s = sum(ns for _, ns in tasks.values()) or 1
+            tasks = {t: [c, ns * tot // s] for t, (c, ns) in tasks.items()}
         rows.append({"category": cat, "name": name, "count": n, "primary_count": primary,
                      "total_ns": tot, "share": round(tot / total_ns, 6) if total_ns else 0.0,
                      "p50_ns": _median(parts), "max_ns": max(parts),
                      "per_s": round(n / (duration_ns / 1e9), 3) if duration_ns else 0.0,
-                     "example_chain": chain})
+                     "example_chain": chain, **(task_fields(tasks) if tasks else {})})
     rows.sort(key=lambda r: (-r["total_ns"], -r["count"], r["category"], r["name"]))
-    comp_sum = sum(sum(v) for k, v in comp_tot.items() if k != "unaccounted")
+    comp_sum = sum(v for k, v in comp_new.items() if k != "unaccounted")
     components = []
     for k in ORDER:
         v = comp_tot[k]
         components.append({
-            "component": k, "label": LABELS[k], "count": len(v), "total_ns": sum(v),
-            "share": round(sum(v) / comp_sum, 6) if comp_sum and k != "unaccounted" else 0.0,
+            "component": k, "label": LABELS[k], "count": len(v), "total_ns": comp_new[k],
+            "share": round(comp_new[k] / comp_sum, 6) if comp_sum and k != "unaccounted"
+            else 0.0,
             "dominant_count": dominant_n[k], "p50_ns": _median(v) if v else 0,
             "max_ns": max(v) if v else 0, "min_ns": min(v) if v else 0})
+    summed = sum(o[2] for o in outliers)
+    union = sum(comp_new.values()) + sum(c[5] for k, c in causes.items() if k == C.OUTSIDE)
     tracer = tracer_section(log)
     warnings = tracer_warnings(log, tracer["dropped"])
     unlogged = sum((r.get("outliers") or {}).get("dropped", 0) for r in runs)
@@ -505,8 +628,9 @@ def _report(runs, log, slack_ns, outliers, causes, worst, comp_tot, dominant_n,
     return {
         "method": {"slack_ns": slack_ns, "rule": RULE, "lookback_ns": LOOKBACK_NS},
         "tracer": tracer,
-        "outliers": {"count": n, "total_ns": sum(o[2] for o in outliers),
-                     "traced_ns": traced_total, "unlogged": unlogged,
+        "outliers": {"count": n, "total_ns": union,
+                     **({"summed_ns": summed} if summed != union else {}),
+                     "traced_ns": max(0, comp_new_traced(comp_new)), "unlogged": unlogged,
                      "cpus": sorted({r["cpu"] for r in runs if r.get("cpu") is not None}),
                      "duration_ns": duration_ns,
                      "start_ns": min(starts) if starts else log.start_ns},
@@ -517,6 +641,13 @@ def _report(runs, log, slack_ns, outliers, causes, worst, comp_tot, dominant_n,
         "worst": [w[1] for w in sorted(worst, key=lambda w: w[0], reverse=True)],
         "warnings": warnings,
     }
+
+
+def comp_new_traced(comp):
+    """What the kernel's events closed of the timelines: all but the timer IRQ's
+    latency, the host's steal and what is unaccounted."""
+    return sum(v for k, v in comp.items()
+               if k not in ("irq_latency", "host", "unaccounted")) + min(0, comp["unaccounted"])
 
 
 def csv_text(rows):

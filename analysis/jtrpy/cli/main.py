@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """main - the jtr front end: one command, subcommands like perf or bpftool.
 
 The measuring programs (null, gap, clock, wake, ping, pong, pub, sub, send, ipc, and
@@ -7,9 +8,10 @@ exactly as if the program had been run directly. Every other subcommand is a
 module of commands/ with make_parser(prog) (a cli/parser.py JtrParser) and
 run(opts), loaded only when it is the one asked for.
 
-Exit status: 0 done; 1 something failed (a JtrError: "jtr CMD: error: ...");
-2 bad input (a UsageError: "jtr CMD: ..."); 130 interrupted (Ctrl-C or
-SIGTERM or SIGHUP: what was measured is kept, marked partial; system/signals.py).
+Exit status (jtr.1 says it in the user's words: scripts/gen-docs.py): 0 done;
+1 a gate failed or something failed (a JtrError: "jtr CMD: error: ..."); 2 bad
+input (a UsageError: "jtr CMD: ..."); 130 interrupted (Ctrl-C or SIGTERM or
+SIGHUP: what was measured is kept, marked partial; system/signals.py).
 """
 import importlib
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """parser - the option layer every Python subcommand is built on: argparse with
 jtr's error lines, help layout and value grammar.
 
@@ -349,6 +350,9 @@ def add_attribution_options(p, default_slack):
                         "to it (default %s; see docs/attribution.md)" % default_slack)
     p.add_argument("--top", metavar="N", type=Count(0, 100000),
                    help="worst outliers listed with their causal chains (default 20)")
+    p.add_argument("--by", metavar="WHAT", type=Choice("comm", "pid"), default="comm",
+                   help="a task's cause in the table: one row per comm with how many tasks "
+                        "(default: comm, 'bash (7 tasks)'), or one row per task (pid)")
 
 
 def add_cross_check_options(p, attribute=False):
@@ -370,6 +374,16 @@ def add_cross_check_options(p, attribute=False):
                    type=Duration(0, 10 ** 12, legacy_unit="us"),
                    help="shortest task slice reported as missed by the attribution "
                         "(default: the outlier threshold, at least 1us)")
+
+
+def add_accept_invalid(p, what="judge"):
+    """--accept-invalid: @what results that are not a valid measurement (their
+    result.json validity: late sends, a threshold from a slow warm-up, lost
+    messages) all the same (jtr compare, ab, fleet, advise)."""
+    p.add_argument("--accept-invalid", action="store_true",
+                   help="%s results that are not a valid measurement all the same (they "
+                        "did not keep their schedule, their threshold came from a slow "
+                        "warm-up, they lost messages; refused by default)" % what)
 
 
 def add_quantity(p, mixed=False):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """ab - jtr ab PROFILE [OPTIONS] [-- PROBE [PROBE OPTIONS]]: does a tuning
 profile help? Baseline runs, the profile applied, tuned runs, reverted,
 compared; always reverted (error, Ctrl-C, SIGTERM, SIGHUP). The probe is any
@@ -8,6 +9,7 @@ from ..cli.parser import (
     Count,
     Duration,
     JtrParser,
+    add_accept_invalid,
     add_backend,
     add_partner_cpus,
     add_quantity,
@@ -75,6 +77,7 @@ def make_parser(prog):
                         "(each a jtr run results folder), ab.json, compare.json and "
                         "compare.txt")
     add_quantity(p)
+    add_accept_invalid(p)
     p.add_operands("profile", "PROFILE", "the profile to test (see 'jtr tune list')")
     return p
 
@@ -147,5 +150,5 @@ def run(opts):
     o = {"profile": name, "duration_ns": opts.duration_ns, "repeat": opts.repeat,
          "trace": opts.trace, "backend": opts.backend, "probe": opts.probe,
          "probe_args": opts.probe_args, "partner_cpu": opts.partner_cpu,
-         "quantity": opts.quantity}
+         "quantity": opts.quantity, "accept_invalid": opts.accept_invalid}
     return experiment(o, profile, cpus, outdir)

@@ -1,15 +1,27 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """advise - jtr advise [--prove] RESULT: from the causes of a measurement to the
 remedies that remove them, ranked by the time they would save; --prove measures
 each one with jtr ab."""
 import json
 import os
+import textwrap
 
-from ..cli.parser import Count, Duration, JtrParser, add_backend, add_output
+from ..cli.parser import (
+    Count,
+    Duration,
+    JtrParser,
+    add_accept_invalid,
+    add_backend,
+    add_output,
+)
 from ..drivers.advise import advise_result, profile_of, prove
 from ..errors import UsageError
 from ..render.advise import format_advice, format_proof
 from ..results.result import load_result, new_results_dir
+from ..results.validity import of as validity_of
+from ..results.validity import summary
 from ..system.files import write_atomic, write_json
+from ..system.paths import tuned_layout
 from ..tune import engine as E
 
 DESCRIPTION = """\
@@ -17,20 +29,24 @@ Say what to change to remove what a measurement lost. Each outlier of RESULT is
 charged to its causes again (the event log beside it), each cause goes to the
 rule that removes it (docs/tuning.md, "From cause to remedy": the tick to
 nohz_full, kworkers' vmstat_update to vm.stat_interval, device IRQs to IRQ
-affinity, preempting tasks off the CPU, RT throttling's 50 ms gaps to
-sched_rt_runtime_us=-1, ...), and the remedies are ranked by the time the run
-lost to their causes. Each says what it changes (tuned-format lines, or the boot
-line), what it needs (run time, a reboot, a kernel option, the host) and
-whether this machine can do it, and why not. The time no kernel event explains
-is the host's or the firmware's: the advice for it is stated as out of the
-guest's reach.
-
---prove applies the remedies this machine can apply, as one generated profile,
-around jtr ab runs of RESULT's own probe and options (interleaved, reverted
-whatever happens), and prints per remedy the predicted saving, the measured one
-with its 95 % CI, and whether the cause went away."""
+affinity, preempting tasks off the CPU, RT throttling (a real-time task losing
+its CPU to idle or a lower priority) to sched_rt_runtime_us=-1, ...), and the
+remedies are ranked by the time the run lost to their causes. Each says what it
+changes (tuned-format lines, or the boot line), what it needs (run time, a
+reboot, a kernel option, the host) and whether this machine can do it, and why
+not. The time no kernel event explains is the host's or the firmware's: the
+advice for it is stated as out of the guest's reach. --prove applies the
+remedies this machine can apply, as one generated profile, around jtr ab runs of
+RESULT's own probe and options (interleaved, reverted whatever happens), and
+prints per remedy the predicted saving, the measured one with its 95 % CI, and
+whether the cause went away."""
 
 NOTES = """\
+--profile-dir writes a profile that loads on its own: the profile it builds on
+(the one RESULT was measured with, else jtr-baseline) is written out in it, not
+included. In tuned's user folder it is a profile tuned-adm can name:
+{user}/NAME here ({tuned}; /etc/tuned/NAME before tuned 2.23,
+/etc/tuned/profiles/NAME from 2.23).
 --prove needs root and writes DIR (default results/DATE-HOST-advise): advice.json,
 profile/jtr-advised/tuned.conf, ab/ (jtr ab's folder) and prove.json. Run it
 from a housekeeping CPU, with no profile applied."""
@@ -38,14 +54,19 @@ from a housekeeping CPU, with no profile applied."""
 EXAMPLES = """\
   jtr advise results/latest
   jtr advise --json results/latest
-  jtr advise --profile-dir /etc/tuned/jtr-advised results/latest
+  sudo jtr advise --profile-dir {user}/jtr-advised results/latest
   sudo jtr advise --prove results/latest
   sudo jtr advise --prove --repeat 3 -d 10 --top 2 results/latest"""
 
 
 def make_parser(prog):
+    layout = tuned_layout()
     p = JtrParser(prog, usage="%(prog)s [OPTIONS] RESULT", description=DESCRIPTION,
-                  notes=NOTES, examples=EXAMPLES)
+                  notes="\n".join(textwrap.fill(para, 80) for para in NOTES.format(
+                      user=layout["user"], tuned="tuned " + layout["version"] if layout["version"]
+                      else "no tuned installed: 2.23's folder").split("\n--prove")[:1]) +
+                  "\n--prove" + NOTES.split("\n--prove", 1)[1],
+                  examples=EXAMPLES.format(user=layout["user"]))
     p.add_argument("--json", action="store_true",
                    help="print the advice as JSON (format jtr-advise/1)")
     p.add_argument("--profile-dir", metavar="DIR",
@@ -62,6 +83,7 @@ def make_parser(prog):
                    type=Duration(10 ** 6, 30 * 86400 * 10 ** 9),
                    help="--prove: each gap run (default: RESULT's duration)")
     add_backend(p)
+    add_accept_invalid(p, "advise on")
     add_output(p, "--prove: its folder (default results/DATE-HOST-advise)")
     p.add_operands("results", "RESULT", "the results folder to advise on")
     return p
@@ -76,6 +98,10 @@ def run(opts):
                 raise UsageError("--%s goes with --prove" % {"duration_ns": "duration"}.get(
                     name, name))
     result = load_result(opts.results[0])
+    bad = summary(validity_of(result))
+    if bad and not opts.accept_invalid:
+        raise UsageError("%s: no remedy from it: %s; measure again (--accept-invalid "
+                         "advises on it all the same)" % (opts.results[0], bad))
     if opts.prove:
         E.need_root("advise --prove")
         st = E.active_state()

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """attribute - jtr attribute RESULTS_DIR: explain a run's outliers again."""
 import json
 import os
@@ -5,6 +6,7 @@ import os
 from ..attribution.attribute import DEFAULT_SLACK_NS
 from ..cli.parser import JtrParser, add_attribution_options, add_cross_check_options
 from ..drivers.attribute import attribute_csv, attribute_into, attribution_of
+from ..drivers.progress import Progress
 from ..errors import UsageError
 from ..render.attribution import cross_check_lines, format_table
 from ..results.result import load_result
@@ -70,17 +72,23 @@ def run(opts):
     xc = {"sched_data": opts.sched_data, "min_ns": opts.cross_check_min} \
         if opts.cross_check else None
     result = load_result(d)
+    progress = Progress("jtr attribute")
     kw = {"slack_ns": opts.slack, "top": opts.top, "events_path": opts.events,
-          "cross_check": xc}
-    if not opts.no_write and not opts.json:
-        lines = attribute_into(result, **kw)
-    else:
-        a, check = attribution_of(result, **kw)
+          "cross_check": xc, "progress": progress}
+    try:
+        if not opts.no_write and not opts.json:
+            lines = attribute_into(result, split=opts.by == "pid", **kw)
+            a = check = None
+        else:
+            a, check = attribution_of(result, **kw)
+    finally:
+        progress.done()
+    if a is not None:
         cc = check(result) if check else None
         if opts.json:
             print(json.dumps({"attribution": a, "cross_check": cc} if cc else a, indent=2))
             return 0
-        lines = format_table(a)
+        lines = format_table(a, opts.by == "pid")
         if cc:
             lines += [""] + cross_check_lines(cc, a["outliers"].get("start_ns") or 0)
     for line in lines:
@@ -110,6 +118,6 @@ def run_csv(opts):
     if opts.json:
         print(json.dumps(a, indent=2))
     else:
-        for line in format_table(a):
+        for line in format_table(a, opts.by == "pid"):
             print(line)
     return 0

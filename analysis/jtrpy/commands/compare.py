@@ -1,7 +1,16 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """compare - jtr compare A B: is B better or worse than A?"""
 import os
 
-from ..cli.parser import Count, Duration, JtrParser, Percent, add_output, add_quantity
+from ..cli.parser import (
+    Count,
+    Duration,
+    JtrParser,
+    Percent,
+    add_accept_invalid,
+    add_output,
+    add_quantity,
+)
 from ..errors import UsageError
 from ..render.compare import format_table
 from ..results.result import load_result
@@ -26,14 +35,18 @@ the two histograms; then the time lost and the outliers per second, the causes
 when both results were attributed, IPC and misses per million loops when both
 carry hardware counters, and a one-line verdict naming the metrics that decided
 it. Lower is better. A key metric (p99, p99.9, p99.99, time lost) counts as
-changed when its CI excludes 0 and the change is at least the minimum
-practical effect (--min-effect and --min-effect-pct): then the verdict is
-better, worse or mixed; a smaller change is "no practical difference", none
-"no significant change". Two sides that measure different things
-(--mixed-quantities) or whose values have different resolutions (an imported
-oslat result counts whole microseconds) are "not comparable": the numbers are
-shown, not judged. A side that is one run shorter than %d s gets a suggestion
-to repeat it.
+changed when its CI excludes 0 and the change is at least the minimum practical
+effect (--min-effect and --min-effect-pct): then the verdict is better, worse or
+mixed; a smaller change is "no practical difference", none "no significant
+change". Two sides that measure different things (--mixed-quantities) or whose
+values have different resolutions (an imported oslat result counts whole
+microseconds) are "not comparable", and a result that is not a valid measurement
+(its validity: a client late on most sends, a threshold from a slow warm-up)
+gets no verdict ("invalid") unless --accept-invalid: the numbers are shown, not
+judged. Where a sample is a latency (wake, ping, sub) the time lost is replaced
+by the excess latency per second of run (how far the outliers went past the
+threshold). A side that is one run shorter than %d s gets a suggestion to repeat
+it.
 Each result is compared on one quantity, named in the output: its tool's
 default (gap, null, ping's rtt_from_intended, sub's latency_from_send, ...) or
 --quantity NAME. The runs of that quantity (a gap run per CPU, a null run per
@@ -72,6 +85,7 @@ def make_parser(prog):
                    default=DEFAULT_MIN_EFFECT_PCT,
                    help="smallest change that counts, in %%%% of A, 0 to 1000; 0 for any "
                         "(default %g)" % DEFAULT_MIN_EFFECT_PCT)
+    add_accept_invalid(p)
     p.add_argument("--json", action="store_true",
                    help="print the comparison as JSON (%s) instead of the table" % FORMAT)
     add_output(p, "also write the JSON comparison to FILE", metavar="FILE")
@@ -96,7 +110,7 @@ def run(opts):
     c = compare([a], [b], confidence=opts.confidence, resamples=opts.resamples,
                 seed=opts.seed, labels_a=[pa], labels_b=[pb], quantity=opts.quantity,
                 mixed=opts.mixed, min_effect_ns=opts.min_effect,
-                min_effect_pct=opts.min_effect_pct)
+                min_effect_pct=opts.min_effect_pct, accept_invalid=opts.accept_invalid)
     text = dumps_json(c) + "\n"
     if out:
         try:

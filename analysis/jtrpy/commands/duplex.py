@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """duplex - jtr duplex: one endpoint of a two-way run, a jtr sub receiving what
 the peer publishes and a jtr pub publishing to the peer, at the same time."""
 import ipaddress

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """export - jtr export: results as HdrHistogram interval logs (--hlog), as a
 Prometheus textfile for node_exporter's textfile collector (--prom), and a run's
 kernel events and outliers as a trace for Perfetto and chrome://tracing

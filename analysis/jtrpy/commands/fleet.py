@@ -1,8 +1,18 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """fleet - jtr fleet: one table and one HTML page over many hosts' results, the
 hosts that differ from the others flagged with the cause that makes them differ."""
 import json
 
-from ..cli.parser import Count, Duration, JtrParser, Percent, Words, add_output, warn
+from ..cli.parser import (
+    Count,
+    Duration,
+    JtrParser,
+    Percent,
+    Words,
+    add_accept_invalid,
+    add_output,
+    warn,
+)
 from ..errors import UsageError
 from ..render import fleet as render
 from ..results import fleet
@@ -76,6 +86,7 @@ def make_parser(prog):
                    default=fleet.DEFAULT_MIN_LOST_PCT,
                    help="the smallest difference in time lost that counts, in points "
                         "(default %g)" % fleet.DEFAULT_MIN_LOST_PCT)
+    add_accept_invalid(p, "judge and use as the others' baseline")
     p.add_operands("folders", "FOLDER", "a results folder, or a folder of hosts' results "
                    "(DIR/HOST/...)")
     return p
@@ -90,7 +101,10 @@ def run(opts):
     rule = fleet.Rule(metrics=opts.metrics, k=float(opts.mad_k),
                       ratio=1 + opts.min_rise / 100.0, min_latency_ns=opts.min_latency,
                       min_lost_pct=opts.min_lost)
-    doc = fleet.fleet(opts.folders, rule)
+    doc = fleet.fleet(opts.folders, rule, opts.accept_invalid)
+    for x in doc.get("invalid") or ():
+        warn("jtr fleet", "%s: %s; not judged (--accept-invalid judges it all the same)"
+             % (x["path"], x["why"]))
     for folder in doc["hosts_without_results"]:
         warn("jtr fleet", "%s: no jtr result in this host's folder; left out" % folder)
     if opts.json:

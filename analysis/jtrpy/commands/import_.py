@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """import - jtr import: oslat and cyclictest --json results and HdrHistogram
 interval logs as jtr results folders, so they can be listed, compared, reported
 and exported next to jtr's own."""

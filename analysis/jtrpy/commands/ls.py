@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """ls - jtr ls: past results with their headline numbers, newest first."""
 import json
 
@@ -7,6 +8,7 @@ from ..render.text import align
 from ..results.figures import result_figures
 from ..results.find import find_results
 from ..results.quantity import select
+from ..results.validity import MEASUREMENT
 from ..system.schema import utc_time
 from ..units import fmt_ns
 from ..values import format_cpulist
@@ -15,17 +17,20 @@ FORMAT = "jtr-ls/1"
 
 DESCRIPTION = """\
 List past results, newest first, one a line: when it started (UTC), the tool,
-the CPUs, the quantity the numbers are about (the tool's default, or
---quantity NAME: a ping result's rtt_from_intended, not its three runs pooled),
-how long it ran, its p99, p99.99 and max, the time lost to
-interruptions, the largest cause (when attributed), the tuning profile that was
-active, and whether the run was stopped early. Each FOLDER is a results folder or
-a folder of them (default: results). Folders that hold no jtr result are skipped
+the CPUs, the quantity the numbers are about (the tool's default, or --quantity
+NAME: a ping result's rtt_from_intended, not its three runs pooled), how long it
+ran, its p99, p99.99 and max, the time lost to interruptions (where a sample is
+CPU time: gap, null, send) or the excess latency per second of run (where it is
+a latency: wake, ping, sub), the largest cause (when attributed), the tuning
+profile that was active, whether the run was stopped early, and whether it is a
+valid measurement (a run that did not keep its schedule, or whose threshold came
+from a slow warm-up, is marked invalid). Each FOLDER is a results folder or a
+folder of them (default: results). Folders that hold no jtr result are skipped
 and counted on the last line; a result that cannot be read (damaged, or not what
-jtr wrote) is skipped with a warning line on stderr saying why; results/latest is
-not listed twice. With --quantity, results without that quantity are left out
-and counted on the last line (none with it: exit status 2, naming the
-quantities the results have)."""
+jtr wrote) is skipped with a warning line on stderr saying why; results/latest
+is not listed twice. With --quantity, results without that quantity are left out
+and counted on the last line (none with it: exit status 2, naming the quantities
+the results have)."""
 
 EXAMPLES = """\
   jtr ls
@@ -79,6 +84,12 @@ def _dur(ns):
     return "%.1f h" % (s / 3600)
 
 
+def valid(f):
+    """Whether a row's result is a valid measurement."""
+    v = f.get("validity") or {}
+    return not any(r.get("scope") == MEASUREMENT for r in v.get("reasons") or [])
+
+
 def _cause(c):
     if not c:
         return "-"
@@ -87,19 +98,22 @@ def _cause(c):
 
 def format_table(items, skipped, damaged=(), without=(), quantity=None):
     head = ("started (UTC)", "tool", "CPUs", "quantity", "duration", "p99", "p99.99", "max",
-            "lost", "top cause", "profile", "folder")
+            "lost or excess", "top cause", "profile", "folder")
     lines = []
     for f in items:
         t = utc_time(f["started_at"])
         p = f["percentiles_ns"]
         lines.append((
             t.strftime("%Y-%m-%d %H:%M:%S") if t else "?",
-            (f["tool"] or "?") + (" (partial)" if f["partial"] else ""),
+            (f["tool"] or "?") + (" (partial)" if f["partial"] else "") +
+            ("" if valid(f) else " (invalid)"),
             format_cpulist(f["cpus"]) or "-",
             f["quantity"] or "-",
             _dur(f["duration_ns"]),
             _ns(p.get("99")), _ns(p.get("99.99")), _ns(f["max_ns"]),
-            "%.3f %%" % f["lost_pct"] if f["lost_pct"] is not None else "-",
+            "%.3f %%" % f["lost_pct"] if f["lost_pct"] is not None else
+            "%s/s" % fmt_ns(f["excess_ns_per_s"]) if f.get("excess_ns_per_s") is not None
+            else "-",
             _cause(f["top_cause"]),
             f["tuning_profile"] or "-",
             f["path"]))

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """maxrate - jtr maxrate: the maximum sustainable rate of a transport, per
 message size, or the latency at given rates."""
 import os

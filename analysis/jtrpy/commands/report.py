@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """report - jtr report: one self-contained HTML page (plots embedded) of a
 result, of two compared, or of a jtr suite folder, with the PNGs beside it."""
 import os

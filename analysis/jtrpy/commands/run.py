@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """run - jtr run [PROBE]: measure with the tracer beside the probe, and say what
 caused each outlier. Declares the options it needs itself and hands every other
 one to the probe as it is (as perf mem record hands its own to perf record)."""
@@ -28,6 +29,7 @@ from ..formats.junit import junit_xml
 from ..render import gates as gate_text
 from ..render.runs import headline
 from ..results import gates
+from ..results import probes as P
 from ..results.quantity import select
 from ..system.cpus import online_cpus
 from ..system.files import write_atomic
@@ -56,7 +58,7 @@ NOTES = """\
 jtr run's own options may stand anywhere on the line; every other option goes to
 the probe as it is (see 'jtr gap --help', 'jtr ping --help', ...), for example:
   -d, --duration DURATION  gap: how long (10s, 500ms, 2m; a bare number is in seconds)
-  -f, --fifo PRIO          SCHED_FIFO priority 1-99
+  -f, --fifo PRIO          SCHED_FIFO priority 1-99 (ping, pub: both ends)
   -T udp -1 -r 10K -n 80K  ping: transport, one thread, rate, messages
 For ping the folder is ping's, with pong's result in pong/; for pub it is the
 subscriber's (it measures the latency), with pub's result in pub/.
@@ -69,7 +71,9 @@ partial, and jtr run exits 130.
 
 Gates for CI: --max-latency and --max-lost are judged per measured CPU on the
 result's quantity (gap's loop, wake's latency, ping's round trip from the
-intended send time, sub's message latency, send's send call). When one is
+intended send time, sub's message latency, send's send call); --max-lost only
+where a sample is CPU time (gap, null, send), not for a latency (wake, ping,
+pub). When one is
 exceeded the whole folder is still written, with a "gates" section in
 result.json, a line per failed gate comes last (value, limit, top causes) and
 the exit status is 1 (130 when interrupted). The causes of a failed
@@ -86,7 +90,8 @@ EXAMPLES = """\
   sudo jtr run ping -T udp -1 -a 1 -r 10K -n 80K --pong-cpu 0
   sudo jtr run pub -T shm -b -c 1 -r 100K -n 1M --sub-cpu 0
   sudo jtr run --cross-check -c 1 -d 10
-  sudo jtr run wake -c 1 --max-latency 100us --max-lost 0.1% --junit ci.xml
+  sudo jtr run wake -c 1 --max-latency 100us --junit ci.xml
+  sudo jtr run -c 1 -d 30 --max-latency 50us --max-lost 0.1% --junit ci.xml
   jtr run --no-trace -d 5"""
 
 
@@ -164,13 +169,17 @@ def parse(parser, args):
                              "names them)" % opts.partner_netns)
     if opts.no_trace:
         # the tracer's and the attribution's options mean nothing without them
-        given = [o for o in ("--backend", "--slack", "--top", "--trace-buffer",
+        given = [o for o in ("--backend", "--slack", "--top", "--by", "--trace-buffer",
                              "--drain-interval", "--cross-check-min")
                  if any(a == o or a.startswith(o + "=") for a in args)]
         if given:
             raise UsageError("%s %s no effect with --no-trace (nothing is traced or "
                              "attributed); drop one of them"
                              % (" and ".join(given), "has" if len(given) == 1 else "have"))
+    if opts.max_lost is not None and P.GATE_LOST not in P.BY_TOOL[probe].gates:
+        raise UsageError("--max-lost: jtr run %s measures a latency, not time lost (its "
+                         "outliers overlap: their sum is no share of the run); gate it "
+                         "with --max-latency" % probe)
     if opts.junit is not None:
         check_junit_path(opts.junit)
     opts.probe_args = list(rest) + (["-o", opts.output] if opts.output is not None else [])
@@ -196,7 +205,7 @@ def run(opts):
     job = run_job(opts.probe_args, probe=opts.probe, cpus=opts.cpus, trace=not opts.no_trace,
                   tracer_args=tracer_args, slack_ns=opts.slack, top=opts.top,
                   backend=opts.backend, partner_cpu=opts.partner_cpu,
-                  partner_netns=opts.partner_netns,
+                  partner_netns=opts.partner_netns, split=opts.by == "pid",
                   cross_check={"min_ns": opts.cross_check_min} if opts.cross_check else None)
     for n in job.notices:
         print("jtr run: %s" % n if not n.startswith("jtr ") else n, file=sys.stderr)

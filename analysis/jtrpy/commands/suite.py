@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """suite - jtr suite: the standard set of measurements into one folder."""
 from ..cli.parser import Count, CpuList, Duration, JtrParser, Words, add_output
 from ..drivers.suite import ITEMS, run_suite

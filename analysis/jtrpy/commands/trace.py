@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """trace - jtr trace --print: the tracer's event log for people. (jtr trace
 without --print is the C tracer itself, run by exec.)"""
 import os

@@ -1,13 +1,15 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """tune - jtr tune: list, show, apply, verify, revert and confirm tuning profiles."""
 import json
 import os
 import sys
 import textwrap
 
-from ..cli.parser import Duration, JtrParser
+from ..cli.parser import Choice, Duration, JtrParser
 from ..errors import EXIT_INTERRUPTED, UsageError
 from ..system import signals
 from ..system.cpus import online_cpus
+from ..system.paths import tuned_layout
 from ..tune import engine as E
 from ..tune import inventory
 from ..tune import knobs as K
@@ -35,9 +37,11 @@ ACTION_HELP = {
               "killed apply; says what could not be restored and why; running it again does "
               "nothing more; signals do not stop it half-way",
     "confirm": "keep a profile applied with --auto-revert",
-    "install-profiles": "copy jtr's profiles into /etc/tuned (where tuned-adm list finds "
-                        "them) and the jtr-variables.conf template when there is none; a "
-                        "profile of the same name that differs is left and listed (exit 1)",
+    "install-profiles": "copy jtr's profiles into tuned's own folder (where tuned-adm list "
+                        "finds them: /etc/tuned/profiles from tuned 2.23, /etc/tuned "
+                        "before) and the jtr-variables.conf template into /etc/tuned when "
+                        "there is none; a profile of the same name that differs is left "
+                        "and listed (exit 1)",
 }
 
 NOTES = """\
@@ -92,10 +96,25 @@ def make_parser(prog):
     ap.add_operands("profile", "PROFILE", "the profile to apply (see 'jtr tune list')")
     for name in ("verify", "revert", "confirm"):
         action(name)
-    ins = action("install-profiles", usage="%(prog)s [--dir DIR]")
-    ins.add_argument("--dir", metavar="DIR", default=E.TUNED_DIR,
-                     help="where tuned looks for profiles (default %s)" % E.TUNED_DIR)
+    ins = action("install-profiles", usage="%(prog)s [--dir DIR | --print-dir WHICH]",
+                 notes=textwrap.fill("The folders are those of the installed tuned's version "
+                       "(tuned-adm --version; JTR_TUNED_VERSION instead): tuned 2.23 and "
+                       "later read /usr/lib/tuned/profiles and /etc/tuned/profiles (or "
+                       "tuned-main.conf's profile_dirs), earlier ones /usr/lib/tuned and "
+                       "/etc/tuned; without tuned, those of 2.23 and later. The variables "
+                       "file is /etc/tuned/jtr-variables.conf in both.", 80))
+    ins.add_argument("--dir", metavar="DIR",
+                     help="copy into DIR instead of tuned's user folder; the variables "
+                          "template goes into DIR too unless DIR is in /etc/tuned")
+    ins.add_argument("--print-dir", metavar="WHICH", type=Choice(*PRINT_DIRS),
+                     help="print one of tuned's folders here and change nothing: system "
+                          "(packaged profiles: make install links there), user (where this "
+                          "copies), variables (the file jtr-isolate includes); why, on "
+                          "stderr")
     return p
+
+
+PRINT_DIRS = ("system", "user", "variables")
 
 
 def parse(parser, args):
@@ -118,12 +137,25 @@ def run(opts):
 
 
 def do_install(opts):
-    if not os.path.isdir(opts.dir):
-        raise UsageError("--dir %s: no such folder (tuned's is %s; is tuned installed?)"
-                         % (opts.dir, E.TUNED_DIR))
-    if not os.access(opts.dir, os.W_OK):
-        raise UsageError("%s: not writable by this user; run it as root (sudo)" % opts.dir)
-    return 1 if E.install_profiles(opts.dir) else 0
+    layout = tuned_layout()
+    if opts.print_dir:
+        if opts.dir:
+            raise UsageError("--print-dir says where tuned's folders are; it takes no --dir")
+        print(layout[opts.print_dir])
+        print("jtr tune: %s" % layout["why"], file=sys.stderr)
+        return 0
+    folder = opts.dir or layout["user"]
+    if not os.path.isdir(folder):
+        if opts.dir:
+            raise UsageError("--dir %s: no such folder (tuned's is %s: %s)"
+                             % (opts.dir, layout["user"], layout["why"]))
+        raise UsageError("%s: no such folder (%s); is tuned installed? --dir DIR copies "
+                         "into another folder" % (folder, layout["why"]))
+    if not os.access(folder, os.W_OK):
+        raise UsageError("%s: not writable by this user; run it as root (sudo)" % folder)
+    if not opts.dir:
+        print(layout["why"])
+    return 1 if E.install_profiles(folder) else 0
 
 
 # ---------------------------------------------------------------- list, show
@@ -226,9 +258,10 @@ def do_apply(opts):
         opts.via_tuned = E.tuned_running() is None
         if opts.via_tuned and "/" in opts.profile[0]:
             raise UsageError("the tuned daemon runs, and %s is a profile folder, not a "
-                             "profile tuned can name: install it into /etc/tuned/NAME and "
+                             "profile tuned can name: install it into %s/NAME and "
                              "apply NAME, or give --no-tuned (jtr applies it itself while "
-                             "tuned may change the same knobs)" % opts.profile[0])
+                             "tuned may change the same knobs)"
+                             % (opts.profile[0], tuned_layout()["user"]))
         if opts.via_tuned:
             print("the tuned daemon runs: tuned applies %s, jtr snapshots and verifies "
                   "(--no-tuned: jtr applies it itself)" % profile.name)

@@ -1,43 +1,97 @@
-"""watch - jtr watch -c LIST: the interruptions of the CPUs where an application
-runs, by cause, as Prometheus metrics, for as long as it is left running."""
-from ..cli.parser import Count, CpuList, Duration, JtrParser, Listen, Size, add_output
+# SPDX-License-Identifier: GPL-2.0-only
+"""watch - jtr watch -c LIST [--app COMM|PID]: the interruptions of an
+application on the CPUs where it runs, by cause, as Prometheus metrics, for as
+long as it is left running."""
+import os
+import textwrap
+
+from ..cli.parser import (
+    Count,
+    CpuList,
+    Duration,
+    JtrParser,
+    Listen,
+    OptionType,
+    Size,
+    add_output,
+    warn,
+)
 from ..drivers.watch import watch
 from ..errors import UsageError
 from ..system.cpus import isolated_cpus, online_cpus
+from ..trace import causes
 from ..units import fmt_ns
+
+COMM_LEN = 15           # the kernel keeps a comm's first 15 characters
+MAX_APPS = 16           # comms, and PIDs (ebpf/trace.h JTR_TRACE_MAX_APPS)
 
 DESCRIPTION = """\
 Watch the CPUs where an application runs, without taking them: the kernel-event
 tracer alone (no probe), on those CPUs only, counts every interruption of the
-task running there (interrupts: timer tick, IPI, hardirq, softirq; preemption
-by another task; NMI; page faults counted) with its duration and its cause, in
-fixed tables: memory stays bounded however long it runs. The counts are served
-as Prometheus metrics (--listen) and/or written for node_exporter's textfile
+application with its duration and its cause, in fixed tables: memory stays
+bounded however long it runs. An interruption is what takes the CPU from the
+application: an interrupt while it runs (timer tick, IPI, hardirq, softirq,
+NMI), the time another task has the CPU while it is runnable (task preemption),
+RT throttling; its own running time never is. The counts are served as
+Prometheus metrics (--listen) and/or written for node_exporter's textfile
 collector (--textfile). A flight recorder keeps the last --keep of events; when
 an interruption lasts --dump-above or more, they are written to a folder of DIR
 that 'jtr attribute' explains event by event."""
 
 NOTES = """\
-Metrics (docs/fleet.md): jtr_watch_interruptions_total and
-jtr_watch_interrupted_seconds_total {cpu, category, name}, the histogram
-jtr_watch_interruption_duration_seconds {cpu, category},
-jtr_watch_kernel_events_total {cpu, category, name}, and the tracer's own
-jtr_watch_trace_events_total, _trace_dropped_total, _dumps_total,
-_tracer_cpu_seconds_total. Categories: timer tick, IPI, hardirq, softirq, task
-preemption, page fault, NMI; a name is the IRQ, vector, softirq or task (its comm
-up to any '/'), at most --names per CPU and category (then "other"), never a pid.
+The application: the tasks of --app's comms and processes (every thread of a
+PID). Without --app it is, on each CPU, the comm that has run there longest
+since the watch began (a task running when it begins has run since then; the
+CPU's first second only decides which, nothing is counted in it): on a CPU
+given to one program, that program, whatever else comes and goes; where two busy
+programs share a CPU, or the watch begins before the application, name yours
+with --app. The table at the end says which comm it was.
+
+%s
 
 Needs root (or CAP_BPF and CAP_PERFMON). DIR (default
 results/DATE-HOST-watch) gets the dumps and, at the end, watch.json (the last
 counts). Ctrl-C, SIGTERM or SIGHUP ends the watch: exit status 0 (130 when -d
-was given and not reached). The unit file dist/jtr-watch.service runs it under
-systemd."""
+was given and not reached). The unit file PREFIX/share/jtr/jtr-watch.service
+(make install, the packages) runs it under systemd.""" % textwrap.fill(
+    "Metrics (docs/fleet.md): jtr_watch_interruptions_total and "
+    "jtr_watch_interrupted_seconds_total {cpu, category, name}, the histogram "
+    "jtr_watch_interruption_duration_seconds {cpu, category} (its _count and _sum are the "
+    "sums of those two), jtr_watch_kernel_events_total {cpu, category, name}, and the "
+    "tracer's own jtr_watch_trace_events_total, _trace_dropped_total, _dumps_total, "
+    "_tracer_cpu_seconds_total. Categories: %s. A name is the IRQ, vector, softirq, the "
+    "task (its full comm: kworker/1:2) or sched_rt_runtime_us (RT throttling), at most "
+    "--names per CPU and category (then \"other\"), never a pid. A wait is one interruption "
+    "from the moment the application is runnable and another task has its CPU until it "
+    "runs again, charged to that task; page faults have no duration: kernel events only."
+    % ", ".join(causes.WATCH), 80)
 
 EXAMPLES = """\
   sudo jtr watch -c 2-3 --listen 127.0.0.1:9477
+  sudo jtr watch -c 2 --app myserver --listen 127.0.0.1:9477
+  sudo jtr watch -c 2,3 --app 4321,4400 --listen 127.0.0.1:9477
   sudo jtr watch -c 2 --textfile /var/lib/node_exporter/textfile/jtr.prom
   sudo jtr watch -c 2 --listen :9477 --dump-above 100us -o /var/lib/jtr/watch
   jtr attribute /var/lib/jtr/watch/dump-20261126-134836-cpu2"""
+
+
+class Apps(OptionType):
+    """--app: a comma list of comms and PIDs (all digits: a running process)."""
+
+    def parse(self, text, opt, prog):
+        items = text.split(",")
+        if "" in items:
+            raise UsageError("an empty name; give the application's comm or PID, e.g. "
+                             "--app myserver or --app 4321")
+        for w in items:
+            if w.isdigit():
+                if int(w) == 0 or not os.path.exists("/proc/%d" % int(w)):
+                    raise UsageError("no process %s is running; give the PID of a running "
+                                     "process, or a comm" % w)
+            elif len(w) > COMM_LEN:
+                warn(prog, "%s %s: the kernel keeps a comm's first %d characters: tasks "
+                     "named %s are the application" % (opt, w, COMM_LEN, w[:COMM_LEN]))
+        return items
 
 
 def make_parser(prog):
@@ -46,6 +100,10 @@ def make_parser(prog):
     p.add_argument("-c", "--cpus", metavar="LIST", type=CpuList(online_cpus),
                    help="CPUs to watch: where the application runs (default: the isolated "
                    "CPUs; there must be some)")
+    p.add_argument("--app", metavar="COMM|PID", type=Apps(), action="extend",
+                   help="the application: its tasks' comm, or a PID (all its threads); a "
+                   "comma list, or repeat it (default: on each CPU, the comm that has run "
+                   "there longest). Its own time is never an interruption")
     p.add_argument("--listen", metavar="ADDR:PORT", type=Listen(),
                    help="serve the metrics on http://ADDR:PORT/metrics (:PORT: every "
                    "address)")
@@ -93,5 +151,10 @@ def run(o):
     if o.trace_buffer is not None and o.trace_buffer & (o.trace_buffer - 1):
         raise UsageError("--trace-buffer %s: the ring buffer must be a power of two from "
                          "4K to 1G, e.g. 4M" % o.trace_buffer)
+    o.app = o.app or []
+    for kind, n in (("PIDs", sum(w.isdigit() for w in o.app)),
+                    ("comms", sum(not w.isdigit() for w in o.app))):
+        if n > MAX_APPS:
+            raise UsageError("--app: %d %s; at most %d" % (n, kind, MAX_APPS))
     o.dump_above_text = fmt_ns(o.dump_above) if o.dump_above is not None else None
     return watch(o)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """ab - `jtr ab PROFILE [-- PROBE ...]`: baseline runs, the profile applied, tuned
 runs, reverted, compared; in one command, and always reverted (an error, Ctrl-C,
 SIGTERM, SIGHUP). Each run is run.py's run_job of the probe (gap unless another is
@@ -109,7 +110,8 @@ def experiment(o, profile, cpus, outdir):
             finally:
                 block.busy = BUSY
                 block.stopping = "stopping: writing what was measured"
-                _finish(outdir, record, signals.requested, o["quantity"])
+                _finish(outdir, record, signals.requested, o["quantity"],
+                        o.get("accept_invalid", False))
     if signals.requested():
         sys.stdout.flush()
         print("jtr ab: interrupted; partial results in %s/" % outdir, file=sys.stderr)
@@ -190,10 +192,12 @@ def _count(runs):
                            " (%d partial)" % part if part else "")
 
 
-def _finish(outdir, record, stopped, quantity=None):
+def _finish(outdir, record, stopped, quantity=None, accept_invalid=False):
     """Compare what was measured (partial runs too); write ab.json, compare.json
     and compare.txt; print. @stopped(): whether a stop was requested (by the
-    time ab.json is written); @quantity: the one compared (None: the default)."""
+    time ab.json is written); @quantity: the one compared (None: the default);
+    a run that is not a valid measurement leaves the comparison without a
+    verdict unless @accept_invalid."""
     got = [r for r in record["runs"] if r["result"]]
     a = [r for r in got if r["side"] == "a"]
     b = [r for r in got if r["side"] == "b"]
@@ -203,7 +207,8 @@ def _finish(outdir, record, stopped, quantity=None):
         pb = [os.path.join(outdir, r["name"]) for r in b]
         try:
             c = compare([load_result(p) for p in pa], [load_result(p) for p in pb],
-                        labels_a=pa, labels_b=pb, quantity=quantity)
+                        labels_a=pa, labels_b=pb, quantity=quantity,
+                        accept_invalid=accept_invalid)
         except (UsageError, JtrError) as e:
             c = None
             print("jtr ab: cannot compare (%s): %s" % (sides, e))

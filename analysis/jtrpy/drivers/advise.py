@@ -1,15 +1,15 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """advise - jtr advise RESULT: the remedies for what a measurement lost, ranked by
 the time they would save, and (--prove) each one measured with jtr ab.
 
 The evidence is the result's own: its outliers are charged to causes again with
 the event log beside them (drivers/attribute.py's attribution_of, each outlier's
 parts and the workqueue functions its preempting tasks ran), each part sent to a
-rule of tune/advice.py. Two refinements need the outlier itself, not its cause:
-an outlier of RT throttling's length and period (tune/advice.throttle_gaps) is
-charged to RT throttling whatever the attribution called it (a throttled CPU
-shows no event: the probe is not switched out, it just does not run), and the
-tick of an outlier whose window holds the soft-lockup watchdog's hrtimer
-(watchdog_timer_fn) is charged to the watchdog.
+rule of tune/advice.py by the cause model (trace/causes.py: RT throttling is a
+cause of the attribution's, whatever its pieces' lengths). One refinement needs
+the outlier itself, not its cause: the tick of an outlier whose window holds
+the soft-lockup watchdog's hrtimer (watchdog_timer_fn) is charged to the
+watchdog.
 
 --prove writes the profile of the remedies this machine can apply, runs jtr ab
 with the probe and options of RESULT (drivers/ab.py: interleaved, reverted
@@ -25,10 +25,10 @@ import random
 
 from ..errors import UsageError
 from ..results.figures import result_figures
-from ..results.outliers import read_outlier_log
 from ..results.result import load_result
 from ..system.files import write_atomic, write_json
 from ..system.numeric import numpy_or_none
+from ..trace import causes as C
 from ..trace import events as ev
 from ..tune import advice as A
 from ..tune import engine as E
@@ -37,8 +37,7 @@ from .attribute import attribution_of
 from .plan import PROBES
 
 FORMAT = "jtr-advise/1"
-THROTTLED = ("RT throttling", "sched_rt_runtime_us")
-WATCHDOG = ("timer tick", "watchdog_timer_fn")
+WATCHDOG = (C.TICK, C.WATCHDOG_FN)
 SLACK_NS = 1000
 RESAMPLES = 2000
 CONFIDENCE = 95.0
@@ -47,7 +46,7 @@ CONFIDENCE = 95.0
 class Evidence:
     """What a result's outliers were charged to: .items [(rule, category, name, ns,
     outlier number)], .outliers (how many), .outlier_ns, .duration_ns, .cpus,
-    .throttled (how many outliers had RT throttling's shape), .source."""
+    .throttled (how many outliers RT throttling took part in), .source."""
 
     def __init__(self, result):
         self.result = result
@@ -77,12 +76,6 @@ class Evidence:
 
     def _from_events(self):
         result = self.result
-        host, priv = result.get("host") or {}, result.get("privileges") or {}
-        rows = read_outlier_log(result).rows
-        shaped = {}
-        for cpu in {r[0] for r in rows}:
-            shaped[cpu] = A.throttle_gaps([(s, n) for c, s, n in rows if c == cpu],
-                                          host.get("rt_throttling"), priv.get("fifo_priority"))
         log = ev.read_events(result.file("events"), within=result.folder)
         dog = {}
         for e in log.of_type(ev.HRTIMER_ENTRY):
@@ -95,25 +88,34 @@ class Evidence:
         def each(cpu, start, length, parts, pids=(), works=()):
             n = k[0]
             k[0] += 1
-            if start in shaped.get(cpu, ()):
-                self.throttled += 1
-                self.items.append(("rt_throttling",) + THROTTLED + (length, n))
-                return
+            self.throttled += any(cat == C.THROTTLING for cat, _, _ in parts)
             for cat, name, ns in parts:
                 rid = A.classify(cat, name, works)
                 if rid == "tick" and _within(dog.get(cpu), start - SLACK_NS, start + length):
                     rid, cat, name = ("watchdog",) + WATCHDOG
                 self.items.append((rid, cat, name, ns, n))
 
-        if result.get("tool") == "wake":
-            rows_ = []
-            attribution_of(result, decomposed=rows_)
-            for r in rows_:
-                each(r["cpu"], r["start_ns"], r["length_ns"],
-                     [(p["category"], p["name"], p["ns"]) for p in r["parts"]])
-        else:
-            attribution_of(result, each=each)
+        att, _ = attribution_of(result, each=each)
         self.outliers = k[0]
+        self._once_per_instant(att)
+
+    def _once_per_instant(self, att):
+        """Where outliers overlap (round trips in flight together) their parts add up
+        to more time than passed: each cause's parts are scaled to its total charged
+        once per instant (the attribution's causes), so no saving is more than the
+        time the cause took."""
+        if "summed_ns" not in (att.get("outliers") or {}):
+            return
+        total = {}
+        for c in att.get("causes") or []:
+            k = (c["category"], c["name"])
+            total[k] = total.get(k, 0) + c["total_ns"]
+        summed = {}
+        for _, cat, name, ns, _ in self.items:
+            summed[(cat, name)] = summed.get((cat, name), 0) + ns
+        self.items = [(rid, cat, name, ns * total.get((cat, name), 0) //
+                       max(1, summed[(cat, name)]), n)
+                      for rid, cat, name, ns, n in self.items]
 
     def charges(self):
         """{rule: {(category, name): [ns, count]}}."""
@@ -134,9 +136,15 @@ class Evidence:
                 got[key] = got.get(key, 0) + ns
         return list(got.values())
 
-    def task_names(self):
-        """The names of the task-preemption causes ('bash (pid 12, prio 120)')."""
-        return sorted({name for _, cat, name, _, _ in self.items if cat == "task preemption"})
+    def task_pids(self):
+        """{comm: [pids]} of the task-preemption causes (the attribution's tasks)."""
+        out = {name: [] for _, cat, name, _, _ in self.items if cat == C.TASK}
+        att = self.result.get("attribution") or {}
+        for c in att.get("causes") or []:
+            if c.get("category") == C.TASK and c.get("name") in out:
+                out[c["name"]] += [t.get("pid") for t in c.get("tasks") or []
+                                   if isinstance(t, dict)]
+        return out
 
 
 def _within(ts, lo, hi):
@@ -150,8 +158,8 @@ def advise_result(result):
     """The advice for @result (a Result): the jtr-advise/1 document."""
     evd = Evidence(result)
     facts = A.facts()
-    ctx = A.Context(evd.cpus, facts, {n: A.find_tasks(*A.comm_of(n), evd.cpus)
-                                      for n in evd.task_names()})
+    ctx = A.Context(evd.cpus, facts, {n: A.find_tasks(n, pids, evd.cpus)
+                                      for n, pids in evd.task_pids().items()})
     remedies = A.advise(evd.charges(), ctx, evd.outlier_ns, evd.duration_ns)
     host = result.get("host") or {}
     base = host.get("tuning_profile") or "jtr-baseline"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """attribute - a result's outliers charged to the kernel events the tracer
 recorded beside it (jtr run after the probe, and jtr attribute), optionally
 checked against perf sched timehist, and stored in the result.
@@ -11,10 +12,13 @@ import os
 
 from ..attribution import attribute as att
 from ..attribution import crosscheck as xc
-from ..attribution import wake
+from ..attribution import ends, wake
 from ..errors import UsageError
 from ..render.attribution import cross_check_lines, format_table
+from ..results import probes as P
+from ..results import validity
 from ..results.outliers import read_outlier_log, read_outliers_file
+from ..results.result import load_result
 from ..system.files import check_file
 from ..trace import events, sched
 
@@ -41,7 +45,7 @@ def sched_data_path(result, given=None):
 
 
 def attribution_of(result, slack_ns=None, top=None, events_path=None, cross_check=None,
-                   decomposed=None, each=None):
+                   decomposed=None, each=None, progress=None):
     """The attribution of @result (a Result) and, when @cross_check is given
     ({"sched_data": PATH or None, "min_ns": NS or None}), a function that compares
     it with perf sched timehist and returns the cross_check section. Nothing is
@@ -49,13 +53,14 @@ def attribution_of(result, slack_ns=None, top=None, events_path=None, cross_chec
     with every outlier's charges (attribution.attribute's each). A jtr wake
     result is decomposed (attribution/wake.py); its rows per outlier are added to
     the list @decomposed when one is given."""
-    kw = {}
+    kw = {} if progress is None else {"progress": progress}
     if slack_ns is not None:
         kw["slack_ns"] = slack_ns
     if top is not None:
         kw["top"] = top
     sched_path = None
-    if cross_check is not None and result.get("tool") == "wake":
+    apart = P.is_decomposed(result)     # each outlier taken apart
+    if cross_check is not None and apart:
         raise UsageError("--cross-check compares the charges to task preemption with perf "
                          "sched; a jtr wake result's decomposition names the blocking "
                          "thread itself: leave --cross-check out")
@@ -64,8 +69,8 @@ def attribution_of(result, slack_ns=None, top=None, events_path=None, cross_chec
     table = read_outlier_log(result)
     log = events.read_events(events_path) if events_path else \
         events.read_events(result.file("events"), within=result.folder)
-    if result.get("tool") == "wake":
-        a, rows = wake.decompose(result, table.outliers(), log, **kw)
+    if apart:
+        a, rows = wake.decompose(result, table.outliers(), log, each=each, **kw)
         if decomposed is not None:
             decomposed += rows
         return a, None
@@ -92,29 +97,31 @@ def attribution_of(result, slack_ns=None, top=None, events_path=None, cross_chec
     return a, check
 
 
-TWO_ENDS = {"ping": "pong", "pub": "sub"}
 STAMPS = ("send_ns", "sent_ns", "peer_rx_ns", "peer_tx_ns")
-ONE_SIDED = ("gap", "null", "send")     # their measuring thread's comm is jtr-TOOL
 
 
 def ends_of(result):
     """The attribution's keywords for a result measured across two ends (ping and
-    pong, pub and sub: result.json's "sides", written by jtr run): the sides'
-    CPUs and the program on each. For a one-sided probe of jtr's, its program
-    on each run's CPU: where another task shares the CPU as often as the probe
-    (a busy loop pinned there), the probe is the task of that name, not whichever
-    was switched out more often; {} for others."""
+    pong, pub and sub: a probe with phases, whose result.json has the "sides"
+    jtr run wrote): the sides' CPUs and the program on each. For a one-sided
+    probe of jtr's, its program on each run's CPU: where another task shares the
+    CPU as often as the probe (a busy loop pinned there), the probe is the task of
+    that name, not whichever was switched out more often; {} for others (an
+    imported result, a tool this version does not know)."""
+    probe = P.probe_of(result)
+    if probe is None:
+        return {}
     sides = result.get("sides")
-    if not isinstance(sides, dict) or not any(k in TWO_ENDS for k in sides):
-        tool = result.get("tool")
-        if tool not in ONE_SIDED:
+    if not probe.phases or not isinstance(sides, dict) or \
+            not any(k in probe.sides for k in sides):
+        if not probe.program:
             return {}
         cpus = {r.get("cpu") for r in result.get("runs", []) if isinstance(r, dict)}
-        return {"programs": {c: "jtr-" + tool for c in cpus
+        return {"programs": {c: probe.program for c in cpus
                              if isinstance(c, int) and c >= 0}}
     clean = {k: [c for c in v if isinstance(c, int) and c >= 0] for k, v in sides.items()
-             if isinstance(v, list) and k in ("ping", "pong", "pub", "sub")}
-    programs = {c: "jtr-" + k for k, cs in clean.items() for c in cs}
+             if isinstance(v, list) and k in probe.sides}
+    programs = {c: P.program_of(probe.tool, k) for k, cs in clean.items() for c in cs}
     return {"sides": clean, "programs": programs}
 
 
@@ -134,10 +141,12 @@ def by_run_kind(result, table, log, kw):
     are of different kinds (send and null), one per kind, the first run's kind the
     main one, the others under "by_kind" and what each cause adds under
     "difference" (see attribution.attribute.difference)."""
-    stamps = {k: table.column(k) for k in STAMPS if table.column(k)}
     kinds = run_kinds(result)
+    if "sides" in kw:       # across two ends: every CPU of both, by phase
+        stamps = {k: table.column(k) for k in STAMPS if table.column(k)}
+        return ends.attribute_ends(result, table.outliers(), log, stamps=stamps, **kw)
     if not kinds:
-        return att.attribute(result, table.outliers(), log, stamps=stamps, **kw)
+        return att.attribute(result, table.outliers(), log, **kw)
     order = list(dict.fromkeys(k for k, _, _ in kinds))
     spans = sorted((t0, t1, k) for k, t0, t1 in kinds)
     starts = [t0 for t0, _, _ in spans]
@@ -172,8 +181,28 @@ def attribute_csv(path, events_path, slack_ns=None, top=None):
     return a
 
 
+def partner_of(result):
+    """The other end's result kept in @result's folder by jtr run (pub/ beside a
+    subscriber's: the publisher whose schedule the messages followed), or None."""
+    probe = P.probe_of(result)
+    if probe is None or probe.tool != "sub" or not result.folder:
+        return None
+    path = os.path.join(result.folder, "pub", "result.json")
+    if not os.path.isfile(path):
+        return None
+    try:
+        return load_result(path)
+    except UsageError:
+        return None
+
+
+def validity_of(result):
+    """@result's validity (results/validity.py), its partner's sends included."""
+    return validity.check(result, partner_of(result))
+
+
 def attribute_into(result, slack_ns=None, top=None, events_path=None, cross_check=None,
-                   strict=True):
+                   strict=True, progress=None, split=False):
     """Attribute @result, store it in the result ("attribution", result.json saved)
     and attribution.txt; returns the table's lines. With @cross_check (see
     attribution_of) the comparison with perf sched timehist is added too
@@ -183,9 +212,10 @@ def attribute_into(result, slack_ns=None, top=None, events_path=None, cross_chec
     in its lines."""
     rows = []
     a, check = attribution_of(result, slack_ns=slack_ns, top=top, events_path=events_path,
-                              cross_check=cross_check, decomposed=rows)
-    lines = format_table(a)
+                              cross_check=cross_check, decomposed=rows, progress=progress)
+    lines = format_table(a, split)
     result["attribution"] = a
+    result["validity"] = validity_of(result)
     result.pop("cross_check", None)
     files = result.setdefault("files", {})
     if events_path is None:

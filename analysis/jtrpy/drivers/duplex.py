@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """duplex - jtr duplex's run: this side's jtr sub (receiving what the peer
 publishes) and jtr pub (publishing to the peer) at once, into one folder, and
 duplex.json with both sides' key figures (jtr-duplex/1, docs/duplex.schema.json).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """gates - what a failed gate (results/gates.py judges) is charged to: for
 --max-latency the causes of the outliers beyond the limit on that CPU, for
 --max-lost the causes of that CPU's outliers; both most time first.
@@ -13,6 +14,7 @@ import bisect
 
 from ..attribution import wake
 from ..results.outliers import OutlierLog, read_outlier_log
+from ..results.probes import is_decomposed
 from ..results.quantity import select
 from ..trace import events
 from ..units import fmt_ns
@@ -86,7 +88,7 @@ def attribution_over(result, table, idx, log, slack_ns=None):
     kw = {"top": 0}
     if isinstance(slack_ns, int):
         kw["slack_ns"] = slack_ns
-    if result.get("tool") == "wake":
+    if is_decomposed(result):
         return wake.decompose(result, sub.rows, log, **kw)[0]
     kw.update(ends_of(result))
     return by_run_kind(result, sub, log, kw)
@@ -96,8 +98,9 @@ def cause_row(c):
     """A cause of the attribution as a gate names it."""
     row = {k: c.get(k) for k in ("category", "name", "count", "total_ns", "share",
                                  "example_chain")}
-    if c.get("side"):
-        row["side"] = c["side"]
+    for k in ("side", "pids", "prio", "tasks"):
+        if c.get(k):
+            row[k] = c[k]
     return row
 
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """maxrate - jtr maxrate: the maximum sustainable rate of a transport: run jtr
 sub and jtr pub at a rate for a step, step up while nothing fails, then bisect
 between the last good and the first bad rate; with several message sizes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """plan - what a measurement under jtr run (or jtr ab) needs: the probe's own
 options with the CPUs jtr fills in, the partner program at the other end (jtr
 pong for ping, jtr sub for pub) with the probe's transport options, the CPUs of
@@ -10,14 +11,16 @@ added when the user gave none. Sides are named as result.json names them in
 an attribution ("ping"/"pong", "pub"/"sub"; one-sided probes have none).
 """
 from ..errors import UsageError
+from ..results import probes as P
 from ..system.cpus import default_cpu, online_cpus
 from ..values import format_cpulist, parse_cpulist
 from ..vocab import DATAGRAM_TRANSPORTS
 
-PROBES = ("gap", "wake", "null", "send", "ping", "pub")
-# the probes that measure every CPU of -c, one thread each
-MULTI_CPU = ("gap", "wake")
-PARTNERS = {"ping": "pong", "pub": "sub"}
+# jtr run's probes, those that measure every CPU of -c (one thread each), the
+# program each starts at the other end: the probe model's (results/probes.py)
+PROBES = P.RUN_PROBES
+MULTI_CPU = tuple(p for p in PROBES if P.BY_TOOL[p].multi_cpu)
+PARTNERS = {p: P.BY_TOOL[p].partner for p in PROBES if P.BY_TOOL[p].partner}
 # the transport group every endpoint shares: options with a value, and flags
 TRANSPORT_VALUED = (("-T", "--transport"), ("-P", "--addr"), (None, "--recv"),
                     (None, "--iface"), (None, "--ttl"), (None, "--slots"),
@@ -79,6 +82,13 @@ def transport_args(args):
         if has_flag(args, short, long):
             out.append(long)
     return out
+
+
+def fifo_args(args):
+    """The other end runs at the probe's SCHED_FIFO priority (-f PRIO): a round
+    trip or a message is only as real-time as its slower end."""
+    prio = find_option(args, "-f", "--fifo")
+    return ["--fifo", prio] if prio is not None else []
 
 
 def _cpu(text, what):
@@ -165,8 +175,7 @@ def make_plan(probe, args, cpus=None, partner_cpu=None):
         p.args = args + p.args
         p.sides = {probe: list(cpus) if cpus else [default_cpu()]}
         return p
-    own = {"null": ("-c", "--cpu"), "send": ("-c", "--cpu"), "ping": ("-a", "--recv-cpu"),
-           "pub": ("-a", "--cpu")}[probe]
+    own = P.BY_TOOL[probe].cpu_option
     given = find_option(args, *own)
     if cpus and given is not None:
         raise UsageError("-c %s and %s %s both say where %s runs; give one"
@@ -209,13 +218,14 @@ def make_plan(probe, args, cpus=None, partner_cpu=None):
         if kind == "shm" and length is not None and length.isdigit() and \
                 int(length) > SHM_SLOT:
             p.partner_args += ["-m", length]
+        p.partner_args += fifo_args(args)
         p.sides = {"ping": mine, "pong": [peer]}
     else:   # pub: the subscriber measures the latency
         peer = partner_cpu if partner_cpu is not None else other_cpu({cpu})
-        p.partner_args = transport_args(args) + ["-a", str(peer)]
+        p.partner_args = transport_args(args) + ["-a", str(peer)] + fifo_args(args)
         kind = find_option(args, "-T", "--transport") or "udp"
         p.wait_ready = kind in DATAGRAM_TRANSPORTS
-        p.measured_by = "partner"
+        p.measured_by = P.BY_TOOL[probe].measured_by
         p.sides = {"pub": [cpu], "sub": [peer]}
     if p.partner and p.sides[p.partner] == p.sides[probe][:1] and len(online_cpus()) > 1:
         p.notices.append("%s and %s share CPU %d" % (probe, p.partner, p.sides[probe][0]))

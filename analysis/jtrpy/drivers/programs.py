@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """programs - jtr's C programs run from the drivers, the rule's way
 (system/signals.py: their own process group, one SIGTERM when a stop comes,
 SIGTERM when jtr dies), and the results folder learned from the program itself

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """run - the main job (jtr run): the tracer beside a probe, then attribution.
 
 Order: make the plan (drivers/plan.py: the probe's options, the partner at the
@@ -32,9 +33,10 @@ from ..results.result import load_result
 from ..system import signals
 from ..system.cpus import online_cpus
 from ..trace import backends
-from .attribute import attribute_into
+from .attribute import attribute_into, validity_of
 from .plan import MULTI_CPU, find_option, make_plan
 from .programs import Program, last_line, stop, wait_ready
+from .progress import Progress
 
 INTERRUPTED = EXIT_INTERRUPTED      # the probe's status when a stop request ended it early
 READY_S = 20                        # how long a subscriber may take to listen
@@ -133,7 +135,7 @@ def without_output(args):
 
 def run_job(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slack_ns=None,
             top=None, backend="auto", cross_check=None, prog="jtr run", partner_cpu=None,
-            partner_netns=None):
+            partner_netns=None, split=False):
     """The whole job; a Job. @probe_args go to jtr-PROBE as they are (with -o
     among them when given), the CPUs jtr pins added (drivers/plan.py); @cpus:
     jtr run's -c ([int] or None). cross_check: None, or {"min_ns": NS or None}
@@ -205,7 +207,8 @@ def run_job(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slac
     job.result = load_result(folder)
     if probe not in MULTI_CPU:
         job.result["sides"] = dict(plan.sides)
-        job.result.save()
+    job.result["validity"] = validity_of(job.result)
+    job.result.save()
     if recorder:
         if xrc == 0:
             recorder.move_into(folder)
@@ -220,13 +223,17 @@ def run_job(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slac
         job.why = "the tracer failed: %s" % (tracer.err or "exit %d" % trc)
         return job
     tracer.move_into(folder)
+    progress = Progress(prog)
     try:
         job.lines = attribute_into(job.result, slack_ns=slack_ns, top=top, strict=False,
                                    cross_check=dict(cross_check, sched_data=None)
-                                   if recorder else None)
+                                   if recorder else None, progress=progress,
+                                   split=split)
     except UsageError as e:
         job.why = str(e)
         return job
+    finally:
+        progress.done()
     if xwhy:
         job.lines += ["", "cross-check: not run: %s" % xwhy]
     return job

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """suite - jtr suite: the standard set of measurements, one after the other,
 into one folder (jtr report draws them on one page: render/suite_page.py).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """watch - jtr watch: the tracer in its --watch mode on the CPUs where an
 application runs, for as long as it is left running; its state lines become
 Prometheus metrics (served, and/or written as a textfile), its dumps are
@@ -36,6 +37,8 @@ def tracer_args(o, folder):
          "--state-interval", "%dns" % o.interval, "--keep", "%dns" % o.keep,
          "--dump-max", str(o.dump_max), "--recorder", str(o.recorder),
          "--names", str(o.names)]
+    for app in getattr(o, "app", None) or ():
+        a += ["--app", app]
     if o.dump_above is not None:
         a += ["--dump-above", "%dns" % o.dump_above]
     if o.duration is not None:
@@ -74,8 +77,8 @@ def watch(o):
         proc = signals.spawn([probe_path("trace")] + tracer_args(o, folder),
                              stdout=subprocess.PIPE)
         if not o.quiet:
-            print("watching %s: %s%s%s; Ctrl-C to stop" % (
-                cpus_text(o.cpus),
+            print("watching %s for %s: %s%s%s; Ctrl-C to stop" % (
+                cpus_text(o.cpus), show.app_text(o.app),
                 "metrics on http://%s:%d/metrics" % o.listen if o.listen else "no --listen",
                 ", textfile %s" % o.textfile if o.textfile else "",
                 ", dumps above %s" % o.dump_above_text if o.dump_above else ""), flush=True)

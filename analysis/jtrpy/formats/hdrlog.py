@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """hdrlog - jtr histograms as HdrHistogram interval logs (.hlog).
 
 An HdrHistogram with lowest discernible value 1 and D significant digits cuts

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """importer - jtr import: rt-tests' oslat and cyclictest --json results as
 jtr-result/1 folders, so they can be listed, compared and exported next to jtr's.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """junit - the JUnit XML report CI servers read (jtr run --junit FILE).
 
 The document is the one of Jenkins' JUnit schema (junit-10.xsd, as the xunit

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """legacy - jtr_null's text summary and gnuplot data file, written
 from any result's histograms (the Python side of lib/jtr_legacy.c, byte for byte).
 

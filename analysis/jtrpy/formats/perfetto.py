@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """perfetto - a run's kernel events and outliers as a Trace Event JSON file (the
 Chrome trace format) that Perfetto (ui.perfetto.dev) and chrome://tracing open.
 
@@ -29,6 +30,7 @@ pieces (trace_chunks, CHUNK_EVENTS events each) that can be written as they come
 """
 import json
 
+from ..trace import causes as C
 from ..trace import events as ev
 from ..units import fmt_ns
 
@@ -42,7 +44,6 @@ LANE_BASE = 10          # outliers overlapping others: threads 11, 12, ...
 MAX_LANES = 64          # threads of outliers on one CPU at most
 THREAD_NAMES = {OUTLIERS: "outliers", INTERRUPTS: "interrupts", SOFTIRQS: "softirqs",
                 TASKS: "tasks"}
-IPI_KINDS = frozenset(("reschedule", "call_function", "call_function_single", "irq_work"))
 NO_EXIT = "not in the log"
 
 
@@ -214,7 +215,7 @@ class _Cpu:
             if not self.pop(INTERRUPTS, ("vec", a), e.ts_ns):
                 self.orphan(INTERRUPTS, e, vector_name(self.log.vector_kind(b)))
         elif t == ev.IRQ_ENTRY:
-            self.push(INTERRUPTS, ("irq", a), e.ts_ns, "irq %d %s" % (a, e.text), "hardirq",
+            self.push(INTERRUPTS, ("irq", a), e.ts_ns, "irq %d %s" % (a, e.text), C.HARDIRQ,
                       {"irq": a, "action": e.text})
         elif t == ev.IRQ_EXIT:
             ret = {0: "unhandled", 1: "handled", 2: "wake_thread"}.get(b, str(b))
@@ -222,7 +223,7 @@ class _Cpu:
                 self.orphan(INTERRUPTS, e, "irq %d" % a)
         elif t == ev.SOFTIRQ_ENTRY:
             self.push(SOFTIRQS, ("softirq", a), e.ts_ns, "softirq " + softirq_name(a),
-                      "softirq", {"vec": a})
+                      C.SOFTIRQ, {"vec": a})
         elif t == ev.SOFTIRQ_EXIT:
             if not self.pop(SOFTIRQS, ("softirq", a), e.ts_ns):
                 self.orphan(SOFTIRQS, e, "softirq " + softirq_name(a))
@@ -247,7 +248,7 @@ class _Cpu:
             # back from here, starting no earlier than what is open or closed
             start = max(e.ts_ns - b, self.mark[INTERRUPTS])
             self.out.slice(self.pid, _tid(self.pid, INTERRUPTS), "NMI " + self.log.symbol(a),
-                           "NMI", start, e.ts_ns, {"handler": self.log.symbol(a),
+                           C.NMI, start, e.ts_ns, {"handler": self.log.symbol(a),
                                                    "handled": bool(e.flags), "delta_ns": b})
             self.mark[INTERRUPTS] = e.ts_ns
         elif t == ev.SWITCH:
@@ -265,7 +266,7 @@ class _Cpu:
             self.cut.discard(("wq", a))
         elif t in (ev.PF_USER, ev.PF_KERNEL):
             self.instant(TASKS, e, "page fault " + ("user" if t == ev.PF_USER else "kernel"),
-                         "page fault")
+                         C.PAGE_FAULT)
         elif t in (ev.WAKEUP, ev.WAKING):
             self.instant(TASKS, e, "%s %s" % ("wakeup" if t == ev.WAKEUP else "waking",
                                               task_name(e.text, a)), "wakeup")
@@ -297,8 +298,7 @@ def task_name(comm, pid):
     return "%s (pid %d)" % (comm, pid) if comm else "pid %d" % pid
 
 
-def softirq_name(vec):
-    return ev.SOFTIRQ_NAMES[vec] if vec < len(ev.SOFTIRQ_NAMES) else "vec %d" % vec
+softirq_name = C.softirq
 
 
 def vector_name(kind):
@@ -308,9 +308,7 @@ def vector_name(kind):
 
 def vector_category(kind):
     """The attribution's category of a vector kind."""
-    if kind == "local_timer":
-        return "timer tick"
-    return "IPI" if kind in IPI_KINDS else "hardirq"
+    return C.vector(kind)[0]
 
 
 def cause_text(category, name):

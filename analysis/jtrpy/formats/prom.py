@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """prom - results as a Prometheus textfile for node_exporter's textfile collector:
 the headline numbers per run and the largest causes per result
 (docs/interop.md has the names and labels)."""
@@ -5,9 +6,12 @@ import decimal
 import re
 
 from ..results.figures import run_figures
+from ..results.probes import is_cpu_time
 from ..results.quantity import run_quantity
 from ..results.result import PERCENTILE_KEYS
+from ..results.validity import MEASUREMENT, is_valid
 from ..system.schema import utc_time
+from ..trace import causes as C
 from ..values import format_cpulist
 
 DEFAULT_TOP = 5
@@ -21,6 +25,12 @@ FAMILIES = [
     ("jtr_time_lost_ratio", "gauge",
      "Share of the run's time lost to interruptions (lost_ns / duration_ns; x 100 is "
      "jtr's lost %)."),
+    ("jtr_excess_latency_seconds_per_second", "gauge",
+     "Latency probes (wake, ping, sub): how far the outliers went past the threshold, "
+     "added up, per second of the run (their samples overlap: no share of time)."),
+    ("jtr_run_valid", "gauge",
+     "1 when the run is a valid measurement (it kept its schedule, its threshold came "
+     "from a quiet warm-up, it lost no messages), else 0."),
     ("jtr_outliers_per_second", "gauge",
      "Interruptions above the run's threshold per second of the run."),
     ("jtr_outlier_threshold_seconds", "gauge",
@@ -69,7 +79,7 @@ def causes_of(result, top):
         dur = sum(r.get("duration_ns") or 0 for r in result.get("runs", []))
     acc = {}
     for c in a.get("causes") or []:
-        key = (c.get("category") or "?", cause_label(c.get("name")))
+        key = C.cause_key(c.get("category") or "?", cause_label(c.get("name")))
         s = acc.setdefault(key, [0.0, 0])
         s[0] += c.get("share") or 0.0
         s[1] += c.get("total_ns") or 0
@@ -86,6 +96,7 @@ def prom_samples(result, top):
     end = utc_time(result.get("ended_at"))
     runs = [r for r in result.get("runs", []) if isinstance(r, dict)]
     cpus = [r.get("cpu") for r in runs]
+    valid = is_valid(result, MEASUREMENT)
     # runs that share a CPU (null repetitions, clock sources) are told apart by name
     by_name = len(set(cpus)) < len(cpus)
     for run in runs:
@@ -94,7 +105,7 @@ def prom_samples(result, top):
                    quantity=run_quantity(result.get("tool"), run))
         if by_name:
             lab["run"] = run.get("name") or ""
-        f = run_figures(run)
+        f = run_figures(run, is_cpu_time(result))
         for k in PERCENTILE_KEYS:
             v = f["percentiles_ns"].get(k)
             if v is not None:
@@ -104,7 +115,12 @@ def prom_samples(result, top):
             out["jtr_loop_max_seconds"].append((lab, f["max_ns"] / 1e9))
         if f["lost_pct"] is not None:
             out["jtr_time_lost_ratio"].append((lab, f["lost_pct"] / 100.0))
+        if f["excess_ns_per_s"] is not None:
+            out["jtr_excess_latency_seconds_per_second"].append(
+                (lab, f["excess_ns_per_s"] / 1e9))
+        if f["outliers_per_s"] is not None:
             out["jtr_outliers_per_second"].append((lab, f["outliers_per_s"]))
+        out["jtr_run_valid"].append((lab, 1 if valid else 0))
         o = run.get("outliers")
         if isinstance(o, dict) and o.get("threshold_ns") is not None:
             out["jtr_outlier_threshold_seconds"].append((lab, o["threshold_ns"] / 1e9))

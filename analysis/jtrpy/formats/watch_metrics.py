@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """watch_metrics - jtr watch's accounting as Prometheus metrics, with the
 official client (prometheus_client): one collector that turns the tracer's
 latest state line (ebpf/watch.c jtr_watch_state) into metric families when
@@ -5,10 +6,13 @@ Prometheus scrapes, served over HTTP or written as a textfile for
 node_exporter's collector.
 
 Names follow Prometheus' conventions: the jtr_watch_ prefix, base units
-(seconds), _total on counters. Labels: cpu, category (vocab.WATCH_CATEGORIES)
+(seconds), _total on counters. Labels: cpu, category (trace/causes.py WATCH)
 and, where it is bounded, name: the cause's name, at most --names a CPU and
-category (the rest are "other"); no pid label. docs/fleet.md lists them and
-the Grafana dashboard (dashboards/jtr-watch.json) queries them."""
+category (the rest are "other"); no pid label. Every category has its
+histogram on every CPU, and its _count and _sum are the sums of the counters
+by name of the same state line (ebpf/watch.c counts both in one place).
+docs/fleet.md lists them and the Grafana dashboard (dist/grafana/jtr-watch.json)
+queries them."""
 from ..errors import UsageError
 from ..system import packages
 from ..vocab import WATCH_BOUNDS_NS
@@ -29,18 +33,17 @@ HOW_TO_GET = ("jtr watch serves its metrics with prometheus_client: %s"
 # name (as exposed: counters end in _total), type, labels, help
 FAMILIES = (
     ("jtr_watch_interruptions_total", "counter", ("cpu", "category", "name"),
-     "Interruptions of the task running on a watched CPU: interrupts (by the part that "
-     "took most of each), NMIs, preemptions (by the task that took the CPU), page "
-     "faults (counted, no duration)."),
+     "Interruptions of the application on a watched CPU: interrupts while it runs (by the "
+     "part that took most of each), NMIs, and its waits for the CPU while runnable (by "
+     "the task that took it, or RT throttling)."),
     ("jtr_watch_interrupted_seconds_total", "counter", ("cpu", "category", "name"),
-     "Time taken from the task running on a watched CPU, by cause (while a preempted "
-     "task waits: each other task's own slices)."),
+     "Time taken from the application on a watched CPU, by cause."),
     ("jtr_watch_interruption_duration_seconds", "histogram", ("cpu", "category"),
-     "Durations of the interruptions of a watched CPU's task (a preemption: until the "
-     "preempted task runs again)."),
+     "Durations of the interruptions of the application on a watched CPU (a wait: until "
+     "it runs again)."),
     ("jtr_watch_kernel_events_total", "counter", ("cpu", "category", "name"),
-     "Kernel events on a watched CPU (interrupts, softirqs, preemptions, page faults, "
-     "NMIs), whether they interrupted a task or came while it was idle."),
+     "Kernel events on a watched CPU (interrupts, softirqs, NMIs, preemptions, RT "
+     "throttling, page faults), whether they interrupted the application or not."),
     ("jtr_watch_trace_events_total", "counter", (),
      "Events the tracer received from the kernel."),
     ("jtr_watch_trace_dropped_total", "counter", (),
@@ -89,8 +92,6 @@ def families(state):
                 count.add_metric((cpu, cat, name), n)
                 secs.add_metric((cpu, cat, name), ns / 1e9)
                 events.add_metric((cpu, cat, name), ev)
-            if cat == "page fault":         # no durations: no histogram
-                continue
             cum, buckets = 0, []
             for le, n in zip(BOUNDS_S + (float("inf"),), k["hist"]):
                 cum += n

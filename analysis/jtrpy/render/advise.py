@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """advise - jtr advise's text: the remedies ranked by the time they would save,
 what this machine cannot do and why, the host's share, and a proof's table."""
 from ..units import fmt_ns
@@ -39,8 +40,8 @@ def format_advice(doc, profile_dir=None):
         head += " (%.3f %% of the time lost)" % doc["lost_pct"]
     lines = [head]
     if doc["throttled_outliers"]:
-        lines.append("%d outliers have RT throttling's length and period: charged to RT "
-                     "throttling" % doc["throttled_outliers"])
+        lines.append("%d outliers were held by RT throttling (a real-time task lost its "
+                     "CPU to idle or a lower priority)" % doc["throttled_outliers"])
     can = [r for r in doc["remedies"] if r["applicable"]]
     cannot = [r for r in doc["remedies"] if not r["applicable"] and r["rule"] != "host"]
     host = [r for r in doc["remedies"] if r["rule"] == "host"]

@@ -1,7 +1,9 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """attribution - an attribution and its cross-check as text for people (the
 tables jtr run and jtr attribute print and attribution.txt holds)."""
 import re
 
+from ..trace import causes as C
 from ..trace.sched import TOOL
 from ..units import fmt_ns as _fmt_ns
 from .text import align, cpus_text
@@ -12,25 +14,37 @@ DIFF_SHOWN = 12         # causes of the send - null difference printed
 BACKEND_NAMES = {"ebpf": "eBPF (jtr trace)", "perf": "perf (perf record)"}
 
 
-# a task-preemption cause's name: "bash (pid 22607, prio 120)" (attribute.py)
-_TASK = re.compile(r"(.+?) \(pid \d+(?:, .*)?\)")
+def task_key(cause):
+    """(comm, [pids]) of a task cause, from its name and tasks (or, in older
+    results, from a name with the pid in it); None for other causes."""
+    if cause.get("category") != C.TASK:
+        return None
+    name = str(cause.get("name") or "")
+    tasks = cause.get("tasks")
+    if isinstance(tasks, list):
+        return name, [t.get("pid") for t in tasks if isinstance(t, dict)]
+    comm = C.cause_key(C.TASK, name)[1]
+    pid = re.search(r"\(pid (\d+)", name) if comm != name else None
+    return comm, [int(pid.group(1))] if pid else []
 
 
 def cause_label(cause):
-    """A cause's name for people, its task's pid left out ('bash'), with its side
-    across two ends ('bash (pong side)')."""
-    name = str(cause.get("name") or "")
-    m = _TASK.fullmatch(name) if cause.get("category") == "task preemption" else None
-    label = m.group(1) if m else name
+    """A cause's name for people (causes.label: a task's comm with how many
+    tasks, or its pid and prio), with its side across two ends ('bash (pong side)')."""
+    t = task_key(cause)
+    if t is not None and not isinstance(cause.get("tasks"), list):
+        label = t[0]        # an older result's one task: its comm
+    else:
+        label = C.label(cause)
     return label + (" (%s side)" % cause["side"] if cause.get("side") else "")
 
 
 def group_causes(causes, names=3):
     """The causes by category, most time first: [{category, total_ns, share, count
     (outliers where it was the main cause), names: [{label, total_ns, share,
-    count, max_ns, per_s, phases, causes}], more}], the names of one task (bash's
-    pids) merged into one (cause_label), the @names largest of each category kept
-    (None: all), @more the number left out."""
+    count, max_ns, per_s, phases, causes}], more}], one task per comm (older
+    results' rows of one comm, one per pid, merged), the @names largest of each
+    category kept (None: all), @more the number left out."""
     groups = {}
     for c in causes:
         g = groups.setdefault(c.get("category"), {
@@ -39,10 +53,12 @@ def group_causes(causes, names=3):
         g["total_ns"] += c.get("total_ns") or 0
         g["share"] += c.get("share") or 0.0
         g["count"] += c.get("primary_count") or 0
-        label = cause_label(c)
-        nm = g["names"].setdefault(label, {"label": label, "total_ns": 0, "share": 0.0,
-                                           "count": 0, "max_ns": 0, "per_s": 0.0,
-                                           "phases": {}, "causes": 0})
+        t = task_key(c)
+        key = (t[0] if t else str(c.get("name")), c.get("side"))
+        nm = g["names"].setdefault(key, {"label": None, "total_ns": 0, "share": 0.0,
+                                         "count": 0, "max_ns": 0, "per_s": 0.0,
+                                         "phases": {}, "causes": 0, "pids": set(),
+                                         "row": c})
         nm["total_ns"] += c.get("total_ns") or 0
         nm["share"] += c.get("share") or 0.0
         nm["count"] += c.get("count") or 0
@@ -51,15 +67,30 @@ def group_causes(causes, names=3):
         for k, v in (c.get("phases") or {}).items():
             nm["phases"][k] = nm["phases"].get(k, 0) + v
         nm["causes"] += 1
+        if t:
+            nm["pids"].update(t[1])
+            nm["tasks"] = max(nm.get("tasks", 0), c.get("pids") or 0) if \
+                nm["causes"] == 1 else len(nm["pids"])
     out = sorted(groups.values(), key=lambda g: (-g["total_ns"], str(g["category"])))
     for g in out:
+        for (name, side), nm in g["names"].items():
+            row = nm.pop("row")
+            pids = nm.pop("pids")
+            if "tasks" in nm:
+                n = max(nm.pop("tasks"), len(pids), 1)
+                one = (row.get("tasks") or [{}])[0] if isinstance(row.get("tasks"), list) \
+                    else {}
+                one = one if isinstance(one, dict) else {}      # a damaged file's
+                nm["label"] = C.task_label(name, n, one.get("pid") if n == 1 else None,
+                                           one.get("prio") if n == 1 else None)
+            else:
+                nm["label"] = name
+            if side:
+                nm["label"] += " (%s side)" % side
         ns = sorted(g["names"].values(), key=lambda n: (-n["total_ns"], n["label"]))
         keep = len(ns) if names is None else names
         g["more"] = max(0, len(ns) - keep)
         g["names"] = ns[:keep]
-        for n in g["names"]:
-            if n["causes"] > 1 and g["category"] == "task preemption":
-                n["label"] += " (%d tasks)" % n["causes"]
     return out
 
 
@@ -101,30 +132,64 @@ def cost_text(tracer):
     return "cost: " + "; ".join(parts)
 
 
-PHASE_NAMES = {"send": "the send call", "out": "the way out",
-               "reflect": "pong's wake-up and reflection", "back": "the way back",
-               "reply": "the reply's wake-up", "publish": "the publisher's send",
-               "receive": "the subscriber's receive"}
+PHASE_NAMES = {"send": "the send (from the intended time)",
+               "out": "the way out and pong's wake-up", "reflect": "pong's reflection",
+               "reply": "the way back and the reply's wake-up",
+               "trip": "the round trip after the send", "round trip": "the round trip",
+               "back": "the way back", "publish": "the publisher's send",
+               "receive": "the message, send to receive"}
 
 
-def _causes(attribution, lines):
-    """The causes table (with side and phase columns for two ends)."""
+def by_pid(causes):
+    """The causes with every task's cause split into one row per task (its pid and
+    prio in the name; its count and time; its p50 and max are not kept per task),
+    as --by pid shows them."""
+    out = []
+    for c in causes:
+        tasks = c.get("tasks") if c.get("category") == C.TASK else None
+        if not isinstance(tasks, list) or len(tasks) < 2:
+            out.append(c)
+            continue
+        total = sum(t.get("total_ns") or 0 for t in tasks) or 1
+        more = (c.get("pids") or len(tasks)) - len(tasks)
+        for t in tasks:
+            out.append(dict(c, name=c["name"], tasks=[t], pids=1, count=t["count"],
+                            total_ns=t["total_ns"], share=c["share"] * t["total_ns"] / total,
+                            p50_ns=None, max_ns=None,
+                            per_s=c["per_s"] * t["count"] / max(1, c["count"])))
+        if more > 0:
+            out[-1] = dict(out[-1], more_tasks=more)
+    return out
+
+
+def _causes(attribution, lines, split=False):
+    """The causes table (with side and phase columns for two ends); @split: a row
+    per task (--by pid), else one per comm."""
     o, t = attribution["outliers"], attribution["tracer"]
     kind = attribution.get("run_kind")
-    lines.append("causes of %d outliers%s on %s: %s in %.2f s" % (
-        o["count"], " of the %s runs" % kind if kind else "",
-        cpus_text(o.get("cpus") or t.get("cpus") or []), _fmt_ns(o["total_ns"]),
-        o.get("duration_ns", 0) / 1e9))
+    if "summed_ns" in o:    # they overlap: the time one was in flight, not their sum
+        lines.append("causes of %d outliers%s on %s: one or more in flight for %s of the %.2f s "
+                     "run" % (o["count"], " of the %s runs" % kind if kind else "",
+                              cpus_text(t.get("cpus") or o.get("cpus") or []),
+                              _fmt_ns(o["total_ns"]), o.get("duration_ns", 0) / 1e9))
+    else:
+        lines.append("causes of %d outliers%s on %s: %s in %.2f s" % (
+            o["count"], " of the %s runs" % kind if kind else "",
+            cpus_text(o.get("cpus") or t.get("cpus") or []), _fmt_ns(o["total_ns"]),
+            o.get("duration_ns", 0) / 1e9))
     sided = any("side" in c for c in attribution["causes"])
     rows = [("category", "name") + (("side", "phase") if sided else ()) +
             ("count", "share", "total", "p50", "max", "per s")]
-    for c in attribution["causes"]:
+    for c in by_pid(attribution["causes"]) if split else attribution["causes"]:
         ph = c.get("phases") or {}
         where = (c.get("side") or "-", max(ph, key=ph.get) if ph else "-") if sided else ()
-        rows.append((c["category"], c["name"]) + where +
-                    (str(c["count"]), "%.1f %%" % (100 * c["share"]),
-                     _fmt_ns(c["total_ns"]), _fmt_ns(c["p50_ns"]), _fmt_ns(c["max_ns"]),
-                     "%.1f" % c["per_s"]))
+        rows.append((c["category"], C.label(c) + (
+                        " and %d more tasks" % c["more_tasks"] if c.get("more_tasks") else "")) +
+                    where + (str(c["count"]), "%.1f %%" % (100 * c["share"]),
+                             _fmt_ns(c["total_ns"]),
+                             "-" if c["p50_ns"] is None else _fmt_ns(c["p50_ns"]),
+                             "-" if c["max_ns"] is None else _fmt_ns(c["max_ns"]),
+                             "%.1f" % c["per_s"]))
     lines += ["  " + line for line in align(rows, (False, False) + (False, False) * sided +
                                             (True,) * 6)]
     if o["total_ns"]:
@@ -133,19 +198,25 @@ def _causes(attribution, lines):
 
 
 def budget_lines(attribution):
-    """The per-phase budget of round trips / messages, or []."""
-    if not attribution.get("budget"):
-        return []
-    rows = [("phase", "side", "measured", "charged", "most of it")]
-    for b in attribution["budget"]:
+    """The per-phase budget of round trips / messages, or []: per phase the mean
+    time its stamps measured per outlier, the mean charged to kernel events and
+    the host, and the cause that took most of it."""
+    rows = [("phase", "side", "outliers", "measured", "kernel, host", "most of it")]
+    for b in attribution.get("budget") or ():
+        if "measured_mean_ns" not in b:
+            continue            # an older result's budget (sums): not shown
         d = b.get("dominant")
-        rows.append((PHASE_NAMES.get(b["phase"], b["phase"]), b["side"],
-                     _fmt_ns(b["measured_ns"]) if b["measured_ns"] else "-",
-                     _fmt_ns(b["charged_ns"]),
-                     "%s: %s (%s side, %s)" % (d["category"], d["name"], d["side"],
-                                               _fmt_ns(d["ns"])) if d else "-"))
-    head = "budget of the outliers by phase (measured from the stamps; charged to causes):"
-    return ["", head] + ["  " + x for x in align(rows, (False, False, True, True, False))]
+        rows.append((PHASE_NAMES.get(b["phase"], b["phase"]), b["side"], str(b["outliers"]),
+                     _fmt_ns(b["measured_mean_ns"]), _fmt_ns(b["charged_mean_ns"]),
+                     "%s: %s (%s side, %.0f %%)" % (d["category"], d["name"], d["side"],
+                                                    100 * d["share"]) if d else "-"))
+    if len(rows) == 1:
+        return []
+    head = ("budget of the outliers by phase (per outlier, the mean measured by the "
+            "stamps and charged to kernel events and the host; the rest is no kernel "
+            "event):")
+    return ["", head] + ["  " + x for x in align(rows, (False, False, True, True, True,
+                                                        False))]
 
 
 def difference_lines(attribution):
@@ -204,18 +275,20 @@ def decomposition_lines(attribution):
     return lines + [""]
 
 
-def format_table(attribution):
-    """The attribution as lines of text for people: causes, worst outliers, tracer, warnings."""
+def format_table(attribution, split=False):
+    """The attribution as lines of text for people: causes (@split: a row per
+    task, --by pid), worst outliers, tracer, warnings."""
     o, t = attribution["outliers"], attribution["tracer"]
     lines = decomposition_lines(attribution)
-    _causes(attribution, lines)
+    _causes(attribution, lines, split)
     lines += budget_lines(attribution) + difference_lines(attribution)
     if attribution["worst"]:
         lines += ["", "worst outliers:"]
         t0 = o.get("start_ns") or 0
         rows = [(_fmt_ns(w["length_ns"]), "cpu%d" % w["cpu"],
                  "+%.3f s" % ((w["start_ns"] - t0) / 1e9),
-                 ("%s side: " % w["side"] if w.get("side") else "") + w["chain"])
+                 ("%s side: " % w["side"] if w.get("side") and " side: " not in w["chain"]
+                  else "") + w["chain"])
                 for w in attribution["worst"][:TABLE_WORST]]
         lines += ["  " + line for line in align(rows, (True, False, True, False))]
     lines += ["", "tracer: %s, %d events, %d dropped" % (

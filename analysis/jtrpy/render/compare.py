@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """compare - a comparison (jtr-compare/1) as the table jtr compare prints."""
 from ..stats.compare import PMU_MISSES, fmt_ci, fmt_diff, fmt_pct, fmt_range, fmt_value
 from ..units import fmt_ns as _fmt_ns
@@ -43,9 +44,13 @@ def change_word(c, m):
     return "small" if m.get("significant") else ("-" if m["key"] else "")
 
 
-def min_effect_text(method):
-    """'100 ns and 10 % of A (time lost: 0.010 pt)': the minimum practical effect."""
+def min_effect_text(method, metrics=()):
+    """'100 ns and 10 % of A (time lost: 0.010 pt)': the minimum practical effect
+    (of the excess latency instead, for latency probes)."""
     ns, pct = method["min_effect_ns"], method["min_effect_pct"]
+    if any(m["name"] == "excess latency" for m in metrics):
+        return "%s and %g %% of A (excess latency: %s/s)" % (_fmt_ns(ns), pct,
+                                                            _fmt_ns(ns * 1000))
     return "%s and %g %% of A (time lost: %.3f pt)" % (_fmt_ns(ns), pct, ns * 1e-4)
 
 
@@ -70,7 +75,8 @@ def format_table(c):
     lines += _pmu_lines(c.get("hardware_counters"))
     lines += [""] + ["warning: " + w for w in c["warnings"]]
     lines.append("the verdict comes from the key metrics: %s; a change counts from %s" % (
-        _list(m["name"] for m in c["metrics"] if m["key"]), min_effect_text(c["method"])))
+        _list(m["name"] for m in c["metrics"] if m["key"]),
+        min_effect_text(c["method"], c["metrics"])))
     if not reps:
         lines.append("note: one result per side: the CIs cover the sampling noise within a "
                      "run, not the variation from run to run")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """compare_page - the HTML page of two results compared (jtr report A B): the
 verdict first, jtr compare's table once, A's and B's tails on one plot (CCDF),
 what changed per cause, A | B side by side (each result's summary), the host
@@ -65,7 +66,7 @@ def verdict_section(c, labels):
                "interval excludes 0 and the change is at least %s (jtr compare "
                "--min-effect, --min-effect-pct; docs/compare.md).</small></p>" % (
                    esc(", ".join(m["name"] for m in c["metrics"] if m["key"])),
-                   c["method"]["confidence"], esc(min_effect_text(c["method"]))))
+                   c["method"]["confidence"], esc(min_effect_text(c["method"], c["metrics"]))))
     if c["warnings"]:
         out.append('<ul class="warn">%s</ul>' % "".join(
             "<li>%s</li>" % esc(w) for w in c["warnings"]))

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """compare_plots - the graphs of the comparison page (render/compare_page.py):
 A's and B's complementary CDFs on one plot, and the change of each cause's time
 lost per second of run as diverging bars. Each returns a matplotlib figure

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """fleet - jtr fleet's table for people and its HTML page (one self-contained file:
 the table, a chart per probe of each host's time lost by cause category, the
 flagged hosts explained, the causes side by side and the rule)."""
@@ -14,8 +15,8 @@ TOP_CAUSES = 3
 NUM = ' class="num" style="white-space:nowrap"'
 CAUSES_ON_PAGE = 12
 
-HEAD = ("host", "probe", "CPUs", "p99", "p99.99", "max", "lost", "top causes (share of time lost)",
-        "flag")
+HEAD = ("host", "probe", "CPUs", "p99", "p99.99", "max", "lost or excess",
+        "top causes (share of time lost)", "flag")
 RIGHT = (False, False, False, True, True, True, True, False, False)
 
 
@@ -33,13 +34,18 @@ def _pct(v, digits=2):
     return "-" if v is None else "%.*f %%" % (digits, v)
 
 
-def figure_text(metric, v):
-    """A figure of METRICS for people: '9.80 %', '160 ns'."""
-    return _pct(v) if metric == "lost" else _ns(v)
+def figure_text(metric, v, cpu_time=True):
+    """A figure of METRICS for people: '9.80 %', '160 ns', '1.2 ms/s' (a latency
+    probe's excess)."""
+    if metric == "lost":
+        return _pct(v) if cpu_time else "%s/s" % _ns(v)
+    return _ns(v)
 
 
-def metric_name(metric):
-    return "time lost" if metric == "lost" else metric
+def metric_name(metric, cpu_time=True):
+    if metric == "lost":
+        return "time lost" if cpu_time else "excess latency"
+    return metric
 
 
 def cause_label(c):
@@ -62,19 +68,28 @@ def share_text(share):
 
 
 def flag_text(row):
-    """The flag column: '-', or 'FLAGGED lost 4.9x: task preemption jtr-inject'."""
+    """The flag column: '-', 'not judged: invalid', or 'FLAGGED lost 4.9x: task
+    preemption jtr-inject'."""
     if not row["flagged"]:
-        return "-"
+        return "-" if row.get("valid", True) else "not judged: not a valid measurement"
     parts = []
     for f in row["flags"]:
         if f["times"] is not None:
             parts.append("%s %.1fx" % (f["metric"], f["times"]))
         else:
-            parts.append("%s %s (others 0)" % (f["metric"], figure_text(f["metric"],
-                                                                      f["value"])))
+            parts.append("%s %s (others 0)" % (f["metric"], figure_text(
+                f["metric"], f["value"], row.get("cpu_time", True))))
     c = row["cause"] or {}
     why = "%s: %s" % (c["category"], c["name"]) if c.get("key") else "cause unknown"
     return "FLAGGED %s: %s" % (", ".join(parts), why)
+
+
+def loss_text(r):
+    """The row's time lost (%), or its excess latency per s where a sample is a
+    latency."""
+    if r.get("cpu_time", True) or r.get("excess_ns_per_s") is None:
+        return _pct(r["lost_pct"])
+    return "%s/s" % _ns(r["excess_ns_per_s"])
 
 
 def table_rows(doc):
@@ -84,7 +99,7 @@ def table_rows(doc):
         p = r["percentiles_ns"]
         out.append((r["host"], probe_name(r) + (" (partial)" if r["partial"] else ""),
                     format_cpulist(r["cpus"]) or "-", _ns(p.get("99")), _ns(p.get("99.99")),
-                    _ns(r["max_ns"]), _pct(r["lost_pct"]), top_causes(r), flag_text(r)))
+                    _ns(r["max_ns"]), loss_text(r), top_causes(r), flag_text(r)))
     return out
 
 
@@ -97,17 +112,21 @@ def against(f):
 def explain(row):
     """Lines saying why @row was flagged and by which cause."""
     lines = []
+    cpu = row.get("cpu_time", True)
     for f in row["flags"]:
         m = f["metric"]
         lines.append("%s against %s on %s (%s; flagged from %s)" % (
-            "%s %s" % (metric_name(m), figure_text(m, f["value"])),
-            figure_text(m, f["baseline"]), against(f),
+            "%s %s" % (metric_name(m, cpu), figure_text(m, f["value"], cpu)),
+            figure_text(m, f["baseline"], cpu), against(f),
             "%.1fx" % f["times"] if f["times"] is not None else "the others have none",
-            figure_text(m, f["threshold"])))
+            figure_text(m, f["threshold"], cpu)))
     c = row["cause"] or {}
     if c.get("key"):
-        lines.append("by %s: %s, %.2f %% of the time lost to it against %.2f %% on %s" % (
-            c["category"], c["name"], c["lost_pct"], c["baseline_pct"],
+        lines.append("by %s: %s, %s to it against %s on %s" % (
+            c["category"], c["name"],
+            "%.2f %% of the time lost" % c["lost_pct"] if cpu else
+            "%s/s of excess latency" % _ns(c["lost_pct"]),
+            "%.2f %%" % c["baseline_pct"] if cpu else "%s/s" % _ns(c["baseline_pct"]),
             "the other host" if row["flags"][0]["compared"] == 1 else "the others (median)"))
     else:
         lines.append("cause not named: %s" % c.get("why", "unknown"))
@@ -179,7 +198,7 @@ def bars(rows):
         if r["attributed"]:
             parts = sorted(r["categories"].items(), key=lambda kv: -kv[1])
         else:
-            parts = [("not attributed", r["lost_pct"] or 0.0)]
+            parts = [("not attributed", r.get("loss", r["lost_pct"]) or 0.0)]
         out.append((r["host"], parts, r["flagged"]))
     return out
 
@@ -193,9 +212,11 @@ def charts(doc):
         return "no charts: matplotlib is not installed (apt-get install python3-matplotlib)"
     out = []
     for probe, rows in groups(doc).items():
-        if any(r["lost_pct"] is not None for r in rows):
+        if any(r.get("loss", r["lost_pct"]) is not None for r in rows):
+            what = "time lost (%)" if rows[0].get("cpu_time", True) else \
+                "excess latency (ns per s of run)"
             out.append((probe, plots.plot_fleet(
-                plt, "%s: time lost per host by cause category" % probe, bars(rows))))
+                plt, "%s: %s per host by cause category" % (probe, what), bars(rows))))
     return out
 
 
@@ -204,8 +225,8 @@ def cause_table(rows):
     keys = {}
     for r in rows:
         for c in r["causes"]:
-            if c["lost_pct"] is not None:
-                keys[c["key"]] = max(keys.get(c["key"], 0.0), c["lost_pct"])
+            if c.get("loss", c["lost_pct"]) is not None:
+                keys[c["key"]] = max(keys.get(c["key"], 0.0), c.get("loss", c["lost_pct"]))
     if not keys:
         return ""
     top = sorted(keys, key=lambda k: -keys[k])[:CAUSES_ON_PAGE]
@@ -214,11 +235,13 @@ def cause_table(rows):
     for k in top:
         cells = []
         for r in rows:
-            v = next((c["lost_pct"] for c in r["causes"] if c["key"] == k), None)
+            v = next((c.get("loss", c["lost_pct"]) for c in r["causes"] if c["key"] == k),
+                     None)
             mark = r["cause"] and r["cause"].get("key") == k
             cells.append('<td class="num" style="white-space:nowrap%s">%s</td>' % (
                 ';background:#fdd;font-weight:bold' if mark else "",
-                "%.3f %%" % v if v is not None else ("0" if r["attributed"] else "-")))
+                ("%.3f %%" % v if r.get("cpu_time", True) else "%s/s" % _ns(v))
+                if v is not None else ("0" if r["attributed"] else "-")))
         body.append("<tr><td>%s</td>%s</tr>" % (esc(k), "".join(cells)))
     return "<table>%s%s</table>" % (head, "".join(body))
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """gates - judged gates (results/gates.py, with drivers/gates.py's causes) for
 people and for CI: the "gates:" block jtr run prints, the last lines it prints
 for each failed gate, and the JUnit suite (formats/junit.py writes it) whose
@@ -5,6 +6,7 @@ failures carry the value, the limit and the causes."""
 import time
 
 from ..results.figures import result_figures
+from ..trace import causes as C
 from ..units import counted, fmt_ns
 from ..values import format_duration
 from .runs import headline
@@ -41,8 +43,9 @@ def verdict(c):
 
 
 def cause_label(x):
-    """'task preemption jtr-inject (pid 42, prio 10)', with the end it sat on."""
-    return "%s %s%s" % (x["category"], x["name"], " [%s]" % x["side"] if x.get("side") else "")
+    """'task preemption jtr-inject (pid 42, prio 89)', with the end it sat on."""
+    return "%s %s%s" % (x["category"], C.label(x), " [%s]" % x["side"] if x.get("side")
+                        else "")
 
 
 def whose(c):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """html - the pieces of jtr's HTML pages (self-contained: plots embedded as
 base64 PNG, no network) and the writing of a report folder."""
 import base64
@@ -30,6 +31,7 @@ details.raw{margin:1.5em 0;border-top:1px solid #ccc;padding-top:0.5em}
 details.raw summary{cursor:pointer;font-weight:bold}
 pre{background:#f6f6f6;padding:8px;font-size:12px;overflow-x:auto}
 .warn li{color:#a40}
+.invalid{color:#fff;background:#b00;padding:6px 10px;border-radius:4px}
 """
 
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """maxrate - jtr maxrate's tables: a line per step while it runs, the maximum
 rate per message size (--sizes) and the latency at each rate (--rates)."""
 from ..units import fmt_rate

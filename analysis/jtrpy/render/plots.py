@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """plots - every graph jtr draws (the only code that imports matplotlib, and
 only when a graph is asked for): histograms, percentile spectra, outlier
 timelines, causes, a fleet's time lost per host, and the 10 ns graphs of
@@ -12,17 +13,13 @@ from ..errors import UsageError
 from ..formats import legacy
 from ..results import hist
 from ..results.figures import run_pairs
+from ..results.probes import is_cpu_time
 from ..system import packages
+from ..trace import causes as C
 from ..units import fmt_ns
 
-CATEGORY_COLOURS = {
-    "timer tick": "#1f77b4", "IPI": "#ff7f0e", "hardirq": "#2ca02c", "softirq": "#d62728",
-    "task preemption": "#9467bd", "page fault": "#8c564b", "NMI": "#e377c2",
-    "no kernel event": "#17becf", "other events": "#bcbd22", "not traced": "#7f7f7f",
-    # jtr wake's components (attribution/wake.py)
-    "timer IRQ latency": "#aec7e8", "timer IRQ": "#ffbb78", "wake-up path": "#98df8a",
-    "unaccounted": "#c7c7c7",
-}
+# the causes' colours: trace/causes.py's, one per category
+CATEGORY_COLOURS = {c.name: c.colour for c in C.CATEGORIES}
 SIDE_COLOURS = ("#1f77b4", "#d62728")
 UNKEPT = "#bbbbbb"      # an outlier whose cause the attribution did not keep
 # the spectrum's marked percentiles, up to SPECTRUM_MAX; the curve goes on to the
@@ -296,19 +293,21 @@ def timeline_figure(plt, result, outliers, categories=None, bins=60):
                [(w["start_ns"] - t0) / 1e9 for w in worst]) or 1.0
     width = span / bins
     edges = np.arange(bins + 1) * width
-    slot = np.clip((xs // width).astype(int), 0, bins - 1) if len(xs) else np.array([], int)
     bottom = np.zeros(bins)
     scale = 100.0 / (width * 1e9 * len(cpus))
+    per = covered_by_bin(arr, (arr[:, 1] - t0) / 1e9, cats, width, bins)
     for c in order if categories is not None else ["?"]:
-        sel = cats == c
-        pct = np.bincount(slot[sel], weights=arr[sel, 2], minlength=bins)[:bins] * scale
+        pct = per.get(c, np.zeros(bins)) * scale
         ax.bar(edges[:-1], pct, width=width, bottom=bottom, align="edge", linewidth=0,
                color=CATEGORY_COLOURS.get(c, UNKEPT))
         bottom += pct
-    ax.set_ylabel("% of the time\nlost" + (" (all CPUs)" if len(cpus) > 1 else ""),
+    lost = is_cpu_time(result)
+    what = "time lost" if lost else "time an outlier was in flight"
+    ax.set_ylabel(("% of the time\nlost" if lost else "% of the time\none in flight") +
+                  (" (all CPUs)" if len(cpus) > 1 else ""), fontsize=FONT)
+    ax.set_xlabel("time from the start of the run (s); lower panel: %s per cause "
+                  "category in each %s (each instant once)" % (what, fmt_ns(width * 1e9)),
                   fontsize=FONT)
-    ax.set_xlabel("time from the start of the run (s); lower panel: time lost per cause "
-                  "category in each %s" % fmt_ns(width * 1e9), fontsize=FONT)
     ax.set_xlim(0, span)
     ax.set_ylim(0, max(float(bottom.max()) * 1.15, 1e-3))
     ax.tick_params(labelsize=FONT)
@@ -327,6 +326,35 @@ def timeline_figure(plt, result, outliers, categories=None, bins=60):
     fig.subplots_adjust(left=0.11, right=0.98, top=1 - (0.45 + 0.25 * rows) / h,
                         bottom=0.7 / h, hspace=0.12)
     return fig
+
+
+def covered_by_bin(arr, xs, cats, width, bins):
+    """{category: ns per bin} of the outliers @arr (cpu, start, length rows; @xs
+    their starts in s from the run's start), each instant of a CPU once: an
+    outlier adds only what no earlier one on its CPU covered (overlapping round
+    trips are not time lost twice), to its main category."""
+    import numpy as np
+    out = {}
+    order = np.lexsort((xs, arr[:, 0]))
+    cur_cpu, cur_end = None, None
+    w_ns = width * 1e9
+    for j in order.tolist():
+        cpu, start, length = arr[j, 0], xs[j] * 1e9, arr[j, 2]
+        if cpu != cur_cpu:
+            cur_cpu, cur_end = cpu, -1.0
+        a, b = max(start, cur_end), start + length
+        if b <= a:
+            continue
+        cur_end = b
+        got = out.get(cats[j])
+        if got is None:
+            got = out[cats[j]] = np.zeros(bins)
+        k = int(a // w_ns)
+        while a < b and k < bins:
+            edge = (k + 1) * w_ns
+            got[max(k, 0)] += min(b, edge) - a
+            a, k = edge, k + 1
+    return out
 
 
 def causes_figure(plt, groups):

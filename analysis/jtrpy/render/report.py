@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """report - the HTML page of one result (jtr report; two results: compare_page.py).
 
 Top to bottom: a title saying what was measured, where and when; the summary
@@ -21,6 +22,7 @@ from ..results.figures import result_figures
 from ..results.outliers import read_outliers
 from ..results.quantity import select
 from ..results.result import PERCENTILE_KEYS
+from ..results.validity import summary
 from . import compare_page, plots
 from .attribution import BACKEND_NAMES, budget_lines, cost_text, group_causes, phases_text
 from .compare import format_table as compare_table
@@ -201,6 +203,9 @@ def summary_section(label, result, quantity=None):
     f = result_figures(result, quantity)
     p = f["percentiles_ns"]
     out = ['<section class="summary">']
+    bad = summary(f["validity"])
+    if bad:
+        out.append('<p class="invalid"><b>%s</b></p>' % esc(bad))
     what = q.measures or q.name
     dur = f["duration_ns"]
     out.append('<p class="what"><b>%s</b> · %s of %s · %s run%s, %s samples%s · %s</p>' % (
@@ -214,6 +219,9 @@ def summary_section(label, result, quantity=None):
     if f["lost_pct"] is not None:
         stats.append(stat("time lost", "%.3f %%" % f["lost_pct"],
                           fmt_ns(lost) if lost is not None else ""))
+    if f.get("excess_ns_per_s") is not None:
+        stats.append(stat("excess latency", "%s/s" % fmt_ns(f["excess_ns_per_s"]),
+                          "past the threshold, per s of run"))
     if count is not None:
         stats.append(stat("outliers" + (" > " + fmt_ns(threshold) if threshold else ""),
                           count_text(count), "%.1f per s" % f["outliers_per_s"]
@@ -223,12 +231,19 @@ def summary_section(label, result, quantity=None):
     if a and a.get("causes"):
         o = a.get("outliers") or {}
         kind = a.get("run_kind")
-        out.append("<p>Where the outliers' %s went%s (%% of their time; the "
-                   "kernel's events cover %s of it):</p>" % (
-                       esc(fmt_ns(o.get("total_ns") or 0)),
-                       esc(" in the %s runs" % kind) if kind else "",
-                       esc(pct((o.get("traced_ns") or 0) / o["total_ns"])
-                           if o.get("total_ns") else "none")))
+        if "summed_ns" in o:    # they overlap: the time one was in flight
+            out.append("<p>What held them in the %s some outlier was in flight (%% of "
+                       "that time, each instant once; the kernel's events cover %s of "
+                       "it):</p>" % (esc(fmt_ns(o.get("total_ns") or 0)),
+                                     esc(pct((o.get("traced_ns") or 0) / o["total_ns"])
+                                         if o.get("total_ns") else "none")))
+        else:
+            out.append("<p>Where the outliers' %s went%s (%% of their time; the "
+                       "kernel's events cover %s of it):</p>" % (
+                           esc(fmt_ns(o.get("total_ns") or 0)),
+                           esc(" in the %s runs" % kind) if kind else "",
+                           esc(pct((o.get("traced_ns") or 0) / o["total_ns"])
+                               if o.get("total_ns") else "none")))
         rows = []
         for g in group_causes(a["causes"])[:SUMMARY_CAUSES]:
             names = ", ".join("%s %s" % (n["label"], pct(n["share"])) for n in g["names"])

@@ -1,12 +1,31 @@
-"""runs - the lines jtr run prints after the probe's own table: per CPU how often
-and how long it was interrupted, hardware counters, whether it was cut short."""
+# SPDX-License-Identifier: GPL-2.0-only
+"""runs - the lines jtr run prints after the probe's own table: whether it is a
+valid measurement, per CPU how often and how long it was interrupted (or how far
+its latencies went past the threshold), hardware counters, whether it was cut
+short."""
+from ..results.figures import run_figures
+from ..results.probes import is_cpu_time
+from ..results.validity import of, summary
 from ..units import fmt_ns
 
 
+def validity_line(result):
+    """The first line of a result's summary when it is not a valid measurement
+    (results/validity.py), or None."""
+    return summary(of(result))
+
+
 def headline(result):
-    """The headline lines of a result: a gap or null run's interruptions and time
-    lost; any other run's percentiles and outliers (send, ping, sub)."""
+    """The headline lines of a result: first whether it is a valid measurement
+    (when it is not), then per run a gap run's interruptions and time lost; any
+    other run's percentiles and outliers (send, ping, sub), with the time lost
+    where a sample is CPU time and the excess latency per second where it is a
+    latency (results/probes.py)."""
     lines = []
+    bad = validity_line(result)
+    if bad:
+        lines.append(bad)
+    cpu_time = is_cpu_time(result)
     for r in result.get("runs", []):
         o = r.get("outliers", {})
         if "lost_time_pct" not in r:
@@ -16,8 +35,13 @@ def headline(result):
                 *(fmt_ns(pct[k]) if k in pct else "-" for k in ("50", "99", "99.99")),
                 fmt_ns(r.get("max_ns", 0)))
             if o:
+                f = run_figures(r, cpu_time)
                 text += "; %d outliers above %s" % (o.get("count", 0),
                                                     fmt_ns(o.get("threshold_ns", 0)))
+                if f["lost_pct"] is not None:
+                    text += ", %.3f %% of the time lost" % f["lost_pct"]
+                if f["excess_ns_per_s"] is not None:
+                    text += ", excess latency %s per s of run" % fmt_ns(f["excess_ns_per_s"])
             lines.append(text)
             continue
         lines.append(

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """suite_page - the HTML page of a jtr suite folder: the warnings once, every
 item in one table (people's units), the tails of every item on one plot, and
 per item its runs as small multiples ranged to their data (a send item's runs

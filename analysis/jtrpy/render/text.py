@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """text - how jtr lays out text for people: aligned columns, CPU sets."""
 
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """watch - jtr watch for people: the progress line, a dump's line, the table of
 interruptions by CPU and cause at the end."""
 from ..units import fmt_ns
@@ -20,6 +21,12 @@ def progress_line(state, elapsed_s):
     return "watch %dm%02ds: interruptions %s; longest %s; %d events, %d dropped" % (
         m, s, "; ".join(parts) or "none", fmt_ns(state.get("longest_ns", 0)),
         state.get("records", 0), state.get("dropped", 0))
+
+
+def app_text(apps):
+    """Who the application is, for the first line: '--app' values or the rule."""
+    return ("the application %s" % ", ".join(apps) if apps else
+            "the application (each CPU's longest-running comm)")
 
 
 def dump_line(d):
@@ -45,6 +52,20 @@ def table(state, duration_s):
             rows.append((str(c["cpu"]), cat, name, str(n),
                          "%.1f" % (n / duration_s) if duration_s > 0 else "-",
                          fmt_ns(ns) if ns else "-", "%.1f %%" % (100.0 * ns / spent)))
-    if len(rows) == 1:
-        return ["no interruption seen"]
-    return align(rows, (True, False, False, True, True, True, True))
+    lines = (["no interruption seen"] if len(rows) == 1 else
+             align(rows, (True, False, False, True, True, True, True)))
+    return lines + footer(state)
+
+
+def footer(state):
+    """Per CPU: the application seen there and its time, and the page faults
+    (kernel events without a duration, not interruptions)."""
+    out = []
+    for c in state.get("cpus", ()):
+        faults = [(n[0], n[3]) for k in c["categories"] if k["category"] == "page fault"
+                  for n in k["names"] if n[3]]
+        app = ("application %s ran %s" % (c["app"], fmt_ns(c.get("app_ns", 0)))
+               if c.get("app") else "the application was not seen")
+        out.append("CPU %d: %s%s" % (c["cpu"], app, "; page faults (no duration): " + ", ".join(
+            "%d %s" % (n, name) for name, n in faults) if faults else ""))
+    return out

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """fields - the fields of result.json jtr's readers use, and what each must be
 (system/schema.py checks them when a result is loaded).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """figures - the headline numbers of a result, for jtr ls and jtr export --prom.
 
 Per run they are read from result.json as written. For a whole result they are
@@ -6,14 +7,19 @@ for): the runs of that quantity (several CPUs of a gap run, repetitions of a nul
 run; never a ping result's three different runs) have their histograms merged as
 jtr compare merges them (coarsest precision, counts of equal buckets added) and
 the percentiles are jtr's rule on the merged histogram, so a one-run result gives
-exactly its percentiles_ns. Time lost is the runs' lost_ns over their duration,
+exactly its percentiles_ns. Where a sample is CPU time (results/probes.py: gap,
+null, send, ...) time lost is the runs' lost_ns over their duration; where it is
+a latency (wake, ping, sub: they overlap, their sum is no time) the excess
+latency per second of run is their outliers' excess over the threshold over it;
 outliers per second their count over it.
 """
 import re
 
 from . import hist
+from .probes import is_cpu_time
 from .quantity import select
 from .result import PERCENTILE_KEYS
+from .validity import of as validity_of
 
 
 def run_lost(run):
@@ -25,16 +31,34 @@ def run_lost(run):
     return o["lost_ns"], o.get("count", 0), dur
 
 
-def run_figures(run):
-    """{percentiles_ns, max_ns, lost_pct, outliers_per_s, duration_ns, samples} of a run."""
-    lost = run_lost(run)
+def run_excess(run):
+    """(excess_ns, outlier count, duration_ns) of a run: how far its outliers went
+    past the threshold, added up (a latency probe's headline: its samples are no
+    CPU time, several can be in flight at once), or None without outliers."""
+    o = run.get("outliers")
+    dur = run.get("duration_ns")
+    if not isinstance(o, dict) or not dur or not isinstance(o.get("total_ns"), int) or \
+            not isinstance(o.get("threshold_ns"), int):
+        return None
+    n = o.get("count") or 0
+    return max(0, o["total_ns"] - n * o["threshold_ns"]), n, dur
+
+
+def run_figures(run, cpu_time=True):
+    """{percentiles_ns, max_ns, lost_pct, excess_ns_per_s, outliers_per_s,
+    duration_ns, samples} of a run: time lost where a sample is CPU time
+    (@cpu_time), else the excess latency per second of run."""
+    lost = run_lost(run) if cpu_time else None
+    excess = None if cpu_time else run_excess(run)
+    n = lost or excess
     return {
         "percentiles_ns": dict(run.get("percentiles_ns") or {}),
         "max_ns": run.get("max_ns"),
         "duration_ns": run.get("duration_ns"),
         "samples": run.get("samples"),
         "lost_pct": 100.0 * lost[0] / lost[2] if lost else None,
-        "outliers_per_s": lost[1] / (lost[2] / 1e9) if lost else None,
+        "excess_ns_per_s": excess[0] / (excess[2] / 1e9) if excess else None,
+        "outliers_per_s": n[1] / (n[2] / 1e9) if n else None,
     }
 
 
@@ -77,7 +101,8 @@ def result_figures(result, quantity=None):
     its default; see the module's note). UsageError when it has no @quantity."""
     q = select(result, quantity)
     runs = q.runs
-    lost = [run_lost(r) for r in runs]
+    cpu_time = is_cpu_time(result)
+    lost = [run_lost(r) if cpu_time else run_excess(r) for r in runs]
     have_lost = bool(runs) and all(lost)
     dur = [r.get("duration_ns") for r in runs if r.get("duration_ns")]
     cpus = sorted({r.get("cpu") for r in runs if r.get("cpu") is not None})
@@ -95,8 +120,12 @@ def result_figures(result, quantity=None):
         "samples": sum(r.get("samples") or 0 for r in runs),
         "percentiles_ns": merged_percentiles(runs),
         "max_ns": max((r.get("max_ns") or 0 for r in runs), default=None),
+        "cpu_time": cpu_time,
         "lost_pct": 100.0 * sum(x[0] for x in lost) / sum(x[2] for x in lost)
-        if have_lost else None,
+        if have_lost and cpu_time else None,
+        "excess_ns_per_s": sum(x[0] for x in lost) / (sum(x[2] for x in lost) / 1e9)
+        if have_lost and not cpu_time else None,
+        "validity": validity_of(result),
         "outliers_per_s": sum(x[1] for x in lost) / (sum(x[2] for x in lost) / 1e9)
         if have_lost else None,
         "top_cause": top_cause(result),

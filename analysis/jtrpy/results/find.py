@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """find - the results under some folders (jtr ls)."""
 import os
 

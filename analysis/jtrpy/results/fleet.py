@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """fleet - many hosts' results side by side (jtr fleet): whose each result is, the
 headline numbers and the time lost per cause of each host, and which hosts differ
 from the others, on which figure, and by which cause.
@@ -51,6 +52,7 @@ from ..system.schema import utc_time
 from .figures import result_figures
 from .find import find_results, subfolders
 from .result import PERCENTILE_KEYS, load_result, result_path
+from .validity import MEASUREMENT, summary
 
 FORMAT = "jtr-fleet/1"
 MAX_DEPTH = 6
@@ -161,10 +163,13 @@ def cause_key(category, name):
     return "%s: %s" % (category, name) if name else str(category)
 
 
-def row_causes(result, lost_pct):
-    """[{category, name, key, share, lost_pct}] of the result's attribution, causes of
-    one key merged, most time first; lost_pct is None where the result has no time
-    lost. [] without an attribution."""
+def row_causes(result, lost_pct, cpu_time=True):
+    """[{category, name, key, share, loss, lost_pct}] of the result's attribution,
+    causes of one key merged, most time first: loss is the cause's share of the
+    row's loss @lost_pct (its time lost in %, or, where a sample is a latency
+    (@cpu_time false), its excess latency in ns per s), None where the result has
+    none; lost_pct the same where it is time lost, else None. [] without an
+    attribution."""
     a = result.get("attribution")
     merged = {}
     for c in (a.get("causes") or []) if isinstance(a, dict) else []:
@@ -176,7 +181,8 @@ def row_causes(result, lost_pct):
     out = sorted(merged.values(), key=lambda c: (-c["share"], c["key"]))
     for c in out:
         c["share"] = round(c["share"], 6)
-        c["lost_pct"] = None if lost_pct is None else c["share"] * lost_pct
+        c["loss"] = None if lost_pct is None else c["share"] * lost_pct
+        c["lost_pct"] = c["loss"] if cpu_time else None
     return out
 
 
@@ -198,21 +204,26 @@ def make_rows(hosts):
             pairs.sort(key=lambda p: _started(p[0]), reverse=True)
             r, f = pairs[0]
             not_used.extend(p[0].folder for p in pairs[1:])
-            causes = row_causes(r, f["lost_pct"])
+            loss = f["lost_pct"] if f["cpu_time"] else f["excess_ns_per_s"]
+            causes = row_causes(r, loss, f["cpu_time"])
             cats = {}
             for c in causes:
-                if c["lost_pct"] is not None:
-                    cats[c["category"]] = cats.get(c["category"], 0.0) + c["lost_pct"]
+                if c["loss"] is not None:
+                    cats[c["category"]] = cats.get(c["category"], 0.0) + c["loss"]
             rows.append({
                 "host": host, "tool": tool, "quantity": quantity, "measures": f["measures"],
                 "path": r.folder, "started_at": f["started_at"], "cpus": f["cpus"],
                 "duration_ns": f["duration_ns"], "samples": f["samples"],
                 "percentiles_ns": f["percentiles_ns"], "max_ns": f["max_ns"],
-                "lost_pct": f["lost_pct"], "outliers_per_s": f["outliers_per_s"],
+                "lost_pct": f["lost_pct"], "excess_ns_per_s": f["excess_ns_per_s"],
+                "cpu_time": f["cpu_time"], "loss": loss,
+                "outliers_per_s": f["outliers_per_s"],
                 "partial": f["partial"], "tuning_profile": f["tuning_profile"],
                 "attributed": isinstance(r.get("attribution"), dict),
                 "causes": causes, "categories": cats, "flags": [], "cause": None,
-                "flagged": False})
+                "flagged": False, "valid": f["validity"]["valid"] or not any(
+                    x["scope"] == MEASUREMENT for x in f["validity"]["reasons"]),
+                "invalid": summary(f["validity"], MEASUREMENT)})
     rows.sort(key=lambda x: (x["tool"], x["quantity"] or "", natural(x["host"])))
     return rows, sorted(not_used)
 
@@ -228,7 +239,7 @@ def metric_value(row, metric):
     """The row's figure @metric (METRICS), or None when it has none or it cannot be
     judged (a percentile with fewer than MIN_TAIL samples beyond it)."""
     if metric == "lost":
-        return row["lost_pct"]
+        return row.get("loss", row.get("lost_pct"))
     if metric == "max":
         return row["max_ns"]
     key = metric[1:]
@@ -253,8 +264,13 @@ class Rule:
         self.metrics, self.k, self.ratio = tuple(metrics), k, ratio
         self.min_latency_ns, self.min_lost_pct = min_latency_ns, min_lost_pct
 
-    def minimum(self, metric):
-        return self.min_lost_pct if metric == "lost" else self.min_latency_ns
+    def minimum(self, metric, cpu_time=True):
+        """The smallest difference that counts: in a latency, min_latency_ns; in the
+        time lost, min_lost_pct points; in a latency probe's excess latency per s,
+        min_latency_ns per ms of run."""
+        if metric != "lost":
+            return self.min_latency_ns
+        return self.min_lost_pct if cpu_time else self.min_latency_ns * 1000.0
 
     def as_dict(self):
         return {"baseline": "the median of the other hosts of the probe",
@@ -263,12 +279,12 @@ class Rule:
                 "min_latency_ns": self.min_latency_ns, "min_lost_pct": self.min_lost_pct,
                 "min_tail_samples": MIN_TAIL}
 
-    def judge(self, x, others, metric):
+    def judge(self, x, others, metric, cpu_time=True):
         """The flag (a dict) of figure @x against the other hosts' figures @others,
         or None."""
         base, spread = baseline(others)
         threshold = max(base + self.k * spread, self.ratio * base,
-                        base + self.minimum(metric))
+                        base + self.minimum(metric, cpu_time))
         if not (x > base + self.k * spread and x >= threshold):
             return None
         return {"metric": metric, "value": x, "baseline": base, "spread": spread,
@@ -282,32 +298,35 @@ def excess_cause(row, others):
     baseline_pct, excess_pct}; or {"why": ...} when that cannot be said."""
     if not row["attributed"]:
         return {"why": "this run was not attributed (jtr run as root traces its causes)"}
-    if row["lost_pct"] is None:
+    if row.get("loss") is None:
         return {"why": "this result has no time lost"}
-    peers = [o for o in others if o["attributed"] and o["lost_pct"] is not None]
+    peers = [o for o in others if o["attributed"] and o.get("loss") is not None]
     if not peers:
         return {"why": "no other host's run of this probe was attributed"}
     best = None
     for c in row["causes"]:
-        theirs = [next((d["lost_pct"] for d in o["causes"] if d["key"] == c["key"]), 0.0)
+        theirs = [next((d["loss"] for d in o["causes"] if d["key"] == c["key"]), 0.0)
                   for o in peers]
         base = statistics.median(theirs)
-        excess = c["lost_pct"] - base
+        excess = c["loss"] - base
         if best is None or excess > best["excess_pct"]:
             best = {"category": c["category"], "name": c["name"], "key": c["key"],
-                    "lost_pct": c["lost_pct"], "baseline_pct": base, "excess_pct": excess}
+                    "lost_pct": c["loss"], "baseline_pct": base, "excess_pct": excess,
+                    "unit": "%" if row.get("cpu_time", True) else "ns/s"}
     if best is None or best["excess_pct"] <= 0:
         return {"why": "no cause takes more time here than on the other hosts"}
     return best
 
 
-def judge(rows, rule):
+def judge(rows, rule, accept_invalid=False):
     """Flag the rows that differ from the other hosts of their probe (rule: a Rule);
     sets each row's flags, flagged and cause, and returns the probes that have a
-    single host (not judged)."""
+    single host (not judged). A row that is not a valid measurement is neither
+    judged nor a baseline of the others unless @accept_invalid."""
     groups = {}
     for row in rows:
-        groups.setdefault((row["tool"], row["quantity"]), []).append(row)
+        if row.get("valid", True) or accept_invalid:
+            groups.setdefault((row["tool"], row["quantity"]), []).append(row)
     alone = []
     for key, group in groups.items():
         if len(group) < 2:
@@ -321,7 +340,7 @@ def judge(rows, rule):
                           if v is not None]
                 if x is None or not theirs:
                     continue
-                flag = rule.judge(x, theirs, metric)
+                flag = rule.judge(x, theirs, metric, row.get("cpu_time", True))
                 if flag:
                     row["flags"].append(flag)
             if row["flags"]:
@@ -330,13 +349,17 @@ def judge(rows, rule):
     return alone
 
 
-def fleet(folders, rule=None):
-    """The whole jtr fleet document (FORMAT) of the results under @folders."""
+def fleet(folders, rule=None, accept_invalid=False):
+    """The whole jtr fleet document (FORMAT) of the results under @folders (rows
+    that are not a valid measurement are not judged unless @accept_invalid)."""
     rule = rule or Rule()
     hosts, empty = collect(folders)
     rows, not_used = make_rows(hosts)
-    alone = judge(rows, rule)
+    alone = judge(rows, rule, accept_invalid)
     flagged = sorted({r["host"] for r in rows if r["flagged"]}, key=natural)
+    invalid = [] if accept_invalid else [
+        {"host": r["host"], "tool": r["tool"], "path": r["path"], "why": r["invalid"]}
+        for r in rows if not r["valid"]]
     return {"format": FORMAT, "hosts": sorted(hosts, key=natural), "rule": rule.as_dict(),
             "rows": rows, "flagged_hosts": flagged, "not_judged": alone,
-            "not_used": not_used, "hosts_without_results": empty}
+            "invalid": invalid, "not_used": not_used, "hosts_without_results": empty}

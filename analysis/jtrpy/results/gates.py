@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """gates - a result judged against limits, for CI and fleets (docs/fleet.md).
 
 Two gates, each judged per measured CPU over the whole run, on the result's

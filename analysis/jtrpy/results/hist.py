@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """hist - jtr's log-linear histograms on the Python side (lib/jtr_hist.c's rules).
 
 A histogram in a result is {"sub_bucket_bits", "max_rel_error", "total",

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """outliers - an outlier log (outliers.csv), the one format in which every
 latency-measuring program (gap, null, send per sample; ping per round trip,
 pong per reflection, sub per message) and any application records its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """quantity - which runs of a result measure the same thing, and which of them a
 headline number, a list row, a report or a comparison is about.
 
@@ -37,31 +38,16 @@ time) cannot, unless asked for.
 import re
 
 from ..errors import UsageError
+from . import probes as P
 from .result import Result
 
-LOOP = "loop time"
-WAKE = "timer wake-up latency"
-SEND_CALL = "send call"
-
-# what each named quantity measures; a clock source's quantity is its run's name
-MEASURES = {
-    "gap": LOOP, "null": LOOP, "oslat": LOOP,
-    "cyclictest": WAKE, "wake": WAKE,
-    "send": SEND_CALL, "send_call": SEND_CALL,
-    "rtt_from_intended": "round trip from the intended send time",
-    "rtt_from_send": "round trip from the send",
-    "latency_from_send": "one-way latency from the send",
-    "latency_from_intended": "one-way latency from the intended send time",
-}
-CLOCK = "clock read delta"
-
-# the quantities of the tools that always have the same ones, the default first
-FIXED = {"gap": ("gap",), "null": ("null",), "oslat": ("oslat",),
-         "cyclictest": ("cyclictest",), "wake": ("wake",), "send": ("send", "null"),
-         "ping": ("rtt_from_intended", "rtt_from_send", "send_call"),
-         "sub": ("latency_from_send", "latency_from_intended"), "pub": ("send_call",)}
+# what each named quantity measures, and the quantities of the tools that always
+# have the same ones, the default first: the probe model's (results/probes.py)
+LOOP, WAKE, SEND_CALL, CLOCK = P.LOOP, P.WAKE, P.SEND_CALL, P.CLOCK
+MEASURES = P.MEASURES
+FIXED = {p.tool: p.quantity_names for p in P.PROBES if p.quantities}
 # the tools whose runs are each named after their quantity
-NAMED_RUNS = ("ping", "sub", "pub")
+NAMED_RUNS = tuple(p.tool for p in P.PROBES if p.named_runs)
 
 _NUMBERED = re.compile(r"(send|null)_\d+")
 
@@ -69,7 +55,7 @@ _NUMBERED = re.compile(r"(send|null)_\d+")
 def run_quantity(tool, run):
     """The name of the quantity @run (a run of a @tool result) measures."""
     name = str(run.get("name") or "")
-    if tool in NAMED_RUNS or tool == "clock":
+    if tool in NAMED_RUNS:
         return name
     if tool == "send":
         return "null" if run.get("kind") == "null" else "send"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """result - a jtr-result/1 document and the folder it lives in
 (docs/result-format.md), and the one place where a results folder is chosen,
 checked and written (-o DIR of every Python command, in the C probes' words:

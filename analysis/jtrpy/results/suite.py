@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """suite - a jtr suite folder's index (suite.json, jtr-suite/1): which items ran,
 with which command, how they ended and where their results are. Written
 atomically before the first item and after each one, so a reader (or a Ctrl-C)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """compare - is B better or worse than A? Percentiles, time lost and causes of two
 sides of results, with bootstrap confidence intervals drawn from the histograms.
 
@@ -40,21 +41,28 @@ docs/compare.md explains the method; in short:
    suggestion to repeat it.
 """
 import math
-import re
 
 from .. import __version__
 from ..errors import JtrError, UsageError
 from ..results import hist
+from ..results.figures import run_excess
+from ..results.probes import is_cpu_time
 from ..results.quantity import check_same, select, selected
 from ..results.result import PERCENTILE_KEYS
+from ..results.validity import MEASUREMENT, summary
+from ..results.validity import of as validity_of
 from ..system import packages
+from ..trace import causes as C
 from ..units import fmt_ns
 
 FORMAT = "jtr-compare/1"
 DEFAULT_CONFIDENCE = 95.0
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 1
-KEY_METRICS = ("p99", "p99.9", "p99.99", "time lost")
+# "time lost" where a sample is CPU time; "excess latency" (ns past the threshold
+# per second of run) where it is a latency (results/probes.py)
+LOST, EXCESS = "time lost", "excess latency"
+KEY_METRICS = ("p99", "p99.9", "p99.99", LOST, EXCESS)
 # the minimum practical effect (docs/compare.md, "The verdict", says why these)
 DEFAULT_MIN_EFFECT_NS = 100
 DEFAULT_MIN_EFFECT_PCT = 10.0
@@ -130,18 +138,28 @@ def _run_name(run, i):
 # --- one side --------------------------------------------------------------
 
 class _Run:
-    """One run's histogram (on the side's grid) and its outlier figures."""
+    """One run's histogram (on the side's grid) and its outlier figures: the time
+    lost where a sample is CPU time (@cpu_time), else the excess latency (how far
+    the outliers went past the threshold, added up) as its lost_ns."""
 
-    def __init__(self, run, bits):
+    def __init__(self, run, bits, cpu_time=True):
         h = run["histogram"]
         self.buckets = hist.coarsen(h["buckets"], h.get("sub_bucket_bits", bits), bits)
         self.min_ns = run.get("min_ns", self.buckets[0][0])
         self.max_ns = run.get("max_ns", self.buckets[-1][1])
         self.duration_ns = run.get("duration_ns") or 0
+        self.cpu_time = cpu_time
         o = run.get("outliers")
         self.threshold_ns = o.get("threshold_ns") if isinstance(o, dict) else None
-        self.lost_ns = o.get("lost_ns") if isinstance(o, dict) else None
         self.count = o.get("count") if isinstance(o, dict) else None
+        if cpu_time:
+            self.lost_ns = o.get("lost_ns") if isinstance(o, dict) else None
+        else:
+            x = run_excess(run)
+            self.lost_ns = x[0] if x else None
+        # what each sample above the threshold adds to lost_ns: its value less the
+        # loop's own (min_ns), or less the threshold
+        self.base_ns = self.min_ns if cpu_time else self.threshold_ns
 
     @property
     def has_outliers(self):
@@ -176,11 +194,14 @@ def _point_metrics(runs):
     m = {"p" + k: hist.value_at_percentile(merged, float(k), lo_ns, hi_ns)
          for k in PERCENTILE_KEYS}
     dur = sum(r.duration_ns for r in runs)
+    cpu_time = all(r.cpu_time for r in runs)
+    m[LOST] = m[EXCESS] = m["outliers/s"] = None
     if all(r.has_outliers for r in runs):
-        m["time lost"] = 100.0 * sum(r.lost_ns for r in runs) / dur
+        if cpu_time:
+            m[LOST] = 100.0 * sum(r.lost_ns for r in runs) / dur
+        else:
+            m[EXCESS] = sum(r.lost_ns for r in runs) / (dur / 1e9)
         m["outliers/s"] = sum(r.count for r in runs) / (dur / 1e9)
-    else:
-        m["time lost"] = m["outliers/s"] = None
     return m
 
 
@@ -191,7 +212,8 @@ class _Side:
         self.results = results
         self.quantities = quantities or [select(r) for r in results]
         self.labels = labels
-        self.per_result = [[_Run(run, bits) for run in r["runs"]] for r in results]
+        self.per_result = [[_Run(run, bits, is_cpu_time(r)) for run in r["runs"]]
+                           for r in results]
         self.runs = [run for runs in self.per_result for run in runs]
         self.point = _point_metrics(self.runs)
         self.reps = [_point_metrics(runs) for runs in self.per_result]
@@ -238,7 +260,7 @@ def _resample_run(np, rng, run, resamples, grid):
     hi = np.array([b[1] for b in run.buckets], dtype=np.float64)
     # the share of each bucket above the threshold, and its values less min_ns
     above = np.clip((hi - run.threshold_ns) / (hi - lo + 1.0), 0.0, 1.0)
-    lost_w = above * np.maximum((lo + hi) / 2.0 - run.min_ns, 0.0)
+    lost_w = above * np.maximum((lo + hi) / 2.0 - run.base_ns, 0.0)
     return cols, draws, _scaled(np, draws, lost_w, run.lost_ns, counts), \
         _scaled(np, draws, above, run.count, counts)
 
@@ -276,7 +298,10 @@ def bootstrap(side, resamples, rng):
         out["p" + k] = np.clip(hi[np.minimum(idx, len(hi) - 1)], lo_ns, hi_ns)
     dur = sum(r.duration_ns for r in side.runs)
     if outliers:
-        out["time lost"] = 100.0 * lost / dur
+        if all(r.cpu_time for r in side.runs):
+            out[LOST] = 100.0 * lost / dur
+        else:
+            out[EXCESS] = lost / (dur / 1e9)
         out["outliers/s"] = count / (dur / 1e9)
     return out
 
@@ -303,11 +328,15 @@ def min_effect(unit, a, min_ns, min_pct):
     """The minimum practical effect of a metric in @unit whose A is @a: (the
     absolute minimum or None, the relative one as an absolute value, the text of
     each). Percentiles: @min_ns; time lost (%): @min_ns per ms of run, in
-    percentage points; outliers/s: only @min_pct."""
+    percentage points; excess latency (ns/s): @min_ns per ms of run; outliers/s:
+    only @min_pct."""
     rel = abs(a) * min_pct / 100.0
     rel_text = "%g %% of A" % min_pct
     if unit == "ns":
         return min_ns, rel, fmt_ns(min_ns), rel_text
+    if unit == "ns/s":
+        return min_ns * 1000.0, rel, "%s/s (%s per ms)" % (fmt_ns(min_ns * 1000),
+                                                           fmt_ns(min_ns)), rel_text
     if unit == "%":
         return min_ns * 1e-4, rel, "%.3f pt (%s per ms)" % (min_ns * 1e-4, fmt_ns(min_ns)), \
             rel_text
@@ -327,7 +356,7 @@ def _metric(name, a, b, boot_a, boot_b, conf, reps_a, reps_b, rel_error,
     ra, rb = _range(reps_a, name), _range(reps_b, name)
     spreads = [r[1] - r[0] for r in (ra, rb) if r]
     spread = max(spreads) if spreads else None
-    unit = "ns" if name.startswith("p") else ("%" if name == "time lost" else "1/s")
+    unit = "ns" if name.startswith("p") else {LOST: "%", EXCESS: "ns/s"}.get(name, "1/s")
     resolution = max(rel_error * max(a, b), step_ns or 0) if unit == "ns" else 0.0
     significant, practical = False, None
     if diff == 0 or ci[0] <= 0.0 <= ci[1]:
@@ -369,10 +398,13 @@ def _moved(m):
                                      fmt_diff(m), fmt_pct(m["diff_pct"]), fmt_ci(m))
 
 
-def verdict(metrics, spread_known, not_comparable=(), suggestions=()):
+def verdict(metrics, spread_known, not_comparable=(), suggestions=(), invalid=()):
     """(verdict, the metrics that decided it, a sentence saying why)."""
     tail = "" if spread_known else " (one result per side: run-to-run variation not measured)"
     tail += "".join("; " + x for x in suggestions)
+    if invalid:
+        return "invalid", [], "no verdict: %s; the numbers are shown, not judged " \
+            "(--accept-invalid judges them all the same)" % "; ".join(invalid)
     if not_comparable:
         return "not comparable", [], "not comparable: %s; the numbers are shown, not " \
             "judged" % "; ".join(not_comparable)
@@ -431,13 +463,12 @@ def short_runs(da, db):
 
 # --- causes ----------------------------------------------------------------
 
-_PID = re.compile(r"pid \d+, ")
 
 
 def _cause_key(c):
-    """(category, name) with pids dropped: kworker/1:1 (pid 27369, prio 120) of
-    one run is kworker/1:1 (prio 120) of the next."""
-    return c.get("category", "?"), _PID.sub("", c.get("name", "?"))
+    """(category, name), a task's by its comm (older results named each pid): a
+    cause of one run is the same cause of the next."""
+    return C.cause_key(c.get("category", "?"), c.get("name", "?"))
 
 
 def _causes_of(results):
@@ -532,14 +563,27 @@ def _list(v):
 
 # --- the comparison --------------------------------------------------------
 
+def invalid_results(results, labels, tag):
+    """'A (label) is not a valid measurement: ...' of each result of a side that is
+    not one (results/validity.py)."""
+    out = []
+    for r, label in zip(results, labels):
+        s = summary(validity_of(r), MEASUREMENT)
+        if s:
+            out.append("%s (%s) is %s" % (tag, label, s))
+    return out
+
+
 def compare(results_a, results_b, confidence=DEFAULT_CONFIDENCE, resamples=DEFAULT_RESAMPLES,
             seed=DEFAULT_SEED, labels_a=None, labels_b=None, quantity=None, mixed=False,
-            min_effect_ns=DEFAULT_MIN_EFFECT_NS, min_effect_pct=DEFAULT_MIN_EFFECT_PCT):
+            min_effect_ns=DEFAULT_MIN_EFFECT_NS, min_effect_pct=DEFAULT_MIN_EFFECT_PCT,
+            accept_invalid=False):
     """The comparison of two sides (lists of loaded results) as a jtr-compare/1
     dict, each result on its quantity @quantity (None: its default); UsageError
     when the sides' quantities measure different things, unless @mixed (then
     the verdict is "not comparable"). A change counts when it is at least
-    @min_effect_ns and @min_effect_pct of A."""
+    @min_effect_ns and @min_effect_pct of A. A side holding a result that is not
+    a valid measurement gets no verdict ("invalid") unless @accept_invalid."""
     np = _numpy()
     if not results_a or not results_b:
         raise UsageError("give at least one result on each side")
@@ -564,10 +608,12 @@ def compare(results_a, results_b, confidence=DEFAULT_CONFIDENCE, resamples=DEFAU
                for name in a.point if a.point[name] is not None and b.point[name] is not None]
     spread_known = len(results_a) > 1 or len(results_b) > 1
     refused = not_comparable(da, db, qs_a, qs_b, min_effect_ns)
-    for m in metrics if refused else ():
+    bad = invalid_results(results_a, labels_a, "A") + invalid_results(results_b, labels_b, "B")
+    for m in metrics if refused or (bad and not accept_invalid) else ():
         m["change"] = None      # shown, not judged
     suggestions = short_runs(da, db)
-    v, decided, text = verdict(metrics, spread_known, refused, suggestions)
+    v, decided, text = verdict(metrics, spread_known, refused, suggestions,
+                               () if accept_invalid else bad)
     both = da["attributed"] and db["attributed"]
     return {
         "format": FORMAT,
@@ -583,7 +629,10 @@ def compare(results_a, results_b, confidence=DEFAULT_CONFIDENCE, resamples=DEFAU
         "metrics": metrics,
         "causes": cause_deltas(results_a, results_b) if both else None,
         "hardware_counters": hardware_counters(results_a, results_b),
-        "warnings": _warnings(da, db, results_a, results_b, said),
+        "warnings": _warnings(da, db, results_a, results_b, said) + (
+            ["judged although %s (--accept-invalid)" % x for x in bad]
+            if accept_invalid else []),
+        "invalid": bad,
         "comparable": not refused,
         "not_comparable": refused,
         "suggestions": suggestions,
@@ -599,6 +648,8 @@ def fmt_value(m, v):
     """A metric's value in its unit."""
     if m["unit"] == "ns":
         return fmt_ns(v)
+    if m["unit"] == "ns/s":
+        return fmt_ns(v) + "/s"
     return "%.3f %%" % v if m["unit"] == "%" else "%.1f" % v
 
 
@@ -607,6 +658,8 @@ def signed(m, v):
     sign = "+" if v > 0 else ("-" if v < 0 else "")
     if m["unit"] == "ns":
         return sign + fmt_ns(abs(v))
+    if m["unit"] == "ns/s":
+        return sign + fmt_ns(abs(v)) + "/s"
     return sign + ("%.3f pt" % abs(v) if m["unit"] == "%" else "%.1f" % abs(v))
 
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """cpus - the machine's CPUs as sysfs lists them, and the default CPU."""
 import os
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """files - the one way jtr writes a file, the one JSON writer, and the one way it
 reads the files it is given or a document names.
 

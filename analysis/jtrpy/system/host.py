@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """host - facts about this machine that can be read without measuring: what
 a result's "host" holds besides the probes' own (tsc_hz, tsc_step_ns and the
 hypervisor's name need the probes), for results made here from elsewhere."""

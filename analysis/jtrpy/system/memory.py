@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """memory - building millions of small acyclic objects (event indexes, outlier rows)
 without the cyclic garbage collector walking them again and again."""
 import gc

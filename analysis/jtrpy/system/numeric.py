@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """numeric - numpy where it is installed: the fast paths of reading and
 attributing large event logs use it and fall back to plain Python without it.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """packages - how to get what a command needs and this machine lacks, said in one
 place: the distribution's package first (Debian and Ubuntu, Fedora and RHEL: the
 names scripts/deps.sh installs, docs/install.md), then, for a Python module, pip

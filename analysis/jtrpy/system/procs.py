@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """procs - what /proc/PID/stat says of a task and /proc/stat of the CPUs (one reader
 of each for the whole package)."""
 import collections

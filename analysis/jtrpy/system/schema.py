@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """schema - a small, explicit check of the fields a reader uses in a JSON
 document jtr reads (result.json, trace.json, suite.json, oslat and cyclictest
 files), so the code after it can rely on their types.

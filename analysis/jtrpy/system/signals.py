@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """signals - the Ctrl-C rule on the front end's side, and the one way it starts
 programs.
 

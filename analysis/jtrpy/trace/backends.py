@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """backends - which tracer records a run: the eBPF tracer, or perf record on
 the same tracepoints where BPF is not allowed (vocab.BACKENDS)."""
 import re

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """ebpf - the eBPF tracer (build/bin/jtr-trace) running beside a probe.
 
 It is started on the probe's CPUs before the probe, writes into a temporary

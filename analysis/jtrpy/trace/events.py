@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """events - read and write jtr's kernel-event log (events.bin + trace.json).
 
 The log is what the tracer (eBPF, or perf converted) records on the probe's
@@ -245,16 +246,21 @@ class EventLog:
         """Decode record number i (0 is the first after the header)."""
         return Event._make(RECORD.unpack_from(self.data, HEADER_SIZE + i * RECORD_SIZE))
 
-    def window(self, cpu, lo_ns, hi_ns):
-        """The Events of one CPU with lo_ns <= ts_ns <= hi_ns, in time order."""
+    def window(self, cpu, lo_ns, hi_ns, limit=None):
+        """The Events of one CPU with lo_ns <= ts_ns <= hi_ns, in time order (the
+        first @limit of them, when given)."""
         if self._ts is None:
             _, ts, idx = self.arrays(cpu)
             k0, k1 = ts.searchsorted(lo_ns, "left"), ts.searchsorted(hi_ns, "right")
+            if limit is not None:
+                k1 = min(k1, k0 + limit)
             return [self.event(int(i)) for i in idx[k0:k1]]
         ts = self.cpu_ts.get(cpu, [])
         idx = self.cpu_index.get(cpu, [])
-        return [self.event(idx[k]) for k in range(bisect_left(ts, lo_ns),
-                                                    bisect_right(ts, hi_ns))]
+        k0, k1 = bisect_left(ts, lo_ns), bisect_right(ts, hi_ns)
+        if limit is not None:
+            k1 = min(k1, k0 + limit)
+        return [self.event(idx[k]) for k in range(k0, k1)]
 
     def iter_events(self, cpu=None):
         """All Events in time order, of one CPU or (None) of all merged."""

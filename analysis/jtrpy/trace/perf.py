@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """perf - the perf backend: the same kernel events as the eBPF tracer, from
 `perf record`, converted into jtr's event log.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """sched - the scheduler's own account of a CPU, for the cross-check:
 `perf sched record` beside the tracer (SchedRecorder, kept as sched.data in the
 results folder) and `perf sched timehist` of it read back as slices (one per

@@ -1,11 +1,12 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """advice - from the causes a measurement found to the remedies that remove them.
 
 RULES is the rule base (docs/tuning.md's "From cause to remedy" table is this
 list): each rule names the causes it matches, what to change, and what the
 change needs (nothing but root at run time, a reboot, a kernel built with an
 option, the host). classify() sends one charged cause (category and name of the
-attribution, the workqueue functions its preempting tasks ran, whether the
-outlier had the shape of RT throttling) to its rule. advise() takes what a
+attribution, the workqueue functions its preempting tasks ran) to its rule
+(trace/causes.py's rule_of: the cause model keeps each category's rule). advise() takes what a
 result's outliers were charged to, per rule, and this machine's facts (facts():
 the capability checks jtr tune show uses) and returns the remedies ranked by the
 time they would save (the time the measurement lost to their causes), each with
@@ -18,13 +19,17 @@ lost to those causes, per second of run. jtr advise --prove measures it.
 """
 import os
 import re
+import textwrap
 from typing import NamedTuple
 
+from ..errors import UsageError
 from ..system.cpus import online_cpus
+from ..system.paths import tuned_layout
+from ..trace import causes as C
 from ..units import fmt_ns
 from ..values import format_cpulist
 from . import engine, knobs
-from .profile import cpus_to_hexmask
+from .profile import Profile, cpus_to_hexmask, find_profile
 
 
 class Rule(NamedTuple):
@@ -35,8 +40,9 @@ class Rule(NamedTuple):
 
 
 RULES = (
-    Rule("rt_throttling", "outliers of sched_rt_period_us - sched_rt_runtime_us (50 ms) "
-         "once a period (1 s) while a SCHED_FIFO/RR probe spins",
+    Rule("rt_throttling", "RT throttling: a SCHED_FIFO/RR task losing its CPU to idle or a "
+         "lower priority (sched_rt_runtime_us of sched_rt_period_us; the fair server since "
+         "Linux 6.12)",
          "kernel.sched_rt_runtime_us=-1; a FIFO task that never sleeps then owns its CPU: "
          "only on an isolated CPU", "run time"),
     Rule("tasks", "task preemption by a task that may move (user tasks, unbound kernel "
@@ -83,74 +89,16 @@ RULES = (
 )
 RULE = {r.id: r for r in RULES}
 
-# the kernel's per-CPU threads (they cannot move; PF_NO_SETAFFINITY)
-PERCPU_KTHREADS = ("ksoftirqd/", "migration/", "cpuhp/", "rcuc/", "idle_inject/",
-                   "watchdog/")
-SOFTIRQ_RULE = {"NET_RX": "irq", "NET_TX": "irq", "BLOCK": "irq", "IRQ_POLL": "irq",
-                "TASKLET": "irq", "HI": "irq", "RCU": "rcu", "TIMER": "timers",
-                "HRTIMER": "timers", "SCHED": "tasks"}
-IPI_RULE = {"reschedule": "tasks", "call_function": "ipi", "call_function_single": "ipi",
-            "irq_work": "irq_work"}
-CATEGORY_RULE = {"timer tick": "tick", "hardirq": "irq", "page fault": "page_faults",
-                 "NMI": "nmi", "no kernel event": "host", "timer IRQ latency": "cstate"}
 # a managed IRQ (the kernel places it; its affinity cannot be written): the queue
 # IRQs of multi-queue block and network drivers
 MANAGED_IRQ_RE = re.compile(r"virtio\d+-(req|input|output)\.\d+|nvme\d+q\d+")
-COMM_RE = re.compile(r"^(.*) \((?:pid (\d+))?")
-THROTTLE_TOLERANCE = 0.15       # an RT-throttling gap: within 15 % of its length and period
 STAT_INTERVAL = 10
 
 
-def comm_of(name):
-    """(comm, pid or None) of a task-preemption cause's name, 'kworker/1:1 (pid 41, prio
-    120)'."""
-    m = COMM_RE.match(name)
-    return (m.group(1), int(m.group(2)) if m.group(2) else None) if m else (name, None)
-
-
-def classify(category, name, works=(), shaped=False):
+def classify(category, name, works=()):
     """The rule that removes a cause, or None (not something a change removes: the
-    probe's own wake-up path, backlog, events missing)."""
-    if shaped:
-        return "rt_throttling"
-    if category == "task preemption":
-        comm = comm_of(name)[0]
-        if comm.startswith("kworker/u"):
-            return "unbound_work"
-        if comm.startswith("kworker/"):
-            return "vmstat" if "vmstat_update" in works else "percpu_work"
-        if comm.startswith(PERCPU_KTHREADS):
-            return "percpu_kthread"
-        return "tasks"
-    if category == "softirq":
-        return SOFTIRQ_RULE.get(name)
-    if category == "IPI":
-        return IPI_RULE.get(name)
-    return CATEGORY_RULE.get(category)
-
-
-def throttle_gaps(outliers, rt, fifo):
-    """The outliers [(start_ns, length_ns)] that have RT throttling's shape: a SCHED_FIFO
-    probe (@fifo its priority, None when not), throttling on (@rt the result's
-    host.rt_throttling), each within THROTTLE_TOLERANCE of period - runtime long, and
-    (with more than one) starting a whole number of periods apart. Returns the set of
-    their starts."""
-    if not fifo or not rt or not rt.get("enabled") or rt.get("runtime_us", -1) < 0:
-        return set()
-    gap_ns = (rt["period_us"] - rt["runtime_us"]) * 1000
-    period_ns = rt["period_us"] * 1000
-    if gap_ns <= 0:
-        return set()
-    cand = sorted(s for s, n in outliers if abs(n - gap_ns) <= THROTTLE_TOLERANCE * gap_ns)
-    if len(cand) < 2:
-        return set(cand)
-    out = set()
-    for i, a in enumerate(cand):
-        for b in cand[i + 1:]:
-            k = round((b - a) / period_ns)
-            if k >= 1 and abs((b - a) - k * period_ns) <= THROTTLE_TOLERANCE * period_ns:
-                out |= {a, b}
-    return out
+    probe's own wake-up path, events missing): trace/causes.py's rule_of."""
+    return C.rule_of(category, name, works)
 
 
 # ---------------------------------------------------------------- the machine
@@ -193,15 +141,16 @@ def _task(tid):
             "kernel": bool(st[1] & knobs.PF_NO_SETAFFINITY)}
 
 
-def find_tasks(comm, pid, cpus):
-    """The tasks now behind a cause that named @comm and @pid: that pid when it
-    still has that comm; else (it is gone, or the tracer's pid is not this /proc's,
-    as in a pid namespace) every task of that comm allowed only on @cpus. Each
-    {"pid", "comm", "cmdline", "cpus" (its affinity), "kernel" (may not move)}."""
-    t = _task(pid) if pid else None
-    if t is not None and t["comm"] == comm:
-        return [t]
-    out = []
+def find_tasks(comm, pids, cpus):
+    """The tasks now behind a cause of @comm whose tasks had the pids @pids: those
+    pids that still have that comm; else (they are gone, or the tracer's pids are
+    not this /proc's, as in a pid namespace) every task of that comm allowed only
+    on @cpus. Each {"pid", "comm", "cmdline", "cpus" (its affinity), "kernel" (may
+    not move)}."""
+    out = [t for t in (_task(p) for p in pids or () if p) if t is not None and
+           t["comm"] == comm]
+    if out:
+        return out
     for tid in knobs.all_tids():
         st = knobs.task_stat(tid)
         if st is not None and st[0] == comm:
@@ -255,9 +204,9 @@ def _remedy_tasks(ctx, causes):
     mask = cpus_to_hexmask(ctx.house)
     seen = set()
     for c in causes:
-        if c["category"] != "task preemption":
+        if c["category"] != C.TASK:
             continue
-        comm, pid = comm_of(c["name"])
+        comm = c["name"]
         found = ctx.tasks.get(c["name"]) or []
         if not found:
             notes.append("%s is not to be seen now (it exited, or it is outside this pid "
@@ -291,6 +240,11 @@ def _remedy_rt(ctx, causes):
     now = ctx.sysctl("kernel.sched_rt_runtime_us")
     if now is None:
         return [], [], "no /proc/sys/kernel/sched_rt_runtime_us on this kernel"
+    if now == "-1":
+        return [], [], ("kernel.sched_rt_runtime_us is -1 already: what remains is the "
+                        "kernel's fair server (Linux 6.12 and later) giving normal tasks "
+                        "their share; /sys/kernel/debug/sched/fair_server/cpuN/runtime "
+                        "sets it (0: off; run FIFO busy loops only on isolated CPUs)")
     return [_change("sysctl", "kernel.sched_rt_runtime_us", -1,
                     "RT throttling off (now %s): a FIFO task that never sleeps then owns its "
                     "CPU; run FIFO busy loops only on isolated CPUs" % now)], \
@@ -343,7 +297,7 @@ def _remedy_unbound(ctx, causes):
 
 def _remedy_irq(ctx, causes):
     managed = sorted({c["name"] for c in causes
-                      if c["category"] == "hardirq" and MANAGED_IRQ_RE.search(c["name"])})
+                      if c["category"] == C.HARDIRQ and MANAGED_IRQ_RE.search(c["name"])})
     notes = ["IRQ %s is managed (a queue of a multi-queue device): the kernel places it "
              "and refuses other affinities; isolcpus=managed_irq,%s keeps it off the CPU "
              "(boot)" % (m, ctx.cpulist) for m in managed]
@@ -462,10 +416,36 @@ def advise(charges, ctx, outlier_ns, duration_ns):
     return out
 
 
+def base_sections(base):
+    """@base's profile chain written out, for a profile that must load on its
+    own (tuned finds an include= only in its own folders, where jtr's profiles
+    are not unless installed): (the names of the chain, [variables] as written,
+    {section: [(option, value, the profile that set it)]}, {(section, option):
+    the profile that set it}); None where tuned finds @base itself (a profile of
+    tuned's folders that is not jtr's) or jtr cannot read it (then include=
+    names it)."""
+    try:
+        path = find_profile(base)
+        prof = Profile(base, expand=False)
+    except UsageError:
+        return None
+    layout = tuned_layout()
+    if os.path.dirname(os.path.dirname(path)) in (layout["user"], layout["system"]) and \
+            not os.path.basename(os.path.dirname(path)).startswith("jtr-"):
+        return None
+    chain = [os.path.basename(os.path.dirname(f)) for f in prof.files]
+    sections = {sec: [(k, v, prof.origin.get((sec, k), base)) for k, v in opts.items()]
+                for sec, opts in prof.raw.items()}
+    return chain, prof.raw_variables, sections, prof.origin
+
+
 def profile_text(remedies, base, source):
     """A tuned profile with the changes of @remedies (in their order; an option two
-    remedies set is written once, by the first), including @base, one comment line
-    per change. @source: what it was made from (a line of text)."""
+    remedies set is written once, by the first), on top of @base, one comment line
+    per change. @base's chain is written out in it (base_sections), so that tuned's
+    own loader takes the file where jtr's profiles are not installed; include=
+    where tuned finds @base itself. @source: what it was made from (a line of
+    text)."""
     sections, seen = {}, set()
     for r in remedies:
         for c in r["changes"]:
@@ -474,18 +454,35 @@ def profile_text(remedies, base, source):
                 continue
             seen.add(key)
             sections.setdefault(c["section"], []).append(c)
+    inline = base_sections(base) if base else None
     lines = ["#", "# jtr-advised: made by jtr advise from %s" % source,
              "# remedies, largest saving first:"]
     for i, r in enumerate(remedies, 1):
         lines.append("#  %d. %s: %s lost to it%s" % (
             i, r["rule"], fmt_ns(r["saving_ns"]),
             " (%.1f %% of the outlier time)" % (100 * r["share"]) if r["share"] else ""))
+    if inline:
+        lines += ["# " + ln for ln in textwrap.wrap(
+            "on top of %s%s, written out below so that this file loads on its own, "
+            "without jtr's profiles installed" % (
+                base, " (with what it includes: %s)" % ", ".join(inline[0][:-1])
+                if len(inline[0]) > 1 else ""), 76)]
     lines += ["#", "", "[main]", "summary=jtr advise: remedies for the causes measured in %s"
               % source]
-    if base:
+    if base and not inline:
         lines.append("include=%s" % base)
-    for sec, changes in sections.items():
+    if inline and inline[1]:
+        lines += ["", "[variables]"]
+        for k, v in inline[1].items():
+            lines += ["# from %s" % inline[3].get(("variables", k), base), "%s=%s" % (k, v)]
+    order = list(inline[2]) if inline else []
+    order += [sec for sec in sections if sec not in order]
+    for sec in order:
+        mine = {c["option"]: c for c in sections.get(sec, [])}
         lines += ["", "[%s]" % sec]
-        for c in changes:
+        for k, v, origin in (inline[2].get(sec, []) if inline else []):
+            if k not in mine:
+                lines += ["# from %s" % origin, "%s=%s" % (k, v.replace("\n", "\n\t"))]
+        for c in sections.get(sec, []):
             lines += ["# " + c["comment"], "%s=%s" % (c["option"], c["value"])]
     return "\n".join(lines) + "\n"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """checks - every value a profile gives jtr's applier, checked when the profile is
 loaded, before anything is applied (and for --dry-run and jtr ab alike).
 

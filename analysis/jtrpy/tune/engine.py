@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """engine - plan, apply, verify and revert a profile, with a snapshot first.
 
 apply: check what the machine can do, turn the profile into entries (knobs.py),
@@ -22,7 +23,13 @@ import time
 from ..errors import JtrError, UsageError
 from ..system.cpus import cpulist_of, online_cpus
 from ..system.files import remove_stale_tmp, write_atomic
-from ..system.paths import active_profile_path, profile_dirs, state_dir
+from ..system.paths import (
+    TUNED_CONF_DIR,
+    active_profile_path,
+    profile_dirs,
+    state_dir,
+    tuned_layout,
+)
 from ..values import format_cpulist
 from . import knobs as K
 from .checks import check_profile, cpulist_problem
@@ -678,7 +685,9 @@ def tuned_running():
 
 
 def tuned_prepare(plan, st):
-    """Install the profile chain into /etc/tuned for tuned; returns the record."""
+    """Install the profile chain into tuned's user folder (tuned_layout()) for
+    tuned, and isolated_cores into /etc/tuned/jtr-variables.conf; returns the
+    record."""
     why = tuned_running()
     if why:
         raise UsageError("--via-tuned: %s; without --via-tuned jtr applies the profile "
@@ -686,9 +695,10 @@ def tuned_prepare(plan, st):
     p = subprocess.run(["tuned-adm", "active"], stdout=subprocess.PIPE, text=True)
     prev = p.stdout.split(":", 1)[1].strip().splitlines()[0] if (
         "Current active profile:" in p.stdout) else ""
+    layout = tuned_layout()
     for path in plan.profile.files:
         name = os.path.basename(os.path.dirname(path))
-        dst = os.path.join("/etc/tuned", name, "tuned.conf")
+        dst = os.path.join(layout["user"], name, "tuned.conf")
         if os.path.abspath(path) != dst:
             with open(path) as f:
                 text = f.read()
@@ -702,7 +712,7 @@ def tuned_prepare(plan, st):
                                      "path": dst, "how": "text", "when": "runtime",
                                      "before": None, "target": text,
                                      "made_dir": not os.path.isdir(os.path.dirname(dst))})
-    var = "/etc/tuned/jtr-variables.conf"
+    var = layout["variables"]
     st["entries"].insert(0, {"type": "file", "key": "tuned:" + var, "label": var, "path": var,
                              "how": "text", "when": "runtime",
                              "before": K.read_value({"type": "file", "path": var,
@@ -719,15 +729,26 @@ def _same_text(path, text):
         return False
 
 
-TUNED_DIR = "/etc/tuned"
 VARIABLES = "jtr-variables.conf"
 
 
-def install_profiles(folder=TUNED_DIR, out=sys.stdout):
-    """Copy jtr's profiles into @folder/<name>/tuned.conf (where tuned-adm list finds
-    them) and the jtr-variables.conf template when @folder has none; a profile of
-    that name jtr did not install (its text differs) is left and listed. Returns
-    the number left."""
+def variables_path(folder):
+    """Where install-profiles puts the variables template for profiles copied into
+    @folder: /etc/tuned/jtr-variables.conf (what jtr-isolate includes) for a
+    folder in /etc/tuned (tuned's user folder, either layout), else @folder's own
+    (a staging folder)."""
+    real = os.path.realpath(folder)
+    if real == TUNED_CONF_DIR or real.startswith(TUNED_CONF_DIR + "/"):
+        return os.path.join(TUNED_CONF_DIR, VARIABLES)
+    return os.path.join(folder, VARIABLES)
+
+
+def install_profiles(folder=None, out=sys.stdout):
+    """Copy jtr's profiles into @folder/<name>/tuned.conf (default: tuned's user
+    folder, where tuned-adm list finds them) and the jtr-variables.conf template
+    (variables_path) when there is none; a profile of that name jtr did not
+    install (its text differs) is left and listed. Returns the number left."""
+    folder = folder or tuned_layout()["user"]
     own = profile_dirs()[0]
     left = 0
     for name in jtr_profiles():
@@ -748,7 +769,7 @@ def install_profiles(folder=TUNED_DIR, out=sys.stdout):
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         write_atomic(dst, text)
         out.write("%s: installed\n" % dst)
-    var = os.path.join(folder, VARIABLES)
+    var = variables_path(folder)
     if os.path.exists(var):
         out.write("%s: kept (yours; isolated_cores=%s)\n"
                   % (var, read_variables_file(var).get("isolated_cores", "unset")))

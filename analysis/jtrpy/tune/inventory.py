@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """inventory - every setting the jtr profiles touch, as it is on this machine
 now: its value, whether it needs a reboot, whether this machine supports it
 and why not (jtr tune show), and a dump of every value a profile can change

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """knobs - every setting a profile can change: read it, change it, put it back.
 
 A profile becomes a list of entries (plain dicts, so the snapshot file can hold

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """profile - read tuned-format profiles (<name>/tuned.conf) the way tuned does.
 
 A profile is INI: [main] summary= and include=, a [variables] section, and one
@@ -111,7 +112,8 @@ class NeedCpus(UsageError):
 class Profile:
     """A profile with its includes merged: .name, .summary, .files (include
     order), .units {section: {option: value}} with variables expanded, .raw the
-    same as written, .origin {(section, option): the profile that set it}."""
+    same as written, .raw_variables the [variables] section as written (include=
+    and all), .origin {(section, option): the profile that set it}."""
 
     def __init__(self, name, variables=None, expand=True):
         self.name = name
@@ -120,6 +122,7 @@ class Profile:
         raw_units, raw_vars = {}, {}
         self._load(name, raw_units, raw_vars, [])
         self.summary = raw_units.get("main", {}).get("summary", "")
+        self.raw_variables = dict(raw_vars)       # [variables] as written, merged
         self.variables = {}
         for k, v in raw_vars.items():
             if k == "include":
@@ -167,6 +170,7 @@ class Profile:
         for sec, opts in conf.items():
             if sec == "variables":
                 variables.update(opts)
+                self.origin.update({(sec, k): name for k in opts})
                 continue
             u = units.setdefault(sec, {})
             for k, v in opts.items():

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Attribution: outliers joined with synthetic kernel-event logs, cause by cause."""
 import json
 import os
@@ -118,7 +119,9 @@ def test_preemption_by_fifo_thread_after_wakeup(tmp_path):
            switch(s + 203_000, fifo, gap, preempted=False)]
     att = run(tmp_path, evs, [(1, s, 204_000)])
     c = only(att)
-    assert (c["category"], c["name"]) == ("task preemption", "fifo-spin (pid 4242, prio 9)")
+    assert (c["category"], c["name"]) == ("task preemption", "fifo-spin")
+    assert (c["pids"], c["prio"], c["tasks"]) == (1, 9, [
+        {"pid": 4242, "prio": 9, "count": 1, "total_ns": 204_000}])
     assert c["example_chain"] == ("local timer → hrtimer hrtimer_wakeup → preempted by "
                                   "fifo-spin (pid 4242, prio 9) for %s" % fmt_ns(200_000))
     assert c["example_chain"].endswith("for 200.0 us")
@@ -134,7 +137,8 @@ def test_preemption_by_kworker_names_workqueue(tmp_path):
            switch(s + 39_000, kw, gap, preempted=False)]
     att = run(tmp_path, evs, [(1, s, 40_000)])
     c = only(att)
-    assert (c["category"], c["name"]) == ("task preemption", "kworker/1:2 (pid 123, prio 120)")
+    assert (c["category"], c["name"], c["tasks"][0]["pid"]) == (
+        "task preemption", "kworker/1:2", 123)
     assert c["example_chain"] == ("preempted by kworker/1:2 (pid 123, workqueue vmstat_update, "
                                   "prio 120) for 38.0 us")
 
@@ -148,7 +152,9 @@ def test_work_item_without_its_switch_is_named_from_the_log(tmp_path):
            ev(s + 30_000, E.WQ_END, 0xffff0003, SYM["vmstat_update"], pid=123),
            switch(s + 900_000, kw, gap, preempted=False)]
     c = only(run(tmp_path, evs, [(1, s, 40_000)]))
-    assert (c["category"], c["name"]) == ("task preemption", "kworker/1:2 (pid 123)")
+    assert (c["category"], c["name"], c["tasks"]) == (
+        "task preemption", "kworker/1:2", [{"pid": 123, "prio": None, "count": 1,
+                                            "total_ns": 40_000}])
     assert c["example_chain"].startswith("preempted by kworker/1:2 (pid 123, workqueue "
                                          "vmstat_update)")
 
@@ -203,7 +209,7 @@ def test_softirq_run_by_ksoftirqd_is_named_in_the_preemption(tmp_path):
            ev(s + 1100, E.SOFTIRQ_ENTRY, 3, pid=20), ev(s + 20_000, E.SOFTIRQ_EXIT, 3, pid=20),
            switch(s + 21_000, ksd, gap, preempted=False)]
     c = only(run(tmp_path, evs, [(1, s, 22_000)]))
-    assert (c["category"], c["name"]) == ("task preemption", "ksoftirqd/1 (pid 20, prio 120)")
+    assert (c["category"], c["name"], c["prio"]) == ("task preemption", "ksoftirqd/1", 120)
     assert c["example_chain"] == ("hardirq 36 virtio1-req → preempted by ksoftirqd/1 (pid 20, "
                                   "softirq NET_RX, prio 120) for 20.0 us")
 
@@ -493,7 +499,8 @@ def test_lost_switch_back_ends_when_the_probe_is_seen_again(tmp_path):
     assert att["worst"][0]["traced_ns"] == 19_000 + 3000
     # the tick came after the probe was back: a part of its own
     assert att["worst"][0]["parts"] == [
-        {"category": "task preemption", "name": "kworker/1:2 (pid 123, prio 120)", "ns": 27_000},
+        {"category": "task preemption", "name": "kworker/1:2", "ns": 27_000, "pid": 123,
+         "prio": 120},
         {"category": "timer tick", "name": "local timer", "ns": 3000}]
 
 
@@ -531,15 +538,15 @@ def test_missing_next_comm_is_found_elsewhere_or_left_out(tmp_path):
     gap, anon, kw = ("gap/1", PROBE, 120), ("", 123, 120), ("kworker/1:2", 123, 120)
     evs = [switch(s + 1000, gap, anon), switch(s + 11_000, kw, gap, False)]
     c = only(run(tmp_path, evs, [(1, s, 12_000)]))
-    assert c["name"] == "kworker/1:2 (pid 123, prio 120)"
+    assert c["name"] == "kworker/1:2"
     evs = [switch(s + 1000, gap, anon), switch(s + 11_000, anon, gap, False)]
     c = only(run(tmp_path, evs, [(1, s, 12_000)]))
-    assert c["name"] == "pid 123 (prio 120)"
+    assert (c["name"], c["tasks"][0]["pid"]) == ("pid 123", 123)
     assert c["example_chain"] == "preempted by pid 123 (prio 120) for 10.0 us"
     # a wake-up record names it when no switch does
     waking = ev(s - 500_000, E.WAKING, 123, 1 | 120 << 32, "kworker/1:0H", cpu=0, pid=7)
     c = only(run(tmp_path, [waking] + evs, [(1, s, 12_000)]))
-    assert c["name"] == "kworker/1:0H (pid 123, prio 120)"
+    assert c["name"] == "kworker/1:0H"
 
 
 def test_long_silence_with_a_tick_at_its_end_is_no_kernel_event(tmp_path):
@@ -603,7 +610,7 @@ def test_the_idle_task_is_never_taken_for_the_probe(tmp_path):
     c = only(run(tmp_path, events, outs))
     pids, _ = A.scan_switches(E.read_events(str(tmp_path)))
     assert pids == {1: PROBE}
-    assert c["name"] == "spin (pid 4242, prio 9)" and c["count"] == 3
+    assert c["name"] == "spin" and c["count"] == 3 and c["tasks"][0]["pid"] == 4242
 
 
 @pytest.mark.parametrize("per_outlier", [
@@ -614,3 +621,23 @@ def test_categories_of_a_damaged_per_outlier_is_none(per_outlier):
     assert A.categories_of({"per_outlier": per_outlier}) is None
     assert A.categories_of({"per_outlier": {"categories": ["a", "b"], "main": "010"}}) == [
         "a", "b", "a"]
+
+
+def test_a_fifo_probe_losing_its_cpu_to_idle_is_rt_throttling_only_after_its_runtime(
+        tmp_path):
+    """A runnable SCHED_FIFO probe switched out for the idle task: RT throttling
+    when real-time tasks had run the CPU's RT runtime (95 % of the second before:
+    the probe spun 980 ms), else not the kernel's throttling (the probe ran 80 ms
+    of that second): the task that ran is named."""
+    gap, idle, other = ("gap/1", PROBE, 89), ("swapper/1", 0, 120), ("bash", 400, 120)
+    t = T0 + 980_000_000
+    back = [switch(t, gap, idle), switch(t + 50_000, idle, gap, preempted=False)]
+    spun = run(tmp_path / "a", [switch(T0 + 1_000, other, gap, preempted=False)] + back,
+               [(1, t - 1_000, 52_000)]) if (tmp_path / "a").mkdir() is None else None
+    c = only(spun)
+    assert (c["category"], c["name"]) == ("RT throttling", "the RT runqueue throttled")
+    short = run(tmp_path / "b", [switch(T0 + 1_000, gap, other, preempted=False),
+                                 switch(T0 + 900_000_000, other, gap, preempted=False)] + back,
+                [(1, t - 1_000, 52_000)]) if (tmp_path / "b").mkdir() is None else None
+    c = only(short)
+    assert (c["category"], c["name"]) == ("task preemption", "swapper/1")

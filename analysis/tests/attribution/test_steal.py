@@ -1,7 +1,9 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """The host's steal in outliers: steal.assign's rule on readings and windows, and
 the split of 'no kernel event' in attribution of synthetic logs with steal_time
 records."""
 from jtrpy.attribution import attribute as A
+from jtrpy.attribution import ends
 from jtrpy.attribution import steal as S
 from jtrpy.render.attribution import format_table
 from jtrpy.trace import events as E
@@ -97,6 +99,22 @@ def test_the_unexplained_part_of_an_outlier_with_events_is_split(tmp_path):
     assert sum(got.values()) == 500_000
 
 
+def test_the_hosts_steal_comes_first_before_the_events(tmp_path):
+    """A 200 us outlier with a 3 us tick at its end, in which the host took 190 us:
+    the host's 190 us first (no kernel event of the guest could take that time),
+    the tick only the 10 us left (not its 3 us + the entry allowance), nothing to
+    VM exits."""
+    s = T0 + 10_000_000
+    evs = (tick(s - 1_000_000) + [reading(s + 196_000, 9_000_000, 9_190_000)] +
+           tick(s + 196_000))
+    att = attribute(tmp_path, evs, [(1, s, 200_000)])
+    assert causes(att) == {S.HOST: 190_000, ("timer tick", "local timer"): 10_000}
+    w = att["worst"][0]
+    assert (w["category"], w["name"]) == S.HOST
+    assert w["chain"].startswith("host preemption (steal) 190.0 us; local timer")
+    assert "0 ns" not in w["chain"]
+
+
 def test_all_host_and_a_window_with_only_a_reading(tmp_path):
     # the reading itself inside the window is no kernel event (not 'other events')
     s = T0 + 10_000_000
@@ -132,6 +150,6 @@ def test_an_outlier_across_cpus_takes_the_largest_steal_of_them(tmp_path):
            tick(s + 250_000) + tick(s + 260_000, cpu=0))
     E.write_events(str(tmp_path), sorted(evs), T0, T0 + 1_000_000_000,
                    meta={"cpus": [0, 1], "backend": "ebpf", "steal": MEASURED})
-    att = A.attribute(result(), [(1, s, 200_000)], E.read_events(str(tmp_path)),
-                      sides={"ping": [1], "pong": [0]})
+    att = ends.attribute_ends(result(), [(1, s, 200_000)], E.read_events(str(tmp_path)),
+                              sides={"ping": [1], "pong": [0]})
     assert causes(att) == {S.HOST: 90_000, S.OTHER: 110_000}

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """The numpy path of attribution (attribution/vector.py) against the plain
 walker: the same attribution, to the byte, on random logs full of what makes the
 walker's rules matter, and the fast path really taking the simple windows."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """jtr wake's decomposition: synthetic wake-up timelines, component by component."""
 import pytest
 
@@ -43,11 +44,16 @@ def wake_up(t, cur=0, irq_at=3_000, irq_ns=8_000, other_hrtimer=False):
     return out
 
 
-def decompose(tmp_path, events, outliers, prio=80, **kw):
-    E.write_events(str(tmp_path), events, T0 - 10**7, T0 + 10**9,
-                   meta={"symbols": SYMBOLS, "cpus": [1], "backend": "ebpf"})
+def decompose(tmp_path, events, outliers, prio=80, steal=False, begin=T0 - 10**7, **kw):
+    meta = {"symbols": SYMBOLS, "cpus": [1], "backend": "ebpf"}
+    if steal:
+        meta["steal"] = {"source": "kvm steal_time", "available": True}
+    E.write_events(str(tmp_path), sorted(events, key=lambda e: e[0]), begin, T0 + 10**9,
+                   meta=meta)
     log = E.read_events(str(tmp_path))
     res = {"tool": "wake", "privileges": {"fifo_priority": prio},
+           "host": {"rt_throttling": {"enabled": True, "runtime_us": 950000,
+                                      "period_us": 1000000}},
            "runs": [{"cpu": 1, "tid": TID, "duration_ns": 10**9, "start_mono_ns": T0,
                      "outliers": {"dropped": 0}}]}
     return W.decompose(res, outliers, log, **kw)
@@ -73,7 +79,7 @@ def test_idle_cpu_wake_up_is_latency_irq_switch_return(tmp_path):
     # the CSV has every component of every outlier
     text = W.csv_text(rows).splitlines()
     assert text[0] == W.CSV_HEAD
-    assert text[1].startswith("1,%d,14000,3000,8000,0,0,0,0,1000,2000,0,0,timer_irq," % T0)
+    assert text[1].startswith("1,%d,14000,3000,8000,0,0,0,0,1000,2000,0,0,0,timer_irq," % T0)
 
 
 def test_higher_priority_task_is_the_blocking_thread(tmp_path):
@@ -86,7 +92,8 @@ def test_higher_priority_task_is_the_blocking_thread(tmp_path):
     assert c["irq_latency"] == 3_000 and c["timer_irq"] == 8_000 and c["return"] == 2_000
     w = att["worst"][0]
     assert w["dominant"] == "blocking"
-    assert (w["category"], w["name"]) == ("task preemption", "spin (pid 777, prio 9)")
+    assert (w["category"], w["name"]) == ("task preemption", "spin")
+    assert {(p["pid"], p["prio"]) for p in w["parts"] if p["name"] == "spin"} == {(777, 9)}
     assert "blocked by spin (pid 777, prio 9) 489.0 us" in w["chain"]
     d = {x["component"]: x for x in att["decomposition"]["components"]}
     assert d["blocking"]["dominant_count"] == 1 and d["blocking"]["total_ns"] == 489_000
@@ -175,4 +182,88 @@ def test_lower_priority_task_holding_the_cpu_long_blocks(tmp_path):
     att, _ = decompose(tmp_path, evs, [(1, T0, 213_000)])
     c = comps(att)
     assert c["blocking"] == 200_000 and "scheduling" not in c
-    assert att["worst"][0]["name"] == "low (pid 778, prio 89)"
+    assert (att["worst"][0]["name"], att["worst"][0]["parts"][0]["pid"]) == ("low", 778)
+
+
+BUSY = ("python3", 779, 120)    # a normal task
+
+
+def test_host_steal_inside_the_blocking_span_is_the_hosts_first(tmp_path):
+    """A FIFO 80 probe woken while a normal task runs, that task switched out
+    1.3 ms later; the host's steal counter moved 780 us between the CPU's looks
+    around it: the host took those 780 us, the task only what is left, and the
+    decomposition shows the host as its own component."""
+    evs = [switch(T0 - 100_000, IDLE, BUSY)] + wake_up(T0, cur=BUSY[1]) + \
+        [ev(T0 + 1_300_000, E.STEAL, 5_780_000, 5_000_000),
+         switch(T0 + 1_311_000, BUSY, PROBE)]
+    att, rows = decompose(tmp_path, evs, [(1, T0, 1_313_000)], steal=True)
+    c = comps(att)
+    assert c["host"] == 780_000
+    assert sum(c.values()) == 1_313_000
+    # the reading spans the timer interrupt's exit to the task's switch-out: the
+    # blocking loses what the host took of it, in proportion
+    assert c["blocking"] < 1_300_000 - 11_000 - 700_000, c
+    w = att["worst"][0]
+    parts = {(p["category"], p["name"]): p["ns"] for p in w["parts"]}
+    assert parts[("no kernel event", "host preemption (steal)")] == 780_000
+    assert parts[("task preemption", "python3")] == c["blocking"]
+    assert (w["category"], w["name"]) == ("no kernel event", "host preemption (steal)")
+    d = {x["component"]: x for x in att["decomposition"]["components"]}
+    assert d["host"]["total_ns"] == 780_000
+    assert "host_ns" in W.CSV_HEAD and rows[0][3]["host"] == 780_000
+
+
+def test_idle_keeping_a_woken_fifo_thread_waiting_is_rt_throttling(tmp_path):
+    """The CPU stays idle 40 ms after a FIFO thread's wake-up: only the kernel's
+    RT throttling keeps a runnable real-time thread off an idle CPU."""
+    evs = wake_up(T0) + [switch(T0 + 40_011_000, IDLE, PROBE)]
+    att, _ = decompose(tmp_path, evs, [(1, T0, 40_013_000)])
+    w = att["worst"][0]
+    assert (w["category"], w["name"]) == ("RT throttling",
+                                          "sched_rt_runtime_us 950000 of 1000000")
+    assert comps(att)["blocking"] == 40_000_000
+    # a normal-priority thread waiting for an idle CPU is the scheduling's own time
+    att, _ = decompose(tmp_path / "x", evs, [(1, T0, 40_013_000)], prio=0) if \
+        (tmp_path / "x").mkdir() is None else None
+    assert not any(c["category"] == "RT throttling" for c in att["causes"])
+
+
+def test_an_idle_cpu_is_rt_throttling_only_after_the_rt_runtime_was_spent(tmp_path):
+    """The kernel throttles a CPU's RT runqueue only after its real-time tasks ran
+    sched_rt_runtime_us (950 ms) of the period: after a second the CPU spent idle,
+    an idle CPU that kept the woken FIFO thread waiting 40 us is the scheduling
+    (the host, a slow exit from idle), not RT throttling; after a FIFO spinner
+    ran 960 ms of it, it is."""
+    begin = T0 - 1_100_000_000
+    quiet = [switch(begin + 1_000, LOW, IDLE, preempted=False)]
+    hold = wake_up(T0) + [switch(T0 + 51_000, IDLE, PROBE)]
+    att, _ = decompose(tmp_path / "q", quiet + hold, [(1, T0, 53_000)], begin=begin) if \
+        (tmp_path / "q").mkdir() is None else None
+    c = comps(att)
+    assert "blocking" not in c and c["scheduling"] == 40_000
+    assert not any(x["category"] == "RT throttling" for x in att["causes"])
+    busy = [switch(begin + 1_000, LOW, SPIN, preempted=False),
+            switch(T0 - 40_000_000, SPIN, IDLE, preempted=False)]    # ran 1.02 s, then idle
+    att, _ = decompose(tmp_path / "b", busy + hold, [(1, T0, 53_000)], begin=begin) if \
+        (tmp_path / "b").mkdir() is None else None
+    assert comps(att)["blocking"] == 40_000
+    w = att["worst"][0]
+    assert (w["category"], w["name"]) == ("RT throttling",
+                                          "sched_rt_runtime_us 950000 of 1000000")
+
+
+def test_overlapping_late_wake_ups_count_each_instant_once(tmp_path):
+    """A spinner holds the CPU 5 ms: the five 1 ms periods due in it are five
+    outliers whose windows overlap; the causes' totals count each instant once
+    (the spin's 5 ms), not five times, and never more than the run."""
+    evs = [switch(T0 - 100_000, IDLE, SPIN)] + wake_up(T0, cur=SPIN[1]) + \
+        [switch(T0 + 5_000_000, SPIN, PROBE, preempted=False)]
+    outs = [(1, T0 + k * 1_000_000, 5_002_000 - k * 1_000_000) for k in range(5)]
+    att, _ = decompose(tmp_path, evs, outs)
+    total = sum(c["total_ns"] for c in att["causes"])
+    assert total == att["outliers"]["total_ns"] == 5_002_000
+    assert att["outliers"]["summed_ns"] == sum(o[2] for o in outs)
+    spin = [c for c in att["causes"] if c["name"] == "spin"][0]
+    assert spin["total_ns"] <= 5_000_000 and spin["count"] >= 1
+    d = {x["component"]: x for x in att["decomposition"]["components"]}
+    assert sum(x["total_ns"] for x in d.values()) == 5_002_000

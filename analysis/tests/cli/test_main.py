@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """cli.main: dispatch, exit statuses, `jtr help CMD`."""
 import importlib
 

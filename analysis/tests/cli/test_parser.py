@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """cli.parser: the option types, jtr's error lines and the help layout."""
 import pytest
 

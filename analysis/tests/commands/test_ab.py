@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """jtr ab's command line: the probe after '--', its options passed on, and what
 makes no sense for a probe refused with the reason, before anything is applied."""
 import pytest

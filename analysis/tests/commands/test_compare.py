@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """jtr compare's options and what it prints and writes, in-process."""
 import json
 import os

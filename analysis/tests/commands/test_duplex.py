@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """jtr duplex's options and summary: the address of each kind checked before
 anything starts, the two directions never one address on one host, what goes
 together, the words after -- for both programs, and the summary's lines."""

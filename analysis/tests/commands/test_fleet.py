@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """jtr fleet in-process: the table, --json, -o, --fail-on-flagged, the rule's
 options, and the errors."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """jtr ls in-process: each row on one quantity, named; --quantity."""
 import json
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """jtr maxrate's options: the lists of --sizes and --rates in the value
 grammar, what cannot go together, and the settings they make."""
 import pytest

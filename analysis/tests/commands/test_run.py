@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """jtr run's own options, and the rest handed to the probe as it is."""
 import pytest
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """jtr run's gates: --max-latency, --max-lost and --junit are jtr run's own (never
 handed to the probe, which has its own in gap and wake), their values checked
 before anything runs."""
@@ -15,12 +16,14 @@ def parse(args):
 
 def test_the_gates_are_taken_not_handed_to_the_probe(tmp_path):
     junit = str(tmp_path / "ci.xml")
-    o = parse(["wake", "-d", "1", "--max-latency", "100us", "--max-lost=0.5%", "--junit",
+    o = parse(["gap", "-d", "1", "--max-latency", "100us", "--max-lost=0.5%", "--junit",
                junit, "-f", "80"])
-    assert (o.probe, o.max_latency, o.max_lost, o.junit) == ("wake", 100_000, 0.5, junit)
+    assert (o.probe, o.max_latency, o.max_lost, o.junit) == ("gap", 100_000, 0.5, junit)
     assert o.probe_args == ["-d", "1", "-f", "80"]
-    assert o.command == ["jtr", "run", "wake", "-d", "1", "--max-latency", "100us",
+    assert o.command == ["jtr", "run", "gap", "-d", "1", "--max-latency", "100us",
                          "--max-lost=0.5%", "--junit", junit, "-f", "80"]
+    o = parse(["wake", "-d", "1", "--max-latency", "100us", "-f", "80"])
+    assert (o.probe, o.max_latency, o.max_lost) == ("wake", 100_000, None)
     o = parse(["-d", "1"])
     assert (o.max_latency, o.max_lost, o.junit) == (None, None, None)
     assert parse(["--max-latency", "0"]).max_latency == 0
@@ -61,5 +64,13 @@ def test_the_junit_file_is_checked_before_the_run(tmp_path):
 def test_help_shows_the_gates_with_an_example():
     text = run.make_parser("jtr run").format_help()
     for want in ("--max-latency DUR", "--max-lost PCT", "--junit FILE",
-                 "--max-latency 100us --max-lost 0.1% --junit ci.xml", "Gates for CI"):
+                 "--max-latency 50us --max-lost 0.1% --junit ci.xml", "Gates for CI"):
         assert want in text
+
+
+@pytest.mark.parametrize("probe", ["wake", "ping", "pub"])
+def test_time_lost_is_no_gate_of_a_latency(probe):
+    """A latency probe's outliers overlap: --max-lost is refused, naming the gate
+    that fits (the probe model's gates)."""
+    with pytest.raises(UsageError, match="measures a latency, not time lost.*--max-latency"):
+        parse([probe, "--max-lost", "1%"])

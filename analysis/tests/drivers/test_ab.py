@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """drivers.ab: the ABBA order, and the end of an experiment: what was measured is
 compared (partial runs too) and ab.json says how it ended."""
 import json

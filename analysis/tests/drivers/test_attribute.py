@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """drivers.attribute: the keywords a result gives the attribution."""
 from jtrpy.drivers.attribute import ends_of
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """jtr duplex's run without the real programs: stand-ins for jtr-pub and jtr-sub
 (JTR_LIBEXEC) that refuse, find nobody receiving, hang or end as told. A udp
 pub is started again until the peer listens, and given up on after --wait; a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """jtr maxrate's search without the programs: retries, the steal rule, and the
 bisection, driven by a fake step that passes below a known ceiling; a search
 per message size and the rate sweep, driven the same way."""

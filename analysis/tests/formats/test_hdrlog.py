@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Units of the .hlog writer: the encoding decoded by the hdrhistogram package."""
 import random
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """formats.imports: oslat and cyclictest --json files and HdrHistogram logs are
 read through the one loader (bounded, regular files only) and their fields
 checked; what comes out is a result jtr's readers load."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """formats.junit: the JUnit XML report, validated against the schema CI servers
 read (Jenkins' junit-10.xsd, which scripts/deps.sh takes from pytest's sdist)."""
 import xml.etree.ElementTree as ET

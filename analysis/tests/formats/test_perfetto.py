@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """formats/perfetto.py: synthetic kernel-event logs (trace/events.py write_events)
 and outliers as Trace Event JSON: entries paired with exits, nesting per thread,
 the tracks of each CPU, outliers with their causes, pieces that join to one file."""

@@ -1,23 +1,25 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """formats/watch_metrics: a state line as Prometheus families, read back with the
 client's own parser."""
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from jtrpy.formats import watch_metrics as wm
-from jtrpy.vocab import WATCH_BOUNDS_NS, WATCH_CATEGORIES
+from jtrpy.trace.causes import WATCH
+from jtrpy.vocab import WATCH_BOUNDS_NS
 
 
 def state():
     hist = [0] * (len(WATCH_BOUNDS_NS) + 1)
     hist[2], hist[8], hist[-1] = 3, 1, 1          # 3 x (2us,5us], 1 x (200us,500us], 1 huge
     cats = [{"category": c, "count": 0, "ns": 0, "hist": [0] * len(hist), "names": []}
-            for c in WATCH_CATEGORIES]
+            for c in WATCH]
     cats[0].update(count=5, ns=2_000_000_500, hist=hist,
                    names=[["local timer", 5, 2_000_000_500, 7]])
-    cats[5].update(count=4, names=[["user", 4, 0, 9]])
+    cats[WATCH.index("page fault")].update(names=[["user", 0, 0, 9]])
     return {"ts_ns": 1, "records": 100, "dropped": 2, "cpu_ns": 1_500_000_000, "dumps": 1,
             "dumps_skipped": 0, "longest_ns": 2_000_000_000,
-            "cpus": [{"cpu": 3, "categories": cats}]}
+            "cpus": [{"cpu": 3, "app": "app", "app_ns": 5, "categories": cats}]}
 
 
 def parsed(st):
@@ -60,8 +62,24 @@ def test_histogram_is_cumulative_and_ends_in_the_count():
     assert buckets[8] == ("0.0005", 4) and buckets[-1] == ("+Inf", 5)
     count = [s.value for s in tick if s.name.endswith("_count")]
     assert count == [5]
-    # page faults have no durations: no histogram for them
-    assert not [s for s in h.samples if s.labels.get("category") == "page fault"]
+
+
+def test_every_category_has_a_histogram_that_sums_its_counters():
+    fams = parsed(state())
+    h = fams["jtr_watch_interruption_duration_seconds"].samples
+    n = fams["jtr_watch_interruptions"].samples
+    secs = fams["jtr_watch_interrupted_seconds"].samples
+    for cat in WATCH:
+        counts = [s.value for s in h if s.name.endswith("_count") and
+                  s.labels["category"] == cat]
+        sums = [s.value for s in h if s.name.endswith("_sum") and s.labels["category"] == cat]
+        assert counts == [sum(s.value for s in n if s.labels["category"] == cat
+                              and s.name.endswith("_total"))], cat
+        assert sums == [pytest.approx(sum(s.value for s in secs if s.labels["category"] == cat
+                                          and s.name.endswith("_total")))], cat
+    # page faults have no durations: kernel events, never interruptions
+    assert [s.value for s in h if s.labels.get("category") == "page fault" and
+            s.name.endswith("_count")] == [0]
 
 
 def test_no_state_yet_is_only_the_totals():

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """The comparison page's pieces: the CCDF's points, the tick steps and labels, the
 host table and the verdict box, on numbers built here."""
 import pytest

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """render.fleet: the table for people and the page (self-contained, flagged rows
 marked, host names escaped)."""
 import re
@@ -20,8 +21,9 @@ def _doc(tmp_path, **more):
 
 def test_the_table(tmp_path):
     lines = render.format_text(_doc(tmp_path))
-    assert lines[0].split() == ["host", "probe", "CPUs", "p99", "p99.99", "max", "lost", "top",
-                                "causes", "(share", "of", "time", "lost)", "flag"]
+    assert lines[0].split() == ["host", "probe", "CPUs", "p99", "p99.99", "max", "lost", "or",
+                                "excess", "top", "causes", "(share", "of", "time", "lost)",
+                                "flag"]
     odd, calm = lines[1], lines[2]      # the table's order: natural by host name
     assert calm.startswith("calm ") and calm.endswith("  -")
     assert "  1.00 %  VM exits, SMI or hardware 60 %; local timer 40 %" in calm

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """render.gates: the words of a judged gate, on the terminal and in the JUnit
 report (validated against junit-10.xsd, as formats/test_junit.py does)."""
 import os

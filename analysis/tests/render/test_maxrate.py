@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """jtr maxrate's tables: a row per size and per rate, columns in the order of
 their heads, numbers as the records hold them."""
 from jtrpy.render import maxrate as table

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """render/report.py: the page's pieces that need no browser."""
 from jtrpy.render import report
 from jtrpy.render.attribution import cause_label, group_causes
@@ -50,3 +51,4 @@ def test_title_and_times():
     assert report.title_of(r) == "jtr gap · CPU 3 · h · 2026-11-26 16:02 UTC"
     assert report.since(1_335_000_000, 1_000_000_000) == "+0.335 s"
     assert report.pct(0.532169) == "53.2 %"
+

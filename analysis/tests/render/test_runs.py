@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """render.runs: the headline jtr run prints."""
 from jtrpy.render.runs import headline
 

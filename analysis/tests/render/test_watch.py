@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """render/watch: the table, the progress and dump lines people read."""
 from jtrpy.render import watch as show
 
@@ -6,10 +7,12 @@ def st():
     def cat(name, rows):
         return {"category": name, "count": sum(r[1] for r in rows),
                 "ns": sum(r[2] for r in rows), "hist": [], "names": rows}
-    return {"records": 10, "dropped": 0, "longest_ns": 300_000, "cpus": [{"cpu": 2, "categories": [
-        cat("timer tick", [["local timer", 100, 1_000_000, 100]]),
-        cat("task preemption", [["jtr-inject", 20, 6_000_000, 20], ["kworker", 0, 0, 3]]),
-        cat("page fault", [["user", 5, 0, 5]])]}]}
+    return {"records": 10, "dropped": 0, "longest_ns": 300_000, "cpus": [{
+        "cpu": 2, "app": "myserver", "app_ns": 9_500_000_000, "categories": [
+            cat("timer tick", [["local timer", 100, 1_000_000, 100]]),
+            cat("task preemption", [["jtr-inject", 20, 6_000_000, 20],
+                                    ["kworker/2:1", 0, 0, 3]]),
+            cat("page fault", [["user", 0, 0, 5], ["kernel", 0, 0, 2]])]}]}
 
 
 def test_table_largest_time_first_and_only_what_interrupted():
@@ -18,17 +21,28 @@ def test_table_largest_time_first_and_only_what_interrupted():
                                 "share"]
     assert lines[1].split()[:5] == ["2", "task", "preemption", "jtr-inject", "20"]
     assert "85.7 %" in lines[1] and "2.0" in lines[1]
-    assert "local timer" in lines[2] and "page fault" in lines[3]
+    assert "local timer" in lines[2] and len(lines) == 4
     assert not any("kworker" in line for line in lines)   # events only, no interruption
+    # page faults are kernel events without a duration: under the table, with the
+    # application the watch saw
+    assert lines[3] == ("CPU 2: application myserver ran 9.50 s; page faults (no duration): "
+                        "5 user, 2 kernel")
 
 
 def test_empty_table():
     assert show.table({"cpus": []}, 1) == ["no interruption seen"]
+    assert show.table({"cpus": [{"cpu": 1, "app": "", "app_ns": 0, "categories": []}]}, 1) == [
+        "no interruption seen", "CPU 1: the application was not seen"]
+
+
+def test_app_text():
+    assert show.app_text(["myserver", "4321"]) == "the application myserver, 4321"
+    assert "longest-running comm" in show.app_text([])
 
 
 def test_progress_and_dump_lines():
     p = show.progress_line(st(), 65.2)
-    assert p.startswith("watch 1m05s: interruptions CPU 2 125, 7.00 ms;")
+    assert p.startswith("watch 1m05s: interruptions CPU 2 120, 7.00 ms;")
     d = show.dump_line({"dump": "out/dump-x", "records": 5, "outliers": 2, "trigger": {
         "cpu": 2, "category": "task preemption", "name": "spin", "length_ns": 1_500_000}})
     assert d == ("dump: out/dump-x (task preemption spin, 1.50 ms on CPU 2; 5 events, "

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """results.fields: a damaged or hostile result.json is refused on load with one
 line naming the file and the field; every reader after load_result can rely
 on the types (the corrupt-file table of the hardening sweep, one case a row)."""

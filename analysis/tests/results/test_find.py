@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """results.find: jtr ls's walk; a result that cannot be loaded is reported with
 why, and the others are still found."""
 import json

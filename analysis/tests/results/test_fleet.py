@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """results.fleet: whose each result is, the rows, the rule (two hosts and many),
 and the cause a flag names."""
 import json
@@ -221,3 +222,29 @@ def test_probes_are_compared_only_with_the_same_probe(tmp_path):
     assert doc["flagged_hosts"] == [] and doc["not_judged"] == ["wake"]
     assert [(r["host"], r["tool"]) for r in doc["rows"]] == [("a", "gap"), ("b", "gap"),
                                                              ("b", "wake")]
+
+
+def test_a_latency_probe_is_judged_by_its_excess_latency_not_a_time_lost(tmp_path):
+    # wake: a sample is a latency, no CPU time; the row's loss is how far its
+    # outliers went past the threshold per s of run, in ns/s, and a cause's share of it
+    def wake(tail_ns, causes):
+        doc = gap(tool="wake", tail_ns=tail_ns, causes=causes)
+        doc["runs"][0]["duration_ns"] = 10 ** 9            # 1 s of run
+        return doc
+    for host, tail, causes in (("a", 3000, QUIET), ("c", 3000, QUIET),
+                               ("b", 40_000, noisy())):
+        write(tmp_path / "f" / host / "wake", wake(tail, causes))
+    doc = fleet.fleet([str(tmp_path / "f")])
+    rows = by_host(doc)
+    a, b = rows["a"], rows["b"]
+    assert a["lost_pct"] is None and not a["cpu_time"]
+    assert a["loss"] == pytest.approx(30 * (3000 - 1000))          # ns per s
+    assert b["loss"] == pytest.approx(30 * (40_000 - 1000))
+    assert doc["flagged_hosts"] == ["b"]
+    assert "lost" in [f["metric"] for f in b["flags"]]
+    c = b["cause"]
+    assert c["key"] == "task preemption: jtr-inject" and c["unit"] == "ns/s"
+    assert c["lost_pct"] == pytest.approx(0.8 * 30 * 39_000)
+    assert c["baseline_pct"] == 0.0
+    # the minimum that counts in ns/s: min_latency_ns per ms of run
+    assert fleet.Rule().minimum("lost", cpu_time=False) == fleet.Rule().min_latency_ns * 1000

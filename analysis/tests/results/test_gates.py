@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """results.gates: the limits judged per CPU on a result's quantity, and the
 "gates" section of result.json against docs/result.schema.json."""
 import copy

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """results.outliers: the outlier log is read only from inside its result's
 folder, as ASCII lines of three bounded whole numbers; errors name the line,
 never its content."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """results.quantity: which runs of a result measure the same thing, the default
 one, and what comparing two of them means."""
 import pytest

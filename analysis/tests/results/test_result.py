@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """results.result: loading a result once and handing it on."""
 import json
 import os

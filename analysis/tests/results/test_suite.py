@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """results.suite: suite.json is checked on load, and an item's folder is one
 inside the suite's folder."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """system.cpus: CPU lists as the kernel writes them, and the default CPU."""
 import os
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """system.files: the one way jtr reads a file: regular files only, bounded in
 size, confined to a result's folder when a document names them, and JSON read
 with bounds on nesting, integers and encoding; what a writer killed half-way

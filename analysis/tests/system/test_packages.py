@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """system/packages.py: the hints say the distribution's package first, and pip
 only into a venv (PEP 668), never into the system Python."""
 import re

@@ -1,8 +1,11 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """paths: where an installed jtr finds its profiles. The first folder is the one
 jtr tune install-profiles copies from, so it must be the one that exists: the
 wheel's (jtrpy/tuning-profiles) or make install's and the package's
-(PREFIX/share/jtr/tuning-profiles)."""
+(PREFIX/share/jtr/tuning-profiles). Then tuned's folders, by tuned's version:
+tuned 2.23 moved them to /usr/lib/tuned/profiles and /etc/tuned/profiles."""
 import os
+import stat
 
 import pytest
 
@@ -18,14 +21,84 @@ def installed(tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "PREFIX", str(tmp_path))
     monkeypatch.setattr(paths, "IN_SOURCE_TREE", False)
     monkeypatch.delenv("JTR_PROFILE_DIRS", raising=False)
+    tuned(monkeypatch, "2.20.0")
     return tmp_path, package
 
 
-def test_make_install_profiles_come_first(installed):
+@pytest.fixture(autouse=True)
+def fresh_tuned_version():
+    """tuned's version is looked up once a process: again for each test."""
+    paths._installed_tuned_version.cache_clear()
+    yield
+    paths._installed_tuned_version.cache_clear()
+
+
+def tuned(monkeypatch, version):
+    """The tuned version tuned_layout() sees (None: no tuned-adm anywhere)."""
+    paths._installed_tuned_version.cache_clear()
+    if version:
+        monkeypatch.setenv("JTR_TUNED_VERSION", version)
+    else:
+        monkeypatch.delenv("JTR_TUNED_VERSION", raising=False)
+        monkeypatch.setenv("PATH", "/nonexistent")
+        monkeypatch.setattr(paths, "TUNED_ADM", ())
+
+
+def test_make_install_profiles_come_first(installed, monkeypatch):
     prefix, _ = installed
     share = prefix / "share" / "jtr" / "tuning-profiles"
     share.mkdir(parents=True)
     assert paths.profile_dirs() == [str(share), "/etc/tuned", "/usr/lib/tuned"]
+    tuned(monkeypatch, "2.23.0")
+    assert paths.profile_dirs() == [str(share), "/etc/tuned/profiles",
+                                    "/usr/lib/tuned/profiles"]
+
+
+@pytest.mark.parametrize("version,system,user", [
+    ("2.20.0", "/usr/lib/tuned", "/etc/tuned"),
+    ("2.22.9", "/usr/lib/tuned", "/etc/tuned"),
+    ("2.23.0", "/usr/lib/tuned/profiles", "/etc/tuned/profiles"),
+    ("2.28.0-rc.1", "/usr/lib/tuned/profiles", "/etc/tuned/profiles"),
+    ("3.0", "/usr/lib/tuned/profiles", "/etc/tuned/profiles"),
+    (None, "/usr/lib/tuned/profiles", "/etc/tuned/profiles"),
+])
+def test_tuneds_folders_by_its_version(monkeypatch, tmp_path, version, system, user):
+    tuned(monkeypatch, version)
+    got = paths.tuned_layout(str(tmp_path / "none.conf"))
+    assert (got["system"], got["user"]) == (system, user)
+    assert got["variables"] == "/etc/tuned/jtr-variables.conf"      # in both layouts
+    if version is None:
+        assert got["version"] is None
+    if version is None:
+        assert "tuned is not installed: assuming the layout of tuned 2.23" in got["why"]
+    else:
+        assert got["why"].startswith("tuned %s (JTR_TUNED_VERSION=" % version)
+
+
+def test_profile_dirs_of_tuned_main_conf(monkeypatch, tmp_path):
+    """tuned 2.23 and later take profile_dirs from tuned-main.conf (the later folder
+    wins: the last is the admin's); earlier ones have no such option."""
+    conf = tmp_path / "tuned-main.conf"
+    conf.write_text("# profile_dirs = /x\nprofile_dirs = /usr/lib/tuned/profiles,"
+                    "/opt/p ; /srv/mine  # local\n")
+    tuned(monkeypatch, "2.24.0")
+    got = paths.tuned_layout(str(conf))
+    assert (got["system"], got["user"]) == ("/usr/lib/tuned/profiles", "/srv/mine")
+    assert "profile_dirs = /usr/lib/tuned/profiles,/opt/p,/srv/mine" in got["why"]
+    tuned(monkeypatch, "2.21.0")
+    assert paths.tuned_layout(str(conf))["user"] == "/etc/tuned"
+
+
+def test_the_installed_tuneds_version_is_read(monkeypatch, tmp_path):
+    """tuned-adm --version, as tuned prints it."""
+    adm = tmp_path / "tuned-adm"
+    adm.write_text("#!/bin/sh\necho 'tuned-adm 2.24.1'\n")
+    adm.chmod(adm.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.delenv("JTR_TUNED_VERSION", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    got = paths.tuned_layout(str(tmp_path / "none.conf"))
+    assert got["version"] == "2.24.1" and got["user"] == "/etc/tuned/profiles"
+    assert got["why"].startswith("tuned 2.24.1 (tuned-adm --version)")
 
 
 def test_the_wheels_profiles_come_first(installed):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """system.schema: the field check every document jtr reads goes through, and
 its one-line errors (the file, the field, what was expected, what was there)."""
 import pytest

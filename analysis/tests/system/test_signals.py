@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """system.signals: the stop rule's handlers. Outside a block the first stop
 signal raises KeyboardInterrupt; inside measuring() it is a request, passed once
 to the programs started with spawn(); inside holding() even the first is only

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """The event log: write, read back, index, decode, format, and reject bad files."""
 import json
 import os

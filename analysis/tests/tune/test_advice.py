@@ -1,63 +1,58 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """tune.advice: the rule base (cause -> rule), RT throttling's shape, the
 remedies' changes against a machine's facts, and the profile they make (read back
 by jtr's loader and checked as jtr tune apply checks it)."""
+import json
 import os
 import re
+import subprocess
 
 import pytest
 
 from jtrpy.system.cpus import online_cpus
+from jtrpy.trace import causes as C
 from jtrpy.tune import advice as A
 from jtrpy.tune.checks import check_profile
 from jtrpy.tune.profile import Profile
 
 
-@pytest.mark.parametrize("category,name,works,shaped,rule", [
-    ("timer tick", "local timer", (), False, "tick"),
-    ("timer tick", "local timer", (), True, "rt_throttling"),
-    ("task preemption", "bash (pid 12, prio 120)", (), False, "tasks"),
-    ("task preemption", "kworker/1:1 (pid 41, prio 120)", ("vmstat_update",), False, "vmstat"),
-    ("task preemption", "kworker/1:1 (pid 41, prio 120)", ("gc_worker",), False,
-     "percpu_work"),
-    ("task preemption", "kworker/u4:2 (pid 9, prio 120)", (), False, "unbound_work"),
-    ("task preemption", "ksoftirqd/1 (pid 22, prio 120)", (), False, "percpu_kthread"),
-    ("hardirq", "36 virtio1-req.0", (), False, "irq"),
-    ("softirq", "NET_RX", (), False, "irq"),
-    ("softirq", "RCU", (), False, "rcu"),
-    ("softirq", "TIMER", (), False, "timers"),
-    ("IPI", "reschedule", (), False, "tasks"),
-    ("IPI", "call_function", (), False, "ipi"),
-    ("IPI", "irq_work", (), False, "irq_work"),
-    ("page fault", "user", (), False, "page_faults"),
-    ("NMI", "perf_event_nmi_handler", (), False, "nmi"),
-    ("no kernel event", "VM exits, SMI or hardware", (), False, "host"),
-    ("no kernel event", "host preemption (steal)", (), False, "host"),
-    ("timer IRQ latency", "hardware, hypervisor or interrupts off", (), False, "cstate"),
-    ("wake-up path", "return to user space", (), False, None),
-    ("other events", "sched_waking", (), False, None),
+@pytest.mark.parametrize("category,name,works,rule", [
+    ("timer tick", "local timer", (), "tick"),
+    ("timer tick", "watchdog_timer_fn", (), "watchdog"),
+    ("RT throttling", "sched_rt_runtime_us 950000 of 1000000", (), "rt_throttling"),
+    ("task preemption", "bash", (), "tasks"),
+    ("task preemption", "kworker/1:1", ("vmstat_update",), "vmstat"),
+    ("task preemption", "kworker/1:1", ("gc_worker",), "percpu_work"),
+    ("task preemption", "kworker/u4:2", (), "unbound_work"),
+    ("task preemption", "ksoftirqd/1", (), "percpu_kthread"),
+    ("hardirq", "36 virtio1-req.0", (), "irq"),
+    ("softirq", "NET_RX", (), "irq"),
+    ("softirq", "RCU", (), "rcu"),
+    ("softirq", "TIMER", (), "timers"),
+    ("IPI", "reschedule", (), "tasks"),
+    ("IPI", "call_function", (), "ipi"),
+    ("IPI", "irq_work", (), "irq_work"),
+    ("page fault", "user", (), "page_faults"),
+    ("NMI", "perf_event_nmi_handler", (), "nmi"),
+    ("no kernel event", "VM exits, SMI or hardware", (), "host"),
+    ("no kernel event", "host preemption (steal)", (), "host"),
+    ("timer IRQ latency", "hardware, hypervisor or interrupts off", (), "cstate"),
+    ("wake-up path", "return to user space", (), None),
+    ("other events", "sched_waking", (), None),
 ])
-def test_classify(category, name, works, shaped, rule):
-    assert A.classify(category, name, works, shaped) == rule
+def test_classify(category, name, works, rule):
+    assert A.classify(category, name, works) == rule
     assert rule is None or rule in A.RULE and rule in A.MAKERS
+
+
+def test_every_category_rule_is_a_rule():
+    """The cause model's rules are tune/advice.py's."""
+    for c in C.CATEGORIES:
+        assert not c.rule or c.rule in A.RULE, c
 
 
 def test_every_rule_has_a_maker():
     assert set(A.MAKERS) == set(A.RULE)
-
-
-RT = {"enabled": True, "runtime_us": 950000, "period_us": 1000000}
-
-
-def test_throttle_gaps_by_length_and_period():
-    s = 10 ** 9
-    outs = [(5 * s, 50_000_000), (6 * s + 1000, 49_900_000), (8 * s, 51_000_000),
-            (int(6.5 * s), 50_000_000),         # the length, off the period
-            (7 * s, 2_000_000)]                 # the period, not the length
-    got = A.throttle_gaps(outs, RT, 50)
-    assert got == {5 * s, 6 * s + 1000, 8 * s}
-    assert A.throttle_gaps(outs, RT, None) == set()                 # not FIFO
-    assert A.throttle_gaps(outs, dict(RT, enabled=False), 50) == set()
-    assert A.throttle_gaps([(s, 50_000_000)], RT, 50) == {s}        # one: the length alone
 
 
 def facts(**kw):
@@ -81,7 +76,7 @@ def charges(*items):
 def test_ranking_and_what_cannot_be_done():
     ctx = A.Context([1], facts())
     rs = A.advise(charges(("tick", "timer tick", "local timer", 9000, 9),
-                          ("vmstat", "task preemption", "kworker/1:1 (pid 41, prio 120)", 500, 1),
+                          ("vmstat", "task preemption", "kworker/1:1", 500, 1),
                           ("rt_throttling", "RT throttling", "x", 100000, 2),
                           ("host", "no kernel event", "VM exits, SMI or hardware", 1 << 20, 3),
                           ("nmi", "NMI", "perf_event_nmi_handler", 10, 1)),
@@ -102,7 +97,7 @@ def test_tick_with_nohz_full_still_needs_a_reboot():
 
 
 def test_tasks_pinned_by_their_owner_get_a_group_rule():
-    name = "busy (pid 77, prio 120)"
+    name = "busy"
     tasks = {name: [{"pid": 77, "comm": "busy", "cmdline": "busy --spin 1", "cpus": [1],
                      "kernel": False}]}
     r = A.advise(charges(("tasks", "task preemption", name, 5000, 5)),
@@ -123,7 +118,7 @@ def test_the_profile_loads_and_passes_the_checks(tmp_path, monkeypatch):
     if len(online_cpus()) < 2:
         pytest.skip("needs two CPUs (one measured, one to keep)")
     cpu = max(online_cpus())
-    name = "busy (pid 77, prio 120)"
+    name = "busy"
     tasks = {name: [{"pid": 77, "comm": "busy", "cmdline": "busy -x #1", "cpus": [cpu],
                      "kernel": False}]}
     f = facts(online=online_cpus())
@@ -143,7 +138,7 @@ def test_the_profile_loads_and_passes_the_checks(tmp_path, monkeypatch):
     assert p.units["sysctl"]["kernel.sched_rt_runtime_us"] == "-1"
     assert p.units["vm"]["transparent_hugepages"] == "never"
     assert re.search(p.units["scheduler"]["group.jtr_busy"].split(":", 4)[4], "busy -x #1")
-    assert "jtr-baseline" in p.files[0]
+    assert p.files == [str(d / "tuned.conf")]       # jtr-baseline written out, not included
     check_profile(p)
 
 
@@ -158,3 +153,69 @@ def test_docs_table_is_the_rule_base():
     rows = table.split("\n\n")[2].splitlines()[2:]
     assert rows == ["| `%s` | %s | %s | %s |" % (r.id, r.cause, r.remedy, r.needs)
                     for r in A.RULES]
+
+
+# ---------------------------------------------------------------- tuned's own loader
+
+TUNED_LOAD = r"""
+import json, sys
+sys.path.insert(0, "/usr/lib/python3/dist-packages")
+import tuned.profiles as P
+from tuned.profiles.locator import Locator
+from tuned.profiles.variables import Variables
+from tuned.utils.global_config import GlobalConfig
+loader = P.Loader(Locator(sys.argv[1].split(":")), P.Factory(), P.Merger(), GlobalConfig(),
+                  Variables())
+prof = loader.load([sys.argv[2]])
+print(json.dumps({n: dict(u.options) for n, u in prof.units.items()}))
+"""
+
+
+def tuned_load(dirs, name):
+    """tuned's own Loader (the system Python's tuned package) on only @dirs:
+    (exit status, {unit: options} or its error)."""
+    if not os.path.isdir("/usr/lib/python3/dist-packages/tuned/profiles"):
+        pytest.skip("tuned is not installed (its Python package is missing): make deps "
+                    "installs it")
+    p = subprocess.run(["/usr/bin/python3", "-c", TUNED_LOAD, ":".join(dirs), name],
+                       capture_output=True, text=True, timeout=60)
+    return p.returncode, json.loads(p.stdout) if p.returncode == 0 else p.stderr
+
+
+OWN = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))), "tuning-profiles")
+
+
+@pytest.mark.parametrize("base", ["jtr-baseline", "jtr-latency", "jtr-isolate",
+                                  "jtr-realtime"])
+def test_the_advised_profile_loads_in_tuned_alone(tmp_path, base):
+    """jtr advise --profile-dir's file, on top of each of jtr's profiles, loads with
+    tuned's own loader from its folder alone (jtr's profiles installed nowhere
+    tuned looks), and holds what tuned makes of the base chain plus the changes."""
+    rem = [{"rule": "vmstat", "saving_ns": 9000, "share": 0.5, "changes": [
+        {"section": "sysctl", "option": "vm.stat_interval", "value": "10", "comment": "a"},
+        {"section": "sysctl", "option": "vm.swappiness", "value": "5", "comment": "b"}]}]
+    d = tmp_path / "jtr-advised"
+    d.mkdir()
+    (d / "tuned.conf").write_text(A.profile_text(rem, base, "r (gap)"))
+    rc, units = tuned_load([str(tmp_path)], "jtr-advised")
+    assert rc == 0, units
+    rc, want = tuned_load([OWN], base)              # the chain, from jtr's own folder
+    assert rc == 0, want
+    want.setdefault("sysctl", {}).update({"vm.stat_interval": "10", "vm.swappiness": "5"})
+    assert units == want
+    p = Profile(str(d), expand=False)               # and jtr's loader reads the same
+    assert p.units["sysctl"]["vm.stat_interval"] == "10"
+    if base != "jtr-baseline":
+        assert p.raw == Profile(base, expand=False).raw | {"sysctl": {
+            **Profile(base, expand=False).raw["sysctl"], "vm.stat_interval": "10",
+            "vm.swappiness": "5"}}
+
+
+def test_a_stock_tuned_base_stays_included(tmp_path):
+    """A base tuned finds by name itself (its own profile) is included, not copied."""
+    if not os.path.isfile("/usr/lib/tuned/latency-performance/tuned.conf") and \
+            not os.path.isfile("/usr/lib/tuned/profiles/latency-performance/tuned.conf"):
+        pytest.skip("tuned's latency-performance profile is not installed")
+    text = A.profile_text([], "latency-performance", "r (gap)")
+    assert "\ninclude=latency-performance\n" in text

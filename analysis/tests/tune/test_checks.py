@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """tune.checks: every value a profile gives jtr's applier, checked at load."""
 import os
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """tune.engine on files of the test's own (no kernel setting is touched): the
 snapshot written ahead of every change, a stopped apply, a revert that restores
 what the apply reached and nothing else, the snapshot's entries checked, the

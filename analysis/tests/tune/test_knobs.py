@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """tune.knobs: the cpu_dma_latency holder (recorded before it holds anything) and
 the cpuset folder (right under the cgroup mount, nowhere else)."""
 import os

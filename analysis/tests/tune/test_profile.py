@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """tune.profile: includes merged with where each option came from, variables
 expanded, and the errors of an expansion located in the option that holds it."""
 import pytest

@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""render/attribution.py: the attribution as text for people."""
+
+
+def test_a_task_is_one_row_unless_split_by_pid():
+    """One cause per comm ('bash (3 tasks)'); --by pid: a row per task with its
+    pid, count and time, the shares adding up to the comm's."""
+    from jtrpy.render.attribution import by_pid, format_table
+    tasks = [{"pid": 11, "prio": 120, "count": 3, "total_ns": 600},
+             {"pid": 12, "prio": 120, "count": 2, "total_ns": 300},
+             {"pid": 13, "prio": 120, "count": 1, "total_ns": 100}]
+    c = {"category": "task preemption", "name": "bash", "count": 6, "primary_count": 6,
+         "total_ns": 1000, "share": 0.5, "p50_ns": 100, "max_ns": 300, "per_s": 6.0,
+         "example_chain": "x", "pids": 3, "prio": 120, "tasks": tasks}
+    att = {"outliers": {"count": 6, "total_ns": 2000, "traced_ns": 1000, "cpus": [1],
+                        "duration_ns": 10**9},
+           "tracer": {"backend": "ebpf", "events": 1, "dropped": 0, "cpus": [1]},
+           "causes": [c], "worst": [], "warnings": []}
+    one = "\n".join(format_table(att))
+    assert "bash (3 tasks)" in one and "pid 11" not in one
+    split = by_pid([c])
+    assert [(r["tasks"][0]["pid"], r["count"], r["total_ns"]) for r in split] == [
+        (11, 3, 600), (12, 2, 300), (13, 1, 100)]
+    assert abs(sum(r["share"] for r in split) - 0.5) < 1e-9
+    text = "\n".join(format_table(att, split=True))
+    assert "bash (pid 11, prio 120)" in text and "bash (pid 13, prio 120)" in text
+
+
+def test_grouped_causes_survive_a_damaged_task_list():
+    """A damaged result (a task of a cause is a list, not a dict: the fuzz
+    test's 'attribution.causes.1.tasks.0=[]') still groups, labelled by name."""
+    from jtrpy.render.attribution import group_causes
+    c = {"category": "task preemption", "name": "bash", "count": 1, "total_ns": 10,
+         "share": 1.0, "pids": 1, "tasks": [[]]}
+    [g] = group_causes([c])
+    assert [n["label"] for n in g["names"]] == ["bash"]
