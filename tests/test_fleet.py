@@ -27,9 +27,10 @@ INJECT = os.path.join(ROOT, "tests", "inject.py")
 PLAYBOOK = os.path.join(ROOT, "ansible", "fleet.yml")
 QUIET, DISTURBED = "alpha", "beta"
 RUN_S, WAKE_S = 2, 1
-# the spinner: 2 ms at FIFO 10 every 20 ms, from 0.3 s into the run for 1.4 s:
-# about 7 % of the run, several times this machine's own time lost
-SPIN_US, PERIOD_MS, INJECT_AFTER_S, INJECT_S = 2000, 20, 0.3, 1.4
+# the spinner: 5 ms at FIFO 10 every 20 ms, from 0.3 s into the run for 1.4 s:
+# about 17 % of the run, several times this machine's own time lost (3.7 % beside a
+# busy loop on the other CPU: VM exits, the test's own python, the tick)
+SPIN_US, PERIOD_MS, INJECT_AFTER_S, INJECT_S = 5000, 20, 0.3, 1.4
 CAUSE = "task preemption: jtr-inject"
 
 
@@ -63,18 +64,10 @@ def _inject_when_measuring(tmp, cpu, out, done):
     out.append(subprocess.run(cmd, capture_output=True, text=True, timeout=60))
 
 
-@pytest.fixture(scope="module")
-def fleet(tmp_path_factory):
-    need_tracing()
-    if not shutil.which("ansible-playbook"):
-        pytest.skip("ansible-playbook is not installed (Debian: ansible-core, in "
-                    "scripts/deps.sh)")
-    cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) < 2:
-        pytest.skip("needs two CPUs: one measured, one for the tracer, Ansible and the "
-                    "spinner's start")
+def _play(tmp, cpus):
+    """The playbook over the two hosts in @tmp, the spinner in the disturbed one's gap
+    run: {tmp, cpu, play, doc (jtr fleet --json)}."""
     cpu = cpus[-1]
-    tmp = tmp_path_factory.mktemp("fleet")
     extra = {"jtr_become": False, "jtr_src": ROOT, "jtr_fleet_command": JTR,
              "jtr_fleet_dir": str(tmp / "fleet"), "jtr_cpus": str(cpu),
              "jtr_duration": "%ds" % RUN_S, "jtr_wake": True,
@@ -110,6 +103,52 @@ def fleet(tmp_path_factory):
     js = run_jtr("fleet", "--json", str(tmp / "fleet"))
     assert js.returncode == 0, js.stderr
     return {"tmp": tmp, "cpu": cpu, "play": play, "doc": json.loads(js.stdout)}
+
+
+def _injected_pct(tmp):
+    """The share of the disturbed host's gap run the spinner's spins took, in %
+    (the injector's own count)."""
+    run = load(tmp / "fleet" / DISTURBED / "gap")["runs"][0]
+    spans = [tuple(map(int, x.split(","))) for x in (tmp / "inject.csv").read_text().split()]
+    took = sum(min(e, run["end_mono_ns"]) - max(b, run["start_mono_ns"]) for b, e in spans
+               if b < run["end_mono_ns"] and e > run["start_mono_ns"])
+    return 100.0 * took / (run["end_mono_ns"] - run["start_mono_ns"])
+
+
+def _not_quiet(got):
+    """Why the quiet host's gap run cannot be told from the disturbed one (it lost
+    more than half what the spinner took of the other: the rule flags a host at
+    twice the others' time lost), or None."""
+    row = _row(got["doc"], QUIET, "gap")
+    injected = _injected_pct(got["tmp"])
+    if (row["lost_pct"] or 0) <= injected / 2:
+        return None
+    return "the quiet host's gap run lost %.2f %% (%s), more than half the %.2f %% " \
+        "injected into the other" % (row["lost_pct"], "; ".join(
+            "%s %.2f %%" % (c["key"], c["lost_pct"] or 0) for c in row["causes"][:3]),
+            injected)
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    need_tracing()
+    if not shutil.which("ansible-playbook"):
+        pytest.skip("ansible-playbook is not installed (Debian: ansible-core, in "
+                    "scripts/deps.sh)")
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs: one measured, one for the tracer, Ansible and the "
+                    "spinner's start")
+    got = _play(tmp_path_factory.mktemp("fleet"), cpus)
+    why = _not_quiet(got)
+    if why:
+        # this shared VM stalls a vCPU for tens of ms now and then (30.7 ms once in
+        # the quiet host's run: 5.5 % lost to VM exits and a 21 ms timer tick)
+        print("%s: the machine was disturbed; the play runs once more" % why)
+        got = _play(tmp_path_factory.mktemp("fleet"), cpus)
+        why = _not_quiet(got)
+        assert not why, why + ", twice"
+    return got
 
 
 def _host_noise(row):

@@ -53,16 +53,29 @@ def pip_install(argv, env=None):
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory):
-    """`pip install .` in a fresh venv from a fresh clone of this tree, as the README
-    says (build isolation on: pip fetches setuptools into a build environment of its
-    own); (the venv's jtrpy folder, the venv, a folder to run in)."""
+def wheel(tmp_path_factory):
+    """The wheel `pip install .` builds from a fresh clone of this tree (build
+    isolation on: pip fetches setuptools into a build environment of its own; the
+    C programs built by make inside it), built once: pip install, pip install
+    --user and pipx install each install it as they would after building it
+    themselves; (the wheel, a fresh venv whose pip built it, a folder)."""
     tmp = tmp_path_factory.mktemp("pkg")
     src = clone(tmp / "clone")
     venv = tmp / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    pip_install([str(venv / "bin" / "pip"), "wheel", "-q", "--no-deps",
+                 "--disable-pip-version-check", "-w", str(tmp / "wheels"), str(src)])
+    (whl,) = glob.glob(str(tmp / "wheels" / "jtr-*.whl"))
+    return whl, venv, tmp
+
+
+@pytest.fixture(scope="module")
+def installed(wheel):
+    """`pip install .` in a fresh venv: the clone's wheel installed there;
+    (the venv's jtrpy folder, the venv, a folder to run in)."""
+    whl, venv, tmp = wheel
     pip_install([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check",
-                 str(src)])
+                 whl])
     (pkg,) = glob.glob(str(venv / "lib" / "python3*" / "site-packages" / "jtrpy"))
     return pathlib.Path(pkg), venv, tmp
 
@@ -104,8 +117,8 @@ def test_the_installed_jtr_works_without_the_source_tree(installed, tmp_path):
 
 
 @pytest.mark.slow
-def test_pip_install_user_from_a_clone(tmp_path):
-    """`pip install --user .` with the system python3, from a fresh clone: jtr in
+def test_pip_install_user_from_a_clone(wheel, tmp_path):
+    """`pip install --user .` with the system python3, the clone's wheel: jtr in
     ~/.local/bin (HOME a fresh folder here) finds its programs and profiles in the
     package. Debian 12's python3 is externally managed (PEP 668): pip wants
     --break-system-packages even for --user, as docs/install.md says."""
@@ -113,25 +126,23 @@ def test_pip_install_user_from_a_clone(tmp_path):
     if not os.path.exists(py) or subprocess.run([py, "-m", "pip", "--version"],
                                                 capture_output=True).returncode != 0:
         pytest.skip("no pip for %s (apt-get install python3-pip)" % py)
-    src = clone(tmp_path / "clone")
     home = tmp_path / "home"
     home.mkdir()
     env = dict(CLEAN_ENV, HOME=str(home), PIP_BREAK_SYSTEM_PACKAGES="1")
     pip_install([py, "-m", "pip", "install", "--user", "-q", "--disable-pip-version-check",
-                 str(src)], env)
+                 wheel[0]], env)
     works(str(home / ".local" / "bin" / "jtr"), env, tmp_path)
 
 
 @pytest.mark.slow
-def test_pipx_install_from_a_clone(tmp_path):
-    """`pipx install .` from a fresh clone (its own venv, build isolation): the jtr
+def test_pipx_install_from_a_clone(wheel, tmp_path):
+    """`pipx install .` (its own venv), the clone's wheel: the jtr
     it links finds its programs and profiles in the package."""
     if not shutil.which("pipx"):
         pytest.skip("pipx is not installed (Debian: pipx, in scripts/deps.sh)")
-    src = clone(tmp_path / "clone")
     env = dict(CLEAN_ENV, HOME=str(tmp_path / "home"), PIPX_HOME=str(tmp_path / "pipx"),
                PIPX_BIN_DIR=str(tmp_path / "bin"))
-    pip_install(["pipx", "install", str(src)], env)
+    pip_install(["pipx", "install", wheel[0]], env)
     works(str(tmp_path / "bin" / "jtr"), env, tmp_path)
 
 

@@ -346,19 +346,39 @@ def _components(start, length, tid, probe_prio, pts, slices, tasks, woken, throt
         take = min(a - b, span, (tu - lo) - comp["host"])
         if take <= 0:
             continue
-        c_in, p_in = _sum(segs, r0, r1)
+        c_in, _ = _sum(segs, r0, r1)
         c_in["unaccounted"] = max(0, span - sum(c_in.values()))
-        got = 0
+        groups = _groups(segs, r0, r1)
+        # cumulative rounding: the components' cuts add up to @take and each
+        # component's cut is shared among its causes to the ns, so no ns is made or
+        # lost and an outlier's parts still add up to its length (a cut rounded per
+        # component once left unaccounted at -1 ns and the parts 1 ns over)
+        whole = sum(c_in.values())
+        cum = 0
         for k, v in c_in.items():
-            cut = take * v // span
+            before, cum = cum, cum + v
+            cut = take * cum // whole - take * before // whole
             comp[k] -= cut
-            got += cut
-        for k, v in p_in.items():
-            parts[k] = parts.get(k, 0) - take * v // span
-        comp["unaccounted"] -= take - got     # the rounding: no ns made or lost
+            inner = 0
+            for key, ns in groups.get(k, ()):
+                was, inner = inner, inner + ns
+                parts[key] = parts.get(key, 0) - (cut * inner // v - cut * was // v)
         comp["host"] += take
     parts = {k: v for k, v in parts.items() if v > 0}
     return comp, parts, links
+
+
+def _groups(segs, lo, hi):
+    """{component: [(cause key, ns)]} of the segments inside [lo, hi] that have a
+    cause, in the order first seen."""
+    out = {}
+    for b, e, what, key in segs:
+        b, e = max(b, lo), min(e, hi)
+        if e <= b or key is None:
+            continue
+        mine = out.setdefault(what, {})
+        mine[key] = mine.get(key, 0) + e - b
+    return {k: list(v.items()) for k, v in out.items()}
 
 
 def _task_spans(start, end, tv, tx, ts, woken):

@@ -267,3 +267,22 @@ def test_overlapping_late_wake_ups_count_each_instant_once(tmp_path):
     assert spin["total_ns"] <= 5_000_000 and spin["count"] >= 1
     d = {x["component"]: x for x in att["decomposition"]["components"]}
     assert sum(x["total_ns"] for x in d.values()) == 5_002_000
+
+
+
+@pytest.mark.parametrize("stolen", [780_001, 433_337, 123_457])
+def test_host_steal_cut_leaves_parts_adding_up_to_the_latency(tmp_path, stolen):
+    """The host's steal read once over the timer interrupt and the blocking task
+    after it: the steal is taken from both in proportion, to the ns, and the
+    outlier's parts add up to its length (rounded per component, 1 ns was lost
+    into unaccounted -1 ns and the parts came to the length + 1)."""
+    evs = [switch(T0 - 100_000, IDLE, BUSY)] + wake_up(T0, cur=BUSY[1]) + \
+        [ev(T0 + 1_300_000, E.STEAL, 5_000_000 + stolen, 5_000_000),
+         switch(T0 + 1_311_007, BUSY, PROBE)]
+    att, _ = decompose(tmp_path, evs, [(1, T0, 1_313_011)], steal=True)
+    w = att["worst"][0]
+    c = w["components"]
+    assert c["host"] == stolen and c.get("unaccounted", 0) == 0, c
+    assert sum(c.values()) == 1_313_011
+    assert sum(p["ns"] for p in w["parts"]) == w["length_ns"] == 1_313_011, w["parts"]
+    assert c["timer_irq"] < 8_000 and c["blocking"] < 1_300_000 - 11_000 - stolen // 2, c
