@@ -34,6 +34,10 @@ sys.path.insert(0, os.path.join(ROOT, "analysis"))
 from jtrpy.cli.main import main as jtr_main  # noqa: E402
 from jtrpy.trace import events as E  # noqa: E402
 
+# the corpus's oslat and cyclictest hold /dev/cpu_dma_latency at 0 while they run: a
+# machine-wide setting the tuning tests read
+pytestmark = pytest.mark.machine
+
 ENV = {"PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
 MEMORY_LIMIT = 1 << 30          # address space of each jtr the e2e cases start
 CASE_TIMEOUT_S = 30
