@@ -390,8 +390,9 @@ def start_dma_holder(us):
     status_r, status_w = os.pipe()
     try:
         p = subprocess.Popen([sys.executable, "-c", HOLDER, str(us), str(gate_r), str(status_w),
-                              HOLDER_TAG], pass_fds=(gate_r, status_w), start_new_session=True,
-                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              HOLDER_TAG, dma_pidfile()], pass_fds=(gate_r, status_w),
+                             start_new_session=True, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE)
     except OSError as e:
         for fd in (gate_r, gate_w, status_r, status_w):
@@ -419,26 +420,57 @@ def start_dma_holder(us):
 
 
 def stop_dma_holder():
-    """Stop the recorded holder (SIGTERM, then SIGKILL) and forget it; KnobError
-    when it does not end."""
+    """Stop the recorded holder (SIGTERM, then SIGKILL) and forget it, and end any
+    holder of the same state folder never recorded (its applier killed between
+    starting it and writing the pidfile: it holds nothing and would leave by itself
+    once it reads its closed gate, a moment after a revert said it was done);
+    KnobError when one does not end."""
     pid = holder_pid()
     if pid:
-        for sig, wait_s in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
-            try:
-                os.kill(pid, sig)
-            except OSError:
-                break
-            end = time.monotonic() + wait_s
-            while not _is_zombie(pid) and time.monotonic() < end:
-                time.sleep(0.005)
-            if _is_zombie(pid):
-                break
-        else:
-            raise KnobError("the holder of %s (pid %d) does not end" % (DMA_LATENCY, pid))
+        _end(pid, (signal.SIGTERM, signal.SIGKILL))
+    for stray in unrecorded_holders():
+        _end(stray, (signal.SIGKILL,))
     try:
         os.unlink(dma_pidfile())
     except OSError:
         pass
+
+
+def unrecorded_holders():
+    """The pids of holders (HOLDER's code, HOLDER_TAG and this state folder's
+    pidfile in their arguments) of this user that are not the recorded one and
+    have not ended."""
+    mine, out = holder_pid(), []
+    tail = [HOLDER_TAG.encode(), dma_pidfile().encode()]
+    for d in glob.glob("/proc/[0-9]*"):
+        try:
+            if os.stat(d).st_uid != os.geteuid():
+                continue
+            with open(os.path.join(d, "cmdline"), "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        pid = int(os.path.basename(d))
+        if len(argv) >= 8 and argv[1] == b"-c" and argv[2] == HOLDER.encode() and \
+                argv[6:8] == tail and pid != mine and not _is_zombie(pid):
+            out.append(pid)
+    return out
+
+
+def _end(pid, signals):
+    """Send @signals to @pid in turn, each given 2 s to end it; KnobError when it
+    does not."""
+    for sig in signals:
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            return
+        end = time.monotonic() + 2.0
+        while not _is_zombie(pid) and time.monotonic() < end:
+            time.sleep(0.005)
+        if _is_zombie(pid):
+            return
+    raise KnobError("the holder of %s (pid %d) does not end" % (DMA_LATENCY, pid))
 
 
 def _is_zombie(pid):

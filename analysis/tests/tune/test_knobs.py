@@ -4,6 +4,7 @@ the cpuset folder (right under the cgroup mount, nowhere else)."""
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -52,6 +53,36 @@ def test_holder_is_recorded_holds_and_stops(dma, tmp_path):
     K.stop_dma_holder()
     assert K.holder_pid() is None and K.read_dma_latency() == dma
     assert os.listdir(tmp_path) == []
+
+
+def test_a_holder_never_recorded_is_ended_by_the_next_stop(dma, tmp_path):
+    """The applier was killed after it started its holder and before it wrote the
+    pidfile: the holder waits at its gate holding nothing; stop_dma_holder (what
+    revert calls) ends it too, and leaves another state folder's holder alone."""
+    gate_r, gate_w = os.pipe()
+    st_r, st_w = os.pipe()
+    strays = []
+    for pidfile in (K.dma_pidfile(), str(tmp_path / "elsewhere" / "cpu_dma_latency.pid")):
+        strays.append(subprocess.Popen(
+            [sys.executable, "-c", K.HOLDER, "1", str(gate_r), str(st_w), K.HOLDER_TAG,
+             pidfile], pass_fds=(gate_r, st_w)))
+    os.close(gate_r)
+    os.close(st_w)
+    try:
+        mine, other = strays
+        deadline = time.monotonic() + 10
+        while K.unrecorded_holders() != [mine.pid] and time.monotonic() < deadline:
+            time.sleep(0.01)                # their python starting
+        assert K.unrecorded_holders() == [mine.pid]
+        K.stop_dma_holder()
+        assert mine.wait(5) == -9 and other.poll() is None
+        assert K.read_dma_latency() == dma
+    finally:
+        os.close(gate_w)
+        os.close(st_r)
+        for p in strays:
+            p.kill()
+            p.wait()
 
 
 @pytest.mark.parametrize("name", ["../x", "a/b", "..", ".", "", "x" * 101, "-x/"])
