@@ -42,6 +42,7 @@ def dma(tmp_path, monkeypatch):
             os.kill(pid, 9)
 
 
+@pytest.mark.machine   # the device is the machine's: a tuning test reads it
 def test_holder_is_recorded_holds_and_stops(dma, tmp_path):
     K.start_dma_holder(7)
     pid = K.holder_pid()
@@ -55,6 +56,7 @@ def test_holder_is_recorded_holds_and_stops(dma, tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.machine   # the device is the machine's: a tuning test reads it
 def test_a_holder_never_recorded_is_ended_by_the_next_stop(dma, tmp_path):
     """The applier was killed after it started its holder and before it wrote the
     pidfile: the holder waits at its gate holding nothing; stop_dma_holder (what
