@@ -11,7 +11,7 @@ import sys
 import time
 
 import pytest
-from conftest import JTR, load, need_tracing, run_jtr
+from conftest import JTR, load, need_tracing, run_jtr, steal_ns, stolen_ns
 from injection import FIFO_SPIN_US, INJECT, fifo_args, part_of
 from test_transports import two_hosts  # noqa: F401  (a fixture)
 
@@ -179,45 +179,91 @@ def test_round_trips_between_two_network_namespaces(tmp_path, two_hosts):  # noq
                      prefix=["ip", "netns", "exec", h["a"]])
 
 
+# the host took more than this share of a CPU of the run (/proc/stat's steal), or
+# the run is not a valid measurement (the client late on most sends): the machine,
+# not the spinner, held the round trips (23 % stolen and 81 % of the sends late
+# once, 37 of 99 spins left as ground truth); the run is made once more
+MAX_STEAL_SHARE = 0.05
+
+
+def disturbed(res, stolen):
+    """Why a run of @res, during which the host stole @stolen ns of a CPU at most,
+    is no ground truth; or None."""
+    r = res["runs"][0]
+    run_ns = r["end_mono_ns"] - r["start_mono_ns"]
+    if stolen > MAX_STEAL_SHARE * run_ns:
+        return "the host stole %.0f ms of a CPU in the %.1f s run" % (stolen / 1e6, run_ns / 1e9)
+    v = res.get("validity") or {}
+    if v.get("valid") is False:
+        return "the run is not a valid measurement: %s" % "; ".join(
+            x["text"] for x in v.get("reasons", ()))
+    return None
+
+
+def held_spins(att, spins):
+    """The spins that held a round trip or a message: an overlapping outlier of
+    half a spin or more, none of them longer than 1 ms (a spin inside a longer
+    stall of the machine, a busy host or a disk interrupt storm, is no ground
+    truth: another cause held the round trip first)."""
+    return [(b, e) for b, e in spins
+            if any(o["length_ns"] >= FIFO_SPIN_US * 1000 // 2
+                   for o in overlapping(att["worst"], b, e))
+            and all(o["length_ns"] < 10**6 for o in overlapping(att["worst"], b, e))]
+
+
+def injected_run(tmp_path, argv, target, name):
+    """`jtr run ARGV -o tmp_path/NAME` with the spinner on @target 1.2 s in: (result,
+    spins inside the run, held spins, stdout), made once more (saying why) when
+    fewer than half the spins held and the machine was disturbed (disturbed())."""
+    for attempt in (1, 2):
+        d = tmp_path if attempt == 1 else tmp_path / "again"
+        d.mkdir(exist_ok=True)
+        out, times = d / name, d / "spins.csv"
+        before = steal_ns()
+        run = subprocess.Popen(argv + ["-o", str(out)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        inj = inject(target, times, 1.2)
+        stdout, stderr = run.communicate(timeout=180)
+        inj.communicate(timeout=60)
+        stolen = stolen_ns(before)
+        assert run.returncode == 0, stderr
+        res = load(out)
+        r = res["runs"][0]
+        spins = [(b, e) for b, e in spans_of(times)
+                 if r["start_mono_ns"] < b and e < r["end_mono_ns"]]
+        held = held_spins(res["attribution"], spins)
+        why = disturbed(res, stolen)
+        if len(held) >= 0.5 * len(spins) or attempt == 2 or why is None:
+            break
+        print("%d of %d spins held a round trip or message: %s; the run is made once more"
+              % (len(held), len(spins), why))
+    return out, res, spins, held, stdout
+
+
 def held_round_trips(tmp_path, where, transport, prefix=(), validate=lambda r: r,
                      fifo=("-f", "1", "--threshold", "150us")):
     need_tracing()
     ping_cpu, pong_cpu = two_cpus()
     target = pong_cpu if where == "pong" else ping_cpu
-    out, times = tmp_path / "ping", tmp_path / "spins.csv"
     # both ends at FIFO 1 (below the spinner's 10): the round trip is held by the
     # spinner, not by whatever else shares the CPU on a busy machine; pong blocks
     # in its receive (the tracer drains on its CPU), ping paces its sends spinning.
     # The threshold is half a spin: a warm-up slowed at the start (a median of 6 ms
     # once, ping spinning at FIFO while the run starts) would hide every spin
-    run = subprocess.Popen(list(prefix) + [JTR, "run", "ping", "-1", *fifo, "-r", "10K",
-                                           "-n", "35K",
-                                           "-c", str(ping_cpu), "--pong-cpu", str(pong_cpu),
-                                           "--top", "100000", "-o", str(out)] + transport,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    inj = inject(target, times, 1.2)
-    stdout, stderr = run.communicate(timeout=180)
-    inj.communicate(timeout=60)
-    assert run.returncode == 0, stderr
-    res = validate(load(out))
+    out, res, spins, held, stdout = injected_run(
+        tmp_path, list(prefix) + [JTR, "run", "ping", "-1", *fifo, "-r", "10K", "-n", "35K",
+                                  "-c", str(ping_cpu), "--pong-cpu", str(pong_cpu),
+                                  "--top", "100000"] + transport, target, "ping")
+    res = validate(res)
     assert res["sides"] == {"ping": [ping_cpu], "pong": [pong_cpu]}
     assert os.path.isfile(out / "pong" / "result.json")
     att = res["attribution"]
-    r = res["runs"][0]
-    spins = [(b, e) for b, e in spans_of(times)
-             if r["start_mono_ns"] < b and e < r["end_mono_ns"]]
     assert len(spins) >= 50, len(spins)
     # one round trip is in flight when a spin starts: it is held, and charged to the
     # spinner; the messages due during the spin go late behind it (backlog)
     # pong held before it received is in the way out (its wake-up), after in the
     # reflection
     phases = ("out", "reflect") if where == "pong" else ("send", "out", "reply")
-    # a spin inside a longer stall of the machine (> 1 ms: a busy host, a disk
-    # interrupt storm) is no ground truth: another cause held the round trip first
-    held = [(b, e) for b, e in spins
-            if any(o["length_ns"] >= FIFO_SPIN_US * 1000 // 2
-                   for o in overlapping(att["worst"], b, e))
-            and all(o["length_ns"] < 10**6 for o in overlapping(att["worst"], b, e))]
     n = sum(1 for b, e in held if any(by_spinner(o, where, ph) for o in
                                       overlapping(att["worst"], b, e) for ph in phases))
     assert len(held) >= 0.5 * len(spins), (len(held), len(spins))
@@ -237,26 +283,14 @@ def test_messages_charged_on_the_subscribers_side(tmp_path):
     subscriber's with pub's result in pub/."""
     need_tracing()
     pub_cpu, sub_cpu = two_cpus()
-    out, times = tmp_path / "msgs", tmp_path / "spins.csv"
     # both ends at FIFO 1, below the spinner (as the round trips above)
-    run = subprocess.Popen([JTR, "run", "pub", "-T", "udp", "-P", "127.0.0.1:17397", "-f", "1",
-                            "-r", "10K", "-n", "35K",
-                            "-c", str(pub_cpu), "--sub-cpu", str(sub_cpu), "--top", "100000",
-                            "-o", str(out)],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    inj = inject(sub_cpu, times, 1.2)
-    stdout, stderr = run.communicate(timeout=180)
-    inj.communicate(timeout=60)
-    assert run.returncode == 0, stderr
-    res = load(out)
+    out, res, spins, held, _ = injected_run(
+        tmp_path, [JTR, "run", "pub", "-T", "udp", "-P", "127.0.0.1:17397", "-f", "1",
+                   "-r", "10K", "-n", "35K", "-c", str(pub_cpu), "--sub-cpu", str(sub_cpu),
+                   "--top", "100000"], sub_cpu, "msgs")
     assert res["tool"] == "sub" and os.path.isfile(out / "pub" / "result.json")
     assert res["sides"] == {"pub": [pub_cpu], "sub": [sub_cpu]}
     att = res["attribution"]
-    spins = spans_of(times)
-    held = [(b, e) for b, e in spins
-            if any(o["length_ns"] >= FIFO_SPIN_US * 1000 // 2
-                   for o in overlapping(att["worst"], b, e))
-            and all(o["length_ns"] < 10**6 for o in overlapping(att["worst"], b, e))]
     n = sum(1 for b, e in held if any(by_spinner(o, "sub", "receive")
                                       for o in overlapping(att["worst"], b, e)))
     assert len(held) >= 0.5 * len(spins), (len(held), len(spins))
