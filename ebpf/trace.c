@@ -379,6 +379,15 @@ static struct bpf_program *prog_for(struct trace_bpf *skel, const char *prefix, 
 	return bpf_object__find_program_by_name(skel->obj, want);
 }
 
+/* vec_prog - the program of irq_vectors pair @v's entry (or @exit) */
+static struct bpf_program *vec_prog(struct tracer *t, int v, int exit)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "vec_%s_%d", exit ? "exit" : "entry", v);
+	return bpf_object__find_program_by_name(t->skel->obj, name);
+}
+
 /* add_link - keep @l for detaching */
 static int add_link(struct tracer *t, struct bpf_link *l)
 {
@@ -393,10 +402,11 @@ static int add_link(struct tracer *t, struct bpf_link *l)
 	return 0;
 }
 
-/* DETACHERS threads destroy the links, each every DETACHERS'th: the kernel waits
- * for a grace period when a tracepoint loses a program (about 70 ms here, per
- * link); waits from several threads overlap, one after the other they made a
- * 0.1 s trace take 1.4 s */
+/* DETACHERS threads destroy the links, each every DETACHERS'th: where the
+ * kernel waits a grace period when a tracepoint loses a program, the waits
+ * from several threads overlap (one after the other they made a 0.1 s trace
+ * take 1.4 s). Classic (perf) tracepoints wait under one lock, one after the
+ * other whatever the threads: the irq_vectors pairs are raw tracepoints. */
 #define DETACHERS 16
 
 struct detacher {
@@ -576,11 +586,11 @@ static int start_bpf(struct tracer *t, enum prog_kind kind, struct jtr_err *e)
 				 tps[i].cat, tps[i].name);
 	}
 	discover_vectors(t);
-	if (!t->nvecs) {
-		bpf_program__set_autoload(t->skel->progs.vec_entry, false);
-		bpf_program__set_autoload(t->skel->progs.vec_exit, false);
+	if (!t->nvecs)
 		snprintf(t->missing[t->nmissing++], sizeof(t->missing[0]), "irq_vectors:*");
-	}
+	for (int v = 0; v < JTR_TRACE_MAX_VECS; v++)
+		for (int ex = 0; ex < 2; ex++)
+			bpf_program__set_autoload(vec_prog(t, v, ex), v < t->nvecs);
 
 	/* load: verify and load into the kernel */
 	rc = trace_bpf__load(t->skel);
@@ -591,10 +601,9 @@ static int start_bpf(struct tracer *t, enum prog_kind kind, struct jtr_err *e)
 		goto fail;
 	}
 
-	/* attach: typed tracepoints, then each irq_vectors pair with its cookie */
+	/* attach: typed tracepoints, then each irq_vectors pair to its programs */
 	bpf_object__for_each_program(prog, t->skel->obj) {
-		if (!bpf_program__autoload(prog) || prog == t->skel->progs.vec_entry ||
-		    prog == t->skel->progs.vec_exit)
+		if (!bpf_program__autoload(prog) || !strncmp(bpf_program__name(prog), "vec_", 4))
 			continue;
 		l = bpf_program__attach(prog);
 		if (!l) {
@@ -608,13 +617,10 @@ static int start_bpf(struct tracer *t, enum prog_kind kind, struct jtr_err *e)
 	}
 	for (int v = 0; v < t->nvecs; v++) {
 		for (int ex = 0; ex < 2; ex++) {
-			LIBBPF_OPTS(bpf_tracepoint_opts, to, .bpf_cookie = v);
 			char name[64];
 
 			snprintf(name, sizeof(name), "%s_%s", t->vec_names[v], ex ? "exit" : "entry");
-			l = bpf_program__attach_tracepoint_opts(ex ? t->skel->progs.vec_exit :
-								t->skel->progs.vec_entry,
-								"irq_vectors", name, &to);
+			l = bpf_program__attach_raw_tracepoint(vec_prog(t, v, ex), name);
 			if (!l) {
 				rc = -errno;
 				jtr_err_set(e, rc, "cannot attach to irq_vectors:%s: %s", name,
