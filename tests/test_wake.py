@@ -184,10 +184,11 @@ def test_higher_priority_spinner_is_the_blocking_thread(tmp_path, validate):
         found = [o for o in outliers_during(res, b, e) if blocked_by_spinner(o)]
         if not found:
             continue
-        if max((o.get("components") or {}).get("scheduling", 0) for o in found) > 10**6:
-            # the CPU stayed idle over 1 ms after the timer interrupt with both threads
+        if any((o.get("components") or {}).get("stall", 0) for o in found):
+            # the CPU stayed idle after the timer interrupt with both threads
             # woken and no kernel event (3.04 ms once, the host's steal counter still):
-            # the machine held it, not the spinner; no ground truth
+            # the machine held it, not the spinner (the stall jtr names); no ground
+            # truth
             stalled += 1
             print("a spin inside a stall of the machine, left out: %d-%d" % (b, e))
             continue

@@ -34,6 +34,11 @@ duration) or, outside interrupts, the task running then. Each instant of
   scheduling   between Tx and Ts, the idle task, or a lower-priority task
                preempted within SCHED_ALLOWANCE_NS: the scheduler's pick and the
                switch;
+  stall        between Tx and Ts, the idle task longer than STALL_NS before a
+               real-time thread the RT runqueue's throttling cannot have held
+               (no event on the CPU: the scheduler takes microseconds to leave
+               idle for it): the machine held the CPU (VM exits, SMI or the
+               hardware; the host's preemption where its steal counter moved);
   return       after Ts: the switch's second half and the return to user space;
   own          no wake-up in the window (the period had passed before the thread
                could sleep: a missed period): the thread's own time;
@@ -65,6 +70,10 @@ from .throttle import Throttle
 LOOKBACK_NS = 200_000       # open interrupts at the intended time are found this far back
 LOOKAHEAD_NS = 50_000       # a switch-in this far after the probe's reading is still found
 SCHED_ALLOWANCE_NS = 30_000  # a lower-priority task holding the CPU longer than this blocks
+# the idle task keeping a woken real-time thread off longer than this, nothing on
+# the CPU meanwhile, is the machine's stall (leaving idle for it took the
+# scheduler at most 28 us in the runs of docs/attribution.md)
+STALL_NS = 100_000
 TOLERANCE_NS = 1000         # |unaccounted| of a whole timeline, at most (the clocks' error)
 WORST_EVENTS = 16           # events listed per worst outlier (the schema's limit)
 WORST_TAIL = 6              # of them, the last ones: the switch-in and after
@@ -81,6 +90,7 @@ COMPONENTS = (
     ("nmi", "NMI interference", None),
     ("blocking", "blocking thread", None),
     ("scheduling", "scheduling and the switch", (C.WAKE_PATH, "scheduling and the switch")),
+    ("stall", "machine stall (no kernel event)", C.HOST_OTHER),
     ("return", "return to user space", (C.WAKE_PATH, "return to user space")),
     ("own", "missed period (had not slept)", (C.WAKE_PATH,
                                               "missed period: the thread had not slept")),
@@ -252,7 +262,8 @@ def _segments(start, length, tid, probe_prio, pts, slices, tasks, woken, throttl
     unaccounted), and the hrtimers the timer IRQ ran [(function, ns)].
     @throttled: RT throttling's cause key when the thread is a real-time one (the
     CPU left idle that long after its wake-up can only be the kernel throttling
-    the RT runqueue), else None."""
+    the RT runqueue), else None; a real-time thread the idle task kept waiting
+    longer than STALL_NS without it is the machine's stall."""
     hi = start + length
     tv, tx, ts = pts.get("Tv"), pts.get("Tx"), pts.get("Ts")
     segs, links, held = [], [], []
@@ -288,16 +299,23 @@ def _segments(start, length, tid, probe_prio, pts, slices, tasks, woken, throttl
     # hold the CPU against it (its priority or higher), or if it held it longer
     # than a preemption takes (a non-preemptible section, or a priority it had
     # then and not at the switch the log shows); the idle task is the
-    # scheduling, unless it kept a real-time thread waiting that long
+    # scheduling, unless it kept a real-time thread waiting that long (RT
+    # throttling where it can have throttled, else past STALL_NS the machine:
+    # nothing on the CPU ran, the host or the hardware held it)
     total = {}
     for s0, s1, pid in held:
         total[pid] = total.get(pid, 0) + s1 - s0
+    rt = probe_prio is not None and probe_prio < C.RT_PRIO_END
     for s0, s1, pid in held:
         prio = tasks.prio.get(pid)
         long = total[pid] > SCHED_ALLOWANCE_NS
         if pid == IDLE:
-            segs.append((s0, s1, "blocking", throttled) if long and throttled else
-                        (s0, s1, "scheduling", None))
+            if long and throttled:
+                segs.append((s0, s1, "blocking", throttled))
+            elif rt and total[pid] > STALL_NS:
+                segs.append((s0, s1, "stall", None))
+            else:
+                segs.append((s0, s1, "scheduling", None))
         elif long or prio is None or probe_prio is None or prio <= probe_prio:
             segs.append((s0, s1, "blocking",
                          (C.TASK, C.Task(tasks.comm.get(pid, ""), pid, prio))))
@@ -517,7 +535,7 @@ def decompose(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20, each=Non
         if each is not None:
             each(cpu, start, length, [(k[0], k[1], ns) for k, ns in share.items() if ns > 0],
                  [t.pid for ts in task_of.values() for t, _ in ts], [])
-        traced = max(0, length - comp["irq_latency"] - comp["host"] -
+        traced = max(0, length - comp["irq_latency"] - comp["host"] - comp["stall"] -
                      max(0, comp["unaccounted"]))
         traced_total += traced
         blockers = sorted(((str(n), v) for (c, n), v in parts.items() if c == C.TASK),

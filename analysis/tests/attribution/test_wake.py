@@ -79,7 +79,7 @@ def test_idle_cpu_wake_up_is_latency_irq_switch_return(tmp_path):
     # the CSV has every component of every outlier
     text = W.csv_text(rows).splitlines()
     assert text[0] == W.CSV_HEAD
-    assert text[1].startswith("1,%d,14000,3000,8000,0,0,0,0,1000,2000,0,0,0,timer_irq," % T0)
+    assert text[1].startswith("1,%d,14000,3000,8000,0,0,0,0,1000,0,2000,0,0,0,timer_irq," % T0)
 
 
 def test_higher_priority_task_is_the_blocking_thread(tmp_path):
@@ -226,6 +226,41 @@ def test_idle_keeping_a_woken_fifo_thread_waiting_is_rt_throttling(tmp_path):
     att, _ = decompose(tmp_path / "x", evs, [(1, T0, 40_013_000)], prio=0) if \
         (tmp_path / "x").mkdir() is None else None
     assert not any(c["category"] == "RT throttling" for c in att["causes"])
+
+
+def test_idle_keeping_a_fifo_thread_waiting_unthrottled_is_a_stall_of_the_machine(tmp_path):
+    """The CPU stays idle 21 ms after a FIFO thread's wake-up, with nothing on it
+    (no event until the switch-in) and its RT runqueue far from throttled (the
+    CPU idle the second before): the machine held the CPU (VM exits, SMI or the
+    hardware: a shared VM's vCPU once), not the scheduling, whose switch out of
+    idle takes microseconds; where the host's steal counter moved over it, the
+    host's preemption."""
+    begin = T0 - 1_100_000_000
+    quiet = [switch(begin + 1_000, LOW, IDLE, preempted=False)]
+    hold = wake_up(T0) + [switch(T0 + 21_011_000, IDLE, PROBE)]
+    att, rows = decompose(tmp_path / "q", quiet + hold, [(1, T0, 21_013_000)], begin=begin) \
+        if (tmp_path / "q").mkdir() is None else None
+    c = comps(att)
+    assert c["stall"] == 21_000_000 and "scheduling" not in c and "blocking" not in c
+    w = att["worst"][0]
+    assert (w["category"], w["name"]) == ("no kernel event", "VM exits, SMI or hardware")
+    assert w["dominant"] == "stall" and "machine stall (no kernel event) 21.00 ms" in w["chain"]
+    assert w["traced_ns"] == 21_013_000 - 3_000 - 21_000_000
+    assert sum(p["ns"] for p in w["parts"]) == w["length_ns"]
+    assert [x for x in att["decomposition"]["components"] if x["component"] == "stall"]
+    # the steal counter moved by 15 ms inside it: that much is the host's
+    steal = [ev(T0 + 21_011_000, E.STEAL, 15_000_000, 0, pid=0)]
+    att, _ = decompose(tmp_path / "s", quiet + hold + steal, [(1, T0, 21_013_000)],
+                       begin=begin, steal=True) if (tmp_path / "s").mkdir() is None else None
+    c = comps(att)
+    assert c["host"] == 15_000_000 and 5_900_000 <= c["stall"] <= 6_100_000, c
+    # a normal-priority thread waiting that long for an idle CPU stays the
+    # scheduling (CFS bandwidth throttling can hold it)
+    normal = [e[:6] + (1 | 120 << 32,) + e[7:] if e[3] in (E.WAKING, E.WAKEUP) else e
+              for e in wake_up(T0)] + [switch(T0 + 21_011_000, IDLE, ("jtr-wake", TID, 120))]
+    att, _ = decompose(tmp_path / "n", quiet + normal, [(1, T0, 21_013_000)], begin=begin,
+                       prio=0) if (tmp_path / "n").mkdir() is None else None
+    assert comps(att)["scheduling"] == 21_000_000 and "stall" not in comps(att)
 
 
 def test_an_idle_cpu_is_rt_throttling_only_after_the_rt_runtime_was_spent(tmp_path):
