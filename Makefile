@@ -235,15 +235,17 @@ test-unit: $(UNITS) $(VALUES)
 	$(Q)echo "== $(VALUES) --check tests/vectors/values.txt"
 	$(Q)$(VALUES) --check tests/vectors/values.txt
 
-# the tests that measure nothing (the unit tests; end-to-end files whose runs are
-# only read, never timed) run two at a time, a file to a pytest-xdist worker; then
-# every test that measures (marked measures: tests/ files that time or attribute
-# real runs, or change machine-wide settings) runs alone: timing and attribution
-# tests must have the machine to themselves
+# the tests that measure nothing (the unit tests; end-to-end tests whose runs are
+# only read, never timed) run TEST_WORKERS at a time, a file to a pytest-xdist
+# worker (three on two CPUs: the third runs while the others wait on their
+# programs); then every test that measures (marked measures: it times or
+# attributes real runs) runs alone: timing and attribution tests must have the
+# machine to themselves
+TEST_WORKERS ?= 3
 test-e2e: all
 	$(Q)$(VENV)/bin/ruff check analysis tests bench setup.py
-	$(Q)$(VENV)/bin/python -m pytest $(PYTEST_ARGS) -n 2 --dist loadgroup -m "not measures" \
-		analysis/tests tests
+	$(Q)$(VENV)/bin/python -m pytest $(PYTEST_ARGS) -n $(TEST_WORKERS) --dist loadgroup \
+		-m "not measures" analysis/tests tests
 	$(Q)$(VENV)/bin/python -m pytest $(PYTEST_ARGS) -m measures tests
 
 # the measuring tests beside a busy loop pinned to the first CPU (they measure the

@@ -8,15 +8,27 @@ a closed <details> hides) and screenshot (the pixels).
     seen.pixels                             # H x W x 3 uint8 array
 
 Text inside inline SVG figures (axis labels, "max 1.80 ms") is text in the PDF
-too, so tests can ask whether a plot shows a value."""
+too, so tests can ask whether a plot shows a value.
+
+One Chromium serves every page a test process renders: it is started on the
+first page and driven over its DevTools pipe (--remote-debugging-pipe: JSON
+messages ended by a NUL byte, in on fd 3, out on fd 4), each page in a tab of
+its own; starting Chromium costs two seconds of CPU, a page a few tenths."""
+import atexit
+import base64
+import json
 import os
+import select
 import shutil
 import subprocess
+import tempfile
+import time
 import unicodedata
 
 import pytest
 
 WIDTH = 1200
+TIMEOUT_S = 120
 
 
 class Seen:
@@ -34,17 +46,116 @@ def chromium():
     return exe
 
 
-def _chromium(exe, args, out, cwd):
-    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-           "--no-first-run", "--disable-extensions", "--user-data-dir=%s" % (cwd / "chromium")]
-    try:
-        p = subprocess.run(cmd + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True, timeout=120, cwd=cwd)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        pytest.skip("chromium cannot run here: %s" % e)
-    if not os.path.exists(out):
-        pytest.skip("chromium cannot run here (exit %d): %s"
-                    % (p.returncode, p.stderr.strip().splitlines()[-1:] or ""))
+class CannotRun(Exception):
+    pass
+
+
+class Browser:
+    """A headless Chromium of this process, driven over its DevTools pipe."""
+
+    def __init__(self, exe):
+        self.home = tempfile.mkdtemp(prefix="jtr-chromium-")
+        to_r, self._to = os.pipe()          # we write, Chromium reads its fd 3
+        self._from, from_w = os.pipe()      # Chromium writes its fd 4, we read
+
+        def fds():
+            # by way of numbers no pipe end has, so neither end is overwritten
+            os.dup2(to_r, 1000)
+            os.dup2(from_w, 1001)
+            os.dup2(1000, 3)
+            os.dup2(1001, 4)
+        self.log = os.path.join(self.home, "stderr")
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(
+                [exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                 "--no-first-run", "--disable-extensions", "--remote-debugging-pipe",
+                 "--user-data-dir=%s" % self.home],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+                preexec_fn=fds, close_fds=False)
+        os.close(to_r)
+        os.close(from_w)
+        self._buf, self._id, self._events = b"", 0, []
+
+    def _read(self, deadline):
+        while b"\0" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self._from], [], [], left)[0]:
+                raise CannotRun("no answer in %d s" % TIMEOUT_S)
+            chunk = os.read(self._from, 1 << 20)
+            if not chunk:
+                with open(self.log, errors="replace") as f:
+                    err = f.read().strip().splitlines()
+                raise CannotRun("it exited (%s): %s" % (self.proc.wait(), err[-1:] or ""))
+            self._buf += chunk
+        msg, self._buf = self._buf.split(b"\0", 1)
+        return json.loads(msg)
+
+    def call(self, method, session=None, **params):
+        self._id += 1
+        msg = {"id": self._id, "method": method, "params": params}
+        if session:
+            msg["sessionId"] = session
+        os.write(self._to, json.dumps(msg).encode() + b"\0")
+        deadline = time.monotonic() + TIMEOUT_S
+        while True:
+            m = self._read(deadline)
+            if m.get("id") == self._id:
+                if "error" in m:
+                    raise CannotRun("%s: %s" % (method, m["error"]))
+                return m["result"]
+            self._events.append(m)
+
+    def wait_event(self, method, session):
+        deadline = time.monotonic() + TIMEOUT_S
+        while True:
+            for i, m in enumerate(self._events):
+                if m.get("method") == method and m.get("sessionId") == session:
+                    del self._events[i]
+                    return m
+            self._events.append(self._read(deadline))
+
+    def render(self, uri, pdf, shot, height):
+        """Print @uri to the PDF file @pdf and screenshot it (@height pixels high,
+        WIDTH wide) to the PNG file @shot, in a tab of its own."""
+        target = self.call("Target.createTarget", url="about:blank")["targetId"]
+        s = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        try:
+            self.call("Page.enable", s)
+            self.call("Emulation.setDeviceMetricsOverride", s, width=WIDTH, height=height,
+                      deviceScaleFactor=1, mobile=False)
+            self._events.clear()
+            self.call("Page.navigate", s, url=uri)
+            self.wait_event("Page.loadEventFired", s)
+            with open(pdf, "wb") as f:
+                f.write(base64.b64decode(self.call("Page.printToPDF", s)["data"]))
+            with open(shot, "wb") as f:
+                f.write(base64.b64decode(self.call("Page.captureScreenshot", s,
+                                                   format="png")["data"]))
+        finally:
+            self.call("Target.closeTarget", targetId=target)
+
+    def close(self):
+        try:
+            self.call("Browser.close")
+        except (CannotRun, OSError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+_browser = None
+
+
+def _the_browser():
+    global _browser
+    if _browser is None or _browser.proc.poll() is not None:
+        _browser = Browser(chromium())
+        atexit.register(_browser.close)
+    return _browser
 
 
 def see(page, tmp, height=3000):
@@ -52,14 +163,13 @@ def see(page, tmp, height=3000):
     import matplotlib.image
     import numpy
     import pypdf
-    exe = chromium()
     tmp.mkdir(parents=True, exist_ok=True)
-    uri = os.path.abspath(page)
-    uri = "file://" + uri
+    uri = "file://" + os.path.abspath(page)
     pdf, shot = tmp / "page.pdf", tmp / "page.png"
-    _chromium(exe, ["--no-pdf-header-footer", "--print-to-pdf=%s" % pdf, uri], pdf, tmp)
-    _chromium(exe, ["--screenshot=%s" % shot, "--window-size=%d,%d" % (WIDTH, height), uri],
-              shot, tmp)
+    try:
+        _the_browser().render(uri, pdf, shot, height)
+    except (CannotRun, OSError) as e:
+        pytest.skip("chromium cannot run here: %s" % e)
     reader = pypdf.PdfReader(str(pdf))
     # NFKC: the PDF's ligatures (the "fi" of "field") back to letters
     text = unicodedata.normalize("NFKC", "\n".join(pg.extract_text() or ""

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Shared fixtures for the end-to-end tests: they drive the built programs
 through the `jtr` front end, the way a user does."""
+import fcntl
 import json
 import os
 import re
@@ -40,6 +41,27 @@ def pytest_collection_modifyitems(config, items):
         if item.get_closest_marker("xdist_group") is None:
             group = "machine" if item.get_closest_marker("machine") else item.nodeid.split("::")[0]
             item.add_marker(pytest.mark.xdist_group(group))
+
+
+def make_in_tree(*args, timeout=900, env=None):
+    """make @args in the source tree, one at a time across the test workers: make
+    man, completion and every install target write build/man and build/completion
+    afresh (rm -rf first), and two at once take the folder from each other."""
+    os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
+    with open(os.path.join(ROOT, "build", ".tests-make.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return subprocess.run(["make", "-C", ROOT, "--no-print-directory"] + [str(a) for a in args],
+                              capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def without_pm_qos(argv):
+    """@argv (oslat, cyclictest) in a mount namespace of its own where
+    /dev/cpu_dma_latency is /dev/null: cyclictest holds the device at 0 while it
+    runs (unless --laptop), a machine-wide setting the tuning tests beside it read;
+    what it writes there goes nowhere, and the tool runs as users run it."""
+    return ["unshare", "--mount", "sh", "-c",
+            'mount --bind /dev/null /dev/cpu_dma_latency && exec "$@"', "sh"] + \
+        [str(a) for a in argv]
 
 
 @pytest.fixture(scope="session")

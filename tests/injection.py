@@ -120,6 +120,38 @@ def charged(res, spans, pred, slack_ns=0):
     return n
 
 
+def host_only(o):
+    """Is outlier @o wholly the host's (no kernel event in the guest: VM exits, SMI
+    or hardware, or the host's preemption the steal clock counts)?"""
+    return all(p["category"] == "no kernel event" for p in o["parts"])
+
+
+def charged_or_held(tmp_path, cpu, inject_args, pred, what):
+    """run_with, judged: (injections charged to @pred, their number). An injection
+    that no outlier charged to @pred overlaps, but outliers wholly the host's do
+    (it held the vCPU over the injection: the handler ran after it, in a gap too
+    short to list), is left out of the count, up to a tenth of them; past that
+    the run is made once more, saying why (this shared VM held 59 of 200 disk
+    reads once, 3 the next run)."""
+    for attempt in (1, 2):
+        d = tmp_path if attempt == 1 else tmp_path / "again"
+        d.mkdir(exist_ok=True)
+        res, spans, _ = run_with(d, cpu, inject_args)
+        assert len(spans) >= 100, spans
+        n = held = 0
+        for b, e in spans:
+            during = outliers_during(res, b, e)
+            if any(pred(o) for o in during):
+                n += 1
+            elif during and all(host_only(o) for o in during):
+                held += 1
+        if held <= len(spans) // 10:
+            return n, len(spans) - held
+        print("the host held CPU %d over %d of %d %s (outliers with no kernel event "
+              "only, attempt %d of 2)" % (cpu, held, len(spans), what, attempt))
+    return n, len(spans) - held
+
+
 def need_perf():
     need_tracing()
     if not shutil.which("perf"):

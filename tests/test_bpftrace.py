@@ -14,7 +14,9 @@ import time
 import pytest
 from conftest import ROOT
 
-pytestmark = pytest.mark.measures
+# the tests that time or attribute real runs are marked measures (alone, after
+# the rest); the others judge what the commands write and say, which holds beside
+# other tests
 
 BT_DIR = os.path.join(ROOT, "ebpf", "bpftrace")
 SCRIPTS = ["irqs.bt", "cpu-tasks.bt", "runqlat.bt"]
@@ -276,6 +278,7 @@ def online_index(cpu):
 
 # --- irqs.bt ----------------------------------------------------------------
 
+@pytest.mark.measures
 def test_irqs_counts_match_proc_interrupts(bpftrace):
     bt = bpftrace("irqs.bt", CPU)
     bt.wait_for(r"^usage: irqs\.bt CPU \[INTERVAL\]; tracing CPU %d, Ctrl-C to stop$" % CPU)
@@ -328,6 +331,7 @@ def test_irqs_counts_match_proc_interrupts(bpftrace):
         assert hist_total(maps["softirq_ns"][s]) == n, (s, out)
 
 
+@pytest.mark.measures
 def test_irqs_interval_reports(bpftrace):
     bt = bpftrace("irqs.bt", CPU, 1)
     bt.wait_for(r"^usage: irqs\.bt CPU \[INTERVAL\]; tracing CPU %d, report every 1 s and at "
@@ -347,6 +351,7 @@ def test_irqs_interval_reports(bpftrace):
 
 # --- cpu-tasks.bt -----------------------------------------------------------
 
+@pytest.mark.measures
 def test_cpu_tasks_shows_the_load(bpftrace):
     bt = bpftrace("cpu-tasks.bt", CPU)
     bt.wait_for(r"^usage: cpu-tasks\.bt CPU; tracing CPU %d, Ctrl-C to stop$" % CPU)
@@ -376,6 +381,7 @@ def test_cpu_tasks_shows_the_load(bpftrace):
 
 # --- runqlat.bt -------------------------------------------------------------
 
+@pytest.mark.measures
 def test_runqlat_histogram(bpftrace):
     bt = bpftrace("runqlat.bt", CPU)
     bt.wait_for(r"^usage: runqlat\.bt CPU; tracing CPU %d, Ctrl-C to stop$" % CPU)

@@ -17,14 +17,15 @@ import tarfile
 import tempfile
 
 import pytest
-from conftest import BIN, ROOT
+from conftest import BIN, ROOT, make_in_tree
 
 from jtrpy.cli import main as jtr_main
 
-pytestmark = [pytest.mark.machine, pytest.mark.slow, pytest.mark.root]
+# the package installed on this machine (the deb fixture's tests) is machine-wide;
+# the pages, the completion and the RPM are built in the tree and read
+pytestmark = [pytest.mark.slow, pytest.mark.root]
 
-MAN = os.path.join(ROOT, "build", "man")
-COMP = os.path.join(ROOT, "build", "completion")
+MAN = COMP = None      # the generated fixture's folders
 PYTHON_COMMANDS = [(n, w) for n, _, w in jtr_main.COMMANDS if w not in ("exec", None)]
 # the C programs (and the tracer, where it was built: jtr trace without --print)
 PROGRAMS = [n for n, _, w in jtr_main.COMMANDS if w == "exec"] + \
@@ -78,10 +79,14 @@ def program_options(name):
 
 
 @pytest.fixture(scope="module")
-def generated():
-    """make man and make completion, once."""
-    p = subprocess.run(["make", "-s", "-C", ROOT, "--no-print-directory", "man", "completion"],
-                       capture_output=True, text=True, timeout=600)
+def generated(tmp_path_factory):
+    """make man and make completion, once, into folders of this module's (an install
+    target another test runs meanwhile writes build/man afresh)."""
+    global MAN, COMP
+    d = tmp_path_factory.mktemp("generated")
+    MAN, COMP = str(d / "man"), str(d / "completion")
+    p = make_in_tree("-s", "man", "completion", "MAN_OUT=%s" % MAN, "COMP_OUT=%s" % COMP,
+                     timeout=600)
     assert p.returncode == 0, p.stdout + p.stderr
     return MAN, COMP
 
@@ -465,6 +470,7 @@ def as_user(deb, argv, **env):
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.machine
 def test_the_package_puts_each_file_in_its_place(deb):
     files = set(deb["files"])
     for path in ["/usr/bin/jtr", "/usr/libexec/jtr/jtr-gap", "/usr/lib/jtr/jtrpy/cli/main.py",
@@ -494,6 +500,7 @@ def test_the_package_puts_each_file_in_its_place(deb):
     assert VARIABLES in conffiles
 
 
+@pytest.mark.machine
 def test_lintian_finds_nothing_in_the_package(deb):
     """lintian on the built .deb: no error, warning or info tag, but the ones
     debian/jtr.lintian-overrides explains."""
@@ -503,6 +510,7 @@ def test_lintian_finds_nothing_in_the_package(deb):
     assert p.returncode == 0 and p.stdout.strip() == "", p.stdout + p.stderr
 
 
+@pytest.mark.machine
 def test_the_packages_watch_unit_verifies(deb):
     """The unit the package installed runs the package's jtr: systemd checks it as it
     is (its ExecStart there and executable)."""
@@ -518,6 +526,7 @@ def test_the_packages_watch_unit_verifies(deb):
     assert r.returncode == 0 and not r.stderr.strip(), r.stderr
 
 
+@pytest.mark.machine
 def test_a_user_runs_help_man_and_a_measurement(deb):
     p = as_user(deb, ["jtr", "--help"])
     assert p.returncode == 0 and p.stdout.startswith("usage: jtr "), p.stderr
@@ -554,6 +563,7 @@ def reconfigure(caps):
     assert p.returncode == 0, p.stdout + p.stderr
 
 
+@pytest.mark.machine
 def test_the_privileged_probes_carry_their_capabilities(deb):
     """By default (jtr/probe-caps true) the probes of make install-caps get their
     capabilities, and a user runs them at SCHED_FIFO; answered no, they lose them."""
@@ -573,6 +583,7 @@ def test_the_privileged_probes_carry_their_capabilities(deb):
     assert capable() == set(priv_probes())
 
 
+@pytest.mark.machine
 def test_tuned_finds_the_profiles_and_their_variables(deb):
     need("tuned-adm", "tuned")
     # tuned-adm list reads the profile folders itself; without the daemon it says
@@ -609,6 +620,7 @@ print(v.expand("${isolated_cores}"))
         assert p.stdout.strip() == template
 
 
+@pytest.mark.machine
 def test_install_profiles_copies_from_the_installed_profiles(deb, tmp_path):
     p = subprocess.run(["/usr/bin/jtr", "tune", "install-profiles", "--dir", str(tmp_path)],
                        capture_output=True, text=True, timeout=60)
@@ -618,6 +630,7 @@ def test_install_profiles_copies_from_the_installed_profiles(deb, tmp_path):
     assert (tmp_path / "jtr-variables.conf").is_file()
 
 
+@pytest.mark.machine
 def test_purge_leaves_nothing_behind(deb):
     p = purge()
     assert p.returncode == 0, p.stdout + p.stderr

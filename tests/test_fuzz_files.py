@@ -28,15 +28,11 @@ import sys
 import traceback
 
 import pytest
-from conftest import JTR, ROOT, run_jtr
+from conftest import JTR, ROOT, run_jtr, without_pm_qos
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 from jtrpy.cli.main import main as jtr_main  # noqa: E402
 from jtrpy.trace import events as E  # noqa: E402
-
-# the corpus's oslat and cyclictest hold /dev/cpu_dma_latency at 0 while they run: a
-# machine-wide setting the tuning tests read
-pytestmark = pytest.mark.machine
 
 ENV = {"PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
 MEMORY_LIMIT = 1 << 30          # address space of each jtr the e2e cases start
@@ -82,8 +78,9 @@ def rt_file(d, tool, args, fallback):
     root) a file in the format they write."""
     path = d / ("%s.json" % tool)
     if shutil.which(tool) and os.geteuid() == 0:
-        p = subprocess.run([tool] + args + ["--json=%s" % path], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, timeout=60)
+        # not holding /dev/cpu_dma_latency for the tuning tests beside it to read
+        p = subprocess.run(without_pm_qos([tool] + args + ["--json=%s" % path]),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
         if p.returncode == 0 and path.exists():
             return path
     path.write_text(json.dumps(fallback))

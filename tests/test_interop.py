@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import load, run_jtr
+from conftest import load, run_jtr, without_pm_qos
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
 from prometheus_client.parser import text_string_to_metric_families
@@ -21,10 +21,6 @@ from prometheus_client.parser import text_string_to_metric_families
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "analysis"))
 from jtrpy.results import hist  # noqa: E402
-
-# oslat and cyclictest hold /dev/cpu_dma_latency at 0 while they run: a machine-wide
-# setting the tuning tests read (a profile's 1 read as 0 once)
-pytestmark = pytest.mark.machine
 
 PCTS = ["50", "90", "99", "99.9", "99.99", "99.999"]
 # compare needs numpy: the venv's python3 first on PATH
@@ -456,12 +452,27 @@ def rt_files(tmp_path_factory):
     rt_tool("oslat")
     rt_tool("cyclictest")
     d = tmp_path_factory.mktemp("rt")
-    subprocess.run(["oslat", "--cpu-list", "1", "-D", "1", "--json=%s" % (d / "oslat.json")],
+    # neither holds /dev/cpu_dma_latency for the tuning tests beside them to read
+    subprocess.run(without_pm_qos(["oslat", "--cpu-list", "1", "-D", "1",
+                                   "--json=%s" % (d / "oslat.json")]),
                    check=True, stdout=subprocess.DEVNULL, timeout=60)
-    subprocess.run(["cyclictest", "-m", "-q", "-D", "1", "-t", "1", "-a", "1", "-h", "1000",
-                    "--json=%s" % (d / "cyc.json")], check=True, stdout=subprocess.DEVNULL,
-                   timeout=60)
+    subprocess.run(without_pm_qos(["cyclictest", "-m", "-q", "-D", "1", "-t", "1", "-a", "1",
+                                   "-h", "1000", "--json=%s" % (d / "cyc.json")]),
+                   check=True, stdout=subprocess.DEVNULL, timeout=60)
     return d
+
+
+def test_rt_tools_run_with_a_pm_qos_device_of_their_own():
+    """oslat and cyclictest run here beside the tuning tests: in their mount
+    namespace /dev/cpu_dma_latency is /dev/null (what cyclictest writes there
+    holds nothing), and the machine's device is untouched."""
+    real = os.stat("/dev/cpu_dma_latency")
+    p = subprocess.run(without_pm_qos(["stat", "-c", "%t:%T", "/dev/cpu_dma_latency"]),
+                       capture_output=True, text=True, timeout=30)
+    null = os.stat("/dev/null")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["%x:%x" % (os.major(null.st_rdev), os.minor(null.st_rdev))]
+    assert os.stat("/dev/cpu_dma_latency").st_rdev == real.st_rdev
 
 
 def check_rules(run):

@@ -10,7 +10,9 @@ import pytest
 from conftest import JTR, load, run_jtr
 from injection import charged, cpus, fifo_args, need_perf, part_of, run_with
 
-pytestmark = pytest.mark.measures
+# the tests that time or attribute real runs are marked measures (alone, after
+# the rest); the others judge what the commands write and say, which holds beside
+# other tests
 
 
 def injector_count(res, spans):
@@ -42,6 +44,7 @@ def check_cost(res, stdout, backend, cpu):
         assert "not measured per run" in line
 
 
+@pytest.mark.measures
 def test_fifo_injection_same_cause_through_both_backends(tmp_path, fifo_injected):
     """The FIFO spinner through perf, against the shared eBPF-traced run of it."""
     need_perf()
@@ -60,6 +63,7 @@ def test_fifo_injection_same_cause_through_both_backends(tmp_path, fifo_injected
     assert got["perf"][1] == got["ebpf"][1] == {"jtr-inject"}, got
 
 
+@pytest.mark.measures
 def test_run_falls_back_to_perf_without_bpf(tmp_path, validate):
     """BPF switched off: jtr run picks perf and still attributes. Short-lived tasks
     run on the traced CPU meanwhile: perf script prints tid -1 for the events of a

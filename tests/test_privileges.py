@@ -10,7 +10,7 @@ import tempfile
 import time
 
 import pytest
-from conftest import JTR, ROOT, load, wait_for
+from conftest import JTR, load, make_in_tree, wait_for
 
 pytestmark = [pytest.mark.machine, pytest.mark.root]
 
@@ -103,8 +103,7 @@ def installed(request):
     prefix = tempfile.mkdtemp(prefix="jtr-inst-", dir="/tmp")
     os.chmod(prefix, 0o755)
     target = {"plain": "install", "setuid": "install-setuid", "caps": "install-caps"}[request.param]
-    r = subprocess.run(["make", "-C", ROOT, "--no-print-directory", target, "PREFIX=" + prefix],
-                       capture_output=True, text=True)
+    r = make_in_tree(target, "PREFIX=" + prefix)
     assert r.returncode == 0, r.stderr
     probe = os.path.join(prefix, "libexec", "jtr", "jtr-gap")
     st = os.stat(probe)

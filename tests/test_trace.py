@@ -13,7 +13,9 @@ from conftest import BIN, JTR, need_tracing, run_jtr, steal_ns
 
 from jtrpy.trace.events import read_events
 
-pytestmark = pytest.mark.measures
+# the tests that count what reaches the traced CPU, or load it to the full, are
+# marked measures (alone, after the rest); the others judge what the tracer
+# writes and says, which holds beside other tests
 
 TRACER = os.path.join(BIN, "jtr-trace")
 EV_VEC_ENTRY = 6
@@ -53,6 +55,7 @@ def vectors_on(out, cpu, kind, skip_s=0.5):
                if e.type == EV_VEC_ENTRY and e.b == k and lo <= e.ts_ns <= hi)
 
 
+@pytest.mark.measures
 def test_trace_records_the_cpu_only(tmp_path):
     need_tracing()
     cpu = last_cpu()
@@ -93,6 +96,7 @@ def test_trace_records_the_cpu_only(tmp_path):
     assert any(not s.startswith("0x") for s in meta["symbols"].values())
 
 
+@pytest.mark.measures
 def test_trace_sends_no_irq_work_to_the_traced_cpu(tmp_path):
     """Submits without wake-up: no irq_work IPI on the traced CPU. The same
     run with wake-ups on shows them, so the check can tell the two apart."""
@@ -108,6 +112,7 @@ def test_trace_sends_no_irq_work_to_the_traced_cpu(tmp_path):
     assert vectors_on(loud, cpu, "irq_work") >= 5
 
 
+@pytest.mark.measures
 def test_trace_overloaded_counts_drops(tmp_path):
     need_tracing()
     cpu = last_cpu()
@@ -253,6 +258,7 @@ def test_trace_mounts_tracefs_when_it_is_not_mounted(tmp_path):
     assert json.load(open(out / "trace.json"))["events"]["written"] > 0
 
 
+@pytest.mark.measures
 def test_trace_reads_the_host_steal_counter(tmp_path):
     """Where the host keeps a KVM steal counter, the tracer's readings of it add up
     to what /proc/stat counts for the CPU (in ticks): over the trace, and since
@@ -324,6 +330,7 @@ def hogs(cpu, n, seconds):
                              "taskset", "-c", str(cpu), "sh", "-c", loops])
 
 
+@pytest.mark.measures
 def test_trace_keeps_up_with_a_flood_by_default(tmp_path):
     """At the rate a loopback flood makes on the traced CPU (250,000 events a
     second and more here), with 24 busy loops on the draining CPU (where a drain

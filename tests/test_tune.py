@@ -19,12 +19,13 @@ import sys
 import time
 
 import pytest
-from conftest import JTR, ROOT, load, run_jtr
+from conftest import JTR, ROOT, load, make_in_tree, run_jtr
 from tune_driver import dma_holders, read_dma
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 from jtrpy.system.cpus import online_cpus  # noqa: E402
 from jtrpy.system.procs import proc_stat  # noqa: E402
+from jtrpy.tune import inventory  # noqa: E402
 from jtrpy.tune import knobs as K  # noqa: E402
 
 pytestmark = [pytest.mark.machine, pytest.mark.root]
@@ -39,9 +40,18 @@ def need_root():
 
 
 def global_dump(env):
-    """The machine-wide part of `jtr tune show --json`'s dump (no tasks)."""
-    p = run_jtr("tune", "show", "--json", env=env, check=True)
-    return {k: v for k, v in json.loads(p.stdout)["dump"].items() if not k.startswith("task:")}
+    """The machine-wide part of `jtr tune show --json`'s dump (no tasks), read in
+    this process (inventory.dump, what the command prints) with @env's folders."""
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        return {k: v for k, v in inventory.dump().items() if not k.startswith("task:")}
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _force_restore(before, env):
@@ -1003,9 +1013,8 @@ def test_make_install_links_where_tuned_reads(tmp_path, version):
     need_tuned()
     dest = tmp_path / "root"
     env = dict(os.environ, JTR_TUNED_VERSION=version or "")
-    args = ["make", "-s", "-C", ROOT, "--no-print-directory", "PREFIX=/usr",
-            "DESTDIR=%s" % dest]
-    p = subprocess.run(args + ["install"], capture_output=True, text=True, timeout=900, env=env)
+    args = ["-s", "PREFIX=/usr", "DESTDIR=%s" % dest]
+    p = make_in_tree(*args, "install", env=env)
     assert p.returncode == 0, p.stdout + p.stderr
     want = run_jtr("tune", "install-profiles", "--print-dir", "system",
                    env={"JTR_TUNED_VERSION": version or ""}).stdout.strip()
@@ -1029,8 +1038,7 @@ def test_make_install_links_where_tuned_reads(tmp_path, version):
         os.symlink(str(dest) + os.readlink(folder / name), staged / name)
     units = _tuned_load("jtr-isolate", folder=str(staged))
     assert units["scheduler"]["options"]["isolated_cores"] == "${isolated_cores}"
-    p = subprocess.run(args + ["uninstall"], capture_output=True, text=True, timeout=300,
-                       env=env)
+    p = make_in_tree(*args, "uninstall", timeout=300, env=env)
     assert p.returncode == 0, p.stdout + p.stderr
     assert not [n for n in PROFILES if os.path.lexists(folder / n)]
     assert not (dest / "etc/tuned/jtr-variables.conf").exists()

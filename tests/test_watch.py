@@ -27,7 +27,7 @@ import urllib.parse
 import urllib.request
 
 import pytest
-from conftest import JTR, ROOT, need_tracing, run_jtr, wait_for
+from conftest import JTR, ROOT, make_in_tree, need_tracing, run_jtr, wait_for
 from injection import cpus, part_of
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -35,7 +35,10 @@ from jtrpy.formats.watch_metrics import FAMILIES
 from jtrpy.trace.causes import WATCH
 from jtrpy.vocab import WATCH_BOUNDS_NS
 
-pytestmark = [pytest.mark.measures, pytest.mark.slow]
+# the tests that watch real interruptions are marked measures (alone, after the
+# rest); the others judge what jtr watch says and refuses, which holds beside other
+# tests
+pytestmark = pytest.mark.slow
 
 SPINS = 20
 FIRST_SPIN_US = 30000       # above --dump-above 20ms: the dump's trigger
@@ -245,6 +248,7 @@ def watch_app(tmp, cpu, other, prom_bin):
         prom.wait(timeout=30)
 
 
+@pytest.mark.measures
 def test_prometheus_counts_each_injected_preemption(watched):
     assert len(watched["spans"]) == SPINS
     # every spin took the CPU from a runnable task
@@ -273,6 +277,7 @@ def by_scrape(series, key="category"):
     return out
 
 
+@pytest.mark.measures
 def test_histogram_agrees_with_the_counters_at_every_scrape(watched):
     """For every scrape Prometheus made, on the watched CPU and each category:
     the histogram's _count is the sum of jtr_watch_interruptions_total over the
@@ -298,6 +303,7 @@ def test_histogram_agrees_with_the_counters_at_every_scrape(watched):
     assert count[scrapes[-1]]["task preemption"] > count[scrapes[0]]["task preemption"]
 
 
+@pytest.mark.measures
 def test_watch_ends_on_sigterm_with_its_counts_kept(watched):
     assert watched["rc"] == 0, watched["err"]
     doc = json.loads((watched["tmp"] / "out" / "watch.json").read_text())
@@ -312,6 +318,7 @@ def test_watch_ends_on_sigterm_with_its_counts_kept(watched):
     assert "results: %s" % (watched["tmp"] / "out") in watched["out"]
 
 
+@pytest.mark.measures
 def test_textfile_is_what_prometheus_reads(watched):
     text = (watched["tmp"] / "jtr.prom").read_text()
     fams = {f.name: f for f in text_string_to_metric_families(text)}
@@ -324,6 +331,7 @@ def test_textfile_is_what_prometheus_reads(watched):
     assert all("pid" not in s.labels for f in fams.values() for s in f.samples)
 
 
+@pytest.mark.measures
 def test_dump_is_charged_to_the_spinner(watched):
     dumps = [d for d in os.listdir(watched["tmp"] / "out") if d.startswith("dump-")]
     assert len(dumps) == 1, watched["err"]
@@ -350,6 +358,7 @@ def test_dump_is_charged_to_the_spinner(watched):
     assert sum(c["count"] for c in mine) + len(stolen) == ours, r.stdout
 
 
+@pytest.mark.measures
 def test_memory_stays_bounded(watched):
     (tracer0, front0), (tracer1, front1) = watched["rss"]
     # the recorder had wrapped: the tracer's tables are all allocated up front
@@ -518,6 +527,7 @@ def check_spins(tmp, *watch_args):
     return c, cats, doc
 
 
+@pytest.mark.measures
 def test_the_application_is_never_its_own_interruption(tmp_path):
     """By the default rule (the comm that ran longest on the CPU): the
     application preempts the background task all the time, and is never charged
@@ -526,6 +536,7 @@ def test_the_application_is_never_its_own_interruption(tmp_path):
     check_spins(tmp_path)
 
 
+@pytest.mark.measures
 def test_app_by_pid(tmp_path):
     """--app PID: the same, the application named by its process."""
     need_tracing()
@@ -573,6 +584,7 @@ def rt_run(out, cpu, other):
     return cpu_state(doc, cpu) + (doc,)
 
 
+@pytest.mark.measures
 def test_rt_throttling_is_its_own_cause(tmp_path):
     """A SCHED_FIFO busy loop (the application, busy on the CPU before the watch
     begins) with sched_rt_runtime_us 950000 of 1000000: about one RT-throttling
@@ -666,8 +678,7 @@ def test_the_installed_systemd_unit_verifies(tmp_path):
     if not shutil.which("systemd-analyze"):
         pytest.skip("no systemd-analyze on this machine (apt-get install systemd)")
     prefix = tmp_path / "prefix"
-    p = subprocess.run(["make", "-s", "-C", ROOT, "--no-print-directory", "install",
-                        "PREFIX=%s" % prefix], capture_output=True, text=True, timeout=600)
+    p = make_in_tree("-s", "install", "PREFIX=%s" % prefix, timeout=600)
     assert p.returncode == 0, p.stdout + p.stderr
     unit = prefix / "share" / "jtr" / "jtr-watch.service"
     text = unit.read_text()
