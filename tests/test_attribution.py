@@ -145,8 +145,19 @@ def test_rt_throttling_of_a_fifo_probe_is_its_own_cause(tmp_path, validate):
     # length, but for the steal in it
     def steal(o):
         return part_of(o, "no kernel event", "host preemption (steal)")
+
+    def in_place(o):
+        # the probe never left its CPU: interrupts and the host only, no switch
+        # (a 10.2 ms stall, its tick 7.5 ms late, once): the machine's, not a throttle
+        return not part_of(o, "RT throttling") and all(
+            p["category"] in ("no kernel event", "timer tick", "IPI", "hardirq", "softirq",
+                              "NMI") for p in o["parts"])
+    stalls = [o["length_ns"] for o in att["worst"] if o["length_ns"] >= 10_000_000 and
+              in_place(o)]
+    if stalls:
+        print("gaps of the machine (no switch), left out: %s ns" % stalls)
     long = [o for o in att["worst"] if o["length_ns"] >= 10_000_000 and
-            steal(o) < 0.1 * o["length_ns"]]
+            steal(o) < 0.1 * o["length_ns"] and not in_place(o)]
     assert len(long) >= 2, [o["length_ns"] for o in att["worst"][:5]]
     for o in long:
         assert part_of(o, "RT throttling", name) >= 0.9 * (o["length_ns"] - steal(o)), o

@@ -9,6 +9,7 @@ outlier's parts add up to its length. The overloaded ping is also the ground
 truth of its validity (late sends counted by the client itself), of the causes
 named (the busy loops injected on both ends), and of the speed of its
 attribution."""
+import concurrent.futures
 import glob
 import json
 import os
@@ -150,29 +151,47 @@ def result_fits(folder, what):
     return r
 
 
-@pytest.mark.parametrize("kind", ["gap", "null", "send", "wake", "pub", "ping"])
-def test_each_result_and_its_commands(made, kind, tmp_path):
+KINDS = ["gap", "null", "send", "wake", "pub", "ping"]
+
+
+@pytest.fixture(scope="module")
+def read(made):
+    """{(kind, command): CompletedProcess} of jtr ls, compare, advise (where the
+    result was attributed) and report on each result: two at a time, as reading
+    needs no quiet machine (the runs were made before)."""
+    jobs = []
+    for kind in KINDS:
+        folder = made[kind]
+        jobs += [(kind, "ls", ("ls", "--json", folder)),
+                 (kind, "compare", ("compare", "--json", "--accept-invalid", folder, folder)),
+                 (kind, "report", ("report", folder))]
+        if "attribution" in load(folder):
+            jobs.append((kind, "advise", ("advise", "--json", "--accept-invalid", folder)))
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        done = pool.map(lambda job: run_jtr(*job[2], check=True), jobs)
+        return {(kind, cmd): p for (kind, cmd, _), p in zip(jobs, done)}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_result_and_its_commands(made, read, kind, tmp_path):
     folder = made[kind]
     r = result_fits(folder, kind)
     # jtr ls
-    ls = json.loads(run_jtr("ls", "--json", folder, check=True).stdout)
+    ls = json.loads(read[kind, "ls"].stdout)
     shares_and_percents(ls, "ls " + kind)
     for row in ls["results"]:
         assert row["lost_pct"] is None or row["lost_pct"] <= 100, row
     # jtr compare (the result with itself: the same figures on both sides)
-    c = run_jtr("compare", "--json", "--accept-invalid", folder, folder, check=True)
-    shares_and_percents(json.loads(c.stdout), "compare " + kind)
+    shares_and_percents(json.loads(read[kind, "compare"].stdout), "compare " + kind)
     # jtr advise, where the result was attributed
     if "attribution" in r:
-        a = run_jtr("advise", "--json", "--accept-invalid", folder, check=True)
-        doc = json.loads(a.stdout)
+        doc = json.loads(read[kind, "advise"].stdout)
         shares_and_percents(doc, "advise " + kind)
         cpus = max(1, len({c for cs in (r.get("sides") or {"x": doc["cpus"]}).values()
                            for c in cs}))
         for rem in doc["remedies"]:
             assert rem["saving_ns"] <= cpus * doc["duration_ns"], rem
     # jtr report: no percentage above 100 on the page a person reads
-    run_jtr("report", folder, check=True)
     seen = see(folder / "report" / "report.html", tmp_path)
     over = [m for m in PCT.findall(seen.words()) if float(m) > 100 + EPS]
     assert not over, (kind, over)

@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Fleet validation end to end: ansible-playbook runs the role of ansible/ on two
 "hosts" made on this machine (ansible_connection=local, each with its own install
-prefix, results folder and tuning state), one installed from source and one from
-the controller's tree, each applying a profile around its runs. During one
-host's gap run a SCHED_FIFO spinner named jtr-inject steals its measured CPU;
-jtr fleet's table (in the playbook's output) and page must flag exactly that
-host, by that cause, and not the other. Then jtr fleet's refusals of bad input."""
+prefix, results folder and tuning state), both installed from the controller's
+tree, each applying a profile around its runs. During one host's gap run a
+SCHED_FIFO spinner named jtr-inject steals its measured CPU; jtr fleet's table
+(in the playbook's output) and page must flag exactly that host, by that cause,
+and not the other. A host installed from source (the role builds jtr there) is
+played apart, with a short run and no profile: it measures nothing and runs
+beside the other tests. Then jtr fleet's refusals of bad input."""
 import glob
 import json
 import os
@@ -21,7 +23,9 @@ from conftest import JTR, ROOT, load, need_tracing, run_jtr, wait_for
 
 from jtrpy.values import format_cpulist
 
-pytestmark = [pytest.mark.measures, pytest.mark.slow, pytest.mark.root]
+# the two-host play measures (alone, after the rest); the source build and the
+# refusals judge what is built and said
+pytestmark = [pytest.mark.slow, pytest.mark.root]
 
 INJECT = os.path.join(ROOT, "tests", "inject.py")
 PLAYBOOK = os.path.join(ROOT, "ansible", "fleet.yml")
@@ -34,10 +38,10 @@ SPIN_US, PERIOD_MS, INJECT_AFTER_S, INJECT_S = 5000, 20, 0.3, 1.4
 CAUSE = "task preemption: jtr-inject"
 
 
-def _inventory(tmp):
-    """Two hosts on this machine (YAML, written as JSON)."""
+def _inventory(tmp, modes):
+    """Hosts on this machine, {name: install mode} (YAML, written as JSON)."""
     hosts = {}
-    for host, mode in ((QUIET, "source"), (DISTURBED, "tree")):
+    for host, mode in modes.items():
         d = tmp / host
         hosts[host] = {"jtr_install": mode, "jtr_prefix": str(d / "prefix"),
                        "jtr_build_dir": str(d / "build"),
@@ -64,15 +68,11 @@ def _inject_when_measuring(tmp, cpu, out, done):
     out.append(subprocess.run(cmd, capture_output=True, text=True, timeout=60))
 
 
-def _play(tmp, cpus):
-    """The playbook over the two hosts in @tmp, the spinner in the disturbed one's gap
-    run: {tmp, cpu, play, doc (jtr fleet --json)}."""
-    cpu = cpus[-1]
-    extra = {"jtr_become": False, "jtr_src": ROOT, "jtr_fleet_command": JTR,
-             "jtr_fleet_dir": str(tmp / "fleet"), "jtr_cpus": str(cpu),
-             "jtr_duration": "%ds" % RUN_S, "jtr_wake": True,
-             "jtr_wake_duration": "%ds" % WAKE_S, "jtr_wake_args": ["-f", "80"],
-             "jtr_profile": "jtr-baseline"}
+def _ansible(tmp, modes, extra, pin=None):
+    """ansible-playbook over @modes' hosts in @tmp with the role's variables @extra,
+    on the CPUs @pin (all when None); its CompletedProcess."""
+    extra = dict({"jtr_become": False, "jtr_src": ROOT, "jtr_fleet_command": JTR,
+                  "jtr_fleet_dir": str(tmp / "fleet")}, **extra)
     (tmp / "vars.json").write_text(json.dumps(extra))
     env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_PIPELINING="1",
                ANSIBLE_RETRY_FILES_ENABLED="0", ANSIBLE_LOCAL_TEMP=str(tmp / ".ansible"),
@@ -80,6 +80,20 @@ def _play(tmp, cpus):
                # the controller is on the measured machine: no millisecond polling
                # of its workers (the default, 1 ms, is 4 % of a CPU)
                ANSIBLE_INTERNAL_POLL_INTERVAL="0.02")
+    cmd = ["ansible-playbook", "-i", str(_inventory(tmp, modes)), PLAYBOOK, "--forks", "1",
+           "-e", "@%s" % (tmp / "vars.json")]
+    if pin:
+        cmd = ["taskset", "-c", format_cpulist(pin)] + cmd
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=240, cwd=tmp)
+
+
+def _play(tmp, cpus):
+    """The playbook over the two hosts in @tmp, the spinner in the disturbed one's gap
+    run: {tmp, cpu, play, doc (jtr fleet --json)}."""
+    cpu = cpus[-1]
+    extra = {"jtr_cpus": str(cpu), "jtr_duration": "%ds" % RUN_S, "jtr_wake": True,
+             "jtr_wake_duration": "%ds" % WAKE_S, "jtr_wake_args": ["-f", "80"],
+             "jtr_profile": "jtr-baseline"}
     injected, done = [], threading.Event()
     watcher = threading.Thread(target=_inject_when_measuring, args=(tmp, cpu, injected, done))
     watcher.start()
@@ -88,10 +102,7 @@ def _play(tmp, cpus):
         # the controller and its workers keep off the measured CPU, as on a real
         # fleet (it runs elsewhere): beside a busy program on the other CPU they
         # would take turns with the probe (ansible-playbook flagged on the quiet host)
-        play = subprocess.run(["taskset", "-c", format_cpulist(cpus[:-1]),
-                               "ansible-playbook", "-i", str(_inventory(tmp)), PLAYBOOK,
-                               "--forks", "1", "-e", "@%s" % (tmp / "vars.json")],
-                              capture_output=True, text=True, env=env, timeout=240, cwd=tmp)
+        play = _ansible(tmp, {QUIET: "tree", DISTURBED: "tree"}, extra, pin=cpus[:-1])
     finally:
         done.set()
         watcher.join(timeout=60)
@@ -129,12 +140,16 @@ def _not_quiet(got):
             injected)
 
 
-@pytest.fixture(scope="module")
-def fleet(tmp_path_factory):
+def _need_ansible():
     need_tracing()
     if not shutil.which("ansible-playbook"):
         pytest.skip("ansible-playbook is not installed (Debian: ansible-core, in "
                     "scripts/deps.sh)")
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    _need_ansible()
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         pytest.skip("needs two CPUs: one measured, one for the tracer, Ansible and the "
@@ -183,6 +198,7 @@ def _row(doc, host, tool):
     return row
 
 
+@pytest.mark.measures
 def test_role_installs_measures_and_fetches(fleet):
     tmp = fleet["tmp"]
     for host in (QUIET, DISTURBED):
@@ -197,12 +213,32 @@ def test_role_installs_measures_and_fetches(fleet):
         # ... and reverted after them, always
         assert not os.path.exists(tmp / host / "state" / "active-profile")
         assert not os.path.exists(tmp / host / "results.tar.gz")
-    # one host built from the source on the host, the other got the controller's tree
-    assert os.path.isfile(tmp / QUIET / "build" / "build" / "bin" / "jtr-gap")
+    # both got the controller's tree: nothing was built on them
+    assert not os.path.exists(tmp / QUIET / "build")
     assert not os.path.exists(tmp / DISTURBED / "build")
     assert os.path.isfile(tmp / "fleet" / "fleet.html")
 
 
+def test_a_host_builds_jtr_from_its_source(tmp_path):
+    """jtr_install: source: the role packs the controller's source tree, builds it
+    on the host (make -j, the host's compilers) and installs it at the host's
+    prefix; a short run there is fetched and jtr fleet reads it. No profile, and
+    nothing timed: it runs beside the other tests (the build took 17 s on the one
+    CPU the measured play leaves to Ansible)."""
+    _need_ansible()
+    play = _ansible(tmp_path, {QUIET: "source"}, {"jtr_duration": "300ms"})
+    assert play.returncode == 0, play.stdout[-6000:] + play.stderr[-3000:]
+    assert os.path.isfile(tmp_path / QUIET / "build" / "build" / "bin" / "jtr-gap")
+    assert os.access(tmp_path / QUIET / "prefix" / "bin" / "jtr", os.X_OK)
+    assert os.access(tmp_path / QUIET / "prefix" / "libexec" / "jtr" / "jtr-gap", os.X_OK)
+    res = load(tmp_path / "fleet" / QUIET / "gap")
+    assert res["tool"] == "gap" and not res.get("partial") and "attribution" in res
+    assert not res["host"].get("tuning_profile")
+    assert not os.path.exists(tmp_path / QUIET / "results.tar.gz")
+    assert os.path.isfile(tmp_path / "fleet" / "fleet.html")
+
+
+@pytest.mark.measures
 def test_the_injection_is_in_the_disturbed_run(fleet):
     """The ground truth: the spinner ran inside the disturbed host's gap run and its
     attribution charged it; the quiet host's has no such cause."""
@@ -219,6 +255,7 @@ def test_the_injection_is_in_the_disturbed_run(fleet):
     assert not any(c["name"].startswith("jtr-inject") for c in quiet["attribution"]["causes"])
 
 
+@pytest.mark.measures
 def test_fleet_flags_exactly_the_disturbed_host_and_the_cause(fleet):
     doc = fleet["doc"]
     assert doc["hosts"] == [QUIET, DISTURBED]
@@ -235,6 +272,7 @@ def test_fleet_flags_exactly_the_disturbed_host_and_the_cause(fleet):
     assert _flagged(doc) == [(DISTURBED, "gap")]
 
 
+@pytest.mark.measures
 def test_the_playbook_prints_the_table(fleet):
     out = fleet["play"].stdout
     lines = [x.strip().strip('",').strip() for x in out.splitlines()]
@@ -257,6 +295,7 @@ def test_the_playbook_prints_the_table(fleet):
             assert "(item=%s %s)" % (tmp / host / "prefix" / "bin" / "jtr", cmd) in out
 
 
+@pytest.mark.measures
 def test_the_page_names_the_host_and_the_cause(fleet):
     page = (fleet["tmp"] / "fleet" / "fleet.html").read_text()
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)   # needs no network

@@ -79,11 +79,22 @@ def test_slow_stream_times_every_message(tmp_path, validate):
     # time is read when it is taken; a clock read only every 64 messages
     # would leave up to 3 ms off the end of a 0.2 s span
     n = 4000
-    pub, sub = pubsub(tmp_path, "slow", ["-r", "20K", "-n", n, "-w", "100"])
+    sched = (n - 1) * 50_000
+    for attempt in (1, 2):
+        d = tmp_path / ("again" if attempt == 2 else "first")
+        d.mkdir()
+        pub, sub = pubsub(d, "slow%d" % attempt, ["-r", "20K", "-n", n, "-w", "100"])
+        late = pub["transport"]["late_sends"]
+        if sub["transport"]["duration_ns"] >= sched - 1_000_000 or not late:
+            break
+        # the publisher could not keep its schedule (a busy program on its CPU:
+        # 2014 of 4000 sends late, the first ones 2.7 ms, once): the span measured
+        # starts late; the run is made once more
+        print("the publisher was late on %d of %d sends (its CPU was busy): again"
+              % (late, n))
     validate(sub)
     t = sub["transport"]
     assert t["measured"] == n and t["lost"] == 0 and t["end_of_stream"]
-    sched = (n - 1) * 50_000
     # the publisher keeps its schedule (it is never early): the last message is
     # taken at least (n - 1) periods after the first one was due, less how
     # late the subscriber took the first (a slice at most, on a busy host)

@@ -156,7 +156,7 @@ def watch_run(tmp, cpu, other, prom_bin):
 def watch_app(tmp, cpu, other, prom_bin):
     jtr_port, prom_port = free_port(), free_port()
     (tmp / "prometheus.yml").write_text(
-        "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+        "global:\n  scrape_interval: 500ms\n  evaluation_interval: 1s\n"
         "scrape_configs:\n  - job_name: jtr\n    static_configs:\n"
         "      - targets: ['127.0.0.1:%d']\n" % jtr_port)
     prom = subprocess.Popen(["taskset", "-c", str(other), prom_bin,
@@ -200,11 +200,11 @@ def watch_app(tmp, cpu, other, prom_bin):
         assert inj.returncode == 0, inj.stderr
         tracer = tracer_pid(watch.pid)
         rss = [(rss_kb(tracer), rss_kb(watch.pid))]
-        # Prometheus scrapes every second: wait for the last spin to be scraped;
-        # each spin took the CPU from a runnable task: a kernel event
+        # Prometheus scrapes every half second: wait for the last spin to be
+        # scraped; each spin took the CPU from a runnable task: a kernel event
         events = wait_for(lambda: (promql(prom_port, PROM_EVENTS % cpu) or 0) >= SPINS and
                           promql(prom_port, PROM_EVENTS % cpu), 20)
-        time.sleep(1)
+        time.sleep(0.5)
         rss.append((rss_kb(tracer), rss_kb(watch.pid)))
         last = {m: {dict(labels)["name"]: v[max(v)] for labels, v in samples(
             prom_port, '%s{cpu="%d",category="task preemption"}[1m]' % (m, cpu)).items()}
@@ -218,11 +218,11 @@ def watch_app(tmp, cpu, other, prom_bin):
         inj2 = subprocess.run(["taskset", "-c", str(other), "unshare", "--pid", "--fork",
                                "--kill-child", "--mount-proc", sys.executable, INJECT, str(cpu),
                                "--other", str(other), "--no-app", "--spins", "0",
-                               "--hog-comm", HOG, "--app-s", "4", "--max-s", "30"],
+                               "--hog-comm", HOG, "--app-s", "2.5", "--max-s", "30"],
                               capture_output=True, text=True, timeout=60)
         assert inj2.returncode == 0, inj2.stderr
         shared_to = time.time()
-        time.sleep(2)               # its last state lines are scraped
+        time.sleep(1)               # its last state lines are scraped
         agreement = {name: samples(prom_port, '%s{cpu="%d"}[10m]' % (name, cpu)) for name in (
             "jtr_watch_interruption_duration_seconds_count",
             "jtr_watch_interruption_duration_seconds_sum", "jtr_watch_interruptions_total",
