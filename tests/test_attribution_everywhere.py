@@ -233,7 +233,11 @@ def injected_run(tmp_path, argv, target, name):
                  if r["start_mono_ns"] < b and e < r["end_mono_ns"]]
         held = held_spins(res["attribution"], spins)
         why = disturbed(res, stolen)
-        if len(held) >= 0.5 * len(spins) or attempt == 2 or why is None:
+        if len(held) >= 0.5 * len(spins) or why is None:
+            break
+        if attempt == 2:
+            print("%d of %d spins held a round trip or message: %s again"
+                  % (len(held), len(spins), why))
             break
         print("%d of %d spins held a round trip or message: %s; the run is made once more"
               % (len(held), len(spins), why))
