@@ -15,7 +15,8 @@
  * k of the list is attached as raw tracepoints to vec_entry_k and vec_exit_k,
  * which carry k in the record. (Classic tracepoints with the pair in the
  * attach cookie each cost the kernel a grace period when they detach, one
- * after the other: 0.7 s for the 9 pairs here.)
+ * after the other: the tracer took 1.1 s from its stop to its exit here, for
+ * 9 pairs; 0.15 s now.)
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
