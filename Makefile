@@ -88,7 +88,15 @@ VALUES   := $(BUILD)/tests/jtr-values
 # (jtr run then says it too, and traces with perf where it can). Looked for when
 # the tracer is to be built, not when this file is read: make run, bench and test
 # install them first (their deps step), in the same make
-all: $(BINS) $(VALUES) tracer
+all: $(BINS) $(VALUES) tracer bytecode
+
+# the front end's bytecode beside its sources: Python reads it even where
+# PYTHONDONTWRITEBYTECODE keeps it from writing any, so a jtr command does not
+# compile its modules each time it starts (0.05-0.08 s of each; a source edited
+# since is compiled again as it loads). PYTHON is the one ./jtr runs (python3)
+.PHONY: bytecode
+bytecode:
+	$(Q)$(PYTHON) -m compileall -q analysis/jtrpy
 
 # the deps step of the goals given: the tracer's tools are looked for after it
 DEPS_STEP := $(if $(filter run,$(MAKECMDGOALS)),deps-run) \
@@ -307,6 +315,7 @@ install: all man completion
 	for f in $$(cd analysis && find jtrpy -name '*.py'); do \
 		install -D -m 0644 analysis/$$f $(PYLIB)/$$f || exit 1; done
 	install -m 0644 VERSION $(PYLIB)/jtrpy/VERSION
+	$(PYTHON) -m compileall -q -d $(PREFIX)/lib/jtr $(PYLIB)/jtrpy
 	for p in tuning-profiles/jtr-*/; do \
 		install -d $(DESTDIR)$(PREFIX)/share/jtr/$$p && \
 		install -m 0644 $$p/tuned.conf $(DESTDIR)$(PREFIX)/share/jtr/$$p/; done
