@@ -63,9 +63,7 @@ def run(opts):
         for line in gate_text.lines(job.cases):
             print(line)
     if opts.junit:
-        limits = (("max_latency_limit", None if opts.max_latency is None else
-                   format_duration(opts.max_latency)),
-                  ("max_lost_limit", None if opts.max_lost is None else "%g%%" % opts.max_lost))
+        limits = gate_text.limits_of(opts.max_latency, opts.max_lost)
         write_junit(opts.junit, gate_text.junit_suite(
             "jtr", opts.probe, job.result, job.cases, started, time.time() - started,
             opts.command, limits))
