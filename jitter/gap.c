@@ -72,7 +72,6 @@ static const struct option long_opts[] = {
 	{ "cpu", required_argument, NULL, 'c' },
 	{ "timebase", required_argument, NULL, 't' },
 	JTR_PROBE_OUTLIER_LONG_OPTS,
-	JTR_GATE_LONG_OPTS,
 	JTR_PROBE_LONG_OPTS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -387,7 +386,6 @@ int main(int argc, char **argv)
 	struct jtr_probe p;
 	struct gap_all a = { .gp = &gp };
 	struct jtr_worker *w;
-	struct jtr_gate_run *gates;
 	cpu_set_t cpus;
 	bool none, cpu_given = false, dur_given = false;
 	int opt, i;
@@ -398,7 +396,6 @@ int main(int argc, char **argv)
 	/* 1. options: numbers only; paths are kept as strings */
 	while ((opt = getopt_long(argc, argv, ":d:j:c:t:f:o:qh", long_opts, NULL)) != -1) {
 		if (jtr_probe_common_opt(&p, opt, usage_text, argv) ||
-		    jtr_probe_gate_opt(&p, opt, optarg) ||
 		    jtr_probe_outlier_opt(&p, opt, optarg, &gp.threshold_opt, &gp.max_outliers))
 			continue;
 		switch (opt) {
@@ -419,9 +416,6 @@ int main(int argc, char **argv)
 
 	/* 2. everything the hot loops touch, allocated and pre-touched */
 	a.cpus = jtr_probe_cpu_workers(&p, &cpus, sizeof(*a.cpus), cpu_init, &gp, worker, &w, &a.n);
-	gates = calloc((size_t)a.n + 1, sizeof(*gates));
-	if (!gates)
-		jtr_fatal(&p, "out of memory");
 
 	/* 3. FIFO and mlockall, then the privilege drop; files only after */
 	jtr_probe_privileged(&p);
@@ -436,15 +430,11 @@ int main(int argc, char **argv)
 	jtr_probe_map_end(&p);
 	for (i = 0; i < a.n; i++) {
 		const struct gap_cpu *g = &a.cpus[i];
-		int64_t t0, t1;
 
 		if (g->partial)
 			p.partial = true;
-		gates[i] = jtr_gate_run_of(g->cpu, &g->hist, &g->lengths, &g->log,
-					   g->hist.total ? g->hist.min : 0, run_ns(&p, g, &t0, &t1));
 	}
-	jtr_probe_gates_check(&p, gates, a.n);
 	write_outputs(&p, &a);
 	jtr_probe_finish(&p);
-	return jtr_probe_exit(&p, jtr_probe_gates_report(&p, gates, a.n));
+	return jtr_probe_exit(&p, 0);
 }

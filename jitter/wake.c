@@ -110,7 +110,6 @@ static const struct option long_opts[] = {
 	{ "cpu-dma-latency", required_argument, NULL, OPT_DMA },
 	{ "timebase", required_argument, NULL, 't' },
 	JTR_PROBE_OUTLIER_LONG_OPTS,
-	JTR_GATE_LONG_OPTS,
 	JTR_PROBE_LONG_OPTS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -483,7 +482,6 @@ int main(int argc, char **argv)
 	struct jtr_probe p;
 	struct wake_all a = { .wp = &wp };
 	struct jtr_worker *w;
-	struct jtr_gate_run *gates;
 	cpu_set_t cpus;
 	bool none, cpu_given = false, dur_given = false;
 	int opt, i;
@@ -494,8 +492,7 @@ int main(int argc, char **argv)
 
 	/* 1. options: numbers only; paths are kept as strings */
 	while ((opt = getopt_long(argc, argv, ":c:i:d:n:t:f:o:qh", long_opts, NULL)) != -1) {
-		if (jtr_probe_common_opt(&p, opt, usage_text, argv) ||
-		    jtr_probe_gate_opt(&p, opt, optarg))
+		if (jtr_probe_common_opt(&p, opt, usage_text, argv))
 			continue;
 		if (opt == JTR_OPT_THRESHOLD && !strcmp(optarg, "0")) {
 			wp.threshold_given = true;
@@ -523,9 +520,6 @@ int main(int argc, char **argv)
 		}
 	}
 	jtr_probe_no_args(&p, argc, argv);
-	if (p.gate.lost)
-		jtr_usage_error(&p, "--max-lost: a wake-up's latency is no CPU time lost (the "
-				"probe sleeps between wake-ups); gate it with --max-latency");
 	if (wp.loops && dur_given)
 		jtr_usage_error(&p, "-d and -n both given; use -d for a duration or -n for a count "
 				"of wake-ups");
@@ -538,9 +532,6 @@ int main(int argc, char **argv)
 
 	/* 2. everything the measuring threads touch, allocated and pre-touched */
 	a.cpus = jtr_probe_cpu_workers(&p, &cpus, sizeof(*a.cpus), cpu_init, &wp, worker, &w, &a.n);
-	gates = calloc((size_t)a.n + 1, sizeof(*gates));
-	if (!gates)
-		jtr_fatal(&p, "out of memory");
 
 	/* 3. FIFO and mlockall, then the privilege drop; files only after */
 	if (wp.dma_us >= 0)
@@ -560,11 +551,8 @@ int main(int argc, char **argv)
 
 		if (c->partial)
 			p.partial = true;
-		gates[i] = jtr_gate_run_of(c->cpu, &c->hist, &c->lengths, &c->log,
-					   c->hist.total ? c->hist.min : 0, run_ns(c));
 	}
-	jtr_probe_gates_check(&p, gates, a.n);
 	write_outputs(&p, &a);
 	jtr_probe_finish(&p);
-	return jtr_probe_exit(&p, jtr_probe_gates_report(&p, gates, a.n));
+	return jtr_probe_exit(&p, 0);
 }

@@ -19,7 +19,6 @@
 
 #include "jtr_clock.h"
 #include "jtr_cpu.h"
-#include "jtr_gate.h"
 #include "jtr_host.h"
 #include "jtr_json.h"
 #include "jtr_out.h"
@@ -71,12 +70,6 @@ struct jtr_probe {
 	int64_t started_mono, ended_mono;
 	char *warnings[JTR_MAX_WARNINGS];
 	int nwarnings;
-
-	/* the gates (--max-latency, --max-lost, --junit) and their judged cases */
-	struct jtr_gate gate;
-	struct jtr_gate_case *gate_cases;
-	int ngate_cases;
-	int gate_failed;
 };
 
 /* jtr_probe_init - name the program, look at its privileges, set defaults */
@@ -126,21 +119,19 @@ bool jtr_probe_common_opt(struct jtr_probe *p, int opt, const char *usage, char 
 bool jtr_probe_outlier_opt(struct jtr_probe *p, int opt, const char *arg, uint64_t *threshold_ns,
 			   uint64_t *max_outliers);
 
-/* jtr_probe_gate_opt - take --max-latency, --max-lost or --junit (listed
- * with JTR_GATE_LONG_OPTS) into p->gate, exit 2 for a bad value; false for
- * any other @opt */
-bool jtr_probe_gate_opt(struct jtr_probe *p, int opt, const char *arg);
-
-/* jtr_probe_gates_check - judge what @n CPUs measured against the gates
- * asked for, before result.json is written: jtr_probe_result_end then adds
- * its "gates" section. Nothing without a limit. */
-void jtr_probe_gates_check(struct jtr_probe *p, const struct jtr_gate_run *runs, int n);
-
-/* jtr_probe_gates_report - after jtr_probe_finish: a line per gate (the
- * passed ones on stdout unless -q, the failed ones on stderr, last) and the
- * JUnit report of --junit, written atomically; returns 1 when a gate failed
- * or the report could not be written, else 0 (pass it to jtr_probe_exit) */
-int jtr_probe_gates_report(struct jtr_probe *p, const struct jtr_gate_run *runs, int n);
+/* the gates' lines of a probe's --help: `jtr gap` and `jtr wake` take them, and
+ * the front end judges them after the probe ended (commands/probe.py; the
+ * program itself never sees them). A probe whose sample is a latency, not CPU
+ * time (jtr wake), has no --max-lost: JTR_GATE_LATENCY_HELP */
+#define JTR_GATE_LATENCY_HELP							\
+"      --max-latency DUR    exit 1 when a CPU's largest sample (a gap, a\n"	\
+"                           wake-up's latency) exceeds DUR, e.g. 100us\n"	\
+"      --junit FILE         write a JUnit XML report for CI (a testcase per\n"	\
+"                           gate per CPU; one passing testcase without gates)\n"
+#define JTR_GATE_HELP								\
+JTR_GATE_LATENCY_HELP								\
+"      --max-lost PCT       exit 1 when a CPU lost more than PCT of the time\n"	\
+"                           to outliers (e.g. 0.5%)\n"
 
 /* jtr_probe_no_args - refuse words left after the options */
 void jtr_probe_no_args(struct jtr_probe *p, int argc, char **argv);

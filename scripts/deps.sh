@@ -76,6 +76,7 @@ o o R python3-matplotlib        =                          python3-matplotlib   
 - - o pipx                      =                          pipx                                the test of pipx install from a clone of the tree skips
 - - o zsh                       =                          zsh                                 the test of the zsh completion skips
 - - o man-db                    =                          man-db                              the tests of the man pages (make man) skip
+- - o strace                    =                          strace                              the test that counts the writes of a run's result.json skips
 - - o groff-base                =                          groff-base                          the tests of the man pages (make man) skip
 "
 

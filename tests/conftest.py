@@ -5,6 +5,7 @@ import fcntl
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -82,6 +83,23 @@ def validate(schema):
         assert not errors, "\n".join("%s: %s" % (list(e.path), e.message) for e in errors[:5])
         return result
     return check
+
+
+def free_port():
+    """A UDP and TCP port nobody uses now (other tests run on this machine too)."""
+    while True:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            u.bind(("127.0.0.1", port))
+            return port
+        except OSError:
+            continue
+        finally:
+            u.close()
 
 
 def run_jtr(*args, cwd=None, env=None, timeout=120, check=False):

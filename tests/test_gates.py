@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Gates for CI: --max-latency, --max-lost and --junit on real short runs of
-`jtr run` (Python) and `jtr wake` / `jtr gap` (C). A limit of 1 ns fails, a
+`jtr run` and `jtr wake` / `jtr gap` alone (judged by the front end once the
+probe ended, as jtr run judges). A limit of 1 ns fails, a
 limit of an hour passes; exit status 1 on a failure with the whole results
 folder written, 130 when interrupted; the JUnit file is validated against the
 schema CI servers read (Jenkins' junit-10.xsd, which scripts/deps.sh takes from
@@ -8,6 +9,8 @@ pytest's sdist), and result.json's "gates" against docs/result.schema.json.
 With the FIFO spinner of tests/inject.py on the measured CPU, the failed
 --max-latency names it."""
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -209,6 +212,39 @@ def test_jtr_run_wake_takes_the_gates_itself(tmp_path, junit_schema):
     assert suite.get("name") == "jtr run wake"
     assert cases["max-latency cpu %d" % CPU].get("classname") == "jtr.run.wake"
     assert "jtr wake: gate" not in p.stderr and "jtr run: gate max-latency" in p.stderr
+
+
+def renames_onto(log, name):
+    """{pid: count} of the renames onto a file called @name in an strace -f log."""
+    out = {}
+    for line in log.splitlines():
+        m = re.match(r"(\d+)\s+rename(?:at2?)?\(.*\"([^\"]*)\"(?:, \w+)?\)\s+= 0", line)
+        if m and os.path.basename(m.group(2)) == name:
+            out[int(m.group(1))] = out.get(int(m.group(1)), 0) + 1
+    return out
+
+
+def test_a_traced_run_saves_its_result_once(tmp_path):
+    """jtr run builds its result document in memory (the probe's figures, then the
+    validity, attribution and gates; sides for two ends) and saves it once: result.json is
+    written by the probe (its own figures) and once by jtr, whatever was added
+    (it was three times by jtr: sides and validity, attribution, gates)."""
+    need_tracing()
+    if not shutil.which("strace"):
+        pytest.skip("strace is not installed (scripts/deps.sh test installs it)")
+    log = tmp_path / "strace.txt"
+    p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=rename,renameat,renameat2",
+                        "-o", str(log), JTR, "run", "-c", str(CPU), "-d", "300ms",
+                        "--max-latency", "1h", "-o", str(tmp_path / "r")],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    res = load(tmp_path / "r")
+    assert {"validity", "attribution", "gates"} <= set(res), sorted(res)
+    text = log.read_text()
+    jtr_pid = int(text.split(None, 1)[0])
+    writes = renames_onto(text, "result.json")
+    assert writes.pop(jtr_pid, 0) == 1, text
+    assert list(writes.values()) == [1], text      # the probe's
 
 
 def test_a_failed_gate_names_the_injected_spinner(tmp_path, junit_schema, validate):

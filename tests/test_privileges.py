@@ -192,6 +192,15 @@ def test_wake_through_install(installed, user, user_dir, validate):
     assert pr["uid"] == uid and pr["elevated_at_start"] and pr["dropped"]
     assert pr["fifo_priority"] == 10 and pr["memory_locked"]
     assert res["runs"][0]["wakeups"] == 300
+    # a gate: judged, and its report written, by jtr as the user once the probe ended
+    xml, gated = os.path.join(user_dir, "wake.xml"), os.path.join(user_dir, "gated")
+    p = as_user(user, [jtr, "wake", "-f", "10", "-c", "1", "-n", "100", "-q", "-o", gated,
+                       "--max-latency", "1h", "--junit", xml])
+    so, se = p.communicate(timeout=60)
+    assert p.returncode == 0, se
+    assert load(gated)["gates"]["passed"] is True
+    for f in (xml, os.path.join(gated, "result.json")):
+        assert os.stat(f).st_uid == uid, f
     for f in os.listdir(out):
         assert os.stat(os.path.join(out, f)).st_uid == uid, f
     # the privilege is for FIFO and locking memory, not for the machine's PM QoS

@@ -14,7 +14,15 @@ import subprocess
 import time
 
 import pytest
-from conftest import JTR, assert_usage_errors, load, run_jtr, steal_ns, stolen_ns
+from conftest import (
+    JTR,
+    assert_usage_errors,
+    free_port,
+    load,
+    run_jtr,
+    steal_ns,
+    stolen_ns,
+)
 
 # not marked measures: real runs judged by what arrives and how they end, not by
 # timing, so they run beside other tests (docs/testing.md)
@@ -34,23 +42,6 @@ def no_shm_left():
     for f in os.listdir("/dev/shm"):
         if f.startswith(prefix):
             os.unlink(os.path.join("/dev/shm", f))
-
-
-def free_port():
-    """A UDP and TCP port nobody uses now (other tests run on this machine too)."""
-    while True:
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-        s.close()
-        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        try:
-            u.bind(("127.0.0.1", port))
-            return port
-        except OSError:
-            continue
-        finally:
-            u.close()
 
 
 def addr_for(kind, tmp_path):

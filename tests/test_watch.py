@@ -27,7 +27,7 @@ import urllib.parse
 import urllib.request
 
 import pytest
-from conftest import JTR, ROOT, make_in_tree, need_tracing, run_jtr, wait_for
+from conftest import JTR, ROOT, free_port, make_in_tree, need_tracing, run_jtr, wait_for
 from injection import cpus, part_of
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -52,12 +52,6 @@ HOG = "jtr-idle-hog"            # a SCHED_IDLE loop sharing its CPU
 SPIN = "jtr-inject/1"           # a spinner whose comm has a '/'
 RT_APP = "jtr-rt-app"
 RT_RUN_S = 4
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def get(url, timeout=5):

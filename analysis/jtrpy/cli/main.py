@@ -21,6 +21,7 @@ from .. import __version__
 from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, JtrError, UsageError
 from ..system import signals
 from ..system.paths import probe_path
+from .parser import GATE_OPTIONS
 
 # name, one line for `jtr --help`, and where it lives: "exec" for a C program
 # (jtr-NAME), else the module under commands/
@@ -113,10 +114,28 @@ def exec_program(name, args):
     os.execv(prog, [prog] + list(args))
 
 
+# the probes whose gates (--max-latency, --max-lost, --junit) the front end judges
+# when they run alone (commands/probe.py); jtr run judges every probe's
+GATED = ("gap", "wake")
+GATES_MODULE = "probe"
+
+
+def wants_gates(name, args):
+    """Does `jtr NAME ARGS` ask for a gate of a probe alone (and not for help)?"""
+    if name not in GATED:
+        return False
+    words = args[:args.index("--")] if "--" in args else list(args)
+    if any(w in ("-h", "--help") for w in words):
+        return False
+    return any(w.split("=")[0] in GATE_OPTIONS for w in words)
+
+
 def run_command(name, args):
     """Parse @args with the command's parser and run it; its exit status."""
     _, _, where = find(name)
-    if where == "exec" or (name == "trace" and "--print" not in args):
+    if where == "exec" and wants_gates(name, args):
+        where = GATES_MODULE        # judged by the front end (commands/probe.py)
+    elif where == "exec" or (name == "trace" and "--print" not in args):
         exec_program(name, args)
     signals.install("jtr " + name)
     module = importlib.import_module("jtrpy.commands." + where)

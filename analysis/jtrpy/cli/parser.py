@@ -16,6 +16,7 @@ name the option in their errors and may warn (a bare number in an option's
 older unit), which plain type functions cannot.
 """
 import argparse
+import os
 import re
 import shlex
 import sys
@@ -334,6 +335,44 @@ def add_output(p, what="results folder (default results/DATE-HOST-%(tool)s)", to
     p.add_argument("-o", "--output", metavar=metavar,
                    type=OutputPath(kind, "out.json" if kind == "file" else "run1"),
                    help=what % {"tool": tool})
+
+
+GATE_OPTIONS = ("--max-latency", "--max-lost", "--junit")
+
+
+def add_gates(p, lost=True):
+    """--max-latency DUR, --max-lost PCT (where a sample is CPU time, @lost) and
+    --junit FILE: the gates of jtr run and of jtr gap and jtr wake alone, judged
+    by drivers/gates.py in one place; check_junit_path checks --junit's folder."""
+    p.add_argument("--max-latency", metavar="DUR", type=Duration(0, 3600 * 10 ** 9),
+                   help="exit 1 when a measured CPU's largest sample exceeds DUR (e.g. "
+                        "100us; 0 to 1h), naming the causes of the outliers beyond it")
+    if lost:
+        p.add_argument("--max-lost", metavar="PCT", type=Percent(0, 100),
+                       help="exit 1 when a measured CPU lost more than PCT of the time to "
+                            "outliers (e.g. 0.5%%), naming the causes of that time")
+    p.add_argument("--junit", metavar="FILE",
+                   help="write a JUnit XML report for CI (Jenkins, GitLab, ...): a testcase "
+                        "per gate per CPU, failures with the value, the limit and the causes")
+
+
+def check_junit_path(path):
+    """UsageError unless --junit's @path is a file name in a folder that exists
+    and may be written (checked before the run, not after it)."""
+    if path is None:
+        return
+    if not path:
+        raise UsageError("--junit '': give a file name, e.g. --junit jtr-junit.xml")
+    if path.endswith("/") or os.path.isdir(path):
+        raise UsageError("--junit %s: a folder; give a file name in it, e.g. %s" % (
+            path, os.path.join(path, "jtr-junit.xml")))
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        raise UsageError("--junit %s: no folder %s; create it first, or give a file in an "
+                         "existing folder" % (path, folder))
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError("--junit %s: cannot write in %s; give a file in a folder you may "
+                         "write" % (path, folder))
 
 
 def add_backend(p):

@@ -13,26 +13,24 @@ from ..cli.parser import (
     CpuList,
     Duration,
     JtrParser,
-    Percent,
     Size,
     add_attribution_options,
     add_backend,
     add_cross_check_options,
+    add_gates,
     add_output,
     add_partner_cpus,
+    check_junit_path,
 )
-from ..drivers.gates import add_causes
 from ..drivers.plan import PARTNERS, PROBES, partner_cpu_of
 from ..drivers.run import run_job
-from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, JtrError, UsageError
-from ..formats.junit import junit_xml
+from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+from ..formats.junit import write_junit
 from ..render import gates as gate_text
 from ..render.runs import headline
 from ..results import gates
 from ..results import probes as P
-from ..results.quantity import select
 from ..system.cpus import online_cpus
-from ..system.files import write_atomic
 from ..trace.sched import unavailable as cross_check_unavailable
 from ..units import fmt_ns
 from ..values import format_duration
@@ -118,33 +116,8 @@ def make_parser(prog):
     p.add_argument("--drain-interval", metavar="DUR", type=Duration(10 ** 6, 10 ** 10),
                    help="how often the tracer drains it, 1ms to 10s (default 100ms)")
     add_cross_check_options(p)
-    p.add_argument("--max-latency", metavar="DUR", type=Duration(0, 3600 * 10 ** 9),
-                   help="exit 1 when a measured CPU's largest sample exceeds DUR (e.g. "
-                        "100us; 0 to 1h), naming the causes of the outliers beyond it")
-    p.add_argument("--max-lost", metavar="PCT", type=Percent(0, 100),
-                   help="exit 1 when a measured CPU lost more than PCT of the time to "
-                        "outliers (e.g. 0.5%%), naming the causes of that time")
-    p.add_argument("--junit", metavar="FILE",
-                   help="write a JUnit XML report for CI (Jenkins, GitLab, ...): a testcase "
-                        "per gate per CPU, failures with the value, the limit and the causes")
+    add_gates(p)
     return p
-
-
-def check_junit_path(path):
-    """UsageError unless --junit's @path is a file name in a folder that exists
-    and may be written (checked before the run, not after it)."""
-    if not path:
-        raise UsageError("--junit '': give a file name, e.g. --junit jtr-junit.xml")
-    if path.endswith("/") or os.path.isdir(path):
-        raise UsageError("--junit %s: a folder; give a file name in it, e.g. %s" % (
-            path, os.path.join(path, "jtr-junit.xml")))
-    folder = os.path.dirname(path) or "."
-    if not os.path.isdir(folder):
-        raise UsageError("--junit %s: no folder %s; create it first, or give a file in an "
-                         "existing folder" % (path, folder))
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise UsageError("--junit %s: cannot write in %s; give a file in a folder you may "
-                         "write" % (path, folder))
 
 
 def parse(parser, args):
@@ -180,8 +153,7 @@ def parse(parser, args):
         raise UsageError("--max-lost: jtr run %s measures a latency, not time lost (its "
                          "outliers overlap: their sum is no share of the run); gate it "
                          "with --max-latency" % probe)
-    if opts.junit is not None:
-        check_junit_path(opts.junit)
+    check_junit_path(opts.junit)
     opts.probe_args = list(rest) + (["-o", opts.output] if opts.output is not None else [])
     return opts
 
@@ -206,7 +178,8 @@ def run(opts):
                   tracer_args=tracer_args, slack_ns=opts.slack, top=opts.top,
                   backend=opts.backend, partner_cpu=opts.partner_cpu,
                   partner_netns=opts.partner_netns, split=opts.by == "pid",
-                  cross_check={"min_ns": opts.cross_check_min} if opts.cross_check else None)
+                  cross_check={"min_ns": opts.cross_check_min} if opts.cross_check else None,
+                  gates=(opts.max_latency, opts.max_lost))
     for n in job.notices:
         print("jtr run: %s" % n if not n.startswith("jtr ") else n, file=sys.stderr)
     if job.result is None:
@@ -228,15 +201,13 @@ def run(opts):
         print("causes: not attributed: %s" % job.why)
         if opts.cross_check:
             print("cross-check: not run: there is no attribution to compare")
-    cases = judge(opts, job)
+    cases = job.cases
     if cases:
         print()
         for line in gate_text.lines(cases):
             print(line)
     if opts.junit:
-        limits = (("max_latency_limit", None if opts.max_latency is None else
-                   format_duration(opts.max_latency)),
-                  ("max_lost_limit", None if opts.max_lost is None else "%g%%" % opts.max_lost))
+        limits = gate_text.limits_of(opts.max_latency, opts.max_lost)
         write_junit(opts.junit, gate_text.junit_suite(
             "jtr run", opts.probe, job.result, cases, started, time.time() - started,
             " ".join(opts.command), limits))
@@ -249,30 +220,3 @@ def run(opts):
     for line in gate_text.failure_lines(cases, "jtr run"):
         print(line, file=sys.stderr)
     return 0 if gates.passed(cases) else EXIT_FAILED
-
-
-def judge(opts, job):
-    """The gates' cases of the run, with the causes of the failed ones, stored in
-    result.json ("gates"); [] when no limit was given."""
-    if opts.max_latency is None and opts.max_lost is None:
-        return []
-    cases = gates.check(job.result, opts.max_latency, opts.max_lost)
-    try:
-        add_causes(job.result, cases, why=job.why)
-    except UsageError as e:
-        for c in cases:
-            if not c["passed"] and c["value"] is not None:
-                c.pop("causes", None)
-                c["causes_missing"] = "not measured: %s" % e
-    job.result["gates"] = gates.section(cases, opts.max_latency, opts.max_lost,
-                                        select(job.result).name)
-    job.result.save()
-    return cases
-
-
-def write_junit(path, suite):
-    """Write the JUnit report of @suite to @path, atomically."""
-    try:
-        write_atomic(path, junit_xml(suite))
-    except OSError as e:
-        raise JtrError("--junit %s: cannot write: %s" % (path, e.strerror or e))

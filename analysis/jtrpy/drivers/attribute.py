@@ -202,9 +202,10 @@ def validity_of(result):
 
 
 def attribute_into(result, slack_ns=None, top=None, events_path=None, cross_check=None,
-                   strict=True, progress=None, split=False):
-    """Attribute @result, store it in the result ("attribution", result.json saved)
-    and attribution.txt; returns the table's lines. With @cross_check (see
+                   strict=True, progress=None, split=False, save=True):
+    """Attribute @result, store it in the result ("attribution"; result.json saved
+    unless not @save: the main job saves its document once, at its end) and
+    attribution.txt; returns the table's lines. With @cross_check (see
     attribution_of) the comparison with perf sched timehist is added too
     ("cross_check", and its lines after the table); without it an earlier
     cross_check is removed, as it judged an earlier attribution. A cross-check
@@ -229,7 +230,8 @@ def attribute_into(result, slack_ns=None, top=None, events_path=None, cross_chec
             cc = check(result)
         except UsageError as e:
             if strict:
-                result.save()
+                if save:
+                    result.save()
                 raise
             lines += ["", "cross-check: not run: %s" % e]
         else:
@@ -237,5 +239,6 @@ def attribute_into(result, slack_ns=None, top=None, events_path=None, cross_chec
             if not os.path.isabs(cc["sched_data"]):
                 files[sched.FILE_ROLE] = cc["sched_data"]
             lines += [""] + cross_check_lines(cc, a["outliers"].get("start_ns") or 0)
-    result.save()
+    if save:
+        result.save()
     return lines

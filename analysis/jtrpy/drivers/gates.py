@@ -13,6 +13,8 @@ says why its causes were not measured and how to get them.
 import bisect
 
 from ..attribution import wake
+from ..errors import UsageError
+from ..results import gates
 from ..results.outliers import OutlierLog, read_outlier_log
 from ..results.probes import is_decomposed
 from ..results.quantity import select
@@ -25,7 +27,26 @@ HOW = ("jtr run as root (or with CAP_BPF and CAP_PERFMON), without --no-trace, "
        "names them")
 
 
-def add_causes(result, cases, why=None):
+def judge(result, max_latency_ns=None, max_lost_pct=None, why=None, how=HOW):
+    """The gates' cases of @result (results/gates.check) with the causes of the
+    failed ones, kept in the result's "gates" section (not saved: the job saves
+    the document once); [] when no limit was given. @why: why the result has
+    no attribution, where it has none; @how: how to get one."""
+    if max_latency_ns is None and max_lost_pct is None:
+        return []
+    cases = gates.check(result, max_latency_ns, max_lost_pct)
+    try:
+        add_causes(result, cases, why=why, how=how)
+    except UsageError as e:
+        for c in cases:
+            if not c["passed"] and c["value"] is not None:
+                c.pop("causes", None)
+                c["causes_missing"] = "not measured: %s" % e
+    result["gates"] = gates.section(cases, max_latency_ns, max_lost_pct, select(result).name)
+    return cases
+
+
+def add_causes(result, cases, why=None, how=HOW):
     """Add to each failed case of @cases (results/gates.check of @result) its
     causes ([{category, name, count, total_ns, share, example_chain}], most
     time first; side for two ends), with beyond (the logged outliers they are
@@ -38,7 +59,7 @@ def add_causes(result, cases, why=None):
     if not isinstance(att, dict):
         for c in failed:
             c["causes_missing"] = "not measured: %s; %s" % (
-                why or "the result has no attribution", HOW)
+                why or "the result has no attribution", how)
         return
     table = read_outlier_log(result)
     rows = table.rows

@@ -28,6 +28,7 @@ class Program:
                                       pass_fds=(write_end,), **popen_kw)
         except BaseException:
             os.close(self.read_end)
+            self.read_end = None
             raise
         finally:
             os.close(write_end)

@@ -34,6 +34,7 @@ from ..system import signals
 from ..system.cpus import online_cpus
 from ..trace import backends
 from .attribute import attribute_into, validity_of
+from .gates import judge
 from .plan import MULTI_CPU, find_option, make_plan
 from .programs import Program, last_line, stop, wait_ready
 from .progress import Progress
@@ -45,8 +46,9 @@ END_S = 30                          # how long a subscriber may take to end afte
 
 class Job:
     """What a run did: the probe's exit status, its Result (None when it wrote
-    none), the attribution's lines or why there are none, whether a stop request
-    ended it, and notices for stderr (the tracers' own, backend fallbacks)."""
+    none), the attribution's lines or why there are none, the gates' cases
+    ([] without limits), whether a stop request ended it, and notices for stderr
+    (the tracers' own, backend fallbacks)."""
 
     def __init__(self):
         self.rc = None
@@ -56,6 +58,7 @@ class Job:
         self.interrupted = False
         self.notices = []
         self.plan = None
+        self.cases = []
 
 
 class _Ends:
@@ -135,13 +138,16 @@ def without_output(args):
 
 def run_job(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slack_ns=None,
             top=None, backend="auto", cross_check=None, prog="jtr run", partner_cpu=None,
-            partner_netns=None, split=False):
+            partner_netns=None, split=False, gates=None):
     """The whole job; a Job. @probe_args go to jtr-PROBE as they are (with -o
     among them when given), the CPUs jtr pins added (drivers/plan.py); @cpus:
     jtr run's -c ([int] or None). cross_check: None, or {"min_ns": NS or None}
     to record the scheduler's events with perf beside the tracer and compare
     them with the attribution. @partner_cpu: pong's or sub's CPU; @partner_netns:
-    the network namespace it runs in (ip netns exec)."""
+    the network namespace it runs in (ip netns exec). @gates: (max latency ns
+    or None, max lost % or None) to judge the run by (drivers/gates.judge:
+    job.cases), or None. The result document is built in memory (the probe's
+    figures, sides, validity, attribution, gates) and saved once, at the end."""
     job = Job()
     plan = job.plan = make_plan(probe, probe_args, cpus, partner_cpu)
     plan.partner_netns = partner_netns
@@ -208,7 +214,22 @@ def run_job(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slac
     if probe not in MULTI_CPU:
         job.result["sides"] = dict(plan.sides)
     job.result["validity"] = validity_of(job.result)
-    job.result.save()
+    try:
+        _attribute(job, folder, tracer, trc, recorder, xrc, xwhy, slack_ns, top, cross_check,
+                   split, prog)
+        if gates:
+            job.cases = judge(job.result, *gates, why=job.why)
+    finally:
+        # the document built in memory, saved once (also when a stop or an
+        # error ends the attribution: what the job has is kept)
+        job.result.save()
+    return job
+
+
+def _attribute(job, folder, tracer, trc, recorder, xrc, xwhy, slack_ns, top, cross_check,
+               split, prog):
+    """The tracer's and the recorder's logs moved into @folder, and the job's
+    result attributed (job.lines), or job.why says why not."""
     if recorder:
         if xrc == 0:
             recorder.move_into(folder)
@@ -217,23 +238,40 @@ def run_job(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slac
             xwhy = "perf sched record failed: %s" % (recorder.err or "exit %d" % xrc)
             recorder = None
     if not tracer:
-        return job
+        return
     if trc != 0:
         tracer.cleanup()
         job.why = "the tracer failed: %s" % (tracer.err or "exit %d" % trc)
-        return job
+        return
     tracer.move_into(folder)
     progress = Progress(prog)
     try:
         job.lines = attribute_into(job.result, slack_ns=slack_ns, top=top, strict=False,
                                    cross_check=dict(cross_check, sched_data=None)
                                    if recorder else None, progress=progress,
-                                   split=split)
+                                   split=split, save=False)
     except UsageError as e:
         job.why = str(e)
-        return job
+        return
     finally:
         progress.done()
     if xwhy:
         job.lines += ["", "cross-check: not run: %s" % xwhy]
+
+
+def run_alone(probe, args, gates, why, how):
+    """jtr gap or jtr wake alone, as jtr would hand over to it (no tracer, no
+    pinning of jtr's own: @args as they are), then its result judged by @gates
+    (drivers/gates.judge: the gates of every probe judged in one place, its
+    causes not measured: @why, @how) and saved; a Job (no lines)."""
+    job = Job()
+    job.why = why
+    with signals.measuring():
+        job.rc, folder = Program(probe, args).run()
+    job.interrupted = signals.requested() or job.rc == INTERRUPTED
+    if job.rc not in (0, INTERRUPTED) or not folder:
+        return job
+    job.result = load_result(folder)
+    job.cases = judge(job.result, *gates, why=why, how=how)
+    job.result.save()
     return job

@@ -6,8 +6,8 @@ plugin and pytest's own tests have it): <testsuites> holding one <testsuite>
 (name, tests, failures, errors, skipped, time in seconds with at most three
 decimals, timestamp, hostname; <properties>), a <testcase> per check
 (classname, name, time) with a <failure message type> or <error message type>
-whose text says more, and <system-out>. lib/jtr_gate.c writes the same for the
-C probes.
+whose text says more, and <system-out>. jtr run, jtr gap and jtr wake write it
+(write_junit), the gates judged in one place (drivers/gates.py).
 
 A suite is handed in as data:
   {"name", "hostname", "timestamp", "time_s", "properties": [(name, value)],
@@ -18,6 +18,9 @@ U+FFFF) is written as U+FFFD.
 """
 import re
 import xml.etree.ElementTree as ET
+
+from ..errors import JtrError
+from ..system.files import write_atomic
 
 DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -68,3 +71,12 @@ def junit_xml(suite):
             _element(tc, "system-out", (), c["system_out"])
     ET.indent(root, "  ")
     return DECLARATION + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def write_junit(path, suite):
+    """Write the JUnit report of @suite to @path, atomically; JtrError when it
+    cannot be written."""
+    try:
+        write_atomic(path, junit_xml(suite))
+    except OSError as e:
+        raise JtrError("--junit %s: cannot write: %s" % (path, e.strerror or e))

@@ -159,11 +159,18 @@ def properties(result, command, limits):
     return [(k, "" if v is None else v) for k, v in props]
 
 
+def limits_of(max_latency_ns, max_lost_pct):
+    """The limits as the suite's properties give them: [(name, text or None)]."""
+    return [("max_latency_limit", None if max_latency_ns is None else
+             format_duration(max_latency_ns)),
+            ("max_lost_limit", None if max_lost_pct is None else "%g%%" % max_lost_pct)]
+
+
 def junit_suite(prog, probe, result, cases, started, elapsed_s, command, limits=()):
     """The JUnit suite of one run (formats/junit.py): a testcase per case, or
     one passing "run" testcase when no gate was asked for. @prog: 'jtr run';
     @started: epoch seconds; @command: the command line as text; @limits:
-    [(property name, value or None)]."""
+    [(property name, value or None)]: limits_of()."""
     out = "\n".join(headline(result) + ["results: %s/" % result.folder]) + "\n"
     classname = "%s.%s" % (prog.replace(" ", "."), probe)
     tcs = []

@@ -11,11 +11,11 @@ trip from the intended send time, sub's message latency, send's send call):
                results/figures.py's lost_pct) against a percentage
 
 A value passes when it is at most the limit; a CPU that measured nothing (no
-sample) passes no gate. check() makes one case per gate
-per CPU; section() makes result.json's "gates" section of them (the C probes
-write the same one: lib/jtr_gate.c). Which causes a failed case names is the
-driver's (drivers/gates.py), the words render/gates.py's and the JUnit report
-formats/junit.py's.
+sample) passes no gate. check() makes one case per gate per CPU; section()
+makes result.json's "gates" section of them, for jtr run and for jtr gap and
+jtr wake alone (the C probes judge nothing: the front end does, after them).
+Which causes a failed case names is the driver's (drivers/gates.py: judge),
+the words render/gates.py's and the JUnit report formats/junit.py's.
 """
 from .figures import run_lost
 from .quantity import select

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from jtrpy.drivers.attribute import attribute_into
-from jtrpy.drivers.gates import add_causes
+from jtrpy.drivers.gates import add_causes, judge
 from jtrpy.results import gates
 from jtrpy.results.result import Result
 from jtrpy.trace import events as E
@@ -172,3 +172,22 @@ def test_send_judges_its_send_runs_outliers_only(tmp_path):
     assert names(lat) == [("task preemption", "fifo-spin", 1, 204_000)]
     assert lost["outliers"] == 1 and [n[1] for n in names(lost)] == [
         "fifo-spin"]
+
+
+def test_judge_keeps_the_section_in_the_document_and_writes_nothing(tmp_path):
+    """judge: the cases with their causes in the document's "gates" section,
+    result.json untouched (the job saves once); a probe alone says how to get
+    the causes in its own words; no limit, no section."""
+    r = folder(tmp_path, attribute=False)
+    before = (tmp_path / "result.json").read_bytes()
+    cases = judge(r, max_latency_ns=50_000, why="jtr gap runs no tracer",
+                  how="'jtr run gap ... --max-latency 50us' (as root) names them")
+    assert (tmp_path / "result.json").read_bytes() == before
+    assert r["gates"]["cases"] == cases and r["gates"]["passed"] is False
+    assert r["gates"]["quantity"] == "gap" and r["gates"]["limits"] == {
+        "max_latency_ns": 50_000, "max_lost_pct": None}
+    assert [c["causes_missing"] for c in cases] == [
+        "not measured: jtr gap runs no tracer; 'jtr run gap ... --max-latency 50us' (as "
+        "root) names them"] * 2
+    del r["gates"]
+    assert judge(r) == [] and "gates" not in r

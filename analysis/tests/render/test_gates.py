@@ -108,3 +108,9 @@ def test_a_run_that_wrote_no_result_is_an_error(schema):
                                          0, 0.1, "vm"))
     schema.validate(text)
     assert ET.fromstring(text).get("errors") == "1"
+
+
+def test_the_limits_as_the_suite_names_them():
+    assert G.limits_of(100_000, 0.5) == [("max_latency_limit", "100us"),
+                                          ("max_lost_limit", "0.5%")]
+    assert G.limits_of(None, None) == [("max_latency_limit", None), ("max_lost_limit", None)]
