@@ -101,15 +101,15 @@ def test_stop_asks_once_then_kills(fake, monkeypatch):
     prog.folder()
     prog = started("stubborn", monkeypatch)
     t = time.monotonic()
-    assert P.stop(prog.proc, grace=0.3) == -signal.SIGKILL
-    assert 0.3 <= time.monotonic() - t < 5
+    assert P.stop(prog.proc, grace=0.1) == -signal.SIGKILL
+    assert 0.1 <= time.monotonic() - t < 5
     assert P.stop(prog.proc) == -signal.SIGKILL          # ended already: its status
     prog.folder()
 
 
 def test_wait_ready(tmp_path):
     log = tmp_path / "sub.log"
-    p = subprocess.Popen([sys.executable, "-c", "import sys, time; time.sleep(0.2); "
+    p = subprocess.Popen([sys.executable, "-c", "import sys, time; time.sleep(0.05); "
                           "open(sys.argv[1], 'a').write('jtr sub: ready on udp :9\\n'); "
                           "time.sleep(5)", str(log)])
     log.write_text("")
@@ -126,7 +126,7 @@ def test_wait_ready(tmp_path):
     q = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"])
     try:
         t = time.monotonic()
-        assert P.wait_ready(q, str(log), 0.2) is False
+        assert P.wait_ready(q, str(log), 0.1) is False
         assert time.monotonic() - t < 2
     finally:
         q.kill()

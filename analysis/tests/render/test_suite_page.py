@@ -127,6 +127,15 @@ def test_the_page(suite, monkeypatch):
     write(folder / "gap", make_result(make_run(loops(5, n=5000), cpu=1)))
     doc["items"].append(entry("gap", "gap"))
     monkeypatch.setattr(plots, "plot_versus", lambda *a: b"\x89PNG stub")
+    drawn = []
+
+    def png_and_svg(plt, fig):
+        """The figures' panels and lines, not their pixels (saving is most of the time)."""
+        drawn.append([(ax.get_title(), [ln.get_label() for ln in ax.get_lines()])
+                      for ax in fig.axes if ax.get_visible()])
+        plt.close(fig)
+        return b"\x89PNG stub", "<svg>%d</svg>" % len(drawn)
+    monkeypatch.setattr(plots, "png_and_svg", png_and_svg)
     pngs, page, texts = S.build(str(folder), doc, {"histo_buckets": 50})
     assert sorted(pngs) == ["gap-runs", "null-clock-runs", "null-runs", "plot_gap-1",
                             "plot_null-1", "plot_null-2", "plot_null-clock-1",
@@ -139,8 +148,13 @@ def test_the_page(suite, monkeypatch):
     assert "<b>(partial: interrupted)</b>" in page and "<code>jtr suite</code>" in page
     assert "<p>jtr send, failed: exit 1</p>" in page
     assert "null-clock: each run&#x27;s histogram, ranged to its data (against null)" in page
-    assert page.count("<svg") == 4          # the tails, and the three items' panels
-    assert all(v.startswith(b"\x89PNG") for v in pngs.values())
-    # the tails' lines: each item on its quantity, to its maximum
+    assert [page.index("<svg>%d</svg>" % i) for i in (1, 2, 3, 4)] == sorted(
+        page.index("<svg>%d</svg>" % i) for i in (1, 2, 3, 4))    # in the order drawn
+    # the tails: each item on its quantity, to its maximum; then each item's runs
     null = load_result(str(folder / "null"))
-    assert "null (null), max %s" % plots.tick_ns(max(r["max_ns"] for r in null["runs"])) in page
+    tails = drawn[0][0][1]
+    assert "null (null), max %s" % plots.tick_ns(max(r["max_ns"] for r in null["runs"])) in tails
+    assert len([x for x in tails if ", max " in x]) == 3
+    assert [title for title, _ in drawn[2]] == ["run 1", "run 2"]     # null-clock's panels
+    assert [lines for _, lines in drawn[2]] == [["null-clock run 1", "null run 1"],
+                                                ["null-clock run 2", "null run 2"]]
