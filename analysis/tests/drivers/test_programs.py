@@ -79,6 +79,7 @@ def test_a_program_not_built_leaks_no_descriptor(fake, monkeypatch, tmp_path):
     """Its pipe is closed once: neither left open nor closed again when the
     half-made Program goes (a second close could take a descriptor opened since)."""
     monkeypatch.setenv("JTR_LIBEXEC", str(tmp_path))
+    gc.collect()                        # what earlier tests left open is closed first
     before = open_fds()
     with pytest.raises(JtrError, match="the measuring program jtr-x is not built"):
         P.Program("x", [])
