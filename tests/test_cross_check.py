@@ -12,7 +12,6 @@ from conftest import load, run_jtr
 from injection import need_perf, outliers_holding, part_of
 
 from jtrpy.trace import events as ev
-from jtrpy.trace.sched import LINE, timehist_slice
 
 pytestmark = pytest.mark.measures
 
@@ -137,44 +136,6 @@ def test_run_cross_check_usage_errors(tmp_path):
     p = run_jtr("run", "--cross-check-min", "1us", "-d", "1", "-o", tmp_path / "z")
     assert p.returncode == 2 and "goes with --cross-check" in p.stderr
     assert not any((tmp_path / n).exists() for n in ("x", "y", "z"))
-
-
-def test_timehist_lines():
-    """The lines perf sched timehist prints here: a thread, a process, idle, an
-    exiting thread (its sample's tid is -1)."""
-    rows = {
-        "   12117.186312 [0001]  bash[6817/6774]                     0.000      0.032"
-        "      0.077 ": ("12117", "186312", "0001", "bash", "6817", "6774", "0", "077"),
-        "   12116.260063 [0001]  kcompactd0[36]                      0.000      0.000"
-        "      3.225 ": ("12116", "260063", "0001", "kcompactd0", "36", None, "3", "225"),
-        "   12180.410497 [0000]  <idle>                              0.000      0.000"
-        "      7.095 ": ("12180", "410497", "0000", "<idle>", None, None, "7", "095"),
-        "   12315.490837 [0001]  :-1[-1/8867]                        0.000      0.000"
-        "    234.127 ": ("12315", "490837", "0001", ":-1", "-1", "8867", "234", "127"),
-        "   12117.832039 [0001]  rcu tasks[1]                      522.255      0.000"
-        "      1.000 ": ("12117", "832039", "0001", "rcu tasks", "1", None, "1", "000"),
-    }
-    for line, want in rows.items():
-        m = LINE.match(line)
-        assert m and tuple(x.strip() if x else x for x in m.groups()) == want, line
-    assert not LINE.match("           time    cpu  task name     wait time  sch delay   run time")
-    assert not LINE.match("--------------- ------  ------------------------------  ---------")
-
-
-def test_timehist_slices():
-    """Slices from the lines: a thread perf cannot name (one of another pid
-    namespace, as the injector here) is ":TID" with no brackets in perf 6.1,
-    and keeps its tid; idle is tid 0; an exiting thread's sample tid is -1."""
-    assert timehist_slice("     618.708318 [0001]  :8167                               0.000"
-                          "     34.825      0.199 ") == (
-        1, 8167, 8167, ":8167", 618_708_318_000 - 199_000, 618_708_318_000)
-    assert timehist_slice("   12180.410497 [0000]  <idle>                              0.000"
-                          "      0.000      7.095 ")[1:3] == (0, 0)
-    assert timehist_slice("   12117.186312 [0001]  bash[6817/6774]                     0.000"
-                          "      0.032      0.077 ")[1:4] == (6817, 6774, "bash")
-    assert timehist_slice("   12315.490837 [0001]  :-1[-1/8867]                        0.000"
-                          "      0.000    234.127 ")[1:3] == (-1, 8867)
-    assert timehist_slice("Samples do not have callchains.") is None
 
 
 def test_help_lists_the_options():

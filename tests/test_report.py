@@ -272,21 +272,6 @@ def test_synthetic_pair_and_no_warnings(tmp_path):
     assert "Not compared: A not attributed" in text
 
 
-def test_spectrum_meets_the_result_percentiles(tmp_path):
-    """The spectrum passes through the result's percentiles and ends at its
-    maximum, at x = the sample count (the percentile of the largest sample)."""
-    from jtrpy.render import plots as report
-    r = synthetic(tmp_path / "s")
-    run = r["runs"][0]
-    pts = report.spectrum(run["histogram"]["buckets"], run["min_ns"], run["max_ns"])
-    assert pts[0][1] == run["percentiles_ns"]["50"]
-    at = dict(pts)
-    for k in ("99.9", "99.99", "99.999"):
-        assert at[report.mark_x(float(k))] == run["percentiles_ns"][k], k
-    assert pts[-1] == (run["samples"], run["max_ns"])
-    assert all(x1 <= x2 and v1 <= v2 for (x1, v1), (x2, v2) in zip(pts, pts[1:]))
-
-
 # --- 10 ns graphs (plot_X_v_Y-N.png) and gnuplot files -------------------------------
 
 def colour_pixels(path, hex_colour, tol=0.02):

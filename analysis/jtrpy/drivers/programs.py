@@ -28,7 +28,7 @@ class Program:
                                       pass_fds=(write_end,), **popen_kw)
         except BaseException:
             os.close(self.read_end)
-            self.read_end = None
+            self.read_end = None        # closed: not again when this half-made one goes
             raise
         finally:
             os.close(write_end)

@@ -95,7 +95,8 @@ def line(t0="0.000", length="1.000", tag="cpu1", hist=None):
     (line(hist=compressed(hdrlog._zigzag_leb128(-(1 << 62)) + hdrlog._zigzag_leb128(3))),
      "line 1: a count at values beyond 2^63"),
     (line(hist="not base64!"), "line 1: not base64"),
-])
+], ids=["t0-nan", "length-inf", "t0-negative", "t0-1e300", "tag-100000-chars",
+        "inflates-64MiB", "counts-past-2^53", "value-past-2^63", "not-base64"])
 def test_a_hostile_log_is_refused_with_the_line(text, message):
     with pytest.raises(LogError) as e:
         read_log(text + "\n")

@@ -26,7 +26,6 @@ from ..synthetic import (
     loops,
     make_result,
     make_run,
-    to_buckets,
     true_percentile,
 )
 
@@ -41,7 +40,7 @@ def by_name(c):
 ANY = {"min_effect_ns": 0, "min_effect_pct": 0}
 
 
-# --- the histogram rules -------------------------------------------------------
+# --- the histogram rules against the C tools (the rest: results/test_hist.py) -
 
 @pytest.fixture(scope="module")
 def real_result(tmp_path_factory):
@@ -82,27 +81,6 @@ def test_bucket_rule_matches_the_c_tools(real_result):
         assert hist.bucket_index(h["sub_bucket_bits"], hi) == i
         assert hist.bucket_lo_hi(h["sub_bucket_bits"], i) == (lo, hi)
         assert bucket_of(lo, h["sub_bucket_bits"]) == (lo, hi)
-
-
-def test_percentiles_from_buckets_equal_the_samples():
-    v = loops(3, n=200_000)
-    b = to_buckets(v)
-    for p in (0.1, 1, 50, 90, 99, 99.9, 99.99, 99.999):
-        assert hist.value_at_percentile(b, p, int(v.min()), int(v.max())) == \
-            true_percentile(v, p), p
-    # 99.9 % of 1000 is the 999th value, not the 1000th (the C code's epsilon)
-    assert hist.rank(99.9, 1000) == 999 and hist.rank(50, 3) == 2 and hist.rank(0.0001, 5) == 1
-    assert hist.value_at_percentile([], 50, 0, 0) == 0
-
-
-def test_coarsen_and_merge():
-    v = loops(4, n=50_000)
-    fine = to_buckets(v, bits=9)
-    assert hist.coarsen(fine, 9, 7) == to_buckets(v, bits=7)
-    with pytest.raises(ValueError):
-        hist.coarsen(fine, 7, 9)
-    a, b = loops(5, n=30_000), loops(6, n=20_000)
-    assert hist.merge([to_buckets(a), to_buckets(b)]) == to_buckets(np.concatenate([a, b]))
 
 
 # --- the bootstrap and the verdict ---------------------------------------------

@@ -1,0 +1,178 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""drivers.suite: jtr suite's plan from its options, and a suite run with
+stand-in probes (JTR_LIBEXEC) that write a result, fail or stop early: each
+item's status, exit status and log in suite.json, the lines it prints, the exit
+status of the whole, and a stop that ends the suite after the running item."""
+import json
+import os
+import sys
+
+import pytest
+
+from jtrpy.drivers import suite as S
+from jtrpy.errors import EXIT_INTERRUPTED, UsageError
+from jtrpy.system import signals
+from jtrpy.units import fmt_ns
+
+from ..synthetic import loops, make_result, make_run
+
+FAKE = """#!%s
+import os, shutil, sys
+tool = os.path.basename(sys.argv[0])[len("jtr-"):]
+plan = os.environ.get("FAKE_" + tool.upper(), "ok")
+print("%%s: %%s" %% (os.environ["JTR_PROG"], " ".join(sys.argv[1:])))
+if plan == "fail":
+    print("jtr %%s: warning: odd" %% tool)
+    print("jtr %%s: failed: no such clock" %% tool)
+    print("jtr %%s: warning: after" %% tool)
+    sys.exit(1)
+out = sys.argv[sys.argv.index("-o") + 1]
+os.makedirs(out)
+shutil.copy(os.environ["FAKE_RESULT" + ("_PARTIAL" if plan == "partial" else "")],
+            os.path.join(out, "result.json"))
+sys.exit(130 if plan == "partial" else 0)
+"""
+
+
+def options(**kw):
+    o = {"quick": False, "samples": None, "runs": None, "cpus": None, "gap_ns": None,
+         "transports": ["udp", "shm"], "only": None, "out": None}
+    o.update(kw)
+    return o
+
+
+@pytest.fixture
+def fakes(tmp_path, monkeypatch):
+    b = tmp_path / "bin"
+    b.mkdir()
+    for tool in ("null", "clock", "gap", "send"):
+        p = b / ("jtr-" + tool)
+        p.write_text(FAKE % sys.executable)
+        p.chmod(0o755)
+    res = make_result(make_run(loops(1, n=5000), cpu=3))
+    (tmp_path / "r.json").write_text(json.dumps(res))
+    (tmp_path / "p.json").write_text(json.dumps(dict(res, partial=True)))
+    monkeypatch.setenv("JTR_LIBEXEC", str(b))
+    monkeypatch.setenv("FAKE_RESULT", str(tmp_path / "r.json"))
+    monkeypatch.setenv("FAKE_RESULT_PARTIAL", str(tmp_path / "p.json"))
+    monkeypatch.setattr(S, "default_cpu", lambda: 3)
+    signals.reset()
+    yield res
+    signals.reset()
+
+
+def test_plan_of_the_defaults(fakes):
+    items, skipped = S.plan(options())
+    assert [(i["name"], i["tool"]) for i in items] == [
+        ("null", "null"), ("null-clock", "null"), ("clock", "clock"), ("gap", "gap"),
+        ("send-udp", "send"), ("send-shm", "send")]
+    assert items[0]["args"] == ["-n", "2M", "-r", "3", "-c", "3", "-d", "null"]
+    assert items[1]["args"][:2] == ["-t", "clock"]
+    assert items[2]["args"] == ["-n", "1M", "-c", "3"]
+    assert items[3]["args"] == ["-d", "10s", "-c", "3"]
+    assert items[4]["args"] == ["-T", "udp", "-n", "500K", "-r", "3", "-c", "3", "-d",
+                                "send-udp"]
+    assert skipped == []
+
+
+def test_plan_quick_with_options(fakes):
+    items, _ = S.plan(options(quick=True, cpus=[2, 5, 6], only=["gap", "send"],
+                              transports=["tcp"]))
+    assert [(i["name"], i["args"]) for i in items] == [
+        ("gap", ["-d", "500ms", "-c", "2,5-6"]),
+        ("send-tcp", ["-T", "tcp", "-n", "20K", "-r", "2", "-c", "2", "-d", "send-tcp"])]
+    items, _ = S.plan(options(samples="7K", runs=9, gap_ns=3 * 10**9, only=["null", "gap"]))
+    assert [i["args"] for i in items] == [["-n", "7K", "-r", "9", "-c", "3", "-d", "null"],
+                                          ["-d", "3s", "-c", "3"]]
+
+
+def test_send_is_skipped_when_not_built(fakes, tmp_path):
+    os.unlink(tmp_path / "bin" / "jtr-send")
+    items, skipped = S.plan(options(only=["send-shm", "null"]))
+    assert [i["name"] for i in items] == ["null"]
+    assert [i["name"] for i in skipped] == ["send-shm"]
+    assert skipped[0]["why"].startswith("the measuring program jtr-send is not built")
+
+
+def test_item_line_and_last_line(fakes, tmp_path):
+    d = tmp_path / "item"
+    d.mkdir()
+    run = fakes["runs"][0]
+    (d / "result.json").write_text(json.dumps(fakes))
+    assert S.item_line(str(d)) == ("p99.99 %s, max %s" % (
+        fmt_ns(run["percentiles_ns"]["99.99"]), fmt_ns(run["max_ns"])), False)
+    (d / "result.json").write_text("{}")
+    assert S.item_line(str(d)) == (None, None)
+    log = tmp_path / "x.log"
+    log.write_text("a\nwarning: b\n\n")
+    assert S.last_line(str(log)) == "a"
+    log.write_text("warning: only\n")
+    assert S.last_line(str(log)) == "warning: only"     # nothing else to say
+    assert S.last_line(str(tmp_path / "none")) == ""
+
+
+def test_a_suite_with_a_failed_and_a_partial_item(fakes, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FAKE_CLOCK", "fail")
+    monkeypatch.setenv("FAKE_GAP", "partial")
+    out = tmp_path / "s"
+    rc = S.run_suite(options(out=str(out), only=["null", "clock", "gap", "send-udp"]),
+                     ["jtr suite", "-o", str(out)])
+    assert rc == 1
+    doc = json.loads((out / "suite.json").read_text())
+    assert (doc["state"], doc["partial"], doc["pairs"]) == ("done", False, [])
+    got = {e["name"]: (e["status"], e["exit_status"], e.get("result")) for e in doc["items"]}
+    assert got == {"null": ("done", 0, "null/result.json"), "clock": ("failed", 1, None),
+                   "gap": ("interrupted", 130, "gap/result.json"),
+                   "send-udp": ("done", 0, "send-udp/result.json")}
+    assert doc["items"][0]["command"] == ["jtr", "null", "-n", "2M", "-r", "3", "-c", "3",
+                                          "-d", "null", "-q", "-o", str(out / "null")]
+    assert (out / "null.log").read_text().startswith("jtr suite: null: -n 2M")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "suite: %s: 4 items (null, clock, gap, send-udp)" % out
+    assert lines[1] == ("suite: 1/4 null: jtr null -n 2M -r 3 -c 3 -d null -q -o %s"
+                        % (out / "null"))
+    assert lines[2].startswith("suite: 1/4 null: done in ")
+    assert lines[2].endswith(": " + S.item_line(str(out / "null"))[0])
+    assert lines[4] == "suite: 2/4 clock: failed (exit 1): jtr clock: failed: no such clock"
+    assert lines[6].startswith("suite: 3/4 gap: interrupted after ")
+    assert lines[6].endswith("; kept what it measured (%s)" % S.item_line(str(out / "gap"))[0])
+    assert lines[-1] == ("suite: %s: 2 of 4 items done, 1 failed; 'jtr report %s' draws them"
+                         % (out, out))
+
+
+def test_both_null_loops_make_a_pair_and_a_skipped_send_is_listed(fakes, tmp_path, capsys):
+    os.unlink(tmp_path / "bin" / "jtr-send")
+    out = tmp_path / "s"
+    assert S.run_suite(options(out=str(out), only=["null", "null-clock", "send"]),
+                       ["jtr suite"]) == 0
+    doc = json.loads((out / "suite.json").read_text())
+    assert doc["pairs"] == [["null-clock", "null"]]
+    skipped = [e for e in doc["items"] if e["status"] == "skipped"]
+    assert [e["name"] for e in skipped] == ["send-udp", "send-shm"]
+    assert skipped[0]["folder"] is None and skipped[0]["command"][:2] == ["jtr", "send"]
+    out_lines = capsys.readouterr().out.splitlines()
+    assert out_lines[1].startswith("suite: send: skipped: the measuring program jtr-send is "
+                                   "not built")
+    assert out_lines[-1].startswith("suite: %s: 2 of 2 items done; " % out)
+
+
+def test_a_stop_ends_the_suite_after_the_running_item(fakes, tmp_path, monkeypatch, capsys):
+    asked = iter([False, True])         # the stop comes while the first item runs
+    monkeypatch.setattr(S.signals, "requested", lambda: next(asked, True))
+    out = tmp_path / "s"
+    assert S.run_suite(options(out=str(out), only=["null", "gap"]),
+                       ["jtr suite"]) == EXIT_INTERRUPTED
+    doc = json.loads((out / "suite.json").read_text())
+    assert (doc["state"], doc["partial"]) == ("interrupted", True)
+    assert [(e["name"], e["status"]) for e in doc["items"]] == [("null", "interrupted"),
+                                                               ("gap", "not run")]
+    cap = capsys.readouterr()
+    assert cap.err == "jtr suite: interrupted; partial results in %s/\n" % out
+    assert cap.out.splitlines()[-1].endswith(", interrupted (partial); 'jtr report %s' draws "
+                                             "them" % out)
+
+
+def test_an_existing_folder_is_refused(fakes, tmp_path):
+    (tmp_path / "s").mkdir()
+    with pytest.raises(UsageError, match="-o .*/s: exists; give a new folder"):
+        S.run_suite(options(out=str(tmp_path / "s")), ["jtr suite"])

@@ -1,0 +1,188 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""render.plots: the spectrum's points (through the result's percentiles, to its
+maximum), the axes' ticks and labels, where the timeline counts from, each
+instant of a CPU counted once per bin, the 10 ns graphs and files a set of
+results gets, and what the figures draw (read back from matplotlib's axes)."""
+import sys
+
+import matplotlib.colors as mc
+import numpy as np
+import pytest
+
+from jtrpy.errors import UsageError
+from jtrpy.formats import legacy
+from jtrpy.render import plots
+
+from ..synthetic import make_run
+
+
+@pytest.fixture(scope="module")
+def plt():
+    return plots.pyplot()
+
+
+def synthetic_run():
+    """The one-CPU gap run of tests/test_report.py's synthetic result: 900000
+    loops of 30 ns, 90000 of 31, 9000 of 40, 50 of 2 us, 10 of 15 us, 2 of 250 us."""
+    values = {30: 900000, 31: 90000, 40: 9000, 2000: 50, 15000: 10, 250000: 2}
+    return make_run(np.repeat(list(values), list(values.values())), cpu=1)
+
+
+def test_spectrum_meets_the_result_percentiles():
+    """The spectrum passes through the result's percentiles and ends at its
+    maximum, at x = the sample count (the percentile of the largest sample)."""
+    run = synthetic_run()
+    pts = plots.spectrum(run["histogram"]["buckets"], run["min_ns"], run["max_ns"])
+    assert pts[0][1] == run["percentiles_ns"]["50"]
+    at = dict(pts)
+    for k in ("99.9", "99.99", "99.999"):
+        assert at[plots.mark_x(float(k))] == run["percentiles_ns"][k], k
+    assert pts[-1] == (run["samples"], run["max_ns"])
+    assert all(x1 <= x2 and v1 <= v2 for (x1, v1), (x2, v2) in zip(pts, pts[1:]))
+
+
+def test_spectrum_of_few_samples_goes_on_to_99_999():
+    """Ten samples: the curve still reaches x = 1/(1 - 99.999 %), at the maximum;
+    the marks the samples do not reach are not points of their own."""
+    pts = plots.spectrum([[10, 10, 9], [100, 100, 1]], 10, 100, points=20)
+    assert pts[0] == (2.0, 10) and pts[-1] == (pytest.approx(100000), 100)
+    assert {v for x, v in pts if x < 10} == {10} and {v for x, v in pts if x > 10} == {100}
+    assert plots.mark_x(99.9999) not in dict(pts)
+    assert plots.mark_x(99.9) == pytest.approx(1000)
+
+
+@pytest.mark.parametrize("v,text", [(20, "20 ns"), (0.5, "0.5 ns"), (1500, "1.5 us"),
+                                    (1234567, "1.235 ms"), (10e6, "10 ms"), (2.5e9, "2.5 s")])
+def test_tick_labels(v, text):
+    assert plots.tick_ns(v) == text
+
+
+@pytest.mark.parametrize("lo,hi,scale,ticks", [
+    (10, 1e6, "log", [10, 100, 1000, 10000, 100000, 1000000]),     # many decades: 1 each
+    (10, 1000, "log", [10, 20, 50, 100, 200, 500, 1000]),           # 1-2-5 a decade
+    (100, 1000, "log", [100, 200, 300, 400, 500, 600, 700, 800, 900, 1000]),
+    (100, 130, "linear", None),         # too narrow for 3: matplotlib's linear steps
+])
+def test_log_ticks(plt, lo, hi, scale, ticks):
+    fig, ax = plt.subplots()
+    try:
+        plots.log_ticks(ax, lo, hi, axis="x")
+        assert ax.get_xscale() == scale
+        got = [float(t) for t in ax.get_xticks()]
+        if ticks is None:
+            steps = {round(b - a, 6) for a, b in zip(got, got[1:])}
+            assert len(got) >= 3 and lo <= got[0] and got[-1] <= hi and len(steps) == 1
+        else:
+            assert got == ticks
+        assert [t.get_text() for t in ax.get_xticklabels()] == [plots.tick_ns(t) for t in got]
+    finally:
+        plt.close(fig)
+
+
+def test_run_start():
+    assert plots.run_start({"runs": [{"start_mono_ns": 50}, {"start_mono_ns": 20}, "x"]}) == 20
+    r = {"runs": [{}], "attribution": {"worst": [{"start_ns": 70}]}}
+    assert plots.run_start(r, [(1, 90, 5), (1, 80, 5)]) == 70
+    assert plots.run_start({"runs": []}) == 0
+
+
+def test_covered_by_bin_counts_each_instant_of_a_cpu_once():
+    """Bins of 1000 ns. CPU 0: 500..1500 (A), then 1200..1800 (B) of which only
+    1500..1800 is new; CPU 1: 0..3000 (A), and one past the last bin."""
+    arr = np.array([(0, 500, 1000), (0, 1200, 600), (1, 0, 3000), (1, 5000, 100)],
+                   dtype=np.float64)
+    cats = np.array(["A", "B", "A", "A"], dtype=object)
+    out = plots.covered_by_bin(arr, arr[:, 1] / 1e9, cats, 1e-6, 4)
+    assert sorted(out) == ["A", "B"]
+    assert out["A"].tolist() == [1500, 1500, 1000, 0]
+    assert out["B"].tolist() == [0, 300, 0, 0]
+
+
+def test_file_stems_are_made_unique():
+    assert plots.file_stems(["a", "b/c"]) == ["a", "b_c"]
+    assert plots.file_stems(["x/run", "y/run"]) == ["x_run", "y_run"]
+    assert plots.file_stems(["run", "run"]) == ["run-a", "run-b"]
+
+
+def hist_run(name, **kw):
+    r = {"name": name, "cpu": 1, "min_ns": 5, "max_ns": 15, "mean_ns": 10.0,
+         "histogram": {"buckets": [[5, 5, 1], [15, 15, 1]]}}
+    r.update(kw)
+    return r
+
+
+def test_versus_label():
+    assert plots.versus_label("before", hist_run("cpu1"), 200) == \
+        "before cpu1: Minimum=5, Maximum=15, Average=10, Overflows=0"
+
+
+def test_legacy_graphs_name_every_graph_and_file(plt, monkeypatch):
+    drawn = []
+    monkeypatch.setattr(plots, "plot_versus", lambda p, title, series, nb: drawn.append(
+        (title, [s[0] for s in series], nb)) or b"png")
+    a = {"tool": "gap", "runs": [hist_run("cpu1"), hist_run("cpu2")]}
+    b = {"tool": "gap", "runs": [hist_run("cpu1")]}
+    pngs, texts = plots.legacy_graphs(plt, ["a", "b"], [a, b])
+    assert list(pngs) == ["plot_a_v_b-1"] and sorted(texts) == ["a.gp", "a.txt", "b.gp", "b.txt"]
+    assert drawn[0][0] == "plot_a_v_b-1: a cpu1 vs b cpu1" and drawn[0][2] == 200
+    assert texts["a.gp"] == legacy.gnuplot_text(a) and texts["b.txt"] == legacy.summary_text(b)
+    # a send result's pairs, by kind when it has two; each run alone with every=True
+    s = {"tool": "send", "runs": [hist_run(n) for n in ("send_1", "null_1", "tcp_1")]}
+    pngs, texts = plots.legacy_graphs(plt, ["s"], [s])
+    assert list(pngs) == ["plot_s-send_v_null-1", "plot_s-tcp_v_null-1"]
+    pngs, texts = plots.legacy_graphs(plt, ["s", "g"], [s, a], every=True, inner=False, nb=50)
+    assert list(pngs) == ["plot_s_v_g-1", "plot_s_v_g-2", "plot_s-1", "plot_s-2", "plot_s-3",
+                          "plot_g-1", "plot_g-2"]
+    assert drawn[-1][2] == 50 and texts["g.gp"] == legacy.gnuplot_text(a, 50)
+    # a suite's pairs: only those asked for; a result on no graph gets no files
+    pngs, texts = plots.legacy_graphs(plt, ["x", "y", "z"], [a, b, b], pairs=[(2, 0)],
+                                      inner=False)
+    assert list(pngs) == ["plot_z_v_x-1"] and sorted(texts) == ["x.gp", "x.txt", "z.gp", "z.txt"]
+
+
+def test_plot_versus_is_a_png(plt):
+    png = plots.plot_versus(plt, "t", [("a", [1, 0, 5], "#1f77b4")], 3)
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and plt.get_fignums() == []
+
+
+def test_pyplot_missing_says_how_to_get_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(UsageError, match="^jtr report needs matplotlib: "):
+        plots.pyplot()
+
+
+def test_timeline_lanes_and_legend(plt):
+    res = {"tool": "gap", "runs": [{"cpu": 0, "start_mono_ns": 1000, "duration_ns": 10**9},
+                                   {"cpu": 2, "start_mono_ns": 1000, "duration_ns": 10**9}]}
+    outl = [(0, 1000 + 10**8, 5000), (2, 1000 + 2 * 10**8, 8000), (0, 1000 + 3 * 10**8, 2000)]
+    fig = plots.timeline_figure(plt, res, outl, ["timer tick", "hardirq", "timer tick"])
+    try:
+        lanes = fig.axes
+        assert len(lanes) == 3
+        assert [ax.get_ylabel() for ax in lanes[:2]] == ["CPU 0: length", "CPU 2: length"]
+        assert [t.get_text() for t in fig.legends[0].get_texts()] == ["timer tick (2)",
+                                                                      "hardirq (1)"]
+        dots = lanes[0].collections[0]
+        assert dots.get_offsets().tolist() == [[0.1, 5000], [0.3, 2000]]
+        assert {mc.to_hex(c) for c in dots.get_facecolors()} == {
+            plots.CATEGORY_COLOURS["timer tick"]}
+        # the lower panel: % of the time lost per bin, both CPUs, stacked by category
+        heights = [p.get_height() for p in lanes[2].patches]
+        assert sum(heights) == pytest.approx(100.0 * 15000 / (10**9 / 60 * 2))
+    finally:
+        plt.close(fig)
+
+
+def test_causes_figure(plt):
+    groups = [{"category": "timer tick", "share": 0.6,
+               "names": [{"label": "local timer", "share": 0.5}]},
+              {"category": "hardirq", "share": 0.4, "names": []}]
+    fig = plots.causes_figure(plt, groups)
+    try:
+        ax = fig.axes[0]
+        assert [t.get_text() for t in ax.get_yticklabels()] == ["timer tick", "    local timer",
+                                                                "hardirq"]
+        assert [t.get_text() for t in ax.texts] == ["60.0 %", "50.0 %", "40.0 %"]
+        assert [round(p.get_width(), 6) for p in ax.patches] == [60.0, 50.0, 40.0]
+    finally:
+        plt.close(fig)
