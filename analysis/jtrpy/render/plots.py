@@ -462,7 +462,9 @@ def legacy_graphs(plt, stems, results, every=False, nb=None, pairs=(), inner=Tru
     leaves out the pairs inside each result. Each result on a graph gets STEM.gp
     and STEM.txt."""
     pngs, texts, used = {}, {}, set()
-    cross = list(pairs) + ([(0, 1)] if len(results) == 2 else [])
+    cross = list(pairs)
+    if len(results) == 2 and not {(0, 1), (1, 0)} & set(cross):
+        cross.append((0, 1))        # two results: one against the other, once
     for i, j in cross:
         a, b = results[i], results[j]
         n = max(legacy.histo_buckets(a, nb), legacy.histo_buckets(b, nb))

@@ -138,6 +138,10 @@ def test_legacy_graphs_name_every_graph_and_file(plt, monkeypatch):
     pngs, texts = plots.legacy_graphs(plt, ["x", "y", "z"], [a, b, b], pairs=[(2, 0)],
                                       inner=False)
     assert list(pngs) == ["plot_z_v_x-1"] and sorted(texts) == ["x.gp", "x.txt", "z.gp", "z.txt"]
+    # a suite of two whose pair is asked for, either way round: drawn once
+    for pair in ((1, 0), (0, 1)):
+        pngs, _ = plots.legacy_graphs(plt, ["x", "y"], [a, b], pairs=[pair], inner=False)
+        assert list(pngs) == ["plot_%s_v_%s-1" % tuple("xy"[k] for k in pair)]
 
 
 def test_plot_versus_is_a_png(plt):
