@@ -111,7 +111,10 @@ def _rows_for(sec, k, v):
             now = knobs.boot_param_now(param)
             eff = engine.BOOT_ONLY_IN_EFFECT.get(param)
             if eff and os.path.exists(eff):
-                now += " (in effect: %s)" % (knobs.read_file(eff) or "none")
+                try:
+                    now += " (in effect: %s)" % (knobs.read_file(eff) or "none")
+                except knobs.KnobError as e:
+                    now += " (in effect: not readable: %s)" % e
             out.append(("boot:" + param, param, now, "boot", here, word.partition("=")[2]
                         or "(set)"))
         return out

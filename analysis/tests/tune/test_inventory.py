@@ -189,3 +189,18 @@ def test_dump_holds_every_value_a_profile_changes(machine, monkeypatch):
     (machine / "grub" / "99-jtr.cfg").write_text("")
     d = inventory.dump()
     assert d["active_profile"] is True and d["grub_dropin"] is True
+
+
+def test_a_boot_setting_in_effect_not_readable_is_said(machine, monkeypatch):
+    """isolcpus' in-effect file (/sys/devices/system/cpu/isolated) that cannot be
+    read: the row says so; jtr tune show does not stop."""
+    read = knobs.read_file
+
+    def read_file(path):
+        if path == str(machine / "isolated"):
+            raise knobs.KnobError("%s: permission denied" % path)
+        return read(path)
+    monkeypatch.setattr(knobs, "read_file", read_file)
+    rows = {r["key"]: r for r in inventory.knob_rows()}
+    assert rows["boot:isolcpus"]["now"] == "absent (in effect: not readable: %s: permission " \
+        "denied)" % (machine / "isolated")
