@@ -30,6 +30,7 @@
 
 #include "jtr_cli.h"
 #include "jtr_probe.h"
+#include "ksyms.h"
 #include "trace.h"
 #include "trace.skel.h"
 #include "watch.h"
@@ -190,12 +191,6 @@ struct opts {
 	int napp_pid;
 };
 
-/* a set of kernel addresses to name at the end (open addressing) */
-struct addr_set {
-	uint64_t *slot;
-	size_t cap, n;
-};
-
 struct tracer {
 	struct jtr_probe *p;
 	struct opts *o;
@@ -215,7 +210,7 @@ struct tracer {
 	uint64_t setup_cpu_ns, tracing_cpu_ns;	/* this process's CPU time: loading and
 						   attaching, then tracing and draining */
 	int write_err;
-	struct addr_set addrs;
+	struct jtr_addrs addrs;
 	struct jtr_trace_counts total;
 	int64_t steal_from_rq;		/* the kvm steal counter is read (JTR_EV_STEAL): where */
 	int consumer_nice;		/* the draining thread's nice value */
@@ -242,48 +237,6 @@ static int on_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
-/* addr_add - remember @a (non-zero) for symbol resolution */
-static int addr_add(struct addr_set *s, uint64_t a)
-{
-	size_t i;
-
-	if (!a)
-		return 0;
-	if (s->n * 2 >= s->cap) {
-		struct addr_set bigger = { .cap = s->cap ? s->cap * 2 : 1024 };
-
-		bigger.slot = calloc(bigger.cap, sizeof(uint64_t));
-		if (!bigger.slot)
-			return -ENOMEM;
-		for (i = 0; i < s->cap; i++)
-			if (s->slot[i])
-				addr_add(&bigger, s->slot[i]);
-		free(s->slot);
-		*s = bigger;
-	}
-	for (i = (a >> 4) * 0x9E3779B97F4A7C15ULL % s->cap; s->slot[i]; i = (i + 1) % s->cap)
-		if (s->slot[i] == a)
-			return 0;
-	s->slot[i] = a;
-	s->n++;
-	return 0;
-}
-
-/* note_addrs - remember the kernel addresses @e names, for trace.json */
-static void note_addrs(struct addr_set *s, const struct jtr_ev *e)
-{
-	switch (e->type) {
-	case JTR_EV_NMI:
-		addr_add(s, e->a);
-		break;
-	case JTR_EV_WQ_START:
-	case JTR_EV_HRTIMER_ENTRY:
-	case JTR_EV_TIMER_ENTRY:
-		addr_add(s, e->b);
-		break;
-	}
-}
-
 /* on_event - ring buffer callback: append the record, note its addresses */
 static int on_event(void *ctx, void *data, size_t size)
 {
@@ -307,7 +260,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		return -t->write_err;
 	}
 	t->records++;
-	note_addrs(&t->addrs, e);
+	jtr_addrs_note(&t->addrs, e);
 	return 0;
 }
 
@@ -679,95 +632,6 @@ static uint64_t sum_counts(const unsigned long long *c)
 	return s;
 }
 
-#define KSYM_BUF (1 << 20)
-
-/* a kernel address seen in the log, and the text symbol at or below it */
-struct ksym {
-	uint64_t addr;		/* the address seen */
-	uint64_t sym;		/* the symbol's address, 0 for none yet */
-	char name[128];
-};
-
-/* cmp_ksym - qsort by the address seen */
-static int cmp_ksym(const void *a, const void *b)
-{
-	const struct ksym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/* write_symbols - "0xADDR": "name" (or "name+0xOFF") for every address seen.
- * /proc/kallsyms is read once, line by line, and each text symbol is kept only
- * where it is the closest one yet below a seen address: the seen addresses are
- * few and sorted, the symbols (120,000 here) are neither copied nor sorted (that
- * took 0.6 s of every trace's end) */
-static void write_symbols(const struct addr_set *addrs, struct jtr_json *j)
-{
-	struct ksym *seen = calloc(addrs->n ? addrs->n : 1, sizeof(*seen));
-	FILE *f = seen ? fopen("/proc/kallsyms", "r") : NULL;
-	char *buf = f ? malloc(KSYM_BUF) : NULL;
-	size_t k = 0;
-	char line[512], key[24], val[300];
-
-	/* big reads: /proc/kallsyms costs per read, not per byte (5,000 reads of
-	 * stdio's 1 KiB took half a second) */
-	if (f && buf)
-		setvbuf(f, buf, _IOFBF, KSYM_BUF);
-	jtr_json_obj_begin(j, "symbols");
-	for (size_t i = 0; seen && i < addrs->cap && k < addrs->n; i++)
-		if (addrs->slot[i])
-			seen[k++].addr = addrs->slot[i];
-	qsort(seen, k, sizeof(*seen), cmp_ksym);
-	while (f && k && fgets(line, sizeof(line), f)) {
-		char *end, *name;
-		unsigned long long a = strtoull(line, &end, 16);
-		size_t lo = 0, hi = k, len;
-
-		/* "ADDR T name[\t[module]]": text symbols only */
-		if (!a || end[0] != ' ' || !strchr("tTwW", end[1]) || !end[1] || end[2] != ' ')
-			continue;
-		while (lo < hi) {		/* the first seen address at or above a */
-			size_t mid = (lo + hi) / 2;
-
-			if (seen[mid].addr < a)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo == k || a < seen[lo].sym)
-			continue;
-		name = end + 3;
-		len = strcspn(name, " \t\n");
-		if (len >= sizeof(seen[lo].name))
-			len = sizeof(seen[lo].name) - 1;
-		seen[lo].sym = a;
-		memcpy(seen[lo].name, name, len);
-		seen[lo].name[len] = '\0';
-	}
-	if (f)
-		fclose(f);
-	free(buf);
-	/* a seen address with no symbol since the one below it has that one's */
-	for (size_t i = 1; i < k; i++)
-		if (!seen[i].sym && seen[i - 1].sym) {
-			seen[i].sym = seen[i - 1].sym;
-			memcpy(seen[i].name, seen[i - 1].name, sizeof(seen[i].name));
-		}
-	for (size_t i = 0; i < k; i++) {
-		if (!seen[i].sym)
-			continue;
-		if (seen[i].sym == seen[i].addr)
-			snprintf(val, sizeof(val), "%s", seen[i].name);
-		else
-			snprintf(val, sizeof(val), "%s+0x%llx", seen[i].name,
-				 (unsigned long long)(seen[i].addr - seen[i].sym));
-		snprintf(key, sizeof(key), "0x%llx", (unsigned long long)seen[i].addr);
-		jtr_json_str(j, key, val);
-	}
-	jtr_json_obj_end(j);
-	free(seen);
-}
-
 /* process_cpu_ns - CPU time of this process so far, user and system, all threads */
 static uint64_t process_cpu_ns(void)
 {
@@ -813,7 +677,7 @@ static void write_programs(struct tracer *t, struct jtr_json *j)
  * are @addrs */
 static void write_trace_json(struct tracer *t, struct jtr_afile *a, int consumer_cpu,
 			     int64_t start_ns, int64_t end_ns, uint64_t records,
-			     const struct addr_set *addrs)
+			     const struct jtr_addrs *addrs)
 {
 	struct jtr_probe *p = t->p;
 	struct jtr_json j;
@@ -876,7 +740,7 @@ static void write_trace_json(struct tracer *t, struct jtr_afile *a, int consumer
 	jtr_json_obj_end(&j);
 	if (t->o->prog_stats)
 		write_programs(t, &j);
-	write_symbols(addrs, &j);
+	jtr_ksyms_write(addrs, &j);
 	jtr_probe_result_end(p, &j);
 	if (jtr_json_finish(&j) < 0)
 		jtr_fatal(p, "cannot write trace.json: %s", strerror(errno));
@@ -1086,7 +950,7 @@ static void watch_dump(struct tracer *t, int consumer, int64_t now)
 {
 	struct jtr_watch *w = t->watch;
 	struct jtr_probe *p = t->p;
-	struct addr_set addrs = { 0 };
+	struct jtr_addrs addrs = { 0 };
 	struct jtr_ev_header hdr;
 	struct jtr_outdir d;
 	struct jtr_afile ev, out, tj;
@@ -1138,7 +1002,7 @@ static void watch_dump(struct tracer *t, int consumer, int64_t now)
 		const struct jtr_ev *r = &w->rec[(first + i) % w->rec_cap];
 
 		fwrite(r, sizeof(*r), 1, ev.f);
-		note_addrs(&addrs, r);
+		jtr_addrs_note(&addrs, r);
 	}
 	if (ferror(ev.f) || jtr_afile_commit(&ev) < 0)
 		goto fail;
@@ -1155,7 +1019,7 @@ static void watch_dump(struct tracer *t, int consumer, int64_t now)
 		jtr_warn(p, "no dump: %s", e.msg);
 		jtr_outdir_abort(&d);
 		w->dumps_skipped++;
-		free(addrs.slot);
+		jtr_addrs_free(&addrs);
 		return;
 	}
 	w->dumps++;
@@ -1170,13 +1034,13 @@ static void watch_dump(struct tracer *t, int consumer, int64_t now)
 	jtr_json_escape(stdout, w->trigger.name);
 	printf("}}\n");
 	fflush(stdout);
-	free(addrs.slot);
+	jtr_addrs_free(&addrs);
 	return;
 fail:
 	jtr_warn(p, "no dump: cannot write %s: %s", dir, strerror(errno));
 	jtr_outdir_abort(&d);
 	w->dumps_skipped++;
-	free(addrs.slot);
+	jtr_addrs_free(&addrs);
 	return;
 fail_name:
 	jtr_warn(p, "no dump: the folder name is too long");
@@ -1475,7 +1339,7 @@ int main(int argc, char **argv)
 	stop_bpf(&t);
 	if (stats_fd >= 0)
 		close(stats_fd);
-	free(t.addrs.slot);
+	jtr_addrs_free(&t.addrs);
 	jtr_probe_finish(&p);
 	return o.duration_ns ? jtr_probe_exit(&p, 0) : 0;
 }
