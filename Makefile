@@ -193,7 +193,8 @@ $(BUILD)/ebpf/%.skel.h: $(BUILD)/ebpf/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 # jtr-trace: the tool (trace.c) and the files of its parts (ebpf/README.md)
-TRACE_SRCS := ebpf/trace.c ebpf/programs.c ebpf/ksyms.c ebpf/trace_json.c ebpf/watch.c
+TRACE_SRCS := ebpf/trace.c ebpf/programs.c ebpf/ksyms.c ebpf/trace_json.c ebpf/watch_run.c \
+	ebpf/watch.c
 $(BUILD)/bin/jtr-trace: $(TRACE_SRCS) $(wildcard ebpf/*.h) \
 		$(BUILD)/ebpf/trace.skel.h $(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/bin
 	$(call msg,CCLD,$@)

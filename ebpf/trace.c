@@ -7,7 +7,6 @@
  * timer from a CPU that is not traced, so the tracer itself sends no
  * interrupt to a traced CPU. Writes events.bin (trace.h) and trace.json.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -28,6 +27,7 @@
 #include "trace_json.h"
 #include "tracer.h"
 #include "watch.h"
+#include "watch_run.h"
 
 #define CAP_PERFMON_BIT 38
 #define CAP_BPF_BIT 39
@@ -348,169 +348,6 @@ static void parse_args(struct jtr_probe *p, struct trace_opts *o, int argc, char
 	}
 }
 
-/* watch_dump - the recorder's events up to the pending dump's cut (or @now at
- * the end), from --keep before it and never from before the last dump, as
- * DIR/dump-DATE-cpuN/: events.bin, trace.json and outliers.csv (the kept
- * interruptions of at least min(--dump-above, 10 us)), which 'jtr attribute'
- * reads; one line of JSON on stdout says where */
-static void watch_dump(struct tracer *t, int64_t now)
-{
-	struct jtr_watch *w = t->watch;
-	struct jtr_probe *p = t->p;
-	struct jtr_addrs addrs = { 0 };
-	struct jtr_ev_header hdr;
-	struct jtr_outdir d;
-	struct jtr_afile ev, out, tj;
-	struct jtr_err e;
-	uint64_t to = w->dump_due_ns && w->dump_due_ns < (uint64_t)now ? w->dump_due_ns :
-		      (uint64_t)now, from = to > t->o->keep_ns ? to - t->o->keep_ns : 0;
-	uint64_t min_ns = w->dump_above_ns < 10000 ? w->dump_above_ns : 10000;
-	char name[96], dir[PATH_MAX], path[PATH_MAX], stamp[32];
-	size_t first, n;
-	time_t wall = time(NULL);
-	long nout;
-
-	w->dump_due_ns = 0;
-	if (w->dumps >= t->o->dump_max) {
-		w->dumps_skipped++;
-		return;
-	}
-	/* never from before the last dump, before the watch, or before what the
-	 * recorder still holds once it has wrapped around */
-	if (from < w->last_dump_end_ns)
-		from = w->last_dump_end_ns;
-	if (from < (uint64_t)t->win_start_ns)
-		from = t->win_start_ns;
-	if (w->rec_n == w->rec_cap && from < w->rec[w->rec_next].ts_ns)
-		from = w->rec[w->rec_next].ts_ns;
-	w->last_dump_end_ns = to;
-	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", localtime(&wall));
-	snprintf(name, sizeof(name), "dump-%s-cpu%u", stamp, w->trigger.cpu);
-	if (snprintf(dir, sizeof(dir), "%s/%s", p->out.work, name) >= (int)sizeof(dir))
-		goto fail_name;
-	jtr_err_clear(&e);
-	if (jtr_outdir_prepare(&d, dir, p->host.hostname, "watch", &e) < 0) {
-		jtr_warn(p, "no dump: %s", e.msg);
-		w->dumps_skipped++;
-		return;
-	}
-	jtr_watch_dump_range(w, from, to, &first, &n);
-	memset(&hdr, 0, sizeof(hdr));
-	memcpy(hdr.magic, JTR_EV_MAGIC, sizeof(hdr.magic));
-	hdr.version = JTR_EV_VERSION;
-	hdr.record_size = JTR_EV_SIZE;
-	hdr.start_ns = from;
-	hdr.end_ns = to;
-	hdr.records = n;
-	if (jtr_outdir_path(&d, "events.bin", path, sizeof(path)) < 0 || jtr_afile_open(&ev, path) < 0)
-		goto fail;
-	fwrite(&hdr, sizeof(hdr), 1, ev.f);
-	for (size_t i = 0; i < n; i++) {
-		const struct jtr_ev *r = &w->rec[(first + i) % w->rec_cap];
-
-		fwrite(r, sizeof(*r), 1, ev.f);
-		jtr_addrs_note(&addrs, r);
-	}
-	if (ferror(ev.f) || jtr_afile_commit(&ev) < 0)
-		goto fail;
-	if (jtr_outdir_path(&d, "outliers.csv", path, sizeof(path)) < 0 ||
-	    jtr_afile_open(&out, path) < 0)
-		goto fail;
-	nout = jtr_watch_outliers(w, out.f, from, to, min_ns);
-	if (nout < 0 || jtr_afile_commit(&out) < 0)
-		goto fail;
-	if (jtr_outdir_path(&d, "trace.json", path, sizeof(path)) < 0 || jtr_afile_open(&tj, path) < 0)
-		goto fail;
-	trace_json_write(t, &tj, from, to, n, &addrs);
-	if (jtr_outdir_commit(&d, &e) < 0) {
-		jtr_warn(p, "no dump: %s", e.msg);
-		jtr_outdir_abort(&d);
-		w->dumps_skipped++;
-		jtr_addrs_free(&addrs);
-		return;
-	}
-	w->dumps++;
-	printf("{\"dump\":");
-	jtr_json_escape(stdout, d.final);
-	printf(",\"records\":%zu,\"outliers\":%ld,\"from_ns\":%llu,\"to_ns\":%llu,"
-	       "\"trigger\":{\"cpu\":%u,\"start_ns\":%llu,\"length_ns\":%llu,\"category\":",
-	       n, nout, (unsigned long long)from, (unsigned long long)to, w->trigger.cpu,
-	       (unsigned long long)w->trigger.start_ns, (unsigned long long)w->trigger.length_ns);
-	jtr_json_escape(stdout, jtr_watch_cats[w->trigger.cat]);
-	printf(",\"name\":");
-	jtr_json_escape(stdout, w->trigger.name);
-	printf("}}\n");
-	fflush(stdout);
-	jtr_addrs_free(&addrs);
-	return;
-fail:
-	jtr_warn(p, "no dump: cannot write %s: %s", dir, strerror(errno));
-	jtr_outdir_abort(&d);
-	w->dumps_skipped++;
-	jtr_addrs_free(&addrs);
-	return;
-fail_name:
-	jtr_warn(p, "no dump: the folder name is too long");
-	w->dumps_skipped++;
-}
-
-/* app_tasks - the application's tasks (--app) that run already, for the
- * CPUs where they run before any switch is seen: every thread of an --app
- * PID, every thread whose comm is an --app comm */
-static void app_tasks(struct jtr_watch *w)
-{
-	DIR *procs, *tasks;
-	struct dirent *d, *t;
-	char path[PATH_MAX], comm[JTR_COMM_LEN + 2];
-
-	if ((!w->napp_comm && !w->napp_pid) || !(procs = opendir("/proc")))
-		return;
-	while ((d = readdir(procs))) {
-		uint32_t pid = (uint32_t)strtoul(d->d_name, NULL, 10);
-		bool all = false;
-
-		if (!pid)
-			continue;
-		for (int i = 0; i < w->napp_pid; i++)
-			all |= w->app_pid[i] == pid;
-		if (!all && !w->napp_comm)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%u/task", pid);
-		if (!(tasks = opendir(path)))
-			continue;
-		while ((t = readdir(tasks))) {
-			uint32_t tid = (uint32_t)strtoul(t->d_name, NULL, 10);
-			bool app = all;
-			FILE *f;
-
-			if (!tid)
-				continue;
-			snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
-			if (!app && (f = fopen(path, "r"))) {
-				if (fgets(comm, sizeof(comm), f)) {
-					comm[strcspn(comm, "\n")] = 0;
-					for (int i = 0; i < w->napp_comm; i++)
-						app |= !strcmp(comm, w->app_comm[i]);
-				}
-				fclose(f);
-			}
-			if (app && jtr_watch_app_tid(w, tid) < 0)
-				break;
-		}
-		closedir(tasks);
-	}
-	closedir(procs);
-}
-
-/* watch_state - the accounting so far, one line on stdout */
-static void watch_state(struct tracer *t, int64_t now)
-{
-	jtr_watch_flush(t->watch);
-	progs_read_counts(t);
-	jtr_watch_state(t->watch, stdout, now, progs_sum(t->total.dropped),
-			process_cpu_ns());
-}
-
 /* sleep_ns - nanosleep that returns early on a signal */
 static void sleep_ns(uint64_t ns)
 {
@@ -530,7 +367,7 @@ int main(int argc, char **argv)
 	struct jtr_err e;
 	int stats_fd = -1, consumer, rc;
 	bool traced_consumer;
-	int64_t start_ns, end_ns, last_progress, last_state;
+	int64_t start_ns, end_ns, last_progress;
 	uint64_t pause;
 
 	jtr_probe_init(&p, "trace", argc, argv);
@@ -542,28 +379,8 @@ int main(int argc, char **argv)
 	t.p = &p;
 	t.o = &o;
 	progs_libbpf_print(&t);
-	if (o.watch) {
-		int cpus[JTR_TRACE_MAX_CPUS], n = 0;
-
-		for (int c = 0; c < JTR_TRACE_MAX_CPUS && c < CPU_SETSIZE; c++)
-			if (CPU_ISSET(c, &o.cpus))
-				cpus[n++] = c;
-		/* stdout carries the state lines; nothing else goes there */
-		p.quiet = true;
-		p.progress = false;
-		if (jtr_watch_init(&watch, cpus, n, o.names, o.recorder_bytes / sizeof(struct jtr_ev),
-				   65536) < 0)
-			jtr_fatal(&p, "no memory for a recorder of %llu bytes: use a smaller --recorder",
-				  (unsigned long long)o.recorder_bytes);
-		for (int i = 0; i < o.napp_comm; i++)
-			jtr_watch_app_comm(&watch, o.app_comm[i]);
-		for (int i = 0; i < o.napp_pid; i++)
-			jtr_watch_app_pid(&watch, o.app_pid[i]);
-		watch.dump_above_ns = o.dump_above_ns;
-		watch.keep_ns = o.keep_ns;
-		watch.dump_after_ns = JTR_NS_PER_S;
-		t.watch = &watch;
-	}
+	if (o.watch)
+		watch_run_init(&t, &watch);
 
 	/* what the kernel and our privileges allow */
 	if (!can_bpf())
@@ -638,14 +455,9 @@ int main(int argc, char **argv)
 	}
 	start_ns = hdr.start_ns = t.win_start_ns = jtr_mono_ns();
 	t.setup_cpu_ns = process_cpu_ns();
-	last_progress = last_state = start_ns;
-	if (o.watch) {
-		watch.vec_names = (const char (*)[48])t.vec_names;
-		watch.nvecs = t.nvecs;
-		watch.start_ns = start_ns;
-		app_tasks(&watch);
-		watch_state(&t, start_ns);
-	}
+	last_progress = start_ns;
+	if (o.watch)
+		watch_run_begin(&t, start_ns);
 	if (!p.quiet) {
 		char cpus[256];
 
@@ -669,17 +481,8 @@ int main(int argc, char **argv)
 			 o.duration_ns - (now - start_ns) : pause);
 		n = ring_buffer__consume(t.rb);
 		pause = next_drain(&o, n > 0 ? n : 0);
-		if (o.watch) {
-			now = jtr_mono_ns();
-			if (watch.dump_due_ns && (uint64_t)now >= watch.dump_due_ns)
-				watch_dump(&t, now);
-			if (now - last_state >= (int64_t)o.state_ns) {
-				last_state = now;
-				watch_state(&t, now);
-			}
-			if (pause > o.state_ns)
-				pause = o.state_ns;
-		}
+		if (o.watch)
+			pause = watch_run_drained(&t, pause);
 		if (p.progress && jtr_mono_ns() - last_progress >= (int64_t)JTR_NS_PER_S) {
 			last_progress = jtr_mono_ns();
 			if (progs_read_counts(&t) == 0)
@@ -695,12 +498,7 @@ int main(int argc, char **argv)
 	p.partial = o.duration_ns && (uint64_t)(end_ns - start_ns) < o.duration_ns;
 	progs_detach(&t);
 	if (o.watch) {
-		/* what is left in the buffer, a dump that was due, the last state */
-		ring_buffer__consume(t.rb);
-		jtr_watch_end(&watch, end_ns);
-		if (watch.dump_due_ns)
-			watch_dump(&t, end_ns);
-		watch_state(&t, end_ns);
+		watch_run_end(&t, end_ns);
 		progs_stop(&t);
 		if (stats_fd >= 0)
 			close(stats_fd);

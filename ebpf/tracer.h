@@ -81,6 +81,7 @@ struct tracer {
 	char steal_why[160];		/* why not, when it is not */
 	char last_libbpf[512];
 	struct jtr_watch *watch;	/* --watch: the accounting, instead of the log */
+	int64_t last_state_ns;		/* --watch: the last state line */
 };
 
 /* process_cpu_ns - CPU time of this process so far, user and system, all threads */
