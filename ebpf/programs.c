@@ -302,27 +302,12 @@ void progs_steal_check(struct tracer *t)
 		t->steal_from_rq = st - rq;
 }
 
-/* progs_start - open, configure, load and attach with @kind programs */
-int progs_start(struct tracer *t, enum prog_kind kind,
-		int (*on_event)(void *ctx, void *data, size_t size), struct jtr_err *e)
+/* set_rodata - the kernel side's constants: the CPU filter, the wake-up
+ * switch, the steal counter's offset, the --app processes; the ring buffer's
+ * size */
+static void set_rodata(struct tracer *t)
 {
-	const char *use = kind == PROGS_BTF ? "btf" : "raw", *off = kind == PROGS_BTF ? "raw" : "btf";
-	struct bpf_program *prog;
-	struct bpf_link *l;
-	int rc, cpu;
-
-	t->kind = kind == PROGS_BTF ? "tp_btf" : "raw_tp";
-	t->last_libbpf[0] = 0;
-	/* JTR_NO_TP_BTF: behave as a kernel that refuses tp_btf (tests the fallback) */
-	if (kind == PROGS_BTF && getenv("JTR_NO_TP_BTF"))
-		return jtr_err_set(e, -EOPNOTSUPP, "tp_btf switched off (JTR_NO_TP_BTF is set)");
-	/* open: parse the object, nothing in the kernel yet */
-	t->skel = trace_bpf__open();
-	if (!t->skel)
-		return jtr_err_set(e, -errno, "cannot open the BPF object: %s", strerror(errno));
-
-	/* set rodata: the CPU filter and the wake-up switch */
-	for (cpu = 0; cpu < JTR_TRACE_MAX_CPUS && cpu < CPU_SETSIZE; cpu++)
+	for (int cpu = 0; cpu < JTR_TRACE_MAX_CPUS && cpu < CPU_SETSIZE; cpu++)
 		if (CPU_ISSET(cpu, &t->o->cpus))
 			t->skel->rodata->cpu_mask[cpu / 64] |= 1ULL << (cpu % 64);
 	t->skel->rodata->wakeup = t->o->wakeup;
@@ -332,8 +317,13 @@ int progs_start(struct tracer *t, enum prog_kind kind,
 		t->skel->rodata->app_tgid[i] = t->o->app_pid[i];
 	t->skel->rodata->napp_tgid = t->o->napp_pid;
 	bpf_map__set_max_entries(t->skel->maps.events, t->o->buffer_bytes);
+}
 
-	/* choose programs: one kind for each tracepoint this kernel has */
+/* choose_programs - one kind (@use: "btf" or "raw") for each tracepoint this
+ * kernel has, the other kind's twin left out; a program for each irq_vectors
+ * pair found; what is missing in t->missing */
+static void choose_programs(struct tracer *t, const char *use, const char *off)
+{
 	t->nmissing = 0;
 	for (size_t i = 0; i < TRACER_NTPS; i++) {
 		bool have = tp_exists(tps[i].cat, tps[i].name);
@@ -350,29 +340,27 @@ int progs_start(struct tracer *t, enum prog_kind kind,
 	for (int v = 0; v < JTR_TRACE_MAX_VECS; v++)
 		for (int ex = 0; ex < 2; ex++)
 			bpf_program__set_autoload(vec_prog(t, v, ex), v < t->nvecs);
+}
 
-	/* load: verify and load into the kernel */
-	rc = trace_bpf__load(t->skel);
-	if (rc) {
-		rc = rc < 0 ? rc : -errno;
-		jtr_err_set(e, rc, "the kernel refused the %s programs (%s)%s%s", t->kind,
-			    strerror(-rc), t->last_libbpf[0] ? ": " : "", t->last_libbpf);
-		goto fail;
-	}
+/* attach_programs - the typed tracepoints' programs, then each irq_vectors
+ * pair to its programs; 0 or -errno (with @e) */
+static int attach_programs(struct tracer *t, struct jtr_err *e)
+{
+	struct bpf_program *prog;
+	struct bpf_link *l;
+	int rc;
 
-	/* attach: typed tracepoints, then each irq_vectors pair to its programs */
 	bpf_object__for_each_program(prog, t->skel->obj) {
 		if (!bpf_program__autoload(prog) || !strncmp(bpf_program__name(prog), "vec_", 4))
 			continue;
 		l = bpf_program__attach(prog);
 		if (!l) {
 			rc = -errno;
-			jtr_err_set(e, rc, "cannot attach %s: %s", bpf_program__name(prog),
-				    strerror(-rc));
-			goto fail;
+			return jtr_err_set(e, rc, "cannot attach %s: %s", bpf_program__name(prog),
+					   strerror(-rc));
 		}
 		if ((rc = add_link(t, l)) < 0)
-			goto fail;
+			return rc;
 	}
 	for (int v = 0; v < t->nvecs; v++) {
 		for (int ex = 0; ex < 2; ex++) {
@@ -382,14 +370,47 @@ int progs_start(struct tracer *t, enum prog_kind kind,
 			l = bpf_program__attach_raw_tracepoint(vec_prog(t, v, ex), name);
 			if (!l) {
 				rc = -errno;
-				jtr_err_set(e, rc, "cannot attach to irq_vectors:%s: %s", name,
-					    strerror(-rc));
-				goto fail;
+				return jtr_err_set(e, rc, "cannot attach to irq_vectors:%s: %s", name,
+						   strerror(-rc));
 			}
 			if ((rc = add_link(t, l)) < 0)
-				goto fail;
+				return rc;
 		}
 	}
+	return 0;
+}
+
+/* progs_start - open, configure, load and attach with @kind programs */
+int progs_start(struct tracer *t, enum prog_kind kind,
+		int (*on_event)(void *ctx, void *data, size_t size), struct jtr_err *e)
+{
+	int rc;
+
+	t->kind = kind == PROGS_BTF ? "tp_btf" : "raw_tp";
+	t->last_libbpf[0] = 0;
+	/* JTR_NO_TP_BTF: behave as a kernel that refuses tp_btf (tests the fallback) */
+	if (kind == PROGS_BTF && getenv("JTR_NO_TP_BTF"))
+		return jtr_err_set(e, -EOPNOTSUPP, "tp_btf switched off (JTR_NO_TP_BTF is set)");
+	/* open: parse the object, nothing in the kernel yet */
+	t->skel = trace_bpf__open();
+	if (!t->skel)
+		return jtr_err_set(e, -errno, "cannot open the BPF object: %s", strerror(errno));
+	set_rodata(t);
+	if (kind == PROGS_BTF)
+		choose_programs(t, "btf", "raw");
+	else
+		choose_programs(t, "raw", "btf");
+
+	/* load: verify and load into the kernel */
+	rc = trace_bpf__load(t->skel);
+	if (rc) {
+		rc = rc < 0 ? rc : -errno;
+		jtr_err_set(e, rc, "the kernel refused the %s programs (%s)%s%s", t->kind,
+			    strerror(-rc), t->last_libbpf[0] ? ": " : "", t->last_libbpf);
+		goto fail;
+	}
+	if ((rc = attach_programs(t, e)) < 0)
+		goto fail;
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_event, t, NULL);
 	if (!t->rb) {
 		rc = -errno;

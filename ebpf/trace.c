@@ -6,6 +6,12 @@
  * filters to the traced CPUs in the kernel, and drains the ring buffer on a
  * timer from a CPU that is not traced, so the tracer itself sends no
  * interrupt to a traced CPU. Writes events.bin (trace.h) and trace.json.
+ *
+ * This file is the tool: its options, main() and the drain loop. Its parts
+ * are files of their own (ebpf/README.md): programs.c loads and attaches
+ * the BPF side, ksyms.c names kernel addresses, trace_json.c writes
+ * trace.json, watch_run.c runs --watch around watch.c's accounting; the
+ * state they share is tracer.h's.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -238,12 +244,104 @@ static void add_apps(struct jtr_probe *p, struct trace_opts *o, const char *arg)
 	}
 }
 
+/* parse_opt - getopt's @opt (with optarg) into @o, or exit 2 (-h: exit 0) */
+static void parse_opt(struct jtr_probe *p, struct trace_opts *o, int opt, char **argv,
+		      bool *cpu_given)
+{
+	struct jtr_err e;
+	uint64_t v;
+	bool none;
+
+	switch (opt) {
+	case 'c': jtr_opt_cpus(p, optarg, false, &o->cpus, &none); *cpu_given = true; break;
+	case 'd':
+		o->duration_ns = jtr_opt_duration(p, "-d", optarg, JTR_NS_PER_MS,
+						  7 * 24 * 3600 * JTR_NS_PER_S);
+		break;
+	case 'o': p->out_opt = optarg; break;
+	case 'b':
+		jtr_err_clear(&e);
+		if (jtr_parse_size(optarg, 4096, 1ULL << 30, &v, &e) < 0)
+			jtr_usage_error(p, "-b %s: %s", optarg, e.msg);
+		if (v & (v - 1))
+			jtr_usage_error(p, "-b %s: the ring buffer must be a power of two from 4K "
+					"to 1G, e.g. 4K, 256K, 8M", optarg);
+		o->buffer_bytes = v;
+		break;
+	case 'i':
+		o->drain_ns = jtr_opt_duration_legacy(p, "-i", optarg, JTR_NS_PER_MS,
+						      JTR_NS_PER_MS, 10 * JTR_NS_PER_S);
+		break;
+	case OPT_CONSUMER:
+		o->consumer_cpu = jtr_opt_int(p, "--consumer-cpu", optarg, 0, CPU_SETSIZE - 1);
+		break;
+	case OPT_PROGRAMS:
+		if (!strcmp(optarg, "auto"))
+			o->progs = PROGS_AUTO;
+		else if (!strcmp(optarg, "tp_btf"))
+			o->progs = PROGS_BTF;
+		else if (!strcmp(optarg, "raw_tp"))
+			o->progs = PROGS_RAW;
+		else
+			jtr_usage_error(p, "--programs %s: use auto, tp_btf or raw_tp", optarg);
+		break;
+	case OPT_NO_STATS: o->prog_stats = false; break;
+	case OPT_WAKEUP: o->wakeup = true; break;
+	case OPT_WATCH: o->watch = true; break;
+	case OPT_STATE:
+		o->state_ns = jtr_opt_duration(p, "--state-interval", optarg, 10 * JTR_NS_PER_MS,
+					       3600 * JTR_NS_PER_S);
+		break;
+	case OPT_DUMP_ABOVE:
+		o->dump_above_ns = jtr_opt_duration(p, "--dump-above", optarg, 1000,
+						    3600 * JTR_NS_PER_S);
+		break;
+	case OPT_KEEP:
+		o->keep_ns = jtr_opt_duration(p, "--keep", optarg, JTR_NS_PER_S,
+					      24 * 3600 * JTR_NS_PER_S);
+		break;
+	case OPT_RECORDER:
+		jtr_err_clear(&e);
+		if (jtr_parse_size(optarg, 64 << 10, 16ULL << 30, &o->recorder_bytes, &e) < 0)
+			jtr_usage_error(p, "--recorder %s: %s", optarg, e.msg);
+		break;
+	case OPT_DUMP_MAX:
+		o->dump_max = jtr_opt_count(p, "--dump-max", optarg, 0, 1000000);
+		break;
+	case OPT_NAMES:
+		o->names = jtr_opt_int(p, "--names", optarg, 1, 1024);
+		break;
+	case OPT_APP: add_apps(p, o, optarg); break;
+	case 'v': o->verbose = true; break;
+	case 'q': p->quiet = true; p->progress = false; break;
+	case 'h': fputs(usage_text, stdout); exit(0);
+	default: jtr_unknown_option(p, opt, optopt, argv[optind - 1]);
+	}
+}
+
+/* check_consumer - --consumer-cpu CPU: online, allowed, and not traced
+ * unless every CPU is; or exit 2 */
+static void check_consumer(struct jtr_probe *p, const struct trace_opts *o)
+{
+	cpu_set_t online, rest;
+	struct jtr_err e;
+
+	jtr_err_clear(&e);
+	if (jtr_cpu_check(o->consumer_cpu, &e) < 0)
+		jtr_usage_error(p, "--consumer-cpu %d: %s", o->consumer_cpu, e.msg);
+	jtr_cpus_online(&online);
+	CPU_XOR(&rest, &online, &o->cpus);
+	CPU_AND(&rest, &rest, &online);
+	/* a traced one only when every CPU is traced (jtr run picks the quiet end) */
+	if (CPU_ISSET(o->consumer_cpu, &o->cpus) && CPU_COUNT(&rest) > 0)
+		jtr_usage_error(p, "--consumer-cpu %d is traced: choose a CPU outside -c, or the "
+				"tracer's own wake-ups show up in the trace", o->consumer_cpu);
+}
+
 /* parse_args - options into @o, or exit 2 */
 static void parse_args(struct jtr_probe *p, struct trace_opts *o, int argc, char **argv)
 {
-	bool cpu_given = false, none;
-	struct jtr_err e;
-	uint64_t v;
+	bool cpu_given = false;
 	int opt;
 
 	memset(o, 0, sizeof(*o));
@@ -256,73 +354,8 @@ static void parse_args(struct jtr_probe *p, struct trace_opts *o, int argc, char
 	o->recorder_bytes = 64 << 20;
 	o->dump_max = 20;
 	o->names = JTR_WATCH_NAMES;
-	while ((opt = getopt_long(argc, argv, ":c:d:o:b:i:vqh", long_opts, NULL)) != -1) {
-		switch (opt) {
-		case 'c': jtr_opt_cpus(p, optarg, false, &o->cpus, &none); cpu_given = true; break;
-		case 'd':
-			o->duration_ns = jtr_opt_duration(p, "-d", optarg, JTR_NS_PER_MS,
-							  7 * 24 * 3600 * JTR_NS_PER_S);
-			break;
-		case 'o': p->out_opt = optarg; break;
-		case 'b':
-			jtr_err_clear(&e);
-			if (jtr_parse_size(optarg, 4096, 1ULL << 30, &v, &e) < 0)
-				jtr_usage_error(p, "-b %s: %s", optarg, e.msg);
-			if (v & (v - 1))
-				jtr_usage_error(p, "-b %s: the ring buffer must be a power of two from 4K "
-						"to 1G, e.g. 4K, 256K, 8M", optarg);
-			o->buffer_bytes = v;
-			break;
-		case 'i':
-			o->drain_ns = jtr_opt_duration_legacy(p, "-i", optarg, JTR_NS_PER_MS,
-							      JTR_NS_PER_MS, 10 * JTR_NS_PER_S);
-			break;
-		case OPT_CONSUMER:
-			o->consumer_cpu = jtr_opt_int(p, "--consumer-cpu", optarg, 0, CPU_SETSIZE - 1);
-			break;
-		case OPT_PROGRAMS:
-			if (!strcmp(optarg, "auto"))
-				o->progs = PROGS_AUTO;
-			else if (!strcmp(optarg, "tp_btf"))
-				o->progs = PROGS_BTF;
-			else if (!strcmp(optarg, "raw_tp"))
-				o->progs = PROGS_RAW;
-			else
-				jtr_usage_error(p, "--programs %s: use auto, tp_btf or raw_tp", optarg);
-			break;
-		case OPT_NO_STATS: o->prog_stats = false; break;
-		case OPT_WAKEUP: o->wakeup = true; break;
-		case OPT_WATCH: o->watch = true; break;
-		case OPT_STATE:
-			o->state_ns = jtr_opt_duration(p, "--state-interval", optarg, 10 * JTR_NS_PER_MS,
-						       3600 * JTR_NS_PER_S);
-			break;
-		case OPT_DUMP_ABOVE:
-			o->dump_above_ns = jtr_opt_duration(p, "--dump-above", optarg, 1000,
-							    3600 * JTR_NS_PER_S);
-			break;
-		case OPT_KEEP:
-			o->keep_ns = jtr_opt_duration(p, "--keep", optarg, JTR_NS_PER_S,
-						      24 * 3600 * JTR_NS_PER_S);
-			break;
-		case OPT_RECORDER:
-			jtr_err_clear(&e);
-			if (jtr_parse_size(optarg, 64 << 10, 16ULL << 30, &o->recorder_bytes, &e) < 0)
-				jtr_usage_error(p, "--recorder %s: %s", optarg, e.msg);
-			break;
-		case OPT_DUMP_MAX:
-			o->dump_max = jtr_opt_count(p, "--dump-max", optarg, 0, 1000000);
-			break;
-		case OPT_NAMES:
-			o->names = jtr_opt_int(p, "--names", optarg, 1, 1024);
-			break;
-		case OPT_APP: add_apps(p, o, optarg); break;
-		case 'v': o->verbose = true; break;
-		case 'q': p->quiet = true; p->progress = false; break;
-		case 'h': fputs(usage_text, stdout); exit(0);
-		default: jtr_unknown_option(p, opt, optopt, argv[optind - 1]);
-		}
-	}
+	while ((opt = getopt_long(argc, argv, ":c:d:o:b:i:vqh", long_opts, NULL)) != -1)
+		parse_opt(p, o, opt, argv, &cpu_given);
 	jtr_probe_no_args(p, argc, argv);
 	if (!o->watch && (o->dump_above_ns || o->state_ns != JTR_NS_PER_S))
 		jtr_usage_error(p, "--dump-above and --state-interval go with --watch");
@@ -332,20 +365,122 @@ static void parse_args(struct jtr_probe *p, struct trace_opts *o, int argc, char
 	jtr_probe_check_cpus(p, "-c", &o->cpus);
 	if (!o->buffer_bytes)
 		o->buffer_bytes = default_buffer(CPU_COUNT(&o->cpus), o->drain_ns);
-	if (o->consumer_cpu >= 0) {
-		jtr_err_clear(&e);
-		if (jtr_cpu_check(o->consumer_cpu, &e) < 0)
-			jtr_usage_error(p, "--consumer-cpu %d: %s", o->consumer_cpu, e.msg);
-		cpu_set_t online, rest;
+	if (o->consumer_cpu >= 0)
+		check_consumer(p, o);
+}
 
-		jtr_cpus_online(&online);
-		CPU_XOR(&rest, &online, &o->cpus);
-		CPU_AND(&rest, &rest, &online);
-		/* a traced one only when every CPU is traced (jtr run picks the quiet end) */
-		if (CPU_ISSET(o->consumer_cpu, &o->cpus) && CPU_COUNT(&rest) > 0)
-			jtr_usage_error(p, "--consumer-cpu %d is traced: choose a CPU outside -c, or the "
-					"tracer's own wake-ups show up in the trace", o->consumer_cpu);
+/* check_kernel - what the kernel and our privileges allow, or exit 2 */
+static void check_kernel(struct jtr_probe *p)
+{
+	struct jtr_err e;
+
+	if (!can_bpf())
+		jtr_usage_error(p, "tracing needs root (or CAP_BPF and CAP_PERFMON): run 'sudo jtr "
+				"trace', or 'sudo jtr run' to measure and attribute in one go");
+	if (access("/sys/kernel/btf/vmlinux", R_OK) < 0)
+		jtr_usage_error(p, "this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): the "
+				"tracer needs a kernel built with CONFIG_DEBUG_INFO_BTF=y, as Debian, "
+				"Ubuntu, Fedora and RHEL kernels are");
+	jtr_err_clear(&e);
+	if (progs_tracefs_ready(&e) < 0)
+		jtr_usage_error(p, "%s", e.msg);
+}
+
+/* setup_consumer - the draining thread (this one): its CPU in
+ * t->consumer_cpu (--consumer-cpu, else the first that is not traced),
+ * pinned there, and at JTR_CONSUMER_NICE where that takes nothing from what
+ * is traced */
+static void setup_consumer(struct tracer *t)
+{
+	const struct trace_opts *o = t->o;
+	struct jtr_probe *p = t->p;
+	int consumer = o->consumer_cpu >= 0 ? o->consumer_cpu : pick_consumer(&o->cpus);
+	bool traced_consumer = consumer >= 0 && CPU_ISSET(consumer, &o->cpus);
+
+	t->consumer_cpu = consumer;
+	if (consumer < 0)
+		jtr_warn(p, "every CPU is traced: the draining thread's wake-ups every %s will show "
+			 "in the trace; leave one CPU out of -c", o->drain_ns >= JTR_NS_PER_S ? "second" :
+			 "interval");
+	else if (traced_consumer)
+		jtr_warn(p, "every CPU is traced: the draining thread runs on CPU %d, where its "
+			 "wake-ups show in the trace", consumer);
+	if (consumer >= 0 && jtr_pin_self(consumer) < 0)
+		jtr_fatal(p, "cannot run on CPU %d: %s", consumer, strerror(errno));
+	/* a drain that waits behind the busy tasks of its CPU loses events; on an
+	 * untraced CPU only, where it takes nothing from what is measured */
+	if (consumer >= 0 && !traced_consumer && setpriority(PRIO_PROCESS, 0, JTR_CONSUMER_NICE) < 0)
+		jtr_warn(p, "cannot run the drain at nice %d (%s): a busy CPU %d may delay it",
+			 JTR_CONSUMER_NICE, strerror(errno), consumer);
+	t->consumer_nice = getpriority(PRIO_PROCESS, 0);
+}
+
+/* open_log - events.bin and its header (@hdr: the totals still 0), before
+ * anything is traced; none with --watch */
+static void open_log(struct tracer *t, struct jtr_ev_header *hdr)
+{
+	memset(hdr, 0, sizeof(*hdr));
+	memcpy(hdr->magic, JTR_EV_MAGIC, sizeof(hdr->magic));
+	hdr->version = JTR_EV_VERSION;
+	hdr->record_size = JTR_EV_SIZE;
+	if (t->o->watch)
+		return;
+	jtr_probe_open(t->p, &t->log, "events.bin");
+	setvbuf(t->log.f, NULL, _IOFBF, JTR_LOG_BUF);
+	if (fwrite(hdr, sizeof(*hdr), 1, t->log.f) != 1)
+		jtr_fatal(t->p, "cannot write %s: %s", t->log.path, strerror(errno));
+}
+
+/* load - load and attach: tp_btf first, raw_tp where tp_btf does not load
+ * (--programs); the BPF run-time statistics' descriptor (-1: none). Neither
+ * loads: nothing kept, exit 2 or 1 saying why */
+static int load(struct tracer *t)
+{
+	const struct trace_opts *o = t->o;
+	struct jtr_probe *p = t->p;
+	struct jtr_err e;
+	int stats_fd = -1, rc = -EINVAL;
+
+	progs_steal_check(t);
+	if (o->prog_stats)
+		stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (o->progs != PROGS_RAW) {
+		jtr_err_clear(&e);
+		rc = progs_start(t, PROGS_BTF, on_event, &e);
+		if (rc < 0 && o->progs == PROGS_AUTO)
+			jtr_warn(p, "tp_btf programs did not load (%s); using raw_tp", e.msg);
 	}
+	if (rc < 0 && o->progs != PROGS_BTF) {
+		jtr_err_clear(&e);
+		rc = progs_start(t, PROGS_RAW, on_event, &e);
+	}
+	if (rc >= 0)
+		return stats_fd;
+	if (!o->watch)
+		jtr_afile_abort(&t->log);
+	jtr_outdir_abort(&p->out);
+	if (rc == -EPERM)
+		jtr_usage_error(p, "%s; the kernel may be locked down (see "
+				"/sys/kernel/security/lockdown) or this container lacks "
+				"CAP_BPF", e.msg);
+	if (rc == -EACCES)
+		jtr_fatal(p, "%s; the verifier rejected a program: run with -v to see why "
+			  "and report it", e.msg);
+	jtr_fatal(p, "%s", e.msg);
+}
+
+/* say_start - "tracing CPU 1: ..." on stdout, once every program is attached
+ * (jtr run and the tests wait for this line) */
+static void say_start(const struct tracer *t)
+{
+	char cpus[256];
+
+	jtr_format_cpulist(&t->o->cpus, cpus, sizeof(cpus));
+	printf("tracing CPU%s %s: %zu tracepoints (%s programs), draining every %.0f ms "
+	       "from CPU %d%s\n", strchr(cpus, ',') || strchr(cpus, '-') ? "s" : "", cpus,
+	       t->nlinks, t->kind, t->o->drain_ns / 1e6, t->consumer_cpu,
+	       t->o->duration_ns ? "" : "; Ctrl-C to stop");
+	fflush(stdout);
 }
 
 /* sleep_ns - nanosleep that returns early on a signal */
@@ -356,19 +491,89 @@ static void sleep_ns(uint64_t ns)
 	nanosleep(&ts, NULL);
 }
 
+/* drain - drain the ring buffer on a timer from @start_ns until the duration
+ * ends or a signal comes (or the log cannot be written) */
+static void drain(struct tracer *t, int64_t start_ns)
+{
+	const struct trace_opts *o = t->o;
+	int64_t last_progress = start_ns;
+	uint64_t pause = o->drain_ns;
+
+	while (!jtr_stop && !t->write_err) {
+		int64_t now = jtr_mono_ns();
+		int n;
+
+		if (o->duration_ns && (uint64_t)(now - start_ns) >= o->duration_ns)
+			break;
+		sleep_ns(o->duration_ns && o->duration_ns - (now - start_ns) < pause ?
+			 o->duration_ns - (now - start_ns) : pause);
+		n = ring_buffer__consume(t->rb);
+		pause = next_drain(o, n > 0 ? n : 0);
+		if (o->watch)
+			pause = watch_run_drained(t, pause);
+		if (t->p->progress && jtr_mono_ns() - last_progress >= (int64_t)JTR_NS_PER_S) {
+			last_progress = jtr_mono_ns();
+			if (progs_read_counts(t) == 0)
+				jtr_progress_line(t->p, "tracing %.0f s: %llu events, %llu dropped",
+						  (last_progress - start_ns) / 1e9,
+						  (unsigned long long)progs_sum(t->total.events),
+						  (unsigned long long)progs_sum(t->total.dropped));
+		}
+	}
+}
+
+/* write_log - once detached: what is left in the buffer, the log's totals in
+ * its header @hdr, the log committed, then trace.json; or exit 1 */
+static void write_log(struct tracer *t, struct jtr_ev_header *hdr, int64_t start_ns,
+		      int64_t end_ns)
+{
+	struct jtr_probe *p = t->p;
+	struct jtr_afile tj;
+	int rc;
+
+	ring_buffer__consume(t->rb);
+	t->tracing_cpu_ns = process_cpu_ns() - t->setup_cpu_ns;
+	if (p->progress)
+		jtr_progress_line(p, "%s", "");
+	if (t->write_err)
+		jtr_fatal(p, "cannot write %s: %s", t->log.path, strerror(t->write_err));
+	if ((rc = progs_read_counts(t)) < 0)
+		jtr_fatal(p, "cannot read the tracer's counters: %s", strerror(-rc));
+
+	/* the header's totals, then the files */
+	hdr->end_ns = end_ns;
+	hdr->records = t->records;
+	hdr->dropped = progs_sum(t->total.dropped);
+	if (fseek(t->log.f, 0, SEEK_SET) < 0 || fwrite(hdr, sizeof(*hdr), 1, t->log.f) != 1)
+		jtr_fatal(p, "cannot write %s: %s", t->log.path, strerror(errno));
+	if (hdr->dropped)
+		jtr_warn(p, "%llu events were dropped (ring buffer full): use a larger -b or a "
+			 "shorter -i", (unsigned long long)hdr->dropped);
+	jtr_probe_commit_file(p, &t->log);
+	jtr_probe_open(p, &tj, "trace.json");
+	trace_json_write(t, &tj, start_ns, end_ns, t->records, &t->addrs);
+	if (!p->quiet)
+		printf("traced %.2f s: %llu events written, %llu dropped\n", (end_ns - start_ns) / 1e9,
+		       (unsigned long long)t->records, (unsigned long long)hdr->dropped);
+}
+
+/* unload - the programs and the statistics off */
+static void unload(struct tracer *t, int stats_fd)
+{
+	progs_stop(t);
+	if (stats_fd >= 0)
+		close(stats_fd);
+}
+
 int main(int argc, char **argv)
 {
 	struct jtr_ev_header hdr;
-	struct jtr_afile tj;
 	struct jtr_watch watch;
 	struct jtr_probe p;
 	struct tracer t;
 	struct trace_opts o;
-	struct jtr_err e;
-	int stats_fd = -1, consumer, rc;
-	bool traced_consumer;
-	int64_t start_ns, end_ns, last_progress;
-	uint64_t pause;
+	int64_t start_ns, end_ns;
+	int stats_fd;
 
 	jtr_probe_init(&p, "trace", argc, argv);
 	for (int i = 1; i < argc; i++)
@@ -381,117 +586,21 @@ int main(int argc, char **argv)
 	progs_libbpf_print(&t);
 	if (o.watch)
 		watch_run_init(&t, &watch);
-
-	/* what the kernel and our privileges allow */
-	if (!can_bpf())
-		jtr_usage_error(&p, "tracing needs root (or CAP_BPF and CAP_PERFMON): run 'sudo jtr "
-				"trace', or 'sudo jtr run' to measure and attribute in one go");
-	if (access("/sys/kernel/btf/vmlinux", R_OK) < 0)
-		jtr_usage_error(&p, "this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): the "
-				"tracer needs a kernel built with CONFIG_DEBUG_INFO_BTF=y, as Debian, "
-				"Ubuntu, Fedora and RHEL kernels are");
-	jtr_err_clear(&e);
-	if (progs_tracefs_ready(&e) < 0)
-		jtr_usage_error(&p, "%s", e.msg);
-
-	consumer = t.consumer_cpu = o.consumer_cpu >= 0 ? o.consumer_cpu : pick_consumer(&o.cpus);
-	traced_consumer = consumer >= 0 && CPU_ISSET(consumer, &o.cpus);
-	if (consumer < 0)
-		jtr_warn(&p, "every CPU is traced: the draining thread's wake-ups every %s will show "
-			 "in the trace; leave one CPU out of -c", o.drain_ns >= JTR_NS_PER_S ? "second" :
-			 "interval");
-	else if (traced_consumer)
-		jtr_warn(&p, "every CPU is traced: the draining thread runs on CPU %d, where its "
-			 "wake-ups show in the trace", consumer);
-	if (consumer >= 0 && jtr_pin_self(consumer) < 0)
-		jtr_fatal(&p, "cannot run on CPU %d: %s", consumer, strerror(errno));
-	/* a drain that waits behind the busy tasks of its CPU loses events; on an
-	 * untraced CPU only, where it takes nothing from what is measured */
-	if (consumer >= 0 && !traced_consumer && setpriority(PRIO_PROCESS, 0, JTR_CONSUMER_NICE) < 0)
-		jtr_warn(&p, "cannot run the drain at nice %d (%s): a busy CPU %d may delay it",
-			 JTR_CONSUMER_NICE, strerror(errno), consumer);
-	t.consumer_nice = getpriority(PRIO_PROCESS, 0);
+	check_kernel(&p);
+	setup_consumer(&t);
 
 	/* the results folder and the log, before anything is traced */
 	jtr_probe_privileged(&p);
-	memset(&hdr, 0, sizeof(hdr));
-	memcpy(hdr.magic, JTR_EV_MAGIC, sizeof(hdr.magic));
-	hdr.version = JTR_EV_VERSION;
-	hdr.record_size = JTR_EV_SIZE;
-	if (!o.watch) {
-		jtr_probe_open(&p, &t.log, "events.bin");
-		setvbuf(t.log.f, NULL, _IOFBF, JTR_LOG_BUF);
-		if (fwrite(&hdr, sizeof(hdr), 1, t.log.f) != 1)
-			jtr_fatal(&p, "cannot write %s: %s", t.log.path, strerror(errno));
-	}
-
-	/* load and attach: tp_btf first, raw_tp where tp_btf does not load */
-	progs_steal_check(&t);
-	if (o.prog_stats)
-		stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-	rc = -EINVAL;
-	if (o.progs != PROGS_RAW) {
-		jtr_err_clear(&e);
-		rc = progs_start(&t, PROGS_BTF, on_event, &e);
-		if (rc < 0 && o.progs == PROGS_AUTO)
-			jtr_warn(&p, "tp_btf programs did not load (%s); using raw_tp", e.msg);
-	}
-	if (rc < 0 && o.progs != PROGS_BTF) {
-		jtr_err_clear(&e);
-		rc = progs_start(&t, PROGS_RAW, on_event, &e);
-	}
-	if (rc < 0) {
-		if (!o.watch)
-			jtr_afile_abort(&t.log);
-		jtr_outdir_abort(&p.out);
-		if (rc == -EPERM)
-			jtr_usage_error(&p, "%s; the kernel may be locked down (see "
-					"/sys/kernel/security/lockdown) or this container lacks "
-					"CAP_BPF", e.msg);
-		if (rc == -EACCES)
-			jtr_fatal(&p, "%s; the verifier rejected a program: run with -v to see why "
-				  "and report it", e.msg);
-		jtr_fatal(&p, "%s", e.msg);
-	}
+	open_log(&t, &hdr);
+	stats_fd = load(&t);
 	start_ns = hdr.start_ns = t.win_start_ns = jtr_mono_ns();
 	t.setup_cpu_ns = process_cpu_ns();
-	last_progress = start_ns;
 	if (o.watch)
 		watch_run_begin(&t, start_ns);
-	if (!p.quiet) {
-		char cpus[256];
+	if (!p.quiet)
+		say_start(&t);
+	drain(&t, start_ns);
 
-		jtr_format_cpulist(&o.cpus, cpus, sizeof(cpus));
-		printf("tracing CPU%s %s: %zu tracepoints (%s programs), draining every %.0f ms "
-		       "from CPU %d%s\n", strchr(cpus, ',') || strchr(cpus, '-') ? "s" : "", cpus,
-		       t.nlinks, t.kind, o.drain_ns / 1e6, consumer,
-		       o.duration_ns ? "" : "; Ctrl-C to stop");
-		fflush(stdout);
-	}
-
-	/* drain on a timer until the duration ends or a signal comes */
-	pause = o.drain_ns;
-	while (!jtr_stop && !t.write_err) {
-		int64_t now = jtr_mono_ns();
-		int n;
-
-		if (o.duration_ns && (uint64_t)(now - start_ns) >= o.duration_ns)
-			break;
-		sleep_ns(o.duration_ns && o.duration_ns - (now - start_ns) < pause ?
-			 o.duration_ns - (now - start_ns) : pause);
-		n = ring_buffer__consume(t.rb);
-		pause = next_drain(&o, n > 0 ? n : 0);
-		if (o.watch)
-			pause = watch_run_drained(&t, pause);
-		if (p.progress && jtr_mono_ns() - last_progress >= (int64_t)JTR_NS_PER_S) {
-			last_progress = jtr_mono_ns();
-			if (progs_read_counts(&t) == 0)
-				jtr_progress_line(&p, "tracing %.0f s: %llu events, %llu dropped",
-						  (last_progress - start_ns) / 1e9,
-						  (unsigned long long)progs_sum(t.total.events),
-						  (unsigned long long)progs_sum(t.total.dropped));
-		}
-	}
 	/* stop: detach first, then take what is left in the buffer; without -d
 	 * a signal is the normal end, with -d one before it is an interruption */
 	end_ns = t.win_end_ns = jtr_mono_ns();
@@ -499,9 +608,7 @@ int main(int argc, char **argv)
 	progs_detach(&t);
 	if (o.watch) {
 		watch_run_end(&t, end_ns);
-		progs_stop(&t);
-		if (stats_fd >= 0)
-			close(stats_fd);
+		unload(&t, stats_fd);
 		jtr_watch_free(&watch);
 		jtr_probe_finish(&p);
 		return 0;
@@ -516,33 +623,8 @@ int main(int argc, char **argv)
 			p.prog);
 		return 1;
 	}
-	ring_buffer__consume(t.rb);
-	t.tracing_cpu_ns = process_cpu_ns() - t.setup_cpu_ns;
-	if (p.progress)
-		jtr_progress_line(&p, "%s", "");
-	if (t.write_err)
-		jtr_fatal(&p, "cannot write %s: %s", t.log.path, strerror(t.write_err));
-	if ((rc = progs_read_counts(&t)) < 0)
-		jtr_fatal(&p, "cannot read the tracer's counters: %s", strerror(-rc));
-
-	/* the header's totals, then the files */
-	hdr.end_ns = end_ns;
-	hdr.records = t.records;
-	hdr.dropped = progs_sum(t.total.dropped);
-	if (fseek(t.log.f, 0, SEEK_SET) < 0 || fwrite(&hdr, sizeof(hdr), 1, t.log.f) != 1)
-		jtr_fatal(&p, "cannot write %s: %s", t.log.path, strerror(errno));
-	if (hdr.dropped)
-		jtr_warn(&p, "%llu events were dropped (ring buffer full): use a larger -b or a "
-			 "shorter -i", (unsigned long long)hdr.dropped);
-	jtr_probe_commit_file(&p, &t.log);
-	jtr_probe_open(&p, &tj, "trace.json");
-	trace_json_write(&t, &tj, start_ns, end_ns, t.records, &t.addrs);
-	if (!p.quiet)
-		printf("traced %.2f s: %llu events written, %llu dropped\n", (end_ns - start_ns) / 1e9,
-		       (unsigned long long)t.records, (unsigned long long)hdr.dropped);
-	progs_stop(&t);
-	if (stats_fd >= 0)
-		close(stats_fd);
+	write_log(&t, &hdr, start_ns, end_ns);
+	unload(&t, stats_fd);
 	jtr_addrs_free(&t.addrs);
 	jtr_probe_finish(&p);
 	return o.duration_ns ? jtr_probe_exit(&p, 0) : 0;
