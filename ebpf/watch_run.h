@@ -6,9 +6,9 @@
  * reads) when an interruption lasts --dump-above or more.
  *
  * Beside watch.c, not in it: watch.c is the accounting alone (events in,
- * tables out, no I/O, no allocation after its init; tests/test_watch.c feeds
- * it synthetic events), this is what the tracer does with it: /proc, stdout,
- * folders, and the BPF counters.
+ * tables out to the stream it is given; it opens nothing and allocates nothing
+ * after its init; tests/test_watch.c feeds it synthetic events), this is what
+ * the tracer does with it: /proc, stdout, folders, and the BPF counters.
  */
 #ifndef JTR_WATCH_RUN_H
 #define JTR_WATCH_RUN_H
