@@ -29,7 +29,6 @@
 #include "jtr_probe.h"
 #include "programs.h"
 #include "trace.h"
-#include "trace.skel.h"
 #include "trace_json.h"
 #include "tracer.h"
 #include "watch.h"
