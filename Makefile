@@ -200,10 +200,13 @@ $(BUILD)/ebpf/%.skel.h: $(BUILD)/ebpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/bin/jtr-trace: ebpf/trace.c ebpf/watch.c ebpf/trace.h ebpf/watch.h \
+# jtr-trace: the tool (trace.c) and the files of its parts (ebpf/README.md)
+TRACE_SRCS := ebpf/trace.c ebpf/programs.c ebpf/ksyms.c ebpf/trace_json.c ebpf/watch_run.c \
+	ebpf/watch.c
+$(BUILD)/bin/jtr-trace: $(TRACE_SRCS) $(wildcard ebpf/*.h) \
 		$(BUILD)/ebpf/trace.skel.h $(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/bin
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CPPFLAGS) -I$(BUILD)/ebpf -Iebpf $(CFLAGS) $(WARN) $< ebpf/watch.c $(LIBJTR) \
+	$(Q)$(CC) $(CPPFLAGS) -I$(BUILD)/ebpf -Iebpf $(CFLAGS) $(WARN) $(TRACE_SRCS) $(LIBJTR) \
 		$(LDFLAGS) $(BPF_LDLIBS) $(LDLIBS) -o $@
 
 # jtr watch's accounting (ebpf/watch.c) on synthetic events: no BPF needed

@@ -6,35 +6,34 @@
  * filters to the traced CPUs in the kernel, and drains the ring buffer on a
  * timer from a CPU that is not traced, so the tracer itself sends no
  * interrupt to a traced CPU. Writes events.bin (trace.h) and trace.json.
+ *
+ * This file is the tool: its options, main() and the drain loop. Its parts
+ * are files of their own (ebpf/README.md): programs.c loads and attaches
+ * the BPF side, ksyms.c names kernel addresses, trace_json.c writes
+ * trace.json, watch_run.c runs --watch around watch.c's accounting; the
+ * state they share is tracer.h's.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
-#include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
 
 #include "jtr_cli.h"
 #include "jtr_probe.h"
+#include "programs.h"
 #include "trace.h"
-#include "trace.skel.h"
+#include "trace_json.h"
+#include "tracer.h"
 #include "watch.h"
+#include "watch_run.h"
 
-#define TRACEFS "/sys/kernel/tracing"
 #define CAP_PERFMON_BIT 38
 #define CAP_BPF_BIT 39
 /* the default ring buffer keeps up with this many events a second per traced
@@ -133,157 +132,6 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* the typed tracepoints, each with a tp_btf and a raw_tp program */
-static const struct tp_def {
-	const char *cat, *name;
-} tps[] = {
-	{ "irq", "irq_handler_entry" }, { "irq", "irq_handler_exit" },
-	{ "irq", "softirq_raise" }, { "irq", "softirq_entry" }, { "irq", "softirq_exit" },
-	{ "nmi", "nmi_handler" },
-	{ "sched", "sched_switch" }, { "sched", "sched_wakeup" }, { "sched", "sched_waking" },
-	{ "sched", "sched_migrate_task" },
-	{ "exceptions", "page_fault_user" }, { "exceptions", "page_fault_kernel" },
-	{ "workqueue", "workqueue_execute_start" }, { "workqueue", "workqueue_execute_end" },
-	{ "timer", "hrtimer_expire_entry" }, { "timer", "hrtimer_expire_exit" },
-	{ "timer", "timer_expire_entry" }, { "timer", "timer_expire_exit" },
-};
-#define NTPS (sizeof(tps) / sizeof(tps[0]))
-
-/* names of enum jtr_ev_type, for trace.json */
-static const char *const type_names[JTR_EV_NTYPES] = {
-	[JTR_EV_IRQ_ENTRY] = "irq_handler_entry", [JTR_EV_IRQ_EXIT] = "irq_handler_exit",
-	[JTR_EV_SOFTIRQ_RAISE] = "softirq_raise", [JTR_EV_SOFTIRQ_ENTRY] = "softirq_entry",
-	[JTR_EV_SOFTIRQ_EXIT] = "softirq_exit", [JTR_EV_VEC_ENTRY] = "vector_entry",
-	[JTR_EV_VEC_EXIT] = "vector_exit", [JTR_EV_NMI] = "nmi_handler",
-	[JTR_EV_SWITCH] = "sched_switch", [JTR_EV_WAKEUP] = "sched_wakeup",
-	[JTR_EV_WAKING] = "sched_waking", [JTR_EV_MIGRATE] = "sched_migrate_task",
-	[JTR_EV_PF_USER] = "page_fault_user", [JTR_EV_PF_KERNEL] = "page_fault_kernel",
-	[JTR_EV_WQ_START] = "workqueue_execute_start", [JTR_EV_WQ_END] = "workqueue_execute_end",
-	[JTR_EV_HRTIMER_ENTRY] = "hrtimer_expire_entry", [JTR_EV_HRTIMER_EXIT] = "hrtimer_expire_exit",
-	[JTR_EV_TIMER_ENTRY] = "timer_expire_entry", [JTR_EV_TIMER_EXIT] = "timer_expire_exit",
-	[JTR_EV_STEAL] = "steal_time",
-};
-
-enum prog_kind { PROGS_AUTO, PROGS_BTF, PROGS_RAW };
-
-struct opts {
-	cpu_set_t cpus;
-	uint64_t duration_ns;		/* 0: until a signal */
-	uint64_t buffer_bytes;
-	uint64_t drain_ns;
-	int consumer_cpu;		/* -1: choose */
-	enum prog_kind progs;
-	bool prog_stats;
-	bool wakeup;
-	bool verbose;
-	bool watch;			/* jtr watch: account and record, no log */
-	uint64_t state_ns;		/* --watch: how often the state is printed */
-	uint64_t dump_above_ns;		/* 0: no dumps */
-	uint64_t keep_ns;		/* a dump's span */
-	uint64_t recorder_bytes;
-	uint64_t dump_max;
-	int names;			/* --watch: names kept per CPU and category */
-	/* --watch --app: the application's comms and PIDs */
-	char app_comm[JTR_WATCH_APPS][JTR_COMM_LEN];
-	int napp_comm;
-	uint32_t app_pid[JTR_WATCH_APPS];
-	int napp_pid;
-};
-
-/* a set of kernel addresses to name at the end (open addressing) */
-struct addr_set {
-	uint64_t *slot;
-	size_t cap, n;
-};
-
-struct tracer {
-	struct jtr_probe *p;
-	struct opts *o;
-	struct trace_bpf *skel;
-	struct bpf_link **links;
-	size_t nlinks;
-	struct ring_buffer *rb;
-	const char *kind;		/* "tp_btf" or "raw_tp" */
-	char vec_names[JTR_TRACE_MAX_VECS][48];
-	int nvecs;
-	char missing[NTPS + 4][48];	/* tracepoints this kernel lacks */
-	int nmissing;
-	struct jtr_afile log;
-	uint64_t records;
-	uint64_t outside;		/* records from while programs were attaching or detaching */
-	int64_t win_start_ns, win_end_ns;	/* every program attached; end 0: not yet */
-	uint64_t setup_cpu_ns, tracing_cpu_ns;	/* this process's CPU time: loading and
-						   attaching, then tracing and draining */
-	int write_err;
-	struct addr_set addrs;
-	struct jtr_trace_counts total;
-	int64_t steal_from_rq;		/* the kvm steal counter is read (JTR_EV_STEAL): where */
-	int consumer_nice;		/* the draining thread's nice value */
-	char steal_why[160];		/* why not, when it is not */
-	char last_libbpf[512];
-	struct jtr_watch *watch;	/* --watch: the accounting, instead of the log */
-};
-
-static struct tracer *g_tracer;		/* for libbpf's print callback */
-
-/* on_libbpf - keep libbpf's last warning for error messages; print all with -v */
-static int on_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	va_list aq;
-
-	if (g_tracer && level <= LIBBPF_WARN) {
-		va_copy(aq, ap);
-		vsnprintf(g_tracer->last_libbpf, sizeof(g_tracer->last_libbpf), fmt, aq);
-		va_end(aq);
-		g_tracer->last_libbpf[strcspn(g_tracer->last_libbpf, "\n")] = 0;
-	}
-	if (g_tracer && g_tracer->o->verbose)
-		return vfprintf(stderr, fmt, ap);
-	return 0;
-}
-
-/* addr_add - remember @a (non-zero) for symbol resolution */
-static int addr_add(struct addr_set *s, uint64_t a)
-{
-	size_t i;
-
-	if (!a)
-		return 0;
-	if (s->n * 2 >= s->cap) {
-		struct addr_set bigger = { .cap = s->cap ? s->cap * 2 : 1024 };
-
-		bigger.slot = calloc(bigger.cap, sizeof(uint64_t));
-		if (!bigger.slot)
-			return -ENOMEM;
-		for (i = 0; i < s->cap; i++)
-			if (s->slot[i])
-				addr_add(&bigger, s->slot[i]);
-		free(s->slot);
-		*s = bigger;
-	}
-	for (i = (a >> 4) * 0x9E3779B97F4A7C15ULL % s->cap; s->slot[i]; i = (i + 1) % s->cap)
-		if (s->slot[i] == a)
-			return 0;
-	s->slot[i] = a;
-	s->n++;
-	return 0;
-}
-
-/* note_addrs - remember the kernel addresses @e names, for trace.json */
-static void note_addrs(struct addr_set *s, const struct jtr_ev *e)
-{
-	switch (e->type) {
-	case JTR_EV_NMI:
-		addr_add(s, e->a);
-		break;
-	case JTR_EV_WQ_START:
-	case JTR_EV_HRTIMER_ENTRY:
-	case JTR_EV_TIMER_ENTRY:
-		addr_add(s, e->b);
-		break;
-	}
-}
-
 /* on_event - ring buffer callback: append the record, note its addresses */
 static int on_event(void *ctx, void *data, size_t size)
 {
@@ -307,580 +155,8 @@ static int on_event(void *ctx, void *data, size_t size)
 		return -t->write_err;
 	}
 	t->records++;
-	note_addrs(&t->addrs, e);
+	jtr_addrs_note(&t->addrs, e);
 	return 0;
-}
-
-/* tracefs_ready - make sure tracefs is mounted; mount it if not */
-static int tracefs_ready(struct jtr_err *e)
-{
-	struct stat st;
-
-	if (stat(TRACEFS "/events", &st) == 0)
-		return 0;
-	if (mount("nodev", TRACEFS, "tracefs", 0, NULL) < 0 && errno != EBUSY)
-		return jtr_err_set(e, -errno, "tracefs is not mounted and mounting it on " TRACEFS
-				   " failed (%s); mount it with 'mount -t tracefs nodev " TRACEFS "'",
-				   strerror(errno));
-	if (stat(TRACEFS "/events", &st) < 0)
-		return jtr_err_set(e, -ENOENT, TRACEFS "/events is missing after mounting tracefs: "
-				   "this kernel has no tracepoints (CONFIG_TRACEPOINTS)");
-	return 0;
-}
-
-/* tp_exists - is CAT:NAME a tracepoint of this kernel? */
-static bool tp_exists(const char *cat, const char *name)
-{
-	char path[256];
-	struct stat st;
-
-	snprintf(path, sizeof(path), TRACEFS "/events/%s/%s", cat, name);
-	return stat(path, &st) == 0;
-}
-
-/* cmp_str - qsort on strings */
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(a, b);
-}
-
-/* discover_vectors - every irq_vectors:X_entry that has an X_exit */
-static void discover_vectors(struct tracer *t)
-{
-	DIR *d = opendir(TRACEFS "/events/irq_vectors");
-	struct dirent *de;
-	size_t len;
-
-	t->nvecs = 0;
-	if (!d)
-		return;
-	while ((de = readdir(d)) && t->nvecs < JTR_TRACE_MAX_VECS) {
-		len = strlen(de->d_name);
-		if (len <= 6 || len >= sizeof(t->vec_names[0]) ||
-		    strcmp(de->d_name + len - 6, "_entry"))
-			continue;
-		snprintf(t->vec_names[t->nvecs], sizeof(t->vec_names[0]), "%.*s",
-			 (int)(len - 6), de->d_name);
-		char exitname[64];
-		snprintf(exitname, sizeof(exitname), "%s_exit", t->vec_names[t->nvecs]);
-		if (tp_exists("irq_vectors", exitname))
-			t->nvecs++;
-	}
-	closedir(d);
-	qsort(t->vec_names, t->nvecs, sizeof(t->vec_names[0]), cmp_str);
-}
-
-/* prog_for - the skeleton's program named PREFIX_NAME */
-static struct bpf_program *prog_for(struct trace_bpf *skel, const char *prefix, const char *name)
-{
-	char want[96];
-
-	snprintf(want, sizeof(want), "%s_%s", prefix, name);
-	return bpf_object__find_program_by_name(skel->obj, want);
-}
-
-/* vec_prog - the program of irq_vectors pair @v's entry (or @exit) */
-static struct bpf_program *vec_prog(struct tracer *t, int v, int exit)
-{
-	char name[32];
-
-	snprintf(name, sizeof(name), "vec_%s_%d", exit ? "exit" : "entry", v);
-	return bpf_object__find_program_by_name(t->skel->obj, name);
-}
-
-/* add_link - keep @l for detaching */
-static int add_link(struct tracer *t, struct bpf_link *l)
-{
-	struct bpf_link **n = realloc(t->links, (t->nlinks + 1) * sizeof(*n));
-
-	if (!n) {
-		bpf_link__destroy(l);
-		return -ENOMEM;
-	}
-	t->links = n;
-	t->links[t->nlinks++] = l;
-	return 0;
-}
-
-/* DETACHERS threads destroy the links, each every DETACHERS'th: where the
- * kernel waits a grace period when a tracepoint loses a program, the waits
- * from several threads overlap (one after the other they made a 0.1 s trace
- * take 1.4 s). Classic (perf) tracepoints wait under one lock, one after the
- * other whatever the threads: the irq_vectors pairs are raw tracepoints. */
-#define DETACHERS 16
-
-struct detacher {
-	struct tracer *t;
-	size_t first;
-};
-
-static void *detach_some(void *arg)
-{
-	struct detacher *d = arg;
-
-	for (size_t i = d->first; i < d->t->nlinks; i += DETACHERS)
-		bpf_link__destroy(d->t->links[i]);
-	return NULL;
-}
-
-/* detach - remove every program from its tracepoint */
-static void detach(struct tracer *t)
-{
-	struct detacher d[DETACHERS];
-	pthread_t tid[DETACHERS];
-	bool started[DETACHERS] = {false};
-
-	for (size_t k = 0; k < DETACHERS && k < t->nlinks; k++) {
-		d[k] = (struct detacher){t, k};
-		started[k] = pthread_create(&tid[k], NULL, detach_some, &d[k]) == 0;
-		if (!started[k])        /* no thread: this one does its share */
-			detach_some(&d[k]);
-	}
-	for (size_t k = 0; k < DETACHERS; k++)
-		if (started[k])
-			pthread_join(tid[k], NULL);
-	free(t->links);
-	t->links = NULL;
-	t->nlinks = 0;
-}
-
-/* stop_bpf - detach and unload */
-static void stop_bpf(struct tracer *t)
-{
-	detach(t);
-	ring_buffer__free(t->rb);
-	t->rb = NULL;
-	trace_bpf__destroy(t->skel);
-	t->skel = NULL;
-}
-
-/* kvm_steal_offered - does the hypervisor say it is KVM and keeps steal time
- * (CPUID leaf KVMKVMKVM, feature KVM_FEATURE_STEAL_TIME)? */
-static bool kvm_steal_offered(char *why, size_t len)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	unsigned int a, b, c, d, base;
-	char sig[13];
-
-	__cpuid(1, a, b, c, d);
-	if (!(c & 1U << 31)) {
-		snprintf(why, len, "not a virtual machine (no hypervisor CPUID bit)");
-		return false;
-	}
-	/* the KVM leaves may sit above another hypervisor's, in steps of 0x100 */
-	for (base = 0x40000000; base < 0x40010000; base += 0x100) {
-		__cpuid(base, a, b, c, d);
-		memcpy(sig, &b, 4);
-		memcpy(sig + 4, &c, 4);
-		memcpy(sig + 8, &d, 4);
-		sig[12] = 0;
-		if (!strcmp(sig, "KVMKVMKVM"))
-			break;
-	}
-	if (base >= 0x40010000) {
-		snprintf(why, len, "the hypervisor is not KVM");
-		return false;
-	}
-	__cpuid(base + 1, a, b, c, d);
-	if (!(a & 1U << 5)) {
-		snprintf(why, len, "the KVM host does not offer steal time (KVM_FEATURE_STEAL_TIME)");
-		return false;
-	}
-	return true;
-#else
-	snprintf(why, len, "kvm steal_time is read on x86 only");
-	return false;
-#endif
-}
-
-/* percpu_offset - the offset of per-CPU variable @name in the kernel's per-CPU
- * section (.data..percpu in BTF), or -1 */
-static long long percpu_offset(const struct btf *btf, const char *name)
-{
-	int var = btf__find_by_name_kind(btf, name, BTF_KIND_VAR);
-	int sec = btf__find_by_name_kind(btf, ".data..percpu", BTF_KIND_DATASEC);
-	const struct btf_type *t;
-	const struct btf_var_secinfo *v;
-
-	if (var < 0 || sec < 0)
-		return -1;
-	t = btf__type_by_id(btf, sec);
-	v = btf_var_secinfos(t);
-	for (int i = 0; i < btf_vlen(t); i++, v++)
-		if ((int)v->type == var)
-			return v->offset;
-	return -1;
-}
-
-/* steal_check - can the kernel side read the host's steal counter? Sets
- * t->steal_from_rq (steal_time's distance from runqueues in a CPU's per-CPU
- * area), or t->steal_why to the reason it cannot */
-static void steal_check(struct tracer *t)
-{
-	long long st, rq;
-	struct btf *btf;
-
-	t->steal_from_rq = 0;
-	/* JTR_NO_STEAL: behave as a machine without it (tests the fallback) */
-	if (getenv("JTR_NO_STEAL")) {
-		snprintf(t->steal_why, sizeof(t->steal_why), "switched off (JTR_NO_STEAL is set)");
-		return;
-	}
-	if (!kvm_steal_offered(t->steal_why, sizeof(t->steal_why)))
-		return;
-	btf = btf__load_vmlinux_btf();
-	if (!btf) {
-		snprintf(t->steal_why, sizeof(t->steal_why), "the kernel's BTF does not load");
-		return;
-	}
-	st = percpu_offset(btf, "steal_time");
-	rq = percpu_offset(btf, "runqueues");
-	btf__free(btf);
-	if (st < 0 || rq < 0 || st == rq)
-		snprintf(t->steal_why, sizeof(t->steal_why), "the kernel's BTF has no per-CPU %s "
-			 "(a kernel built without CONFIG_KVM_GUEST?)", st < 0 ? "steal_time" :
-			 "runqueues");
-	else
-		t->steal_from_rq = st - rq;
-}
-
-/* start_bpf - open, configure, load and attach with @kind programs */
-static int start_bpf(struct tracer *t, enum prog_kind kind, struct jtr_err *e)
-{
-	const char *use = kind == PROGS_BTF ? "btf" : "raw", *off = kind == PROGS_BTF ? "raw" : "btf";
-	struct bpf_program *prog;
-	struct bpf_link *l;
-	int rc, cpu;
-
-	t->kind = kind == PROGS_BTF ? "tp_btf" : "raw_tp";
-	t->last_libbpf[0] = 0;
-	/* JTR_NO_TP_BTF: behave as a kernel that refuses tp_btf (tests the fallback) */
-	if (kind == PROGS_BTF && getenv("JTR_NO_TP_BTF"))
-		return jtr_err_set(e, -EOPNOTSUPP, "tp_btf switched off (JTR_NO_TP_BTF is set)");
-	/* open: parse the object, nothing in the kernel yet */
-	t->skel = trace_bpf__open();
-	if (!t->skel)
-		return jtr_err_set(e, -errno, "cannot open the BPF object: %s", strerror(errno));
-
-	/* set rodata: the CPU filter and the wake-up switch */
-	for (cpu = 0; cpu < JTR_TRACE_MAX_CPUS && cpu < CPU_SETSIZE; cpu++)
-		if (CPU_ISSET(cpu, &t->o->cpus))
-			t->skel->rodata->cpu_mask[cpu / 64] |= 1ULL << (cpu % 64);
-	t->skel->rodata->wakeup = t->o->wakeup;
-	t->skel->rodata->steal_from_rq = t->steal_from_rq;
-	/* jtr watch --app PIDs: the kernel side flags their threads' records */
-	for (int i = 0; i < t->o->napp_pid; i++)
-		t->skel->rodata->app_tgid[i] = t->o->app_pid[i];
-	t->skel->rodata->napp_tgid = t->o->napp_pid;
-	bpf_map__set_max_entries(t->skel->maps.events, t->o->buffer_bytes);
-
-	/* choose programs: one kind for each tracepoint this kernel has */
-	t->nmissing = 0;
-	for (size_t i = 0; i < NTPS; i++) {
-		bool have = tp_exists(tps[i].cat, tps[i].name);
-
-		bpf_program__set_autoload(prog_for(t->skel, use, tps[i].name), have);
-		bpf_program__set_autoload(prog_for(t->skel, off, tps[i].name), false);
-		if (!have)
-			snprintf(t->missing[t->nmissing++], sizeof(t->missing[0]), "%s:%s",
-				 tps[i].cat, tps[i].name);
-	}
-	discover_vectors(t);
-	if (!t->nvecs)
-		snprintf(t->missing[t->nmissing++], sizeof(t->missing[0]), "irq_vectors:*");
-	for (int v = 0; v < JTR_TRACE_MAX_VECS; v++)
-		for (int ex = 0; ex < 2; ex++)
-			bpf_program__set_autoload(vec_prog(t, v, ex), v < t->nvecs);
-
-	/* load: verify and load into the kernel */
-	rc = trace_bpf__load(t->skel);
-	if (rc) {
-		rc = rc < 0 ? rc : -errno;
-		jtr_err_set(e, rc, "the kernel refused the %s programs (%s)%s%s", t->kind,
-			    strerror(-rc), t->last_libbpf[0] ? ": " : "", t->last_libbpf);
-		goto fail;
-	}
-
-	/* attach: typed tracepoints, then each irq_vectors pair to its programs */
-	bpf_object__for_each_program(prog, t->skel->obj) {
-		if (!bpf_program__autoload(prog) || !strncmp(bpf_program__name(prog), "vec_", 4))
-			continue;
-		l = bpf_program__attach(prog);
-		if (!l) {
-			rc = -errno;
-			jtr_err_set(e, rc, "cannot attach %s: %s", bpf_program__name(prog),
-				    strerror(-rc));
-			goto fail;
-		}
-		if ((rc = add_link(t, l)) < 0)
-			goto fail;
-	}
-	for (int v = 0; v < t->nvecs; v++) {
-		for (int ex = 0; ex < 2; ex++) {
-			char name[64];
-
-			snprintf(name, sizeof(name), "%s_%s", t->vec_names[v], ex ? "exit" : "entry");
-			l = bpf_program__attach_raw_tracepoint(vec_prog(t, v, ex), name);
-			if (!l) {
-				rc = -errno;
-				jtr_err_set(e, rc, "cannot attach to irq_vectors:%s: %s", name,
-					    strerror(-rc));
-				goto fail;
-			}
-			if ((rc = add_link(t, l)) < 0)
-				goto fail;
-		}
-	}
-	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_event, t, NULL);
-	if (!t->rb) {
-		rc = -errno;
-		jtr_err_set(e, rc, "cannot map the ring buffer: %s", strerror(-rc));
-		goto fail;
-	}
-	return 0;
-fail:
-	stop_bpf(t);
-	return rc;
-}
-
-/* read_counts - sum the per-CPU counters into t->total */
-static int read_counts(struct tracer *t)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	struct jtr_trace_counts *per;
-	__u32 zero = 0;
-
-	if (ncpu <= 0)
-		return ncpu;
-	per = calloc(ncpu, sizeof(*per));
-	if (!per)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.counts), &zero, per) < 0) {
-		free(per);
-		return -errno;
-	}
-	memset(&t->total, 0, sizeof(t->total));
-	for (int c = 0; c < ncpu; c++)
-		for (int i = 0; i < JTR_EV_NTYPES; i++) {
-			t->total.events[i] += per[c].events[i];
-			t->total.dropped[i] += per[c].dropped[i];
-		}
-	free(per);
-	return 0;
-}
-
-/* sum_counts - all types of one counter array */
-static uint64_t sum_counts(const unsigned long long *c)
-{
-	uint64_t s = 0;
-
-	for (int i = 0; i < JTR_EV_NTYPES; i++)
-		s += c[i];
-	return s;
-}
-
-#define KSYM_BUF (1 << 20)
-
-/* a kernel address seen in the log, and the text symbol at or below it */
-struct ksym {
-	uint64_t addr;		/* the address seen */
-	uint64_t sym;		/* the symbol's address, 0 for none yet */
-	char name[128];
-};
-
-/* cmp_ksym - qsort by the address seen */
-static int cmp_ksym(const void *a, const void *b)
-{
-	const struct ksym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/* write_symbols - "0xADDR": "name" (or "name+0xOFF") for every address seen.
- * /proc/kallsyms is read once, line by line, and each text symbol is kept only
- * where it is the closest one yet below a seen address: the seen addresses are
- * few and sorted, the symbols (120,000 here) are neither copied nor sorted (that
- * took 0.6 s of every trace's end) */
-static void write_symbols(const struct addr_set *addrs, struct jtr_json *j)
-{
-	struct ksym *seen = calloc(addrs->n ? addrs->n : 1, sizeof(*seen));
-	FILE *f = seen ? fopen("/proc/kallsyms", "r") : NULL;
-	char *buf = f ? malloc(KSYM_BUF) : NULL;
-	size_t k = 0;
-	char line[512], key[24], val[300];
-
-	/* big reads: /proc/kallsyms costs per read, not per byte (5,000 reads of
-	 * stdio's 1 KiB took half a second) */
-	if (f && buf)
-		setvbuf(f, buf, _IOFBF, KSYM_BUF);
-	jtr_json_obj_begin(j, "symbols");
-	for (size_t i = 0; seen && i < addrs->cap && k < addrs->n; i++)
-		if (addrs->slot[i])
-			seen[k++].addr = addrs->slot[i];
-	qsort(seen, k, sizeof(*seen), cmp_ksym);
-	while (f && k && fgets(line, sizeof(line), f)) {
-		char *end, *name;
-		unsigned long long a = strtoull(line, &end, 16);
-		size_t lo = 0, hi = k, len;
-
-		/* "ADDR T name[\t[module]]": text symbols only */
-		if (!a || end[0] != ' ' || !strchr("tTwW", end[1]) || !end[1] || end[2] != ' ')
-			continue;
-		while (lo < hi) {		/* the first seen address at or above a */
-			size_t mid = (lo + hi) / 2;
-
-			if (seen[mid].addr < a)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo == k || a < seen[lo].sym)
-			continue;
-		name = end + 3;
-		len = strcspn(name, " \t\n");
-		if (len >= sizeof(seen[lo].name))
-			len = sizeof(seen[lo].name) - 1;
-		seen[lo].sym = a;
-		memcpy(seen[lo].name, name, len);
-		seen[lo].name[len] = '\0';
-	}
-	if (f)
-		fclose(f);
-	free(buf);
-	/* a seen address with no symbol since the one below it has that one's */
-	for (size_t i = 1; i < k; i++)
-		if (!seen[i].sym && seen[i - 1].sym) {
-			seen[i].sym = seen[i - 1].sym;
-			memcpy(seen[i].name, seen[i - 1].name, sizeof(seen[i].name));
-		}
-	for (size_t i = 0; i < k; i++) {
-		if (!seen[i].sym)
-			continue;
-		if (seen[i].sym == seen[i].addr)
-			snprintf(val, sizeof(val), "%s", seen[i].name);
-		else
-			snprintf(val, sizeof(val), "%s+0x%llx", seen[i].name,
-				 (unsigned long long)(seen[i].addr - seen[i].sym));
-		snprintf(key, sizeof(key), "0x%llx", (unsigned long long)seen[i].addr);
-		jtr_json_str(j, key, val);
-	}
-	jtr_json_obj_end(j);
-	free(seen);
-}
-
-/* process_cpu_ns - CPU time of this process so far, user and system, all threads */
-static uint64_t process_cpu_ns(void)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru) < 0)
-		return 0;
-	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * JTR_NS_PER_S +
-	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
-}
-
-/* write_programs - each program's runs and run time from BPF statistics */
-static void write_programs(struct tracer *t, struct jtr_json *j)
-{
-	struct bpf_program *prog;
-
-	jtr_json_obj_begin(j, "programs");
-	bpf_object__for_each_program(prog, t->skel->obj) {
-		struct bpf_prog_info info;
-		__u32 len = sizeof(info);
-
-		if (!bpf_program__autoload(prog))
-			continue;
-		memset(&info, 0, sizeof(info));
-		if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) < 0)
-			continue;
-		jtr_json_obj_begin(j, bpf_program__name(prog));
-		jtr_json_uint(j, "run_count", info.run_cnt);
-		jtr_json_uint(j, "run_time_ns", info.run_time_ns);
-		/* runs the kernel skipped: a BPF program already ran on that CPU */
-		jtr_json_uint(j, "recursion_misses", info.recursion_misses);
-		if (info.run_cnt)
-			jtr_json_fixed(j, "ns_per_run", (double)info.run_time_ns / info.run_cnt, 1);
-		else
-			jtr_json_null(j, "ns_per_run");
-		jtr_json_obj_end(j);
-	}
-	jtr_json_obj_end(j);
-}
-
-/* write_trace_json - what was traced, how much, what was lost, names: into
- * @a, for a log of @records records from @start_ns to @end_ns whose addresses
- * are @addrs */
-static void write_trace_json(struct tracer *t, struct jtr_afile *a, int consumer_cpu,
-			     int64_t start_ns, int64_t end_ns, uint64_t records,
-			     const struct addr_set *addrs)
-{
-	struct jtr_probe *p = t->p;
-	struct jtr_json j;
-	char cpus[256];
-
-	jtr_json_init(&j, a->f);
-	jtr_json_obj_begin(&j, NULL);
-	jtr_json_str(&j, "format", "jtr-trace/1");
-	jtr_json_str(&j, "tool", "trace");
-	jtr_json_str(&j, "jtr_version", JTR_VERSION);
-	jtr_json_str(&j, "backend", "ebpf");
-	jtr_json_str(&j, "programs_kind", t->kind);
-	jtr_json_str(&j, "log", "events.bin");
-	jtr_json_arr_begin_inline(&j, "cpus");
-	for (int c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &t->o->cpus))
-			jtr_json_int(&j, NULL, c);
-	jtr_json_arr_end(&j);
-	jtr_format_cpulist(&t->o->cpus, cpus, sizeof(cpus));
-	jtr_json_str(&j, "cpu_list", cpus);
-	jtr_json_int(&j, "consumer_cpu", consumer_cpu);
-	jtr_json_int(&j, "consumer_nice", t->consumer_nice);
-	jtr_json_int(&j, "start_ns", start_ns);
-	jtr_json_int(&j, "end_ns", end_ns);
-	jtr_json_bool(&j, "partial", p->partial);	/* -d cut short by a signal */
-	jtr_json_uint(&j, "buffer_bytes", t->o->buffer_bytes);
-	jtr_json_uint(&j, "drain_interval_ns", t->o->drain_ns);
-	jtr_json_bool(&j, "wakeup", t->o->wakeup);
-	jtr_json_obj_begin(&j, "events");
-	jtr_json_uint(&j, "total", sum_counts(t->total.events));
-	jtr_json_uint(&j, "dropped", sum_counts(t->total.dropped));
-	jtr_json_uint(&j, "written", records);
-	jtr_json_uint(&j, "outside_window", t->outside);
-	jtr_json_obj_begin(&j, "per_type");
-	for (int i = 1; i < JTR_EV_NTYPES; i++)
-		jtr_json_uint(&j, type_names[i], t->total.events[i]);
-	jtr_json_obj_end(&j);
-	jtr_json_obj_begin(&j, "dropped_per_type");
-	for (int i = 1; i < JTR_EV_NTYPES; i++)
-		jtr_json_uint(&j, type_names[i], t->total.dropped[i]);
-	jtr_json_obj_end(&j);
-	jtr_json_obj_end(&j);
-	jtr_json_obj_begin(&j, "steal");
-	jtr_json_str(&j, "source", "kvm steal_time");
-	jtr_json_bool(&j, "available", t->steal_from_rq != 0);
-	if (!t->steal_from_rq)
-		jtr_json_str(&j, "reason", t->steal_why);
-	jtr_json_obj_end(&j);
-	jtr_json_arr_begin_inline(&j, "vectors");
-	for (int v = 0; v < t->nvecs; v++)
-		jtr_json_str(&j, NULL, t->vec_names[v]);
-	jtr_json_arr_end(&j);
-	jtr_json_arr_begin_inline(&j, "missing");
-	for (int m = 0; m < t->nmissing; m++)
-		jtr_json_str(&j, NULL, t->missing[m]);
-	jtr_json_arr_end(&j);
-	jtr_json_obj_begin(&j, "cost");
-	jtr_json_uint(&j, "setup_cpu_ns", t->setup_cpu_ns);
-	jtr_json_uint(&j, "tracing_cpu_ns", t->tracing_cpu_ns);
-	jtr_json_obj_end(&j);
-	if (t->o->prog_stats)
-		write_programs(t, &j);
-	write_symbols(addrs, &j);
-	jtr_probe_result_end(p, &j);
-	if (jtr_json_finish(&j) < 0)
-		jtr_fatal(p, "cannot write trace.json: %s", strerror(errno));
-	jtr_probe_commit_file(p, a);
 }
 
 /* can_bpf - root, or CAP_BPF and CAP_PERFMON */
@@ -924,7 +200,7 @@ static uint64_t default_buffer(int ncpus, uint64_t drain_ns)
 
 /* next_drain - how long to sleep after a drain that took @records: the
  * interval, shorter while the buffer fills faster than an eighth of it each */
-static uint64_t next_drain(const struct opts *o, int records)
+static uint64_t next_drain(const struct trace_opts *o, int records)
 {
 	double filled = (double)records * JTR_RB_RECORD / o->buffer_bytes;
 	uint64_t ns = o->drain_ns;
@@ -936,7 +212,7 @@ static uint64_t next_drain(const struct opts *o, int records)
 
 /* add_apps - --app's comma list: a PID (all digits) of a running process, or
  * a comm (its first 15 characters, as the kernel keeps them); or exit 2 */
-static void add_apps(struct jtr_probe *p, struct opts *o, const char *arg)
+static void add_apps(struct jtr_probe *p, struct trace_opts *o, const char *arg)
 {
 	char buf[4096], *save = NULL, *tok;
 	const char *fix = "give the application's comm or PID, e.g. --app myapp or --app 1234";
@@ -967,12 +243,104 @@ static void add_apps(struct jtr_probe *p, struct opts *o, const char *arg)
 	}
 }
 
-/* parse_args - options into @o, or exit 2 */
-static void parse_args(struct jtr_probe *p, struct opts *o, int argc, char **argv)
+/* parse_opt - getopt's @opt (with optarg) into @o, or exit 2 (-h: exit 0) */
+static void parse_opt(struct jtr_probe *p, struct trace_opts *o, int opt, char **argv,
+		      bool *cpu_given)
 {
-	bool cpu_given = false, none;
 	struct jtr_err e;
 	uint64_t v;
+	bool none;
+
+	switch (opt) {
+	case 'c': jtr_opt_cpus(p, optarg, false, &o->cpus, &none); *cpu_given = true; break;
+	case 'd':
+		o->duration_ns = jtr_opt_duration(p, "-d", optarg, JTR_NS_PER_MS,
+						  7 * 24 * 3600 * JTR_NS_PER_S);
+		break;
+	case 'o': p->out_opt = optarg; break;
+	case 'b':
+		jtr_err_clear(&e);
+		if (jtr_parse_size(optarg, 4096, 1ULL << 30, &v, &e) < 0)
+			jtr_usage_error(p, "-b %s: %s", optarg, e.msg);
+		if (v & (v - 1))
+			jtr_usage_error(p, "-b %s: the ring buffer must be a power of two from 4K "
+					"to 1G, e.g. 4K, 256K, 8M", optarg);
+		o->buffer_bytes = v;
+		break;
+	case 'i':
+		o->drain_ns = jtr_opt_duration_legacy(p, "-i", optarg, JTR_NS_PER_MS,
+						      JTR_NS_PER_MS, 10 * JTR_NS_PER_S);
+		break;
+	case OPT_CONSUMER:
+		o->consumer_cpu = jtr_opt_int(p, "--consumer-cpu", optarg, 0, CPU_SETSIZE - 1);
+		break;
+	case OPT_PROGRAMS:
+		if (!strcmp(optarg, "auto"))
+			o->progs = PROGS_AUTO;
+		else if (!strcmp(optarg, "tp_btf"))
+			o->progs = PROGS_BTF;
+		else if (!strcmp(optarg, "raw_tp"))
+			o->progs = PROGS_RAW;
+		else
+			jtr_usage_error(p, "--programs %s: use auto, tp_btf or raw_tp", optarg);
+		break;
+	case OPT_NO_STATS: o->prog_stats = false; break;
+	case OPT_WAKEUP: o->wakeup = true; break;
+	case OPT_WATCH: o->watch = true; break;
+	case OPT_STATE:
+		o->state_ns = jtr_opt_duration(p, "--state-interval", optarg, 10 * JTR_NS_PER_MS,
+					       3600 * JTR_NS_PER_S);
+		break;
+	case OPT_DUMP_ABOVE:
+		o->dump_above_ns = jtr_opt_duration(p, "--dump-above", optarg, 1000,
+						    3600 * JTR_NS_PER_S);
+		break;
+	case OPT_KEEP:
+		o->keep_ns = jtr_opt_duration(p, "--keep", optarg, JTR_NS_PER_S,
+					      24 * 3600 * JTR_NS_PER_S);
+		break;
+	case OPT_RECORDER:
+		jtr_err_clear(&e);
+		if (jtr_parse_size(optarg, 64 << 10, 16ULL << 30, &o->recorder_bytes, &e) < 0)
+			jtr_usage_error(p, "--recorder %s: %s", optarg, e.msg);
+		break;
+	case OPT_DUMP_MAX:
+		o->dump_max = jtr_opt_count(p, "--dump-max", optarg, 0, 1000000);
+		break;
+	case OPT_NAMES:
+		o->names = jtr_opt_int(p, "--names", optarg, 1, 1024);
+		break;
+	case OPT_APP: add_apps(p, o, optarg); break;
+	case 'v': o->verbose = true; break;
+	case 'q': p->quiet = true; p->progress = false; break;
+	case 'h': fputs(usage_text, stdout); exit(0);
+	default: jtr_unknown_option(p, opt, optopt, argv[optind - 1]);
+	}
+}
+
+/* check_consumer - --consumer-cpu CPU: online, allowed, and not traced
+ * unless every CPU is; or exit 2 */
+static void check_consumer(struct jtr_probe *p, const struct trace_opts *o)
+{
+	cpu_set_t online, rest;
+	struct jtr_err e;
+
+	jtr_err_clear(&e);
+	if (jtr_cpu_check(o->consumer_cpu, &e) < 0)
+		jtr_usage_error(p, "--consumer-cpu %d: %s", o->consumer_cpu, e.msg);
+	jtr_cpus_online(&online);
+	CPU_XOR(&rest, &online, &o->cpus);
+	CPU_AND(&rest, &rest, &online);
+	/* a traced one only when every CPU is traced (jtr run picks the quiet end) */
+	if (CPU_ISSET(o->consumer_cpu, &o->cpus) && CPU_COUNT(&rest) > 0)
+		jtr_usage_error(p, "--consumer-cpu %d is traced: choose a CPU outside -c, or the "
+				"tracer's own wake-ups show up in the trace", o->consumer_cpu);
+}
+
+/* parse_args - options into @o, or exit 2 */
+static void parse_args(struct jtr_probe *p, struct trace_opts *o, int argc, char **argv)
+{
+	bool cpu_given = false;
 	int opt;
 
 	memset(o, 0, sizeof(*o));
@@ -985,73 +353,8 @@ static void parse_args(struct jtr_probe *p, struct opts *o, int argc, char **arg
 	o->recorder_bytes = 64 << 20;
 	o->dump_max = 20;
 	o->names = JTR_WATCH_NAMES;
-	while ((opt = getopt_long(argc, argv, ":c:d:o:b:i:vqh", long_opts, NULL)) != -1) {
-		switch (opt) {
-		case 'c': jtr_opt_cpus(p, optarg, false, &o->cpus, &none); cpu_given = true; break;
-		case 'd':
-			o->duration_ns = jtr_opt_duration(p, "-d", optarg, JTR_NS_PER_MS,
-							  7 * 24 * 3600 * JTR_NS_PER_S);
-			break;
-		case 'o': p->out_opt = optarg; break;
-		case 'b':
-			jtr_err_clear(&e);
-			if (jtr_parse_size(optarg, 4096, 1ULL << 30, &v, &e) < 0)
-				jtr_usage_error(p, "-b %s: %s", optarg, e.msg);
-			if (v & (v - 1))
-				jtr_usage_error(p, "-b %s: the ring buffer must be a power of two from 4K "
-						"to 1G, e.g. 4K, 256K, 8M", optarg);
-			o->buffer_bytes = v;
-			break;
-		case 'i':
-			o->drain_ns = jtr_opt_duration_legacy(p, "-i", optarg, JTR_NS_PER_MS,
-							      JTR_NS_PER_MS, 10 * JTR_NS_PER_S);
-			break;
-		case OPT_CONSUMER:
-			o->consumer_cpu = jtr_opt_int(p, "--consumer-cpu", optarg, 0, CPU_SETSIZE - 1);
-			break;
-		case OPT_PROGRAMS:
-			if (!strcmp(optarg, "auto"))
-				o->progs = PROGS_AUTO;
-			else if (!strcmp(optarg, "tp_btf"))
-				o->progs = PROGS_BTF;
-			else if (!strcmp(optarg, "raw_tp"))
-				o->progs = PROGS_RAW;
-			else
-				jtr_usage_error(p, "--programs %s: use auto, tp_btf or raw_tp", optarg);
-			break;
-		case OPT_NO_STATS: o->prog_stats = false; break;
-		case OPT_WAKEUP: o->wakeup = true; break;
-		case OPT_WATCH: o->watch = true; break;
-		case OPT_STATE:
-			o->state_ns = jtr_opt_duration(p, "--state-interval", optarg, 10 * JTR_NS_PER_MS,
-						       3600 * JTR_NS_PER_S);
-			break;
-		case OPT_DUMP_ABOVE:
-			o->dump_above_ns = jtr_opt_duration(p, "--dump-above", optarg, 1000,
-							    3600 * JTR_NS_PER_S);
-			break;
-		case OPT_KEEP:
-			o->keep_ns = jtr_opt_duration(p, "--keep", optarg, JTR_NS_PER_S,
-						      24 * 3600 * JTR_NS_PER_S);
-			break;
-		case OPT_RECORDER:
-			jtr_err_clear(&e);
-			if (jtr_parse_size(optarg, 64 << 10, 16ULL << 30, &o->recorder_bytes, &e) < 0)
-				jtr_usage_error(p, "--recorder %s: %s", optarg, e.msg);
-			break;
-		case OPT_DUMP_MAX:
-			o->dump_max = jtr_opt_count(p, "--dump-max", optarg, 0, 1000000);
-			break;
-		case OPT_NAMES:
-			o->names = jtr_opt_int(p, "--names", optarg, 1, 1024);
-			break;
-		case OPT_APP: add_apps(p, o, optarg); break;
-		case 'v': o->verbose = true; break;
-		case 'q': p->quiet = true; p->progress = false; break;
-		case 'h': fputs(usage_text, stdout); exit(0);
-		default: jtr_unknown_option(p, opt, optopt, argv[optind - 1]);
-		}
-	}
+	while ((opt = getopt_long(argc, argv, ":c:d:o:b:i:vqh", long_opts, NULL)) != -1)
+		parse_opt(p, o, opt, argv, &cpu_given);
 	jtr_probe_no_args(p, argc, argv);
 	if (!o->watch && (o->dump_above_ns || o->state_ns != JTR_NS_PER_S))
 		jtr_usage_error(p, "--dump-above and --state-interval go with --watch");
@@ -1061,183 +364,122 @@ static void parse_args(struct jtr_probe *p, struct opts *o, int argc, char **arg
 	jtr_probe_check_cpus(p, "-c", &o->cpus);
 	if (!o->buffer_bytes)
 		o->buffer_bytes = default_buffer(CPU_COUNT(&o->cpus), o->drain_ns);
-	if (o->consumer_cpu >= 0) {
-		jtr_err_clear(&e);
-		if (jtr_cpu_check(o->consumer_cpu, &e) < 0)
-			jtr_usage_error(p, "--consumer-cpu %d: %s", o->consumer_cpu, e.msg);
-		cpu_set_t online, rest;
-
-		jtr_cpus_online(&online);
-		CPU_XOR(&rest, &online, &o->cpus);
-		CPU_AND(&rest, &rest, &online);
-		/* a traced one only when every CPU is traced (jtr run picks the quiet end) */
-		if (CPU_ISSET(o->consumer_cpu, &o->cpus) && CPU_COUNT(&rest) > 0)
-			jtr_usage_error(p, "--consumer-cpu %d is traced: choose a CPU outside -c, or the "
-					"tracer's own wake-ups show up in the trace", o->consumer_cpu);
-	}
+	if (o->consumer_cpu >= 0)
+		check_consumer(p, o);
 }
 
-/* watch_dump - the recorder's events up to the pending dump's cut (or @now at
- * the end), from --keep before it and never from before the last dump, as
- * DIR/dump-DATE-cpuN/: events.bin, trace.json and outliers.csv (the kept
- * interruptions of at least min(--dump-above, 10 us)), which 'jtr attribute'
- * reads; one line of JSON on stdout says where */
-static void watch_dump(struct tracer *t, int consumer, int64_t now)
+/* check_kernel - what the kernel and our privileges allow, or exit 2 */
+static void check_kernel(struct jtr_probe *p)
 {
-	struct jtr_watch *w = t->watch;
-	struct jtr_probe *p = t->p;
-	struct addr_set addrs = { 0 };
-	struct jtr_ev_header hdr;
-	struct jtr_outdir d;
-	struct jtr_afile ev, out, tj;
 	struct jtr_err e;
-	uint64_t to = w->dump_due_ns && w->dump_due_ns < (uint64_t)now ? w->dump_due_ns :
-		      (uint64_t)now, from = to > t->o->keep_ns ? to - t->o->keep_ns : 0;
-	uint64_t min_ns = w->dump_above_ns < 10000 ? w->dump_above_ns : 10000;
-	char name[96], dir[PATH_MAX], path[PATH_MAX], stamp[32];
-	size_t first, n;
-	time_t wall = time(NULL);
-	long nout;
 
-	w->dump_due_ns = 0;
-	if (w->dumps >= t->o->dump_max) {
-		w->dumps_skipped++;
-		return;
-	}
-	/* never from before the last dump, before the watch, or before what the
-	 * recorder still holds once it has wrapped around */
-	if (from < w->last_dump_end_ns)
-		from = w->last_dump_end_ns;
-	if (from < (uint64_t)t->win_start_ns)
-		from = t->win_start_ns;
-	if (w->rec_n == w->rec_cap && from < w->rec[w->rec_next].ts_ns)
-		from = w->rec[w->rec_next].ts_ns;
-	w->last_dump_end_ns = to;
-	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", localtime(&wall));
-	snprintf(name, sizeof(name), "dump-%s-cpu%u", stamp, w->trigger.cpu);
-	if (snprintf(dir, sizeof(dir), "%s/%s", p->out.work, name) >= (int)sizeof(dir))
-		goto fail_name;
+	if (!can_bpf())
+		jtr_usage_error(p, "tracing needs root (or CAP_BPF and CAP_PERFMON): run 'sudo jtr "
+				"trace', or 'sudo jtr run' to measure and attribute in one go");
+	if (access("/sys/kernel/btf/vmlinux", R_OK) < 0)
+		jtr_usage_error(p, "this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): the "
+				"tracer needs a kernel built with CONFIG_DEBUG_INFO_BTF=y, as Debian, "
+				"Ubuntu, Fedora and RHEL kernels are");
 	jtr_err_clear(&e);
-	if (jtr_outdir_prepare(&d, dir, p->host.hostname, "watch", &e) < 0) {
-		jtr_warn(p, "no dump: %s", e.msg);
-		w->dumps_skipped++;
-		return;
-	}
-	jtr_watch_dump_range(w, from, to, &first, &n);
-	memset(&hdr, 0, sizeof(hdr));
-	memcpy(hdr.magic, JTR_EV_MAGIC, sizeof(hdr.magic));
-	hdr.version = JTR_EV_VERSION;
-	hdr.record_size = JTR_EV_SIZE;
-	hdr.start_ns = from;
-	hdr.end_ns = to;
-	hdr.records = n;
-	if (jtr_outdir_path(&d, "events.bin", path, sizeof(path)) < 0 || jtr_afile_open(&ev, path) < 0)
-		goto fail;
-	fwrite(&hdr, sizeof(hdr), 1, ev.f);
-	for (size_t i = 0; i < n; i++) {
-		const struct jtr_ev *r = &w->rec[(first + i) % w->rec_cap];
+	if (progs_tracefs_ready(&e) < 0)
+		jtr_usage_error(p, "%s", e.msg);
+}
 
-		fwrite(r, sizeof(*r), 1, ev.f);
-		note_addrs(&addrs, r);
-	}
-	if (ferror(ev.f) || jtr_afile_commit(&ev) < 0)
-		goto fail;
-	if (jtr_outdir_path(&d, "outliers.csv", path, sizeof(path)) < 0 ||
-	    jtr_afile_open(&out, path) < 0)
-		goto fail;
-	nout = jtr_watch_outliers(w, out.f, from, to, min_ns);
-	if (nout < 0 || jtr_afile_commit(&out) < 0)
-		goto fail;
-	if (jtr_outdir_path(&d, "trace.json", path, sizeof(path)) < 0 || jtr_afile_open(&tj, path) < 0)
-		goto fail;
-	write_trace_json(t, &tj, consumer, from, to, n, &addrs);
-	if (jtr_outdir_commit(&d, &e) < 0) {
-		jtr_warn(p, "no dump: %s", e.msg);
-		jtr_outdir_abort(&d);
-		w->dumps_skipped++;
-		free(addrs.slot);
+/* setup_consumer - the draining thread (this one): its CPU in
+ * t->consumer_cpu (--consumer-cpu, else the first that is not traced),
+ * pinned there, and at JTR_CONSUMER_NICE where that takes nothing from what
+ * is traced */
+static void setup_consumer(struct tracer *t)
+{
+	const struct trace_opts *o = t->o;
+	struct jtr_probe *p = t->p;
+	int consumer = o->consumer_cpu >= 0 ? o->consumer_cpu : pick_consumer(&o->cpus);
+	bool traced_consumer = consumer >= 0 && CPU_ISSET(consumer, &o->cpus);
+
+	t->consumer_cpu = consumer;
+	if (consumer < 0)
+		jtr_warn(p, "every CPU is traced: the draining thread's wake-ups every %s will show "
+			 "in the trace; leave one CPU out of -c", o->drain_ns >= JTR_NS_PER_S ? "second" :
+			 "interval");
+	else if (traced_consumer)
+		jtr_warn(p, "every CPU is traced: the draining thread runs on CPU %d, where its "
+			 "wake-ups show in the trace", consumer);
+	if (consumer >= 0 && jtr_pin_self(consumer) < 0)
+		jtr_fatal(p, "cannot run on CPU %d: %s", consumer, strerror(errno));
+	/* a drain that waits behind the busy tasks of its CPU loses events; on an
+	 * untraced CPU only, where it takes nothing from what is measured */
+	if (consumer >= 0 && !traced_consumer && setpriority(PRIO_PROCESS, 0, JTR_CONSUMER_NICE) < 0)
+		jtr_warn(p, "cannot run the drain at nice %d (%s): a busy CPU %d may delay it",
+			 JTR_CONSUMER_NICE, strerror(errno), consumer);
+	t->consumer_nice = getpriority(PRIO_PROCESS, 0);
+}
+
+/* open_log - events.bin and its header (@hdr: the totals still 0), before
+ * anything is traced; none with --watch */
+static void open_log(struct tracer *t, struct jtr_ev_header *hdr)
+{
+	memset(hdr, 0, sizeof(*hdr));
+	memcpy(hdr->magic, JTR_EV_MAGIC, sizeof(hdr->magic));
+	hdr->version = JTR_EV_VERSION;
+	hdr->record_size = JTR_EV_SIZE;
+	if (t->o->watch)
 		return;
+	jtr_probe_open(t->p, &t->log, "events.bin");
+	setvbuf(t->log.f, NULL, _IOFBF, JTR_LOG_BUF);
+	if (fwrite(hdr, sizeof(*hdr), 1, t->log.f) != 1)
+		jtr_fatal(t->p, "cannot write %s: %s", t->log.path, strerror(errno));
+}
+
+/* load - load and attach: tp_btf first, raw_tp where tp_btf does not load
+ * (--programs); the BPF run-time statistics' descriptor (-1: none). Neither
+ * loads: nothing kept, exit 2 or 1 saying why */
+static int load(struct tracer *t)
+{
+	const struct trace_opts *o = t->o;
+	struct jtr_probe *p = t->p;
+	struct jtr_err e;
+	int stats_fd = -1, rc = -EINVAL;
+
+	progs_steal_check(t);
+	if (o->prog_stats)
+		stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (o->progs != PROGS_RAW) {
+		jtr_err_clear(&e);
+		rc = progs_start(t, PROGS_BTF, on_event, &e);
+		if (rc < 0 && o->progs == PROGS_AUTO)
+			jtr_warn(p, "tp_btf programs did not load (%s); using raw_tp", e.msg);
 	}
-	w->dumps++;
-	printf("{\"dump\":");
-	jtr_json_escape(stdout, d.final);
-	printf(",\"records\":%zu,\"outliers\":%ld,\"from_ns\":%llu,\"to_ns\":%llu,"
-	       "\"trigger\":{\"cpu\":%u,\"start_ns\":%llu,\"length_ns\":%llu,\"category\":",
-	       n, nout, (unsigned long long)from, (unsigned long long)to, w->trigger.cpu,
-	       (unsigned long long)w->trigger.start_ns, (unsigned long long)w->trigger.length_ns);
-	jtr_json_escape(stdout, jtr_watch_cats[w->trigger.cat]);
-	printf(",\"name\":");
-	jtr_json_escape(stdout, w->trigger.name);
-	printf("}}\n");
+	if (rc < 0 && o->progs != PROGS_BTF) {
+		jtr_err_clear(&e);
+		rc = progs_start(t, PROGS_RAW, on_event, &e);
+	}
+	if (rc >= 0)
+		return stats_fd;
+	if (!o->watch)
+		jtr_afile_abort(&t->log);
+	jtr_outdir_abort(&p->out);
+	if (rc == -EPERM)
+		jtr_usage_error(p, "%s; the kernel may be locked down (see "
+				"/sys/kernel/security/lockdown) or this container lacks "
+				"CAP_BPF", e.msg);
+	if (rc == -EACCES)
+		jtr_fatal(p, "%s; the verifier rejected a program: run with -v to see why "
+			  "and report it", e.msg);
+	jtr_fatal(p, "%s", e.msg);
+}
+
+/* say_start - "tracing CPU 1: ..." on stdout, once every program is attached
+ * (jtr run and the tests wait for this line) */
+static void say_start(const struct tracer *t)
+{
+	char cpus[256];
+
+	jtr_format_cpulist(&t->o->cpus, cpus, sizeof(cpus));
+	printf("tracing CPU%s %s: %zu tracepoints (%s programs), draining every %.0f ms "
+	       "from CPU %d%s\n", strchr(cpus, ',') || strchr(cpus, '-') ? "s" : "", cpus,
+	       t->nlinks, t->kind, t->o->drain_ns / 1e6, t->consumer_cpu,
+	       t->o->duration_ns ? "" : "; Ctrl-C to stop");
 	fflush(stdout);
-	free(addrs.slot);
-	return;
-fail:
-	jtr_warn(p, "no dump: cannot write %s: %s", dir, strerror(errno));
-	jtr_outdir_abort(&d);
-	w->dumps_skipped++;
-	free(addrs.slot);
-	return;
-fail_name:
-	jtr_warn(p, "no dump: the folder name is too long");
-	w->dumps_skipped++;
-}
-
-/* app_tasks - the application's tasks (--app) that run already, for the
- * CPUs where they run before any switch is seen: every thread of an --app
- * PID, every thread whose comm is an --app comm */
-static void app_tasks(struct jtr_watch *w)
-{
-	DIR *procs, *tasks;
-	struct dirent *d, *t;
-	char path[PATH_MAX], comm[JTR_COMM_LEN + 2];
-
-	if ((!w->napp_comm && !w->napp_pid) || !(procs = opendir("/proc")))
-		return;
-	while ((d = readdir(procs))) {
-		uint32_t pid = (uint32_t)strtoul(d->d_name, NULL, 10);
-		bool all = false;
-
-		if (!pid)
-			continue;
-		for (int i = 0; i < w->napp_pid; i++)
-			all |= w->app_pid[i] == pid;
-		if (!all && !w->napp_comm)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%u/task", pid);
-		if (!(tasks = opendir(path)))
-			continue;
-		while ((t = readdir(tasks))) {
-			uint32_t tid = (uint32_t)strtoul(t->d_name, NULL, 10);
-			bool app = all;
-			FILE *f;
-
-			if (!tid)
-				continue;
-			snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
-			if (!app && (f = fopen(path, "r"))) {
-				if (fgets(comm, sizeof(comm), f)) {
-					comm[strcspn(comm, "\n")] = 0;
-					for (int i = 0; i < w->napp_comm; i++)
-						app |= !strcmp(comm, w->app_comm[i]);
-				}
-				fclose(f);
-			}
-			if (app && jtr_watch_app_tid(w, tid) < 0)
-				break;
-		}
-		closedir(tasks);
-	}
-	closedir(procs);
-}
-
-/* watch_state - the accounting so far, one line on stdout */
-static void watch_state(struct tracer *t, int64_t now)
-{
-	jtr_watch_flush(t->watch);
-	read_counts(t);
-	jtr_watch_state(t->watch, stdout, now, sum_counts(t->total.dropped),
-			process_cpu_ns());
 }
 
 /* sleep_ns - nanosleep that returns early on a signal */
@@ -1248,19 +490,89 @@ static void sleep_ns(uint64_t ns)
 	nanosleep(&ts, NULL);
 }
 
+/* drain - drain the ring buffer on a timer from @start_ns until the duration
+ * ends or a signal comes (or the log cannot be written) */
+static void drain(struct tracer *t, int64_t start_ns)
+{
+	const struct trace_opts *o = t->o;
+	int64_t last_progress = start_ns;
+	uint64_t pause = o->drain_ns;
+
+	while (!jtr_stop && !t->write_err) {
+		int64_t now = jtr_mono_ns();
+		int n;
+
+		if (o->duration_ns && (uint64_t)(now - start_ns) >= o->duration_ns)
+			break;
+		sleep_ns(o->duration_ns && o->duration_ns - (now - start_ns) < pause ?
+			 o->duration_ns - (now - start_ns) : pause);
+		n = ring_buffer__consume(t->rb);
+		pause = next_drain(o, n > 0 ? n : 0);
+		if (o->watch)
+			pause = watch_run_drained(t, pause);
+		if (t->p->progress && jtr_mono_ns() - last_progress >= (int64_t)JTR_NS_PER_S) {
+			last_progress = jtr_mono_ns();
+			if (progs_read_counts(t) == 0)
+				jtr_progress_line(t->p, "tracing %.0f s: %llu events, %llu dropped",
+						  (last_progress - start_ns) / 1e9,
+						  (unsigned long long)progs_sum(t->total.events),
+						  (unsigned long long)progs_sum(t->total.dropped));
+		}
+	}
+}
+
+/* write_log - once detached: what is left in the buffer, the log's totals in
+ * its header @hdr, the log committed, then trace.json; or exit 1 */
+static void write_log(struct tracer *t, struct jtr_ev_header *hdr, int64_t start_ns,
+		      int64_t end_ns)
+{
+	struct jtr_probe *p = t->p;
+	struct jtr_afile tj;
+	int rc;
+
+	ring_buffer__consume(t->rb);
+	t->tracing_cpu_ns = process_cpu_ns() - t->setup_cpu_ns;
+	if (p->progress)
+		jtr_progress_line(p, "%s", "");
+	if (t->write_err)
+		jtr_fatal(p, "cannot write %s: %s", t->log.path, strerror(t->write_err));
+	if ((rc = progs_read_counts(t)) < 0)
+		jtr_fatal(p, "cannot read the tracer's counters: %s", strerror(-rc));
+
+	/* the header's totals, then the files */
+	hdr->end_ns = end_ns;
+	hdr->records = t->records;
+	hdr->dropped = progs_sum(t->total.dropped);
+	if (fseek(t->log.f, 0, SEEK_SET) < 0 || fwrite(hdr, sizeof(*hdr), 1, t->log.f) != 1)
+		jtr_fatal(p, "cannot write %s: %s", t->log.path, strerror(errno));
+	if (hdr->dropped)
+		jtr_warn(p, "%llu events were dropped (ring buffer full): use a larger -b or a "
+			 "shorter -i", (unsigned long long)hdr->dropped);
+	jtr_probe_commit_file(p, &t->log);
+	jtr_probe_open(p, &tj, "trace.json");
+	trace_json_write(t, &tj, start_ns, end_ns, t->records, &t->addrs);
+	if (!p->quiet)
+		printf("traced %.2f s: %llu events written, %llu dropped\n", (end_ns - start_ns) / 1e9,
+		       (unsigned long long)t->records, (unsigned long long)hdr->dropped);
+}
+
+/* unload - the programs and the statistics off */
+static void unload(struct tracer *t, int stats_fd)
+{
+	progs_stop(t);
+	if (stats_fd >= 0)
+		close(stats_fd);
+}
+
 int main(int argc, char **argv)
 {
 	struct jtr_ev_header hdr;
-	struct jtr_afile tj;
 	struct jtr_watch watch;
 	struct jtr_probe p;
 	struct tracer t;
-	struct opts o;
-	struct jtr_err e;
-	int stats_fd = -1, consumer, rc;
-	bool traced_consumer;
-	int64_t start_ns, end_ns, last_progress, last_state;
-	uint64_t pause;
+	struct trace_opts o;
+	int64_t start_ns, end_ns;
+	int stats_fd;
 
 	jtr_probe_init(&p, "trace", argc, argv);
 	for (int i = 1; i < argc; i++)
@@ -1270,170 +582,32 @@ int main(int argc, char **argv)
 	memset(&t, 0, sizeof(t));
 	t.p = &p;
 	t.o = &o;
-	g_tracer = &t;
-	libbpf_set_print(on_libbpf);
-	if (o.watch) {
-		int cpus[JTR_TRACE_MAX_CPUS], n = 0;
-
-		for (int c = 0; c < JTR_TRACE_MAX_CPUS && c < CPU_SETSIZE; c++)
-			if (CPU_ISSET(c, &o.cpus))
-				cpus[n++] = c;
-		/* stdout carries the state lines; nothing else goes there */
-		p.quiet = true;
-		p.progress = false;
-		if (jtr_watch_init(&watch, cpus, n, o.names, o.recorder_bytes / sizeof(struct jtr_ev),
-				   65536) < 0)
-			jtr_fatal(&p, "no memory for a recorder of %llu bytes: use a smaller --recorder",
-				  (unsigned long long)o.recorder_bytes);
-		for (int i = 0; i < o.napp_comm; i++)
-			jtr_watch_app_comm(&watch, o.app_comm[i]);
-		for (int i = 0; i < o.napp_pid; i++)
-			jtr_watch_app_pid(&watch, o.app_pid[i]);
-		watch.dump_above_ns = o.dump_above_ns;
-		watch.keep_ns = o.keep_ns;
-		watch.dump_after_ns = JTR_NS_PER_S;
-		t.watch = &watch;
-	}
-
-	/* what the kernel and our privileges allow */
-	if (!can_bpf())
-		jtr_usage_error(&p, "tracing needs root (or CAP_BPF and CAP_PERFMON): run 'sudo jtr "
-				"trace', or 'sudo jtr run' to measure and attribute in one go");
-	if (access("/sys/kernel/btf/vmlinux", R_OK) < 0)
-		jtr_usage_error(&p, "this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): the "
-				"tracer needs a kernel built with CONFIG_DEBUG_INFO_BTF=y, as Debian, "
-				"Ubuntu, Fedora and RHEL kernels are");
-	jtr_err_clear(&e);
-	if (tracefs_ready(&e) < 0)
-		jtr_usage_error(&p, "%s", e.msg);
-
-	consumer = o.consumer_cpu >= 0 ? o.consumer_cpu : pick_consumer(&o.cpus);
-	traced_consumer = consumer >= 0 && CPU_ISSET(consumer, &o.cpus);
-	if (consumer < 0)
-		jtr_warn(&p, "every CPU is traced: the draining thread's wake-ups every %s will show "
-			 "in the trace; leave one CPU out of -c", o.drain_ns >= JTR_NS_PER_S ? "second" :
-			 "interval");
-	else if (traced_consumer)
-		jtr_warn(&p, "every CPU is traced: the draining thread runs on CPU %d, where its "
-			 "wake-ups show in the trace", consumer);
-	if (consumer >= 0 && jtr_pin_self(consumer) < 0)
-		jtr_fatal(&p, "cannot run on CPU %d: %s", consumer, strerror(errno));
-	/* a drain that waits behind the busy tasks of its CPU loses events; on an
-	 * untraced CPU only, where it takes nothing from what is measured */
-	if (consumer >= 0 && !traced_consumer && setpriority(PRIO_PROCESS, 0, JTR_CONSUMER_NICE) < 0)
-		jtr_warn(&p, "cannot run the drain at nice %d (%s): a busy CPU %d may delay it",
-			 JTR_CONSUMER_NICE, strerror(errno), consumer);
-	t.consumer_nice = getpriority(PRIO_PROCESS, 0);
+	progs_libbpf_print(&t);
+	if (o.watch)
+		watch_run_init(&t, &watch);
+	check_kernel(&p);
+	setup_consumer(&t);
 
 	/* the results folder and the log, before anything is traced */
 	jtr_probe_privileged(&p);
-	memset(&hdr, 0, sizeof(hdr));
-	memcpy(hdr.magic, JTR_EV_MAGIC, sizeof(hdr.magic));
-	hdr.version = JTR_EV_VERSION;
-	hdr.record_size = JTR_EV_SIZE;
-	if (!o.watch) {
-		jtr_probe_open(&p, &t.log, "events.bin");
-		setvbuf(t.log.f, NULL, _IOFBF, JTR_LOG_BUF);
-		if (fwrite(&hdr, sizeof(hdr), 1, t.log.f) != 1)
-			jtr_fatal(&p, "cannot write %s: %s", t.log.path, strerror(errno));
-	}
-
-	/* load and attach: tp_btf first, raw_tp where tp_btf does not load */
-	steal_check(&t);
-	if (o.prog_stats)
-		stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-	rc = -EINVAL;
-	if (o.progs != PROGS_RAW) {
-		jtr_err_clear(&e);
-		rc = start_bpf(&t, PROGS_BTF, &e);
-		if (rc < 0 && o.progs == PROGS_AUTO)
-			jtr_warn(&p, "tp_btf programs did not load (%s); using raw_tp", e.msg);
-	}
-	if (rc < 0 && o.progs != PROGS_BTF) {
-		jtr_err_clear(&e);
-		rc = start_bpf(&t, PROGS_RAW, &e);
-	}
-	if (rc < 0) {
-		if (!o.watch)
-			jtr_afile_abort(&t.log);
-		jtr_outdir_abort(&p.out);
-		if (rc == -EPERM)
-			jtr_usage_error(&p, "%s; the kernel may be locked down (see "
-					"/sys/kernel/security/lockdown) or this container lacks "
-					"CAP_BPF", e.msg);
-		if (rc == -EACCES)
-			jtr_fatal(&p, "%s; the verifier rejected a program: run with -v to see why "
-				  "and report it", e.msg);
-		jtr_fatal(&p, "%s", e.msg);
-	}
+	open_log(&t, &hdr);
+	stats_fd = load(&t);
 	start_ns = hdr.start_ns = t.win_start_ns = jtr_mono_ns();
 	t.setup_cpu_ns = process_cpu_ns();
-	last_progress = last_state = start_ns;
-	if (o.watch) {
-		watch.vec_names = (const char (*)[48])t.vec_names;
-		watch.nvecs = t.nvecs;
-		watch.start_ns = start_ns;
-		app_tasks(&watch);
-		watch_state(&t, start_ns);
-	}
-	if (!p.quiet) {
-		char cpus[256];
+	if (o.watch)
+		watch_run_begin(&t, start_ns);
+	if (!p.quiet)
+		say_start(&t);
+	drain(&t, start_ns);
 
-		jtr_format_cpulist(&o.cpus, cpus, sizeof(cpus));
-		printf("tracing CPU%s %s: %zu tracepoints (%s programs), draining every %.0f ms "
-		       "from CPU %d%s\n", strchr(cpus, ',') || strchr(cpus, '-') ? "s" : "", cpus,
-		       t.nlinks, t.kind, o.drain_ns / 1e6, consumer,
-		       o.duration_ns ? "" : "; Ctrl-C to stop");
-		fflush(stdout);
-	}
-
-	/* drain on a timer until the duration ends or a signal comes */
-	pause = o.drain_ns;
-	while (!jtr_stop && !t.write_err) {
-		int64_t now = jtr_mono_ns();
-		int n;
-
-		if (o.duration_ns && (uint64_t)(now - start_ns) >= o.duration_ns)
-			break;
-		sleep_ns(o.duration_ns && o.duration_ns - (now - start_ns) < pause ?
-			 o.duration_ns - (now - start_ns) : pause);
-		n = ring_buffer__consume(t.rb);
-		pause = next_drain(&o, n > 0 ? n : 0);
-		if (o.watch) {
-			now = jtr_mono_ns();
-			if (watch.dump_due_ns && (uint64_t)now >= watch.dump_due_ns)
-				watch_dump(&t, consumer, now);
-			if (now - last_state >= (int64_t)o.state_ns) {
-				last_state = now;
-				watch_state(&t, now);
-			}
-			if (pause > o.state_ns)
-				pause = o.state_ns;
-		}
-		if (p.progress && jtr_mono_ns() - last_progress >= (int64_t)JTR_NS_PER_S) {
-			last_progress = jtr_mono_ns();
-			if (read_counts(&t) == 0)
-				jtr_progress_line(&p, "tracing %.0f s: %llu events, %llu dropped",
-						  (last_progress - start_ns) / 1e9,
-						  (unsigned long long)sum_counts(t.total.events),
-						  (unsigned long long)sum_counts(t.total.dropped));
-		}
-	}
 	/* stop: detach first, then take what is left in the buffer; without -d
 	 * a signal is the normal end, with -d one before it is an interruption */
 	end_ns = t.win_end_ns = jtr_mono_ns();
 	p.partial = o.duration_ns && (uint64_t)(end_ns - start_ns) < o.duration_ns;
-	detach(&t);
+	progs_detach(&t);
 	if (o.watch) {
-		/* what is left in the buffer, a dump that was due, the last state */
-		ring_buffer__consume(t.rb);
-		jtr_watch_end(&watch, end_ns);
-		if (watch.dump_due_ns)
-			watch_dump(&t, consumer, end_ns);
-		watch_state(&t, end_ns);
-		stop_bpf(&t);
-		if (stats_fd >= 0)
-			close(stats_fd);
+		watch_run_end(&t, end_ns);
+		unload(&t, stats_fd);
 		jtr_watch_free(&watch);
 		jtr_probe_finish(&p);
 		return 0;
@@ -1448,34 +622,9 @@ int main(int argc, char **argv)
 			p.prog);
 		return 1;
 	}
-	ring_buffer__consume(t.rb);
-	t.tracing_cpu_ns = process_cpu_ns() - t.setup_cpu_ns;
-	if (p.progress)
-		jtr_progress_line(&p, "%s", "");
-	if (t.write_err)
-		jtr_fatal(&p, "cannot write %s: %s", t.log.path, strerror(t.write_err));
-	if ((rc = read_counts(&t)) < 0)
-		jtr_fatal(&p, "cannot read the tracer's counters: %s", strerror(-rc));
-
-	/* the header's totals, then the files */
-	hdr.end_ns = end_ns;
-	hdr.records = t.records;
-	hdr.dropped = sum_counts(t.total.dropped);
-	if (fseek(t.log.f, 0, SEEK_SET) < 0 || fwrite(&hdr, sizeof(hdr), 1, t.log.f) != 1)
-		jtr_fatal(&p, "cannot write %s: %s", t.log.path, strerror(errno));
-	if (hdr.dropped)
-		jtr_warn(&p, "%llu events were dropped (ring buffer full): use a larger -b or a "
-			 "shorter -i", (unsigned long long)hdr.dropped);
-	jtr_probe_commit_file(&p, &t.log);
-	jtr_probe_open(&p, &tj, "trace.json");
-	write_trace_json(&t, &tj, consumer, start_ns, end_ns, t.records, &t.addrs);
-	if (!p.quiet)
-		printf("traced %.2f s: %llu events written, %llu dropped\n", (end_ns - start_ns) / 1e9,
-		       (unsigned long long)t.records, (unsigned long long)hdr.dropped);
-	stop_bpf(&t);
-	if (stats_fd >= 0)
-		close(stats_fd);
-	free(t.addrs.slot);
+	write_log(&t, &hdr, start_ns, end_ns);
+	unload(&t, stats_fd);
+	jtr_addrs_free(&t.addrs);
 	jtr_probe_finish(&p);
 	return o.duration_ns ? jtr_probe_exit(&p, 0) : 0;
 }

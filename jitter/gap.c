@@ -9,6 +9,7 @@
  * percentiles), per interruption (count, rate, lengths), and time lost.
  */
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "jtr_cli.h"
 #include "jtr_pmu.h"
 #include "jtr_probe.h"
+#include "jtr_series.h"
 
 #define PRE_LOOPS 100000
 
@@ -86,20 +88,13 @@ struct gap_params {
 
 /* one measured CPU; aligned so two CPUs' hot fields never share a line */
 struct gap_cpu {
-	struct jtr_probe *p;
+	JTR_SERIES_GROUP;			/* p, cpu, hist, lengths, log, threshold_ns,
+						   progress_max_ns, progress_count, partial */
 	const struct gap_params *gp;
-	int cpu;
-	struct jtr_hist hist;
-	struct jtr_hist lengths;
-	struct jtr_olog log;
-	uint64_t threshold_ns;
 	uint64_t pre_min_ns;
 	uint64_t start_raw, end_raw;
 	struct jtr_pmu pmu;			/* hardware counters around the loop */
 	struct jtr_err pmu_why;			/* why there are none */
-	volatile uint64_t progress_max_ns;	/* for the progress line only */
-	volatile uint64_t progress_count;
-	bool partial;
 } __attribute__((aligned(64)));
 
 /* pre_min_tsc - shortest of PRE_LOOPS back-to-back deltas, in ns */
@@ -250,39 +245,23 @@ static uint64_t lost_ns(const struct gap_cpu *g)
 }
 
 /* row - one line of the summary table: a label and a value per CPU */
-#define ROW(f, label, fmt, expr) do {					\
-	fprintf(f, "  %-24s", label);					\
-	for (int i_ = 0; i_ < a->n; i_++) {				\
-		const struct gap_cpu *g = &a->cpus[i_];			\
-		fprintf(f, " %14" fmt, expr);				\
-	}								\
-	fputc('\n', f);							\
-} while (0)
+#define ROW(f, label, fmt, expr) JTR_SERIES_ROW(f, a->cpus, a->n, g, label, fmt, expr)
 
 /* summary - the human-readable table (stdout and summary.txt) */
 static void summary(FILE *f, const struct jtr_probe *p, const struct gap_all *a)
 {
-	char label[64];
+	const struct jtr_series_set set = JTR_SERIES_SET(a->cpus, a->n);
 	int64_t t0, t1;
 
 	fprintf(f, "jtr gap: %s timebase%s", jtr_tb_name(p->tb.kind), p->partial ? ", PARTIAL (stopped early)" : "");
 	if (p->tb.hz > 0)
 		fprintf(f, ", TSC %.3f MHz", p->tb.hz / 1e6);
-	fprintf(f, "\n\n  %-24s", "");
-	for (int i = 0; i < a->n; i++) {
-		snprintf(label, sizeof(label), "CPU %d", a->cpus[i].cpu);
-		fprintf(f, " %14s", label);
-	}
+	jtr_series_head(f, &set, "");
 	fputs("\n per loop\n", f);
 	ROW(f, "duration s", ".3f", (double)run_ns(p, g, &t0, &t1) / 1e9);
 	ROW(f, "loops", "llu", (unsigned long long)g->hist.total);
 	ROW(f, "ns per loop", ".2f", g->hist.total ? (double)run_ns(p, g, &t0, &t1) / (double)g->hist.total : 0.0);
-	ROW(f, "min ns", "llu", (unsigned long long)(g->hist.total ? g->hist.min : 0));
-	for (int k = 0; k < JTR_NPCT; k++) {
-		snprintf(label, sizeof(label), "p%s ns", jtr_pct_keys[k]);
-		ROW(f, label, "llu", (unsigned long long)jtr_hist_value_at_percentile(&g->hist, jtr_pct_values[k]));
-	}
-	ROW(f, "max ns", "llu", (unsigned long long)g->hist.max);
+	jtr_series_dist(f, &set);
 	fputs(" per interruption\n", f);
 	ROW(f, "threshold ns", "llu", (unsigned long long)g->threshold_ns);
 	ROW(f, "count", "llu", (unsigned long long)g->lengths.total);
@@ -305,76 +284,45 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct gap_all *a)
 /* write_outputs - summary.txt, outliers.csv, result.json */
 static void write_outputs(struct jtr_probe *p, const struct gap_all *a)
 {
+	const struct jtr_series_set set = JTR_SERIES_SET(a->cpus, a->n);
 	const struct gap_params *gp = a->gp;
-	struct jtr_afile txt, csv, res;
-	struct jtr_json j;
-	char name[32];
+	struct jtr_series_out o;
+	struct jtr_json *j = &o.j;
 
-	jtr_probe_open(p, &txt, "summary.txt");
-	jtr_probe_open(p, &csv, "outliers.csv");
-	jtr_probe_open(p, &res, "result.json");
-	summary(txt.f, p, a);
+	jtr_series_open(p, &o);
+	summary(o.txt.f, p, a);
 	if (!p->quiet)
 		summary(stdout, p, a);
-	jtr_olog_csv_header(csv.f, NULL);
-	for (int i = 0; i < a->n; i++)
-		jtr_olog_write_csv(csv.f, &a->cpus[i].log, &p->tb);
+	jtr_series_csv(o.csv.f, &set, &p->tb);
 
-	jtr_json_init(&j, res.f);
-	jtr_probe_result_begin(p, &j);
-	jtr_json_obj_begin(&j, "params");
+	jtr_json_obj_begin(j, "params");
 	if (gp->loops) {
-		jtr_json_null(&j, "duration_ns");
-		jtr_json_uint(&j, "loops", gp->loops);
+		jtr_json_null(j, "duration_ns");
+		jtr_json_uint(j, "loops", gp->loops);
 	} else {
-		jtr_json_uint(&j, "duration_ns", gp->duration_ns);
-		jtr_json_null(&j, "loops");
+		jtr_json_uint(j, "duration_ns", gp->duration_ns);
+		jtr_json_null(j, "loops");
 	}
-	jtr_json_arr_begin_inline(&j, "cpus");
-	for (int i = 0; i < a->n; i++)
-		jtr_json_int(&j, NULL, a->cpus[i].cpu);
-	jtr_json_arr_end(&j);
-	jtr_probe_params_common(p, &j, gp->threshold_opt, gp->max_outliers);
-	jtr_json_obj_end(&j);
+	jtr_series_cpus(j, &set);
+	jtr_probe_params_common(p, j, gp->threshold_opt, gp->max_outliers);
+	jtr_json_obj_end(j);
 
-	jtr_json_arr_begin(&j, "runs");
+	jtr_json_arr_begin(j, "runs");
 	for (int i = 0; i < a->n; i++) {
 		const struct gap_cpu *g = &a->cpus[i];
 		int64_t t0, t1;
 		uint64_t dur = run_ns(p, g, &t0, &t1);
 
-		snprintf(name, sizeof(name), "cpu%d", g->cpu);
-		jtr_result_run_begin(&j, name, g->cpu, g->partial, t0, t1, dur, &g->hist);
-		jtr_json_fixed(&j, "loop_period_ns", g->hist.total ? (double)dur / (double)g->hist.total : 0.0, 3);
-		jtr_json_uint(&j, "pre_min_ns", g->pre_min_ns);
-		jtr_json_fixed(&j, "lost_time_pct", dur ? 100.0 * (double)lost_ns(g) / (double)dur : 0.0, 6);
-		jtr_result_write_outliers(&j, &g->log, &g->lengths, g->threshold_ns, dur,
-					  g->hist.total ? g->hist.min : 0, "outliers.csv");
-		jtr_result_write_pmu(&j, &g->pmu, g->hist.total);
-		jtr_result_write_hist(&j, "histogram", &g->hist);
-		jtr_json_obj_end(&j);
+		jtr_series_run_begin(j, &g->series, t0, t1, dur);
+		jtr_json_fixed(j, "loop_period_ns", g->hist.total ? (double)dur / (double)g->hist.total : 0.0, 3);
+		jtr_json_uint(j, "pre_min_ns", g->pre_min_ns);
+		jtr_json_fixed(j, "lost_time_pct", dur ? 100.0 * (double)lost_ns(g) / (double)dur : 0.0, 6);
+		jtr_series_run_outliers(j, &g->series, dur);
+		jtr_result_write_pmu(j, &g->pmu, g->hist.total);
+		jtr_series_run_end(j, &g->series);
 	}
-	jtr_json_arr_end(&j);
-	jtr_json_obj_begin(&j, "files");
-	jtr_json_str(&j, "summary", "summary.txt");
-	jtr_json_str(&j, "outliers", "outliers.csv");
-	jtr_json_obj_end(&j);
-	jtr_probe_result_end(p, &j);
-
-	jtr_probe_commit_file(p, &txt);
-	jtr_probe_commit_file(p, &csv);
-	jtr_probe_commit_file(p, &res);
-}
-
-/* cpu_init - one CPU's record: its series, allocated and pre-touched */
-static void cpu_init(void *rec, int cpu, void *ctx)
-{
-	struct gap_cpu *g = rec;
-
-	g->gp = ctx;
-	g->p = g->gp->p;
-	g->cpu = cpu;
-	jtr_probe_series_init(g->p, &g->hist, &g->lengths, &g->log, g->gp->max_outliers, cpu);
+	jtr_json_arr_end(j);
+	jtr_series_close(p, &o);
 }
 
 int main(int argc, char **argv)
@@ -415,7 +363,10 @@ int main(int argc, char **argv)
 	jtr_probe_check_cpus(&p, "-c", &cpus);
 
 	/* 2. everything the hot loops touch, allocated and pre-touched */
-	a.cpus = jtr_probe_cpu_workers(&p, &cpus, sizeof(*a.cpus), cpu_init, &gp, worker, &w, &a.n);
+	a.cpus = jtr_series_workers(&p, &cpus, sizeof(*a.cpus), offsetof(struct gap_cpu, series),
+				    gp.max_outliers, worker, &w, &a.n);
+	for (i = 0; i < a.n; i++)
+		a.cpus[i].gp = &gp;
 
 	/* 3. FIFO and mlockall, then the privilege drop; files only after */
 	jtr_probe_privileged(&p);

@@ -846,98 +846,174 @@ static int other_cpu(int cpu)
 	return -1;
 }
 
+/* parse_opt - getopt's @opt (with optarg), one of jtr send's own, into @c;
+ * the CPU list of -c into @cpus (*@no_pin: -c -1) */
+static void parse_opt(struct jtr_probe *p, struct send_ctx *c, int opt, cpu_set_t *cpus,
+		      bool *no_pin, bool *cpu_given, bool *drain_given)
+{
+	switch (opt) {
+	case 'n': c->samples = jtr_opt_count(p, "-n", optarg, 1, 1ULL << 40); break;
+	case 'r': c->pairs = jtr_opt_int(p, "-r", optarg, 1, MAX_PAIRS); break;
+	case 'w': c->warmup = jtr_opt_count(p, "-w", optarg, 0, 1ULL << 32); break;
+	case 'p':
+		c->pause_ns = jtr_opt_duration_legacy(p, "-p", optarg, 1, 0, 10 * JTR_NS_PER_S);
+		break;
+	case 'm': c->len = (uint32_t)jtr_opt_count(p, "-m", optarg, TP_HDR_LEN, 1u << 24); break;
+	case 'c':
+		jtr_opt_cpus(p, optarg, true, cpus, no_pin);
+		if (!*no_pin && CPU_COUNT(cpus) != 1)
+			jtr_usage_error(p, "-c %s: jtr send times on one CPU; give one CPU "
+					"number", optarg);
+		*cpu_given = true;
+		break;
+	case 'a':
+		c->drain_cpu = tp_prog_cpu_opt(p, "-a", optarg);
+		*drain_given = true;
+		break;
+	case OPT_NO_DRAIN: c->drain = false; break;
+	case 'd': c->desc = optarg; break;
+	case 'H': c->histo_buckets = (uint32_t)jtr_opt_int(p, "-H", optarg, 1, 1000000); break;
+	}
+}
+
+/* parse_args - the defaults, then the options into @c and the transport's
+ * into @tp; the timed CPU in c->cpu (-1 and *@no_pin: -c -1), the drain's
+ * in c->drain_cpu; or exit 2 */
+static void parse_args(struct jtr_probe *p, struct send_ctx *c, struct tp_prog *tp, int argc,
+		       char **argv, bool *no_pin)
+{
+	bool cpu_given = false, drain_given = false;
+	cpu_set_t cpus;
+	int opt;
+
+	c->samples = 2000000;
+	c->pairs = 3;
+	c->warmup = 500;
+	c->pause_ns = 898;
+	c->len = 64;
+	c->drain = true;
+	c->histo_buckets = DEFAULT_BUCKETS;
+	c->max_outliers = 100000;
+	c->desc = "jtr send";
+	while ((opt = getopt_long(argc, argv, ":n:r:w:p:m:c:a:t:f:o:d:H:qh" TP_PROG_SHORT, long_opts,
+				  NULL)) != -1) {
+		if (jtr_probe_common_opt(p, opt, usage_text, argv) || tp_prog_opt(p, tp, opt, optarg) ||
+		    jtr_probe_outlier_opt(p, opt, optarg, &c->threshold_opt, &c->max_outliers))
+			continue;
+		parse_opt(p, c, opt, &cpus, no_pin, &cpu_given, &drain_given);
+	}
+	jtr_probe_no_args(p, argc, argv);
+	if (!c->drain && drain_given)
+		jtr_usage_error(p, "-a and --no-drain: without a drain thread there is no CPU to "
+				"give it; drop one of them");
+	tp->o.msg_max = c->len;
+	tp->o.subs = 1;
+	tp_prog_check(p, tp, TP_PUB);
+	jtr_probe_default_cpus(&cpus, cpu_given);
+	c->cpu = jtr_probe_one_cpu(p, "-c", &cpus, *no_pin);
+	if (c->drain && !drain_given)
+		c->drain_cpu = c->cpu >= 0 ? other_cpu(c->cpu) : -1;
+}
+
+/* prepare - everything the hot loop touches, allocated and pre-touched: the
+ * messages, every run's series, and the stacks of the sender and the drain
+ * (@w; *@nw of them); exit 1 when out of memory */
+static void prepare(struct jtr_probe *p, struct send_ctx *c, struct jtr_worker *w, int *nw)
+{
+	c->msg = calloc(1, c->len);
+	c->rbuf = malloc(c->len);
+	if (!c->msg || !c->rbuf)
+		jtr_fatal(p, "out of memory for %u-byte messages", c->len);
+	jtr_prefault(c->msg, c->len);
+	jtr_prefault(c->rbuf, c->len);
+	for (int k = 0; k < 2 * c->pairs; k++)
+		jtr_probe_series_init(p, &c->run[k].hist, &c->run[k].lengths, &c->run[k].log,
+				      c->max_outliers, c->cpu);
+	jtr_probe_series_init(p, &c->cal.hist, &c->cal.lengths, &c->cal.log, 0, c->cpu);
+	*nw = c->drain ? 2 : 1;
+	if (jtr_worker_alloc(&w[0], c->cpu) < 0 || (c->drain && jtr_worker_alloc(&w[1], c->drain_cpu) < 0))
+		jtr_fatal(p, "cannot allocate a thread stack");
+}
+
+/* warn_cpus - where the timed loops and the drain may disturb each other */
+static void warn_cpus(struct jtr_probe *p, const struct send_ctx *c, bool no_pin)
+{
+	if (no_pin)
+		jtr_warn(p, "-c -1: not pinned; the thread may move between CPUs, which adds jitter");
+	if (c->drain && c->cpu >= 0 && c->drain_cpu == c->cpu)
+		jtr_warn(p, "the drain thread shares CPU %d with the timed loops: its receives "
+			 "interrupt them", c->cpu);
+	else if (c->drain && c->cpu >= 0 && c->drain_cpu < 0)
+		jtr_warn(p, "the drain thread is not pinned; it may run on CPU %d and interrupt the "
+			 "timed loops", c->cpu);
+}
+
+/* judge - what happened, after the pairs: the peer's state for result.json
+ * ("ok", "gone", "stalled" or "error"), the run partial or not, warnings; exit
+ * 2 when nobody received at all */
+static const char *judge(struct jtr_probe *p, struct send_ctx *c)
+{
+	const char *peer = "ok";
+
+	if (c->err == -EPIPE && c->sent <= 1 && !c->drain)
+		jtr_usage_error(p, "nobody is receiving on %s; start 'jtr sub' there first, or drop "
+				"--no-drain", tp_describe(c->tx));
+	if (c->err == -EPIPE)
+		peer = "gone";
+	else if (c->err == -ETIMEDOUT)
+		peer = "stalled";
+	else if (c->err)
+		peer = "error";
+	if (c->err || c->runs_done < 2 * c->pairs)
+		p->partial = true;
+	for (int k = 0; k < c->runs_done; k++)
+		if (c->run[k].loop.partial)
+			p->partial = true;
+	if (c->drain_err)
+		jtr_warn(p, "the drain thread stopped receiving: %s", strerror(-c->drain_err));
+	for (int k = 0; k < pairs_done(c); k++)
+		warn_drift(c, k);
+	return peer;
+}
+
+/* say_failure - once the results are in place: why sending stopped, if it
+ * failed; the exit status (1 when it did) */
+static int say_failure(const struct jtr_probe *p, const struct send_ctx *c)
+{
+	if (c->err == -ETIMEDOUT)
+		fprintf(stderr, "%s: a send call was held up for %.0f s (the receiver stopped taking "
+			"messages) after %llu sends\n", p->prog, (double)c->tp->o.wait_ns / 1e9,
+			(unsigned long long)c->sent);
+	else if (c->err)
+		fprintf(stderr, "%s: sending failed after %llu messages: %s\n", p->prog,
+			(unsigned long long)c->sent, strerror(-c->err));
+	return c->err ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct send_ctx c;
 	struct jtr_probe p;
 	struct tp_prog tp;
 	struct jtr_worker w[2];
-	cpu_set_t cpus;
-	bool no_pin = false, cpu_given = false, drain_given = false;
-	const char *peer = "ok";
-	int opt, k, nw, rc = 0;
+	bool no_pin = false;
+	const char *peer;
+	int nw, rc;
 
 	jtr_probe_init(&p, "send", argc, argv);
 	tp_prog_init(&tp);
 	c.p = &p;
 	c.tp = &tp;
-	c.samples = 2000000;
-	c.pairs = 3;
-	c.warmup = 500;
-	c.pause_ns = 898;
-	c.len = 64;
-	c.drain = true;
-	c.histo_buckets = DEFAULT_BUCKETS;
-	c.max_outliers = 100000;
-	c.desc = "jtr send";
 
 	/* 1. options */
-	while ((opt = getopt_long(argc, argv, ":n:r:w:p:m:c:a:t:f:o:d:H:qh" TP_PROG_SHORT, long_opts,
-				  NULL)) != -1) {
-		if (jtr_probe_common_opt(&p, opt, usage_text, argv) || tp_prog_opt(&p, &tp, opt, optarg) ||
-		    jtr_probe_outlier_opt(&p, opt, optarg, &c.threshold_opt, &c.max_outliers))
-			continue;
-		switch (opt) {
-		case 'n': c.samples = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40); break;
-		case 'r': c.pairs = jtr_opt_int(&p, "-r", optarg, 1, MAX_PAIRS); break;
-		case 'w': c.warmup = jtr_opt_count(&p, "-w", optarg, 0, 1ULL << 32); break;
-		case 'p':
-			c.pause_ns = jtr_opt_duration_legacy(&p, "-p", optarg, 1, 0, 10 * JTR_NS_PER_S);
-			break;
-		case 'm': c.len = (uint32_t)jtr_opt_count(&p, "-m", optarg, TP_HDR_LEN, 1u << 24); break;
-		case 'c':
-			jtr_opt_cpus(&p, optarg, true, &cpus, &no_pin);
-			if (!no_pin && CPU_COUNT(&cpus) != 1)
-				jtr_usage_error(&p, "-c %s: jtr send times on one CPU; give one CPU "
-						"number", optarg);
-			cpu_given = true;
-			break;
-		case 'a':
-			c.drain_cpu = tp_prog_cpu_opt(&p, "-a", optarg);
-			drain_given = true;
-			break;
-		case OPT_NO_DRAIN: c.drain = false; break;
-		case 'd': c.desc = optarg; break;
-		case 'H': c.histo_buckets = (uint32_t)jtr_opt_int(&p, "-H", optarg, 1, 1000000); break;
-		}
-	}
-	jtr_probe_no_args(&p, argc, argv);
-	if (!c.drain && drain_given)
-		jtr_usage_error(&p, "-a and --no-drain: without a drain thread there is no CPU to "
-				"give it; drop one of them");
-	tp.o.msg_max = c.len;
-	tp.o.subs = 1;
-	tp_prog_check(&p, &tp, TP_PUB);
-	jtr_probe_default_cpus(&cpus, cpu_given);
-	c.cpu = jtr_probe_one_cpu(&p, "-c", &cpus, no_pin);
-	if (c.drain && !drain_given)
-		c.drain_cpu = c.cpu >= 0 ? other_cpu(c.cpu) : -1;
+	parse_args(&p, &c, &tp, argc, argv, &no_pin);
 
 	/* 2. everything the hot loop touches, allocated and pre-touched */
-	c.msg = calloc(1, c.len);
-	c.rbuf = malloc(c.len);
-	if (!c.msg || !c.rbuf)
-		jtr_fatal(&p, "out of memory for %u-byte messages", c.len);
-	jtr_prefault(c.msg, c.len);
-	jtr_prefault(c.rbuf, c.len);
-	for (k = 0; k < 2 * c.pairs; k++)
-		jtr_probe_series_init(&p, &c.run[k].hist, &c.run[k].lengths, &c.run[k].log,
-				      c.max_outliers, c.cpu);
-	jtr_probe_series_init(&p, &c.cal.hist, &c.cal.lengths, &c.cal.log, 0, c.cpu);
-	nw = c.drain ? 2 : 1;
-	if (jtr_worker_alloc(&w[0], c.cpu) < 0 || (c.drain && jtr_worker_alloc(&w[1], c.drain_cpu) < 0))
-		jtr_fatal(&p, "cannot allocate a thread stack");
+	prepare(&p, &c, w, &nw);
 
 	/* 3. FIFO and mlockall, the privilege drop, the folder; then the transport */
 	jtr_probe_privileged(&p);
-	if (no_pin)
-		jtr_warn(&p, "-c -1: not pinned; the thread may move between CPUs, which adds jitter");
-	if (c.drain && c.cpu >= 0 && c.drain_cpu == c.cpu)
-		jtr_warn(&p, "the drain thread shares CPU %d with the timed loops: its receives "
-			 "interrupt them", c.cpu);
-	else if (c.drain && c.cpu >= 0 && c.drain_cpu < 0)
-		jtr_warn(&p, "the drain thread is not pinned; it may run on CPU %d and interrupt the "
-			 "timed loops", c.cpu);
+	warn_cpus(&p, &c, no_pin);
 	jtr_probe_timebase(&p);
 	open_both(&p, &c);
 
@@ -954,35 +1030,10 @@ int main(int argc, char **argv)
 	jtr_probe_map_end(&p);
 
 	/* 5. what happened, then the files */
-	if (c.err == -EPIPE && c.sent <= 1 && !c.drain)
-		jtr_usage_error(&p, "nobody is receiving on %s; start 'jtr sub' there first, or drop "
-				"--no-drain", tp_describe(c.tx));
-	if (c.err == -EPIPE)
-		peer = "gone";
-	else if (c.err == -ETIMEDOUT)
-		peer = "stalled";
-	else if (c.err)
-		peer = "error";
-	if (c.err || c.runs_done < 2 * c.pairs)
-		p.partial = true;
-	for (k = 0; k < c.runs_done; k++)
-		if (c.run[k].loop.partial)
-			p.partial = true;
-	if (c.drain_err)
-		jtr_warn(&p, "the drain thread stopped receiving: %s", strerror(-c.drain_err));
-	for (k = 0; k < pairs_done(&c); k++)
-		warn_drift(&c, k);
+	peer = judge(&p, &c);
 	write_outputs(&c, peer);
 	jtr_probe_finish(&p);
-	if (c.err == -ETIMEDOUT)
-		fprintf(stderr, "%s: a send call was held up for %.0f s (the receiver stopped taking "
-			"messages) after %llu sends\n", p.prog, (double)tp.o.wait_ns / 1e9,
-			(unsigned long long)c.sent);
-	else if (c.err)
-		fprintf(stderr, "%s: sending failed after %llu messages: %s\n", p.prog,
-			(unsigned long long)c.sent, strerror(-c.err));
-	if (c.err)
-		rc = 1;
+	rc = say_failure(&p, &c);
 	tp_close(c.rx);
 	tp_close(c.tx);
 	return jtr_probe_exit(&p, rc);

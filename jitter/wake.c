@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 
 #include "jtr_cli.h"
 #include "jtr_probe.h"
+#include "jtr_series.h"
 
 #define WARMUP_DEFAULT 100
 #define INTERVAL_MIN_NS 1000ULL			/* 1 us */
@@ -129,24 +131,17 @@ struct wake_params {
 
 /* one measured CPU; aligned so two CPUs' hot fields never share a line */
 struct wake_cpu {
-	struct jtr_probe *p;
+	JTR_SERIES_GROUP;		/* p, cpu, hist, lengths, log, threshold_ns,
+					   progress_max_ns, progress_count, partial */
 	const struct wake_params *wp;
-	int cpu;
 	int tid;
-	struct jtr_hist hist;
-	struct jtr_hist lengths;
-	struct jtr_olog log;
-	uint64_t threshold_ns;
 	uint64_t warm_min_ns;
 	uint64_t wakeups;		/* measured periods */
 	uint64_t missed;		/* of them: passed before the thread could sleep */
 	uint64_t sum_ns;		/* for the mean of the summary line */
 	uint64_t last_ns;		/* the last latency (cyclictest's Act) */
 	int64_t start_ns, end_ns;	/* the first and last measured period */
-	volatile uint64_t progress_max_ns;
-	volatile uint64_t progress_count;
 	volatile uint64_t progress_over;
-	bool partial;
 } __attribute__((aligned(64)));
 
 /* sleep_until - absolute sleep on CLOCK_MONOTONIC to @t_ns (a signal cannot
@@ -313,19 +308,12 @@ static void cyclic_line(FILE *f, const struct jtr_probe *p, const struct wake_cp
 		(unsigned long long)(w->hist.max / 1000));
 }
 
-#define ROW(f, label, fmt, expr) do {					\
-	fprintf(f, "  %-24s", label);					\
-	for (int i_ = 0; i_ < a->n; i_++) {				\
-		const struct wake_cpu *w = &a->cpus[i_];		\
-		fprintf(f, " %14" fmt, expr);				\
-	}								\
-	fputc('\n', f);							\
-} while (0)
+#define ROW(f, label, fmt, expr) JTR_SERIES_ROW(f, a->cpus, a->n, w, label, fmt, expr)
 
 /* summary - the table and the cyclictest lines (stdout and summary.txt) */
 static void summary(FILE *f, const struct jtr_probe *p, const struct wake_all *a)
 {
-	char label[64];
+	const struct jtr_series_set set = JTR_SERIES_SET(a->cpus, a->n);
 
 	fprintf(f, "jtr wake: %s timebase, every %.3f ms, %s%s", jtr_tb_name(p->tb.kind),
 		(double)a->wp->interval_ns / 1e6, p->fifo_prio ? "SCHED_FIFO " : "SCHED_OTHER",
@@ -334,20 +322,11 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct wake_all *a
 		fprintf(f, "%d", p->fifo_prio);
 	if (a->wp->dma_us >= 0)
 		fprintf(f, ", %s held at %lld us", DMA_PATH, (long long)a->wp->dma_us);
-	fprintf(f, "\n\n  %-24s", "latency");
-	for (int i = 0; i < a->n; i++) {
-		snprintf(label, sizeof(label), "CPU %d", a->cpus[i].cpu);
-		fprintf(f, " %14s", label);
-	}
+	jtr_series_head(f, &set, "latency");
 	fputc('\n', f);
 	ROW(f, "wake-ups", "llu", (unsigned long long)w->hist.total);
 	ROW(f, "missed periods", "llu", (unsigned long long)w->missed);
-	ROW(f, "min ns", "llu", (unsigned long long)(w->hist.total ? w->hist.min : 0));
-	for (int k = 0; k < JTR_NPCT; k++) {
-		snprintf(label, sizeof(label), "p%s ns", jtr_pct_keys[k]);
-		ROW(f, label, "llu", (unsigned long long)jtr_hist_value_at_percentile(&w->hist, jtr_pct_values[k]));
-	}
-	ROW(f, "max ns", "llu", (unsigned long long)w->hist.max);
+	jtr_series_dist(f, &set);
 	ROW(f, "mean ns", ".1f", w->hist.total ? (double)w->sum_ns / (double)w->hist.total : 0.0);
 	ROW(f, "threshold ns", "llu", (unsigned long long)w->threshold_ns);
 	ROW(f, "outliers", "llu", (unsigned long long)w->lengths.total);
@@ -360,86 +339,54 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct wake_all *a
 /* write_outputs - summary.txt, outliers.csv, result.json */
 static void write_outputs(struct jtr_probe *p, const struct wake_all *a)
 {
+	const struct jtr_series_set set = JTR_SERIES_SET(a->cpus, a->n);
 	const struct wake_params *wp = a->wp;
 	/* the log's starts are CLOCK_MONOTONIC ns already: written as they are */
 	const struct jtr_tb mono = { .kind = JTR_TB_CLOCK };
-	struct jtr_afile txt, csv, res;
-	struct jtr_json j;
-	char name[32];
+	struct jtr_series_out o;
+	struct jtr_json *j = &o.j;
 
-	jtr_probe_open(p, &txt, "summary.txt");
-	jtr_probe_open(p, &csv, "outliers.csv");
-	jtr_probe_open(p, &res, "result.json");
-	summary(txt.f, p, a);
+	jtr_series_open(p, &o);
+	summary(o.txt.f, p, a);
 	if (!p->quiet)
 		summary(stdout, p, a);
-	jtr_olog_csv_header(csv.f, NULL);
-	for (int i = 0; i < a->n; i++)
-		jtr_olog_write_csv(csv.f, &a->cpus[i].log, &mono);
+	jtr_series_csv(o.csv.f, &set, &mono);
 
-	jtr_json_init(&j, res.f);
-	jtr_probe_result_begin(p, &j);
-	jtr_json_obj_begin(&j, "params");
-	jtr_json_uint(&j, "interval_ns", wp->interval_ns);
+	jtr_json_obj_begin(j, "params");
+	jtr_json_uint(j, "interval_ns", wp->interval_ns);
 	if (wp->loops) {
-		jtr_json_null(&j, "duration_ns");
-		jtr_json_uint(&j, "loops", wp->loops);
+		jtr_json_null(j, "duration_ns");
+		jtr_json_uint(j, "loops", wp->loops);
 	} else {
-		jtr_json_uint(&j, "duration_ns", wp->duration_ns);
-		jtr_json_null(&j, "loops");
+		jtr_json_uint(j, "duration_ns", wp->duration_ns);
+		jtr_json_null(j, "loops");
 	}
-	jtr_json_uint(&j, "warmup", wp->warmup);
-	jtr_json_arr_begin_inline(&j, "cpus");
-	for (int i = 0; i < a->n; i++)
-		jtr_json_int(&j, NULL, a->cpus[i].cpu);
-	jtr_json_arr_end(&j);
-	jtr_json_int(&j, "timer_slack_ns", p->fifo_prio ? 0 : 1);
+	jtr_json_uint(j, "warmup", wp->warmup);
+	jtr_series_cpus(j, &set);
+	jtr_json_int(j, "timer_slack_ns", p->fifo_prio ? 0 : 1);
 	if (wp->dma_us >= 0)
-		jtr_json_int(&j, "cpu_dma_latency_us", wp->dma_us);
+		jtr_json_int(j, "cpu_dma_latency_us", wp->dma_us);
 	else
-		jtr_json_null(&j, "cpu_dma_latency_us");
-	jtr_probe_params_common(p, &j, wp->threshold_given ? wp->threshold_opt : 0, wp->max_outliers);
-	jtr_json_obj_end(&j);
+		jtr_json_null(j, "cpu_dma_latency_us");
+	jtr_probe_params_common(p, j, wp->threshold_given ? wp->threshold_opt : 0, wp->max_outliers);
+	jtr_json_obj_end(j);
 
-	jtr_json_arr_begin(&j, "runs");
+	jtr_json_arr_begin(j, "runs");
 	for (int i = 0; i < a->n; i++) {
 		const struct wake_cpu *w = &a->cpus[i];
 		uint64_t dur = run_ns(w);
 
-		snprintf(name, sizeof(name), "cpu%d", w->cpu);
-		jtr_result_run_begin(&j, name, w->cpu, w->partial, w->start_ns,
-				     w->start_ns + (int64_t)dur, dur, &w->hist);
-		jtr_json_int(&j, "tid", w->tid);
-		jtr_json_uint(&j, "interval_ns", wp->interval_ns);
-		jtr_json_uint(&j, "wakeups", w->hist.total);
-		jtr_json_uint(&j, "missed", w->missed);
-		jtr_json_uint(&j, "warmup_min_ns", w->warm_min_ns);
-		jtr_result_write_outliers(&j, &w->log, &w->lengths, w->threshold_ns, dur,
-					  w->hist.total ? w->hist.min : 0, "outliers.csv");
-		jtr_result_write_hist(&j, "histogram", &w->hist);
-		jtr_json_obj_end(&j);
+		jtr_series_run_begin(j, &w->series, w->start_ns, w->start_ns + (int64_t)dur, dur);
+		jtr_json_int(j, "tid", w->tid);
+		jtr_json_uint(j, "interval_ns", wp->interval_ns);
+		jtr_json_uint(j, "wakeups", w->hist.total);
+		jtr_json_uint(j, "missed", w->missed);
+		jtr_json_uint(j, "warmup_min_ns", w->warm_min_ns);
+		jtr_series_run_outliers(j, &w->series, dur);
+		jtr_series_run_end(j, &w->series);
 	}
-	jtr_json_arr_end(&j);
-	jtr_json_obj_begin(&j, "files");
-	jtr_json_str(&j, "summary", "summary.txt");
-	jtr_json_str(&j, "outliers", "outliers.csv");
-	jtr_json_obj_end(&j);
-	jtr_probe_result_end(p, &j);
-
-	jtr_probe_commit_file(p, &txt);
-	jtr_probe_commit_file(p, &csv);
-	jtr_probe_commit_file(p, &res);
-}
-
-/* cpu_init - one CPU's record: its series, allocated and pre-touched */
-static void cpu_init(void *rec, int cpu, void *ctx)
-{
-	struct wake_cpu *c = rec;
-
-	c->wp = ctx;
-	c->p = c->wp->p;
-	c->cpu = cpu;
-	jtr_probe_series_init(c->p, &c->hist, &c->lengths, &c->log, c->wp->max_outliers, cpu);
+	jtr_json_arr_end(j);
+	jtr_series_close(p, &o);
 }
 
 /* opt_interval - -i DURATION; a bare number is refused (cyclictest's is us,
@@ -452,6 +399,39 @@ static uint64_t opt_interval(struct jtr_probe *p, const char *arg)
 		jtr_usage_error(p, "-i %s: write the unit: -i %sus is cyclictest's -i %s, "
 				"-i %sms a period of %s ms", arg, arg, arg, arg, arg);
 	return jtr_opt_duration(p, "-i", arg, INTERVAL_MIN_NS, INTERVAL_MAX_NS);
+}
+
+/* wake_opt - getopt's @opt (with optarg), one of jtr wake's own or an outlier
+ * option, into @wp; -c's list into @cpus; or exit 2 */
+static void wake_opt(struct jtr_probe *p, struct wake_params *wp, int opt, cpu_set_t *cpus,
+		     bool *cpu_given, bool *dur_given)
+{
+	bool none;
+
+	if (opt == JTR_OPT_THRESHOLD && !strcmp(optarg, "0")) {
+		wp->threshold_given = true;
+		wp->threshold_opt = 0;
+		return;
+	}
+	if (jtr_probe_outlier_opt(p, opt, optarg, &wp->threshold_opt, &wp->max_outliers)) {
+		wp->threshold_given |= opt == JTR_OPT_THRESHOLD;
+		return;
+	}
+	switch (opt) {
+	case 'c': jtr_opt_cpus(p, optarg, false, cpus, &none); *cpu_given = true; break;
+	case 'i': wp->interval_ns = opt_interval(p, optarg); break;
+	case 'd':
+		wp->duration_ns = jtr_opt_duration(p, "-d", optarg, JTR_NS_PER_MS,
+						   30ULL * 24 * 3600 * JTR_NS_PER_S);
+		*dur_given = true;
+		break;
+	case 'n': wp->loops = jtr_opt_count(p, "-n", optarg, 1, 1ULL << 40); break;
+	case OPT_WARMUP: wp->warmup = jtr_opt_count(p, "--warmup", optarg, 0, 1000000); break;
+	case OPT_DMA:
+		wp->dma_us = strcmp(optarg, "0") ? (int64_t)(jtr_opt_duration(
+			p, "--cpu-dma-latency", optarg, 0, 2000 * JTR_NS_PER_S) / 1000) : 0;
+		break;
+	}
 }
 
 /* hold_dma_latency - open /dev/cpu_dma_latency and write @us: the kernel keeps
@@ -483,7 +463,7 @@ int main(int argc, char **argv)
 	struct wake_all a = { .wp = &wp };
 	struct jtr_worker *w;
 	cpu_set_t cpus;
-	bool none, cpu_given = false, dur_given = false;
+	bool cpu_given = false, dur_given = false;
 	int opt, i;
 
 	jtr_probe_init(&p, "wake", argc, argv);
@@ -494,30 +474,7 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, ":c:i:d:n:t:f:o:qh", long_opts, NULL)) != -1) {
 		if (jtr_probe_common_opt(&p, opt, usage_text, argv))
 			continue;
-		if (opt == JTR_OPT_THRESHOLD && !strcmp(optarg, "0")) {
-			wp.threshold_given = true;
-			wp.threshold_opt = 0;
-			continue;
-		}
-		if (jtr_probe_outlier_opt(&p, opt, optarg, &wp.threshold_opt, &wp.max_outliers)) {
-			wp.threshold_given |= opt == JTR_OPT_THRESHOLD;
-			continue;
-		}
-		switch (opt) {
-		case 'c': jtr_opt_cpus(&p, optarg, false, &cpus, &none); cpu_given = true; break;
-		case 'i': wp.interval_ns = opt_interval(&p, optarg); break;
-		case 'd':
-			wp.duration_ns = jtr_opt_duration(&p, "-d", optarg, JTR_NS_PER_MS,
-							  30ULL * 24 * 3600 * JTR_NS_PER_S);
-			dur_given = true;
-			break;
-		case 'n': wp.loops = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40); break;
-		case OPT_WARMUP: wp.warmup = jtr_opt_count(&p, "--warmup", optarg, 0, 1000000); break;
-		case OPT_DMA:
-			wp.dma_us = strcmp(optarg, "0") ? (int64_t)(jtr_opt_duration(
-				&p, "--cpu-dma-latency", optarg, 0, 2000 * JTR_NS_PER_S) / 1000) : 0;
-			break;
-		}
+		wake_opt(&p, &wp, opt, &cpus, &cpu_given, &dur_given);
 	}
 	jtr_probe_no_args(&p, argc, argv);
 	if (wp.loops && dur_given)
@@ -531,7 +488,10 @@ int main(int argc, char **argv)
 	jtr_probe_check_cpus(&p, "-c", &cpus);
 
 	/* 2. everything the measuring threads touch, allocated and pre-touched */
-	a.cpus = jtr_probe_cpu_workers(&p, &cpus, sizeof(*a.cpus), cpu_init, &wp, worker, &w, &a.n);
+	a.cpus = jtr_series_workers(&p, &cpus, sizeof(*a.cpus), offsetof(struct wake_cpu, series),
+				    wp.max_outliers, worker, &w, &a.n);
+	for (i = 0; i < a.n; i++)
+		a.cpus[i].wp = &wp;
 
 	/* 3. FIFO and mlockall, then the privilege drop; files only after */
 	if (wp.dma_us >= 0)

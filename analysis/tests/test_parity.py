@@ -140,7 +140,7 @@ def test_jtr_run_passes_the_transport_options_of_tp_prog_h():
 
 
 def test_backends_are_what_the_tracers_write():
-    c = read("ebpf", "trace.c")
+    c = read("ebpf", "trace_json.c")
     written = re.findall(r'"backend"\s*,\s*"(\w+)"', c)
     assert written == [vocab.BACKENDS[0]] == [ebpf.Tracer.backend]
     assert perf.PerfTracer.backend == vocab.BACKENDS[1] == perf.BACKEND

@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* programs.c - load the tracer's BPF programs (trace.bpf.c, through its
+ * skeleton) and attach them: tp_btf programs, or raw_tp where tp_btf does not
+ * load; irq_vectors pairs discovered in tracefs and attached as raw
+ * tracepoints; detached by several threads at the end (programs.h says why
+ * this is a file of its own).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+#include "programs.h"
+#include "trace.skel.h"
+
+#define TRACEFS "/sys/kernel/tracing"
+
+/* the typed tracepoints, each with a tp_btf and a raw_tp program */
+static const struct tp_def {
+	const char *cat, *name;
+} tps[] = {
+	{ "irq", "irq_handler_entry" }, { "irq", "irq_handler_exit" },
+	{ "irq", "softirq_raise" }, { "irq", "softirq_entry" }, { "irq", "softirq_exit" },
+	{ "nmi", "nmi_handler" },
+	{ "sched", "sched_switch" }, { "sched", "sched_wakeup" }, { "sched", "sched_waking" },
+	{ "sched", "sched_migrate_task" },
+	{ "exceptions", "page_fault_user" }, { "exceptions", "page_fault_kernel" },
+	{ "workqueue", "workqueue_execute_start" }, { "workqueue", "workqueue_execute_end" },
+	{ "timer", "hrtimer_expire_entry" }, { "timer", "hrtimer_expire_exit" },
+	{ "timer", "timer_expire_entry" }, { "timer", "timer_expire_exit" },
+};
+_Static_assert(sizeof(tps) / sizeof(tps[0]) == TRACER_NTPS, "TRACER_NTPS: tracer.h");
+
+static struct tracer *g_tracer;		/* for libbpf's print callback */
+
+/* on_libbpf - keep libbpf's last warning for error messages; print all with -v */
+static int on_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	va_list aq;
+
+	if (g_tracer && level <= LIBBPF_WARN) {
+		va_copy(aq, ap);
+		vsnprintf(g_tracer->last_libbpf, sizeof(g_tracer->last_libbpf), fmt, aq);
+		va_end(aq);
+		g_tracer->last_libbpf[strcspn(g_tracer->last_libbpf, "\n")] = 0;
+	}
+	if (g_tracer && g_tracer->o->verbose)
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+/* progs_libbpf_print - see programs.h */
+void progs_libbpf_print(struct tracer *t)
+{
+	g_tracer = t;
+	libbpf_set_print(on_libbpf);
+}
+
+
+/* progs_tracefs_ready - make sure tracefs is mounted; mount it if not */
+int progs_tracefs_ready(struct jtr_err *e)
+{
+	struct stat st;
+
+	if (stat(TRACEFS "/events", &st) == 0)
+		return 0;
+	if (mount("nodev", TRACEFS, "tracefs", 0, NULL) < 0 && errno != EBUSY)
+		return jtr_err_set(e, -errno, "tracefs is not mounted and mounting it on " TRACEFS
+				   " failed (%s); mount it with 'mount -t tracefs nodev " TRACEFS "'",
+				   strerror(errno));
+	if (stat(TRACEFS "/events", &st) < 0)
+		return jtr_err_set(e, -ENOENT, TRACEFS "/events is missing after mounting tracefs: "
+				   "this kernel has no tracepoints (CONFIG_TRACEPOINTS)");
+	return 0;
+}
+
+/* tp_exists - is CAT:NAME a tracepoint of this kernel? */
+static bool tp_exists(const char *cat, const char *name)
+{
+	char path[256];
+	struct stat st;
+
+	snprintf(path, sizeof(path), TRACEFS "/events/%s/%s", cat, name);
+	return stat(path, &st) == 0;
+}
+
+/* cmp_str - qsort on strings */
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* discover_vectors - every irq_vectors:X_entry that has an X_exit */
+static void discover_vectors(struct tracer *t)
+{
+	DIR *d = opendir(TRACEFS "/events/irq_vectors");
+	struct dirent *de;
+	size_t len;
+
+	t->nvecs = 0;
+	if (!d)
+		return;
+	while ((de = readdir(d)) && t->nvecs < JTR_TRACE_MAX_VECS) {
+		len = strlen(de->d_name);
+		if (len <= 6 || len >= sizeof(t->vec_names[0]) ||
+		    strcmp(de->d_name + len - 6, "_entry"))
+			continue;
+		snprintf(t->vec_names[t->nvecs], sizeof(t->vec_names[0]), "%.*s",
+			 (int)(len - 6), de->d_name);
+		char exitname[64];
+		snprintf(exitname, sizeof(exitname), "%s_exit", t->vec_names[t->nvecs]);
+		if (tp_exists("irq_vectors", exitname))
+			t->nvecs++;
+	}
+	closedir(d);
+	qsort(t->vec_names, t->nvecs, sizeof(t->vec_names[0]), cmp_str);
+}
+
+/* prog_for - the skeleton's program named PREFIX_NAME */
+static struct bpf_program *prog_for(struct trace_bpf *skel, const char *prefix, const char *name)
+{
+	char want[96];
+
+	snprintf(want, sizeof(want), "%s_%s", prefix, name);
+	return bpf_object__find_program_by_name(skel->obj, want);
+}
+
+/* vec_prog - the program of irq_vectors pair @v's entry (or @exit) */
+static struct bpf_program *vec_prog(struct tracer *t, int v, int exit)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "vec_%s_%d", exit ? "exit" : "entry", v);
+	return bpf_object__find_program_by_name(t->skel->obj, name);
+}
+
+/* add_link - keep @l for detaching */
+static int add_link(struct tracer *t, struct bpf_link *l)
+{
+	struct bpf_link **n = realloc(t->links, (t->nlinks + 1) * sizeof(*n));
+
+	if (!n) {
+		bpf_link__destroy(l);
+		return -ENOMEM;
+	}
+	t->links = n;
+	t->links[t->nlinks++] = l;
+	return 0;
+}
+
+/* DETACHERS threads destroy the links, each every DETACHERS'th: where the
+ * kernel waits a grace period when a tracepoint loses a program, the waits
+ * from several threads overlap (one after the other they made a 0.1 s trace
+ * take 1.4 s). Classic (perf) tracepoints wait under one lock, one after the
+ * other whatever the threads: the irq_vectors pairs are raw tracepoints. */
+#define DETACHERS 16
+
+struct detacher {
+	struct tracer *t;
+	size_t first;
+};
+
+static void *detach_some(void *arg)
+{
+	struct detacher *d = arg;
+
+	for (size_t i = d->first; i < d->t->nlinks; i += DETACHERS)
+		bpf_link__destroy(d->t->links[i]);
+	return NULL;
+}
+
+/* progs_detach - remove every program from its tracepoint */
+void progs_detach(struct tracer *t)
+{
+	struct detacher d[DETACHERS];
+	pthread_t tid[DETACHERS];
+	bool started[DETACHERS] = {false};
+
+	for (size_t k = 0; k < DETACHERS && k < t->nlinks; k++) {
+		d[k] = (struct detacher){t, k};
+		started[k] = pthread_create(&tid[k], NULL, detach_some, &d[k]) == 0;
+		if (!started[k])        /* no thread: this one does its share */
+			detach_some(&d[k]);
+	}
+	for (size_t k = 0; k < DETACHERS; k++)
+		if (started[k])
+			pthread_join(tid[k], NULL);
+	free(t->links);
+	t->links = NULL;
+	t->nlinks = 0;
+}
+
+/* progs_stop - detach and unload */
+void progs_stop(struct tracer *t)
+{
+	progs_detach(t);
+	ring_buffer__free(t->rb);
+	t->rb = NULL;
+	trace_bpf__destroy(t->skel);
+	t->skel = NULL;
+}
+
+/* kvm_steal_offered - does the hypervisor say it is KVM and keeps steal time
+ * (CPUID leaf KVMKVMKVM, feature KVM_FEATURE_STEAL_TIME)? */
+static bool kvm_steal_offered(char *why, size_t len)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned int a, b, c, d, base;
+	char sig[13];
+
+	__cpuid(1, a, b, c, d);
+	if (!(c & 1U << 31)) {
+		snprintf(why, len, "not a virtual machine (no hypervisor CPUID bit)");
+		return false;
+	}
+	/* the KVM leaves may sit above another hypervisor's, in steps of 0x100 */
+	for (base = 0x40000000; base < 0x40010000; base += 0x100) {
+		__cpuid(base, a, b, c, d);
+		memcpy(sig, &b, 4);
+		memcpy(sig + 4, &c, 4);
+		memcpy(sig + 8, &d, 4);
+		sig[12] = 0;
+		if (!strcmp(sig, "KVMKVMKVM"))
+			break;
+	}
+	if (base >= 0x40010000) {
+		snprintf(why, len, "the hypervisor is not KVM");
+		return false;
+	}
+	__cpuid(base + 1, a, b, c, d);
+	if (!(a & 1U << 5)) {
+		snprintf(why, len, "the KVM host does not offer steal time (KVM_FEATURE_STEAL_TIME)");
+		return false;
+	}
+	return true;
+#else
+	snprintf(why, len, "kvm steal_time is read on x86 only");
+	return false;
+#endif
+}
+
+/* percpu_offset - the offset of per-CPU variable @name in the kernel's per-CPU
+ * section (.data..percpu in BTF), or -1 */
+static long long percpu_offset(const struct btf *btf, const char *name)
+{
+	int var = btf__find_by_name_kind(btf, name, BTF_KIND_VAR);
+	int sec = btf__find_by_name_kind(btf, ".data..percpu", BTF_KIND_DATASEC);
+	const struct btf_type *t;
+	const struct btf_var_secinfo *v;
+
+	if (var < 0 || sec < 0)
+		return -1;
+	t = btf__type_by_id(btf, sec);
+	v = btf_var_secinfos(t);
+	for (int i = 0; i < btf_vlen(t); i++, v++)
+		if ((int)v->type == var)
+			return v->offset;
+	return -1;
+}
+
+/* progs_steal_check - can the kernel side read the host's steal counter? Sets
+ * t->steal_from_rq (steal_time's distance from runqueues in a CPU's per-CPU
+ * area), or t->steal_why to the reason it cannot */
+void progs_steal_check(struct tracer *t)
+{
+	long long st, rq;
+	struct btf *btf;
+
+	t->steal_from_rq = 0;
+	/* JTR_NO_STEAL: behave as a machine without it (tests the fallback) */
+	if (getenv("JTR_NO_STEAL")) {
+		snprintf(t->steal_why, sizeof(t->steal_why), "switched off (JTR_NO_STEAL is set)");
+		return;
+	}
+	if (!kvm_steal_offered(t->steal_why, sizeof(t->steal_why)))
+		return;
+	btf = btf__load_vmlinux_btf();
+	if (!btf) {
+		snprintf(t->steal_why, sizeof(t->steal_why), "the kernel's BTF does not load");
+		return;
+	}
+	st = percpu_offset(btf, "steal_time");
+	rq = percpu_offset(btf, "runqueues");
+	btf__free(btf);
+	if (st < 0 || rq < 0 || st == rq)
+		snprintf(t->steal_why, sizeof(t->steal_why), "the kernel's BTF has no per-CPU %s "
+			 "(a kernel built without CONFIG_KVM_GUEST?)", st < 0 ? "steal_time" :
+			 "runqueues");
+	else
+		t->steal_from_rq = st - rq;
+}
+
+/* set_rodata - the kernel side's constants: the CPU filter, the wake-up
+ * switch, the steal counter's offset, the --app processes; the ring buffer's
+ * size */
+static void set_rodata(struct tracer *t)
+{
+	for (int cpu = 0; cpu < JTR_TRACE_MAX_CPUS && cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &t->o->cpus))
+			t->skel->rodata->cpu_mask[cpu / 64] |= 1ULL << (cpu % 64);
+	t->skel->rodata->wakeup = t->o->wakeup;
+	t->skel->rodata->steal_from_rq = t->steal_from_rq;
+	/* jtr watch --app PIDs: the kernel side flags their threads' records */
+	for (int i = 0; i < t->o->napp_pid; i++)
+		t->skel->rodata->app_tgid[i] = t->o->app_pid[i];
+	t->skel->rodata->napp_tgid = t->o->napp_pid;
+	bpf_map__set_max_entries(t->skel->maps.events, t->o->buffer_bytes);
+}
+
+/* choose_programs - one kind (@use: "btf" or "raw") for each tracepoint this
+ * kernel has, the other kind's twin left out; a program for each irq_vectors
+ * pair found; what is missing in t->missing */
+static void choose_programs(struct tracer *t, const char *use, const char *off)
+{
+	t->nmissing = 0;
+	for (size_t i = 0; i < TRACER_NTPS; i++) {
+		bool have = tp_exists(tps[i].cat, tps[i].name);
+
+		bpf_program__set_autoload(prog_for(t->skel, use, tps[i].name), have);
+		bpf_program__set_autoload(prog_for(t->skel, off, tps[i].name), false);
+		if (!have)
+			snprintf(t->missing[t->nmissing++], sizeof(t->missing[0]), "%s:%s",
+				 tps[i].cat, tps[i].name);
+	}
+	discover_vectors(t);
+	if (!t->nvecs)
+		snprintf(t->missing[t->nmissing++], sizeof(t->missing[0]), "irq_vectors:*");
+	for (int v = 0; v < JTR_TRACE_MAX_VECS; v++)
+		for (int ex = 0; ex < 2; ex++)
+			bpf_program__set_autoload(vec_prog(t, v, ex), v < t->nvecs);
+}
+
+/* attach_programs - the typed tracepoints' programs, then each irq_vectors
+ * pair to its programs; 0 or -errno (with @e) */
+static int attach_programs(struct tracer *t, struct jtr_err *e)
+{
+	struct bpf_program *prog;
+	struct bpf_link *l;
+	int rc;
+
+	bpf_object__for_each_program(prog, t->skel->obj) {
+		if (!bpf_program__autoload(prog) || !strncmp(bpf_program__name(prog), "vec_", 4))
+			continue;
+		l = bpf_program__attach(prog);
+		if (!l) {
+			rc = -errno;
+			return jtr_err_set(e, rc, "cannot attach %s: %s", bpf_program__name(prog),
+					   strerror(-rc));
+		}
+		if ((rc = add_link(t, l)) < 0)
+			return rc;
+	}
+	for (int v = 0; v < t->nvecs; v++) {
+		for (int ex = 0; ex < 2; ex++) {
+			char name[64];
+
+			snprintf(name, sizeof(name), "%s_%s", t->vec_names[v], ex ? "exit" : "entry");
+			l = bpf_program__attach_raw_tracepoint(vec_prog(t, v, ex), name);
+			if (!l) {
+				rc = -errno;
+				return jtr_err_set(e, rc, "cannot attach to irq_vectors:%s: %s", name,
+						   strerror(-rc));
+			}
+			if ((rc = add_link(t, l)) < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* progs_start - open, configure, load and attach with @kind programs */
+int progs_start(struct tracer *t, enum prog_kind kind,
+		int (*on_event)(void *ctx, void *data, size_t size), struct jtr_err *e)
+{
+	int rc;
+
+	t->kind = kind == PROGS_BTF ? "tp_btf" : "raw_tp";
+	t->last_libbpf[0] = 0;
+	/* JTR_NO_TP_BTF: behave as a kernel that refuses tp_btf (tests the fallback) */
+	if (kind == PROGS_BTF && getenv("JTR_NO_TP_BTF"))
+		return jtr_err_set(e, -EOPNOTSUPP, "tp_btf switched off (JTR_NO_TP_BTF is set)");
+	/* open: parse the object, nothing in the kernel yet */
+	t->skel = trace_bpf__open();
+	if (!t->skel)
+		return jtr_err_set(e, -errno, "cannot open the BPF object: %s", strerror(errno));
+	set_rodata(t);
+	if (kind == PROGS_BTF)
+		choose_programs(t, "btf", "raw");
+	else
+		choose_programs(t, "raw", "btf");
+
+	/* load: verify and load into the kernel */
+	rc = trace_bpf__load(t->skel);
+	if (rc) {
+		rc = rc < 0 ? rc : -errno;
+		jtr_err_set(e, rc, "the kernel refused the %s programs (%s)%s%s", t->kind,
+			    strerror(-rc), t->last_libbpf[0] ? ": " : "", t->last_libbpf);
+		goto fail;
+	}
+	if ((rc = attach_programs(t, e)) < 0)
+		goto fail;
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_event, t, NULL);
+	if (!t->rb) {
+		rc = -errno;
+		jtr_err_set(e, rc, "cannot map the ring buffer: %s", strerror(-rc));
+		goto fail;
+	}
+	return 0;
+fail:
+	progs_stop(t);
+	return rc;
+}
+
+/* progs_read_counts - sum the per-CPU counters into t->total */
+int progs_read_counts(struct tracer *t)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct jtr_trace_counts *per;
+	__u32 zero = 0;
+
+	if (ncpu <= 0)
+		return ncpu;
+	per = calloc(ncpu, sizeof(*per));
+	if (!per)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.counts), &zero, per) < 0) {
+		free(per);
+		return -errno;
+	}
+	memset(&t->total, 0, sizeof(t->total));
+	for (int c = 0; c < ncpu; c++)
+		for (int i = 0; i < JTR_EV_NTYPES; i++) {
+			t->total.events[i] += per[c].events[i];
+			t->total.dropped[i] += per[c].dropped[i];
+		}
+	free(per);
+	return 0;
+}
+
+/* progs_sum - all types of one counter array */
+uint64_t progs_sum(const unsigned long long *c)
+{
+	uint64_t s = 0;
+
+	for (int i = 0; i < JTR_EV_NTYPES; i++)
+		s += c[i];
+	return s;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* watch_run.h - jtr watch's run inside the tracer (jtr-trace --watch): the
+ * accounting set up from the options, the application's tasks already
+ * running, one state line on stdout every --state-interval, and the dumps
+ * (a folder of events.bin, trace.json and outliers.csv that 'jtr attribute'
+ * reads) when an interruption lasts --dump-above or more.
+ *
+ * Beside watch.c, not in it: watch.c is the accounting alone (events in,
+ * tables out to the stream it is given; it opens nothing and allocates nothing
+ * after its init; tests/test_watch.c feeds it synthetic events), this is what
+ * the tracer does with it: /proc, stdout, folders, and the BPF counters.
+ */
+#ifndef JTR_WATCH_RUN_H
+#define JTR_WATCH_RUN_H
+#include <stdint.h>
+
+#include "tracer.h"
+#include "watch.h"
+
+/* watch_run_init - the accounting of --watch in @w from t->o, and t->watch;
+ * stdout is left to the state lines (quiet, no progress); exit 1 when the
+ * recorder does not fit in memory */
+void watch_run_init(struct tracer *t, struct jtr_watch *w);
+
+/* watch_run_begin - every program is attached at @start_ns: the accounting
+ * starts, with the --app tasks already running; the first state line */
+void watch_run_begin(struct tracer *t, int64_t start_ns);
+
+/* watch_run_drained - after a drain: the dump that is due, the state line
+ * that is due; returns @pause, shortened to --state-interval */
+uint64_t watch_run_drained(struct tracer *t, uint64_t pause);
+
+/* watch_run_end - every program detached at @end_ns: what is left in the
+ * ring buffer, the waits still open, a dump that was due, the last state
+ * line */
+void watch_run_end(struct tracer *t, int64_t end_ns);
+
+#endif
