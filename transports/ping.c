@@ -463,8 +463,9 @@ static void handshake(struct ping *g)
 			return;
 		if (n < 0 && n != -EAGAIN && n != -EPIPE)
 			jtr_fatal(g->p, "receiving from %s: %s", tp_describe(g->t), strerror((int)-n));
-		if (n == -EPIPE && (g->tp->o.kind == TP_TCP || g->tp->o.kind == TP_UNIX ||
-				    g->tp->o.kind == TP_SHM))
+		/* a connection or a ring sees pong go; a datagram's -EPIPE is a
+		 * pong not there yet */
+		if (n == -EPIPE && !tp_prog_has(g->tp, TP_P_DATAGRAM))
 			jtr_fatal(g->p, "pong at %s went away before the run", tp_describe(g->t));
 		if (jtr_mono_ns() >= end)
 			break;
@@ -790,7 +791,7 @@ int main(int argc, char **argv)
 
 		tp_msg_fill(m, g.len, TP_F_EOS, g.sent, 0, 0);
 		tp_send(g.t, m, g.len);
-		if (tp.o.kind != TP_TCP && tp.o.kind != TP_UNIX && tp.o.kind != TP_SHM)
+		if (tp_prog_has(&tp, TP_P_DATAGRAM))
 			tp_send(g.t, m, g.len);
 	}
 	tp_seq_end(&g.seq, g.sent, true);

@@ -301,8 +301,8 @@ int main(int argc, char **argv)
 					"DIR/outliers.csv: add -o DIR");
 		tp.stats_every_ns = 0;
 	}
-	if (tp.o.kind != TP_SHM && tp.o.msg_max < tp_max_msg(&tp.o))
-		tp.o.msg_max = tp_max_msg(&tp.o);	/* sockets: take whatever comes */
+	if (!tp_prog_has(&tp, TP_P_RING) && tp.o.msg_max < tp_max_msg(&tp.o))
+		tp.o.msg_max = tp_max_msg(&tp.o);	/* not a ring of -m slots: take whatever comes */
 	tp_prog_check(&p, &tp, TP_PONG);
 	g.cap = tp.o.msg_max;
 	g.buf = malloc(g.cap);
@@ -338,7 +338,7 @@ int main(int argc, char **argv)
 		jtr_fatal(&p, "cannot pin to CPU %d", g.cpu);
 	/* a stream's listener accepts ping inside the open: say it first; the
 	 * others are bound or created when the open returns */
-	streams = tp.o.kind == TP_TCP || tp.o.kind == TP_UNIX;
+	streams = tp_prog_has(&tp, TP_P_STREAM);
 	if (!p.quiet && streams)
 		waiting_line(&p, &tp);
 	tp.o.numa_cpu = g.cpu;

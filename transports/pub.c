@@ -258,7 +258,7 @@ static size_t fill_unit(struct stream *s, uint64_t i, uint64_t k, int64_t due, i
 			uint64_t *stamped)
 {
 	const struct pub *g = s->g;
-	const bool framed = g->tp->o.kind == TP_TCP || g->tp->o.kind == TP_UNIX;
+	const bool framed = tp_prog_has(g->tp, TP_P_STREAM);
 	struct tp_msg *m = NULL;
 	size_t off = 0;
 
@@ -296,7 +296,7 @@ static void send_unpaced(struct stream *s, uint64_t total)
 	int64_t deadline = 0;
 	uint64_t i, sent = 0, counted = 0;
 	struct tp_msg *slot;
-	const bool claims = g->tp->o.kind == TP_SHM;
+	const bool claims = tp_prog_has(g->tp, TP_P_RING);	/* sends in place */
 	struct tp_ring_wr *const ring = claims && len >= TP_RING_SHORT && len <= TP_RING_SMALL ?
 					tp_shm_writer(t) : NULL;
 	int rc;
@@ -695,23 +695,6 @@ static void write_outputs(struct jtr_probe *p, struct pub *g, const struct strea
 	tp_prog_finish(p, &j, &txt, &res, &g->st, NULL, NULL);
 }
 
-/* end_of_stream - tell stream @s's subscribers how many numbers it issued */
-static void end_of_stream(const struct pub *g, struct stream *s)
-{
-	struct tp_msg *m = (struct tp_msg *)s->buf;
-	int copies = g->tp->o.kind == TP_UDP || g->tp->o.kind == TP_MCAST ||
-		     g->tp->o.kind == TP_UNIX_DGRAM ? 3 : 1;
-
-	for (int i = 0; i < copies; i++) {
-		struct timespec ts = { 0, 1000000L };
-
-		tp_msg_fill(m, g->len, TP_F_EOS, s->issued, 0, 0);
-		if (tp_send(s->t, m, g->len) < 0)
-			break;
-		nanosleep(&ts, NULL);
-	}
-}
-
 /* check_pacing - the pacing options together: exit 2 for what cannot be
  * done; -d turns into a count */
 static void check_pacing(struct jtr_probe *p, struct pub *g, bool warm_rate_given)
@@ -901,12 +884,15 @@ int main(int argc, char **argv)
 		/* subscribers that leave after the end of stream have not been lost */
 		s->subs_lost = tp_peers_lost(s->t);
 		if (!s->err)
-			end_of_stream(&g, s);
+			tp_prog_end_of_stream(s->t, s->buf, g.len, s->issued);
 		s->measured = measured_sent(&g, s);
 	}
 	jtr_probe_map_end(&p);
 	tot = total_of(&g, &tot_buf, p.hist_error);
-	if (tot->err == -EPIPE && tot->sent <= 1 && (tp.o.kind == TP_UDP || tp.o.kind == TP_UNIX_DGRAM))
+	/* a connected datagram sender hears that nobody is bound there (a
+	 * multicast sender is not connected, so never does) */
+	if (tot->err == -EPIPE && tot->sent <= 1 && tp_prog_has(&tp, TP_P_DATAGRAM) &&
+	    !tp_prog_has(&tp, TP_P_MULTICAST))
 		jtr_usage_error(&p, "nobody is receiving on %s; start 'jtr sub' there first",
 				tp_describe(tot->t));
 	if (tot->err == -EPIPE) {

@@ -206,7 +206,8 @@ static void receiver(void *arg)
 	const struct tp_msg *m = (const struct tp_msg *)g->buf;
 	int64_t start = jtr_mono_ns(), last = 0, turn = 0, now = start;
 	const int64_t per_ns = g->max_rate ? (int64_t)(1e9 / (double)g->max_rate) : 0;
-	const bool lazy = g->fast && !per_ns && g->tp->o.kind == TP_SHM;
+	/* a ring's receive costs less than a clock read, and its poll is a load */
+	const bool lazy = g->fast && !per_ns && tp_prog_has(g->tp, TP_P_RING);
 	uint32_t untimed = 0;		/* lazy: messages taken since the clock was read */
 	bool last_stale = false;	/* lazy: last_ns is an earlier message's time */
 	ssize_t n;

@@ -122,6 +122,13 @@ struct tp_prog {
 /* tp_prog_init - defaults (udp) */
 void tp_prog_init(struct tp_prog *tp);
 
+/* tp_prog_has - the transport asked for has every property of @flags
+ * (TP_P_*, tp.h) */
+static inline bool tp_prog_has(const struct tp_prog *tp, unsigned flags)
+{
+	return tp_kind_has(tp->o.kind, flags);
+}
+
 /* tp_prog_opt - handle a transport option; false if @opt is not one */
 bool tp_prog_opt(struct jtr_probe *p, struct tp_prog *tp, int opt, const char *arg);
 
@@ -217,6 +224,11 @@ void tp_prog_input_cpus(FILE *f, const int *cpus, int ncpus, int nstreams);
  * stream's address (tp_stream_addr) in @addr; exit 2 if it has none */
 void tp_prog_stream(struct jtr_probe *p, const struct tp_prog *base, int k, int n,
 		    struct tp_prog *out, char *addr, size_t len);
+
+/* tp_prog_end_of_stream - tell @t's subscribers that @count numbers were
+ * issued: an end of stream built in @buf (@len bytes) and sent, three
+ * times 1 ms apart where a datagram can be lost */
+void tp_prog_end_of_stream(struct tp *t, void *buf, uint32_t len, uint64_t count);
 
 /* tp_prog_rate_opt - @opt RATE (msgs/s, K/M/G suffixes) or "max" (0) */
 uint64_t tp_prog_rate_opt(struct jtr_probe *p, const char *opt, const char *arg);
