@@ -149,6 +149,8 @@ struct stream {
 	int cpu;
 	unsigned char *buf;		/* ahead buffers of len bytes, or one unit */
 	uint32_t ahead;			/* a power of two: 1 (stamped, long or packed) or AHEAD */
+	bool framed;			/* the transport frames each message (a stream): a
+					 * packed unit needs no TP_F_PACKED */
 	struct jtr_hist send_call;
 	int64_t first_ns, last_ns;
 	uint64_t issued, sent, dropped, late, max_tight, units, stamped;
@@ -217,7 +219,7 @@ static size_t fill_unit(struct stream *s, uint64_t i, uint64_t k, int64_t due, i
 			uint64_t *stamped)
 {
 	const struct pub *g = s->g;
-	const bool framed = tp_prog_has(g->tp, TP_P_STREAM);
+	const bool framed = s->framed;
 	struct tp_msg *m = NULL;
 	size_t off = 0;
 
@@ -778,6 +780,7 @@ static void setup(struct jtr_probe *p, struct tp_prog *tp, struct pub *g, struct
 		tp_prog_stream(p, tp, k, g->nstreams, &s->tp, s->addr, sizeof(s->addr));
 		s->cpu = tp_prog_stream_cpu(g->cpus, g->ncpus, k);
 		s->ahead = !g->stamps && g->load.len <= AHEAD_MAX_LEN && g->pack == 1 ? AHEAD : 1;
+		s->framed = tp_prog_has(tp, TP_P_STREAM);
 		s->buf = calloc(s->ahead * g->pack, g->load.len);
 		if (!s->buf || jtr_hist_init(&s->send_call, p->hist_error) < 0 ||
 		    jtr_worker_alloc(&w[k], s->cpu) < 0)
