@@ -819,18 +819,7 @@ static void open_both(struct jtr_probe *p, struct send_ctx *c)
 /* end_of_stream - --no-drain: tell 'jtr sub' how many numbers were issued */
 static void end_of_stream(struct send_ctx *c)
 {
-	struct tp_msg *m = (struct tp_msg *)c->msg;
-	int copies = c->tp->o.kind == TP_UDP || c->tp->o.kind == TP_MCAST ||
-		     c->tp->o.kind == TP_UNIX_DGRAM ? 3 : 1;
-
-	for (int i = 0; i < copies; i++) {
-		struct timespec ts = { 0, 1000000L };
-
-		tp_msg_fill(m, c->len, TP_F_EOS, c->seq, 0, 0);
-		if (tp_send(c->tx, m, c->len) < 0)
-			break;
-		nanosleep(&ts, NULL);
-	}
+	tp_prog_end_of_stream(c->tx, c->msg, c->len, c->seq);
 }
 
 /* other_cpu - an online, allowed CPU other than @cpu, or -1 */

@@ -93,15 +93,12 @@ TP_LATENCY_USAGE
 "  jtr ping -T tcp -P [::1]:17391 --recv epoll    IPv6, epoll receive\n"
 "  jtr ping -T udp --latency-file --stats-every 500ms   every sample, 2 rows a second\n";
 
-/* getopt values of ping's own long options (tp_prog.h's are 400 up) */
-enum { OPT_WARMUP_RATE = 500 };
-
 static const struct option long_opts[] = {
 	{ "count", required_argument, NULL, 'n' },
 	{ "rate", required_argument, NULL, 'r' },
 	{ "len", required_argument, NULL, 'm' },
 	{ "warmup", required_argument, NULL, 'w' },
-	{ "warmup-rate", required_argument, NULL, OPT_WARMUP_RATE },
+	{ "warmup-rate", required_argument, NULL, TP_OPT_WARMUP_RATE },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "linger", required_argument, NULL, 'l' },
 	{ "send-cpu", required_argument, NULL, 'A' },
@@ -137,26 +134,22 @@ struct ping {
 	struct jtr_probe *p;
 	struct tp_prog *tp;
 	struct tp *t;
-	uint64_t count, warmup, rate_hz;
-	uint64_t warm_rate_hz;		/* --warmup-rate (default: rate_hz; 0: max) */
-	uint64_t duration_ns;		/* -d (0: -n gives the count) */
+	struct tp_load load;		/* -m, -n, -d, -r, -w, --warmup-rate (-d: count 2^40) */
 	uint64_t linger_ns;		/* -l: how long replies are awaited after the last send */
 	uint64_t duration_raw;		/* -d in timebase units */
-	uint32_t len;
 	int send_cpu, recv_cpu;
 	bool one_thread;		/* --one-thread: the sender takes each reply */
 	uint64_t stall_at, stall_ns;
 	bool tsc;
 	bool peer_tsc;			/* pong's stamps are TSC ticks (the TSC is usable) */
-	double raw_per_msg;		/* timebase units between intended sends */
-	double raw_per_warm;		/* the same in the warm-up */
+	double raw_per_s;		/* timebase units a second (the schedule's) */
 	struct jtr_ticks2ns t2n;
 	unsigned char *sbuf, *rbuf;
 	size_t rcap;
 
 	/* sender */
 	struct jtr_hist send_call;
-	uint64_t t0_raw, first_raw, last_send_raw;
+	uint64_t first_raw, last_send_raw;
 	uint64_t late, max_tight;
 	uint64_t max_flight;		/* the most messages sent and not yet back, at a send */
 	int send_err;
@@ -328,17 +321,72 @@ static inline int recv_one(struct ping *g, struct jtr_hist *hi, struct jtr_hist 
 	return 1;
 }
 
+/* stall - --stall: the sender stops, as a descheduled client would */
+static __attribute__((noinline)) void stall(const struct ping *g)
+{
+	uint64_t s0 = (uint64_t)jtr_mono_ns();
+
+	while ((uint64_t)jtr_mono_ns() - s0 < g->stall_ns)
+		cpu_relax();
+}
+
+/* wait_turn - message @i's turn: the stall before it, if asked for, then a
+ * spin to @intended; a paced send that begins after its time is late
+ * (@tight: late ones in a row). The time it begins. */
+static inline __attribute__((always_inline)) uint64_t wait_turn(struct ping *g, bool tsc, uint64_t i,
+								 uint64_t intended, bool paced,
+								 uint64_t *tight)
+{
+	uint64_t now;
+
+	if (__builtin_expect(g->stall_ns && i == g->load.warmup + g->stall_at, 0))
+		stall(g);
+	now = now_raw(tsc);
+	if (now < intended) {
+		*tight = 0;
+		while (now < intended && !g->abort_run) {
+			cpu_relax();
+			now = now_raw(tsc);
+		}
+	} else if (paced && i) {
+		g->late++;
+		if (++*tight > g->max_tight)
+			g->max_tight = *tight;
+	}
+	return now;
+}
+
+/* note_sent - message @i went, its send call ending at @after: its slot of
+ * send-call ends (the outlier log's), the count the receiver reads, the
+ * most in flight, the interval's counts */
+static inline __attribute__((always_inline)) void note_sent(struct ping *g, uint64_t i, uint64_t after)
+{
+	struct send_end *e = &g->ends[i & (SEND_ENDS - 1)];
+	uint64_t flight;
+
+	__atomic_store_n(&e->seq1, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->end_raw, after, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->seq1, i + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&g->sent, i + 1, __ATOMIC_RELEASE);
+	flight = i + 1 - __atomic_load_n(&g->seq.received, __ATOMIC_RELAXED);
+	if (flight > g->max_flight && flight <= i + 1)
+		g->max_flight = flight;
+	tp_stat_msg(&g->ssrc, g->load.len);
+	tp_stat_poll(&g->ssrc);
+}
+
 /* sender - the paced loop: wait for the intended time, stamp, send (and
  * with --one-thread take the reply) */
 static void sender(void *arg)
 {
 	struct ping *g = arg;
 	const bool tsc = g->tsc;
-	const uint64_t total = g->warmup + g->count;
+	const uint64_t total = g->load.warmup + g->load.count;
 	struct tp_msg *m = (struct tp_msg *)g->sbuf;
 	struct jtr_hist sc = g->send_call, hi = g->from_intended, hs = g->from_send;
-	uint64_t i, now = 0, sent_raw, after, tight = 0, deadline = 0, flight, measured_t0;
+	uint64_t i, now = 0, sent_raw, after, tight = 0, deadline = 0;
 	int64_t quiet_since = 0;
+	struct tp_sched plan;
 	int rc;
 
 	tp_stat_thread_begin(&g->ssrc);
@@ -346,62 +394,31 @@ static void sender(void *arg)
 		tp_stat_thread_begin(&g->rsrc);
 		tp_olog_cpu(&g->olog, g->recv_cpu);
 	}
-	g->t0_raw = now_raw(tsc);
-	measured_t0 = g->t0_raw + (uint64_t)((double)g->warmup * g->raw_per_warm);
+	tp_sched_init(&plan, &g->load, (int64_t)now_raw(tsc), g->raw_per_s);
 	for (i = 0; i < total && !jtr_stop && !g->abort_run; i++) {
-		const bool paced = i < g->warmup ? g->warm_rate_hz : g->rate_hz;
-		uint64_t intended = i < g->warmup ? g->t0_raw + (uint64_t)((double)i * g->raw_per_warm) :
-				    measured_t0 + (uint64_t)((double)(i - g->warmup) * g->raw_per_msg);
+		const bool paced = i < g->load.warmup ? g->load.warm_rate_hz : g->load.rate_hz;
+		const uint64_t intended = (uint64_t)tp_sched_at(&plan, i);
 
-		if (__builtin_expect(g->stall_ns && i == g->warmup + g->stall_at, 0)) {
-			uint64_t s0 = (uint64_t)jtr_mono_ns();
-
-			while ((uint64_t)jtr_mono_ns() - s0 < g->stall_ns)
-				cpu_relax();
-		}
-		now = now_raw(tsc);
-		if (now < intended) {
-			tight = 0;
-			while (now < intended && !g->abort_run) {
-				cpu_relax();
-				now = now_raw(tsc);
-			}
-		} else if (paced && i) {
-			g->late++;
-			if (++tight > g->max_tight)
-				g->max_tight = tight;
-		}
-		if (i == g->warmup) {
+		now = wait_turn(g, tsc, i, intended, paced, &tight);
+		if (i == g->load.warmup) {
 			g->first_raw = paced ? intended : now;
 			deadline = g->duration_raw ? g->first_raw + g->duration_raw : 0;
 		}
 		if (__builtin_expect(deadline != 0, 0) && (paced ? intended : now) >= deadline)
 			break;	/* -d: the next message is due after the run's end */
 		sent_raw = now_raw(tsc);
-		tp_msg_fill(m, g->len, i < g->warmup ? TP_F_WARMUP | TP_F_STAMPED : TP_F_STAMPED, i,
-			    (int64_t)(g->rate_hz ? intended : sent_raw), (int64_t)sent_raw);
+		tp_msg_fill(m, g->load.len, i < g->load.warmup ? TP_F_WARMUP | TP_F_STAMPED : TP_F_STAMPED,
+			    i, (int64_t)(g->load.rate_hz ? intended : sent_raw), (int64_t)sent_raw);
 		__atomic_store_n(&g->issued, i + 1, __ATOMIC_RELEASE);
-		rc = tp_send(g->t, m, g->len);
+		rc = tp_send(g->t, m, g->load.len);
 		after = now_raw(tsc);
-		if (i >= g->warmup)
+		if (i >= g->load.warmup)
 			jtr_hist_record(&sc, to_ns(g, after - sent_raw));
 		if (__builtin_expect(rc < 0, 0)) {
 			g->send_err = rc;
 			break;
 		}
-		{
-			struct send_end *e = &g->ends[i & (SEND_ENDS - 1)];
-
-			__atomic_store_n(&e->seq1, 0, __ATOMIC_RELAXED);
-			__atomic_store_n(&e->end_raw, after, __ATOMIC_RELEASE);
-			__atomic_store_n(&e->seq1, i + 1, __ATOMIC_RELEASE);
-		}
-		__atomic_store_n(&g->sent, i + 1, __ATOMIC_RELEASE);
-		flight = i + 1 - __atomic_load_n(&g->seq.received, __ATOMIC_RELAXED);
-		if (flight > g->max_flight && flight <= i + 1)
-			g->max_flight = flight;
-		tp_stat_msg(&g->ssrc, g->len);
-		tp_stat_poll(&g->ssrc);
+		note_sent(g, i, after);
 		if (g->one_thread) {
 			/* one in flight: this reply before the next send */
 			while (g->seq.received <= i && recv_one(g, &hi, &hs, &quiet_since) >= 0)
@@ -454,8 +471,8 @@ static void handshake(struct ping *g)
 	int rc;
 
 	while (!jtr_stop) {
-		tp_msg_fill(m, g->len, TP_F_HELLO, 0, 0, 0);
-		rc = tp_send(g->t, m, g->len);
+		tp_msg_fill(m, g->load.len, TP_F_HELLO, 0, 0, 0);
+		rc = tp_send(g->t, m, g->load.len);
 		if (rc < 0 && rc != -EPIPE)
 			jtr_fatal(g->p, "sending to %s: %s", tp_describe(g->t), strerror(-rc));
 		n = tp_recv(g->t, g->rbuf, g->rcap, 200 * JTR_NS_PER_MS);
@@ -463,8 +480,9 @@ static void handshake(struct ping *g)
 			return;
 		if (n < 0 && n != -EAGAIN && n != -EPIPE)
 			jtr_fatal(g->p, "receiving from %s: %s", tp_describe(g->t), strerror((int)-n));
-		if (n == -EPIPE && (g->tp->o.kind == TP_TCP || g->tp->o.kind == TP_UNIX ||
-				    g->tp->o.kind == TP_SHM))
+		/* a connection or a ring sees pong go; a datagram's -EPIPE is a
+		 * pong not there yet */
+		if (n == -EPIPE && !tp_prog_has(g->tp, TP_P_DATAGRAM))
 			jtr_fatal(g->p, "pong at %s went away before the run", tp_describe(g->t));
 		if (jtr_mono_ns() >= end)
 			break;
@@ -488,7 +506,7 @@ static uint64_t duration_ns(const struct ping *g)
 /* sent_measured - measured messages the sender sent */
 static uint64_t sent_measured(const struct ping *g)
 {
-	return g->sent > g->warmup ? g->sent - g->warmup : 0;
+	return g->sent > g->load.warmup ? g->sent - g->load.warmup : 0;
 }
 
 #define PCT(h, v) ((unsigned long long)jtr_hist_value_at_percentile((h), (v)))
@@ -500,18 +518,12 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct ping *g)
 	uint64_t dur = duration_ns(g);
 	char label[32], rate[32];
 
-	if (g->rate_hz)
-		snprintf(rate, sizeof(rate), "%llu/s", (unsigned long long)g->rate_hz);
-	else
-		snprintf(rate, sizeof(rate), "max rate");
-	if (g->duration_ns)
-		snprintf(label, sizeof(label), "%.3f s", (double)g->duration_ns / 1e9);
-	else
-		snprintf(label, sizeof(label), "%llu", (unsigned long long)g->count);
+	tp_load_rate_name(&g->load, rate, sizeof(rate));
+	tp_load_what(&g->load, label, sizeof(label));
 	fprintf(f, "jtr ping: %s, %s receive%s, %u-byte messages, %s at %s (+%llu warm-up), "
 		"%s timebase%s\n\n", tp_describe(g->t), tp_prog_recv_name(g->tp),
-		g->one_thread ? " (one thread)" : "", g->len, label, rate,
-		(unsigned long long)g->warmup, jtr_tb_name(p->tb.kind), p->partial ? ", PARTIAL" : "");
+		g->one_thread ? " (one thread)" : "", g->load.len, label, rate,
+		(unsigned long long)g->load.warmup, jtr_tb_name(p->tb.kind), p->partial ? ", PARTIAL" : "");
 	fprintf(f, "  %-16s %16s %16s %16s\n", "round trip ns", "from intended", "from send", "send call");
 	fprintf(f, "  %-16s %16llu %16llu %16llu\n", "samples", (unsigned long long)hi->total,
 		(unsigned long long)hs->total, (unsigned long long)sc->total);
@@ -545,20 +557,7 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct ping *g)
 static void inputs(FILE *f, const struct jtr_probe *p, const struct ping *g)
 {
 	tp_prog_inputs(f, p, g->tp, TP_IN_HIST | TP_IN_LATENCY_FILE);
-	tp_prog_input(f, "message length:", "%u bytes", g->len);
-	if (g->duration_ns)
-		tp_prog_input(f, "messages:", "for %.3f s (+%llu warm-up)", (double)g->duration_ns / 1e9,
-			      (unsigned long long)g->warmup);
-	else
-		tp_prog_input(f, "messages:", "%llu (+%llu warm-up)", (unsigned long long)g->count,
-			      (unsigned long long)g->warmup);
-	if (g->rate_hz)
-		tp_prog_input(f, "rate:", "%llu/s", (unsigned long long)g->rate_hz);
-	else
-		tp_prog_input(f, "rate:", "max");
-	if (g->warm_rate_hz != g->rate_hz)
-		tp_prog_input(f, "warm-up rate:", g->warm_rate_hz ? "%llu/s" : "max",
-			      (unsigned long long)g->warm_rate_hz);
+	tp_load_inputs(f, &g->load);
 	tp_prog_input(f, "linger:", "%.3f s", (double)g->linger_ns / 1e9);
 	tp_prog_input(f, "send cpu:", "%d", g->send_cpu);
 	tp_prog_input(f, "receive cpu:", "%d", g->recv_cpu);
@@ -593,16 +592,16 @@ static void write_outputs(struct jtr_probe *p, struct ping *g, const char *peer)
 	jtr_json_init(&j, res.f);
 	jtr_probe_result_begin(p, &j);
 	jtr_json_obj_begin(&j, "params");
-	jtr_json_uint(&j, "count", g->duration_ns ? sent_measured(g) : g->count);
-	if (g->duration_ns) jtr_json_uint(&j, "duration_ns", g->duration_ns); else jtr_json_null(&j, "duration_ns");
-	if (g->warm_rate_hz) jtr_json_uint(&j, "warmup_rate_hz", g->warm_rate_hz); else jtr_json_null(&j, "warmup_rate_hz");
+	jtr_json_uint(&j, "count", g->load.duration_ns ? sent_measured(g) : g->load.count);
+	if (g->load.duration_ns) jtr_json_uint(&j, "duration_ns", g->load.duration_ns); else jtr_json_null(&j, "duration_ns");
+	if (g->load.warm_rate_hz) jtr_json_uint(&j, "warmup_rate_hz", g->load.warm_rate_hz); else jtr_json_null(&j, "warmup_rate_hz");
 	jtr_json_uint(&j, "linger_ns", g->linger_ns);
-	if (g->rate_hz)
-		jtr_json_uint(&j, "rate_hz", g->rate_hz);
+	if (g->load.rate_hz)
+		jtr_json_uint(&j, "rate_hz", g->load.rate_hz);
 	else
 		jtr_json_null(&j, "rate_hz");
-	jtr_json_uint(&j, "msg_len", g->len);
-	jtr_json_uint(&j, "warmup", g->warmup);
+	jtr_json_uint(&j, "msg_len", g->load.len);
+	jtr_json_uint(&j, "warmup", g->load.warmup);
 	if (g->send_cpu >= 0) jtr_json_int(&j, "send_cpu", g->send_cpu); else jtr_json_null(&j, "send_cpu");
 	jtr_json_bool(&j, "one_thread", g->one_thread);
 	if (g->recv_cpu >= 0) jtr_json_int(&j, "recv_cpu", g->recv_cpu); else jtr_json_null(&j, "recv_cpu");
@@ -620,10 +619,10 @@ static void write_outputs(struct jtr_probe *p, struct ping *g, const char *peer)
 	jtr_json_double(&j, "hist_error", p->hist_error);
 	jtr_json_obj_end(&j);
 
-	tp_prog_write_transport(&j, g->tp, g->len);
+	tp_prog_write_transport(&j, g->tp, g->load.len);
 	jtr_json_str(&j, "peer", peer);
 	jtr_json_uint(&j, "sent", sent_measured(g));
-	jtr_json_uint(&j, "sent_warmup", g->sent < g->warmup ? g->sent : g->warmup);
+	jtr_json_uint(&j, "sent_warmup", g->sent < g->load.warmup ? g->sent : g->load.warmup);
 	tp_prog_write_seq(&j, &g->seq);
 	tp_prog_write_rejects(&j, &g->rej, true);
 	jtr_json_uint(&j, "late_sends", g->late);
@@ -643,190 +642,211 @@ static void write_outputs(struct jtr_probe *p, struct ping *g, const char *peer)
 	tp_prog_finish(p, &j, &txt, &res, &g->st, &g->lat, &g->olog);
 }
 
+/* parse - the options, each alone and then together, or exit 2 */
+static void parse(struct jtr_probe *p, struct tp_prog *tp, struct ping *g, int argc, char **argv)
+{
+	bool stall_at_given = false, linger_given = false;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, ":n:r:m:w:A:a:1t:d:l:f:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
+		if (jtr_probe_common_opt(p, opt, usage_text, argv) || tp_prog_opt(p, tp, opt, optarg) ||
+		    tp_olog_opt(p, &g->olog, opt, optarg) || tp_load_opt(p, &g->load, opt, optarg))
+			continue;
+		switch (opt) {
+		case 'l': g->linger_ns = jtr_opt_duration(p, "-l", optarg, 0, 3600 * JTR_NS_PER_S); linger_given = true; break;
+		case 'A': g->send_cpu = tp_prog_cpu_opt(p, "-A", optarg); break;
+		case 'a': g->recv_cpu = tp_prog_cpu_opt(p, "-a", optarg); break;
+		case '1': g->one_thread = true; break;
+		case TP_OPT_STALL_AT:
+			g->stall_at = jtr_opt_count(p, "--stall-at", optarg, 0, 1ULL << 40);
+			stall_at_given = true;
+			break;
+		case TP_OPT_STALL:
+			g->stall_ns = jtr_opt_duration_legacy(p, "--stall", optarg, JTR_NS_PER_MS, 1,
+							      60 * JTR_NS_PER_S);
+			break;
+		}
+	}
+	jtr_probe_no_args(p, argc, argv);
+	tp_load_check(p, &g->load);
+	if (g->load.duration_ns) {
+		if (g->stall_ns && !stall_at_given)
+			jtr_usage_error(p, "--stall with -d: say where with --stall-at N");
+		g->load.count = 1ULL << 40;	/* until the duration is over */
+	}
+	if (!linger_given)
+		g->linger_ns = tp->timeout_ns;
+	g->total = g->load.warmup + g->load.count;
+	if (g->stall_ns && !stall_at_given)
+		g->stall_at = g->load.count / 2;
+	if (g->stall_at >= g->load.count)
+		jtr_usage_error(p, "--stall-at %llu: the run has messages 0-%llu",
+				(unsigned long long)g->stall_at, (unsigned long long)g->load.count - 1);
+	if (g->one_thread) {
+		if (g->send_cpu >= 0 && g->recv_cpu >= 0 && g->send_cpu != g->recv_cpu)
+			jtr_usage_error(p, "--one-thread with -A %d -a %d: one thread runs on one CPU; "
+					"give -a CPU only", g->send_cpu, g->recv_cpu);
+		if (g->recv_cpu < 0)
+			g->recv_cpu = g->send_cpu;
+		g->send_cpu = g->recv_cpu;
+	}
+	tp->o.msg_max = g->load.len;
+	tp_prog_check(p, tp, TP_PING);
+}
+
+/* prepare - what the run touches, allocated and touched before the
+ * privilege drop: buffers, histograms, the logs, the rows' sources */
+static void prepare(struct jtr_probe *p, struct tp_prog *tp, struct ping *g, struct jtr_worker w[2])
+{
+	g->rcap = tp_max_msg(&tp->o) < 65536 ? tp_max_msg(&tp->o) : 65536;
+	if (g->rcap < g->load.len)
+		g->rcap = g->load.len;
+	g->sbuf = calloc(1, g->load.len);
+	g->rbuf = calloc(1, g->rcap);
+	if (!g->sbuf || !g->rbuf || jtr_hist_init(&g->from_intended, p->hist_error) < 0 ||
+	    jtr_hist_init(&g->from_send, p->hist_error) < 0 || jtr_hist_init(&g->send_call, p->hist_error) < 0 ||
+	    jtr_worker_alloc(&w[0], g->send_cpu) < 0 || jtr_worker_alloc(&w[1], g->recv_cpu) < 0)
+		jtr_fatal(p, "out of memory");
+	jtr_prefault(g->rbuf, g->rcap);
+	g->ends = calloc(SEND_ENDS, sizeof(g->ends[0]));
+	if (!g->ends)
+		jtr_fatal(p, "out of memory");
+	jtr_prefault(g->ends, SEND_ENDS * sizeof(g->ends[0]));
+	tp_olog_init(p, &g->olog, "rtt", 4, stamp_names, 0);
+	tp_seq_init(&g->seq);
+	if (tp->latency_max > g->load.count)
+		tp->latency_max = g->load.count;	/* never more samples than messages */
+	if (tp->latency_file && tp_latlog_alloc(&g->lat, tp->latency_max) < 0)
+		jtr_fatal(p, "out of memory for %llu latency samples; lower --latency-max",
+			  (unsigned long long)tp->latency_max);
+	tp_stats_init(&g->st, tp->stats_every_ns);
+	g->st.print = tp->stats_print;
+	tp_stats_set_opts(&g->st, p, &tp->stats_opts);
+	tp_stats_add(&g->st, TP_STAT_SEND, &g->ssrc, &w[0], false);
+	/* --one-thread: the sending thread takes the replies too */
+	tp_stats_add(&g->st, TP_STAT_RECV, &g->rsrc, g->one_thread ? &w[0] : &w[1], true);
+}
+
+/* start - the timebase and its units, the transport, a round trip to see
+ * pong is there */
+static void start(struct jtr_probe *p, struct tp_prog *tp, struct ping *g)
+{
+	jtr_probe_timebase(p);
+	g->tsc = p->tb.kind == JTR_TB_TSC;
+	g->t2n = p->tb.t2n;
+	/* pong's TSC stamps map through TSC pairs: taken around the run even on
+	 * the clock timebase (jtr_probe_map_* take them only for the TSC's) */
+	g->peer_tsc = p->tb.hz > 0;
+	if (g->peer_tsc)
+		g->olog.log.stamp_tsc = STAMPS_PEER_TSC;
+	g->raw_per_s = g->tsc ? p->tb.hz : 1e9;
+	g->duration_raw = !g->load.duration_ns ? 0 : g->tsc ?
+			  (uint64_t)((double)g->load.duration_ns * p->tb.hz / 1e9) : g->load.duration_ns;
+	tp->o.numa_cpu = g->recv_cpu;
+	g->t = tp_prog_open(p, tp, TP_PING);
+	handshake(g);
+}
+
+/* run - the sending and receiving threads (one with --one-thread) and the
+ * rows; stamps before start_raw cannot be this run's */
+static void run(struct jtr_probe *p, struct ping *g, struct jtr_worker w[2])
+{
+	const int n = g->one_thread ? 1 : 2;
+
+	g->start_raw = now_raw(g->tsc);
+	g->slack_raw = g->tsc ? (uint64_t)(p->tb.hz / 1000) : JTR_NS_PER_MS;
+	w[0].fn = sender;
+	w[0].arg = g;
+	w[1].fn = receiver;
+	w[1].arg = g;
+	jtr_probe_map_begin(p);
+	if (g->peer_tsc && !g->tsc)
+		jtr_tsc_pair_take(CLOCK_MONOTONIC, 64, &p->tb.map.a);
+	tp_stats_start(&g->st, p);
+	jtr_workers_start(p, w, n);
+	tp_stats_run(&g->st, p, w, n);
+	jtr_probe_map_end(p);
+	if (g->peer_tsc && !g->tsc)
+		jtr_tsc_pair_take(CLOCK_MONOTONIC, 64, &p->tb.map.b);
+}
+
+/* end_session - tell pong we are done (twice where a datagram can be
+ * lost), then account for what came back: "ok", "silent", "gone", "error" */
+static const char *end_session(struct jtr_probe *p, struct tp_prog *tp, struct ping *g)
+{
+	struct tp_msg *m = (struct tp_msg *)g->sbuf;
+	const char *peer = "ok";
+
+	tp_msg_fill(m, g->load.len, TP_F_EOS, g->sent, 0, 0);
+	tp_send(g->t, m, g->load.len);
+	if (tp_prog_has(tp, TP_P_DATAGRAM))
+		tp_send(g->t, m, g->load.len);
+	tp_seq_end(&g->seq, g->sent, true);
+	tp_prog_rejects(tp, &g->rej);
+	tp_prog_warn_rejects(p, tp, &g->rej, true);
+	if (g->recv_err == -ETIMEDOUT)
+		peer = "silent";
+	else if (g->recv_err == -EPIPE || g->send_err == -EPIPE)
+		peer = "gone";
+	else if (g->recv_err || g->send_err)
+		peer = "error";
+	p->partial = p->partial || strcmp(peer, "ok");
+	if (!strcmp(peer, "ok") && g->seq.lost)
+		jtr_warn(p, "%llu of %llu replies never came back (lost)", (unsigned long long)g->seq.lost,
+			 (unsigned long long)g->sent);
+	return peer;
+}
+
+/* report - the results folder, the line saying why the run ended short,
+ * the exit status */
+static int report(struct jtr_probe *p, struct tp_prog *tp, struct ping *g, const char *peer)
+{
+	int rc = 1;
+
+	tp_latlog_write(&g->lat, p, g->tsc);
+	tp_olog_settle(&g->olog);
+	write_outputs(p, g, peer);
+	jtr_probe_finish(p);
+	if (!strcmp(peer, "silent"))
+		fprintf(stderr, "%s: pong went silent for %.1f s after %llu replies: it stopped or died; "
+			"the results hold what came back\n", p->prog, (double)tp->timeout_ns / 1e9,
+			(unsigned long long)g->seq.received);
+	else if (!strcmp(peer, "gone"))
+		fprintf(stderr, "%s: pong went away after %llu replies; the results hold what came "
+			"back\n", p->prog, (unsigned long long)g->seq.received);
+	else if (!strcmp(peer, "error"))
+		fprintf(stderr, "%s: the run failed: %s\n", p->prog,
+			tp_prog_strerror(tp, g->send_err ? g->send_err : g->recv_err));
+	else
+		rc = 0;
+	tp_close(g->t);
+	return jtr_probe_exit(p, rc);
+}
+
 int main(int argc, char **argv)
 {
-	static struct ping g = {
-		.count = 10000, .warmup = 100, .rate_hz = 1000, .len = 64,
-		.send_cpu = -1, .recv_cpu = -1,
-	};
+	static struct ping g = { .send_cpu = -1, .recv_cpu = -1 };
 	struct jtr_probe p;
 	struct tp_prog tp;
 	struct jtr_worker w[2];
-	const char *peer = "ok";
-	bool stall_at_given = false, count_given = false, linger_given = false, warm_rate_given = false;
-	int opt, rc = 0;
 
 	jtr_probe_init(&p, "ping", argc, argv);
 	tp_prog_init(&tp);
 	tp_olog_defaults(&g.olog);
+	tp_load_init(&g.load, 10000, 100, 1000);
 	g.p = &p;
 	g.tp = &tp;
 
 	/* 1. options: numbers only */
-	while ((opt = getopt_long(argc, argv, ":n:r:m:w:A:a:1t:d:l:f:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
-		if (jtr_probe_common_opt(&p, opt, usage_text, argv) || tp_prog_opt(&p, &tp, opt, optarg) ||
-		    tp_olog_opt(&p, &g.olog, opt, optarg))
-			continue;
-		switch (opt) {
-		case 'n': g.count = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40); count_given = true; break;
-		case 'd': g.duration_ns = jtr_opt_duration(&p, "-d", optarg, JTR_NS_PER_MS, 30 * 86400 * JTR_NS_PER_S); break;
-		case 'l': g.linger_ns = jtr_opt_duration(&p, "-l", optarg, 0, 3600 * JTR_NS_PER_S); linger_given = true; break;
-		case 'r': g.rate_hz = tp_prog_rate_opt(&p, "-r", optarg); break;
-		case OPT_WARMUP_RATE: g.warm_rate_hz = tp_prog_rate_opt(&p, "--warmup-rate", optarg); warm_rate_given = true; break;
-		case 'm': g.len = (uint32_t)jtr_opt_count(&p, "-m", optarg, TP_HDR_LEN, 1u << 24); break;
-		case 'w': g.warmup = jtr_opt_count(&p, "-w", optarg, 0, 1ULL << 32); break;
-		case 'A': g.send_cpu = tp_prog_cpu_opt(&p, "-A", optarg); break;
-		case 'a': g.recv_cpu = tp_prog_cpu_opt(&p, "-a", optarg); break;
-		case '1': g.one_thread = true; break;
-		case TP_OPT_STALL_AT:
-			g.stall_at = jtr_opt_count(&p, "--stall-at", optarg, 0, 1ULL << 40);
-			stall_at_given = true;
-			break;
-		case TP_OPT_STALL:
-			g.stall_ns = jtr_opt_duration_legacy(&p, "--stall", optarg, JTR_NS_PER_MS, 1,
-							     60 * JTR_NS_PER_S);
-			break;
-		}
-	}
-	jtr_probe_no_args(&p, argc, argv);
-	if (g.duration_ns && count_given)
-		jtr_usage_error(&p, "-n and -d both say when to stop: give one (-n COUNT or -d DURATION)");
-	if (g.duration_ns) {
-		if (g.stall_ns && !stall_at_given)
-			jtr_usage_error(&p, "--stall with -d: say where with --stall-at N");
-		g.count = 1ULL << 40;	/* until the duration is over */
-	}
-	if (!warm_rate_given)
-		g.warm_rate_hz = g.rate_hz;
-	if (!linger_given)
-		g.linger_ns = tp.timeout_ns;
-	g.total = g.warmup + g.count;
-	if (g.stall_ns && !stall_at_given)
-		g.stall_at = g.count / 2;
-	if (g.stall_at >= g.count)
-		jtr_usage_error(&p, "--stall-at %llu: the run has messages 0-%llu",
-				(unsigned long long)g.stall_at, (unsigned long long)g.count - 1);
-	if (g.one_thread) {
-		if (g.send_cpu >= 0 && g.recv_cpu >= 0 && g.send_cpu != g.recv_cpu)
-			jtr_usage_error(&p, "--one-thread with -A %d -a %d: one thread runs on one CPU; "
-					"give -a CPU only", g.send_cpu, g.recv_cpu);
-		if (g.recv_cpu < 0)
-			g.recv_cpu = g.send_cpu;
-		g.send_cpu = g.recv_cpu;
-	}
-	tp.o.msg_max = g.len;
-	tp_prog_check(&p, &tp, TP_PING);
-
+	parse(&p, &tp, &g, argc, argv);
 	/* 2. buffers and histograms before the privilege drop */
-	g.rcap = tp_max_msg(&tp.o) < 65536 ? tp_max_msg(&tp.o) : 65536;
-	if (g.rcap < g.len)
-		g.rcap = g.len;
-	g.sbuf = calloc(1, g.len);
-	g.rbuf = calloc(1, g.rcap);
-	if (!g.sbuf || !g.rbuf || jtr_hist_init(&g.from_intended, p.hist_error) < 0 ||
-	    jtr_hist_init(&g.from_send, p.hist_error) < 0 || jtr_hist_init(&g.send_call, p.hist_error) < 0 ||
-	    jtr_worker_alloc(&w[0], g.send_cpu) < 0 || jtr_worker_alloc(&w[1], g.recv_cpu) < 0)
-		jtr_fatal(&p, "out of memory");
-	jtr_prefault(g.rbuf, g.rcap);
-	g.ends = calloc(SEND_ENDS, sizeof(g.ends[0]));
-	if (!g.ends)
-		jtr_fatal(&p, "out of memory");
-	jtr_prefault(g.ends, SEND_ENDS * sizeof(g.ends[0]));
-	tp_olog_init(&p, &g.olog, "rtt", 4, stamp_names, 0);
-	tp_seq_init(&g.seq);
-	if (tp.latency_max > g.count)
-		tp.latency_max = g.count;	/* never more samples than messages */
-	if (tp.latency_file && tp_latlog_alloc(&g.lat, tp.latency_max) < 0)
-		jtr_fatal(&p, "out of memory for %llu latency samples; lower --latency-max",
-			  (unsigned long long)tp.latency_max);
-	tp_stats_init(&g.st, tp.stats_every_ns);
-	g.st.print = tp.stats_print;
-	tp_stats_set_opts(&g.st, &p, &tp.stats_opts);
-	tp_stats_add(&g.st, TP_STAT_SEND, &g.ssrc, &w[0], false);
-	/* --one-thread: the sending thread takes the replies too */
-	tp_stats_add(&g.st, TP_STAT_RECV, &g.rsrc, g.one_thread ? &w[0] : &w[1], true);
-
+	prepare(&p, &tp, &g, w);
 	/* 3. FIFO and mlockall, the privilege drop, the results folder */
 	jtr_probe_privileged(&p);
-
 	/* 4. timebase, transport, a round trip to see pong is there */
-	jtr_probe_timebase(&p);
-	g.tsc = p.tb.kind == JTR_TB_TSC;
-	g.t2n = p.tb.t2n;
-	/* pong's TSC stamps map through TSC pairs: taken around the run even on
-	 * the clock timebase (jtr_probe_map_* take them only for the TSC's) */
-	g.peer_tsc = p.tb.hz > 0;
-	if (g.peer_tsc)
-		g.olog.log.stamp_tsc = STAMPS_PEER_TSC;
-	g.raw_per_msg = !g.rate_hz ? 0 : g.tsc ? p.tb.hz / (double)g.rate_hz : 1e9 / (double)g.rate_hz;
-	g.raw_per_warm = !g.warm_rate_hz ? 0 : g.tsc ? p.tb.hz / (double)g.warm_rate_hz :
-			 1e9 / (double)g.warm_rate_hz;
-	g.duration_raw = !g.duration_ns ? 0 : g.tsc ? (uint64_t)((double)g.duration_ns * p.tb.hz / 1e9) :
-			 g.duration_ns;
-	tp.o.numa_cpu = g.recv_cpu;
-	g.t = tp_prog_open(&p, &tp, TP_PING);
-	handshake(&g);
-
-	/* 5. the run: stamps before start_raw cannot be this run's */
-	g.start_raw = now_raw(g.tsc);
-	g.slack_raw = g.tsc ? (uint64_t)(p.tb.hz / 1000) : JTR_NS_PER_MS;
-	w[0].fn = sender;
-	w[0].arg = &g;
-	w[1].fn = receiver;
-	w[1].arg = &g;
-	jtr_probe_map_begin(&p);
-	if (g.peer_tsc && !g.tsc)
-		jtr_tsc_pair_take(CLOCK_MONOTONIC, 64, &p.tb.map.a);
-	tp_stats_start(&g.st, &p);
-	jtr_workers_start(&p, w, g.one_thread ? 1 : 2);
-	tp_stats_run(&g.st, &p, w, g.one_thread ? 1 : 2);
-	jtr_probe_map_end(&p);
-	if (g.peer_tsc && !g.tsc)
-		jtr_tsc_pair_take(CLOCK_MONOTONIC, 64, &p.tb.map.b);
-
-	/* 6. tell pong we are done (twice for datagrams), then report */
-	{
-		struct tp_msg *m = (struct tp_msg *)g.sbuf;
-
-		tp_msg_fill(m, g.len, TP_F_EOS, g.sent, 0, 0);
-		tp_send(g.t, m, g.len);
-		if (tp.o.kind != TP_TCP && tp.o.kind != TP_UNIX && tp.o.kind != TP_SHM)
-			tp_send(g.t, m, g.len);
-	}
-	tp_seq_end(&g.seq, g.sent, true);
-	tp_prog_rejects(&tp, &g.rej);
-	tp_prog_warn_rejects(&p, &tp, &g.rej, true);
-	if (g.recv_err == -ETIMEDOUT) {
-		peer = "silent";
-		p.partial = true;
-	} else if (g.recv_err == -EPIPE || g.send_err == -EPIPE) {
-		peer = "gone";
-		p.partial = true;
-	} else if (g.recv_err || g.send_err) {
-		peer = "error";
-		p.partial = true;
-	}
-	if (!strcmp(peer, "ok") && g.seq.lost)
-		jtr_warn(&p, "%llu of %llu replies never came back (lost)", (unsigned long long)g.seq.lost,
-			 (unsigned long long)g.sent);
-	tp_latlog_write(&g.lat, &p, g.tsc);
-	tp_olog_settle(&g.olog);
-	write_outputs(&p, &g, peer);
-	jtr_probe_finish(&p);
-	if (!strcmp(peer, "silent")) {
-		fprintf(stderr, "%s: pong went silent for %.1f s after %llu replies: it stopped or died; "
-			"the results hold what came back\n", p.prog, (double)tp.timeout_ns / 1e9,
-			(unsigned long long)g.seq.received);
-		rc = 1;
-	} else if (!strcmp(peer, "gone")) {
-		fprintf(stderr, "%s: pong went away after %llu replies; the results hold what came "
-			"back\n", p.prog, (unsigned long long)g.seq.received);
-		rc = 1;
-	} else if (!strcmp(peer, "error")) {
-		fprintf(stderr, "%s: the run failed: %s\n", p.prog,
-			tp_prog_strerror(&tp, g.send_err ? g.send_err : g.recv_err));
-		rc = 1;
-	}
-	tp_close(g.t);
-	return jtr_probe_exit(&p, rc);
+	start(&p, &tp, &g);
+	/* 5. the run */
+	run(&p, &g, w);
+	/* 6. tell pong we are done, then report */
+	return report(&p, &tp, &g, end_session(&p, &tp, &g));
 }

@@ -257,16 +257,166 @@ static void waiting_line(const struct jtr_probe *p, const struct tp_prog *tp)
 	fflush(stderr);
 }
 
+/* parse - the options, each alone and then together, or exit 2 */
+static void parse(struct jtr_probe *p, struct tp_prog *tp, struct pong *g, int argc, char **argv)
+{
+	bool stats_given = false, olog_given = false;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, ":a:m:f:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
+		if (opt == 't' || opt == JTR_OPT_HIST_ERROR)
+			jtr_usage_error(p, "pong measures no latency: it takes no -t or --hist-error");
+		if (opt == TP_OPT_STATS_EVERY || opt == TP_OPT_STATS_PRINT)
+			stats_given = true;
+		if (opt == JTR_OPT_THRESHOLD || opt == JTR_OPT_MAX_OUTLIERS)
+			olog_given = true;
+		if (jtr_probe_common_opt(p, opt, usage_text, argv) || tp_prog_opt(p, tp, opt, optarg) ||
+		    tp_olog_opt(p, &g->olog, opt, optarg))
+			continue;
+		switch (opt) {
+		case 'a': g->cpu = tp_prog_cpu_opt(p, "-a", optarg); break;
+		case 'm': tp->o.msg_max = (uint32_t)jtr_opt_count(p, "-m", optarg, TP_HDR_LEN, 1u << 24); break;
+		}
+	}
+	jtr_probe_no_args(p, argc, argv);
+	if (!p->out_opt) {
+		if (stats_given)
+			jtr_usage_error(p, "--stats-every and --stats-print write stats.csv into the "
+					"results folder: add -o DIR");
+		if (olog_given)
+			jtr_usage_error(p, "--threshold and --max-outliers are for the outlier log, "
+					"DIR/outliers.csv: add -o DIR");
+		tp->stats_every_ns = 0;
+	}
+	if (!tp_prog_has(tp, TP_P_RING) && tp->o.msg_max < tp_max_msg(&tp->o))
+		tp->o.msg_max = tp_max_msg(&tp->o);	/* not a ring of -m slots: take whatever comes */
+	tp_prog_check(p, tp, TP_PONG);
+}
+
+/* setup - the buffer, the worker's stack, with -o the histogram, the outlier
+ * log and the rows' sources */
+static void setup(struct jtr_probe *p, struct tp_prog *tp, struct pong *g, struct jtr_worker *w)
+{
+	g->cap = tp->o.msg_max;
+	g->buf = malloc(g->cap);
+	if (!g->buf || jtr_worker_alloc(w, g->cpu) < 0)
+		jtr_fatal(p, "out of memory");
+	jtr_prefault(g->buf, g->cap);
+	g->record_times = p->out_opt != NULL;
+	if (g->record_times) {
+		if (jtr_hist_init(&g->reflect, p->hist_error) < 0)
+			jtr_fatal(p, "out of memory");
+		tp_olog_init(p, &g->olog, "reflect", 0, NULL, 0);
+	}
+	tp_stats_init(&g->st, tp->stats_every_ns);
+	g->st.print = tp->stats_print;
+	tp_stats_add(&g->st, TP_STAT_SEND, &g->ssrc, w, false);
+	tp_stats_add(&g->st, TP_STAT_RECV, &g->rsrc, w, false);
+}
+
+/* start - privileges (and the results folder with -o), then the transport
+ * as the real user, and ping's first message within --wait (exit 2 if none
+ * comes) */
+static void start(struct jtr_probe *p, struct tp_prog *tp, struct pong *g)
+{
+	/* a stream's listener accepts ping inside the open: say it first; the
+	 * others are bound or created when the open returns */
+	const bool accepts = tp_prog_has(tp, TP_P_STREAM);
+	int64_t end;
+
+	if (p->out_opt) {
+		jtr_probe_privileged(p);
+		jtr_probe_timebase(p);
+		g->tsc = p->tb.kind == JTR_TB_TSC;
+		g->t2n = p->tb.t2n;
+	} else {
+		struct jtr_err why;
+
+		tp_prog_privileged(p);
+		g->tsc = jtr_tsc_usable(&why);
+	}
+	if (g->cpu >= 0 && jtr_pin_self(g->cpu) < 0)
+		jtr_fatal(p, "cannot pin to CPU %d", g->cpu);
+	if (!p->quiet && accepts)
+		waiting_line(p, tp);
+	tp->o.numa_cpu = g->cpu;
+	g->t = tp_prog_open(p, tp, TP_PONG);
+	if (!p->quiet && !accepts)
+		waiting_line(p, tp);
+	snprintf(g->desc, sizeof(g->desc), "%s", tp_describe(g->t));
+	end = jtr_mono_ns() + (int64_t)tp->o.wait_ns;
+	do
+		g->first_n = tp_recv(g->t, g->buf, g->cap, 100 * JTR_NS_PER_MS);
+	while (g->first_n == -EAGAIN && !jtr_stop && jtr_mono_ns() < end);
+	if (g->first_n == -EAGAIN && !jtr_stop) {
+		tp_close(g->t);
+		jtr_usage_error(p, "no ping arrived on %s within %g s; start 'jtr ping' with the "
+				"same -T and --addr, or wait longer (--wait)", g->desc,
+				(double)tp->o.wait_ns / 1e9);
+	}
+}
+
+/* run - the worker reflects the first message and every other until end
+ * of stream, while this thread makes the rows */
+static void run(struct jtr_probe *p, struct tp_prog *tp, struct pong *g, struct jtr_worker *w)
+{
+	w->fn = reflector;
+	w->arg = g;
+	jtr_probe_map_begin(p);
+	tp_stats_start(&g->st, p);
+	jtr_workers_start(p, w, 1);	/* a stop before it makes it return at once */
+	tp_stats_run(&g->st, p, w, 1);
+	jtr_probe_map_end(p);
+	tp_prog_rejects(tp, &g->rej);
+	tp_prog_warn_rejects(p, tp, &g->rej, false);
+	if (g->rc < 0)
+		snprintf(g->err_text, sizeof(g->err_text), "%s", tp_prog_strerror(tp, g->rc));
+}
+
+/* report - the results folder (-o), the line, the exit status */
+static int report(struct jtr_probe *p, struct tp_prog *tp, struct pong *g)
+{
+	const char *peer = "ok";
+
+	if (!g->eos) {
+		p->partial = true;
+		peer = jtr_stop ? "ok" : g->rc == -ETIMEDOUT ? "silent" : g->rc == -EPIPE ? "gone" : "error";
+	}
+	if (g->eos && !p->quiet)
+		printf("jtr pong: reflected %llu messages on %s\n", (unsigned long long)g->reflected,
+		       g->desc);
+	if (p->out_opt) {
+		tp_olog_settle(&g->olog);
+		write_outputs(p, g, peer);
+		jtr_probe_finish(p);
+	}
+	tp_close(g->t);	/* after the result: it reads where the ring was */
+	if (g->eos)
+		return jtr_probe_exit(p, 0);
+	if (jtr_stop) {
+		fprintf(stderr, "%s: stopped after reflecting %llu messages\n", p->prog,
+			(unsigned long long)g->reflected);
+		return jtr_probe_exit(p, 1);
+	}
+	if (g->rc == -ETIMEDOUT)
+		fprintf(stderr, "%s: ping went silent for %.1f s after %llu messages (no end of "
+			"stream): it stopped or died\n", p->prog, (double)tp->timeout_ns / 1e9,
+			(unsigned long long)g->reflected);
+	else if (g->rc == -EPIPE)
+		fprintf(stderr, "%s: ping went away after %llu messages (no end of stream)\n",
+			p->prog, (unsigned long long)g->reflected);
+	else
+		fprintf(stderr, "%s: error after %llu messages: %s\n", p->prog,
+			(unsigned long long)g->reflected, g->err_text);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	static struct pong g = { .cpu = -1 };
 	struct jtr_probe p;
 	struct tp_prog tp;
 	struct jtr_worker w;
-	const char *peer = "ok";
-	bool stats_given = false, olog_given = false, streams;
-	int opt;
-	ssize_t n;
 
 	jtr_probe_init(&p, "pong", argc, argv);
 	tp_prog_init(&tp);
@@ -276,135 +426,14 @@ int main(int argc, char **argv)
 	g.tp = &tp;
 
 	/* 1. options */
-	while ((opt = getopt_long(argc, argv, ":a:m:f:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
-		if (opt == 't' || opt == JTR_OPT_HIST_ERROR)
-			jtr_usage_error(&p, "pong measures no latency: it takes no -t or --hist-error");
-		if (opt == TP_OPT_STATS_EVERY || opt == TP_OPT_STATS_PRINT)
-			stats_given = true;
-		if (opt == JTR_OPT_THRESHOLD || opt == JTR_OPT_MAX_OUTLIERS)
-			olog_given = true;
-		if (jtr_probe_common_opt(&p, opt, usage_text, argv) || tp_prog_opt(&p, &tp, opt, optarg) ||
-		    tp_olog_opt(&p, &g.olog, opt, optarg))
-			continue;
-		switch (opt) {
-		case 'a': g.cpu = tp_prog_cpu_opt(&p, "-a", optarg); break;
-		case 'm': tp.o.msg_max = (uint32_t)jtr_opt_count(&p, "-m", optarg, TP_HDR_LEN, 1u << 24); break;
-		}
-	}
-	jtr_probe_no_args(&p, argc, argv);
-	if (!p.out_opt) {
-		if (stats_given)
-			jtr_usage_error(&p, "--stats-every and --stats-print write stats.csv into the "
-					"results folder: add -o DIR");
-		if (olog_given)
-			jtr_usage_error(&p, "--threshold and --max-outliers are for the outlier log, "
-					"DIR/outliers.csv: add -o DIR");
-		tp.stats_every_ns = 0;
-	}
-	if (tp.o.kind != TP_SHM && tp.o.msg_max < tp_max_msg(&tp.o))
-		tp.o.msg_max = tp_max_msg(&tp.o);	/* sockets: take whatever comes */
-	tp_prog_check(&p, &tp, TP_PONG);
-	g.cap = tp.o.msg_max;
-	g.buf = malloc(g.cap);
-	if (!g.buf || jtr_worker_alloc(&w, g.cpu) < 0)
-		jtr_fatal(&p, "out of memory");
-	jtr_prefault(g.buf, g.cap);
-	g.record_times = p.out_opt != NULL;
-	if (g.record_times) {
-		if (jtr_hist_init(&g.reflect, p.hist_error) < 0)
-			jtr_fatal(&p, "out of memory");
-		tp_olog_init(&p, &g.olog, "reflect", 0, NULL, 0);
-	}
-
-	tp_stats_init(&g.st, tp.stats_every_ns);
-	g.st.print = tp.stats_print;
-	tp_stats_add(&g.st, TP_STAT_SEND, &g.ssrc, &w, false);
-	tp_stats_add(&g.st, TP_STAT_RECV, &g.rsrc, &w, false);
-
+	parse(&p, &tp, &g, argc, argv);
+	setup(&p, &tp, &g, &w);
 	/* 2. privileges (and the results folder with -o), then the transport as
-	 * the real user */
-	if (p.out_opt) {
-		jtr_probe_privileged(&p);
-		jtr_probe_timebase(&p);
-		g.tsc = p.tb.kind == JTR_TB_TSC;
-		g.t2n = p.tb.t2n;
-	} else {
-		struct jtr_err why;
-
-		tp_prog_privileged(&p);
-		g.tsc = jtr_tsc_usable(&why);
-	}
-	if (g.cpu >= 0 && jtr_pin_self(g.cpu) < 0)
-		jtr_fatal(&p, "cannot pin to CPU %d", g.cpu);
-	/* a stream's listener accepts ping inside the open: say it first; the
-	 * others are bound or created when the open returns */
-	streams = tp.o.kind == TP_TCP || tp.o.kind == TP_UNIX;
-	if (!p.quiet && streams)
-		waiting_line(&p, &tp);
-	tp.o.numa_cpu = g.cpu;
-	g.t = tp_prog_open(&p, &tp, TP_PONG);
-	if (!p.quiet && !streams)
-		waiting_line(&p, &tp);
-	snprintf(g.desc, sizeof(g.desc), "%s", tp_describe(g.t));
-
-	/* 3. the first message within --wait; then the worker reflects it and
-	 * every other until end of stream, while this thread makes the rows */
-	{
-		int64_t end = jtr_mono_ns() + (int64_t)tp.o.wait_ns;
-
-		do
-			n = tp_recv(g.t, g.buf, g.cap, 100 * JTR_NS_PER_MS);
-		while (n == -EAGAIN && !jtr_stop && jtr_mono_ns() < end);
-	}
-	if (n == -EAGAIN && !jtr_stop) {
-		tp_close(g.t);
-		jtr_usage_error(&p, "no ping arrived on %s within %g s; start 'jtr ping' with the "
-				"same -T and --addr, or wait longer (--wait)", g.desc,
-				(double)tp.o.wait_ns / 1e9);
-	}
-	g.first_n = n;
-	w.fn = reflector;
-	w.arg = &g;
-	jtr_probe_map_begin(&p);
-	tp_stats_start(&g.st, &p);
-	jtr_workers_start(&p, &w, 1);	/* a stop before it makes it return at once */
-	tp_stats_run(&g.st, &p, &w, 1);
-	jtr_probe_map_end(&p);
-	tp_prog_rejects(&tp, &g.rej);
-	tp_prog_warn_rejects(&p, &tp, &g.rej, false);
-	if (g.rc < 0)
-		snprintf(g.err_text, sizeof(g.err_text), "%s", tp_prog_strerror(&tp, g.rc));
-
+	 * the real user, and ping's first message */
+	start(&p, &tp, &g);
+	/* 3. the worker reflects it and every other until end of stream, while
+	 * this thread makes the rows */
+	run(&p, &tp, &g, &w);
 	/* 4. the results folder (-o), the line, the exit status */
-	if (!g.eos) {
-		p.partial = true;
-		peer = jtr_stop ? "ok" : g.rc == -ETIMEDOUT ? "silent" : g.rc == -EPIPE ? "gone" : "error";
-	}
-	if (g.eos && !p.quiet)
-		printf("jtr pong: reflected %llu messages on %s\n", (unsigned long long)g.reflected,
-		       g.desc);
-	if (p.out_opt) {
-		tp_olog_settle(&g.olog);
-		write_outputs(&p, &g, peer);
-		jtr_probe_finish(&p);
-	}
-	tp_close(g.t);	/* after the result: it reads where the ring was */
-	if (g.eos)
-		return jtr_probe_exit(&p, 0);
-	if (jtr_stop) {
-		fprintf(stderr, "%s: stopped after reflecting %llu messages\n", p.prog,
-			(unsigned long long)g.reflected);
-		return jtr_probe_exit(&p, 1);
-	}
-	if (g.rc == -ETIMEDOUT)
-		fprintf(stderr, "%s: ping went silent for %.1f s after %llu messages (no end of "
-			"stream): it stopped or died\n", p.prog, (double)tp.timeout_ns / 1e9,
-			(unsigned long long)g.reflected);
-	else if (g.rc == -EPIPE)
-		fprintf(stderr, "%s: ping went away after %llu messages (no end of stream)\n",
-			p.prog, (unsigned long long)g.reflected);
-	else
-		fprintf(stderr, "%s: error after %llu messages: %s\n", p.prog,
-			(unsigned long long)g.reflected, g.err_text);
-	return 1;
+	return report(&p, &tp, &g);
 }

@@ -87,7 +87,7 @@ TP_STATS_USAGE
 "                                                      take it\n";
 
 /* getopt values of pub's own long options (tp_prog.h's are 400 up) */
-enum { OPT_TICKS = 500, OPT_LATENCY_RATE, OPT_PACK, OPT_WARMUP_RATE, OPT_STREAMS };
+enum { OPT_LATENCY_RATE = 500, OPT_PACK, OPT_STREAMS };
 
 #define PACK_MAX 1024u
 
@@ -102,10 +102,10 @@ static const struct option long_opts[] = {
 	{ "no-timestamps", no_argument, NULL, TP_OPT_NO_TS },
 	{ "drop-every", required_argument, NULL, TP_OPT_DROP_EVERY },
 	{ "duration", required_argument, NULL, 'd' },
-	{ "ticks", required_argument, NULL, OPT_TICKS },
+	{ "ticks", required_argument, NULL, TP_OPT_TICKS },
 	{ "latency-rate", required_argument, NULL, OPT_LATENCY_RATE },
 	{ "pack", required_argument, NULL, OPT_PACK },
-	{ "warmup-rate", required_argument, NULL, OPT_WARMUP_RATE },
+	{ "warmup-rate", required_argument, NULL, TP_OPT_WARMUP_RATE },
 	{ "streams", required_argument, NULL, OPT_STREAMS },
 	TP_PROG_LONG_OPTS,
 	TP_STATS_LONG_OPTS,
@@ -126,15 +126,11 @@ struct stream;
 struct pub {
 	struct jtr_probe *p;
 	struct tp_prog *tp;
-	uint64_t count, warmup, rate_hz, linger_ns, drop_every;
-	uint64_t warm_rate_hz;		/* --warmup-rate (default: rate_hz; 0: max) */
-	uint64_t ticks;			/* --ticks: bursts a second (0: one per message) */
+	struct tp_load load;		/* -m, -n, -d, -r, -w, --warmup-rate, --ticks */
+	uint64_t linger_ns, drop_every;
 	uint64_t lat_rate;		/* --latency-rate: stamped messages a second (0: all) */
-	uint64_t duration_ns;		/* -d (0: -n gives the count) */
 	uint32_t pack;			/* --pack: messages per write or slot */
-	uint32_t len;
 	bool stamps;
-	bool count_given;
 	int nstreams;			/* --streams */
 	int ncpus;			/* CPUs -a gave (0: none) */
 	int cpus[STREAMS_MAX];
@@ -153,6 +149,8 @@ struct stream {
 	int cpu;
 	unsigned char *buf;		/* ahead buffers of len bytes, or one unit */
 	uint32_t ahead;			/* a power of two: 1 (stamped, long or packed) or AHEAD */
+	bool framed;			/* the transport frames each message (a stream): a
+					 * packed unit needs no TP_F_PACKED */
 	struct jtr_hist send_call;
 	int64_t first_ns, last_ns;
 	uint64_t issued, sent, dropped, late, max_tight, units, stamped;
@@ -163,53 +161,16 @@ struct stream {
 	struct tp_stat_src ssrc;	/* the sending thread's interval counters */
 };
 
-/* the schedule: when message @i is due. The warm-up goes at its own rate
- * (one message per step); then with --ticks T the measured messages go in T
- * bursts a second, message i in tick floor(i x T / rate) (so every tick has
- * rate/T messages, or one more where it does not divide), else one per
- * 1/rate. Both rates 0 (max): never waited for. */
-struct sched {
-	int64_t t0;		/* the first warm-up message's time */
-	int64_t measured_t0;	/* the first measured message's time */
-	double warm_per_ns;
-	double per_ns;		/* a tick's length with --ticks, else a message's */
-	uint64_t ticks, rate, warmup;
-};
-
-static void sched_init(struct sched *s, const struct pub *g, int64_t t0)
-{
-	s->t0 = t0;
-	s->warmup = g->warmup;
-	s->rate = g->rate_hz;
-	s->ticks = g->ticks;
-	s->warm_per_ns = g->warm_rate_hz ? 1e9 / (double)g->warm_rate_hz : 0;
-	s->measured_t0 = t0 + (int64_t)((double)g->warmup * s->warm_per_ns);
-	s->per_ns = !g->rate_hz ? 0 : 1e9 / (double)(g->ticks ? g->ticks : g->rate_hz);
-}
-
-/* sched_at - message @i's intended send time */
-static inline int64_t sched_at(const struct sched *s, uint64_t i)
-{
-	uint64_t step;
-
-	if (i < s->warmup)
-		return s->t0 + (int64_t)((double)i * s->warm_per_ns);
-	step = i - s->warmup;
-	if (s->ticks)
-		step = (uint64_t)((unsigned __int128)step * s->ticks / s->rate);
-	return s->measured_t0 + (int64_t)((double)step * s->per_ns);
-}
-
 /* stamp_due - with --latency-rate L, message @i is stamped when it starts
  * a new 1/L of the schedule: floor(i x L / rate) moves on, exactly L a
  * second */
 static inline bool stamp_due(const struct pub *g, uint64_t i)
 {
-	const uint64_t r = i < g->warmup ? g->warm_rate_hz : g->rate_hz;
+	const uint64_t r = i < g->load.warmup ? g->load.warm_rate_hz : g->load.rate_hz;
 
 	if (!g->lat_rate || !r)
 		return g->stamps;
-	i = i < g->warmup ? i : i - g->warmup;
+	i = i < g->load.warmup ? i : i - g->load.warmup;
 	return !i || (unsigned __int128)i * g->lat_rate / r !=
 		     (unsigned __int128)(i - 1) * g->lat_rate / r;
 }
@@ -241,10 +202,10 @@ static inline void stat_add(struct tp_stat_src *s, uint64_t n, uint32_t len)
  * unless the flags change (at the end of the warm-up) */
 static inline void prepare(const struct pub *g, struct tp_msg *m, uint64_t i)
 {
-	uint8_t flags = i < g->warmup ? TP_F_WARMUP : 0;
+	uint8_t flags = i < g->load.warmup ? TP_F_WARMUP : 0;
 
-	if (__builtin_expect(m->magic != TP_MAGIC || m->flags != flags || m->len != g->len, 0))
-		tp_msg_fill(m, g->len, flags, i, 0, 0);
+	if (__builtin_expect(m->magic != TP_MAGIC || m->flags != flags || m->len != g->load.len, 0))
+		tp_msg_fill(m, g->load.len, flags, i, 0, 0);
 	else
 		m->seq = i;
 }
@@ -258,7 +219,7 @@ static size_t fill_unit(struct stream *s, uint64_t i, uint64_t k, int64_t due, i
 			uint64_t *stamped)
 {
 	const struct pub *g = s->g;
-	const bool framed = g->tp->o.kind == TP_TCP || g->tp->o.kind == TP_UNIX;
+	const bool framed = s->framed;
 	struct tp_msg *m = NULL;
 	size_t off = 0;
 
@@ -270,11 +231,11 @@ static size_t fill_unit(struct stream *s, uint64_t i, uint64_t k, int64_t due, i
 			continue;
 		}
 		m = (struct tp_msg *)(s->buf + off);
-		tp_msg_fill(m, g->len, (uint8_t)((j < g->warmup ? TP_F_WARMUP : 0) |
+		tp_msg_fill(m, g->load.len, (uint8_t)((j < g->load.warmup ? TP_F_WARMUP : 0) |
 						 (stamp ? TP_F_STAMPED : 0) | (framed ? 0 : TP_F_PACKED)),
 			    j, stamp ? due : 0, stamp ? sent_ns : 0);
 		*stamped += stamp;
-		off += g->len;
+		off += g->load.len;
 	}
 	if (m)
 		m->flags &= (uint8_t)~TP_F_PACKED;
@@ -289,14 +250,14 @@ static size_t fill_unit(struct stream *s, uint64_t i, uint64_t k, int64_t due, i
 static void send_unpaced(struct stream *s, uint64_t total)
 {
 	struct pub *g = s->g;
-	const uint64_t warmup = g->warmup, drop_every = g->drop_every, mask = s->ahead - 1;
-	const uint32_t len = g->len;
+	const uint64_t warmup = g->load.warmup, drop_every = g->drop_every, mask = s->ahead - 1;
+	const uint32_t len = g->load.len;
 	unsigned char *const buf = s->buf;
 	struct tp *const t = s->t;
 	int64_t deadline = 0;
 	uint64_t i, sent = 0, counted = 0;
 	struct tp_msg *slot;
-	const bool claims = g->tp->o.kind == TP_SHM;
+	const bool claims = tp_prog_has(g->tp, TP_P_RING);	/* sends in place */
 	struct tp_ring_wr *const ring = claims && len >= TP_RING_SHORT && len <= TP_RING_SMALL ?
 					tp_shm_writer(t) : NULL;
 	int rc;
@@ -306,8 +267,8 @@ static void send_unpaced(struct stream *s, uint64_t total)
 
 		if (__builtin_expect(i == warmup, 0)) {
 			s->first_ns = jtr_mono_ns();
-			if (g->duration_ns)
-				deadline = s->first_ns + (int64_t)g->duration_ns;
+			if (g->load.duration_ns)
+				deadline = s->first_ns + (int64_t)g->load.duration_ns;
 		}
 		if (__builtin_expect(deadline != 0, 0) && (i & 63) == 0 && jtr_mono_ns() >= deadline)
 			break;
@@ -356,6 +317,88 @@ static void send_unpaced(struct stream *s, uint64_t total)
 	s->issued = i;
 }
 
+/* one send of the paced loop: the numbers it covers, the messages it sends
+ * (--drop-every leaves some out), its stamp */
+struct unit {
+	uint64_t k, n;
+	int64_t sent_ns;	/* the stamp (stamp) */
+	bool stamp;
+};
+
+/* pace - wait until message @i is due: its intended time. A send (a tick's
+ * first) that begins after its time is late (@tight: late ones in a row). */
+static inline __attribute__((always_inline)) int64_t pace(struct stream *s, const struct tp_sched *plan,
+							  uint64_t i, int64_t *prev_due,
+							  uint64_t *tight)
+{
+	int64_t due = tp_sched_at(plan, i), now = jtr_mono_ns();
+
+	if (now < due) {
+		*tight = 0;
+		while (now < due) {
+			cpu_relax();
+			now = jtr_mono_ns();
+		}
+	} else if (i && due != *prev_due) {
+		s->late++;
+		if (++*tight > s->max_tight)
+			s->max_tight = *tight;
+	}
+	*prev_due = due;
+	return due;
+}
+
+/* send_packed - --pack: messages @i .. in one unit (all warm-up or all
+ * measured), due at @due (unpaced: at its stamp); 1 when --drop-every left
+ * nothing to send */
+static inline __attribute__((always_inline)) int send_packed(struct stream *s, uint64_t i, uint64_t total,
+							     int64_t due, bool paced, struct unit *u,
+							     uint64_t *stamped)
+{
+	const struct pub *g = s->g;
+	const uint64_t dropped = s->dropped;
+	size_t bytes;
+
+	u->k = total - i < g->pack ? total - i : g->pack;
+	if (i < g->load.warmup && g->load.warmup - i < u->k)
+		u->k = g->load.warmup - i;	/* a unit is all warm-up or all measured */
+	u->stamp = g->stamps;
+	u->sent_ns = u->stamp ? jtr_mono_ns() : 0;
+	bytes = fill_unit(s, i, u->k, paced ? due : u->sent_ns, u->sent_ns, stamped);
+	u->n = u->k - (s->dropped - dropped);	/* messages in the unit */
+	return bytes ? tp_send(s->t, s->buf, bytes) : 1;
+}
+
+/* send_single - message @i, stamped when due (in one of AHEAD buffers
+ * prepared before, when unstamped); 1 when --drop-every skips it */
+static inline __attribute__((always_inline)) int send_single(struct stream *s, uint64_t i, int64_t due,
+							     bool paced, struct unit *u,
+							     uint64_t *stamped)
+{
+	const struct pub *g = s->g;
+	struct tp_msg *m = (struct tp_msg *)(s->buf + (size_t)(i & (s->ahead - 1)) * g->load.len);
+	int rc;
+
+	if (__builtin_expect(g->drop_every && (i + 1) % g->drop_every == 0, 0)) {
+		s->dropped++;	/* the number is used up, nothing is sent */
+		if (s->ahead > 1)
+			prepare(g, m, i + s->ahead);
+		return 1;
+	}
+	u->stamp = s->ahead == 1 && stamp_due(g, i);
+	if (s->ahead == 1) {
+		u->sent_ns = u->stamp ? jtr_mono_ns() : 0;
+		tp_msg_fill(m, g->load.len, (uint8_t)((i < g->load.warmup ? TP_F_WARMUP : 0) |
+						      (u->stamp ? TP_F_STAMPED : 0)),
+			    i, u->stamp ? (paced ? due : u->sent_ns) : 0, u->sent_ns);
+		*stamped += u->stamp;
+	}
+	rc = tp_send(s->t, m, g->load.len);
+	if (s->ahead > 1)
+		prepare(g, m, i + s->ahead);
+	return rc;
+}
+
 /* sender - the paced loop: one send per message, or per --pack messages.
  * Unstamped single messages are prepared AHEAD sends before they go (in a
  * ring of AHEAD buffers): a send copies a header written long before,
@@ -366,119 +409,66 @@ static void sender(void *arg)
 {
 	struct stream *s = arg;
 	struct pub *g = s->g;
-	const uint64_t total = g->warmup + g->count;
-	const uint64_t pack = g->pack;
-	struct tp_msg *m;
+	const uint64_t total = g->load.warmup + g->load.count;
 	struct jtr_hist sc = s->send_call;
-	struct sched plan;
-	int64_t now, prev_due = INT64_MIN, deadline = 0, sent_ns = 0, after;
+	struct tp_sched plan;
+	int64_t prev_due = INT64_MIN, deadline = 0, after;
 	uint64_t i, tight = 0, sent = 0, counted = 0, units = 0, stamped = 0;
 	int rc;
 
 	for (i = 0; s->ahead > 1 && i < s->ahead; i++)
-		prepare(g, (struct tp_msg *)(s->buf + (size_t)i * g->len), i);
-	sched_init(&plan, g, jtr_mono_ns());
+		prepare(g, (struct tp_msg *)(s->buf + (size_t)i * g->load.len), i);
+	tp_sched_init(&plan, &g->load, jtr_mono_ns(), 1e9);
 	tp_stat_thread_begin(&s->ssrc);
-	if (s->ahead > 1 && !g->rate_hz && !g->warm_rate_hz) {
+	if (s->ahead > 1 && !g->load.rate_hz && !g->load.warm_rate_hz) {
 		send_unpaced(s, total);
 		tp_stat_thread_end(&s->ssrc);
 		s->last_ns = jtr_mono_ns();
 		return;
 	}
 	for (i = 0; i < total && !jtr_stop;) {
-		const bool paced = i < g->warmup ? g->warm_rate_hz : g->rate_hz;
-		uint64_t k = 1, n = 1;	/* messages this send covers, and sends */
-		int64_t due = plan.t0;
-		bool stamp;
-
+		const bool paced = i < g->load.warmup ? g->load.warm_rate_hz : g->load.rate_hz;
 		/* unpaced (-r max), the clock is read only for stamps, for the
 		 * first measured message and for -d: at tens of millions of
 		 * messages a second a clock read (~20 ns) would cost more than
 		 * the send */
-		if (paced) {
-			due = sched_at(&plan, i);
-			now = jtr_mono_ns();
-			if (now < due) {
-				tight = 0;
-				while (now < due) {
-					cpu_relax();
-					now = jtr_mono_ns();
-				}
-			} else if (i && due != prev_due) {
-				/* late: a send (a tick's first) that began after its time */
-				s->late++;
-				if (++tight > s->max_tight)
-					s->max_tight = tight;
-			}
-			prev_due = due;
-		}
-		if (__builtin_expect(i == g->warmup, 0)) {
+		const int64_t due = paced ? pace(s, &plan, i, &prev_due, &tight) : plan.t0;
+		struct unit u = { .k = 1, .n = 1 };
+
+		if (__builtin_expect(i == g->load.warmup, 0)) {
 			s->first_ns = paced ? due : jtr_mono_ns();
-			if (g->duration_ns && !g->rate_hz)
-				deadline = s->first_ns + (int64_t)g->duration_ns;
+			if (g->load.duration_ns && !g->load.rate_hz)
+				deadline = s->first_ns + (int64_t)g->load.duration_ns;
 		}
 		if (__builtin_expect(deadline != 0, 0) && (units & 63) == 0 && jtr_mono_ns() >= deadline)
 			break;
 		/* the messages sent since the last answer go into the interval
 		 * before the stats thread's question is answered */
 		if (__builtin_expect(stat_asked(&s->ssrc), 0)) {
-			stat_add(&s->ssrc, sent - counted, g->len);
+			stat_add(&s->ssrc, sent - counted, g->load.len);
 			counted = sent;
 			tp_stat_poll(&s->ssrc);
 		}
-		if (pack > 1) {
-			size_t bytes;
-
-			k = total - i < pack ? total - i : pack;
-			if (i < g->warmup && g->warmup - i < k)
-				k = g->warmup - i;	/* a unit is all warm-up or all measured */
-			stamp = g->stamps;
-			sent_ns = stamp ? jtr_mono_ns() : 0;
-			const uint64_t dropped = s->dropped;
-
-			bytes = fill_unit(s, i, k, paced ? due : sent_ns, sent_ns, &stamped);
-			n = k - (s->dropped - dropped);	/* messages in the unit */
-			if (!bytes) {
-				i += k;
-				continue;
-			}
-			rc = tp_send(s->t, s->buf, bytes);
-		} else {
-			if (__builtin_expect(g->drop_every && (i + 1) % g->drop_every == 0, 0)) {
-				s->dropped++;	/* the number is used up, nothing is sent */
-				if (s->ahead > 1)
-					prepare(g, (struct tp_msg *)(s->buf + (size_t)(i & (s->ahead - 1)) * g->len),
-						i + s->ahead);
-				i++;
-				continue;
-			}
-			m = (struct tp_msg *)(s->buf + (size_t)(i & (s->ahead - 1)) * g->len);
-			stamp = s->ahead == 1 && stamp_due(g, i);
-			if (s->ahead == 1) {
-				sent_ns = stamp ? jtr_mono_ns() : 0;
-				tp_msg_fill(m, g->len, (uint8_t)((i < g->warmup ? TP_F_WARMUP : 0) |
-								 (stamp ? TP_F_STAMPED : 0)),
-					    i, stamp ? (paced ? due : sent_ns) : 0, sent_ns);
-				stamped += stamp;
-			}
-			rc = tp_send(s->t, m, g->len);
-			if (s->ahead > 1)
-				prepare(g, m, i + s->ahead);
+		rc = g->pack > 1 ? send_packed(s, i, total, due, paced, &u, &stamped) :
+				   send_single(s, i, due, paced, &u, &stamped);
+		if (rc > 0) {	/* nothing went: the numbers are used up */
+			i += u.k;
+			continue;
 		}
-		if (stamp) {
+		if (u.stamp) {
 			after = jtr_mono_ns();
-			if (i >= g->warmup)
-				jtr_hist_record(&sc, (uint64_t)(after - sent_ns));
+			if (i >= g->load.warmup)
+				jtr_hist_record(&sc, (uint64_t)(after - u.sent_ns));
 		}
 		if (__builtin_expect(rc < 0, 0)) {
 			s->err = rc;
 			break;
 		}
-		sent += n;
+		sent += u.n;
 		units++;
-		i += k;
+		i += u.k;
 	}
-	stat_add(&s->ssrc, sent - counted, g->len);
+	stat_add(&s->ssrc, sent - counted, g->load.len);
 	s->sent = sent;
 	s->units = units;
 	s->stamped = stamped;
@@ -491,7 +481,7 @@ static void sender(void *arg)
 /* measured_sent - measured messages stream @s actually sent */
 static uint64_t measured_sent(const struct pub *g, const struct stream *s)
 {
-	uint64_t warm_sent = s->issued < g->warmup ? s->issued : g->warmup;
+	uint64_t warm_sent = s->issued < g->load.warmup ? s->issued : g->load.warmup;
 
 	warm_sent -= g->drop_every ? warm_sent / g->drop_every : 0;
 	return s->sent > warm_sent ? s->sent - warm_sent : 0;
@@ -511,19 +501,13 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct pub *g,
 	const struct jtr_hist *h = &s->send_call;
 	uint64_t dur = duration_ns(s), n = s->measured;
 
-	const uint64_t asked = g->duration_ns && !g->rate_hz ? n : g->count;
+	const uint64_t asked = g->load.duration_ns && !g->load.rate_hz ? n : g->load.count;
 	char rate[32], what[48];
 
-	if (g->rate_hz)
-		snprintf(rate, sizeof(rate), "%llu/s", (unsigned long long)g->rate_hz);
-	else
-		snprintf(rate, sizeof(rate), "max rate");
-	if (g->duration_ns)
-		snprintf(what, sizeof(what), "%.3f s", (double)g->duration_ns / 1e9);
-	else
-		snprintf(what, sizeof(what), "%llu", (unsigned long long)g->count);
+	tp_load_rate_name(&g->load, rate, sizeof(rate));
+	tp_load_what(&g->load, what, sizeof(what));
 	fprintf(f, "jtr pub: %s, %u-byte messages, %s at %s (+%llu warm-up)%s%s\n",
-		tp_describe(s->t), g->len, what, rate, (unsigned long long)g->warmup,
+		tp_describe(s->t), g->load.len, what, rate, (unsigned long long)g->load.warmup,
 		g->nstreams > 1 ? ", each of the streams below; their sum" : "",
 		p->partial ? ", PARTIAL" : "");
 	for (int k = 0; g->nstreams > 1 && k < g->nstreams; k++) {
@@ -536,17 +520,17 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct pub *g,
 			(unsigned long long)e->late, e->subs_lost, e->err ? ", FAILED" : "");
 	}
 	fprintf(f, "o_rate=%llu, o_msg_len=%u, o_num_msgs=%llu, o_warmup_loops=%llu, o_linger_ms=%llu,\n",
-		(unsigned long long)g->rate_hz, g->len, (unsigned long long)asked,
-		(unsigned long long)g->warmup, (unsigned long long)(g->linger_ns / JTR_NS_PER_MS));
+		(unsigned long long)g->load.rate_hz, g->load.len, (unsigned long long)asked,
+		(unsigned long long)g->load.warmup, (unsigned long long)(g->linger_ns / JTR_NS_PER_MS));
 	fprintf(f, "actual_sends=%llu, duration_ns=%llu, result_rate=%.6f,\n", (unsigned long long)n,
 		(unsigned long long)dur, dur ? (double)n * 1e9 / (double)dur : 0.0);
 	fprintf(f, "late_sends=%llu, max_tight_sends=%llu, dropped_on_purpose=%llu, subscribers=%u, "
 		"subscribers_lost=%u\n", (unsigned long long)s->late, (unsigned long long)s->max_tight,
 		(unsigned long long)s->dropped, s->subs_at_start, s->subs_lost);
-	if (g->ticks || g->pack > 1 || g->lat_rate)
+	if (g->load.ticks || g->pack > 1 || g->lat_rate)
 		fprintf(f, "ticks=%llu, messages_per_tick=%.2f, writes=%llu, messages_per_write=%.2f, "
-			"stamped=%llu\n", (unsigned long long)g->ticks,
-			g->ticks ? (double)g->rate_hz / (double)g->ticks : 1.0,
+			"stamped=%llu\n", (unsigned long long)g->load.ticks,
+			g->load.ticks ? (double)g->load.rate_hz / (double)g->load.ticks : 1.0,
 			(unsigned long long)s->units,
 			s->units ? (double)s->sent / (double)s->units : 0.0,
 			(unsigned long long)s->stamped);
@@ -560,7 +544,7 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct pub *g,
 			(unsigned long long)h->max);
 	tp_stats_summary(f, &g->st, tp_prog_recv_name(g->tp));
 	/* um_perf's last line: length, messages sent with the warm-up, rate */
-	fprintf(f, "%u,%llu,%.6f\n", g->len, (unsigned long long)s->sent,
+	fprintf(f, "%u,%llu,%.6f\n", g->load.len, (unsigned long long)s->sent,
 		dur ? (double)n * 1e9 / (double)dur : 0.0);
 }
 
@@ -568,22 +552,7 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct pub *g,
 static void inputs(FILE *f, const struct jtr_probe *p, const struct pub *g)
 {
 	tp_prog_inputs(f, p, g->tp, TP_IN_HIST);
-	tp_prog_input(f, "message length:", "%u bytes", g->len);
-	if (g->duration_ns)
-		tp_prog_input(f, "messages:", "for %.3f s (+%llu warm-up)", (double)g->duration_ns / 1e9,
-			      (unsigned long long)g->warmup);
-	else
-		tp_prog_input(f, "messages:", "%llu (+%llu warm-up)", (unsigned long long)g->count,
-			      (unsigned long long)g->warmup);
-	if (g->rate_hz)
-		tp_prog_input(f, "rate:", "%llu/s", (unsigned long long)g->rate_hz);
-	else
-		tp_prog_input(f, "rate:", "max");
-	if (g->warm_rate_hz != g->rate_hz)
-		tp_prog_input(f, "warm-up rate:", g->warm_rate_hz ? "%llu/s" : "max",
-			      (unsigned long long)g->warm_rate_hz);
-	if (g->ticks)
-		tp_prog_input(f, "ticks:", "%llu/s", (unsigned long long)g->ticks);
+	tp_load_inputs(f, &g->load);
 	if (g->lat_rate)
 		tp_prog_input(f, "latency rate:", "%llu/s", (unsigned long long)g->lat_rate);
 	if (g->pack > 1)
@@ -645,19 +614,19 @@ static void write_outputs(struct jtr_probe *p, struct pub *g, const struct strea
 	jtr_json_init(&j, res.f);
 	jtr_probe_result_begin(p, &j);
 	jtr_json_obj_begin(&j, "params");
-	jtr_json_uint(&j, "count", g->duration_ns ? s->measured : g->count);
-	if (g->rate_hz)
-		jtr_json_uint(&j, "rate_hz", g->rate_hz);
+	jtr_json_uint(&j, "count", g->load.duration_ns ? s->measured : g->load.count);
+	if (g->load.rate_hz)
+		jtr_json_uint(&j, "rate_hz", g->load.rate_hz);
 	else
 		jtr_json_null(&j, "rate_hz");
-	jtr_json_uint(&j, "msg_len", g->len);
-	jtr_json_uint(&j, "warmup", g->warmup);
-	if (g->warm_rate_hz)
-		jtr_json_uint(&j, "warmup_rate_hz", g->warm_rate_hz);
+	jtr_json_uint(&j, "msg_len", g->load.len);
+	jtr_json_uint(&j, "warmup", g->load.warmup);
+	if (g->load.warm_rate_hz)
+		jtr_json_uint(&j, "warmup_rate_hz", g->load.warm_rate_hz);
 	else
 		jtr_json_null(&j, "warmup_rate_hz");
-	if (g->duration_ns) jtr_json_uint(&j, "duration_ns", g->duration_ns); else jtr_json_null(&j, "duration_ns");
-	if (g->ticks) jtr_json_uint(&j, "ticks", g->ticks); else jtr_json_null(&j, "ticks");
+	if (g->load.duration_ns) jtr_json_uint(&j, "duration_ns", g->load.duration_ns); else jtr_json_null(&j, "duration_ns");
+	if (g->load.ticks) jtr_json_uint(&j, "ticks", g->load.ticks); else jtr_json_null(&j, "ticks");
 	if (g->lat_rate) jtr_json_uint(&j, "latency_rate_hz", g->lat_rate); else jtr_json_null(&j, "latency_rate_hz");
 	jtr_json_uint(&j, "pack", g->pack);
 	jtr_json_uint(&j, "linger_ns", g->linger_ns);
@@ -670,7 +639,7 @@ static void write_outputs(struct jtr_probe *p, struct pub *g, const struct strea
 	jtr_json_double(&j, "hist_error", p->hist_error);
 	jtr_json_obj_end(&j);
 
-	tp_prog_write_transport(&j, g->tp, g->len);
+	tp_prog_write_transport(&j, g->tp, g->load.len);
 	jtr_json_str(&j, "peer", peer);
 	jtr_json_uint(&j, "issued", s->issued);
 	jtr_json_uint(&j, "sent", s->measured);
@@ -695,58 +664,31 @@ static void write_outputs(struct jtr_probe *p, struct pub *g, const struct strea
 	tp_prog_finish(p, &j, &txt, &res, &g->st, NULL, NULL);
 }
 
-/* end_of_stream - tell stream @s's subscribers how many numbers it issued */
-static void end_of_stream(const struct pub *g, struct stream *s)
-{
-	struct tp_msg *m = (struct tp_msg *)s->buf;
-	int copies = g->tp->o.kind == TP_UDP || g->tp->o.kind == TP_MCAST ||
-		     g->tp->o.kind == TP_UNIX_DGRAM ? 3 : 1;
-
-	for (int i = 0; i < copies; i++) {
-		struct timespec ts = { 0, 1000000L };
-
-		tp_msg_fill(m, g->len, TP_F_EOS, s->issued, 0, 0);
-		if (tp_send(s->t, m, g->len) < 0)
-			break;
-		nanosleep(&ts, NULL);
-	}
-}
-
 /* check_pacing - the pacing options together: exit 2 for what cannot be
  * done; -d turns into a count */
-static void check_pacing(struct jtr_probe *p, struct pub *g, bool warm_rate_given)
+static void check_pacing(struct jtr_probe *p, struct pub *g)
 {
-	if (!warm_rate_given)
-		g->warm_rate_hz = g->rate_hz;
-	if (g->duration_ns && g->count_given)
-		jtr_usage_error(p, "-n and -d both say when to stop: give one (-n COUNT or -d DURATION)");
-	if (g->ticks && !g->rate_hz)
-		jtr_usage_error(p, "--ticks %llu: bursts need a rate to divide (-r RATE; -r max sends "
-				"without pacing)", (unsigned long long)g->ticks);
-	if (g->ticks > g->rate_hz)
-		jtr_usage_error(p, "--ticks %llu: more ticks than the %llu messages a second; give "
-				"--ticks at most the rate", (unsigned long long)g->ticks,
-				(unsigned long long)g->rate_hz);
+	tp_load_check(p, &g->load);
 	if (g->lat_rate && !g->stamps)
 		jtr_usage_error(p, "--latency-rate and --no-timestamps contradict each other: give one");
-	if (g->lat_rate && !g->rate_hz)
+	if (g->lat_rate && !g->load.rate_hz)
 		jtr_usage_error(p, "--latency-rate %llu needs a paced -r RATE to take it from (with "
 				"-r max, use --no-timestamps or stamp every message)",
 				(unsigned long long)g->lat_rate);
-	if (g->lat_rate > g->rate_hz)
+	if (g->lat_rate > g->load.rate_hz)
 		jtr_usage_error(p, "--latency-rate %llu: more than the %llu messages a second sent; "
 				"give at most -r", (unsigned long long)g->lat_rate,
-				(unsigned long long)g->rate_hz);
-	if (g->pack > 1 && (uint64_t)g->pack * g->len > (1u << 24))
+				(unsigned long long)g->load.rate_hz);
+	if (g->pack > 1 && (uint64_t)g->pack * g->load.len > (1u << 24))
 		jtr_usage_error(p, "--pack %u x -m %u: %llu bytes in one write is more than 16 MiB; "
-				"pack fewer or shorter messages", g->pack, g->len,
-				(unsigned long long)g->pack * g->len);
-	if (g->duration_ns) {
+				"pack fewer or shorter messages", g->pack, g->load.len,
+				(unsigned long long)g->pack * g->load.len);
+	if (g->load.duration_ns) {
 		/* the messages due within the duration; -r max: until it is over */
-		g->count = g->rate_hz ? (uint64_t)((unsigned __int128)g->duration_ns * g->rate_hz /
-						   JTR_NS_PER_S) : 1ULL << 40;
-		if (!g->count)
-			g->count = 1;
+		g->load.count = g->load.rate_hz ? (uint64_t)((unsigned __int128)g->load.duration_ns *
+							     g->load.rate_hz / JTR_NS_PER_S) : 1ULL << 40;
+		if (!g->load.count)
+			g->load.count = 1;
 	}
 }
 
@@ -786,158 +728,180 @@ static const struct stream *total_of(struct pub *g, struct stream *t, double his
 	return t;
 }
 
+/* parse - the options, each alone and then together, or exit 2 */
+static void parse(struct jtr_probe *p, struct tp_prog *tp, struct pub *g, int argc, char **argv)
+{
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, ":n:r:m:w:l:a:d:f:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
+		if (opt == 't')
+			jtr_usage_error(p, "pub stamps messages with CLOCK_MONOTONIC, which every "
+					"subscriber reads too; it takes no -t");
+		if (opt == TP_OPT_LATENCY_FILE || opt == TP_OPT_LATENCY_MAX)
+			jtr_usage_error(p, "pub measures no latency: give --latency-file to 'jtr sub'");
+		if (jtr_probe_common_opt(p, opt, usage_text, argv) || tp_prog_opt(p, tp, opt, optarg) ||
+		    tp_load_opt(p, &g->load, opt, optarg))
+			continue;
+		switch (opt) {
+		case OPT_LATENCY_RATE: g->lat_rate = jtr_opt_count(p, "--latency-rate", optarg, 1, 1000000000ULL); break;
+		case OPT_PACK: g->pack = (uint32_t)jtr_opt_count(p, "--pack", optarg, 1, PACK_MAX); break;
+		case OPT_STREAMS: g->nstreams = (int)jtr_opt_count(p, "--streams", optarg, 1, STREAMS_MAX); break;
+		case 'l':
+			g->linger_ns = jtr_opt_duration_legacy(p, "-l", optarg, JTR_NS_PER_MS, 0,
+							       3600 * JTR_NS_PER_S);
+			break;
+		case 'a': g->ncpus = tp_prog_cpus_opt(p, "-a", optarg, g->cpus, STREAMS_MAX); break;
+		case TP_OPT_SUBS: tp->o.subs = (uint32_t)jtr_opt_count(p, "--subs", optarg, 1, TP_MAX_SUBS); break;
+		case TP_OPT_NO_TS: g->stamps = false; break;
+		case TP_OPT_DROP_EVERY: g->drop_every = jtr_opt_count(p, "--drop-every", optarg, 2, 1ULL << 40); break;
+		}
+	}
+	jtr_probe_no_args(p, argc, argv);
+	check_pacing(p, g);
+	if (g->ncpus > 1 && g->ncpus != g->nstreams)
+		jtr_usage_error(p, "-a with %d CPUs for %d stream(s): give one CPU per stream (or one "
+				"CPU for one stream)", g->ncpus, g->nstreams);
+	tp->o.msg_max = g->load.len * g->pack;
+	tp_prog_check(p, tp, TP_PUB);
+	p->tb_wanted = JTR_TB_CLOCK;
+}
+
+/* setup - each stream: its address, buffers, histogram, thread stack */
+static void setup(struct jtr_probe *p, struct tp_prog *tp, struct pub *g, struct jtr_worker *w)
+{
+	tp_stats_init(&g->st, tp->stats_every_ns);
+	g->st.print = tp->stats_print;
+	tp_stats_set_opts(&g->st, p, &tp->stats_opts);
+	for (int k = 0; k < g->nstreams; k++) {
+		struct stream *s = &g->streams[k];
+
+		s->g = g;
+		s->k = k;
+		tp_prog_stream(p, tp, k, g->nstreams, &s->tp, s->addr, sizeof(s->addr));
+		s->cpu = tp_prog_stream_cpu(g->cpus, g->ncpus, k);
+		s->ahead = !g->stamps && g->load.len <= AHEAD_MAX_LEN && g->pack == 1 ? AHEAD : 1;
+		s->framed = tp_prog_has(tp, TP_P_STREAM);
+		s->buf = calloc(s->ahead * g->pack, g->load.len);
+		if (!s->buf || jtr_hist_init(&s->send_call, p->hist_error) < 0 ||
+		    jtr_worker_alloc(&w[k], s->cpu) < 0)
+			jtr_fatal(p, "out of memory");
+		tp_stats_add(&g->st, TP_STAT_SEND, &s->ssrc, &w[k], false);
+	}
+}
+
+/* open_streams - each stream's transport, its subscribers there */
+static void open_streams(struct jtr_probe *p, struct tp_prog *tp, struct pub *g, struct jtr_worker *w)
+{
+	for (int k = 0; k < g->nstreams; k++) {
+		struct stream *s = &g->streams[k];
+
+		s->tp.o.numa_cpu = s->cpu;
+		s->t = tp_prog_open(p, &s->tp, TP_PUB);
+		s->subs_at_start = tp_peers(s->t);
+		w[k].fn = sender;
+		w[k].arg = s;
+	}
+	tp->t = g->streams[0].t;
+}
+
+/* run - the sending threads and the rows, the linger (unless every stream
+ * failed), each stream's end of stream */
+static void run(struct jtr_probe *p, struct pub *g, struct jtr_worker *w)
+{
+	const int n = g->nstreams;
+	bool all_failed = true;
+
+	jtr_probe_map_begin(p);
+	tp_stats_start(&g->st, p);
+	jtr_workers_start(p, w, n);
+	tp_stats_run(&g->st, p, w, n);
+	for (int k = 0; k < n; k++)
+		all_failed = all_failed && g->streams[k].err;
+	if (g->linger_ns && !all_failed) {
+		struct timespec ts = { (time_t)(g->linger_ns / JTR_NS_PER_S), (long)(g->linger_ns % JTR_NS_PER_S) };
+
+		nanosleep(&ts, NULL);
+	}
+	for (int k = 0; k < n; k++) {
+		struct stream *s = &g->streams[k];
+
+		/* subscribers that leave after the end of stream have not been lost */
+		s->subs_lost = tp_peers_lost(s->t);
+		if (!s->err)
+			tp_prog_end_of_stream(s->t, s->buf, g->load.len, s->issued);
+		s->measured = measured_sent(g, s);
+	}
+	jtr_probe_map_end(p);
+}
+
+/* report - the results folder, the line saying what went wrong, the exit
+ * status; @tot: the run's figures (the stream, or the streams' sum) */
+static int report(struct jtr_probe *p, struct tp_prog *tp, struct pub *g, const struct stream *tot)
+{
+	const char *peer = "ok";
+
+	/* a connected datagram sender hears that nobody is bound there (a
+	 * multicast sender is not connected, so never does) */
+	if (tot->err == -EPIPE && tot->sent <= 1 && tp_prog_has(tp, TP_P_DATAGRAM) &&
+	    !tp_prog_has(tp, TP_P_MULTICAST))
+		jtr_usage_error(p, "nobody is receiving on %s; start 'jtr sub' there first",
+				tp_describe(tot->t));
+	if (tot->err == -EPIPE)
+		peer = "gone";
+	else if (tot->err == -ETIMEDOUT)
+		peer = "stalled";
+	else if (tot->err)
+		peer = "error";
+	else if (tot->subs_lost)
+		peer = "some gone";
+	p->partial = p->partial || tot->err;
+	write_outputs(p, g, tot, peer);
+	jtr_probe_finish(p);
+	if (tot->err == -EPIPE)
+		fprintf(stderr, "%s: every subscriber went away after %llu messages\n", p->prog,
+			(unsigned long long)tot->sent);
+	else if (tot->err == -ETIMEDOUT)
+		fprintf(stderr, "%s: a subscriber stopped reading for %.0f s after %llu messages (the "
+			"ring or socket stayed full)\n", p->prog, (double)tp->o.wait_ns / 1e9,
+			(unsigned long long)tot->sent);
+	else if (tot->err)
+		fprintf(stderr, "%s: sending failed after %llu messages: %s\n", p->prog,
+			(unsigned long long)tot->sent, tp_prog_strerror(tp, tot->err));
+	else if (tot->subs_lost)
+		fprintf(stderr, "%s: %u subscriber(s) went away during the run\n", p->prog,
+			tot->subs_lost);
+	for (int k = 0; k < g->nstreams; k++)
+		tp_close(g->streams[k].t);
+	return jtr_probe_exit(p, tot->err || tot->subs_lost ? 1 : 0);
+}
+
 int main(int argc, char **argv)
 {
 	static struct pub g = {
-		.count = 100000, .warmup = 1000, .rate_hz = 10000, .len = 64,
 		.linger_ns = 100 * JTR_NS_PER_MS, .stamps = true, .pack = 1, .nstreams = 1,
 	};
 	static struct stream streams[STREAMS_MAX], tot_buf;
 	static struct jtr_worker w[STREAMS_MAX];
-	const struct stream *tot;
 	struct jtr_probe p;
 	struct tp_prog tp;
-	const char *peer = "ok";
-	bool warm_rate_given = false;
-	int opt, n;
 
 	jtr_probe_init(&p, "pub", argc, argv);
 	tp_prog_init(&tp);
+	tp_load_init(&g.load, 100000, 1000, 10000);
 	g.p = &p;
 	g.tp = &tp;
 	g.streams = streams;
 
 	/* 1. options */
-	while ((opt = getopt_long(argc, argv, ":n:r:m:w:l:a:d:f:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
-		if (opt == 't')
-			jtr_usage_error(&p, "pub stamps messages with CLOCK_MONOTONIC, which every "
-					"subscriber reads too; it takes no -t");
-		if (opt == TP_OPT_LATENCY_FILE || opt == TP_OPT_LATENCY_MAX)
-			jtr_usage_error(&p, "pub measures no latency: give --latency-file to 'jtr sub'");
-		if (jtr_probe_common_opt(&p, opt, usage_text, argv) || tp_prog_opt(&p, &tp, opt, optarg))
-			continue;
-		switch (opt) {
-		case 'n':
-			g.count = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40);
-			g.count_given = true;
-			break;
-		case 'd': g.duration_ns = jtr_opt_duration(&p, "-d", optarg, JTR_NS_PER_MS, 30 * 86400 * JTR_NS_PER_S); break;
-		case 'r': g.rate_hz = tp_prog_rate_opt(&p, "-r", optarg); break;
-		case OPT_WARMUP_RATE: g.warm_rate_hz = tp_prog_rate_opt(&p, "--warmup-rate", optarg); warm_rate_given = true; break;
-		case OPT_TICKS: g.ticks = jtr_opt_count(&p, "--ticks", optarg, 1, 1000000); break;
-		case OPT_LATENCY_RATE: g.lat_rate = jtr_opt_count(&p, "--latency-rate", optarg, 1, 1000000000ULL); break;
-		case OPT_PACK: g.pack = (uint32_t)jtr_opt_count(&p, "--pack", optarg, 1, PACK_MAX); break;
-		case OPT_STREAMS: g.nstreams = (int)jtr_opt_count(&p, "--streams", optarg, 1, STREAMS_MAX); break;
-		case 'm': g.len = (uint32_t)jtr_opt_count(&p, "-m", optarg, TP_HDR_LEN, 1u << 24); break;
-		case 'w': g.warmup = jtr_opt_count(&p, "-w", optarg, 0, 1ULL << 32); break;
-		case 'l':
-			g.linger_ns = jtr_opt_duration_legacy(&p, "-l", optarg, JTR_NS_PER_MS, 0,
-							      3600 * JTR_NS_PER_S);
-			break;
-		case 'a': g.ncpus = tp_prog_cpus_opt(&p, "-a", optarg, g.cpus, STREAMS_MAX); break;
-		case TP_OPT_SUBS: tp.o.subs = (uint32_t)jtr_opt_count(&p, "--subs", optarg, 1, TP_MAX_SUBS); break;
-		case TP_OPT_NO_TS: g.stamps = false; break;
-		case TP_OPT_DROP_EVERY: g.drop_every = jtr_opt_count(&p, "--drop-every", optarg, 2, 1ULL << 40); break;
-		}
-	}
-	jtr_probe_no_args(&p, argc, argv);
-	check_pacing(&p, &g, warm_rate_given);
-	if (g.ncpus > 1 && g.ncpus != g.nstreams)
-		jtr_usage_error(&p, "-a with %d CPUs for %d stream(s): give one CPU per stream (or one "
-				"CPU for one stream)", g.ncpus, g.nstreams);
-	tp.o.msg_max = g.len * g.pack;
-	tp_prog_check(&p, &tp, TP_PUB);
-	p.tb_wanted = JTR_TB_CLOCK;
-	n = g.nstreams;
-
+	parse(&p, &tp, &g, argc, argv);
 	/* 2. each stream: its address, buffers, histogram, thread stack */
-	tp_stats_init(&g.st, tp.stats_every_ns);
-	g.st.print = tp.stats_print;
-	tp_stats_set_opts(&g.st, &p, &tp.stats_opts);
-	for (int k = 0; k < n; k++) {
-		struct stream *s = &streams[k];
-
-		s->g = &g;
-		s->k = k;
-		tp_prog_stream(&p, &tp, k, n, &s->tp, s->addr, sizeof(s->addr));
-		s->cpu = tp_prog_stream_cpu(g.cpus, g.ncpus, k);
-		s->ahead = !g.stamps && g.len <= AHEAD_MAX_LEN && g.pack == 1 ? AHEAD : 1;
-		s->buf = calloc(s->ahead * g.pack, g.len);
-		if (!s->buf || jtr_hist_init(&s->send_call, p.hist_error) < 0 ||
-		    jtr_worker_alloc(&w[k], s->cpu) < 0)
-			jtr_fatal(&p, "out of memory");
-		tp_stats_add(&g.st, TP_STAT_SEND, &s->ssrc, &w[k], false);
-	}
-
+	setup(&p, &tp, &g, w);
 	/* 3. privileges, folder, calibration, then the transports */
 	jtr_probe_privileged(&p);
 	jtr_probe_timebase(&p);
-	for (int k = 0; k < n; k++) {
-		struct stream *s = &streams[k];
-
-		s->tp.o.numa_cpu = s->cpu;
-		s->t = tp_prog_open(&p, &s->tp, TP_PUB);
-		s->subs_at_start = tp_peers(s->t);
-		w[k].fn = sender;
-		w[k].arg = s;
-	}
-	tp.t = streams[0].t;
-
+	open_streams(&p, &tp, &g, w);
 	/* 4. the run, the linger, end of stream */
-	jtr_probe_map_begin(&p);
-	tp_stats_start(&g.st, &p);
-	jtr_workers_start(&p, w, n);
-	tp_stats_run(&g.st, &p, w, n);
-	for (int k = 0; k < n; k++)
-		opt = k ? opt && streams[k].err : streams[k].err;	/* all failed */
-	if (g.linger_ns && !opt) {
-		struct timespec ts = { (time_t)(g.linger_ns / JTR_NS_PER_S), (long)(g.linger_ns % JTR_NS_PER_S) };
-
-		nanosleep(&ts, NULL);
-	}
-	for (int k = 0; k < n; k++) {
-		struct stream *s = &streams[k];
-
-		/* subscribers that leave after the end of stream have not been lost */
-		s->subs_lost = tp_peers_lost(s->t);
-		if (!s->err)
-			end_of_stream(&g, s);
-		s->measured = measured_sent(&g, s);
-	}
-	jtr_probe_map_end(&p);
-	tot = total_of(&g, &tot_buf, p.hist_error);
-	if (tot->err == -EPIPE && tot->sent <= 1 && (tp.o.kind == TP_UDP || tp.o.kind == TP_UNIX_DGRAM))
-		jtr_usage_error(&p, "nobody is receiving on %s; start 'jtr sub' there first",
-				tp_describe(tot->t));
-	if (tot->err == -EPIPE) {
-		peer = "gone";
-		p.partial = true;
-	} else if (tot->err == -ETIMEDOUT) {
-		peer = "stalled";
-		p.partial = true;
-	} else if (tot->err) {
-		peer = "error";
-		p.partial = true;
-	} else if (tot->subs_lost) {
-		peer = "some gone";
-	}
-	write_outputs(&p, &g, tot, peer);
-	jtr_probe_finish(&p);
-	if (tot->err == -EPIPE)
-		fprintf(stderr, "%s: every subscriber went away after %llu messages\n", p.prog,
-			(unsigned long long)tot->sent);
-	else if (tot->err == -ETIMEDOUT)
-		fprintf(stderr, "%s: a subscriber stopped reading for %.0f s after %llu messages (the "
-			"ring or socket stayed full)\n", p.prog, (double)tp.o.wait_ns / 1e9,
-			(unsigned long long)tot->sent);
-	else if (tot->err)
-		fprintf(stderr, "%s: sending failed after %llu messages: %s\n", p.prog,
-			(unsigned long long)tot->sent, tp_prog_strerror(&tp, tot->err));
-	else if (tot->subs_lost)
-		fprintf(stderr, "%s: %u subscriber(s) went away during the run\n", p.prog,
-			tot->subs_lost);
-	opt = tot->err || tot->subs_lost ? 1 : 0;
-	for (int k = 0; k < n; k++)
-		tp_close(streams[k].t);
-	return jtr_probe_exit(&p, opt);
+	run(&p, &g, w);
+	/* 5. the results */
+	return report(&p, &tp, &g, total_of(&g, &tot_buf, p.hist_error));
 }

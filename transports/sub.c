@@ -190,132 +190,180 @@ static inline uint64_t limit_now(const struct sub *g, int64_t now)
  * many messages */
 #define LAZY_EVERY 64
 
+/* the receiving loop's clock (the receiver's helpers are inline, so these
+ * stay in registers) */
+struct rx {
+	int64_t now;		/* the time taken for the message in hand */
+	int64_t last;		/* when the last message came (0: none yet) */
+	int64_t turn;		/* --max-rate: the next message's turn */
+	uint32_t untimed;	/* lazy: messages taken since the clock was read */
+	bool fresh;		/* now was read for this unit */
+	bool last_stale;	/* lazy: last_ns is an earlier message's time */
+};
+
+/* quiet - nothing came within a receive's wait: true when the run is over
+ * (no publisher within --wait, or one silent for --timeout) */
+static inline bool quiet(struct sub *g, struct rx *x, int64_t start)
+{
+	x->now = jtr_mono_ns();
+	if (!x->last && x->now - start >= (int64_t)g->tp->o.wait_ns) {
+		g->err = -ENOENT;
+		return true;
+	}
+	if (x->last && x->now - x->last >= (int64_t)g->tp->timeout_ns) {
+		g->err = -ETIMEDOUT;
+		return true;
+	}
+	return false;
+}
+
+/* clock_for - the time of unit @m: read, or with a lazy clock the last one
+ * read, while it is fresh enough (see receiver) */
+static inline __attribute__((always_inline)) void clock_for(struct sub *g, const struct tp_msg *m,
+							    bool lazy, struct rx *x)
+{
+	if (!lazy || !g->measured || (m->flags & (TP_F_STAMPED | TP_F_EOS | TP_F_HELLO)) ||
+	    ++x->untimed >= LAZY_EVERY || tp_poll(g->t, 0) != 1) {
+		x->now = jtr_mono_ns();
+		x->untimed = 0;
+		x->fresh = true;
+	} else {
+		x->fresh = false;
+	}
+	x->last = x->now;
+}
+
+/* control - an end of stream (true: the run is over) or a hello */
+static bool control(struct sub *g, const struct tp_msg *m, const struct rx *x)
+{
+	if (!(m->flags & TP_F_EOS))
+		return false;
+	/* a count: at least what came, at most what can have been issued */
+	if (g->seq.started && (m->seq < g->seq.next || m->seq - 1 > limit_now(g, x->now))) {
+		g->rej.out_of_window++;
+		return false;
+	}
+	/* the end of stream was in the ring already when the last message was
+	 * taken: that one's time is now */
+	if (x->last_stale)
+		g->last_ns = x->now;
+	g->eos = true;
+	g->eos_count = m->seq;
+	return true;
+}
+
+/* record - a measured message's latencies: the histograms, the interval's,
+ * the latency file, the outlier log */
+static inline __attribute__((always_inline)) void record(struct sub *g, const struct tp_msg *m,
+							 int64_t now, struct jtr_hist *hs,
+							 struct jtr_hist *hi)
+{
+	/* (a sent stamp up to STAMP_SLACK_NS ahead is 0) */
+	uint64_t ls = now > m->sent_ns ? (uint64_t)(now - m->sent_ns) : 0;
+
+	jtr_hist_record(hs, ls);
+	jtr_hist_record(hi, now > tp_msg_intended(m) ? (uint64_t)(now - tp_msg_intended(m)) : 0);
+	tp_stat_lat(&g->rsrc, ls);
+	tp_latlog_add(&g->lat, m->seq, (uint64_t)m->sent_ns, (uint64_t)now);
+	if (g->olog.on && __builtin_expect(tp_olog_over(&g->olog, ls), 0))
+		tp_olog_note(&g->olog, (uint64_t)m->sent_ns, ls, m->seq, NULL);
+}
+
+/* take - one message of a unit: judged (stamps, sequence number), counted,
+ * measured, then the work of -s and the wait of --max-rate. A sequence
+ * number above the limit of a stale time is judged again with a fresh one
+ * (the limit only grows). */
+static inline __attribute__((always_inline)) void take(struct sub *g, const struct tp_msg *m,
+						       struct rx *x, struct jtr_hist *hs,
+						       struct jtr_hist *hi, int64_t per_ns)
+{
+	if ((m->flags & TP_F_STAMPED) && __builtin_expect(!stamps_ok(m, g->open_ns, x->now), 0)) {
+		g->rej.forged++;
+		return;
+	}
+	g->seq.limit = limit_now(g, x->now);
+	if (__builtin_expect(m->seq > g->seq.limit && !x->fresh, 0)) {
+		x->now = x->last = jtr_mono_ns();
+		x->untimed = 0;
+		g->seq.limit = limit_now(g, x->now);
+	}
+	switch (tp_seq_note(&g->seq, m->seq)) {
+	case TP_SEQ_DUP:
+	case TP_SEQ_STALE:
+	case TP_SEQ_OUT_OF_WINDOW:
+		return;
+	default:
+		break;
+	}
+	if (__builtin_expect(!g->seq_t0, 0))
+		g->seq_t0 = x->now;
+	tp_stat_msg(&g->rsrc, m->len);
+	if (m->flags & TP_F_WARMUP) {
+		g->warm++;
+		if (g->olog.on && (m->flags & TP_F_STAMPED))
+			tp_olog_warm(&g->olog, x->now > m->sent_ns ? (uint64_t)(x->now - m->sent_ns) : 0);
+	} else {
+		if (!g->measured)
+			g->first_ns = x->now;
+		g->last_ns = x->now;
+		x->last_stale = !x->fresh;
+		g->measured++;
+		if (!g->fast && (m->flags & TP_F_STAMPED))
+			record(g, m, x->now, hs, hi);
+	}
+	if (g->spin)
+		jtr_null_loop(g->spin);
+	if (per_ns)
+		take_turn(&x->turn, x->now, per_ns);
+}
+
 /* receiver - the loop. The clock is read for each message, except with a
- * lazy clock (-f on shm, where a message can cost less than a clock read):
- * then it is read for the first measured message, for stamped ones, at least
- * every LAZY_EVERY messages, and whenever the ring holds no next message
- * (a poll of the next slot's stamp, no system call), so that the last
- * message before a pause, and so the last one of the run, has the time it
- * was taken. A sequence number above the limit of a stale time is judged
- * again with a fresh one (the limit only grows), so what is counted is what
- * a clock read per message would count. */
+ * lazy clock (-f on a ring, where a message can cost less than a clock
+ * read): then it is read for the first measured message, for stamped ones,
+ * at least every LAZY_EVERY messages, and whenever the ring holds no next
+ * message (a poll of the next slot's stamp, no system call), so that the
+ * last message before a pause, and so the last one of the run, has the time
+ * it was taken. So what is counted is what a clock read per message would
+ * count. */
 static void receiver(void *arg)
 {
 	struct sub *g = arg;
 	struct jtr_hist hs = g->from_send, hi = g->from_intended;
 	const struct tp_msg *m = (const struct tp_msg *)g->buf;
-	int64_t start = jtr_mono_ns(), last = 0, turn = 0, now = start;
+	const int64_t start = jtr_mono_ns();
 	const int64_t per_ns = g->max_rate ? (int64_t)(1e9 / (double)g->max_rate) : 0;
-	const bool lazy = g->fast && !per_ns && g->tp->o.kind == TP_SHM;
-	uint32_t untimed = 0;		/* lazy: messages taken since the clock was read */
-	bool last_stale = false;	/* lazy: last_ns is an earlier message's time */
+	/* a ring's receive costs less than a clock read, and its poll is a load */
+	const bool lazy = g->fast && !per_ns && tp_prog_has(g->tp, TP_P_RING);
+	struct rx x = { .now = start };
 	ssize_t n;
 
 	tp_stat_thread_begin(&g->rsrc);
 	if (g->olog.on)
 		tp_olog_cpu(&g->olog, g->cpu);
 	while (!jtr_stop) {
-		bool fresh = true;
-
 		tp_stat_poll(&g->rsrc);
 		n = tp_recv(g->t, g->buf, g->cap, 100 * JTR_NS_PER_MS);
 		if (n == -EAGAIN) {
-			now = jtr_mono_ns();
-			if (!last && now - start >= (int64_t)g->tp->o.wait_ns) {
-				g->err = -ENOENT;
+			if (quiet(g, &x, start))
 				break;
-			}
-			if (last && now - last >= (int64_t)g->tp->timeout_ns) {
-				g->err = -ETIMEDOUT;
-				break;
-			}
 			continue;
 		}
 		if (n < 0) {
 			g->err = (int)n;
 			break;
 		}
-		if (!lazy || !g->measured || (m->flags & (TP_F_STAMPED | TP_F_EOS | TP_F_HELLO)) ||
-		    ++untimed >= LAZY_EVERY || tp_poll(g->t, 0) != 1) {
-			now = jtr_mono_ns();
-			untimed = 0;
-		} else {
-			fresh = false;
-		}
-		last = now;
+		clock_for(g, m, lazy, &x);
 		if (__builtin_expect(m->flags & (TP_F_EOS | TP_F_HELLO), 0)) {
-			if (m->flags & TP_F_EOS) {
-				/* a count: at least what came, at most what can have been issued */
-				if (g->seq.started && (m->seq < g->seq.next ||
-						       m->seq - 1 > limit_now(g, now))) {
-					g->rej.out_of_window++;
-					continue;
-				}
-				/* the end of stream was in the ring already when the
-				 * last message was taken: that one's time is now */
-				if (last_stale)
-					g->last_ns = now;
-				g->eos = true;
-				g->eos_count = m->seq;
+			if (control(g, m, &x))
 				break;
-			}
 			continue;
 		}
 		/* the unit's messages one by one (more than one when packed) */
-		for (;;) {
-			if ((m->flags & TP_F_STAMPED) && __builtin_expect(!stamps_ok(m, g->open_ns, now), 0)) {
-				g->rej.forged++;
-				goto next;
-			}
-			g->seq.limit = limit_now(g, now);
-			if (__builtin_expect(m->seq > g->seq.limit && !fresh, 0)) {
-				now = last = jtr_mono_ns();
-				untimed = 0;
-				g->seq.limit = limit_now(g, now);
-			}
-			switch (tp_seq_note(&g->seq, m->seq)) {
-			case TP_SEQ_DUP:
-			case TP_SEQ_STALE:
-			case TP_SEQ_OUT_OF_WINDOW:
-				goto next;
-			default:
+		for (const struct tp_msg *u = m;; u = tp_msg_next(u)) {
+			take(g, u, &x, &hs, &hi, per_ns);
+			if (!(u->flags & TP_F_PACKED))
 				break;
-			}
-			if (__builtin_expect(!g->seq_t0, 0))
-				g->seq_t0 = now;
-			tp_stat_msg(&g->rsrc, m->len);
-			if (m->flags & TP_F_WARMUP) {
-				g->warm++;
-				if (g->olog.on && (m->flags & TP_F_STAMPED))
-					tp_olog_warm(&g->olog, now > m->sent_ns ? (uint64_t)(now - m->sent_ns) : 0);
-			} else {
-				if (!g->measured)
-					g->first_ns = now;
-				g->last_ns = now;
-				last_stale = !fresh;
-				g->measured++;
-				if (!g->fast && (m->flags & TP_F_STAMPED)) {
-					/* (a sent stamp up to STAMP_SLACK_NS ahead is 0) */
-					uint64_t ls = now > m->sent_ns ? (uint64_t)(now - m->sent_ns) : 0;
-
-					jtr_hist_record(&hs, ls);
-					jtr_hist_record(&hi, now > tp_msg_intended(m) ? (uint64_t)(now - tp_msg_intended(m)) : 0);
-					tp_stat_lat(&g->rsrc, ls);
-					tp_latlog_add(&g->lat, m->seq, (uint64_t)m->sent_ns, (uint64_t)now);
-					if (g->olog.on && __builtin_expect(tp_olog_over(&g->olog, ls), 0))
-						tp_olog_note(&g->olog, (uint64_t)m->sent_ns, ls, m->seq, NULL);
-				}
-			}
-			if (g->spin)
-				jtr_null_loop(g->spin);
-			if (per_ns)
-				take_turn(&turn, now, per_ns);
-next:
-			if (!(m->flags & TP_F_PACKED))
-				break;
-			m = tp_msg_next(m);
 		}
-		m = (const struct tp_msg *)g->buf;
 	}
 	tp_stat_thread_end(&g->rsrc);
 	g->from_send = hs;
@@ -521,18 +569,197 @@ static void add_up(struct sub *g, const struct sub *streams, int n)
 	}
 }
 
+/* parse - the options, each alone and then together, or exit 2 (-f is
+ * fast: no latency; FIFO is --fifo) */
+static void parse(struct jtr_probe *p, struct tp_prog *tp, struct sub *g, int argc, char **argv)
+{
+	bool olog_given = false;
+	int opt, n;
+
+	while ((opt = getopt_long(argc, argv, ":a:fs:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
+		if (opt == 'f') {
+			g->fast = true;
+			continue;
+		}
+		if (opt == TP_OPT_FIFO) {
+			jtr_opt_fifo(p, optarg);
+			continue;
+		}
+		if (opt == JTR_OPT_THRESHOLD || opt == JTR_OPT_MAX_OUTLIERS)
+			olog_given = true;
+		if (jtr_probe_common_opt(p, opt, usage_text, argv) || tp_prog_opt(p, tp, opt, optarg) ||
+		    tp_olog_opt(p, &g->olog, opt, optarg))
+			continue;
+		switch (opt) {
+		case 'a':
+			g->ncpus = tp_prog_cpus_opt(p, "-a", optarg, g->cpus, STREAMS_MAX);
+			g->cpu = g->cpus[0];
+			break;
+		case 's': g->spin = jtr_opt_count(p, "-s", optarg, 0, 1ULL << 40); break;
+		case TP_OPT_MAX_RATE: g->max_rate = jtr_opt_count(p, "--max-rate", optarg, 1, 1000000000ULL); break;
+		case OPT_STREAMS: g->nstreams = (int)jtr_opt_count(p, "--streams", optarg, 1, STREAMS_MAX); break;
+		}
+	}
+	jtr_probe_no_args(p, argc, argv);
+	n = g->nstreams;
+	if (g->fast && tp->latency_file)
+		jtr_usage_error(p, "--latency-file with -f: a fast subscriber measures no latency; "
+				"drop one of them");
+	if (g->fast && olog_given)
+		jtr_usage_error(p, "--threshold and --max-outliers with -f: a fast subscriber "
+				"measures no latency and keeps no outlier log; drop one of them");
+	if (n > 1 && (tp->latency_file || olog_given))
+		jtr_usage_error(p, "--streams %d with %s: the latency file and the outlier log are "
+				"kept for one stream; run one stream for them", n,
+				tp->latency_file ? "--latency-file" : "--threshold/--max-outliers");
+	if (g->ncpus > 1 && g->ncpus != n)
+		jtr_usage_error(p, "-a with %d CPUs for %d stream(s): give one CPU per stream (or one "
+				"CPU for one stream)", g->ncpus, n);
+	tp->o.msg_max = tp_max_msg(&tp->o) < TP_STREAM_MAX ? tp_max_msg(&tp->o) : TP_STREAM_MAX;
+	tp_prog_check(p, tp, TP_SUB);
+	p->tb_wanted = JTR_TB_CLOCK;
+}
+
+/* setup - each stream (a copy of @g): its address, buffers, histograms,
+ * logs, thread stack */
+static void setup(struct jtr_probe *p, struct tp_prog *tp, struct sub *g, struct jtr_worker *w)
+{
+	const int n = g->nstreams;
+
+	g->cap = tp->o.msg_max;
+	if (jtr_hist_init(&g->from_send, p->hist_error) < 0 ||
+	    jtr_hist_init(&g->from_intended, p->hist_error) < 0)
+		jtr_fatal(p, "out of memory");
+	tp_stats_init(g->st, tp->stats_every_ns);
+	g->st->print = tp->stats_print;
+	tp_stats_set_opts(g->st, p, &tp->stats_opts);
+	for (int k = 0; k < n; k++) {
+		struct sub *s = &g->streams[k];
+
+		*s = *g;
+		tp_prog_stream(p, tp, k, n, &s->tpc, s->addr, sizeof(s->addr));
+		s->tp = &s->tpc;
+		s->cpu = tp_prog_stream_cpu(g->cpus, g->ncpus, k);
+		s->buf = malloc(s->cap);
+		if (!s->buf || jtr_hist_init(&s->from_send, p->hist_error) < 0 ||
+		    jtr_hist_init(&s->from_intended, p->hist_error) < 0 ||
+		    jtr_worker_alloc(&w[k], s->cpu) < 0)
+			jtr_fatal(p, "out of memory");
+		jtr_prefault(s->buf, s->cap);
+		tp_seq_init(&s->seq);
+		s->olog.on = false;
+		if (n == 1) {
+			if (tp->latency_file && !g->fast && tp_latlog_alloc(&s->lat, tp->latency_max) < 0)
+				jtr_fatal(p, "out of memory for %llu latency samples; lower --latency-max",
+					  (unsigned long long)tp->latency_max);
+			if (!g->fast)
+				tp_olog_init(p, &s->olog, "latency", 0, NULL, 0);
+		}
+		tp_stats_add(g->st, TP_STAT_RECV, &s->rsrc, &w[k], !g->fast);
+	}
+}
+
+/* open_streams - each stream's transport, then "ready" */
+static void open_streams(struct jtr_probe *p, struct tp_prog *tp, struct sub *g, struct jtr_worker *w)
+{
+	for (int k = 0; k < g->nstreams; k++) {
+		struct sub *s = &g->streams[k];
+
+		s->tpc.o.numa_cpu = s->cpu;
+		s->open_ns = jtr_mono_ns();
+		s->t = tp_prog_open(p, &s->tpc, TP_SUB);
+		if (!p->quiet) {
+			fprintf(stderr, "%s: ready on %s\n", p->prog, tp_describe(s->t));
+			fflush(stderr);
+		}
+		w[k].fn = receiver;
+		w[k].arg = s;
+	}
+	tp->t = g->streams[0].t;
+}
+
+/* run - the receiving threads and the rows */
+static void run(struct jtr_probe *p, struct sub *g, struct jtr_worker *w)
+{
+	jtr_probe_map_begin(p);
+	tp_stats_start(g->st, p);
+	jtr_workers_start(p, w, g->nstreams);
+	tp_stats_run(g->st, p, w, g->nstreams);
+	jtr_probe_map_end(p);
+}
+
+/* settle - each stream's end (exit 2 when no publisher ever came), then the
+ * run's figures: the stream's, or with several their sum in @g */
+static struct sub *settle(struct jtr_probe *p, struct tp_prog *tp, struct sub *g)
+{
+	const int n = g->nstreams;
+	struct sub *r;
+
+	for (int k = 0; k < n; k++) {
+		struct sub *s = &g->streams[k];
+
+		if (s->err == -ENOENT)
+			jtr_usage_error(p, "no publisher sent anything on %s within %g s; start 'jtr "
+					"pub' with the same -T and --addr%s, or wait longer (--wait)",
+					tp_describe(s->t), (double)tp->o.wait_ns / 1e9,
+					n > 1 ? " and --streams" : "");
+		if (s->eos)
+			tp_seq_end(&s->seq, s->eos_count, true);
+		s->rej.out_of_window += s->seq.out_of_window;
+		tp_prog_rejects(&s->tpc, &s->rej);
+	}
+	if (n > 1) {
+		add_up(g, g->streams, n);
+		return g;
+	}
+	r = &g->streams[0];
+	r->nstreams = 1;
+	r->tp = tp;
+	return r;
+}
+
+/* report - the warnings, the results folder, the line saying why the run
+ * ended short, the exit status */
+static int report(struct jtr_probe *p, struct tp_prog *tp, struct sub *r, int nstreams)
+{
+	const char *peer = r->err == -ETIMEDOUT ? "silent" : r->err == -EPIPE ? "gone" :
+			   r->err ? "error" : "ok";
+	int rc = 1;
+
+	p->partial = p->partial || r->err;
+	if (r->seq.lost)
+		jtr_warn(p, "%llu messages lost", (unsigned long long)r->seq.lost);
+	tp_prog_warn_rejects(p, tp, &r->rej, true);
+	tp_latlog_write(&r->lat, p, false);
+	if (r->olog.on)
+		tp_olog_settle(&r->olog);
+	write_outputs(p, r, peer);
+	jtr_probe_finish(p);
+	if (r->err == -ETIMEDOUT)
+		fprintf(stderr, "%s: the publisher went silent for %.1f s after %llu messages, without "
+			"end of stream: it stopped or died\n", p->prog, (double)tp->timeout_ns / 1e9,
+			(unsigned long long)r->seq.received);
+	else if (r->err == -EPIPE)
+		fprintf(stderr, "%s: the publisher went away after %llu messages, without end of "
+			"stream\n", p->prog, (unsigned long long)r->seq.received);
+	else if (r->err)
+		fprintf(stderr, "%s: receiving failed after %llu messages: %s\n", p->prog,
+			(unsigned long long)r->seq.received, tp_prog_strerror(tp, r->err));
+	else
+		rc = 0;
+	for (int k = 0; k < nstreams; k++)
+		tp_close(r->streams[k].t);
+	return jtr_probe_exit(p, rc);
+}
+
 int main(int argc, char **argv)
 {
 	static struct sub g = { .cpu = -1, .nstreams = 1 };
 	static struct sub streams[STREAMS_MAX];
 	static struct jtr_worker w[STREAMS_MAX];
 	static struct tp_stats st;
-	struct sub *r;			/* the run's figures: the stream, or the sum */
 	struct jtr_probe p;
 	struct tp_prog tp;
-	const char *peer = "ok";
-	int opt, rc = 0, n;
-	bool olog_given = false;
 
 	jtr_probe_init(&p, "sub", argc, argv);
 	tp_prog_init(&tp);
@@ -542,161 +769,16 @@ int main(int argc, char **argv)
 	g.st = &st;
 	g.streams = streams;
 
-	/* 1. options (-f is fast: no latency; FIFO is --fifo) */
-	while ((opt = getopt_long(argc, argv, ":a:fs:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
-		if (opt == 'f') {
-			g.fast = true;
-			continue;
-		}
-		if (opt == TP_OPT_FIFO) {
-			jtr_opt_fifo(&p, optarg);
-			continue;
-		}
-		if (opt == JTR_OPT_THRESHOLD || opt == JTR_OPT_MAX_OUTLIERS)
-			olog_given = true;
-		if (jtr_probe_common_opt(&p, opt, usage_text, argv) || tp_prog_opt(&p, &tp, opt, optarg) ||
-		    tp_olog_opt(&p, &g.olog, opt, optarg))
-			continue;
-		switch (opt) {
-		case 'a':
-			g.ncpus = tp_prog_cpus_opt(&p, "-a", optarg, g.cpus, STREAMS_MAX);
-			g.cpu = g.cpus[0];
-			break;
-		case 's': g.spin = jtr_opt_count(&p, "-s", optarg, 0, 1ULL << 40); break;
-		case TP_OPT_MAX_RATE: g.max_rate = jtr_opt_count(&p, "--max-rate", optarg, 1, 1000000000ULL); break;
-		case OPT_STREAMS: g.nstreams = (int)jtr_opt_count(&p, "--streams", optarg, 1, STREAMS_MAX); break;
-		}
-	}
-	jtr_probe_no_args(&p, argc, argv);
-	n = g.nstreams;
-	if (g.fast && tp.latency_file)
-		jtr_usage_error(&p, "--latency-file with -f: a fast subscriber measures no latency; "
-				"drop one of them");
-	if (g.fast && olog_given)
-		jtr_usage_error(&p, "--threshold and --max-outliers with -f: a fast subscriber "
-				"measures no latency and keeps no outlier log; drop one of them");
-	if (n > 1 && (tp.latency_file || olog_given))
-		jtr_usage_error(&p, "--streams %d with %s: the latency file and the outlier log are "
-				"kept for one stream; run one stream for them", n,
-				tp.latency_file ? "--latency-file" : "--threshold/--max-outliers");
-	if (g.ncpus > 1 && g.ncpus != n)
-		jtr_usage_error(&p, "-a with %d CPUs for %d stream(s): give one CPU per stream (or one "
-				"CPU for one stream)", g.ncpus, n);
-	tp.o.msg_max = tp_max_msg(&tp.o) < TP_STREAM_MAX ? tp_max_msg(&tp.o) : TP_STREAM_MAX;
-	tp_prog_check(&p, &tp, TP_SUB);
-	p.tb_wanted = JTR_TB_CLOCK;
-
+	/* 1. options */
+	parse(&p, &tp, &g, argc, argv);
 	/* 2. each stream: its address, buffers, histograms, thread stack */
-	g.cap = tp.o.msg_max;
-	if (jtr_hist_init(&g.from_send, p.hist_error) < 0 ||
-	    jtr_hist_init(&g.from_intended, p.hist_error) < 0)
-		jtr_fatal(&p, "out of memory");
-	tp_stats_init(&st, tp.stats_every_ns);
-	st.print = tp.stats_print;
-	tp_stats_set_opts(&st, &p, &tp.stats_opts);
-	for (int k = 0; k < n; k++) {
-		struct sub *s = &streams[k];
-
-		*s = g;
-		tp_prog_stream(&p, &tp, k, n, &s->tpc, s->addr, sizeof(s->addr));
-		s->tp = &s->tpc;
-		s->cpu = tp_prog_stream_cpu(g.cpus, g.ncpus, k);
-		s->buf = malloc(s->cap);
-		if (!s->buf || jtr_hist_init(&s->from_send, p.hist_error) < 0 ||
-		    jtr_hist_init(&s->from_intended, p.hist_error) < 0 ||
-		    jtr_worker_alloc(&w[k], s->cpu) < 0)
-			jtr_fatal(&p, "out of memory");
-		jtr_prefault(s->buf, s->cap);
-		tp_seq_init(&s->seq);
-		s->olog.on = false;
-		if (n == 1) {
-			if (tp.latency_file && !g.fast && tp_latlog_alloc(&s->lat, tp.latency_max) < 0)
-				jtr_fatal(&p, "out of memory for %llu latency samples; lower --latency-max",
-					  (unsigned long long)tp.latency_max);
-			if (!g.fast)
-				tp_olog_init(&p, &s->olog, "latency", 0, NULL, 0);
-		}
-		tp_stats_add(&st, TP_STAT_RECV, &s->rsrc, &w[k], !g.fast);
-	}
-
+	setup(&p, &tp, &g, w);
 	/* 3. privileges, folder, calibration, the transports */
 	jtr_probe_privileged(&p);
 	jtr_probe_timebase(&p);
-	for (int k = 0; k < n; k++) {
-		struct sub *s = &streams[k];
-
-		s->tpc.o.numa_cpu = s->cpu;
-		s->open_ns = jtr_mono_ns();
-		s->t = tp_prog_open(&p, &s->tpc, TP_SUB);
-		if (!p.quiet) {
-			fprintf(stderr, "%s: ready on %s\n", p.prog, tp_describe(s->t));
-			fflush(stderr);
-		}
-		w[k].fn = receiver;
-		w[k].arg = s;
-	}
-	tp.t = streams[0].t;
-
+	open_streams(&p, &tp, &g, w);
 	/* 4. the run */
-	jtr_probe_map_begin(&p);
-	tp_stats_start(&st, &p);
-	jtr_workers_start(&p, w, n);
-	tp_stats_run(&st, &p, w, n);
-	jtr_probe_map_end(&p);
-	for (int k = 0; k < n; k++) {
-		struct sub *s = &streams[k];
-
-		if (s->err == -ENOENT)
-			jtr_usage_error(&p, "no publisher sent anything on %s within %g s; start 'jtr "
-					"pub' with the same -T and --addr%s, or wait longer (--wait)",
-					tp_describe(s->t), (double)tp.o.wait_ns / 1e9,
-					n > 1 ? " and --streams" : "");
-		if (s->eos)
-			tp_seq_end(&s->seq, s->eos_count, true);
-		s->rej.out_of_window += s->seq.out_of_window;
-		tp_prog_rejects(&s->tpc, &s->rej);
-	}
-	if (n == 1) {
-		r = &streams[0];
-		r->nstreams = 1;
-		r->tp = &tp;
-	} else {
-		r = &g;
-		add_up(r, streams, n);
-	}
-	if (r->err == -ETIMEDOUT) {
-		peer = "silent";
-		p.partial = true;
-	} else if (r->err == -EPIPE) {
-		peer = "gone";
-		p.partial = true;
-	} else if (r->err) {
-		peer = "error";
-		p.partial = true;
-	}
-	if (r->seq.lost)
-		jtr_warn(&p, "%llu messages lost", (unsigned long long)r->seq.lost);
-	tp_prog_warn_rejects(&p, &tp, &r->rej, true);
-	tp_latlog_write(&r->lat, &p, false);
-	if (r->olog.on)
-		tp_olog_settle(&r->olog);
-	write_outputs(&p, r, peer);
-	jtr_probe_finish(&p);
-	if (r->err == -ETIMEDOUT) {
-		fprintf(stderr, "%s: the publisher went silent for %.1f s after %llu messages, without "
-			"end of stream: it stopped or died\n", p.prog, (double)tp.timeout_ns / 1e9,
-			(unsigned long long)r->seq.received);
-		rc = 1;
-	} else if (r->err == -EPIPE) {
-		fprintf(stderr, "%s: the publisher went away after %llu messages, without end of "
-			"stream\n", p.prog, (unsigned long long)r->seq.received);
-		rc = 1;
-	} else if (r->err) {
-		fprintf(stderr, "%s: receiving failed after %llu messages: %s\n", p.prog,
-			(unsigned long long)r->seq.received, tp_prog_strerror(&tp, r->err));
-		rc = 1;
-	}
-	for (int k = 0; k < n; k++)
-		tp_close(streams[k].t);
-	return jtr_probe_exit(&p, rc);
+	run(&p, &g, w);
+	/* 5. the results: the stream's, or the streams' sum */
+	return report(&p, &tp, settle(&p, &tp, &g), g.nstreams);
 }

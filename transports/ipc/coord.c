@@ -215,12 +215,41 @@ static pid_t fork_child(struct ipc_run *r, int idx)
 	pid = fork();
 	if (pid < 0)
 		jtr_fatal(r->p, "cannot start a process: %s", strerror(errno));
-	if (pid == 0) {
-		if (idx < 0)
-			ipc_writer_main(r);
-		ipc_reader_main(r, idx);
-	}
+	if (pid == 0)	/* _exit: the coordinator's atexit and stdio are not the child's */
+		_exit(idx < 0 ? ipc_writer_main(r) : ipc_reader_main(r, idx));
 	return pid;
+}
+
+/* setup - row @n's method: its shm segment or its loopback pairs, and the
+ * eventfds; exit 2 for a queue the options make too large, 1 for what the
+ * machine refused */
+static void setup(struct ipc_run *r, int n)
+{
+	struct ipc_row *w = r->row;
+	struct jtr_err e;
+	int rc;
+
+	switch (w->m) {
+	case M_SHM_ADAPTIVE:
+		r->efd_w = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		for (uint32_t i = 0; i < w->readers; i++)
+			r->efd_r[i] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		/* fall through */
+	case M_SHM_MUTEX:
+	case M_SHM_LOCKLESS:
+		rc = ipc_shm_setup(r, n, &e);
+		break;
+	default:
+		rc = ipc_tcp_setup(r, &e);
+		break;
+	}
+	if (rc == -ERANGE)
+		jtr_usage_error(r->p, "%s", e.msg);
+	if (rc < 0)
+		jtr_fatal(r->p, "%s", e.msg);
+	r->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (r->stop_fd < 0 || (w->m == M_SHM_ADAPTIVE && r->efd_w < 0))
+		jtr_fatal(r->p, "eventfd: %s", strerror(errno));
 }
 
 /* progress - one line a second on a terminal */
@@ -322,23 +351,7 @@ void ipc_run_row(struct jtr_probe *p, const struct ipc_cfg *c, struct ipc_board 
 	memset(b, 0, sizeof(*b));
 	if (pipe2(r->ready, O_CLOEXEC) < 0 || pipe2(r->go, O_CLOEXEC) < 0)
 		jtr_fatal(p, "pipe: %s", strerror(errno));
-	switch (w->m) {
-	case M_SHM_ADAPTIVE:
-		r->efd_w = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		for (uint32_t i = 0; i < w->readers; i++)
-			r->efd_r[i] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		/* fall through */
-	case M_SHM_MUTEX:
-	case M_SHM_LOCKLESS:
-		ipc_shm_setup(r, n);
-		break;
-	default:
-		ipc_tcp_setup(r);
-		break;
-	}
-	r->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (r->stop_fd < 0 || (w->m == M_SHM_ADAPTIVE && r->efd_w < 0))
-		jtr_fatal(p, "eventfd: %s", strerror(errno));
+	setup(r, n);
 
 	/* 1. the processes: each sets up, says ready and waits for the go */
 	r->pid_w = fork_child(r, -1);

@@ -175,43 +175,41 @@ void ipc_check_objects(struct ipc_check *k, const unsigned char *p, uint64_t n, 
 /* ipc_check_tail - a piece of an object was left at end of stream */
 void ipc_check_tail(struct ipc_check *k);
 
-/* procs.c */
-
-/* ipc_child_fail - a child says why in the board and exits 1 */
-__attribute__((noreturn, format(printf, 2, 3)))
-void ipc_child_fail(struct ipc_pstat *s, const char *fmt, ...);
+/* procs.c: the children's work; each returns the process's exit status (0,
+ * or 1 with the reason in its line of the board), which coord.c's
+ * fork_child ends it with */
 
 /* ipc_writer_main - the writer process: build and send every batch, end the stream */
-__attribute__((noreturn))
-void ipc_writer_main(struct ipc_run *r);
+int ipc_writer_main(struct ipc_run *r);
 
 /* ipc_reader_main - a reader process: take and check every object to end of stream */
-__attribute__((noreturn))
-void ipc_reader_main(struct ipc_run *r, int idx);
+int ipc_reader_main(struct ipc_run *r, int idx);
 
-/* methods.c: the row's method behind one interface (child side) */
-void ipc_writer_open(struct ipc_xport *x);
+/* methods.c: the row's method behind one interface (child side); an open
+ * returns -errno with the message in @e */
+int ipc_writer_open(struct ipc_xport *x, struct jtr_err *e);
 void ipc_writer_close(struct ipc_xport *x);
-void ipc_reader_open(struct ipc_xport *x);
+int ipc_reader_open(struct ipc_xport *x, struct jtr_err *e);
 int ipc_send_batch(struct ipc_xport *x, const unsigned char *buf, size_t len);
 ssize_t ipc_recv_batch(struct ipc_xport *x, unsigned char *p, size_t cap);
 void ipc_sync_counts(struct ipc_xport *x);
 
-/* shm.c */
+/* shm.c (setup: the coordinator's, -ERANGE for a queue the options make
+ * too large, else -errno, the message in @e) */
 uint32_t ipc_queue_slots(const struct ipc_cfg *c, uint32_t batch);
-void ipc_shm_setup(struct ipc_run *r, int n);
+int ipc_shm_setup(struct ipc_run *r, int n, struct jtr_err *e);
 void ipc_shm_unlink(struct ipc_run *r);
 void ipc_shm_release(struct ipc_run *r);
-void ipc_shm_writer_open(struct ipc_xport *x);
-void ipc_shm_reader_open(struct ipc_xport *x);
+int ipc_shm_writer_open(struct ipc_xport *x, struct jtr_err *e);
+int ipc_shm_reader_open(struct ipc_xport *x, struct jtr_err *e);
 int ipc_shm_send(struct ipc_xport *x, const unsigned char *buf, size_t len);
 ssize_t ipc_shm_recv(struct ipc_xport *x, unsigned char *p, size_t cap);
 void ipc_shm_writer_close(struct ipc_xport *x);
 
 /* tcp.c */
-void ipc_tcp_setup(struct ipc_run *r);
-void ipc_tcp_writer_open(struct ipc_xport *x);
-void ipc_tcp_reader_open(struct ipc_xport *x);
+int ipc_tcp_setup(struct ipc_run *r, struct jtr_err *e);
+int ipc_tcp_writer_open(struct ipc_xport *x, struct jtr_err *e);
+int ipc_tcp_reader_open(struct ipc_xport *x, struct jtr_err *e);
 int ipc_tcp_send(struct ipc_xport *x, const unsigned char *buf, size_t len);
 ssize_t ipc_tcp_recv(struct ipc_xport *x, unsigned char *p, size_t cap);
 void ipc_tcp_writer_close(struct ipc_xport *x);

@@ -170,9 +170,169 @@ static void parse_cpus(struct jtr_probe *p, const char *arg, struct ipc_cfg *c)
 			c->cpus[c->ncpus++] = cpu;
 }
 
-int main(int argc, char **argv)
+/* ipc_opt - one option of jtr ipc's own (jtr_probe_common_opt has taken
+ * the common ones) */
+static void ipc_opt(struct jtr_probe *p, struct ipc_cfg *c, int opt, char **argv)
 {
 	static const uint32_t sweep[] = { 1000, 5000, 10000, 20000, 50000, 100000, 1000000 };
+
+	switch (opt) {
+	case 'n':
+		if (!strcmp(optarg, "0"))
+			jtr_usage_error(p, "-n 0: nothing to move; give at least 1 object "
+					"(default 10M)");
+		c->objects = jtr_opt_count(p, "-n", optarg, 1, 1ULL << 40);
+		break;
+	case 's':
+		c->size = (uint32_t)jtr_opt_count(p, "-s", optarg, 1, 1u << 20);
+		if (c->size < 16)
+			jtr_usage_error(p, "-s %s: an object carries an 8-byte sequence number and "
+					"an 8-byte check word; use at least 16 bytes", optarg);
+		break;
+	case 'B': c->nbatches = parse_list(p, "-B", optarg, 1, 16000000, c->batches, IPC_MAX_BATCHES); break;
+	case OPT_SWEEP:
+		memcpy(c->batches, sweep, sizeof(sweep));
+		c->nbatches = (int)(sizeof(sweep) / sizeof(sweep[0]));
+		break;
+	case 'm': parse_methods(p, optarg, c->methods); break;
+	case 'r':
+		c->nfanouts = parse_list(p, "-r", optarg, 0, 1000, c->fanouts, IPC_MAX_FANOUTS);
+		for (int i = 0; i < c->nfanouts; i++)
+			if (c->fanouts[i] == 0 || c->fanouts[i] > IPC_MAX_READERS)
+				jtr_usage_error(p, "-r %s: %u readers; use 1 to %d (1: point to "
+						"point, 3: one to three)", optarg, c->fanouts[i],
+						IPC_MAX_READERS);
+		break;
+	case 'c': parse_cpus(p, optarg, c); break;
+	case 'Q':
+		c->slots = (uint32_t)jtr_opt_count(p, "-Q", optarg, 2, 1u << 16);
+		if (c->slots & (c->slots - 1))
+			jtr_usage_error(p, "-Q %s: use a power of two, e.g. 64 or 128", optarg);
+		break;
+	case OPT_LOW_WATER:
+		c->low_water = (uint32_t)jtr_opt_count(p, "--low-water", optarg, 0, 1u << 16);
+		c->low_water_given = true;
+		break;
+	case OPT_NAGLE: c->nagle = true; break;
+	case OPT_REPEAT:
+		if (!strcmp(optarg, "0"))
+			jtr_usage_error(p, "--repeat 0: every row runs at least once; give 1 "
+					"to %d (default 1)", IPC_MAX_REPEAT);
+		c->repeat = (uint32_t)jtr_opt_count(p, "--repeat", optarg, 1, IPC_MAX_REPEAT);
+		break;
+	case OPT_TIMEOUT:
+		c->timeout_ns = jtr_opt_duration(p, "--timeout", optarg, JTR_NS_PER_S / 10,
+						 24ULL * 3600 * JTR_NS_PER_S);
+		break;
+	case OPT_PACE:
+		c->pace_ns = jtr_opt_duration_legacy(p, "--pace", optarg, JTR_NS_PER_MS, 0,
+						     JTR_NS_PER_S);
+		break;
+	case OPT_READER_PACE:
+		c->reader_pace_ns = jtr_opt_duration_legacy(p, "--reader-pace", optarg,
+							    JTR_NS_PER_MS, 0, JTR_NS_PER_S);
+		break;
+	case OPT_DROP_EVERY:
+		c->drop_every = jtr_opt_count(p, "--drop-every", optarg, 2, 1ULL << 40);
+		break;
+	case OPT_CORRUPT_EVERY:
+		c->corrupt_every = jtr_opt_count(p, "--corrupt-every", optarg, 1, 1ULL << 40);
+		break;
+	default:
+		jtr_unknown_option(p, '?', optopt, argv[optind - 1]);
+	}
+}
+
+/* parse - the options, each alone and then together, or exit 2 */
+static void parse(struct jtr_probe *p, struct ipc_cfg *c, int argc, char **argv)
+{
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, ":n:s:B:m:r:c:Q:o:qh", long_opts, NULL)) != -1) {
+		if (opt == 'f')
+			jtr_usage_error(p, "--fifo: jtr ipc runs a writer and readers that may share "
+					"CPUs, where SCHED_FIFO busy waits can starve one another; it "
+					"takes no --fifo");
+		if (!jtr_probe_common_opt(p, opt, usage_text, argv))
+			ipc_opt(p, c, opt, argv);
+	}
+	jtr_probe_no_args(p, argc, argv);
+	for (int i = 0; i < c->nbatches; i++)
+		if (c->batches[i] < c->size)
+			jtr_usage_error(p, "-B %u: a batch smaller than one %u-byte object; use at least "
+					"%u bytes", c->batches[i], c->size, c->size);
+	if (c->low_water_given && c->low_water >= c->slots)
+		jtr_usage_error(p, "--low-water %u: must be below the queue length (-Q %u)",
+				c->low_water, c->slots);
+}
+
+/* make_rows - reader count, then method, then batch size; each c->repeat
+ * times (a struct ipc_row per repetition): the rows, their number in @n */
+static struct ipc_row *make_rows(struct jtr_probe *p, const struct ipc_cfg *c, int *n)
+{
+	const uint32_t reps = c->repeat;
+	struct ipc_row *rows = calloc((size_t)c->nfanouts * M_COUNT * c->nbatches * reps, sizeof(*rows));
+
+	if (!rows)
+		jtr_fatal(p, "out of memory");
+	*n = 0;
+	for (int f = 0; f < c->nfanouts; f++)
+		for (int m = 0; m < M_COUNT; m++)
+			for (int b = 0; m < M_COUNT && c->methods[m] && b < c->nbatches; b++) {
+				struct ipc_row *g = &rows[(size_t)(*n)++ * reps];
+
+				for (uint32_t k = 0; k < reps; k++) {
+					struct ipc_row *w = &g[k];
+
+					w->m = (enum ipc_method)m;
+					w->rep = k;
+					w->readers = c->fanouts[f];
+					w->batch = c->batches[b];
+					w->opb = c->batches[b] / c->size;
+					w->slots = ipc_queue_slots(c, w->opb * c->size);
+					w->low_water = c->low_water_given ?
+						(c->low_water < w->slots ? c->low_water : w->slots - 1) :
+						w->slots / 2;
+				}
+			}
+	return rows;
+}
+
+/* run_rows - the rows one after the other, each line of the table as its
+ * row ends: how many rows failed */
+static int run_rows(struct jtr_probe *p, const struct ipc_cfg *c, struct ipc_board *board,
+		    struct ipc_row *rows, int n)
+{
+	const uint32_t reps = c->repeat;
+	int bad = 0;
+
+	if (!p->quiet) {
+		ipc_table_head(stdout, c);
+		fflush(stdout);
+	}
+	jtr_probe_map_begin(p);
+	for (int i = 0; i < n && !jtr_stop; i++) {
+		struct ipc_row *g = &rows[(size_t)i * reps];
+		struct ipc_stats st;
+
+		/* a repetition that fails fails the row: the rest of it is not run */
+		for (uint32_t k = 0; k < reps && !jtr_stop && (k == 0 || g[k - 1].ok); k++)
+			ipc_run_row(p, c, board, &g[k], (int)(i * reps + k));
+		if (!p->quiet) {
+			ipc_table_row(stdout, c, g);
+			fflush(stdout);
+		}
+		ipc_row_stats(g, reps, &st);
+		bad += !st.ok;
+	}
+	jtr_probe_map_end(p);
+	if (!p->quiet)
+		ipc_table_tail(stdout, c, rows, n);
+	return bad;
+}
+
+int main(int argc, char **argv)
+{
 	static struct ipc_cfg c = {
 		.objects = 10000000, .size = 50, .batches = { 100000 }, .nbatches = 1,
 		.fanouts = { 1, 3 }, .nfanouts = 2, .slots = 128, .timeout_ns = 10 * JTR_NS_PER_S,
@@ -181,8 +341,7 @@ int main(int argc, char **argv)
 	struct jtr_probe p;
 	struct ipc_board *board;
 	struct ipc_row *rows;
-	int opt, n = 0, bad = 0;
-	uint32_t reps;
+	int n, bad;
 
 	jtr_probe_init(&p, "ipc", argc, argv);
 	p.format = IPC_FORMAT;
@@ -190,144 +349,18 @@ int main(int argc, char **argv)
 		c.methods[m] = true;
 
 	/* 1. options */
-	while ((opt = getopt_long(argc, argv, ":n:s:B:m:r:c:Q:o:qh", long_opts, NULL)) != -1) {
-		if (opt == 'f')
-			jtr_usage_error(&p, "--fifo: jtr ipc runs a writer and readers that may share "
-					"CPUs, where SCHED_FIFO busy waits can starve one another; it "
-					"takes no --fifo");
-		if (jtr_probe_common_opt(&p, opt, usage_text, argv))
-			continue;
-		switch (opt) {
-		case 'n':
-			if (!strcmp(optarg, "0"))
-				jtr_usage_error(&p, "-n 0: nothing to move; give at least 1 object "
-						"(default 10M)");
-			c.objects = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40);
-			break;
-		case 's':
-			c.size = (uint32_t)jtr_opt_count(&p, "-s", optarg, 1, 1u << 20);
-			if (c.size < 16)
-				jtr_usage_error(&p, "-s %s: an object carries an 8-byte sequence number and "
-						"an 8-byte check word; use at least 16 bytes", optarg);
-			break;
-		case 'B': c.nbatches = parse_list(&p, "-B", optarg, 1, 16000000, c.batches, IPC_MAX_BATCHES); break;
-		case OPT_SWEEP:
-			memcpy(c.batches, sweep, sizeof(sweep));
-			c.nbatches = (int)(sizeof(sweep) / sizeof(sweep[0]));
-			break;
-		case 'm': parse_methods(&p, optarg, c.methods); break;
-		case 'r':
-			c.nfanouts = parse_list(&p, "-r", optarg, 0, 1000, c.fanouts, IPC_MAX_FANOUTS);
-			for (int i = 0; i < c.nfanouts; i++)
-				if (c.fanouts[i] == 0 || c.fanouts[i] > IPC_MAX_READERS)
-					jtr_usage_error(&p, "-r %s: %u readers; use 1 to %d (1: point to "
-							"point, 3: one to three)", optarg, c.fanouts[i],
-							IPC_MAX_READERS);
-			break;
-		case 'c': parse_cpus(&p, optarg, &c); break;
-		case 'Q':
-			c.slots = (uint32_t)jtr_opt_count(&p, "-Q", optarg, 2, 1u << 16);
-			if (c.slots & (c.slots - 1))
-				jtr_usage_error(&p, "-Q %s: use a power of two, e.g. 64 or 128", optarg);
-			break;
-		case OPT_LOW_WATER:
-			c.low_water = (uint32_t)jtr_opt_count(&p, "--low-water", optarg, 0, 1u << 16);
-			c.low_water_given = true;
-			break;
-		case OPT_NAGLE: c.nagle = true; break;
-		case OPT_REPEAT:
-			if (!strcmp(optarg, "0"))
-				jtr_usage_error(&p, "--repeat 0: every row runs at least once; give 1 "
-						"to %d (default 1)", IPC_MAX_REPEAT);
-			c.repeat = (uint32_t)jtr_opt_count(&p, "--repeat", optarg, 1, IPC_MAX_REPEAT);
-			break;
-		case OPT_TIMEOUT:
-			c.timeout_ns = jtr_opt_duration(&p, "--timeout", optarg, JTR_NS_PER_S / 10,
-							24ULL * 3600 * JTR_NS_PER_S);
-			break;
-		case OPT_PACE:
-			c.pace_ns = jtr_opt_duration_legacy(&p, "--pace", optarg, JTR_NS_PER_MS, 0,
-							    JTR_NS_PER_S);
-			break;
-		case OPT_READER_PACE:
-			c.reader_pace_ns = jtr_opt_duration_legacy(&p, "--reader-pace", optarg,
-								   JTR_NS_PER_MS, 0, JTR_NS_PER_S);
-			break;
-		case OPT_DROP_EVERY:
-			c.drop_every = jtr_opt_count(&p, "--drop-every", optarg, 2, 1ULL << 40);
-			break;
-		case OPT_CORRUPT_EVERY:
-			c.corrupt_every = jtr_opt_count(&p, "--corrupt-every", optarg, 1, 1ULL << 40);
-			break;
-		default:
-			jtr_unknown_option(&p, '?', optopt, argv[optind - 1]);
-		}
-	}
-	jtr_probe_no_args(&p, argc, argv);
-	for (int i = 0; i < c.nbatches; i++)
-		if (c.batches[i] < c.size)
-			jtr_usage_error(&p, "-B %u: a batch smaller than one %u-byte object; use at least "
-					"%u bytes", c.batches[i], c.size, c.size);
-	if (c.low_water_given && c.low_water >= c.slots)
-		jtr_usage_error(&p, "--low-water %u: must be below the queue length (-Q %u)",
-				c.low_water, c.slots);
-
-	/* 2. the rows: reader count, then method, then batch size; each
-	 * c.repeat times (a struct ipc_row per repetition) */
-	reps = c.repeat;
-	rows = calloc((size_t)c.nfanouts * M_COUNT * c.nbatches * reps, sizeof(*rows));
+	parse(&p, &c, argc, argv);
+	/* 2. the rows, and the board the processes count in */
+	rows = make_rows(&p, &c, &n);
 	board = mmap(NULL, sizeof(*board), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (!rows || board == MAP_FAILED)
+	if (board == MAP_FAILED)
 		jtr_fatal(&p, "out of memory");
-	for (int f = 0; f < c.nfanouts; f++)
-		for (int m = 0; m < M_COUNT; m++)
-			for (int b = 0; m < M_COUNT && c.methods[m] && b < c.nbatches; b++) {
-				struct ipc_row *g = &rows[(size_t)n++ * reps];
-
-				for (uint32_t k = 0; k < reps; k++) {
-					struct ipc_row *w = &g[k];
-
-					w->m = (enum ipc_method)m;
-					w->rep = k;
-					w->readers = c.fanouts[f];
-					w->batch = c.batches[b];
-					w->opb = c.batches[b] / c.size;
-					w->slots = ipc_queue_slots(&c, w->opb * c.size);
-					w->low_water = c.low_water_given ?
-						(c.low_water < w->slots ? c.low_water : w->slots - 1) :
-						w->slots / 2;
-				}
-			}
-
 	/* 3. privileges, host facts, results folder, calibration */
 	jtr_probe_privileged(&p);
 	jtr_probe_timebase(&p);
 	atexit(ipc_cleanup);
-
 	/* 4. the runs, one after the other */
-	if (!p.quiet) {
-		ipc_table_head(stdout, &c);
-		fflush(stdout);
-	}
-	jtr_probe_map_begin(&p);
-	for (int i = 0; i < n && !jtr_stop; i++) {
-		struct ipc_row *g = &rows[(size_t)i * reps];
-		struct ipc_stats st;
-
-		/* a repetition that fails fails the row: the rest of it is not run */
-		for (uint32_t k = 0; k < reps && !jtr_stop && (k == 0 || g[k - 1].ok); k++)
-			ipc_run_row(&p, &c, board, &g[k], (int)(i * reps + k));
-		if (!p.quiet) {
-			ipc_table_row(stdout, &c, g);
-			fflush(stdout);
-		}
-		ipc_row_stats(g, reps, &st);
-		bad += !st.ok;
-	}
-	jtr_probe_map_end(&p);
-	if (!p.quiet)
-		ipc_table_tail(stdout, &c, rows, n);
-
+	bad = run_rows(&p, &c, board, rows, n);
 	/* 5. results */
 	ipc_write_outputs(&p, &c, rows, n);
 	jtr_probe_finish(&p);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* methods.c - the five methods of jtr ipc behind one interface, for the
  * writer and reader processes: open an end, hand over a batch, take the
- * next piece of the stream, close. shm.c and tcp.c do the work. */
+ * next piece of the stream, close. shm.c and tcp.c do the work; they
+ * return -errno (an open, with the message in a jtr_err) and leave ending
+ * the process to the coordinator. */
 
 #include "ipc.h"
 
@@ -16,21 +18,15 @@ static bool is_shm(const struct ipc_xport *x)
 }
 
 /* ipc_writer_open - the writer's end of the row's method */
-void ipc_writer_open(struct ipc_xport *x)
+int ipc_writer_open(struct ipc_xport *x, struct jtr_err *e)
 {
-	if (is_shm(x))
-		ipc_shm_writer_open(x);
-	else
-		ipc_tcp_writer_open(x);
+	return is_shm(x) ? ipc_shm_writer_open(x, e) : ipc_tcp_writer_open(x, e);
 }
 
 /* ipc_reader_open - a reader's end of the row's method */
-void ipc_reader_open(struct ipc_xport *x)
+int ipc_reader_open(struct ipc_xport *x, struct jtr_err *e)
 {
-	if (is_shm(x))
-		ipc_shm_reader_open(x);
-	else
-		ipc_tcp_reader_open(x);
+	return is_shm(x) ? ipc_shm_reader_open(x, e) : ipc_tcp_reader_open(x, e);
 }
 
 /* ipc_writer_close - end of stream */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* procs.c - jtr ipc's writer and reader processes. Each is forked by the
  * coordinator for one row, sets up its end of the method, says it is ready,
- * waits for the go, moves every object, and exits: 0, or 1 with the reason
- * in its line of the shared board. */
+ * waits for the go, moves every object, and returns its exit status to the
+ * coordinator's fork_child, which ends the process with it: 0, or 1 with the
+ * reason in its line of the shared board. Nothing here ends the process. */
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -23,8 +24,9 @@ void ipc_sleep_ns(uint64_t ns)
 	nanosleep(&ts, NULL);
 }
 
-/* ipc_child_fail - say why in the board and leave */
-void ipc_child_fail(struct ipc_pstat *s, const char *fmt, ...)
+/* child_fail - say why in the board: the exit status, 1 */
+__attribute__((format(printf, 2, 3)))
+static int child_fail(struct ipc_pstat *s, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -32,14 +34,14 @@ void ipc_child_fail(struct ipc_pstat *s, const char *fmt, ...)
 	vsnprintf(s->err, sizeof(s->err), fmt, ap);
 	va_end(ap);
 	__atomic_store_n(&s->failed, 1, __ATOMIC_RELEASE);
-	_exit(1);
+	return 1;
 }
 
 /* child_start - die with the coordinator, leave every stop signal to it (a
  * Ctrl-C or a SIGTERM to the process group reaches the children too: the
  * coordinator ends the run in order and keeps what was moved), keep only
- * this process's descriptors, pin */
-static void child_start(struct ipc_run *r, struct ipc_pstat *s, int idx)
+ * this process's descriptors, pin; 0, or the exit status */
+static int child_start(struct ipc_run *r, struct ipc_pstat *s, int idx)
 {
 	const struct ipc_cfg *c = r->cfg;
 	int cpu;
@@ -50,7 +52,7 @@ static void child_start(struct ipc_run *r, struct ipc_pstat *s, int idx)
 	signal(SIGPIPE, SIG_IGN);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != r->coordinator)
-		_exit(1);
+		return 1;	/* the coordinator is gone: nobody reads the board */
 	close(r->ready[0]);
 	close(r->go[1]);
 	for (uint32_t i = 0; i < r->row->readers; i++) {
@@ -62,26 +64,28 @@ static void child_start(struct ipc_run *r, struct ipc_pstat *s, int idx)
 	if (c->ncpus) {
 		cpu = c->cpus[(idx + 1) % c->ncpus];
 		if (jtr_pin_self(cpu) < 0)
-			ipc_child_fail(s, "cannot pin to CPU %d: %s", cpu, strerror(errno));
+			return child_fail(s, "cannot pin to CPU %d: %s", cpu, strerror(errno));
 	}
+	return 0;
 }
 
 /* child_ready - tell the coordinator, then wait for the go (its end of the
- * go pipe closing) */
-static void child_ready(struct ipc_run *r, struct ipc_pstat *s)
+ * go pipe closing); 0, or the exit status */
+static int child_ready(struct ipc_run *r, struct ipc_pstat *s)
 {
 	char b = 'R';
 
 	if (write(r->ready[1], &b, 1) != 1)
-		ipc_child_fail(s, "cannot report ready: %s", strerror(errno));
+		return child_fail(s, "cannot report ready: %s", strerror(errno));
 	close(r->ready[1]);
 	while (read(r->go[0], &b, 1) < 0 && errno == EINTR)
 		;
 	close(r->go[0]);
+	return 0;
 }
 
 /* ipc_writer_main - build and send every batch, then end the stream */
-void ipc_writer_main(struct ipc_run *r)
+int ipc_writer_main(struct ipc_run *r)
 {
 	const struct ipc_cfg *c = r->cfg;
 	const struct ipc_row *w = r->row;
@@ -91,16 +95,20 @@ void ipc_writer_main(struct ipc_run *r)
 	size_t cap = (size_t)w->opb * c->size;
 	unsigned char *buf;
 	uint64_t seq = 0, sent = 0;
-	int rc = 0;
+	struct jtr_err e;
+	int rc = child_start(r, s, -1);
 
-	child_start(r, s, -1);
+	if (rc)
+		return rc;
 	buf = malloc(cap);
 	if (!buf)
-		ipc_child_fail(s, "out of memory");
+		return child_fail(s, "out of memory");
 	for (size_t i = 0; i < cap; i++)
 		buf[i] = (unsigned char)i;
-	ipc_writer_open(&x);
-	child_ready(r, s);
+	if (ipc_writer_open(&x, &e) < 0)
+		return child_fail(s, "%s", e.msg);
+	if ((rc = child_ready(r, s)))
+		return rc;
 
 	s->start_ns = jtr_mono_ns();
 	while (sent < c->objects && !__atomic_load_n(&b->stop, __ATOMIC_RELAXED)) {
@@ -122,13 +130,13 @@ void ipc_writer_main(struct ipc_run *r)
 	ipc_writer_close(&x);
 	s->end_ns = jtr_mono_ns();
 	if (rc < 0 && rc != -ECANCELED)
-		ipc_child_fail(s, "writer: sending failed after %llu objects: %s",
-			       (unsigned long long)sent, strerror(-rc));
-	_exit(0);
+		return child_fail(s, "writer: sending failed after %llu objects: %s",
+				  (unsigned long long)sent, strerror(-rc));
+	return 0;
 }
 
 /* ipc_reader_main - take and check every object until end of stream */
-void ipc_reader_main(struct ipc_run *r, int idx)
+int ipc_reader_main(struct ipc_run *r, int idx)
 {
 	const struct ipc_cfg *c = r->cfg;
 	const struct ipc_row *w = r->row;
@@ -139,13 +147,18 @@ void ipc_reader_main(struct ipc_run *r, int idx)
 	unsigned char *buf;
 	size_t have = 0;
 	uint64_t objects = 0;
+	struct jtr_err e;
+	int rc = child_start(r, s, idx);
 
-	child_start(r, s, idx);
+	if (rc)
+		return rc;
 	buf = calloc(1, cap);
 	if (!buf)
-		ipc_child_fail(s, "out of memory");
-	ipc_reader_open(&x);
-	child_ready(r, s);
+		return child_fail(s, "out of memory");
+	if (ipc_reader_open(&x, &e) < 0)
+		return child_fail(s, "%s", e.msg);
+	if ((rc = child_ready(r, s)))
+		return rc;
 
 	s->start_ns = jtr_mono_ns();
 	for (;;) {
@@ -156,8 +169,8 @@ void ipc_reader_main(struct ipc_run *r, int idx)
 		if (got == 0)
 			break;
 		if (got < 0)
-			ipc_child_fail(s, "reader %d: receiving failed after %llu objects: %s", idx,
-				       (unsigned long long)objects, strerror((int)-got));
+			return child_fail(s, "reader %d: receiving failed after %llu objects: %s",
+					  idx, (unsigned long long)objects, strerror((int)-got));
 		have += (size_t)got;
 		n = have / c->size;
 		ipc_check_objects(&k, buf, n, c->size);
@@ -181,5 +194,5 @@ void ipc_reader_main(struct ipc_run *r, int idx)
 		s->corrupt = k.corrupt;
 		s->first_bad = k.first_bad;
 	}
-	_exit(0);
+	return 0;
 }

@@ -29,8 +29,10 @@ uint32_t ipc_queue_slots(const struct ipc_cfg *c, uint32_t batch)
 	return s;
 }
 
-/* ipc_shm_setup - create, size, pre-touch and lay out row @n's segment */
-void ipc_shm_setup(struct ipc_run *r, int n)
+/* ipc_shm_setup - create, size, pre-touch and lay out row @n's segment;
+ * -ERANGE for a queue too large for the options, another -errno for what
+ * the machine refused, with the message in @e */
+int ipc_shm_setup(struct ipc_run *r, int n, struct jtr_err *e)
 {
 	const struct ipc_row *w = r->row;
 	uint32_t bytes = w->opb * r->cfg->size;
@@ -40,21 +42,26 @@ void ipc_shm_setup(struct ipc_run *r, int n)
 	r->shm_size = w->m == M_SHM_LOCKLESS ? tp_ring_size(w->slots, bytes, w->readers)
 					     : tp_ipcq_size(w->slots, bytes, w->readers);
 	if (!r->shm_size)
-		jtr_usage_error(r->p, "a queue of %u slots of %u bytes is out of range; use a smaller "
-				"--queue or --batch", w->slots, bytes);
+		return jtr_err_set(e, -ERANGE, "a queue of %u slots of %u bytes is out of range; use "
+				   "a smaller --queue or --batch", w->slots, bytes);
 	fd = shm_open(r->shm_name, O_CREAT | O_EXCL | O_RDWR, 0600);
 	if (fd < 0) {
 		r->shm_name[0] = 0;
-		jtr_fatal(r->p, "cannot create a shm segment in /dev/shm: %s", strerror(errno));
+		return jtr_err_set(e, -errno, "cannot create a shm segment in /dev/shm: %s",
+				   strerror(errno));
 	}
-	if (ftruncate(fd, (off_t)r->shm_size) < 0)
-		jtr_fatal(r->p, "cannot size /dev/shm%s to %zu bytes: %s", r->shm_name, r->shm_size,
-			  strerror(errno));
+	if (ftruncate(fd, (off_t)r->shm_size) < 0) {
+		rc = -errno;
+		close(fd);
+		return jtr_err_set(e, rc, "cannot size /dev/shm%s to %zu bytes: %s", r->shm_name,
+				   r->shm_size, strerror(-rc));
+	}
 	r->shm = mmap(NULL, r->shm_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	rc = -errno;
 	close(fd);
 	if (r->shm == MAP_FAILED) {
 		r->shm = NULL;
-		jtr_fatal(r->p, "cannot map /dev/shm%s: %s", r->shm_name, strerror(errno));
+		return jtr_err_set(e, rc, "cannot map /dev/shm%s: %s", r->shm_name, strerror(-rc));
 	}
 	memset(r->shm, 0, r->shm_size);	/* allocates the pages now, not during the run */
 	if (w->m == M_SHM_LOCKLESS)
@@ -64,7 +71,8 @@ void ipc_shm_setup(struct ipc_run *r, int n)
 				  w->m == M_SHM_MUTEX ? TP_IPCQ_MUTEX : TP_IPCQ_ADAPTIVE, w->slots,
 				  bytes, w->readers, w->low_water);
 	if (rc < 0)
-		jtr_fatal(r->p, "cannot set up the queue: %s", strerror(-rc));
+		return jtr_err_set(e, rc, "cannot set up the queue: %s", strerror(-rc));
+	return 0;
 }
 
 /* ipc_shm_unlink - the segment's name goes (the coordinator only; the
@@ -89,54 +97,68 @@ void ipc_shm_release(struct ipc_run *r)
 	}
 }
 
-/* attach - map the row's segment by name, like a separate program would */
-static void *attach(struct ipc_xport *x)
+/* attach - map the row's segment by name, like a separate program would;
+ * NULL with the message in @e */
+static void *attach(struct ipc_xport *x, struct jtr_err *e)
 {
 	const struct ipc_run *r = x->r;
 	int fd = shm_open(r->shm_name, O_RDWR, 0);
 	void *m;
+	int rc;
 
-	if (fd < 0)
-		ipc_child_fail(x->s, "cannot open /dev/shm%s: %s", r->shm_name, strerror(errno));
+	if (fd < 0) {
+		jtr_err_set(e, -errno, "cannot open /dev/shm%s: %s", r->shm_name, strerror(errno));
+		return NULL;
+	}
 	m = mmap(NULL, r->shm_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+	rc = errno;
 	close(fd);
-	if (m == MAP_FAILED)
-		ipc_child_fail(x->s, "cannot map /dev/shm%s: %s", r->shm_name, strerror(errno));
+	if (m == MAP_FAILED) {
+		jtr_err_set(e, -rc, "cannot map /dev/shm%s: %s", r->shm_name, strerror(rc));
+		return NULL;
+	}
 	return m;
 }
 
 /* ipc_shm_writer_open - the writer's end of the queue or ring */
-void ipc_shm_writer_open(struct ipc_xport *x)
+int ipc_shm_writer_open(struct ipc_xport *x, struct jtr_err *e)
 {
 	struct ipc_run *r = x->r;
+	void *m = attach(x, e);
 	int rc;
 
+	if (!m)
+		return -1;
 	if (r->row->m == M_SHM_LOCKLESS) {
-		if ((rc = tp_ring_writer_open(&x->wr, attach(x), getpid())) < 0)
-			ipc_child_fail(x->s, "cannot open the ring: %s", strerror(-rc));
-		return;
+		if ((rc = tp_ring_writer_open(&x->wr, m, getpid())) < 0)
+			return jtr_err_set(e, rc, "cannot open the ring: %s", strerror(-rc));
+		return 0;
 	}
-	rc = tp_ipcq_end_open(&x->qe, attach(x), -1, r->efd_w, -1, r->efd_r, r->stop_fd,
-			      &r->board->stop);
+	rc = tp_ipcq_end_open(&x->qe, m, -1, r->efd_w, -1, r->efd_r, r->stop_fd, &r->board->stop);
 	if (rc < 0)
-		ipc_child_fail(x->s, "cannot open the queue: %s", strerror(-rc));
+		return jtr_err_set(e, rc, "cannot open the queue: %s", strerror(-rc));
+	return 0;
 }
 
 /* ipc_shm_reader_open - a reader's end of the queue or ring */
-void ipc_shm_reader_open(struct ipc_xport *x)
+int ipc_shm_reader_open(struct ipc_xport *x, struct jtr_err *e)
 {
 	struct ipc_run *r = x->r;
+	void *m = attach(x, e);
 	int rc;
 
+	if (!m)
+		return -1;
 	if (r->row->m == M_SHM_LOCKLESS) {
-		if ((rc = tp_ring_reader_join(&x->rd, attach(x), getpid())) < 0)
-			ipc_child_fail(x->s, "cannot join the ring: %s", strerror(-rc));
-		return;
+		if ((rc = tp_ring_reader_join(&x->rd, m, getpid())) < 0)
+			return jtr_err_set(e, rc, "cannot join the ring: %s", strerror(-rc));
+		return 0;
 	}
-	rc = tp_ipcq_end_open(&x->qe, attach(x), x->idx, r->efd_r[x->idx], r->efd_w, NULL, -1,
+	rc = tp_ipcq_end_open(&x->qe, m, x->idx, r->efd_r[x->idx], r->efd_w, NULL, -1,
 			      &r->board->abort);
 	if (rc < 0)
-		ipc_child_fail(x->s, "cannot open the queue: %s", strerror(-rc));
+		return jtr_err_set(e, rc, "cannot open the queue: %s", strerror(-rc));
+	return 0;
 }
 
 /* ipc_shm_send - one batch: copied into a queue slot, or written to the

@@ -34,8 +34,9 @@
 
 #include "ipc.h"
 
-/* ipc_tcp_setup - a connected loopback pair per reader (an ephemeral port) */
-void ipc_tcp_setup(struct ipc_run *r)
+/* ipc_tcp_setup - a connected loopback pair per reader (an ephemeral
+ * port); -errno with the message in @e */
+int ipc_tcp_setup(struct ipc_run *r, struct jtr_err *e)
 {
 	struct ipc_row *w = r->row;
 	struct sockaddr_in a = { .sin_family = AF_INET };
@@ -45,15 +46,26 @@ void ipc_tcp_setup(struct ipc_run *r)
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-	    listen(ls, IPC_MAX_READERS) < 0 || getsockname(ls, (struct sockaddr *)&a, &al) < 0)
-		jtr_fatal(r->p, "cannot listen on 127.0.0.1: %s", strerror(errno));
+	    listen(ls, IPC_MAX_READERS) < 0 || getsockname(ls, (struct sockaddr *)&a, &al) < 0) {
+		int rc = jtr_err_set(e, -errno, "cannot listen on 127.0.0.1: %s", strerror(errno));
+
+		if (ls >= 0)
+			close(ls);
+		return rc;
+	}
 	for (uint32_t i = 0; i < w->readers; i++) {
-		int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), s;
+		int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), s = -1;
 
 		if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-		    (s = accept4(ls, NULL, NULL, SOCK_CLOEXEC)) < 0)
-			jtr_fatal(r->p, "cannot connect on 127.0.0.1:%d: %s", ntohs(a.sin_port),
-				  strerror(errno));
+		    (s = accept4(ls, NULL, NULL, SOCK_CLOEXEC)) < 0) {
+			int rc = jtr_err_set(e, -errno, "cannot connect on 127.0.0.1:%d: %s",
+					     ntohs(a.sin_port), strerror(errno));
+
+			if (c >= 0)
+				close(c);
+			close(ls);
+			return rc;
+		}
 		if (!r->cfg->nagle) {
 			setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 			setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -70,41 +82,44 @@ void ipc_tcp_setup(struct ipc_run *r)
 	al = sizeof(w->rcvbuf);
 	getsockopt(r->rfd[0], SOL_SOCKET, SO_RCVBUF, &w->rcvbuf, &al);
 	close(ls);
+	return 0;
 }
 
 /* ipc_tcp_writer_open - tcp-epoll: every reader's socket (edge-triggered,
  * writable) and the stop eventfd in one epoll set */
-void ipc_tcp_writer_open(struct ipc_xport *x)
+int ipc_tcp_writer_open(struct ipc_xport *x, struct jtr_err *e)
 {
 	const struct ipc_run *r = x->r;
 	struct epoll_event ev = { .events = EPOLLOUT | EPOLLET };
 
 	if (r->row->m != M_TCP_EPOLL)
-		return;
+		return 0;
 	if ((x->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
-		ipc_child_fail(x->s, "epoll_create1: %s", strerror(errno));
+		return jtr_err_set(e, -errno, "epoll_create1: %s", strerror(errno));
 	for (uint32_t i = 0; i < r->row->readers; i++) {
 		ev.data.u32 = i;
 		if (epoll_ctl(x->epfd, EPOLL_CTL_ADD, r->wfd[i], &ev) < 0)
-			ipc_child_fail(x->s, "epoll_ctl: %s", strerror(errno));
+			return jtr_err_set(e, -errno, "epoll_ctl: %s", strerror(errno));
 	}
 	ev.events = EPOLLIN;
 	ev.data.u32 = IPC_MAX_READERS;
 	if (epoll_ctl(x->epfd, EPOLL_CTL_ADD, r->stop_fd, &ev) < 0)
-		ipc_child_fail(x->s, "epoll_ctl: %s", strerror(errno));
+		return jtr_err_set(e, -errno, "epoll_ctl: %s", strerror(errno));
+	return 0;
 }
 
 /* ipc_tcp_reader_open - the reader's socket (tcp-epoll: in its epoll set) */
-void ipc_tcp_reader_open(struct ipc_xport *x)
+int ipc_tcp_reader_open(struct ipc_xport *x, struct jtr_err *e)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
 
 	x->fd = x->r->rfd[x->idx];
 	if (x->r->row->m != M_TCP_EPOLL)
-		return;
+		return 0;
 	if ((x->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
 	    epoll_ctl(x->epfd, EPOLL_CTL_ADD, x->fd, &ev) < 0)
-		ipc_child_fail(x->s, "epoll: %s", strerror(errno));
+		return jtr_err_set(e, -errno, "epoll: %s", strerror(errno));
+	return 0;
 }
 
 /* ipc_tcp_writer_close - end of stream: close every reader's socket */

@@ -9,6 +9,11 @@
  * mcast      UDP multicast, 1-to-N (239.255.0.0/16, TTL 0, loopback by default)
  * unix       unix-domain stream; unix-dgram: unix-domain datagram
  *
+ * Each kind is a table of operations behind this interface (struct tp_ops,
+ * tp_int.h) and a set of properties (TP_P_*: datagram, stream, ring,
+ * multicast, ...). What differs by kind, here and in the programs, is asked
+ * of the properties (tp_kind_has, tp_flags), never of the kind itself.
+ *
  * Every socket gets o->sndbuf and o->rcvbuf (default TP_SOCK_BUF_DEFAULT),
  * forced past net.core.[rw]mem_max where the process may (CAP_NET_ADMIN);
  * tp_sock_info reads back what the kernel made of them.
@@ -47,8 +52,30 @@
 
 #include "jtr_err.h"
 
-enum tp_kind { TP_SHM = 1, TP_TCP, TP_UDP, TP_MCAST, TP_UNIX, TP_UNIX_DGRAM };
+enum tp_kind { TP_SHM = 1, TP_TCP, TP_UDP, TP_MCAST, TP_UNIX, TP_UNIX_DGRAM, TP_NKINDS };
 enum tp_role { TP_PUB = 1, TP_SUB, TP_PING, TP_PONG };
+
+/* what a kind of transport is (tp_kind_flags, tp_flags): code that behaves
+ * differently by transport asks these, never which kind it is, so a new
+ * kind with the same properties needs no change there */
+enum {
+	TP_P_DATAGRAM = 1,	/* a message is one datagram: it can be lost, and a peer
+				 * that goes is not seen (an end of stream goes out more
+				 * than once); a packed unit marks its messages TP_F_PACKED */
+	TP_P_STREAM = 2,	/* a connection carrying a byte stream framed by the
+				 * header's length: nothing is lost and a peer that goes is
+				 * seen; pub and pong accept their peers inside tp_open */
+	TP_P_RING = 4,		/* a ring in shared memory: no socket and no file
+				 * descriptor, slots of o->msg_max, sends in place
+				 * (tp_claim), a poll that is a load, NUMA placement; a peer
+				 * that goes is seen */
+	TP_P_SOCKET = 8,	/* a socket: buffers (--sndbuf, --rcvbuf), tp_sock_info */
+	TP_P_MULTICAST = 16,	/* to a group, 1-to-N: interface and TTL; the sender is
+				 * not connected, so it never hears that nobody listens */
+	TP_P_NAGLE = 32,	/* tcp: Nagle's algorithm (--nagle), TCP_INFO's segments */
+	TP_P_PATH = 64,		/* addressed by a name (a segment, a socket path), not
+				 * HOST:PORT */
+};
 
 #define TP_MAGIC 0x4a54u	/* "JT" */
 #define TP_VERSION 2		/* 2: the 24-byte header, the intended time after it */
@@ -148,6 +175,19 @@ struct tp_opts {
 };
 
 struct tp;
+
+/* tp_kind_flags - what kind @k is: TP_P_* (0: no such kind) */
+unsigned tp_kind_flags(enum tp_kind k);
+
+/* tp_kind_has - @k has every property of @flags */
+static inline bool tp_kind_has(enum tp_kind k, unsigned flags)
+{
+	return (tp_kind_flags(k) & flags) == flags;
+}
+
+/* tp_kind_list - the names of the kinds with every property of @flags, as
+ * a sentence lists them ("tcp, udp or unix"), into @buf */
+const char *tp_kind_list(unsigned flags, char *buf, size_t n);
 
 /* tp_opts_init - defaults: the kind's default address, blocking, 1 sub */
 void tp_opts_init(struct tp_opts *o, enum tp_kind kind);
@@ -259,6 +299,9 @@ void tp_close(struct tp *t);
 
 /* tp_describe - "udp 127.0.0.1:17391", for messages */
 const char *tp_describe(const struct tp *t);
+
+/* tp_flags - what @t is: TP_P_* */
+unsigned tp_flags(const struct tp *t);
 
 /* tp_peers - subscribers connected or attached now (pub); 1 otherwise */
 uint32_t tp_peers(const struct tp *t);

@@ -1,92 +1,91 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* tp_int.h - what the transports share behind tp.h; not for programs. */
+/* tp_int.h - what the transports share behind tp.h; not for programs.
+ *
+ * Each kind of transport is one struct tp_ops: what it is (TP_P_* flags),
+ * how it is addressed and checked, and its open, send, receive, poll and
+ * close. tp.c looks a kind's table up (tp_kind_ops) and calls through it;
+ * a transport file defines its tables and keeps its state in a struct of
+ * its own, allocated after the struct tp every kind shares (tp_priv). The
+ * files call downwards only:
+ *
+ *   tp.c (names, checks, dispatch)
+ *     tp_shm.c, tp_sock.c (the transports)
+ *       tp_base.c (clock, inet addresses), tp_ring.c, tp_numa.c
+ */
 #ifndef JTR_TP_INT_H
 #define JTR_TP_INT_H
 
 #include <netinet/in.h>
-#include <signal.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 
 #include "tp.h"
-#include "tp_ring.h"
 
 /* how long a blocking socket read sleeps before looking at the clock */
 #define TP_SLICE_NS (100 * 1000000ULL)
 
-struct tp_shm_seg {
-	char name[128];			/* "/jtr-NAME-a" */
-	struct tp_ring *ring;
-	size_t size;
-	bool created;
-	volatile sig_atomic_t faulted;	/* shrank under us: now zero pages (tp_shm.c) */
+struct tp_ops {
+	unsigned flags;			/* TP_P_*: what the kind is */
+	const char *default_addr;	/* where it goes when no address is given */
+	uint32_t max_msg;		/* the longest message it carries in one piece */
+	const char *unit;		/* what carries a message: "datagram", for errors */
+	const char *name_what;		/* TP_P_PATH: "segment name", "socket path" */
+	unsigned name_max;		/* TP_P_PATH: the longest name, a stream's ".K" in it */
+	size_t priv_size;		/* its own state, after struct tp (tp_priv) */
+
+	/* the kind's own checks of @o for @role, @addr its address (the
+	 * default where none was given); after tp_check's common ones */
+	int (*check)(const struct tp_opts *o, enum tp_role role, const char *addr,
+		     struct jtr_err *e);
+	/* open by t->role; @o->addr is set. On an error tp_close follows. */
+	int (*open)(struct tp *t, const struct tp_opts *o, struct jtr_err *e);
+	int (*send)(struct tp *t, const void *buf, size_t len);
+	ssize_t (*recv)(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns);
+	int (*poll)(struct tp *t, uint64_t timeout_ns);
+	/* release what open took, however far it got */
+	void (*close)(struct tp *t);
+
+	/* optional: NULL gives the default */
+	uint32_t (*peers)(const struct tp *t);		/* pub's subscribers now (1) */
+	uint32_t (*peers_lost)(const struct tp *t);	/* (t->peers_lost) */
+	int (*fault)(const struct tp *t, struct jtr_err *e);	/* (0: none) */
+	bool (*numa_where)(const struct tp *t, int *reader_node, int *ring_node); /* (false) */
+	bool (*sock_info)(const struct tp *t, struct tp_sock_info *out);	/* (false) */
 };
 
+/* the kinds' tables, one per kind (tp.c's kind_ops names each for its kind) */
+extern const struct tp_ops tp_shm_ops;
+extern const struct tp_ops tp_tcp_ops, tp_udp_ops, tp_mcast_ops, tp_unix_ops, tp_unix_dgram_ops;
+
+/* what every kind has; the kind's own state follows (tp_priv) */
 struct tp {
-	enum tp_kind kind;
+	const struct tp_ops *ops;
 	enum tp_role role;
-	bool busy;
-	bool epoll;
-	int epfd;			/* epoll receive: the epoll instance (-1: none) */
+	bool busy;			/* busy-poll receive */
+	bool epoll;			/* sockets: epoll receive */
 	uint32_t msg_max;
 	uint64_t wait_ns;
 	char desc[160];
 	char note[320];			/* what tp_open did that the user should hear of */
+	char peer_name[72];		/* the session's peer, once pinned */
 	uint32_t peers_lost;
 	struct tp_rejects rej;		/* malformed and foreign, counted by the receiver */
-
-	/* shm: [0] carries pub->sub and ping->pong, [1] pong->ping */
-	struct tp_shm_seg seg[2];
-	struct tp_ring_wr wr;
-	struct tp_ring_rd rd;
-	bool writing, reading;
-	volatile sig_atomic_t faulted;	/* one of seg[] shrank under us */
-	uint32_t left_seen;		/* writer: tp_ring_left() when last looked */
-	int32_t start_pids[TP_RING_MAX_READERS];	/* writer: its readers at the start (0: none) */
-	int reader_node, ring_node;	/* -1 until the ring is placed */
-
-	/* sockets */
-	int fd;				/* the data socket (-1: none) */
-	int lfd;			/* listening socket (-1: none) */
-	int subs[TP_MAX_SUBS];		/* pub on a stream: one per subscriber */
-	uint32_t nsubs;
-	struct sockaddr_storage dst;	/* datagram destination */
-	socklen_t dstlen;
-	bool have_dst;
-	struct sockaddr_storage peer;	/* unconnected datagram receiver: the session's peer */
-	socklen_t peerlen;
-	bool have_peer;
-	char peer_name[72];
-	bool connected;			/* fd is connect()ed: plain send() */
-	char unlink_path[108];		/* a unix socket path we bound */
-	unsigned char *rbuf;		/* stream receive buffer */
-	size_t rcap, roff, rlen;
-	uint32_t sndbuf, rcvbuf;	/* the sizes to ask for (tp_opts, 0 made the default) */
-	bool nagle;			/* tcp: no TCP_NODELAY */
-	int sndbuf_got, rcvbuf_got;	/* read back from the first data socket (0: none yet) */
-	uint64_t msgs_out, msgs_in;	/* messages sent and received (tp_sock_info) */
+	/* the kind's own state, ops->priv_size bytes: at a fixed offset, so
+	 * reaching it costs no load on the hot paths */
+	unsigned char priv[] __attribute__((aligned(16)));
 };
+
+/* tp_priv - the kind's own state of @t */
+static inline void *tp_priv(const struct tp *t)
+{
+	return (void *)t->priv;
+}
+
+/* tp_base.c */
 
 /* tp_now_ns - CLOCK_MONOTONIC for timeouts */
 int64_t tp_now_ns(void);
 
 /* tp_parse_inet - "A.B.C.D:PORT" (IPv4) or "[ADDR]:PORT" (IPv6) into @ss */
 int tp_parse_inet(const char *s, struct sockaddr_storage *ss, socklen_t *len, struct jtr_err *e);
-
-int tp_shm_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e);
-int tp_shm_send(struct tp *t, const void *buf, size_t len);
-ssize_t tp_shm_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns);
-int tp_shm_poll(struct tp *t, uint64_t timeout_ns);
-void tp_shm_close(struct tp *t);
-uint32_t tp_shm_peers_lost(const struct tp *t);
-
-/* tp_addr_name - @ss as "A.B.C.D:PORT", "[V6]:PORT" or a unix address */
-void tp_addr_name(const struct sockaddr_storage *ss, socklen_t len, char *buf, size_t size);
-
-int tp_sock_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e);
-int tp_sock_send(struct tp *t, const void *buf, size_t len);
-ssize_t tp_sock_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns);
-int tp_sock_poll(struct tp *t, uint64_t timeout_ns);
-void tp_sock_close(struct tp *t);
 
 #endif

@@ -39,15 +39,45 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "jtr_cpu.h"
 #include "tp_int.h"
 #include "tp_numa.h"
+#include "tp_ring.h"
 
 #define RETRY_NS (20 * 1000000ULL)
 #define STALL_CHECK_NS (100 * 1000000ULL)
 #define SHM_DIR "/dev/shm"
+
+struct tp_shm_seg {
+	char name[128];			/* "/jtr-NAME-a" */
+	struct tp_ring *ring;
+	size_t size;
+	bool created;
+	volatile sig_atomic_t faulted;	/* shrank under us: now zero pages */
+};
+
+/* the shm transport's state (tp_priv) */
+struct tp_shm {
+	/* [0] carries pub->sub and ping->pong, [1] pong->ping */
+	struct tp_shm_seg seg[2];
+	struct tp_ring_wr wr;
+	struct tp_ring_rd rd;
+	bool writing, reading;
+	volatile sig_atomic_t faulted;	/* one of seg[] shrank under us */
+	uint32_t left_seen;		/* writer: tp_ring_left() when last looked */
+	int32_t start_pids[TP_RING_MAX_READERS];	/* writer: its readers at the start (0: none) */
+	int reader_node, ring_node;	/* -1 until the ring is placed */
+};
+
+/* shm_of - @t's shm state */
+static inline struct tp_shm *shm_of(const struct tp *t)
+{
+	return tp_priv(t);
+}
 
 /* cpu_relax - tell the core we are spinning */
 static inline void cpu_relax(void)
@@ -115,6 +145,8 @@ static void on_bus(int sig, siginfo_t *si, void *uc)
 /* bus_watch - register @s's mapping (installing the handler once) */
 static void bus_watch(struct tp *t, struct tp_shm_seg *s)
 {
+	struct tp_shm *sh = shm_of(t);
+
 	if (!__atomic_exchange_n(&bus_installed, 1, __ATOMIC_ACQ_REL)) {
 		struct sigaction sa;
 
@@ -132,7 +164,7 @@ static void bus_watch(struct tp *t, struct tp_shm_seg *s)
 			continue;
 		bus_maps[i].size = s->size;
 		bus_maps[i].seg_flag = &s->faulted;
-		bus_maps[i].tp_flag = &t->faulted;
+		bus_maps[i].tp_flag = &sh->faulted;
 		__atomic_store_n(&bus_maps[i].addr, (char *)s->ring, __ATOMIC_RELEASE);
 		return;
 	}
@@ -149,16 +181,18 @@ static void bus_unwatch(const struct tp_shm_seg *s)
 		}
 }
 
-/* tp_fault - which segment shrank */
-int tp_fault(const struct tp *t, struct jtr_err *e)
+/* shm_fault - which segment shrank (tp_fault) */
+static int shm_fault(const struct tp *t, struct jtr_err *e)
 {
-	if (t->kind != TP_SHM || !t->faulted)
+	const struct tp_shm *sh = shm_of(t);
+
+	if (!sh->faulted)
 		return 0;
 	for (int i = 0; i < 2; i++)
-		if (t->seg[i].faulted)
+		if (sh->seg[i].faulted)
 			return jtr_err_set(e, -EFAULT, "shm segment %s%s shrank under the run (another "
 					   "process of this user, or root, truncated it); nothing more "
-					   "can be read from or written to it", SHM_DIR, t->seg[i].name);
+					   "can be read from or written to it", SHM_DIR, sh->seg[i].name);
 	return -EFAULT;
 }
 
@@ -307,6 +341,7 @@ again:
 static int seg_attach(struct tp *t, struct tp_shm_seg *s, uint64_t wait_ns, const char *peer,
 		      struct jtr_err *e)
 {
+	struct tp_shm *sh = shm_of(t);
 	int64_t end = tp_now_ns() + (int64_t)wait_ns;
 	int rc;
 
@@ -341,13 +376,13 @@ static int seg_attach(struct tp *t, struct tp_shm_seg *s, uint64_t wait_ns, cons
 			rc = fstat(fd, &st) < 0 || (size_t)st.st_size < size ? -EAGAIN :
 			     tp_ring_valid(m, size);
 			close(fd);
-			if (rc == 0 && !t->faulted && !pid_gone(((struct tp_ring *)m)->h.creator_pid))
+			if (rc == 0 && !sh->faulted && !pid_gone(((struct tp_ring *)m)->h.creator_pid))
 				return 0;
 			bus_unwatch(s);
 			munmap(m, size);
 			s->ring = NULL;
 			s->faulted = 0;	/* it shrank while we looked: look again */
-			t->faulted = t->seg[0].faulted || t->seg[1].faulted;
+			sh->faulted = sh->seg[0].faulted || sh->seg[1].faulted;
 			if (rc == -EPROTO)
 				return jtr_err_set(e, rc, "%s%s is not a jtr ring of this version",
 						   SHM_DIR, s->name);
@@ -388,6 +423,7 @@ static int wait_readers(struct tp_ring *r, uint32_t n, uint64_t wait_ns, const c
 static int place_ring(struct tp *t, struct tp_shm_seg *s, const struct tp_opts *o, int hint,
 		      struct jtr_err *e)
 {
+	struct tp_shm *sh = shm_of(t);
 	int reader = o->numa_node, node, rc;
 
 	if (reader < 0 && o->numa_cpu >= 0)
@@ -407,8 +443,8 @@ static int place_ring(struct tp *t, struct tp_shm_seg *s, const struct tp_opts *
 	rc = tp_numa_place(s->ring, s->size, node, e);
 	if (rc < 0)
 		return rc;
-	t->reader_node = reader;
-	t->ring_node = tp_numa_node_of_addr((const char *)s->ring + s->size - 1);
+	sh->reader_node = reader;
+	sh->ring_node = tp_numa_node_of_addr((const char *)s->ring + s->size - 1);
 	return 0;
 }
 
@@ -417,35 +453,37 @@ static int place_ring(struct tp *t, struct tp_shm_seg *s, const struct tp_opts *
 static int follow_ring(struct tp *t, struct tp_shm_seg *s, const struct tp_opts *o,
 		       struct jtr_err *e)
 {
+	struct tp_shm *sh = shm_of(t);
 	int rc;
 
-	t->ring_node = tp_numa_node_of_addr((const char *)s->ring + s->size - 1);
-	t->reader_node = t->ring_node;
-	if (o->numa_cpu < 0 && tp_numa_nodes() > 1 && t->ring_node >= 0 &&
-	    (rc = tp_numa_run_on_node(t->ring_node)) < 0)
-		return jtr_err_set(e, rc, "cannot run on NUMA node %d: %s", t->ring_node,
+	sh->ring_node = tp_numa_node_of_addr((const char *)s->ring + s->size - 1);
+	sh->reader_node = sh->ring_node;
+	if (o->numa_cpu < 0 && tp_numa_nodes() > 1 && sh->ring_node >= 0 &&
+	    (rc = tp_numa_run_on_node(sh->ring_node)) < 0)
+		return jtr_err_set(e, rc, "cannot run on NUMA node %d: %s", sh->ring_node,
 				   strerror(-rc));
 	return 0;
 }
 
-/* tp_numa_where - the reader's node and the ring's */
-bool tp_numa_where(const struct tp *t, int *reader_node, int *ring_node)
+/* shm_numa_where - the reader's node and the ring's (tp_numa_where) */
+static bool shm_numa_where(const struct tp *t, int *reader_node, int *ring_node)
 {
-	if (t->kind != TP_SHM)
-		return false;
-	*reader_node = t->reader_node;
-	*ring_node = t->ring_node;
+	const struct tp_shm *sh = shm_of(t);
+
+	*reader_node = sh->reader_node;
+	*ring_node = sh->ring_node;
 	return true;
 }
 
 /* note_readers - the writer's readers at the start, and how many had left */
 static void note_readers(struct tp *t)
 {
-	const struct tp_ring *r = t->wr.r;
+	struct tp_shm *sh = shm_of(t);
+	const struct tp_ring *r = sh->wr.r;
 
-	t->left_seen = tp_ring_left(r);
+	sh->left_seen = tp_ring_left(r);
 	for (uint32_t i = 0; i < r->h.max_readers; i++)
-		t->start_pids[i] = __atomic_load_n(&r->r[i].state, __ATOMIC_ACQUIRE) == TP_RD_ACTIVE ?
+		sh->start_pids[i] = __atomic_load_n(&r->r[i].state, __ATOMIC_ACQUIRE) == TP_RD_ACTIVE ?
 				   __atomic_load_n(&r->r[i].pid, __ATOMIC_ACQUIRE) : 0;
 }
 
@@ -453,11 +491,12 @@ static void note_readers(struct tp *t)
  * dropped, or died (their slot free, taken by another, or their pid gone) */
 static uint32_t readers_gone(const struct tp *t)
 {
-	const struct tp_ring *r = t->wr.r;
+	const struct tp_shm *sh = shm_of(t);
+	const struct tp_ring *r = sh->wr.r;
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < r->h.max_readers; i++) {
-		int32_t pid = t->start_pids[i];
+		int32_t pid = sh->start_pids[i];
 
 		if (pid && (__atomic_load_n(&r->r[i].state, __ATOMIC_ACQUIRE) != TP_RD_ACTIVE ||
 			    __atomic_load_n(&r->r[i].pid, __ATOMIC_ACQUIRE) != pid || pid_gone(pid)))
@@ -466,108 +505,114 @@ static uint32_t readers_gone(const struct tp *t)
 	return n;
 }
 
-/* tp_shm_peers_lost - readers gone since the start (a writer's) */
-uint32_t tp_shm_peers_lost(const struct tp *t)
+/* shm_peers_lost - readers gone since the start (a writer's) */
+static uint32_t shm_peers_lost(const struct tp *t)
 {
-	return t->writing && !t->faulted ? readers_gone(t) : t->peers_lost;
+	const struct tp_shm *sh = shm_of(t);
+
+	return sh->writing && !sh->faulted ? readers_gone(t) : t->peers_lost;
 }
 
 /* reader_left - a reader has left (wake.left moved): -EPIPE if none is
  * left, else 0 (cold: once per reader that leaves) */
 static int reader_left(struct tp *t)
 {
-	t->left_seen = tp_ring_left(t->wr.r);
+	struct tp_shm *sh = shm_of(t);
+
+	sh->left_seen = tp_ring_left(sh->wr.r);
 	t->peers_lost = readers_gone(t);
-	return tp_ring_readers(t->wr.r) ? 0 : -EPIPE;
+	return tp_ring_readers(sh->wr.r) ? 0 : -EPIPE;
 }
 
 /* open_role - create or attach by role */
 static int open_role(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 {
+	struct tp_shm *sh = shm_of(t);
 	const char *name = o->addr ? o->addr : TP_DEFAULT_SHM;
 	pid_t me = getpid();
 	int rc;
 
-	t->reader_node = t->ring_node = -1;
+	sh->reader_node = sh->ring_node = -1;
 	if (t->role == TP_PUB || t->role == TP_SUB) {
-		snprintf(t->seg[0].name, sizeof(t->seg[0].name), "/jtr-%s", name);
+		snprintf(sh->seg[0].name, sizeof(sh->seg[0].name), "/jtr-%s", name);
 	} else {
-		snprintf(t->seg[0].name, sizeof(t->seg[0].name), "/jtr-%s-a", name);
-		snprintf(t->seg[1].name, sizeof(t->seg[1].name), "/jtr-%s-b", name);
+		snprintf(sh->seg[0].name, sizeof(sh->seg[0].name), "/jtr-%s-a", name);
+		snprintf(sh->seg[1].name, sizeof(sh->seg[1].name), "/jtr-%s-b", name);
 	}
 	switch (t->role) {
 	case TP_PUB:
-		rc = seg_create(t, &t->seg[0], o, TP_RING_MAX_READERS, e);
+		rc = seg_create(t, &sh->seg[0], o, TP_RING_MAX_READERS, e);
 		if (rc < 0)
 			return rc;
-		tp_ring_writer_open(&t->wr, t->seg[0].ring, me);
-		t->writing = true;
-		rc = wait_readers(t->seg[0].ring, o->subs, o->wait_ns, "subscribers", name, e);
+		tp_ring_writer_open(&sh->wr, sh->seg[0].ring, me);
+		sh->writing = true;
+		rc = wait_readers(sh->seg[0].ring, o->subs, o->wait_ns, "subscribers", name, e);
 		if (rc < 0)
 			return rc;
 		note_readers(t);
-		return follow_ring(t, &t->seg[0], o, e);
+		return follow_ring(t, &sh->seg[0], o, e);
 	case TP_SUB:
-		rc = seg_attach(t, &t->seg[0], o->wait_ns, "publisher", e);
+		rc = seg_attach(t, &sh->seg[0], o->wait_ns, "publisher", e);
 		if (rc < 0)
 			return rc;
-		rc = tp_ring_reader_join(&t->rd, t->seg[0].ring, me);
+		rc = tp_ring_reader_join(&sh->rd, sh->seg[0].ring, me);
 		if (rc < 0)
 			return jtr_err_set(e, rc, "shm %s already has %d subscribers", name,
 					   TP_RING_MAX_READERS);
-		t->reading = true;
-		return place_ring(t, &t->seg[0], o, -1, e);
+		sh->reading = true;
+		return place_ring(t, &sh->seg[0], o, -1, e);
 	case TP_PONG:
-		rc = seg_create(t, &t->seg[0], o, 1, e);
+		rc = seg_create(t, &sh->seg[0], o, 1, e);
 		if (rc == 0)
-			rc = seg_create(t, &t->seg[1], o, 1, e);
+			rc = seg_create(t, &sh->seg[1], o, 1, e);
 		if (rc < 0)
 			return rc;
-		tp_ring_reader_join(&t->rd, t->seg[0].ring, me);
-		tp_ring_writer_open(&t->wr, t->seg[1].ring, me);
-		t->reading = t->writing = true;
-		return place_ring(t, &t->seg[0], o, -1, e);
+		tp_ring_reader_join(&sh->rd, sh->seg[0].ring, me);
+		tp_ring_writer_open(&sh->wr, sh->seg[1].ring, me);
+		sh->reading = sh->writing = true;
+		return place_ring(t, &sh->seg[0], o, -1, e);
 	case TP_PING:
-		rc = seg_attach(t, &t->seg[0], o->wait_ns, "pong", e);
+		rc = seg_attach(t, &sh->seg[0], o->wait_ns, "pong", e);
 		if (rc == 0)
-			rc = seg_attach(t, &t->seg[1], o->wait_ns, "pong", e);
+			rc = seg_attach(t, &sh->seg[1], o->wait_ns, "pong", e);
 		if (rc == 0)
-			rc = wait_readers(t->seg[0].ring, 1, o->wait_ns, "pong", name, e);
+			rc = wait_readers(sh->seg[0].ring, 1, o->wait_ns, "pong", name, e);
 		if (rc < 0)
 			return rc;
-		if (t->seg[0].ring->h.slot_bytes < o->msg_max)
+		if (sh->seg[0].ring->h.slot_bytes < o->msg_max)
 			return jtr_err_set(e, -EMSGSIZE, "a %u-byte message is longer than pong's ring "
 					   "slot (%u bytes); start pong with -m %u", o->msg_max,
-					   t->seg[0].ring->h.slot_bytes, o->msg_max);
-		if (tp_ring_writer_open(&t->wr, t->seg[0].ring, me) < 0)
+					   sh->seg[0].ring->h.slot_bytes, o->msg_max);
+		if (tp_ring_writer_open(&sh->wr, sh->seg[0].ring, me) < 0)
 			return jtr_err_set(e, -EBUSY, "another ping is using shm %s", name);
-		t->writing = true;
+		sh->writing = true;
 		note_readers(t);
-		tp_ring_reader_join(&t->rd, t->seg[1].ring, me);
-		t->reading = true;
-		return place_ring(t, &t->seg[1], o, tp_numa_node_of_addr(t->seg[0].ring), e);
+		tp_ring_reader_join(&sh->rd, sh->seg[1].ring, me);
+		sh->reading = true;
+		return place_ring(t, &sh->seg[1], o, tp_numa_node_of_addr(sh->seg[0].ring), e);
 	}
 	return -EINVAL;
 }
 
-/* tp_shm_open - create or attach by role; a segment that shrank meanwhile
+/* open_shm - create or attach by role; a segment that shrank meanwhile
  * is an error */
-int tp_shm_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
+static int open_shm(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 {
 	int rc = open_role(t, o, e);
 
-	return rc < 0 ? rc : tp_fault(t, e);
+	return rc < 0 ? rc : shm_fault(t, e);
 }
 
 /* send_full - the ring is full: wait for the slowest reader, dropping
  * readers that died (cold) */
 static __attribute__((noinline)) int send_full(struct tp *t, const void *buf, size_t len)
 {
+	struct tp_shm *sh = shm_of(t);
 	int64_t start = 0, check = 0;
 	uint32_t spins = 0;
 	int rc;
 
-	while ((rc = tp_ring_write(&t->wr, buf, (uint32_t)len)) == -EAGAIN) {
+	while ((rc = tp_ring_write(&sh->wr, buf, (uint32_t)len)) == -EAGAIN) {
 		if (t->busy)
 			cpu_relax();
 		else
@@ -581,22 +626,22 @@ static __attribute__((noinline)) int send_full(struct tp *t, const void *buf, si
 			continue;
 		}
 		if (now - check >= (int64_t)STALL_CHECK_NS) {
-			int idx = tp_ring_lagging_reader(&t->wr);
+			int idx = tp_ring_lagging_reader(&sh->wr);
 
 			check = now;
-			if (idx >= 0 && pid_gone(t->wr.r->r[idx].pid)) {
-				tp_ring_drop_reader(t->wr.r, idx);
+			if (idx >= 0 && pid_gone(sh->wr.r->r[idx].pid)) {
+				tp_ring_drop_reader(sh->wr.r, idx);
 				t->peers_lost = readers_gone(t);
 				/* rescan on the next try */
-				t->wr.min_tail = tp_ring_head(&t->wr) - t->wr.mask - 1ULL;
+				sh->wr.min_tail = tp_ring_head(&sh->wr) - sh->wr.mask - 1ULL;
 				start = now;
-				if (!tp_ring_readers(t->wr.r))
+				if (!tp_ring_readers(sh->wr.r))
 					return -EPIPE;
 			}
 		}
 		if (now - start >= (int64_t)t->wait_ns)
 			return -ETIMEDOUT;
-		if (t->faulted)
+		if (sh->faulted)
 			return -EFAULT;
 	}
 	return rc;
@@ -607,16 +652,17 @@ static __attribute__((noinline)) int send_full(struct tp *t, const void *buf, si
  * that looks full (cold) */
 static __attribute__((noinline)) int send_slow(struct tp *t, const void *buf, size_t len)
 {
+	struct tp_shm *sh = shm_of(t);
 	int rc;
 
 	if (t->role == TP_SUB)
 		return -EBADF;
-	rc = tp_ring_write(&t->wr, buf, (uint32_t)len);
+	rc = tp_ring_write(&sh->wr, buf, (uint32_t)len);
 	if (rc == -EAGAIN)
 		rc = send_full(t, buf, len);
-	if (t->faulted)
+	if (sh->faulted)
 		return -EFAULT;
-	if (tp_ring_left(t->wr.r) != t->left_seen && rc == 0)
+	if (tp_ring_left(sh->wr.r) != sh->left_seen && rc == 0)
 		return reader_left(t);
 	return rc;
 }
@@ -624,7 +670,9 @@ static __attribute__((noinline)) int send_slow(struct tp *t, const void *buf, si
 /* send_wake - a reader sleeps: wake it (a tail call, out of the fast path) */
 static __attribute__((noinline)) int send_wake(struct tp *t)
 {
-	tp_ring_wake(t->wr.r);
+	struct tp_shm *sh = shm_of(t);
+
+	tp_ring_wake(sh->wr.r);
 	return 0;
 }
 
@@ -637,13 +685,15 @@ static __attribute__((noinline)) int send_wake(struct tp *t)
 static inline __attribute__((always_inline)) int send_fast(struct tp *t, const void *buf, size_t len,
 							   int copy)
 {
-	if (__builtin_expect(t->role == TP_SUB || t->faulted || len < TP_RING_SHORT ||
-			     len > TP_RING_SMALL || !tp_ring_fits(&t->wr, len) ||
-			     tp_ring_left(t->wr.r) != t->left_seen, 0))
+	struct tp_shm *sh = shm_of(t);
+
+	if (__builtin_expect(t->role == TP_SUB || sh->faulted || len < TP_RING_SHORT ||
+			     len > TP_RING_SMALL || !tp_ring_fits(&sh->wr, len) ||
+			     tp_ring_left(sh->wr.r) != sh->left_seen, 0))
 		return send_slow(t, buf, len);
 	if (len < 32)	/* the seeds' 24 and 25 bytes */
-		return tp_ring_put_any(&t->wr, buf, (uint32_t)len, TP_RING_COPY_SHORT) ? send_wake(t) : 0;
-	return tp_ring_put_any(&t->wr, buf, (uint32_t)len, copy) ? send_wake(t) : 0;
+		return tp_ring_put_any(&sh->wr, buf, (uint32_t)len, TP_RING_COPY_SHORT) ? send_wake(t) : 0;
+	return tp_ring_put_any(&sh->wr, buf, (uint32_t)len, copy) ? send_wake(t) : 0;
 }
 
 static int send_sse(struct tp *t, const void *buf, size_t len)
@@ -664,28 +714,32 @@ static int (*resolve_send(void))(struct tp *, const void *, size_t)
 	return __builtin_cpu_supports("avx2") ? send_avx2 : send_sse;
 }
 
-/* tp_shm_send - write; on a full ring wait for the slowest reader
- * (send_full) */
-int tp_shm_send(struct tp *t, const void *buf, size_t len) __attribute__((ifunc("resolve_send")));
+/* shm_send - write; on a full ring wait for the slowest reader (send_full).
+ * The table holds what the resolver chose: a send is one indirect call, as
+ * the call through the ifunc's slot was */
+static int shm_send(struct tp *t, const void *buf, size_t len) __attribute__((ifunc("resolve_send")));
 
 /* writer_gone - the ring's writer has died */
 static bool writer_gone(const struct tp *t)
 {
-	return pid_gone(__atomic_load_n(&t->rd.r->w.pid, __ATOMIC_ACQUIRE));
+	const struct tp_shm *sh = shm_of(t);
+
+	return pid_gone(__atomic_load_n(&sh->rd.r->w.pid, __ATOMIC_ACQUIRE));
 }
 
-/* tp_shm_recv - read, waiting busy or on the futex */
-ssize_t tp_shm_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns)
+/* shm_recv - read, waiting busy or on the futex */
+static ssize_t shm_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns)
 {
+	struct tp_shm *sh = shm_of(t);
 	int64_t now = 0, end = 0, check = 0;
 	uint32_t spins = 0;
 	ssize_t n;
 
-	if (!t->reading)
+	if (!sh->reading)
 		return -EBADF;
 	for (;;) {
-		n = tp_ring_read(&t->rd, buf, cap);
-		if (__builtin_expect(t->faulted, 0))
+		n = tp_ring_read(&sh->rd, buf, cap);
+		if (__builtin_expect(sh->faulted, 0))
 			return -EFAULT;
 		if (__builtin_expect(n >= 0, 1)) {
 			if (__builtin_expect(tp_msg_check(buf, (size_t)n), 1))
@@ -711,7 +765,7 @@ ssize_t tp_shm_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns)
 		}
 		if (now - check >= (int64_t)STALL_CHECK_NS) {
 			check = now;
-			if (writer_gone(t) && !tp_ring_available(&t->rd))
+			if (writer_gone(t) && !tp_ring_available(&sh->rd))
 				return -EPIPE;
 		}
 		if (now >= end)
@@ -719,53 +773,190 @@ ssize_t tp_shm_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns)
 		if (!t->busy) {
 			uint64_t left = (uint64_t)(end - now);
 
-			tp_ring_wait(&t->rd, left < STALL_CHECK_NS ? left : STALL_CHECK_NS);
+			tp_ring_wait(&sh->rd, left < STALL_CHECK_NS ? left : STALL_CHECK_NS);
 		}
 	}
 }
 
-/* tp_shm_poll - wait for a message without taking it (one that is there
+/* shm_poll - wait for a message without taking it (one that is there
  * already is seen without a clock read: a poll with no timeout is a load) */
-int tp_shm_poll(struct tp *t, uint64_t timeout_ns)
+static int shm_poll(struct tp *t, uint64_t timeout_ns)
 {
+	struct tp_shm *sh = shm_of(t);
 	int64_t end;
 
-	if (!t->reading)
+	if (!sh->reading)
 		return -EBADF;
-	if (tp_ring_available(&t->rd))
+	if (tp_ring_available(&sh->rd))
 		return 1;
 	end = tp_now_ns() + (int64_t)timeout_ns;
-	while (!tp_ring_available(&t->rd)) {
+	while (!tp_ring_available(&sh->rd)) {
 		int64_t now = tp_now_ns();
 
 		if (now >= end)
 			return 0;
-		if (t->faulted)
+		if (sh->faulted)
 			return -EFAULT;
-		if (__atomic_load_n(&t->rd.r->wake.closed, __ATOMIC_ACQUIRE) || writer_gone(t))
+		if (__atomic_load_n(&sh->rd.r->wake.closed, __ATOMIC_ACQUIRE) || writer_gone(t))
 			return -EPIPE;
 		if (t->busy)
 			cpu_relax();
 		else
-			tp_ring_wait(&t->rd, (uint64_t)(end - now) < STALL_CHECK_NS ?
+			tp_ring_wait(&sh->rd, (uint64_t)(end - now) < STALL_CHECK_NS ?
 				     (uint64_t)(end - now) : STALL_CHECK_NS);
 	}
 	return 1;
 }
 
-/* tp_shm_close - close, leave, unmap, remove what we created */
-void tp_shm_close(struct tp *t)
+/* shm_close - close, leave, unmap, remove what we created */
+static void shm_close(struct tp *t)
 {
-	if (t->writing)
-		tp_ring_writer_close(&t->wr);
-	if (t->reading)
-		tp_ring_reader_leave(&t->rd);
+	struct tp_shm *sh = shm_of(t);
+
+	if (sh->writing)
+		tp_ring_writer_close(&sh->wr);
+	if (sh->reading)
+		tp_ring_reader_leave(&sh->rd);
 	for (int i = 0; i < 2; i++) {
-		if (t->seg[i].ring) {
-			bus_unwatch(&t->seg[i]);
-			munmap(t->seg[i].ring, t->seg[i].size);
+		if (sh->seg[i].ring) {
+			bus_unwatch(&sh->seg[i]);
+			munmap(sh->seg[i].ring, sh->seg[i].size);
 		}
-		if (t->seg[i].created)
-			shm_unlink(t->seg[i].name);
+		if (sh->seg[i].created)
+			shm_unlink(sh->seg[i].name);
 	}
 }
+
+/* is_shm - @t is a ring of this file's (tp_claim and tp_shm_writer are
+ * called on any transport) */
+static inline bool is_shm(const struct tp *t)
+{
+	return t->ops == &tp_shm_ops;
+}
+
+/* tp_claim - the ring's next slot when the fast send would take the message
+ * (send_fast's checks), else NULL. Here, not through the table: the ring's
+ * inline claim, so a message costs one call each way */
+void *tp_claim(struct tp *t, size_t len)
+{
+	struct tp_shm *sh = shm_of(t);
+
+	if (__builtin_expect(!is_shm(t) || t->role == TP_SUB || sh->faulted ||
+			     len < TP_HDR_LEN || len > t->msg_max || len > TP_RING_SMALL ||
+			     !tp_ring_fits(&sh->wr, len) || tp_ring_left(sh->wr.r) != sh->left_seen, 0))
+		return NULL;
+	return tp_ring_claim(&sh->wr);
+}
+
+/* tp_shm_writer - the ring of a shm writer */
+struct tp_ring_wr *tp_shm_writer(struct tp *t)
+{
+	struct tp_shm *sh = shm_of(t);
+
+	return is_shm(t) && t->role != TP_SUB && sh->writing ? &sh->wr : NULL;
+}
+
+/* tp_commit - after a tp_claim that gave a slot */
+int tp_commit(struct tp *t, size_t len)
+{
+	struct tp_shm *sh = shm_of(t);
+
+	if (__builtin_expect(tp_ring_commit(&sh->wr, (uint32_t)len), 0))
+		tp_ring_wake(sh->wr.r);
+	return 0;
+}
+
+/* shm_peers - a writer's readers now */
+static uint32_t shm_peers(const struct tp *t)
+{
+	return tp_ring_readers(shm_of(t)->seg[0].ring);
+}
+
+/* human - @b bytes as "12.3 GiB" */
+static const char *human(uint64_t b, char *buf, size_t n)
+{
+	static const char *const unit[] = { "bytes", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double v = (double)b;
+	int u = 0;
+
+	while (v >= 1024 && u < 5) {
+		v /= 1024;
+		u++;
+	}
+	if (u)
+		snprintf(buf, n, "%.1f %s", v, unit[u]);
+	else
+		snprintf(buf, n, "%llu bytes", (unsigned long long)b);
+	return buf;
+}
+
+/* ring_room - a creator's rings (pub: one of 64 readers, pong: two of one)
+ * must fit in what the machine can hold: half the smaller of /dev/shm's free
+ * space and the memory available. The segment lives in /dev/shm (tmpfs, so
+ * in memory), is populated when mapped and locked with the rest of the
+ * program (mlockall): none of it can be reclaimed during the run, and the
+ * other half is the room left to everything else. Checked before anything
+ * is created, so a ring that cannot fit fails at once with the figures,
+ * not late in mmap or after /dev/shm filled up. */
+static int ring_room(const struct tp_opts *o, enum tp_role role, struct jtr_err *e)
+{
+	uint32_t rings = role == TP_PONG ? 2 : 1;
+	size_t one = tp_ring_size(o->slots, o->msg_max, role == TP_PONG ? 1 : TP_RING_MAX_READERS);
+	uint64_t need = (uint64_t)one * rings, shm = UINT64_MAX, can;
+	uint64_t mem = jtr_proc_kb("/proc/meminfo", "MemAvailable");
+	struct statvfs sv;
+	char a[32], b[32], c[32], d[32];
+
+	if (role != TP_PUB && role != TP_PONG)
+		return 0;
+	if (statvfs("/dev/shm", &sv) == 0)
+		shm = (uint64_t)sv.f_bavail * sv.f_frsize;
+	if (!mem)
+		mem = UINT64_MAX;	/* unknown: /dev/shm alone bounds it */
+	can = (shm < mem ? shm : mem) / 2;
+	if (need <= can)
+		return 0;
+	return jtr_err_set(e, -ENOMEM, "%s of %u slots of %u-byte messages need%s %s; this "
+			   "machine can hold %s (half the smaller of /dev/shm's free %s and %s of "
+			   "memory available); use fewer --slots or a shorter -m",
+			   rings > 1 ? "two rings" : "a ring", o->slots, o->msg_max,
+			   rings > 1 ? "" : "s", human(need, a, sizeof(a)), human(can, b, sizeof(b)),
+			   shm == UINT64_MAX ? "?" : human(shm, c, sizeof(c)),
+			   mem == UINT64_MAX ? "?" : human(mem, d, sizeof(d)));
+}
+
+/* shm_check - the segment's name, the ring's slots and readers, its room */
+static int shm_check(const struct tp_opts *o, enum tp_role role, const char *addr,
+		     struct jtr_err *e)
+{
+	if (!*addr || strlen(addr) > 64 || strchr(addr, '/'))
+		return jtr_err_set(e, -EINVAL, "'%s' is not a segment name: use 1-64 characters "
+				   "without '/', e.g. %s", addr, TP_DEFAULT_SHM);
+	if (o->slots < 2 || (o->slots & (o->slots - 1)) || o->slots > (1u << 24))
+		return jtr_err_set(e, -EINVAL, "%u ring slots: use a power of two from 2 to 16M",
+				   o->slots);
+	if (o->subs < 1 || o->subs > TP_RING_MAX_READERS)
+		return jtr_err_set(e, -EINVAL, "%u subscribers: a ring has 1-%d readers",
+				   o->subs, TP_RING_MAX_READERS);
+	return ring_room(o, role, e);
+}
+
+const struct tp_ops tp_shm_ops = {
+	.flags = TP_P_RING | TP_P_PATH,
+	.default_addr = TP_DEFAULT_SHM,
+	.max_msg = 1u << 24,
+	.unit = "ring slot",
+	.name_what = "segment name",
+	.name_max = 64,
+	.priv_size = sizeof(struct tp_shm),
+	.check = shm_check,
+	.open = open_shm,
+	.send = shm_send,
+	.recv = shm_recv,
+	.poll = shm_poll,
+	.close = shm_close,
+	.peers = shm_peers,
+	.peers_lost = shm_peers_lost,
+	.fault = shm_fault,
+	.numa_where = shm_numa_where,
+};

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,10 +32,39 @@
 
 #define CONNECT_RETRY_NS (20 * 1000000ULL)
 
-/* is_stream - tcp or unix stream */
-static bool is_stream(const struct tp *t)
+/* a socket transport's state (tp_priv) */
+struct tp_sock {
+	int fd;				/* the data socket (-1: none) */
+	int lfd;			/* listening socket (-1: none) */
+	int epfd;			/* epoll receive: the epoll instance (-1: none) */
+	int subs[TP_MAX_SUBS];		/* pub on a stream: one per subscriber */
+	uint32_t nsubs;
+	struct sockaddr_storage dst;	/* datagram destination */
+	socklen_t dstlen;
+	bool have_dst;
+	struct sockaddr_storage peer;	/* unconnected datagram receiver: the session's peer */
+	socklen_t peerlen;
+	bool have_peer;
+	bool connected;			/* fd is connect()ed: plain send() */
+	char unlink_path[108];		/* a unix socket path we bound */
+	unsigned char *rbuf;		/* stream receive buffer */
+	size_t rcap, roff, rlen;
+	uint32_t sndbuf, rcvbuf;	/* the sizes to ask for (tp_opts, 0 made the default) */
+	bool nagle;			/* tcp: no TCP_NODELAY */
+	int sndbuf_got, rcvbuf_got;	/* read back from the first data socket (0: none yet) */
+	uint64_t msgs_out, msgs_in;	/* messages sent and received (tp_sock_info) */
+};
+
+/* sock_of - @t's socket state */
+static inline struct tp_sock *sock_of(const struct tp *t)
 {
-	return t->kind == TP_TCP || t->kind == TP_UNIX;
+	return tp_priv(t);
+}
+
+/* has - @t's kind has the property @flag */
+static inline bool has(const struct tp *t, unsigned flag)
+{
+	return t->ops->flags & flag;
 }
 
 /* set_timeo - SO_RCVTIMEO or SO_SNDTIMEO to @ns */
@@ -52,7 +82,8 @@ static void set_timeo(int fd, int opt, uint64_t ns)
  * offered in the handshake follows them. */
 static void set_bufs(const struct tp *t, int fd)
 {
-	int r = (int)t->rcvbuf, s = (int)t->sndbuf;
+	const struct tp_sock *sk = sock_of(t);
+	int r = (int)sk->rcvbuf, s = (int)sk->sndbuf;
 
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &r, sizeof(r)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &r, sizeof(r));
@@ -74,29 +105,30 @@ static int new_socket(const struct tp *t, int family, int type)
  * buffer sizes are read back for tp_sock_info */
 static void data_fd_setup(struct tp *t, int fd)
 {
+	struct tp_sock *sk = sock_of(t);
 	int one = 1;
 	socklen_t l = sizeof(int);
 
-	if (t->kind == TP_TCP && !t->nagle)
+	if (has(t, TP_P_NAGLE) && !sk->nagle)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	set_bufs(t, fd);
 	set_timeo(fd, SO_RCVTIMEO, TP_SLICE_NS);
 	set_timeo(fd, SO_SNDTIMEO, t->wait_ns);
-	if (!t->sndbuf_got) {
-		getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &t->sndbuf_got, &l);
+	if (!sk->sndbuf_got) {
+		getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sk->sndbuf_got, &l);
 		l = sizeof(int);
-		getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &t->rcvbuf_got, &l);
+		getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sk->rcvbuf_got, &l);
 	}
 }
 
-/* make_addr - the socket address of @o (inet or unix) */
-static int make_addr(const struct tp_opts *o, struct sockaddr_storage *ss, socklen_t *len,
-		     struct jtr_err *e)
+/* make_addr - the socket address of @o (inet, or unix by path) */
+static int make_addr(const struct tp *t, const struct tp_opts *o, struct sockaddr_storage *ss,
+		     socklen_t *len, struct jtr_err *e)
 {
-	const char *addr = o->addr ? o->addr : tp_default_addr(o->kind);
+	const char *addr = o->addr;
 
 	memset(ss, 0, sizeof(*ss));
-	if (o->kind == TP_UNIX || o->kind == TP_UNIX_DGRAM) {
+	if (has(t, TP_P_PATH)) {
 		struct sockaddr_un *su = (struct sockaddr_un *)ss;
 
 		su->sun_family = AF_UNIX;
@@ -112,7 +144,7 @@ static int in_use(struct tp *t, struct jtr_err *e)
 {
 	return jtr_err_set(e, -EADDRINUSE, "%s is in use (another program is bound there); choose "
 			   "another %s with --addr", t->desc,
-			   t->kind == TP_UNIX || t->kind == TP_UNIX_DGRAM ? "path" : "port");
+			   has(t, TP_P_PATH) ? "path" : "port");
 }
 
 /* unix_claim - make a unix path free to bind: a stale socket (nobody
@@ -142,6 +174,8 @@ static int unix_claim(struct tp *t, const struct sockaddr_un *su, int type, stru
 static int bind_here(struct tp *t, int fd, const struct sockaddr_storage *ss, socklen_t len,
 		     int type, struct jtr_err *e)
 {
+	struct tp_sock *sk = sock_of(t);
+
 	if (ss->ss_family == AF_UNIX) {
 		int rc = unix_claim(t, (const struct sockaddr_un *)ss, type, e);
 
@@ -157,7 +191,7 @@ static int bind_here(struct tp *t, int fd, const struct sockaddr_storage *ss, so
 		return jtr_err_set(e, -errno, "cannot bind %s: %s", t->desc, strerror(errno));
 	}
 	if (ss->ss_family == AF_UNIX)
-		snprintf(t->unlink_path, sizeof(t->unlink_path), "%s",
+		snprintf(sk->unlink_path, sizeof(sk->unlink_path), "%s",
 			 ((const struct sockaddr_un *)ss)->sun_path);
 	return 0;
 }
@@ -166,44 +200,45 @@ static int bind_here(struct tp *t, int fd, const struct sockaddr_storage *ss, so
 static int stream_listen(struct tp *t, const struct tp_opts *o, uint32_t n, const char *who,
 			 struct jtr_err *e)
 {
+	struct tp_sock *sk = sock_of(t);
 	struct sockaddr_storage ss;
 	socklen_t len;
 	int one = 1, rc;
 	int64_t end;
 
-	rc = make_addr(o, &ss, &len, e);
+	rc = make_addr(t, o, &ss, &len, e);
 	if (rc < 0)
 		return rc;
-	t->lfd = new_socket(t, ss.ss_family, SOCK_STREAM);
-	if (t->lfd < 0)
+	sk->lfd = new_socket(t, ss.ss_family, SOCK_STREAM);
+	if (sk->lfd < 0)
 		return jtr_err_set(e, -errno, "socket: %s", strerror(errno));
 	if (ss.ss_family == AF_INET || ss.ss_family == AF_INET6)
-		setsockopt(t->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	rc = bind_here(t, t->lfd, &ss, len, SOCK_STREAM, e);
+		setsockopt(sk->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	rc = bind_here(t, sk->lfd, &ss, len, SOCK_STREAM, e);
 	if (rc < 0)
 		return rc;
-	if (listen(t->lfd, TP_MAX_SUBS) < 0)
+	if (listen(sk->lfd, TP_MAX_SUBS) < 0)
 		return jtr_err_set(e, -errno, "listen on %s: %s", t->desc, strerror(errno));
 	end = tp_now_ns() + (int64_t)o->wait_ns;
-	while (t->nsubs < n) {
-		struct pollfd p = { .fd = t->lfd, .events = POLLIN };
+	while (sk->nsubs < n) {
+		struct pollfd p = { .fd = sk->lfd, .events = POLLIN };
 		int64_t left = end - tp_now_ns();
 		int fd;
 
 		if (left <= 0 || poll(&p, 1, (int)((left + 999999) / 1000000)) == 0)
 			return jtr_err_set(e, -ETIMEDOUT, "%u of %u %s connected to %s within %g s; "
-					   "start them or wait longer (--wait)", t->nsubs, n, who,
+					   "start them or wait longer (--wait)", sk->nsubs, n, who,
 					   t->desc, (double)o->wait_ns / 1e9);
-		fd = accept4(t->lfd, NULL, NULL, SOCK_CLOEXEC);
+		fd = accept4(sk->lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED)
 				continue;
 			return jtr_err_set(e, -errno, "accept on %s: %s", t->desc, strerror(errno));
 		}
 		data_fd_setup(t, fd);
-		t->subs[t->nsubs++] = fd;
+		sk->subs[sk->nsubs++] = fd;
 	}
-	t->fd = t->subs[0];
+	sk->fd = sk->subs[0];
 	return 0;
 }
 
@@ -239,16 +274,17 @@ static int connect_retry(struct tp *t, int *fd, int type, const struct sockaddr_
 static int mcast_join(struct tp *t, const struct tp_opts *o, const struct sockaddr_in *g,
 		      struct jtr_err *e)
 {
+	struct tp_sock *sk = sock_of(t);
 	struct ip_mreq mr;
 	int one = 1, rc;
 
-	setsockopt(t->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	rc = bind_here(t, t->fd, (const struct sockaddr_storage *)g, sizeof(*g), SOCK_DGRAM, e);
+	setsockopt(sk->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	rc = bind_here(t, sk->fd, (const struct sockaddr_storage *)g, sizeof(*g), SOCK_DGRAM, e);
 	if (rc < 0)
 		return rc;
 	mr.imr_multiaddr = g->sin_addr;
 	inet_pton(AF_INET, o->iface ? o->iface : TP_DEFAULT_IFACE, &mr.imr_interface);
-	if (setsockopt(t->fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof(mr)) < 0)
+	if (setsockopt(sk->fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof(mr)) < 0)
 		return jtr_err_set(e, -errno, "cannot join %s on interface %s: %s", t->desc,
 				   o->iface ? o->iface : TP_DEFAULT_IFACE, strerror(errno));
 	return 0;
@@ -257,92 +293,96 @@ static int mcast_join(struct tp *t, const struct tp_opts *o, const struct sockad
 /* mcast_sender - interface, TTL and loopback for sending to the group */
 static int mcast_sender(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 {
+	struct tp_sock *sk = sock_of(t);
 	struct in_addr ifa;
 	unsigned char ttl = (unsigned char)o->ttl, loop = 1;
 
 	inet_pton(AF_INET, o->iface ? o->iface : TP_DEFAULT_IFACE, &ifa);
-	if (setsockopt(t->fd, IPPROTO_IP, IP_MULTICAST_IF, &ifa, sizeof(ifa)) < 0)
+	if (setsockopt(sk->fd, IPPROTO_IP, IP_MULTICAST_IF, &ifa, sizeof(ifa)) < 0)
 		return jtr_err_set(e, -errno, "--iface %s: %s (is it an address of this host?)",
 				   o->iface ? o->iface : TP_DEFAULT_IFACE, strerror(errno));
-	setsockopt(t->fd, IPPROTO_IP, IP_MULTICAST_TTL, &ttl, sizeof(ttl));
-	setsockopt(t->fd, IPPROTO_IP, IP_MULTICAST_LOOP, &loop, sizeof(loop));
+	setsockopt(sk->fd, IPPROTO_IP, IP_MULTICAST_TTL, &ttl, sizeof(ttl));
+	setsockopt(sk->fd, IPPROTO_IP, IP_MULTICAST_LOOP, &loop, sizeof(loop));
 	return 0;
 }
 
 /* open_kind - by kind and role (the table in tp.h) */
 static int open_kind(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 {
+	struct tp_sock *sk = sock_of(t);
 	struct sockaddr_storage ss;
 	socklen_t len;
-	bool stream = is_stream(t);
+	bool stream = has(t, TP_P_STREAM);
 	bool server = t->role == TP_SUB || t->role == TP_PONG;
 	int type = stream ? SOCK_STREAM : SOCK_DGRAM, rc;
 
-	rc = make_addr(o, &ss, &len, e);
+	rc = make_addr(t, o, &ss, &len, e);
 	if (rc < 0)
 		return rc;
 	if (stream) {
-		t->rcap = 2 * (size_t)(o->msg_max > 65536 ? o->msg_max : 65536);
-		t->rbuf = malloc(t->rcap);
-		if (!t->rbuf)
+		sk->rcap = 2 * (size_t)(o->msg_max > 65536 ? o->msg_max : 65536);
+		sk->rbuf = malloc(sk->rcap);
+		if (!sk->rbuf)
 			return jtr_err_set(e, -ENOMEM, "out of memory");
 		if (t->role == TP_PUB)
 			return stream_listen(t, o, o->subs, "subscribers", e);
 		if (t->role == TP_PONG)
 			return stream_listen(t, o, 1, "ping", e);
-		t->fd = new_socket(t, ss.ss_family, SOCK_STREAM);
-		if (t->fd < 0)
+		sk->fd = new_socket(t, ss.ss_family, SOCK_STREAM);
+		if (sk->fd < 0)
 			return jtr_err_set(e, -errno, "socket: %s", strerror(errno));
-		rc = connect_retry(t, &t->fd, SOCK_STREAM, &ss, len,
+		rc = connect_retry(t, &sk->fd, SOCK_STREAM, &ss, len,
 				   t->role == TP_SUB ? "publisher" : "pong", e);
 		if (rc == 0)
-			data_fd_setup(t, t->fd);
+			data_fd_setup(t, sk->fd);
 		return rc;
 	}
-	t->fd = socket(ss.ss_family, type | SOCK_CLOEXEC, 0);
-	if (t->fd < 0)
+	sk->fd = socket(ss.ss_family, type | SOCK_CLOEXEC, 0);
+	if (sk->fd < 0)
 		return jtr_err_set(e, -errno, "socket: %s", strerror(errno));
-	data_fd_setup(t, t->fd);
-	if (t->kind == TP_MCAST) {
+	data_fd_setup(t, sk->fd);
+	if (has(t, TP_P_MULTICAST)) {
 		if (server)
 			return mcast_join(t, o, (const struct sockaddr_in *)&ss, e);
-		memcpy(&t->dst, &ss, len);
-		t->dstlen = len;
-		t->have_dst = true;
+		memcpy(&sk->dst, &ss, len);
+		sk->dstlen = len;
+		sk->have_dst = true;
 		return mcast_sender(t, o, e);
 	}
 	if (server)
-		return bind_here(t, t->fd, &ss, len, type, e);
-	if (t->kind == TP_UNIX_DGRAM) {
+		return bind_here(t, sk->fd, &ss, len, type, e);
+	if (has(t, TP_P_PATH)) {
 		/* autobind an abstract address so that pong can answer */
 		sa_family_t fam = AF_UNIX;
 
-		if (bind(t->fd, (const struct sockaddr *)&fam, sizeof(fam)) < 0)
+		if (bind(sk->fd, (const struct sockaddr *)&fam, sizeof(fam)) < 0)
 			return jtr_err_set(e, -errno, "autobind: %s", strerror(errno));
 	}
-	rc = connect_retry(t, &t->fd, SOCK_DGRAM, &ss, len, t->role == TP_PUB ? "subscriber" : "pong", e);
-	t->connected = rc == 0;
+	rc = connect_retry(t, &sk->fd, SOCK_DGRAM, &ss, len, t->role == TP_PUB ? "subscriber" : "pong", e);
+	sk->connected = rc == 0;
 	return rc;
 }
 
-/* tp_sock_open - open, then the epoll instance for an epoll receive */
-int tp_sock_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
+/* sock_open - open, then the epoll instance for an epoll receive */
+static int sock_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 {
+	struct tp_sock *sk = sock_of(t);
 	struct epoll_event ev = { .events = EPOLLIN };
 	int rc;
 
-	t->sndbuf = o->sndbuf ? o->sndbuf : TP_SOCK_BUF_DEFAULT;
-	t->rcvbuf = o->rcvbuf ? o->rcvbuf : TP_SOCK_BUF_DEFAULT;
-	t->nagle = o->nagle;
+	sk->fd = sk->lfd = sk->epfd = -1;
+	sk->sndbuf = o->sndbuf ? o->sndbuf : TP_SOCK_BUF_DEFAULT;
+	sk->rcvbuf = o->rcvbuf ? o->rcvbuf : TP_SOCK_BUF_DEFAULT;
+	sk->nagle = o->nagle;
 	rc = open_kind(t, o, e);
 
-	if (rc < 0 || !t->epoll || t->role == TP_PUB || t->fd < 0)
+	if (rc < 0 || !t->epoll || t->role == TP_PUB || sk->fd < 0)
 		return rc;
-	t->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (t->epfd < 0)
+	sk->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (sk->epfd < 0)
 		return jtr_err_set(e, -errno, "epoll_create1: %s", strerror(errno));
-	ev.data.fd = t->fd;
-	if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->fd, &ev) < 0)
+	ev.data.fd = sk->fd;
+	if (epoll_ctl(sk->epfd, EPOLL_CTL_ADD, sk->fd, &ev) < 0)
 		return jtr_err_set(e, -errno, "epoll_ctl: %s", strerror(errno));
 	return 0;
 }
@@ -372,44 +412,50 @@ static bool peer_gone(int rc)
 	return rc == -EPIPE || rc == -ECONNRESET || rc == -ECONNREFUSED || rc == -ENOTCONN;
 }
 
-/* tp_sock_send - to every subscriber, or the peer (pong: its session's ping) */
-int tp_sock_send(struct tp *t, const void *buf, size_t len)
+/* stream_send - to every subscriber (pub), or the peer */
+static int stream_send(struct tp *t, const void *buf, size_t len)
 {
+	struct tp_sock *sk = sock_of(t);
+
+	if (t->role != TP_PUB) {
+		int rc = write_all(sk->fd, buf, len);
+
+		sk->msgs_out += rc == 0;
+		return peer_gone(rc) ? -EPIPE : rc;
+	}
+	for (uint32_t i = 0; i < sk->nsubs;) {
+		int rc = write_all(sk->subs[i], buf, len);
+
+		if (rc == 0) {
+			i++;
+			continue;
+		}
+		if (!peer_gone(rc))
+			return rc;
+		close(sk->subs[i]);
+		sk->subs[i] = sk->subs[--sk->nsubs];
+		t->peers_lost++;
+	}
+	sk->fd = sk->nsubs ? sk->subs[0] : -1;
+	sk->msgs_out += sk->nsubs > 0;
+	return sk->nsubs ? 0 : -EPIPE;
+}
+
+/* dgram_send - to the peer (pong: its session's ping) or the group */
+static int dgram_send(struct tp *t, const void *buf, size_t len)
+{
+	struct tp_sock *sk = sock_of(t);
 	ssize_t n;
 
-	if (is_stream(t)) {
-		if (t->role != TP_PUB) {
-			int rc = write_all(t->fd, buf, len);
-
-			t->msgs_out += rc == 0;
-			return peer_gone(rc) ? -EPIPE : rc;
-		}
-		for (uint32_t i = 0; i < t->nsubs;) {
-			int rc = write_all(t->subs[i], buf, len);
-
-			if (rc == 0) {
-				i++;
-				continue;
-			}
-			if (!peer_gone(rc))
-				return rc;
-			close(t->subs[i]);
-			t->subs[i] = t->subs[--t->nsubs];
-			t->peers_lost++;
-		}
-		t->fd = t->nsubs ? t->subs[0] : -1;
-		t->msgs_out += t->nsubs > 0;
-		return t->nsubs ? 0 : -EPIPE;
-	}
 	for (;;) {
-		if (t->connected)
-			n = send(t->fd, buf, len, 0);
-		else if (t->have_dst)
-			n = sendto(t->fd, buf, len, 0, (const struct sockaddr *)&t->dst, t->dstlen);
+		if (sk->connected)
+			n = send(sk->fd, buf, len, 0);
+		else if (sk->have_dst)
+			n = sendto(sk->fd, buf, len, 0, (const struct sockaddr *)&sk->dst, sk->dstlen);
 		else
 			return -ENOTCONN;	/* pong before any ping */
 		if (n == (ssize_t)len) {
-			t->msgs_out++;
+			sk->msgs_out++;
 			return 0;
 		}
 		if (n >= 0)
@@ -438,6 +484,7 @@ static bool elapsed_past(int64_t *end, uint64_t timeout_ns)
  * (which elapsed_past has set) or a slice; 0, or -errno */
 static int epoll_slice(struct tp *t, int64_t end)
 {
+	struct tp_sock *sk = sock_of(t);
 	struct epoll_event ev;
 	int64_t left = end - tp_now_ns();
 	int ms;
@@ -445,13 +492,13 @@ static int epoll_slice(struct tp *t, int64_t end)
 	if (left > (int64_t)TP_SLICE_NS)
 		left = (int64_t)TP_SLICE_NS;
 	ms = left > 0 ? (int)((left + 999999) / 1000000) : 0;
-	if (epoll_wait(t->epfd, &ev, 1, ms) < 0 && errno != EINTR)
+	if (epoll_wait(sk->epfd, &ev, 1, ms) < 0 && errno != EINTR)
 		return -errno;
 	return 0;
 }
 
-/* tp_addr_name - an address for messages */
-void tp_addr_name(const struct sockaddr_storage *ss, socklen_t len, char *buf, size_t size)
+/* addr_name - an address for messages */
+static void addr_name(const struct sockaddr_storage *ss, socklen_t len, char *buf, size_t size)
 {
 	char a[INET6_ADDRSTRLEN];
 
@@ -509,38 +556,41 @@ static bool same_sender(const struct sockaddr_storage *a, socklen_t al,
  * are counted and the wait goes on, still bounded by @timeout_ns. */
 static ssize_t dgram_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns)
 {
+	struct tp_sock *sk = sock_of(t);
 	int64_t end = 0;
 	uint32_t spins = 0;
 	int rc;
-	const bool keep = !t->connected;
+	const bool keep = !sk->connected;
 	const int flags = MSG_TRUNC | (t->busy || t->epoll ? MSG_DONTWAIT : 0);
 
+	if (sk->fd < 0)
+		return -EBADF;
 	for (;;) {
 		struct sockaddr_storage from;
 		socklen_t fl = sizeof(from);
-		ssize_t n = recvfrom(t->fd, buf, cap, flags, keep ? (struct sockaddr *)&from : NULL,
+		ssize_t n = recvfrom(sk->fd, buf, cap, flags, keep ? (struct sockaddr *)&from : NULL,
 				     keep ? &fl : NULL);
 
 		if (n >= 0) {
-			if (keep && t->have_peer && !same_sender(&t->peer, t->peerlen, &from, fl)) {
+			if (keep && sk->have_peer && !same_sender(&sk->peer, sk->peerlen, &from, fl)) {
 				if (!t->rej.foreign++)
-					tp_addr_name(&from, fl, t->rej.foreign_from,
+					addr_name(&from, fl, t->rej.foreign_from,
 						     sizeof(t->rej.foreign_from));
 			} else if ((size_t)n > cap || !tp_msg_check(buf, (size_t)n)) {
 				t->rej.malformed++;
 			} else {
-				if (keep && !t->have_peer && fl > 0 && fl <= sizeof(t->peer)) {
-					memcpy(&t->peer, &from, fl);
-					t->peerlen = fl;
-					t->have_peer = true;
-					tp_addr_name(&from, fl, t->peer_name, sizeof(t->peer_name));
+				if (keep && !sk->have_peer && fl > 0 && fl <= sizeof(sk->peer)) {
+					memcpy(&sk->peer, &from, fl);
+					sk->peerlen = fl;
+					sk->have_peer = true;
+					addr_name(&from, fl, t->peer_name, sizeof(t->peer_name));
 					if (t->role == TP_PONG) {
-						memcpy(&t->dst, &from, fl);
-						t->dstlen = fl;
-						t->have_dst = true;
+						memcpy(&sk->dst, &from, fl);
+						sk->dstlen = fl;
+						sk->have_dst = true;
 					}
 				}
-				t->msgs_in++;
+				sk->msgs_in++;
 				return n;
 			}
 			/* rejected: wait on, but not past the time */
@@ -565,42 +615,45 @@ static ssize_t dgram_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_
  * well-formed, or longer than @cap, is counted and skipped. */
 static ssize_t stream_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns)
 {
+	struct tp_sock *sk = sock_of(t);
 	int64_t end = 0;
 	uint32_t spins = 0;
 	int rc, flags = t->busy || t->epoll ? MSG_DONTWAIT : 0;
 
+	if (sk->fd < 0)
+		return -EBADF;
 	for (;;) {
-		size_t have = t->rlen - t->roff;
+		size_t have = sk->rlen - sk->roff;
 		ssize_t n;
 
 		if (have >= TP_HDR_LEN) {
-			const struct tp_msg *m = (const struct tp_msg *)(t->rbuf + t->roff);
+			const struct tp_msg *m = (const struct tp_msg *)(sk->rbuf + sk->roff);
 			uint32_t len;
 
 			memcpy(&len, &m->len, sizeof(len));
-			if (m->magic != TP_MAGIC || len < TP_HDR_LEN || len > t->rcap) {
+			if (m->magic != TP_MAGIC || len < TP_HDR_LEN || len > sk->rcap) {
 				t->rej.malformed++;
 				return -EPROTO;
 			}
 			if (have >= len) {
-				t->roff += len;
+				sk->roff += len;
 				if (len <= cap && tp_msg_check(m, len)) {
 					memcpy(buf, m, len);
-					t->msgs_in++;
+					sk->msgs_in++;
 					return len;
 				}
 				t->rej.malformed++;
 				continue;
 			}
 		}
-		if (t->roff && (t->rcap - t->rlen < t->rcap / 2 || have == 0)) {
-			memmove(t->rbuf, t->rbuf + t->roff, have);
-			t->rlen = have;
-			t->roff = 0;
+		if (sk->roff && (sk->rcap - sk->rlen < sk->rcap / 2 || have == 0)) {
+			memmove(sk->rbuf, sk->rbuf + sk->roff, have);
+			sk->rlen = have;
+			sk->roff = 0;
 		}
-		n = recv(t->fd, t->rbuf + t->rlen, t->rcap - t->rlen, flags);
+		n = recv(sk->fd, sk->rbuf + sk->rlen, sk->rcap - sk->rlen, flags);
 		if (n > 0) {
-			t->rlen += (size_t)n;
+			sk->rlen += (size_t)n;
 			continue;
 		}
 		if (n == 0)
@@ -616,26 +669,19 @@ static ssize_t stream_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout
 	}
 }
 
-/* tp_sock_recv - by kind */
-ssize_t tp_sock_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns)
+/* sock_poll - poll(2), or a whole message already buffered */
+static int sock_poll(struct tp *t, uint64_t timeout_ns)
 {
-	if (t->fd < 0)
-		return -EBADF;
-	return is_stream(t) ? stream_recv(t, buf, cap, timeout_ns) : dgram_recv(t, buf, cap, timeout_ns);
-}
-
-/* tp_sock_poll - poll(2), or a whole message already buffered */
-int tp_sock_poll(struct tp *t, uint64_t timeout_ns)
-{
-	struct pollfd p = { .fd = t->fd, .events = POLLIN };
+	struct tp_sock *sk = sock_of(t);
+	struct pollfd p = { .fd = sk->fd, .events = POLLIN };
 	int rc;
 
-	if (t->fd < 0)
+	if (sk->fd < 0)
 		return -EBADF;
-	if (is_stream(t) && t->rlen - t->roff >= TP_HDR_LEN) {
-		const struct tp_msg *m = (const struct tp_msg *)(t->rbuf + t->roff);
+	if (has(t, TP_P_STREAM) && sk->rlen - sk->roff >= TP_HDR_LEN) {
+		const struct tp_msg *m = (const struct tp_msg *)(sk->rbuf + sk->roff);
 
-		if (t->rlen - t->roff >= m->len)
+		if (sk->rlen - sk->roff >= m->len)
 			return 1;
 	}
 	rc = poll(&p, 1, (int)((timeout_ns + 999999) / 1000000));
@@ -646,33 +692,32 @@ int tp_sock_poll(struct tp *t, uint64_t timeout_ns)
 	return rc > 0;
 }
 
-/* tp_sock_info - the buffers read back when the first data socket was set
- * up; tcp: TCP_NODELAY and TCP_INFO's segment counts of the data socket now */
-bool tp_sock_info(const struct tp *t, struct tp_sock_info *out)
+/* sock_info - the buffers read back when the first data socket was set
+ * up; tcp: TCP_NODELAY and TCP_INFO's segment counts of the data socket now
+ * (tp_sock_info, which zeroed @out) */
+static bool sock_info(const struct tp *t, struct tp_sock_info *out)
 {
+	const struct tp_sock *sk = sock_of(t);
 	struct tcp_info ti;
 	socklen_t l;
 	int v = 0;
 
-	memset(out, 0, sizeof(*out));
-	if (t->kind == TP_SHM)
-		return false;
-	out->sndbuf = t->sndbuf_got;
-	out->rcvbuf = t->rcvbuf_got;
-	out->msgs_out = t->msgs_out;
-	out->msgs_in = t->msgs_in;
-	if (t->kind != TP_TCP)
+	out->sndbuf = sk->sndbuf_got;
+	out->rcvbuf = sk->rcvbuf_got;
+	out->msgs_out = sk->msgs_out;
+	out->msgs_in = sk->msgs_in;
+	if (!has(t, TP_P_NAGLE))
 		return true;
 	out->tcp = true;
-	out->nodelay = !t->nagle;
-	if (t->fd < 0)
+	out->nodelay = !sk->nagle;
+	if (sk->fd < 0)
 		return true;
 	l = sizeof(v);
-	if (getsockopt(t->fd, IPPROTO_TCP, TCP_NODELAY, &v, &l) == 0)
+	if (getsockopt(sk->fd, IPPROTO_TCP, TCP_NODELAY, &v, &l) == 0)
 		out->nodelay = v != 0;
 	l = sizeof(ti);
 	memset(&ti, 0, sizeof(ti));
-	if (getsockopt(t->fd, IPPROTO_TCP, TCP_INFO, &ti, &l) == 0 &&
+	if (getsockopt(sk->fd, IPPROTO_TCP, TCP_INFO, &ti, &l) == 0 &&
 	    l >= offsetof(struct tcp_info, tcpi_segs_in) + sizeof(ti.tcpi_segs_in)) {
 		out->have_segs = true;
 		out->segs_out = ti.tcpi_segs_out;
@@ -681,17 +726,165 @@ bool tp_sock_info(const struct tp *t, struct tp_sock_info *out)
 	return true;
 }
 
-/* tp_sock_close - close every socket, remove a bound unix path */
-void tp_sock_close(struct tp *t)
+/* sock_close - close every socket, remove a bound unix path */
+static void sock_close(struct tp *t)
 {
-	for (uint32_t i = 0; i < t->nsubs; i++)
-		close(t->subs[i]);
-	if (t->nsubs == 0 && t->fd >= 0)
-		close(t->fd);
-	if (t->lfd >= 0)
-		close(t->lfd);
-	if (t->epfd >= 0)
-		close(t->epfd);
-	if (t->unlink_path[0])
-		unlink(t->unlink_path);
+	struct tp_sock *sk = sock_of(t);
+
+	for (uint32_t i = 0; i < sk->nsubs; i++)
+		close(sk->subs[i]);
+	if (sk->nsubs == 0 && sk->fd >= 0)
+		close(sk->fd);
+	if (sk->lfd >= 0)
+		close(sk->lfd);
+	if (sk->epfd >= 0)
+		close(sk->epfd);
+	if (sk->unlink_path[0])
+		unlink(sk->unlink_path);
+	free(sk->rbuf);
 }
+
+/* stream_peers - pub's subscribers connected now */
+static uint32_t stream_peers(const struct tp *t)
+{
+	return sock_of(t)->nsubs;
+}
+
+/* tp_mcast_is_wide - outside 239.255.0.0/16, or TTL > 0 */
+int tp_mcast_is_wide(const struct tp_opts *o, struct jtr_err *e)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	uint32_t a;
+	const char *addr = o->addr ? o->addr : tp_mcast_ops.default_addr;
+	int rc = tp_parse_inet(addr, &ss, &len, e);
+
+	if (rc < 0)
+		return rc;
+	if (ss.ss_family != AF_INET)
+		return jtr_err_set(e, -EINVAL, "'%s': multicast is IPv4 only here (IPv6 multicast "
+				   "needs a multicast-capable interface; loopback is not one); use a "
+				   "group in 239.255.0.0/16, e.g. %s:%d", addr, TP_DEFAULT_GROUP,
+				   TP_DEFAULT_PORT);
+	a = ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr);
+	if ((a >> 28) != 0xe)
+		return jtr_err_set(e, -EINVAL, "'%s' is not a multicast group (224.0.0.0/4); the "
+				   "default is %s:%d", addr, TP_DEFAULT_GROUP, TP_DEFAULT_PORT);
+	return (a >> 16) != 0xefff || o->ttl > 0;
+}
+
+/* inet_check - HOST:PORT */
+static int inet_check(const struct tp_opts *o, enum tp_role role, const char *addr,
+		      struct jtr_err *e)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+
+	(void)o;
+	(void)role;
+	return tp_parse_inet(addr, &ss, &sl, e);
+}
+
+/* mcast_check - a group on this host unless --mcast-wide, an interface, a TTL */
+static int mcast_check(const struct tp_opts *o, enum tp_role role, const char *addr,
+		       struct jtr_err *e)
+{
+	struct sockaddr_in ifa;
+	int rc = tp_mcast_is_wide(o, e);
+
+	(void)role;
+	if (rc < 0)
+		return rc;
+	if (rc > 0 && !o->wide)
+		return jtr_err_set(e, -EPERM, "group %s with TTL %d can reach other hosts: "
+				   "multicast outside 239.255.0.0/16 or with TTL > 0 can flood "
+				   "a network and its switches' supervisors; add --mcast-wide "
+				   "if this is what you want", addr, o->ttl);
+	if (inet_pton(AF_INET, o->iface ? o->iface : TP_DEFAULT_IFACE, &ifa.sin_addr) != 1)
+		return jtr_err_set(e, -EINVAL, "--iface %s: not a dotted IPv4 address of an "
+				   "interface, e.g. %s", o->iface, TP_DEFAULT_IFACE);
+	if (o->ttl < 0 || o->ttl > 255)
+		return jtr_err_set(e, -EINVAL, "--ttl %d: use 0-255", o->ttl);
+	return 0;
+}
+
+/* unix_check - a socket path that fits sun_path */
+static int unix_check(const struct tp_opts *o, enum tp_role role, const char *addr,
+		      struct jtr_err *e)
+{
+	(void)o;
+	(void)role;
+	if (!*addr || strlen(addr) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+		return jtr_err_set(e, -EINVAL, "'%s' is not a socket path: use 1-107 characters, "
+				   "e.g. %s", addr, TP_DEFAULT_UNIX);
+	return 0;
+}
+
+/* the kinds over sockets: one file, five tables, their differences flags */
+#define SOCK_OPS							\
+	.priv_size = sizeof(struct tp_sock),				\
+	.open = sock_open,						\
+	.poll = sock_poll,						\
+	.close = sock_close,						\
+	.sock_info = sock_info
+
+const struct tp_ops tp_tcp_ops = {
+	SOCK_OPS,
+	.flags = TP_P_STREAM | TP_P_SOCKET | TP_P_NAGLE,
+	.default_addr = "127.0.0.1:17391",
+	.max_msg = TP_STREAM_MAX,
+	.unit = "message",
+	.check = inet_check,
+	.send = stream_send,
+	.recv = stream_recv,
+	.peers = stream_peers,
+};
+
+const struct tp_ops tp_udp_ops = {
+	SOCK_OPS,
+	.flags = TP_P_DATAGRAM | TP_P_SOCKET,
+	.default_addr = "127.0.0.1:17391",
+	.max_msg = TP_UDP_MAX,
+	.unit = "datagram",
+	.check = inet_check,
+	.send = dgram_send,
+	.recv = dgram_recv,
+};
+
+const struct tp_ops tp_mcast_ops = {
+	SOCK_OPS,
+	.flags = TP_P_DATAGRAM | TP_P_SOCKET | TP_P_MULTICAST,
+	.default_addr = TP_DEFAULT_GROUP ":17391",
+	.max_msg = TP_UDP_MAX,
+	.unit = "datagram",
+	.check = mcast_check,
+	.send = dgram_send,
+	.recv = dgram_recv,
+};
+
+const struct tp_ops tp_unix_ops = {
+	SOCK_OPS,
+	.flags = TP_P_STREAM | TP_P_SOCKET | TP_P_PATH,
+	.default_addr = TP_DEFAULT_UNIX,
+	.max_msg = TP_STREAM_MAX,
+	.unit = "message",
+	.name_what = "socket path",
+	.name_max = 107,
+	.check = unix_check,
+	.send = stream_send,
+	.recv = stream_recv,
+	.peers = stream_peers,
+};
+
+const struct tp_ops tp_unix_dgram_ops = {
+	SOCK_OPS,
+	.flags = TP_P_DATAGRAM | TP_P_SOCKET | TP_P_PATH,
+	.default_addr = TP_DEFAULT_UNIX,
+	.max_msg = TP_UNIX_DGRAM_MAX,
+	.unit = "datagram",
+	.name_what = "socket path",
+	.name_max = 107,
+	.check = unix_check,
+	.send = dgram_send,
+	.recv = dgram_recv,
+};

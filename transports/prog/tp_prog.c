@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "jtr_cli.h"
 #include "tp_numa.h"
@@ -41,11 +42,14 @@ static uint32_t buf_opt(struct jtr_probe *p, const char *opt, const char *arg)
 bool tp_prog_opt(struct jtr_probe *p, struct tp_prog *tp, int opt, const char *arg)
 {
 	switch (opt) {
-	case 'T':
+	case 'T': {
+		char kinds[128];
+
 		if (tp_kind_parse(arg, &tp->o.kind) < 0)
-			jtr_usage_error(p, "-T %s: unknown transport; use shm, tcp, udp, mcast, unix "
-					"or unix-dgram", arg);
+			jtr_usage_error(p, "-T %s: unknown transport; use %s", arg,
+					tp_kind_list(0, kinds, sizeof(kinds)));
 		return true;
+	}
 	case 'P': tp->o.addr = arg; return true;
 	case 'b': tp->o.busy = true; tp->o.epoll = false; return true;
 	case TP_OPT_RECV:
@@ -111,7 +115,7 @@ void tp_prog_check(struct jtr_probe *p, struct tp_prog *tp, enum tp_role role)
 	jtr_err_clear(&e);
 	if (tp_check(&tp->o, role, &e) < 0)
 		jtr_usage_error(p, "%s", e.msg);
-	if (tp->o.kind == TP_MCAST && tp_mcast_is_wide(&tp->o, &e) > 0)
+	if (tp_prog_has(tp, TP_P_MULTICAST) && tp_mcast_is_wide(&tp->o, &e) > 0)
 		jtr_warn(p, "multicast to %s with TTL %d on %s can leave this host: it can flood "
 			 "networks and overload switch supervisors; use a group in 239.255.0.0/16 "
 			 "with TTL 0 unless you mean it", tp->o.addr ? tp->o.addr : TP_DEFAULT_GROUP,
@@ -205,13 +209,13 @@ static void sock_inputs(FILE *f, const struct tp_prog *tp)
 	const struct tp_opts *o = &tp->o;
 	struct tp_sock_info si = { 0 };
 
-	if (o->kind == TP_SHM)
+	if (!tp_prog_has(tp, TP_P_SOCKET))
 		return;
 	if (tp->t)
 		tp_sock_info(tp->t, &si);
 	buf_input(f, "send buffer:", "--sndbuf", o->sndbuf, si.sndbuf, "net.core.wmem_max");
 	buf_input(f, "receive buffer:", "--rcvbuf", o->rcvbuf, si.rcvbuf, "net.core.rmem_max");
-	if (o->kind != TP_TCP)
+	if (!tp_prog_has(tp, TP_P_NAGLE))
 		return;
 	tp_prog_input(f, "nagle:", "%s", o->nagle ? "on (--nagle)" : "off (TCP_NODELAY)");
 	if (si.have_segs)
@@ -233,11 +237,11 @@ void tp_prog_inputs(FILE *f, const struct jtr_probe *p, const struct tp_prog *tp
 	tp_prog_input(f, "transport:", "%s", tp_kind_name(o->kind));
 	tp_prog_input(f, "address:", "%s", o->addr ? o->addr : tp_default_addr(o->kind));
 	tp_prog_input(f, "receive:", "%s", tp_prog_recv_name(tp));
-	if (o->kind == TP_MCAST) {
+	if (tp_prog_has(tp, TP_P_MULTICAST)) {
 		tp_prog_input(f, "interface:", "%s", o->iface ? o->iface : TP_DEFAULT_IFACE);
 		tp_prog_input(f, "ttl:", "%d", o->ttl);
 	}
-	if (o->kind == TP_SHM) {
+	if (tp_prog_has(tp, TP_P_RING)) {
 		tp_prog_input(f, "ring slots:", "%u", o->slots);
 		int reader, ring;
 
@@ -316,7 +320,7 @@ static void write_sock(struct jtr_json *j, const struct tp_prog *tp)
 	uint_or_null(j, "rcvbuf_bytes", have && si.rcvbuf > 0, (uint64_t)si.rcvbuf);
 	uint_or_null(j, "sndbuf_asked", tp->o.sndbuf, tp->o.sndbuf);
 	uint_or_null(j, "rcvbuf_asked", tp->o.rcvbuf, tp->o.rcvbuf);
-	if (tp->o.kind == TP_TCP)
+	if (tp_prog_has(tp, TP_P_NAGLE))
 		jtr_json_bool(j, "nodelay", have ? si.nodelay : !tp->o.nagle);
 	else
 		jtr_json_null(j, "nodelay");
@@ -334,15 +338,15 @@ void tp_prog_write_transport(struct jtr_json *j, const struct tp_prog *tp, uint3
 	jtr_json_str(j, "address", tp->o.addr ? tp->o.addr : tp_default_addr(tp->o.kind));
 	jtr_json_str(j, "receive", tp_prog_recv_name(tp));
 	jtr_json_uint(j, "msg_len", msg_len);
-	if (tp->o.kind == TP_MCAST) {
+	if (tp_prog_has(tp, TP_P_MULTICAST)) {
 		jtr_json_str(j, "iface", tp->o.iface ? tp->o.iface : TP_DEFAULT_IFACE);
 		jtr_json_int(j, "ttl", tp->o.ttl);
 	}
-	if (tp->o.kind == TP_SHM)
+	if (tp_prog_has(tp, TP_P_RING))
 		jtr_json_uint(j, "slots", tp->o.slots);
 	else
 		write_sock(j, tp);
-	if (tp->o.kind == TP_SHM && tp->t && tp_numa_where(tp->t, &reader, &ring)) {
+	if (tp->t && tp_numa_where(tp->t, &reader, &ring)) {
 		jtr_json_obj_begin(j, "numa");
 		jtr_json_int(j, "nodes", tp_numa_nodes());
 		jtr_json_int(j, "reader_node", reader);
@@ -475,6 +479,22 @@ int tp_prog_cpu_opt(struct jtr_probe *p, const char *opt, const char *arg)
 	if (rc > 0)
 		jtr_warn(p, "%s", e.msg);
 	return cpu;
+}
+
+/* tp_prog_end_of_stream - end of stream with the count, thrice on datagrams */
+void tp_prog_end_of_stream(struct tp *t, void *buf, uint32_t len, uint64_t count)
+{
+	struct tp_msg *m = buf;
+	int copies = tp_flags(t) & TP_P_DATAGRAM ? 3 : 1;
+
+	for (int i = 0; i < copies; i++) {
+		struct timespec ts = { 0, 1000000L };
+
+		tp_msg_fill(m, len, TP_F_EOS, count, 0, 0);
+		if (tp_send(t, m, len) < 0)
+			break;
+		nanosleep(&ts, NULL);
+	}
 }
 
 /* tp_prog_rate_opt - messages per second, "max" for no pacing */

@@ -10,6 +10,7 @@
 
 #include "jtr_probe.h"
 #include "tp.h"
+#include "tp_load.h"
 #include "tp_olog.h"
 #include "tp_seq.h"
 #include "tp_stats.h"
@@ -20,7 +21,7 @@ enum {
 	TP_OPT_SUBS, TP_OPT_DROP_EVERY, TP_OPT_STALL_AT, TP_OPT_STALL, TP_OPT_NO_TS, TP_OPT_FIFO,
 	TP_OPT_MAX_RATE, TP_OPT_RECV, TP_OPT_STATS_EVERY, TP_OPT_LATENCY_FILE, TP_OPT_LATENCY_MAX,
 	TP_OPT_NUMA_NODE, TP_OPT_CROSS_NUMA, TP_OPT_STATS_PRINT,
-	TP_OPT_SNDBUF, TP_OPT_RCVBUF, TP_OPT_NAGLE,
+	TP_OPT_SNDBUF, TP_OPT_RCVBUF, TP_OPT_NAGLE, TP_OPT_WARMUP_RATE, TP_OPT_TICKS,
 };
 
 #define TP_DEFAULT_STATS_EVERY_NS JTR_NS_PER_S
@@ -122,6 +123,13 @@ struct tp_prog {
 /* tp_prog_init - defaults (udp) */
 void tp_prog_init(struct tp_prog *tp);
 
+/* tp_prog_has - the transport asked for has every property of @flags
+ * (TP_P_*, tp.h) */
+static inline bool tp_prog_has(const struct tp_prog *tp, unsigned flags)
+{
+	return tp_kind_has(tp->o.kind, flags);
+}
+
 /* tp_prog_opt - handle a transport option; false if @opt is not one */
 bool tp_prog_opt(struct jtr_probe *p, struct tp_prog *tp, int opt, const char *arg);
 
@@ -217,6 +225,11 @@ void tp_prog_input_cpus(FILE *f, const int *cpus, int ncpus, int nstreams);
  * stream's address (tp_stream_addr) in @addr; exit 2 if it has none */
 void tp_prog_stream(struct jtr_probe *p, const struct tp_prog *base, int k, int n,
 		    struct tp_prog *out, char *addr, size_t len);
+
+/* tp_prog_end_of_stream - tell @t's subscribers that @count numbers were
+ * issued: an end of stream built in @buf (@len bytes) and sent, three
+ * times 1 ms apart where a datagram can be lost */
+void tp_prog_end_of_stream(struct tp *t, void *buf, uint32_t len, uint64_t count);
 
 /* tp_prog_rate_opt - @opt RATE (msgs/s, K/M/G suffixes) or "max" (0) */
 uint64_t tp_prog_rate_opt(struct jtr_probe *p, const char *opt, const char *arg);
