@@ -1,0 +1,96 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""drivers.run: the main job and a probe alone, with a stand-in jtr-gap in a
+folder of the test's own (JTR_LIBEXEC) that writes a result and reports its
+folder on JTR_RESULTS_FD: the document built in memory and saved once (the
+validity and the gates in it), also when the attribution is stopped; the probe
+alone judged by its gates; a probe that fails leaves no result to judge."""
+import json
+import os
+import sys
+
+import pytest
+
+from jtrpy.drivers import run as R
+from jtrpy.results import result as result_mod
+from jtrpy.system import signals
+
+from ..synthetic import make_result, make_run
+
+FAKE = """#!%s
+import json, os, sys
+args = sys.argv[1:]
+out = args[args.index("-o") + 1]
+if os.environ.get("FAKE_RC"):
+    sys.exit(int(os.environ["FAKE_RC"]))
+os.makedirs(out, exist_ok=True)
+with open(os.path.join(out, "result.json"), "w") as f:
+    f.write(os.environ["FAKE_DOC"])
+os.write(int(os.environ["JTR_RESULTS_FD"]), (os.path.abspath(out) + "\\n").encode())
+"""
+
+
+@pytest.fixture
+def gap(tmp_path, monkeypatch):
+    """A stand-in jtr-gap writing a one-CPU result (max 12 us) where -o says."""
+    b = tmp_path / "bin"
+    b.mkdir()
+    (b / "jtr-gap").write_text(FAKE % sys.executable)
+    (b / "jtr-gap").chmod(0o755)
+    monkeypatch.setenv("JTR_LIBEXEC", str(b))
+    run = make_run([40] * 1000 + [12_000], cpu=1)
+    run.update(duration_ns=10 ** 9, start_mono_ns=10 ** 12, end_mono_ns=10 ** 12 + 10 ** 9)
+    monkeypatch.setenv("FAKE_DOC", json.dumps(make_result(run)))
+    saves = []
+    save = result_mod.Result.save
+    monkeypatch.setattr(result_mod.Result, "save",
+                        lambda self: saves.append(dict(self)) or save(self))
+    signals.reset()
+    yield tmp_path, saves
+    signals.reset()
+
+
+def test_the_job_saves_its_document_once_with_validity_and_gates(gap):
+    tmp, saves = gap
+    job = R.run_job(["-o", str(tmp / "r")], probe="gap", cpus=[1], trace=False,
+                    gates=(1000, None))
+    assert job.rc == 0 and job.why == "tracing was switched off (--no-trace)"
+    assert len(saves) == 1
+    doc = json.loads((tmp / "r" / "result.json").read_text())
+    assert "validity" in doc and doc["gates"]["passed"] is False
+    [case] = job.cases
+    assert (case["gate"], case["cpu"], case["value"], case["passed"]) == (
+        "max-latency", 1, 12_000, False)
+    assert case["causes_missing"].startswith("not measured: tracing was switched off")
+
+
+def test_a_stopped_attribution_keeps_what_the_job_has(gap, monkeypatch):
+    tmp, saves = gap
+
+    def stopped(*a, **k):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(R, "_attribute", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        R.run_job(["-o", str(tmp / "r")], probe="gap", cpus=[1], trace=False,
+                  gates=(1000, None))
+    assert len(saves) == 1 and "validity" in saves[0] and "gates" not in saves[0]
+    assert "validity" in json.loads((tmp / "r" / "result.json").read_text())
+
+
+def test_a_probe_alone_is_judged_and_saved(gap):
+    tmp, saves = gap
+    job = R.run_alone("gap", ["-o", str(tmp / "a")], (1000, None), "jtr gap runs no tracer",
+                      "'jtr run gap ... --max-latency 1us' (as root) names them")
+    assert job.rc == 0 and not job.interrupted and len(saves) == 1
+    [case] = job.cases
+    assert case["gate"] == "max-latency" and case["causes_missing"] == (
+        "not measured: jtr gap runs no tracer; 'jtr run gap ... --max-latency 1us' (as root) "
+        "names them")
+    assert json.loads((tmp / "a" / "result.json").read_text())["gates"]["cases"] == job.cases
+
+
+def test_a_probe_that_fails_leaves_nothing_to_judge(gap, monkeypatch):
+    tmp, saves = gap
+    monkeypatch.setenv("FAKE_RC", "2")
+    job = R.run_alone("gap", ["-o", str(tmp / "a")], (1000, None), "", "")
+    assert (job.rc, job.result, job.cases, saves) == (2, None, [], [])
+    assert not os.path.exists(tmp / "a")
