@@ -9,6 +9,7 @@ import shutil
 import subprocess
 
 from ..errors import JtrError
+from . import signals
 
 PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))   # .../jtrpy
 SOURCE_TREE = os.path.dirname(os.path.dirname(PACKAGE))   # when PACKAGE is analysis/jtrpy
@@ -97,8 +98,8 @@ def _installed_tuned_version():
     if not adm:
         return None, "tuned is not installed"
     try:
-        p = subprocess.run([adm, "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True, timeout=30)
+        p = signals.run([adm, "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                        text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as e:
         return None, "%s --version failed (%s)" % (adm, e)
     ver = _version_tuple(p.stdout)

@@ -162,6 +162,21 @@ def spawn(argv, env=None, stop=True, affinity=None, **popen_kw):
     return proc
 
 
+def run(argv, timeout=None, **popen_kw):
+    """A short query (tuned-adm --version, dbus-send) started the rule's way and
+    waited for: a CompletedProcess. It ends with jtr, even a jtr killed with
+    SIGKILL half-way through (it was left running, seen by jtr tune's kill
+    sweep); TimeoutExpired after @timeout seconds, the program killed."""
+    proc = spawn(argv, stop=False, **popen_kw)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except BaseException:
+        proc.kill()
+        proc.communicate()
+        raise
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
 def tell(proc, sig=signal.SIGTERM):
     """Ask @proc to stop with @sig, once: False when it was asked already or has ended."""
     if proc.pid in _S.told or proc.poll() is not None:

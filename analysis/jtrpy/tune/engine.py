@@ -21,6 +21,7 @@ import sys
 import time
 
 from ..errors import JtrError, UsageError
+from ..system import signals
 from ..system.cpus import cpulist_of, online_cpus
 from ..system.files import remove_stale_tmp, write_atomic
 from ..system.paths import (
@@ -671,11 +672,11 @@ def tuned_running():
     if not shutil.which("dbus-send"):
         return "dbus-send is not installed: jtr asks the tuned daemon over D-Bus"
     try:
-        p = subprocess.run(["dbus-send", "--system", "--print-reply",
-                            "--dest=com.redhat.tuned", "/Tuned",
-                            "com.redhat.tuned.control.active_profile"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           timeout=20)
+        p = signals.run(["dbus-send", "--system", "--print-reply",
+                         "--dest=com.redhat.tuned", "/Tuned",
+                         "com.redhat.tuned.control.active_profile"],
+                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                        timeout=20)
     except subprocess.TimeoutExpired:
         return "the tuned daemon did not answer on D-Bus in 20 s"
     if p.returncode != 0:
@@ -692,7 +693,7 @@ def tuned_prepare(plan, st):
     if why:
         raise UsageError("--via-tuned: %s; without --via-tuned jtr applies the profile "
                          "itself" % why)
-    p = subprocess.run(["tuned-adm", "active"], stdout=subprocess.PIPE, text=True)
+    p = signals.run(["tuned-adm", "active"], stdout=subprocess.PIPE, text=True)
     prev = p.stdout.split(":", 1)[1].strip().splitlines()[0] if (
         "Current active profile:" in p.stdout) else ""
     layout = tuned_layout()

@@ -95,3 +95,41 @@ def test_a_stop_reaches_each_program_once(rule, tmp_path):
     assert count.read_text() == "1" and (tmp_path / "count2").read_text() == "0"
     for p in (told, left):
         p.stdout.close()
+
+
+def gone(pid):
+    """Has process @pid ended (no such process, or a zombie left to be reaped)?"""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in "ZX"
+    except OSError:
+        return True
+
+
+def test_a_query_ends_with_jtr_even_one_killed(tmp_path):
+    """run(): a query started the rule's way ends when jtr dies by SIGKILL (it
+    was left running before, and jtr tune's kill sweep found it)."""
+    pidfile = tmp_path / "pid"
+    code = ("import sys; sys.path.insert(0, %r); from jtrpy.system import signals; "
+            "signals.run(['sh', '-c', 'echo $$ > %s; exec sleep 30'])"
+            % (os.path.dirname(os.path.dirname(os.path.dirname(signals.__file__))), pidfile))
+    jtr = subprocess.Popen([sys.executable, "-c", code])
+    end = time.monotonic() + 10
+    while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < end:
+        time.sleep(0.01)
+    pid = int(pidfile.read_text())
+    jtr.kill()
+    jtr.wait()
+    end = time.monotonic() + 5
+    while not gone(pid) and time.monotonic() < end:
+        time.sleep(0.01)
+    assert gone(pid)
+
+
+def test_a_query_past_its_timeout_is_killed():
+    t = time.monotonic()
+    with pytest.raises(subprocess.TimeoutExpired):
+        signals.run(["sleep", "30"], timeout=0.2)
+    assert time.monotonic() - t < 5
+    p = signals.run(["sh", "-c", "echo hi; exit 3"], stdout=subprocess.PIPE, text=True)
+    assert (p.returncode, p.stdout) == (3, "hi\n")
