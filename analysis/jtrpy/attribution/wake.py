@@ -49,6 +49,7 @@ The components add up to L by construction; unaccounted says how much of that
 rests on the timeline. The dominant component of an outlier is the largest
 (interference grouped by kind); its primary cause the largest single part.
 """
+import bisect
 import heapq
 
 from ..errors import UsageError
@@ -386,6 +387,19 @@ def _components(start, length, tid, probe_prio, pts, slices, tasks, woken, throt
     return comp, parts, links
 
 
+def _overlapping(readings, keys, lo, hi):
+    """The steal readings of a CPU (in time order, @keys their times) whose span
+    (prev, ts] overlaps [lo, hi]: found by bisection, not by a walk over all of
+    them for each outlier (40,000 late wake-ups against a counter read at every
+    switch took minutes). A reading's prev never goes back as its ts goes on."""
+    if not readings:
+        return ()
+    k = j = bisect.bisect_right(keys, lo)
+    while j < len(readings) and readings[j][1] < hi:
+        j += 1
+    return readings[k:j]
+
+
 def _groups(segs, lo, hi):
     """{component: [(cause key, ns)]} of the segments inside [lo, hi] that have a
     cause, in the order first seen."""
@@ -475,6 +489,7 @@ def decompose(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20, each=Non
     traced_cpus = set(log.meta.get("cpus") or log.cpu_ts)
     measured = host_steal.unmeasured(log.meta) is None
     readings = log.steal_readings() if measured else {}
+    steal_ts = {cpu: [r[0] for r in rows] for cpu, rows in readings.items()}
     rt = isinstance(prio, int) and prio > 0
     throttle = Throttle(result, log)
     throttled = (C.THROTTLING, throttle.name) if rt else None
@@ -504,7 +519,7 @@ def decompose(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20, each=Non
         # an idle CPU keeps a real-time thread waiting only when throttled
         thr = throttled if throttled and throttle.at(cpu, start + length) else None
         args = (start, length, tid, probe_prio, pts, slices, tasks, woken, thr,
-                readings.get(cpu, ()))
+                _overlapping(readings.get(cpu, ()), steal_ts.get(cpu), start, start + length))
         comp, parts, links = _components(*args)
         cut = max(start, covered.get(cpu, start))
         if cut > start:         # an earlier outlier's window covered the start of this one
