@@ -76,7 +76,14 @@ def _run_once(tmp_path, cpu, inject_args, run_args, probe, top):
     before = steal_ns()
     inj = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     stolen = stolen_ns(before, [cpu])
-    stdout, stderr = run.communicate(timeout=120)
+    try:
+        stdout, stderr = run.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        # not left running to disturb the tests after this one (a jtr run whose
+        # attribution took minutes once held a CPU through the rest of the file)
+        run.kill()
+        run.communicate()
+        raise
     assert inj.returncode == 0, inj.stderr
     assert run.returncode == 0, stderr
     res = load(out)
