@@ -202,7 +202,8 @@ def do_show(opts):
 
 # ---------------------------------------------------------------- apply
 
-def _print_plan(plan, out=sys.stdout):
+def _print_plan(plan, out=None):
+    out = sys.stdout if out is None else out
     tasks = [e for e in plan.entries if e["type"] == "task"]
     irqs = [e for e in plan.entries if e["key"].startswith("irq:")]
     rest = [e for e in plan.entries if e not in tasks and e not in irqs]

@@ -377,8 +377,8 @@ class StateLock:
     confirm; jtr ab's apply and revert). flock on a file in the state folder: a
     killed holder releases it; a second one waits, saying for whom."""
 
-    def __init__(self, out=sys.stderr):
-        self.out, self.fd = out, None
+    def __init__(self, out=None):
+        self.out, self.fd = sys.stderr if out is None else out, None
 
     def __enter__(self):
         os.makedirs(state_dir(), exist_ok=True)
@@ -412,7 +412,7 @@ def recover():
 
 # ---------------------------------------------------------------- apply
 
-def apply(plan, boot=False, auto_revert_s=None, via_tuned=False, out=sys.stdout, stop=None):
+def apply(plan, boot=False, auto_revert_s=None, via_tuned=False, out=None, stop=None):
     """Snapshot, then apply; returns the state written.
 
     Write-ahead: the snapshot holds every entry's value before the first change,
@@ -420,7 +420,9 @@ def apply(plan, boot=False, auto_revert_s=None, via_tuned=False, out=sys.stdout,
     marked "pending" and the one before with its outcome, so a revert restores
     exactly what the apply reached, whenever it was killed. @stop: a function
     that is true once a stop was requested; the apply then ends before the next
-    entry, with the status "applying" (the caller reverts)."""
+    entry, with the status "applying" (the caller reverts). @out: where it says
+    what it does (sys.stdout as it is when called)."""
+    out = sys.stdout if out is None else out
     if active_state():
         st = active_state()
         raise UsageError("profile %s is applied (since %s); run 'jtr tune revert' first"
@@ -512,10 +514,11 @@ def _apply_one(e):
 
 # ---------------------------------------------------------------- revert
 
-def revert(st, out=sys.stdout):
+def revert(st, out=None):
     """Restore the entries of snapshot @st that the apply reached (all of them in a
     snapshot written before write-ahead), newest first; returns ([(label, why)]
     not restored, tasks gone since). st["touched"] is how many it looked at."""
+    out = sys.stdout if out is None else out
     failed, gone, touched = [], 0, 0
     step_s = step_delay()
     if st.get("auto_revert_pid") and st["auto_revert_pid"] != os.getpid():
@@ -744,11 +747,12 @@ def variables_path(folder):
     return os.path.join(folder, VARIABLES)
 
 
-def install_profiles(folder=None, out=sys.stdout):
+def install_profiles(folder=None, out=None):
     """Copy jtr's profiles into @folder/<name>/tuned.conf (default: tuned's user
     folder, where tuned-adm list finds them) and the jtr-variables.conf template
     (variables_path) when there is none; a profile of that name jtr did not
     install (its text differs) is left and listed. Returns the number left."""
+    out = sys.stdout if out is None else out
     folder = folder or tuned_layout()["user"]
     own = profile_dirs()[0]
     left = 0

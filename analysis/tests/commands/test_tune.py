@@ -6,7 +6,6 @@ that has nothing to do, and the folders of tuned it names. Only what needs no
 root and writes no setting runs here (tests/test_tune.py applies on a machine)."""
 import io
 import json
-import sys
 import types
 
 import pytest
@@ -138,14 +137,7 @@ def test_the_plan_as_printed(monkeypatch):
         "warning: careful"]
 
 
-def now_stdout(monkeypatch, module, name):
-    """@module.name with its out= the stdout of now (its default is the one of import)."""
-    f = getattr(module, name)
-    monkeypatch.setattr(module, name, lambda *a: f(*a, out=sys.stdout))
-
-
 def test_dry_run_prints_the_plan_and_changes_nothing(profiles, state, capsys, monkeypatch):
-    now_stdout(monkeypatch, command, "_print_plan")
     assert jtr(["tune", "apply", "jtr-more", "--dry-run"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[:3] == ["jtr-more", "plan (1 settings):",
@@ -201,7 +193,6 @@ def test_confirmed_and_reverted_already(state, capsys):
 
 
 def test_install_profiles_into_a_folder(profiles, tmp_path, capsys, monkeypatch):
-    now_stdout(monkeypatch, E, "install_profiles")
     monkeypatch.setenv("JTR_TUNED_VERSION", "2.20.0")
     paths._installed_tuned_version.cache_clear()     # read once a process
     try:
