@@ -31,6 +31,7 @@ MAX_JSON_DEPTH = 32         # objects and lists inside one another (a result has
 MAX_INT_DIGITS = 20         # 2^64 has 20 digits: jtr writes no longer integer
 READ_CHUNK = 1 << 16
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
           (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))
 
@@ -223,25 +224,29 @@ def _parse_int(text):
     return int(text)
 
 
-def json_depth_error(doc):
+def json_depth_error(doc, text=None):
     """Why @doc is nested too deeply or holds text that cannot be written back
-    (a lone UTF-16 surrogate), or None. Walks without recursion."""
-    stack = [(doc, 1)]
+    (a lone UTF-16 surrogate), or None. Walks without recursion, containers only;
+    given the @text @doc was parsed from, its strings are searched only if the
+    text holds a surrogate's escape (\\ud800-\\udfff: the only way JSON read
+    from UTF-8 can carry one)."""
+    strings = text is None or _SURROGATE_ESCAPE.search(text) is not None
+    stack = [(doc, 1)] if isinstance(doc, (dict, list)) else []
     while stack:
         v, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return "nested deeper than %d levels" % MAX_JSON_DEPTH
         if isinstance(v, dict):
-            if depth > MAX_JSON_DEPTH:
-                return "nested deeper than %d levels" % MAX_JSON_DEPTH
-            for k, x in v.items():
-                if _SURROGATE.search(k):
-                    return "a key holds a lone UTF-16 surrogate (\\ud800-\\udfff)"
-                stack.append((x, depth + 1))
-        elif isinstance(v, list):
-            if depth > MAX_JSON_DEPTH:
-                return "nested deeper than %d levels" % MAX_JSON_DEPTH
-            stack.extend((x, depth + 1) for x in v)
-        elif isinstance(v, str) and _SURROGATE.search(v):
+            if strings:
+                for k in v:
+                    if _SURROGATE.search(k):
+                        return "a key holds a lone UTF-16 surrogate (\\ud800-\\udfff)"
+            v = v.values()
+        if strings and any(isinstance(x, str) and _SURROGATE.search(x) for x in v):
             return "a string holds a lone UTF-16 surrogate (\\ud800-\\udfff)"
+        stack.extend([(x, depth + 1) for x in v if isinstance(x, (dict, list))])
+    if strings and isinstance(doc, str) and _SURROGATE.search(doc):
+        return "a string holds a lone UTF-16 surrogate (\\ud800-\\udfff)"
     return None
 
 
@@ -261,7 +266,7 @@ def parse_json(data, path, what="file"):
     except RecursionError:
         raise UsageError("%s: not a JSON file jtr reads: nested deeper than %d levels"
                          % (path, MAX_JSON_DEPTH))
-    why = json_depth_error(doc)
+    why = json_depth_error(doc, text)
     if why:
         raise UsageError("%s: not a JSON file jtr reads: %s" % (path, why))
     return doc

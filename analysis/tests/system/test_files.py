@@ -96,6 +96,8 @@ def test_json_bounds(tmp_path):
         (b'{"n": -' + b"7" * 21 + b"}", "an integer of 22 digits"),
         (b'{"s": "\\ud800"}', "lone UTF-16 surrogate"),
         (b'{"\\udfff": 1}', "lone UTF-16 surrogate"),
+        (b'{"a": [1, {"b": ["ok", "\\uDC80"]}]}', "lone UTF-16 surrogate"),
+        (b'"\\ud800"', "lone UTF-16 surrogate"),
         (b"{not json", "not a JSON file (line 1:"),
     ]
     for data, msg in cases:
@@ -114,6 +116,7 @@ def test_json_bounds(tmp_path):
     assert back["n"] == 2 ** 64 - 1 and back["m"] == -(2 ** 63) and back["f"] != back["f"]
     assert back["s"] == "\U0001f600"
     assert parse_json(b"[]", "x") == []
+    assert parse_json(b'["\\ud83d\\ude00", 7]', "x") == ["\U0001f600", 7]
 
 
 def test_read_json_checks_the_format_without_quoting_much(tmp_path):
