@@ -193,3 +193,24 @@ def test_commands_are_loaded_only_by_the_dispatcher():
     for n in present:
         m = importlib.import_module(n)
         assert callable(m.make_parser) and callable(m.run), n
+
+
+# what a page must be given, not fetch or compute: the loaders of results, outlier
+# logs and suites, and the comparison's statistics (drivers/report.py does them)
+NOT_IN_RENDER = {"jtrpy.results.result": {"load_result", "make_output_dir"},
+                 "jtrpy.results.outliers": {"read_outliers"},
+                 "jtrpy.results.suite": {"load_suite", "item_folder"},
+                 "jtrpy.stats.compare": {"compare"}}
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if n.startswith("jtrpy.render")))
+def test_render_reads_no_file_and_runs_no_statistic(name):
+    for target, names, line, _ in imports(name):
+        used = NOT_IN_RENDER.get(target, set()) & set(names)
+        assert not used, ("%s:%d imports %s from %s: a page is given what it shows "
+                          "(drivers/report.py)" % (name, line, ", ".join(sorted(used)), target))
+
+
+def test_jtr_report_command_parses_and_calls_its_driver():
+    used = {t for t, _, _, _ in imports("jtrpy.commands.report") if ours(t)}
+    assert used <= {"jtrpy.cli.parser", "jtrpy.drivers.report", "jtrpy.formats.legacy"}, used

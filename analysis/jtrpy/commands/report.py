@@ -1,17 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """report - jtr report: one self-contained HTML page (plots embedded) of a
 result, of two compared, or of a jtr suite folder, with the PNGs beside it."""
-import os
-
 from ..cli.parser import Count, JtrParser, add_output, add_quantity
-from ..errors import UsageError
+from ..drivers.report import write_report
 from ..formats import legacy
-from ..render import report, suite_page
-from ..render.html import write_all
-from ..results.quantity import select
-from ..results.result import load_result, make_output_dir
-from ..results.suite import is_suite, load_suite
-from ..stats.compare import check_result
 
 DESCRIPTION = """\
 Write a report of a result as one HTML page that needs no network (the plots are
@@ -81,35 +73,8 @@ def make_parser(prog):
     return p
 
 
-def default_out(results):
-    if len(results) == 1:
-        return os.path.join(results[0].folder, "report")
-    names = [os.path.basename(os.path.abspath(r.folder)) or "result" for r in results]
-    return "report-%s-vs-%s" % tuple(names)
-
-
 def run(opts):
-    paths = opts.paths
-    if not 1 <= len(paths) <= 2:
-        raise UsageError("give one result, or two to compare; see 'jtr report --help'")
-    build_opts = {"gnuplot": opts.gnuplot, "histo_buckets": opts.histo_buckets,
-                  "quantity": opts.quantity, "mixed": opts.mixed}
-    if len(paths) == 1 and is_suite(paths[0]):
-        if opts.quantity:
-            raise UsageError("--quantity %s: a suite's page shows each item on its own tool's "
-                             "quantity; give a result of the suite instead (%s/ITEM)"
-                             % (opts.quantity, paths[0]))
-        doc = load_suite(paths[0])
-        out = make_output_dir(opts.output or os.path.join(paths[0], "report"),
-                              what="report folder")
-        print(write_all(out, *suite_page.build(paths[0], doc, build_opts)))
-        return 0
-    results = [load_result(p) for p in paths]
-    for p, r in zip(paths, results):
-        select(r, opts.quantity, p)         # one it has not: refused before writing
-    if len(results) == 2:
-        for p, r in zip(paths, results):
-            check_result(r, p)
-    out = make_output_dir(opts.output or default_out(results), what="report folder")
-    print(write_all(out, *report.build(results, paths, build_opts)))
+    print(write_report(opts.paths, opts.output, {
+        "gnuplot": opts.gnuplot, "histo_buckets": opts.histo_buckets,
+        "quantity": opts.quantity, "mixed": opts.mixed}))
     return 0

@@ -10,7 +10,6 @@ import os
 
 from ..results.figures import merged_histogram
 from ..results.quantity import select
-from ..stats.compare import compare
 from ..units import fmt_ns
 from . import compare_plots, plots
 from .compare import change_word, fmt_ci, fmt_diff, fmt_pct, fmt_value, min_effect_text
@@ -216,16 +215,14 @@ def legacy_details(graphs, texts):
     return "\n".join(out)
 
 
-def build(results, given, opts, summary):
+def build(results, given, opts, summary, c):
     """({name: png bytes}, the page, {name: text}) of two Results compared (@given:
-    how the user named them). @opts as render/report.py's build; @summary(label,
-    result, quantity): the single-result page's summary section of a result."""
+    how the user named them; @c: stats.compare's comparison of them). @opts:
+    gnuplot, histo_buckets, quantity; @summary(label, result, quantity): the
+    single-result page's summary section of a result."""
     opts = opts or {}
     quantity = opts.get("quantity")
     labels = _labels(results, given)
-    # errors name the results as the user gave them
-    c = compare(results[:1], results[1:], labels_a=given[:1], labels_b=given[1:],
-                quantity=quantity, mixed=opts.get("mixed"))
     plt = plots.pyplot()
     pngs = {}
     title = "jtr report: %s vs %s" % tuple(labels)

@@ -17,13 +17,11 @@ import os
 import re
 
 from ..attribution.attribute import categories_of
-from ..errors import UsageError
 from ..results.figures import result_figures
-from ..results.outliers import read_outliers
 from ..results.quantity import select
 from ..results.result import PERCENTILE_KEYS
 from ..results.validity import summary
-from . import compare_page, plots
+from . import plots
 from .attribution import BACKEND_NAMES, budget_lines, cost_text, group_causes, phases_text
 from .compare import format_table as compare_table
 from .html import esc, fmt_ns, img, jnum, page_html, svg_figure, table
@@ -450,9 +448,9 @@ def row_categories(result, rows):
     return out if all(taken[k] == len(v) for k, v in parts.items()) else None
 
 
-def page_plots(plt, result, label, quantity):
+def page_plots(plt, result, label, quantity, rows):
     """{name: (png, svg, caption)} of one result's plots: percentile spectrum,
-    timeline, causes, histogram."""
+    timeline (@rows: its outlier log's rows, [] without one), causes, histogram."""
     runs = [r for r in (select(result, quantity, label).runs if quantity
                         else result.get("runs", []))
             if isinstance(r, dict) and isinstance(r.get("histogram"), dict)]
@@ -467,10 +465,6 @@ def page_plots(plt, result, label, quantity):
             "Percentile spectrum of the %s, from 50 %% to the maximum" % what,)
     a = attribution_of(result)
     if a:
-        try:
-            rows = read_outliers(result)
-        except UsageError:
-            rows = []       # no outlier log (or a damaged one): the worst outliers only
         if rows or a.get("worst"):
             cats = row_categories(result, rows) if rows else None
             out["timeline"] = plots.png_and_svg(
@@ -493,13 +487,16 @@ def page_plots(plt, result, label, quantity):
     return out
 
 
-def single_page(result, given, opts):
+def single_page(result, given, opts, rows):
     """(pngs, page, texts) of one result's page: title, summary, plots, the 10 ns
-    graphs, the tables for people, the result.json fields (closed)."""
+    graphs, the tables for people, the result.json fields (closed). @rows: its
+    outlier log's rows ([] without one: the worst outliers only); @opts:
+    gnuplot, histo_buckets, quantity (None: the result's default; its plots show
+    each run, or only those of the quantity asked for)."""
     quantity = opts.get("quantity")
     plt = plots.pyplot()
     label = os.path.basename(os.path.abspath(result.folder)) or given
-    shown = page_plots(plt, result, label, quantity)
+    shown = page_plots(plt, result, label, quantity, rows)
     pngs = {name: v[0] for name, v in shown.items()}
     title = title_of(result, quantity)
     body = ["<h1>%s</h1>" % esc(title), summary_section(label, result, quantity)]
@@ -510,16 +507,3 @@ def single_page(result, given, opts):
     pngs.update(graphs)
     body.append(result_section(label, result, quantity))
     return pngs, page_html(title, body), texts
-
-
-def build(results, given, opts=None):
-    """{name: png bytes}, the HTML text of the report and {name: text} of the
-    jtr_null-format files, of one or two Results (@given: how the user named them).
-    @opts: gnuplot, histo_buckets, quantity (None: each result's default; one
-    result's plots show each run, or only those of a quantity asked for; two
-    results are overlaid and compared on it) and mixed (compare two quantities
-    that measure different things)."""
-    opts = opts or {}
-    if len(results) == 1:
-        return single_page(results[0], given[0], opts)
-    return compare_page.build(results, given, opts, summary_section)

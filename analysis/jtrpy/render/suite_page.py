@@ -8,12 +8,9 @@ the .gp and .txt files, written beside the page and linked from it."""
 import math
 import os
 
-from ..errors import UsageError
 from ..formats import legacy
 from ..results.figures import merged_histogram, result_figures, run_pairs
 from ..results.quantity import select
-from ..results.result import load_result
-from ..results.suite import item_folder
 from ..units import fmt_ns
 from . import compare_plots, plots
 from .html import esc, page_html, svg_figure, table
@@ -24,20 +21,6 @@ PANEL_COLUMNS = 3
 
 def _ns(v):
     return fmt_ns(v) if isinstance(v, (int, float)) else ""
-
-
-def load_items(folder, entries):
-    """({item name: Result}, {item name: why it has none})."""
-    loaded, why = {}, {}
-    for e in entries:
-        try:
-            d = item_folder(folder, e)
-            p = os.path.join(d, "result.json") if d else None
-            if p and os.path.lexists(p):
-                loaded[e["name"]] = load_result(p)
-        except UsageError as err:
-            why[e["name"]] = str(err)
-    return loaded, why
 
 
 def warnings_once(entries, loaded):
@@ -184,12 +167,12 @@ def _links(names):
 
 # --- the page ------------------------------------------------------------------
 
-def build(folder, doc, opts):
+def build(folder, doc, opts, loaded, why):
     """({name: png bytes}, the HTML page, {name: text}) of the suite in @folder
-    whose index is @doc."""
+    whose index is @doc: @loaded {item name: Result} of the items that have one,
+    @why {item name: why it has none}."""
     plt = plots.pyplot()
     entries = doc.get("items", [])
-    loaded, why = load_items(folder, entries)
     names = list(loaded)
     stems = plots.file_stems(names)
     results = [loaded[n] for n in names]

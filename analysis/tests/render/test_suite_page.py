@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""render.suite_page: a jtr suite folder's page from items written here: which
-items load and why the others do not, the warnings said once with the items they
-concern, the items' table, each item's panels (a send run beside its null run,
+"""render.suite_page: a jtr suite folder's page from items written here (loaded
+by drivers.report): the warnings said once with the items they concern, the
+items' table, each item's panels (a send run beside its null run,
 the clock_gettime loop beside the RDTSC one), the thinned ticks, and the page
 with its plots and jtr_null files."""
 import json
 
 import pytest
 
+from jtrpy.drivers.report import suite_items
 from jtrpy.render import plots
 from jtrpy.render import suite_page as S
 from jtrpy.results.figures import result_figures
@@ -47,18 +48,9 @@ def suite(tmp_path):
     return tmp_path, doc
 
 
-def test_load_items_says_why_one_has_no_result(suite, tmp_path):
-    folder, doc = suite
-    outside = entry("evil", folder=True)
-    outside["folder"] = "../elsewhere"
-    loaded, why = S.load_items(str(folder), doc["items"] + [outside, entry("x", folder=False)])
-    assert list(loaded) == ["null", "null-clock"] and list(why) == ["evil"]
-    assert why["evil"].endswith("items: item evil: its folder is outside the suite's folder")
-
-
 def test_warnings_once_with_the_items_they_concern(suite):
     folder, doc = suite
-    loaded, _ = S.load_items(str(folder), doc["items"])
+    loaded, _ = suite_items(str(folder), doc["items"])
     html = S.warnings_once(doc["items"], loaded)
     assert html.count("<li>") == 2
     assert "<li>memory not locked <small>(every item)</small></li>" in html
@@ -68,7 +60,7 @@ def test_warnings_once_with_the_items_they_concern(suite):
 
 def test_items_table_in_peoples_units(suite):
     folder, doc = suite
-    loaded, why = S.load_items(str(folder), doc["items"])
+    loaded, why = suite_items(str(folder), doc["items"])
     rows = [r.split("</td><td>") for r in S.items_table(doc["items"], loaded, why).split(
         "\n") if r.startswith("<tr><td>")]
     f = result_figures(loaded["null"])
@@ -136,7 +128,8 @@ def test_the_page(suite, monkeypatch):
         plt.close(fig)
         return b"\x89PNG stub", "<svg>%d</svg>" % len(drawn)
     monkeypatch.setattr(plots, "png_and_svg", png_and_svg)
-    pngs, page, texts = S.build(str(folder), doc, {"histo_buckets": 50})
+    pngs, page, texts = S.build(str(folder), doc, {"histo_buckets": 50},
+                                *suite_items(str(folder), doc["items"]))
     assert sorted(pngs) == ["gap-runs", "null-clock-runs", "null-runs", "plot_gap-1",
                             "plot_null-1", "plot_null-2", "plot_null-clock-1",
                             "plot_null-clock-2", "plot_null-clock_v_null-1",
