@@ -158,6 +158,16 @@ def _the_browser():
     return _browser
 
 
+def close_browser():
+    """Close this process's Chromium, if it started one (the next page starts
+    another)."""
+    global _browser
+    if _browser is not None:
+        atexit.unregister(_browser.close)
+        _browser.close()
+        _browser = None
+
+
 def see(page, tmp, height=3000):
     """Render @page (an HTML file) in headless Chromium; Seen(text, pixels)."""
     import matplotlib.image

@@ -65,6 +65,16 @@ def without_pm_qos(argv):
         [str(a) for a in argv]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def no_browser_left_after_its_file():
+    """A file's headless Chromium (tests/browser.py) is closed with the file: its
+    idle threads would wake on the measured CPU in the files after it (chromium
+    and HangWatcher, a foreign task in jtr watch's ground truth once)."""
+    yield
+    if "browser" in sys.modules:
+        sys.modules["browser"].close_browser()
+
+
 @pytest.fixture(scope="session")
 def schema():
     with open(SCHEMA_PATH) as f:
