@@ -211,6 +211,20 @@ def test_render_reads_no_file_and_runs_no_statistic(name):
                           "(drivers/report.py)" % (name, line, ", ".join(sorted(used)), target))
 
 
-def test_jtr_report_command_parses_and_calls_its_driver():
-    used = {t for t, _, _, _ in imports("jtrpy.commands.report") if ours(t)}
-    assert used <= {"jtrpy.cli.parser", "jtrpy.drivers.report", "jtrpy.formats.legacy"}, used
+# commands that parse, call their one driver and print (and what else they may
+# import: their options' limits and the text of what they print)
+ONE_DRIVER = {"report": {"jtrpy.formats.legacy"},
+              "compare": {"jtrpy.errors", "jtrpy.render.compare", "jtrpy.stats.compare",
+                          "jtrpy.units"}}
+
+
+@pytest.mark.parametrize("command", sorted(ONE_DRIVER))
+def test_commands_parse_call_one_driver_and_print(command):
+    used = {t for t, _, _, _ in imports("jtrpy.commands." + command) if ours(t)}
+    drivers = {t for t in used if t.startswith("jtrpy.drivers")}
+    assert drivers == {"jtrpy.drivers." + command}, drivers
+    assert used - drivers <= {"jtrpy.cli.parser"} | ONE_DRIVER[command], used - drivers
+    for target, names, line, _ in imports("jtrpy.commands." + command):
+        assert not NOT_IN_RENDER.get(target, set()) & set(names), (
+            "commands/%s.py:%d loads or computes (%s): its driver's work" % (command, line,
+                                                                            target))

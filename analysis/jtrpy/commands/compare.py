@@ -1,7 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """compare - jtr compare A B: is B better or worse than A?"""
-import os
-
 from ..cli.parser import (
     Count,
     Duration,
@@ -11,9 +9,9 @@ from ..cli.parser import (
     add_output,
     add_quantity,
 )
+from ..drivers.compare import compare_results
 from ..errors import UsageError
 from ..render.compare import format_table
-from ..results.result import load_result
 from ..stats.compare import (
     DEFAULT_CONFIDENCE,
     DEFAULT_MIN_EFFECT_NS,
@@ -22,9 +20,7 @@ from ..stats.compare import (
     DEFAULT_SEED,
     FORMAT,
     SHORT_RUN_NS,
-    compare,
 )
-from ..system.files import dumps_json, write_atomic
 from ..units import fmt_ns
 
 DESCRIPTION = """\
@@ -99,25 +95,11 @@ def run(opts):
     if len(opts.results) != 2:
         raise UsageError("give two results, A (before) and B (after), not %d; see "
                          "'jtr compare --help'" % len(opts.results))
-    out = opts.output
-    if out:
-        d = os.path.dirname(os.path.abspath(out))
-        if not os.path.isdir(d) or os.path.isdir(out):
-            raise UsageError("-o %s: cannot write there; choose a file in a folder that exists"
-                             % out)
-    pa, pb = opts.results
-    a, b = load_result(pa), load_result(pb)
-    c = compare([a], [b], confidence=opts.confidence, resamples=opts.resamples,
-                seed=opts.seed, labels_a=[pa], labels_b=[pb], quantity=opts.quantity,
-                mixed=opts.mixed, min_effect_ns=opts.min_effect,
-                min_effect_pct=opts.min_effect_pct, accept_invalid=opts.accept_invalid)
-    text = dumps_json(c) + "\n"
-    if out:
-        try:
-            write_atomic(out, text)
-        except OSError as e:
-            raise UsageError("-o %s: cannot write: %s; choose a writable file"
-                             % (out, e.strerror or e))
+    c, text = compare_results(
+        *opts.results, out=opts.output, confidence=opts.confidence, resamples=opts.resamples,
+        seed=opts.seed, quantity=opts.quantity, mixed=opts.mixed,
+        min_effect_ns=opts.min_effect, min_effect_pct=opts.min_effect_pct,
+        accept_invalid=opts.accept_invalid)
     if opts.json:
         print(text, end="")
     else:
