@@ -396,8 +396,20 @@ class Walker:
                 return
             tasks = self.preempt.tasks
             if tasks[-1][1] != next_pid:
-                tasks.append([ev.cstr(raw[16:]) or self.comms.get(next_pid), next_pid,
-                              (b >> 16) & 0xffff, []])
+                comm, prio = ev.cstr(raw[16:]) or self.comms.get(next_pid), (b >> 16) & 0xffff
+                if self.preempt.category != C.TASK:
+                    tasks.append([comm, next_pid, prio, []])
+                    return
+                # another task takes the CPU from the one that preempted the probe:
+                # a preemption of its own, charged its own time (a chain of tasks on
+                # a busy CPU is not all the first one's)
+                self.preempt.end = ts
+                ep = Episode(C.TASK, C.Task(comm or "", next_pid, prio), ts, None)
+                ep.links = []
+                ep.tasks = [[comm, next_pid, prio, []]]
+                ep.switch_ns = ts
+                self.episodes.append(ep)
+                self.preempt = ep
             return
         prev_prio = b & 0xffff      # the probe's, when it is the task that left
         if self.probe_pid is not None:

@@ -128,6 +128,35 @@ def test_preemption_by_fifo_thread_after_wakeup(tmp_path):
     assert att["worst"][0]["traced_ns"] == 202_000
 
 
+def test_a_chain_of_tasks_each_charged_its_own_time(tmp_path):
+    """A busy CPU: a daemon preempts the probe, then a spinner takes the CPU from
+    the daemon before the probe runs again. Each is charged the time it held the
+    CPU (the spinner's 300 us were all the daemon's once, beside make
+    test-stress's busy loop: tokio-rt-worker at nice -10, then jtr-inject), one
+    outlier with two parts; the longest takes the entry allowance, as a primary
+    cause does."""
+    s = T0 + 2_500_000
+    gap, daemon, spin = ("gap/1", PROBE, 120), ("tokio-rt-worker", 68, 110), \
+        ("jtr-inject", 4242, 120)
+    kw = ("kworker/1:2", 123, 120)
+    # earlier, the probe preempted now and then: the task most often switched
+    # out while runnable, the probe of the log
+    evs = [e for k in range(3) for e in (switch(s - 900_000 + 100_000 * k, gap, kw),
+                                         switch(s - 899_000 + 100_000 * k, kw, gap, False))]
+    evs += [switch(s + 1000, gap, daemon),
+            switch(s + 101_000, daemon, spin),
+            switch(s + 401_000, spin, gap, preempted=False)]
+    att = run(tmp_path, evs, [(1, s, 402_000)])
+    got = {c["name"]: c["total_ns"] for c in att["causes"]}
+    assert got == {"jtr-inject": 302_000, "tokio-rt-worker": 100_000}, att["causes"]
+    w = att["worst"][0]
+    assert [(p["name"], p["ns"]) for p in w["parts"]] == [("jtr-inject", 302_000),
+                                                        ("tokio-rt-worker", 100_000)]
+    assert w["category"] == "task preemption" and w["name"] == "jtr-inject"
+    assert "preempted by tokio-rt-worker (pid 68, prio 110) for 100.0 us" in w["chain"]
+    assert "preempted by jtr-inject (pid 4242, prio 120) for 300.0 us" in w["chain"]
+
+
 def test_preemption_by_kworker_names_workqueue(tmp_path):
     s = T0 + 3_000_000
     gap, kw = ("gap/1", PROBE, 120), ("kworker/1:2", 123, 120)
