@@ -15,6 +15,7 @@ from ..cli.parser import (
     OptionType,
     ShellSplit,
     add_output,
+    shared,
 )
 from ..drivers import duplex as driver
 from ..errors import EXIT_INTERRUPTED, UsageError
@@ -92,22 +93,22 @@ def make_parser(prog):
     p = JtrParser(prog, usage="%(prog)s -T KIND --pub-addr ADDR --sub-addr ADDR [OPTIONS] "
                               "[-- OPTIONS FOR BOTH]",
                   description=DESCRIPTION, notes=NOTES, examples=EXAMPLES)
-    p.add_argument("-T", "--transport", metavar="KIND", type=Choice(*TRANSPORTS), default="udp",
+    p.add_argument(*shared("-T"), metavar="KIND", type=Choice(*TRANSPORTS), default="udp",
                    help="%s (default udp)" % ", ".join(TRANSPORTS))
     p.add_argument("--pub-addr", metavar="ADDR",
                    help="this side's jtr pub -P: where it sends or listens (the table above)")
     p.add_argument("--sub-addr", metavar="ADDR",
                    help="this side's jtr sub -P: where it binds or connects (the table above)")
-    p.add_argument("-r", "--rate", metavar="RATE", type=Rate(), default=10000,
+    p.add_argument(*shared("-r"), metavar="RATE", type=Rate(), default=10000,
                    help="messages a second this side publishes (default 10000); max: no "
                         "pacing")
     stop = p.add_mutually_exclusive_group()
-    stop.add_argument("-n", "--count", metavar="N", type=Count(1, 1 << 40),
+    stop.add_argument(*shared("-n"), metavar="N", type=Count(1, 1 << 40),
                       help="measured messages this side publishes (default 100000)")
-    stop.add_argument("-d", "--duration", metavar="DUR", dest="duration_ns",
+    stop.add_argument(*shared("-d"), metavar="DUR", dest="duration_ns",
                       type=Duration(10 ** 6, 30 * 86400 * 10 ** 9),
                       help="publish for DUR instead of a count")
-    p.add_argument("-m", "--len", metavar="BYTES", type=Count(24, 1 << 24),
+    p.add_argument(*shared("-m"), metavar="BYTES", type=Count(24, 1 << 24),
                    help="message length, header included (default 64)")
     p.add_argument("-w", "--warmup", metavar="N", type=Count(0, 1 << 32),
                    help="messages sent first, not measured (default 1000)")
@@ -145,7 +146,7 @@ def make_parser(prog):
                         "--pub '--drop-every 7'")
     p.add_argument("--sub", metavar="OPTS", type=ShellSplit(), action="extend", default=[],
                    help="more options for jtr sub only, e.g. --sub -f (counts only, no latency)")
-    p.add_argument("-q", "--quiet", action="store_true",
+    p.add_argument(*shared("-q"), action="store_true",
                    help="no summary on stdout, no progress or warnings on stderr")
     add_output(p, "results folder (default results/DATE-HOST-duplex): pub/ and sub/ (the "
                   "programs' results), pub.log, sub.log, duplex.json and summary.txt")

@@ -14,6 +14,7 @@ from ..cli.parser import (
     Percent,
     ShellSplit,
     add_output,
+    shared,
 )
 from ..drivers.maxrate import find_max_rate, mode, sweep_row
 from ..errors import EXIT_INTERRUPTED, UsageError
@@ -63,9 +64,9 @@ EXAMPLES = """\
 def make_parser(prog):
     p = JtrParser(prog, usage="%(prog)s [OPTIONS]", description=DESCRIPTION, notes=NOTES,
                   examples=EXAMPLES)
-    p.add_argument("-T", "--transport", metavar="KIND", type=Choice(*TRANSPORTS), default="udp",
+    p.add_argument(*shared("-T"), metavar="KIND", type=Choice(*TRANSPORTS), default="udp",
                    help="%s (default udp)" % ", ".join(TRANSPORTS))
-    p.add_argument("-P", "--addr", metavar="ADDR",
+    p.add_argument(*shared("-P"), metavar="ADDR",
                    help="the transport's address (see 'jtr pub --help')")
     p.add_argument("--from", metavar="RATE", dest="from_hz", type=Count(1, 10 ** 9),
                    help="first rate tried, msgs/s (default 10K)")
@@ -74,11 +75,11 @@ def make_parser(prog):
     p.add_argument("--rates", metavar="LIST", type=CountList(1, 10 ** 9, "10K,50K,100K"),
                    help="no search: a step at each of these rates (msgs/s, comma-separated), "
                         "the subscriber measuring latency; one table of the latency at each")
-    p.add_argument("-d", "--step", "--step-s", metavar="DUR", dest="step_ns",
+    p.add_argument(*shared("-d", "--step", "--step-s"), metavar="DUR", dest="step_ns",
                    type=Duration(10 ** 8, 3600 * 10 ** 9), default=2 * 10 ** 9,
                    help="length of each step, measured, 100ms to 1h (default 2s); a tenth "
                         "more is sent first as warm-up")
-    p.add_argument("-m", "--len", metavar="BYTES", type=Count(32, 1 << 24),
+    p.add_argument(*shared("-m"), metavar="BYTES", type=Count(32, 1 << 24),
                    help="message length (default 64)")
     p.add_argument("--sizes", metavar="LIST", type=CountList(32, 1 << 24, "64,256,1500"),
                    help="message lengths, comma-separated: the search (or --rates) for each "

@@ -21,6 +21,7 @@ from ..cli.parser import (
     add_output,
     add_partner_cpus,
     check_junit_path,
+    shared,
 )
 from ..drivers.plan import PARTNERS, PROBES, partner_cpu_of
 from ..drivers.run import run_job
@@ -96,7 +97,7 @@ EXAMPLES = """\
 def make_parser(prog):
     p = JtrParser(prog, usage="%(prog)s [PROBE] [OPTIONS] [PROBE OPTIONS]",
                   description=DESCRIPTION, notes=NOTES, examples=EXAMPLES)
-    p.add_argument("-c", "--cpus", metavar="LIST", type=CpuList(online_cpus),
+    p.add_argument(*shared("-c"), metavar="LIST", type=CpuList(online_cpus),
                    help="CPUs to measure (gap, wake: one pinned thread each; the other "
                         "probes measure one); the tracer follows (default: the probe's own CPU "
                         "option, else the first isolated CPU, else the last online one)")

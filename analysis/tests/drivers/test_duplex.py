@@ -174,11 +174,11 @@ def test_command_lines():
     assert duplex.pub_args(o, "/r") == [
         "-T", "udp", "-P", "10.0.0.2:9"] + both[2:] + [
         "-o", "/r/pub", "-r", "50000", "-n", "1000000", "-m", "100", "-w", "10",
-        "--ticks", "50", "--latency-rate", "1000", "--pack", "4", "-a", "0",
+        "--ticks", "50", "--latency-rate", "1000", "--pack", "4", "-c", "0",
         "--no-timestamps", "--rcvbuf", "1M", "--drop-every", "7"]
     assert duplex.sub_args(o, "/r") == [
         "-T", "udp", "-P", "0.0.0.0:9"] + both[2:] + [
-        "-o", "/r/sub", "--recv", "epoll", "-a", "1", "--rcvbuf", "1M", "--latency-file"]
+        "-o", "/r/sub", "--recv", "epoll", "-c", "1", "--rcvbuf", "1M", "--latency-file"]
     o = settings(*UDP, "-r", "max", "-d", "1s")
     assert duplex.pub_args(o, "/r")[-4:] == ["-r", "max", "-d", "1s"]
     assert "-q" not in duplex.sub_args(o, "/r")       # it would hide "ready on"

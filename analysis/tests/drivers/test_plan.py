@@ -10,7 +10,7 @@ from jtrpy.errors import UsageError
 def test_the_other_end_gets_the_transport_and_the_fifo_priority():
     p = make_plan("ping", ["-T", "udp", "-1", "-b", "-f", "3", "-r", "10K"], [1], 0)
     assert p.partner == "pong" and p.sides == {"ping": [1], "pong": [0]}
-    assert p.partner_args == ["--transport", "udp", "--busy", "-a", "0", "--fifo", "3"]
+    assert p.partner_args == ["--transport", "udp", "--busy", "-c", "0", "--fifo", "3"]
     p = make_plan("pub", ["-T", "shm", "--fifo=7"], [1], 0)
     assert p.partner == "sub" and p.sides == {"pub": [1], "sub": [0]}
     assert p.partner_args[-2:] == ["--fifo", "7"]
