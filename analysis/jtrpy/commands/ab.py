@@ -43,7 +43,7 @@ the revert and the results to be written."""
 NOTES = """\
 Needs root (it applies a profile). Run it from a housekeeping CPU.
 -d sets the length of a gap run; the other probes' own options set theirs (null:
--n samples, -r runs; send: -n; ping and pub: -n messages, -r rate), and -d is
+-n samples, --runs runs; send: -n; ping and pub: -n messages, -r rate), and -d is
 refused with them. jtr ab chooses each run's folder (-o in the probe's options
 is refused)."""
 

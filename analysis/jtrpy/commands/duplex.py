@@ -145,7 +145,7 @@ def make_parser(prog):
                    help="more options for jtr pub only (one shell-quoted string), e.g. "
                         "--pub '--drop-every 7'")
     p.add_argument("--sub", metavar="OPTS", type=ShellSplit(), action="extend", default=[],
-                   help="more options for jtr sub only, e.g. --sub -f (counts only, no latency)")
+                   help="more options for jtr sub only, e.g. --sub --fast (counts only, no latency)")
     p.add_argument(*shared("-q"), action="store_true",
                    help="no summary on stdout, no progress or warnings on stderr")
     add_output(p, "results folder (default results/DATE-HOST-duplex): pub/ and sub/ (the "
@@ -341,7 +341,7 @@ def summary(doc):
     lines.append("  received  %s (+%s warm-up) at %s/s, lost %s, %s%s" % (
         count(s["received"]), count(s.get("warmup_received")), fmt_rate(s.get("rate_hz")),
         count(s.get("lost")), "latency " + send if send else
-        "no latency (unstamped messages, or jtr sub -f)", ended(s)))
+        "no latency (unstamped messages, or jtr sub --fast)", ended(s)))
     intended = latency_text(lat.get("from_intended"))
     if intended:
         lines.append("            from the intended send time: %s" % intended)

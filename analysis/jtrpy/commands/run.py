@@ -86,7 +86,7 @@ EXAMPLES = """\
   sudo jtr run -c 1 -d 30 -o before-tuning
   sudo jtr run wake -c 1 -f 80 --cpu-dma-latency 0
   sudo jtr run send -T udp -c 1 -n 500K
-  sudo jtr run ping -T udp -1 -a 1 -r 10K -n 80K --pong-cpu 0
+  sudo jtr run ping -T udp -1 -c 1 -r 10K -n 80K --pong-cpu 0
   sudo jtr run pub -T shm -b -c 1 -r 100K -n 1M --sub-cpu 0
   sudo jtr run --cross-check -c 1 -d 10
   sudo jtr run wake -c 1 --max-latency 100us --junit ci.xml

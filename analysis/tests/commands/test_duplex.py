@@ -145,7 +145,7 @@ def test_summary_says_who_listens_and_what_went_wrong():
                         "from 10.0.0.2:2")
     assert lines[1] == ("  sent      100,000 at max rate (+1,000 warm-up), achieved 10,000/s, "
                         "exit 1, peer gone, partial")
-    assert lines[2].endswith("lost 10, no latency (unstamped messages, or jtr sub -f), "
+    assert lines[2].endswith("lost 10, no latency (unstamped messages, or jtr sub --fast), "
                              "exit 130, partial")
     assert len(lines) == 3
     shm = doc(params={"transport": "shm", "pub_addr": "a", "sub_addr": "b"})
