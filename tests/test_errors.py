@@ -48,7 +48,7 @@ BAD = [
                                        "jtr pub: unknown option '--bogus'"]),
     (["maxrate", "--sub", "--bogus"], ["jtr sub refused its options",
                                        "jtr sub: unknown option '--bogus'"]),
-    (["maxrate", "-A", "999"], ["jtr pub refused its options", "CPU 999 is not online"]),
+    (["maxrate", "--pub-cpu", "999"], ["jtr pub refused its options", "CPU 999 is not online"]),
 ]
 
 

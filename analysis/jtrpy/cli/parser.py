@@ -60,6 +60,8 @@ OLD_LETTERS = {
     "sub": {"-a": "-c", "-f": "--fast"},
     "ipc": {"-s": "-m", "-m": "--methods", "-r": "--readers"},
     "suite": {"-r": "--runs"},
+    "maxrate": {"-a": "-c", "-A": "--pub-cpu"},
+    "duplex": {"-a": "-c", "-A": "--pub-cpu"},
 }
 
 
@@ -505,6 +507,41 @@ def add_quantity(p, mixed=False):
         p.add_argument("--mixed-quantities", action="store_true", dest="mixed",
                        help="compare two quantities that measure different things (a round "
                             "trip against a loop time), which is refused without it")
+
+
+class SubPubCpus(OptionType):
+    """-c SUB[,PUB]: the subscriber's CPU, then the publisher's: (sub, pub)."""
+
+    def parse(self, text, opt, prog):
+        words = text.split(",")
+        if len(words) > 2:
+            raise UsageError("give SUB or SUB,PUB: the subscriber's CPU, then the "
+                             "publisher's (e.g. -c 1,0)")
+        cpus = [values.parse_int(w, 0, 4095) for w in words]
+        return cpus[0], (cpus[1] if len(cpus) > 1 else None)
+
+
+class StoreSubPub(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        namespace.sub_cpu = values[0]
+        if values[1] is not None:
+            namespace.pub_cpu = values[1]
+
+
+def add_sub_pub_cpus(p, sub_what, pub_what):
+    """-c SUB[,PUB] (the alphabet's CPUs, the measuring side's first), --sub-cpu and
+    --pub-cpu alone, and the old -a (-c) and -A (--pub-cpu) of jtr maxrate and
+    jtr duplex: sub_cpu and pub_cpu."""
+    p.add_argument(*shared("-c"), metavar="LIST", type=SubPubCpus(), action=StoreSubPub,
+                   help="SUB[,PUB]: pin %s, then %s" % (sub_what, pub_what))
+    p.add_argument("--sub-cpu", metavar="CPU", type=Count(0, 4095), help="pin %s alone"
+                   % sub_what)
+    p.add_argument("--pub-cpu", metavar="CPU", type=Count(0, 4095), help="pin %s alone"
+                   % pub_what)
+    add_old_letter(p, "-a", "--sub-cpu", "-c SUB: the subscriber's CPU", type=Count(0, 4095),
+                   metavar="CPU")
+    add_old_letter(p, "-A", "--pub-cpu", "the publisher's CPU", type=Count(0, 4095),
+                   metavar="CPU")
 
 
 def add_partner_cpus(p, online):

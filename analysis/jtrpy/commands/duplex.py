@@ -15,6 +15,7 @@ from ..cli.parser import (
     OptionType,
     ShellSplit,
     add_output,
+    add_sub_pub_cpus,
     shared,
 )
 from ..drivers import duplex as driver
@@ -72,8 +73,8 @@ EXAMPLES = """\
   on 10.0.0.1:  jtr duplex -T tcp --pub-addr 0.0.0.0:17391 --sub-addr 10.0.0.2:17392
   on 10.0.0.2:  jtr duplex -T tcp --pub-addr 0.0.0.0:17392 --sub-addr 10.0.0.1:17391
   one host, two shells: shm rings a and b, 50K msgs/s each way for 10 s, pinned
-    jtr duplex -T shm --pub-addr a --sub-addr b -r 50K -d 10s -A 0 -a 1 -o left
-    jtr duplex -T shm --pub-addr b --sub-addr a -r 50K -d 10s -A 1 -a 0 -o right
+    jtr duplex -T shm --pub-addr a --sub-addr b -r 50K -d 10s -c 1,0 -o left
+    jtr duplex -T shm --pub-addr b --sub-addr a -r 50K -d 10s -c 0,1 -o right
   jtr duplex ... --ticks 100 --latency-rate 1K       bursts, 1000 stamped a second
   jtr duplex ... --sub --latency-file -- --rcvbuf 16M  every sample kept; both
                                                      programs' buffers 16M"""
@@ -124,10 +125,7 @@ def make_parser(prog):
                    help="the sub busy-polls (the same as --recv busy)")
     p.add_argument("--recv", metavar="MODE", type=Choice("blocking", "busy", "epoll"),
                    help="the sub's receive mode: blocking (default), busy or epoll")
-    p.add_argument("-A", "--pub-cpu", metavar="CPU", type=Count(0, 4095),
-                   help="pin the pub's sending thread")
-    p.add_argument("-a", "--sub-cpu", metavar="CPU", type=Count(0, 4095),
-                   help="pin the sub's receiving thread")
+    add_sub_pub_cpus(p, "the sub's receiving thread", "the pub's sending thread")
     p.add_argument("--wait", metavar="DUR", dest="wait_ns",
                    type=Duration(10 ** 6, 24 * 3600 * 10 ** 9),
                    help="how long both programs wait for the peer to appear (default 10s)")
@@ -145,7 +143,8 @@ def make_parser(prog):
                    help="more options for jtr pub only (one shell-quoted string), e.g. "
                         "--pub '--drop-every 7'")
     p.add_argument("--sub", metavar="OPTS", type=ShellSplit(), action="extend", default=[],
-                   help="more options for jtr sub only, e.g. --sub --fast (counts only, no latency)")
+                   help="more options for jtr sub only, e.g. --sub --fast (counts only, no "
+                        "latency)")
     p.add_argument(*shared("-q"), action="store_true",
                    help="no summary on stdout, no progress or warnings on stderr")
     add_output(p, "results folder (default results/DATE-HOST-duplex): pub/ and sub/ (the "

@@ -14,6 +14,7 @@ from ..cli.parser import (
     Percent,
     ShellSplit,
     add_output,
+    add_sub_pub_cpus,
     shared,
 )
 from ..drivers.maxrate import find_max_rate, mode, sweep_row
@@ -55,7 +56,7 @@ interrupted."""
 EXAMPLES = """\
   jtr maxrate -T shm                       shm ring, 64-byte messages, 2 s steps
   jtr maxrate -T udp -m 700 --from 50K -d 5
-  jtr maxrate -T tcp -A 0 -a 1 --to 5M     pinned, at most 5M msgs/s
+  jtr maxrate -T tcp -c 1,0 --to 5M        pinned, at most 5M msgs/s
   jtr maxrate -T udp -d 0.5 --sub '--max-rate 20K'   a receiver capped at 20K/s
   jtr maxrate -T shm --sizes 32,64,128,500,1500       the max rate per size
   jtr maxrate -T udp --rates 10K,50K,100K -d 5        latency at each rate
@@ -85,10 +86,7 @@ def make_parser(prog):
                    help="message lengths, comma-separated: the search (or --rates) for each "
                         "one in turn, one table of the max rate per size")
     p.add_argument("-b", "--busy", action="store_true", help="busy-poll receive")
-    p.add_argument("-A", "--pub-cpu", metavar="CPU", type=Count(0, 4095),
-                   help="pin the publisher's sending thread")
-    p.add_argument("-a", "--sub-cpu", metavar="CPU", type=Count(0, 4095),
-                   help="pin the subscriber's receiving thread")
+    add_sub_pub_cpus(p, "the subscriber's receiving thread", "the publisher's sending thread")
     p.add_argument("--tolerance", metavar="PCT", type=Percent(0.1, 100), default=5.0,
                    help="stop bisecting when bad and good are this close (default 5)")
     p.add_argument("--slack", metavar="PCT", type=Percent(0, 50), default=3.0,

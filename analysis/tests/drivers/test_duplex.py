@@ -167,7 +167,7 @@ def test_the_first_non_zero_status(tmp_path, fake, monkeypatch, sub_plan, pub_pl
 
 def test_command_lines():
     o = settings(*UDP, "-r", "50K", "-n", "1M", "-m", "100", "-w", "10", "--ticks", "50",
-                 "--latency-rate", "1K", "--pack", "4", "--no-timestamps", "-A", "0", "-a", "1",
+                 "--latency-rate", "1K", "--pack", "4", "--no-timestamps", "-c", "1,0",
                  "--recv", "epoll", "--wait", "2s", "--timeout", "1s", "--stats-every", "0",
                  "--pub", "--drop-every 7", "--sub", "--latency-file", "--", "--rcvbuf", "1M")
     both = ["-T", "udp", "--wait", "2s", "--timeout", "1s", "--stats-every", "0"]
