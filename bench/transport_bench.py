@@ -352,8 +352,8 @@ def ipc_round(a, b, tmp, objects="20M"):
     objects in 100 KB batches: (bytes/s of the fastest method, its name, the command)."""
     out = os.path.join(tmp, "ipc")
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [JTR, "ipc", "-n", objects, "-s", str(TPUT_LEN), "-B", "100K", "-r", "1",
-           "-m", ",".join(IPC_SHM), "-c", "%d,%d" % (a, b), "-q", "-o", out]
+    cmd = [JTR, "ipc", "-n", objects, "-m", str(TPUT_LEN), "-B", "100K", "--readers", "1",
+           "--methods", ",".join(IPC_SHM), "-c", "%d,%d" % (a, b), "-q", "-o", out]
     run(cmd)
     with open(os.path.join(out, "result.json")) as f:
         rows = [r for r in json.load(f)["rows"] if r["ok"]]
