@@ -170,3 +170,16 @@ def test_pub_and_sub_old_letters(tmp_path):
     assert params(tmp_path / "old") == params(tmp_path / "new")
     assert params(tmp_path / "old-pub") == params(tmp_path / "new-pub")
     assert load(tmp_path / "new")["params"]["fast"] is True
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--fifo"], "option '--fifo' needs a value"),
+    (["-f", "high"], "-f high: 'high' is not an integer"),
+    (["-fb"], "-f b: 'b' is not an integer"),
+])
+def test_sub_f_is_the_fifo_priority(tmp_path, args, message):
+    """sub's -f takes a priority; only a bare -f (last, or before another option)
+    is the fast flag of old."""
+    p = run_jtr("sub", "-o", tmp_path / "x", *args, timeout=30)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert message in p.stderr, p.stderr

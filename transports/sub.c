@@ -571,18 +571,19 @@ static void add_up(struct sub *g, const struct sub *streams, int n)
 	}
 }
 
-/* old_fast - @opt is the -f of old, a flag (now --fast): -f at the end, or
- * followed by another option (given back to getopt), where -f PRIO takes a
- * number; true then */
+/* old_fast - @opt is the -f of old, a flag (now --fast): a short -f at the
+ * end, or followed by another option (given back to getopt), where -f PRIO
+ * takes a number; true then */
 static bool old_fast(struct jtr_probe *p, struct sub *g, int opt, char **argv)
 {
 	struct jtr_err e;
 	long long prio;
 
-	if (opt == ':' && optopt == JTR_FIFO_C)
+	if (opt == ':' && optopt == JTR_FIFO_C && strncmp(argv[optind - 1], "--", 2))
 		goto old;
 	if (opt != JTR_FIFO_C || jtr_parse_int(optarg, LLONG_MIN, LLONG_MAX, &prio, &e) == 0 ||
-	    optarg != argv[optind - 1] || optarg[0] != '-')
+	    optind < 2 || optarg != argv[optind - 1] || optarg[0] != '-' ||
+	    !strncmp(argv[optind - 2], "--", 2))
 		return false;
 	optind--;			/* the next option, read again */
 old:
