@@ -320,8 +320,11 @@ class JtrParser(argparse.ArgumentParser):
         self._operands.add_argument(dest, nargs=nargs, metavar=metavar, help=help)
 
     def parse_known_args(self, args=None, namespace=None):
-        return super().parse_known_args(self._values_attached(
-            sys.argv[1:] if args is None else list(args)), namespace)
+        args = self._values_attached(sys.argv[1:] if args is None else list(args))
+        # the option names as typed, for the errors (-c or --cpus)
+        self._typed = {w.split("=")[0] if w.startswith("--") else w[:2] for w in args
+                       if w.startswith("-")}
+        return super().parse_known_args(args, namespace)
 
     def _values_attached(self, args):
         """An option that takes a value takes the next word, whatever it is, as
@@ -378,7 +381,8 @@ class JtrParser(argparse.ArgumentParser):
     def _get_value(self, action, arg_string):
         """Our option types: 'OPT VALUE: what is wrong' (the C programs' form)."""
         if isinstance(action.type, OptionType):
-            opt = action.option_strings[0] if action.option_strings else action.metavar
+            typed = [o for o in action.option_strings if o in getattr(self, "_typed", ())]
+            opt = (typed or action.option_strings or [action.metavar])[0]
             try:
                 return action.type.parse(arg_string, opt, self.prog)
             except UsageError as e:
