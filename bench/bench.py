@@ -109,7 +109,7 @@ def jtr_gap_round(cpu, seconds, tmp):
 
 def null_cost(cpu, tmp):
     out = os.path.join(tmp, "null")
-    subprocess.run([JTR, "null", "-c", str(cpu), "-n", "2M", "-r", "3", "-p", "0", "-q",
+    subprocess.run([JTR, "null", "-c", str(cpu), "-n", "2M", "--runs", "3", "-p", "0", "-q",
                     "-o", out], check=True)
     with open(os.path.join(out, "result.json")) as f:
         res = json.load(f)

@@ -53,7 +53,7 @@ def record(folder):
         time.sleep(0.5)
         t = time.monotonic()
         p = subprocess.run([JTR, "run", "ping", "-T", "udp", "-P", "127.0.0.1:17457", "-1",
-                            "-a", str(cpu), "-r", os.environ.get("BENCH_ENDS_RATE", "20K"),
+                            "-c", str(cpu), "-r", os.environ.get("BENCH_ENDS_RATE", "20K"),
                             "-d", os.environ.get("BENCH_ENDS_SECONDS", "10"), "--pong-cpu",
                             str(other), "-o", folder], capture_output=True, text=True)
         wall = time.monotonic() - t

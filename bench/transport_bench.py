@@ -138,9 +138,9 @@ def cacheline_round(a, b, pause=False):
 def ping_round(kind, addr, busy, a, b, count, out, msg_len=None, ping_flags=()):
     """One `jtr pong` + `jtr ping --one-thread -r max`: ping's result and the commands."""
     flags = (["-b"] if busy else []) + (["-m", str(msg_len)] if msg_len else [])
-    pong_cmd = [JTR, "pong", "-T", kind, "-P", addr] + flags + ["-a", str(b), "-q"]
+    pong_cmd = [JTR, "pong", "-T", kind, "-P", addr] + flags + ["-c", str(b), "-q"]
     ping_cmd = ([JTR, "ping", "-T", kind, "-P", addr] + flags +
-                ["--one-thread", "-a", str(a), "-r", "max", "-n", str(count)] +
+                ["--one-thread", "-c", str(a), "-r", "max", "-n", str(count)] +
                 list(ping_flags) + ["-q", "-o", out])
     shutil.rmtree(out, ignore_errors=True)
     pong = Server(pong_cmd)
@@ -326,10 +326,10 @@ def pubsub_round(a, b, count, tmp, pack=1):
     sub_out, pub_out = os.path.join(tmp, "sub"), os.path.join(tmp, "pub")
     for d in (sub_out, pub_out):
         shutil.rmtree(d, ignore_errors=True)
-    sub_cmd = [JTR, "sub", "-T", "shm", "-P", name, "-f", "-b", "-a", str(b), "-q",
+    sub_cmd = [JTR, "sub", "-T", "shm", "-P", name, "--fast", "-b", "-c", str(b), "-q",
                "-o", sub_out]
     pub_cmd = [JTR, "pub", "-T", "shm", "-P", name, "-r", "max", "-m", str(TPUT_LEN),
-               "-n", str(count), "-w", "10K", "--no-timestamps", "-a", str(a), "-q",
+               "-n", str(count), "-w", "10K", "--no-timestamps", "-c", str(a), "-q",
                "-o", pub_out] + (["--pack", str(pack)] if pack > 1 else [])
     sub = Server(sub_cmd)
     try:
@@ -352,8 +352,8 @@ def ipc_round(a, b, tmp, objects="20M"):
     objects in 100 KB batches: (bytes/s of the fastest method, its name, the command)."""
     out = os.path.join(tmp, "ipc")
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [JTR, "ipc", "-n", objects, "-s", str(TPUT_LEN), "-B", "100K", "-r", "1",
-           "-m", ",".join(IPC_SHM), "-c", "%d,%d" % (a, b), "-q", "-o", out]
+    cmd = [JTR, "ipc", "-n", objects, "-m", str(TPUT_LEN), "-B", "100K", "--readers", "1",
+           "--methods", ",".join(IPC_SHM), "-c", "%d,%d" % (a, b), "-q", "-o", out]
     run(cmd)
     with open(os.path.join(out, "result.json")) as f:
         rows = [r for r in json.load(f)["rows"] if r["ok"]]

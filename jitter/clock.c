@@ -29,14 +29,15 @@ static const char usage_text[] =
 "CLOCK_MONOTONIC_RAW, the clock_gettime system call, and CLOCK_MONOTONIC_COARSE.\n"
 "\n"
 "options:\n"
-"  -n, --reads COUNT       reads per source (default 1M; K/M/G suffixes); a clock\n"
-"                          coarser than 1 us is read until it has stepped 10 times\n"
-"  -c, --cpu CPU           CPU to run on (default: first isolated CPU, else the\n"
-"                          last online one)\n"
-"  -f, --fifo PRIO         run SCHED_FIFO at PRIO (1-99)\n"
-"  -o, --output DIR        results folder (default results/DATE-HOST-clock)\n"
+JTR_COUNT_HELP "       reads per source (default 1M; K/M/G suffixes; --reads\n"
+"                          is the same); a clock coarser than 1 us is read until\n"
+"                          it has stepped 10 times\n"
+JTR_CPUS_HELP "         the CPU to run on (one; default: first isolated CPU,\n"
+"                          else the last online one)\n"
+JTR_FIFO_HELP "         run SCHED_FIFO at PRIO (1-99)\n"
+JTR_OUTPUT_HELP "        results folder (default results/DATE-HOST-clock)\n"
 "      --hist-error PCT    histogram's maximum relative error (default 1)\n"
-"  -q, --quiet             no progress and no summary on stdout\n"
+JTR_QUIET_HELP "             no progress and no summary on stdout\n"
 "  -h, --help              this text\n"
 "\n"
 "Writes DIR/summary.txt and DIR/result.json (format jtr-result/1), one run per\n"
@@ -49,8 +50,10 @@ JTR_PROBE_STOP_HELP
 "  jtr clock -c 2 -n 10M       longer, on CPU 2\n";
 
 static const struct option long_opts[] = {
-	{ "reads", required_argument, NULL, 'n' },
-	{ "cpu", required_argument, NULL, 'c' },
+	JTR_LONG(COUNT),
+	{ "reads", required_argument, NULL, JTR_COUNT_C },
+	JTR_LONG(CPUS),
+	{ "cpu", required_argument, NULL, JTR_CPUS_C },
 	JTR_PROBE_LONG_OPTS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -259,12 +262,13 @@ int main(int argc, char **argv)
 	jtr_probe_init(&p, "clock", argc, argv);
 	c.p = &p;
 	c.reads = 1000000;
-	while ((opt = getopt_long(argc, argv, ":n:c:f:o:qh", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":" JTR_COUNT_S JTR_CPUS_S JTR_FIFO_S JTR_OUTPUT_S
+					JTR_QUIET_S "h", long_opts, NULL)) != -1) {
 		if (jtr_probe_common_opt(&p, opt, usage_text, argv))
 			continue;
 		switch (opt) {
-		case 'n': c.reads = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40); break;
-		case 'c':
+		case JTR_COUNT_C: c.reads = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40); break;
+		case JTR_CPUS_C:
 			jtr_opt_cpus(&p, optarg, false, &cpus, &none);
 			if (CPU_COUNT(&cpus) != 1)
 				jtr_usage_error(&p, "-c %s: jtr clock runs on one CPU; give one CPU number",

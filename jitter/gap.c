@@ -30,25 +30,28 @@ static const char usage_text[] =
 "CLOCK_MONOTONIC start for 'jtr attribute'.\n"
 "\n"
 "options:\n"
-"  -d, --duration DURATION  how long (default 10s; 30 is seconds, or 500ms, 2m)\n"
-"  -j, --loops COUNT        run COUNT loops instead of a duration, and print the\n"
-"                           shortest and longest gap of each CPU (e.g. -j 1G)\n"
-"  -c, --cpus LIST          CPUs to measure, e.g. 1 or 2-3,5 (default: first isolated\n"
+JTR_DURATION_HELP "  how long (default 10s; 30 is seconds, or 500ms, 2m)\n"
+JTR_COUNT_HELP "        run COUNT loops instead of a duration, and print the\n"
+"                           shortest and longest gap of each CPU (e.g. -n 1G;\n"
+"                           --loops is the same)\n"
+JTR_CPUS_HELP "          CPUs to measure, e.g. 1 or 2-3,5 (default: first isolated\n"
 "                           CPU, else the last online one)\n"
 "  -t, --timebase TB        tsc (or 1, RDTSC; default) or clock (or 2, clock_gettime)\n"
-"  -f, --fifo PRIO          run SCHED_FIFO at PRIO (1-99)\n"
-"  -o, --output DIR         results folder (default results/DATE-HOST-gap)\n"
+JTR_FIFO_HELP "          run SCHED_FIFO at PRIO (1-99)\n"
+JTR_OUTPUT_HELP "         results folder (default results/DATE-HOST-gap)\n"
 "      --threshold DUR      gaps above this are interruptions\n"
 "                           (default max(1us, 8 x the shortest loop))\n"
 "      --max-outliers N     outlier log entries kept per CPU (default 100000;\n"
 "                           more are counted as dropped, never lost silently)\n"
 "      --hist-error PCT     histogram's maximum relative error (default 1)\n"
 JTR_GATE_HELP
-"  -q, --quiet              no progress and no summary on stdout\n"
+JTR_QUIET_HELP "              no progress and no summary on stdout\n"
 "  -h, --help               this text\n"
 "\n"
 "A duration is NUMBER[UNIT], UNIT ns, us, ms, s, m or h; a bare number is in\n"
 "seconds, but --threshold still reads one as ns, with a warning: write the unit.\n"
+"\n"
+JTR_OLD_HELP " -j COUNT (-n).\n"
 "\n"
 "Writes DIR/summary.txt, DIR/outliers.csv (cpu,start_ns,length_ns) and\n"
 "DIR/result.json (format jtr-result/1).\n"
@@ -62,16 +65,17 @@ JTR_PROBE_STOP_HELP
 "examples:\n"
 "  jtr gap                       10 s on the default CPU\n"
 "  jtr gap -c 1-3 -d 60          a minute on CPUs 1, 2 and 3 at once\n"
-"  jtr gap -j 1G -t clock        1e9 clock_gettime loops: min and max gap\n"
+"  jtr gap -n 1G -t clock        1e9 clock_gettime loops: min and max gap\n"
 "  jtr gap -f 99 -c 3 -d 5m      five minutes at SCHED_FIFO 99\n"
 "  jtr gap -c 1 --max-latency 50us --max-lost 0.1% --junit gap.xml\n"
 "                                a CI gate with a JUnit report\n";
 
 static const struct option long_opts[] = {
-	{ "duration", required_argument, NULL, 'd' },
-	{ "loops", required_argument, NULL, 'j' },
-	{ "cpus", required_argument, NULL, 'c' },
-	{ "cpu", required_argument, NULL, 'c' },
+	JTR_LONG(DURATION),
+	JTR_LONG(COUNT),
+	{ "loops", required_argument, NULL, JTR_COUNT_C },
+	JTR_LONG(CPUS),
+	{ "cpu", required_argument, NULL, JTR_CPUS_C },
 	{ "timebase", required_argument, NULL, 't' },
 	JTR_PROBE_OUTLIER_LONG_OPTS,
 	JTR_PROBE_LONG_OPTS,
@@ -81,7 +85,7 @@ static const struct option long_opts[] = {
 struct gap_params {
 	struct jtr_probe *p;
 	uint64_t duration_ns;
-	uint64_t loops;			/* -j; 0: use the duration */
+	uint64_t loops;			/* -n; 0: use the duration */
 	uint64_t threshold_opt;
 	uint64_t max_outliers;
 };
@@ -336,29 +340,38 @@ int main(int argc, char **argv)
 	struct jtr_worker *w;
 	cpu_set_t cpus;
 	bool none, cpu_given = false, dur_given = false;
+	char loops_opt = 'n';
 	int opt, i;
 
 	jtr_probe_init(&p, "gap", argc, argv);
 	gp.p = &p;
 
 	/* 1. options: numbers only; paths are kept as strings */
-	while ((opt = getopt_long(argc, argv, ":d:j:c:t:f:o:qh", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":" JTR_DURATION_S JTR_COUNT_S "j:" JTR_CPUS_S "t:"
+					JTR_FIFO_S JTR_OUTPUT_S JTR_QUIET_S "h", long_opts, NULL)) != -1) {
 		if (jtr_probe_common_opt(&p, opt, usage_text, argv) ||
 		    jtr_probe_outlier_opt(&p, opt, optarg, &gp.threshold_opt, &gp.max_outliers))
 			continue;
 		switch (opt) {
-		case 'd':
+		case JTR_DURATION_C:
 			gp.duration_ns = jtr_opt_duration(&p, "-d", optarg, JTR_NS_PER_MS,
 							  30ULL * 24 * 3600 * JTR_NS_PER_S);
 			dur_given = true;
 			break;
-		case 'j': gp.loops = jtr_opt_count(&p, "-j", optarg, 1, 1ULL << 50); break;
-		case 'c': jtr_opt_cpus(&p, optarg, false, &cpus, &none); cpu_given = true; break;
+		case 'j':
+			jtr_opt_old(&p, 'j', "-n", "the loop count");
+			/* fall through */
+		case JTR_COUNT_C:
+			loops_opt = (char)opt;
+			gp.loops = jtr_opt_count(&p, opt == 'j' ? "-j" : "-n", optarg, 1, 1ULL << 50);
+			break;
+		case JTR_CPUS_C: jtr_opt_cpus(&p, optarg, false, &cpus, &none); cpu_given = true; break;
 		}
 	}
 	jtr_probe_no_args(&p, argc, argv);
 	if (gp.loops && dur_given)
-		jtr_usage_error(&p, "-d and -j both given; use -d for a duration or -j for a loop count");
+		jtr_usage_error(&p, "-d and -%c both given; use -d for a duration or -n for a loop count",
+				loops_opt);
 	jtr_probe_default_cpus(&cpus, cpu_given);
 	jtr_probe_check_cpus(&p, "-c", &cpus);
 

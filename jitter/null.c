@@ -28,17 +28,19 @@ static const char usage_text[] =
 "the same time for every sample; what is left is the machine's jitter.\n"
 "\n"
 "options:\n"
-"  -n, --samples COUNT     samples per run (default 2000000; K/M/G suffixes)\n"
+JTR_COUNT_HELP "       samples per run (default 2000000; K/M/G suffixes;\n"
+"                          --samples is the same)\n"
 "  -B, --spins N           empty-loop iterations per sample (default 100)\n"
 "  -p, --pause DURATION    busy-wait between samples (default 898ns)\n"
 "  -w, --warmup N          samples per run before recording (default 500)\n"
-"  -r, --runs N            runs (default 3)\n"
+"      --runs N            runs (default 3)\n"
 "  -t, --timebase TB       tsc (or 1, RDTSC; default) or clock (or 2, clock_gettime)\n"
-"  -c, --cpu CPU           CPU to run on (default: first isolated CPU, else the\n"
-"                          last online one); -1: do not pin (not recommended)\n"
-"  -f, --fifo PRIO         run SCHED_FIFO at PRIO (1-99)\n"
-"  -o, --output DIR        results folder (default results/DATE-HOST-null)\n"
-"  -d, --desc TEXT         run name in summary.txt's run headers and the gnuplot\n"
+JTR_CPUS_HELP "         the CPU to run on (one; default: first isolated CPU,\n"
+"                          else the last online one); -1: do not pin (not\n"
+"                          recommended)\n"
+JTR_FIFO_HELP "         run SCHED_FIFO at PRIO (1-99)\n"
+JTR_OUTPUT_HELP "        results folder (default results/DATE-HOST-null)\n"
+"      --desc TEXT         run name in summary.txt's run headers and the gnuplot\n"
 "                          titles (default 'jtr null')\n"
 "  -H, --histo-buckets N   10 ns buckets in summary.txt's percentiles and the\n"
 "                          gnuplot file (default 200)\n"
@@ -46,11 +48,14 @@ static const char usage_text[] =
 "                          warm-up min))\n"
 "      --max-outliers N    outlier log entries kept per run (default 100000)\n"
 "      --hist-error PCT    histogram's maximum relative error (default 1)\n"
-"  -q, --quiet             no progress and no summary on stdout\n"
+JTR_QUIET_HELP "             no progress and no summary on stdout\n"
 "  -h, --help              this text\n"
 "\n"
 "A duration is NUMBER[UNIT], UNIT ns, us, ms, s, m or h. -p and --threshold still\n"
 "read a bare number as ns, with a warning: write the unit (898ns, 2us).\n"
+"\n"
+JTR_OLD_HELP " -r N (--runs),\n"
+"-d TEXT (--desc; a TEXT that reads as a duration is refused: jtr null has none).\n"
 "\n"
 "Writes DIR/summary.txt (per run: a header with the settings and the measured\n"
 "costs, min/max/average and the values 90 % to 99.999 % of samples are below),\n"
@@ -61,19 +66,23 @@ JTR_PROBE_STOP_HELP
 "\n"
 "examples:\n"
 "  jtr null                          3 x 2M samples on the default CPU\n"
-"  jtr null -c 3 -n 500K -r 1        one shorter run on CPU 3\n"
-"  jtr null -t clock -d clock-run    timed with clock_gettime, named clock-run\n"
+"  jtr null -c 3 -n 500K --runs 1    one shorter run on CPU 3\n"
+"  jtr null -t clock --desc clock-run  timed with clock_gettime, named clock-run\n"
 "  jtr null -f 99 -c 3 -o null-fifo  SCHED_FIFO 99 (root, or after make install-caps)\n";
 
+enum { OPT_RUNS = 400, OPT_DESC };
+
 static const struct option long_opts[] = {
-	{ "samples", required_argument, NULL, 'n' },
+	JTR_LONG(COUNT),
+	{ "samples", required_argument, NULL, JTR_COUNT_C },
 	{ "spins", required_argument, NULL, 'B' },
 	{ "pause", required_argument, NULL, 'p' },
 	{ "warmup", required_argument, NULL, 'w' },
-	{ "runs", required_argument, NULL, 'r' },
+	{ "runs", required_argument, NULL, OPT_RUNS },
 	{ "timebase", required_argument, NULL, 't' },
-	{ "cpu", required_argument, NULL, 'c' },
-	{ "desc", required_argument, NULL, 'd' },
+	JTR_LONG(CPUS),
+	{ "cpu", required_argument, NULL, JTR_CPUS_C },
+	{ "desc", required_argument, NULL, OPT_DESC },
 	{ "histo-buckets", required_argument, NULL, 'H' },
 	JTR_PROBE_OUTLIER_LONG_OPTS,
 	JTR_PROBE_LONG_OPTS,
@@ -280,26 +289,33 @@ int main(int argc, char **argv)
 	c.desc = "jtr null";
 
 	/* 1. options: numbers only; paths are kept as strings */
-	while ((opt = getopt_long(argc, argv, ":n:B:p:w:r:t:c:f:o:d:H:qh", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":" JTR_COUNT_S "B:p:w:r:t:" JTR_CPUS_S JTR_FIFO_S
+					JTR_OUTPUT_S "d:H:" JTR_QUIET_S "h", long_opts, NULL)) != -1) {
 		if (jtr_probe_common_opt(&p, opt, usage_text, argv) ||
 		    jtr_probe_outlier_opt(&p, opt, optarg, &c.threshold_opt, &c.max_outliers))
 			continue;
 		switch (opt) {
-		case 'n': c.samples = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40); break;
+		case JTR_COUNT_C: c.samples = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40); break;
 		case 'B': c.spins = jtr_opt_count(&p, "-B", optarg, 0, 1ULL << 32); break;
 		case 'p':
 			c.pause_ns = jtr_opt_duration_legacy(&p, "-p", optarg, 1, 0, 10 * JTR_NS_PER_S);
 			break;
 		case 'w': c.warmup = jtr_opt_count(&p, "-w", optarg, 0, 1ULL << 32); break;
-		case 'r': c.runs = jtr_opt_int(&p, "-r", optarg, 1, MAX_RUNS); break;
-		case 'c':
+		case 'r':
+			jtr_opt_old(&p, 'r', "--runs", "the number of runs");
+			/* fall through */
+		case OPT_RUNS:
+			c.runs = jtr_opt_int(&p, opt == 'r' ? "-r" : "--runs", optarg, 1, MAX_RUNS);
+			break;
+		case JTR_CPUS_C:
 			jtr_opt_cpus(&p, optarg, true, &cpus, &no_pin);
 			if (!no_pin && CPU_COUNT(&cpus) != 1)
 				jtr_usage_error(&p, "-c %s: jtr null runs on one CPU; give one "
 						"CPU number (jtr gap takes a list)", optarg);
 			cpu_given = true;
 			break;
-		case 'd': c.desc = optarg; break;
+		case 'd': c.desc = jtr_opt_old_desc(&p, optarg); break;
+		case OPT_DESC: c.desc = optarg; break;
 		case 'H': c.histo_buckets = (uint32_t)jtr_opt_int(&p, "-H", optarg, 1, 1000000); break;
 		}
 	}

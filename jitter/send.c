@@ -34,7 +34,7 @@
 #define SETTLE_MAX_NS (500 * JTR_NS_PER_MS)
 #define DEFAULT_BUCKETS 1000		/* 10 us: kernel send calls take microseconds */
 
-enum { OPT_NO_DRAIN = 500 };
+enum { OPT_NO_DRAIN = 500, OPT_PAIRS, OPT_DRAIN_CPU, OPT_DESC };
 
 static const char usage_text[] =
 "usage: jtr send [OPTIONS]\n"
@@ -47,22 +47,24 @@ static const char usage_text[] =
 "needed.\n"
 "\n"
 "options:\n"
-"  -n, --samples COUNT      samples per run (default 2000000; K/M/G suffixes)\n"
-"  -r, --pairs N            send/null pairs (default 3): runs send_1, null_1, ...\n"
+JTR_COUNT_HELP "        samples per run (default 2000000; K/M/G suffixes;\n"
+"                           --samples is the same)\n"
+"      --pairs N            send/null pairs (default 3): runs send_1, null_1, ...\n"
 "  -w, --warmup N           samples per run before recording (default 500)\n"
 "  -p, --pause DURATION     busy-wait after each sample (default 898ns, a 1 KB\n"
 "                           message on 10 Gb/s; 10us for 1 Gb/s)\n"
-"  -m, --len BYTES          message length, header included (default 64, >= 32)\n"
-"  -c, --cpu CPU            CPU of the timed loops (default: first isolated CPU,\n"
-"                           else the last online one); -1: do not pin\n"
-"  -a, --drain-cpu CPU      CPU of the drain thread (default: another online CPU;\n"
-"                           -1: do not pin)\n"
+JTR_LEN_HELP "          message length, header included (default 64, >= 32)\n"
+JTR_CPUS_HELP "          CPU[,DRAIN]: the CPU of the timed loops (default:\n"
+"                           first isolated CPU, else the last online one), then\n"
+"                           the drain thread's (default: another online CPU);\n"
+"                           -1: do not pin\n"
+"      --drain-cpu CPU      the drain thread's CPU alone\n"
 "      --no-drain           no drain thread: 'jtr sub' with the same -T and --addr\n"
 "                           receives (it is sent end of stream at the end)\n"
 "  -t, --timebase TB        tsc (or 1, RDTSC; default) or clock (or 2)\n"
-"  -f, --fifo PRIO          run SCHED_FIFO at PRIO (1-99)\n"
-"  -o, --output DIR         results folder (default results/DATE-HOST-send)\n"
-"  -d, --desc TEXT          run name in summary.txt's run headers and the gnuplot\n"
+JTR_FIFO_HELP "          run SCHED_FIFO at PRIO (1-99)\n"
+JTR_OUTPUT_HELP "         results folder (default results/DATE-HOST-send)\n"
+"      --desc TEXT          run name in summary.txt's run headers and the gnuplot\n"
 "                           titles (default 'jtr send')\n"
 "  -H, --histo-buckets N    10 ns buckets in summary.txt's percentiles and the\n"
 "                           gnuplot file (default 1000: 10 us)\n"
@@ -71,7 +73,7 @@ static const char usage_text[] =
 "                           null run)\n"
 "      --max-outliers N     outlier log entries kept per run (default 100000)\n"
 "      --hist-error PCT     histogram's maximum relative error (default 1)\n"
-"  -q, --quiet              no progress and no summary on stdout\n"
+JTR_QUIET_HELP "              no progress and no summary on stdout\n"
 "  -h, --help               this text\n"
 "\n"
 TP_PROG_USAGE
@@ -79,6 +81,10 @@ TP_PROG_USAGE
 "A duration is NUMBER[UNIT], UNIT ns, us, ms, s, m or h; a bare number is in\n"
 "seconds, but -p and --threshold still read one as ns, with a warning: write the\n"
 "unit (898ns, 2us).\n"
+"\n"
+JTR_OLD_HELP " -r N (--pairs),\n"
+"-a CPU (--drain-cpu), -d TEXT (--desc; a TEXT that reads as a duration is\n"
+"refused: jtr send has none).\n"
 "\n"
 "The drain thread opens the receiving side itself (udp, unix-dgram: binds the\n"
 "address; mcast: joins the group; tcp, unix: connects; shm: attaches), so the\n"
@@ -98,21 +104,23 @@ TP_PROG_USAGE
 "\n"
 "examples:\n"
 "  jtr send                                  3 pairs of 2M UDP sends to loopback\n"
-"  jtr send -T tcp -n 500K -r 1              one pair over TCP, 500K samples each\n"
-"  jtr send -T shm -m 1024 -c 1 -a 0         1 KB messages into a shm ring\n"
-"  jtr send -T udp -p 10us -d udp-1g         a 1 Gb/s NIC's pause, named udp-1g\n";
+"  jtr send -T tcp -n 500K --pairs 1         one pair over TCP, 500K samples each\n"
+"  jtr send -T shm -m 1024 -c 1,0            1 KB messages into a shm ring\n"
+"  jtr send -T udp -p 10us --desc udp-1g     a 1 Gb/s NIC's pause, named udp-1g\n";
 
 static const struct option long_opts[] = {
-	{ "samples", required_argument, NULL, 'n' },
-	{ "pairs", required_argument, NULL, 'r' },
+	JTR_LONG(COUNT),
+	{ "samples", required_argument, NULL, JTR_COUNT_C },
+	{ "pairs", required_argument, NULL, OPT_PAIRS },
 	{ "warmup", required_argument, NULL, 'w' },
 	{ "pause", required_argument, NULL, 'p' },
-	{ "len", required_argument, NULL, 'm' },
-	{ "cpu", required_argument, NULL, 'c' },
-	{ "drain-cpu", required_argument, NULL, 'a' },
+	JTR_LONG(LEN),
+	JTR_LONG(CPUS),
+	{ "cpu", required_argument, NULL, JTR_CPUS_C },
+	{ "drain-cpu", required_argument, NULL, OPT_DRAIN_CPU },
 	{ "no-drain", no_argument, NULL, OPT_NO_DRAIN },
 	{ "timebase", required_argument, NULL, 't' },
-	{ "desc", required_argument, NULL, 'd' },
+	{ "desc", required_argument, NULL, OPT_DESC },
 	{ "histo-buckets", required_argument, NULL, 'H' },
 	JTR_PROBE_OUTLIER_LONG_OPTS,
 	TP_PROG_LONG_OPTS,
@@ -835,32 +843,60 @@ static int other_cpu(int cpu)
 	return -1;
 }
 
+/* cpus_opt - -c CPU[,DRAIN]: the timed loops' CPU into @cpus (*@no_pin: -1),
+ * the drain thread's into c->drain_cpu */
+static void cpus_opt(struct jtr_probe *p, struct send_ctx *c, const char *arg, cpu_set_t *cpus,
+		     bool *no_pin, bool *drain_given)
+{
+	const char *comma = strchr(arg, ',');
+	char first[64];
+
+	if (comma && (size_t)(comma - arg) >= sizeof(first))
+		jtr_usage_error(p, "-c %s: give CPU or CPU,DRAIN (e.g. -c 1,0)", arg);
+	snprintf(first, sizeof(first), "%.*s", comma ? (int)(comma - arg) : (int)strlen(arg), arg);
+	jtr_opt_cpus(p, first, true, cpus, no_pin);
+	if (!*no_pin && CPU_COUNT(cpus) != 1)
+		jtr_usage_error(p, "-c %s: jtr send times on one CPU; give one CPU number (and the "
+				"drain thread's after a comma: -c 1,0)", arg);
+	if (comma) {
+		if (strchr(comma + 1, ','))
+			jtr_usage_error(p, "-c %s: give CPU or CPU,DRAIN (e.g. -c 1,0)", arg);
+		c->drain_cpu = tp_prog_cpu_opt(p, "-c", comma + 1);
+		*drain_given = true;
+	}
+}
+
 /* parse_opt - getopt's @opt (with optarg), one of jtr send's own, into @c;
  * the CPU list of -c into @cpus (*@no_pin: -c -1) */
 static void parse_opt(struct jtr_probe *p, struct send_ctx *c, int opt, cpu_set_t *cpus,
 		      bool *no_pin, bool *cpu_given, bool *drain_given)
 {
 	switch (opt) {
-	case 'n': c->samples = jtr_opt_count(p, "-n", optarg, 1, 1ULL << 40); break;
-	case 'r': c->pairs = jtr_opt_int(p, "-r", optarg, 1, MAX_PAIRS); break;
+	case JTR_COUNT_C: c->samples = jtr_opt_count(p, "-n", optarg, 1, 1ULL << 40); break;
+	case 'r':
+		jtr_opt_old(p, 'r', "--pairs", "the send/null pairs");
+		/* fall through */
+	case OPT_PAIRS:
+		c->pairs = jtr_opt_int(p, opt == 'r' ? "-r" : "--pairs", optarg, 1, MAX_PAIRS);
+		break;
 	case 'w': c->warmup = jtr_opt_count(p, "-w", optarg, 0, 1ULL << 32); break;
 	case 'p':
 		c->pause_ns = jtr_opt_duration_legacy(p, "-p", optarg, 1, 0, 10 * JTR_NS_PER_S);
 		break;
-	case 'm': c->len = (uint32_t)jtr_opt_count(p, "-m", optarg, TP_HDR_LEN, 1u << 24); break;
-	case 'c':
-		jtr_opt_cpus(p, optarg, true, cpus, no_pin);
-		if (!*no_pin && CPU_COUNT(cpus) != 1)
-			jtr_usage_error(p, "-c %s: jtr send times on one CPU; give one CPU "
-					"number", optarg);
-		*cpu_given = true;
+	case JTR_LEN_C:
+		c->len = (uint32_t)jtr_opt_count(p, "-m", optarg, TP_HDR_LEN, 1u << 24);
 		break;
+	case JTR_CPUS_C: cpus_opt(p, c, optarg, cpus, no_pin, drain_given); *cpu_given = true; break;
 	case 'a':
-		c->drain_cpu = tp_prog_cpu_opt(p, "-a", optarg);
+		jtr_opt_old(p, 'a', "--drain-cpu", "the drain thread's CPU; or -c CPU,DRAIN");
+		/* fall through */
+	case OPT_DRAIN_CPU:
+		c->drain_cpu = tp_prog_cpu_opt(p, opt == 'a' ? "-a" : "--drain-cpu", optarg);
 		*drain_given = true;
 		break;
 	case OPT_NO_DRAIN: c->drain = false; break;
-	case 'd': c->desc = optarg; break;
+	case 'd': c->desc = jtr_opt_old_desc(p, optarg); break;
+	case OPT_DESC: c->desc = optarg; break;
 	case 'H': c->histo_buckets = (uint32_t)jtr_opt_int(p, "-H", optarg, 1, 1000000); break;
 	}
 }
@@ -884,8 +920,9 @@ static void parse_args(struct jtr_probe *p, struct send_ctx *c, struct tp_prog *
 	c->histo_buckets = DEFAULT_BUCKETS;
 	c->max_outliers = 100000;
 	c->desc = "jtr send";
-	while ((opt = getopt_long(argc, argv, ":n:r:w:p:m:c:a:t:f:o:d:H:qh" TP_PROG_SHORT, long_opts,
-				  NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":" JTR_COUNT_S "r:w:p:" JTR_LEN_S JTR_CPUS_S
+				  "a:t:" JTR_FIFO_S JTR_OUTPUT_S "d:H:" JTR_QUIET_S "h" TP_PROG_SHORT,
+				  long_opts, NULL)) != -1) {
 		if (jtr_probe_common_opt(p, opt, usage_text, argv) || tp_prog_opt(p, tp, opt, optarg) ||
 		    jtr_probe_outlier_opt(p, opt, optarg, &c->threshold_opt, &c->max_outliers))
 			continue;
@@ -893,7 +930,7 @@ static void parse_args(struct jtr_probe *p, struct send_ctx *c, struct tp_prog *
 	}
 	jtr_probe_no_args(p, argc, argv);
 	if (!c->drain && drain_given)
-		jtr_usage_error(p, "-a and --no-drain: without a drain thread there is no CPU to "
+		jtr_usage_error(p, "a drain CPU and --no-drain: without a drain thread there is no CPU to "
 				"give it; drop one of them");
 	tp->o.msg_max = c->len;
 	tp->o.subs = 1;

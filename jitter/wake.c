@@ -50,20 +50,21 @@ static const char usage_text[] =
 "'jtr run wake' to take apart.\n"
 "\n"
 "options:\n"
-"  -c, --cpus LIST          CPUs to measure, one thread each, e.g. 1 or 2-3\n"
+JTR_CPUS_HELP "          CPUs to measure, one thread each, e.g. 1 or 2-3\n"
 "                           (default: first isolated CPU, else the last online one)\n"
 "  -i, --interval DURATION  period of the schedule (default 1ms; write the unit:\n"
 "                           cyclictest's -i 200 is -i 200us)\n"
-"  -d, --duration DURATION  how long (default 10s; 30 is seconds, or 500ms, 2m)\n"
-"  -n, --loops COUNT        COUNT wake-ups per thread instead of a duration\n"
+JTR_DURATION_HELP "  how long (default 10s; 30 is seconds, or 500ms, 2m)\n"
+JTR_COUNT_HELP "        COUNT wake-ups per thread instead of a duration\n"
+"                           (--loops is the same)\n"
 "      --warmup COUNT       wake-ups before recording (default 100); their\n"
 "                           minimum sets the default threshold\n"
-"  -f, --fifo PRIO          run SCHED_FIFO at PRIO (1-99; cyclictest's -p PRIO)\n"
+JTR_FIFO_HELP "          run SCHED_FIFO at PRIO (1-99; cyclictest's -p PRIO)\n"
 "      --cpu-dma-latency DUR  hold /dev/cpu_dma_latency at DUR (e.g. 0) while\n"
 "                           measuring, as cyclictest does unless --laptop: idle\n"
 "                           CPUs then stay in shallow C-states (needs root)\n"
 "  -t, --timebase TB        tsc (default) or clock (clock_gettime at wake-up)\n"
-"  -o, --output DIR         results folder (default results/DATE-HOST-wake)\n"
+JTR_OUTPUT_HELP "         results folder (default results/DATE-HOST-wake)\n"
 "      --threshold DUR      latencies above this are outliers\n"
 "                           (default max(1us, 8 x the warm-up's shortest);\n"
 "                           0 logs every wake-up)\n"
@@ -71,7 +72,7 @@ static const char usage_text[] =
 "                           more are counted as dropped, never lost silently)\n"
 "      --hist-error PCT     histogram's maximum relative error (default 1)\n"
 JTR_GATE_LATENCY_HELP
-"  -q, --quiet              no progress and no summary on stdout\n"
+JTR_QUIET_HELP "              no progress and no summary on stdout\n"
 "  -h, --help               this text\n"
 "\n"
 "cyclictest -m -t 1 -a 3 -p 80 -i 200 -D 60 measures what\n"
@@ -103,11 +104,12 @@ enum { OPT_WARMUP = 400, OPT_DMA };
 #define DMA_PATH "/dev/cpu_dma_latency"
 
 static const struct option long_opts[] = {
-	{ "cpus", required_argument, NULL, 'c' },
-	{ "cpu", required_argument, NULL, 'c' },
+	JTR_LONG(CPUS),
+	{ "cpu", required_argument, NULL, JTR_CPUS_C },
 	{ "interval", required_argument, NULL, 'i' },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "loops", required_argument, NULL, 'n' },
+	JTR_LONG(DURATION),
+	JTR_LONG(COUNT),
+	{ "loops", required_argument, NULL, JTR_COUNT_C },
 	{ "warmup", required_argument, NULL, OPT_WARMUP },
 	{ "cpu-dma-latency", required_argument, NULL, OPT_DMA },
 	{ "timebase", required_argument, NULL, 't' },
@@ -418,14 +420,14 @@ static void wake_opt(struct jtr_probe *p, struct wake_params *wp, int opt, cpu_s
 		return;
 	}
 	switch (opt) {
-	case 'c': jtr_opt_cpus(p, optarg, false, cpus, &none); *cpu_given = true; break;
+	case JTR_CPUS_C: jtr_opt_cpus(p, optarg, false, cpus, &none); *cpu_given = true; break;
 	case 'i': wp->interval_ns = opt_interval(p, optarg); break;
-	case 'd':
+	case JTR_DURATION_C:
 		wp->duration_ns = jtr_opt_duration(p, "-d", optarg, JTR_NS_PER_MS,
 						   30ULL * 24 * 3600 * JTR_NS_PER_S);
 		*dur_given = true;
 		break;
-	case 'n': wp->loops = jtr_opt_count(p, "-n", optarg, 1, 1ULL << 40); break;
+	case JTR_COUNT_C: wp->loops = jtr_opt_count(p, "-n", optarg, 1, 1ULL << 40); break;
 	case OPT_WARMUP: wp->warmup = jtr_opt_count(p, "--warmup", optarg, 0, 1000000); break;
 	case OPT_DMA:
 		wp->dma_us = strcmp(optarg, "0") ? (int64_t)(jtr_opt_duration(
@@ -471,7 +473,8 @@ int main(int argc, char **argv)
 	p.sleeps = true;
 
 	/* 1. options: numbers only; paths are kept as strings */
-	while ((opt = getopt_long(argc, argv, ":c:i:d:n:t:f:o:qh", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":" JTR_CPUS_S "i:" JTR_DURATION_S JTR_COUNT_S "t:"
+					JTR_FIFO_S JTR_OUTPUT_S JTR_QUIET_S "h", long_opts, NULL)) != -1) {
 		if (jtr_probe_common_opt(&p, opt, usage_text, argv))
 			continue;
 		wake_opt(&p, &wp, opt, &cpus, &cpu_given, &dur_given);

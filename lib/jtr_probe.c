@@ -126,14 +126,46 @@ void jtr_unknown_option(struct jtr_probe *p, int opt, int optopt_c, const char *
 	jtr_usage_error(p, "unknown option '-%c'; see '%s --help'", optopt_c, p->prog);
 }
 
+/* jtr_opt_old - see jtr_probe.h */
+void jtr_opt_old(struct jtr_probe *p, char old, const char *now, const char *what)
+{
+	for (int i = 0; i < p->nold; i++)
+		if (p->old[i].letter == old)
+			return;
+	if (p->nold < JTR_MAX_OLD)
+		p->old[p->nold++] = (struct jtr_old_letter){ old, now, what };
+}
+
+/* jtr_opt_old_desc - see jtr_probe.h */
+const char *jtr_opt_old_desc(struct jtr_probe *p, const char *arg)
+{
+	struct jtr_err e;
+	uint64_t ns;
+
+	if (jtr_parse_duration_ns(arg, 0, UINT64_MAX, &ns, &e) == 0)
+		jtr_usage_error(p, "-d %s: %s takes no duration (-d is a duration in jtr); "
+				"a run name is --desc TEXT", arg, p->prog);
+	jtr_opt_old(p, 'd', "--desc", "the run name");
+	return arg;
+}
+
+/* jtr_probe_old_letters - see jtr_probe.h */
+void jtr_probe_old_letters(struct jtr_probe *p)
+{
+	for (int i = 0; i < p->nold; i++)
+		fprintf(stderr, "%s: -%c is now %s (%s); -%c goes in the next release\n", p->prog,
+			p->old[i].letter, p->old[i].now, p->old[i].what, p->old[i].letter);
+	p->nold = 0;
+}
+
 /* jtr_probe_common_opt - the options every probe shares */
 bool jtr_probe_common_opt(struct jtr_probe *p, int opt, const char *usage, char **argv)
 {
 	switch (opt) {
-	case 'f': jtr_opt_fifo(p, optarg); return true;
-	case 'o': p->out_opt = optarg; return true;
+	case JTR_FIFO_C: jtr_opt_fifo(p, optarg); return true;
+	case JTR_OUTPUT_C: p->out_opt = optarg; return true;
 	case 't': jtr_opt_timebase(p, optarg); return true;
-	case 'q': p->quiet = true; p->progress = false; return true;
+	case JTR_QUIET_C: p->quiet = true; p->progress = false; return true;
 	case JTR_OPT_HIST_ERROR: jtr_opt_hist_error(p, optarg); return true;
 	case 'h':
 		fputs(usage, stdout);
@@ -469,6 +501,7 @@ void jtr_probe_privileged(struct jtr_probe *p)
 	bool over;
 	int rc, mrc;
 
+	jtr_probe_old_letters(p);
 	if (p->fifo_prio) {
 		rc = jtr_fifo_set(p->fifo_prio);
 		if (rc < 0)

@@ -21,6 +21,7 @@
 #include "jtr_cpu.h"
 #include "jtr_host.h"
 #include "jtr_json.h"
+#include "jtr_opts.h"
 #include "jtr_out.h"
 #include "jtr_result.h"
 
@@ -30,6 +31,8 @@
 #error "JTR_VERSION is not defined: build with make, which reads it from the VERSION file"
 #endif
 #define JTR_MAX_WARNINGS 32
+/* the most old letters (jtr_opts.h) one program takes */
+#define JTR_MAX_OLD 8
 
 /* the exit status of a run a signal stopped: 128 + SIGINT, as a shell's */
 #define JTR_EXIT_INTERRUPTED 130
@@ -70,6 +73,11 @@ struct jtr_probe {
 	int64_t started_mono, ended_mono;
 	char *warnings[JTR_MAX_WARNINGS];
 	int nwarnings;
+	struct jtr_old_letter {		/* old letters given (jtr_opt_old) */
+		char letter;
+		const char *now, *what;
+	} old[JTR_MAX_OLD];
+	int nold;
 };
 
 /* jtr_probe_init - name the program, look at its privileges, set defaults */
@@ -97,10 +105,10 @@ enum { JTR_OPT_HIST_ERROR = 300, JTR_OPT_THRESHOLD, JTR_OPT_MAX_OUTLIERS };
 
 /* the long options every probe takes: -f, -o, -q, -h and --hist-error */
 #define JTR_PROBE_LONG_OPTS						\
-	{ "fifo", required_argument, NULL, 'f' },			\
-	{ "output", required_argument, NULL, 'o' },			\
+	JTR_LONG(FIFO),							\
+	JTR_LONG(OUTPUT),						\
 	{ "hist-error", required_argument, NULL, JTR_OPT_HIST_ERROR },	\
-	{ "quiet", no_argument, NULL, 'q' },				\
+	JTR_LONG(QUIET),						\
 	{ "help", no_argument, NULL, 'h' }
 
 /* jtr_probe_common_opt - handle getopt's @opt if it is one every probe
@@ -112,6 +120,22 @@ bool jtr_probe_common_opt(struct jtr_probe *p, int opt, const char *usage, char 
 #define JTR_PROBE_OUTLIER_LONG_OPTS						\
 	{ "threshold", required_argument, NULL, JTR_OPT_THRESHOLD },		\
 	{ "max-outliers", required_argument, NULL, JTR_OPT_MAX_OUTLIERS }
+
+/* jtr_opt_old - a letter taken in its meaning before the one option alphabet
+ * (jtr_opts.h): "PROG: -a is now -c (the CPU); -a goes in the next release"
+ * on stderr once the options have passed every check (jtr_probe_old_letters:
+ * a refused command line has its one line); not a warning of the result,
+ * which is the same */
+void jtr_opt_old(struct jtr_probe *p, char old, const char *now, const char *what);
+
+/* jtr_probe_old_letters - the lines of the old letters given, once;
+ * jtr_probe_privileged and tp_prog_privileged call it */
+void jtr_probe_old_letters(struct jtr_probe *p);
+
+/* jtr_opt_old_desc - the old -d TEXT of jtr null and jtr send (now --desc):
+ * @arg with the line of jtr_opt_old, or exit 2 when it reads as a duration
+ * (the program has none; -d means one everywhere else) */
+const char *jtr_opt_old_desc(struct jtr_probe *p, const char *arg);
 
 /* jtr_probe_outlier_opt - handle --threshold DUR (1ns to 1h; a bare number
  * is ns, with a warning) into *@threshold_ns or --max-outliers N (0 to 1e8)

@@ -100,10 +100,10 @@ def test_ping_one_thread(tmp_path, validate, kind, busy):
     a, b = two_cpus()
     addr = addr_for(kind, tmp_path)
     common = ["-T", kind, "-P", addr] + (["-b"] if busy else [])
-    pong = spawn("pong", *common, "-a", b, "-q", "--wait", "30")
+    pong = spawn("pong", *common, "-c", b, "-q", "--wait", "30")
     try:
         out = tmp_path / "ping"
-        p = run_jtr("ping", *common, "--one-thread", "-a", a, "-r", "max", "-n", 2000,
+        p = run_jtr("ping", *common, "--one-thread", "-c", a, "-r", "max", "-n", 2000,
                     "-w", 20, "-o", out, "-q", "--wait", 20, timeout=120)
         assert p.returncode == 0, p.stderr
         rc, _, err = finish(pong)

@@ -48,7 +48,7 @@ BAD = [
                                        "jtr pub: unknown option '--bogus'"]),
     (["maxrate", "--sub", "--bogus"], ["jtr sub refused its options",
                                        "jtr sub: unknown option '--bogus'"]),
-    (["maxrate", "-A", "999"], ["jtr pub refused its options", "CPU 999 is not online"]),
+    (["maxrate", "--pub-cpu", "999"], ["jtr pub refused its options", "CPU 999 is not online"]),
 ]
 
 
@@ -84,7 +84,7 @@ def test_unwritable_output_folder(tmp_path, target):
 def test_output_is_a_file(tmp_path):
     f = tmp_path / "afile"
     f.write_text("x")
-    p = run_jtr("null", "-n", "1K", "-r", "1", "-o", f)
+    p = run_jtr("null", "-n", "1K", "--runs", "1", "-o", f)
     assert p.returncode == 2 and "exists and is not a folder" in p.stderr
     assert f.read_text() == "x"
 
@@ -131,7 +131,8 @@ def test_missing_programs_are_reported(tmp_path):
 
 
 
-@pytest.mark.parametrize("tool,args", [("gap", ["-d", "60"]), ("null", ["-n", "1G", "-r", "3"])])
+@pytest.mark.parametrize("tool,args", [("gap", ["-d", "60"]),
+                                       ("null", ["-n", "1G", "--runs", "3"])])
 def test_ctrl_c_writes_partial_result(tmp_path, validate, tool, args):
     out = tmp_path / "part"
     p = subprocess.Popen([JTR, tool] + args + ["-o", str(out)], stdout=subprocess.PIPE,
@@ -234,7 +235,7 @@ def test_a_second_stop_signal_does_not_cut_the_writing_short(tmp_path, first, se
     for k, delay in enumerate((0.0, 0.001, 0.01, 0.05)):
         out = tmp_path / ("stop%d" % k)
         # -H 1000000: a large text histogram, so the writing takes a while
-        p = subprocess.Popen([JTR, "null", "-n", "100M", "-r", "1", "-H", "1000000", "-o",
+        p = subprocess.Popen([JTR, "null", "-n", "100M", "--runs", "1", "-H", "1000000", "-o",
                               str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                              text=True)
         assert wait_for(lambda h=".stop%d.partial-" % k: any(

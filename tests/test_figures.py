@@ -70,7 +70,7 @@ def made(tmp_path_factory):
         time.sleep(0.3)
         # a threshold given: a warm-up already slowed by the loops puts its own
         # above every round trip (12 ms once: no outlier, nothing to attribute)
-        p = run("ping", "ping", "-T", "udp", "-1", "-a", cpu, "-r", "10K", "-n", "30K",
+        p = run("ping", "ping", "-T", "udp", "-1", "-c", cpu, "-r", "10K", "-n", "30K",
                 "--pong-cpu", other, "-P", "127.0.0.1:17453", "--threshold", "1ms")
     finally:
         loops.kill()

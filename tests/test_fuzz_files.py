@@ -109,9 +109,9 @@ def traced(d):
 def corpus(tmp_path_factory):
     d = tmp_path_factory.mktemp("corpus")
     made("gap", "-d", "200ms", "-q", "-o", d / "gap", cwd=d)
-    made("null", "-n", "20K", "-r", "1", "-q", "-o", d / "null", cwd=d)
+    made("null", "-n", "20K", "--runs", "1", "-q", "-o", d / "null", cwd=d)
     traced(d)
-    made("suite", "--quick", "--only", "null", "-n", "2K", "-r", "1", "-o", d / "suite", cwd=d)
+    made("suite", "--quick", "--only", "null", "-n", "2K", "--runs", "1", "-o", d / "suite", cwd=d)
     made("export", "--hlog", d / "g.hlog", d / "gap", d / "null", cwd=d)
     rt_file(d, "oslat", ["--cpu-list", "1", "-D", "1"], OSLAT)
     rt_file(d, "cyclictest", ["-m", "-q", "-D", "1", "-t", "1", "-a", "1", "-h", "1000"],

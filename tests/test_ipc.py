@@ -60,7 +60,7 @@ def processes_with(word):
 @pytest.mark.parametrize("readers", [1, 3])
 def test_every_method_moves_every_object(tmp_path, readers):
     n = 200000
-    p, res = ipc(tmp_path, "-n", n, "-r", readers)
+    p, res = ipc(tmp_path, "-n", n, "--readers", readers)
     assert p.returncode == 0, p.stderr
     assert res["format"] == "jtr-ipc/1" and res["tool"] == "ipc" and not res["partial"]
     assert [r["method"] for r in res["rows"]] == METHODS
@@ -102,7 +102,7 @@ def test_every_method_moves_every_object(tmp_path, readers):
                                           ("--corrupt-every", "corrupted")])
 def test_damage_is_caught(tmp_path, switch, field):
     n = 50000
-    p, res = ipc(tmp_path, "-n", n, "-r", "1,3", switch, 997)
+    p, res = ipc(tmp_path, "-n", n, "--readers", "1,3", switch, 997)
     assert p.returncode == 1
     assert len(res["rows"]) == 2 * len(METHODS)
     for r in res["rows"]:
@@ -115,7 +115,7 @@ def test_damage_is_caught(tmp_path, switch, field):
 
 
 def test_sweep_one_row_per_batch_size(tmp_path):
-    p, res = ipc(tmp_path, "--sweep", "-m", "shm-lockless,tcp", "-r", 1, "-n", 200000)
+    p, res = ipc(tmp_path, "--sweep", "--methods", "shm-lockless,tcp", "--readers", 1, "-n", 200000)
     assert p.returncode == 0, p.stderr
     assert res["params"]["batch_bytes"] == SWEEP
     for m in ("shm-lockless", "tcp"):
@@ -172,7 +172,8 @@ def table_rows(text):
 
 
 def test_repeat_gives_each_rows_stats(tmp_path):
-    p, res = ipc(tmp_path, "-n", 200000, "-r", "1,3", "-m", "shm-lockless,tcp", "--repeat", 3)
+    p, res = ipc(tmp_path, "-n", 200000, "--readers", "1,3", "--methods", "shm-lockless,tcp",
+                 "--repeat", 3)
     assert p.returncode == 0, p.stderr
     assert len(res["rows"]) == 2 * 2 * 3 and len(res["stats"]) == 4
     check_stats(res, 3)
@@ -191,8 +192,8 @@ def test_repeat_gives_each_rows_stats(tmp_path):
 
 
 def test_a_failed_repetition_ends_the_row(tmp_path):
-    p, res = ipc(tmp_path, "-n", 50000, "-r", 1, "-m", "shm-mutex,tcp", "--drop-every", 997,
-                 "--repeat", 3)
+    p, res = ipc(tmp_path, "-n", 50000, "--readers", 1, "--methods", "shm-mutex,tcp",
+                 "--drop-every", 997, "--repeat", 3)
     assert p.returncode == 1
     assert [r["repetition"] for r in res["rows"]] == [1, 1]
     check_stats(res, 3)
@@ -221,8 +222,8 @@ def test_ctrl_c_mid_repeat_keeps_the_finished_runs(tmp_path):
     """A paced writer makes every run last 20 x 10 ms: Ctrl-C after about a
     second falls in the middle of a later run."""
     out = tmp_path / "rep"
-    proc = start_running(["-n", "2000", "-B", "5000", "--pace", "10ms", "-r", "1", "-m",
-                          "shm-adaptive", "--repeat", "50"], out, 3)
+    proc = start_running(["-n", "2000", "-B", "5000", "--pace", "10ms", "--readers", "1",
+                          "--methods", "shm-adaptive", "--repeat", "50"], out, 3)
     try:
         proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=30)
@@ -252,7 +253,7 @@ def test_paced_writer_readers_find_queue_empty(tmp_path, readers):
         (tmp_path / str(attempt)).mkdir()
         before = steal_ns()
         p, res = ipc(tmp_path / str(attempt), "-n", 2000, "-B", 5000, "--pace", "2ms",
-                     "-r", readers)
+                     "--readers", readers)
         # a reader the host held off its CPU for the 40 ms of the run misses every
         # empty queue: such a run is made again
         if res is None or stolen_ns(before) < 40 * 10**6 or \
@@ -276,7 +277,7 @@ def test_paced_reader_writer_finds_queue_full(tmp_path):
     tcp: 80 MB to a reader that sleeps 5 ms after each read of at most 1 MB,
     more than the largest send and receive buffers (tcp_wmem, tcp_rmem) hold."""
     p, res = ipc(tmp_path, "-n", 2000, "-B", 5000, "-Q", 2, "--reader-pace", "2ms",
-                 "-m", ",".join(SHM), "-r", "1,3", name="shm")
+                 "--methods", ",".join(SHM), "--readers", "1,3", name="shm")
     assert p.returncode == 0, p.stderr
     for r in res["rows"]:
         assert r["queue_slots"] == 2 and r["full_waits"] >= 1, r
@@ -286,8 +287,8 @@ def test_paced_reader_writer_finds_queue_full(tmp_path):
     with open("/proc/sys/net/ipv4/tcp_wmem") as f:
         wmem = int(f.read().split()[2])
     n = max(1600000, 2 * (rmem + wmem) // 50)
-    p, res = ipc(tmp_path, "-n", n, "-B", "1M", "--reader-pace", "5ms", "-m", "tcp,tcp-epoll",
-                 "-r", 1, name="tcp", timeout=300)
+    p, res = ipc(tmp_path, "-n", n, "-B", "1M", "--reader-pace", "5ms",
+                 "--methods", "tcp,tcp-epoll", "--readers", 1, name="tcp", timeout=300)
     assert p.returncode == 0, p.stderr
     for r in res["rows"]:
         assert r["full_waits"] >= 1 and r["objects_received"] == n, r
@@ -323,7 +324,7 @@ def test_bad_input_exits_2(tmp_path, args, word):
 def test_ctrl_c_keeps_a_partial_result(tmp_path, method):
     out = tmp_path / ("int-" + method)
     # once objects move (the children are up), interrupt
-    proc = start_running(["-n", "1G", "-r", "3", "-m", method], out, 5)
+    proc = start_running(["-n", "1G", "--readers", "3", "--methods", method], out, 5)
     try:
         assert not shm_segments(proc.pid), "the segment's name outlives the start"
         proc.send_signal(signal.SIGINT)
@@ -350,9 +351,9 @@ def test_dead_reader_fails_the_row(tmp_path, method):
     out = tmp_path / ("dead-" + method)
     env = dict(os.environ)
     env.pop("JTR_PROG", None)
-    proc = subprocess.Popen([JTR, "ipc", "-n", "1G", "-r", "3", "-m", method, "-o", str(out),
-                             "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env)
+    proc = subprocess.Popen([JTR, "ipc", "-n", "1G", "--readers", "3", "--methods", method,
+                             "-o", str(out), "-q"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
     try:
         deadline = time.time() + 30
         while time.time() < deadline and len(processes_with(str(out))) < 5:

@@ -242,9 +242,9 @@ def test_streams_each_lossless(tmp_path, validate, kind):
     threads a side; each stream lossless, the totals their sum, the stats rows
     the threads' sum."""
     pub, sub, _ = pub_sub(tmp_path, kind, ["-r", "5K", "-n", "3000", "-w", "100",
-                                           "--streams", "3", "-a", "1,0,1", "-q",
+                                           "--streams", "3", "-c", "1,0,1", "-q",
                                            "--stats-every", "200ms"],
-                          ["--streams", "3", "-a", "0,1,0"], validate=validate)
+                          ["--streams", "3", "-c", "0,1,0"], validate=validate)
     assert pub["params"]["streams"] == sub["params"]["streams"] == 3
     ps, ss = pub["transport"]["streams"], sub["transport"]["streams"]
     assert [s["cpu"] for s in ps] == [1, 0, 1] and [s["cpu"] for s in ss] == [0, 1, 0]
@@ -267,8 +267,8 @@ def test_bad_streams_input(tmp_path):
     assert_usage_errors(tmp_path, [
         (["pub", "--streams", "0"], "--streams"),
         (["pub", "--streams", "17"], "--streams"),
-        (["pub", "--streams", "2", "-a", "0,1,0"], "one CPU per stream"),
-        (["sub", "--streams", "3", "-a", "0,1"], "one CPU per stream"),
+        (["pub", "--streams", "2", "-c", "0,1,0"], "one CPU per stream"),
+        (["sub", "--streams", "3", "-c", "0,1"], "one CPU per stream"),
         (["sub", "--streams", "2", "--latency-file"], "one stream"),
         (["pub", "-T", "udp", "-P", "127.0.0.1:65535", "--streams", "2"], "past 65535"),
     ])
@@ -281,7 +281,7 @@ def test_unpaced_shm_in_place_and_full_ring(tmp_path, validate):
     pub, sub, _ = pub_sub(tmp_path, "shm", ["-r", "max", "-n", "50K", "-w", "1000",
                                             "--no-timestamps", "--drop-every", "1000",
                                             "--slots", "64", "-q"],
-                          ["--max-rate", "200K", "-f"], validate=validate)
+                          ["--max-rate", "200K", "--fast"], validate=validate)
     dropped = 51000 // 1000
     assert pub["transport"]["dropped_on_purpose"] == dropped
     t = sub["transport"]

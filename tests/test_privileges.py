@@ -217,7 +217,7 @@ def test_no_writing_where_the_user_cannot(installed, user):
     os.chmod(rootdir, 0o755)  # root's folder: the user may look, not write
     try:
         target = os.path.join(rootdir, "res")
-        p = as_user(user, [os.path.join(prefix, "bin", "jtr"), "null", "-n", "1K", "-r", "1",
+        p = as_user(user, [os.path.join(prefix, "bin", "jtr"), "null", "-n", "1K", "--runs", "1",
                            "-o", target])
         so, se = p.communicate(timeout=30)
         assert p.returncode == 2, se
@@ -230,7 +230,7 @@ def test_no_writing_where_the_user_cannot(installed, user):
 def test_unprivileged_run_without_fifo(installed, user, user_dir, validate):
     kind, prefix = installed
     out = os.path.join(user_dir, "plainrun")
-    p = as_user(user, [os.path.join(prefix, "bin", "jtr"), "null", "-n", "5K", "-r", "1",
+    p = as_user(user, [os.path.join(prefix, "bin", "jtr"), "null", "-n", "5K", "--runs", "1",
                        "-o", out])
     so, se = p.communicate(timeout=30)
     assert p.returncode == 0, se

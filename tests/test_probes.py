@@ -46,7 +46,7 @@ def check_run_stats(r):
 
 def test_null_result_and_legacy_text_agree(tmp_path, validate):
     out = tmp_path / "null"
-    p = run_jtr("null", "-n", "30K", "-r", "2", "-B", "100", "-o", out, "-d", "tst_null.sh",
+    p = run_jtr("null", "-n", "30K", "--runs", "2", "-B", "100", "-o", out, "--desc", "tst_null.sh",
                 check=True)
     res = validate(load(out))
     assert res["tool"] == "null" and not res["partial"]
@@ -81,7 +81,7 @@ def test_null_result_and_legacy_text_agree(tmp_path, validate):
 
 def test_null_gnuplot_file_matches_runs(tmp_path):
     out = tmp_path / "g"
-    run_jtr("null", "-n", "20K", "-r", "3", "-H", "100", "-o", out, check=True)
+    run_jtr("null", "-n", "20K", "--runs", "3", "-H", "100", "-o", out, check=True)
     res = load(out)
     blocks = (out / "null.gp").read_text().split("\n\n\n")
     blocks = [b for b in blocks if b.strip()]
@@ -99,7 +99,7 @@ def test_null_gnuplot_file_matches_runs(tmp_path):
 
 def test_null_clock_timebase(tmp_path, validate):
     out = tmp_path / "c"
-    run_jtr("null", "-n", "10K", "-r", "1", "-t", "clock", "-o", out, check=True)
+    run_jtr("null", "-n", "10K", "--runs", "1", "-t", "clock", "-o", out, check=True)
     res = validate(load(out))
     assert res["calibration"]["timebase"] == "clock"
     assert legacy_blocks((out / "summary.txt").read_text())[0]["tb"] == 2
@@ -109,7 +109,7 @@ def test_null_outliers_logged_with_monotonic_time(tmp_path, validate):
     out = tmp_path / "o"
     t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
     # a threshold just above the typical sample logs plenty of samples
-    run_jtr("null", "-n", "50K", "-r", "1", "--threshold", "1ns", "--max-outliers", "1000",
+    run_jtr("null", "-n", "50K", "--runs", "1", "--threshold", "1ns", "--max-outliers", "1000",
             "-o", out, check=True)
     t1 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
     r = validate(load(out))["runs"][0]
@@ -164,7 +164,7 @@ def test_gap_two_cpus(tmp_path, validate):
 
 def test_gap_loop_count_mode(tmp_path, validate):
     out = tmp_path / "j"
-    p = run_jtr("gap", "-j", "2M", "-t", "clock", "-o", out, check=True)
+    p = run_jtr("gap", "-n", "2M", "-t", "clock", "-o", out, check=True)
     res = validate(load(out))
     r = res["runs"][0]
     assert r["samples"] == 2000000 and res["params"]["loops"] == 2000000
@@ -275,7 +275,7 @@ def test_progress_on_a_terminal_only(tmp_path):
 
 def test_unpinned_run_warns(tmp_path, validate):
     out = tmp_path / "free"
-    p = run_jtr("null", "-c", "-1", "-n", "5K", "-r", "1", "-o", out, check=True)
+    p = run_jtr("null", "-c", "-1", "-n", "5K", "--runs", "1", "-o", out, check=True)
     res = validate(load(out))
     assert res["params"]["cpu"] is None and res["runs"][0]["cpu"] is None
     assert "cpu_num=-1" in (out / "summary.txt").read_text()

@@ -123,7 +123,7 @@ def check_gnuplot(out, res, legacy):
 def test_send_pairs(tmp_path, validate, kind):
     out = tmp_path / "send"
     n, pairs, warm = 5000, 2, 200
-    p = run_jtr("send", "-T", kind, "-P", addr_of(kind, tmp_path), "-n", n, "-r", pairs,
+    p = run_jtr("send", "-T", kind, "-P", addr_of(kind, tmp_path), "-n", n, "--pairs", pairs,
                 "-w", warm, "-o", out, check=True)
     res = validate(load(out))
     assert res["tool"] == "send" and not res["partial"]
@@ -191,8 +191,8 @@ def test_send_plot_script_draws_each_pair(tmp_path):
     if not shutil.which("gnuplot"):
         pytest.skip("gnuplot is not installed")
     out = tmp_path / "plot"
-    run_jtr("send", "-P", addr_of("udp", tmp_path, 1), "-n", 3000, "-r", 2, "-o", out,
-            "-d", 'tst_"sock".sh', check=True)
+    run_jtr("send", "-P", addr_of("udp", tmp_path, 1), "-n", 3000, "--pairs", 2, "-o", out,
+            "--desc", 'tst_"sock".sh', check=True)
     p = subprocess.run(["gnuplot", "send_v_null.plt"], cwd=out, text=True,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     assert p.returncode == 0, p.stderr
@@ -204,7 +204,7 @@ def test_send_plot_script_draws_each_pair(tmp_path):
 def test_send_pause_lengthens_runs(tmp_path, validate):
     out = tmp_path / "pause"
     n, pause_ns = 2000, 50000
-    run_jtr("send", "-P", addr_of("udp", tmp_path, 2), "-n", n, "-r", 1, "-p", "50us",
+    run_jtr("send", "-P", addr_of("udp", tmp_path, 2), "-n", n, "--pairs", 1, "-p", "50us",
             "-o", out, check=True)
     res = validate(load(out))
     assert res["params"]["pause_ns"] == pause_ns
@@ -217,7 +217,7 @@ def test_send_pause_lengthens_runs(tmp_path, validate):
 
 def test_send_clock_timebase(tmp_path, validate):
     out = tmp_path / "clk"
-    run_jtr("send", "-T", "shm", "-P", addr_of("shm", tmp_path, 3), "-n", 2000, "-r", 1,
+    run_jtr("send", "-T", "shm", "-P", addr_of("shm", tmp_path, 3), "-n", 2000, "--pairs", 1,
             "-t", "clock", "-o", out, check=True)
     res = validate(load(out))
     assert res["calibration"]["timebase"] == "clock"
@@ -231,7 +231,7 @@ def test_send_to_jtr_sub_without_drain(tmp_path, validate):
     try:
         assert "ready on" in sub.stderr.readline()
         out = tmp_path / "send"
-        run_jtr("send", "-T", "udp", "-P", addr, "--no-drain", "-n", 2000, "-r", 1, "-w", 100,
+        run_jtr("send", "-T", "udp", "-P", addr, "--no-drain", "-n", 2000, "--pairs", 1, "-w", 100,
                 "-o", out, check=True)
         so, se = sub.communicate(timeout=30)
     finally:
@@ -288,7 +288,7 @@ def test_send_address_in_use(tmp_path):
 def test_send_ctrl_c_keeps_partial_result(tmp_path, validate):
     out = tmp_path / "part"
     p = subprocess.Popen([JTR, "send", "-T", "udp", "-P", addr_of("udp", tmp_path, 5), "-n", "1G",
-                          "-r", "3", "-o", str(out)], stdout=subprocess.PIPE,
+                          "--pairs", "3", "-o", str(out)], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     time.sleep(2)
     t = time.monotonic()

@@ -29,9 +29,9 @@ def pubsub(tmp_path, name, pub_args, sub_args=()):
     CPUs when there are two: (pub result, sub result)."""
     addr = "tput%d-%s" % (os.getpid(), name)
     cpus = sorted(os.sched_getaffinity(0))
-    pin = (["-a", str(cpus[0])], ["-a", str(cpus[-1])]) if len(cpus) > 1 else ([], [])
-    sub = subprocess.Popen([JTR, "sub", "-T", "shm", "-P", addr, "-f", "-b", "-q", "--wait", "20",
-                            "-o", str(tmp_path / "sub")] + pin[1] + list(sub_args),
+    pin = (["-c", str(cpus[0])], ["-c", str(cpus[-1])]) if len(cpus) > 1 else ([], [])
+    sub = subprocess.Popen([JTR, "sub", "-T", "shm", "-P", addr, "--fast", "-b", "-q", "--wait",
+                            "20", "-o", str(tmp_path / "sub")] + pin[1] + list(sub_args),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         pub = subprocess.run([JTR, "pub", "-T", "shm", "-P", addr, "-m", "50", "-q", "--wait", "20",

@@ -165,7 +165,7 @@ def test_suite_stopped_by_its_group_keeps_the_running_item(tmp_path):
 def test_ipc_stopped_by_its_group_fails_no_row(tmp_path):
     """SIGTERM to the process group of `jtr ipc`: its readers leave the stop to
     the coordinator, which ends the run in order; no row is FAILED."""
-    p = _start(["ipc", "-n", "1G", "-m", "shm-lockless", "-r", "1", "-o",
+    p = _start(["ipc", "-n", "1G", "--methods", "shm-lockless", "--readers", "1", "-o",
                 str(tmp_path / "ipc")], tmp_path)
     assert wait_for(lambda: len([c for c in os.listdir("/proc") if c.isdigit() and
                                   comm(int(c)) == "jtr-ipc"]) >= 3)

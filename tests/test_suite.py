@@ -172,7 +172,7 @@ def test_suite_interrupted(tmp_path):
     d = tmp_path / "s"
     env = dict(os.environ)
     env.pop("JTR_PROG", None)
-    proc = subprocess.Popen([JTR, "suite", "-n", "20K", "-r", "2", "-d", "60", "--cpus", CPU,
+    proc = subprocess.Popen([JTR, "suite", "-n", "20K", "--runs", "2", "-d", "60", "--cpus", CPU,
                              "--transports", "udp", "-o", str(d)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.monotonic() + 120
@@ -216,9 +216,9 @@ def null_until_clear(tmp_path, *args):
 
 
 @pytest.mark.parametrize("args", [
-    ("-n", "30K", "-r", "3", "-d", 'tst_null "quoted" \\ back_slash'),
-    ("-n", "20K", "-r", "2", "-t", "clock", "-H", "37", "-B", "30"),
-    ("-n", "5K", "-r", "1", "-H", "2000", "-p", "2us"),
+    ("-n", "30K", "--runs", "3", "--desc", 'tst_null "quoted" \\ back_slash'),
+    ("-n", "20K", "--runs", "2", "-t", "clock", "-H", "37", "-B", "30"),
+    ("-n", "5K", "--runs", "1", "-H", "2000", "-p", "2us"),
 ])
 def test_python_writer_equals_c(tmp_path, args):
     d = null_until_clear(tmp_path, *args)

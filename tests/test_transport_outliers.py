@@ -86,7 +86,7 @@ def test_stalled_round_trip_in_pings_log(tmp_path, validate, kind, timebase):
     first, last = need_fifo_cpus()
     ping_out, pong_out = ping_pong(tmp_path, kind, [
         "-n", 3000, "-r", rate, "-w", warmup, "-t", timebase, "--stall-at", at,
-        "--stall", "5ms", "-f", 1, "-A", last, "-a", first], ["--fifo", 1, "-a", first])
+        "--stall", "5ms", "-f", 1, "-c", "%d,%d" % (first, last)], ["--fifo", 1, "-c", first])
     res = validate(load(ping_out))
     p = res["params"]
     assert p["threshold_ns"] is None and p["threshold_rule"] == "warmup"
@@ -180,10 +180,10 @@ def pong_under_spinner(tmp_path, validate, a, b):
     addr = addr_for("udp", tmp_path)
     common = ["-T", "udp", "-P", addr, "-b"]
     pong_out, ping_out = tmp_path / "pong", tmp_path / "ping"
-    pong = spawn("pong", *common, "-a", b, "-q", "--wait", "30", "-o", pong_out)
+    pong = spawn("pong", *common, "-c", b, "-q", "--wait", "30", "-o", pong_out)
     # ping at FIFO 1 (below the spinner): a busy program beside it on its CPU
     # would stretch its round trips to milliseconds (4.6 ms once), hiding the spins
-    ping = spawn("ping", *common, "--one-thread", "-f", 1, "-a", a, "-r", "100K", "-n", "400K",
+    ping = spawn("ping", *common, "--one-thread", "-f", 1, "-c", a, "-r", "100K", "-n", "400K",
                  "-w", 1000, "-q", "-o", ping_out, "--wait", "30")
     try:
         spans = spinner(tmp_path, b, 0.8)
@@ -254,13 +254,13 @@ def sub_under_spinner(tmp_path, validate, a, b):
     addr = addr_for("udp", tmp_path)
     common = ["-T", "udp", "-P", addr, "--wait", "20"]
     sub_out, pub_out = tmp_path / "sub", tmp_path / "pub"
-    sub = spawn("sub", *common, "-b", "-a", b, "-o", sub_out)
+    sub = spawn("sub", *common, "-b", "-c", b, "-o", sub_out)
     procs = [sub]
     try:
         wait_ready(sub)
         # pub at FIFO 1 (below the spinner): a busy program beside it on its CPU
         # would hold its sends, and no message would be due while sub is spun on
-        pub = spawn("pub", *common, "-a", a, "-f", "1", "-r", "20000", "-n", "70000", "-w", 2000,
+        pub = spawn("pub", *common, "-c", a, "-f", "1", "-r", "20000", "-n", "70000", "-w", 2000,
                     "-o", pub_out, "-q")
         procs.append(pub)
         spans = spinner(tmp_path, b, 0.8)

@@ -336,7 +336,7 @@ def test_shm_ring_on_the_readers_node(tmp_path, validate):
     """The reader puts the ring on its pinned CPU's node; the node is read back
     from the kernel (get_mempolicy), and pub reports the same ring."""
     cpu = os.cpu_count() - 1
-    pub, (sub,) = pubsub(tmp_path, "shm", validate, count=200, extra_sub=["-a", str(cpu)])
+    pub, (sub,) = pubsub(tmp_path, "shm", validate, count=200, extra_sub=["-c", str(cpu)])
     nodes = numa_nodes()
     for r in (pub, sub):
         n = r["transport"]["numa"]

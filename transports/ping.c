@@ -36,31 +36,33 @@ static const char usage_text[] =
 "from a lossless histogram.\n"
 "\n"
 "options:\n"
-"  -n, --count N            measured messages (default 10000; K, M, G suffixes)\n"
-"  -d, --duration DUR       send for DUR instead of a count\n"
-"  -r, --rate RATE          messages per second (default 1000; max: no pacing)\n"
-"  -m, --len BYTES          message length, header included (default 64, >= 24;\n"
+JTR_COUNT_HELP "        measured messages (default 10000; K, M, G suffixes)\n"
+JTR_DURATION_HELP "  send for DURATION instead of a count\n"
+JTR_RATE_HELP "          messages per second (default 1000; max: no pacing)\n"
+JTR_LEN_HELP "          message length, header included (default 64, >= 24;\n"
 "                           from 32 on a message carries its intended send time,\n"
 "                           from 48 pong's receive and send times)\n"
 "  -w, --warmup N           messages sent first, not measured (default 100)\n"
 "      --warmup-rate RATE   the warm-up's own rate (default: -r's; max)\n"
 "  -l, --linger DUR         after the last send, wait at most DUR for the replies\n"
 "                           still out; later ones are lost (default: --timeout)\n"
-"  -A, --send-cpu CPU       pin the sending thread (-1: none, the default)\n"
-"  -a, --recv-cpu CPU       pin the receiving thread (-1: none, the default)\n"
+JTR_CPUS_HELP "          RECV[,SEND]: pin the receiving thread, then the\n"
+"                           sending one (-1: none, the default)\n"
+"      --recv-cpu CPU       pin the receiving thread alone\n"
+"      --send-cpu CPU       pin the sending thread alone\n"
 "  -1, --one-thread         one thread sends and takes each reply before the next\n"
 "                           send (one message in flight, like sockperf ping-pong):\n"
-"                           busy-poll on two CPUs; pinned with -a (or -A); a reply\n"
+"                           busy-poll on two CPUs; pinned with -c CPU; a reply\n"
 "                           that does not come within --timeout ends the run\n"
 "  -t, --timebase TB        tsc (default) or clock: how times are read\n"
-"  -f, --fifo PRIO          run SCHED_FIFO at PRIO (1-99)\n"
-"  -o, --output DIR         results folder (default results/DATE-HOST-ping)\n"
+JTR_FIFO_HELP "          run SCHED_FIFO at PRIO (1-99)\n"
+JTR_OUTPUT_HELP "         results folder (default results/DATE-HOST-ping)\n"
 "      --hist-error PCT     histogram's maximum relative error (default 1)\n"
 TP_OLOG_USAGE("round trips", "")
 "      --stall-at N --stall DUR\n"
 "                           for testing: the sender stops for DUR before measured\n"
 "                           message N, as a descheduled client would\n"
-"  -q, --quiet              no summary on stdout\n"
+JTR_QUIET_HELP "              no summary on stdout\n"
 "  -h, --help               this text\n"
 "\n"
 TP_PROG_USAGE
@@ -72,6 +74,9 @@ TP_LATENCY_USAGE
 "\n"
 "A duration is NUMBER[UNIT], UNIT ns, us, ms, s, m or h; a bare number is in\n"
 "seconds, but --stall still reads one as ms, with a warning: write the unit.\n"
+"\n"
+JTR_OLD_HELP " -a CPU (-c CPU,\n"
+"the receiving thread), -A CPU (--send-cpu).\n"
 "\n"
 "Writes DIR/summary.txt (inputs and results), DIR/result.json (jtr-result/1: runs\n"
 "rtt_from_intended, rtt_from_send and send_call; transport.stats holds the rows),\n"
@@ -86,23 +91,26 @@ TP_LATENCY_USAGE
 "\n"
 "examples:\n"
 "  jtr pong -T udp & jtr ping -T udp              10000 UDP round trips at 1000/s\n"
-"  jtr ping -T shm -b -A 1 -a 0 -r 100K -n 1M     shm, busy-poll, pinned threads\n"
-"  jtr pong -T shm -b -a 1 & jtr ping -T shm -b -1 -a 0 -r 100K\n"
+"  jtr ping -T shm -b -c 0,1 -r 100K -n 1M        shm, busy-poll, pinned threads\n"
+"  jtr pong -T shm -b -c 1 & jtr ping -T shm -b -1 -c 0 -r 100K\n"
 "                                                 busy-poll ping-pong on two CPUs\n"
 "  jtr ping -T tcp -m 1024 -r 50K -n 500K -w 5    1 KB messages at 50K/s over TCP\n"
 "  jtr ping -T tcp -P [::1]:17391 --recv epoll    IPv6, epoll receive\n"
 "  jtr ping -T udp --latency-file --stats-every 500ms   every sample, 2 rows a second\n";
 
+enum { OPT_SEND_CPU = 700, OPT_RECV_CPU };
+
 static const struct option long_opts[] = {
-	{ "count", required_argument, NULL, 'n' },
-	{ "rate", required_argument, NULL, 'r' },
-	{ "len", required_argument, NULL, 'm' },
+	JTR_LONG(COUNT),
+	JTR_LONG(RATE),
+	JTR_LONG(LEN),
 	{ "warmup", required_argument, NULL, 'w' },
 	{ "warmup-rate", required_argument, NULL, TP_OPT_WARMUP_RATE },
-	{ "duration", required_argument, NULL, 'd' },
+	JTR_LONG(DURATION),
 	{ "linger", required_argument, NULL, 'l' },
-	{ "send-cpu", required_argument, NULL, 'A' },
-	{ "recv-cpu", required_argument, NULL, 'a' },
+	JTR_LONG(CPUS),
+	{ "send-cpu", required_argument, NULL, OPT_SEND_CPU },
+	{ "recv-cpu", required_argument, NULL, OPT_RECV_CPU },
 	{ "one-thread", no_argument, NULL, '1' },
 	{ "timebase", required_argument, NULL, 't' },
 	{ "stall-at", required_argument, NULL, TP_OPT_STALL_AT },
@@ -139,6 +147,7 @@ struct ping {
 	uint64_t duration_raw;		/* -d in timebase units */
 	int send_cpu, recv_cpu;
 	bool one_thread;		/* --one-thread: the sender takes each reply */
+	bool old_cpus;			/* given with -a and -A, the old letters */
 	uint64_t stall_at, stall_ns;
 	bool tsc;
 	bool peer_tsc;			/* pong's stamps are TSC ticks (the TSC is usable) */
@@ -642,20 +651,45 @@ static void write_outputs(struct jtr_probe *p, struct ping *g, const char *peer)
 	tp_prog_finish(p, &j, &txt, &res, &g->st, &g->lat, &g->olog);
 }
 
+/* cpus_opt - -c RECV[,SEND] */
+static void cpus_opt(struct jtr_probe *p, struct ping *g, const char *arg)
+{
+	int cpus[2];
+
+	if (tp_prog_cpus_opt(p, "-c", arg, cpus, 2) == 2)
+		g->send_cpu = cpus[1];
+	g->recv_cpu = cpus[0];
+}
+
 /* parse - the options, each alone and then together, or exit 2 */
 static void parse(struct jtr_probe *p, struct tp_prog *tp, struct ping *g, int argc, char **argv)
 {
 	bool stall_at_given = false, linger_given = false;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, ":n:r:m:w:A:a:1t:d:l:f:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":" JTR_COUNT_S JTR_RATE_S JTR_LEN_S "w:A:a:"
+					JTR_CPUS_S "1t:" JTR_DURATION_S "l:" JTR_FIFO_S JTR_OUTPUT_S
+					JTR_QUIET_S "h" TP_PROG_SHORT, long_opts, NULL)) != -1) {
 		if (jtr_probe_common_opt(p, opt, usage_text, argv) || tp_prog_opt(p, tp, opt, optarg) ||
 		    tp_olog_opt(p, &g->olog, opt, optarg) || tp_load_opt(p, &g->load, opt, optarg))
 			continue;
 		switch (opt) {
 		case 'l': g->linger_ns = jtr_opt_duration(p, "-l", optarg, 0, 3600 * JTR_NS_PER_S); linger_given = true; break;
-		case 'A': g->send_cpu = tp_prog_cpu_opt(p, "-A", optarg); break;
-		case 'a': g->recv_cpu = tp_prog_cpu_opt(p, "-a", optarg); break;
+		case JTR_CPUS_C: cpus_opt(p, g, optarg); break;
+		case 'A':
+			jtr_opt_old(p, 'A', "--send-cpu", "the sending thread's CPU; or -c RECV,SEND");
+			g->old_cpus = true;
+			/* fall through */
+		case OPT_SEND_CPU:
+			g->send_cpu = tp_prog_cpu_opt(p, opt == 'A' ? "-A" : "--send-cpu", optarg);
+			break;
+		case 'a':
+			jtr_opt_old(p, 'a', "-c", "the receiving thread's CPU");
+			g->old_cpus = true;
+			/* fall through */
+		case OPT_RECV_CPU:
+			g->recv_cpu = tp_prog_cpu_opt(p, opt == 'a' ? "-a" : "--recv-cpu", optarg);
+			break;
 		case '1': g->one_thread = true; break;
 		case TP_OPT_STALL_AT:
 			g->stall_at = jtr_opt_count(p, "--stall-at", optarg, 0, 1ULL << 40);
@@ -684,8 +718,10 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct ping *g, int a
 				(unsigned long long)g->stall_at, (unsigned long long)g->load.count - 1);
 	if (g->one_thread) {
 		if (g->send_cpu >= 0 && g->recv_cpu >= 0 && g->send_cpu != g->recv_cpu)
-			jtr_usage_error(p, "--one-thread with -A %d -a %d: one thread runs on one CPU; "
-					"give -a CPU only", g->send_cpu, g->recv_cpu);
+			jtr_usage_error(p, g->old_cpus ? "--one-thread with -A %d -a %d: one thread "
+					"runs on one CPU; give -a CPU only" : "--one-thread with sending "
+					"CPU %d and receiving CPU %d: one thread runs on one CPU; give "
+					"-c CPU only", g->send_cpu, g->recv_cpu);
 		if (g->recv_cpu < 0)
 			g->recv_cpu = g->send_cpu;
 		g->send_cpu = g->recv_cpu;

@@ -36,11 +36,12 @@ static const char usage_text[] =
 "ends when ping says it is done and prints how many messages it reflected.\n"
 "\n"
 "options:\n"
-"  -a, --cpu CPU            pin the receiving thread to CPU (-1: none, the default)\n"
-"  -m, --max-len BYTES      shm: the ring's slot size, the longest message ping may\n"
-"                           send (default 4096)\n"
-"  -f, --fifo PRIO          run SCHED_FIFO at PRIO (1-99)\n"
-"  -o, --output DIR         also write a results folder: summary.txt, result.json\n"
+JTR_CPUS_HELP "          pin the receiving thread to a CPU (one; -1: none, the\n"
+"                           default)\n"
+JTR_LEN_HELP "          shm: the ring's slot size, the longest message ping may\n"
+"                           send (default 4096; --max-len is the same)\n"
+JTR_FIFO_HELP "          run SCHED_FIFO at PRIO (1-99)\n"
+JTR_OUTPUT_HELP "         also write a results folder: summary.txt, result.json\n"
 "                           (messages reflected, CPU %, RSS) and stats.csv; default none\n"
 "      --stats-every DUR    with -o: a row of DIR/stats.csv every DUR (default 1s;\n"
 "                           0: none): messages and bytes received and sent back, CPU %\n"
@@ -48,11 +49,13 @@ static const char usage_text[] =
 "      --stats-print        with -o: each row on stdout as well, while pong runs\n"
 TP_OLOG_USAGE("with -o: reflections",
 "                           (ping's -w warm-up messages give m)\n")
-"  -q, --quiet              print nothing but errors\n"
+JTR_QUIET_HELP "              print nothing but errors\n"
 "  -h, --help               this text\n"
 "\n"
 TP_PROG_USAGE
 "  (pong waits 60 s for ping by default)\n"
+"\n"
+JTR_OLD_HELP " -a CPU (-c).\n"
 "\n"
 "A message with room for it (-m on ping: 48 bytes or more) goes back with pong's\n"
 "receive and send times after its header (CLOCK_MONOTONIC ns), which ping's\n"
@@ -66,13 +69,15 @@ TP_PROG_USAGE
 "\n"
 "examples:\n"
 "  jtr pong -T udp                        reflect UDP on 127.0.0.1:17391\n"
-"  jtr pong -T shm -a 1 -b                shm rings jtr-jtr-a/b, busy-poll on CPU 1\n"
+"  jtr pong -T shm -c 1 -b                shm rings jtr-jtr-a/b, busy-poll on CPU 1\n"
 "  jtr pong -T tcp -P 10.0.0.2:17400      TCP on another address\n"
 "  jtr pong -T tcp -P [::1]:17400 --recv epoll -o pong-out   IPv6, epoll, results\n";
 
 static const struct option long_opts[] = {
-	{ "cpu", required_argument, NULL, 'a' },
-	{ "max-len", required_argument, NULL, 'm' },
+	JTR_LONG(CPUS),
+	{ "cpu", required_argument, NULL, JTR_CPUS_C },
+	JTR_LONG(LEN),
+	{ "max-len", required_argument, NULL, JTR_LEN_C },
 	{ "stats-every", required_argument, NULL, TP_OPT_STATS_EVERY },
 	{ "stats-print", no_argument, NULL, TP_OPT_STATS_PRINT },
 	JTR_PROBE_OUTLIER_LONG_OPTS,
@@ -263,7 +268,8 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct pong *g, int a
 	bool stats_given = false, olog_given = false;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, ":a:m:f:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":" JTR_CPUS_S "a:" JTR_LEN_S JTR_FIFO_S
+					JTR_OUTPUT_S JTR_QUIET_S "h" TP_PROG_SHORT, long_opts, NULL)) != -1) {
 		if (opt == 't' || opt == JTR_OPT_HIST_ERROR)
 			jtr_usage_error(p, "pong measures no latency: it takes no -t or --hist-error");
 		if (opt == TP_OPT_STATS_EVERY || opt == TP_OPT_STATS_PRINT)
@@ -274,8 +280,11 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct pong *g, int a
 		    tp_olog_opt(p, &g->olog, opt, optarg))
 			continue;
 		switch (opt) {
-		case 'a': g->cpu = tp_prog_cpu_opt(p, "-a", optarg); break;
-		case 'm': tp->o.msg_max = (uint32_t)jtr_opt_count(p, "-m", optarg, TP_HDR_LEN, 1u << 24); break;
+		case 'a':
+			jtr_opt_old(p, 'a', "-c", "the CPU");
+			/* fall through */
+		case JTR_CPUS_C: g->cpu = tp_prog_cpu_opt(p, opt == 'a' ? "-a" : "-c", optarg); break;
+		case JTR_LEN_C: tp->o.msg_max = (uint32_t)jtr_opt_count(p, "-m", optarg, TP_HDR_LEN, 1u << 24); break;
 		}
 	}
 	jtr_probe_no_args(p, argc, argv);

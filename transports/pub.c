@@ -31,24 +31,24 @@ static const char usage_text[] =
 "subscribers first; for udp, unix-dgram and mcast, start the subscribers first.\n"
 "\n"
 "options:\n"
-"  -n, --count N            measured messages (default 100000; K, M, G suffixes)\n"
-"  -d, --duration DUR       send for DUR instead of a count (with -r: the\n"
-"                           messages due in DUR; with -r max: until DUR is over)\n"
-"  -r, --rate RATE          messages per second (default 10000); max: no pacing\n"
+JTR_COUNT_HELP "        measured messages (default 100000; K, M, G suffixes)\n"
+JTR_DURATION_HELP "  send for DURATION instead of a count (with -r: the\n"
+"                           messages due in it; with -r max: until it is over)\n"
+JTR_RATE_HELP "          messages per second (default 10000); max: no pacing\n"
 "      --ticks N            send in N bursts a second (each of RATE/N messages,\n"
 "                           back to back) instead of evenly spaced messages\n"
 "      --latency-rate RATE  stamp only RATE messages a second (evenly among\n"
 "                           them; the others carry no time), for low overhead\n"
 "      --pack N             N messages in one write, datagram or ring slot, sent\n"
 "                           when the first is due; the subscriber counts each\n"
-"  -m, --len BYTES          message length, header included (default 64, >= 24;\n"
+JTR_LEN_HELP "          message length, header included (default 64, >= 24;\n"
 "                           from 32 on a message carries its intended send time)\n"
 "  -w, --warmup N           messages sent first, not measured (default 1000)\n"
 "      --warmup-rate RATE   the warm-up's own rate (default: -r's; max)\n"
 "  -l, --linger DUR         wait after the last message before end of stream\n"
 "                           (default 100ms)\n"
-"  -a, --cpu CPU[,CPU...]   pin the sending thread (-1: none, the default); with\n"
-"                           --streams N, one CPU per stream\n"
+JTR_CPUS_HELP "          pin the sending thread (-1: none, the default); with\n"
+"                           --streams N, one CPU per stream: CPU[,CPU...]\n"
 "      --streams N          N streams, each its own transport and pinned sending\n"
 "                           thread, at -r each (stream K: the port + K, or the\n"
 "                           shm name or socket path + .K); sums and each stream\n"
@@ -57,10 +57,10 @@ static const char usage_text[] =
 "                           subscribers then report no latency)\n"
 "      --drop-every K       for testing: skip sending every K-th message (its\n"
 "                           sequence number is used up), so loss is seen\n"
-"  -f, --fifo PRIO          run SCHED_FIFO at PRIO (1-99)\n"
-"  -o, --output DIR         results folder (default results/DATE-HOST-pub)\n"
+JTR_FIFO_HELP "          run SCHED_FIFO at PRIO (1-99)\n"
+JTR_OUTPUT_HELP "         results folder (default results/DATE-HOST-pub)\n"
 "      --hist-error PCT     histogram's maximum relative error (default 1)\n"
-"  -q, --quiet              no summary on stdout\n"
+JTR_QUIET_HELP "              no summary on stdout\n"
 "  -h, --help               this text\n"
 "\n"
 TP_PROG_USAGE
@@ -69,6 +69,8 @@ TP_STATS_USAGE
 "\n"
 "A duration is NUMBER[UNIT], UNIT ns, us, ms, s, m or h; a bare number is in\n"
 "seconds, but -l still reads one as ms, with a warning: write the unit (100ms).\n"
+"\n"
+JTR_OLD_HELP " -a LIST (-c).\n"
 "\n"
 "Writes DIR/summary.txt (inputs and results), DIR/result.json (run send_call: time\n"
 "per send; transport.stats holds the rows) and DIR/stats.csv. Exit status: 0; 1\n"
@@ -92,16 +94,17 @@ enum { OPT_LATENCY_RATE = 500, OPT_PACK, OPT_STREAMS };
 #define PACK_MAX 1024u
 
 static const struct option long_opts[] = {
-	{ "count", required_argument, NULL, 'n' },
-	{ "rate", required_argument, NULL, 'r' },
-	{ "len", required_argument, NULL, 'm' },
+	JTR_LONG(COUNT),
+	JTR_LONG(RATE),
+	JTR_LONG(LEN),
 	{ "warmup", required_argument, NULL, 'w' },
 	{ "linger", required_argument, NULL, 'l' },
-	{ "cpu", required_argument, NULL, 'a' },
+	JTR_LONG(CPUS),
+	{ "cpu", required_argument, NULL, JTR_CPUS_C },
 	{ "subs", required_argument, NULL, TP_OPT_SUBS },
 	{ "no-timestamps", no_argument, NULL, TP_OPT_NO_TS },
 	{ "drop-every", required_argument, NULL, TP_OPT_DROP_EVERY },
-	{ "duration", required_argument, NULL, 'd' },
+	JTR_LONG(DURATION),
 	{ "ticks", required_argument, NULL, TP_OPT_TICKS },
 	{ "latency-rate", required_argument, NULL, OPT_LATENCY_RATE },
 	{ "pack", required_argument, NULL, OPT_PACK },
@@ -731,9 +734,12 @@ static const struct stream *total_of(struct pub *g, struct stream *t, double his
 /* parse - the options, each alone and then together, or exit 2 */
 static void parse(struct jtr_probe *p, struct tp_prog *tp, struct pub *g, int argc, char **argv)
 {
+	const char *cpus_opt = "-c";
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, ":n:r:m:w:l:a:d:f:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":" JTR_COUNT_S JTR_RATE_S JTR_LEN_S "w:l:"
+				  JTR_CPUS_S "a:" JTR_DURATION_S JTR_FIFO_S JTR_OUTPUT_S
+				  JTR_QUIET_S "h" TP_PROG_SHORT, long_opts, NULL)) != -1) {
 		if (opt == 't')
 			jtr_usage_error(p, "pub stamps messages with CLOCK_MONOTONIC, which every "
 					"subscriber reads too; it takes no -t");
@@ -750,7 +756,13 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct pub *g, int ar
 			g->linger_ns = jtr_opt_duration_legacy(p, "-l", optarg, JTR_NS_PER_MS, 0,
 							       3600 * JTR_NS_PER_S);
 			break;
-		case 'a': g->ncpus = tp_prog_cpus_opt(p, "-a", optarg, g->cpus, STREAMS_MAX); break;
+		case 'a':
+			jtr_opt_old(p, 'a', "-c", "the CPUs");
+			/* fall through */
+		case JTR_CPUS_C:
+			cpus_opt = opt == 'a' ? "-a" : "-c";
+			g->ncpus = tp_prog_cpus_opt(p, cpus_opt, optarg, g->cpus, STREAMS_MAX);
+			break;
 		case TP_OPT_SUBS: tp->o.subs = (uint32_t)jtr_opt_count(p, "--subs", optarg, 1, TP_MAX_SUBS); break;
 		case TP_OPT_NO_TS: g->stamps = false; break;
 		case TP_OPT_DROP_EVERY: g->drop_every = jtr_opt_count(p, "--drop-every", optarg, 2, 1ULL << 40); break;
@@ -759,8 +771,8 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct pub *g, int ar
 	jtr_probe_no_args(p, argc, argv);
 	check_pacing(p, g);
 	if (g->ncpus > 1 && g->ncpus != g->nstreams)
-		jtr_usage_error(p, "-a with %d CPUs for %d stream(s): give one CPU per stream (or one "
-				"CPU for one stream)", g->ncpus, g->nstreams);
+		jtr_usage_error(p, "%s with %d CPUs for %d stream(s): give one CPU per stream (or "
+				"one CPU for one stream)", cpus_opt, g->ncpus, g->nstreams);
 	tp->o.msg_max = g->load.len * g->pack;
 	tp_prog_check(p, tp, TP_PUB);
 	p->tb_wanted = JTR_TB_CLOCK;

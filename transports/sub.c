@@ -20,6 +20,7 @@
  * (tp_seq_limit_at) is out of window.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,24 +38,24 @@ static const char usage_text[] =
 "the publisher's end of stream.\n"
 "\n"
 "options:\n"
-"  -a, --cpu CPU[,CPU...]   pin the receiving thread (-1: none, the default); with\n"
-"                           --streams N, one CPU per stream\n"
+JTR_CPUS_HELP "          pin the receiving thread (-1: none, the default); with\n"
+"                           --streams N, one CPU per stream: CPU[,CPU...]\n"
 "      --streams N          N streams, as 'jtr pub --streams N' sends them: each its\n"
 "                           own transport and pinned receiving thread; sums and\n"
 "                           each stream (no latency file or outlier log then)\n"
-"  -f, --fast               minimal per-message work: counts and sequence only,\n"
+"      --fast               minimal per-message work: counts and sequence only,\n"
 "                           no latency\n"
 "  -s, --spin N             an empty loop of N iterations per message\n"
 "      --max-rate RATE      for testing: take at most RATE messages per second\n"
 "                           (waits for each one's turn; a late wake-up is made\n"
 "                           up for, up to 5 ms behind), a receiver of known\n"
 "                           speed: datagrams overflow, a ring or socket fills\n"
-"      --fifo PRIO          run SCHED_FIFO at PRIO (1-99)\n"
-"  -o, --output DIR         results folder (default results/DATE-HOST-sub)\n"
+JTR_FIFO_HELP "          run SCHED_FIFO at PRIO (1-99)\n"
+JTR_OUTPUT_HELP "         results folder (default results/DATE-HOST-sub)\n"
 "      --hist-error PCT     histogram's maximum relative error (default 1)\n"
 TP_OLOG_USAGE("latencies",
 "                           (the publisher's -w warm-up messages give m)\n")
-"  -q, --quiet              no summary on stdout, no 'ready' line on stderr\n"
+JTR_QUIET_HELP "              no summary on stdout, no 'ready' line on stderr\n"
 "  -h, --help               this text\n"
 "\n"
 TP_PROG_USAGE
@@ -67,33 +68,34 @@ TP_LATENCY_USAGE
 "DIR/summary.txt (inputs and results), DIR/result.json (runs latency_from_send,\n"
 "latency_from_intended; transport.stats holds the rows), DIR/stats.csv,\n"
 "DIR/outliers.csv (cpu,start_ns,length_ns,kind,seq: each latency over the\n"
-"threshold from its send stamp; not with -f) and, with --latency-file,\n"
+"threshold from its send stamp; not with --fast) and, with --latency-file,\n"
 "DIR/latency.csv.\n"
 "Exit status: 0 at end of stream (loss is counted, not an error), 1 if the\n"
 "publisher went away or went silent (what was received is written), 2 for bad\n"
 "options or no publisher within --wait, 130 after Ctrl-C, SIGTERM or SIGHUP\n"
 "before the end of stream (what was received is written, marked partial).\n"
 "\n"
+JTR_OLD_HELP " -a LIST (-c), -f\n"
+"without a value (--fast: a -f followed by another option or by nothing; -f PRIO\n"
+"is the FIFO priority).\n"
+"\n"
 "examples:\n"
-"  jtr sub -T shm -a 1 -f            counts and order only, CPU 1, a shm ring\n"
+"  jtr sub -T shm -c 1 --fast        counts and order only, CPU 1, a shm ring\n"
 "  jtr sub -T mcast -s 4             multicast on loopback, 4 spins per message\n"
 "  jtr sub -T tcp -P 10.0.0.1:17391  from a publisher in another namespace\n"
 "  jtr sub -T tcp --recv epoll --latency-file   epoll receive, every sample kept\n"
 "  jtr sub -T udp -P [::1]:17391 -b  IPv6 on loopback, busy-poll\n";
 
 /* getopt values of sub's own long options (tp_prog.h's are 400 up) */
-enum { OPT_STREAMS = 500 };
+enum { OPT_STREAMS = 500, OPT_FAST };
 
 static const struct option long_opts[] = {
-	{ "cpu", required_argument, NULL, 'a' },
-	{ "fast", no_argument, NULL, 'f' },
+	JTR_LONG(CPUS),
+	{ "cpu", required_argument, NULL, JTR_CPUS_C },
+	{ "fast", no_argument, NULL, OPT_FAST },
 	{ "spin", required_argument, NULL, 's' },
 	{ "max-rate", required_argument, NULL, TP_OPT_MAX_RATE },
-	{ "fifo", required_argument, NULL, TP_OPT_FIFO },
-	{ "output", required_argument, NULL, 'o' },
-	{ "hist-error", required_argument, NULL, JTR_OPT_HIST_ERROR },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
+	JTR_PROBE_LONG_OPTS,
 	JTR_PROBE_OUTLIER_LONG_OPTS,
 	TP_PROG_LONG_OPTS,
 	TP_STATS_LONG_OPTS,
@@ -569,20 +571,40 @@ static void add_up(struct sub *g, const struct sub *streams, int n)
 	}
 }
 
-/* parse - the options, each alone and then together, or exit 2 (-f is
- * fast: no latency; FIFO is --fifo) */
+/* old_fast - @opt is the -f of old, a flag (now --fast): a short -f at the
+ * end, or followed by another option (given back to getopt), where -f PRIO
+ * takes a number; true then */
+static bool old_fast(struct jtr_probe *p, struct sub *g, int opt, char **argv)
+{
+	struct jtr_err e;
+	long long prio;
+
+	if (opt == ':' && optopt == JTR_FIFO_C && strncmp(argv[optind - 1], "--", 2))
+		goto old;
+	if (opt != JTR_FIFO_C || jtr_parse_int(optarg, LLONG_MIN, LLONG_MAX, &prio, &e) == 0 ||
+	    optind < 2 || optarg != argv[optind - 1] || optarg[0] != '-' ||
+	    !strncmp(argv[optind - 2], "--", 2))
+		return false;
+	optind--;			/* the next option, read again */
+old:
+	jtr_opt_old(p, 'f', "--fast", "a fast subscriber; -f PRIO is the FIFO priority");
+	g->fast = true;
+	return true;
+}
+
+/* parse - the options, each alone and then together, or exit 2 */
 static void parse(struct jtr_probe *p, struct tp_prog *tp, struct sub *g, int argc, char **argv)
 {
+	const char *cpus_opt = "-c";
 	bool olog_given = false;
 	int opt, n;
 
-	while ((opt = getopt_long(argc, argv, ":a:fs:o:qh" TP_PROG_SHORT, long_opts, NULL)) != -1) {
-		if (opt == 'f') {
-			g->fast = true;
+	while ((opt = getopt_long(argc, argv, ":" JTR_CPUS_S "a:" JTR_FIFO_S "s:" JTR_OUTPUT_S
+				  JTR_QUIET_S "h" TP_PROG_SHORT, long_opts, NULL)) != -1) {
+		if (old_fast(p, g, opt, argv))
 			continue;
-		}
-		if (opt == TP_OPT_FIFO) {
-			jtr_opt_fifo(p, optarg);
+		if (opt == OPT_FAST) {
+			g->fast = true;
 			continue;
 		}
 		if (opt == JTR_OPT_THRESHOLD || opt == JTR_OPT_MAX_OUTLIERS)
@@ -592,7 +614,11 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct sub *g, int ar
 			continue;
 		switch (opt) {
 		case 'a':
-			g->ncpus = tp_prog_cpus_opt(p, "-a", optarg, g->cpus, STREAMS_MAX);
+			jtr_opt_old(p, 'a', "-c", "the CPUs");
+			/* fall through */
+		case JTR_CPUS_C:
+			cpus_opt = opt == 'a' ? "-a" : "-c";
+			g->ncpus = tp_prog_cpus_opt(p, cpus_opt, optarg, g->cpus, STREAMS_MAX);
 			g->cpu = g->cpus[0];
 			break;
 		case 's': g->spin = jtr_opt_count(p, "-s", optarg, 0, 1ULL << 40); break;
@@ -603,18 +629,18 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct sub *g, int ar
 	jtr_probe_no_args(p, argc, argv);
 	n = g->nstreams;
 	if (g->fast && tp->latency_file)
-		jtr_usage_error(p, "--latency-file with -f: a fast subscriber measures no latency; "
+		jtr_usage_error(p, "--latency-file with --fast: a fast subscriber measures no latency; "
 				"drop one of them");
 	if (g->fast && olog_given)
-		jtr_usage_error(p, "--threshold and --max-outliers with -f: a fast subscriber "
+		jtr_usage_error(p, "--threshold and --max-outliers with --fast: a fast subscriber "
 				"measures no latency and keeps no outlier log; drop one of them");
 	if (n > 1 && (tp->latency_file || olog_given))
 		jtr_usage_error(p, "--streams %d with %s: the latency file and the outlier log are "
 				"kept for one stream; run one stream for them", n,
 				tp->latency_file ? "--latency-file" : "--threshold/--max-outliers");
 	if (g->ncpus > 1 && g->ncpus != n)
-		jtr_usage_error(p, "-a with %d CPUs for %d stream(s): give one CPU per stream (or one "
-				"CPU for one stream)", g->ncpus, n);
+		jtr_usage_error(p, "%s with %d CPUs for %d stream(s): give one CPU per stream (or "
+				"one CPU for one stream)", cpus_opt, g->ncpus, n);
 	tp->o.msg_max = tp_max_msg(&tp->o) < TP_STREAM_MAX ? tp_max_msg(&tp->o) : TP_STREAM_MAX;
 	tp_prog_check(p, tp, TP_SUB);
 	p->tb_wanted = JTR_TB_CLOCK;

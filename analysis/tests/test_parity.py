@@ -10,7 +10,8 @@ the C declarations and require the Python side to say the same.
 - the version: the VERSION file, jtrpy.__version__ and what a built probe
   writes into result.json;
 - the files of a results folder: lib/jtr_out.h's JTR_RESULT_FILES against
-  results/result.py RESULT_FILES (what a new result removes of an earlier one)."""
+  results/result.py RESULT_FILES (what a new result removes of an earlier one);
+- the option alphabet: lib/jtr_opts.h against cli/parser.py ALPHABET."""
 import glob
 import json
 import os
@@ -21,6 +22,7 @@ import subprocess
 import pytest
 
 from jtrpy import __version__, vocab
+from jtrpy.cli.parser import ALPHABET
 from jtrpy.drivers import plan
 from jtrpy.results.result import DEFAULT_FILES, RESULT_FILES
 from jtrpy.trace import causes, ebpf, events, perf
@@ -119,12 +121,44 @@ def test_transports_are_tp_kind():
     assert set(vocab.DATAGRAM_TRANSPORTS) <= set(vocab.TRANSPORTS)
 
 
+def jtr_opts():
+    """{NAME: (letter, long name, argument, --help head)} of lib/jtr_opts.h's
+    shared options, each read from its five defines (NAME_C, _S, _LONG, _ARG,
+    _HELP), which must agree with one another."""
+    h = read("lib", "jtr_opts.h")
+    defs = dict(re.findall(r"^#define (JTR_\w+)\t+(.+)$", h, re.M))
+    out = {}
+    for name in re.findall(r"^#define JTR_(\w+)_C\t", h, re.M):
+        letter = re.fullmatch(r"'(\w)'", defs["JTR_%s_C" % name]).group(1)
+        short = json.loads(defs["JTR_%s_S" % name])
+        long = json.loads(defs["JTR_%s_LONG" % name])
+        arg = defs["JTR_%s_ARG" % name]
+        head = json.loads(defs["JTR_%s_HELP" % name])
+        assert short == letter + (":" if arg == "required_argument" else ""), name
+        assert arg in ("required_argument", "no_argument"), name
+        assert re.fullmatch(r"  -%s, --%s( [A-Z]+)?" % (letter, long), head), name
+        assert (arg == "required_argument") == (" " in head.strip().split(", ")[1]), name
+        out[name] = ("-" + letter, long, arg, head)
+    return out
+
+
+def test_the_option_alphabet_is_jtr_opts_h():
+    """One letter, one long name, one kind of value: the C table and the front
+    end's are the same, in the same order, and no letter or name is there twice."""
+    c = [(letter, "--" + long, head.split()[-1] if arg == "required_argument" else None)
+         for letter, long, arg, head in jtr_opts().values()]
+    assert c == [(short, long, meta) for short, long, meta, _ in ALPHABET]
+    assert len({x[0] for x in c}) == len({x[1] for x in c}) == len(c) == 10
+
+
 def test_jtr_run_passes_the_transport_options_of_tp_prog_h():
     """jtr run gives the other end the probe's transport group: every option of
     TP_PROG_LONG_OPTS is passed on (a value or a flag, as C parses it) or named as
     one each end sets for itself."""
     h = open(os.path.join(ROOT, "transports", "prog", "tp_prog.h")).read()
     block = re.search(r"#define TP_PROG_LONG_OPTS(.*?)\n\n", h, re.S).group(1)
+    block = re.sub(r"JTR_LONG\((\w+)\)", lambda m: '{ "%s", %s }' % jtr_opts()[m.group(1)][1:3],
+                   block)      # an option of the alphabet (lib/jtr_opts.h)
     c_opts = dict(re.findall(r'\{\s*"([\w-]+)",\s*(required_argument|no_argument)', block))
     assert c_opts
     valued = {long for _, long in plan.TRANSPORT_VALUED}

@@ -23,17 +23,17 @@ static const char usage_text[] =
 "reader found the queue empty and the writer found it full.\n"
 "\n"
 "options:\n"
-"  -n, --objects N          objects sent to every reader (default 10M; K, M, G\n"
-"                           are x1000: 1G is 1,000,000,000)\n"
-"  -s, --size BYTES         object size, >= 16 (default 50)\n"
+JTR_COUNT_HELP "        objects sent to every reader (default 10M; K, M, G\n"
+"                           are x1000: 1G is 1,000,000,000; --objects is the same)\n"
+JTR_LEN_HELP "          object size, >= 16 (default 50; --size is the same)\n"
 "  -B, --batch LIST         batch sizes in bytes, each one row (default 100K,\n"
 "                           i.e. 100000 bytes = 2000 objects of 50 bytes)\n"
 "      --sweep              batch sizes 1K,5K,10K,20K,50K,100K,1M\n"
-"  -m, --methods LIST       shm-mutex, shm-adaptive, shm-lockless, tcp, tcp-epoll,\n"
+"      --methods LIST       shm-mutex, shm-adaptive, shm-lockless, tcp, tcp-epoll,\n"
 "                           or all (the default)\n"
-"  -r, --readers LIST       reader counts, each one row (default 1,3: point to\n"
+"      --readers LIST       reader counts, each one row (default 1,3: point to\n"
 "                           point and one to three; at most 8)\n"
-"  -c, --cpus LIST          pin the writer to the first CPU, readers to the next\n"
+JTR_CPUS_HELP "          pin the writer to the first CPU, readers to the next\n"
 "                           ones, round robin (default: no pinning)\n"
 "  -Q, --queue SLOTS        shm queue length in batches, a power of two (default\n"
 "                           128; fewer when SLOTS x BATCH would pass 64 MiB)\n"
@@ -46,8 +46,8 @@ static const char usage_text[] =
 "                           its elapsed time's average, standard deviation,\n"
 "                           minimum and maximum (default 1; at most 100)\n"
 "      --timeout DUR        a run with no progress this long fails (default 10s)\n"
-"  -o, --output DIR         results folder (default results/DATE-HOST-ipc)\n"
-"  -q, --quiet              no table on stdout\n"
+JTR_OUTPUT_HELP "         results folder (default results/DATE-HOST-ipc)\n"
+JTR_QUIET_HELP "              no table on stdout\n"
 "  -h, --help               this text\n"
 "\n"
 "testing:\n"
@@ -60,6 +60,9 @@ static const char usage_text[] =
 "seconds, but --pace and --reader-pace still read one as ms, with a warning:\n"
 "write the unit (2ms).\n"
 "\n"
+JTR_OLD_HELP " -s BYTES (-m),\n"
+"-m LIST of methods (--methods: a -m that is no size), -r LIST (--readers).\n"
+"\n"
 "Writes DIR/summary.txt (the table) and DIR/result.json (format jtr-ipc/1).\n"
 "Ctrl-C, SIGTERM or SIGHUP stops the run in progress, keeps what it moved\n"
 "(marked partial; with --repeat the row's figures are those of the repetitions\n"
@@ -69,22 +72,26 @@ static const char usage_text[] =
 "examples:\n"
 "  jtr ipc                               10M objects, every method, 1 and 3 readers\n"
 "  jtr ipc -n 1G -c 0,1                  1e9 objects, pinned to CPUs 0 and 1\n"
-"  jtr ipc --sweep -m shm-mutex,tcp -r 3 batch sizes 1K..1M, one to three\n"
-"  jtr ipc -n 100M -r 1 --repeat 5      every method 5 times: avg, stdev, min, max\n";
+"  jtr ipc --sweep --methods shm-mutex,tcp --readers 3\n"
+"                                        batch sizes 1K..1M, one to three\n"
+"  jtr ipc -n 100M --readers 1 --repeat 5\n"
+"                                        every method 5 times: avg, stdev, min, max\n";
 
 enum {
 	OPT_SWEEP = 500, OPT_LOW_WATER, OPT_NAGLE, OPT_TIMEOUT, OPT_PACE, OPT_READER_PACE,
-	OPT_DROP_EVERY, OPT_CORRUPT_EVERY, OPT_REPEAT,
+	OPT_DROP_EVERY, OPT_CORRUPT_EVERY, OPT_REPEAT, OPT_METHODS, OPT_READERS, OPT_LEN,
 };
 
 static const struct option long_opts[] = {
-	{ "objects", required_argument, NULL, 'n' },
-	{ "size", required_argument, NULL, 's' },
+	JTR_LONG(COUNT),
+	{ "objects", required_argument, NULL, JTR_COUNT_C },
+	{ JTR_LEN_LONG, required_argument, NULL, OPT_LEN },
+	{ "size", required_argument, NULL, OPT_LEN },
 	{ "batch", required_argument, NULL, 'B' },
 	{ "sweep", no_argument, NULL, OPT_SWEEP },
-	{ "methods", required_argument, NULL, 'm' },
-	{ "readers", required_argument, NULL, 'r' },
-	{ "cpus", required_argument, NULL, 'c' },
+	{ "methods", required_argument, NULL, OPT_METHODS },
+	{ "readers", required_argument, NULL, OPT_READERS },
+	JTR_LONG(CPUS),
 	{ "queue", required_argument, NULL, 'Q' },
 	{ "low-water", required_argument, NULL, OPT_LOW_WATER },
 	{ "nagle", no_argument, NULL, OPT_NAGLE },
@@ -126,7 +133,7 @@ static int parse_list(struct jtr_probe *p, const char *opt, const char *arg, uin
 }
 
 /* parse_methods - names or all */
-static void parse_methods(struct jtr_probe *p, const char *arg, bool *out)
+static void parse_methods(struct jtr_probe *p, const char *opt, const char *arg, bool *out)
 {
 	const char *s = arg;
 
@@ -144,8 +151,8 @@ static void parse_methods(struct jtr_probe *p, const char *arg, bool *out)
 			if (strlen(ipc_method_names[m]) == len && !strncmp(s, ipc_method_names[m], len))
 				out[m] = found = true;
 		if (!found)
-			jtr_usage_error(p, "-m %s: unknown method '%.*s'; use shm-mutex, shm-adaptive, "
-					"shm-lockless, tcp, tcp-epoll or all", arg, (int)len, s);
+			jtr_usage_error(p, "%s %s: unknown method '%.*s'; use shm-mutex, shm-adaptive, "
+					"shm-lockless, tcp, tcp-epoll or all", opt, arg, (int)len, s);
 		s += len;
 		if (*s == ',')
 			s++;
@@ -153,7 +160,7 @@ static void parse_methods(struct jtr_probe *p, const char *arg, bool *out)
 	for (int m = 0; m < M_COUNT; m++)
 		if (out[m])
 			return;
-	jtr_usage_error(p, "-m needs at least one method");
+	jtr_usage_error(p, "%s needs at least one method", opt);
 }
 
 /* parse_cpus - -c LIST into the config's CPU array */
@@ -170,6 +177,23 @@ static void parse_cpus(struct jtr_probe *p, const char *arg, struct ipc_cfg *c)
 			c->cpus[c->ncpus++] = cpu;
 }
 
+/* is_size - @arg is meant as a size (-m BYTES: it starts with a digit), not
+ * as the old -m's methods (names) */
+static bool is_size(const char *arg)
+{
+	return arg[0] >= '0' && arg[0] <= '9';
+}
+
+/* parse_readers - --readers LIST (@opt as given) */
+static void parse_readers(struct jtr_probe *p, const char *opt, struct ipc_cfg *c)
+{
+	c->nfanouts = parse_list(p, opt, optarg, 0, 1000, c->fanouts, IPC_MAX_FANOUTS);
+	for (int i = 0; i < c->nfanouts; i++)
+		if (c->fanouts[i] == 0 || c->fanouts[i] > IPC_MAX_READERS)
+			jtr_usage_error(p, "%s %s: %u readers; use 1 to %d (1: point to point, 3: one "
+					"to three)", opt, optarg, c->fanouts[i], IPC_MAX_READERS);
+}
+
 /* ipc_opt - one option of jtr ipc's own (jtr_probe_common_opt has taken
  * the common ones) */
 static void ipc_opt(struct jtr_probe *p, struct ipc_cfg *c, int opt, char **argv)
@@ -177,33 +201,39 @@ static void ipc_opt(struct jtr_probe *p, struct ipc_cfg *c, int opt, char **argv
 	static const uint32_t sweep[] = { 1000, 5000, 10000, 20000, 50000, 100000, 1000000 };
 
 	switch (opt) {
-	case 'n':
+	case JTR_COUNT_C:
 		if (!strcmp(optarg, "0"))
 			jtr_usage_error(p, "-n 0: nothing to move; give at least 1 object "
 					"(default 10M)");
 		c->objects = jtr_opt_count(p, "-n", optarg, 1, 1ULL << 40);
 		break;
 	case 's':
-		c->size = (uint32_t)jtr_opt_count(p, "-s", optarg, 1, 1u << 20);
+		jtr_opt_old(p, 's', "-m", "the object size");
+		/* fall through */
+	case JTR_LEN_C:
+	case OPT_LEN:
+		if (opt == JTR_LEN_C && !is_size(optarg)) {
+			jtr_opt_old(p, 'm', "--methods", "the methods; -m BYTES is the object size");
+			parse_methods(p, "-m", optarg, c->methods);
+			break;
+		}
+		c->size = (uint32_t)jtr_opt_count(p, opt == 's' ? "-s" : "-m", optarg, 1, 1u << 20);
 		if (c->size < 16)
-			jtr_usage_error(p, "-s %s: an object carries an 8-byte sequence number and "
-					"an 8-byte check word; use at least 16 bytes", optarg);
+			jtr_usage_error(p, "%s %s: an object carries an 8-byte sequence number and "
+					"an 8-byte check word; use at least 16 bytes",
+					opt == 's' ? "-s" : "-m", optarg);
 		break;
 	case 'B': c->nbatches = parse_list(p, "-B", optarg, 1, 16000000, c->batches, IPC_MAX_BATCHES); break;
 	case OPT_SWEEP:
 		memcpy(c->batches, sweep, sizeof(sweep));
 		c->nbatches = (int)(sizeof(sweep) / sizeof(sweep[0]));
 		break;
-	case 'm': parse_methods(p, optarg, c->methods); break;
+	case OPT_METHODS: parse_methods(p, "--methods", optarg, c->methods); break;
 	case 'r':
-		c->nfanouts = parse_list(p, "-r", optarg, 0, 1000, c->fanouts, IPC_MAX_FANOUTS);
-		for (int i = 0; i < c->nfanouts; i++)
-			if (c->fanouts[i] == 0 || c->fanouts[i] > IPC_MAX_READERS)
-				jtr_usage_error(p, "-r %s: %u readers; use 1 to %d (1: point to "
-						"point, 3: one to three)", optarg, c->fanouts[i],
-						IPC_MAX_READERS);
-		break;
-	case 'c': parse_cpus(p, optarg, c); break;
+		jtr_opt_old(p, 'r', "--readers", "the reader counts");
+		/* fall through */
+	case OPT_READERS: parse_readers(p, opt == 'r' ? "-r" : "--readers", c); break;
+	case JTR_CPUS_C: parse_cpus(p, optarg, c); break;
 	case 'Q':
 		c->slots = (uint32_t)jtr_opt_count(p, "-Q", optarg, 2, 1u << 16);
 		if (c->slots & (c->slots - 1))
@@ -248,8 +278,9 @@ static void parse(struct jtr_probe *p, struct ipc_cfg *c, int argc, char **argv)
 {
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, ":n:s:B:m:r:c:Q:o:qh", long_opts, NULL)) != -1) {
-		if (opt == 'f')
+	while ((opt = getopt_long(argc, argv, ":" JTR_COUNT_S "s:B:" JTR_LEN_S "r:" JTR_CPUS_S
+				  "Q:" JTR_OUTPUT_S JTR_QUIET_S "h", long_opts, NULL)) != -1) {
+		if (opt == JTR_FIFO_C)
 			jtr_usage_error(p, "--fifo: jtr ipc runs a writer and readers that may share "
 					"CPUs, where SCHED_FIFO busy waits can starve one another; it "
 					"takes no --fifo");

@@ -16,15 +16,15 @@ void tp_load_init(struct tp_load *l, uint64_t count, uint64_t warmup, uint64_t r
 bool tp_load_opt(struct jtr_probe *p, struct tp_load *l, int opt, const char *arg)
 {
 	switch (opt) {
-	case 'n':
+	case JTR_COUNT_C:
 		l->count = jtr_opt_count(p, "-n", arg, 1, 1ULL << 40);
 		l->count_given = true;
 		return true;
-	case 'd':
+	case JTR_DURATION_C:
 		l->duration_ns = jtr_opt_duration(p, "-d", arg, JTR_NS_PER_MS, 30 * 86400 * JTR_NS_PER_S);
 		return true;
-	case 'r': l->rate_hz = tp_prog_rate_opt(p, "-r", arg); return true;
-	case 'm': l->len = (uint32_t)jtr_opt_count(p, "-m", arg, TP_HDR_LEN, 1u << 24); return true;
+	case JTR_RATE_C: l->rate_hz = tp_prog_rate_opt(p, "-r", arg); return true;
+	case JTR_LEN_C: l->len = (uint32_t)jtr_opt_count(p, "-m", arg, TP_HDR_LEN, 1u << 24); return true;
 	case 'w': l->warmup = jtr_opt_count(p, "-w", arg, 0, 1ULL << 32); return true;
 	case TP_OPT_WARMUP_RATE:
 		l->warm_rate_hz = tp_prog_rate_opt(p, "--warmup-rate", arg);

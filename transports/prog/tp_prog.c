@@ -42,7 +42,7 @@ static uint32_t buf_opt(struct jtr_probe *p, const char *opt, const char *arg)
 bool tp_prog_opt(struct jtr_probe *p, struct tp_prog *tp, int opt, const char *arg)
 {
 	switch (opt) {
-	case 'T': {
+	case JTR_TRANSPORT_C: {
 		char kinds[128];
 
 		if (tp_kind_parse(arg, &tp->o.kind) < 0)
@@ -50,7 +50,7 @@ bool tp_prog_opt(struct jtr_probe *p, struct tp_prog *tp, int opt, const char *a
 					tp_kind_list(0, kinds, sizeof(kinds)));
 		return true;
 	}
-	case 'P': tp->o.addr = arg; return true;
+	case JTR_ADDR_C: tp->o.addr = arg; return true;
 	case 'b': tp->o.busy = true; tp->o.epoll = false; return true;
 	case TP_OPT_RECV:
 		if (!strcmp(arg, "blocking") || !strcmp(arg, "block")) {
@@ -153,6 +153,7 @@ void tp_prog_privileged(struct jtr_probe *p)
 	struct jtr_err e;
 	int rc;
 
+	jtr_probe_old_letters(p);
 	if (p->fifo_prio && (rc = jtr_fifo_set(p->fifo_prio)) < 0)
 		jtr_usage_error(p, "-f %d: cannot use SCHED_FIFO: %s; run as root or give the "
 				"program cap_sys_nice", p->fifo_prio, strerror(-rc));

@@ -18,7 +18,7 @@
 /* getopt values of the long-only transport options */
 enum {
 	TP_OPT_IFACE = 400, TP_OPT_TTL, TP_OPT_WIDE, TP_OPT_SLOTS, TP_OPT_WAIT, TP_OPT_TIMEOUT,
-	TP_OPT_SUBS, TP_OPT_DROP_EVERY, TP_OPT_STALL_AT, TP_OPT_STALL, TP_OPT_NO_TS, TP_OPT_FIFO,
+	TP_OPT_SUBS, TP_OPT_DROP_EVERY, TP_OPT_STALL_AT, TP_OPT_STALL, TP_OPT_NO_TS,
 	TP_OPT_MAX_RATE, TP_OPT_RECV, TP_OPT_STATS_EVERY, TP_OPT_LATENCY_FILE, TP_OPT_LATENCY_MAX,
 	TP_OPT_NUMA_NODE, TP_OPT_CROSS_NUMA, TP_OPT_STATS_PRINT,
 	TP_OPT_SNDBUF, TP_OPT_RCVBUF, TP_OPT_NAGLE, TP_OPT_WARMUP_RATE, TP_OPT_TICKS,
@@ -27,11 +27,11 @@ enum {
 #define TP_DEFAULT_STATS_EVERY_NS JTR_NS_PER_S
 #define TP_DEFAULT_LATENCY_MAX 1000000ULL
 
-#define TP_PROG_SHORT "T:P:b"
+#define TP_PROG_SHORT JTR_TRANSPORT_S JTR_ADDR_S "b"
 
 #define TP_PROG_LONG_OPTS						\
-	{ "transport", required_argument, NULL, 'T' },			\
-	{ "addr", required_argument, NULL, 'P' },			\
+	JTR_LONG(TRANSPORT),						\
+	JTR_LONG(ADDR),							\
 	{ "busy", no_argument, NULL, 'b' },				\
 	{ "recv", required_argument, NULL, TP_OPT_RECV },		\
 	{ "iface", required_argument, NULL, TP_OPT_IFACE },		\
@@ -48,8 +48,8 @@ enum {
 
 #define TP_PROG_USAGE							\
 "transport:\n"								\
-"  -T, --transport KIND     shm, tcp, udp, mcast, unix or unix-dgram (default udp)\n" \
-"  -P, --addr ADDR          shm: a segment name (default jtr); tcp, udp:\n" \
+JTR_TRANSPORT_HELP "     shm, tcp, udp, mcast, unix or unix-dgram (default udp)\n" \
+JTR_ADDR_HELP "          shm: a segment name (default jtr); tcp, udp:\n" \
 "                           A.B.C.D:PORT or [IPV6]:PORT (default 127.0.0.1:17391,\n" \
 "                           e.g. [::1]:17391); mcast: IPv4 GROUP:PORT (default\n" \
 "                           239.255.0.1:17391); unix, unix-dgram: a socket path\n" \
@@ -203,14 +203,14 @@ void tp_prog_rejects_line(FILE *f, const struct tp_rejects *r, bool judged);
  * (forged and out_of_window null where the program does not judge them) */
 void tp_prog_write_rejects(struct jtr_json *j, const struct tp_rejects *r, bool judged);
 
-/* tp_prog_cpu_opt - -a/-A CPU, or -1 for none */
+/* tp_prog_cpu_opt - one CPU of -c, or -1 for none */
 int tp_prog_cpu_opt(struct jtr_probe *p, const char *opt, const char *arg);
 
 /* tp_prog_cpus_opt - @opt CPU[,CPU...] into @cpus (at most @max, one per
  * stream): how many */
 int tp_prog_cpus_opt(struct jtr_probe *p, const char *opt, const char *arg, int *cpus, int max);
 
-/* tp_prog_stream_cpu - stream @k's CPU from -a's @ncpus CPUs (one for
+/* tp_prog_stream_cpu - stream @k's CPU from -c's @ncpus CPUs (one for
  * every stream, or one for the only stream; -1: not pinned) */
 static inline int tp_prog_stream_cpu(const int *cpus, int ncpus, int k)
 {

@@ -87,7 +87,7 @@ examples:
   jtr run -c 1-3 -d 60          a minute on CPUs 1, 2 and 3
   jtr attribute results/latest  explain a run's outliers again (e.g. --slack 2us)
   jtr trace --print | less      the kernel events of the last run, one a line
-  jtr gap -j 1G -t clock        a billion clock_gettime loops: the shortest and longest gap
+  jtr gap -n 1G -t clock        a billion clock_gettime loops: the shortest and longest gap
   jtr null -f 99 -c 3           the 100-cycle empty loop at SCHED_FIFO 99
   jtr clock                     what rdtsc, rdtscp and clock_gettime cost here
 """

@@ -28,6 +28,54 @@ from ..vocab import BACKENDS
 HELP_WIDTH = 80
 HELP_COLUMN = 28
 
+# jtr's one option alphabet, the mirror of lib/jtr_opts.h (test_parity.py checks
+# the two agree): in every C program and every subcommand that has one of these
+# options, its letter has this long name, this kind of value and this meaning,
+# and no other option takes the letter. (letter, long name, metavar, meaning)
+ALPHABET = (
+    ("-c", "--cpus", "LIST", "the CPUs (a cpulist; the measuring thread's first)"),
+    ("-d", "--duration", "DURATION", "how long (NUMBER[UNIT])"),
+    ("-r", "--rate", "RATE", "messages per second"),
+    ("-n", "--count", "COUNT", "how many"),
+    ("-m", "--len", "BYTES", "a message's size"),
+    ("-f", "--fifo", "PRIO", "SCHED_FIFO priority"),
+    ("-o", "--output", "DIR", "the results folder"),
+    ("-q", "--quiet", None, "nothing on stdout but what was asked for"),
+    ("-T", "--transport", "KIND", "the transport"),
+    ("-P", "--addr", "ADDR", "the peer's address"),
+)
+ALPHABET_LONG = {short: long for short, long, _, _ in ALPHABET}
+
+# the letters the C programs and jtr suite still take in the meaning they had
+# before the alphabet, for one release, with a line on stderr ("jtr ping: -a is
+# now -c (...); -a goes in the next release"): {program: {old letter: now}}
+# (docs/compat.md; tests/test_alphabet.py runs each)
+OLD_LETTERS = {
+    "gap": {"-j": "-n"},
+    "null": {"-r": "--runs", "-d": "--desc"},
+    "send": {"-r": "--pairs", "-d": "--desc", "-a": "--drain-cpu"},
+    "ping": {"-a": "-c", "-A": "--send-cpu"},
+    "pong": {"-a": "-c"},
+    "pub": {"-a": "-c"},
+    "sub": {"-a": "-c", "-f": "--fast"},
+    "ipc": {"-s": "-m", "-m": "--methods", "-r": "--readers"},
+    "suite": {"-r": "--runs"},
+    "maxrate": {"-a": "-c", "-A": "--pub-cpu"},
+    "duplex": {"-a": "-c", "-A": "--pub-cpu"},
+}
+
+
+def shared(letter, *more):
+    """The option strings of the alphabet's @letter ("-c" -> "-c", "--cpus"), then
+    @more long names the command also takes (an older one)."""
+    return (letter, ALPHABET_LONG[letter]) + more
+
+
+def old_letter(prog, letter, now, what):
+    """The line of a letter taken in its old meaning (the C programs' jtr_opt_old)."""
+    print("%s: %s is now %s (%s); %s goes in the next release" % (prog, letter, now, what,
+                                                                  letter), file=sys.stderr)
+
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """The C programs' layout: '-d, --duration DURATION', long-only options under
@@ -231,6 +279,26 @@ def warn(prog, text):
     print("%s: warning: %s" % (prog or "jtr", text), file=sys.stderr)
 
 
+class OldLetter(argparse.Action):
+    """A letter taken in its old meaning: the value goes where the new option's
+    does, and old_letter's line is printed (add_old_letter)."""
+
+    def __init__(self, option_strings, dest, now=None, what=None, **kw):
+        super().__init__(option_strings, dest, **kw)
+        self.now, self.what = now, what
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        old_letter(parser.prog, option_string, self.now, self.what)
+        setattr(namespace, self.dest, values)
+
+
+def add_old_letter(p, letter, now, what, **kw):
+    """@letter, taken for one release as the option @now (its dest) with the line
+    of old_letter; not in the help but in its notes (OLD_LETTERS lists it)."""
+    p.add_argument(letter, dest=now.lstrip("-").replace("-", "_"), action=OldLetter, now=now,
+                   what=what, help=argparse.SUPPRESS, **kw)
+
+
 class JtrParser(argparse.ArgumentParser):
     """argparse with jtr's help layout and one-line errors (UsageError, exit 2)."""
 
@@ -252,8 +320,11 @@ class JtrParser(argparse.ArgumentParser):
         self._operands.add_argument(dest, nargs=nargs, metavar=metavar, help=help)
 
     def parse_known_args(self, args=None, namespace=None):
-        return super().parse_known_args(self._values_attached(
-            sys.argv[1:] if args is None else list(args)), namespace)
+        args = self._values_attached(sys.argv[1:] if args is None else list(args))
+        # the option names as typed, for the errors (-c or --cpus)
+        self._typed = {w.split("=")[0] if w.startswith("--") else w[:2] for w in args
+                       if w.startswith("-")}
+        return super().parse_known_args(args, namespace)
 
     def _values_attached(self, args):
         """An option that takes a value takes the next word, whatever it is, as
@@ -310,7 +381,8 @@ class JtrParser(argparse.ArgumentParser):
     def _get_value(self, action, arg_string):
         """Our option types: 'OPT VALUE: what is wrong' (the C programs' form)."""
         if isinstance(action.type, OptionType):
-            opt = action.option_strings[0] if action.option_strings else action.metavar
+            typed = [o for o in action.option_strings if o in getattr(self, "_typed", ())]
+            opt = (typed or action.option_strings or [action.metavar])[0]
             try:
                 return action.type.parse(arg_string, opt, self.prog)
             except UsageError as e:
@@ -332,7 +404,7 @@ def add_output(p, what="results folder (default results/DATE-HOST-%(tool)s)", to
     The folder itself is checked and made by results/result.py (new_results_dir,
     make_output_dir, write_result_folder), in the C programs' words."""
     kind = "file" if metavar == "FILE" else "folder"
-    p.add_argument("-o", "--output", metavar=metavar,
+    p.add_argument(*shared("-o"), metavar=metavar,
                    type=OutputPath(kind, "out.json" if kind == "file" else "run1"),
                    help=what % {"tool": tool})
 
@@ -439,6 +511,41 @@ def add_quantity(p, mixed=False):
         p.add_argument("--mixed-quantities", action="store_true", dest="mixed",
                        help="compare two quantities that measure different things (a round "
                             "trip against a loop time), which is refused without it")
+
+
+class SubPubCpus(OptionType):
+    """-c SUB[,PUB]: the subscriber's CPU, then the publisher's: (sub, pub)."""
+
+    def parse(self, text, opt, prog):
+        words = text.split(",")
+        if len(words) > 2:
+            raise UsageError("give SUB or SUB,PUB: the subscriber's CPU, then the "
+                             "publisher's (e.g. -c 1,0)")
+        cpus = [values.parse_int(w, 0, 4095) for w in words]
+        return cpus[0], (cpus[1] if len(cpus) > 1 else None)
+
+
+class StoreSubPub(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        namespace.sub_cpu = values[0]
+        if values[1] is not None:
+            namespace.pub_cpu = values[1]
+
+
+def add_sub_pub_cpus(p, sub_what, pub_what):
+    """-c SUB[,PUB] (the alphabet's CPUs, the measuring side's first), --sub-cpu and
+    --pub-cpu alone, and the old -a (-c) and -A (--pub-cpu) of jtr maxrate and
+    jtr duplex: sub_cpu and pub_cpu."""
+    p.add_argument(*shared("-c"), metavar="LIST", type=SubPubCpus(), action=StoreSubPub,
+                   help="SUB[,PUB]: pin %s, then %s" % (sub_what, pub_what))
+    p.add_argument("--sub-cpu", metavar="CPU", type=Count(0, 4095), help="pin %s alone"
+                   % sub_what)
+    p.add_argument("--pub-cpu", metavar="CPU", type=Count(0, 4095), help="pin %s alone"
+                   % pub_what)
+    add_old_letter(p, "-a", "--sub-cpu", "-c SUB: the subscriber's CPU", type=Count(0, 4095),
+                   metavar="CPU")
+    add_old_letter(p, "-A", "--pub-cpu", "the publisher's CPU", type=Count(0, 4095),
+                   metavar="CPU")
 
 
 def add_partner_cpus(p, online):

@@ -13,6 +13,7 @@ from ..cli.parser import (
     add_backend,
     add_partner_cpus,
     add_quantity,
+    shared,
 )
 from ..drivers.ab import experiment
 from ..drivers.plan import PROBES, find_option, make_plan, partner_cpu_of
@@ -42,7 +43,7 @@ the revert and the results to be written."""
 NOTES = """\
 Needs root (it applies a profile). Run it from a housekeeping CPU.
 -d sets the length of a gap run; the other probes' own options set theirs (null:
--n samples, -r runs; send: -n; ping and pub: -n messages, -r rate), and -d is
+-n samples, --runs runs; send: -n; ping and pub: -n messages, -r rate), and -d is
 refused with them. jtr ab chooses each run's folder (-o in the probe's options
 is refused)."""
 
@@ -59,10 +60,10 @@ DEFAULT_DURATION_NS = 10 * 10 ** 9
 def make_parser(prog):
     p = JtrParser(prog, usage="%(prog)s PROFILE [OPTIONS] [-- PROBE [PROBE OPTIONS]]",
                   description=DESCRIPTION, notes=NOTES, examples=EXAMPLES)
-    p.add_argument("-c", "--cpus", metavar="LIST",
+    p.add_argument(*shared("-c"), metavar="LIST",
                    help="CPUs to isolate (jtr-isolate, jtr-realtime) and to measure "
                         "(default: measure the default CPU of jtr run)")
-    p.add_argument("-d", "--duration", metavar="DUR", dest="duration_ns",
+    p.add_argument(*shared("-d"), metavar="DUR", dest="duration_ns",
                    type=Duration(10 ** 6, 30 * 86400 * 10 ** 9),
                    help="each gap run (default 10s; 500ms, 2m; a bare number is in seconds); "
                         "the other probes' options set their length")
@@ -72,7 +73,7 @@ def make_parser(prog):
     p.add_argument("--no-trace", action="store_false", dest="trace",
                    help="measure only (no kernel-event tracing, no per-cause deltas)")
     add_backend(p)
-    p.add_argument("-o", "--output", metavar="DIR",
+    p.add_argument(*shared("-o"), metavar="DIR",
                    help="results folder (default results/DATE-HOST-ab): a-1/, b-1/, ... "
                         "(each a jtr run results folder), ab.json, compare.json and "
                         "compare.txt")
@@ -112,7 +113,7 @@ def check_probe(opts):
         raise UsageError("-o in %s's options: jtr ab chooses each run's folder (a-1, b-1, "
                          "... in its own -o); drop it" % probe)
     opts.partner_cpu = partner_cpu_of(probe, opts.pong_cpu, opts.sub_cpu)
-    own = [o for o in (("-d", "--duration"), ("-j", "--loops"))
+    own = [o for o in (("-d", "--duration"), ("-n", "--count", "--loops"), ("-j",))
            if probe == "gap" and find_option(args, *o) is not None]
     if own and opts.duration_ns is not None:
         raise UsageError("-d and gap's %s both set the length of a run; give one" % own[0][0])
@@ -127,7 +128,7 @@ def check_probe(opts):
     check_name(tool, opts.quantity, "%s results" % tool)
 
 
-LENGTH = {"null": "-n samples a run, -r runs", "send": "-n samples, -r pairs",
+LENGTH = {"null": "-n samples a run, --runs runs", "send": "-n samples, --pairs pairs",
           "ping": "-n messages, -r rate", "pub": "-n messages, -r rate"}
 
 

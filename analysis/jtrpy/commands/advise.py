@@ -13,6 +13,7 @@ from ..cli.parser import (
     add_accept_invalid,
     add_backend,
     add_output,
+    shared,
 )
 from ..drivers.advise import advise_result, profile_of, prove
 from ..errors import UsageError
@@ -79,7 +80,7 @@ def make_parser(prog):
                         "measure each remedy's saving")
     p.add_argument("--repeat", metavar="N", type=Count(1, 100), default=1,
                    help="--prove: runs a side, interleaved (default 1)")
-    p.add_argument("-d", "--duration", metavar="DUR", dest="duration_ns",
+    p.add_argument(*shared("-d"), metavar="DUR", dest="duration_ns",
                    type=Duration(10 ** 6, 30 * 86400 * 10 ** 9),
                    help="--prove: each gap run (default: RESULT's duration)")
     add_backend(p)

@@ -15,6 +15,8 @@ from ..cli.parser import (
     OptionType,
     ShellSplit,
     add_output,
+    add_sub_pub_cpus,
+    shared,
 )
 from ..drivers import duplex as driver
 from ..errors import EXIT_INTERRUPTED, UsageError
@@ -71,8 +73,8 @@ EXAMPLES = """\
   on 10.0.0.1:  jtr duplex -T tcp --pub-addr 0.0.0.0:17391 --sub-addr 10.0.0.2:17392
   on 10.0.0.2:  jtr duplex -T tcp --pub-addr 0.0.0.0:17392 --sub-addr 10.0.0.1:17391
   one host, two shells: shm rings a and b, 50K msgs/s each way for 10 s, pinned
-    jtr duplex -T shm --pub-addr a --sub-addr b -r 50K -d 10s -A 0 -a 1 -o left
-    jtr duplex -T shm --pub-addr b --sub-addr a -r 50K -d 10s -A 1 -a 0 -o right
+    jtr duplex -T shm --pub-addr a --sub-addr b -r 50K -d 10s -c 1,0 -o left
+    jtr duplex -T shm --pub-addr b --sub-addr a -r 50K -d 10s -c 0,1 -o right
   jtr duplex ... --ticks 100 --latency-rate 1K       bursts, 1000 stamped a second
   jtr duplex ... --sub --latency-file -- --rcvbuf 16M  every sample kept; both
                                                      programs' buffers 16M"""
@@ -92,22 +94,22 @@ def make_parser(prog):
     p = JtrParser(prog, usage="%(prog)s -T KIND --pub-addr ADDR --sub-addr ADDR [OPTIONS] "
                               "[-- OPTIONS FOR BOTH]",
                   description=DESCRIPTION, notes=NOTES, examples=EXAMPLES)
-    p.add_argument("-T", "--transport", metavar="KIND", type=Choice(*TRANSPORTS), default="udp",
+    p.add_argument(*shared("-T"), metavar="KIND", type=Choice(*TRANSPORTS), default="udp",
                    help="%s (default udp)" % ", ".join(TRANSPORTS))
     p.add_argument("--pub-addr", metavar="ADDR",
                    help="this side's jtr pub -P: where it sends or listens (the table above)")
     p.add_argument("--sub-addr", metavar="ADDR",
                    help="this side's jtr sub -P: where it binds or connects (the table above)")
-    p.add_argument("-r", "--rate", metavar="RATE", type=Rate(), default=10000,
+    p.add_argument(*shared("-r"), metavar="RATE", type=Rate(), default=10000,
                    help="messages a second this side publishes (default 10000); max: no "
                         "pacing")
     stop = p.add_mutually_exclusive_group()
-    stop.add_argument("-n", "--count", metavar="N", type=Count(1, 1 << 40),
+    stop.add_argument(*shared("-n"), metavar="N", type=Count(1, 1 << 40),
                       help="measured messages this side publishes (default 100000)")
-    stop.add_argument("-d", "--duration", metavar="DUR", dest="duration_ns",
+    stop.add_argument(*shared("-d"), metavar="DUR", dest="duration_ns",
                       type=Duration(10 ** 6, 30 * 86400 * 10 ** 9),
                       help="publish for DUR instead of a count")
-    p.add_argument("-m", "--len", metavar="BYTES", type=Count(24, 1 << 24),
+    p.add_argument(*shared("-m"), metavar="BYTES", type=Count(24, 1 << 24),
                    help="message length, header included (default 64)")
     p.add_argument("-w", "--warmup", metavar="N", type=Count(0, 1 << 32),
                    help="messages sent first, not measured (default 1000)")
@@ -123,10 +125,7 @@ def make_parser(prog):
                    help="the sub busy-polls (the same as --recv busy)")
     p.add_argument("--recv", metavar="MODE", type=Choice("blocking", "busy", "epoll"),
                    help="the sub's receive mode: blocking (default), busy or epoll")
-    p.add_argument("-A", "--pub-cpu", metavar="CPU", type=Count(0, 4095),
-                   help="pin the pub's sending thread")
-    p.add_argument("-a", "--sub-cpu", metavar="CPU", type=Count(0, 4095),
-                   help="pin the sub's receiving thread")
+    add_sub_pub_cpus(p, "the sub's receiving thread", "the pub's sending thread")
     p.add_argument("--wait", metavar="DUR", dest="wait_ns",
                    type=Duration(10 ** 6, 24 * 3600 * 10 ** 9),
                    help="how long both programs wait for the peer to appear (default 10s)")
@@ -144,8 +143,9 @@ def make_parser(prog):
                    help="more options for jtr pub only (one shell-quoted string), e.g. "
                         "--pub '--drop-every 7'")
     p.add_argument("--sub", metavar="OPTS", type=ShellSplit(), action="extend", default=[],
-                   help="more options for jtr sub only, e.g. --sub -f (counts only, no latency)")
-    p.add_argument("-q", "--quiet", action="store_true",
+                   help="more options for jtr sub only, e.g. --sub --fast (counts only, no "
+                        "latency)")
+    p.add_argument(*shared("-q"), action="store_true",
                    help="no summary on stdout, no progress or warnings on stderr")
     add_output(p, "results folder (default results/DATE-HOST-duplex): pub/ and sub/ (the "
                   "programs' results), pub.log, sub.log, duplex.json and summary.txt")
@@ -340,7 +340,7 @@ def summary(doc):
     lines.append("  received  %s (+%s warm-up) at %s/s, lost %s, %s%s" % (
         count(s["received"]), count(s.get("warmup_received")), fmt_rate(s.get("rate_hz")),
         count(s.get("lost")), "latency " + send if send else
-        "no latency (unstamped messages, or jtr sub -f)", ended(s)))
+        "no latency (unstamped messages, or jtr sub --fast)", ended(s)))
     intended = latency_text(lat.get("from_intended"))
     if intended:
         lines.append("            from the intended send time: %s" % intended)

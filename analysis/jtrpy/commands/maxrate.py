@@ -14,6 +14,8 @@ from ..cli.parser import (
     Percent,
     ShellSplit,
     add_output,
+    add_sub_pub_cpus,
+    shared,
 )
 from ..drivers.maxrate import find_max_rate, mode, sweep_row
 from ..errors import EXIT_INTERRUPTED, UsageError
@@ -54,7 +56,7 @@ interrupted."""
 EXAMPLES = """\
   jtr maxrate -T shm                       shm ring, 64-byte messages, 2 s steps
   jtr maxrate -T udp -m 700 --from 50K -d 5
-  jtr maxrate -T tcp -A 0 -a 1 --to 5M     pinned, at most 5M msgs/s
+  jtr maxrate -T tcp -c 1,0 --to 5M        pinned, at most 5M msgs/s
   jtr maxrate -T udp -d 0.5 --sub '--max-rate 20K'   a receiver capped at 20K/s
   jtr maxrate -T shm --sizes 32,64,128,500,1500       the max rate per size
   jtr maxrate -T udp --rates 10K,50K,100K -d 5        latency at each rate
@@ -63,9 +65,9 @@ EXAMPLES = """\
 def make_parser(prog):
     p = JtrParser(prog, usage="%(prog)s [OPTIONS]", description=DESCRIPTION, notes=NOTES,
                   examples=EXAMPLES)
-    p.add_argument("-T", "--transport", metavar="KIND", type=Choice(*TRANSPORTS), default="udp",
+    p.add_argument(*shared("-T"), metavar="KIND", type=Choice(*TRANSPORTS), default="udp",
                    help="%s (default udp)" % ", ".join(TRANSPORTS))
-    p.add_argument("-P", "--addr", metavar="ADDR",
+    p.add_argument(*shared("-P"), metavar="ADDR",
                    help="the transport's address (see 'jtr pub --help')")
     p.add_argument("--from", metavar="RATE", dest="from_hz", type=Count(1, 10 ** 9),
                    help="first rate tried, msgs/s (default 10K)")
@@ -74,20 +76,17 @@ def make_parser(prog):
     p.add_argument("--rates", metavar="LIST", type=CountList(1, 10 ** 9, "10K,50K,100K"),
                    help="no search: a step at each of these rates (msgs/s, comma-separated), "
                         "the subscriber measuring latency; one table of the latency at each")
-    p.add_argument("-d", "--step", "--step-s", metavar="DUR", dest="step_ns",
+    p.add_argument(*shared("-d", "--step", "--step-s"), metavar="DUR", dest="step_ns",
                    type=Duration(10 ** 8, 3600 * 10 ** 9), default=2 * 10 ** 9,
                    help="length of each step, measured, 100ms to 1h (default 2s); a tenth "
                         "more is sent first as warm-up")
-    p.add_argument("-m", "--len", metavar="BYTES", type=Count(32, 1 << 24),
+    p.add_argument(*shared("-m"), metavar="BYTES", type=Count(32, 1 << 24),
                    help="message length (default 64)")
     p.add_argument("--sizes", metavar="LIST", type=CountList(32, 1 << 24, "64,256,1500"),
                    help="message lengths, comma-separated: the search (or --rates) for each "
                         "one in turn, one table of the max rate per size")
     p.add_argument("-b", "--busy", action="store_true", help="busy-poll receive")
-    p.add_argument("-A", "--pub-cpu", metavar="CPU", type=Count(0, 4095),
-                   help="pin the publisher's sending thread")
-    p.add_argument("-a", "--sub-cpu", metavar="CPU", type=Count(0, 4095),
-                   help="pin the subscriber's receiving thread")
+    add_sub_pub_cpus(p, "the subscriber's receiving thread", "the publisher's sending thread")
     p.add_argument("--tolerance", metavar="PCT", type=Percent(0.1, 100), default=5.0,
                    help="stop bisecting when bad and good are this close (default 5)")
     p.add_argument("--slack", metavar="PCT", type=Percent(0, 50), default=3.0,

@@ -21,6 +21,7 @@ from ..cli.parser import (
     add_output,
     add_partner_cpus,
     check_junit_path,
+    shared,
 )
 from ..drivers.plan import PARTNERS, PROBES, partner_cpu_of
 from ..drivers.run import run_job
@@ -85,7 +86,7 @@ EXAMPLES = """\
   sudo jtr run -c 1 -d 30 -o before-tuning
   sudo jtr run wake -c 1 -f 80 --cpu-dma-latency 0
   sudo jtr run send -T udp -c 1 -n 500K
-  sudo jtr run ping -T udp -1 -a 1 -r 10K -n 80K --pong-cpu 0
+  sudo jtr run ping -T udp -1 -c 1 -r 10K -n 80K --pong-cpu 0
   sudo jtr run pub -T shm -b -c 1 -r 100K -n 1M --sub-cpu 0
   sudo jtr run --cross-check -c 1 -d 10
   sudo jtr run wake -c 1 --max-latency 100us --junit ci.xml
@@ -96,7 +97,7 @@ EXAMPLES = """\
 def make_parser(prog):
     p = JtrParser(prog, usage="%(prog)s [PROBE] [OPTIONS] [PROBE OPTIONS]",
                   description=DESCRIPTION, notes=NOTES, examples=EXAMPLES)
-    p.add_argument("-c", "--cpus", metavar="LIST", type=CpuList(online_cpus),
+    p.add_argument(*shared("-c"), metavar="LIST", type=CpuList(online_cpus),
                    help="CPUs to measure (gap, wake: one pinned thread each; the other "
                         "probes measure one); the tracer follows (default: the probe's own CPU "
                         "option, else the first isolated CPU, else the last online one)")

@@ -1,6 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """suite - jtr suite: the standard set of measurements into one folder."""
-from ..cli.parser import Count, CpuList, Duration, JtrParser, Words, add_output
+from ..cli.parser import (
+    Count,
+    CpuList,
+    Duration,
+    JtrParser,
+    Words,
+    add_old_letter,
+    add_output,
+    shared,
+)
 from ..drivers.suite import ITEMS, run_suite
 from ..system.cpus import online_cpus
 from ..values import format_count
@@ -28,7 +37,7 @@ options, 130 when interrupted."""
 
 EXAMPLES = """\
   jtr suite --quick -o /tmp/s && jtr report /tmp/s
-  jtr suite --cpus 1 -o before-tuning
+  jtr suite -c 1 -o before-tuning
   jtr suite --only null,send --transports udp,shm -n 500K"""
 
 
@@ -42,14 +51,16 @@ def make_parser(prog):
                         "40 s here, plus about 20 s per transport)")
     add_output(p, "the suite's folder (default results/DATE-HOST-suite): a new folder, whose "
                   "parent must exist")
-    p.add_argument("--cpus", metavar="LIST", type=CpuList(online_cpus),
+    p.add_argument(*shared("-c"), metavar="LIST", type=CpuList(online_cpus),
                    help="CPUs to measure: gap measures them all, the others the first "
                         "(default: first isolated CPU, else the last online one)")
-    p.add_argument("-n", "--samples", metavar="COUNT", type=Count(1, 10 ** 9),
+    p.add_argument(*shared("-n", "--samples"), dest="samples", metavar="COUNT",
+                   type=Count(1, 10 ** 9),
                    help="samples per run of null, null-clock and send (default 2M, send 500K)")
-    p.add_argument("-r", "--runs", metavar="RUNS", type=Count(1, 50),
+    p.add_argument("--runs", metavar="RUNS", type=Count(1, 50),
                    help="runs of null and null-clock, pairs of send")
-    p.add_argument("-d", "--duration", metavar="DURATION", type=Duration(10 ** 7, 30 * 86400 *
+    add_old_letter(p, "-r", "--runs", "the runs", type=Count(1, 50), metavar="RUNS")
+    p.add_argument(*shared("-d"), metavar="DURATION", type=Duration(10 ** 7, 30 * 86400 *
                                                                            10 ** 9),
                    help="gap's duration (default 10s; 500ms, 2m; a bare number is in seconds)")
     p.add_argument("--transports", metavar="LIST", type=Words(TRANSPORTS),

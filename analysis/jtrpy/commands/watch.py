@@ -14,6 +14,7 @@ from ..cli.parser import (
     OptionType,
     Size,
     add_output,
+    shared,
     warn,
 )
 from ..drivers.watch import watch
@@ -97,7 +98,7 @@ class Apps(OptionType):
 def make_parser(prog):
     p = JtrParser(prog, usage="%(prog)s -c LIST [OPTIONS]", description=DESCRIPTION,
                   notes=NOTES, examples=EXAMPLES)
-    p.add_argument("-c", "--cpus", metavar="LIST", type=CpuList(online_cpus),
+    p.add_argument(*shared("-c"), metavar="LIST", type=CpuList(online_cpus),
                    help="CPUs to watch: where the application runs (default: the isolated "
                    "CPUs; there must be some)")
     p.add_argument("--app", metavar="COMM|PID", type=Apps(), action="extend",
@@ -129,14 +130,14 @@ def make_parser(prog):
     p.add_argument("--interval", metavar="DUR", type=Duration(10**7, 3600 * 10**9),
                    default=10**9,
                    help="how often the counts are updated (default 1s)")
-    p.add_argument("-d", "--duration", metavar="DUR", type=Duration(10**9, 366 * 86400 * 10**9),
+    p.add_argument(*shared("-d"), metavar="DUR", type=Duration(10**9, 366 * 86400 * 10**9),
                    help="stop after this long (default: at Ctrl-C or SIGTERM)")
     p.add_argument("--trace-buffer", metavar="SIZE", type=Size(4096, 1 << 30),
                    help="the tracer's ring buffer (default: sized from the event rate; see "
                    "jtr trace -b)")
     p.add_argument("--drain-interval", metavar="DUR", type=Duration(10**6, 10 * 10**9),
                    help="how often the tracer drains it (default 100ms)")
-    p.add_argument("-q", "--quiet", action="store_true",
+    p.add_argument(*shared("-q"), action="store_true",
                    help="no progress, no table at the end")
     add_output(p, "folder of the dumps and watch.json (default results/DATE-HOST-watch)")
     return p

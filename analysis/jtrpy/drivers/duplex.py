@@ -61,7 +61,7 @@ def pub_args(o, outdir):
     a = common(o, "pub") + ["-o", os.path.join(outdir, "pub"), "-r", str(o["rate"])]
     for key, opt in (("count", "-n"), ("len", "-m"), ("warmup", "-w"), ("ticks", "--ticks"),
                      ("latency_rate", "--latency-rate"), ("pack", "--pack"),
-                     ("pub_cpu", "-a")):
+                     ("pub_cpu", "-c")):
         if o[key] is not None:
             a += [opt, str(o[key])]
     if o["duration_ns"] is not None:
@@ -78,7 +78,7 @@ def sub_args(o, outdir):
     if o["recv"] is not None:
         a += ["--recv", o["recv"]]
     if o["sub_cpu"] is not None:
-        a += ["-a", str(o["sub_cpu"])]
+        a += ["-c", str(o["sub_cpu"])]
     return a + o["both"] + o["sub"]
 
 

@@ -93,13 +93,13 @@ class Search:
         self.ticks0 = cpu_ticks()
         count = max(10, rate * o["step_ns"] // 10**9)
         warm = max(10, count // 10)
-        # a search counts only (-f); a rate sweep measures the latency too
-        sub_cmd = [probe_path("sub")] + ([] if o["rates"] else ["-f"])
+        # a search counts only (--fast); a rate sweep measures the latency too
+        sub_cmd = [probe_path("sub")] + ([] if o["rates"] else ["--fast"])
         sub_cmd += ["-o", os.path.join(d, "sub")] + self.common()
-        sub_cmd += (["-a", str(o["sub_cpu"])] if o["sub_cpu"] is not None else []) + o["sub"]
+        sub_cmd += (["-c", str(o["sub_cpu"])] if o["sub_cpu"] is not None else []) + o["sub"]
         pub_cmd = [probe_path("pub"), "-q", "-o", os.path.join(d, "pub"), "-r", str(rate),
                    "-n", str(count), "-w", str(warm), "-m", str(self.len)] + self.common()
-        pub_cmd += (["-a", str(o["pub_cpu"])] if o["pub_cpu"] is not None else []) + o["pub"]
+        pub_cmd += (["-c", str(o["pub_cpu"])] if o["pub_cpu"] is not None else []) + o["pub"]
         rec = {"step": n, "msg_len": self.len, "rate_hz": rate, "count": count,
                "warmup": warm, "folder": name}
         # the measured part, the warm-up, and what a receiver 4 times slower needs

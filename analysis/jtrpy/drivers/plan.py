@@ -6,10 +6,15 @@ every side (the tracer follows them all) and which program's result holds the
 latency and its outlier log.
 
 The probe's options are passed on unchanged; only the few a plan needs are
-looked at (the CPU options, the transport group, -o) and the ones jtr pins are
-added when the user gave none. Sides are named as result.json names them in
-an attribution ("ping"/"pong", "pub"/"sub"; one-sided probes have none).
+looked at (the CPU options, the transport group, -o) and the CPUs jtr pins are
+added when the user gave none. Every program takes its CPUs with -c (the one
+option alphabet, cli/parser.py ALPHABET): a program with a second thread takes
+its CPU second (send: -c CPU,DRAIN; ping: -c RECV,SEND), and the letters of
+old (-a, -A) are read as the programs still read them (OLD_LETTERS). Sides are
+named as result.json names them in an attribution ("ping"/"pong", "pub"/"sub";
+one-sided probes have none).
 """
+from ..cli.parser import OLD_LETTERS
 from ..errors import UsageError
 from ..results import probes as P
 from ..system.cpus import default_cpu, online_cpus
@@ -30,7 +35,13 @@ TRANSPORT_FLAGS = (("-b", "--busy"), (None, "--mcast-wide"), (None, "--nagle"))
 # sets for itself: where the shm reader's ring lives, how long an end waits for
 # its peer to appear (test_parity.py: every C option is in one of the three)
 TRANSPORT_OWN = ("--numa-node", "--cross-numa", "--wait")
-SHM_SLOT = 4096         # pong's default --max-len
+SHM_SLOT = 4096         # pong's default -m (its ring's slot)
+# the probe's own CPU option: the alphabet's -c and the older long name --cpu
+CPU_WORDS = ("-c", "--cpus", "--cpu")
+# the CPU of a second thread by itself: send's drain, ping's sending thread
+SECOND_CPU_WORDS = {"send": ("--drain-cpu",), "ping": ("--send-cpu",)}
+# ping's receiving thread by itself
+FIRST_CPU_WORDS = {"ping": ("--recv-cpu",)}
 
 
 def partner_cpu_of(probe, pong_cpu, sub_cpu):
@@ -50,20 +61,59 @@ def partner_cpu_of(probe, pong_cpu, sub_cpu):
     return cpu
 
 
-def find_option(args, short, long):
-    """The last value given to @short/@long in @args ("-a 1", "-a1", "--cpu 1",
-    "--cpu=1"), or None."""
-    value = None
+def find_option(args, *names):
+    """The last value given to any of @names (short "-c" or long "--cpus"; None
+    is skipped) in @args ("-c 1", "-c1", "--cpus 1", "--cpus=1"), or None."""
+    found = find_option_word(args, *names)
+    return found[1] if found else None
+
+
+def find_option_word(args, *names):
+    """(the name as given, its value) of the last of @names in @args, or None."""
+    names = [n for n in names if n]
+    found = None
     for i, a in enumerate(args):
         if a == "--":
             break
-        if a in (short, long) and i + 1 < len(args):
-            value = args[i + 1]
-        elif long and a.startswith(long + "="):
-            value = a[len(long) + 1:]
-        elif short and a.startswith(short) and len(a) > 2 and not a.startswith("--"):
-            value = a[2:]
-    return value
+        if a in names and i + 1 < len(args):
+            found = (a, args[i + 1])
+        for n in names:
+            if n.startswith("--") and a.startswith(n + "="):
+                found = (n, a[len(n) + 1:])
+            elif not n.startswith("--") and a.startswith(n) and len(a) > 2 and \
+                    not a.startswith("--"):
+                found = (n, a[2:])
+    return found
+
+
+def cpu_words(probe):
+    """The words that give @probe's (first) CPU: the alphabet's and the old letter
+    the program still reads as -c (OLD_LETTERS)."""
+    old = tuple(o for o, new in OLD_LETTERS.get(probe, {}).items() if new == "-c")
+    return CPU_WORDS + FIRST_CPU_WORDS.get(probe, ()) + old
+
+
+def second_cpu_words(probe):
+    """The words that give the CPU of @probe's second thread by itself."""
+    old = tuple(o for o, new in OLD_LETTERS.get(probe, {}).items()
+                if new in SECOND_CPU_WORDS.get(probe, ()))
+    return SECOND_CPU_WORDS.get(probe, ()) + old
+
+
+def own_cpus(probe, args):
+    """(word, [first CPU text, second CPU text or None]) of the probe's own CPU
+    options in @args ([None, None] and word None when none is given): -c
+    FIRST[,SECOND] or the words of one thread each."""
+    first = find_option_word(args, *cpu_words(probe))
+    texts = [None, None]
+    if first:
+        head, _, tail = first[1].partition(",") if first[0] in CPU_WORDS and \
+            probe in SECOND_CPU_WORDS else (first[1], "", "")
+        texts = [head, tail or None]
+    second = find_option(args, *second_cpu_words(probe))
+    if second is not None:
+        texts[1] = second
+    return (first[0] if first else None), texts
 
 
 def has_flag(args, short, long):
@@ -175,44 +225,27 @@ def make_plan(probe, args, cpus=None, partner_cpu=None):
         p.args = args + p.args
         p.sides = {probe: list(cpus) if cpus else [default_cpu()]}
         return p
-    own = P.BY_TOOL[probe].cpu_option
-    given = find_option(args, *own)
+    word, (given, second) = own_cpus(probe, args)
     if cpus and given is not None:
         raise UsageError("-c %s and %s %s both say where %s runs; give one"
-                         % (format_cpulist(cpus), own[0], given, probe))
+                         % (format_cpulist(cpus), word, given, probe))
     if cpus and len(cpus) != 1:
         raise UsageError("-c %s: %s measures one CPU; give one" % (format_cpulist(cpus), probe))
     if given is not None and given.strip() == "-1":
         raise UsageError("%s -1: jtr run pins every measuring thread (the tracer follows "
-                         "them); give a CPU or leave %s out" % (own[0], own[0]))
-    cpu = cpus[0] if cpus else (_cpu(given, own[0]) if given is not None else default_cpu())
-    if given is None:
-        args += [own[0], str(cpu)]
+                         "them); give a CPU or leave %s out" % (word, word))
+    cpu = cpus[0] if cpus else (_cpu(given, word) if given is not None else default_cpu())
     p.args = args
     if probe == "null":
+        if given is None:
+            p.args += ["-c", str(cpu)]
         p.sides = {"null": [cpu]}
     elif probe == "send":
-        drain = find_option(args, "-a", "--drain-cpu")
-        if "--no-drain" in args:
-            p.sides = {"send": [cpu]}
-        else:
-            d = _cpu(drain, "-a") if drain is not None else other_cpu({cpu})
-            if drain is None:
-                p.args += ["-a", str(d)]
-            p.sides = {"send": [cpu], "drain": [d]}
+        plan_send(p, cpu, given, second)
     elif probe == "ping":
-        mine = [cpu]
-        if not has_flag(args, "-1", "--one-thread"):
-            snd = find_option(args, "-A", "--send-cpu")
-            s = _cpu(snd, "-A") if snd is not None and snd.strip() != "-1" else cpu
-            if snd is None or snd.strip() == "-1":
-                p.args += ["-A", str(s)]
-                p.notices.append("ping's sending thread is pinned to CPU %d beside the "
-                                 "receiving one (it spins between sends: -1 takes one thread, "
-                                 "-A CPU another CPU)" % s)
-            mine = sorted({cpu, s})
+        mine = plan_ping(p, cpu, given, second)
         peer = partner_cpu if partner_cpu is not None else other_cpu(set(mine))
-        p.partner_args = transport_args(args) + ["-a", str(peer)]
+        p.partner_args = transport_args(args) + ["-c", str(peer)]
         length = find_option(args, "-m", "--len")
         kind = find_option(args, "-T", "--transport") or "udp"
         if kind == "shm" and length is not None and length.isdigit() and \
@@ -221,8 +254,10 @@ def make_plan(probe, args, cpus=None, partner_cpu=None):
         p.partner_args += fifo_args(args)
         p.sides = {"ping": mine, "pong": [peer]}
     else:   # pub: the subscriber measures the latency
+        if given is None:
+            p.args += ["-c", str(cpu)]
         peer = partner_cpu if partner_cpu is not None else other_cpu({cpu})
-        p.partner_args = transport_args(args) + ["-a", str(peer)] + fifo_args(args)
+        p.partner_args = transport_args(args) + ["-c", str(peer)] + fifo_args(args)
         kind = find_option(args, "-T", "--transport") or "udp"
         p.wait_ready = kind in DATAGRAM_TRANSPORTS
         p.measured_by = P.BY_TOOL[probe].measured_by
@@ -230,3 +265,37 @@ def make_plan(probe, args, cpus=None, partner_cpu=None):
     if p.partner and p.sides[p.partner] == p.sides[probe][:1] and len(online_cpus()) > 1:
         p.notices.append("%s and %s share CPU %d" % (probe, p.partner, p.sides[probe][0]))
     return p
+
+
+def plan_send(p, cpu, given, drain):
+    """send's sides: the timed loops on @cpu, the drain thread on @drain (its CPU
+    text or None: another CPU), given to send as -c CPU,DRAIN when jtr chose
+    either."""
+    if "--no-drain" in p.args:
+        if given is None:
+            p.args += ["-c", str(cpu)]
+        p.sides = {"send": [cpu]}
+        return
+    d = _cpu(drain, "the drain CPU") if drain is not None else other_cpu({cpu})
+    if given is None or drain is None:
+        p.args += ["-c", "%d,%d" % (cpu, d)]
+    p.sides = {"send": [cpu], "drain": [d]}
+
+
+def plan_ping(p, cpu, given, snd):
+    """ping's CPUs: the receiving thread on @cpu, the sending one on @snd (its CPU
+    text, or None or -1: beside the receiving one), given to ping as -c
+    RECV,SEND when jtr chose either; the ping side's CPUs."""
+    if has_flag(p.args, "-1", "--one-thread"):
+        if given is None:
+            p.args += ["-c", str(cpu)]
+        return [cpu]
+    unpinned = snd is None or snd.strip() == "-1"
+    s = cpu if unpinned else _cpu(snd, "the sending CPU")
+    if given is None or unpinned:
+        p.args += ["-c", "%d,%d" % (cpu, s)]
+    if unpinned:
+        p.notices.append("ping's sending thread is pinned to CPU %d beside the receiving "
+                         "one (it spins between sends: -1 takes one thread, -c %d,CPU "
+                         "another CPU)" % (s, cpu))
+    return sorted({cpu, s})

@@ -53,9 +53,9 @@ def plan(o):
     gap = format_duration(o["gap_ns"] or d["gap_ns"])
     items = [
         {"name": "null", "tool": "null",
-         "args": ["-n", n, "-r", r, "-c", cpu, "-d", "null"]},
+         "args": ["-n", n, "--runs", r, "-c", cpu, "--desc", "null"]},
         {"name": "null-clock", "tool": "null",
-         "args": ["-t", "clock", "-n", n, "-r", r, "-c", cpu, "-d", "null-clock"]},
+         "args": ["-t", "clock", "-n", n, "--runs", r, "-c", cpu, "--desc", "null-clock"]},
         {"name": "clock", "tool": "clock", "args": ["-n", d["reads"], "-c", cpu]},
         {"name": "gap", "tool": "gap", "args": ["-d", gap, "-c", format_cpulist(cpus)]},
     ]
@@ -63,7 +63,7 @@ def plan(o):
     prog, why = send_binary()
     for kind in o["transports"]:
         it = {"name": "send-" + kind, "tool": "send",
-              "args": ["-T", kind, "-n", ns, "-r", r, "-c", cpu, "-d", "send-" + kind]}
+              "args": ["-T", kind, "-n", ns, "--pairs", r, "-c", cpu, "--desc", "send-" + kind]}
         if prog:
             items.append(it)
         else:

@@ -41,7 +41,6 @@ class Probe(NamedTuple):
     partner: str = ""       # the program jtr run starts at the other end
     measured_by: str = "probe"  # whose result holds the latency: "probe" or "partner"
     phases: tuple = ()      # ((phase, side), ...) in the order they happen
-    cpu_option: tuple = ("-c", "--cpu")     # the probe's own CPU option
     multi_cpu: bool = False  # one measuring thread per CPU of -c
     jtr_run: bool = False   # a probe of jtr run
     decomposed: bool = False  # each outlier taken apart along its timeline (jtr wake)
@@ -79,10 +78,10 @@ TRANSPORT_THRESHOLD = ("max(2 x m, m + 10us) with m the median of the warm-up, o
                        "--threshold")
 
 PROBES = (
-    Probe("gap", "jtr-gap", (("gap", LOOP),), True, cpu_option=("-c", "--cpus"),
+    Probe("gap", "jtr-gap", (("gap", LOOP),), True,
           multi_cpu=True, jtr_run=True, threshold="--threshold (default 1us)",
           about="the gaps of a busy loop reading the TSC (like oslat)"),
-    Probe("wake", "jtr-wake", (("wake", WAKE),), False, cpu_option=("-c", "--cpus"),
+    Probe("wake", "jtr-wake", (("wake", WAKE),), False,
           multi_cpu=True, jtr_run=True, decomposed=True,
           threshold="--threshold, else from the warm-up's wake-ups",
           about="timer wake-up latency (like cyclictest), every late one taken apart"),
@@ -94,7 +93,7 @@ PROBES = (
     Probe("clock", "jtr-clock", (), True, named_runs=True,
           about="the delta between two reads of each clock source"),
     Probe("ping", "jtr-ping", PING_QUANTITIES, False, sides=("ping", "pong"),
-          partner="pong", phases=ROUND_TRIP_PHASES, cpu_option=("-a", "--recv-cpu"),
+          partner="pong", phases=ROUND_TRIP_PHASES,
           jtr_run=True, named_runs=True, threshold=TRANSPORT_THRESHOLD,
           typical="rtt_from_send",
           about="round trips to jtr pong"),
@@ -102,10 +101,10 @@ PROBES = (
           about="the reflecting end of a round trip"),
     Probe("pub", "jtr-pub", (("send_call", SEND_CALL),), False, sides=("pub", "sub"),
           partner="sub", measured_by="partner", phases=MESSAGE_PHASES,
-          cpu_option=("-a", "--cpu"), jtr_run=True, named_runs=True,
+          jtr_run=True, named_runs=True,
           about="a publisher's send calls (jtr sub measures the messages' latency)"),
     Probe("sub", "jtr-sub", SUB_QUANTITIES, False, sides=("pub", "sub"),
-          phases=MESSAGE_PHASES, cpu_option=("-a", "--cpu"), named_runs=True,
+          phases=MESSAGE_PHASES, named_runs=True,
           typical="latency_from_send",
           threshold=TRANSPORT_THRESHOLD, about="the latency of each message received"),
     Probe("ipc", "jtr-ipc", (), False,

@@ -42,9 +42,9 @@ def test_the_probe_and_its_options_after_the_separator():
      r"^-d: ping's own options set its length \(-n messages, -r rate\), not a duration; "
      r"give them after '-- ping'"),
     (["p", "-d", "5", "--", "null"], r"^-d: null's own options set its length \(-n samples "
-     r"a run, -r runs\)"),
+     r"a run, --runs runs\)"),
     (["p", "-d", "5", "--", "gap", "-d", "3"], r"^-d and gap's -d both set the length"),
-    (["p", "-d", "5", "--", "gap", "--loops", "1M"], r"^-d and gap's -j both set"),
+    (["p", "-d", "5", "--", "gap", "--loops", "1M"], r"^-d and gap's -n both set"),
     (["p", "--", "gap", "-o", "x"], r"^-o in gap's options: jtr ab chooses each run's folder"),
     (["p", "--", "ping", "--output=x"], r"^-o in ping's options"),
     (["p", "--pong-cpu", "0", "--", "pub"], r"^--pong-cpu: pub has no jtr pong to place "

@@ -28,7 +28,7 @@ def test_defaults_are_the_programs():
 
 def test_values_use_the_grammar():
     o = options(*UDP, "-r", "50K", "-d", "2.5s", "-m", "1K", "--ticks", "100",
-                "--latency-rate", "1K", "--wait", "500ms", "-A", "0", "-a", "1", "-b")
+                "--latency-rate", "1K", "--wait", "500ms", "-c", "1,0", "-b")
     assert (o["rate"], o["duration_ns"], o["len"], o["ticks"]) == (50000, 2500000000, 1000, 100)
     assert o["latency_rate"] == 1000 and o["wait_ns"] == 500000000
     assert (o["pub_cpu"], o["sub_cpu"], o["recv"]) == (0, 1, "busy")
@@ -145,7 +145,7 @@ def test_summary_says_who_listens_and_what_went_wrong():
                         "from 10.0.0.2:2")
     assert lines[1] == ("  sent      100,000 at max rate (+1,000 warm-up), achieved 10,000/s, "
                         "exit 1, peer gone, partial")
-    assert lines[2].endswith("lost 10, no latency (unstamped messages, or jtr sub -f), "
+    assert lines[2].endswith("lost 10, no latency (unstamped messages, or jtr sub --fast), "
                              "exit 130, partial")
     assert len(lines) == 3
     shm = doc(params={"transport": "shm", "pub_addr": "a", "sub_addr": "b"})

@@ -167,18 +167,18 @@ def test_the_first_non_zero_status(tmp_path, fake, monkeypatch, sub_plan, pub_pl
 
 def test_command_lines():
     o = settings(*UDP, "-r", "50K", "-n", "1M", "-m", "100", "-w", "10", "--ticks", "50",
-                 "--latency-rate", "1K", "--pack", "4", "--no-timestamps", "-A", "0", "-a", "1",
+                 "--latency-rate", "1K", "--pack", "4", "--no-timestamps", "-c", "1,0",
                  "--recv", "epoll", "--wait", "2s", "--timeout", "1s", "--stats-every", "0",
                  "--pub", "--drop-every 7", "--sub", "--latency-file", "--", "--rcvbuf", "1M")
     both = ["-T", "udp", "--wait", "2s", "--timeout", "1s", "--stats-every", "0"]
     assert duplex.pub_args(o, "/r") == [
         "-T", "udp", "-P", "10.0.0.2:9"] + both[2:] + [
         "-o", "/r/pub", "-r", "50000", "-n", "1000000", "-m", "100", "-w", "10",
-        "--ticks", "50", "--latency-rate", "1000", "--pack", "4", "-a", "0",
+        "--ticks", "50", "--latency-rate", "1000", "--pack", "4", "-c", "0",
         "--no-timestamps", "--rcvbuf", "1M", "--drop-every", "7"]
     assert duplex.sub_args(o, "/r") == [
         "-T", "udp", "-P", "0.0.0.0:9"] + both[2:] + [
-        "-o", "/r/sub", "--recv", "epoll", "-a", "1", "--rcvbuf", "1M", "--latency-file"]
+        "-o", "/r/sub", "--recv", "epoll", "-c", "1", "--rcvbuf", "1M", "--latency-file"]
     o = settings(*UDP, "-r", "max", "-d", "1s")
     assert duplex.pub_args(o, "/r")[-4:] == ["-r", "max", "-d", "1s"]
     assert "-q" not in duplex.sub_args(o, "/r")       # it would hide "ready on"

@@ -66,12 +66,12 @@ def test_plan_of_the_defaults(fakes):
     assert [(i["name"], i["tool"]) for i in items] == [
         ("null", "null"), ("null-clock", "null"), ("clock", "clock"), ("gap", "gap"),
         ("send-udp", "send"), ("send-shm", "send")]
-    assert items[0]["args"] == ["-n", "2M", "-r", "3", "-c", "3", "-d", "null"]
+    assert items[0]["args"] == ["-n", "2M", "--runs", "3", "-c", "3", "--desc", "null"]
     assert items[1]["args"][:2] == ["-t", "clock"]
     assert items[2]["args"] == ["-n", "1M", "-c", "3"]
     assert items[3]["args"] == ["-d", "10s", "-c", "3"]
-    assert items[4]["args"] == ["-T", "udp", "-n", "500K", "-r", "3", "-c", "3", "-d",
-                                "send-udp"]
+    assert items[4]["args"] == ["-T", "udp", "-n", "500K", "--pairs", "3", "-c", "3",
+                                "--desc", "send-udp"]
     assert skipped == []
 
 
@@ -80,9 +80,9 @@ def test_plan_quick_with_options(fakes):
                               transports=["tcp"]))
     assert [(i["name"], i["args"]) for i in items] == [
         ("gap", ["-d", "500ms", "-c", "2,5-6"]),
-        ("send-tcp", ["-T", "tcp", "-n", "20K", "-r", "2", "-c", "2", "-d", "send-tcp"])]
+        ("send-tcp", ["-T", "tcp", "-n", "20K", "--pairs", "2", "-c", "2", "--desc", "send-tcp"])]
     items, _ = S.plan(options(samples="7K", runs=9, gap_ns=3 * 10**9, only=["null", "gap"]))
-    assert [i["args"] for i in items] == [["-n", "7K", "-r", "9", "-c", "3", "-d", "null"],
+    assert [i["args"] for i in items] == [["-n", "7K", "--runs", "9", "-c", "3", "--desc", "null"],
                                           ["-d", "3s", "-c", "3"]]
 
 
@@ -124,12 +124,12 @@ def test_a_suite_with_a_failed_and_a_partial_item(fakes, tmp_path, monkeypatch, 
     assert got == {"null": ("done", 0, "null/result.json"), "clock": ("failed", 1, None),
                    "gap": ("interrupted", 130, "gap/result.json"),
                    "send-udp": ("done", 0, "send-udp/result.json")}
-    assert doc["items"][0]["command"] == ["jtr", "null", "-n", "2M", "-r", "3", "-c", "3",
-                                          "-d", "null", "-q", "-o", str(out / "null")]
+    assert doc["items"][0]["command"] == ["jtr", "null", "-n", "2M", "--runs", "3", "-c",
+                                          "3", "--desc", "null", "-q", "-o", str(out / "null")]
     assert (out / "null.log").read_text().startswith("jtr suite: null: -n 2M")
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "suite: %s: 4 items (null, clock, gap, send-udp)" % out
-    assert lines[1] == ("suite: 1/4 null: jtr null -n 2M -r 3 -c 3 -d null -q -o %s"
+    assert lines[1] == ("suite: 1/4 null: jtr null -n 2M --runs 3 -c 3 --desc null -q -o %s"
                         % (out / "null"))
     assert lines[2].startswith("suite: 1/4 null: done in ")
     assert lines[2].endswith(": " + S.item_line(str(out / "null"))[0])
