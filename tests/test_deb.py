@@ -51,12 +51,15 @@ def priv_probes():
 
 
 def parser_options(name, where):
-    """{key: option strings} of a Python command's parser: "tune", "tune apply", ..."""
+    """{key: option strings} of a Python command's parser: "tune", "tune apply", ...;
+    the options it shows (an old letter taken for one release is hidden, as the C
+    programs leave theirs out of --help's option lines)."""
     module = __import__("jtrpy.commands." + where, fromlist=["make_parser"])
     out = {}
 
     def walk(key, parser):
-        out[key] = set(parser._option_string_actions)
+        out[key] = {o for o, a in parser._option_string_actions.items()
+                    if a.help != argparse.SUPPRESS}
         for a in parser._actions:
             if isinstance(a, argparse._SubParsersAction):
                 for sub, p in a.choices.items():
