@@ -18,7 +18,6 @@ from conftest import JTR, comm, load, need_tracing, wait_for
 # not marked measures: real runs judged by what arrives and how they end, not by
 # timing, so they run beside other tests (docs/testing.md)
 
-TMP = "/tmp"
 
 
 
@@ -50,13 +49,17 @@ def _bpf_programs():
     return {p["id"] for p in json.loads(out.stdout or "[]")} if out.returncode == 0 else set()
 
 
-def _trace_dirs():
-    return set(glob.glob(os.path.join(TMP, "jtr-trace-*")))
+def _trace_dirs(where):
+    """The tracer folders in @where, the TMPDIR of the jtr _start gives it (the
+    machine's /tmp holds those of the other files' runs beside this one)."""
+    return set(glob.glob(os.path.join(where, "tmp", "jtr-trace-*")))
 
 
 def _start(args, cwd):
+    os.makedirs(os.path.join(cwd, "tmp"), exist_ok=True)
     return subprocess.Popen([JTR] + args, cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env=dict(os.environ, TMPDIR=os.path.join(cwd, "tmp")))
 
 
 def _send(p, sig, group):
@@ -69,7 +72,7 @@ def _send(p, sig, group):
         pass
 
 
-def _nothing_left(pid, bpf_before, dirs_before):
+def _nothing_left(pid, bpf_before, dirs_before, where):
     """No program of front end @pid still runs, no BPF program and no tracer
     folder of it is left (within a few seconds: an orphan gets SIGTERM)."""
     assert wait_for(lambda: not _started_by(pid), 10), \
@@ -77,7 +80,7 @@ def _nothing_left(pid, bpf_before, dirs_before):
     if bpf_before is not None:
         assert wait_for(lambda: not (_bpf_programs() - bpf_before), 10), \
             "BPF programs left: %s" % (_bpf_programs() - bpf_before)
-    assert _trace_dirs() <= dirs_before, _trace_dirs() - dirs_before
+    assert _trace_dirs(where) <= dirs_before, _trace_dirs(where) - dirs_before
 
 
 def _measuring(p, name):
@@ -92,7 +95,7 @@ def test_jtr_run_stopped_by_sigterm(tmp_path, group, when):
     gets one stop, writes its partial result, the tracer records until it has
     and is detached, the partial run is attributed, exit 130, nothing left."""
     need_tracing()
-    bpf, dirs = _bpf_programs(), _trace_dirs()
+    bpf, dirs = _bpf_programs(), _trace_dirs(tmp_path)
     out = tmp_path / "run"
     p = _start(["run", "-c", "1", "-d", "30", "-o", str(out)], tmp_path)
     if when == "tracer-starting":
@@ -107,7 +110,7 @@ def test_jtr_run_stopped_by_sigterm(tmp_path, group, when):
         _send(p, signal.SIGHUP, group)
     so, se = p.communicate(timeout=60)
     assert p.returncode == 130, se
-    _nothing_left(p.pid, bpf, dirs)
+    _nothing_left(p.pid, bpf, dirs, tmp_path)
     if when == "tracer-starting":
         # stopped before the probe ran: nothing measured, nothing written
         assert se.rstrip().splitlines()[-1] == "jtr run: interrupted"
@@ -126,7 +129,7 @@ def test_jtr_run_killed_leaves_no_tracer(tmp_path):
     SIGTERM from the kernel (PR_SET_PDEATHSIG), the tracer detaches and keeps
     nothing in its temporary folder, the probe writes what it measured."""
     need_tracing()
-    bpf, dirs = _bpf_programs(), _trace_dirs()
+    bpf, dirs = _bpf_programs(), _trace_dirs(tmp_path)
     out = tmp_path / "run"
     p = _start(["run", "-c", "1", "-d", "30", "-o", str(out)], tmp_path)
     assert wait_for(lambda: _measuring(p, "jtr-gap"))
@@ -135,7 +138,7 @@ def test_jtr_run_killed_leaves_no_tracer(tmp_path):
     assert sorted(comm(k) for k in kids) == ["jtr-gap", "jtr-trace"]
     p.kill()
     p.communicate(timeout=30)
-    _nothing_left(p.pid, bpf, dirs)
+    _nothing_left(p.pid, bpf, dirs, tmp_path)
     assert load(out)["partial"] is True
 
 
@@ -143,7 +146,7 @@ def test_suite_stopped_by_its_group_keeps_the_running_item(tmp_path):
     """SIGTERM to the process group of `jtr suite` while gap runs: gap gets one
     stop (not two), so what it measured is kept and the suite is partial."""
     out = tmp_path / "suite"
-    dirs = _trace_dirs()           # what an earlier, killed run may have left
+    dirs = _trace_dirs(tmp_path)
     p = _start(["suite", "--only", "gap", "-d", "30", "--cpus", "1", "-o", str(out)], tmp_path)
     assert wait_for(lambda: _measuring(p, "jtr-gap"))
     assert wait_for(lambda: glob.glob(str(out / ".gap.partial-*")))
@@ -153,7 +156,7 @@ def test_suite_stopped_by_its_group_keeps_the_running_item(tmp_path):
     _send(p, signal.SIGTERM, True)
     so, se = p.communicate(timeout=60)
     assert p.returncode == 130, se
-    _nothing_left(p.pid, None, dirs)
+    _nothing_left(p.pid, None, dirs, tmp_path)
     doc = json.loads((out / "suite.json").read_text())
     gap = [i for i in doc["items"] if i["name"] == "gap"][0]
     assert gap["status"] == "interrupted" and gap["exit_status"] == 130, gap
@@ -182,7 +185,7 @@ def test_maxrate_stopped_by_its_group_keeps_the_table(tmp_path):
     one stop each, the step is marked interrupted (no verdict), maxrate.json
     keeps the steps so far, exit 130, no pub or sub left."""
     out = tmp_path / "mr"
-    dirs = _trace_dirs()
+    dirs = _trace_dirs(tmp_path)
     p = _start(["maxrate", "-T", "udp", "--from", "2000", "--step", "3s", "-o", str(out)],
                tmp_path)
     assert wait_for(lambda: _measuring(p, "jtr-pub"))
@@ -190,7 +193,7 @@ def test_maxrate_stopped_by_its_group_keeps_the_table(tmp_path):
     _send(p, signal.SIGTERM, True)
     so, se = p.communicate(timeout=60)
     assert p.returncode == 130, se
-    _nothing_left(p.pid, None, dirs)
+    _nothing_left(p.pid, None, dirs, tmp_path)
     doc = json.loads((out / "maxrate.json").read_text())
     assert doc["state"] == "interrupted"
     assert doc["steps"] and doc["steps"][-1]["verdict"] == "interrupted"
