@@ -118,6 +118,14 @@ def part_of(o, category, name=None, prefix=None):
                (prefix is None or p["name"].startswith(prefix)))
 
 
+def host_held(o):
+    """Did the host hold the vCPU over at least half of outlier @o (its steal
+    counter, read at each event)? Then what ran inside it (a spin's clock, an
+    interrupt handler) ran mostly while the guest did not, and its time is the
+    host's: no ground truth for the guest's causes."""
+    return part_of(o, "no kernel event", "host preemption (steal)") >= o["length_ns"] / 2
+
+
 def charged(res, spans, pred, slack_ns=0):
     """How many injections have an overlapping outlier whose cause satisfies @pred."""
     n = 0

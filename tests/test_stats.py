@@ -408,10 +408,13 @@ def test_ping_latency_file_matches_histogram(tmp_path, validate):
     recs = read_latency(out)
     assert len(recs) == 800 == res["transport"]["latency_file"]["samples"]
     assert sorted(r[0] for r in recs) == list(range(20, 820))
-    # TSC stamps converted to CLOCK_MONOTONIC: within the run, and received after sent
+    # TSC stamps converted to CLOCK_MONOTONIC: within the run, and received after sent.
+    # The stamps go through the line between the run's first and last (TSC, clock)
+    # pairs, the latency through the calibrated rate: a round trip RT throttling
+    # held 57.8 ms differed by 6 ns (0.1 ppm), beside the 2 ns of two roundings
     for _, sent, recv, lat in recs:
         assert res["started_mono_ns"] - 10**9 <= sent <= recv <= res["ended_mono_ns"] + 10**9
-        assert abs((recv - sent) - lat) <= 2
+        assert abs((recv - sent) - lat) <= 2 + lat // 10**6
     check_against_histogram([r[3] for r in recs], res["runs"][1])
 
 

@@ -10,7 +10,7 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT, assert_usage_errors, load, run_jtr
+from conftest import ROOT, assert_usage_errors, load, run_jtr, steal_ns, stolen_ns
 from test_transports import (
     addr_for,
     finish,
@@ -19,6 +19,8 @@ from test_transports import (
     spawn,
     wait_ready,
 )
+
+from jtrpy.results.validity import MEASUREMENT, check, summary
 
 pytestmark = pytest.mark.measures
 
@@ -75,6 +77,32 @@ def ping_pong(tmp_path, kind, ping_args, pong_args=(), busy=False):
     return ping_out, pong_out
 
 
+TRIES, MAX_STOLEN_NS = 3, 10 * 10**6
+
+
+def judged_ping_pong(tmp_path, kind, ping_args, pong_args, cpus):
+    """ping_pong, again (in a new folder, up to TRIES in all) while a try is no
+    ground truth, saying why: jtr calls the run invalid (results/validity.py:
+    late sends, a threshold from a slow warm-up, lost messages), or the host
+    stole more than MAX_STOLEN_NS of one of @cpus during it. The last try's
+    folders. (A shared host that held the CPUs for milliseconds made a warm-up's
+    median too long for the 5 ms stall to cross the threshold, and the stalled
+    message's round trip was not in the log.)"""
+    for attempt in range(1, TRIES + 1):
+        d = tmp_path / str(attempt)
+        d.mkdir()
+        before = steal_ns()
+        ping_out, pong_out = ping_pong(d, kind, ping_args, pong_args)
+        stolen = stolen_ns(before, cpus)
+        why = summary(check(load(ping_out)), MEASUREMENT)
+        if not why and stolen > MAX_STOLEN_NS:
+            why = "the host stole %d ms of a CPU during the run" % (stolen // 10**6)
+        if not why:
+            break
+        print("try %d of %d is no ground truth: %s" % (attempt, TRIES, why))
+    return ping_out, pong_out
+
+
 @pytest.mark.parametrize("kind,timebase", [("udp", "tsc"), ("shm", "clock")])
 def test_stalled_round_trip_in_pings_log(tmp_path, validate, kind, timebase):
     warmup, at, stall_ns, rate = 200, 1500, 5 * 10**6, 10000
@@ -84,9 +112,10 @@ def test_stalled_round_trip_in_pings_log(tmp_path, validate, kind, timebase):
     # beside a busy program made the warm-up's median 3.5 ms once: a threshold
     # over the 5 ms stall, and nothing in the log
     first, last = need_fifo_cpus()
-    ping_out, pong_out = ping_pong(tmp_path, kind, [
+    ping_out, pong_out = judged_ping_pong(tmp_path, kind, [
         "-n", 3000, "-r", rate, "-w", warmup, "-t", timebase, "--stall-at", at,
-        "--stall", "5ms", "-f", 1, "-c", "%d,%d" % (first, last)], ["--fifo", 1, "-c", first])
+        "--stall", "5ms", "-f", 1, "-c", "%d,%d" % (first, last)], ["--fifo", 1, "-c", first],
+        [first, last])
     res = validate(load(ping_out))
     p = res["params"]
     assert p["threshold_ns"] is None and p["threshold_rule"] == "warmup"
@@ -98,7 +127,8 @@ def test_stalled_round_trip_in_pings_log(tmp_path, validate, kind, timebase):
     assert o["threshold_ns"] == max(2 * m, m + 10000)
     # the stall starts one period before message AT is due: it waits the rest
     stalled = [r for r in rows if r["seq"] == warmup + at]
-    assert len(stalled) == 1, [r["seq"] for r in rows]
+    assert len(stalled) == 1, ("threshold", o["threshold_ns"], "warm-up median", m,
+                               len(rows), "rows", [r["seq"] for r in rows][:40])
     s = stalled[0]
     assert s["length_ns"] >= stall_ns - period_ns
     # ping's stamps and (64-byte messages have room) pong's echoed ones, in the
@@ -182,9 +212,12 @@ def pong_under_spinner(tmp_path, validate, a, b):
     pong_out, ping_out = tmp_path / "pong", tmp_path / "ping"
     pong = spawn("pong", *common, "-c", b, "-q", "--wait", "30", "-o", pong_out)
     # ping at FIFO 1 (below the spinner): a busy program beside it on its CPU
-    # would stretch its round trips to milliseconds (4.6 ms once), hiding the spins
+    # would stretch its round trips to milliseconds (4.6 ms once), hiding the spins.
+    # RT throttling stops it 50 ms a second and it catches up after, late: on a
+    # slower host every round trip after was over the threshold, and a log of
+    # 100,000 rows (the default) ended before the spins began; room for them all
     ping = spawn("ping", *common, "--one-thread", "-f", 1, "-c", a, "-r", "100K", "-n", "400K",
-                 "-w", 1000, "-q", "-o", ping_out, "--wait", "30")
+                 "-w", 1000, "-q", "-o", ping_out, "--wait", "30", "--max-outliers", "400K")
     try:
         spans = spinner(tmp_path, b, 0.8)
         rc, _, err = finish(ping, timeout=120)

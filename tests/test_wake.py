@@ -15,7 +15,7 @@ import time
 
 import pytest
 from conftest import BIN, assert_usage_errors, load, need_tracing, run_jtr
-from injection import cpus, outliers_during, part_of, run_folder, steered_disk
+from injection import cpus, host_held, outliers_during, part_of, run_folder, steered_disk
 
 pytestmark = pytest.mark.measures
 
@@ -251,12 +251,18 @@ def test_disk_interrupt_is_named_in_the_wake_up(tmp_path):
     att = res["attribution"]
     named = [o for o in att["worst"] if part_of(o, "hardirq", "%d %s" % (irq, name)) > 0]
     # ground truth from the event log itself: every entry of that interrupt inside a
-    # listed wake-up's timeline (the 3000 longest) is named there
-    inside = 0
+    # listed wake-up's timeline (the 3000 longest) is named there, but in a wake-up
+    # the host held for half or more (990 of 1,010 us once, in CI): the handler ran
+    # inside the host's hold, and its time is the host's
+    inside = held = 0
     for o in att["worst"]:
         hits = [x for x in o["events"] if re.search(r"irq_handler_entry %d " % irq, x)]
         t = [float(x.split()[0]) * 1000 for x in hits]
         if any(0 < ns < o["length_ns"] for ns in t):
             inside += 1
-            assert part_of(o, "hardirq", "%d %s" % (irq, name)) > 0, o
-    assert inside >= 10 and len(named) >= inside
+            if part_of(o, "hardirq", "%d %s" % (irq, name)) == 0:
+                assert host_held(o), o
+                held += 1
+    if held:
+        print("%d of %d wake-ups with the interrupt inside were the host's" % (held, inside))
+    assert inside >= 10 and held <= inside // 4 and len(named) >= inside - held
