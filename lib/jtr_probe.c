@@ -554,7 +554,7 @@ void jtr_probe_timebase(struct jtr_probe *p)
 	jtr_err_clear(&why);
 	usable = jtr_tsc_usable(&why);
 	if (usable) {
-		rc = jtr_tsc_calibrate(100 * JTR_NS_PER_MS, &hz);
+		rc = jtr_tsc_calibrate(JTR_TSC_CALIBRATE_NS, &hz);
 		if (rc < 0) {
 			snprintf(why.msg, sizeof(why.msg), "TSC calibration failed (%s)", strerror(-rc));
 			usable = false;
