@@ -176,6 +176,57 @@ def stolen_ns(before, cpus=None):
     return max((now[c] - before.get(c, now[c]) for c in (cpus or now)), default=0)
 
 
+# --- a measuring test the host disturbed runs once more --------------------------
+
+# A measuring test that failed while the hypervisor took at least this much CPU
+# time from one of the guest's CPUs (the steal counter of /proc/stat, counted in
+# 10 ms ticks) is run once more, saying why and what the first try said: the
+# injected interference is no longer what the test asked for (a 300 us spin took
+# 330 ms once), and a shared CI host took 160 ms of a CPU in 2 s. Its second
+# result is the one reported. JTR_NO_RERUN=1 reports the first.
+RERUN_STOLEN_NS = 10 * 10**6
+RERUNS = []
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    if item.get_closest_marker("measures") is None or os.environ.get("JTR_NO_RERUN"):
+        return None
+    from _pytest.runner import runtestprotocol
+    for attempt in (1, 2):
+        item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+        before = steal_ns()
+        reports = runtestprotocol(item, nextitem=nextitem, log=False)
+        stolen = stolen_ns(before)
+        call = [r for r in reports if r.when == "call"]
+        if attempt == 1 and call and call[0].failed and stolen >= RERUN_STOLEN_NS:
+            crash = getattr(call[0].longrepr, "reprcrash", None)
+            first = (getattr(crash, "message", "") or call[0].longreprtext).strip()
+            first = (first.splitlines() or ["?"])[0]
+            why = ("%s failed while the host stole %d ms of a CPU: run once more (it said: "
+                   "%s)" % (item.nodeid, stolen // 10**6, first[:300]))
+            RERUNS.append(why)
+            tr = item.config.pluginmanager.get_plugin("terminalreporter")
+            if tr is not None:
+                tr.write_line("")
+                tr.write_line("rerun: " + why)
+            item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+            continue
+        for r in reports:
+            item.ihook.pytest_runtest_logreport(report=r)
+        item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+        return True
+    return True
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The measuring tests run again because the host took CPU time, listed."""
+    if RERUNS:
+        terminalreporter.section("run again: the host took CPU time from a failed try")
+        for why in RERUNS:
+            terminalreporter.write_line(why)
+
+
 @pytest.fixture(scope="session")
 def fifo_injected(tmp_path_factory):
     """One eBPF-traced `jtr run` (with --cross-check where perf is installed) with

@@ -581,9 +581,11 @@ def test_fuzz_result_json(corpus, tmp_path):
         for where, value in type_swaps(doc, rng, n):
             case = "%s %s=%r" % (name, ".".join(map(str, where)), value if not isinstance(
                 value, str) or len(value) < 20 else "long string")
+            # a report in one case of fifty: it draws each figure twice (PNG and
+            # SVG), 0.9 s a page, half the time of these cases at one in 25
             with replaced(path, json.dumps(swapped(doc, where, value)).encode()):
                 rc = analyse(case, d, good, out, attribute=name == "run",
-                             report=rng.random() < 0.04)
+                             report=rng.random() < 0.02)
             ends[rc] = ends.get(rc, 0) + 1
         assert ends.get(0) and ends.get(2), (name, ends)   # loaded and refused cases ran
         for _ in range(25):
@@ -615,7 +617,7 @@ def test_fuzz_trace_log_and_outliers(corpus, tmp_path):
                 check("%s %s" % (name, kind), ["attribute", "--no-write", run], [run], refused)
                 if name == "events.bin":
                     check("%s %s" % (name, kind), ["trace", "--print", run], [run])
-                elif name == "outliers.csv" and rng.random() < 0.1:
+                elif name == "outliers.csv" and rng.random() < 0.05:
                     check("%s %s" % (name, kind), ["report", "-o", out / "rep", run], [run],
                           refused)
 
