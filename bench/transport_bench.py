@@ -33,7 +33,6 @@ import os
 import re
 import shlex
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -43,6 +42,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 
 from jtrpy.system.cpus import online_cpus  # noqa: E402
+from jtrpy.system.ports import free_port  # noqa: E402
 
 JTR = os.path.join(ROOT, "jtr")
 BENCH_BIN = os.path.join(ROOT, "build", "bench")
@@ -200,24 +200,6 @@ def shm_vs_cacheline(a, b, rounds, tmp):
 # -- 2. UDP and TCP ping-pong vs sockperf ---------------------------------------
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def free_port():
-    """A port free for both TCP and UDP on 127.0.0.1 now (a fixed one can be in
-    TIME_WAIT from the round before, or taken by another program)."""
-    while True:
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-        s.close()
-        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        try:
-            u.bind(("127.0.0.1", port))
-            return port
-        except OSError:
-            continue
-        finally:
-            u.close()
 
 
 def sockperf_round(kind, busy, a, b, seconds):

@@ -28,7 +28,6 @@ import json
 import os
 import re
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -41,6 +40,9 @@ JTR = os.path.join(ROOT, "jtr")
 WARM_S = 3              # loading and attaching are not the steady state
 FLOOD_CMD = "send -T udp -c CPU -n 500K -p 0"
 GOAL_PCT = 0.5
+
+sys.path.insert(0, os.path.join(ROOT, "analysis"))
+from jtrpy.system.ports import free_port  # noqa: E402
 
 
 def cpu_ns(pid):
@@ -70,12 +72,6 @@ def family(pid):
             return [pid] + [int(p) for p in f.read().split()]
     except OSError:
         return [pid]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def one_round(cpu, seconds, tmp, tool):

@@ -5,7 +5,6 @@ import fcntl
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ BIN = os.path.join(ROOT, "build", "bin")
 SCHEMA_PATH = os.path.join(ROOT, "docs", "result.schema.json")
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
+from jtrpy.system.ports import free_port  # noqa: E402,F401 (the tests import it from here)
 
 
 def pytest_runtest_setup(item):
@@ -93,23 +93,6 @@ def validate(schema):
         assert not errors, "\n".join("%s: %s" % (list(e.path), e.message) for e in errors[:5])
         return result
     return check
-
-
-def free_port():
-    """A UDP and TCP port nobody uses now (other tests run on this machine too)."""
-    while True:
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-        s.close()
-        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        try:
-            u.bind(("127.0.0.1", port))
-            return port
-        except OSError:
-            continue
-        finally:
-            u.close()
 
 
 def run_jtr(*args, cwd=None, env=None, timeout=120, check=False):
