@@ -6,16 +6,14 @@ exec), then its result is judged where jtr run's is (drivers/gates.py), the
 front end, as the user who ran jtr (a setuid or capable probe never writes
 the report). The gate options may stand anywhere on the line; every other
 option goes to the probe as it is."""
-import socket
 import sys
 import time
 
 from ..cli.parser import JtrParser, add_gates, check_junit_path
-from ..drivers.run import INTERRUPTED, run_alone
-from ..errors import EXIT_FAILED, EXIT_USAGE, UsageError
-from ..formats.junit import write_junit
+from ..drivers.gates import conclude
+from ..drivers.run import run_alone
+from ..errors import UsageError
 from ..render import gates as gate_text
-from ..results import gates
 from ..results import probes as P
 from ..values import format_duration
 
@@ -53,26 +51,17 @@ def run(opts):
     prog = "jtr %s" % opts.probe
     job = run_alone(opts.probe, opts.probe_args, (opts.max_latency, opts.max_lost),
                     "%s runs no tracer" % prog, hint(opts))
-    if job.result is None:
-        if opts.junit and job.rc != EXIT_USAGE:
-            msg = "%s wrote no result (exit %s)" % (prog, job.rc)
-            write_junit(opts.junit, gate_text.junit_error_suite(
-                "jtr", opts.probe, msg, started, time.time() - started, socket.gethostname()))
-        return job.rc
-    if job.cases and not opts.quiet:
+    if job.result is not None and job.cases and not opts.quiet:
         for line in gate_text.lines(job.cases):
             print(line)
-    if opts.junit:
-        limits = gate_text.limits_of(opts.max_latency, opts.max_lost)
-        write_junit(opts.junit, gate_text.junit_suite(
-            "jtr", opts.probe, job.result, job.cases, started, time.time() - started,
-            opts.command, limits))
-        if not opts.quiet:
-            print("junit: %s" % opts.junit)
+    rc = conclude(job, opts.junit, "jtr", opts.probe, started, opts.command,
+                  (opts.max_latency, opts.max_lost))
+    if job.result is None:
+        return rc
+    if opts.junit and not opts.quiet:
+        print("junit: %s" % opts.junit)
     sys.stdout.flush()
     # the failed gates last, on stderr: where a CI log ends
     for line in gate_text.failure_lines(job.cases, prog):
         print(line, file=sys.stderr)
-    if job.interrupted:
-        return INTERRUPTED
-    return 0 if gates.passed(job.cases) else EXIT_FAILED
+    return rc

@@ -3,7 +3,6 @@
 caused each outlier. Declares the options it needs itself and hands every other
 one to the probe as it is (as perf mem record hands its own to perf record)."""
 import os
-import socket
 import sys
 import time
 
@@ -23,13 +22,12 @@ from ..cli.parser import (
     check_junit_path,
     shared,
 )
+from ..drivers.gates import conclude
 from ..drivers.plan import PARTNERS, PROBES, partner_cpu_of
 from ..drivers.run import run_job
-from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
-from ..formats.junit import write_junit
+from ..errors import UsageError
 from ..render import gates as gate_text
 from ..render.runs import headline
-from ..results import gates
 from ..results import probes as P
 from ..system.cpus import online_cpus
 from ..trace.sched import unavailable as cross_check_unavailable
@@ -183,14 +181,10 @@ def run(opts):
                   gates=(opts.max_latency, opts.max_lost))
     for n in job.notices:
         print("jtr run: %s" % n if not n.startswith("jtr ") else n, file=sys.stderr)
+    command, limits = " ".join(opts.command), (opts.max_latency, opts.max_lost)
     if job.result is None:
         # bad input to the probe (exit 2) did nothing: no report either
-        if opts.junit and job.rc != EXIT_USAGE:
-            msg = "jtr %s wrote no result (exit %s)" % (opts.probe, job.rc)
-            write_junit(opts.junit, gate_text.junit_error_suite(
-                "jtr run", opts.probe, msg, started, time.time() - started,
-                socket.gethostname()))
-        return job.rc
+        return conclude(job, opts.junit, "jtr run", opts.probe, started, command, limits)
     print()
     for line in headline(job.result):
         print(line)
@@ -207,17 +201,14 @@ def run(opts):
         print()
         for line in gate_text.lines(cases):
             print(line)
+    rc = conclude(job, opts.junit, "jtr run", opts.probe, started, command, limits)
     if opts.junit:
-        limits = gate_text.limits_of(opts.max_latency, opts.max_lost)
-        write_junit(opts.junit, gate_text.junit_suite(
-            "jtr run", opts.probe, job.result, cases, started, time.time() - started,
-            " ".join(opts.command), limits))
         print("junit: %s" % opts.junit)
     sys.stdout.flush()
     if job.interrupted:
         print("jtr run: interrupted; partial results in %s/" % job.result.folder,
               file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return rc
     for line in gate_text.failure_lines(cases, "jtr run"):
         print(line, file=sys.stderr)
-    return 0 if gates.passed(cases) else EXIT_FAILED
+    return rc

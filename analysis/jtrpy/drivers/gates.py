@@ -11,9 +11,13 @@ table too. Without an attribution (--no-trace, no root, no BPF) a failed case
 says why its causes were not measured and how to get them.
 """
 import bisect
+import socket
+import time
 
 from ..attribution import wake
-from ..errors import UsageError
+from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+from ..formats.junit import write_junit
+from ..render import gates as gate_text
 from ..results import gates
 from ..results.outliers import OutlierLog, read_outlier_log
 from ..results.probes import is_decomposed
@@ -44,6 +48,31 @@ def judge(result, max_latency_ns=None, max_lost_pct=None, why=None, how=HOW):
                 c["causes_missing"] = "not measured: %s" % e
     result["gates"] = gates.section(cases, max_latency_ns, max_lost_pct, select(result).name)
     return cases
+
+
+def conclude(job, junit, prog, probe, started, command, limits):
+    """The end of a gated probe's job, one for jtr run and for a probe run alone
+    (@prog "jtr run" or "jtr"): the JUnit report at @junit, when one was asked
+    for, of the gates' cases (@limits: (max_latency_ns, max_lost_pct); @command:
+    the line run; @started: time.time() at the start), or an error suite when
+    the probe wrote no result (none after bad input: exit 2 did nothing); and
+    the exit status: the probe's own without a result, EXIT_INTERRUPTED when a
+    stop request ended it, EXIT_FAILED when a gate failed, else 0."""
+    if junit and (job.result is not None or job.rc != EXIT_USAGE):
+        elapsed = time.time() - started
+        if job.result is None:
+            suite = gate_text.junit_error_suite(
+                prog, probe, "jtr %s wrote no result (exit %s)" % (probe, job.rc), started,
+                elapsed, socket.gethostname())
+        else:
+            suite = gate_text.junit_suite(prog, probe, job.result, job.cases, started, elapsed,
+                                          command, gate_text.limits_of(*limits))
+        write_junit(junit, suite)
+    if job.result is None:
+        return job.rc
+    if job.interrupted:
+        return EXIT_INTERRUPTED
+    return 0 if gates.passed(job.cases) else EXIT_FAILED
 
 
 def add_causes(result, cases, why=None, how=HOW):

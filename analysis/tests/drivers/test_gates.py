@@ -7,10 +7,14 @@ import json
 import pytest
 
 from jtrpy.drivers.attribute import attribute_into
-from jtrpy.drivers.gates import add_causes, judge
+from jtrpy.drivers.gates import add_causes, conclude, judge
+from jtrpy.drivers.run import Job
+from jtrpy.errors import EXIT_FAILED, EXIT_INTERRUPTED
 from jtrpy.results import gates
 from jtrpy.results.result import Result
 from jtrpy.trace import events as E
+
+from ..synthetic import make_result, make_run
 
 T0 = 1_000_000_000_000
 GAP = 812
@@ -191,3 +195,41 @@ def test_judge_keeps_the_section_in_the_document_and_writes_nothing(tmp_path):
         "root) names them"] * 2
     del r["gates"]
     assert judge(r) == [] and "gates" not in r
+
+
+# --- conclude: the JUnit report and the exit status of a gated probe's job ---
+
+def job_of(result=None, cases=(), rc=0, interrupted=False):
+    job = Job()
+    job.result, job.cases, job.rc, job.interrupted = result, list(cases), rc, interrupted
+    return job
+
+
+def judged_result(limit_ns):
+    r = Result(make_result(make_run([40] * 1000 + [1_250_000], cpu=1)), "/tmp/x/result.json")
+    return r, gates.check(r, max_latency_ns=limit_ns)
+
+
+def test_conclude_writes_the_cases_and_exits_by_them(tmp_path):
+    for limit, rc, word in ((100_000, EXIT_FAILED, "<failure"), (2_000_000, 0, "<testcase")):
+        r, cases = judged_result(limit)
+        junit = tmp_path / ("%d.xml" % limit)
+        assert conclude(job_of(r, cases), str(junit), "jtr run", "gap", 1795873690,
+                        "jtr run --max-latency x", (limit, None)) == rc
+        text = junit.read_text()
+        assert word in text and 'name="max-latency cpu 1"' in text
+        assert ("<failure" in text) == (rc != 0)
+
+
+def test_conclude_without_a_result_or_stopped(tmp_path):
+    junit = tmp_path / "j.xml"
+    # bad input to the probe did nothing: no report, its own status
+    assert conclude(job_of(rc=2), str(junit), "jtr", "gap", 0, "jtr gap", (1, None)) == 2
+    assert not junit.exists()
+    # a probe that failed otherwise: an error suite that says so
+    assert conclude(job_of(rc=1), str(junit), "jtr", "wake", 0, "jtr wake", (1, None)) == 1
+    assert "jtr wake wrote no result (exit 1)" in junit.read_text()
+    # stopped: the interrupted status, whatever the gates say; no report unasked
+    r, cases = judged_result(100_000)
+    assert conclude(job_of(r, cases, interrupted=True), None, "jtr", "gap", 0, "jtr gap",
+                    (100_000, None)) == EXIT_INTERRUPTED
