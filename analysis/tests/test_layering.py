@@ -215,7 +215,8 @@ def test_render_reads_no_file_and_runs_no_statistic(name):
 # import: their options' limits and the text of what they print)
 ONE_DRIVER = {"report": {"jtrpy.formats.legacy"},
               "compare": {"jtrpy.errors", "jtrpy.render.compare", "jtrpy.stats.compare",
-                          "jtrpy.units"}}
+                          "jtrpy.units"},
+              "ls": {"jtrpy.render.ls"}}
 
 
 @pytest.mark.parametrize("command", sorted(ONE_DRIVER))
