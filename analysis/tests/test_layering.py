@@ -216,7 +216,8 @@ def test_render_reads_no_file_and_runs_no_statistic(name):
 ONE_DRIVER = {"report": {"jtrpy.formats.legacy"},
               "compare": {"jtrpy.errors", "jtrpy.render.compare", "jtrpy.stats.compare",
                           "jtrpy.units"},
-              "ls": {"jtrpy.render.ls"}}
+              "ls": {"jtrpy.render.ls"},
+              "export": {"jtrpy.errors", "jtrpy.formats.prom"}}
 
 
 @pytest.mark.parametrize("command", sorted(ONE_DRIVER))

@@ -1,6 +1,30 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """drivers.attribute: the keywords a result gives the attribution."""
+import json
+
 from jtrpy.drivers.attribute import ends_of
+from jtrpy.trace import events as E
+
+from ..synthetic import make_result
+from .test_advise import T0, TICK_FN, tick
+
+META = {"cpus": [1], "backend": "ebpf", "symbols": {"0x%x" % TICK_FN: "tick_sched_timer"}}
+CSV = "cpu,start_ns,length_ns\n1,%d,10000\n" % (T0 + 10**6)
+
+
+def trace(folder):
+    folder.mkdir(parents=True, exist_ok=True)
+    E.write_events(str(folder), tick(T0 + 10**6 + 500, TICK_FN), T0, T0 + 10**9, meta=META)
+
+
+def result(folder):
+    run = {"cpu": 1, "start_mono_ns": T0, "end_mono_ns": T0 + 10**9, "duration_ns": 10**9,
+           "min_ns": 30, "max_ns": 10_000, "percentiles_ns": {"50": 30},
+           "outliers": {"threshold_ns": 1000, "count": 1, "log": "outliers.csv"}}
+    trace(folder)
+    (folder / "result.json").write_text(json.dumps(make_result(run)))
+    (folder / "outliers.csv").write_text(CSV)
+    return folder
 
 
 def test_a_one_sided_probe_names_its_program_on_each_cpu():
