@@ -217,7 +217,8 @@ ONE_DRIVER = {"report": {"jtrpy.formats.legacy"},
               "compare": {"jtrpy.errors", "jtrpy.render.compare", "jtrpy.stats.compare",
                           "jtrpy.units"},
               "ls": {"jtrpy.render.ls"},
-              "export": {"jtrpy.errors", "jtrpy.formats.prom"}}
+              "export": {"jtrpy.errors", "jtrpy.formats.prom"},
+              "attribute": {"jtrpy.attribution.attribute", "jtrpy.units"}}
 
 
 @pytest.mark.parametrize("command", sorted(ONE_DRIVER))

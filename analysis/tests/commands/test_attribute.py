@@ -9,7 +9,6 @@ import os
 import pytest
 
 from jtrpy.cli.main import main as jtr
-from jtrpy.commands.attribute import is_dump
 
 from ..drivers.test_attribute import CSV, result, trace
 
@@ -75,8 +74,6 @@ def test_an_applications_csv_and_a_watch_dump(tmp_path, capsys):
     assert a["causes"][0]["category"] == "timer tick"
     # a dump of jtr watch: outliers.csv and events.bin, no result.json
     (tr / "outliers.csv").write_text(CSV)
-    assert is_dump(str(tr)) and not is_dump(str(result(tmp_path / "r")))
-    assert not is_dump(str(tmp_path))
     assert jtr(["attribute", str(tr)]) == 0
     lines = capsys.readouterr().out
     assert "timer tick" in lines and not os.path.exists(tr / "attribution.txt")
