@@ -218,7 +218,8 @@ ONE_DRIVER = {"report": {"jtrpy.formats.legacy"},
                           "jtrpy.units"},
               "ls": {"jtrpy.render.ls"},
               "export": {"jtrpy.errors", "jtrpy.formats.prom"},
-              "attribute": {"jtrpy.attribution.attribute", "jtrpy.units"}}
+              "attribute": {"jtrpy.attribution.attribute", "jtrpy.units"},
+              "advise": {"jtrpy.errors", "jtrpy.render.advise", "jtrpy.system.paths"}}
 
 
 @pytest.mark.parametrize("command", sorted(ONE_DRIVER))
