@@ -215,7 +215,11 @@ def test_render_reads_no_file_and_runs_no_statistic(name):
 # import: their options' limits and the text of what they print)
 ONE_DRIVER = {"report": {"jtrpy.formats.legacy"},
               "compare": {"jtrpy.errors", "jtrpy.render.compare", "jtrpy.stats.compare",
-                          "jtrpy.units"}}
+                          "jtrpy.units"},
+              "ls": {"jtrpy.render.ls"},
+              "export": {"jtrpy.errors", "jtrpy.formats.prom"},
+              "attribute": {"jtrpy.attribution.attribute", "jtrpy.units"},
+              "advise": {"jtrpy.errors", "jtrpy.render.advise", "jtrpy.system.paths"}}
 
 
 @pytest.mark.parametrize("command", sorted(ONE_DRIVER))

@@ -3,7 +3,6 @@
 remedies that remove them, ranked by the time they would save; --prove measures
 each one with jtr ab."""
 import json
-import os
 import textwrap
 
 from ..cli.parser import (
@@ -15,15 +14,10 @@ from ..cli.parser import (
     add_output,
     shared,
 )
-from ..drivers.advise import advise_result, profile_of, prove
+from ..drivers.advise import advise_job, prove
 from ..errors import UsageError
 from ..render.advise import format_advice, format_proof
-from ..results.result import load_result, new_results_dir
-from ..results.validity import of as validity_of
-from ..results.validity import summary
-from ..system.files import write_atomic, write_json
 from ..system.paths import tuned_layout
-from ..tune import engine as E
 
 DESCRIPTION = """\
 Say what to change to remove what a measurement lost. Each outlier of RESULT is
@@ -98,39 +92,15 @@ def run(opts):
             if getattr(opts, name) not in (None, 1):
                 raise UsageError("--%s goes with --prove" % {"duration_ns": "duration"}.get(
                     name, name))
-    result = load_result(opts.results[0])
-    bad = summary(validity_of(result))
-    if bad and not opts.accept_invalid:
-        raise UsageError("%s: no remedy from it: %s; measure again (--accept-invalid "
-                         "advises on it all the same)" % (opts.results[0], bad))
-    if opts.prove:
-        E.need_root("advise --prove")
-        st = E.active_state()
-        if st:
-            raise UsageError("profile %s is applied: revert it first ('jtr tune revert'), so "
-                             "the baseline is the machine as RESULT measured it"
-                             % st["profile"])
-    doc, _ = advise_result(result)
-    if opts.top and doc["profile"]:
-        doc["profile"] = profile_of(doc, opts.top)
-    if opts.profile_dir:
-        if not doc["profile"]:
-            raise UsageError("--profile-dir: no remedy for %s can be applied here, so there "
-                             "is no profile to write" % doc["result"])
-        if os.path.exists(os.path.join(opts.profile_dir, "tuned.conf")):
-            raise UsageError("--profile-dir %s: it holds a tuned.conf already; give a new "
-                             "folder or remove it" % opts.profile_dir)
-        os.makedirs(opts.profile_dir, exist_ok=True)
-        write_atomic(os.path.join(opts.profile_dir, "tuned.conf"), doc["profile"])
+    doc, result, outdir = advise_job(opts.results[0], {
+        "accept_invalid": opts.accept_invalid, "prove": opts.prove, "top": opts.top,
+        "profile_dir": opts.profile_dir, "output": opts.output})
     if not opts.prove:
         if opts.json:
             print(json.dumps(doc, indent=2))
         else:
             print("\n".join(format_advice(doc, opts.profile_dir)))
         return 0
-    outdir = new_results_dir("advise", opts.output)
-    os.makedirs(outdir)
-    write_json(os.path.join(outdir, "advice.json"), doc)
     print("\n".join(format_advice(doc)))
     print()
     rc, proof = prove(doc, result, {"repeat": opts.repeat, "duration_ns": opts.duration_ns,

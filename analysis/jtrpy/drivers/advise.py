@@ -25,7 +25,9 @@ import random
 
 from ..errors import UsageError
 from ..results.figures import result_figures
-from ..results.result import load_result
+from ..results.result import load_result, new_results_dir
+from ..results.validity import of as validity_of
+from ..results.validity import summary
 from ..system.files import write_atomic, write_json
 from ..system.numeric import numpy_or_none
 from ..trace import causes as C
@@ -192,6 +194,47 @@ def chosen(doc, top=None):
 def profile_of(doc, top=None):
     return A.profile_text(chosen(doc, top), doc["base_profile"], "%s (%s on CPU %s)" % (
         doc["result"], doc["tool"], ",".join(map(str, doc["cpus"]))))
+
+
+def advise_job(path, opts):
+    """jtr advise RESULT up to the advice: the result at @path loaded (refused when it
+    is not a valid measurement, unless @opts["accept_invalid"]), advised on, its
+    profile cut to @opts["top"] remedies and written to @opts["profile_dir"]; with
+    @opts["prove"] the machine checked first (root, no profile applied) and
+    --prove's folder made (@opts["output"], else results/DATE-HOST-advise) with
+    advice.json in it. (the jtr-advise/1 document, the Result, that folder or
+    None)."""
+    result = load_result(path)
+    bad = summary(validity_of(result))
+    if bad and not opts["accept_invalid"]:
+        raise UsageError("%s: no remedy from it: %s; measure again (--accept-invalid "
+                         "advises on it all the same)" % (path, bad))
+    if opts["prove"]:
+        E.need_root("advise --prove")
+        st = E.active_state()
+        if st:
+            raise UsageError("profile %s is applied: revert it first ('jtr tune revert'), so "
+                             "the baseline is the machine as RESULT measured it"
+                             % st["profile"])
+    doc, _ = advise_result(result)
+    if opts["top"] and doc["profile"]:
+        doc["profile"] = profile_of(doc, opts["top"])
+    folder = opts["profile_dir"]
+    if folder:
+        if not doc["profile"]:
+            raise UsageError("--profile-dir: no remedy for %s can be applied here, so there "
+                             "is no profile to write" % doc["result"])
+        if os.path.exists(os.path.join(folder, "tuned.conf")):
+            raise UsageError("--profile-dir %s: it holds a tuned.conf already; give a new "
+                             "folder or remove it" % folder)
+        os.makedirs(folder, exist_ok=True)
+        write_atomic(os.path.join(folder, "tuned.conf"), doc["profile"])
+    if not opts["prove"]:
+        return doc, result, None
+    outdir = new_results_dir("advise", opts["output"])
+    os.makedirs(outdir)
+    write_json(os.path.join(outdir, "advice.json"), doc)
+    return doc, result, outdir
 
 
 # ---------------------------------------------------------------- --prove

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """attribute - a result's outliers charged to the kernel events the tracer
 recorded beside it (jtr run after the probe, and jtr attribute), optionally
-checked against perf sched timehist, and stored in the result.
+checked against perf sched timehist, and stored in the result; jtr attribute's
+job (a results folder, jtr watch's dump, or an application's outlier log).
 
 The result is handed in loaded; its outlier log, event log and sched.data are
 read here (results/, trace/), the work is attribution/'s, and what is written
@@ -21,6 +22,7 @@ from ..results.outliers import read_outlier_log, read_outliers_file
 from ..results.result import load_result
 from ..system.files import check_file
 from ..trace import events, sched
+from .progress import Progress
 
 
 def sched_data_path(result, given=None):
@@ -242,3 +244,71 @@ def attribute_into(result, slack_ns=None, top=None, events_path=None, cross_chec
     if save:
         result.save()
     return lines
+
+
+def is_dump(d):
+    """A folder of jtr watch's dumps: outliers.csv and events.bin, no result.json."""
+    return not os.path.lexists(os.path.join(d, "result.json")) and all(
+        os.path.isfile(os.path.join(d, f)) for f in ("outliers.csv", "events.bin"))
+
+
+def attribute_job(dirs, opts):
+    """jtr attribute DIRS: what it prints, the attribution document with
+    @opts["json"], else the lines of its table (with the cross-check's). One
+    results folder is attributed and, with @opts["write"] and not JSON, the
+    attribution stored in it; jtr watch's dump, or an application's outlier log
+    (@opts["outliers"]), is attributed only. @opts: outliers, events, slack_ns,
+    top, by_pid, json, write, cross_check, sched_data, cross_check_min."""
+    if opts["outliers"] is not None:
+        return attribute_log(dirs, opts["outliers"], opts["events"], opts)
+    if len(dirs) != 1:
+        raise UsageError("give one results folder (the gap run to explain); see "
+                         "'jtr attribute --help'")
+    d = dirs[0]
+    if not os.path.isdir(d):
+        raise UsageError("%s: not a results folder" % d)
+    if is_dump(d) and opts["events"] is None:
+        # jtr watch's flight-recorder dump: its interruptions against its events
+        return attribute_log([], os.path.join(d, "outliers.csv"), d, opts)
+    if opts["events"] is not None and not os.path.exists(opts["events"]):
+        raise UsageError("--events %s: no such file or folder" % opts["events"])
+    if (opts["sched_data"] is not None or opts["cross_check_min"] is not None) and \
+            not opts["cross_check"]:
+        raise UsageError("--sched-data and --cross-check-min go with --cross-check; see "
+                         "'jtr attribute --help'")
+    xc = {"sched_data": opts["sched_data"], "min_ns": opts["cross_check_min"]} \
+        if opts["cross_check"] else None
+    result = load_result(d)
+    progress = Progress("jtr attribute")
+    kw = {"slack_ns": opts["slack_ns"], "top": opts["top"], "events_path": opts["events"],
+          "cross_check": xc, "progress": progress}
+    try:
+        if opts["write"] and not opts["json"]:
+            return attribute_into(result, split=opts["by_pid"], **kw)
+        a, check = attribution_of(result, **kw)
+    finally:
+        progress.done()
+    cc = check(result) if check else None
+    if opts["json"]:
+        return {"attribution": a, "cross_check": cc} if cc else a
+    lines = format_table(a, opts["by_pid"])
+    if cc:
+        lines += [""] + cross_check_lines(cc, a["outliers"].get("start_ns") or 0)
+    return lines
+
+
+def attribute_log(dirs, path, events_path, opts):
+    """jtr attribute --outliers FILE --events TRACE: an application's own outliers
+    (or a jtr watch dump's) charged, nothing written; what attribute_job prints."""
+    if dirs:
+        raise UsageError("--outliers %s explains that file; give no results folder beside it"
+                         % path)
+    if events_path is None:
+        raise UsageError("--outliers %s: give the trace to charge them against with --events "
+                         "DIR (a jtr trace folder)" % path)
+    if not os.path.exists(events_path):
+        raise UsageError("--events %s: no such file or folder" % events_path)
+    if opts["cross_check"]:
+        raise UsageError("--cross-check goes with a results folder, not --outliers")
+    a = attribute_csv(path, events_path, slack_ns=opts["slack_ns"], top=opts["top"])
+    return a if opts["json"] else format_table(a, opts["by_pid"])

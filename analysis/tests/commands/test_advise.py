@@ -105,3 +105,21 @@ def test_prove_needs_root(facts, tmp_path, capsys, monkeypatch):
     assert err(capsys) == ("jtr advise: jtr tune advise --prove changes kernel settings: run it "
                            "as root (sudo)\n")
 
+
+
+def test_prove_prints_the_advice_then_the_proof(facts, tmp_path, capsys, monkeypatch):
+    r = write(tmp_path / "r", causes=CAUSES + [TASK])
+    out = tmp_path / "out"
+    monkeypatch.setattr("jtrpy.tune.engine.os.geteuid", lambda: 0)
+    seen = []
+
+    def prove(doc, result, opts, outdir):
+        seen.append((capsys.readouterr().out, opts, outdir))
+        return 1, {"remedies": []}
+    monkeypatch.setattr("jtrpy.commands.advise.prove", prove)
+    assert jtr(["advise", "--prove", "--json", "-o", str(out), r.folder]) == 1
+    before, opts, outdir = seen[0]
+    assert before.startswith("%s: gap on CPU 1" % r.folder) and before.endswith("\n\n")
+    assert opts == {"repeat": 1, "duration_ns": None, "top": None, "backend": "auto"}
+    assert outdir == str(out) and (out / "advice.json").exists()
+    assert capsys.readouterr().out == '{\n  "remedies": []\n}\nresults: %s\n' % out

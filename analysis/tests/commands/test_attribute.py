@@ -9,29 +9,8 @@ import os
 import pytest
 
 from jtrpy.cli.main import main as jtr
-from jtrpy.commands.attribute import is_dump
-from jtrpy.trace import events as E
 
-from ..drivers.test_advise import T0, TICK_FN, tick
-from ..synthetic import make_result
-
-META = {"cpus": [1], "backend": "ebpf", "symbols": {"0x%x" % TICK_FN: "tick_sched_timer"}}
-CSV = "cpu,start_ns,length_ns\n1,%d,10000\n" % (T0 + 10**6)
-
-
-def trace(folder):
-    folder.mkdir(parents=True, exist_ok=True)
-    E.write_events(str(folder), tick(T0 + 10**6 + 500, TICK_FN), T0, T0 + 10**9, meta=META)
-
-
-def result(folder):
-    run = {"cpu": 1, "start_mono_ns": T0, "end_mono_ns": T0 + 10**9, "duration_ns": 10**9,
-           "min_ns": 30, "max_ns": 10_000, "percentiles_ns": {"50": 30},
-           "outliers": {"threshold_ns": 1000, "count": 1, "log": "outliers.csv"}}
-    trace(folder)
-    (folder / "result.json").write_text(json.dumps(make_result(run)))
-    (folder / "outliers.csv").write_text(CSV)
-    return folder
+from ..drivers.test_attribute import CSV, result, trace
 
 
 def err(capsys):
@@ -95,8 +74,6 @@ def test_an_applications_csv_and_a_watch_dump(tmp_path, capsys):
     assert a["causes"][0]["category"] == "timer tick"
     # a dump of jtr watch: outliers.csv and events.bin, no result.json
     (tr / "outliers.csv").write_text(CSV)
-    assert is_dump(str(tr)) and not is_dump(str(result(tmp_path / "r")))
-    assert not is_dump(str(tmp_path))
     assert jtr(["attribute", str(tr)]) == 0
     lines = capsys.readouterr().out
     assert "timer tick" in lines and not os.path.exists(tr / "attribution.txt")

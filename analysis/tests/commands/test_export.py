@@ -9,13 +9,11 @@ import os
 import pytest
 
 from jtrpy.cli.main import main as jtr
-from jtrpy.commands.export import write_out
-from jtrpy.errors import UsageError
 from jtrpy.formats import hdrlog, prom
 from jtrpy.results.result import load_result
 
+from ..drivers.test_attribute import result as traced
 from ..synthetic import loops, make_result, make_run
-from .test_attribute import result as traced
 
 
 def write(folder, doc):
@@ -79,16 +77,6 @@ def test_quantity_writes_only_its_runs(tmp_path, capsys):
     assert quantities == {"send_call"}
     assert jtr(["export", "--quantity", "nope", "--prom", "-", p]) == 2
     assert "no quantity 'nope' in this ping result" in capsys.readouterr().err
-
-
-def test_write_out(tmp_path, capsys):
-    write_out("-", "text\n", "--prom")
-    write_out("-", iter(["a", "b\n"]), "--perfetto")
-    assert capsys.readouterr().out == "text\nab\n"
-    write_out(str(tmp_path / "f"), iter(["x", "y"]), "--hlog")
-    assert (tmp_path / "f").read_text() == "xy"
-    with pytest.raises(UsageError, match="^--hlog %s: cannot write: " % (tmp_path / "no" / "f")):
-        write_out(str(tmp_path / "no" / "f"), "x", "--hlog")
 
 
 def test_perfetto_of_a_traced_result(tmp_path, gap, capsys):

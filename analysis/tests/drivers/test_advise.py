@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """drivers.advise: the evidence of a result (its causes table, or each outlier
 charged again from its event log, a tick that ran the watchdog's hrtimer
-charged to the watchdog), the probe and options --prove measures with, the
-compound-Poisson bootstrap of a saving and each remedy's outcome, worked out
-here from counts; the machine's facts are given, never read."""
+charged to the watchdog), jtr advise's job up to the advice (an invalid result
+refused, the profile cut and written, --prove's checks and folder), the probe
+and options --prove measures with, the compound-Poisson bootstrap of a saving
+and each remedy's outcome, worked out here from counts; the machine's facts are
+given, never read."""
 import json
 import random
 
@@ -140,6 +142,59 @@ def test_the_advice_on_given_facts(tmp_path, monkeypatch):
     if not applicable:
         with pytest.raises(UsageError, match="^nothing to prove: no remedy for "):
             D.prove(doc, None, {"top": None}, str(tmp_path / "out"))
+
+
+TASK = dict(CAUSES[1], name="bash", tasks=[{"pid": 7}])     # the "tasks" rule: applicable
+JOB = {"accept_invalid": False, "prove": False, "top": None, "profile_dir": None,
+       "output": None}
+
+
+@pytest.fixture
+def facts(monkeypatch, tmp_path):
+    monkeypatch.setattr(A, "facts", lambda: dict(FACTS))
+    monkeypatch.setattr(A, "find_tasks", lambda comm, pids, cpus: [])
+    monkeypatch.setenv("JTR_STATE_DIR", str(tmp_path / "state"))
+
+
+def test_advise_job(facts, tmp_path):
+    r = write(tmp_path / "r", causes=CAUSES + [TASK])
+    doc, result, outdir = D.advise_job(r.folder, JOB)
+    assert doc == D.advise_result(r)[0] and result.folder == r.folder and outdir is None
+    d = tmp_path / "p"
+    doc, _, _ = D.advise_job(r.folder, dict(JOB, profile_dir=str(d), top=1))
+    assert (d / "tuned.conf").read_text() == doc["profile"] == D.profile_of(doc, 1)
+    with pytest.raises(UsageError, match="^--profile-dir %s: it holds a tuned.conf" % d):
+        D.advise_job(r.folder, dict(JOB, profile_dir=str(d)))
+    none = write(tmp_path / "n", causes=CAUSES[:1])
+    with pytest.raises(UsageError, match="^--profile-dir: no remedy for %s " % none.folder):
+        D.advise_job(none.folder, dict(JOB, profile_dir=str(tmp_path / "q")))
+    assert not (tmp_path / "q").exists()
+
+
+def test_advise_job_on_an_invalid_result(facts, tmp_path):
+    r = write(tmp_path / "r", causes=[TASK], tool="ping",
+              transport={"sent": 100, "late_sends": 50})
+    with pytest.raises(UsageError, match="^%s: no remedy from it: not a valid measurement"
+                       % r.folder):
+        D.advise_job(r.folder, JOB)
+    assert D.advise_job(r.folder, dict(JOB, accept_invalid=True))[0]["tool"] == "ping"
+
+
+def test_advise_job_before_prove(facts, tmp_path, monkeypatch):
+    r = write(tmp_path / "r", causes=CAUSES + [TASK])
+    out = tmp_path / "out"
+    monkeypatch.setattr("jtrpy.tune.engine.os.geteuid", lambda: 1000)
+    with pytest.raises(UsageError, match="run it as root"):
+        D.advise_job(r.folder, dict(JOB, prove=True, output=str(out)))
+    monkeypatch.setattr("jtrpy.tune.engine.os.geteuid", lambda: 0)
+    monkeypatch.setattr(D.E, "active_state", lambda: {"profile": "jtr-latency"})
+    with pytest.raises(UsageError, match="^profile jtr-latency is applied: revert it first"):
+        D.advise_job(r.folder, dict(JOB, prove=True, output=str(out)))
+    assert not out.exists()
+    monkeypatch.setattr(D.E, "active_state", lambda: None)
+    doc, result, outdir = D.advise_job(r.folder, dict(JOB, prove=True, output=str(out)))
+    assert outdir == str(out) and result.folder == r.folder
+    assert json.loads((out / "advice.json").read_text()) == json.loads(json.dumps(doc))
 
 
 @pytest.mark.parametrize("command,want", [
