@@ -20,6 +20,7 @@ from ..results.suite import SuiteIndex, now_iso
 from ..system import signals
 from ..system.cpus import default_cpu
 from ..system.paths import probe_path
+from ..system.ports import free_port
 from ..units import fmt_ns
 from ..values import format_cpulist, format_duration
 from .programs import Program
@@ -100,13 +101,22 @@ def last_line(path):
     return lines[-1] if lines else ""
 
 
+def own_port(it):
+    """["-P", ADDR] for a send item over UDP or TCP: a loopback port free when it
+    starts. jtr send's default (17391) can be another program's (a jtr ping left
+    running, a test beside the suite), and a suite has no --addr to choose one."""
+    args = it["args"]
+    kind = args[args.index("-T") + 1] if it["tool"] == "send" and "-T" in args else None
+    return ["-P", "127.0.0.1:%d" % free_port()] if kind in ("udp", "tcp") else []
+
+
 def run_item(suite, it, k, total):
     """Run one item; fills its entry in suite.json."""
     entry = it["entry"]
     folder = os.path.join(suite.folder, it["name"])
     log = os.path.join(suite.folder, it["name"] + ".log")
-    args = it["args"] + ["-q", "-o", folder]
-    entry.update(status="running", started_at=now_iso())
+    args = it["args"] + own_port(it) + ["-q", "-o", folder]
+    entry.update(status="running", started_at=now_iso(), command=["jtr", it["tool"]] + args)
     suite.save()
     print("suite: %d/%d %s: jtr %s %s" % (k, total, it["name"], it["tool"], " ".join(args)))
     sys.stdout.flush()

@@ -176,3 +176,20 @@ def test_an_existing_folder_is_refused(fakes, tmp_path):
     (tmp_path / "s").mkdir()
     with pytest.raises(UsageError, match="-o .*/s: exists; give a new folder"):
         S.run_suite(options(out=str(tmp_path / "s")), ["jtr suite"])
+
+
+def test_a_send_item_over_a_port_gets_one_free_when_it_starts():
+    import socket
+    udp = {"tool": "send", "args": ["-T", "udp", "-n", "20K"]}
+    # the default port taken by another program: the item's is another, and free
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as held:
+        try:
+            held.bind(("127.0.0.1", 17391))
+        except OSError:
+            pass            # taken already: the same for the item
+        flag, addr = S.own_port(udp)
+    host, port = addr.rsplit(":", 1)
+    assert flag == "-P" and host == "127.0.0.1" and int(port) != 17391
+    assert S.own_port({"tool": "send", "args": ["-T", "tcp"]})[0] == "-P"
+    assert S.own_port({"tool": "send", "args": ["-T", "shm"]}) == []
+    assert S.own_port({"tool": "null", "args": ["-n", "2M"]}) == []
