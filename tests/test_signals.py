@@ -13,7 +13,7 @@ import subprocess
 import time
 
 import pytest
-from conftest import JTR, comm, load, need_tracing, wait_for
+from conftest import JTR, comm, free_port, load, need_tracing, wait_for
 
 # not marked measures: real runs judged by what arrives and how they end, not by
 # timing, so they run beside other tests (docs/testing.md)
@@ -186,8 +186,9 @@ def test_maxrate_stopped_by_its_group_keeps_the_table(tmp_path):
     keeps the steps so far, exit 130, no pub or sub left."""
     out = tmp_path / "mr"
     dirs = _trace_dirs(tmp_path)
-    p = _start(["maxrate", "-T", "udp", "--from", "2000", "--step", "3s", "-o", str(out)],
-               tmp_path)
+    # a port of its own: the default (17391) may be another test's beside it
+    p = _start(["maxrate", "-T", "udp", "-P", "127.0.0.1:%d" % free_port(), "--from", "2000",
+                "--step", "3s", "-o", str(out)], tmp_path)
     assert wait_for(lambda: _measuring(p, "jtr-pub"))
     time.sleep(0.5)
     _send(p, signal.SIGTERM, True)

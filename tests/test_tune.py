@@ -19,7 +19,7 @@ import sys
 import time
 
 import pytest
-from conftest import JTR, ROOT, load, make_in_tree, run_jtr
+from conftest import JTR, ROOT, free_port, load, make_in_tree, run_jtr
 from tune_driver import dma_holders, read_dma
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
@@ -591,9 +591,10 @@ def test_ab_over_ping(machine, tmp_path):
     env, _ = machine
     out = tmp_path / "ab"
     p = in_namespace("$JTR tune show --json > $OUT/before.json\n"
-                     "$JTR ab jtr-latency --no-trace -o %s -- ping -T udp -1 -n 20K -r 10K "
-                     "> $OUT/ab.txt 2>&1; echo ab=$?\n$JTR tune show --json > $OUT/after.json"
-                     % out, env, tmp_path, timeout=180)
+                     "$JTR ab jtr-latency --no-trace -o %s -- ping -T udp -P 127.0.0.1:%d -1 "
+                     "-n 20K -r 10K > $OUT/ab.txt 2>&1; echo ab=$?\n"
+                     "$JTR tune show --json > $OUT/after.json"
+                     % (out, free_port()), env, tmp_path, timeout=180)
     text = (tmp_path / "ab.txt").read_text()
     assert "ab=0" in p.stdout, text
     rec = json.loads((out / "ab.json").read_text())
