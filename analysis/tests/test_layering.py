@@ -219,7 +219,8 @@ ONE_DRIVER = {"report": {"jtrpy.formats.legacy"},
               "ls": {"jtrpy.render.ls"},
               "export": {"jtrpy.errors", "jtrpy.formats.prom"},
               "attribute": {"jtrpy.attribution.attribute", "jtrpy.units"},
-              "advise": {"jtrpy.errors", "jtrpy.render.advise", "jtrpy.system.paths"}}
+              "advise": {"jtrpy.errors", "jtrpy.render.advise", "jtrpy.system.paths"},
+              "maxrate": {"jtrpy.errors", "jtrpy.render.maxrate", "jtrpy.vocab"}}
 
 
 @pytest.mark.parametrize("command", sorted(ONE_DRIVER))

@@ -1,8 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """maxrate - jtr maxrate: the maximum sustainable rate of a transport, per
 message size, or the latency at given rates."""
-import os
-import shutil
 import sys
 
 from ..cli.parser import (
@@ -17,12 +15,9 @@ from ..cli.parser import (
     add_sub_pub_cpus,
     shared,
 )
-from ..drivers.maxrate import find_max_rate, mode, sweep_row
-from ..errors import EXIT_INTERRUPTED, UsageError
+from ..drivers.maxrate import maxrate_job
+from ..errors import UsageError
 from ..render import maxrate as table
-from ..results.result import make_results_dir
-from ..system.paths import probe_path
-from ..units import fmt_rate
 from ..vocab import TRANSPORTS
 
 DESCRIPTION = """\
@@ -137,54 +132,8 @@ def options(opts):
             "out": opts.output}
 
 
-def heading(o):
-    """The first line: what is measured."""
-    where = o["kind"] + (" " + o["addr"] if o["addr"] else "")
-    sizes = ",".join(map(str, o["sizes"]))
-    if o["rates"]:
-        return "jtr maxrate: %s, %s-byte messages, %.3g s steps at %s msgs/s (latency from " \
-               "the intended send time)" % (where, sizes, o["step_ns"] / 1e9,
-                                             ", ".join(map(fmt_rate, o["rates"])))
-    return "jtr maxrate: %s, %s-byte messages, %.3g s steps, from %s msgs/s" % (
-        where, sizes, o["step_ns"] / 1e9, fmt_rate(o["from"]))
-
-
-def size_line(o, i, size):
-    """Before each size's steps when there are several."""
-    return "-- %d-byte messages (size %d of %d)" % (size, i + 1, len(o["sizes"]))
-
-
-def report(o, s, good, bad, state, outdir):
-    """The end: the answer, or the table per size or per rate."""
-    m = mode(o)
-    if state == "interrupted":
-        print("interrupted after %d steps" % len(s.steps))
-    if m == "rates":
-        if s.sweep and len(o["sizes"]) > 1:      # the rows were printed as they came
-            print("\n".join(table.sweep_table(s.sweep)))
-    elif m == "sizes":
-        print("\n".join(table.size_table(o, s.sizes)))
-    elif good is None:
-        print("no rate passed (lowest tried %s msgs/s)" % fmt_rate(bad))
-    elif state == "reached --to":
-        print("max sustainable rate: >= %s msgs/s (--to reached)" % fmt_rate(good))
-    else:
-        print("max sustainable rate: %s msgs/s%s" % (
-            fmt_rate(good), " (%s failed)" % fmt_rate(bad) if bad else ""))
-    print("results: %s" % outdir)
-    if m == "sizes":
-        return all(r["max_rate_hz"] is not None for r in s.sizes)
-    if m == "rates":
-        return True
-    return good is not None
-
-
 def run(opts):
     o = options(opts)
-    probe_path("pub"), probe_path("sub")          # not built: say so now
-    parent = os.path.abspath(os.path.dirname(o["out"]) if o["out"] else "results")
-    made_parent = not os.path.isdir(parent)
-    outdir = make_results_dir("maxrate", o["out"])
     started, waiting = [], []
 
     def begin(i, size):
@@ -192,39 +141,27 @@ def run(opts):
         # a terminal); the head itself comes with the first step: options pub
         # or sub refuse end the run before it, with one line on stderr and
         # nothing on stdout
-        waiting[:] = [size_line(o, i, size)] if len(o["sizes"]) > 1 else []
+        waiting[:] = [table.size_line(o, i, size)] if len(o["sizes"]) > 1 else []
         if started and waiting:
             print(waiting.pop())
         if sys.stderr.isatty() and not sys.stdout.isatty() and len(o["sizes"]) > 1:
             print("jtr maxrate: %d-byte messages (size %d of %d)..." % (
                 size, i + 1, len(o["sizes"])), file=sys.stderr)
 
-    def row(rec):
+    def row(rec, sweep):
         if not started:
             started.append(1)
-            print(heading(o))
+            print(table.heading(o))
             if waiting:
                 print(waiting.pop())
             print(table.sweep_head() if o["rates"] else table.step_head())
         elif waiting:
             print(waiting.pop())
-        if not o["rates"]:
-            print(table.step_row(rec))
-        elif rec.get("interrupted"):
-            print("step %d at %s msgs/s: interrupted" % (rec["step"], fmt_rate(rec["rate_hz"])))
-        else:
-            print(table.sweep_row(sweep_row(rec)))
+        print(table.step_line(o, rec, sweep))
         sys.stdout.flush()
-    try:
-        s, good, bad, state = find_max_rate(o, outdir, row, begin)
-    except UsageError:
-        shutil.rmtree(outdir, ignore_errors=True)      # bad options: nothing is kept
-        if made_parent:
-            shutil.rmtree(parent, ignore_errors=True)
-        raise
-    answered = report(o, s, good, bad, state, outdir)
-    if state == "interrupted":
+    out = maxrate_job(o, row, begin)
+    print("\n".join(table.end_lines(o, out)))
+    if out.state == "interrupted":
         sys.stdout.flush()
-        print("jtr maxrate: interrupted; partial results in %s/" % outdir, file=sys.stderr)
-        return EXIT_INTERRUPTED
-    return 0 if answered else 1
+        print("jtr maxrate: interrupted; partial results in %s/" % out.outdir, file=sys.stderr)
+    return out.rc

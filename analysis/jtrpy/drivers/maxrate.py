@@ -5,13 +5,19 @@ between the last good and the first bad rate; with several message sizes
 (--sizes) a search per size, one after the other; with --rates, no search: a
 step at each rate given (and size), its subscriber measuring latency (not -f).
 maxrate.json holds every step (written again after each), and per mode the
-answer per size ("sizes") or the latency at each rate ("sweep")."""
+answer per size ("sizes") or the latency at each rate ("sweep").
+
+maxrate_job is the command's job: the programs checked, the results folder
+made, the run, and the exit status; the command prints its progress (the
+callbacks) and its end (render/maxrate.py)."""
 import os
+import shutil
 import socket
 import subprocess
+from collections import namedtuple
 
-from ..errors import UsageError
-from ..results.result import load_result
+from ..errors import EXIT_INTERRUPTED, UsageError
+from ..results.result import load_result, make_results_dir
 from ..system import signals
 from ..system.files import write_json
 from ..system.paths import probe_path
@@ -359,3 +365,46 @@ def find_max_rate(o, outdir, progress, begin=lambda i, size: None):
     s.state = state
     save(outdir, o, s, good, bad, state)
     return s, good, bad, state
+
+
+# what a jtr maxrate run ends with: the Search (its steps, sizes and sweep), the
+# last size's good and bad rates and state, the mode, the results folder, and
+# the exit status (0 answered, 1 not, EXIT_INTERRUPTED)
+Outcome = namedtuple("Outcome", "search good bad state mode outdir rc")
+
+
+def answered(o, s, good):
+    """Whether the run answered: every size a max rate (--sizes), every step run
+    (--rates), a rate that passed (a search)."""
+    m = mode(o)
+    if m == "sizes":
+        return all(r["max_rate_hz"] is not None for r in s.sizes)
+    if m == "rates":
+        return True
+    return good is not None
+
+
+def maxrate_job(o, progress, begin=lambda i, size: None):
+    """jtr maxrate's job on settings @o: jtr pub and jtr sub found (not built:
+    JtrError now), the results folder made (o["out"], or results/DATE-HOST-maxrate),
+    then find_max_rate with @progress(step record, its sweep row or None) after
+    each step and @begin(index, size) before each size; an Outcome. Options jtr
+    pub or jtr sub refuse (UsageError) leave nothing behind: not the folder, nor
+    a results/ made for it."""
+    probe_path("pub"), probe_path("sub")          # not built: say so now
+    parent = os.path.abspath(os.path.dirname(o["out"]) if o["out"] else "results")
+    made_parent = not os.path.isdir(parent)
+    outdir = make_results_dir("maxrate", o["out"])
+
+    def step(rec):
+        row = sweep_row(rec) if o["rates"] and not rec.get("interrupted") else None
+        progress(rec, row)
+    try:
+        s, good, bad, state = find_max_rate(o, outdir, step, begin)
+    except UsageError:
+        shutil.rmtree(outdir, ignore_errors=True)      # bad options: nothing is kept
+        if made_parent:
+            shutil.rmtree(parent, ignore_errors=True)
+        raise
+    rc = EXIT_INTERRUPTED if state == "interrupted" else 0 if answered(o, s, good) else 1
+    return Outcome(s, good, bad, state, mode(o), outdir, rc)

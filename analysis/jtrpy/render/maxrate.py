@@ -1,11 +1,29 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""maxrate - jtr maxrate's tables: a line per step while it runs, the maximum
-rate per message size (--sizes) and the latency at each rate (--rates)."""
+"""maxrate - jtr maxrate's lines: the heading, a line per step while it runs,
+and the end: the answer, the maximum rate per message size (--sizes) or the
+latency at each rate (--rates)."""
 from ..units import fmt_rate
 
 STEP = "%4s %12s %12s %12s %8s %7s %6s  %s"
 SIZE = "%8s %12s %10s %8s %7s %12s %12s  %s"
 SWEEP = "%8s %12s %12s %8s %11s %11s %11s %11s  %s"
+
+
+def heading(o):
+    """The first line: what is measured."""
+    where = o["kind"] + (" " + o["addr"] if o["addr"] else "")
+    sizes = ",".join(map(str, o["sizes"]))
+    if o["rates"]:
+        return "jtr maxrate: %s, %s-byte messages, %.3g s steps at %s msgs/s (latency from " \
+               "the intended send time)" % (where, sizes, o["step_ns"] / 1e9,
+                                             ", ".join(map(fmt_rate, o["rates"])))
+    return "jtr maxrate: %s, %s-byte messages, %.3g s steps, from %s msgs/s" % (
+        where, sizes, o["step_ns"] / 1e9, fmt_rate(o["from"]))
+
+
+def size_line(o, i, size):
+    """Before each size's steps when there are several."""
+    return "-- %d-byte messages (size %d of %d)" % (size, i + 1, len(o["sizes"]))
 
 
 def pct(v):
@@ -76,3 +94,34 @@ def sweep_row(row):
 def sweep_table(rows):
     """The latency at each rate: lines."""
     return [sweep_head()] + [sweep_row(r) for r in rows]
+
+
+def step_line(o, rec, row):
+    """A step as it ends: its row of the search, or of the sweep (@row: its
+    sweep row, None when it was interrupted)."""
+    if not o["rates"]:
+        return step_row(rec)
+    if row is None:
+        return "step %d at %s msgs/s: interrupted" % (rec["step"], fmt_rate(rec["rate_hz"]))
+    return sweep_row(row)
+
+
+def end_lines(o, out):
+    """The end of a run (drivers/maxrate.py Outcome @out): the answer, or the
+    table per size or per rate, then the results folder."""
+    s, lines = out.search, []
+    if out.state == "interrupted":
+        lines.append("interrupted after %d steps" % len(s.steps))
+    if out.mode == "rates":
+        if s.sweep and len(o["sizes"]) > 1:      # the rows were printed as they came
+            lines += sweep_table(s.sweep)
+    elif out.mode == "sizes":
+        lines += size_table(o, s.sizes)
+    elif out.good is None:
+        lines.append("no rate passed (lowest tried %s msgs/s)" % fmt_rate(out.bad))
+    elif out.state == "reached --to":
+        lines.append("max sustainable rate: >= %s msgs/s (--to reached)" % fmt_rate(out.good))
+    else:
+        lines.append("max sustainable rate: %s msgs/s%s" % (
+            fmt_rate(out.good), " (%s failed)" % fmt_rate(out.bad) if out.bad else ""))
+    return lines + ["results: %s" % out.outdir]

@@ -1,11 +1,17 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """jtr maxrate's search without the programs: retries, the steal rule, and the
 bisection, driven by a fake step that passes below a known ceiling; a search
-per message size and the rate sweep, driven the same way."""
+per message size and the rate sweep, driven the same way; the job around them
+(the programs checked, the folder made, or removed when the options are
+refused, the exit status, the sweep rows handed to the progress)."""
 import json
+import os
+
+import pytest
 
 from jtrpy.commands import maxrate as command
 from jtrpy.drivers import maxrate
+from jtrpy.errors import JtrError, UsageError
 
 
 class FakeSearch:
@@ -139,3 +145,72 @@ def test_modes():
     assert maxrate.mode(opts()) == "search"
     assert maxrate.mode(opts(sizes=[64, 128])) == "sizes"
     assert maxrate.mode(opts(rates=[5])) == "rates"
+
+
+def outcome(monkeypatch, tmp_path, o, ran):
+    """maxrate_job on @o with find_max_rate replaced by @ran(o, outdir, progress,
+    begin), the programs found; the Outcome, and what progress was given."""
+    monkeypatch.setattr(maxrate, "probe_path", lambda name: "/bin/true")
+    monkeypatch.setattr(maxrate, "find_max_rate", ran)
+    monkeypatch.chdir(tmp_path)
+    seen = []
+    return maxrate.maxrate_job(o, lambda rec, row: seen.append((rec, row))), seen
+
+
+def test_job_needs_the_programs_before_it_makes_a_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("JTR_LIBEXEC", str(tmp_path / "none"))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(JtrError, match="the measuring program jtr-pub is not built"):
+        maxrate.maxrate_job(opts(), lambda rec, row: None)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_job_refused_options_leave_nothing(tmp_path, monkeypatch):
+    def refused(o, outdir, progress, begin):
+        assert os.path.isdir(outdir)
+        raise UsageError("jtr pub refused its options")
+    with pytest.raises(UsageError):
+        outcome(monkeypatch, tmp_path, opts(), refused)
+    assert list(tmp_path.iterdir()) == []              # nor the results/ made for it
+    (tmp_path / "results").mkdir()
+    with pytest.raises(UsageError):
+        outcome(monkeypatch, tmp_path, opts(), refused)
+    assert list((tmp_path / "results").iterdir()) == []
+    with pytest.raises(UsageError):
+        outcome(monkeypatch, tmp_path, opts(out=str(tmp_path / "mine")), refused)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
+
+
+def test_job_exit_status_and_folder(tmp_path, monkeypatch):
+    s = FakeSearch(0)
+    for o, result, rc in ((opts(), (s, 8000, 9000, "done"), 0),
+                          (opts(), (s, 8000, None, "reached --to"), 0),
+                          (opts(), (s, None, 1000, "none passed"), 1),
+                          (opts(), (s, None, None, "interrupted"), 130),
+                          (opts(rates=[1000]), (s, None, None, "done"), 0)):
+        out, _ = outcome(monkeypatch, tmp_path, o, lambda *a, r=result: r)
+        assert (out.search, out.good, out.bad, out.state) == result and out.rc == rc
+        assert out.mode == maxrate.mode(o) and os.path.dirname(out.outdir) == "results"
+        assert "-maxrate" in out.outdir and os.path.isdir(tmp_path / out.outdir)
+    sized = opts(sizes=[64, 128])
+    s.sizes = [{"max_rate_hz": 1000}, {"max_rate_hz": None}]
+    out, _ = outcome(monkeypatch, tmp_path, sized, lambda *a: (s, None, 64, "none passed"))
+    assert out.rc == 1
+    s.sizes[1]["max_rate_hz"] = 500
+    out, _ = outcome(monkeypatch, tmp_path, sized, lambda *a: (s, 500, 600, "done"))
+    assert out.rc == 0
+
+
+def test_job_progress_gets_the_sweep_row(tmp_path, monkeypatch):
+    o = opts(sizes=[64], rates=[1000, 5000])
+    recs = SizedSearch(o, str(tmp_path), lambda size: 1000)
+
+    def ran(o_, outdir, progress, begin):
+        for rate in o["rates"]:
+            progress(recs.step(rate))
+        progress({"step": 3, "rate_hz": 9000, "interrupted": True})
+        return recs, None, None, "interrupted"
+    out, seen = outcome(monkeypatch, tmp_path, o, ran)
+    assert [row for _, row in seen] == [maxrate.sweep_row(r) for r in recs.steps] + [None]
+    out, seen = outcome(monkeypatch, tmp_path, opts(), ran)     # a search: no sweep rows
+    assert [row for _, row in seen] == [None] * 3

@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""jtr maxrate's tables: a row per size and per rate, columns in the order of
-their heads, numbers as the records hold them."""
+"""jtr maxrate's lines: the heading, a step as it ends, the end of a run; its
+tables: a row per size and per rate, columns in the order of their heads,
+numbers as the records hold them."""
+import types
+
 from jtrpy.render import maxrate as table
 
 
@@ -35,3 +38,52 @@ def test_sweep_table():
     assert lines[2].endswith("FAIL: sub exit 1, no result")
     # the columns line up under their heads
     assert len(lines[0]) - len("verdict") == len(lines[1]) - len("pass")
+
+
+def settings(**kw):
+    o = {"kind": "udp", "addr": None, "sizes": [64], "rates": None, "step_ns": 2 * 10**9,
+         "from": 10000, "slack": 3.0, "max_late": 50.0}
+    o.update(kw)
+    return o
+
+
+def test_heading_and_size_line():
+    assert table.heading(settings()) == \
+        "jtr maxrate: udp, 64-byte messages, 2 s steps, from 10,000 msgs/s"
+    assert table.heading(settings(kind="tcp", addr="h:1", sizes=[64, 128],
+                                  rates=[1000, 50000])) == \
+        "jtr maxrate: tcp h:1, 64,128-byte messages, 2 s steps at 1,000, 50,000 msgs/s (latency " \
+        "from the intended send time)"
+    assert table.size_line(settings(sizes=[64, 128]), 1, 128) == \
+        "-- 128-byte messages (size 2 of 2)"
+
+
+def test_step_line():
+    rec = {"step": 3, "rate_hz": 20000, "verdict": "pass"}
+    assert table.step_line(settings(), rec, None) == table.step_row(rec)
+    assert table.step_line(settings(rates=[20000]), rec, None) == \
+        "step 3 at 20,000 msgs/s: interrupted"
+    row = {"msg_len": 64, "rate_hz": 20000, "verdict": "pass"}
+    assert table.step_line(settings(rates=[20000]), rec, row) == table.sweep_row(row)
+
+
+def test_end_lines():
+    def end(o, state, good=None, bad=None, steps=(), sizes=(), sweep=(), mode="search"):
+        s = types.SimpleNamespace(steps=list(steps), sizes=list(sizes), sweep=list(sweep))
+        return table.end_lines(o, types.SimpleNamespace(
+            search=s, good=good, bad=bad, state=state, mode=mode, outdir="results/x"))
+    o = settings()
+    assert end(o, "done", 8000, 9000) == ["max sustainable rate: 8,000 msgs/s (9,000 failed)",
+                                          "results: results/x"]
+    assert end(o, "reached --to", 8000)[0] == "max sustainable rate: >= 8,000 msgs/s (--to " \
+                                              "reached)"
+    assert end(o, "none passed", None, 1)[0] == "no rate passed (lowest tried 1 msgs/s)"
+    assert end(o, "interrupted", steps=[{}] * 4)[:2] == [
+        "interrupted after 4 steps", "no rate passed (lowest tried - msgs/s)"]
+    row = {"msg_len": 64, "rate_hz": 1000, "verdict": "pass"}
+    # a sweep's rows were printed as they came: again at the end only with several sizes
+    assert end(o, "done", sweep=[row], mode="rates") == ["results: results/x"]
+    assert end(settings(sizes=[64, 128]), "done", sweep=[row], mode="rates")[:-1] == \
+        table.sweep_table([row])
+    sizes = [{"msg_len": 64, "state": "done", "max_rate_hz": 1000, "first_bad_hz": None}]
+    assert end(o, "done", sizes=sizes, mode="sizes")[:-1] == table.size_table(o, sizes)
