@@ -220,7 +220,10 @@ ONE_DRIVER = {"report": {"jtrpy.formats.legacy"},
               "export": {"jtrpy.errors", "jtrpy.formats.prom"},
               "attribute": {"jtrpy.attribution.attribute", "jtrpy.units"},
               "advise": {"jtrpy.errors", "jtrpy.render.advise", "jtrpy.system.paths"},
-              "maxrate": {"jtrpy.errors", "jtrpy.render.maxrate", "jtrpy.vocab"}}
+              "maxrate": {"jtrpy.errors", "jtrpy.render.maxrate", "jtrpy.vocab"},
+              # -c is checked against the online CPUs as it is parsed; the categories
+              # in --help
+              "watch": {"jtrpy.errors", "jtrpy.system.cpus", "jtrpy.trace.causes"}}
 
 
 @pytest.mark.parametrize("command", sorted(ONE_DRIVER))

@@ -17,14 +17,12 @@ from ..cli.parser import (
     shared,
     warn,
 )
-from ..drivers.watch import watch
+from ..drivers.watch import watch_job
 from ..errors import UsageError
-from ..system.cpus import isolated_cpus, online_cpus
+from ..system.cpus import online_cpus
 from ..trace import causes
-from ..units import fmt_ns
 
 COMM_LEN = 15           # the kernel keeps a comm's first 15 characters
-MAX_APPS = 16           # comms, and PIDs (ebpf/trace.h JTR_TRACE_MAX_APPS)
 
 DESCRIPTION = """\
 Watch the CPUs where an application runs, without taking them: the kernel-event
@@ -144,18 +142,4 @@ def make_parser(prog):
 
 
 def run(o):
-    if o.cpus is None:
-        o.cpus = isolated_cpus()
-        if not o.cpus:
-            raise UsageError("no isolated CPU to watch by default: give the application's "
-                             "CPUs with -c LIST, e.g. -c 2-3")
-    if o.trace_buffer is not None and o.trace_buffer & (o.trace_buffer - 1):
-        raise UsageError("--trace-buffer %s: the ring buffer must be a power of two from "
-                         "4K to 1G, e.g. 4M" % o.trace_buffer)
-    o.app = o.app or []
-    for kind, n in (("PIDs", sum(w.isdigit() for w in o.app)),
-                    ("comms", sum(not w.isdigit() for w in o.app))):
-        if n > MAX_APPS:
-            raise UsageError("--app: %d %s; at most %d" % (n, kind, MAX_APPS))
-    o.dump_above_text = fmt_ns(o.dump_above) if o.dump_above is not None else None
-    return watch(o)
+    return watch_job(o)

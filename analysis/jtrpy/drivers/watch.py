@@ -6,7 +6,10 @@ announced, and at the end the last state is kept in DIR/watch.json.
 
 The tracer (ebpf/trace.c --watch, ebpf/watch.c) does the counting; this side
 reads one line of JSON a --interval from its stdout, so jtr watch's own cost
-is a few parses a second whatever the event rate."""
+is a few parses a second whatever the event rate.
+
+watch_job is the command's job: the CPUs by default (the isolated ones), the
+checks of the options the tracer takes, then the watch."""
 import json
 import os
 import subprocess
@@ -19,11 +22,14 @@ from ..render import watch as show
 from ..render.text import cpus_text
 from ..results.result import make_results_dir
 from ..system import signals
+from ..system.cpus import isolated_cpus
 from ..system.files import write_json
 from ..system.paths import probe_path
+from ..units import fmt_ns
 from ..values import format_cpulist
 
 FORMAT = "jtr-watch/1"
+MAX_APPS = 16           # comms, and PIDs (ebpf/trace.h JTR_TRACE_MAX_APPS)
 
 
 def utc(t):
@@ -124,3 +130,24 @@ def watch(o):
         print("watch: %s; results: %s" % ("stopped" if signals.requested() else "done", folder))
     interrupted = signals.requested() and o.duration is not None
     return EXIT_INTERRUPTED if interrupted else 0
+
+
+def watch_job(o):
+    """jtr watch's job on its parsed options @o: the CPUs default to the isolated
+    ones (none: UsageError), the ring buffer must be a power of two, at most
+    MAX_APPS comms and MAX_APPS PIDs; then the watch. The exit status."""
+    if o.cpus is None:
+        o.cpus = isolated_cpus()
+        if not o.cpus:
+            raise UsageError("no isolated CPU to watch by default: give the application's "
+                             "CPUs with -c LIST, e.g. -c 2-3")
+    if o.trace_buffer is not None and o.trace_buffer & (o.trace_buffer - 1):
+        raise UsageError("--trace-buffer %s: the ring buffer must be a power of two from "
+                         "4K to 1G, e.g. 4M" % o.trace_buffer)
+    o.app = o.app or []
+    for kind, n in (("PIDs", sum(w.isdigit() for w in o.app)),
+                    ("comms", sum(not w.isdigit() for w in o.app))):
+        if n > MAX_APPS:
+            raise UsageError("--app: %d %s; at most %d" % (n, kind, MAX_APPS))
+    o.dump_above_text = fmt_ns(o.dump_above) if o.dump_above is not None else None
+    return watch(o)
