@@ -223,7 +223,8 @@ ONE_DRIVER = {"report": {"jtrpy.formats.legacy"},
               "maxrate": {"jtrpy.errors", "jtrpy.render.maxrate", "jtrpy.vocab"},
               # -c is checked against the online CPUs as it is parsed; the categories
               # in --help
-              "watch": {"jtrpy.errors", "jtrpy.system.cpus", "jtrpy.trace.causes"}}
+              "watch": {"jtrpy.errors", "jtrpy.system.cpus", "jtrpy.trace.causes"},
+              "tune": {"jtrpy.errors", "jtrpy.render.tune"}}
 
 
 @pytest.mark.parametrize("command", sorted(ONE_DRIVER))

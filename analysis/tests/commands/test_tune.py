@@ -1,50 +1,25 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """jtr tune in-process, changing nothing: the action first and in its own words,
-the profiles listed, the table of settings (rows given), the plan as it is
-printed, a dry run, verify and confirm against snapshots written here, a revert
-that has nothing to do, and the folders of tuned it names. Only what needs no
-root and writes no setting runs here (tests/test_tune.py applies on a machine)."""
-import io
+the profiles listed, the table of settings (rows given), a dry run, verify and
+confirm against snapshots written here, a revert that has nothing to do, and the
+folders of tuned it names. Only what needs no root and writes no setting runs
+here (tests/test_tune.py applies on a machine; the plan as printed:
+tests/render/test_tune.py)."""
 import json
-import types
 
 import pytest
 
 from jtrpy.cli.main import main as jtr
-from jtrpy.commands import tune as command
 from jtrpy.system import paths
 from jtrpy.tune import engine as E
 from jtrpy.tune import inventory
 
+from ..drivers import test_tune as jobs
+
+entry, snapshot = jobs.entry, jobs.snapshot
+state, profiles = jobs.state, jobs.profiles    # fixtures: the snapshot's folder, two profiles
+
 ACTIONS = "list, show, apply, verify, revert, confirm, install-profiles"
-
-
-@pytest.fixture
-def state(tmp_path, monkeypatch):
-    monkeypatch.setenv("JTR_STATE_DIR", str(tmp_path / "state"))
-    return tmp_path / "state"
-
-
-@pytest.fixture
-def profiles(tmp_path, monkeypatch):
-    d = tmp_path / "profiles"
-    # kernel.ostype: a sysctl nothing changes (the machine's tests run beside these)
-    for name, text in (("jtr-base", "[main]\nsummary=the base\n[sysctl]\nkernel.ostype=Linux\n"),
-                       ("jtr-more", "[main]\nsummary=more\ninclude=jtr-base\n"
-                                    "[myplugin]\nx=1\n")):
-        (d / name).mkdir(parents=True)
-        (d / name / "tuned.conf").write_text(text)
-    (d / "jtr-variables.conf").write_text("[variables]\nisolated_cores=1\n")
-    monkeypatch.setenv("JTR_PROFILE_DIRS", str(d))
-    return d
-
-
-def snapshot(state, status="applied", entries=(), **kw):
-    st = {"format": E.STATE_FORMAT, "profile": "jtr-base", "status": status,
-          "entries": list(entries), "applied_at": "2026-01-01T00:00:00Z"}
-    st.update(kw)
-    state.mkdir(exist_ok=True)
-    (state / "tune-state.json").write_text(json.dumps(st))
 
 
 @pytest.mark.parametrize("args,message", [
@@ -102,39 +77,6 @@ def test_show_json(state, capsys, monkeypatch):
     assert jtr(["tune", "show", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == {"active": None, "state_error": None,
                                                    "knobs": ROWS[:1], "dump": {"file:x": "1"}}
-
-
-def entry(label, key, before, target, type_="file", **kw):
-    e = {"label": label, "key": key, "before": before, "target": target, "type": type_,
-         "how": "text"}
-    e.update(kw)
-    return e
-
-
-def test_the_plan_as_printed(monkeypatch):
-    monkeypatch.setattr(E, "can_change_cmdline", lambda: (False, "no grub here"))
-    plan = types.SimpleNamespace(
-        entries=[entry("vm.swappiness", "file:a", "60", "10"),
-                 entry("kernel.timer_migration", "file:b", "0", "0"),
-                 entry("IRQ 9", "irq:9", "0-3", "0"), entry("IRQ 10", "irq:10", "0-3", "0,2"),
-                 entry("bash", "task:1", "0-3", "0", "task", comm="bash"),
-                 entry("sshd", "task:2", "0-3", "0", "task", comm="sshd")],
-        isolated=[1, 2, 3], pinned=[(5, "ksoftirqd/1"), (6, "migration/1")],
-        skipped=[("[myplugin] x", "no plugin")], warnings=["careful"],
-        boot=[{"word": "isolcpus=1", "param": "isolcpus", "now": "absent"}])
-    out = io.StringIO()
-    command._print_plan(plan, out)
-    assert out.getvalue().splitlines() == [
-        "plan (6 settings):",
-        "  vm.swappiness           60 -> 10",
-        "  kernel.timer_migration  0 -> 0  (already)",
-        "  IRQ affinity            2 IRQs -> 0, 0,2",
-        "  task affinity           2 threads moved off CPUs 1-3 (bash, sshd)",
-        "  stay (the kernel pins them): 2 threads: ksoftirqd/1, migration/1",
-        "not applied here:", "  [myplugin] x: no plugin",
-        "boot-only (the next boot; on the kernel command line):", "  isolcpus=1",
-        "  now: isolcpus=absent", "  cannot be made persistent here: no grub here",
-        "warning: careful"]
 
 
 def test_dry_run_prints_the_plan_and_changes_nothing(profiles, state, capsys, monkeypatch):
