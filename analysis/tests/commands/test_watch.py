@@ -7,15 +7,10 @@ import os
 import pytest
 
 from jtrpy.cli.main import main as jtr
-from jtrpy.drivers import watch as driver
 
+from ..drivers import test_watch as jobs
 
-@pytest.fixture
-def watched(monkeypatch):
-    got = []
-    monkeypatch.setattr(driver, "watch", lambda o: got.append(o) or 0)
-    monkeypatch.setattr(driver, "isolated_cpus", lambda: [])
-    return got
+watched = jobs.watched      # fixture: the options the watch was given (nothing is traced)
 
 
 def test_apps_comms_and_running_pids(watched, capsys):

@@ -14,6 +14,7 @@ from jtrpy.drivers.watch import tracer_args
 
 @pytest.fixture
 def watched(monkeypatch):
+    """The options the watch was given; no isolated CPU."""
     got = []
     monkeypatch.setattr(driver, "watch", lambda o: got.append(o) or 0)
     monkeypatch.setattr(driver, "isolated_cpus", lambda: [])
