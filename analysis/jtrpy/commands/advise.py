@@ -101,6 +101,8 @@ def run(opts):
         else:
             print("\n".join(format_advice(doc, opts.profile_dir)))
         return 0
+    # the advice first, then the proof: its jtr ab runs take minutes, and what
+    # they prove is on the screen while they run (a second call of the driver)
     print("\n".join(format_advice(doc)))
     print()
     rc, proof = prove(doc, result, {"repeat": opts.repeat, "duration_ns": opts.duration_ns,
