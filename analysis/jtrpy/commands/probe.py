@@ -7,11 +7,9 @@ front end, as the user who ran jtr (a setuid or capable probe never writes
 the report). The gate options may stand anywhere on the line; every other
 option goes to the probe as it is."""
 import sys
-import time
 
 from ..cli.parser import JtrParser, add_gates, check_junit_path
-from ..drivers.gates import conclude
-from ..drivers.run import run_alone
+from ..drivers.run import probe_job
 from ..errors import UsageError
 from ..render import gates as gate_text
 from ..results import probes as P
@@ -47,17 +45,14 @@ def hint(opts):
 
 
 def run(opts):
-    started = time.time()
     prog = "jtr %s" % opts.probe
-    job = run_alone(opts.probe, opts.probe_args, (opts.max_latency, opts.max_lost),
-                    "%s runs no tracer" % prog, hint(opts))
-    if job.result is not None and job.cases and not opts.quiet:
-        for line in gate_text.lines(job.cases):
-            print(line)
-    rc = conclude(job, opts.junit, "jtr", opts.probe, started, opts.command,
-                  (opts.max_latency, opts.max_lost))
+    job, rc = probe_job(opts.probe, opts.probe_args, (opts.max_latency, opts.max_lost),
+                        opts.junit, opts.command, hint(opts))
     if job.result is None:
         return rc
+    if job.cases and not opts.quiet:
+        for line in gate_text.lines(job.cases):
+            print(line)
     if opts.junit and not opts.quiet:
         print("junit: %s" % opts.junit)
     sys.stdout.flush()

@@ -27,6 +27,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 
 from ..errors import EXIT_INTERRUPTED, UsageError
 from ..results.result import load_result
@@ -34,7 +35,7 @@ from ..system import signals
 from ..system.cpus import online_cpus
 from ..trace import backends
 from .attribute import attribute_into, validity_of
-from .gates import judge
+from .gates import conclude, judge
 from .plan import MULTI_CPU, find_option, make_plan
 from .programs import Program, last_line, stop, wait_ready
 from .progress import Progress
@@ -275,3 +276,13 @@ def run_alone(probe, args, gates, why, how):
     job.cases = judge(job.result, *gates, why=why, how=how)
     job.result.save()
     return job
+
+
+def probe_job(probe, args, limits, junit, command, how):
+    """jtr gap or jtr wake given a gate (@limits: (max_latency_ns, max_lost_pct)):
+    run alone (run_alone: its causes not measured, @how gets them), then
+    concluded (drivers/gates.conclude: --junit's report at @junit, for @command,
+    and the exit status the gates give). (job, exit status)."""
+    started = time.time()
+    job = run_alone(probe, args, limits, "jtr %s runs no tracer" % probe, how)
+    return job, conclude(job, junit, "jtr", probe, started, command, limits)

@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from jtrpy.drivers import run as R
+from jtrpy.errors import EXIT_FAILED
 from jtrpy.results import result as result_mod
 from jtrpy.system import signals
 
@@ -94,3 +95,14 @@ def test_a_probe_that_fails_leaves_nothing_to_judge(gap, monkeypatch):
     job = R.run_alone("gap", ["-o", str(tmp / "a")], (1000, None), "", "")
     assert (job.rc, job.result, job.cases, saves) == (2, None, [], [])
     assert not os.path.exists(tmp / "a")
+
+
+def test_a_gated_probe_alone_is_concluded(gap, tmp_path):
+    tmp, saves = gap
+    junit = tmp_path / "ci.xml"
+    job, rc = R.probe_job("gap", ["-o", str(tmp / "a")], (1000, None), str(junit),
+                          "jtr gap --max-latency 1us", "how")
+    # a 1 us limit: the fake probe's samples are over it, the gate failed
+    assert rc == EXIT_FAILED and len(saves) == 1 and not job.cases[0]["passed"]
+    assert job.cases[0]["causes_missing"] == "not measured: jtr gap runs no tracer; how"
+    assert "<failure" in junit.read_text()
