@@ -24,8 +24,9 @@ folder under DIR; then 'jtr report DIR' draws them all on one page.
   clock        jtr clock: cost and steps of each clock source
   gap          jtr gap: back-to-back timestamps, every interruption logged
   send-KIND    jtr send -T KIND: send calls against a null loop of the same mean,
-               in pairs (send_1, null_1, ...), per transport; only when jtr-send
-               is built, else skipped with a line saying so"""
+               in pairs (send_1, null_1, ...), per transport (udp and tcp on a
+               loopback port free when the item starts, given with -P); only
+               when jtr-send is built, else skipped with a line saying so"""
 
 NOTES = """\
 DIR/suite.json lists the items: name, tool, command, folder, status (done,
