@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """No impossible figure anywhere: every result kind (gap, null, send, wake, an
-overloaded ping, pub/sub, a suite, an ab, a fleet) made for real, then read by
-every command that shows figures (run's own output, ls, compare, report,
-advise, fleet). A share is never above 100 %; a cause's time never exceeds the
+overloaded ping, pub/sub, an ab, a fleet; a suite's in test_suite.py) made for
+real, then read by every command that shows figures (run's own output, ls,
+compare, report, advise, fleet). A share is never above 100 %; a cause's time never exceeds the
 run's time on the CPUs of its side; the outliers' time never the run's on all
 its CPUs; a round trip's charged time never what its stamps measured; an
 outlier's parts add up to its length. The overloaded ping is also the ground
@@ -20,9 +20,12 @@ import time
 
 import pytest
 from browser import see
-from conftest import load, need_tracing, run_jtr
+from conftest import free_port, load, need_tracing, run_jtr
 
-pytestmark = [pytest.mark.measures, pytest.mark.slow]
+# the results are made and read beside the other tests (a busy machine is where an
+# impossible figure shows); the overloaded ping (its ground truth: the loops it
+# injected named, nothing else's) and ab (it applies a profile) run alone
+pytestmark = pytest.mark.slow
 
 EPS = 1e-6
 # a figure in words above 100 % ("18131.131 %")
@@ -46,50 +49,57 @@ def busy(cpus):
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory):
-    """{kind: folder} of one result of each kind, and the seconds the overloaded
-    ping's attribution took."""
+    """{kind: folder} of one result of each kind but the overloaded ping's."""
     need_tracing()
     d = tmp_path_factory.mktemp("figures")
     cpu, other = two_cpus()
     out = {}
 
-    def run(kind, *args, timeout=180):
-        p = run_jtr("run", *args, "-o", d / kind, timeout=timeout)
+    def run(kind, *args):
+        p = run_jtr("run", *args, "-o", d / kind, timeout=180)
         assert p.returncode == 0, p.stderr
         out[kind] = d / kind
-        return p
     run("gap", "-c", cpu, "-d", "1")
     run("null", "null", "-c", cpu, "-n", "200K")
     run("send", "send", "-T", "udp", "-c", cpu, "-n", "20K")
     run("wake", "wake", "-c", cpu, "-f", "80", "-d", "1")
-    run("pub", "pub", "-T", "udp", "-P", "127.0.0.1:17451", "-r", "10K", "-n", "20K",
+    run("pub", "pub", "-T", "udp", "-P", "127.0.0.1:%d" % free_port(), "-r", "10K", "-n", "20K",
         "-c", cpu, "--sub-cpu", other)
+    # a fleet of two hosts: this host's gap run, and the same run as another's
+    for host in ("h1", "h2"):
+        shutil.copytree(out["gap"], d / "fleet" / host / "gap")
+    out["fleet"] = d / "fleet"
+    return out
+
+
+@pytest.fixture(scope="module")
+def overloaded(tmp_path_factory):
+    """The overloaded ping's folder, what jtr run printed, what jtr attribute
+    printed and the seconds it took; and an ab's folder."""
+    need_tracing()
+    d = tmp_path_factory.mktemp("overloaded")
+    cpu, other = two_cpus()
     # the overloaded round trips: a busy loop on each end
     loops = busy([cpu, other, cpu])
     try:
         time.sleep(0.3)
         # a threshold given: a warm-up already slowed by the loops puts its own
         # above every round trip (12 ms once: no outlier, nothing to attribute)
-        p = run("ping", "ping", "-T", "udp", "-1", "-c", cpu, "-r", "10K", "-n", "30K",
-                "--pong-cpu", other, "-P", "127.0.0.1:17453", "--threshold", "1ms")
+        p = run_jtr("run", "ping", "-T", "udp", "-1", "-c", cpu, "-r", "10K", "-n", "30K",
+                    "--pong-cpu", other, "-P", "127.0.0.1:%d" % free_port(), "--threshold",
+                    "1ms", "-o", d / "ping", timeout=180)
     finally:
         loops.kill()
         loops.wait()
-    out["ping_stdout"] = p.stdout
+    assert p.returncode == 0, p.stderr
+    out = {"ping": d / "ping", "ping_stdout": p.stdout}
     t = time.monotonic()
     a = run_jtr("attribute", out["ping"], check=True)
     out["ping_attribute_s"] = time.monotonic() - t
     out["ping_attribute"] = a.stdout
-    p = run_jtr("suite", "--quick", "--cpus", cpu, "-o", d / "suite", timeout=300)
-    assert p.returncode == 0, p.stderr
-    out["suite"] = d / "suite"
     p = run_jtr("ab", "jtr-baseline", "-c", cpu, "-d", "500ms", "-o", d / "ab", timeout=300)
     assert p.returncode in (0, 1), p.stderr
     out["ab"] = d / "ab"
-    # a fleet of two hosts: this host's gap run, and the same run as another's
-    for host in ("h1", "h2"):
-        shutil.copytree(out["gap"], d / "fleet" / host / "gap")
-    out["fleet"] = d / "fleet"
     return out
 
 
@@ -151,30 +161,33 @@ def result_fits(folder, what):
     return r
 
 
-KINDS = ["gap", "null", "send", "wake", "pub", "ping"]
+KINDS = ["gap", "null", "send", "wake", "pub"]
+
+
+def reading(kind, folder):
+    """(kind, command, argv) of jtr ls, compare, report and advise (where the
+    result was attributed) on a result."""
+    jobs = [(kind, "ls", ("ls", "--json", folder)),
+            (kind, "compare", ("compare", "--json", "--accept-invalid", folder, folder)),
+            (kind, "report", ("report", folder))]
+    if "attribution" in load(folder):
+        jobs.append((kind, "advise", ("advise", "--json", "--accept-invalid", folder)))
+    return jobs
 
 
 @pytest.fixture(scope="module")
 def read(made):
-    """{(kind, command): CompletedProcess} of jtr ls, compare, advise (where the
-    result was attributed) and report on each result: two at a time, as reading
-    needs no quiet machine (the runs were made before)."""
-    jobs = []
-    for kind in KINDS:
-        folder = made[kind]
-        jobs += [(kind, "ls", ("ls", "--json", folder)),
-                 (kind, "compare", ("compare", "--json", "--accept-invalid", folder, folder)),
-                 (kind, "report", ("report", folder))]
-        if "attribution" in load(folder):
-            jobs.append((kind, "advise", ("advise", "--json", "--accept-invalid", folder)))
+    """{(kind, command): CompletedProcess} of the reading commands on each result,
+    two at a time (the runs were made before)."""
+    jobs = [job for kind in KINDS for job in reading(kind, made[kind])]
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         done = pool.map(lambda job: run_jtr(*job[2], check=True), jobs)
         return {(kind, cmd): p for (kind, cmd, _), p in zip(jobs, done)}
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_each_result_and_its_commands(made, read, kind, tmp_path):
-    folder = made[kind]
+def commands_fit(kind, folder, read, tmp_path):
+    """What jtr ls, compare, advise and report said of a result: no share above
+    one, no percentage above 100, no remedy saving more than the run's time."""
     r = result_fits(folder, kind)
     # jtr ls
     ls = json.loads(read[kind, "ls"].stdout)
@@ -197,28 +210,42 @@ def test_each_result_and_its_commands(made, read, kind, tmp_path):
     assert not over, (kind, over)
 
 
-def test_suite_ab_and_fleet(made, tmp_path):
-    for item in sorted(glob.glob(str(made["suite"] / "*" / "result.json"))):
-        result_fits(os.path.dirname(item), "suite " + item)
-    for item in sorted(glob.glob(str(made["ab"] / "*" / "result.json"))):
-        result_fits(os.path.dirname(item), "ab " + item)
-    compare = made["ab"] / "compare.json"
-    if compare.exists():
-        shares_and_percents(json.loads(compare.read_text()), "ab compare.json")
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_result_and_its_commands(made, read, kind, tmp_path):
+    commands_fit(kind, made[kind], read, tmp_path)
+
+
+def test_fleet(made):
     f = json.loads(run_jtr("fleet", "--json", made["fleet"], check=True).stdout)
     shares_and_percents(f, "fleet")
     for row in f["rows"]:
         assert row["lost_pct"] is None or row["lost_pct"] <= 100, row
-    run_jtr("report", made["suite"], check=True)
 
 
-def test_an_overloaded_ping_is_invalid_and_names_the_loops(made):
+@pytest.mark.measures
+def test_the_overloaded_ping_and_its_commands(overloaded, tmp_path):
+    read = {(kind, cmd): run_jtr(*argv, check=True)
+            for kind, cmd, argv in reading("ping", overloaded["ping"])}
+    commands_fit("ping", overloaded["ping"], read, tmp_path)
+
+
+@pytest.mark.measures
+def test_ab(overloaded):
+    for item in sorted(glob.glob(str(overloaded["ab"] / "*" / "result.json"))):
+        result_fits(os.path.dirname(item), "ab " + item)
+    compare = overloaded["ab"] / "compare.json"
+    if compare.exists():
+        shares_and_percents(json.loads(compare.read_text()), "ab compare.json")
+
+
+@pytest.mark.measures
+def test_an_overloaded_ping_is_invalid_and_names_the_loops(overloaded):
     """The client counted its late sends itself (result.json transport.late_sends):
     above the documented share the run is not a valid measurement, in result.json,
     on the first line of jtr run's summary and in jtr ls; jtr advise gives no
     remedy from it and jtr compare no verdict. The busy loops injected on both
     ends are the causes named, on both sides; the attribution takes seconds."""
-    r = load(made["ping"])
+    r = load(overloaded["ping"])
     t = r["transport"]
     share = t["late_sends"] / t["sent"]
     if share <= 0.10:
@@ -226,14 +253,15 @@ def test_an_overloaded_ping_is_invalid_and_names_the_loops(made):
                     "overload it" % (100 * share))
     v = r["validity"]
     assert not v["valid"] and any(x["code"] == "late_sends" for x in v["reasons"]), v
-    first = made["ping_stdout"].split("\n\n")
+    first = overloaded["ping_stdout"].split("\n\n")
     assert any(block.startswith("not a valid measurement: the client (jtr ping) was late")
-               for block in first), made["ping_stdout"][-3000:]
-    ls = run_jtr("ls", made["ping"], check=True).stdout
+               for block in first), overloaded["ping_stdout"][-3000:]
+    ls = run_jtr("ls", overloaded["ping"], check=True).stdout
     assert "ping (invalid)" in ls
-    a = run_jtr("advise", made["ping"])
+    a = run_jtr("advise", overloaded["ping"])
     assert a.returncode == 2 and "not a valid measurement" in a.stderr
-    c = json.loads(run_jtr("compare", "--json", made["ping"], made["ping"], check=True).stdout)
+    c = json.loads(run_jtr("compare", "--json", overloaded["ping"], overloaded["ping"],
+                           check=True).stdout)
     assert c["verdict"] == "invalid" and c["invalid"]
     # the loops (comm sh) on each end, most of the time the outliers were in flight
     att = r["attribution"]
@@ -244,4 +272,4 @@ def test_an_overloaded_ping_is_invalid_and_names_the_loops(made):
     assert sum(c["share"] for c in loops.values()) > 0.5, loops
     # seconds, not minutes (the speed goal is make bench's; this is a bound a busy
     # machine keeps)
-    assert made["ping_attribute_s"] < 60, made["ping_attribute_s"]
+    assert overloaded["ping_attribute_s"] < 60, overloaded["ping_attribute_s"]

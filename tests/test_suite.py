@@ -13,6 +13,7 @@ import time
 import pytest
 from browser import see
 from conftest import JTR, load, run_jtr
+from test_figures import result_fits
 from test_report import assert_png, parse
 
 from jtrpy.errors import JtrError
@@ -75,6 +76,16 @@ def test_suite_runs(suite, validate):
             assert not (d / name).exists()
         assert "suite: send: skipped: " in p.stdout
     assert doc["pairs"] == [["null-clock", "null"]]
+
+
+def test_no_impossible_figure_in_a_suite(suite):
+    """Each item's result fits its run (test_figures.py: no share above one, no
+    percentage above 100, no cause longer than the run)."""
+    d, _ = suite
+    items = sorted(glob.glob(str(d / "*" / "result.json")))
+    assert items
+    for item in items:
+        result_fits(os.path.dirname(item), "suite " + item)
 
 
 @pytest.fixture(scope="module")
