@@ -28,45 +28,20 @@ def pytest_runtest_setup(item):
                     "users or tracing); this run is not root" % item.path.name)
 
 
-@pytest.hookimpl(tryfirst=True)         # before pytest-xdist reads the groups
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist's --dist loadgroup (make test's first phase): the tests
     marked machine (they change machine-wide settings) are one group, run one
-    after another by one worker; every other file is a group of its own (its
-    module fixtures run once), as --dist loadfile, its name beginning with
-    "slow " where a test of it is marked slow (the scheduler below starts those
-    first; the measuring tests run apart, without pytest-xdist)."""
+    after another by one worker, and first, as the longest; every other file is
+    a group of its own (its module fixtures run once), as --dist loadfile."""
     # a worker's "dist" is "no"; pytest-xdist tells it loadgroup in option.loadgroup
     if not getattr(config.option, "loadgroup", False):
         return
-    slow = {item.nodeid.split("::")[0] for item in items
-            if item.get_closest_marker("slow") and not item.get_closest_marker("measures")}
+    items.sort(key=lambda item: item.get_closest_marker("machine") is None)
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
-            path = item.nodeid.split("::")[0]
-            group = "machine" if item.get_closest_marker("machine") else \
-                ("slow " if path in slow else "") + path
+            group = "machine" if item.get_closest_marker("machine") else item.nodeid.split("::")[0]
             item.add_marker(pytest.mark.xdist_group(group))
-
-
-def pytest_xdist_make_scheduler(config, log):
-    """The longest groups first: the machine group (about 4 minutes on one
-    worker), then the files with slow tests, then the rest as pytest-xdist
-    orders them (most tests first). Left to that order a file of a few long
-    tests (the wheels built from a clone) starts last and the other workers wait
-    for it."""
-    from xdist.scheduler import LoadGroupScheduling
-
-    class LongestFirst(LoadGroupScheduling):
-        def _assign_work_unit(self, node):
-            if not getattr(self, "ordered", False):
-                order = sorted(self.workqueue.items(), key=lambda unit: (
-                    0 if unit[0] == "machine" else 1 if unit[0].startswith("slow ") else 2))
-                self.workqueue.clear()
-                self.workqueue.update(order)
-                self.ordered = True
-            super()._assign_work_unit(node)
-    return LongestFirst(config, log) if config.getvalue("dist") == "loadgroup" else None
 
 
 def make_in_tree(*args, timeout=900, env=None):
