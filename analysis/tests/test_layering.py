@@ -227,7 +227,10 @@ ONE_DRIVER = {"report": {"jtrpy.formats.legacy"},
               "tune": {"jtrpy.errors", "jtrpy.render.tune"},
               # the probe's metadata says which gates it has; the hint's duration
               "probe": {"jtrpy.errors", "jtrpy.render.gates", "jtrpy.results.probes",
-                        "jtrpy.values"}}
+                        "jtrpy.values"},
+              # the figures the rule judges, its defaults and the document's format in
+              # the options and their help, the rule (Rule) they make; the table
+              "fleet": {"jtrpy.render.fleet", "jtrpy.results.fleet"}}
 # a command whose job is another command's driver: jtr gap/wake given a gate run
 # as jtr run's probes do, alone (drivers/run.py's probe_job)
 DRIVER_OF = {"probe": "run"}
