@@ -230,7 +230,9 @@ ONE_DRIVER = {"report": {"jtrpy.formats.legacy"},
                         "jtrpy.values"},
               # the figures the rule judges, its defaults and the document's format in
               # the options and their help, the rule (Rule) they make; the table
-              "fleet": {"jtrpy.render.fleet", "jtrpy.results.fleet"}}
+              "fleet": {"jtrpy.render.fleet", "jtrpy.results.fleet"},
+              # the units --unit takes
+              "import_": {"jtrpy.errors", "jtrpy.formats.imports"}}
 # a command whose job is another command's driver: jtr gap/wake given a gate run
 # as jtr run's probes do, alone (drivers/run.py's probe_job)
 DRIVER_OF = {"probe": "run"}
