@@ -232,7 +232,9 @@ ONE_DRIVER = {"report": {"jtrpy.formats.legacy"},
               # the options and their help, the rule (Rule) they make; the table
               "fleet": {"jtrpy.render.fleet", "jtrpy.results.fleet"},
               # the units --unit takes
-              "import_": {"jtrpy.errors", "jtrpy.formats.imports"}}
+              "import_": {"jtrpy.errors", "jtrpy.formats.imports"},
+              # the lines of the log it is handed
+              "trace": {"jtrpy.errors", "jtrpy.render.trace"}}
 # a command whose job is another command's driver: jtr gap/wake given a gate run
 # as jtr run's probes do, alone (drivers/run.py's probe_job)
 DRIVER_OF = {"probe": "run"}
