@@ -234,7 +234,9 @@ ONE_DRIVER = {"report": {"jtrpy.formats.legacy"},
               # the units --unit takes
               "import_": {"jtrpy.errors", "jtrpy.formats.imports"},
               # the lines of the log it is handed
-              "trace": {"jtrpy.errors", "jtrpy.render.trace"}}
+              "trace": {"jtrpy.errors", "jtrpy.render.trace"},
+              # the kinds -T takes, and those --delay goes with
+              "duplex": {"jtrpy.errors", "jtrpy.vocab"}}
 # a command whose job is another command's driver: jtr gap/wake given a gate run
 # as jtr run's probes do, alone (drivers/run.py's probe_job)
 DRIVER_OF = {"probe": "run"}
