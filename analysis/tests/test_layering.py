@@ -227,7 +227,16 @@ ONE_DRIVER = {"report": {"jtrpy.formats.legacy"},
               "tune": {"jtrpy.errors", "jtrpy.render.tune"},
               # the probe's metadata says which gates it has; the hint's duration
               "probe": {"jtrpy.errors", "jtrpy.render.gates", "jtrpy.results.probes",
-                        "jtrpy.values"}}
+                        "jtrpy.values"},
+              # the figures the rule judges, its defaults and the document's format in
+              # the options and their help, the rule (Rule) they make; the table
+              "fleet": {"jtrpy.render.fleet", "jtrpy.results.fleet"},
+              # the units --unit takes
+              "import_": {"jtrpy.errors", "jtrpy.formats.imports"},
+              # the lines of the log it is handed
+              "trace": {"jtrpy.errors", "jtrpy.render.trace"},
+              # the kinds -T takes, and those --delay goes with
+              "duplex": {"jtrpy.errors", "jtrpy.vocab"}}
 # a command whose job is another command's driver: jtr gap/wake given a gate run
 # as jtr run's probes do, alone (drivers/run.py's probe_job)
 DRIVER_OF = {"probe": "run"}

@@ -126,10 +126,15 @@ class Duration(OptionType):
 
 
 class Count(OptionType):
-    def __init__(self, lo=0, hi=values.U64_MAX):
-        self.lo, self.hi = lo, hi
+    """A count in [lo, hi], or the one @word that may stand for one (jtr duplex's
+    -r max), given back as is."""
+
+    def __init__(self, lo=0, hi=values.U64_MAX, word=None):
+        self.lo, self.hi, self.word = lo, hi, word
 
     def parse(self, text, opt, prog):
+        if self.word is not None and text == self.word:
+            return text
         return values.parse_count(text, self.lo, self.hi)
 
 

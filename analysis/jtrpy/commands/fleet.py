@@ -13,10 +13,9 @@ from ..cli.parser import (
     add_output,
     warn,
 )
-from ..errors import UsageError
+from ..drivers.fleet import fleet_job
 from ..render import fleet as render
 from ..results import fleet
-from ..system.files import check_writable, write_atomic
 
 DESCRIPTION = """\
 Put many hosts' results side by side: one row per host and probe (its newest
@@ -93,30 +92,22 @@ def make_parser(prog):
 
 
 def run(opts):
-    if opts.output:
-        check_writable(opts.output, "-o", "fleet.html")
-    if not opts.folders:
-        raise UsageError("give the folders of the hosts' results (DIR/HOST/... or results "
-                         "folders); see 'jtr fleet --help'")
     rule = fleet.Rule(metrics=opts.metrics, k=float(opts.mad_k),
                       ratio=1 + opts.min_rise / 100.0, min_latency_ns=opts.min_latency,
                       min_lost_pct=opts.min_lost)
-    doc = fleet.fleet(opts.folders, rule, opts.accept_invalid)
-    for x in doc.get("invalid") or ():
-        warn("jtr fleet", "%s: %s; not judged (--accept-invalid judges it all the same)"
-             % (x["path"], x["why"]))
-    for folder in doc["hosts_without_results"]:
-        warn("jtr fleet", "%s: no jtr result in this host's folder; left out" % folder)
-    if opts.json:
-        print(json.dumps(doc, indent=2))
-    else:
-        for line in render.format_text(doc):
-            print(line)
-    if opts.output:
-        try:
-            write_atomic(opts.output, render.page(doc))
-        except OSError as e:
-            raise UsageError("-o %s: cannot write: %s" % (opts.output, e.strerror or e))
-        if not opts.json:
-            print("jtr fleet: %s" % opts.output)
+
+    def show(doc):          # before the page is written
+        for x in doc.get("invalid") or ():
+            warn("jtr fleet", "%s: %s; not judged (--accept-invalid judges it all the same)"
+                 % (x["path"], x["why"]))
+        for folder in doc["hosts_without_results"]:
+            warn("jtr fleet", "%s: no jtr result in this host's folder; left out" % folder)
+        if opts.json:
+            print(json.dumps(doc, indent=2))
+        else:
+            for line in render.format_text(doc):
+                print(line)
+    doc = fleet_job(opts.folders, rule, opts.accept_invalid, opts.output, show)
+    if opts.output and not opts.json:
+        print("jtr fleet: %s" % opts.output)
     return 1 if opts.fail_on_flagged and doc["flagged_hosts"] else 0

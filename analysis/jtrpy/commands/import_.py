@@ -3,9 +3,9 @@
 interval logs as jtr results folders, so they can be listed, compared, reported
 and exported next to jtr's own."""
 from ..cli.parser import OUTPUT_RULE, Choice, JtrParser, add_output
+from ..drivers.import_ import import_job
 from ..errors import UsageError
-from ..formats.imports import HLOG_UNITS, import_file, started_local
-from ..results.result import new_results_dir, write_result_folder
+from ..formats.imports import HLOG_UNITS
 
 DESCRIPTION = """\
 Turn the --json output of rt-tests' oslat or cyclictest into a jtr results folder
@@ -67,12 +67,7 @@ def run(opts):
     if opts.output is not None and len(opts.files) > 1:
         raise UsageError("-o names one folder: import one file at a time with -o, or give "
                          "no -o")
-    for f in opts.files:
-        result, copies = import_file(f, hlog=opts.hlog, unit=opts.unit or "ns")
-        result["files"] = {"source": copies[0][0]}
-        outdir = opts.output or new_results_dir(result["tool"], when=started_local(result),
-                                                host=result["host"]["hostname"])
-        write_result_folder(result, outdir, copies, default=opts.output is None)
+    for outdir, result in import_job(opts.files, opts.output, opts.hlog, opts.unit or "ns"):
         print(summary_line(outdir, result))
         for w in result["warnings"]:
             if not w.startswith("imported: host facts"):

@@ -1,11 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """trace - jtr trace --print: the tracer's event log for people. (jtr trace
 without --print is the C tracer itself, run by exec.)"""
-import os
-
 from ..cli.parser import JtrParser
+from ..drivers.trace import trace_job
 from ..errors import UsageError
-from ..trace.events import format_event, read_events
+from ..render.trace import event_lines
 
 DESCRIPTION = """\
 Print the tracer's binary event log for people, one event a line, time in
@@ -30,7 +29,6 @@ def run(opts):
     if len(opts.paths) > 1:
         raise UsageError("--print takes one results folder or events.bin; see "
                          "'jtr trace --print --help'")
-    log = read_events(opts.paths[0] if opts.paths else os.path.join("results", "latest"))
-    for ev in log.iter_events():
-        print(format_event(ev, log.meta))
+    for line in event_lines(trace_job(opts.paths[0] if opts.paths else None)):
+        print(line)
     return 0

@@ -11,17 +11,28 @@ waits the same way). A udp pub with nobody receiving yet exits 2 at its first
 sends ("nobody is receiving"): the peer has not started, so it is started again
 every RETRY_S until --wait is over. A program that exits 2 (refused options, no
 peer within --wait) stops the other; a stop signal reaches both once
-(system/signals.py) and each writes what it has, marked partial."""
+(system/signals.py) and each writes what it has, marked partial.
+
+duplex_job is the command's job: the addresses checked (each of its kind, the
+two directions not one address on this host), the programs found, the results
+folder made (and removed when a program refuses), the run, summary.txt
+(render/duplex.py's lines); the command prints the summary and the warnings."""
+import ipaddress
 import os
+import shutil
 import socket
 import subprocess
 import time
+from collections import namedtuple
 
 from .. import __version__
 from ..errors import EXIT_INTERRUPTED, EXIT_USAGE, JtrError, UsageError
+from ..render.duplex import summary
+from ..results.result import make_results_dir
 from ..results.suite import now_iso
 from ..system import signals
 from ..system.files import write_atomic, write_json
+from ..system.paths import probe_path
 from ..values import format_duration
 from ..vocab import DATAGRAM_TRANSPORTS
 from .maxrate import latency, read
@@ -38,6 +49,108 @@ WAIT_NS = 10 * 10 ** 9      # the programs' default --wait
 KILL_AFTER_S = 10.0         # a program still running this long after a stop is killed
 POLL_S = 0.02
 
+
+# --- addresses -----------------------------------------------------------------
+
+INET_FORM = "give A.B.C.D:PORT or [IPV6]:PORT, e.g. %s"
+WILDCARDS = ("0.0.0.0", "::")
+
+
+def inet(opt, text, example):
+    """(ip, port) of A.B.C.D:PORT or [IPV6]:PORT; UsageError."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise UsageError("%s %s: %s (a port is 1 to 65535)" % (opt, text or "''",
+                                                               INET_FORM % example))
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+        want = 6
+    else:
+        want = 4
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        raise UsageError("%s %s: '%s' is not an IPv%d address (names are not looked up); %s"
+                         % (opt, text, host, want, INET_FORM % example))
+    if ip.version != want:
+        raise UsageError("%s %s: an IPv6 address goes in brackets before the port; %s"
+                         % (opt, text, INET_FORM % example))
+    return str(ip), int(port)
+
+
+def is_local(ip):
+    """True when @ip is an address of this host (or of this network namespace)."""
+    fam = socket.AF_INET6 if ":" in ip else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    try:
+        s.bind((ip, 0))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def check_address(kind, opt, text):
+    """UsageError unless @text is an address of @kind for @opt; its parsed form:
+    (ip, port) for tcp, udp and mcast, an absolute path for unix sockets, the
+    segment name for shm."""
+    if kind in ("tcp", "udp"):
+        return inet(opt, text, "10.0.0.2:17391")
+    if kind == "mcast":
+        ip, port = inet(opt, text, "239.255.0.1:17391")
+        if not ipaddress.ip_address(ip).is_multicast or ":" in ip:
+            raise UsageError("%s %s: not an IPv4 multicast group; give GROUP:PORT, e.g. "
+                             "239.255.0.1:17391" % (opt, text))
+        return ip, port
+    if kind in ("unix", "unix-dgram"):
+        if not 1 <= len(text) <= 107:
+            raise UsageError("%s %s: not a socket path: use 1-107 characters, e.g. "
+                             "/tmp/jtr-a.sock" % (opt, text or "''"))
+        return os.path.abspath(text)
+    if not 1 <= len(text) <= 64 or "/" in text:
+        raise UsageError("%s %s: not a segment name: use 1-64 characters without '/', "
+                         "e.g. jtr-a" % (opt, text or "''"))
+    return text
+
+
+def self_loop(kind, pub, sub):
+    """Why this side would talk to itself with these parsed addresses, or None:
+    on one host the two directions need different addresses."""
+    if kind in ("shm", "unix", "unix-dgram", "mcast"):
+        if pub != sub:
+            return None
+        return {"shm": "both directions in one ring: this side's sub would read its own "
+                       "pub; give --sub-addr the ring the peer creates",
+                "mcast": "both directions in one group and port: each side's sub would "
+                         "receive its own pub's messages too; give each direction its own "
+                         "group or port"}.get(kind, "both directions on one socket path: "
+                                                    "give --sub-addr the peer's path")
+    (pip, pport), (sip, sport) = pub, sub
+    if pport != sport:
+        return None
+    if kind == "udp" and (sip in WILDCARDS or sip == pip) and is_local(pip):
+        return ("this side's pub would send to its own sub; give --pub-addr the peer's "
+                "--sub-addr (on one host, another port)")
+    if kind == "tcp" and (pip in WILDCARDS or pip == sip) and (sip in WILDCARDS or is_local(sip)):
+        return ("this side's sub would connect to its own pub; give --sub-addr the peer's "
+                "--pub-addr (on one host, another port)")
+    return None
+
+
+def check_addresses(o):
+    """UsageError unless o["pub_addr"] and o["sub_addr"] are addresses of o["kind"]
+    and this side would not talk to itself through them."""
+    kind = o["kind"]
+    pub = check_address(kind, "--pub-addr", o["pub_addr"])
+    sub = check_address(kind, "--sub-addr", o["sub_addr"])
+    why = self_loop(kind, pub, sub)
+    if why:
+        raise UsageError("--pub-addr %s and --sub-addr %s: %s" % (o["pub_addr"], o["sub_addr"],
+                                                                 why))
+
+
+# --- the run -------------------------------------------------------------------
 
 def ns_arg(ns):
     """A duration as the programs read it, in the words given (5ms, not 5000000ns):
@@ -358,3 +471,42 @@ def run_duplex(o, outdir, argv, progress):
 def write_summary(outdir, lines):
     """summary.txt: the lines jtr duplex prints."""
     write_atomic(os.path.join(outdir, "summary.txt"), "\n".join(lines) + "\n")
+
+
+# what a jtr duplex run ends with: its duplex.json document, the results folder
+# and the summary's lines (summary.txt)
+Outcome = namedtuple("Outcome", "doc outdir lines")
+
+
+def duplex_job(o, argv, progress):
+    """jtr duplex's job on settings @o (commands/duplex.py's options): the
+    addresses checked (check_addresses), jtr pub and jtr sub found (not built:
+    JtrError now), the results folder made (o["out"], or results/DATE-HOST-duplex),
+    run_duplex with @argv (the command line, for duplex.json) and @progress(text),
+    then summary.txt; an Outcome. When a program refused its options or found no
+    peer (UsageError) nothing is kept: not the folder (of a folder that was there,
+    what the run wrote in it), nor a results/ made for it."""
+    check_addresses(o)
+    probe_path("pub"), probe_path("sub")          # not built: say so now
+    parent = os.path.abspath(os.path.dirname(o["out"]) if o["out"] else "results")
+    made_parent = not os.path.isdir(parent)
+    existed = o["out"] is not None and os.path.isdir(o["out"])
+    outdir = make_results_dir("duplex", o["out"])
+    try:
+        doc = run_duplex(o, outdir, argv, progress)
+    except UsageError:
+        if existed:
+            for name in WRITTEN:
+                path = os.path.join(outdir, name)
+                if os.path.isdir(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                elif os.path.exists(path):
+                    os.unlink(path)
+        else:
+            shutil.rmtree(outdir, ignore_errors=True)
+        if made_parent:
+            shutil.rmtree(parent, ignore_errors=True)
+        raise
+    lines = summary(doc)
+    write_summary(outdir, lines)
+    return Outcome(doc, outdir, lines)

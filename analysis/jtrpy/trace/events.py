@@ -514,9 +514,3 @@ def describe(ev, meta):
             return "steal_time host steal so far %.6f s (first reading)" % (a / 1e9)
         return "steal_time host took %.1f us (so far %.6f s)" % ((a - b) / 1e3, a / 1e9)
     return "%s a=0x%x b=0x%x" % (ev.type_name, a, b)
-
-
-def format_event(ev, meta):
-    """One line for people: seconds since the log start, CPU, what happened."""
-    start = (meta or {}).get("start_ns") or 0
-    return "%12.6f  cpu%d  %s" % ((ev.ts_ns - start) / 1e9, ev.cpu, describe(ev, meta))

@@ -23,6 +23,7 @@ def parser():
     p.add_argument("-d", "--duration", metavar="DUR", type=Duration(10 ** 6, 3600 * 10 ** 9))
     p.add_argument("--pause", metavar="DUR", type=Duration(0, 10 ** 10, legacy_unit="ns"))
     p.add_argument("-n", "--count", metavar="N", type=Count(1, 10 ** 9))
+    p.add_argument("-r", "--rate", metavar="RATE", type=Count(1, 10 ** 9, word="max"))
     p.add_argument("--size", metavar="SIZE", type=Size(1, 1 << 30))
     p.add_argument("--pct", metavar="PCT", type=Percent(0.1, 50))
     p.add_argument("--prio", metavar="PRIO", type=Int(1, 99))
@@ -46,6 +47,7 @@ def test_values_in_the_one_grammar(capsys):
     assert (o.cpus, o.kind, o.only, o.things) == ([0, 1], "udp", ["b", "a"], ["x", "y"])
     assert parse("-d1.5ms").duration == 1_500_000         # attached value
     assert parse("--duration=2m").duration == 120 * 10 ** 9
+    assert (parse("-r", "max").rate, parse("-r", "50K").rate) == ("max", 50000)
     assert capsys.readouterr().err == ""
 
 
@@ -71,6 +73,9 @@ def test_a_bare_number_in_an_older_unit_warns(capsys):
     (["-d", "1e3"], "-d 1e3: '1e3' is not a duration"),
     (["-n", "0"], "-n 0: '0' is out of range; expected 1..1000000000"),
     (["-n", "-5"], "-n -5: '-5' is not a count"),
+    (["-n", "max"], "-n max: 'max' is not a count"),
+    (["-r", "0"], "-r 0: '0' is out of range; expected 1..1000000000"),
+    (["-r", "Max"], "-r Max: 'Max' is not a count"),
     (["--size", "1T"], "--size 1T: '1T' is not a size"),
     (["--pct", "90"], "--pct 90: '90' is out of range; expected 0.1-50 (a percentage)"),
     (["--prio", "100"], "--prio 100: '100' is out of range; expected 1..99"),

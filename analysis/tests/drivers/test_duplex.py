@@ -4,7 +4,10 @@
 pub is started again until the peer listens, and given up on after --wait; a
 refusal stops the other program and keeps nothing; tcp's pub starts without
 waiting for the sub; the exit status is the first non-zero one; the programs'
-command lines and the figures taken from their results."""
+command lines and the figures taken from their results. The job: the address
+of each kind checked before anything starts, the two directions never one
+address on one host, programs that are not built, the results folder and
+summary.txt, and what a refusal leaves (nothing)."""
 import os
 import sys
 import time
@@ -13,7 +16,8 @@ import pytest
 
 from jtrpy.commands import duplex as command
 from jtrpy.drivers import duplex
-from jtrpy.errors import UsageError
+from jtrpy.errors import JtrError, UsageError
+from jtrpy.render.duplex import summary
 from jtrpy.system import signals
 
 FAKE = """#!%s
@@ -162,7 +166,7 @@ def test_the_first_non_zero_status(tmp_path, fake, monkeypatch, sub_plan, pub_pl
         assert doc[side]["exit_status"] == (int(plan.split(":")[-1]) if ":" in plan else 0)
     # no result from the stand-ins: the figures are null, the summary says so
     assert doc["pub"]["sent"] is None and doc["sub"]["received"] is None
-    assert command.summary(doc)[1].startswith("  sent      nothing")
+    assert summary(doc)[1].startswith("  sent      nothing")
 
 
 def test_command_lines():
@@ -205,3 +209,106 @@ def test_figures_from_the_programs_results():
     assert f["latency_ns"] == {"from_send": {"p50_ns": 1000, "p99_ns": 5000, "p99.9_ns": 8000,
                                              "max_ns": 9000, "samples": 990}}
     assert duplex.sub_figures(None, Ended())["received"] is None
+
+
+# --- the addresses ---------------------------------------------------------------
+
+@pytest.mark.parametrize("kind,pub,sub", [
+    ("udp", "[::1]:5000", "[::]:5001"),
+    ("tcp", "0.0.0.0:5000", "10.0.0.2:5000"),          # the peer's port may be the same
+    ("udp", "192.0.2.1:5000", "0.0.0.0:5000"),         # not this host: no loop
+    ("mcast", "239.255.0.1:5000", "239.255.0.2:5000"),
+    ("mcast", "239.255.0.1:5000", "239.255.0.1:5001"),
+    ("unix", "/tmp/a.sock", "/tmp/b.sock"),
+    ("shm", "a", "b"),
+])
+def test_good_addresses(kind, pub, sub):
+    assert duplex.check_addresses(settings("-T", kind, "--pub-addr", pub, "--sub-addr",
+                                           sub)) is None
+
+
+@pytest.mark.parametrize("args,says", [
+    (["-T", "udp", "--pub-addr", "10.0.0.2", "--sub-addr", "0.0.0.0:1"],
+     "--pub-addr 10.0.0.2: give A.B.C.D:PORT or [IPV6]:PORT"),
+    (["-T", "udp", "--pub-addr", "10.0.0.2:0", "--sub-addr", "0.0.0.0:1"], "a port is 1 to"),
+    (["-T", "udp", "--pub-addr", "10.0.0.2:1", "--sub-addr", "host:1"],
+     "--sub-addr host:1: 'host' is not an IPv4 address (names are not looked up)"),
+    (["-T", "tcp", "--pub-addr", "::1:5", "--sub-addr", "10.0.0.2:1"], "in brackets"),
+    (["-T", "mcast", "--pub-addr", "10.0.0.2:5", "--sub-addr", "239.255.0.1:5"],
+     "--pub-addr 10.0.0.2:5: not an IPv4 multicast group"),
+    (["-T", "unix", "--pub-addr", "/" + "x" * 120, "--sub-addr", "/tmp/b"], "1-107 characters"),
+    (["-T", "shm", "--pub-addr", "a/b", "--sub-addr", "c"], "--pub-addr a/b: not a segment name"),
+    # one address both ways on this host
+    (["-T", "udp", "--pub-addr", "127.0.0.1:9", "--sub-addr", "0.0.0.0:9"],
+     "--pub-addr 127.0.0.1:9 and --sub-addr 0.0.0.0:9: this side's pub would send to its own "
+     "sub"),
+    (["-T", "udp", "--pub-addr", "127.0.0.1:9", "--sub-addr", "127.0.0.1:9"], "its own sub"),
+    (["-T", "tcp", "--pub-addr", "0.0.0.0:9", "--sub-addr", "127.0.0.1:9"],
+     "this side's sub would connect to its own pub"),
+    (["-T", "tcp", "--pub-addr", "127.0.0.1:9", "--sub-addr", "127.0.0.1:9"], "its own pub"),
+    (["-T", "shm", "--pub-addr", "r", "--sub-addr", "r"], "both directions in one ring"),
+    (["-T", "mcast", "--pub-addr", "239.255.0.1:9", "--sub-addr", "239.255.0.1:9"],
+     "one group and port"),
+    (["-T", "unix-dgram", "--pub-addr", "/tmp/x.sock", "--sub-addr", "/tmp/../tmp/x.sock"],
+     "one socket path"),
+])
+def test_bad_addresses(args, says):
+    with pytest.raises(UsageError) as e:
+        duplex.check_addresses(settings(*args))
+    assert says in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+def test_is_local():
+    assert duplex.is_local("127.0.0.1") and duplex.is_local("0.0.0.0")
+    assert not duplex.is_local("192.0.2.1")         # TEST-NET-1: nobody's
+
+
+# --- the job ---------------------------------------------------------------------
+
+def job(*args):
+    return duplex.duplex_job(settings(*args), list(args), lambda text: None)
+
+
+def test_the_addresses_are_checked_before_anything_starts(tmp_path, fake, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UsageError, match="this side's pub would send to its own sub"):
+        job("-T", "udp", "--pub-addr", "127.0.0.1:9", "--sub-addr", "0.0.0.0:9")
+    assert not os.path.exists("results") and starts(fake, "sub") == []
+
+
+def test_programs_not_built(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("JTR_LIBEXEC", str(tmp_path))
+    with pytest.raises(JtrError, match="jtr-pub is not built"):
+        job(*UDP)
+    assert not os.path.exists("results")
+
+
+def test_the_results_folder_and_its_summary(tmp_path, fake, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = job(*UDP)
+    assert out.outdir.startswith(os.path.join("results", "")) and \
+        out.outdir.endswith("-duplex")
+    assert out.doc["exit_status"] == 0 and out.doc["command"] == ["jtr duplex"] + UDP
+    assert out.lines == summary(out.doc)
+    assert out.lines[0] == "jtr duplex: udp, sending 10.0.0.2:9, receiving on 0.0.0.0:9"
+    with open(os.path.join(out.outdir, "summary.txt")) as f:
+        assert f.read() == "\n".join(out.lines) + "\n"
+    assert os.path.exists(os.path.join(out.outdir, duplex.NAME))
+
+
+def test_a_refusal_keeps_nothing(tmp_path, fake, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("FAKE_PUB", "refuse")
+    with pytest.raises(UsageError, match="jtr pub: --pack 5: refused"):
+        job(*UDP)
+    assert not os.path.exists("results")        # made for the run: gone with it
+    os.mkdir("mine")
+    with open(os.path.join("mine", "notes.txt"), "w") as f:
+        f.write("kept")
+    with pytest.raises(UsageError):
+        job(*UDP, "-o", "mine")
+    assert os.listdir("mine") == ["notes.txt"]  # what the run wrote is gone, not the rest
+    with pytest.raises(UsageError):
+        job(*UDP, "-o", "new")
+    assert not os.path.exists("new")

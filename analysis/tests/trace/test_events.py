@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""The event log: write, read back, index, decode, format, and reject bad files."""
+"""The event log: write, read back, index, decode, describe, and reject bad files."""
 import json
 import os
 import struct
@@ -87,29 +87,6 @@ def test_index_sorts_per_cpu(tmp_path):
     assert log.window(7, T0, T0 + 100) == []
 
 
-def test_format_event_lines(tmp_path):
-    evs = every_type()
-    E.write_events(str(tmp_path), evs, T0 - 12_345_678_000, T0 + 1000, meta={"symbols": SYMS})
-    log = E.read_events(str(tmp_path))
-    lines = [E.format_event(ev, log.meta) for ev in log.iter_events()]
-    assert lines[5] == "   12.345678  cpu1  local_timer_entry vector=236"
-    assert lines[0].endswith("  cpu1  irq_handler_entry 36 virtio1-req")
-    assert lines[1].endswith("irq_handler_exit 36 ret=handled")
-    assert lines[3].endswith("softirq_entry NET_RX")
-    assert lines[7].endswith("nmi_handler 0xffffffff81000001 2100 ns")
-    assert lines[8].endswith("sched_switch prev=gap/1(pid 812, prio 89, R+) -> "
-                             "kworker/1:2(pid 123, prio 120)")
-    assert lines[9].endswith("sched_wakeup fifo-spin(pid 4242, prio 9) target_cpu=1")
-    assert lines[11].endswith("sched_migrate_task bash(pid 77) cpu 2 -> 1")
-    assert lines[12].endswith("page_fault_user address=0x7f0000001000 ip=0x401000 "
-                              "error_code=0x6")
-    assert lines[14].endswith("workqueue_execute_start vmstat_update")
-    assert lines[16].endswith("hrtimer_expire_entry tick_sched_timer")
-    assert lines[18].endswith("timer_expire_entry 0xffffffff81200000")
-    assert lines[20].endswith("steal_time host steal so far 4.323902 s (first reading)")
-    assert lines[21].endswith("steal_time host took 50.1 us (so far 4.323952 s)")
-
-
 def test_steal_readings_span_from_the_cpus_look_before(tmp_path):
     evs = every_type() + [(T0 + 5, 9, 2, E.STEAL, E.STEAL_FIRST, 70, 70, None),
                           (T0 + 6, 9, 2, E.VEC_ENTRY, 0, 236, 0, None),
@@ -139,7 +116,7 @@ def test_vector_kind_out_of_range(tmp_path):
     log = E.read_events(str(tmp_path))
     assert log.vector_kind(99) == "unknown"
     assert log.symbol(0x1234) == "0x1234"
-    assert "unknown_entry vector=250" in E.format_event(log.event(0), log.meta)
+    assert E.describe(log.event(0), log.meta) == "unknown_entry vector=250"
 
 
 def test_no_trace_json_gives_defaults(tmp_path):
