@@ -227,7 +227,13 @@ ONE_DRIVER = {"report": {"jtrpy.formats.legacy"},
               "tune": {"jtrpy.errors", "jtrpy.render.tune"},
               # the probe's metadata says which gates it has; the hint's duration
               "probe": {"jtrpy.errors", "jtrpy.render.gates", "jtrpy.results.probes",
-                        "jtrpy.values"}}
+                        "jtrpy.values"},
+              # the probes it runs, the other end each starts and the gates each has;
+              # -c, --pong-cpu and --sub-cpu checked against the online CPUs as they
+              # are parsed; --slack's default in --help
+              "run": {"jtrpy.attribution.attribute", "jtrpy.errors", "jtrpy.render.gates",
+                      "jtrpy.render.runs", "jtrpy.results.probes", "jtrpy.system.cpus",
+                      "jtrpy.units"}}
 # a command whose job is another command's driver: jtr gap/wake given a gate run
 # as jtr run's probes do, alone (drivers/run.py's probe_job)
 DRIVER_OF = {"probe": "run"}

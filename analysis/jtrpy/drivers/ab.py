@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """ab - `jtr ab PROFILE [-- PROBE ...]`: baseline runs, the profile applied, tuned
 runs, reverted, compared; in one command, and always reverted (an error, Ctrl-C,
-SIGTERM, SIGHUP). Each run is run.py's run_job of the probe (gap unless another is
+SIGTERM, SIGHUP). Each run is run.py's measure of the probe (gap unless another is
 given, its options passed on as they are, ping's pong and pub's sub started
 beside it); the sides are compared on one quantity (results/quantity.py: the
 probe's default, or the one asked for).
@@ -30,7 +30,7 @@ from ..system.files import write_atomic, write_json
 from ..tune import engine as E
 from ..units import fmt_ns
 from ..values import format_cpulist, format_duration
-from .run import INTERRUPTED, run_job
+from .run import INTERRUPTED, measure
 
 FORMAT = "jtr-ab/1"
 BUSY_TUNED = "still reverting the tuning; wait"
@@ -50,10 +50,10 @@ def experiment(o, profile, cpus, outdir):
     checked for @cpus); progress on stdout; the exit status (130 when a stop was
     requested, whenever it came: ab.json says "interrupted", and "partial" when
     runs are missing or cut short)."""
-    measure = [cpus[0]] if cpus else []
+    measured = [cpus[0]] if cpus else []
     seq = order(o["repeat"])
     record = {"format": FORMAT, "profile": profile.name, "isolated_cpus": format_cpulist(cpus),
-              "measured_cpu": str(measure[0]) if measure else None,
+              "measured_cpu": str(measured[0]) if measured else None,
               "probe": o["probe"], "probe_args": list(o["probe_args"]),
               "quantity": o["quantity"],
               "duration": format_duration(o["duration_ns"]) if o["duration_ns"] else None,
@@ -85,7 +85,7 @@ def experiment(o, profile, cpus, outdir):
                 print("[%s] run %d of %d: %s (%s)" % (_now(), k + 1, len(seq), name,
                       "baseline" if side == "a" else profile.name))
                 sys.stdout.flush()
-                run = _measure(os.path.join(outdir, name), measure, o)
+                run = _measure(os.path.join(outdir, name), measured, o)
                 run.update({"name": name, "side": side,
                             "profile": profile.name if side == "b" else None})
                 record["runs"].append(run)
@@ -144,7 +144,7 @@ def _revert():
         print("  not restored: %s: %s" % (label, why), file=sys.stderr)
 
 
-def _measure(d, measure, o):
+def _measure(d, cpus, o):
     """One jtr run of the probe into @d: {"rc": its probe's exit status, "result":
     whether it wrote one, "partial": it covers less than asked, "interrupted": a
     stop request ended it}."""
@@ -152,7 +152,7 @@ def _measure(d, measure, o):
         ([] if "-q" in o["probe_args"] or "--quiet" in o["probe_args"] else ["-q"]) + \
         (["-d", format_duration(o["duration_ns"])] if o["duration_ns"] else [])
     try:
-        job = run_job(args, probe=o["probe"], cpus=measure or None, trace=o["trace"],
+        job = measure(args, probe=o["probe"], cpus=cpus or None, trace=o["trace"],
                       backend=o["backend"], partner_cpu=o["partner_cpu"])
     except KeyboardInterrupt:           # stopped before its probe started
         print("    stopped before it wrote a result")
