@@ -233,7 +233,10 @@ ONE_DRIVER = {"report": {"jtrpy.formats.legacy"},
               # are parsed; --slack's default in --help
               "run": {"jtrpy.attribution.attribute", "jtrpy.errors", "jtrpy.render.gates",
                       "jtrpy.render.runs", "jtrpy.results.probes", "jtrpy.system.cpus",
-                      "jtrpy.units"}}
+                      "jtrpy.units"},
+              # the probes it takes after '--'; --pong-cpu and --sub-cpu checked
+              # against the online CPUs as they are parsed
+              "ab": {"jtrpy.errors", "jtrpy.results.probes", "jtrpy.system.cpus"}}
 # a command whose job is another command's driver: jtr gap/wake given a gate run
 # as jtr run's probes do, alone (drivers/run.py's probe_job)
 DRIVER_OF = {"probe": "run"}
