@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""suite - jtr suite: the standard set of measurements into one folder."""
+"""suite - jtr suite: the standard set of measurements into one folder
+(drivers/suite.py's suite_job plans, runs and says what each item did)."""
 from ..cli.parser import (
     Count,
     CpuList,
@@ -10,9 +11,8 @@ from ..cli.parser import (
     add_output,
     shared,
 )
-from ..drivers.suite import ITEMS, run_suite
+from ..drivers.suite import ITEMS, suite_job
 from ..system.cpus import online_cpus
-from ..values import format_count
 from ..vocab import TRANSPORTS
 
 DESCRIPTION = """\
@@ -75,9 +75,12 @@ def make_parser(prog):
     return p
 
 
+def options(opts):
+    """The job's settings (drivers/suite.py suite_job) from the parsed options."""
+    return {"quick": opts.quick, "out": opts.output, "cpus": opts.cpus,
+            "samples": opts.samples, "runs": opts.runs, "gap_ns": opts.duration,
+            "transports": opts.transports, "only": opts.only}
+
+
 def run(opts):
-    o = {"quick": opts.quick, "out": opts.output, "cpus": opts.cpus,
-         "samples": format_count(opts.samples) if opts.samples else None,
-         "runs": opts.runs, "gap_ns": opts.duration, "transports": opts.transports,
-         "only": opts.only}
-    return run_suite(o, ["jtr suite"] + opts.argv)
+    return suite_job(options(opts), ["jtr suite"] + opts.argv)

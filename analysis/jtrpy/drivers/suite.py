@@ -22,7 +22,7 @@ from ..system.cpus import default_cpu
 from ..system.paths import probe_path
 from ..system.ports import free_port
 from ..units import fmt_ns
-from ..values import format_cpulist, format_duration
+from ..values import format_count, format_cpulist, format_duration
 from .programs import Program
 from .run import INTERRUPTED
 
@@ -46,8 +46,8 @@ def plan(o):
     """The items in order: [{"name", "tool", "args"}], and the lines to print for
     what is skipped, and the skipped items."""
     d = QUICK if o["quick"] else DEFAULTS
-    n = o["samples"] or d["samples"]
-    ns = o["samples"] or d["send_samples"]
+    n = format_count(o["samples"]) if o["samples"] else d["samples"]
+    ns = format_count(o["samples"]) if o["samples"] else d["send_samples"]
     r = str(o["runs"] or d["runs"])
     cpus = o["cpus"] or [default_cpu()]
     cpu = str(cpus[0])
@@ -157,7 +157,12 @@ def run_item(suite, it, k, total):
     return status
 
 
-def run_suite(o, command):
+def suite_job(o, command):
+    """jtr suite's job on the command's settings @o (commands/suite.py), the
+    command line @command kept in suite.json: the plan (the default CPU, which
+    items are built), the folder made (o["out"], or results/DATE-HOST-suite),
+    the items run one after the other; the exit status (0 every item ran, 1
+    one failed, EXIT_INTERRUPTED)."""
     folder = new_results_dir("suite", o["out"])
     items, skipped = plan(o)
     try:

@@ -12,7 +12,7 @@ from jtrpy.vocab import TRANSPORTS
 @pytest.fixture
 def ran(monkeypatch):
     got = []
-    monkeypatch.setattr(command, "run_suite", lambda o, cmd: got.append((o, cmd)) or 0)
+    monkeypatch.setattr(command, "suite_job", lambda o, cmd: got.append((o, cmd)) or 0)
     return got
 
 
@@ -20,7 +20,7 @@ def test_options_become_the_drivers(ran):
     assert jtr(["suite", "--quick", "-n", "500000", "-r", "4", "--cpus", "0", "-d", "2s",
                 "--only", "null,send-udp", "--transports", "udp,tcp", "-o", "s"]) == 0
     ((o, cmd),) = ran
-    assert o == {"quick": True, "out": "s", "cpus": [0], "samples": "500K", "runs": 4,
+    assert o == {"quick": True, "out": "s", "cpus": [0], "samples": 500000, "runs": 4,
                  "gap_ns": 2 * 10**9, "transports": ["udp", "tcp"],
                  "only": ["null", "send-udp"]}
     assert cmd == ["jtr suite", "--quick", "-n", "500000", "-r", "4", "--cpus", "0", "-d",

@@ -81,9 +81,16 @@ def test_plan_quick_with_options(fakes):
     assert [(i["name"], i["args"]) for i in items] == [
         ("gap", ["-d", "500ms", "-c", "2,5-6"]),
         ("send-tcp", ["-T", "tcp", "-n", "20K", "--pairs", "2", "-c", "2", "--desc", "send-tcp"])]
-    items, _ = S.plan(options(samples="7K", runs=9, gap_ns=3 * 10**9, only=["null", "gap"]))
+    items, _ = S.plan(options(samples=7000, runs=9, gap_ns=3 * 10**9, only=["null", "gap"]))
     assert [i["args"] for i in items] == [["-n", "7K", "--runs", "9", "-c", "3", "--desc", "null"],
                                           ["-d", "3s", "-c", "3"]]
+
+
+def test_a_count_given_is_written_as_the_programs_read_it(fakes):
+    items, _ = S.plan(options(samples=1234, only=["null", "send-udp"]))
+    assert [i["args"][i["args"].index("-n") + 1] for i in items] == ["1234", "1234"]
+    items, _ = S.plan(options(samples=3 * 10 ** 6, only=["null-clock"]))
+    assert items[0]["args"][2:4] == ["-n", "3M"]
 
 
 def test_send_is_skipped_when_not_built(fakes, tmp_path):
@@ -115,7 +122,7 @@ def test_a_suite_with_a_failed_and_a_partial_item(fakes, tmp_path, monkeypatch, 
     monkeypatch.setenv("FAKE_CLOCK", "fail")
     monkeypatch.setenv("FAKE_GAP", "partial")
     out = tmp_path / "s"
-    rc = S.run_suite(options(out=str(out), only=["null", "clock", "gap", "send-udp"]),
+    rc = S.suite_job(options(out=str(out), only=["null", "clock", "gap", "send-udp"]),
                      ["jtr suite", "-o", str(out)])
     assert rc == 1
     doc = json.loads((out / "suite.json").read_text())
@@ -143,7 +150,7 @@ def test_a_suite_with_a_failed_and_a_partial_item(fakes, tmp_path, monkeypatch, 
 def test_both_null_loops_make_a_pair_and_a_skipped_send_is_listed(fakes, tmp_path, capsys):
     os.unlink(tmp_path / "bin" / "jtr-send")
     out = tmp_path / "s"
-    assert S.run_suite(options(out=str(out), only=["null", "null-clock", "send"]),
+    assert S.suite_job(options(out=str(out), only=["null", "null-clock", "send"]),
                        ["jtr suite"]) == 0
     doc = json.loads((out / "suite.json").read_text())
     assert doc["pairs"] == [["null-clock", "null"]]
@@ -160,7 +167,7 @@ def test_a_stop_ends_the_suite_after_the_running_item(fakes, tmp_path, monkeypat
     asked = iter([False, True])         # the stop comes while the first item runs
     monkeypatch.setattr(S.signals, "requested", lambda: next(asked, True))
     out = tmp_path / "s"
-    assert S.run_suite(options(out=str(out), only=["null", "gap"]),
+    assert S.suite_job(options(out=str(out), only=["null", "gap"]),
                        ["jtr suite"]) == EXIT_INTERRUPTED
     doc = json.loads((out / "suite.json").read_text())
     assert (doc["state"], doc["partial"]) == ("interrupted", True)
@@ -175,7 +182,7 @@ def test_a_stop_ends_the_suite_after_the_running_item(fakes, tmp_path, monkeypat
 def test_an_existing_folder_is_refused(fakes, tmp_path):
     (tmp_path / "s").mkdir()
     with pytest.raises(UsageError, match="-o .*/s: exists; give a new folder"):
-        S.run_suite(options(out=str(tmp_path / "s")), ["jtr suite"])
+        S.suite_job(options(out=str(tmp_path / "s")), ["jtr suite"])
 
 
 def test_a_send_item_over_a_port_gets_one_free_when_it_starts():
