@@ -239,7 +239,7 @@ ONE_DRIVER = {"report": {"jtrpy.formats.legacy"},
               "ab": {"jtrpy.errors", "jtrpy.results.probes", "jtrpy.system.cpus"},
               # -c checked against the online CPUs as it is parsed; the transports
               # --transports and --only take
-              "suite": {"jtrpy.system.cpus", "jtrpy.vocab"}}
+              "suite": {"jtrpy.render.suite", "jtrpy.system.cpus", "jtrpy.vocab"}}
 # a command whose job is another command's driver: jtr gap/wake given a gate run
 # as jtr run's probes do, alone (drivers/run.py's probe_job)
 DRIVER_OF = {"probe": "run"}

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """suite - jtr suite: the standard set of measurements into one folder
-(drivers/suite.py's suite_job plans, runs and says what each item did)."""
+(drivers/suite.py's suite_job plans and runs them; the lines: render/suite.py)."""
+import sys
+
 from ..cli.parser import (
     Count,
     CpuList,
@@ -12,6 +14,7 @@ from ..cli.parser import (
     shared,
 )
 from ..drivers.suite import ITEMS, suite_job
+from ..render import suite as show
 from ..system.cpus import online_cpus
 from ..vocab import TRANSPORTS
 
@@ -83,4 +86,16 @@ def options(opts):
 
 
 def run(opts):
-    return suite_job(options(opts), ["jtr suite"] + opts.argv)
+    def planned(folder, names, skipped):
+        for line in show.plan_lines(folder, names, skipped):
+            print(line)
+
+    def progress(rec):
+        # flushed: the line is out while the item runs (stdout may be a pipe)
+        print(show.item_line(rec), flush=True)
+    out = suite_job(options(opts), ["jtr suite"] + opts.argv, planned, progress)
+    print(show.end_line(out))
+    if out.interrupted:
+        sys.stdout.flush()
+        print("jtr suite: interrupted; partial results in %s/" % out.folder, file=sys.stderr)
+    return out.rc
