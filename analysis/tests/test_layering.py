@@ -236,7 +236,19 @@ ONE_DRIVER = {"report": {"jtrpy.formats.legacy"},
               # the lines of the log it is handed
               "trace": {"jtrpy.errors", "jtrpy.render.trace"},
               # the kinds -T takes, and those --delay goes with
-              "duplex": {"jtrpy.errors", "jtrpy.vocab"}}
+              "duplex": {"jtrpy.errors", "jtrpy.vocab"},
+              # the probes it runs, the other end each starts and the gates each has;
+              # -c, --pong-cpu and --sub-cpu checked against the online CPUs as they
+              # are parsed; --slack's default in --help
+              "run": {"jtrpy.attribution.attribute", "jtrpy.errors", "jtrpy.render.gates",
+                      "jtrpy.render.runs", "jtrpy.results.probes", "jtrpy.system.cpus",
+                      "jtrpy.units"},
+              # the probes it takes after '--'; --pong-cpu and --sub-cpu checked
+              # against the online CPUs as they are parsed
+              "ab": {"jtrpy.errors", "jtrpy.results.probes", "jtrpy.system.cpus"},
+              # -c checked against the online CPUs as it is parsed; the transports
+              # --transports and --only take
+              "suite": {"jtrpy.render.suite", "jtrpy.system.cpus", "jtrpy.vocab"}}
 # a command whose job is another command's driver: jtr gap/wake given a gate run
 # as jtr run's probes do, alone (drivers/run.py's probe_job)
 DRIVER_OF = {"probe": "run"}

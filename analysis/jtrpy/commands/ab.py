@@ -2,9 +2,8 @@
 """ab - jtr ab PROFILE [OPTIONS] [-- PROBE [PROBE OPTIONS]]: does a tuning
 profile help? Baseline runs, the profile applied, tuned runs, reverted,
 compared; always reverted (error, Ctrl-C, SIGTERM, SIGHUP). The probe is any
-of jtr run's, with its own options passed on as they are."""
-import os
-
+of jtr run's, with its own options passed on as they are; drivers/ab.py's ab_job
+checks what they need of the machine and runs the experiment."""
 from ..cli.parser import (
     Count,
     Duration,
@@ -15,13 +14,10 @@ from ..cli.parser import (
     add_quantity,
     shared,
 )
-from ..drivers.ab import experiment
-from ..drivers.plan import PROBES, find_option, make_plan, partner_cpu_of
+from ..drivers.ab import ab_job
 from ..errors import UsageError
-from ..results.quantity import check_name
-from ..results.result import new_results_dir
+from ..results.probes import RUN_PROBES
 from ..system.cpus import online_cpus
-from ..tune import engine as E
 
 DESCRIPTION = """\
 Measure whether a tuning profile helps: baseline runs on the machine as it is,
@@ -53,8 +49,6 @@ EXAMPLES = """\
   sudo jtr ab jtr-latency --repeat 3 -- null -n 500K -r 1
   sudo jtr ab jtr-isolate --cpus 1 --pong-cpu 0 -- ping -T udp -1 -n 20K -r 10K
   sudo jtr ab jtr-latency --quantity rtt_from_send -- ping -T udp -1 -n 20K -r 10K"""
-
-DEFAULT_DURATION_NS = 10 * 10 ** 9
 
 
 def make_parser(prog):
@@ -90,66 +84,33 @@ def parse(parser, args):
     if "--" in args:
         i = args.index("--")
         args, rest = args[:i], args[i + 1:]
-        if not rest or rest[0] not in PROBES:
+        if not rest or rest[0] not in RUN_PROBES:
             raise UsageError("-- %s: give a probe after '--': one of %s, e.g. 'jtr ab "
                              "jtr-latency -- ping -T udp -n 20K'" % (
-                                 rest[0] if rest else "", ", ".join(PROBES)))
+                                 rest[0] if rest else "", ", ".join(RUN_PROBES)))
         probe, probe_args = rest[0], rest[1:]
     opts = parser.parse_args(args)
-    extra = [w for w in opts.profile[1:] if w in PROBES]
+    extra = [w for w in opts.profile[1:] if w in RUN_PROBES]
     if extra:
         raise UsageError("%s: put the probe after '--': jtr ab %s [OPTIONS] -- %s [ITS OPTIONS]"
                          % (extra[0], opts.profile[0], extra[0]))
     opts.probe, opts.probe_args = probe, probe_args
-    check_probe(opts)
     return opts
 
 
-def check_probe(opts):
-    """Refuse what makes no sense for the probe, saying why; set opts.duration_ns
-    (gap: -d, the probe's own -d or 10 s; others: None) and opts.partner_cpu."""
-    probe, args = opts.probe, opts.probe_args
-    if find_option(args, "-o", "--output") is not None:
-        raise UsageError("-o in %s's options: jtr ab chooses each run's folder (a-1, b-1, "
-                         "... in its own -o); drop it" % probe)
-    opts.partner_cpu = partner_cpu_of(probe, opts.pong_cpu, opts.sub_cpu)
-    own = [o for o in (("-d", "--duration"), ("-n", "--count", "--loops"), ("-j",))
-           if probe == "gap" and find_option(args, *o) is not None]
-    if own and opts.duration_ns is not None:
-        raise UsageError("-d and gap's %s both set the length of a run; give one" % own[0][0])
-    if probe != "gap" and opts.duration_ns is not None:
-        raise UsageError("-d: %s's own options set its length (%s), not a duration; give "
-                         "them after '-- %s'" % (probe, LENGTH[probe], probe))
-    if probe == "gap" and not own and opts.duration_ns is None:
-        opts.duration_ns = DEFAULT_DURATION_NS
-    cpus = E.check_cpus(opts.cpus) if opts.cpus else []
-    plan = make_plan(probe, args, cpus[:1] or None, opts.partner_cpu)   # refused now, not later
-    tool = plan.partner if plan.measured_by == "partner" else probe
-    check_name(tool, opts.quantity, "%s results" % tool)
-
-
-LENGTH = {"null": "-n samples a run, --runs runs", "send": "-n samples, --pairs pairs",
-          "ping": "-n messages, -r rate", "pub": "-n messages, -r rate"}
-
-
-def run(opts):
+def options(opts):
+    """The job's settings (drivers/ab.py ab_job) from the parsed options."""
     if not opts.profile:
         raise UsageError("give the profile to test, e.g. 'jtr ab jtr-latency'; see "
                          "'jtr tune list'")
     if len(opts.profile) > 1:
         raise UsageError("give one profile; '%s' is one too many" % opts.profile[1])
-    name = opts.profile[0]
-    cpus = E.check_cpus(opts.cpus) if opts.cpus else []
-    profile = E.load_profile(name, cpus)      # unknown profile: exit 2 now
-    E.need_root("ab")
-    st = E.active_state()
-    if st:
-        raise UsageError("profile %s is applied: revert it first ('jtr tune revert'), so "
-                         "the baseline is the machine untuned" % st["profile"])
-    outdir = new_results_dir("ab", opts.output)
-    os.makedirs(outdir)
-    o = {"profile": name, "duration_ns": opts.duration_ns, "repeat": opts.repeat,
-         "trace": opts.trace, "backend": opts.backend, "probe": opts.probe,
-         "probe_args": opts.probe_args, "partner_cpu": opts.partner_cpu,
-         "quantity": opts.quantity, "accept_invalid": opts.accept_invalid}
-    return experiment(o, profile, cpus, outdir)
+    return {"profile": opts.profile[0], "cpus": opts.cpus, "duration_ns": opts.duration_ns,
+            "repeat": opts.repeat, "trace": opts.trace, "backend": opts.backend,
+            "probe": opts.probe, "probe_args": opts.probe_args, "pong_cpu": opts.pong_cpu,
+            "sub_cpu": opts.sub_cpu, "quantity": opts.quantity,
+            "accept_invalid": opts.accept_invalid, "out": opts.output}
+
+
+def run(opts):
+    return ab_job(options(opts))

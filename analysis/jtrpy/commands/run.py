@@ -1,10 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """run - jtr run [PROBE]: measure with the tracer beside the probe, and say what
 caused each outlier. Declares the options it needs itself and hands every other
-one to the probe as it is (as perf mem record hands its own to perf record)."""
-import os
+one to the probe as it is (as perf mem record hands its own to perf record);
+drivers/run.py's run_job runs and concludes it."""
 import sys
-import time
 
 from ..attribution.attribute import DEFAULT_SLACK_NS
 from ..cli.parser import (
@@ -22,17 +21,13 @@ from ..cli.parser import (
     check_junit_path,
     shared,
 )
-from ..drivers.gates import conclude
-from ..drivers.plan import PARTNERS, PROBES, partner_cpu_of
 from ..drivers.run import run_job
 from ..errors import UsageError
 from ..render import gates as gate_text
-from ..render.runs import headline
+from ..render.runs import end_lines
 from ..results import probes as P
 from ..system.cpus import online_cpus
-from ..trace.sched import unavailable as cross_check_unavailable
 from ..units import fmt_ns
-from ..values import format_duration
 
 DESCRIPTION = """\
 The main job: start the kernel-event tracer on every CPU the measurement uses,
@@ -122,23 +117,16 @@ def make_parser(prog):
 def parse(parser, args):
     """jtr run's own options; the rest, with the CPUs and the folder, for the probe."""
     probe, words = "gap", list(args)
-    if args and args[0] in PROBES:
+    if args and args[0] in P.RUN_PROBES:
         probe, args = args[0], args[1:]
     elif args and not args[0].startswith("-"):
         raise UsageError("%s: not a probe jtr run knows; give one of %s (default gap)"
-                         % (args[0], ", ".join(PROBES)))
+                         % (args[0], ", ".join(P.RUN_PROBES)))
     opts, rest = parser.parse_known_args(args)
     opts.probe = probe
     opts.command = ["jtr", "run"] + words
-    opts.partner_cpu = partner_cpu_of(probe, opts.pong_cpu, opts.sub_cpu)
-    if opts.partner_netns is not None:
-        if probe not in PARTNERS:
-            raise UsageError("--partner-netns goes with ping and pub: %s has no other end"
-                             % probe)
-        if not os.path.exists(os.path.join("/run/netns", opts.partner_netns)) or \
-                "/" in opts.partner_netns:
-            raise UsageError("--partner-netns %s: no such network namespace (ip netns list "
-                             "names them)" % opts.partner_netns)
+    if opts.partner_netns is not None and not P.BY_TOOL[probe].partner:
+        raise UsageError("--partner-netns goes with ping and pub: %s has no other end" % probe)
     if opts.no_trace:
         # the tracer's and the attribution's options mean nothing without them
         given = [o for o in ("--backend", "--slack", "--top", "--by", "--trace-buffer",
@@ -157,51 +145,37 @@ def parse(parser, args):
     return opts
 
 
-def run(opts):
+def options(opts):
+    """The job's settings (drivers/run.py run_job) from the parsed options."""
     if opts.cross_check_min is not None and not opts.cross_check:
         raise UsageError("--cross-check-min goes with --cross-check; see 'jtr run --help'")
-    if opts.cross_check:
-        if opts.no_trace:
-            raise UsageError("--cross-check compares the attribution with perf: it needs "
-                             "tracing, drop --no-trace")
-        why = cross_check_unavailable()
-        if why:
-            raise UsageError(why)
-    started = time.time()
-    tracer_args = []
-    if opts.trace_buffer is not None:
-        tracer_args += ["-b", str(opts.trace_buffer)]
-    if opts.drain_interval is not None:
-        tracer_args += ["-i", format_duration(opts.drain_interval)]
-    job = run_job(opts.probe_args, probe=opts.probe, cpus=opts.cpus, trace=not opts.no_trace,
-                  tracer_args=tracer_args, slack_ns=opts.slack, top=opts.top,
-                  backend=opts.backend, partner_cpu=opts.partner_cpu,
-                  partner_netns=opts.partner_netns, split=opts.by == "pid",
-                  cross_check={"min_ns": opts.cross_check_min} if opts.cross_check else None,
-                  gates=(opts.max_latency, opts.max_lost))
+    if opts.cross_check and opts.no_trace:
+        raise UsageError("--cross-check compares the attribution with perf: it needs "
+                         "tracing, drop --no-trace")
+    return {"probe": opts.probe, "probe_args": opts.probe_args, "cpus": opts.cpus,
+            "pong_cpu": opts.pong_cpu, "sub_cpu": opts.sub_cpu,
+            "partner_netns": opts.partner_netns, "trace": not opts.no_trace,
+            "trace_buffer": opts.trace_buffer, "drain_interval": opts.drain_interval,
+            "backend": opts.backend, "slack_ns": opts.slack, "top": opts.top,
+            "split": opts.by == "pid",
+            "cross_check": {"min_ns": opts.cross_check_min} if opts.cross_check else None,
+            "gates": (opts.max_latency, opts.max_lost), "junit": opts.junit,
+            "command": " ".join(opts.command)}
+
+
+def run(opts):
+    job, rc = run_job(options(opts))
     for n in job.notices:
         print("jtr run: %s" % n if not n.startswith("jtr ") else n, file=sys.stderr)
-    command, limits = " ".join(opts.command), (opts.max_latency, opts.max_lost)
     if job.result is None:
         # bad input to the probe (exit 2) did nothing: no report either
-        return conclude(job, opts.junit, "jtr run", opts.probe, started, command, limits)
-    print()
-    for line in headline(job.result):
+        return rc
+    for line in end_lines(job.result, job.lines, job.why, opts.cross_check):
         print(line)
-    if job.lines:
+    if job.cases:
         print()
-        for line in job.lines:
+        for line in gate_text.lines(job.cases):
             print(line)
-    else:
-        print("causes: not attributed: %s" % job.why)
-        if opts.cross_check:
-            print("cross-check: not run: there is no attribution to compare")
-    cases = job.cases
-    if cases:
-        print()
-        for line in gate_text.lines(cases):
-            print(line)
-    rc = conclude(job, opts.junit, "jtr run", opts.probe, started, command, limits)
     if opts.junit:
         print("junit: %s" % opts.junit)
     sys.stdout.flush()
@@ -209,6 +183,6 @@ def run(opts):
         print("jtr run: interrupted; partial results in %s/" % job.result.folder,
               file=sys.stderr)
         return rc
-    for line in gate_text.failure_lines(cases, "jtr run"):
+    for line in gate_text.failure_lines(job.cases, "jtr run"):
         print(line, file=sys.stderr)
     return rc

@@ -1,5 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""suite - jtr suite: the standard set of measurements into one folder."""
+"""suite - jtr suite: the standard set of measurements into one folder
+(drivers/suite.py's suite_job plans and runs them; the lines: render/suite.py)."""
+import sys
+
 from ..cli.parser import (
     Count,
     CpuList,
@@ -10,9 +13,9 @@ from ..cli.parser import (
     add_output,
     shared,
 )
-from ..drivers.suite import ITEMS, run_suite
+from ..drivers.suite import ITEMS, suite_job
+from ..render import suite as show
 from ..system.cpus import online_cpus
-from ..values import format_count
 from ..vocab import TRANSPORTS
 
 DESCRIPTION = """\
@@ -75,9 +78,24 @@ def make_parser(prog):
     return p
 
 
+def options(opts):
+    """The job's settings (drivers/suite.py suite_job) from the parsed options."""
+    return {"quick": opts.quick, "out": opts.output, "cpus": opts.cpus,
+            "samples": opts.samples, "runs": opts.runs, "gap_ns": opts.duration,
+            "transports": opts.transports, "only": opts.only}
+
+
 def run(opts):
-    o = {"quick": opts.quick, "out": opts.output, "cpus": opts.cpus,
-         "samples": format_count(opts.samples) if opts.samples else None,
-         "runs": opts.runs, "gap_ns": opts.duration, "transports": opts.transports,
-         "only": opts.only}
-    return run_suite(o, ["jtr suite"] + opts.argv)
+    def planned(folder, names, skipped):
+        for line in show.plan_lines(folder, names, skipped):
+            print(line)
+
+    def progress(rec):
+        # flushed: the line is out while the item runs (stdout may be a pipe)
+        print(show.item_line(rec), flush=True)
+    out = suite_job(options(opts), ["jtr suite"] + opts.argv, planned, progress)
+    print(show.end_line(out))
+    if out.interrupted:
+        sys.stdout.flush()
+        print("jtr suite: interrupted; partial results in %s/" % out.folder, file=sys.stderr)
+    return out.rc

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """ab - `jtr ab PROFILE [-- PROBE ...]`: baseline runs, the profile applied, tuned
 runs, reverted, compared; in one command, and always reverted (an error, Ctrl-C,
-SIGTERM, SIGHUP). Each run is run.py's run_job of the probe (gap unless another is
+SIGTERM, SIGHUP). Each run is run.py's measure of the probe (gap unless another is
 given, its options passed on as they are, ping's pong and pub's sub started
 beside it); the sides are compared on one quantity (results/quantity.py: the
 probe's default, or the one asked for).
@@ -23,18 +23,71 @@ import time
 from ..errors import JtrError, UsageError
 from ..render.compare import format_table as compare_table
 from ..results.figures import result_figures
-from ..results.result import load_result
+from ..results.quantity import check_name
+from ..results.result import load_result, new_results_dir
 from ..stats.compare import compare
 from ..system import signals
 from ..system.files import write_atomic, write_json
 from ..tune import engine as E
 from ..units import fmt_ns
 from ..values import format_cpulist, format_duration
-from .run import INTERRUPTED, run_job
+from .plan import find_option, make_plan, partner_cpu_of
+from .run import INTERRUPTED, measure
 
 FORMAT = "jtr-ab/1"
 BUSY_TUNED = "still reverting the tuning; wait"
 BUSY = "still writing what was measured; wait"
+DEFAULT_DURATION_NS = 10 * 10 ** 9      # a gap run's, when neither -d nor gap's own is given
+# what sets the length of a run of each other probe (-d is gap's)
+LENGTH = {"null": "-n samples a run, --runs runs", "send": "-n samples, --pairs pairs",
+          "ping": "-n messages, -r rate", "pub": "-n messages, -r rate"}
+
+
+def check_probe(o):
+    """Refuse what makes no sense for the probe of @o (the command's settings),
+    saying why, before anything is applied: -o among its options, a partner CPU
+    it has no partner for, -d beside the probe's own length; the isolated CPUs
+    (--cpus) checked, the plan of a run made, the quantity compared checked
+    against the result that holds it. (duration_ns: gap's -d, its own length
+    or DEFAULT_DURATION_NS, None for the others; partner_cpu; isolated CPUs)."""
+    probe, args, duration_ns = o["probe"], o["probe_args"], o["duration_ns"]
+    if find_option(args, "-o", "--output") is not None:
+        raise UsageError("-o in %s's options: jtr ab chooses each run's folder (a-1, b-1, "
+                         "... in its own -o); drop it" % probe)
+    partner_cpu = partner_cpu_of(probe, o["pong_cpu"], o["sub_cpu"])
+    own = [w for w in (("-d", "--duration"), ("-n", "--count", "--loops"), ("-j",))
+           if probe == "gap" and find_option(args, *w) is not None]
+    if own and duration_ns is not None:
+        raise UsageError("-d and gap's %s both set the length of a run; give one" % own[0][0])
+    if probe != "gap" and duration_ns is not None:
+        raise UsageError("-d: %s's own options set its length (%s), not a duration; give "
+                         "them after '-- %s'" % (probe, LENGTH[probe], probe))
+    if probe == "gap" and not own and duration_ns is None:
+        duration_ns = DEFAULT_DURATION_NS
+    cpus = E.check_cpus(o["cpus"]) if o["cpus"] else []
+    plan = make_plan(probe, args, cpus[:1] or None, partner_cpu)
+    tool = plan.partner if plan.measured_by == "partner" else probe
+    check_name(tool, o["quantity"], "%s results" % tool)
+    return duration_ns, partner_cpu, cpus
+
+
+def ab_job(o):
+    """jtr ab's job on the command's settings @o (commands/ab.py): the probe
+    checked (check_probe), the profile loaded for the isolated CPUs (an unknown
+    one refused), root needed and no profile applied (the baseline is the
+    machine untuned), the results folder made (o["out"], or
+    results/DATE-HOST-ab), then the experiment; its exit status."""
+    duration_ns, partner_cpu, cpus = check_probe(o)
+    profile = E.load_profile(o["profile"], cpus)      # unknown profile: exit 2 now
+    E.need_root("ab")
+    st = E.active_state()
+    if st:
+        raise UsageError("profile %s is applied: revert it first ('jtr tune revert'), so "
+                         "the baseline is the machine untuned" % st["profile"])
+    outdir = new_results_dir("ab", o["out"])
+    os.makedirs(outdir)
+    return experiment(dict(o, duration_ns=duration_ns, partner_cpu=partner_cpu), profile,
+                      cpus, outdir)
 
 
 def order(repeat):
@@ -50,10 +103,10 @@ def experiment(o, profile, cpus, outdir):
     checked for @cpus); progress on stdout; the exit status (130 when a stop was
     requested, whenever it came: ab.json says "interrupted", and "partial" when
     runs are missing or cut short)."""
-    measure = [cpus[0]] if cpus else []
+    measured = [cpus[0]] if cpus else []
     seq = order(o["repeat"])
     record = {"format": FORMAT, "profile": profile.name, "isolated_cpus": format_cpulist(cpus),
-              "measured_cpu": str(measure[0]) if measure else None,
+              "measured_cpu": str(measured[0]) if measured else None,
               "probe": o["probe"], "probe_args": list(o["probe_args"]),
               "quantity": o["quantity"],
               "duration": format_duration(o["duration_ns"]) if o["duration_ns"] else None,
@@ -85,7 +138,7 @@ def experiment(o, profile, cpus, outdir):
                 print("[%s] run %d of %d: %s (%s)" % (_now(), k + 1, len(seq), name,
                       "baseline" if side == "a" else profile.name))
                 sys.stdout.flush()
-                run = _measure(os.path.join(outdir, name), measure, o)
+                run = _measure(os.path.join(outdir, name), measured, o)
                 run.update({"name": name, "side": side,
                             "profile": profile.name if side == "b" else None})
                 record["runs"].append(run)
@@ -144,7 +197,7 @@ def _revert():
         print("  not restored: %s: %s" % (label, why), file=sys.stderr)
 
 
-def _measure(d, measure, o):
+def _measure(d, cpus, o):
     """One jtr run of the probe into @d: {"rc": its probe's exit status, "result":
     whether it wrote one, "partial": it covers less than asked, "interrupted": a
     stop request ended it}."""
@@ -152,7 +205,7 @@ def _measure(d, measure, o):
         ([] if "-q" in o["probe_args"] or "--quiet" in o["probe_args"] else ["-q"]) + \
         (["-d", format_duration(o["duration_ns"])] if o["duration_ns"] else [])
     try:
-        job = run_job(args, probe=o["probe"], cpus=measure or None, trace=o["trace"],
+        job = measure(args, probe=o["probe"], cpus=cpus or None, trace=o["trace"],
                       backend=o["backend"], partner_cpu=o["partner_cpu"])
     except KeyboardInterrupt:           # stopped before its probe started
         print("    stopped before it wrote a result")

@@ -22,6 +22,13 @@ process group) reaches the probe and the partner once; they write what they
 measured, the tracer records until they have ended, and the job goes on to
 attribute the partial run and says it was interrupted. Before the probe
 starts, a stop ends the job.
+
+run_job is jtr run's job: what the options need of the machine checked (the
+other end's CPU and network namespace, perf for --cross-check), measure (the
+above), then concluded by drivers/gates.py (--junit's report, the exit
+status); the command prints what the Job holds (render/runs.py,
+render/gates.py). probe_job is jtr gap's and jtr wake's given a gate: the probe
+alone, judged and concluded the same way.
 """
 import os
 import shutil
@@ -34,15 +41,18 @@ from ..results.result import load_result
 from ..system import signals
 from ..system.cpus import online_cpus
 from ..trace import backends
+from ..trace.sched import unavailable as cross_check_unavailable
+from ..values import format_duration
 from .attribute import attribute_into, validity_of
 from .gates import conclude, judge
-from .plan import MULTI_CPU, find_option, make_plan
+from .plan import MULTI_CPU, find_option, make_plan, partner_cpu_of
 from .programs import Program, last_line, stop, wait_ready
 from .progress import Progress
 
 INTERRUPTED = EXIT_INTERRUPTED      # the probe's status when a stop request ended it early
 READY_S = 20                        # how long a subscriber may take to listen
 END_S = 30                          # how long a subscriber may take to end after pub
+NETNS_DIR = "/run/netns"            # where ip netns keeps the named network namespaces
 
 
 class Job:
@@ -137,18 +147,20 @@ def without_output(args):
     return out
 
 
-def run_job(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slack_ns=None,
+def measure(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slack_ns=None,
             top=None, backend="auto", cross_check=None, prog="jtr run", partner_cpu=None,
             partner_netns=None, split=False, gates=None):
-    """The whole job; a Job. @probe_args go to jtr-PROBE as they are (with -o
-    among them when given), the CPUs jtr pins added (drivers/plan.py); @cpus:
-    jtr run's -c ([int] or None). cross_check: None, or {"min_ns": NS or None}
-    to record the scheduler's events with perf beside the tracer and compare
-    them with the attribution. @partner_cpu: pong's or sub's CPU; @partner_netns:
-    the network namespace it runs in (ip netns exec). @gates: (max latency ns
-    or None, max lost % or None) to judge the run by (drivers/gates.judge:
-    job.cases), or None. The result document is built in memory (the probe's
-    figures, sides, validity, attribution, gates) and saved once, at the end."""
+    """One measurement: the tracer beside the probe, then attribution (jtr run's,
+    and each run of jtr ab); a Job. @probe_args go to jtr-PROBE as they are
+    (with -o among them when given), the CPUs jtr pins added (drivers/plan.py);
+    @cpus: jtr run's -c ([int] or None). cross_check: None, or {"min_ns": NS or
+    None} to record the scheduler's events with perf beside the tracer and
+    compare them with the attribution. @partner_cpu: pong's or sub's CPU;
+    @partner_netns: the network namespace it runs in (ip netns exec). @gates:
+    (max latency ns or None, max lost % or None) to judge the run by
+    (drivers/gates.judge: job.cases), or None. The result document is built in
+    memory (the probe's figures, sides, validity, attribution, gates) and saved
+    once, at the end."""
     job = Job()
     plan = job.plan = make_plan(probe, probe_args, cpus, partner_cpu)
     plan.partner_netns = partner_netns
@@ -258,6 +270,36 @@ def _attribute(job, folder, tracer, trc, recorder, xrc, xwhy, slack_ns, top, cro
         progress.done()
     if xwhy:
         job.lines += ["", "cross-check: not run: %s" % xwhy]
+
+
+def run_job(o):
+    """jtr run's job on the command's settings @o (commands/run.py options): the
+    other end's CPU (--pong-cpu, --sub-cpu) and network namespace checked, and
+    perf for --cross-check; the tracer's options; the measurement (measure),
+    then concluded (drivers/gates.conclude: --junit's report, the exit status
+    the gates give). (job, exit status)."""
+    started = time.time()
+    partner_cpu = partner_cpu_of(o["probe"], o["pong_cpu"], o["sub_cpu"])
+    netns = o["partner_netns"]
+    if netns is not None and ("/" in netns or
+                              not os.path.exists(os.path.join(NETNS_DIR, netns))):
+        raise UsageError("--partner-netns %s: no such network namespace (ip netns list "
+                         "names them)" % netns)
+    if o["cross_check"] is not None:
+        why = cross_check_unavailable()
+        if why:
+            raise UsageError(why)
+    tracer_args = []
+    if o["trace_buffer"] is not None:
+        tracer_args += ["-b", str(o["trace_buffer"])]
+    if o["drain_interval"] is not None:
+        tracer_args += ["-i", format_duration(o["drain_interval"])]
+    job = measure(o["probe_args"], probe=o["probe"], cpus=o["cpus"], trace=o["trace"],
+                  tracer_args=tracer_args, slack_ns=o["slack_ns"], top=o["top"],
+                  backend=o["backend"], partner_cpu=partner_cpu, partner_netns=netns,
+                  split=o["split"], cross_check=o["cross_check"], gates=o["gates"])
+    return job, conclude(job, o["junit"], "jtr run", o["probe"], started, o["command"],
+                         o["gates"])
 
 
 def run_alone(probe, args, gates, why, how):

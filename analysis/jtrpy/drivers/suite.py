@@ -7,11 +7,14 @@ timed with RDTSC (null) and with clock_gettime (null-clock), the clock sources
 (clock), back-to-back timestamps (gap), and the send-vs-null pairs of jtr send
 per transport (send-KIND) when jtr-send is built. suite.json (results/suite.py)
 says what ran, with which command, its exit status and where.
+
+suite_job is the command's job; the command prints what it runs and each item
+as it starts and ends (the callbacks), and the end (render/suite.py).
 """
 import os
 import subprocess
-import sys
 import time
+from collections import namedtuple
 
 from ..errors import JtrError, UsageError
 from ..results.figures import result_figures
@@ -21,8 +24,7 @@ from ..system import signals
 from ..system.cpus import default_cpu
 from ..system.paths import probe_path
 from ..system.ports import free_port
-from ..units import fmt_ns
-from ..values import format_cpulist, format_duration
+from ..values import format_count, format_cpulist, format_duration
 from .programs import Program
 from .run import INTERRUPTED
 
@@ -46,8 +48,8 @@ def plan(o):
     """The items in order: [{"name", "tool", "args"}], and the lines to print for
     what is skipped, and the skipped items."""
     d = QUICK if o["quick"] else DEFAULTS
-    n = o["samples"] or d["samples"]
-    ns = o["samples"] or d["send_samples"]
+    n = format_count(o["samples"]) if o["samples"] else d["samples"]
+    ns = format_count(o["samples"]) if o["samples"] else d["send_samples"]
     r = str(o["runs"] or d["runs"])
     cpus = o["cpus"] or [default_cpu()]
     cpu = str(cpus[0])
@@ -80,15 +82,13 @@ def plan(o):
 
 # --- running ---------------------------------------------------------------
 
-def item_line(folder):
-    """The headline of a finished item: p99.99 and max of its result."""
+def item_figures(folder):
+    """The figures (results/figures.py) of a finished item's result, or None
+    when it cannot be read."""
     try:
-        f = result_figures(load_result(folder))
+        return result_figures(load_result(folder))
     except UsageError:
-        return None, None
-    p = f["percentiles_ns"].get("99.99")
-    return ("p99.99 %s, max %s" % (fmt_ns(p), fmt_ns(f["max_ns"]))
-            if p is not None and f["max_ns"] is not None else ""), f["partial"]
+        return None
 
 
 def last_line(path):
@@ -110,16 +110,18 @@ def own_port(it):
     return ["-P", "127.0.0.1:%d" % free_port()] if kind in ("udp", "tcp") else []
 
 
-def run_item(suite, it, k, total):
-    """Run one item; fills its entry in suite.json."""
+def run_item(suite, it, k, total, progress):
+    """Run one item (the @k th of @total), @progress(its entry with k and total)
+    as it starts and again as it ends, with seconds, figures (item_figures),
+    kept (whether it left a result) and last (the last line of its log when it
+    failed); fills its entry in suite.json. Its status."""
     entry = it["entry"]
     folder = os.path.join(suite.folder, it["name"])
     log = os.path.join(suite.folder, it["name"] + ".log")
     args = it["args"] + own_port(it) + ["-q", "-o", folder]
     entry.update(status="running", started_at=now_iso(), command=["jtr", it["tool"]] + args)
     suite.save()
-    print("suite: %d/%d %s: jtr %s %s" % (k, total, it["name"], it["tool"], " ".join(args)))
-    sys.stdout.flush()
+    progress(dict(entry, k=k, total=total))
     t0 = time.monotonic()
     env = dict(os.environ, JTR_PROG="jtr suite: %s" % it["name"])
     with open(log, "w") as f:
@@ -134,7 +136,8 @@ def run_item(suite, it, k, total):
     dt = time.monotonic() - t0
     interrupted = signals.requested()
     has = os.path.isfile(os.path.join(folder, "result.json"))
-    head, partial = item_line(folder) if has else (None, None)
+    figures = item_figures(folder) if has else None
+    partial = figures["partial"] if figures else None
     if rc == 0 and has and not partial and not interrupted:
         status = "done"
     elif interrupted or (rc is not None and rc < 0) or partial:
@@ -144,20 +147,24 @@ def run_item(suite, it, k, total):
     entry.update(status=status, exit_status=rc, ended_at=now_iso(),
                  duration_s=round(dt, 3), result="%s/result.json" % it["name"] if has else None)
     suite.save()
-    if status == "done":
-        print("suite: %d/%d %s: done in %.1f s: %s" % (k, total, it["name"], dt, head))
-    elif status == "interrupted":
-        print("suite: %d/%d %s: interrupted after %.1f s%s" % (
-            k, total, it["name"], dt, "; kept what it measured (%s)" % head if has else ""))
-    else:
-        print("suite: %d/%d %s: failed (%s): %s" % (
-            k, total, it["name"], "did not start" if rc is None else "exit %d" % rc,
-            last_line(log)))
-    sys.stdout.flush()
+    progress(dict(entry, k=k, total=total, seconds=dt, figures=figures, kept=has,
+                  last=last_line(log) if status == "failed" else None))
     return status
 
 
-def run_suite(o, command):
+# what a jtr suite run ends with: its folder, the items planned, how many were
+# done and how many failed, whether a stop ended it, and the exit status
+Outcome = namedtuple("Outcome", "folder total done failed interrupted rc")
+
+
+def suite_job(o, command, planned, progress):
+    """jtr suite's job on the command's settings @o (commands/suite.py), the
+    command line @command kept in suite.json: the plan (the default CPU, which
+    items are built), the folder made (o["out"], or results/DATE-HOST-suite),
+    @planned(folder, the names of the items, the skipped items) once suite.json
+    lists them, then the items one after the other (run_item, with
+    @progress); an Outcome (its rc: 0 every item ran, 1 one failed,
+    EXIT_INTERRUPTED)."""
     folder = new_results_dir("suite", o["out"])
     items, skipped = plan(o)
     try:
@@ -180,10 +187,7 @@ def run_suite(o, command):
     if "null-clock" in names and "null" in names:
         suite.doc["pairs"].append(["null-clock", "null"])
     suite.save()
-    print("suite: %s: %d item%s (%s)" % (folder, len(items), "" if len(items) == 1 else "s",
-                                        ", ".join(names)))
-    if skipped:
-        print("suite: send: skipped: %s" % skipped[0]["why"])
+    planned(folder, names, skipped)
     failed = 0
     # a stop signal reaches the running item once (it keeps what it measured);
     # the items after it are not run
@@ -191,7 +195,7 @@ def run_suite(o, command):
         for k, it in enumerate(items, 1):
             if signals.requested():
                 break
-            st = run_item(suite, it, k, len(items))
+            st = run_item(suite, it, k, len(items), progress)
             failed += st == "failed"
     interrupted = signals.requested()
     suite.doc["ended_at"] = now_iso()
@@ -199,13 +203,5 @@ def run_suite(o, command):
     suite.doc["state"] = "interrupted" if interrupted else "done"
     suite.save()
     done = sum(e["status"] == "done" for e in suite.doc["items"])
-    print("suite: %s: %d of %d items done%s%s; 'jtr report %s' draws them" % (
-        folder, done, len(items), ", %d failed" % failed if failed else "",
-        ", interrupted (partial)" if interrupted else "", folder))
-    if interrupted:
-        sys.stdout.flush()
-        print("jtr suite: interrupted; partial results in %s/" % folder, file=sys.stderr)
-        return INTERRUPTED
-    return 1 if failed else 0
-
-
+    rc = INTERRUPTED if interrupted else 1 if failed else 0
+    return Outcome(folder, len(items), done, failed, bool(interrupted), rc)

@@ -2,7 +2,7 @@
 """runs - the lines jtr run prints after the probe's own table: whether it is a
 valid measurement, per CPU how often and how long it was interrupted (or how far
 its latencies went past the threshold), hardware counters, whether it was cut
-short."""
+short; then the attribution, or why there is none (end_lines)."""
 from ..results.figures import run_figures
 from ..results.probes import is_cpu_time
 from ..results.validity import of, summary
@@ -65,3 +65,17 @@ def headline(result):
     if result.get("partial"):
         lines.append("partial: the run was stopped early; the numbers cover what was measured")
     return lines
+
+
+def end_lines(result, lines, why, cross_check=False):
+    """What jtr run prints after the probe's own table (drivers/run.py's Job):
+    a blank line, the headline of @result, then the attribution's @lines, or
+    why there are none (@why), and that --cross-check (@cross_check) had
+    nothing to compare."""
+    out = [""] + headline(result)
+    if lines:
+        return out + [""] + list(lines)
+    out.append("causes: not attributed: %s" % why)
+    if cross_check:
+        out.append("cross-check: not run: there is no attribution to compare")
+    return out

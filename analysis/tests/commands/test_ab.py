@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""jtr ab's command line: the probe after '--', its options passed on, and what
-makes no sense for a probe refused with the reason, before anything is applied."""
+"""jtr ab's command line: the probe after '--', its options passed on, one
+profile; what they become for drivers/ab.py (whose ab_job refuses what makes no
+sense for the probe: tests/drivers/test_ab.py)."""
 import pytest
 
+from jtrpy.cli.main import main as jtr
 from jtrpy.commands import ab
 from jtrpy.errors import UsageError
 
@@ -11,12 +13,11 @@ def parse(args):
     return ab.parse(ab.make_parser("jtr ab"), args)
 
 
-def test_no_probe_is_gap_for_ten_seconds():
+def test_no_probe_is_gap():
     o = parse(["jtr-latency"])
-    assert (o.probe, o.probe_args, o.duration_ns, o.quantity) == ("gap", [], 10 ** 10, None)
+    assert (o.probe, o.probe_args, o.duration_ns, o.quantity) == ("gap", [], None, None)
     o = parse(["jtr-latency", "-d", "500ms", "--repeat", "2"])
     assert (o.probe, o.duration_ns, o.repeat) == ("gap", 5 * 10 ** 8, 2)
-    # gap's own length stands instead of jtr ab's default
     o = parse(["jtr-latency", "--", "gap", "-j", "1M"])
     assert o.probe_args == ["-j", "1M"] and o.duration_ns is None
 
@@ -27,10 +28,19 @@ def test_the_probe_and_its_options_after_the_separator():
     assert o.profile == ["jtr-latency"] and o.repeat == 3 and o.probe == "ping"
     # everything after the probe is its own, even a word jtr ab also knows
     assert o.probe_args == ["-T", "udp", "-1", "-n", "20K", "-r", "10K", "--quantity"]
-    assert (o.duration_ns, o.partner_cpu, o.quantity) == (None, 0, "rtt_from_send")
+    assert (o.duration_ns, o.pong_cpu, o.quantity) == (None, [0], "rtt_from_send")
     o = parse(["jtr-latency", "--", "null", "-n", "500K", "-r", "1"])
     assert (o.probe, o.probe_args, o.duration_ns) == ("null", ["-n", "500K", "-r", "1"], None)
-    assert parse(["jtr-latency", "--sub-cpu", "0", "--", "pub", "-n", "1K"]).partner_cpu == 0
+    assert parse(["jtr-latency", "--sub-cpu", "0", "--", "pub", "-n", "1K"]).sub_cpu == [0]
+
+
+def test_the_options_become_the_jobs_settings():
+    o = ab.options(parse(["jtr-isolate", "--cpus", "1", "-o", "x", "--no-trace",
+                          "--accept-invalid", "--pong-cpu", "0", "--", "ping", "-n", "1K"]))
+    assert o == {"profile": "jtr-isolate", "cpus": "1", "duration_ns": None, "repeat": 1,
+                 "trace": False, "backend": "auto", "probe": "ping", "probe_args": ["-n", "1K"],
+                 "pong_cpu": [0], "sub_cpu": None, "quantity": None, "accept_invalid": True,
+                 "out": "x"}
 
 
 @pytest.mark.parametrize("args, message", [
@@ -38,29 +48,29 @@ def test_the_probe_and_its_options_after_the_separator():
     (["p", "--", "pong"], r"^-- pong: give a probe after '--'"),
     (["p", "ping", "-T", "udp"], r"^unknown option '-T'"),
     (["p", "ping"], r"^ping: put the probe after '--': jtr ab p \[OPTIONS\] -- ping"),
-    (["p", "-d", "5", "--", "ping", "-n", "1K"],
-     r"^-d: ping's own options set its length \(-n messages, -r rate\), not a duration; "
-     r"give them after '-- ping'"),
-    (["p", "-d", "5", "--", "null"], r"^-d: null's own options set its length \(-n samples "
-     r"a run, --runs runs\)"),
-    (["p", "-d", "5", "--", "gap", "-d", "3"], r"^-d and gap's -d both set the length"),
-    (["p", "-d", "5", "--", "gap", "--loops", "1M"], r"^-d and gap's -n both set"),
-    (["p", "--", "gap", "-o", "x"], r"^-o in gap's options: jtr ab chooses each run's folder"),
-    (["p", "--", "ping", "--output=x"], r"^-o in ping's options"),
-    (["p", "--pong-cpu", "0", "--", "pub"], r"^--pong-cpu: pub has no jtr pong to place "
-     r"\(it goes with ping\)"),
-    (["p", "--sub-cpu", "0"], r"^--sub-cpu: gap has no jtr sub to place \(it goes with pub\)"),
-    (["p", "--pong-cpu", "0-1", "--", "ping"], r"^--pong-cpu 0-1: give one CPU"),
-    (["p", "--quantity", "gap", "--", "ping"],
-     r"^--quantity gap: ping results have rtt_from_intended, rtt_from_send, send_call$"),
-    (["p", "--quantity", "rtt_from_send", "--", "pub"],
-     r"^--quantity rtt_from_send: sub results have latency_from_send, latency_from_intended$"),
-    (["p", "--quantity", "send_call"], r"^--quantity send_call: gap results have gap$"),
-    (["p", "--cpus", "0", "--", "ping", "-a", "1"], r"-c 0 and -a 1 both say where ping runs"),
 ])
-def test_what_makes_no_sense_is_refused(args, message):
+def test_what_is_not_jtr_abs_form_is_refused(args, message):
     with pytest.raises(UsageError, match=message):
         parse(args)
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "give the profile to test, e.g. 'jtr ab jtr-latency'; see 'jtr tune list'"),
+    (["p", "q"], "give one profile; 'q' is one too many"),
+])
+def test_one_profile(args, message):
+    with pytest.raises(UsageError) as e:
+        ab.options(parse(args))
+    assert str(e.value) == message
+
+
+def test_the_command_hands_its_settings_to_the_job(monkeypatch, capsys):
+    got = []
+    monkeypatch.setattr(ab, "ab_job", lambda o: got.append(o) or 7)
+    assert jtr(["ab", "jtr-latency", "-d", "2s"]) == 7
+    assert got[0]["profile"] == "jtr-latency" and got[0]["duration_ns"] == 2 * 10 ** 9
+    assert jtr(["ab", "jtr-latency", "jtr-isolate"]) == 2 and len(got) == 1
+    assert capsys.readouterr().err == "jtr ab: give one profile; 'jtr-isolate' is one too many\n"
 
 
 def test_help_shows_the_probe_form(capsys):

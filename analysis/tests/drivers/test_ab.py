@@ -1,9 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """drivers.ab: the ABBA order, and the end of an experiment: what was measured is
-compared (partial runs too) and ab.json says how it ended."""
+compared (partial runs too) and ab.json says how it ended; jtr ab's job: what
+makes no sense for the probe, an unknown profile, one applied already or no
+root refused before anything is applied or made."""
 import json
+import os
+
+import pytest
 
 from jtrpy.drivers import ab
+from jtrpy.errors import UsageError
 from jtrpy.system.files import write_json
 
 from ..synthetic import loops, make_result, make_run
@@ -84,3 +90,90 @@ def test_each_run_prints_its_quantity(tmp_path):
     assert line.startswith("rtt_from_intended: p99 ")
     assert ab._figures(r, "send_call").startswith("send_call: p99 ")
     assert "lost" in ab._figures(make_result(make_run(loops(1, n=20000))), None)
+
+
+def settings(**kw):
+    """jtr ab's settings (commands/ab.py options)."""
+    o = {"profile": "jtr-latency", "cpus": None, "duration_ns": None, "repeat": 1,
+         "trace": True, "backend": "auto", "probe": "gap", "probe_args": [], "pong_cpu": None,
+         "sub_cpu": None, "quantity": None, "accept_invalid": False, "out": None}
+    o.update(kw)
+    return o
+
+
+def test_a_gap_run_lasts_ten_seconds_unless_told():
+    assert ab.check_probe(settings()) == (10 ** 10, None, [])
+    assert ab.check_probe(settings(duration_ns=5 * 10 ** 8))[0] == 5 * 10 ** 8
+    # gap's own length stands instead of jtr ab's default
+    assert ab.check_probe(settings(probe_args=["-j", "1M"]))[0] is None
+    assert ab.check_probe(settings(probe="null", probe_args=["-n", "500K"]))[0] is None
+    assert ab.check_probe(settings(probe="ping", pong_cpu=[0], probe_args=["-T", "udp",
+                                                                           "-1"]))[1] == 0
+    assert ab.check_probe(settings(probe="pub", sub_cpu=[0]))[:2] == (None, 0)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"probe": "ping", "duration_ns": 5 * 10 ** 9},
+     r"^-d: ping's own options set its length \(-n messages, -r rate\), not a duration; "
+     r"give them after '-- ping'"),
+    ({"probe": "null", "duration_ns": 5 * 10 ** 9},
+     r"^-d: null's own options set its length \(-n samples a run, --runs runs\)"),
+    ({"duration_ns": 5 * 10 ** 9, "probe_args": ["-d", "3"]}, r"^-d and gap's -d both set"),
+    ({"duration_ns": 5 * 10 ** 9, "probe_args": ["--loops", "1M"]}, r"^-d and gap's -n both"),
+    ({"probe_args": ["-o", "x"]}, r"^-o in gap's options: jtr ab chooses each run's folder"),
+    ({"probe": "ping", "probe_args": ["--output=x"]}, r"^-o in ping's options"),
+    ({"probe": "pub", "pong_cpu": [0]},
+     r"^--pong-cpu: pub has no jtr pong to place \(it goes with ping\)"),
+    ({"sub_cpu": [0]}, r"^--sub-cpu: gap has no jtr sub to place \(it goes with pub\)"),
+    ({"probe": "ping", "pong_cpu": [0, 1]}, r"^--pong-cpu 0-1: give one CPU"),
+    ({"probe": "ping", "quantity": "gap"},
+     r"^--quantity gap: ping results have rtt_from_intended, rtt_from_send, send_call$"),
+    ({"probe": "pub", "quantity": "rtt_from_send"},
+     r"^--quantity rtt_from_send: sub results have latency_from_send, latency_from_intended$"),
+    ({"quantity": "send_call"}, r"^--quantity send_call: gap results have gap$"),
+    ({"cpus": "0", "probe": "ping", "probe_args": ["-a", "1"]},
+     r"-c 0 and -a 1 both say where ping runs"),
+])
+def test_what_makes_no_sense_for_the_probe_is_refused(change, message):
+    with pytest.raises(UsageError, match=message):
+        ab.check_probe(settings(**change))
+
+
+@pytest.fixture
+def job(monkeypatch, tmp_path):
+    """ab_job as root on an untuned machine, the experiment a stand-in: what it got."""
+    monkeypatch.setenv("JTR_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setattr("jtrpy.tune.engine.os.geteuid", lambda: 0)
+    monkeypatch.setattr(ab.E, "active_state", lambda: None)
+    got = []
+    monkeypatch.setattr(ab, "experiment", lambda o, profile, cpus, outdir: got.append(
+        (o, profile, cpus, outdir)) or 0)
+    return got
+
+
+def test_the_job_makes_the_folder_and_runs_the_experiment(job, tmp_path):
+    out = tmp_path / "ab"
+    assert ab.ab_job(settings(out=str(out), probe="ping", pong_cpu=[0])) == 0
+    [(o, profile, cpus, outdir)] = job
+    assert outdir == str(out) and out.is_dir() and os.listdir(out) == []
+    assert profile.name == "jtr-latency" and cpus == []
+    assert (o["duration_ns"], o["partner_cpu"], o["probe"]) == (None, 0, "ping")
+    ab.ab_job(settings(out=str(tmp_path / "ab2")))
+    assert job[1][0]["duration_ns"] == 10 ** 10 and job[1][0]["partner_cpu"] is None
+
+
+def test_what_the_job_refuses_leaves_nothing(job, tmp_path, monkeypatch):
+    out = tmp_path / "ab"
+    with pytest.raises(UsageError, match="unknown profile 'nope'"):
+        ab.ab_job(settings(profile="nope", out=str(out)))
+    with pytest.raises(UsageError, match="^-o in gap's options"):
+        ab.ab_job(settings(profile="nope", probe_args=["-o", "x"], out=str(out)))
+    monkeypatch.setattr(ab.E, "active_state", lambda: {"profile": "jtr-realtime"})
+    with pytest.raises(UsageError, match=r"^profile jtr-realtime is applied: revert it first "
+                                         r"\('jtr tune revert'\), so the baseline is the "
+                                         r"machine untuned$"):
+        ab.ab_job(settings(out=str(out)))
+    monkeypatch.setattr("jtrpy.tune.engine.os.geteuid", lambda: 1000)
+    with pytest.raises(UsageError, match="^jtr tune ab changes kernel settings: run it as root"):
+        ab.ab_job(settings(out=str(out)))
+    assert job == [] and not out.exists()

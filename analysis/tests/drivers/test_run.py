@@ -3,7 +3,9 @@
 folder of the test's own (JTR_LIBEXEC) that writes a result and reports its
 folder on JTR_RESULTS_FD: the document built in memory and saved once (the
 validity and the gates in it), also when the attribution is stopped; the probe
-alone judged by its gates; a probe that fails leaves no result to judge."""
+alone judged by its gates; a probe that fails leaves no result to judge; jtr
+run's job: what the machine must allow checked before anything runs, the
+measurement, its conclusion."""
 import json
 import os
 import sys
@@ -11,7 +13,7 @@ import sys
 import pytest
 
 from jtrpy.drivers import run as R
-from jtrpy.errors import EXIT_FAILED
+from jtrpy.errors import EXIT_FAILED, UsageError
 from jtrpy.results import result as result_mod
 from jtrpy.system import signals
 
@@ -52,7 +54,7 @@ def gap(tmp_path, monkeypatch):
 
 def test_the_job_saves_its_document_once_with_validity_and_gates(gap):
     tmp, saves = gap
-    job = R.run_job(["-o", str(tmp / "r")], probe="gap", cpus=[1], trace=False,
+    job = R.measure(["-o", str(tmp / "r")], probe="gap", cpus=[1], trace=False,
                     gates=(1000, None))
     assert job.rc == 0 and job.why == "tracing was switched off (--no-trace)"
     assert len(saves) == 1
@@ -71,7 +73,7 @@ def test_a_stopped_attribution_keeps_what_the_job_has(gap, monkeypatch):
         raise KeyboardInterrupt
     monkeypatch.setattr(R, "_attribute", stopped)
     with pytest.raises(KeyboardInterrupt):
-        R.run_job(["-o", str(tmp / "r")], probe="gap", cpus=[1], trace=False,
+        R.measure(["-o", str(tmp / "r")], probe="gap", cpus=[1], trace=False,
                   gates=(1000, None))
     assert len(saves) == 1 and "validity" in saves[0] and "gates" not in saves[0]
     assert "validity" in json.loads((tmp / "r" / "result.json").read_text())
@@ -106,3 +108,78 @@ def test_a_gated_probe_alone_is_concluded(gap, tmp_path):
     assert rc == EXIT_FAILED and len(saves) == 1 and not job.cases[0]["passed"]
     assert job.cases[0]["causes_missing"] == "not measured: jtr gap runs no tracer; how"
     assert "<failure" in junit.read_text()
+
+
+def settings(tmp, **kw):
+    """jtr run's settings (commands/run.py options) for the stand-in jtr-gap."""
+    o = {"probe": "gap", "probe_args": ["-o", str(tmp / "r")], "cpus": [1], "pong_cpu": None,
+         "sub_cpu": None, "partner_netns": None, "trace": False, "trace_buffer": None,
+         "drain_interval": None, "backend": "auto", "slack_ns": None, "top": None,
+         "split": False, "cross_check": None, "gates": (None, None), "junit": None,
+         "command": "jtr run -o r"}
+    o.update(kw)
+    return o
+
+
+def test_jtr_runs_job_measures_and_concludes(gap, tmp_path):
+    tmp, saves = gap
+    junit = tmp_path / "ci.xml"
+    job, rc = R.run_job(settings(tmp, gates=(1000, None), junit=str(junit)))
+    # the fake probe's max (12 us) is over the 1 us limit: the gate failed
+    assert (rc, job.rc, len(saves)) == (EXIT_FAILED, 0, 1) and not job.cases[0]["passed"]
+    report = junit.read_text()
+    assert "<failure" in report and "jtr run -o r" in report
+    job, rc = R.run_job(settings(tmp, probe_args=["-o", str(tmp / "r2")], gates=(10 ** 6, None)))
+    assert rc == 0 and job.cases[0]["passed"]
+
+
+def test_the_tracer_and_the_other_end_come_from_the_settings(tmp_path, monkeypatch):
+    got = []
+    monkeypatch.setattr(R, "measure", lambda args, **kw: got.append((args, kw)) or R.Job())
+    monkeypatch.setattr(R, "cross_check_unavailable", lambda: None)
+    job, rc = R.run_job(settings(tmp_path, probe="ping", probe_args=["-T", "udp"], cpus=None,
+                                 pong_cpu=[0], trace=True, trace_buffer=4096,
+                                 drain_interval=5 * 10 ** 6, split=True,
+                                 cross_check={"min_ns": None}))
+    # no result (the probe wrote none): its own exit status
+    assert job.result is None and rc is None
+    [(args, kw)] = got
+    assert args == ["-T", "udp"]
+    assert kw == {"probe": "ping", "cpus": None, "trace": True,
+                  "tracer_args": ["-b", "4096", "-i", "5ms"], "slack_ns": None, "top": None,
+                  "backend": "auto", "partner_cpu": 0, "partner_netns": None, "split": True,
+                  "cross_check": {"min_ns": None}, "gates": (None, None)}
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"pong_cpu": [0]}, "--pong-cpu: gap has no jtr pong to place (it goes with ping)"),
+    ({"probe": "ping", "sub_cpu": [0]},
+     "--sub-cpu: ping has no jtr sub to place (it goes with pub)"),
+    ({"probe": "ping", "pong_cpu": [0, 1]}, "--pong-cpu 0-1: give one CPU"),
+    ({"probe": "ping", "partner_netns": "red"},
+     "--partner-netns red: no such network namespace (ip netns list names them)"),
+    ({"probe": "pub", "partner_netns": "blue/../blue"},
+     "--partner-netns blue/../blue: no such network namespace"),
+    ({"cross_check": {"min_ns": None}}, "--cross-check needs perf sched record: no perf here"),
+])
+def test_what_the_machine_refuses_runs_nothing(tmp_path, monkeypatch, change, message):
+    monkeypatch.setattr(R, "NETNS_DIR", str(tmp_path))
+    (tmp_path / "blue").touch()
+    monkeypatch.setattr(R, "cross_check_unavailable",
+                        lambda: "--cross-check needs perf sched record: no perf here")
+
+    def measure(*a, **kw):
+        raise AssertionError("measured")
+    monkeypatch.setattr(R, "measure", measure)
+    with pytest.raises(UsageError) as e:
+        R.run_job(settings(tmp_path, **change))
+    assert str(e.value).startswith(message)
+
+
+def test_a_network_namespace_that_exists_is_taken(tmp_path, monkeypatch):
+    monkeypatch.setattr(R, "NETNS_DIR", str(tmp_path))
+    (tmp_path / "blue").touch()
+    got = []
+    monkeypatch.setattr(R, "measure", lambda args, **kw: got.append(kw) or R.Job())
+    R.run_job(settings(tmp_path, probe="pub", partner_netns="blue"))
+    assert got[0]["partner_netns"] == "blue" and got[0]["partner_cpu"] is None
