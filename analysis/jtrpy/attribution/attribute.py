@@ -100,6 +100,7 @@ import heapq
 import struct
 
 from ..errors import UsageError
+from ..results.figures import measured_ns
 from ..system.memory import paused_gc
 from ..system.numeric import numpy_or_none
 from ..trace import causes as C
@@ -1305,7 +1306,7 @@ def report(runs, log, slack_ns, T, traced_total, not_traced, count, extra=None):
     causes, worst = T.causes, T.worst
     meta = log.meta
     total_ns = sum(sum(c[0]) for c in causes.values())
-    duration_ns = max((r.get("duration_ns") or 0 for r in runs), default=0)
+    duration_ns = measured_ns(runs)
     starts = [r["start_mono_ns"] for r in runs if r.get("start_mono_ns") is not None]
     probe_cpus = sorted({r["cpu"] for r in runs if r.get("cpu") is not None})
     unlogged = sum((r.get("outliers") or {}).get("dropped", 0) for r in runs)

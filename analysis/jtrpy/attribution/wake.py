@@ -53,6 +53,7 @@ import bisect
 import heapq
 
 from ..errors import UsageError
+from ..results.figures import measured_ns
 from ..trace import causes as C
 from ..trace import events as ev
 from ..units import fmt_ns
@@ -637,7 +638,7 @@ def _report(runs, log, slack_ns, outliers, causes, worst, comp_tot, comp_new, do
     total counts each instant once (@comp_new; a cause's c[5]), their counts,
     p50 and max are the outliers'."""
     total_ns = sum(c[5] for c in causes.values())
-    duration_ns = max((r.get("duration_ns") or 0 for r in runs), default=0)
+    duration_ns = measured_ns(runs)
     starts = [r["start_mono_ns"] for r in runs if r.get("start_mono_ns") is not None]
     rows = []
     for (cat, name), (parts, primary, _, chain, tasks, tot) in causes.items():

@@ -22,6 +22,20 @@ from .result import PERCENTILE_KEYS
 from .validity import of as validity_of
 
 
+def measured_ns(runs):
+    """The time measured on one CPU, the most of any CPU: the durations of a CPU's
+    runs added up (runs one after another on one CPU: null's repetitions, send's
+    pairs), the most of any CPU (runs side by side: gap on two CPUs); 0 without a
+    duration. What a cause's time per second and the outliers' time are over."""
+    per_cpu = {}
+    for r in runs:
+        d = r.get("duration_ns") if isinstance(r, dict) else None
+        if isinstance(d, int) and not isinstance(d, bool) and d > 0:
+            cpu = r.get("cpu")
+            per_cpu[cpu] = per_cpu.get(cpu, 0) + d
+    return max(per_cpu.values(), default=0)
+
+
 def run_lost(run):
     """(lost_ns, outlier count, duration_ns) of a run, or None without outliers."""
     o = run.get("outliers")

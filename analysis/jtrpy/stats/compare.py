@@ -45,7 +45,7 @@ import math
 from .. import __version__
 from ..errors import JtrError, UsageError
 from ..results import hist
-from ..results.figures import run_excess
+from ..results.figures import measured_ns, run_excess
 from ..results.probes import is_cpu_time
 from ..results.quantity import check_same, select, selected
 from ..results.result import PERCENTILE_KEYS
@@ -479,8 +479,7 @@ def _causes_of(results):
         for c in a.get("causes", []):
             k = _cause_key(c)
             totals[k] = totals.get(k, 0) + c.get("total_ns", 0)
-        dur_ns += (a.get("outliers") or {}).get("duration_ns") or max(
-            run.get("duration_ns", 0) for run in r["runs"])
+        dur_ns += (a.get("outliers") or {}).get("duration_ns") or measured_ns(r["runs"])
     return totals, dur_ns / 1e9
 
 

@@ -65,6 +65,23 @@ def result(cpus=(1,), duration_ns=1_000_000_000, dropped=0):
         for c in cpus]}
 
 
+def test_runs_one_after_another_are_measured_time_added_up(tmp_path):
+    """Three runs of 0.4 s one after another on one CPU (null's repetitions, a
+    kind of send's pairs): the outliers' time and each cause's rate are over the
+    1.2 s measured, not over one run's 0.4 s (the outliers of all three, 0.5 s,
+    were 127 % of that once)."""
+    E.write_events(str(tmp_path), [], T0, T0 + 1_200_000_000,
+                   meta={"symbols": SYMBOLS, "cpus": [1], "backend": "ebpf"})
+    log = E.read_events(str(tmp_path))
+    res = result(duration_ns=400_000_000)
+    res["runs"] = [dict(res["runs"][0], start_mono_ns=T0 + k * 400_000_000) for k in range(3)]
+    outs = [(1, T0 + k * 10_000_000, 50_000) for k in range(120)]
+    att = A.attribute(res, outs, log)
+    assert att["outliers"]["duration_ns"] == 1_200_000_000
+    assert att["outliers"]["total_ns"] <= att["outliers"]["duration_ns"]
+    assert att["causes"][0]["per_s"] == 100.0
+
+
 def run(tmp_path, events, outliers, cpus=(1,), dropped=0, unlogged=0, **kw):
     """Write the log, attribute the outliers, return the attribution."""
     E.write_events(str(tmp_path), events, T0, T0 + 1_000_000_000, dropped=dropped,

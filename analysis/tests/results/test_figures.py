@@ -19,6 +19,19 @@ def run(lost=300, count=3, total=3600, threshold=1000, dur=2 * 10**9, **kw):
     return r
 
 
+def test_measured_ns_adds_a_cpus_runs_and_takes_the_most_of_any_cpu():
+    # null's repetitions: one after another on one CPU
+    assert F.measured_ns([{"cpu": 1, "duration_ns": 300}, {"cpu": 1, "duration_ns": 500}]) == 800
+    # gap on two CPUs: side by side
+    assert F.measured_ns([{"cpu": 0, "duration_ns": 300}, {"cpu": 1, "duration_ns": 500}]) == 500
+    assert F.measured_ns([{"cpu": 0, "duration_ns": 300}, {"cpu": 0, "duration_ns": 400},
+                          {"cpu": 1, "duration_ns": 500}]) == 700
+    # no duration, or not a number: nothing measured
+    assert F.measured_ns([]) == 0
+    assert F.measured_ns([{"cpu": 1}, {"cpu": 1, "duration_ns": None},
+                          {"cpu": 1, "duration_ns": "5"}, "x"]) == 0
+
+
 def test_run_lost_and_excess():
     assert F.run_lost(run()) == (300, 3, 2 * 10**9)
     # 3 outliers of 3600 ns in all past a 1000 ns threshold: 600 ns beyond it
