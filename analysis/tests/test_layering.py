@@ -222,8 +222,9 @@ ONE_DRIVER = {"report": {"jtrpy.formats.legacy"},
               "advise": {"jtrpy.errors", "jtrpy.render.advise", "jtrpy.system.paths"},
               "maxrate": {"jtrpy.errors", "jtrpy.render.maxrate", "jtrpy.vocab"},
               # -c is checked against the online CPUs as it is parsed; the categories
-              # in --help
-              "watch": {"jtrpy.errors", "jtrpy.system.cpus", "jtrpy.trace.causes"},
+              # in --help; its lines
+              "watch": {"jtrpy.errors", "jtrpy.render.watch", "jtrpy.system.cpus",
+                        "jtrpy.trace.causes"},
               "tune": {"jtrpy.errors", "jtrpy.render.tune"},
               # the probe's metadata says which gates it has; the hint's duration
               "probe": {"jtrpy.errors", "jtrpy.render.gates", "jtrpy.results.probes",
