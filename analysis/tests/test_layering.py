@@ -6,8 +6,10 @@
 
 no import cycle, no module using another's private names, no function-level
 import but of the optional heavy libraries (numpy, matplotlib), matplotlib
-only in render/plots.py, and commands/ imported by nothing but the dispatcher
-(which loads them by name, lazily)."""
+only in render/plots.py, commands/ imported by nothing but the dispatcher
+(which loads them by name, lazily), and print() called by nothing but
+commands/ and cli/ (the rest hands its lines to the command's callbacks, or
+returns them)."""
 import ast
 import os
 
@@ -222,8 +224,9 @@ ONE_DRIVER = {"report": {"jtrpy.formats.legacy"},
               "advise": {"jtrpy.errors", "jtrpy.render.advise", "jtrpy.system.paths"},
               "maxrate": {"jtrpy.errors", "jtrpy.render.maxrate", "jtrpy.vocab"},
               # -c is checked against the online CPUs as it is parsed; the categories
-              # in --help
-              "watch": {"jtrpy.errors", "jtrpy.system.cpus", "jtrpy.trace.causes"},
+              # in --help; its lines
+              "watch": {"jtrpy.errors", "jtrpy.render.watch", "jtrpy.system.cpus",
+                        "jtrpy.trace.causes"},
               "tune": {"jtrpy.errors", "jtrpy.render.tune"},
               # the probe's metadata says which gates it has; the hint's duration
               "probe": {"jtrpy.errors", "jtrpy.render.gates", "jtrpy.results.probes",
@@ -264,3 +267,21 @@ def test_commands_parse_call_one_driver_and_print(command):
         assert not NOT_IN_RENDER.get(target, set()) & set(names), (
             "commands/%s.py:%d loads or computes (%s): its driver's work" % (command, line,
                                                                             target))
+
+
+# the modules that print: the commands and the front end (cli/main.py; cli/parser.py:
+# its warnings, and say and note, the callbacks commands hand their jobs); below
+# them a line is handed to the command's callbacks or returned, and the command
+# chooses its stream
+PRINTERS = ("jtrpy.commands", "jtrpy.cli")
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if not any(
+    n == p or n.startswith(p + ".") for p in PRINTERS)))
+def test_only_the_commands_print(name):
+    tree = ast.parse(open(MODULES[name]).read(), MODULES[name])
+    calls = sorted(node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
+                   and isinstance(node.func, ast.Name) and node.func.id == "print")
+    assert not calls, ("%s prints (print() at %s): hand the line to the command's "
+                       "callback, or return it" % (name, ", ".join(
+                           "%s:%d" % (name, n) for n in calls)))

@@ -284,6 +284,20 @@ def warn(prog, text):
     print("%s: warning: %s" % (prog or "jtr", text), file=sys.stderr)
 
 
+# the callbacks a command hands its job for the lines due while it works
+# (drivers/tune.py, drivers/ab.py)
+
+def say(line):
+    """A line on stdout as a job works (it may run long: seen at once)."""
+    print(line, flush=True)
+
+
+def note(line):
+    """A line on stderr, after what stdout holds."""
+    sys.stdout.flush()
+    print(line, file=sys.stderr)
+
+
 class OldLetter(argparse.Action):
     """A letter taken in its old meaning: the value goes where the new option's
     does, and old_letter's line is printed (add_old_letter)."""

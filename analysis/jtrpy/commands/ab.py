@@ -12,6 +12,8 @@ from ..cli.parser import (
     add_backend,
     add_partner_cpus,
     add_quantity,
+    note,
+    say,
     shared,
 )
 from ..drivers.ab import ab_job
@@ -113,4 +115,4 @@ def options(opts):
 
 
 def run(opts):
-    return ab_job(options(opts))
+    return ab_job(options(opts), say, note)

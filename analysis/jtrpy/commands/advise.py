@@ -12,6 +12,8 @@ from ..cli.parser import (
     add_accept_invalid,
     add_backend,
     add_output,
+    note,
+    say,
     shared,
 )
 from ..drivers.advise import advise_job, prove
@@ -106,7 +108,8 @@ def run(opts):
     print("\n".join(format_advice(doc)))
     print()
     rc, proof = prove(doc, result, {"repeat": opts.repeat, "duration_ns": opts.duration_ns,
-                                    "top": opts.top, "backend": opts.backend}, outdir)
+                                    "top": opts.top, "backend": opts.backend}, outdir,
+                      say, note)
     if opts.json:
         print(json.dumps(proof, indent=2))
     else:

@@ -4,7 +4,7 @@ import json
 import sys
 import textwrap
 
-from ..cli.parser import Choice, Duration, JtrParser
+from ..cli.parser import Choice, Duration, JtrParser, note, say
 from ..drivers import tune
 from ..errors import UsageError
 from ..render import tune as show
@@ -127,17 +127,6 @@ def run(opts):
     return {"list": do_list, "show": do_show, "apply": do_apply, "verify": do_verify,
             "revert": do_revert, "confirm": do_confirm,
             "install-profiles": do_install}[opts.action](opts)
-
-
-def say(line):
-    """A line on stdout as a job works (it may run long: seen at once)."""
-    print(line, flush=True)
-
-
-def note(line):
-    """A line on stderr, after what stdout holds."""
-    sys.stdout.flush()
-    print(line, file=sys.stderr)
 
 
 def do_install(opts):

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """watch - jtr watch -c LIST [--app COMM|PID]: the interruptions of an
 application on the CPUs where it runs, by cause, as Prometheus metrics, for as
-long as it is left running."""
+long as it is left running (drivers/watch.py's watch_job watches; the lines:
+render/watch.py)."""
 import os
+import sys
 import textwrap
 
 from ..cli.parser import (
@@ -19,6 +21,7 @@ from ..cli.parser import (
 )
 from ..drivers.watch import watch_job
 from ..errors import UsageError
+from ..render import watch as show
 from ..system.cpus import online_cpus
 from ..trace import causes
 
@@ -142,4 +145,28 @@ def make_parser(prog):
 
 
 def run(o):
-    return watch_job(o)
+    tty = sys.stderr.isatty() and not o.quiet
+    shown = []      # a progress line is on the terminal: cleared when the watch ends
+
+    def started():
+        if not o.quiet:
+            print(show.watching_line(o), flush=True)
+
+    def dumped(d):
+        if not o.quiet:
+            sys.stderr.write(("\r\033[K" if tty else "") + show.dump_line(d) + "\n")
+
+    def progress(state, seconds):
+        # one line on the terminal, written over as the counts change
+        if tty:
+            shown[:] = [1]
+            sys.stderr.write("\r\033[K" + show.progress_line(state, seconds))
+            sys.stderr.flush()
+    try:
+        out = watch_job(o, started, dumped, progress)
+    finally:
+        if shown:
+            sys.stderr.write("\r\033[K")
+    if out.state is not None and not o.quiet:
+        print("\n".join(show.end_lines(out)))
+    return out.rc

@@ -15,13 +15,18 @@ to its process group, stops the experiment: the probe under way gets one SIGTERM
 and its run is kept (marked partial), the profile is reverted, what was measured
 is compared and written, and the exit status is 130. Every later signal is
 acknowledged on stderr and skips nothing: the revert and ab.json are done first.
+
+The experiment says its lines as they come through the callbacks it is given,
+@say (stdout's: each step, each run's figures, the comparison) and @note
+(stderr's: the probe's notices, a setting not restored, the interruption); the
+command passes them (commands/ab.py, and jtr advise --prove's).
 """
 import os
-import sys
 import time
 
 from ..errors import JtrError, UsageError
 from ..render.compare import format_table as compare_table
+from ..render.tune import not_restored
 from ..results.figures import result_figures
 from ..results.quantity import check_name
 from ..results.result import load_result, new_results_dir
@@ -71,12 +76,13 @@ def check_probe(o):
     return duration_ns, partner_cpu, cpus
 
 
-def ab_job(o):
+def ab_job(o, say, note):
     """jtr ab's job on the command's settings @o (commands/ab.py): the probe
     checked (check_probe), the profile loaded for the isolated CPUs (an unknown
     one refused), root needed and no profile applied (the baseline is the
     machine untuned), the results folder made (o["out"], or
-    results/DATE-HOST-ab), then the experiment; its exit status."""
+    results/DATE-HOST-ab), then the experiment, its lines through @say and
+    @note; its exit status."""
     duration_ns, partner_cpu, cpus = check_probe(o)
     profile = E.load_profile(o["profile"], cpus)      # unknown profile: exit 2 now
     E.need_root("ab")
@@ -87,7 +93,7 @@ def ab_job(o):
     outdir = new_results_dir("ab", o["out"])
     os.makedirs(outdir)
     return experiment(dict(o, duration_ns=duration_ns, partner_cpu=partner_cpu), profile,
-                      cpus, outdir)
+                      cpus, outdir, say, note)
 
 
 def order(repeat):
@@ -98,9 +104,10 @@ def order(repeat):
     return out
 
 
-def experiment(o, profile, cpus, outdir):
+def experiment(o, profile, cpus, outdir, say, note):
     """The runs of `jtr ab` into @outdir (which exists) with @profile (loaded and
-    checked for @cpus); progress on stdout; the exit status (130 when a stop was
+    checked for @cpus); its progress and the comparison through @say(line), for
+    stdout, and @note(line), for stderr; the exit status (130 when a stop was
     requested, whenever it came: ab.json says "interrupted", and "partial" when
     runs are missing or cut short)."""
     measured = [cpus[0]] if cpus else []
@@ -128,17 +135,16 @@ def experiment(o, profile, cpus, outdir):
                     os.sched_setaffinity(0, mine)   # its probes must reach the isolated CPUs
                     if signals.requested():
                         break
-                    print("[%s] applied %s" % (_now(), profile.name))
+                    say("[%s] applied %s" % (_now(), profile.name))
                 elif side == "a" and applied:
-                    _revert()
+                    _revert(note)
                     block.busy, applied = BUSY, False
-                    print("[%s] reverted %s" % (_now(), profile.name))
+                    say("[%s] reverted %s" % (_now(), profile.name))
                     if signals.requested():
                         break
-                print("[%s] run %d of %d: %s (%s)" % (_now(), k + 1, len(seq), name,
-                      "baseline" if side == "a" else profile.name))
-                sys.stdout.flush()
-                run = _measure(os.path.join(outdir, name), measured, o)
+                say("[%s] run %d of %d: %s (%s)" % (_now(), k + 1, len(seq), name,
+                    "baseline" if side == "a" else profile.name))
+                run = _measure(os.path.join(outdir, name), measured, o, say, note)
                 run.update({"name": name, "side": side,
                             "profile": profile.name if side == "b" else None})
                 record["runs"].append(run)
@@ -153,21 +159,19 @@ def experiment(o, profile, cpus, outdir):
                 record["partial"] = False
         finally:
             if signals.requested():
-                sys.stdout.flush()
-                print("jtr ab: interrupted; %scomparing what was measured"
-                      % ("reverting and " if applied else ""), file=sys.stderr)
+                note("jtr ab: interrupted; %scomparing what was measured"
+                     % ("reverting and " if applied else ""))
             try:
                 if applied:
-                    _revert()
-                    print("[%s] reverted %s" % (_now(), profile.name))
+                    _revert(note)
+                    say("[%s] reverted %s" % (_now(), profile.name))
             finally:
                 block.busy = BUSY
                 block.stopping = "stopping: writing what was measured"
-                _finish(outdir, record, signals.requested, o["quantity"],
+                _finish(outdir, record, signals.requested, say, o["quantity"],
                         o.get("accept_invalid", False))
     if signals.requested():
-        sys.stdout.flush()
-        print("jtr ab: interrupted; partial results in %s/" % outdir, file=sys.stderr)
+        note("jtr ab: interrupted; partial results in %s/" % outdir)
         return INTERRUPTED
     return 0
 
@@ -186,21 +190,23 @@ def _apply(o, cpus):
         E.apply(E.make_plan(profile, iso), out=null, stop=signals.requested)
 
 
-def _revert():
-    """Revert the snapshot this jtr ab wrote (none other), if it is still active."""
+def _revert(note):
+    """Revert the snapshot this jtr ab wrote (none other), if it is still active;
+    @note each setting it could not restore."""
     with E.StateLock(), open(os.devnull, "w") as null:
         st = E.read_state(required=False)
         if not st or st["status"] not in ("applying", "applied") or st.get("pid") != os.getpid():
             return
         failed, _ = E.revert(st, out=null)
-    for label, why in failed:
-        print("  not restored: %s: %s" % (label, why), file=sys.stderr)
+    for line in not_restored(failed):
+        note(line)
 
 
-def _measure(d, cpus, o):
-    """One jtr run of the probe into @d: {"rc": its probe's exit status, "result":
-    whether it wrote one, "partial": it covers less than asked, "interrupted": a
-    stop request ended it}."""
+def _measure(d, cpus, o, say, note):
+    """One jtr run of the probe into @d, its figures (or why there are none)
+    through @say and its notices through @note: {"rc": its probe's exit status,
+    "result": whether it wrote one, "partial": it covers less than asked,
+    "interrupted": a stop request ended it}."""
     args = list(o["probe_args"]) + ["-o", d] + \
         ([] if "-q" in o["probe_args"] or "--quiet" in o["probe_args"] else ["-q"]) + \
         (["-d", format_duration(o["duration_ns"])] if o["duration_ns"] else [])
@@ -208,19 +214,19 @@ def _measure(d, cpus, o):
         job = measure(args, probe=o["probe"], cpus=cpus or None, trace=o["trace"],
                       backend=o["backend"], partner_cpu=o["partner_cpu"])
     except KeyboardInterrupt:           # stopped before its probe started
-        print("    stopped before it wrote a result")
+        say("    stopped before it wrote a result")
         return {"rc": None, "result": False, "partial": True, "interrupted": True}
     for n in job.notices:
-        print("jtr ab: %s" % n, file=sys.stderr)
+        note("jtr ab: %s" % n)
     run = {"rc": job.rc, "result": job.result is not None, "partial": True,
            "interrupted": job.interrupted}
     if job.result is not None:
         run["partial"] = bool(job.result.get("partial")) or job.interrupted
-        print("    %s%s%s" % (_figures(job.result, o["quantity"]),
-                              "  (partial)" if run["partial"] else "",
-                              "" if job.lines else "  (not attributed: %s)" % job.why))
+        say("    %s%s%s" % (_figures(job.result, o["quantity"]),
+                            "  (partial)" if run["partial"] else "",
+                            "" if job.lines else "  (not attributed: %s)" % job.why))
     elif job.interrupted:
-        print("    stopped before it wrote a result (exit %s)" % job.rc)
+        say("    stopped before it wrote a result (exit %s)" % job.rc)
     return run
 
 
@@ -245,12 +251,13 @@ def _count(runs):
                            " (%d partial)" % part if part else "")
 
 
-def _finish(outdir, record, stopped, quantity=None, accept_invalid=False):
+def _finish(outdir, record, stopped, say, quantity=None, accept_invalid=False):
     """Compare what was measured (partial runs too); write ab.json, compare.json
-    and compare.txt; print. @stopped(): whether a stop was requested (by the
-    time ab.json is written); @quantity: the one compared (None: the default);
-    a run that is not a valid measurement leaves the comparison without a
-    verdict unless @accept_invalid."""
+    and compare.txt; @say the comparison (or why there is none) and the folder.
+    @stopped(): whether a stop was requested (by the time ab.json is written);
+    @quantity: the one compared (None: the default); a run that is not a valid
+    measurement leaves the comparison without a verdict unless
+    @accept_invalid."""
     got = [r for r in record["runs"] if r["result"]]
     a = [r for r in got if r["side"] == "a"]
     b = [r for r in got if r["side"] == "b"]
@@ -264,7 +271,7 @@ def _finish(outdir, record, stopped, quantity=None, accept_invalid=False):
                         accept_invalid=accept_invalid)
         except (UsageError, JtrError) as e:
             c = None
-            print("jtr ab: cannot compare (%s): %s" % (sides, e))
+            say("jtr ab: cannot compare (%s): %s" % (sides, e))
         if c is not None:
             write_json(os.path.join(outdir, "compare.json"), c)
             lines = compare_table(c)
@@ -272,11 +279,12 @@ def _finish(outdir, record, stopped, quantity=None, accept_invalid=False):
             record["compare"] = "compare.json"
             record["verdict"] = c["verdict"]
             record["quantity"] = c["a"]["quantity"]
-            print()
-            print("compared: %s" % sides)
-            print("\n".join(lines))
+            say("")
+            say("compared: %s" % sides)
+            for line in lines:
+                say(line)
     else:
-        print("jtr ab: not enough runs to compare (%s)" % sides)
+        say("jtr ab: not enough runs to compare (%s)" % sides)
     record["interrupted"] = stopped()
     write_json(os.path.join(outdir, "ab.json"), record)
-    print("results: %s" % outdir)
+    say("results: %s" % outdir)

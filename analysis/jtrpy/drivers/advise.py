@@ -269,10 +269,12 @@ def probe_of(result):
     return tool, out
 
 
-def prove(doc, result, opts, outdir):
+def prove(doc, result, opts, outdir, say, note):
     """Apply the profile of @doc's applicable remedies around jtr ab runs of
     RESULT's probe into @outdir, then compare per remedy. @opts: repeat,
-    duration_ns, top, backend. Returns (exit status, the proof document)."""
+    duration_ns, top, backend; @say and @note: the lines due while it works,
+    for stdout and stderr (what is proved, then jtr ab's: drivers/ab.py).
+    Returns (exit status, the proof document)."""
     rs = chosen(doc, opts["top"])
     if not rs:
         raise UsageError("nothing to prove: no remedy for %s can be applied on this "
@@ -289,10 +291,10 @@ def prove(doc, result, opts, outdir):
     o = {"profile": folder, "duration_ns": dur if probe == "gap" else None,
          "repeat": opts["repeat"], "trace": True, "backend": opts["backend"],
          "probe": probe, "probe_args": args, "partner_cpu": None, "quantity": None}
-    print("proving %d remed%s of %s with jtr ab (profile %s/tuned.conf)"
-          % (len(rs), "y" if len(rs) == 1 else "ies", doc["result"], folder))
+    say("proving %d remed%s of %s with jtr ab (profile %s/tuned.conf)"
+        % (len(rs), "y" if len(rs) == 1 else "ies", doc["result"], folder))
     os.makedirs(os.path.join(outdir, "ab"))
-    rc = experiment(o, profile, cpus, os.path.join(outdir, "ab"))
+    rc = experiment(o, profile, cpus, os.path.join(outdir, "ab"), say, note)
     proof = measure_savings(doc, rs, os.path.join(outdir, "ab"))
     proof["exit_status"] = rc
     write_json(os.path.join(outdir, "prove.json"), proof)

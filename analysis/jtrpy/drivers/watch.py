@@ -9,23 +9,22 @@ reads one line of JSON a --interval from its stdout, so jtr watch's own cost
 is a few parses a second whatever the event rate.
 
 watch_job is the command's job: the CPUs by default (the isolated ones), the
-checks of the options the tracer takes, then the watch."""
+checks of the options the tracer takes, then the watch; the command prints
+when it starts, each dump and the progress as they come (the callbacks), and
+the end (render/watch.py)."""
 import json
 import os
 import subprocess
-import sys
 import time
+from collections import namedtuple
 
 from ..errors import EXIT_INTERRUPTED, JtrError, UsageError
 from ..formats import watch_metrics as wm
-from ..render import watch as show
-from ..render.text import cpus_text
 from ..results.result import make_results_dir
 from ..system import signals
 from ..system.cpus import isolated_cpus
 from ..system.files import write_json
 from ..system.paths import probe_path
-from ..units import fmt_ns
 from ..values import format_cpulist
 
 FORMAT = "jtr-watch/1"
@@ -68,26 +67,28 @@ def listen(o, reg):
                          % (addr, port, e.strerror or e))
 
 
-def watch(o):
-    """Run the watch; the exit status."""
+# what a watch ends with: the tracer's last state line (None when the tracer
+# failed: it said why), the seconds watched, the folder, whether a stop ended
+# it, and the exit status
+Outcome = namedtuple("Outcome", "state seconds folder stopped rc")
+
+
+def watch(o, started, dumped, progress):
+    """Run the watch: @started() once the tracer runs, @dumped(the tracer's line
+    of a dump) as each dump is written, @progress(the state line, seconds since
+    the start) as each state line comes; an Outcome."""
     wm.require()
     collector = wm.Collector()
     reg = wm.registry(collector)
     listen(o, reg)
     made = o.output is None or not os.path.exists(o.output)
     folder = make_results_dir("watch", o.output)
-    tty = sys.stderr.isatty() and not o.quiet
     start = time.time()
-    state, dumps, line = {}, [], ""
+    state, dumps = {}, []
     with signals.measuring(stopping=""):
         proc = signals.spawn([probe_path("trace")] + tracer_args(o, folder),
                              stdout=subprocess.PIPE)
-        if not o.quiet:
-            print("watching %s for %s: %s%s%s; Ctrl-C to stop" % (
-                cpus_text(o.cpus), show.app_text(o.app),
-                "metrics on http://%s:%d/metrics" % o.listen if o.listen else "no --listen",
-                ", textfile %s" % o.textfile if o.textfile else "",
-                ", dumps above %s" % o.dump_above_text if o.dump_above else ""), flush=True)
+        started()
         for raw in proc.stdout:
             try:
                 d = json.loads(raw)
@@ -95,8 +96,7 @@ def watch(o):
                 continue
             if "dump" in d:
                 dumps.append(d)
-                if not o.quiet:
-                    sys.stderr.write(("\r\033[K" if tty else "") + show.dump_line(d) + "\n")
+                dumped(d)
                 continue
             state = d
             collector.update(d)
@@ -105,19 +105,15 @@ def watch(o):
                     wm.write_textfile(o.textfile, reg)
                 except OSError as e:
                     raise JtrError("cannot write --textfile %s: %s" % (o.textfile, e.strerror))
-            if tty:
-                line = show.progress_line(d, time.time() - start)
-                sys.stderr.write("\r\033[K" + line)
-                sys.stderr.flush()
+            progress(d, time.time() - start)
         rc = proc.wait()
-    if tty and line:
-        sys.stderr.write("\r\033[K")
     if rc != 0:
         if made and not os.listdir(folder):
             os.rmdir(folder)    # nothing was watched: leave nothing behind
         if rc < 0:
             raise JtrError("the tracer was killed by signal %d" % -rc)
-        return rc               # the tracer said why, as "jtr watch: ..."
+        # the tracer said why, as "jtr watch: ..."
+        return Outcome(None, time.time() - start, folder, signals.requested(), rc)
     if not state:
         raise JtrError("the tracer ended without a word on its stdout")
     end = time.time()
@@ -125,17 +121,16 @@ def watch(o):
         "format": FORMAT, "tool": "watch", "cpus": list(o.cpus),
         "started": utc(start), "ended": utc(end), "duration_s": round(end - start, 3),
         "dump_above_ns": o.dump_above, "state": state, "dumps": dumps})
-    if not o.quiet:
-        print("\n".join(show.table(state, end - start)))
-        print("watch: %s; results: %s" % ("stopped" if signals.requested() else "done", folder))
     interrupted = signals.requested() and o.duration is not None
-    return EXIT_INTERRUPTED if interrupted else 0
+    return Outcome(state, end - start, folder, signals.requested(),
+                   EXIT_INTERRUPTED if interrupted else 0)
 
 
-def watch_job(o):
+def watch_job(o, started, dumped, progress):
     """jtr watch's job on its parsed options @o: the CPUs default to the isolated
     ones (none: UsageError), the ring buffer must be a power of two, at most
-    MAX_APPS comms and MAX_APPS PIDs; then the watch. The exit status."""
+    MAX_APPS comms and MAX_APPS PIDs; then the watch, with the callbacks
+    @started, @dumped and @progress (watch). An Outcome."""
     if o.cpus is None:
         o.cpus = isolated_cpus()
         if not o.cpus:
@@ -149,5 +144,4 @@ def watch_job(o):
                     ("comms", sum(not w.isdigit() for w in o.app))):
         if n > MAX_APPS:
             raise UsageError("--app: %d %s; at most %d" % (n, kind, MAX_APPS))
-    o.dump_above_text = fmt_ns(o.dump_above) if o.dump_above is not None else None
-    return watch(o)
+    return watch(o, started, dumped, progress)

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""watch - jtr watch for people: the progress line, a dump's line, the table of
-interruptions by CPU and cause at the end."""
+"""watch - jtr watch for people: the first line, the progress line, a dump's
+line, the table of interruptions by CPU and cause and the last line at the end
+(what drivers/watch.py hands over)."""
 from ..units import fmt_ns
-from .text import align
+from .text import align, cpus_text
 
 
 def totals(state):
@@ -27,6 +28,16 @@ def app_text(apps):
     """Who the application is, for the first line: '--app' values or the rule."""
     return ("the application %s" % ", ".join(apps) if apps else
             "the application (each CPU's longest-running comm)")
+
+
+def watching_line(o):
+    """The first line, once the tracer runs: what jtr watch's settings @o (the
+    CPUs as the job completed them) watch and where the metrics and dumps go."""
+    return "watching %s for %s: %s%s%s; Ctrl-C to stop" % (
+        cpus_text(o.cpus), app_text(o.app),
+        "metrics on http://%s:%d/metrics" % o.listen if o.listen else "no --listen",
+        ", textfile %s" % o.textfile if o.textfile else "",
+        ", dumps above %s" % fmt_ns(o.dump_above) if o.dump_above is not None else "")
 
 
 def dump_line(d):
@@ -69,3 +80,10 @@ def footer(state):
         out.append("CPU %d: %s%s" % (c["cpu"], app, "; page faults (no duration): " + ", ".join(
             "%d %s" % (n, name) for name, n in faults) if faults else ""))
     return out
+
+
+def end_lines(out):
+    """The end of a watch (drivers/watch.py Outcome @out): the table of its last
+    state, then how it ended and where its results are."""
+    return table(out.state, out.seconds) + ["watch: %s; results: %s" % (
+        "stopped" if out.stopped else "done", out.folder)]

@@ -634,10 +634,11 @@ def cpuset_members(st):
 # ---------------------------------------------------------------- auto revert
 
 def start_auto_revert(seconds, token):
-    """A process of its own that reverts after @seconds unless confirmed."""
+    """A process of its own that reverts after @seconds unless confirmed; what it
+    says (autorevert's lines) goes to auto-revert.log in the state folder."""
     pkg = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     code = ("import sys; sys.path.insert(0, %r); from jtrpy.tune.engine import autorevert; "
-            "sys.exit(autorevert(float(sys.argv[1]), sys.argv[2]))" % pkg)
+            "sys.exit(autorevert(float(sys.argv[1]), sys.argv[2], sys.stdout))" % pkg)
     logf = open(os.path.join(state_dir(), "auto-revert.log"), "a")
     p = subprocess.Popen([sys.executable, "-c", code, str(seconds), token, "_autorevert"],
                          start_new_session=True, stdin=subprocess.DEVNULL, stdout=logf,
@@ -819,23 +820,23 @@ def all_profiles():
     return jtr_profiles()
 
 
-def autorevert(seconds, token):
-    """The --auto-revert process: sleep, then revert unless confirmed. SIGTERM
-    (confirm, revert) ends it while it waits; once it reverts, nothing stops it
-    half-way."""
+def autorevert(seconds, token, out):
+    """The --auto-revert process: sleep, then revert unless confirmed, saying so
+    on @out (the process's log: start_auto_revert). SIGTERM (confirm, revert)
+    ends it while it waits; once it reverts, nothing stops it half-way."""
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
     time.sleep(seconds)
-    with StateLock(out=sys.stdout):
+    with StateLock(out=out):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         try:
             st = active_state()
         except UsageError as e:
-            print("auto-revert: %s" % e)
+            out.write("auto-revert: %s\n" % e)
             return 1
         if not st or st.get("applied_at") != token or st.get("confirmed"):
             return 0
-        print("auto-revert: %s not confirmed in %g s: reverting" % (st["profile"], seconds))
-        failed, _ = revert(st)
+        out.write("auto-revert: %s not confirmed in %g s: reverting\n" % (st["profile"], seconds))
+        failed, _ = revert(st, out=out)
         for label, why in failed:
-            print("  not restored: %s: %s" % (label, why))
+            out.write("  not restored: %s: %s\n" % (label, why))
     return 0

@@ -1,5 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""cli.parser: the option types, jtr's error lines and the help layout."""
+"""cli.parser: the option types, jtr's error lines and the help layout; the
+callbacks commands hand their jobs for the lines due while they work."""
+import sys
+
 import pytest
 
 from jtrpy.cli.parser import (
@@ -13,6 +16,8 @@ from jtrpy.cli.parser import (
     Percent,
     Size,
     Words,
+    note,
+    say,
 )
 from jtrpy.errors import UsageError
 
@@ -138,3 +143,26 @@ def test_listen_addresses(text, want):
 def test_listen_refuses(text):
     with pytest.raises(UsageError, match="give ADDR:PORT"):
         Listen()(text)
+
+
+def test_say_is_seen_at_once_and_note_comes_after_what_stdout_holds(monkeypatch):
+    events = []
+
+    class Stream:
+        def __init__(self, name):
+            self.name = name
+
+        def write(self, text):
+            events.append((self.name, text))
+
+        def flush(self):
+            events.append((self.name, "flush"))
+    monkeypatch.setattr(sys, "stdout", Stream("out"))
+    monkeypatch.setattr(sys, "stderr", Stream("err"))
+    say("[12:00:00] applied p")
+    note("jtr ab: interrupted")
+    assert [e for e in events if e[1] != "\n"] == [
+        ("out", "[12:00:00] applied p"), ("out", "flush"), ("out", "flush"),
+        ("err", "jtr ab: interrupted")]
+    assert "".join(t for n, t in events if n == "err" and t != "flush") == \
+        "jtr ab: interrupted\n"

@@ -66,9 +66,19 @@ def test_one_profile(args, message):
 
 def test_the_command_hands_its_settings_to_the_job(monkeypatch, capsys):
     got = []
-    monkeypatch.setattr(ab, "ab_job", lambda o: got.append(o) or 7)
+
+    def job(o, say, note):
+        got.append(o)
+        say("[12:00:00] run 1 of 2: a-1 (baseline)")
+        note("jtr ab: interrupted; comparing what was measured")
+        say("results: x")
+        return 7
+    monkeypatch.setattr(ab, "ab_job", job)
     assert jtr(["ab", "jtr-latency", "-d", "2s"]) == 7
     assert got[0]["profile"] == "jtr-latency" and got[0]["duration_ns"] == 2 * 10 ** 9
+    # the lines due while it works: say's on stdout, note's on stderr
+    assert capsys.readouterr() == ("[12:00:00] run 1 of 2: a-1 (baseline)\nresults: x\n",
+                                   "jtr ab: interrupted; comparing what was measured\n")
     assert jtr(["ab", "jtr-latency", "jtr-isolate"]) == 2 and len(got) == 1
     assert capsys.readouterr().err == "jtr ab: give one profile; 'jtr-isolate' is one too many\n"
 

@@ -3,7 +3,8 @@
 (nothing of this machine is read or changed): its usage errors, an invalid
 result refused unless --accept-invalid, the advice as text and as JSON, and the
 profile written with --profile-dir. --prove is refused before anything is
-measured when not root."""
+measured when not root; it prints the advice, then the lines due while it
+proves (stdout's and stderr's), then the proof."""
 import json
 
 import pytest
@@ -113,8 +114,11 @@ def test_prove_prints_the_advice_then_the_proof(facts, tmp_path, capsys, monkeyp
     monkeypatch.setattr("jtrpy.tune.engine.os.geteuid", lambda: 0)
     seen = []
 
-    def prove(doc, result, opts, outdir):
+    def prove(doc, result, opts, outdir, say, note):
         seen.append((capsys.readouterr().out, opts, outdir))
+        say("proving ...")
+        note("jtr ab: a notice")
+        say("[12:00:00] run 1 of 2: a-1 (baseline)")
         return 1, {"remedies": []}
     monkeypatch.setattr("jtrpy.commands.advise.prove", prove)
     assert jtr(["advise", "--prove", "--json", "-o", str(out), r.folder]) == 1
@@ -122,4 +126,7 @@ def test_prove_prints_the_advice_then_the_proof(facts, tmp_path, capsys, monkeyp
     assert before.startswith("%s: gap on CPU 1" % r.folder) and before.endswith("\n\n")
     assert opts == {"repeat": 1, "duration_ns": None, "top": None, "backend": "auto"}
     assert outdir == str(out) and (out / "advice.json").exists()
-    assert capsys.readouterr().out == '{\n  "remedies": []\n}\nresults: %s\n' % out
+    # the lines due while it proves: say's on stdout, note's on stderr
+    assert capsys.readouterr() == (
+        'proving ...\n[12:00:00] run 1 of 2: a-1 (baseline)\n{\n  "remedies": []\n}\n'
+        'results: %s\n' % out, "jtr ab: a notice\n")

@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""drivers.ab: the ABBA order, and the end of an experiment: what was measured is
-compared (partial runs too) and ab.json says how it ended; jtr ab's job: what
-makes no sense for the probe, an unknown profile, one applied already or no
-root refused before anything is applied or made."""
+"""drivers.ab: the ABBA order; an experiment's lines, handed to the callbacks
+it is given in order (the probe and the tuning stand-ins); the end of an
+experiment: what was measured is compared (partial runs too) and ab.json says
+how it ended; jtr ab's job: what makes no sense for the probe, an unknown
+profile, one applied already or no root refused before anything is applied or
+made."""
 import json
 import os
+import types
 
 import pytest
 
@@ -32,30 +35,33 @@ def _record(runs):
             "partial": True, "interrupted": False, "compare": None, "verdict": None}
 
 
-def test_a_partial_run_is_compared(tmp_path, capsys):
+def test_a_partial_run_is_compared(tmp_path):
     _result(tmp_path / "a-1", 1)
     _result(tmp_path / "b-1", 2, partial=True)
     rec = _record([{"name": "a-1", "side": "a", "rc": 0, "result": True, "partial": False},
                    {"name": "b-1", "side": "b", "rc": 130, "result": True, "partial": True}])
-    ab._finish(str(tmp_path), rec, lambda: True)
-    out = capsys.readouterr().out
-    assert "compared: baseline 1 run, tuned 1 run (1 partial)" in out
-    assert "was stopped early" in out and "verdict: " in out
+    said = []
+    ab._finish(str(tmp_path), rec, lambda: True, said.append)
+    assert said[:2] == ["", "compared: baseline 1 run, tuned 1 run (1 partial)"]
+    assert said[-1] == "results: %s" % tmp_path and said[-2].startswith("verdict: ")
+    assert any("was stopped early" in line for line in said)
+    assert said[2:-1] == (tmp_path / "compare.txt").read_text().splitlines()
     doc = json.loads((tmp_path / "ab.json").read_text())
     assert doc["interrupted"] is True and doc["compare"] == "compare.json"
     c = json.loads((tmp_path / "compare.json").read_text())
     assert len(c["a"]["results"]) == 1 and len(c["b"]["results"]) == 1
 
 
-def test_too_few_runs_are_counted_not_hidden(tmp_path, capsys):
+def test_too_few_runs_are_counted_not_hidden(tmp_path):
     _result(tmp_path / "a-1", 1)
     _result(tmp_path / "a-2", 3)
     rec = _record([{"name": "a-1", "side": "a", "rc": 0, "result": True, "partial": False},
                    {"name": "b-1", "side": "b", "rc": -15, "result": False, "partial": True},
                    {"name": "a-2", "side": "a", "rc": 0, "result": True, "partial": False}])
-    ab._finish(str(tmp_path), rec, lambda: False)
-    assert "not enough runs to compare (baseline 2 runs, tuned 0 runs)" in \
-        capsys.readouterr().out
+    said = []
+    ab._finish(str(tmp_path), rec, lambda: False, said.append)
+    assert said == ["jtr ab: not enough runs to compare (baseline 2 runs, tuned 0 runs)",
+                    "results: %s" % tmp_path]
     doc = json.loads((tmp_path / "ab.json").read_text())
     assert doc["interrupted"] is False and doc["compare"] is None
     assert not (tmp_path / "compare.json").exists()
@@ -68,18 +74,19 @@ def _ping(folder, seed, tail):
     write_json(str(folder / "result.json"), make_result(*runs, tool="ping"))
 
 
-def test_a_ping_experiment_is_compared_on_one_quantity(tmp_path, capsys):
+def test_a_ping_experiment_is_compared_on_one_quantity(tmp_path):
     _ping(tmp_path / "a-1", 1, 1.0)
     _ping(tmp_path / "b-1", 11, 3.0)
     rec = _record([{"name": "a-1", "side": "a", "rc": 0, "result": True, "partial": False},
                    {"name": "b-1", "side": "b", "rc": 0, "result": True, "partial": False}])
-    ab._finish(str(tmp_path), rec, lambda: False)
-    out = capsys.readouterr().out
+    said = []
+    ab._finish(str(tmp_path), rec, lambda: False, said.append)
+    out = "\n".join(said)
     assert "rtt_from_intended: 1 run, " in out and "verdict: worse" in out
     c = json.loads((tmp_path / "compare.json").read_text())
     assert c["a"]["quantity"] == "rtt_from_intended" and c["a"]["samples"] == 20000
     assert json.loads((tmp_path / "ab.json").read_text())["quantity"] == "rtt_from_intended"
-    ab._finish(str(tmp_path), rec, lambda: False, "send_call")
+    ab._finish(str(tmp_path), rec, lambda: False, said.append, "send_call")
     assert json.loads((tmp_path / "compare.json").read_text())["a"]["quantity"] == "send_call"
 
 
@@ -90,6 +97,73 @@ def test_each_run_prints_its_quantity(tmp_path):
     assert line.startswith("rtt_from_intended: p99 ")
     assert ab._figures(r, "send_call").startswith("send_call: p99 ")
     assert "lost" in ab._figures(make_result(make_run(loops(1, n=20000))), None)
+
+
+@pytest.fixture
+def stand_ins(monkeypatch, tmp_path):
+    """The experiment with its tuning and probe stand-ins: the apply does nothing,
+    the revert leaves one setting as it is, each run writes a gap result and has
+    a notice; the run named in the list returned asks for a stop as it ends."""
+    monkeypatch.setenv("JTR_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setattr(ab, "_now", lambda: "12:00:00")
+    monkeypatch.setattr(ab, "_apply", lambda o, cpus: None)
+    monkeypatch.setattr(ab.E, "read_state", lambda required=True: {
+        "status": "applied", "pid": os.getpid()})
+    monkeypatch.setattr(ab.E, "revert", lambda st, out=None: ([("vm.stat_interval", "busy")],
+                                                                0))
+    stop_after, stopped = [], []
+    monkeypatch.setattr(ab.signals, "requested", lambda: bool(stopped))
+
+    def measure(args, **kw):
+        d = args[args.index("-o") + 1]
+        name = os.path.basename(d)
+        _result(tmp_path / "ab" / name, len(os.listdir(tmp_path / "ab")) + 1)
+        stopped.extend(n for n in stop_after if n == name)
+        return types.SimpleNamespace(rc=0, result=json.loads(open(d + "/result.json").read()),
+                                     notices=["a notice of %s" % name], lines=["x"],
+                                     why=None, interrupted=bool(stopped))
+    monkeypatch.setattr(ab, "measure", measure)
+    (tmp_path / "ab").mkdir()
+    return stop_after
+
+
+def experiment(tmp_path):
+    """An experiment of one run a side, and its lines: ("out" or "err", line)."""
+    got = []
+    rc = ab.experiment(dict(settings(duration_ns=10 ** 9), partner_cpu=None),
+                       types.SimpleNamespace(name="p"), [], str(tmp_path / "ab"),
+                       lambda line: got.append(("out", line)),
+                       lambda line: got.append(("err", line)))
+    return rc, got
+
+
+def test_the_experiment_says_its_lines_in_order(stand_ins, tmp_path):
+    rc, got = experiment(tmp_path)
+    assert rc == 0
+    figures = [k for k, (_, line) in enumerate(got) if line.startswith("    gap: p99 ")]
+    assert figures == [2, 6]
+    table = (tmp_path / "ab" / "compare.txt").read_text().splitlines()
+    assert [x for k, x in enumerate(got) if k not in figures] == [
+        ("out", "[12:00:00] run 1 of 2: a-1 (baseline)"), ("err", "jtr ab: a notice of a-1"),
+        ("out", "[12:00:00] applied p"),
+        ("out", "[12:00:00] run 2 of 2: b-1 (p)"), ("err", "jtr ab: a notice of b-1"),
+        ("err", "  not restored: vm.stat_interval: busy"), ("out", "[12:00:00] reverted p"),
+        ("out", ""), ("out", "compared: baseline 1 run, tuned 1 run")] + \
+        [("out", line) for line in table] + [("out", "results: %s/ab" % tmp_path)]
+
+
+def test_a_stopped_experiment_says_so_on_the_other_stream(stand_ins, tmp_path):
+    stand_ins.append("b-1")
+    rc, got = experiment(tmp_path)
+    assert rc == ab.INTERRUPTED
+    assert got[6][1].endswith("  (partial)")     # the run under way is kept
+    assert got[7:11] == [
+        ("err", "jtr ab: interrupted; reverting and comparing what was measured"),
+        ("err", "  not restored: vm.stat_interval: busy"), ("out", "[12:00:00] reverted p"),
+        ("out", "")]
+    assert got[-2:] == [("out", "results: %s/ab" % tmp_path),
+                        ("err", "jtr ab: interrupted; partial results in %s/ab/" % tmp_path)]
+    assert json.loads((tmp_path / "ab" / "ab.json").read_text())["interrupted"] is True
 
 
 def settings(**kw):
@@ -146,34 +220,40 @@ def job(monkeypatch, tmp_path):
     monkeypatch.setattr("jtrpy.tune.engine.os.geteuid", lambda: 0)
     monkeypatch.setattr(ab.E, "active_state", lambda: None)
     got = []
-    monkeypatch.setattr(ab, "experiment", lambda o, profile, cpus, outdir: got.append(
-        (o, profile, cpus, outdir)) or 0)
+    monkeypatch.setattr(ab, "experiment", lambda o, profile, cpus, outdir, say, note:
+                        got.append((o, profile, cpus, outdir, say, note)) or 0)
     return got
 
 
 def test_the_job_makes_the_folder_and_runs_the_experiment(job, tmp_path):
     out = tmp_path / "ab"
-    assert ab.ab_job(settings(out=str(out), probe="ping", pong_cpu=[0])) == 0
-    [(o, profile, cpus, outdir)] = job
+    said, noted = [], []
+    assert ab.ab_job(settings(out=str(out), probe="ping", pong_cpu=[0]), said.append,
+                     noted.append) == 0
+    [(o, profile, cpus, outdir, say, note)] = job
     assert outdir == str(out) and out.is_dir() and os.listdir(out) == []
     assert profile.name == "jtr-latency" and cpus == []
     assert (o["duration_ns"], o["partner_cpu"], o["probe"]) == (None, 0, "ping")
-    ab.ab_job(settings(out=str(tmp_path / "ab2")))
+    # the command's callbacks, handed on
+    assert (say, note) == (said.append, noted.append)
+    ab.ab_job(settings(out=str(tmp_path / "ab2")), said.append, noted.append)
     assert job[1][0]["duration_ns"] == 10 ** 10 and job[1][0]["partner_cpu"] is None
 
 
 def test_what_the_job_refuses_leaves_nothing(job, tmp_path, monkeypatch):
     out = tmp_path / "ab"
+    said = []
     with pytest.raises(UsageError, match="unknown profile 'nope'"):
-        ab.ab_job(settings(profile="nope", out=str(out)))
+        ab.ab_job(settings(profile="nope", out=str(out)), said.append, said.append)
     with pytest.raises(UsageError, match="^-o in gap's options"):
-        ab.ab_job(settings(profile="nope", probe_args=["-o", "x"], out=str(out)))
+        ab.ab_job(settings(profile="nope", probe_args=["-o", "x"], out=str(out)),
+                  said.append, said.append)
     monkeypatch.setattr(ab.E, "active_state", lambda: {"profile": "jtr-realtime"})
     with pytest.raises(UsageError, match=r"^profile jtr-realtime is applied: revert it first "
                                          r"\('jtr tune revert'\), so the baseline is the "
                                          r"machine untuned$"):
-        ab.ab_job(settings(out=str(out)))
+        ab.ab_job(settings(out=str(out)), said.append, said.append)
     monkeypatch.setattr("jtrpy.tune.engine.os.geteuid", lambda: 1000)
     with pytest.raises(UsageError, match="^jtr tune ab changes kernel settings: run it as root"):
-        ab.ab_job(settings(out=str(out)))
-    assert job == [] and not out.exists()
+        ab.ab_job(settings(out=str(out)), said.append, said.append)
+    assert job == [] and not out.exists() and said == []

@@ -3,7 +3,8 @@
 charged again from its event log, a tick that ran the watchdog's hrtimer
 charged to the watchdog), jtr advise's job up to the advice (an invalid result
 refused, the profile cut and written, --prove's checks and folder), the probe
-and options --prove measures with, the compound-Poisson bootstrap of a saving
+and options --prove measures with, --prove's lines (its own, then jtr ab's
+through the same callbacks), the compound-Poisson bootstrap of a saving
 and each remedy's outcome, worked out here from counts; the machine's facts are
 given, never read."""
 import json
@@ -140,8 +141,10 @@ def test_the_advice_on_given_facts(tmp_path, monkeypatch):
     assert (doc["profile"] is None) == (not applicable)
     assert D.chosen(doc) == applicable and D.chosen(doc, 1) == applicable[:1]
     if not applicable:
+        said = []
         with pytest.raises(UsageError, match="^nothing to prove: no remedy for "):
-            D.prove(doc, None, {"top": None}, str(tmp_path / "out"))
+            D.prove(doc, None, {"top": None}, str(tmp_path / "out"), said.append, said.append)
+        assert said == []
 
 
 TASK = dict(CAUSES[1], name="bash", tasks=[{"pid": 7}])     # the "tasks" rule: applicable
@@ -195,6 +198,32 @@ def test_advise_job_before_prove(facts, tmp_path, monkeypatch):
     doc, result, outdir = D.advise_job(r.folder, dict(JOB, prove=True, output=str(out)))
     assert outdir == str(out) and result.folder == r.folder
     assert json.loads((out / "advice.json").read_text()) == json.loads(json.dumps(doc))
+
+
+def test_prove_says_what_it_proves_then_hands_its_callbacks_to_jtr_ab(facts, tmp_path,
+                                                                      monkeypatch):
+    r = write(tmp_path / "r", causes=CAUSES + [TASK])
+    monkeypatch.setattr("jtrpy.tune.engine.os.geteuid", lambda: 0)
+    monkeypatch.setattr(D.E, "active_state", lambda: None)
+    doc, result, outdir = D.advise_job(r.folder, dict(JOB, prove=True,
+                                                      output=str(tmp_path / "out")))
+    got = []
+
+    def experiment(o, profile, cpus, abdir, say, note):
+        say("jtr ab's line")
+        note("jtr ab's notice")
+        return 0
+    monkeypatch.setattr(D, "experiment", experiment)
+    rc, proof = D.prove(doc, result, {"top": None, "repeat": 1, "duration_ns": None,
+                                      "backend": "auto"}, outdir,
+                        lambda line: got.append(("out", line)),
+                        lambda line: got.append(("err", line)))
+    n = len(D.chosen(doc))
+    assert rc == 0 and proof["exit_status"] == 0 and len(proof["remedies"]) == n
+    assert got == [("out", "proving %d remed%s of %s with jtr ab (profile %s/profile/"
+                           "jtr-advised/tuned.conf)" % (n, "y" if n == 1 else "ies", r.folder,
+                                                         outdir)),
+                   ("out", "jtr ab's line"), ("err", "jtr ab's notice")]
 
 
 @pytest.mark.parametrize("command,want", [

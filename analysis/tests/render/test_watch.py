@@ -1,5 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""render/watch: the table, the progress and dump lines people read."""
+"""render/watch: the table, the first, progress, dump and last lines people read."""
+import argparse
+
+from jtrpy.drivers.watch import Outcome
 from jtrpy.render import watch as show
 
 
@@ -47,3 +50,22 @@ def test_progress_and_dump_lines():
         "cpu": 2, "category": "task preemption", "name": "spin", "length_ns": 1_500_000}})
     assert d == ("dump: out/dump-x (task preemption spin, 1.50 ms on CPU 2; 5 events, "
                  "2 interruptions): jtr attribute out/dump-x")
+
+
+def test_first_line_says_what_is_watched_and_where_it_goes():
+    o = argparse.Namespace(cpus=[2, 3], app=["myserver"], listen=None, textfile=None,
+                           dump_above=None)
+    assert show.watching_line(o) == ("watching CPUs 2, 3 for the application myserver: "
+                                     "no --listen; Ctrl-C to stop")
+    o = argparse.Namespace(cpus=[2], app=[], listen=("127.0.0.1", 9477), textfile="x.prom",
+                           dump_above=100_000)
+    assert show.watching_line(o) == (
+        "watching CPU 2 for the application (each CPU's longest-running comm): metrics on "
+        "http://127.0.0.1:9477/metrics, textfile x.prom, dumps above 100.0 us; Ctrl-C to stop")
+
+
+def test_end_lines_are_the_table_then_how_it_ended():
+    lines = show.end_lines(Outcome(st(), 10.0, "out", False, 0))
+    assert lines == show.table(st(), 10.0) + ["watch: done; results: out"]
+    assert show.end_lines(Outcome(st(), 10.0, "out", True, 130))[-1] == \
+        "watch: stopped; results: out"

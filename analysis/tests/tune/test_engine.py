@@ -2,7 +2,9 @@
 """tune.engine on files of the test's own (no kernel setting is touched): the
 snapshot written ahead of every change, a stopped apply, a revert that restores
 what the apply reached and nothing else, the snapshot's entries checked, the
-state lock, and what a killed writer leaves removed."""
+state lock, what a killed writer leaves removed, and the auto-revert's lines on
+the out it is given."""
+import io
 import json
 import os
 import subprocess
@@ -130,3 +132,30 @@ def test_state_lock_makes_a_second_writer_wait(state):
         assert first == "waiting for pid %d, which is changing the tuning\n" % os.getpid()
         assert p.poll() is None
     assert p.stdout.read() == "got it\n" and p.wait() == 0
+
+
+@pytest.fixture
+def woken(monkeypatch):
+    """The auto-revert process's wait, in-process: no sleep, no handler changed."""
+    monkeypatch.setattr(E.time, "sleep", lambda s: None)
+    monkeypatch.setattr(E.signal, "signal", lambda *a: None)
+
+
+def test_auto_revert_says_on_its_out_what_it_reverts(state, tmp_path, woken):
+    st = E.apply(plan_of(tmp_path, 2), out=open(os.devnull, "w"))
+    st["confirmed"] = False
+    E.write_state(st)
+    (tmp_path / "knob0").unlink()
+    (tmp_path / "knob0").mkdir()            # a setting it cannot restore
+    out = io.StringIO()
+    assert E.autorevert(5, "not its apply", out) == 0 and out.getvalue() == ""
+    assert E.autorevert(5, st["applied_at"], out) == 0
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "auto-revert: t not confirmed in 5 s: reverting"
+    assert lines[1].startswith("  not restored: knob 0: ") and len(lines) == 2
+    assert E.read_state()["status"] == "reverted with errors"
+    assert (tmp_path / "knob1").read_text() == "old"
+    (state / "tune-state.json").write_text("{")
+    out = io.StringIO()
+    assert E.autorevert(5, st["applied_at"], out) == 1
+    assert out.getvalue().startswith("auto-revert: %s: " % E.state_path())
