@@ -118,7 +118,6 @@ def result_figures(result, quantity=None):
     cpu_time = is_cpu_time(result)
     lost = [run_lost(r) if cpu_time else run_excess(r) for r in runs]
     have_lost = bool(runs) and all(lost)
-    dur = [r.get("duration_ns") for r in runs if r.get("duration_ns")]
     cpus = sorted({r.get("cpu") for r in runs if r.get("cpu") is not None})
     host = result.get("host") or {}
     return {
@@ -130,7 +129,7 @@ def result_figures(result, quantity=None):
         "runs": len(runs),
         "host": host.get("hostname"),
         "cpus": cpus,
-        "duration_ns": max(dur) if dur else None,
+        "duration_ns": measured_ns(runs) or None,
         "samples": sum(r.get("samples") or 0 for r in runs),
         "percentiles_ns": merged_percentiles(runs),
         "max_ns": max((r.get("max_ns") or 0 for r in runs), default=None),

@@ -142,8 +142,12 @@ def of(result):
     a probe wrote alone)."""
     v = result.get("validity")
     if isinstance(v, dict) and isinstance(v.get("valid"), bool) and \
-            isinstance(v.get("reasons"), list):
+            isinstance(v.get("reasons"), list) and all(
+                isinstance(r, dict) and all(isinstance(r.get(k), str)
+                                            for k in ("code", "scope", "text", "fix"))
+                for r in v["reasons"]):
         return v
+    # a reason that is not one (a damaged or hand-edited file): checked again
     return check(result)
 
 

@@ -100,6 +100,10 @@ def test_stored_validity_is_taken_as_it_is():
     assert V.of(r) is stored and not V.is_valid(r)
     r["validity"] = {"valid": "no"}                         # not one: checked again
     assert V.of(r) == {"valid": True, "reasons": []} and V.is_valid(r)
+    # reasons that are not reasons (a damaged file): checked again, no traceback
+    for reasons in ([[1, 2]], [None], [{"code": "x", "scope": 1, "text": "t", "fix": "f"}]):
+        r["validity"] = {"valid": False, "reasons": reasons}
+        assert V.of(r) == {"valid": True, "reasons": []} and V.is_valid(r)
 
 
 @pytest.mark.parametrize("result", [{}, {"tool": "nope"}, {"tool": "ping", "transport": 7},
