@@ -729,6 +729,8 @@ def test_ab_stopped_twice_reverts_and_keeps_what_it_measured(machine, tmp_path, 
     case = {"sigs": sigs, "to": to, "phase": phase,
             "env": {"JTR_TUNE_STEP_DELAY": "0.02"} if phase == "applying" else {}}
     r = in_namespace_driver(env, tmp_path, "ab", json.dumps(case))
+    if r["again"]:
+        print(r["again"])
     out = tmp_path / "ab"
     why = r["stdout"][-2000:] + r["stderr"][-2000:]
     assert r["reached"], "jtr ab ended before the %s phase: %s" % (phase, why)
