@@ -24,7 +24,7 @@ import os
 import random
 
 from ..errors import UsageError
-from ..results.figures import result_figures
+from ..results.figures import measured_ns, result_figures, run_lost
 from ..results.result import load_result, new_results_dir
 from ..results.validity import of as validity_of
 from ..results.validity import summary
@@ -55,8 +55,14 @@ class Evidence:
         self.items, self.outliers, self.throttled = [], 0, 0
         f = result_figures(result)
         self.cpus = f["cpus"]
-        self.duration_ns = f["duration_ns"]
+        # the outliers charged are those of every run (send's null runs too): so is
+        # the time they are over, and the time lost
+        runs = [r for r in result.get("runs", []) if isinstance(r, dict)]
+        self.duration_ns = measured_ns(runs) or f["duration_ns"]
         self.lost_pct = f["lost_pct"]
+        lost = [run_lost(r) for r in runs]
+        if self.lost_pct is not None and len(runs) > f["runs"] and all(lost):
+            self.lost_pct = 100.0 * sum(x[0] for x in lost) / sum(x[2] for x in lost)
         att = result.get("attribution")
         if not isinstance(att, dict) or not att.get("causes") and not att.get("outliers"):
             raise UsageError("%s has no attribution (its outliers were not charged to "

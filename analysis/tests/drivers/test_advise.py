@@ -58,6 +58,22 @@ def test_evidence_from_the_causes_table(tmp_path):
                                   "ns": 1000}]
 
 
+def test_evidence_of_send_and_null_runs_is_over_all_of_them(tmp_path):
+    """jtr send's three pairs on one CPU: the outliers charged are every run's, so
+    the time they are over is every run's (1.8 s, not the send runs' 0.9 s nor
+    one run's 0.3 s: a saving of 944 ms/s once), and so is the time lost."""
+    runs = [dict(make_run(loops(k + 1, n=2000), cpu=1), kind=kind, duration_ns=3 * 10**8)
+            for k in range(3) for kind in ("send", "null")]
+    doc = make_result(*runs, attribution={"causes": CAUSES, "outliers": {"count": 6}})
+    doc["tool"] = "send"
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "result.json").write_text(json.dumps(doc))
+    e = D.Evidence(load_result(str(tmp_path / "r")))
+    assert e.duration_ns == 18 * 10**8
+    lost = sum(r["outliers"]["lost_ns"] for r in runs)
+    assert e.lost_pct == pytest.approx(100.0 * lost / (18 * 10**8))
+
+
 def test_per_outlier_without_a_log_is_one_charge_a_cause(tmp_path):
     """Without an event log each cause stands for its outliers: two causes of one
     rule are two charges, not one."""
