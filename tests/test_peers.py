@@ -68,6 +68,9 @@ def wait_bound(dest, proc, timeout=20):
         finally:
             s.close()
         time.sleep(0.02)
+    if proc.poll() is not None:
+        raise AssertionError("nothing bound %s:%d: the program ended with status %d: %s"
+                             % (dest + (proc.returncode, proc.communicate()[1])))
     raise AssertionError("nothing bound %s:%d" % dest)
 
 

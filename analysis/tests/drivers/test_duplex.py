@@ -300,6 +300,9 @@ def test_the_results_folder_and_its_summary(tmp_path, fake, monkeypatch):
 def test_a_refusal_keeps_nothing(tmp_path, fake, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("FAKE_PUB", "refuse")
+    # the sub runs until it is stopped: one that ended on its own before the
+    # pub refused (a slow start on a busy machine) would make a run worth keeping
+    monkeypatch.setenv("FAKE_SUB", "hang")
     with pytest.raises(UsageError, match="jtr pub: --pack 5: refused"):
         job(*UDP)
     assert not os.path.exists("results")        # made for the run: gone with it
