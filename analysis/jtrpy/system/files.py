@@ -84,19 +84,72 @@ def _is_flat(v):
     return isinstance(v, list) and all(not isinstance(x, (dict, list)) for x in v)
 
 
-def dumps_json(v, indent=0):
-    """JSON in the layout the C writer uses."""
-    pad = "  " * (indent + 1)
+_encode_str = json.encoder.encode_basestring     # json.dumps(str, ensure_ascii=False)
+_INFINITIES = (float("inf"), float("-inf"))
+
+
+def _scalar(v):
+    """json.dumps(@v, ensure_ascii=False), without its call for the common kinds."""
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    t = type(v)
+    if t is str:
+        return _encode_str(v)
+    if t is int:
+        return int.__repr__(v)
+    if t is float and v == v and v not in _INFINITIES:
+        return float.__repr__(v)
+    return json.dumps(v, ensure_ascii=False)
+
+
+def _emit(v, indent, out, keys, pads):
+    """Append the pieces of @v's text (at nesting @indent) to @out."""
     if isinstance(v, dict):
         if not v:
-            return "{}"
-        items = ["%s%s: %s" % (pad, json.dumps(k, ensure_ascii=False),
-                               dumps_json(x, indent + 1)) for k, x in v.items()]
-        return "{\n" + ",\n".join(items) + "\n" + "  " * indent + "}"
-    if isinstance(v, (list, tuple)) and v and not _is_flat(list(v)):
-        items = [pad + dumps_json(x, indent + 1) for x in v]
-        return "[\n" + ",\n".join(items) + "\n" + "  " * indent + "]"
-    return json.dumps(v, ensure_ascii=False)
+            out.append("{}")
+            return
+        if len(pads) < indent + 2:
+            pads.append("  " * (indent + 1))
+        pad = ",\n" + pads[indent + 1]
+        sep = "{\n" + pads[indent + 1]
+        for k, x in v.items():
+            key = keys.get(k)
+            if key is None:
+                key = keys[k] = _scalar(k) + ": "
+            out.append(sep)
+            out.append(key)
+            _emit(x, indent + 1, out, keys, pads)
+            sep = pad
+        out.append("\n" + pads[indent] + "}")
+        return
+    if isinstance(v, (list, tuple)):
+        if v and not _is_flat(list(v)):
+            if len(pads) < indent + 2:
+                pads.append("  " * (indent + 1))
+            pad = ",\n" + pads[indent + 1]
+            sep = "[\n" + pads[indent + 1]
+            for x in v:
+                out.append(sep)
+                _emit(x, indent + 1, out, keys, pads)
+                sep = pad
+            out.append("\n" + pads[indent] + "]")
+            return
+        out.append(json.dumps(v, ensure_ascii=False))
+        return
+    out.append(_scalar(v))
+
+
+def dumps_json(v, indent=0):
+    """JSON in the layout the C writer uses: an object's members and a list of
+    objects or lists one a line, indented by two spaces; a list of scalars on
+    one line."""
+    out = []
+    _emit(v, indent, out, {}, ["  " * i for i in range(indent + 1)])
+    return "".join(out)
 
 
 def check_writable(path, opt, example=None):
