@@ -166,3 +166,33 @@ def test_write_atomic_names_its_temporary_file_as_remove_stale_tmp_expects(tmp_p
     monkeypatch.setattr(os, "replace", spy)
     write_atomic(str(tmp_path / "x.json"), "{}")
     assert seen == [".x.json.tmp-%d" % os.getpid()]
+
+
+def test_json_in_the_c_writers_layout():
+    doc = {"a": [1, 2.5, None, True, "é\n"], "b": {}, "c": [], "d": [{"x": 1}, {}, [3]],
+           "e": {"f": {"g": float("nan"), "h": float("-inf"), "i": False}}, "t": (1, 2)}
+    assert files.dumps_json(doc) == (
+        '{\n'
+        '  "a": [1, 2.5, null, true, "é\\n"],\n'
+        '  "b": {},\n'
+        '  "c": [],\n'
+        '  "d": [\n'
+        '    {\n'
+        '      "x": 1\n'
+        '    },\n'
+        '    {},\n'
+        '    [3]\n'
+        '  ],\n'
+        '  "e": {\n'
+        '    "f": {\n'
+        '      "g": NaN,\n'
+        '      "h": -Infinity,\n'
+        '      "i": false\n'
+        '    }\n'
+        '  },\n'
+        '  "t": [1, 2]\n'
+        '}')
+    assert files.dumps_json([{"k": 1}], indent=1) == '[\n    {\n      "k": 1\n    }\n  ]'
+    # the same object read back, big numbers and all
+    big = {"n": 2**63 + 1, "f": 1e-300, "s": "\u2028\x00"}
+    assert json.loads(files.dumps_json(big)) == big
