@@ -572,7 +572,7 @@ def test_fuzz_result_json(corpus, tmp_path):
     good = corpus / "null"
     out = tmp_path / "out"
     out.mkdir()
-    for name, n in (("gap", 120), ("null", 60), ("run", 200)):
+    for name, n in (("gap", 60), ("null", 30), ("run", 100)):
         d = copy_of(corpus, tmp_path, name)
         path = d / "result.json"
         raw = path.read_bytes()
@@ -588,7 +588,7 @@ def test_fuzz_result_json(corpus, tmp_path):
                              report=rng.random() < 0.02)
             ends[rc] = ends.get(rc, 0) + 1
         assert ends.get(0) and ends.get(2), (name, ends)   # loaded and refused cases ran
-        for _ in range(25):
+        for _ in range(12):
             kind, data = damaged_bytes(raw, rng)
             with replaced(path, data):
                 analyse("%s %s" % (name, kind), d, good, out, refused=data)
@@ -604,11 +604,11 @@ def test_fuzz_trace_log_and_outliers(corpus, tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     meta = json.loads((run / "trace.json").read_text())
-    for where, value in type_swaps(meta, rng, 250):
+    for where, value in type_swaps(meta, rng, 125):
         with replaced(run / "trace.json", json.dumps(swapped(meta, where, value)).encode()):
             for argv in (["attribute", "--no-write", run], ["trace", "--print", run]):
                 check("trace.json %s" % (where,), argv, [run])
-    for name, n in (("trace.json", 30), ("events.bin", 100), ("outliers.csv", 100)):
+    for name, n in (("trace.json", 15), ("events.bin", 50), ("outliers.csv", 50)):
         raw = (run / name).read_bytes()
         for _ in range(n):
             kind, data = damaged_bytes(raw, rng)
@@ -637,7 +637,7 @@ def test_fuzz_suite_and_imports(corpus, tmp_path):
         with replaced(s / "suite.json", data):
             check("suite.json %s" % kind, ["report", "-o", out / "srep", s], [s], data)
     ends = {}
-    for name, n in (("oslat.json", 80), ("cyclictest.json", 80), ("g.hlog", 0)):
+    for name, n in (("oslat.json", 40), ("cyclictest.json", 40), ("g.hlog", 0)):
         src = corpus / name
         raw = src.read_bytes()
         cases = []
@@ -647,7 +647,7 @@ def test_fuzz_suite_and_imports(corpus, tmp_path):
                       for w, v in type_swaps(doc, rng, n)]
             cases += [("%s %s" % (name, k), d) for k, d in json_specials(raw)]
         cases += [("%s %s" % (name, k), d) for k, d in (damaged_bytes(raw, rng)
-                                                          for _ in range(50))]
+                                                          for _ in range(25))]
         for case, data in cases:
             f = tmp_path / ("in-" + name)
             f.write_bytes(data)
