@@ -262,7 +262,8 @@ def test_commands_parse_call_one_driver_and_print(command):
     used = {t for t, _, _, _ in imports("jtrpy.commands." + command) if ours(t)}
     drivers = {t for t in used if t.startswith("jtrpy.drivers")}
     assert drivers == {"jtrpy.drivers." + DRIVER_OF.get(command, command)}, drivers
-    assert used - drivers <= {"jtrpy.cli.parser"} | ONE_DRIVER[command], used - drivers
+    assert used - drivers <= {"jtrpy.cli.parser", "jtrpy.cli.progress"} | ONE_DRIVER[command], \
+        used - drivers
     for target, names, line, _ in imports("jtrpy.commands." + command):
         assert not NOT_IN_RENDER.get(target, set()) & set(names), (
             "commands/%s.py:%d loads or computes (%s): its driver's work" % (command, line,
@@ -270,18 +271,38 @@ def test_commands_parse_call_one_driver_and_print(command):
 
 
 # the modules that print: the commands and the front end (cli/main.py; cli/parser.py:
-# its warnings, and say and note, the callbacks commands hand their jobs); below
-# them a line is handed to the command's callbacks or returned, and the command
-# chooses its stream
+# its warnings, and say and note, the callbacks commands hand their jobs;
+# cli/progress.py: the status line a command makes on its stderr); below them a
+# line is handed to the command's callbacks or returned, and the command chooses
+# its stream (a stream a job writes to, as jtr export's standard output, is
+# handed down too)
 PRINTERS = ("jtrpy.commands", "jtrpy.cli")
+
+
+def writes(tree):
+    """The lines of @tree's print() calls and of its references to sys.stdout and
+    sys.stderr."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id == "print":
+            out.add(node.lineno)
+        elif isinstance(node, ast.Attribute) and node.attr in ("stdout", "stderr") and \
+                isinstance(node.value, ast.Name) and node.value.id == "sys":
+            out.add(node.lineno)
+    return sorted(out)
+
+
+def test_writes_finds_print_and_the_streams():
+    tree = ast.parse("import sys\nprint(1)\nsys.stdout.write('x')\nf(sys.stderr)\n"
+                     "s.stdout\nsubprocess.run(a, stdout=PIPE)\n")
+    assert writes(tree) == [2, 3, 4]
 
 
 @pytest.mark.parametrize("name", sorted(n for n in MODULES if not any(
     n == p or n.startswith(p + ".") for p in PRINTERS)))
 def test_only_the_commands_print(name):
-    tree = ast.parse(open(MODULES[name]).read(), MODULES[name])
-    calls = sorted(node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
-                   and isinstance(node.func, ast.Name) and node.func.id == "print")
-    assert not calls, ("%s prints (print() at %s): hand the line to the command's "
-                       "callback, or return it" % (name, ", ".join(
-                           "%s:%d" % (name, n) for n in calls)))
+    lines = writes(ast.parse(open(MODULES[name]).read(), MODULES[name]))
+    assert not lines, ("%s writes to a stream of its own choosing (print(), sys.stdout or "
+                       "sys.stderr at %s): hand the line to the command's callback, or "
+                       "return it" % (name, ", ".join("%s:%d" % (name, n) for n in lines)))

@@ -130,6 +130,16 @@ def wants_gates(name, args):
     return any(w.split("=")[0] in GATE_OPTIONS for w in words)
 
 
+def acknowledge(text):
+    """@text on stderr at once (a stop signal's acknowledgement): nothing when
+    the terminal is gone (SIGHUP)."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
 def run_command(name, args):
     """Parse @args with the command's parser and run it; its exit status."""
     _, _, where = find(name)
@@ -137,7 +147,7 @@ def run_command(name, args):
         where = GATES_MODULE        # judged by the front end (commands/probe.py)
     elif where == "exec" or (name == "trace" and "--print" not in args):
         exec_program(name, args)
-    signals.install("jtr " + name)
+    signals.install("jtr " + name, acknowledge)
     module = importlib.import_module("jtrpy.commands." + where)
     parser = module.make_parser("jtr " + name)
     parse = getattr(module, "parse", None)

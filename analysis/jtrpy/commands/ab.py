@@ -4,6 +4,8 @@ profile help? Baseline runs, the profile applied, tuned runs, reverted,
 compared; always reverted (error, Ctrl-C, SIGTERM, SIGHUP). The probe is any
 of jtr run's, with its own options passed on as they are; drivers/ab.py's ab_job
 checks what they need of the machine and runs the experiment."""
+import sys
+
 from ..cli.parser import (
     Count,
     Duration,
@@ -16,6 +18,7 @@ from ..cli.parser import (
     say,
     shared,
 )
+from ..cli.progress import Progress
 from ..drivers.ab import ab_job
 from ..errors import UsageError
 from ..results.probes import RUN_PROBES
@@ -115,4 +118,4 @@ def options(opts):
 
 
 def run(opts):
-    return ab_job(options(opts), say, note)
+    return ab_job(options(opts), say, note, Progress("jtr ab", sys.stderr))

@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """attribute - jtr attribute RESULTS_DIR: explain a run's outliers again."""
 import json
+import sys
 
 from ..attribution.attribute import DEFAULT_SLACK_NS
 from ..cli.parser import JtrParser, add_attribution_options, add_cross_check_options
+from ..cli.progress import Progress
 from ..drivers.attribute import attribute_job
 from ..units import fmt_ns
 
@@ -50,7 +52,8 @@ def run(opts):
         "outliers": opts.outliers, "events": opts.events, "slack_ns": opts.slack,
         "top": opts.top, "by_pid": opts.by == "pid", "json": opts.json,
         "write": not opts.no_write, "cross_check": opts.cross_check,
-        "sched_data": opts.sched_data, "cross_check_min": opts.cross_check_min})
+        "sched_data": opts.sched_data, "cross_check_min": opts.cross_check_min},
+        Progress("jtr attribute", sys.stderr))
     if opts.json:
         print(json.dumps(out, indent=2))
     else:

@@ -78,6 +78,7 @@ def run(opts):
     if opts.perfetto is not None and len(opts.results) != 1:
         raise UsageError("--perfetto writes the trace of one result; give one (%d given)"
                          % len(opts.results))
-    for note in export(opts.results, outputs, quantity=opts.quantity, top=opts.top):
+    for note in export(opts.results, outputs, sys.stdout, quantity=opts.quantity,
+                       top=opts.top):
         print("jtr export: %s" % note, file=sys.stderr)
     return 0

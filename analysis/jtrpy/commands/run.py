@@ -21,6 +21,7 @@ from ..cli.parser import (
     check_junit_path,
     shared,
 )
+from ..cli.progress import Progress
 from ..drivers.run import run_job
 from ..errors import UsageError
 from ..render import gates as gate_text
@@ -164,7 +165,7 @@ def options(opts):
 
 
 def run(opts):
-    job, rc = run_job(options(opts))
+    job, rc = run_job(options(opts), Progress("jtr run", sys.stderr))
     for n in job.notices:
         print("jtr run: %s" % n if not n.startswith("jtr ") else n, file=sys.stderr)
     if job.result is None:

@@ -176,9 +176,9 @@ def do_verify(opts):
 
 
 def do_revert(opts):
-    return tune.revert(say)
+    return tune.revert(say, note)
 
 
 def do_confirm(opts):
-    print(tune.confirm())
+    print(tune.confirm(note))
     return 0

@@ -76,7 +76,7 @@ def check_probe(o):
     return duration_ns, partner_cpu, cpus
 
 
-def ab_job(o, say, note):
+def ab_job(o, say, note, progress=None):
     """jtr ab's job on the command's settings @o (commands/ab.py): the probe
     checked (check_probe), the profile loaded for the isolated CPUs (an unknown
     one refused), root needed and no profile applied (the baseline is the
@@ -93,7 +93,7 @@ def ab_job(o, say, note):
     outdir = new_results_dir("ab", o["out"])
     os.makedirs(outdir)
     return experiment(dict(o, duration_ns=duration_ns, partner_cpu=partner_cpu), profile,
-                      cpus, outdir, say, note)
+                      cpus, outdir, say, note, progress)
 
 
 def order(repeat):
@@ -104,12 +104,13 @@ def order(repeat):
     return out
 
 
-def experiment(o, profile, cpus, outdir, say, note):
+def experiment(o, profile, cpus, outdir, say, note, progress=None):
     """The runs of `jtr ab` into @outdir (which exists) with @profile (loaded and
     checked for @cpus); its progress and the comparison through @say(line), for
     stdout, and @note(line), for stderr; the exit status (130 when a stop was
     requested, whenever it came: ab.json says "interrupted", and "partial" when
-    runs are missing or cut short)."""
+    runs are missing or cut short). @progress: the command's status line while
+    a run is attributed (cli/progress.py), or None."""
     measured = [cpus[0]] if cpus else []
     seq = order(o["repeat"])
     record = {"format": FORMAT, "profile": profile.name, "isolated_cpus": format_cpulist(cpus),
@@ -131,7 +132,7 @@ def experiment(o, profile, cpus, outdir, say, note):
                 name = "%s-%d" % (side, n[side])
                 if side == "b" and not applied:
                     block.busy, applied = BUSY_TUNED, True
-                    _apply(o, cpus)
+                    _apply(o, cpus, note)
                     os.sched_setaffinity(0, mine)   # its probes must reach the isolated CPUs
                     if signals.requested():
                         break
@@ -144,7 +145,7 @@ def experiment(o, profile, cpus, outdir, say, note):
                         break
                 say("[%s] run %d of %d: %s (%s)" % (_now(), k + 1, len(seq), name,
                     "baseline" if side == "a" else profile.name))
-                run = _measure(os.path.join(outdir, name), measured, o, say, note)
+                run = _measure(os.path.join(outdir, name), measured, o, say, note, progress)
                 run.update({"name": name, "side": side,
                             "profile": profile.name if side == "b" else None})
                 record["runs"].append(run)
@@ -180,29 +181,33 @@ def _now():
     return time.strftime("%H:%M:%S")
 
 
-def _apply(o, cpus):
+def quiet(line):
+    """What the applier says of each setting: jtr ab says what it applied itself."""
+
+
+def _apply(o, cpus, note):
     """Apply the profile (checked again for this moment); a stop request ends the
     apply before its next setting (the caller reverts what it reached)."""
-    with E.StateLock(), open(os.devnull, "w") as null:
+    with E.StateLock(note):
         E.recover()
         profile = E.load_profile(o["profile"], cpus)
         iso = profile.isolated if profile.isolated is not None else cpus
-        E.apply(E.make_plan(profile, iso), out=null, stop=signals.requested)
+        E.apply(E.make_plan(profile, iso), quiet, stop=signals.requested)
 
 
 def _revert(note):
     """Revert the snapshot this jtr ab wrote (none other), if it is still active;
     @note each setting it could not restore."""
-    with E.StateLock(), open(os.devnull, "w") as null:
+    with E.StateLock(note):
         st = E.read_state(required=False)
         if not st or st["status"] not in ("applying", "applied") or st.get("pid") != os.getpid():
             return
-        failed, _ = E.revert(st, out=null)
+        failed, _ = E.revert(st, quiet)
     for line in not_restored(failed):
         note(line)
 
 
-def _measure(d, cpus, o, say, note):
+def _measure(d, cpus, o, say, note, progress):
     """One jtr run of the probe into @d, its figures (or why there are none)
     through @say and its notices through @note: {"rc": its probe's exit status,
     "result": whether it wrote one, "partial": it covers less than asked,
@@ -212,7 +217,8 @@ def _measure(d, cpus, o, say, note):
         (["-d", format_duration(o["duration_ns"])] if o["duration_ns"] else [])
     try:
         job = measure(args, probe=o["probe"], cpus=cpus or None, trace=o["trace"],
-                      backend=o["backend"], partner_cpu=o["partner_cpu"])
+                      backend=o["backend"], partner_cpu=o["partner_cpu"], prog="jtr ab",
+                      progress=progress)
     except KeyboardInterrupt:           # stopped before its probe started
         say("    stopped before it wrote a result")
         return {"rc": None, "result": False, "partial": True, "interrupted": True}

@@ -22,7 +22,6 @@ from ..results.outliers import read_outlier_log, read_outliers_file
 from ..results.result import load_result
 from ..system.files import check_file
 from ..trace import events, sched
-from .progress import Progress
 
 
 def sched_data_path(result, given=None):
@@ -252,7 +251,7 @@ def is_dump(d):
         os.path.isfile(os.path.join(d, f)) for f in ("outliers.csv", "events.bin"))
 
 
-def attribute_job(dirs, opts):
+def attribute_job(dirs, opts, progress=None):
     """jtr attribute DIRS: what it prints, the attribution document with
     @opts["json"], else the lines of its table (with the cross-check's). One
     results folder is attributed and, with @opts["write"] and not JSON, the
@@ -279,7 +278,6 @@ def attribute_job(dirs, opts):
     xc = {"sched_data": opts["sched_data"], "min_ns": opts["cross_check_min"]} \
         if opts["cross_check"] else None
     result = load_result(d)
-    progress = Progress("jtr attribute")
     kw = {"slack_ns": opts["slack_ns"], "top": opts["top"], "events_path": opts["events"],
           "cross_check": xc, "progress": progress}
     try:
@@ -287,7 +285,8 @@ def attribute_job(dirs, opts):
             return attribute_into(result, split=opts["by_pid"], **kw)
         a, check = attribution_of(result, **kw)
     finally:
-        progress.done()
+        if progress is not None:
+            progress.done()
     cc = check(result) if check else None
     if opts["json"]:
         return {"attribution": a, "cross_check": cc} if cc else a

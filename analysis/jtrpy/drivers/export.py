@@ -4,7 +4,6 @@
 for --perfetto) to their files or standard output; the command prints the
 notes it is handed."""
 import os
-import sys
 
 from ..attribution import wake
 from ..errors import UsageError
@@ -20,17 +19,17 @@ from .attribute import attribution_of
 OUTPUTS = ("hlog", "prom", "perfetto")
 
 
-def write_out(path, text, opt):
-    """Write @text (a str, or pieces of it) to @path ('-': standard output, piece by
-    piece)."""
+def write_out(path, text, opt, stdout):
+    """Write @text (a str, or pieces of it) to @path ('-': the command's standard
+    output @stdout, piece by piece)."""
     if path == "-":
         if isinstance(text, str):
-            sys.stdout.write(text)
+            stdout.write(text)
             return
-        sys.stdout.flush()
+        stdout.flush()
         for piece in text:
-            sys.stdout.buffer.write(piece.encode("utf-8"))
-        sys.stdout.buffer.flush()
+            stdout.buffer.write(piece.encode("utf-8"))
+        stdout.buffer.flush()
         return
     try:
         write_atomic(path, text if isinstance(text, str) else "".join(text))
@@ -77,9 +76,10 @@ def perfetto_trace(result, label):
     return perfetto.trace_chunks(log, outliers, perfetto.run_slices(result), about)
 
 
-def export(paths, outputs, quantity=None, top=prom.DEFAULT_TOP):
+def export(paths, outputs, stdout, quantity=None, top=prom.DEFAULT_TOP):
     """Write the results at @paths (as the user named them) to @outputs ({"hlog",
-    "prom", "perfetto": FILE, '-' for standard output, or None}): --perfetto's
+    "prom", "perfetto": FILE, '-' for the command's standard output @stdout, or
+    None}): --perfetto's
     trace of the one result, then, of @quantity's runs (None: all), the hlog and
     the Prometheus textfile with @top causes per result. A generator: it yields
     the notes to print (results --prom leaves out) as they come, before the file
@@ -89,13 +89,14 @@ def export(paths, outputs, quantity=None, top=prom.DEFAULT_TOP):
             check_writable(outputs[opt], "--" + opt)
     results = [load_result(p) for p in paths]
     if outputs.get("perfetto"):
-        write_out(outputs["perfetto"], perfetto_trace(results[0], paths[0]), "--perfetto")
+        write_out(outputs["perfetto"], perfetto_trace(results[0], paths[0]), "--perfetto",
+                  stdout)
     if quantity:
         results = [selected(r, quantity, p)[0] for r, p in zip(results, paths)]
     if outputs.get("hlog"):
         hdrlog.check_exportable(results, paths)
-        write_out(outputs["hlog"], hdrlog.hlog_text(results, paths), "--hlog")
+        write_out(outputs["hlog"], hdrlog.hlog_text(results, paths), "--hlog", stdout)
     if outputs.get("prom"):
         text, notes = prom.prom_text(results, paths, top)
         yield from notes
-        write_out(outputs["prom"], text, "--prom")
+        write_out(outputs["prom"], text, "--prom", stdout)

@@ -47,7 +47,6 @@ from .attribute import attribute_into, validity_of
 from .gates import conclude, judge
 from .plan import MULTI_CPU, find_option, make_plan, partner_cpu_of
 from .programs import Program, last_line, stop, wait_ready
-from .progress import Progress
 
 INTERRUPTED = EXIT_INTERRUPTED      # the probe's status when a stop request ended it early
 READY_S = 20                        # how long a subscriber may take to listen
@@ -149,7 +148,7 @@ def without_output(args):
 
 def measure(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slack_ns=None,
             top=None, backend="auto", cross_check=None, prog="jtr run", partner_cpu=None,
-            partner_netns=None, split=False, gates=None):
+            partner_netns=None, split=False, gates=None, progress=None):
     """One measurement: the tracer beside the probe, then attribution (jtr run's,
     and each run of jtr ab); a Job. @probe_args go to jtr-PROBE as they are
     (with -o among them when given), the CPUs jtr pins added (drivers/plan.py);
@@ -158,7 +157,9 @@ def measure(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slac
     compare them with the attribution. @partner_cpu: pong's or sub's CPU;
     @partner_netns: the network namespace it runs in (ip netns exec). @gates:
     (max latency ns or None, max lost % or None) to judge the run by
-    (drivers/gates.judge: job.cases), or None. The result document is built in
+    (drivers/gates.judge: job.cases), or None. @progress: the command's status
+    line while the run is attributed (cli/progress.py), or None. The result
+    document is built in
     memory (the probe's figures, sides, validity, attribution, gates) and saved
     once, at the end."""
     job = Job()
@@ -229,7 +230,7 @@ def measure(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slac
     job.result["validity"] = validity_of(job.result)
     try:
         _attribute(job, folder, tracer, trc, recorder, xrc, xwhy, slack_ns, top, cross_check,
-                   split, prog)
+                   split, progress)
         if gates:
             job.cases = judge(job.result, *gates, why=job.why)
     finally:
@@ -240,7 +241,7 @@ def measure(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slac
 
 
 def _attribute(job, folder, tracer, trc, recorder, xrc, xwhy, slack_ns, top, cross_check,
-               split, prog):
+               split, progress):
     """The tracer's and the recorder's logs moved into @folder, and the job's
     result attributed (job.lines), or job.why says why not."""
     if recorder:
@@ -257,7 +258,6 @@ def _attribute(job, folder, tracer, trc, recorder, xrc, xwhy, slack_ns, top, cro
         job.why = "the tracer failed: %s" % (tracer.err or "exit %d" % trc)
         return
     tracer.move_into(folder)
-    progress = Progress(prog)
     try:
         job.lines = attribute_into(job.result, slack_ns=slack_ns, top=top, strict=False,
                                    cross_check=dict(cross_check, sched_data=None)
@@ -267,12 +267,13 @@ def _attribute(job, folder, tracer, trc, recorder, xrc, xwhy, slack_ns, top, cro
         job.why = str(e)
         return
     finally:
-        progress.done()
+        if progress is not None:
+            progress.done()
     if xwhy:
         job.lines += ["", "cross-check: not run: %s" % xwhy]
 
 
-def run_job(o):
+def run_job(o, progress=None):
     """jtr run's job on the command's settings @o (commands/run.py options): the
     other end's CPU (--pong-cpu, --sub-cpu) and network namespace checked, and
     perf for --cross-check; the tracer's options; the measurement (measure),
@@ -297,7 +298,8 @@ def run_job(o):
     job = measure(o["probe_args"], probe=o["probe"], cpus=o["cpus"], trace=o["trace"],
                   tracer_args=tracer_args, slack_ns=o["slack_ns"], top=o["top"],
                   backend=o["backend"], partner_cpu=partner_cpu, partner_netns=netns,
-                  split=o["split"], cross_check=o["cross_check"], gates=o["gates"])
+                  split=o["split"], cross_check=o["cross_check"], gates=o["gates"],
+                  progress=progress)
     return job, conclude(job, o["junit"], "jtr run", o["probe"], started, o["command"],
                          o["gates"])
 

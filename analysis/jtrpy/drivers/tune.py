@@ -76,7 +76,7 @@ def install(folder, say):
         raise UsageError("%s: not writable by this user; run it as root (sudo)" % into)
     if not folder:
         say(layout["why"])
-    return 1 if E.install_profiles(into) else 0
+    return 1 if E.install_profiles(say, into) else 0
 
 
 # ---------------------------------------------------------------- apply
@@ -135,7 +135,7 @@ def apply(o, say, note):
                 "(--no-tuned: jtr applies it itself)" % profile.name)
     # the first stop signal ends the apply and undoes it; later ones wait for that
     with signals.measuring(stopping="stopping: undoing the apply",
-                           busy="still undoing the apply; wait"), E.StateLock():
+                           busy="still undoing the apply; wait"), E.StateLock(note):
         E.recover()
         refuse_if_applied()
         plan = E.make_plan(profile, cpus)
@@ -143,10 +143,10 @@ def apply(o, say, note):
         if signals.requested():
             note("jtr tune: interrupted; nothing was changed")
             return EXIT_INTERRUPTED
-        st = E.apply(plan, boot=o["boot"], auto_revert_s=auto, via_tuned=via_tuned,
+        st = E.apply(plan, say, boot=o["boot"], auto_revert_s=auto, via_tuned=via_tuned,
                      stop=signals.requested)
         if signals.requested():
-            failed, gone = E.revert(st)
+            failed, gone = E.revert(st, say)
             for line in show.not_restored(failed):
                 say(line)
             note("jtr tune: interrupted; the apply of %s was undone (%d settings restored%s)"
@@ -178,7 +178,7 @@ def already_reverted(st, say):
     return False
 
 
-def revert(say):
+def revert(say, note):
     """jtr tune revert's job: every setting the apply reached restored from the
     snapshot, under the state lock, stop signals held off; nothing when it was
     reverted already. The exit status (1: some setting not restored)."""
@@ -187,7 +187,7 @@ def revert(say):
     E.need_root("revert")
     # a revert is not stopped half-way: every stop signal is acknowledged and waits
     with signals.holding("still reverting; wait"), \
-            E.StateLock():
+            E.StateLock(note):
         E.recover()
         st = E.read_state()             # again: another revert may have come first
         if already_reverted(st, say):
@@ -195,7 +195,7 @@ def revert(say):
         if st.get("status") == "applying":
             say("the apply of %s did not finish (pid %s); restoring everything it may have "
                 "changed" % (st["profile"], st.get("pid")))
-        failed, gone = E.revert(st)
+        failed, gone = E.revert(st, say)
     say("reverted %s: %d settings restored from %s%s" % (
         st["profile"], st["touched"] - len(failed) - gone, E.state_path(),
         "; %d tasks have exited since" % gone if gone else ""))
@@ -204,16 +204,17 @@ def revert(say):
     return 1 if failed else 0
 
 
-def confirm():
+def confirm(note):
     """jtr tune confirm's job: the applied profile kept (its auto-revert stopped);
-    the line saying so. UsageError when no profile is applied."""
+    the line saying so. UsageError when no profile is applied. @note(line): that
+    it waits for another jtr changing the tuning."""
     st = E.active_state()
     if not st:
         raise UsageError("no profile is applied: nothing to confirm")
     if st.get("confirmed"):
         return "%s is already confirmed" % st["profile"]
     E.need_root("confirm")
-    with E.StateLock():
+    with E.StateLock(note):
         st = E.active_state()
         if not st:
             raise UsageError("no profile is applied: nothing to confirm")

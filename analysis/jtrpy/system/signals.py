@@ -29,7 +29,6 @@ import ctypes
 import os
 import signal
 import subprocess
-import sys
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 PARENT_ENV = "JTR_PARENT_PID"      # lib/jtr_probe.h JTR_PARENT_ENV
@@ -57,6 +56,7 @@ class Block:
 class _State:
     def __init__(self):
         self.prog = "jtr"
+        self.ack = None         # ack(text): where a signal is acknowledged (install)
         self.first = None       # the first stop signal, or None
         self.blocks = []        # the measuring() and holding() blocks, innermost last
         self.children = {}      # pid: Popen of the programs a stop is passed to
@@ -67,11 +67,8 @@ _S = _State()
 
 
 def _say(text):
-    try:
-        sys.stderr.write(text)
-        sys.stderr.flush()
-    except (OSError, ValueError):   # SIGHUP: the terminal is gone
-        pass
+    if _S.ack is not None:
+        _S.ack(text)
 
 
 def _on_signal(signum, frame):
@@ -91,9 +88,11 @@ def _on_signal(signum, frame):
         _say("\n%s: %s\n" % (_S.prog, block.stopping))
 
 
-def install(prog):
-    """The rule's handlers, for command @prog ("jtr run")."""
-    _S.prog = prog
+def install(prog, ack):
+    """The rule's handlers, for command @prog ("jtr run"); @ack(text): writes
+    what a signal is told (the command's stderr; it must not raise, as the
+    terminal may be gone)."""
+    _S.prog, _S.ack = prog, ack
     for s in STOP_SIGNALS:
         signal.signal(s, _on_signal)
 

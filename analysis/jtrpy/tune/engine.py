@@ -377,8 +377,8 @@ class StateLock:
     confirm; jtr ab's apply and revert). flock on a file in the state folder: a
     killed holder releases it; a second one waits, saying for whom."""
 
-    def __init__(self, out=None):
-        self.out, self.fd = sys.stderr if out is None else out, None
+    def __init__(self, say):
+        self.say, self.fd = say, None     # @say(line): the line saying it waits
 
     def __enter__(self):
         os.makedirs(state_dir(), exist_ok=True)
@@ -387,8 +387,7 @@ class StateLock:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             who = os.pread(self.fd, 32, 0).decode(errors="replace").strip() or "?"
-            self.out.write("waiting for pid %s, which is changing the tuning\n" % who)
-            self.out.flush()
+            self.say("waiting for pid %s, which is changing the tuning" % who)
             fcntl.flock(self.fd, fcntl.LOCK_EX)
         os.ftruncate(self.fd, 0)
         os.pwrite(self.fd, b"%d\n" % os.getpid(), 0)
@@ -412,7 +411,7 @@ def recover():
 
 # ---------------------------------------------------------------- apply
 
-def apply(plan, boot=False, auto_revert_s=None, via_tuned=False, out=None, stop=None):
+def apply(plan, say, boot=False, auto_revert_s=None, via_tuned=False, stop=None):
     """Snapshot, then apply; returns the state written.
 
     Write-ahead: the snapshot holds every entry's value before the first change,
@@ -420,9 +419,8 @@ def apply(plan, boot=False, auto_revert_s=None, via_tuned=False, out=None, stop=
     marked "pending" and the one before with its outcome, so a revert restores
     exactly what the apply reached, whenever it was killed. @stop: a function
     that is true once a stop was requested; the apply then ends before the next
-    entry, with the status "applying" (the caller reverts). @out: where it says
-    what it does (sys.stdout as it is when called)."""
-    out = sys.stdout if out is None else out
+    entry, with the status "applying" (the caller reverts). @say(line): what it
+    says it does."""
     if active_state():
         st = active_state()
         raise UsageError("profile %s is applied (since %s); run 'jtr tune revert' first"
@@ -456,7 +454,7 @@ def apply(plan, boot=False, auto_revert_s=None, via_tuned=False, out=None, stop=
         for e in by_tuned:
             e["result"] = "pending"
         write_state(st)                     # tuned may change any of them from here
-        tuned_apply(st, out)                # the files it reads get their own result
+        tuned_apply(st, say)                # the files it reads get their own result
         for e in by_tuned:
             if e["result"] == "pending":
                 e["result"] = "by tuned"
@@ -514,17 +512,17 @@ def _apply_one(e):
 
 # ---------------------------------------------------------------- revert
 
-def revert(st, out=None):
+def revert(st, say):
     """Restore the entries of snapshot @st that the apply reached (all of them in a
     snapshot written before write-ahead), newest first; returns ([(label, why)]
-    not restored, tasks gone since). st["touched"] is how many it looked at."""
-    out = sys.stdout if out is None else out
+    not restored, tasks gone since). st["touched"] is how many it looked at.
+    @say(line): what it says it does."""
     failed, gone, touched = [], 0, 0
     step_s = step_delay()
     if st.get("auto_revert_pid") and st["auto_revert_pid"] != os.getpid():
         kill_if(st["auto_revert_pid"], "_autorevert")
     if st.get("via_tuned"):
-        tuned_revert(st, out)
+        tuned_revert(st, say)
     for e in reversed(st["entries"]):
         if st.get("write_ahead") and "result" not in e:
             continue                    # the apply never came to it: untouched
@@ -638,7 +636,8 @@ def start_auto_revert(seconds, token):
     says (autorevert's lines) goes to auto-revert.log in the state folder."""
     pkg = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     code = ("import sys; sys.path.insert(0, %r); from jtrpy.tune.engine import autorevert; "
-            "sys.exit(autorevert(float(sys.argv[1]), sys.argv[2], sys.stdout))" % pkg)
+            "sys.exit(autorevert(float(sys.argv[1]), sys.argv[2], lambda line: print(line, "
+            "flush=True)))" % pkg)
     logf = open(os.path.join(state_dir(), "auto-revert.log"), "a")
     p = subprocess.Popen([sys.executable, "-c", code, str(seconds), token, "_autorevert"],
                          start_new_session=True, stdin=subprocess.DEVNULL, stdout=logf,
@@ -748,12 +747,12 @@ def variables_path(folder):
     return os.path.join(folder, VARIABLES)
 
 
-def install_profiles(folder=None, out=None):
+def install_profiles(say, folder=None):
     """Copy jtr's profiles into @folder/<name>/tuned.conf (default: tuned's user
     folder, where tuned-adm list finds them) and the jtr-variables.conf template
     (variables_path) when there is none; a profile of that name jtr did not
-    install (its text differs) is left and listed. Returns the number left."""
-    out = sys.stdout if out is None else out
+    install (its text differs) is left and listed, each @say-ing what became of
+    it. Returns the number left."""
     folder = folder or tuned_layout()["user"]
     own = profile_dirs()[0]
     left = 0
@@ -765,29 +764,29 @@ def install_profiles(folder=None, out=None):
             text = f.read()
         dst = os.path.join(folder, name, "tuned.conf")
         if _same_text(dst, text):
-            out.write("%s: installed already\n" % dst)
+            say("%s: installed already" % dst)
             continue
         if os.path.exists(dst):
-            out.write("%s: left as it is: it differs from jtr's %s (installed by another "
-                      "jtr, or edited); remove it to install this one\n" % (dst, name))
+            say("%s: left as it is: it differs from jtr's %s (installed by another "
+                "jtr, or edited); remove it to install this one" % (dst, name))
             left += 1
             continue
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         write_atomic(dst, text)
-        out.write("%s: installed\n" % dst)
+        say("%s: installed" % dst)
     var = variables_path(folder)
     if os.path.exists(var):
-        out.write("%s: kept (yours; isolated_cores=%s)\n"
-                  % (var, read_variables_file(var).get("isolated_cores", "unset")))
+        say("%s: kept (yours; isolated_cores=%s)"
+            % (var, read_variables_file(var).get("isolated_cores", "unset")))
     else:
         with open(os.path.join(own, VARIABLES)) as f:
             write_atomic(var, f.read())
-        out.write("%s: installed from the template (isolated_cores=%s): edit it\n"
-                  % (var, read_variables_file(var).get("isolated_cores")))
+        say("%s: installed from the template (isolated_cores=%s): edit it"
+            % (var, read_variables_file(var).get("isolated_cores")))
     return left
 
 
-def tuned_apply(st, out):
+def tuned_apply(st, say):
     for e in st["entries"]:
         if e["key"].startswith("tuned:"):
             e["result"] = _apply_one(e)
@@ -796,14 +795,14 @@ def tuned_apply(st, out):
     if p.returncode != 0:
         raise JtrError("tuned-adm profile %s failed: %s (revert with 'jtr tune revert')"
                        % (st["profile"], p.stdout.strip()))
-    out.write("tuned applied %s\n" % st["profile"])
+    say("tuned applied %s" % st["profile"])
 
 
-def tuned_revert(st, out):
+def tuned_revert(st, say):
     prev = st["via_tuned"].get("previous")
     args = ["tuned-adm", "profile", prev] if prev and prev != "none" else ["tuned-adm", "off"]
     p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    out.write("%s: %s\n" % (" ".join(args), "ok" if p.returncode == 0 else p.stdout.strip()))
+    say("%s: %s" % (" ".join(args), "ok" if p.returncode == 0 else p.stdout.strip()))
     time.sleep(0.5)
     left = []
     for e in st["entries"]:
@@ -812,31 +811,31 @@ def tuned_revert(st, out):
             if cur is not None and not K.matches(e, cur, e["before"]):
                 left.append(e["label"])
     if left:
-        out.write("tuned left %d setting(s) changed; jtr restores them: %s\n"
-                  % (len(left), ", ".join(left[:8]) + (" ..." if len(left) > 8 else "")))
+        say("tuned left %d setting(s) changed; jtr restores them: %s"
+            % (len(left), ", ".join(left[:8]) + (" ..." if len(left) > 8 else "")))
 
 
 def all_profiles():
     return jtr_profiles()
 
 
-def autorevert(seconds, token, out):
+def autorevert(seconds, token, say):
     """The --auto-revert process: sleep, then revert unless confirmed, saying so
-    on @out (the process's log: start_auto_revert). SIGTERM (confirm, revert)
-    ends it while it waits; once it reverts, nothing stops it half-way."""
+    with @say(line) (to the process's log: start_auto_revert). SIGTERM (confirm,
+    revert) ends it while it waits; once it reverts, nothing stops it half-way."""
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
     time.sleep(seconds)
-    with StateLock(out=out):
+    with StateLock(say):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         try:
             st = active_state()
         except UsageError as e:
-            out.write("auto-revert: %s\n" % e)
+            say("auto-revert: %s" % e)
             return 1
         if not st or st.get("applied_at") != token or st.get("confirmed"):
             return 0
-        out.write("auto-revert: %s not confirmed in %g s: reverting\n" % (st["profile"], seconds))
-        failed, _ = revert(st, out=out)
+        say("auto-revert: %s not confirmed in %g s: reverting" % (st["profile"], seconds))
+        failed, _ = revert(st, say)
         for label, why in failed:
-            out.write("  not restored: %s: %s\n" % (label, why))
+            say("  not restored: %s: %s" % (label, why))
     return 0

@@ -2,6 +2,8 @@
 """jtr ab's command line: the probe after '--', its options passed on, one
 profile; what they become for drivers/ab.py (whose ab_job refuses what makes no
 sense for the probe: tests/drivers/test_ab.py)."""
+import sys
+
 import pytest
 
 from jtrpy.cli.main import main as jtr
@@ -67,8 +69,9 @@ def test_one_profile(args, message):
 def test_the_command_hands_its_settings_to_the_job(monkeypatch, capsys):
     got = []
 
-    def job(o, say, note):
+    def job(o, say, note, progress):
         got.append(o)
+        assert progress.prog == "jtr ab" and progress.stream is sys.stderr
         say("[12:00:00] run 1 of 2: a-1 (baseline)")
         note("jtr ab: interrupted; comparing what was measured")
         say("results: x")

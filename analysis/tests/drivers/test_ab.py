@@ -106,10 +106,10 @@ def stand_ins(monkeypatch, tmp_path):
     a notice; the run named in the list returned asks for a stop as it ends."""
     monkeypatch.setenv("JTR_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setattr(ab, "_now", lambda: "12:00:00")
-    monkeypatch.setattr(ab, "_apply", lambda o, cpus: None)
+    monkeypatch.setattr(ab, "_apply", lambda o, cpus, note: None)
     monkeypatch.setattr(ab.E, "read_state", lambda required=True: {
         "status": "applied", "pid": os.getpid()})
-    monkeypatch.setattr(ab.E, "revert", lambda st, out=None: ([("vm.stat_interval", "busy")],
+    monkeypatch.setattr(ab.E, "revert", lambda st, say: ([("vm.stat_interval", "busy")],
                                                                 0))
     stop_after, stopped = [], []
     monkeypatch.setattr(ab.signals, "requested", lambda: bool(stopped))
@@ -220,8 +220,8 @@ def job(monkeypatch, tmp_path):
     monkeypatch.setattr("jtrpy.tune.engine.os.geteuid", lambda: 0)
     monkeypatch.setattr(ab.E, "active_state", lambda: None)
     got = []
-    monkeypatch.setattr(ab, "experiment", lambda o, profile, cpus, outdir, say, note:
-                        got.append((o, profile, cpus, outdir, say, note)) or 0)
+    monkeypatch.setattr(ab, "experiment", lambda o, profile, cpus, outdir, say, note, progress:
+                        got.append((o, profile, cpus, outdir, say, note, progress)) or 0)
     return got
 
 
@@ -229,8 +229,9 @@ def test_the_job_makes_the_folder_and_runs_the_experiment(job, tmp_path):
     out = tmp_path / "ab"
     said, noted = [], []
     assert ab.ab_job(settings(out=str(out), probe="ping", pong_cpu=[0]), said.append,
-                     noted.append) == 0
-    [(o, profile, cpus, outdir, say, note)] = job
+                     noted.append, len) == 0
+    [(o, profile, cpus, outdir, say, note, progress)] = job
+    assert progress is len                      # the command's status line, handed on
     assert outdir == str(out) and out.is_dir() and os.listdir(out) == []
     assert profile.name == "jtr-latency" and cpus == []
     assert (o["duration_ns"], o["partner_cpu"], o["probe"]) == (None, 0, "ping")

@@ -4,6 +4,7 @@ the pieces of a traced result's Perfetto trace (or why there are none), and
 the job: the files checked before anything is loaded, each written as its
 format's functions write it, --prom's notes handed back before its file is
 written and nothing done before the generator is iterated."""
+import io
 import json
 
 import pytest
@@ -23,14 +24,24 @@ def write(folder, doc):
     return str(folder)
 
 
-def test_write_out(tmp_path, capsys):
-    write_out("-", "text\n", "--prom")
-    write_out("-", iter(["a", "b\n"]), "--perfetto")
-    assert capsys.readouterr().out == "text\nab\n"
-    write_out(str(tmp_path / "f"), iter(["x", "y"]), "--hlog")
+class Out(io.StringIO):
+    """A text stream with the bytes underneath, as sys.stdout has."""
+
+    def __init__(self):
+        super().__init__()
+        self.buffer = io.BytesIO()
+
+
+def test_write_out(tmp_path):
+    out = Out()
+    write_out("-", "text\n", "--prom", out)
+    assert out.getvalue() == "text\n"
+    write_out("-", iter(["a", "é\n"]), "--perfetto", out)
+    assert out.buffer.getvalue() == "aé\n".encode()
+    write_out(str(tmp_path / "f"), iter(["x", "y"]), "--hlog", out)
     assert (tmp_path / "f").read_text() == "xy"
     with pytest.raises(UsageError, match="^--hlog %s: cannot write: " % (tmp_path / "no" / "f")):
-        write_out(str(tmp_path / "no" / "f"), "x", "--hlog")
+        write_out(str(tmp_path / "no" / "f"), "x", "--hlog", out)
 
 
 def test_perfetto_trace(tmp_path):
@@ -51,7 +62,7 @@ def test_export_writes_the_files_as_the_formats_do(tmp_path):
     paths = [write(tmp_path / "old", older), write(tmp_path / "new", newer)]
     out = {"hlog": str(tmp_path / "r.hlog"), "prom": str(tmp_path / "r.prom"),
            "perfetto": None}
-    job = export(paths, out)
+    job = export(paths, out, None)
     assert not (tmp_path / "r.hlog").exists()          # nothing before it is iterated
     notes = [next(job)]
     assert (tmp_path / "r.hlog").exists() and not (tmp_path / "r.prom").exists()
@@ -68,11 +79,11 @@ def test_export_checks_and_selects_first(tmp_path):
             ((1, "rtt_from_intended"), (2, "send_call"))]
     p = write(tmp_path / "p", make_result(*runs, tool="ping"))
     with pytest.raises(UsageError, match="^--hlog %s: " % (tmp_path / "no" / "x.hlog")):
-        list(export(["nowhere"], {"hlog": str(tmp_path / "no" / "x.hlog")}))
-    list(export([p], {"prom": str(tmp_path / "q.prom")}, quantity="send_call", top=0))
+        list(export(["nowhere"], {"hlog": str(tmp_path / "no" / "x.hlog")}, None))
+    list(export([p], {"prom": str(tmp_path / "q.prom")}, None, quantity="send_call", top=0))
     assert {line.split('quantity="')[1].split('"')[0] for line in
             (tmp_path / "q.prom").read_text().splitlines() if 'quantity="' in line} == \
         {"send_call"}
     with pytest.raises(UsageError, match="no quantity 'nope' in this ping result"):
-        list(export([p], {"prom": str(tmp_path / "n.prom")}, quantity="nope"))
+        list(export([p], {"prom": str(tmp_path / "n.prom")}, None, quantity="nope"))
     assert not (tmp_path / "n.prom").exists()

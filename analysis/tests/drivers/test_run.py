@@ -140,7 +140,7 @@ def test_the_tracer_and_the_other_end_come_from_the_settings(tmp_path, monkeypat
     job, rc = R.run_job(settings(tmp_path, probe="ping", probe_args=["-T", "udp"], cpus=None,
                                  pong_cpu=[0], trace=True, trace_buffer=4096,
                                  drain_interval=5 * 10 ** 6, split=True,
-                                 cross_check={"min_ns": None}))
+                                 cross_check={"min_ns": None}), progress=len)
     # no result (the probe wrote none): its own exit status
     assert job.result is None and rc is None
     [(args, kw)] = got
@@ -148,7 +148,7 @@ def test_the_tracer_and_the_other_end_come_from_the_settings(tmp_path, monkeypat
     assert kw == {"probe": "ping", "cpus": None, "trace": True,
                   "tracer_args": ["-b", "4096", "-i", "5ms"], "slack_ns": None, "top": None,
                   "backend": "auto", "partner_cpu": 0, "partner_netns": None, "split": True,
-                  "cross_check": {"min_ns": None}, "gates": (None, None)}
+                  "cross_check": {"min_ns": None}, "gates": (None, None), "progress": len}
 
 
 @pytest.mark.parametrize("change, message", [

@@ -123,18 +123,19 @@ def test_apply_refusals_change_nothing(profiles, state, monkeypatch):
 
 
 def test_verify_confirm_and_revert(state, tmp_path):
+    said = []
     with pytest.raises(UsageError, match="no profile is applied \\(no active snapshot"):
         tune.verify()
     with pytest.raises(UsageError, match="no profile is applied: nothing to confirm"):
-        tune.confirm()
+        tune.confirm(said.append)
     knob = tmp_path / "knob"
     knob.write_text("7\n")
     e = entry(str(knob), "file:" + str(knob), "0", "1", path=str(knob), result="changed")
     snapshot(state, entries=[e], confirmed=True)
     st, drift = tune.verify()
     assert st["profile"] == "jtr-base" and drift == [(str(knob), "1", "7")]
-    assert tune.confirm() == "jtr-base is already confirmed"
+    assert tune.confirm(said.append) == "jtr-base is already confirmed"
     snapshot(state, status="reverted", reverted_at="2026-01-02T00:00:00Z")
-    said = []
-    assert tune.revert(said.append) == 0
+    assert said == []
+    assert tune.revert(said.append, said.append) == 0
     assert said == ["jtr-base was already reverted at 2026-01-02T00:00:00Z; nothing to do"]

@@ -16,10 +16,11 @@ from jtrpy.system import signals
 
 @pytest.fixture
 def rule():
-    """install("jtr x") for the test; the handlers and the state put back after."""
+    """install("jtr x") for the test, acknowledging on stderr; the handlers and
+    the state put back after."""
     old = {s: signal.getsignal(s) for s in signals.STOP_SIGNALS}
     signals.reset()
-    signals.install("jtr x")
+    signals.install("jtr x", lambda text: sys.stderr.write(text))
     yield
     signals.reset()
     for s, h in old.items():
@@ -133,3 +134,19 @@ def test_a_query_past_its_timeout_is_killed():
     assert time.monotonic() - t < 5
     p = signals.run(["sh", "-c", "echo hi; exit 3"], stdout=subprocess.PIPE, text=True)
     assert (p.returncode, p.stdout) == (3, "hi\n")
+
+
+def test_what_a_signal_is_told_goes_where_the_command_said(capfd):
+    old = {s: signal.getsignal(s) for s in signals.STOP_SIGNALS}
+    told = []
+    signals.reset()
+    signals.install("jtr y", told.append)
+    try:
+        with signals.measuring():
+            kill_self(signal.SIGTERM)
+    finally:
+        signals.reset()
+        for s, h in old.items():
+            signal.signal(s, h)
+    assert told == ["\njtr y: stopping: writing what was measured\n"]
+    assert capfd.readouterr().err == ""

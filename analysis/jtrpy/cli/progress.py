@@ -2,8 +2,9 @@
 """progress - a status line on a terminal for work that takes a while: nothing
 for the first AFTER_S seconds (most runs end before), then one line on stderr,
 rewritten in place, and cleared at the end; nothing at all when stderr is not a
-terminal (a log, a pipe, a test)."""
-import sys
+terminal (a log, a pipe, a test). A command makes one on its stderr and hands
+it to its job, which tells it what is being done and calls done() before the
+job says anything more."""
 import time
 
 AFTER_S = 2.0
@@ -11,8 +12,8 @@ EVERY_S = 0.2       # at most this often
 
 
 class Progress:
-    def __init__(self, prog, stream=None, after_s=AFTER_S):
-        self.prog, self.stream = prog, stream or sys.stderr
+    def __init__(self, prog, stream, after_s=AFTER_S):
+        self.prog, self.stream = prog, stream
         self.t0, self.after_s, self.last, self.shown = time.monotonic(), after_s, 0.0, False
         self.tty = self.stream.isatty()
 

@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""drivers.progress: nothing before AFTER_S, then one line rewritten in place at
+"""cli.progress: nothing before AFTER_S, then one line rewritten in place at
 most every EVERY_S, cleared at the end; nothing at all off a terminal. The clock
 is the test's."""
 import io
 
 import pytest
 
-from jtrpy.drivers import progress
+from jtrpy.cli import progress
 
 
 class Tty(io.StringIO):
