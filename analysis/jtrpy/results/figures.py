@@ -78,16 +78,29 @@ def run_figures(run, cpu_time=True):
 
 def merged_histogram(runs):
     """(buckets, min_ns, max_ns) of the runs' histograms merged at the coarsest
-    precision among them, or None when no run has a histogram."""
-    hs = [r["histogram"] for r in runs if isinstance(r.get("histogram"), dict)]
-    if not hs:
+    precision among them, or None when no run has a histogram. The extremes are
+    those of the runs with a histogram; a run that does not give its min_ns or
+    max_ns (an imported one) stands for its lowest or highest filled bucket's
+    edge, not for 0 (every percentile clamped to 0 below a maximum of 0)."""
+    with_h = [r for r in runs if isinstance(r.get("histogram"), dict)]
+    if not with_h:
         return None
+    hs = [r["histogram"] for r in with_h]
     bits = min(h.get("sub_bucket_bits", 7) for h in hs)
     merged = hist.merge(hist.coarsen(h["buckets"], h.get("sub_bucket_bits", 7), bits)
                         for h in hs)
-    lo = min(r.get("min_ns", 0) for r in runs)
-    hi = max(r.get("max_ns", 0) for r in runs)
-    return merged, lo, hi
+    lows, highs = [], []
+    for r in with_h:
+        filled = [b for b in r["histogram"]["buckets"] if b[2]]
+        if isinstance(r.get("min_ns"), (int, float)):
+            lows.append(r["min_ns"])
+        elif filled:
+            lows.append(min(b[0] for b in filled))
+        if isinstance(r.get("max_ns"), (int, float)):
+            highs.append(r["max_ns"])
+        elif filled:
+            highs.append(max(b[1] for b in filled))
+    return merged, min(lows, default=0), max(highs, default=0)
 
 
 def merged_percentiles(runs):

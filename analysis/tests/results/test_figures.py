@@ -65,6 +65,19 @@ def test_merged_histogram_at_the_coarsest_precision():
     assert F.merged_percentiles([]) == {}
 
 
+def test_extremes_a_run_does_not_give_are_its_buckets_not_zero():
+    # an imported run without min_ns and max_ns beside one without a histogram:
+    # every percentile was clamped to a maximum of 0
+    h = {"sub_bucket_bits": 7, "buckets": [[0, 0, 0], [2000, 2015, 90], [9000, 9071, 10]]}
+    merged, lo, hi = F.merged_histogram([{"histogram": h}, {"name": "no histogram",
+                                                           "min_ns": 1, "max_ns": 10 ** 9}])
+    assert (lo, hi) == (2000, 9071)
+    assert F.merged_percentiles([{"histogram": h}]) == {
+        "50": 2015, "90": 2015, "99": 9071, "99.9": 9071, "99.99": 9071, "99.999": 9071}
+    merged, lo, hi = F.merged_histogram([{"histogram": h, "min_ns": 2003, "max_ns": 9050}])
+    assert (lo, hi) == (2003, 9050)
+
+
 def test_merged_percentiles_are_those_of_the_pooled_samples():
     import numpy as np
     a, b = loops(1, n=20_000), loops(2, n=30_000, tail=2.0)
