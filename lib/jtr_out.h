@@ -61,7 +61,8 @@ int jtr_outdir_default_name(char *buf, size_t n, const char *host, const char *t
 int jtr_outdir_prepare(struct jtr_outdir *o, const char *dir, const char *host,
 		       const char *tool, struct jtr_err *e);
 
-/* jtr_outdir_path - @name inside the folder being written (noted as written) */
+/* jtr_outdir_path - @name inside the folder being written (noted as written);
+ * result.json goes under the name in JTR_RESULT_AS when it is set (jtr run) */
 int jtr_outdir_path(struct jtr_outdir *o, const char *name, char *buf, size_t n);
 
 /* jtr_outdir_commit - move the folder into place; point results/latest at it.

@@ -19,7 +19,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 import xmlschema
-from conftest import JTR, ROOT, load, need_tracing, run_jtr
+from conftest import JTR, ROOT, free_port, load, need_tracing, run_jtr
 
 from jtrpy.units import fmt_ns
 
@@ -215,36 +215,50 @@ def test_jtr_run_wake_takes_the_gates_itself(tmp_path, junit_schema):
 
 
 def renames_onto(log, name):
-    """{pid: count} of the renames onto a file called @name in an strace -f log."""
+    """{(pid, path): count} of the renames onto a file called @name in an strace -f
+    log."""
     out = {}
     for line in log.splitlines():
         m = re.match(r"(\d+)\s+rename(?:at2?)?\(.*\"([^\"]*)\"(?:, \w+)?\)\s+= 0", line)
         if m and os.path.basename(m.group(2)) == name:
-            out[int(m.group(1))] = out.get(int(m.group(1)), 0) + 1
+            k = (int(m.group(1)), m.group(2))
+            out[k] = out.get(k, 0) + 1
     return out
 
 
-def test_a_traced_run_saves_its_result_once(tmp_path):
+@pytest.mark.parametrize("probe", ["gap", "ping"])
+def test_a_traced_run_saves_its_result_once(tmp_path, probe):
     """jtr run builds its result document in memory (the probe's figures, then the
-    validity, attribution and gates; sides for two ends) and saves it once: result.json is
-    written by the probe (its own figures) and once by jtr, whatever was added
-    (it was three times by jtr: sides and validity, attribution, gates)."""
+    validity, attribution and gates; sides for two ends) and writes result.json
+    once: the probe writes its figures under another name (JTR_RESULT_AS) that jtr
+    reads and removes (result.json was written by the probe and then by jtr, and
+    before that three times by jtr: sides and validity, attribution, gates). A
+    ping's pong writes its own result (pong/result.json), once."""
     need_tracing()
     if not shutil.which("strace"):
         pytest.skip("strace is not installed (scripts/deps.sh test installs it)")
-    log = tmp_path / "strace.txt"
+    other = sorted(os.sched_getaffinity(0))[0]
+    if probe == "ping" and other == CPU:
+        pytest.skip("needs two CPUs: ping and pong")
+    log, out = tmp_path / "strace.txt", tmp_path / "r"
+    args = ["run", "-c", str(CPU), "-d", "300ms"] if probe == "gap" else \
+        ["run", "ping", "-c", str(CPU), "-T", "udp", "-P", "127.0.0.1:%d" % free_port(),
+         "-r", "10K", "-n", "3000", "--pong-cpu", str(other)]
     p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=rename,renameat,renameat2",
-                        "-o", str(log), JTR, "run", "-c", str(CPU), "-d", "300ms",
-                        "--max-latency", "1h", "-o", str(tmp_path / "r")],
+                        "-o", str(log), JTR, *args, "--max-latency", "1h", "-o", str(out)],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
-    res = load(tmp_path / "r")
+    res = load(out)
     assert {"validity", "attribution", "gates"} <= set(res), sorted(res)
+    assert ".probe-result.json" not in os.listdir(out), os.listdir(out)
     text = log.read_text()
-    jtr_pid = int(text.split(None, 1)[0])
-    writes = renames_onto(text, "result.json")
-    assert writes.pop(jtr_pid, 0) == 1, text
-    assert list(writes.values()) == [1], text      # the probe's
+    writes = {path: n for (_, path), n in renames_onto(text, "result.json").items()}
+    assert writes.pop(str(out / "result.json"), 0) == 1, text
+    if probe == "ping":     # pong's own, in its folder before jtr moves it into pong/
+        assert list(writes.values()) == [1] and ".pong." in list(writes)[0], text
+        assert (out / "pong" / "result.json").is_file()
+    else:
+        assert writes == {}, text
 
 
 def test_a_failed_gate_names_the_injected_spinner(tmp_path, junit_schema, validate):

@@ -241,6 +241,36 @@ static void test_outdir_stale(void **state)
 		    !in_dir(dir, "outliers.csv"));
 }
 
+static void test_outdir_result_as(void **state)
+{
+	struct jtr_outdir o;
+	struct jtr_err e;
+	char dir[PATH_MAX + 32], file[PATH_MAX + 64];
+
+	(void)state;
+	/* jtr run's probe: result.json under the name jtr run reads it from; the
+	 * folder's earlier result's files still go (it wrote its result) */
+	snprintf(dir, sizeof(dir), "%s/by-run", top);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	touch(dir, "events.bin");
+	setenv("JTR_RESULT_AS", ".probe-result.json", 1);
+	assert_int_equal(jtr_outdir_prepare(&o, dir, "h", "gap", &e), 0);
+	write_file(&o, "result.json");
+	write_file(&o, "summary.txt");
+	assert_int_equal(jtr_outdir_commit(&o, &e), 0);
+	assert_true(in_dir(dir, ".probe-result.json") && in_dir(dir, "summary.txt"));
+	assert_false(in_dir(dir, "result.json") || in_dir(dir, "events.bin"));
+	/* a name that leads out of the folder is not taken */
+	for (const char *bad = "../x.json"; bad; bad = strcmp(bad, "../x.json") ? NULL : "..") {
+		setenv("JTR_RESULT_AS", bad, 1);
+		assert_int_equal(jtr_outdir_path(&o, "result.json", file, sizeof(file)), 0);
+		assert_non_null(strstr(file, "/by-run/result.json"));
+	}
+	unsetenv("JTR_RESULT_AS");
+	assert_int_equal(jtr_outdir_path(&o, "result.json", file, sizeof(file)), 0);
+	assert_non_null(strstr(file, "/by-run/result.json"));
+}
+
 static void test_outdir_messages_whole(void **state)
 {
 	struct jtr_outdir o;
@@ -380,6 +410,7 @@ int main(void)
 		cmocka_unit_test(test_outdir_abort),
 		cmocka_unit_test(test_outdir_errors),
 		cmocka_unit_test(test_outdir_stale),
+		cmocka_unit_test(test_outdir_result_as),
 		cmocka_unit_test(test_outdir_messages_whole),
 		cmocka_unit_test(test_default_name),
 		cmocka_unit_test(test_cpus_from_file),

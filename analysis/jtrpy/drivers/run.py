@@ -37,7 +37,7 @@ import tempfile
 import time
 
 from ..errors import EXIT_INTERRUPTED, UsageError
-from ..results.result import load_result
+from ..results.result import NAME, load_result
 from ..system import signals
 from ..system.cpus import online_cpus
 from ..trace import backends
@@ -71,6 +71,55 @@ class Job:
         self.cases = []
 
 
+# the file the measuring program writes its result under in a jtr run (its
+# JTR_RESULT_AS): jtr builds the result document from it and writes result.json
+# once (lib/jtr_out.c)
+PROBE_DOC = ".probe-result.json"
+
+
+def env_of(prog, owner):
+    """The environment of a program of jtr's (@prog: how it speaks; None: as
+    itself); @owner: the result's folder is its, so it writes PROBE_DOC."""
+    env = dict(os.environ) if prog is None else dict(os.environ, JTR_PROG=prog)
+    if owner:
+        env["JTR_RESULT_AS"] = PROBE_DOC
+    return env
+
+
+def probe_result(folder):
+    """The result the measuring program wrote into @folder (PROBE_DOC), to be saved
+    as the folder's result.json; the folder's result.json when it wrote that
+    itself."""
+    doc = os.path.join(folder, PROBE_DOC)
+    if not os.path.lexists(doc):
+        return load_result(folder)
+    r = load_result(doc)
+    r.path = os.path.join(folder, NAME)
+    return r
+
+
+def saved(result, folder):
+    """@result written as @folder's result.json, the program's own file removed
+    (when it cannot be written, a full disk, the program's own is kept as the
+    folder's result.json)."""
+    try:
+        result.save()
+    except BaseException:
+        keep_as_written(folder)
+        raise
+    doc = os.path.join(folder, PROBE_DOC)
+    if os.path.lexists(doc):
+        os.unlink(doc)
+
+
+def keep_as_written(folder):
+    """A program's result jtr does not go on with (it failed): its own file
+    becomes the folder's result.json as it is."""
+    doc = os.path.join(folder, PROBE_DOC)
+    if os.path.lexists(doc):
+        os.replace(doc, os.path.join(folder, NAME))
+
+
 class _Ends:
     """The other end of a measurement (the partner program) and a temporary
     folder beside the results for the end that does not own the folder: pong's
@@ -91,7 +140,8 @@ class _Ends:
             plan.args = without_output(plan.args) + ["-o", self.guest_out]
             args += ["-o", out] if out else []
         with open(self.log, "wb") as err:
-            self.prog = Program(plan.partner, args, env=dict(os.environ, JTR_PROG=prog),
+            self.prog = Program(plan.partner, args,
+                                env=env_of(prog, plan.measured_by == "partner"),
                                 prefix=("ip", "netns", "exec", plan.partner_netns)
                                 if plan.partner_netns else (),
                                 stdout=subprocess.DEVNULL, stderr=err)
@@ -170,7 +220,7 @@ def measure(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slac
     tracer = recorder = partner = None
     xwhy = None
     out = find_option(plan.args, "-o", "--output")
-    env = dict(os.environ, JTR_PROG=prog)
+    env = env_of(prog, plan.measured_by != "partner")
     trace_cpus = plan.cpu_text
     tracer_args = list(tracer_args)
     if plan.spare_cpu is not None and set(plan.cpus) >= set(online_cpus()) and \
@@ -221,10 +271,12 @@ def measure(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slac
         for t in (tracer, recorder, partner):
             if t:
                 t.cleanup()
+        if folder:
+            keep_as_written(folder)
         return job
     if partner:
         partner.cleanup()
-    job.result = load_result(folder)
+    job.result = probe_result(folder)
     if probe not in MULTI_CPU:
         job.result["sides"] = dict(plan.sides)
     job.result["validity"] = validity_of(job.result)
@@ -236,7 +288,7 @@ def measure(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slac
     finally:
         # the document built in memory, saved once (also when a stop or an
         # error ends the attribution: what the job has is kept)
-        job.result.save()
+        saved(job.result, folder)
     return job
 
 
@@ -312,13 +364,15 @@ def run_alone(probe, args, gates, why, how):
     job = Job()
     job.why = why
     with signals.measuring():
-        job.rc, folder = Program(probe, args).run()
+        job.rc, folder = Program(probe, args, env=env_of(None, True)).run()
     job.interrupted = signals.requested() or job.rc == INTERRUPTED
     if job.rc not in (0, INTERRUPTED) or not folder:
+        if folder:
+            keep_as_written(folder)
         return job
-    job.result = load_result(folder)
+    job.result = probe_result(folder)
     job.cases = judge(job.result, *gates, why=why, how=how)
-    job.result.save()
+    saved(job.result, folder)
     return job
 
 

@@ -183,3 +183,38 @@ def test_a_network_namespace_that_exists_is_taken(tmp_path, monkeypatch):
     monkeypatch.setattr(R, "measure", lambda args, **kw: got.append(kw) or R.Job())
     R.run_job(settings(tmp_path, probe="pub", partner_netns="blue"))
     assert got[0]["partner_netns"] == "blue" and got[0]["partner_cpu"] is None
+
+
+def test_the_probes_result_becomes_result_json_once(tmp_path, monkeypatch):
+    """The program whose folder the result is writes PROBE_DOC (JTR_RESULT_AS);
+    jtr reads it, saves result.json and removes it; one that wrote result.json
+    itself is read from there; a result jtr does not go on with, or cannot save,
+    is kept as the program wrote it."""
+    env = R.env_of("jtr run", True)
+    assert env["JTR_RESULT_AS"] == R.PROBE_DOC and env["JTR_PROG"] == "jtr run"
+    assert "JTR_RESULT_AS" not in R.env_of("jtr run", False)
+    assert R.env_of(None, True).get("JTR_PROG") == os.environ.get("JTR_PROG")
+    doc = make_result(make_run([100, 200], cpu=1))
+    d = tmp_path / "r"
+    d.mkdir()
+    (d / R.PROBE_DOC).write_text(json.dumps(doc))
+    r = R.probe_result(str(d))
+    assert r.path == str(d / "result.json") and r["tool"] == doc["tool"]
+    r["validity"] = {"valid": True}
+    R.saved(r, str(d))
+    assert sorted(os.listdir(d)) == ["result.json"]
+    assert json.loads((d / "result.json").read_text())["validity"] == {"valid": True}
+    assert R.probe_result(str(d)).path == str(d / "result.json")     # written by itself
+    (d / R.PROBE_DOC).write_text(json.dumps(doc))
+    R.keep_as_written(str(d))
+    assert sorted(os.listdir(d)) == ["result.json"]
+    assert "validity" not in json.loads((d / "result.json").read_text())
+    (d / R.PROBE_DOC).write_text(json.dumps(doc))
+    r = R.probe_result(str(d))
+
+    def full(self):
+        raise UsageError("no space left")
+    monkeypatch.setattr(type(r), "save", full)
+    with pytest.raises(UsageError):
+        R.saved(r, str(d))
+    assert sorted(os.listdir(d)) == ["result.json"]
