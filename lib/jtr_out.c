@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -165,24 +164,17 @@ int jtr_outdir_prepare(struct jtr_outdir *o, const char *dir, const char *host,
 	return 0;
 }
 
-/* written_as - the file name @name is written under: result.json under the
- * name JTR_RESULT_AS gives (a file of the folder; jtr run sets it, builds its
- * result document from that file and writes result.json itself, once), every
- * other file under its own */
-static const char *written_as(const char *name)
+/* written_as - the file name @name is written under in @o: result.json under
+ * o->result_as when it is set, every other file under its own */
+static const char *written_as(const struct jtr_outdir *o, const char *name)
 {
-	const char *as = getenv("JTR_RESULT_AS");
-
-	if (strcmp(name, "result.json") || !as || !*as || strchr(as, '/') ||
-	    !strcmp(as, ".") || !strcmp(as, ".."))
-		return name;
-	return as;
+	return o->result_as[0] && !strcmp(name, "result.json") ? o->result_as : name;
 }
 
 /* jtr_outdir_path - @name inside the folder being written (noted as written) */
 int jtr_outdir_path(struct jtr_outdir *o, const char *name, char *buf, size_t n)
 {
-	if (snprintf(buf, n, "%s/%s", o->work, written_as(name)) >= (int)n)
+	if (snprintf(buf, n, "%s/%s", o->work, written_as(o, name)) >= (int)n)
 		return -ENAMETOOLONG;
 	for (size_t i = 0; i < N_RESULT_FILES; i++)
 		if (!strcmp(name, result_files[i]))

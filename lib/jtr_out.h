@@ -48,6 +48,7 @@ struct jtr_outdir {
 	bool is_tmp;		/* work is a hidden sibling renamed at commit */
 	bool prepared;
 	unsigned int written;	/* bit i: JTR_RESULT_FILES[i] was written by this run */
+	char result_as[64];	/* "": result.json is written as itself; else its name */
 };
 
 /* jtr_outdir_default_name - "YYYYmmdd-HHMMSS-HOST-TOOL" for local time @t */
@@ -62,7 +63,7 @@ int jtr_outdir_prepare(struct jtr_outdir *o, const char *dir, const char *host,
 		       const char *tool, struct jtr_err *e);
 
 /* jtr_outdir_path - @name inside the folder being written (noted as written);
- * result.json goes under the name in JTR_RESULT_AS when it is set (jtr run) */
+ * result.json under o->result_as when that is set (jtr_probe_open: jtr run's) */
 int jtr_outdir_path(struct jtr_outdir *o, const char *name, char *buf, size_t n);
 
 /* jtr_outdir_commit - move the folder into place; point results/latest at it.

@@ -709,11 +709,29 @@ void jtr_progress_line(struct jtr_probe *p, const char *fmt, ...)
 	fflush(stderr);
 }
 
+/* result_as - the name result.json is written under: JTR_RESULT_AS (a file of
+ * the folder) while the front end that set it runs (jtr run: it builds the
+ * result document from that file and writes result.json itself, once); once it
+ * is gone (killed), result.json, so that what was measured stays a result */
+static void result_as(struct jtr_outdir *o)
+{
+	const char *as = getenv("JTR_RESULT_AS");
+
+	o->result_as[0] = '\0';
+	if (!as || !*as || strchr(as, '/') || !strcmp(as, ".") || !strcmp(as, "..") ||
+	    strlen(as) >= sizeof(o->result_as) || jtr_probe_orphaned())
+		return;
+	snprintf(o->result_as, sizeof(o->result_as), "%s", as);
+}
+
 /* jtr_probe_open - open an output file in the results folder atomically */
 void jtr_probe_open(struct jtr_probe *p, struct jtr_afile *a, const char *name)
 {
 	char path[PATH_MAX];
-	int rc = jtr_outdir_path(&p->out, name, path, sizeof(path));
+	int rc;
+
+	result_as(&p->out);
+	rc = jtr_outdir_path(&p->out, name, path, sizeof(path));
 
 	if (rc == 0)
 		rc = jtr_afile_open(a, path);

@@ -37,7 +37,7 @@ import tempfile
 import time
 
 from ..errors import EXIT_INTERRUPTED, UsageError
-from ..results.result import NAME, load_result
+from ..results.result import NAME, PROBE_DOC, load_result
 from ..system import signals
 from ..system.cpus import online_cpus
 from ..trace import backends
@@ -69,12 +69,6 @@ class Job:
         self.notices = []
         self.plan = None
         self.cases = []
-
-
-# the file the measuring program writes its result under in a jtr run (its
-# JTR_RESULT_AS): jtr builds the result document from it and writes result.json
-# once (lib/jtr_out.c)
-PROBE_DOC = ".probe-result.json"
 
 
 def env_of(prog, owner):

@@ -23,6 +23,11 @@ from .fields import RESULT
 
 FORMAT = "jtr-result/1"
 NAME = "result.json"
+# the file the measuring program writes its result under in a jtr run (its
+# JTR_RESULT_AS): jtr builds the result document from it, writes result.json
+# once and removes it (drivers/run.py; lib/jtr_out.c). Left alone, it is the
+# folder's result: jtr run was killed before it wrote result.json
+PROBE_DOC = ".probe-result.json"
 PERCENTILE_KEYS = ("50", "90", "99", "99.9", "99.99", "99.999")
 
 # the files a result may name in "files", and their usual names (ping, pub and sub
@@ -107,9 +112,13 @@ class Result(dict):
 
 
 def result_path(path):
-    """The result.json a path names: the file itself, or DIR/result.json."""
+    """The result.json a path names: the file itself, or DIR/result.json (or
+    DIR/PROBE_DOC when only that is there: a jtr run killed before it wrote
+    result.json left the probe's document)."""
     if os.path.isdir(path):
-        return os.path.join(path, NAME)
+        p = os.path.join(path, NAME)
+        doc = os.path.join(path, PROBE_DOC)
+        return doc if not os.path.lexists(p) and os.path.lexists(doc) else p
     return path
 
 

@@ -25,3 +25,17 @@ def test_a_damaged_result_does_not_hide_the_others(tmp_path):
     assert damaged[0][1].startswith("%s: not UTF-8 text" % (tmp_path / "bad" / "result.json"))
     assert damaged[1][1] == "%s: runs: expected a list of run objects, got a string" % (
         tmp_path / "typed" / "result.json")
+
+
+def test_a_killed_jtr_runs_probe_document_is_its_result(tmp_path):
+    # jtr run killed after its probe wrote .probe-result.json, before it wrote
+    # result.json: the folder is a result all the same; result.json first when both
+    doc = make_result(make_run([40, 41, 9000] * 20, cpu=1))
+    d = tmp_path / "killed"
+    d.mkdir()
+    (d / ".probe-result.json").write_text(json.dumps(doc))
+    (found,), skipped, damaged = find_results([str(tmp_path)])
+    assert found.path == str(d / ".probe-result.json") and skipped == damaged == []
+    (d / "result.json").write_text(json.dumps(dict(doc, tool="null")))
+    (found,), _, _ = find_results([str(tmp_path)])
+    assert found.path == str(d / "result.json") and found["tool"] == "null"
