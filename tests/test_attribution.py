@@ -202,15 +202,20 @@ def test_quiet_run_accounting_closes(tmp_path, validate):
 def test_overloaded_tracer_reports_drops(tmp_path, validate):
     need_tracing()
     cpu, _ = cpus()
-    out = tmp_path / "over"
+    out, stop = tmp_path / "over", tmp_path / "stop"
+    # wake-ups every 200 us on the traced CPU from before the tracer starts until
+    # the run has ended (a minute at most)
     load_cmd = ["unshare", "--pid", "--fork", "--mount-proc", "taskset", "-c", str(cpu),
                 "python3", "-c",
-                "import time\nend=time.time()+4\nwhile time.time()<end: time.sleep(0.0002)"]
+                "import os, sys, time\nend = time.time() + 60\n"
+                "while time.time() < end and not os.path.exists(sys.argv[1]): time.sleep(0.0002)",
+                str(stop)]
     busy = subprocess.Popen(load_cmd)
     try:
         p = run_jtr("run", "-c", cpu, "-d", "2", "--trace-buffer", "4K",
                     "--drain-interval", "1s", "-o", out, check=True)
     finally:
+        stop.touch()
         busy.wait()
     res = validate(load(out))
     att = res["attribution"]

@@ -4,23 +4,25 @@ known spins (tests/inject.py) interferes with jtr send's send and null runs,
 with an application that logs its own outliers, and with either end of a
 ping-pong or a pub/sub run; the attribution must charge the spins to the
 spinner (>= 95 %), in the right run kind, on the right side and phase."""
+import glob
 import json
 import os
 import subprocess
 import sys
-import time
 
 import pytest
-from conftest import JTR, load, need_tracing, run_jtr, steal_ns, stolen_ns
+from conftest import JTR, load, need_tracing, run_jtr, steal_ns, stolen_ns, wait_for
 from injection import FIFO_SPIN_US, INJECT, fifo_args, host_held, part_of
 from test_transports import two_hosts  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.measures
 
-INJECT_S = 2
+# the spinner here: a 300 us spin every 5 ms for 0.5 s, 100 spins (the tests
+# judge 50 and more), in runs of about 1.3 s
+INJECT_S, PERIOD_MS = 0.5, 5
 
 
-def inject(cpu, out, delay_s, duration_s=INJECT_S, period_ms=20):
+def inject(cpu, out, delay_s, duration_s=INJECT_S, period_ms=PERIOD_MS):
     """The FIFO spinner on @cpu for @duration_s after @delay_s, in a pid namespace
     of its own; a Popen. Its spins land in @out (begin,end a line)."""
     args = fifo_args(cpu)
@@ -34,6 +36,29 @@ def inject(cpu, out, delay_s, duration_s=INJECT_S, period_ms=20):
 
 def spans_of(path):
     return [tuple(map(int, line.split(","))) for line in open(path).read().split()]
+
+
+def measuring(run, pattern):
+    """Wait until a path matches @pattern, the hidden .NAME.partial-PID folder
+    the probe fills (jtr run starts the probe once the tracer records; it
+    measures a few ms after making the folder), or @run has ended."""
+    wait_for(lambda: glob.glob(str(pattern)) or run.poll() is not None)
+
+
+def spin_while(cpu, folder, running, chunk_s=1):
+    """The spinner on @cpu, started again (@chunk_s each time) while running()
+    says so: every spin, [(begin, end)]. It follows a run of whatever length
+    this machine makes of it, and stops within @chunk_s of its end; each
+    start leaves a gap without spins (0.15 s here, longer on a busy machine)."""
+    spins, i = [], 0
+    while running():
+        out = folder / ("spins-%d.csv" % i)
+        inj = inject(cpu, out, 0, duration_s=chunk_s)
+        _, err = inj.communicate(timeout=60)
+        assert inj.returncode == 0, err
+        spins += spans_of(out)
+        i += 1
+    return spins
 
 
 def overlapping(worst, b, e):
@@ -57,14 +82,22 @@ def two_cpus():
 def test_send_and_null_runs_each_see_their_own_spins(tmp_path, validate):
     need_tracing()
     cpu, other = two_cpus()
-    out, times = tmp_path / "send", tmp_path / "spins.csv"
-    # two pairs of short runs; the spinner covers all four
-    run = subprocess.Popen([JTR, "run", "send", "-T", "udp", "-c", str(cpu), "-n", "120K",
-                            "--pairs", "2", "--top", "100000", "-o", str(out)],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    inj = inject(cpu, times, 1.0, duration_s=10)
-    stdout, stderr = run.communicate(timeout=180)
-    inj.communicate(timeout=60)
+    out = tmp_path / "send"
+    # two pairs of short runs (about 0.3 s each here: a gap of the spinner's
+    # leaves spins in every one); the spinner covers all four, from the probe's
+    # start to its end. Its output goes to files: the spinner is waited for
+    # meanwhile, and the pipes would not be read
+    with open(tmp_path / "stdout", "w+") as so, open(tmp_path / "stderr", "w+") as se:
+        run = subprocess.Popen([JTR, "run", "send", "-T", "udp", "-c", str(cpu), "-n", "40K",
+                                "--pairs", "2", "--top", "100000", "-o", str(out)],
+                               stdout=so, stderr=se, text=True)
+        partial = tmp_path / ".send.partial-*"
+        measuring(run, partial)
+        spins = spin_while(cpu, tmp_path, lambda: run.poll() is None and glob.glob(str(partial)))
+        run.wait(180)
+        so.seek(0)
+        se.seek(0)
+        stdout, stderr = so.read(), se.read()
     assert run.returncode == 0, stderr
     res = validate(load(out))
     att = res["attribution"]
@@ -73,7 +106,6 @@ def test_send_and_null_runs_each_see_their_own_spins(tmp_path, validate):
     assert null["run_kind"] == "null"
     runs = {k: [(r["start_mono_ns"], r["start_mono_ns"] + r["duration_ns"])
                 for r in res["runs"] if r["kind"] == k] for k in ("send", "null")}
-    spins = spans_of(times)
     seen = {}
     for kind, a in (("send", att), ("null", null)):
         mine = [(b, e) for b, e in spins if any(t0 < b and e < t1 for t0, t1 in runs[kind])]
@@ -123,10 +155,15 @@ def test_an_applications_own_outliers(tmp_path):
     need_tracing()
     cpu, other = two_cpus()
     tr, csv, times = tmp_path / "tr", tmp_path / "app.csv", tmp_path / "spins.csv"
-    trace = subprocess.Popen([JTR, "trace", "-c", str(cpu), "-o", str(tr), "-q"],
+    trace = subprocess.Popen([JTR, "trace", "-c", str(cpu), "-o", str(tr)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)      # attached (jtr trace says so on a terminal; -q here)
-    app = subprocess.Popen([sys.executable, "-c", VICTIM, str(cpu), "3.2", str(csv)])
+    # its first line says every program is attached
+    first = trace.stdout.readline()
+    if not first.startswith("tracing CPU"):
+        trace.kill()
+        raise AssertionError("jtr trace did not start: %r %s" % (first, trace.communicate()[1]))
+    # the spins end about 1.3 s into the application's 1.7 s
+    app = subprocess.Popen([sys.executable, "-c", VICTIM, str(cpu), "1.7", str(csv)])
     inj = inject(cpu, times, 0.6)
     assert app.wait(60) == 0
     inj.communicate(timeout=60)
@@ -210,10 +247,18 @@ def held_spins(att, spins):
             and all(o["length_ns"] < 10**6 for o in overlapping(att["worst"], b, e))]
 
 
-def injected_run(tmp_path, argv, target, name):
-    """`jtr run ARGV -o tmp_path/NAME` with the spinner on @target 1.2 s in: (result,
-    spins inside the run, held spins, stdout), made once more (saying why) when
-    fewer than half the spins held and the machine was disturbed (disturbed())."""
+# the spinner starts this long after the probe made its results folder: then the
+# probe measures (20 ms of TSC calibration, the handshake, a warm-up of 100
+# round trips or 1,000 messages at 10K/s)
+SETTLE_S = 0.2
+
+
+def injected_run(tmp_path, argv, target, name, probe_folder):
+    """`jtr run ARGV -o tmp_path/NAME` with the spinner on @target once the probe
+    measures (its hidden results folder, @probe_folder, a pattern under the
+    folder, is there; SETTLE_S after): (result, spins inside the run, held
+    spins, stdout), made once more (saying why) when fewer than half the spins
+    held and the machine was disturbed (disturbed())."""
     for attempt in (1, 2):
         d = tmp_path if attempt == 1 else tmp_path / "again"
         d.mkdir(exist_ok=True)
@@ -221,7 +266,8 @@ def injected_run(tmp_path, argv, target, name):
         before = steal_ns()
         run = subprocess.Popen(argv + ["-o", str(out)], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
-        inj = inject(target, times, 1.2)
+        measuring(run, d / probe_folder)
+        inj = inject(target, times, SETTLE_S)
         stdout, stderr = run.communicate(timeout=180)
         inj.communicate(timeout=60)
         stolen = stolen_ns(before)
@@ -254,9 +300,10 @@ def held_round_trips(tmp_path, where, transport, prefix=(), validate=lambda r: r
     # The threshold is half a spin: a warm-up slowed at the start (a median of 6 ms
     # once, ping spinning at FIFO while the run starts) would hide every spin
     out, res, spins, held, stdout = injected_run(
-        tmp_path, list(prefix) + [JTR, "run", "ping", "-1", *fifo, "-r", "10K", "-n", "35K",
+        tmp_path, list(prefix) + [JTR, "run", "ping", "-1", *fifo, "-r", "10K", "-n", "13K",
                                   "-c", str(ping_cpu), "--pong-cpu", str(pong_cpu),
-                                  "--top", "100000"] + transport, target, "ping")
+                                  "--top", "100000"] + transport, target, "ping",
+        ".ping.partial-*")
     res = validate(res)
     assert res["sides"] == {"ping": [ping_cpu], "pong": [pong_cpu]}
     assert os.path.isfile(out / "pong" / "result.json")
@@ -286,11 +333,12 @@ def test_messages_charged_on_the_subscribers_side(tmp_path):
     subscriber's with pub's result in pub/."""
     need_tracing()
     pub_cpu, sub_cpu = two_cpus()
-    # both ends at FIFO 1, below the spinner (as the round trips above)
+    # both ends at FIFO 1, below the spinner (as the round trips above); pub
+    # writes its result in a temporary folder of jtr run's, the probe started last
     out, res, spins, held, _ = injected_run(
         tmp_path, [JTR, "run", "pub", "-T", "udp", "-P", "127.0.0.1:17397", "-f", "1",
-                   "-r", "10K", "-n", "35K", "-c", str(pub_cpu), "--sub-cpu", str(sub_cpu),
-                   "--top", "100000"], sub_cpu, "msgs")
+                   "-r", "10K", "-n", "13K", "-c", str(pub_cpu), "--sub-cpu", str(sub_cpu),
+                   "--top", "100000"], sub_cpu, "msgs", ".jtr-pub-*/.pub.partial-*")
     assert res["tool"] == "sub" and os.path.isfile(out / "pub" / "result.json")
     assert res["sides"] == {"pub": [pub_cpu], "sub": [sub_cpu]}
     att = res["attribution"]

@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """The perf backend: the same events through `perf record`, the same attribution;
 jtr run falls back to it when BPF is not available."""
+import glob
 import json
 import os
 import subprocess
-import time
 
 import pytest
-from conftest import JTR, load, run_jtr
+from conftest import JTR, load, run_jtr, wait_for
 from injection import charged, cpus, fifo_args, need_perf, part_of, run_with
 
 # the tests that time or attribute real runs are marked measures (alone, after
@@ -72,10 +72,12 @@ def test_run_falls_back_to_perf_without_bpf(tmp_path, validate):
     need_perf()
     cpu, _ = cpus()
     out = tmp_path / "fb"
-    run = subprocess.Popen([JTR, "run", "-c", str(cpu), "-d", "3", "-o", str(out)],
+    run = subprocess.Popen([JTR, "run", "-c", str(cpu), "-d", "2", "-o", str(out)],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            env=dict(os.environ, JTR_NO_BPF="1"))
-    time.sleep(1.5)
+    # the probe makes its hidden results folder once perf records (starting perf
+    # took 1.7 s here): the tasks below are traced, and the probe runs 2 s more
+    wait_for(lambda: glob.glob(str(tmp_path / ".fb.partial-*")) or run.poll() is not None)
     for _ in range(20):     # short-lived tasks on the traced CPU
         subprocess.run(["taskset", "-c", str(cpu), "true"], check=True)
     stdout, stderr = run.communicate(timeout=120)

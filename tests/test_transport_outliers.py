@@ -3,14 +3,17 @@
 stamps): a stalled sender's round trip is in ping's log with its stamps in
 order, pong's and sub's logs catch a SCHED_FIFO spinner on their CPU, a tiny
 --max-outliers counts what it drops, and bad values exit 2."""
+import bisect
 import csv
+import glob
 import os
+import select
 import subprocess
 import sys
 import time
 
 import pytest
-from conftest import ROOT, assert_usage_errors, load, run_jtr, steal_ns, stolen_ns
+from conftest import ROOT, assert_usage_errors, load, run_jtr, steal_ns, stolen_ns, wait_for
 from test_transports import (
     addr_for,
     finish,
@@ -175,14 +178,23 @@ def test_tiny_log_counts_its_drops_and_short_messages_carry_no_echo(tmp_path, va
     assert po["count"] == prun["samples"] == 400 and po["logged"] == 3 and po["dropped"] == 397
 
 
-def spinner(tmp_path, cpu, after_s):
-    """After @after_s, the FIFO spinner (300 us every 20 ms, 2 s) on @cpu in a
-    pid namespace of its own: [(begin, end)] of its spins."""
-    time.sleep(after_s)
+# the spinner starts this long after the sender made its results folder: then it
+# measures (20 ms of TSC calibration, the handshake, a warm-up of 0.1 s at most)
+SETTLE_S = 0.2
+
+
+def spinner(tmp_path, cpu, sender, name):
+    """Once @sender (a Popen writing its results into @tmp_path/@name) measures,
+    SETTLE_S after its hidden results folder (.NAME.partial-PID) is there, the
+    FIFO spinner (300 us every 5 ms for 0.5 s: 100 spins) on @cpu in a pid
+    namespace of its own: [(begin, end)] of its spins."""
+    wait_for(lambda: glob.glob(str(tmp_path / (".%s.partial-*" % name))) or
+             sender.poll() is not None)
+    time.sleep(SETTLE_S)
     times = tmp_path / "inject.csv"
     cmd = ["unshare", "--pid", "--fork", "--mount-proc", sys.executable, INJECT, "fifo",
-           str(cpu), "--prio", "10", "--spin-us", "300", "--period-ms", "20", "--duration",
-           "2", "--out", str(times)]
+           str(cpu), "--prio", "10", "--spin-us", "300", "--period-ms", "5", "--duration",
+           "0.5", "--out", str(times)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     return [tuple(map(int, line.split(","))) for line in times.read_text().split()]
@@ -198,10 +210,28 @@ def need_fifo_cpus():
 
 
 def overlapping(rows, spans, min_ns):
-    """The spans that some row at least @min_ns long overlaps."""
+    """The spans that some row at least @min_ns long overlaps. The rows are
+    sorted by start: a span is looked for among those that start at most the
+    longest row's length before it (ping's log can hold 100,000 rows)."""
+    long = sorted((r["start_ns"], r["start_ns"] + r["length_ns"]) for r in rows
+                  if r["length_ns"] >= min_ns)
+    starts = [s for s, _ in long]
+    reach = max((e - s for s, e in long), default=0)
     return [(b, e) for b, e in spans
-            if any(r["start_ns"] <= e and r["start_ns"] + r["length_ns"] >= b and
-                   r["length_ns"] >= min_ns for r in rows)]
+            if any(end >= b for _, end in long[bisect.bisect_left(starts, b - reach):
+                                               bisect.bisect_right(starts, e)])]
+
+
+def wait_listening(pong, timeout=20):
+    """Read @pong's stderr until it says it waits for ping: it is bound, and
+    ping's first message (its run's start) is answered at once."""
+    end, lines = time.monotonic() + timeout, []
+    while time.monotonic() < end and pong.poll() is None:
+        if select.select([pong.stderr], [], [], 0.2)[0]:
+            lines.append(pong.stderr.readline())
+            if "waiting for ping on" in lines[-1]:
+                return
+    raise AssertionError("jtr pong did not start: %s" % "".join(lines))
 
 
 def pong_under_spinner(tmp_path, validate, a, b):
@@ -210,22 +240,29 @@ def pong_under_spinner(tmp_path, validate, a, b):
     addr = addr_for("udp", tmp_path)
     common = ["-T", "udp", "-P", addr, "-b"]
     pong_out, ping_out = tmp_path / "pong", tmp_path / "ping"
-    pong = spawn("pong", *common, "-c", b, "-q", "--wait", "30", "-o", pong_out)
-    # ping at FIFO 1 (below the spinner): a busy program beside it on its CPU
-    # would stretch its round trips to milliseconds (4.6 ms once), hiding the spins.
-    # RT throttling stops it 50 ms a second and it catches up after, late: on a
-    # slower host every round trip after was over the threshold, and a log of
-    # 100,000 rows (the default) ended before the spins began; room for them all
-    ping = spawn("ping", *common, "--one-thread", "-f", 1, "-c", a, "-r", "100K", "-n", "400K",
-                 "-w", 1000, "-q", "-o", ping_out, "--wait", "30", "--max-outliers", "400K")
+    pong = spawn("pong", *common, "-c", b, "--wait", "30", "-o", pong_out)
+    procs = [pong]
     try:
-        spans = spinner(tmp_path, b, 0.8)
+        # listening before ping starts: ping's handshake (retried every 100 ms
+        # while no pong answers) does not move pong's run past the spinner's start
+        wait_listening(pong)
+        # ping at FIFO 1 (below the spinner): a busy program beside it on its CPU
+        # would stretch its round trips to milliseconds (4.6 ms once), hiding the
+        # spins. RT throttling stops it 50 ms a second and it catches up after,
+        # late: on a slower host every round trip after was over the threshold, and
+        # a log of 100,000 rows (the default) ended before the spins began; room
+        # for them all
+        ping = spawn("ping", *common, "--one-thread", "-f", 1, "-c", a, "-r", "100K", "-n",
+                     "150K", "-w", 1000, "-q", "-o", ping_out, "--wait", "30", "--max-outliers",
+                     "150K")
+        procs.append(ping)
+        spans = spinner(tmp_path, b, ping, "ping")
         rc, _, err = finish(ping, timeout=120)
         assert rc == 0, err
         rc, _, err = finish(pong)
         assert rc == 0, err
     finally:
-        kill_all([ping, pong])
+        kill_all(procs)
     pong_res = validate(load(pong_out))
     rows = read_log(pong_out, "reflect")
     run, _ = check_log(pong_res, rows, "reflect")
@@ -293,10 +330,10 @@ def sub_under_spinner(tmp_path, validate, a, b):
         wait_ready(sub)
         # pub at FIFO 1 (below the spinner): a busy program beside it on its CPU
         # would hold its sends, and no message would be due while sub is spun on
-        pub = spawn("pub", *common, "-c", a, "-f", "1", "-r", "20000", "-n", "70000", "-w", 2000,
+        pub = spawn("pub", *common, "-c", a, "-f", "1", "-r", "20000", "-n", "25000", "-w", 2000,
                     "-o", pub_out, "-q")
         procs.append(pub)
-        spans = spinner(tmp_path, b, 0.8)
+        spans = spinner(tmp_path, b, pub, "pub")
         rc, _, err = finish(pub)
         assert rc == 0, err
         rc, out, err = finish(sub)
