@@ -56,7 +56,7 @@ def runs(tmp_path_factory):
                          ("pass", ["--max-latency", "1h", "--max-lost", "100"]),
                          ("none", [])):
         folder, xml = d / name, d / (name + ".xml")
-        p = run_jtr("run", "--no-trace", "-c", CPU, "-d", "300ms", "-o", folder, "--junit",
+        p = run_jtr("run", "--no-trace", "-c", CPU, "-d", "100ms", "-o", folder, "--junit",
                     xml, *limits, timeout=60)
         out[name] = (folder, xml, p)
     return out
@@ -263,7 +263,8 @@ def test_a_failed_gate_names_the_injected_spinner(tmp_path, junit_schema, valida
         stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         time.sleep(0.3)
-        p = run_jtr("run", "-c", cpu, "-d", "2", "--backend", "ebpf", "-o", tmp_path / "run",
+        # 1 s: 50 spins, each an outlier beyond the limit (20 asked for)
+        p = run_jtr("run", "-c", cpu, "-d", "1", "--backend", "ebpf", "-o", tmp_path / "run",
                     "--max-latency", "150us", "--junit", tmp_path / "ci.xml", timeout=120)
     finally:
         # the spinner and the unshare that holds its pid namespace, their own group
