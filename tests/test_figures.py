@@ -103,7 +103,7 @@ def overloaded(tmp_path_factory):
     a = run_jtr("attribute", out["ping"], check=True)
     out["ping_attribute_s"] = time.monotonic() - t
     out["ping_attribute"] = a.stdout
-    p = run_jtr("ab", "jtr-baseline", "-c", cpu, "-d", "500ms", "-o", d / "ab", timeout=300)
+    p = run_jtr("ab", "jtr-baseline", "-c", cpu, "-d", "200ms", "-o", d / "ab", timeout=300)
     assert p.returncode in (0, 1), p.stderr
     out["ab"] = d / "ab"
     return out
@@ -211,9 +211,10 @@ def read(made):
     return read_all([job for kind in KINDS for job in reading(kind, made[kind])])
 
 
-def commands_fit(kind, folder, read, tmp_path):
+def commands_fit(kind, folder, read, tmp_path, seen=None):
     """What jtr ls, compare, advise and report said of a result: no share above
-    one, no percentage above 100, no remedy saving more than the run's time."""
+    one, no percentage above 100, no remedy saving more than the run's time.
+    @seen: the report's page as see() gave it (None: it is rendered here)."""
     r = result_fits(folder, kind)
     # jtr ls
     ls = json.loads(read[kind, "ls"].stdout)
@@ -231,7 +232,7 @@ def commands_fit(kind, folder, read, tmp_path):
         for rem in doc["remedies"]:
             assert rem["saving_ns"] <= cpus * doc["duration_ns"], rem
     # jtr report: no percentage above 100 on the page a person reads
-    seen = see(folder / "report" / "report.html", tmp_path)
+    seen = seen or see(folder / "report" / "report.html", tmp_path)
     over = [m for m in PCT.findall(seen.words()) if float(m) > 100 + EPS]
     assert not over, (kind, over)
 
@@ -250,8 +251,21 @@ def test_fleet(made):
 
 @pytest.mark.measures
 def test_the_overloaded_ping_and_its_commands(overloaded, tmp_path):
-    read = read_all(reading("ping", overloaded["ping"]))
-    commands_fit("ping", overloaded["ping"], read, tmp_path)
+    folder = overloaded["ping"]
+    jobs = reading("ping", folder)
+
+    def report_and_its_page():
+        [argv] = [argv for _, cmd, argv in jobs if cmd == "report"]
+        p = run_jtr(*argv, check=True)
+        return p, see(folder / "report" / "report.html", tmp_path)
+    # the report's page rendered (Chromium, then its PDF read) while the other
+    # commands run
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        page = pool.submit(report_and_its_page)
+        read = {(kind, cmd): run_jtr(*argv, check=True) for kind, cmd, argv in jobs
+                if cmd != "report"}
+        read["ping", "report"], seen = page.result()
+    commands_fit("ping", folder, read, tmp_path, seen)
 
 
 @pytest.mark.measures
