@@ -29,13 +29,30 @@ def last_cpu():
     return max(os.sched_getaffinity(0))
 
 
-def busy(cpu, seconds):
+# a load (busy, flood, hogs) runs until stop() ends it, once the trace it loads
+# has ended; at most LOAD_S when a test ends without stopping it
+LOAD_S = 120
+
+
+def load_ns(cmd):
+    """@cmd in a pid namespace of its own, which ends with it: a load pinned there
+    can only ever move itself, and stop() ends all of it."""
+    return subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", "--kill-child"] + cmd)
+
+
+def stop(*loads):
+    """End @loads and everything in their pid namespaces."""
+    for p in loads:
+        p.kill()
+    for p in loads:
+        p.wait()
+
+
+def busy(cpu):
     """A task on @cpu that sleeps and wakes often: switches, wake-ups, timers."""
     code = ("import time\nend=time.time()+%f\nwhile time.time()<end: time.sleep(0.0005)\n"
-            % seconds)
-    # pinned in a pid namespace of its own: it can only ever move itself
-    return subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc",
-                             "taskset", "-c", str(cpu), "python3", "-c", code])
+            % LOAD_S)
+    return load_ns(["taskset", "-c", str(cpu), "python3", "-c", code])
 
 
 def trace(tmp_path, *args, seconds="2", name="tr"):
@@ -58,13 +75,13 @@ def vectors_on(out, cpu, kind, skip_s=0.5):
 def _busy_trace(d):
     """A default trace (2 s) of the last CPU while busy() runs there: (folder,
     CompletedProcess, steal_ns() before it, steal_ns() after it)."""
-    b = busy(last_cpu(), 3)
+    b = busy(last_cpu())
     try:
         before = steal_ns()
         out, p = trace(d)
         after = steal_ns()
     finally:
-        b.wait()
+        stop(b)
     return out, p, before, after
 
 
@@ -159,12 +176,12 @@ def test_trace_sends_no_irq_work_to_the_traced_cpu(on_busy_trace, tmp_path):
     run with wake-ups on shows them, so the check can tell the two apart."""
     cpu = last_cpu()
     on_busy_trace(no_irq_work)
-    b = busy(cpu, 3)
+    b = busy(cpu)
     try:
         # 2 s: 1 s away from attach and detach (vectors_on), 20 irq_work here
         loud, _ = trace(tmp_path, "--wakeup", "-i", "50ms", seconds="2", name="loud")
     finally:
-        b.wait()
+        stop(b)
     assert vectors_on(loud, cpu, "irq_work") >= 5
 
 
@@ -176,12 +193,12 @@ def no_irq_work(made):
 def test_trace_overloaded_counts_drops(tmp_path):
     need_tracing()
     cpu = last_cpu()
-    b = busy(cpu, 2)
+    b = busy(cpu)
     try:
         # a 4 KiB buffer drained once a second: full within the second
         out, p = trace(tmp_path, "-b", "4K", "-i", "1s", seconds="1")
     finally:
-        b.wait()
+        stop(b)
     meta = json.load(open(out / "trace.json"))
     ev = meta["events"]
     assert ev["dropped"] > 0
@@ -194,11 +211,11 @@ def test_trace_overloaded_counts_drops(tmp_path):
 def test_trace_raw_tp_fallback_records_the_same_kinds(tmp_path):
     need_tracing()
     cpu = last_cpu()
-    b = busy(cpu, 3)
+    b = busy(cpu)
     try:
         out, _ = trace(tmp_path, "--programs", "raw_tp")
     finally:
-        b.wait()
+        stop(b)
     meta = json.load(open(out / "trace.json"))
     assert meta["programs_kind"] == "raw_tp"
     assert all(k.startswith("raw_") or k.startswith("vec_") for k in meta["programs"])
@@ -366,7 +383,7 @@ def test_trace_says_when_it_does_not_read_the_steal_counter(tmp_path):
     assert read_events(str(out)).steal_readings() == {}
 
 
-def flood(cpu, seconds):
+def flood(cpu):
     """UDP datagrams on loopback sent from @cpu as fast as Python can: each is a
     softirq raised, run and ended on that CPU, some hundred thousand a second."""
     code = ("import socket, time\n"
@@ -376,17 +393,15 @@ def flood(cpu, seconds):
             "to, end = r.getsockname(), time.time() + %f\n"
             "while time.time() < end:\n"
             "    for _ in range(1000):\n"
-            "        s.sendto(b'x' * 32, to)\n" % seconds)
-    return subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc",
-                             "taskset", "-c", str(cpu), "python3", "-c", code])
+            "        s.sendto(b'x' * 32, to)\n" % LOAD_S)
+    return load_ns(["taskset", "-c", str(cpu), "python3", "-c", code])
 
 
-def hogs(cpu, n, seconds):
-    """@n busy loops on @cpu for @seconds: a CPU where a drain waits its turn."""
+def hogs(cpu, n):
+    """@n busy loops on @cpu: a CPU where a drain waits its turn."""
     loops = "for i in $(seq %d); do timeout %s sh -c 'while :; do :; done' & done; wait" % (
-        n, seconds)
-    return subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc",
-                             "taskset", "-c", str(cpu), "sh", "-c", loops])
+        n, LOAD_S)
+    return load_ns(["taskset", "-c", str(cpu), "sh", "-c", loops])
 
 
 @pytest.mark.measures
@@ -404,13 +419,12 @@ def test_trace_keeps_up_with_a_flood_by_default(tmp_path):
         pytest.skip("needs two CPUs: one traced, one draining")
     # 2 s: the default buffer (16 MiB, 262,144 records) holds a second of a flood
     # of 250,000 events a second, so a drain that falls behind fills it within
-    # the trace; the loads outlast the trace by 1 s, as it attaches
-    f, h = flood(cpu, 3), hogs(consumer, 24, 3)
+    # the trace
+    f, h = flood(cpu), hogs(consumer, 24)
     try:
         out, p = trace(tmp_path, "--consumer-cpu", consumer, seconds="2")
     finally:
-        f.wait()
-        h.wait()
+        stop(f, h)
     meta = json.load(open(out / "trace.json"))
     ev = meta["events"]
     log = read_events(str(out))
