@@ -150,7 +150,7 @@ def test_the_c_probes_gate_themselves(tmp_path, probe, junit_schema, validate):
     fail, ok = tmp_path / "fail", tmp_path / "ok"
     # --max-lost only where a sample is CPU time: a wake-up's latency is not
     lost_opt = ["--max-lost", "100"] if probe == "gap" else []
-    p = run_jtr(probe, "-c", CPU, "-d", "200ms", "-q", "-o", fail, "--max-latency", "1ns",
+    p = run_jtr(probe, "-c", CPU, "-d", "100ms", "-q", "-o", fail, "--max-latency", "1ns",
                 *lost_opt, "--junit", tmp_path / "fail.xml", timeout=60)
     assert p.returncode == 1, p.stderr
     g = validate(load(fail))["gates"]
@@ -186,7 +186,7 @@ def test_the_c_probes_gate_themselves(tmp_path, probe, junit_schema, validate):
             "between wake-ups); gate it with --max-latency" % probe), p.stderr
         assert not (tmp_path / "x").exists()
 
-    p = run_jtr(probe, "-c", CPU, "-d", "200ms", "-q", "-o", ok, "--max-latency", "1h",
+    p = run_jtr(probe, "-c", CPU, "-d", "100ms", "-q", "-o", ok, "--max-latency", "1h",
                 "--junit", tmp_path / "ok.xml", timeout=60)
     assert p.returncode == 0, p.stderr
     assert validate(load(ok))["gates"]["passed"] is True
@@ -202,7 +202,7 @@ def test_the_c_probes_gate_themselves(tmp_path, probe, junit_schema, validate):
 def test_jtr_run_wake_takes_the_gates_itself(tmp_path, junit_schema):
     """`jtr run wake --max-latency X` is judged by jtr run, not handed to jtr wake
     as well (which would fail on its own and leave jtr run no result)."""
-    p = run_jtr("run", "wake", "--no-trace", "-c", CPU, "-d", "200ms", "-o", tmp_path / "w",
+    p = run_jtr("run", "wake", "--no-trace", "-c", CPU, "-d", "100ms", "-o", tmp_path / "w",
                 "--max-latency", "1ns", "--junit", tmp_path / "w.xml", timeout=60)
     assert p.returncode == 1, p.stderr
     res = load(tmp_path / "w")
@@ -234,7 +234,7 @@ def test_a_traced_run_saves_its_result_once(tmp_path):
         pytest.skip("strace is not installed (scripts/deps.sh test installs it)")
     log = tmp_path / "strace.txt"
     p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=rename,renameat,renameat2",
-                        "-o", str(log), JTR, "run", "-c", str(CPU), "-d", "300ms",
+                        "-o", str(log), JTR, "run", "-c", str(CPU), "-d", "100ms",
                         "--max-latency", "1h", "-o", str(tmp_path / "r")],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
