@@ -218,7 +218,7 @@ def test_calibration_repeats_agree(tmp_path):
 
 def test_no_tsc_falls_back_to_clock_gettime(tmp_path, validate):
     out = tmp_path / "notsc"
-    p = run_jtr("gap", "-d", "300ms", "-o", out, env={"JTR_NO_TSC": "1"}, check=True)
+    p = run_jtr("gap", "-d", "100ms", "-o", out, env={"JTR_NO_TSC": "1"}, check=True)
     res = validate(load(out))
     assert res["calibration"]["timebase"] == "clock"
     assert "JTR_NO_TSC" in res["calibration"]["timebase_fallback"]
@@ -228,8 +228,8 @@ def test_no_tsc_falls_back_to_clock_gettime(tmp_path, validate):
 
 
 def test_default_results_folder_and_latest_link(tmp_path):
-    run_jtr("gap", "-d", "200ms", "-q", cwd=tmp_path, check=True)
-    run_jtr("gap", "-d", "200ms", "-q", cwd=tmp_path, check=True)
+    run_jtr("gap", "-d", "100ms", "-q", cwd=tmp_path, check=True)
+    run_jtr("gap", "-d", "100ms", "-q", cwd=tmp_path, check=True)
     names = sorted(n for n in os.listdir(tmp_path / "results") if n != "latest")
     assert len(names) == 2
     host = re.sub(r"[^A-Za-z0-9_-]", "_", os.uname().nodename)
@@ -241,7 +241,7 @@ def test_default_results_folder_and_latest_link(tmp_path):
 
 
 def test_quiet_prints_nothing(tmp_path):
-    p = run_jtr("gap", "-d", "200ms", "-q", "-o", tmp_path / "q", check=True)
+    p = run_jtr("gap", "-d", "100ms", "-q", "-o", tmp_path / "q", check=True)
     assert p.stdout == ""
 
 
@@ -302,7 +302,7 @@ def test_gap_hardware_counters(tmp_path, validate):
     (virtual machines such as this project's CI), one line says so, the runs carry
     "pmu": null, and the counting itself is skipped with that line as the reason."""
     out = tmp_path / "pmu"
-    p = run_jtr("gap", "-c", max(os.sched_getaffinity(0)), "-d", "300ms", "-q", "-o", out,
+    p = run_jtr("gap", "-c", max(os.sched_getaffinity(0)), "-d", "100ms", "-q", "-o", out,
                 check=True)
     res = validate(load(out))
     pmu = res["runs"][0]["pmu"]
