@@ -84,14 +84,19 @@ print(os.getpid(), partner)
 """
 
 
-def run_load(sleeps=0, pings=0, udp=0, reads=0, busy=0.0):
-    """Run the load pinned to CPU; returns (pid, partner pid)."""
+def load_args(sleeps=0, pings=0, udp=0, reads=0, busy=0.0):
+    """The load's command line and how it is pinned to CPU (Popen's arguments)."""
     if OTHER == CPU:
         pings = 0
-    p = subprocess.run([sys.executable, "-c", LOAD, LOAD_COMM, PARTNER_COMM, str(sleeps),
-                        str(pings), str(udp), str(reads), str(busy), str(OTHER)],
-                       preexec_fn=lambda: os.sched_setaffinity(0, {CPU}),
-                       stdout=subprocess.PIPE, text=True, timeout=30, check=True)
+    return {"args": [sys.executable, "-c", LOAD, LOAD_COMM, PARTNER_COMM, str(sleeps),
+                     str(pings), str(udp), str(reads), str(busy), str(OTHER)],
+            "preexec_fn": lambda: os.sched_setaffinity(0, {CPU})}
+
+
+def run_load(**load):
+    """Run the load pinned to CPU; returns (pid, partner pid)."""
+    p = subprocess.run(**load_args(**load), stdout=subprocess.PIPE, text=True, timeout=30,
+                       check=True)
     pid, partner = p.stdout.split()
     return int(pid), int(partner)
 
@@ -148,15 +153,24 @@ class Bpftrace:
         with self.cond:
             return "\n".join(self.lines)
 
-    def wait_for(self, regex, timeout=10.0):
-        """The first stdout line matching regex; fails after timeout."""
+    def matches(self, regex):
+        """How many stdout lines so far match regex."""
+        with self.cond:
+            return sum(1 for line in self.lines if re.search(regex, line))
+
+    def wait_for(self, regex, timeout=10.0, after=0):
+        """The first stdout line matching regex after the first @after of them;
+        fails after timeout."""
         end = time.monotonic() + timeout
         with self.cond:
             while True:
+                seen = 0
                 for line in self.lines:
                     m = re.search(regex, line)
                     if m:
-                        return m
+                        if seen == after:
+                            return m
+                        seen += 1
                 left = end - time.monotonic()
                 if left <= 0 or (self.p.poll() is not None and not any(
                         t.is_alive() for t in self.readers)):
@@ -337,8 +351,16 @@ def test_irqs_interval_reports(bpftrace):
     bt.wait_for(r"^usage: irqs\.bt CPU \[INTERVAL\]; tracing CPU %d, report every 1 s and at "
                 r"exit, Ctrl-C to stop$" % CPU)
     bt.wait_attached()
-    run_load(busy=1.2)
-    bt.wait_for(r"^=== \d\d:\d\d:\d\d CPU %d, last 1 s ===$" % CPU, timeout=5)
+    report = r"^=== \d\d:\d\d:\d\d CPU %d, last 1 s ===$" % CPU
+    # the busy loop until a report covers 0.25 s of it or more: the first report
+    # from 0.3 s after the load started (its Python starts in 60 ms here)
+    load = subprocess.Popen(**load_args(busy=60), stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(0.3)
+        bt.wait_for(report, timeout=5, after=bt.matches(report))
+    finally:
+        load.kill()
+        load.wait()
     out = bt.stop()
     sections = re.split(r"^=== \d\d:\d\d:\d\d CPU \d+, (last 1 s|at exit) ===$", out, flags=re.M)
     kinds = sections[1::2]

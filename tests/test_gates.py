@@ -56,7 +56,7 @@ def runs(tmp_path_factory):
                          ("pass", ["--max-latency", "1h", "--max-lost", "100"]),
                          ("none", [])):
         folder, xml = d / name, d / (name + ".xml")
-        p = run_jtr("run", "--no-trace", "-c", CPU, "-d", "300ms", "-o", folder, "--junit",
+        p = run_jtr("run", "--no-trace", "-c", CPU, "-d", "100ms", "-o", folder, "--junit",
                     xml, *limits, timeout=60)
         out[name] = (folder, xml, p)
     return out
@@ -150,7 +150,7 @@ def test_the_c_probes_gate_themselves(tmp_path, probe, junit_schema, validate):
     fail, ok = tmp_path / "fail", tmp_path / "ok"
     # --max-lost only where a sample is CPU time: a wake-up's latency is not
     lost_opt = ["--max-lost", "100"] if probe == "gap" else []
-    p = run_jtr(probe, "-c", CPU, "-d", "200ms", "-q", "-o", fail, "--max-latency", "1ns",
+    p = run_jtr(probe, "-c", CPU, "-d", "100ms", "-q", "-o", fail, "--max-latency", "1ns",
                 *lost_opt, "--junit", tmp_path / "fail.xml", timeout=60)
     assert p.returncode == 1, p.stderr
     g = validate(load(fail))["gates"]
@@ -186,7 +186,7 @@ def test_the_c_probes_gate_themselves(tmp_path, probe, junit_schema, validate):
             "between wake-ups); gate it with --max-latency" % probe), p.stderr
         assert not (tmp_path / "x").exists()
 
-    p = run_jtr(probe, "-c", CPU, "-d", "200ms", "-q", "-o", ok, "--max-latency", "1h",
+    p = run_jtr(probe, "-c", CPU, "-d", "100ms", "-q", "-o", ok, "--max-latency", "1h",
                 "--junit", tmp_path / "ok.xml", timeout=60)
     assert p.returncode == 0, p.stderr
     assert validate(load(ok))["gates"]["passed"] is True
@@ -202,7 +202,7 @@ def test_the_c_probes_gate_themselves(tmp_path, probe, junit_schema, validate):
 def test_jtr_run_wake_takes_the_gates_itself(tmp_path, junit_schema):
     """`jtr run wake --max-latency X` is judged by jtr run, not handed to jtr wake
     as well (which would fail on its own and leave jtr run no result)."""
-    p = run_jtr("run", "wake", "--no-trace", "-c", CPU, "-d", "200ms", "-o", tmp_path / "w",
+    p = run_jtr("run", "wake", "--no-trace", "-c", CPU, "-d", "100ms", "-o", tmp_path / "w",
                 "--max-latency", "1ns", "--junit", tmp_path / "w.xml", timeout=60)
     assert p.returncode == 1, p.stderr
     res = load(tmp_path / "w")
@@ -241,7 +241,7 @@ def test_a_traced_run_saves_its_result_once(tmp_path, probe):
     if probe == "ping" and other == CPU:
         pytest.skip("needs two CPUs: ping and pong")
     log, out = tmp_path / "strace.txt", tmp_path / "r"
-    args = ["run", "-c", str(CPU), "-d", "300ms"] if probe == "gap" else \
+    args = ["run", "-c", str(CPU), "-d", "100ms"] if probe == "gap" else \
         ["run", "ping", "-c", str(CPU), "-T", "udp", "-P", "127.0.0.1:%d" % free_port(),
          "-r", "10K", "-n", "3000", "--pong-cpu", str(other)]
     p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=rename,renameat,renameat2",
@@ -277,7 +277,8 @@ def test_a_failed_gate_names_the_injected_spinner(tmp_path, junit_schema, valida
         stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         time.sleep(0.3)
-        p = run_jtr("run", "-c", cpu, "-d", "2", "--backend", "ebpf", "-o", tmp_path / "run",
+        # 1 s: 50 spins, each an outlier beyond the limit (20 asked for)
+        p = run_jtr("run", "-c", cpu, "-d", "1", "--backend", "ebpf", "-o", tmp_path / "run",
                     "--max-latency", "150us", "--junit", tmp_path / "ci.xml", timeout=120)
     finally:
         # the spinner and the unshare that holds its pid namespace, their own group

@@ -128,18 +128,18 @@ def test_null_outliers_logged_with_monotonic_time(tmp_path, validate):
 def test_gap_two_cpus(tmp_path, validate):
     out = tmp_path / "gap"
     t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-    p = run_jtr("gap", "-c", "0-1", "-d", "1", "-o", out, check=True)
+    p = run_jtr("gap", "-c", "0-1", "-d", "500ms", "-o", out, check=True)
     t1 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
     res = validate(load(out))
     assert [r["cpu"] for r in res["runs"]] == [0, 1]
-    assert res["params"]["duration_ns"] == 10**9
+    assert res["params"]["duration_ns"] == 5 * 10**8
     rows = list(csv.DictReader(open(out / "outliers.csv")))
     for r in res["runs"]:
         check_run_stats(r)
         o = r["outliers"]
         # the loop ends at its first read at or after the deadline: the run is late
         # by at most its longest gap
-        assert 0.95e9 <= r["duration_ns"] <= 1e9 + r["max_ns"] + 10**6
+        assert 0.475e9 <= r["duration_ns"] <= 5e8 + r["max_ns"] + 10**6
         assert t0 <= r["start_mono_ns"] < r["end_mono_ns"] <= t1
         assert o["threshold_ns"] == max(1000, 8 * r["pre_min_ns"])
         assert abs(o["per_s"] - o["count"] * 1e9 / r["duration_ns"]) < 0.01
@@ -218,7 +218,7 @@ def test_calibration_repeats_agree(tmp_path):
 
 def test_no_tsc_falls_back_to_clock_gettime(tmp_path, validate):
     out = tmp_path / "notsc"
-    p = run_jtr("gap", "-d", "300ms", "-o", out, env={"JTR_NO_TSC": "1"}, check=True)
+    p = run_jtr("gap", "-d", "100ms", "-o", out, env={"JTR_NO_TSC": "1"}, check=True)
     res = validate(load(out))
     assert res["calibration"]["timebase"] == "clock"
     assert "JTR_NO_TSC" in res["calibration"]["timebase_fallback"]
@@ -228,8 +228,8 @@ def test_no_tsc_falls_back_to_clock_gettime(tmp_path, validate):
 
 
 def test_default_results_folder_and_latest_link(tmp_path):
-    run_jtr("gap", "-d", "200ms", "-q", cwd=tmp_path, check=True)
-    run_jtr("gap", "-d", "200ms", "-q", cwd=tmp_path, check=True)
+    run_jtr("gap", "-d", "100ms", "-q", cwd=tmp_path, check=True)
+    run_jtr("gap", "-d", "100ms", "-q", cwd=tmp_path, check=True)
     names = sorted(n for n in os.listdir(tmp_path / "results") if n != "latest")
     assert len(names) == 2
     host = re.sub(r"[^A-Za-z0-9_-]", "_", os.uname().nodename)
@@ -241,7 +241,7 @@ def test_default_results_folder_and_latest_link(tmp_path):
 
 
 def test_quiet_prints_nothing(tmp_path):
-    p = run_jtr("gap", "-d", "200ms", "-q", "-o", tmp_path / "q", check=True)
+    p = run_jtr("gap", "-d", "100ms", "-q", "-o", tmp_path / "q", check=True)
     assert p.stdout == ""
 
 
@@ -253,7 +253,8 @@ def test_progress_on_a_terminal_only(tmp_path):
     from conftest import JTR
     out = tmp_path / "tty"
     leader, follower = pty.openpty()
-    p = subprocess.Popen([JTR, "gap", "-d", "2500ms", "-o", str(out)], stdin=follower,
+    # progress comes once a second: the first half a second before the run ends
+    p = subprocess.Popen([JTR, "gap", "-d", "1500ms", "-o", str(out)], stdin=follower,
                          stdout=subprocess.PIPE, stderr=follower)
     os.close(follower)
     seen = b""
@@ -268,8 +269,9 @@ def test_progress_on_a_terminal_only(tmp_path):
     p.wait(timeout=30)
     os.close(leader)
     assert p.returncode == 0
-    assert re.search(rb"\r\x1b\[Kgap: 1 of 2.5 s, \d+ interruptions, longest [\d.]+ us", seen), seen
-    piped = run_jtr("gap", "-d", "1500ms", "-o", tmp_path / "pipe", check=True)
+    assert re.search(rb"\r\x1b\[Kgap: 1 of 1.5 s, \d+ interruptions, longest [\d.]+ us", seen), seen
+    # 1.2 s: a progress line on a pipe would come at 1 s
+    piped = run_jtr("gap", "-d", "1200ms", "-o", tmp_path / "pipe", check=True)
     assert "interruptions, longest" not in piped.stderr
 
 
@@ -300,7 +302,7 @@ def test_gap_hardware_counters(tmp_path, validate):
     (virtual machines such as this project's CI), one line says so, the runs carry
     "pmu": null, and the counting itself is skipped with that line as the reason."""
     out = tmp_path / "pmu"
-    p = run_jtr("gap", "-c", max(os.sched_getaffinity(0)), "-d", "300ms", "-q", "-o", out,
+    p = run_jtr("gap", "-c", max(os.sched_getaffinity(0)), "-d", "100ms", "-q", "-o", out,
                 check=True)
     res = validate(load(out))
     pmu = res["runs"][0]["pmu"]

@@ -28,7 +28,7 @@ import subprocess
 import time
 
 import pytest
-from conftest import JTR, legacy_blocks, load, run_jtr
+from conftest import JTR, legacy_blocks, load, run_jtr, wait_for
 
 pytestmark = pytest.mark.measures
 
@@ -203,8 +203,11 @@ def test_send_plot_script_draws_each_pair(tmp_path):
 
 def test_send_pause_lengthens_runs(tmp_path, validate):
     out = tmp_path / "pause"
-    n, pause_ns = 2000, 50000
-    run_jtr("send", "-P", addr_of("udp", tmp_path, 2), "-n", n, "--pairs", 1, "-p", "50us",
+    # 10 us: 2,000 samples take 8 ms without a pause here, and at least 20 ms
+    # with it; the calibration's points (10,200 samples each) pause as the runs
+    # do, 0.1 s each (0.5 s at 50 us)
+    n, pause_ns = 2000, 10000
+    run_jtr("send", "-P", addr_of("udp", tmp_path, 2), "-n", n, "--pairs", 1, "-p", "10us",
             "-o", out, check=True)
     res = validate(load(out))
     assert res["params"]["pause_ns"] == pause_ns
@@ -290,7 +293,11 @@ def test_send_ctrl_c_keeps_partial_result(tmp_path, validate):
     p = subprocess.Popen([JTR, "send", "-T", "udp", "-P", addr_of("udp", tmp_path, 5), "-n", "1G",
                           "--pairs", "3", "-o", str(out)], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    time.sleep(2)
+    # its folder is made just before the TSC's calibration (20 ms), the null
+    # loop's line (two points of 10,200 samples, 20 ms here) and send_1's
+    # warm-up: half a second after it appears, send_1 is measuring
+    assert wait_for(lambda: list(tmp_path.glob(".part.partial-*"))), "no results folder made"
+    time.sleep(0.5)
     t = time.monotonic()
     p.send_signal(signal.SIGINT)
     so, se = p.communicate(timeout=60)

@@ -9,7 +9,7 @@ import subprocess
 import time
 
 import pytest
-from conftest import BIN, JTR, need_tracing, run_jtr, steal_ns
+from conftest import BIN, JTR, RERUN_STOLEN_NS, need_tracing, run_jtr, steal_ns
 
 from jtrpy.trace.events import read_events
 
@@ -29,13 +29,30 @@ def last_cpu():
     return max(os.sched_getaffinity(0))
 
 
-def busy(cpu, seconds):
+# a load (busy, flood, hogs) runs until stop() ends it, once the trace it loads
+# has ended; at most LOAD_S when a test ends without stopping it
+LOAD_S = 120
+
+
+def load_ns(cmd):
+    """@cmd in a pid namespace of its own, which ends with it: a load pinned there
+    can only ever move itself, and stop() ends all of it."""
+    return subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", "--kill-child"] + cmd)
+
+
+def stop(*loads):
+    """End @loads and everything in their pid namespaces."""
+    for p in loads:
+        p.kill()
+    for p in loads:
+        p.wait()
+
+
+def busy(cpu):
     """A task on @cpu that sleeps and wakes often: switches, wake-ups, timers."""
     code = ("import time\nend=time.time()+%f\nwhile time.time()<end: time.sleep(0.0005)\n"
-            % seconds)
-    # pinned in a pid namespace of its own: it can only ever move itself
-    return subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc",
-                             "taskset", "-c", str(cpu), "python3", "-c", code])
+            % LOAD_S)
+    return load_ns(["taskset", "-c", str(cpu), "python3", "-c", code])
 
 
 def trace(tmp_path, *args, seconds="2", name="tr"):
@@ -55,15 +72,72 @@ def vectors_on(out, cpu, kind, skip_s=0.5):
                if e.type == EV_VEC_ENTRY and e.b == k and lo <= e.ts_ns <= hi)
 
 
-@pytest.mark.measures
-def test_trace_records_the_cpu_only(tmp_path):
-    need_tracing()
-    cpu = last_cpu()
-    b = busy(cpu, 3)
+def _busy_trace(d):
+    """A default trace (2 s) of the last CPU while busy() runs there: (folder,
+    CompletedProcess, steal_ns() before it, steal_ns() after it)."""
+    b = busy(last_cpu())
     try:
-        out, p = trace(tmp_path)
+        before = steal_ns()
+        out, p = trace(d)
+        after = steal_ns()
     finally:
-        b.wait()
+        stop(b)
+    return out, p, before, after
+
+
+def _stolen(made):
+    """The most the host took from one CPU while @made (_busy_trace()) was traced."""
+    _, _, before, after = made
+    return max(a - before.get(c, a) for c, a in after.items())
+
+
+@pytest.fixture(scope="module")
+def _busy_traces():
+    """This file's shared busy trace, and the tests that have had it."""
+    return {"trace": None, "had": set()}
+
+
+@pytest.fixture
+def on_busy_trace(request, tmp_path_factory, _busy_traces):
+    """on_busy_trace(check): check(trace) on one _busy_trace() shared by the tests
+    that judge a default trace of a busy CPU (what it records, no irq_work
+    without wake-ups, the steal readings). Made afresh for a test that asks again
+    (conftest runs a test the host disturbed once more). A check that fails on a
+    trace made before its test, while the host took RERUN_STOLEN_NS or more of a
+    CPU, runs once more on a trace made for it, saying why: conftest counts only
+    what the host takes during the test itself."""
+    need_tracing()
+    shared, nodeid = _busy_traces, request.node.nodeid
+    fresh = shared["trace"] is None or nodeid in shared["had"]
+    if fresh:
+        shared["trace"] = _busy_trace(tmp_path_factory.mktemp("busy"))
+    shared["had"].add(nodeid)
+    made = shared["trace"]
+
+    def judge(check):
+        try:
+            return check(made)
+        except AssertionError as e:
+            stolen = _stolen(made)
+            if fresh or stolen < RERUN_STOLEN_NS:
+                raise
+            first = (str(e).strip().splitlines() or ["?"])[0]
+            print("%s failed on the shared trace, made while the host stole %d ms of a "
+                  "CPU: once more on a trace of its own (it said: %s)"
+                  % (nodeid, stolen // 10**6, first[:300]))
+            shared["trace"] = _busy_trace(tmp_path_factory.mktemp("busy"))
+            return check(shared["trace"])
+    return judge
+
+
+@pytest.mark.measures
+def test_trace_records_the_cpu_only(on_busy_trace):
+    on_busy_trace(records_the_cpu_only)
+
+
+def records_the_cpu_only(made):
+    cpu = last_cpu()
+    out, p, _, _ = made
     assert "tracing CPU %d:" % cpu in p.stdout and "results: %s/" % out in p.stdout
     meta = json.load(open(out / "trace.json"))
     assert meta["format"] == "jtr-trace/1" and meta["cpus"] == [cpu]
@@ -97,30 +171,34 @@ def test_trace_records_the_cpu_only(tmp_path):
 
 
 @pytest.mark.measures
-def test_trace_sends_no_irq_work_to_the_traced_cpu(tmp_path):
+def test_trace_sends_no_irq_work_to_the_traced_cpu(on_busy_trace, tmp_path):
     """Submits without wake-up: no irq_work IPI on the traced CPU. The same
     run with wake-ups on shows them, so the check can tell the two apart."""
-    need_tracing()
     cpu = last_cpu()
-    b = busy(cpu, 5)
+    on_busy_trace(no_irq_work)
+    b = busy(cpu)
     try:
-        quiet, _ = trace(tmp_path, seconds="2", name="quiet")
+        # 2 s: 1 s away from attach and detach (vectors_on), 20 irq_work here
         loud, _ = trace(tmp_path, "--wakeup", "-i", "50ms", seconds="2", name="loud")
     finally:
-        b.wait()
-    assert vectors_on(quiet, cpu, "irq_work") == 0
+        stop(b)
     assert vectors_on(loud, cpu, "irq_work") >= 5
+
+
+def no_irq_work(made):
+    assert vectors_on(made[0], last_cpu(), "irq_work") == 0
 
 
 @pytest.mark.measures
 def test_trace_overloaded_counts_drops(tmp_path):
     need_tracing()
     cpu = last_cpu()
-    b = busy(cpu, 4)
+    b = busy(cpu)
     try:
-        out, p = trace(tmp_path, "-b", "4K", "-i", "1s", seconds="2")
+        # a 4 KiB buffer drained once a second: full within the second
+        out, p = trace(tmp_path, "-b", "4K", "-i", "1s", seconds="1")
     finally:
-        b.wait()
+        stop(b)
     meta = json.load(open(out / "trace.json"))
     ev = meta["events"]
     assert ev["dropped"] > 0
@@ -133,11 +211,11 @@ def test_trace_overloaded_counts_drops(tmp_path):
 def test_trace_raw_tp_fallback_records_the_same_kinds(tmp_path):
     need_tracing()
     cpu = last_cpu()
-    b = busy(cpu, 3)
+    b = busy(cpu)
     try:
         out, _ = trace(tmp_path, "--programs", "raw_tp")
     finally:
-        b.wait()
+        stop(b)
     meta = json.load(open(out / "trace.json"))
     assert meta["programs_kind"] == "raw_tp"
     assert all(k.startswith("raw_") or k.startswith("vec_") for k in meta["programs"])
@@ -259,20 +337,18 @@ def test_trace_mounts_tracefs_when_it_is_not_mounted(tmp_path):
 
 
 @pytest.mark.measures
-def test_trace_reads_the_host_steal_counter(tmp_path):
+def test_trace_reads_the_host_steal_counter(on_busy_trace):
     """Where the host keeps a KVM steal counter, the tracer's readings of it add up
     to what /proc/stat counts for the CPU (in ticks): over the trace, and since
     boot. Where it has none, trace.json says why and there is no reading."""
-    need_tracing()
+    on_busy_trace(steal_readings_hold)
+
+
+def steal_readings_hold(made):
     cpu = last_cpu()
     tick = 10**9 // os.sysconf("SC_CLK_TCK")
-    b = busy(cpu, 4)
-    try:
-        before = steal_ns()[cpu]
-        out, _ = trace(tmp_path, seconds="3")
-        after = steal_ns()[cpu]
-    finally:
-        b.wait()
+    out, _, before, after = made
+    before, after = before[cpu], after[cpu]
     meta = json.load(open(out / "trace.json"))
     readings = read_events(str(out)).steal_readings().get(cpu, [])
     if not meta["steal"]["available"]:
@@ -307,7 +383,7 @@ def test_trace_says_when_it_does_not_read_the_steal_counter(tmp_path):
     assert read_events(str(out)).steal_readings() == {}
 
 
-def flood(cpu, seconds):
+def flood(cpu):
     """UDP datagrams on loopback sent from @cpu as fast as Python can: each is a
     softirq raised, run and ended on that CPU, some hundred thousand a second."""
     code = ("import socket, time\n"
@@ -317,17 +393,15 @@ def flood(cpu, seconds):
             "to, end = r.getsockname(), time.time() + %f\n"
             "while time.time() < end:\n"
             "    for _ in range(1000):\n"
-            "        s.sendto(b'x' * 32, to)\n" % seconds)
-    return subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc",
-                             "taskset", "-c", str(cpu), "python3", "-c", code])
+            "        s.sendto(b'x' * 32, to)\n" % LOAD_S)
+    return load_ns(["taskset", "-c", str(cpu), "python3", "-c", code])
 
 
-def hogs(cpu, n, seconds):
-    """@n busy loops on @cpu for @seconds: a CPU where a drain waits its turn."""
+def hogs(cpu, n):
+    """@n busy loops on @cpu: a CPU where a drain waits its turn."""
     loops = "for i in $(seq %d); do timeout %s sh -c 'while :; do :; done' & done; wait" % (
-        n, seconds)
-    return subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc",
-                             "taskset", "-c", str(cpu), "sh", "-c", loops])
+        n, LOAD_S)
+    return load_ns(["taskset", "-c", str(cpu), "sh", "-c", loops])
 
 
 @pytest.mark.measures
@@ -343,12 +417,14 @@ def test_trace_keeps_up_with_a_flood_by_default(tmp_path):
     consumer = min(os.sched_getaffinity(0))
     if consumer == cpu:
         pytest.skip("needs two CPUs: one traced, one draining")
-    f, h = flood(cpu, 5), hogs(consumer, 24, 5)
+    # 2 s: the default buffer (16 MiB, 262,144 records) holds a second of a flood
+    # of 250,000 events a second, so a drain that falls behind fills it within
+    # the trace
+    f, h = flood(cpu), hogs(consumer, 24)
     try:
-        out, p = trace(tmp_path, "--consumer-cpu", consumer, seconds="4")
+        out, p = trace(tmp_path, "--consumer-cpu", consumer, seconds="2")
     finally:
-        f.wait()
-        h.wait()
+        stop(f, h)
     meta = json.load(open(out / "trace.json"))
     ev = meta["events"]
     log = read_events(str(out))
