@@ -178,6 +178,13 @@ def result_fits(folder, what):
     for x in r["runs"]:
         if "lost_time_pct" in x:
             assert x["lost_time_pct"] <= 100, (what, x["lost_time_pct"])
+    t = r.get("transport") or {}
+    if isinstance(t.get("late_sends"), int) and isinstance(t.get("sent"), int):
+        # late sends are among the measured ones (the warm-up's were counted once)
+        assert t["late_sends"] <= t["sent"], (what, t["late_sends"], t["sent"])
+    for reason in (r.get("validity") or {}).get("reasons") or []:
+        if reason.get("code") in ("late_sends", "lost", "tracer_drops"):  # shares
+            assert 0 <= reason["value"] <= 1, (what, reason)
     if "attribution" in r:
         attribution_fits(r["attribution"], r["runs"], r.get("sides") or {}, what)
     return r

@@ -341,7 +341,9 @@ static __attribute__((noinline)) void stall(const struct ping *g)
 
 /* wait_turn - message @i's turn: the stall before it, if asked for, then a
  * spin to @intended; a paced send that begins after its time is late
- * (@tight: late ones in a row). The time it begins. */
+ * (@tight: late ones in a row), counted among the measured sends only (a
+ * warm-up's late sends made "late on 100 % of sends (30099 of 30000)"). The
+ * time it begins. */
 static inline __attribute__((always_inline)) uint64_t wait_turn(struct ping *g, bool tsc, uint64_t i,
 								 uint64_t intended, bool paced,
 								 uint64_t *tight)
@@ -357,7 +359,7 @@ static inline __attribute__((always_inline)) uint64_t wait_turn(struct ping *g, 
 			cpu_relax();
 			now = now_raw(tsc);
 		}
-	} else if (paced && i) {
+	} else if (paced && i && i >= g->load.warmup) {
 		g->late++;
 		if (++*tight > g->max_tight)
 			g->max_tight = *tight;
