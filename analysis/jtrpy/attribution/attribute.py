@@ -276,6 +276,7 @@ class Walker:
         self.stack = []         # frames: [group, key, episode, own, is_task]
         self.preempt = None     # the open preemption episode
         self.away = None        # pid of the task it preempted
+        self.away_prio = None   # and its prio, when it was switched out runnable
         self.last_irq = None    # last closed irq-like episode since the last switch
         self.episodes = []      # recent episodes, pruned per window
         self.blocked = False    # the probe's task waits (a blocking receive)
@@ -403,9 +404,17 @@ class Walker:
                     return
                 # another task takes the CPU from the one that preempted the probe:
                 # a preemption of its own, charged its own time (a chain of tasks on
-                # a busy CPU is not all the first one's)
+                # a busy CPU is not all the first one's); the idle task or one below
+                # a runnable real-time probe: the kernel's throttle began behind a
+                # task above it (migration/1 woken by the watchdog's hrtimer)
                 self.preempt.end = ts
-                ep = Episode(C.TASK, C.Task(comm or "", next_pid, prio), ts, None)
+                cat = C.TASK
+                if not self.blocked and self.away_prio is not None and \
+                        C.preemption(self.away_prio, next_pid, prio) == C.THROTTLING and \
+                        self.throttled.at(self.cpu, ts):
+                    cat = C.THROTTLING
+                ep = Episode(cat, C.Task(comm or "", next_pid, prio) if cat == C.TASK else
+                             self.throttled.name, ts, None)
                 ep.links = []
                 ep.tasks = [[comm, next_pid, prio, []]]
                 ep.switch_ns = ts
@@ -447,7 +456,7 @@ class Walker:
             ep.begin = pre.begin
             ep.links = pre.links
         eps.append(ep)
-        self.preempt, self.away = ep, prev_pid
+        self.preempt, self.away, self.away_prio = ep, prev_pid, prev_prio
 
     def _left(self, pid, ts):
         """Task @pid left the CPU: a work item it started here as an episode of

@@ -76,6 +76,10 @@ SCHED_ALLOWANCE_NS = 30_000  # a lower-priority task holding the CPU longer than
 # the CPU meanwhile, is the machine's stall (leaving idle for it took the
 # scheduler at most 28 us in the runs of docs/attribution.md)
 STALL_NS = 100_000
+# normal tasks that held a woken real-time thread this long in all: the RT
+# runqueue's throttle (a throttle lasts the rest of its period, 50 ms here; a
+# kernel without full preemption can hold it a millisecond in a system call)
+THROTTLE_HOLD_NS = 5_000_000
 TOLERANCE_NS = 1000         # |unaccounted| of a whole timeline, at most (the clocks' error)
 WORST_EVENTS = 16           # events listed per worst outlier (the schema's limit)
 WORST_TAIL = 6              # of them, the last ones: the switch-in and after
@@ -303,10 +307,14 @@ def _segments(start, length, tid, probe_prio, pts, slices, tasks, woken, throttl
     # then and not at the switch the log shows); the idle task is the
     # scheduling, unless it kept a real-time thread waiting that long (RT
     # throttling where it can have throttled, else past STALL_NS the machine:
-    # nothing on the CPU ran, the host or the hardware held it)
+    # nothing on the CPU ran, the host or the hardware held it); a normal task
+    # that held a real-time thread that long is the throttle too (the fair
+    # server runs the normal tasks it starved) where the kernel can have throttled
     total = {}
     for s0, s1, pid in held:
         total[pid] = total.get(pid, 0) + s1 - s0
+    normal = sum(v for pid, v in total.items() if pid != IDLE and
+                 (tasks.prio.get(pid) or 0) >= C.RT_PRIO_END)
     rt = probe_prio is not None and probe_prio < C.RT_PRIO_END
     for s0, s1, pid in held:
         prio = tasks.prio.get(pid)
@@ -318,6 +326,9 @@ def _segments(start, length, tid, probe_prio, pts, slices, tasks, woken, throttl
                 segs.append((s0, s1, "stall", None))
             else:
                 segs.append((s0, s1, "scheduling", None))
+        elif throttled and normal >= THROTTLE_HOLD_NS and prio is not None and \
+                prio >= C.RT_PRIO_END:
+            segs.append((s0, s1, "blocking", throttled))
         elif long or prio is None or probe_prio is None or prio <= probe_prio:
             segs.append((s0, s1, "blocking",
                          (C.TASK, C.Task(tasks.comm.get(pid, ""), pid, prio))))

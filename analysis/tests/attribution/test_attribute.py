@@ -687,3 +687,30 @@ def test_a_fifo_probe_losing_its_cpu_to_idle_is_rt_throttling_only_after_its_run
                 [(1, t - 1_000, 52_000)]) if (tmp_path / "b").mkdir() is None else None
     c = only(short)
     assert (c["category"], c["name"]) == ("task preemption", "swapper/1")
+
+
+def test_a_throttle_that_starts_behind_a_higher_priority_task_is_rt_throttling(tmp_path):
+    """The kernel's throttle often begins behind a task above the probe: the
+    watchdog's hrtimer wakes migration/1 (prio 0), which takes the CPU from the
+    runnable FIFO probe, runs 20 us and sleeps; then the CPU, throttled, goes to
+    the idle task for 40 ms while the probe stays runnable. migration/1 is
+    charged its 20 us, the 40 ms are RT throttling (seen in CI: the whole gap
+    was charged to migration/1)."""
+    gap, idle, other = ("gap/1", PROBE, 89), ("swapper/1", 0, 120), ("bash", 400, 120)
+    mig = ("migration/1", 21, 0)
+    t = T0 + 940_000_000
+    events = [switch(T0 + 1_000, other, gap, preempted=False),
+              switch(t, gap, mig), switch(t + 20_000, mig, idle, preempted=False),
+              switch(t + 40_020_000, idle, gap, preempted=False)]
+    att = run(tmp_path, events, [(1, t - 1_000, 40_022_000)])
+    by = {(c["category"], c["name"]): c["total_ns"] for c in att["causes"]}
+    assert by == {("task preemption", "migration/1"): 20_000,
+                  ("RT throttling", "the RT runqueue throttled"): 40_002_000}, by
+    assert att["worst"][0]["category"] == "RT throttling"
+    # the probe ran 80 ms of the second before: not the kernel's throttle, the
+    # idle task named as before
+    short = [switch(T0 + 1_000, gap, other, preempted=False),
+             switch(t - 80_000_000, other, gap, preempted=False)] + events[1:]
+    att = run(tmp_path / "b", short, [(1, t - 1_000, 40_022_000)]) \
+        if (tmp_path / "b").mkdir() is None else None
+    assert {c["category"] for c in att["causes"]} == {"task preemption"}

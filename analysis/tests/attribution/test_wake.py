@@ -343,3 +343,27 @@ def test_the_steal_readings_of_an_outlier_are_found_by_bisection():
         want = [r for r in readings if r[0] > lo and r[1] < hi]
         assert list(W._overlapping(readings, keys, lo, hi)) == want, (lo, hi)
     assert W._overlapping((), None, 0, 10) == ()
+
+
+def test_a_normal_task_keeping_a_woken_fifo_thread_waiting_is_rt_throttling(tmp_path):
+    """A normal task runs on 40 ms after a FIFO thread's wake-up on its CPU:
+    the kernel lets a task below a runnable real-time one run only when it
+    throttles the RT runqueue (since 6.12 its fair server runs the normal tasks
+    50 ms a second), so the 40 ms are RT throttling, not the task; where the RT
+    runqueue cannot have been throttled (the CPU idle the second before), the
+    task is named as before."""
+    normal = ("bash", 779, 120)
+    hold = [switch(T0 - 100_000, IDLE, normal)] + wake_up(T0, cur=normal[1]) + \
+        [switch(T0 + 40_011_000, normal, PROBE)]
+    att, _ = decompose(tmp_path / "t", hold, [(1, T0, 40_013_000)]) if \
+        (tmp_path / "t").mkdir() is None else None
+    w = att["worst"][0]
+    assert (w["category"], w["name"]) == ("RT throttling",
+                                          "sched_rt_runtime_us 950000 of 1000000")
+    assert not any(c["category"] == "task preemption" for c in att["causes"])
+    begin = T0 - 1_100_000_000
+    quiet = [switch(begin + 1_000, normal, IDLE, preempted=False)]
+    att, _ = decompose(tmp_path / "q", quiet + hold, [(1, T0, 40_013_000)], begin=begin) if \
+        (tmp_path / "q").mkdir() is None else None
+    w = att["worst"][0]
+    assert (w["category"], w["name"]) == ("task preemption", "bash")
