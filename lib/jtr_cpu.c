@@ -241,40 +241,136 @@ __attribute__((noinline)) void jtr_prefault_stack(size_t len)
 	__asm__ __volatile__("" : : "r"(buf) : "memory");
 }
 
-/* jtr_rt_throttle_read - read the two knobs */
-int jtr_rt_throttle_read(struct jtr_rt_throttle *t)
+/* has_word - @list (comma-separated) holds @word */
+static bool has_word(const char *list, const char *word)
 {
-	char buf[64];
-	long long v;
+	size_t n = strlen(word);
 
-	t->known = false;
-	t->runtime_us = -1;
+	for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, word, n) && (p[n] == ',' || p[n] == '\0'))
+			return true;
+	return false;
+}
+
+/* cpu_cgroup_dir - the directory of this process's cgroup v1 cpu controller
+ * (/proc/self/cgroup's "N:cpu,cpuacct:/PATH" under the mount /proc/self/mountinfo
+ * names, less the mount's own root, as in a container); @path gets its cgroup
+ * path; -ENOENT without one */
+static int cpu_cgroup_dir(const char *root, char *dir, size_t n, char *path, size_t pn)
+{
+	char line[4096], file[512], *f[10], *sp;
+	FILE *fp;
+	bool found = false;
+	int k;
+
+	snprintf(file, sizeof(file), "%s/proc/self/cgroup", root);
+	fp = fopen(file, "re");
+	if (!fp)
+		return -ENOENT;
+	while (!found && fgets(line, sizeof(line), fp)) {
+		char *list = strchr(line, ':'), *cg = list ? strchr(list + 1, ':') : NULL;
+
+		if (!cg)
+			continue;
+		*cg++ = '\0';
+		cg[strcspn(cg, "\n")] = '\0';
+		if (has_word(list + 1, "cpu")) {
+			snprintf(path, pn, "%s", cg);
+			found = true;
+		}
+	}
+	fclose(fp);
+	if (!found)
+		return -ENOENT;
+	snprintf(file, sizeof(file), "%s/proc/self/mountinfo", root);
+	fp = fopen(file, "re");
+	if (!fp)
+		return -ENOENT;
+	found = false;
+	while (!found && fgets(line, sizeof(line), fp)) {
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPER */
+		line[strcspn(line, "\n")] = '\0';
+		k = 0;
+		for (char *t = strtok_r(line, " ", &sp); t && k < 10; t = strtok_r(NULL, " ", &sp)) {
+			if (k == 6 && strcmp(t, "-"))
+				continue;	/* optional fields */
+			f[k++] = t;
+		}
+		if (k < 10 || strcmp(f[7], "cgroup") || !has_word(f[9], "cpu"))
+			continue;
+		size_t rl = strcmp(f[3], "/") ? strlen(f[3]) : 0;
+
+		if (rl && strncmp(path, f[3], rl))
+			continue;
+		snprintf(dir, n, "%s%s%s", root, f[4], strcmp(path + rl, "/") ? path + rl : "");
+		found = true;
+	}
+	fclose(fp);
+	return found ? 0 : -ENOENT;
+}
+
+/* jtr_rt_throttle_read_at - see jtr_cpu.h */
+int jtr_rt_throttle_read_at(struct jtr_rt_throttle *t, const char *root)
+{
+	char buf[64], file[4400], dir[4200], cg[256];
+	long long v, runtime, period;
+
+	memset(t, 0, sizeof(*t));
+	t->runtime_us = t->sysctl_runtime_us = -1;
 	t->period_us = 1000000;
-	if (read_small_file("/proc/sys/kernel/sched_rt_runtime_us", buf, sizeof(buf)) <= 0 ||
+	snprintf(file, sizeof(file), "%s/proc/sys/kernel/sched_rt_runtime_us", root);
+	if (read_small_file(file, buf, sizeof(buf)) <= 0 ||
 	    jtr_parse_int(buf, -1, 1LL << 40, &v, NULL) < 0)
 		return -ENOENT;
-	t->runtime_us = v;
-	if (read_small_file("/proc/sys/kernel/sched_rt_period_us", buf, sizeof(buf)) > 0 &&
+	t->runtime_us = t->sysctl_runtime_us = v;
+	snprintf(file, sizeof(file), "%s/proc/sys/kernel/sched_rt_period_us", root);
+	if (read_small_file(file, buf, sizeof(buf)) > 0 &&
 	    jtr_parse_int(buf, 1, 1LL << 40, &v, NULL) == 0)
 		t->period_us = v;
 	t->known = true;
+	if (cpu_cgroup_dir(root, dir, sizeof(dir), cg, sizeof(cg)) < 0)
+		return 0;
+	snprintf(file, sizeof(file), "%s/cpu.rt_runtime_us", dir);
+	if (read_small_file(file, buf, sizeof(buf)) <= 0 ||
+	    jtr_parse_int(buf, -1, 1LL << 40, &runtime, NULL) < 0)
+		return 0;
+	snprintf(file, sizeof(file), "%s/cpu.rt_period_us", dir);
+	if (read_small_file(file, buf, sizeof(buf)) <= 0 ||
+	    jtr_parse_int(buf, 1, 1LL << 40, &period, NULL) < 0)
+		return 0;
+	snprintf(t->cgroup, sizeof(t->cgroup), "%s", cg);
+	t->period_us = period;
+	t->runtime_us = t->sysctl_runtime_us < 0 ? -1 : runtime;
 	return 0;
+}
+
+/* jtr_rt_throttle_read - see jtr_cpu.h */
+int jtr_rt_throttle_read(struct jtr_rt_throttle *t)
+{
+	return jtr_rt_throttle_read_at(t, "");
 }
 
 /* jtr_rt_throttle_warning - the warning a FIFO busy loop deserves */
 bool jtr_rt_throttle_warning(const struct jtr_rt_throttle *t, char *buf, size_t n)
 {
+	char knob[320];
 	long long gap_ms;
 
 	if (!t->known || t->runtime_us < 0 || t->runtime_us >= t->period_us)
 		return false;
 	gap_ms = (t->period_us - t->runtime_us) / 1000;
+	if (t->cgroup[0])
+		snprintf(knob, sizeof(knob), "cpu.rt_runtime_us=%lld of %lld in cgroup %.200s",
+			 t->runtime_us, t->period_us, t->cgroup);
+	else
+		snprintf(knob, sizeof(knob), "kernel.sched_rt_runtime_us=%lld of %lld",
+			 t->runtime_us, t->period_us);
 	snprintf(buf, n,
-		 "RT throttling is on (kernel.sched_rt_runtime_us=%lld of %lld): a SCHED_FIFO busy "
+		 "RT throttling is on (%s): a SCHED_FIFO busy "
 		 "loop is stopped for about %lld ms every %lld ms, and those stops show up as "
 		 "outliers. To measure without them: sysctl kernel.sched_rt_runtime_us=-1 (a FIFO "
 		 "busy loop can then starve other work on its CPU; use an isolated CPU)",
-		 t->runtime_us, t->period_us, gap_ms, t->period_us / 1000);
+		 knob, gap_ms, t->period_us / 1000);
 	return true;
 }
 

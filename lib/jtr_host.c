@@ -179,6 +179,10 @@ void jtr_host_write(struct jtr_json *j, const char *key, const struct jtr_host *
 		jtr_json_bool(j, "enabled", h->rt.runtime_us >= 0 && h->rt.runtime_us < h->rt.period_us);
 		jtr_json_int(j, "runtime_us", h->rt.runtime_us);
 		jtr_json_int(j, "period_us", h->rt.period_us);
+		if (h->rt.cgroup[0]) {
+			jtr_json_str(j, "cgroup", h->rt.cgroup);
+			jtr_json_int(j, "sysctl_runtime_us", h->rt.sysctl_runtime_us);
+		}
 	} else {
 		jtr_json_null(j, "enabled");
 	}

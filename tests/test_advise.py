@@ -6,13 +6,13 @@ machine exactly as before after every proof (the tune tests' snapshot compare).
 Each scenario runs in its own pid namespace (test_tune.in_namespace), as root,
 with the `machine` fixture putting back every machine-wide value it saw.
 """
-import contextlib
 import json
 import os
 import shutil
 
 import pytest
 from conftest import load, run_jtr
+from rtknobs import RT_SYSCTL, rt_period
 from test_tune import TUNED_PY, _tuned_load, dumps, in_namespace, machine  # noqa: F401
 
 from jtrpy.trace.causes import FAIR_SERVER
@@ -137,70 +137,9 @@ def test_busy_loop_on_the_cpu_is_moved_off(machine, tmp_path):  # noqa: F811
     assert not loop & bash_pids(b), b["attribution"]["causes"]
 
 
-RT_SYSCTL = "/proc/sys/kernel/sched_rt_%s_us"
 # RT throttling every 100 ms, 95 % of it to real-time tasks (the default's share):
 # a FIFO busy loop loses about 5 ms every 100 ms, the default's 50 ms a second
 RT_PERIOD_US, RT_RUNTIME_US = 100_000, 95_000
-
-
-def rt_group_dir():
-    """The root of the cgroup v1 hierarchy with the cpu controller where it has RT
-    group scheduling (cpu.rt_period_us), or None. There (Linux 6.12 and later
-    with CONFIG_RT_GROUP_SCHED) the root group's period and runtime are what
-    throttle its tasks; the sysctls only bound them."""
-    with open("/proc/mounts") as f:
-        for line in f:
-            _, where, kind, opts = line.split()[:4]
-            if kind == "cgroup" and "cpu" in opts.split(",") and \
-                    os.path.exists(os.path.join(where, "cpu.rt_period_us")):
-                return where
-    return None
-
-
-def read_rt():
-    """(period, runtime, the root cpu cgroup's (period, runtime) or None) of RT
-    throttling, in us."""
-    def get(path):
-        with open(path) as f:
-            return int(f.read())
-    where = rt_group_dir()
-    group = tuple(get(os.path.join(where, "cpu.rt_%s_us" % n)) for n in ("period", "runtime")) \
-        if where else None
-    return get(RT_SYSCTL % "period"), get(RT_SYSCTL % "runtime"), group
-
-
-def write_rt(period_us, runtime_us, group=None):
-    """Set RT throttling's period and runtime, and the root cpu cgroup's to
-    @group's (period, runtime) where it has them, in an order the kernel takes:
-    the sysctl's runtime unlimited while the rest change (no group may have a
-    larger share than it), a group's runtime before its period where the period
-    shrinks (never more runtime than period), then the sysctl's period and
-    runtime."""
-    def put(path, value):
-        with open(path, "w") as f:
-            f.write(str(value))
-    put(RT_SYSCTL % "runtime", -1)
-    where = rt_group_dir()
-    if where and group:
-        with open(os.path.join(where, "cpu.rt_period_us")) as f:
-            shrinks = group[0] < int(f.read())
-        for n in (("runtime", "period") if shrinks else ("period", "runtime")):
-            put(os.path.join(where, "cpu.rt_%s_us" % n), group[n == "runtime"])
-    put(RT_SYSCTL % "period", period_us)
-    put(RT_SYSCTL % "runtime", runtime_us)
-
-
-@contextlib.contextmanager
-def rt_period(period_us, runtime_us):
-    """RT throttling's period and runtime set for the block (the sysctls, and the
-    root cpu cgroup's where it has them), put back after it, also when it fails
-    (the machine fixture puts back the runtime sysctl only)."""
-    before = read_rt()
-    try:
-        write_rt(period_us, runtime_us, (period_us, runtime_us))
-        yield
-    finally:
-        write_rt(*before)
 
 
 @pytest.mark.measures

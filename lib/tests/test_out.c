@@ -386,7 +386,13 @@ static void test_cpu_check_outside_affinity(void **state)
 
 static void test_rt_throttle_warning(void **state)
 {
-	struct jtr_rt_throttle on = { 950000, 1000000, true }, off = { -1, 1000000, true };
+	struct jtr_rt_throttle on = { .runtime_us = 950000, .period_us = 1000000,
+				      .sysctl_runtime_us = 950000, .known = true };
+	struct jtr_rt_throttle off = { .runtime_us = -1, .period_us = 1000000,
+				       .sysctl_runtime_us = -1, .known = true };
+	struct jtr_rt_throttle group = { .runtime_us = 800000, .period_us = 1000000,
+					 .sysctl_runtime_us = 950000, .cgroup = "/",
+					 .known = true };
 	char w[512];
 
 	(void)state;
@@ -395,6 +401,88 @@ static void test_rt_throttle_warning(void **state)
 	assert_non_null(strstr(w, "about 50 ms every 1000 ms"));
 	assert_non_null(strstr(w, "sysctl kernel.sched_rt_runtime_us=-1"));
 	assert_false(jtr_rt_throttle_warning(&off, w, sizeof(w)));
+	assert_true(jtr_rt_throttle_warning(&group, w, sizeof(w)));
+	assert_non_null(strstr(w, "(cpu.rt_runtime_us=800000 of 1000000 in cgroup /)"));
+	assert_non_null(strstr(w, "about 200 ms every 1000 ms"));
+}
+
+/* put - write @text to @dir/@rel, making its folders */
+static void put(const char *dir, const char *rel, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	for (char *p = path + strlen(dir) + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_rt_throttle_read_at(void **state)
+{
+	/* a v1 cpu controller mounted at /sys/fs/cgroup/cpu,cpuacct, the process in
+	 * /jobs/a; inside a container whose mount's root is /docker/x, the process
+	 * in /docker/x/svc */
+	char fake[64] = "/tmp/jtr-rt-XXXXXX", cmd[128];
+	struct jtr_rt_throttle t;
+
+	(void)state;
+	assert_non_null(mkdtemp(fake));
+	put(fake, "proc/sys/kernel/sched_rt_runtime_us", "950000\n");
+	put(fake, "proc/sys/kernel/sched_rt_period_us", "1000000\n");
+	/* no cgroup file: the sysctls */
+	assert_int_equal(jtr_rt_throttle_read_at(&t, fake), 0);
+	assert_true(t.known);
+	assert_int_equal(t.runtime_us, 950000);
+	assert_string_equal(t.cgroup, "");
+	put(fake, "proc/self/cgroup", "12:pids:/\n4:cpu,cpuacct:/jobs/a\n1:name=systemd:/\n"
+	    "0::/\n");
+	put(fake, "proc/self/mountinfo",
+	    "30 25 0:26 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"
+	    "31 25 0:27 / /sys/fs/cgroup/cpuset rw shared:9 - cgroup cgroup rw,cpuset\n"
+	    "32 25 0:28 / /sys/fs/cgroup/cpu,cpuacct rw shared:10 - cgroup cgroup "
+	    "rw,cpu,cpuacct\n");
+	/* the controller without RT group scheduling: the sysctls */
+	assert_int_equal(jtr_rt_throttle_read_at(&t, fake), 0);
+	assert_string_equal(t.cgroup, "");
+	put(fake, "sys/fs/cgroup/cpu,cpuacct/jobs/a/cpu.rt_runtime_us", "800000\n");
+	put(fake, "sys/fs/cgroup/cpu,cpuacct/jobs/a/cpu.rt_period_us", "1000000\n");
+	assert_int_equal(jtr_rt_throttle_read_at(&t, fake), 0);
+	assert_string_equal(t.cgroup, "/jobs/a");
+	assert_int_equal(t.runtime_us, 800000);
+	assert_int_equal(t.period_us, 1000000);
+	assert_int_equal(t.sysctl_runtime_us, 950000);
+	/* the sysctl at -1 turns it off, whatever the group says */
+	put(fake, "proc/sys/kernel/sched_rt_runtime_us", "-1\n");
+	assert_int_equal(jtr_rt_throttle_read_at(&t, fake), 0);
+	assert_int_equal(t.runtime_us, -1);
+	put(fake, "proc/sys/kernel/sched_rt_runtime_us", "950000\n");
+	/* a container: the mount's root is the container's cgroup */
+	put(fake, "proc/self/cgroup", "4:cpuacct,cpu:/docker/x/svc\n");
+	put(fake, "proc/self/mountinfo", "32 25 0:28 /docker/x /sys/fs/cgroup/cpu rw - cgroup "
+	    "cgroup rw,cpuacct,cpu\n");
+	put(fake, "sys/fs/cgroup/cpu/svc/cpu.rt_runtime_us", "0\n");
+	put(fake, "sys/fs/cgroup/cpu/svc/cpu.rt_period_us", "1000000\n");
+	assert_int_equal(jtr_rt_throttle_read_at(&t, fake), 0);
+	assert_string_equal(t.cgroup, "/docker/x/svc");
+	assert_int_equal(t.runtime_us, 0);
+	/* the root group */
+	put(fake, "proc/self/cgroup", "4:cpu,cpuacct:/\n");
+	put(fake, "proc/self/mountinfo", "32 25 0:28 / /sys/fs/cgroup/cpu rw - cgroup cgroup "
+	    "rw,cpu,cpuacct\n");
+	put(fake, "sys/fs/cgroup/cpu/cpu.rt_runtime_us", "900000\n");
+	put(fake, "sys/fs/cgroup/cpu/cpu.rt_period_us", "1000000\n");
+	assert_int_equal(jtr_rt_throttle_read_at(&t, fake), 0);
+	assert_string_equal(t.cgroup, "/");
+	assert_int_equal(t.runtime_us, 900000);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", fake);
+	assert_int_equal(system(cmd), 0);
 }
 
 int main(void)
@@ -412,6 +500,7 @@ int main(void)
 		cmocka_unit_test(test_cpu_check),
 		cmocka_unit_test(test_cpu_check_outside_affinity),
 		cmocka_unit_test(test_rt_throttle_warning),
+		cmocka_unit_test(test_rt_throttle_read_at),
 	};
 
 	return cmocka_run_group_tests_name("out", tests, setup, teardown);

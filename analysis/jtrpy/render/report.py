@@ -88,8 +88,10 @@ def warnings_of(result):
     rt = host.get("rt_throttling")
     if isinstance(rt, dict) and rt.get("enabled"):
         w.append("RT throttling is enabled: SCHED_FIFO threads get %s us of every %s us "
-                 "(kernel.sched_rt_runtime_us, kernel.sched_rt_period_us)"
-                 % (jnum(rt.get("runtime_us")), jnum(rt.get("period_us"))))
+                 "(%s)" % (jnum(rt.get("runtime_us")), jnum(rt.get("period_us")),
+                           "cpu.rt_runtime_us, cpu.rt_period_us of cgroup %s" % rt["cgroup"]
+                           if isinstance(rt.get("cgroup"), str) else
+                           "kernel.sched_rt_runtime_us, kernel.sched_rt_period_us"))
     if host.get("virtualised"):
         w.append("virtualised host (hypervisor %s): the hypervisor can take the CPU "
                  "without any kernel event in the guest" % jnum(host.get("hypervisor")))

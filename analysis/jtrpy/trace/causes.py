@@ -204,11 +204,16 @@ def throttling_name(rt):
     setting that throttles ('sched_rt_runtime_us 950000 of 1000000'); with it off
     (-1), what still takes the CPU from a real-time task for normal ones is the
     kernel's fair server (a deadline reservation for normal tasks, since Linux
-    6.12; its runtime is in debugfs, sched/fair_server/cpuN/runtime)."""
+    6.12; its runtime is in debugfs, sched/fair_server/cpuN/runtime). With RT
+    group scheduling, the cpu cgroup's setting that throttled the probe:
+    'cpu.rt_runtime_us 800000 of 1000000 (cgroup /)'."""
     if isinstance(rt, dict) and isinstance(rt.get("runtime_us"), int) and \
             isinstance(rt.get("period_us"), int):
         if rt["runtime_us"] < 0:
             return FAIR_SERVER
+        if isinstance(rt.get("cgroup"), str):
+            return "cpu.rt_runtime_us %d of %d (cgroup %s)" % (
+                rt["runtime_us"], rt["period_us"], rt["cgroup"])
         return "sched_rt_runtime_us %d of %d" % (rt["runtime_us"], rt["period_us"])
     return "the RT runqueue throttled"
 

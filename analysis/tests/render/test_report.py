@@ -52,3 +52,18 @@ def test_title_and_times():
     assert report.since(1_335_000_000, 1_000_000_000) == "+0.335 s"
     assert report.pct(0.532169) == "53.2 %"
 
+
+
+def test_the_rt_throttling_warning_names_the_knob_that_throttles():
+    """The sysctls, or with RT group scheduling the cpu cgroup's settings."""
+    def warned(rt):
+        return [w for w in report.warnings_of({"host": {"rt_throttling": rt}})
+                if w.startswith("RT throttling")]
+    assert warned({"enabled": True, "runtime_us": 950000, "period_us": 1000000}) == [
+        "RT throttling is enabled: SCHED_FIFO threads get 950000 us of every 1000000 us "
+        "(kernel.sched_rt_runtime_us, kernel.sched_rt_period_us)"]
+    assert warned({"enabled": True, "runtime_us": 800000, "period_us": 1000000,
+                   "cgroup": "/", "sysctl_runtime_us": 950000}) == [
+        "RT throttling is enabled: SCHED_FIFO threads get 800000 us of every 1000000 us "
+        "(cpu.rt_runtime_us, cpu.rt_period_us of cgroup /)"]
+    assert warned({"enabled": False, "runtime_us": -1, "period_us": 1000000}) == []

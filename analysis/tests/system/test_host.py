@@ -69,3 +69,36 @@ def test_facts_of_a_machine_that_says_little(files):
     assert f["rt_throttling"] == {"enabled": False, "runtime_us": -1}
     assert f["tsc_invariant"] is False and f["virtualised"] is False
     assert f["nohz_full_cpus"] == "2-3" and f["cpu_model"] == ""
+
+
+def test_rt_throttling_of_a_cpu_cgroup(files):
+    """With RT group scheduling (a cgroup v1 cpu controller with
+    cpu.rt_runtime_us) the process's cpu cgroup throttles, whatever the sysctl
+    says (kernel 6.18: the root group's 800000 stopped a FIFO loop 200 ms a
+    second under a sysctl of 950000); the sysctl at -1 turns it off; inside a
+    container the mount's root is the container's cgroup."""
+    files.update({"/proc/sys/kernel/sched_rt_runtime_us": "950000",
+                  "/proc/sys/kernel/sched_rt_period_us": "1000000",
+                  "/proc/self/cgroup": "12:pids:/\n4:cpu,cpuacct:/jobs/a\n0::/",
+                  "/proc/self/mountinfo":
+                  "30 25 0:26 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"
+                  "32 25 0:28 / /sys/fs/cgroup/cpu,cpuacct rw shared:10 - cgroup cgroup "
+                  "rw,cpu,cpuacct"})
+    sysctls = {"enabled": True, "runtime_us": 950000, "period_us": 1000000}
+    assert host.rt_throttling() == sysctls      # no RT group scheduling
+    files.update({"/sys/fs/cgroup/cpu,cpuacct/jobs/a/cpu.rt_runtime_us": "800000",
+                  "/sys/fs/cgroup/cpu,cpuacct/jobs/a/cpu.rt_period_us": "1000000"})
+    assert host.rt_throttling() == {"enabled": True, "runtime_us": 800000,
+                                    "period_us": 1000000, "cgroup": "/jobs/a",
+                                    "sysctl_runtime_us": 950000}
+    files["/proc/sys/kernel/sched_rt_runtime_us"] = "-1"
+    assert host.rt_throttling()["enabled"] is False
+    assert host.rt_throttling()["runtime_us"] == -1
+    files["/proc/sys/kernel/sched_rt_runtime_us"] = "950000"
+    files.update({"/proc/self/cgroup": "4:cpuacct,cpu:/docker/x/svc",
+                  "/proc/self/mountinfo": "32 25 0:28 /docker/x /sys/fs/cgroup/cpu rw - "
+                  "cgroup cgroup rw,cpuacct,cpu",
+                  "/sys/fs/cgroup/cpu/svc/cpu.rt_runtime_us": "0",
+                  "/sys/fs/cgroup/cpu/svc/cpu.rt_period_us": "1000000"})
+    rt = host.rt_throttling()
+    assert (rt["cgroup"], rt["runtime_us"], rt["enabled"]) == ("/docker/x/svc", 0, True)

@@ -83,6 +83,12 @@ def test_throttling_name():
     assert C.throttling_name({"runtime_us": 950000, "period_us": 1000000}) == \
         "sched_rt_runtime_us 950000 of 1000000"
     assert C.throttling_name({"runtime_us": -1, "period_us": 1000000}) == C.FAIR_SERVER
+    # RT group scheduling: the probe's cpu cgroup's setting throttled it
+    assert C.throttling_name({"runtime_us": 800000, "period_us": 1000000, "cgroup": "/",
+                              "sysctl_runtime_us": 950000}) == \
+        "cpu.rt_runtime_us 800000 of 1000000 (cgroup /)"
+    assert C.throttling_name({"runtime_us": -1, "period_us": 1000000, "cgroup": "/",
+                              "sysctl_runtime_us": -1}) == C.FAIR_SERVER
     for rt in (None, {}, {"runtime_us": "950000", "period_us": 1000000}, "x"):
         assert C.throttling_name(rt) == "the RT runqueue throttled"
 
