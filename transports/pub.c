@@ -328,11 +328,13 @@ struct unit {
 	bool stamp;
 };
 
-/* pace - wait until message @i is due: its intended time. A send (a tick's
- * first) that begins after its time is late (@tight: late ones in a row). */
+/* pace - wait until message @i is due: its intended time. A measured send (a
+ * tick's first; messages from @warmup on) that begins after its time is late
+ * (@tight: late ones in a row); the warm-up's are not counted, as they are not
+ * in the measured messages sent. */
 static inline __attribute__((always_inline)) int64_t pace(struct stream *s, const struct tp_sched *plan,
-							  uint64_t i, int64_t *prev_due,
-							  uint64_t *tight)
+							  uint64_t i, uint64_t warmup,
+							  int64_t *prev_due, uint64_t *tight)
 {
 	int64_t due = tp_sched_at(plan, i), now = jtr_mono_ns();
 
@@ -342,7 +344,7 @@ static inline __attribute__((always_inline)) int64_t pace(struct stream *s, cons
 			cpu_relax();
 			now = jtr_mono_ns();
 		}
-	} else if (i && due != *prev_due) {
+	} else if (i && i >= warmup && due != *prev_due) {
 		s->late++;
 		if (++*tight > s->max_tight)
 			s->max_tight = *tight;
@@ -435,7 +437,7 @@ static void sender(void *arg)
 		 * first measured message and for -d: at tens of millions of
 		 * messages a second a clock read (~20 ns) would cost more than
 		 * the send */
-		const int64_t due = paced ? pace(s, &plan, i, &prev_due, &tight) : plan.t0;
+		const int64_t due = paced ? pace(s, &plan, i, g->load.warmup, &prev_due, &tight) : plan.t0;
 		struct unit u = { .k = 1, .n = 1 };
 
 		if (__builtin_expect(i == g->load.warmup, 0)) {
