@@ -85,13 +85,11 @@ def overloaded(tmp_path_factory):
         time.sleep(0.3)
         # a threshold given: a warm-up already slowed by the loops puts its own
         # above every round trip (12 ms once: no outlier, nothing to attribute).
-        # 20,000 round trips: the loops make the client late on every send and
+        # 10,000 round trips: the loops make the client late on every send and
         # take the share of the outliers' time they take in 30,000 (sh on both
-        # sides: 84 % against 83 %), in 3.2 s of run, not 4.9 s. Not 10,000 (84 %
-        # and 85 % in 1.3 s): jtr ping counts the warm-up's late sends in
-        # late_sends, and 10,099 late of 10,000 sent is "101 %" on the report
-        # page; 20,099 of 20,000, as 30,099 of 30,000, rounds to 100 %
-        p = run_jtr("run", "ping", "-T", "udp", "-1", "-c", cpu, "-r", "10K", "-n", "20K",
+        # sides: 84 % and 85 % against 83 %), in 1.3 s of run, not 4.9 s (jtr
+        # ping once counted the warm-up's late sends too: 10,099 of 10,000)
+        p = run_jtr("run", "ping", "-T", "udp", "-1", "-c", cpu, "-r", "10K", "-n", "10K",
                     "--pong-cpu", other, "-P", "127.0.0.1:%d" % free_port(), "--threshold",
                     "1ms", "-o", d / "ping", timeout=180)
     finally:
