@@ -140,9 +140,11 @@ SWEEP = [("start", 0), ("start", 20), ("start", 50)] + \
 def sweep():
     state = os.environ["JTR_STATE_DIR"]
     out = []
+    # the machine as found: every point's revert must give it back (read once:
+    # a point that left anything would show in every later point's diff too)
+    before, dma_before = dump(), read_dma()
     for when, ms in SWEEP:
         shutil.rmtree(state, ignore_errors=True)
-        before, dma_before = dump(), read_dma()
         p = subprocess.Popen([os.environ["JTR"], "tune", "apply", "jtr-realtime", "--cpus", "1"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if when != "start":
