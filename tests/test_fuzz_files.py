@@ -23,6 +23,7 @@ import re
 import resource
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import traceback
@@ -494,6 +495,41 @@ def test_log_paths_stay_in_the_results_folder(corpus, tmp_path):
                           (["import", "--hlog", "/dev/zero"], "a character device"),
                           (["trace", "--print", "/dev/zero"], "a character device")):
         one_line_error(jtr(*args, timeout=20), message)
+
+
+# --- the files a command is told to write -------------------------------------
+
+def test_an_output_never_destroys_an_input_a_device_or_a_link(corpus, tmp_path):
+    """jtr export's FILEs: one of its own inputs refused (it once wrote the
+    Perfetto trace over result.json and exited 0), two options on one file
+    refused, a device written through (a mknod copy of /dev/null; as root it was
+    replaced by a regular file) and a symbolic link kept a link."""
+    run = copy_of(corpus, tmp_path, "run")
+    before = {n: (run / n).read_bytes() for n in ("result.json", "outliers.csv")}
+    one_line_error(jtr("export", "--perfetto", run / "result.json", run),
+                   "--perfetto %s: that is %s" % (run / "result.json", run / "result.json"),
+                   "which this command reads")
+    one_line_error(jtr("export", "--hlog", run / "outliers.csv", run), "--hlog",
+                   "which this command reads")
+    one_line_error(jtr("export", "--hlog", tmp_path / "x", "--perfetto", tmp_path / "x", run),
+                   "the same file; give each its own file")
+    assert {n: (run / n).read_bytes() for n in before} == before
+    target = tmp_path / "jtr.prom"
+    target.write_text("")
+    os.symlink(str(target), str(tmp_path / "link.prom"))
+    p = jtr("export", "--prom", tmp_path / "link.prom", run)
+    assert p.returncode == 0, p.stderr
+    assert os.path.islink(tmp_path / "link.prom") and "jtr_" in target.read_text()
+    null = tmp_path / "null"
+    try:
+        os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("mknod needs root: the device case is not tried")
+    for opt in ("--prom", "--hlog", "--perfetto"):
+        p = jtr("export", opt, null, run)
+        assert p.returncode == 0, (opt, p.stderr)
+        assert stat.S_ISCHR(os.lstat(null).st_mode), opt
+    assert not [n for n in os.listdir(tmp_path) if ".tmp-" in n]
 
 
 # --- -o: one rule, the C probes' words ---------------------------------------

@@ -180,7 +180,8 @@ def test_errors(exported, tmp_path):
         (("--perfetto", tmp_path / "a.json", bare), "no event log (events.bin): --perfetto "
          "shows the kernel events the tracer recorded; run it with the tracer: jtr run"),
         (("--perfetto", tmp_path / "a.json", folder, folder), "one result; give one (2 given)"),
-        (("--perfetto", "-", "--hlog", "-", folder), "--hlog and --perfetto cannot both go"),
+        (("--perfetto", "-", "--hlog", "-", folder), "--hlog - and --perfetto -: the same "
+         "standard output; give each its own file"),
         (("--perfetto", tmp_path, folder), "is a folder"),
     ]
     for args, msg in cases:

@@ -72,9 +72,6 @@ def run(opts):
                          "several; see 'jtr export --help'")
     if not opts.results:
         raise UsageError("give at least one result (a results folder or its result.json)")
-    stdout = ["--" + o for o, v in outputs.items() if v == "-"]
-    if len(stdout) > 1:
-        raise UsageError("%s cannot both go to standard output" % " and ".join(stdout))
     if opts.perfetto is not None and len(opts.results) != 1:
         raise UsageError("--perfetto writes the trace of one result; give one (%d given)"
                          % len(opts.results))

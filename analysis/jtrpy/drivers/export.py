@@ -11,7 +11,7 @@ from ..formats import hdrlog, perfetto, prom
 from ..results.outliers import read_outlier_log
 from ..results.quantity import selected
 from ..results.result import load_result
-from ..system.files import check_writable, write_atomic
+from ..system.files import check_outputs, check_writable, write_output
 from ..trace.events import read_events
 from .attribute import attribution_of
 
@@ -32,7 +32,7 @@ def write_out(path, text, opt, stdout):
         stdout.buffer.flush()
         return
     try:
-        write_atomic(path, text if isinstance(text, str) else "".join(text))
+        write_output(path, text if isinstance(text, str) else "".join(text))
     except OSError as e:
         raise UsageError("%s %s: cannot write: %s" % (opt, path, e.strerror))
 
@@ -84,10 +84,13 @@ def export(paths, outputs, stdout, quantity=None, top=prom.DEFAULT_TOP):
     the Prometheus textfile with @top causes per result. A generator: it yields
     the notes to print (results --prom leaves out) as they come, before the file
     they are about is written, and writes nothing until it is iterated."""
-    for opt in OUTPUTS:
-        if outputs.get(opt):
-            check_writable(outputs[opt], "--" + opt)
+    named = [("--" + opt, outputs.get(opt)) for opt in OUTPUTS]
+    for opt, path in named:
+        if path:
+            check_writable(path, opt)
     results = [load_result(p) for p in paths]
+    # no two outputs the same file, none of them a file it reads
+    check_outputs(named, [f for r in results for f in r.inputs()])
     if outputs.get("perfetto"):
         write_out(outputs["perfetto"], perfetto_trace(results[0], paths[0]), "--perfetto",
                   stdout)

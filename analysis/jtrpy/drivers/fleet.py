@@ -6,7 +6,7 @@ render/fleet.py's table."""
 from ..errors import UsageError
 from ..render import fleet as render
 from ..results.fleet import fleet
-from ..system.files import check_writable, write_atomic
+from ..system.files import check_writable, write_output
 
 
 def fleet_job(folders, rule, accept_invalid=False, output=None, show=lambda doc: None):
@@ -25,7 +25,7 @@ def fleet_job(folders, rule, accept_invalid=False, output=None, show=lambda doc:
     show(doc)
     if output:
         try:
-            write_atomic(output, render.page(doc))
+            write_output(output, render.page(doc))
         except OSError as e:
             raise UsageError("-o %s: cannot write: %s" % (output, e.strerror or e))
     return doc

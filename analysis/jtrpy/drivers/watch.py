@@ -23,7 +23,7 @@ from ..formats import watch_metrics as wm
 from ..results.result import make_results_dir
 from ..system import signals
 from ..system.cpus import isolated_cpus
-from ..system.files import write_json
+from ..system.files import check_outputs, write_json
 from ..system.paths import probe_path
 from ..values import format_cpulist
 
@@ -78,6 +78,8 @@ def watch(o, started, dumped, progress):
     of a dump) as each dump is written, @progress(the state line, seconds since
     the start) as each state line comes; an Outcome."""
     wm.require()
+    if o.textfile:
+        check_outputs([("--textfile", o.textfile)])    # before the tracer starts
     collector = wm.Collector()
     reg = wm.registry(collector)
     listen(o, reg)

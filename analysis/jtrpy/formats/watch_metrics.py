@@ -15,6 +15,7 @@ docs/fleet.md lists them and the Grafana dashboard (dist/grafana/jtr-watch.json)
 queries them."""
 from ..errors import UsageError
 from ..system import packages
+from ..system.files import write_output
 from ..vocab import WATCH_BOUNDS_NS
 
 try:
@@ -138,9 +139,10 @@ def serve(reg, addr, port):
 
 
 def write_textfile(path, reg):
-    """@reg in the text format to @path, atomically (node_exporter's textfile
-    collector reads *.prom files)."""
-    prometheus_client.write_to_textfile(path, reg)
+    """@reg in the text format to @path (node_exporter's textfile collector reads
+    *.prom files): a regular file atomically, a device or a FIFO written through
+    (system/files.write_output)."""
+    write_output(path, exposition(reg))
 
 
 def exposition(reg):

@@ -84,6 +84,23 @@ class Result(dict):
                              "path outside it" % (self.path, role))
         return os.path.join(self.folder, name)
 
+    def inputs(self):
+        """The paths of the files a command may read of this result: its
+        result.json and each file it names or would by default (an output given
+        one of these would destroy its own input)."""
+        if self.path is None:
+            return []
+        files = self.get("files") if isinstance(self.get("files"), dict) else {}
+        out = [self.path]
+        for role in sorted(set(DEFAULT_FILES) | {r for r in files if isinstance(r, str)}):
+            try:
+                path = self.file(role)
+            except UsageError:
+                continue
+            if path:
+                out.append(path)
+        return out
+
     def check_file(self, role, what):
         """The path of the file for @role (file()), once it is known to be a
         regular file inside the folder; UsageError saying why not."""

@@ -3,7 +3,9 @@
 reads the files it is given or a document names.
 
 Every file jtr writes is written whole or not at all (write_atomic: a hidden
-temporary file, fsync, rename), and every JSON document it writes has the
+temporary file, fsync, rename; a file an option names, through write_output: a
+device or a FIFO written through, a link's target replaced, after check_outputs
+refused outputs that are inputs or share a path), and every JSON document it writes has the
 layout of the C writer (lib/jtr_json.c): objects and lists of lists one item a
 line, lists of scalars inline, so a result written by Python and one written
 by a probe read the same.
@@ -158,14 +160,70 @@ def check_writable(path, opt, example=None):
     anything is read. @example: a file name the message offers."""
     if path == "-":
         return
+    real = os.path.realpath(path)
+    if os.path.exists(real) and not os.path.isdir(real) and not _regular_or_new(real):
+        # a device, a FIFO: written through where it is (write_output)
+        if not os.access(real, os.W_OK):
+            raise UsageError("%s %s: cannot write to it" % (opt, path))
+        return
     if os.path.isdir(path):
         raise UsageError("%s %s: is a folder; give a file name%s"
                          % (opt, path, ", e.g. %s %s" % (opt, example) if example else ""))
-    d = os.path.dirname(os.path.abspath(path))
+    d = os.path.dirname(real)
     if not os.path.isdir(d):
         raise UsageError("%s %s: no such folder %s" % (opt, path, d))
     if not os.access(d, os.W_OK | os.X_OK):
         raise UsageError("%s %s: cannot write in %s" % (opt, path, d))
+
+
+def _regular_or_new(path):
+    """Whether @path (its links followed) is a regular file or nothing yet."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+
+
+def check_outputs(outputs, inputs=()):
+    """The one rule for the files a command is told to write (options' FILEs,
+    [(option, path)], '-' standard output, None left out): each writable where it
+    is (check_writable), no two of them the same file, and none of them a file
+    the command reads (@inputs: paths; a result folder's files). UsageError
+    naming both, before anything is read or written."""
+    seen = {}
+    ins = {}
+    for p in inputs:
+        if p and os.path.exists(p):
+            ins[os.path.realpath(p)] = p
+    for opt, path in outputs:
+        if path is None:
+            continue
+        check_writable(path, opt)
+        key = "-" if path == "-" else os.path.realpath(path)
+        if key in seen:
+            o, p = seen[key]
+            raise UsageError("%s %s and %s %s: the same %s; give each its own file"
+                             % (o, p, opt, path, "standard output" if key == "-" else "file"))
+        seen[key] = (opt, path)
+        if key in ins and _regular_or_new(key):
+            raise UsageError("%s %s: that is %s, which this command reads; write it "
+                             "elsewhere" % (opt, path, ins[key]))
+
+
+def write_output(path, text, mode="w"):
+    """Write a file a command was told to write (an option's FILE): a regular file,
+    or a path where there is nothing yet, whole or not at all (write_atomic, into
+    a symbolic link's target, so the link stays a link); anything else (a
+    character device such as /dev/null or a terminal, a FIFO, /dev/stdout) is
+    written through, never replaced by a file."""
+    real = os.path.realpath(path)
+    if _regular_or_new(real):
+        write_atomic(real, text, mode)
+        return
+    with open(path, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
+        f.write(text)
 
 
 def write_json(path, doc):

@@ -5,6 +5,7 @@ with bounds on nesting, integers and encoding; what a writer killed half-way
 leaves is removed once it is dead."""
 import json
 import os
+import stat
 import subprocess
 import threading
 
@@ -196,3 +197,58 @@ def test_json_in_the_c_writers_layout():
     # the same object read back, big numbers and all
     big = {"n": 2**63 + 1, "f": 1e-300, "s": "\u2028\x00"}
     assert json.loads(files.dumps_json(big)) == big
+
+
+def test_an_output_is_written_through_what_is_not_a_regular_file(tmp_path):
+    """write_output: a regular file (or nothing yet) replaced whole; a symbolic
+    link's target replaced, the link kept; a character device (a copy of
+    /dev/null where mknod is allowed) and a FIFO written through, never replaced
+    by a file."""
+    new = tmp_path / "new.prom"
+    files.write_output(str(new), "a 1\n")
+    assert new.read_text() == "a 1\n"
+    target = tmp_path / "target.prom"
+    target.write_text("old\n")
+    link = tmp_path / "link.prom"
+    os.symlink(str(target), str(link))
+    files.write_output(str(link), "b 2\n")
+    assert os.path.islink(link) and target.read_text() == "b 2\n"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo).read()), daemon=True)
+    reader.start()
+    files.write_output(str(fifo), "c 3\n")
+    reader.join(5)
+    assert got == ["c 3\n"] and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    null = tmp_path / "null"
+    try:
+        os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except PermissionError:
+        return          # not root: the FIFO stands for the devices
+    files.write_output(str(null), "d 4\n")
+    assert stat.S_ISCHR(os.lstat(null).st_mode)
+    assert [n for n in os.listdir(tmp_path) if ".tmp-" in n] == []
+
+
+def test_outputs_are_neither_shared_nor_inputs(tmp_path):
+    """check_outputs: two options naming one file (or both standard output), or an
+    output that is a file the command reads, are refused naming both; a device
+    that is an input stays writable (it is written through, not replaced)."""
+    a, b = tmp_path / "a.hlog", tmp_path / "b.prom"
+    files.check_outputs([("--hlog", str(a)), ("--prom", str(b)), ("--perfetto", None)])
+    with pytest.raises(UsageError, match=r"--hlog .*a\.hlog and --prom .*a\.hlog: the same "
+                                         r"file; give each its own file"):
+        files.check_outputs([("--hlog", str(a)), ("--prom", str(tmp_path / "." / "a.hlog"))])
+    with pytest.raises(UsageError, match="the same standard output"):
+        files.check_outputs([("--hlog", "-"), ("--prom", "-")])
+    doc = tmp_path / "result.json"
+    doc.write_text("{}")
+    os.symlink(str(doc), str(tmp_path / "alias.json"))
+    for out in (doc, tmp_path / "alias.json"):
+        with pytest.raises(UsageError, match=r"--perfetto .*: that is .*result\.json, which "
+                                             r"this command reads; write it elsewhere"):
+            files.check_outputs([("--perfetto", str(out))], [str(doc)])
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    files.check_outputs([("--prom", str(fifo))], [str(fifo)])
