@@ -6,7 +6,7 @@ import os
 from ..errors import UsageError
 from ..results.result import load_result
 from ..stats.compare import compare
-from ..system.files import dumps_json, write_atomic
+from ..system.files import check_outputs, dumps_json, write_output
 
 
 def check_output(out):
@@ -25,11 +25,13 @@ def compare_results(pa, pb, out=None, **params):
     if out:
         check_output(out)
     a, b = load_result(pa), load_result(pb)
+    if out:
+        check_outputs([("-o", out)], a.inputs() + b.inputs())
     c = compare([a], [b], labels_a=[pa], labels_b=[pb], **params)
     text = dumps_json(c) + "\n"
     if out:
         try:
-            write_atomic(out, text)
+            write_output(out, text)
         except OSError as e:
             raise UsageError("-o %s: cannot write: %s; choose a writable file"
                              % (out, e.strerror or e))

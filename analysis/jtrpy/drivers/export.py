@@ -11,7 +11,7 @@ from ..formats import hdrlog, perfetto, prom
 from ..results.outliers import read_outlier_log
 from ..results.quantity import selected
 from ..results.result import load_result
-from ..system.files import check_outputs, check_writable, write_output
+from ..system.files import check_outputs, write_output
 from ..trace.events import read_events
 from .attribute import attribution_of
 
@@ -85,12 +85,9 @@ def export(paths, outputs, stdout, quantity=None, top=prom.DEFAULT_TOP):
     the notes to print (results --prom leaves out) as they come, before the file
     they are about is written, and writes nothing until it is iterated."""
     named = [("--" + opt, outputs.get(opt)) for opt in OUTPUTS]
-    for opt, path in named:
-        if path:
-            check_writable(path, opt)
+    check_outputs(named)    # writable, no two the same: before anything is read
     results = [load_result(p) for p in paths]
-    # no two outputs the same file, none of them a file it reads
-    check_outputs(named, [f for r in results for f in r.inputs()])
+    check_outputs(named, [f for r in results for f in r.inputs()])    # none an input
     if outputs.get("perfetto"):
         write_out(outputs["perfetto"], perfetto_trace(results[0], paths[0]), "--perfetto",
                   stdout)

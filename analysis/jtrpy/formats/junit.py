@@ -20,7 +20,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from ..errors import JtrError
-from ..system.files import write_atomic
+from ..system.files import write_output
 
 DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -74,9 +74,10 @@ def junit_xml(suite):
 
 
 def write_junit(path, suite):
-    """Write the JUnit report of @suite to @path, atomically; JtrError when it
+    """Write the JUnit report of @suite to @path (write_output: a regular file
+    atomically, a device or FIFO written through); JtrError when it
     cannot be written."""
     try:
-        write_atomic(path, junit_xml(suite))
+        write_output(path, junit_xml(suite))
     except OSError as e:
         raise JtrError("--junit %s: cannot write: %s" % (path, e.strerror or e))

@@ -33,7 +33,8 @@ def gap(tmp_path):
     (["r"], "say what to write: --hlog FILE, --prom FILE, --perfetto FILE or several; see "
             "'jtr export --help'"),
     (["--prom", "x.prom"], "give at least one result (a results folder or its result.json)"),
-    (["--prom", "-", "--hlog", "-", "r"], "--hlog and --prom cannot both go to standard output"),
+    (["--prom", "-", "--hlog", "-", "r"], "--hlog - and --prom -: the same standard output; "
+     "give each its own file"),
     (["--perfetto", "t.json", "a", "b"], "--perfetto writes the trace of one result; give one "
                                          "(2 given)"),
 ])
