@@ -444,11 +444,34 @@ bool jtr_probe_orphaned(void)
 	return ppid && getppid() != ppid;
 }
 
+/* stdout_written - @rc, or 1 with a line on stderr when what went to standard
+ * output could not be written (a full disk: jtr gap > /dev/full); a reader that
+ * went away (| head) is no error */
+static int stdout_written(const struct jtr_probe *p, int rc)
+{
+	int err = 0;
+
+	errno = 0;
+	if (fflush(stdout) != 0)
+		err = errno ? errno : EIO;
+	else if (ferror(stdout))
+		err = p->stdout_err ? p->stdout_err : EIO;
+	if (!err || err == EPIPE)
+		return rc;
+	if (p->written)
+		fprintf(stderr, "%s: cannot write standard output: %s; the results are in %s/\n",
+			p->prog, strerror(err), p->out.final);
+	else
+		fprintf(stderr, "%s: cannot write standard output: %s\n", p->prog, strerror(err));
+	return rc ? rc : 1;
+}
+
 /* jtr_probe_exit - the Ctrl-C rule's second half (see jtr_probe.h) */
 int jtr_probe_exit(struct jtr_probe *p, int rc)
 {
 	const char *front = getenv("JTR_RESULTS_FD");
 
+	rc = stdout_written(p, rc);
 	if (!jtr_stop)
 		return rc;
 	if (p->progress)
@@ -930,7 +953,9 @@ void jtr_probe_finish(struct jtr_probe *p)
 	tell_results_fd(p);
 	if (!p->quiet)
 		printf("results: %s/\n", p->out.final);
-	fflush(stdout);
+	errno = 0;
+	if (fflush(stdout) != 0)
+		p->stdout_err = errno;	/* said at the end (jtr_probe_exit) */
 }
 
 /* jtr_probe_legacy_hdr - the probe's part of jtr_null's header (see jtr_probe.h) */

@@ -69,6 +69,7 @@ struct jtr_probe {
 	uint64_t memlock_limit;		/* the user's RLIMIT_MEMLOCK; UINT64_MAX: none */
 	bool partial;
 	bool written;			/* the results folder is in place */
+	int stdout_err;			/* errno of a failed flush of stdout, 0 */
 	struct timespec started_rt, ended_rt;
 	int64_t started_mono, ended_mono;
 	char *warnings[JTR_MAX_WARNINGS];
@@ -251,7 +252,9 @@ bool jtr_probe_orphaned(void);
 /* jtr_probe_exit - the program's exit status for @rc: @rc unless a signal
  * stopped it; then "PROG: interrupted; partial results in DIR/" (or
  * "nothing was written") on stderr, left to the front end when it reads the
- * folder on JTR_RESULTS_FD, and JTR_EXIT_INTERRUPTED. Call it last. */
+ * folder on JTR_RESULTS_FD, and JTR_EXIT_INTERRUPTED. Standard output that
+ * could not be written (a full disk; not a reader gone) is said on stderr
+ * with where the results are, and @rc 0 becomes 1. Call it last. */
 int jtr_probe_exit(struct jtr_probe *p, int rc);
 
 /* jtr_probe_timebase - pick the timebase (falling back from tsc with a

@@ -532,6 +532,37 @@ def test_an_output_never_destroys_an_input_a_device_or_a_link(corpus, tmp_path):
     assert not [n for n in os.listdir(tmp_path) if ".tmp-" in n]
 
 
+def test_standard_output_on_a_full_disk_or_a_closed_pipe(corpus, tmp_path):
+    """Standard output on a full disk (/dev/full): one line, exit 1, the C probe's
+    saying where its results are (it exited 0 and Python commands printed a
+    traceback); a reader that went away (| head -c 1): exit 0, nothing said."""
+    def to(stdout, *args):
+        e = dict(os.environ, **ENV)
+        e.pop("JTR_PROG", None)
+        p = subprocess.Popen([JTR] + [str(a) for a in args], stdout=stdout,
+                             stderr=subprocess.PIPE, text=True, env=e, cwd=tmp_path)
+        return p
+    with open("/dev/full", "w") as full:
+        for args, words in ((["ls", corpus / "gap"], ["jtr ls: error: cannot write standard "
+                                                     "output: No space left on device"]),
+                            (["gap", "-d", "50ms", "-o", tmp_path / "g"],
+                             ["jtr gap: cannot write standard output: No space left on "
+                              "device; the results are in %s/" % (tmp_path / "g")])):
+            p = to(full, *args)
+            _, err = p.communicate(timeout=60)
+            lines = [x for x in err.splitlines() if "warning:" not in x]
+            assert p.returncode == 1 and lines == words, (args, p.returncode, err)
+    assert (tmp_path / "g" / "result.json").exists()
+    for args in (["ls", corpus / "gap", corpus / "null"], ["gap", "-d", "50ms", "-o",
+                                                           tmp_path / "h"]):
+        p = to(subprocess.PIPE, *args)
+        p.stdout.read(1)
+        p.stdout.close()
+        _, err = p.communicate(timeout=60)
+        assert p.returncode == 0, (args, p.returncode, err)
+        assert [x for x in err.splitlines() if "warning:" not in x] == [], err
+
+
 # --- -o: one rule, the C probes' words ---------------------------------------
 
 CANNOT = "cannot create the results folder: %s; choose a folder whose parent exists and " \

@@ -179,7 +179,9 @@ def main(argv=None):
             name, argv = argv[1], argv[1:2] + ["--help"]
         find(name)
         prog = "jtr " + name
-        return run_command(name, argv[1:])
+        rc = run_command(name, argv[1:])
+        sys.stdout.flush()          # a full disk says so here, not at exit
+        return rc
     except UsageError as e:
         print("%s: %s" % (prog, e), file=sys.stderr)
         return EXIT_USAGE
@@ -196,6 +198,17 @@ def main(argv=None):
         # second error when Python flushes stdout at exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as e:
+        # a write no layer below took as its own: standard output on a full disk
+        # (jtr ls > /dev/full) or a file; one line, and none more at exit
+        what = e.filename if e.filename else "standard output"
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            print("%s: error: cannot write %s: %s" % (prog, what, e.strerror or e),
+                  file=sys.stderr)
+        except OSError:
+            pass
+        return EXIT_FAILED
 
 
 def console_main():
