@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* jtr_err.c - error messages carried out of library calls. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/statvfs.h>
 
 #include "jtr_err.h"
 
@@ -23,4 +25,21 @@ void jtr_err_clear(struct jtr_err *e)
 {
 	if (e)
 		e->msg[0] = '\0';
+}
+
+/* jtr_write_errno - the error of a failed write to @f: the flush's errno, else
+ * (an earlier write failed and stdio kept only the flag) ENOSPC when @f's file
+ * system has no room left, else EIO */
+int jtr_write_errno(FILE *f)
+{
+	struct statvfs v;
+
+	errno = 0;
+	if (fflush(f) != 0 && errno)
+		return -errno;
+	if (!ferror(f))
+		return 0;
+	if (fstatvfs(fileno(f), &v) == 0 && (v.f_bavail == 0 || v.f_favail == 0))
+		return -ENOSPC;
+	return -EIO;
 }

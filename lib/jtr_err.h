@@ -10,6 +10,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* room for a message that names two paths of PATH_MAX and says the fix: a
  * message is never cut */
@@ -25,5 +26,9 @@ int jtr_err_set(struct jtr_err *e, int rc, const char *fmt, ...)
 
 /* jtr_err_clear - empty the message */
 void jtr_err_clear(struct jtr_err *e);
+
+/* jtr_write_errno - -errno of a failed write to @f (the flush's; ENOSPC when
+ * its file system is full and stdio kept only the error flag; else EIO), 0 */
+int jtr_write_errno(FILE *f);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jtr_err.h"
 #include "jtr_json.h"
 
 /* jtr_json_init - start writing to @f */
@@ -214,5 +215,5 @@ int jtr_json_finish(struct jtr_json *j)
 		return j->err;
 	if (j->depth != 0)
 		return -EINVAL;
-	return ferror(j->f) ? -EIO : 0;
+	return jtr_write_errno(j->f);
 }

@@ -44,10 +44,8 @@ int jtr_afile_open(struct jtr_afile *a, const char *path)
 /* jtr_afile_commit - flush, fsync, close and rename into place */
 int jtr_afile_commit(struct jtr_afile *a)
 {
-	int rc = 0;
+	int rc = jtr_write_errno(a->f);
 
-	if (fflush(a->f) != 0 || ferror(a->f))
-		rc = -EIO;
 	if (rc == 0 && fsync(fileno(a->f)) == -1)
 		rc = -errno;
 	if (fclose(a->f) != 0 && rc == 0)

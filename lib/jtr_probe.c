@@ -892,8 +892,10 @@ void jtr_probe_result_end(struct jtr_probe *p, struct jtr_json *j)
 		jtr_json_str(j, NULL, p->warnings[i]);
 	jtr_json_arr_end(j);
 	jtr_json_obj_end(j);
-	if (jtr_json_finish(j) < 0)
-		jtr_fatal(p, "result.json: write error");
+	int rc = jtr_json_finish(j);
+
+	if (rc < 0)
+		jtr_fatal(p, "cannot write %s/result.json: %s", p->out.final, strerror(-rc));
 }
 
 /* jtr_probe_finish_summary - "files" naming summary.txt only, the end of the

@@ -29,7 +29,7 @@ import sys
 import traceback
 
 import pytest
-from conftest import JTR, ROOT, run_jtr, without_pm_qos
+from conftest import JTR, ROOT, need_tracing, run_jtr, without_pm_qos
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 from jtrpy.cli.main import main as jtr_main  # noqa: E402
@@ -561,6 +561,61 @@ def test_standard_output_on_a_full_disk_or_a_closed_pipe(corpus, tmp_path):
         _, err = p.communicate(timeout=60)
         assert p.returncode == 0, (args, p.returncode, err)
         assert [x for x in err.splitlines() if "warning:" not in x] == [], err
+
+
+@contextlib.contextmanager
+def tiny_disk(tmp_path, free_kib, size_kib=256):
+    """A tmpfs of @size_kib with @free_kib left free (root), unmounted after."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    where = tmp_path / "disk"
+    where.mkdir(parents=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dk" % size_kib, "tmpfs", str(where)],
+                   check=True)
+    try:
+        with open(where / "fill", "wb") as f:
+            f.write(b"\0" * ((size_kib - free_kib) * 1024))
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def test_a_full_disk_under_jtr_run_and_report(corpus, tmp_path):
+    """jtr run and jtr report writing onto a full disk: one line and exit 1 where
+    the result itself cannot be written (the C probe said 'result.json: write
+    error'); an event log that does not fit is not kept truncated: the run is
+    kept unattributed and says why; the tracer's temporary folder is removed
+    (one was left in /tmp); report.html is missing, not half written."""
+    need_tracing()
+    scratch = tmp_path / "scratch"     # the tracer's temporary folder goes here
+    scratch.mkdir()
+    env = dict(os.environ, **ENV, TMPDIR=str(scratch))
+    env.pop("JTR_PROG", None)
+    cpu = str(max(os.sched_getaffinity(0)))
+
+    def run(disk, *args):
+        return subprocess.run([JTR] + [str(a) for a in args], env=env, text=True,
+                              capture_output=True, timeout=120, cwd=tmp_path)
+    with tiny_disk(tmp_path / "a", 8) as disk:
+        p = run(disk, "run", "-c", cpu, "-d", "300ms", "-o", disk / "r")
+        assert p.returncode == 1, p.stderr
+        assert "cannot write %s/result.json: No space left on device" % (disk / "r") in \
+            p.stderr, p.stderr
+        assert "Traceback" not in p.stderr and not (disk / "r").exists()
+    with tiny_disk(tmp_path / "b", 40) as disk:
+        p = run(disk, "run", "-c", cpu, "-d", "300ms", "-o", disk / "r")
+        assert p.returncode == 0, p.stderr
+        assert "causes: not attributed: the event log could not be moved into %s: No space "\
+            "left on device" % (disk / "r") in p.stdout, p.stdout
+        assert sorted(os.listdir(disk / "r")) == ["outliers.csv", "result.json", "summary.txt"]
+        assert json.loads((disk / "r" / "result.json").read_text())["tool"] == "gap"
+        p = run(disk, "report", "-o", disk / "page", corpus / "run")
+        assert p.returncode == 1 and p.stderr.startswith(
+            "jtr report: error: cannot write the report into %s: No space left on device; "
+            "report.html was not written" % (disk / "page")), p.stderr
+        assert not (disk / "page" / "report.html").exists()
+        assert not [n for n in os.listdir(disk / "page") if ".tmp-" in n]
+    assert os.listdir(scratch) == []
 
 
 # --- -o: one rule, the C probes' words ---------------------------------------

@@ -201,9 +201,13 @@ def main(argv=None):
     except OSError as e:
         # a write no layer below took as its own: standard output on a full disk
         # (jtr ls > /dev/full) or a file; one line, and none more at exit
-        what = e.filename if e.filename else "standard output"
-        try:
+        # the files jtr writes name themselves (system/files.write_atomic): one
+        # that does not is standard output
+        what = e.filename
+        if not what:
+            what = "standard output"
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        try:
             print("%s: error: cannot write %s: %s" % (prog, what, e.strerror or e),
                   file=sys.stderr)
         except OSError:

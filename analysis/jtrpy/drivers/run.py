@@ -36,7 +36,7 @@ import subprocess
 import tempfile
 import time
 
-from ..errors import EXIT_INTERRUPTED, UsageError
+from ..errors import EXIT_INTERRUPTED, JtrError, UsageError
 from ..results.result import NAME, PROBE_DOC, load_result
 from ..system import signals
 from ..system.cpus import online_cpus
@@ -98,6 +98,12 @@ def saved(result, folder):
     folder's result.json)."""
     try:
         result.save()
+    except JtrError as e:
+        # a full disk: the program's own document stays the result
+        if keep_as_written(folder):
+            raise JtrError("%s; the probe's own result is kept in %s/ (jtr attribute %s "
+                           "attributes it again once there is room)" % (e, folder, folder))
+        raise
     except BaseException:
         keep_as_written(folder)
         raise
@@ -108,10 +114,12 @@ def saved(result, folder):
 
 def keep_as_written(folder):
     """A program's result jtr does not go on with (it failed): its own file
-    becomes the folder's result.json as it is."""
+    becomes the folder's result.json as it is; whether there was one."""
     doc = os.path.join(folder, PROBE_DOC)
     if os.path.lexists(doc):
         os.replace(doc, os.path.join(folder, NAME))
+        return True
+    return False
 
 
 class _Ends:
@@ -292,7 +300,11 @@ def _attribute(job, folder, tracer, trc, recorder, xrc, xwhy, slack_ns, top, cro
     result attributed (job.lines), or job.why says why not."""
     if recorder:
         if xrc == 0:
-            recorder.move_into(folder)
+            try:
+                recorder.move_into(folder)
+            except OSError as e:
+                xwhy = "sched.data could not be moved into %s: %s" % (folder, e.strerror or e)
+                recorder = None
         else:
             recorder.cleanup()
             xwhy = "perf sched record failed: %s" % (recorder.err or "exit %d" % xrc)
@@ -303,7 +315,12 @@ def _attribute(job, folder, tracer, trc, recorder, xrc, xwhy, slack_ns, top, cro
         tracer.cleanup()
         job.why = "the tracer failed: %s" % (tracer.err or "exit %d" % trc)
         return
-    tracer.move_into(folder)
+    try:
+        tracer.move_into(folder)
+    except OSError as e:
+        # a full disk: the event log is not kept at all rather than truncated
+        job.why = "the event log could not be moved into %s: %s" % (folder, e.strerror or e)
+        return
     try:
         job.lines = attribute_into(job.result, slack_ns=slack_ns, top=top, strict=False,
                                    cross_check=dict(cross_check, sched_data=None)

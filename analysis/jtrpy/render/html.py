@@ -6,6 +6,7 @@ import html
 import json
 import os
 
+from ..errors import JtrError
 from ..system.files import write_atomic
 from ..units import fmt_ns as _fmt_ns
 
@@ -87,11 +88,20 @@ def page_html(title, body):
 def write_all(out, pngs, page, texts):
     """The PNGs, the jtr_null-format files and report.html (last) into @out; the line
     jtr report prints."""
-    for name, data in pngs.items():
-        write_atomic(os.path.join(out, name + ".png"), data, "wb")
-    for name, text in texts.items():
-        write_atomic(os.path.join(out, name), text)
-    write_atomic(os.path.join(out, "report.html"), page)
+    done = []
+    try:
+        for name, data in pngs.items():
+            write_atomic(os.path.join(out, name + ".png"), data, "wb")
+            done.append(name + ".png")
+        for name, text in texts.items():
+            write_atomic(os.path.join(out, name), text)
+            done.append(name)
+        write_atomic(os.path.join(out, "report.html"), page)
+    except OSError as e:
+        # each file is whole or absent: the page, written last, is not there
+        raise JtrError("cannot write the report into %s: %s; report.html was not written%s"
+                       % (out, e.strerror or e, " (%d of its files were: %s)"
+                          % (len(done), ", ".join(done)) if done else ""))
     files = [n + ".png" for n in pngs] + list(texts)
     shown = files if len(files) <= 8 else files[:6] + ["... %d files" % len(files)]
     return "jtr report: %s (%s)" % (os.path.join(out, "report.html"),

@@ -16,7 +16,7 @@ import shutil
 import socket
 import time
 
-from ..errors import UsageError
+from ..errors import JtrError, UsageError
 from ..system.files import check_file, dumps_json, read_json, write_atomic, write_json
 from ..system.schema import check
 from .fields import RESULT
@@ -125,7 +125,8 @@ class Result(dict):
         try:
             write_json(self.path, dict(self))
         except OSError as e:
-            raise UsageError("%s: cannot write: %s" % (self.path, e.strerror or e))
+            # the machine's (a full disk), not the user's words: exit 1
+            raise JtrError("%s: cannot write: %s" % (self.path, e.strerror or e))
 
 
 def result_path(path):

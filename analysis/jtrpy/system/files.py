@@ -19,9 +19,11 @@ document's folder after every symbolic link is followed. JSON is parsed by
 parse_json with bounds: nesting, integer digits, text that is not UTF-8.
 Errors are one line naming the file and what is wrong, never its content.
 """
+import errno
 import json
 import os
 import re
+import shutil
 import stat
 
 from ..errors import UsageError
@@ -49,12 +51,40 @@ def write_atomic(path, text, mode="w"):
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+    except BaseException as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(e, OSError) and not e.filename:
+            e.filename = path       # a full disk names the file, not standard output
+        raise
+
+
+def move_file(src, dst):
+    """Move @src to @dst whole or not at all: a rename on one file system, else a
+    copy into a temporary beside @dst renamed into place (a full disk leaves no
+    truncated @dst, and removes the temporary); @src is removed once @dst is there."""
+    try:
+        os.rename(src, dst)
+        return
+    except OSError as e:
+        if e.errno != errno.EXDEV:
+            raise
+    tmp = os.path.join(os.path.dirname(os.path.abspath(dst)),
+                       ".%s.tmp-%d" % (os.path.basename(dst), os.getpid()))
+    try:
+        shutil.copyfile(src, tmp)
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, dst)
     except BaseException:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise
+    os.unlink(src)
 
 
 TMP_RE = re.compile(r"^\.(?P<name>.+)\.tmp-(?P<pid>[0-9]+)$")

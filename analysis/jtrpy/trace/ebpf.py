@@ -15,6 +15,7 @@ import threading
 
 from ..errors import JtrError
 from ..system import signals
+from ..system.files import move_file
 from ..system.paths import probe_path
 
 START_TIMEOUT_S = 60
@@ -88,13 +89,24 @@ class Tracer:
         return self.proc.returncode
 
     def move_into(self, outdir):
-        """Move events.bin and trace.json into the probe's results folder."""
-        for name in ("events.bin", "trace.json"):
-            src = os.path.join(self.dir, name)
-            if not os.path.exists(src):
-                raise FileNotFoundError(src)
-            shutil.move(src, os.path.join(outdir, name))
-        self.cleanup()
+        """Move events.bin and trace.json into the probe's results folder, each
+        whole or not at all (a full disk: OSError, nothing truncated left); the
+        tracer's folder removed either way."""
+        try:
+            for name in ("events.bin", "trace.json"):
+                src = os.path.join(self.dir, name)
+                if not os.path.exists(src):
+                    raise FileNotFoundError(src)
+                move_file(src, os.path.join(outdir, name))
+        except OSError:
+            for name in ("events.bin", "trace.json"):   # a log without its metadata
+                try:
+                    os.unlink(os.path.join(outdir, name))
+                except OSError:
+                    pass
+            raise
+        finally:
+            self.cleanup()
 
     def cleanup(self):
         shutil.rmtree(self.dir, ignore_errors=True)

@@ -9,12 +9,12 @@ RESOLUTION_NS either way.
 """
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 
 from ..errors import UsageError
 from ..system import packages
+from ..system.files import move_file
 from . import perf
 
 NAME = "sched.data"
@@ -41,8 +41,10 @@ class SchedRecorder(perf.PerfRecord):
 
     def move_into(self, outdir):
         """sched.data into the results folder."""
-        shutil.move(self.data, os.path.join(outdir, NAME))
-        self.cleanup()
+        try:
+            move_file(self.data, os.path.join(outdir, NAME))
+        finally:
+            self.cleanup()
 
 
 def record_unavailable():
