@@ -440,6 +440,8 @@ static void drainer(void *arg)
 			c->drain_err = (int)rc;
 			break;
 		}
+		if (((const struct tp_msg *)c->rbuf)->flags & TP_F_HELLO)
+			continue;	/* the session's opening, not a message sent */
 		c->drained = ++n;
 	}
 }
@@ -803,21 +805,28 @@ static void *open_rx(void *arg)
 }
 
 /* open_both - the drain's receiving side and the sending side; a stream or
- * shm sender waits for its receiver, a datagram receiver binds first */
+ * shm sender waits for its receiver (both open at once), a datagram receiver
+ * binds before the sender opens (and says the hello the receiver joins) */
 static void open_both(struct jtr_probe *p, struct send_ctx *c)
 {
 	static struct opener op;
 
+	c->tp->o.hello_once = true;	/* timed sends stay one syscall each */
 	if (!c->drain) {
 		c->tx = tp_prog_open(p, c->tp, TP_PUB);
 		return;
 	}
 	op.o = c->tp->o;
 	jtr_err_clear(&op.e);
-	if (pthread_create(&op.th, NULL, open_rx, &op))
-		jtr_fatal(p, "cannot start a thread");
-	c->tx = tp_prog_open(p, c->tp, TP_PUB);
-	pthread_join(op.th, NULL);
+	if (tp_prog_has(c->tp, TP_P_DATAGRAM)) {
+		open_rx(&op);
+		c->tx = tp_prog_open(p, c->tp, TP_PUB);
+	} else {
+		if (pthread_create(&op.th, NULL, open_rx, &op))
+			jtr_fatal(p, "cannot start a thread");
+		c->tx = tp_prog_open(p, c->tp, TP_PUB);
+		pthread_join(op.th, NULL);
+	}
 	if (op.rc < 0)
 		jtr_usage_error(p, "the drain cannot receive on %s: %s", tp_describe(c->tx),
 				op.e.msg[0] ? op.e.msg : strerror(-op.rc));

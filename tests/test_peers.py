@@ -98,7 +98,8 @@ def test_pong_turns_away_malformed_and_foreign_datagrams(tmp_path, validate):
         bad = malformed_set()
         for d in bad:                       # nobody is the peer yet: none pins one
             peer.sendto(d, dest)
-        peer.sendto(msg(0, HELLO), dest)    # the first well-formed one: the session's peer
+        other.sendto(msg(0), dest)          # well-formed, before any hello: no session
+        peer.sendto(msg(0, HELLO), dest)    # the first hello: its sender is the peer
         assert HDR.unpack(peer.recv(100)[:32])[2] & ~ECHO == HELLO
         for d in bad:                       # from the peer now
             peer.sendto(d, dest)
@@ -118,10 +119,12 @@ def test_pong_turns_away_malformed_and_foreign_datagrams(tmp_path, validate):
         assert t["end_of_stream"] is True and res["partial"] is False and t["peer"] == "ok"
         assert t["reflected"] == 6
         assert t["rejected"] == {"malformed": 2 * len(bad), "forged": None, "out_of_window": None,
-                                 "foreign": 2,
+                                 "foreign": 2, "before_session": 1,
                                  "foreign_from": "127.0.0.1:%d" % other.getsockname()[1]}
-        assert "rejected 14 messages: 12 malformed, 2 from another sender" in err
-        assert "rejected: malformed=12, foreign=2" in (out / "summary.txt").read_text()
+        assert "rejected 15 messages: 12 malformed, 2 from another sender" in err
+        assert "1 before any sender's hello opened the session" in err
+        assert "rejected: malformed=12, foreign=2, before_session=1" in \
+            (out / "summary.txt").read_text()
     finally:
         peer.close()
         other.close()
@@ -129,12 +132,12 @@ def test_pong_turns_away_malformed_and_foreign_datagrams(tmp_path, validate):
 
 
 def test_ping_pong_go_on_through_bad_datagrams(tmp_path, validate):
-    """A real ping/pong over udp while another socket sprays pong's port with
-    empty and malformed datagrams from the start and, once the session runs,
-    well-formed messages and forged ends of stream too: every round trip is
-    measured, both end normally, and pong counts what it turned away. (Before
-    the session starts a well-formed datagram would make its sender the peer:
-    the first one pong gets is its session's.)"""
+    """A real ping/pong over udp while another socket sprays pong's port, from
+    before the session to its end, with empty and malformed datagrams,
+    well-formed messages and forged ends of stream: every round trip is
+    measured, both end normally, and pong counts what it turned away (only a
+    hello opens a session: a well-formed datagram before ping's once made its
+    sender the peer)."""
     addr = addr_for("udp", tmp_path)
     dest = hostport(addr)
     pong = spawn("pong", "-T", "udp", "-P", addr, "--wait", "20", "-q", "-o", tmp_path / "pong")
@@ -144,7 +147,7 @@ def test_ping_pong_go_on_through_bad_datagrams(tmp_path, validate):
     def spray():
         s = udp_sock()
         while not stop.is_set():
-            for d in malformed_set() + ([msg(0, EOS), msg(3)] if running.is_set() else []):
+            for d in malformed_set() + [msg(0, EOS), msg(3)]:
                 s.sendto(d, dest)
                 sprayed[0] += 1
             time.sleep(0.01)
@@ -171,6 +174,7 @@ def test_ping_pong_go_on_through_bad_datagrams(tmp_path, validate):
         r = validate(load(tmp_path / "pong"))["transport"]
         assert r["reflected"] == 2021 and r["end_of_stream"] is True
         assert r["rejected"]["foreign"] > 50 and sprayed[0] >= r["rejected"]["foreign"]
+        assert r["rejected"]["before_session"] > 0      # sprayed before ping's hello
     finally:
         stop.set()
         if th.is_alive():
@@ -192,6 +196,8 @@ def test_sub_turns_away_forged_sequence_stamps_and_end_of_stream(tmp_path, valid
     try:
         wait_ready(sub)
         pub.sendto(b"", dest)                                   # malformed
+        other.sendto(msg(0, WARMUP | STAMPED), dest)            # before any hello
+        pub.sendto(msg(0x5e55, HELLO), dest)                    # the session opens
         for q in range(10):
             pub.sendto(msg(q, WARMUP | STAMPED), dest)
         for q in range(10, 1000):
@@ -222,15 +228,103 @@ def test_sub_turns_away_forged_sequence_stamps_and_end_of_stream(tmp_path, valid
         assert t["received"] == 1500 and t["measured"] == 1490
         assert t["lost"] == t["stale"] == t["duplicates"] == t["reordered"] == 0
         assert t["rejected"] == {"malformed": 1, "forged": 3, "out_of_window": 3, "foreign": 1,
+                                 "before_session": 1,
                                  "foreign_from": "127.0.0.1:%d" % other.getsockname()[1]}
         for run in res["runs"]:
             assert run["samples"] == 1490 and run["max_ns"] < 10**9, run["max_ns"]
         assert "rejected: malformed=1, forged=3, out_of_window=3, foreign=1" in outp
-        assert "rejected 8 messages" in err
+        assert "rejected 9 messages" in err
     finally:
         pub.close()
         other.close()
         kill_all([sub])
+
+
+def forger(kind, addr):
+    """(send(bytes), close) of a socket that is not the publisher's, sending to
+    the @kind address @addr as the publisher does."""
+    if kind == "unix-dgram":
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        s.bind("")                      # an abstract name of its own, as pub's
+        dest = addr
+    else:
+        s = udp_sock()
+        dest = hostport(addr)
+        if kind == "mcast":
+            s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF,
+                         socket.inet_aton("127.0.0.1"))
+    return (lambda d: s.sendto(d, dest)), s.close
+
+
+@pytest.mark.parametrize("kind", ["udp", "mcast", "unix-dgram"])
+def test_a_forged_datagram_takes_no_session(tmp_path, validate, kind):
+    """Forged headers from a socket that is not the publisher's, before the
+    publisher starts (a message and a hello), during its session (a message
+    and an end of stream) and after its end: sub joins the real publisher's
+    session (its hello takes over one that had only a hello), counts every one
+    of its messages, and counts the others by kind. (The first well-formed
+    sender used to be the session's peer: one stray datagram made the real
+    publisher's messages foreign.)"""
+    addr = addr_for(kind, tmp_path)
+    common = ["-T", kind, "-P", addr, "--wait", "20"]
+    sub = spawn("sub", *common, "-o", tmp_path / "sub")
+    send, close = forger(kind, addr)
+    pub = None
+    try:
+        wait_ready(sub)
+        send(msg(0, WARMUP | STAMPED))                  # before: a message
+        send(msg(0x666, HELLO))                         # before: a hello
+        pub = spawn("pub", *common, "-r", "10K", "-n", "5000", "-w", "100", "--stats-every",
+                    "50ms", "--stats-print", "-o", tmp_path / "pub")
+        while not pub.stdout.readline().startswith("stats"):    # sending: its hello gone
+            assert pub.poll() is None, pub.communicate()
+        send(msg(200))                                  # during: a message
+        send(msg(9, EOS))                               # during: an end of stream
+        rc, _, err = finish(pub, timeout=60)
+        assert rc == 0, err
+        try:
+            send(msg(5200))                             # after its end
+        except OSError:
+            pass                                        # sub gone (its unix socket too)
+        rc, _, err = finish(sub, timeout=30)
+        assert rc == 0, err
+    finally:
+        close()
+        kill_all([sub] + ([pub] if pub else []))
+    t = validate(load(tmp_path / "sub"))["transport"]
+    assert t["received"] == 5100 and t["lost"] == 0 and t["end_of_stream"] is True, t
+    r = t["rejected"]
+    assert r["before_session"] == 1 and r["malformed"] == 0, r
+    # the end of stream came once the session's own did: the later forgery may
+    # find sub gone
+    assert r["foreign"] in (2, 3), r
+
+
+def test_a_late_multicast_subscriber_joins_at_the_next_hello(tmp_path, validate):
+    """A multicast subscriber that starts while the stream runs (it missed the
+    publisher's first hellos) joins at the next one, said every 100 ms, and
+    measures from there: what came before it is counted before_session."""
+    addr = addr_for("mcast", tmp_path)
+    common = ["-T", "mcast", "-P", addr, "--wait", "20"]
+    pub = spawn("pub", *common, "-r", "2K", "-d", "1500ms", "-w", "10", "-q",
+                "-o", tmp_path / "pub")
+    sub = None
+    try:
+        time.sleep(0.5)
+        sub = spawn("sub", *common, "-o", tmp_path / "sub")
+        rc, _, err = finish(pub, timeout=60)
+        assert rc == 0, err
+        rc, _, err = finish(sub, timeout=30)
+        assert rc == 0, err
+    finally:
+        kill_all([pub] + ([sub] if sub else []))
+    t = validate(load(tmp_path / "sub"))["transport"]
+    sent = validate(load(tmp_path / "pub"))["transport"]["sent_total"]
+    # it came half a second late (what it missed is lost to it), and joined
+    # within 0.2 s of its start: 2K/s, at most 400 before the session
+    assert 200 <= t["received"] <= sent - 500 and t["end_of_stream"], t
+    assert t["received"] + t["lost"] == sent, (t, sent)
+    assert t["rejected"]["before_session"] <= 400 and t["rejected"]["foreign"] == 0, t
 
 
 def test_ping_turns_away_forged_replies(tmp_path, validate):
@@ -259,7 +353,7 @@ def test_ping_turns_away_forged_replies(tmp_path, validate):
         t = validate(load(tmp_path / "ping"))["transport"]
         assert t["received"] == 310 and t["lost"] == t["duplicates"] == t["stale"] == 0
         assert t["rejected"] == {"malformed": 1, "forged": 2, "out_of_window": 1, "foreign": 0,
-                                 "foreign_from": None}
+                                 "before_session": 0, "foreign_from": None}
         assert "rejected 4 messages" in err
     finally:
         s.close()

@@ -560,6 +560,7 @@ static void add_up(struct sub *g, const struct sub *streams, int n)
 		g->rej.out_of_window += e->rej.out_of_window;
 		g->rej.malformed += e->rej.malformed;
 		g->rej.foreign += e->rej.foreign;
+		g->rej.before_session += e->rej.before_session;
 		if (!g->rej.foreign_from[0])
 			memcpy(g->rej.foreign_from, e->rej.foreign_from, sizeof(g->rej.foreign_from));
 		if (e->measured && (!g->first_ns || e->first_ns < g->first_ns))

@@ -38,7 +38,8 @@
  *
  * A receive hands on only well-formed messages (tp_msg_check) from the
  * session's peer: for a datagram receiver that is not connected (sub, pong,
- * ping on mcast) the source address of the first well-formed datagram, for a
+ * ping on mcast) the sender whose hello opened the session (a datagram pub
+ * sends one as it opens, ping in its handshake, pong in answer), for a
  * stream its connection, for shm the ring's writer. Anything else is
  * counted (tp_rejected) and dropped, and the receive goes on waiting.
  */
@@ -172,6 +173,9 @@ struct tp_opts {
 	uint32_t sndbuf;	/* sockets: SO_SNDBUF to ask for, 0: TP_SOCK_BUF_DEFAULT */
 	uint32_t rcvbuf;	/* sockets: SO_RCVBUF to ask for, 0: TP_SOCK_BUF_DEFAULT */
 	bool nagle;		/* tcp: leave Nagle's algorithm on (no TCP_NODELAY) */
+	bool hello_once;	/* datagram pub: say hello as it opens only, not again
+				 * while it sends (jtr send: its timed sends stay one
+				 * syscall; its drain binds before the hello) */
 };
 
 struct tp;
@@ -270,6 +274,7 @@ struct tp_rejects {
 	uint64_t malformed;	/* not a message: shorter than the header, bad magic,
 				 * version, length or flags, longer than the buffer */
 	uint64_t foreign;	/* from another sender than the session's peer */
+	uint64_t before_session; /* datagrams before any sender's hello opened a session */
 	uint64_t forged;	/* (program) stamps outside the run's time window */
 	uint64_t out_of_window;	/* (program) a sequence number the sender cannot have issued */
 	char foreign_from[72];	/* the first foreign sender ("" if none) */

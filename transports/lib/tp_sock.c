@@ -20,6 +20,7 @@
 #include <linux/tcp.h>	/* struct tcp_info with tcpi_segs_out (glibc's has not) */
 #include <poll.h>
 #include <sys/epoll.h>
+#include <sys/random.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,10 @@ struct tp_sock {
 	struct sockaddr_storage peer;	/* unconnected datagram receiver: the session's peer */
 	socklen_t peerlen;
 	bool have_peer;
+	bool peer_data;			/* a message other than a hello came from it */
+	uint64_t session;		/* its hello's session id; a datagram pub's own */
+	int64_t hello_ns;		/* a datagram pub: when it last said hello (0: never again) */
+	uint32_t sends;			/* a datagram pub: sends, the clock read every HELLO_LOOK */
 	bool connected;			/* fd is connect()ed: plain send() */
 	char unlink_path[108];		/* a unix socket path we bound */
 	unsigned char *rbuf;		/* stream receive buffer */
@@ -363,7 +368,79 @@ static int open_kind(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 	return rc;
 }
 
-/* sock_open - open, then the epoll instance for an epoll receive */
+/* HELLOS - the copies of a datagram publisher's first hello (one may be
+ * lost); HELLO_EVERY_NS - how often it says hello again while it sends, so
+ * that a subscriber that starts later (a multicast receiver joining a running
+ * stream, the other host of jtr duplex) joins within that time */
+#define HELLOS 3
+#define HELLO_EVERY_NS (100 * 1000000LL)
+#define HELLO_LOOK 256		/* sends between two looks at the clock */
+
+/* now_ns - CLOCK_MONOTONIC */
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* dgram_put - one datagram to the peer or the group: 0, or -errno */
+static int dgram_put(struct tp_sock *sk, const void *buf, size_t len)
+{
+	ssize_t n;
+
+	for (;;) {
+		if (sk->connected)
+			n = send(sk->fd, buf, len, 0);
+		else if (sk->have_dst)
+			n = sendto(sk->fd, buf, len, 0, (const struct sockaddr *)&sk->dst, sk->dstlen);
+		else
+			return -ENOTCONN;	/* pong before any ping */
+		if (n == (ssize_t)len)
+			return 0;
+		if (n >= 0)
+			return -EMSGSIZE;
+		if (errno == EINTR || errno == ENOBUFS)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return -ETIMEDOUT;
+		return -errno;
+	}
+}
+
+/* hello - the publisher's hello: its session id as the sequence number */
+static int hello(struct tp_sock *sk)
+{
+	struct tp_msg m;
+
+	tp_msg_fill(&m, TP_HDR_LEN, TP_F_HELLO, sk->session, 0, 0);
+	sk->hello_ns = now_ns();
+	return dgram_put(sk, &m, sizeof(m));
+}
+
+/* say_hello - a datagram publisher opens its session: HELLOS hellos whose
+ * sequence number is a random session id (receivers join the sender of the
+ * first; dgram_recv), and, unless @once, again every HELLO_EVERY_NS as it
+ * sends (dgram_send, looking at the clock every HELLO_LOOK sends).
+ * A send that fails is the data's to find out. */
+static void say_hello(struct tp *t, bool once)
+{
+	struct tp_sock *sk = sock_of(t);
+	uint64_t id = 0;
+
+	if (getrandom(&id, sizeof(id), GRND_NONBLOCK) != (ssize_t)sizeof(id) || !id)
+		id = ((uint64_t)now_ns() ^ ((uint64_t)getpid() << 40)) | 1;
+	sk->session = id;
+	for (int i = 0; i < HELLOS; i++)
+		if (hello(sk) < 0)
+			break;
+	if (once)
+		sk->hello_ns = 0;
+}
+
+/* sock_open - open, then the epoll instance for an epoll receive; a datagram
+ * publisher says hello */
 static int sock_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 {
 	struct tp_sock *sk = sock_of(t);
@@ -375,6 +452,8 @@ static int sock_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 	sk->rcvbuf = o->rcvbuf ? o->rcvbuf : TP_SOCK_BUF_DEFAULT;
 	sk->nagle = o->nagle;
 	rc = open_kind(t, o, e);
+	if (rc == 0 && t->role == TP_PUB && !has(t, TP_P_STREAM))
+		say_hello(t, o->hello_once);
 
 	if (rc < 0 || !t->epoll || t->role == TP_PUB || sk->fd < 0)
 		return rc;
@@ -441,33 +520,22 @@ static int stream_send(struct tp *t, const void *buf, size_t len)
 	return sk->nsubs ? 0 : -EPIPE;
 }
 
-/* dgram_send - to the peer (pong: its session's ping) or the group */
+/* dgram_send - to the peer (pong: its session's ping) or the group; a
+ * publisher says hello again first when HELLO_EVERY_NS has passed */
 static int dgram_send(struct tp *t, const void *buf, size_t len)
 {
 	struct tp_sock *sk = sock_of(t);
-	ssize_t n;
+	int rc;
 
-	for (;;) {
-		if (sk->connected)
-			n = send(sk->fd, buf, len, 0);
-		else if (sk->have_dst)
-			n = sendto(sk->fd, buf, len, 0, (const struct sockaddr *)&sk->dst, sk->dstlen);
-		else
-			return -ENOTCONN;	/* pong before any ping */
-		if (n == (ssize_t)len) {
-			sk->msgs_out++;
-			return 0;
-		}
-		if (n >= 0)
-			return -EMSGSIZE;
-		if (errno == EINTR)
-			continue;
-		if (errno == EAGAIN || errno == EWOULDBLOCK)
-			return -ETIMEDOUT;
-		if (errno == ENOBUFS)
-			continue;
-		return peer_gone(-errno) ? -EPIPE : -errno;
+	if (sk->hello_ns && !(++sk->sends % HELLO_LOOK) && now_ns() - sk->hello_ns >= HELLO_EVERY_NS)
+		hello(sk);		/* a failure is the data's to find out */
+	rc = dgram_put(sk, buf, len);
+	if (rc == 0) {
+		sk->msgs_out++;
+		return 0;
 	}
+	return rc == -ETIMEDOUT || rc == -EMSGSIZE || rc == -ENOTCONN ? rc :
+	       peer_gone(rc) ? -EPIPE : rc;
 }
 
 /* elapsed_past - time is up (@end 0: set it from @timeout_ns first) */
@@ -548,12 +616,36 @@ static bool same_sender(const struct sockaddr_storage *a, socklen_t al,
 	return al == bl && !memcmp(a, b, al);
 }
 
+/* join - @from, whose hello @m opens a session, becomes the peer (pong
+ * answers it, and only it) */
+static void join(struct tp *t, const struct sockaddr_storage *from, socklen_t fl,
+		 const struct tp_msg *m)
+{
+	struct tp_sock *sk = sock_of(t);
+
+	memcpy(&sk->peer, from, fl);
+	sk->peerlen = fl;
+	sk->have_peer = true;
+	sk->peer_data = false;
+	sk->session = m->seq;
+	addr_name(from, fl, t->peer_name, sizeof(t->peer_name));
+	if (t->role == TP_PONG) {
+		memcpy(&sk->dst, from, fl);
+		sk->dstlen = fl;
+		sk->have_dst = true;
+	}
+}
+
 /* dgram_recv - one well-formed datagram from the session's peer. An
- * unconnected receiver (sub, pong, ping on mcast) takes the source of the
- * first well-formed datagram as its peer (pong answers it, and only it);
- * after that a datagram from elsewhere is foreign. A connected socket gets
- * datagrams from its peer alone (the kernel filters). Rejected datagrams
- * are counted and the wait goes on, still bounded by @timeout_ns. */
+ * unconnected receiver (sub, pong, ping on mcast) joins the session a hello
+ * opens (pub's, sent by tp_open; ping's handshake; pong's answer to it): its
+ * sender is the peer. A datagram before any hello is counted before_session,
+ * one from elsewhere after it foreign, and neither changes the session: one
+ * forged datagram cannot take it. A hello from elsewhere takes over a session
+ * that has had nothing but its hello (a forged hello before the real one); once
+ * the peer's messages come, no other sender can. A connected socket gets
+ * datagrams from its peer alone (the kernel filters). Rejected datagrams are
+ * counted and the wait goes on, still bounded by @timeout_ns. */
 static ssize_t dgram_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_ns)
 {
 	struct tp_sock *sk = sock_of(t);
@@ -572,24 +664,28 @@ static ssize_t dgram_recv(struct tp *t, void *buf, size_t cap, uint64_t timeout_
 				     keep ? &fl : NULL);
 
 		if (n >= 0) {
-			if (keep && sk->have_peer && !same_sender(&sk->peer, sk->peerlen, &from, fl)) {
+			const bool ok = (size_t)n <= cap && tp_msg_check(buf, (size_t)n);
+			const bool hello = ok && (((const struct tp_msg *)buf)->flags & TP_F_HELLO);
+			const bool peer = keep && sk->have_peer &&
+					  same_sender(&sk->peer, sk->peerlen, &from, fl);
+
+			if (keep && hello && !peer && (!sk->have_peer || !sk->peer_data) &&
+			    fl > 0 && fl <= sizeof(sk->peer)) {
+				join(t, &from, fl, buf);
+				sk->msgs_in++;
+				return n;
+			}
+			if (keep && sk->have_peer && !peer) {
 				if (!t->rej.foreign++)
 					addr_name(&from, fl, t->rej.foreign_from,
 						     sizeof(t->rej.foreign_from));
-			} else if ((size_t)n > cap || !tp_msg_check(buf, (size_t)n)) {
+			} else if (!ok) {
 				t->rej.malformed++;
+			} else if (keep && !sk->have_peer) {
+				t->rej.before_session++;
 			} else {
-				if (keep && !sk->have_peer && fl > 0 && fl <= sizeof(sk->peer)) {
-					memcpy(&sk->peer, &from, fl);
-					sk->peerlen = fl;
-					sk->have_peer = true;
-					addr_name(&from, fl, t->peer_name, sizeof(t->peer_name));
-					if (t->role == TP_PONG) {
-						memcpy(&sk->dst, &from, fl);
-						sk->dstlen = fl;
-						sk->have_dst = true;
-					}
-				}
+				if (keep && !hello)
+					sk->peer_data = true;
 				sk->msgs_in++;
 				return n;
 			}

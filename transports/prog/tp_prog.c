@@ -408,6 +408,7 @@ void tp_prog_rejects(const struct tp_prog *tp, struct tp_rejects *r)
 	tp_rejected(tp->t, &lib);
 	r->malformed = lib.malformed;
 	r->foreign = lib.foreign;
+	r->before_session = lib.before_session;
 	memcpy(r->foreign_from, lib.foreign_from, sizeof(r->foreign_from));
 }
 
@@ -415,15 +416,21 @@ void tp_prog_rejects(const struct tp_prog *tp, struct tp_rejects *r)
 void tp_prog_warn_rejects(struct jtr_probe *p, const struct tp_prog *tp,
 			  const struct tp_rejects *r, bool judged)
 {
-	char foreign[256] = "";
-	uint64_t n = r->malformed + r->foreign + (judged ? r->forged + r->out_of_window : 0);
+	char foreign[400] = "";
+	uint64_t n = r->malformed + r->foreign + r->before_session +
+		     (judged ? r->forged + r->out_of_window : 0);
+	size_t k = 0;
 
 	if (!n)
 		return;
 	if (r->foreign)
-		snprintf(foreign, sizeof(foreign), ", %llu from another sender than the session's "
-			 "peer %s (the first from %s)", (unsigned long long)r->foreign,
-			 tp->t ? tp_peer_name(tp->t) : "?", r->foreign_from);
+		k += (size_t)snprintf(foreign, sizeof(foreign), ", %llu from another sender than "
+				      "the session's peer %s (the first from %s)",
+				      (unsigned long long)r->foreign,
+				      tp->t ? tp_peer_name(tp->t) : "?", r->foreign_from);
+	if (r->before_session && k < sizeof(foreign))
+		snprintf(foreign + k, sizeof(foreign) - k, ", %llu before any sender's hello "
+			 "opened the session", (unsigned long long)r->before_session);
 	if (judged)
 		jtr_warn(p, "rejected %llu messages: %llu malformed, %llu forged (stamps outside the "
 			 "run's time window), %llu out of window (sequence numbers the sender cannot "
@@ -438,12 +445,15 @@ void tp_prog_warn_rejects(struct jtr_probe *p, const struct tp_prog *tp,
 void tp_prog_rejects_line(FILE *f, const struct tp_rejects *r, bool judged)
 {
 	if (judged)
-		fprintf(f, "rejected: malformed=%llu, forged=%llu, out_of_window=%llu, foreign=%llu\n",
+		fprintf(f, "rejected: malformed=%llu, forged=%llu, out_of_window=%llu, foreign=%llu, "
+			"before_session=%llu\n",
 			(unsigned long long)r->malformed, (unsigned long long)r->forged,
-			(unsigned long long)r->out_of_window, (unsigned long long)r->foreign);
+			(unsigned long long)r->out_of_window, (unsigned long long)r->foreign,
+			(unsigned long long)r->before_session);
 	else
-		fprintf(f, "rejected: malformed=%llu, foreign=%llu\n",
-			(unsigned long long)r->malformed, (unsigned long long)r->foreign);
+		fprintf(f, "rejected: malformed=%llu, foreign=%llu, before_session=%llu\n",
+			(unsigned long long)r->malformed, (unsigned long long)r->foreign,
+			(unsigned long long)r->before_session);
 }
 
 /* tp_prog_write_rejects - "rejected": {malformed, forged, out_of_window,
@@ -460,6 +470,7 @@ void tp_prog_write_rejects(struct jtr_json *j, const struct tp_rejects *r, bool 
 		jtr_json_null(j, "out_of_window");
 	}
 	jtr_json_uint(j, "foreign", r->foreign);
+	jtr_json_uint(j, "before_session", r->before_session);
 	if (r->foreign_from[0])
 		jtr_json_str(j, "foreign_from", r->foreign_from);
 	else
