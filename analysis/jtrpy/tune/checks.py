@@ -57,6 +57,9 @@ def _value_problem(value):
         return "empty; write the value to set"
     if "\n" in value:
         return "more than one line; write the value on the option's own line"
+    bad = re.search(r"[\x00-\x1f\x7f]", value)
+    if bad:
+        return "a control character (%r) in it; write the value in plain text" % bad.group(0)
     return None
 
 

@@ -15,11 +15,17 @@ import re
 
 from ..errors import UsageError
 from ..system.cpus import cpulist_of, online_cpus
+from ..system.files import read_bytes
 from ..system.paths import profile_dirs
 from ..values import format_cpulist
 
 NAME_RE = re.compile(r"^[a-zA-Z0-9_.-]+$")
 VAR_RE = re.compile(r"(?<!\\)\$\{([^{}]+)\}")
+# the bounds of what jtr reads as a profile: tuned.conf's size (jtr's own are 1-3
+# KiB) and a value after its variables are expanded (8 variables each doubling
+# the last once made a 100 MB value); tune/checks.py judges the values
+MAX_PROFILE_BYTES = 1 << 20
+MAX_VALUE_CHARS = 1 << 16
 
 
 def jtr_profiles():
@@ -59,9 +65,9 @@ def read_conf(path):
     cp = configparser.ConfigParser(delimiters=("=",), inline_comment_prefixes=("#",),
                                    strict=False, interpolation=None)
     cp.optionxform = str
+    data = read_bytes(path, "tuned profile", MAX_PROFILE_BYTES)
     try:
-        with open(path, encoding="utf-8") as f:
-            cp.read_file(f, path)
+        cp.read_string(data.decode("utf-8"), path)
     except (configparser.Error, UnicodeDecodeError) as e:
         raise UsageError("%s: not a tuned profile: %s" % (path, str(e).splitlines()[0]))
     return {s: dict(cp.items(s)) for s in cp.sections()}
@@ -105,6 +111,13 @@ FUNCTIONS = {
 }
 
 
+def _shown(text):
+    """@text for a message: a newline as \\n, other control characters escaped
+    (\\x07), nothing that moves the terminal."""
+    return re.sub(r"[\x00-\x1f\x7f]", lambda m: "\\n" if m.group(0) == "\n" else
+                  "\\x%02x" % ord(m.group(0)), text)
+
+
 class NeedCpus(UsageError):
     """The profile isolates CPUs and nobody said which (--cpus LIST)."""
 
@@ -142,19 +155,20 @@ class Profile:
         it expands to, where that differs), for the messages about it."""
         raw = self.raw.get(sec, {}).get(key, "") if value is None else value
         text = "%s: [%s] %s=%s" % (self.origin.get((sec, key), self.name), sec, key,
-                                   raw.replace("\n", "\\n"))
+                                   _shown(raw))
         exp = self.units.get(sec, {}).get(key) if value is None else None
         if exp is not None and exp != raw:
-            text += " (= %s)" % exp.replace("\n", "\\n")
+            text += " (= %s)" % _shown(exp)
         return text
 
     def _expand_option(self, sec, key, value):
         try:
-            return self.expand(value)
+            out = self.expand(value)
         except NeedCpus:
             raise
         except UsageError as e:
             raise UsageError("%s: %s" % (self.where(sec, key, value), e))
+        return out
 
     def _load(self, name, units, variables, seen):
         path = find_profile(name)
@@ -183,8 +197,17 @@ class Profile:
         function it cannot compute (NeedCpus for an unset isolated_cores)."""
         if depth > 10:
             raise UsageError("variables nest too deep")
+        grown = [len(text)]
 
         def one(m):
+            out = one_var(m)
+            grown[0] += len(out)        # bounded while it grows, not once it has
+            if grown[0] > MAX_VALUE_CHARS:
+                raise UsageError("the value expands to more than %d characters"
+                                 % MAX_VALUE_CHARS)
+            return out
+
+        def one_var(m):
             body = m.group(1)
             if body.startswith("f:"):
                 _, func, *args = body.split(":")
@@ -207,8 +230,12 @@ class Profile:
             return self.expand(self.variables[body], depth + 1)
         while True:                     # inner ${...} first, then what encloses them
             new = VAR_RE.sub(one, text)
+            if len(new) > MAX_VALUE_CHARS:
+                raise UsageError("the value expands to more than %d characters"
+                                 % MAX_VALUE_CHARS)
             if new == text:
                 return new
             text, depth = new, depth + 1
+            grown[0] = len(text)
             if depth > 10:
                 raise UsageError("variables nest too deep")

@@ -49,3 +49,24 @@ def test_unset_isolated_cores_asks_for_cpus(profiles):
         Profile("iso")
     assert "say which with --cpus LIST" in str(e.value)
     assert Profile("iso", {"isolated_cores": "1"}).units["scheduler"]["isolated_cores"] == "1"
+
+
+def test_a_profile_is_bounded(profiles, tmp_path):
+    """Variables that double at each level stop at MAX_VALUE_CHARS (eight of them
+    made a 100 MB value) and a tuned.conf larger than MAX_PROFILE_BYTES is not
+    read (a 3M-line one took 60 s)."""
+    from jtrpy.tune import profile as P
+    doubling = "".join("v%d=${v%d}${v%d}\n" % (k, k - 1, k - 1) for k in range(1, 9))
+    profiles("big", "[main]\n[variables]\nv0=%s\n%s[sysctl]\nkernel.x=${v8}\n"
+             % ("x" * 1000, doubling))
+    with pytest.raises(UsageError, match="expands to more than 65536 characters"):
+        Profile("big")
+    many = "${v0}" * 200
+    profiles("wide", "[main]\n[variables]\nv0=%s\n[sysctl]\nkernel.x=%s\n" % ("x" * 1000, many))
+    with pytest.raises(UsageError, match="expands to more than 65536 characters"):
+        Profile("wide")
+    profiles("huge", "[main]\n[sysctl]\n" + "kernel.x=1\n" * (P.MAX_PROFILE_BYTES // 11 + 1))
+    with pytest.raises(UsageError, match="larger than the 1 MiB a tuned profile may have"):
+        Profile("huge")
+    profiles("fine", "[main]\n[variables]\nv=%s\n[sysctl]\nkernel.x=${v}${v}\n" % ("y" * 30000))
+    assert len(Profile("fine").units["sysctl"]["kernel.x"]) == 60000
