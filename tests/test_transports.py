@@ -318,8 +318,16 @@ def test_bad_input_exit_2(tmp_path):
         (["sub", "-T", "mcast", "-P", "239.1.2.3:5000"], "--mcast-wide"),
         (["sub", "-T", "mcast", "--ttl", "1"], "--mcast-wide"),
         (["pub", "-T", "shm", "--slots", "1000"], "power of two"),
+        (["pub", "-T", "shm", "--slots", "3K"], "--slots 3K: give a power of two from 2 to "
+         "16M (K and M are 1024 and 1048576 here)"),
+        (["pub", "-T", "shm", "--slots", "32M"], "--slots 32M: give a power of two"),
     ]
     assert_usage_errors(tmp_path, cases)
+    # K and M are powers of 1024 for a power of two: 4K is 4096 slots (as a count,
+    # 16M was 16,000,000 and refused as not a power of two)
+    p = run_jtr("pub", "-T", "shm", "-P", "slots%d" % os.getpid(), "--slots", "4K", "-n", "10",
+                "--wait", "0.2", "-o", tmp_path / "p")
+    assert "--slots" not in p.stderr and "0 of 1 subscribers attached" in p.stderr, p.stderr
 
 
 def numa_nodes():

@@ -81,11 +81,17 @@ bool tp_prog_opt(struct jtr_probe *p, struct tp_prog *tp, int opt, const char *a
 	case TP_OPT_IFACE: tp->o.iface = arg; return true;
 	case TP_OPT_TTL: tp->o.ttl = jtr_opt_int(p, "--ttl", arg, 0, 255); return true;
 	case TP_OPT_WIDE: tp->o.wide = true; return true;
-	case TP_OPT_SLOTS:
-		tp->o.slots = (uint32_t)jtr_opt_count(p, "--slots", arg, 2, 1u << 24);
-		if (tp->o.slots & (tp->o.slots - 1))
-			jtr_usage_error(p, "--slots %s: use a power of two, e.g. 1024 or 4096", arg);
+	case TP_OPT_SLOTS: {
+		/* a power of two: K and M are powers of 1024 here (16M is 2^24;
+		 * as a count it was 16,000,000, "not a power of two") */
+		uint64_t v = 0;
+
+		if (jtr_parse_size(arg, 2, 1u << 24, &v, NULL) < 0 || (v & (v - 1)))
+			jtr_usage_error(p, "--slots %s: give a power of two from 2 to 16M (K and M "
+					"are 1024 and 1048576 here), e.g. 1024, 4K or 16M", arg);
+		tp->o.slots = (uint32_t)v;
 		return true;
+	}
 	case TP_OPT_NUMA_NODE:
 		tp->o.numa_node = jtr_opt_int(p, "--numa-node", arg, 0, 1023);
 		return true;

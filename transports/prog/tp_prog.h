@@ -62,7 +62,7 @@ JTR_ADDR_HELP "          shm: a segment name (default jtr); tcp, udp:\n" \
 "      --ttl N              mcast: TTL (default 0: never leaves this host)\n" \
 "      --mcast-wide         allow a group outside 239.255.0.0/16 or a TTL above 0\n" \
 "                           (such traffic can flood networks and switch supervisors)\n" \
-"      --slots N            shm: ring slots, a power of two (default 4096)\n" \
+"      --slots N            shm: ring slots, a power of two (default 4096; 4K, 16M)\n" \
 "      --numa-node N        shm reader: run on node N and put the ring there\n" \
 "                           (default: the pinned CPU's node, else where it runs)\n" \
 "      --cross-numa         shm reader: put the ring on another node than the\n" \
