@@ -37,8 +37,9 @@ def load(tmp_path, monkeypatch, body, name="p"):
                                                 "defer, defer+madvise, madvise or never"),
     ("[sysctl]\nvm/../x=1", "[sysctl] vm/../x=1: not a sysctl name"),
     ("[sysctl]\nvm.swappiness=  ", "vm.swappiness=: empty"),
-    ("[sysctl]\nvm.swappiness=1\x070", "vm.swappiness=1\\x070: a control character ('\\x07') in it; write the "
-                                        "value in plain text"),
+    ("[sysctl]\nvm.swappiness=1\x070",
+     "vm.swappiness=1\\x070: a control character ('\\x07') in it; write the value in plain "
+     "text"),
     ("[sysfs]\n/sys/./x=1", "not a path under /sys"),
     ("[sysfs]\n/proc/sys/vm/swappiness=1", "not a path under /sys"),
     ("[sysfs]\n/sys/a/smp_affinity=1-2", "not a CPU mask"),
