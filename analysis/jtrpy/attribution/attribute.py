@@ -152,6 +152,7 @@ _PASSIVE = frozenset((ev.SOFTIRQ_RAISE, ev.WAKEUP, ev.WAKING, ev.MIGRATE, ev.STE
 # a sched_switch record from its cpu field on: cpu, type, flags, a (prev_pid |
 # next_pid << 32), b (skipped), prev_comm, next_comm
 _SWITCH_FIELDS = struct.Struct("<HBBQ8x%ds%ds" % (ev.COMM_LEN, ev.COMM_LEN))
+_TS = struct.Struct("<Q")
 _REC, _HDR = ev.RECORD_SIZE, ev.HEADER_SIZE
 _TYPE, _RAW = ev.TYPE_OFFSET, ev.RAW_OFFSET
 
@@ -656,14 +657,18 @@ def scan_switches(log, programs=None):
     The probe is the task most often switched out while runnable on that CPU (it
     spins and never blocks; the idle task, pid 0, is left out); where @programs
     ({cpu: comm}) names the program measuring on a CPU (jtr-pong, which may
-    block), the task of that comm most often switched out there. Comms come from
+    block), the task of that comm that ran there longest (from each switch to it
+    to its switch out: jtr-gap's main thread and its measuring thread were once
+    switched out four times each, and the main thread, taken for the probe, made
+    every throttle of the measuring one 'no kernel event'). Comms come from
     prev_comm and next_comm, so a task whose next_comm was not recorded is still
     named once it was switched out.
     """
     body = memoryview(log.data)[_HDR:_HDR + log.records * _REC]
     types = bytes(body[_TYPE::_REC])
-    counts, comms, named = {}, {}, {}
+    counts, comms, named, last = {}, {}, {}, {}
     find, data, unpack = types.find, log.data, _SWITCH_FIELDS.unpack_from
+    ts_of = _TS.unpack_from
     i = find(SWITCH)
     while i >= 0:
         cpu, _, flags, prev_next, prev_comm, next_comm = unpack(
@@ -672,9 +677,14 @@ def scan_switches(log, programs=None):
         if flags & 1 and prev_pid:      # the idle task is always runnable, never the probe
             per = counts.setdefault(cpu, {})
             per[prev_pid] = per.get(prev_pid, 0) + 1
-        if programs and cpu in programs and ev.cstr(prev_comm) == programs[cpu]:
-            per = named.setdefault(cpu, {})
-            per[prev_pid] = per.get(prev_pid, 0) + 1
+        if programs and cpu in programs:
+            ts = ts_of(data, _HDR + i * _REC)[0]
+            if ev.cstr(prev_comm) == programs[cpu]:
+                t0 = last.get(cpu)      # its time on the CPU, since the switch before
+                per = named.setdefault(cpu, {})
+                per[prev_pid] = per.get(prev_pid, 0) + (ts - t0 if t0 is not None and
+                                                         ts > t0 else 1)
+            last[cpu] = ts
         if prev_comm[0]:
             comms[prev_pid] = prev_comm
         if next_comm[0]:

@@ -412,11 +412,21 @@ def switches(np, log, programs=None):
         comm = np.ascontiguousarray(recs["raw"][at]).view("S16")[0::2]
         texts, inv = np.unique(comm, return_inverse=True)
         names = np.array([ev.cstr(t) for t in texts.tolist()] + [""], object)
+        # each switch's task's time on the CPU: since the switch before on that CPU
+        ts = recs["ts_ns"][at].astype(np.int64)
+        ran = np.ones(len(at), np.int64)
+        for c in programs:
+            on = np.flatnonzero(cpu == c)
+            if len(on) > 1:
+                d = np.diff(ts[on])
+                ran[on[1:]] = np.where(d > 0, d, 1)
         for c, name in programs.items():
             sel = (cpu == c) & (names[inv.reshape(-1)] == name)
             if sel.any():
-                pids, n = np.unique(prev[sel], return_counts=True)
-                counts[c] = dict(zip(pids.tolist(), n.tolist()))
+                pids, where = np.unique(prev[sel], return_inverse=True)
+                counts[c] = dict(zip(pids.tolist(),
+                                     np.bincount(where.reshape(-1),
+                                                 weights=ran[sel]).tolist()))
     return {c: max(per, key=per.get) for c, per in counts.items()}, \
         _Comms(lambda: _comms(np, recs, types, at, prev, a))
 

@@ -714,3 +714,34 @@ def test_a_throttle_that_starts_behind_a_higher_priority_task_is_rt_throttling(t
     att = run(tmp_path / "b", short, [(1, t - 1_000, 40_022_000)]) \
         if (tmp_path / "b").mkdir() is None else None
     assert {c["category"] for c in att["causes"]} == {"task preemption"}
+
+
+def test_the_named_program_is_its_thread_that_ran_longest(tmp_path):
+    """jtr run names the program on the CPU (jtr-gap): of its two threads, the
+    one that ran there longest is the probe. Seen in CI: the main thread (set
+    up, then waited) and the measuring thread (ran 0.9 s between throttles)
+    were each switched out four times, the main thread was taken for the probe,
+    and every throttle of the measuring thread was 'no kernel event'."""
+    main, spin = ("jtr-gap", 500, 120), ("jtr-gap", 501, 49)
+    idle, kw = ("swapper/1", 0, 120), ("kworker/1:0", 77, 120)
+    ev_ = []
+    for k in range(4):                  # the main thread: 10 us at a time
+        t = T0 + 1_000 + k * 100_000
+        ev_ += [switch(t, idle, main), switch(t + 10_000, main, idle, preempted=k < 2)]
+    t = T0 + 1_000_000
+    ev_ += [switch(t, idle, spin)]
+    for _ in range(3):                  # the measuring thread: ~0.25 s, then throttled
+        out = t + 250_000_000
+        ev_ += [switch(out, spin, kw), switch(out + 10_000, kw, idle, preempted=False),
+                switch(out + 40_000_000, idle, spin, preempted=False)]
+        t = out + 40_000_000
+    ev_ += [switch(t + 1_000, spin, idle, preempted=False)]
+    E.write_events(str(tmp_path), ev_, T0, T0 + 1_000_000_000,
+                   meta={"symbols": SYMBOLS, "cpus": [1], "backend": "ebpf"})
+    log = E.read_events(str(tmp_path))
+    pids, _ = A.scan_switches(log, {1: "jtr-gap"})
+    assert pids == {1: 501}
+    first = T0 + 1_000_000 + 250_000_000
+    att = A.attribute(result(), [(1, first - 1_000, 40_012_000)], log,
+                      programs={1: "jtr-gap"})
+    assert {c["category"] for c in att["causes"]} >= {"RT throttling"}, att["causes"]
