@@ -327,6 +327,97 @@ def test_a_late_multicast_subscriber_joins_at_the_next_hello(tmp_path, validate)
     assert t["rejected"]["before_session"] <= 400 and t["rejected"]["foreign"] == 0, t
 
 
+def test_a_subscriber_bound_after_the_publisher_starts_joins_within_10_ms(tmp_path, validate):
+    """A subscriber that binds once pub is sending, at 1,000 messages a second,
+    joins at a hello within about 10 ms (pub says hello every 10 ms in its first
+    second), so at most a few dozen messages come before its session. Multicast
+    here, where a sender hears nothing of who listens; on udp the same window is
+    a subscriber bound between pub's first hellos and its first message, which
+    jtr duplex met (its two ends start together): pub looked at the clock every
+    256 sends, so at this rate the next hello came 256 ms later, and the
+    subscriber counted 255 messages before_session, 155 of them measured."""
+    addr = addr_for("mcast", tmp_path)
+    common = ["-T", "mcast", "-P", addr, "--wait", "20"]
+    pub = spawn("pub", *common, "-r", "1K", "-n", "1000", "-w", "300", "--stats-every",
+                "50ms", "--stats-print", "-o", tmp_path / "pub")
+    sub = None
+    try:
+        while not pub.stdout.readline().startswith("stats"):    # 50 ms into its run
+            assert pub.poll() is None, pub.communicate()
+        sub = spawn("sub", *common, "-o", tmp_path / "sub")
+        rc, _, err = finish(pub, timeout=60)
+        assert rc == 0, err
+        rc, _, err = finish(sub, timeout=30)
+        assert rc == 0, err
+    finally:
+        kill_all([pub] + ([sub] if sub else []))
+    t = validate(load(tmp_path / "sub"))["transport"]
+    # what came before it joined is lost to it (the warm-up's first messages);
+    # every measured one came after the session began: the warm-up's 300 ms
+    # cover the join
+    assert t["end_of_stream"] and t["received"] + t["lost"] == 1300, t
+    assert t["measured"] == 1000, t
+    assert 0 <= t["rejected"]["before_session"] <= 50, t["rejected"]
+
+
+def test_a_payload_changed_on_the_way_is_counted(tmp_path, validate):
+    """A relay between pub and sub (udp) flips one payload byte of every 97th
+    message, a different byte each time, and counts what it changed: sub
+    --verify finds exactly those messages, warns and exits 1; every other
+    figure is the run's own (nothing lost, all counted). The payload is the
+    pattern pub writes for each message's number (transports/lib/tp.h)."""
+    relay_addr, sub_addr = addr_for("udp", tmp_path), addr_for("udp", tmp_path)
+    common = ["-T", "udp", "--wait", "20"]
+    sub = spawn("sub", *common, "-P", sub_addr, "--verify", "-o", tmp_path / "sub")
+    rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    rx.bind(hostport(relay_addr))
+    rx.settimeout(0.2)
+    tx = udp_sock()
+    counts = {"data": 0, "changed": 0}
+    stop = threading.Event()
+
+    def relay():
+        while not stop.is_set():
+            try:
+                d = bytearray(rx.recv(65536))
+            except socket.timeout:
+                continue
+            flags = d[3]
+            if not flags & (HELLO | EOS):
+                counts["data"] += 1
+                if counts["data"] % 97 == 0:
+                    at = 32 + counts["changed"] % (len(d) - 32)     # the payload's bytes
+                    d[at] ^= 0x10
+                    counts["changed"] += 1
+            tx.sendto(bytes(d), hostport(sub_addr))
+
+    thread = threading.Thread(target=relay, daemon=True)
+    pub = None
+    try:
+        wait_ready(sub)
+        thread.start()
+        pub = spawn("pub", *common, "-P", relay_addr, "-r", "5K", "-n", "3000", "-w", "100",
+                    "-m", "50", "-q", "-o", tmp_path / "pub")
+        rc, _, err = finish(pub, timeout=60)
+        assert rc == 0, err
+        rc, out, err = finish(sub, timeout=30)
+    finally:
+        stop.set()
+        kill_all([sub] + ([pub] if pub else []))
+    thread.join(5)
+    rx.close()
+    tx.close()
+    res = validate(load(tmp_path / "sub"))
+    t = res["transport"]
+    assert counts["data"] == 3100 and counts["changed"] == 31, counts
+    assert rc == 1, (out, err)
+    assert "31 messages' payloads were not the publisher's" in err, err
+    assert t["received"] == 3100 and t["lost"] == 0 and t["end_of_stream"], t
+    assert t["payload"] == {"verified": 3100, "mismatched": 31}, t["payload"]
+    assert "payload: verified=3100, mismatched=31" in out
+    assert any("31 of 3100 messages carried a payload" in w for w in res["warnings"])
+
+
 def test_ping_turns_away_forged_replies(tmp_path, validate):
     """The pong here is this test's socket: it reflects ping's messages and
     adds replies ping cannot have caused (a number not sent yet, stamps

@@ -53,7 +53,7 @@ def test_max_rate_counts_every_message_and_every_gap(tmp_path, validate):
     # behind the last message
     n, warm = 300_000, 1000
     pub, sub = pubsub(tmp_path, "max", ["-r", "max", "-n", n, "-w", warm, "-l", "0",
-                                        "--drop-every", "1001"])
+                                        "--drop-every", "1001"], ["--verify"])
     validate(pub)
     validate(sub)
     p, t = pub["transport"], sub["transport"]
@@ -63,6 +63,10 @@ def test_max_rate_counts_every_message_and_every_gap(tmp_path, validate):
     assert t["lost"] == dropped and t["duplicates"] == t["reordered"] == t["stale"] == 0
     assert t["rejected"]["out_of_window"] == t["rejected"]["malformed"] == 0
     assert t["received"] == n + warm - dropped
+    # each message is written whole for its number, in its ring slot (the slot
+    # held the message of one lap before: writing only the number there left
+    # the older payload under it)
+    assert t["payload"] == {"verified": t["received"], "mismatched": 0}, t["payload"]
     assert t["measured"] + t["warmup_received"] == t["received"]
     assert t["measured"] == n - (n + warm) // 1001 + warm // 1001
     # the rate is what the count and the span say
@@ -108,3 +112,16 @@ def test_slow_stream_times_every_message(tmp_path, validate):
     else:
         assert not short, (t["duration_ns"], sched)
     assert t["rate_hz"] == pytest.approx((n - 1) * 1e9 / t["duration_ns"], rel=1e-6)
+
+
+def test_packed_units_carry_every_payload(tmp_path, validate):
+    # --pack 16 at -r max: 16 messages of 50 bytes in each ring slot, each its
+    # own payload (an unaligned one among them), checked one by one
+    n = 100_000
+    pub, sub = pubsub(tmp_path, "pack", ["-r", "max", "-n", n, "-w", 1000, "--pack", 16,
+                                         "--drop-every", 333], ["--verify"])
+    validate(sub)
+    t = sub["transport"]
+    dropped = (n + 1000) // 333
+    assert t["received"] == n + 1000 - dropped and t["lost"] == dropped, t
+    assert t["payload"] == {"verified": t["received"], "mismatched": 0}, t["payload"]

@@ -153,7 +153,7 @@ def pubsub(tmp_path, kind, validate, nsubs=1, count=2000, extra_pub=(), extra_su
 @pytest.mark.parametrize("kind", KINDS)
 def test_pubsub_moves_every_message_in_order(tmp_path, validate, kind, busy):
     before = steal_ns()
-    pub, (sub,) = pubsub(tmp_path, kind, validate, busy=busy)
+    pub, (sub,) = pubsub(tmp_path, kind, validate, busy=busy, extra_sub=["--verify"])
     stolen = stolen_ns(before)
     t = sub["transport"]
     assert pub["transport"]["sent"] == 2000 and pub["transport"]["issued"] == 2100
@@ -162,6 +162,7 @@ def test_pubsub_moves_every_message_in_order(tmp_path, validate, kind, busy):
     assert t["measured"] == 2000 and t["warmup_received"] == 100 and t["received"] == 2100
     assert t["lost"] == t["duplicates"] == t["reordered"] == t["stale"] == 0
     assert t["first_seq"] == 0 and t["peer"] == "ok"
+    assert t["payload"] == {"verified": 2100, "mismatched": 0}, t["payload"]
     for r in sub["runs"]:
         assert r["samples"] == 2000
         check_percentiles(r)
@@ -179,13 +180,15 @@ def test_pubsub_moves_every_message_in_order(tmp_path, validate, kind, busy):
 
 @pytest.mark.parametrize("kind", ["udp", "shm", "tcp"])
 def test_injected_loss_is_counted(tmp_path, validate, kind):
-    pub, (sub,) = pubsub(tmp_path, kind, validate, extra_pub=["--drop-every", "7"])
+    pub, (sub,) = pubsub(tmp_path, kind, validate, extra_pub=["--drop-every", "7"],
+                         extra_sub=["--verify"])
     issued = 2100
     dropped = issued // 7
     assert pub["transport"]["dropped_on_purpose"] == dropped
     t = sub["transport"]
     assert t["lost"] == dropped and t["received"] == issued - dropped
     assert t["duplicates"] == t["reordered"] == 0
+    assert t["payload"]["mismatched"] == 0 and t["payload"]["verified"] == t["received"]
     assert any("messages lost" in w for w in sub["warnings"])
 
 

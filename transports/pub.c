@@ -9,8 +9,10 @@
  * --pack of them. Every message carries its sequence number and, unless
  * --no-timestamps (or not chosen by --latency-rate), its send time and, from
  * 32 bytes, its intended time (CLOCK_MONOTONIC) for the subscribers'
- * latency. After the last one it lingers, then sends end of stream with the
- * count, so subscribers can tell tail loss from a finished run.
+ * latency; the rest of it is a payload written for it, a pattern of its
+ * number that 'jtr sub --verify' checks (tp_payload_fill). After the last
+ * one it lingers, then sends end of stream with the count, so subscribers
+ * can tell tail loss from a finished run.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -42,7 +44,9 @@ JTR_RATE_HELP "          messages per second (default 10000); max: no pacing\n"
 "      --pack N             N messages in one write, datagram or ring slot, sent\n"
 "                           when the first is due; the subscriber counts each\n"
 JTR_LEN_HELP "          message length, header included (default 64, >= 24;\n"
-"                           from 32 on a message carries its intended send time)\n"
+"                           from 32 on a message carries its intended send time;\n"
+"                           the bytes after the header and time are a payload\n"
+"                           written for each message, which 'sub --verify' checks)\n"
 "  -w, --warmup N           messages sent first, not measured (default 1000)\n"
 "      --warmup-rate RATE   the warm-up's own rate (default: -r's; max)\n"
 "  -l, --linger DUR         wait after the last message before end of stream\n"
@@ -201,44 +205,67 @@ static inline void stat_add(struct tp_stat_src *s, uint64_t n, uint32_t len)
 	s->cur.bytes += n * len;
 }
 
-/* prepare - an unstamped message's header for number @i: only the number,
- * unless the flags change (at the end of the warm-up) */
+/* prepare - unstamped message @i, whole: its header and its payload (every
+ * message is written for itself, none reuses what a slot or buffer held) */
 static inline void prepare(const struct pub *g, struct tp_msg *m, uint64_t i)
 {
-	uint8_t flags = i < g->load.warmup ? TP_F_WARMUP : 0;
-
-	if (__builtin_expect(m->magic != TP_MAGIC || m->flags != flags || m->len != g->load.len, 0))
-		tp_msg_fill(m, g->load.len, flags, i, 0, 0);
-	else
-		m->seq = i;
+	tp_msg_fill(m, g->load.len, i < g->load.warmup ? TP_F_WARMUP : 0, i, 0, 0);
+	tp_payload_fill(m, g->load.len, i);
 }
 
-/* fill_unit - messages @i .. @i + @k - 1 one after the other in g->buf (one
+/* dropped_here - --drop-every skips message @j: its number is used up,
+ * nothing is sent */
+static inline bool dropped_here(const struct pub *g, uint64_t j)
+{
+	return g->drop_every && (j + 1) % g->drop_every == 0;
+}
+
+/* one send of the paced loop: the numbers it covers, the messages it sends
+ * (--drop-every leaves some out), its stamp */
+struct unit {
+	uint64_t k, n;
+	int64_t sent_ns;	/* the stamp (stamp) */
+	bool stamp;
+};
+
+/* fill_unit - messages @i .. @i + @k - 1 one after the other in s->buf (one
  * write, one datagram, one ring slot), those --drop-every skips left out,
  * each but the last marked packed where the transport keeps no framing of
- * its own (a stream needs none); @due is every one's intended time, @sent_ns
- * the stamp: the bytes to send */
-static size_t fill_unit(struct stream *s, uint64_t i, uint64_t k, int64_t due, int64_t sent_ns,
-			uint64_t *stamped)
+ * its own (a stream needs none). The payloads are written first, then the
+ * stamp is taken (u->sent_ns, when u->stamp) and the headers written with
+ * it: every message is due at @due, or at the stamp when not @paced. The
+ * bytes to send. */
+static size_t fill_unit(struct stream *s, uint64_t i, uint64_t k, int64_t due, bool paced,
+			struct unit *u, uint64_t *stamped)
 {
 	const struct pub *g = s->g;
+	const uint32_t len = g->load.len;
 	const bool framed = s->framed;
 	struct tp_msg *m = NULL;
 	size_t off = 0;
 
+	for (uint64_t j = i; j < i + k; j++)
+		if (!dropped_here(g, j)) {
+			tp_payload_fill((struct tp_msg *)(s->buf + off), len, j);
+			off += len;
+		}
+	u->sent_ns = u->stamp ? jtr_mono_ns() : 0;
+	if (!paced)
+		due = u->sent_ns;
+	off = 0;
 	for (uint64_t j = i; j < i + k; j++) {
 		const bool stamp = stamp_due(g, j);
 
-		if (g->drop_every && (j + 1) % g->drop_every == 0) {
+		if (dropped_here(g, j)) {
 			s->dropped++;	/* the number is used up, nothing is sent */
 			continue;
 		}
 		m = (struct tp_msg *)(s->buf + off);
-		tp_msg_fill(m, g->load.len, (uint8_t)((j < g->load.warmup ? TP_F_WARMUP : 0) |
-						 (stamp ? TP_F_STAMPED : 0) | (framed ? 0 : TP_F_PACKED)),
-			    j, stamp ? due : 0, stamp ? sent_ns : 0);
+		tp_msg_fill(m, len, (uint8_t)((j < g->load.warmup ? TP_F_WARMUP : 0) |
+					      (stamp ? TP_F_STAMPED : 0) | (framed ? 0 : TP_F_PACKED)),
+			    j, stamp ? due : 0, stamp ? u->sent_ns : 0);
 		*stamped += stamp;
-		off += g->load.len;
+		off += len;
 	}
 	if (m)
 		m->flags &= (uint8_t)~TP_F_PACKED;
@@ -248,8 +275,8 @@ static size_t fill_unit(struct stream *s, uint64_t i, uint64_t k, int64_t due, i
 /* send_unpaced - sender's loop for -r max with unstamped single messages,
  * the throughput case, kept apart so that its few variables stay in
  * registers (the general loop's spill to the stack cost 40 % of the rate):
- * no clock read but for the first measured message and -d, messages
- * prepared AHEAD sends ahead */
+ * no clock read but for the first measured message and -d; each message
+ * written whole in its ring slot, or (sockets) prepared AHEAD sends ahead */
 static void send_unpaced(struct stream *s, uint64_t total)
 {
 	struct pub *g = s->g;
@@ -288,10 +315,10 @@ static void send_unpaced(struct stream *s, uint64_t total)
 				prepare(g, m, i + mask + 1);
 			continue;
 		}
-		/* in place where the transport lets: shm's next slot holds the
-		 * message of one lap before, so only the number changes (one
-		 * store, no copy), inline but every TP_CLAIM_EVERY'th, which
-		 * tp_claim checks; else (a full ring, a socket) a buffer */
+		/* in place where the transport lets: the message is written
+		 * whole into shm's next slot (no copy), inline but every
+		 * TP_CLAIM_EVERY'th, which tp_claim checks; else (a full
+		 * ring, a socket) from a buffer */
 		if (ring && (i % TP_CLAIM_EVERY) && tp_ring_fits(ring, len)) {
 			slot = (struct tp_msg *)(void *)tp_ring_claim(ring);
 			prepare(g, slot, i);
@@ -319,14 +346,6 @@ static void send_unpaced(struct stream *s, uint64_t total)
 	s->units = sent;
 	s->issued = i;
 }
-
-/* one send of the paced loop: the numbers it covers, the messages it sends
- * (--drop-every leaves some out), its stamp */
-struct unit {
-	uint64_t k, n;
-	int64_t sent_ns;	/* the stamp (stamp) */
-	bool stamp;
-};
 
 /* pace - wait until message @i is due: its intended time. A measured send (a
  * tick's first; messages from @warmup on) that begins after its time is late
@@ -368,8 +387,7 @@ static inline __attribute__((always_inline)) int send_packed(struct stream *s, u
 	if (i < g->load.warmup && g->load.warmup - i < u->k)
 		u->k = g->load.warmup - i;	/* a unit is all warm-up or all measured */
 	u->stamp = g->stamps;
-	u->sent_ns = u->stamp ? jtr_mono_ns() : 0;
-	bytes = fill_unit(s, i, u->k, paced ? due : u->sent_ns, u->sent_ns, stamped);
+	bytes = fill_unit(s, i, u->k, due, paced, u, stamped);
 	u->n = u->k - (s->dropped - dropped);	/* messages in the unit */
 	return bytes ? tp_send(s->t, s->buf, bytes) : 1;
 }
@@ -384,7 +402,7 @@ static inline __attribute__((always_inline)) int send_single(struct stream *s, u
 	struct tp_msg *m = (struct tp_msg *)(s->buf + (size_t)(i & (s->ahead - 1)) * g->load.len);
 	int rc;
 
-	if (__builtin_expect(g->drop_every && (i + 1) % g->drop_every == 0, 0)) {
+	if (__builtin_expect(dropped_here(g, i), 0)) {
 		s->dropped++;	/* the number is used up, nothing is sent */
 		if (s->ahead > 1)
 			prepare(g, m, i + s->ahead);
@@ -392,6 +410,7 @@ static inline __attribute__((always_inline)) int send_single(struct stream *s, u
 	}
 	u->stamp = s->ahead == 1 && stamp_due(g, i);
 	if (s->ahead == 1) {
+		tp_payload_fill(m, g->load.len, i);	/* before the stamp */
 		u->sent_ns = u->stamp ? jtr_mono_ns() : 0;
 		tp_msg_fill(m, g->load.len, (uint8_t)((i < g->load.warmup ? TP_F_WARMUP : 0) |
 						      (u->stamp ? TP_F_STAMPED : 0)),

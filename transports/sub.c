@@ -45,6 +45,9 @@ JTR_CPUS_HELP "          pin the receiving thread (-1: none, the default); with\
 "                           each stream (no latency file or outlier log then)\n"
 "      --fast               minimal per-message work: counts and sequence only,\n"
 "                           no latency\n"
+"      --verify             check every message's payload against the pattern\n"
+"                           the publisher writes from its number; exit 1 if any\n"
+"                           differs\n"
 "  -s, --spin N             an empty loop of N iterations per message\n"
 "      --max-rate RATE      for testing: take at most RATE messages per second\n"
 "                           (waits for each one's turn; a late wake-up is made\n"
@@ -71,7 +74,8 @@ TP_LATENCY_USAGE
 "threshold from its send stamp; not with --fast) and, with --latency-file,\n"
 "DIR/latency.csv.\n"
 "Exit status: 0 at end of stream (loss is counted, not an error), 1 if the\n"
-"publisher went away or went silent (what was received is written), 2 for bad\n"
+"publisher went away or went silent (what was received is written) or, with\n"
+"--verify, a message's payload was not the publisher's, 2 for bad\n"
 "options or no publisher within --wait, 130 after Ctrl-C, SIGTERM or SIGHUP\n"
 "before the end of stream (what was received is written, marked partial).\n"
 "\n"
@@ -81,18 +85,20 @@ JTR_OLD_HELP " -a LIST (-c), -f\n"
 "\n"
 "examples:\n"
 "  jtr sub -T shm -c 1 --fast        counts and order only, CPU 1, a shm ring\n"
+"  jtr sub -T shm -c 1 --fast --verify   the same, every payload checked\n"
 "  jtr sub -T mcast -s 4             multicast on loopback, 4 spins per message\n"
 "  jtr sub -T tcp -P 10.0.0.1:17391  from a publisher in another namespace\n"
 "  jtr sub -T tcp --recv epoll --latency-file   epoll receive, every sample kept\n"
 "  jtr sub -T udp -P [::1]:17391 -b  IPv6 on loopback, busy-poll\n";
 
 /* getopt values of sub's own long options (tp_prog.h's are 400 up) */
-enum { OPT_STREAMS = 500, OPT_FAST };
+enum { OPT_STREAMS = 500, OPT_FAST, OPT_VERIFY };
 
 static const struct option long_opts[] = {
 	JTR_LONG(CPUS),
 	{ "cpu", required_argument, NULL, JTR_CPUS_C },
 	{ "fast", no_argument, NULL, OPT_FAST },
+	{ "verify", no_argument, NULL, OPT_VERIFY },
 	{ "spin", required_argument, NULL, 's' },
 	{ "max-rate", required_argument, NULL, TP_OPT_MAX_RATE },
 	JTR_PROBE_LONG_OPTS,
@@ -115,6 +121,8 @@ struct sub {
 	struct tp *t;
 	int cpu;
 	bool fast;
+	bool verify;			/* --verify: every payload checked */
+	uint64_t mismatched;		/* messages whose payload was not their number's */
 	uint64_t spin;
 	uint64_t max_rate;		/* --max-rate, 0: none */
 	unsigned char *buf;
@@ -299,6 +307,8 @@ static inline __attribute__((always_inline)) void take(struct sub *g, const stru
 	}
 	if (__builtin_expect(!g->seq_t0, 0))
 		g->seq_t0 = x->now;
+	if (g->verify && __builtin_expect(!tp_payload_ok(m), 0))
+		g->mismatched++;
 	tp_stat_msg(&g->rsrc, m->len);
 	if (m->flags & TP_F_WARMUP) {
 		g->warm++;
@@ -412,6 +422,9 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct sub *g)
 		fprintf(f, " (publisher issued %llu)", (unsigned long long)g->eos_count);
 	fputc('\n', f);
 	tp_prog_rejects_line(f, &g->rej, true);
+	if (g->verify)
+		fprintf(f, "payload: verified=%llu, mismatched=%llu\n",
+			(unsigned long long)g->seq.received, (unsigned long long)g->mismatched);
 	if (g->olog.on)
 		tp_olog_summary(f, &g->olog, "latencies");
 	fprintf(f, "duration_ns=%llu, result_rate=%.6f\n", (unsigned long long)span_ns(g), rate_hz(g));
@@ -437,6 +450,7 @@ static void inputs(FILE *f, const struct jtr_probe *p, const struct sub *g)
 	tp_prog_input_cpus(f, g->cpus, g->ncpus, g->nstreams);
 	tp_prog_input(f, "streams:", "%d", g->nstreams);
 	tp_prog_input(f, "fast:", "%s", g->fast ? "yes (no latency)" : "no");
+	tp_prog_input(f, "verify:", "%s", g->verify ? "yes (every payload)" : "no");
 	tp_prog_input(f, "spin:", "%llu", (unsigned long long)g->spin);
 	if (g->max_rate)
 		tp_prog_input(f, "max rate:", "%llu/s", (unsigned long long)g->max_rate);
@@ -499,6 +513,7 @@ static void write_outputs(struct jtr_probe *p, struct sub *g, const char *peer)
 	if (g->cpu >= 0) jtr_json_int(&j, "cpu", g->cpu); else jtr_json_null(&j, "cpu");
 	jtr_json_uint(&j, "streams", (uint64_t)g->nstreams);
 	jtr_json_bool(&j, "fast", g->fast);
+	jtr_json_bool(&j, "verify", g->verify);
 	jtr_json_uint(&j, "spin", g->spin);
 	if (g->max_rate) jtr_json_uint(&j, "max_rate", g->max_rate); else jtr_json_null(&j, "max_rate");
 	jtr_json_uint(&j, "wait_ns", g->tp->o.wait_ns);
@@ -517,6 +532,14 @@ static void write_outputs(struct jtr_probe *p, struct sub *g, const char *peer)
 	jtr_json_uint(&j, "warmup_received", g->warm);
 	tp_prog_write_seq(&j, &g->seq);
 	tp_prog_write_rejects(&j, &g->rej, true);
+	if (g->verify) {
+		jtr_json_obj_begin(&j, "payload");
+		jtr_json_uint(&j, "verified", g->seq.received);
+		jtr_json_uint(&j, "mismatched", g->mismatched);
+		jtr_json_obj_end(&j);
+	} else {
+		jtr_json_null(&j, "payload");
+	}
 	jtr_json_uint(&j, "duration_ns", span_ns(g));
 	jtr_json_fixed(&j, "rate_hz", rate_hz(g), 3);
 	tp_latlog_write_json(&j, &g->lat);
@@ -546,6 +569,7 @@ static void add_up(struct sub *g, const struct sub *streams, int n)
 		jtr_hist_merge(&g->from_intended, &e->from_intended);
 		g->measured += e->measured;
 		g->warm += e->warm;
+		g->mismatched += e->mismatched;
 		g->eos_count += e->eos_count;
 		g->eos = g->eos && e->eos;
 		if (k) {
@@ -604,8 +628,8 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct sub *g, int ar
 				  JTR_QUIET_S "h" TP_PROG_SHORT, long_opts, NULL)) != -1) {
 		if (old_fast(p, g, opt, argv))
 			continue;
-		if (opt == OPT_FAST) {
-			g->fast = true;
+		if (opt == OPT_FAST || opt == OPT_VERIFY) {
+			*(opt == OPT_FAST ? &g->fast : &g->verify) = true;
 			continue;
 		}
 		if (opt == JTR_OPT_THRESHOLD || opt == JTR_OPT_MAX_OUTLIERS)
@@ -756,6 +780,10 @@ static int report(struct jtr_probe *p, struct tp_prog *tp, struct sub *r, int ns
 	p->partial = p->partial || r->err;
 	if (r->seq.lost)
 		jtr_warn(p, "%llu messages lost", (unsigned long long)r->seq.lost);
+	if (r->mismatched)
+		jtr_warn(p, "%llu of %llu messages carried a payload other than the one their "
+			 "number gives: changed between the publisher and here",
+			 (unsigned long long)r->mismatched, (unsigned long long)r->seq.received);
 	tp_prog_warn_rejects(p, tp, &r->rej, true);
 	tp_latlog_write(&r->lat, p, false);
 	if (r->olog.on)
@@ -772,6 +800,9 @@ static int report(struct jtr_probe *p, struct tp_prog *tp, struct sub *r, int ns
 	else if (r->err)
 		fprintf(stderr, "%s: receiving failed after %llu messages: %s\n", p->prog,
 			(unsigned long long)r->seq.received, tp_prog_strerror(tp, r->err));
+	else if (r->mismatched)
+		fprintf(stderr, "%s: %llu messages' payloads were not the publisher's (see the "
+			"warning above)\n", p->prog, (unsigned long long)r->mismatched);
 	else
 		rc = 0;
 	for (int k = 0; k < nstreams; k++)

@@ -237,8 +237,8 @@ int tp_open(struct tp **out, const struct tp_opts *o, enum tp_role role, struct 
 int tp_send(struct tp *t, const void *buf, size_t len);
 
 /* tp_claim - where the next message of @len bytes can be written in place
- * (shm: the ring's next slot, which holds the message written there one lap
- * before, so a sender that changes only what differs writes little), or NULL
+ * (shm: the ring's next slot, which still holds what was written there one
+ * lap before: write the whole message, as pub does), or NULL
  * when it cannot go there now (another kind, a full ring, a reader that
  * left, a length the fast path does not take): then build the message in
  * a buffer and tp_send it. After writing it, tp_commit(@len) sends it. */
@@ -375,6 +375,96 @@ static inline int64_t tp_msg_intended(const struct tp_msg *m)
 		return m->sent_ns;
 	__builtin_memcpy(&v, (const unsigned char *)m + TP_INTENDED_OFF, sizeof(v));
 	return v;
+}
+
+/* A published message's payload: the bytes after its header and intended
+ * time (from TP_FULL_LEN, or TP_HDR_LEN in a shorter message) carry a
+ * pattern of its sequence number, written by the publisher for every
+ * message it sends, so that no figure can be had by sending the same bytes
+ * again: the byte at offset o is byte (o mod 8) of tp_payload_word(seq)
+ * stored in the host's byte order, as the header is. 'jtr sub --verify'
+ * checks each one (tp_payload_ok). */
+#define TP_PAYLOAD_MUL 0x9E3779B97F4A7C15ull	/* odd: one word per number */
+
+static inline uint64_t tp_payload_word(uint64_t seq)
+{
+	return (seq + 1) * TP_PAYLOAD_MUL;
+}
+
+/* tp_payload_off - where the payload of a @len-byte message begins */
+static inline uint32_t tp_payload_off(uint32_t len)
+{
+	return len >= TP_FULL_LEN ? TP_FULL_LEN : TP_HDR_LEN;
+}
+
+/* tp_payload_tail - the 8 bytes that end a @len-byte message's payload at
+ * len - 8, as a word: byte k is byte (len + k) mod 8 of @w's */
+static inline uint64_t tp_payload_tail(uint64_t w, uint32_t len)
+{
+	const unsigned r = 8 * (len & 7);
+
+	if (!r)
+		return w;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return w >> r | w << (64 - r);
+#else
+	return w << r | w >> (64 - r);
+#endif
+}
+
+/* tp_payload_fill - write message @seq's payload into @m of @len bytes:
+ * 8-byte stores, and the last len mod 8 bytes as one more that overlaps
+ * the one before (a payload shorter than 8 bytes byte by byte) */
+static inline void tp_payload_fill(struct tp_msg *m, uint32_t len, uint64_t seq)
+{
+	unsigned char *b = (unsigned char *)m;
+	const uint64_t w = tp_payload_word(seq);
+	uint32_t o = tp_payload_off(len);
+
+	if (len - o < 8) {
+		unsigned char wb[8];
+
+		__builtin_memcpy(wb, &w, sizeof(w));
+		for (; o < len; o++)
+			b[o] = wb[o & 7];
+		return;
+	}
+	for (; o + 8 <= len; o += 8)
+		__builtin_memcpy(b + o, &w, sizeof(w));
+	if (o < len) {
+		const uint64_t t = tp_payload_tail(w, len);
+
+		__builtin_memcpy(b + len - 8, &t, sizeof(t));
+	}
+}
+
+/* tp_payload_ok - @m carries the payload its sequence number gives (read
+ * as tp_payload_fill writes it) */
+static inline bool tp_payload_ok(const struct tp_msg *m)
+{
+	const unsigned char *b = (const unsigned char *)m;
+	const uint64_t w = tp_payload_word(m->seq);
+	const uint32_t len = m->len;
+	uint32_t o = tp_payload_off(len);
+	uint64_t v, diff = 0;
+
+	if (len - o < 8) {
+		unsigned char wb[8];
+
+		__builtin_memcpy(wb, &w, sizeof(w));
+		for (; o < len; o++)
+			diff |= (uint64_t)(b[o] ^ wb[o & 7]);
+		return !diff;
+	}
+	for (; o + 8 <= len; o += 8) {
+		__builtin_memcpy(&v, b + o, sizeof(v));
+		diff |= v ^ w;
+	}
+	if (o < len) {
+		__builtin_memcpy(&v, b + len - 8, sizeof(v));
+		diff |= v ^ tp_payload_tail(w, len);
+	}
+	return !diff;
 }
 
 /* tp_msg_fill - write a header, and the intended time where there is room */

@@ -49,7 +49,10 @@ struct tp_sock {
 	bool peer_data;			/* a message other than a hello came from it */
 	uint64_t session;		/* its hello's session id; a datagram pub's own */
 	int64_t hello_ns;		/* a datagram pub: when it last said hello (0: never again) */
-	uint32_t sends;			/* a datagram pub: sends, the clock read every HELLO_LOOK */
+	int64_t open_ns;		/* a datagram pub: when it said its first hello */
+	int64_t look_ns;		/* a datagram pub: when it last looked at the clock */
+	uint32_t sends;			/* a datagram pub: sends since it looked at the clock */
+	uint32_t look;			/* a datagram pub: looks every so many sends (1..HELLO_LOOK) */
 	bool connected;			/* fd is connect()ed: plain send() */
 	char unlink_path[108];		/* a unix socket path we bound */
 	unsigned char *rbuf;		/* stream receive buffer */
@@ -371,10 +374,18 @@ static int open_kind(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 /* HELLOS - the copies of a datagram publisher's first hello (one may be
  * lost); HELLO_EVERY_NS - how often it says hello again while it sends, so
  * that a subscriber that starts later (a multicast receiver joining a running
- * stream, the other host of jtr duplex) joins within that time */
+ * stream, the other host of jtr duplex) joins within that time; in the first
+ * HELLO_EARLY_NS, every HELLO_EARLY_EVERY_NS (the two ends of jtr duplex
+ * start together, each subscriber a little before or after the other
+ * side's publisher). The clock is read every `look` sends, between 1 and
+ * HELLO_LOOK, so that a look comes about every eighth of the period at any
+ * rate: at 1,000 messages a second a look every send or two, at a million
+ * every 256 sends. */
 #define HELLOS 3
 #define HELLO_EVERY_NS (100 * 1000000LL)
-#define HELLO_LOOK 256		/* sends between two looks at the clock */
+#define HELLO_EARLY_NS (1000 * 1000000LL)
+#define HELLO_EARLY_EVERY_NS (10 * 1000000LL)
+#define HELLO_LOOK 256
 
 /* now_ns - CLOCK_MONOTONIC */
 static int64_t now_ns(void)
@@ -421,8 +432,8 @@ static int hello(struct tp_sock *sk)
 
 /* say_hello - a datagram publisher opens its session: HELLOS hellos whose
  * sequence number is a random session id (receivers join the sender of the
- * first; dgram_recv), and, unless @once, again every HELLO_EVERY_NS as it
- * sends (dgram_send, looking at the clock every HELLO_LOOK sends).
+ * first; dgram_recv), and, unless @once, again as it sends (dgram_send,
+ * hello_due).
  * A send that fails is the data's to find out. */
 static void say_hello(struct tp *t, bool once)
 {
@@ -435,8 +446,31 @@ static void say_hello(struct tp *t, bool once)
 	for (int i = 0; i < HELLOS; i++)
 		if (hello(sk) < 0)
 			break;
+	sk->open_ns = sk->look_ns = sk->hello_ns;
+	sk->sends = 0;
+	sk->look = 1;
 	if (once)
 		sk->hello_ns = 0;
+}
+
+/* hello_due - a datagram publisher looks at the clock: a hello is due when
+ * its period has passed; the sends between looks are halved when the look
+ * came later than an eighth of the period, doubled when it came sooner than
+ * a thirty-second */
+static bool hello_due(struct tp_sock *sk)
+{
+	const int64_t now = now_ns();
+	const int64_t every = now - sk->open_ns < HELLO_EARLY_NS ? HELLO_EARLY_EVERY_NS :
+								    HELLO_EVERY_NS;
+	const int64_t since = now - sk->look_ns;
+
+	sk->sends = 0;
+	sk->look_ns = now;
+	if (since > every / 8 && sk->look > 1)
+		sk->look /= 2;
+	else if (since < every / 32 && sk->look < HELLO_LOOK)
+		sk->look *= 2;
+	return now - sk->hello_ns >= every;
 }
 
 /* sock_open - open, then the epoll instance for an epoll receive; a datagram
@@ -521,13 +555,13 @@ static int stream_send(struct tp *t, const void *buf, size_t len)
 }
 
 /* dgram_send - to the peer (pong: its session's ping) or the group; a
- * publisher says hello again first when HELLO_EVERY_NS has passed */
+ * publisher says hello again first when one is due (hello_due) */
 static int dgram_send(struct tp *t, const void *buf, size_t len)
 {
 	struct tp_sock *sk = sock_of(t);
 	int rc;
 
-	if (sk->hello_ns && !(++sk->sends % HELLO_LOOK) && now_ns() - sk->hello_ns >= HELLO_EVERY_NS)
+	if (sk->hello_ns && ++sk->sends >= sk->look && hello_due(sk))
 		hello(sk);		/* a failure is the data's to find out */
 	rc = dgram_put(sk, buf, len);
 	if (rc == 0) {

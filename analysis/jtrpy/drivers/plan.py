@@ -257,7 +257,9 @@ def make_plan(probe, args, cpus=None, partner_cpu=None):
         if given is None:
             p.args += ["-c", str(cpu)]
         peer = partner_cpu if partner_cpu is not None else other_cpu({cpu})
-        p.partner_args = transport_args(args) + ["-c", str(peer)] + fifo_args(args)
+        # the subscriber checks every payload: a run whose messages changed on
+        # the way is not a valid measurement (results/validity.py)
+        p.partner_args = transport_args(args) + ["--verify", "-c", str(peer)] + fifo_args(args)
         kind = find_option(args, "-T", "--transport") or "udp"
         p.wait_ready = kind in DATAGRAM_TRANSPORTS
         p.measured_by = P.BY_TOOL[probe].measured_by

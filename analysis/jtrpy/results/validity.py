@@ -13,6 +13,8 @@ A run is not a valid measurement when
                  started): the outliers are those of another machine;
   lost           more than LOST_MAX of the messages were lost (datagrams): the
                  latency of the rest hides what happened to them;
+  payload        a message's payload was not the publisher's (sub --verify): what
+                 arrived is not what was sent, whatever its latency;
   tracer drops   the tracer dropped more than DROPS_MAX of its events: the causes
                  of some outliers are missing (the measurement stands; the
                  attribution does not).
@@ -101,6 +103,18 @@ def _lost(result):
                    round(share, 6), LOST_MAX)
 
 
+def _payload(result):
+    p = _transport(result).get("payload")
+    bad = p.get("mismatched") if isinstance(p, dict) else None
+    if not isinstance(bad, int) or bad <= 0:
+        return None
+    return _reason("payload", MEASUREMENT,
+                   "%d of %s messages arrived with a payload other than the publisher's"
+                   % (bad, p.get("verified")),
+                   "find what changes messages between the publisher and here",
+                   bad, 0)
+
+
 def _drops(result):
     a = result.get("attribution")
     t = a.get("tracer") if isinstance(a, dict) else None
@@ -132,6 +146,7 @@ def check(result, partner=None):
     if probe is not None and probe.tool in ("ping", "sub"):
         reasons.append(_warmup(result, probe))
         reasons.append(_lost(result))
+        reasons.append(_payload(result))
     reasons.append(_drops(result))
     reasons = [r for r in reasons if r]
     return {"valid": not reasons, "reasons": reasons}

@@ -14,6 +14,8 @@ def test_the_other_end_gets_the_transport_and_the_fifo_priority():
     p = make_plan("pub", ["-T", "shm", "--fifo=7"], [1], 0)
     assert p.partner == "sub" and p.sides == {"pub": [1], "sub": [0]}
     assert p.partner_args[-2:] == ["--fifo", "7"]
+    # the subscriber checks every payload (a run whose messages changed is invalid)
+    assert "--verify" in p.partner_args
     # without -f both ends are normal tasks, as the probe is
     p = make_plan("ping", ["-T", "udp", "-1"], [1], 0)
     assert "--fifo" not in p.partner_args

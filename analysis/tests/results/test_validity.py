@@ -51,6 +51,21 @@ def test_lost_messages_past_one_percent():
     assert V._pct(0.005) == "0.50 %" and V._pct(0.25) == "25 %"
 
 
+def test_a_payload_not_the_publishers():
+    """One message whose payload sub --verify found changed makes the run invalid;
+    none, or a run that did not verify (payload null), says nothing."""
+    sub = {"tool": "sub", "transport": {"lost": 0, "received": 100,
+                                        "payload": {"verified": 100, "mismatched": 1}},
+           "runs": []}
+    (r,) = V.check(sub)["reasons"]
+    assert (r["code"], r["scope"], r["value"], r["limit"]) == ("payload", "measurement", 1, 0)
+    assert r["text"] == "1 of 100 messages arrived with a payload other than the publisher's"
+    sub["transport"]["payload"]["mismatched"] = 0
+    assert codes(sub) == []
+    sub["transport"]["payload"] = None
+    assert codes(sub) == []
+
+
 def test_a_slow_warm_up():
     """The threshold from a warm-up whose median is over twice the run's typical
     median (ping's rtt_from_send)."""
