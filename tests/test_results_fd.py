@@ -8,7 +8,7 @@ import subprocess
 import time
 
 import pytest
-from conftest import BIN, load
+from conftest import BIN, JTR, load
 
 UDP_PORT = 20000 + os.getpid() % 20000
 
@@ -88,3 +88,23 @@ def test_a_bad_descriptor_is_no_failure(tmp_path, value, warned):
     assert p.returncode == 0, err
     assert ("JTR_RESULTS_FD=abc is not a file descriptor number" in err) == warned
     assert (tmp_path / "x" / "result.json").is_file()
+
+
+@pytest.mark.parametrize("name", [b"r\nun", b"x\xffy"], ids=["newline", "not-utf8"])
+def test_jtr_run_takes_any_name_the_file_system_takes(tmp_path, name):
+    """jtr run -o with a newline or a byte that is not UTF-8 in the name: the
+    folder the probe reports is read whole (it was cut at the newline, or the byte
+    replaced, and jtr run said 'no such result' and left its tracer's folder in
+    /tmp); nothing is left in TMPDIR."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    out = os.path.join(os.fsencode(str(tmp_path)), name)
+    env = dict(os.environ, TMPDIR=str(tmp))
+    p = subprocess.run([os.fsencode(JTR), b"run", b"-c", b"1", b"-d", b"0.3", b"-q", b"-o", out],
+                       env=env, capture_output=True)
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode == 0, err
+    assert "Traceback" not in err
+    res = load(os.fsdecode(out))
+    assert res["tool"] == "gap" and "attribution" in res, sorted(res)
+    assert os.listdir(tmp) == []

@@ -23,6 +23,7 @@ import sys
 
 from .. import values
 from ..errors import UsageError
+from ..units import shown
 from ..vocab import BACKENDS
 
 HELP_WIDTH = 80
@@ -205,7 +206,11 @@ class Listen(OptionType):
         if not m or not 1 <= int(m.group(3)) <= 65535:
             raise UsageError("give ADDR:PORT, e.g. 127.0.0.1:9477, or :9477 for every "
                              "address (a port is 1 to 65535)")
-        return (m.group(1) or m.group(2) or "0.0.0.0", int(m.group(3)))
+        host = m.group(2) or ""
+        if not re.fullmatch(r"[A-Za-z0-9.-]*", host):
+            raise UsageError("'%s' is not an address: give a host name, an IPv4 address or "
+                             "[IPv6] before the port, e.g. 127.0.0.1:9477" % shown(host))
+        return (m.group(1) or host or "0.0.0.0", int(m.group(3)))
 
 
 class Choice(OptionType):
@@ -405,7 +410,8 @@ class JtrParser(argparse.ArgumentParser):
             try:
                 return action.type.parse(arg_string, opt, self.prog)
             except UsageError as e:
-                raise argparse.ArgumentError(None, "%s %s: %s" % (opt, arg_string or "''", e))
+                raise argparse.ArgumentError(None, "%s %s: %s" % (opt, shown(arg_string) or "''",
+                                                                  e))
         return super()._get_value(action, arg_string)
 
 

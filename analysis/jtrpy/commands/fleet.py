@@ -97,11 +97,8 @@ def run(opts):
                       min_lost_pct=opts.min_lost)
 
     def show(doc):          # before the page is written
-        for x in doc.get("invalid") or ():
-            warn("jtr fleet", "%s: %s; not judged (--accept-invalid judges it all the same)"
-                 % (x["path"], x["why"]))
-        for folder in doc["hosts_without_results"]:
-            warn("jtr fleet", "%s: no jtr result in this host's folder; left out" % folder)
+        for line in render.warnings(doc):
+            warn("jtr fleet", line)
         if opts.json:
             print(json.dumps(doc, indent=2))
         else:

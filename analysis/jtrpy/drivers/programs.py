@@ -51,8 +51,7 @@ class Program:
             chunks.append(b)
         os.close(self.read_end)
         self.read_end = None
-        lines = b"".join(chunks).decode(errors="replace").splitlines()
-        return lines[-1].rstrip("/") if lines and lines[-1] else None
+        return said_folder(b"".join(chunks))
 
     def run(self):
         """Wait for the end: (exit status, results folder or None)."""
@@ -62,6 +61,16 @@ class Program:
     def __del__(self):
         if getattr(self, "read_end", None) is not None:
             os.close(self.read_end)
+
+
+def said_folder(data):
+    """The folder a program wrote on JTR_RESULTS_FD (@data: the bytes read): its
+    path and a newline in one write, so everything but that newline, newlines and
+    bytes that are not UTF-8 in the name included (os.fsdecode: the name the file
+    system has), its last '/' dropped; None when it said nothing."""
+    if data.endswith(b"\n"):
+        data = data[:-1]
+    return os.fsdecode(data).rstrip("/") or None
 
 
 def stop(proc, grace=5.0):

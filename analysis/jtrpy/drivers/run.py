@@ -259,39 +259,48 @@ def measure(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slac
             raise
         trc = tracer.stop() if tracer else None
         xrc = recorder.stop() if recorder else None
-    job.interrupted = signals.requested() or job.rc == INTERRUPTED
-    job.notices += [t.err for t in (tracer, recorder) if t and t.err]
-    if partner and partner.failed():
-        job.notices.append(partner.failed())
-    if partner and job.rc in (0, INTERRUPTED) and folder:
-        folder = partner.join(folder)
-        if folder and plan.measured_by == "partner":
-            job.notices.append("the subscriber measured the latency: results in %s/ (%s's, "
-                               "printed above, moved into %s/%s/)"
-                               % (folder, probe, folder, probe))
-    if job.rc not in (0, INTERRUPTED) or not folder:
+    # whatever ends the job after the programs ended (a folder that cannot be
+    # read, a stop, an error), nothing of the tracers is left in /tmp, nor the
+    # other end's folder (on the way through, _attribute moves or removes them)
+    try:
+        job.interrupted = signals.requested() or job.rc == INTERRUPTED
+        job.notices += [t.err for t in (tracer, recorder) if t and t.err]
+        if partner and partner.failed():
+            job.notices.append(partner.failed())
+        if partner and job.rc in (0, INTERRUPTED) and folder:
+            folder = partner.join(folder)
+            if folder and plan.measured_by == "partner":
+                job.notices.append("the subscriber measured the latency: results in %s/ (%s's, "
+                                   "printed above, moved into %s/%s/)"
+                                   % (folder, probe, folder, probe))
+        if job.rc not in (0, INTERRUPTED) or not folder:
+            for t in (tracer, recorder, partner):
+                if t:
+                    t.cleanup()
+            if folder:
+                keep_as_written(folder)
+            return job
+        if partner:
+            partner.cleanup()
+        job.result = probe_result(folder)
+        if probe not in MULTI_CPU:
+            job.result["sides"] = dict(plan.sides)
+        job.result["validity"] = validity_of(job.result)
+        try:
+            _attribute(job, folder, tracer, trc, recorder, xrc, xwhy, slack_ns, top, cross_check,
+                       split, progress)
+            if gates:
+                job.cases = judge(job.result, *gates, why=job.why)
+        finally:
+            # the document built in memory, saved once (also when a stop or an
+            # error ends the attribution: what the job has is kept)
+            saved(job.result, folder)
+        return job
+    except BaseException:
         for t in (tracer, recorder, partner):
             if t:
                 t.cleanup()
-        if folder:
-            keep_as_written(folder)
-        return job
-    if partner:
-        partner.cleanup()
-    job.result = probe_result(folder)
-    if probe not in MULTI_CPU:
-        job.result["sides"] = dict(plan.sides)
-    job.result["validity"] = validity_of(job.result)
-    try:
-        _attribute(job, folder, tracer, trc, recorder, xrc, xwhy, slack_ns, top, cross_check,
-                   split, progress)
-        if gates:
-            job.cases = judge(job.result, *gates, why=job.why)
-    finally:
-        # the document built in memory, saved once (also when a stop or an
-        # error ends the attribution: what the job has is kept)
-        saved(job.result, folder)
-    return job
+        raise
 
 
 def _attribute(job, folder, tracer, trc, recorder, xrc, xwhy, slack_ns, top, cross_check,

@@ -62,9 +62,10 @@ def listen(o, reg):
     addr, port = o.listen
     try:
         wm.serve(reg, addr, port)
-    except OSError as e:
+    except (OSError, UnicodeError) as e:
+        # a name that does not resolve is a socket.gaierror (an OSError)
         raise UsageError("--listen %s:%d: %s; choose another address or port"
-                         % (addr, port, e.strerror or e))
+                         % (addr, port, getattr(e, "strerror", None) or e))
 
 
 # what a watch ends with: the tracer's last state line (None when the tracer

@@ -5,7 +5,7 @@ flagged hosts explained, the causes side by side and the rule)."""
 import base64
 
 from ..errors import UsageError
-from ..units import fmt_ns
+from ..units import fmt_ns, shown
 from ..values import format_cpulist
 from . import plots
 from .html import esc, page_html
@@ -152,14 +152,35 @@ def notes(doc):
     if doc["hosts_without_results"]:
         out.append("host folders without a jtr result: %s" % ", ".join(
             doc["hosts_without_results"]))
+    if doc.get("links_not_followed"):
+        out.append("links out of the folder given, not followed: %s" % ", ".join(
+            doc["links_not_followed"]))
     return out
 
 
+def warnings(doc):
+    """jtr fleet's warnings: results not judged, host folders without a result,
+    links not followed (names escaped)."""
+    out = ["%s: %s; not judged (--accept-invalid judges it all the same)"
+           % (x["path"], x["why"]) for x in doc.get("invalid") or ()]
+    out += ["%s: no jtr result in this host's folder; left out" % f
+            for f in doc["hosts_without_results"]]
+    out += ["%s: a link out of the folder given; not followed (give its target itself to "
+            "include it)" % f for f in doc.get("links_not_followed") or ()]
+    return [shown(x) for x in out]
+
+
 def format_text(doc):
-    """jtr fleet's output for people: the table, the flagged hosts explained, the rule."""
+    """jtr fleet's output for people: the table, the flagged hosts explained, the rule.
+    Names from outside (host folders, task names) are shown escaped (units.shown):
+    a folder named with a newline or an escape sequence cannot move the terminal."""
     n = len(doc["hosts"])
-    lines = align([HEAD] + table_rows(doc), RIGHT)
-    lines.append("")
+    lines = align([HEAD] + [tuple(shown(c) for c in r) for r in table_rows(doc)], RIGHT)
+    return lines + [shown(x) for x in _text_after_table(doc, n)]
+
+
+def _text_after_table(doc, n):
+    lines = [""]
     flagged = [r for r in doc["rows"] if r["flagged"]]
     if flagged:
         lines.append("flagged: %s" % ", ".join(doc["flagged_hosts"]))

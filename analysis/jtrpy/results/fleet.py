@@ -82,7 +82,13 @@ def result_folders(top):
     first, at most MAX_DEPTH levels down, hidden folders and links left out."""
     out = []
     base = top.rstrip(os.sep).count(os.sep)
-    for d, dirs, files in os.walk(top):
+
+    def unreadable(e):
+        # a host whose results cannot be read is said, not left out (it may be
+        # the one that differs)
+        raise UsageError("%s: cannot read: %s" % (e.filename, e.strerror))
+
+    for d, dirs, files in os.walk(top, onerror=unreadable):
         dirs[:] = sorted(x for x in dirs if not x.startswith(".") and
                          not os.path.islink(os.path.join(d, x)))
         if d.rstrip(os.sep).count(os.sep) - base >= MAX_DEPTH:
@@ -101,11 +107,12 @@ def _load(folders):
 
 
 def collect(folders):
-    """({host: [Result]}, [host folders that hold no result]) of the results under
-    @folders (see the module's note). UsageError for a folder that is not there, a
-    damaged result (its load error, one line naming the file and the field), and
-    when no result is found at all."""
-    hosts, empty, seen = {}, [], set()
+    """({host: [Result]}, [host folders that hold no result], [host folders that
+    are links out of the folder given, not followed]) of the results under
+    @folders (see the module's note). UsageError for a folder that is not there or
+    cannot be read, a damaged result (its load error, one line naming the file and
+    the field), and when no result is found at all."""
+    hosts, empty, seen, outside = {}, [], set(), []
 
     def add(host, results):
         for r in results:
@@ -128,9 +135,14 @@ def collect(folders):
             r = load_result(top)
             add(host_of(r, top), [r])
             continue
+        inside = os.path.realpath(top)
         for p in subfolders(top):
             name = os.path.basename(p)
             if name.startswith("."):
+                continue
+            real = os.path.realpath(p)
+            if os.path.islink(p) and os.path.commonpath([real, inside]) != inside:
+                outside.append(p)          # a link out of the folder: not followed
                 continue
             if os.path.lexists(result_path(p)):
                 r = _load([p])[0]
@@ -144,7 +156,7 @@ def collect(folders):
     if not hosts:
         raise UsageError("no jtr result in %s; give results folders, or a folder of hosts' "
                          "results (DIR/HOST/...)" % ", ".join(folders))
-    return hosts, empty
+    return hosts, empty, outside
 
 
 # --- the figures of each host ---------------------------------------------------------
@@ -353,7 +365,7 @@ def fleet(folders, rule=None, accept_invalid=False):
     """The whole jtr fleet document (FORMAT) of the results under @folders (rows
     that are not a valid measurement are not judged unless @accept_invalid)."""
     rule = rule or Rule()
-    hosts, empty = collect(folders)
+    hosts, empty, outside = collect(folders)
     rows, not_used = make_rows(hosts)
     alone = judge(rows, rule, accept_invalid)
     flagged = sorted({r["host"] for r in rows if r["flagged"]}, key=natural)
@@ -362,4 +374,5 @@ def fleet(folders, rule=None, accept_invalid=False):
         for r in rows if not r["valid"]]
     return {"format": FORMAT, "hosts": sorted(hosts, key=natural), "rule": rule.as_dict(),
             "rows": rows, "flagged_hosts": flagged, "not_judged": alone,
-            "invalid": invalid, "not_used": not_used, "hosts_without_results": empty}
+            "invalid": invalid, "not_used": not_used, "hosts_without_results": empty,
+            "links_not_followed": outside}

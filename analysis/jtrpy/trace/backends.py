@@ -23,7 +23,7 @@ def start(backend, cpus, tracer_args=(), prog="jtr run"):
         why = ebpf.unavailable()
         if why is None:
             tracer = ebpf.Tracer(cpus, tracer_args, prog)
-            why = tracer.wait_ready()
+            why = _ready(tracer)
             if why is None:
                 return tracer, None, None
             bad = re.match(r"%s: tracer: -([bi]) (.*)" % re.escape(prog), why)
@@ -34,7 +34,7 @@ def start(backend, cpus, tracer_args=(), prog="jtr run"):
     why_perf = perf.unavailable()
     if why_perf is None:
         tracer = perf.PerfTracer(cpus or str(default_cpu()), tempfile.mkdtemp(prefix="jtr-perf-"))
-        why_perf = tracer.wait_ready()
+        why_perf = _ready(tracer)
         if why_perf is None:
             notice = "eBPF tracer unavailable (%s); tracing with perf" % why if why else None
             return tracer, None, notice
@@ -42,11 +42,25 @@ def start(backend, cpus, tracer_args=(), prog="jtr run"):
     return None, "; ".join(w for w in (why, why_perf) if w), None
 
 
+def _ready(tracer):
+    """@tracer started: None, or why not. A stop (Ctrl-C, SIGTERM) or an error while
+    it starts ends it and removes its folder before going on up (the jtr run killed
+    as its perf tracer started left an empty /tmp/jtr-perf-* behind)."""
+    try:
+        return tracer.wait_ready()
+    except BaseException:
+        if tracer.proc is not None and tracer.proc.poll() is None:
+            tracer.proc.kill()
+            tracer.proc.wait()
+        tracer.cleanup()
+        raise
+
+
 def start_recorder(cpus):
     """perf sched record beside the tracer (the cross-check): (recorder, None) or
     (None, why there is none)."""
     rec = sched.SchedRecorder(cpus or str(default_cpu()))
-    why = rec.wait_ready()
+    why = _ready(rec)
     if why:
         rec.cleanup()
         return None, why

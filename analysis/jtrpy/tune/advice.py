@@ -119,11 +119,18 @@ def facts():
     cpu_dma_latency, nohz_full and the command line (jtr tune show's checks)."""
     f = {"sysctl": {k: _read("/proc/sys/" + k.replace(".", "/")) for k in SYSCTLS},
          "thp": _read(engine.THP + "enabled"), "ksm": _read("/sys/kernel/mm/ksm/run"),
-         "dma_latency": knobs.read_dma_latency() if os.path.exists(knobs.DMA_LATENCY)
-         else None,
+         "dma_latency": None, "dma_latency_why": None,
          "nohz_full": engine.has_nohz_full(), "cmdline": engine.can_change_cmdline(),
          "workqueue_cpumask": os.path.exists("/sys/devices/virtual/workqueue/cpumask"),
          "online": online_cpus()}
+    if not os.path.exists(knobs.DMA_LATENCY):
+        f["dma_latency_why"] = "no %s on this kernel" % knobs.DMA_LATENCY
+    else:
+        # root alone may read it: advise as another user says so instead of failing
+        try:
+            f["dma_latency"] = knobs.read_dma_latency()
+        except knobs.KnobError as e:
+            f["dma_latency_why"] = "%s (as root, jtr advise reads it)" % e
     if f["thp"]:
         f["thp"] = knobs.norm_bracket(f["thp"])
     return f
@@ -332,7 +339,7 @@ def _remedy_page_faults(ctx, causes):
 def _remedy_cstate(ctx, causes):
     now = ctx.f["dma_latency"]
     if now is None:
-        return [], [], "no %s on this kernel" % knobs.DMA_LATENCY
+        return [], [], ctx.f.get("dma_latency_why") or "no %s on this kernel" % knobs.DMA_LATENCY
     if now <= 1:
         return [], [], "cpu_dma_latency is %d us already" % now
     return [_change("cpu", "force_latency", 1, "only C-states that wake within 1 us "

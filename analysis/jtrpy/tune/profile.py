@@ -17,6 +17,7 @@ from ..errors import UsageError
 from ..system.cpus import cpulist_of, online_cpus
 from ..system.files import read_bytes
 from ..system.paths import profile_dirs
+from ..units import shown
 from ..values import format_cpulist
 
 NAME_RE = re.compile(r"^[a-zA-Z0-9_.-]+$")
@@ -111,13 +112,6 @@ FUNCTIONS = {
 }
 
 
-def _shown(text):
-    """@text for a message: a newline as \\n, other control characters escaped
-    (\\x07), nothing that moves the terminal."""
-    return re.sub(r"[\x00-\x1f\x7f]", lambda m: "\\n" if m.group(0) == "\n" else
-                  "\\x%02x" % ord(m.group(0)), text)
-
-
 class NeedCpus(UsageError):
     """The profile isolates CPUs and nobody said which (--cpus LIST)."""
 
@@ -155,10 +149,10 @@ class Profile:
         it expands to, where that differs), for the messages about it."""
         raw = self.raw.get(sec, {}).get(key, "") if value is None else value
         text = "%s: [%s] %s=%s" % (self.origin.get((sec, key), self.name), sec, key,
-                                   _shown(raw))
+                                   shown(raw))
         exp = self.units.get(sec, {}).get(key) if value is None else None
         if exp is not None and exp != raw:
-            text += " (= %s)" % _shown(exp)
+            text += " (= %s)" % shown(exp)
         return text
 
     def _expand_option(self, sec, key, value):

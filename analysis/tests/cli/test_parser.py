@@ -145,6 +145,18 @@ def test_listen_refuses(text):
         Listen()(text)
 
 
+@pytest.mark.parametrize("text, shown", [
+    ("\udcff:9999", "'\\xff' is not an address"), ("a\nb:1", "'a\\nb' is not an address"),
+    ("h st:80", "'h st' is not an address"),
+])
+def test_listen_refuses_what_is_no_host_name(text, shown):
+    """A byte that is not UTF-8 (a surrogate here) or a control character in the
+    address: refused, shown escaped (it reached getaddrinfo: UnicodeError, idna)."""
+    with pytest.raises(UsageError) as e:
+        Listen()(text)
+    assert str(e.value).startswith(shown) and "\n" not in str(e.value)
+
+
 def test_say_is_seen_at_once_and_note_comes_after_what_stdout_holds(monkeypatch):
     events = []
 

@@ -23,7 +23,7 @@ plan = os.environ.get("FAKE_PLAN", "ok")
 fd = int(os.environ["JTR_RESULTS_FD"])
 print("results in /not/this/one")             # its output is not read for the folder
 if plan == "ok":
-    os.write(fd, b"/tmp/first\\n/tmp/r1/\\n")
+    os.write(fd, b"/tmp/r1/\\n")
     sys.exit(int(os.environ.get("FAKE_RC", "0")))
 if plan == "env":
     os.write(fd, (os.environ.get("FOO", "-") + " " + " ".join(sys.argv[1:])).encode())
@@ -58,8 +58,18 @@ def open_fds():
 
 def test_the_folder_comes_on_its_descriptor(fake):
     prog = P.Program("x", ["-q"], stdout=subprocess.DEVNULL)
-    assert prog.run() == (0, "/tmp/r1")                 # the last line, its '/' dropped
+    assert prog.run() == (0, "/tmp/r1")                 # its '/' and newline dropped
     assert prog.read_end is None
+
+
+def test_a_folder_named_with_a_newline_or_bytes_that_are_not_utf8():
+    """The name is everything the program wrote but the newline that ends it (a
+    name with a newline was cut at it, and a byte that is not UTF-8 replaced: the
+    folder was then 'no such result')."""
+    assert P.said_folder(b"/r/a\nb\n") == "/r/a\nb"
+    name = P.said_folder(b"/r/x\xffy/\n")
+    assert os.fsencode(name) == b"/r/x\xffy"
+    assert P.said_folder(b"") is None and P.said_folder(b"\n") is None
 
 
 def test_exit_status_and_no_folder(fake, monkeypatch):

@@ -38,6 +38,20 @@ def test_the_table(tmp_path):
     assert lines[7].startswith("rule: each host against the median of the other hosts")
 
 
+def test_names_from_outside_cannot_move_the_terminal(tmp_path):
+    """A host folder named with a newline and an escape sequence, and a task that
+    named itself with one: shown escaped in every line (they were printed raw)."""
+    write(tmp_path / "f" / "calm" / "gap", gap(lost_pct=1.0, causes=QUIET))
+    bad = [("task preemption", "x\x1b[2Jy (pid 7, prio 120)", 0.9)] + QUIET[:1]
+    write(tmp_path / "f" / "we\nb\x1b]0;t\x07" / "gap", gap(lost_pct=8.0, causes=bad))
+    (tmp_path / "f" / "empty\rhost").mkdir()
+    lines = render.format_text(fleet.fleet([str(tmp_path / "f")]))
+    text = "\n".join(lines)
+    assert not any(c in x for x in lines for c in "\n\r\x1b\x07")
+    assert "we\\nb\\x1b]0;t\\x07" in text and "x\\x1b[2Jy" in text
+    assert "empty\\rhost" not in text and "empty\\x0dhost" in text
+
+
 def test_nothing_flagged_says_so(tmp_path):
     write(tmp_path / "f" / "a" / "gap", gap(lost_pct=1.0, causes=QUIET))
     write(tmp_path / "f" / "b" / "gap", gap(lost_pct=1.2, causes=QUIET))

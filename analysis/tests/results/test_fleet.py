@@ -60,8 +60,8 @@ def test_hosts_are_named_by_their_folders_else_by_result_json(tmp_path):
     write(tmp_path / "results" / "20260101-x-gap", gap(host="db2"))
     (tmp_path / "results" / "latest").symlink_to(tmp_path / "results" / "20260101-x-gap")
     write(tmp_path / "nameless", dict(gap(), host={}))
-    hosts, empty = fleet.collect([str(tmp_path / d) for d in
-                                  ("fleet", "solo", "results", "nameless")])
+    hosts, empty, _ = fleet.collect([str(tmp_path / d) for d in
+                                     ("fleet", "solo", "results", "nameless")])
     assert {h: len(rs) for h, rs in hosts.items()} == {
         "web1": 2, "web2": 1, "db1": 1, "db2": 1, "nameless": 1}
     assert empty == [str(tmp_path / "fleet" / "web3")]
@@ -82,6 +82,39 @@ def test_no_result_and_a_damaged_one_are_one_line_errors(tmp_path):
         bad / "result.json")
     with pytest.raises(UsageError, match="nope: no such folder"):
         fleet.collect([str(tmp_path / "nope")])
+
+
+def test_a_host_folder_that_cannot_be_read_is_an_error(tmp_path, monkeypatch):
+    """A host whose folder cannot be read (another user's, as jtr fleet runs as a
+    user) is one line, exit 2, not a host left out: it may be the one that
+    differs, and it was silently dropped (os.walk's errors were ignored)."""
+    write(tmp_path / "f" / "h1" / "gap", gap())
+    write(tmp_path / "f" / "h2" / "gap", gap())
+    locked = str(tmp_path / "f" / "h2")
+    real = fleet.os.scandir
+
+    def scandir(path="."):
+        if str(path) == locked:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(fleet.os, "scandir", scandir)
+    with pytest.raises(UsageError) as e:
+        fleet.collect([str(tmp_path / "f")])
+    assert str(e.value) == "%s: cannot read: Permission denied" % locked
+
+
+def test_a_host_folder_linked_out_of_the_folder_is_not_followed(tmp_path):
+    """DIR/HOST a link to a folder outside DIR (to / it walked the whole machine):
+    left out and named; a link to a folder inside DIR is followed (once)."""
+    write(tmp_path / "f" / "h1" / "gap", gap())
+    write(tmp_path / "elsewhere" / "gap", gap())
+    (tmp_path / "f" / "out").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "f" / "root").symlink_to("/")
+    (tmp_path / "f" / "again").symlink_to(tmp_path / "f" / "h1")
+    hosts, empty, outside = fleet.collect([str(tmp_path / "f")])
+    assert sorted(hosts) == ["h1"] and empty == []
+    assert outside == [str(tmp_path / "f" / "out"), str(tmp_path / "f" / "root")]
 
 
 def test_the_newest_result_of_a_host_and_probe_is_used(tmp_path):

@@ -27,8 +27,12 @@ class Fake:
 
 
 @pytest.fixture
-def tracers(monkeypatch):
-    """Set ebpf_why/perf_why (unavailable) and ebpf_fail/perf_fail (wait_ready)."""
+def tracers(monkeypatch, tmp_path):
+    """Set ebpf_why/perf_why (unavailable) and ebpf_fail/perf_fail (wait_ready);
+    the folder backends.start makes for perf is made in the test's own (these
+    stand-ins remove nothing: seven empty /tmp/jtr-perf-* a run were left)."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
     s = types.SimpleNamespace(ebpf_why=None, perf_why=None, ebpf_fail=None, perf_fail=None,
                               rc=1)
     Fake.made = []
@@ -103,3 +107,35 @@ def test_recorder(monkeypatch):
     assert why is None and rec.cpus == "5"
     rec, why = backends.start_recorder("1")
     assert rec is None and why == "perf sched record failed: exit 1" and made[1].cleaned
+
+
+def test_a_stop_while_the_tracer_starts_ends_it_and_removes_its_folder(tracers, monkeypatch):
+    """Ctrl-C (or SIGTERM) while the tracer starts: its process, if it has one
+    yet, is killed and its folder removed before the stop goes on up (a jtr run
+    stopped then left its tracer's folder in /tmp)."""
+    killed = []
+    running = types.SimpleNamespace(poll=lambda: None, kill=lambda: killed.append(1),
+                                    wait=lambda: 0)
+
+    def interrupted(self):
+        raise KeyboardInterrupt
+
+    def made(proc):
+        def make(*a):
+            t = Fake(*a)
+            t.proc = proc
+            return t
+        return make
+
+    monkeypatch.setattr(Fake, "wait_ready", interrupted)
+    monkeypatch.setattr(perf, "PerfTracer", made(None))      # perf not started yet
+    monkeypatch.setattr(ebpf, "Tracer", made(running))
+    tracers.ebpf_why = "no root"
+    with pytest.raises(KeyboardInterrupt):
+        backends.start("auto", "1")
+    assert [t.cleaned for t in Fake.made] == [True] and killed == []
+    Fake.made = []
+    tracers.ebpf_why = None
+    with pytest.raises(KeyboardInterrupt):
+        backends.start("ebpf", "1")
+    assert [t.cleaned for t in Fake.made] == [True] and killed == [1]

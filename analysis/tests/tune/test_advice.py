@@ -96,6 +96,26 @@ def test_tick_with_nohz_full_still_needs_a_reboot():
     assert not r["applicable"] and "jtr tune apply --boot" in r["why_not"]
 
 
+def test_cpu_dma_latency_that_only_root_can_read(monkeypatch):
+    """As a user other than root /dev/cpu_dma_latency cannot be read: the facts say
+    so and the C-state remedy says why it gives nothing, instead of jtr advise
+    ending in a traceback (KnobError: permission denied)."""
+    def denied():
+        raise A.knobs.KnobError("/dev/cpu_dma_latency: permission denied")
+
+    monkeypatch.setattr(A.knobs, "read_dma_latency", denied)
+    monkeypatch.setattr(A.os.path, "exists", lambda p: p == A.knobs.DMA_LATENCY or
+                        os.path.lexists(p))
+    f = A.facts()
+    assert f["dma_latency"] is None
+    assert f["dma_latency_why"] == ("/dev/cpu_dma_latency: permission denied (as root, jtr "
+                                    "advise reads it)")
+    r = A.advise(charges(("cstate", "idle", "C-state exit", 5000, 5)),
+                 A.Context([1], facts(dma_latency=None, dma_latency_why=f["dma_latency_why"])),
+                 5000, 10 ** 9)[0]
+    assert not r["applicable"] and r["why_not"] == f["dma_latency_why"]
+
+
 def test_tasks_pinned_by_their_owner_get_a_group_rule():
     name = "busy"
     tasks = {name: [{"pid": 77, "comm": "busy", "cmdline": "busy --spin 1", "cpus": [1],
