@@ -6,6 +6,7 @@ machine exactly as before after every proof (the tune tests' snapshot compare).
 Each scenario runs in its own pid namespace (test_tune.in_namespace), as root,
 with the `machine` fixture putting back every machine-wide value it saw.
 """
+import glob
 import json
 import os
 import pwd
@@ -16,7 +17,14 @@ import tempfile
 import pytest
 from conftest import JTR, load, run_jtr
 from rtknobs import RT_SYSCTL, rt_period
-from test_tune import TUNED_PY, _tuned_load, dumps, in_namespace, machine  # noqa: F401
+from test_tune import (  # noqa: F401
+    TUNED_PY,
+    _tuned_load,
+    dumps,
+    in_namespace,
+    machine,
+    tuned_daemon,
+)
 
 from jtrpy.trace.causes import FAIR_SERVER
 
@@ -138,6 +146,23 @@ def test_busy_loop_on_the_cpu_is_moved_off(machine, tmp_path):  # noqa: F811
     assert loop
     b = load(tmp_path / "p" / "ab" / "b-1")
     assert not loop & bash_pids(b), b["attribution"]["causes"]
+
+
+@pytest.mark.measures
+def test_prove_through_the_running_daemon(machine, tuned_daemon, tmp_path):  # noqa: F811
+    """Where the tuned daemon runs, --prove's profile is applied by the daemon, as
+    jtr tune apply's is (it was applied by jtr's own applier beside the daemon):
+    installed in tuned's folder for the tuned runs and removed after; the loop's
+    time still goes; the machine as before."""
+    env, _ = machine
+    advice, proof, _ = scenario(tmp_path, env, "taskset -c 1 bash -c 'while :; do :; done' &",
+                                "", prove_s=1, run_s=1)
+    assert "jtr-advised through the tuned daemon" in (tmp_path / "prove.txt").read_text()
+    assert json.loads((tmp_path / "p" / "ab" / "ab.json").read_text())["via_tuned"] is True
+    assert load(tmp_path / "p" / "ab" / "b-1")["host"]["tuning_profile"].endswith(
+        "/jtr-advised")
+    assert row(proof, "tasks")["outcome"] in ("gone", "reduced"), proof
+    assert not glob.glob("/etc/tuned/jtr-*") and not glob.glob("/etc/tuned/profiles/jtr-*")
 
 
 # RT throttling every 100 ms, 95 % of it to real-time tasks (the default's share):

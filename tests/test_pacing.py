@@ -233,7 +233,26 @@ def test_bad_pacing_input(tmp_path):
         (["pub", "--warmup-rate", "0"], "--warmup-rate 0"),
         (["ping", "-d", "1x"], "-d"),
         (["pub", "-T", "udp", "--pack", "1000", "-m", "100"], "udp"),
+        (["pub", "--steady", "1s", "-d", "2s"], "--steady and -d both say when to stop"),
+        (["ping", "--steady", "1s", "-n", "10"], "--steady and -n both say when to stop"),
+        (["pub", "--steady", "0"], "--steady"),
     ])
+
+
+def test_steady_is_the_run_after_the_start_up(tmp_path, validate):
+    """--steady DUR (the seeds' -steadyStateTime): the run is the start-up
+    (--startup) and then DUR, and the summary's steady phase is that DUR."""
+    pub, sub, out = pub_sub(tmp_path, "udp", ["-r", "2K", "--steady", "600ms", "--startup",
+                                              "400ms", "--stats-every", "100ms", "-w", "0"],
+                            validate=validate)
+    assert pub["params"]["duration_ns"] == 1_000_000_000
+    assert pub["transport"]["sent"] == 2000 and sub["transport"]["received"] == 2000
+    ph = pub["transport"]["phases"]
+    assert ph["startup"]["rows"] == 4 and ph["steady"]["rows"] in (6, 7), ph
+    pub, sub, out = pub_sub(tmp_path, "udp", ["-r", "2K", "--steady", "500ms", "-w", "0"],
+                            tag="default")
+    # the default start-up: one --stats-every, at least 1 s
+    assert pub["params"]["duration_ns"] == 1_500_000_000
 
 
 @pytest.mark.parametrize("kind", ["udp", "tcp", "shm", "unix"])

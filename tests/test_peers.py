@@ -418,6 +418,53 @@ def test_a_payload_changed_on_the_way_is_counted(tmp_path, validate):
     assert any("31 of 3100 messages carried a payload" in w for w in res["warnings"])
 
 
+def stream_client(kind, addr, timeout=20):
+    """A client of @kind's (tcp or unix) listening @addr, once it listens."""
+    end = time.time() + timeout
+    while True:
+        fam = socket.AF_UNIX if kind == "unix" else socket.AF_INET
+        s = socket.socket(fam, socket.SOCK_STREAM)
+        try:
+            s.connect(addr if kind == "unix" else hostport(addr))
+            return s
+        except OSError:
+            s.close()
+            if time.time() > end:
+                raise
+            time.sleep(0.02)
+
+
+@pytest.mark.parametrize("kind", ["tcp", "unix"])
+def test_a_stream_publisher_takes_only_a_subscriber_that_says_hello(tmp_path, validate, kind):
+    """Two clients connect to pub before its subscriber: one sends zeros, one
+    nothing. pub takes neither (a subscriber says hello as it connects), sends
+    every message to the real one and ends 0. (pub took the first connection as
+    its subscriber, sent into it and exited 0; the real sub got 'went away after
+    0 messages'.)"""
+    addr = addr_for(kind, tmp_path)
+    common = ["-T", kind, "-P", addr, "--wait", "20"]
+    pub = spawn("pub", *common, "-r", "10K", "-n", "2000", "-w", "100", "-q",
+                "-o", tmp_path / "pub")
+    clients, sub = [], None
+    try:
+        zeros = stream_client(kind, addr)
+        zeros.sendall(bytes(64))
+        clients += [zeros, stream_client(kind, addr)]
+        sub = spawn("sub", *common, "-o", tmp_path / "sub")
+        rc, _, err = finish(pub, timeout=60)
+        assert rc == 0, err
+        rc, _, err = finish(sub, timeout=30)
+        assert rc == 0, err
+    finally:
+        for c in clients:
+            c.close()
+        kill_all([pub] + ([sub] if sub else []))
+    t = validate(load(tmp_path / "sub"))["transport"]
+    assert t["received"] == 2100 and t["lost"] == 0 and t["end_of_stream"], t
+    p = validate(load(tmp_path / "pub"))["transport"]
+    assert p["sent"] == 2000 and p["subscribers"] == 1 and p["subscribers_lost"] == 0, p
+
+
 def test_ping_turns_away_forged_replies(tmp_path, validate):
     """The pong here is this test's socket: it reflects ping's messages and
     adds replies ping cannot have caused (a number not sent yet, stamps

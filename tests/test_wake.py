@@ -247,27 +247,15 @@ def test_lower_priority_spinner_is_preempted(tmp_path):
     check_sums(res, folder)
 
 
-@pytest.mark.measures
-@pytest.mark.slow
-def test_disk_interrupt_is_named_in_the_wake_up(tmp_path):
-    need_tracing()
-    cpu, other = cpus()
-    with steered_disk(tmp_path, cpu) as (irq, name, data):
-        # 200 us periods and a read every 2 ms: completions land inside wake-ups
-        # (650 of the 1,000 reads inside listed ones here, as many as with 100 us
-        # periods, which doubled the wake-ups to take apart: 2.5 s more of
-        # attribution)
-        _, res, spans, _ = run_folder(tmp_path, cpu, ["disk", str(data), "--source",
-                                                      str(other), "--period-ms", "2"],
-                                      ["-i", "200us", "--threshold", "0"], probe="wake",
-                                      top=3000)
-    assert len(spans) >= 200
+def _disk_truth(res, irq, name):
+    """(wake-ups listed with the disk's interrupt inside, those the host held,
+    the listed wake-ups that name it) of a wake result. Ground truth from the
+    event log itself: every entry of that interrupt inside a listed wake-up's
+    timeline (the 3000 longest) is named there, but in a wake-up the host held
+    for half or more (990 of 1,010 us once, in CI): the handler ran inside the
+    host's hold, and its time is the host's."""
     att = res["attribution"]
     named = [o for o in att["worst"] if part_of(o, "hardirq", "%d %s" % (irq, name)) > 0]
-    # ground truth from the event log itself: every entry of that interrupt inside a
-    # listed wake-up's timeline (the 3000 longest) is named there, but in a wake-up
-    # the host held for half or more (990 of 1,010 us once, in CI): the handler ran
-    # inside the host's hold, and its time is the host's
     inside = held = 0
     for o in att["worst"]:
         hits = [x for x in o["events"] if re.search(r"irq_handler_entry %d " % irq, x)]
@@ -277,6 +265,35 @@ def test_disk_interrupt_is_named_in_the_wake_up(tmp_path):
             if part_of(o, "hardirq", "%d %s" % (irq, name)) == 0:
                 assert host_held(o), o
                 held += 1
+    return inside, held, named
+
+
+@pytest.mark.measures
+@pytest.mark.slow
+def test_disk_interrupt_is_named_in_the_wake_up(tmp_path):
+    need_tracing()
+    cpu, other = cpus()
+    # the ground truth needs completions inside the listed wake-ups; on a busy host
+    # a run had only 6 (650 of 1,000 reads on a quiet one): such a run is made once
+    # more, saying so
+    for attempt in (1, 2):
+        d = tmp_path / ("again" if attempt == 2 else "first")
+        d.mkdir()
+        with steered_disk(d, cpu) as (irq, name, data):
+            # 200 us periods and a read every 2 ms: completions land inside wake-ups
+            # (650 of the 1,000 reads inside listed ones here, as many as with 100 us
+            # periods, which doubled the wake-ups to take apart: 2.5 s more of
+            # attribution)
+            _, res, spans, _ = run_folder(d, cpu, ["disk", str(data), "--source",
+                                                   str(other), "--period-ms", "2"],
+                                          ["-i", "200us", "--threshold", "0"], probe="wake",
+                                          top=3000)
+        inside, held, named = _disk_truth(res, irq, name)
+        if inside >= 10 or attempt == 2:
+            break
+        print("only %d listed wake-ups had the disk's interrupt inside (a busy host): "
+              "again" % inside)
+    assert len(spans) >= 200
     if held:
         print("%d of %d wake-ups with the interrupt inside were the host's" % (held, inside))
     assert inside >= 10 and held <= inside // 4 and len(named) >= inside - held

@@ -38,6 +38,8 @@ static const char usage_text[] =
 "options:\n"
 JTR_COUNT_HELP "        measured messages (default 10000; K, M, G suffixes)\n"
 JTR_DURATION_HELP "  send for DURATION instead of a count\n"
+"      --steady DUR         send for the start-up (--startup) and then DUR, the\n"
+"                           steady state's length (the summary's steady phase)\n"
 JTR_RATE_HELP "          messages per second (default 1000; max: no pacing)\n"
 JTR_LEN_HELP "          message length, header included (default 64, >= 24;\n"
 "                           from 32 on a message carries its intended send time,\n"
@@ -106,6 +108,7 @@ static const struct option long_opts[] = {
 	JTR_LONG(LEN),
 	{ "warmup", required_argument, NULL, 'w' },
 	{ "warmup-rate", required_argument, NULL, TP_OPT_WARMUP_RATE },
+	{ "steady", required_argument, NULL, TP_OPT_STEADY },
 	JTR_LONG(DURATION),
 	{ "linger", required_argument, NULL, 'l' },
 	JTR_LONG(CPUS),
@@ -704,7 +707,7 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct ping *g, int a
 		}
 	}
 	jtr_probe_no_args(p, argc, argv);
-	tp_load_check(p, &g->load);
+	tp_load_check(p, &g->load, tp_stats_startup_ns(&g->tp->stats_opts, g->tp->stats_every_ns));
 	if (g->load.duration_ns) {
 		if (g->stall_ns && !stall_at_given)
 			jtr_usage_error(p, "--stall with -d: say where with --stall-at N");

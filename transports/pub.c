@@ -36,6 +36,8 @@ static const char usage_text[] =
 JTR_COUNT_HELP "        measured messages (default 100000; K, M, G suffixes)\n"
 JTR_DURATION_HELP "  send for DURATION instead of a count (with -r: the\n"
 "                           messages due in it; with -r max: until it is over)\n"
+"      --steady DUR         send for the start-up (--startup) and then DUR, the\n"
+"                           steady state's length (the summary's steady phase)\n"
 JTR_RATE_HELP "          messages per second (default 10000); max: no pacing\n"
 "      --ticks N            send in N bursts a second (each of RATE/N messages,\n"
 "                           back to back) instead of evenly spaced messages\n"
@@ -110,6 +112,7 @@ static const struct option long_opts[] = {
 	{ "drop-every", required_argument, NULL, TP_OPT_DROP_EVERY },
 	JTR_LONG(DURATION),
 	{ "ticks", required_argument, NULL, TP_OPT_TICKS },
+	{ "steady", required_argument, NULL, TP_OPT_STEADY },
 	{ "latency-rate", required_argument, NULL, OPT_LATENCY_RATE },
 	{ "pack", required_argument, NULL, OPT_PACK },
 	{ "warmup-rate", required_argument, NULL, TP_OPT_WARMUP_RATE },
@@ -692,7 +695,7 @@ static void write_outputs(struct jtr_probe *p, struct pub *g, const struct strea
  * done; -d turns into a count */
 static void check_pacing(struct jtr_probe *p, struct pub *g)
 {
-	tp_load_check(p, &g->load);
+	tp_load_check(p, &g->load, tp_stats_startup_ns(&g->tp->stats_opts, g->tp->stats_every_ns));
 	if (g->lat_rate && !g->stamps)
 		jtr_usage_error(p, "--latency-rate and --no-timestamps contradict each other: give one");
 	if (g->lat_rate && !g->load.rate_hz)

@@ -11,6 +11,11 @@ TRANSPORTS = ("shm", "tcp", "udp", "mcast", "unix", "unix-dgram")
 # the ones that lose messages rather than block (a receiver must be ready first)
 DATAGRAM_TRANSPORTS = ("udp", "mcast", "unix-dgram")
 
+# transports/lib/tp.h: a message's header (TP_HDR_LEN, the smallest message) and
+# the length from which it carries its intended send time (TP_FULL_LEN)
+TP_HDR_LEN = 24
+TP_FULL_LEN = 32
+
 # the tracer backends: trace.json "backend" and jtr run --backend
 BACKENDS = ("ebpf", "perf")
 # --backend also takes "auto": eBPF, else perf

@@ -121,6 +121,16 @@ def test_transports_are_tp_kind():
     assert set(vocab.DATAGRAM_TRANSPORTS) <= set(vocab.TRANSPORTS)
 
 
+def test_message_layout_is_tp_h():
+    h = read("transports", "lib", "tp.h")
+    assert "#define TP_FULL_LEN %du" % vocab.TP_FULL_LEN in h
+    assert re.search(r"struct tp_msg \{(.*?)\};", h, re.S)
+    fields = re.search(r"struct tp_msg \{(.*?)\};", h, re.S).group(1)
+    sizes = {"uint16_t": 2, "uint8_t": 1, "uint32_t": 4, "uint64_t": 8, "int64_t": 8}
+    assert sum(sizes[t] for t in re.findall(r"^\s*(\w+)\s+\w+;", fields, re.M)) == \
+        vocab.TP_HDR_LEN
+
+
 def jtr_opts():
     """{NAME: (letter, long name, argument, --help head)} of lib/jtr_opts.h's
     shared options, each read from its five defines (NAME_C, _S, _LONG, _ARG,

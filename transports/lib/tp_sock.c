@@ -204,7 +204,42 @@ static int bind_here(struct tp *t, int fd, const struct sockaddr_storage *ss, so
 	return 0;
 }
 
-/* stream_listen - bind, listen, accept @n peers within the wait time */
+/* a stream subscriber says hello as it connects; pub waits this long for it
+ * on each connection (never past --wait) */
+#define STREAM_HELLO_WAIT_NS (1000 * 1000000LL)
+
+/* said_hello - a connection a publisher accepted sends a well-formed hello
+ * (TP_HDR_LEN bytes, TP_F_HELLO) before @end and within STREAM_HELLO_WAIT_NS:
+ * a subscriber, not any client of the port (one that sends nothing, or
+ * something else, is closed and counted malformed) */
+static bool said_hello(struct tp *t, int fd, int64_t end)
+{
+	struct tp_msg m;
+	size_t got = 0;
+	int64_t until = tp_now_ns() + STREAM_HELLO_WAIT_NS;
+
+	if (until > end)
+		until = end;
+	while (got < sizeof(m)) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int64_t left = until - tp_now_ns();
+		ssize_t r;
+
+		if (left <= 0 || poll(&p, 1, (int)((left + 999999) / 1000000)) <= 0)
+			break;
+		r = recv(fd, (unsigned char *)&m + got, sizeof(m) - got, MSG_DONTWAIT);
+		if (r <= 0 && !(r < 0 && (errno == EINTR || errno == EAGAIN)))
+			break;
+		got += r > 0 ? (size_t)r : 0;
+	}
+	if (got == sizeof(m) && tp_msg_ok(&m, sizeof(m)) && m.flags == TP_F_HELLO)
+		return true;
+	t->rej.malformed++;
+	return false;
+}
+
+/* stream_listen - bind, listen, accept @n peers within the wait time (for a
+ * publisher, subscribers: connections that said hello) */
 static int stream_listen(struct tp *t, const struct tp_opts *o, uint32_t n, const char *who,
 			 struct jtr_err *e)
 {
@@ -242,6 +277,10 @@ static int stream_listen(struct tp *t, const struct tp_opts *o, uint32_t n, cons
 			if (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED)
 				continue;
 			return jtr_err_set(e, -errno, "accept on %s: %s", t->desc, strerror(errno));
+		}
+		if (t->role == TP_PUB && !said_hello(t, fd, end)) {
+			close(fd);
+			continue;
 		}
 		data_fd_setup(t, fd);
 		sk->subs[sk->nsubs++] = fd;
@@ -314,6 +353,8 @@ static int mcast_sender(struct tp *t, const struct tp_opts *o, struct jtr_err *e
 	return 0;
 }
 
+static int write_all(int fd, const unsigned char *p, size_t len);
+
 /* open_kind - by kind and role (the table in tp.h) */
 static int open_kind(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 {
@@ -343,6 +384,15 @@ static int open_kind(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 				   t->role == TP_SUB ? "publisher" : "pong", e);
 		if (rc == 0)
 			data_fd_setup(t, sk->fd);
+		if (rc == 0 && t->role == TP_SUB) {
+			struct tp_msg m;	/* the publisher takes it as a subscriber for it */
+
+			tp_msg_fill(&m, TP_HDR_LEN, TP_F_HELLO, 0, 0, 0);
+			rc = write_all(sk->fd, (const unsigned char *)&m, sizeof(m));
+			if (rc < 0)
+				return jtr_err_set(e, rc, "saying hello to the publisher at %s: %s",
+						   t->desc, strerror(-rc));
+		}
 		return rc;
 	}
 	sk->fd = socket(ss.ss_family, type | SOCK_CLOEXEC, 0);

@@ -31,17 +31,26 @@ bool tp_load_opt(struct jtr_probe *p, struct tp_load *l, int opt, const char *ar
 		l->warm_rate_given = true;
 		return true;
 	case TP_OPT_TICKS: l->ticks = jtr_opt_count(p, "--ticks", arg, 1, 1000000); return true;
+	case TP_OPT_STEADY:
+		l->steady_ns = jtr_opt_duration(p, "--steady", arg, JTR_NS_PER_MS, 30 * 86400 * JTR_NS_PER_S);
+		return true;
 	}
 	return false;
 }
 
 /* tp_load_check - the options together */
-void tp_load_check(struct jtr_probe *p, struct tp_load *l)
+void tp_load_check(struct jtr_probe *p, struct tp_load *l, uint64_t startup_ns)
 {
 	if (!l->warm_rate_given)
 		l->warm_rate_hz = l->rate_hz;
 	if (l->duration_ns && l->count_given)
 		jtr_usage_error(p, "-n and -d both say when to stop: give one (-n COUNT or -d DURATION)");
+	if (l->steady_ns && (l->duration_ns || l->count_given))
+		jtr_usage_error(p, "--steady and %s both say when to stop: give one (--steady is "
+				"the run after the start-up, -d the whole run)",
+				l->duration_ns ? "-d" : "-n");
+	if (l->steady_ns)
+		l->duration_ns = startup_ns + l->steady_ns;
 	if (l->ticks && !l->rate_hz)
 		jtr_usage_error(p, "--ticks %llu: bursts need a rate to divide (-r RATE; -r max sends "
 				"without pacing)", (unsigned long long)l->ticks);

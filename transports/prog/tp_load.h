@@ -18,6 +18,7 @@ struct tp_load {
 	uint32_t len;		/* -m: message length, header included */
 	uint64_t count;		/* -n: measured messages (-d: what the program makes of it) */
 	uint64_t duration_ns;	/* -d: send for this long instead (0: -n gives the count) */
+	uint64_t steady_ns;	/* --steady: -d is the start-up and this (0: not given) */
 	uint64_t rate_hz;	/* -r: messages a second (0: max, no pacing) */
 	uint64_t warmup;	/* -w: messages sent first, not measured */
 	uint64_t warm_rate_hz;	/* --warmup-rate (default: -r's; 0: max) */
@@ -31,13 +32,15 @@ struct tp_load {
 void tp_load_init(struct tp_load *l, uint64_t count, uint64_t warmup, uint64_t rate_hz);
 
 /* tp_load_opt - handle a load option (-n, -d, -r, -m, -w, TP_OPT_WARMUP_RATE,
- * TP_OPT_TICKS); false if @opt is not one. A program takes those its
- * getopt strings name. */
+ * TP_OPT_TICKS, TP_OPT_STEADY); false if @opt is not one. A program takes
+ * those its getopt strings name. */
 bool tp_load_opt(struct jtr_probe *p, struct tp_load *l, int opt, const char *arg);
 
-/* tp_load_check - the options together, or exit 2: -n and -d not both,
- * --ticks with a rate it divides; the warm-up's rate defaults to -r's */
-void tp_load_check(struct jtr_probe *p, struct tp_load *l);
+/* tp_load_check - the options together, or exit 2: -n, -d and --steady one
+ * at most, --ticks with a rate it divides; the warm-up's rate defaults to
+ * -r's; --steady DUR makes -d the start-up (@startup_ns, the summary's
+ * start-up phase) and DUR: the seeds' -steadyStateTime */
+void tp_load_check(struct jtr_probe *p, struct tp_load *l, uint64_t startup_ns);
 
 /* tp_load_inputs - summary.txt's inputs lines: message length, messages,
  * rate, warm-up rate (when it differs) and ticks (when given) */

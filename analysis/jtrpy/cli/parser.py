@@ -522,6 +522,15 @@ def add_accept_invalid(p, what="judge"):
                         "warm-up, they lost messages; refused by default)" % what)
 
 
+def add_no_tuned(p, when=""):
+    """--no-tuned (dest via_tuned: None by default, False when given): the profile
+    is applied by the running tuned daemon unless told (jtr ab, advise --prove)."""
+    p.add_argument("--no-tuned", action="store_false", dest="via_tuned", default=None,
+                   help="%sapply the profile with jtr's own applier even where the tuned "
+                        "daemon runs (by default the daemon applies it, as with 'jtr tune "
+                        "apply')" % when)
+
+
 def add_quantity(p, mixed=False):
     """--quantity NAME: which of a result's quantities (results/quantity.py) the
     numbers are about; with @mixed also --mixed-quantities (jtr compare)."""

@@ -12,6 +12,7 @@ from ..cli.parser import (
     JtrParser,
     add_accept_invalid,
     add_backend,
+    add_no_tuned,
     add_partner_cpus,
     add_quantity,
     note,
@@ -72,6 +73,7 @@ def make_parser(prog):
     p.add_argument("--no-trace", action="store_false", dest="trace",
                    help="measure only (no kernel-event tracing, no per-cause deltas)")
     add_backend(p)
+    add_no_tuned(p)
     p.add_argument(*shared("-o"), metavar="DIR",
                    help="results folder (default results/DATE-HOST-ab): a-1/, b-1/, ... "
                         "(each a jtr run results folder), ab.json, compare.json and "
@@ -114,7 +116,8 @@ def options(opts):
             "repeat": opts.repeat, "trace": opts.trace, "backend": opts.backend,
             "probe": opts.probe, "probe_args": opts.probe_args, "pong_cpu": opts.pong_cpu,
             "sub_cpu": opts.sub_cpu, "quantity": opts.quantity,
-            "accept_invalid": opts.accept_invalid, "out": opts.output}
+            "accept_invalid": opts.accept_invalid, "out": opts.output,
+            "via_tuned": opts.via_tuned}
 
 
 def run(opts):

@@ -11,6 +11,7 @@ from ..cli.parser import (
     JtrParser,
     add_accept_invalid,
     add_backend,
+    add_no_tuned,
     add_output,
     note,
     say,
@@ -80,6 +81,7 @@ def make_parser(prog):
                    type=Duration(10 ** 6, 30 * 86400 * 10 ** 9),
                    help="--prove: each gap run (default: RESULT's duration)")
     add_backend(p)
+    add_no_tuned(p, "--prove: ")
     add_accept_invalid(p, "advise on")
     add_output(p, "--prove: its folder (default results/DATE-HOST-advise)")
     p.add_operands("results", "RESULT", "the results folder to advise on")
@@ -90,9 +92,10 @@ def run(opts):
     if len(opts.results) != 1:
         raise UsageError("give one results folder, e.g. 'jtr advise results/latest'")
     if not opts.prove:
-        for name in ("repeat", "duration_ns", "output"):
+        for name in ("repeat", "duration_ns", "output", "via_tuned"):
             if getattr(opts, name) not in (None, 1):
-                raise UsageError("--%s goes with --prove" % {"duration_ns": "duration"}.get(
+                raise UsageError("--%s goes with --prove" % {"duration_ns": "duration",
+                                                             "via_tuned": "no-tuned"}.get(
                     name, name))
     doc, result, outdir = advise_job(opts.results[0], {
         "accept_invalid": opts.accept_invalid, "prove": opts.prove, "top": opts.top,
@@ -108,11 +111,13 @@ def run(opts):
     print("\n".join(format_advice(doc)))
     print()
     rc, proof = prove(doc, result, {"repeat": opts.repeat, "duration_ns": opts.duration_ns,
-                                    "top": opts.top, "backend": opts.backend}, outdir,
-                      say, note)
+                                    "top": opts.top, "backend": opts.backend,
+                                    "via_tuned": opts.via_tuned}, outdir, say, note)
     if opts.json:
         print(json.dumps(proof, indent=2))
     else:
         print("\n".join(format_proof(proof, doc)))
     print("results: %s" % outdir)
+    if proof.get("interrupted"):
+        note("jtr advise: interrupted; partial results in %s/" % outdir)
     return rc

@@ -75,9 +75,10 @@ def make_parser(prog):
                    type=Duration(10 ** 8, 3600 * 10 ** 9), default=2 * 10 ** 9,
                    help="length of each step, measured, 100ms to 1h (default 2s); a tenth "
                         "more is sent first as warm-up")
-    p.add_argument(*shared("-m"), metavar="BYTES", type=Count(32, 1 << 24),
-                   help="message length (default 64)")
-    p.add_argument("--sizes", metavar="LIST", type=CountList(32, 1 << 24, "64,256,1500"),
+    p.add_argument(*shared("-m"), metavar="BYTES", type=Count(24, 1 << 24),
+                   help="message length, header included (default 64, from 24; below 32 a "
+                        "message carries no intended send time)")
+    p.add_argument("--sizes", metavar="LIST", type=CountList(24, 1 << 24, "64,256,1500"),
                    help="message lengths, comma-separated: the search (or --rates) for each "
                         "one in turn, one table of the max rate per size")
     p.add_argument("-b", "--busy", action="store_true", help="busy-poll receive")

@@ -122,6 +122,11 @@ def experiment(o, profile, cpus, outdir, say, note, progress=None):
               "partial": True, "interrupted": False, "compare": None, "verdict": None}
     mine = os.sched_getaffinity(0)      # apply moves jtr to the housekeeping CPUs
     applied = False                     # a snapshot of ours may be active: revert it
+    # where the tuned daemon runs it applies the profile, as jtr tune apply does
+    # (two appliers would fight over the same knobs); --no-tuned: jtr's own
+    o = dict(o, via_tuned=E.tuned_running() is None if o.get("via_tuned") is None
+             else o["via_tuned"])
+    record["via_tuned"] = o["via_tuned"]
     n = {"a": 0, "b": 0}
     with signals.measuring(stopping="", busy=BUSY) as block:
         try:
@@ -136,7 +141,9 @@ def experiment(o, profile, cpus, outdir, say, note, progress=None):
                     os.sched_setaffinity(0, mine)   # its probes must reach the isolated CPUs
                     if signals.requested():
                         break
-                    say("[%s] applied %s" % (_now(), profile.name))
+                    say("[%s] applied %s%s" % (_now(), profile.name,
+                                               " through the tuned daemon (--no-tuned: jtr "
+                                               "applies it itself)" if o["via_tuned"] else ""))
                 elif side == "a" and applied:
                     _revert(note)
                     block.busy, applied = BUSY, False
@@ -192,7 +199,8 @@ def _apply(o, cpus, note):
         E.recover()
         profile = E.load_profile(o["profile"], cpus)
         iso = profile.isolated if profile.isolated is not None else cpus
-        E.apply(E.make_plan(profile, iso), quiet, stop=signals.requested)
+        E.apply(E.make_plan(profile, iso), quiet, stop=signals.requested,
+                via_tuned=o.get("via_tuned", False))
 
 
 def _revert(note):

@@ -23,11 +23,12 @@ import bisect
 import os
 import random
 
-from ..errors import UsageError
+from ..errors import EXIT_INTERRUPTED, UsageError
 from ..results.figures import measured_ns, result_figures, run_lost
 from ..results.result import load_result, new_results_dir
 from ..results.validity import of as validity_of
 from ..results.validity import summary
+from ..system import signals
 from ..system.files import write_atomic, write_json
 from ..system.numeric import numpy_or_none
 from ..trace import causes as C
@@ -296,14 +297,22 @@ def prove(doc, result, opts, outdir, say, note):
         dur = doc["duration_ns"]
     o = {"profile": folder, "duration_ns": dur if probe == "gap" else None,
          "repeat": opts["repeat"], "trace": True, "backend": opts["backend"],
+         "via_tuned": opts.get("via_tuned"),
          "probe": probe, "probe_args": args, "partner_cpu": None, "quantity": None}
     say("proving %d remed%s of %s with jtr ab (profile %s/tuned.conf)"
         % (len(rs), "y" if len(rs) == 1 else "ies", doc["result"], folder))
     os.makedirs(os.path.join(outdir, "ab"))
-    rc = experiment(o, profile, cpus, os.path.join(outdir, "ab"), say, note)
-    proof = measure_savings(doc, rs, os.path.join(outdir, "ab"))
-    proof["exit_status"] = rc
-    write_json(os.path.join(outdir, "prove.json"), proof)
+    # a stop, however late, ends the runs and keeps what they measured: the
+    # savings are worked out and prove.json written all the same (a SIGTERM
+    # after jtr ab's runs lost it)
+    with signals.measuring():
+        rc = experiment(o, profile, cpus, os.path.join(outdir, "ab"), say, note)
+        proof = measure_savings(doc, rs, os.path.join(outdir, "ab"))
+        if signals.requested():
+            rc = EXIT_INTERRUPTED
+        proof["exit_status"] = rc
+        proof["interrupted"] = signals.requested()
+        write_json(os.path.join(outdir, "prove.json"), proof)
     return rc, proof
 
 

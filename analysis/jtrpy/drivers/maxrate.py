@@ -22,7 +22,7 @@ from ..system import signals
 from ..system.files import write_json
 from ..system.paths import probe_path
 from ..system.procs import cpu_times
-from ..vocab import DATAGRAM_TRANSPORTS
+from ..vocab import DATAGRAM_TRANSPORTS, TP_FULL_LEN
 from .programs import last_line, stop, wait_ready
 
 FORMAT = "jtr-maxrate/1"
@@ -212,11 +212,14 @@ def size_record(s, size, good, bad, state):
 def sweep_row(rec):
     """A rate of the sweep from its step: achieved is the subscriber's rate;
     the latency is from the intended send time (what the schedule asked: a
-    sender that fell behind counts its delay)."""
-    lat = (rec.get("latency_ns") or {}).get("from_intended") or {}
+    sender that fell behind counts its delay), from the send below TP_FULL_LEN
+    bytes, where a message carries no intended time (`from`)."""
+    whence = "intended" if rec["msg_len"] >= TP_FULL_LEN else "send"
+    lat = (rec.get("latency_ns") or {}).get("from_" + whence) or {}
     row = {"step": rec["step"], "msg_len": rec["msg_len"], "rate_hz": rec["rate_hz"],
            "achieved_hz": rec.get("sub_rate_hz"), "pub_rate_hz": rec.get("pub_rate_hz"),
-           "lost": rec.get("lost"), "pass": rec["pass"], "verdict": rec["verdict"]}
+           "lost": rec.get("lost"), "pass": rec["pass"], "verdict": rec["verdict"],
+           "from": whence}
     row.update({k: lat.get(k) for k in ("p50_ns", "p99_ns", "p99.9_ns", "max_ns")})
     return row
 

@@ -3,6 +3,7 @@
 and the end: the answer, the maximum rate per message size (--sizes) or the
 latency at each rate (--rates)."""
 from ..units import fmt_rate
+from ..vocab import TP_FULL_LEN
 
 STEP = "%4s %12s %12s %12s %8s %7s %6s  %s"
 SIZE = "%8s %12s %10s %8s %7s %12s %12s  %s"
@@ -14,9 +15,12 @@ def heading(o):
     where = o["kind"] + (" " + o["addr"] if o["addr"] else "")
     sizes = ",".join(map(str, o["sizes"]))
     if o["rates"]:
+        short = [s for s in o["sizes"] if s < TP_FULL_LEN]
         return "jtr maxrate: %s, %s-byte messages, %.3g s steps at %s msgs/s (latency from " \
-               "the intended send time)" % (where, sizes, o["step_ns"] / 1e9,
-                                             ", ".join(map(fmt_rate, o["rates"])))
+               "the intended send time%s)" % (
+                   where, sizes, o["step_ns"] / 1e9, ", ".join(map(fmt_rate, o["rates"])),
+                   "; from the send at %s bytes, which carry no intended time" %
+                   ",".join(map(str, short)) if short else "")
     return "jtr maxrate: %s, %s-byte messages, %.3g s steps, from %s msgs/s" % (
         where, sizes, o["step_ns"] / 1e9, fmt_rate(o["from"]))
 

@@ -722,7 +722,12 @@ def tuned_prepare(plan, st):
                              "before": K.read_value({"type": "file", "path": var,
                                                      "how": "text"}),
                              "target": "isolated_cores=%s\n" % st["isolated_cpus"]})
-    return {"previous": prev}
+    # tuned names a profile by its folder's name: a profile given as a folder
+    # (jtr advise --prove's) is the one installed under that name (the files
+    # are loaded includes first, the profile itself last)
+    top = os.path.basename(os.path.dirname(plan.profile.files[-1])) if plan.profile.files \
+        else plan.profile.name
+    return {"previous": prev, "name": top}
 
 
 def _same_text(path, text):
@@ -790,12 +795,13 @@ def tuned_apply(st, say):
     for e in st["entries"]:
         if e["key"].startswith("tuned:"):
             e["result"] = _apply_one(e)
-    p = subprocess.run(["tuned-adm", "profile", st["profile"]], stdout=subprocess.PIPE,
+    name = st["via_tuned"].get("name") or st["profile"]
+    p = subprocess.run(["tuned-adm", "profile", name], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True)
     if p.returncode != 0:
         raise JtrError("tuned-adm profile %s failed: %s (revert with 'jtr tune revert')"
-                       % (st["profile"], p.stdout.strip()))
-    say("tuned applied %s" % st["profile"])
+                       % (name, p.stdout.strip()))
+    say("tuned applied %s" % name)
 
 
 def tuned_revert(st, say):

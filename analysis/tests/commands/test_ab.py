@@ -42,7 +42,9 @@ def test_the_options_become_the_jobs_settings():
     assert o == {"profile": "jtr-isolate", "cpus": "1", "duration_ns": None, "repeat": 1,
                  "trace": False, "backend": "auto", "probe": "ping", "probe_args": ["-n", "1K"],
                  "pong_cpu": [0], "sub_cpu": None, "quantity": None, "accept_invalid": True,
-                 "out": "x"}
+                 "out": "x", "via_tuned": None}
+    # --no-tuned: jtr's own applier even where the tuned daemon runs
+    assert ab.options(parse(["jtr-isolate", "--no-tuned"]))["via_tuned"] is False
 
 
 @pytest.mark.parametrize("args, message", [

@@ -124,7 +124,8 @@ def test_prove_prints_the_advice_then_the_proof(facts, tmp_path, capsys, monkeyp
     assert jtr(["advise", "--prove", "--json", "-o", str(out), r.folder]) == 1
     before, opts, outdir = seen[0]
     assert before.startswith("%s: gap on CPU 1" % r.folder) and before.endswith("\n\n")
-    assert opts == {"repeat": 1, "duration_ns": None, "top": None, "backend": "auto"}
+    assert opts == {"repeat": 1, "duration_ns": None, "top": None, "backend": "auto",
+                    "via_tuned": None}
     assert outdir == str(out) and (out / "advice.json").exists()
     # the lines due while it proves: say's on stdout, note's on stderr
     assert capsys.readouterr() == (

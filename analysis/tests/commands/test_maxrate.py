@@ -20,13 +20,14 @@ def test_defaults():
 
 def test_lists_use_the_count_grammar():
     assert options("--sizes", "32,64,1500")["sizes"] == [32, 64, 1500]
+    assert options("--sizes", "25,64")["sizes"] == [25, 64]      # the seeds' 25-byte row
     assert options("--sizes", "1K")["sizes"] == [1000]          # K is x1000, as for -m
     assert options("--rates", "10K,2M,500")["rates"] == [10000, 2000000, 500]
 
 
 @pytest.mark.parametrize("args,says", [
     (["--sizes", "64,x"], "--sizes 64,x: 'x' is not a count"),
-    (["--sizes", "16"], "--sizes 16: '16' is out of range; expected 32.."),
+    (["--sizes", "16"], "--sizes 16: '16' is out of range; expected 24.."),
     (["--sizes", "64,,128"], "comma-separated list"),
     (["--sizes", ","], "comma-separated list"),
     (["--rates", "0,5K"], "--rates 0,5K: '0' is out of range"),

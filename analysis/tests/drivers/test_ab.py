@@ -107,6 +107,7 @@ def stand_ins(monkeypatch, tmp_path):
     monkeypatch.setenv("JTR_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setattr(ab, "_now", lambda: "12:00:00")
     monkeypatch.setattr(ab, "_apply", lambda o, cpus, note: None)
+    monkeypatch.setattr(ab.E, "tuned_running", lambda: "no tuned daemon here")
     monkeypatch.setattr(ab.E, "read_state", lambda required=True: {
         "status": "applied", "pid": os.getpid()})
     monkeypatch.setattr(ab.E, "revert", lambda st, say: ([("vm.stat_interval", "busy")],

@@ -8,13 +8,16 @@ through the same callbacks), the compound-Poisson bootstrap of a saving
 and each remedy's outcome, worked out here from counts; the machine's facts are
 given, never read."""
 import json
+import os
 import random
+import signal
 
 import pytest
 
 from jtrpy.drivers import advise as D
 from jtrpy.errors import UsageError
 from jtrpy.results.result import load_result
+from jtrpy.system import signals
 from jtrpy.trace import causes as C
 from jtrpy.trace import events as E
 from jtrpy.tune import advice as A
@@ -240,6 +243,34 @@ def test_prove_says_what_it_proves_then_hands_its_callbacks_to_jtr_ab(facts, tmp
                            "jtr-advised/tuned.conf)" % (n, "y" if n == 1 else "ies", r.folder,
                                                          outdir)),
                    ("out", "jtr ab's line"), ("err", "jtr ab's notice")]
+
+
+def test_a_late_stop_keeps_prove_json(facts, tmp_path, monkeypatch):
+    """A stop that comes after jtr ab's runs, while the savings are worked out,
+    still gives prove.json (it raised KeyboardInterrupt there and the proof of
+    two measured runs was lost): exit 130, "interrupted" in the proof."""
+    r = write(tmp_path / "r", causes=CAUSES + [TASK])
+    monkeypatch.setattr("jtrpy.tune.engine.os.geteuid", lambda: 0)
+    monkeypatch.setattr(D.E, "active_state", lambda: None)
+    doc, result, outdir = D.advise_job(r.folder, dict(JOB, prove=True,
+                                                      output=str(tmp_path / "out")))
+    monkeypatch.setattr(D, "experiment", lambda *a: 0)
+    real = D.measure_savings
+
+    def stopped_while_measuring(*a):
+        signals._on_signal(signal.SIGTERM, None)    # the handler, as the signal runs it
+        return real(*a)
+
+    monkeypatch.setattr(D, "measure_savings", stopped_while_measuring)
+    signals.reset()
+    try:
+        rc, proof = D.prove(doc, result, {"top": None, "repeat": 1, "duration_ns": None,
+                                          "backend": "auto"}, outdir, print, print)
+    finally:
+        signals.reset()
+    assert rc == 130 and proof["exit_status"] == 130 and proof["interrupted"] is True
+    saved = json.loads(open(os.path.join(outdir, "prove.json")).read())
+    assert saved["interrupted"] is True and saved["remedies"] == proof["remedies"]
 
 
 @pytest.mark.parametrize("command,want", [

@@ -129,6 +129,19 @@ def test_rate_sweep_measures_each_rate_once(tmp_path):
     assert doc["mode"] == "rates" and doc["sweep"] == s.sweep
 
 
+def test_a_sweep_row_below_32_bytes_is_from_the_send():
+    """A 25-byte message carries no intended send time: its row's latency is the
+    one from the send (the sub's from_intended is the same figure, said so)."""
+    lat = {"from_send": {"p50_ns": 1, "p99_ns": 2, "p99.9_ns": 3, "max_ns": 4},
+           "from_intended": {"p50_ns": 10, "p99_ns": 20, "p99.9_ns": 30, "max_ns": 40}}
+    rec = {"step": 1, "msg_len": 25, "rate_hz": 1000, "pass": True, "verdict": "pass",
+           "latency_ns": lat}
+    row = maxrate.sweep_row(rec)
+    assert row["from"] == "send" and row["p99_ns"] == 2
+    row = maxrate.sweep_row(dict(rec, msg_len=32))
+    assert row["from"] == "intended" and row["p99_ns"] == 20
+
+
 def test_latency_of_a_sub_result():
     run = {"samples": 100, "max_ns": 900, "percentiles_ns": {"50": 10, "99": 50, "99.9": 80}}
     doc = {"runs": [dict(run, name="latency_from_send"),

@@ -54,6 +54,10 @@ def test_heading_and_size_line():
                                   rates=[1000, 50000])) == \
         "jtr maxrate: tcp h:1, 64,128-byte messages, 2 s steps at 1,000, 50,000 msgs/s (latency " \
         "from the intended send time)"
+    # the seeds' 25-byte row: no intended time in it, so its latency is from the send
+    assert table.heading(settings(sizes=[25, 64], rates=[1000])) == \
+        "jtr maxrate: udp, 25,64-byte messages, 2 s steps at 1,000 msgs/s (latency from the " \
+        "intended send time; from the send at 25 bytes, which carry no intended time)"
     assert table.size_line(settings(sizes=[64, 128]), 1, 128) == \
         "-- 128-byte messages (size 2 of 2)"
 
