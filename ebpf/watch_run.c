@@ -13,10 +13,26 @@
 
 #include <bpf/libbpf.h>
 
+#include "jtr_cpu.h"
 #include "jtr_probe.h"
 #include "programs.h"
 #include "trace_json.h"
 #include "watch_run.h"
+
+/* recorder_room - the flight recorder is allocated and locked in memory for
+ * the whole watch: at most half the memory available now (the rest is left
+ * to everything else, as for an shm ring), or exit 2 before anything is
+ * traced (a 16 GiB recorder was locked on a 24 GB machine) */
+static void recorder_room(struct jtr_probe *p, uint64_t bytes)
+{
+	const uint64_t avail = jtr_proc_kb("/proc/meminfo", "MemAvailable");
+
+	if (avail && bytes > avail / 2)
+		jtr_usage_error(p, "--recorder %.1f MiB: more than half the memory available now "
+				"(%.1f MiB); the recorder is locked in memory while it watches: give "
+				"at most %.0f MiB, or free memory", bytes / 1048576.0,
+				avail / 1048576.0, (double)(avail / 2 / 1048576));
+}
 
 /* watch_run_init - see watch_run.h */
 void watch_run_init(struct tracer *t, struct jtr_watch *w)
@@ -30,6 +46,7 @@ void watch_run_init(struct tracer *t, struct jtr_watch *w)
 	/* stdout carries the state lines; nothing else goes there */
 	t->p->quiet = true;
 	t->p->progress = false;
+	recorder_room(t->p, o->recorder_bytes);
 	if (jtr_watch_init(w, cpus, n, o->names, o->recorder_bytes / sizeof(struct jtr_ev),
 			   65536) < 0)
 		jtr_fatal(t->p, "no memory for a recorder of %llu bytes: use a smaller --recorder",

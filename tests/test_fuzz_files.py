@@ -618,6 +618,37 @@ def test_a_full_disk_under_jtr_run_and_report(corpus, tmp_path):
     assert os.listdir(scratch) == []
 
 
+def test_a_full_disk_under_advise_profile_dir(corpus, tmp_path):
+    """jtr advise --profile-dir onto a full disk: one line naming the file, exit 1,
+    and no empty folder left as if the profile were there (it was)."""
+    with tiny_disk(tmp_path, 0) as disk:
+        p = jtr("advise", "--accept-invalid", "--profile-dir", disk / "prof", corpus / "run",
+                cwd=tmp_path)
+        if "no profile to write" in p.stderr:
+            pytest.skip("no remedy of the corpus run applies here: %s" % p.stderr.strip())
+        assert p.returncode == 1, (p.stdout, p.stderr)
+        assert p.stderr.strip().endswith("cannot write %s/tuned.conf: No space left on device"
+                                         % (disk / "prof")), p.stderr
+        assert "Traceback" not in p.stderr and not (disk / "prof").exists()
+
+
+def test_a_full_disk_at_the_end_of_a_watch(tmp_path):
+    """jtr watch whose watch.json cannot be written at the end: the counts are
+    still shown (the error came before them and they were lost), the last line
+    says watch.json was not written, one error line, exit 1."""
+    need_tracing()
+    cpu = str(max(os.sched_getaffinity(0)))
+    with tiny_disk(tmp_path, 0) as disk:
+        p = jtr("watch", "-c", cpu, "-d", "1", "-o", disk / "w", cwd=tmp_path, timeout=60)
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr
+    last = p.stdout.strip().splitlines()[-1]
+    assert last.startswith("watch: done; watch.json not written (cannot write %s/watch.json: "
+                           "No space left on device)" % (disk / "w")), p.stdout
+    assert p.stderr.strip().splitlines()[-1] == \
+        "jtr watch: error: cannot write %s/watch.json: No space left on device" % (disk / "w")
+
+
 # --- -o: one rule, the C probes' words ---------------------------------------
 
 CANNOT = "cannot create the results folder: %s; choose a folder whose parent exists and " \

@@ -773,6 +773,19 @@ def test_bad_input(tmp_path):
         r = subprocess.run([tracer] + args, capture_output=True, text=True, timeout=30)
         assert r.returncode == 2, (args, r.stderr)
         assert text in r.stderr and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
+    # a flight recorder over half the memory available now: refused by jtr watch and by
+    # the tracer, before anything is traced (16G was locked on a 24 GB machine)
+    avail = next(int(x.split()[1]) * 1024 for x in open("/proc/meminfo")
+                 if x.startswith("MemAvailable:"))
+    if avail // 2 < 16 << 30:
+        for r in (run_jtr("watch", "-c", "1", "--recorder", "16G", "-d", "1"),
+                  subprocess.run([tracer, "--watch", "-c", "1", "--recorder", "16G", "-d", "1"],
+                                 capture_output=True, text=True, timeout=30)):
+            assert r.returncode == 2, r.stderr
+            assert "more than half the memory available now" in r.stderr, r.stderr
+            assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    else:
+        print("16G is within half of the %d MiB available here: not refused" % (avail >> 20))
 
 
 def test_a_long_comm_is_matched_on_its_first_15_characters():

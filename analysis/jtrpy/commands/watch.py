@@ -121,7 +121,8 @@ def make_parser(prog):
     p.add_argument("--recorder", metavar="SIZE", type=Size(64 << 10, 16 << 30),
                    default=64 << 20,
                    help="the flight recorder's memory: 64 bytes an event (default 64M: a "
-                   "million events)")
+                   "million events), locked while it watches: at most half the memory "
+                   "available")
     p.add_argument("--dump-max", metavar="N", type=Count(0, 10**6), default=20,
                    help="dumps written at most (default 20); dumps never overlap")
     p.add_argument("--names", metavar="N", type=Count(1, 1024), default=32,
@@ -169,4 +170,6 @@ def run(o):
             sys.stderr.write("\r\033[K")
     if out.state is not None and not o.quiet:
         print("\n".join(show.end_lines(out)))
+    if out.unsaved:
+        print("jtr watch: error: %s" % out.unsaved, file=sys.stderr)
     return out.rc

@@ -234,8 +234,14 @@ def advise_job(path, opts):
         if os.path.exists(os.path.join(folder, "tuned.conf")):
             raise UsageError("--profile-dir %s: it holds a tuned.conf already; give a new "
                              "folder or remove it" % folder)
+        made = not os.path.isdir(folder)
         os.makedirs(folder, exist_ok=True)
-        write_atomic(os.path.join(folder, "tuned.conf"), doc["profile"])
+        try:
+            write_atomic(os.path.join(folder, "tuned.conf"), doc["profile"])
+        except OSError:
+            if made:                # a full disk: no empty folder left as if written
+                os.rmdir(folder)
+            raise
     if not opts["prove"]:
         return doc, result, None
     outdir = new_results_dir("advise", opts["output"])

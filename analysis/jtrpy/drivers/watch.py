@@ -18,12 +18,13 @@ import subprocess
 import time
 from collections import namedtuple
 
-from ..errors import EXIT_INTERRUPTED, JtrError, UsageError
+from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, JtrError, UsageError
 from ..formats import watch_metrics as wm
 from ..results.result import make_results_dir
 from ..system import signals
 from ..system.cpus import isolated_cpus
-from ..system.files import check_outputs, write_json
+from ..system.files import check_outputs, size_text, write_json
+from ..system.memory import available_bytes
 from ..system.paths import probe_path
 from ..values import format_cpulist
 
@@ -71,7 +72,7 @@ def listen(o, reg):
 # what a watch ends with: the tracer's last state line (None when the tracer
 # failed: it said why), the seconds watched, the folder, whether a stop ended
 # it, and the exit status
-Outcome = namedtuple("Outcome", "state seconds folder stopped rc")
+Outcome = namedtuple("Outcome", "state seconds folder stopped rc unsaved", defaults=(None,))
 
 
 def watch(o, started, dumped, progress):
@@ -120,13 +121,20 @@ def watch(o, started, dumped, progress):
     if not state:
         raise JtrError("the tracer ended without a word on its stdout")
     end = time.time()
-    write_json(os.path.join(folder, "watch.json"), {
-        "format": FORMAT, "tool": "watch", "cpus": list(o.cpus),
-        "started": utc(start), "ended": utc(end), "duration_s": round(end - start, 3),
-        "dump_above_ns": o.dump_above, "state": state, "dumps": dumps})
+    path = os.path.join(folder, "watch.json")
+    try:
+        write_json(path, {
+            "format": FORMAT, "tool": "watch", "cpus": list(o.cpus),
+            "started": utc(start), "ended": utc(end), "duration_s": round(end - start, 3),
+            "dump_above_ns": o.dump_above, "state": state, "dumps": dumps})
+        unsaved = None
+    except OSError as e:
+        # a full disk: the counts are still the command's to show (they were lost
+        # with a traceback-free error before they were printed)
+        unsaved = "cannot write %s: %s" % (path, e.strerror or e)
     interrupted = signals.requested() and o.duration is not None
     return Outcome(state, end - start, folder, signals.requested(),
-                   EXIT_INTERRUPTED if interrupted else 0)
+                   EXIT_FAILED if unsaved else EXIT_INTERRUPTED if interrupted else 0, unsaved)
 
 
 def watch_job(o, started, dumped, progress):
@@ -139,6 +147,13 @@ def watch_job(o, started, dumped, progress):
         if not o.cpus:
             raise UsageError("no isolated CPU to watch by default: give the application's "
                              "CPUs with -c LIST, e.g. -c 2-3")
+    avail = available_bytes()
+    if avail and o.recorder > avail // 2:
+        # locked in memory for the whole watch, as the tracer checks too
+        raise UsageError("--recorder %s: more than half the memory available now (%s); the "
+                         "recorder is locked in memory while it watches: give at most %dM, "
+                         "or free memory" % (size_text(o.recorder), size_text(avail),
+                                             avail // 2 >> 20))
     if o.trace_buffer is not None and o.trace_buffer & (o.trace_buffer - 1):
         raise UsageError("--trace-buffer %s: the ring buffer must be a power of two from "
                          "4K to 1G, e.g. 4M" % o.trace_buffer)

@@ -85,5 +85,10 @@ def footer(state):
 def end_lines(out):
     """The end of a watch (drivers/watch.py Outcome @out): the table of its last
     state, then how it ended and where its results are."""
+    if out.unsaved:
+        return table(out.state, out.seconds) + ["watch: %s; watch.json not written (%s): "
+                                                "the counts above are all that is kept" % (
+                                                    "stopped" if out.stopped else "done",
+                                                    out.unsaved)]
     return table(out.state, out.seconds) + ["watch: %s; results: %s" % (
         "stopped" if out.stopped else "done", out.folder)]

@@ -69,3 +69,9 @@ def test_end_lines_are_the_table_then_how_it_ended():
     assert lines == show.table(st(), 10.0) + ["watch: done; results: out"]
     assert show.end_lines(Outcome(st(), 10.0, "out", True, 130))[-1] == \
         "watch: stopped; results: out"
+    # a full disk: the table is still shown, and the last line says watch.json is not
+    lines = show.end_lines(Outcome(st(), 10.0, "out", False, 1,
+                                   "cannot write out/watch.json: No space left on device"))
+    assert lines[:-1] == show.table(st(), 10.0)
+    assert lines[-1] == ("watch: done; watch.json not written (cannot write out/watch.json: "
+                         "No space left on device): the counts above are all that is kept")

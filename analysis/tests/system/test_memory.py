@@ -5,6 +5,7 @@ import gc
 
 import pytest
 
+from jtrpy.system import memory
 from jtrpy.system.memory import paused_gc
 
 
@@ -38,3 +39,12 @@ def test_left_off_when_it_was_off(gc_state):
             assert not gc.isenabled()
         assert not gc.isenabled()
     assert not gc.isenabled()
+
+
+def test_available_bytes(tmp_path):
+    f = tmp_path / "meminfo"
+    f.write_text("MemTotal:       24 kB\nMemFree:   1 kB\nMemAvailable:   2048 kB\n")
+    assert memory.available_bytes(str(f)) == 2048 * 1024
+    f.write_text("MemTotal: 24 kB\n")
+    assert memory.available_bytes(str(f)) is None
+    assert memory.available_bytes(str(tmp_path / "none")) is None
