@@ -4,9 +4,12 @@ through the `jtr` front end, the way a user does."""
 import fcntl
 import json
 import os
+import pwd
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 import jsonschema
@@ -266,3 +269,31 @@ def comm(pid):
             return f.read().strip()
     except OSError:
         return None
+
+
+@pytest.fixture
+def nobody_folder():
+    """(a folder under /tmp the user nobody can read, the words that run a command
+    as nobody: setpriv ... --); the folder removed after. pytest's own folders are
+    root's alone."""
+    if os.geteuid() != 0:
+        pytest.skip("running as another user needs root; this run is not root")
+    if not shutil.which("setpriv"):
+        pytest.skip("setpriv (util-linux) is not installed")
+    try:
+        pw = pwd.getpwnam("nobody")
+    except KeyError:
+        pytest.skip("this machine has no user 'nobody'")
+    top = tempfile.mkdtemp(prefix="jtr-nobody-")
+    os.chmod(top, 0o755)
+    try:
+        yield top, ["setpriv", "--reuid=%d" % pw.pw_uid, "--regid=%d" % pw.pw_gid,
+                    "--clear-groups", "--"]
+    finally:
+        shutil.rmtree(top)
+
+
+def run_as(prefix, *argv):
+    """@argv run after @prefix (nobody_folder's) with a plain environment."""
+    return subprocess.run(list(prefix) + [str(a) for a in argv], capture_output=True,
+                          text=True, env={"PATH": os.environ["PATH"], "LANG": "C.UTF-8"})

@@ -9,13 +9,11 @@ with the `machine` fixture putting back every machine-wide value it saw.
 import glob
 import json
 import os
-import pwd
 import shutil
 import subprocess
-import tempfile
 
 import pytest
-from conftest import JTR, load, run_jtr
+from conftest import JTR, load, run_as, run_jtr
 from rtknobs import RT_SYSCTL, rt_period
 from test_tune import (  # noqa: F401
     TUNED_PY,
@@ -270,38 +268,21 @@ def test_no_attribution_is_refused(tmp_path):
     shutil.rmtree(src)
 
 
-def test_advise_as_another_user():
+def test_advise_as_another_user(nobody_folder):
     """jtr advise reads a result as any user: only --prove needs root. As the user
     nobody, /dev/cpu_dma_latency cannot be read; advise says so where it matters
     and answers (it ended in a traceback: KnobError, permission denied)."""
-    try:
-        pw = pwd.getpwnam("nobody")
-    except KeyError:
-        pytest.skip("this machine has no user 'nobody'")
-    top = tempfile.mkdtemp(prefix="jtr-advise-")      # pytest's own folder is root's alone
-    try:
-        _advise_as(pw, os.path.join(top, "r"))
-    finally:
-        shutil.rmtree(top)
-
-
-def _advise_as(pw, src):
+    top, nobody = nobody_folder
+    src = os.path.join(top, "r")
     p = run_jtr("run", "-c", "1", "-d", "0.3", "-q", "-o", src)
     assert p.returncode == 0, p.stderr
-    for d in (os.path.dirname(src), src):
-        os.chmod(d, 0o755)
-    for f in os.listdir(src):
-        os.chmod(os.path.join(src, f), 0o644)
-    as_nobody = ["setpriv", "--reuid=%d" % pw.pw_uid, "--regid=%d" % pw.pw_gid,
-                 "--clear-groups", "--"]
+    subprocess.run(["chmod", "-R", "a+rX", top], check=True)
     for extra in ([], ["--json"]):
-        q = subprocess.run(as_nobody + [JTR, "advise", str(src)] + extra, capture_output=True,
-                           text=True, env={"PATH": os.environ["PATH"], "LANG": "C.UTF-8"})
+        q = run_as(nobody, JTR, "advise", src, *extra)
         assert q.returncode == 0 and "Traceback" not in q.stderr, q.stderr
         assert src in q.stdout
     doc = json.loads(q.stdout)
     why = [r.get("why_not") for r in doc["remedies"] if r["rule"] == "cstate"]
     assert all(w is None or "as root, jtr advise reads it" in w for w in why), why
-    q = subprocess.run(as_nobody + [JTR, "advise", "--prove", str(src)], capture_output=True,
-                       text=True, env={"PATH": os.environ["PATH"], "LANG": "C.UTF-8"})
+    q = run_as(nobody, JTR, "advise", "--prove", src)
     assert q.returncode == 2 and "root" in q.stderr and "Traceback" not in q.stderr, q.stderr

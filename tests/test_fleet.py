@@ -11,17 +11,15 @@ beside the other tests. Then jtr fleet's refusals of bad input."""
 import glob
 import json
 import os
-import pwd
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
 import pytest
-from conftest import JTR, ROOT, load, need_tracing, run_jtr, wait_for
+from conftest import JTR, ROOT, load, need_tracing, run_as, run_jtr, wait_for
 
 from jtrpy.values import format_cpulist
 
@@ -338,33 +336,23 @@ def test_bad_input(tmp_path):
         assert "Traceback" not in p.stderr and p.stdout == ""
 
 
-def test_a_host_that_cannot_be_read_as_a_user(tmp_path):
+def test_a_host_that_cannot_be_read_as_a_user(nobody_folder):
     """jtr fleet as the user nobody, one host's folder closed to it: one line naming
     the folder, exit 2 (the host was left out silently and the others compared,
     exit 0); a host folder linked out of the fleet's folder is not followed."""
-    try:
-        pw = pwd.getpwnam("nobody")
-    except KeyError:
-        pytest.skip("this machine has no user 'nobody'")
-    top = tempfile.mkdtemp(prefix="jtr-fleet-")         # pytest's own folder is root's alone
-    try:
-        for h in ("h1", "h2"):
-            os.mkdir(os.path.join(top, h))
-            p = run_jtr("gap", "-c", "0", "-d", "0.2", "-q", "-o", os.path.join(top, h, "gap"))
-            assert p.returncode == 0, p.stderr
-        subprocess.run(["chmod", "-R", "a+rX", top], check=True)
-        os.chmod(os.path.join(top, "h2"), 0o700)
-        os.symlink("/", os.path.join(top, "root"))
-        as_nobody = ["setpriv", "--reuid=%d" % pw.pw_uid, "--regid=%d" % pw.pw_gid,
-                     "--clear-groups", "--", JTR, "fleet", top]
-        env = {"PATH": os.environ["PATH"], "LANG": "C.UTF-8"}
-        q = subprocess.run(as_nobody, capture_output=True, text=True, env=env)
-        assert q.returncode == 2, (q.stdout, q.stderr)
-        assert q.stderr == "jtr fleet: %s/h2: cannot read: Permission denied\n" % top
-        os.chmod(os.path.join(top, "h2"), 0o755)
-        q = subprocess.run(as_nobody, capture_output=True, text=True, env=env)
-        assert q.returncode == 0, q.stderr
-        assert "%s/root: a link out of the folder given; not followed" % top in q.stderr
-        assert q.stdout.count(" gap ") == 2, q.stdout
-    finally:
-        shutil.rmtree(top)
+    top, nobody = nobody_folder
+    for h in ("h1", "h2"):
+        os.mkdir(os.path.join(top, h))
+        p = run_jtr("gap", "-c", "0", "-d", "0.2", "-q", "-o", os.path.join(top, h, "gap"))
+        assert p.returncode == 0, p.stderr
+    subprocess.run(["chmod", "-R", "a+rX", top], check=True)
+    os.chmod(os.path.join(top, "h2"), 0o700)
+    os.symlink("/", os.path.join(top, "root"))
+    q = run_as(nobody, JTR, "fleet", top)
+    assert q.returncode == 2, (q.stdout, q.stderr)
+    assert q.stderr == "jtr fleet: %s/h2: cannot read: Permission denied\n" % top
+    os.chmod(os.path.join(top, "h2"), 0o755)
+    q = run_as(nobody, JTR, "fleet", top)
+    assert q.returncode == 0, q.stderr
+    assert "%s/root: a link out of the folder given; not followed" % top in q.stderr
+    assert q.stdout.count(" gap ") == 2, q.stdout

@@ -632,6 +632,42 @@ def test_a_full_disk_under_advise_profile_dir(corpus, tmp_path):
         assert "Traceback" not in p.stderr and not (disk / "prof").exists()
 
 
+def test_a_full_disk_under_a_suite(tmp_path):
+    """jtr suite whose disk fills while an item runs: the item's line is shown
+    (it was lost to the error), one error line saying suite.json could not be
+    written and where what ran is, exit 1, no traceback."""
+    cpu = str(max(os.sched_getaffinity(0)))
+    e = dict(os.environ, **ENV)
+    e.pop("JTR_PROG", None)
+    with tiny_disk(tmp_path, 40) as disk:
+        p = subprocess.Popen([JTR, "suite", "--quick", "--only", "gap", "-c", cpu, "-o",
+                              str(disk / "s")], env=e, text=True, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, cwd=tmp_path)
+        try:
+            first = p.stdout.readline() + p.stdout.readline()   # the plan, the item started
+            fd = os.open(disk / "more", os.O_WRONLY | os.O_CREAT)  # the disk is full from here
+            try:
+                while os.write(fd, b"\0" * 4096):
+                    pass
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+            out, err = p.communicate(timeout=60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+    out = first + out
+    assert p.returncode == 1, (out, err)
+    assert "Traceback" not in err
+    assert "suite: 1/1 gap: jtr gap" in out and "suite: 1/1 gap: failed" in out, out
+    assert err.strip().splitlines()[-1] == (
+        "jtr suite: error: cannot write %s/suite.json: No space left on device; each item "
+        "that ran keeps its results in its folder in %s/, suite.json as it was before"
+        % (disk / "s", disk / "s")), err
+
+
 def test_a_full_disk_at_the_end_of_a_watch(tmp_path):
     """jtr watch whose watch.json cannot be written at the end: the counts are
     still shown (the error came before them and they were lost), the last line

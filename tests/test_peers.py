@@ -15,7 +15,6 @@ import signal
 import socket
 import struct
 import subprocess
-import tempfile
 import threading
 import time
 
@@ -300,17 +299,15 @@ def test_a_forged_datagram_takes_no_session(tmp_path, validate, kind):
     assert r["foreign"] in (2, 3), r
 
 
-def test_a_late_multicast_subscriber_joins_at_the_next_hello(tmp_path, validate):
-    """A multicast subscriber that starts while the stream runs (it missed the
-    publisher's first hellos) joins at the next one, said every 100 ms, and
-    measures from there: what came before it is counted before_session."""
+def late_subscriber(tmp_path, validate, pub_args, until):
+    """A multicast pub with @pub_args, then, once @until(pub) returns, a sub on its
+    group; both to their end: (the sub's transport, the pub's result)."""
     addr = addr_for("mcast", tmp_path)
     common = ["-T", "mcast", "-P", addr, "--wait", "20"]
-    pub = spawn("pub", *common, "-r", "2K", "-d", "1500ms", "-w", "10", "-q",
-                "-o", tmp_path / "pub")
+    pub = spawn("pub", *common, *pub_args, "-o", tmp_path / "pub")
     sub = None
     try:
-        time.sleep(0.5)
+        until(pub)
         sub = spawn("sub", *common, "-o", tmp_path / "sub")
         rc, _, err = finish(pub, timeout=60)
         assert rc == 0, err
@@ -318,8 +315,16 @@ def test_a_late_multicast_subscriber_joins_at_the_next_hello(tmp_path, validate)
         assert rc == 0, err
     finally:
         kill_all([pub] + ([sub] if sub else []))
-    t = validate(load(tmp_path / "sub"))["transport"]
-    sent = validate(load(tmp_path / "pub"))["transport"]["sent_total"]
+    return validate(load(tmp_path / "sub"))["transport"], validate(load(tmp_path / "pub"))
+
+
+def test_a_late_multicast_subscriber_joins_at_the_next_hello(tmp_path, validate):
+    """A multicast subscriber that starts while the stream runs (it missed the
+    publisher's first hellos) joins at the next one, said every 100 ms, and
+    measures from there: what came before it is counted before_session."""
+    t, pub = late_subscriber(tmp_path, validate, ["-r", "2K", "-d", "1500ms", "-w", "10", "-q"],
+                             lambda p: time.sleep(0.5))
+    sent = pub["transport"]["sent_total"]
     # it came half a second late (what it missed is lost to it), and joined
     # within 0.2 s of its start: 2K/s, at most 400 before the session
     assert 200 <= t["received"] <= sent - 500 and t["end_of_stream"], t
@@ -336,22 +341,13 @@ def test_a_subscriber_bound_after_the_publisher_starts_joins_within_10_ms(tmp_pa
     jtr duplex met (its two ends start together): pub looked at the clock every
     256 sends, so at this rate the next hello came 256 ms later, and the
     subscriber counted 255 messages before_session, 155 of them measured."""
-    addr = addr_for("mcast", tmp_path)
-    common = ["-T", "mcast", "-P", addr, "--wait", "20"]
-    pub = spawn("pub", *common, "-r", "1K", "-n", "1000", "-w", "300", "--stats-every",
-                "50ms", "--stats-print", "-o", tmp_path / "pub")
-    sub = None
-    try:
-        while not pub.stdout.readline().startswith("stats"):    # 50 ms into its run
+    def first_row(pub):                     # 50 ms into its run
+        while not pub.stdout.readline().startswith("stats"):
             assert pub.poll() is None, pub.communicate()
-        sub = spawn("sub", *common, "-o", tmp_path / "sub")
-        rc, _, err = finish(pub, timeout=60)
-        assert rc == 0, err
-        rc, _, err = finish(sub, timeout=30)
-        assert rc == 0, err
-    finally:
-        kill_all([pub] + ([sub] if sub else []))
-    t = validate(load(tmp_path / "sub"))["transport"]
+
+    t, _ = late_subscriber(tmp_path, validate, ["-r", "1K", "-n", "1000", "-w", "300",
+                                                "--stats-every", "50ms", "--stats-print"],
+                           first_row)
     # what came before it joined is lost to it (the warm-up's first messages);
     # every measured one came after the session began: the warm-up's 300 ms
     # cover the join
@@ -523,23 +519,13 @@ def wait_file(path, proc, timeout=20):
 
 
 @pytest.fixture
-def as_nobody():
+def as_nobody(nobody_folder):
     """A command prefix that runs as the user nobody, and a folder it can run
     jtr's programs from (the tree may not be readable by others)."""
-    if os.geteuid() != 0:
-        pytest.skip("running as another user needs root; this run is not root")
-    if not shutil.which("setpriv"):
-        pytest.skip("setpriv (util-linux) is not installed")
-    try:
-        pw = pwd.getpwnam("nobody")
-    except KeyError:
-        pytest.skip("this machine has no user 'nobody'")
-    d = tempfile.mkdtemp(prefix="jtr-nobody-")
-    os.chmod(d, 0o755)
+    d, prefix = nobody_folder
     for prog in ("pong", "pub"):
         shutil.copy2(os.path.join(BIN, "jtr-" + prog), d)
-    yield ["setpriv", "--reuid=%d" % pw.pw_uid, "--regid=%d" % pw.pw_gid, "--clear-groups"], d
-    shutil.rmtree(d)
+    return prefix, d
 
 
 def test_another_users_segment_is_refused(tmp_path, shm_names, as_nobody):

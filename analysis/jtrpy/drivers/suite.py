@@ -146,9 +146,10 @@ def run_item(suite, it, k, total, progress):
         status = "failed"
     entry.update(status=status, exit_status=rc, ended_at=now_iso(),
                  duration_s=round(dt, 3), result="%s/result.json" % it["name"] if has else None)
-    suite.save()
+    # what it measured is said first: a disk too full for suite.json loses no line
     progress(dict(entry, k=k, total=total, seconds=dt, figures=figures, kept=has,
                   last=last_line(log) if status == "failed" else None))
+    suite.save()
     return status
 
 
@@ -189,19 +190,26 @@ def suite_job(o, command, planned, progress):
     suite.save()
     planned(folder, names, skipped)
     failed = 0
-    # a stop signal reaches the running item once (it keeps what it measured);
-    # the items after it are not run
-    with signals.measuring():
-        for k, it in enumerate(items, 1):
-            if signals.requested():
-                break
-            st = run_item(suite, it, k, len(items), progress)
-            failed += st == "failed"
-    interrupted = signals.requested()
-    suite.doc["ended_at"] = now_iso()
-    suite.doc["partial"] = bool(interrupted)
-    suite.doc["state"] = "interrupted" if interrupted else "done"
-    suite.save()
+    try:
+        # a stop signal reaches the running item once (it keeps what it measured);
+        # the items after it are not run
+        with signals.measuring():
+            for k, it in enumerate(items, 1):
+                if signals.requested():
+                    break
+                st = run_item(suite, it, k, len(items), progress)
+                failed += st == "failed"
+        interrupted = signals.requested()
+        suite.doc["ended_at"] = now_iso()
+        suite.doc["partial"] = bool(interrupted)
+        suite.doc["state"] = "interrupted" if interrupted else "done"
+        suite.save()
+    except OSError as e:
+        # a full disk: the suite stops; each item that ran keeps its own folder
+        raise JtrError("cannot write %s: %s; each item that ran keeps its results in its "
+                       "folder in %s/, suite.json as it was before" % (
+                           e.filename or os.path.join(folder, "suite.json"),
+                           e.strerror or e, folder))
     done = sum(e["status"] == "done" for e in suite.doc["items"])
     rc = INTERRUPTED if interrupted else 1 if failed else 0
     return Outcome(folder, len(items), done, failed, bool(interrupted), rc)

@@ -259,3 +259,46 @@ def test_what_the_job_refuses_leaves_nothing(job, tmp_path, monkeypatch):
     with pytest.raises(UsageError, match="^jtr tune ab changes kernel settings: run it as root"):
         ab.ab_job(settings(out=str(out)), said.append, said.append)
     assert job == [] and not out.exists() and said == []
+
+
+@pytest.mark.parametrize("asked, running, via", [
+    (None, None, True), (None, "not running", False), (False, None, False),
+    (True, "not running", True)])
+def test_who_applies(stand_ins, tmp_path, monkeypatch, asked, running, via):
+    """The running tuned daemon applies the profile unless --no-tuned (via_tuned
+    False); without a daemon, jtr's own applier; what applies is in ab.json."""
+    got = []
+    monkeypatch.setattr(ab, "_apply", lambda o, cpus, note: got.append(o["via_tuned"]))
+    monkeypatch.setattr(ab.E, "tuned_running", lambda: running)
+    said = []
+    ab.experiment(dict(settings(duration_ns=10 ** 9), partner_cpu=None, via_tuned=asked),
+                  types.SimpleNamespace(name="p"), [], str(tmp_path / "ab"), said.append,
+                  said.append)
+    assert got == [via]
+    assert json.loads((tmp_path / "ab" / "ab.json").read_text())["via_tuned"] is via
+    assert any(("through the tuned daemon" in x) == via for x in said if "applied p" in x)
+
+
+def test_apply_hands_who_applies_to_the_engine(monkeypatch):
+    got = []
+
+    class Lock:
+        def __init__(self, note):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *a):
+            return False
+
+    monkeypatch.setattr(ab.E, "StateLock", Lock)
+    monkeypatch.setattr(ab.E, "recover", lambda: None)
+    monkeypatch.setattr(ab.E, "load_profile", lambda name, cpus: types.SimpleNamespace(
+        isolated=None))
+    monkeypatch.setattr(ab.E, "make_plan", lambda profile, iso: "plan")
+    monkeypatch.setattr(ab.E, "apply", lambda plan, say, stop=None, via_tuned=False:
+                        got.append((plan, via_tuned)))
+    for via in (True, False):
+        ab._apply({"profile": "p", "via_tuned": via}, [1], print)
+    assert got == [("plan", True), ("plan", False)]
