@@ -299,15 +299,15 @@ def test_a_forged_datagram_takes_no_session(tmp_path, validate, kind):
     assert r["foreign"] in (2, 3), r
 
 
-def late_subscriber(tmp_path, validate, pub_args, until):
-    """A multicast pub with @pub_args, then, once @until(pub) returns, a sub on its
-    group; both to their end: (the sub's transport, the pub's result)."""
-    addr = addr_for("mcast", tmp_path)
-    common = ["-T", "mcast", "-P", addr, "--wait", "20"]
+def late_subscriber(tmp_path, validate, pub_args, until, kind="mcast"):
+    """A pub of @kind with @pub_args, then, once @until(pub, addr) returns, a sub on
+    its address; both to their end: (the sub's transport, the pub's result)."""
+    addr = addr_for(kind, tmp_path)
+    common = ["-T", kind, "-P", addr, "--wait", "20"]
     pub = spawn("pub", *common, *pub_args, "-o", tmp_path / "pub")
     sub = None
     try:
-        until(pub)
+        until(pub, addr)
         sub = spawn("sub", *common, "-o", tmp_path / "sub")
         rc, _, err = finish(pub, timeout=60)
         assert rc == 0, err
@@ -323,7 +323,7 @@ def test_a_late_multicast_subscriber_joins_at_the_next_hello(tmp_path, validate)
     publisher's first hellos) joins at the next one, said every 100 ms, and
     measures from there: what came before it is counted before_session."""
     t, pub = late_subscriber(tmp_path, validate, ["-r", "2K", "-d", "1500ms", "-w", "10", "-q"],
-                             lambda p: time.sleep(0.5))
+                             lambda p, a: time.sleep(0.5))
     sent = pub["transport"]["sent_total"]
     # it came half a second late (what it missed is lost to it), and joined
     # within 0.2 s of its start: 2K/s, at most 400 before the session
@@ -341,7 +341,7 @@ def test_a_subscriber_bound_after_the_publisher_starts_joins_within_10_ms(tmp_pa
     jtr duplex met (its two ends start together): pub looked at the clock every
     256 sends, so at this rate the next hello came 256 ms later, and the
     subscriber counted 255 messages before_session, 155 of them measured."""
-    def first_row(pub):                     # 50 ms into its run
+    def first_row(pub, addr):               # 50 ms into its run
         while not pub.stdout.readline().startswith("stats"):
             assert pub.poll() is None, pub.communicate()
 
@@ -437,27 +437,21 @@ def test_a_stream_publisher_takes_only_a_subscriber_that_says_hello(tmp_path, va
     every message to the real one and ends 0. (pub took the first connection as
     its subscriber, sent into it and exited 0; the real sub got 'went away after
     0 messages'.)"""
-    addr = addr_for(kind, tmp_path)
-    common = ["-T", kind, "-P", addr, "--wait", "20"]
-    pub = spawn("pub", *common, "-r", "10K", "-n", "2000", "-w", "100", "-q",
-                "-o", tmp_path / "pub")
-    clients, sub = [], None
-    try:
+    clients = []
+
+    def two_clients(pub, addr):
         zeros = stream_client(kind, addr)
         zeros.sendall(bytes(64))
-        clients += [zeros, stream_client(kind, addr)]
-        sub = spawn("sub", *common, "-o", tmp_path / "sub")
-        rc, _, err = finish(pub, timeout=60)
-        assert rc == 0, err
-        rc, _, err = finish(sub, timeout=30)
-        assert rc == 0, err
+        clients.extend([zeros, stream_client(kind, addr)])
+
+    try:
+        t, p = late_subscriber(tmp_path, validate, ["-r", "10K", "-n", "2000", "-w", "100",
+                                                    "-q"], two_clients, kind)
     finally:
         for c in clients:
             c.close()
-        kill_all([pub] + ([sub] if sub else []))
-    t = validate(load(tmp_path / "sub"))["transport"]
     assert t["received"] == 2100 and t["lost"] == 0 and t["end_of_stream"], t
-    p = validate(load(tmp_path / "pub"))["transport"]
+    p = p["transport"]
     assert p["sent"] == 2000 and p["subscribers"] == 1 and p["subscribers_lost"] == 0, p
 
 
