@@ -12,7 +12,11 @@ line per injection, the CLOCK_MONOTONIC ns just before and just after it
                  cpuid on CPU through a call-function-single IPI
   disk FILE      from another CPU, O_DIRECT reads of FILE (a block device or
                  a file on one): each completes with the device's interrupt,
-                 wherever its affinity points
+                 wherever its affinity points; --jitter-us J issues each read
+                 at a random point of the J us after its period's start (reads
+                 at a fixed phase of a probe whose interval divides the period
+                 complete at that one phase of every wake-up: inside 650 of
+                 1,000 in one run, 3 in the next)
 """
 import argparse
 import array
@@ -113,9 +117,10 @@ def disk(a, emit):
     period_ns = int(a.period_ms * 1e6)
     end = now_ns() + int(a.duration * 1e9)
     rnd = random.Random(1)
+    jitter_ns = int(a.jitter_us * 1000)
     t = now_ns()
     while t < end:
-        sleep_until(t)
+        sleep_until(t + (rnd.randrange(jitter_ns) if jitter_ns else 0))
         off = rnd.randrange(0, size // 4096) * 4096
         b = now_ns()
         os.preadv(fd, [buf], off)
@@ -132,6 +137,7 @@ def main():
     ap.add_argument("--prio", type=int, default=10)
     ap.add_argument("--period-ms", type=float, default=20)
     ap.add_argument("--spin-us", type=float, default=200)
+    ap.add_argument("--jitter-us", type=float, default=0)
     ap.add_argument("--duration", type=float, default=2)
     ap.add_argument("--out", required=True)
     a = ap.parse_args()

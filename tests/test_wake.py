@@ -280,12 +280,14 @@ def test_disk_interrupt_is_named_in_the_wake_up(tmp_path):
         d = tmp_path / ("again" if attempt == 2 else "first")
         d.mkdir()
         with steered_disk(d, cpu) as (irq, name, data):
-            # 200 us periods and a read every 2 ms: completions land inside wake-ups
-            # (650 of the 1,000 reads inside listed ones here, as many as with 100 us
-            # periods, which doubled the wake-ups to take apart: 2.5 s more of
-            # attribution)
+            # 200 us periods and a read every 2 ms, each issued at a random point of
+            # a probe's period: completions land at every phase of the wake-ups, and
+            # some inside them (a fixed phase put 650 of the 1,000 inside listed
+            # wake-ups in one run and 3 in the next, on a quiet host). 100 us periods
+            # doubled the wake-ups to take apart: 2.5 s more of attribution
             _, res, spans, _ = run_folder(d, cpu, ["disk", str(data), "--source",
-                                                   str(other), "--period-ms", "2"],
+                                                   str(other), "--period-ms", "2",
+                                                   "--jitter-us", "200"],
                                           ["-i", "200us", "--threshold", "0"], probe="wake",
                                           top=3000)
         inside, held, named = _disk_truth(res, irq, name)
