@@ -602,17 +602,19 @@ def test_a_full_disk_under_jtr_run_and_report(corpus, tmp_path):
         assert "cannot write %s/result.json: No space left on device" % (disk / "r") in \
             p.stderr, p.stderr
         assert "Traceback" not in p.stderr and not (disk / "r").exists()
-    with tiny_disk(tmp_path / "b", 40) as disk:
-        # the probe's own files fit whatever the host's outliers (at most 200 rows);
-        # the event log does not (a busy host's 300 ms run wrote more outliers than
-        # the 40 KiB left once)
-        p = run(disk, "run", "-c", cpu, "-d", "300ms", "--max-outliers", "200", "-o",
+    with tiny_disk(tmp_path / "b", 64) as disk:
+        # the probe's own files and the result rewritten beside them fit whatever the
+        # host's outliers (at most 200 rows; tmpfs counts whole pages: 40 KiB did not
+        # once, with a busy host's histogram); a 1 s run's event log does not (57 KB
+        # in 300 ms here)
+        p = run(disk, "run", "-c", cpu, "-d", "1s", "--max-outliers", "200", "-o",
                 disk / "r")
         assert p.returncode == 0, p.stderr
         assert "causes: not attributed: the event log could not be moved into %s: No space "\
             "left on device" % (disk / "r") in p.stdout, p.stdout
         assert sorted(os.listdir(disk / "r")) == ["outliers.csv", "result.json", "summary.txt"]
         assert json.loads((disk / "r" / "result.json").read_text())["tool"] == "gap"
+    with tiny_disk(tmp_path / "c", 40) as disk:
         p = run(disk, "report", "-o", disk / "page", corpus / "run")
         assert p.returncode == 1 and p.stderr.startswith(
             "jtr report: error: cannot write the report into %s: No space left on device; "
