@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """tune - jtr tune's lines: the profiles, the table of settings, a plan, what an
 apply, a revert and a verify did (drivers/tune.py gives them what they show)."""
-from ..tune import knobs as K
 from ..values import format_cpulist
 
 
@@ -55,7 +54,7 @@ def plan_lines(plan, cmdline=None):
     w = max([len(e["label"]) for e in rest] + [10])
     out = ["plan (%d settings):" % len(plan.entries)]
     for e in rest:
-        same = K.matches(e, e["before"], e["target"]) and e["type"] != "dma_latency"
+        same = plan.already(e)
         out.append("  %-*s  %s -> %s%s" % (w, e["label"], e["before"], e["target"],
                                            "  (already)" if same else ""))
     if irqs:

@@ -111,6 +111,12 @@ class Plan:
     def skip(self, what, why):
         self.skipped.append((what, why))
 
+    @staticmethod
+    def already(e):
+        """Does entry @e hold its target already (nothing to write)? A PM QoS
+        request is always made: the value holds only while jtr keeps it."""
+        return K.matches(e, e["before"], e["target"]) and e["type"] != "dma_latency"
+
 
 def make_plan(profile, isolated):
     """The plan for @profile (a Profile, variables expanded) on this machine."""
@@ -495,7 +501,7 @@ def _apply_one(e):
             os.makedirs(os.path.dirname(e["path"]), exist_ok=True)
             write_atomic(e["path"], e["target"])
             return "changed"
-        if K.matches(e, e["before"], e["target"]) and e["type"] != "dma_latency":
+        if Plan.already(e):
             return "unchanged"
         if e["type"] == "task" and K.read_value(e) is None:
             return "gone"               # exited (khugepaged does when THP goes to never)

@@ -92,7 +92,8 @@ def test_the_plan_said(monkeypatch):
         profile=types.SimpleNamespace(name="jtr-realtime"), isolated=[2, 3], pinned=[],
         skipped=[], warnings=[],
         entries=[entry("kernel.sched_rt_runtime_us", "file:rt", "950000", "-1")],
-        boot=[{"word": "nohz_full=2-3", "param": "nohz_full", "now": "absent"}])
+        boot=[{"word": "nohz_full=2-3", "param": "nohz_full", "now": "absent"}],
+        already=E.Plan.already)
     said = []
     tune.show_plan(plan, [2, 3], said.append)
     assert said[0] == "jtr-realtime on CPUs 2-3 (housekeeping: 0-1)"

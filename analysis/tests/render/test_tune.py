@@ -4,6 +4,7 @@ what an apply did."""
 import types
 
 from jtrpy.render import tune as show
+from jtrpy.tune.engine import Plan
 
 from ..drivers.test_tune import entry
 
@@ -17,7 +18,8 @@ def test_the_plan_as_printed():
                  entry("sshd", "task:2", "0-3", "0", "task", comm="sshd")],
         isolated=[1, 2, 3], pinned=[(5, "ksoftirqd/1"), (6, "migration/1")],
         skipped=[("[myplugin] x", "no plugin")], warnings=["careful"],
-        boot=[{"word": "isolcpus=1", "param": "isolcpus", "now": "absent"}])
+        boot=[{"word": "isolcpus=1", "param": "isolcpus", "now": "absent"}],
+        already=Plan.already)
     assert show.plan_lines(plan, (False, "no grub here")) == [
         "plan (6 settings):",
         "  vm.swappiness           60 -> 10",
