@@ -154,25 +154,36 @@ int64_t jtr_tb_mono_ns(const struct jtr_tb *tb, uint64_t raw)
 	return jtr_tsc_map_ns(&tb->map, raw);
 }
 
+/* jtr_olog_csv_header_more - first line of the outlier log file, @more after */
+void jtr_olog_csv_header_more(FILE *f, const struct jtr_olog *l, const char *more)
+{
+	fputs("cpu,start_ns,length_ns", f);
+	if (l && l->kind)
+		fputs(",kind", f);
+	if (l && l->seq)
+		fputs(",seq", f);
+	for (unsigned k = 0; l && k < l->nstamps; k++)
+		fprintf(f, ",%s_ns", l->stamp_names[k]);
+	if (more)
+		fputs(more, f);
+	fputc('\n', f);
+}
+
 /* jtr_olog_csv_header - first line of the outlier log file */
 void jtr_olog_csv_header(FILE *f, const struct jtr_olog *l)
 {
-	fputs("cpu,start_ns,length_ns", f);
-	if (!l) {
-		fputc('\n', f);
-		return;
-	}
-	if (l->kind)
-		fputs(",kind", f);
-	if (l->seq)
-		fputs(",seq", f);
-	for (unsigned k = 0; k < l->nstamps; k++)
-		fprintf(f, ",%s_ns", l->stamp_names[k]);
-	fputc('\n', f);
+	jtr_olog_csv_header_more(f, l, NULL);
 }
 
 /* jtr_olog_write_csv - "cpu,start_ns,length_ns[,...]" lines */
 int jtr_olog_write_csv(FILE *f, const struct jtr_olog *l, const struct jtr_tb *tb)
+{
+	return jtr_olog_write_csv_more(f, l, tb, NULL);
+}
+
+/* jtr_olog_write_csv_more - "cpu,start_ns,length_ns[,...]<more>" lines */
+int jtr_olog_write_csv_more(FILE *f, const struct jtr_olog *l, const struct jtr_tb *tb,
+			    const char *more)
 {
 	for (uint64_t i = 0; i < l->n; i++) {
 		fprintf(f, "%d,%lld,%llu", l->cpu, (long long)jtr_tb_mono_ns(tb, l->v[i].start_raw),
@@ -191,6 +202,8 @@ int jtr_olog_write_csv(FILE *f, const struct jtr_olog *l, const struct jtr_tb *t
 				v = (uint64_t)jtr_tb_mono_ns(tb, v);
 			fprintf(f, ",%llu", (unsigned long long)v);
 		}
+		if (more)
+			fputs(more, f);
 		fputc('\n', f);
 	}
 	return ferror(f) ? -EIO : 0;

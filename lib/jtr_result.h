@@ -144,9 +144,17 @@ void jtr_result_write_outliers(struct jtr_json *j, const struct jtr_olog *l,
  * the first three only) */
 void jtr_olog_csv_header(FILE *f, const struct jtr_olog *l);
 
+/* jtr_olog_csv_header_more - the same, then @more (",stream": columns a
+ * program adds to each line with jtr_olog_write_csv_more) */
+void jtr_olog_csv_header_more(FILE *f, const struct jtr_olog *l, const char *more);
+
 /* jtr_olog_write_csv - "cpu,start_ns,length_ns" lines and @l's optional
  * columns, start and raw stamps in CLOCK_MONOTONIC ns, in time order */
 int jtr_olog_write_csv(FILE *f, const struct jtr_olog *l, const struct jtr_tb *tb);
+
+/* jtr_olog_write_csv_more - the same, @more (",3") at the end of each line */
+int jtr_olog_write_csv_more(FILE *f, const struct jtr_olog *l, const struct jtr_tb *tb,
+			    const char *more);
 
 /* jtr_result_write_pmu - a run's "pmu": counts, IPC and per-million-loop
  * rates, or null when the counters were not open */

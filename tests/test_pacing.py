@@ -23,6 +23,8 @@ from test_transports import (
     wait_ready,
 )
 
+from jtrpy.results.outliers import read_outliers_file
+
 pytestmark = pytest.mark.measures
 
 DGRAM = ("udp", "mcast", "unix-dgram")
@@ -263,7 +265,8 @@ def test_streams_each_lossless(tmp_path, validate, kind):
     pub, sub, _ = pub_sub(tmp_path, kind, ["-r", "5K", "-n", "3000", "-w", "100",
                                            "--streams", "3", "-c", "1,0,1", "-q",
                                            "--stats-every", "200ms"],
-                          ["--streams", "3", "-c", "0,1,0"], validate=validate)
+                          ["--streams", "3", "-c", "0,1,0", "--latency-file",
+                           "--threshold", "1ns"], validate=validate)
     assert pub["params"]["streams"] == sub["params"]["streams"] == 3
     ps, ss = pub["transport"]["streams"], sub["transport"]["streams"]
     assert [s["cpu"] for s in ps] == [1, 0, 1] and [s["cpu"] for s in ss] == [0, 1, 0]
@@ -280,6 +283,19 @@ def test_streams_each_lossless(tmp_path, validate, kind):
     runs = {r["name"]: r for r in sub["runs"]}
     assert runs["latency_from_send"]["samples"] == 9000
     assert {r["name"]: r for r in pub["runs"]}["send_call"]["samples"] == 9000
+    # each stream its latency file and its outliers (every measured message is one
+    # above 1 ns), in one outlier log with the stream's number and CPU on each line
+    log = read_outliers_file(str(tmp_path / "sub" / "outliers.csv"), table=True)
+    assert len(log.rows) == 9000 == runs["latency_from_send"]["outliers"]["logged"]
+    for k, s in enumerate(ss):
+        lines = [i for i, n in enumerate(log.column("stream")) if n == k]
+        assert len(lines) == 3000 == s["outliers"]["logged"] == s["outliers"]["count"]
+        assert {log.rows[i][0] for i in lines} == {s["cpu"]}
+        assert sorted(log.column("seq")[i] for i in lines) == list(range(100, 3100))
+        lat = (tmp_path / "sub" / s["latency_file"]["name"]).read_text().splitlines()
+        assert s["latency_file"]["name"] == "latency.%d.csv" % k and len(lat) == 3001
+        assert sorted(int(x.split(",")[0]) for x in lat[1:]) == list(range(100, 3100))
+        assert s["threshold_rule"] == "option" and s["outliers"]["threshold_ns"] == 1
 
 
 def test_bad_streams_input(tmp_path):
@@ -288,7 +304,6 @@ def test_bad_streams_input(tmp_path):
         (["pub", "--streams", "17"], "--streams"),
         (["pub", "--streams", "2", "-c", "0,1,0"], "one CPU per stream"),
         (["sub", "--streams", "3", "-c", "0,1"], "one CPU per stream"),
-        (["sub", "--streams", "2", "--latency-file"], "one stream"),
         (["pub", "-T", "udp", "-P", "127.0.0.1:65535", "--streams", "2"], "past 65535"),
     ])
 

@@ -42,7 +42,10 @@ JTR_CPUS_HELP "          pin the receiving thread (-1: none, the default); with\
 "                           --streams N, one CPU per stream: CPU[,CPU...]\n"
 "      --streams N          N streams, as 'jtr pub --streams N' sends them: each its\n"
 "                           own transport and pinned receiving thread; sums and\n"
-"                           each stream (no latency file or outlier log then)\n"
+"                           each stream; outliers.csv holds every stream's\n"
+"                           outliers (its stream column), latency.K.csv stream\n"
+"                           K's latencies; each stream its own threshold and\n"
+"                           room for --max-outliers and --latency-max\n"
 "      --fast               minimal per-message work: counts and sequence only,\n"
 "                           no latency\n"
 "      --verify             check every message's payload against the pattern\n"
@@ -143,8 +146,10 @@ struct sub {
 	struct sub *streams;		/* main's copy: each stream's */
 	int ncpus;			/* CPUs -a gave (0: none) */
 	int cpus[STREAMS_MAX];
-	struct tp_latlog lat;		/* one stream only */
-	struct tp_olog olog;		/* latencies from the send over the threshold */
+	struct tp_latlog lat;		/* the stream's (main's copy with several: none) */
+	struct tp_olog olog;		/* latencies from the send over the threshold (main's
+					 * copy with several: their sum) */
+	const struct tp_olog *ologs[STREAMS_MAX];	/* main's copy: each stream's */
 };
 
 /* a --max-rate receiver may fall this far behind its schedule and still catch
@@ -410,9 +415,14 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct sub *g)
 		const struct sub *e = &g->streams[k];
 
 		fprintf(f, "  stream %d: %s, cpu %d: received=%llu, lost=%llu, rate=%.1f, "
-			"end_of_stream=%s%s\n", k, tp_describe(e->t), e->cpu,
+			"end_of_stream=%s%s", k, tp_describe(e->t), e->cpu,
 			(unsigned long long)e->measured, (unsigned long long)e->seq.lost, rate_hz(e),
 			e->eos ? "yes" : "no", e->err ? ", FAILED" : "");
+		if (e->olog.on)
+			fprintf(f, ", outliers=%llu above %llu ns (%s)",
+				(unsigned long long)e->olog.lengths.total,
+				(unsigned long long)e->olog.threshold_ns, tp_olog_rule_name(&e->olog));
+		fputc('\n', f);
 	}
 	fprintf(f, "received=%llu (+%llu warm-up), lost=%llu, duplicates=%llu, reordered=%llu, "
 		"stale=%llu, end_of_stream=%s", (unsigned long long)g->measured,
@@ -490,6 +500,11 @@ static void write_streams(struct jtr_json *j, const struct sub *g)
 		if (h->total) {
 			jtr_json_uint(j, "latency_p50_ns", jtr_hist_value_at_percentile(h, 50));
 			jtr_json_uint(j, "latency_max_ns", h->max);
+		}
+		tp_latlog_write_json(j, &e->lat);
+		if (e->olog.on) {
+			jtr_json_str(j, "threshold_rule", tp_olog_rule_name(&e->olog));
+			tp_olog_write_run(j, &e->olog, span_ns(e), h);
 		}
 		jtr_json_obj_end(j);
 	}
@@ -660,10 +675,6 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct sub *g, int ar
 	if (g->fast && olog_given)
 		jtr_usage_error(p, "--threshold and --max-outliers with --fast: a fast subscriber "
 				"measures no latency and keeps no outlier log; drop one of them");
-	if (n > 1 && (tp->latency_file || olog_given))
-		jtr_usage_error(p, "--streams %d with %s: the latency file and the outlier log are "
-				"kept for one stream; run one stream for them", n,
-				tp->latency_file ? "--latency-file" : "--threshold/--max-outliers");
 	if (g->ncpus > 1 && g->ncpus != n)
 		jtr_usage_error(p, "%s with %d CPUs for %d stream(s): give one CPU per stream (or "
 				"one CPU for one stream)", cpus_opt, g->ncpus, n);
@@ -700,13 +711,14 @@ static void setup(struct jtr_probe *p, struct tp_prog *tp, struct sub *g, struct
 		jtr_prefault(s->buf, s->cap);
 		tp_seq_init(&s->seq);
 		s->olog.on = false;
-		if (n == 1) {
-			if (tp->latency_file && !g->fast && tp_latlog_alloc(&s->lat, tp->latency_max) < 0)
-				jtr_fatal(p, "out of memory for %llu latency samples; lower --latency-max",
-					  (unsigned long long)tp->latency_max);
-			if (!g->fast)
-				tp_olog_init(p, &s->olog, "latency", 0, NULL, 0);
-		}
+		if (tp->latency_file && !g->fast && tp_latlog_alloc(&s->lat, tp->latency_max) < 0)
+			jtr_fatal(p, "out of memory for %llu latency samples; lower --latency-max",
+				  (unsigned long long)tp->latency_max);
+		if (n > 1)
+			snprintf(s->lat.name, sizeof(s->lat.name), "latency.%d.csv", k);
+		if (!g->fast)
+			tp_olog_init(p, &s->olog, "latency", 0, NULL, 0);
+		g->ologs[k] = &s->olog;
 		tp_stats_add(g->st, TP_STAT_RECV, &s->rsrc, &w[k], !g->fast);
 	}
 }
@@ -759,9 +771,13 @@ static struct sub *settle(struct jtr_probe *p, struct tp_prog *tp, struct sub *g
 			tp_seq_end(&s->seq, s->eos_count, true);
 		s->rej.out_of_window += s->seq.out_of_window;
 		tp_prog_rejects(&s->tpc, &s->rej);
+		if (s->olog.on)
+			tp_olog_settle(&s->olog);
 	}
 	if (n > 1) {
 		add_up(g, g->streams, n);
+		if (g->streams[0].olog.on)
+			tp_olog_sum(p, &g->olog, g->ologs, n);
 		return g;
 	}
 	r = &g->streams[0];
@@ -786,7 +802,8 @@ static int report(struct jtr_probe *p, struct tp_prog *tp, struct sub *r, int ns
 			 "number gives: changed between the publisher and here",
 			 (unsigned long long)r->mismatched, (unsigned long long)r->seq.received);
 	tp_prog_warn_rejects(p, tp, &r->rej, true);
-	tp_latlog_write(&r->lat, p, false);
+	for (int k = 0; k < nstreams; k++)
+		tp_latlog_write(nstreams > 1 ? &r->streams[k].lat : &r->lat, p, false);
 	if (r->olog.on)
 		tp_olog_settle(&r->olog);
 	write_outputs(p, r, peer);

@@ -5,6 +5,7 @@
 #endif
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tp_olog.h"
@@ -67,10 +68,51 @@ void tp_olog_settle(struct tp_olog *o)
 	o->rule = TP_OLOG_WARMUP;
 }
 
+/* tp_olog_sum - see tp_olog.h */
+void tp_olog_sum(struct jtr_probe *p, struct tp_olog *sum, const struct tp_olog *const *parts,
+		 int n)
+{
+	const struct tp_olog *a = parts[0];
+
+	memset(sum, 0, sizeof(*sum));
+	if (jtr_hist_init(&sum->lengths, p->hist_error) < 0)
+		jtr_fatal(p, "out of memory");
+	sum->on = a->on;
+	sum->threshold_opt = a->threshold_opt;
+	sum->max = a->max;
+	sum->rule = a->rule;
+	sum->threshold_ns = a->threshold_ns;
+	sum->log.kind = a->log.kind;
+	sum->parts = parts;
+	sum->nparts = n;
+	for (int k = 0; k < n; k++) {
+		const struct tp_olog *o = parts[k];
+
+		if (o->threshold_ns < sum->threshold_ns)
+			sum->threshold_ns = o->threshold_ns;
+		if (o->rule != sum->rule)
+			sum->rule = TP_OLOG_UNSET;	/* "each stream's" */
+		if (jtr_hist_merge(&sum->lengths, &o->lengths) < 0)
+			jtr_fatal(p, "outlier lengths of two precisions");
+		sum->log.n += o->log.n;
+		sum->log.cap += o->log.cap;
+		sum->log.dropped += o->log.dropped;
+		sum->log.total_ns += o->log.total_ns;
+	}
+	/* one median only when there is one stream's warm-up */
+	sum->warm_median_ns = n == 1 ? a->warm_median_ns : 0;
+}
+
 static const char *const rule_names[] = {
-	[TP_OLOG_UNSET] = "unset", [TP_OLOG_OPTION] = "option",
+	[TP_OLOG_UNSET] = "per_stream", [TP_OLOG_OPTION] = "option",
 	[TP_OLOG_WARMUP] = "warmup", [TP_OLOG_FIXED] = "fixed",
 };
+
+/* tp_olog_rule_name - see tp_olog.h */
+const char *tp_olog_rule_name(const struct tp_olog *o)
+{
+	return rule_names[o->rule];
+}
 
 /* tp_olog_write_params - threshold_ns, threshold_rule, warmup_median_ns, max_outliers */
 void tp_olog_write_params(struct jtr_json *j, const struct tp_olog *o)
@@ -79,7 +121,7 @@ void tp_olog_write_params(struct jtr_json *j, const struct tp_olog *o)
 		jtr_json_uint(j, "threshold_ns", o->threshold_opt);
 	else
 		jtr_json_null(j, "threshold_ns");
-	jtr_json_str(j, "threshold_rule", rule_names[o->rule]);
+	jtr_json_str(j, "threshold_rule", tp_olog_rule_name(o));
 	if (o->warm_median_ns)
 		jtr_json_uint(j, "warmup_median_ns", o->warm_median_ns);
 	else
@@ -99,9 +141,16 @@ void tp_olog_write_run(struct jtr_json *j, const struct tp_olog *o, uint64_t dur
 /* tp_olog_summary - "outliers: N above T ns (rule); L logged, D dropped" */
 void tp_olog_summary(FILE *f, const struct tp_olog *o, const char *what)
 {
-	fprintf(f, "outliers: %llu %s above %llu ns (", (unsigned long long)o->lengths.total, what,
-		(unsigned long long)o->threshold_ns);
-	switch (o->rule) {
+	if (o->nparts > 1)
+		fprintf(f, "outliers: %llu %s above each stream's threshold (",
+			(unsigned long long)o->lengths.total, what);
+	else
+		fprintf(f, "outliers: %llu %s above %llu ns (", (unsigned long long)o->lengths.total,
+			what, (unsigned long long)o->threshold_ns);
+	switch (o->nparts > 1 ? TP_OLOG_UNSET : o->rule) {
+	case TP_OLOG_UNSET:
+		fputs("the streams' lines above", f);
+		break;
 	case TP_OLOG_OPTION:
 		fputs("--threshold", f);
 		break;
@@ -123,9 +172,21 @@ void tp_olog_write_csv(struct jtr_probe *p, const struct tp_olog *o)
 {
 	struct jtr_afile csv;
 
+	char more[16];
+	int bad = 0;
+
 	jtr_probe_open(p, &csv, "outliers.csv");
-	jtr_olog_csv_header(csv.f, &o->log);
-	if (jtr_olog_write_csv(csv.f, &o->log, &p->tb) < 0)
+	if (o->nparts <= 1) {
+		jtr_olog_csv_header(csv.f, &o->log);
+		bad = jtr_olog_write_csv(csv.f, &o->log, &p->tb);
+	} else {
+		jtr_olog_csv_header_more(csv.f, &o->parts[0]->log, ",stream");
+		for (int k = 0; k < o->nparts && !bad; k++) {
+			snprintf(more, sizeof(more), ",%d", k);
+			bad = jtr_olog_write_csv_more(csv.f, &o->parts[k]->log, &p->tb, more);
+		}
+	}
+	if (bad < 0)
 		jtr_fatal(p, "cannot write %s: %s", csv.path, strerror(EIO));
 	jtr_probe_commit_file(p, &csv);
 }

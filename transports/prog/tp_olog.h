@@ -45,6 +45,9 @@ struct tp_olog {
 	struct jtr_olog log;
 	struct jtr_hist lengths;	/* every outlier's length, logged or dropped */
 	struct jtr_hist warm;		/* the warm-up's values, coarse */
+	/* a sum of several streams' logs (tp_olog_sum): those logs */
+	const struct tp_olog *const *parts;
+	int nparts;
 };
 
 /* tp_olog_defaults - --max-outliers' default, no --threshold */
@@ -94,6 +97,18 @@ static inline void tp_olog_note(struct tp_olog *o, uint64_t start_raw, uint64_t 
 	jtr_olog_add_msg(&o->log, start_raw, v, seq, stamps);
 }
 
+/* tp_olog_sum - @sum: the logs @parts[0..@n) of @n streams together (each
+ * stream its own threshold, from its own warm-up unless --threshold): counts,
+ * lengths and dropped lines added up, the lowest threshold, their rule when
+ * they share it; outliers.csv then holds every stream's lines, a "stream"
+ * column last. @parts stays the caller's. Call after each is settled. */
+void tp_olog_sum(struct jtr_probe *p, struct tp_olog *sum, const struct tp_olog *const *parts,
+		 int n);
+
+/* tp_olog_rule_name - "option", "warmup", "fixed" (a sum whose streams'
+ * rules differ: "per_stream") */
+const char *tp_olog_rule_name(const struct tp_olog *o);
+
 /* tp_olog_write_params - params' threshold_ns (--threshold, null: the rule),
  * threshold_rule (option, warmup or fixed), warmup_median_ns (null: none)
  * and max_outliers */
@@ -107,7 +122,8 @@ void tp_olog_write_run(struct jtr_json *j, const struct tp_olog *o, uint64_t dur
 /* tp_olog_summary - summary.txt's outliers line */
 void tp_olog_summary(FILE *f, const struct tp_olog *o, const char *what);
 
-/* tp_olog_write_csv - DIR/outliers.csv, committed (times through @tb) */
+/* tp_olog_write_csv - DIR/outliers.csv, committed (times through @tb); a
+ * sum's: each stream's lines, stream by stream, with its number */
 void tp_olog_write_csv(struct jtr_probe *p, const struct tp_olog *o);
 
 #endif

@@ -988,6 +988,12 @@ void tp_stats_commit(struct tp_stats *st, struct jtr_probe *p)
 }
 
 /* tp_latlog_alloc - map and pre-touch the samples */
+/* tp_latlog_name - the latency file's name */
+const char *tp_latlog_name(const struct tp_latlog *l)
+{
+	return l->name[0] ? l->name : "latency.csv";
+}
+
 int tp_latlog_alloc(struct tp_latlog *l, uint64_t cap)
 {
 	size_t len = (size_t)cap * sizeof(struct tp_lat_rec);
@@ -1013,7 +1019,7 @@ void tp_latlog_write(struct tp_latlog *l, struct jtr_probe *p, bool tsc)
 
 	if (!l->cap)
 		return;
-	jtr_probe_open(p, &a, "latency.csv");
+	jtr_probe_open(p, &a, tp_latlog_name(l));
 	fputs("seq,sent_ns,received_ns,latency_ns\n", a.f);
 	for (uint64_t i = 0; i < kept; i++) {
 		const struct tp_lat_rec *r = &l->rec[i];
@@ -1033,8 +1039,8 @@ void tp_latlog_write(struct tp_latlog *l, struct jtr_probe *p, bool tsc)
 	}
 	jtr_probe_commit_file(p, &a);
 	if (l->n > l->cap)
-		jtr_warn(p, "latency.csv holds the first %llu of %llu latency samples (the buffer was "
-			 "full); raise --latency-max to keep them all",
+		jtr_warn(p, "%s holds the first %llu of %llu latency samples (the buffer was "
+			 "full); raise --latency-max to keep them all", tp_latlog_name(l),
 			 (unsigned long long)l->cap, (unsigned long long)l->n);
 }
 
@@ -1048,7 +1054,7 @@ void tp_latlog_write_json(struct jtr_json *j, const struct tp_latlog *l)
 		return;
 	}
 	jtr_json_obj_begin(j, "latency_file");
-	jtr_json_str(j, "name", "latency.csv");
+	jtr_json_str(j, "name", tp_latlog_name(l));
 	jtr_json_uint(j, "capacity", l->cap);
 	jtr_json_uint(j, "samples", kept);
 	jtr_json_uint(j, "not_kept", l->n - kept);

@@ -255,6 +255,8 @@ struct tp_latlog {
 	struct tp_lat_rec *rec;
 	uint64_t cap;			/* 0: no latency file */
 	uint64_t n;			/* samples offered (may exceed cap) */
+	char name[24];			/* its file, "" latency.csv (jtr sub's streams:
+					 * latency.K.csv) */
 };
 
 /* tp_latlog_alloc - a pre-touched array of @cap samples; -ENOMEM */
@@ -273,10 +275,13 @@ static inline void tp_latlog_add(struct tp_latlog *l, uint64_t seq, uint64_t sen
 	l->n++;
 }
 
-/* tp_latlog_write - DIR/latency.csv: seq,sent_ns,received_ns,latency_ns
+/* tp_latlog_write - DIR/latency.csv (or l->name): seq,sent_ns,received_ns,latency_ns
  * (CLOCK_MONOTONIC; TSC stamps converted with @p's timebase if @tsc);
  * warns when samples did not fit */
 void tp_latlog_write(struct tp_latlog *l, struct jtr_probe *p, bool tsc);
+
+/* tp_latlog_name - its file's name */
+const char *tp_latlog_name(const struct tp_latlog *l);
 
 /* tp_latlog_write_json - the "latency_file" object of "transport" (or null) */
 void tp_latlog_write_json(struct jtr_json *j, const struct tp_latlog *l);

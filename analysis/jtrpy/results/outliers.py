@@ -10,6 +10,7 @@ whole numbers 0 to 2^64-1); optional columns may follow, each named once, in
 any order:
   kind       one lower-case word: what was measured (rtt, reflect, latency, ...)
   seq        the message's sequence number (a whole number)
+  stream     the stream it came on (a whole number: jtr sub --streams)
   label      free text of an application's own (at most 200 printable
              characters, no comma or double quote)
   NAME_ns    a CLOCK_MONOTONIC time inside the outlier (0: not known), e.g.
@@ -121,9 +122,10 @@ def _columns(path, head):
                          "jtr outlier log" % (path, HEADER))
     extra = names[3:]
     for n in extra:
-        if n not in ("kind", "seq", "label") and not _STAMP.fullmatch(n):
-            raise UsageError("%s:1: column %r: the optional columns are kind, seq, label "
-                             "and NAME_ns (a time); see docs/attribution.md" % (path, n[:40]))
+        if n not in ("kind", "seq", "stream", "label") and not _STAMP.fullmatch(n):
+            raise UsageError("%s:1: column %r: the optional columns are kind, seq, stream, "
+                             "label and NAME_ns (a time); see docs/attribution.md"
+                             % (path, n[:40]))
     if len(set(extra)) != len(extra):
         raise UsageError("%s:1: a column is named twice" % path)
     return extra

@@ -87,3 +87,17 @@ def test_the_log_a_result_names_must_be_a_file_in_its_folder(tmp_path):
         assert message in str(e.value) and "root:" not in str(e.value)
     with pytest.raises(UsageError, match="not the header"):   # given by hand: read, not shown
         read_outliers_file(str(secret))
+
+
+def test_the_stream_column(tmp_path):
+    """jtr sub --streams' log: a stream column, whole numbers, read as the seq
+    column is; a word there is refused naming its line."""
+    p = tmp_path / "outliers.csv"
+    p.write_bytes(b"cpu,start_ns,length_ns,kind,seq,stream\n0,10,500,latency,7,0\n"
+                  b"1,12,900,latency,7,1\n")
+    log = read_outliers_file(str(p), table=True)
+    assert log.rows == [(0, 10, 500), (1, 12, 900)]
+    assert log.column("stream") == [0, 1] and log.column("seq") == [7, 7]
+    p.write_bytes(b"cpu,start_ns,length_ns,stream\n0,10,500,one\n")
+    with pytest.raises(UsageError, match=r"outliers.csv:2: "):
+        read_outliers_file(str(p), table=True)
