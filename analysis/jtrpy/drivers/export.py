@@ -21,7 +21,8 @@ OUTPUTS = ("hlog", "prom", "perfetto")
 
 def write_out(path, text, opt, stdout):
     """Write @text (a str, or pieces of it) to @path ('-': the command's standard
-    output @stdout, piece by piece)."""
+    output @stdout), piece by piece: a trace larger than memory is never whole
+    in it."""
     if path == "-":
         if isinstance(text, str):
             stdout.write(text)
@@ -32,7 +33,7 @@ def write_out(path, text, opt, stdout):
         stdout.buffer.flush()
         return
     try:
-        write_output(path, text if isinstance(text, str) else "".join(text))
+        write_output(path, text)
     except OSError as e:
         raise UsageError("%s %s: cannot write: %s" % (opt, path, e.strerror))
 

@@ -40,14 +40,24 @@ _KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")
           (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))
 
 
+def _write_text(f, text):
+    """@text (str or bytes), or its pieces one after the other (any other
+    iterable: a generator's, so a large file is never whole in memory)."""
+    if isinstance(text, (str, bytes)):
+        f.write(text)
+        return
+    for piece in text:
+        f.write(piece)
+
+
 def write_atomic(path, text, mode="w"):
-    """Write @text (str, or bytes with mode "wb") to @path so a reader sees the old
-    file or the whole new one."""
+    """Write @text (str, or bytes with mode "wb"; or an iterable of pieces of
+    it) to @path so a reader sees the old file or the whole new one."""
     d = os.path.dirname(os.path.abspath(path))
     tmp = os.path.join(d, ".%s.tmp-%d" % (os.path.basename(path), os.getpid()))
     try:
         with open(tmp, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
-            f.write(text)
+            _write_text(f, text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -247,13 +257,14 @@ def write_output(path, text, mode="w"):
     or a path where there is nothing yet, whole or not at all (write_atomic, into
     a symbolic link's target, so the link stays a link); anything else (a
     character device such as /dev/null or a terminal, a FIFO, /dev/stdout) is
-    written through, never replaced by a file."""
+    written through, never replaced by a file. @text: as write_atomic takes it
+    (pieces are written as they come)."""
     real = os.path.realpath(path)
     if _regular_or_new(real):
         write_atomic(real, text, mode)
         return
     with open(path, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
-        f.write(text)
+        _write_text(f, text)
 
 
 def write_json(path, doc):

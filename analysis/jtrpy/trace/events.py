@@ -19,6 +19,7 @@ timestamps and CPUs of all records with memoryview casts, sorts each CPU's
 records by time (the kernel hands them over nearly sorted) and keeps the raw
 bytes; a record becomes an Event only when someone asks for it.
 """
+import array
 import heapq
 import os
 import struct
@@ -36,6 +37,7 @@ MAGIC = b"JTREVT1\0"
 VERSION = 1
 RECORD_SIZE = 64
 HEADER_SIZE = 64
+ITER_SLICE = 1 << 16    # index entries made into Python numbers at a time (iter_events)
 TRACE_FORMAT = "jtr-trace/1"
 LOG_NAME = "events.bin"
 TRACE_NAME = "trace.json"
@@ -217,16 +219,18 @@ class EventLog:
 
     @property
     def cpu_ts(self):
-        """{cpu: [ts_ns in time order]}."""
+        """{cpu: [ts_ns in time order]}: a list, or with numpy an array.array of
+        8-byte ints (a sequence of Python ints as a list is, at 8 bytes an entry
+        where a list of ints takes 40: the walks of a 2 GiB log)."""
         if self._ts is None:
-            self._ts = {c: ts.tolist() for c, ts in self._arrays[1].items()}
+            self._ts = {c: _int_array(ts) for c, ts in self._arrays[1].items()}
         return self._ts
 
     @property
     def cpu_index(self):
-        """{cpu: [record number, in the order of cpu_ts]}."""
+        """{cpu: [record number, in the order of cpu_ts]} (as cpu_ts)."""
         if self._idx is None:
-            self._idx = {c: idx.tolist() for c, idx in self._arrays[2].items()}
+            self._idx = {c: _int_array(idx) for c, idx in self._arrays[2].items()}
         return self._idx
 
     def arrays(self, cpu):
@@ -263,10 +267,18 @@ class EventLog:
         return [self.event(idx[k]) for k in range(k0, k1)]
 
     def iter_events(self, cpu=None):
-        """All Events in time order, of one CPU or (None) of all merged."""
-        cpus = sorted(self.cpu_index) if cpu is None else [cpu]
-        streams = [zip(self.cpu_ts[c], self.cpu_index[c]) for c in cpus if c in self.cpu_index]
-        for _, i in heapq.merge(*streams):
+        """All Events in time order, of one CPU or (None) of all merged. With numpy
+        the index is read a slice at a time (ITER_SLICE records), never made into
+        lists: a log's walk costs no memory beyond the log and its index."""
+        if self._arrays is not None:
+            cpus = sorted(self._arrays[1]) if cpu is None else [cpu]
+            streams = [_slices(self._arrays[1][c], self._arrays[2][c]) for c in cpus
+                       if c in self._arrays[1]]
+        else:
+            cpus = sorted(self.cpu_index) if cpu is None else [cpu]
+            streams = [zip(self.cpu_ts[c], self.cpu_index[c]) for c in cpus
+                       if c in self.cpu_index]
+        for _, i in (streams[0] if len(streams) == 1 else heapq.merge(*streams)):
             yield self.event(i)
 
     def type_counts(self):
@@ -316,6 +328,19 @@ class EventLog:
     def vector_kind(self, kind):
         """The irq_vectors kind name for index kind ('unknown' when out of range)."""
         return vector_kind(self.vectors, kind)
+
+
+def _int_array(a):
+    """A numpy array of 8-byte ints as an array.array('q') (native order)."""
+    out = array.array("q")
+    out.frombytes(a.astype("=i8", copy=False).tobytes())
+    return out
+
+
+def _slices(ts, idx):
+    """(ts, record number) pairs of two index arrays, made ITER_SLICE at a time."""
+    for k in range(0, len(idx), ITER_SLICE):
+        yield from zip(ts[k:k + ITER_SLICE].tolist(), idx[k:k + ITER_SLICE].tolist())
 
 
 def vector_kind(vectors, kind):

@@ -198,7 +198,10 @@ def test_event_index_as_arrays_or_lists(tmp_path, monkeypatch):
     plain = E.read_events(str(tmp_path))
     monkeypatch.setenv("JTR_NUMPY", "1")
     fast = E.read_events(str(tmp_path))
-    assert fast.cpu_ts == plain.cpu_ts and fast.cpu_index == plain.cpu_index
+    # numpy's: 8-byte int arrays (array.array), the plain reader's: lists
+    assert {c: list(v) for c, v in fast.cpu_ts.items()} == plain.cpu_ts
+    assert {c: list(v) for c, v in fast.cpu_index.items()} == plain.cpu_index
+    assert all(v.itemsize == 8 for v in fast.cpu_ts.values())
     assert (fast.start_ns, fast.end_ns, fast.meta["cpus"]) == (
         plain.start_ns, plain.end_ns, plain.meta["cpus"])
     lo, hi = plain.cpu_ts[1][10], plain.cpu_ts[1][20]

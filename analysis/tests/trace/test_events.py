@@ -14,6 +14,11 @@ TICK_FN = 0xffffffff81234560
 SYMS = {"0x%x" % TICK_FN: "tick_sched_timer", "0xffffffff81100000": "vmstat_update"}
 
 
+def lists(index):
+    """An index ({cpu: sequence}) with each sequence as a list."""
+    return {c: list(v) for c, v in index.items()}
+
+
 def every_type():
     """One record of every type, in the layout trace.h gives each."""
     return [
@@ -51,7 +56,7 @@ def test_round_trip_every_type(tmp_path):
     log = E.read_events(str(tmp_path))
     assert (len(log), log.start_ns, log.end_ns, log.dropped, log.complete) == (
         22, T0, T0 + 1000, 3, True)
-    assert log.cpu_ts == {1: [e[0] for e in evs]}
+    assert lists(log.cpu_ts) == {1: [e[0] for e in evs]}
     got = list(log.iter_events())
     for want, ev in zip(evs, got):
         assert tuple(ev[:7]) == want[:7]
@@ -79,8 +84,8 @@ def test_index_sorts_per_cpu(tmp_path):
            for t, cpu in [(50, 1), (10, 2), (30, 1), (20, 1), (5, 2), (40, 2)]]
     E.write_events(str(tmp_path), evs, T0, T0 + 100)
     log = E.read_events(str(tmp_path / "events.bin"))
-    assert log.cpu_ts == {1: [T0 + 20, T0 + 30, T0 + 50], 2: [T0 + 5, T0 + 10, T0 + 40]}
-    assert [log.event(i).ts_ns for i in log.cpu_index[1]] == log.cpu_ts[1]
+    assert lists(log.cpu_ts) == {1: [T0 + 20, T0 + 30, T0 + 50], 2: [T0 + 5, T0 + 10, T0 + 40]}
+    assert [log.event(i).ts_ns for i in log.cpu_index[1]] == list(log.cpu_ts[1])
     assert [e.ts_ns - T0 for e in log.iter_events()] == [5, 10, 20, 30, 40, 50]
     assert [e.ts_ns - T0 for e in log.iter_events(cpu=2)] == [5, 10, 40]
     assert [e.ts_ns - T0 for e in log.window(1, T0 + 20, T0 + 30)] == [20, 30]
