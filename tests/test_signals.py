@@ -142,6 +142,26 @@ def test_jtr_run_killed_leaves_no_tracer(tmp_path):
     assert load(out)["partial"] is True
 
 
+def test_jtr_run_ping_killed_leaves_pongs_folder_to_the_next_run(tmp_path):
+    """SIGKILL of `jtr run ping`: pong's working folder beside the results
+    (.jtr-pong-...) cannot be removed by the dead front end; the next jtr run
+    there removes it (its owner's lock is gone) and leaves none of its own."""
+    p = _start(["run", "ping", "--no-trace", "-c", "1", "--pong-cpu", "0", "-r", "1K",
+                "-d", "30", "-o", str(tmp_path / "a")], tmp_path)
+    assert wait_for(lambda: _measuring(p, "jtr-ping"))
+    left = glob.glob(str(tmp_path / ".jtr-pong-*"))
+    assert len(left) == 1
+    p.kill()
+    p.communicate(timeout=30)
+    _nothing_left(p.pid, None, set(), tmp_path)
+    assert glob.glob(str(tmp_path / ".jtr-pong-*")) == left
+    q = _start(["run", "ping", "--no-trace", "-c", "1", "--pong-cpu", "0", "-r", "1K",
+                "-d", "200ms", "-o", str(tmp_path / "b")], tmp_path)
+    _, err = q.communicate(timeout=60)
+    assert q.returncode == 0, err
+    assert not glob.glob(str(tmp_path / ".jtr-*")), os.listdir(tmp_path)
+
+
 def test_suite_stopped_by_its_group_keeps_the_running_item(tmp_path):
     """SIGTERM to the process group of `jtr suite` while gap runs: gap gets one
     stop (not two), so what it measured is kept and the suite is partial."""

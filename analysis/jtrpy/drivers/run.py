@@ -33,13 +33,13 @@ alone, judged and concluded the same way.
 import os
 import shutil
 import subprocess
-import tempfile
 import time
 
 from ..errors import EXIT_INTERRUPTED, JtrError, UsageError
 from ..results.result import NAME, PROBE_DOC, load_result
 from ..system import signals
 from ..system.cpus import online_cpus
+from ..system.files import owned_folder, remove_orphans
 from ..trace import backends
 from ..trace.sched import unavailable as cross_check_unavailable
 from ..values import format_duration
@@ -52,6 +52,7 @@ INTERRUPTED = EXIT_INTERRUPTED      # the probe's status when a stop request end
 READY_S = 20                        # how long a subscriber may take to listen
 END_S = 30                          # how long a subscriber may take to end after pub
 NETNS_DIR = "/run/netns"            # where ip netns keeps the named network namespaces
+ORPHAN_PREFIX = ".jtr-"             # the other end's folder beside the results: .jtr-pong-...
 
 
 class Job:
@@ -132,7 +133,10 @@ class _Ends:
         os.makedirs(parent, exist_ok=True)
         self.plan = plan
         self.guest = plan.partner if plan.measured_by == "probe" else plan.probe
-        self.tmp = tempfile.mkdtemp(prefix=".jtr-%s-" % self.guest, dir=parent)
+        # a front end killed with SIGKILL cannot remove its folder: the next run
+        # beside it does
+        remove_orphans(parent, ORPHAN_PREFIX)
+        self.tmp, self.owner = owned_folder(parent, "%s%s-" % (ORPHAN_PREFIX, self.guest))
         self.guest_out = os.path.join(self.tmp, self.guest)
         self.log = os.path.join(self.tmp, "stderr")
         args = list(plan.partner_args)
@@ -183,6 +187,7 @@ class _Ends:
 
     def cleanup(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
+        self.owner.close()
 
 
 def without_output(args):

@@ -20,11 +20,13 @@ parse_json with bounds: nesting, integer digits, text that is not UTF-8.
 Errors are one line naming the file and what is wrong, never its content.
 """
 import errno
+import fcntl
 import json
 import os
 import re
 import shutil
 import stat
+import tempfile
 
 from ..errors import UsageError
 from .schema import describe
@@ -118,6 +120,46 @@ def remove_stale_tmp(folder):
             out.append(os.path.join(folder, n))
         except OSError:
             pass
+    return out
+
+
+OWNER = ".owner"    # in a working folder: locked by the process that made it
+
+
+def owned_folder(parent, prefix):
+    """A new working folder in @parent named @prefix + a random part, and the file
+    object whose lock says its maker is alive (flock on @OWNER; released when the
+    maker exits, even by SIGKILL: close it, or remove the folder, when done)."""
+    folder = tempfile.mkdtemp(prefix=prefix, dir=parent)
+    f = open(os.path.join(folder, OWNER), "w")
+    fcntl.flock(f, fcntl.LOCK_EX)
+    return folder, f
+
+
+def remove_orphans(parent, prefix):
+    """Remove the folders in @parent named @prefix... that owned_folder made for a
+    process that has died (a jtr run killed with SIGKILL left its partner's folder
+    beside the results): those with an @OWNER no one holds a lock on. Folders
+    without one, or whose maker lives (in any pid namespace: it is the lock that
+    says so), are left. The paths removed."""
+    out = []
+    try:
+        names = [n for n in os.listdir(parent) if n.startswith(prefix)]
+    except OSError:
+        return out
+    for n in names:
+        folder = os.path.join(parent, n)
+        try:
+            f = open(os.path.join(folder, OWNER), "r")
+        except OSError:
+            continue
+        with f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue            # its maker is alive
+            shutil.rmtree(folder, ignore_errors=True)
+            out.append(folder)
     return out
 
 

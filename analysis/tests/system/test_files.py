@@ -252,3 +252,36 @@ def test_outputs_are_neither_shared_nor_inputs(tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     files.check_outputs([("--prom", str(fifo))], [str(fifo)])
+
+
+def test_orphans_are_the_folders_whose_maker_died(tmp_path):
+    """remove_orphans: a folder owned_folder made is removed once no one holds its
+    lock (its maker died, even by SIGKILL); a living maker's (here: another process
+    holding the lock, as a jtr run in another pid namespace would), one with no
+    owner file and anything else named alike are left."""
+    mine, owner = files.owned_folder(str(tmp_path), ".jtr-pong-")
+    (tmp_path / ".jtr-sub-old").mkdir()                # no owner file: not ours
+    (tmp_path / ".jtr-notes").write_text("x")
+    dead, f = files.owned_folder(str(tmp_path), ".jtr-pong-")
+    f.close()                                          # its maker gone
+    held = tmp_path / ".jtr-ping-held"
+    held.mkdir()
+    (held / files.OWNER).touch()
+    child = subprocess.Popen(["python3", "-c", "import fcntl, sys, time\n"
+                              "f = open(sys.argv[1]); fcntl.flock(f, fcntl.LOCK_EX)\n"
+                              "print('locked', flush=True); time.sleep(60)",
+                              str(held / files.OWNER)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline() == "locked\n"
+        assert files.remove_orphans(str(tmp_path), ".jtr-") == [dead]
+        assert sorted(os.listdir(tmp_path)) == sorted(
+            [os.path.basename(mine), ".jtr-sub-old", ".jtr-notes", ".jtr-ping-held"])
+        owner.close()
+        child.kill()
+        child.wait()
+        assert sorted(files.remove_orphans(str(tmp_path), ".jtr-")) == sorted(
+            [mine, str(held)])
+    finally:
+        child.kill()
+        child.wait()
+        child.stdout.close()
