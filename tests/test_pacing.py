@@ -298,6 +298,54 @@ def test_streams_each_lossless(tmp_path, validate, kind):
         assert s["threshold_rule"] == "option" and s["outliers"]["threshold_ns"] == 1
 
 
+@pytest.mark.parametrize("kind", ["udp", "tcp", "shm", "unix"])
+def test_ping_pong_streams(tmp_path, validate, kind):
+    """ping and pong --streams 3: three transports (port + K, name or path + .K),
+    a ping's sending and receiving threads and a pong thread for each; each
+    stream lossless, the totals their sum, each stream's round trips over 1 ns
+    in the one outlier log with its number and CPU, and its latency file."""
+    addr = addr_for(kind, tmp_path)
+    common = ["-T", kind, "-P", addr, "--streams", "3"]
+    pong = spawn("pong", *common, "-c", "0,1,0", "-q", "--wait", "30", "-o", tmp_path / "pong")
+    try:
+        out = tmp_path / "ping"
+        p = run_jtr("ping", *common, "-c", "1,0,1", "--send-cpu", "0,1,0", "-n", "1000",
+                    "-r", "2K", "-w", "50", "--threshold", "1ns", "--latency-file", "-q",
+                    "--wait", "60", "-o", out, timeout=120)
+        assert p.returncode == 0, p.stderr
+        rc, _, err = finish(pong)
+        assert rc == 0, err
+    finally:
+        kill_all([pong])
+    ping, po = validate(load(out)), validate(load(tmp_path / "pong"))
+    assert ping["params"]["streams"] == po["params"]["streams"] == 3
+    t, ps = ping["transport"], ping["transport"]["streams"]
+    addrs = [s["address"] for s in ps]
+    assert len(set(addrs)) == 3 and addrs == [s["address"] for s in po["transport"]["streams"]]
+    assert [(s["recv_cpu"], s["send_cpu"]) for s in ps] == [(1, 0), (0, 1), (1, 0)]
+    assert [s["cpu"] for s in po["transport"]["streams"]] == [0, 1, 0]
+    for s in ps:
+        assert s["sent"] == 1000 and s["received"] == 1050 and s["lost"] == 0
+        assert not s["failed"] and s["outliers"]["logged"] == 1000
+    # pong reflects each hello too: ping says it on each stream until pong answers
+    reflected = [s["reflected"] for s in po["transport"]["streams"]]
+    assert all(1051 <= n <= 1060 for n in reflected), reflected
+    assert all(s["end_of_stream"] for s in po["transport"]["streams"])
+    assert t["sent"] == 3000 and t["received"] == 3150 and t["lost"] == 0 and t["peer"] == "ok"
+    assert po["transport"]["reflected"] == sum(reflected)
+    runs = {r["name"]: r for r in ping["runs"]}
+    assert runs["rtt_from_intended"]["samples"] == runs["send_call"]["samples"] == 3000
+    assert sum(r["msgs_sent"] for r in t["stats"]) == 3150
+    log = read_outliers_file(str(out / "outliers.csv"), table=True)
+    assert len(log.rows) == 3000 == runs["rtt_from_intended"]["outliers"]["logged"]
+    for k, s in enumerate(ps):
+        lines = [i for i, n in enumerate(log.column("stream")) if n == k]
+        assert {log.rows[i][0] for i in lines} == {s["recv_cpu"]}
+        assert sorted(log.column("seq")[i] for i in lines) == list(range(50, 1050))
+        lat = (out / s["latency_file"]["name"]).read_text().splitlines()
+        assert s["latency_file"]["name"] == "latency.%d.csv" % k and len(lat) == 1001
+
+
 def test_bad_streams_input(tmp_path):
     assert_usage_errors(tmp_path, [
         (["pub", "--streams", "0"], "--streams"),
@@ -305,6 +353,12 @@ def test_bad_streams_input(tmp_path):
         (["pub", "--streams", "2", "-c", "0,1,0"], "one CPU per stream"),
         (["sub", "--streams", "3", "-c", "0,1"], "one CPU per stream"),
         (["pub", "-T", "udp", "-P", "127.0.0.1:65535", "--streams", "2"], "past 65535"),
+        (["ping", "--streams", "9"], "--streams"),
+        (["ping", "--streams", "2", "-c", "0,1,0"], "one CPU per stream"),
+        (["ping", "--streams", "3", "--send-cpu", "0,1"], "one CPU per stream"),
+        (["ping", "-c", "0,1,0"], "two CPUs at most"),
+        (["ping", "--streams", "2", "-1", "--send-cpu", "0"], "-c gives its CPU"),
+        (["pong", "--streams", "2", "-c", "0,1,0"], "one CPU per stream"),
     ])
 
 

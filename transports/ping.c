@@ -49,9 +49,16 @@ JTR_LEN_HELP "          message length, header included (default 64, >= 24;\n"
 "  -l, --linger DUR         after the last send, wait at most DUR for the replies\n"
 "                           still out; later ones are lost (default: --timeout)\n"
 JTR_CPUS_HELP "          RECV[,SEND]: pin the receiving thread, then the\n"
-"                           sending one (-1: none, the default)\n"
+"                           sending one (-1: none, the default); with --streams\n"
+"                           N, each stream's receiving thread: CPU[,CPU...]\n"
 "      --recv-cpu CPU       pin the receiving thread alone\n"
-"      --send-cpu CPU       pin the sending thread alone\n"
+"      --send-cpu CPU       pin the sending thread alone (--streams N: each\n"
+"                           stream's: CPU[,CPU...])\n"
+"      --streams N          N streams to 'jtr pong --streams N', each its own\n"
+"                           transport (stream K: the port + K, or the shm name or\n"
+"                           socket path + .K) and threads, at -r each; sums and\n"
+"                           each stream; outliers.csv holds every stream's round\n"
+"                           trips (a stream column), latency.K.csv stream K's\n"
 "  -1, --one-thread         one thread sends and takes each reply before the next\n"
 "                           send (one message in flight, like sockperf ping-pong):\n"
 "                           busy-poll on two CPUs; pinned with -c CPU; a reply\n"
@@ -100,7 +107,11 @@ JTR_OLD_HELP " -a CPU (-c CPU,\n"
 "  jtr ping -T tcp -P [::1]:17391 --recv epoll    IPv6, epoll receive\n"
 "  jtr ping -T udp --latency-file --stats-every 500ms   every sample, 2 rows a second\n";
 
-enum { OPT_SEND_CPU = 700, OPT_RECV_CPU };
+enum { OPT_SEND_CPU = 700, OPT_RECV_CPU, OPT_STREAMS };
+
+/* the most streams: two threads each (a sending and a receiving one), each a
+ * source of the rows */
+#define STREAMS_MAX (TP_STAT_MAX_SRC / 2)
 
 static const struct option long_opts[] = {
 	JTR_LONG(COUNT),
@@ -115,6 +126,7 @@ static const struct option long_opts[] = {
 	{ "send-cpu", required_argument, NULL, OPT_SEND_CPU },
 	{ "recv-cpu", required_argument, NULL, OPT_RECV_CPU },
 	{ "one-thread", no_argument, NULL, '1' },
+	{ "streams", required_argument, NULL, OPT_STREAMS },
 	{ "timebase", required_argument, NULL, 't' },
 	{ "stall-at", required_argument, NULL, TP_OPT_STALL_AT },
 	{ "stall", required_argument, NULL, TP_OPT_STALL },
@@ -185,10 +197,22 @@ struct ping {
 	int recv_err;
 	volatile int abort_run;
 
-	/* statistics: each thread's interval counters, the rows, every sample */
+	/* statistics: each thread's interval counters, the rows (the run's, every
+	 * stream's threads), every sample */
 	struct tp_stat_src ssrc, rsrc;
-	struct tp_stats st;
+	struct tp_stats *st;
 	struct tp_latlog lat;
+
+	/* --streams N: each stream is a copy of main's with its own address,
+	 * transport, threads and figures; main's holds their sum */
+	struct tp_prog tpc;		/* a stream's options, with its address */
+	char addr[128];
+	int nstreams;			/* 1 in each stream's copy */
+	struct ping *streams;		/* main's copy: each stream's */
+	int ncpus, cpus[STREAMS_MAX];	/* -c as given */
+	int nsend, send_cpus[STREAMS_MAX];	/* --send-cpu as given */
+	const char *cpus_arg;
+	const struct tp_olog *ologs[STREAMS_MAX];	/* main's copy: each stream's */
 };
 
 /* now_raw - a timestamp in the timebase's units */
@@ -475,40 +499,66 @@ static void receiver(void *arg)
 		g->abort_run = 1;	/* the sender stops too */
 }
 
-/* handshake - a HELLO answered by pong, or exit 2 after --wait */
-static void handshake(struct ping *g)
+/* hello - stream @s: a HELLO sent and a reply awaited up to @wait_ns: true
+ * when pong answered; *@gone when a datagram found no pong there yet */
+static bool hello(struct ping *s, int64_t wait_ns, bool *gone)
 {
-	struct tp_msg *m = (struct tp_msg *)g->sbuf;
-	const struct tp_msg *r = (const struct tp_msg *)g->rbuf;
-	int64_t end = jtr_mono_ns() + (int64_t)g->tp->o.wait_ns;
+	struct tp_msg *m = (struct tp_msg *)s->sbuf;
+	const struct tp_msg *r = (const struct tp_msg *)s->rbuf;
 	ssize_t n;
 	int rc;
 
+	tp_msg_fill(m, s->load.len, TP_F_HELLO, 0, 0, 0);
+	rc = tp_send(s->t, m, s->load.len);
+	if (rc < 0 && rc != -EPIPE)
+		jtr_fatal(s->p, "sending to %s: %s", tp_describe(s->t), strerror(-rc));
+	n = tp_recv(s->t, s->rbuf, s->rcap, wait_ns);
+	if (n > 0 && tp_msg_check(r, (size_t)n) && (r->flags & TP_F_HELLO))
+		return true;
+	if (n < 0 && n != -EAGAIN && n != -EPIPE)
+		jtr_fatal(s->p, "receiving from %s: %s", tp_describe(s->t), strerror((int)-n));
+	/* a connection or a ring sees pong go; a datagram's -EPIPE is a
+	 * pong not there yet */
+	if (n == -EPIPE && !tp_prog_has(s->tp, TP_P_DATAGRAM))
+		jtr_fatal(s->p, "pong at %s went away before the run", tp_describe(s->t));
+	*gone = *gone || n == -EPIPE;
+	return false;
+}
+
+/* handshake - every stream's HELLO answered by pong (the streams in turn,
+ * each said hello again until it is: pong reflects once it heard from every
+ * one), or exit 2 after --wait */
+static void handshake(struct ping *g)
+{
+	const int n = g->nstreams;
+	int64_t end = jtr_mono_ns() + (int64_t)g->tp->o.wait_ns;
+	bool done[STREAMS_MAX] = { false };
+	int left = n, k;
+
 	while (!jtr_stop) {
-		tp_msg_fill(m, g->load.len, TP_F_HELLO, 0, 0, 0);
-		rc = tp_send(g->t, m, g->load.len);
-		if (rc < 0 && rc != -EPIPE)
-			jtr_fatal(g->p, "sending to %s: %s", tp_describe(g->t), strerror(-rc));
-		n = tp_recv(g->t, g->rbuf, g->rcap, 200 * JTR_NS_PER_MS);
-		if (n > 0 && tp_msg_check(r, (size_t)n) && (r->flags & TP_F_HELLO))
-			return;
-		if (n < 0 && n != -EAGAIN && n != -EPIPE)
-			jtr_fatal(g->p, "receiving from %s: %s", tp_describe(g->t), strerror((int)-n));
-		/* a connection or a ring sees pong go; a datagram's -EPIPE is a
-		 * pong not there yet */
-		if (n == -EPIPE && !tp_prog_has(g->tp, TP_P_DATAGRAM))
-			jtr_fatal(g->p, "pong at %s went away before the run", tp_describe(g->t));
-		if (jtr_mono_ns() >= end)
+		bool gone = false;
+
+		for (k = 0; k < n; k++)
+			if (!done[k] && hello(&g->streams[k], 200 * JTR_NS_PER_MS / left, &gone)) {
+				done[k] = true;
+				left--;
+			}
+		if (!left || jtr_mono_ns() >= end)
 			break;
-		if (n == -EPIPE) {
+		if (gone) {
 			struct timespec ts = { 0, 100000000L };
 
 			nanosleep(&ts, NULL);
 		}
 	}
+	if (!left)
+		return;
+	for (k = 0; done[k]; k++)
+		;
 	jtr_usage_error(g->p, "no pong answered on %s within %g s; start 'jtr pong' with the "
-			"same -T and --addr first, or wait longer (--wait)", tp_describe(g->t),
-			(double)g->tp->o.wait_ns / 1e9);
+			"same -T and --addr%s first, or wait longer (--wait)",
+			tp_describe(g->streams[k].t), (double)g->tp->o.wait_ns / 1e9,
+			n > 1 ? " and --streams" : "");
 }
 
 /* duration_ns - the measured span: first measured intended send to last send */
@@ -517,10 +567,25 @@ static uint64_t duration_ns(const struct ping *g)
 	return g->last_send_raw > g->first_raw ? to_ns(g, g->last_send_raw - g->first_raw) : 0;
 }
 
-/* sent_measured - measured messages the sender sent */
+/* sent_measured - measured messages the sender sent (the streams' sum) */
 static uint64_t sent_measured(const struct ping *g)
 {
+	uint64_t n = 0;
+
+	if (g->nstreams > 1) {
+		for (int k = 0; k < g->nstreams; k++)
+			n += sent_measured(&g->streams[k]);
+		return n;
+	}
 	return g->sent > g->load.warmup ? g->sent - g->load.warmup : 0;
+}
+
+/* rate_hz - measured messages a second over the measured span */
+static double rate_hz(const struct ping *g)
+{
+	uint64_t dur = duration_ns(g);
+
+	return dur ? (double)sent_measured(g) * 1e9 / (double)dur : 0.0;
 }
 
 #define PCT(h, v) ((unsigned long long)jtr_hist_value_at_percentile((h), (v)))
@@ -535,9 +600,24 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct ping *g)
 	tp_load_rate_name(&g->load, rate, sizeof(rate));
 	tp_load_what(&g->load, label, sizeof(label));
 	fprintf(f, "jtr ping: %s, %s receive%s, %u-byte messages, %s at %s (+%llu warm-up), "
-		"%s timebase%s\n\n", tp_describe(g->t), tp_prog_recv_name(g->tp),
+		"%s timebase%s%s\n", tp_describe(g->t), tp_prog_recv_name(g->tp),
 		g->one_thread ? " (one thread)" : "", g->load.len, label, rate,
-		(unsigned long long)g->load.warmup, jtr_tb_name(p->tb.kind), p->partial ? ", PARTIAL" : "");
+		(unsigned long long)g->load.warmup, jtr_tb_name(p->tb.kind),
+		g->nstreams > 1 ? ", each of the streams below; their sum" : "",
+		p->partial ? ", PARTIAL" : "");
+	for (int k = 0; g->nstreams > 1 && k < g->nstreams; k++) {
+		const struct ping *e = &g->streams[k];
+
+		fprintf(f, "  stream %d: %s, cpu %d,%d: replies=%llu, lost=%llu, rate=%.1f, "
+			"late_sends=%llu, p50=%llu, max=%llu, outliers=%llu%s\n", k,
+			tp_describe(e->t), e->recv_cpu, e->send_cpu,
+			(unsigned long long)e->seq.received, (unsigned long long)e->seq.lost,
+			rate_hz(e), (unsigned long long)e->late, PCT(&e->from_intended, 50),
+			(unsigned long long)e->from_intended.max,
+			(unsigned long long)e->olog.lengths.total,
+			e->recv_err || e->send_err ? ", FAILED" : "");
+	}
+	fputc('\n', f);
 	fprintf(f, "  %-16s %16s %16s %16s\n", "round trip ns", "from intended", "from send", "send call");
 	fprintf(f, "  %-16s %16llu %16llu %16llu\n", "samples", (unsigned long long)hi->total,
 		(unsigned long long)hs->total, (unsigned long long)sc->total);
@@ -556,7 +636,7 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct ping *g)
 		PCT(hi, 90), PCT(hi, 99), PCT(hi, 99.9), PCT(hi, 99.99), PCT(hi, 99.999));
 	fprintf(f, "actual_sends=%llu, duration_ns=%llu, result_rate=%.6f, late_sends=%llu, "
 		"max_tight_sends=%llu, max_flight_size=%llu\n", (unsigned long long)sent_measured(g),
-		(unsigned long long)dur, dur ? (double)sent_measured(g) * 1e9 / (double)dur : 0.0,
+		(unsigned long long)dur, rate_hz(g),
 		(unsigned long long)g->late, (unsigned long long)g->max_tight,
 		(unsigned long long)g->max_flight);
 	fprintf(f, "replies=%llu, lost=%llu, duplicates=%llu, reordered=%llu\n",
@@ -564,7 +644,7 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct ping *g)
 		(unsigned long long)g->seq.duplicates, (unsigned long long)g->seq.reordered);
 	tp_prog_rejects_line(f, &g->rej, true);
 	tp_olog_summary(f, &g->olog, "round trips");
-	tp_stats_summary(f, &g->st, tp_prog_recv_name(g->tp));
+	tp_stats_summary(f, g->st, tp_prog_recv_name(g->tp));
 }
 
 /* inputs - summary.txt's inputs block */
@@ -575,6 +655,10 @@ static void inputs(FILE *f, const struct jtr_probe *p, const struct ping *g)
 	tp_prog_input(f, "linger:", "%.3f s", (double)g->linger_ns / 1e9);
 	tp_prog_input(f, "send cpu:", "%d", g->send_cpu);
 	tp_prog_input(f, "receive cpu:", "%d", g->recv_cpu);
+	tp_prog_input(f, "streams:", "%d", g->nstreams);
+	for (int k = 0; g->nstreams > 1 && k < g->nstreams; k++)
+		tp_prog_input(f, "stream cpus:", "%d: receive %d, send %d", k,
+			      g->streams[k].recv_cpu, g->streams[k].send_cpu);
 	if (g->stall_ns)
 		tp_prog_input(f, "stall:", "%.3f s before message %llu", (double)g->stall_ns / 1e9,
 			      (unsigned long long)g->stall_at);
@@ -590,6 +674,38 @@ static void write_run(struct jtr_json *j, const struct jtr_probe *p, const struc
 			  jtr_tb_mono_ns(&p->tb, end), duration_ns(g), h, o);
 }
 
+/* write_streams - transport.streams: each stream's own figures */
+static void write_streams(struct jtr_json *j, const struct ping *g)
+{
+	jtr_json_arr_begin(j, "streams");
+	for (int k = 0; k < g->nstreams; k++) {
+		const struct ping *e = &g->streams[k];
+		const struct jtr_hist *h = &e->from_intended;
+
+		jtr_json_obj_begin(j, NULL);
+		jtr_json_uint(j, "stream", (uint64_t)k);
+		jtr_json_str(j, "address", tp_describe(e->t));
+		if (e->recv_cpu >= 0) jtr_json_int(j, "recv_cpu", e->recv_cpu); else jtr_json_null(j, "recv_cpu");
+		if (e->send_cpu >= 0) jtr_json_int(j, "send_cpu", e->send_cpu); else jtr_json_null(j, "send_cpu");
+		jtr_json_uint(j, "sent", sent_measured(e));
+		tp_prog_write_seq(j, &e->seq);
+		jtr_json_uint(j, "late_sends", e->late);
+		jtr_json_uint(j, "max_flight_size", e->max_flight);
+		jtr_json_bool(j, "failed", e->recv_err || e->send_err);
+		jtr_json_uint(j, "duration_ns", duration_ns(e));
+		jtr_json_fixed(j, "rate_hz", rate_hz(e), 3);
+		if (h->total) {
+			jtr_json_uint(j, "rtt_p50_ns", jtr_hist_value_at_percentile(h, 50));
+			jtr_json_uint(j, "rtt_max_ns", h->max);
+		}
+		tp_latlog_write_json(j, &e->lat);
+		jtr_json_str(j, "threshold_rule", tp_olog_rule_name(&e->olog));
+		tp_olog_write_run(j, &e->olog, duration_ns(e), h);
+		jtr_json_obj_end(j);
+	}
+	jtr_json_arr_end(j);
+}
+
 /* write_outputs - summary.txt and result.json */
 static void write_outputs(struct jtr_probe *p, struct ping *g, const char *peer)
 {
@@ -597,7 +713,7 @@ static void write_outputs(struct jtr_probe *p, struct ping *g, const char *peer)
 	struct jtr_json j;
 	uint64_t dur = duration_ns(g);
 
-	jtr_probe_open(p, &txt, tp_stats_summary_name(&g->st));
+	jtr_probe_open(p, &txt, tp_stats_summary_name(g->st));
 	jtr_probe_open(p, &res, "result.json");
 	summary(txt.f, p, g);
 	inputs(txt.f, p, g);
@@ -620,6 +736,7 @@ static void write_outputs(struct jtr_probe *p, struct ping *g, const char *peer)
 	jtr_json_bool(&j, "one_thread", g->one_thread);
 	if (g->recv_cpu >= 0) jtr_json_int(&j, "recv_cpu", g->recv_cpu); else jtr_json_null(&j, "recv_cpu");
 	jtr_json_str(&j, "timebase", jtr_tb_name(p->tb_wanted));
+	jtr_json_uint(&j, "streams", (uint64_t)g->nstreams);
 	tp_olog_write_params(&j, &g->olog);
 	if (g->stall_ns) {
 		jtr_json_uint(&j, "stall_at", g->stall_at);
@@ -636,16 +753,18 @@ static void write_outputs(struct jtr_probe *p, struct ping *g, const char *peer)
 	tp_prog_write_transport(&j, g->tp, g->load.len);
 	jtr_json_str(&j, "peer", peer);
 	jtr_json_uint(&j, "sent", sent_measured(g));
-	jtr_json_uint(&j, "sent_warmup", g->sent < g->load.warmup ? g->sent : g->load.warmup);
+	jtr_json_uint(&j, "sent_warmup", g->sent - sent_measured(g));
 	tp_prog_write_seq(&j, &g->seq);
 	tp_prog_write_rejects(&j, &g->rej, true);
 	jtr_json_uint(&j, "late_sends", g->late);
 	jtr_json_uint(&j, "max_tight_sends", g->max_tight);
 	jtr_json_uint(&j, "max_flight_size", g->max_flight);
 	jtr_json_uint(&j, "duration_ns", dur);
-	jtr_json_fixed(&j, "rate_hz", dur ? (double)sent_measured(g) * 1e9 / (double)dur : 0.0, 3);
+	jtr_json_fixed(&j, "rate_hz", rate_hz(g), 3);
 	tp_latlog_write_json(&j, &g->lat);
-	tp_stats_write_json(&j, &g->st);
+	if (g->nstreams > 1)
+		write_streams(&j, g);
+	tp_stats_write_json(&j, g->st);
 	jtr_json_obj_end(&j);
 
 	jtr_json_arr_begin(&j, "runs");
@@ -653,17 +772,46 @@ static void write_outputs(struct jtr_probe *p, struct ping *g, const char *peer)
 	write_run(&j, p, g, "rtt_from_send", g->recv_cpu, &g->from_send, NULL);
 	write_run(&j, p, g, "send_call", g->send_cpu, &g->send_call, NULL);
 	jtr_json_arr_end(&j);
-	tp_prog_finish(p, &j, &txt, &res, &g->st, &g->lat, &g->olog);
+	tp_prog_finish(p, &j, &txt, &res, g->st, &g->lat, &g->olog);
 }
 
-/* cpus_opt - -c RECV[,SEND] */
+/* cpus_opt - -c RECV[,SEND] (with --streams N: each stream's receiving
+ * thread; checked once the options are all read) */
 static void cpus_opt(struct jtr_probe *p, struct ping *g, const char *arg)
 {
-	int cpus[2];
+	g->cpus_arg = arg;
+	g->ncpus = tp_prog_cpus_opt(p, "-c", arg, g->cpus, STREAMS_MAX);
+	if (g->ncpus == 2)
+		g->send_cpu = g->cpus[1];
+	g->recv_cpu = g->cpus[0];
+}
 
-	if (tp_prog_cpus_opt(p, "-c", arg, cpus, 2) == 2)
-		g->send_cpu = cpus[1];
-	g->recv_cpu = cpus[0];
+/* check_streams - -c and --send-cpu against --streams */
+static void check_streams(struct jtr_probe *p, struct ping *g)
+{
+	const int n = g->nstreams;
+
+	if (n == 1) {
+		if (g->ncpus > 2)
+			jtr_usage_error(p, "-c %s: RECV[,SEND], two CPUs at most (with --streams N: "
+					"one per stream)", g->cpus_arg);
+		if (g->nsend > 1)
+			jtr_usage_error(p, "--send-cpu with %d CPUs: one, the sending thread's (with "
+					"--streams N: one per stream)", g->nsend);
+		return;
+	}
+	if (g->ncpus > 1 && g->ncpus != n)
+		jtr_usage_error(p, "-c %s: %d CPUs for %d streams: give one CPU per stream, its "
+				"receiving thread's (or one for all)", g->cpus_arg, g->ncpus, n);
+	if (g->nsend > 1 && g->nsend != n)
+		jtr_usage_error(p, "--send-cpu with %d CPUs for %d streams: give one CPU per "
+				"stream, its sending thread's (or one for all)", g->nsend, n);
+	if (g->one_thread && g->nsend)
+		jtr_usage_error(p, "--one-thread with --streams %d and --send-cpu: each stream has "
+				"one thread; -c gives its CPU", n);
+	if (g->old_cpus)
+		jtr_usage_error(p, "--streams %d with -a or -A: give the streams' CPUs with -c "
+				"and --send-cpu", n);
 }
 
 /* parse - the options, each alone and then together, or exit 2 */
@@ -686,7 +834,12 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct ping *g, int a
 			g->old_cpus = true;
 			/* fall through */
 		case OPT_SEND_CPU:
-			g->send_cpu = tp_prog_cpu_opt(p, opt == 'A' ? "-A" : "--send-cpu", optarg);
+			if (opt == 'A') {
+				g->send_cpu = tp_prog_cpu_opt(p, "-A", optarg);
+				break;
+			}
+			g->nsend = tp_prog_cpus_opt(p, "--send-cpu", optarg, g->send_cpus, STREAMS_MAX);
+			g->send_cpu = g->send_cpus[0];
 			break;
 		case 'a':
 			jtr_opt_old(p, 'a', "-c", "the receiving thread's CPU");
@@ -696,6 +849,9 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct ping *g, int a
 			g->recv_cpu = tp_prog_cpu_opt(p, opt == 'a' ? "-a" : "--recv-cpu", optarg);
 			break;
 		case '1': g->one_thread = true; break;
+		case OPT_STREAMS:
+			g->nstreams = (int)jtr_opt_count(p, "--streams", optarg, 1, STREAMS_MAX);
+			break;
 		case TP_OPT_STALL_AT:
 			g->stall_at = jtr_opt_count(p, "--stall-at", optarg, 0, 1ULL << 40);
 			stall_at_given = true;
@@ -707,6 +863,7 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct ping *g, int a
 		}
 	}
 	jtr_probe_no_args(p, argc, argv);
+	check_streams(p, g);
 	tp_load_check(p, &g->load, tp_stats_startup_ns(&g->tp->stats_opts, g->tp->stats_every_ns));
 	if (g->load.duration_ns) {
 		if (g->stall_ns && !stall_at_given)
@@ -735,141 +892,249 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct ping *g, int a
 	tp_prog_check(p, tp, TP_PING);
 }
 
-/* prepare - what the run touches, allocated and touched before the
- * privilege drop: buffers, histograms, the logs, the rows' sources */
-static void prepare(struct jtr_probe *p, struct tp_prog *tp, struct ping *g, struct jtr_worker w[2])
+/* prepare_stream - stream @s's buffers, histograms, logs, threads (@ws
+ * sends, @wr receives) and its sources of the rows */
+static void prepare_stream(struct jtr_probe *p, struct tp_prog *tp, struct ping *s,
+			   struct jtr_worker *ws, struct jtr_worker *wr)
 {
-	g->rcap = tp_max_msg(&tp->o) < 65536 ? tp_max_msg(&tp->o) : 65536;
-	if (g->rcap < g->load.len)
-		g->rcap = g->load.len;
-	g->sbuf = calloc(1, g->load.len);
-	g->rbuf = calloc(1, g->rcap);
-	if (!g->sbuf || !g->rbuf || jtr_hist_init(&g->from_intended, p->hist_error) < 0 ||
-	    jtr_hist_init(&g->from_send, p->hist_error) < 0 || jtr_hist_init(&g->send_call, p->hist_error) < 0 ||
-	    jtr_worker_alloc(&w[0], g->send_cpu) < 0 || jtr_worker_alloc(&w[1], g->recv_cpu) < 0)
+	s->rcap = tp_max_msg(&tp->o) < 65536 ? tp_max_msg(&tp->o) : 65536;
+	if (s->rcap < s->load.len)
+		s->rcap = s->load.len;
+	s->sbuf = calloc(1, s->load.len);
+	s->rbuf = calloc(1, s->rcap);
+	if (!s->sbuf || !s->rbuf || jtr_hist_init(&s->from_intended, p->hist_error) < 0 ||
+	    jtr_hist_init(&s->from_send, p->hist_error) < 0 || jtr_hist_init(&s->send_call, p->hist_error) < 0 ||
+	    jtr_worker_alloc(ws, s->send_cpu) < 0 || jtr_worker_alloc(wr, s->recv_cpu) < 0)
 		jtr_fatal(p, "out of memory");
-	jtr_prefault(g->rbuf, g->rcap);
-	g->ends = calloc(SEND_ENDS, sizeof(g->ends[0]));
-	if (!g->ends)
+	jtr_prefault(s->rbuf, s->rcap);
+	s->ends = calloc(SEND_ENDS, sizeof(s->ends[0]));
+	if (!s->ends)
 		jtr_fatal(p, "out of memory");
-	jtr_prefault(g->ends, SEND_ENDS * sizeof(g->ends[0]));
-	tp_olog_init(p, &g->olog, "rtt", 4, stamp_names, 0);
-	tp_seq_init(&g->seq);
-	if (tp->latency_max > g->load.count)
-		tp->latency_max = g->load.count;	/* never more samples than messages */
-	if (tp->latency_file && tp_latlog_alloc(&g->lat, tp->latency_max) < 0)
+	jtr_prefault(s->ends, SEND_ENDS * sizeof(s->ends[0]));
+	tp_olog_init(p, &s->olog, "rtt", 4, stamp_names, 0);
+	tp_seq_init(&s->seq);
+	if (tp->latency_file && tp_latlog_alloc(&s->lat, tp->latency_max) < 0)
 		jtr_fatal(p, "out of memory for %llu latency samples; lower --latency-max",
 			  (unsigned long long)tp->latency_max);
-	tp_stats_init(&g->st, tp->stats_every_ns);
-	g->st.print = tp->stats_print;
-	tp_stats_set_opts(&g->st, p, &tp->stats_opts);
-	tp_stats_add(&g->st, TP_STAT_SEND, &g->ssrc, &w[0], false);
+	tp_stats_add(s->st, TP_STAT_SEND, &s->ssrc, ws, false);
 	/* --one-thread: the sending thread takes the replies too */
-	tp_stats_add(&g->st, TP_STAT_RECV, &g->rsrc, g->one_thread ? &w[0] : &w[1], true);
+	tp_stats_add(s->st, TP_STAT_RECV, &s->rsrc, s->one_thread ? ws : wr, true);
 }
 
-/* start - the timebase and its units, the transport, a round trip to see
- * pong is there */
+/* prepare - what the run touches, allocated and touched before the
+ * privilege drop: each stream (a copy of @g with its address and CPUs;
+ * stream K sends in w[K] and receives in w[N + K]), and with several the
+ * histograms of their sum */
+static void prepare(struct jtr_probe *p, struct tp_prog *tp, struct ping *g, struct jtr_worker *w)
+{
+	const int n = g->nstreams;
+
+	if (tp->latency_max > g->load.count)
+		tp->latency_max = g->load.count;	/* never more samples than messages */
+	tp_stats_init(g->st, tp->stats_every_ns);
+	g->st->print = tp->stats_print;
+	tp_stats_set_opts(g->st, p, &tp->stats_opts);
+	if (n > 1 && (jtr_hist_init(&g->from_intended, p->hist_error) < 0 ||
+		      jtr_hist_init(&g->from_send, p->hist_error) < 0 ||
+		      jtr_hist_init(&g->send_call, p->hist_error) < 0))
+		jtr_fatal(p, "out of memory");
+	for (int k = 0; k < n; k++) {
+		struct ping *s = &g->streams[k];
+
+		*s = *g;
+		s->nstreams = 1;
+		tp_prog_stream(p, tp, k, n, &s->tpc, s->addr, sizeof(s->addr));
+		s->tp = &s->tpc;
+		if (n > 1) {
+			s->recv_cpu = tp_prog_stream_cpu(g->cpus, g->ncpus, k);
+			s->send_cpu = g->one_thread ? s->recv_cpu :
+				      tp_prog_stream_cpu(g->send_cpus, g->nsend, k);
+		}
+		prepare_stream(p, tp, s, &w[k], &w[n + k]);
+		if (n > 1)
+			snprintf(s->lat.name, sizeof(s->lat.name), "latency.%d.csv", k);
+		g->ologs[k] = &s->olog;
+	}
+}
+
+/* timebase - what stream @s reads the timebase with */
+static void timebase(const struct jtr_probe *p, struct ping *s)
+{
+	s->tsc = p->tb.kind == JTR_TB_TSC;
+	s->t2n = p->tb.t2n;
+	/* pong's TSC stamps map through TSC pairs: taken around the run even on
+	 * the clock timebase (jtr_probe_map_* take them only for the TSC's) */
+	s->peer_tsc = p->tb.hz > 0;
+	if (s->peer_tsc)
+		s->olog.log.stamp_tsc = STAMPS_PEER_TSC;
+	s->raw_per_s = s->tsc ? p->tb.hz : 1e9;
+	s->duration_raw = !s->load.duration_ns ? 0 : s->tsc ?
+			  (uint64_t)((double)s->load.duration_ns * p->tb.hz / 1e9) : s->load.duration_ns;
+}
+
+/* start - the timebase and its units, each stream's transport, then a
+ * round trip on each to see pong is there */
 static void start(struct jtr_probe *p, struct tp_prog *tp, struct ping *g)
 {
 	jtr_probe_timebase(p);
-	g->tsc = p->tb.kind == JTR_TB_TSC;
-	g->t2n = p->tb.t2n;
-	/* pong's TSC stamps map through TSC pairs: taken around the run even on
-	 * the clock timebase (jtr_probe_map_* take them only for the TSC's) */
-	g->peer_tsc = p->tb.hz > 0;
-	if (g->peer_tsc)
-		g->olog.log.stamp_tsc = STAMPS_PEER_TSC;
-	g->raw_per_s = g->tsc ? p->tb.hz : 1e9;
-	g->duration_raw = !g->load.duration_ns ? 0 : g->tsc ?
-			  (uint64_t)((double)g->load.duration_ns * p->tb.hz / 1e9) : g->load.duration_ns;
-	tp->o.numa_cpu = g->recv_cpu;
-	g->t = tp_prog_open(p, tp, TP_PING);
+	timebase(p, g);
+	for (int k = 0; k < g->nstreams; k++) {
+		struct ping *s = &g->streams[k];
+
+		timebase(p, s);
+		s->tpc.o.numa_cpu = s->recv_cpu;
+		s->t = tp_prog_open(p, &s->tpc, TP_PING);
+	}
+	tp->t = g->streams[0].t;
 	handshake(g);
 }
 
-/* run - the sending and receiving threads (one with --one-thread) and the
- * rows; stamps before start_raw cannot be this run's */
-static void run(struct jtr_probe *p, struct ping *g, struct jtr_worker w[2])
+/* run - each stream's sending and receiving threads (one with
+ * --one-thread) and the rows; stamps before start_raw cannot be this run's */
+static void run(struct jtr_probe *p, struct ping *g, struct jtr_worker *w)
 {
-	const int n = g->one_thread ? 1 : 2;
+	const int n = g->nstreams, threads = g->one_thread ? n : 2 * n;
+	const uint64_t start_raw = now_raw(g->tsc);
 
-	g->start_raw = now_raw(g->tsc);
-	g->slack_raw = g->tsc ? (uint64_t)(p->tb.hz / 1000) : JTR_NS_PER_MS;
-	w[0].fn = sender;
-	w[0].arg = g;
-	w[1].fn = receiver;
-	w[1].arg = g;
+	for (int k = 0; k < n; k++) {
+		struct ping *s = &g->streams[k];
+
+		s->start_raw = start_raw;
+		s->slack_raw = s->tsc ? (uint64_t)(p->tb.hz / 1000) : JTR_NS_PER_MS;
+		w[k].fn = sender;
+		w[k].arg = s;
+		w[n + k].fn = receiver;
+		w[n + k].arg = s;
+	}
 	jtr_probe_map_begin(p);
 	if (g->peer_tsc && !g->tsc)
 		jtr_tsc_pair_take(CLOCK_MONOTONIC, 64, &p->tb.map.a);
-	tp_stats_start(&g->st, p);
-	jtr_workers_start(p, w, n);
-	tp_stats_run(&g->st, p, w, n);
+	tp_stats_start(g->st, p);
+	jtr_workers_start(p, w, threads);
+	tp_stats_run(g->st, p, w, threads);
 	jtr_probe_map_end(p);
 	if (g->peer_tsc && !g->tsc)
 		jtr_tsc_pair_take(CLOCK_MONOTONIC, 64, &p->tb.map.b);
 }
 
-/* end_session - tell pong we are done (twice where a datagram can be
- * lost), then account for what came back: "ok", "silent", "gone", "error" */
-static const char *end_session(struct jtr_probe *p, struct tp_prog *tp, struct ping *g)
+/* end_stream - tell pong stream @s is done (twice where a datagram can be
+ * lost); what did not come back is lost, what was turned away counted */
+static void end_stream(struct ping *s)
 {
-	struct tp_msg *m = (struct tp_msg *)g->sbuf;
+	struct tp_msg *m = (struct tp_msg *)s->sbuf;
+
+	tp_msg_fill(m, s->load.len, TP_F_EOS, s->sent, 0, 0);
+	tp_send(s->t, m, s->load.len);
+	if (tp_prog_has(s->tp, TP_P_DATAGRAM))
+		tp_send(s->t, m, s->load.len);
+	tp_seq_end(&s->seq, s->sent, true);
+	tp_prog_rejects(s->tp, &s->rej);
+	tp_olog_settle(&s->olog);
+}
+
+/* add_up - the streams' sum into @g (main's copy): counts, sequence
+ * figures, what was turned away, histograms, outliers, the span, the first
+ * failure */
+static void add_up(struct jtr_probe *p, struct ping *g)
+{
+	const int n = g->nstreams;
+
+	g->t = g->streams[0].t;
+	for (int k = 0; k < n; k++) {
+		const struct ping *e = &g->streams[k];
+
+		jtr_hist_merge(&g->from_intended, &e->from_intended);
+		jtr_hist_merge(&g->from_send, &e->from_send);
+		jtr_hist_merge(&g->send_call, &e->send_call);
+		tp_prog_add_stream(&g->seq, &g->rej, &e->seq, &e->rej, k);
+		g->sent += e->sent;
+		g->late += e->late;
+		if (e->max_tight > g->max_tight)
+			g->max_tight = e->max_tight;
+		if (e->max_flight > g->max_flight)
+			g->max_flight = e->max_flight;
+		if (sent_measured(e) && (!g->first_raw || e->first_raw < g->first_raw))
+			g->first_raw = e->first_raw;
+		if (e->last_send_raw > g->last_send_raw)
+			g->last_send_raw = e->last_send_raw;
+		if (!g->recv_err)
+			g->recv_err = e->recv_err;
+		if (!g->send_err)
+			g->send_err = e->send_err;
+	}
+	tp_olog_sum(p, &g->olog, g->ologs, n);
+}
+
+/* settle - each stream ended, then the run's figures: the stream's, or
+ * with several their sum in @g */
+static struct ping *settle(struct jtr_probe *p, struct tp_prog *tp, struct ping *g)
+{
+	for (int k = 0; k < g->nstreams; k++)
+		end_stream(&g->streams[k]);
+	if (g->nstreams > 1) {
+		add_up(p, g);
+		return g;
+	}
+	g->streams[0].tp = tp;
+	return &g->streams[0];
+}
+
+/* judge - what came back: "ok", "silent", "gone", "error" */
+static const char *judge(struct jtr_probe *p, struct tp_prog *tp, struct ping *r)
+{
 	const char *peer = "ok";
 
-	tp_msg_fill(m, g->load.len, TP_F_EOS, g->sent, 0, 0);
-	tp_send(g->t, m, g->load.len);
-	if (tp_prog_has(tp, TP_P_DATAGRAM))
-		tp_send(g->t, m, g->load.len);
-	tp_seq_end(&g->seq, g->sent, true);
-	tp_prog_rejects(tp, &g->rej);
-	tp_prog_warn_rejects(p, tp, &g->rej, true);
-	if (g->recv_err == -ETIMEDOUT)
+	tp_prog_warn_rejects(p, tp, &r->rej, true);
+	if (r->recv_err == -ETIMEDOUT)
 		peer = "silent";
-	else if (g->recv_err == -EPIPE || g->send_err == -EPIPE)
+	else if (r->recv_err == -EPIPE || r->send_err == -EPIPE)
 		peer = "gone";
-	else if (g->recv_err || g->send_err)
+	else if (r->recv_err || r->send_err)
 		peer = "error";
 	p->partial = p->partial || strcmp(peer, "ok");
-	if (!strcmp(peer, "ok") && g->seq.lost)
-		jtr_warn(p, "%llu of %llu replies never came back (lost)", (unsigned long long)g->seq.lost,
-			 (unsigned long long)g->sent);
+	if (!strcmp(peer, "ok") && r->seq.lost)
+		jtr_warn(p, "%llu of %llu replies never came back (lost)", (unsigned long long)r->seq.lost,
+			 (unsigned long long)r->sent);
 	return peer;
 }
 
 /* report - the results folder, the line saying why the run ended short,
  * the exit status */
-static int report(struct jtr_probe *p, struct tp_prog *tp, struct ping *g, const char *peer)
+static int report(struct jtr_probe *p, struct tp_prog *tp, struct ping *g, struct ping *r,
+		  const char *peer)
 {
 	int rc = 1;
 
-	tp_latlog_write(&g->lat, p, g->tsc);
-	tp_olog_settle(&g->olog);
-	write_outputs(p, g, peer);
+	for (int k = 0; k < g->nstreams; k++)
+		tp_latlog_write(&g->streams[k].lat, p, r->tsc);
+	write_outputs(p, r, peer);
 	jtr_probe_finish(p);
 	if (!strcmp(peer, "silent"))
 		fprintf(stderr, "%s: pong went silent for %.1f s after %llu replies: it stopped or died; "
 			"the results hold what came back\n", p->prog, (double)tp->timeout_ns / 1e9,
-			(unsigned long long)g->seq.received);
+			(unsigned long long)r->seq.received);
 	else if (!strcmp(peer, "gone"))
 		fprintf(stderr, "%s: pong went away after %llu replies; the results hold what came "
-			"back\n", p->prog, (unsigned long long)g->seq.received);
+			"back\n", p->prog, (unsigned long long)r->seq.received);
 	else if (!strcmp(peer, "error"))
 		fprintf(stderr, "%s: the run failed: %s\n", p->prog,
-			tp_prog_strerror(tp, g->send_err ? g->send_err : g->recv_err));
+			tp_prog_strerror(tp, r->send_err ? r->send_err : r->recv_err));
 	else
 		rc = 0;
-	tp_close(g->t);
+	for (int k = 0; k < g->nstreams; k++)
+		tp_close(g->streams[k].t);
 	return jtr_probe_exit(p, rc);
 }
 
 int main(int argc, char **argv)
 {
-	static struct ping g = { .send_cpu = -1, .recv_cpu = -1 };
+	static struct ping g = { .send_cpu = -1, .recv_cpu = -1, .nstreams = 1 };
+	static struct ping streams[STREAMS_MAX];
+	static struct tp_stats st;
+	static struct jtr_worker w[2 * STREAMS_MAX];
 	struct jtr_probe p;
 	struct tp_prog tp;
-	struct jtr_worker w[2];
+	struct ping *r;
 
 	jtr_probe_init(&p, "ping", argc, argv);
 	tp_prog_init(&tp);
@@ -877,17 +1142,20 @@ int main(int argc, char **argv)
 	tp_load_init(&g.load, 10000, 100, 1000);
 	g.p = &p;
 	g.tp = &tp;
+	g.st = &st;
+	g.streams = streams;
 
 	/* 1. options: numbers only */
 	parse(&p, &tp, &g, argc, argv);
-	/* 2. buffers and histograms before the privilege drop */
+	/* 2. each stream's buffers and histograms before the privilege drop */
 	prepare(&p, &tp, &g, w);
 	/* 3. FIFO and mlockall, the privilege drop, the results folder */
 	jtr_probe_privileged(&p);
-	/* 4. timebase, transport, a round trip to see pong is there */
+	/* 4. timebase, transports, a round trip on each to see pong is there */
 	start(&p, &tp, &g);
 	/* 5. the run */
 	run(&p, &g, w);
-	/* 6. tell pong we are done, then report */
-	return report(&p, &tp, &g, end_session(&p, &tp, &g));
+	/* 6. tell pong we are done, add the streams up, then report */
+	r = settle(&p, &tp, &g);
+	return report(&p, &tp, &g, r, judge(&p, &tp, r));
 }

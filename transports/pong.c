@@ -37,7 +37,10 @@ static const char usage_text[] =
 "\n"
 "options:\n"
 JTR_CPUS_HELP "          pin the receiving thread to a CPU (one; -1: none, the\n"
-"                           default)\n"
+"                           default); with --streams N, one per stream: CPU[,CPU...]\n"
+"      --streams N          N streams, as 'jtr ping --streams N' sends them: each\n"
+"                           its own transport (stream K: the port + K, or the shm\n"
+"                           name or socket path + .K) and reflecting thread\n"
 JTR_LEN_HELP "          shm: the ring's slot size, the longest message ping may\n"
 "                           send (default 4096; --max-len is the same)\n"
 JTR_FIFO_HELP "          run SCHED_FIFO at PRIO (1-99)\n"
@@ -73,6 +76,11 @@ JTR_OLD_HELP " -a CPU (-c).\n"
 "  jtr pong -T tcp -P 10.0.0.2:17400      TCP on another address\n"
 "  jtr pong -T tcp -P [::1]:17400 --recv epoll -o pong-out   IPv6, epoll, results\n";
 
+enum { OPT_STREAMS = 700 };
+
+/* the most streams: each thread two sources of the rows (received, sent back) */
+#define STREAMS_MAX (TP_STAT_MAX_SRC / 2)
+
 static const struct option long_opts[] = {
 	JTR_LONG(CPUS),
 	{ "cpu", required_argument, NULL, JTR_CPUS_C },
@@ -80,6 +88,7 @@ static const struct option long_opts[] = {
 	{ "max-len", required_argument, NULL, JTR_LEN_C },
 	{ "stats-every", required_argument, NULL, TP_OPT_STATS_EVERY },
 	{ "stats-print", no_argument, NULL, TP_OPT_STATS_PRINT },
+	{ "streams", required_argument, NULL, OPT_STREAMS },
 	JTR_PROBE_OUTLIER_LONG_OPTS,
 	TP_PROG_LONG_OPTS,
 	JTR_PROBE_LONG_OPTS,
@@ -102,11 +111,20 @@ struct pong {
 	struct tp_rejects rej;		/* what the library turned away */
 	char err_text[512];		/* g.rc in words, taken before the close */
 	struct tp_stat_src rsrc, ssrc;	/* the reflecting thread: received, sent back */
-	struct tp_stats st;
+	struct tp_stats *st;		/* the run's (every stream's thread) */
 	bool tsc;			/* stamps and times in TSC ticks, else CLOCK_MONOTONIC ns */
 	struct jtr_ticks2ns t2n;	/* -o with tsc: ticks to ns */
 	struct jtr_hist reflect;	/* -o: each measured reflection, ns */
 	struct tp_olog olog;		/* -o: those over the threshold */
+
+	/* --streams N: each stream is a copy of main's with its own address,
+	 * transport, thread and figures; main's holds their sum */
+	struct tp_prog tpc;		/* a stream's options, with its address */
+	char addr[128];
+	int nstreams;			/* 1 in each stream's copy */
+	struct pong *streams;		/* main's copy: each stream's */
+	int ncpus, cpus[STREAMS_MAX];	/* -c as given */
+	const struct tp_olog *ologs[STREAMS_MAX];	/* main's copy: each stream's */
 };
 
 /* note_reflection - -o: a reflection of @m from @rx_ns to @end_ns into the
@@ -200,19 +218,63 @@ static void reflector(void *arg)
 	tp_stat_thread_end(&g->rsrc);
 }
 
+/* span_ns - first to last reflection */
+static uint64_t span_ns(const struct pong *g)
+{
+	return g->last_ns > g->first_ns ? (uint64_t)(g->last_ns - g->first_ns) : 0;
+}
+
+/* rate_hz - reflections a second over the span */
+static double rate_hz(const struct pong *g)
+{
+	uint64_t span = span_ns(g);
+
+	return span && g->reflected > 1 ? (double)(g->reflected - 1) * 1e9 / (double)span : 0.0;
+}
+
 /* summary - what was reflected, CPU and memory */
 static void summary(FILE *f, const struct jtr_probe *p, const struct pong *g)
 {
-	uint64_t span = g->last_ns > g->first_ns ? (uint64_t)(g->last_ns - g->first_ns) : 0;
+	uint64_t span = span_ns(g);
 
-	fprintf(f, "jtr pong: %s, %s receive%s\n", g->desc, tp_prog_recv_name(g->tp),
-		p->partial ? ", PARTIAL" : "");
+	fprintf(f, "jtr pong: %s, %s receive%s%s\n", g->desc, tp_prog_recv_name(g->tp),
+		g->nstreams > 1 ? ", the streams below; their sum" : "", p->partial ? ", PARTIAL" : "");
+	for (int k = 0; g->nstreams > 1 && k < g->nstreams; k++) {
+		const struct pong *e = &g->streams[k];
+
+		fprintf(f, "  stream %d: %s, cpu %d: reflected=%llu, end_of_stream=%s%s\n", k,
+			e->desc, e->cpu, (unsigned long long)e->reflected, e->eos ? "yes" : "no",
+			e->rc ? ", FAILED" : "");
+	}
 	fprintf(f, "reflected=%llu, end_of_stream=%s, duration_ns=%llu, result_rate=%.6f\n",
 		(unsigned long long)g->reflected, g->eos ? "yes" : "no", (unsigned long long)span,
-		span && g->reflected > 1 ? (double)(g->reflected - 1) * 1e9 / (double)span : 0.0);
+		rate_hz(g));
 	tp_prog_rejects_line(f, &g->rej, false);
 	tp_olog_summary(f, &g->olog, "reflections");
-	tp_stats_summary(f, &g->st, tp_prog_recv_name(g->tp));
+	tp_stats_summary(f, g->st, tp_prog_recv_name(g->tp));
+}
+
+/* write_streams - transport.streams: each stream's own figures */
+static void write_streams(struct jtr_json *j, const struct pong *g)
+{
+	jtr_json_arr_begin(j, "streams");
+	for (int k = 0; k < g->nstreams; k++) {
+		const struct pong *e = &g->streams[k];
+
+		jtr_json_obj_begin(j, NULL);
+		jtr_json_uint(j, "stream", (uint64_t)k);
+		jtr_json_str(j, "address", e->desc);
+		if (e->cpu >= 0) jtr_json_int(j, "cpu", e->cpu); else jtr_json_null(j, "cpu");
+		jtr_json_uint(j, "reflected", e->reflected);
+		jtr_json_bool(j, "end_of_stream", e->eos);
+		jtr_json_bool(j, "failed", e->rc != 0);
+		jtr_json_uint(j, "duration_ns", span_ns(e));
+		jtr_json_fixed(j, "rate_hz", rate_hz(e), 3);
+		jtr_json_str(j, "threshold_rule", tp_olog_rule_name(&e->olog));
+		tp_olog_write_run(j, &e->olog, span_ns(e), &e->reflect);
+		jtr_json_obj_end(j);
+	}
+	jtr_json_arr_end(j);
 }
 
 /* write_outputs - -o: summary.txt and result.json */
@@ -220,19 +282,21 @@ static void write_outputs(struct jtr_probe *p, struct pong *g, const char *peer)
 {
 	struct jtr_afile txt, res;
 	struct jtr_json j;
-	uint64_t span = g->last_ns > g->first_ns ? (uint64_t)(g->last_ns - g->first_ns) : 0;
+	uint64_t span = span_ns(g);
 
 	jtr_probe_open(p, &txt, "summary.txt");
 	jtr_probe_open(p, &res, "result.json");
 	summary(txt.f, p, g);
 	tp_prog_inputs(txt.f, p, g->tp, 0);
-	tp_prog_input(txt.f, "cpu:", "%d", g->cpu);
+	tp_prog_input_cpus(txt.f, g->cpus, g->ncpus, g->nstreams);
+	tp_prog_input(txt.f, "streams:", "%d", g->nstreams);
 	tp_prog_input(txt.f, "longest message:", "%u bytes", g->tp->o.msg_max);
 	jtr_json_init(&j, res.f);
 	jtr_probe_result_begin(p, &j);
 	jtr_json_obj_begin(&j, "params");
 	if (g->cpu >= 0) jtr_json_int(&j, "cpu", g->cpu); else jtr_json_null(&j, "cpu");
 	jtr_json_uint(&j, "max_len", g->tp->o.msg_max);
+	jtr_json_uint(&j, "streams", (uint64_t)g->nstreams);
 	tp_olog_write_params(&j, &g->olog);
 	jtr_json_uint(&j, "wait_ns", g->tp->o.wait_ns);
 	jtr_json_uint(&j, "timeout_ns", g->tp->timeout_ns);
@@ -243,15 +307,16 @@ static void write_outputs(struct jtr_probe *p, struct pong *g, const char *peer)
 	tp_prog_write_rejects(&j, &g->rej, false);
 	jtr_json_bool(&j, "end_of_stream", g->eos);
 	jtr_json_uint(&j, "duration_ns", span);
-	jtr_json_fixed(&j, "rate_hz", span && g->reflected > 1 ?
-		       (double)(g->reflected - 1) * 1e9 / (double)span : 0.0, 3);
-	tp_stats_write_json(&j, &g->st);
+	jtr_json_fixed(&j, "rate_hz", rate_hz(g), 3);
+	if (g->nstreams > 1)
+		write_streams(&j, g);
+	tp_stats_write_json(&j, g->st);
 	jtr_json_obj_end(&j);
 	jtr_json_arr_begin(&j, "runs");
 	tp_prog_write_run(&j, p, "reflect", g->cpu, g->first_ns, g->last_ns, span, &g->reflect,
 			  &g->olog);
 	jtr_json_arr_end(&j);
-	tp_prog_finish(p, &j, &txt, &res, &g->st, NULL, &g->olog);
+	tp_prog_finish(p, &j, &txt, &res, g->st, NULL, &g->olog);
 }
 
 /* waiting_line - "jtr pong: waiting for ping on KIND ADDR" on stderr */
@@ -283,11 +348,25 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct pong *g, int a
 		case 'a':
 			jtr_opt_old(p, 'a', "-c", "the CPU");
 			/* fall through */
-		case JTR_CPUS_C: g->cpu = tp_prog_cpu_opt(p, opt == 'a' ? "-a" : "-c", optarg); break;
+		case JTR_CPUS_C:
+			if (opt == 'a') {
+				g->cpus[0] = g->cpu = tp_prog_cpu_opt(p, "-a", optarg);
+				g->ncpus = 1;
+				break;
+			}
+			g->ncpus = tp_prog_cpus_opt(p, "-c", optarg, g->cpus, STREAMS_MAX);
+			g->cpu = g->cpus[0];
+			break;
+		case OPT_STREAMS:
+			g->nstreams = (int)jtr_opt_count(p, "--streams", optarg, 1, STREAMS_MAX);
+			break;
 		case JTR_LEN_C: tp->o.msg_max = (uint32_t)jtr_opt_count(p, "-m", optarg, TP_HDR_LEN, 1u << 24); break;
 		}
 	}
 	jtr_probe_no_args(p, argc, argv);
+	if (g->ncpus > 1 && g->ncpus != g->nstreams)
+		jtr_usage_error(p, "-c with %d CPUs for %d stream(s): give one CPU per stream (or "
+				"one for all)", g->ncpus, g->nstreams);
 	if (!p->out_opt) {
 		if (stats_given)
 			jtr_usage_error(p, "--stats-every and --stats-print write stats.csv into the "
@@ -302,36 +381,84 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct pong *g, int a
 	tp_prog_check(p, tp, TP_PONG);
 }
 
-/* setup - the buffer, the worker's stack, with -o the histogram, the outlier
- * log and the rows' sources */
+/* setup - each stream (a copy of @g with its address and CPU, reflecting in
+ * w[K]): the buffer, the worker's stack, with -o the histogram, the outlier
+ * log and the rows' sources; with several, the histogram of their sum */
 static void setup(struct jtr_probe *p, struct tp_prog *tp, struct pong *g, struct jtr_worker *w)
 {
-	g->cap = tp->o.msg_max;
-	g->buf = malloc(g->cap);
-	if (!g->buf || jtr_worker_alloc(w, g->cpu) < 0)
-		jtr_fatal(p, "out of memory");
-	jtr_prefault(g->buf, g->cap);
+	const int n = g->nstreams;
+
 	g->record_times = p->out_opt != NULL;
-	if (g->record_times) {
-		if (jtr_hist_init(&g->reflect, p->hist_error) < 0)
+	tp_stats_init(g->st, tp->stats_every_ns);
+	g->st->print = tp->stats_print;
+	if (n > 1 && g->record_times && jtr_hist_init(&g->reflect, p->hist_error) < 0)
+		jtr_fatal(p, "out of memory");
+	for (int k = 0; k < n; k++) {
+		struct pong *s = &g->streams[k];
+
+		*s = *g;
+		s->nstreams = 1;
+		tp_prog_stream(p, tp, k, n, &s->tpc, s->addr, sizeof(s->addr));
+		s->tp = &s->tpc;
+		s->cpu = tp_prog_stream_cpu(g->cpus, g->ncpus, k);
+		s->cap = tp->o.msg_max;
+		s->buf = malloc(s->cap);
+		if (!s->buf || jtr_worker_alloc(&w[k], s->cpu) < 0)
 			jtr_fatal(p, "out of memory");
-		tp_olog_init(p, &g->olog, "reflect", 0, NULL, 0);
+		jtr_prefault(s->buf, s->cap);
+		if (s->record_times) {
+			if (jtr_hist_init(&s->reflect, p->hist_error) < 0)
+				jtr_fatal(p, "out of memory");
+			tp_olog_init(p, &s->olog, "reflect", 0, NULL, 0);
+		}
+		tp_stats_add(g->st, TP_STAT_SEND, &s->ssrc, &w[k], false);
+		tp_stats_add(g->st, TP_STAT_RECV, &s->rsrc, &w[k], false);
+		g->ologs[k] = &s->olog;
 	}
-	tp_stats_init(&g->st, tp->stats_every_ns);
-	g->st.print = tp->stats_print;
-	tp_stats_add(&g->st, TP_STAT_SEND, &g->ssrc, w, false);
-	tp_stats_add(&g->st, TP_STAT_RECV, &g->rsrc, w, false);
 }
 
-/* start - privileges (and the results folder with -o), then the transport
- * as the real user, and ping's first message within --wait (exit 2 if none
- * comes) */
+/* first_messages - each stream's first message from ping within --wait
+ * (the streams in turn; ping says hello on each until pong reflects), or
+ * exit 2 naming the first stream none came on */
+static void first_messages(struct jtr_probe *p, struct tp_prog *tp, struct pong *g)
+{
+	const int n = g->nstreams;
+	int64_t end = jtr_mono_ns() + (int64_t)tp->o.wait_ns;
+	int waiting, k;
+
+	for (k = 0; k < n; k++)
+		g->streams[k].first_n = -EAGAIN;
+	do {
+		waiting = 0;
+		for (k = 0; k < n; k++) {
+			struct pong *s = &g->streams[k];
+
+			if (s->first_n != -EAGAIN)
+				continue;
+			s->first_n = tp_recv(s->t, s->buf, s->cap, 100 * JTR_NS_PER_MS / n);
+			waiting += s->first_n == -EAGAIN;
+		}
+	} while (waiting && !jtr_stop && jtr_mono_ns() < end);
+	if (!waiting || jtr_stop)
+		return;
+	for (k = 0; g->streams[k].first_n != -EAGAIN; k++)
+		;
+	for (int i = 0; i < n; i++)
+		tp_close(g->streams[i].t);
+	jtr_usage_error(p, "no ping arrived on %s within %g s; start 'jtr ping' with the "
+			"same -T and --addr%s, or wait longer (--wait)", g->streams[k].desc,
+			(double)tp->o.wait_ns / 1e9, n > 1 ? " and --streams" : "");
+}
+
+/* start - privileges (and the results folder with -o), then each stream's
+ * transport as the real user, and ping's first message on each within
+ * --wait (exit 2 if none comes) */
 static void start(struct jtr_probe *p, struct tp_prog *tp, struct pong *g)
 {
 	/* a stream's listener accepts ping inside the open: say it first; the
 	 * others are bound or created when the open returns */
 	const bool accepts = tp_prog_has(tp, TP_P_STREAM);
-	int64_t end;
+	const int n = g->nstreams;
 
 	if (p->out_opt) {
 		jtr_probe_privileged(p);
@@ -344,88 +471,144 @@ static void start(struct jtr_probe *p, struct tp_prog *tp, struct pong *g)
 		tp_prog_privileged(p);
 		g->tsc = jtr_tsc_usable(&why);
 	}
-	if (g->cpu >= 0 && jtr_pin_self(g->cpu) < 0)
+	/* the main thread opens on the stream's CPU (memory near it); with
+	 * several it stays where it is */
+	if (n == 1 && g->cpu >= 0 && jtr_pin_self(g->cpu) < 0)
 		jtr_fatal(p, "cannot pin to CPU %d", g->cpu);
-	if (!p->quiet && accepts)
-		waiting_line(p, tp);
-	tp->o.numa_cpu = g->cpu;
-	g->t = tp_prog_open(p, tp, TP_PONG);
-	if (!p->quiet && !accepts)
-		waiting_line(p, tp);
-	snprintf(g->desc, sizeof(g->desc), "%s", tp_describe(g->t));
-	end = jtr_mono_ns() + (int64_t)tp->o.wait_ns;
-	do
-		g->first_n = tp_recv(g->t, g->buf, g->cap, 100 * JTR_NS_PER_MS);
-	while (g->first_n == -EAGAIN && !jtr_stop && jtr_mono_ns() < end);
-	if (g->first_n == -EAGAIN && !jtr_stop) {
-		tp_close(g->t);
-		jtr_usage_error(p, "no ping arrived on %s within %g s; start 'jtr ping' with the "
-				"same -T and --addr, or wait longer (--wait)", g->desc,
-				(double)tp->o.wait_ns / 1e9);
+	for (int k = 0; k < n; k++) {
+		struct pong *s = &g->streams[k];
+
+		s->tsc = g->tsc;
+		s->t2n = g->t2n;
+		if (!p->quiet && accepts)
+			waiting_line(p, &s->tpc);
+		s->tpc.o.numa_cpu = s->cpu;
+		s->t = tp_prog_open(p, &s->tpc, TP_PONG);
+		if (!p->quiet && !accepts)
+			waiting_line(p, &s->tpc);
+		snprintf(s->desc, sizeof(s->desc), "%s", tp_describe(s->t));
+	}
+	tp->t = g->streams[0].t;
+	if (n > 1)
+		snprintf(g->desc, sizeof(g->desc), "%.120s and %d more streams", g->streams[0].desc,
+			 n - 1);
+	else
+		snprintf(g->desc, sizeof(g->desc), "%s", g->streams[0].desc);
+	first_messages(p, tp, g);
+}
+
+/* run - each stream's worker reflects its first message and every other
+ * until end of stream, while this thread makes the rows; then what each
+ * turned away */
+static void run(struct jtr_probe *p, struct pong *g, struct jtr_worker *w)
+{
+	const int n = g->nstreams;
+
+	for (int k = 0; k < n; k++) {
+		w[k].fn = reflector;
+		w[k].arg = &g->streams[k];
+	}
+	jtr_probe_map_begin(p);
+	tp_stats_start(g->st, p);
+	jtr_workers_start(p, w, n);	/* a stop before it makes them return at once */
+	tp_stats_run(g->st, p, w, n);
+	jtr_probe_map_end(p);
+	for (int k = 0; k < n; k++) {
+		struct pong *s = &g->streams[k];
+
+		tp_prog_rejects(s->tp, &s->rej);
+		if (s->rc < 0)
+			snprintf(s->err_text, sizeof(s->err_text), "%s", tp_prog_strerror(s->tp, s->rc));
+		if (s->record_times)
+			tp_olog_settle(&s->olog);
 	}
 }
 
-/* run - the worker reflects the first message and every other until end
- * of stream, while this thread makes the rows */
-static void run(struct jtr_probe *p, struct tp_prog *tp, struct pong *g, struct jtr_worker *w)
+/* settle - the run's figures: the stream's, or with several their sum in
+ * @g (reflections, the span, what was turned away, the reflection times, the
+ * first failure; an end of stream when every stream had its own) */
+static struct pong *settle(struct jtr_probe *p, struct tp_prog *tp, struct pong *g)
 {
-	w->fn = reflector;
-	w->arg = g;
-	jtr_probe_map_begin(p);
-	tp_stats_start(&g->st, p);
-	jtr_workers_start(p, w, 1);	/* a stop before it makes it return at once */
-	tp_stats_run(&g->st, p, w, 1);
-	jtr_probe_map_end(p);
-	tp_prog_rejects(tp, &g->rej);
-	tp_prog_warn_rejects(p, tp, &g->rej, false);
-	if (g->rc < 0)
-		snprintf(g->err_text, sizeof(g->err_text), "%s", tp_prog_strerror(tp, g->rc));
+	const int n = g->nstreams;
+	struct pong *r = g;
+
+	if (n == 1) {
+		r = &g->streams[0];
+		r->tp = tp;
+		snprintf(r->desc, sizeof(r->desc), "%s", g->desc);
+	} else {
+		g->eos = true;
+		for (int k = 0; k < n; k++) {
+			const struct pong *e = &g->streams[k];
+
+			g->reflected += e->reflected;
+			if (e->reflected && (!g->first_ns || e->first_ns < g->first_ns))
+				g->first_ns = e->first_ns;
+			if (e->last_ns > g->last_ns)
+				g->last_ns = e->last_ns;
+			g->eos = g->eos && e->eos;
+			tp_prog_add_stream(NULL, &g->rej, NULL, &e->rej, k);
+			if (g->record_times)
+				jtr_hist_merge(&g->reflect, &e->reflect);
+			if (!g->rc && e->rc) {
+				g->rc = e->rc;
+				memcpy(g->err_text, e->err_text, sizeof(g->err_text));
+			}
+		}
+		if (g->record_times)
+			tp_olog_sum(p, &g->olog, g->ologs, n);
+	}
+	tp_prog_warn_rejects(p, tp, &r->rej, false);
+	return r;
 }
 
 /* report - the results folder (-o), the line, the exit status */
-static int report(struct jtr_probe *p, struct tp_prog *tp, struct pong *g)
+static int report(struct jtr_probe *p, struct tp_prog *tp, struct pong *g, struct pong *r)
 {
 	const char *peer = "ok";
 
-	if (!g->eos) {
+	if (!r->eos) {
 		p->partial = true;
-		peer = jtr_stop ? "ok" : g->rc == -ETIMEDOUT ? "silent" : g->rc == -EPIPE ? "gone" : "error";
+		peer = jtr_stop ? "ok" : r->rc == -ETIMEDOUT ? "silent" : r->rc == -EPIPE ? "gone" : "error";
 	}
-	if (g->eos && !p->quiet)
-		printf("jtr pong: reflected %llu messages on %s\n", (unsigned long long)g->reflected,
-		       g->desc);
+	if (r->eos && !p->quiet)
+		printf("jtr pong: reflected %llu messages on %s\n", (unsigned long long)r->reflected,
+		       r->desc);
 	if (p->out_opt) {
-		tp_olog_settle(&g->olog);
-		write_outputs(p, g, peer);
+		write_outputs(p, r, peer);
 		jtr_probe_finish(p);
 	}
-	tp_close(g->t);	/* after the result: it reads where the ring was */
-	if (g->eos)
+	/* after the result: it reads where the ring was */
+	for (int k = 0; k < g->nstreams; k++)
+		tp_close(g->streams[k].t);
+	if (r->eos)
 		return jtr_probe_exit(p, 0);
 	if (jtr_stop) {
 		fprintf(stderr, "%s: stopped after reflecting %llu messages\n", p->prog,
-			(unsigned long long)g->reflected);
+			(unsigned long long)r->reflected);
 		return jtr_probe_exit(p, 1);
 	}
-	if (g->rc == -ETIMEDOUT)
+	if (r->rc == -ETIMEDOUT)
 		fprintf(stderr, "%s: ping went silent for %.1f s after %llu messages (no end of "
 			"stream): it stopped or died\n", p->prog, (double)tp->timeout_ns / 1e9,
-			(unsigned long long)g->reflected);
-	else if (g->rc == -EPIPE)
+			(unsigned long long)r->reflected);
+	else if (r->rc == -EPIPE)
 		fprintf(stderr, "%s: ping went away after %llu messages (no end of stream)\n",
-			p->prog, (unsigned long long)g->reflected);
+			p->prog, (unsigned long long)r->reflected);
 	else
 		fprintf(stderr, "%s: error after %llu messages: %s\n", p->prog,
-			(unsigned long long)g->reflected, g->err_text);
+			(unsigned long long)r->reflected, r->err_text);
 	return 1;
 }
 
 int main(int argc, char **argv)
 {
-	static struct pong g = { .cpu = -1 };
+	static struct pong g = { .cpu = -1, .nstreams = 1 };
+	static struct pong streams[STREAMS_MAX];
+	static struct tp_stats st;
+	static struct jtr_worker w[STREAMS_MAX];
 	struct jtr_probe p;
 	struct tp_prog tp;
-	struct jtr_worker w;
 
 	jtr_probe_init(&p, "pong", argc, argv);
 	tp_prog_init(&tp);
@@ -433,16 +616,18 @@ int main(int argc, char **argv)
 	tp.o.msg_max = 4096;
 	tp.o.wait_ns = 60 * JTR_NS_PER_S;
 	g.tp = &tp;
+	g.st = &st;
+	g.streams = streams;
 
 	/* 1. options */
 	parse(&p, &tp, &g, argc, argv);
-	setup(&p, &tp, &g, &w);
-	/* 2. privileges (and the results folder with -o), then the transport as
-	 * the real user, and ping's first message */
+	setup(&p, &tp, &g, w);
+	/* 2. privileges (and the results folder with -o), then each stream's
+	 * transport as the real user, and ping's first message on each */
 	start(&p, &tp, &g);
-	/* 3. the worker reflects it and every other until end of stream, while
+	/* 3. the workers reflect it and every other until end of stream, while
 	 * this thread makes the rows */
-	run(&p, &tp, &g, &w);
+	run(&p, &g, w);
 	/* 4. the results folder (-o), the line, the exit status */
-	return report(&p, &tp, &g);
+	return report(&p, &tp, &g, settle(&p, &tp, &g));
 }

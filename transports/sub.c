@@ -576,7 +576,6 @@ static void write_outputs(struct jtr_probe *p, struct sub *g, const char *peer)
 static void add_up(struct sub *g, const struct sub *streams, int n)
 {
 	g->t = streams[0].t;
-	g->seq = streams[0].seq;
 	g->eos = true;
 	for (int k = 0; k < n; k++) {
 		const struct sub *e = &streams[k];
@@ -588,21 +587,7 @@ static void add_up(struct sub *g, const struct sub *streams, int n)
 		g->mismatched += e->mismatched;
 		g->eos_count += e->eos_count;
 		g->eos = g->eos && e->eos;
-		if (k) {
-			g->seq.received += e->seq.received;
-			g->seq.lost += e->seq.lost;
-			g->seq.duplicates += e->seq.duplicates;
-			g->seq.reordered += e->seq.reordered;
-			g->seq.stale += e->seq.stale;
-			g->seq.out_of_window += e->seq.out_of_window;
-		}
-		g->rej.forged += e->rej.forged;
-		g->rej.out_of_window += e->rej.out_of_window;
-		g->rej.malformed += e->rej.malformed;
-		g->rej.foreign += e->rej.foreign;
-		g->rej.before_session += e->rej.before_session;
-		if (!g->rej.foreign_from[0])
-			memcpy(g->rej.foreign_from, e->rej.foreign_from, sizeof(g->rej.foreign_from));
+		tp_prog_add_stream(&g->seq, &g->rej, &e->seq, &e->rej, k);
 		if (e->measured && (!g->first_ns || e->first_ns < g->first_ns))
 			g->first_ns = e->first_ns;
 		if (e->last_ns > g->last_ns)

@@ -308,6 +308,33 @@ void tp_prog_finish(struct jtr_probe *p, struct jtr_json *j, struct jtr_afile *t
 		tp_olog_write_csv(p, o);
 }
 
+/* tp_prog_add_stream - see tp_prog.h */
+void tp_prog_add_stream(struct tp_seq *seq, struct tp_rejects *rej, const struct tp_seq *s,
+			const struct tp_rejects *r, int k)
+{
+	if (!k) {
+		if (seq)
+			*seq = *s;
+		*rej = *r;
+		return;
+	}
+	if (seq) {
+		seq->received += s->received;
+		seq->lost += s->lost;
+		seq->duplicates += s->duplicates;
+		seq->reordered += s->reordered;
+		seq->stale += s->stale;
+		seq->out_of_window += s->out_of_window;
+	}
+	rej->forged += r->forged;
+	rej->out_of_window += r->out_of_window;
+	rej->malformed += r->malformed;
+	rej->foreign += r->foreign;
+	rej->before_session += r->before_session;
+	if (!rej->foreign_from[0])
+		memcpy(rej->foreign_from, r->foreign_from, sizeof(rej->foreign_from));
+}
+
 /* uint_or_null - @v, or null when !@have */
 static void uint_or_null(struct jtr_json *j, const char *name, bool have, uint64_t v)
 {

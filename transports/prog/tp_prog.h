@@ -192,6 +192,13 @@ const char *tp_prog_strerror(const struct tp_prog *tp, int rc);
  * into @r (malformed, foreign), the program's (forged, out_of_window) kept */
 void tp_prog_rejects(const struct tp_prog *tp, struct tp_rejects *r);
 
+/* tp_prog_add_stream - stream @k's sequence figures and what it turned away
+ * added into the run's @seq and @rej (--streams: the run is their sum; @k 0
+ * sets them, the window state its; @seq and @s NULL: a program that counts
+ * no sequence, pong) */
+void tp_prog_add_stream(struct tp_seq *seq, struct tp_rejects *rej, const struct tp_seq *s,
+			const struct tp_rejects *r, int k);
+
 /* tp_prog_warn_rejects - a warning when anything was turned away; @judged:
  * the program judges stamps and sequence numbers (not pong) */
 void tp_prog_warn_rejects(struct jtr_probe *p, const struct tp_prog *tp,

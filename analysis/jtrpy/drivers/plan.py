@@ -207,6 +207,11 @@ def make_plan(probe, args, cpus=None, partner_cpu=None):
                          % (probe, ", ".join(PROBES)))
     p = Plan(probe)
     args = list(args)
+    if p.partner and find_option(args, None, "--streams") is not None:
+        # the other end would listen on one stream, the probe send on several
+        raise UsageError("--streams: jtr run measures one stream of %s; for several, run "
+                         "jtr %s --streams N and jtr %s --streams N yourself"
+                         % (probe, p.partner, probe))
     if partner_cpu is not None and p.partner is None:
         raise UsageError("--pong-cpu and --sub-cpu go with ping and pub: %s has no other end"
                          % probe)

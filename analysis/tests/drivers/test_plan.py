@@ -36,6 +36,13 @@ def test_refusals():
         make_plan("gap", [], [1], 0)
     with pytest.raises(UsageError, match="measures one CPU"):
         make_plan("ping", [], [0, 1])
+    # the other end would take one stream: pub said "every subscriber went away"
+    for probe, other in (("ping", "pong"), ("pub", "sub")):
+        for args in (["--streams", "2"], ["--streams=2"]):
+            with pytest.raises(UsageError, match="^--streams: jtr run measures one stream of "
+                               "%s; for several, run jtr %s --streams N and jtr %s "
+                               "--streams N yourself" % (probe, other, probe)):
+                make_plan(probe, args)
 
 
 def test_every_side_takes_c(monkeypatch):
