@@ -347,6 +347,28 @@ def test_ping_pong_streams(tmp_path, validate, kind):
         assert s["latency_file"]["name"] == "latency.%d.csv" % k and len(lat) == 1001
 
 
+def test_ping_streams_one_thread_each(tmp_path, validate):
+    """ping --streams 2 --one-thread -c 0,1: each stream one thread on its CPU,
+    sending and taking each reply (-c's second CPU is stream 1's, not a sending
+    thread's: it was refused as one thread on two CPUs)."""
+    addr = addr_for("udp", tmp_path)
+    common = ["-T", "udp", "-P", addr, "--streams", "2"]
+    pong = spawn("pong", *common, "-q", "--wait", "30")
+    try:
+        out = tmp_path / "ping"
+        p = run_jtr("ping", *common, "--one-thread", "-c", "0,1", "-n", "300", "-r", "1K",
+                    "-w", "20", "-q", "--wait", "60", "-o", out, timeout=120)
+        assert p.returncode == 0, p.stderr
+        rc, _, err = finish(pong)
+        assert rc == 0, err
+    finally:
+        kill_all([pong])
+    res = validate(load(out))
+    assert res["params"]["one_thread"] is True
+    assert [(s["recv_cpu"], s["send_cpu"], s["received"], s["lost"])
+            for s in res["transport"]["streams"]] == [(0, 0, 320, 0), (1, 1, 320, 0)]
+
+
 def test_bad_streams_input(tmp_path):
     assert_usage_errors(tmp_path, [
         (["pub", "--streams", "0"], "--streams"),

@@ -812,6 +812,9 @@ static void check_streams(struct jtr_probe *p, struct ping *g)
 	if (g->old_cpus)
 		jtr_usage_error(p, "--streams %d with -a or -A: give the streams' CPUs with -c "
 				"and --send-cpu", n);
+	/* -c's second CPU is stream 1's, not a sending thread's */
+	g->recv_cpu = g->ncpus ? g->cpus[0] : -1;
+	g->send_cpu = g->nsend ? g->send_cpus[0] : -1;
 }
 
 /* parse - the options, each alone and then together, or exit 2 */
