@@ -609,13 +609,14 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct ping *g)
 		const struct ping *e = &g->streams[k];
 
 		fprintf(f, "  stream %d: %s, cpu %d,%d: replies=%llu, lost=%llu, rate=%.1f, "
-			"late_sends=%llu, p50=%llu, max=%llu, outliers=%llu%s\n", k,
+			"late_sends=%llu, p50=%llu, max=%llu%s", k,
 			tp_describe(e->t), e->recv_cpu, e->send_cpu,
 			(unsigned long long)e->seq.received, (unsigned long long)e->seq.lost,
 			rate_hz(e), (unsigned long long)e->late, PCT(&e->from_intended, 50),
 			(unsigned long long)e->from_intended.max,
-			(unsigned long long)e->olog.lengths.total,
 			e->recv_err || e->send_err ? ", FAILED" : "");
+		tp_olog_stream_text(f, &e->olog);
+		fputc('\n', f);
 	}
 	fputc('\n', f);
 	fprintf(f, "  %-16s %16s %16s %16s\n", "round trip ns", "from intended", "from send", "send call");

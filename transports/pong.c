@@ -242,9 +242,11 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct pong *g)
 	for (int k = 0; g->nstreams > 1 && k < g->nstreams; k++) {
 		const struct pong *e = &g->streams[k];
 
-		fprintf(f, "  stream %d: %s, cpu %d: reflected=%llu, end_of_stream=%s%s\n", k,
+		fprintf(f, "  stream %d: %s, cpu %d: reflected=%llu, end_of_stream=%s%s", k,
 			e->desc, e->cpu, (unsigned long long)e->reflected, e->eos ? "yes" : "no",
 			e->rc ? ", FAILED" : "");
+		tp_olog_stream_text(f, &e->olog);
+		fputc('\n', f);
 	}
 	fprintf(f, "reflected=%llu, end_of_stream=%s, duration_ns=%llu, result_rate=%.6f\n",
 		(unsigned long long)g->reflected, g->eos ? "yes" : "no", (unsigned long long)span,

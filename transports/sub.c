@@ -418,10 +418,7 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct sub *g)
 			"end_of_stream=%s%s", k, tp_describe(e->t), e->cpu,
 			(unsigned long long)e->measured, (unsigned long long)e->seq.lost, rate_hz(e),
 			e->eos ? "yes" : "no", e->err ? ", FAILED" : "");
-		if (e->olog.on)
-			fprintf(f, ", outliers=%llu above %llu ns (%s)",
-				(unsigned long long)e->olog.lengths.total,
-				(unsigned long long)e->olog.threshold_ns, tp_olog_rule_name(&e->olog));
+		tp_olog_stream_text(f, &e->olog);
 		fputc('\n', f);
 	}
 	fprintf(f, "received=%llu (+%llu warm-up), lost=%llu, duplicates=%llu, reordered=%llu, "

@@ -167,6 +167,14 @@ void tp_olog_summary(FILE *f, const struct tp_olog *o, const char *what)
 		(unsigned long long)o->log.dropped);
 }
 
+/* tp_olog_stream_text - see tp_olog.h */
+void tp_olog_stream_text(FILE *f, const struct tp_olog *o)
+{
+	if (o->on)
+		fprintf(f, ", outliers=%llu above %llu ns (%s)", (unsigned long long)o->lengths.total,
+			(unsigned long long)o->threshold_ns, tp_olog_rule_name(o));
+}
+
 /* tp_olog_write_csv - DIR/outliers.csv, committed */
 void tp_olog_write_csv(struct jtr_probe *p, const struct tp_olog *o)
 {

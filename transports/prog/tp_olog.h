@@ -122,6 +122,10 @@ void tp_olog_write_run(struct jtr_json *j, const struct tp_olog *o, uint64_t dur
 /* tp_olog_summary - summary.txt's outliers line */
 void tp_olog_summary(FILE *f, const struct tp_olog *o, const char *what);
 
+/* tp_olog_stream_text - a stream's part of its summary line: ", outliers=N
+ * above T ns (rule)", nothing when it keeps no log */
+void tp_olog_stream_text(FILE *f, const struct tp_olog *o);
+
 /* tp_olog_write_csv - DIR/outliers.csv, committed (times through @tb); a
  * sum's: each stream's lines, stream by stream, with its number */
 void tp_olog_write_csv(struct jtr_probe *p, const struct tp_olog *o);
