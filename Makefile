@@ -44,6 +44,8 @@ TPROGS   := ping pong pub sub ipc
 # the probes install-caps and install-setuid give privileges to
 PRIV_PROBES := null gap clock wake
 BINS     := $(addprefix $(BUILD)/bin/jtr-,$(PROBES) $(TPROGS))
+PROBE_BINS := $(addprefix $(BUILD)/bin/jtr-,$(filter-out send,$(PROBES)))
+TPROG_BINS := $(addprefix $(BUILD)/bin/jtr-,$(filter-out ipc,$(TPROGS)))
 # transports/: the library (lib/: returns -errno, never prints or exits; built
 # without the glue's headers on its include path), the program glue (prog/:
 # options, files, messages and exits for main()), and the programs
@@ -68,6 +70,22 @@ CLANG   ?= clang
 BPFTOOL ?= bpftool
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 ARCH    := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+# make test compiles through ccache where it is installed (scripts/deps.sh test
+# installs it): its tests build this tree from source again (a clone for pip, a
+# fleet host, the .deb, the RPM), the same objects each time. The cache is
+# build/ccache (make clean empties it); CCACHE= turns it off. Exported, so the
+# builds the tests start use it too; objects only (a compile-and-link is never cached)
+ifneq ($(filter test test-e2e test-stress,$(MAKECMDGOALS)),)
+CCACHE ?= $(shell command -v ccache 2>/dev/null)
+endif
+ifneq ($(CCACHE),)
+export CCACHE
+export CCACHE_DIR ?= $(CURDIR)/$(BUILD)/ccache
+# the same objects wherever the tree is (debug info keeps the first one's folder),
+# and whatever the locale (rpmbuild sets LANG=C: only the compiler's messages change)
+export CCACHE_NOHASHDIR ?= 1
+export CCACHE_SLOPPINESS ?= locale
+endif
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD)/ebpf -Iebpf
 BPF_LDLIBS := -lbpf -lelf -lz
 UNIT_SRCS := $(wildcard lib/tests/test_*.c)
@@ -117,7 +135,7 @@ tracer: $(LIBJTR) | $(strip $(DEPS_STEP)) $(BUILD)/bin
 
 $(BUILD)/lib/%.o: lib/%.c $(wildcard lib/*.h) VERSION | $(BUILD)/lib
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
+	$(Q)$(CCACHE) $(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
 
 # an archive is made anew, and again when this file changes, so that an object
 # moved out of it does not linger
@@ -125,30 +143,39 @@ $(LIBJTR): $(LIB_OBJS) Makefile
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
-$(BUILD)/bin/jtr-%: jitter/%.c $(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/bin
-	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LDFLAGS) $(LIBJTR) $(LDLIBS) -o $@
+# each program's own file is compiled, then linked: a compiler cache (make test's
+# ccache, CCACHE=) keeps objects, never a compile-and-link
+$(BUILD)/jitter/%.o: jitter/%.c $(wildcard lib/*.h) VERSION | $(BUILD)/jitter
+	$(call msg,CC,$@)
+	$(Q)$(CCACHE) $(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
+
+$(PROBE_BINS): $(BUILD)/bin/jtr-%: $(BUILD)/jitter/%.o $(LIBJTR) | $(BUILD)/bin
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LDFLAGS) $(LIBJTR) $(LDLIBS) -o $@
 
 # jtr send is a probe whose body is a send call: it links the transports
-$(BUILD)/bin/jtr-send: jitter/send.c $(TP_LIBS) $(TP_HDRS) $(wildcard lib/*.h) VERSION \
-		| $(BUILD)/bin
-	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(TP_INC) $(CFLAGS) $(WARN) $< $(LDFLAGS) $(TP_LIBS) $(TP_LDLIBS) $(LDLIBS) -o $@
+$(BUILD)/jitter/send.o: jitter/send.c $(TP_HDRS) $(wildcard lib/*.h) VERSION | $(BUILD)/jitter
+	$(call msg,CC,$@)
+	$(Q)$(CCACHE) $(CC) $(CPPFLAGS) $(TP_INC) $(CFLAGS) $(WARN) -c $< -o $@
+
+$(BUILD)/bin/jtr-send: $(BUILD)/jitter/send.o $(TP_LIBS) | $(BUILD)/bin
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LDFLAGS) $(TP_LIBS) $(TP_LDLIBS) $(LDLIBS) -o $@
 
 $(BUILD)/transports/lib/%.o: transports/lib/%.c $(wildcard transports/lib/*.h) \
 		$(wildcard lib/*.h) VERSION | $(BUILD)/transports/lib
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CPPFLAGS) -Itransports/lib $(CFLAGS) $(WARN) -c $< -o $@
+	$(Q)$(CCACHE) $(CC) $(CPPFLAGS) -Itransports/lib $(CFLAGS) $(WARN) -c $< -o $@
 
 $(BUILD)/transports/prog/%.o: transports/prog/%.c $(TP_HDRS) $(wildcard lib/*.h) VERSION \
 		| $(BUILD)/transports/prog
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(TP_INC) $(CFLAGS) $(WARN) -c $< -o $@
+	$(Q)$(CCACHE) $(CC) $(CPPFLAGS) $(TP_INC) $(CFLAGS) $(WARN) -c $< -o $@
 
 $(BUILD)/transports/ipc/%.o: transports/ipc/%.c transports/ipc/ipc.h $(TP_HDRS) \
 		$(wildcard lib/*.h) VERSION | $(BUILD)/transports/ipc
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(TP_INC) $(CFLAGS) $(WARN) -c $< -o $@
+	$(Q)$(CCACHE) $(CC) $(CPPFLAGS) $(TP_INC) $(CFLAGS) $(WARN) -c $< -o $@
 
 $(BUILD)/bin/jtr-ipc: $(IPC_OBJS) $(TP_LIBS) | $(BUILD)/bin
 	$(call msg,LD,$@)
@@ -162,10 +189,14 @@ $(LIBTPPROG): $(TPPROG_OBJS) Makefile
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
-$(BUILD)/bin/jtr-%: transports/%.c $(TP_LIBS) $(TP_HDRS) $(wildcard lib/*.h) VERSION \
-		| $(BUILD)/bin
-	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(TP_INC) $(CFLAGS) $(WARN) $< $(LDFLAGS) $(TP_LIBS) $(TP_LDLIBS) $(LDLIBS) -o $@
+$(BUILD)/transports/%.o: transports/%.c $(TP_HDRS) $(wildcard lib/*.h) VERSION \
+		| $(BUILD)/transports
+	$(call msg,CC,$@)
+	$(Q)$(CCACHE) $(CC) $(CPPFLAGS) $(TP_INC) $(CFLAGS) $(WARN) -c $< -o $@
+
+$(TPROG_BINS): $(BUILD)/bin/jtr-%: $(BUILD)/transports/%.o $(TP_LIBS) | $(BUILD)/bin
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LDFLAGS) $(TP_LIBS) $(TP_LDLIBS) $(LDLIBS) -o $@
 
 # the transport library's unit tests link the library alone
 $(BUILD)/tests/%: transports/tests/%.c $(LIBTP) $(LIBJTR) $(wildcard transports/lib/*.h) \
@@ -194,7 +225,7 @@ $(BUILD)/ebpf/vmlinux.h: | $(BUILD)/ebpf
 
 $(BUILD)/ebpf/%.bpf.o: ebpf/%.bpf.c ebpf/%.h $(BUILD)/ebpf/vmlinux.h | $(BUILD)/ebpf
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -Wall -Werror -c $< -o $@
+	$(Q)$(CCACHE) $(CLANG) $(BPF_CFLAGS) -Wall -Werror -c $< -o $@
 
 $(BUILD)/ebpf/%.skel.h: $(BUILD)/ebpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
@@ -203,11 +234,15 @@ $(BUILD)/ebpf/%.skel.h: $(BUILD)/ebpf/%.bpf.o
 # jtr-trace: the tool (trace.c) and the files of its parts (ebpf/README.md)
 TRACE_SRCS := ebpf/trace.c ebpf/programs.c ebpf/ksyms.c ebpf/trace_json.c ebpf/watch_run.c \
 	ebpf/watch.c
-$(BUILD)/bin/jtr-trace: $(TRACE_SRCS) $(wildcard ebpf/*.h) \
-		$(BUILD)/ebpf/trace.skel.h $(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/bin
-	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CPPFLAGS) -I$(BUILD)/ebpf -Iebpf $(CFLAGS) $(WARN) $(TRACE_SRCS) $(LIBJTR) \
-		$(LDFLAGS) $(BPF_LDLIBS) $(LDLIBS) -o $@
+TRACE_OBJS := $(patsubst ebpf/%.c,$(BUILD)/ebpf/user/%.o,$(TRACE_SRCS))
+$(BUILD)/ebpf/user/%.o: ebpf/%.c $(wildcard ebpf/*.h) $(BUILD)/ebpf/trace.skel.h \
+		$(wildcard lib/*.h) VERSION | $(BUILD)/ebpf/user
+	$(call msg,CC,$@)
+	$(Q)$(CCACHE) $(CC) $(CPPFLAGS) -I$(BUILD)/ebpf -Iebpf $(CFLAGS) $(WARN) -c $< -o $@
+
+$(BUILD)/bin/jtr-trace: $(TRACE_OBJS) $(LIBJTR) | $(BUILD)/bin
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(TRACE_OBJS) $(LIBJTR) $(LDFLAGS) $(BPF_LDLIBS) $(LDLIBS) -o $@
 
 # jtr watch's accounting (ebpf/watch.c) on synthetic events: no BPF needed
 $(BUILD)/tests/test_watch: ebpf/tests/test_watch.c ebpf/watch.c ebpf/watch.h ebpf/trace.h \
@@ -217,7 +252,8 @@ $(BUILD)/tests/test_watch: ebpf/tests/test_watch.c ebpf/watch.c ebpf/watch.h ebp
 		$(LDFLAGS) -lcmocka -o $@
 
 $(BUILD)/lib $(BUILD)/bin $(BUILD)/tests $(BUILD)/bench $(BUILD)/ebpf $(BUILD)/transports/lib \
-		$(BUILD)/transports/prog $(BUILD)/transports/ipc:
+		$(BUILD)/transports/prog $(BUILD)/transports/ipc $(BUILD)/jitter $(BUILD)/transports \
+		$(BUILD)/ebpf/user:
 	$(Q)mkdir -p $@
 
 # what each target needs (scripts/deps.sh says what and why, per distribution):
@@ -237,9 +273,22 @@ deps-bench:
 run: deps-run all
 	./jtr run
 
-test: deps all $(UNITS)
+# make test: the packages, then the venv and the build side by side (the build
+# through the ccache the packages brought), then the tests
+# (a job per CPU unless make was given -j; CCACHE= on the command line: no ccache)
+test:
+	$(Q)PYTHON=$(PYTHON) VENV=$(VENV) DEPS_ONLY=packages scripts/deps.sh test
+	$(Q)case " $$MAKEFLAGS" in *" -j"*) jobs="" ;; *) jobs=-j$$(nproc) ;; esac; \
+	$(MAKE) --no-print-directory $$jobs test-build \
+		$(if $(filter command line,$(origin CCACHE)),,CCACHE="$$(command -v ccache)")
 	$(Q)$(MAKE) --no-print-directory test-unit
 	$(Q)$(MAKE) --no-print-directory test-e2e
+
+.PHONY: venv test-build
+venv:
+	$(Q)PYTHON=$(PYTHON) VENV=$(VENV) DEPS_ONLY=venv scripts/deps.sh test
+
+test-build: venv all $(UNITS)
 
 test-unit: $(UNITS) $(VALUES)
 	$(Q)set -e; for t in $(UNITS); do echo "== $$t"; $$t; done

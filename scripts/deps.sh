@@ -19,6 +19,8 @@
 # and what that takes away. Exit status 0 when every package the targets require is
 # there (an optional one may be missing: the summary says what is lost), 1 when one
 # is not, 2 for a bad argument. Safe to run again: it only acts on what is missing.
+# DEPS_ONLY=packages installs the packages and leaves the venv; DEPS_ONLY=venv makes
+# the venv alone (make test builds the programs while the venv is made).
 set -eu
 
 PYTHON=${PYTHON:-python3}
@@ -78,6 +80,7 @@ o o R python3-matplotlib        =                          python3-matplotlib   
 - - o man-db                    =                          man-db                              the tests of the man pages (make man) skip
 - - o strace                    =                          strace                              the test that counts the writes of a run's result.json skips
 - - o groff-base                =                          groff-base                          the tests of the man pages (make man) skip
+- - o ccache                    =                          ccache                              make test compiles each of its builds from source (a clone, the .deb, the RPM, a fleet host) afresh: slower
 "
 
 # packages whose service is not to start or be enabled by the install (see below)
@@ -86,6 +89,11 @@ POLICY_RC_D=${POLICY_RC_D:-/usr/sbin/policy-rc.d}
 SYSTEMD_DIR=${SYSTEMD_DIR:-/run/systemd/system}
 
 TARGETS=${*:-test}
+DEPS_ONLY=${DEPS_ONLY:-}
+case $DEPS_ONLY in
+	"" | packages | venv) ;;
+	*) echo "deps: DEPS_ONLY='$DEPS_ONLY'; give packages, venv or nothing (both)" >&2; exit 2 ;;
+esac
 for t in $TARGETS; do
 	case $t in
 		run | bench | test) ;;
@@ -181,7 +189,9 @@ all_missing_parts() {
 	done | awk '!seen[$0]++'
 }
 
-if [ "$FAMILY" = unknown ]; then
+if [ "$DEPS_ONLY" = venv ]; then
+	:
+elif [ "$FAMILY" = unknown ]; then
 	echo "deps: not a Debian, Ubuntu, Fedora or RHEL system (no ID in $OS_RELEASE that" \
 		"jtr knows, no dpkg-query or dnf); install these, or their equivalents:" >&2
 	printf '%s\n' "$SEL" | while read -r need key names why; do
@@ -271,7 +281,7 @@ else
 fi
 
 case " $TARGETS " in
-	*" bench "* | *" test "*) ;;
+	*" bench "* | *" test "*) [ "$DEPS_ONLY" != packages ] || exit 0 ;;
 	*) exit 0 ;;    # make run runs on the system python3: no venv
 esac
 

@@ -14,8 +14,11 @@ import pytest
 from conftest import ROOT, load, need_tracing, steal_ns, stolen_ns
 
 INJECT = os.path.join(ROOT, "tests", "inject.py")
-RUN_S = 4          # probe duration
-INJECT_AFTER_S = 1.2  # after the probe started measuring: the margin the fixed delay used to give
+# the injection starts INJECT_AFTER_S after the probe measures (its hidden folder is
+# there), lasts INJECT_S, and leaves the probe's RUN_S 0.9 s more for the injector's
+# own start (its python, the pid namespace: 0.1-0.2 s, more on a busy machine)
+RUN_S = 3.2        # probe duration
+INJECT_AFTER_S = 0.3
 INJECT_S = 2
 
 

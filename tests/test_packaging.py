@@ -196,7 +196,7 @@ def _fake_tools(tmp, missing, fail=()):
 
 
 def _deps(tmp, targets, missing, fail=(), os_release="ID=debian\n", policy=None,
-          systemd=None, nobody=False):
+          systemd=None, nobody=False, **more_env):
     """scripts/deps.sh @targets with the fake tools, a fake os-release and a venv
     that is already there (@nobody: as user nobody, with no sudo on its PATH); (its
     process, the installer's calls, [the packages of each install call])."""
@@ -226,6 +226,7 @@ def _deps(tmp, targets, missing, fail=(), os_release="ID=debian\n", policy=None,
     env = dict(os.environ, PATH=path, OS_RELEASE=str(rel),
                POLICY_RC_D=str(policy or tmp / "policy-rc.d"),
                SYSTEMD_DIR=str(systemd or tmp / "no-systemd"), VENV=str(venv))
+    env.update(more_env)
     p = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     calls = log.read_text().splitlines() if log.exists() else []
     pkgs = [[w for w in c.split()[2:-1] if not w.startswith("-")] for c in calls
@@ -243,6 +244,23 @@ def every_target(tmp_path_factory):
         assert len(pkgs) == 1, pkgs
         out[target] = (p, set(pkgs[0]))
     return out
+
+
+def test_the_packages_and_the_venv_apart(tmp_path):
+    """DEPS_ONLY: make test installs the packages first, then makes the venv while it
+    builds; each step does its part alone."""
+    (tmp_path / "p").mkdir()
+    p, _, pkgs = _deps(tmp_path / "p", ["test"], ["*"], DEPS_ONLY="packages",
+                       VENV=str(tmp_path / "no-venv"))
+    assert p.returncode == 0 and len(pkgs) == 1 and "python3-venv" in pkgs[0], p.stderr
+    assert not (tmp_path / "no-venv").exists() and "creating" not in p.stdout
+    (tmp_path / "v").mkdir()
+    p, calls, _ = _deps(tmp_path / "v", ["test"], ["*"], DEPS_ONLY="venv")
+    assert p.returncode == 0 and calls == [] and p.stderr == "", p.stderr
+    (tmp_path / "b").mkdir()
+    p, calls, _ = _deps(tmp_path / "b", ["test"], ["*"], DEPS_ONLY="apt")
+    assert p.returncode == 2 and calls == [], p.stderr
+    assert "DEPS_ONLY='apt'; give packages, venv or nothing" in p.stderr
 
 
 def test_make_run_installs_what_jtr_run_needs_and_no_test_tool(every_target):
@@ -372,13 +390,24 @@ def test_deps_leaves_a_policy_it_did_not_write(tmp_path):
     assert "deps: tuned installed, its service not started nor enabled" in p.stdout
 
 
-@pytest.mark.slow
-def test_the_probes_build_without_the_tracers_tools(tmp_path):
-    """Without clang (or bpftool, libbpf's headers, the kernel's BTF) make builds every
-    probe, says what the tracer needs, and jtr says it again when asked to trace."""
+def _copy_without_the_tracer(tmp_path):
+    """A copy of this tree with its build/, less the tracer (its program and the files
+    it is made from): make builds only what the copy lacks. Every other build from
+    source (a clone for pip, the .deb, the RPM, a fleet host) builds the probes."""
     src = tmp_path / "src"
-    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "build", "results", "__pycache__", ".pytest_cache"))
+    build = os.path.join(ROOT, "build")
+    skip = {ROOT: {".git", ".venv", "results"},
+            build: {"deb", "rpm", "python", "ebpf", "ccache"},
+            os.path.join(build, "bin"): {"jtr-trace"}}
+    shutil.copytree(ROOT, src, symlinks=True, ignore=lambda d, names: [
+        n for n in names if n in skip.get(d, ()) or n in ("__pycache__", ".pytest_cache")])
+    return src
+
+
+def test_the_probes_build_without_the_tracers_tools(tmp_path):
+    """Without clang (or bpftool, libbpf's headers, the kernel's BTF) make builds the
+    probes, says what the tracer needs, and jtr says it again when asked to trace."""
+    src = _copy_without_the_tracer(tmp_path)
     p = subprocess.run(["make", "-s", "-j2", "all", "CLANG=/nonexistent/clang"], cwd=src,
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -419,12 +448,7 @@ def test_make_run_builds_the_tracer_its_deps_step_installed(tmp_path):
     if not os.path.exists("/sys/kernel/btf/vmlinux") or \
             not os.path.exists("/usr/include/bpf/libbpf.h"):
         pytest.skip("no kernel BTF or no libbpf headers: jtr-trace cannot be built here")
-    src = tmp_path / "src"
-    build = os.path.join(ROOT, "build")
-    skip = {ROOT: {".git", ".venv", "results"}, build: {"deb", "rpm", "python", "ebpf"},
-            os.path.join(build, "bin"): {"jtr-trace"}}
-    shutil.copytree(ROOT, src, symlinks=True, ignore=lambda d, names: [
-        n for n in names if n in skip.get(d, ()) or n in ("__pycache__", ".pytest_cache")])
+    src = _copy_without_the_tracer(tmp_path)
     tools = tmp_path / "installed"
     tools.mkdir()
     # the deps step: installs the tracer's tools when the file "available" is there
