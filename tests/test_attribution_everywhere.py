@@ -15,6 +15,8 @@ from conftest import JTR, load, need_tracing, run_jtr, steal_ns, stolen_ns, wait
 from injection import FIFO_SPIN_US, INJECT, fifo_args, host_held, part_of
 from test_transports import two_hosts  # noqa: F401  (a fixture)
 
+from jtrpy.attribution.attribute import union_ns
+
 pytestmark = pytest.mark.measures
 
 # the spinner here: a 300 us spin every 5 ms for 0.5 s, 100 spins (the tests
@@ -182,9 +184,31 @@ def test_an_applications_own_outliers(tmp_path):
                 assert part_of(o, "task preemption", prefix="jtr-inject") >= \
                     FIFO_SPIN_US * 1000 * 0.9 - part_of(o, "no kernel event",
                                                         "host preemption (steal)"), o
+    # calls in flight together (each outlier twice, the copy a quarter of it later):
+    # every instant is charged once, the total the time one was in flight (their
+    # sum, twice the run's outliers, kept apart), and the spinner what it took of
+    # the outliers alone (not nearly twice: 59.2 ms against 32.8 once), give or take
+    # the entry allowance of each span (docs/attribution.md)
+    rows = [tuple(map(int, r.split(",")[:3])) for r in csv.read_text().split()[1:]]
+    twice = tmp_path / "twice.csv"
+    twice.write_text("cpu,start_ns,length_ns\n" + "".join(
+        "%d,%d,%d\n%d,%d,%d\n" % (c, s, n, c, s + n // 4, n) for c, s, n in rows))
+    p = run_jtr("attribute", "--outliers", twice, "--events", tr, "--json")
+    assert p.returncode == 0, p.stderr
+    t = json.loads(p.stdout)
+    covered = union_ns([(s, s + n) for _, s, n in rows] + [(s + n // 4, s + n + n // 4)
+                                                            for _, s, n in rows])
+    assert t["outliers"]["summed_ns"] == 2 * sum(n for _, _, n in rows)
+    assert t["outliers"]["total_ns"] == covered <= t["outliers"]["summed_ns"] * 0.7
+    spun = sum(e - b for b, e in spins)
+    once = sum(c["total_ns"] for c in a["causes"] if c["name"].startswith("jtr-inject"))
+    both = sum(c["total_ns"] for c in t["causes"] if c["name"].startswith("jtr-inject"))
+    assert once >= 0.85 * spun and 0.95 * once <= both <= 1.1 * once, (once, both, spun)
     # the table, and the errors a user meets first
     p = run_jtr("attribute", "--outliers", csv, "--events", tr)
     assert p.returncode == 0 and "jtr-inject" in p.stdout
+    p = run_jtr("attribute", "--outliers", twice, "--events", tr)
+    assert "one or more in flight for" in p.stdout, p.stdout
     p = run_jtr("attribute", "--outliers", csv)
     assert p.returncode == 2 and "give the trace to charge them against with --events" in p.stderr
     bad = tmp_path / "bad.csv"

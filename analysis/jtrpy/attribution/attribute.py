@@ -726,9 +726,74 @@ def attribute(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20, each=Non
     progress(text), if given, is told what is being done (on a terminal, jtr says
     it when the work takes a while).
     """
+    progress = progress or (lambda text: None)
     with paused_gc():
-        return _attribute(result, outliers, log, slack_ns, top, each, programs,
-                          progress or (lambda text: None))
+        a = _attribute(result, outliers, log, slack_ns, top, each, programs, progress)
+        spans = merged_spans(outliers)
+        if spans is None:
+            return a
+        # outliers in flight together: their sums are no time at all. Each cause's
+        # total is charged once per instant, over the spans they cover together
+        # (attribution/ends.py does the same for round trips and messages)
+        progress("%d overlapping outliers: charging the %d spans they cover once"
+                 % (len(outliers), len(spans)))
+        once = _attribute(result, spans, log, slack_ns, 0, None, programs, progress)
+        totals = {(c["category"], c["name"], c.get("side")): c["total_ns"]
+                  for c in once["causes"]}
+        return with_totals(a, totals, (0, 0))
+
+
+def merged_spans(outliers):
+    """The outliers' windows with those that overlap on a CPU joined, from the first
+    one's start to the last one's end: [(cpu, start, length)]; None when no two
+    overlap (a probe's outliers never do; an application's calls, a subscriber's
+    messages in flight together do)."""
+    per = {}
+    for cpu, start, length in outliers:
+        per.setdefault(int(cpu), []).append((int(start), int(start) + int(length)))
+    out, joined = [], False
+    for cpu, spans in per.items():
+        spans.sort()
+        b, e = spans[0]
+        for s, t in spans[1:]:
+            if s < e:
+                joined = True
+                e = max(e, t)
+            else:
+                out.append((cpu, b, e - b))
+                b, e = s, t
+        out.append((cpu, b, e - b))
+    return out if joined else None
+
+
+def with_totals(a, totals, not_traced):
+    """The section @a with each cause's total_ns charged once per instant
+    (@totals), its share of them, its phases scaled to it, and the outliers'
+    total_ns the time some outlier was in flight (their lengths added:
+    summed_ns)."""
+    o = a["outliers"]
+    o["summed_ns"] = o["total_ns"]
+    grand = sum(totals.values()) + not_traced[1]
+    for c in a["causes"]:
+        key = (c["category"], c["name"], c.get("side"))
+        summed = sum(c.get("phases", {}).values()) or None
+        if c["category"] == NOT_TRACED[0]:
+            tot = totals.get(key, c["total_ns"])
+        else:
+            tot = totals.get(key, 0)
+        if summed and c.get("phases"):
+            c["phases"] = {k: v * tot // summed for k, v in c["phases"].items()}
+        if c.get("tasks"):
+            s = sum(t["total_ns"] for t in c["tasks"]) or 1
+            for t in c["tasks"]:
+                t["total_ns"] = t["total_ns"] * tot // s
+        c["total_ns"] = tot
+        c["share"] = round(tot / grand, 6) if grand else 0.0
+    a["causes"].sort(key=lambda r: (-r["total_ns"], -r["count"], r["category"], r["name"],
+                                    r.get("side") or ""))
+    o["total_ns"] = grand
+    o["traced_ns"] = sum(v for k, v in totals.items() if C.BY_NAME[k[0]].kernel)
+    return a
 
 
 def preempting(eps):

@@ -71,6 +71,7 @@ from .attribute import (
     records_of,
     report,
     scan_switches,
+    with_totals,
     works_of,
 )
 from .throttle import Throttle
@@ -1351,33 +1352,3 @@ def budget_rows(budget):
                                "share": round(by[k] / measured, 6) if measured else 0.0}
         out.append(row)
     return out
-
-
-def with_totals(a, totals, not_traced):
-    """The section @a with each cause's total_ns charged once per instant
-    (@totals), its share of them, its phases scaled to it, and the outliers'
-    total_ns the time some outlier was in flight (their lengths added:
-    summed_ns)."""
-    o = a["outliers"]
-    o["summed_ns"] = o["total_ns"]
-    grand = sum(totals.values()) + not_traced[1]
-    for c in a["causes"]:
-        key = (c["category"], c["name"], c.get("side"))
-        summed = sum(c.get("phases", {}).values()) or None
-        if c["category"] == NOT_TRACED[0]:
-            tot = c["total_ns"]
-        else:
-            tot = totals.get(key, 0)
-        if summed and c.get("phases"):
-            c["phases"] = {k: v * tot // summed for k, v in c["phases"].items()}
-        if c.get("tasks"):
-            s = sum(t["total_ns"] for t in c["tasks"]) or 1
-            for t in c["tasks"]:
-                t["total_ns"] = t["total_ns"] * tot // s
-        c["total_ns"] = tot
-        c["share"] = round(tot / grand, 6) if grand else 0.0
-    a["causes"].sort(key=lambda r: (-r["total_ns"], -r["count"], r["category"], r["name"],
-                                    r.get("side") or ""))
-    o["total_ns"] = grand
-    o["traced_ns"] = sum(v for k, v in totals.items() if C.BY_NAME[k[0]].kernel)
-    return a

@@ -390,6 +390,38 @@ def test_longest_episode_wins_and_accounting_closes(tmp_path):
     assert any(w.startswith("3 outliers counted but not logged") for w in att["warnings"])
 
 
+def test_overlapping_outliers_charge_each_instant_once(tmp_path):
+    """An application's calls (or a subscriber's messages) in flight together: three
+    outliers over one 6 us interrupt, each starting 0.1 us after the one before, and
+    a fourth alone over a tick. Their lengths add up to more than the time they
+    cover: each cause's total is its time once (the interrupt 6 us, not 18 us), the
+    outliers' total the time one was in flight, the sum kept as summed_ns; counts,
+    the main causes and the worst list are the outliers' own."""
+    s = T0 + 4_000_000
+    evs = [ev(s + 800, E.IRQ_ENTRY, 36, 0, "virtio1-req"), ev(s + 6800, E.IRQ_EXIT, 36, 1)]
+    evs += tick(s + 50_000 + 200)
+    outs = [(1, s, 8000), (1, s + 100, 8000), (1, s + 200, 8000), (1, s + 50_000, 4000)]
+    # apart (the first and the last: no two overlap), the totals are the parts
+    apart = run(tmp_path, evs, [outs[0], outs[3]])
+    assert "summed_ns" not in apart["outliers"] and apart["outliers"]["total_ns"] == 12_000
+    # the span the three cover, as one outlier: what each cause took, once
+    joined = run(tmp_path, evs, [(1, s, 8200), outs[3]])
+    once = {c["category"]: c["total_ns"] for c in joined["causes"]}
+    assert once["hardirq"] >= 6000 and once["timer tick"] >= 3000, once
+    att = run(tmp_path, evs, outs)
+    o = att["outliers"]
+    assert o["summed_ns"] == 28_000 and o["total_ns"] == 8200 + 4000, o
+    assert {c["category"]: c["total_ns"] for c in att["causes"]} == once
+    by = {c["category"]: c for c in att["causes"]}
+    assert (by["hardirq"]["count"], by["hardirq"]["primary_count"]) == (3, 3)
+    assert sum(c["total_ns"] for c in att["causes"]) == o["total_ns"]
+    assert abs(sum(c["share"] for c in att["causes"]) - 1) < 1e-5
+    assert [w["length_ns"] for w in att["worst"]] == [8000, 8000, 8000, 4000]
+    text = "\n".join(format_table(att))
+    assert "causes of 4 outliers on CPU 1: one or more in flight for 12.2 us of the 1.00 s" \
+        in text, text
+
+
 def test_p50_is_of_charged_lengths(tmp_path):
     s = T0 + 30_000_000
     outs = [(1, s + k * 1_000_000, n) for k, n in enumerate((1000, 3000, 2000, 9000))]
