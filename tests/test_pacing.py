@@ -324,6 +324,11 @@ def test_ping_pong_streams(tmp_path, validate, kind):
     addrs = [s["address"] for s in ps]
     assert len(set(addrs)) == 3 and addrs == [s["address"] for s in po["transport"]["streams"]]
     assert [(s["recv_cpu"], s["send_cpu"]) for s in ps] == [(1, 0), (0, 1), (1, 0)]
+    # each stream's line says where its threads ran
+    text = (out / "summary.txt").read_text()
+    for k, s in enumerate(ps):
+        assert "  stream %d: %s, receive on CPU %d, send on %d: replies=" % (
+            k, s["address"], s["recv_cpu"], s["send_cpu"]) in text, text
     assert [s["cpu"] for s in po["transport"]["streams"]] == [0, 1, 0]
     for s in ps:
         assert s["sent"] == 1000 and s["received"] == 1050 and s["lost"] == 0

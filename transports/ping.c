@@ -607,10 +607,15 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct ping *g)
 		p->partial ? ", PARTIAL" : "");
 	for (int k = 0; g->nstreams > 1 && k < g->nstreams; k++) {
 		const struct ping *e = &g->streams[k];
+		char rcpu[16] = "any", scpu[16] = "any";	/* where its threads were pinned */
 
-		fprintf(f, "  stream %d: %s, cpu %d,%d: replies=%llu, lost=%llu, rate=%.1f, "
-			"late_sends=%llu, p50=%llu, max=%llu%s", k,
-			tp_describe(e->t), e->recv_cpu, e->send_cpu,
+		if (e->recv_cpu >= 0)
+			snprintf(rcpu, sizeof(rcpu), "%d", e->recv_cpu);
+		if (e->send_cpu >= 0)
+			snprintf(scpu, sizeof(scpu), "%d", e->send_cpu);
+		fprintf(f, "  stream %d: %s, receive on CPU %s, send on %s: replies=%llu, lost=%llu, "
+			"rate=%.1f, late_sends=%llu, p50=%llu, max=%llu%s", k,
+			tp_describe(e->t), rcpu, scpu,
 			(unsigned long long)e->seq.received, (unsigned long long)e->seq.lost,
 			rate_hz(e), (unsigned long long)e->late, PCT(&e->from_intended, 50),
 			(unsigned long long)e->from_intended.max,
