@@ -748,6 +748,8 @@ def merged_spans(outliers):
     one's start to the last one's end: [(cpu, start, length)]; None when no two
     overlap (a probe's outliers never do; an application's calls, a subscriber's
     messages in flight together do)."""
+    if getattr(outliers, "ndim", 0) == 2 and not _overlap_np(outliers):
+        return None         # a probe's array: told at once (a loop took 0.18 s per 100K)
     per = {}
     for cpu, start, length in outliers:
         per.setdefault(int(cpu), []).append((int(start), int(start) + int(length)))
@@ -764,6 +766,18 @@ def merged_spans(outliers):
                 b, e = s, t
         out.append((cpu, b, e - b))
     return out if joined else None
+
+
+def _overlap_np(arr):
+    """Do two rows of an outlier array (cpu, start, length) overlap on a CPU? Sorted
+    by CPU and start, some row then starts before the end of the row before it."""
+    if len(arr) < 2:
+        return False
+    import numpy as np
+    order = np.lexsort((arr[:, 1], arr[:, 0]))
+    cpu, start = arr[order, 0], arr[order, 1]
+    end = start + arr[order, 2]
+    return bool(np.any((cpu[1:] == cpu[:-1]) & (start[1:] < end[:-1])))
 
 
 def with_totals(a, totals, not_traced):
