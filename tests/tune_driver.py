@@ -96,6 +96,36 @@ def reap():
             return
 
 
+def children():
+    """The pids of this driver's living children (orphans of this pid namespace
+    come to it)."""
+    me, out = os.getpid(), set()
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % p) as f:
+                state, ppid = f.read().rsplit(")", 1)[1].split()[:2]
+        except (OSError, ValueError):
+            continue
+        if int(ppid) == me and state not in "ZX":
+            out.add(int(p))
+    return out
+
+
+def reap_orphans(keep, wait_s=5.0):
+    """reap(), waiting up to @wait_s for the children that are not in @keep (the
+    orphans of a killed process) to end: a `tuned-adm --version` that jtr tune
+    apply had started when it was killed runs on a few hundred ms, and a dump would
+    count it as a task the apply left behind."""
+    end = time.monotonic() + wait_s
+    while True:
+        reap()
+        if not children() - keep or time.monotonic() >= end:
+            return
+        time.sleep(0.01)
+
+
 def probe_measuring(comm="jtr-gap"):
     """A @comm of this pid namespace has its handler for SIGINT and SIGTERM in place
     (/proc/PID/status SigCgt): a stop signal now ends its run with a result. The
@@ -143,6 +173,7 @@ def sweep():
     # the machine as found: every point's revert must give it back (read once:
     # a point that left anything would show in every later point's diff too)
     before, dma_before = dump(), read_dma()
+    keep = children()
     for when, ms in SWEEP:
         shutil.rmtree(state, ignore_errors=True)
         p = subprocess.Popen([os.environ["JTR"], "tune", "apply", "jtr-realtime", "--cpus", "1"],
@@ -156,7 +187,7 @@ def sweep():
         p.wait()
         st = status()
         r = jtr("tune", "revert")
-        reap()
+        reap_orphans(keep)
         after = dump()
         out.append({"when": when, "ms": ms, "status": st, "revert_rc": r.returncode,
                     "revert": (r.stdout + r.stderr).strip(), "diff": diff(before, after),
