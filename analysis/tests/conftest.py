@@ -8,6 +8,7 @@ import pytest
 import xmlschema
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import jtrpy  # noqa: E402,F401 (before any test imports numpy: one BLAS thread, as in jtr)
 
 # the JUnit schema CI servers read (scripts/deps.sh puts it into the venv)
 JUNIT_XSD = os.path.join(sys.prefix, "share", "junit", "junit-10.xsd")
