@@ -91,8 +91,9 @@ def make_parser(prog):
         action(name)
     ins = action("install-profiles", usage="%(prog)s [--dir DIR | --print-dir WHICH]",
                  notes=textwrap.fill("The folders are those of the installed tuned's version "
-                       "(tuned-adm --version; JTR_TUNED_VERSION instead): tuned 2.23 and "
-                       "later read /usr/lib/tuned/profiles and /etc/tuned/profiles (or "
+                       "(tuned's version module, as tuned-adm --version says it; "
+                       "JTR_TUNED_VERSION instead): tuned 2.23 and later read "
+                       "/usr/lib/tuned/profiles and /etc/tuned/profiles (or "
                        "tuned-main.conf's profile_dirs), earlier ones /usr/lib/tuned and "
                        "/etc/tuned; without tuned, those of 2.23 and later. The variables "
                        "file is /etc/tuned/jtr-variables.conf in both.", 80))

@@ -87,6 +87,21 @@ def _version_tuple(text):
     return tuple(int(x or 0) for x in m.groups()) if m else None
 
 
+_READ_VERSION = "from tuned import version as v; print(v.TUNED_VERSION_STR)"
+
+
+def _tuned_adm_python(adm):
+    """tuned-adm's interpreter line as an argv (["/usr/bin/python3", "-Es"]) where
+    tuned-adm is a Python script, else None."""
+    try:
+        with open(adm, "rb") as f:
+            first = f.readline(256)
+    except OSError:
+        return None
+    argv = first[2:].decode("utf-8", "replace").split() if first.startswith(b"#!") else []
+    return argv if any("python" in os.path.basename(a) for a in argv[:2]) else None
+
+
 @functools.lru_cache(maxsize=None)
 def _installed_tuned_version():
     """(version text or None, how it was learnt)."""
@@ -97,6 +112,18 @@ def _installed_tuned_version():
         (p for p in TUNED_ADM if os.access(p, os.X_OK)), None)
     if not adm:
         return None, "tuned is not installed"
+    python = _tuned_adm_python(adm)
+    if python:
+        # tuned's own version module, read by tuned-adm's interpreter: 0.02 s of
+        # CPU where tuned-adm --version takes 0.14 s (it loads all of tuned-adm)
+        try:
+            p = signals.run(python + ["-c", _READ_VERSION], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, timeout=30)
+            ver = _version_tuple(p.stdout) if p.returncode == 0 else None
+            if ver:
+                return "%d.%d.%d" % ver, "tuned's version module"
+        except (OSError, subprocess.TimeoutExpired):
+            pass
     try:
         p = signals.run([adm, "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                         text=True, timeout=30)
@@ -126,7 +153,8 @@ def tuned_layout(main_conf=TUNED_MAIN_CONF):
     "system": folder of packaged profiles, "user": the admin's folder (where
     install-profiles copies), "variables": jtr-variables.conf's path (what
     jtr-isolate includes), "why": one line saying how this was decided}. By
-    tuned's version (tuned-adm --version; JTR_TUNED_VERSION instead of it);
+    tuned's version (its version module, read by tuned-adm's python, or
+    tuned-adm --version; JTR_TUNED_VERSION instead of it);
     where tuned is not installed, the layout of tuned 2.23 and later, the one a
     tuned installed now has upstream."""
     text, how = _installed_tuned_version()

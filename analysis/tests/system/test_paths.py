@@ -6,6 +6,7 @@ wheel's (jtrpy/tuning-profiles) or make install's and the package's
 tuned 2.23 moved them to /usr/lib/tuned/profiles and /etc/tuned/profiles."""
 import os
 import stat
+import sys
 
 import pytest
 
@@ -89,8 +90,44 @@ def test_profile_dirs_of_tuned_main_conf(monkeypatch, tmp_path):
     assert paths.tuned_layout(str(conf))["user"] == "/etc/tuned"
 
 
+def python_tuned_adm(tmp_path, monkeypatch, module_version, says):
+    """A tuned-adm in Python on PATH that says tuned-adm @says when run; its tuned
+    package's version module says @module_version (None: there is no tuned
+    package for its interpreter)."""
+    site = tmp_path / "site"
+    if module_version:
+        (site / "tuned").mkdir(parents=True)
+        (site / "tuned" / "__init__.py").write_text("")
+        (site / "tuned" / "version.py").write_text(
+            'TUNED_VERSION_STR = "%s"\n' % module_version)
+    adm = tmp_path / "bin" / "tuned-adm"
+    adm.parent.mkdir()
+    adm.write_text("#!%s\nprint('tuned-adm %s')\n" % (sys.executable, says))
+    adm.chmod(adm.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.delenv("JTR_TUNED_VERSION", raising=False)
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    monkeypatch.setenv("PATH", str(adm.parent))
+    return paths.tuned_layout(str(tmp_path / "none.conf"))
+
+
+def test_tuneds_version_module_by_tuned_adms_python(monkeypatch, tmp_path):
+    """tuned's own version module, imported by the interpreter tuned-adm names:
+    what tuned-adm --version prints, without loading tuned-adm (2.24.1 here, so
+    the test can tell which was read)."""
+    got = python_tuned_adm(tmp_path, monkeypatch, "2.25.0", "2.24.1")
+    assert got["version"] == "2.25.0" and got["user"] == "/etc/tuned/profiles"
+    assert got["why"].startswith("tuned 2.25.0 (tuned's version module)")
+
+
+def test_tuned_adm_is_asked_where_its_module_cannot_be_read(monkeypatch, tmp_path):
+    got = python_tuned_adm(tmp_path, monkeypatch, None, "2.22.0")
+    assert got["version"] == "2.22.0" and got["user"] == "/etc/tuned"
+    assert got["why"].startswith("tuned 2.22.0 (tuned-adm --version)")
+
+
 def test_the_installed_tuneds_version_is_read(monkeypatch, tmp_path):
-    """tuned-adm --version, as tuned prints it."""
+    """tuned-adm --version, as tuned prints it, where tuned-adm is no Python
+    script."""
     adm = tmp_path / "tuned-adm"
     adm.write_text("#!/bin/sh\necho 'tuned-adm 2.24.1'\n")
     adm.chmod(adm.stat().st_mode | stat.S_IEXEC)
