@@ -483,7 +483,7 @@ def page_plots(plt, result, label, quantity, rows):
     if runs:
         hs = [(r.get("name") or "run %d" % i, r["histogram"]["buckets"], cmap(i % 10))
               for i, r in enumerate(runs)]
-        fig = plots.histogram_figure(plt, hs, what + " (ns)", font=plots.FONT)
+        fig = plots.histogram_figure(plt, hs, what, font=plots.FONT)
         out["histogram"] = plots.png_and_svg(plt, fig) + (
             "Histogram of the %s, counts on a log scale" % what,)
     return out

@@ -112,6 +112,7 @@ def panels_figure(plt, panels, what="loop time"):
             ax.vlines(xs, 0.8, ys, colors=colour, alpha=0.7, linewidth=1.2)
             ax.plot(xs, ys, ".", color=colour, markersize=3, label=label)
         ax.set_yscale("log")
+        plots.log_counts(ax)
         ax.set_ylim(0.7, top * 2)
         ax.set_xscale("log")
         ticks = few_ticks(max(lo, 1), hi)

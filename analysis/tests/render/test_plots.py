@@ -57,6 +57,38 @@ def test_tick_labels(v, text):
     assert plots.tick_ns(v) == text
 
 
+@pytest.mark.parametrize("v,text", [(1, "1"), (0.5, "0.5"), (20, "20"), (1000, "1K"),
+                                    (2.5e6, "2.5M"), (1e9, "1G")])
+def test_count_labels(v, text):
+    assert plots.count_label(v) == text
+
+
+@pytest.fixture
+def no_tex(monkeypatch):
+    """matplotlib's TeX parser refuses to run: its labels (10 to the power k) cost
+    a third of a page's drawing time."""
+    mathtext = pytest.importorskip("matplotlib._mathtext")
+
+    def refuse(self, s, *args, **kwargs):
+        raise AssertionError("a label went through the TeX parser: %r" % s)
+    monkeypatch.setattr(mathtext.Parser, "parse", refuse)
+
+
+def test_histograms_draw_counts_and_durations_in_plain_text(plt, no_tex):
+    from jtrpy.render import suite_page
+    buckets = [(10, 20, 5), (1000, 1100, 20000), (2_000_000, 2_100_000, 1)]
+    fig = plots.histogram_figure(plt, [("cpu1", buckets, "#1f77b4")])
+    ax = fig.axes[0]
+    _, svg = plots.png_and_svg(plt, fig)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["100 ns", "1 us", "10 us", "100 us",
+                                                            "1 ms"]
+    assert {"1", "100", "10K"} <= {t.get_text() for t in ax.get_yticklabels()}
+    assert ">10K<" in svg and ">1 ms<" in svg
+    panels = suite_page.panels_figure(plt, [("a", [("x", buckets, "#1f77b4")])])
+    plots.png_and_svg(plt, panels)
+    plots.plot_versus(plt, "t", [("a", [1, 0, 50000], "#1f77b4")], 3)
+
+
 @pytest.mark.parametrize("lo,hi,scale,ticks", [
     (10, 1e6, "log", [10, 100, 1000, 10000, 100000, 1000000]),     # many decades: 1 each
     (10, 1000, "log", [10, 20, 50, 100, 200, 500, 1000]),           # 1-2-5 a decade
