@@ -284,11 +284,19 @@ test:
 	$(Q)$(MAKE) --no-print-directory test-unit
 	$(Q)$(MAKE) --no-print-directory test-e2e
 
-.PHONY: venv test-build
+.PHONY: venv test-build test-collect
 venv:
 	$(Q)PYTHON=$(PYTHON) VENV=$(VENV) DEPS_ONLY=venv scripts/deps.sh test
 
-test-build: venv all $(UNITS)
+test-build: venv all $(UNITS) test-collect
+
+# the tests collected once beside the build: pytest's cache of the modules'
+# rewritten asserts (tests/conftest.py) is written then, so the tests' pytest processes
+# read it instead of each rewriting every module (what collection finds wrong,
+# the runs after it report)
+test-collect: | venv
+	$(Q)$(VENV)/bin/python -m pytest -q --collect-only -p no:cacheprovider analysis/tests \
+		tests >/dev/null 2>&1 || true
 
 test-unit: $(UNITS) $(VALUES)
 	$(Q)set -e; for t in $(UNITS); do echo "== $$t"; $$t; done

@@ -10,6 +10,10 @@ import xmlschema
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import jtrpy  # noqa: E402,F401 (before any test imports numpy: one BLAS thread, as in jtr)
 
+# as in tests/conftest.py: pytest's cache of the rewritten test modules, whatever
+# PYTHONDONTWRITEBYTECODE says
+sys.dont_write_bytecode = False
+
 # the JUnit schema CI servers read (scripts/deps.sh puts it into the venv)
 JUNIT_XSD = os.path.join(sys.prefix, "share", "junit", "junit-10.xsd")
 
