@@ -281,19 +281,19 @@ test:
 	$(Q)case " $$MAKEFLAGS" in *" -j"*) jobs="" ;; *) jobs=-j$$(nproc) ;; esac; \
 	$(MAKE) --no-print-directory $$jobs test-build \
 		$(if $(filter command line,$(origin CCACHE)),,CCACHE="$$(command -v ccache)")
-	$(Q)$(MAKE) --no-print-directory test-unit
+	$(Q)$(MAKE) --no-print-directory -j2 test-unit test-collect
 	$(Q)$(MAKE) --no-print-directory test-e2e
 
 .PHONY: venv test-build test-collect
 venv:
 	$(Q)PYTHON=$(PYTHON) VENV=$(VENV) DEPS_ONLY=venv scripts/deps.sh test
 
-test-build: venv all $(UNITS) test-collect
+test-build: venv all $(UNITS)
 
-# the tests collected once beside the build: pytest's cache of the modules'
-# rewritten asserts (tests/conftest.py) is written then, so the tests' pytest processes
-# read it instead of each rewriting every module (what collection finds wrong,
-# the runs after it report)
+# the tests collected once, beside the C unit tests: pytest's cache of the
+# modules' rewritten asserts (tests/conftest.py) is written then, so the tests'
+# pytest processes read it instead of each rewriting every module (what
+# collection finds wrong, the runs after it report)
 test-collect: | venv
 	$(Q)$(VENV)/bin/python -m pytest -q --collect-only -p no:cacheprovider analysis/tests \
 		tests >/dev/null 2>&1 || true
