@@ -83,8 +83,8 @@ def count_label(v):
 
 def log_counts(ax, axis="y"):
     """A log count axis labelled 1, 10, 100, 1K: plain text, where matplotlib's
-    own labels (10 to the power k) go through its TeX parser, a third of a page's
-    drawing time."""
+    own labels (10 to the power k) go through its TeX parser: 0.25 s of the 1.7 s
+    a report's four figures took to draw (cProfile, here)."""
     import matplotlib.ticker as mt
     (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(
         mt.FuncFormatter(lambda v, _: count_label(v)))
