@@ -290,13 +290,16 @@ venv:
 
 test-build: venv all $(UNITS)
 
-# the tests collected once, beside the C unit tests: pytest's cache of the
-# modules' rewritten asserts (tests/conftest.py) is written then, so the tests'
-# pytest processes read it instead of each rewriting every module (what
-# collection finds wrong, the runs after it report)
+# the tests collected once, beside the C unit tests, a process per folder (5.5 s
+# here, 12 s in one): pytest's cache of the modules' rewritten asserts
+# (tests/conftest.py) is written then, so the tests' pytest processes read it
+# instead of each rewriting every module (what collection finds wrong, the runs
+# after it report)
 test-collect: | venv
-	$(Q)$(VENV)/bin/python -m pytest -q --collect-only -p no:cacheprovider analysis/tests \
-		tests >/dev/null 2>&1 || true
+	$(Q)for d in analysis/tests tests; do \
+		$(VENV)/bin/python -m pytest -q --collect-only -p no:cacheprovider $$d \
+			>/dev/null 2>&1 & \
+	done; wait
 
 test-unit: $(UNITS) $(VALUES)
 	$(Q)set -e; for t in $(UNITS); do echo "== $$t"; $$t; done
