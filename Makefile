@@ -274,14 +274,15 @@ run: deps-run all
 	./jtr run
 
 # make test: the packages, then the venv and the build side by side (the build
-# through the ccache the packages brought), then the tests
+# through the ccache the packages brought; the C unit tests as soon as they are
+# built, while the venv is made), then the Python tests
 # (a job per CPU unless make was given -j; CCACHE= on the command line: no ccache)
 test:
 	$(Q)PYTHON=$(PYTHON) VENV=$(VENV) DEPS_ONLY=packages scripts/deps.sh test
 	$(Q)case " $$MAKEFLAGS" in *" -j"*) jobs="" ;; *) jobs=-j$$(nproc) ;; esac; \
-	$(MAKE) --no-print-directory $$jobs test-build \
+	$(MAKE) --no-print-directory $$jobs test-build test-unit \
 		$(if $(filter command line,$(origin CCACHE)),,CCACHE="$$(command -v ccache)")
-	$(Q)$(MAKE) --no-print-directory -j2 test-unit test-collect
+	$(Q)$(MAKE) --no-print-directory test-collect
 	$(Q)$(MAKE) --no-print-directory test-e2e
 
 .PHONY: venv test-build test-collect
@@ -290,11 +291,11 @@ venv:
 
 test-build: venv all $(UNITS)
 
-# the tests collected once, beside the C unit tests, a process per folder (5.5 s
-# here, 12 s in one): pytest's cache of the modules' rewritten asserts
-# (tests/conftest.py) is written then, so the tests' pytest processes read it
-# instead of each rewriting every module (what collection finds wrong, the runs
-# after it report)
+# the tests collected once, a process per folder (5.5 s here, 12 s in one; beside
+# the C unit tests, test_ring's spinning threads took 10 s instead of 3): pytest's
+# cache of the modules' rewritten asserts (tests/conftest.py) is written then, so
+# the tests' pytest processes read it instead of each rewriting every module
+# (what collection finds wrong, the runs after it report)
 test-collect: | venv
 	$(Q)for d in analysis/tests tests; do \
 		$(VENV)/bin/python -m pytest -q --collect-only -p no:cacheprovider $$d \
