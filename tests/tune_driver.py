@@ -115,9 +115,10 @@ def children():
 
 def reap_orphans(keep, wait_s=5.0):
     """reap(), waiting up to @wait_s for the children that are not in @keep (the
-    orphans of a killed process) to end: a `tuned-adm --version` that jtr tune
-    apply had started when it was killed runs on a few hundred ms, and a dump would
-    count it as a task the apply left behind."""
+    orphans of a killed process) to end: a query of tuned's version that jtr tune
+    apply had started when it was killed (tuned-adm's python, or tuned-adm
+    --version) runs on for up to a few hundred ms, and a dump would count it as a
+    task the apply left behind."""
     end = time.monotonic() + wait_s
     while True:
         reap()
