@@ -307,18 +307,45 @@ test-unit: $(UNITS) $(VALUES)
 	$(Q)echo "== $(VALUES) --check tests/vectors/values.txt"
 	$(Q)$(VALUES) --check tests/vectors/values.txt
 
-# the tests that measure nothing (the unit tests; end-to-end tests whose runs are
-# only read, never timed) run TEST_WORKERS at a time, a file to a pytest-xdist
-# worker (three on two CPUs: the third runs while the others wait on their
-# programs); then every test that measures (marked measures: it times or
-# attributes real runs) runs alone: timing and attribution tests must have the
-# machine to themselves
+# the tests that measure nothing (end-to-end tests whose runs are only read, never
+# timed) run TEST_WORKERS at a time, a file to a pytest-xdist worker (three on two
+# CPUs: the third runs while the others wait on their programs); then every test
+# that measures (marked measures: it times or attributes real runs) runs alone:
+# timing and attribution tests must have the machine to themselves. They leave
+# most of the first CPU idle: the tests marked beside (the unit tests of
+# analysis/, the damaged-file cases: nothing timed, traced or machine-wide) but
+# those marked every_cpu run there meanwhile, on BESIDE_CPU alone at SCHED_IDLE
+# (scripts/beside.sh; first: the first CPU this make may use, where it may use
+# two or more), what they print shown after the measuring tests'. A tracer would
+# run on every CPU: the damaged-file cases take a copy of a traced run made
+# before (JTR_TEST_TRACED_RUN). BESIDE_CPU= runs them in the first phase.
 TEST_WORKERS ?= 3
+BESIDE_CPU ?= first
 test-e2e: all
 	$(Q)$(VENV)/bin/ruff check analysis tests bench setup.py
-	$(Q)$(VENV)/bin/python -m pytest $(PYTEST_ARGS) -n $(TEST_WORKERS) --dist loadgroup \
-		-m "not measures" analysis/tests tests
-	$(Q)$(VENV)/bin/python -m pytest $(PYTEST_ARGS) -m measures tests
+	$(Q)cpu='$(BESIDE_CPU)'; \
+	if [ "$$cpu" = first ]; then \
+		cpu=$$($(VENV)/bin/python -c 'import os; c = sorted(os.sched_getaffinity(0)); \
+			print(c[0] if len(c) > 1 else "")'); \
+	fi; \
+	$(VENV)/bin/python -m pytest $(PYTEST_ARGS) -n $(TEST_WORKERS) --dist loadgroup \
+		-m "not measures$${cpu:+ and not (beside and not every_cpu)}" analysis/tests tests \
+		|| exit $$?; \
+	if [ -n "$$cpu" ]; then \
+		rm -rf build/test-traced-run; \
+		./jtr run -d 300ms -o build/test-traced-run >/dev/null 2>&1; \
+		JTR_TEST_TRACED_RUN=$(CURDIR)/build/test-traced-run \
+		scripts/beside.sh "$$cpu" $(VENV)/bin/python -m pytest $(PYTEST_ARGS) \
+			-m "beside and not every_cpu" analysis/tests tests >build/test-beside.log 2>&1 & \
+		beside=$$!; \
+	fi; \
+	$(VENV)/bin/python -m pytest $(PYTEST_ARGS) -m measures tests; rc=$$?; \
+	if [ -n "$$cpu" ]; then \
+		wait $$beside || rc=1; \
+		echo; echo "== the tests marked beside, run beside the measuring tests:"; \
+		cat build/test-beside.log; \
+	fi; \
+	exit $$rc
 
 # the measuring tests beside a busy loop pinned to the first CPU (they measure the
 # last one): what they must survive on the machines users run them on; not part

@@ -33,7 +33,14 @@ from conftest import JTR, ROOT, need_tracing, run_jtr, without_pm_qos
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 from jtrpy.cli.main import main as jtr_main  # noqa: E402
+from jtrpy.system.cpus import online_cpus  # noqa: E402
 from jtrpy.trace import events as E  # noqa: E402
+
+# make test runs these beside the measuring tests, on the first CPU alone at
+# SCHED_IDLE (scripts/beside.sh): no tracer there (it would run on every CPU), no
+# pinning but to the CPUs this process may use; the tests that trace are marked
+# every_cpu and run in the first phase
+pytestmark = pytest.mark.beside
 
 ENV = {"PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
 MEMORY_LIMIT = 1 << 30          # address space of each jtr the e2e cases start
@@ -75,8 +82,11 @@ OSLAT = {"file_version": 1, "cmdline:": "oslat --cpu-list 1 -D 1", "start_time":
 
 
 def rt_file(d, tool, args, fallback):
-    """What oslat or cyclictest wrote with --json here, or (not installed, not
-    root) a file in the format they write."""
+    """What oslat or cyclictest wrote with --json here (on the last CPU this
+    process may use: CPU in @args), or (not installed, not root) a file in the
+    format they write."""
+    cpu = str(max(os.sched_getaffinity(0)))
+    args = [cpu if a == "CPU" else a for a in args]
     path = d / ("%s.json" % tool)
     if shutil.which(tool) and os.geteuid() == 0:
         # not holding /dev/cpu_dma_latency for the tuning tests beside it to read
@@ -89,13 +99,21 @@ def rt_file(d, tool, args, fallback):
 
 
 def traced(d):
-    """A traced jtr run; where the tracer cannot run, the same run attributed
-    from a small event log written beside it."""
-    if os.geteuid() == 0 and os.path.exists("/sys/kernel/btf/vmlinux"):
+    """A traced jtr run. Where this process may not use every CPU (beside the
+    measuring tests: a tracer runs on all of them), a copy of the one make test
+    made before them ($JTR_TEST_TRACED_RUN); where neither can be had, the same
+    run attributed from a small event log written beside it."""
+    every_cpu = os.sched_getaffinity(0) >= set(online_cpus())
+    if os.geteuid() == 0 and os.path.exists("/sys/kernel/btf/vmlinux") and every_cpu:
         p = run_jtr("run", "-d", "300ms", "-o", d / "run", env=ENV, timeout=120)
         if p.returncode == 0 and (d / "run" / "events.bin").exists():
             return
         shutil.rmtree(d / "run", ignore_errors=True)
+    made_before = os.environ.get("JTR_TEST_TRACED_RUN")
+    if not every_cpu and made_before and os.path.exists(os.path.join(made_before,
+                                                                      "events.bin")):
+        shutil.copytree(made_before, d / "run")
+        return
     made("run", "--no-trace", "-d", "300ms", "-o", d / "run", cwd=d)
     r = json.loads((d / "run" / "result.json").read_text())
     run = r["runs"][0]
@@ -114,8 +132,8 @@ def corpus(tmp_path_factory):
     traced(d)
     made("suite", "--quick", "--only", "null", "-n", "2K", "--runs", "1", "-o", d / "suite", cwd=d)
     made("export", "--hlog", d / "g.hlog", d / "gap", d / "null", cwd=d)
-    rt_file(d, "oslat", ["--cpu-list", "1", "-D", "1"], OSLAT)
-    rt_file(d, "cyclictest", ["-m", "-q", "-D", "1", "-t", "1", "-a", "1", "-h", "1000"],
+    rt_file(d, "oslat", ["--cpu-list", "CPU", "-D", "1"], OSLAT)
+    rt_file(d, "cyclictest", ["-m", "-q", "-D", "1", "-t", "1", "-a", "CPU", "-h", "1000"],
             CYCLICTEST)
     for name in ("gap", "null", "run"):
         assert json.loads((d / name / "result.json").read_text())["format"] == "jtr-result/1"
@@ -580,6 +598,7 @@ def tiny_disk(tmp_path, free_kib, size_kib=256):
         subprocess.run(["umount", "-l", str(where)], check=False)
 
 
+@pytest.mark.every_cpu
 def test_a_full_disk_under_jtr_run_and_report(corpus, tmp_path):
     """jtr run and jtr report writing onto a full disk: one line and exit 1 where
     the result itself cannot be written (the C probe said 'result.json: write
@@ -674,6 +693,7 @@ def test_a_full_disk_under_a_suite(tmp_path):
         % (disk / "s", disk / "s")), err
 
 
+@pytest.mark.every_cpu
 def test_a_full_disk_at_the_end_of_a_watch(tmp_path):
     """jtr watch whose watch.json cannot be written at the end: the counts are
     still shown (the error came before them and they were lost), the last line

@@ -18,6 +18,17 @@ sys.dont_write_bytecode = False
 JUNIT_XSD = os.path.join(sys.prefix, "share", "junit", "junit-10.xsd")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    """Every test of this folder is marked beside: make test runs them beside the
+    measuring tests, on the first CPU alone (scripts/beside.sh), but those marked
+    every_cpu; before -m selects (tryfirst)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for item in items:
+        if str(item.path).startswith(here + os.sep):
+            item.add_marker(pytest.mark.beside)
+
+
 @pytest.fixture(scope="session")
 def schema():
     """junit-10.xsd as an xmlschema schema (the tests of --junit validate with it)."""

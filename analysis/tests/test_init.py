@@ -7,6 +7,10 @@ import sys
 
 import pytest
 
+# BLAS starts a thread per CPU the process may use: on one (beside the measuring
+# tests, scripts/beside.sh) there would be nothing to see
+pytestmark = pytest.mark.every_cpu
+
 ANALYSIS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COUNT = ("import os, jtrpy, numpy; numpy.ones((64, 64)) @ numpy.ones((64, 64)); "
          "print(len(os.listdir('/proc/self/task')), os.environ['OPENBLAS_NUM_THREADS'])")

@@ -1,0 +1,88 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# scripts/beside.sh CPU COMMAND [ARG...]
+#
+# COMMAND on CPU alone, at SCHED_IDLE, its temporary files in memory: work that
+# may run beside the measuring tests (make test runs the unit tests of analysis/
+# this way) without reaching the CPU they measure. Alone on CPU: a cpuset cgroup
+# of its own (cgroup v1's cpuset hierarchy, or v2's where the root delegates
+# cpuset), so nothing it starts can leave CPU, whatever sched_setaffinity it or
+# a tuning daemon asks (tuned sets every task's affinity when a profile isolates
+# CPUs); where neither is there, taskset, said on stderr. SCHED_IDLE: it runs
+# only when nothing else wants CPU, and a task that wakes there takes the CPU
+# from it at once. In memory: TMPDIR is a folder of /dev/shm (where it is
+# there), so its files never wake the disk, whose interrupts may land on the
+# measured CPU. Its exit status is COMMAND's; the cgroup and the folder are
+# removed after it, also on Ctrl-C or SIGTERM (COMMAND gets the signal too).
+set -u
+
+if [ $# -lt 2 ]; then
+    echo "usage: scripts/beside.sh CPU COMMAND [ARG...]" >&2
+    exit 2
+fi
+cpu=$1
+shift
+case $cpu in
+    *[!0-9]* | "") echo "scripts/beside.sh: '$cpu' is not a CPU number; give one, e.g. 0" >&2
+                   exit 2 ;;
+esac
+
+group=
+base=
+if [ -e /sys/fs/cgroup/cpuset/cpuset.mems ]; then
+    base=/sys/fs/cgroup/cpuset
+elif grep -qw cpuset /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+    base=/sys/fs/cgroup
+fi
+if [ -n "$base" ] && mkdir "$base/jtr-beside.$$" 2>/dev/null; then
+    group=$base/jtr-beside.$$
+    # v1 takes no task before its memory nodes are set; v2 inherits them
+    if [ -e "$base/cpuset.mems" ]; then
+        cat "$base/cpuset.mems" >"$group/cpuset.mems" || group=
+    fi
+    if [ -n "$group" ] && ! echo "$cpu" >"$group/cpuset.cpus" 2>/dev/null; then
+        echo "scripts/beside.sh: CPU $cpu is not one this machine's cpusets hold" >&2
+        rmdir "$group"
+        exit 2
+    fi
+fi
+
+tmp=
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+    tmp=$(mktemp -d /dev/shm/jtr-beside.XXXXXX) || tmp=
+fi
+
+cleanup() {
+    if [ -n "$group" ] && [ -d "$group" ]; then
+        # what COMMAND left running (nothing, when it ends as it should)
+        for p in $(cat "$group/cgroup.procs" 2>/dev/null); do
+            kill -9 "$p" 2>/dev/null
+        done
+        for _ in 1 2 3 4 5 6 7 8 9 10; do
+            rmdir "$group" 2>/dev/null && break
+            sleep 0.1
+        done
+    fi
+    [ -n "$tmp" ] && rm -rf "$tmp"
+}
+
+if [ -n "$group" ]; then
+    echo "== on CPU $cpu at SCHED_IDLE (cpuset $group)${tmp:+, TMPDIR=$tmp}" >&2
+    # the child joins the cgroup itself, then becomes COMMAND
+    sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec chrt --idle 0 "$@"' sh "$group" \
+        env ${tmp:+TMPDIR="$tmp"} "$@" &
+else
+    echo "== on CPU $cpu at SCHED_IDLE (taskset: no cpuset cgroup here, a tuning" \
+         "daemon could move it)${tmp:+, TMPDIR=$tmp}" >&2
+    taskset -c "$cpu" chrt --idle 0 env ${tmp:+TMPDIR="$tmp"} "$@" &
+fi
+child=$!
+trap 'kill -TERM $child 2>/dev/null' INT TERM
+rc=0
+wait $child || rc=$?
+# a signal interrupts the first wait; the second is COMMAND's own end
+if kill -0 $child 2>/dev/null; then
+    wait $child || rc=$?
+fi
+cleanup
+exit $rc
