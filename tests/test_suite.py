@@ -25,6 +25,10 @@ from jtrpy.system.paths import probe_path
 from jtrpy.units import fmt_ns
 
 CPU = str(max(os.sched_getaffinity(0)))
+# make test runs these beside the measuring tests, on the first CPU alone
+# (scripts/beside.sh): the suite measures the CPU this process may use, at no
+# real-time priority, untraced
+pytestmark = pytest.mark.beside
 BASE_ITEMS = ["null", "null-clock", "clock", "gap"]
 
 
