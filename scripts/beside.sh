@@ -11,7 +11,7 @@
 # CPUs); where neither is there, taskset, said on stderr. SCHED_IDLE: it runs
 # only when nothing else wants CPU, and a task that wakes there takes the CPU
 # from it at once. In memory: TMPDIR is a folder of /dev/shm (where it is
-# there), so its files never wake the disk, whose interrupts may land on the
+# there; open to every user, sticky, as /tmp), so its files never wake the disk, whose interrupts may land on the
 # measured CPU. Its exit status is COMMAND's; the cgroup and the folder are
 # removed after it, also on Ctrl-C or SIGTERM (COMMAND gets the signal too).
 set -u
@@ -49,7 +49,8 @@ fi
 
 tmp=
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then
-    tmp=$(mktemp -d /dev/shm/jtr-beside.XXXXXX) || tmp=
+    # as /tmp is: the tests run programs as other users (nobody) from there
+    tmp=$(mktemp -d /dev/shm/jtr-beside.XXXXXX) && chmod 1777 "$tmp" || tmp=
 fi
 
 cleanup() {

@@ -41,12 +41,18 @@ def pytest_runtest_setup(item):
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist's --dist loadgroup (make test's first phase): the tests
     marked machine (they change machine-wide settings) are one group, run one
-    after another by one worker, and first, as the longest; every other file is
-    a group of its own (its module fixtures run once), as --dist loadfile."""
+    after another by one worker, and first, as the longest (those marked
+    machine(last=True) at its end: what they need is made outside the group
+    meanwhile); every other file is a group of its own (its module fixtures run
+    once), as --dist loadfile."""
     # a worker's "dist" is "no"; pytest-xdist tells it loadgroup in option.loadgroup
     if not getattr(config.option, "loadgroup", False):
         return
-    items.sort(key=lambda item: item.get_closest_marker("machine") is None)
+
+    def place(item):
+        m = item.get_closest_marker("machine")
+        return (0, 1 if m.kwargs.get("last") else 0) if m else (1, 0)
+    items.sort(key=place)
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
             group = "machine" if item.get_closest_marker("machine") else item.nodeid.split("::")[0]

@@ -6,6 +6,8 @@ used by an unprivileged user (jtr --help, man jtr, jtr run), its probes'
 capabilities and tuned's view of its profiles checked, then purged, leaving
 nothing behind."""
 import argparse
+import contextlib
+import fcntl
 import glob
 import io
 import os
@@ -26,6 +28,9 @@ from jtrpy.cli import main as jtr_main
 pytestmark = [pytest.mark.slow, pytest.mark.root]
 
 MAN = COMP = None      # the generated fixture's folders
+# the tests of the installed package: machine-wide, last in the machine group (the
+# package is built outside it meanwhile: built_deb)
+INSTALLED = pytest.mark.machine(last=True)
 PYTHON_COMMANDS = [(n, w) for n, _, w in jtr_main.COMMANDS if w not in ("exec", None)]
 # the C programs (and the tracer, where it was built: jtr trace without --print)
 PROGRAMS = [n for n, _, w in jtr_main.COMMANDS if w == "exec"] + \
@@ -99,6 +104,17 @@ def render(page, width=200):
                        env=dict(os.environ, MANWIDTH=str(width), MANPAGER="cat", LANG="C"))
     assert p.returncode == 0, p.stderr
     return p.stdout
+
+
+# first in the file: its package, built here, is ready when the machine group's
+# last tests install it
+def test_lintian_finds_nothing_in_the_package(deb_file):
+    """lintian on the built .deb: no error, warning or info tag, but the ones
+    debian/jtr.lintian-overrides explains."""
+    need("lintian", "lintian")
+    p = subprocess.run(["lintian", "--fail-on", "error,warning,info", "--display-info",
+                        deb_file], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and p.stdout.strip() == "", p.stdout + p.stderr
 
 
 # ---------------------------------------------------------------- man pages
@@ -411,15 +427,76 @@ def purge():
                           timeout=300, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
 
 
+# man-db's dpkg trigger rebuilds the whole man index on every install and purge
+# while this flag file is there (mandb -pq: 7.5 s of CPU in the first phase, an
+# index.db that was not there before left behind); man finds the pages by their
+# paths without it. Moved aside for the install and the purge, put back after
+# (and, after a run that was killed, before the next).
+MANDB_FLAG = "/var/lib/man-db/auto-update"
+MANDB_ASIDE = MANDB_FLAG + ".jtr-test"
+
+
+@contextlib.contextmanager
+def man_index_untouched():
+    if os.path.exists(MANDB_ASIDE) and not os.path.exists(MANDB_FLAG):
+        os.rename(MANDB_ASIDE, MANDB_FLAG)
+    moved = os.path.exists(MANDB_FLAG)
+    if moved:
+        os.rename(MANDB_FLAG, MANDB_ASIDE)
+    try:
+        yield
+    finally:
+        if moved:
+            os.rename(MANDB_ASIDE, MANDB_FLAG)
+
+
+def built_deb():
+    """make deb, once in a test run whatever the worker (a lock in build/, the run's
+    id beside the package): the package the machine group installs is the one
+    lintian read, built by whichever asks first. lintian, outside the group, asks
+    early, so the group (the first phase's longest chain) does not wait 60 s for
+    the build, 19 s alone: it runs the package's tests last."""
+    for tool, pkg in (("dpkg-buildpackage", "dpkg-dev"), ("dh", "debhelper"),
+                      ("dh_python3", "dh-python")):
+        need(tool, pkg)
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or "pid %d" % os.getpid()
+    build = os.path.join(ROOT, "build")
+    os.makedirs(build, exist_ok=True)
+    stamp = os.path.join(build, ".tests-deb.run")
+    with open(os.path.join(build, ".tests-deb.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        found = glob.glob(os.path.join(build, "jtr_%s_*.deb" % version()))
+        if len(found) == 1 and os.path.exists(stamp):
+            with open(stamp) as f:
+                if f.read() == run:
+                    return found[0]
+        p = subprocess.run(["make", "-C", ROOT, "--no-print-directory", "deb"],
+                           capture_output=True, text=True, timeout=900,
+                           # the C unit tests run in make test already; no debug
+                           # package, two jobs, and gzip is quicker than xz
+                           env=dict(os.environ,
+                                    DEB_BUILD_OPTIONS="nocheck noautodbgsym parallel=2",
+                                    DPKG_DEB_COMPRESSOR_TYPE="gzip"))
+        assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+        (path,) = glob.glob(os.path.join(build, "jtr_%s_*.deb" % version()))
+        with open(stamp, "w") as f:
+            f.write(run)
+        return path
+
+
+@pytest.fixture(scope="module")
+def deb_file():
+    """The .deb (built_deb), not installed."""
+    return built_deb()
+
+
 @pytest.fixture(scope="module")
 def deb():
-    """make deb, then the package installed, and a user to run it; purged and the
-    user removed afterwards, whatever the tests found."""
+    """The .deb (built_deb) installed, and a user to run it; purged and the user
+    removed afterwards, whatever the tests found."""
     if os.geteuid() != 0:
         pytest.skip("needs root: it installs a package and adds a user")
-    for tool, pkg in (("dpkg-buildpackage", "dpkg-dev"), ("dh", "debhelper"),
-                      ("dh_python3", "dh-python"), ("man", "man-db")):
-        need(tool, pkg)
+    need("man", "man-db")
     if dpkg_status().startswith("install"):
         pytest.skip("the jtr package is installed on this machine; the test would remove it")
     there = [p for p in PKG_PATHS if os.path.lexists(p)]
@@ -430,38 +507,32 @@ def deb():
     if os.path.exists(VARIABLES):
         with open(VARIABLES) as f:
             saved = f.read()
-    p = subprocess.run(["make", "-C", ROOT, "--no-print-directory", "deb"], capture_output=True,
-                       text=True, timeout=900,
-                       # the C unit tests run in make test already; no debug
-                       # package, two jobs, and gzip is quicker than xz
-                       env=dict(os.environ, DEB_BUILD_OPTIONS="nocheck noautodbgsym parallel=2",
-                                DPKG_DEB_COMPRESSOR_TYPE="gzip"))
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    (path,) = glob.glob(os.path.join(ROOT, "build", "jtr_%s_*.deb" % version()))
+    path = built_deb()
     name = "jtrdeb%d" % os.getpid()
     subprocess.run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", name], check=True)
     home = tempfile.mkdtemp(prefix="jtr-deb-", dir="/tmp")
     pw = pwd.getpwnam(name)
     os.chown(home, pw.pw_uid, pw.pw_gid)
-    try:
-        # an /etc/tuned/jtr-variables.conf that is there already is kept
-        p = subprocess.run(["dpkg", "-i", "--force-confdef", "--force-confold", path],
-                           capture_output=True, text=True, timeout=300,
-                           env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
-        assert p.returncode == 0, p.stdout + p.stderr
-        files = subprocess.run(["dpkg", "-L", "jtr"], capture_output=True, text=True,
-                               check=True).stdout.split("\n")
-        yield {"deb": path, "user": pw, "home": home,
-               "files": [f for f in files if f and f != "/."],
-               "saved_variables": saved}
-    finally:
-        if dpkg_status():
-            purge()
-        subprocess.run(["userdel", "-f", name], check=False)
-        shutil.rmtree(home, ignore_errors=True)
-        if saved is not None and not os.path.exists(VARIABLES):
-            with open(VARIABLES, "w") as f:
-                f.write(saved)
+    with man_index_untouched():
+        try:
+            # an /etc/tuned/jtr-variables.conf that is there already is kept
+            p = subprocess.run(["dpkg", "-i", "--force-confdef", "--force-confold", path],
+                               capture_output=True, text=True, timeout=300,
+                               env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+            assert p.returncode == 0, p.stdout + p.stderr
+            files = subprocess.run(["dpkg", "-L", "jtr"], capture_output=True, text=True,
+                                   check=True).stdout.split("\n")
+            yield {"deb": path, "user": pw, "home": home,
+                   "files": [f for f in files if f and f != "/."],
+                   "saved_variables": saved}
+        finally:
+            if dpkg_status():
+                purge()
+            subprocess.run(["userdel", "-f", name], check=False)
+            shutil.rmtree(home, ignore_errors=True)
+            if saved is not None and not os.path.exists(VARIABLES):
+                with open(VARIABLES, "w") as f:
+                    f.write(saved)
 
 
 def as_user(deb, argv, **env):
@@ -473,7 +544,7 @@ def as_user(deb, argv, **env):
                           capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.machine
+@INSTALLED
 def test_the_package_puts_each_file_in_its_place(deb):
     files = set(deb["files"])
     for path in ["/usr/bin/jtr", "/usr/libexec/jtr/jtr-gap", "/usr/lib/jtr/jtrpy/cli/main.py",
@@ -503,17 +574,7 @@ def test_the_package_puts_each_file_in_its_place(deb):
     assert VARIABLES in conffiles
 
 
-@pytest.mark.machine
-def test_lintian_finds_nothing_in_the_package(deb):
-    """lintian on the built .deb: no error, warning or info tag, but the ones
-    debian/jtr.lintian-overrides explains."""
-    need("lintian", "lintian")
-    p = subprocess.run(["lintian", "--fail-on", "error,warning,info", "--display-info",
-                        deb["deb"]], capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0 and p.stdout.strip() == "", p.stdout + p.stderr
-
-
-@pytest.mark.machine
+@INSTALLED
 def test_the_packages_watch_unit_verifies(deb):
     """The unit the package installed runs the package's jtr: systemd checks it as it
     is (its ExecStart there and executable)."""
@@ -529,7 +590,7 @@ def test_the_packages_watch_unit_verifies(deb):
     assert r.returncode == 0 and not r.stderr.strip(), r.stderr
 
 
-@pytest.mark.machine
+@INSTALLED
 def test_a_user_runs_help_man_and_a_measurement(deb):
     p = as_user(deb, ["jtr", "--help"])
     assert p.returncode == 0 and p.stdout.startswith("usage: jtr "), p.stderr
@@ -566,7 +627,7 @@ def reconfigure(caps):
     assert p.returncode == 0, p.stdout + p.stderr
 
 
-@pytest.mark.machine
+@INSTALLED
 def test_the_privileged_probes_carry_their_capabilities(deb):
     """By default (jtr/probe-caps true) the probes of make install-caps get their
     capabilities, and a user runs them at SCHED_FIFO; answered no, they lose them."""
@@ -586,7 +647,7 @@ def test_the_privileged_probes_carry_their_capabilities(deb):
     assert capable() == set(priv_probes())
 
 
-@pytest.mark.machine
+@INSTALLED
 def test_tuned_finds_the_profiles_and_their_variables(deb):
     need("tuned-adm", "tuned")
     # tuned-adm list reads the profile folders itself; without the daemon it says
@@ -623,7 +684,7 @@ print(v.expand("${isolated_cores}"))
         assert p.stdout.strip() == template
 
 
-@pytest.mark.machine
+@INSTALLED
 def test_install_profiles_copies_from_the_installed_profiles(deb, tmp_path):
     p = subprocess.run(["/usr/bin/jtr", "tune", "install-profiles", "--dir", str(tmp_path)],
                        capture_output=True, text=True, timeout=60)
@@ -633,7 +694,7 @@ def test_install_profiles_copies_from_the_installed_profiles(deb, tmp_path):
     assert (tmp_path / "jtr-variables.conf").is_file()
 
 
-@pytest.mark.machine
+@INSTALLED
 def test_purge_leaves_nothing_behind(deb):
     p = purge()
     assert p.returncode == 0, p.stdout + p.stderr

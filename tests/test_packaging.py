@@ -15,6 +15,10 @@ import tempfile
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# make test runs these beside the measuring tests, on the first CPU alone at
+# SCHED_IDLE (scripts/beside.sh): builds and installs into folders of their own,
+# short untraced runs on the CPU this process may use
+pytestmark = pytest.mark.beside
 
 
 # what a user's shell has, not this test run's: no venv, no make jobserver
