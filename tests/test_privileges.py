@@ -69,7 +69,9 @@ def status(pid):
 @needs_root
 def test_fifo_as_root_really_runs_fifo(tmp_path, validate):
     out = tmp_path / "fifo"
-    p = subprocess.Popen([JTR, "gap", "-f", "10", "-c", "1", "-d", "3", "-o", str(out)],
+    # 1 s: the thread is looked at while it measures (polled every 20 ms); a FIFO
+    # loop on CPU 1 leaves the tests beside it 5 % of that CPU while it runs
+    p = subprocess.Popen([JTR, "gap", "-f", "10", "-c", "1", "-d", "1", "-o", str(out)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     found = wait_for(lambda: measuring(p.pid))
     so, se = p.communicate(timeout=30)
@@ -136,7 +138,7 @@ def test_fifo_through_install(installed, user, user_dir, validate):
     name, uid, gid = user
     out = os.path.join(user_dir, "res")
     jtr = os.path.join(prefix, "bin", "jtr")
-    p = as_user(user, [jtr, "gap", "-f", "10", "-c", "1", "-d", "2", "-o", out])
+    p = as_user(user, [jtr, "gap", "-f", "10", "-c", "1", "-d", "1", "-o", out])
     if kind == "plain":
         so, se = p.communicate(timeout=30)
         assert p.returncode == 2
@@ -262,7 +264,7 @@ def test_locked_memory_stays_within_the_users_limit(installed, user, user_dir, v
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp"}
     p = subprocess.Popen(["prlimit", "--memlock=%d:%d" % (limit, limit), "--",
                           "setpriv", "--reuid=%d" % uid, "--regid=%d" % gid, "--clear-groups",
-                          "--", os.path.join(prefix, "bin", "jtr"), "gap", "-c", "1", "-d", "2",
+                          "--", os.path.join(prefix, "bin", "jtr"), "gap", "-c", "1", "-d", "1",
                           "--max-outliers", max_outliers, "-o", out],
                          env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert wait_for(lambda: len(threads(p.pid)) >= 2), "the measuring thread never appeared"
