@@ -12,8 +12,9 @@
 # only when nothing else wants CPU, and a task that wakes there takes the CPU
 # from it at once. In memory: TMPDIR is a folder of /dev/shm (where it is
 # there; open to every user, sticky, as /tmp), so its files never wake the disk, whose interrupts may land on the
-# measured CPU. Its exit status is COMMAND's; the cgroup and the folder are
-# removed after it, also on Ctrl-C or SIGTERM (COMMAND gets the signal too).
+# measured CPU. Its exit status is COMMAND's (130 after Ctrl-C, 143 after
+# SIGTERM, 129 after SIGHUP); the cgroup and the folder are removed after it,
+# also then (COMMAND gets the signal too).
 set -u
 
 if [ $# -lt 2 ]; then
@@ -71,19 +72,26 @@ if [ -n "$group" ]; then
     echo "== on CPU $cpu at SCHED_IDLE (cpuset $group)${tmp:+, TMPDIR=$tmp}" >&2
     # the child joins the cgroup itself, then becomes COMMAND
     sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec chrt --idle 0 "$@"' sh "$group" \
-        env ${tmp:+TMPDIR="$tmp"} "$@" &
+        env --default-signal=INT ${tmp:+TMPDIR="$tmp"} "$@" &
 else
     echo "== on CPU $cpu at SCHED_IDLE (taskset: no cpuset cgroup here, a tuning" \
          "daemon could move it)${tmp:+, TMPDIR=$tmp}" >&2
-    taskset -c "$cpu" chrt --idle 0 env ${tmp:+TMPDIR="$tmp"} "$@" &
+    taskset -c "$cpu" chrt --idle 0 env --default-signal=INT ${tmp:+TMPDIR="$tmp"} "$@" &
 fi
 child=$!
-trap 'kill -TERM $child 2>/dev/null' INT TERM
+# Ctrl-C reaches COMMAND with the rest of the terminal's process group (pytest
+# then ends its run and says so: a command started with & by a shell without job
+# control ignores SIGINT unless it is set back, env --default-signal); SIGTERM
+# and SIGHUP are passed on
+sig=
+trap 'sig=130' INT
+trap 'sig=143; kill -TERM $child 2>/dev/null' TERM
+trap 'sig=129; kill -HUP $child 2>/dev/null' HUP
 rc=0
 wait $child || rc=$?
 # a signal interrupts the first wait; the second is COMMAND's own end
-if kill -0 $child 2>/dev/null; then
+while kill -0 $child 2>/dev/null; do
     wait $child || rc=$?
-fi
+done
 cleanup
-exit $rc
+exit ${sig:-$rc}
