@@ -313,8 +313,8 @@ test-unit: $(UNITS) $(VALUES)
 # that measures (marked measures: it times or attributes real runs) runs alone:
 # timing and attribution tests must have the machine to themselves. They leave
 # most of the first CPU idle: the tests marked beside (the unit tests of
-# analysis/, the damaged-file cases: nothing timed, traced or machine-wide) but
-# those marked every_cpu run there meanwhile, on BESIDE_CPU alone at SCHED_IDLE
+# analysis/, the damaged-file cases, the suite, compare, packaging: nothing
+# timed, traced or machine-wide) but those marked every_cpu run there meanwhile, on BESIDE_CPU alone at SCHED_IDLE
 # (scripts/beside.sh; first: the first CPU this make may use, where it may use
 # two or more), what they print shown after the measuring tests'. A tracer would
 # run on every CPU: the damaged-file cases take a copy of a traced run made
