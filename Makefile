@@ -314,11 +314,12 @@ test-unit: $(UNITS) $(VALUES)
 # timing and attribution tests must have the machine to themselves. They leave
 # most of the first CPU idle: the tests marked beside (the unit tests of
 # analysis/, the damaged-file cases, the suite, compare, packaging: nothing
-# timed, traced or machine-wide) but those marked every_cpu run there meanwhile, on BESIDE_CPU alone at SCHED_IDLE
-# (scripts/beside.sh; first: the first CPU this make may use, where it may use
-# two or more), what they print shown after the measuring tests'. A tracer would
-# run on every CPU: the damaged-file cases take a copy of a traced run made
-# before (JTR_TEST_TRACED_RUN). BESIDE_CPU= runs them in the first phase.
+# timed, traced or machine-wide) but those marked every_cpu run there
+# meanwhile, on BESIDE_CPU alone at SCHED_IDLE (scripts/beside.sh; first: the
+# first CPU this make may use, where it may use two or more), what they print
+# shown after the measuring tests'. A tracer would run on every CPU: the
+# damaged-file cases take a copy of a traced run made before
+# (JTR_TEST_TRACED_RUN). BESIDE_CPU= runs them in the first phase.
 TEST_WORKERS ?= 3
 BESIDE_CPU ?= first
 test-e2e: all

@@ -3,16 +3,16 @@
 # scripts/beside.sh CPU COMMAND [ARG...]
 #
 # COMMAND on CPU alone, at SCHED_IDLE, its temporary files in memory: work that
-# may run beside the measuring tests (make test runs the unit tests of analysis/
-# this way) without reaching the CPU they measure. Alone on CPU: a cpuset cgroup
+# may run beside the measuring tests (make test runs the tests marked beside this
+# way) without reaching the CPU they measure. Alone on CPU: a cpuset cgroup
 # of its own (cgroup v1's cpuset hierarchy, or v2's where the root delegates
 # cpuset), so nothing it starts can leave CPU, whatever sched_setaffinity it or
 # a tuning daemon asks (tuned sets every task's affinity when a profile isolates
 # CPUs); where neither is there, taskset, said on stderr. SCHED_IDLE: it runs
 # only when nothing else wants CPU, and a task that wakes there takes the CPU
 # from it at once. In memory: TMPDIR is a folder of /dev/shm (where it is
-# there; open to every user, sticky, as /tmp), so its files never wake the disk, whose interrupts may land on the
-# measured CPU. Its exit status is COMMAND's (130 after Ctrl-C, 143 after
+# there; open to every user, sticky, as /tmp), so its files never wake the
+# disk, whose interrupts may land on the measured CPU. Its exit status is COMMAND's (130 after Ctrl-C, 143 after
 # SIGTERM, 129 after SIGHUP); the cgroup and the folder are removed after it,
 # also then (COMMAND gets the signal too).
 set -u
@@ -38,8 +38,9 @@ fi
 if [ -n "$base" ] && mkdir "$base/jtr-beside.$$" 2>/dev/null; then
     group=$base/jtr-beside.$$
     # v1 takes no task before its memory nodes are set; v2 inherits them
-    if [ -e "$base/cpuset.mems" ]; then
-        cat "$base/cpuset.mems" >"$group/cpuset.mems" || group=
+    if [ -e "$base/cpuset.mems" ] && ! cat "$base/cpuset.mems" >"$group/cpuset.mems"; then
+        rmdir "$group"
+        group=
     fi
     if [ -n "$group" ] && ! echo "$cpu" >"$group/cpuset.cpus" 2>/dev/null; then
         echo "scripts/beside.sh: CPU $cpu is not one this machine's cpusets hold" >&2
