@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""scripts/beside.sh, which make test runs the tests marked beside with beside the
+measuring tests: the command runs on the one CPU given whatever affinity it asks
+for, at SCHED_IDLE, with TMPDIR a folder of /dev/shm open to every user as /tmp;
+its exit status comes back; Ctrl-C, SIGTERM and SIGHUP end it and leave neither
+the cgroup nor the folder; bad input is one line and exit 2."""
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import ROOT, wait_for
+
+BESIDE = os.path.join(ROOT, "scripts", "beside.sh")
+CGROUPS = ["/sys/fs/cgroup/cpuset/jtr-beside.*", "/sys/fs/cgroup/jtr-beside.*"]
+
+# what the command sees: its CPUs after asking for every one, its policy, TMPDIR
+LOOK = """
+import json, os, stat
+os.sched_setaffinity(0, range(os.cpu_count()))
+t = os.environ.get("TMPDIR", "")
+print(json.dumps([sorted(os.sched_getaffinity(0)), os.sched_getscheduler(0) == os.SCHED_IDLE,
+                  t, stat.S_IMODE(os.stat(t).st_mode) if t else None]))
+"""
+
+
+def left():
+    """The cgroups and /dev/shm folders of a beside.sh that are still there."""
+    return [p for g in CGROUPS + ["/dev/shm/jtr-beside.*"] for p in glob.glob(g)]
+
+
+@pytest.fixture
+def nothing_left():
+    before = set(left())
+    yield
+    assert wait_for(lambda: set(left()) <= before, 5), set(left()) - before
+
+
+def test_the_command_stays_on_its_cpu_idle_with_its_files_in_memory(nothing_left):
+    cpu = min(os.sched_getaffinity(0))
+    p = subprocess.run([BESIDE, str(cpu), sys.executable, "-c", LOOK], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    cpus, idle, tmp, mode = json.loads(p.stdout)
+    assert cpus == [cpu] and idle, p.stdout
+    if os.path.isdir("/dev/shm"):
+        assert tmp.startswith("/dev/shm/jtr-beside.") and mode == 0o1777, p.stdout
+    # how it was confined is said first
+    assert p.stderr.startswith("== on CPU %d at SCHED_IDLE (" % cpu), p.stderr
+    if os.geteuid() == 0 and os.path.exists("/sys/fs/cgroup/cpuset/cpuset.mems"):
+        assert "(cpuset /sys/fs/cgroup/cpuset/jtr-beside." in p.stderr, p.stderr
+
+
+def test_the_exit_status_is_the_commands(nothing_left):
+    p = subprocess.run([BESIDE, "0", "sh", "-c", "exit 3"], capture_output=True, timeout=60)
+    assert p.returncode == 3
+
+
+@pytest.mark.parametrize("sig, rc", [(signal.SIGINT, 130), (signal.SIGTERM, 143),
+                                     (signal.SIGHUP, 129)])
+def test_a_signal_ends_it_and_leaves_nothing(nothing_left, tmp_path, sig, rc):
+    """As make's Ctrl-C does: the signal to the whole process group (SIGINT), or to
+    beside.sh alone (SIGTERM, SIGHUP: passed on)."""
+    started = tmp_path / "started"
+    code = ("import pathlib, time; pathlib.Path(%r).touch(); time.sleep(60)" % str(started))
+    p = subprocess.Popen([BESIDE, "0", sys.executable, "-c", code], start_new_session=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert wait_for(started.exists, 30), p.communicate()
+    t = time.monotonic()
+    if sig == signal.SIGINT:
+        os.killpg(p.pid, sig)
+    else:
+        p.send_signal(sig)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == rc, err
+    assert time.monotonic() - t < 10         # not the command's 60 s
+    if sig == signal.SIGINT:                 # python ended as after a Ctrl-C
+        assert "KeyboardInterrupt" in err, err
+
+
+@pytest.mark.parametrize("args, words", [
+    ([], "usage: scripts/beside.sh CPU COMMAND"),
+    (["x", "true"], "'x' is not a CPU number"),
+    (["4096", "true"], "CPU 4096 is not one this machine's cpusets hold")])
+def test_bad_input(nothing_left, args, words):
+    if args[:1] == ["4096"] and not (os.geteuid() == 0 and (
+            os.path.exists("/sys/fs/cgroup/cpuset/cpuset.mems"))):
+        pytest.skip("no cpuset cgroup this run may make (not root, or no cgroup v1 cpuset)")
+    p = subprocess.run([BESIDE] + args, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and words in p.stderr, p.stderr
+    assert p.stderr.count("\n") == 1
