@@ -15,6 +15,10 @@ import time
 import pytest
 from conftest import ROOT, wait_for
 
+# each run makes a cpuset cgroup, machine-wide while it lasts: the tuning tests'
+# snapshots of the machine saw one come and go (one after another with them)
+pytestmark = pytest.mark.machine
+
 BESIDE = os.path.join(ROOT, "scripts", "beside.sh")
 CGROUPS = ["/sys/fs/cgroup/cpuset/jtr-beside.*", "/sys/fs/cgroup/jtr-beside.*"]
 
