@@ -39,13 +39,24 @@ def need_root():
         pytest.skip("jtr tune changes kernel settings: needs root; this run is not root")
 
 
+def without_the_lane(dump):
+    """@dump less the cpuset of make test's lane beside the measuring tests
+    (scripts/beside.sh, jtr-beside.PID): it is there from the measuring phase's
+    start until the lane ends, which may be between two dumps of a test."""
+    if "cpusets" in dump:
+        dump = dict(dump, cpusets=[c for c in dump["cpusets"]
+                                   if not c.startswith("jtr-beside.")])
+    return dump
+
+
 def global_dump(env):
     """The machine-wide part of `jtr tune show --json`'s dump (no tasks), read in
     this process (inventory.dump, what the command prints) with @env's folders."""
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        return {k: v for k, v in inventory.dump().items() if not k.startswith("task:")}
+        return without_the_lane({k: v for k, v in inventory.dump().items()
+                                 if not k.startswith("task:")})
     finally:
         for k, v in old.items():
             if v is None:
@@ -116,7 +127,7 @@ def dumps(tmp_path, *names):
     out = []
     for n in names:
         with open(tmp_path / n) as f:
-            out.append(json.load(f)["dump"])
+            out.append(without_the_lane(json.load(f)["dump"]))
     return out
 
 
