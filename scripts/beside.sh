@@ -28,12 +28,16 @@ case $cpu in
                    exit 2 ;;
 esac
 
+# where the cpuset controller is mounted, found as jtr's tuning finds it
+# (tune/knobs.py cpuset_root): cgroup v2 where its root delegates cpuset, else v1's
 group=
 base=
-if [ -e /sys/fs/cgroup/cpuset/cpuset.mems ]; then
-    base=/sys/fs/cgroup/cpuset
-elif grep -qw cpuset /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
-    base=/sys/fs/cgroup
+v2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+v1=$(awk '$3 == "cgroup" && ("," $4 ",") ~ /,cpuset,/ { print $2; exit }' /proc/mounts)
+if [ -n "$v2" ] && grep -qw cpuset "$v2/cgroup.subtree_control" 2>/dev/null; then
+    base=$v2
+elif [ -n "$v1" ] && [ -e "$v1/cpuset.mems" ]; then
+    base=$v1
 fi
 if [ -n "$base" ] && mkdir "$base/jtr-beside.$$" 2>/dev/null; then
     group=$base/jtr-beside.$$

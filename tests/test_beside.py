@@ -15,12 +15,13 @@ import time
 import pytest
 from conftest import ROOT, wait_for
 
+from jtrpy.tune import knobs
+
 # each run makes a cpuset cgroup, machine-wide while it lasts: the tuning tests'
 # snapshots of the machine saw one come and go (one after another with them)
 pytestmark = pytest.mark.machine
 
 BESIDE = os.path.join(ROOT, "scripts", "beside.sh")
-CGROUPS = ["/sys/fs/cgroup/cpuset/jtr-beside.*", "/sys/fs/cgroup/jtr-beside.*"]
 
 # what the command sees: its CPUs after asking for every one, its policy, TMPDIR
 LOOK = """
@@ -32,9 +33,22 @@ print(json.dumps([sorted(os.sched_getaffinity(0)), os.sched_getscheduler(0) == o
 """
 
 
+def a_cpuset_can_be_made():
+    """Would beside.sh confine its command with a cpuset cgroup here?"""
+    ver, root = knobs.cpuset_root()
+    if os.geteuid() != 0 or ver is None:
+        return False
+    if ver == 1:
+        return os.path.exists(os.path.join(root, "cpuset.mems"))
+    with open(os.path.join(root, "cgroup.subtree_control")) as f:
+        return "cpuset" in f.read().split()
+
+
 def left():
     """The cgroups and /dev/shm folders of a beside.sh that are still there."""
-    return [p for g in CGROUPS + ["/dev/shm/jtr-beside.*"] for p in glob.glob(g)]
+    ver, root = knobs.cpuset_root()
+    where = ["/dev/shm/jtr-beside.*"] + ([os.path.join(root, "jtr-beside.*")] if ver else [])
+    return [p for g in where for p in glob.glob(g)]
 
 
 @pytest.fixture
@@ -55,8 +69,8 @@ def test_the_command_stays_on_its_cpu_idle_with_its_files_in_memory(nothing_left
         assert tmp.startswith("/dev/shm/jtr-beside.") and mode == 0o1777, p.stdout
     # how it was confined is said first
     assert p.stderr.startswith("== on CPU %d at SCHED_IDLE (" % cpu), p.stderr
-    if os.geteuid() == 0 and os.path.exists("/sys/fs/cgroup/cpuset/cpuset.mems"):
-        assert "(cpuset /sys/fs/cgroup/cpuset/jtr-beside." in p.stderr, p.stderr
+    if a_cpuset_can_be_made():
+        assert "(cpuset %s/jtr-beside." % knobs.cpuset_root()[1] in p.stderr, p.stderr
 
 
 def test_the_exit_status_is_the_commands(nothing_left):
@@ -91,9 +105,9 @@ def test_a_signal_ends_it_and_leaves_nothing(nothing_left, tmp_path, sig, rc):
     (["x", "true"], "'x' is not a CPU number"),
     (["4096", "true"], "CPU 4096 is not one this machine's cpusets hold")])
 def test_bad_input(nothing_left, args, words):
-    if args[:1] == ["4096"] and not (os.geteuid() == 0 and (
-            os.path.exists("/sys/fs/cgroup/cpuset/cpuset.mems"))):
-        pytest.skip("no cpuset cgroup this run may make (not root, or no cgroup v1 cpuset)")
+    if args[:1] == ["4096"] and not a_cpuset_can_be_made():
+        pytest.skip("no cpuset cgroup this run may make (not root, no cpuset controller "
+                    "mounted, or a cgroup v2 root that does not delegate it)")
     p = subprocess.run([BESIDE] + args, capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and words in p.stderr, p.stderr
     assert p.stderr.count("\n") == 1
