@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Fleet validation end to end: ansible-playbook runs the role of ansible/ on two
 "hosts" made on this machine (ansible_connection=local, each with its own install
-prefix, results folder and tuning state), both installed from the controller's
-tree, each applying a profile around its runs. During one host's gap run a
+prefix, results folder and tuning state), both installed beforehand (jtr_install:
+none), each applying a profile around its runs. During one host's gap run a
 SCHED_FIFO spinner named jtr-inject steals its measured CPU; jtr fleet's table
 (in the playbook's output) and page must flag exactly that host, by that cause,
-and not the other. A host installed from source (the role builds jtr there) is
-played apart, with a short run and no profile: it measures nothing and runs
-beside the other tests. Then jtr fleet's refusals of bad input."""
+and not the other. The role's two installs (a host built from source, another
+given the controller's tree) are played apart, with a short run and no profile:
+that play measures nothing and runs beside the other tests. Then jtr fleet's
+refusals of bad input."""
 import glob
 import json
 import os
@@ -156,7 +157,15 @@ def fleet(tmp_path_factory):
     if len(cpus) < 2:
         pytest.skip("needs two CPUs: one measured, one for the tracer, Ansible and the "
                     "spinner's start")
-    got = _play(tmp_path_factory.mktemp("fleet"), cpus)
+    tmp = tmp_path_factory.mktemp("fleet")
+    # the hosts installed beforehand (jtr_install: none): a make install copied to
+    # the other host takes 2 s here, the role's tree install 10 s of the measuring
+    # phase; the tree and source installs are played in
+    # test_the_role_builds_on_one_host_and_copies_a_tree_to_another
+    subprocess.run(["make", "-s", "-C", ROOT, "install", "PREFIX=%s" % (tmp / QUIET / "prefix")],
+                   check=True, capture_output=True, timeout=120)
+    shutil.copytree(tmp / QUIET / "prefix", tmp / DISTURBED / "prefix", symlinks=True)
+    got = _play(tmp, cpus, install="none")
     why = _not_quiet(got)
     if why:
         # this shared VM stalls a vCPU for tens of ms now and then (30.7 ms once in
@@ -216,28 +225,33 @@ def test_role_installs_measures_and_fetches(fleet):
         # ... and reverted after them, always
         assert not os.path.exists(tmp / host / "state" / "active-profile")
         assert not os.path.exists(tmp / host / "results.tar.gz")
-    # both got the controller's tree: nothing was built on them
+    # installed beforehand (jtr_install: none): nothing was built on them
     assert not os.path.exists(tmp / QUIET / "build")
     assert not os.path.exists(tmp / DISTURBED / "build")
     assert os.path.isfile(tmp / "fleet" / "fleet.html")
 
 
-def test_a_host_builds_jtr_from_its_source(tmp_path):
-    """jtr_install: source: the role packs the controller's source tree, builds it
-    on the host (make -j, the host's compilers) and installs it at the host's
-    prefix; a short run there is fetched and jtr fleet reads it. No profile, and
-    nothing timed: it runs beside the other tests (the build took 17 s on the one
-    CPU the measured play leaves to Ansible)."""
+def test_the_role_builds_on_one_host_and_copies_a_tree_to_another(tmp_path):
+    """jtr_install: source on one host: the role packs the controller's source
+    tree, builds it there (make -j, the host's compilers) and installs it at the
+    host's prefix; jtr_install: tree on the other: built and installed once on the
+    controller, that tree unpacked at the host's prefix, nothing built there. A
+    short run on each is fetched and jtr fleet reads them. No profile, and nothing
+    timed: it runs beside the other tests (the build took 17 s on the one CPU the
+    measured play leaves to Ansible); the measured play's hosts are installed
+    already (jtr_install: none)."""
     _need_ansible()
-    play = _ansible(tmp_path, {QUIET: "source"}, {"jtr_duration": "300ms"})
+    play = _ansible(tmp_path, {QUIET: "source", DISTURBED: "tree"}, {"jtr_duration": "300ms"})
     assert play.returncode == 0, play.stdout[-6000:] + play.stderr[-3000:]
     assert os.path.isfile(tmp_path / QUIET / "build" / "build" / "bin" / "jtr-gap")
-    assert os.access(tmp_path / QUIET / "prefix" / "bin" / "jtr", os.X_OK)
-    assert os.access(tmp_path / QUIET / "prefix" / "libexec" / "jtr" / "jtr-gap", os.X_OK)
-    res = load(tmp_path / "fleet" / QUIET / "gap")
-    assert res["tool"] == "gap" and not res.get("partial") and "attribution" in res
-    assert not res["host"].get("tuning_profile")
-    assert not os.path.exists(tmp_path / QUIET / "results.tar.gz")
+    assert not os.path.exists(tmp_path / DISTURBED / "build")
+    for host in (QUIET, DISTURBED):
+        assert os.access(tmp_path / host / "prefix" / "bin" / "jtr", os.X_OK)
+        assert os.access(tmp_path / host / "prefix" / "libexec" / "jtr" / "jtr-gap", os.X_OK)
+        res = load(tmp_path / "fleet" / host / "gap")
+        assert res["tool"] == "gap" and not res.get("partial") and "attribution" in res
+        assert not res["host"].get("tuning_profile")
+        assert not os.path.exists(tmp_path / host / "results.tar.gz")
     assert os.path.isfile(tmp_path / "fleet" / "fleet.html")
 
 
