@@ -23,6 +23,19 @@ if [ $# -lt 2 ]; then
 fi
 cpu=$1
 shift
+
+# Ctrl-C reaches COMMAND with the rest of the terminal's process group (pytest
+# then ends its run and says so: a command started with & by a shell without job
+# control ignores SIGINT unless it is set back, env --default-signal); SIGTERM
+# and SIGHUP are passed on. Set before anything is made: a signal at any moment
+# ends COMMAND (or it never starts) and then this script, which removes what it
+# made (a signal before the traps killed the script and left
+# COMMAND, its cgroup and its folder behind)
+child=
+sig=
+trap 'sig=130' INT
+trap 'sig=143; [ -z "$child" ] || kill -TERM $child 2>/dev/null' TERM
+trap 'sig=129; [ -z "$child" ] || kill -HUP $child 2>/dev/null' HUP
 case $cpu in
     *[!0-9]* | "") echo "scripts/beside.sh: '$cpu' is not a CPU number; give one, e.g. 0" >&2
                    exit 2 ;;
@@ -73,6 +86,11 @@ cleanup() {
     [ -n "$tmp" ] && rm -rf "$tmp"
 }
 
+if [ -n "$sig" ]; then
+    # a signal before COMMAND started: it does not start
+    cleanup
+    exit $sig
+fi
 if [ -n "$group" ]; then
     echo "== on CPU $cpu at SCHED_IDLE (cpuset $group)${tmp:+, TMPDIR=$tmp}" >&2
     # the child joins the cgroup itself, then becomes COMMAND
@@ -84,14 +102,23 @@ else
     taskset -c "$cpu" chrt --idle 0 env --default-signal=INT ${tmp:+TMPDIR="$tmp"} "$@" &
 fi
 child=$!
-# Ctrl-C reaches COMMAND with the rest of the terminal's process group (pytest
-# then ends its run and says so: a command started with & by a shell without job
-# control ignores SIGINT unless it is set back, env --default-signal); SIGTERM
-# and SIGHUP are passed on
-sig=
-trap 'sig=130' INT
-trap 'sig=143; kill -TERM $child 2>/dev/null' TERM
-trap 'sig=129; kill -HUP $child 2>/dev/null' HUP
+# a signal while it was being started: passed on until it takes (in the moment
+# after the fork the child still has this shell's handlers, which swallow it)
+case $sig in
+    143) name=TERM ;;
+    129) name=HUP ;;
+    *) name= ;;
+esac
+running() {  # not ended (an ended child stays a zombie until waited for)
+    [ "$(sed 's/.*) //' "/proc/$child/stat" 2>/dev/null | cut -c1)" != Z ] &&
+        kill -0 $child 2>/dev/null
+}
+if [ -n "$name" ]; then
+    while running; do
+        kill -$name $child 2>/dev/null
+        sleep 0.1
+    done
+fi
 rc=0
 wait $child || rc=$?
 # a signal interrupts the first wait; the second is COMMAND's own end

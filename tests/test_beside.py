@@ -51,6 +51,15 @@ def left():
     return [p for g in where for p in glob.glob(g)]
 
 
+def signals_at_default():
+    """In beside.sh's process before it starts: the signals the tests send at
+    their default action, as in a terminal. Under nohup (make test started so)
+    SIGHUP is ignored, and a shell cannot trap a signal ignored when it started:
+    beside.sh, rightly, then lets SIGHUP pass, as nohup asked."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 @pytest.fixture
 def nothing_left():
     before = set(left())
@@ -86,7 +95,8 @@ def test_a_signal_ends_it_and_leaves_nothing(nothing_left, tmp_path, sig, rc):
     started = tmp_path / "started"
     code = ("import pathlib, time; pathlib.Path(%r).touch(); time.sleep(60)" % str(started))
     p = subprocess.Popen([BESIDE, "0", sys.executable, "-c", code], start_new_session=True,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=signals_at_default)
     assert wait_for(started.exists, 30), p.communicate()
     t = time.monotonic()
     if sig == signal.SIGINT:
@@ -98,6 +108,29 @@ def test_a_signal_ends_it_and_leaves_nothing(nothing_left, tmp_path, sig, rc):
     assert time.monotonic() - t < 10         # not the command's 60 s
     if sig == signal.SIGINT:                 # python ended as after a Ctrl-C
         assert "KeyboardInterrupt" in err, err
+
+
+@pytest.mark.parametrize("sig, rc", [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_a_signal_before_the_command_starts_leaves_nothing(nothing_left, tmp_path, sig, rc):
+    """The signal while beside.sh makes its folder (a mktemp first on PATH that
+    says so, then waits): the command, started after, ends at once, and nothing is
+    left. On a busy machine the tests' signal once came before the traps were set:
+    the script died, its command ran on and its cgroup and folder stayed."""
+    bin_dir, reached, ran = tmp_path / "bin", tmp_path / "reached", tmp_path / "ran"
+    bin_dir.mkdir()
+    (bin_dir / "mktemp").write_text("#!/bin/sh\ntouch %s\nsleep 1\nexec /usr/bin/mktemp \"$@\"\n"
+                                    % reached)
+    (bin_dir / "mktemp").chmod(0o755)
+    code = "import pathlib, time; pathlib.Path(%r).touch(); time.sleep(60)" % str(ran)
+    p = subprocess.Popen([BESIDE, "0", sys.executable, "-c", code], start_new_session=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=signals_at_default,
+                         env=dict(os.environ, PATH="%s:%s" % (bin_dir, os.environ["PATH"])))
+    assert wait_for(reached.exists, 30), p.communicate()
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == rc, err
+    assert not ran.exists() or time.monotonic() - ran.stat().st_mtime < 60
 
 
 @pytest.mark.parametrize("args, words", [
