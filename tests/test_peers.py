@@ -601,22 +601,25 @@ def shrink_during(procs, path, after_s=1.0):
 def test_segment_that_shrinks_ends_the_run_with_a_message(tmp_path, shm_names, validate):
     """The shm segment is truncated under a running pub/sub and ping/pong: no
     SIGBUS (exit 135), each program stops with a line naming the segment, and
-    what was measured is written, partial."""
-    name = shm_names()
-    sub = spawn("sub", "-T", "shm", "-P", name, "--wait", "20", "-q", "-o", tmp_path / "sub")
-    pub = spawn("pub", "-T", "shm", "-P", name, "-r", "5000", "-n", "1M", "--wait", "20", "-q",
-                "-o", tmp_path / "pub")
-    try:
-        wait_file("/dev/shm/jtr-" + name, pub)
-        for (rc, err), who in zip(shrink_during([sub, pub], "/dev/shm/jtr-" + name),
-                                  ("sub", "pub")):
-            assert rc == 1, (who, rc, err)
-            assert "shm segment /dev/shm/jtr-%s shrank under the run" % name in err, err
-            res = validate(load(tmp_path / who))
-            assert res["partial"] is True and res["transport"]["peer"] == "error"
-        assert load(tmp_path / "sub")["transport"]["received"] > 1000
-    finally:
-        kill_all([sub, pub])
+    what was measured is written, partial. The subscriber as it is by default,
+    and fast and busy (it reads the ring in place, tp_shm_reader)."""
+    for how in ([], ["--fast", "-b"]):
+        name = shm_names()
+        sub = spawn("sub", "-T", "shm", "-P", name, "--wait", "20", "-q", *how,
+                    "-o", tmp_path / "sub")
+        pub = spawn("pub", "-T", "shm", "-P", name, "-r", "5000", "-n", "1M", "--wait", "20",
+                    "-q", "-o", tmp_path / "pub")
+        try:
+            wait_file("/dev/shm/jtr-" + name, pub)
+            for (rc, err), who in zip(shrink_during([sub, pub], "/dev/shm/jtr-" + name),
+                                      ("sub", "pub")):
+                assert rc == 1, (how, who, rc, err)
+                assert "shm segment /dev/shm/jtr-%s shrank under the run" % name in err, err
+                res = validate(load(tmp_path / who))
+                assert res["partial"] is True and res["transport"]["peer"] == "error"
+            assert load(tmp_path / "sub")["transport"]["received"] > 1000
+        finally:
+            kill_all([sub, pub])
     name = shm_names()
     pong = spawn("pong", "-T", "shm", "-P", name, "--wait", "20", "-q")
     ping = spawn("ping", "-T", "shm", "-P", name, "-r", "2000", "-n", "1M", "--wait", "20",

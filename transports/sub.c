@@ -28,6 +28,7 @@
 
 #include "jtr_cli.h"
 #include "tp_prog.h"
+#include "tp_ring.h"
 
 static const char usage_text[] =
 "usage: jtr sub [OPTIONS]\n"
@@ -234,12 +235,15 @@ static inline bool quiet(struct sub *g, struct rx *x, int64_t start)
 }
 
 /* clock_for - the time of unit @m: read, or with a lazy clock the last one
- * read, while it is fresh enough (see receiver) */
+ * read, while it is fresh enough (see receiver); @rd: the ring read in place
+ * (NULL: polled through the transport) */
 static inline __attribute__((always_inline)) void clock_for(struct sub *g, const struct tp_msg *m,
-							    bool lazy, struct rx *x)
+							    bool lazy, const struct tp_ring_rd *rd,
+							    struct rx *x)
 {
 	if (!lazy || !g->measured || (m->flags & (TP_F_STAMPED | TP_F_EOS | TP_F_HELLO)) ||
-	    ++x->untimed >= LAZY_EVERY || tp_poll(g->t, 0) != 1) {
+	    ++x->untimed >= LAZY_EVERY ||
+	    (rd ? !tp_ring_available(rd) : tp_poll(g->t, 0) != 1)) {
 		x->now = jtr_mono_ns();
 		x->untimed = 0;
 		x->fresh = true;
@@ -342,7 +346,9 @@ static inline __attribute__((always_inline)) void take(struct sub *g, const stru
  * message (a poll of the next slot's stamp, no system call), so that the
  * last message before a pause, and so the last one of the run, has the time
  * it was taken. So what is counted is what a clock read per message would
- * count. */
+ * count. There a message waiting in the ring is read in place (tp_shm_reader:
+ * no call), and the transport's receive is called when none is, and at least
+ * every TP_CLAIM_EVERY messages. */
 static void receiver(void *arg)
 {
 	struct sub *g = arg;
@@ -352,7 +358,9 @@ static void receiver(void *arg)
 	const int64_t per_ns = g->max_rate ? (int64_t)(1e9 / (double)g->max_rate) : 0;
 	/* a ring's receive costs less than a clock read, and its poll is a load */
 	const bool lazy = g->fast && !per_ns && tp_prog_has(g->tp, TP_P_RING);
+	struct tp_ring_rd *const rd = lazy ? tp_shm_reader(g->t) : NULL;
 	struct rx x = { .now = start };
+	uint32_t inline_reads = 0;
 	ssize_t n;
 
 	tp_stat_thread_begin(&g->rsrc);
@@ -360,7 +368,15 @@ static void receiver(void *arg)
 		tp_olog_cpu(&g->olog, g->cpu);
 	while (!jtr_stop) {
 		tp_stat_poll(&g->rsrc);
-		n = tp_recv(g->t, g->buf, g->cap, 100 * JTR_NS_PER_MS);
+		if (rd && ++inline_reads % TP_CLAIM_EVERY && tp_ring_available(rd)) {
+			n = tp_ring_read(rd, g->buf, g->cap);
+			if (__builtin_expect(n < 0 || !tp_msg_check(m, (size_t)n), 0)) {
+				tp_reject_malformed(g->t);
+				continue;
+			}
+		} else {
+			n = tp_recv(g->t, g->buf, g->cap, 100 * JTR_NS_PER_MS);
+		}
 		if (n == -EAGAIN) {
 			if (quiet(g, &x, start))
 				break;
@@ -370,7 +386,7 @@ static void receiver(void *arg)
 			g->err = (int)n;
 			break;
 		}
-		clock_for(g, m, lazy, &x);
+		clock_for(g, m, lazy, rd, &x);
 		if (__builtin_expect(m->flags & (TP_F_EOS | TP_F_HELLO), 0)) {
 			if (control(g, m, &x))
 				break;

@@ -260,6 +260,20 @@ struct tp_ring_wr *tp_shm_writer(struct tp *t);
 
 #define TP_CLAIM_EVERY 256
 
+struct tp_ring_rd;
+
+/* tp_shm_reader - a shm reader's ring, for receives with tp_ring.h's inline
+ * tp_ring_available and tp_ring_read, each unit read then judged with
+ * tp_msg_check (one it refuses counted with tp_reject_malformed): no call per
+ * message; NULL for other kinds and roles. The inline path skips what
+ * tp_recv checks (a writer gone, a segment that shrank): a receiver goes
+ * through tp_recv at least every TP_CLAIM_EVERY messages and whenever the
+ * ring holds none, so those are seen. */
+struct tp_ring_rd *tp_shm_reader(struct tp *t);
+
+/* tp_reject_malformed - count a unit a receive in place refused */
+void tp_reject_malformed(struct tp *t);
+
 /* tp_recv - one whole, well-formed message from the session's peer into
  * @buf: its length; -EAGAIN after @timeout_ns with nothing (rejected
  * messages do not end the wait early nor make it longer); -EPIPE when the

@@ -856,6 +856,20 @@ struct tp_ring_wr *tp_shm_writer(struct tp *t)
 	return is_shm(t) && t->role != TP_SUB && sh->writing ? &sh->wr : NULL;
 }
 
+/* tp_shm_reader - the ring of a shm reader */
+struct tp_ring_rd *tp_shm_reader(struct tp *t)
+{
+	struct tp_shm *sh = shm_of(t);
+
+	return is_shm(t) && sh->reading ? &sh->rd : NULL;
+}
+
+/* tp_reject_malformed - a unit read in place was not one sane message */
+void tp_reject_malformed(struct tp *t)
+{
+	t->rej.malformed++;
+}
+
 /* tp_commit - after a tp_claim that gave a slot */
 int tp_commit(struct tp *t, size_t len)
 {
