@@ -621,12 +621,13 @@ def test_a_full_disk_under_jtr_run_and_report(corpus, tmp_path):
         assert "cannot write %s/result.json: No space left on device" % (disk / "r") in \
             p.stderr, p.stderr
         assert "Traceback" not in p.stderr and not (disk / "r").exists()
-    with tiny_disk(tmp_path / "b", 64) as disk:
+    with tiny_disk(tmp_path / "b", 128) as disk:
         # the probe's own files and the result rewritten beside them fit whatever the
-        # host's outliers (at most 200 rows; tmpfs counts whole pages: 40 KiB did not
-        # once, with a busy host's histogram); a 1 s run's event log does not (57 KB
-        # in 300 ms here)
-        p = run(disk, "run", "-c", cpu, "-d", "1s", "--max-outliers", "200", "-o",
+        # host's outliers (at most 200 rows; tmpfs counts whole pages: 40 and 64 KiB
+        # did not, each once, with a busy host's histogram: the result rewritten was
+        # 41-46 KB beside a busy loop, the probe's own beside it); a 2 s run's event
+        # log does not (244 KB beside a busy loop, 57 KB in 300 ms on a quiet host)
+        p = run(disk, "run", "-c", cpu, "-d", "2s", "--max-outliers", "200", "-o",
                 disk / "r")
         assert p.returncode == 0, p.stderr
         assert "causes: not attributed: the event log could not be moved into %s: No space "\
