@@ -743,11 +743,18 @@ def attribute(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20, each=Non
         return with_totals(a, totals, (0, 0))
 
 
+# two outliers of a CPU overlapping by this much or less do not: a probe's start and
+# length are each rounded to the ns from its clock's units, so one gap's end can fall
+# 1-2 ns after the next gap's start (1 ns in a 2 s gap run once: the causes then
+# added up to 1 ns less than the probe's own total)
+ROUNDING_NS = 2
+
+
 def merged_spans(outliers):
     """The outliers' windows with those that overlap on a CPU joined, from the first
     one's start to the last one's end: [(cpu, start, length)]; None when no two
-    overlap (a probe's outliers never do; an application's calls, a subscriber's
-    messages in flight together do)."""
+    overlap by more than ROUNDING_NS (a probe's outliers never do; an application's
+    calls, a subscriber's messages in flight together do)."""
     if getattr(outliers, "ndim", 0) == 2 and not _overlap_np(outliers):
         return None         # a probe's array: told at once (a loop took 0.18 s per 100K)
     per = {}
@@ -758,7 +765,7 @@ def merged_spans(outliers):
         spans.sort()
         b, e = spans[0]
         for s, t in spans[1:]:
-            if s < e:
+            if s < e - ROUNDING_NS:
                 joined = True
                 e = max(e, t)
             else:
@@ -769,15 +776,16 @@ def merged_spans(outliers):
 
 
 def _overlap_np(arr):
-    """Do two rows of an outlier array (cpu, start, length) overlap on a CPU? Sorted
-    by CPU and start, some row then starts before the end of the row before it."""
+    """Do two rows of an outlier array (cpu, start, length) overlap on a CPU (by
+    more than ROUNDING_NS)? Sorted by CPU and start, some row then starts before the
+    end of the row before it."""
     if len(arr) < 2:
         return False
     import numpy as np
     order = np.lexsort((arr[:, 1], arr[:, 0]))
     cpu, start = arr[order, 0], arr[order, 1]
     end = start + arr[order, 2]
-    return bool(np.any((cpu[1:] == cpu[:-1]) & (start[1:] < end[:-1])))
+    return bool(np.any((cpu[1:] == cpu[:-1]) & (start[1:] < end[:-1] - ROUNDING_NS)))
 
 
 def with_totals(a, totals, not_traced):
