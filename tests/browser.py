@@ -3,7 +3,7 @@
 Chromium, printed to PDF (the text on the page, in reading order, without what
 a closed <details> hides) and screenshot (the pixels).
 
-    seen = browser.see(path, tmp_path)      # skips when Chromium cannot run
+    seen = browser.see(path, tmp_path)      # skips without Chromium
     seen.text                               # every word a reader sees
     seen.pixels                             # H x W x 3 uint8 array
 
@@ -24,6 +24,7 @@ import subprocess
 import tempfile
 import time
 import unicodedata
+import warnings
 
 import pytest
 
@@ -134,6 +135,14 @@ class Browser:
         finally:
             self.call("Target.closeTarget", targetId=target)
 
+    def said(self):
+        """The last lines Chromium wrote on its stderr."""
+        try:
+            with open(self.log, errors="replace") as f:
+                return " | ".join(f.read().strip().splitlines()[-3:]) or "nothing"
+        except OSError:
+            return "nothing (its log is gone)"
+
     def close(self):
         try:
             self.call("Browser.close")
@@ -179,7 +188,16 @@ def see(page, tmp, height=3000):
     try:
         _the_browser().render(uri, pdf, shot, height)
     except (CannotRun, OSError) as e:
-        pytest.skip("chromium cannot run here: %s" % e)
+        # a Chromium that ended (a broken pipe: it exited) is started again, once,
+        # saying why; a second failure is the test's, with what Chromium said
+        why = "%s; chromium said: %s" % (e, _browser.said() if _browser else "nothing")
+        warnings.warn("Chromium failed (%s): it is started again" % why, stacklevel=1)
+        close_browser()
+        try:
+            _the_browser().render(uri, pdf, shot, height)
+        except (CannotRun, OSError) as again:
+            pytest.fail("Chromium failed twice: %s; then %s; chromium said: %s" % (
+                why, again, _browser.said() if _browser else "nothing"))
     reader = pypdf.PdfReader(str(pdf))
     # NFKC: the PDF's ligatures (the "fi" of "field") back to letters
     text = unicodedata.normalize("NFKC", "\n".join(pg.extract_text() or ""
