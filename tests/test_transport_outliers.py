@@ -240,7 +240,11 @@ def pong_under_spinner(tmp_path, validate, a, b):
     addr = addr_for("udp", tmp_path)
     common = ["-T", "udp", "-P", addr, "-b"]
     pong_out, ping_out = tmp_path / "pong", tmp_path / "ping"
-    pong = spawn("pong", *common, "-c", b, "--wait", "30", "-o", pong_out)
+    # the thresholds given: one from the warm-up's median is above the spins on a
+    # busy host (4.7 ms once, ping's warm-up queued up: no round trip of the spins'
+    # time was logged, both tries)
+    pong = spawn("pong", *common, "-c", b, "--wait", "30", "--threshold", "100us",
+                 "-o", pong_out)
     procs = [pong]
     try:
         # listening before ping starts: ping's handshake (retried every 100 ms
@@ -254,7 +258,7 @@ def pong_under_spinner(tmp_path, validate, a, b):
         # for them all
         ping = spawn("ping", *common, "--one-thread", "-f", 1, "-c", a, "-r", "100K", "-n",
                      "150K", "-w", 1000, "-q", "-o", ping_out, "--wait", "30", "--max-outliers",
-                     "150K")
+                     "150K", "--threshold", "100us")
         procs.append(ping)
         spans = spinner(tmp_path, b, ping, "ping")
         rc, _, err = finish(ping, timeout=120)
