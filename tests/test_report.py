@@ -115,6 +115,28 @@ def test_real_run(gaps):
     assert "none active" in "".join(page.text)
 
 
+def test_rt_throttling_is_warned_of_only_where_it_applies(gaps, tmp_path):
+    """A SCHED_OTHER gap run's page says nothing of RT throttling; a SCHED_FIFO
+    one's says it once (the probe's own line: its busy loop is stopped for 50 ms
+    of every second), and names the hypervisor in words."""
+    if not (load(gaps[0])["host"].get("rt_throttling") or {}).get("enabled"):
+        pytest.skip("RT throttling is off on this machine: nothing to warn of")
+    run_jtr("report", gaps[0], check=True)
+    other = " ".join("".join(parse(os.path.join(gaps[0], "report", "report.html")).text).split())
+    assert "RT throttling" not in other, other
+    if os.geteuid() != 0:
+        pytest.skip("a SCHED_FIFO run needs root here")
+    fifo = tmp_path / "fifo"
+    run_jtr("gap", "-c", str(max(os.sched_getaffinity(0))), "-f", "1", "-d", "300ms", "-o", fifo,
+            check=True)
+    run_jtr("report", fifo, check=True)
+    text = " ".join("".join(parse(fifo / "report" / "report.html").text).split())
+    assert text.count("RT throttling") == 1, text
+    assert "RT throttling is on (" in text and "busy loop is stopped for about" in text
+    if load(fifo)["host"].get("hypervisor") == "KVMKVMKVM":
+        assert "virtual machine (KVM): the hypervisor can take the CPU" in text
+
+
 def test_real_pair_compare(gaps, tmp_path):
     """Two results make the comparison page (tests/test_compare_e2e.py looks at it
     in a browser): its files, and jtr compare's verdict on it."""
@@ -170,7 +192,10 @@ def synthetic(folder, attributed=True, warn=True, each=True):
     }
     r = {
         "format": "jtr-result/1", "tool": "gap", "jtr_version": "0.1",
-        "command": ["jtr gap", "-c", "1"], "started_at": "2026-11-22T08:00:00.000Z",
+        "command": ["jtr gap", "-c", "1"] + (["-f", "1"] if warn else []),
+        "started_at": "2026-11-22T08:00:00.000Z",
+        # a FIFO busy loop (where RT throttling applies) when it warns
+        "privileges": {"uid": 0, "fifo_priority": 1 if warn else None},
         "ended_at": "2026-11-22T08:00:01.000Z", "partial": warn,
         "host": {"hostname": "synth-host", "kernel": "6.1.0", "virtualised": warn,
                  "hypervisor": "KVMKVMKVM" if warn else None,
@@ -225,7 +250,7 @@ def test_synthetic_attributed(tmp_path):
     assert (len(page.imgs), page.svgs) == (0, 4)
     assert_numbers(page, r)
     text = "".join(page.text)
-    for w in ("RT throttling is enabled", "virtualised host (hypervisor KVMKVMKVM)",
+    for w in ("RT throttling is enabled", "virtual machine (KVM): the hypervisor can take",
               "partial run", "3 outliers did not fit", "the tracer dropped 7 events",
               "memory not locked (synthetic)", "jtr-isolated"):
         assert w in text, w

@@ -81,38 +81,73 @@ def run_rows(run):
     return rows
 
 
+# what CPUID's hypervisor leaf (or /sys/hypervisor/type) says, in people's words
+HYPERVISORS = {"KVMKVMKVM": "KVM", "Microsoft Hv": "Hyper-V", "VMwareVMware": "VMware",
+               "XenVMMXenVMM": "Xen", "xen": "Xen", "TCGTCGTCGTCG": "QEMU (TCG)",
+               "bhyve bhyve": "bhyve", "ACRNACRNACRN": "ACRN", "QNXQVMBSQG": "QNX",
+               "lrpepyh vr": "Parallels", "VBoxVBoxVBox": "VirtualBox",
+               "Linux KVM Hv": "KVM (Hyper-V interface)"}
+
+
+def hypervisor_name(raw):
+    """The hypervisor's name for people from its vendor string ("KVMKVMKVM": KVM);
+    an unknown one as it is, quoted; None when not known."""
+    if not isinstance(raw, str) or not raw.strip():
+        return None
+    raw = raw.strip("\0 ")
+    return HYPERVISORS.get(raw) or "'%s'" % raw
+
+
+def rt_throttling_applies(result):
+    """Does RT throttling change what this result measured: a run at SCHED_FIFO
+    that does not sleep (a busy loop is stopped for the rest of each period; a
+    thread that sleeps between wake-ups, jtr wake's, is not)? The probes say so
+    themselves, by the same rule, in the result's warnings."""
+    fifo = (result.get("privileges") or {}).get("fifo_priority")
+    return bool(fifo) and result.get("tool") != "wake"
+
+
 def warnings_of(result):
-    """The warnings a reader should see, from the result's own fields."""
-    w = []
+    """The warnings a reader should see, from the result's own fields, each once,
+    those that change the reading most first: what cuts the numbers short, then
+    what leaves outliers or causes out, then what adds outliers (RT throttling,
+    only where it applies: rt_throttling_applies), then the attribution's and the
+    probe's own, and last the virtual machine (the hypervisor by its name)."""
+    w = []          # (rank, text)
     host = result.get("host") or {}
     rt = host.get("rt_throttling")
-    if isinstance(rt, dict) and rt.get("enabled"):
-        w.append("RT throttling is enabled: SCHED_FIFO threads get %s us of every %s us "
-                 "(%s)" % (jnum(rt.get("runtime_us")), jnum(rt.get("period_us")),
-                           "cpu.rt_runtime_us, cpu.rt_period_us of cgroup %s" % rt["cgroup"]
-                           if isinstance(rt.get("cgroup"), str) else
-                           "kernel.sched_rt_runtime_us, kernel.sched_rt_period_us"))
-    if host.get("virtualised"):
-        w.append("virtualised host (hypervisor %s): the hypervisor can take the CPU "
-                 "without any kernel event in the guest" % jnum(host.get("hypervisor")))
+    said = [x for x in result.get("warnings") or [] if isinstance(x, str)]
     if result.get("partial"):
-        w.append("partial run: it was stopped early; the numbers cover what was measured")
+        w.append((0, "partial run: it was stopped early; the numbers cover what was "
+                     "measured"))
     for r in result.get("runs", []):
         o = r.get("outliers") if isinstance(r, dict) else None
-        if isinstance(o, dict) and o.get("dropped"):
-            w.append("run %s: %s outliers did not fit the log; they are counted, not in "
-                     "outliers.csv" % (r.get("name"), jnum(o["dropped"])))
         if isinstance(r, dict) and r.get("partial"):
-            w.append("run %s was cut short" % r.get("name"))
+            w.append((0, "run %s was cut short" % r.get("name")))
+        if isinstance(o, dict) and o.get("dropped"):
+            w.append((1, "run %s: %s outliers did not fit the log; they are counted, not "
+                         "in outliers.csv" % (r.get("name"), jnum(o["dropped"]))))
     a = result.get("attribution")
     if isinstance(a, dict):
         tr = a.get("tracer") or {}
         if tr.get("dropped"):
-            w.append("the tracer dropped %s events: causes may be missing"
-                     % jnum(tr["dropped"]))
-        w += ["attribution: %s" % x for x in a.get("warnings") or []]
-    w += list(result.get("warnings") or [])
-    return w
+            w.append((1, "the tracer dropped %s events: causes may be missing"
+                         % jnum(tr["dropped"])))
+    if isinstance(rt, dict) and rt.get("enabled") and rt_throttling_applies(result) and \
+            not any(x.startswith("RT throttling") for x in said):
+        w.append((2, "RT throttling is enabled: SCHED_FIFO threads get %s us of every %s us "
+                     "(%s)" % (jnum(rt.get("runtime_us")), jnum(rt.get("period_us")),
+                               "cpu.rt_runtime_us, cpu.rt_period_us of cgroup %s"
+                               % rt["cgroup"] if isinstance(rt.get("cgroup"), str) else
+                               "kernel.sched_rt_runtime_us, kernel.sched_rt_period_us")))
+    if isinstance(a, dict):
+        w += [(3, "attribution: %s" % x) for x in a.get("warnings") or []]
+    w += [(2 if x.startswith("RT throttling") else 3, x) for x in said]
+    if host.get("virtualised"):
+        name = hypervisor_name(host.get("hypervisor"))
+        w.append((4, "virtual machine%s: the hypervisor can take the CPU without any "
+                     "kernel event in the guest" % (" (%s)" % name if name else "")))
+    return list(dict.fromkeys(text for _, text in sorted(w, key=lambda x: x[0])))
 
 
 def host_rows(host):
@@ -399,7 +434,9 @@ def result_section(label, result, quantity=None):
              ("CPU model", host.get("cpu_model")), ("online CPUs", host.get("online_cpus")),
              ("isolated CPUs", host.get("isolated_cpus") or "none"),
              ("nohz_full CPUs", host.get("nohz_full_cpus") or "none"),
-             ("virtualised", ("yes (%s)" % host.get("hypervisor")) if host.get("virtualised")
+             ("virtualised", ("yes (%s)" % (hypervisor_name(host.get("hypervisor")) or
+                                             "hypervisor not named"))
+              if host.get("virtualised")
               else "no" if "virtualised" in host else None),
              ("TSC", "%.3f MHz" % (host["tsc_hz"] / 1e6)
               if isinstance(host.get("tsc_hz"), (int, float)) else None),

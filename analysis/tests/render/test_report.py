@@ -57,7 +57,8 @@ def test_title_and_times():
 def test_the_rt_throttling_warning_names_the_knob_that_throttles():
     """The sysctls, or with RT group scheduling the cpu cgroup's settings."""
     def warned(rt):
-        return [w for w in report.warnings_of({"host": {"rt_throttling": rt}})
+        return [w for w in report.warnings_of({"tool": "gap", "host": {"rt_throttling": rt},
+                                               "privileges": {"fifo_priority": 1}})
                 if w.startswith("RT throttling")]
     assert warned({"enabled": True, "runtime_us": 950000, "period_us": 1000000}) == [
         "RT throttling is enabled: SCHED_FIFO threads get 950000 us of every 1000000 us "
@@ -67,3 +68,45 @@ def test_the_rt_throttling_warning_names_the_knob_that_throttles():
         "RT throttling is enabled: SCHED_FIFO threads get 800000 us of every 1000000 us "
         "(cpu.rt_runtime_us, cpu.rt_period_us of cgroup /)"]
     assert warned({"enabled": False, "runtime_us": -1, "period_us": 1000000}) == []
+
+
+def test_rt_throttling_is_warned_of_where_it_applies_and_once():
+    """Only a busy loop at SCHED_FIFO is throttled: not a SCHED_OTHER run, not jtr
+    wake's thread that sleeps between wake-ups; a probe that warned itself is not
+    warned of twice; every warning once."""
+    rt = {"enabled": True, "runtime_us": 950000, "period_us": 1000000}
+    probes = "RT throttling is on (kernel.sched_rt_runtime_us=950000 of 1000000): ..."
+
+    def rt_lines(**r):
+        return [w for w in report.warnings_of(dict({"host": {"rt_throttling": rt}}, **r))
+                if w.startswith("RT throttling")]
+    assert rt_lines(tool="gap", privileges={"fifo_priority": None}) == []
+    assert rt_lines(tool="gap") == []
+    assert rt_lines(tool="wake", privileges={"fifo_priority": 80}) == []
+    assert len(rt_lines(tool="gap", privileges={"fifo_priority": 1})) == 1
+    assert rt_lines(tool="gap", privileges={"fifo_priority": 1}, warnings=[probes]) == [probes]
+    twice = "no hardware counters here (perf_event_open cycles: No such file or directory)"
+    assert report.warnings_of({"warnings": [twice, twice]}) == [twice]
+
+
+def test_the_hypervisor_is_named_in_words():
+    def said(raw):
+        return report.warnings_of({"host": {"virtualised": True, "hypervisor": raw}})
+    assert said("KVMKVMKVM") == ["virtual machine (KVM): the hypervisor can take the CPU "
+                                 "without any kernel event in the guest"]
+    assert said("Microsoft Hv")[0].startswith("virtual machine (Hyper-V):")
+    assert said("NewHvNewHv")[0].startswith("virtual machine ('NewHvNewHv'):")
+    assert said(None)[0].startswith("virtual machine: the hypervisor")
+
+
+def test_the_warnings_that_change_the_reading_most_come_first():
+    r = {"partial": True, "warnings": ["memory not locked", "RT throttling is on (...)"],
+         "privileges": {"fifo_priority": 1}, "tool": "gap",
+         "host": {"virtualised": True, "hypervisor": "KVMKVMKVM",
+                  "rt_throttling": {"enabled": True, "runtime_us": 950000,
+                                    "period_us": 1000000}},
+         "runs": [{"name": "gap_1", "outliers": {"dropped": 3}}],
+         "attribution": {"tracer": {"dropped": 7}, "warnings": ["a late event"]}}
+    assert [w.split(":")[0].split(" (")[0] for w in report.warnings_of(r)] == [
+        "partial run", "run gap_1", "the tracer dropped 7 events", "RT throttling is on",
+        "attribution", "memory not locked", "virtual machine"]
