@@ -23,6 +23,7 @@ import textwrap
 from typing import NamedTuple
 
 from ..errors import UsageError
+from ..results import probes as P
 from ..system.cpus import online_cpus
 from ..system.paths import tuned_layout
 from ..trace import causes as C
@@ -209,15 +210,14 @@ def _remedy_tasks(ctx, causes):
     changes.append(_change("scheduler", "default_irq_smp_affinity", "ignore",
                            "leave the default affinity of new IRQs as it is"))
     mask = cpus_to_hexmask(ctx.house)
-    seen = set()
+    seen, unseen = set(), []
     for c in causes:
         if c["category"] != C.TASK:
             continue
         comm = c["name"]
         found = ctx.tasks.get(c["name"]) or []
         if not found:
-            notes.append("%s is not to be seen now (it exited, or it is outside this pid "
-                         "namespace): isolated_cores moves it if it runs here" % c["name"])
+            unseen.append(c["name"])
         for t in found:
             if t["kernel"]:
                 notes.append("%s is a per-CPU kernel thread: it cannot move" % c["name"])
@@ -232,6 +232,13 @@ def _remedy_tasks(ctx, causes):
                 "0:*:*:%s:%s" % (mask, cmdline_regex(t["cmdline"])),
                 "%s (pid %d) is pinned to CPU %s by its owner: move it to CPU %s"
                 % (comm, t["pid"], format_cpulist(t["cpus"]), format_cpulist(ctx.house))))
+    if unseen:
+        # one line for them all (a busy host's run names many shells gone since)
+        notes.append("%s %s not to be seen now (exited, or outside this pid namespace): "
+                     "isolated_cores moves %s if %s here"
+                     % (", ".join(unseen), "is" if len(unseen) == 1 else "are",
+                        "it" if len(unseen) == 1 else "them",
+                        "it runs" if len(unseen) == 1 else "they run"))
     return changes, notes, None
 
 
@@ -391,6 +398,22 @@ MAKERS = {
 }
 
 
+def own_programs():
+    """The comms of jtr's own programs: every probe's and transport end's, and the
+    tracer's."""
+    return {p.program for p in P.BY_TOOL.values() if p.program} | {"jtr-trace"}
+
+
+def _apart_own(causes, own):
+    """@causes less those that are jtr's own programs preempting the measured
+    thread (a ping's jtr-pong, the tracer): they are the measurement, not what to
+    move. (the rest, the comms left out)."""
+    mine = [c for c in causes if c["category"] == C.TASK and
+            c["name"].split(" (")[0] in own]
+    return [c for c in causes if c not in mine], sorted({c["name"].split(" (")[0]
+                                                          for c in mine})
+
+
 def advise(charges, ctx, outlier_ns, duration_ns):
     """The remedies for @charges ({rule id: {(category, name): [ns, count]}}, the
     measured time each cause took, sent to its rule), on @ctx (a Context): a list,
@@ -401,15 +424,23 @@ def advise(charges, ctx, outlier_ns, duration_ns):
     notes."""
     out = []
     secs = duration_ns / 1e9 if duration_ns else None
+    own = own_programs()
     for rid, per in charges.items():
         if rid is None or rid not in RULE:
             continue
         causes = sorted(({"category": k[0], "name": k[1], "ns": v[0], "count": v[1]}
                          for k, v in per.items()), key=lambda c: (-c["ns"], c["name"]))
+        causes, mine = _apart_own(causes, own)
+        if not causes:
+            continue
         ns = sum(c["ns"] for c in causes)
         made = MAKERS[rid](ctx, causes)
         changes, notes, why = made[:3]
         boot = made[3] if len(made) > 3 else []
+        if mine:
+            notes = list(notes) + ["%s: jtr's own program%s, part of the measurement: not "
+                                   "moved, and not counted in what this saves"
+                                   % (", ".join(mine), "s" if len(mine) > 1 else "")]
         rule = RULE[rid]
         out.append({"rule": rid, "cause": rule.cause, "remedy": rule.remedy,
                     "needs": rule.needs, "saving_ns": ns,

@@ -127,6 +127,29 @@ def test_tasks_pinned_by_their_owner_get_a_group_rule():
     assert opts["group.jtr_busy"] == r"0:*:*:00000001:^busy\ \-\-spin\ 1$"
 
 
+def test_jtrs_own_programs_are_not_moved_nor_counted_and_the_unseen_in_one_line():
+    """A ping's jtr-pong and the tracer preempting the measured thread are the
+    measurement: advise does not propose moving them nor count them in a
+    saving, and says so once; tasks not to be seen now are one note, not one each."""
+    r = A.advise(charges(("tasks", "task preemption", "jtr-pong (pid 5, prio 120)", 700, 7),
+                         ("tasks", "task preemption", "jtr-trace", 300, 3)),
+                 A.Context([1], facts()), 1000, 10 ** 9)
+    assert r == []
+    r = A.advise(charges(("tasks", "task preemption", "jtr-pong", 700, 7),
+                         ("tasks", "task preemption", "bash", 200, 2),
+                         ("tasks", "task preemption", "sleep", 100, 1),
+                         ("tasks", "task preemption", "apt-cache", 50, 1)),
+                 A.Context([1], facts(), {}), 1050, 10 ** 9)[0]
+    assert r["saving_ns"] == 350 and [c["name"] for c in r["causes"]] == [
+        "bash", "sleep", "apt-cache"]
+    assert r["notes"] == [
+        "bash, sleep, apt-cache are not to be seen now (exited, or outside this pid "
+        "namespace): isolated_cores moves them if they run here",
+        "jtr-pong: jtr's own program, part of the measurement: not moved, and not counted "
+        "in what this saves"]
+    assert not any("jtr-pong" in c["comment"] for c in r["changes"])
+
+
 def test_cmdline_regex_is_one_line_and_exact():
     for cmd in ("python3 -c import time\nwhile 1: pass # x", "a" * 300, "x\u2028y"):
         r = A.cmdline_regex(cmd)
