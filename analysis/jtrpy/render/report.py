@@ -85,7 +85,7 @@ def run_rows(run):
 HYPERVISORS = {"KVMKVMKVM": "KVM", "Microsoft Hv": "Hyper-V", "VMwareVMware": "VMware",
                "XenVMMXenVMM": "Xen", "xen": "Xen", "TCGTCGTCGTCG": "QEMU (TCG)",
                "bhyve bhyve": "bhyve", "ACRNACRNACRN": "ACRN", "QNXQVMBSQG": "QNX",
-               "lrpepyh vr": "Parallels", "VBoxVBoxVBox": "VirtualBox",
+               "lrpepyh  vr": "Parallels", "VBoxVBoxVBox": "VirtualBox",
                "Linux KVM Hv": "KVM (Hyper-V interface)"}
 
 
