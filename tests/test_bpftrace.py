@@ -93,6 +93,18 @@ def load_args(sleeps=0, pings=0, udp=0, reads=0, busy=0.0):
             "preexec_fn": lambda: os.sched_setaffinity(0, {CPU})}
 
 
+def cpu_time(pid, seconds, timeout):
+    """Wait until process pid has run seconds of CPU time (user and system)."""
+    from jtrpy.system.procs import proc_stat
+    end = time.monotonic() + timeout
+    while True:
+        used = proc_stat(pid).cpu_ns / 1e9
+        if used >= seconds:
+            return used
+        assert time.monotonic() < end, "pid %d ran %.2f s of CPU in %d s" % (pid, used, timeout)
+        time.sleep(0.02)
+
+
 def run_load(**load):
     """Run the load pinned to CPU; returns (pid, partner pid)."""
     p = subprocess.run(**load_args(**load), stdout=subprocess.PIPE, text=True, timeout=30,
@@ -353,10 +365,12 @@ def test_irqs_interval_reports(bpftrace):
     bt.wait_attached()
     report = r"^=== \d\d:\d\d:\d\d CPU %d, last 1 s ===$" % CPU
     # the busy loop until a report covers 0.25 s of it or more: the first report
-    # from 0.3 s after the load started (its Python starts in 60 ms here)
+    # after the load has itself run 0.3 s on the CPU (its Python starts in 60 ms
+    # on a quiet machine, in more than 0.3 s on a busy one: a report due 0.3 s
+    # after it was started saw an idle CPU, nothing in it)
     load = subprocess.Popen(**load_args(busy=60), stdout=subprocess.DEVNULL)
     try:
-        time.sleep(0.3)
+        cpu_time(load.pid, 0.3, timeout=10)
         bt.wait_for(report, timeout=5, after=bt.matches(report))
     finally:
         load.kill()
