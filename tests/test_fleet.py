@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 
 import pytest
 from conftest import JTR, ROOT, load, need_tracing, run_as, run_jtr, wait_for
@@ -170,8 +171,8 @@ def fleet(tmp_path_factory):
     if why:
         # this shared VM stalls a vCPU for tens of ms now and then (30.7 ms once in
         # the quiet host's run: 5.5 % lost to VM exits and a 21 ms timer tick)
-        print("%s: the machine was disturbed; the play runs once more, on the hosts "
-              "it installed" % why)
+        warnings.warn("%s: the machine was disturbed; the play runs once more, on the "
+                      "hosts it installed" % why, stacklevel=1)
         got = _play(got["tmp"], cpus, install="none")
         why = _not_quiet(got)
         assert not why, why + ", twice"
