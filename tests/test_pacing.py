@@ -434,3 +434,39 @@ def test_a_stalled_warm_up_is_not_late_in_the_measured_run(tmp_path, validate):
     # the 300 measured sends were due 1 ms apart after the warm-up caught up: a
     # few may be late on a busy machine, not the ~300 of the stall
     assert t["late_sends"] <= 60, t
+
+
+def paced_pair(tmp_path, tool, mode):
+    """A 1 s run of pub (to a sub) or ping (to a pong) at 2,000 messages a second
+    over udp, @mode: [] (the default pacing) or ["--spin"]: its transport section."""
+    args = ["-r", "2000", "-d", "1s", "-w", "100", "-q", *mode]
+    tag = mode[0] if mode else "nap"
+    if tool == "pub":
+        pub, _, _ = pub_sub(tmp_path, "udp", args, tag=tag)
+        return pub["transport"]
+    addr, pg = pong(tmp_path)
+    try:
+        p = run_jtr("ping", "-T", "udp", "-P", addr, *args, "-o", tmp_path / tag, timeout=60)
+        assert p.returncode == 0, p.stderr
+        finish(pg)
+    finally:
+        kill_all([pg])
+    return load(tmp_path / tag)["transport"]
+
+
+@pytest.mark.parametrize("tool", ["pub", "ping"])
+def test_the_sender_sleeps_between_far_sends_and_spins_with_spin(tmp_path, tool):
+    """Sends 500 us apart: the sending thread sleeps until 100 us before each
+    and spins the rest (20 % of its CPU here against 100 % with --spin; beside a
+    busy loop on its CPU, 0 late sends against 1,747 of 2,000); --spin spins all
+    the way, as the senders always did. Both send on time on a quiet machine,
+    and the inputs say which pacing ran."""
+    nap, spin = (paced_pair(tmp_path, tool, mode) for mode in ([], ["--spin"]))
+    for t in (nap, spin):
+        assert t["sent"] >= 2000 and t["late_sends"] <= 0.01 * t["sent"], t
+    # a spinning thread's CPU is the wall time (half of it when a busy program
+    # shares its CPU); the napping one's a fraction of it
+    assert spin["send_cpu_pct"] >= 45, spin
+    assert nap["send_cpu_pct"] <= 0.6 * spin["send_cpu_pct"], (nap, spin)
+    inputs = (tmp_path / ("pub" + "nap" if tool == "pub" else "nap") / "summary.txt").read_text()
+    assert re.search(r"pacing: +sleep, then spin the last 100 us", inputs), inputs

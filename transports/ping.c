@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* ping.c - jtr ping: round-trip latency at a constant rate, through jtr pong.
  *
- * A sending thread (-A CPU) sends on a fixed schedule, busy-waiting to each
- * intended send time and catching up without skipping when it is late; a
+ * A sending thread (-A CPU) sends on a fixed schedule, waiting for each
+ * intended send time (tp_load.h's pacing: a sleep, then a spin) and catching up without skipping when it is late; a
  * receiving thread (-a CPU) takes pong's reflections.
  * Each message carries its intended and its actual send time, so every
  * round trip is recorded twice: from the intended time (what a client that
@@ -46,6 +46,8 @@ JTR_LEN_HELP "          message length, header included (default 64, >= 24;\n"
 "                           from 48 pong's receive and send times)\n"
 "  -w, --warmup N           messages sent first, not measured (default 100)\n"
 "      --warmup-rate RATE   the warm-up's own rate (default: -r's; max)\n"
+"      --spin               busy-wait all the way to each send (default: sleep\n"
+"                           until 100 us before it, then spin)\n"
 "  -l, --linger DUR         after the last send, wait at most DUR for the replies\n"
 "                           still out; later ones are lost (default: --timeout)\n"
 JTR_CPUS_HELP "          RECV[,SEND]: pin the receiving thread, then the\n"
@@ -120,6 +122,7 @@ static const struct option long_opts[] = {
 	{ "warmup", required_argument, NULL, 'w' },
 	{ "warmup-rate", required_argument, NULL, TP_OPT_WARMUP_RATE },
 	{ "steady", required_argument, NULL, TP_OPT_STEADY },
+	{ "spin", no_argument, NULL, TP_OPT_SPIN },
 	JTR_LONG(DURATION),
 	{ "linger", required_argument, NULL, 'l' },
 	JTR_LONG(CPUS),
@@ -382,6 +385,10 @@ static inline __attribute__((always_inline)) uint64_t wait_turn(struct ping *g, 
 	now = now_raw(tsc);
 	if (now < intended) {
 		*tight = 0;
+		if (!g->load.spin && to_ns(g, intended - now) > TP_SPIN_NS) {
+			tp_nap(jtr_mono_ns() + (int64_t)to_ns(g, intended - now) - TP_SPIN_NS);
+			now = now_raw(tsc);
+		}
 		while (now < intended && !g->abort_run) {
 			cpu_relax();
 			now = now_raw(tsc);

@@ -28,7 +28,8 @@ static const char usage_text[] =
 "usage: jtr pub [OPTIONS]\n"
 "\n"
 "Publish messages at a steady rate to one or more 'jtr sub'. The sending thread\n"
-"busy-waits to each message's intended time on a fixed schedule and catches up\n"
+"waits for each message's intended time on a fixed schedule (sleeping until\n"
+"100 us before it, then spinning; --spin: spinning all the way) and catches up\n"
 "without skipping when late. For shm, tcp and unix it waits for --subs\n"
 "subscribers first; for udp, unix-dgram and mcast, start the subscribers first.\n"
 "\n"
@@ -41,6 +42,8 @@ JTR_DURATION_HELP "  send for DURATION instead of a count (with -r: the\n"
 JTR_RATE_HELP "          messages per second (default 10000); max: no pacing\n"
 "      --ticks N            send in N bursts a second (each of RATE/N messages,\n"
 "                           back to back) instead of evenly spaced messages\n"
+"      --spin               busy-wait all the way to each send, never sleep (the\n"
+"                           same from 10000 sends a second up)\n"
 "      --latency-rate RATE  stamp only RATE messages a second (evenly among\n"
 "                           them; the others carry no time), for low overhead\n"
 "      --pack N             N messages in one write, datagram or ring slot, sent\n"
@@ -112,6 +115,7 @@ static const struct option long_opts[] = {
 	{ "drop-every", required_argument, NULL, TP_OPT_DROP_EVERY },
 	JTR_LONG(DURATION),
 	{ "ticks", required_argument, NULL, TP_OPT_TICKS },
+	{ "spin", no_argument, NULL, TP_OPT_SPIN },
 	{ "steady", required_argument, NULL, TP_OPT_STEADY },
 	{ "latency-rate", required_argument, NULL, OPT_LATENCY_RATE },
 	{ "pack", required_argument, NULL, OPT_PACK },
@@ -362,6 +366,10 @@ static inline __attribute__((always_inline)) int64_t pace(struct stream *s, cons
 
 	if (now < due) {
 		*tight = 0;
+		if (due - now > TP_SPIN_NS && !s->g->load.spin) {
+			tp_nap(due - TP_SPIN_NS);
+			now = jtr_mono_ns();
+		}
 		while (now < due) {
 			cpu_relax();
 			now = jtr_mono_ns();

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* tp_load.c - the load shape's options, checks and inputs lines (tp_load.h). */
+#include <errno.h>
 #include <stdio.h>
+#include <sys/prctl.h>
+#include <time.h>
 
 #include "jtr_cli.h"
 #include "tp_load.h"
@@ -31,6 +34,7 @@ bool tp_load_opt(struct jtr_probe *p, struct tp_load *l, int opt, const char *ar
 		l->warm_rate_given = true;
 		return true;
 	case TP_OPT_TICKS: l->ticks = jtr_opt_count(p, "--ticks", arg, 1, 1000000); return true;
+	case TP_OPT_SPIN: l->spin = true; return true;
 	case TP_OPT_STEADY:
 		l->steady_ns = jtr_opt_duration(p, "--steady", arg, JTR_NS_PER_MS, 30 * 86400 * JTR_NS_PER_S);
 		return true;
@@ -58,6 +62,21 @@ void tp_load_check(struct jtr_probe *p, struct tp_load *l, uint64_t startup_ns)
 		jtr_usage_error(p, "--ticks %llu: more ticks than the %llu messages a second; give "
 				"--ticks at most the rate", (unsigned long long)l->ticks,
 				(unsigned long long)l->rate_hz);
+	/* the naps end on time: a normal task's timer fires up to 50 us late
+	 * by default (its slack); threads started after this inherit it */
+	if (!l->spin && (l->rate_hz || l->warm_rate_hz))
+		(void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+}
+
+/* tp_nap - the pacing's sleep */
+void tp_nap(int64_t until_ns)
+{
+	const struct timespec ts = { .tv_sec = until_ns / 1000000000,
+				     .tv_nsec = until_ns % 1000000000 };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		if (jtr_stop)
+			return;
 }
 
 /* tp_load_inputs - the load's lines of the inputs block */
@@ -79,6 +98,9 @@ void tp_load_inputs(FILE *f, const struct tp_load *l)
 			      (unsigned long long)l->warm_rate_hz);
 	if (l->ticks)
 		tp_prog_input(f, "ticks:", "%llu/s", (unsigned long long)l->ticks);
+	if (l->rate_hz || l->warm_rate_hz)
+		tp_prog_input(f, "pacing:", l->spin ? "spin (--spin)" :
+			      "sleep, then spin the last %llu us", (unsigned long long)TP_SPIN_NS / 1000);
 }
 
 /* tp_load_rate_name - the rate for a summary's head */

@@ -2,7 +2,7 @@
 /* tp_load.h - the load shape of jtr ping and jtr pub: how long the messages
  * are, how many or for how long, how fast, in what bursts, after what
  * warm-up. One struct with its options (-n, -d, -r, -m, -w, --warmup-rate,
- * --ticks), its checks, its lines of summary.txt's inputs and the schedule
+ * --ticks, --spin), its checks, its lines of summary.txt's inputs and the schedule
  * it makes (when each message is due). Like tp_prog.h, these print and exit.
  */
 #ifndef JTR_TP_LOAD_H
@@ -23,6 +23,7 @@ struct tp_load {
 	uint64_t warmup;	/* -w: messages sent first, not measured */
 	uint64_t warm_rate_hz;	/* --warmup-rate (default: -r's; 0: max) */
 	uint64_t ticks;		/* --ticks: bursts a second (0: evenly spaced) */
+	bool spin;		/* --spin: busy-wait all the way to each send */
 	bool count_given;	/* -n was given */
 	bool warm_rate_given;	/* --warmup-rate was given */
 };
@@ -32,9 +33,22 @@ struct tp_load {
 void tp_load_init(struct tp_load *l, uint64_t count, uint64_t warmup, uint64_t rate_hz);
 
 /* tp_load_opt - handle a load option (-n, -d, -r, -m, -w, TP_OPT_WARMUP_RATE,
- * TP_OPT_TICKS, TP_OPT_STEADY); false if @opt is not one. A program takes
+ * TP_OPT_TICKS, TP_OPT_STEADY, TP_OPT_SPIN); false if @opt is not one. A program takes
  * those its getopt strings name. */
 bool tp_load_opt(struct jtr_probe *p, struct tp_load *l, int opt, const char *arg);
+
+/* The pacing's wait for a send more than TP_SPIN_NS away sleeps
+ * (clock_nanosleep, with a timer slack of 1 ns) until TP_SPIN_NS before it and
+ * spins the rest: the wake-up from that sleep (p99.9 80 us, max 93 us here:
+ * jtr wake, SCHED_OTHER) is spent spinning, not sending late, and a sender at
+ * a low rate leaves its CPU to others (a publisher at 2,000/s busy-waited 100 %
+ * of a CPU). --spin: busy-wait all the way (below 1/TP_SPIN_NS = 10,000
+ * messages a second both are the same: every wait is a spin). */
+#define TP_SPIN_NS 100000
+
+/* tp_nap - sleep until @until_ns (CLOCK_MONOTONIC, jtr_mono_ns's clock) or a
+ * signal handler has run */
+void tp_nap(int64_t until_ns);
 
 /* tp_load_check - the options together, or exit 2: -n, -d and --steady one
  * at most, --ticks with a rate it divides; the warm-up's rate defaults to
