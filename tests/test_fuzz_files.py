@@ -504,6 +504,8 @@ def test_log_paths_stay_in_the_results_folder(corpus, tmp_path):
         (run / "result.json").write_text(json.dumps(doc))
         p = one_line_error(jtr("attribute", run, timeout=20), message)
         assert secret not in p and "root:" not in p
+        if "outliers" not in files:
+            continue        # jtr report reads the outlier log, not the event log
         r = jtr("report", "-o", tmp_path / "rep", run, timeout=20)
         assert r.returncode == 0 and secret not in r.stderr + r.stdout
     # a FIFO or /dev/zero given by hand is refused too, before it is read
