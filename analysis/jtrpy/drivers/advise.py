@@ -168,8 +168,10 @@ def advise_result(result):
     evd = Evidence(result)
     facts = A.facts()
     ctx = A.Context(evd.cpus, facts, {n: A.find_tasks(n, pids, evd.cpus)
-                                      for n, pids in evd.task_pids().items()})
-    remedies = A.advise(evd.charges(), ctx, evd.outlier_ns, evd.duration_ns)
+                                      for n, pids in evd.task_pids().items()},
+                    A.own_path(result.get("transport")))
+    charges = evd.charges()
+    remedies = A.advise(charges, ctx, evd.outlier_ns, evd.duration_ns)
     host = result.get("host") or {}
     base = host.get("tuning_profile") or "jtr-baseline"
     doc = {"format": FORMAT, "result": result.label, "tool": result.get("tool"),
@@ -177,6 +179,7 @@ def advise_result(result):
            "outliers": evd.outliers, "outlier_ns": evd.outlier_ns,
            "throttled_outliers": evd.throttled, "base_profile": base,
            "virtualised": host.get("virtualised"), "remedies": remedies,
+           "own": A.own_causes(charges, ctx),
            "unexplained": _unexplained(evd)}
     doc["profile"] = profile_of(doc) if any(r["applicable"] for r in remedies) else None
     return doc, evd

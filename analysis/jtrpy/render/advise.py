@@ -22,6 +22,16 @@ def _per_s(ns):
     return "%s/s" % _signed(ns) if ns is not None else "-"
 
 
+def _predicted(r):
+    """A remedy's saving, worded as the prediction it is: "predicted -60.0 us/s
+    (600.0 us in the run, 60.0 % of the outlier time)"."""
+    share = "%s of the outlier time" % _pct(r["share"])
+    if r["per_s_ns"] is None:
+        return "predicted -%s (%s)" % (fmt_ns(r["saving_ns"]), share)
+    return "predicted %s (%s in the run, %s)" % (_per_s(-r["per_s_ns"]),
+                                                 fmt_ns(r["saving_ns"]), share)
+
+
 def _causes(r, most=4):
     parts = ["%s %s (%dx, %s)" % (c["category"], c["name"], c["count"], fmt_ns(c["ns"]))
              for c in r["causes"][:most]]
@@ -47,12 +57,10 @@ def format_advice(doc, profile_dir=None):
     host = [r for r in doc["remedies"] if r["rule"] == "host"]
     lines.append("")
     if can:
-        lines.append("remedies this machine can apply, largest saving first (saving: what "
-                     "the run lost to their causes):")
+        lines.append("remedies this machine can apply, largest first (predicted: what the "
+                     "run lost to their causes; jtr advise --prove measures it):")
         for i, r in enumerate(can, 1):
-            lines.append("  %d. %-14s saves %s (%s of the outlier time, %s)  needs: %s"
-                         % (i, r["rule"], fmt_ns(r["saving_ns"]), _pct(r["share"]),
-                            _per_s(r["per_s_ns"]), r["needs"]))
+            lines.append("  %d. %-14s %s  needs: %s" % (i, r["rule"], _predicted(r), r["needs"]))
             lines.append("     causes: %s" % _causes(r))
             for c in r["changes"]:
                 lines.append("     [%s] %s=%s    # %s" % (c["section"], c["option"],
@@ -81,6 +89,11 @@ def format_advice(doc, profile_dir=None):
         lines.append("     causes: %s" % _causes(r))
         lines.append("     %s" % r["remedy"])
         lines.append("     %s" % r["why_not"])
+    if doc.get("own"):
+        lines += ["", "the measurement's own, not a remedy's: %s" % "; ".join(
+            "%s %s (%dx, %s: %s)" % (c["category"], c["name"], c["count"], fmt_ns(c["ns"]),
+                                     c["why"]) for c in doc["own"][:4]) +
+                  ("; %d more" % (len(doc["own"]) - 4) if len(doc["own"]) > 4 else "")]
     if doc["unexplained"]:
         lines += ["", "no rule for: %s" % "; ".join(
             "%s %s (%s)" % (u["category"], u["name"], fmt_ns(u["ns"]))

@@ -187,11 +187,13 @@ def _boot(words, f, why_needed):
 
 
 class Context:
-    """The measured CPUs, the housekeeping ones, the facts, and the tasks behind
-    the task-preemption causes ({cause name: find_tasks()})."""
+    """The measured CPUs, the housekeeping ones, the facts, the tasks behind
+    the task-preemption causes ({cause name: find_tasks()}) and the run's own
+    network path (own_path(), or None)."""
 
-    def __init__(self, cpus, f, tasks=None):
+    def __init__(self, cpus, f, tasks=None, own_path=None):
         self.cpus, self.f, self.tasks = list(cpus), f, tasks or {}
+        self.own_path = own_path
         self.house = [c for c in f["online"] if c not in self.cpus]
         self.cpulist = format_cpulist(self.cpus)
 
@@ -398,6 +400,37 @@ MAKERS = {
 }
 
 
+# the softirqs a transport's own messages raise where they never leave the machine
+OWN_PATH_SOFTIRQS = ("NET_RX", "NET_TX")
+
+
+def own_path(transport):
+    """What carried a run's messages when they never met a device ("udp over
+    loopback 127.0.0.1:5000"), from its result's transport section, or None (a
+    device, a namespace's veth, no transport). Over loopback the kernel runs a
+    message's receive (softirq NET_RX) on the CPU that sent or takes it: the
+    measured path itself, not a device's interrupt to move away."""
+    t = transport if isinstance(transport, dict) else {}
+    kind, addr = t.get("kind"), str(t.get("address") or "")
+    if kind not in ("udp", "tcp", "mcast"):
+        return None
+    host = addr.rsplit(":", 1)[0].strip("[]") if ":" in addr else addr
+    if t.get("iface") == "lo" or host == "localhost" or host == "::1" or \
+            host.startswith("127."):
+        return "%s over loopback %s" % (kind, addr)
+    return None
+
+
+def _apart_own_path(causes, path):
+    """@causes less the softirqs the run's own messages raised over @path
+    (own_path()): (the rest, those)."""
+    if not path:
+        return causes, []
+    mine = [c for c in causes if c["category"] == C.SOFTIRQ and
+            c["name"] in OWN_PATH_SOFTIRQS]
+    return [c for c in causes if c not in mine], mine
+
+
 def own_programs():
     """The comms of jtr's own programs: every probe's and transport end's, and the
     tracer's."""
@@ -412,6 +445,24 @@ def _apart_own(causes, own):
             c["name"].split(" (")[0] in own]
     return [c for c in causes if c not in mine], sorted({c["name"].split(" (")[0]
                                                           for c in mine})
+
+
+def own_causes(charges, ctx):
+    """The causes that are the measurement itself, which no remedy takes: jtr's
+    own programs preempting the measured thread, and the softirqs of the run's own
+    messages over loopback (ctx.own_path): [{category, name, ns, count, why}],
+    the largest first."""
+    own, out = own_programs(), []
+    for rid, per in charges.items():
+        if rid is None or rid not in RULE:
+            continue
+        causes = [{"category": k[0], "name": k[1], "ns": v[0], "count": v[1]}
+                  for k, v in per.items()]
+        rest, _ = _apart_own(causes, own)
+        out += [dict(c, why="jtr's own program") for c in causes if c not in rest]
+        _, path = _apart_own_path(rest, ctx.own_path)
+        out += [dict(c, why="the run's own messages (%s)" % ctx.own_path) for c in path]
+    return sorted(out, key=lambda c: (-c["ns"], c["name"]))
 
 
 def advise(charges, ctx, outlier_ns, duration_ns):
@@ -431,6 +482,7 @@ def advise(charges, ctx, outlier_ns, duration_ns):
         causes = sorted(({"category": k[0], "name": k[1], "ns": v[0], "count": v[1]}
                          for k, v in per.items()), key=lambda c: (-c["ns"], c["name"]))
         causes, mine = _apart_own(causes, own)
+        causes, path = _apart_own_path(causes, ctx.own_path)
         if not causes:
             continue
         ns = sum(c["ns"] for c in causes)
@@ -439,8 +491,15 @@ def advise(charges, ctx, outlier_ns, duration_ns):
         boot = made[3] if len(made) > 3 else []
         if mine:
             notes = list(notes) + ["%s: jtr's own program%s, part of the measurement: not "
-                                   "moved, and not counted in what this saves"
+                                   "moved, and not counted in what this predicts"
                                    % (", ".join(mine), "s" if len(mine) > 1 else "")]
+        if path:
+            notes = list(notes) + ["%s: the run's own messages (%s): the kernel's receive "
+                                   "path of the measured traffic, not a device's interrupt: "
+                                   "not moved, and not counted in what this predicts" % (
+                                       "; ".join("softirq %s (%dx, %s)" % (
+                                           c["name"], c["count"], fmt_ns(c["ns"]))
+                                           for c in path), ctx.own_path)]
         rule = RULE[rid]
         out.append({"rule": rid, "cause": rule.cause, "remedy": rule.remedy,
                     "needs": rule.needs, "saving_ns": ns,

@@ -41,10 +41,10 @@ def test_remedies_this_machine_can_apply():
                            "value": "1,3", "comment": "move tasks off"}]),
           remedy("my_rule", 100_000)]
     lines = format_advice(advice(remedies=rs))
-    i = lines.index("remedies this machine can apply, largest saving first (saving: what the "
-                    "run lost to their causes):")
-    assert lines[i + 1] == ("  1. tasks          saves 600.0 us (60.0 % of the outlier time, "
-                            "60.0 us/s)  needs: run time")
+    i = lines.index("remedies this machine can apply, largest first (predicted: what the "
+                    "run lost to their causes; jtr advise --prove measures it):")
+    assert lines[i + 1] == ("  1. tasks          predicted -60.0 us/s (600.0 us in the run, "
+                            "60.0 % of the outlier time)  needs: run time")
     assert lines[i + 2] == ("     causes: task preemption t0 (1x, 1.0 us); task preemption t1 "
                             "(1x, 1.0 us); task preemption t2 (1x, 1.0 us); task preemption t3 "
                             "(1x, 1.0 us); 2 more")
@@ -52,7 +52,7 @@ def test_remedies_this_machine_can_apply():
     assert lines[i + 4] == ("     (also in the shipped profile %s: sudo jtr tune apply %s "
                             "--cpus 1,3)" % (SHIPPED["tasks"], SHIPPED["tasks"]))
     assert lines[i + 5] == "     note: pinned tasks stay"
-    assert lines[i + 6].startswith("  2. my_rule        saves 100.0 us")
+    assert lines[i + 6].startswith("  2. my_rule        predicted -10.0 us/s (100.0 us")
     assert not any("shipped profile" in x for x in lines[i + 6:])   # no shipped profile has it
 
 
@@ -101,3 +101,18 @@ def test_proof_table():
                                 "(30", "->", "5", "outliers)"]
     assert lines[4].split() == ["irq", "-", "-", "-", "-", "-", "not", "measured", "(0", "->",
                                 "0", "outliers)"]
+
+
+def test_the_measurements_own_causes_in_one_line():
+    own = [{"category": "task preemption", "name": "jtr-trace", "count": 3, "ns": 5000,
+            "why": "jtr's own program"},
+           {"category": "softirq", "name": "NET_RX", "count": 9, "ns": 900,
+            "why": "the run's own messages (udp over loopback 127.0.0.1:5000)"}]
+    lines = format_advice(advice(own=own))
+    assert lines[-1] == (
+        "the measurement's own, not a remedy's: task preemption jtr-trace (3x, 5.0 us: jtr's "
+        "own program); softirq NET_RX (9x, 900 ns: the run's own messages (udp over loopback "
+        "127.0.0.1:5000))")
+    lines = format_advice(advice(own=own * 3))
+    assert lines[-1].endswith("; 2 more")
+    assert not any("measurement's own" in x for x in format_advice(advice()))

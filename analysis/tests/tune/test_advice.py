@@ -146,8 +146,44 @@ def test_jtrs_own_programs_are_not_moved_nor_counted_and_the_unseen_in_one_line(
         "bash, sleep, apt-cache are not to be seen now (exited, or outside this pid "
         "namespace): isolated_cores moves them if they run here",
         "jtr-pong: jtr's own program, part of the measurement: not moved, and not counted "
-        "in what this saves"]
+        "in what this predicts"]
     assert not any("jtr-pong" in c["comment"] for c in r["changes"])
+
+
+def test_a_transports_own_receive_path_is_not_a_devices():
+    """Over loopback the softirqs NET_RX and NET_TX on the measured CPUs are the
+    run's own messages: the IRQ rule neither counts them nor proposes moving them
+    for them, and says so; a device's IRQ beside them is still its cause. Over a
+    device (or without a transport) NET_RX is the IRQ rule's, as before."""
+    assert A.own_path({"kind": "udp", "address": "127.0.0.1:5000"}) == \
+        "udp over loopback 127.0.0.1:5000"
+    assert A.own_path({"kind": "tcp", "address": "[::1]:80"}) == "tcp over loopback [::1]:80"
+    assert A.own_path({"kind": "mcast", "address": "239.1.1.1:5000", "iface": "lo"})
+    for t in ({"kind": "udp", "address": "10.0.0.2:5000"}, {"kind": "shm", "address": "x"},
+              None, {"kind": "udp", "address": "127"}):
+        assert A.own_path(t) is None, t
+    rx = [("irq", "softirq", "NET_RX", 900, 9), ("irq", "softirq", "NET_TX", 50, 1)]
+    f = dict(facts(), online=[0, 1])
+    path = A.own_path({"kind": "udp", "address": "127.0.0.1:5000"})
+    assert A.advise(charges(*rx), A.Context([1], f, own_path=path), 950, 10 ** 9) == []
+    [r] = A.advise(charges(*rx, ("irq", "hardirq", "36 virtio1-req.0", 100, 1)),
+                   A.Context([1], f, own_path=path), 1050, 10 ** 9)
+    assert r["saving_ns"] == 100 and [c["name"] for c in r["causes"]] == ["36 virtio1-req.0"]
+    assert r["notes"][-1] == (
+        "softirq NET_RX (9x, 900 ns); softirq NET_TX (1x, 50 ns): the run's own messages "
+        "(udp over loopback 127.0.0.1:5000): the kernel's receive path of the measured "
+        "traffic, not a device's interrupt: not moved, and not counted in what this predicts")
+    [r] = A.advise(charges(*rx), A.Context([1], f), 950, 10 ** 9)
+    assert r["rule"] == "irq" and r["saving_ns"] == 950
+    # the measurement's own, for the one line that names them
+    own = A.own_causes(charges(*rx, ("tasks", "task preemption", "jtr-trace", 2000, 2),
+                               ("tasks", "task preemption", "bash", 300, 3)),
+                       A.Context([1], f, own_path=path))
+    assert [(c["name"], c["ns"], c["why"]) for c in own] == [
+        ("jtr-trace", 2000, "jtr's own program"),
+        ("NET_RX", 900, "the run's own messages (udp over loopback 127.0.0.1:5000)"),
+        ("NET_TX", 50, "the run's own messages (udp over loopback 127.0.0.1:5000)")]
+    assert A.own_causes(charges(*rx), A.Context([1], f)) == []
 
 
 def test_cmdline_regex_is_one_line_and_exact():
