@@ -664,6 +664,32 @@ static void phase_view(const struct tp_stats *st, struct phase_view *pv)
 	}
 }
 
+/* send_cpu_ns_per_msg - the sending threads' CPU time for each message they
+ * sent over the run, or -1 (no sending thread of its own, no message, a CPU
+ * clock not read): what the pacing costs (a thread that spins to each send
+ * spends the gap before it too) */
+static double send_cpu_ns_per_msg(const struct tp_stats *st)
+{
+	struct phase_view pv;
+	int64_t cpu = 0;
+	uint64_t msgs;
+
+	if (!st->nsrc[TP_STAT_SEND])
+		return -1;
+	for (int k = 0; k < st->nsrc[TP_STAT_SEND]; k++) {
+		const struct tp_stat_src *s = st->src[TP_STAT_SEND][k];
+
+		if (!s || s->cpu_begin_ns < 0 || s->cpu_end_ns <= 0 ||
+		    (st->nsrc[TP_STAT_RECV] && st->w[TP_STAT_SEND][k] &&
+		     st->w[TP_STAT_SEND][k] == st->w[TP_STAT_RECV][0]))
+			return -1;
+		cpu += s->cpu_end_ns - s->cpu_begin_ns;
+	}
+	phase_view(st, &pv);
+	msgs = pv.ph[TP_PHASE_WHOLE] ? pv.ph[TP_PHASE_WHOLE]->v[TP_STAT_SEND].msgs : 0;
+	return msgs ? (double)cpu / (double)msgs : -1;
+}
+
 /* phase_secs - a phase's length in s */
 static double phase_secs(const struct tp_phase *ph)
 {
@@ -732,6 +758,10 @@ void tp_stats_write_json(struct jtr_json *j, const struct tp_stats *st)
 
 	json_pct(j, "cpu_pct", tp_stats_proc_cpu_pct(st));
 	json_pct(j, "send_cpu_pct", role_cpu_pct(st, TP_STAT_SEND));
+	if (send_cpu_ns_per_msg(st) >= 0)
+		jtr_json_fixed(j, "send_cpu_ns_per_msg", send_cpu_ns_per_msg(st), 1);
+	else
+		jtr_json_null(j, "send_cpu_ns_per_msg");
 	json_pct(j, "recv_cpu_pct", role_cpu_pct(st, TP_STAT_RECV));
 	json_pct(j, "rss_max_mb", st->rss_max_mb > 0 ? st->rss_max_mb : -1);
 	if (st->every_ns) {
@@ -949,6 +979,8 @@ void tp_stats_summary(FILE *f, const struct tp_stats *st, const char *recv_mode)
 		if (st->nsrc[TP_STAT_SEND])
 			fprintf(f, ", sending thread%s %s", st->nsrc[TP_STAT_SEND] > 1 ? "s" : "",
 				pct_text(b, sizeof(b), role_cpu_pct(st, TP_STAT_SEND)));
+		if (send_cpu_ns_per_msg(st) >= 0)
+			fprintf(f, " (%.0f ns of CPU a message sent)", send_cpu_ns_per_msg(st));
 		if (st->nsrc[TP_STAT_RECV])
 			fprintf(f, ", receiving thread%s %s (%s receive)",
 				st->nsrc[TP_STAT_RECV] > 1 ? "s" : "",
