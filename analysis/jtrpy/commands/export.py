@@ -6,6 +6,7 @@ kernel events and outliers as a trace for Perfetto and chrome://tracing
 import sys
 
 from ..cli.parser import Count, JtrParser, OutputPath, add_quantity
+from ..cli.progress import Progress
 from ..drivers.export import OUTPUTS, export
 from ..errors import UsageError
 from ..formats import prom
@@ -76,6 +77,6 @@ def run(opts):
         raise UsageError("--perfetto writes the trace of one result; give one (%d given)"
                          % len(opts.results))
     for note in export(opts.results, outputs, sys.stdout, quantity=opts.quantity,
-                       top=opts.top):
+                       top=opts.top, progress=Progress("jtr export", sys.stderr)):
         print("jtr export: %s" % note, file=sys.stderr)
     return 0

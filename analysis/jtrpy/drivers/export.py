@@ -38,9 +38,10 @@ def write_out(path, text, opt, stdout):
         raise UsageError("%s %s: cannot write: %s" % (opt, path, e.strerror))
 
 
-def perfetto_trace(result, label):
+def perfetto_trace(result, label, progress=None):
     """The pieces of @result's trace for --perfetto: its event log, its outliers
-    with the cause each was charged to and its runs."""
+    with the cause each was charged to and its runs; @progress (a cli Progress, or
+    None) told what is being done."""
     events = result.file("events")
     if events is None or not os.path.lexists(events):
         raise UsageError("%s: no event log (%s): --perfetto shows the kernel events the "
@@ -60,7 +61,7 @@ def perfetto_trace(result, label):
         def keep(cpu, start, length, parts, pids, works):
             walked[(cpu, start)] = parts
         attribution_of(result, slack_ns=slack if isinstance(slack, int) else None, top=0,
-                       each=keep, decomposed=rows)
+                       each=keep, decomposed=rows, progress=progress)
         # a jtr wake result is taken apart, not charged: each late wake-up named by
         # the component that took most of it, the components in args
         labels = {k: text for k, text, _ in wake.COMPONENTS}
@@ -74,10 +75,10 @@ def perfetto_trace(result, label):
     about = {"result": label, "tool": result.get("tool"),
              "host": (result.get("host") or {}).get("hostname"),
              "started_at": result.get("started_at")}
-    return perfetto.trace_chunks(log, outliers, perfetto.run_slices(result), about)
+    return perfetto.trace_chunks(log, outliers, perfetto.run_slices(result), about, progress)
 
 
-def export(paths, outputs, stdout, quantity=None, top=prom.DEFAULT_TOP):
+def export(paths, outputs, stdout, quantity=None, top=prom.DEFAULT_TOP, progress=None):
     """Write the results at @paths (as the user named them) to @outputs ({"hlog",
     "prom", "perfetto": FILE, '-' for the command's standard output @stdout, or
     None}): --perfetto's
@@ -90,8 +91,10 @@ def export(paths, outputs, stdout, quantity=None, top=prom.DEFAULT_TOP):
     results = [load_result(p) for p in paths]
     check_outputs(named, [f for r in results for f in r.inputs()])    # none an input
     if outputs.get("perfetto"):
-        write_out(outputs["perfetto"], perfetto_trace(results[0], paths[0]), "--perfetto",
-                  stdout)
+        write_out(outputs["perfetto"], perfetto_trace(results[0], paths[0], progress),
+                  "--perfetto", stdout)
+        if progress:
+            progress.done()
     if quantity:
         results = [selected(r, quantity, p)[0] for r, p in zip(results, paths)]
     if outputs.get("hlog"):

@@ -319,6 +319,26 @@ def test_pieces_join_to_the_file(tmp_path, monkeypatch):
     assert all(re.fullmatch(r"\{.*\},?", ln) for ln in lines[1:-1])
 
 
+def test_progress_counts_the_kernel_events_walked(tmp_path, monkeypatch):
+    """The export says how far it is with each piece it hands out: the share of
+    the log's events walked so far, rising to 100 % (not the trace events written,
+    which a kernel event makes none, one or two of)."""
+    monkeypatch.setattr(P, "CHUNK_EVENTS", 7)
+    events = []
+    for cpu in (1, 2):
+        for k in range(40):
+            events += tick(10_000 + k * 10_000, cpu=cpu)
+    E.write_events(str(tmp_path), sorted(events), T0, END, meta={"cpus": [1, 2],
+                                                                  "vectors": VECTORS})
+    said = []
+    text = "".join(P.trace_chunks(E.read_events(str(tmp_path)), progress=said.append))
+    pcts = [int(re.fullmatch(r"the Perfetto trace: (\d+) % of 320 kernel events", s).group(1))
+            for s in said]
+    assert len(pcts) > 10 and pcts == sorted(pcts) and pcts[-1] >= 95 and pcts[-1] <= 100
+    assert pcts[len(pcts) // 2] in range(35, 66)        # the second CPU's half comes later
+    assert text == "".join(P.trace_chunks(E.read_events(str(tmp_path))))
+
+
 def test_zero_is_the_earliest_time(tmp_path):
     rows = [(1, T0 - 5_000, 1_000)]
     doc, _ = export(tmp_path, tick(10_000), P.outlier_slices(table(rows)))
