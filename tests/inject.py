@@ -20,6 +20,7 @@ line per injection, the CLOCK_MONOTONIC ns just before and just after it
 """
 import argparse
 import array
+import glob
 import mmap
 import os
 import random
@@ -140,7 +141,18 @@ def main():
     ap.add_argument("--jitter-us", type=float, default=0)
     ap.add_argument("--duration", type=float, default=2)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--start-when", metavar="GLOB",
+                    help="first wait (unpinned, looking every 5 ms, 60 s at most) until a "
+                    "path matches GLOB: the injector is started, its Python loaded, before "
+                    "what it waits for (its start took a second on a busy host)")
+    ap.add_argument("--delay", type=float, default=0,
+                    help="seconds to wait (after --start-when) before injecting")
     a = ap.parse_args()
+    if a.start_when:
+        give_up = time.monotonic() + 60
+        while not glob.glob(a.start_when) and time.monotonic() < give_up:
+            time.sleep(0.005)
+    time.sleep(a.delay)
     if a.mode == "disk":
         a.dev = a.target
     else:

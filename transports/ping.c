@@ -2,8 +2,9 @@
 /* ping.c - jtr ping: round-trip latency at a constant rate, through jtr pong.
  *
  * A sending thread (-A CPU) sends on a fixed schedule, waiting for each
- * intended send time (tp_load.h's pacing: a sleep, then a spin) and catching up without skipping when it is late; a
- * receiving thread (-a CPU) takes pong's reflections.
+ * intended send time (tp_load.h's pacing: a sleep, then a spin) and
+ * catching up without skipping when it is late; a receiving thread (-a CPU)
+ * takes pong's reflections.
  * Each message carries its intended and its actual send time, so every
  * round trip is recorded twice: from the intended time (what a client that
  * wanted to send then saw: coordinated-omission correct, a stalled sender

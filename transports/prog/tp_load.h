@@ -42,12 +42,12 @@ bool tp_load_opt(struct jtr_probe *p, struct tp_load *l, int opt, const char *ar
  * spins the rest: the wake-up from that sleep (p99.9 80 us, max 93 us here:
  * jtr wake, SCHED_OTHER) is spent spinning, not sending late, and a sender at
  * a low rate leaves its CPU to others (a publisher at 2,000/s busy-waited 100 %
- * of a CPU). --spin: busy-wait all the way (below 1/TP_SPIN_NS = 10,000
- * messages a second both are the same: every wait is a spin). */
+ * of a CPU). --spin: busy-wait all the way (from 1/TP_SPIN_NS = 10,000
+ * messages a second up both are the same: every wait is a spin). */
 #define TP_SPIN_NS 100000
 
-/* tp_nap - sleep until @until_ns (CLOCK_MONOTONIC, jtr_mono_ns's clock) or a
- * signal handler has run */
+/* tp_nap - sleep until @until_ns (CLOCK_MONOTONIC, jtr_mono_ns's clock), or
+ * until a signal has asked the program to stop (jtr_stop) */
 void tp_nap(int64_t until_ns);
 
 /* tp_load_check - the options together, or exit 2: -n, -d and --steady one

@@ -415,8 +415,10 @@ def own_path(transport):
     if kind not in ("udp", "tcp", "mcast"):
         return None
     host = addr.rsplit(":", 1)[0].strip("[]") if ":" in addr else addr
-    if t.get("iface") == "lo" or host == "localhost" or host == "::1" or \
-            host.startswith("127."):
+    # mcast: the interface it joins on (an address, 127.0.0.1 by default, or a name)
+    if kind == "mcast":
+        host = str(t.get("iface") or "")
+    if host in ("lo", "localhost", "::1") or host.startswith("127."):
         return "%s over loopback %s" % (kind, addr)
     return None
 

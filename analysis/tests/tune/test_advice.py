@@ -158,9 +158,11 @@ def test_a_transports_own_receive_path_is_not_a_devices():
     assert A.own_path({"kind": "udp", "address": "127.0.0.1:5000"}) == \
         "udp over loopback 127.0.0.1:5000"
     assert A.own_path({"kind": "tcp", "address": "[::1]:80"}) == "tcp over loopback [::1]:80"
-    assert A.own_path({"kind": "mcast", "address": "239.1.1.1:5000", "iface": "lo"})
+    for iface in ("127.0.0.1", "lo"):
+        assert A.own_path({"kind": "mcast", "address": "239.1.1.1:5000", "iface": iface})
     for t in ({"kind": "udp", "address": "10.0.0.2:5000"}, {"kind": "shm", "address": "x"},
-              None, {"kind": "udp", "address": "127"}):
+              None, {"kind": "udp", "address": "127"},
+              {"kind": "mcast", "address": "239.1.1.1:5000", "iface": "10.0.0.1"}):
         assert A.own_path(t) is None, t
     rx = [("irq", "softirq", "NET_RX", 900, 9), ("irq", "softirq", "NET_TX", 50, 1)]
     f = dict(facts(), online=[0, 1])
