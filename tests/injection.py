@@ -60,24 +60,33 @@ def run_folder(tmp_path, cpu, inject_args, run_args=(), probe="gap", top=100000)
 def _run_once(tmp_path, cpu, inject_args, run_args, probe, top):
     out = tmp_path / "run"
     times = tmp_path / "inject.csv"
+    # the probe fills a hidden .run.partial-PID folder once the tracer is attached
+    # and it measures: inject only then (attaching takes a second, longer when the
+    # machine is busy), a little after, so the injection is inside the run. The
+    # injector is started first and waits for that folder itself: started after
+    # it, its Python took a second to come on a busy host
+    cmd = [sys.executable, INJECT] + inject_args + [
+        "--duration", str(INJECT_S), "--out", str(times), "--delay", str(INJECT_AFTER_S),
+        "--start-when", str(tmp_path / ".run.partial-*")]
+    # it pins itself to a CPU: keep it in a pid namespace of its own
+    cmd = ["unshare", "--pid", "--fork", "--mount-proc"] + cmd
+    before = steal_ns()
+    injector = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     run = subprocess.Popen([os.path.join(ROOT, "jtr"), "run", probe, "-c", str(cpu),
                             "-d", str(RUN_S),
                             "--top", str(top), "-o", str(out)] + list(run_args),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    # the probe fills a hidden .run.partial-PID folder once the tracer is attached
-    # and it measures: inject only then (attaching takes a second, longer when the
-    # machine is busy), a little after, so the injection is inside the run
-    deadline = time.monotonic() + 30
-    while not glob.glob(str(tmp_path / ".run.partial-*")) and time.monotonic() < deadline \
-            and run.poll() is None:
+    deadline, seen = time.monotonic() + 30, False
+    while time.monotonic() < deadline and run.poll() is None:
+        seen = bool(glob.glob(str(tmp_path / ".run.partial-*")))
+        if seen:
+            break
         time.sleep(0.05)
-    time.sleep(INJECT_AFTER_S)
-    cmd = [sys.executable, INJECT] + inject_args + ["--duration", str(INJECT_S),
-                                                     "--out", str(times)]
-    # it pins itself to a CPU: keep it in a pid namespace of its own
-    cmd = ["unshare", "--pid", "--fork", "--mount-proc"] + cmd
-    before = steal_ns()
-    inj = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    if not seen and injector.poll() is None and (run.poll() is not None or
+                                                 time.monotonic() >= deadline):
+        injector.kill()         # the run never measured: nothing to wait for
+    _, inj_err = injector.communicate(timeout=90)
+    inj = subprocess.CompletedProcess(cmd, injector.returncode, "", inj_err)
     stolen = stolen_ns(before, [cpu])
     try:
         stdout, stderr = run.communicate(timeout=120)
