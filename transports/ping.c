@@ -386,8 +386,10 @@ static inline __attribute__((always_inline)) uint64_t wait_turn(struct ping *g, 
 	now = now_raw(tsc);
 	if (now < intended) {
 		*tight = 0;
-		if (!g->load.spin && to_ns(g, intended - now) > TP_SPIN_NS) {
-			tp_nap(jtr_mono_ns() + (int64_t)to_ns(g, intended - now) - TP_SPIN_NS);
+		const uint64_t ahead_ns = g->load.spin ? 0 : to_ns(g, intended - now);
+
+		if (ahead_ns > TP_SPIN_NS) {
+			tp_nap(jtr_mono_ns() + (int64_t)ahead_ns - TP_SPIN_NS);
 			now = now_raw(tsc);
 		}
 		while (now < intended && !g->abort_run) {
