@@ -5,7 +5,6 @@ order, pong's and sub's logs catch a SCHED_FIFO spinner on their CPU, a tiny
 --max-outliers counts what it drops, and bad values exit 2."""
 import bisect
 import csv
-import glob
 import os
 import select
 import subprocess
@@ -13,7 +12,7 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT, assert_usage_errors, load, run_jtr, steal_ns, stolen_ns, wait_for
+from conftest import ROOT, assert_usage_errors, load, run_jtr, steal_ns, stolen_ns
 from test_transports import (
     addr_for,
     finish,
@@ -183,20 +182,30 @@ def test_tiny_log_counts_its_drops_and_short_messages_carry_no_echo(tmp_path, va
 SETTLE_S = 0.2
 
 
-def spinner(tmp_path, cpu, sender, name):
-    """Once @sender (a Popen writing its results into @tmp_path/@name) measures,
-    SETTLE_S after its hidden results folder (.NAME.partial-PID) is there, the
-    FIFO spinner (300 us every 5 ms for 0.5 s: 100 spins) on @cpu in a pid
-    namespace of its own: [(begin, end)] of its spins."""
-    wait_for(lambda: glob.glob(str(tmp_path / (".%s.partial-*" % name))) or
-             sender.poll() is not None)
-    time.sleep(SETTLE_S)
+def start_spinner(tmp_path, cpu, name):
+    """The FIFO spinner (300 us every 5 ms for 0.5 s: 100 spins) on @cpu in a pid
+    namespace of its own, started before the sender @name (writing its results
+    into @tmp_path/@name) so that its Python is loaded when the sender measures:
+    it spins SETTLE_S after the sender's hidden results folder (.NAME.partial-PID)
+    is there (its start took 0.5 s on a busy host: its last 39 spins came after
+    sub's run). spins(spinner) -> [(begin, end)] of its spins."""
+    cmd = ["unshare", "--pid", "--kill-child", "--mount-proc", sys.executable, INJECT,
+           "fifo", str(cpu), "--prio", "10", "--spin-us", "300", "--period-ms", "5",
+           "--duration", "0.5", "--out", str(tmp_path / "inject.csv"),
+           "--start-when", str(tmp_path / (".%s.partial-*" % name)), "--delay", str(SETTLE_S)]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def spins(tmp_path, spinner, sender):
+    """The spins of @spinner, once it is done; a failed @sender fails at once
+    (the spinner would wait 60 s for its folder)."""
+    while spinner.poll() is None:
+        if sender.poll() not in (None, 0):
+            raise AssertionError("the sender failed: %s" % sender.communicate()[1])
+        time.sleep(0.05)
+    _, err = spinner.communicate()
+    assert spinner.returncode == 0, err
     times = tmp_path / "inject.csv"
-    cmd = ["unshare", "--pid", "--fork", "--mount-proc", sys.executable, INJECT, "fifo",
-           str(cpu), "--prio", "10", "--spin-us", "300", "--period-ms", "5", "--duration",
-           "0.5", "--out", str(times)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-    assert p.returncode == 0, p.stderr
     return [tuple(map(int, line.split(","))) for line in times.read_text().split()]
 
 
@@ -256,11 +265,13 @@ def pong_under_spinner(tmp_path, validate, a, b):
         # late: on a slower host every round trip after was over the threshold, and
         # a log of 100,000 rows (the default) ended before the spins began; room
         # for them all
+        spin = start_spinner(tmp_path, b, "ping")
+        procs.append(spin)
         ping = spawn("ping", *common, "--one-thread", "-f", 1, "-c", a, "-r", "100K", "-n",
                      "150K", "-w", 1000, "-q", "-o", ping_out, "--wait", "30", "--max-outliers",
                      "150K", "--threshold", "100us")
         procs.append(ping)
-        spans = spinner(tmp_path, b, ping, "ping")
+        spans = spins(tmp_path, spin, ping)
         rc, _, err = finish(ping, timeout=120)
         assert rc == 0, err
         rc, _, err = finish(pong)
@@ -334,10 +345,12 @@ def sub_under_spinner(tmp_path, validate, a, b):
         wait_ready(sub)
         # pub at FIFO 1 (below the spinner): a busy program beside it on its CPU
         # would hold its sends, and no message would be due while sub is spun on
+        spin = start_spinner(tmp_path, b, "pub")
+        procs.append(spin)
         pub = spawn("pub", *common, "-c", a, "-f", "1", "-r", "20000", "-n", "25000", "-w", 2000,
                     "-o", pub_out, "-q")
         procs.append(pub)
-        spans = spinner(tmp_path, b, pub, "pub")
+        spans = spins(tmp_path, spin, pub)
         rc, _, err = finish(pub)
         assert rc == 0, err
         rc, out, err = finish(sub)
