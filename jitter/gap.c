@@ -212,24 +212,26 @@ struct gap_all {
 	const struct gap_params *gp;
 };
 
-/* progress - "gap: 3 of 10 s, max 23.4 us, 12 interruptions" */
+/* progress - "gap: 3 of 10 s, 12 interruptions, max 23.4 us" (the max as the
+ * summary writes it) */
 static void progress(struct jtr_probe *p, void *arg, double elapsed)
 {
 	struct gap_all *a = arg;
 	uint64_t mx = 0, n = 0;
+	char ms[32];
 
 	for (int i = 0; i < a->n; i++) {
 		if (a->cpus[i].progress_max_ns > mx)
 			mx = a->cpus[i].progress_max_ns;
 		n += a->cpus[i].progress_count;
 	}
+	jtr_fmt_ns(mx, ms, sizeof(ms));
 	if (a->gp->loops)
-		jtr_progress_line(p, "gap: %.0f s, %llu interruptions, longest %.1f us",
-				  elapsed, (unsigned long long)n, (double)mx / 1e3);
+		jtr_progress_line(p, "gap: %.0f s, %llu interruptions, max %s",
+				  elapsed, (unsigned long long)n, ms);
 	else
-		jtr_progress_line(p, "gap: %.0f of %g s, %llu interruptions, longest %.1f us",
-				  elapsed, (double)a->gp->duration_ns / 1e9,
-				  (unsigned long long)n, (double)mx / 1e3);
+		jtr_progress_line(p, "gap: %.0f of %g s, %llu interruptions, max %s",
+				  elapsed, (double)a->gp->duration_ns / 1e9, (unsigned long long)n, ms);
 }
 
 /* run_ns - a CPU's measured span in CLOCK_MONOTONIC ns */

@@ -271,6 +271,7 @@ static void progress(struct jtr_probe *p, void *arg, double elapsed)
 {
 	struct wake_all *a = arg;
 	uint64_t mx = 0, n = 0, over = 0, thr = 0;
+	char ms[32], ts[32];
 
 	for (int i = 0; i < a->n; i++) {
 		if (a->cpus[i].progress_max_ns > mx)
@@ -279,16 +280,17 @@ static void progress(struct jtr_probe *p, void *arg, double elapsed)
 		over += a->cpus[i].progress_over;
 		thr = a->cpus[i].threshold_ns;
 	}
+	jtr_fmt_ns(mx, ms, sizeof(ms));
+	jtr_fmt_ns(thr, ts, sizeof(ts));
 	if (a->wp->loops)
-		jtr_progress_line(p, "wake: %.0f s, %llu of %llu wake-ups, max %.1f us, %llu over %.1f us",
+		jtr_progress_line(p, "wake: %.0f s, %llu of %llu wake-ups, max %s, %llu over %s",
 				  elapsed, (unsigned long long)n,
-				  (unsigned long long)(a->wp->loops * (uint64_t)a->n), (double)mx / 1e3,
-				  (unsigned long long)over, (double)thr / 1e3);
+				  (unsigned long long)(a->wp->loops * (uint64_t)a->n), ms,
+				  (unsigned long long)over, ts);
 	else
-		jtr_progress_line(p, "wake: %.0f of %g s, %llu wake-ups, max %.1f us, %llu over %.1f us",
+		jtr_progress_line(p, "wake: %.0f of %g s, %llu wake-ups, max %s, %llu over %s",
 				  elapsed, (double)(a->wp->duration_ns + a->wp->warmup * a->wp->interval_ns) / 1e9,
-				  (unsigned long long)n, (double)mx / 1e3, (unsigned long long)over,
-				  (double)thr / 1e3);
+				  (unsigned long long)n, ms, (unsigned long long)over, ts);
 }
 
 /* run_ns - a CPU's measured span: from its first period to one interval past its last */

@@ -153,6 +153,21 @@ char *jtr_format_duration(uint64_t ns, char *buf, size_t n)
 	return buf;
 }
 
+char *jtr_fmt_ns(uint64_t ns, char *buf, size_t n)
+{
+	const double v = (double)ns;
+
+	if (v < 1e3)
+		snprintf(buf, n, "%.0f ns", v);
+	else if (v < 1e6)
+		snprintf(buf, n, "%.1f us", v / 1e3);
+	else if (v < 1e9)
+		snprintf(buf, n, "%.2f ms", v / 1e6);
+	else
+		snprintf(buf, n, "%.2f s", v / 1e9);
+	return buf;
+}
+
 /* frac_ns - floor(0.D x @unit) for the @n fraction digits D at @d, exact
  * for any number of digits: multiplying D by @unit digit by digit from the
  * least significant, the carry out of the n-th digit is unit x D / 10^n,

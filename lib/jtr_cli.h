@@ -69,6 +69,10 @@ char *jtr_duration_legacy_warning(char *buf, size_t n, const char *opt, const ch
  * 898ns, 10us, 1500us, 10s, 2m, 720h; returns @buf */
 char *jtr_format_duration(uint64_t ns, char *buf, size_t n);
 
+/* jtr_fmt_ns - @ns for people, as every summary writes it (jtrpy.units.fmt_ns):
+ * 727 ns, 11.1 us, 2.97 ms, 1.20 s; returns @buf */
+char *jtr_fmt_ns(uint64_t ns, char *buf, size_t n);
+
 /* jtr_parse_percent - NUMBER[%] in [min, max] percent: 5, 5% and 0.5% */
 int jtr_parse_percent(const char *s, double min, double max, double *out, struct jtr_err *e);
 

@@ -6,30 +6,42 @@ import re
 
 from conftest import load, run_jtr
 
+from jtrpy.units import fmt_ns
+
 
 def test_run_prints_table_and_headline(tmp_path, validate):
     out = tmp_path / "run"
     p = run_jtr("run", "-d", "1", "-c", "1", "-o", out, check=True)
     res = validate(load(out))
     r = res["runs"][0]
-    assert "jtr gap: tsc timebase" in p.stdout  # the probe's own table came through
-    assert "results: %s/" % out in p.stdout
-    m = re.search(r"CPU 1: (\d+) interruptions above ([\d.]+ \w+) in ([\d.]+) s \(([\d.]+)/s\), "
-                  r"([\d.]+) % of the time lost", p.stdout)
+    # the headline first: what, where, how long, valid; the run's row
+    lines = p.stdout.splitlines()
+    # (valid: a gap run has no finding of its own; a tracer's drops would add theirs)
+    assert lines[0].startswith("jtr gap: CPU 1, %.2f s: a valid measurement" % (
+        r["duration_ns"] / 1e9)), p.stdout
+    m = re.match(r"  cpu1 +1 +(\d+) +([\d.]+ \w+) +([\d.]+ \w+) +([\d.]+ \w+) +([\d.]+ \w+) +"
+                 r"(\d+) interruptions above ([\d.]+ \w+) \(([\d.]+)/s\), ([\d.]+) % of the time "
+                 r"lost$", lines[2])
     assert m, p.stdout
-    assert int(m.group(1)) == r["outliers"]["count"]
-    assert float(m.group(3)) == round(r["duration_ns"] / 1e9, 2)
-    assert abs(float(m.group(4)) - r["outliers"]["per_s"]) < 0.06
-    assert abs(float(m.group(5)) - r["lost_time_pct"]) < 0.0006
+    assert int(m.group(1)) == r["samples"]
+    assert m.group(2) == fmt_ns(r["percentiles_ns"]["50"]) and m.group(5) == fmt_ns(r["max_ns"])
+    assert int(m.group(6)) == r["outliers"]["count"]
+    assert abs(float(m.group(8)) - r["outliers"]["per_s"]) < 0.06
+    assert abs(float(m.group(9)) - r["lost_time_pct"]) < 0.0006
+    # then the detail: the probe's own table came through, after the headline
+    assert p.stdout.index("jtr gap: tsc timebase") > p.stdout.index(lines[2])
+    assert "results: %s/" % out in p.stdout
     if os.geteuid() == 0:
         # traced and attributed: the table's counts are the result's
         att = res["attribution"]
+        assert lines[3].startswith("  top causes of the outlier time: %s: " % (
+            att["causes"][0]["category"])), p.stdout
         m = re.search(r"causes of (\d+) outliers on CPU 1", p.stdout)
         assert m and int(m.group(1)) == att["outliers"]["count"] == r["outliers"]["logged"]
         assert "tracer: eBPF (jtr trace), %d events, %d dropped" % (
             att["tracer"]["events"], att["tracer"]["dropped"]) in p.stdout
     else:
-        assert "causes: not attributed: the kernel-event tracer needs root" in p.stdout
+        assert lines[3] == "  causes: not attributed: the kernel-event tracer needs root"
     assert res["command"][0] == "jtr run"
 
 
@@ -41,7 +53,7 @@ def test_run_default_cpu_is_the_last_online(tmp_path):
     iso = res["host"]["isolated_cpus"]
     want = int(re.split(r"[,-]", iso)[0]) if iso else last
     assert res["runs"][0]["cpu"] == want
-    assert "CPU %d:" % want in p.stdout
+    assert p.stdout.startswith("jtr gap: CPU %d," % want)
 
 
 def test_every_command_has_the_same_help_layout():
@@ -77,4 +89,5 @@ def test_run_learns_the_folder_from_the_probe(tmp_path):
     assert len(folders) == 1
     res = load(folders[0])
     cpu = res["runs"][0]["cpu"]
-    assert "CPU %d: %d interruptions" % (cpu, res["runs"][0]["outliers"]["count"]) in p.stdout
+    assert p.stdout.startswith("jtr gap: CPU %d," % cpu)
+    assert "%d interruptions above" % res["runs"][0]["outliers"]["count"] in p.stdout

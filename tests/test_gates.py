@@ -118,7 +118,7 @@ def test_junit_without_limits_is_one_passing_testcase(runs, junit_schema):
     suite, cases = junit(xml, junit_schema)
     assert list(cases) == ["run"] and cases["run"].find("failure") is None
     out = cases["run"].find("system-out").text
-    assert "CPU %d: " % CPU in out and "of the time lost" in out   # the headline
+    assert "jtr gap: CPU %d, " % CPU in out and "of the time lost" in out   # the headline
     props = {x.get("name"): x.get("value") for x in suite.find("properties")}
     assert props["tool"] == "gap" and float(props["lost_pct"]) >= 0
 

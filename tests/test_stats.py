@@ -238,7 +238,8 @@ def test_stats_rows_add_up_to_the_totals(tmp_path, validate):
     outs = []
     pub, sub, pdir, sdir = pubsub(tmp_path, "udp", validate, count=6000, rate=2000,
                                   pub_args=["--stats-every", "500ms"],
-                                  sub_args=["--stats-every", "500ms"], outs=outs)
+                                  sub_args=["--stats-every", "500ms", "--legacy-output"],
+                                  outs=outs)
     rows = check_sub_rows(sub, sdir)
     assert len(rows) >= 5
     assert sub["transport"]["stats_every_ns"] == 500 * 10**6
@@ -248,7 +249,7 @@ def test_stats_rows_add_up_to_the_totals(tmp_path, validate):
         ph = res["transport"]["phases"]
         assert ph["startup"]["rows"] >= 2 and ph["steady"]["rows"] >= 2, ph
         assert ph["startup"]["duration_ns"] == pytest.approx(10**9, abs=0.3e9)
-    # the table in summary.txt and on stdout (no -q), the same lines
+    # the table in summary.txt and on stdout (no -q, --legacy-output), the same lines
     text = (sdir / "summary.txt").read_text()
     table = text[text.index("\nphases ("):text.index("\nCPU: process")]
     assert table in outs[0]
@@ -270,12 +271,57 @@ def test_stats_rows_add_up_to_the_totals(tmp_path, validate):
     check_times(pub)
     check_phases(pub, (pdir / "summary.txt").read_text())
     assert pub["transport"]["phases"]["whole"]["msgs_sent"] == 6100
-    # the sender busy-waits to each send: its thread is on a CPU most of the time
+    # the sending thread's CPU is counted
     assert pt["send_cpu_pct"] > 0 and pt["cpu_pct"] > 0
     text = (sdir / "summary.txt").read_text()
     for want in ("--- inputs ---", "command:", "receive:", "stats every:", "CPU: process",
                  "receiving thread", "CPU/memory samples:"):
         assert want in text, want
+
+
+LEGACY = ("Percentiles: 90=", "actual_sends=", "result_rate=", "\nphases (",
+          "CPU/memory samples:", "o_rate=")
+
+
+def test_the_predecessors_lines_only_with_legacy_output(tmp_path, validate):
+    """On stdout the answer: the table, the counts, the outliers, the CPU; the
+    predecessors' lines (Percentiles:, actual_sends=, result_rate=, the phases
+    table, CPU/memory samples, um_perf's o_rate=) only with --legacy-output;
+    summary.txt always has them (a script reading it finds them)."""
+    outs = {}
+    for tag, extra in (("new", []), ("old", ["--legacy-output"])):
+        addr = addr_for("udp", tmp_path)
+        pong = spawn("pong", "-T", "udp", "-P", addr, "-q", "--wait", "30")   # one ping each
+        try:
+            p = run_jtr("ping", "-T", "udp", "-P", addr, "-n", 300, "-r", 2000, "-w", "20",
+                        "-o", tmp_path / tag, "--wait", "20", *extra, timeout=120)
+            assert p.returncode == 0, p.stderr
+            outs[tag] = p.stdout
+            rc, _, err = finish(pong)
+            assert rc == 0, err
+        finally:
+            kill_all([pong])
+    res = validate(load(tmp_path / "new"))
+    t = res["transport"]
+    assert "\nsent 300 at %.1f/s, %d late; %d replies: %d lost, %d duplicates, %d reordered\n" % (
+        t["rate_hz"], t["late_sends"], t["received"], t["lost"], t["duplicates"],
+        t["reordered"]) in outs["new"], outs["new"]
+    for old in LEGACY[:5]:
+        assert old not in outs["new"], old
+        assert old in outs["old"], old
+        assert old in (tmp_path / "new" / "summary.txt").read_text(), old
+    assert "CPU: process" in outs["new"]
+    # pub and sub alike
+    subs = []
+    pubsub(tmp_path, "udp", validate, count=300, rate=2000, outs=subs)
+    assert "received at " in subs[0] and "phases (" not in subs[0] and \
+        "result_rate=" not in subs[0], subs[0]
+    # the latency table before the counts: the answer first
+    assert subs[0].index("latency ns") < subs[0].index("received=")
+    for name in ("pub", "sub"):
+        text = (tmp_path / name / "summary.txt").read_text()
+        for old in LEGACY[2:5] + (("o_rate=", "actual_sends=") if name == "pub" else ()):
+            assert old in text, (name, old)
 
 
 def test_ping_rows_add_up(tmp_path, validate):

@@ -600,8 +600,10 @@ static double rate_hz(const struct ping *g)
 
 #define PCT(h, v) ((unsigned long long)jtr_hist_value_at_percentile((h), (v)))
 
-/* summary - the table, then the percentile, rate and reply lines */
-static void summary(FILE *f, const struct jtr_probe *p, const struct ping *g)
+/* summary - the table, then the sends and replies, the outliers and the CPU;
+ * with @legacy (summary.txt, --legacy-output) the predecessors' lines too:
+ * Percentiles:, actual_sends=, replies=, the phases table */
+static void summary(FILE *f, const struct jtr_probe *p, const struct ping *g, bool legacy)
 {
 	const struct jtr_hist *hi = &g->from_intended, *hs = &g->from_send, *sc = &g->send_call;
 	uint64_t dur = duration_ns(g);
@@ -648,19 +650,30 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct ping *g)
 		(unsigned long long)hs->max, (unsigned long long)sc->max);
 	fprintf(f, "  %-16s %16.1f %16.1f %16.1f\n", "mean", jtr_hist_mean(hi), jtr_hist_mean(hs),
 		jtr_hist_mean(sc));
-	fprintf(f, "\nPercentiles: 90=%llu, 99=%llu, 99.9=%llu, 99.99=%llu, 99.999=%llu\n",
-		PCT(hi, 90), PCT(hi, 99), PCT(hi, 99.9), PCT(hi, 99.99), PCT(hi, 99.999));
-	fprintf(f, "actual_sends=%llu, duration_ns=%llu, result_rate=%.6f, late_sends=%llu, "
+	fputc('\n', f);
+	if (!legacy)
+		fprintf(f, "sent %llu at %.1f/s, %llu late; %llu replies: %llu lost, %llu duplicates, "
+			"%llu reordered\n", (unsigned long long)sent_measured(g), rate_hz(g),
+			(unsigned long long)g->late, (unsigned long long)g->seq.received,
+			(unsigned long long)g->seq.lost, (unsigned long long)g->seq.duplicates,
+			(unsigned long long)g->seq.reordered);
+	else
+		fprintf(f, "Percentiles: 90=%llu, 99=%llu, 99.9=%llu, 99.99=%llu, 99.999=%llu\n",
+			PCT(hi, 90), PCT(hi, 99), PCT(hi, 99.9), PCT(hi, 99.99), PCT(hi, 99.999));
+	if (legacy)
+		fprintf(f, "actual_sends=%llu, duration_ns=%llu, result_rate=%.6f, late_sends=%llu, "
 		"max_tight_sends=%llu, max_flight_size=%llu\n", (unsigned long long)sent_measured(g),
 		(unsigned long long)dur, rate_hz(g),
 		(unsigned long long)g->late, (unsigned long long)g->max_tight,
 		(unsigned long long)g->max_flight);
-	fprintf(f, "replies=%llu, lost=%llu, duplicates=%llu, reordered=%llu\n",
-		(unsigned long long)g->seq.received, (unsigned long long)g->seq.lost,
-		(unsigned long long)g->seq.duplicates, (unsigned long long)g->seq.reordered);
-	tp_prog_rejects_line(f, &g->rej, true);
+	if (legacy)
+		fprintf(f, "replies=%llu, lost=%llu, duplicates=%llu, reordered=%llu\n",
+			(unsigned long long)g->seq.received, (unsigned long long)g->seq.lost,
+			(unsigned long long)g->seq.duplicates, (unsigned long long)g->seq.reordered);
+	if (legacy || tp_prog_rejected(&g->rej))
+		tp_prog_rejects_line(f, &g->rej, true);
 	tp_olog_summary(f, &g->olog, "round trips");
-	tp_stats_summary(f, g->st, tp_prog_recv_name(g->tp));
+	tp_stats_summary(f, g->st, tp_prog_recv_name(g->tp), legacy);
 }
 
 /* inputs - summary.txt's inputs block */
@@ -731,10 +744,10 @@ static void write_outputs(struct jtr_probe *p, struct ping *g, const char *peer)
 
 	jtr_probe_open(p, &txt, tp_stats_summary_name(g->st));
 	jtr_probe_open(p, &res, "result.json");
-	summary(txt.f, p, g);
+	summary(txt.f, p, g, true);
 	inputs(txt.f, p, g);
 	if (!p->quiet)
-		summary(stdout, p, g);
+		summary(stdout, p, g, g->tp->legacy_output);
 	jtr_json_init(&j, res.f);
 	jtr_probe_result_begin(p, &j);
 	jtr_json_obj_begin(&j, "params");

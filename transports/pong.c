@@ -253,7 +253,7 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct pong *g)
 		rate_hz(g));
 	tp_prog_rejects_line(f, &g->rej, false);
 	tp_olog_summary(f, &g->olog, "reflections");
-	tp_stats_summary(f, g->st, tp_prog_recv_name(g->tp));
+	tp_stats_summary(f, g->st, tp_prog_recv_name(g->tp), true);
 }
 
 /* write_streams - transport.streams: each stream's own figures */

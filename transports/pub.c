@@ -528,10 +528,11 @@ static uint64_t duration_ns(const struct stream *s)
 	return s->first_ns && s->last_ns > s->first_ns ? (uint64_t)(s->last_ns - s->first_ns) : 0;
 }
 
-/* summary - the o_* inputs, rate, send and subscriber lines, the send-call
- * times and the resource lines */
+/* summary - the sends and subscribers, the send-call times and the CPU; with
+ * @legacy (summary.txt, --legacy-output) in the predecessors' lines: the o_*
+ * inputs, actual_sends=, result_rate=, the phases table, um_perf's last line */
 static void summary(FILE *f, const struct jtr_probe *p, const struct pub *g,
-		    const struct stream *s)
+		    const struct stream *s, bool legacy)
 {
 	const struct jtr_hist *h = &s->send_call;
 	uint64_t dur = duration_ns(s), n = s->measured;
@@ -554,14 +555,29 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct pub *g,
 			(unsigned long long)e->measured, d ? (double)e->measured * 1e9 / (double)d : 0.0,
 			(unsigned long long)e->late, e->subs_lost, e->err ? ", FAILED" : "");
 	}
-	fprintf(f, "o_rate=%llu, o_msg_len=%u, o_num_msgs=%llu, o_warmup_loops=%llu, o_linger_ms=%llu,\n",
-		(unsigned long long)g->load.rate_hz, g->load.len, (unsigned long long)asked,
-		(unsigned long long)g->load.warmup, (unsigned long long)(g->linger_ns / JTR_NS_PER_MS));
-	fprintf(f, "actual_sends=%llu, duration_ns=%llu, result_rate=%.6f,\n", (unsigned long long)n,
-		(unsigned long long)dur, dur ? (double)n * 1e9 / (double)dur : 0.0);
-	fprintf(f, "late_sends=%llu, max_tight_sends=%llu, dropped_on_purpose=%llu, subscribers=%u, "
-		"subscribers_lost=%u\n", (unsigned long long)s->late, (unsigned long long)s->max_tight,
-		(unsigned long long)s->dropped, s->subs_at_start, s->subs_lost);
+	if (!legacy) {
+		fprintf(f, "sent %llu at %.1f/s in %.3f s, %llu late", (unsigned long long)n,
+			dur ? (double)n * 1e9 / (double)dur : 0.0, (double)dur / 1e9,
+			(unsigned long long)s->late);
+		if (s->dropped)
+			fprintf(f, ", %llu dropped on purpose", (unsigned long long)s->dropped);
+		fprintf(f, "; %u subscriber%s", s->subs_at_start, s->subs_at_start == 1 ? "" : "s");
+		if (s->subs_lost)
+			fprintf(f, ", %u lost", s->subs_lost);
+		fputc('\n', f);
+	} else {
+		fprintf(f, "o_rate=%llu, o_msg_len=%u, o_num_msgs=%llu, o_warmup_loops=%llu, "
+			"o_linger_ms=%llu,\n", (unsigned long long)g->load.rate_hz, g->load.len,
+			(unsigned long long)asked, (unsigned long long)g->load.warmup,
+			(unsigned long long)(g->linger_ns / JTR_NS_PER_MS));
+		fprintf(f, "actual_sends=%llu, duration_ns=%llu, result_rate=%.6f,\n",
+			(unsigned long long)n, (unsigned long long)dur,
+			dur ? (double)n * 1e9 / (double)dur : 0.0);
+		fprintf(f, "late_sends=%llu, max_tight_sends=%llu, dropped_on_purpose=%llu, "
+			"subscribers=%u, subscribers_lost=%u\n", (unsigned long long)s->late,
+			(unsigned long long)s->max_tight, (unsigned long long)s->dropped,
+			s->subs_at_start, s->subs_lost);
+	}
 	if (g->load.ticks || g->pack > 1 || g->lat_rate)
 		fprintf(f, "ticks=%llu, messages_per_tick=%.2f, writes=%llu, messages_per_write=%.2f, "
 			"stamped=%llu\n", (unsigned long long)g->load.ticks,
@@ -577,10 +593,11 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct pub *g,
 			(unsigned long long)jtr_hist_value_at_percentile(h, 99.9),
 			(unsigned long long)jtr_hist_value_at_percentile(h, 99.999),
 			(unsigned long long)h->max);
-	tp_stats_summary(f, &g->st, tp_prog_recv_name(g->tp));
+	tp_stats_summary(f, &g->st, tp_prog_recv_name(g->tp), legacy);
 	/* um_perf's last line: length, messages sent with the warm-up, rate */
-	fprintf(f, "%u,%llu,%.6f\n", g->load.len, (unsigned long long)s->sent,
-		dur ? (double)n * 1e9 / (double)dur : 0.0);
+	if (legacy)
+		fprintf(f, "%u,%llu,%.6f\n", g->load.len, (unsigned long long)s->sent,
+			dur ? (double)n * 1e9 / (double)dur : 0.0);
 }
 
 /* inputs - summary.txt's inputs block */
@@ -642,10 +659,10 @@ static void write_outputs(struct jtr_probe *p, struct pub *g, const struct strea
 
 	jtr_probe_open(p, &txt, tp_stats_summary_name(&g->st));
 	jtr_probe_open(p, &res, "result.json");
-	summary(txt.f, p, g, s);
+	summary(txt.f, p, g, s, true);
 	inputs(txt.f, p, g);
 	if (!p->quiet)
-		summary(stdout, p, g, s);
+		summary(stdout, p, g, s, g->tp->legacy_output);
 	jtr_json_init(&j, res.f);
 	jtr_probe_result_begin(p, &j);
 	jtr_json_obj_begin(&j, "params");

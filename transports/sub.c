@@ -418,8 +418,10 @@ static double rate_hz(const struct sub *g)
 
 #define PCT(h, v) ((unsigned long long)jtr_hist_value_at_percentile((h), (v)))
 
-/* summary - the counts and the latency table */
-static void summary(FILE *f, const struct jtr_probe *p, const struct sub *g)
+/* summary - the counts, the CPU and the latency table; with @legacy
+ * (summary.txt, --legacy-output) the predecessors' lines too: duration_ns=,
+ * result_rate=, the phases table */
+static void summary(FILE *f, const struct jtr_probe *p, const struct sub *g, bool legacy)
 {
 	const struct jtr_hist *hs = &g->from_send, *hi = &g->from_intended;
 	char label[32];
@@ -437,6 +439,19 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct sub *g)
 		tp_olog_stream_text(f, &e->olog);
 		fputc('\n', f);
 	}
+	if (hs->total) {
+		fprintf(f, "\n  %-16s %16s %16s\n", "latency ns", "from send", "from intended");
+		fprintf(f, "  %-16s %16llu %16llu\n", "samples", (unsigned long long)hs->total,
+			(unsigned long long)hi->total);
+		fprintf(f, "  %-16s %16llu %16llu\n", "min", (unsigned long long)hs->min, (unsigned long long)hi->min);
+		for (int k = 0; k < JTR_NPCT; k++) {
+			snprintf(label, sizeof(label), "p%s", jtr_pct_keys[k]);
+			fprintf(f, "  %-16s %16llu %16llu\n", label, PCT(hs, jtr_pct_values[k]), PCT(hi, jtr_pct_values[k]));
+		}
+		fprintf(f, "  %-16s %16llu %16llu\n", "max", (unsigned long long)hs->max, (unsigned long long)hi->max);
+		fprintf(f, "  %-16s %16.1f %16.1f\n", "mean", jtr_hist_mean(hs), jtr_hist_mean(hi));
+		fputc('\n', f);
+	}
 	fprintf(f, "received=%llu (+%llu warm-up), lost=%llu, duplicates=%llu, reordered=%llu, "
 		"stale=%llu, end_of_stream=%s", (unsigned long long)g->measured,
 		(unsigned long long)g->warm, (unsigned long long)g->seq.lost,
@@ -445,26 +460,19 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct sub *g)
 	if (g->eos)
 		fprintf(f, " (publisher issued %llu)", (unsigned long long)g->eos_count);
 	fputc('\n', f);
-	tp_prog_rejects_line(f, &g->rej, true);
+	if (legacy || tp_prog_rejected(&g->rej))
+		tp_prog_rejects_line(f, &g->rej, true);
 	if (g->verify)
 		fprintf(f, "payload: verified=%llu, mismatched=%llu\n",
 			(unsigned long long)g->seq.received, (unsigned long long)g->mismatched);
 	if (g->olog.on)
 		tp_olog_summary(f, &g->olog, "latencies");
-	fprintf(f, "duration_ns=%llu, result_rate=%.6f\n", (unsigned long long)span_ns(g), rate_hz(g));
-	tp_stats_summary(f, g->st, tp_prog_recv_name(g->tp));
-	if (!hs->total)
-		return;
-	fprintf(f, "\n  %-16s %16s %16s\n", "latency ns", "from send", "from intended");
-	fprintf(f, "  %-16s %16llu %16llu\n", "samples", (unsigned long long)hs->total,
-		(unsigned long long)hi->total);
-	fprintf(f, "  %-16s %16llu %16llu\n", "min", (unsigned long long)hs->min, (unsigned long long)hi->min);
-	for (int k = 0; k < JTR_NPCT; k++) {
-		snprintf(label, sizeof(label), "p%s", jtr_pct_keys[k]);
-		fprintf(f, "  %-16s %16llu %16llu\n", label, PCT(hs, jtr_pct_values[k]), PCT(hi, jtr_pct_values[k]));
-	}
-	fprintf(f, "  %-16s %16llu %16llu\n", "max", (unsigned long long)hs->max, (unsigned long long)hi->max);
-	fprintf(f, "  %-16s %16.1f %16.1f\n", "mean", jtr_hist_mean(hs), jtr_hist_mean(hi));
+	if (legacy)
+		fprintf(f, "duration_ns=%llu, result_rate=%.6f\n", (unsigned long long)span_ns(g),
+			rate_hz(g));
+	else
+		fprintf(f, "received at %.1f/s in %.3f s\n", rate_hz(g), (double)span_ns(g) / 1e9);
+	tp_stats_summary(f, g->st, tp_prog_recv_name(g->tp), legacy);
 }
 
 /* inputs - summary.txt's inputs block */
@@ -532,10 +540,10 @@ static void write_outputs(struct jtr_probe *p, struct sub *g, const char *peer)
 
 	jtr_probe_open(p, &txt, tp_stats_summary_name(g->st));
 	jtr_probe_open(p, &res, "result.json");
-	summary(txt.f, p, g);
+	summary(txt.f, p, g, true);
 	inputs(txt.f, p, g);
 	if (!p->quiet)
-		summary(stdout, p, g);
+		summary(stdout, p, g, g->tp->legacy_output);
 	jtr_json_init(&j, res.f);
 	jtr_probe_result_begin(p, &j);
 	jtr_json_obj_begin(&j, "params");

@@ -228,6 +228,20 @@ static void test_format_duration(void **state)
 	assert_string_equal(jtr_format_duration(7200 * JTR_NS_PER_S, b, sizeof(b)), "2h");
 }
 
+/* the people's format, as jtrpy.units.fmt_ns writes the summaries: a
+ * progress line and the summary after it say the same */
+static void test_fmt_ns(void **state)
+{
+	char b[32];
+
+	(void)state;
+	assert_string_equal(jtr_fmt_ns(727, b, sizeof(b)), "727 ns");
+	assert_string_equal(jtr_fmt_ns(11149, b, sizeof(b)), "11.1 us");
+	assert_string_equal(jtr_fmt_ns(8225000, b, sizeof(b)), "8.22 ms");
+	assert_string_equal(jtr_fmt_ns(12140000, b, sizeof(b)), "12.14 ms");
+	assert_string_equal(jtr_fmt_ns(1200000000, b, sizeof(b)), "1.20 s");
+}
+
 static void test_percent(void **state)
 {
 	double v;
@@ -292,6 +306,7 @@ int main(void)
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_duration_legacy),
 		cmocka_unit_test(test_format_duration),
+		cmocka_unit_test(test_fmt_ns),
 		cmocka_unit_test(test_percent),
 		cmocka_unit_test(test_cpulist),
 	};

@@ -75,6 +75,7 @@ bool tp_prog_opt(struct jtr_probe *p, struct tp_prog *tp, int opt, const char *a
 		return true;
 	case TP_OPT_LATENCY_FILE: tp->latency_file = true; return true;
 	case TP_OPT_STATS_PRINT: tp->stats_print = true; return true;
+	case TP_OPT_LEGACY_OUTPUT: tp->legacy_output = true; return true;
 	case TP_OPT_LATENCY_MAX:
 		tp->latency_max = jtr_opt_count(p, "--latency-max", arg, 1, 1ULL << 32);
 		return true;

@@ -22,7 +22,7 @@ enum {
 	TP_OPT_MAX_RATE, TP_OPT_RECV, TP_OPT_STATS_EVERY, TP_OPT_LATENCY_FILE, TP_OPT_LATENCY_MAX,
 	TP_OPT_NUMA_NODE, TP_OPT_CROSS_NUMA, TP_OPT_STATS_PRINT,
 	TP_OPT_SNDBUF, TP_OPT_RCVBUF, TP_OPT_NAGLE, TP_OPT_WARMUP_RATE, TP_OPT_TICKS,
-	TP_OPT_STEADY, TP_OPT_SPIN,
+	TP_OPT_STEADY, TP_OPT_SPIN, TP_OPT_LEGACY_OUTPUT,
 };
 
 #define TP_DEFAULT_STATS_EVERY_NS JTR_NS_PER_S
@@ -85,7 +85,8 @@ JTR_ADDR_HELP "          shm: a segment name (default jtr); tcp, udp:\n" \
 	{ "latency-max", required_argument, NULL, TP_OPT_LATENCY_MAX },	\
 	{ "startup", required_argument, NULL, TP_OPT_STARTUP },		\
 	{ "stats-file", required_argument, NULL, TP_OPT_STATS_FILE },	\
-	{ "summary-file", required_argument, NULL, TP_OPT_SUMMARY_FILE }
+	{ "summary-file", required_argument, NULL, TP_OPT_SUMMARY_FILE },	\
+	{ "legacy-output", no_argument, NULL, TP_OPT_LEGACY_OUTPUT }
 
 #define TP_STATS_USAGE							\
 "statistics:\n"								\
@@ -101,7 +102,10 @@ JTR_ADDR_HELP "          shm: a segment name (default jtr); tcp, udp:\n" \
 "                           with messages, MB, rates, latency and CPU %\n" \
 "      --stats-file NAME    the rows' file in the results folder (default stats.csv)\n" \
 "      --summary-file NAME  the summary's file in the results folder (default\n" \
-"                           summary.txt)\n"
+"                           summary.txt)\n" \
+"      --legacy-output      the predecessors' lines on stdout too (Percentiles:,\n" \
+"                           actual_sends=, result_rate=, the phases table, the\n" \
+"                           CPU/memory samples); summary.txt always has them\n"
 
 #define TP_LATENCY_USAGE						\
 "      --latency-file       every latency sample to DIR/latency.csv (seq, sent_ns,\n" \
@@ -116,6 +120,7 @@ struct tp_prog {
 	uint64_t stats_every_ns;	/* --stats-every, 0: off */
 	bool latency_file;		/* --latency-file */
 	bool stats_print;		/* --stats-print */
+	bool legacy_output;		/* --legacy-output */
 	uint64_t latency_max;		/* --latency-max */
 	struct tp_stats_opts stats_opts;	/* --startup, --stats-file, --summary-file */
 	struct tp *t;			/* once opened: for the result's numa object */
@@ -204,8 +209,15 @@ void tp_prog_add_stream(struct tp_seq *seq, struct tp_rejects *rej, const struct
 void tp_prog_warn_rejects(struct jtr_probe *p, const struct tp_prog *tp,
 			  const struct tp_rejects *r, bool judged);
 
-/* tp_prog_rejects_line - summary.txt's "rejected: ..." line */
+/* tp_prog_rejects_line - summary.txt's "rejected: ..." line (on stdout, only
+ * when something was rejected: tp_prog_rejected) */
 void tp_prog_rejects_line(FILE *f, const struct tp_rejects *r, bool judged);
+
+/* tp_prog_rejected - something was rejected */
+static inline bool tp_prog_rejected(const struct tp_rejects *r)
+{
+	return r->malformed || r->foreign || r->before_session || r->forged || r->out_of_window;
+}
 
 /* tp_prog_write_rejects - the "rejected" object of the open "transport"
  * (forged and out_of_window null where the program does not judge them) */

@@ -962,13 +962,14 @@ static void phases_summary(FILE *f, const struct tp_stats *st)
 }
 
 /* tp_stats_summary - the phases; CPU and memory, overall and over the samples */
-void tp_stats_summary(FILE *f, const struct tp_stats *st, const char *recv_mode)
+void tp_stats_summary(FILE *f, const struct tp_stats *st, const char *recv_mode, bool legacy)
 {
 	char a[32], b[32], c[32];
 	double cmax = 0, cmin = 1e300, csum = 0, mmax = 0, mmin = 1e300, msum = 0;
 	size_t n = 0;
 
-	phases_summary(f, st);
+	if (legacy)
+		phases_summary(f, st);
 	fprintf(f, "CPU: process %s", pct_text(a, sizeof(a), tp_stats_proc_cpu_pct(st)));
 	if (st->nsrc[TP_STAT_SEND] && st->nsrc[TP_STAT_RECV] && st->w[TP_STAT_SEND][0] &&
 	    st->w[TP_STAT_SEND][0] == st->w[TP_STAT_RECV][0]) {
@@ -1001,7 +1002,7 @@ void tp_stats_summary(FILE *f, const struct tp_stats *st, const char *recv_mode)
 		mmin = r->rss_mb < mmin ? r->rss_mb : mmin;
 		msum += r->rss_mb;
 	}
-	if (n)
+	if (n && legacy)
 		fprintf(f, "CPU/memory samples: %zu every %.3f s; CPU usage (%%) max %.2f, min %.2f, "
 			"avg %.2f; memory usage (MB) max %.2f, min %.2f, avg %.2f\n", n,
 			(double)st->every_ns / 1e9, cmax, cmin, csum / (double)n, mmax, mmin,

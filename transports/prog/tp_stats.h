@@ -238,8 +238,9 @@ void tp_stats_write_json(struct jtr_json *j, const struct tp_stats *st);
 
 /* tp_stats_summary - the phases table and the whole run's totals and rates,
  * then the resource lines of summary.txt (CPU and memory, whole run and
- * max, min, avg over the rows) */
-void tp_stats_summary(FILE *f, const struct tp_stats *st, const char *recv_mode);
+ * max, min, avg over the rows); without @legacy (stdout without
+ * --legacy-output) only the CPU and memory line */
+void tp_stats_summary(FILE *f, const struct tp_stats *st, const char *recv_mode, bool legacy);
 
 /* tp_stats_commit - finish DIR/stats.csv (its --stats-file name) */
 void tp_stats_commit(struct tp_stats *st, struct jtr_probe *p);

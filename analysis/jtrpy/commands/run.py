@@ -25,7 +25,7 @@ from ..cli.progress import Progress
 from ..drivers.run import run_job
 from ..errors import UsageError
 from ..render import gates as gate_text
-from ..render.runs import end_lines
+from ..render.runs import run_lines
 from ..results import probes as P
 from ..system.cpus import online_cpus
 from ..units import fmt_ns
@@ -168,9 +168,11 @@ def run(opts):
     for n in job.notices:
         print("jtr run: %s" % n if not n.startswith("jtr ") else n, file=sys.stderr)
     if job.result is None:
-        # bad input to the probe (exit 2) did nothing: no report either
+        # bad input to the probe (exit 2) did nothing: no report either, only
+        # what the probe printed
+        sys.stdout.write(job.detail)
         return rc
-    for line in end_lines(job.result, job.lines, job.why, opts.cross_check):
+    for line in run_lines(job.result, job.detail, job.lines, job.why, opts.cross_check):
         print(line)
     if job.cases:
         print()

@@ -33,6 +33,7 @@ alone, judged and concluded the same way.
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 
 from ..errors import EXIT_INTERRUPTED, JtrError, UsageError
@@ -70,6 +71,7 @@ class Job:
         self.notices = []
         self.plan = None
         self.cases = []
+        self.detail = ""            # the probe's own table (its stdout), printed after the headline
 
 
 def env_of(prog, owner):
@@ -234,6 +236,8 @@ def measure(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slac
             not any(a.startswith("--consumer-cpu") for a in tracer_args):
         # no CPU is left untraced: drain from the quiet end, not the measured one
         tracer_args += ["--consumer-cpu", str(plan.spare_cpu)]
+    # the probe's own table is kept to be printed after the headline (commands/run.py)
+    detail = tempfile.TemporaryFile()
     with signals.measuring():
         try:
             if job.why is None:
@@ -249,11 +253,12 @@ def measure(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slac
                 if plan.wait_ready and not wait_ready(partner.prog.proc, partner.log, READY_S):
                     raise UsageError(partner.failed() or "jtr %s did not get ready within "
                                      "%d s" % (plan.partner, READY_S))
-            probe_proc = Program(probe, plan.args, env=env)
+            probe_proc = Program(probe, plan.args, env=env, stdout=detail)
             job.rc, folder = probe_proc.run()
             if partner:
                 partner.end()
         except BaseException:
+            detail.close()
             for t in (tracer, recorder):
                 if t:
                     t.stop()
@@ -264,6 +269,7 @@ def measure(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slac
             raise
         trc = tracer.stop() if tracer else None
         xrc = recorder.stop() if recorder else None
+    job.detail = _read_detail(detail)
     # whatever ends the job after the programs ended (a folder that cannot be
     # read, a stop, an error), nothing of the tracers is left in /tmp, nor the
     # other end's folder (on the way through, _attribute moves or removes them)
@@ -306,6 +312,13 @@ def measure(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slac
             if t:
                 t.cleanup()
         raise
+
+
+def _read_detail(f):
+    """The text the probe printed into the temporary file @f (closed)."""
+    with f:
+        f.seek(0)
+        return f.read().decode("utf-8", "replace")
 
 
 def _attribute(job, folder, tracer, trc, recorder, xrc, xwhy, slack_ns, top, cross_check,

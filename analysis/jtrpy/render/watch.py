@@ -5,23 +5,34 @@ line, the table of interruptions by CPU and cause and the last line at the end
 from ..units import fmt_ns
 from .text import align, cpus_text
 
+FAULT = "page fault"
+
 
 def totals(state):
-    """{cpu: (interruptions, ns)} of a state line."""
+    """{cpu: (interruptions, ns)} of a state line: page faults are not
+    interruptions (kernel events without a duration: faults())."""
     out = {}
     for c in state.get("cpus", ()):
-        out[c["cpu"]] = (sum(k["count"] for k in c["categories"]),
-                         sum(k["ns"] for k in c["categories"]))
+        ks = [k for k in c["categories"] if k["category"] != FAULT]
+        out[c["cpu"]] = (sum(k["count"] for k in ks), sum(k["ns"] for k in ks))
     return out
 
 
+def faults(state):
+    """The page faults seen on the watched CPUs (each name's events)."""
+    return sum(n[3] for c in state.get("cpus", ()) for k in c["categories"]
+               if k["category"] == FAULT for n in k["names"])
+
+
 def progress_line(state, elapsed_s):
-    """'watch 1m05s: CPU 1 312 interruptions, 1.2 ms lost; longest 410.2 us; 0 dropped'."""
+    """'watch 1m05s: interruptions CPU 1 312, 1.20 ms; page faults 12; longest
+    410.2 us; 1000 events, 0 dropped'."""
     m, s = divmod(int(elapsed_s), 60)
     parts = ["CPU %d %d, %s" % (cpu, n, fmt_ns(ns)) for cpu, (n, ns) in totals(state).items()]
-    return "watch %dm%02ds: interruptions %s; longest %s; %d events, %d dropped" % (
-        m, s, "; ".join(parts) or "none", fmt_ns(state.get("longest_ns", 0)),
-        state.get("records", 0), state.get("dropped", 0))
+    return "watch %dm%02ds: interruptions %s; page faults %d; longest %s; %d events, " \
+        "%d dropped" % (m, s, "; ".join(parts) or "none", faults(state),
+                        fmt_ns(state.get("longest_ns", 0)), state.get("records", 0),
+                        state.get("dropped", 0))
 
 
 def app_text(apps):
@@ -73,7 +84,7 @@ def footer(state):
     (kernel events without a duration, not interruptions)."""
     out = []
     for c in state.get("cpus", ()):
-        faults = [(n[0], n[3]) for k in c["categories"] if k["category"] == "page fault"
+        faults = [(n[0], n[3]) for k in c["categories"] if k["category"] == FAULT
                   for n in k["names"] if n[3]]
         app = ("application %s ran %s" % (c["app"], fmt_ns(c.get("app_ns", 0)))
                if c.get("app") else "the application was not seen")

@@ -115,9 +115,9 @@ def test_a_gated_run_prints_its_headline_its_gates_and_the_failures_last(gap, tm
     assert rc == EXIT_FAILED and junit.exists()
     cap = capsys.readouterr()
     out = cap.out.splitlines()
-    # the stand-in probe prints nothing: jtr run's lines alone
-    assert out[0] == "" and out[1].startswith("CPU 1: ")
-    i = out.index("causes: not attributed: tracing was switched off (--no-trace)")
+    # the stand-in probe prints nothing: jtr run's lines alone, the headline first
+    assert out[0].startswith("jtr gap: CPU 1, ") and out[2].startswith("  cpu1 ")
+    i = out.index("  causes: not attributed: tracing was switched off (--no-trace)")
     assert out[i + 1:i + 4] == ["", "gates:", "  max-latency cpu 1: FAILED: max 12.0 us > "
                                               "limit 1us"]
     assert out[-1] == "junit: %s" % junit

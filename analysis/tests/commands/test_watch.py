@@ -76,4 +76,4 @@ def test_on_a_terminal_the_progress_line_is_written_over_and_cleared(job, capsys
     assert capsys.readouterr().err == (
         clear + "dump: out/dump-x (task preemption spin, 1.50 ms on CPU 0; 5 events, 2 "
         "interruptions): jtr attribute out/dump-x\n" + clear + "watch 0m01s: interruptions "
-        "none; longest 0 ns; 0 events, 0 dropped" + clear)
+        "none; page faults 0; longest 0 ns; 0 events, 0 dropped" + clear)

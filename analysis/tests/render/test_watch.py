@@ -18,6 +18,16 @@ def st():
             cat("page fault", [["user", 0, 0, 5], ["kernel", 0, 0, 2]])]}]}
 
 
+def test_progress_counts_page_faults_apart():
+    """A page fault is no interruption: the progress line counts it apart (a
+    watch once said 13,989 interruptions, 12,977 of them page faults)."""
+    s = st()
+    s["cpus"][0]["categories"][2] = {"category": "page fault", "count": 12977, "ns": 0,
+                                     "hist": [], "names": [["user", 12977, 0, 12977]]}
+    p = show.progress_line(s, 5)
+    assert p.startswith("watch 0m05s: interruptions CPU 2 120, 7.00 ms; page faults 12977;"), p
+
+
 def test_table_largest_time_first_and_only_what_interrupted():
     lines = show.table(st(), 10.0)
     assert lines[0].split() == ["cpu", "category", "name", "count", "per", "s", "time",
