@@ -138,15 +138,15 @@ def test_pack_across_namespaces(tmp_path, validate, two_hosts):  # noqa: F811
 def test_24_byte_messages(tmp_path, validate):
     """The compact header: 24 bytes carry the number and the send time; the
     intended time needs 32, so latency from intended is from the send."""
-    pub, sub, out = pub_sub(tmp_path, "udp", ["-r", "20K", "-n", "2000", "-m", "24"],
-                            validate=validate)
+    pub, sub, out = pub_sub(tmp_path, "udp", ["-r", "20K", "-n", "2000", "-m", "24",
+                                              "--legacy-output"], validate=validate)
     assert pub["params"]["msg_len"] == 24
     assert sub["transport"]["received"] == 3000 and sub["transport"]["lost"] == 0
     runs = {r["name"]: r for r in sub["runs"]}
     ls, li = runs["latency_from_send"], runs["latency_from_intended"]
     assert ls["samples"] == li["samples"] == 2000
     assert ls["percentiles_ns"] == li["percentiles_ns"]
-    # um_perf's last line: length, messages with the warm-up, rate
+    # um_perf's last line (--legacy-output): length, messages with the warm-up, rate
     last = out.strip().splitlines()[-2]     # then "results: DIR/"
     m = re.fullmatch(r"(\d+),(\d+),([\d.]+)", last)
     assert m, out

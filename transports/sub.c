@@ -418,13 +418,30 @@ static double rate_hz(const struct sub *g)
 
 #define PCT(h, v) ((unsigned long long)jtr_hist_value_at_percentile((h), (v)))
 
-/* summary - the counts, the CPU and the latency table; with @legacy
- * (summary.txt, --legacy-output) the predecessors' lines too: duration_ns=,
- * result_rate=, the phases table */
-static void summary(FILE *f, const struct jtr_probe *p, const struct sub *g, bool legacy)
+/* latency_table - the latencies from the send and from the intended time */
+static void latency_table(FILE *f, const struct sub *g)
 {
 	const struct jtr_hist *hs = &g->from_send, *hi = &g->from_intended;
 	char label[32];
+
+	fprintf(f, "\n  %-16s %16s %16s\n", "latency ns", "from send", "from intended");
+	fprintf(f, "  %-16s %16llu %16llu\n", "samples", (unsigned long long)hs->total,
+		(unsigned long long)hi->total);
+	fprintf(f, "  %-16s %16llu %16llu\n", "min", (unsigned long long)hs->min, (unsigned long long)hi->min);
+	for (int k = 0; k < JTR_NPCT; k++) {
+		snprintf(label, sizeof(label), "p%s", jtr_pct_keys[k]);
+		fprintf(f, "  %-16s %16llu %16llu\n", label, PCT(hs, jtr_pct_values[k]), PCT(hi, jtr_pct_values[k]));
+	}
+	fprintf(f, "  %-16s %16llu %16llu\n", "max", (unsigned long long)hs->max, (unsigned long long)hi->max);
+	fprintf(f, "  %-16s %16.1f %16.1f\n", "mean", jtr_hist_mean(hs), jtr_hist_mean(hi));
+}
+
+/* summary - the latency table, the counts and the CPU; with @legacy
+ * (summary.txt, --legacy-output) the predecessors' lines too: duration_ns=,
+ * result_rate=, the phases table, and the table last, as before */
+static void summary(FILE *f, const struct jtr_probe *p, const struct sub *g, bool legacy)
+{
+	const struct jtr_hist *hs = &g->from_send;
 
 	fprintf(f, "jtr sub: %s, %s receive%s%s%s\n", tp_describe(g->t),
 		tp_prog_recv_name(g->tp), g->fast ? ", fast" : "",
@@ -439,17 +456,8 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct sub *g, boo
 		tp_olog_stream_text(f, &e->olog);
 		fputc('\n', f);
 	}
-	if (hs->total) {
-		fprintf(f, "\n  %-16s %16s %16s\n", "latency ns", "from send", "from intended");
-		fprintf(f, "  %-16s %16llu %16llu\n", "samples", (unsigned long long)hs->total,
-			(unsigned long long)hi->total);
-		fprintf(f, "  %-16s %16llu %16llu\n", "min", (unsigned long long)hs->min, (unsigned long long)hi->min);
-		for (int k = 0; k < JTR_NPCT; k++) {
-			snprintf(label, sizeof(label), "p%s", jtr_pct_keys[k]);
-			fprintf(f, "  %-16s %16llu %16llu\n", label, PCT(hs, jtr_pct_values[k]), PCT(hi, jtr_pct_values[k]));
-		}
-		fprintf(f, "  %-16s %16llu %16llu\n", "max", (unsigned long long)hs->max, (unsigned long long)hi->max);
-		fprintf(f, "  %-16s %16.1f %16.1f\n", "mean", jtr_hist_mean(hs), jtr_hist_mean(hi));
+	if (!legacy && hs->total) {
+		latency_table(f, g);
 		fputc('\n', f);
 	}
 	fprintf(f, "received=%llu (+%llu warm-up), lost=%llu, duplicates=%llu, reordered=%llu, "
@@ -473,6 +481,8 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct sub *g, boo
 	else
 		fprintf(f, "received at %.1f/s in %.3f s\n", rate_hz(g), (double)span_ns(g) / 1e9);
 	tp_stats_summary(f, g->st, tp_prog_recv_name(g->tp), legacy);
+	if (legacy && hs->total)
+		latency_table(f, g);
 }
 
 /* inputs - summary.txt's inputs block */
