@@ -22,18 +22,40 @@ from .result import PERCENTILE_KEYS
 from .validity import of as validity_of
 
 
+def _int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
 def measured_ns(runs):
     """The time measured on one CPU, the most of any CPU: the durations of a CPU's
     runs added up (runs one after another on one CPU: null's repetitions, send's
-    pairs), the most of any CPU (runs side by side: gap on two CPUs); 0 without a
-    duration. What a cause's time per second and the outliers' time are over."""
+    pairs), a span that runs of one CPU share counted once (the quantities of
+    one measurement: ping's round trips from intended, from send and its send
+    calls over the same 8 s are 8 s, not 24), the most of any CPU (runs side by
+    side: gap on two CPUs); 0 without a duration. What a cause's time per second
+    and the outliers' time are over."""
     per_cpu = {}
     for r in runs:
         d = r.get("duration_ns") if isinstance(r, dict) else None
-        if isinstance(d, int) and not isinstance(d, bool) and d > 0:
-            cpu = r.get("cpu")
-            per_cpu[cpu] = per_cpu.get(cpu, 0) + d
-    return max(per_cpu.values(), default=0)
+        if _int(d) and d > 0:
+            start = r.get("start_mono_ns")
+            per_cpu.setdefault(r.get("cpu"), []).append((start, d) if _int(start) else (None, d))
+    return max((_covered(spans) for spans in per_cpu.values()), default=0)
+
+
+def _covered(spans):
+    """The ns [(start, duration)] cover, overlaps once; a span without a start
+    adds its duration."""
+    total = sum(d for s, d in spans if s is None)
+    end = None
+    for s, d in sorted((s, d) for s, d in spans if s is not None):
+        if end is None or s >= end:
+            total += d
+            end = s + d
+        elif s + d > end:
+            total += s + d - end
+            end = s + d
+    return total
 
 
 def run_lost(run):

@@ -26,6 +26,14 @@ def test_measured_ns_adds_a_cpus_runs_and_takes_the_most_of_any_cpu():
     assert F.measured_ns([{"cpu": 0, "duration_ns": 300}, {"cpu": 1, "duration_ns": 500}]) == 500
     assert F.measured_ns([{"cpu": 0, "duration_ns": 300}, {"cpu": 0, "duration_ns": 400},
                           {"cpu": 1, "duration_ns": 500}]) == 700
+    # the quantities of one measurement on one CPU, over the same span: once (a
+    # ping's 8 s were 24 s, its causes' rates a third of what they were)
+    ping = [{"cpu": 1, "start_mono_ns": 1000, "duration_ns": 8000} for _ in range(3)]
+    assert F.measured_ns(ping) == 8000
+    # overlapping in part, and one after another
+    assert F.measured_ns([{"cpu": 1, "start_mono_ns": 0, "duration_ns": 500},
+                          {"cpu": 1, "start_mono_ns": 300, "duration_ns": 500},
+                          {"cpu": 1, "start_mono_ns": 1000, "duration_ns": 100}]) == 900
     # no duration, or not a number: nothing measured
     assert F.measured_ns([]) == 0
     assert F.measured_ns([{"cpu": 1}, {"cpu": 1, "duration_ns": None},
