@@ -68,6 +68,9 @@ def _row(r, cpu_time):
         text += ", %.3f %% of the time lost" % f["lost_pct"]
     elif f["excess_ns_per_s"] is not None:
         text += ", excess latency %s per s of run" % fmt_ns(f["excess_ns_per_s"])
+    if r.get("missed"):
+        # wake: periods that passed while the thread was held (measured, not skipped)
+        text += "; %d periods missed" % r["missed"]
     return cells + [text]
 
 

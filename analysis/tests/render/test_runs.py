@@ -62,6 +62,13 @@ def test_a_percentile_the_samples_do_not_support_is_not_printed():
     assert supported("50", 2) and not supported("99", 99)
 
 
+def test_a_wake_run_says_its_missed_periods():
+    r = dict(RESULT["runs"][0], missed=217)
+    del r["lost_time_pct"]
+    row = headline(dict(RESULT, tool="wake", runs=[r]))[2]
+    assert row.endswith("10 outliers above 1.0 us; 217 periods missed"), row
+
+
 def test_top_causes_none_without_an_attribution():
     assert top_causes(RESULT) is None
     assert top_causes(PING, 1).endswith("jtr-trace (pong side) 70.0 %")
