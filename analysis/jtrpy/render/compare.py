@@ -34,14 +34,39 @@ def _others_line(c):
 
 
 def change_word(c, m):
-    """The change column: worse, better, small (significant, less than the minimum
-    practical effect), - (a key metric that did not change); nothing when the
-    sides are not comparable."""
+    """The change column by the verdict's rule: worse, better (a key metric that
+    changed), small (significant, less than the minimum practical effect), - (a
+    key metric that did not change); a metric that is not key never decides:
+    "higher" or "lower" where it changed, no colour; nothing when the sides are
+    not comparable."""
     if not c.get("comparable", True):
         return ""
     if m["change"]:
+        if not m["key"]:
+            return "higher" if m["change"] == "worse" else "lower"
         return m["change"]
     return "small" if m.get("significant") else ("-" if m["key"] else "")
+
+
+NOT_JUDGED = "not judged"
+
+
+def extreme_cells(m):
+    """A max or count row's cells after its name: A, B, B-A, B-A %, its CI (none:
+    one sample, or a count)."""
+    return [fmt_value(m, m["a"]), fmt_value(m, m["b"]), fmt_diff(m), fmt_pct(m["diff_pct"]),
+            "-"]
+
+
+def cause_interval(r):
+    """A cause row's interval cell: each side's range over its results, and
+    whether the change is within the run-to-run spread; with one result a side,
+    none to judge by."""
+    if r.get("a_range") is None:
+        return "one run each: no interval"
+    return "A %s..%s, B %s..%s%s" % (
+        _fmt_ns(r["a_range"][0]), _fmt_ns(r["a_range"][1]), _fmt_ns(r["b_range"][0]),
+        _fmt_ns(r["b_range"][1]), ": within the spread" if r["within_spread"] else "")
 
 
 def min_effect_text(method, metrics=()):
@@ -69,14 +94,17 @@ def format_table(c):
                fmt_pct(m["diff_pct"]), fmt_ci(m)]
         row += [fmt_range(m, m["a_range"]), fmt_range(m, m["b_range"])] if reps else []
         rows.append(row + [change_word(c, m)])
+    for m in c.get("extremes") or ():
+        rows.append([m["name"]] + extreme_cells(m) + (["", ""] if reps else []) + [NOT_JUDGED])
     right = (False,) + (True,) * (len(head) - 1) + (False,)
     lines += ["  " + line for line in align(rows, right)]
     lines += _cause_lines(c)
     lines += _pmu_lines(c.get("hardware_counters"))
     lines += [""] + ["warning: " + w for w in c["warnings"]]
-    lines.append("the verdict comes from the key metrics: %s; a change counts from %s" % (
-        _list(m["name"] for m in c["metrics"] if m["key"]),
-        min_effect_text(c["method"], c["metrics"])))
+    lines.append("the verdict comes from the key metrics: %s; a change counts from %s; the "
+                 "max (one sample) and the counts are shown, not judged" % (
+                     _list(m["name"] for m in c["metrics"] if m["key"]),
+                     min_effect_text(c["method"], c["metrics"])))
     if not reps:
         lines.append("note: one result per side: the CIs cover the sampling noise within a "
                      "run, not the variation from run to run")
@@ -90,16 +118,21 @@ def _cause_lines(c):
         which = [s for s in ("a", "b") if not c[s]["attributed"]]
         return ["", "causes: not compared: %s not attributed (jtr run as root, or "
                 "jtr attribute)" % " and ".join(s.upper() for s in which)]
-    rows = [("cause", "", "A per s", "B per s", "B-A per s", "A share", "B share")]
+    reps = any(r.get("a_range") is not None for r in c["causes"])
+    rows = [("cause", "", "A per s", "B per s", "B-A per s", "A share", "B share") +
+            (("A and B over their results",) if reps else ())]
     for r in c["causes"][:TABLE_CAUSES]:
         rows.append((r["category"], r["name"], _fmt_ns(r["a_ns_per_s"]),
                      _fmt_ns(r["b_ns_per_s"]),
                      ("+" if r["diff_ns_per_s"] > 0 else "-" if r["diff_ns_per_s"] < 0 else "")
                      + _fmt_ns(abs(r["diff_ns_per_s"])),
-                     "%.1f %%" % (100 * r["a_share"]), "%.1f %%" % (100 * r["b_share"])))
+                     "%.1f %%" % (100 * r["a_share"]), "%.1f %%" % (100 * r["b_share"])) +
+                    ((cause_interval(r),) if reps else ()))
     more = len(c["causes"]) - TABLE_CAUSES
-    return ["", "causes (outlier time per second of run; largest change first):"] + \
-        ["  " + line for line in align(rows, (False, False) + (True,) * 5)] + \
+    return ["", "causes (outlier time per second of run; largest change first; %s):" % (
+        "a change within the run-to-run spread of either side is not one" if reps else
+        "one run each: no interval, a change may be noise")] + \
+        ["  " + line for line in align(rows, (False, False) + (True,) * 5 + (False,) * reps)] + \
         (["  ... %d more in --json" % more] if more > 0 else [])
 
 

@@ -12,8 +12,19 @@ from ..results.figures import merged_histogram
 from ..results.quantity import select
 from ..units import fmt_ns
 from . import compare_plots, plots
-from .compare import change_word, fmt_ci, fmt_diff, fmt_pct, fmt_value, min_effect_text
+from .compare import (
+    NOT_JUDGED,
+    cause_interval,
+    change_word,
+    extreme_cells,
+    fmt_ci,
+    fmt_diff,
+    fmt_pct,
+    fmt_value,
+    min_effect_text,
+)
 from .html import esc, img, page_html, svg_figure, table
+from .report import hypervisor_name
 
 TABLE_CAUSES = 10
 VERDICT_COLOURS = {"better": "#1a7f37", "worse": "#c62828", "mixed": "#b26a00"}
@@ -49,13 +60,16 @@ def verdict_section(c, labels):
         items += ["not comparable: %s" % x for x in c["not_comparable"]]
         items.append("the numbers below are shown, not judged")
     else:
-        head, _, rest = c["verdict_text"].partition(": ")
-        # the metrics that decided (or did not), one a line, without the notes
-        detail = rest.split(" (one result per side")[0]
-        for s in c["suggestions"]:
-            detail = detail.replace("; " + s, "")
-        items += [x.replace(" ", ": ", 1) if head.startswith("no significant") else x
-                  for x in detail.split("; ") if x]
+        if c["verdict"] == "no significant change":
+            # why each key metric did not count, one a line
+            items += ["%s: %s" % (m["name"], m["why"]) for m in c["metrics"] if m["key"]]
+        else:
+            _, _, rest = c["verdict_text"].partition(": ")
+            # the metrics that decided (or did not), one a line, without the notes
+            detail = rest.split(" (one result per side")[0]
+            for s in c["suggestions"]:
+                detail = detail.replace("; " + s, "")
+            items += [x for x in detail.split("; ") if x]
         if not any(m["a_range"] for m in c["metrics"]):
             items.append("one result per side: the confidence intervals cover the sampling "
                          "noise within each run, not the variation from run to run")
@@ -97,8 +111,15 @@ def metrics_table(c):
         rows.append("<tr><td>%s</td>%s<td%s>%s</td></tr>" % (
             cells[0], "".join('<td class="num">%s</td>' % x for x in cells[1:]), cls,
             esc(word + note)))
+    for m in c.get("extremes") or ():
+        rows.append('<tr class="extreme"><td>%s</td>%s<td>%s</td></tr>' % (
+            esc(m["name"]), "".join('<td class="num">%s</td>' % esc(x)
+                                    for x in extreme_cells(m)), NOT_JUDGED))
     out = ["<table><tr>%s</tr>%s</table>" % ("".join("<th>%s</th>" % esc(h) for h in head),
                                               "".join(rows))]
+    out.append("<p><small>Only the key metrics decide the verdict (worse, better: in "
+               "colour); the others say higher or lower. The max is one sample and the "
+               "counts follow the durations: shown, not judged.</small></p>")
     if reps:
         out.append(table([(m["name"], _range(m, m["a_range"]), _range(m, m["b_range"]))
                           for m in c["metrics"]], head=("", "A runs", "B runs")))
@@ -127,19 +148,30 @@ def causes_section(c, plt, pngs):
     out.append(svg_figure(svg, "Outlier time per second of run, B less A, per cause "
                                "(largest change first, coloured by category)",
                           "causes-delta"))
-    rows = []
-    for r in c["causes"][:TABLE_CAUSES]:
-        d = r["diff_ns_per_s"]
-        rows.append((r["category"], r["name"], compare_plots.per_s(r["a_ns_per_s"]),
-                     compare_plots.per_s(r["b_ns_per_s"]),
-                     ("+" if d > 0 else "-" if d < 0 else "") + compare_plots.per_s(abs(d)),
-                     "%.1f %%" % (100 * r["a_share"]), "%.1f %%" % (100 * r["b_share"])))
-    out.append(table(rows, head=("category", "cause", "A", "B", "B-A", "A share",
-                                 "B share")))
-    more = len(c["causes"]) - TABLE_CAUSES
-    if more > 0:
-        out.append("<p>%d more causes in jtr compare --json.</p>" % more)
+    reps = c["causes"][0].get("a_range") is not None
+    out.append("<p>%s</p>" % esc(
+        "Each side's range over its results beside the change: a change within the wider "
+        "range is run-to-run noise, not a change." if reps else
+        "One run each: no interval for a cause's change. Two runs of one setup differ by "
+        "themselves (the timer tick's time by several ms/s on a virtual machine): repeat "
+        "each side (jtr ab PROFILE --repeat 3) to tell a change from noise."))
+    head = ("category", "cause", "A", "B", "B-A", "A share", "B share") + \
+        (("A and B over their results",) if reps else ())
+    rows = [_cause_row(r, reps) for r in c["causes"]]
+    out.append(table(rows[:TABLE_CAUSES], head=head))
+    if len(rows) > TABLE_CAUSES:
+        out.append("<details><summary>%d more causes</summary>%s</details>" % (
+            len(rows) - TABLE_CAUSES, table(rows[TABLE_CAUSES:], head=head)))
     return "\n".join(out)
+
+
+def _cause_row(r, reps):
+    d = r["diff_ns_per_s"]
+    return (r["category"], r["name"], compare_plots.per_s(r["a_ns_per_s"]),
+            compare_plots.per_s(r["b_ns_per_s"]),
+            ("+" if d > 0 else "-" if d < 0 else "") + compare_plots.per_s(abs(d)),
+            "%.1f %%" % (100 * r["a_share"]), "%.1f %%" % (100 * r["b_share"])) + \
+        ((cause_interval(r),) if reps else ())
 
 
 # --- host ----------------------------------------------------------------------
@@ -165,21 +197,82 @@ def _value(v):
     return str(v)
 
 
-def host_section(results):
-    """One table of the host facts of A and B, the rows that differ first and
-    marked."""
+def _rel_within(tol):
+    """Two numbers the same within @tol of the larger (calibration noise)."""
+    def same(a, b):
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b)):
+            return a == b
+        return abs(a - b) <= tol * max(abs(a), abs(b))
+    return same
+
+
+def _mhz(v):
+    return "%.3f MHz" % (v / 1e6) if isinstance(v, (int, float)) else _value(v)
+
+
+def _cpus(v):
+    return _value(v) if v else "none"
+
+
+# host facts in people's words: (key in result.json's host, flattened; label;
+# how to show a value; when two values are the same). The TSC's frequency is
+# calibrated at each start: 2445405679.6 and 2445406054.0 Hz (0.15 ppm) are
+# one clock, so within 10 ppm is the same; its step is measured: within 10 %.
+HOST_FACTS = [
+    ("hostname", "host", _value, None),
+    ("cpu_model", "CPU model", _value, None),
+    ("machine", "architecture", _value, None),
+    ("kernel", "kernel", _value, None),
+    ("kernel_version", "kernel build", _value, None),
+    ("cmdline", "kernel command line", _value, None),
+    ("online_cpus", "online CPUs", _value, None),
+    ("isolated_cpus", "isolated CPUs", _cpus, None),
+    ("nohz_full_cpus", "nohz_full CPUs", _cpus, None),
+    ("virtualised", "virtual machine", _value, None),
+    ("hypervisor", "hypervisor", lambda v: hypervisor_name(v) or "-", None),
+    ("clocksource", "clock source", _value, None),
+    ("tsc_hz", "TSC frequency (the same within 10 ppm)", _mhz, _rel_within(10e-6)),
+    ("tsc_invariant", "TSC invariant", _value, None),
+    ("tsc_step_ns", "TSC step, ns (the same within 10 %)", _value, _rel_within(0.10)),
+    ("rt_throttling.enabled", "RT throttling", _value, None),
+    ("rt_throttling.runtime_us", "RT throttling: runtime per period, us", _value, None),
+    ("rt_throttling.period_us", "RT throttling: period, us", _value, None),
+    ("rt_throttling.sysctl_runtime_us", "kernel.sched_rt_runtime_us", _value, None),
+    ("rt_throttling.cgroup", "RT throttling: cgroup", _value, None),
+    ("tuning_profile", "tuning profile", lambda v: _value(v) if v else "none active", None),
+]
+
+
+def host_rows(results):
+    """[(label, A, B, differs)] of the host facts of A and B, in people's words;
+    a fact jtr does not name yet under its key."""
     fa, fb = _flat(results[0].get("host")), _flat(results[1].get("host"))
-    keys = list(fa) + [k for k in fb if k not in fa]
-    differ = [k for k in keys if fa.get(k) != fb.get(k)]
-    same = [k for k in keys if k not in differ]
-    rows = ['<tr class="differs"><td>%s</td><td>%s</td><td>%s</td></tr>'
-            % (esc(k), esc(_value(fa.get(k))), esc(_value(fb.get(k)))) for k in differ]
-    rows += ["<tr><td>%s</td><td>%s</td><td>%s</td></tr>"
-             % (esc(k), esc(_value(fa.get(k))), esc(_value(fb.get(k)))) for k in same]
-    head = "<p>%s</p>" % ("%d of %d host facts differ (marked, first)." % (len(differ), len(keys))
+    known = {k for k, _, _, _ in HOST_FACTS}
+    rows = []
+    for key, label, show, same in HOST_FACTS + [
+            (k, k, _value, None) for k in list(fa) + [k for k in fb if k not in fa]
+            if k not in known]:
+        if key not in fa and key not in fb:
+            continue
+        va, vb = fa.get(key), fb.get(key)
+        rows.append((label, show(va), show(vb), not (same or (lambda x, y: x == y))(va, vb)))
+    return rows
+
+
+def host_section(results):
+    """One table of the host facts of A and B in people's words, the rows that
+    differ first and marked (numbers that are calibrated, not set, within their
+    noise: the same)."""
+    rows = host_rows(results)
+    differ = [r for r in rows if r[3]]
+    body = ['<tr class="differs"><td>%s</td><td>%s</td><td>%s</td></tr>'
+            % (esc(r[0]), esc(r[1]), esc(r[2])) for r in differ]
+    body += ["<tr><td>%s</td><td>%s</td><td>%s</td></tr>" % (esc(r[0]), esc(r[1]), esc(r[2]))
+             for r in rows if not r[3]]
+    head = "<p>%s</p>" % ("%d of %d host facts differ (marked, first)." % (len(differ), len(rows))
                           if differ else "The host facts are the same.")
     return "<h2>Host</h2>%s<table><tr><th>host fact</th><th>A</th><th>B</th></tr>%s</table>" \
-        % (head, "".join(rows))
+        % (head, "".join(body))
 
 
 # --- the page -------------------------------------------------------------------

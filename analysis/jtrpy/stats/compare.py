@@ -483,24 +483,64 @@ def _causes_of(results):
     return totals, dur_ns / 1e9
 
 
+def _per_result(results):
+    """[{key: ns per s}] of each result of a side (its run-to-run spread)."""
+    out = []
+    for r in results:
+        t, s = _causes_of([r])
+        out.append({k: v / s for k, v in t.items()} if s else {})
+    return out
+
+
 def cause_deltas(results_a, results_b):
     """Per cause: share of outlier time and time per second of run on each side, and
-    the deltas; largest change first."""
+    the deltas; largest change first. Where a side has several results, each
+    side's range over its results ("a_range", "b_range": [min, max] ns per s)
+    and whether the change is within the wider of them ("within_spread"); with
+    one result a side these are None: there is no interval to judge a change by."""
     ta, sa = _causes_of(results_a)
     tb, sb = _causes_of(results_b)
     suma, sumb = sum(ta.values()) or 1, sum(tb.values()) or 1
+    pa, pb = _per_result(results_a), _per_result(results_b)
+    reps = len(pa) > 1 or len(pb) > 1
     rows = []
     for k in set(ta) | set(tb):
         a_ps = ta.get(k, 0) / sa if sa else 0.0
         b_ps = tb.get(k, 0) / sb if sb else 0.0
+        ra = [min(p.get(k, 0.0) for p in pa), max(p.get(k, 0.0) for p in pa)]
+        rb = [min(p.get(k, 0.0) for p in pb), max(p.get(k, 0.0) for p in pb)]
+        spread = max(ra[1] - ra[0], rb[1] - rb[0])
         rows.append({"category": k[0], "name": k[1],
                      "a_share": round(ta.get(k, 0) / suma, 6),
                      "b_share": round(tb.get(k, 0) / sumb, 6),
                      "a_ns_per_s": round(a_ps, 3), "b_ns_per_s": round(b_ps, 3),
                      "diff_ns_per_s": round(b_ps - a_ps, 3),
-                     "diff_share": round(tb.get(k, 0) / sumb - ta.get(k, 0) / suma, 6)})
+                     "diff_share": round(tb.get(k, 0) / sumb - ta.get(k, 0) / suma, 6),
+                     "a_range": [round(v, 3) for v in ra] if reps else None,
+                     "b_range": [round(v, 3) for v in rb] if reps else None,
+                     "within_spread": abs(b_ps - a_ps) <= spread if reps else None})
     rows.sort(key=lambda r: (-abs(r["diff_ns_per_s"]), r["category"], r["name"]))
     return rows
+
+
+def extremes(a, b):
+    """The max and the counts of both sides, shown beside the metrics and not
+    judged (a max is one sample; counts follow the durations): [{name, unit,
+    a, b, diff, diff_pct}]."""
+    def row(name, unit, va, vb):
+        if va is None or vb is None:
+            return None
+        return {"name": name, "unit": unit, "a": _num(va), "b": _num(vb),
+                "diff": _num(vb - va), "diff_pct": _num(100.0 * (vb - va) / va) if va else None}
+
+    def outliers(side):
+        return sum(r.count for r in side.runs) if all(r.has_outliers for r in side.runs) \
+            else None
+    rows = [row("max", "ns", max(r.max_ns for r in a.runs), max(r.max_ns for r in b.runs)),
+            row("samples", "count", sum(sum(x[2] for x in r.buckets) for r in a.runs),
+                sum(sum(x[2] for x in r.buckets) for r in b.runs)),
+            row("outliers", "count", outliers(a), outliers(b))]
+    return [r for r in rows if r]
 
 
 # --- hardware counters -----------------------------------------------------
@@ -626,6 +666,7 @@ def compare(results_a, results_b, confidence=DEFAULT_CONFIDENCE, resamples=DEFAU
                    "min_effect_ns": _num(min_effect_ns), "min_effect_pct": _num(min_effect_pct),
                    "short_run_ns": SHORT_RUN_NS},
         "metrics": metrics,
+        "extremes": extremes(a, b),
         "causes": cause_deltas(results_a, results_b) if both else None,
         "hardware_counters": hardware_counters(results_a, results_b),
         "warnings": _warnings(da, db, results_a, results_b, said) + (
@@ -649,12 +690,16 @@ def fmt_value(m, v):
         return fmt_ns(v)
     if m["unit"] == "ns/s":
         return fmt_ns(v) + "/s"
+    if m["unit"] == "count":
+        return "%d" % v
     return "%.3f %%" % v if m["unit"] == "%" else "%.1f" % v
 
 
 def signed(m, v):
-    """A difference with its sign: +20 ns, -1.2 us, +0.120 pt, -3.5."""
+    """A difference with its sign: +20 ns, -1.2 us, +0.120 pt, -3.5, +12 (a count)."""
     sign = "+" if v > 0 else ("-" if v < 0 else "")
+    if m["unit"] == "count":
+        return sign + "%d" % abs(v)
     if m["unit"] == "ns":
         return sign + fmt_ns(abs(v))
     if m["unit"] == "ns/s":

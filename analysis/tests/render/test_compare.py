@@ -54,7 +54,8 @@ def test_the_table_line_by_line():
         "", "causes: not compared: A not attributed (jtr run as root, or jtr attribute)",
         "", "warning: A ran on a virtualised host",
         "the verdict comes from the key metrics: p99, time lost; a change counts from 100 ns "
-        "and 10 % of A (time lost: 0.010 pt)",
+        "and 10 % of A (time lost: 0.010 pt); the max (one sample) and the counts are shown, "
+        "not judged",
         "note: one result per side: the CIs cover the sampling noise within a run, not the "
         "variation from run to run",
         "verdict: worse: p99 rose +500 ns"]
@@ -102,7 +103,8 @@ def test_causes_table_at_most_ten_signed():
                     "b_ns_per_s": 10_000 + d, "diff_ns_per_s": d, "a_share": 0.1,
                     "b_share": 0.125} for i, d in enumerate([3_000_000, -5000, 0] + [1] * 9)]
     lines = R._cause_lines(c)
-    assert lines[1] == "causes (outlier time per second of run; largest change first):"
+    assert lines[1] == ("causes (outlier time per second of run; largest change first; one run "
+                        "each: no interval, a change may be noise):")
     assert lines[2].split() == ["cause", "A", "per", "s", "B", "per", "s", "B-A", "per", "s",
                                 "A", "share", "B", "share"]
     assert lines[3].split() == ["hardirq", "irq", "0", "10.0", "us", "3.01", "ms", "+3.00",
@@ -110,6 +112,40 @@ def test_causes_table_at_most_ten_signed():
     assert lines[4].split()[3:9] == ["10.0", "us", "5.0", "us", "-5.0", "us"]
     assert lines[5].split()[3:9] == ["10.0", "us", "10.0", "us", "0", "ns"]     # no sign
     assert len(lines) == 3 + R.TABLE_CAUSES + 1 and lines[-1] == "  ... 2 more in --json"
+
+
+def test_causes_over_several_results_say_their_ranges_and_what_is_noise():
+    """Two identical setups differ by themselves (+7.26 ms/s of timer tick once):
+    with several results a side each cause has its ranges, and a change within
+    them is said to be within the spread."""
+    c = comparison()
+    c["causes"] = [{"category": "timer tick", "name": "local timer", "a_ns_per_s": 3e6,
+                    "b_ns_per_s": 4e6, "diff_ns_per_s": 1e6, "a_share": 0.2, "b_share": 0.3,
+                    "a_range": [2e6, 5e6], "b_range": [3.5e6, 4.5e6], "within_spread": True},
+                   {"category": "task preemption", "name": "spin", "a_ns_per_s": 0,
+                    "b_ns_per_s": 9e6, "diff_ns_per_s": 9e6, "a_share": 0, "b_share": 0.5,
+                    "a_range": [0, 0], "b_range": [8e6, 1e7], "within_spread": False}]
+    lines = R._cause_lines(c)
+    assert "a change within the run-to-run spread of either side is not one" in lines[1]
+    assert lines[3].endswith("A 2.00 ms..5.00 ms, B 3.50 ms..4.50 ms: within the spread")
+    assert lines[4].endswith("A 0 ns..0 ns, B 8.00 ms..10.00 ms")
+
+
+def test_max_and_counts_shown_not_judged_and_other_metrics_never_red():
+    c = comparison()
+    c["extremes"] = [{"name": "max", "unit": "ns", "a": 17_520_705, "b": 2_650_000,
+                      "diff": -14_870_705, "diff_pct": -84.9},
+                     {"name": "samples", "unit": "count", "a": 1000, "b": 1200, "diff": 200,
+                      "diff_pct": 20.0}]
+    lines = R.format_table(c)
+    mx = [x for x in lines if x.lstrip().startswith("max ") and "judged" in x][0].split()
+    assert mx[1:5] == ["17.52", "ms", "2.65", "ms"] and mx[-2:] == ["not", "judged"]
+    n = [x for x in lines if x.lstrip().startswith("samples ")][0].split()
+    assert n[1:5] == ["1000", "1200", "+200", "+20.0"]
+    m = dict(c["metrics"][0], key=False, change="worse")
+    assert R.change_word(c, m) == "higher"
+    assert R.change_word(c, dict(m, change="better")) == "lower"
+    assert R.change_word(c, dict(m, key=True)) == "worse"
 
 
 def test_hardware_counters():

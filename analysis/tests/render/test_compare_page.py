@@ -19,7 +19,20 @@ def test_host_table_marks_what_differs_first():
     assert "1 of 3 host facts differ" in html
     rows = html.split("<tr")
     assert 'class="differs"><td>kernel</td><td>6.1</td><td>6.18</td>' in rows[2]
-    assert "<td>rt_throttling.enabled</td><td>yes</td><td>yes</td>" in html
+    assert "<td>RT throttling</td><td>yes</td><td>yes</td>" in html
+
+
+def test_host_facts_in_words_and_calibration_noise_is_the_same():
+    """The TSC is calibrated at each start: 0.15 ppm apart is one clock; the
+    hypervisor by its name, not CPUID's string."""
+    a = R(host={"tsc_hz": 2445405679.6, "hypervisor": "KVMKVMKVM", "tsc_step_ns": 20.0})
+    b = R(host={"tsc_hz": 2445406054.027, "hypervisor": "KVMKVMKVM", "tsc_step_ns": 20.4})
+    html = compare_page.host_section([a, b])
+    assert "The host facts are the same." in html and "KVMKVMKVM" not in html
+    assert "<td>hypervisor</td><td>KVM</td><td>KVM</td>" in html
+    assert "<td>TSC frequency (the same within 10 ppm)</td><td>2445.406 MHz</td>" in html
+    b["host"]["tsc_hz"] = 2445405679.6 * (1 + 20e-6)      # 20 ppm: another clock
+    assert "1 of 3 host facts differ" in compare_page.host_section([a, b])
 
 
 def test_verdict_box_names_the_minimum_and_the_suggestion():

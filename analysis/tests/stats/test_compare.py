@@ -317,10 +317,42 @@ def test_cause_deltas():
     assert [r["diff_ns_per_s"] for r in c["causes"]] == [-5_000_000, 3_000_000, 0]
     text = "\n".join(format_table(c))
     assert "kworker/1:1" in text and "+3.00 ms" in text and "-5.00 ms" in text
+    # one result a side: no interval, said
+    assert kw["a_range"] is None and kw["within_spread"] is None
+    assert "one run each: no interval" in text
     # only one side attributed: no deltas, and the table says which is missing
     c = C.compare([a], [make_result(run)], resamples=100)
     assert c["causes"] is None
     assert "causes: not compared: B not attributed" in "\n".join(format_table(c))
+
+
+def test_cause_ranges_over_repetitions_tell_noise_from_change():
+    """Two results a side: each cause's range over them; a change within the
+    wider range is noise (the tick moving between runs of one setup), one past
+    it is not (a spinner that appears in B)."""
+    run = make_run(loops(80, n=100_000))
+
+    def res(tick_ns, spin_ns):
+        causes = [("timer tick", "local timer", tick_ns)] + \
+            ([("task preemption", "spin", spin_ns)] if spin_ns else [])
+        return make_result(run, attribution=attribution(10 ** 9, causes))
+    c = C.compare([res(3_000_000, 0), res(6_000_000, 0)],
+                  [res(4_000_000, 9_000_000), res(7_000_000, 8_000_000)], resamples=100)
+    rows = {r["name"]: r for r in c["causes"]}
+    tick, spin = rows["local timer"], rows["spin"]
+    assert tick["a_range"] == [3_000_000, 6_000_000] and tick["b_range"] == [4_000_000, 7_000_000]
+    assert tick["diff_ns_per_s"] == 1_000_000 and tick["within_spread"] is True
+    assert spin["a_range"] == [0, 0] and spin["within_spread"] is False
+
+
+def test_extremes_are_the_max_and_the_counts():
+    a = make_result(make_run(loops(1, n=100_000)))
+    b = make_result(make_run(loops(2, n=150_000, tail=1.5)))
+    c = C.compare([a], [b], resamples=100)
+    ex = {m["name"]: m for m in c["extremes"]}
+    assert ex["max"]["a"] == a["runs"][0]["max_ns"] and ex["max"]["b"] == b["runs"][0]["max_ns"]
+    assert ex["samples"]["a"] == c["a"]["samples"] and ex["samples"]["b"] == c["b"]["samples"]
+    assert ex["max"]["diff"] == ex["max"]["b"] - ex["max"]["a"]
 
 
 def with_pmu(run, cycles, instructions, cache_misses, dtlb):
