@@ -63,7 +63,7 @@ CATEGORIES = (
              "took the CPU from a SCHED_FIFO/RR task (sched_rt_runtime_us)"),
     Category(PAGE_FAULT, "#8c564b", "page_faults", True, "a page fault"),
     Category(NMI, "#e377c2", "nmi", True, "a non-maskable interrupt (perf, watchdog)"),
-    Category(NO_EVENT, "#17becf", "host", False, "no kernel event: the hypervisor (host "
+    Category(NO_EVENT, "#2b2b2b", "host", False, "no kernel event: the hypervisor (host "
              "preemption, VM exits), SMIs or the hardware"),
     Category(IRQ_LATENCY, "#aec7e8", "cstate", False, "a timer interrupt that came "
              "late: C-state exit, interrupts off, the host"),

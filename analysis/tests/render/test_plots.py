@@ -222,3 +222,33 @@ def test_causes_figure(plt):
         assert [round(p.get_width(), 6) for p in ax.patches] == [60.0, 50.0, 40.0]
     finally:
         plt.close(fig)
+
+
+def _lab(colour):
+    """CIE L*a*b* of '#rrggbb' (sRGB, D65)."""
+    r, g, b = (int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b))
+    x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047
+    y = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883
+    f = [t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116 for t in (x, y, z)]
+    return 116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])
+
+
+def test_the_categories_most_seen_are_told_apart():
+    """On a virtual machine the two largest categories are no kernel event and
+    the timer tick (cyan and blue once: one blue at a glance). Every pair of the
+    categories seen most differs by a colour difference of 30 (CIE76) and in hue
+    by 60 degrees or in lightness by 20."""
+    import colorsys
+    import itertools
+    from jtrpy.trace import causes as C
+    most = [C.NO_EVENT, C.TICK, C.TASK, C.SOFTIRQ, C.HARDIRQ, C.IPI]
+    for a, b in itertools.combinations(most, 2):
+        ca, cb = plots.CATEGORY_COLOURS[a], plots.CATEGORY_COLOURS[b]
+        la, lb = _lab(ca), _lab(cb)
+        de = sum((u - v) ** 2 for u, v in zip(la, lb)) ** 0.5
+        ha, hb = (colorsys.rgb_to_hsv(*(int(c[i:i + 2], 16) / 255 for i in (1, 3, 5)))[0] * 360
+                  for c in (ca, cb))
+        hue = min(abs(ha - hb), 360 - abs(ha - hb))
+        assert de >= 30 and (hue >= 60 or abs(la[0] - lb[0]) >= 20), (a, b, ca, cb, de, hue)
