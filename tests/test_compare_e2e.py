@@ -285,9 +285,23 @@ def test_page_verdict_first_and_numbers_for_people(pages, two_runs):
     assert "p99.99 (key) %s %s" % (fmt_ns(m["p99.99"]["a"]), fmt_ns(m["p99.99"]["b"])) in words
     assert "%.3f %%" % m["time lost"]["a"] in words
     assert words.count("95 % CI of B-A") == 1
-    # the host table once: both hostnames in one row
+    # the max and the counts in the table, shown, not judged
+    ex = {x["name"]: x for x in c["extremes"]}
+    assert "max %s %s" % (fmt_ns(ex["max"]["a"]), fmt_ns(ex["max"]["b"])) in words
+    assert words.count("- not judged") == len(c["extremes"])     # CI: none
+    # no red but for a key metric's change the verdict counts: the others say
+    # higher or lower
+    for x in c["metrics"]:
+        if not x["key"] and x["change"]:
+            assert "%s %s %s" % (x["name"], fmt_ns(x["a"]), fmt_ns(x["b"])) in words
+    html = (pages["d"] / "rep" / "report.html").read_text()
+    assert html.count('class="change-') == sum(1 for x in c["metrics"]
+                                               if x["key"] and x["change"])
+    # the per-cause changes say they have no interval (one run each)
+    assert "One run each: no interval for a cause's change" in words
+    # the host table once, in words: both hostnames in one row
     host = load(two_runs / "before")["host"]["hostname"]
-    assert words.count("hostname %s %s" % (host, host)) == 1
+    assert words.count("host %s %s" % (host, host)) == 1
 
 
 def test_page_ccdf_shows_both_sides_to_their_max(pages, two_runs):
