@@ -60,6 +60,7 @@ from ..units import fmt_ns
 from . import steal as host_steal
 from .attribute import (
     DEFAULT_SLACK_NS,
+    per_outlier,
     softirq_name,
     task_fields,
     task_text,
@@ -497,7 +498,11 @@ def decompose(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20, each=Non
     prio = priv.get("fifo_priority") if isinstance(priv, dict) else None
     if not isinstance(outliers, list):
         outliers = list(map(tuple, outliers.tolist()))
-    outliers = sorted(outliers, key=lambda o: (o[0], o[1]))
+    # taken in time order per CPU; each one's main category kept in the order
+    # given (outliers.csv's: attribution.per_outlier)
+    given = sorted(range(len(outliers)), key=lambda j: (outliers[j][0], outliers[j][1]))
+    main_of = [None] * len(outliers)
+    outliers = [outliers[j] for j in given]
     traced_cpus = set(log.meta.get("cpus") or log.cpu_ts)
     measured = host_steal.unmeasured(log.meta) is None
     readings = log.steal_readings() if measured else {}
@@ -523,6 +528,7 @@ def decompose(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20, each=Non
                    new=max(0, start + length - max(start, covered.get(cpu, start))))
             covered[cpu] = max(covered.get(cpu, 0), start + length)
             rows.append((cpu, start, length, None, "unaccounted", ""))
+            main_of[given[i]] = C.OUTSIDE[0]
             continue
         pts, slices, evs, tasks, woken = _timeline(cpu, start, length, tid, log, slack_ns)
         probe_prio = tasks.prio.get(tid)
@@ -554,6 +560,7 @@ def decompose(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20, each=Non
         dominant_n[dom] += 1
         main = max(share, key=lambda k: (share[k], k)) if share else \
             COMPONENTS[-1][2]
+        main_of[given[i]] = main[0]
         chain = _chain(comp, parts, links)
         for k, ns in share.items():
             if ns > 0:
@@ -579,8 +586,12 @@ def decompose(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20, each=Non
                                                                       pts.get("Ts", 0)),
                                           start, log.meta)}
             (heapq.heappush if len(worst) < top else heapq.heapreplace)(worst, (rank, row))
-    return _report(runs, log, slack_ns, outliers, causes, worst, comp_tot, comp_new,
-                   dominant_n, traced_total, not_traced, complete, within), rows
+    doc = _report(runs, log, slack_ns, outliers, causes, worst, comp_tot, comp_new,
+                  dominant_n, traced_total, not_traced, complete, within)
+    each_main = per_outlier(main_of)
+    if each_main:
+        doc["per_outlier"] = each_main
+    return doc, rows
 
 
 def _shares(comp, parts, latency_cause):

@@ -96,7 +96,7 @@ def log_ticks(ax, lo, hi, axis="y"):
     the range is too narrow for three."""
     lo, hi = max(lo, 1e-3), max(hi, lo * 1.01)
     decades = math.log10(hi / lo)
-    subs = (1,) if decades > 4 else (1, 2, 5) if decades > 1.2 else range(1, 10)
+    subs = (1,) if decades > 4 else (1, 2, 5) if decades > 0.9 else range(1, 10)
     ticks = [m * 10 ** k for k in range(int(math.floor(math.log10(lo))),
                                         int(math.ceil(math.log10(hi))) + 1)
              for m in subs if lo <= m * 10 ** k <= hi]
@@ -325,7 +325,7 @@ def timeline_figure(plt, result, outliers, categories=None, bins=60):
     what = "time lost" if lost else "time an outlier was in flight"
     ax.set_ylabel(("% of the time\nlost" if lost else "% of the time\none in flight") +
                   (" (all CPUs)" if len(cpus) > 1 else ""), fontsize=FONT)
-    ax.set_xlabel("time from the start of the run (s); lower panel: %s per cause "
+    ax.set_xlabel("time from the start of the run (s)\nlower panel: %s per cause "
                   "category in each %s (each instant once)" % (what, fmt_ns(width * 1e9)),
                   fontsize=FONT)
     ax.set_xlim(0, span)
@@ -408,6 +408,56 @@ def causes_figure(plt, groups):
                  fontsize=FONT + 2)
     ax.grid(True, axis="x", alpha=0.3)
     fig.tight_layout()
+    return fig
+
+
+# jtr wake's components (attribution/wake.py), coloured as the causes they are
+COMPONENT_COLOURS = {
+    "irq_latency": CATEGORY_COLOURS[C.IRQ_LATENCY], "timer_irq": CATEGORY_COLOURS[C.TIMER_IRQ],
+    "irq": CATEGORY_COLOURS[C.HARDIRQ], "softirq": CATEGORY_COLOURS[C.SOFTIRQ],
+    "nmi": CATEGORY_COLOURS[C.NMI], "blocking": CATEGORY_COLOURS[C.TASK],
+    "scheduling": CATEGORY_COLOURS[C.WAKE_PATH], "stall": CATEGORY_COLOURS[C.NO_EVENT],
+    "return": "#17becf", "own": CATEGORY_COLOURS[C.BACKLOG],
+    "unaccounted": CATEGORY_COLOURS[C.UNACCOUNTED], "host": "#7f7f7f"}
+
+
+def decomposition_figure(plt, worst, labels, order, t0=0):
+    """The worst late wake-ups taken apart: one stacked bar each (the longest at
+    the top), its components from the timer's expiry to the thread's return to
+    user space. @worst: attribution.worst (each with "components"); @labels:
+    {component: label}; @order: the components in path order; @t0: the run's
+    start (each bar's label says when in the run)."""
+    rows = [w for w in worst if w.get("components")]
+    fig, ax = plt.subplots(figsize=(9, 1.4 + 0.32 * max(len(rows), 1)))
+    ys = list(range(len(rows)))[::-1]
+    shown = set()
+    for y, w in zip(ys, rows):
+        left = 0.0
+        for k in order:
+            v = w["components"].get(k, 0)
+            if v <= 0:
+                continue
+            ax.barh([y], [v / 1e3], left=left, height=0.7,
+                    color=COMPONENT_COLOURS.get(k, "#555555"), edgecolor="white",
+                    linewidth=0.4, label=None if k in shown else labels.get(k, k))
+            shown.add(k)
+            left += v / 1e3
+    ax.set_yticks(ys)
+    ax.set_yticklabels(["%s at +%.3f s" % (fmt_ns(w["length_ns"]), (w["start_ns"] - t0) / 1e9)
+                        for w in rows], fontsize=FONT)
+    ax.set_xlabel("us from the timer's expiry (the intended wake-up)", fontsize=FONT)
+    ax.tick_params(axis="x", labelsize=FONT)
+    ax.set_ylim(-0.6, max(len(rows), 1) - 0.4)
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.set_title("The worst late wake-ups taken apart", fontsize=FONT + 2)
+    # the legend under the plot, in a strip of its own
+    strip = 0.0
+    if shown:
+        lines = -(-len(shown) // 4)
+        strip = (0.3 + 0.22 * lines) / fig.get_figheight()
+        fig.legend(*ax.get_legend_handles_labels(), loc="lower center", ncol=4,
+                   fontsize=FONT - 1, frameon=False)
+    fig.tight_layout(rect=(0, strip, 1, 1))
     return fig
 
 

@@ -17,10 +17,12 @@ import os
 import re
 
 from ..attribution.attribute import categories_of
-from ..results.figures import result_figures
+from ..errors import JtrError
+from ..results.figures import result_figures, supported
 from ..results.quantity import select
 from ..results.result import PERCENTILE_KEYS
 from ..results.validity import summary
+from ..system.files import read_bytes
 from . import plots
 from .attribution import BACKEND_NAMES, budget_lines, cost_text, group_causes, phases_text
 from .compare import format_table as compare_table
@@ -29,6 +31,7 @@ from .plots import CATEGORY_COLOURS
 from .text import cpus_text
 
 SUMMARY_CAUSES = 5      # cause categories in the summary
+SUMMARY_MAX = 1 << 20   # a summary.txt read for its cyclictest lines
 
 
 def legacy_section(pngs, texts, captions=None):
@@ -248,7 +251,10 @@ def summary_section(label, result, quantity=None):
         len(q.runs), "" if len(q.runs) == 1 else "s", esc(count_text(f["samples"])),
         esc(" in %.2f s" % (dur / 1e9)) if dur else "",
         esc(cpus_text(f["cpus"])) if f["cpus"] else "no CPU named"))
-    stats = [stat("p" + k, fmt_ns(p[k]) if k in p else "-") for k in ("50", "99", "99.99")]
+    stats = [stat("p" + k, fmt_ns(p[k]) if k in p and supported(k, f["samples"] or 0) else "-",
+                  "" if k not in p or supported(k, f["samples"] or 0) else
+                  "%s samples: none past the max" % count_text(f["samples"] or 0))
+             for k in ("50", "99", "99.99")]
     stats.append(stat("max", fmt_ns(f["max_ns"]) if f["max_ns"] is not None else "-"))
     count, threshold, lost = outliers_of(q.runs)
     if f["lost_pct"] is not None:
@@ -261,7 +267,14 @@ def summary_section(label, result, quantity=None):
         stats.append(stat("outliers" + (" > " + fmt_ns(threshold) if threshold else ""),
                           count_text(count), "%.1f per s" % f["outliers_per_s"]
                           if f["outliers_per_s"] is not None else ""))
+    missed = [r["missed"] for r in q.runs if isinstance(r.get("missed"), int)]
+    if missed:
+        stats.append(stat("missed periods", count_text(sum(missed)),
+                          "passed while the thread was held"))
     out.append('<div class="stats">%s</div>' % "".join(stats))
+    cyclic = cyclictest_lines(result)
+    if cyclic:
+        out.append("<p>cyclictest's summary (us):</p><pre>%s</pre>" % esc("\n".join(cyclic)))
     a = attribution_of(result)
     if a and a.get("causes"):
         o = a.get("outliers") or {}
@@ -299,6 +312,38 @@ def summary_section(label, result, quantity=None):
         out.append('<ul class="warn">%s</ul>' % "".join("<li>%s</li>" % esc(x) for x in w))
     out.append("</section>")
     return "\n".join(out)
+
+
+def cyclictest_lines(result):
+    """jtr wake's cyclictest summary lines (T: 0 (4242) P:80 I:1000 C: ...) from
+    its summary.txt, or []."""
+    if result.get("tool") != "wake" or not getattr(result, "folder", None):
+        return []
+    name = (result.get("files") or {}).get("summary") or "summary.txt"
+    try:
+        text = read_bytes(os.path.join(result.folder, os.path.basename(str(name))),
+                          "summary", SUMMARY_MAX).decode("utf-8", "replace")
+    except (JtrError, OSError):
+        return []
+    return [x for x in text.splitlines() if re.match(r"T: *\d+ \(\d+\) P:", x)]
+
+
+def decomposition_section(a):
+    """jtr wake's late wake-ups taken apart, the components' table (as jtr run
+    prints it), or ""."""
+    dec = a.get("decomposition") if a else None
+    if not isinstance(dec, dict) or not dec.get("components"):
+        return ""
+    rows = [(c["label"], str(c["dominant_count"]),
+             pct(c["share"]) if c["component"] != "unaccounted" else "-",
+             fmt_ns(c["total_ns"]), fmt_ns(c["p50_ns"]), fmt_ns(c["max_ns"]))
+            for c in dec["components"] if c["count"] or c["total_ns"]]
+    n = (a.get("outliers") or {}).get("count", 0)
+    return ("<h2>Late wake-ups taken apart</h2><p>Each late wake-up's time from the timer's "
+            "expiry to the thread back in user space, by component (dominant: the "
+            "component that was the largest part of how many; %d of %d with a whole "
+            "wake-up path).</p>" % (dec.get("complete", 0), n) +
+            table(rows, head=("component", "dominant", "share", "total", "p50", "max")))
 
 
 def run_table(runs):
@@ -512,6 +557,14 @@ def page_plots(plt, result, label, quantity, rows):
                 "lost per cause over the run" if cats is not None else
                 "Outliers over the run; this result's attribution does not keep each "
                 "outlier's cause (jtr attribute again to colour them all)",)
+        dec = a.get("decomposition")
+        if isinstance(dec, dict) and any(w.get("components") for w in a.get("worst") or ()):
+            labels = {c["component"]: c["label"] for c in dec.get("components") or ()}
+            out["decomposition"] = plots.png_and_svg(plt, plots.decomposition_figure(
+                plt, a["worst"], labels, list(labels),
+                (a.get("outliers") or {}).get("start_ns") or plots.run_start(result))) + (
+                "The worst late wake-ups, each taken apart along the wake-up path (the "
+                "components of the table above; every one in decomposition.csv)",)
         if a.get("causes"):
             out["causes"] = plots.png_and_svg(
                 plt, plots.causes_figure(plt, group_causes(a["causes"]))) + (
@@ -538,7 +591,8 @@ def single_page(result, given, opts, rows):
     shown = page_plots(plt, result, label, quantity, rows)
     pngs = {name: v[0] for name, v in shown.items()}
     title = title_of(result, quantity)
-    body = ["<h1>%s</h1>" % esc(title), summary_section(label, result, quantity)]
+    body = ["<h1>%s</h1>" % esc(title), summary_section(label, result, quantity),
+            decomposition_section(attribution_of(result))]
     body += [svg_figure(svg, caption, name) for name, (_, svg, caption) in shown.items()]
     graphs, texts = plots.legacy_graphs(plt, plots.file_stems([label]), [result],
                                         every=opts.get("gnuplot"), nb=opts.get("histo_buckets"))

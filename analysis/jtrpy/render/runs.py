@@ -3,7 +3,7 @@
 a valid measurement, a table of the runs' percentiles, max and outliers, the top
 causes), then the detail: the probe's own table and the attribution
 (run_lines)."""
-from ..results.figures import run_figures
+from ..results.figures import run_figures, supported
 from ..results.probes import is_cpu_time
 from ..results.validity import ATTRIBUTION, MEASUREMENT, of, summary
 from ..units import fmt_ns, shown
@@ -39,12 +39,6 @@ def _first_line(result):
     v = of(result)
     meas, causes = summary(v, MEASUREMENT), summary(v, ATTRIBUTION)
     return "%s: %s" % (what, "; ".join(x for x in (meas or "a valid measurement", causes) if x))
-
-
-def supported(pct, samples):
-    """Whether @samples support percentile @pct (a key: "99.99"): at least one
-    sample lies above it (below that it is the max under another name)."""
-    return samples * (1 - float(pct) / 100) >= 1 - 1e-9
 
 
 def _row(r, cpu_time):

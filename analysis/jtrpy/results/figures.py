@@ -22,6 +22,13 @@ from .result import PERCENTILE_KEYS
 from .validity import of as validity_of
 
 
+def supported(pct, samples):
+    """Whether @samples support percentile @pct (a key: "99.99"): at least one
+    sample lies above it (with fewer, it is the max under another name: 1,000
+    wake-ups have no p99.99 of their own). What the headline and the pages print."""
+    return samples * (1 - float(pct) / 100) >= 1 - 1e-9
+
+
 def _int(v):
     return isinstance(v, int) and not isinstance(v, bool)
 

@@ -367,3 +367,17 @@ def test_a_normal_task_keeping_a_woken_fifo_thread_waiting_is_rt_throttling(tmp_
         (tmp_path / "q").mkdir() is None else None
     w = att["worst"][0]
     assert (w["category"], w["name"]) == ("task preemption", "bash")
+
+
+def test_each_outliers_main_category_is_kept_in_the_order_given(tmp_path):
+    """per_outlier: the page colours every late wake-up by its main cause, in
+    outliers.csv's order, whatever order the decomposition took them in."""
+    from jtrpy.attribution.attribute import categories_of
+    evs = wake_up(T0) + [switch(T0 + 12_000, IDLE, PROBE)]
+    # given out of time order, one outside the trace (CPU 3)
+    att, _ = decompose(tmp_path, evs, [(3, T0, 50_000), (1, T0, 14_000)])
+    cats = categories_of(att)
+    assert cats[0] == "not traced" and len(cats) == 2
+    main = max(att["causes"], key=lambda c: c["total_ns"] if c["category"] != "not traced"
+               else -1)
+    assert cats[1] == main["category"]

@@ -3,6 +3,8 @@
 from jtrpy.render import report
 from jtrpy.render.attribution import cause_label, group_causes
 
+from ..synthetic import loops, make_run
+
 
 def test_row_categories_of_send_and_null_runs():
     """jtr send's attribution keeps the send runs' outliers in the section and the
@@ -110,3 +112,48 @@ def test_the_warnings_that_change_the_reading_most_come_first():
     assert [w.split(":")[0].split(" (")[0] for w in report.warnings_of(r)] == [
         "partial run", "run gap_1", "the tracer dropped 7 events", "RT throttling is on",
         "attribution", "memory not locked", "virtual machine"]
+
+
+class _Folder(dict):
+    folder = None
+
+
+def test_a_wake_page_says_what_wake_is_for(tmp_path):
+    """jtr wake's page: the missed periods, cyclictest's line (from its summary.txt),
+    the decomposition's table and its plot of the worst late wake-ups."""
+    (tmp_path / "summary.txt").write_text(
+        "jtr wake: tsc timebase\n\ncyclictest's summary (us):\n"
+        "T: 0 (24912) P:10 I:1000 C:   5000 Min:     12 Act: 1310 Avg:  108 Max:    1345\n")
+    comps = [{"component": k, "label": label, "count": n, "total_ns": t, "share": s,
+              "dominant_count": d, "p50_ns": 3000, "max_ns": 9000, "min_ns": 100}
+             for k, label, n, t, s, d in (
+                 ("irq_latency", "timer IRQ latency", 5, 15000, 0.01, 0),
+                 ("blocking", "blocking thread", 4, 1_400_000, 0.99, 4),
+                 ("nmi", "NMI interference", 0, 0, 0.0, 0))]
+    worst = [{"cpu": 1, "start_ns": 2_000_000_000 + i, "length_ns": 350_000, "category":
+              "task preemption", "name": "spin", "chain": "x",
+              "components": {"irq_latency": 3000, "blocking": 347_000}} for i in range(4)]
+    run = dict(make_run(loops(1, n=1000)), name="cpu1", cpu=1, missed=217,
+               start_mono_ns=10 ** 9)
+    r = _Folder(tool="wake", files={"summary": "summary.txt"}, runs=[run],
+        attribution={"outliers": {"count": 4, "start_ns": 10 ** 9},
+                     "decomposition": {"components": comps, "complete": 4},
+                     "worst": worst, "causes": []})
+    r.folder = str(tmp_path)
+    assert report.cyclictest_lines(r) == [
+        "T: 0 (24912) P:10 I:1000 C:   5000 Min:     12 Act: 1310 Avg:  108 Max:    1345"]
+    html = report.summary_section("w", r)
+    assert "missed periods" in html and "217" in html and "Act: 1310" in html
+    # 1,000 samples: no p99.99 of their own
+    assert "1,000 samples: none past the max" in html
+    sec = report.decomposition_section(r["attribution"])
+    assert "<td>blocking thread</td><td>4</td><td>99.0 %</td>" in sec
+    assert "NMI interference" not in sec          # a component that never was
+    assert "4 of 4 with a whole wake-up path" in sec
+    from jtrpy.render import plots
+    shown = report.page_plots(plots.pyplot(), r, "w", None, [])
+    svg = shown["decomposition"][1]
+    assert "350.0 us at +1.000 s" in svg and "blocking thread" in svg
+    # not a wake result: none of it
+    assert report.cyclictest_lines(_Folder(tool="gap")) == []
+    assert report.decomposition_section({"causes": []}) == ""

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """render.runs: the headline jtr run prints first, and the detail after it."""
-from jtrpy.render.runs import headline, run_lines, supported, top_causes
+from jtrpy.render.runs import headline, run_lines, top_causes
+from jtrpy.results.figures import supported
 
 RESULT = {"format": "jtr-result/1", "tool": "gap", "partial": True, "runs": [{
     "name": "cpu3", "cpu": 3, "duration_ns": 2_000_000_000, "lost_time_pct": 1.5,
