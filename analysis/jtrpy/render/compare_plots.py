@@ -95,10 +95,11 @@ def signed_per_s(ns):
     return ("+" if ns > 0 else "-" if ns < 0 else "") + per_s(abs(ns))
 
 
-def delta_figure(plt, causes, top=DELTA_CAUSES):
+def delta_figure(plt, causes, top=DELTA_CAUSES, sides=("A", "B")):
     """Diverging bars: per cause (compare's cause rows, largest change first), B
     less A of its time lost per second of run, left of 0 when B lost less,
-    coloured by category; each named with its A and B."""
+    coloured by category; each named with its A and B (@sides: what A and B are
+    called: jtr send's page compares null and send)."""
     rows = [r for r in causes if r["diff_ns_per_s"]][:top] or causes[:top]
     fig, ax = plt.subplots(figsize=(9, 1.2 + 0.5 * max(len(rows), 1)))
     ys = list(range(len(rows)))[::-1]
@@ -111,8 +112,9 @@ def delta_figure(plt, causes, top=DELTA_CAUSES):
                 va="center", ha="left" if v >= 0 else "right", fontsize=plots.FONT)
     names = ["%s: %s" % (r["category"], r["name"]) for r in rows]
     ax.set_yticks(ys)
-    ax.set_yticklabels(["%s\nA %s, B %s" % (t if len(t) < 46 else t[:43] + "...",
-                                           per_s(r["a_ns_per_s"]), per_s(r["b_ns_per_s"]))
+    ax.set_yticklabels(["%s\n%s %s, %s %s" % (t if len(t) < 46 else t[:43] + "...", sides[0],
+                                              per_s(r["a_ns_per_s"]), sides[1],
+                                              per_s(r["b_ns_per_s"]))
                         for t, r in zip(names, rows)], fontsize=plots.FONT - 1)
     # room for the value beside each bar, on the sides that have bars
     ax.set_xlim(-span * 1.6 if min(vals + [0]) < 0 else -span * 0.04,
@@ -126,8 +128,8 @@ def delta_figure(plt, causes, top=DELTA_CAUSES):
                         (plots.tick_ns(abs(t)) + "/s" if t else "0") for t in ticks],
                        fontsize=plots.FONT)
     ax.set_ylim(-0.6, len(rows) - 0.4)
-    ax.set_xlabel("B - A: time lost per second of run (left of 0: B lost less)",
-                  fontsize=plots.FONT)
+    ax.set_xlabel("%s - %s: time lost per second of run (left of 0: %s lost less)" % (
+        sides[1], sides[0], sides[1]), fontsize=plots.FONT)
     ax.grid(True, axis="x", alpha=0.3)
     fig.tight_layout()
     return fig

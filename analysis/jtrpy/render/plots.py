@@ -8,6 +8,7 @@ The *_figure functions return a matplotlib figure for png_and_svg() (a page
 shows the SVG inline and writes the PNG beside it); the plot_* ones its PNG."""
 import io
 import math
+import textwrap
 
 from ..errors import UsageError
 from ..formats import legacy
@@ -459,6 +460,71 @@ def decomposition_figure(plt, worst, labels, order, t0=0):
                    fontsize=FONT - 1, frameon=False)
     fig.tight_layout(rect=(0, strip, 1, 1))
     return fig
+
+
+# the path's phases that are not one step of it (a round trip measured whole)
+WHOLE_PHASES = ("trip", "round trip")
+
+
+def budget_figure(plt, budget, names):
+    """The outliers' path, phase by phase (attribution.budget, in path order): a
+    box per phase on its side's colour, the mean each phase's stamps measured per
+    outlier with a bar of it against the longest phase, its part charged to
+    kernel events and the host darker, and the cause that took most of it.
+    @names: {phase: its name for people}. Phases measured whole (a round trip
+    without pong's stamps) follow apart, after a gap."""
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
+    steps = [b for b in budget if "measured_mean_ns" in b]
+    path = [b for b in steps if b["phase"] not in WHOLE_PHASES]
+    whole = [b for b in steps if b["phase"] in WHOLE_PHASES]
+    boxes = path + whole
+    n = max(len(boxes), 1)
+    fig, ax = plt.subplots(figsize=(9, 3.2))
+    ax.set_xlim(0, n + (0.4 if whole and path else 0))
+    ax.set_ylim(0, 1)
+    ax.axis("off")
+    top = max((b["measured_mean_ns"] for b in boxes), default=1) or 1
+    sides = list(dict.fromkeys(b["side"] for b in boxes))
+    for i, b in enumerate(boxes):
+        x = i + (0.4 if b in whole and path else 0)
+        colour = SIDE_COLOURS[sides.index(b["side"]) % len(SIDE_COLOURS)]
+        ax.add_patch(FancyBboxPatch((x + 0.05, 0.08), 0.9, 0.84,
+                                    boxstyle="round,pad=0,rounding_size=0.03",
+                                    facecolor=colour, alpha=0.08, edgecolor=colour))
+        ax.text(x + 0.5, 0.88, "\n".join(textwrap.wrap(names.get(b["phase"], b["phase"]), 22)),
+                ha="center", va="top", fontsize=FONT - 1, fontweight="bold")
+        ax.text(x + 0.5, 0.66, "%s side · %s" % (b["side"], count_word(b["outliers"])),
+                ha="center", va="center", fontsize=FONT - 2, color=colour)
+        # the measured mean against the longest phase, the charged part darker
+        w = 0.8 * b["measured_mean_ns"] / top
+        c = 0.8 * min(b["charged_mean_ns"], b["measured_mean_ns"]) / top
+        ax.add_patch(Rectangle((x + 0.1, 0.5), 0.8, 0.07, facecolor="white",
+                               edgecolor="#bbbbbb", linewidth=0.5))
+        ax.add_patch(Rectangle((x + 0.1, 0.5), w, 0.07, facecolor=colour, alpha=0.35))
+        ax.add_patch(Rectangle((x + 0.1, 0.5), c, 0.07, facecolor=colour, alpha=0.9))
+        ax.text(x + 0.5, 0.42, "%s measured\n%s kernel, host" % (
+            fmt_ns(b["measured_mean_ns"]), fmt_ns(b["charged_mean_ns"])),
+            ha="center", va="top", fontsize=FONT - 1)
+        d = b.get("dominant")
+        if d:
+            # the cause in dark text, its category's colour as a rule above it
+            ax.add_patch(Rectangle((x + 0.1, 0.225), 0.8, 0.018,
+                                   facecolor=CATEGORY_COLOURS.get(d["category"], "#333333")))
+            ax.text(x + 0.5, 0.2, "\n".join(textwrap.wrap("most: %s %.0f %%" % (
+                d["name"] if d["name"] != d["category"] else d["category"],
+                100 * d["share"]), 26)), ha="center", va="top", fontsize=FONT - 2,
+                color="#333333")
+        if 0 < i < len(path):
+            ax.add_patch(FancyArrowPatch((x - 0.06, 0.53), (x + 0.06, 0.53),
+                                         arrowstyle="-|>", mutation_scale=10, color="#555555"))
+    ax.set_title("The outliers' path, phase by phase: the mean per outlier (darker: "
+                 "charged to kernel events and the host)", fontsize=FONT)
+    fig.subplots_adjust(left=0.01, right=0.99, top=0.9, bottom=0.02)
+    return fig
+
+
+def count_word(n):
+    return "1 outlier" if n == 1 else "{:,} outliers".format(n)
 
 
 def plot_fleet(plt, title, bars, unit="time lost (% of the run)"):

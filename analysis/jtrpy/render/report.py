@@ -23,8 +23,15 @@ from ..results.quantity import select
 from ..results.result import PERCENTILE_KEYS
 from ..results.validity import summary
 from ..system.files import read_bytes
-from . import plots
-from .attribution import BACKEND_NAMES, budget_lines, cost_text, group_causes, phases_text
+from . import compare_plots, plots
+from .attribution import (
+    BACKEND_NAMES,
+    PHASE_NAMES,
+    budget_lines,
+    cost_text,
+    group_causes,
+    phases_text,
+)
 from .compare import format_table as compare_table
 from .html import esc, fmt_ns, img, jnum, page_html, svg_figure, table
 from .plots import CATEGORY_COLOURS
@@ -328,6 +335,27 @@ def cyclictest_lines(result):
     return [x for x in text.splitlines() if re.match(r"T: *\d+ \(\d+\) P:", x)]
 
 
+def send_added(a):
+    """jtr send's difference (attribution.difference: send - null per cause) as
+    rows of time per second of each kind's runs, largest change first, for the
+    delta plot; [] without one."""
+    diff, others = a.get("difference"), a.get("by_kind") or {}
+    if not diff or len(others) != 1:
+        return []
+    d_main = (a.get("outliers") or {}).get("duration_ns") or 0
+    d_other = (next(iter(others.values())).get("outliers") or {}).get("duration_ns") or 0
+    if not d_main or not d_other:
+        return []
+    kind, other = a.get("run_kind") or "send", next(iter(others))
+    rows = []
+    for r in diff:
+        b = r[kind]["total_ns"] / (d_main / 1e9)
+        o = r[other]["total_ns"] / (d_other / 1e9)
+        rows.append({"category": r["category"], "name": r["name"], "a_ns_per_s": o,
+                     "b_ns_per_s": b, "diff_ns_per_s": b - o})
+    return sorted(rows, key=lambda r: -abs(r["diff_ns_per_s"]))
+
+
 def decomposition_section(a):
     """jtr wake's late wake-ups taken apart, the components' table (as jtr run
     prints it), or ""."""
@@ -557,6 +585,21 @@ def page_plots(plt, result, label, quantity, rows):
                 "lost per cause over the run" if cats is not None else
                 "Outliers over the run; this result's attribution does not keep each "
                 "outlier's cause (jtr attribute again to colour them all)",)
+        if any("measured_mean_ns" in b for b in a.get("budget") or ()):
+            out["budget"] = plots.png_and_svg(plt, plots.budget_figure(
+                plt, a["budget"], PHASE_NAMES)) + (
+                "Where the outliers' time went along their path: per phase the mean its "
+                "stamps measured per outlier (the bar: against the longest phase), its "
+                "part charged to kernel events and the host, and the cause that took most "
+                "of it",)
+        added = send_added(a)
+        if added:
+            kinds = (next(iter(a["by_kind"])), a.get("run_kind") or "send")
+            out["added"] = plots.png_and_svg(plt, compare_plots.delta_figure(
+                plt, added, sides=kinds)) + (
+                "What the %s runs add, per cause: %s less %s, the outliers' time per second "
+                "of each kind's runs (right of 0: the %s path adds it)" % (
+                    kinds[1], kinds[1], kinds[0], kinds[1]),)
         dec = a.get("decomposition")
         if isinstance(dec, dict) and any(w.get("components") for w in a.get("worst") or ()):
             labels = {c["component"]: c["label"] for c in dec.get("components") or ()}

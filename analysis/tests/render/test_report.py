@@ -157,3 +157,49 @@ def test_a_wake_page_says_what_wake_is_for(tmp_path):
     # not a wake result: none of it
     assert report.cyclictest_lines(_Folder(tool="gap")) == []
     assert report.decomposition_section({"causes": []}) == ""
+
+
+def test_a_round_trips_page_draws_its_path_phase_by_phase():
+    """ping's budget as a diagram of the path: a box per phase in path order, its
+    side, the measured and charged means, the cause that took most of it; a
+    round trip measured whole apart."""
+    from jtrpy.render import plots
+    budget = [{"phase": p, "side": s, "outliers": 10, "measured_mean_ns": m,
+               "charged_mean_ns": c, "dominant": {"category": "task preemption",
+                                                 "name": "jtr-trace", "side": s,
+                                                 "share": 0.62}}
+              for p, s, m, c in (("send", "ping", 579_210, 128_008), ("out", "pong", 51_836,
+                                                                       46_073),
+                                 ("reflect", "pong", 14, 0), ("reply", "ping", 23_203, 10_184),
+                                 ("trip", "ping", 23_585, 9238))]
+    r = {"tool": "ping", "runs": [], "attribution": {"budget": budget, "causes": [],
+                                                     "outliers": {"count": 10}}}
+    svg = report.page_plots(plots.pyplot(), r, "p", None, [])["budget"][1]
+    words = ("the send (from the", "the way out and pong's", "pong's reflection",
+             "the way back and the", "the round trip after")
+    at = [svg.index(w) for w in words]
+    assert at == sorted(at)                     # in path order, the whole trip last
+    assert "579.2 us measured" in svg and "128.0 us kernel, host" in svg
+    assert "pong side · 10 outliers" in svg and "most: jtr-trace 62 %" in svg
+
+
+def test_a_send_page_shows_what_the_send_path_adds_per_cause():
+    """jtr send's page: send against null per cause, each kind's time per second
+    of its own runs (the two kinds ran for different times)."""
+    from jtrpy.render import plots
+    a = {"run_kind": "send", "outliers": {"duration_ns": 2 * 10 ** 9, "count": 3},
+         "by_kind": {"null": {"outliers": {"duration_ns": 10 ** 9}}}, "causes": [],
+         "difference": [
+             {"category": "softirq", "name": "NET_RX",
+              "send": {"count": 52, "total_ns": 4_000_000}, "null": {"count": 0,
+                                                                    "total_ns": 0}},
+             {"category": "timer tick", "name": "local timer",
+              "send": {"count": 9, "total_ns": 2_000_000},
+              "null": {"count": 8, "total_ns": 1_500_000}}]}
+    rows = report.send_added(a)
+    assert [(r["name"], r["a_ns_per_s"], r["b_ns_per_s"]) for r in rows] == [
+        ("NET_RX", 0, 2_000_000), ("local timer", 1_500_000, 1_000_000)]
+    svg = report.page_plots(plots.pyplot(), {"tool": "send", "runs": [], "attribution": a},
+                            "s", None, [])["added"][1]
+    assert "null 0/s, send 2.00 ms/s" in svg and "send - null" in svg
+    assert report.send_added({"causes": []}) == []
