@@ -135,6 +135,25 @@ class Browser:
         finally:
             self.call("Target.closeTarget", targetId=target)
 
+    def evaluate(self, uri, script, height=3000):
+        """The value of the JavaScript expression @script in @uri, loaded in a tab
+        of its own (WIDTH x @height)."""
+        target = self.call("Target.createTarget", url="about:blank")["targetId"]
+        s = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        try:
+            self.call("Page.enable", s)
+            self.call("Emulation.setDeviceMetricsOverride", s, width=WIDTH, height=height,
+                      deviceScaleFactor=1, mobile=False)
+            self._events.clear()
+            self.call("Page.navigate", s, url=uri)
+            self.wait_event("Page.loadEventFired", s)
+            r = self.call("Runtime.evaluate", s, expression=script, returnByValue=True)
+            if "exceptionDetails" in r:
+                raise CannotRun("the script failed: %s" % r["exceptionDetails"])
+            return r["result"].get("value")
+        finally:
+            self.call("Target.closeTarget", targetId=target)
+
     def said(self):
         """The last lines Chromium wrote on its stderr."""
         try:
@@ -175,6 +194,33 @@ def close_browser():
         atexit.unregister(_browser.close)
         _browser.close()
         _browser = None
+
+
+# what a reader's pointer finds at the middle of each element matching a CSS
+# selector: the text of the tooltip the browser shows there (the nearest <title>
+# of the element under the pointer or of its ancestors), "" where none
+HOVER_JS = """(() => {
+  const out = [];
+  for (const el of document.querySelectorAll(%s)) {
+    el.scrollIntoView({block: "center"});
+    const r = el.getBoundingClientRect();
+    let at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    let text = "";
+    for (; at; at = at.parentElement) {
+      const t = Array.from(at.children).find(c => c.tagName.toLowerCase() === "title");
+      if (t) { text = t.textContent; break; }
+    }
+    out.push(text);
+  }
+  return out;
+})()"""
+
+
+def hover_texts(page, selector):
+    """What hovering the middle of each element of @page matching @selector shows
+    (headless Chromium: the element under the pointer and its <title>)."""
+    uri = "file://" + os.path.abspath(page)
+    return _the_browser().evaluate(uri, HOVER_JS % json.dumps(selector))
 
 
 def see(page, tmp, height=3000):

@@ -552,6 +552,21 @@ def test_seen_every_outlier_coloured(synthetic_seen):
         assert (abs(px - rgb).max(axis=1) <= 2).sum() > 50, colour
 
 
+def test_hovering_an_outlier_or_a_cause_bar_shows_what_it_was(synthetic_seen):
+    """In the browser, the pointer on each of the 62 outlier points shows its
+    length, time, CPU and main cause (the worst ones their causal chain too), and
+    on each cause bar its share and time."""
+    r, page, _ = synthetic_seen
+    tips = browser.hover_texts(page, "g[id^='outliers-cpu'] use")
+    assert len(tips) == 62 and all(re.match(r"[\d.]+ [nmu]?s at \+[\d.]+ s on CPU \d: \w", t)
+                                   for t in tips), tips[:3]
+    chains = [w["chain"] for w in r["attribution"]["worst"]]
+    assert sum(1 for t in tips if any(c in t for c in chains)) == len(chains), chains
+    bars = browser.hover_texts(page, "g[id^='cause-'] path")
+    assert bars and all(re.search(r"[\d.]+ %", t) for t in bars), bars
+    assert any("timer tick: 50.0 % of the outliers' time" in t for t in bars), bars
+
+
 def test_older_attribution_greys_what_it_did_not_keep(tmp_path):
     """A result attributed before each outlier's cause was kept: the worst are
     coloured, the others grey, and the page says so."""

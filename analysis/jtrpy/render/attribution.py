@@ -58,7 +58,7 @@ def group_causes(causes, names=3):
         nm = g["names"].setdefault(key, {"label": None, "total_ns": 0, "share": 0.0,
                                          "count": 0, "max_ns": 0, "per_s": 0.0,
                                          "phases": {}, "causes": 0, "pids": set(),
-                                         "row": c})
+                                         "row": c, "chain": c.get("example_chain")})
         nm["total_ns"] += c.get("total_ns") or 0
         nm["share"] += c.get("share") or 0.0
         nm["count"] += c.get("count") or 0

@@ -6,6 +6,7 @@ jtr_null's gnuplot files.
 
 The *_figure functions return a matplotlib figure for png_and_svg() (a page
 shows the SVG inline and writes the PNG beside it); the plot_* ones its PNG."""
+import html
 import io
 import math
 import textwrap
@@ -134,17 +135,51 @@ def png_and_svg(plt, fig):
     return buf.getvalue(), svg(plt, fig)
 
 
+def hover(fig, artist, gid, titles):
+    """What a reader sees on hovering @artist of @fig (svg() writes it as SVG
+    <title>s): @titles, a text (a bar: the group named @gid) or a list of texts,
+    one per point of a scatter in its order."""
+    artist.set_gid(gid)
+    fig.__dict__.setdefault("jtr_titles", {})[gid] = titles
+
+
+def _with_titles(text, titles):
+    """@text (an SVG) with a <title> in each group hover() named: a bar's group
+    gets one, each point of a scatter (its <use>s, in order) its own."""
+    out, pos = [], 0
+    for gid, t in sorted(titles.items(), key=lambda kv: text.find('id="%s"' % kv[0])):
+        at = text.find('<g id="%s">' % gid, pos)
+        if at < 0:
+            continue
+        at += len('<g id="%s">' % gid)
+        out.append(text[pos:at])
+        pos = at
+        if isinstance(t, str):
+            out.append("<title>%s</title>" % html.escape(t, quote=False))
+            continue
+        for one in t:
+            use = text.find("<use ", pos)
+            if use < 0:
+                break
+            out += [text[pos:use], "<title>%s</title>" % html.escape(one, quote=False),
+                    "<use "]
+            pos = use + len("<use ")
+    return "".join(out) + text[pos:]
+
+
 def svg(plt, fig):
     """The figure as an inline SVG element for a page: its text stays text (what a
     reader can select and search, and what the page tests read), drawn in the
-    page's own font."""
+    page's own font; what hover() gave becomes <title>s a reader sees on hovering."""
     import matplotlib
     buf = io.StringIO()
     with matplotlib.rc_context({"svg.fonttype": "none"}):
         fig.savefig(buf, format="svg")
     plt.close(fig)
     text = buf.getvalue()
-    return text[text.index("<svg"):]
+    text = text[text.index("<svg"):]
+    titles = fig.__dict__.get("jtr_titles")
+    return _with_titles(text, titles) if titles else text
 
 
 def plot_histogram(plt, series, what="loop time"):
@@ -273,29 +308,59 @@ def timeline_figure(plt, result, outliers, categories=None, bins=60):
     rank = np.array([place.get(c, 0) for c in cats.tolist()], dtype=np.int64)
     colour_of = np.array([CATEGORY_COLOURS.get(c, "#000000") for c in cats.tolist()],
                          dtype=object)
+    chains = {(w["cpu"], w["start_ns"]): w for w in worst}
+
+    def title(i, cat):
+        """A point's hover text: its length, when, where, its main cause, and its
+        causal chain where the attribution kept it (the worst outliers)."""
+        cpu, start, length = int(arr[i, 0]), int(arr[i, 1]), arr[i, 2]
+        w = chains.get((cpu, start))
+        return "%s at +%.3f s on CPU %d: %s%s" % (
+            fmt_ns(length), (start - t0) / 1e9, cpu, cat if cat != "?" else
+            "cause not kept per outlier", "\n" + w["chain"] if w and w.get("chain") else "")
     for ax, cpu in zip(axes, cpus):
         on = arr[:, 0] == cpu
         if categories is None:
-            ax.scatter(xs[on], arr[on, 2], s=5, color=UNKEPT, rasterized=raster,
-                       label="cause not kept per outlier (attributed before jtr kept it)"
-                       if cpu == cpus[0] else None)
+            sc = ax.scatter(xs[on], arr[on, 2], s=5, color=UNKEPT, rasterized=raster, zorder=3,
+                            label="cause not kept per outlier (attributed before jtr kept it)"
+                            if cpu == cpus[0] else None)
+            if not raster:
+                hover(fig, sc, "outliers-cpu%d" % cpu, [title(i, "?")
+                                                        for i in np.flatnonzero(on)])
             seen = set()
-            for w in worst:
+            for k, w in enumerate(worst):
                 if w["cpu"] != cpu:
                     continue
                 cat = w.get("category")
-                ax.scatter([(w["start_ns"] - t0) / 1e9], [w["length_ns"]], s=28,
-                           color=CATEGORY_COLOURS.get(cat, "#000000"), edgecolors="black",
-                           linewidths=0.4, zorder=3,
-                           label="worst: %s" % cat if cat not in seen else None)
+                sc = ax.scatter([(w["start_ns"] - t0) / 1e9], [w["length_ns"]], s=28,
+                                color=CATEGORY_COLOURS.get(cat, "#000000"),
+                                edgecolors="black", linewidths=0.4, zorder=3,
+                                label="worst: %s" % cat if cat not in seen else None)
+                hover(fig, sc, "worst-%d" % k, ["%s at +%.3f s on CPU %d: %s\n%s" % (
+                    fmt_ns(w["length_ns"]), (w["start_ns"] - t0) / 1e9, cpu, cat,
+                    w.get("chain") or "")])
                 seen.add(cat)
         else:
             # one scatter, the most frequent category drawn first: a rare cause is
             # never buried under a frequent one
             idx = np.flatnonzero(on)
             idx = idx[np.argsort(rank[idx], kind="stable")]
-            ax.scatter(xs[idx], arr[idx, 2], s=7, linewidths=0, c=colour_of[idx],
-                       rasterized=raster)
+            # above the grid lines and the frame: what the pointer finds is the point
+            sc = ax.scatter(xs[idx], arr[idx, 2], s=7, linewidths=0, c=colour_of[idx],
+                            rasterized=raster, zorder=3)
+            if not raster:
+                hover(fig, sc, "outliers-cpu%d" % cpu, [title(i, cats[i]) for i in idx])
+            else:
+                # the points are pixels: the worst ones, with their chains, can be
+                # hovered still (a mark too faint to see over each)
+                mine = [w for w in worst if w["cpu"] == cpu]
+                if mine:
+                    sc = ax.scatter([(w["start_ns"] - t0) / 1e9 for w in mine],
+                                    [w["length_ns"] for w in mine], s=30, color="#000000",
+                                    alpha=0.01, linewidths=0, zorder=3)
+                    hover(fig, sc, "worst-cpu%d" % cpu, ["%s at +%.3f s on CPU %d: %s\n%s" % (
+                        fmt_ns(w["length_ns"]), (w["start_ns"] - t0) / 1e9, cpu,
+                        w.get("category"), w.get("chain") or "") for w in mine])
             if cpu == cpus[0]:
                 for c in order:
                     ax.scatter([], [], s=7, color=CATEGORY_COLOURS.get(c, "#000000"),
@@ -384,16 +449,24 @@ def causes_figure(plt, groups):
     groups: attribution.group_causes()."""
     rows = []
     for g in groups:
-        rows.append((g["category"], g["share"], g["category"], True))
+        rows.append((g["category"], g["share"], g["category"], True,
+                     "%s: %.1f %% of the outliers' time, %s; the main cause of %d" % (
+                         g["category"], 100 * g["share"], fmt_ns(g.get("total_ns", 0)),
+                         g.get("count", 0))))
         for nm in g["names"]:
-            rows.append(("    " + nm["label"], nm["share"], g["category"], False))
+            rows.append(("    " + nm["label"], nm["share"], g["category"], False,
+                         "%s: %.1f %%, %s in %d outliers (the longest %s)%s" % (
+                             nm["label"], 100 * nm["share"], fmt_ns(nm.get("total_ns", 0)),
+                             nm.get("count", 0), fmt_ns(nm.get("max_ns", 0)),
+                             "\nfor example: " + nm["chain"] if nm.get("chain") else "")))
     fig, ax = plt.subplots(figsize=(9, 0.9 + 0.3 * max(len(rows), 1)))
     ys = list(range(len(rows)))[::-1]
     top = max((r[1] for r in rows), default=0) * 100 or 1
-    for y, (_, share, cat, head) in zip(ys, rows):
+    for k, (y, (_, share, cat, head, tip)) in enumerate(zip(ys, rows)):
         colour = CATEGORY_COLOURS.get(cat, "#555555")
-        ax.barh([y], [share * 100], height=0.75 if head else 0.55, color=colour,
-                alpha=1.0 if head else 0.5, edgecolor=colour)
+        bars = ax.barh([y], [share * 100], height=0.75 if head else 0.55, color=colour,
+                       alpha=1.0 if head else 0.5, edgecolor=colour)
+        hover(fig, bars.patches[0], "cause-%d" % k, tip)
         ax.text(share * 100 + top * 0.01, y, "%.1f %%" % (share * 100), va="center",
                 fontsize=FONT, fontweight="bold" if head else "normal")
     ax.set_yticks(ys)

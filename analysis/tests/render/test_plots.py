@@ -255,3 +255,20 @@ def test_the_categories_most_seen_are_told_apart():
                   for c in (ca, cb))
         hue = min(abs(ha - hb), 360 - abs(ha - hb))
         assert de >= 30 and (hue >= 60 or abs(la[0] - lb[0]) >= 20), (a, b, ca, cb, de, hue)
+
+
+def test_hover_titles_each_point_and_each_bar():
+    """svg() writes hover()'s texts as <title>s: one in each point's own group
+    (a scatter's points in their order), one in a bar's group."""
+    plt = plots.pyplot()
+    fig, ax = plt.subplots()
+    sc = ax.scatter([1, 2, 3], [1, 2, 3])
+    plots.hover(fig, sc, "pts", ["one <1>", "two", "three"])
+    bars = ax.barh([0], [2])
+    plots.hover(fig, bars.patches[0], "bar0", "the bar")
+    svg = plots.svg(plt, fig)
+    groups = svg[svg.index('<g id="pts">'):].split("<use ")[:4]
+    assert [g.rsplit("<title>", 1)[-1].split("</title>")[0] for g in groups[:3]] == [
+        "one &lt;1&gt;", "two", "three"]
+    assert svg.count("<title>") == 4 and '<g id="bar0">\n<title>the bar</title>' in \
+        svg.replace('<g id="bar0"><title>', '<g id="bar0">\n<title>')
