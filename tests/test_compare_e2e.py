@@ -304,7 +304,7 @@ def test_page_verdict_first_and_numbers_for_people(pages, two_runs):
     assert words.count("host %s %s" % (host, host)) == 1
 
 
-def test_page_ccdf_shows_both_sides_to_their_max(pages, two_runs):
+def test_page_spectra_show_both_sides_to_their_max(pages, two_runs):
     words = pages["seen"].words()
     for tag, name, src in (("A", "quiet", "before"), ("B", "noisy", "after")):
         mx = load(two_runs / src)["runs"][0]["max_ns"]

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """compare_page - the HTML page of two results compared (jtr report A B): the
-verdict first, jtr compare's table once, A's and B's tails on one plot (CCDF),
+verdict first, jtr compare's table once, A's and B's percentile spectra on one plot,
 what changed per cause, A | B side by side (each result's summary), the host
 facts in one table with the differences marked, and the 10 ns graphs.
 
@@ -277,7 +277,7 @@ def host_section(results):
 
 # --- the page -------------------------------------------------------------------
 
-def ccdf_section(c, results, labels, quantity, plt, pngs):
+def spectra_section(c, results, labels, quantity, plt, pngs):
     series = []
     for tag, label, res, colour in zip("AB", labels, results, plots.SIDE_COLOURS):
         q = select(res, quantity, label)
@@ -287,13 +287,14 @@ def ccdf_section(c, results, labels, quantity, plt, pngs):
     if not series:
         return ""
     what = c["a"]["measures"] or c["a"]["quantity"]
-    png, svg = plots.png_and_svg(plt, compare_plots.ccdf_figure(plt, series, what))
-    pngs["ccdf"] = png
+    png, svg = plots.png_and_svg(plt, compare_plots.spectra_figure(plt, series, what))
+    pngs["spectra"] = png
     maxes = ", ".join("%s %s" % (s[0].split(":")[0], fmt_ns(s[3])) for s in series)
     return "<h2>The tails of A and B</h2>" + svg_figure(
-        svg, "Share of samples above each value (log axes): the lower and further left a "
-             "line, the fewer and shorter its slow samples; each line ends at its side's "
-             "maximum (%s)" % maxes, "ccdf")
+        svg, "The percentile spectra of A and B, as every page draws one (x: the "
+             "percentile, y: the value, log axes): the lower a line, the shorter its "
+             "samples at that percentile; each line ends at its side's maximum (%s)" % maxes,
+        "spectra")
 
 
 def legacy_details(graphs, texts):
@@ -301,7 +302,9 @@ def legacy_details(graphs, texts):
     if not graphs and not texts:
         return ""
     out = ["<details><summary>10 ns graphs (jtr_null's gnuplot format)</summary>",
-           "<p>10 ns buckets, counts on a log scale; the data files: %s</p>" % ", ".join(
+           "<p>10 ns buckets, counts on a log scale, as far as 99.9 %% of the samples "
+           "reach (--histo-buckets sets it): the tail past them is on the spectra above, "
+           "to each side's max. The data files: %s</p>" % ", ".join(
                '<a href="%s">%s</a>' % (esc(t), esc(t)) for t in texts)]
     out += [img(name, data, name) for name, data in graphs.items()]
     out.append("</details>")
@@ -323,7 +326,7 @@ def build(results, given, opts, summary, c):
     body.append(verdict_section(c, labels))
     body.append("<h2>A against B</h2>")
     body.append(metrics_table(c))
-    body.append(ccdf_section(c, results, labels, quantity, plt, pngs))
+    body.append(spectra_section(c, results, labels, quantity, plt, pngs))
     body.append(causes_section(c, plt, pngs))
     body.append('<h2>A | B</h2><div class="sides"><div>%s</div><div>%s</div></div>' % (
         summary("A: " + labels[0], results[0], quantity),

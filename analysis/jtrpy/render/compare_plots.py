@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """compare_plots - the graphs of the comparison page (render/compare_page.py):
-A's and B's complementary CDFs on one plot, and the change of each cause's time
+A's and B's percentile spectra on one plot, and the change of each cause's time
 lost per second of run as diverging bars. Each returns a matplotlib figure
 (plots.png_and_svg makes the page's inline SVG and the PNG beside it)."""
 import math
@@ -11,73 +11,14 @@ from . import plots
 DELTA_CAUSES = 12       # causes on the delta chart, largest change first
 
 
-def ccdf_points(buckets, lo_ns, hi_ns):
-    """[(value_ns, fraction of samples above it)] of a histogram: one step per
-    bucket, from 1 at @lo_ns down to one sample's share at the maximum @hi_ns
-    (the last sample is drawn at its own value, never at 0 on a log axis)."""
-    n = float(sum(b[2] for b in buckets))
-    if not n:
-        return []
-    pts, seen = [(max(lo_ns, 1), 1.0)], 0
-    for _, hi, count in buckets:
-        seen += count
-        above = (n - seen) / n
-        x = min(max(hi, lo_ns, 1), hi_ns)
-        if above <= 0:
-            break
-        pts.append((x, above))
-    pts.append((max(hi_ns, 1), 1.0 / n))
-    return pts
-
-
-def _fraction_label(y):
-    """The y tick of a CCDF: 'all', then the percentile a fraction above is the
-    tail of: 'p90', 'p99', 'p99.9', ..."""
-    if y >= 1:
-        return "all"
-    k = int(round(-math.log10(y)))
-    return "p" + ("%.*f" % (k - 2, 100 - 100 * y) if k > 2 else "%g" % (100 - 100 * y))
-
-
-def ccdf_figure(plt, series, what="loop time"):
-    """Complementary CDFs on log axes. series: [(label, buckets, min_ns, max_ns,
-    colour)]; each line ends at its side's maximum, marked and labelled."""
-    fig, ax = plt.subplots(figsize=(9, 4.6))
-    lo_x, hi_x, lo_y = float("inf"), 1.0, 1.0
-    for i, (label, buckets, lo, hi, colour) in enumerate(series):
-        pts = ccdf_points(buckets, lo, hi)
-        if not pts:
-            continue
-        xs, ys = [p[0] for p in pts], [p[1] for p in pts]
-        ax.step(xs, ys, where="post", color=colour, linewidth=1.8 if i == 0 else 1.4,
-                linestyle="-" if i == 0 else "--",
-                label="%s, max %s" % (label, plots.tick_ns(hi)))
-        ax.plot([xs[-1]], [ys[-1]], "o", color=colour, markersize=6)
-        lo_x, hi_x, lo_y = min(lo_x, xs[0]), max(hi_x, xs[-1]), min(lo_y, ys[-1])
-    if lo_x == float("inf"):
-        lo_x = 1.0
-    ax.set_yscale("log")
-    ax.set_xscale("log")
-    plots.log_ticks(ax, lo_x, hi_x * 1.05, axis="x")
-    ax.set_xlim(lo_x / 1.15, hi_x * 1.6)
-    bottom = 10 ** math.floor(math.log10(lo_y))
-    ax.set_ylim(bottom / 1.5, 1.6)
-    ticks = [10 ** -k for k in range(0, int(round(-math.log10(bottom))) + 1)]
-    ax.set_yticks(ticks)
-    ax.set_yticklabels([_fraction_label(t) for t in ticks], fontsize=plots.FONT)
-    ax.minorticks_off()
-    ax.set_xlabel(what, fontsize=plots.FONT)
-    ax.set_ylabel("samples above: the tail from percentile", fontsize=plots.FONT)
-    ax.grid(True, which="major", alpha=0.3)
-    if len(series) > 2:
-        # many lines: the legend under the axes, where it hides none
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2,
-                  fontsize=plots.FONT, frameon=False)
-        fig.set_size_inches(9, 4.6 + 0.25 * ((len(series) + 1) // 2))
-    else:
-        ax.legend(loc="lower left", fontsize=plots.FONT)
-    fig.tight_layout()
-    return fig
+def spectra_figure(plt, series, what="loop time"):
+    """The percentile spectra of several results on one plot, as every page
+    draws a spectrum (plots.spectrum_figure: x = the percentile, y = the value,
+    each curve to its own maximum, marked). series: [(label, buckets, min_ns,
+    max_ns, colour)]; each label says its maximum."""
+    sp = [("%s, max %s" % (label, plots.tick_ns(hi)), plots.spectrum(buckets, lo, hi), colour)
+          for label, buckets, lo, hi, colour in series]
+    return plots.spectrum_figure(plt, [s for s in sp if s[1]], what)
 
 
 def nice_step(x):

@@ -259,8 +259,15 @@ def spectrum_figure(plt, series, what="loop time (ns)"):
     ax.set_ylabel(what, fontsize=FONT)
     ax.set_title("Percentile spectrum", fontsize=FONT + 2)
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(loc="upper left", fontsize=FONT)
-    fig.subplots_adjust(left=0.1, right=0.98, top=0.92, bottom=0.12)
+    # the legend under the axes, where it covers no curve (a ping's top curve
+    # ran under it in the corner)
+    cols = min(3, max(len(series), 1))
+    lines = -(-len(series) // cols)
+    fig.set_size_inches(9, 4.8 + 0.22 * lines)
+    fig.legend(*ax.get_legend_handles_labels(), loc="lower center", ncol=cols, fontsize=FONT,
+               frameon=False)
+    fig.subplots_adjust(left=0.1, right=0.98, top=0.92,
+                        bottom=(0.55 + 0.22 * lines) / fig.get_figheight())
     return fig
 
 

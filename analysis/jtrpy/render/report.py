@@ -46,7 +46,9 @@ def legacy_section(pngs, texts, captions=None):
     if not pngs and not texts:
         return ""
     out = ["<h2>10 ns graphs (jtr_null's gnuplot format)</h2>",
-           "<p>10 ns buckets, counts on a log scale; the data files are in jtr_null's "
+           "<p>10 ns buckets, counts on a log scale, as far as 99.9 %% of the samples "
+           "reach (--histo-buckets sets it): the tail past them is on the percentile "
+           "spectrum above, to the max. The data files are in jtr_null's "
            "gnuplot format (docs/compat.md): %s</p>"
            % ", ".join('<a href="%s">%s</a>' % (esc(t), esc(t)) for t in texts)]
     for name, data in pngs.items():

@@ -95,18 +95,25 @@ def few_ticks(lo, hi, most=4):
     return cands if len(cands) >= 2 else sorted({lo, hi})
 
 
+ZERO_X = 0.5      # where a panel's log axis draws the samples of 0 ns (a coarse clock's)
+
+
 def panels_figure(plt, panels, what="loop time"):
     """Small multiples: one histogram per panel (counts on a log scale, x on a
-    log scale ranged to the panel's own data), up to PANEL_COLUMNS a row."""
+    log scale), up to PANEL_COLUMNS a row, every panel on one x range (they are
+    compared side by side); samples of 0 ns (a coarse clock's: every read in one
+    tick) drawn at ZERO_X, labelled 0, rather than off a log axis."""
     cols = min(PANEL_COLUMNS, len(panels))
     rows = int(math.ceil(len(panels) / float(cols)))
     fig, axes = plt.subplots(rows, cols, figsize=(9, 2.7 * rows + 0.5), squeeze=False)
+    filled = [b for _, series in panels for _, bs, _ in series for b in bs if b[2]]
+    lo = min((b[0] for b in filled), default=1)
+    hi = max((b[1] for b in filled), default=2)
+    zero = any(b[1] < 1 for b in filled)
     for ax, (title, series) in zip([a for row in axes for a in row], panels):
-        lo = min(b[0] for _, bs, _ in series for b in bs if b[2])
-        hi = max(b[1] for _, bs, _ in series for b in bs if b[2])
         top = 1
         for label, buckets, colour in series:
-            xs = [max((b[0] + b[1]) / 2.0, 0.5) for b in buckets if b[2]]
+            xs = [ZERO_X if b[1] < 1 else max((b[0] + b[1]) / 2.0, 1) for b in buckets if b[2]]
             ys = [b[2] for b in buckets if b[2]]
             top = max([top] + ys)
             ax.vlines(xs, 0.8, ys, colors=colour, alpha=0.7, linewidth=1.2)
@@ -115,11 +122,11 @@ def panels_figure(plt, panels, what="loop time"):
         plots.log_counts(ax)
         ax.set_ylim(0.7, top * 2)
         ax.set_xscale("log")
-        ticks = few_ticks(max(lo, 1), hi)
-        ax.set_xticks(ticks)
-        ax.set_xticklabels([plots.tick_ns(t) for t in ticks])
+        ticks = few_ticks(max(lo, 1), max(hi, 2))
+        ax.set_xticks(([ZERO_X] if zero else []) + ticks)
+        ax.set_xticklabels((["0"] if zero else []) + [plots.tick_ns(t) for t in ticks])
         ax.minorticks_off()
-        ax.set_xlim(max(lo, 1) / 1.3, hi * 1.3)
+        ax.set_xlim((ZERO_X if zero else max(lo, 1)) / 1.3, max(hi, 2) * 1.3)
         ax.set_title(title, fontsize=plots.FONT)
         ax.tick_params(labelsize=plots.FONT - 1)
         ax.grid(True, which="major", alpha=0.3)
@@ -134,8 +141,8 @@ def panels_figure(plt, panels, what="loop time"):
 
 
 def overview_section(plt, names, results, pngs):
-    """The tails of every item on one plot, each on its tool's quantity: a CCDF
-    per item."""
+    """The tails of every item on one plot, each on its tool's quantity: a
+    percentile spectrum per item."""
     cmap = plt.get_cmap("tab10")
     series = []
     for i, (name, r) in enumerate(zip(names, results)):
@@ -145,11 +152,12 @@ def overview_section(plt, names, results, pngs):
             series.append(("%s (%s)" % (name, q.name), m[0], m[1], m[2], cmap(i % 10)))
     if not series:
         return ""
-    png, svg = plots.png_and_svg(plt, compare_plots.ccdf_figure(plt, series, "value"))
+    png, svg = plots.png_and_svg(plt, compare_plots.spectra_figure(plt, series, "value"))
     pngs["suite-tails"] = png
     return "<h2>The tails of every item</h2>" + svg_figure(
-        svg, "Share of samples above each value, every item on its tool's quantity (log "
-             "axes); each line ends at the item's maximum", "suite-tails")
+        svg, "The percentile spectrum of every item on its tool's quantity (x: the "
+             "percentile, y: the value, log axes); each line ends at the item's maximum",
+        "suite-tails")
 
 
 def runs_table(result):
@@ -211,7 +219,7 @@ def build(folder, doc, opts, loaded, why):
             png, svg = plots.png_and_svg(plt, panels_figure(plt, panels, q.measures or
                                                             "value"))
             pngs["%s-runs" % stems[i]] = png
-            body.append(svg_figure(svg, "%s: each run's histogram, ranged to its data%s" % (
+            body.append(svg_figure(svg, "%s: each run's histogram, on one range%s" % (
                 name, " (%s)" % ", ".join(
                     "against %s" % partner[name][0] for _ in [0]) if name in partner
                 else ""), "%s-runs" % stems[i]))

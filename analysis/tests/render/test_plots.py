@@ -11,7 +11,7 @@ import pytest
 
 from jtrpy.errors import UsageError
 from jtrpy.formats import legacy
-from jtrpy.render import plots
+from jtrpy.render import plots, suite_page
 
 from ..synthetic import make_run
 
@@ -75,7 +75,6 @@ def no_tex(monkeypatch):
 
 
 def test_histograms_draw_counts_and_durations_in_plain_text(plt, no_tex):
-    from jtrpy.render import suite_page
     buckets = [(10, 20, 5), (1000, 1100, 20000), (2_000_000, 2_100_000, 1)]
     fig = plots.histogram_figure(plt, [("cpu1", buckets, "#1f77b4")])
     ax = fig.axes[0]
@@ -272,3 +271,22 @@ def test_hover_titles_each_point_and_each_bar():
         "one &lt;1&gt;", "two", "three"]
     assert svg.count("<title>") == 4 and '<g id="bar0">\n<title>the bar</title>' in \
         svg.replace('<g id="bar0"><title>', '<g id="bar0">\n<title>')
+
+
+def test_suite_panels_share_one_range_and_show_samples_of_zero(plt):
+    """A coarse clock reads 0 ns between its ticks: 2.6M samples at 0 ns must be
+    seen (at the axis's 0, not off a log axis); panels compared side by side
+    share one x range."""
+    zero = [[0, 0, 2_600_000], [4_000_000, 4_000_063, 3]]
+    fine = [[20, 20, 900], [30, 30, 100]]
+    fig = suite_page.panels_figure(plt, [("coarse", [("x", zero, "#1f77b4")]),
+                                         ("fine", [("y", fine, "#d62728")])])
+    try:
+        a, b = fig.axes[:2]
+        assert a.get_xlim() == b.get_xlim()
+        assert a.get_xlim()[0] < suite_page.ZERO_X < a.get_xlim()[1]
+        assert a.get_xticklabels()[0].get_text() == "0"
+        xs = a.collections[0].get_segments()[0][0][0]
+        assert xs == suite_page.ZERO_X
+    finally:
+        plt.close(fig)
