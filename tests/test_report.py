@@ -142,8 +142,8 @@ def test_real_pair_compare(gaps, tmp_path):
     in a browser): its files, and jtr compare's verdict on it."""
     out = tmp_path / "cmp"
     run_jtr("report", "-o", out, gaps[0], gaps[1], check=True)
-    assert sorted(os.listdir(out)) == ["a.gp", "a.txt", "b.gp", "b.txt", "spectra.png",
-                                       "plot_a_v_b-1.png", "report.html"]
+    assert sorted(os.listdir(out)) == ["a.gp", "a.txt", "b.gp", "b.txt", "plot_a_v_b-1.png",
+                                       "report.html", "spectra.png"]
     for n in ("spectra", "plot_a_v_b-1"):
         assert_png(out / (n + ".png"))
     page = parse(out / "report.html")
@@ -288,8 +288,8 @@ def test_synthetic_pair_and_no_warnings(tmp_path):
     b = synthetic(tmp_path / "b")
     run_jtr("report", "-o", tmp_path / "o", tmp_path / "a", tmp_path / "b", check=True)
     files = sorted(os.listdir(tmp_path / "o"))
-    assert files == ["a.gp", "a.txt", "b.gp", "b.txt", "spectra.png", "plot_a_v_b-1.png",
-                     "report.html"]
+    assert files == ["a.gp", "a.txt", "b.gp", "b.txt", "plot_a_v_b-1.png", "report.html",
+                     "spectra.png"]
     text = " ".join("".join(parse(tmp_path / "o" / "report.html").text).split())
     for r in (a, b):
         run = r["runs"][0]
