@@ -3,6 +3,7 @@
 remedies that remove them, ranked by the time they would save; --prove measures
 each one with jtr ab."""
 import json
+import sys
 import textwrap
 
 from ..cli.parser import (
@@ -17,6 +18,7 @@ from ..cli.parser import (
     say,
     shared,
 )
+from ..cli.progress import Progress
 from ..drivers.advise import advise_job, prove
 from ..errors import UsageError
 from ..render.advise import format_advice, format_proof
@@ -99,7 +101,8 @@ def run(opts):
                     name, name))
     doc, result, outdir = advise_job(opts.results[0], {
         "accept_invalid": opts.accept_invalid, "prove": opts.prove, "top": opts.top,
-        "profile_dir": opts.profile_dir, "output": opts.output})
+        "profile_dir": opts.profile_dir, "output": opts.output},
+        Progress("jtr advise", sys.stderr))
     if not opts.prove:
         if opts.json:
             print(json.dumps(doc, indent=2))

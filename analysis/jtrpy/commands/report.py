@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """report - jtr report: one self-contained HTML page (plots embedded) of a
 result, of two compared, or of a jtr suite folder, with the PNGs beside it."""
+import sys
+
 from ..cli.parser import Count, JtrParser, add_output, add_quantity
+from ..cli.progress import Progress
 from ..drivers.report import write_report
 from ..formats import legacy
 
@@ -74,7 +77,10 @@ def make_parser(prog):
 
 
 def run(opts):
-    print(write_report(opts.paths, opts.output, {
+    progress = Progress("jtr report", sys.stderr)
+    line = write_report(opts.paths, opts.output, {
         "gnuplot": opts.gnuplot, "histo_buckets": opts.histo_buckets,
-        "quantity": opts.quantity, "mixed": opts.mixed}))
+        "quantity": opts.quantity, "mixed": opts.mixed, "progress": progress})
+    progress.done()
+    print(line)
     return 0

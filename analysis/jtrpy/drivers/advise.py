@@ -51,8 +51,9 @@ class Evidence:
     outlier number)], .outliers (how many), .outlier_ns, .duration_ns, .cpus,
     .throttled (how many outliers RT throttling took part in), .source."""
 
-    def __init__(self, result):
+    def __init__(self, result, progress=None):
         self.result = result
+        self.progress = progress
         self.items, self.outliers, self.throttled = [], 0, 0
         f = result_figures(result)
         self.cpus = f["cpus"]
@@ -104,7 +105,7 @@ class Evidence:
                     rid, cat, name = ("watchdog",) + WATCHDOG
                 self.items.append((rid, cat, name, ns, n))
 
-        att, _ = attribution_of(result, each=each)
+        att, _ = attribution_of(result, each=each, progress=self.progress)
         self.outliers = k[0]
         self._once_per_instant(att)
 
@@ -163,9 +164,12 @@ def _within(ts, lo, hi):
     return i < len(ts) and ts[i] <= hi
 
 
-def advise_result(result):
-    """The advice for @result (a Result): the jtr-advise/1 document."""
-    evd = Evidence(result)
+def advise_result(result, progress=None):
+    """The advice for @result (a Result): the jtr-advise/1 document. @progress: a
+    cli Progress told how the charges are gathered again from the events."""
+    evd = Evidence(result, progress)
+    if progress is not None:
+        progress.done()
     facts = A.facts()
     ctx = A.Context(evd.cpus, facts, {n: A.find_tasks(n, pids, evd.cpus)
                                       for n, pids in evd.task_pids().items()},
@@ -206,7 +210,7 @@ def profile_of(doc, top=None):
         doc["result"], doc["tool"], ",".join(map(str, doc["cpus"]))))
 
 
-def advise_job(path, opts):
+def advise_job(path, opts, progress=None):
     """jtr advise RESULT up to the advice: the result at @path loaded (refused when it
     is not a valid measurement, unless @opts["accept_invalid"]), advised on, its
     profile cut to @opts["top"] remedies and written to @opts["profile_dir"]; with
@@ -226,7 +230,7 @@ def advise_job(path, opts):
             raise UsageError("profile %s is applied: revert it first ('jtr tune revert'), so "
                              "the baseline is the machine as RESULT measured it"
                              % st["profile"])
-    doc, _ = advise_result(result)
+    doc, _ = advise_result(result, progress)
     if opts["top"] and doc["profile"]:
         doc["profile"] = profile_of(doc, opts["top"])
     folder = opts["profile_dir"]

@@ -562,15 +562,18 @@ def row_categories(result, rows):
     return out if all(taken[k] == len(v) for k, v in parts.items()) else None
 
 
-def page_plots(plt, result, label, quantity, rows):
+def page_plots(plt, result, label, quantity, rows, progress=None):
     """{name: (png, svg, caption)} of one result's plots: percentile spectrum,
-    timeline (@rows: its outlier log's rows, [] without one), causes, histogram."""
+    timeline (@rows: its outlier log's rows, [] without one), causes, histogram;
+    @progress (a cli Progress, or None) told which is drawn."""
     runs = [r for r in (select(result, quantity, label).runs if quantity
                         else result.get("runs", []))
             if isinstance(r, dict) and isinstance(r.get("histogram"), dict)]
     cmap = plt.get_cmap("tab10")
     what = "%s" % (select(result, quantity, label).measures or "value")
     out = {}
+    say = progress or (lambda text: None)
+    say("the percentile spectrum")
     if runs:
         sp = [(r.get("name") or "run %d" % i,
                plots.spectrum(r["histogram"]["buckets"], r.get("min_ns", 0), r.get("max_ns", 0)),
@@ -580,6 +583,7 @@ def page_plots(plt, result, label, quantity, rows):
     a = attribution_of(result)
     if a:
         if rows or a.get("worst"):
+            say("the timeline of %d outliers" % len(rows))
             cats = row_categories(result, rows) if rows else None
             out["timeline"] = plots.png_and_svg(
                 plt, plots.timeline_figure(plt, result, rows, cats)) + (
@@ -616,6 +620,7 @@ def page_plots(plt, result, label, quantity, rows):
                 "Outlier time per cause category and its largest names (tasks by name, "
                 "their pids together)",)
     if runs:
+        say("the histogram")
         hs = [(r.get("name") or "run %d" % i, r["histogram"]["buckets"], cmap(i % 10))
               for i, r in enumerate(runs)]
         fig = plots.histogram_figure(plt, hs, what, font=plots.FONT)
@@ -633,7 +638,7 @@ def single_page(result, given, opts, rows):
     quantity = opts.get("quantity")
     plt = plots.pyplot()
     label = os.path.basename(os.path.abspath(result.folder)) or given
-    shown = page_plots(plt, result, label, quantity, rows)
+    shown = page_plots(plt, result, label, quantity, rows, opts.get("progress"))
     pngs = {name: v[0] for name, v in shown.items()}
     title = title_of(result, quantity)
     body = ["<h1>%s</h1>" % esc(title), summary_section(label, result, quantity),

@@ -203,3 +203,12 @@ def test_a_send_page_shows_what_the_send_path_adds_per_cause():
                             "s", None, [])["added"][1]
     assert "null 0/s, send 2.00 ms/s" in svg and "send - null" in svg
     assert report.send_added({"causes": []}) == []
+
+
+def test_the_page_says_which_plot_it_draws():
+    """jtr report may take seconds a page: its progress line says which plot."""
+    from jtrpy.render import plots
+    said = []
+    r = {"tool": "gap", "runs": [dict(make_run(loops(3, n=20_000)), start_mono_ns=0)]}
+    report.page_plots(plots.pyplot(), r, "g", None, [], said.append)
+    assert said == ["the percentile spectrum", "the histogram"]
