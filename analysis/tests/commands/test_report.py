@@ -17,9 +17,12 @@ def test_one_or_two_results(capsys, args):
 def test_the_options_go_to_the_driver_and_its_line_is_printed(capsys, monkeypatch):
     calls = []
     monkeypatch.setattr(command, "write_report", lambda paths, output, opts: calls.append(
-        (paths, output, opts)) or "jtr report: x/report.html (p.png)")
+        (paths, output, dict(opts, progress=type(opts["progress"]).__name__))) or
+        "jtr report: x/report.html (p.png)")
     assert jtr(["report", "-o", "x", "--gnuplot", "--histo-buckets", "50", "--quantity",
                 "rtt_from_send", "a", "b"]) == 0
+    # and the progress line the driver tells which plot it draws
     assert calls == [(["a", "b"], "x", {"gnuplot": True, "histo_buckets": 50,
-                                        "quantity": "rtt_from_send", "mixed": False})]
+                                        "quantity": "rtt_from_send", "mixed": False,
+                                        "progress": "Progress"})]
     assert capsys.readouterr().out == "jtr report: x/report.html (p.png)\n"

@@ -10,6 +10,7 @@ import os
 import pytest
 
 from jtrpy.cli.main import main as jtr
+from jtrpy.cli.progress import Progress
 from jtrpy.drivers import report as D
 from jtrpy.render import compare_page, report, suite_page
 from jtrpy.results.result import Result, load_result
@@ -28,11 +29,15 @@ def write(folder, doc=None):
 def built(monkeypatch):
     """The pages built: [(kind, what it was given)]."""
     calls = []
+
+    def seen(opts):
+        """The options, the command's progress line told as a yes (it is given)."""
+        return {k: isinstance(v, Progress) if k == "progress" else v for k, v in opts.items()}
     monkeypatch.setattr(D, "pages", lambda results, paths, opts: calls.append(
-        ("report", [r.folder for r in results], paths, opts)) or ({"p": b"png"}, "<html/>",
-                                                                  {"a.gp": "gp"}))
+        ("report", [r.folder for r in results], paths, seen(opts))) or (
+            {"p": b"png"}, "<html/>", {"a.gp": "gp"}))
     monkeypatch.setattr(suite_page, "build", lambda folder, doc, opts, loaded, why: calls.append(
-        ("suite", folder, doc["command"], opts, loaded, why)) or ({}, "<suite/>", {}))
+        ("suite", folder, doc["command"], seen(opts), loaded, why)) or ({}, "<suite/>", {}))
     return calls
 
 
@@ -58,7 +63,8 @@ def test_one_result_into_its_folder(tmp_path, capsys, built):
     assert sorted(os.listdir(rep)) == ["a.gp", "p.png", "report.html"]
     assert capsys.readouterr().out == "jtr report: %s (p.png, a.gp)\n" % (rep / "report.html")
     assert built == [("report", [a], [a], {"gnuplot": True, "histo_buckets": 50,
-                                           "quantity": None, "mixed": False})]
+                                           "quantity": None, "mixed": False,
+                                           "progress": True})]
 
 
 def test_two_results_next_to_where_it_runs(tmp_path, capsys, built, monkeypatch):
@@ -91,7 +97,8 @@ def test_a_suite_folder(tmp_path, capsys, built):
     assert jtr(["report", str(s)]) == 0
     assert (s / "report" / "report.html").read_text() == "<suite/>"
     assert built == [("suite", str(s), ["jtr suite"], {"gnuplot": False, "histo_buckets": None,
-                                                       "quantity": None, "mixed": False},
+                                                       "quantity": None, "mixed": False,
+                                                       "progress": True},
                       {}, {})]
     assert jtr(["report", "--quantity", "gap", str(s)]) == 2
     assert capsys.readouterr().err.endswith(
