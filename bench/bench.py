@@ -20,7 +20,9 @@
    every round trip attributed on both ends (goal <= 10 s for >= 2M events
    and >= 50k overlapping outliers), against the plain-Python path.
 6. Report speed: bench/report_bench.py (`jtr report` on 10M samples, 100k
-   attributed outliers; goal < 5 s).
+   attributed outliers; goal < 5 s); export speed (root only):
+   bench/export_bench.py (`jtr export --perfetto` of a real traced 3 s
+   ping at 10K/s; goal <= 5 s).
 7. Transports: bench/transport_bench.py (shm ping-pong vs the cache-line
    round trip, UDP and TCP ping-pong vs sockperf, shm throughput vs memcpy
    bandwidth, between two CPUs).
@@ -50,7 +52,7 @@ The machines are shared and noisy: every comparison is a ratio taken within
 one run, rounds alternate, and medians are reported.
 Environment: BENCH_SECONDS (default 10), BENCH_ROUNDS (default 3), BENCH_CPU;
 BENCH=ITEM,... runs only those items: gap, hist, null, tracer, attribution,
-report, transports, ipc, drops, wake, watch (default: all).
+report, export, transports, ipc, drops, wake, watch (default: all).
 """
 import json
 import os
@@ -67,8 +69,8 @@ import watch_bench
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 JTR = os.path.join(ROOT, "jtr")
 HIST_BENCH = os.path.join(ROOT, "build", "bench", "hist_bench")
-ITEMS = ("gap", "hist", "null", "tracer", "attribution", "report", "transports", "ipc", "drops",
-         "wake", "watch")
+ITEMS = ("gap", "hist", "null", "tracer", "attribution", "report", "export", "transports", "ipc",
+         "drops", "wake", "watch")
 FLOOD_CMD = "jtr send -T udp -c CPU -n 500K -p 0"
 BUSY_LOOPS = 24
 
@@ -298,7 +300,7 @@ def main():
     cpu = int(os.environ.get("BENCH_CPU", last_online_cpu()))
     tmp = tempfile.mkdtemp(prefix="jtr-bench-")
     jr, orr = [], []
-    hist = null = tracer = attrib = report = ipc = drops = wake = watch = None
+    hist = null = tracer = attrib = report = export = ipc = drops = wake = watch = None
     try:
         for i in range(rounds if "gap" in items else 0):
             print("bench: round %d/%d: jtr gap and oslat, %d s each on CPU %d"
@@ -316,6 +318,8 @@ def main():
             attrib = attribution_speed() + "\n" + attribution_speed("ends_bench.py")
         if "report" in items:
             report = attribution_speed("report_bench.py")
+        if "export" in items:
+            export = attribution_speed("export_bench.py")
         if "ipc" in items:
             ipc = ipc_compare(tmp)
         if "drops" in items and os.geteuid() == 0:
@@ -403,6 +407,11 @@ def main():
         print(lines[0] if lines else "report speed: no output")
         if lines:
             result["report"] = json.loads(lines[-1])
+    if export is not None:
+        lines = export.strip().splitlines()
+        print(lines[0] if lines else "export speed: no output")
+        if len(lines) > 1:
+            result["export"] = json.loads(lines[-1])
     if "transports" in items:
         tmp = tempfile.mkdtemp(prefix="jtr-bench-")
         sys.stdout.flush()
