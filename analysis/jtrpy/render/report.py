@@ -377,7 +377,8 @@ def decomposition_section(a):
 
 
 def run_table(runs):
-    """One row per run in people's units."""
+    """One row per run in people's units (a percentile its samples do not
+    support: -, results/figures.supported)."""
     keys = [k for k in PERCENTILE_KEYS if any(k in (r.get("percentiles_ns") or {})
                                               for r in runs)]
     head = ["run", "CPU", "samples", "duration"] + ["p" + k for k in keys] + [
@@ -388,7 +389,8 @@ def run_table(runs):
         o = r.get("outliers") if isinstance(r.get("outliers"), dict) else {}
         rows.append([str(r.get("name") or ""), str(r.get("cpu", "")), count_text(r.get("samples")),
                      fmt_ns(r.get("duration_ns"))] +
-                    [fmt_ns(pc.get(k)) for k in keys] +
+                    [fmt_ns(pc.get(k)) if supported(k, r.get("samples") or 0) else "-"
+                     for k in keys] +
                     [fmt_ns(r.get("max_ns")), fmt_ns(r.get("mean_ns")),
                      count_text(o.get("count")), "%.1f" % o["per_s"] if "per_s" in o else "",
                      "%.3f %%" % r["lost_time_pct"] if "lost_time_pct" in r else ""])

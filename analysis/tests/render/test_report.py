@@ -146,6 +146,10 @@ def test_a_wake_page_says_what_wake_is_for(tmp_path):
     assert "missed periods" in html and "217" in html and "Act: 1310" in html
     # 1,000 samples: no p99.99 of their own
     assert "1,000 samples: none past the max" in html
+    runs = report.run_table([run])
+    head = [c.split("</th>")[0] for c in runs.split("<th>")[1:]]
+    cells = [c.split("</td>")[0] for c in runs.split("<td>")[1:]]
+    assert cells[head.index("p99.9")] != "-" and cells[head.index("p99.99")] == "-"
     sec = report.decomposition_section(r["attribution"])
     assert "<td>blocking thread</td><td>4</td><td>99.0 %</td>" in sec
     assert "NMI interference" not in sec          # a component that never was
