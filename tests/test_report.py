@@ -10,6 +10,8 @@ import html.parser
 import json
 import os
 import re
+import subprocess
+import sys
 import time
 
 import browser
@@ -649,3 +651,59 @@ def test_real_traced_run_seen(traced):
     assert sum(int(n) for _, n in legend) == logged, legend
     assert dict(collections.Counter(cats)) == {c: int(n) for c, n in legend}
     assert took < 10, took
+
+
+INJECT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "inject.py")
+
+
+@pytest.fixture(scope="module")
+def probe_pages(tmp_path_factory):
+    """Real traced runs of wake (beside a FIFO spinner on its CPU for 2 s from
+    0.5 s on, over the run's 1 s: late wake-ups for certain) and ping, and their
+    pages: {probe: (folder, result, page)}."""
+    need_tracing()
+    d = tmp_path_factory.mktemp("probes")
+    cpu = max(os.sched_getaffinity(0))
+    out = {}
+    spins = d / "spins.csv"
+    spinner = subprocess.Popen(
+        ["unshare", "--pid", "--kill-child", "--mount-proc", sys.executable, INJECT, "fifo",
+         str(cpu), "--prio", "10", "--spin-us", "400", "--period-ms", "20", "--duration",
+         "2", "--delay", "0.5", "--out", str(spins)])
+    try:
+        run_jtr("run", "wake", "-c", cpu, "-d", "1", "-o", d / "wake", check=True)
+    finally:
+        spinner.wait(timeout=60)
+    run_jtr("run", "ping", "-T", "udp", "-r", "2K", "-d", "1", "-o", d / "ping", check=True)
+    for probe in ("wake", "ping"):
+        run_jtr("report", d / probe, check=True)
+        out[probe] = (d / probe, load(d / probe), d / probe / "report" / "report.html")
+    return out
+
+
+def test_the_wake_page_shows_what_wake_is_for(probe_pages, tmp_path):
+    """A real jtr run wake's page: the headline first, its missed periods,
+    cyclictest's line, the late wake-ups taken apart (the spinner's), every
+    outlier coloured and hoverable."""
+    folder, r, page = probe_pages["wake"]
+    seen = browser.see(page, tmp_path)
+    text = seen.words()
+    run = r["runs"][0]
+    summary = text[:text.index("Percentile spectrum")]
+    assert text.startswith("jtr wake · CPU %d" % run["cpu"])
+    assert "missed periods %d" % run["missed"] in summary.replace(",", "")
+    assert re.search(r"T: 0 \( *\d+\) P: ?\d+ I:1000 C: +\d+ Min:", summary), summary
+    assert "Late wake-ups taken apart" in text and "blocking thread" in text
+    assert "jtr-inject" in text          # the spinner took them, and the page names it
+    assert "cause not kept" not in text
+    tips = browser.hover_texts(page, "g[id^='outliers-cpu'] use")
+    assert len(tips) == run["outliers"]["logged"] and all(" on CPU " in t for t in tips)
+
+
+def test_the_ping_page_draws_the_path(probe_pages, tmp_path):
+    folder, r, page = probe_pages["ping"]
+    text = browser.see(page, tmp_path).words()
+    assert text.startswith("jtr ping · CPU")
+    if r["attribution"]["outliers"]["count"]:
+        assert "The outliers' path, phase by phase" in text
+        assert "the way out and pong's wake-up" in text and "ping side ·" in text

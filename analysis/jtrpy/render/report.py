@@ -334,7 +334,7 @@ def cyclictest_lines(result):
                           "summary", SUMMARY_MAX).decode("utf-8", "replace")
     except (JtrError, OSError):
         return []
-    return [x for x in text.splitlines() if re.match(r"T: *\d+ \(\d+\) P:", x)]
+    return [x for x in text.splitlines() if re.match(r"T: *\d+ \( *\d+\) P:", x)]
 
 
 def send_added(a):

@@ -123,7 +123,8 @@ def test_a_wake_page_says_what_wake_is_for(tmp_path):
     the decomposition's table and its plot of the worst late wake-ups."""
     (tmp_path / "summary.txt").write_text(
         "jtr wake: tsc timebase\n\ncyclictest's summary (us):\n"
-        "T: 0 (24912) P:10 I:1000 C:   5000 Min:     12 Act: 1310 Avg:  108 Max:    1345\n")
+        "T: 0 (24912) P:10 I:1000 C:   5000 Min:     12 Act: 1310 Avg:  108 Max:    1345\n"
+        "T: 1 (  765) P: 0 I:1000 C:   5000 Min:     12 Act:   13 Avg:   18 Max:     345\n")
     comps = [{"component": k, "label": label, "count": n, "total_ns": t, "share": s,
               "dominant_count": d, "p50_ns": 3000, "max_ns": 9000, "min_ns": 100}
              for k, label, n, t, s, d in (
@@ -141,7 +142,8 @@ def test_a_wake_page_says_what_wake_is_for(tmp_path):
                      "worst": worst, "causes": []})
     r.folder = str(tmp_path)
     assert report.cyclictest_lines(r) == [
-        "T: 0 (24912) P:10 I:1000 C:   5000 Min:     12 Act: 1310 Avg:  108 Max:    1345"]
+        "T: 0 (24912) P:10 I:1000 C:   5000 Min:     12 Act: 1310 Avg:  108 Max:    1345",
+        "T: 1 (  765) P: 0 I:1000 C:   5000 Min:     12 Act:   13 Avg:   18 Max:     345"]
     html = report.summary_section("w", r)
     assert "missed periods" in html and "217" in html and "Act: 1310" in html
     # 1,000 samples: no p99.99 of their own
