@@ -34,17 +34,20 @@ DESCRIPTION = """\
 The main job: start the kernel-event tracer on every CPU the measurement uses,
 run the probe, stop the tracer, charge every outlier to the kernel event that
 caused it (or to "no kernel event"), write one results folder and print what was
-found. PROBE is gap (the default: with no options it measures the first isolated
-CPU, or else the last online CPU, for 10 s), wake (timer wake-ups like
-cyclictest: every late one is taken apart into timer IRQ latency, the timer IRQ,
-interference, the blocking thread, the switch and the return to user space),
-null, send (its send runs and its null runs are attributed apart, and the
-difference per cause is printed), ping (jtr run starts jtr pong on --pong-cpu;
-each slow round trip is charged on both ends, with the phase it sat in) or pub
-(jtr run starts jtr sub on --sub-cpu; each slow message is charged on both
-ends). jtr run pins every measuring thread (-c, or the probe's own CPU option,
-else the default CPU). Tracing needs root (or CAP_BPF and CAP_PERFMON); without
-it the probe still runs and jtr says what attribution needs."""
+found: the headline first (what ran where, whether it is a valid measurement, a
+table of the runs' p50, p99, p99.99, max and outliers, the top causes), then the
+probe's own table and the causes. PROBE is gap (the default: with no options it
+measures the first isolated CPU, or else the last online CPU, for 10 s), wake
+(timer wake-ups like cyclictest: every late one is taken apart into timer IRQ
+latency, the timer IRQ, interference, the blocking thread, the switch and the
+return to user space), null, send (its send runs and its null runs are
+attributed apart, and the difference per cause is printed), ping (jtr run starts
+jtr pong on --pong-cpu; each slow round trip is charged on both ends, with the
+phase it sat in) or pub (jtr run starts jtr sub on --sub-cpu; each slow message
+is charged on both ends). jtr run pins every measuring thread (-c, or the
+probe's own CPU option, else the default CPU). Tracing needs root (or CAP_BPF
+and CAP_PERFMON); without it the probe still runs and jtr says what attribution
+needs."""
 
 NOTES = """\
 jtr run's own options may stand anywhere on the line; every other option goes to
