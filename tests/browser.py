@@ -16,6 +16,7 @@ messages ended by a NUL byte, in on fd 3, out on fd 4), each page in a tab of
 its own; starting Chromium costs two seconds of CPU, a page a few tenths."""
 import atexit
 import base64
+import contextlib
 import json
 import os
 import select
@@ -115,9 +116,9 @@ class Browser:
                     return m
             self._events.append(self._read(deadline))
 
-    def render(self, uri, pdf, shot, height):
-        """Print @uri to the PDF file @pdf and screenshot it (@height pixels high,
-        WIDTH wide) to the PNG file @shot, in a tab of its own."""
+    @contextlib.contextmanager
+    def _tab(self, uri, height):
+        """A tab of its own with @uri loaded (WIDTH x @height): its session."""
         target = self.call("Target.createTarget", url="about:blank")["targetId"]
         s = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
         try:
@@ -127,32 +128,28 @@ class Browser:
             self._events.clear()
             self.call("Page.navigate", s, url=uri)
             self.wait_event("Page.loadEventFired", s)
+            yield s
+        finally:
+            self.call("Target.closeTarget", targetId=target)
+
+    def render(self, uri, pdf, shot, height):
+        """Print @uri to the PDF file @pdf and screenshot it (@height pixels high,
+        WIDTH wide) to the PNG file @shot, in a tab of its own."""
+        with self._tab(uri, height) as s:
             with open(pdf, "wb") as f:
                 f.write(base64.b64decode(self.call("Page.printToPDF", s)["data"]))
             with open(shot, "wb") as f:
                 f.write(base64.b64decode(self.call("Page.captureScreenshot", s,
                                                    format="png")["data"]))
-        finally:
-            self.call("Target.closeTarget", targetId=target)
 
     def evaluate(self, uri, script, height=3000):
         """The value of the JavaScript expression @script in @uri, loaded in a tab
         of its own (WIDTH x @height)."""
-        target = self.call("Target.createTarget", url="about:blank")["targetId"]
-        s = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-        try:
-            self.call("Page.enable", s)
-            self.call("Emulation.setDeviceMetricsOverride", s, width=WIDTH, height=height,
-                      deviceScaleFactor=1, mobile=False)
-            self._events.clear()
-            self.call("Page.navigate", s, url=uri)
-            self.wait_event("Page.loadEventFired", s)
+        with self._tab(uri, height) as s:
             r = self.call("Runtime.evaluate", s, expression=script, returnByValue=True)
             if "exceptionDetails" in r:
                 raise CannotRun("the script failed: %s" % r["exceptionDetails"])
             return r["result"].get("value")
-        finally:
-            self.call("Target.closeTarget", targetId=target)
 
     def said(self):
         """The last lines Chromium wrote on its stderr."""

@@ -3,7 +3,7 @@
 a valid measurement, a table of the runs' percentiles, max and outliers, the top
 causes), then the detail: the probe's own table and the attribution
 (run_lines)."""
-from ..results.figures import run_figures, supported
+from ..results.figures import measured_ns, run_figures, supported
 from ..results.probes import is_cpu_time
 from ..results.validity import ATTRIBUTION, MEASUREMENT, of, summary
 from ..units import fmt_ns, shown
@@ -12,17 +12,11 @@ from .text import align, cpus_text
 TOP_CAUSES = 3
 
 
-def validity_line(result):
-    """The first line of a result's summary when it is not a valid measurement
-    (results/validity.py), or None."""
-    return summary(of(result))
-
-
 def _first_line(result):
     """What ran, where, for how long, and whether it is a valid measurement."""
     runs = result.get("runs", [])
     cpus = sorted({r.get("cpu") for r in runs if isinstance(r.get("cpu"), int)})
-    dur = max((r.get("duration_ns") or 0 for r in runs), default=0)
+    dur = measured_ns(runs)     # send's runs one after another add up; ping's quantities not
     tool = shown(str(result.get("tool") or "run"))
     where = cpus_text(cpus)
     sides = result.get("sides") if isinstance(result.get("sides"), dict) else {}
