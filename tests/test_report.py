@@ -128,9 +128,18 @@ def test_rt_throttling_is_warned_of_only_where_it_applies(gaps, tmp_path):
     assert "RT throttling" not in other, other
     if os.geteuid() != 0:
         pytest.skip("a SCHED_FIFO run needs root here")
-    fifo = tmp_path / "fifo"
-    run_jtr("gap", "-c", str(max(os.sched_getaffinity(0))), "-f", "1", "-d", "300ms", "-o", fifo,
-            check=True)
+    # the tuning tests beside this one switch RT throttling off for a while
+    # (a profile's kernel.sched_rt_runtime_us=-1): a run made then has nothing
+    # to warn of, so one more try, said
+    for attempt in (1, 2, 3):
+        fifo = tmp_path / ("fifo%d" % attempt)
+        run_jtr("gap", "-c", str(max(os.sched_getaffinity(0))), "-f", "1", "-d", "300ms",
+                "-o", fifo, check=True)
+        if (load(fifo)["host"].get("rt_throttling") or {}).get("enabled"):
+            break
+        print("RT throttling was off during try %d (a tuning test beside this one)" % attempt)
+    else:
+        pytest.skip("RT throttling stayed off (a tuning test beside this one held it)")
     run_jtr("report", fifo, check=True)
     text = " ".join("".join(parse(fifo / "report" / "report.html").text).split())
     assert text.count("RT throttling") == 1, text
