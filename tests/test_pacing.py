@@ -481,7 +481,7 @@ def test_the_sender_sleeps_between_far_sends_and_spins_with_spin(tmp_path, tool)
     # and per message: a spinning sender spends the 500 us before each send
     assert spin["send_cpu_ns_per_msg"] >= 0.45 * 500_000, spin
     assert nap["send_cpu_ns_per_msg"] <= 0.6 * spin["send_cpu_ns_per_msg"], (nap, spin)
-    inputs = (tmp_path / ("pub" + "nap" if tool == "pub" else "nap") / "summary.txt").read_text()
+    inputs = (d / ("pub" + "nap" if tool == "pub" else "nap") / "summary.txt").read_text()
     assert re.search(r"pacing: +sleep, then spin the last 100 us", inputs), inputs
     m = re.search(r"sending thread [\d.]+ % \((\d+) ns of CPU a message sent\)", inputs)
     assert m and abs(int(m.group(1)) - nap["send_cpu_ns_per_msg"]) <= 1, inputs
