@@ -15,6 +15,7 @@ from conftest import ROOT, load, run_jtr
 from test_transports import pingpong
 
 from jtrpy.render import compare_plots, plots
+from jtrpy.stats.compare import fmt_value
 from jtrpy.units import fmt_ns
 
 PCTS = ["50", "90", "99", "99.9", "99.99", "99.999"]
@@ -293,7 +294,8 @@ def test_page_verdict_first_and_numbers_for_people(pages, two_runs):
     # higher or lower
     for x in c["metrics"]:
         if not x["key"] and x["change"]:
-            assert "%s %s %s" % (x["name"], fmt_ns(x["a"]), fmt_ns(x["b"])) in words
+            assert "%s %s %s" % (x["name"], fmt_value(x, x["a"]), fmt_value(x, x["b"])) in \
+                words
     html = (pages["d"] / "rep" / "report.html").read_text()
     assert html.count('class="change-') == sum(1 for x in c["metrics"]
                                                if x["key"] and x["change"])
