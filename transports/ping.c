@@ -651,25 +651,24 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct ping *g, bo
 	fprintf(f, "  %-16s %16.1f %16.1f %16.1f\n", "mean", jtr_hist_mean(hi), jtr_hist_mean(hs),
 		jtr_hist_mean(sc));
 	fputc('\n', f);
-	if (!legacy)
+	if (legacy) {
+		fprintf(f, "Percentiles: 90=%llu, 99=%llu, 99.9=%llu, 99.99=%llu, 99.999=%llu\n",
+			PCT(hi, 90), PCT(hi, 99), PCT(hi, 99.9), PCT(hi, 99.99), PCT(hi, 99.999));
+		fprintf(f, "actual_sends=%llu, duration_ns=%llu, result_rate=%.6f, late_sends=%llu, "
+			"max_tight_sends=%llu, max_flight_size=%llu\n",
+			(unsigned long long)sent_measured(g), (unsigned long long)dur, rate_hz(g),
+			(unsigned long long)g->late, (unsigned long long)g->max_tight,
+			(unsigned long long)g->max_flight);
+		fprintf(f, "replies=%llu, lost=%llu, duplicates=%llu, reordered=%llu\n",
+			(unsigned long long)g->seq.received, (unsigned long long)g->seq.lost,
+			(unsigned long long)g->seq.duplicates, (unsigned long long)g->seq.reordered);
+	} else {
 		fprintf(f, "sent %llu at %.1f/s, %llu late; %llu replies: %llu lost, %llu duplicates, "
 			"%llu reordered\n", (unsigned long long)sent_measured(g), rate_hz(g),
 			(unsigned long long)g->late, (unsigned long long)g->seq.received,
 			(unsigned long long)g->seq.lost, (unsigned long long)g->seq.duplicates,
 			(unsigned long long)g->seq.reordered);
-	else
-		fprintf(f, "Percentiles: 90=%llu, 99=%llu, 99.9=%llu, 99.99=%llu, 99.999=%llu\n",
-			PCT(hi, 90), PCT(hi, 99), PCT(hi, 99.9), PCT(hi, 99.99), PCT(hi, 99.999));
-	if (legacy)
-		fprintf(f, "actual_sends=%llu, duration_ns=%llu, result_rate=%.6f, late_sends=%llu, "
-		"max_tight_sends=%llu, max_flight_size=%llu\n", (unsigned long long)sent_measured(g),
-		(unsigned long long)dur, rate_hz(g),
-		(unsigned long long)g->late, (unsigned long long)g->max_tight,
-		(unsigned long long)g->max_flight);
-	if (legacy)
-		fprintf(f, "replies=%llu, lost=%llu, duplicates=%llu, reordered=%llu\n",
-			(unsigned long long)g->seq.received, (unsigned long long)g->seq.lost,
-			(unsigned long long)g->seq.duplicates, (unsigned long long)g->seq.reordered);
+	}
 	if (legacy || tp_prog_rejected(&g->rej))
 		tp_prog_rejects_line(f, &g->rej, true);
 	tp_olog_summary(f, &g->olog, "round trips");
