@@ -23,6 +23,11 @@ from jtrpy.results.result import PERCENTILE_KEYS
 from jtrpy.system.files import dumps_json as dumps_result
 from jtrpy.units import fmt_ns
 
+# make test runs these beside the measuring tests, on the first CPU alone at
+# SCHED_IDLE (scripts/beside.sh): the pages of synthetic results; those that
+# measure or trace (the real runs) are marked every_cpu and run in the first phase
+pytestmark = pytest.mark.beside
+
 
 class Page(html.parser.HTMLParser):
     """Tables as lists of rows of cell texts, images, and all text."""
@@ -104,6 +109,7 @@ def gaps(tmp_path_factory):
     return out
 
 
+@pytest.mark.every_cpu
 def test_real_run(gaps):
     p = run_jtr("report", gaps[0], check=True)
     rep = os.path.join(gaps[0], "report")
@@ -117,6 +123,7 @@ def test_real_run(gaps):
     assert "none active" in "".join(page.text)
 
 
+@pytest.mark.every_cpu
 def test_rt_throttling_is_warned_of_only_where_it_applies(gaps, tmp_path):
     """A SCHED_OTHER gap run's page says nothing of RT throttling; a SCHED_FIFO
     one's says it once (the probe's own line: its busy loop is stopped for 50 ms
@@ -148,6 +155,7 @@ def test_rt_throttling_is_warned_of_only_where_it_applies(gaps, tmp_path):
         assert "virtual machine (KVM): the hypervisor can take the CPU" in text
 
 
+@pytest.mark.every_cpu
 def test_real_pair_compare(gaps, tmp_path):
     """Two results make the comparison page (tests/test_compare_e2e.py looks at it
     in a browser): its files, and jtr compare's verdict on it."""
@@ -639,6 +647,7 @@ def traced(tmp_path_factory):
     return d, load(d), took, browser.see(d / "report" / "report.html", d / "chromium")
 
 
+@pytest.mark.every_cpu
 def test_real_traced_run_seen(traced):
     folder, r, took, seen = traced
     text = seen.words()
@@ -690,6 +699,7 @@ def probe_pages(tmp_path_factory):
     return out
 
 
+@pytest.mark.every_cpu
 def test_the_wake_page_shows_what_wake_is_for(probe_pages, tmp_path):
     """A real jtr run wake's page: the headline first, its missed periods,
     cyclictest's line, the late wake-ups taken apart (the spinner's), every
@@ -709,6 +719,7 @@ def test_the_wake_page_shows_what_wake_is_for(probe_pages, tmp_path):
     assert len(tips) == run["outliers"]["logged"] and all(" on CPU " in t for t in tips)
 
 
+@pytest.mark.every_cpu
 def test_the_ping_page_draws_the_path(probe_pages):
     """A real jtr run ping's page draws the outliers' path (its text read from
     the page; the browser's view of a page is the wake test's)."""
