@@ -146,6 +146,9 @@ def test_24_byte_messages(tmp_path, validate):
     ls, li = runs["latency_from_send"], runs["latency_from_intended"]
     assert ls["samples"] == li["samples"] == 2000
     assert ls["percentiles_ns"] == li["percentiles_ns"]
+    # and the publisher says so when it runs, not only its --help
+    assert any(w.startswith("24-byte messages have no room for the intended send time (32 "
+                            "bytes do)") for w in pub["warnings"]), pub["warnings"]
     # um_perf's last line (--legacy-output): length, messages with the warm-up, rate
     last = out.strip().splitlines()[-2]     # then "results: DIR/"
     m = re.fullmatch(r"(\d+),(\d+),([\d.]+)", last)
@@ -175,6 +178,10 @@ def test_ping_duration_warmup_rate_and_flight(tmp_path, validate):
     r = validate(load(tmp_path / "p"))
     t = r["transport"]
     assert r["params"]["count"] == t["sent"] == 1500 and t["lost"] == 0
+    # 24 bytes: no intended time, no room for pong's stamps; said at run time
+    assert [w.split(" (")[0] for w in r["warnings"]] == [
+        "24-byte messages have no room for the intended send time",
+        "24-byte messages have no room for pong's stamps"], r["warnings"]
     assert r["params"]["warmup_rate_hz"] == 100
     # 40 warm-up messages at 100/s take 0.4 s before the 0.3 s measured
     assert took >= 0.7

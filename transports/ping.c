@@ -896,6 +896,11 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct ping *g, int a
 	jtr_probe_no_args(p, argc, argv);
 	check_streams(p, g);
 	tp_load_check(p, &g->load, tp_stats_startup_ns(&g->tp->stats_opts, g->tp->stats_every_ns));
+	if (g->load.len < TP_ECHO_OFF + TP_ECHO_LEN)
+		jtr_warn(p, "%u-byte messages have no room for pong's stamps (%u bytes do): the "
+			 "round trips are not taken apart into the way out, pong's reflection and "
+			 "the way back; give -m %u or more for that", g->load.len,
+			 TP_ECHO_OFF + TP_ECHO_LEN, TP_ECHO_OFF + TP_ECHO_LEN);
 	if (g->load.duration_ns) {
 		if (g->stall_ns && !stall_at_given)
 			jtr_usage_error(p, "--stall with -d: say where with --stall-at N");

@@ -55,6 +55,12 @@ void tp_load_check(struct jtr_probe *p, struct tp_load *l, uint64_t startup_ns)
 				l->duration_ns ? "-d" : "-n");
 	if (l->steady_ns)
 		l->duration_ns = startup_ns + l->steady_ns;
+	/* said at run time, not only in --help: the seeds' 24 and 25-byte rows */
+	if (l->len < TP_FULL_LEN)
+		jtr_warn(p, "%u-byte messages have no room for the intended send time (%u bytes "
+			 "do): latency from intended is the latency from the send, and a backlog "
+			 "of late sends does not show in it; give -m %u or more to see it", l->len,
+			 TP_FULL_LEN, TP_FULL_LEN);
 	if (l->ticks && !l->rate_hz)
 		jtr_usage_error(p, "--ticks %llu: bursts need a rate to divide (-r RATE; -r max sends "
 				"without pacing)", (unsigned long long)l->ticks);
