@@ -23,16 +23,20 @@ the largest causes with their % of the outliers' time, every warning once), then
   causes.png       (attributed runs) outlier time per cause category, linear
                    shares with % labels, with the largest names in each
   histogram.png    loop times (ns, log) against bucket counts (log), per run
+  budget.png       (jtr run ping, pub) the outliers' path, phase by phase
+  decomposition.png (jtr run wake) the worst late wake-ups taken apart
+  added.png        (jtr run send) what the send path adds per cause, send less null
 
 and tables for people (runs, causes per side and phase for ping/pong and
 pub/sub, worst outliers, host), of one quantity (the tool's default, or
 --quantity NAME; a ping result's rtt_from_intended, not its three runs pooled);
-every number as result.json spells it in a closed section at the end.
+every number as result.json spells it in a closed section at the end. Hovering
+an outlier point or a cause bar shows its numbers and causal chain.
 
 Two results (A, then B): the comparison page: the verdict of 'jtr compare A B'
-first (or why the results are not comparable), its table, the tails of A and B
-on one plot (ccdf.png), the time lost per cause A against B, and A's and B's
-summaries side by side.
+first (or why the results are not comparable), its table with the max and the
+counts, A's and B's percentile spectra on one plot (spectra.png), the time lost
+per cause A against B, and A's and B's summaries side by side.
 
 jtr null's 10 ns histogram graphs and gnuplot files (counts on a log scale,
 buckets from 0 to histo_buckets x 10 ns):
@@ -45,8 +49,8 @@ buckets from 0 to histo_buckets x 10 ns):
   plot_A-N.png         (--gnuplot) each run alone, and A.gp and A.txt for any result
 
 Given a folder written by 'jtr suite': the warnings once at the top, a table of
-the items, every item's tail on one plot, then per item small plots each ranged
-to its own data (send runs beside their null runs, the clock_gettime-timed null
+the items, every item's spectrum on one plot, then per item small plots on one
+range (send runs beside their null runs, the clock_gettime-timed null
 loop beside the RDTSC one), and links to every item's 10 ns graphs, .gp and .txt."""
 
 EXAMPLES = """\
