@@ -303,6 +303,6 @@ def plan_ping(p, cpu, given, snd):
         p.args += ["-c", "%d,%d" % (cpu, s)]
     if unpinned:
         p.notices.append("ping's sending thread is pinned to CPU %d beside the receiving "
-                         "one (it spins between sends: -1 takes one thread, -c %d,CPU "
-                         "another CPU)" % (s, cpu))
+                         "one (it spins the last 100 us before each send: -1 takes one "
+                         "thread, -c %d,CPU another CPU)" % (s, cpu))
     return sorted({cpu, s})
