@@ -67,6 +67,25 @@ void jtr_tsc_pair_take(clockid_t clk, int tries, struct jtr_tsc_pair *p)
 	}
 }
 
+/* jtr_clock_pair - @clk at a CLOCK_MONOTONIC instant: the narrowest bracket */
+int64_t jtr_clock_pair(clockid_t clk, int tries, int64_t *mono)
+{
+	int64_t best = INT64_MAX, ns = 0;
+
+	for (int i = 0; i < tries || best == INT64_MAX; i++) {
+		int64_t a = jtr_mono_ns();
+		int64_t c = jtr_clock_ns(clk);
+		int64_t b = jtr_mono_ns();
+
+		if (b - a < best) {
+			best = b - a;
+			*mono = a + (b - a) / 2;
+			ns = c;
+		}
+	}
+	return ns;
+}
+
 /* jtr_tsc_hz_from_pairs - frequency implied by two pairs */
 double jtr_tsc_hz_from_pairs(const struct jtr_tsc_pair *a, const struct jtr_tsc_pair *b)
 {

@@ -107,6 +107,12 @@ static inline int64_t jtr_mono_ns(void)
 	return jtr_clock_ns(CLOCK_MONOTONIC);
 }
 
+/* jtr_clock_pair - @clk's ns at the CLOCK_MONOTONIC instant it stores in
+ * *@mono: the narrowest of @tries brackets monotonic / @clk / monotonic, *@mono
+ * its midpoint. One pair of reads is skewed by whatever ran between them (3-5 ms
+ * of preemption on a busy host); the narrowest bracket is not. */
+int64_t jtr_clock_pair(clockid_t clk, int tries, int64_t *mono);
+
 /* a TSC reading taken as close as possible to a clock reading */
 struct jtr_tsc_pair {
 	uint64_t tsc;

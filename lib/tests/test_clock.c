@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <math.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "jtr_clock.h"
@@ -129,6 +130,28 @@ static void test_costs(void **state)
 	}
 }
 
+/* a clock read at a CLOCK_MONOTONIC instant: CLOCK_MONOTONIC itself at that
+ * instant, and CLOCK_REALTIME at the same offset twice 10 ms apart (NTP's
+ * slew, 500 ppm at most, moves it 5 us); 0 tries still reads once */
+static void test_clock_pair(void **state)
+{
+	int64_t m1, m2, before = jtr_mono_ns();
+	int64_t ns = jtr_clock_pair(CLOCK_MONOTONIC, 16, &m1);
+	int64_t after = jtr_mono_ns();
+	struct timespec ten_ms = { 0, 10000000 };
+	int64_t r1, r2;
+
+	(void)state;
+	assert_true(before <= m1 && m1 <= after);
+	assert_true(before <= ns && ns <= after);
+	assert_true(llabs(ns - m1) < 20000);
+	r1 = jtr_clock_pair(CLOCK_REALTIME, 16, &m1);
+	nanosleep(&ten_ms, NULL);
+	r2 = jtr_clock_pair(CLOCK_REALTIME, 0, &m2);
+	assert_true(m2 - m1 >= 10000000);
+	assert_true(llabs((r2 - m2) - (r1 - m1)) < 40000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -138,6 +161,7 @@ int main(void)
 		cmocka_unit_test(test_tb_clock_identity),
 		cmocka_unit_test(test_calibration_repeat),
 		cmocka_unit_test(test_costs),
+		cmocka_unit_test(test_clock_pair),
 	};
 
 	return cmocka_run_group_tests_name("clock", tests, NULL, NULL);

@@ -402,8 +402,7 @@ static void take_row(struct tp_stats *st, bool final, bool (*finished)[TP_STAT_M
 	}
 	for (int role = 0; role < 2; role++)
 		ival_add(&st->tot[role], &v[role]);
-	now = jtr_mono_ns();
-	real = clock_ns(CLOCK_REALTIME);		/* the same moment, tens of ns later */
+	real = jtr_clock_pair(CLOCK_REALTIME, 8, &now);	/* at the instant now */
 	proc = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	span = (double)(now - st->prev_ns);
 	r.t_s = (double)(now - st->t0_ns) / 1e9;
