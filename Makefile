@@ -63,6 +63,9 @@ TP_LIBS  := $(LIBTPPROG) $(LIBTP) $(LIBJTR)
 IPC_SRCS := $(wildcard transports/ipc/*.c)
 IPC_OBJS := $(patsubst transports/ipc/%.c,$(BUILD)/transports/ipc/%.o,$(IPC_SRCS))
 TRACER   := $(BUILD)/bin/jtr-trace
+# jtr export --perfetto's walk over an event log (ebpf/perfetto.c): no BPF needed
+PERFETTO := $(BUILD)/bin/jtr-perfetto
+BINS     += $(PERFETTO)
 
 # the eBPF tracer: clang for the kernel side, bpftool for vmlinux.h (from the
 # running kernel's BTF) and the skeleton, libbpf for the user side
@@ -243,6 +246,10 @@ $(BUILD)/ebpf/user/%.o: ebpf/%.c $(wildcard ebpf/*.h) $(BUILD)/ebpf/trace.skel.h
 $(BUILD)/bin/jtr-trace: $(TRACE_OBJS) $(LIBJTR) | $(BUILD)/bin
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(TRACE_OBJS) $(LIBJTR) $(LDFLAGS) $(BPF_LDLIBS) $(LDLIBS) -o $@
+
+$(PERFETTO): ebpf/perfetto.c ebpf/trace.h ebpf/trace_names.h VERSION | $(BUILD)/bin
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CPPFLAGS) -Iebpf $(CFLAGS) $(WARN) $< $(LDFLAGS) $(LDLIBS) -o $@
 
 # jtr watch's accounting (ebpf/watch.c) on synthetic events: no BPF needed
 $(BUILD)/tests/test_watch: ebpf/tests/test_watch.c ebpf/watch.c ebpf/watch.h ebpf/trace.h \

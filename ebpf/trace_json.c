@@ -14,21 +14,7 @@
 #include "programs.h"
 #include "trace.skel.h"
 #include "trace_json.h"
-
-/* names of enum jtr_ev_type, for trace.json */
-static const char *const type_names[JTR_EV_NTYPES] = {
-	[JTR_EV_IRQ_ENTRY] = "irq_handler_entry", [JTR_EV_IRQ_EXIT] = "irq_handler_exit",
-	[JTR_EV_SOFTIRQ_RAISE] = "softirq_raise", [JTR_EV_SOFTIRQ_ENTRY] = "softirq_entry",
-	[JTR_EV_SOFTIRQ_EXIT] = "softirq_exit", [JTR_EV_VEC_ENTRY] = "vector_entry",
-	[JTR_EV_VEC_EXIT] = "vector_exit", [JTR_EV_NMI] = "nmi_handler",
-	[JTR_EV_SWITCH] = "sched_switch", [JTR_EV_WAKEUP] = "sched_wakeup",
-	[JTR_EV_WAKING] = "sched_waking", [JTR_EV_MIGRATE] = "sched_migrate_task",
-	[JTR_EV_PF_USER] = "page_fault_user", [JTR_EV_PF_KERNEL] = "page_fault_kernel",
-	[JTR_EV_WQ_START] = "workqueue_execute_start", [JTR_EV_WQ_END] = "workqueue_execute_end",
-	[JTR_EV_HRTIMER_ENTRY] = "hrtimer_expire_entry", [JTR_EV_HRTIMER_EXIT] = "hrtimer_expire_exit",
-	[JTR_EV_TIMER_ENTRY] = "timer_expire_entry", [JTR_EV_TIMER_EXIT] = "timer_expire_exit",
-	[JTR_EV_STEAL] = "steal_time",
-};
+#include "trace_names.h"
 
 /* write_programs - each program's runs and run time from BPF statistics */
 static void write_programs(struct tracer *t, struct jtr_json *j)
@@ -97,11 +83,11 @@ void trace_json_write(struct tracer *t, struct jtr_afile *a, int64_t start_ns, i
 	jtr_json_uint(&j, "outside_window", t->outside);
 	jtr_json_obj_begin(&j, "per_type");
 	for (int i = 1; i < JTR_EV_NTYPES; i++)
-		jtr_json_uint(&j, type_names[i], t->total.events[i]);
+		jtr_json_uint(&j, jtr_ev_type_names[i], t->total.events[i]);
 	jtr_json_obj_end(&j);
 	jtr_json_obj_begin(&j, "dropped_per_type");
 	for (int i = 1; i < JTR_EV_NTYPES; i++)
-		jtr_json_uint(&j, type_names[i], t->total.dropped[i]);
+		jtr_json_uint(&j, jtr_ev_type_names[i], t->total.dropped[i]);
 	jtr_json_obj_end(&j);
 	jtr_json_obj_end(&j);
 	jtr_json_obj_begin(&j, "steal");

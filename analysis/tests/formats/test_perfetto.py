@@ -223,6 +223,42 @@ def test_steal_counter_and_times_exact(tmp_path, schema):
     assert json.loads(text)["displayTimeUnit"] == "ns"
 
 
+def test_names_with_any_bytes_are_json_as_python_reads_them(tmp_path, schema):
+    """Comms and action names are bytes: valid UTF-8 is kept, quotes, backslashes
+    and control characters escaped, the rest written as Python's backslashreplace
+    reads them (the compiled walk and the reader agree)."""
+    odd = b'a"b\\c\x01\xff\xc3\xa9\xe2\x82'        # ends in half of a 3-byte character
+    prev = ("x", 812, 120)
+    events = [ev(1_000, E.IRQ_ENTRY, 36, 0, odd), ev(2_000, E.IRQ_EXIT, 36, 1),
+              ev(3_000, E.SWITCH, 812 | 77 << 32, 120 | 120 << 16, odd.ljust(16, b"\0") + b"\t\n",
+                 pid=prev[1], flags=1)]
+    doc, _ = export(tmp_path, events, schema=schema)
+    text = E.cstr(odd)
+    assert text == 'a"b\\c\x01\\xff\u00e9\\xe2\\x82'
+    [irq] = slices(doc, P.INTERRUPTS)
+    assert irq[2] == "irq 36 " + text and irq[3]["action"] == text
+    tasks = slices(doc, P.TASKS)
+    assert tasks[0][2] == "%s (pid 812)" % text
+    assert tasks[1][2] == "\t\n (pid 77)"
+
+
+def test_any_log_makes_valid_nested_json(tmp_path, schema):
+    """Records of any type (known or not), values and bytes, most entries
+    without their exits: the trace is valid JSON and nests, every record of the
+    CPU walked."""
+    import random
+    rnd = random.Random(7)
+    events = []
+    for k in range(3000):
+        raw = bytes(rnd.randrange(256) for _ in range(32))
+        events.append(ev(k * 100 + rnd.randrange(50), rnd.randrange(0, 30),
+                         rnd.choice((0, 1, 236, 2**64 - 1, rnd.randrange(2**64))),
+                         rnd.choice((0, 1, 2, 5, 2**63, rnd.randrange(2**64))), raw,
+                         flags=rnd.randrange(256)))
+    doc, _ = export(tmp_path, events, schema=schema)
+    assert len(doc["traceEvents"]) > 1000
+
+
 def table(rows, **columns):
     return OutlierLog([tuple(r) for r in rows], columns)
 
@@ -302,7 +338,9 @@ def test_more_overlapping_outliers_than_lanes(tmp_path, monkeypatch, schema):
 
 
 def test_pieces_join_to_the_file(tmp_path, monkeypatch):
+    """Small pieces (of jtr-perfetto's text too) make the same file."""
     monkeypatch.setattr(P, "CHUNK_EVENTS", 7)
+    monkeypatch.setattr(P, "PIECE_BYTES", 512)
     events = []
     for k in range(40):
         events += tick(10_000 + k * 10_000)
@@ -323,7 +361,7 @@ def test_progress_counts_the_kernel_events_walked(tmp_path, monkeypatch):
     """The export says how far it is with each piece it hands out: the share of
     the log's events walked so far, rising to 100 % (not the trace events written,
     which a kernel event makes none, one or two of)."""
-    monkeypatch.setattr(P, "CHUNK_EVENTS", 7)
+    monkeypatch.setattr(P, "PROGRESS_EVERY", 7)
     events = []
     for cpu in (1, 2):
         for k in range(40):
