@@ -10,6 +10,12 @@
 const char *const jtr_pct_keys[JTR_NPCT] = { "50", "90", "99", "99.9", "99.99", "99.999" };
 const double jtr_pct_values[JTR_NPCT] = { 50.0, 90.0, 99.0, 99.9, 99.99, 99.999 };
 
+/* jtr_pct_supported - see jtr_result.h */
+bool jtr_pct_supported(double pct, uint64_t samples)
+{
+	return (double)samples * (1.0 - pct / 100.0) >= 1.0 - 1e-9;
+}
+
 /* jtr_result_write_percentiles - {"50": v, ..., "99.999": v} under @key */
 void jtr_result_write_percentiles(struct jtr_json *j, const char *key, const struct jtr_hist *h)
 {

@@ -23,6 +23,10 @@ extern const char *const jtr_pct_keys[];
 extern const double jtr_pct_values[];
 #define JTR_NPCT 6
 
+/* jtr_pct_supported - whether @samples support percentile @pct: at least one
+ * sample lies above it (results/figures.py supported(), the same rule) */
+bool jtr_pct_supported(double pct, uint64_t samples);
+
 /* jtr_result_write_stats - samples, min/max/mean/stddev and percentiles_ns */
 void jtr_result_write_stats(struct jtr_json *j, const struct jtr_hist *h);
 

@@ -48,16 +48,21 @@ void jtr_series_head(FILE *f, const struct jtr_series_set *a, const char *corner
 }
 
 /* dist_row - a row of the distribution: @label, then @pct's value of each
- * CPU's samples (@pct < 0: the minimum, > 100: the maximum) */
+ * CPU's samples (@pct < 0: the minimum, > 100: the maximum); "-" where the
+ * samples do not support it (jtr_pct_supported: 1,000 wake-ups have no p99.99
+ * of their own, it would be the max under another name) or there are none */
 static void dist_row(FILE *f, const struct jtr_series_set *a, const char *label, double pct)
 {
 	fprintf(f, "  %-24s", label);
 	for (int i = 0; i < a->n; i++) {
 		const struct jtr_hist *h = &jtr_series_at(a, i)->hist;
-		uint64_t v = pct < 0 ? (h->total ? h->min : 0) : pct > 100 ? h->max :
+		uint64_t v = pct < 0 ? h->min : pct > 100 ? h->max :
 			     jtr_hist_value_at_percentile(h, pct);
 
-		fprintf(f, " %14llu", (unsigned long long)v);
+		if (!h->total || (pct >= 0 && pct <= 100 && !jtr_pct_supported(pct, h->total)))
+			fprintf(f, " %14s", "-");
+		else
+			fprintf(f, " %14llu", (unsigned long long)v);
 	}
 	fputc('\n', f);
 }

@@ -141,14 +141,14 @@ static void test_summary(void **state)
 	assert_string_equal(s,
 		"\n\n  latency                           CPU 2          CPU 5\n"
 		"  samples                             100              0\n"
-		"  min ns                                1              0\n"
-		"  p50 ns                               50              0\n"
-		"  p90 ns                               90              0\n"
-		"  p99 ns                               99              0\n"
-		"  p99.9 ns                            100              0\n"
-		"  p99.99 ns                           100              0\n"
-		"  p99.999 ns                          100              0\n"
-		"  max ns                              100              0\n");
+		"  min ns                                1              -\n"
+		"  p50 ns                               50              -\n"
+		"  p90 ns                               90              -\n"
+		"  p99 ns                               99              -\n"
+		"  p99.9 ns                              -              -\n"
+		"  p99.99 ns                             -              -\n"
+		"  p99.999 ns                            -              -\n"
+		"  max ns                              100              -\n");
 	free(s);
 }
 
