@@ -759,8 +759,9 @@ static enum track timer_track(const struct walk *w)
 	return SOFTIRQS;
 }
 
-/* event - one event of this CPU, in time order */
-static void event(struct walk *w, const struct jtr_ev *e)
+/* interrupt_event - an event of the interrupts or softirqs tracks; false for
+ * one of the tasks track */
+static bool interrupt_event(struct walk *w, const struct jtr_ev *e)
 {
 	const struct names *nm = w->nm;
 	int64_t ts = (int64_t)e->ts_ns;
@@ -769,7 +770,6 @@ static void event(struct walk *w, const struct jtr_ev *e)
 	struct item *it;
 	int i;
 
-	w->last_ts = ts;
 	switch (e->type) {
 	case JTR_EV_VEC_ENTRY:
 		i = vec_index(nm, b);
@@ -858,6 +858,22 @@ static void event(struct walk *w, const struct jtr_ev *e)
 		w->mark[INTERRUPTS] = ts;
 		break;
 	}
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* task_event - an event of the tasks track (or the steal counter) */
+static void task_event(struct walk *w, const struct jtr_ev *e)
+{
+	const struct names *nm = w->nm;
+	int64_t ts = (int64_t)e->ts_ns;
+	uint64_t a = e->a, b = e->b;
+	char sb[32], text[ESC_LEN(2 * JTR_COMM_LEN)], name[NAME_MAX_LEN];
+	struct item *it;
+
+	switch (e->type) {
 	case JTR_EV_SWITCH:
 		switch_task(w, e);
 		break;
@@ -918,6 +934,14 @@ static void event(struct walk *w, const struct jtr_ev *e)
 	default:
 		instant(w, TASKS, e, type_name(e->type, sb, sizeof(sb)), "other");
 	}
+}
+
+/* event - one event of this CPU, in time order */
+static void event(struct walk *w, const struct jtr_ev *e)
+{
+	w->last_ts = (int64_t)e->ts_ns;
+	if (!interrupt_event(w, e))
+		task_event(w, e);
 }
 
 /* finish - close what is still open at the log's end (or its last event, if later) */
