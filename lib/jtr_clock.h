@@ -203,6 +203,18 @@ static inline void jtr_null_loop(uint64_t n)
 		__asm__ __volatile__("" : "+r"(i));
 }
 
+/* jtr_seed_loop - @n iterations of the loop the tools jtr replaces timed
+ * (`for (i = 0; i < 100; i++) {}` built without optimisation): the counter
+ * lives in memory, so each iteration loads, adds and stores it (a store-to-load
+ * round trip, ~5-6 cycles, where jtr_null_loop takes ~1); jtr null --seed-loop */
+static inline void jtr_seed_loop(uint64_t n)
+{
+	volatile uint64_t i;
+
+	for (i = 0; i < n; i++)
+		;
+}
+
 /* jtr_clock_measure_costs - fill @c; @hz may be 0 without a usable TSC (the
  * tsc fields are then 0) */
 void jtr_clock_measure_costs(double hz, struct jtr_clock_costs *c);

@@ -532,3 +532,24 @@ def test_signal_mid_run_is_130(tmp_path, validate, sig):
             assert res["partial"] is True, who
     finally:
         kill_all(procs)
+
+
+@pytest.mark.parametrize("kind", ["shm", "unix", "unix-dgram"])
+def test_a_full_transport_makes_the_sender_wait_and_counts_it(tmp_path, validate, kind):
+    """A subscriber held at 20K msgs/s behind a publisher at full speed: the ring
+    (64 slots) or the socket's buffer fills, each send that finds it full waits
+    for room and is counted (blocked_sends: the seeds' EWOULDBLOCK, which jtr
+    maxrate's seed method fails a rate on); nothing is lost. Beside it, a run
+    with room throughout: none waited."""
+    extra = ["--slots", "64"] if kind == "shm" else ["-m", "1024"] if kind == "unix" else []
+    pub, (sub,) = pubsub(tmp_path, kind, validate, count=10000, extra_pub=extra + ["-r", "max"],
+                         extra_sub=["--max-rate", "20K"])
+    p = pub["transport"]
+    assert p["blocked_sends"] > 0 and sub["transport"]["lost"] == 0, p
+    if kind == "unix-dgram":
+        return      # its receive queue holds 10 datagrams (net.unix.max_dgram_qlen): a
+        # subscriber held off the CPU for 0.5 ms makes a calm sender wait too
+    # 120 messages in all: fewer than the ring (4096 slots) or the stream's buffer
+    # (208 KB) holds, so none can have waited
+    calm, _ = pubsub(tmp_path, kind, validate, count=20, tag="calm")
+    assert calm["transport"]["blocked_sends"] == 0

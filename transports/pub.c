@@ -171,6 +171,7 @@ struct stream {
 	uint64_t measured;		/* measured messages sent (after the run) */
 	uint32_t subs_at_start;
 	uint32_t subs_lost;		/* gone before the end of stream went out */
+	uint64_t blocked;		/* sends that waited for room (tp_blocked) */
 	int err;
 	struct tp_stat_src ssrc;	/* the sending thread's interval counters */
 };
@@ -559,6 +560,8 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct pub *g,
 		fprintf(f, "sent %llu at %.1f/s in %.3f s, %llu late", (unsigned long long)n,
 			dur ? (double)n * 1e9 / (double)dur : 0.0, (double)dur / 1e9,
 			(unsigned long long)s->late);
+		if (s->blocked)
+			fprintf(f, ", %llu waited for room", (unsigned long long)s->blocked);
 		if (s->dropped)
 			fprintf(f, ", %llu dropped on purpose", (unsigned long long)s->dropped);
 		fprintf(f, "; %u subscriber%s", s->subs_at_start, s->subs_at_start == 1 ? "" : "s");
@@ -637,6 +640,7 @@ static void write_streams(struct jtr_json *j, const struct pub *g)
 		jtr_json_uint(j, "late_sends", e->late);
 		jtr_json_uint(j, "subscribers", e->subs_at_start);
 		jtr_json_uint(j, "subscribers_lost", e->subs_lost);
+		jtr_json_uint(j, "blocked_sends", e->blocked);
 		jtr_json_bool(j, "failed", e->err != 0);
 		jtr_json_uint(j, "duration_ns", d);
 		jtr_json_fixed(j, "rate_hz", d ? (double)e->measured * 1e9 / (double)d : 0.0, 3);
@@ -703,6 +707,7 @@ static void write_outputs(struct jtr_probe *p, struct pub *g, const struct strea
 	jtr_json_uint(&j, "max_tight_sends", s->max_tight);
 	jtr_json_uint(&j, "subscribers", s->subs_at_start);
 	jtr_json_uint(&j, "subscribers_lost", s->subs_lost);
+	jtr_json_uint(&j, "blocked_sends", s->blocked);
 	jtr_json_uint(&j, "duration_ns", dur);
 	jtr_json_fixed(&j, "rate_hz", dur ? (double)s->measured * 1e9 / (double)dur : 0.0, 3);
 	if (g->nstreams > 1)
@@ -772,6 +777,7 @@ static const struct stream *total_of(struct pub *g, struct stream *t, double his
 		t->measured += e->measured;
 		t->subs_at_start += e->subs_at_start;
 		t->subs_lost += e->subs_lost;
+		t->blocked += e->blocked;
 		if (e->max_tight > t->max_tight)
 			t->max_tight = e->max_tight;
 		if (!t->err)
@@ -888,6 +894,7 @@ static void run(struct jtr_probe *p, struct pub *g, struct jtr_worker *w)
 
 		/* subscribers that leave after the end of stream have not been lost */
 		s->subs_lost = tp_peers_lost(s->t);
+		s->blocked = tp_blocked(s->t);
 		if (!s->err)
 			tp_prog_end_of_stream(s->t, s->buf, g->load.len, s->issued);
 		s->measured = measured_sent(g, s);

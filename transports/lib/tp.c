@@ -287,6 +287,12 @@ uint32_t tp_peers_lost(const struct tp *t)
 	return t->ops->peers_lost ? t->ops->peers_lost(t) : t->peers_lost;
 }
 
+/* tp_blocked - sends that waited for room */
+uint64_t tp_blocked(const struct tp *t)
+{
+	return t->blocked;
+}
+
 /* tp_fault - a segment that shrank */
 int tp_fault(const struct tp *t, struct jtr_err *e)
 {

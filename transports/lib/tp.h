@@ -351,6 +351,11 @@ bool tp_sock_info(const struct tp *t, struct tp_sock_info *out);
  * the readers at the start, those that left, were dropped or died) */
 uint32_t tp_peers_lost(const struct tp *t);
 
+/* tp_blocked - sends that found the transport full and waited for room (a
+ * full shm ring, a socket's full send buffer: the seeds' EWOULDBLOCK, which
+ * their maximum-rate procedure counts as a failure) */
+uint64_t tp_blocked(const struct tp *t);
+
 /* tp_msg_ok - one message's header is sane for its own length @len */
 static inline bool tp_msg_ok(const struct tp_msg *m, size_t len)
 {

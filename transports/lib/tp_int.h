@@ -68,6 +68,7 @@ struct tp {
 	char note[320];			/* what tp_open did that the user should hear of */
 	char peer_name[72];		/* the session's peer, once pinned */
 	uint32_t peers_lost;
+	uint64_t blocked;		/* sends that found the transport full and waited */
 	struct tp_rejects rej;		/* malformed and foreign, counted by the receiver */
 	/* the kind's own state, ops->priv_size bytes: at a fixed offset, so
 	 * reaching it costs no load on the hot paths */

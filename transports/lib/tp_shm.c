@@ -612,6 +612,7 @@ static __attribute__((noinline)) int send_full(struct tp *t, const void *buf, si
 	uint32_t spins = 0;
 	int rc;
 
+	t->blocked++;
 	while ((rc = tp_ring_write(&sh->wr, buf, (uint32_t)len)) == -EAGAIN) {
 		if (t->busy)
 			cpu_relax();

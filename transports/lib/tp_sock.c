@@ -353,7 +353,7 @@ static int mcast_sender(struct tp *t, const struct tp_opts *o, struct jtr_err *e
 	return 0;
 }
 
-static int write_all(int fd, const unsigned char *p, size_t len);
+static int write_all(int fd, const unsigned char *p, size_t len, uint64_t *blocked);
 
 /* open_kind - by kind and role (the table in tp.h) */
 static int open_kind(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
@@ -388,7 +388,7 @@ static int open_kind(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 			struct tp_msg m;	/* the publisher takes it as a subscriber for it */
 
 			tp_msg_fill(&m, TP_HDR_LEN, TP_F_HELLO, 0, 0, 0);
-			rc = write_all(sk->fd, (const unsigned char *)&m, sizeof(m));
+			rc = write_all(sk->fd, (const unsigned char *)&m, sizeof(m), NULL);
 			if (rc < 0)
 				return jtr_err_set(e, rc, "saying hello to the publisher at %s: %s",
 						   t->desc, strerror(-rc));
@@ -446,16 +446,35 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* dgram_put - one datagram to the peer or the group: 0, or -errno */
-static int dgram_put(struct tp_sock *sk, const void *buf, size_t len)
+/* send_or_wait - sendto() that first tries without waiting: a send that
+ * finds the socket's buffer full is counted in *@blocked (when not NULL),
+ * then made as the socket makes it (waiting up to its SO_SNDTIMEO). One call
+ * when there is room, as before. */
+static ssize_t send_or_wait(int fd, const void *buf, size_t len, int flags,
+			    const struct sockaddr *to, socklen_t tolen, uint64_t *blocked)
+{
+	ssize_t n = sendto(fd, buf, len, flags | MSG_DONTWAIT, to, tolen);
+
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		if (blocked)
+			(*blocked)++;
+		n = sendto(fd, buf, len, flags, to, tolen);
+	}
+	return n;
+}
+
+/* dgram_put - one datagram to the peer or the group: 0, or -errno; a send
+ * that had to wait for room counted in *@blocked */
+static int dgram_put(struct tp_sock *sk, const void *buf, size_t len, uint64_t *blocked)
 {
 	ssize_t n;
 
 	for (;;) {
 		if (sk->connected)
-			n = send(sk->fd, buf, len, 0);
+			n = send_or_wait(sk->fd, buf, len, 0, NULL, 0, blocked);
 		else if (sk->have_dst)
-			n = sendto(sk->fd, buf, len, 0, (const struct sockaddr *)&sk->dst, sk->dstlen);
+			n = send_or_wait(sk->fd, buf, len, 0, (const struct sockaddr *)&sk->dst,
+					 sk->dstlen, blocked);
 		else
 			return -ENOTCONN;	/* pong before any ping */
 		if (n == (ssize_t)len)
@@ -477,7 +496,7 @@ static int hello(struct tp_sock *sk)
 
 	tp_msg_fill(&m, TP_HDR_LEN, TP_F_HELLO, sk->session, 0, 0);
 	sk->hello_ns = now_ns();
-	return dgram_put(sk, &m, sizeof(m));
+	return dgram_put(sk, &m, sizeof(m), NULL);
 }
 
 /* say_hello - a datagram publisher opens its session: HELLOS hellos whose
@@ -550,11 +569,12 @@ static int sock_open(struct tp *t, const struct tp_opts *o, struct jtr_err *e)
 	return 0;
 }
 
-/* write_all - a whole message on a stream, or -errno */
-static int write_all(int fd, const unsigned char *p, size_t len)
+/* write_all - a whole message on a stream, or -errno; each write that had to
+ * wait for room counted in *@blocked (when not NULL) */
+static int write_all(int fd, const unsigned char *p, size_t len, uint64_t *blocked)
 {
 	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+		ssize_t n = send_or_wait(fd, p, len, MSG_NOSIGNAL, NULL, 0, blocked);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -581,13 +601,13 @@ static int stream_send(struct tp *t, const void *buf, size_t len)
 	struct tp_sock *sk = sock_of(t);
 
 	if (t->role != TP_PUB) {
-		int rc = write_all(sk->fd, buf, len);
+		int rc = write_all(sk->fd, buf, len, &t->blocked);
 
 		sk->msgs_out += rc == 0;
 		return peer_gone(rc) ? -EPIPE : rc;
 	}
 	for (uint32_t i = 0; i < sk->nsubs;) {
-		int rc = write_all(sk->subs[i], buf, len);
+		int rc = write_all(sk->subs[i], buf, len, &t->blocked);
 
 		if (rc == 0) {
 			i++;
@@ -613,7 +633,7 @@ static int dgram_send(struct tp *t, const void *buf, size_t len)
 
 	if (sk->hello_ns && ++sk->sends >= sk->look && hello_due(sk))
 		hello(sk);		/* a failure is the data's to find out */
-	rc = dgram_put(sk, buf, len);
+	rc = dgram_put(sk, buf, len, &t->blocked);
 	if (rc == 0) {
 		sk->msgs_out++;
 		return 0;

@@ -156,13 +156,19 @@ class Search:
         if pt is not None:
             issued = pt.get("issued") or 0
             rec.update(pub_rate_hz=pt.get("rate_hz"), sent=pt.get("sent"),
-                       late_sends=pt.get("late_sends"),
+                       late_sends=pt.get("late_sends"), blocked_sends=pt.get("blocked_sends"),
                        late_pct=100.0 * (pt.get("late_sends") or 0) / issued if issued else None)
             if rec.get("pub_exit"):
                 reasons.append("pub exit %d (%s)" % (rec["pub_exit"], pt.get("peer")))
             if (pt.get("rate_hz") or 0) < low:
                 reasons.append("sender behind")
-            if rec["late_pct"] is not None and rec["late_pct"] > o["max_late"]:
+            if pt.get("blocked_sends"):
+                # the seeds' EWOULDBLOCK: the transport was full, the sender waited
+                n = pt["blocked_sends"]
+                reasons.append("%s send%s waited for room" % ("{:,}".format(n),
+                                                              "" if n == 1 else "s"))
+            if o["method"] == "late" and rec["late_pct"] is not None and \
+                    rec["late_pct"] > o["max_late"]:
                 reasons.append("late sends")
         elif "pub_exit" in rec:
             reasons.append("pub exit %d, no result" % rec["pub_exit"])
@@ -234,7 +240,8 @@ def save(outdir, o, s, good, bad, state):
                       "sizes": o["sizes"], "rates": o["rates"],
                       "busy": o["busy"], "pub_cpu": o["pub_cpu"], "sub_cpu": o["sub_cpu"],
                       "tolerance_pct": o["tolerance"], "slack_pct": o["slack"],
-                      "max_late_pct": o["max_late"], "retries": o["retries"],
+                      "method": o["method"], "max_late_pct": o["max_late"],
+                      "retries": o["retries"],
                       "max_steal_pct": o["max_steal"], "pub_options": o["pub"],
                       "sub_options": o["sub"]},
            "mode": m, "state": state, "max_rate_hz": good, "first_bad_hz": bad,

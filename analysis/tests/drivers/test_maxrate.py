@@ -227,3 +227,44 @@ def test_job_progress_gets_the_sweep_row(tmp_path, monkeypatch):
     assert [row for _, row in seen] == [maxrate.sweep_row(r) for r in recs.steps] + [None]
     out, seen = outcome(monkeypatch, tmp_path, opts(), ran)     # a search: no sweep rows
     assert [row for _, row in seen] == [None] * 3
+
+
+def verdict(tmp_path, o, pub, sub):
+    """Search.done()'s verdict on a step whose pub and sub wrote @pub and @sub
+    (their transport objects) into its folder."""
+    s = maxrate.Search(o, str(tmp_path))
+    s.ticks0 = None
+    rec = {"step": 1, "folder": "01-1000", "rate_hz": 1000, "pub_exit": 0, "sub_exit": 0}
+    for side, t in (("pub", pub), ("sub", sub)):
+        d = tmp_path / "01-1000" / side
+        d.mkdir(parents=True)
+        (d / "result.json").write_text(json.dumps({"format": "jtr-result/1", "tool": side,
+                                                   "transport": t, "runs": []}))
+    return s.done(rec, [])
+
+
+def test_the_seed_method_fails_on_loss_and_waits_not_on_late_sends(tmp_path):
+    """um_perf's procedure: a rate fails on loss or a send that would block (here:
+    waited for room); late sends are the late method's, not the seeds'."""
+    pub = {"issued": 1000, "sent": 1000, "rate_hz": 1000.0, "late_sends": 900,
+           "blocked_sends": 0}
+    sub = {"rate_hz": 1000.0, "received": 1000, "lost": 0, "end_of_stream": True}
+    seed, late = opts(), opts(method="late", max_late=50.0)
+    assert seed["method"] == "seed"
+    assert verdict(tmp_path / "a", seed, pub, sub)["verdict"] == "pass"
+    assert verdict(tmp_path / "b", late, pub, sub)["verdict"] == "FAIL: late sends"
+    blocked = dict(pub, late_sends=0, blocked_sends=1234)
+    for o, d in ((seed, "c"), (late, "d")):
+        r = verdict(tmp_path / d, o, blocked, sub)
+        assert r["verdict"] == "FAIL: 1,234 sends waited for room" and r["blocked_sends"] == 1234
+    r = verdict(tmp_path / "e", seed, dict(pub, late_sends=0), dict(sub, lost=3))
+    assert r["verdict"] == "FAIL: loss"
+
+
+def test_max_late_means_the_late_method():
+    parse = command.make_parser("jtr maxrate").parse_args
+    assert command.options(parse(["--max-late", "20"]))["method"] == "late"
+    assert command.options(parse([]))["method"] == "seed"
+    assert command.options(parse(["--method", "late"]))["max_late"] == 50.0
+    with pytest.raises(UsageError, match="--max-late 20 with --method seed"):
+        command.options(parse(["--method", "seed", "--max-late", "20"]))

@@ -8,7 +8,7 @@ from jtrpy.render import maxrate as table
 
 
 def test_size_table():
-    o = {"slack": 3.0, "max_late": 50.0}
+    o = {"slack": 3.0, "max_late": 50.0, "method": "late"}
     sizes = [{"msg_len": 64, "state": "done", "max_rate_hz": 575000, "first_bad_hz": 600000,
               "mb_per_s": 36.8, "at": {"step": 10, "pub_rate_hz": 575001.2,
                                        "sub_rate_hz": 575002.0, "lost": 0, "late_pct": 20.1}},
@@ -16,6 +16,9 @@ def test_size_table():
               "first_bad_hz": 1000, "mb_per_s": None, "at": None}]
     lines = table.size_table(o, sizes)
     assert "within 3% of the rate asked" in lines[0] and "at most 50%" in lines[0]
+    assert "no send that waited for room" in lines[0]
+    # the seeds' method does not look at late sends
+    assert "late" not in table.size_table(dict(o, method="seed"), sizes)[0]
     assert lines[1] == table.size_head()
     first = lines[2].split()
     assert first[:5] == ["64", "575,000", "36.8", "0", "20.1%"]
@@ -42,14 +45,15 @@ def test_sweep_table():
 
 def settings(**kw):
     o = {"kind": "udp", "addr": None, "sizes": [64], "rates": None, "step_ns": 2 * 10**9,
-         "from": 10000, "slack": 3.0, "max_late": 50.0}
+         "from": 10000, "slack": 3.0, "max_late": 50.0, "method": "seed"}
     o.update(kw)
     return o
 
 
 def test_heading_and_size_line():
     assert table.heading(settings()) == \
-        "jtr maxrate: udp, 64-byte messages, 2 s steps, from 10,000 msgs/s"
+        "jtr maxrate: udp, 64-byte messages, 2 s steps, from 10,000 msgs/s, method seed"
+    assert table.heading(settings(method="late")).endswith("method late")
     assert table.heading(settings(kind="tcp", addr="h:1", sizes=[64, 128],
                                   rates=[1000, 50000])) == \
         "jtr maxrate: tcp h:1, 64,128-byte messages, 2 s steps at 1,000, 50,000 msgs/s (latency " \
