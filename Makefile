@@ -6,8 +6,8 @@
 #   make bench          benchmarks against oslat, sockperf, the cache line and memcpy
 #                       (docs/bench.md; BENCH=transports,... selects items)
 #   make install        PREFIX=/usr/local (DESTDIR honoured)
-#   make install-caps   install, then give the probes cap_sys_nice,cap_ipc_lock
-#   make install-setuid install, then make the probes setuid root (the old way)
+#   make install-caps   install, then give the probes and senders cap_sys_nice,cap_ipc_lock
+#   make install-setuid install, then make the probes and senders setuid root (the old way)
 #   make man            man pages in build/man; make completion: bash, zsh in build/completion
 #   make deb            the Debian package, build/jtr_VERSION_ARCH.deb (docs/install.md)
 #   make rpm            the RPM, build/rpm/RPMS/ARCH/jtr-VERSION-*.rpm (dist/jtr.spec)
@@ -41,8 +41,9 @@ LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
 LIBJTR   := $(BUILD)/libjtr.a
 PROBES   := null gap clock send wake
 TPROGS   := ping pong pub sub ipc
-# the probes install-caps and install-setuid give privileges to
-PRIV_PROBES := null gap clock wake
+# the programs install-caps and install-setuid give privileges to: the probes
+# and the senders (the seeds made their socket-send tools setuid too)
+PRIV_PROBES := null gap clock wake send ping pong pub sub
 BINS     := $(addprefix $(BUILD)/bin/jtr-,$(PROBES) $(TPROGS))
 PROBE_BINS := $(addprefix $(BUILD)/bin/jtr-,$(filter-out send,$(PROBES)))
 TPROG_BINS := $(addprefix $(BUILD)/bin/jtr-,$(filter-out ipc,$(TPROGS)))

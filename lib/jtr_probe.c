@@ -515,12 +515,10 @@ void *jtr_probe_cpu_workers(struct jtr_probe *p, const cpu_set_t *set, size_t si
 	return recs;
 }
 
-/* jtr_probe_privileged - FIFO and mlockall while privileged, drop, then
- * host facts and the results folder as the real user */
-void jtr_probe_privileged(struct jtr_probe *p)
+/* jtr_probe_elevated - see jtr_probe.h */
+void jtr_probe_elevated(struct jtr_probe *p)
 {
 	struct jtr_err e;
-	char w[512];
 	bool over;
 	int rc, mrc;
 
@@ -558,6 +556,16 @@ void jtr_probe_privileged(struct jtr_probe *p)
 		jtr_warn(p, "memory not locked (mlockall: %s): page faults can add outliers; run "
 			 "as root, install with 'make install-caps' (cap_ipc_lock), or raise "
 			 "'ulimit -l'", strerror(-mrc));
+}
+
+/* jtr_probe_privileged - FIFO and mlockall while privileged, drop, then
+ * host facts and the results folder as the real user */
+void jtr_probe_privileged(struct jtr_probe *p)
+{
+	struct jtr_err e;
+	char w[512];
+
+	jtr_probe_elevated(p);
 	jtr_host_collect(&p->host);
 	if (p->fifo_prio && !p->sleeps && jtr_rt_throttle_warning(&p->host.rt, w, sizeof(w)))
 		jtr_warn(p, "%s", w);

@@ -214,6 +214,12 @@ void *jtr_probe_cpu_workers(struct jtr_probe *p, const cpu_set_t *set, size_t si
  * opened. */
 void jtr_probe_privileged(struct jtr_probe *p);
 
+/* jtr_probe_elevated - its first half, for a program that writes no results
+ * (pong without -o): FIFO (if asked; refused with the installs that give it),
+ * mlockall within the real user's locked-memory limit (a user other than root
+ * is not lifted past it by the privilege), then the drop for good */
+void jtr_probe_elevated(struct jtr_probe *p);
+
 /* The Ctrl-C rule, for every program: the first SIGINT, SIGTERM or SIGHUP
  * stops the measurement (jtr_stop); what was measured is written, marked
  * partial; the last line on stderr says so and where, and the exit status

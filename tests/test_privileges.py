@@ -2,6 +2,7 @@
 """SCHED_FIFO runs, and the setuid and file-capability installs used by an
 unprivileged user: FIFO works, privileges are dropped for good before any
 file is touched, and results belong to the user."""
+import glob
 import os
 import pwd
 import shutil
@@ -211,6 +212,76 @@ def test_wake_through_install(installed, user, user_dir, validate):
     so, se = p.communicate(timeout=60)
     assert p.returncode == 1 and "cannot open /dev/cpu_dma_latency" in se, se
     assert not os.path.exists(out + "2")
+
+
+SENDERS = ("send", "ping", "pong", "pub", "sub")
+
+
+@needs_root
+def test_senders_fifo_through_install(installed, user, user_dir, validate):
+    """The transports' programs are installed like the probes (the seeds made
+    their socket-send tools setuid too): a user runs jtr send, jtr ping (and
+    pong), jtr pub (and sub) at SCHED_FIFO through the setuid or capability
+    install; a sending thread is FIFO while it runs, as the user, with no
+    capability left; the results are the user's. The plain install refuses with
+    the install that gives it."""
+    kind, prefix = installed
+    name, uid, gid = user
+    for prog in SENDERS:
+        f = os.path.join(prefix, "libexec", "jtr", "jtr-" + prog)
+        assert bool(os.stat(f).st_mode & 0o4000) == (kind == "setuid"), prog
+        caps = subprocess.run(["getcap", f], capture_output=True, text=True).stdout
+        assert ("cap_ipc_lock,cap_sys_nice=ep" in caps) == (kind == "caps"), prog
+    jtr = os.path.join(prefix, "bin", "jtr")
+    port = 20000 + os.getpid() % 20000
+    runs = [("send", [], ["send", "-T", "udp", "-f", "10", "-n", "3000", "-q"]),
+            ("ping", ["pong", "-T", "udp", "-P", "127.0.0.1:%d" % port, "-q"],
+             ["ping", "-T", "udp", "-P", "127.0.0.1:%d" % port, "-f", "10", "-r", "2K",
+              "-n", "3000", "-q"]),
+            ("pub", ["sub", "-T", "udp", "-P", "127.0.0.1:%d" % (port + 1), "-q"],
+             ["pub", "-T", "udp", "-P", "127.0.0.1:%d" % (port + 1), "-f", "10", "-r", "2K",
+              "-n", "3000", "-q"])]
+    for prog, other, argv in runs:
+        out = os.path.join(user_dir, prog)
+        partner = None
+        if other:
+            partner = as_user(user, [jtr] + other + ["-o", out + "-" + other[0]])
+            time.sleep(0.5)
+        p = as_user(user, [jtr] + argv + ["-o", out])
+        if kind == "plain":
+            so, se = p.communicate(timeout=60)
+            if partner:
+                partner.kill()
+                partner.communicate()
+            assert p.returncode == 2, se
+            assert "-f 10: cannot use SCHED_FIFO" in se and "make install-caps" in se, se
+            assert not os.path.exists(out)
+            continue
+        # while it sends (its hidden results folder is made after the drop): a FIFO
+        # thread at 10, the process the user's, no capability left
+        def look(prog=prog, pid=p.pid):
+            if not glob.glob(os.path.join(user_dir, ".%s.partial-*" % prog)):
+                return None
+            fifo = fifo_threads(pid)
+            return fifo and (status(pid), fifo)
+        seen = wait_for(look)
+        so, se = p.communicate(timeout=60)
+        if partner:
+            partner.communicate(timeout=60)
+        assert p.returncode == 0, (prog, se)
+        assert seen, "%s: no SCHED_FIFO thread was seen" % prog
+        st, fifo = seen
+        assert st["Uid"] == [str(uid)] * 4 and st["Gid"] == [str(gid)] * 4, (prog, st["Uid"])
+        assert int(st["CapEff"][0], 16) == 0 and int(st["CapPrm"][0], 16) == 0, prog
+        assert all(prio == 10 for _, prio, _ in fifo), (prog, fifo)
+        res = validate(load(out))
+        pr = res["privileges"]
+        assert pr["uid"] == uid and pr["elevated_at_start"] and pr["dropped"], (prog, pr)
+        assert pr["fifo_priority"] == 10, (prog, pr)
+        for d, _, files in os.walk(out):
+            assert os.stat(d).st_uid == uid
+            for f in files:
+                assert os.stat(os.path.join(d, f)).st_uid == uid, (prog, f)
 
 
 def test_no_writing_where_the_user_cannot(installed, user):

@@ -157,17 +157,7 @@ struct tp *tp_prog_open(struct jtr_probe *p, struct tp_prog *tp, enum tp_role ro
 /* tp_prog_privileged - FIFO, mlock, drop, signals; no results folder */
 void tp_prog_privileged(struct jtr_probe *p)
 {
-	struct jtr_err e;
-	int rc;
-
-	jtr_probe_old_letters(p);
-	if (p->fifo_prio && (rc = jtr_fifo_set(p->fifo_prio)) < 0)
-		jtr_usage_error(p, "-f %d: cannot use SCHED_FIFO: %s; run as root or give the "
-				"program cap_sys_nice", p->fifo_prio, strerror(-rc));
-	p->locked = jtr_mlock() == 0;
-	jtr_err_clear(&e);
-	if (jtr_priv_drop(&p->priv, &e) < 0)
-		jtr_fatal(p, "%s", e.msg);
+	jtr_probe_elevated(p);		/* FIFO, memory locked within the user's limit, drop */
 	jtr_probe_signals(false);	/* nothing to write: the notice says "stopping" */
 }
 
