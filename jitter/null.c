@@ -31,9 +31,9 @@ static const char usage_text[] =
 JTR_COUNT_HELP "       samples per run (default 2000000; K/M/G suffixes;\n"
 "                          --samples is the same)\n"
 "  -B, --spins N           empty-loop iterations per sample (default 100)\n"
-"      --seed-loop         the loop of the tools jtr replaces: its counter in memory\n"
-"                          (as built without optimisation; ~5x longer an iteration),\n"
-"                          so that figures compare with theirs\n"
+"      --unoptimised-loop  the empty loop as built without optimisation: its counter\n"
+"                          in memory (~5x longer an iteration), the workload of\n"
+"                          null loops timed that way\n"
 "  -p, --pause DURATION    busy-wait between samples (default 898ns)\n"
 "  -w, --warmup N          samples per run before recording (default 500)\n"
 "      --runs N            runs (default 3)\n"
@@ -71,16 +71,16 @@ JTR_PROBE_STOP_HELP
 "  jtr null                          3 x 2M samples on the default CPU\n"
 "  jtr null -c 3 -n 500K --runs 1    one shorter run on CPU 3\n"
 "  jtr null -t clock --desc clock-run  timed with clock_gettime, named clock-run\n"
-"  jtr null --seed-loop -c 5         the seeds' tst_null.sh (their 100-iteration loop)\n"
+"  jtr null --unoptimised-loop -c 5  100 iterations of the unoptimised loop\n"
 "  jtr null -f 99 -c 3 -o null-fifo  SCHED_FIFO 99 (root, or after make install-caps)\n";
 
-enum { OPT_RUNS = 400, OPT_DESC, OPT_SEED_LOOP };
+enum { OPT_RUNS = 400, OPT_DESC, OPT_UNOPT_LOOP };
 
 static const struct option long_opts[] = {
 	JTR_LONG(COUNT),
 	{ "samples", required_argument, NULL, JTR_COUNT_C },
 	{ "spins", required_argument, NULL, 'B' },
-	{ "seed-loop", no_argument, NULL, OPT_SEED_LOOP },
+	{ "unoptimised-loop", no_argument, NULL, OPT_UNOPT_LOOP },
 	{ "pause", required_argument, NULL, 'p' },
 	{ "warmup", required_argument, NULL, 'w' },
 	{ "runs", required_argument, NULL, OPT_RUNS },
@@ -112,8 +112,8 @@ struct null_ctx {
 	struct null_run run[MAX_RUNS];
 	int runs_done;
 	struct jtr_err pmu_why;		/* why there are no counters */
-	bool seed_loop;			/* --seed-loop: jtr_seed_loop, not jtr_null_loop */
-	double seed_1000_ns;		/* its 1000 iterations' cost, on the CPU */
+	bool unopt;			/* --unoptimised-loop: jtr_unoptimised_loop */
+	double unopt_1000_ns;		/* its 1000 iterations' cost, on the CPU */
 	volatile uint64_t at_sample;	/* for progress */
 	volatile int at_run;
 };
@@ -134,11 +134,11 @@ static void run_setup(struct null_ctx *c, struct null_run *r, bool tsc)
 	jtr_sample_timing(&r->loop, c->p, tsc, c->pause_ns);
 }
 
-/* seed_body - --seed-loop's sample: the seeds' loop (a constant body: the
+/* unopt_body - --unoptimised-loop's sample (a constant body: the
  * always-inlined sample loop inlines it too) */
-static int seed_body(void *arg)
+static int unopt_body(void *arg)
 {
-	jtr_seed_loop(*(const uint64_t *)arg);
+	jtr_unoptimised_loop(*(const uint64_t *)arg);
 	return 0;
 }
 
@@ -146,8 +146,8 @@ static int seed_body(void *arg)
 static void run_tsc(struct null_ctx *c, struct null_run *r)
 {
 	run_setup(c, r, true);
-	if (c->seed_loop)
-		jtr_sample_run(&r->loop, true, NULL, seed_body, &c->spins);
+	if (c->unopt)
+		jtr_sample_run(&r->loop, true, NULL, unopt_body, &c->spins);
 	else
 		jtr_sample_run(&r->loop, true, NULL, NULL, NULL);
 }
@@ -156,22 +156,22 @@ static void run_tsc(struct null_ctx *c, struct null_run *r)
 static void run_clock(struct null_ctx *c, struct null_run *r)
 {
 	run_setup(c, r, false);
-	if (c->seed_loop)
-		jtr_sample_run(&r->loop, false, NULL, seed_body, &c->spins);
+	if (c->unopt)
+		jtr_sample_run(&r->loop, false, NULL, unopt_body, &c->spins);
 	else
 		jtr_sample_run(&r->loop, false, NULL, NULL, NULL);
 }
 
-/* seed_cost - the seeds' loop's 1000 iterations in ns on this CPU, the least
- * of 100 tries (their jtr_1000_loops_cost, of their loop) */
-static double seed_cost(void)
+/* unopt_cost - the unoptimised loop's 1000 iterations in ns on this CPU, the
+ * least of 100 tries (the header's jtr_1000_loops_cost, of the loop that ran) */
+static double unopt_cost(void)
 {
 	int64_t best = INT64_MAX;
 
 	for (int k = 0; k < 100; k++) {
 		int64_t t0 = jtr_mono_ns();
 
-		jtr_seed_loop(1000);
+		jtr_unoptimised_loop(1000);
 		t0 = jtr_mono_ns() - t0;
 		if (t0 < best)
 			best = t0;
@@ -187,8 +187,8 @@ static void worker(void *arg)
 	struct jtr_pmu pmu;
 	bool counting;
 
-	if (c->seed_loop)
-		c->seed_1000_ns = seed_cost();
+	if (c->unopt)
+		c->unopt_1000_ns = unopt_cost();
 	/* counters are opened and read outside the timed loops */
 	jtr_err_clear(&c->pmu_why);
 	counting = jtr_pmu_open(&pmu, &c->pmu_why) == 0;
@@ -228,8 +228,8 @@ static void legacy_hdr(const struct null_ctx *c, struct jtr_legacy_hdr *s, char 
 
 	snprintf(lead, n, "Busy_spins=%llu", (unsigned long long)c->spins);
 	jtr_probe_legacy_hdr(p, s);
-	if (c->seed_loop)		/* the cost of the loop that ran */
-		s->loops_1000_cost = (long long)(c->seed_1000_ns + 0.5);
+	if (c->unopt)			/* the cost of the loop that ran */
+		s->loops_1000_cost = (long long)(c->unopt_1000_ns + 0.5);
 	s->desc = c->desc;
 	s->lead = lead;
 	s->cpu_num = c->cpu;
@@ -268,9 +268,9 @@ static void write_outputs(struct null_ctx *c)
 	jtr_json_obj_begin(&j, "params");
 	jtr_json_uint(&j, "samples", c->samples);
 	jtr_json_uint(&j, "spins", c->spins);
-	jtr_json_bool(&j, "seed_loop", c->seed_loop);
-	if (c->seed_loop)
-		jtr_json_fixed(&j, "seed_loop_1000_cost_ns", c->seed_1000_ns, 2);
+	jtr_json_bool(&j, "unoptimised_loop", c->unopt);
+	if (c->unopt)
+		jtr_json_fixed(&j, "unoptimised_loop_1000_cost_ns", c->unopt_1000_ns, 2);
 	jtr_json_uint(&j, "pause_ns", c->pause_ns);
 	jtr_json_uint(&j, "warmup", c->warmup);
 	jtr_json_int(&j, "runs", c->runs);
@@ -342,7 +342,7 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case JTR_COUNT_C: c.samples = jtr_opt_count(&p, "-n", optarg, 1, 1ULL << 40); break;
 		case 'B': c.spins = jtr_opt_count(&p, "-B", optarg, 0, 1ULL << 32); break;
-		case OPT_SEED_LOOP: c.seed_loop = true; break;
+		case OPT_UNOPT_LOOP: c.unopt = true; break;
 		case 'p':
 			c.pause_ns = jtr_opt_duration_legacy(&p, "-p", optarg, 1, 0, 10 * JTR_NS_PER_S);
 			break;

@@ -203,11 +203,11 @@ static inline void jtr_null_loop(uint64_t n)
 		__asm__ __volatile__("" : "+r"(i));
 }
 
-/* jtr_seed_loop - @n iterations of the loop the tools jtr replaces timed
- * (`for (i = 0; i < 100; i++) {}` built without optimisation): the counter
- * lives in memory, so each iteration loads, adds and stores it (a store-to-load
- * round trip, ~5-6 cycles, where jtr_null_loop takes ~1); jtr null --seed-loop */
-static inline void jtr_seed_loop(uint64_t n)
+/* jtr_unoptimised_loop - @n iterations of `for (i = 0; i < n; i++) {}` as
+ * built without optimisation: the counter lives in memory, so each iteration
+ * loads, adds and stores it (a store-to-load round trip, ~5-6 cycles, where
+ * jtr_null_loop takes ~1); jtr null --unoptimised-loop */
+static inline void jtr_unoptimised_loop(uint64_t n)
 {
 	volatile uint64_t i;
 

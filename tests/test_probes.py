@@ -79,25 +79,26 @@ def test_null_result_and_legacy_text_agree(tmp_path, validate):
         assert b["over"] == beyond
 
 
-def test_null_seed_loop_is_the_seeds_workload(tmp_path, validate):
-    """--seed-loop times the seeds' loop (its counter in memory, as built without
-    optimisation) where -B alone times jtr's register loop: at least twice as long
+def test_null_unoptimised_loop_is_the_seeds_workload(tmp_path, validate):
+    """--unoptimised-loop times the seeds' loop (its counter in memory, as built
+    without optimisation) where -B alone times jtr's register loop: at least twice as long
     for the same 100 iterations; its 1000 iterations' cost, measured on the CPU,
     in the params and in the legacy header (the seeds' jtr_1000_loops_cost was of
     their loop), about ten times the 100-iteration p50."""
     runs = {}
-    for name, extra in (("jtr", []), ("seed", ["--seed-loop"])):
+    for name, extra in (("jtr", []), ("seed", ["--unoptimised-loop"])):
         out = tmp_path / name
         run_jtr("null", "-n", "20K", "--runs", "1", "-B", "100", *extra, "-o", out, check=True)
         runs[name] = validate(load(out))
     seed, jtr = runs["seed"], runs["jtr"]
-    assert seed["params"]["seed_loop"] is True and jtr["params"]["seed_loop"] is False
-    assert "seed_loop_1000_cost_ns" not in jtr["params"]
+    assert seed["params"]["unoptimised_loop"] is True
+    assert jtr["params"]["unoptimised_loop"] is False
+    assert "unoptimised_loop_1000_cost_ns" not in jtr["params"]
 
     def p50(r):
         return r["runs"][0]["percentiles_ns"]["50"]
     assert p50(seed) >= 2 * p50(jtr), (p50(seed), p50(jtr))
-    cost = seed["params"]["seed_loop_1000_cost_ns"]
+    cost = seed["params"]["unoptimised_loop_1000_cost_ns"]
     assert 5 * p50(seed) <= cost <= 15 * p50(seed), (cost, p50(seed))
     [b] = legacy_blocks((tmp_path / "seed" / "summary.txt").read_text())
     assert int(b["lc"]) == round(cost)

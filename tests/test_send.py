@@ -11,9 +11,11 @@ body, and would set the loop's length), by short checks that must land within
 - a check that did not run out landed within the tolerance (by construction);
 - where the loop ran at the same speed in the run as in its check (medians
   within 10 %), the run's median is within 15 % of the target;
-- the run's mean below its threshold is within 10 % of the target, or the tool
-  warned about that pair (a run disturbed more than its check, or the loop's
-  speed changed: both happen here when other jobs share the host).
+- the run's mean below its threshold is within 10 % of the target; a null run
+  that missed it (a run disturbed more than its check, or the loop's speed
+  changed: both happen here when other jobs share the host) was run again, its
+  loop count corrected, up to 3 runs; one that still misses is warned about and
+  makes the result not a valid measurement (results/validity.py, null_drift).
 The 25 % the null and send means could be held to on a quiet machine does not
 hold by construction on a shared one, so it is not asserted.
 """
@@ -29,6 +31,8 @@ import time
 
 import pytest
 from conftest import JTR, legacy_blocks, load, run_jtr, wait_for
+
+from jtrpy.results import validity
 
 pytestmark = pytest.mark.measures
 
@@ -88,14 +92,18 @@ def check_calibration(res):
         drift = n["percentiles_ns"]["50"] / p["check_median_ns"] - 1
         warned = [w for w in res["warnings"]
                   if w.startswith("pair %d: the null loop's mean below" % p["pair"])]
-        if abs(got - 1) > 0.10:
-            assert len(warned) == 1, res["warnings"]
+        assert 1 <= p["null_tries"] <= cal["max_null_tries"] == 3
+        invalid = [r for r in validity.check(res)["reasons"] if r["code"] == "null_drift"]
+        if abs(got - 1) > cal["run_tolerance"] + 1e-9:
+            # run again until the last try, then said, and the result is not valid
+            assert p["null_tries"] == cal["max_null_tries"], p
+            assert invalid and len(warned) == 1, res["warnings"]
             said = re.search(r"is (\d+) ns for a target of (\d+) ns", warned[0])
             assert abs(int(said.group(1)) - n["mean_below_threshold_ns"]) <= 1
             assert abs(int(said.group(2)) - p["target_ns"]) <= 1
         else:
             assert not warned
-        if abs(drift) <= 0.10 and p["checks"] < cal["max_checks"]:
+        if abs(drift) <= 0.10 and p["checks"] < cal["max_checks"] and p["null_tries"] == 1:
             assert abs(n["percentiles_ns"]["50"] / p["target_ns"] - 1) <= 0.15, p
         for key, pct in (("50", "50"), ("99", "99"), ("99.9", "99.9"), ("99.99", "99.99"),
                          ("99.999", "99.999")):

@@ -15,6 +15,10 @@ A run is not a valid measurement when
                  latency of the rest hides what happened to them;
   payload        a message's payload was not the publisher's (sub --verify): what
                  arrived is not what was sent, whatever its latency;
+  null drift     a jtr send pair's null loop missed the send path's mean (below
+                 the outlier threshold) by more than NULL_DRIFT_MAX after the
+                 runs jtr send makes to hit it: "added" compares the send path
+                 with another workload;
   tracer drops   the tracer dropped more than DROPS_MAX of its events: the causes
                  of some outliers are missing (the measurement stands; the
                  attribution does not).
@@ -29,6 +33,7 @@ from . import probes as P
 LATE_MAX = 0.10
 WARMUP_MAX = 2.0
 LOST_MAX = 0.01
+NULL_DRIFT_MAX = 0.10   # jtr send's DRIFT_WARN (jitter/send.c)
 DROPS_MAX = 0.001
 MEASUREMENT, ATTRIBUTION = "measurement", "attribution"
 
@@ -115,6 +120,37 @@ def _payload(result):
                    bad, 0)
 
 
+def _null_drift(result):
+    """The null-drift reason of a jtr send result, or None: the pair whose null
+    loop missed its target the most."""
+    bad = []
+    for p in result.get("pairs") or ():
+        if not isinstance(p, dict):
+            continue
+        target, got = p.get("target_ns"), p.get("null_mean_below_threshold_ns")
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                   for x in (target, got)) or target <= 0:
+            continue
+        off = got / target - 1
+        # the bounds as jtr send computes them (target x (1 +- the limit))
+        if got > target * (1 + NULL_DRIFT_MAX) or got < target * (1 - NULL_DRIFT_MAX):
+            bad.append((abs(off), off, p, got, target))
+    if not bad:
+        return None
+    _, off, p, got, target = max(bad, key=lambda b: b[0])
+    tries = p.get("null_tries")
+    return _reason("null_drift", MEASUREMENT,
+                   "the null loop of %d of %d pairs missed the send path's mean by more "
+                   "than %s (pair %s: %s for %s, %+.0f %%%s): 'added' compares the send "
+                   "path with another workload" % (
+                       len(bad), len(result.get("pairs")), _pct(NULL_DRIFT_MAX), p.get("pair"),
+                       fmt_ns(got), fmt_ns(target), 100 * off,
+                       ", after %d runs" % tries if isinstance(tries, int) else ""),
+                   "measure on a quieter CPU (isolated, with nothing busy beside it on its "
+                   "core), or with more -n",
+                   round(off, 4), NULL_DRIFT_MAX)
+
+
 def _drops(result):
     a = result.get("attribution")
     t = a.get("tracer") if isinstance(a, dict) else None
@@ -147,6 +183,8 @@ def check(result, partner=None):
         reasons.append(_warmup(result, probe))
         reasons.append(_lost(result))
         reasons.append(_payload(result))
+    if probe is not None and probe.tool == "send":
+        reasons.append(_null_drift(result))
     reasons.append(_drops(result))
     reasons = [r for r in reasons if r]
     return {"valid": not reasons, "reasons": reasons}

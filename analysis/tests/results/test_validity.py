@@ -66,6 +66,26 @@ def test_a_payload_not_the_publishers():
     assert codes(sub) == []
 
 
+def test_a_send_pairs_null_loop_off_its_target():
+    """A jtr send pair whose null loop's mean below the threshold missed the send
+    path's by more than a tenth (after jtr send's tries) makes the run invalid:
+    "added" would compare with another workload; at a tenth it does not."""
+    def send(*nulls):
+        return {"tool": "send", "runs": [], "pairs": [
+            {"pair": k + 1, "target_ns": 1000.0, "null_mean_below_threshold_ns": got,
+             "null_tries": 3} for k, got in enumerate(nulls)]}
+    assert codes(send(1000.0, 1100.0, 900.0)) == []
+    (r,) = V.check(send(1000.0, 1460.0, 880.0))["reasons"]
+    assert (r["code"], r["scope"], r["value"], r["limit"]) == (
+        "null_drift", "measurement", 0.46, V.NULL_DRIFT_MAX)
+    assert r["text"] == ("the null loop of 2 of 3 pairs missed the send path's mean by more "
+                         "than 10 % (pair 2: 1.5 us for 1.0 us, +46 %, after 3 runs): "
+                         "'added' compares the send path with another workload")
+    # only send results have pairs to judge; figures that are not numbers say nothing
+    assert codes(dict(send(1450.0), tool="gap")) == []
+    assert codes({"tool": "send", "runs": [], "pairs": [{"target_ns": "x"}, None]}) == []
+
+
 def test_a_slow_warm_up():
     """The threshold from a warm-up whose median is over twice the run's typical
     median (ping's rtt_from_send)."""
