@@ -962,7 +962,7 @@ void jtr_probe_finish(struct jtr_probe *p)
 	p->written = true;
 	tell_results_fd(p);
 	if (!p->quiet)
-		printf("results: %s/\n", p->out.final);
+		fprintf(p->results_on_stderr ? stderr : stdout, "results: %s/\n", p->out.final);
 	errno = 0;
 	if (fflush(stdout) != 0)
 		p->stdout_err = errno;	/* said at the end (jtr_probe_exit) */

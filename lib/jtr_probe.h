@@ -47,6 +47,8 @@ struct jtr_probe {
 	int argc;
 	char **argv;
 	bool quiet;
+	bool results_on_stderr;		/* "results: DIR/" on stderr: stdout is another
+					 * tool's lines only (--legacy-output=um_lat) */
 	bool progress;			/* stderr is a terminal and not quiet */
 	bool sleeps;			/* the measuring threads sleep between samples:
 					 * RT throttling cannot stop them (no warning) */

@@ -2,6 +2,7 @@
 """Bad input: one line naming the value and the fix, exit status 2, no core
 dump, no traceback, and no results folder left behind."""
 import os
+import re
 import signal
 import subprocess
 import time
@@ -117,9 +118,12 @@ def test_c_help_layout(prog):
     assert h.startswith("usage: jtr %s [OPTIONS]\n" % prog)
     assert 0 < h.index("\noptions:\n") < h.index("\nexamples:\n")
     assert "\n  jtr %s" % prog in h[h.index("\nexamples:\n"):]
+    # --legacy-output's styles (um_lat, um_perf: whose lines) are the one place the
+    # earlier tools' names are words of jtr's; their programs' names are not
+    words = re.sub(r"\bum_(lat|perf)\b", "", h)
     for old in ("Usage:", "Options:", "Examples:", "um_perf", "um_lat", "jtr_null", "jtr_sock",
                 "tst_", "tstall", "original", "seed"):
-        assert old not in h, old
+        assert old not in words, old
 
 
 def test_missing_programs_are_reported(tmp_path):

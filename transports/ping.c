@@ -19,6 +19,7 @@
  * came, or intended after sent) is forged. Neither is measured.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,10 @@ JTR_CPUS_HELP "          RECV[,SEND]: pin the receiving thread, then the\n"
 "                           busy-poll on two CPUs; pinned with -c CPU; a reply\n"
 "                           that does not come within --timeout ends the run\n"
 "  -t, --timebase TB        tsc (default) or clock: how times are read\n"
+"  -H, --histo-buckets N,NS a histogram of N buckets of NS ns (a bare number: ns;\n"
+"                           300,1us) of the round trips from the send, beside the\n"
+"                           lossless one: --legacy-output=um_lat prints it (its\n"
+"                           default there: 300,1000); one stream\n"
 JTR_FIFO_HELP "          run SCHED_FIFO at PRIO (1-99)\n"
 JTR_OUTPUT_HELP "         results folder (default results/DATE-HOST-ping)\n"
 "      --hist-error PCT     histogram's maximum relative error (default 1)\n"
@@ -108,7 +113,9 @@ JTR_OLD_HELP " -a CPU (-c CPU,\n"
 "                                                 busy-poll ping-pong on two CPUs\n"
 "  jtr ping -T tcp -m 1024 -r 50K -n 500K -w 5    1 KB messages at 50K/s over TCP\n"
 "  jtr ping -T tcp -P [::1]:17391 --recv epoll    IPv6, epoll receive\n"
-"  jtr ping -T udp --latency-file --stats-every 500ms   every sample, 2 rows a second\n";
+"  jtr ping -T udp --latency-file --stats-every 500ms   every sample, 2 rows a second\n"
+"  jtr ping -T udp -m 24 -r 50K -n 500K -w 5 -H 300,1000 --legacy-output=um_lat\n"
+"                                                 round trips in the earlier lines\n";
 
 enum { OPT_SEND_CPU = 700, OPT_RECV_CPU, OPT_STREAMS };
 
@@ -132,6 +139,7 @@ static const struct option long_opts[] = {
 	{ "one-thread", no_argument, NULL, '1' },
 	{ "streams", required_argument, NULL, OPT_STREAMS },
 	{ "timebase", required_argument, NULL, 't' },
+	{ "histo-buckets", required_argument, NULL, 'H' },
 	{ "stall-at", required_argument, NULL, TP_OPT_STALL_AT },
 	{ "stall", required_argument, NULL, TP_OPT_STALL },
 	JTR_PROBE_OUTLIER_LONG_OPTS,
@@ -140,6 +148,51 @@ static const struct option long_opts[] = {
 	JTR_PROBE_LONG_OPTS,
 	{ NULL, 0, NULL, 0 },
 };
+
+/* -H N,NS: N buckets of NS ns and the overflows, the histogram the tools jtr
+ * replaces kept (its counts are printed with --legacy-output=um_lat) */
+struct fixed_hist {
+	uint64_t *counts;		/* NULL without -H */
+	uint64_t n, ns_per, over;
+};
+
+#define FIXED_MAX (1U << 20)		/* buckets at most */
+#define UM_LAT_DEFAULT_N 300		/* --legacy-output=um_lat without -H */
+#define UM_LAT_DEFAULT_NS 1000
+
+/* fixed_record - one round trip of @ns into its bucket (a division: only with -H) */
+static inline void fixed_record(struct fixed_hist *f, uint64_t ns)
+{
+	uint64_t i = ns / f->ns_per;
+
+	if (i < f->n)
+		f->counts[i]++;
+	else
+		f->over++;
+}
+
+/* fixed_opt - -H N,NS (NS a bare number of ns, as the tools jtr replaces took
+ * it, or a duration with its unit) */
+static void fixed_opt(struct jtr_probe *p, struct fixed_hist *f, const char *arg)
+{
+	char n[32];
+	const char *comma = strchr(arg, ',');
+	size_t len = comma ? (size_t)(comma - arg) : strlen(arg);
+	char *end;
+
+	if (!comma || len == 0 || len >= sizeof(n) || !comma[1])
+		jtr_usage_error(p, "-H %s: give BUCKETS,NS_PER_BUCKET, e.g. -H 300,1000 (300 "
+				"buckets of 1 us)", arg);
+	memcpy(n, arg, len);
+	n[len] = '\0';
+	f->n = jtr_opt_count(p, "-H", n, 1, FIXED_MAX);
+	errno = 0;
+	f->ns_per = strtoull(comma + 1, &end, 10);
+	if (errno || *end || end == comma + 1)	/* not a bare number: a duration */
+		f->ns_per = jtr_opt_duration(p, "-H", comma + 1, 1, JTR_NS_PER_S);
+	if (!f->ns_per || f->ns_per > JTR_NS_PER_S)
+		jtr_usage_error(p, "-H %s: a bucket of 1 ns to 1 s", arg);
+}
 
 /* send-call ends kept for the outlier log's sent_ns: a reply more than
  * this many messages behind its send finds its slot reused (sent_ns 0) */
@@ -190,6 +243,7 @@ struct ping {
 	/* receiver */
 	struct jtr_hist from_intended __attribute__((aligned(64)));
 	struct jtr_hist from_send;
+	struct fixed_hist fixed;	/* -H: fixed buckets of the round trips from the send */
 	struct tp_seq seq;
 	uint64_t last_recv_raw;
 	uint64_t start_raw;		/* before the first send: no stamp is older */
@@ -353,6 +407,8 @@ static inline int recv_one(struct ping *g, struct jtr_hist *hi, struct jtr_hist 
 		}
 		jtr_hist_record(hi, from_intended);
 		jtr_hist_record(hs, rtt);
+		if (__builtin_expect(g->fixed.counts != NULL, 0))
+			fixed_record(&g->fixed, rtt);
 		tp_stat_lat(&g->rsrc, rtt);
 		tp_latlog_add(&g->lat, m->seq, (uint64_t)m->sent_ns, now);
 		if (__builtin_expect(tp_olog_over(&g->olog, from_intended), 0))
@@ -675,6 +731,50 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct ping *g, bo
 	tp_stats_summary(f, g->st, tp_prog_recv_name(g->tp), legacy);
 }
 
+/* fixed_pct - the value um_lat printed for percentile @pct of -H's buckets:
+ * the end of the first bucket where at least @pct % of the samples lie, -1 when
+ * that is among the overflows (or there are no samples) */
+static long long fixed_pct(const struct fixed_hist *f, uint64_t total, double pct)
+{
+	uint64_t need = (uint64_t)ceil((double)total * pct / 100.0), cum = 0;
+
+	for (uint64_t i = 0; total && i < f->n; i++) {
+		cum += f->counts[i];
+		if (cum >= need)
+			return (long long)((i + 1) * f->ns_per);
+	}
+	return -1;
+}
+
+/* um_lat - --legacy-output=um_lat: the lines um_lat_ping printed, as it printed
+ * them: -H's bucket counts one a line, then the histogram's figures, the
+ * percentiles of its buckets, the sends and what came back (round trips from
+ * the send; no retransmissions here, so num_rx_msgs is 0) */
+static void um_lat(FILE *f, const struct ping *g)
+{
+	const struct fixed_hist *x = &g->fixed;
+	const struct jtr_hist *hs = &g->from_send;
+
+	for (uint64_t i = 0; i < x->n; i++)
+		fprintf(f, "%llu\n", (unsigned long long)x->counts[i]);
+	fprintf(f, "o_histogram=%llu,%llu, hist_overflows=%llu, hist_min_sample=%llu, "
+		"hist_max_sample=%llu,\n", (unsigned long long)x->n, (unsigned long long)x->ns_per,
+		(unsigned long long)x->over, (unsigned long long)(hs->total ? hs->min : 0),
+		(unsigned long long)hs->max);
+	fprintf(f, "hist_num_samples=%llu, average_sample=%llu,\n", (unsigned long long)hs->total,
+		(unsigned long long)(hs->total ? hs->sum / hs->total : 0));
+	fprintf(f, "Percentiles: 90=%lld, 99=%lld, 99.9=%lld, 99.99=%lld, 99.999=%lld\n",
+		fixed_pct(x, hs->total, 90), fixed_pct(x, hs->total, 99),
+		fixed_pct(x, hs->total, 99.9), fixed_pct(x, hs->total, 99.99),
+		fixed_pct(x, hs->total, 99.999));
+	fprintf(f, "actual_sends=%llu, duration_ns=%llu, result_rate=%.6f, global_max_tight_sends=%llu, "
+		"max_flight_size=%llu\n", (unsigned long long)sent_measured(g),
+		(unsigned long long)duration_ns(g), rate_hz(g), (unsigned long long)g->max_tight,
+		(unsigned long long)g->max_flight);
+	fprintf(f, "Rcv: num_rcv_msgs=%llu, num_rx_msgs=0, num_unrec_loss=%llu,\n",
+		(unsigned long long)g->seq.received, (unsigned long long)g->seq.lost);
+}
+
 /* inputs - summary.txt's inputs block */
 static void inputs(FILE *f, const struct jtr_probe *p, const struct ping *g)
 {
@@ -745,7 +845,9 @@ static void write_outputs(struct jtr_probe *p, struct ping *g, const char *peer)
 	jtr_probe_open(p, &res, "result.json");
 	summary(txt.f, p, g, true);
 	inputs(txt.f, p, g);
-	if (!p->quiet)
+	if (!p->quiet && g->tp->legacy_style == TP_LEGACY_UM_LAT)
+		um_lat(stdout, g);
+	else if (!p->quiet)
 		summary(stdout, p, g, g->tp->legacy_output);
 	jtr_json_init(&j, res.f);
 	jtr_probe_result_begin(p, &j);
@@ -754,6 +856,13 @@ static void write_outputs(struct jtr_probe *p, struct ping *g, const char *peer)
 	if (g->load.duration_ns) jtr_json_uint(&j, "duration_ns", g->load.duration_ns); else jtr_json_null(&j, "duration_ns");
 	if (g->load.warm_rate_hz) jtr_json_uint(&j, "warmup_rate_hz", g->load.warm_rate_hz); else jtr_json_null(&j, "warmup_rate_hz");
 	jtr_json_uint(&j, "linger_ns", g->linger_ns);
+	if (g->fixed.n) {
+		jtr_json_uint(&j, "histo_buckets", g->fixed.n);
+		jtr_json_uint(&j, "histo_ns_per_bucket", g->fixed.ns_per);
+	} else {
+		jtr_json_null(&j, "histo_buckets");
+		jtr_json_null(&j, "histo_ns_per_bucket");
+	}
 	if (g->load.rate_hz)
 		jtr_json_uint(&j, "rate_hz", g->load.rate_hz);
 	else
@@ -787,6 +896,16 @@ static void write_outputs(struct jtr_probe *p, struct ping *g, const char *peer)
 	jtr_json_uint(&j, "late_sends", g->late);
 	jtr_json_uint(&j, "max_tight_sends", g->max_tight);
 	jtr_json_uint(&j, "max_flight_size", g->max_flight);
+	if (g->fixed.n) {		/* -H: its buckets, as --legacy-output=um_lat prints them */
+		jtr_json_obj_begin(&j, "fixed_histogram");
+		jtr_json_uint(&j, "ns_per_bucket", g->fixed.ns_per);
+		jtr_json_uint(&j, "overflows", g->fixed.over);
+		jtr_json_arr_begin_inline(&j, "counts");
+		for (uint64_t i = 0; i < g->fixed.n; i++)
+			jtr_json_uint(&j, NULL, g->fixed.counts[i]);
+		jtr_json_arr_end(&j);
+		jtr_json_obj_end(&j);
+	}
 	jtr_json_uint(&j, "duration_ns", dur);
 	jtr_json_fixed(&j, "rate_hz", rate_hz(g), 3);
 	tp_latlog_write_json(&j, &g->lat);
@@ -851,7 +970,7 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct ping *g, int a
 	bool stall_at_given = false, linger_given = false;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, ":" JTR_COUNT_S JTR_RATE_S JTR_LEN_S "w:A:a:"
+	while ((opt = getopt_long(argc, argv, ":" JTR_COUNT_S JTR_RATE_S JTR_LEN_S "w:A:a:H:"
 					JTR_CPUS_S "1t:" JTR_DURATION_S "l:" JTR_FIFO_S JTR_OUTPUT_S
 					JTR_QUIET_S "h" TP_PROG_SHORT, long_opts, NULL)) != -1) {
 		if (jtr_probe_common_opt(p, opt, usage_text, argv) || tp_prog_opt(p, tp, opt, optarg) ||
@@ -880,6 +999,7 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct ping *g, int a
 			g->recv_cpu = tp_prog_cpu_opt(p, opt == 'a' ? "-a" : "--recv-cpu", optarg);
 			break;
 		case '1': g->one_thread = true; break;
+		case 'H': fixed_opt(p, &g->fixed, optarg); break;
 		case OPT_STREAMS:
 			g->nstreams = (int)jtr_opt_count(p, "--streams", optarg, 1, STREAMS_MAX);
 			break;
@@ -894,6 +1014,14 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct ping *g, int a
 		}
 	}
 	jtr_probe_no_args(p, argc, argv);
+	tp_prog_legacy_only(p, tp, TP_LEGACY_UM_LAT);
+	if (tp->legacy_style == TP_LEGACY_UM_LAT && !g->fixed.n) {
+		g->fixed.n = UM_LAT_DEFAULT_N;
+		g->fixed.ns_per = UM_LAT_DEFAULT_NS;
+	}
+	if (g->fixed.n && g->nstreams > 1)
+		jtr_usage_error(p, "-H with --streams %d: the fixed histogram is of one stream; "
+				"leave one out", g->nstreams);
 	check_streams(p, g);
 	tp_load_check(p, &g->load, tp_stats_startup_ns(&g->tp->stats_opts, g->tp->stats_every_ns));
 	if (g->load.len < TP_ECHO_OFF + TP_ECHO_LEN)
@@ -947,6 +1075,12 @@ static void prepare_stream(struct jtr_probe *p, struct tp_prog *tp, struct ping 
 	if (!s->ends)
 		jtr_fatal(p, "out of memory");
 	jtr_prefault(s->ends, SEND_ENDS * sizeof(s->ends[0]));
+	if (s->fixed.n) {		/* -H (one stream) */
+		s->fixed.counts = calloc(s->fixed.n, sizeof(s->fixed.counts[0]));
+		if (!s->fixed.counts)
+			jtr_fatal(p, "out of memory");
+		jtr_prefault(s->fixed.counts, s->fixed.n * sizeof(s->fixed.counts[0]));
+	}
 	tp_olog_init(p, &s->olog, "rtt", 4, stamp_names, 0);
 	tp_seq_init(&s->seq);
 	if (tp->latency_file && tp_latlog_alloc(&s->lat, tp->latency_max) < 0)

@@ -603,6 +603,26 @@ static void summary(FILE *f, const struct jtr_probe *p, const struct pub *g,
 			dur ? (double)n * 1e9 / (double)dur : 0.0);
 }
 
+/* um_perf - --legacy-output=um_perf: the lines um_perf_pub printed, as it
+ * printed them: its options (no configuration file: "(null)", as its printf
+ * wrote a missing one; -r max as its 999999999), the sends, then length,
+ * messages with the warm-up, rate */
+static void um_perf(FILE *f, const struct pub *g, const struct stream *s)
+{
+	uint64_t dur = duration_ns(s), n = s->measured;
+	double rate = dur ? (double)n * 1e9 / (double)dur : 0.0;
+
+	fprintf(f, "o_affinity_cpu=%d, o_config=(null), o_flags=0x00, o_jitter_loops=0, "
+		"o_linger_ms=%llu, o_msg_len=%u, o_num_msgs=%llu, o_rate=%llu, o_topic='%s', "
+		"o_warmup_loops=%llu,\n", s->cpu, (unsigned long long)(g->linger_ns / JTR_NS_PER_MS),
+		g->load.len, (unsigned long long)(g->load.duration_ns ? n : g->load.count),
+		(unsigned long long)(g->load.rate_hz ? g->load.rate_hz : 999999999ULL),
+		tp_describe(s->t), (unsigned long long)g->load.warmup);
+	fprintf(f, "actual_sends=%llu, duration_ns=%llu, result_rate=%.6f,\n",
+		(unsigned long long)n, (unsigned long long)dur, rate);
+	fprintf(f, "%u,%llu,%.6f\n", g->load.len, (unsigned long long)s->sent, rate);
+}
+
 /* inputs - summary.txt's inputs block */
 static void inputs(FILE *f, const struct jtr_probe *p, const struct pub *g)
 {
@@ -665,7 +685,9 @@ static void write_outputs(struct jtr_probe *p, struct pub *g, const struct strea
 	jtr_probe_open(p, &res, "result.json");
 	summary(txt.f, p, g, s, true);
 	inputs(txt.f, p, g);
-	if (!p->quiet)
+	if (!p->quiet && g->tp->legacy_style == TP_LEGACY_UM_PERF)
+		um_perf(stdout, g, s);
+	else if (!p->quiet)
 		summary(stdout, p, g, s, g->tp->legacy_output);
 	jtr_json_init(&j, res.f);
 	jtr_probe_result_begin(p, &j);
@@ -824,6 +846,7 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct pub *g, int ar
 		}
 	}
 	jtr_probe_no_args(p, argc, argv);
+	tp_prog_legacy_only(p, g->tp, TP_LEGACY_UM_PERF);
 	check_pacing(p, g);
 	if (g->ncpus > 1 && g->ncpus != g->nstreams)
 		jtr_usage_error(p, "%s with %d CPUs for %d stream(s): give one CPU per stream (or "

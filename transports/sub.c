@@ -436,6 +436,28 @@ static void latency_table(FILE *f, const struct sub *g)
 	fprintf(f, "  %-16s %16.1f %16.1f\n", "mean", jtr_hist_mean(hs), jtr_hist_mean(hi));
 }
 
+/* um_perf - --legacy-output=um_perf: the lines um_perf_sub printed, as it
+ * printed them: its options (no configuration file: "(null)"), and at the end
+ * of stream the messages received with the warm-up and, when it measured
+ * them, the latencies from the send (min, max, average, ns) */
+static void um_perf(FILE *f, const struct sub *g)
+{
+	const struct jtr_hist *hs = &g->from_send;
+	const char *peer = tp_peer_name(g->t);
+
+	fprintf(f, "o_affinity_cpu=%d, o_config=(null), o_fast=%d, o_spin_cnt=%llu, o_topic='%s',\n",
+		g->cpu, g->fast ? 1 : 0, (unsigned long long)g->spin, tp_describe(g->t));
+	if (!g->eos)
+		return;
+	fprintf(f, "rcv event EOS, '%s', %s, num_rcv_msgs=%llu,", tp_describe(g->t),
+		peer && *peer ? peer : "-", (unsigned long long)(g->measured + g->warm));
+	if (hs->total)
+		fprintf(f, " min_latency=%llu, max_latency=%llu, average latency=%llu,",
+			(unsigned long long)hs->min, (unsigned long long)hs->max,
+			(unsigned long long)(hs->sum / hs->total));
+	fputc('\n', f);
+}
+
 /* summary - the latency table, the counts and the CPU; with @legacy
  * (summary.txt, --legacy-output) the predecessors' lines too: duration_ns=,
  * result_rate=, the phases table, and the table last, as before */
@@ -552,7 +574,9 @@ static void write_outputs(struct jtr_probe *p, struct sub *g, const char *peer)
 	jtr_probe_open(p, &res, "result.json");
 	summary(txt.f, p, g, true);
 	inputs(txt.f, p, g);
-	if (!p->quiet)
+	if (!p->quiet && g->tp->legacy_style == TP_LEGACY_UM_PERF)
+		um_perf(stdout, g);
+	else if (!p->quiet)
 		summary(stdout, p, g, g->tp->legacy_output);
 	jtr_json_init(&j, res.f);
 	jtr_probe_result_begin(p, &j);
@@ -684,6 +708,7 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct sub *g, int ar
 		}
 	}
 	jtr_probe_no_args(p, argc, argv);
+	tp_prog_legacy_only(p, tp, TP_LEGACY_UM_PERF);
 	n = g->nstreams;
 	if (g->fast && tp->latency_file)
 		jtr_usage_error(p, "--latency-file with --fast: a fast subscriber measures no latency; "

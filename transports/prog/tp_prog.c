@@ -38,6 +38,21 @@ static uint32_t buf_opt(struct jtr_probe *p, const char *opt, const char *arg)
 	return (uint32_t)v;
 }
 
+/* tp_prog_legacy_only - see tp_prog.h */
+void tp_prog_legacy_only(struct jtr_probe *p, const struct tp_prog *tp, enum tp_legacy style)
+{
+	/* stdout is the other tool's lines only: where the results are goes to stderr */
+	p->results_on_stderr = tp->legacy_style >= TP_LEGACY_UM_LAT;
+	static const char *const names[] = {
+		[TP_LEGACY_UM_LAT] = "um_lat", [TP_LEGACY_UM_PERF] = "um_perf",
+	};
+
+	if (tp->legacy_style >= TP_LEGACY_UM_LAT && tp->legacy_style != style)
+		jtr_usage_error(p, "--legacy-output=%s: %s prints jtr's earlier lines or %s's; give "
+				"--legacy-output or --legacy-output=%s", names[tp->legacy_style],
+				p->prog, names[style], names[style]);
+}
+
 /* tp_prog_opt - the transport options */
 bool tp_prog_opt(struct jtr_probe *p, struct tp_prog *tp, int opt, const char *arg)
 {
@@ -75,7 +90,18 @@ bool tp_prog_opt(struct jtr_probe *p, struct tp_prog *tp, int opt, const char *a
 		return true;
 	case TP_OPT_LATENCY_FILE: tp->latency_file = true; return true;
 	case TP_OPT_STATS_PRINT: tp->stats_print = true; return true;
-	case TP_OPT_LEGACY_OUTPUT: tp->legacy_output = true; return true;
+	case TP_OPT_LEGACY_OUTPUT:
+		if (!arg || !strcmp(arg, "jtr"))
+			tp->legacy_style = TP_LEGACY_JTR;
+		else if (!strcmp(arg, "um_lat"))
+			tp->legacy_style = TP_LEGACY_UM_LAT;
+		else if (!strcmp(arg, "um_perf"))
+			tp->legacy_style = TP_LEGACY_UM_PERF;
+		else
+			jtr_usage_error(p, "--legacy-output=%s: unknown style; give jtr, um_lat (jtr "
+					"ping) or um_perf (jtr pub, jtr sub)", arg);
+		tp->legacy_output = tp->legacy_style == TP_LEGACY_JTR;
+		return true;
 	case TP_OPT_LATENCY_MAX:
 		tp->latency_max = jtr_opt_count(p, "--latency-max", arg, 1, 1ULL << 32);
 		return true;

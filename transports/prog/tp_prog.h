@@ -25,6 +25,14 @@ enum {
 	TP_OPT_STEADY, TP_OPT_SPIN, TP_OPT_LEGACY_OUTPUT,
 };
 
+/* --legacy-output[=STYLE]: whose lines stdout has */
+enum tp_legacy {
+	TP_LEGACY_NONE,		/* jtr's summary */
+	TP_LEGACY_JTR,		/* jtr's summary and its earlier lines (summary.txt's) */
+	TP_LEGACY_UM_LAT,	/* only the lines um_lat_ping printed (ping) */
+	TP_LEGACY_UM_PERF,	/* only the lines um_perf_pub or um_perf_sub printed */
+};
+
 #define TP_DEFAULT_STATS_EVERY_NS JTR_NS_PER_S
 #define TP_DEFAULT_LATENCY_MAX 1000000ULL
 
@@ -86,7 +94,7 @@ JTR_ADDR_HELP "          shm: a segment name (default jtr); tcp, udp:\n" \
 	{ "startup", required_argument, NULL, TP_OPT_STARTUP },		\
 	{ "stats-file", required_argument, NULL, TP_OPT_STATS_FILE },	\
 	{ "summary-file", required_argument, NULL, TP_OPT_SUMMARY_FILE },	\
-	{ "legacy-output", no_argument, NULL, TP_OPT_LEGACY_OUTPUT }
+	{ "legacy-output", optional_argument, NULL, TP_OPT_LEGACY_OUTPUT }
 
 #define TP_STATS_USAGE							\
 "statistics:\n"								\
@@ -103,9 +111,12 @@ JTR_ADDR_HELP "          shm: a segment name (default jtr); tcp, udp:\n" \
 "      --stats-file NAME    the rows' file in the results folder (default stats.csv)\n" \
 "      --summary-file NAME  the summary's file in the results folder (default\n" \
 "                           summary.txt)\n" \
-"      --legacy-output      the predecessors' lines on stdout too (Percentiles:,\n" \
-"                           actual_sends=, result_rate=, the phases table, the\n" \
-"                           CPU/memory samples); summary.txt always has them\n"
+"      --legacy-output[=STYLE]  earlier lines on stdout: jtr (the default) adds\n" \
+"                           jtr's earlier lines (Percentiles:, actual_sends=,\n" \
+"                           result_rate=, the phases table, the CPU/memory\n" \
+"                           samples; summary.txt always has them); um_lat (ping)\n" \
+"                           or um_perf (pub, sub) prints only the lines those\n" \
+"                           tools printed, as they printed them\n"
 
 #define TP_LATENCY_USAGE						\
 "      --latency-file       every latency sample to DIR/latency.csv (seq, sent_ns,\n" \
@@ -120,7 +131,8 @@ struct tp_prog {
 	uint64_t stats_every_ns;	/* --stats-every, 0: off */
 	bool latency_file;		/* --latency-file */
 	bool stats_print;		/* --stats-print */
-	bool legacy_output;		/* --legacy-output */
+	bool legacy_output;		/* --legacy-output(=jtr) */
+	enum tp_legacy legacy_style;	/* --legacy-output=STYLE */
 	uint64_t latency_max;		/* --latency-max */
 	struct tp_stats_opts stats_opts;	/* --startup, --stats-file, --summary-file */
 	struct tp *t;			/* once opened: for the result's numa object */
@@ -135,6 +147,10 @@ static inline bool tp_prog_has(const struct tp_prog *tp, unsigned flags)
 {
 	return tp_kind_has(tp->o.kind, flags);
 }
+
+/* tp_prog_legacy_only - refuse (exit 2) a --legacy-output style other than
+ * jtr and @style (the one this program has) */
+void tp_prog_legacy_only(struct jtr_probe *p, const struct tp_prog *tp, enum tp_legacy style);
 
 /* tp_prog_opt - handle a transport option; false if @opt is not one */
 bool tp_prog_opt(struct jtr_probe *p, struct tp_prog *tp, int opt, const char *arg);
