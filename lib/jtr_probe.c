@@ -280,7 +280,22 @@ void jtr_opt_fifo(struct jtr_probe *p, const char *arg)
 {
 	struct jtr_err e;
 	long long v;
-	int rc = jtr_parse_int(arg, 1, 99, &v, &e);
+	int rc;
+
+	if (arg[0] == '0' && (arg[1] == 'x' || arg[1] == 'X')) {
+		/* the flag bits the publishers jtr replaces took as -f 0xN: said in jtr's words */
+		unsigned long bits = strtoul(arg + 2, NULL, 16);
+
+		jtr_usage_error(p, "-f %s: -f is the SCHED_FIFO priority (1-99) here; a "
+				"hexadecimal -f reads as publisher flag bits, which jtr pub has as: "
+				"0x1 (timestamps) is its default (--no-timestamps drops them)%s%s; "
+				"leave -f out%s", arg,
+				bits & 2 ? ", 0x2 (non-blocking sends) is not carried over (a send "
+				"waits for room and is counted: blocked_sends)" : "",
+				bits & 4 ? ", 0x4 (generic source) means nothing here (one send path)"
+				: "", bits & ~7UL ? " (bits above 0x4 were never defined)" : "");
+	}
+	rc = jtr_parse_int(arg, 1, 99, &v, &e);
 
 	if (rc == -ERANGE)
 		jtr_usage_error(p, "-f %s: SCHED_FIFO priority must be 1-99 (99 is the highest); "

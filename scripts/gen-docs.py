@@ -38,6 +38,8 @@ HEADING = re.compile(r"^([A-Za-z][A-Za-z ]{0,30}):$")
 # a metavar: DURATION, N, A.B.C.D (upper case, digits, _ . -)
 METAVAR = re.compile(r"^[A-Z][A-Z0-9_.-]*(\[,[A-Z0-9_.-]+\.\.\.\])?$")
 OPTION = re.compile(r"^-{1,2}[A-Za-z0-9][A-Za-z0-9-]*,?$")
+# an option whose value is optional and comes after '=': --legacy-output[=STYLE]
+OPTIONAL_VALUE = re.compile(r"^(--[A-Za-z0-9][A-Za-z0-9-]*)\[=([A-Z][A-Z_]*)\],?$")
 # commands whose line goes on to a probe and its options: jtr run [PROBE] takes
 # gap's when no probe is named, jtr ab takes them after "-- PROBE"
 FORWARDS = {"run": "gap", "ab": None}
@@ -74,7 +76,10 @@ class Entry:
         self.options = []           # [(option, metavar or None)]
         names = []
         for tok in head.split():
-            if OPTION.match(tok):
+            opt = OPTIONAL_VALUE.match(tok)
+            if opt:             # no value to complete after a space: an option alone
+                names.append(opt.group(1))
+            elif OPTION.match(tok):
                 names.append(tok.rstrip(","))
             elif METAVAR.match(tok) and names:
                 self.options += [(n, tok) for n in names]

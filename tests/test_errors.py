@@ -18,6 +18,10 @@ BAD = [
     (["null", "-f", "100"], ["-f 100", "1-99"]),
     (["null", "-f", "0"], ["-f 0", "1-99"]),
     (["null", "-f", "high"], ["-f high", "'high' is not an integer"]),
+    # the publisher flag bits of the tools jtr replaces, translated, not read as a priority
+    (["pub", "-f", "0x3"], ["-f 0x3", "SCHED_FIFO priority (1-99)", "0x1 (timestamps) is its "
+                            "default", "0x2 (non-blocking sends) is not carried over"]),
+    (["pub", "-f", "0x4"], ["-f 0x4", "0x4 (generic source) means nothing here"]),
     (["null", "-n", "0"], ["-n 0", "'0' is out of range", "1.."]),
     (["null", "-n", "-5"], ["-n -5", "'-5' is not a count", "2M"]),
     (["null", "-p", "1e99"], ["-p 1e99", "'1e99' is not a duration", "10us",

@@ -244,12 +244,15 @@ def test_rate_sweep_latency_table(tmp_path):
         pct = run["percentiles_ns"]
         assert [row["p50_ns"], row["p99_ns"], row["p99.9_ns"], row["max_ns"]] == \
             [pct["50"], pct["99"], pct["99.9"], run["max_ns"]]
+        assert (row["min_ns"], row["mean_ns"]) == (run["min_ns"], run["mean_ns"])
         assert 0 < row["p50_ns"] <= row["p99_ns"] <= row["p99.9_ns"] <= row["max_ns"]
         assert row["achieved_hz"] == sub["transport"]["rate_hz"]
         assert row["achieved_hz"] == pytest.approx(row["rate_hz"], rel=0.05)
         assert row["lost"] == sub["transport"]["lost"] == 0
         assert line.split() == ["64", "{:,}".format(row["rate_hz"]),
-                                "{:,}".format(round(row["achieved_hz"])), "0"] + \
+                                "{:,}".format(round(row["achieved_hz"])), "0",
+                                "{:,}".format(row["min_ns"]),
+                                "{:,}".format(round(row["mean_ns"]))] + \
             ["{:,}".format(row[k]) for k in ("p50_ns", "p99_ns", "p99.9_ns", "max_ns")] + \
             [row["verdict"]]
 

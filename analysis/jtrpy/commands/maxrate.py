@@ -41,8 +41,8 @@ CPU the pacing loop gets as much as the transport).
 max rate, MB/s and the figures of the step that passed there. --rates runs no
 search: one step at each rate given (for each size), its subscriber measuring
 the latency, and ends with one table: rate asked, achieved (the subscriber's
-rate), lost, p50, p99, p99.9 and max latency from the intended send time, and
-the step's verdict."""
+rate), lost, min, average, p50, p99, p99.9 and max latency from the intended
+send time, and the step's verdict."""
 
 NOTES = """\
 The subscriber of a search runs in fast mode (-f: counts and order, no

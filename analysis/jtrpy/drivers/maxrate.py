@@ -53,7 +53,8 @@ LATENCY_KEYS = ("50", "99", "99.9")
 
 def latency(doc):
     """{"from_send": {...}, "from_intended": {...}} of a jtr sub result that
-    measured latency, each {p50_ns, p99_ns, p99.9_ns, max_ns, samples}; None
+    measured latency, each {p50_ns, p99_ns, p99.9_ns, max_ns, samples, min_ns,
+    mean_ns}; None
     for a fast (-f) one or one with no sample."""
     out = {}
     for run in (doc or {}).get("runs") or []:
@@ -61,7 +62,8 @@ def latency(doc):
         if name.startswith("latency_") and run.get("samples"):
             p = run.get("percentiles_ns") or {}
             row = {"p%s_ns" % k: p.get(k) for k in LATENCY_KEYS}
-            row.update(max_ns=run.get("max_ns"), samples=run.get("samples"))
+            row.update(max_ns=run.get("max_ns"), samples=run.get("samples"),
+                       min_ns=run.get("min_ns"), mean_ns=run.get("mean_ns"))
             out[name[len("latency_"):]] = row
     return out or None
 
@@ -226,7 +228,8 @@ def sweep_row(rec):
            "achieved_hz": rec.get("sub_rate_hz"), "pub_rate_hz": rec.get("pub_rate_hz"),
            "lost": rec.get("lost"), "pass": rec["pass"], "verdict": rec["verdict"],
            "from": whence}
-    row.update({k: lat.get(k) for k in ("p50_ns", "p99_ns", "p99.9_ns", "max_ns")})
+    row.update({k: lat.get(k) for k in ("min_ns", "mean_ns", "p50_ns", "p99_ns", "p99.9_ns",
+                                        "max_ns")})
     return row
 
 

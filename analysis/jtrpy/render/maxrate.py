@@ -7,7 +7,7 @@ from ..vocab import TP_FULL_LEN
 
 STEP = "%4s %12s %12s %12s %8s %7s %6s  %s"
 SIZE = "%8s %12s %10s %8s %7s %12s %12s  %s"
-SWEEP = "%8s %12s %12s %8s %11s %11s %11s %11s  %s"
+SWEEP = "%8s %12s %12s %8s %11s %11s %11s %11s %11s %11s  %s"
 
 
 def heading(o):
@@ -87,15 +87,18 @@ def size_table(o, sizes):
 
 
 def sweep_head():
-    return SWEEP % ("size", "rate asked", "achieved", "lost", "p50 ns", "p99 ns", "p99.9 ns",
-                    "max ns", "verdict")
+    return SWEEP % ("size", "rate asked", "achieved", "lost", "min ns", "avg ns", "p50 ns",
+                    "p99 ns", "p99.9 ns", "max ns", "verdict")
 
 
 def sweep_row(row):
     """A rate of the sweep (drivers/maxrate.py sweep_row)."""
+    mean = row.get("mean_ns")
     return SWEEP % (row["msg_len"], fmt_rate(row["rate_hz"]), fmt_rate(row.get("achieved_hz")),
-                    count(row.get("lost")), count(row.get("p50_ns")), count(row.get("p99_ns")),
-                    count(row.get("p99.9_ns")), count(row.get("max_ns")), row["verdict"])
+                    count(row.get("lost")), count(row.get("min_ns")),
+                    count(None if mean is None else int(round(mean))), count(row.get("p50_ns")),
+                    count(row.get("p99_ns")), count(row.get("p99.9_ns")),
+                    count(row.get("max_ns")), row["verdict"])
 
 
 def sweep_table(rows):

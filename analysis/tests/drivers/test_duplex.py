@@ -207,11 +207,13 @@ def test_figures_from_the_programs_results():
     sub = {"partial": True, "transport": {"peer": "gone", "measured": 990, "received": 1090,
                                           "warmup_received": 100, "lost": 10},
            "runs": [{"name": "latency_from_send", "samples": 990, "max_ns": 9000,
+                     "min_ns": 400, "mean_ns": 1234.5,
                      "percentiles_ns": {"50": 1000, "99": 5000, "99.9": 8000}}]}
     f = duplex.sub_figures(sub, Ended())
     assert (f["received"], f["warmup_received"], f["lost"], f["peer"]) == (990, 100, 10, "gone")
     assert f["latency_ns"] == {"from_send": {"p50_ns": 1000, "p99_ns": 5000, "p99.9_ns": 8000,
-                                             "max_ns": 9000, "samples": 990}}
+                                             "max_ns": 9000, "samples": 990, "min_ns": 400,
+                                             "mean_ns": 1234.5}}
     assert duplex.sub_figures(None, Ended())["received"] is None
 
 

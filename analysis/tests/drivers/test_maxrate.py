@@ -143,12 +143,13 @@ def test_a_sweep_row_below_32_bytes_is_from_the_send():
 
 
 def test_latency_of_a_sub_result():
-    run = {"samples": 100, "max_ns": 900, "percentiles_ns": {"50": 10, "99": 50, "99.9": 80}}
+    run = {"samples": 100, "max_ns": 900, "min_ns": 7, "mean_ns": 12.5,
+           "percentiles_ns": {"50": 10, "99": 50, "99.9": 80}}
     doc = {"runs": [dict(run, name="latency_from_send"),
                     dict(run, name="latency_from_intended", max_ns=1000)]}
     lat = maxrate.latency(doc)
     assert lat["from_send"] == {"p50_ns": 10, "p99_ns": 50, "p99.9_ns": 80, "max_ns": 900,
-                                "samples": 100}
+                                "samples": 100, "min_ns": 7, "mean_ns": 12.5}
     assert lat["from_intended"]["max_ns"] == 1000
     assert maxrate.latency({"runs": []}) is None and maxrate.latency(None) is None
     assert maxrate.latency({"runs": [dict(run, name="latency_from_send", samples=0)]}) is None

@@ -29,15 +29,18 @@ def test_size_table():
 def test_sweep_table():
     rows = [{"step": 1, "msg_len": 64, "rate_hz": 10000, "achieved_hz": 9999.7,
              "pub_rate_hz": 10000.1, "lost": 0, "pass": True, "verdict": "pass",
+             "min_ns": 2011, "mean_ns": 4210.6,
              "p50_ns": 3183, "p99_ns": 4358143, "p99.9_ns": 7536639, "max_ns": 9717771},
             {"step": 2, "msg_len": 64, "rate_hz": 20000, "achieved_hz": None, "lost": None,
              "pass": False, "verdict": "FAIL: sub exit 1, no result", "p50_ns": None,
              "p99_ns": None, "p99.9_ns": None, "max_ns": None}]
     lines = table.sweep_table(rows)
     assert lines[0].split()[:4] == ["size", "rate", "asked", "achieved"]
-    assert lines[1].split() == ["64", "10,000", "10,000", "0", "3,183", "4,358,143",
-                                "7,536,639", "9,717,771", "pass"]
-    assert lines[2].split()[:8] == ["64", "20,000"] + ["-"] * 6
+    # min and avg beside the percentiles, as the rows of the sweeps jtr replaces had
+    assert lines[0].split()[4:8] == ["lost", "min", "ns", "avg"]
+    assert lines[1].split() == ["64", "10,000", "10,000", "0", "2,011", "4,211", "3,183",
+                                "4,358,143", "7,536,639", "9,717,771", "pass"]
+    assert lines[2].split()[:10] == ["64", "20,000"] + ["-"] * 8
     assert lines[2].endswith("FAIL: sub exit 1, no result")
     # the columns line up under their heads
     assert len(lines[0]) - len("verdict") == len(lines[1]) - len("pass")
