@@ -22,6 +22,8 @@ BAD = [
     (["pub", "-f", "0x3"], ["-f 0x3", "SCHED_FIFO priority (1-99)", "0x1 (timestamps) is its "
                             "default", "0x2 (non-blocking sends) is not carried over"]),
     (["pub", "-f", "0x4"], ["-f 0x4", "0x4 (generic source) means nothing here"]),
+    # their -w LOOPS,RATE: the two options it is here
+    (["ping", "-w", "5,5"], ["-w 5,5", "two options here: -w 5 --warmup-rate 5"]),
     (["null", "-n", "0"], ["-n 0", "'0' is out of range", "1.."]),
     (["null", "-n", "-5"], ["-n -5", "'-5' is not a count", "2M"]),
     (["null", "-p", "1e99"], ["-p 1e99", "'1e99' is not a duration", "10us",

@@ -2,6 +2,7 @@
 /* tp_load.c - the load shape's options, checks and inputs lines (tp_load.h). */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
 
@@ -28,7 +29,18 @@ bool tp_load_opt(struct jtr_probe *p, struct tp_load *l, int opt, const char *ar
 		return true;
 	case JTR_RATE_C: l->rate_hz = tp_prog_rate_opt(p, "-r", arg); return true;
 	case JTR_LEN_C: l->len = (uint32_t)jtr_opt_count(p, "-m", arg, TP_HDR_LEN, 1u << 24); return true;
-	case 'w': l->warmup = jtr_opt_count(p, "-w", arg, 0, 1ULL << 32); return true;
+	case 'w': {
+		const char *comma = strchr(arg, ',');
+
+		if (comma) {		/* -w LOOPS,RATE, as the tools jtr replaces took it */
+			int n = (int)(comma - arg);
+
+			jtr_usage_error(p, "-w %s: the warm-up's count and its rate are two options "
+					"here: -w %.*s --warmup-rate %s", arg, n, arg, comma + 1);
+		}
+		l->warmup = jtr_opt_count(p, "-w", arg, 0, 1ULL << 32);
+		return true;
+	}
 	case TP_OPT_WARMUP_RATE:
 		l->warm_rate_hz = tp_prog_rate_opt(p, "--warmup-rate", arg);
 		l->warm_rate_given = true;
