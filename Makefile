@@ -391,7 +391,8 @@ TUNEDDIR ?= $(if $(filter /usr,$(PREFIX)),$(eval TUNEDDIR := $(shell $(PYTHON) .
 	install-profiles --print-dir system))$(TUNEDDIR))
 TUNEDCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc/tuned)
 JTR_PROFILES := $(notdir $(patsubst %/,%,$(wildcard tuning-profiles/jtr-*/)))
-# man pages and bash and zsh completion, made from the commands' own --help
+# man pages and bash and zsh completion, made from the commands' own --help; each file
+# replaced whole, the folder never emptied (the tests run installs side by side)
 MAN_OUT  := $(BUILD)/man
 COMP_OUT := $(BUILD)/completion
 
@@ -399,12 +400,12 @@ COMP_OUT := $(BUILD)/completion
 
 man: all
 	$(call msg,GEN,$(MAN_OUT))
-	$(Q)rm -rf $(MAN_OUT) && $(PYTHON) scripts/gen-docs.py man $(MAN_OUT) --bin $(BUILD)/bin \
+	$(Q)$(PYTHON) scripts/gen-docs.py man $(MAN_OUT) --bin $(BUILD)/bin \
 		--prefix $(PREFIX)
 
 completion: all
 	$(call msg,GEN,$(COMP_OUT))
-	$(Q)rm -rf $(COMP_OUT) && $(PYTHON) scripts/gen-docs.py completion $(COMP_OUT) \
+	$(Q)$(PYTHON) scripts/gen-docs.py completion $(COMP_OUT) \
 		--bin $(BUILD)/bin
 
 # the watch unit is written with this PREFIX's jtr (ExecStart) and documents

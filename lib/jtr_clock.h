@@ -109,8 +109,8 @@ static inline int64_t jtr_mono_ns(void)
 
 /* jtr_clock_pair - @clk's ns at the CLOCK_MONOTONIC instant it stores in
  * *@mono: the narrowest of @tries brackets monotonic / @clk / monotonic, *@mono
- * its midpoint. One pair of reads is skewed by whatever ran between them (3-5 ms
- * of preemption on a busy host); the narrowest bracket is not. */
+ * its midpoint. One pair of reads is skewed by whatever ran between them (a
+ * preemption, a stolen vCPU); the narrowest bracket is not. */
 int64_t jtr_clock_pair(clockid_t clk, int tries, int64_t *mono);
 
 /* a TSC reading taken as close as possible to a clock reading */

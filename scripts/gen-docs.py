@@ -449,11 +449,18 @@ def main_page(cmds, date, prefix):
     return "\n".join(out) + "\n"
 
 
+WRITTEN = set()         # the files this run wrote
+
+
 def write(path, text):
-    tmp = path + ".tmp"
+    """@path whole or not at all: a temporary file of this process renamed over it,
+    so that a make install reading the folder while another make writes it again
+    (the tests run several in one tree) never finds a file missing or half written."""
+    tmp = "%s.tmp.%d" % (path, os.getpid())
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)
     os.replace(tmp, path)
+    WRITTEN.add(os.path.basename(path))
 
 
 def gen_man(cmds, outdir, prefix):
@@ -901,6 +908,11 @@ def main(argv=None):
     else:
         write(os.path.join(opts.outdir, "jtr"), bash_completion(cmds))
         write(os.path.join(opts.outdir, "_jtr"), zsh_completion(cmds))
+    # what an earlier run wrote and this one did not (a command since removed): gone,
+    # without emptying the folder first (another make may be installing from it)
+    for name in os.listdir(opts.outdir):
+        if name not in WRITTEN and ".tmp." not in name:
+            os.remove(os.path.join(opts.outdir, name))
     return 0
 
 
