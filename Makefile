@@ -248,9 +248,9 @@ $(BUILD)/bin/jtr-trace: $(TRACE_OBJS) $(LIBJTR) | $(BUILD)/bin
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(TRACE_OBJS) $(LIBJTR) $(LDFLAGS) $(BPF_LDLIBS) $(LDLIBS) -o $@
 
-$(PERFETTO): ebpf/perfetto.c ebpf/trace.h ebpf/trace_names.h VERSION | $(BUILD)/bin
+$(PERFETTO): ebpf/perfetto.c ebpf/trace.h ebpf/trace_names.h $(LIBJTR) VERSION | $(BUILD)/bin
 	$(call msg,CCLD,$@)
-	$(Q)$(CC) $(CPPFLAGS) -Iebpf $(CFLAGS) $(WARN) $< $(LDFLAGS) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CPPFLAGS) -Iebpf $(CFLAGS) $(WARN) $< $(LDFLAGS) $(LIBJTR) $(LDLIBS) -o $@
 
 # jtr watch's accounting (ebpf/watch.c) on synthetic events: no BPF needed
 $(BUILD)/tests/test_watch: ebpf/tests/test_watch.c ebpf/watch.c ebpf/watch.h ebpf/trace.h \

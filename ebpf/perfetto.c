@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,6 +36,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "jtr_cli.h"
+#include "jtr_err.h"
 #include "trace.h"
 #include "trace_names.h"
 
@@ -982,15 +985,16 @@ static int entry_cmp(const void *x, const void *y)
 	return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
-static long long number(const char *s, const char *what)
+/* number - argument @name as an integer in [@min, @max] (lib's parser), or exit 2 */
+static long long number(const char *s, const char *name, long long min, long long max)
 {
-	char *end;
+	struct jtr_err e;
 	long long v;
 
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || end == s || *end)
-		die(what, s);
+	if (jtr_parse_int(s, min, max, &v, &e) < 0) {
+		fprintf(stderr, "jtr-perfetto: %s %s: %s\n", name, s, e.msg);
+		exit(2);
+	}
 	return v;
 }
 
@@ -1013,12 +1017,12 @@ int main(int argc, char **argv)
 			"(run by jtr export --perfetto: the kernel-event tracks of one CPU)\n");
 		return 2;
 	}
-	cpu = (int)number(argv[3], "CPU '%s' is not a number");
-	records = (unsigned long long)number(argv[4], "RECORDS '%s' is not a number");
-	w.zero = number(argv[5], "ZERO_NS '%s' is not a number");
-	w.log_start = number(argv[6], "START_NS '%s' is not a number");
-	if (argc == 9 && (every = number(argv[8], "EVERY '%s' is not a number")) < 1)
-		die("EVERY '%s' is below 1", argv[8]);
+	cpu = (int)number(argv[3], "CPU", 0, JTR_TRACE_MAX_CPUS - 1);
+	records = (unsigned long long)number(argv[4], "RECORDS", 0, LLONG_MAX);
+	w.zero = number(argv[5], "ZERO_NS", 0, LLONG_MAX);
+	w.log_start = number(argv[6], "START_NS", 0, LLONG_MAX);
+	if (argc == 9)
+		every = number(argv[8], "EVERY", 1, LLONG_MAX);
 	read_names(argv[2], &nm);
 	fd = open(argv[1], O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
@@ -1055,7 +1059,7 @@ int main(int argc, char **argv)
 			fflush(stderr);
 		}
 	}
-	finish(&w, number(argv[7], "END_NS '%s' is not a number"));
+	finish(&w, number(argv[7], "END_NS", 0, LLONG_MAX));
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "jtr-perfetto: cannot write: %s\n", strerror(errno));
 		return 2;

@@ -10,6 +10,7 @@ import re
 
 import pytest
 from conftest import load, run_jtr
+from test_pacing import pong as start_pong
 from test_transports import addr_for, finish, kill_all, spawn, wait_ready
 
 pytestmark = pytest.mark.measures
@@ -96,8 +97,7 @@ def test_ping_prints_um_lats_lines(tmp_path, validate):
     five lines in their shapes; the buckets, overflows, min, max, average and
     percentiles worked out again from every round trip of the latency file;
     sends and replies as result.json has them."""
-    addr = addr_for("udp", tmp_path)
-    pong = spawn("pong", "-T", "udp", "-P", addr, "-q", "--wait", "30")
+    addr, pong = start_pong(tmp_path)
     try:
         out = tmp_path / "ping"
         p = run_jtr("ping", "-T", "udp", "-P", addr, "-m", "24", "-n", "3000", "-r", "5K",
