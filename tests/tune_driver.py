@@ -212,7 +212,10 @@ def ab(case):
             "tuned": lambda: status() == "applied" and glob.glob(os.path.join(out,
                                                                              ".b-1.partial-*"))
             and probe_measuring(),
-            "end": lambda: status() == "reverted"}[phase]
+            # this try's own: its last run's folder is there (the state left
+            # by the try before says "reverted" from the start)
+            "end": lambda: status() == "reverted" and os.path.isdir(os.path.join(out, "b-1"))
+            }[phase]
     again = None
     tries = 4 if phase == "end" else 1
     for attempt in range(1, tries + 1):

@@ -157,7 +157,15 @@ def run_command(name, args):
 
 
 def main(argv=None):
-    """The whole front end; the exit status."""
+    """The whole front end; the exit status. A stop signal that comes once it
+    has returned changes nothing (signals.closing)."""
+    try:
+        return _main(argv)
+    finally:
+        signals.closing()
+
+
+def _main(argv):
     argv = sys.argv[1:] if argv is None else list(argv)
     name = argv[0] if argv else None
     prog = "jtr"
@@ -215,6 +223,8 @@ def main(argv=None):
         return EXIT_FAILED
 
 
-def console_main():
-    """The entry point of the installed `jtr` script."""
-    sys.exit(main())
+def console_main(argv=None):
+    """The entry point of the `jtr` script (installed by pip, or the tree's own)."""
+    rc = main(argv)
+    signals.closing(exiting=True)
+    sys.exit(rc)

@@ -22,7 +22,9 @@ stays); inside one it only sets requested(), and the driver finishes its step,
 writes and says it was interrupted. A block says what the first and the later
 signals are told (jtr tune apply: "still undoing the apply; wait"); inside a
 holding() block, for what must not stop half-way (a revert), the first signal
-too is only acknowledged.
+too is only acknowledged. Once the command has returned (closing(), cli/main.py)
+a stop signal changes nothing: everything is written and the exit status is
+decided, so it neither raises on the way out nor kills the exiting process.
 """
 import contextlib
 import ctypes
@@ -61,6 +63,7 @@ class _State:
         self.blocks = []        # the measuring() and holding() blocks, innermost last
         self.children = {}      # pid: Popen of the programs a stop is passed to
         self.told = set()       # pids already sent their one stop signal
+        self.closing = False    # the command has returned: a signal changes nothing
 
 
 _S = _State()
@@ -72,6 +75,8 @@ def _say(text):
 
 
 def _on_signal(signum, frame):
+    if _S.closing:
+        return
     block = _S.blocks[-1] if _S.blocks else Block(STOPPING, BUSY, False)
     if _S.first is not None or block.hold:
         if _S.first is None:
@@ -92,9 +97,21 @@ def install(prog, ack):
     """The rule's handlers, for command @prog ("jtr run"); @ack(text): writes
     what a signal is told (the command's stderr; it must not raise, as the
     terminal may be gone)."""
-    _S.prog, _S.ack = prog, ack
+    _S.prog, _S.ack, _S.closing = prog, ack, False
     for s in STOP_SIGNALS:
         signal.signal(s, _on_signal)
+
+
+def closing(exiting=False):
+    """The command has returned: a stop signal from now on is taken and changes
+    nothing. @exiting: the process ends next, so they are ignored outright (at
+    interpreter shutdown Python puts a handler of its own back to the default,
+    and a Ctrl-C then would end the process by SIGINT after all was written)."""
+    _S.closing = True
+    if exiting:
+        for s in STOP_SIGNALS:
+            if signal.getsignal(s) is _on_signal:
+                signal.signal(s, signal.SIG_IGN)
 
 
 def requested():
@@ -190,5 +207,5 @@ def tell(proc, sig=signal.SIGTERM):
 
 def reset():
     """Forget a stop and the programs (tests; a process that runs commands in turn)."""
-    _S.first, _S.blocks = None, []
+    _S.first, _S.blocks, _S.closing = None, [], False
     _S.children, _S.told = {}, set()

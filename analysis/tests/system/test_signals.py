@@ -41,6 +41,31 @@ def test_outside_a_block_the_first_signal_raises(rule, capfd):
         "jtr x: still stopping: writing what was measured (kill -9 aborts)\n"
 
 
+def test_once_the_command_returned_a_signal_changes_nothing(rule, capfd):
+    # cli/main.py's main() has returned: a Ctrl-C now neither raises on the way
+    # out (a traceback) nor, at exit, ends the process by SIGINT
+    signals.closing()
+    kill_self(signal.SIGINT)
+    time.sleep(0.05)
+    assert not signals.requested() and capfd.readouterr().err == ""
+    assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN   # in-process callers keep theirs
+    signals.closing(exiting=True)
+    assert all(signal.getsignal(s) is signal.SIG_IGN for s in signals.STOP_SIGNALS)
+
+
+def test_a_stop_signal_at_the_exit_of_jtr_is_taken_quietly(tmp_path):
+    # the real process: its command done, a SIGINT on the way out (at the
+    # console_main step) leaves the exit status and says nothing
+    code = ("import os, signal, sys\n"
+            "from jtrpy.cli import main as m\n"
+            "rc = m.main(['ls', %r])\n"
+            "os.kill(os.getpid(), signal.SIGINT)\n"
+            "m.console_main(['version'])\n" % str(tmp_path))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=60, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+
+
 def test_measuring_requests_and_says_each_blocks_words(rule, capfd):
     with signals.measuring(stopping="", busy="still undoing the apply; wait") as block:
         kill_self(signal.SIGINT)
