@@ -5,12 +5,16 @@ summary.txt on both ends (Linux doubles a size it takes; root forces one past
 net.core.[rw]mem_max), the default is still reported, --nagle lets TCP put many small
 messages in one segment (TCP_INFO's count shows it) without losing any, and wrong
 combinations are one line and exit 2."""
+import math
 import os
 import re
 import warnings
 
+import pytest
 from conftest import assert_usage_errors
 from test_transports import free_port, pingpong, pubsub, two_hosts  # noqa: F401  (a fixture)
+
+from jtrpy.results import validity as V
 
 # not marked measures: real runs judged by what arrives and how they end, not by
 # timing, so they run beside other tests (docs/testing.md)
@@ -169,6 +173,43 @@ def test_buffers_across_network_namespaces(tmp_path, validate, two_hosts):  # no
     # before the accepted socket counts) and the FIN, if it came before the
     # subscriber read its count
     assert 0 <= sub["transport"]["segs_in"] - pub["transport"]["segs_out"] <= 2
+
+
+@pytest.mark.parametrize("kind", ["udp", "mcast"])
+def test_datagrams_the_kernel_dropped_at_the_socket(tmp_path, validate, kind):
+    """A subscriber that takes 5,000 messages/s behind an 8 KB receive buffer, a
+    publisher at 20,000/s: most datagrams find the buffer full. The kernel's own
+    count at the socket (socket_drops) covers every lost message, and no more than
+    the lost ones and the control datagrams; summary.txt says it, and the
+    validity's lost reason says where they went. The publisher's socket dropped
+    nothing."""
+    pub, (sub,) = pubsub(tmp_path, kind, validate, count=20000,
+                         extra_sub=["--rcvbuf", "4K", "--max-rate", "5000"])
+    t = sub["transport"]
+    assert t["rcvbuf_bytes"] == 8192 and t["lost"] > 5000, t
+    issued = pub["transport"]["issued"]
+    assert t["received"] + t["lost"] == issued
+    # and besides them only control datagrams (transports/lib/tp_sock.c): the end of
+    # stream's 3 copies, the first hello's 3, one every 10 ms in the first second and
+    # one every 100 ms after it
+    hellos = 3 + 3 + 100 + 10 * math.ceil(pub["transport"]["duration_ns"] / 1e9) + 5
+    assert t["lost"] <= t["socket_drops"] <= t["lost"] + hellos, (t, hellos)
+    assert pub["transport"]["socket_drops"] == 0
+    line = next(ln for ln in summary(tmp_path / "sub0").splitlines()
+                if ln.strip().startswith("socket drops:"))
+    assert "%d (dropped by the kernel at this socket" % t["socket_drops"] in line, line
+    (r,) = [x for x in V.check(sub)["reasons"] if x["code"] == "lost"]
+    assert "all of them dropped by the kernel at the receiving socket" in r["text"], r
+
+
+def test_a_subscriber_that_keeps_up_drops_nothing(tmp_path, validate):
+    """udp at 20,000/s to a subscriber that keeps up: socket_drops 0, said as 0.
+    (A subscriber held off its CPU beside the other tests may lose some: then its
+    kernel says it dropped exactly those.)"""
+    pub, (sub,) = pubsub(tmp_path, "udp", validate, count=2000)
+    t = sub["transport"]
+    assert t["lost"] <= t["socket_drops"] and (t["lost"] > 0) is (t["socket_drops"] > 0), t
+    assert "socket drops:          %d" % t["socket_drops"] in summary(tmp_path / "sub0")
 
 
 def test_bad_input_exit_2(tmp_path):

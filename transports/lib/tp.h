@@ -341,6 +341,9 @@ struct tp_sock_info {
 	uint32_t segs_in;	/* tcpi_segs_in */
 	uint64_t msgs_out;	/* messages this end sent on that socket */
 	uint64_t msgs_in;	/* messages it received on it */
+	bool have_drops;	/* drops is read (SO_MEMINFO) */
+	uint32_t drops;		/* what the kernel dropped at the socket: datagrams
+				 * that found its receive buffer full */
 };
 
 /* tp_sock_info - @t's socket options as the kernel reports them and, for

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <linux/sock_diag.h>	/* SK_MEMINFO_DROPS */
 #include <linux/tcp.h>	/* struct tcp_info with tcpi_segs_out (glibc's has not) */
 #include <poll.h>
 #include <sys/epoll.h>
@@ -892,6 +893,21 @@ static int sock_poll(struct tp *t, uint64_t timeout_ns)
 	return rc > 0;
 }
 
+/* sock_drops - what the kernel dropped at socket @fd (SO_MEMINFO's
+ * SK_MEMINFO_DROPS: datagrams that found its receive buffer full, or a
+ * filter or memory limit refused): false where it cannot say */
+static bool sock_drops(int fd, uint32_t *drops)
+{
+	uint32_t mem[SK_MEMINFO_VARS];
+	socklen_t l = sizeof(mem);
+
+	if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_MEMINFO, mem, &l) < 0 ||
+	    l <= SK_MEMINFO_DROPS * sizeof(mem[0]))
+		return false;
+	*drops = mem[SK_MEMINFO_DROPS];
+	return true;
+}
+
 /* sock_info - the buffers read back when the first data socket was set
  * up; tcp: TCP_NODELAY and TCP_INFO's segment counts of the data socket now
  * (tp_sock_info, which zeroed @out) */
@@ -906,6 +922,7 @@ static bool sock_info(const struct tp *t, struct tp_sock_info *out)
 	out->rcvbuf = sk->rcvbuf_got;
 	out->msgs_out = sk->msgs_out;
 	out->msgs_in = sk->msgs_in;
+	out->have_drops = sock_drops(sk->fd, &out->drops);
 	if (!has(t, TP_P_NAGLE))
 		return true;
 	out->tcp = true;

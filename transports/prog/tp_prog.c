@@ -239,6 +239,10 @@ static void sock_inputs(FILE *f, const struct tp_prog *tp)
 		tp_sock_info(tp->t, &si);
 	buf_input(f, "send buffer:", "--sndbuf", o->sndbuf, si.sndbuf, "net.core.wmem_max");
 	buf_input(f, "receive buffer:", "--rcvbuf", o->rcvbuf, si.rcvbuf, "net.core.rmem_max");
+	if (si.have_drops && (si.drops || tp_prog_has(tp, TP_P_DATAGRAM)))
+		tp_prog_input(f, "socket drops:", "%u%s", si.drops, si.drops ?
+			      " (dropped by the kernel at this socket: its receive buffer was full; "
+			      "--rcvbuf)" : "");
 	if (!tp_prog_has(tp, TP_P_NAGLE))
 		return;
 	tp_prog_input(f, "nagle:", "%s", o->nagle ? "on (--nagle)" : "off (TCP_NODELAY)");
@@ -377,6 +381,7 @@ static void write_sock(struct jtr_json *j, const struct tp_prog *tp)
 		jtr_json_null(j, "nodelay");
 	uint_or_null(j, "segs_out", si.have_segs, si.segs_out);
 	uint_or_null(j, "segs_in", si.have_segs, si.segs_in);
+	uint_or_null(j, "socket_drops", have && si.have_drops, si.drops);
 }
 
 /* tp_prog_write_transport - kind, address, mode, length */

@@ -182,7 +182,9 @@ class Search:
             if lat:
                 rec["latency_ns"] = lat
             if st.get("lost"):
-                reasons.append("loss")
+                drops = st.get("socket_drops")
+                reasons.append("loss (%s at the subscriber's socket: its receive buffer was "
+                               "full)" % "{:,}".format(drops) if drops else "loss")
             if rec.get("sub_exit"):
                 reasons.append("sub exit %d (%s)" % (rec["sub_exit"], st.get("peer")))
             elif not st.get("end_of_stream"):

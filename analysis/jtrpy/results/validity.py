@@ -101,9 +101,17 @@ def _lost(result):
     share = lost / (lost + got)
     if share <= LOST_MAX:
         return None
+    drops = t.get("socket_drops")
+    where = ""
+    if isinstance(drops, int) and drops > 0:
+        # the kernel's own count at the receiving socket: its buffer was full
+        where = "; %s dropped by the kernel at the receiving socket (its buffer was " \
+            "full)" % ("all of them" if drops >= lost else "%d of them" % drops)
     return _reason("lost", MEASUREMENT,
-                   "%s of the messages were lost (%d): the latency of the others hides "
-                   "them" % (_pct(share), lost),
+                   "%s of the messages were lost (%d)%s: the latency of the others hides "
+                   "them" % (_pct(share), lost, where),
+                   "raise --rcvbuf or lower -r, or use a transport that does not drop"
+                   if where else
                    "lower -r, raise --rcvbuf, or use a transport that does not drop",
                    round(share, 6), LOST_MAX)
 

@@ -260,6 +260,11 @@ def test_the_seed_method_fails_on_loss_and_waits_not_on_late_sends(tmp_path):
         assert r["verdict"] == "FAIL: 1,234 sends waited for room" and r["blocked_sends"] == 1234
     r = verdict(tmp_path / "e", seed, dict(pub, late_sends=0), dict(sub, lost=3))
     assert r["verdict"] == "FAIL: loss"
+    # where the subscriber's kernel dropped them, the verdict says so
+    r = verdict(tmp_path / "f", seed, dict(pub, late_sends=0), dict(sub, lost=3,
+                                                                    socket_drops=1205))
+    assert r["verdict"] == ("FAIL: loss (1,205 at the subscriber's socket: its receive buffer "
+                            "was full)")
 
 
 def test_max_late_means_the_late_method():

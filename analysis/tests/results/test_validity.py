@@ -47,6 +47,18 @@ def test_lost_messages_past_one_percent():
     assert (r["code"], r["value"], r["limit"]) == ("lost", 0.03, V.LOST_MAX)
     assert r["text"] == ("3 % of the messages were lost (3): the latency of the others "
                          "hides them")
+    # the kernel's count at the receiving socket says where they went
+    t = ping(lost=3, received=97)
+    t["transport"]["socket_drops"] = 5          # the end-of-stream repeats too
+    (r,) = V.check(t)["reasons"]
+    assert r["text"] == ("3 % of the messages were lost (3); all of them dropped by the kernel "
+                         "at the receiving socket (its buffer was full): the latency of the "
+                         "others hides them")
+    assert r["fix"].startswith("raise --rcvbuf")
+    t["transport"]["socket_drops"] = 2
+    assert "; 2 of them dropped by the kernel" in V.check(t)["reasons"][0]["text"]
+    t["transport"]["socket_drops"] = 0
+    assert V.check(t)["reasons"][0]["text"].startswith("3 % of the messages were lost (3): ")
     # below 1 %, the share is written with two decimals
     assert V._pct(0.005) == "0.50 %" and V._pct(0.25) == "25 %"
 
