@@ -124,6 +124,53 @@ def test_pack_counts_every_message(tmp_path, validate, kind):
     assert s["rejected"]["malformed"] == 0 and s["duplicates"] == 0
 
 
+@pytest.mark.parametrize("kind", ["shm", "udp", "tcp", "unix-dgram"])
+def test_high_water_mark_writes_when_full_or_when_the_sender_waits(tmp_path, validate, kind):
+    """--high-water-mark 4K with 64-byte messages: an output buffer of 64. Bursts
+    of 1000 (--ticks 20 at 20K/s, 10 of them) go in writes of 64 and the burst's
+    rest (16 writes a burst: 160); every message carries its own stamp, taken when
+    it went into the buffer, so in a write the first has waited the longest."""
+    pub, sub, _ = pub_sub(tmp_path, kind, ["-r", "20K", "--ticks", "20", "-n", "10K", "-w", "0",
+                                           "-m", "64", "--high-water-mark", "4K", "-q"],
+                          ["--latency-file", "--verify"], validate=validate)
+    t = pub["transport"]
+    assert pub["params"]["high_water_mark"] == 4096
+    assert t["sent"] == 10000 and t["writes"] == 10 * 16, t["writes"]
+    s = sub["transport"]
+    assert s["received"] == 10000 and s["lost"] == 0 and s["payload"]["mismatched"] == 0
+    rows = sorted(latency_rows(tmp_path / "sub"))
+    assert len(rows) == 10000
+    sent = [r[1] for r in rows]
+    assert all(a < b for a, b in zip(sent, sent[1:]))     # each its own stamp
+    if kind in ("udp", "unix-dgram", "shm"):
+        # a write is one datagram or ring slot, taken at one time
+        assert len({r[2] for r in rows}) == 160
+        first = [rows[k] for k in range(0, 10000) if k % 1000 % 64 == 0]
+        last = [rows[min(k + 63, k - k % 1000 + 999)] for k in range(0, 10000)
+                if k % 1000 % 64 == 0]
+        assert all(f[2] - f[1] >= z[2] - z[1] for f, z in zip(first, last))
+    line = next(ln for ln in (tmp_path / "pub" / "summary.txt").read_text().splitlines()
+                if "high-water mark:" in ln)
+    assert "4096 bytes (up to 64 messages a write" in line
+
+
+def test_high_water_mark_alone_or_full(tmp_path, validate):
+    """Evenly paced at 2K/s, each message is alone in its time: written at once (a
+    write each). At -r max the buffer is written only when full: 10 messages of 64
+    bytes in 640, --drop-every's numbers taking no room, the last write the rest."""
+    pub, sub, _ = pub_sub(tmp_path, "udp", ["-r", "2K", "-n", "400", "-w", "0",
+                                            "--high-water-mark", "4K", "-q"], tag="-paced",
+                          validate=validate)
+    assert pub["transport"]["writes"] == 400 and sub["transport"]["received"] == 400
+    pub, sub, _ = pub_sub(tmp_path, "tcp", ["-r", "max", "-n", "10001", "-w", "0", "-m", "64",
+                                            "--high-water-mark", "640", "--drop-every", "13",
+                                            "-q"], tag="-max", validate=validate)
+    t = pub["transport"]
+    sent = 10001 - 10001 // 13
+    assert t["sent_total"] == sent and t["writes"] == -(-sent // 10), t
+    assert sub["transport"]["received"] == sent and sub["transport"]["lost"] == 10001 // 13
+
+
 def test_pack_across_namespaces(tmp_path, validate, two_hosts):  # noqa: F811
     h = two_hosts
     addr = "%s:%d" % (h["ip_b"], free_port())
@@ -242,6 +289,14 @@ def test_bad_pacing_input(tmp_path):
         (["pub", "--warmup-rate", "0"], "--warmup-rate 0"),
         (["ping", "-d", "1x"], "-d"),
         (["pub", "-T", "udp", "--pack", "1000", "-m", "100"], "udp"),
+        (["pub", "--pack", "2", "--high-water-mark", "1K"],
+         "--pack 2 and --high-water-mark 1024 both say what goes in one write; give one"),
+        (["pub", "-m", "64", "--high-water-mark", "40"],
+         "--high-water-mark 40: less than one 64-byte message (-m); give at least 64"),
+        (["pub", "-T", "udp", "-m", "64", "--high-water-mark", "100K"],
+         "--high-water-mark 102400: 1600 messages of 64 bytes are more than a udp write can "
+         "carry (65507 bytes); give at most 65507"),
+        (["pub", "--high-water-mark", "1x"], "--high-water-mark 1x: "),
         (["pub", "--steady", "1s", "-d", "2s"], "--steady and -d both say when to stop"),
         (["ping", "--steady", "1s", "-n", "10"], "--steady and -n both say when to stop"),
         (["pub", "--steady", "0"], "--steady"),

@@ -48,6 +48,12 @@ JTR_RATE_HELP "          messages per second (default 10000); max: no pacing\n"
 "                           them; the others carry no time), for low overhead\n"
 "      --pack N             N messages in one write, datagram or ring slot, sent\n"
 "                           when the first is due; the subscriber counts each\n"
+"      --high-water-mark BYTES  each message into an output buffer of BYTES\n"
+"                           (K, M: x1024) when it is due, stamped then; the\n"
+"                           buffer is written (one write, datagram or ring slot)\n"
+"                           when the next message would not fit, when the next\n"
+"                           is not due yet (the end of a --ticks burst) and at\n"
+"                           the end: the wait in it is part of the latency\n"
 JTR_LEN_HELP "          message length, header included (default 64, >= 24;\n"
 "                           from 32 on a message carries its intended send time;\n"
 "                           the bytes after the header and time are a payload\n"
@@ -98,7 +104,7 @@ JTR_OLD_HELP " -a LIST (-c).\n"
 "                                                      take it\n";
 
 /* getopt values of pub's own long options (tp_prog.h's are 400 up) */
-enum { OPT_LATENCY_RATE = 500, OPT_PACK, OPT_STREAMS };
+enum { OPT_LATENCY_RATE = 500, OPT_PACK, OPT_STREAMS, OPT_HWM };
 
 #define PACK_MAX 1024u
 
@@ -119,6 +125,7 @@ static const struct option long_opts[] = {
 	{ "steady", required_argument, NULL, TP_OPT_STEADY },
 	{ "latency-rate", required_argument, NULL, OPT_LATENCY_RATE },
 	{ "pack", required_argument, NULL, OPT_PACK },
+	{ "high-water-mark", required_argument, NULL, OPT_HWM },
 	{ "warmup-rate", required_argument, NULL, TP_OPT_WARMUP_RATE },
 	{ "streams", required_argument, NULL, OPT_STREAMS },
 	TP_PROG_LONG_OPTS,
@@ -144,6 +151,9 @@ struct pub {
 	uint64_t linger_ns, drop_every;
 	uint64_t lat_rate;		/* --latency-rate: stamped messages a second (0: all) */
 	uint32_t pack;			/* --pack: messages per write or slot */
+	uint32_t hwm;			/* --high-water-mark: the output buffer's bytes (0: none,
+					 * each message its own write) */
+	uint32_t qmax;			/* the messages it holds */
 	bool stamps;
 	int nstreams;			/* --streams */
 	int ncpus;			/* CPUs -a gave (0: none) */
@@ -161,7 +171,9 @@ struct stream {
 	char addr[128];
 	struct tp *t;
 	int cpu;
-	unsigned char *buf;		/* ahead buffers of len bytes, or one unit */
+	unsigned char *buf;		/* ahead buffers of len bytes, or one unit, or the
+					 * output buffer (--high-water-mark) */
+	uint32_t qn;			/* messages waiting in the output buffer */
 	uint32_t ahead;			/* a power of two: 1 (stamped, long or packed) or AHEAD */
 	bool framed;			/* the transport frames each message (a stream): a
 					 * packed unit needs no TP_F_PACKED */
@@ -404,6 +416,62 @@ static inline __attribute__((always_inline)) int send_packed(struct stream *s, u
 	return bytes ? tp_send(s->t, s->buf, bytes) : 1;
 }
 
+/* flush_queue - --high-water-mark: the messages waiting in the output
+ * buffer in one write (the last one's packed mark taken off); @u: the
+ * write's messages and, with stamps, its start (the send-call time). 1 when
+ * none wait */
+static int flush_queue(struct stream *s, struct unit *u)
+{
+	const uint32_t len = s->g->load.len;
+	int rc;
+
+	if (!s->qn)
+		return 1;
+	((struct tp_msg *)(s->buf + (size_t)(s->qn - 1) * len))->flags &= (uint8_t)~TP_F_PACKED;
+	u->n = s->qn;
+	u->stamp = s->g->stamps;
+	u->sent_ns = u->stamp ? jtr_mono_ns() : 0;
+	rc = tp_send(s->t, s->buf, (size_t)s->qn * len);
+	s->qn = 0;
+	return rc;
+}
+
+/* send_queued - --high-water-mark: message @i, due at @due, written into the
+ * output buffer when it is due, stamped then (its wait in the buffer is part
+ * of its latency, as in a library's output queue); the buffer is written
+ * when the next message would not fit, when the next one is not due yet (the
+ * sender is about to wait: the end of a --ticks burst, or any paced message
+ * when each is alone in its time), at the end of the warm-up and at the last
+ * message. 1 when nothing was written */
+static inline __attribute__((always_inline)) int send_queued(struct stream *s, const struct tp_sched *plan,
+							     uint64_t i, uint64_t total, int64_t due,
+							     bool paced, struct unit *u, uint64_t *stamped)
+{
+	const struct pub *g = s->g;
+	const uint32_t len = g->load.len;
+	int64_t now = 0;
+
+	if (__builtin_expect(dropped_here(g, i), 0)) {
+		s->dropped++;	/* the number is used up, nothing is sent */
+	} else {
+		struct tp_msg *m = (struct tp_msg *)(s->buf + (size_t)s->qn * len);
+		const bool stamp = stamp_due(g, i);
+
+		tp_payload_fill(m, len, i);	/* before the stamp */
+		now = stamp ? jtr_mono_ns() : 0;
+		tp_msg_fill(m, len, (uint8_t)((i < g->load.warmup ? TP_F_WARMUP : 0) |
+					      (stamp ? TP_F_STAMPED : 0) |
+					      (s->framed ? 0 : TP_F_PACKED)),
+			    i, stamp ? (paced ? due : now) : 0, now);
+		*stamped += stamp;
+		s->qn++;
+	}
+	if (s->qn < g->qmax && i + 1 < total && i + 1 != g->load.warmup &&
+	    !(paced && tp_sched_at(plan, i + 1) > (now ? now : jtr_mono_ns())))
+		return 1;
+	return flush_queue(s, u);
+}
+
 /* send_single - message @i, stamped when due (in one of AHEAD buffers
  * prepared before, when unstamped); 1 when --drop-every skips it */
 static inline __attribute__((always_inline)) int send_single(struct stream *s, uint64_t i, int64_t due,
@@ -485,7 +553,8 @@ static void sender(void *arg)
 			counted = sent;
 			tp_stat_poll(&s->ssrc);
 		}
-		rc = g->pack > 1 ? send_packed(s, i, total, due, paced, &u, &stamped) :
+		rc = g->hwm ? send_queued(s, &plan, i, total, due, paced, &u, &stamped) :
+		     g->pack > 1 ? send_packed(s, i, total, due, paced, &u, &stamped) :
 				   send_single(s, i, due, paced, &u, &stamped);
 		if (rc > 0) {	/* nothing went: the numbers are used up */
 			i += u.k;
@@ -503,6 +572,17 @@ static void sender(void *arg)
 		sent += u.n;
 		units++;
 		i += u.k;
+	}
+	if (s->qn && !s->err) {		/* stopped or out of time: what waits goes too */
+		struct unit u = { .k = 0 };
+
+		rc = flush_queue(s, &u);
+		if (rc < 0) {
+			s->err = rc;
+		} else {
+			sent += u.n;
+			units++;
+		}
 	}
 	stat_add(&s->ssrc, sent - counted, g->load.len);
 	s->sent = sent;
@@ -632,6 +712,9 @@ static void inputs(FILE *f, const struct jtr_probe *p, const struct pub *g)
 		tp_prog_input(f, "latency rate:", "%llu/s", (unsigned long long)g->lat_rate);
 	if (g->pack > 1)
 		tp_prog_input(f, "pack:", "%u messages per write", g->pack);
+	if (g->hwm)
+		tp_prog_input(f, "high-water mark:", "%u bytes (up to %u messages a write: written "
+			      "when full, when the next is not due yet, and at the end)", g->hwm, g->qmax);
 	tp_prog_input(f, "linger:", "%.3f s", (double)g->linger_ns / 1e9);
 	tp_prog_input_cpus(f, g->cpus, g->ncpus, g->nstreams);
 	tp_prog_input(f, "streams:", "%d", g->nstreams);
@@ -707,6 +790,7 @@ static void write_outputs(struct jtr_probe *p, struct pub *g, const struct strea
 	if (g->load.ticks) jtr_json_uint(&j, "ticks", g->load.ticks); else jtr_json_null(&j, "ticks");
 	if (g->lat_rate) jtr_json_uint(&j, "latency_rate_hz", g->lat_rate); else jtr_json_null(&j, "latency_rate_hz");
 	jtr_json_uint(&j, "pack", g->pack);
+	if (g->hwm) jtr_json_uint(&j, "high_water_mark", g->hwm); else jtr_json_null(&j, "high_water_mark");
 	jtr_json_uint(&j, "linger_ns", g->linger_ns);
 	if (s->cpu >= 0) jtr_json_int(&j, "cpu", s->cpu); else jtr_json_null(&j, "cpu");
 	jtr_json_uint(&j, "streams", (uint64_t)g->nstreams);
@@ -771,6 +855,40 @@ static void check_pacing(struct jtr_probe *p, struct pub *g)
 	}
 }
 
+/* hwm_opt - --high-water-mark BYTES (K, M: x1024) */
+static uint32_t hwm_opt(struct jtr_probe *p, const char *arg)
+{
+	struct jtr_err e;
+	uint64_t v;
+
+	if (jtr_parse_size(arg, 1, 1u << 24, &v, &e) < 0)
+		jtr_usage_error(p, "--high-water-mark %s: %s (bytes, K or M: x1024, up to 16M)",
+				arg, e.msg);
+	return (uint32_t)v;
+}
+
+/* check_hwm - --high-water-mark against -m, --pack and the transport's
+ * largest write: exit 2 for what cannot be done */
+static void check_hwm(struct jtr_probe *p, struct pub *g)
+{
+	const uint32_t most = tp_max_msg(&g->tp->o);
+
+	if (!g->hwm)
+		return;
+	if (g->pack > 1)
+		jtr_usage_error(p, "--pack %u and --high-water-mark %u both say what goes in one "
+				"write; give one", g->pack, g->hwm);
+	if (g->hwm < g->load.len)
+		jtr_usage_error(p, "--high-water-mark %u: less than one %u-byte message (-m); give "
+				"at least %u, or leave it out for a write per message", g->hwm,
+				g->load.len, g->load.len);
+	g->qmax = g->hwm / g->load.len;
+	if ((uint64_t)g->qmax * g->load.len > most)
+		jtr_usage_error(p, "--high-water-mark %u: %u messages of %u bytes are more than a "
+				"%s write can carry (%u bytes); give at most %u", g->hwm, g->qmax,
+				g->load.len, tp_kind_name(g->tp->o.kind), most, most);
+}
+
 /* total_of - the streams' sum into @t (with one stream, that stream) */
 static const struct stream *total_of(struct pub *g, struct stream *t, double hist_error)
 {
@@ -828,6 +946,7 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct pub *g, int ar
 		switch (opt) {
 		case OPT_LATENCY_RATE: g->lat_rate = jtr_opt_count(p, "--latency-rate", optarg, 1, 1000000000ULL); break;
 		case OPT_PACK: g->pack = (uint32_t)jtr_opt_count(p, "--pack", optarg, 1, PACK_MAX); break;
+		case OPT_HWM: g->hwm = hwm_opt(p, optarg); break;
 		case OPT_STREAMS: g->nstreams = (int)jtr_opt_count(p, "--streams", optarg, 1, STREAMS_MAX); break;
 		case 'l':
 			g->linger_ns = jtr_opt_duration_legacy(p, "-l", optarg, JTR_NS_PER_MS, 0,
@@ -851,7 +970,8 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct pub *g, int ar
 	if (g->ncpus > 1 && g->ncpus != g->nstreams)
 		jtr_usage_error(p, "%s with %d CPUs for %d stream(s): give one CPU per stream (or "
 				"one CPU for one stream)", cpus_opt, g->ncpus, g->nstreams);
-	tp->o.msg_max = g->load.len * g->pack;
+	check_hwm(p, g);
+	tp->o.msg_max = g->load.len * (g->hwm ? g->qmax : g->pack);
 	tp_prog_check(p, tp, TP_PUB);
 	p->tb_wanted = JTR_TB_CLOCK;
 }
@@ -869,9 +989,10 @@ static void setup(struct jtr_probe *p, struct tp_prog *tp, struct pub *g, struct
 		s->k = k;
 		tp_prog_stream(p, tp, k, g->nstreams, &s->tp, s->addr, sizeof(s->addr));
 		s->cpu = tp_prog_stream_cpu(g->cpus, g->ncpus, k);
-		s->ahead = !g->stamps && g->load.len <= AHEAD_MAX_LEN && g->pack == 1 ? AHEAD : 1;
+		s->ahead = !g->stamps && g->load.len <= AHEAD_MAX_LEN && g->pack == 1 && !g->hwm ?
+			   AHEAD : 1;
 		s->framed = tp_prog_has(tp, TP_P_STREAM);
-		s->buf = calloc(s->ahead * g->pack, g->load.len);
+		s->buf = calloc(g->hwm ? g->qmax : s->ahead * g->pack, g->load.len);
 		if (!s->buf || jtr_hist_init(&s->send_call, p->hist_error) < 0 ||
 		    jtr_worker_alloc(&w[k], s->cpu) < 0)
 			jtr_fatal(p, "out of memory");
