@@ -18,7 +18,7 @@ CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=2 -Wno-format-nonliteral
 CPPFLAGS += -D_GNU_SOURCE -Ilib
 LDLIBS  += -lm -lpthread
-TP_LDLIBS := -lnuma
+TP_LDLIBS := -lnuma -lz
 PREFIX  ?= /usr/local
 BUILD   := build
 # one version for the C programs and the Python front end: the VERSION file

@@ -42,12 +42,12 @@ R R R gcc                       =                          gcc                  
 R R R make                      =                          make                                nothing is built
 R R R libc6-dev                 =                          glibc-devel                         nothing is built (the C library's headers)
 R R R libnuma-dev               =                          numactl-devel                       jtr send, ping, pong, pub, sub and ipc are not built (libnuma)
+R R R zlib1g-dev                =                          zlib-devel                          jtr send, ping, pong, pub, sub and ipc are not built (zlib: pub --compress), nor the kernel-event tracer
 R R R python3                   =                          python3                             no jtr: the front end is Python
 o o R clang                     =                          clang                               no kernel-event tracer (jtr-trace): jtr run attributes with perf, or not at all
 o o R bpftool                   bpftool|linux-tools-common bpftool                             no kernel-event tracer (jtr-trace): jtr run attributes with perf, or not at all
 o o R libbpf-dev                =                          libbpf-devel                        no kernel-event tracer (jtr-trace): jtr run attributes with perf, or not at all
 o o R libelf-dev                =                          elfutils-libelf-devel               no kernel-event tracer (jtr-trace): jtr run attributes with perf, or not at all
-o o R zlib1g-dev                =                          zlib-devel                          no kernel-event tracer (jtr-trace): jtr run attributes with perf, or not at all
 o o o linux-perf                $UBUNTU_TOOLS              perf                                no perf backend: where BPF is not allowed jtr run does not attribute; --cross-check and the perf tests skip
 o o R python3-numpy             =                          python3-numpy                       jtr compare does not run, and attribution of long runs is slower
 o o R python3-matplotlib        =                          python3-matplotlib                  jtr report does not run (its plots)

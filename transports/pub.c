@@ -23,6 +23,7 @@
 #include "jtr_cli.h"
 #include "tp_prog.h"
 #include "tp_ring.h"
+#include "tp_zip.h"
 
 static const char usage_text[] =
 "usage: jtr pub [OPTIONS]\n"
@@ -60,6 +61,10 @@ JTR_LEN_HELP "          message length, header included (default 64, >= 24;\n"
 "                           written for each message, which 'sub --verify' checks)\n"
 "  -w, --warmup N           messages sent first, not measured (default 1000)\n"
 "      --warmup-rate RATE   the warm-up's own rate (default: -r's; max)\n"
+"      --compress zlib      each message's payload deflated on its own after it\n"
+"                           is stamped ('jtr sub' expands it before it takes the\n"
+"                           time): the ratio and the time per message reported\n"
+"      --compress-level N   1 (fastest) to 9 (smallest; default 6, zlib's)\n"
 "  -l, --linger DUR         wait after the last message before end of stream\n"
 "                           (default 100ms)\n"
 JTR_CPUS_HELP "          pin the sending thread (-1: none, the default); with\n"
@@ -104,7 +109,7 @@ JTR_OLD_HELP " -a LIST (-c).\n"
 "                                                      take it\n";
 
 /* getopt values of pub's own long options (tp_prog.h's are 400 up) */
-enum { OPT_LATENCY_RATE = 500, OPT_PACK, OPT_STREAMS, OPT_HWM };
+enum { OPT_LATENCY_RATE = 500, OPT_PACK, OPT_STREAMS, OPT_HWM, OPT_COMPRESS, OPT_COMPRESS_LEVEL };
 
 #define PACK_MAX 1024u
 
@@ -126,6 +131,8 @@ static const struct option long_opts[] = {
 	{ "latency-rate", required_argument, NULL, OPT_LATENCY_RATE },
 	{ "pack", required_argument, NULL, OPT_PACK },
 	{ "high-water-mark", required_argument, NULL, OPT_HWM },
+	{ "compress", required_argument, NULL, OPT_COMPRESS },
+	{ "compress-level", required_argument, NULL, OPT_COMPRESS_LEVEL },
 	{ "warmup-rate", required_argument, NULL, TP_OPT_WARMUP_RATE },
 	{ "streams", required_argument, NULL, OPT_STREAMS },
 	TP_PROG_LONG_OPTS,
@@ -154,6 +161,8 @@ struct pub {
 	uint32_t hwm;			/* --high-water-mark: the output buffer's bytes (0: none,
 					 * each message its own write) */
 	uint32_t qmax;			/* the messages it holds */
+	int zlevel;			/* --compress zlib: its level (0: no compression) */
+	int zlevel_given;		/* --compress-level (0: not given) */
 	bool stamps;
 	int nstreams;			/* --streams */
 	int ncpus;			/* CPUs -a gave (0: none) */
@@ -174,6 +183,8 @@ struct stream {
 	unsigned char *buf;		/* ahead buffers of len bytes, or one unit, or the
 					 * output buffer (--high-water-mark) */
 	uint32_t qn;			/* messages waiting in the output buffer */
+	struct tp_zip zip;		/* --compress */
+	unsigned char *zbuf;		/* a compressed message */
 	uint32_t ahead;			/* a power of two: 1 (stamped, long or packed) or AHEAD */
 	bool framed;			/* the transport frames each message (a stream): a
 					 * packed unit needs no TP_F_PACKED */
@@ -497,7 +508,13 @@ static inline __attribute__((always_inline)) int send_single(struct stream *s, u
 			    i, u->stamp ? (paced ? due : u->sent_ns) : 0, u->sent_ns);
 		*stamped += u->stamp;
 	}
-	rc = tp_send(s->t, m, g->load.len);
+	if (g->zlevel) {	/* the library's work, after the stamp */
+		size_t n = tp_zip_pack(&s->zip, m, s->zbuf, g->load.len - 1);
+
+		rc = n ? tp_send(s->t, s->zbuf, n) : tp_send(s->t, m, g->load.len);
+	} else {
+		rc = tp_send(s->t, m, g->load.len);
+	}
 	if (s->ahead > 1)
 		prepare(g, m, i + s->ahead);
 	return rc;
@@ -768,6 +785,7 @@ static void write_outputs(struct jtr_probe *p, struct pub *g, const struct strea
 	jtr_probe_open(p, &res, "result.json");
 	summary(txt.f, p, g, s, true);
 	inputs(txt.f, p, g);
+	tp_prog_zip_input(txt.f, &s->zip, true);
 	if (!p->quiet && g->tp->legacy_style == TP_LEGACY_UM_PERF)
 		um_perf(stdout, g, s);
 	else if (!p->quiet)
@@ -814,6 +832,7 @@ static void write_outputs(struct jtr_probe *p, struct pub *g, const struct strea
 	jtr_json_uint(&j, "subscribers", s->subs_at_start);
 	jtr_json_uint(&j, "subscribers_lost", s->subs_lost);
 	jtr_json_uint(&j, "blocked_sends", s->blocked);
+	tp_prog_write_zip(&j, &s->zip, true);
 	jtr_json_uint(&j, "duration_ns", dur);
 	jtr_json_fixed(&j, "rate_hz", dur ? (double)s->measured * 1e9 / (double)dur : 0.0, 3);
 	if (g->nstreams > 1)
@@ -889,6 +908,25 @@ static void check_hwm(struct jtr_probe *p, struct pub *g)
 				g->load.len, tp_kind_name(g->tp->o.kind), most, most);
 }
 
+/* check_compress - --compress against -m, --pack and --high-water-mark (one
+ * message a write: each is compressed alone) */
+static void check_compress(struct jtr_probe *p, struct pub *g)
+{
+	if (g->zlevel_given && !g->zlevel)
+		jtr_usage_error(p, "--compress-level %d without --compress zlib: give both",
+				g->zlevel_given);
+	if (!g->zlevel)
+		return;
+	g->zlevel = g->zlevel_given ? g->zlevel_given : 6;
+	if (g->pack > 1 || g->hwm)
+		jtr_usage_error(p, "--compress with %s: each message is compressed alone, in a "
+				"write of its own; give one", g->pack > 1 ? "--pack" : "--high-water-mark");
+	if (g->load.len < TP_ZIP_MIN_LEN)
+		jtr_usage_error(p, "--compress with -m %u: a message needs %u bytes or more to have "
+				"a payload to compress; give -m %u or more", g->load.len,
+				TP_ZIP_MIN_LEN, TP_ZIP_MIN_LEN);
+}
+
 /* total_of - the streams' sum into @t (with one stream, that stream) */
 static const struct stream *total_of(struct pub *g, struct stream *t, double hist_error)
 {
@@ -914,6 +952,7 @@ static const struct stream *total_of(struct pub *g, struct stream *t, double his
 		t->late += e->late;
 		t->units += e->units;
 		t->stamped += e->stamped;
+		tp_zip_add(&t->zip, &e->zip);
 		t->measured += e->measured;
 		t->subs_at_start += e->subs_at_start;
 		t->subs_lost += e->subs_lost;
@@ -947,6 +986,14 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct pub *g, int ar
 		case OPT_LATENCY_RATE: g->lat_rate = jtr_opt_count(p, "--latency-rate", optarg, 1, 1000000000ULL); break;
 		case OPT_PACK: g->pack = (uint32_t)jtr_opt_count(p, "--pack", optarg, 1, PACK_MAX); break;
 		case OPT_HWM: g->hwm = hwm_opt(p, optarg); break;
+		case OPT_COMPRESS:
+			if (strcmp(optarg, "zlib"))
+				jtr_usage_error(p, "--compress %s: the one method is zlib", optarg);
+			g->zlevel = Z_DEFAULT_COMPRESSION;
+			break;
+		case OPT_COMPRESS_LEVEL:
+			g->zlevel_given = (int)jtr_opt_int(p, "--compress-level", optarg, 1, 9);
+			break;
 		case OPT_STREAMS: g->nstreams = (int)jtr_opt_count(p, "--streams", optarg, 1, STREAMS_MAX); break;
 		case 'l':
 			g->linger_ns = jtr_opt_duration_legacy(p, "-l", optarg, JTR_NS_PER_MS, 0,
@@ -971,6 +1018,7 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct pub *g, int ar
 		jtr_usage_error(p, "%s with %d CPUs for %d stream(s): give one CPU per stream (or "
 				"one CPU for one stream)", cpus_opt, g->ncpus, g->nstreams);
 	check_hwm(p, g);
+	check_compress(p, g);
 	tp->o.msg_max = g->load.len * (g->hwm ? g->qmax : g->pack);
 	tp_prog_check(p, tp, TP_PUB);
 	p->tb_wanted = JTR_TB_CLOCK;
@@ -989,10 +1037,13 @@ static void setup(struct jtr_probe *p, struct tp_prog *tp, struct pub *g, struct
 		s->k = k;
 		tp_prog_stream(p, tp, k, g->nstreams, &s->tp, s->addr, sizeof(s->addr));
 		s->cpu = tp_prog_stream_cpu(g->cpus, g->ncpus, k);
-		s->ahead = !g->stamps && g->load.len <= AHEAD_MAX_LEN && g->pack == 1 && !g->hwm ?
-			   AHEAD : 1;
+		s->ahead = !g->stamps && g->load.len <= AHEAD_MAX_LEN && g->pack == 1 && !g->hwm &&
+			   !g->zlevel ? AHEAD : 1;
 		s->framed = tp_prog_has(tp, TP_P_STREAM);
 		s->buf = calloc(g->hwm ? g->qmax : s->ahead * g->pack, g->load.len);
+		if (g->zlevel && (tp_zip_init(&s->zip, true, g->zlevel, g->load.len) < 0 ||
+				  !(s->zbuf = malloc(g->load.len))))
+			jtr_fatal(p, "out of memory");
 		if (!s->buf || jtr_hist_init(&s->send_call, p->hist_error) < 0 ||
 		    jtr_worker_alloc(&w[k], s->cpu) < 0)
 			jtr_fatal(p, "out of memory");

@@ -28,6 +28,7 @@
 
 #include "jtr_cli.h"
 #include "tp_prog.h"
+#include "tp_zip.h"
 #include "tp_ring.h"
 
 static const char usage_text[] =
@@ -132,6 +133,8 @@ struct sub {
 	uint64_t max_rate;		/* --max-rate, 0: none */
 	unsigned char *buf;
 	size_t cap;
+	struct tp_zip zip;		/* expands what pub --compress sent */
+	unsigned char *zbuf;		/* an expanded message */
 	struct jtr_hist from_send, from_intended;
 	struct tp_seq seq;
 	uint64_t measured, warm, eos_count;
@@ -353,7 +356,7 @@ static void receiver(void *arg)
 {
 	struct sub *g = arg;
 	struct jtr_hist hs = g->from_send, hi = g->from_intended;
-	const struct tp_msg *m = (const struct tp_msg *)g->buf;
+	const struct tp_msg *m = (const struct tp_msg *)g->buf, *u0;
 	const int64_t start = jtr_mono_ns();
 	const int64_t per_ns = g->max_rate ? (int64_t)(1e9 / (double)g->max_rate) : 0;
 	/* a ring's receive costs less than a clock read, and its poll is a load */
@@ -386,14 +389,26 @@ static void receiver(void *arg)
 			g->err = (int)n;
 			break;
 		}
-		clock_for(g, m, lazy, rd, &x);
-		if (__builtin_expect(m->flags & (TP_F_EOS | TP_F_HELLO), 0)) {
-			if (control(g, m, &x))
+		/* pub --compress: expanded first, as a library would before the
+		 * application sees it (its time is in the latency) */
+		if (__builtin_expect(m->flags & TP_F_COMPRESSED, 0)) {
+			n = tp_zip_unpack(&g->zip, m, (size_t)n, g->zbuf, g->cap);
+			if (n < 0 || !tp_msg_ok((const struct tp_msg *)g->zbuf, (size_t)n)) {
+				tp_reject_malformed(g->t);
+				continue;
+			}
+			u0 = (const struct tp_msg *)g->zbuf;
+		} else {
+			u0 = m;
+		}
+		clock_for(g, u0, lazy, rd, &x);
+		if (__builtin_expect(u0->flags & (TP_F_EOS | TP_F_HELLO), 0)) {
+			if (control(g, u0, &x))
 				break;
 			continue;
 		}
 		/* the unit's messages one by one (more than one when packed) */
-		for (const struct tp_msg *u = m;; u = tp_msg_next(u)) {
+		for (const struct tp_msg *u = u0;; u = tp_msg_next(u)) {
 			take(g, u, &x, &hs, &hi, per_ns);
 			if (!(u->flags & TP_F_PACKED))
 				break;
@@ -520,6 +535,7 @@ static void inputs(FILE *f, const struct jtr_probe *p, const struct sub *g)
 		tp_prog_input(f, "max rate:", "%llu/s", (unsigned long long)g->max_rate);
 	else
 		tp_prog_input(f, "max rate:", "none");
+	tp_prog_zip_input(f, &g->zip, false);
 }
 
 /* write_run - one latency run */
@@ -603,6 +619,7 @@ static void write_outputs(struct jtr_probe *p, struct sub *g, const char *peer)
 	jtr_json_uint(&j, "warmup_received", g->warm);
 	tp_prog_write_seq(&j, &g->seq);
 	tp_prog_write_rejects(&j, &g->rej, true);
+	tp_prog_write_zip(&j, &g->zip, false);
 	if (g->verify) {
 		jtr_json_obj_begin(&j, "payload");
 		jtr_json_uint(&j, "verified", g->seq.received);
@@ -638,6 +655,7 @@ static void add_up(struct sub *g, const struct sub *streams, int n)
 		jtr_hist_merge(&g->from_send, &e->from_send);
 		jtr_hist_merge(&g->from_intended, &e->from_intended);
 		g->measured += e->measured;
+		tp_zip_add(&g->zip, &e->zip);
 		g->warm += e->warm;
 		g->mismatched += e->mismatched;
 		g->eos_count += e->eos_count;
@@ -745,11 +763,14 @@ static void setup(struct jtr_probe *p, struct tp_prog *tp, struct sub *g, struct
 		s->tp = &s->tpc;
 		s->cpu = tp_prog_stream_cpu(g->cpus, g->ncpus, k);
 		s->buf = malloc(s->cap);
-		if (!s->buf || jtr_hist_init(&s->from_send, p->hist_error) < 0 ||
+		s->zbuf = malloc(s->cap);
+		if (!s->buf || !s->zbuf || tp_zip_init(&s->zip, false, 0, 0) < 0 ||
+		    jtr_hist_init(&s->from_send, p->hist_error) < 0 ||
 		    jtr_hist_init(&s->from_intended, p->hist_error) < 0 ||
 		    jtr_worker_alloc(&w[k], s->cpu) < 0)
 			jtr_fatal(p, "out of memory");
 		jtr_prefault(s->buf, s->cap);
+		jtr_prefault(s->zbuf, s->cap);
 		tp_seq_init(&s->seq);
 		s->olog.on = false;
 		if (tp->latency_file && !g->fast && tp_latlog_alloc(&s->lat, tp->latency_max) < 0)

@@ -91,7 +91,8 @@ enum {
 	TP_F_ECHO_TSC = 32,	/* the same in TSC ticks */
 	TP_F_PACKED = 64,	/* more messages follow this one in the same datagram or
 				 * ring slot (pub --pack); the last one has no such bit */
-	TP_F_ALL = 127,		/* no other bit is ever set */
+	TP_F_COMPRESSED = 128,	/* the payload is deflated (pub --compress, tp_zip.h) */
+	TP_F_ALL = 255,		/* no other bit is ever set */
 };
 
 /* the header of every message, in host byte order (one machine): 24 bytes,

@@ -12,6 +12,7 @@
 #include "jtr_cli.h"
 #include "tp_numa.h"
 #include "tp_prog.h"
+#include "tp_zip.h"
 
 /* tp_prog_init - defaults */
 void tp_prog_init(struct tp_prog *tp)
@@ -382,6 +383,54 @@ static void write_sock(struct jtr_json *j, const struct tp_prog *tp)
 	uint_or_null(j, "segs_out", si.have_segs, si.segs_out);
 	uint_or_null(j, "segs_in", si.have_segs, si.segs_in);
 	uint_or_null(j, "socket_drops", have && si.have_drops, si.drops);
+}
+
+/* zip_ratio - bytes before compression for each byte on the wire */
+static double zip_ratio(const struct tp_zip *z)
+{
+	return z->wire_bytes ? (double)z->raw_bytes / (double)z->wire_bytes : 0.0;
+}
+
+void tp_prog_write_zip(struct jtr_json *j, const struct tp_zip *z, bool pub)
+{
+	if (!z->msgs && !z->bad) {
+		jtr_json_null(j, "compression");
+		return;
+	}
+	jtr_json_obj_begin(j, "compression");
+	jtr_json_str(j, "method", "zlib");
+	if (pub) jtr_json_int(j, "level", z->level); else jtr_json_null(j, "level");
+	jtr_json_uint(j, "messages", z->msgs);
+	jtr_json_uint(j, "sent_as_they_were", z->kept);
+	jtr_json_uint(j, "bad", z->bad);
+	jtr_json_uint(j, "raw_bytes", z->raw_bytes);
+	jtr_json_uint(j, "wire_bytes", z->wire_bytes);
+	jtr_json_fixed(j, "ratio", zip_ratio(z), 3);
+	jtr_json_fixed(j, "ns_per_message", z->msgs ? (double)z->ns / (double)z->msgs : 0.0, 1);
+	jtr_json_obj_end(j);
+}
+
+void tp_prog_zip_input(FILE *f, const struct tp_zip *z, bool pub)
+{
+	const double n = z->msgs ? (double)z->msgs : 1.0;
+	char how[32];
+
+	if (!z->msgs && !z->bad)
+		return;
+	if (pub)
+		snprintf(how, sizeof(how), "zlib level %d", z->level);
+	else
+		snprintf(how, sizeof(how), "zlib");
+	tp_prog_input(f, "compression:", "%s: %.1f bytes a message on the wire for %.1f (ratio "
+		      "%.2f), %.0f ns a message to %s", how, (double)z->wire_bytes / n,
+		      (double)z->raw_bytes / n, zip_ratio(z), (double)z->ns / n,
+		      pub ? "compress" : "expand");
+	if (pub && z->kept)
+		tp_prog_input(f, "", "%llu message(s) sent as they were (not shorter compressed)",
+			      (unsigned long long)z->kept);
+	if (z->bad)
+		tp_prog_input(f, "", "%llu compressed message(s) did not expand: turned away",
+			      (unsigned long long)z->bad);
 }
 
 /* tp_prog_write_transport - kind, address, mode, length */

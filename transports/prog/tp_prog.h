@@ -138,6 +138,15 @@ struct tp_prog {
 	struct tp *t;			/* once opened: for the result's numa object */
 };
 
+struct tp_zip;
+
+/* tp_prog_write_zip - transport.compression: @z's counts (null when @z saw
+ * no message: no compression); @pub: the compressing end */
+void tp_prog_write_zip(struct jtr_json *j, const struct tp_zip *z, bool pub);
+
+/* tp_prog_zip_input - summary.txt's "compression:" line, when @z saw any */
+void tp_prog_zip_input(FILE *f, const struct tp_zip *z, bool pub);
+
 /* tp_prog_init - defaults (udp) */
 void tp_prog_init(struct tp_prog *tp);
 
