@@ -162,7 +162,11 @@ def test_high_water_mark_alone_or_full(tmp_path, validate):
     pub, sub, _ = pub_sub(tmp_path, "udp", ["-r", "2K", "-n", "400", "-w", "0",
                                             "--high-water-mark", "4K", "-q"], tag="-paced",
                           validate=validate)
-    assert pub["transport"]["writes"] == 400 and sub["transport"]["received"] == 400
+    # a message is written with the one before only when it was due already, when
+    # the sender was behind: then it is a late send (beside a busy CPU)
+    t = pub["transport"]
+    assert 400 - t["late_sends"] <= t["writes"] <= 400, t
+    assert sub["transport"]["received"] == 400
     pub, sub, _ = pub_sub(tmp_path, "tcp", ["-r", "max", "-n", "10001", "-w", "0", "-m", "64",
                                             "--high-water-mark", "640", "--drop-every", "13",
                                             "-q"], tag="-max", validate=validate)
@@ -224,6 +228,45 @@ def test_compress_keeps_what_would_not_be_shorter(tmp_path, validate):
     assert zp["messages"] == zp["sent_as_they_were"] == 500 and zp["wire_bytes"] == 500 * 40
     assert sub["transport"]["compression"] is None
     assert sub["transport"]["received"] == 500 and sub["transport"]["payload"]["mismatched"] == 0
+
+
+@pytest.mark.parametrize("kind", ["shm", "udp", "tcp", "unix-dgram"])
+def test_max_fragment_carries_messages_longer_than_a_write(tmp_path, validate, kind):
+    """200 KB messages (past a datagram's 64 KB) with --max-fragment 60K: each goes in
+    4 fragments (204,768 bytes after the header, 61,400 a fragment), sub puts every
+    one together, --verify finds each payload whole, and each is measured once."""
+    pub, sub, _ = pub_sub(tmp_path, kind, ["-r", "2K", "-n", "400", "-w", "10", "-m", "200K",
+                                           "--max-fragment", "60K", "-q"], ["--verify"],
+                          validate=validate)
+    fp, fs = pub["transport"]["fragments"], sub["transport"]["fragments"]
+    assert fp == {"max_bytes": 61440, "messages": 410, "fragments": 4 * 410}
+    assert fs["messages"] == 410 and fs["fragments"] == 4 * 410
+    assert fs["incomplete"] == fs["orphans"] == fs["bad"] == 0
+    s = sub["transport"]
+    assert s["received"] == 410 and s["lost"] == 0 and s["payload"]["mismatched"] == 0
+    assert {r["name"]: r for r in sub["runs"]}["latency_from_send"]["samples"] == 400
+    assert "fragments:             410 messages put together from 1640 fragments" in \
+        (tmp_path / "sub" / "summary.txt").read_text()
+
+
+def test_a_message_missing_a_fragment_is_dropped_and_counted(tmp_path, validate):
+    """A subscriber at 300 messages/s behind a 128 KB buffer, 100 KB messages at 1K/s
+    in 16 KB fragments: many fragments find the buffer full. No message goes
+    together wrong (every payload verified), those that missed a fragment are lost
+    by their numbers, and every fragment sent is accounted for: taken, dropped as
+    part of a message given up, or dropped by the kernel (which also counts the
+    control datagrams it dropped)."""
+    pub, sub, _ = pub_sub(tmp_path, "udp", ["-r", "1K", "-n", "1000", "-w", "10", "-m", "100K",
+                                            "--max-fragment", "16K", "-q"],
+                          ["--verify", "--rcvbuf", "64K", "--max-rate", "300"], validate=validate)
+    fp, fs, s = pub["transport"]["fragments"], sub["transport"]["fragments"], sub["transport"]
+    assert fp["fragments"] == 7 * 1010
+    assert s["received"] + s["lost"] == 1010 and s["lost"] > 0
+    assert s["payload"]["mismatched"] == 0 and s["rejected"]["malformed"] == 0
+    assert fs["messages"] == s["received"] and 0 < fs["incomplete"] <= s["lost"]
+    taken = fs["fragments"] + fs["orphans"]
+    assert taken + s["socket_drops"] >= fp["fragments"] >= taken, (fp, fs, s["socket_drops"])
+    assert s["socket_drops"] - (fp["fragments"] - taken) <= 3 + 3 + 100 + 20, s["socket_drops"]
 
 
 def test_pack_across_namespaces(tmp_path, validate, two_hosts):  # noqa: F811
@@ -360,6 +403,13 @@ def test_bad_pacing_input(tmp_path):
          "--compress with --pack: each message is compressed alone, in a write of its own"),
         (["pub", "--compress", "zlib", "--high-water-mark", "4K"], "--compress with "
          "--high-water-mark"),
+        (["pub", "--max-fragment", "40"], "--max-fragment 40: "),
+        (["pub", "-T", "udp", "--max-fragment", "100K"],
+         "--max-fragment 102400: longer than a udp write can carry (65507 bytes); give at "
+         "most 65507"),
+        (["pub", "--max-fragment", "1K", "--pack", "2"],
+         "--max-fragment with --pack: a fragment is a write of its own; give one"),
+        (["pub", "--max-fragment", "1K", "--compress", "zlib"], "--max-fragment with --compress"),
         (["pub", "--compress", "zlib", "-m", "32"],
          "--compress with -m 32: a message needs 40 bytes or more to have a payload to "
          "compress; give -m 40 or more"),

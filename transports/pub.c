@@ -65,6 +65,10 @@ JTR_LEN_HELP "          message length, header included (default 64, >= 24;\n"
 "                           is stamped ('jtr sub' expands it before it takes the\n"
 "                           time): the ratio and the time per message reported\n"
 "      --compress-level N   1 (fastest) to 9 (smallest; default 6, zlib's)\n"
+"      --max-fragment BYTES  a message longer than BYTES (K, M: x1024) goes in\n"
+"                           fragments of at most BYTES, each its own write, which\n"
+"                           'jtr sub' puts together (so -m can pass a datagram's\n"
+"                           64 KB or a ring slot's size)\n"
 "  -l, --linger DUR         wait after the last message before end of stream\n"
 "                           (default 100ms)\n"
 JTR_CPUS_HELP "          pin the sending thread (-1: none, the default); with\n"
@@ -109,7 +113,8 @@ JTR_OLD_HELP " -a LIST (-c).\n"
 "                                                      take it\n";
 
 /* getopt values of pub's own long options (tp_prog.h's are 400 up) */
-enum { OPT_LATENCY_RATE = 500, OPT_PACK, OPT_STREAMS, OPT_HWM, OPT_COMPRESS, OPT_COMPRESS_LEVEL };
+enum { OPT_LATENCY_RATE = 500, OPT_PACK, OPT_STREAMS, OPT_HWM, OPT_COMPRESS, OPT_COMPRESS_LEVEL,
+       OPT_MAX_FRAGMENT };
 
 #define PACK_MAX 1024u
 
@@ -133,6 +138,7 @@ static const struct option long_opts[] = {
 	{ "high-water-mark", required_argument, NULL, OPT_HWM },
 	{ "compress", required_argument, NULL, OPT_COMPRESS },
 	{ "compress-level", required_argument, NULL, OPT_COMPRESS_LEVEL },
+	{ "max-fragment", required_argument, NULL, OPT_MAX_FRAGMENT },
 	{ "warmup-rate", required_argument, NULL, TP_OPT_WARMUP_RATE },
 	{ "streams", required_argument, NULL, OPT_STREAMS },
 	TP_PROG_LONG_OPTS,
@@ -163,6 +169,8 @@ struct pub {
 	uint32_t qmax;			/* the messages it holds */
 	int zlevel;			/* --compress zlib: its level (0: no compression) */
 	int zlevel_given;		/* --compress-level (0: not given) */
+	uint32_t frag_max;		/* --max-fragment (0: none) */
+	bool frag;			/* -m is longer: every message goes in fragments */
 	bool stamps;
 	int nstreams;			/* --streams */
 	int ncpus;			/* CPUs -a gave (0: none) */
@@ -185,6 +193,7 @@ struct stream {
 	uint32_t qn;			/* messages waiting in the output buffer */
 	struct tp_zip zip;		/* --compress */
 	unsigned char *zbuf;		/* a compressed message */
+	struct tp_frag_tx frag;		/* --max-fragment */
 	uint32_t ahead;			/* a power of two: 1 (stamped, long or packed) or AHEAD */
 	bool framed;			/* the transport frames each message (a stream): a
 					 * packed unit needs no TP_F_PACKED */
@@ -508,7 +517,9 @@ static inline __attribute__((always_inline)) int send_single(struct stream *s, u
 			    i, u->stamp ? (paced ? due : u->sent_ns) : 0, u->sent_ns);
 		*stamped += u->stamp;
 	}
-	if (g->zlevel) {	/* the library's work, after the stamp */
+	if (g->frag) {
+		rc = tp_frag_send(&s->frag, s->t, m);
+	} else if (g->zlevel) {	/* the library's work, after the stamp */
 		size_t n = tp_zip_pack(&s->zip, m, s->zbuf, g->load.len - 1);
 
 		rc = n ? tp_send(s->t, s->zbuf, n) : tp_send(s->t, m, g->load.len);
@@ -786,6 +797,7 @@ static void write_outputs(struct jtr_probe *p, struct pub *g, const struct strea
 	summary(txt.f, p, g, s, true);
 	inputs(txt.f, p, g);
 	tp_prog_zip_input(txt.f, &s->zip, true);
+	tp_prog_frags_input(txt.f, &s->frag, NULL);
 	if (!p->quiet && g->tp->legacy_style == TP_LEGACY_UM_PERF)
 		um_perf(stdout, g, s);
 	else if (!p->quiet)
@@ -833,6 +845,7 @@ static void write_outputs(struct jtr_probe *p, struct pub *g, const struct strea
 	jtr_json_uint(&j, "subscribers_lost", s->subs_lost);
 	jtr_json_uint(&j, "blocked_sends", s->blocked);
 	tp_prog_write_zip(&j, &s->zip, true);
+	tp_prog_write_frags(&j, &s->frag, NULL);
 	jtr_json_uint(&j, "duration_ns", dur);
 	jtr_json_fixed(&j, "rate_hz", dur ? (double)s->measured * 1e9 / (double)dur : 0.0, 3);
 	if (g->nstreams > 1)
@@ -908,6 +921,37 @@ static void check_hwm(struct jtr_probe *p, struct pub *g)
 				g->load.len, tp_kind_name(g->tp->o.kind), most, most);
 }
 
+/* frag_opt - --max-fragment BYTES (K, M: x1024) */
+static uint32_t frag_opt(struct jtr_probe *p, const char *arg)
+{
+	struct jtr_err e;
+	uint64_t v;
+
+	if (jtr_parse_size(arg, TP_FRAG_MIN, 1u << 24, &v, &e) < 0)
+		jtr_usage_error(p, "--max-fragment %s: %s (bytes, K or M: x1024, from %u)", arg,
+				e.msg, TP_FRAG_MIN);
+	return (uint32_t)v;
+}
+
+/* check_frag - --max-fragment against the transport and the other ways of
+ * changing what a write holds */
+static void check_frag(struct jtr_probe *p, struct pub *g)
+{
+	const uint32_t most = tp_max_msg(&g->tp->o);
+
+	if (!g->frag_max)
+		return;
+	if (g->pack > 1 || g->hwm || g->zlevel)
+		jtr_usage_error(p, "--max-fragment with %s: a fragment is a write of its own; give "
+				"one", g->pack > 1 ? "--pack" : g->hwm ? "--high-water-mark" :
+				"--compress");
+	if (g->frag_max > most)
+		jtr_usage_error(p, "--max-fragment %u: longer than a %s write can carry (%u "
+				"bytes); give at most %u", g->frag_max, tp_kind_name(g->tp->o.kind),
+				most, most);
+	g->frag = g->load.len > g->frag_max;
+}
+
 /* check_compress - --compress against -m, --pack and --high-water-mark (one
  * message a write: each is compressed alone) */
 static void check_compress(struct jtr_probe *p, struct pub *g)
@@ -953,6 +997,9 @@ static const struct stream *total_of(struct pub *g, struct stream *t, double his
 		t->units += e->units;
 		t->stamped += e->stamped;
 		tp_zip_add(&t->zip, &e->zip);
+		t->frag.max = e->frag.max;
+		t->frag.msgs += e->frag.msgs;
+		t->frag.frags += e->frag.frags;
 		t->measured += e->measured;
 		t->subs_at_start += e->subs_at_start;
 		t->subs_lost += e->subs_lost;
@@ -991,6 +1038,7 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct pub *g, int ar
 				jtr_usage_error(p, "--compress %s: the one method is zlib", optarg);
 			g->zlevel = Z_DEFAULT_COMPRESSION;
 			break;
+		case OPT_MAX_FRAGMENT: g->frag_max = frag_opt(p, optarg); break;
 		case OPT_COMPRESS_LEVEL:
 			g->zlevel_given = (int)jtr_opt_int(p, "--compress-level", optarg, 1, 9);
 			break;
@@ -1019,7 +1067,8 @@ static void parse(struct jtr_probe *p, struct tp_prog *tp, struct pub *g, int ar
 				"one CPU for one stream)", cpus_opt, g->ncpus, g->nstreams);
 	check_hwm(p, g);
 	check_compress(p, g);
-	tp->o.msg_max = g->load.len * (g->hwm ? g->qmax : g->pack);
+	check_frag(p, g);
+	tp->o.msg_max = g->frag ? g->frag_max : g->load.len * (g->hwm ? g->qmax : g->pack);
 	tp_prog_check(p, tp, TP_PUB);
 	p->tb_wanted = JTR_TB_CLOCK;
 }
@@ -1038,11 +1087,13 @@ static void setup(struct jtr_probe *p, struct tp_prog *tp, struct pub *g, struct
 		tp_prog_stream(p, tp, k, g->nstreams, &s->tp, s->addr, sizeof(s->addr));
 		s->cpu = tp_prog_stream_cpu(g->cpus, g->ncpus, k);
 		s->ahead = !g->stamps && g->load.len <= AHEAD_MAX_LEN && g->pack == 1 && !g->hwm &&
-			   !g->zlevel ? AHEAD : 1;
+			   !g->zlevel && !g->frag ? AHEAD : 1;
 		s->framed = tp_prog_has(tp, TP_P_STREAM);
 		s->buf = calloc(g->hwm ? g->qmax : s->ahead * g->pack, g->load.len);
 		if (g->zlevel && (tp_zip_init(&s->zip, true, g->zlevel, g->load.len) < 0 ||
 				  !(s->zbuf = malloc(g->load.len))))
+			jtr_fatal(p, "out of memory");
+		if (g->frag_max && tp_frag_tx_init(&s->frag, g->frag_max) < 0)
 			jtr_fatal(p, "out of memory");
 		if (!s->buf || jtr_hist_init(&s->send_call, p->hist_error) < 0 ||
 		    jtr_worker_alloc(&w[k], s->cpu) < 0)
@@ -1091,7 +1142,8 @@ static void run(struct jtr_probe *p, struct pub *g, struct jtr_worker *w)
 		s->subs_lost = tp_peers_lost(s->t);
 		s->blocked = tp_blocked(s->t);
 		if (!s->err)
-			tp_prog_end_of_stream(s->t, s->buf, g->load.len, s->issued);
+			tp_prog_end_of_stream(s->t, s->buf, g->frag ? g->frag_max : g->load.len,
+					      s->issued);
 		s->measured = measured_sent(g, s);
 	}
 	jtr_probe_map_end(p);

@@ -135,6 +135,7 @@ struct sub {
 	size_t cap;
 	struct tp_zip zip;		/* expands what pub --compress sent */
 	unsigned char *zbuf;		/* an expanded message */
+	struct tp_frag_rx frag;		/* a message put together from pub --max-fragment's */
 	struct jtr_hist from_send, from_intended;
 	struct tp_seq seq;
 	uint64_t measured, warm, eos_count;
@@ -342,6 +343,25 @@ static inline __attribute__((always_inline)) void take(struct sub *g, const stru
 		take_turn(&x->turn, x->now, per_ns);
 }
 
+/* changed - message @m of *@n bytes carried changed (TP_F_EXT): the message
+ * expanded or, at its last fragment, put together (*@n its length); NULL
+ * while more fragments are to come (*@n 0) or for what is malformed (*@n < 0) */
+static const struct tp_msg *changed(struct sub *g, const struct tp_msg *m, ssize_t *n)
+{
+	const struct tp_msg *u;
+
+	if (tp_ext_is_frag(m, (size_t)*n)) {
+		*n = tp_frag_take(&g->frag, m, (size_t)*n);
+		u = (const struct tp_msg *)(void *)g->frag.buf;
+	} else {
+		*n = tp_zip_unpack(&g->zip, m, (size_t)*n, g->zbuf, g->cap);
+		u = (const struct tp_msg *)(void *)g->zbuf;
+	}
+	if (*n > 0 && !tp_msg_ok(u, (size_t)*n))
+		*n = -EBADMSG;
+	return *n > 0 ? u : NULL;
+}
+
 /* receiver - the loop. The clock is read for each message, except with a
  * lazy clock (-f on a ring, where a message can cost less than a clock
  * read): then it is read for the first measured message, for stamped ones,
@@ -390,16 +410,17 @@ static void receiver(void *arg)
 			break;
 		}
 		/* pub --compress: expanded first, as a library would before the
-		 * application sees it (its time is in the latency) */
-		if (__builtin_expect(m->flags & TP_F_COMPRESSED, 0)) {
-			n = tp_zip_unpack(&g->zip, m, (size_t)n, g->zbuf, g->cap);
-			if (n < 0 || !tp_msg_ok((const struct tp_msg *)g->zbuf, (size_t)n)) {
-				tp_reject_malformed(g->t);
+		 * application sees it (its time is in the latency); pub
+		 * --max-fragment: put together, the time taken at the last
+		 * fragment */
+		u0 = m;
+		if (__builtin_expect(m->flags & TP_F_EXT, 0)) {
+			u0 = changed(g, m, &n);
+			if (!u0) {
+				if (n < 0)
+					tp_reject_malformed(g->t);
 				continue;
 			}
-			u0 = (const struct tp_msg *)g->zbuf;
-		} else {
-			u0 = m;
 		}
 		clock_for(g, u0, lazy, rd, &x);
 		if (__builtin_expect(u0->flags & (TP_F_EOS | TP_F_HELLO), 0)) {
@@ -536,6 +557,7 @@ static void inputs(FILE *f, const struct jtr_probe *p, const struct sub *g)
 	else
 		tp_prog_input(f, "max rate:", "none");
 	tp_prog_zip_input(f, &g->zip, false);
+	tp_prog_frags_input(f, NULL, &g->frag);
 }
 
 /* write_run - one latency run */
@@ -620,6 +642,7 @@ static void write_outputs(struct jtr_probe *p, struct sub *g, const char *peer)
 	tp_prog_write_seq(&j, &g->seq);
 	tp_prog_write_rejects(&j, &g->rej, true);
 	tp_prog_write_zip(&j, &g->zip, false);
+	tp_prog_write_frags(&j, NULL, &g->frag);
 	if (g->verify) {
 		jtr_json_obj_begin(&j, "payload");
 		jtr_json_uint(&j, "verified", g->seq.received);
@@ -656,6 +679,7 @@ static void add_up(struct sub *g, const struct sub *streams, int n)
 		jtr_hist_merge(&g->from_intended, &e->from_intended);
 		g->measured += e->measured;
 		tp_zip_add(&g->zip, &e->zip);
+		tp_frag_rx_add(&g->frag, &e->frag);
 		g->warm += e->warm;
 		g->mismatched += e->mismatched;
 		g->eos_count += e->eos_count;

@@ -91,7 +91,10 @@ enum {
 	TP_F_ECHO_TSC = 32,	/* the same in TSC ticks */
 	TP_F_PACKED = 64,	/* more messages follow this one in the same datagram or
 				 * ring slot (pub --pack); the last one has no such bit */
-	TP_F_COMPRESSED = 128,	/* the payload is deflated (pub --compress, tp_zip.h) */
+	TP_F_EXT = 128,		/* the message is carried changed (tp_zip.h): the whole
+				 * message's length at TP_EXT_OFF says how, compressed
+				 * (pub --compress) or one fragment of it (TP_EXT_FRAG,
+				 * pub --max-fragment) */
 	TP_F_ALL = 255,		/* no other bit is ever set */
 };
 

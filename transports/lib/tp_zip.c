@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* tp_zip.c - a message's payload compressed with zlib, each message on its
- * own (tp_zip.h) */
+/* tp_zip.c - a message carried changed: compressed with zlib, each message
+ * on its own, or cut in fragments (tp_zip.h) */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -108,7 +109,7 @@ size_t tp_zip_pack(struct tp_zip *z, const struct tp_msg *m, unsigned char *out,
 		memcpy(out, m, TP_FULL_LEN);
 		memcpy(out + TP_FULL_LEN, &len, sizeof(len));
 		h->len = (uint32_t)n;
-		h->flags |= TP_F_COMPRESSED;
+		h->flags |= TP_F_EXT;
 	} else {
 		z->kept++;
 	}
@@ -140,7 +141,7 @@ ssize_t tp_zip_unpack(struct tp_zip *z, const struct tp_msg *m, size_t len, unsi
 		goto out;
 	memcpy(out, m, TP_FULL_LEN);
 	h->len = raw;
-	h->flags &= (uint8_t)~TP_F_COMPRESSED;
+	h->flags &= (uint8_t)~TP_F_EXT;
 	rc = raw;
 	z->msgs++;
 	z->raw_bytes += raw;
@@ -161,4 +162,124 @@ void tp_zip_add(struct tp_zip *into, const struct tp_zip *z)
 	into->wire_bytes += z->wire_bytes;
 	into->ns += z->ns;
 	into->bad += z->bad;
+}
+
+int tp_frag_tx_init(struct tp_frag_tx *f, uint32_t max)
+{
+	memset(f, 0, sizeof(*f));
+	f->max = max;
+	f->buf = malloc(max);
+	return f->buf ? 0 : -ENOMEM;
+}
+
+uint32_t tp_frag_build(struct tp_frag_tx *f, const struct tp_msg *m, uint32_t off)
+{
+	const uint32_t len = m->len, whole = len | TP_EXT_FRAG, room = f->max - TP_FRAG_OFF;
+	const uint32_t n = len - off < room ? len - off : room;
+	struct tp_msg *h = (struct tp_msg *)(void *)f->buf;
+
+	memcpy(f->buf, m, TP_FULL_LEN);
+	h->flags |= TP_F_EXT;
+	h->len = TP_FRAG_OFF + n;
+	memcpy(f->buf + TP_EXT_OFF, &whole, sizeof(whole));
+	memcpy(f->buf + TP_EXT_OFF + 4, &off, sizeof(off));
+	memcpy(f->buf + TP_FRAG_OFF, (const unsigned char *)m + off, n);
+	return n;
+}
+
+int tp_frag_send(struct tp_frag_tx *f, struct tp *t, const struct tp_msg *m)
+{
+	for (uint32_t off = TP_FULL_LEN; off < m->len;) {
+		const uint32_t n = tp_frag_build(f, m, off);
+		int rc = tp_send(t, f->buf, TP_FRAG_OFF + n);
+
+		if (rc < 0)
+			return rc;
+		f->frags++;
+		off += n;
+	}
+	f->msgs++;
+	return 0;
+}
+
+/* frag_room - r->buf of at least @total bytes (grown, and touched, when a
+ * longer message comes than any before: once in a run of one length) */
+static int frag_room(struct tp_frag_rx *r, uint32_t total)
+{
+	unsigned char *b;
+
+	if (total <= r->cap)
+		return 0;
+	b = realloc(r->buf, total);
+	if (!b)
+		return -ENOMEM;
+	memset(b, 0, total);
+	r->buf = b;
+	r->cap = total;
+	return 0;
+}
+
+ssize_t tp_frag_take(struct tp_frag_rx *r, const struct tp_msg *m, size_t len)
+{
+	const unsigned char *b = (const unsigned char *)m;
+	uint32_t whole, total, off, n;
+	struct tp_msg *h;
+
+	if (len < TP_FRAG_OFF + 1)
+		goto bad;
+	memcpy(&whole, b + TP_EXT_OFF, sizeof(whole));
+	memcpy(&off, b + TP_EXT_OFF + 4, sizeof(off));
+	total = whole & ~TP_EXT_FRAG;
+	n = (uint32_t)len - TP_FRAG_OFF;
+	if (total <= TP_FULL_LEN || total > TP_FRAG_MSG_MAX || off < TP_FULL_LEN || off > total ||
+	    n > total - off)
+		goto bad;
+	if (r->open && (m->seq != r->seq || total != r->total || off != r->next)) {
+		/* a fragment of the message being put together went missing */
+		r->incomplete++;
+		r->open = false;
+	}
+	if (!r->open && off != TP_FULL_LEN) {
+		/* the rest of a message given up, or of one whose first
+		 * fragment went missing (given up now) */
+		if (m->seq != r->seq || !r->total) {
+			r->incomplete++;
+			r->seq = m->seq;
+			r->total = total;
+		}
+		r->orphans++;
+		return 0;
+	}
+	if (!r->open) {
+		if (frag_room(r, total) < 0)
+			return -ENOMEM;
+		memcpy(r->buf, m, TP_FULL_LEN);
+		h = (struct tp_msg *)(void *)r->buf;
+		h->len = total;
+		h->flags &= (uint8_t)~TP_F_EXT;
+		r->seq = m->seq;
+		r->total = total;
+		r->next = TP_FULL_LEN;
+		r->open = true;
+	}
+	memcpy(r->buf + off, b + TP_FRAG_OFF, n);
+	r->next = off + n;
+	r->frags++;
+	if (r->next < total)
+		return 0;
+	r->open = false;
+	r->msgs++;
+	return total;
+bad:
+	r->bad++;
+	return -EBADMSG;
+}
+
+void tp_frag_rx_add(struct tp_frag_rx *into, const struct tp_frag_rx *r)
+{
+	into->frags += r->frags;
+	into->msgs += r->msgs;
+	into->incomplete += r->incomplete;
+	into->orphans += r->orphans;
+	into->bad += r->bad;
 }

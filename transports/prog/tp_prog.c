@@ -433,6 +433,43 @@ void tp_prog_zip_input(FILE *f, const struct tp_zip *z, bool pub)
 			      (unsigned long long)z->bad);
 }
 
+void tp_prog_write_frags(struct jtr_json *j, const struct tp_frag_tx *tx,
+			 const struct tp_frag_rx *rx)
+{
+	if (!(tx && tx->max) && !(rx && (rx->frags || rx->bad))) {
+		jtr_json_null(j, "fragments");
+		return;
+	}
+	jtr_json_obj_begin(j, "fragments");
+	if (tx) {
+		jtr_json_uint(j, "max_bytes", tx->max);
+		jtr_json_uint(j, "messages", tx->msgs);
+		jtr_json_uint(j, "fragments", tx->frags);
+	} else {
+		jtr_json_null(j, "max_bytes");
+		jtr_json_uint(j, "messages", rx->msgs);
+		jtr_json_uint(j, "fragments", rx->frags);
+		jtr_json_uint(j, "incomplete", rx->incomplete);
+		jtr_json_uint(j, "orphans", rx->orphans);
+		jtr_json_uint(j, "bad", rx->bad);
+	}
+	jtr_json_obj_end(j);
+}
+
+void tp_prog_frags_input(FILE *f, const struct tp_frag_tx *tx, const struct tp_frag_rx *rx)
+{
+	if (tx && tx->max)
+		tp_prog_input(f, "fragments:", "at most %u bytes each: %llu messages sent in %llu "
+			      "fragments", tx->max, (unsigned long long)tx->msgs,
+			      (unsigned long long)tx->frags);
+	else if (rx && (rx->frags || rx->bad))
+		tp_prog_input(f, "fragments:", "%llu messages put together from %llu fragments; "
+			      "%llu dropped for a missing fragment (%llu fragments of theirs), %llu "
+			      "fragments that fit no message", (unsigned long long)rx->msgs,
+			      (unsigned long long)rx->frags, (unsigned long long)rx->incomplete,
+			      (unsigned long long)rx->orphans, (unsigned long long)rx->bad);
+}
+
 /* tp_prog_write_transport - kind, address, mode, length */
 void tp_prog_write_transport(struct jtr_json *j, const struct tp_prog *tp, uint32_t msg_len)
 {

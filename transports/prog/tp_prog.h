@@ -147,6 +147,17 @@ void tp_prog_write_zip(struct jtr_json *j, const struct tp_zip *z, bool pub);
 /* tp_prog_zip_input - summary.txt's "compression:" line, when @z saw any */
 void tp_prog_zip_input(FILE *f, const struct tp_zip *z, bool pub);
 
+struct tp_frag_tx;
+struct tp_frag_rx;
+
+/* tp_prog_write_frags - transport.fragments: pub's (@tx, with --max-fragment)
+ * or sub's (@rx, when any fragment came); null otherwise */
+void tp_prog_write_frags(struct jtr_json *j, const struct tp_frag_tx *tx,
+			 const struct tp_frag_rx *rx);
+
+/* tp_prog_frags_input - summary.txt's "fragments:" line, the same way */
+void tp_prog_frags_input(FILE *f, const struct tp_frag_tx *tx, const struct tp_frag_rx *rx);
+
 /* tp_prog_init - defaults (udp) */
 void tp_prog_init(struct tp_prog *tp);
 

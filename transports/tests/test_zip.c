@@ -2,18 +2,21 @@
 /* test_zip.c - pub --compress: a message compressed on its own and expanded
  * back to exactly what was sent, every length from the shortest compressed
  * one; a message that would not be shorter is kept as it is; what does not
- * expand to its stated length is refused and counted. */
+ * expand to its stated length is refused and counted. A message cut in
+ * fragments is put together as it was sent; one missing a fragment is
+ * dropped and counted, and so are its other fragments. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "tp_zip.h"
 
-#define MAXLEN 4096u
+#define MAXLEN 100000u
 
 static _Alignas(8) unsigned char raw[MAXLEN], wire[MAXLEN], back[MAXLEN];
 
@@ -35,7 +38,7 @@ static void test_round_trip_every_length(void **state)
 
 	(void)state;
 	assert_int_equal(tp_zip_init(&i, false, 0, 0), 0);
-	for (uint32_t len = TP_ZIP_MIN_LEN; len <= MAXLEN; len += len < 300 ? 1 : 97) {
+	for (uint32_t len = TP_ZIP_MIN_LEN; len <= 4096; len += len < 300 ? 1 : 97) {
 		assert_int_equal(tp_zip_init(&d, true, 6, len), 0);
 		for (uint64_t seq = 0; seq < 3; seq++) {
 			const struct tp_msg *m = msg(len, seq * 1000003);
@@ -48,7 +51,7 @@ static void test_round_trip_every_length(void **state)
 				continue;
 			assert_true(n < len && n > TP_ZIP_OFF);
 			assert_int_equal(w->len, n);
-			assert_true(w->flags & TP_F_COMPRESSED);
+			assert_true(w->flags & TP_F_EXT);
 			assert_true(tp_msg_ok(w, n));
 			wire_bytes += n;
 			memset(back, 0, sizeof(back));
@@ -109,12 +112,105 @@ static void test_what_does_not_expand_is_refused(void **state)
 	tp_zip_end(&i);
 }
 
+/* frags - message @seq of @len bytes cut in fragments of at most @max bytes,
+ * given to @r in order but those whose bit is set in @skip; what the last
+ * one given returned */
+static ssize_t frags(struct tp_frag_rx *r, uint32_t len, uint64_t seq, uint32_t max,
+		     unsigned skip, unsigned *count)
+{
+	struct tp_frag_tx f;
+	const struct tp_msg *m = msg(len, seq);
+	ssize_t rc = 0;
+	unsigned k = 0;
+
+	assert_int_equal(tp_frag_tx_init(&f, max), 0);
+	for (uint32_t off = TP_FULL_LEN; off < len; k++) {
+		const uint32_t n = tp_frag_build(&f, m, off);
+		const struct tp_msg *w = (const struct tp_msg *)(void *)f.buf;
+
+		assert_true(tp_msg_ok(w, TP_FRAG_OFF + n) && (w->flags & TP_F_EXT));
+		assert_true(tp_ext_is_frag(w, TP_FRAG_OFF + n));
+		assert_true(TP_FRAG_OFF + n <= max);
+		if (!(skip & (1u << k)))
+			rc = tp_frag_take(r, w, TP_FRAG_OFF + n);
+		off += n;
+	}
+	*count = k;
+	free(f.buf);
+	return rc;
+}
+
+static void test_fragments_put_together(void **state)
+{
+	struct tp_frag_rx r;
+	unsigned k;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	/* 3000 bytes in fragments of 1000: 968 bytes each after their 40, 4 of them */
+	assert_int_equal(frags(&r, 3000, 7, 1000, 0, &k), 3000);
+	assert_int_equal(k, 4);
+	assert_memory_equal(r.buf, msg(3000, 7), 3000);	/* header and flags as sent */
+	assert_true(tp_payload_ok((const struct tp_msg *)(void *)r.buf));
+	/* one whose third fragment went missing: dropped when the next message
+	 * begins, which is put together */
+	assert_int_equal(frags(&r, 3000, 8, 1000, 1u << 2, &k), 0);
+	assert_int_equal(frags(&r, 3000, 9, 1000, 0, &k), 3000);
+	assert_memory_equal(r.buf, msg(3000, 9), 3000);
+	/* one whose first went missing: its others dropped quietly */
+	assert_int_equal(frags(&r, 3000, 10, 1000, 1u, &k), 0);
+	/* a longer one than any before: room made for it */
+	assert_int_equal(frags(&r, 100000, 11, 9000, 0, &k), 100000);
+	assert_memory_equal(r.buf, msg(100000, 11), 100000);
+	assert_int_equal(r.msgs, 3);
+	assert_int_equal(r.incomplete, 2);
+	assert_int_equal(r.orphans, 1 + 3);
+	assert_int_equal(r.bad, 0);
+	assert_int_equal(r.frags, 4 + 2 + 4 + 12);
+	free(r.buf);
+}
+
+static void test_fragments_that_fit_no_message(void **state)
+{
+	struct tp_frag_rx r;
+	struct tp_frag_tx f;
+	struct tp_msg *w;
+	uint32_t v;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(tp_frag_tx_init(&f, 1000), 0);
+	w = (struct tp_msg *)(void *)f.buf;
+	tp_frag_build(&f, msg(3000, 1), TP_FULL_LEN);
+	/* bytes past the stated length; an offset inside the header; a length
+	 * past 16 MB */
+	v = 100 | TP_EXT_FRAG;
+	memcpy(f.buf + TP_EXT_OFF, &v, 4);
+	assert_int_equal(tp_frag_take(&r, w, w->len), -EBADMSG);
+	v = 3000 | TP_EXT_FRAG;
+	memcpy(f.buf + TP_EXT_OFF, &v, 4);
+	v = 8;
+	memcpy(f.buf + TP_EXT_OFF + 4, &v, 4);
+	assert_int_equal(tp_frag_take(&r, w, w->len), -EBADMSG);
+	v = TP_FULL_LEN;
+	memcpy(f.buf + TP_EXT_OFF + 4, &v, 4);
+	v = (TP_FRAG_MSG_MAX + 1) | TP_EXT_FRAG;
+	memcpy(f.buf + TP_EXT_OFF, &v, 4);
+	assert_int_equal(tp_frag_take(&r, w, w->len), -EBADMSG);
+	assert_int_equal(r.bad, 3);
+	assert_int_equal(r.frags, 0);
+	free(f.buf);
+	free(r.buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip_every_length),
 		cmocka_unit_test(test_too_short_to_gain_is_kept),
 		cmocka_unit_test(test_what_does_not_expand_is_refused),
+		cmocka_unit_test(test_fragments_put_together),
+		cmocka_unit_test(test_fragments_that_fit_no_message),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
