@@ -47,12 +47,17 @@
     beside a busy application, scraped every second, against jtr trace in the
     same conditions, goal <= 0.5 % of one CPU; and its drops beside the UDP
     flood, goal 0). BENCH_WATCH_SECONDS (default 60) is each round's window.
+12. The tracer per event against the cost floor (root only):
+    bench/floor_bench.py (`jtr trace --floor` beside the UDP flood: each of
+    jtr's programs against an empty program on the same tracepoint, BPF
+    run-time statistics of the same events; the ratio per tracepoint, goal a
+    mean <= 1.5, the dearest programs named).
 
 The machines are shared and noisy: every comparison is a ratio taken within
 one run, rounds alternate, and medians are reported.
 Environment: BENCH_SECONDS (default 10), BENCH_ROUNDS (default 3), BENCH_CPU;
 BENCH=ITEM,... runs only those items: gap, hist, null, tracer, attribution,
-report, export, transports, ipc, drops, wake, watch (default: all).
+report, export, transports, ipc, drops, wake, watch, floor (default: all).
 """
 import json
 import os
@@ -62,6 +67,7 @@ import subprocess
 import sys
 import tempfile
 
+import floor_bench
 import transport_bench
 import wake_bench
 import watch_bench
@@ -70,8 +76,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 JTR = os.path.join(ROOT, "jtr")
 HIST_BENCH = os.path.join(ROOT, "build", "bench", "hist_bench")
 ITEMS = ("gap", "hist", "null", "tracer", "attribution", "report", "export", "transports", "ipc",
-         "drops", "wake", "watch")
-FLOOD_CMD = "jtr send -T udp -c CPU -n 500K -p 0"
+         "drops", "wake", "watch", "floor")
+FLOOD_CMD = floor_bench.FLOOD_CMD
 BUSY_LOOPS = 24
 
 
@@ -300,7 +306,7 @@ def main():
     cpu = int(os.environ.get("BENCH_CPU", last_online_cpu()))
     tmp = tempfile.mkdtemp(prefix="jtr-bench-")
     jr, orr = [], []
-    hist = null = tracer = attrib = report = export = ipc = drops = wake = watch = None
+    hist = null = tracer = attrib = report = export = ipc = drops = wake = watch = floor = None
     try:
         for i in range(rounds if "gap" in items else 0):
             print("bench: round %d/%d: jtr gap and oslat, %d s each on CPU %d"
@@ -328,6 +334,8 @@ def main():
             wake = wake_bench.measure(cpu, rounds, tmp)
         if "watch" in items and os.geteuid() == 0:
             watch = watch_bench.measure(cpu, rounds, tmp)
+        if "floor" in items and os.geteuid() == 0:
+            floor = floor_bench.measure(cpu, rounds, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -360,6 +368,11 @@ def main():
             rc = 1
     elif "watch" in items:
         print("jtr watch: skipped (needs root to load BPF programs)")
+    if floor:
+        result["floor"] = floor
+        floor_bench.show(floor)
+    elif "floor" in items:
+        print("tracer floor: skipped (needs root to load BPF programs)")
     if hist:
         h = result["hist_record"] = dict(hist, ratio_to_flat=hist["record_ns"] /
                                          hist["flat_increment_ns"])

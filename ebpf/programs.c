@@ -330,6 +330,10 @@ static void choose_programs(struct tracer *t, const char *use, const char *off)
 
 		bpf_program__set_autoload(prog_for(t->skel, use, tps[i].name), have);
 		bpf_program__set_autoload(prog_for(t->skel, off, tps[i].name), false);
+		/* --floor: the empty tp_btf program (with tp_btf only: the kernel
+		 * that refuses tp_btf refuses it too) */
+		bpf_program__set_autoload(prog_for(t->skel, "floor", tps[i].name),
+					  have && t->o->floor && !strcmp(use, "btf"));
 		if (!have)
 			snprintf(t->missing[t->nmissing++], sizeof(t->missing[0]), "%s:%s",
 				 tps[i].cat, tps[i].name);
@@ -340,6 +344,7 @@ static void choose_programs(struct tracer *t, const char *use, const char *off)
 	for (int v = 0; v < JTR_TRACE_MAX_VECS; v++)
 		for (int ex = 0; ex < 2; ex++)
 			bpf_program__set_autoload(vec_prog(t, v, ex), v < t->nvecs);
+	bpf_program__set_autoload(t->skel->progs.floor_vectors, t->o->floor && t->nvecs);
 }
 
 /* attach_programs - the typed tracepoints' programs, then each irq_vectors
@@ -351,7 +356,8 @@ static int attach_programs(struct tracer *t, struct jtr_err *e)
 	int rc;
 
 	bpf_object__for_each_program(prog, t->skel->obj) {
-		if (!bpf_program__autoload(prog) || !strncmp(bpf_program__name(prog), "vec_", 4))
+		if (!bpf_program__autoload(prog) || !strncmp(bpf_program__name(prog), "vec_", 4) ||
+		    prog == t->skel->progs.floor_vectors)
 			continue;
 		l = bpf_program__attach(prog);
 		if (!l) {
@@ -372,6 +378,16 @@ static int attach_programs(struct tracer *t, struct jtr_err *e)
 				rc = -errno;
 				return jtr_err_set(e, rc, "cannot attach to irq_vectors:%s: %s", name,
 						   strerror(-rc));
+			}
+			if ((rc = add_link(t, l)) < 0)
+				return rc;
+			if (!bpf_program__autoload(t->skel->progs.floor_vectors))
+				continue;
+			l = bpf_program__attach_raw_tracepoint(t->skel->progs.floor_vectors, name);
+			if (!l) {
+				rc = -errno;
+				return jtr_err_set(e, rc, "cannot attach the empty program to "
+						   "irq_vectors:%s: %s", name, strerror(-rc));
 			}
 			if ((rc = add_link(t, l)) < 0)
 				return rc;

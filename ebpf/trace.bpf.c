@@ -164,10 +164,13 @@ static __always_inline struct jtr_ev *ev_begin(__u8 type, bool any_cpu)
 	return ev_reserve(c, type, cpu);
 }
 
-/* a tp_btf and a raw_tp program for @tp, both calling @call */
+/* a tp_btf and a raw_tp program for @tp, both calling @call; and an empty
+ * tp_btf program, floor_@tp, which jtr-trace --floor attaches beside them:
+ * what any program on that tracepoint costs here (make bench) */
 #define TWIN(tp, call, ...)						\
 	SEC("tp_btf/" #tp) int BPF_PROG(btf_##tp, __VA_ARGS__) { return call; } \
-	SEC("raw_tp/" #tp) int BPF_PROG(raw_##tp, __VA_ARGS__) { return call; }
+	SEC("raw_tp/" #tp) int BPF_PROG(raw_##tp, __VA_ARGS__) { return call; } \
+	SEC("tp_btf/" #tp) int BPF_PROG(floor_##tp) { return 0; }
 
 /* on_irq - irq_handler_entry/exit: IRQ number, action name, return */
 static __always_inline int on_irq(__u8 type, int irq, struct irqaction *action, int ret)
@@ -381,6 +384,10 @@ static __always_inline int on_vector(__u8 type, __u32 k, struct bpf_raw_tracepoi
 	{ return on_vector(JTR_EV_VEC_ENTRY, k, ctx); }				\
 	SEC("raw_tp") int vec_exit_##k(struct bpf_raw_tracepoint_args *ctx)	\
 	{ return on_vector(JTR_EV_VEC_EXIT, k, ctx); }
+
+/* the empty program that jtr-trace --floor attaches to every irq_vectors
+ * tracepoint it traces */
+SEC("raw_tp") int floor_vectors(struct bpf_raw_tracepoint_args *ctx) { return 0; }
 
 _Static_assert(JTR_TRACE_MAX_VECS == 32, "one VEC_PAIR per irq_vectors pair below");
 VEC_PAIR(0) VEC_PAIR(1) VEC_PAIR(2) VEC_PAIR(3) VEC_PAIR(4) VEC_PAIR(5) VEC_PAIR(6)

@@ -72,6 +72,10 @@ static const char usage_text[] =
 "                           CPU that is not traced), at nice -10 there\n"
 "      --programs KIND      auto (default), tp_btf or raw_tp\n"
 "      --no-prog-stats      do not turn on BPF run-time statistics\n"
+"      --floor              also attach an empty program beside each of jtr's\n"
+"                           (tp_btf; raw_tp on irq_vectors): trace.json's\n"
+"                           programs then have floor_NAME, what any program on\n"
+"                           that tracepoint costs here, beside jtr's (make bench)\n"
 "      --wakeup             submit events with wake-ups (for tests: this sends\n"
 "                           irq_work IPIs to the traced CPUs)\n"
 "      --watch              jtr watch's mode: no log; count the interruptions of\n"
@@ -105,7 +109,7 @@ static const char usage_text[] =
 "  jtr trace --print results/latest | less\n";
 
 enum { OPT_CONSUMER = 400, OPT_PROGRAMS, OPT_NO_STATS, OPT_WAKEUP, OPT_WATCH, OPT_STATE,
-       OPT_DUMP_ABOVE, OPT_KEEP, OPT_RECORDER, OPT_DUMP_MAX, OPT_NAMES, OPT_APP };
+       OPT_DUMP_ABOVE, OPT_KEEP, OPT_RECORDER, OPT_DUMP_MAX, OPT_NAMES, OPT_APP, OPT_FLOOR };
 
 static const struct option long_opts[] = {
 	{ "cpus", required_argument, NULL, 'c' },
@@ -116,6 +120,7 @@ static const struct option long_opts[] = {
 	{ "consumer-cpu", required_argument, NULL, OPT_CONSUMER },
 	{ "programs", required_argument, NULL, OPT_PROGRAMS },
 	{ "no-prog-stats", no_argument, NULL, OPT_NO_STATS },
+	{ "floor", no_argument, NULL, OPT_FLOOR },
 	{ "wakeup", no_argument, NULL, OPT_WAKEUP },
 	{ "watch", no_argument, NULL, OPT_WATCH },
 	{ "state-interval", required_argument, NULL, OPT_STATE },
@@ -285,6 +290,7 @@ static void parse_opt(struct jtr_probe *p, struct trace_opts *o, int opt, char *
 			jtr_usage_error(p, "--programs %s: use auto, tp_btf or raw_tp", optarg);
 		break;
 	case OPT_NO_STATS: o->prog_stats = false; break;
+	case OPT_FLOOR: o->floor = true; break;
 	case OPT_WAKEUP: o->wakeup = true; break;
 	case OPT_WATCH: o->watch = true; break;
 	case OPT_STATE:
@@ -360,6 +366,10 @@ static void parse_args(struct jtr_probe *p, struct trace_opts *o, int argc, char
 		jtr_usage_error(p, "--dump-above and --state-interval go with --watch");
 	if (!o->watch && (o->napp_comm || o->napp_pid))
 		jtr_usage_error(p, "--app goes with --watch");
+	if (o->floor && (!o->prog_stats || o->progs == PROGS_RAW))
+		jtr_usage_error(p, "--floor with %s: the empty programs are tp_btf and are read "
+				"by their run-time statistics; leave it out",
+				o->prog_stats ? "--programs raw_tp" : "--no-prog-stats");
 	jtr_probe_default_cpus(&o->cpus, cpu_given);
 	jtr_probe_check_cpus(p, "-c", &o->cpus);
 	if (!o->buffer_bytes)

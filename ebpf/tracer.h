@@ -33,6 +33,7 @@ struct trace_opts {
 	int consumer_cpu;		/* -1: choose */
 	enum prog_kind progs;
 	bool prog_stats;
+	bool floor;			/* --floor: the empty programs beside jtr's */
 	bool wakeup;
 	bool verbose;
 	bool watch;			/* jtr watch: account and record, no log */

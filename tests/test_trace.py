@@ -223,6 +223,35 @@ def test_trace_raw_tp_fallback_records_the_same_kinds(tmp_path):
     assert per["sched_switch"] > 0 and per["vector_entry"] > 0 and per["hrtimer_expire_entry"] > 0
 
 
+def test_trace_floor_puts_an_empty_program_beside_each(tmp_path):
+    """--floor: beside each of jtr's tp_btf programs an empty one on the same
+    tracepoint (floor_NAME), beside the irq_vectors programs one empty raw_tp on
+    all of them; each runs for the same events as jtr's (attached a moment apart)
+    and, doing nothing, costs less per run than jtr's where jtr records events."""
+    need_tracing()
+    cpu = last_cpu()
+    b = busy(cpu)
+    try:
+        out, _ = trace(tmp_path, "--floor")
+    finally:
+        stop(b)
+    progs = json.load(open(out / "trace.json"))["programs"]
+    mine = {k[len("btf_"):] for k in progs if k.startswith("btf_")}
+    floor = {k[len("floor_"):] for k in progs if k.startswith("floor_")}
+    assert floor == mine | {"vectors"}, (mine, floor)
+    for tp in ("sched_switch", "hrtimer_expire_entry"):
+        a, f = progs["btf_" + tp], progs["floor_" + tp]
+        assert f["run_count"] > 500, f
+        assert abs(a["run_count"] - f["run_count"]) <= 0.1 * f["run_count"] + 50, (a, f)
+        assert f["ns_per_run"] < a["ns_per_run"], (tp, a, f)
+    vec = sum(v["run_count"] for k, v in progs.items() if k.startswith("vec_"))
+    assert abs(progs["floor_vectors"]["run_count"] - vec) <= 0.1 * vec + 50
+    # without --floor, none
+    out, _ = trace(tmp_path, seconds="1", name="plain")
+    assert not [k for k in json.load(open(out / "trace.json"))["programs"]
+                if k.startswith("floor_")]
+
+
 def test_trace_falls_back_to_raw_tp_by_itself(tmp_path):
     need_tracing()
     out = tmp_path / "fb"
@@ -290,6 +319,9 @@ def test_trace_stopped_before_its_duration_is_partial(tmp_path):
     (["-i", "0"], "-i"),
     (["--consumer-cpu", "%d" % max(os.sched_getaffinity(0))], "is traced"),
     (["extra"], "extra"),
+    (["--floor", "--programs", "raw_tp"], "--floor with --programs raw_tp: the empty programs "
+     "are tp_btf"),
+    (["--floor", "--no-prog-stats"], "--floor with --no-prog-stats"),
 ])
 def test_trace_bad_input(tmp_path, args, needle):
     cpu = str(max(os.sched_getaffinity(0)))

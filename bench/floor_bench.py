@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""floor_bench.py - the `floor` part of `make bench` (docs/bench.md): what each
+of the tracer's programs costs per event against the cost floor, an empty
+program on the same tracepoint, measured in the same run.
+
+Each round runs `jtr trace -c CPU --floor` (jtr-trace attaches an empty tp_btf
+program beside each of its own, and an empty raw_tp beside its irq_vectors
+programs) while FLOOD_CMD loads CPU (interrupts, softirqs, wake-ups and
+switches), the draining thread on another CPU. The kernel's BPF run-time
+statistics (run_time_ns / run_cnt of each program, trace.json's programs)
+give jtr's ns per event and the floor's on every tracepoint over the same
+events; the ratio per tracepoint is their quotient, the vectors' taken
+together. The floor is an empty program's run as the kernel's statistics
+time it (the program's call, two clock reads around it): what any program
+there costs, not the tracepoint itself.
+
+Reported: per tracepoint, the runs, jtr's and the floor's ns per run and
+their ratio (medians over the rounds); the mean ratio, weighted by runs (the
+events' cost as a whole) and not (each tracepoint alike), against the goal
+1.5; the three dearest programs named. Needs root (BPF). Environment:
+BENCH_ROUNDS (default 3), BENCH_CPU (default: the last online CPU). Run
+alone: `.venv/bin/python bench/floor_bench.py`.
+"""
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+JTR = os.path.join(ROOT, "jtr")
+FLOOD_CMD = "jtr send -T udp -c CPU -n 500K -p 0"     # bench.py's drops item's too
+GOAL = 1.5              # jtr's ns per event / the floor's, the mean of the tracepoints
+MIN_RUNS = 1000         # a tracepoint with fewer runs in a round is not compared
+
+
+def ratios(programs, min_runs=MIN_RUNS):
+    """trace.json's @programs (jtr-trace --floor) -> {tracepoint: {runs, jtr_ns,
+    floor_ns, ratio}} for each tracepoint whose jtr program and floor program both
+    ran at least @min_runs times; "irq_vectors" for the vec_* programs together
+    against floor_vectors."""
+    def per(names):
+        runs = sum(programs[n]["run_count"] for n in names)
+        ns = sum(programs[n]["run_time_ns"] for n in names)
+        return runs, (ns / runs if runs else 0.0)
+
+    out = {}
+    pairs = {n[len("floor_"):]: n for n in programs
+             if n.startswith("floor_") and n != "floor_vectors"}
+    groups = {tp: ([k for k in ("btf_" + tp, "raw_" + tp) if k in programs], [f])
+              for tp, f in pairs.items()}
+    vec = [n for n in programs if n.startswith("vec_")]
+    if vec and "floor_vectors" in programs:
+        groups["irq_vectors"] = (vec, ["floor_vectors"])
+    for tp, (mine, floor) in sorted(groups.items()):
+        if not mine:
+            continue
+        runs, jtr_ns = per(mine)
+        fruns, floor_ns = per(floor)
+        if runs < min_runs or fruns < min_runs or floor_ns <= 0:
+            continue
+        out[tp] = {"runs": runs, "jtr_ns": round(jtr_ns, 1), "floor_ns": round(floor_ns, 1),
+                   "ratio": round(jtr_ns / floor_ns, 3)}
+    return out
+
+
+def one_round(cpu, tmp):
+    """One traced flood on @cpu: trace.json's programs."""
+    out = os.path.join(tmp, "floor-trace")
+    shutil.rmtree(out, ignore_errors=True)
+    consumer = min(c for c in os.sched_getaffinity(0) if c != cpu) \
+        if len(os.sched_getaffinity(0)) > 1 else cpu
+    tracer = subprocess.Popen([JTR, "trace", "-c", str(cpu), "--floor", "-o", out,
+                               "--consumer-cpu", str(consumer)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    tracer.stdout.readline()    # "tracing CPU ...": every program is attached
+    try:
+        subprocess.run([JTR] + FLOOD_CMD.replace("CPU", str(cpu)).split()[1:] +
+                       ["-q", "-o", os.path.join(tmp, "floor-send")], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    finally:
+        tracer.send_signal(2)
+        _, err = tracer.communicate()
+    if tracer.returncode not in (0, 130):
+        raise RuntimeError("jtr trace --floor: exit %d: %s" % (tracer.returncode, err.strip()))
+    with open(os.path.join(out, "trace.json")) as f:
+        return json.load(f)["programs"]
+
+
+def summarise(rounds):
+    """The rounds' ratios -> per tracepoint medians, the two means, the dearest."""
+    tps = sorted(set().union(*[r.keys() for r in rounds]))
+    per = {}
+    for tp in tps:
+        rs = [r[tp] for r in rounds if tp in r]
+        per[tp] = {k: statistics.median(x[k] for x in rs)
+                   for k in ("runs", "jtr_ns", "floor_ns", "ratio")}
+        per[tp]["rounds"] = [x["ratio"] for x in rs]
+    runs = sum(p["runs"] for p in per.values())
+    return {"tracepoints": per,
+            "mean_ratio": statistics.mean(p["ratio"] for p in per.values()) if per else None,
+            "weighted_ratio": (sum(p["ratio"] * p["runs"] for p in per.values()) / runs
+                               if runs else None),
+            "dearest": sorted(per, key=lambda tp: -per[tp]["jtr_ns"])[:3], "goal": GOAL}
+
+
+def measure(cpu, rounds, tmp):
+    """BENCH_ROUNDS rounds of one traced flood each; summarise()."""
+    got = []
+    for i in range(rounds):
+        print("bench: round %d/%d: jtr trace --floor beside '%s'"
+              % (i + 1, rounds, FLOOD_CMD.replace("CPU", str(cpu))), file=sys.stderr)
+        got.append(ratios(one_round(cpu, tmp)))
+    return summarise(got)
+
+
+def show(res):
+    """Print the table; whether the goal is met."""
+    per = res["tracepoints"]
+    print("tracer per event against the floor (an empty program on the same tracepoint, "
+          "BPF stats, medians)")
+    print("  %-26s %10s %10s %10s %8s" % ("tracepoint", "runs", "jtr ns", "floor ns", "ratio"))
+    for tp, p in sorted(per.items(), key=lambda x: -x[1]["ratio"]):
+        print("  %-26s %10d %10.1f %10.1f %8.2f" % (tp, p["runs"], p["jtr_ns"], p["floor_ns"],
+                                                    p["ratio"]))
+    if not per:
+        print("  no tracepoint ran %d times in a round" % MIN_RUNS)
+        return False
+    ok = res["mean_ratio"] <= GOAL
+    print("  mean ratio %.2f (goal <= %.1f): %s; weighted by runs %.2f; dearest: %s"
+          % (res["mean_ratio"], GOAL, "PASS" if ok else "MISS", res["weighted_ratio"],
+             ", ".join(res["dearest"])))
+    return ok
+
+
+def main():
+    if os.geteuid() != 0:
+        print("floor_bench: needs root (BPF)", file=sys.stderr)
+        return 2
+    cpu = int(os.environ.get("BENCH_CPU", max(os.sched_getaffinity(0))))
+    tmp = tempfile.mkdtemp(prefix="jtr-bench-")
+    try:
+        res = measure(cpu, int(os.environ.get("BENCH_ROUNDS", "3")), tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    show(res)
+    print(json.dumps(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
