@@ -313,3 +313,27 @@ if [ ! -s "$XSD" ]; then
 	mv "$XSD.tmp" "$XSD"
 	rm -rf "$SDIST"
 fi
+
+# the Prometheus operator's ServiceMonitor schema, for the test of
+# dist/kubernetes/jtr-watch.yaml: the operator's CRD as its Go module carries it
+# (jsonnet/prometheus-operator/servicemonitors-crd.json), from the Go module proxy
+PROMOP=v0.85.0
+CRD="$VENV/share/prometheus-operator/servicemonitors-crd-$PROMOP.json"
+if [ ! -s "$CRD" ]; then
+	mkdir -p "$(dirname "$CRD")"
+	if "$VENV/bin/python" - "$PROMOP" "$CRD.tmp" <<'PY'
+import io, sys, urllib.request, zipfile
+v, out = sys.argv[1], sys.argv[2]
+mod = "github.com/prometheus-operator/prometheus-operator"
+with urllib.request.urlopen("https://proxy.golang.org/%s/@v/%s.zip" % (mod, v), timeout=120) as r:
+    z = zipfile.ZipFile(io.BytesIO(r.read()))
+with open(out, "wb") as f:
+    f.write(z.read("%s@%s/jsonnet/prometheus-operator/servicemonitors-crd.json" % (mod, v)))
+PY
+	then
+		mv "$CRD.tmp" "$CRD"
+	else
+		rm -f "$CRD.tmp"
+		echo "deps: the Prometheus operator's module did not download: the test of the ServiceMonitor skips"
+	fi
+fi
