@@ -104,6 +104,11 @@ void trace_json_write(struct tracer *t, struct jtr_afile *a, int64_t start_ns, i
 	for (int m = 0; m < t->nmissing; m++)
 		jtr_json_str(&j, NULL, t->missing[m]);
 	jtr_json_arr_end(&j);
+	/* not attached on purpose: what another tracepoint says (programs.c) */
+	jtr_json_arr_begin_inline(&j, "left_out");
+	for (int m = 0; m < t->nleft_out; m++)
+		jtr_json_str(&j, NULL, t->left_out[m]);
+	jtr_json_arr_end(&j);
 	jtr_json_obj_begin(&j, "cost");
 	jtr_json_uint(&j, "setup_cpu_ns", t->setup_cpu_ns);
 	jtr_json_uint(&j, "tracing_cpu_ns", t->tracing_cpu_ns);

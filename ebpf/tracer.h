@@ -67,6 +67,8 @@ struct tracer {
 	int nvecs;
 	char missing[TRACER_NTPS + 4][48];	/* tracepoints this kernel lacks */
 	int nmissing;
+	char left_out[2][48];		/* tracepoints not attached on purpose (programs.c) */
+	int nleft_out;
 	struct jtr_afile log;
 	uint64_t records;
 	uint64_t outside;		/* records from while programs were attaching or detaching */

@@ -246,10 +246,16 @@ def test_trace_floor_puts_an_empty_program_beside_each(tmp_path):
         assert f["ns_per_run"] < a["ns_per_run"], (tp, a, f)
     vec = sum(v["run_count"] for k, v in progs.items() if k.startswith("vec_"))
     assert abs(progs["floor_vectors"]["run_count"] - vec) <= 0.1 * vec + 50
-    # without --floor, none
+    # without --floor, none; sched_wakeup is left out where sched_waking is (it
+    # says the same a moment later), and said so
     out, _ = trace(tmp_path, seconds="1", name="plain")
-    assert not [k for k in json.load(open(out / "trace.json"))["programs"]
-                if k.startswith("floor_")]
+    meta = json.load(open(out / "trace.json"))
+    assert not [k for k in meta["programs"] if k.startswith("floor_")]
+    if os.path.exists("/sys/kernel/tracing/events/sched/sched_waking"):
+        assert meta["left_out"] == ["sched:sched_wakeup"]
+        assert not [k for k in meta["programs"] if k.endswith("sched_wakeup")]
+        assert meta["events"]["per_type"].get("sched_wakeup", 0) == 0
+        assert meta["events"]["per_type"]["sched_waking"] > 0
 
 
 def test_trace_falls_back_to_raw_tp_by_itself(tmp_path):
