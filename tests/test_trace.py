@@ -232,20 +232,23 @@ def test_trace_floor_puts_an_empty_program_beside_each(tmp_path):
     cpu = last_cpu()
     b = busy(cpu)
     try:
-        out, _ = trace(tmp_path, "--floor")
+        out, _ = trace(tmp_path, "--floor", seconds="3")
     finally:
         stop(b)
     progs = json.load(open(out / "trace.json"))["programs"]
     mine = {k[len("btf_"):] for k in progs if k.startswith("btf_")}
     floor = {k[len("floor_"):] for k in progs if k.startswith("floor_")}
     assert floor == mine | {"vectors"}, (mine, floor)
+    # the same events, but for those of the moments one was attached (or detached)
+    # and the other not yet: attaching takes about a second, more on a busy machine
+    # (11 % of the vectors' runs in a busy make test)
     for tp in ("sched_switch", "hrtimer_expire_entry"):
         a, f = progs["btf_" + tp], progs["floor_" + tp]
         assert f["run_count"] > 500, f
-        assert abs(a["run_count"] - f["run_count"]) <= 0.1 * f["run_count"] + 50, (a, f)
+        assert abs(a["run_count"] - f["run_count"]) <= 0.3 * f["run_count"] + 50, (a, f)
         assert f["ns_per_run"] < a["ns_per_run"], (tp, a, f)
     vec = sum(v["run_count"] for k, v in progs.items() if k.startswith("vec_"))
-    assert abs(progs["floor_vectors"]["run_count"] - vec) <= 0.1 * vec + 50
+    assert abs(progs["floor_vectors"]["run_count"] - vec) <= 0.3 * vec + 50, (progs, vec)
     # without --floor, none; sched_wakeup is left out where sched_waking is (it
     # says the same a moment later), and said so
     out, _ = trace(tmp_path, seconds="1", name="plain")
