@@ -4,10 +4,12 @@
 of the tracer's programs costs per event against the cost floor, an empty
 program on the same tracepoint, measured in the same run.
 
-Each round runs `jtr trace -c CPU --floor` (jtr-trace attaches an empty tp_btf
-program beside each of its own, and an empty raw_tp beside its irq_vectors
-programs) while FLOOD_CMD loads CPU (interrupts, softirqs, wake-ups and
-switches), the draining thread on another CPU. The kernel's BPF run-time
+Each round runs `jtr trace --floor` on every CPU (jtr-trace attaches an empty
+tp_btf program beside each of its own, and an empty raw_tp beside its
+irq_vectors programs) while FLOOD_CMD loads CPU (interrupts, softirqs,
+wake-ups and switches). Every CPU is traced so that each of jtr's runs does its
+whole work: on a CPU it does not trace a program returns at its first test,
+and such runs would lower its mean. The kernel's BPF run-time
 statistics (run_time_ns / run_cnt of each program, trace.json's programs)
 give jtr's ns per event and the floor's on every tracepoint over the same
 events; the ratio per tracepoint is their quotient, the vectors' taken
@@ -71,11 +73,9 @@ def one_round(cpu, tmp):
     """One traced flood on @cpu: trace.json's programs."""
     out = os.path.join(tmp, "floor-trace")
     shutil.rmtree(out, ignore_errors=True)
-    consumer = min(c for c in os.sched_getaffinity(0) if c != cpu) \
-        if len(os.sched_getaffinity(0)) > 1 else cpu
-    tracer = subprocess.Popen([JTR, "trace", "-c", str(cpu), "--floor", "-o", out,
-                               "--consumer-cpu", str(consumer)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+    every = ",".join(str(c) for c in sorted(os.sched_getaffinity(0)))
+    tracer = subprocess.Popen([JTR, "trace", "-c", every, "--floor", "-o", out],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     tracer.stdout.readline()    # "tracing CPU ...": every program is attached
     try:
         subprocess.run([JTR] + FLOOD_CMD.replace("CPU", str(cpu)).split()[1:] +

@@ -677,16 +677,19 @@ INJECT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "inject.py")
 
 
 def wake_beside_spinner(folder, cpu):
-    """jtr run wake for 1 s on @cpu with a FIFO spinner (400 us every 20 ms for
+    """jtr run wake for 1 s on @cpu with a FIFO spinner (1.1 ms every 20 ms for
     0.6 s: 29 spins) on it from 0.2 s after the probe's hidden results folder
     (.wake.partial-PID) is there; the spinner is started first, so that its
     Python is loaded when the probe measures (on CI the tracer's start took longer
-    than a fixed delay: every spin came before the run). The spins inside the
-    run, counted from the spinner's own log."""
+    than a fixed delay: every spin came before the run). A spin is longer than
+    the wake's 1 ms period, so that each covers a wake-up whatever their phase
+    (400 us spins every 20 ms keep one phase to the wake-ups all run: every spin
+    fell on one, or none did, 2 runs in 4 here). The spins inside the run,
+    counted from the spinner's own log."""
     spins = folder / "spins.csv"
     spinner = subprocess.Popen(
         ["unshare", "--pid", "--kill-child", "--mount-proc", sys.executable, INJECT, "fifo",
-         str(cpu), "--prio", "10", "--spin-us", "400", "--period-ms", "20", "--duration",
+         str(cpu), "--prio", "10", "--spin-us", "1100", "--period-ms", "20", "--duration",
          "0.6", "--delay", "0.2", "--out", str(spins),
          "--start-when", str(folder / ".wake.partial-*")])
     try:
