@@ -109,6 +109,10 @@ JTR_OLD_HELP " -a LIST (-c).\n"
 "  jtr pub -T udp -r max -m 25 --pack 32 --no-timestamps -n 10M\n"
 "                     32 messages of 25 bytes per datagram, as fast as it goes\n"
 "  jtr pub -T mcast -r 100K -m 700 -n 1M               700-byte multicast on loopback\n"
+"  jtr pub -T tcp -r 100K --ticks 100 --high-water-mark 4K\n"
+"                     bursts of 1000 in 4 KB writes, as a library's output queue\n"
+"  jtr pub -T udp -r 2K -m 200K --max-fragment 60K\n"
+"                     200 KB messages over udp, in fragments of 60 KB\n"
 "  jtr pub -T tcp --subs 3 -r max -n 1M -w 10000       as fast as 3 TCP readers\n"
 "                                                      take it\n";
 
