@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -208,6 +209,11 @@ void progs_stop(struct tracer *t)
 	progs_detach(t);
 	ring_buffer__free(t->rb);
 	t->rb = NULL;
+	for (int i = 0; i < t->nring_fds; i++)
+		close(t->ring_fds[i]);
+	free(t->ring_fds);
+	t->ring_fds = NULL;
+	t->nring_fds = 0;
 	trace_bpf__destroy(t->skel);
 	t->skel = NULL;
 }
@@ -302,6 +308,20 @@ void progs_steal_check(struct tracer *t)
 		t->steal_from_rq = st - rq;
 }
 
+/* ring_size - each ring's bytes: the buffer shared out among the traced
+ * CPUs, a power of two of at least a page (what BPF rings must be) */
+static uint64_t ring_size(struct tracer *t)
+{
+	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	int n = CPU_COUNT(&t->o->cpus);
+	uint64_t want = t->o->buffer_bytes / (uint64_t)(n > 0 ? n : 1), b = page;
+
+	while (b * 2 <= want)
+		b *= 2;
+	t->ring_bytes = b;
+	return b;
+}
+
 /* set_rodata - the kernel side's constants: the CPU filter, the wake-up
  * switch, the steal counter's offset, the --app processes; the ring buffer's
  * size */
@@ -316,7 +336,7 @@ static void set_rodata(struct tracer *t)
 	for (int i = 0; i < t->o->napp_pid; i++)
 		t->skel->rodata->app_tgid[i] = t->o->app_pid[i];
 	t->skel->rodata->napp_tgid = t->o->napp_pid;
-	bpf_map__set_max_entries(t->skel->maps.events, t->o->buffer_bytes);
+	ring_size(t);
 }
 
 /* choose_programs - one kind (@use: "btf" or "raw") for each tracepoint this
@@ -411,6 +431,51 @@ static int attach_programs(struct tracer *t, struct jtr_err *e)
 	return 0;
 }
 
+/* make_rings - a ring buffer for each traced CPU and one the others share,
+ * each in the rings map at its CPUs; the consumer's ring_buffer over them
+ * all (@on_event for every record). 0 or -errno (with @e) */
+static int make_rings(struct tracer *t, int (*on_event)(void *ctx, void *data, size_t size),
+		      struct jtr_err *e)
+{
+	int ncpu = libbpf_num_possible_cpus(), outer = bpf_map__fd(t->skel->maps.rings);
+	int shared = -1, rc;
+
+	if (ncpu > JTR_TRACE_MAX_CPUS)
+		ncpu = JTR_TRACE_MAX_CPUS;
+	t->ring_fds = calloc((size_t)ncpu + 1, sizeof(int));
+	if (ncpu <= 0 || !t->ring_fds)
+		return jtr_err_set(e, -ENOMEM, "out of memory for the ring buffers");
+	for (int cpu = 0; cpu < ncpu; cpu++) {
+		bool mine = cpu < CPU_SETSIZE && CPU_ISSET(cpu, &t->o->cpus);
+		int fd = mine ? -1 : shared;
+
+		if (fd < 0) {
+			/* the others' ring takes only wake-ups and migrations that
+			 * concern a traced CPU: a quarter */
+			uint64_t bytes = mine || t->ring_bytes < 4 * (uint64_t)sysconf(_SC_PAGESIZE) ?
+					 t->ring_bytes : t->ring_bytes / 4;
+
+			fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, NULL, 0, 0, (__u32)bytes, NULL);
+			if (fd < 0)
+				return jtr_err_set(e, -errno, "cannot make a %llu-byte ring buffer: "
+						   "%s", (unsigned long long)bytes, strerror(errno));
+			t->ring_fds[t->nring_fds++] = fd;
+			rc = t->rb ? ring_buffer__add(t->rb, fd, on_event, t) : 0;
+			if (!t->rb)
+				t->rb = ring_buffer__new(fd, on_event, t, NULL);
+			if (!t->rb || rc < 0)
+				return jtr_err_set(e, -errno, "cannot map the ring buffer: %s",
+						   strerror(errno));
+			if (!mine)
+				shared = fd;
+		}
+		if (bpf_map_update_elem(outer, &cpu, &fd, BPF_ANY) < 0)
+			return jtr_err_set(e, -errno, "cannot put CPU %d's ring buffer in place: %s",
+					   cpu, strerror(errno));
+	}
+	return 0;
+}
+
 /* progs_start - open, configure, load and attach with @kind programs */
 int progs_start(struct tracer *t, enum prog_kind kind,
 		int (*on_event)(void *ctx, void *data, size_t size), struct jtr_err *e)
@@ -440,14 +505,9 @@ int progs_start(struct tracer *t, enum prog_kind kind,
 			    strerror(-rc), t->last_libbpf[0] ? ": " : "", t->last_libbpf);
 		goto fail;
 	}
-	if ((rc = attach_programs(t, e)) < 0)
+	/* the rings before the programs run: a record has its CPU's ring */
+	if ((rc = make_rings(t, on_event, e)) < 0 || (rc = attach_programs(t, e)) < 0)
 		goto fail;
-	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_event, t, NULL);
-	if (!t->rb) {
-		rc = -errno;
-		jtr_err_set(e, rc, "cannot map the ring buffer: %s", strerror(-rc));
-		goto fail;
-	}
 	return 0;
 fail:
 	progs_stop(t);

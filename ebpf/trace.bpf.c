@@ -2,8 +2,8 @@
 /* trace.bpf.c - kernel side of jtr's event tracer.
  *
  * Every handler first checks that it runs on a traced CPU (a bitmap in
- * rodata, so the check is a load and a test), then reserves a record in one
- * ring buffer and submits it with BPF_RB_NO_WAKEUP: a wake-up would queue
+ * rodata, so the check is a load and a test), then reserves a record in its
+ * CPU's ring buffer and submits it with BPF_RB_NO_WAKEUP: a wake-up would queue
  * irq_work on this CPU, that is, interrupt the very CPU being measured. The
  * user side drains the buffer on a timer from a CPU that is not traced. A
  * full buffer is counted per CPU and per type, never lost silently.
@@ -39,10 +39,22 @@ const volatile __s64 steal_from_rq = 0;
 const volatile __u32 app_tgid[JTR_TRACE_MAX_APPS] = {};
 const volatile __u32 napp_tgid = 0;
 
-struct {
+/* one ring buffer per traced CPU, so that CPUs writing records at once do
+ * not share a ring's lock and positions (with one shared ring, a record cost
+ * two to three times as much with two CPUs writing: docs/bench.md); the CPUs
+ * not traced (a waker's, a migration's source) share one more. The user side
+ * makes the rings and puts them in here by CPU before the programs run. */
+struct ring {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 22);	/* resized by the user side */
-} events SEC(".maps");
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, JTR_TRACE_MAX_CPUS);
+	__type(key, __u32);
+	__array(values, struct ring);
+} rings SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -72,7 +84,8 @@ static __always_inline void ev_end(struct jtr_ev *e)
 /* ev_reserve - a record of @type from this CPU, counted; NULL when the buffer is full */
 static __always_inline struct jtr_ev *ev_reserve(struct jtr_trace_counts *c, __u8 type, __u32 cpu)
 {
-	struct jtr_ev *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	void *ring = bpf_map_lookup_elem(&rings, &cpu);
+	struct jtr_ev *e = ring ? bpf_ringbuf_reserve(ring, sizeof(*e), 0) : NULL;
 
 	if (!e) {
 		if (c && type < JTR_EV_NTYPES)

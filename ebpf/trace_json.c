@@ -74,6 +74,7 @@ void trace_json_write(struct tracer *t, struct jtr_afile *a, int64_t start_ns, i
 	jtr_json_int(&j, "end_ns", end_ns);
 	jtr_json_bool(&j, "partial", p->partial);	/* -d cut short by a signal */
 	jtr_json_uint(&j, "buffer_bytes", t->o->buffer_bytes);
+	jtr_json_uint(&j, "ring_bytes", t->ring_bytes);		/* each traced CPU's ring */
 	jtr_json_uint(&j, "drain_interval_ns", t->o->drain_ns);
 	jtr_json_bool(&j, "wakeup", t->o->wakeup);
 	jtr_json_obj_begin(&j, "events");

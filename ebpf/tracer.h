@@ -62,6 +62,9 @@ struct tracer {
 	struct bpf_link **links;
 	size_t nlinks;
 	struct ring_buffer *rb;
+	int *ring_fds;			/* the rings made for the rings map (programs.c) */
+	int nring_fds;
+	uint64_t ring_bytes;		/* the size of each */
 	const char *kind;		/* "tp_btf" or "raw_tp" */
 	char vec_names[JTR_TRACE_MAX_VECS][48];
 	int nvecs;
