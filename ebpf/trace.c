@@ -205,10 +205,13 @@ static uint64_t default_buffer(int ncpus, uint64_t drain_ns)
 }
 
 /* next_drain - how long to sleep after a drain that took @records: the
- * interval, shorter while the buffer fills faster than an eighth of it each */
-static uint64_t next_drain(const struct trace_opts *o, int records)
+ * interval, shorter while a ring fills faster than an eighth of it each (as if
+ * every record came from one CPU: its ring is the one that fills) */
+static uint64_t next_drain(const struct tracer *t, int records)
 {
-	double filled = (double)records * JTR_RB_RECORD / o->buffer_bytes;
+	const struct trace_opts *o = t->o;
+	double filled = (double)records * JTR_RB_RECORD /
+			(double)(t->ring_bytes ? t->ring_bytes : o->buffer_bytes);
 	uint64_t ns = o->drain_ns;
 
 	if (filled > 1.0 / JTR_TRACE_LATE)
@@ -518,7 +521,7 @@ static void drain(struct tracer *t, int64_t start_ns)
 		sleep_ns(o->duration_ns && o->duration_ns - (now - start_ns) < pause ?
 			 o->duration_ns - (now - start_ns) : pause);
 		n = ring_buffer__consume(t->rb);
-		pause = next_drain(o, n > 0 ? n : 0);
+		pause = next_drain(t, n > 0 ? n : 0);
 		if (o->watch)
 			pause = watch_run_drained(t, pause);
 		if (t->p->progress && jtr_mono_ns() - last_progress >= (int64_t)JTR_NS_PER_S) {
