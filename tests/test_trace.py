@@ -261,6 +261,25 @@ def test_trace_floor_puts_an_empty_program_beside_each(tmp_path):
         assert meta["events"]["per_type"]["sched_waking"] > 0
 
 
+def test_trace_gives_each_traced_cpu_a_ring(tmp_path):
+    """-b is shared out among the traced CPUs, a ring each (a power of two): 8M
+    for two CPUs is 4M a ring; one CPU has all of it; every record is kept."""
+    need_tracing()
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: nothing to share out")
+    out = tmp_path / "two"
+    p = run_jtr("trace", "-c", "%d,%d" % (cpus[0], cpus[1]), "-d", "1", "-b", "8M", "-o", out,
+                timeout=120)
+    assert p.returncode == 0, p.stderr
+    meta = json.load(open(out / "trace.json"))
+    assert (meta["buffer_bytes"], meta["ring_bytes"]) == (8 << 20, 4 << 20)
+    assert meta["events"]["dropped"] == 0 and meta["events"]["total"] > 0
+    out, _ = trace(tmp_path, "-b", "8M", seconds="1", name="one")
+    meta = json.load(open(out / "trace.json"))
+    assert (meta["buffer_bytes"], meta["ring_bytes"]) == (8 << 20, 8 << 20)
+
+
 def test_trace_falls_back_to_raw_tp_by_itself(tmp_path):
     need_tracing()
     out = tmp_path / "fb"
