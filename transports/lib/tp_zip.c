@@ -4,18 +4,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "tp_int.h"
 #include "tp_zip.h"
-
-/* now_ns - CLOCK_MONOTONIC: the time compression takes */
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* bits_for - the window's log2 for a payload of @n bytes: 9 (512 bytes,
  * zlib's smallest for deflate) to 15 (32 KB) */
@@ -92,7 +83,7 @@ void tp_zip_end(struct tp_zip *z)
 
 size_t tp_zip_pack(struct tp_zip *z, const struct tp_msg *m, unsigned char *out, size_t cap)
 {
-	const uint64_t t0 = now_ns();
+	const int64_t t0 = tp_now_ns();
 	const uint32_t len = m->len;
 	struct tp_msg *h = (struct tp_msg *)out;
 	size_t n = 0;
@@ -116,14 +107,14 @@ size_t tp_zip_pack(struct tp_zip *z, const struct tp_msg *m, unsigned char *out,
 	z->msgs++;
 	z->raw_bytes += len;
 	z->wire_bytes += n ? n : len;
-	z->ns += now_ns() - t0;
+	z->ns += (uint64_t)(tp_now_ns() - t0);
 	return n;
 }
 
 ssize_t tp_zip_unpack(struct tp_zip *z, const struct tp_msg *m, size_t len, unsigned char *out,
 		      size_t cap)
 {
-	const uint64_t t0 = now_ns();
+	const int64_t t0 = tp_now_ns();
 	struct tp_msg *h = (struct tp_msg *)out;
 	uint32_t raw;
 	ssize_t rc = -EBADMSG;
@@ -149,7 +140,7 @@ ssize_t tp_zip_unpack(struct tp_zip *z, const struct tp_msg *m, size_t len, unsi
 out:
 	if (rc < 0)
 		z->bad++;
-	z->ns += now_ns() - t0;
+	z->ns += (uint64_t)(tp_now_ns() - t0);
 	return rc;
 }
 
