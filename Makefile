@@ -97,6 +97,7 @@ UNITS    := $(patsubst lib/tests/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 TP_UNIT_SRCS := $(wildcard transports/tests/test_*.c)
 UNITS    += $(patsubst transports/tests/%.c,$(BUILD)/tests/%,$(TP_UNIT_SRCS))
 UNITS    += $(BUILD)/tests/test_watch
+UNITS    += $(BUILD)/tests/test_cgroups
 # the value grammar, line by line, against tests/vectors/values.txt (and the Python side)
 VALUES   := $(BUILD)/tests/jtr-values
 
@@ -237,7 +238,7 @@ $(BUILD)/ebpf/%.skel.h: $(BUILD)/ebpf/%.bpf.o
 
 # jtr-trace: the tool (trace.c) and the files of its parts (ebpf/README.md)
 TRACE_SRCS := ebpf/trace.c ebpf/programs.c ebpf/ksyms.c ebpf/trace_json.c ebpf/watch_run.c \
-	ebpf/watch.c
+	ebpf/watch.c ebpf/cgroups.c
 TRACE_OBJS := $(patsubst ebpf/%.c,$(BUILD)/ebpf/user/%.o,$(TRACE_SRCS))
 $(BUILD)/ebpf/user/%.o: ebpf/%.c $(wildcard ebpf/*.h) $(BUILD)/ebpf/trace.skel.h \
 		$(wildcard lib/*.h) VERSION | $(BUILD)/ebpf/user
@@ -257,6 +258,13 @@ $(BUILD)/tests/test_watch: ebpf/tests/test_watch.c ebpf/watch.c ebpf/watch.h ebp
 		$(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/tests
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CPPFLAGS) -Iebpf $(CFLAGS) $(WARN) $< ebpf/watch.c $(LIBJTR) $(LDLIBS) \
+		$(LDFLAGS) -lcmocka -o $@
+
+# cgroup paths to container labels, ids to paths (ebpf/cgroups.c): no BPF needed
+$(BUILD)/tests/test_cgroups: ebpf/tests/test_cgroups.c ebpf/cgroups.c ebpf/cgroups.h ebpf/trace.h \
+		$(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/tests
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CPPFLAGS) -Iebpf $(CFLAGS) $(WARN) $< ebpf/cgroups.c $(LIBJTR) $(LDLIBS) \
 		$(LDFLAGS) -lcmocka -o $@
 
 $(BUILD)/lib $(BUILD)/bin $(BUILD)/tests $(BUILD)/bench $(BUILD)/ebpf $(BUILD)/transports/lib \

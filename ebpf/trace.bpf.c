@@ -254,14 +254,77 @@ static __always_inline __u8 app_of(struct task_struct *p)
 	return 0;
 }
 
+/* a task's groups as the last JTR_EV_TASK record gave them (by pid): a task
+ * is described once, and again when it moves to another group */
+struct task_groups {
+	__u64 v2, v1;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct task_groups);
+} task_groups SEC(".maps");
+
+/* v1_memory_id - @p's cgroup in the memory controller's hierarchy (the
+ * controller every container runtime sets): on cgroup v1 that hierarchy's
+ * folder; 0 where the kernel has no memory controller */
+static __always_inline __u64 v1_memory_id(struct task_struct *p)
+{
+	struct cgroup_subsys_state *css = NULL;
+	struct css_set *cs;
+	int idx;
+
+	if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, memory_cgrp_id))
+		return 0;
+	idx = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
+	if (idx < 0 || idx >= bpf_core_enum_value(enum cgroup_subsys_id, CGROUP_SUBSYS_COUNT))
+		return 0;
+	cs = BPF_CORE_READ(p, cgroups);
+	if (!cs || bpf_probe_read_kernel(&css, sizeof(css), &cs->subsys[idx]) || !css)
+		return 0;
+	return BPF_CORE_READ(css, cgroup, kn, id);
+}
+
+/* note_task - a JTR_EV_TASK record for @p where it is new or has moved to
+ * another group since its last one: who a cause is in (docs/attribution.md) */
+static __always_inline void note_task(struct task_struct *p)
+{
+	struct task_groups g, *seen;
+	__u32 pid = BPF_CORE_READ(p, pid);
+	struct jtr_ev *e;
+
+	if (!pid)
+		return;
+	g.v2 = BPF_CORE_READ(p, cgroups, dfl_cgrp, kn, id);
+	g.v1 = v1_memory_id(p);
+	seen = bpf_map_lookup_elem(&task_groups, &pid);
+	if (seen && seen->v2 == g.v2 && seen->v1 == g.v1)
+		return;
+	e = ev_begin(JTR_EV_TASK, false);
+	if (!e)
+		return;
+	e->a = (__u64)pid | (__u64)(__u32)BPF_CORE_READ(p, tgid) << 32;
+	e->b = g.v2;
+	bpf_core_read_str(e->str, JTR_COMM_LEN, &p->comm);
+	e->x[2] = g.v1;
+	ev_end(e);
+	bpf_map_update_elem(&task_groups, &pid, &g, BPF_ANY);
+}
+
 /* on_switch - who left the CPU, who came, and whether the one that left
  * could have gone on running (preempted) or chose to sleep (blocked) */
 static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 				     struct task_struct *next, unsigned int prev_state)
 {
-	struct jtr_ev *e = ev_begin(JTR_EV_SWITCH, false);
+	struct jtr_ev *e;
 	__u64 prev_prio, next_prio;
 
+	if (!traced(bpf_get_smp_processor_id()))
+		return 0;
+	note_task(next);
+	e = ev_begin(JTR_EV_SWITCH, false);
 	if (!e)
 		return 0;
 	prev_prio = (__u16)BPF_CORE_READ(prev, prio);

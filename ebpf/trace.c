@@ -143,15 +143,25 @@ static int on_event(void *ctx, void *data, size_t size)
 {
 	struct tracer *t = ctx;
 	const struct jtr_ev *e = data;
+	struct jtr_ev task;
 
 	if (size < sizeof(*e))
 		return 0;
+	/* a task's groups are said once (trace.bpf.c note_task): one said while
+	 * the programs attached is kept, at the window's start */
+	if (e->type == JTR_EV_TASK && (int64_t)e->ts_ns < t->win_start_ns) {
+		task = *e;
+		task.ts_ns = (uint64_t)t->win_start_ns;
+		e = &task;
+	}
 	/* keep the time every program was attached: while they attach or detach one
 	 * by one, an exit can come without its entry */
 	if ((int64_t)e->ts_ns < t->win_start_ns || (t->win_end_ns && (int64_t)e->ts_ns > t->win_end_ns)) {
 		t->outside++;
 		return 0;
 	}
+	if (e->type == JTR_EV_TASK)
+		jtr_cgroups_note(&t->groups, e);
 	if (t->watch) {
 		jtr_watch_event(t->watch, e);
 		return 0;
@@ -594,6 +604,8 @@ int main(int argc, char **argv)
 			snprintf(p.prog, sizeof(p.prog), "jtr watch");
 	parse_args(&p, &o, argc, argv);
 	memset(&t, 0, sizeof(t));
+	if (jtr_cgroups_init(&t.groups, NULL) < 0)
+		jtr_fatal(&p, "no memory for the table of cgroups");
 	t.p = &p;
 	t.o = &o;
 	progs_libbpf_print(&t);
@@ -623,6 +635,7 @@ int main(int argc, char **argv)
 		watch_run_end(&t, end_ns);
 		unload(&t, stats_fd);
 		jtr_watch_free(&watch);
+		jtr_cgroups_free(&t.groups);
 		jtr_probe_finish(&p);
 		return 0;
 	}
@@ -639,6 +652,7 @@ int main(int argc, char **argv)
 	write_log(&t, &hdr, start_ns, end_ns);
 	unload(&t, stats_fd);
 	jtr_addrs_free(&t.addrs);
+	jtr_cgroups_free(&t.groups);
 	jtr_probe_finish(&p);
 	return o.duration_ns ? jtr_probe_exit(&p, 0) : 0;
 }

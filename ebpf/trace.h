@@ -55,6 +55,12 @@ enum jtr_ev_type {
 				 * value the CPU's previous look saw; flags=1: the CPU's
 				 * first look (b = a); written before the event that looked.
 				 * Looks: VEC_ENTRY, IRQ_ENTRY, NMI and SWITCH records */
+	JTR_EV_TASK,		/* a task's groups, once per task (again when they
+				 * change), written before the switch that brings it
+				 * in: a=pid | tgid<<32, b=its cgroup v2 id (the
+				 * default hierarchy's kernfs id: the folder's inode
+				 * number), x[2]=its cgroup v1 id in the memory
+				 * controller's hierarchy (0: none), str[0..15]=comm */
 	JTR_EV_NTYPES
 };
 

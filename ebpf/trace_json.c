@@ -117,6 +117,7 @@ void trace_json_write(struct tracer *t, struct jtr_afile *a, int64_t start_ns, i
 	if (t->o->prog_stats)
 		write_programs(t, &j);
 	jtr_ksyms_write(addrs, &j);
+	jtr_cgroups_write(&t->groups, &j);
 	jtr_probe_result_end(p, &j);
 	if (jtr_json_finish(&j) < 0)
 		jtr_fatal(p, "cannot write trace.json: %s", strerror(errno));

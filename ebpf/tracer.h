@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 
 #include "jtr_cli.h"
+#include "cgroups.h"
 #include "jtr_out.h"
 #include "ksyms.h"
 #include "trace.h"
@@ -80,6 +81,7 @@ struct tracer {
 						   attaching, then tracing and draining */
 	int write_err;
 	struct jtr_addrs addrs;
+	struct jtr_cgroups groups;	/* the cgroups of the tasks records describe */
 	struct jtr_trace_counts total;
 	int64_t steal_from_rq;		/* the kvm steal counter is read (JTR_EV_STEAL): where */
 	int consumer_cpu;		/* the draining thread's CPU; -1: not pinned */

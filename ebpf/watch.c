@@ -187,19 +187,34 @@ static bool app_runs(const struct jtr_watch *w, const struct jtr_watch_cpu *c, u
 	return mine >= c->run[c->lead].ns;
 }
 
-/* cell_of - the cell of @name in @a: found, new, or "other" once the table is full */
-static struct jtr_watch_cell *cell_of(const struct jtr_watch *w, struct jtr_watch_cat_acct *a,
-				      const char *name)
+/* group_cell - the cell of @name in container @group ("": none) in @a:
+ * found, new, or "other" once the table is full */
+static struct jtr_watch_cell *group_cell(const struct jtr_watch *w, struct jtr_watch_cat_acct *a,
+					 const char *name, const char *group)
 {
 	for (int i = 0; i < a->n; i++)
-		if (!strcmp(a->cell[i].name, name))
+		if (!strcmp(a->cell[i].name, name) && !strcmp(a->cell[i].group, group))
 			return &a->cell[i];
 	if (a->n < w->names) {
 		snprintf(a->cell[a->n].name, JTR_WATCH_NAME_LEN, "%s", name);
+		snprintf(a->cell[a->n].group, JTR_WATCH_GROUP_LEN, "%s", group);
 		return &a->cell[a->n++];
 	}
 	snprintf(a->cell[w->names].name, JTR_WATCH_NAME_LEN, "other");
 	return &a->cell[w->names];
+}
+
+/* cell_of - the cell of @name (not a task's) in @a */
+static struct jtr_watch_cell *cell_of(const struct jtr_watch *w, struct jtr_watch_cat_acct *a,
+				      const char *name)
+{
+	return group_cell(w, a, name, "");
+}
+
+/* group_of - task @pid's container label, "" for none */
+static const char *group_of(const struct jtr_watch *w, uint32_t pid)
+{
+	return w->group_of ? w->group_of(w->group_ctx, pid) : "";
 }
 
 static int bucket_of(uint64_t ns)
@@ -245,14 +260,14 @@ static void keep_intr(struct jtr_watch *w, struct jtr_watch_cpu *c, int cat, con
  * the default rule, none before the CPU's first second has decided which comm
  * the application is */
 static void add_intr(struct jtr_watch *w, struct jtr_watch_cpu *c, int cat, const char *name,
-		     uint64_t start, uint64_t len)
+		     const char *group, uint64_t start, uint64_t len)
 {
 	struct jtr_watch_cat_acct *a = &c->cat[cat];
 	struct jtr_watch_cell *cell;
 
 	if (!by_app(w) && start < c->settled)
 		return;
-	cell = cell_of(w, a, name);
+	cell = group_cell(w, a, name, group);
 	cell->count++;
 	cell->ns += len;
 	a->count++;
@@ -264,7 +279,7 @@ static void add_intr(struct jtr_watch *w, struct jtr_watch_cpu *c, int cat, cons
 static void finish(struct jtr_watch *w, struct jtr_watch_cpu *c, uint64_t end)
 {
 	if (c->counting)
-		add_intr(w, c, c->best_cat, c->best_name, c->intr_start, end - c->intr_start);
+		add_intr(w, c, c->best_cat, c->best_name, "", c->intr_start, end - c->intr_start);
 	c->counting = false;
 	c->intr_start = 0;
 }
@@ -335,13 +350,16 @@ static void vector(const struct jtr_watch *w, uint64_t kind, int *cat, const cha
 	}
 }
 
-/* wait_open - the waiting application has lost the CPU to @name (of @cat) at @ts */
-static void wait_open(struct jtr_watch_cpu *c, int cat, const char *name, uint64_t ts)
+/* wait_open - the waiting application has lost the CPU to @name (of @cat;
+ * in container @group) at @ts */
+static void wait_open(struct jtr_watch_cpu *c, int cat, const char *name, const char *group,
+		      uint64_t ts)
 {
 	c->win_open = true;
 	c->win_cat = (uint8_t)cat;
 	c->win_start = ts;
 	snprintf(c->win_name, sizeof(c->win_name), "%s", name);
+	snprintf(c->win_group, sizeof(c->win_group), "%s", group);
 }
 
 /* wait_end - the application no longer waits on @c from @ts: the wait, if
@@ -351,7 +369,8 @@ static void wait_end(struct jtr_watch *w, struct jtr_watch_cpu *c, uint64_t ts)
 	/* one that ends before it begins is none: records of two CPUs drained
 	 * out of time order (a wake-up and the switch to the woken task) */
 	if (c->win_open && ts > c->win_start)
-		add_intr(w, c, c->win_cat, c->win_name, c->win_start, ts - c->win_start);
+		add_intr(w, c, c->win_cat, c->win_name, c->win_group, c->win_start,
+			 ts - c->win_start);
 	c->win_open = false;
 	c->waiting = false;
 }
@@ -387,7 +406,7 @@ static void on_switch(struct jtr_watch *w, struct jtr_watch_cpu *c, const struct
 	if (throttled)
 		cell_of(w, &c->cat[JTR_W_THROTTLE], JTR_WATCH_THROTTLE_NAME)->events++;
 	else if (prev && runnable && next && next != prev)
-		cell_of(w, &c->cat[JTR_W_TASK], name)->events++;
+		group_cell(w, &c->cat[JTR_W_TASK], name, group_of(w, next))->events++;
 	/* the default rule's application is another comm now: the waiting task
 	 * is not the application's */
 	if (c->waiting && !by_app(w) && !same_comm(c->victim_comm, c->run[c->lead].comm))
@@ -402,11 +421,12 @@ static void on_switch(struct jtr_watch *w, struct jtr_watch_cpu *c, const struct
 		c->victim = prev;
 		snprintf(c->victim_comm, sizeof(c->victim_comm), "%.*s", JTR_COMM_LEN - 1, pc);
 		if (throttled)
-			wait_open(c, JTR_W_THROTTLE, JTR_WATCH_THROTTLE_NAME, e->ts_ns);
+			wait_open(c, JTR_W_THROTTLE, JTR_WATCH_THROTTLE_NAME, "", e->ts_ns);
 		else if (next)
-			wait_open(c, JTR_W_TASK, name, e->ts_ns);
+			wait_open(c, JTR_W_TASK, name, group_of(w, next), e->ts_ns);
 	} else if (c->waiting && !c->win_open && next && !next_app) {
-		wait_open(c, JTR_W_TASK, name, e->ts_ns);	/* it was woken, another came */
+		/* it was woken, another came */
+		wait_open(c, JTR_W_TASK, name, group_of(w, next), e->ts_ns);
 	}
 	if (prev_app || next_app) {
 		const char *ac = next_app ? nc : pc;
@@ -435,7 +455,7 @@ static void on_wakeup(struct jtr_watch *w, struct jtr_watch_cpu *c, const struct
 	snprintf(c->victim_comm, sizeof(c->victim_comm), "%.*s", JTR_COMM_LEN - 1, e->str);
 	if (c->running > 0) {
 		jtr_watch_task_name(name, c->comm, (uint32_t)c->running, sizeof(name));
-		wait_open(c, JTR_W_TASK, name, e->ts_ns);
+		wait_open(c, JTR_W_TASK, name, group_of(w, (uint32_t)c->running), e->ts_ns);
 	}
 }
 
@@ -513,7 +533,7 @@ void jtr_watch_event(struct jtr_watch *w, const struct jtr_ev *e)
 		if (c->depth)
 			c->stack[c->depth - 1].child_ns += e->b;
 		else if (!c->intr_start && app_runs(w, c, e->ts_ns))
-			add_intr(w, c, JTR_W_NMI, "nmi", e->ts_ns - e->b, e->b);
+			add_intr(w, c, JTR_W_NMI, "nmi", "", e->ts_ns - e->b, e->b);
 		break;
 	case JTR_EV_PF_USER:
 	case JTR_EV_PF_KERNEL:
@@ -603,8 +623,13 @@ void jtr_watch_state(const struct jtr_watch *w, FILE *f, int64_t now_ns, uint64_
 
 				fprintf(f, "%s[", m ? "," : "");
 				json_str(f, cell->name);
-				fprintf(f, ",%llu,%llu,%llu]", (unsigned long long)cell->count,
+				fprintf(f, ",%llu,%llu,%llu", (unsigned long long)cell->count,
 					(unsigned long long)cell->ns, (unsigned long long)cell->events);
+				if (cell->group[0]) {	/* a task's container */
+					fputc(',', f);
+					json_str(f, cell->group);
+				}
+				fputc(']', f);
 			}
 			fprintf(f, "]}");
 		}

@@ -56,6 +56,7 @@
 #include "trace.h"
 
 #define JTR_WATCH_NAME_LEN	32
+#define JTR_WATCH_GROUP_LEN	80	/* cgroups.h JTR_CGROUP_LABEL */
 #define JTR_WATCH_NAMES		32	/* default names kept per CPU and category; then "other" */
 #define JTR_WATCH_DEPTH		8	/* interrupts nested in one another */
 #define JTR_WATCH_BUCKETS	17	/* 16 upper bounds (1 us .. 100 ms) and +Inf */
@@ -86,6 +87,7 @@ extern const uint64_t jtr_watch_bounds_ns[JTR_WATCH_BUCKETS - 1];
 
 struct jtr_watch_cell {
 	char name[JTR_WATCH_NAME_LEN];
+	char group[JTR_WATCH_GROUP_LEN];	/* a task's container ("": none) */
 	uint64_t count;			/* interruptions caused by this name */
 	uint64_t ns;			/* their time */
 	uint64_t events;		/* kernel events of this name (interruptions or not) */
@@ -152,6 +154,7 @@ struct jtr_watch_cpu {
 	uint8_t win_cat;
 	uint64_t win_start;
 	char win_name[JTR_WATCH_NAME_LEN];	/* what took the CPU */
+	char win_group[JTR_WATCH_GROUP_LEN];	/* its container, a task's */
 };
 
 struct jtr_watch {
@@ -182,6 +185,9 @@ struct jtr_watch {
 	uint64_t dump_due_ns;		/* event time a pending dump is cut at; 0: none */
 	uint64_t last_dump_end_ns;
 	struct jtr_watch_intr trigger;	/* the interruption that asked for the pending dump */
+	/* the container label of a task by pid ("": none); NULL: no labels */
+	const char *(*group_of)(const void *ctx, uint32_t pid);
+	const void *group_ctx;
 	uint64_t records, dumps, dumps_skipped, longest_ns;
 };
 

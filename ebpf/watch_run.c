@@ -35,6 +35,12 @@ static void recorder_room(struct jtr_probe *p, uint64_t bytes)
 }
 
 /* watch_run_init - see watch_run.h */
+/* group_of - the container label of task @pid (cgroups.h) */
+static const char *group_of(const void *ctx, uint32_t pid)
+{
+	return jtr_cgroups_task_label(ctx, pid);
+}
+
 void watch_run_init(struct tracer *t, struct jtr_watch *w)
 {
 	const struct trace_opts *o = t->o;
@@ -58,6 +64,8 @@ void watch_run_init(struct tracer *t, struct jtr_watch *w)
 	w->dump_above_ns = o->dump_above_ns;
 	w->keep_ns = o->keep_ns;
 	w->dump_after_ns = JTR_NS_PER_S;
+	w->group_of = group_of;
+	w->group_ctx = &t->groups;
 	t->watch = w;
 }
 

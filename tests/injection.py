@@ -5,6 +5,7 @@ charged to that interference."""
 import contextlib
 import glob
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -43,13 +44,15 @@ def run_with(tmp_path, cpu, inject_args, run_args=(), probe="gap", top=100000):
     return run_folder(tmp_path, cpu, inject_args, run_args, probe, top)[1:]
 
 
-def run_folder(tmp_path, cpu, inject_args, run_args=(), probe="gap", top=100000):
+def run_folder(tmp_path, cpu, inject_args, run_args=(), probe="gap", top=100000, enter=()):
     """run_with, run again (in a new folder) while the host stole more than
-    MAX_STEAL_SHARE of @cpu during the injection; (folder, result, spans, stdout)."""
+    MAX_STEAL_SHARE of @cpu during the injection; (folder, result, spans, stdout).
+    @enter: cgroup.procs files the injector joins first (in_cgroups)."""
     for attempt in range(1, ATTEMPTS + 1):
         d = tmp_path if attempt == 1 else tmp_path / ("again-%d" % attempt)
         d.mkdir(exist_ok=True)
-        res, inside, stdout, stolen = _run_once(d, cpu, inject_args, run_args, probe, top)
+        res, inside, stdout, stolen = _run_once(d, cpu, inject_args, run_args, probe, top,
+                                                enter)
         if stolen <= MAX_STEAL_SHARE * INJECT_S * 10**9:
             break
         print("the host stole %.0f ms of CPU %d during the %d s injection (attempt %d of %d)"
@@ -57,7 +60,16 @@ def run_folder(tmp_path, cpu, inject_args, run_args=(), probe="gap", top=100000)
     return d / "run", res, inside, stdout
 
 
-def _run_once(tmp_path, cpu, inject_args, run_args, probe, top):
+def in_cgroups(procs, cmd):
+    """@cmd started in the cgroups whose cgroup.procs files are @procs (the
+    shell writes 0, itself, into each, then becomes @cmd)."""
+    if not procs:
+        return list(cmd)
+    script = "".join("echo 0 > %s && " % shlex.quote(str(p)) for p in procs) + 'exec "$@"'
+    return ["sh", "-c", script, "sh"] + list(cmd)
+
+
+def _run_once(tmp_path, cpu, inject_args, run_args, probe, top, enter=()):
     out = tmp_path / "run"
     times = tmp_path / "inject.csv"
     # the probe fills a hidden .run.partial-PID folder once the tracer is attached
@@ -69,7 +81,7 @@ def _run_once(tmp_path, cpu, inject_args, run_args, probe, top):
         "--duration", str(INJECT_S), "--out", str(times), "--delay", str(INJECT_AFTER_S),
         "--start-when", str(tmp_path / ".run.partial-*")]
     # it pins itself to a CPU: keep it in a pid namespace of its own
-    cmd = ["unshare", "--pid", "--fork", "--mount-proc"] + cmd
+    cmd = in_cgroups(enter, ["unshare", "--pid", "--fork", "--mount-proc"] + cmd)
     before = steal_ns()
     injector = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     run = subprocess.Popen([os.path.join(ROOT, "jtr"), "run", probe, "-c", str(cpu),

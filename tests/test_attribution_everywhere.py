@@ -73,6 +73,21 @@ def by_spinner(o, side=None, phase=None):
                and (phase is None or p.get("phase") == phase) for p in o["parts"])
 
 
+def charged_instead(att, spins):
+    """What the outliers overlapping each of @spins were charged to: a line per
+    outlier (its start in the spin, its length, its parts), for a failure's text."""
+    lines = []
+    for b, e in spins:
+        lines.append("spin %d..%d (%d us):" % (b, e, (e - b) // 1000))
+        for o in overlapping(att["worst"], b, e):
+            parts = ", ".join("%s %s %s/%s %dus" % (
+                p["category"], p["name"], p.get("side"), p.get("phase"),
+                p.get("ns", 0) // 1000) for p in o["parts"])
+            lines.append("  outlier at %+d us, %d us: %s" % (
+                (o["start_ns"] - b) // 1000, o["length_ns"] // 1000, parts or "no parts"))
+    return "\n".join(lines)
+
+
 def two_cpus():
     allowed = sorted(os.sched_getaffinity(0))
     if len(allowed) < 2:
@@ -342,10 +357,12 @@ def held_round_trips(tmp_path, where, transport, prefix=(), validate=lambda r: r
     # pong held before it received is in the way out (its wake-up), after in the
     # reflection
     phases = ("out", "reflect") if where == "pong" else ("send", "out", "reply")
-    n = sum(1 for b, e in held if any(by_spinner(o, where, ph) for o in
-                                      overlapping(att["worst"], b, e) for ph in phases))
+    missed = [(b, e) for b, e in held if not any(
+        by_spinner(o, where, ph) for o in overlapping(att["worst"], b, e) for ph in phases)]
+    n = len(held) - len(missed)
     assert len(held) >= 0.5 * len(spins), (len(held), len(spins))
-    assert n >= 0.95 * len(held), "%d of %d spins charged on %s's side" % (n, len(held), where)
+    assert n >= 0.95 * len(held), "%d of %d spins charged on %s's side; the others:\n%s" % (
+        n, len(held), where, charged_instead(att, missed))
     # at FIFO 10 (prio 89) the spinner is pinned (it starts up at prio 120 anywhere)
     rows = [c for c in att["causes"] if c["name"] == "jtr-inject"
             and any(t["prio"] == 89 for t in c["tasks"])]

@@ -529,7 +529,7 @@ def cpu_state(doc, cpu):
 def assert_never_charged(c, comm):
     """@comm is no cause of any interruption on CPU state @c."""
     for k in c["categories"]:
-        for name, n, ns, _ in k["names"]:
+        for name, n, ns, *_ in k["names"]:
             assert name != comm or (n == 0 and ns == 0), (k["category"], name, n, ns)
 
 

@@ -635,6 +635,52 @@ static void test_state_line(void **state)
 	assert_int_equal(buf[strlen(buf) - 1], '\n');
 }
 
+/* a container label by pid, as the tracer's cgroups table gives them */
+static const char *boxes(const void *ctx, uint32_t pid)
+{
+	(void)ctx;
+	return pid == 600 ? "docker 0123456789ab" : pid == 601 ? "nginx.service" : "";
+}
+
+static const struct jtr_watch_cell *group_cell(int cat, const char *name, const char *group)
+{
+	const struct jtr_watch_cat_acct *a = &w.cpus[0].cat[cat];
+
+	for (int i = 0; i <= w.names; i++)
+		if (!strcmp(a->cell[i].name, name) && !strcmp(a->cell[i].group, group))
+			return &a->cell[i];
+	return NULL;
+}
+
+static void test_preempting_tasks_by_container(void **state)
+{
+	char buf[8192];
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+
+	(void)state;
+	w.group_of = boxes;
+	sw(100, 0, 500, 0, "swapper/3", "app");
+	/* the same comm in a container and in a unit and in neither: three causes */
+	sw(1000000, 500, 600, 1, "app", "stress");
+	sw(1003000, 600, 500, 0, "stress", "app");
+	sw(2000000, 500, 601, 1, "app", "stress");
+	sw(2001000, 601, 500, 0, "stress", "app");
+	sw(3000000, 500, 602, 1, "app", "stress");
+	sw(3000500, 602, 500, 0, "stress", "app");
+	/* woken while a container's task runs: the wait is that container's */
+	sw(4000000, 500, 600, 0, "app", "stress");
+	ev(4001000, JTR_EV_WAKEUP, 500, CPU, 0, "app", NULL);
+	sw(4005000, 600, 500, 1, "stress", "app");
+	assert_int_equal(group_cell(JTR_W_TASK, "stress", "docker 0123456789ab")->count, 2);
+	assert_int_equal(group_cell(JTR_W_TASK, "stress", "docker 0123456789ab")->ns, 7000);
+	assert_int_equal(group_cell(JTR_W_TASK, "stress", "nginx.service")->ns, 1000);
+	assert_int_equal(group_cell(JTR_W_TASK, "stress", "")->ns, 500);
+	jtr_watch_state(&w, f, 5000000, 0, 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "[\"stress\",2,7000,1,\"docker 0123456789ab\"]"));
+	assert_non_null(strstr(buf, "[\"stress\",1,500,1]"));
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -658,6 +704,7 @@ int main(void)
 		T(test_task_names),
 		T(test_recorder_and_dump),
 		T(test_state_line),
+		T(test_preempting_tasks_by_container),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

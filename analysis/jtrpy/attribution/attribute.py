@@ -1431,7 +1431,7 @@ def report(runs, log, slack_ns, T, traced_total, not_traced, count, extra=None):
         if phases:
             row["phases"] = phases
         if tasks:
-            row.update(task_fields(tasks))
+            row.update(task_fields(tasks, log.task_groups()))
         rows.append(row)
     rows.sort(key=lambda r: (-r["total_ns"], -r["count"], r["category"], r["name"],
                              r.get("side") or ""))
@@ -1478,11 +1478,13 @@ def report(runs, log, slack_ns, T, traced_total, not_traced, count, extra=None):
 MAX_TASKS_LISTED = 32     # a task cause's tasks listed in result.json, most time first
 
 
-def task_fields(tasks):
+def task_fields(tasks, groups=None):
     """A task cause's fields beside its name (one cause per comm): "pids" (how
     many tasks of that comm), "tasks": [{pid, prio, count, total_ns}] most time
-    first (at most MAX_TASKS_LISTED), "prio" the highest priority among them.
-    @tasks: {Task: [count, ns]}."""
+    first (at most MAX_TASKS_LISTED), "prio" the highest priority among them;
+    where the tasks' cgroups show containers (@groups, {pid: label}:
+    EventLog.task_groups), each task's "container" and the cause's
+    "containers", every one of its tasks' in order. @tasks: {Task: [count, ns]}."""
     rows = sorted(({"pid": t.pid, "prio": t.prio, "count": c, "total_ns": ns}
                    for t, (c, ns) in tasks.items()), key=lambda r: (-r["total_ns"], r["pid"]))
     by_pid = {}
@@ -1496,8 +1498,14 @@ def task_fields(tasks):
             if r["prio"] is not None and (w["prio"] is None or r["prio"] < w["prio"]):
                 w["prio"] = r["prio"]
     rows = sorted(by_pid.values(), key=lambda r: (-r["total_ns"], r["pid"]))
+    for r in rows:
+        if (groups or {}).get(r["pid"]):
+            r["container"] = groups[r["pid"]]
     prios = [r["prio"] for r in rows if r["prio"] is not None]
     out = {"pids": len(rows), "tasks": rows[:MAX_TASKS_LISTED]}
+    boxes = sorted({r["container"] for r in rows if r.get("container")})
+    if boxes:
+        out["containers"] = boxes
     if prios:
         out["prio"] = min(prios)
     return out

@@ -672,7 +672,8 @@ def _report(runs, log, slack_ns, outliers, causes, worst, comp_tot, comp_new, do
                      "total_ns": tot, "share": round(tot / total_ns, 6) if total_ns else 0.0,
                      "p50_ns": _median(parts), "max_ns": max(parts),
                      "per_s": round(n / (duration_ns / 1e9), 3) if duration_ns else 0.0,
-                     "example_chain": chain, **(task_fields(tasks) if tasks else {})})
+                     "example_chain": chain,
+                     **(task_fields(tasks, log.task_groups()) if tasks else {})})
     rows.sort(key=lambda r: (-r["total_ns"], -r["count"], r["category"], r["name"]))
     comp_sum = sum(v for k, v in comp_new.items() if k != "unaccounted")
     components = []

@@ -8,7 +8,9 @@ node_exporter's collector.
 Names follow Prometheus' conventions: the jtr_watch_ prefix, base units
 (seconds), _total on counters. Labels: cpu, category (trace/causes.py WATCH)
 and, where it is bounded, name: the cause's name, at most --names a CPU and
-category (the rest are "other"); no pid label. Every category has its
+category (the rest are "other"), and container: a preempting task's container,
+pod or systemd unit where its cgroup shows one (ebpf/cgroups.h; empty, so
+absent, for the rest); no pid label. Every category has its
 histogram on every CPU, and its _count and _sum are the sums of the counters
 by name of the same state line (ebpf/watch.c counts both in one place).
 docs/fleet.md lists them and the Grafana dashboard (dist/grafana/jtr-watch.json)
@@ -33,16 +35,16 @@ HOW_TO_GET = ("jtr watch serves its metrics with prometheus_client: %s"
 
 # name (as exposed: counters end in _total), type, labels, help
 FAMILIES = (
-    ("jtr_watch_interruptions_total", "counter", ("cpu", "category", "name"),
+    ("jtr_watch_interruptions_total", "counter", ("cpu", "category", "name", "container"),
      "Interruptions of the application on a watched CPU: interrupts while it runs (by the "
      "part that took most of each), NMIs, and its waits for the CPU while runnable (by "
      "the task that took it, or RT throttling)."),
-    ("jtr_watch_interrupted_seconds_total", "counter", ("cpu", "category", "name"),
+    ("jtr_watch_interrupted_seconds_total", "counter", ("cpu", "category", "name", "container"),
      "Time taken from the application on a watched CPU, by cause."),
     ("jtr_watch_interruption_duration_seconds", "histogram", ("cpu", "category"),
      "Durations of the interruptions of the application on a watched CPU (a wait: until "
      "it runs again)."),
-    ("jtr_watch_kernel_events_total", "counter", ("cpu", "category", "name"),
+    ("jtr_watch_kernel_events_total", "counter", ("cpu", "category", "name", "container"),
      "Kernel events on a watched CPU (interrupts, softirqs, NMIs, preemptions, RT "
      "throttling, page faults), whether they interrupted the application or not."),
     ("jtr_watch_trace_events_total", "counter", (),
@@ -76,23 +78,25 @@ def families(state):
     """The metric families of one state line (a dict), in FAMILIES' order."""
     helps = {f[0]: f[3] for f in FAMILIES}
     count = _counter("jtr_watch_interruptions_total", helps["jtr_watch_interruptions_total"],
-                     labels=("cpu", "category", "name"))
+                     labels=("cpu", "category", "name", "container"))
     secs = _counter("jtr_watch_interrupted_seconds_total",
                     helps["jtr_watch_interrupted_seconds_total"],
-                    labels=("cpu", "category", "name"))
+                    labels=("cpu", "category", "name", "container"))
     hist = HistogramMetricFamily("jtr_watch_interruption_duration_seconds",
                                  helps["jtr_watch_interruption_duration_seconds"],
                                  labels=("cpu", "category"))
     events = _counter("jtr_watch_kernel_events_total", helps["jtr_watch_kernel_events_total"],
-                      labels=("cpu", "category", "name"))
+                      labels=("cpu", "category", "name", "container"))
     for c in state.get("cpus", ()):
         cpu = str(c["cpu"])
         for k in c["categories"]:
             cat = k["category"]
-            for name, n, ns, ev in k["names"]:
-                count.add_metric((cpu, cat, name), n)
-                secs.add_metric((cpu, cat, name), ns / 1e9)
-                events.add_metric((cpu, cat, name), ev)
+            for row in k["names"]:
+                name, n, ns, ev = row[:4]
+                key = (cpu, cat, name, row[4] if len(row) > 4 else "")
+                count.add_metric(key, n)
+                secs.add_metric(key, ns / 1e9)
+                events.add_metric(key, ev)
             cum, buckets = 0, []
             for le, n in zip(BOUNDS_S + (float("inf"),), k["hist"]):
                 cum += n

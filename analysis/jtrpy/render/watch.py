@@ -59,6 +59,12 @@ def dump_line(d):
                d["records"], d["outliers"], d["dump"]))
 
 
+def labelled(row):
+    """A state line's name row as a cause: its name, and a task's container
+    after it where it has one ('stress [docker 0123456789ab]')."""
+    return "%s [%s]" % (row[0], row[4]) if len(row) > 4 and row[4] else row[0]
+
+
 def table(state, duration_s):
     """Lines: per CPU, each cause with its interruptions, time, rate and longest
     bucket, largest time first."""
@@ -67,9 +73,10 @@ def table(state, duration_s):
         spent = sum(k["ns"] for k in c["categories"]) or 1
         cells = []
         for k in c["categories"]:
-            for name, n, ns, _ in k["names"]:
+            for row in k["names"]:
+                name, n, ns = row[:3]
                 if n:
-                    cells.append((ns, n, k["category"], name))
+                    cells.append((ns, n, k["category"], labelled(row)))
         for ns, n, cat, name in sorted(cells, key=lambda x: (-x[0], -x[1])):
             rows.append((str(c["cpu"]), cat, name, str(n),
                          "%.1f" % (n / duration_s) if duration_s > 0 else "-",

@@ -171,17 +171,27 @@ def task_label(name, tasks=1, pid=None, prio=None):
     return "%s (%s)" % (name, ", ".join(parts)) if parts else name
 
 
+MAX_CONTAINERS_SHOWN = 3
+
+
 def label(cause):
     """A cause (a dict with category and name; a task's with pids, tasks and
     prio) for people: the name, a task's with how many tasks of that comm, or
-    its pid and prio when it is one."""
+    its pid and prio when it is one, and the containers its tasks were in
+    where their cgroups show them: 'stress (pid 7, prio 120) [docker 0123456789ab]'."""
     name = str(cause.get("name") or cause.get("category") or "?")
     if cause.get("category") not in (TASK,) or not isinstance(cause.get("tasks"), list):
         return name
     tasks = cause["tasks"]
     n = cause.get("pids") if isinstance(cause.get("pids"), int) else len(tasks)
     one = tasks[0] if tasks and isinstance(tasks[0], dict) else {}
-    return task_label(name, n, one.get("pid"), one.get("prio"))
+    out = task_label(name, n, one.get("pid"), one.get("prio"))
+    boxes = [b for b in cause.get("containers") or () if isinstance(b, str)]
+    if boxes:
+        more = len(boxes) - MAX_CONTAINERS_SHOWN
+        out += " [%s%s]" % (", ".join(boxes[:MAX_CONTAINERS_SHOWN]),
+                            ", %d more" % more if more > 0 else "")
+    return out
 
 
 def preemption(probe_prio, next_pid, next_prio):

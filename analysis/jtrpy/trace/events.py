@@ -56,6 +56,10 @@ TRACE_FIELDS = Obj({
                  "process_cpus": Opt(Str(256))}),
     "programs": Obj(values=Obj({"run_time_ns": Opt(NS), "run_count": Opt(COUNT)})),
     "steal": Obj({"available": Bool(), "reason": Opt(Str(256))}, required=("available",)),
+    "cgroups": Obj({h: Obj(values=Obj({"path": Opt(Str(4096)), "label": Str(256)},
+                                      required=("label",)),
+                           what="an object of cgroup id: its path and label")
+                    for h in ("v2", "v1")}),
 }, what="a trace description object")
 
 # struct jtr_ev_header: magic, version, record_size, start_ns, end_ns, records,
@@ -82,6 +86,11 @@ HRTIMER_ENTRY, HRTIMER_EXIT, TIMER_ENTRY, TIMER_EXIT = 17, 18, 19, 20
 STEAL = 21
 STEAL_FIRST = 1
 STEAL_LOOKS = frozenset((VEC_ENTRY, IRQ_ENTRY, NMI, SWITCH))
+# a task's groups, once per task (again when they change), before the switch
+# that brings it in: a = pid | tgid << 32, b = its cgroup v2 id, x[2] = its
+# cgroup v1 id in the memory controller's hierarchy, raw[:16] = comm; trace.json
+# "cgroups" names the ids (ebpf/cgroups.h)
+TASK = 22
 
 # the kernel tracepoint each type comes from: the names in trace.json "per_type"
 TYPE_NAMES = {
@@ -93,7 +102,7 @@ TYPE_NAMES = {
     PF_KERNEL: "page_fault_kernel", WQ_START: "workqueue_execute_start",
     WQ_END: "workqueue_execute_end", HRTIMER_ENTRY: "hrtimer_expire_entry",
     HRTIMER_EXIT: "hrtimer_expire_exit", TIMER_ENTRY: "timer_expire_entry",
-    TIMER_EXIT: "timer_expire_exit", STEAL: "steal_time",
+    TIMER_EXIT: "timer_expire_exit", STEAL: "steal_time", TASK: "task_groups",
 }
 SOFTIRQ_NAMES = ("HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET",
                  "SCHED", "HRTIMER", "RCU")
@@ -210,6 +219,7 @@ class EventLog:
         meta.setdefault("start_ns", self.start_ns)
         meta.setdefault("end_ns", self.end_ns)
         self.meta = meta
+        self._groups = None
         self.symbols = meta["symbols"]
         self.vectors = meta["vectors"]
 
@@ -319,6 +329,24 @@ class EventLog:
         for rows in out.values():
             rows.sort()
         return out
+
+    def task_groups(self):
+        """{pid: label} of the tasks whose cgroup shows a container, pod or systemd
+        unit (trace.json "cgroups", ebpf/cgroups.h): the v2 cgroup's label, else
+        the v1 cgroup's; a task's last task_groups record wins. Made once."""
+        if self._groups is None:
+            cg = self.meta.get("cgroups") or {}
+            v2, v1 = cg.get("v2") or {}, cg.get("v1") or {}
+            self._groups = {}
+            for e in self.of_type(TASK):
+                lab = (v2.get(str(e.b)) or {}).get("label") or \
+                    (v1.get(str(e.x[2])) or {}).get("label")
+                pid = e.a & 0xffffffff
+                if lab:
+                    self._groups[pid] = lab
+                else:
+                    self._groups.pop(pid, None)
+        return self._groups
 
     def symbol(self, addr):
         """The kernel symbol at addr from trace.json, or the address in hex."""
@@ -534,6 +562,15 @@ def describe(ev, meta):
         return "%s %s" % (ev.type_name, sym(b))
     if t in (HRTIMER_EXIT, TIMER_EXIT):
         return "%s 0x%x" % (ev.type_name, a)
+    if t == TASK:
+        cg = (meta or {}).get("cgroups") or {}
+
+        def group(h, gid):
+            g = (cg.get(h) or {}).get(str(gid)) or {}
+            return "%s %d%s" % (h, gid, " %s" % g["path"] if g.get("path") else "")
+        return "task_groups %s(pid %d, tgid %d) %s %s" % (
+            cstr(ev.raw[:COMM_LEN]), a & 0xffffffff, a >> 32, group("v2", b),
+            group("v1", ev.x[2]))
     if t == STEAL:
         if ev.flags & STEAL_FIRST:
             return "steal_time host steal so far %.6f s (first reading)" % (a / 1e9)

@@ -795,3 +795,17 @@ def test_the_named_program_is_its_thread_that_ran_longest(tmp_path):
     att = A.attribute(result(), [(1, first - 1_000, 40_012_000)], log,
                       programs={1: "jtr-gap"})
     assert {c["category"] for c in att["causes"]} >= {"RT throttling"}, att["causes"]
+
+
+def test_task_fields_carry_each_tasks_container():
+    """A task cause's tasks carry the container their cgroup shows, and the
+    cause every container of its tasks (listed or not), once, in order."""
+    from jtrpy.trace.causes import Task
+    tasks = {Task("stress", 7, 89): [2, 900], Task("stress", 8, 120): [1, 100],
+             Task("stress", 9, 120): [1, 50]}
+    out = A.task_fields(tasks, {7: "docker 0123456789ab", 9: "a.scope"})
+    assert [(t["pid"], t.get("container")) for t in out["tasks"]] == [
+        (7, "docker 0123456789ab"), (8, None), (9, "a.scope")]
+    assert out["containers"] == ["a.scope", "docker 0123456789ab"]
+    assert "containers" not in A.task_fields(tasks, {})
+    assert "containers" not in A.task_fields(tasks)

@@ -37,7 +37,7 @@ def test_every_family_is_exposed_with_its_type():
 
 def test_counters_and_seconds():
     fams = parsed(state())
-    lab = {"cpu": "3", "category": "timer tick", "name": "local timer"}
+    lab = {"cpu": "3", "category": "timer tick", "name": "local timer", "container": ""}
     assert [s.value for s in fams["jtr_watch_interruptions"].samples if s.labels == lab] == [5]
     secs = [s.value for s in fams["jtr_watch_interrupted_seconds"].samples if s.labels == lab]
     assert secs == [pytest.approx(2.0000005)]
@@ -50,6 +50,18 @@ def test_counters_and_seconds():
     assert one == {"jtr_watch_trace_events": 100, "jtr_watch_trace_dropped": 2,
                    "jtr_watch_dumps": 1, "jtr_watch_tracer_cpu_seconds": 1.5,
                    "jtr_watch_longest_interruption_seconds": 2.0}
+
+
+def test_a_tasks_container_is_a_label():
+    """A task's row with a container (its fifth field) carries it as the
+    container label; the same comm outside it is a series of its own."""
+    st = state()
+    k = st["cpus"][0]["categories"][WATCH.index("task preemption")]
+    k["names"] = [["stress", 2, 3000, 2, "docker 0123456789ab"], ["stress", 1, 500, 1]]
+    fams = parsed(st)
+    got = {s.labels["container"]: s.value for s in fams["jtr_watch_interruptions"].samples
+           if s.labels["name"] == "stress"}
+    assert got == {"docker 0123456789ab": 2, "": 1}
 
 
 def test_histogram_is_cumulative_and_ends_in_the_count():

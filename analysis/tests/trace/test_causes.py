@@ -66,6 +66,15 @@ def test_task_labels():
     assert C.label({"category": C.NMI}) == C.NMI and C.label({}) == "?"
 
 
+def test_task_labels_name_their_containers():
+    task = {"category": C.TASK, "name": "stress", "tasks": [{"pid": 5, "prio": 120}],
+            "containers": ["docker 0123456789ab"]}
+    assert C.label(task) == "stress (pid 5, prio 120) [docker 0123456789ab]"
+    many = dict(task, pids=5, containers=["a.scope", "b.scope", "c.scope", "d.scope", "e.scope"])
+    assert C.label(many) == "stress (5 tasks) [a.scope, b.scope, c.scope, 2 more]"
+    assert C.label(dict(task, containers=[])) == "stress (pid 5, prio 120)"
+
+
 @pytest.mark.parametrize("probe,next_pid,next_prio,want", [
     (49, 0, 120, C.THROTTLING),         # a FIFO probe's CPU went idle
     (49, 77, 120, C.THROTTLING),        # ... or to a normal task

@@ -45,17 +45,23 @@ def every_type():
         (T0 + 200, 123, 1, E.TIMER_EXIT, 0, 0xffff888000004000, 0, None),
         (T0 + 210, 123, 1, E.STEAL, E.STEAL_FIRST, 4_323_902_088, 4_323_902_088, None),
         (T0 + 220, 123, 1, E.STEAL, 0, 4_323_952_193, 4_323_902_088, None),
+        (T0 + 230, 123, 1, E.TASK, 0, 4242 | 4240 << 32, 9001, task_raw("stress", 77)),
     ]
+
+
+def task_raw(comm, v1):
+    """A task_groups record's raw bytes: its comm, then its v1 cgroup in x[2]."""
+    return comm.encode().ljust(16, b"\0") + E.X4.pack(0, 0, v1, 0)[16:]
 
 
 def test_round_trip_every_type(tmp_path):
     evs = every_type()
-    assert sorted({e[3] for e in evs}) == sorted(E.TYPE_NAMES) == list(range(1, 22))
+    assert sorted({e[3] for e in evs}) == sorted(E.TYPE_NAMES) == list(range(1, 23))
     p = E.write_events(str(tmp_path), evs, T0, T0 + 1000, dropped=3, meta={"symbols": SYMS})
     assert p == str(tmp_path / "events.bin")
     log = E.read_events(str(tmp_path))
     assert (len(log), log.start_ns, log.end_ns, log.dropped, log.complete) == (
-        22, T0, T0 + 1000, 3, True)
+        23, T0, T0 + 1000, 3, True)
     assert lists(log.cpu_ts) == {1: [e[0] for e in evs]}
     got = list(log.iter_events())
     for want, ev in zip(evs, got):
@@ -70,6 +76,30 @@ def test_round_trip_every_type(tmp_path):
     meta = json.loads((tmp_path / "trace.json").read_text())
     assert meta["format"] == "jtr-trace/1" and meta["cpus"] == [1]
     assert meta["events"]["per_type"]["hrtimer_expire_entry"] == 1
+
+
+CGROUPS = {"v2_mount": "/sys/fs/cgroup", "v1_mount": "",
+           "v2": {"9001": {"path": "/system.slice/docker-%s.scope" % ("ab" * 32),
+                           "label": "docker " + "ab" * 6},
+                  "9002": {"path": "/user.slice", "label": ""}},
+           "v1": {"77": {"path": None, "label": ""},
+                  "78": {"path": "/docker/" + "cd" * 32, "label": "docker " + "cd" * 6}}}
+
+
+def test_task_groups_label_each_task_by_its_last_record(tmp_path):
+    """A task's label is its v2 cgroup's, else its v1 cgroup's; its last
+    task_groups record wins (it moved), and a task in no container has none."""
+    evs = [(T0 + 10, 1, 1, E.TASK, 0, 4242 | 4242 << 32, 9001, task_raw("stress", 77)),
+           (T0 + 20, 1, 1, E.TASK, 0, 5, 9002, task_raw("bash", 78)),
+           (T0 + 30, 1, 1, E.TASK, 0, 6, 9002, task_raw("sshd", 77)),
+           (T0 + 40, 1, 1, E.TASK, 0, 7, 9001, task_raw("moved", 77)),
+           (T0 + 50, 1, 1, E.TASK, 0, 7, 9002, task_raw("moved", 77))]
+    E.write_events(str(tmp_path), evs, T0, T0 + 100, meta={"cgroups": CGROUPS})
+    log = E.read_events(str(tmp_path))
+    assert log.task_groups() == {4242: "docker " + "ab" * 6, 5: "docker " + "cd" * 6}
+    assert E.describe(log.event(0), log.meta) == (
+        "task_groups stress(pid 4242, tgid 4242) v2 9001 /system.slice/docker-%s.scope v1 77"
+        % ("ab" * 32))
 
 
 def test_decode_one_record():
@@ -141,8 +171,8 @@ def test_killed_tracer_counts_records_from_size(tmp_path):
     open(p, "wb").write(bytes(data))
     os.unlink(tmp_path / "trace.json")
     log = E.read_events(p)
-    assert (len(log), log.complete) == (22, False)
-    assert log.end_ns == T0 + 220                    # the last event
+    assert (len(log), log.complete) == (23, False)
+    assert log.end_ns == T0 + 230                    # the last event
 
 
 def test_bad_files(tmp_path):
@@ -157,7 +187,7 @@ def test_bad_files(tmp_path):
     with pytest.raises(UsageError, match="truncated header"):
         E.read_events(p)
     open(p, "wb").write(good[:64 + 64 * 5 + 3])
-    with pytest.raises(UsageError, match="header says 22 records, the file holds 5"):
+    with pytest.raises(UsageError, match="header says 23 records, the file holds 5"):
         E.read_events(p)
     bad = bytearray(good)
     struct.pack_into("<I", bad, 8, 2)
@@ -215,7 +245,7 @@ def test_a_log_named_by_a_result_stays_in_its_folder(tmp_path):
     os.symlink(str(tmp_path / "events.bin"), str(d / "events.bin"))
     with pytest.raises(UsageError, match="events.bin: leads out of the results folder"):
         E.read_events(str(d / "events.bin"), within=str(d))
-    assert len(E.read_events(str(d / "events.bin"))) == 22      # given by hand: followed
+    assert len(E.read_events(str(d / "events.bin"))) == 23      # given by hand: followed
     os.unlink(d / "events.bin")
     os.symlink("/dev/zero", str(d / "events.bin"))
     with pytest.raises(UsageError, match="a character device, not a regular file"):

@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Container labels: a task that preempts the probe or the watched application
+is named with the container, pod or systemd unit its cgroup shows (ebpf/cgroups.h).
+The tests make the cgroups themselves, in the layouts the label rules read: a
+systemd scope in the cgroup v2 hierarchy, and Docker's cgroupfs layout
+(docker/ID) in the v1 memory controller's hierarchy where the machine has one
+(else in v2); the FIFO spinner joins one, and jtr run and jtr watch must name it."""
+import json
+import os
+import secrets
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import need_tracing
+from injection import FIFO_SPIN_US, cpus, fifo_args, in_cgroups, run_folder
+from test_watch import APP, INJECT, SPIN, app_loop, cpu_state, running, start_watch, stop_watch
+
+pytestmark = pytest.mark.measures
+
+
+def mounts():
+    """(the cgroup v2 mount, the v1 memory controller's mount); None for none."""
+    v2 = v1 = None
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            dev, path, kind, opts = line.split()[:4]
+            if kind == "cgroup2" and v2 is None:
+                v2 = path
+            elif kind == "cgroup" and "memory" in opts.split(",") and v1 is None:
+                v1 = path
+    return v2, v1
+
+
+@pytest.fixture
+def groups():
+    """Two cgroups made here: "scope", /jtr-test-PID.scope in v2, and "docker",
+    /docker/ID (64 hex digits) in v1's memory hierarchy, or /jtr-test-PID/docker/ID
+    in v2 where there is none; {name: (folder, the label jtr must give)}. Removed
+    after the test (once the tasks in them have ended)."""
+    v2, v1 = mounts()
+    if v2 is None:
+        pytest.skip("no cgroup v2 hierarchy is mounted (/proc/self/mounts): the "
+                    "test makes its cgroups there")
+    cid = secrets.token_hex(32)
+    made = []
+
+    def make(*parts):
+        path = os.path.join(*parts)
+        if not os.path.isdir(path):
+            os.mkdir(path)
+            made.append(path)
+        return path
+
+    try:
+        scope = make(v2, "jtr-test-%d.scope" % os.getpid())
+        if v1 is not None:
+            docker = make(make(v1, "docker"), cid)
+        else:
+            docker = make(make(make(v2, "jtr-test-%d" % os.getpid()), "docker"), cid)
+        yield {"scope": (scope, os.path.basename(scope)),
+               "docker": (docker, "docker " + cid[:12])}
+    finally:
+        for path in reversed(made):
+            for _ in range(50):         # its last task may take a moment to go
+                try:
+                    os.rmdir(path)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.1)
+
+
+def procs(folder):
+    return os.path.join(folder, "cgroup.procs")
+
+
+def test_run_names_the_container_of_the_task_that_preempted(tmp_path, groups):
+    """jtr run beside the FIFO spinner started in a systemd scope: the spinner's
+    cause carries the scope (result.json's containers, each task's container,
+    the summary's cause name), trace.json resolves its cgroup to the path."""
+    need_tracing()
+    cpu, _ = cpus()
+    folder, label = groups["scope"]
+    out, res, inside, stdout = run_folder(tmp_path, cpu, fifo_args(cpu), enter=[procs(folder)])
+    assert len(inside) >= 5, inside
+    rows = [c for c in res["attribution"]["causes"] if c["name"] == "jtr-inject"
+            and any(t["prio"] == 89 for t in c["tasks"])]
+    assert rows, [c["name"] for c in res["attribution"]["causes"]]
+    (spinner,) = rows
+    assert spinner["containers"] == [label], spinner
+    assert all(t.get("container") == label for t in spinner["tasks"] if t["prio"] == 89)
+    assert spinner["total_ns"] >= len(inside) * FIFO_SPIN_US * 1000 // 2, spinner
+    assert "[%s]" % label in stdout, stdout
+    with open(os.path.join(str(out), "trace.json")) as f:
+        trace = json.load(f)
+    paths = {g["path"]: g["label"] for g in trace["cgroups"]["v2"].values()}
+    assert paths.get("/" + label) == label, trace["cgroups"]
+
+
+def test_watch_labels_the_preempting_task_by_its_container(tmp_path, groups):
+    """jtr watch --app PID on the application's CPU while the spinner, started in
+    Docker's layout, preempts it 20 times: its row carries the container (the
+    fifth field of the state's names, Prometheus' container label), with every
+    preemption."""
+    need_tracing()
+    cpu, other = cpus()
+    folder, label = groups["docker"]
+    app = app_loop(cpu, 30)
+    try:
+        running(app, APP)
+        w = start_watch(cpu, other, tmp_path / "w", "--app", str(app.pid))
+        try:
+            r = subprocess.run(in_cgroups([procs(folder)], [
+                "taskset", "-c", str(other), "unshare", "--pid", "--fork", "--kill-child",
+                "--mount-proc", sys.executable, INJECT, str(cpu), "--other", str(other),
+                "--max-s", "60", "--no-app", "--spinner-comm", SPIN, "--spins", "20",
+                "--period-ms", "50", "--spin-us", "300", "--out", str(tmp_path / "spans.csv")]),
+                capture_output=True, text=True, timeout=90)
+            assert r.returncode == 0, r.stderr
+        finally:
+            _, _, doc = stop_watch(w, tmp_path / "w")
+    finally:
+        app.kill()
+        app.wait()
+    _, cats = cpu_state(doc, cpu)
+    spin = [n for n in cats["task preemption"]["names"] if n[0] == SPIN]
+    assert spin and all(n[4:] == [label] for n in spin), spin
+    assert sum(n[3] for n in spin) == 20, spin     # each spin preempted it once
+    prom = (tmp_path / "w.prom").read_text()
+    assert 'container="%s"' % label in prom
