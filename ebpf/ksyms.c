@@ -50,6 +50,10 @@ void jtr_addrs_note(struct jtr_addrs *s, const struct jtr_ev *e)
 	case JTR_EV_TIMER_ENTRY:
 		jtr_addrs_add(s, e->b);
 		break;
+	case JTR_EV_VEC_ENTRY:
+		if (e->flags & JTR_VEC_SENDER)
+			jtr_addrs_add(s, e->x[2]);	/* an IPI's callback or callsite */
+		break;
 	}
 }
 

@@ -41,6 +41,7 @@ static const struct tp_def {
 	{ "workqueue", "workqueue_execute_start" }, { "workqueue", "workqueue_execute_end" },
 	{ "timer", "hrtimer_expire_entry" }, { "timer", "hrtimer_expire_exit" },
 	{ "timer", "timer_expire_entry" }, { "timer", "timer_expire_exit" },
+	{ "ipi", "ipi_send_cpu" }, { "ipi", "ipi_send_cpumask" }, { "csd", "csd_queue_cpu" },
 };
 _Static_assert(sizeof(tps) / sizeof(tps[0]) == TRACER_NTPS, "TRACER_NTPS: tracer.h");
 
@@ -374,6 +375,12 @@ static void choose_programs(struct tracer *t, const char *use, const char *off)
 				 tps[i].cat, tps[i].name);
 	}
 	discover_vectors(t);
+	/* the IPIs' pairs take the sends' senders (trace.bpf.c on_vector) */
+	for (int v = 0; v < t->nvecs; v++)
+		t->skel->rodata->vec_ipi[v] =
+			!strcmp(t->vec_names[v], "reschedule") ? JTR_IPI_RESCHED :
+			!strcmp(t->vec_names[v], "call_function") ||
+			!strcmp(t->vec_names[v], "call_function_single") ? JTR_IPI_CALL : 0;
 	if (!t->nvecs)
 		snprintf(t->missing[t->nmissing++], sizeof(t->missing[0]), "irq_vectors:*");
 	for (int v = 0; v < JTR_TRACE_MAX_VECS; v++)

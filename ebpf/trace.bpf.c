@@ -440,16 +440,119 @@ TWIN(timer_expire_entry,
      struct timer_list *timer, unsigned long baseclk)
 TWIN(timer_expire_exit, on_ptr(JTR_EV_TIMER_EXIT, timer, 0), struct timer_list *timer)
 
+/* the IPI kind of each irq_vectors pair (JTR_IPI_RESCHED, JTR_IPI_CALL; 0:
+ * not an IPI), set by the user side from the pairs' names */
+const volatile __u8 vec_ipi[JTR_TRACE_MAX_VECS] = {};
+
+/* the last IPI sent to each traced CPU, by kind ([cpu * 2] a reschedule,
+ * [cpu * 2 + 1] a function call): its receiver's vector entry takes it.
+ * Written by the sending CPU, read by the receiving one, without a lock (a
+ * tracing program may not take one): two senders to one CPU at the same
+ * moment can mix their fields; the time is written last */
+struct ipi_send {
+	__u64 ts;			/* 0: taken, or none */
+	__u64 fn;			/* the callback, or the callsite where there is none */
+	__u32 pid, cpu;			/* the sender: its task, its CPU */
+	__u8 site;			/* fn is the callsite */
+	__u8 queued;			/* fn is the function queued (csd_queue_cpu) */
+	char comm[JTR_COMM_LEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, JTR_TRACE_MAX_CPUS * 2);
+	__type(key, __u32);
+	__type(value, struct ipi_send);
+} ipi_sends SEC(".maps");
+
+/* an IPI received this long after its send is not that send's (one that raised
+ * no interrupt: a CPU polling in idle is woken without one) */
+#define JTR_IPI_STALE_NS 10000000ULL
+
+/* a function queued for a CPU (csd_queue_cpu) this soon before the IPI that
+ * runs it is sent from the same CPU is that IPI's function: the send names
+ * only the generic handler that runs the queue */
+#define JTR_IPI_QUEUED_NS 100000ULL
+
+/* note_send - an IPI from here to @to (ipi_send_cpu, _cpumask): @callback,
+ * or @callsite for a reschedule, which has none; @queued: the function queued
+ * for it (csd_queue_cpu), the send that follows keeps it */
+static __always_inline void note_send(__u32 to, __u64 callsite, __u64 callback, bool queued)
+{
+	__u32 k = to * 2 + (callback ? 1 : 0), cpu = bpf_get_smp_processor_id();
+	__u64 now = bpf_ktime_get_ns();
+	struct ipi_send *s;
+
+	if (!traced(to) || !(s = bpf_map_lookup_elem(&ipi_sends, &k)))
+		return;
+	if (!queued && callback && s->queued && s->cpu == cpu && now - s->ts < JTR_IPI_QUEUED_NS) {
+		s->ts = now;
+		return;
+	}
+	s->fn = callback ? callback : callsite;
+	s->site = !callback;
+	s->queued = queued;
+	s->pid = (__u32)bpf_get_current_pid_tgid();
+	s->cpu = cpu;
+	bpf_get_current_comm(s->comm, sizeof(s->comm));
+	asm volatile("" ::: "memory");	/* the time last (x86 keeps stores in order) */
+	s->ts = now;
+}
+
+TWIN(ipi_send_cpu, (note_send(cpu, callsite, (__u64)callback, false), 0),
+     unsigned int cpu, unsigned long callsite, void *callback)
+TWIN(csd_queue_cpu, (note_send(cpu, callsite, (__u64)func, true), 0),
+     unsigned int cpu, unsigned long callsite, smp_call_func_t func, call_single_data_t *csd)
+
+/* ipi_send_cpumask: each traced CPU of the mask (the words of the traced CPUs only) */
+static __always_inline int on_send_mask(const struct cpumask *mask, unsigned long callsite,
+					void *callback)
+{
+	for (int w = 0; w < JTR_TRACE_MAX_CPUS / 64; w++) {
+		__u64 bits = 0;
+
+		if (!cpu_mask[w])
+			continue;
+		if (bpf_probe_read_kernel(&bits, sizeof(bits), &mask->bits[w]))
+			break;
+		bits &= cpu_mask[w];
+		for (int b = 0; b < 64 && bits; b++) {
+			if (bits & (1ULL << b)) {
+				note_send(w * 64 + b, callsite, (__u64)callback, false);
+				bits &= ~(1ULL << b);
+			}
+		}
+	}
+	return 0;
+}
+
+TWIN(ipi_send_cpumask, on_send_mask(cpumask, callsite, callback),
+     struct cpumask *cpumask, unsigned long callsite, void *callback)
+
 /* on_vector - irq_vectors pair @k's _entry or _exit (raw tracepoint: its one
- * argument, args[0], is the vector) */
+ * argument, args[0], is the vector); an IPI's entry with its sender, where
+ * its send was seen */
 static __always_inline int on_vector(__u8 type, __u32 k, struct bpf_raw_tracepoint_args *ctx)
 {
 	struct jtr_ev *e = ev_begin(type, false);
+	struct ipi_send *s;
+	__u32 key;
 
 	if (!e)
 		return 0;
 	e->a = (__u32)ctx->args[0];
 	e->b = k;
+	if (type == JTR_EV_VEC_ENTRY && vec_ipi[k]) {
+		key = (__u32)e->cpu * 2 + (vec_ipi[k] == JTR_IPI_CALL);
+		s = bpf_map_lookup_elem(&ipi_sends, &key);
+		if (s && s->ts && s->ts <= e->ts_ns && e->ts_ns - s->ts < JTR_IPI_STALE_NS) {
+			e->flags = JTR_VEC_SENDER | (s->site ? JTR_VEC_SITE : 0);
+			__builtin_memcpy(e->str, s->comm, JTR_COMM_LEN);
+			e->x[2] = s->fn;
+			e->x[3] = (__u64)s->pid | (__u64)s->cpu << 32;
+			s->ts = 0;
+		}
+	}
 	ev_end(e);
 	return 0;
 }

@@ -29,7 +29,12 @@ enum jtr_ev_type {
 	JTR_EV_SOFTIRQ_RAISE,	/* a=vector (0 HI .. 9 RCU) */
 	JTR_EV_SOFTIRQ_ENTRY,	/* a=vector */
 	JTR_EV_SOFTIRQ_EXIT,	/* a=vector */
-	JTR_EV_VEC_ENTRY,	/* a=vector number, b=kind (index into trace.json "vectors") */
+	JTR_EV_VEC_ENTRY,	/* a=vector number, b=kind (index into trace.json "vectors");
+				 * an IPI whose send was seen (ipi_send_cpu, _cpumask):
+				 * flags JTR_VEC_SENDER, str[0..15]=the sender's comm,
+				 * x[2]=the callback (JTR_VEC_SITE: the callsite, a
+				 * reschedule has no callback), x[3]=the sender's pid |
+				 * its CPU<<32 */
 	JTR_EV_VEC_EXIT,	/* a=vector number, b=kind */
 	JTR_EV_NMI,		/* a=handler address, b=delta_ns; flags=handled; ts = end of handler */
 	JTR_EV_SWITCH,		/* a=prev_pid | next_pid<<32, b=prev_prio | next_prio<<16 |
@@ -106,5 +111,9 @@ struct jtr_trace_counts {
  * processes given to jtr watch --app (only the watch's tracer sets them) */
 #define JTR_FL_APP	2
 #define JTR_FL_APP_NEXT	4	/* JTR_EV_SWITCH: next is */
+#define JTR_VEC_SENDER	1	/* JTR_EV_VEC_ENTRY flags: the IPI's sender is in it */
+#define JTR_VEC_SITE	8	/* ... and x[2] is the send's callsite, not a callback */
+#define JTR_IPI_RESCHED	1	/* an irq_vectors pair's IPI kind (trace.bpf.c vec_ipi) */
+#define JTR_IPI_CALL	2
 
 #endif

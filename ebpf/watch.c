@@ -187,8 +187,8 @@ static bool app_runs(const struct jtr_watch *w, const struct jtr_watch_cpu *c, u
 	return mine >= c->run[c->lead].ns;
 }
 
-/* group_cell - the cell of @name in container @group ("": none) in @a:
- * found, new, or "other" once the table is full */
+/* group_cell - the cell of @name in @group (a task's container, an IPI's
+ * sender's comm; "": none) in @a: found, new, or "other" once the table is full */
 static struct jtr_watch_cell *group_cell(const struct jtr_watch *w, struct jtr_watch_cat_acct *a,
 					 const char *name, const char *group)
 {
@@ -279,24 +279,31 @@ static void add_intr(struct jtr_watch *w, struct jtr_watch_cpu *c, int cat, cons
 static void finish(struct jtr_watch *w, struct jtr_watch_cpu *c, uint64_t end)
 {
 	if (c->counting)
-		add_intr(w, c, c->best_cat, c->best_name, "", c->intr_start, end - c->intr_start);
+		add_intr(w, c, c->best_cat, c->best_name, c->best_group, c->intr_start,
+			 end - c->intr_start);
 	c->counting = false;
 	c->intr_start = 0;
 }
 
+/* enter - an interrupt's entry: @name of @cat; an IPI's sender's comm (the
+ * tracer saw the send) is its cells' group */
 static void enter(const struct jtr_watch *w, struct jtr_watch_cpu *c, const struct jtr_ev *e,
 		  int cat, const char *name)
 {
 	struct jtr_watch_ctx *x;
+	char group[JTR_COMM_LEN] = "";
 
+	if (e->type == JTR_EV_VEC_ENTRY && cat == JTR_W_IPI && (e->flags & JTR_VEC_SENDER))
+		snprintf(group, sizeof(group), "%.*s", JTR_COMM_LEN - 1, e->str);
 	if (c->depth == 0 && !c->intr_start) {
 		c->counting = app_runs(w, c, e->ts_ns);
 		c->intr_start = e->ts_ns;
 		c->best_self = 0;
 		c->best_cat = (uint8_t)cat;
 		snprintf(c->best_name, sizeof(c->best_name), "%s", name);
+		snprintf(c->best_group, sizeof(c->best_group), "%s", group);
 	}
-	cell_of(w, &c->cat[cat], name)->events++;
+	group_cell(w, &c->cat[cat], name, group)->events++;
 	if (c->depth == JTR_WATCH_DEPTH)
 		return;
 	x = &c->stack[c->depth++];
@@ -306,6 +313,7 @@ static void enter(const struct jtr_watch *w, struct jtr_watch_cpu *c, const stru
 	x->entry_ns = e->ts_ns;
 	x->child_ns = 0;
 	snprintf(x->name, sizeof(x->name), "%s", name);
+	snprintf(x->group, sizeof(x->group), "%s", group);
 }
 
 static void leave(struct jtr_watch_cpu *c, const struct jtr_ev *e, int entry_type)
@@ -328,6 +336,7 @@ static void leave(struct jtr_watch_cpu *c, const struct jtr_ev *e, int entry_typ
 			c->best_self = self;
 			c->best_cat = x->cat;
 			snprintf(c->best_name, sizeof(c->best_name), "%s", x->name);
+			snprintf(c->best_group, sizeof(c->best_group), "%s", x->group);
 		}
 	}
 	if (!c->depth)

@@ -87,7 +87,8 @@ extern const uint64_t jtr_watch_bounds_ns[JTR_WATCH_BUCKETS - 1];
 
 struct jtr_watch_cell {
 	char name[JTR_WATCH_NAME_LEN];
-	char group[JTR_WATCH_GROUP_LEN];	/* a task's container ("": none) */
+	char group[JTR_WATCH_GROUP_LEN];	/* a task's container, an IPI's
+						   sender's comm ("": none) */
 	uint64_t count;			/* interruptions caused by this name */
 	uint64_t ns;			/* their time */
 	uint64_t events;		/* kernel events of this name (interruptions or not) */
@@ -106,6 +107,7 @@ struct jtr_watch_ctx {
 	uint64_t key;			/* irq or vector number: the exit's match */
 	uint64_t entry_ns, child_ns;
 	char name[JTR_WATCH_NAME_LEN];
+	char group[JTR_COMM_LEN];	/* an IPI's sender ("": not seen) */
 };
 
 /* one interruption, as a dump's outliers.csv lists it */
@@ -132,6 +134,7 @@ struct jtr_watch_cpu {
 	uint8_t best_cat;		/* the open interrupt's cause so far */
 	uint64_t best_self;
 	char best_name[JTR_WATCH_NAME_LEN];
+	char best_group[JTR_COMM_LEN];
 	/* the task on the CPU */
 	int64_t running;		/* its pid (0: idle); -1: not seen yet */
 	char comm[JTR_COMM_LEN];	/* "": not switched to since the watch began */

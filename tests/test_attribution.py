@@ -100,6 +100,39 @@ def test_cpuid_reads_are_call_function_single_ipis(tmp_path):
 
 
 @pytest.mark.measures
+def test_each_cpuid_ipi_names_its_sender(tmp_path):
+    """The tracer sees each IPI's send (ipi_send_cpu, and csd_queue_cpu for the
+    function queued): every cpuid read's IPI is charged to call_function_single
+    from the injector (its comm, pid and CPU) running cpuid_smp_cpuid on the CPU,
+    and the cause lists it first among its senders."""
+    need_tracing()
+    cpu, other = cpus()
+    if not os.path.exists("/dev/cpu/%d/cpuid" % cpu):
+        pytest.skip("no /dev/cpu/%d/cpuid (CONFIG_X86_CPUID): no way here to send an IPI "
+                    "to one CPU on demand" % cpu)
+    if not os.path.isdir("/sys/kernel/tracing/events/ipi/ipi_send_cpu"):
+        pytest.skip("this kernel has no ipi:ipi_send_cpu tracepoint (before 6.4): the "
+                    "senders are not seen")
+    sender = "from jtr-inject (pid "
+    where = ", CPU %d) cpuid_smp_cpuid" % other
+
+    def named(o):
+        return part_of(o, "IPI", "call_function_single") > 0 and sender in o["chain"] and \
+            where in o["chain"]
+
+    n, judged = charged_or_held(tmp_path, cpu, ["ipi", str(cpu), "--source", str(other),
+                                                "--period-ms", "10"], named, "cpuid reads")
+    assert n >= 0.95 * judged, "%d of %d cpuid reads' IPIs name their sender" % (n, judged)
+    res = load(tmp_path / "run") if (tmp_path / "run").is_dir() else None
+    if res is not None and not (tmp_path / "again").is_dir():
+        (ipi,) = [c for c in res["attribution"]["causes"] if c["category"] == "IPI" and
+                  c["name"] == "call_function_single"]
+        top = ipi["senders"][0]
+        assert top["sender"].startswith("jtr-inject (pid ") and where in top["sender"], ipi
+        assert top["count"] >= 0.9 * n, (top, n)
+
+
+@pytest.mark.measures
 def test_disk_interrupt_steered_to_the_cpu_is_a_hardirq(tmp_path):
     need_tracing()
     cpu, other = cpus()

@@ -706,6 +706,47 @@ def rt_run(out, cpu, other):
 
 
 @pytest.mark.measures
+def test_ipis_are_labelled_by_their_sender(tmp_path):
+    """jtr watch --app PID beside the application while tests/inject.py reads
+    /dev/cpu/CPU/cpuid from the other CPU (one call_function_single IPI a read):
+    the IPI's row carries the sender's comm (the state's fifth field, the
+    sender label), with every read."""
+    need_tracing()
+    cpu, other = cpus()
+    if not os.path.exists("/dev/cpu/%d/cpuid" % cpu):
+        pytest.skip("no /dev/cpu/%d/cpuid (CONFIG_X86_CPUID): no way here to send an IPI "
+                    "to one CPU on demand" % cpu)
+    if not os.path.isdir("/sys/kernel/tracing/events/ipi/ipi_send_cpu"):
+        pytest.skip("this kernel has no ipi:ipi_send_cpu tracepoint (before 6.4): the "
+                    "senders are not seen")
+    app = app_loop(cpu, 30)
+    try:
+        running(app, APP)
+        w = start_watch(cpu, other, tmp_path / "w", "--app", str(app.pid))
+        try:
+            # it pins itself to the other CPU: in a pid namespace of its own
+            r = subprocess.run(["unshare", "--pid", "--fork", "--kill-child", "--mount-proc",
+                                sys.executable, os.path.join(ROOT, "tests", "inject.py"), "ipi",
+                                str(cpu), "--source", str(other), "--period-ms", "10",
+                                "--duration", "1", "--out", str(tmp_path / "reads.csv")],
+                               capture_output=True, text=True, timeout=60)
+            assert r.returncode == 0, r.stderr
+        finally:
+            _, _, doc = stop_watch(w, tmp_path / "w")
+    finally:
+        app.kill()
+        app.wait()
+    reads = len((tmp_path / "reads.csv").read_text().split())
+    _, cats = cpu_state(doc, cpu)
+    rows = [n for n in cats["IPI"]["names"] if n[0] == "call_function_single"]
+    sent = [n for n in rows if n[4:] == ["jtr-inject"]]
+    assert reads >= 90 and sent, rows
+    assert reads <= sent[0][3] <= reads + 5, (reads, rows)   # its kernel events
+    prom = (tmp_path / "w.prom").read_text()
+    assert 'sender="jtr-inject"' in prom
+
+
+@pytest.mark.measures
 def test_rt_throttling_is_its_own_cause(tmp_path):
     """A SCHED_FIFO busy loop (the application, busy on the CPU before the watch
     begins) with sched_rt_runtime_us 950000 of 1000000: about one RT-throttling

@@ -681,6 +681,31 @@ static void test_preempting_tasks_by_container(void **state)
 	assert_non_null(strstr(buf, "[\"stress\",1,500,1]"));
 }
 
+static void test_ipis_by_sender(void **state)
+{
+	(void)state;
+	sw(100, 0, 500, 0, "swapper/3", "app");
+	/* an IPI whose send was seen carries its sender's comm; one unseen has none */
+	ev(1000, JTR_EV_VEC_ENTRY, 251, 0, JTR_VEC_SENDER, "java", NULL);
+	ev(4000, JTR_EV_VEC_EXIT, 251, 0, 0, NULL, NULL);
+	ev(10000, JTR_EV_VEC_ENTRY, 251, 0, JTR_VEC_SENDER, "java", NULL);
+	ev(11000, JTR_EV_VEC_EXIT, 251, 0, 0, NULL, NULL);
+	ev(20000, JTR_EV_VEC_ENTRY, 251, 0, 0, NULL, NULL);
+	ev(20500, JTR_EV_VEC_EXIT, 251, 0, 0, NULL, NULL);
+	/* a sender inside a device interrupt: the interrupt takes it, if it is longest */
+	ev(30000, JTR_EV_IRQ_ENTRY, 36, 0, 0, "virtio1-req.0", NULL);
+	ev(31000, JTR_EV_VEC_ENTRY, 251, 0, JTR_VEC_SENDER, "kswapd0", NULL);
+	ev(39000, JTR_EV_VEC_EXIT, 251, 0, 0, NULL, NULL);
+	ev(40000, JTR_EV_IRQ_EXIT, 36, 1, 0, NULL, NULL);
+	ev(100000, JTR_EV_HRTIMER_EXIT, 0, 0, 0, NULL, NULL);	/* ends the last one */
+	assert_int_equal(group_cell(JTR_W_IPI, "call_function", "java")->count, 2);
+	assert_int_equal(group_cell(JTR_W_IPI, "call_function", "java")->ns, 4000);
+	assert_int_equal(group_cell(JTR_W_IPI, "call_function", "")->count, 1);
+	assert_int_equal(group_cell(JTR_W_IPI, "call_function", "kswapd0")->count, 1);
+	assert_int_equal(group_cell(JTR_W_IPI, "call_function", "kswapd0")->ns, 10000);
+	assert_null(group_cell(JTR_W_HARDIRQ, "36 virtio1-req.0", "kswapd0"));
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -705,6 +730,7 @@ int main(void)
 		T(test_recorder_and_dump),
 		T(test_state_line),
 		T(test_preempting_tasks_by_container),
+		T(test_ipis_by_sender),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

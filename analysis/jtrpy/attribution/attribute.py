@@ -147,7 +147,8 @@ _TIMER_SOFTIRQ = C.TIMER_SOFTIRQ + ("softirq TIMER",)
 # exits of entry/exit pairs (the entry's type is one less), and events that change no state
 _EXITS = frozenset((ev.IRQ_EXIT, ev.SOFTIRQ_EXIT, ev.VEC_EXIT, ev.WQ_END, ev.HRTIMER_EXIT,
                     ev.TIMER_EXIT))
-_PASSIVE = frozenset((ev.SOFTIRQ_RAISE, ev.WAKEUP, ev.WAKING, ev.MIGRATE, ev.STEAL))
+_PASSIVE = frozenset((ev.SOFTIRQ_RAISE, ev.WAKEUP, ev.WAKING, ev.MIGRATE, ev.STEAL,
+                      ev.TASK))
 
 # a sched_switch record from its cpu field on: cpu, type, flags, a (prev_pid |
 # next_pid << 32), b (skipped), prev_comm, next_comm
@@ -160,7 +161,7 @@ _TYPE, _RAW = ev.TYPE_OFFSET, ev.RAW_OFFSET
 class Episode:
     """One interruption found in the events: what, when, and the chain of links."""
     __slots__ = ("category", "name", "begin", "end", "known", "links", "tasks", "switch_ns",
-                 "woke")
+                 "woke", "sender")
 
     def __init__(self, category, name, begin, link, known=True):
         """An episode from begin (end not known yet) with its first link."""
@@ -173,6 +174,7 @@ class Episode:
         self.tasks = None       # preemption: [[comm, pid, prio, items], ...]
         self.switch_ns = None   # preemption: when the probe was switched out
         self.woke = None        # a wait: the program that was woken and waited to run
+        self.sender = None      # an IPI: who sent it, where the tracer saw the send
 
 
 def task_text(task):
@@ -293,6 +295,11 @@ class Walker:
             self.preempt = None
         self.last_irq = None
         self.origin = at_ns
+
+    def _sender(self, row):
+        """The sender of the IPI whose vector entry is record @row (VEC_SENDER):
+        events.ipi_sender's text."""
+        return ev.ipi_sender(ev.decode(self.data, _HDR + _REC * row), self._sym)
 
     def _sym(self, addr):
         """Kernel symbol or hex address."""
@@ -517,10 +524,15 @@ class Walker:
                     self._exit(g, a, ts, b)
             elif t == VEC_ENTRY:
                 cat, name, link = vec_desc[b if 0 <= b < n_vec else -1]
+                sender = None
+                if flags & ev.VEC_SENDER:
+                    sender = self._sender(row)
+                    link = "%s from %s" % (link, sender)
                 if stack:
                     self._interrupt(VEC_ENTRY, a, ts, cat, name, link)
                 else:                   # the usual case, _interrupt() inline
                     ep = Episode(cat, name, ts, link)
+                    ep.sender = sender
                     episodes.append(ep)
                     stack.append([VEC_ENTRY, a, ep, True, False])
             elif t == HRTIMER_ENTRY:
@@ -852,6 +864,13 @@ class Tallies:
         self.proc = -1              # the outlier being charged, numbered as taken
         self.at = 0                 # ... and its place in the outliers given
         self.main_of = [None] * n   # each outlier's main category, in the order given
+        self.senders = {}           # an IPI cause's senders: key -> {sender: [count, ns]}
+
+    def note_sender(self, key, sender, ns):
+        """@ns of an outlier charged to the IPI cause @key sent by @sender."""
+        c = self.senders.setdefault(key, {}).setdefault(sender, [0, 0])
+        c[0] += 1
+        c[1] += ns
 
     def tally(self, key, part_ns, primary, length, chain_fn, phase=None, tasks=()):
         """Charge part_ns of an outlier to a cause (a folded key); keep the chain of
@@ -948,6 +967,8 @@ def _attribute(result, outliers, log, slack_ns, top, each, programs, progress):
         task = key[1] if type(key[1]) is C.Task else None
         if task is not None:
             key = fold_task(key)
+        if ep is not None and ep.sender:
+            T.note_sender(key, ep.sender, length)
         if each is not None:
             each(cpu, start, length, [(key[0], key[1], length)], preempting((ep,)),
                  works_of((ep,)))
@@ -1014,6 +1035,8 @@ def _attribute(result, outliers, log, slack_ns, top, each, programs, progress):
                                       length - host - kernel_ns))
             return memo[0]
         parts = T.parts(cpu, start, length, share, main, chain, traced)
+        if ep.sender:
+            T.note_sender(key, ep.sender, share[key])
         if each is not None:
             eps = [e for e in [ep] + [a for a, _ in apart]
                    if share.get((e.category, e.name, None)) or
@@ -1166,6 +1189,7 @@ def _attribute_fast(np, arr, outliers, log, slack_ns, top, traced_cpus, programs
     vec_desc = [vector_desc(k) for k in log.vectors] + [vector_desc("unknown")]
     names = {vector.IRQ: {}, vector.PREEMPT: {}}     # kind -> {name: number over all CPUs}
     number, plans, traced = len(nt), [], 0
+    fast_senders = []       # (outlier, the record of its IPI's vector entry)
     for c in cpus:
         sel = per_cpu[c]
         outs = np.stack([start_a[sel], start_a[sel] + len_a[sel], sel], axis=1)
@@ -1179,6 +1203,8 @@ def _attribute_fast(np, arr, outliers, log, slack_ns, top, traced_cpus, programs
         plans.append((number, c, w))
         f = np.flatnonzero(w.fast)
         items.append((number + f, w.oi[f], w.code[f], w.traced[f]))
+        for k in f[w.sender[f] >= 0].tolist():      # IPIs whose senders were seen
+            fast_senders.append((int(w.oi[k]), int(w.sender[k])))
         slow = np.flatnonzero(~w.fast)
         if len(slow):
             traced += _walk_slow(np, log, c, w, slow, number, pids.get(c), comms, throttled,
@@ -1211,6 +1237,15 @@ def _attribute_fast(np, arr, outliers, log, slack_ns, top, traced_cpus, programs
         return format_chain(walker.pick(lo, hi, int(length[j]))[0], hi)
 
     causes, worst, main_of = T.causes, T.worst, T.main_of
+    if fast_senders:
+        code_of = dict(zip(oi.tolist(), code.tolist()))
+        syms = log.symbols
+
+        def sym(a):
+            return syms.get("0x%x" % a, "0x%x" % a)
+        for o, rec in fast_senders:
+            T.note_sender(key_of(code_of[o]), ev.ipi_sender(log.event(rec), sym),
+                          int(len_a[o]))
     codes, inv = np.unique(code, return_inverse=True)
     inv = inv.reshape(-1)
     cats = [key_of(cd)[0] for cd in codes.tolist()]
@@ -1432,6 +1467,8 @@ def report(runs, log, slack_ns, T, traced_total, not_traced, count, extra=None):
             row["phases"] = phases
         if tasks:
             row.update(task_fields(tasks, log.task_groups()))
+        if T.senders.get((cat, name, side)):
+            row["senders"] = sender_rows(T.senders[(cat, name, side)])
         rows.append(row)
     rows.sort(key=lambda r: (-r["total_ns"], -r["count"], r["category"], r["name"],
                              r.get("side") or ""))
@@ -1476,6 +1513,16 @@ def report(runs, log, slack_ns, T, traced_total, not_traced, count, extra=None):
 
 
 MAX_TASKS_LISTED = 32     # a task cause's tasks listed in result.json, most time first
+MAX_SENDERS_LISTED = 16   # an IPI cause's senders listed, most time first
+
+
+def sender_rows(senders):
+    """An IPI cause's "senders": [{sender, count, total_ns}] most time first
+    (at most MAX_SENDERS_LISTED), each the text events.ipi_sender gives:
+    'java (pid 812, CPU 0) flush_tlb_func'. @senders {text: [count, ns]}."""
+    rows = sorted(({"sender": s, "count": c, "total_ns": ns} for s, (c, ns) in senders.items()),
+                  key=lambda r: (-r["total_ns"], r["sender"]))
+    return rows[:MAX_SENDERS_LISTED]
 
 
 def task_fields(tasks, groups=None):

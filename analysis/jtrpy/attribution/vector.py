@@ -26,7 +26,7 @@ from ..trace import events as ev
 
 ENTRIES = (ev.IRQ_ENTRY, ev.SOFTIRQ_ENTRY, ev.VEC_ENTRY, ev.HRTIMER_ENTRY, ev.TIMER_ENTRY)
 EXITS = tuple(t + 1 for t in ENTRIES)
-PASSIVE = (ev.SOFTIRQ_RAISE, ev.WAKEUP, ev.WAKING, ev.MIGRATE, ev.STEAL)
+PASSIVE = (ev.SOFTIRQ_RAISE, ev.WAKEUP, ev.WAKING, ev.MIGRATE, ev.STEAL, ev.TASK)
 # the key of a simple window's one cause: kind << 40 | detail
 VEC, IRQ, SOFTIRQ, TICK, TIMER, OTHER, NO_EVENT, NOT_TRACED, PREEMPT = (
     k << 40 for k in range(1, 10))
@@ -43,7 +43,8 @@ class Windows:
     where a restart would begin (restart: whether it does), prev_hi the end of
     the windows before it (the least int64 for the first), fresh: no earlier
     window reaches into it. fast[k]: charged here with code[k] (the cause, see key()), traced[k]
-    and walk start s[k] (to spell out its chain)."""
+    and walk start s[k] (to spell out its chain); sender[k]: the record of its
+    IPI's vector entry where that names the sender (-1: none)."""
 
 
 def _windows(np, ts, begin, hi, slack_ns, lookback_events, lookback_ns):
@@ -196,6 +197,7 @@ def plan(np, log, cpu, outs, slack_ns, lookback_events, lookback_ns, allowance_n
     w.fast = np.zeros(m, bool)
     w.code = np.zeros(m, np.int64)
     w.traced = np.zeros(m, np.int64)
+    w.sender = np.full(m, -1, np.int64)     # an IPI's vector entry with its sender: its record
     w.irq_names, w.task_names = [], []
     E = _Events(np, recs, ts, idx)
     # candidates: windows no other window touches
@@ -259,6 +261,8 @@ def _interrupts(np, w, E, recs, cand, length, allowance_ns, n_vectors, stolen):
     w.fast[k] = True
     w.code[k] = code
     w.traced[k] = traced
+    sent = (kind == ev.VEC_ENTRY) & ((recs["flags"][idx[gpos]] & ev.VEC_SENDER) != 0)
+    w.sender[k[sent]] = idx[gpos[sent]]
     # no episode: the events' types ("other events"), or no kernel event
     none = cand[found == 0]
     if len(none):

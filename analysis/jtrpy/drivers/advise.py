@@ -72,9 +72,12 @@ class Evidence:
                              "attribute on it" % result.label)
         events_path = result.file("events")
         if events_path and os.path.exists(events_path):
-            self._from_events()
+            att = self._from_events()
         else:
             self._from_causes(att)
+        # who sent the IPIs, where the tracer saw the sends: {IPI name: senders}
+        self.senders = {c["name"]: c["senders"] for c in att.get("causes") or []
+                        if c.get("category") == C.IPI and isinstance(c.get("senders"), list)}
         self.outlier_ns = sum(i[3] for i in self.items)
 
     def _from_causes(self, att):
@@ -108,6 +111,7 @@ class Evidence:
         att, _ = attribution_of(result, each=each, progress=self.progress)
         self.outliers = k[0]
         self._once_per_instant(att)
+        return att
 
     def _once_per_instant(self, att):
         """Where outliers overlap (round trips in flight together) their parts add up
@@ -173,7 +177,7 @@ def advise_result(result, progress=None):
     facts = A.facts()
     ctx = A.Context(evd.cpus, facts, {n: A.find_tasks(n, pids, evd.cpus)
                                       for n, pids in evd.task_pids().items()},
-                    A.own_path(result.get("transport")))
+                    A.own_path(result.get("transport")), evd.senders)
     charges = evd.charges()
     remedies = A.advise(charges, ctx, evd.outlier_ns, evd.duration_ns)
     host = result.get("host") or {}

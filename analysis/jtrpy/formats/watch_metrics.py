@@ -8,8 +8,9 @@ node_exporter's collector.
 Names follow Prometheus' conventions: the jtr_watch_ prefix, base units
 (seconds), _total on counters. Labels: cpu, category (trace/causes.py WATCH)
 and, where it is bounded, name: the cause's name, at most --names a CPU and
-category (the rest are "other"), and container: a preempting task's container,
-pod or systemd unit where its cgroup shows one (ebpf/cgroups.h; empty, so
+category (the rest are "other"); container: a preempting task's container, pod
+or systemd unit where its cgroup shows one (ebpf/cgroups.h), and sender: the
+comm of the task that sent an IPI where the tracer saw the send (both empty, so
 absent, for the rest); no pid label. Every category has its
 histogram on every CPU, and its _count and _sum are the sums of the counters
 by name of the same state line (ebpf/watch.c counts both in one place).
@@ -18,6 +19,7 @@ queries them."""
 from ..errors import UsageError
 from ..system import packages
 from ..system.files import write_output
+from ..trace.causes import IPI
 from ..vocab import WATCH_BOUNDS_NS
 
 try:
@@ -33,18 +35,21 @@ except ImportError:             # jtr watch says how to get it
 HOW_TO_GET = ("jtr watch serves its metrics with prometheus_client: %s"
               % packages.python_hint("prometheus_client"))
 
+# the labels of a cause's series; container and sender only where they have a
+# value
+NAMED = ("cpu", "category", "name", "container", "sender")
 # name (as exposed: counters end in _total), type, labels, help
 FAMILIES = (
-    ("jtr_watch_interruptions_total", "counter", ("cpu", "category", "name", "container"),
+    ("jtr_watch_interruptions_total", "counter", NAMED,
      "Interruptions of the application on a watched CPU: interrupts while it runs (by the "
      "part that took most of each), NMIs, and its waits for the CPU while runnable (by "
      "the task that took it, or RT throttling)."),
-    ("jtr_watch_interrupted_seconds_total", "counter", ("cpu", "category", "name", "container"),
+    ("jtr_watch_interrupted_seconds_total", "counter", NAMED,
      "Time taken from the application on a watched CPU, by cause."),
     ("jtr_watch_interruption_duration_seconds", "histogram", ("cpu", "category"),
      "Durations of the interruptions of the application on a watched CPU (a wait: until "
      "it runs again)."),
-    ("jtr_watch_kernel_events_total", "counter", ("cpu", "category", "name", "container"),
+    ("jtr_watch_kernel_events_total", "counter", NAMED,
      "Kernel events on a watched CPU (interrupts, softirqs, NMIs, preemptions, RT "
      "throttling, page faults), whether they interrupted the application or not."),
     ("jtr_watch_trace_events_total", "counter", (),
@@ -78,25 +83,28 @@ def families(state):
     """The metric families of one state line (a dict), in FAMILIES' order."""
     helps = {f[0]: f[3] for f in FAMILIES}
     count = _counter("jtr_watch_interruptions_total", helps["jtr_watch_interruptions_total"],
-                     labels=("cpu", "category", "name", "container"))
+                     labels=NAMED[:3])
     secs = _counter("jtr_watch_interrupted_seconds_total",
                     helps["jtr_watch_interrupted_seconds_total"],
-                    labels=("cpu", "category", "name", "container"))
+                    labels=NAMED[:3])
     hist = HistogramMetricFamily("jtr_watch_interruption_duration_seconds",
                                  helps["jtr_watch_interruption_duration_seconds"],
                                  labels=("cpu", "category"))
     events = _counter("jtr_watch_kernel_events_total", helps["jtr_watch_kernel_events_total"],
-                      labels=("cpu", "category", "name", "container"))
+                      labels=NAMED[:3])
     for c in state.get("cpus", ()):
         cpu = str(c["cpu"])
         for k in c["categories"]:
             cat = k["category"]
             for row in k["names"]:
                 name, n, ns, ev = row[:4]
-                key = (cpu, cat, name, row[4] if len(row) > 4 else "")
-                count.add_metric(key, n)
-                secs.add_metric(key, ns / 1e9)
-                events.add_metric(key, ev)
+                labels = {"cpu": cpu, "category": cat, "name": name}
+                if len(row) > 4 and row[4]:
+                    labels["sender" if cat == IPI else "container"] = row[4]
+                # a label only where it has a value: a series without one is the
+                # same series as before the label came
+                for fam, v in ((count, n), (secs, ns / 1e9), (events, ev)):
+                    fam.add_sample(fam.name + "_total", labels, v)
             cum, buckets = 0, []
             for le, n in zip(BOUNDS_S + (float("inf"),), k["hist"]):
                 cum += n

@@ -2,6 +2,7 @@
 """watch - jtr watch for people: the first line, the progress line, a dump's
 line, the table of interruptions by CPU and cause and the last line at the end
 (what drivers/watch.py hands over)."""
+from ..trace.causes import IPI
 from ..units import fmt_ns
 from .text import align, cpus_text
 
@@ -59,10 +60,13 @@ def dump_line(d):
                d["records"], d["outliers"], d["dump"]))
 
 
-def labelled(row):
+def labelled(row, category):
     """A state line's name row as a cause: its name, and a task's container
-    after it where it has one ('stress [docker 0123456789ab]')."""
-    return "%s [%s]" % (row[0], row[4]) if len(row) > 4 and row[4] else row[0]
+    after it where it has one ('stress [docker 0123456789ab]'), an IPI's
+    sender ('call_function_single from java')."""
+    if len(row) < 5 or not row[4]:
+        return row[0]
+    return "%s from %s" % (row[0], row[4]) if category == IPI else "%s [%s]" % (row[0], row[4])
 
 
 def table(state, duration_s):
@@ -76,7 +80,7 @@ def table(state, duration_s):
             for row in k["names"]:
                 name, n, ns = row[:3]
                 if n:
-                    cells.append((ns, n, k["category"], labelled(row)))
+                    cells.append((ns, n, k["category"], labelled(row, k["category"])))
         for ns, n, cat, name in sorted(cells, key=lambda x: (-x[0], -x[1])):
             rows.append((str(c["cpu"]), cat, name, str(n),
                          "%.1f" % (n / duration_s) if duration_s > 0 else "-",

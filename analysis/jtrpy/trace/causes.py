@@ -178,8 +178,15 @@ def label(cause):
     """A cause (a dict with category and name; a task's with pids, tasks and
     prio) for people: the name, a task's with how many tasks of that comm, or
     its pid and prio when it is one, and the containers its tasks were in
-    where their cgroups show them: 'stress (pid 7, prio 120) [docker 0123456789ab]'."""
+    where their cgroups show them: 'stress (pid 7, prio 120) [docker 0123456789ab]';
+    an IPI with its sender where the tracer saw it, the one of most time first:
+    'call_function_single from java (pid 812, CPU 0) flush_tlb_func'."""
     name = str(cause.get("name") or cause.get("category") or "?")
+    senders = cause.get("senders")
+    if cause.get("category") == IPI and isinstance(senders, list) and senders and \
+            isinstance(senders[0], dict) and isinstance(senders[0].get("sender"), str):
+        return "%s from %s%s" % (name, senders[0]["sender"], " and %d more" % (
+            len(senders) - 1) if len(senders) > 1 else "")
     if cause.get("category") not in (TASK,) or not isinstance(cause.get("tasks"), list):
         return name
     tasks = cause["tasks"]

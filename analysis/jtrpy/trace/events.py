@@ -86,6 +86,10 @@ HRTIMER_ENTRY, HRTIMER_EXIT, TIMER_ENTRY, TIMER_EXIT = 17, 18, 19, 20
 STEAL = 21
 STEAL_FIRST = 1
 STEAL_LOOKS = frozenset((VEC_ENTRY, IRQ_ENTRY, NMI, SWITCH))
+# an IPI's vector entry whose send the tracer saw (ipi_send_cpu, _cpumask): flags
+# VEC_SENDER, raw[:16] the sender's comm, x[2] the callback (VEC_SITE: the send's
+# callsite, a reschedule has no callback), x[3] the sender's pid | its CPU << 32
+VEC_SENDER, VEC_SITE = 1, 8
 # a task's groups, once per task (again when they change), before the switch
 # that brings it in: a = pid | tgid << 32, b = its cgroup v2 id, x[2] = its
 # cgroup v1 id in the memory controller's hierarchy, raw[:16] = comm; trace.json
@@ -507,6 +511,16 @@ def write_events(path, events, start_ns, end_ns, dropped=0, meta=None):
     return p
 
 
+def ipi_sender(ev, sym):
+    """An IPI's sender, from its vector entry (VEC_SENDER): 'java (pid 812, CPU 0)
+    flush_tlb_func', or '... sent at resched_curr+0x5a' for a callsite; @sym
+    names an address."""
+    x = ev.x
+    return "%s (pid %d, CPU %d) %s%s" % (
+        cstr(ev.raw[:COMM_LEN]) or "?", x[3] & 0xffffffff, x[3] >> 32,
+        "sent at " if ev.flags & VEC_SITE else "", sym(x[2]))
+
+
 def _task(comm, pid, prio):
     """comm(pid N, prio P) as sched_switch lines show a task."""
     return "%s(pid %d, prio %d)" % (comm, pid, prio)
@@ -532,7 +546,10 @@ def describe(ev, meta):
 
     if t == VEC_ENTRY or t == VEC_EXIT:
         kind = vector_kind(meta.get("vectors", VECTOR_KINDS) if meta else VECTOR_KINDS, b)
-        return "%s_%s vector=%d" % (kind, "entry" if t == VEC_ENTRY else "exit", a)
+        text = "%s_%s vector=%d" % (kind, "entry" if t == VEC_ENTRY else "exit", a)
+        if t == VEC_ENTRY and ev.flags & VEC_SENDER:
+            text += " from " + ipi_sender(ev, sym)
+        return text
     if t == IRQ_ENTRY:
         return "irq_handler_entry %d %s" % (a, ev.text)
     if t == IRQ_EXIT:

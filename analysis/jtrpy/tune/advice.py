@@ -75,7 +75,9 @@ RULES = (
     Rule("rcu", "softirq RCU", "rcu_nocbs=CPUS on the kernel command line", "reboot"),
     Rule("ipi", "IPI call_function / call_function_single (TLB shootdowns, cross-CPU "
          "calls)", "kernel.numa_balancing=0; keep threads that share memory with the "
-         "measured one from changing mappings; the senders are on other CPUs", "run time"),
+         "measured one from changing mappings; the senders are on other CPUs: pin them to "
+         "the housekeeping CPUs (named, each with what removes it, where the tracer saw "
+         "the sends)", "run time"),
     Rule("irq_work", "IPI irq_work (perf, BPF, printk wake-ups)", "no switch: find the "
          "perf or BPF user on the CPU", "nothing here"),
     Rule("page_faults", "page faults", "lock and prefault the memory (mlockall); THP never, "
@@ -188,12 +190,14 @@ def _boot(words, f, why_needed):
 
 class Context:
     """The measured CPUs, the housekeeping ones, the facts, the tasks behind
-    the task-preemption causes ({cause name: find_tasks()}) and the run's own
-    network path (own_path(), or None)."""
+    the task-preemption causes ({cause name: find_tasks()}), the run's own
+    network path (own_path(), or None) and the senders of its IPIs ({IPI name:
+    the attribution's "senders"})."""
 
-    def __init__(self, cpus, f, tasks=None, own_path=None):
+    def __init__(self, cpus, f, tasks=None, own_path=None, senders=None):
         self.cpus, self.f, self.tasks = list(cpus), f, tasks or {}
         self.own_path = own_path
+        self.senders = senders or {}
         self.house = [c for c in f["online"] if c not in self.cpus]
         self.cpulist = format_cpulist(self.cpus)
 
@@ -277,6 +281,44 @@ def _remedy_sysctl(name, value, comment):
             return [], [], "%s is %s already" % (name, now)
         return [_change("sysctl", name, value, "%s (now %s)" % (comment, now))], [], None
     return make
+
+
+# what an IPI's function says of its sender, and what removes it
+IPI_WHY = (
+    (("flush_tlb_func",), "TLB shootdowns: it changed the memory map of a process with a "
+     "thread on the measured CPU (munmap, mprotect, madvise, page migration); keep such "
+     "threads off the CPU, or make the mapping changes before the hot path"),
+    (("rcu_exp_handler",), "expedited RCU grace periods (synchronize_rcu_expedited): "
+     "rcupdate.rcu_normal=1 on the kernel command line makes them normal ones"),
+    (("sched_ttwu_pending", "nohz_csd_func"), "the scheduler's remote wake-ups and idle "
+     "balancing: keep the tasks it wakes off the measured CPU"),
+)
+MAX_SENDERS_NAMED = 3
+
+
+def _ipi_sender_notes(ctx, causes):
+    """A note per sender of the IPI causes (the most time first, at most
+    MAX_SENDERS_NAMED a cause): who sent it, the function it ran, and what
+    removes that."""
+    notes = []
+    for c in causes:
+        for s in (ctx.senders.get(c["name"]) or [])[:MAX_SENDERS_NAMED]:
+            text = str(s.get("sender", "?"))
+            fn = text.rsplit(" ", 1)[-1].split("+")[0]
+            why = next((w for fns, w in IPI_WHY if fn in fns), None) or (
+                "pin it to the housekeeping CPUs (%s), or stop it asking CPU %s to run %s"
+                % (format_cpulist(ctx.house) or "none left", ctx.cpulist, fn))
+            notes.append("IPI %s from %s (%dx, %s): %s" % (
+                c["name"], text, s.get("count", 0), fmt_ns(s.get("total_ns", 0)), why))
+    return notes
+
+
+def _remedy_ipi(ctx, causes):
+    """kernel.numa_balancing=0 (its page migrations send TLB shootdowns), and,
+    where the tracer saw the sends, the senders by name with what removes each."""
+    changes, notes, why = _remedy_sysctl("kernel.numa_balancing", 0, "no NUMA balancing page "
+                                         "migrations and their TLB shootdowns")(ctx, causes)
+    return changes, notes + _ipi_sender_notes(ctx, causes), why
 
 
 def _remedy_vmstat(ctx, causes):
@@ -388,8 +430,7 @@ MAKERS = {
     "timers": _remedy_sysctl("kernel.timer_migration", 0, "timers stay on the CPU that "
                              "armed them"),
     "irq": _remedy_irq,
-    "ipi": _remedy_sysctl("kernel.numa_balancing", 0, "no NUMA balancing page migrations "
-                          "and their TLB shootdowns"),
+    "ipi": _remedy_ipi,
     "irq_work": _nothing("no switch removes irq_work: it is raised by perf, BPF or printk "
                          "users on the CPU"),
     "page_faults": _remedy_page_faults,

@@ -37,7 +37,7 @@ def test_every_family_is_exposed_with_its_type():
 
 def test_counters_and_seconds():
     fams = parsed(state())
-    lab = {"cpu": "3", "category": "timer tick", "name": "local timer", "container": ""}
+    lab = {"cpu": "3", "category": "timer tick", "name": "local timer"}
     assert [s.value for s in fams["jtr_watch_interruptions"].samples if s.labels == lab] == [5]
     secs = [s.value for s in fams["jtr_watch_interrupted_seconds"].samples if s.labels == lab]
     assert secs == [pytest.approx(2.0000005)]
@@ -52,16 +52,23 @@ def test_counters_and_seconds():
                    "jtr_watch_longest_interruption_seconds": 2.0}
 
 
-def test_a_tasks_container_is_a_label():
+def test_a_tasks_container_and_an_ipis_sender_are_labels():
     """A task's row with a container (its fifth field) carries it as the
-    container label; the same comm outside it is a series of its own."""
+    container label, an IPI's the sender's comm as the sender label; the same
+    comm outside a container is a series of its own, without the label."""
     st = state()
     k = st["cpus"][0]["categories"][WATCH.index("task preemption")]
     k["names"] = [["stress", 2, 3000, 2, "docker 0123456789ab"], ["stress", 1, 500, 1]]
+    ipi = st["cpus"][0]["categories"][WATCH.index("IPI")]
+    ipi["names"] = [["call_function_single", 4, 4000, 5, "java"]]
     fams = parsed(st)
-    got = {s.labels["container"]: s.value for s in fams["jtr_watch_interruptions"].samples
+    got = {s.labels.get("container"): s.value for s in fams["jtr_watch_interruptions"].samples
            if s.labels["name"] == "stress"}
-    assert got == {"docker 0123456789ab": 2, "": 1}
+    assert got == {"docker 0123456789ab": 2, None: 1}
+    (s,) = [s for s in fams["jtr_watch_kernel_events"].samples
+            if s.labels["category"] == "IPI" and s.name.endswith("_total")]
+    assert s.labels == {"cpu": "3", "category": "IPI", "name": "call_function_single",
+                        "sender": "java"} and s.value == 5
 
 
 def test_histogram_is_cumulative_and_ends_in_the_count():

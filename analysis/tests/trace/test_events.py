@@ -260,3 +260,18 @@ def test_a_log_named_by_a_result_stays_in_its_folder(tmp_path):
     os.symlink(str(tmp_path / "trace.json"), str(d / "trace.json"))
     with pytest.raises(UsageError, match="trace.json: leads out of the results folder"):
         E.read_events(str(d), within=str(d))
+
+
+def test_an_ipis_entry_names_its_sender():
+    raw = b"java".ljust(16, b"\0") + E.X4.pack(0, 0, 0xffffffff81300000, 812 | 3 << 32)[16:]
+    ev = E.decode(E.RECORD.pack(T0, 1, 1, E.VEC_ENTRY, E.VEC_SENDER, 251, 1, raw))
+    meta = {"vectors": ["local_timer", "call_function_single"],
+            "symbols": {"0xffffffff81300000": "flush_tlb_func"}}
+    assert E.describe(ev, meta) == ("call_function_single_entry vector=251 from java "
+                                    "(pid 812, CPU 3) flush_tlb_func")
+    site = E.decode(E.RECORD.pack(T0, 1, 1, E.VEC_ENTRY, E.VEC_SENDER | E.VEC_SITE, 253, 0,
+                                  raw))
+    assert E.describe(site, {"vectors": ["reschedule"], "symbols": {}}).endswith(
+        "from java (pid 812, CPU 3) sent at 0xffffffff81300000")
+    plain = E.decode(E.RECORD.pack(T0, 1, 1, E.VEC_ENTRY, 0, 251, 1, raw))
+    assert E.describe(plain, meta) == "call_function_single_entry vector=251"

@@ -300,3 +300,30 @@ def test_a_stock_tuned_base_stays_included(tmp_path):
         pytest.skip("tuned's latency-performance profile is not installed")
     text = A.profile_text([], "latency-performance", "r (gap)")
     assert "\ninclude=latency-performance\n" in text
+
+
+def test_the_ipi_rule_names_each_sender_with_its_remedy():
+    """Where the tracer saw the sends, the ipi rule names the senders (most time
+    first, at most three a cause) with what removes each: a TLB shootdown, an
+    expedited RCU grace period, anything else pinned away."""
+    senders = {"call_function_single": [
+        {"sender": "java (pid 812, CPU 0) flush_tlb_func", "count": 40, "total_ns": 9000},
+        {"sender": "rcu_exp_gp_kthr (pid 17, CPU 0) rcu_exp_handler", "count": 2,
+         "total_ns": 900},
+        {"sender": "jtr-inject (pid 9, CPU 0) cpuid_smp_cpuid", "count": 1, "total_ns": 500},
+        {"sender": "bash (pid 5, CPU 0) sent at wakeup_preempt+0x55", "count": 1,
+         "total_ns": 100}]}
+    [r] = A.advise(charges(("ipi", "IPI", "call_function_single", 10500, 44)),
+                   A.Context([1], facts(), senders=senders), 10500, 10 ** 9)
+    assert r["why_not"] == "kernel.numa_balancing is 0 already"
+    assert len(r["notes"]) == 3
+    assert r["notes"][0].startswith("IPI call_function_single from java (pid 812, CPU 0) "
+                                    "flush_tlb_func (40x, 9.0 us): TLB shootdowns")
+    assert "rcupdate.rcu_normal=1" in r["notes"][1]
+    assert r["notes"][2].endswith("pin it to the housekeeping CPUs (0), or stop it asking "
+                                  "CPU 1 to run cpuid_smp_cpuid")
+    # without the sends seen: the rule as before, no note
+    [r] = A.advise(charges(("ipi", "IPI", "call_function_single", 10500, 44)),
+                   A.Context([1], facts(**{"sysctl": {"kernel.numa_balancing": "1"}})),
+                   10500, 10 ** 9)
+    assert r["applicable"] and r["notes"] == []
