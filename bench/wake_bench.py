@@ -18,12 +18,15 @@ Three comparisons on one CPU, rounds alternating, medians reported:
    the wake-ups between the two reads (their distance / the period).
    Goal: jtr's <= cyclictest's.
 3. The tracer's overhead on the wake latency (root only): the same jtr wake
-   alone and with `jtr trace -c CPU` recording beside it. p50 and p99 of
-   both and the events recorded. Goal: traced / untraced <= 1.05.
+   alone and with `jtr trace -c CPU` recording beside it, in pairs of short
+   rounds, each pair's order the other way round from the one before. p50 and
+   p99 of both, the median and quartiles of the pairs' ratios, and the events
+   recorded. Goal: traced / untraced <= 1.05 (the median).
 
 The whole item needs root (SCHED_FIFO, /dev/cpu_dma_latency, BPF).
 Environment: BENCH_WAKE_SECONDS (default 10), BENCH_ROUNDS (default 3),
-BENCH_CPU (default: the last online CPU). Run alone:
+BENCH_WAKE_TRACE_ROUNDS (part 3's pairs, default 10), BENCH_WAKE_TRACE_SECONDS
+(default 4), BENCH_CPU (default: the last online CPU). Run alone:
 `.venv/bin/python bench/wake_bench.py`.
 """
 import json
@@ -266,16 +269,42 @@ def vs_cyclictest(cpu, seconds, rounds, tmp):
         "cost_ratios": cost_ratios}
 
 
+def trace_rounds():
+    """BENCH_WAKE_TRACE_ROUNDS pairs (default 10) of BENCH_WAKE_TRACE_SECONDS
+    each (default 4, at least 4): the host's swings (a round's p50 doubling)
+    are larger than what the tracer adds, so part 3 takes more, shorter pairs
+    than the others and reads their median and quartiles."""
+    return (max(1, int(os.environ.get("BENCH_WAKE_TRACE_ROUNDS", "10"))),
+            max(4, int(os.environ.get("BENCH_WAKE_TRACE_SECONDS", "4"))))
+
+
+def quartiles(values):
+    """(first quartile, third quartile) of @values (the values for fewer than 4)."""
+    v = sorted(values)
+    if len(v) < 4:
+        return v[0], v[-1]
+    q = statistics.quantiles(v, n=4)
+    return q[0], q[2]
+
+
 def tracer_overhead(cpu, seconds, rounds, tmp):
-    """Part 3: alternating jtr wake rounds without and with jtr trace."""
+    """Part 3: pairs of jtr wake rounds without and with jtr trace, the order
+    of each pair the other way round from the one before (a drift of the host
+    within a pair then falls on both sides alike)."""
     off, on = [], []
     for i in range(rounds):
-        print("bench: round %d/%d: jtr wake without and with jtr trace, %d s each on CPU %d"
-              % (i + 1, rounds, seconds, cpu), file=sys.stderr)
-        off.append(jtr_wake_round(cpu, seconds, os.path.join(tmp, "wake")))
-        on.append(traced_round(cpu, seconds, tmp))
+        print("bench: pair %d/%d: jtr wake %s jtr trace, %d s each on CPU %d"
+              % (i + 1, rounds, "without and with" if i % 2 == 0 else "with and without",
+                 seconds, cpu), file=sys.stderr)
+        if i % 2 == 0:
+            off.append(jtr_wake_round(cpu, seconds, os.path.join(tmp, "wake")))
+            on.append(traced_round(cpu, seconds, tmp))
+        else:
+            on.append(traced_round(cpu, seconds, tmp))
+            off.append(jtr_wake_round(cpu, seconds, os.path.join(tmp, "wake")))
     p50, p99 = ratios(on, off, "p50_ns"), ratios(on, off, "p99_ns")
-    return {"on": on, "off": off,
+    return {"on": on, "off": off, "rounds": rounds, "seconds": seconds,
+            "p50_quartiles": quartiles(p50), "p99_quartiles": quartiles(p99),
             "p50_ns_on": med(on, "p50_ns"), "p50_ns_off": med(off, "p50_ns"),
             "p99_ns_on": med(on, "p99_ns"), "p99_ns_off": med(off, "p99_ns"),
             "max_ns_on": med(on, "max_ns"), "max_ns_off": med(off, "max_ns"),
@@ -305,7 +334,7 @@ def measure(cpu, rounds, tmp):
         except (RuntimeError, OSError, ValueError, KeyError) as e:
             res["errors"].append("jtr wake vs cyclictest: %s" % e)
     try:
-        res["tracer"] = tracer_overhead(cpu, seconds, rounds, tmp)
+        res["tracer"] = tracer_overhead(cpu, *trace_rounds(), tmp)
     except (RuntimeError, OSError, ValueError, KeyError) as e:
         res["errors"].append("jtr wake with jtr trace: %s" % e)
     return res
@@ -347,10 +376,10 @@ def print_vs_cyclictest(v, cpu, rounds, seconds):
              if v["cyclictest_overflows"] else ""))
 
 
-def print_tracer(t, cpu, rounds, seconds):
+def print_tracer(t, cpu):
     """The table of part 3."""
-    print("jtr wake with and without jtr trace, CPU %d, %d x %d s (medians)"
-          % (cpu, rounds, seconds))
+    print("jtr wake with and without jtr trace, CPU %d, %d pairs of %d s (medians)"
+          % (cpu, t["rounds"], t["seconds"]))
     print("  %-22s %12s %12s" % ("", "traced", "not traced"))
     print("  %-22s %12.0f %12.0f" % ("p50 ns", t["p50_ns_on"], t["p50_ns_off"]))
     print("  %-22s %12.0f %12.0f" % ("p99 ns", t["p99_ns_on"], t["p99_ns_off"]))
@@ -359,8 +388,10 @@ def print_tracer(t, cpu, rounds, seconds):
           % (t["events"], t["events_per_s"], t["dropped"]))
     for k in ("p50", "p99"):
         r = t[k + "_ratio"]
-        print("  %s ratio traced/not traced: %.3f (goal <= %.2f; rounds: %s): %s"
-              % (k, r, GOAL_TRACED, rounds_text(t[k + "_ratios"]), verdict(r <= GOAL_TRACED)))
+        print("  %s ratio traced/not traced: %.3f, quartiles %.3f-%.3f (goal <= %.2f; "
+              "pairs: %s): %s" % (k, r, t[k + "_quartiles"][0], t[k + "_quartiles"][1],
+                                  GOAL_TRACED, rounds_text(t[k + "_ratios"]),
+                                  verdict(r <= GOAL_TRACED)))
 
 
 def show(res):
@@ -371,7 +402,7 @@ def show(res):
     if res["vs_cyclictest"]:
         print_vs_cyclictest(res["vs_cyclictest"], res["cpu"], res["rounds"], res["seconds"])
     if res["tracer"]:
-        print_tracer(res["tracer"], res["cpu"], res["rounds"], res["seconds"])
+        print_tracer(res["tracer"], res["cpu"])
     for e in res["errors"]:
         print("bench: wake: %s" % e, file=sys.stderr)
     return not res["errors"]

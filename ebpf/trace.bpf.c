@@ -480,11 +480,12 @@ struct {
 static __always_inline void note_send(__u32 to, __u64 callsite, __u64 callback, bool queued)
 {
 	__u32 k = to * 2 + (callback ? 1 : 0), cpu = bpf_get_smp_processor_id();
-	__u64 now = bpf_ktime_get_ns();
 	struct ipi_send *s;
+	__u64 now;
 
 	if (!traced(to) || !(s = bpf_map_lookup_elem(&ipi_sends, &k)))
 		return;
+	now = bpf_ktime_get_ns();
 	if (!queued && callback && s->queued && s->cpu == cpu && now - s->ts < JTR_IPI_QUEUED_NS) {
 		s->ts = now;
 		return;
@@ -501,8 +502,16 @@ static __always_inline void note_send(__u32 to, __u64 callsite, __u64 callback, 
 
 TWIN(ipi_send_cpu, (note_send(cpu, callsite, (__u64)callback, false), 0),
      unsigned int cpu, unsigned long callsite, void *callback)
-TWIN(csd_queue_cpu, (note_send(cpu, callsite, (__u64)func, true), 0),
-     unsigned int cpu, unsigned long callsite, smp_call_func_t func, call_single_data_t *csd)
+/* csd_queue_cpu's function is a function pointer, which a tp_btf program may
+ * not read (the verifier refuses that context access: "arg2 type FUNC_PROTO
+ * is not a struct"): raw_tp programs under each name */
+#define RAW_TWIN(tp, call, ...)						\
+	SEC("raw_tp/" #tp) int BPF_PROG(btf_##tp, __VA_ARGS__) { return call; } \
+	SEC("raw_tp/" #tp) int BPF_PROG(raw_##tp, __VA_ARGS__) { return call; } \
+	SEC("raw_tp/" #tp) int BPF_PROG(floor_##tp) { return 0; }
+
+RAW_TWIN(csd_queue_cpu, (note_send(cpu, callsite, (__u64)func, true), 0),
+	 unsigned int cpu, unsigned long callsite, void *func, void *csd)
 
 /* ipi_send_cpumask: each traced CPU of the mask (the words of the traced CPUs only) */
 static __always_inline int on_send_mask(const struct cpumask *mask, unsigned long callsite,

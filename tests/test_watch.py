@@ -437,7 +437,8 @@ def test_dashboard_queries_name_real_metrics():
         assert used and used <= exposed, (e, used - exposed)
         labels = set(re.findall(r"(\w+)\s*(?:=~|!=|=)\s*\"", e)) | {
             w for by in re.findall(r"by \(([^)]*)\)", e) for w in re.split(r"\s*,\s*", by)}
-        assert labels <= {"cpu", "category", "name", "le", "instance", "job"}, e
+        assert labels <= {"cpu", "category", "name", "le", "instance", "job", "container",
+                          "sender"}, e
 
 
 def now_ns():

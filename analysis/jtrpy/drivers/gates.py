@@ -148,7 +148,7 @@ def cause_row(c):
     """A cause of the attribution as a gate names it."""
     row = {k: c.get(k) for k in ("category", "name", "count", "total_ns", "share",
                                  "example_chain")}
-    for k in ("side", "pids", "prio", "tasks"):
+    for k in ("side", "pids", "prio", "tasks", "containers", "senders"):
         if c.get(k):
             row[k] = c[k]
     return row
