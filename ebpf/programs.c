@@ -148,7 +148,10 @@ static struct bpf_program *vec_prog(struct tracer *t, int v, int exit)
 	return bpf_object__find_program_by_name(t->skel->obj, name);
 }
 
-/* add_link - keep @l for detaching */
+/* add_link - keep @l for detaching; and empty the rings of what the programs
+ * attached so far wrote (on_event counts it outside the window): with 24 busy
+ * loops on the draining CPU, attaching took long enough for a loopback flood
+ * (2.2 million events a second) to fill a ring before the first drain */
 static int add_link(struct tracer *t, struct bpf_link *l)
 {
 	struct bpf_link **n = realloc(t->links, (t->nlinks + 1) * sizeof(*n));
@@ -159,7 +162,17 @@ static int add_link(struct tracer *t, struct bpf_link *l)
 	}
 	t->links = n;
 	t->links[t->nlinks++] = l;
+	if (t->rb)
+		ring_buffer__consume(t->rb);
 	return 0;
+}
+
+/* progs_forget_task - the kernel side describes task @pid again at its next
+ * switch (its task_groups record was dropped: it came while attaching) */
+void progs_forget_task(struct tracer *t, uint32_t pid)
+{
+	if (t->skel)
+		bpf_map__delete_elem(t->skel->maps.task_groups, &pid, sizeof(pid), 0);
 }
 
 /* DETACHERS threads destroy the links, each every DETACHERS'th: where the

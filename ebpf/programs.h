@@ -42,6 +42,9 @@ void progs_detach(struct tracer *t);
 /* progs_stop - detach and unload */
 void progs_stop(struct tracer *t);
 
+/* progs_forget_task - task @pid's groups said again at its next switch */
+void progs_forget_task(struct tracer *t, uint32_t pid);
+
 /* progs_read_counts - sum the per-CPU counters into t->total; 0 or -errno */
 int progs_read_counts(struct tracer *t);
 

@@ -143,21 +143,19 @@ static int on_event(void *ctx, void *data, size_t size)
 {
 	struct tracer *t = ctx;
 	const struct jtr_ev *e = data;
-	struct jtr_ev task;
 
 	if (size < sizeof(*e))
 		return 0;
-	/* a task's groups are said once (trace.bpf.c note_task): one said while
-	 * the programs attached is kept, at the window's start */
-	if (e->type == JTR_EV_TASK && (int64_t)e->ts_ns < t->win_start_ns) {
-		task = *e;
-		task.ts_ns = (uint64_t)t->win_start_ns;
-		e = &task;
-	}
 	/* keep the time every program was attached: while they attach or detach one
-	 * by one, an exit can come without its entry */
-	if ((int64_t)e->ts_ns < t->win_start_ns || (t->win_end_ns && (int64_t)e->ts_ns > t->win_end_ns)) {
+	 * by one, an exit can come without its entry (and while they attach, the
+	 * window has not begun: win_start_ns is 0 until every one is) */
+	if (!t->win_start_ns || (int64_t)e->ts_ns < t->win_start_ns ||
+	    (t->win_end_ns && (int64_t)e->ts_ns > t->win_end_ns)) {
 		t->outside++;
+		/* a task's groups are said once (trace.bpf.c note_task): said
+		 * again at the task's next switch */
+		if (e->type == JTR_EV_TASK && !t->win_end_ns)
+			progs_forget_task(t, (uint32_t)e->a);
 		return 0;
 	}
 	if (e->type == JTR_EV_TASK)
@@ -214,18 +212,23 @@ static uint64_t default_buffer(int ncpus, uint64_t drain_ns)
 	return b;
 }
 
-/* next_drain - how long to sleep after a drain that took @records: the
- * interval, shorter while a ring fills faster than an eighth of it each (as if
- * every record came from one CPU: its ring is the one that fills) */
-static uint64_t next_drain(const struct tracer *t, int records)
+/* next_drain - how long to sleep after a drain that took @records, @since ns
+ * after the drain before it: the time in which, at the rate they came, a ring
+ * fills an eighth (as if every record came from one CPU: its ring is the one
+ * that fills), the interval at most, 1 ms at least. An eighth: a drain may
+ * come that many times as late before a ring is full (a busy draining CPU).
+ * Scaled from the time they took to come, not from the interval: from the
+ * interval, the fill went as the square root of the rate (a third of a ring a
+ * drain at 2.2 million events a second, and a late drain lost events) */
+static uint64_t next_drain(const struct tracer *t, int records, uint64_t since)
 {
 	const struct trace_opts *o = t->o;
 	double filled = (double)records * JTR_RB_RECORD /
 			(double)(t->ring_bytes ? t->ring_bytes : o->buffer_bytes);
 	uint64_t ns = o->drain_ns;
 
-	if (filled > 1.0 / JTR_TRACE_LATE)
-		ns = (uint64_t)(ns / (filled * JTR_TRACE_LATE));
+	if (filled > 0 && since / (filled * JTR_TRACE_LATE) < (double)ns)
+		ns = (uint64_t)(since / (filled * JTR_TRACE_LATE));
 	return ns < JTR_NS_PER_MS ? JTR_NS_PER_MS : ns;
 }
 
@@ -520,7 +523,11 @@ static void drain(struct tracer *t, int64_t start_ns)
 {
 	const struct trace_opts *o = t->o;
 	int64_t last_progress = start_ns;
-	uint64_t pause = o->drain_ns;
+	/* the first drain soon, so that next_drain learns the rate early: after
+	 * a whole interval first, a flood of 2.2 million events a second had
+	 * filled the ring before it */
+	uint64_t pause = o->drain_ns / JTR_TRACE_LATE;
+	int64_t last_drain = start_ns;
 
 	while (!jtr_stop && !t->write_err) {
 		int64_t now = jtr_mono_ns();
@@ -531,7 +538,9 @@ static void drain(struct tracer *t, int64_t start_ns)
 		sleep_ns(o->duration_ns && o->duration_ns - (now - start_ns) < pause ?
 			 o->duration_ns - (now - start_ns) : pause);
 		n = ring_buffer__consume(t->rb);
-		pause = next_drain(t, n > 0 ? n : 0);
+		now = jtr_mono_ns();
+		pause = next_drain(t, n > 0 ? n : 0, (uint64_t)(now - last_drain));
+		last_drain = now;
 		if (o->watch)
 			pause = watch_run_drained(t, pause);
 		if (t->p->progress && jtr_mono_ns() - last_progress >= (int64_t)JTR_NS_PER_S) {

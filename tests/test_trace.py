@@ -142,6 +142,10 @@ def records_the_cpu_only(made):
     meta = json.load(open(out / "trace.json"))
     assert meta["format"] == "jtr-trace/1" and meta["cpus"] == [cpu]
     assert meta["programs_kind"] in ("tp_btf", "raw_tp")
+    # raw_tp where the kernel has no tp_btf, never because its verifier refused one
+    # of jtr's tp_btf programs (EACCES: a csd_queue_cpu program reading a function
+    # pointer took the whole set to raw_tp once)
+    assert meta["programs_kind"] == "tp_btf" or "Permission denied" not in p.stderr, p.stderr
     assert "local_timer" in meta["vectors"] and "reschedule" in meta["vectors"]
     log = read_events(str(out))
     evs = list(log.iter_events())

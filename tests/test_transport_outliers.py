@@ -267,9 +267,9 @@ def pong_under_spinner(tmp_path, validate, a, b):
         # for them all
         spin = start_spinner(tmp_path, b, "ping")
         procs.append(spin)
-        ping = spawn("ping", *common, "--one-thread", "-f", 1, "-c", a, "-r", "100K", "-n",
-                     "150K", "-w", 1000, "-q", "-o", ping_out, "--wait", "30", "--max-outliers",
-                     "150K", "--threshold", "100us")
+        ping = spawn("ping", *common, "--one-thread", "-f", 1, "-c", a, "-r", "300K", "-n",
+                     "450K", "-w", 1000, "-q", "-o", ping_out, "--wait", "30", "--max-outliers",
+                     "450K", "--threshold", "100us")
         procs.append(ping)
         spans = spins(tmp_path, spin, ping)
         rc, _, err = finish(ping, timeout=120)
@@ -319,10 +319,12 @@ def test_spinner_on_pongs_cpu_shows_in_its_log(tmp_path, validate):
     # pong busy-polls at normal priority: a spin that starts while it
     # reflects (receive returned, send call not ended) holds that reflection
     # for the spin; one that starts while it waits holds the message in the
-    # socket instead (ping's round trip shows it). Pong reflects about a
-    # quarter of the time at 100K/s: some of the 100 spins must be in its log,
-    # each as one reflection about as long as the spin (3 to 78 of 99 in
-    # runs here: a loaded host can make it few, so a second try)
+    # socket instead (ping's round trip shows it). At 300K/s pong is busy
+    # reflecting much of the time: some of the 100 spins must be in its log,
+    # each as one reflection about as long as the spin (39 and 41 of 99 in two
+    # runs on a 2.6 GHz Xeon; at 100K/s it was idle so much of the time there
+    # that 0 to 3 of 99 fell in a reflection, where a 2.0 GHz EPYC had 3 to 78;
+    # a loaded host can make it few, so a second try)
     (rows, inside, ping_rows), hit = two_tries(
         tmp_path, lambda d: pong_under_spinner(d, validate, a, b),
         lambda got: overlapping(got[0], got[1], 250 * 1000), pong_enough, "pong")
