@@ -192,6 +192,17 @@ def charged_or_held(tmp_path, cpu, inject_args, pred, what):
     return n, len(spans) - len(spans) // 10
 
 
+def need_ipi_senders(cpu):
+    """Skip, saying why, where IPIs to @cpu cannot be sent on demand (cpuid reads
+    of /dev/cpu/CPU/cpuid) or their senders not seen (ipi:ipi_send_cpu)."""
+    if not os.path.exists("/dev/cpu/%d/cpuid" % cpu):
+        pytest.skip("no /dev/cpu/%d/cpuid (CONFIG_X86_CPUID): no way here to send an IPI "
+                    "to one CPU on demand" % cpu)
+    if not os.path.isdir("/sys/kernel/tracing/events/ipi/ipi_send_cpu"):
+        pytest.skip("this kernel has no ipi:ipi_send_cpu tracepoint (before 6.4): the "
+                    "senders are not seen")
+
+
 def need_perf():
     need_tracing()
     if not shutil.which("perf"):

@@ -17,6 +17,7 @@ from injection import (
     charged,
     charged_or_held,
     cpus,
+    need_ipi_senders,
     outliers_during,
     outliers_holding,
     part_of,
@@ -107,12 +108,7 @@ def test_each_cpuid_ipi_names_its_sender(tmp_path):
     and the cause lists it first among its senders."""
     need_tracing()
     cpu, other = cpus()
-    if not os.path.exists("/dev/cpu/%d/cpuid" % cpu):
-        pytest.skip("no /dev/cpu/%d/cpuid (CONFIG_X86_CPUID): no way here to send an IPI "
-                    "to one CPU on demand" % cpu)
-    if not os.path.isdir("/sys/kernel/tracing/events/ipi/ipi_send_cpu"):
-        pytest.skip("this kernel has no ipi:ipi_send_cpu tracepoint (before 6.4): the "
-                    "senders are not seen")
+    need_ipi_senders(cpu)
     sender = "from jtr-inject (pid "
     where = ", CPU %d) cpuid_smp_cpuid" % other
 

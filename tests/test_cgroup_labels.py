@@ -8,14 +8,13 @@ systemd scope in the cgroup v2 hierarchy, and Docker's cgroupfs layout
 import json
 import os
 import secrets
-import subprocess
 import sys
 import time
 
 import pytest
 from conftest import need_tracing
 from injection import FIFO_SPIN_US, cpus, fifo_args, in_cgroups, run_folder
-from test_watch import APP, INJECT, SPIN, app_loop, cpu_state, running, start_watch, stop_watch
+from test_watch import INJECT, SPIN, cpu_state, watched_app
 
 pytestmark = pytest.mark.measures
 
@@ -108,23 +107,11 @@ def test_watch_labels_the_preempting_task_by_its_container(tmp_path, groups):
     need_tracing()
     cpu, other = cpus()
     folder, label = groups["docker"]
-    app = app_loop(cpu, 30)
-    try:
-        running(app, APP)
-        w = start_watch(cpu, other, tmp_path / "w", "--app", str(app.pid))
-        try:
-            r = subprocess.run(in_cgroups([procs(folder)], [
-                "taskset", "-c", str(other), "unshare", "--pid", "--fork", "--kill-child",
-                "--mount-proc", sys.executable, INJECT, str(cpu), "--other", str(other),
-                "--max-s", "60", "--no-app", "--spinner-comm", SPIN, "--spins", "20",
-                "--period-ms", "50", "--spin-us", "300", "--out", str(tmp_path / "spans.csv")]),
-                capture_output=True, text=True, timeout=90)
-            assert r.returncode == 0, r.stderr
-        finally:
-            _, _, doc = stop_watch(w, tmp_path / "w")
-    finally:
-        app.kill()
-        app.wait()
+    doc = watched_app(tmp_path, cpu, other, in_cgroups([procs(folder)], [
+        "taskset", "-c", str(other), "unshare", "--pid", "--fork", "--kill-child",
+        "--mount-proc", sys.executable, INJECT, str(cpu), "--other", str(other),
+        "--max-s", "60", "--no-app", "--spinner-comm", SPIN, "--spins", "20",
+        "--period-ms", "50", "--spin-us", "300", "--out", str(tmp_path / "spans.csv")]))
     _, cats = cpu_state(doc, cpu)
     spin = [n for n in cats["task preemption"]["names"] if n[0] == SPIN]
     assert spin and all(n[4:] == [label] for n in spin), spin

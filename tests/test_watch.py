@@ -39,7 +39,7 @@ from conftest import (
     stolen_ns,
     wait_for,
 )
-from injection import cpus, host_held, part_of
+from injection import cpus, host_held, need_ipi_senders, part_of
 from prometheus_client.parser import text_string_to_metric_families
 
 from jtrpy.formats.watch_metrics import FAMILIES
@@ -503,6 +503,24 @@ def start_watches(cpu, other, watches):
     return ws
 
 
+def watched_app(tmp_path, cpu, other, cmd):
+    """jtr watch --app PID on @cpu beside the application (APP) while @cmd runs
+    to its end (exit 0): watch.json's document."""
+    app = app_loop(cpu, 30)
+    try:
+        running(app, APP)
+        w = start_watch(cpu, other, tmp_path / "w", "--app", str(app.pid))
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
+            assert r.returncode == 0, r.stderr
+        finally:
+            _, _, doc = stop_watch(w, tmp_path / "w")
+    finally:
+        app.kill()
+        app.wait()
+    return doc
+
+
 def stop_watch(w, out):
     """SIGTERM, then (stdout, stderr, watch.json)."""
     w.send_signal(signal.SIGTERM)
@@ -714,29 +732,12 @@ def test_ipis_are_labelled_by_their_sender(tmp_path):
     sender label), with every read."""
     need_tracing()
     cpu, other = cpus()
-    if not os.path.exists("/dev/cpu/%d/cpuid" % cpu):
-        pytest.skip("no /dev/cpu/%d/cpuid (CONFIG_X86_CPUID): no way here to send an IPI "
-                    "to one CPU on demand" % cpu)
-    if not os.path.isdir("/sys/kernel/tracing/events/ipi/ipi_send_cpu"):
-        pytest.skip("this kernel has no ipi:ipi_send_cpu tracepoint (before 6.4): the "
-                    "senders are not seen")
-    app = app_loop(cpu, 30)
-    try:
-        running(app, APP)
-        w = start_watch(cpu, other, tmp_path / "w", "--app", str(app.pid))
-        try:
-            # it pins itself to the other CPU: in a pid namespace of its own
-            r = subprocess.run(["unshare", "--pid", "--fork", "--kill-child", "--mount-proc",
-                                sys.executable, os.path.join(ROOT, "tests", "inject.py"), "ipi",
-                                str(cpu), "--source", str(other), "--period-ms", "10",
-                                "--duration", "1", "--out", str(tmp_path / "reads.csv")],
-                               capture_output=True, text=True, timeout=60)
-            assert r.returncode == 0, r.stderr
-        finally:
-            _, _, doc = stop_watch(w, tmp_path / "w")
-    finally:
-        app.kill()
-        app.wait()
+    need_ipi_senders(cpu)
+    # it pins itself to the other CPU: in a pid namespace of its own
+    doc = watched_app(tmp_path, cpu, other, [
+        "unshare", "--pid", "--fork", "--kill-child", "--mount-proc", sys.executable,
+        os.path.join(ROOT, "tests", "inject.py"), "ipi", str(cpu), "--source", str(other),
+        "--period-ms", "10", "--duration", "1", "--out", str(tmp_path / "reads.csv")])
     reads = len((tmp_path / "reads.csv").read_text().split())
     _, cats = cpu_state(doc, cpu)
     rows = [n for n in cats["IPI"]["names"] if n[0] == "call_function_single"]
