@@ -270,12 +270,12 @@ def vs_cyclictest(cpu, seconds, rounds, tmp):
 
 
 def trace_rounds():
-    """BENCH_WAKE_TRACE_ROUNDS pairs (default 10) of BENCH_WAKE_TRACE_SECONDS
-    each (default 4, at least 4): the host's swings (a round's p50 doubling)
-    are larger than what the tracer adds, so part 3 takes more, shorter pairs
-    than the others and reads their median and quartiles."""
-    return (max(1, int(os.environ.get("BENCH_WAKE_TRACE_ROUNDS", "10"))),
-            max(4, int(os.environ.get("BENCH_WAKE_TRACE_SECONDS", "4"))))
+    """(seconds, pairs): BENCH_WAKE_TRACE_ROUNDS pairs (default 10) of
+    BENCH_WAKE_TRACE_SECONDS each (default 4, at least 4): the host's swings (a
+    round's p50 doubling) are larger than what the tracer adds, so part 3 takes
+    more, shorter pairs than the others and reads their median and quartiles."""
+    return (max(4, int(os.environ.get("BENCH_WAKE_TRACE_SECONDS", "4"))),
+            max(1, int(os.environ.get("BENCH_WAKE_TRACE_ROUNDS", "10"))))
 
 
 def quartiles(values):
