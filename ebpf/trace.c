@@ -142,10 +142,15 @@ static const struct option long_opts[] = {
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct tracer *t = ctx;
-	const struct jtr_ev *e = data;
+	struct jtr_ev whole;
+	const struct jtr_ev *e = &whole;
 
-	if (size < sizeof(*e))
+	/* a record as long as its type needs (trace.bpf.c JTR_EV_BYTES): the rest
+	 * of the 64 bytes are zeros */
+	if (size < JTR_EV_MIN || size > sizeof(whole))
 		return 0;
+	memcpy(&whole, data, size);
+	memset((char *)&whole + size, 0, sizeof(whole) - size);
 	/* keep the time every program was attached: while they attach or detach one
 	 * by one, an exit can come without its entry (and while they attach, the
 	 * window has not begun: win_start_ns is 0 until every one is) */

@@ -17,6 +17,9 @@
 #define JTR_EV_MAGIC	"JTREVT1"	/* 8 bytes with the NUL */
 #define JTR_EV_VERSION	1
 #define JTR_EV_SIZE	64
+#define JTR_EV_MIN	32	/* a record in the ring without str/x: the kernel
+				 * side writes only what a type carries (trace.bpf.c
+				 * JTR_EV_BYTES), the user side the whole 64 */
 #define JTR_TRACE_MAX_CPUS 1024
 #define JTR_TRACE_MAX_VECS 32		/* irq_vectors entry/exit pairs */
 #define JTR_TRACE_MAX_APPS 16		/* jtr watch --app PIDs the kernel side matches */

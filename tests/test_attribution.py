@@ -125,7 +125,8 @@ def test_each_cpuid_ipi_names_its_sender(tmp_path):
                   c["name"] == "call_function_single"]
         top = ipi["senders"][0]
         assert top["sender"].startswith("jtr-inject (pid ") and where in top["sender"], ipi
-        assert top["count"] >= 0.9 * n, (top, n)
+        # an outlier may hold an IPI beside another cause: the IPI's part counts it
+        assert top["count"] >= 0.9 * n, (ipi["senders"], n)
 
 
 @pytest.mark.measures

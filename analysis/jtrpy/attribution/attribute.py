@@ -1035,8 +1035,17 @@ def _attribute(result, outliers, log, slack_ns, top, each, programs, progress):
                                       length - host - kernel_ns))
             return memo[0]
         parts = T.parts(cpu, start, length, share, main, chain, traced)
+        # the IPIs' senders, each with its episode's part of its cause's share
         if ep.sender:
             T.note_sender(key, ep.sender, share[key])
+        sent = [(e, d) for e, d in apart if e.sender and (e.category, e.name, None) != key]
+        if sent:
+            own = {}
+            for e, d in apart:
+                own[(e.category, e.name, None)] = own.get((e.category, e.name, None), 0) + d
+            for e, d in sent:
+                k = (e.category, e.name, None)
+                T.note_sender(k, e.sender, share.get(k, 0) * d // max(1, own[k]))
         if each is not None:
             eps = [e for e in [ep] + [a for a, _ in apart]
                    if share.get((e.category, e.name, None)) or
