@@ -85,6 +85,7 @@ def group_causes(causes, names=3):
                                            one.get("prio") if n == 1 else None)
             else:
                 nm["label"] = name
+            nm["label"] += C.detail(row)
             if side:
                 nm["label"] += " (%s side)" % side
         ns = sorted(g["names"].values(), key=lambda n: (-n["total_ns"], n["label"]))

@@ -450,6 +450,16 @@ def covered_by_bin(arr, xs, cats, width, bins):
     return out
 
 
+# a name's label on the causes chart, at most this long (the whole one in its
+# tooltip): an IPI's sender and function made the bars a third of the width
+LABEL_CHARS = 48
+
+
+def short_label(label):
+    """@label cut to LABEL_CHARS characters, an ellipsis at the cut."""
+    return label if len(label) <= LABEL_CHARS else label[:LABEL_CHARS - 1].rstrip() + "\u2026"
+
+
 def causes_figure(plt, groups):
     """Outlier time per cause category (linear shares with % labels), each
     category's bar followed by its largest names' (lighter, indented).
@@ -461,7 +471,7 @@ def causes_figure(plt, groups):
                          g["category"], 100 * g["share"], fmt_ns(g.get("total_ns", 0)),
                          g.get("count", 0))))
         for nm in g["names"]:
-            rows.append(("    " + nm["label"], nm["share"], g["category"], False,
+            rows.append(("    " + short_label(nm["label"]), nm["share"], g["category"], False,
                          "%s: %.1f %%, %s in %d outliers (the longest %s)%s" % (
                              nm["label"], 100 * nm["share"], fmt_ns(nm.get("total_ns", 0)),
                              nm.get("count", 0), fmt_ns(nm.get("max_ns", 0)),

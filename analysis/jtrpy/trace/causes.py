@@ -182,23 +182,30 @@ def label(cause):
     an IPI with its sender where the tracer saw it, the one of most time first:
     'call_function_single from java (pid 812, CPU 0) flush_tlb_func'."""
     name = str(cause.get("name") or cause.get("category") or "?")
-    senders = cause.get("senders")
-    if cause.get("category") == IPI and isinstance(senders, list) and senders and \
-            isinstance(senders[0], dict) and isinstance(senders[0].get("sender"), str):
-        return "%s from %s%s" % (name, senders[0]["sender"], " and %d more" % (
-            len(senders) - 1) if len(senders) > 1 else "")
     if cause.get("category") not in (TASK,) or not isinstance(cause.get("tasks"), list):
-        return name
+        return name + detail(cause)
     tasks = cause["tasks"]
     n = cause.get("pids") if isinstance(cause.get("pids"), int) else len(tasks)
     one = tasks[0] if tasks and isinstance(tasks[0], dict) else {}
-    out = task_label(name, n, one.get("pid"), one.get("prio"))
-    boxes = [b for b in cause.get("containers") or () if isinstance(b, str)]
-    if boxes:
-        more = len(boxes) - MAX_CONTAINERS_SHOWN
-        out += " [%s%s]" % (", ".join(boxes[:MAX_CONTAINERS_SHOWN]),
-                            ", %d more" % more if more > 0 else "")
-    return out
+    return task_label(name, n, one.get("pid"), one.get("prio")) + detail(cause)
+
+
+def detail(cause):
+    """What a cause's label says after its name: a task's containers ('
+    [docker 0123456789ab]', at most MAX_CONTAINERS_SHOWN), an IPI's sender of
+    most time (' from java (pid 812, CPU 0) flush_tlb_func and 2 more'); ''."""
+    senders = cause.get("senders")
+    if cause.get("category") == IPI and isinstance(senders, list) and senders and \
+            isinstance(senders[0], dict) and isinstance(senders[0].get("sender"), str):
+        return " from %s%s" % (senders[0]["sender"], " and %d more" % (
+            len(senders) - 1) if len(senders) > 1 else "")
+    boxes = [b for b in cause.get("containers") or () if isinstance(b, str)] \
+        if cause.get("category") == TASK and isinstance(cause.get("containers"), list) else []
+    if not boxes:
+        return ""
+    more = len(boxes) - MAX_CONTAINERS_SHOWN
+    return " [%s%s]" % (", ".join(boxes[:MAX_CONTAINERS_SHOWN]),
+                        ", %d more" % more if more > 0 else "")
 
 
 def preemption(probe_prio, next_pid, next_prio):

@@ -34,3 +34,18 @@ def test_grouped_causes_survive_a_damaged_task_list():
          "share": 1.0, "pids": 1, "tasks": [[]]}
     [g] = group_causes([c])
     assert [n["label"] for n in g["names"]] == ["bash"]
+
+
+def test_grouped_causes_name_containers_and_ipi_senders():
+    """The report's rows say what the text table says: a task's container, an
+    IPI's sender of most time."""
+    from jtrpy.render.attribution import group_causes
+    task = {"category": "task preemption", "name": "stress", "count": 2, "total_ns": 20,
+            "share": 0.5, "pids": 1, "tasks": [{"pid": 7, "prio": 120}],
+            "containers": ["docker 0123456789ab"]}
+    ipi = {"category": "IPI", "name": "call_function_single", "count": 2, "total_ns": 10,
+           "share": 0.25, "senders": [{"sender": "java (pid 8, CPU 0) flush_tlb_func",
+                                       "count": 2, "total_ns": 10}]}
+    labels = [n["label"] for g in group_causes([task, ipi]) for n in g["names"]]
+    assert labels == ["stress (pid 7, prio 120) [docker 0123456789ab]",
+                      "call_function_single from java (pid 8, CPU 0) flush_tlb_func"]

@@ -290,3 +290,10 @@ def test_suite_panels_share_one_range_and_show_samples_of_zero(plt):
         assert xs == suite_page.ZERO_X
     finally:
         plt.close(fig)
+
+
+def test_a_long_cause_label_is_cut_on_the_chart():
+    long = "call_function_single from jtr-inject (pid 24336, CPU 0) cpuid_smp_cpuid"
+    assert plots.short_label("local timer") == "local timer"
+    cut = plots.short_label(long)
+    assert len(cut) == plots.LABEL_CHARS and cut.endswith("\u2026") and long.startswith(cut[:-1])
