@@ -527,6 +527,18 @@ static void args_add(struct item *it, const char *key, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* ipi_sender - an IPI's sender from its vector entry (JTR_VEC_SENDER), as
+ * events.ipi_sender says it: "java (pid 812, CPU 0) flush_tlb_func" */
+static void ipi_sender(const struct names *nm, const struct jtr_ev *e, char *buf, size_t size)
+{
+	char comm[ESC_LEN(JTR_COMM_LEN)], sb[32];
+
+	esc(comm, sizeof(comm), e->str, JTR_COMM_LEN);
+	snprintf(buf, size, "%s (pid %u, CPU %u) %s%s", comm[0] ? comm : "?",
+		 (unsigned int)(e->x[3] & 0xffffffff), (unsigned int)(e->x[3] >> 32),
+		 e->flags & JTR_VEC_SITE ? "sent at " : "", sym(nm, e->x[2], sb, sizeof(sb)));
+}
+
 /* describe - what an event says, without its time and CPU (events.describe) */
 static void describe(const struct walk *w, const struct jtr_ev *e, char *buf, size_t size)
 {
@@ -537,10 +549,17 @@ static void describe(const struct walk *w, const struct jtr_ev *e, char *buf, si
 
 	switch (e->type) {
 	case JTR_EV_VEC_ENTRY:
-	case JTR_EV_VEC_EXIT:
-		snprintf(buf, size, "%s_%s vector=%" PRIu64, vec_kind(nm, b),
-			 e->type == JTR_EV_VEC_ENTRY ? "entry" : "exit", a);
+	case JTR_EV_VEC_EXIT: {
+		int n = snprintf(buf, size, "%s_%s vector=%" PRIu64, vec_kind(nm, b),
+				 e->type == JTR_EV_VEC_ENTRY ? "entry" : "exit", a);
+
+		if (e->type == JTR_EV_VEC_ENTRY && (e->flags & JTR_VEC_SENDER) && n > 0 &&
+		    (size_t)n + 6 < size) {
+			memcpy(buf + n, " from ", 7);
+			ipi_sender(nm, e, buf + n + 6, size - n - 6);
+		}
 		return;
+	}
 	case JTR_EV_IRQ_ENTRY:
 		esc(text, sizeof(text), e->str, sizeof(e->str));
 		snprintf(buf, size, "irq_handler_entry %" PRIu64 " %s", a, text);
@@ -779,6 +798,10 @@ static bool interrupt_event(struct walk *w, const struct jtr_ev *e)
 		it = push(w, INTERRUPTS, K_VEC, a, ts, i < 0 ? nm->unknown_cat : nm->vec_cat[i]);
 		item_name(it, "%s", i < 0 ? nm->unknown_name : nm->vec_name[i]);
 		args_add(it, "vector", "%" PRIu64, a);
+		if (e->flags & JTR_VEC_SENDER) {	/* an IPI whose send was seen */
+			ipi_sender(nm, e, name, sizeof(name));
+			args_add(it, "sender", "\"%s\"", name);
+		}
 		break;
 	case JTR_EV_VEC_EXIT:
 		if (!pop(w, INTERRUPTS, K_VEC, a, ts, NULL)) {

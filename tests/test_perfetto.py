@@ -18,6 +18,8 @@ from conftest import ROOT, load, run_jtr, sampled
 from injection import outliers_during, part_of
 
 from jtrpy.results.outliers import read_outliers_file
+from jtrpy.trace import events as ev
+from jtrpy.trace.events import read_events
 
 pytestmark = pytest.mark.measures
 
@@ -111,6 +113,27 @@ def test_every_cpu_has_its_tracks(exported):
     r = res["runs"][0]
     assert zero + ns(run["ts"]) == r["start_mono_ns"] and ns(run["dur"]) == r["duration_ns"]
     assert run["args"]["outliers"] == r["outliers"]["count"]
+
+
+def test_ipis_name_their_senders(exported):
+    """An IPI's slice carries its sender where the tracer saw the send, as the
+    event log says it (events.ipi_sender): one slice for each such entry of the
+    log on the probe's CPU (the run's own start sends some: TLB shootdowns,
+    remote wake-ups)."""
+    doc, _, folder, res, _ = exported
+    cpu = res["runs"][0]["cpu"]
+    log = read_events(folder)
+    meta = log.meta
+
+    def sym(a):
+        return meta["symbols"].get("0x%x" % a, "0x%x" % a)
+    want = sorted(ev.ipi_sender(e, sym) for e in log.iter_events(cpu)
+                  if e.type == ev.VEC_ENTRY and e.flags & ev.VEC_SENDER)
+    pid = PID_BASE + cpu
+    got = sorted(e["args"]["sender"] for e in slices(doc, pid, pid * 100 + INTERRUPTS)
+                 if "sender" in e["args"])
+    print("%d IPIs with their senders on CPU %d" % (len(want), cpu))
+    assert got == want
 
 
 def test_every_outlier_with_its_cause(exported):
