@@ -146,13 +146,25 @@ def probe_measuring(comm="jtr-gap"):
     return False
 
 
-def wait_until(cond, proc, timeout=30.0):
-    """Poll @cond every 0.2 ms while @proc runs; whether it came true."""
+def catches(pid, sig):
+    """Does process @pid catch @sig (its handler set: /proc/PID/status SigCgt)?"""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("SigCgt:"):
+                    return bool(int(line.split()[1], 16) >> (sig - 1) & 1)
+    except (OSError, ValueError):
+        pass
+    return False
+
+
+def wait_until(cond, proc, timeout=30.0, every=0.0002):
+    """Poll @cond @every s (0.2 ms) while @proc runs; whether it came true."""
     end = time.monotonic() + timeout
     while time.monotonic() < end and proc.poll() is None:
         if cond():
             return True
-        time.sleep(0.0002)
+        time.sleep(every)
     return False
 
 
@@ -301,8 +313,14 @@ def tune(case):
     p = subprocess.Popen([os.environ["JTR"]] + args, text=True, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, start_new_session=True, env=slow)
     if case["cmd"] == "revert":
-        time.sleep(0.2)
-        reached = p.poll() is None
+        # the revert runs once jtr catches the stop signals (its Python loaded: a
+        # fixed 0.2 s was not always enough beside the other tests, and SIGTERM
+        # then killed it, -15), a few of its 20 ms steps later. Looked at every
+        # 5 ms: reading /proc/PID/status every 0.2 ms held back the process it
+        # looked at (with two busy loops on its CPU, no handler in 120 s)
+        reached = wait_until(lambda: catches(p.pid, signal.SIGTERM), p, every=0.005)
+        time.sleep(0.06)
+        reached = reached and p.poll() is None
     else:
         reached = wait_until(lambda: done(5), p)
     o, e = signal_in_turn(p, case["sigs"], case["to"])
