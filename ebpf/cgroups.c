@@ -209,6 +209,11 @@ void jtr_cgroups_resolve(struct jtr_cgroups *c)
 		}
 }
 
+bool jtr_cgroups_known(const struct jtr_cgroups *c, uint32_t pid)
+{
+	return c && c->task && pid && c->task[hash64(pid) % JTR_CGROUPS_TASKS].pid == pid;
+}
+
 const char *jtr_cgroups_task_label(const struct jtr_cgroups *c, uint32_t pid)
 {
 	const struct jtr_cgroup_task *t;

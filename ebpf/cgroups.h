@@ -73,6 +73,10 @@ void jtr_cgroups_note(struct jtr_cgroups *c, const struct jtr_ev *e);
  * (one walk of each hierarchy that has some) */
 void jtr_cgroups_resolve(struct jtr_cgroups *c);
 
+/* jtr_cgroups_known - does the table hold task @pid (a later task may have
+ * taken its slot)? */
+bool jtr_cgroups_known(const struct jtr_cgroups *c, uint32_t pid);
+
 /* jtr_cgroups_task_label - the label of task @pid ("" when none, or not seen) */
 const char *jtr_cgroups_task_label(const struct jtr_cgroups *c, uint32_t pid);
 

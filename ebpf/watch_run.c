@@ -35,10 +35,16 @@ static void recorder_room(struct jtr_probe *p, uint64_t bytes)
 }
 
 /* watch_run_init - see watch_run.h */
-/* group_of - the container label of task @pid (cgroups.h) */
+/* group_of - the container label of task @pid (cgroups.h); a task the table
+ * no longer holds (a later one took its slot, in a watch of days) is described
+ * again by the kernel side at its next switch */
 static const char *group_of(const void *ctx, uint32_t pid)
 {
-	return jtr_cgroups_task_label(ctx, pid);
+	struct tracer *t = (struct tracer *)ctx;
+
+	if (pid && !jtr_cgroups_known(&t->groups, pid))
+		progs_forget_task(t, pid);
+	return jtr_cgroups_task_label(&t->groups, pid);
 }
 
 void watch_run_init(struct tracer *t, struct jtr_watch *w)
@@ -65,7 +71,7 @@ void watch_run_init(struct tracer *t, struct jtr_watch *w)
 	w->keep_ns = o->keep_ns;
 	w->dump_after_ns = JTR_NS_PER_S;
 	w->group_of = group_of;
-	w->group_ctx = &t->groups;
+	w->group_ctx = t;
 	t->watch = w;
 }
 

@@ -133,6 +133,7 @@ static void test_ids_to_paths(void **state)
 	task(&c, 13, ino(deep), 0);			/* deeper than a walk goes */
 	assert_string_equal(jtr_cgroups_task_label(&c, 13), "");
 	assert_string_equal(jtr_cgroups_task_label(&c, 99), "");	/* never seen */
+	assert_true(jtr_cgroups_known(&c, 11) && !jtr_cgroups_known(&c, 99));
 	assert_int_equal(c.pending, 0);
 	/* one walk a hierarchy that had a new id, none for ids seen before */
 	uint64_t walks = c.walks;
