@@ -57,13 +57,17 @@ counts). Ctrl-C, SIGTERM or SIGHUP ends the watch: exit status 0 (130 when -d
 was given and not reached). The unit file PREFIX/share/jtr/jtr-watch.service
 (make install, the packages) runs it under systemd.""" % textwrap.fill(
     "Metrics (docs/fleet.md): jtr_watch_interruptions_total and "
-    "jtr_watch_interrupted_seconds_total {cpu, category, name}, the histogram "
+    "jtr_watch_interrupted_seconds_total {cpu, category, name, container, sender}, the "
+    "histogram "
     "jtr_watch_interruption_duration_seconds {cpu, category} (its _count and _sum are the "
-    "sums of those two), jtr_watch_kernel_events_total {cpu, category, name}, and the "
+    "sums of those two), jtr_watch_kernel_events_total {cpu, category, name, container, "
+    "sender}, and the "
     "tracer's own jtr_watch_trace_events_total, _trace_dropped_total, _dumps_total, "
     "_tracer_cpu_seconds_total. Categories: %s. A name is the IRQ, vector, softirq, the "
     "task (its full comm: kworker/1:2) or sched_rt_runtime_us (RT throttling), at most "
-    "--names per CPU and category (then \"other\"), never a pid. A wait is one interruption "
+    "--names per CPU and category (then \"other\"), never a pid; container: a task's "
+    "container, pod or systemd unit where its cgroup shows one, sender: the comm of the "
+    "task that sent an IPI (each only where it has a value). A wait is one interruption "
     "from the moment the application is runnable and another task has its CPU until it "
     "runs again, charged to that task; page faults have no duration: kernel events only."
     % ", ".join(causes.WATCH), 80)
