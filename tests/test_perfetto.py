@@ -123,11 +123,7 @@ def test_ipis_name_their_senders(exported):
     doc, _, folder, res, _ = exported
     cpu = res["runs"][0]["cpu"]
     log = read_events(folder)
-    meta = log.meta
-
-    def sym(a):
-        return meta["symbols"].get("0x%x" % a, "0x%x" % a)
-    want = sorted(ev.ipi_sender(e, sym) for e in log.iter_events(cpu)
+    want = sorted(ev.ipi_sender(e, log.symbol) for e in log.iter_events(cpu)
                   if e.type == ev.VEC_ENTRY and e.flags & ev.VEC_SENDER)
     pid = PID_BASE + cpu
     got = sorted(e["args"]["sender"] for e in slices(doc, pid, pid * 100 + INTERRUPTS)

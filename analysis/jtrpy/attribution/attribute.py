@@ -1248,12 +1248,8 @@ def _attribute_fast(np, arr, outliers, log, slack_ns, top, traced_cpus, programs
     causes, worst, main_of = T.causes, T.worst, T.main_of
     if fast_senders:
         code_of = dict(zip(oi.tolist(), code.tolist()))
-        syms = log.symbols
-
-        def sym(a):
-            return syms.get("0x%x" % a, "0x%x" % a)
         for o, rec in fast_senders:
-            T.note_sender(key_of(code_of[o]), ev.ipi_sender(log.event(rec), sym),
+            T.note_sender(key_of(code_of[o]), ev.ipi_sender(log.event(rec), log.symbol),
                           int(len_a[o]))
     codes, inv = np.unique(code, return_inverse=True)
     inv = inv.reshape(-1)
