@@ -210,6 +210,18 @@ $(BUILD)/tests/%: transports/tests/%.c $(LIBTP) $(LIBJTR) $(wildcard transports/
 	$(Q)$(CC) $(CPPFLAGS) -Itransports/lib $(CFLAGS) $(WARN) $< $(LIBTP) $(LIBJTR) $(TP_LDLIBS) \
 		$(LDFLAGS) $(LDLIBS) -lcmocka -o $@
 
+# the program and the library `jtr run app`'s tests time (tests/apps/)
+APP_TARGET := $(BUILD)/tests/jtr-app-target $(BUILD)/tests/libjtr-target.so
+$(BUILD)/tests/libjtr-target.so: tests/apps/target_lib.c tests/apps/target.h | $(BUILD)/tests
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) $(WARN) -fPIC -shared $< -o $@
+
+$(BUILD)/tests/jtr-app-target: tests/apps/target.c tests/apps/target.h \
+		$(BUILD)/tests/libjtr-target.so | $(BUILD)/tests
+	$(call msg,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS) $(WARN) $< -L$(BUILD)/tests -ljtr-target -lpthread \
+		-Wl,-rpath,'$$ORIGIN' -o $@
+
 $(VALUES): lib/tests/jtr_values.c $(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/tests
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< $(LDFLAGS) $(LIBJTR) $(LDLIBS) -o $@
@@ -238,7 +250,7 @@ $(BUILD)/ebpf/%.skel.h: $(BUILD)/ebpf/%.bpf.o
 
 # jtr-trace: the tool (trace.c) and the files of its parts (ebpf/README.md)
 TRACE_SRCS := ebpf/trace.c ebpf/programs.c ebpf/ksyms.c ebpf/trace_json.c ebpf/watch_run.c \
-	ebpf/watch.c ebpf/cgroups.c
+	ebpf/watch.c ebpf/cgroups.c ebpf/calls.c
 TRACE_OBJS := $(patsubst ebpf/%.c,$(BUILD)/ebpf/user/%.o,$(TRACE_SRCS))
 $(BUILD)/ebpf/user/%.o: ebpf/%.c $(wildcard ebpf/*.h) $(BUILD)/ebpf/trace.skel.h \
 		$(wildcard lib/*.h) VERSION | $(BUILD)/ebpf/user
@@ -305,7 +317,7 @@ test:
 venv:
 	$(Q)PYTHON=$(PYTHON) VENV=$(VENV) DEPS_ONLY=venv scripts/deps.sh test
 
-test-build: venv all $(UNITS)
+test-build: venv all $(UNITS) $(APP_TARGET)
 
 # the tests collected once, a process per folder (5.5 s here, 12 s in one; beside
 # the C unit tests, test_ring's spinning threads took 10 s instead of 3): pytest's

@@ -400,6 +400,40 @@ static void choose_programs(struct tracer *t, const char *use, const char *off)
 		for (int ex = 0; ex < 2; ex++)
 			bpf_program__set_autoload(vec_prog(t, v, ex), v < t->nvecs);
 	bpf_program__set_autoload(t->skel->progs.floor_vectors, t->o->floor && t->nvecs);
+	bpf_program__set_autoload(t->skel->progs.app_entry, t->o->func_sym[0] != 0);
+	bpf_program__set_autoload(t->skel->progs.app_exit, t->o->func_sym[0] != 0);
+}
+
+/* attach_calls - jtr run app: the uprobe and uretprobe on --func's symbol in
+ * its binary, for --pid's process (-1: every process that maps it); 0 or
+ * -errno (with @e: libbpf resolves the symbol, and says so when it is not
+ * there) */
+static int attach_calls(struct tracer *t, struct jtr_err *e)
+{
+	const struct trace_opts *o = t->o;
+	struct bpf_link *l;
+	int rc;
+
+	/* the return first: a call entered before its uretprobe was in returns
+	 * unseen, and its entry must not be kept (trace.bpf.c app_entry) */
+	for (int ret = 1; ret >= 0; ret--) {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = o->func_sym, .retprobe = ret != 0);
+
+		t->last_libbpf[0] = 0;
+		l = bpf_program__attach_uprobe_opts(ret ? t->skel->progs.app_exit :
+						    t->skel->progs.app_entry, o->func_pid,
+						    o->func_path, 0, &uo);
+		if (!l) {
+			rc = -errno;
+			return jtr_err_set(e, rc, "cannot attach a %s to %s in %s: %s%s%s",
+					   ret ? "uretprobe" : "uprobe", o->func_sym, o->func_path,
+					   strerror(-rc), t->last_libbpf[0] ? " (" : "",
+					   t->last_libbpf[0] ? t->last_libbpf : "");
+		}
+		if ((rc = add_link(t, l)) < 0)
+			return rc;
+	}
+	return 0;
 }
 
 /* attach_programs - the typed tracepoints' programs, then each irq_vectors
@@ -412,7 +446,7 @@ static int attach_programs(struct tracer *t, struct jtr_err *e)
 
 	bpf_object__for_each_program(prog, t->skel->obj) {
 		if (!bpf_program__autoload(prog) || !strncmp(bpf_program__name(prog), "vec_", 4) ||
-		    prog == t->skel->progs.floor_vectors)
+		    prog == t->skel->progs.floor_vectors || !strncmp(bpf_program__name(prog), "app_", 4))
 			continue;
 		l = bpf_program__attach(prog);
 		if (!l) {
@@ -526,7 +560,8 @@ int progs_start(struct tracer *t, enum prog_kind kind,
 		goto fail;
 	}
 	/* the rings before the programs run: a record has its CPU's ring */
-	if ((rc = make_rings(t, on_event, e)) < 0 || (rc = attach_programs(t, e)) < 0)
+	if ((rc = make_rings(t, on_event, e)) < 0 || (rc = attach_programs(t, e)) < 0 ||
+	    (t->o->func_sym[0] && (rc = attach_calls(t, e)) < 0))
 		goto fail;
 	return 0;
 fail:

@@ -340,17 +340,64 @@ static __always_inline void note_task(struct task_struct *p)
 	bpf_map_update_elem(&task_groups, &pid, &g, BPF_ANY);
 }
 
+/* in_syscall - the system call @task is in (its registers at its entry to
+ * the kernel), or JTR_NO_SYSCALL: blocked in a page fault or another exception.
+ * x86's entry sets ax to -ENOSYS and the call's number in orig_ax; an
+ * exception leaves the user's ax there and its error code in orig_ax */
+static __always_inline __u64 in_syscall(struct task_struct *task)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	if (!regs)
+		return JTR_NO_SYSCALL;
+#if defined(__TARGET_ARCH_x86)
+	if (BPF_CORE_READ(regs, ax) != (unsigned long)-38)
+		return JTR_NO_SYSCALL;
+	return BPF_CORE_READ(regs, orig_ax);
+#elif defined(__TARGET_ARCH_arm64)
+	{
+		int nr = BPF_CORE_READ(regs, syscallno);
+
+		return nr < 0 ? JTR_NO_SYSCALL : (__u64)nr;
+	}
+#else
+	return JTR_NO_SYSCALL;
+#endif
+}
+
+/* note_block - a JTR_EV_BLOCK record: thread @prev of the application leaves
+ * its CPU blocked, in the system call its registers say (@regs: whether this
+ * program may read them: tp_btf only) */
+static __always_inline void note_block(struct task_struct *prev, unsigned int prev_state,
+				       bool regs)
+{
+	struct jtr_ev *e = ev_begin(JTR_EV_BLOCK, false);
+
+	if (!e)
+		return;
+	e->pid = BPF_CORE_READ(prev, pid);
+	e->a = regs ? in_syscall(prev) : JTR_NO_SYSCALL;
+	e->b = prev_state;
+	ev_end(e);
+}
+
 /* on_switch - who left the CPU, who came, and whether the one that left
- * could have gone on running (preempted) or chose to sleep (blocked) */
+ * could have gone on running (preempted) or chose to sleep (blocked); a
+ * thread of the application that blocks says in what first (note_block) */
 static __always_inline int on_switch(bool preempt, struct task_struct *prev,
-				     struct task_struct *next, unsigned int prev_state)
+				     struct task_struct *next, unsigned int prev_state,
+				     bool regs)
 {
 	struct jtr_ev *e;
 	__u64 prev_prio, next_prio;
+	__u8 prev_app;
 
 	if (!traced(bpf_get_smp_processor_id()))
 		return 0;
 	note_task(next);
+	prev_app = app_of(prev);
+	if (prev_app && !preempt && prev_state != 0)
+		note_block(prev, prev_state, regs);
 	e = ev_begin(JTR_EV_SWITCH, false);
 	if (!e)
 		return 0;
@@ -359,15 +406,27 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	e->a = (__u64)(__u32)BPF_CORE_READ(prev, pid) | (__u64)(__u32)BPF_CORE_READ(next, pid) << 32;
 	e->b = prev_prio | next_prio << 16 | (__u64)prev_state << 32;
 	e->flags = preempt || prev_state == 0 ? JTR_SW_PREEMPTED : 0;	/* TASK_RUNNING */
-	e->flags |= app_of(prev) | (app_of(next) ? JTR_FL_APP_NEXT : 0);
+	e->flags |= prev_app | (app_of(next) ? JTR_FL_APP_NEXT : 0);
 	bpf_core_read_str(e->str, JTR_COMM_LEN, &prev->comm);
 	bpf_core_read_str(&e->str[JTR_COMM_LEN], JTR_COMM_LEN, &next->comm);
 	ev_end(e);
 	return 0;
 }
 
-TWIN(sched_switch, on_switch(preempt, prev, next, prev_state),
-     bool preempt, struct task_struct *prev, struct task_struct *next, unsigned int prev_state)
+/* the twins by hand: only tp_btf may read a task's registers */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	return on_switch(preempt, prev, next, prev_state, true);
+}
+SEC("raw_tp/sched_switch")
+int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	return on_switch(preempt, prev, next, prev_state, false);
+}
+SEC("tp_btf/sched_switch") int BPF_PROG(floor_sched_switch) { return 0; }
 
 /* on_task - a wake-up or migration that concerns a traced CPU: the CPU it
  * happens on, the CPU the task will run on, or the one it leaves */
@@ -375,14 +434,19 @@ static __always_inline int on_task(__u8 type, struct task_struct *p, int to_cpu,
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct jtr_ev *e;
+	__u8 app;
 
 	if (!traced(cpu) && !traced(to_cpu) && !(from_cpu >= 0 && traced(from_cpu)))
 		return 0;
-	e = ev_begin(type, true);
+	app = app_of(p);
+	/* a wake-up of the application's thread names its waker too */
+	e = type == JTR_EV_WAKING && app ? ev_begin_n(type, true, JTR_EV_SIZE) : ev_begin(type, true);
 	if (!e)
 		return 0;
 	e->a = (__u32)BPF_CORE_READ(p, pid);
-	e->flags = app_of(p);
+	e->flags = app;
+	if (type == JTR_EV_WAKING && app)
+		bpf_get_current_comm(&e->str[JTR_COMM_LEN], JTR_COMM_LEN);
 	if (type == JTR_EV_MIGRATE)
 		e->b = (__u64)(__u32)from_cpu | (__u64)(__u32)to_cpu << 32;
 	else
@@ -619,3 +683,65 @@ VEC_PAIR(7) VEC_PAIR(8) VEC_PAIR(9) VEC_PAIR(10) VEC_PAIR(11) VEC_PAIR(12) VEC_P
 VEC_PAIR(14) VEC_PAIR(15) VEC_PAIR(16) VEC_PAIR(17) VEC_PAIR(18) VEC_PAIR(19)
 VEC_PAIR(20) VEC_PAIR(21) VEC_PAIR(22) VEC_PAIR(23) VEC_PAIR(24) VEC_PAIR(25)
 VEC_PAIR(26) VEC_PAIR(27) VEC_PAIR(28) VEC_PAIR(29) VEC_PAIR(30) VEC_PAIR(31)
+
+/* jtr run app: the timed function's calls. Its entry (a uprobe) keeps the
+ * thread's time, CPU and stack pointer; its return (a uretprobe) writes one
+ * JTR_EV_CALL record with both, on the CPU it returns on. A recursive call
+ * (entered again deeper on the same stack) is counted once, from the
+ * outermost entry to its return; an entry at or above the kept stack pointer
+ * means the kept call never returned through its uretprobe (longjmp, an
+ * exception, a uretprobe attached after its entry): it starts afresh. The
+ * threads are the process's the uprobe was attached for: no filter here */
+struct call_start {
+	__u64 ts;
+	__u64 sp;
+	__u32 cpu;
+	__u32 depth;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct call_start);
+} call_starts SEC(".maps");
+
+SEC("uprobe")
+int app_entry(struct pt_regs *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct call_start *s = bpf_map_lookup_elem(&call_starts, &tid), n;
+	__u64 sp = PT_REGS_SP(ctx);
+
+	if (s && s->depth && sp < s->sp) {
+		s->depth++;
+		return 0;
+	}
+	n.ts = bpf_ktime_get_ns();
+	n.sp = sp;
+	n.cpu = bpf_get_smp_processor_id();
+	n.depth = 1;
+	if (s)
+		*s = n;
+	else
+		bpf_map_update_elem(&call_starts, &tid, &n, BPF_ANY);
+	return 0;
+}
+
+SEC("uretprobe")
+int app_exit(struct pt_regs *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct call_start *s = bpf_map_lookup_elem(&call_starts, &tid);
+	struct jtr_ev *e;
+
+	if (!s || !s->depth || --s->depth)
+		return 0;
+	e = ev_begin(JTR_EV_CALL, true);
+	if (!e)
+		return 0;
+	e->a = s->ts;
+	e->b = (__u64)s->cpu | (__u64)e->cpu << 32;
+	ev_end(e);
+	return 0;
+}

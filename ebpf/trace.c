@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "calls.h"
 #include "jtr_cli.h"
 #include "jtr_probe.h"
 #include "programs.h"
@@ -92,6 +94,20 @@ static const char usage_text[] =
 "                           list, repeatable): the application's tasks, by comm or\n"
 "                           process (default: per CPU, the comm that has run\n"
 "                           there longest); 'jtr watch' runs this (docs/fleet.md)\n"
+"      --func BINARY:SYMBOL time every call of the function SYMBOL in BINARY\n"
+"                           (an executable or a shared library; a name without\n"
+"                           / is looked up as libbpf does) with a uprobe and a\n"
+"                           uretprobe, and write a probe's results beside the\n"
+"                           log: result.json (tool app), outliers.csv and\n"
+"                           summary.txt; 'jtr run app' runs this\n"
+"      --pid PID            --func: the calls of this process only (default:\n"
+"                           every process that maps BINARY); its threads'\n"
+"                           blocking system calls and waker are recorded, and\n"
+"                           the trace ends when it exits\n"
+"      --threshold DUR      --func: calls longer than this are outliers\n"
+"                           (default max(1us, 8 x the warm-up's shortest))\n"
+"      --warmup COUNT       --func: calls per CPU before recording (default 100)\n"
+"      --max-outliers N     --func: outliers logged per CPU (default 1000000)\n"
 "  -v, --verbose            show libbpf's messages\n"
 "  -q, --quiet              no progress and no summary on stdout\n"
 "  -h, --help               this text\n"
@@ -110,7 +126,8 @@ static const char usage_text[] =
 "  jtr trace --print results/latest | less\n";
 
 enum { OPT_CONSUMER = 400, OPT_PROGRAMS, OPT_NO_STATS, OPT_WAKEUP, OPT_WATCH, OPT_STATE,
-       OPT_DUMP_ABOVE, OPT_KEEP, OPT_RECORDER, OPT_DUMP_MAX, OPT_NAMES, OPT_APP, OPT_FLOOR };
+       OPT_DUMP_ABOVE, OPT_KEEP, OPT_RECORDER, OPT_DUMP_MAX, OPT_NAMES, OPT_APP, OPT_FLOOR,
+       OPT_FUNC, OPT_PID, OPT_WARMUP };
 
 static const struct option long_opts[] = {
 	{ "cpus", required_argument, NULL, 'c' },
@@ -131,6 +148,10 @@ static const struct option long_opts[] = {
 	{ "dump-max", required_argument, NULL, OPT_DUMP_MAX },
 	{ "names", required_argument, NULL, OPT_NAMES },
 	{ "app", required_argument, NULL, OPT_APP },
+	{ "func", required_argument, NULL, OPT_FUNC },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "warmup", required_argument, NULL, OPT_WARMUP },
+	JTR_PROBE_OUTLIER_LONG_OPTS,
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -165,6 +186,8 @@ static int on_event(void *ctx, void *data, size_t size)
 	}
 	if (e->type == JTR_EV_TASK)
 		jtr_cgroups_note(&t->groups, e);
+	if (e->type == JTR_EV_CALL && t->calls)
+		calls_event(t->calls, e);
 	if (t->watch) {
 		jtr_watch_event(t->watch, e);
 		return 0;
@@ -270,6 +293,22 @@ static void add_apps(struct jtr_probe *p, struct trace_opts *o, const char *arg)
 	}
 }
 
+/* set_func - --func BINARY:SYMBOL (split at the last colon), or exit 2 */
+static void set_func(struct jtr_probe *p, struct trace_opts *o, const char *arg)
+{
+	const char *colon = strrchr(arg, ':');
+	const char *fix = "give the binary and the function, e.g. --func ./my-app:on_tick or "
+			  "--func libc.so.6:malloc";
+
+	if (!colon || colon == arg || !colon[1])
+		jtr_usage_error(p, "--func '%s': %s", arg, fix);
+	if ((size_t)(colon - arg) >= sizeof(o->func_path) || strlen(colon + 1) >= sizeof(o->func_sym))
+		jtr_usage_error(p, "--func: the name is too long; %s", fix);
+	memcpy(o->func_path, arg, (size_t)(colon - arg));
+	o->func_path[colon - arg] = 0;
+	snprintf(o->func_sym, sizeof(o->func_sym), "%s", colon + 1);
+}
+
 /* parse_opt - getopt's @opt (with optarg) into @o, or exit 2 (-h: exit 0) */
 static void parse_opt(struct jtr_probe *p, struct trace_opts *o, int opt, char **argv,
 		      bool *cpu_given)
@@ -339,6 +378,19 @@ static void parse_opt(struct jtr_probe *p, struct trace_opts *o, int opt, char *
 		o->names = jtr_opt_int(p, "--names", optarg, 1, 1024);
 		break;
 	case OPT_APP: add_apps(p, o, optarg); break;
+	case OPT_FUNC: set_func(p, o, optarg); break;
+	case OPT_PID:
+		o->func_pid = jtr_opt_int(p, "--pid", optarg, 1, 1 << 30);
+		if (kill(o->func_pid, 0) < 0 && errno == ESRCH)
+			jtr_usage_error(p, "--pid %s: no process %s is running; give the PID of a "
+					"running process (pgrep NAME finds it)", optarg, optarg);
+		break;
+	case OPT_WARMUP: o->warmup = jtr_opt_count(p, "--warmup", optarg, 0, 1000000); break;
+	case JTR_OPT_THRESHOLD:
+	case JTR_OPT_MAX_OUTLIERS:
+		jtr_probe_outlier_opt(p, opt, optarg, &o->threshold_ns, &o->max_outliers);
+		o->threshold_given |= opt == JTR_OPT_THRESHOLD;
+		break;
 	case 'v': o->verbose = true; break;
 	case 'q': p->quiet = true; p->progress = false; break;
 	case 'h': fputs(usage_text, stdout); exit(0);
@@ -381,6 +433,9 @@ static void parse_args(struct jtr_probe *p, struct trace_opts *o, int argc, char
 	o->recorder_bytes = 64 << 20;
 	o->dump_max = 20;
 	o->names = JTR_WATCH_NAMES;
+	o->func_pid = -1;
+	o->warmup = JTR_CALLS_WARMUP;
+	o->max_outliers = 1000000;
 	while ((opt = getopt_long(argc, argv, ":c:d:o:b:i:vqh", long_opts, NULL)) != -1)
 		parse_opt(p, o, opt, argv, &cpu_given);
 	jtr_probe_no_args(p, argc, argv);
@@ -388,6 +443,16 @@ static void parse_args(struct jtr_probe *p, struct trace_opts *o, int argc, char
 		jtr_usage_error(p, "--dump-above and --state-interval go with --watch");
 	if (!o->watch && (o->napp_comm || o->napp_pid))
 		jtr_usage_error(p, "--app goes with --watch");
+	if (!o->func_sym[0] && (o->func_pid > 0 || o->threshold_given || o->warmup != JTR_CALLS_WARMUP))
+		jtr_usage_error(p, "--pid, --threshold and --warmup go with --func BINARY:SYMBOL");
+	if (o->func_sym[0] && o->watch)
+		jtr_usage_error(p, "--func and --watch: jtr watch counts interruptions, it times no "
+				"calls; leave one out");
+	/* the application's threads: their blocking calls and wakers are noted */
+	if (o->func_pid > 0) {
+		o->app_pid[0] = (uint32_t)o->func_pid;
+		o->napp_pid = 1;
+	}
 	if (o->floor && (!o->prog_stats || o->progs == PROGS_RAW))
 		jtr_usage_error(p, "--floor with %s: the empty programs are tp_btf and are read "
 				"by their run-time statistics; leave it out",
@@ -540,6 +605,11 @@ static void drain(struct tracer *t, int64_t start_ns)
 
 		if (o->duration_ns && (uint64_t)(now - start_ns) >= o->duration_ns)
 			break;
+		/* --func --pid: the process is gone, nothing more will be called */
+		if (o->func_pid > 0 && kill(o->func_pid, 0) < 0 && errno == ESRCH) {
+			t->app_gone = true;
+			break;
+		}
 		sleep_ns(o->duration_ns && o->duration_ns - (now - start_ns) < pause ?
 			 o->duration_ns - (now - start_ns) : pause);
 		n = ring_buffer__consume(t->rb);
@@ -606,6 +676,7 @@ int main(int argc, char **argv)
 {
 	struct jtr_ev_header hdr;
 	struct jtr_watch watch;
+	struct calls calls;
 	struct jtr_probe p;
 	struct tracer t;
 	struct trace_opts o;
@@ -626,12 +697,26 @@ int main(int argc, char **argv)
 	if (o.watch)
 		watch_run_init(&t, &watch);
 	check_kernel(&p);
+	if (o.func_sym[0]) {
+		memset(&calls, 0, sizeof(calls));
+		calls.path = o.func_path;
+		calls.sym = o.func_sym;
+		calls.pid = o.func_pid;
+		calls.threshold_opt = o.threshold_ns;
+		calls.threshold_given = o.threshold_given;
+		calls.warmup = o.warmup;
+		calls.max_outliers = o.max_outliers;
+		calls_init(&calls, &p, &o.cpus);
+		t.calls = &calls;
+	}
 	setup_consumer(&t);
 
 	/* the results folder and the log, before anything is traced */
 	jtr_probe_privileged(&p);
 	open_log(&t, &hdr);
 	stats_fd = load(&t);
+	if (t.calls)		/* the result's start: jtr run app's */
+		jtr_probe_map_begin(&p);
 	start_ns = hdr.start_ns = t.win_start_ns = jtr_mono_ns();
 	t.setup_cpu_ns = process_cpu_ns();
 	if (o.watch)
@@ -643,7 +728,9 @@ int main(int argc, char **argv)
 	/* stop: detach first, then take what is left in the buffer; without -d
 	 * a signal is the normal end, with -d one before it is an interruption */
 	end_ns = t.win_end_ns = jtr_mono_ns();
-	p.partial = o.duration_ns && (uint64_t)(end_ns - start_ns) < o.duration_ns;
+	if (t.calls)
+		jtr_probe_map_end(&p);
+	p.partial = o.duration_ns && (uint64_t)(end_ns - start_ns) < o.duration_ns && !t.app_gone;
 	progs_detach(&t);
 	if (o.watch) {
 		watch_run_end(&t, end_ns);
@@ -664,6 +751,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	write_log(&t, &hdr, start_ns, end_ns);
+	if (t.calls) {
+		calls.dropped = t.total.dropped[JTR_EV_CALL];
+		p.tool = "app";
+		calls_write(&calls, start_ns, end_ns);
+		calls_free(&calls);
+	}
 	unload(&t, stats_fd);
 	jtr_addrs_free(&t.addrs);
 	jtr_cgroups_free(&t.groups);

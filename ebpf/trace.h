@@ -69,6 +69,14 @@ enum jtr_ev_type {
 				 * default hierarchy's kernfs id: the folder's inode
 				 * number), x[2]=its cgroup v1 id in the memory
 				 * controller's hierarchy (0: none), str[0..15]=comm */
+	JTR_EV_CALL,		/* jtr run app: a call of the timed function returned:
+				 * ts=its return, a=its entry (ns), b=the CPU at
+				 * entry | the CPU at return<<32, pid=the thread;
+				 * written on the CPU it returned on, traced or not */
+	JTR_EV_BLOCK,		/* jtr run app: a thread of the application is about
+				 * to leave its CPU blocked (written before the switch):
+				 * pid=the thread, a=the system call it blocks in
+				 * (orig_ax; JTR_NO_SYSCALL: not in one), b=its state */
 	JTR_EV_NTYPES
 };
 
@@ -116,6 +124,9 @@ struct jtr_trace_counts {
 #define JTR_FL_APP_NEXT	4	/* JTR_EV_SWITCH: next is */
 #define JTR_VEC_SENDER	1	/* JTR_EV_VEC_ENTRY flags: the IPI's sender is in it */
 #define JTR_VEC_SITE	8	/* ... and x[2] is the send's callsite, not a callback */
+/* JTR_EV_WAKING of a thread of an --app process: str[16..31] is the
+ * waker's comm (the record's pid is the waker's) */
+#define JTR_NO_SYSCALL	0xffffffffffffffffULL	/* JTR_EV_BLOCK a: not in a system call */
 #define JTR_IPI_RESCHED	1	/* an irq_vectors pair's IPI kind (trace.bpf.c vec_ipi) */
 #define JTR_IPI_CALL	2
 

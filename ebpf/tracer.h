@@ -49,12 +49,21 @@ struct trace_opts {
 	int napp_comm;
 	uint32_t app_pid[JTR_WATCH_APPS];
 	int napp_pid;
+	/* --func BINARY:SYMBOL (jtr run app): every call timed, in --pid's process */
+	char func_path[4096];
+	char func_sym[256];
+	int func_pid;			/* -1: every process that maps the binary */
+	uint64_t threshold_ns;		/* --threshold; 0: the warm-up's rule */
+	bool threshold_given;
+	uint64_t warmup;		/* calls per CPU before recording */
+	uint64_t max_outliers;
 };
 
 struct jtr_probe;
 struct trace_bpf;
 struct bpf_link;
 struct ring_buffer;
+struct calls;
 
 struct tracer {
 	struct jtr_probe *p;
@@ -90,6 +99,8 @@ struct tracer {
 	char last_libbpf[512];
 	struct jtr_watch *watch;	/* --watch: the accounting, instead of the log */
 	int64_t last_state_ns;		/* --watch: the last state line */
+	struct calls *calls;		/* --func: the calls' series (calls.c) */
+	bool app_gone;			/* --func --pid: the process exited */
 };
 
 /* process_cpu_ns - CPU time of this process so far, user and system, all threads */

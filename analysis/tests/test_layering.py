@@ -253,15 +253,16 @@ ONE_DRIVER = {"report": {"jtrpy.formats.legacy"},
               # --transports and --only take
               "suite": {"jtrpy.render.suite", "jtrpy.system.cpus", "jtrpy.vocab"}}
 # a command whose job is another command's driver: jtr gap/wake given a gate run
-# as jtr run's probes do, alone (drivers/run.py's probe_job)
-DRIVER_OF = {"probe": "run"}
+# as jtr run's probes do, alone (drivers/run.py's probe_job); jtr run's probes and
+# jtr run app, which builds on drivers/run.py's parts (drivers/app.py)
+DRIVER_OF = {"probe": {"run"}, "run": {"run", "app"}}
 
 
 @pytest.mark.parametrize("command", sorted(ONE_DRIVER))
 def test_commands_parse_call_one_driver_and_print(command):
     used = {t for t, _, _, _ in imports("jtrpy.commands." + command) if ours(t)}
     drivers = {t for t in used if t.startswith("jtrpy.drivers")}
-    assert drivers == {"jtrpy.drivers." + DRIVER_OF.get(command, command)}, drivers
+    assert drivers == {"jtrpy.drivers." + d for d in DRIVER_OF.get(command, {command})}, drivers
     assert used - drivers <= {"jtrpy.cli.parser", "jtrpy.cli.progress"} | ONE_DRIVER[command], \
         used - drivers
     for target, names, line, _ in imports("jtrpy.commands." + command):

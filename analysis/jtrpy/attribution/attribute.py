@@ -105,6 +105,7 @@ from ..system.memory import paused_gc
 from ..system.numeric import numpy_or_none
 from ..trace import causes as C
 from ..trace import events as ev
+from ..trace import syscalls
 from ..trace.events import (
     HRTIMER_ENTRY,
     IRQ_ENTRY,
@@ -148,7 +149,7 @@ _TIMER_SOFTIRQ = C.TIMER_SOFTIRQ + ("softirq TIMER",)
 _EXITS = frozenset((ev.IRQ_EXIT, ev.SOFTIRQ_EXIT, ev.VEC_EXIT, ev.WQ_END, ev.HRTIMER_EXIT,
                     ev.TIMER_EXIT))
 _PASSIVE = frozenset((ev.SOFTIRQ_RAISE, ev.WAKEUP, ev.WAKING, ev.MIGRATE, ev.STEAL,
-                      ev.TASK))
+                      ev.TASK, ev.CALL, ev.BLOCK))
 
 # a sched_switch record from its cpu field on: cpu, type, flags, a (prev_pid |
 # next_pid << 32), b (skipped), prev_comm, next_comm
@@ -161,7 +162,7 @@ _TYPE, _RAW = ev.TYPE_OFFSET, ev.RAW_OFFSET
 class Episode:
     """One interruption found in the events: what, when, and the chain of links."""
     __slots__ = ("category", "name", "begin", "end", "known", "links", "tasks", "switch_ns",
-                 "woke", "sender")
+                 "woke", "sender", "waiter")
 
     def __init__(self, category, name, begin, link, known=True):
         """An episode from begin (end not known yet) with its first link."""
@@ -175,6 +176,7 @@ class Episode:
         self.switch_ns = None   # preemption: when the probe was switched out
         self.woke = None        # a wait: the program that was woken and waited to run
         self.sender = None      # an IPI: who sent it, where the tracer saw the send
+        self.waiter = None      # jtr run app's blocked thread, until its waker is named
 
 
 def task_text(task):
@@ -243,13 +245,14 @@ class Walker:
     """Walks one CPU's events in time order, keeping the nesting state between windows."""
 
     def __init__(self, log, cpu, probe_pid, comms=None, index=None, irq_name=None,
-                 throttled=None):
+                 throttled=None, app=None):
         """A walker over cpu's events in log; the probe's pid and pid -> comm, if
         known. index: the CPU's record numbers in time order (log.cpu_index's by
         default); irq_name(irq, j): the action of the irq whose exit at j has no
         entry in the walk (by default the last entry walked); throttled: RT
         throttling's name and whether it can be at an instant (a
-        throttle.Throttle)."""
+        throttle.Throttle); app: jtr run app's Wakings, where the probe is an
+        application's thread whose own waits are causes (blocked)."""
         self.throttled = throttled or Throttle()
         self.cpu = cpu
         # a softirq joins the interrupt before it (run on its exit) only this soon
@@ -262,6 +265,11 @@ class Walker:
         self.data = log.data
         self.index = log.cpu_index.get(cpu, []) if index is None else index
         self.irq_name = irq_name
+        self.app = app
+        if app is not None:
+            # the application's thread sleeps of its own accord: what runs here
+            # meanwhile took nothing from it (its wait is the cause: _wait)
+            self.charge_waits = False
         self.j = 0
         self.symbols = log.symbols
         self.vectors = log.vectors
@@ -283,6 +291,8 @@ class Walker:
         self.last_irq = None    # last closed irq-like episode since the last switch
         self.episodes = []      # recent episodes, pruned per window
         self.blocked = False    # the probe's task waits (a blocking receive)
+        self.wait = None        # jtr run app: its thread's open wait (blocked), and tid
+        self.wait_tid = None
 
     def settle(self, at_ns):
         """The probe ran from at_ns: close whatever is still open there."""
@@ -293,6 +303,9 @@ class Walker:
         if self.preempt is not None:
             self.preempt.end = at_ns
             self.preempt = None
+        if self.wait is not None:
+            self.wait.end = at_ns
+            self.wait = None
         self.last_irq = None
         self.origin = at_ns
 
@@ -397,6 +410,9 @@ class Walker:
         pre, self.last_irq = self.last_irq, None
         if self.stack:
             self._left(prev_pid, ts)
+        if self.wait is not None and next_pid == self.wait_tid:
+            self.wait.end = ts          # the application's thread runs again here
+            self.wait = None
         if self.preempt is not None:
             if next_pid == self.away or (next_pid == 0 and self.blocked):
                 self.preempt.end = ts
@@ -441,6 +457,8 @@ class Walker:
                 prev_pid, prev_prio = self.probe_pid, None
             elif not flags & 1:
                 self.blocked = True     # it waits for a message: nothing took the CPU
+                if self.app is not None:
+                    self._wait(ts, prev_pid)    # an application's own wait is a cause
                 return
         elif ts < win_lo:
             return
@@ -465,6 +483,37 @@ class Walker:
             ep.links = pre.links
         eps.append(ep)
         self.preempt, self.away, self.away_prio = ep, prev_pid, prev_prio
+
+    def _wait(self, ts, tid):
+        """jtr run app: the application's thread @tid blocks at @ts, in the system
+        call its BLOCK record (the record before the switch) names: an episode
+        until it runs here again (or the window's end: it may wake elsewhere)."""
+        nr = None
+        if self.j > 0:
+            off = _HDR + _REC * self.index[self.j - 1]
+            if self.data[off + _TYPE] == ev.BLOCK:
+                _, pid, _, _, _, a, _ = ev.HEAD.unpack_from(self.data, off)
+                if pid == tid and a != ev.NO_SYSCALL:
+                    nr = a
+        if nr is None:
+            name, link = "not in a system call", "blocked outside a system call (a page fault)"
+        else:
+            name = syscalls.name(nr)
+            link = "blocked in " + name
+        ep = self._new(C.BLOCKED, name, ts, link)
+        ep.waiter = tid
+        if self.wait is not None and self.wait.end is None:
+            self.wait.end = ts          # its wake-up on another CPU was not seen here
+        self.wait, self.wait_tid = ep, tid
+
+    def _woken(self, ep, hi):
+        """A blocked episode's waker, once known: a link 'woken by COMM (pid N,
+        CPU C) after T' from the first sched_waking of the thread in it."""
+        w = self.app.first(ep.waiter, ep.begin, ep.end if ep.end is not None else hi)
+        if w is None:
+            return
+        ep.links.append(self.app.text(w, ep.begin, self.comms))
+        ep.waiter = None
 
     def _left(self, pid, ts):
         """Task @pid left the CPU: a work item it started here as an episode of
@@ -563,6 +612,7 @@ class Walker:
                 self.irq_names[a] = name
                 self._interrupt(IRQ_ENTRY, a, ts, C.HARDIRQ, name, "hardirq " + name)
             elif t == SWITCH:
+                self.j = j
                 off = _HDR + _REC * row
                 self._switch(ts, a, b, flags, data[off + _RAW:off + _REC], win_lo)
                 stack = self.stack
@@ -629,6 +679,8 @@ class Walker:
             if e.begin > hi:
                 continue
             b = e.begin if e.begin > lo else lo
+            if e.waiter is not None:
+                self._woken(e, hi)
             if end is None or end > hi:
                 end = hi
             d = end - b if e.known and end > b else 0
@@ -714,7 +766,10 @@ def scan_switches(log, programs=None):
             i = find(t, i + 1)
     names = {pid: ev.cstr(c) for pid, c in comms.items()}
     counts.update(named)
-    return {cpu: max(per, key=per.get) for cpu, per in counts.items()}, names
+    pids = {cpu: max(per, key=per.get) for cpu, per in counts.items()}
+    # jtr run app: the thread that called on a CPU is known by its tid
+    pids.update({c: v for c, v in (programs or {}).items() if isinstance(v, int)})
+    return pids, names
 
 
 def _p50(values):
@@ -723,8 +778,81 @@ def _p50(values):
     return values[(len(values) - 1) // 2]
 
 
+class Wakings:
+    """jtr run app: the wake-ups of the application's threads (sched_waking
+    records flagged APP), by thread in time order: when, by whom, and from
+    what: a task, or an interrupt that ran on the waker's CPU (the timer of a
+    sleep wakes it from whichever task it interrupted: that task did not)."""
+
+    CONTEXT = 64        # records looked back on the waker's CPU for an open interrupt
+
+    def __init__(self, log):
+        body = memoryview(log.data)[_HDR:_HDR + log.records * _REC]
+        types = bytes(body[_TYPE::_REC])
+        self.log = log
+        self.by_tid = {}
+        i = types.find(ev.WAKING)
+        while i >= 0:
+            off = _HDR + i * _REC
+            ts, pid, cpu, _, flags, a, _ = ev.HEAD.unpack_from(log.data, off)
+            if flags & ev.APP:
+                comm = ev.cstr(log.data[off + _RAW + ev.COMM_LEN:off + _RAW + 2 * ev.COMM_LEN])
+                self.by_tid.setdefault(a, []).append((ts, pid, comm, cpu))
+            i = types.find(ev.WAKING, i + 1)
+        for v in self.by_tid.values():
+            v.sort()
+
+    def first(self, tid, lo, hi):
+        """(ts, waker pid, waker comm, its CPU) of @tid's first wake-up in [lo,
+        hi], or None."""
+        v = self.by_tid.get(tid)
+        if not v:
+            return None
+        k = bisect.bisect_left(v, (lo,))
+        return v[k] if k < len(v) and v[k][0] <= hi else None
+
+    def context(self, cpu, ts):
+        """The interrupt open on @cpu at @ts (the innermost entry before it whose
+        exit is not before it): 'its timer hrtimer_wakeup', 'hardirq 36
+        virtio1-req', 'softirq NET_RX', 'IPI reschedule'; None when a task woke it
+        (a switch comes first, looking back)."""
+        log = self.log
+        tss, idx = log.cpu_ts.get(cpu, []), log.cpu_index.get(cpu, [])
+        k = bisect.bisect_left(tss, ts)
+        closed = {}
+        for j in range(k - 1, max(-1, k - 1 - self.CONTEXT), -1):
+            off = _HDR + _REC * idx[j]
+            _, _, _, t, _, a, b = ev.HEAD.unpack_from(log.data, off)
+            if t == SWITCH:
+                return None
+            if t in _EXITS:
+                closed[t - 1] = closed.get(t - 1, 0) + 1
+                continue
+            if t not in (HRTIMER_ENTRY, TIMER_ENTRY, IRQ_ENTRY, SOFTIRQ_ENTRY, VEC_ENTRY):
+                continue
+            if closed.get(t):
+                closed[t] -= 1
+                continue
+            if t in (HRTIMER_ENTRY, TIMER_ENTRY):
+                return "its timer %s" % log.symbol(b)
+            if t == IRQ_ENTRY:
+                return "hardirq " + C.irq(a, ev.cstr(log.data[off + _RAW:off + _REC]))
+            if t == SOFTIRQ_ENTRY:
+                return "softirq " + softirq_name(a)
+            return vector_desc(log.vectors[b] if 0 <= b < len(log.vectors) else "unknown")[2]
+        return None
+
+    def text(self, w, begin, comms):
+        """'woken by COMM (pid N, CPU C) after T', or by the interrupt it came from."""
+        ts, pid, comm, cpu = w
+        ctx = self.context(cpu, ts)
+        who = ("%s on CPU %d" % (ctx, cpu)) if ctx else \
+            "%s (pid %d, CPU %d)" % (comm or comms.get(pid) or "?", pid, cpu)
+        return "woken by %s after %s" % (who, _fmt_ns(ts - begin))
+
+
 def attribute(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20, each=None,
-              programs=None, progress=None):
+              programs=None, progress=None, app=False):
     """The attribution section: every outlier charged to its causes (module
     docstring), each outlier searched on its own CPU (round trips and messages
     across two ends: attribution/ends.py).
@@ -734,13 +862,19 @@ def attribute(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20, each=Non
     was charged to, as worst[].parts), pids the tasks of its charged
     task-preemption episodes (every task of their chains), works the workqueue
     functions those tasks ran. The cross-check and jtr advise use it.
-    programs: {cpu: comm} of the program measuring on a CPU (it may block).
+    programs: {cpu: comm} of the program measuring on a CPU (it may block), or
+    {cpu: tid} of the thread whose outliers they are (jtr run app).
+    app: the outliers are an application's calls (jtr run app): where its thread
+    blocks, that wait is a cause of its own (blocked: the system call, the
+    waker), not a time other tasks are charged for; the walker takes every
+    window (no fast path).
     progress(text), if given, is told what is being done (on a terminal, jtr says
     it when the work takes a while).
     """
     progress = progress or (lambda text: None)
     with paused_gc():
-        a = _attribute(result, outliers, log, slack_ns, top, each, programs, progress)
+        app = Wakings(log) if app else None
+        a = _attribute(result, outliers, log, slack_ns, top, each, programs, progress, app)
         spans = merged_spans(outliers)
         if spans is None:
             return a
@@ -749,7 +883,7 @@ def attribute(result, outliers, log, slack_ns=DEFAULT_SLACK_NS, top=20, each=Non
         # (attribution/ends.py does the same for round trips and messages)
         progress("%d overlapping outliers: charging the %d spans they cover once"
                  % (len(outliers), len(spans)))
-        once = _attribute(result, spans, log, slack_ns, 0, None, programs, progress)
+        once = _attribute(result, spans, log, slack_ns, 0, None, programs, progress, app)
         totals = {(c["category"], c["name"], c.get("side")): c["total_ns"]
                   for c in once["causes"]}
         return with_totals(a, totals, (0, 0))
@@ -950,7 +1084,7 @@ class Tallies:
         return out
 
 
-def _attribute(result, outliers, log, slack_ns, top, each, programs, progress):
+def _attribute(result, outliers, log, slack_ns, top, each, programs, progress, app=None):
     """attribute() with the garbage collector paused."""
     check_args(slack_ns, top)
     runs = result.get("runs", [])
@@ -995,15 +1129,24 @@ def _attribute(result, outliers, log, slack_ns, top, each, programs, progress):
         steal = stolen.get((cpu, start))
         host = min(steal, length) if steal else 0
         room = length - host
-        if not host and len(found) == 1 and traced + ENTRY_ALLOWANCE_NS >= length:
+        # jtr run app: the call's own work (its median) is in its length
+        own = min(own_ns.get(cpu, 0), room)
+        if not host and not own and len(found) == 1 and traced + ENTRY_ALLOWANCE_NS >= length:
             return charge(key, cpu, start, length, ep, hi, traced)
-        kernel_ns = min(room, traced + ENTRY_ALLOWANCE_NS)
+        kernel_ns = min(room - own, traced + (0 if ep.category == C.BLOCKED else
+                                              ENTRY_ALLOWANCE_NS))
         share = {key: 0}
         pb, pe = next((b, end) for e, _, b, end in found if e is ep)
         # episodes inside the primary's time (a tick while the preempting task
         # ran) took time from that task, not from the probe: not parts of their own
         apart = [(e, d) for e, d, b, end in found
                  if e is not ep and d > 0 and (b < pb or end > pe)]
+        # jtr run app: what ran on the CPU while its thread slept took nothing from it
+        waits = [(b, end) for e, d, b, end in found if e.category == C.BLOCKED and e is not ep]
+        if waits:
+            inside = {id(e) for e, d, b, end in found if e.category != C.BLOCKED and
+                      any(wb <= b and end <= we for wb, we in waits)}
+            apart = [(e, d) for e, d in apart if id(e) not in inside]
         for e, d in apart:
             k = (e.category, e.name, None)
             if k != key:
@@ -1014,7 +1157,9 @@ def _attribute(result, outliers, log, slack_ns, top, each, programs, progress):
                 share[k] = share[k] * kernel_ns // others
             others = sum(share.values())
         share[key] = kernel_ns - others
-        rest = room - kernel_ns
+        rest = room - own - kernel_ns
+        if own:
+            share[C.CALL_MEDIAN + (None,)] = own
         for k, ns in host_steal.first(steal, host, rest).items():
             share[k + (None,)] = ns
         if len(share) == 1:
@@ -1032,7 +1177,7 @@ def _attribute(result, outliers, log, slack_ns, top, each, programs, progress):
             apart_ids = {id(a) for a, _ in apart}
             shown = [e for e, _, _, _ in found if e is ep or id(e) in apart_ids]
             memo.append(outlier_chain(shown, hi, main[0] == NO_EVENT[0], host,
-                                      length - host - kernel_ns))
+                                      length - host - own - kernel_ns, own))
             return memo[0]
         parts = T.parts(cpu, start, length, share, main, chain, traced)
         # the IPIs' senders, each with its episode's part of its cause's share
@@ -1059,14 +1204,18 @@ def _attribute(result, outliers, log, slack_ns, top, each, programs, progress):
         events that take no time, "other events")."""
         steal = stolen.get((cpu, start))
         host = min(steal, length) if steal else 0
+        own = min(own_ns.get(cpu, 0), length - host)
         if names:
             other = (OTHER, ", ".join(sorted(set(names))), None)
-            share = {other: length - host}
+            share = {other: length - host - own}
             if host:
                 share[C.HOST_STEAL + (None,)] = host
         else:
             share = {k + (None,): ns for k, ns in
-                     host_steal.first(steal, host, length - host).items()}
+                     host_steal.first(steal, host, length - host - own).items()}
+        if own:
+            share[C.CALL_MEDIAN + (None,)] = own
+        share = {k: ns for k, ns in share.items() if ns > 0}
         main = max(share, key=share.get)
         if len(share) == 1:
             return charge(main, cpu, start, length, None, hi, 0)
@@ -1085,7 +1234,7 @@ def _attribute(result, outliers, log, slack_ns, top, each, programs, progress):
         it, see _bookkeeping) and charge it; the traced time."""
         begin, hi, lo, i0, i1, settle_at, restart_at, s = win
         if settle_at is not None:
-            if walker.stack or walker.preempt is not None:
+            if walker.stack or walker.preempt is not None or walker.wait is not None:
                 walker.settle(settle_at)
             else:
                 walker.origin, walker.last_irq = settle_at, None
@@ -1103,7 +1252,7 @@ def _attribute(result, outliers, log, slack_ns, top, each, programs, progress):
             idx = walker.index
             names = sorted({ev.TYPE_NAMES.get(log.data[_HDR + _TYPE + _REC * idx[j]],
                                               "type ?") for j in range(i0, i1)}
-                           - {ev.TYPE_NAMES[ev.STEAL]})
+                           - {ev.TYPE_NAMES[t] for t in (ev.STEAL, ev.CALL, ev.BLOCK)})
         charge_no_event(cpu, start, length, hi, names)
         return 0
 
@@ -1116,7 +1265,11 @@ def _attribute(result, outliers, log, slack_ns, top, each, programs, progress):
 
     throttled = Throttle(result, log)
     stolen = {}         # (cpu, start) -> host steal ns, where measured (_stolen)
-    np = numpy_or_none() if each is None else None
+    # jtr run app: each CPU's median call, the own work in every slow call's length
+    own_ns = {r["cpu"]: int(r["percentiles_ns"]["50"]) for r in runs if app is not None and
+              isinstance(r.get("cpu"), int) and isinstance(r.get("percentiles_ns"), dict) and
+              isinstance(r["percentiles_ns"].get("50"), int)}
+    np = numpy_or_none() if each is None and app is None else None
     arr = _as_array(np, outliers) if np is not None else None
     if arr is not None and log.arrays(None) is not None:
         if not isinstance(outliers, list):
@@ -1144,7 +1297,7 @@ def _attribute(result, outliers, log, slack_ns, top, each, programs, progress):
     stolen.update(_stolen(log, copies, outliers, slack_ns))
     for cpu, outs in copies.items():
         outs.sort()
-        walker = Walker(log, cpu, pids.get(cpu), comms, throttled=throttled)
+        walker = Walker(log, cpu, pids.get(cpu), comms, throttled=throttled, app=app)
         for k, (win, (_, _, i)) in enumerate(zip(
                 _bookkeeping(log.cpu_ts.get(cpu, []), outs, slack_ns), outs)):
             if not k & 4095:
@@ -1153,13 +1306,16 @@ def _attribute(result, outliers, log, slack_ns, top, each, programs, progress):
     return report(runs, log, slack_ns, T, traced_total, not_traced, n)
 
 
-def outlier_chain(shown, hi, no_event_main, host, rest):
+def outlier_chain(shown, hi, no_event_main, host, rest, own=0):
     """The chain of an outlier shared among its episodes @shown (the primary and
-    the others that took time of their own), the host's steal @host and @rest of
-    no kernel event: at most MAX_EPISODES episodes spelled out."""
+    the others that took time of their own), the host's steal @host, a timed
+    call's @own work (jtr run app) and @rest of no kernel event: at most
+    MAX_EPISODES episodes spelled out."""
     texts = [format_chain(e, hi) for e in shown[:MAX_EPISODES]]
     if len(shown) > MAX_EPISODES:
         texts.append("%d more episodes" % (len(shown) - MAX_EPISODES))
+    if own:
+        texts.append("its own work (the median call) %s" % _fmt_ns(own))
     c = "; then ".join(texts)
     if no_event_main and rest > 0 and rest >= host:
         c = "no kernel event for %s, with %s" % (_fmt_ns(rest), c)

@@ -8,8 +8,10 @@ import sys
 from ..attribution.attribute import DEFAULT_SLACK_NS
 from ..cli.parser import (
     OUTPUT_RULE,
+    Count,
     CpuList,
     Duration,
+    Int,
     JtrParser,
     Size,
     add_attribution_options,
@@ -22,6 +24,7 @@ from ..cli.parser import (
     shared,
 )
 from ..cli.progress import Progress
+from ..drivers.app import app_job
 from ..drivers.run import run_job
 from ..errors import UsageError
 from ..render import gates as gate_text
@@ -117,14 +120,115 @@ def make_parser(prog):
     return p
 
 
+APP_DESCRIPTION = """\
+Time every call of a function of an unmodified program, and explain each slow
+one. A uprobe and a uretprobe on --func BINARY:SYMBOL (an executable or a
+shared library: libc.so.6:malloc) time each call in the kernel, per thread,
+with the CPU it entered on; every call goes into that CPU's histogram (the
+distribution, like funclatency), and each one above the threshold is an outlier
+attributed like a probe's: what ran on the thread's CPU during the call
+(interrupts, softirqs, the tick, IPIs with their senders, other tasks, page
+faults) and where the thread itself waited: the system call it blocked in and
+the task that woke it ("blocked in futex → woken by worker (pid 812, CPU 0)
+after 300.1 us"). Give the process with --pid, or start the program after --:
+it is held until the probes are in, runs as the user who ran sudo, and the run
+ends when it exits (or at -d: it is then told to stop). The tracer records on
+the CPUs the process may run on (-c to choose). Needs root, or CAP_BPF and
+CAP_PERFMON."""
+
+APP_NOTES = """\
+The threshold: calls above --threshold are outliers; by default the first
+--warmup calls on each CPU (100) are not recorded and their shortest times 8, at
+least 1 us, is the threshold (jtr wake's rule). A function the compiler inlined
+everywhere has no copy to attach to: jtr says so (nm lists the functions there
+are; __attribute__((noinline)) keeps one). The folder holds result.json (tool
+app: a run per CPU the calls entered on, with its histogram), outliers.csv (the
+slow calls: CPU, entry, length), summary.txt, events.bin, trace.json and
+attribution.txt; jtr report, compare, ab and advise read it as any result."""
+
+APP_EXAMPLES = """\
+  sudo jtr run app --func ./my-app:on_market_data --pid $(pgrep my-app) -d 30
+  sudo jtr run app --func libc.so.6:malloc --pid 812 --threshold 50us
+  sudo jtr run app --func ./my-app:on_tick -c 2 -- ./my-app --config prod.yaml
+  sudo jtr run app --func ./my-app:on_tick -- ./my-app --max-latency 200us --junit ci.xml"""
+
+
+def make_app_parser(prog):
+    p = JtrParser(prog, usage="%(prog)s --func BINARY:SYMBOL (--pid PID | -- CMD [ARGS...]) "
+                  "[OPTIONS]", description=APP_DESCRIPTION, notes=APP_NOTES,
+                  examples=APP_EXAMPLES)
+    p.add_argument("--func", metavar="BINARY:SYMBOL", required=True,
+                   help="the function to time: BINARY a path, a program on PATH or a "
+                        "library's name (libc.so.6; with --pid, the file the process maps)")
+    p.add_argument("--pid", metavar="PID", type=Int(1, 1 << 30),
+                   help="the process whose calls are timed (its threads' waits and wakers "
+                        "are followed); the run ends when it exits")
+    p.add_argument(*shared("-c"), metavar="LIST", type=CpuList(online_cpus),
+                   help="CPUs to trace (default: every CPU the process may run on)")
+    p.add_argument(*shared("-d"), metavar="DURATION", type=Duration(10 ** 6, 7 * 86400 * 10 ** 9),
+                   help="stop after this long (default: when the program exits, or "
+                        "Ctrl-C; with --pid 10s)")
+    p.add_argument("--threshold", metavar="DUR", type=Duration(1, 3600 * 10 ** 9),
+                   help="calls longer than this are outliers (default: 8 x the shortest of "
+                        "the warm-up's, at least 1us)")
+    p.add_argument("--warmup", metavar="N", type=Count(0, 1000000),
+                   help="calls per CPU before recording; they set the default threshold "
+                        "(default 100)")
+    p.add_argument("--max-outliers", metavar="N", type=Count(0, 10 ** 8),
+                   help="slow calls logged per CPU (default 1000000; the rest are counted)")
+    add_output(p, "results folder (default results/DATE-HOST-app): " + OUTPUT_RULE)
+    add_attribution_options(p, fmt_ns(DEFAULT_SLACK_NS))
+    p.add_argument("--trace-buffer", metavar="SIZE", type=Size(4096, 1 << 30),
+                   help="the tracer's ring buffer (see jtr trace -b)")
+    p.add_argument("--drain-interval", metavar="DUR", type=Duration(10 ** 6, 10 ** 10),
+                   help="how often the tracer drains it, 1ms to 10s (default 100ms)")
+    add_gates(p, lost=False)
+    return p
+
+
+def parse_app(args):
+    """jtr run app's options, and the command after --."""
+    words = list(args)
+    cmd = []
+    if "--" in args:
+        k = args.index("--")
+        args, cmd = args[:k], args[k + 1:]
+    opts = make_app_parser("jtr run app").parse_args(args)
+    opts.cmd = cmd
+    opts.probe = "app"
+    opts.cross_check = False
+    opts.command = ["jtr", "run", "app"] + words
+    if (opts.pid is None) == (not cmd):
+        raise UsageError("give the process with --pid PID, or the program to start after "
+                         "--, e.g. jtr run app --func ./my-app:on_tick -- ./my-app"
+                         if not cmd else "--pid and -- CMD: give one of them")
+    check_junit_path(opts.junit)
+    return opts
+
+
+def app_options(opts):
+    """app_job's settings (drivers/app.py) from the parsed options."""
+    duration = opts.duration if opts.duration is not None else \
+        (10 * 10 ** 9 if opts.pid is not None else None)
+    return {"probe": "app", "func": opts.func, "pid": opts.pid, "cmd": opts.cmd, "cpus": opts.cpus,
+            "duration_ns": duration, "threshold_ns": opts.threshold,
+            "warmup": opts.warmup, "max_outliers": opts.max_outliers,
+            "output": opts.output, "slack_ns": opts.slack, "top": opts.top,
+            "trace_buffer": opts.trace_buffer, "drain_interval": opts.drain_interval,
+            "gates": (opts.max_latency, None), "junit": opts.junit,
+            "command": " ".join(opts.command)}
+
+
 def parse(parser, args):
     """jtr run's own options; the rest, with the CPUs and the folder, for the probe."""
+    if args and args[0] == "app":
+        return parse_app(args[1:])
     probe, words = "gap", list(args)
     if args and args[0] in P.RUN_PROBES:
         probe, args = args[0], args[1:]
     elif args and not args[0].startswith("-"):
-        raise UsageError("%s: not a probe jtr run knows; give one of %s (default gap)"
-                         % (args[0], ", ".join(P.RUN_PROBES)))
+        raise UsageError("%s: not a probe jtr run knows; give one of %s (default gap), or "
+                         "app" % (args[0], ", ".join(P.RUN_PROBES)))
     opts, rest = parser.parse_known_args(args)
     opts.probe = probe
     opts.command = ["jtr", "run"] + words
@@ -167,7 +271,10 @@ def options(opts):
 
 
 def run(opts):
-    job, rc = run_job(options(opts), Progress("jtr run", sys.stderr))
+    if opts.probe == "app":
+        job, rc = app_job(app_options(opts), Progress("jtr run app", sys.stderr))
+    else:
+        job, rc = run_job(options(opts), Progress("jtr run", sys.stderr))
     for n in job.notices:
         print("jtr run: %s" % n if not n.startswith("jtr ") else n, file=sys.stderr)
     if job.result is None:

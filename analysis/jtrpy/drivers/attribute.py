@@ -112,6 +112,11 @@ def ends_of(result):
     probe = P.probe_of(result)
     if probe is None:
         return {}
+    if probe.tool == "app":
+        # an application's calls: the thread that made most of them on each CPU
+        return {"app": True, "programs": {
+            r["cpu"]: r["tid"] for r in result.get("runs", []) if isinstance(r, dict)
+            and isinstance(r.get("cpu"), int) and isinstance(r.get("tid"), int) and r["tid"] > 0}}
     sides = result.get("sides")
     if not probe.phases or not isinstance(sides, dict) or \
             not any(k in probe.sides for k in sides):

@@ -269,7 +269,7 @@ def measure(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slac
             raise
         trc = tracer.stop() if tracer else None
         xrc = recorder.stop() if recorder else None
-    job.detail = _read_detail(detail)
+    job.detail = read_detail(detail)
     # whatever ends the job after the programs ended (a folder that cannot be
     # read, a stop, an error), nothing of the tracers is left in /tmp, nor the
     # other end's folder (on the way through, _attribute moves or removes them)
@@ -314,7 +314,7 @@ def measure(probe_args, probe="gap", cpus=None, trace=True, tracer_args=(), slac
         raise
 
 
-def _read_detail(f):
+def read_detail(f):
     """The text the probe printed into the temporary file @f (closed)."""
     with f:
         f.seek(0)
@@ -368,7 +368,7 @@ def run_job(o, progress=None):
     other end's CPU (--pong-cpu, --sub-cpu) and network namespace checked, and
     perf for --cross-check; the tracer's options; the measurement (measure),
     then concluded (drivers/gates.conclude: --junit's report, the exit status
-    the gates give). (job, exit status)."""
+    the gates give). (job, exit status). jtr run app's job is drivers/app.py's."""
     started = time.time()
     partner_cpu = partner_cpu_of(o["probe"], o["pong_cpu"], o["sub_cpu"])
     netns = o["partner_netns"]

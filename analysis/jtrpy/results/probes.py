@@ -23,6 +23,7 @@ LOOP = "loop time"
 WAKE = "timer wake-up latency"
 SEND_CALL = "send call"
 CLOCK = "clock read delta"
+CALL = "function call time"
 RTT_INTENDED = "round trip from the intended send time"
 RTT_SEND = "round trip from the send"
 ONE_WAY_SEND = "one-way latency from the send"
@@ -109,6 +110,9 @@ PROBES = (
           threshold=TRANSPORT_THRESHOLD, about="the latency of each message received"),
     Probe("ipc", "jtr-ipc", (), False,
           about="latency and throughput of the IPC methods"),
+    Probe("app", "", (("call", CALL),), False,
+          threshold="--threshold, else from the warm-up's calls",
+          about="every call of an application's function, timed with uprobes (jtr run app)"),
     Probe("oslat", "", (("oslat", LOOP),), True, about="an imported oslat result"),
     Probe("cyclictest", "", (("cyclictest", WAKE),), False,
           about="an imported cyclictest result"),

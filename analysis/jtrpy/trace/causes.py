@@ -37,6 +37,7 @@ SOFTIRQ = "softirq"
 TASK = "task preemption"
 THROTTLING = "RT throttling"
 PAGE_FAULT = "page fault"
+BLOCKED = "blocked"
 NMI = "NMI"
 NO_EVENT = "no kernel event"
 BACKLOG = "backlog"
@@ -62,6 +63,9 @@ CATEGORIES = (
     Category(THROTTLING, "#393b79", "rt_throttling", True, "the kernel's RT throttling "
              "took the CPU from a SCHED_FIFO/RR task (sched_rt_runtime_us)"),
     Category(PAGE_FAULT, "#8c564b", "page_faults", True, "a page fault"),
+    Category(BLOCKED, "#17becf", "", True, "jtr run app: the timed thread itself waited "
+             "in the kernel, in the system call named (futex, clock_nanosleep, read, ...), "
+             "until its waker woke it"),
     Category(NMI, "#e377c2", "nmi", True, "a non-maskable interrupt (perf, watchdog)"),
     Category(NO_EVENT, "#2b2b2b", "host", False, "no kernel event: the hypervisor (host "
              "preemption, VM exits), SMIs or the hardware"),
@@ -72,7 +76,8 @@ CATEGORIES = (
              "and its return to user space"),
     Category(PATH, "#dbdb8d", "", False, "not a cause: a message's own way at its "
              "typical duration (the run's median from the send: the send call, the "
-             "network stack, the wake-ups), where no kernel event took the time"),
+             "network stack, the wake-ups), or a timed call's own work at its median "
+             "(jtr run app), where no kernel event took the time"),
     Category(BACKLOG, "#c49c94", "", False, "not a kernel cause: the message was sent "
              "late, behind earlier ones (the schedule's backlog; a run with much of it is "
              "not a valid measurement)"),
@@ -97,6 +102,8 @@ OUTSIDE = (NOT_TRACED, "outside the trace")
 LATE = (BACKLOG, "earlier messages held the sender")
 # the typical time of a message's way, charged before no kernel event
 TYPICAL = (PATH, "the median from the send")
+# a timed call's own work at the run's median (jtr run app), charged before no kernel event
+CALL_MEDIAN = (PATH, "the call's median")
 
 IPI_KINDS = ("reschedule", "call_function", "call_function_single", "irq_work")
 # the kernel's prio of the idle task, and the first prio that is not real-time

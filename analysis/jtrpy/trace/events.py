@@ -32,6 +32,7 @@ from ..system.files import read_bytes, read_json, write_json
 from ..system.memory import paused_gc
 from ..system.numeric import numpy_or_none
 from ..system.schema import COUNT, CPU, NAME, NS, Bool, Int, List, Obj, Opt, Str, check
+from . import syscalls
 
 MAGIC = b"JTREVT1\0"
 VERSION = 1
@@ -95,6 +96,17 @@ VEC_SENDER, VEC_SITE = 1, 8
 # cgroup v1 id in the memory controller's hierarchy, raw[:16] = comm; trace.json
 # "cgroups" names the ids (ebpf/cgroups.h)
 TASK = 22
+# jtr run app: a call of the timed function returned (ts its return): a = its
+# entry, b = the CPU at entry | the CPU at return << 32, pid the thread
+CALL = 23
+# jtr run app: a thread of the application leaves its CPU blocked (before the
+# switch): pid the thread, a = the system call it is in (NO_SYSCALL: none, a
+# page fault or another exception), b = its state
+BLOCK = 24
+NO_SYSCALL = (1 << 64) - 1
+APP = 2             # flags: the task is a thread of the application (jtr run app, watch --app)
+# a sched_waking of a thread of the application (flags APP): raw[16:32] is the
+# waker's comm (the record's pid is the waker)
 
 # the kernel tracepoint each type comes from: the names in trace.json "per_type"
 TYPE_NAMES = {
@@ -107,6 +119,7 @@ TYPE_NAMES = {
     WQ_END: "workqueue_execute_end", HRTIMER_ENTRY: "hrtimer_expire_entry",
     HRTIMER_EXIT: "hrtimer_expire_exit", TIMER_ENTRY: "timer_expire_entry",
     TIMER_EXIT: "timer_expire_exit", STEAL: "steal_time", TASK: "task_groups",
+    CALL: "app_call", BLOCK: "app_block",
 }
 SOFTIRQ_NAMES = ("HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET",
                  "SCHED", "HRTIMER", "RCU")
@@ -563,8 +576,17 @@ def describe(ev, meta):
             ev.prev_comm, a & 0xffffffff, b & 0xffff, task_state(b >> 32, ev.flags & 1),
             _task(ev.next_comm, a >> 32, (b >> 16) & 0xffff))
     if t in (WAKEUP, WAKING):
-        return "%s %s target_cpu=%d" % (ev.type_name, _task(ev.text, a, b >> 32),
-                                        b & 0xffffffff)
+        text = "%s %s target_cpu=%d" % (ev.type_name, _task(ev.text, a, b >> 32),
+                                         b & 0xffffffff)
+        if t == WAKING and ev.flags & APP:
+            text += " by %s(pid %d)" % (cstr(ev.raw[COMM_LEN:]) or "?", ev.pid)
+        return text
+    if t == CALL:
+        return "app_call %.1f us, CPU %d -> %d" % ((ev.ts_ns - a) / 1e3, b & 0xffffffff,
+                                                   b >> 32)
+    if t == BLOCK:
+        return "app_block %s" % ("outside a system call" if a == NO_SYSCALL else
+                                 syscalls.name(a))
     if t == MIGRATE:
         return "sched_migrate_task %s(pid %d) cpu %d -> %d" % (
             ev.text, a, b & 0xffffffff, b >> 32)

@@ -46,6 +46,8 @@ def every_type():
         (T0 + 210, 123, 1, E.STEAL, E.STEAL_FIRST, 4_323_902_088, 4_323_902_088, None),
         (T0 + 220, 123, 1, E.STEAL, 0, 4_323_952_193, 4_323_902_088, None),
         (T0 + 230, 123, 1, E.TASK, 0, 4242 | 4240 << 32, 9001, task_raw("stress", 77)),
+        (T0 + 240, 4300, 1, E.CALL, 0, T0 + 200, 1 | 1 << 32, None),
+        (T0 + 250, 4300, 1, E.BLOCK, 0, 202, 1, None),
     ]
 
 
@@ -56,12 +58,12 @@ def task_raw(comm, v1):
 
 def test_round_trip_every_type(tmp_path):
     evs = every_type()
-    assert sorted({e[3] for e in evs}) == sorted(E.TYPE_NAMES) == list(range(1, 23))
+    assert sorted({e[3] for e in evs}) == sorted(E.TYPE_NAMES) == list(range(1, 25))
     p = E.write_events(str(tmp_path), evs, T0, T0 + 1000, dropped=3, meta={"symbols": SYMS})
     assert p == str(tmp_path / "events.bin")
     log = E.read_events(str(tmp_path))
     assert (len(log), log.start_ns, log.end_ns, log.dropped, log.complete) == (
-        23, T0, T0 + 1000, 3, True)
+        25, T0, T0 + 1000, 3, True)
     assert lists(log.cpu_ts) == {1: [e[0] for e in evs]}
     got = list(log.iter_events())
     for want, ev in zip(evs, got):
@@ -100,6 +102,20 @@ def test_task_groups_label_each_task_by_its_last_record(tmp_path):
     assert E.describe(log.event(0), log.meta) == (
         "task_groups stress(pid 4242, tgid 4242) v2 9001 /system.slice/docker-%s.scope v1 77"
         % ("ab" * 32))
+
+
+def test_app_records_say_what_they_are(tmp_path):
+    evs = [(T0 + 10, 812, 0, E.WAKING, E.APP, 4300, 1 | 120 << 32,
+            b"jtr-app-caller".ljust(16, b"\0") + b"jtr-app-waker"),
+           (T0 + 20, 4300, 1, E.CALL, 0, T0 - 84000 + 20, 1 | 0 << 32, None),
+           (T0 + 30, 4300, 1, E.BLOCK, 0, 202, 1, None),
+           (T0 + 40, 4300, 1, E.BLOCK, 0, E.NO_SYSCALL, 2, None)]
+    E.write_events(str(tmp_path), evs, T0, T0 + 100)
+    log = E.read_events(str(tmp_path))
+    said = [E.describe(log.event(i), log.meta) for i in range(4)]
+    assert said[0].endswith("target_cpu=1 by jtr-app-waker(pid 812)")
+    assert said[1:] == ["app_call 84.0 us, CPU 1 -> 0", "app_block " + E.syscalls.name(202),
+                        "app_block outside a system call"]
 
 
 def test_decode_one_record():
@@ -171,8 +187,8 @@ def test_killed_tracer_counts_records_from_size(tmp_path):
     open(p, "wb").write(bytes(data))
     os.unlink(tmp_path / "trace.json")
     log = E.read_events(p)
-    assert (len(log), log.complete) == (23, False)
-    assert log.end_ns == T0 + 230                    # the last event
+    assert (len(log), log.complete) == (25, False)
+    assert log.end_ns == T0 + 250                    # the last event
 
 
 def test_bad_files(tmp_path):
@@ -187,7 +203,7 @@ def test_bad_files(tmp_path):
     with pytest.raises(UsageError, match="truncated header"):
         E.read_events(p)
     open(p, "wb").write(good[:64 + 64 * 5 + 3])
-    with pytest.raises(UsageError, match="header says 23 records, the file holds 5"):
+    with pytest.raises(UsageError, match="header says 25 records, the file holds 5"):
         E.read_events(p)
     bad = bytearray(good)
     struct.pack_into("<I", bad, 8, 2)
@@ -245,7 +261,7 @@ def test_a_log_named_by_a_result_stays_in_its_folder(tmp_path):
     os.symlink(str(tmp_path / "events.bin"), str(d / "events.bin"))
     with pytest.raises(UsageError, match="events.bin: leads out of the results folder"):
         E.read_events(str(d / "events.bin"), within=str(d))
-    assert len(E.read_events(str(d / "events.bin"))) == 23      # given by hand: followed
+    assert len(E.read_events(str(d / "events.bin"))) == 25      # given by hand: followed
     os.unlink(d / "events.bin")
     os.symlink("/dev/zero", str(d / "events.bin"))
     with pytest.raises(UsageError, match="a character device, not a regular file"):

@@ -1,0 +1,274 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""jtr run app end to end: the calls of a function of an unmodified program
+(build/tests/jtr-app-target, tests/apps/) timed with uprobes and each slow one
+explained, against interference of known cause (tests/inject.py), in its
+executable and in a shared library, started by jtr (-- CMD) or given by --pid;
+and the refusals (exit 2, the reason) for what cannot be timed."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT, load, need_tracing, run_jtr
+from injection import (
+    INJECT,
+    outliers_during,
+    part_of,
+    steered_disk,
+)
+
+TARGET = os.path.join(ROOT, "build", "tests", "jtr-app-target")
+LIB = os.path.join(ROOT, "build", "tests", "libjtr-target.so")
+RUN_S = 4.5             # the target's run
+INJECT_AFTER_S = 0.5    # after the tracer is in
+INJECT_S = 2.5
+
+
+def cpus():
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 2:
+        pytest.skip("needs two CPUs: one for the target, one for the tracer and the injector")
+    return allowed[-1], allowed[0]
+
+
+def inject_cmd(tmp_path, args, out):
+    """tests/inject.py in a pid namespace of its own (it pins itself), waiting
+    for the tracer's folder to be there, then INJECT_AFTER_S more."""
+    return ["unshare", "--pid", "--fork", "--mount-proc", sys.executable, INJECT] + args + [
+        "--duration", str(INJECT_S), "--out", str(tmp_path / "inject.csv"),
+        "--delay", str(INJECT_AFTER_S), "--start-when", str(out.parent / ".run.partial-*")]
+
+
+def app_run(tmp_path, app_args, inject=None, target_args=(), pid_mode=False):
+    """`jtr run app` of the target on the last CPU with --top covering every slow
+    call, while tests/inject.py injects @inject (its arguments, or None):
+    (result, injections inside the run, stdout)."""
+    need_tracing()
+    cpu, _ = cpus()
+    out = tmp_path / "run"
+    targ = [TARGET, "-c", str(cpu), "-d", str(RUN_S)] + list(target_args)
+    injector = subprocess.Popen(inject_cmd(tmp_path, inject, out), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True) if inject else None
+    held = None
+    try:
+        if pid_mode:
+            held = subprocess.Popen(targ, stdout=subprocess.PIPE, text=True)
+            assert held.stdout.readline().startswith("ready ")
+            cmd = ["--pid", str(held.pid), "-d", str(RUN_S)] + list(app_args)
+        else:
+            cmd = list(app_args) + ["--"] + targ
+        p = run_jtr("run", "app", "-c", cpu, "--top", 100000, "-o", out, *cmd, timeout=120)
+    finally:
+        if injector:
+            _, err = injector.communicate(timeout=60)
+            assert injector.returncode == 0, err
+        if held:
+            held.kill()
+            held.wait()
+    assert p.returncode == 0, p.stdout + p.stderr
+    res = load(out)
+    assert res["tool"] == "app" and "attribution" in res, p.stdout + p.stderr
+    spans = []
+    if inject:
+        r = res["runs"][0]
+        text = open(tmp_path / "inject.csv").read()
+        spans = [tuple(map(int, x.split(","))) for x in text.split()]
+        inside = [(b, e) for b, e in spans if r["start_mono_ns"] < b and e < r["end_mono_ns"]]
+        assert len(inside) >= 0.9 * len(spans), "the injection must fall inside the run"
+        spans = inside
+    return res, spans, p.stdout
+
+
+def slow_calls_during(res, spans):
+    """The distinct slow calls (outliers) that overlap an injection."""
+    return list({o["start_ns"]: o for b, e in spans for o in outliers_during(res, b, e)}.values())
+
+
+def fifo_inject(cpu):
+    return ["fifo", str(cpu), "--prio", "10", "--spin-us", "300", "--period-ms", "20"]
+
+
+def assert_charged_to_spinner(res, spans):
+    """≥ 95 % of the slow calls that overlap a spin charged to the spinner (the
+    calls back to back: a schedule of their own keeps one phase to the
+    spinner's, and every spin fell between two calls, or none did)."""
+    assert len(spans) >= 60, len(spans)
+    slow = slow_calls_during(res, spans)
+    assert len(slow) >= 0.5 * len(spans), (len(slow), len(spans))
+    mine = [o for o in slow if part_of(o, "task preemption", name="jtr-inject") > 0]
+    assert len(mine) >= 0.95 * len(slow), "%d of %d slow calls during a spin charged to " \
+        "jtr-inject; the others: %s" % (len(mine), len(slow),
+                                       [o["chain"] for o in slow if o not in mine][:3])
+    # the spin's time is in the call: the spinner's part is most of a spin
+    assert sum(part_of(o, "task preemption", name="jtr-inject") for o in mine) >= \
+        0.8 * 300_000 * len(mine)
+
+
+@pytest.mark.measures
+def test_slow_calls_of_a_program_jtr_starts_are_charged_to_a_fifo_spinner(tmp_path):
+    cpu, _ = cpus()
+    res, spans, stdout = app_run(tmp_path, ["--func", TARGET + ":on_tick",
+                                            "--threshold", "150us"],
+                                 inject=fifo_inject(cpu), target_args=["-i", "0", "-w", "50"])
+    assert_charged_to_spinner(res, spans)
+    run = res["runs"][0]
+    # every call is in the histogram: the target says how many it made
+    assert run["calls"] == run["histogram"]["total"] == run["samples"]
+    assert run["calls"] + 100 >= 0.5 * RUN_S / 0.0002
+    assert res["params"]["function"] == "on_tick" and run["tid"] > 0
+    assert "task preemption" in stdout and "jtr-inject" in stdout
+
+
+@pytest.mark.measures
+def test_a_shared_library_function_of_a_running_process(tmp_path):
+    cpu, _ = cpus()
+    res, spans, _ = app_run(tmp_path, ["--func", "libjtr-target.so:lib_tick",
+                                       "--threshold", "150us"], inject=fifo_inject(cpu),
+                            target_args=["-i", "0", "-w", "50", "--lib"], pid_mode=True)
+    # --pid: the library the process maps, seen through its /proc/PID/root
+    assert re.fullmatch(r"/proc/\d+/root%s" % re.escape(os.path.realpath(LIB)),
+                        res["params"]["binary"]), res["params"]["binary"]
+    assert res["params"]["function"] == "lib_tick"
+    assert_charged_to_spinner(res, spans)
+
+
+@pytest.mark.measures
+def test_each_ipi_in_a_call_names_its_sender(tmp_path):
+    need_tracing()
+    cpu, other = cpus()
+    if not os.path.exists("/dev/cpu/%d/cpuid" % cpu):
+        pytest.skip("no /dev/cpu/%d/cpuid (CONFIG_X86_CPUID): no way here to send an IPI "
+                    "to one CPU on demand" % cpu)
+    if not os.path.isdir("/sys/kernel/tracing/events/ipi/ipi_send_cpu"):
+        pytest.skip("this kernel has no ipi:ipi_send_cpu tracepoint (before 6.4): the "
+                    "senders are not seen")
+    # calls of 250 us back to back (a schedule of their own would keep one phase
+    # to the injector's: every read between two calls, or none), every one of
+    # them an outlier: an IPI's few us are no threshold's to find; the IPI of a
+    # read that a call holds whole was taken inside that call
+    res, spans, _ = app_run(tmp_path, ["--func", TARGET + ":on_tick", "--threshold", "1ns"],
+                            inject=["ipi", str(cpu), "--source", str(other), "--period-ms", "5"],
+                            target_args=["-i", "0", "-w", "250"])
+    held = [(b, e, o) for b, e in spans for o in outliers_during(res, b, e)
+            if o["start_ns"] <= b and e <= o["start_ns"] + o["length_ns"]]
+    assert len(held) >= 50, (len(held), len(spans))
+    named = [o for _, _, o in held
+             if "IPI call_function_single from jtr-inject (pid" in o["chain"]]
+    assert len(named) >= 0.95 * len(held), "%d of %d calls holding a cpuid read name its " \
+        "sender; not: %s" % (len(named), len(held),
+                             [o["chain"] for _, _, o in held if o not in named][:3])
+    ipi = [c for c in res["attribution"]["causes"] if c["name"] == "call_function_single"]
+    assert ipi and any(s["sender"].startswith("jtr-inject (pid") for s in ipi[0]["senders"])
+
+
+@pytest.mark.measures
+def test_a_disk_interrupt_steered_to_the_cpu_is_charged(tmp_path):
+    need_tracing()
+    cpu, other = cpus()
+    with steered_disk(tmp_path, cpu) as (irq, name, path):
+        res, spans, _ = app_run(
+            tmp_path, ["--func", TARGET + ":on_tick", "--threshold", "1ns"],
+            inject=["disk", path, "--source", str(other), "--period-ms", "5"],
+            target_args=["-i", "0", "-w", "250"])
+    # the read's completion interrupt comes inside its span: a call holding the
+    # whole span held the interrupt
+    held = [(b, e, o) for b, e in spans for o in outliers_during(res, b, e)
+            if o["start_ns"] <= b and e <= o["start_ns"] + o["length_ns"]]
+    assert len(held) >= 50, (len(held), len(spans))
+    hit = [o for _, _, o in held if part_of(o, "hardirq", prefix="%d " % irq) > 0]
+    assert len(hit) >= 0.95 * len(held), "%d of %d calls holding a read charged to irq %d " \
+        "(%s); not: %s" % (len(hit), len(held), irq, name,
+                           [o["chain"] for _, _, o in held if o not in hit][:3])
+
+
+@pytest.mark.measures
+def test_its_own_waits_are_named_with_their_waker(tmp_path):
+    res, _, stdout = app_run(tmp_path, ["--func", TARGET + ":on_tick", "--threshold",
+                                        "150us"],
+                             target_args=["-i", "1000", "-w", "20", "--wait-every", "20",
+                                          "--sleep-every", "30"])
+    calls = res["runs"][0]["calls"] + 100           # and the warm-up's
+    causes = {(c["category"], c["name"]): c for c in res["attribution"]["causes"]}
+    futex, sleep = causes[("blocked", "futex")], causes[("blocked", "clock_nanosleep")]
+    # every wait after the warm-up is a slow call of its own, charged to it: the
+    # target's waits counted, not assumed (call n waits when n % 20 == 0)
+    assert futex["count"] == calls // 20 - 100 // 20, (futex["count"], calls)
+    assert sleep["count"] == calls // 30 - 100 // 30, (sleep["count"], calls)
+    assert futex["primary_count"] >= 0.95 * futex["count"]
+    assert re.search(r"blocked in futex → woken by jtr-app-waker \(pid \d+, CPU \d+\) "
+                     r"after [\d.]+ us", futex["example_chain"]), futex["example_chain"]
+    assert "blocked in clock_nanosleep → woken by its timer hrtimer_wakeup on CPU" in \
+        sleep["example_chain"], sleep["example_chain"]
+    # the call's own work is not the host's: its median is charged as its own path
+    assert ("own path", "the call's median") in causes
+    assert "blocked" in stdout
+
+
+@pytest.mark.measures
+def test_a_pid_in_another_mount_namespace(tmp_path):
+    """The target run from a tmpfs only its own mount namespace has: its binary
+    is found through /proc/PID/root."""
+    need_tracing()
+    cpu, _ = cpus()
+    script = ('mount -t tmpfs none "$1" && cp "$2" "$3" "$1"/ && '
+              'exec "$1"/jtr-app-target -c %d -d 3' % cpu)
+    where = tmp_path / "mnt"
+    where.mkdir()
+    held = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                             script, "sh", str(where), TARGET, LIB],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert held.stdout.readline().startswith("ready ")
+        assert not os.path.exists(where / "jtr-app-target")    # not in ours
+        p = run_jtr("run", "app", "--pid", held.pid, "--func", "jtr-app-target:on_tick",
+                    "-c", cpu, "-d", "2", "-o", tmp_path / "run", timeout=60)
+    finally:
+        held.kill()
+        held.wait()
+    assert p.returncode == 0, p.stderr
+    res = load(tmp_path / "run")
+    assert res["params"]["binary"] == "/proc/%d/root%s/jtr-app-target" % (held.pid, where)
+    assert res["runs"][0]["calls"] >= 1000
+
+
+def test_refusals_say_why(tmp_path):
+    """Exit 2 and the reason, nothing written, for what cannot be timed."""
+    need_tracing()
+    stripped = tmp_path / "stripped"
+    shutil.copy(TARGET, stripped)
+    subprocess.run(["strip", str(stripped)], check=True)
+    script = tmp_path / "script.sh"
+    script.write_text("#!/bin/sh\nexit 0\n")
+    script.chmod(0o755)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    out = tmp_path / "x"
+    cases = [
+        (["--func", TARGET + ":on_tick", "--pid", gone.pid], "no process %d" % gone.pid),
+        (["--func", TARGET + ":nope", "--", TARGET], "no function nope in it"),
+        (["--func", TARGET + ":clock_nanosleep", "--", TARGET],
+         "imported from a shared library"),
+        (["--func", "%s:on_tick" % stripped, "--", stripped], "it is stripped"),
+        (["--func", "%s:main" % script, "--", script], "not an ELF binary"),
+        (["--func", "on_tick", "--", TARGET], "give the binary and the function"),
+        (["--func", TARGET + ":on_tick"], "give the process with --pid PID"),
+        (["--func", TARGET + ":on_tick", "--", "/nonexistent/prog"], "no such program"),
+        (["--func", "/nonexistent/bin:f", "--", TARGET], "no such file"),
+        (["--func", TARGET + ":on_tick", "--pid", os.getpid(), "--", TARGET],
+         "--pid and -- CMD: give one of them"),
+        (["--func", TARGET + ":on_tick", "--max-lost", "1%", "--", TARGET],
+         "unknown option '--max-lost'"),
+    ]
+    for args, msg in cases:
+        p = run_jtr("run", "app", "-o", out, *args, timeout=30)
+        assert p.returncode == 2, (args, p.stdout, p.stderr)
+        assert msg in p.stderr and "Traceback" not in p.stderr, (args, p.stderr)
+    assert not out.exists()
+
+
+def test_help_has_examples():
+    p = run_jtr("run", "app", "--help")
+    assert p.returncode == 0
+    assert "--func BINARY:SYMBOL" in p.stdout and "examples:" in p.stdout.lower()
