@@ -386,7 +386,8 @@ test-stress: deps all
 		echo "== a busy loop (pid $$loop) on CPU $(STRESS_CPU) beside the measuring tests"; \
 		$(VENV)/bin/python -m pytest $(PYTEST_ARGS) -m measures tests
 
-bench: deps-bench all $(BUILD)/bench/hist_bench $(BUILD)/bench/cacheline_rtt $(BUILD)/bench/memcpy_bw
+bench: deps-bench all $(BUILD)/bench/hist_bench $(BUILD)/bench/cacheline_rtt $(BUILD)/bench/memcpy_bw \
+		$(APP_TARGET)
 	$(Q)$(VENV)/bin/python bench/bench.py
 
 LIBEXEC := $(DESTDIR)$(PREFIX)/libexec/jtr

@@ -52,12 +52,17 @@
     jtr's programs against an empty program on the same tracepoint, BPF
     run-time statistics of the same events; the ratio per tracepoint, goal a
     mean <= 1.5, the dearest programs named).
+13. jtr run app (root only): bench/app_bench.py (a function called back to
+    back: the time added per call by jtr run app's uprobe and uretprobe,
+    goal <= 1.5 us, beside the kernel's own floor, an empty pair; at 100,000
+    calls a second, the throughput loss and the calls lost, goal 0).
+    BENCH_APP_SECONDS (default 5) is the length of its runs.
 
 The machines are shared and noisy: every comparison is a ratio taken within
 one run, rounds alternate, and medians are reported.
 Environment: BENCH_SECONDS (default 10), BENCH_ROUNDS (default 3), BENCH_CPU;
 BENCH=ITEM,... runs only those items: gap, hist, null, tracer, attribution,
-report, export, transports, ipc, drops, wake, watch, floor (default: all).
+report, export, transports, ipc, drops, wake, watch, floor, app (default: all).
 """
 import json
 import os
@@ -67,6 +72,7 @@ import subprocess
 import sys
 import tempfile
 
+import app_bench
 import floor_bench
 import transport_bench
 import wake_bench
@@ -76,7 +82,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 JTR = os.path.join(ROOT, "jtr")
 HIST_BENCH = os.path.join(ROOT, "build", "bench", "hist_bench")
 ITEMS = ("gap", "hist", "null", "tracer", "attribution", "report", "export", "transports", "ipc",
-         "drops", "wake", "watch", "floor")
+         "drops", "wake", "watch", "floor", "app")
 FLOOD_CMD = floor_bench.FLOOD_CMD
 BUSY_LOOPS = 24
 
@@ -307,6 +313,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="jtr-bench-")
     jr, orr = [], []
     hist = null = tracer = attrib = report = export = ipc = drops = wake = watch = floor = None
+    app = None
     try:
         for i in range(rounds if "gap" in items else 0):
             print("bench: round %d/%d: jtr gap and oslat, %d s each on CPU %d"
@@ -336,6 +343,8 @@ def main():
             watch = watch_bench.measure(cpu, rounds, tmp)
         if "floor" in items and os.geteuid() == 0:
             floor = floor_bench.measure(cpu, rounds, tmp)
+        if "app" in items and os.geteuid() == 0:
+            app = app_bench.measure(cpu, rounds, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -373,6 +382,11 @@ def main():
         floor_bench.show(floor)
     elif "floor" in items:
         print("tracer floor: skipped (needs root to load BPF programs)")
+    if app:
+        result["app"] = app
+        app_bench.show(app)
+    elif "app" in items:
+        print("jtr run app: skipped (needs root to load BPF programs)")
     if hist:
         h = result["hist_record"] = dict(hist, ratio_to_flat=hist["record_ns"] /
                                          hist["flat_increment_ns"])

@@ -101,12 +101,12 @@ static uint32_t most_tid(const struct calls_cpu *s)
 	return best < 0 ? 0 : s->tid[best];
 }
 
-#define ROW(f, label, fmt, expr) JTR_SERIES_ROW(f, c->cpus, c->n, s, label, fmt, expr)
+#define ROW(f, label, fmt, expr) JTR_SERIES_ROW(f, cpus, n, s, label, fmt, expr)
 
-/* summary - the table of the calls, per CPU they entered on */
-static void summary(FILE *f, const struct calls *c)
+/* summary - the table of the calls, per CPU they entered on: @cpus, @n of them */
+static void summary(FILE *f, const struct calls *c, const struct calls_cpu *cpus, int n)
 {
-	const struct jtr_series_set set = JTR_SERIES_SET(c->cpus, c->n);
+	const struct jtr_series_set set = JTR_SERIES_SET(cpus, n);
 
 	fprintf(f, "jtr app: %s in %s%s", c->sym, c->path,
 		c->p->partial ? " (PARTIAL: stopped early)" : "");
@@ -150,10 +150,24 @@ void calls_write(struct calls *c, int64_t start_ns, int64_t end_ns)
 	if (c->dropped)
 		jtr_warn(p, "%llu calls were lost (the tracer's ring was full): their times are not "
 			 "in the histogram", (unsigned long long)c->dropped);
+	/* the table's columns: the CPUs calls entered on (all traced ones if none did) */
+	struct calls_cpu *shown = calloc((size_t)(c->n ? c->n : 1), sizeof(*shown));
+	int nshown = 0;
+
+	if (!shown)
+		jtr_fatal(p, "out of memory for the summary");
+	for (int i = 0; i < c->n; i++)
+		if (c->cpus[i].hist.total || c->cpus[i].warm)
+			shown[nshown++] = c->cpus[i];
+	if (!nshown) {
+		memcpy(shown, c->cpus, (size_t)c->n * sizeof(*shown));
+		nshown = c->n;
+	}
 	jtr_series_open(p, &o);
-	summary(o.txt.f, c);
+	summary(o.txt.f, c, shown, nshown);
 	if (!p->quiet)
-		summary(stdout, c);
+		summary(stdout, c, shown, nshown);
+	free(shown);
 	jtr_series_csv(o.csv.f, &set, &mono);
 
 	jtr_json_obj_begin(j, "params");

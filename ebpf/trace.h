@@ -119,7 +119,7 @@ struct jtr_trace_counts {
 #define JTR_STEAL_FIRST	1	/* JTR_EV_STEAL flags: the CPU's first reading */
 #define JTR_SW_PREEMPTED 1	/* JTR_EV_SWITCH flags: prev is still runnable */
 /* the task a record names (a switch's prev) is a thread of one of the
- * processes given to jtr watch --app (only the watch's tracer sets them) */
+ * processes given to jtr watch --app or to --func --pid (jtr run app) */
 #define JTR_FL_APP	2
 #define JTR_FL_APP_NEXT	4	/* JTR_EV_SWITCH: next is */
 #define JTR_VEC_SENDER	1	/* JTR_EV_VEC_ENTRY flags: the IPI's sender is in it */

@@ -193,14 +193,28 @@ def test_its_own_waits_are_named_with_their_waker(tmp_path):
     causes = {(c["category"], c["name"]): c for c in res["attribution"]["causes"]}
     futex, sleep = causes[("blocked", "futex")], causes[("blocked", "clock_nanosleep")]
     # every wait after the warm-up is a slow call of its own, charged to it: the
-    # target's waits counted, not assumed (call n waits when n % 20 == 0)
-    assert futex["count"] == calls // 20 - 100 // 20, (futex["count"], calls)
-    assert sleep["count"] == calls // 30 - 100 // 30, (sleep["count"], calls)
-    assert futex["primary_count"] >= 0.95 * futex["count"]
-    assert re.search(r"blocked in futex → woken by jtr-app-waker \(pid \d+, CPU \d+\) "
-                     r"after [\d.]+ us", futex["example_chain"]), futex["example_chain"]
-    assert "blocked in clock_nanosleep → woken by its timer hrtimer_wakeup on CPU" in \
-        sleep["example_chain"], sleep["example_chain"]
+    # target's waits counted, not assumed (call n waits when n % 20 == 0). Up to
+    # 2 % fewer: on this kind of host a switch to one task of the host's agent
+    # (tokio-rt-worker, a thread of pid 1) is never followed by a switch away
+    # from it (bpftrace sees the same), and a wait that went through it can end
+    # unseen inside another
+    for cause, every in ((futex, 20), (sleep, 30)):
+        waits = calls // every - 100 // every
+        assert 0.98 * waits <= cause["count"] <= waits, (cause["name"], cause["count"], waits)
+    # the wait is the main cause of its call (every 60th call waits twice: then
+    # one of the two is)
+    waited = [o for o in res["attribution"]["worst"] if part_of(o, "blocked")]
+    main = [o for o in waited if max(o["parts"], key=lambda p: p["ns"])["category"] == "blocked"]
+    assert len(main) >= 0.95 * len(waited), [o["chain"] for o in waited if o not in main][:3]
+    # each names its waker: the thread that signalled, or the sleep's own timer
+    for name, pattern in (("futex", r"blocked in futex → woken by jtr-app-waker \(pid \d+, "
+                                    r"CPU \d+\) after [\d.]+ [um]s"),
+                          ("clock_nanosleep", r"blocked in clock_nanosleep → woken by its "
+                                              r"timer hrtimer_wakeup on CPU \d+ after")):
+        waited = [o for o in res["attribution"]["worst"] if part_of(o, "blocked", name)]
+        named = [o for o in waited if re.search(pattern, o["chain"])]
+        assert len(named) >= 0.95 * len(waited), (name, len(named), len(waited), [
+            o["chain"] for o in waited if o not in named][:3])
     # the call's own work is not the host's: its median is charged as its own path
     assert ("own path", "the call's median") in causes
     assert "blocked" in stdout

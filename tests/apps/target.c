@@ -6,6 +6,8 @@
  * makes that call longer by as much.
  *
  *   --lib              call lib_tick() of libjtr-target.so instead (the same body)
+ *   --busy-wait        wait for each call's time in a loop reading the clock, not
+ *                      in clock_nanosleep (a schedule faster than wake-ups allow)
  *   --sleep-every N    every Nth call also sleeps 300 us (clock_nanosleep) inside
  *   --wait-every N     every Nth call also waits on a condition variable (a
  *                      futex) that the thread "jtr-app-waker" signals 300 us later
@@ -25,7 +27,7 @@
 
 #include "target.h"
 
-static int cpu = -1, use_lib, sleep_every, wait_every;
+static int cpu = -1, use_lib, sleep_every, wait_every, busy_wait;
 static double duration_s = 3, interval_us = 1000, work_us = 20;
 static uint64_t iters;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -116,7 +118,10 @@ static void *caller(void *arg)
 	while (interval_us > 0 ? next < end : now_ns() < end) {
 		struct timespec ts = { (time_t)(next / 1000000000ULL), (long)(next % 1000000000ULL) };
 
-		if (interval_us > 0)		/* -i 0: back to back */
+		if (interval_us > 0 && busy_wait)
+			while (now_ns() < next)
+				;
+		else if (interval_us > 0)	/* -i 0: back to back */
 			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 		n++;
 		if (use_lib)
@@ -133,6 +138,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "lib", no_argument, NULL, 'l' },
+		{ "busy-wait", no_argument, NULL, 'b' },
 		{ "sleep-every", required_argument, NULL, 's' },
 		{ "wait-every", required_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
@@ -147,11 +153,12 @@ int main(int argc, char **argv)
 		case 'i': interval_us = atof(optarg); break;
 		case 'w': work_us = atof(optarg); break;
 		case 'l': use_lib = 1; break;
+		case 'b': busy_wait = 1; break;
 		case 's': sleep_every = atoi(optarg); break;
 		case 'W': wait_every = atoi(optarg); break;
 		default:
 			fprintf(stderr, "usage: jtr-app-target [-c CPU] [-d S] [-i US] [-w US] [--lib] "
-				"[--sleep-every N] [--wait-every N]\n");
+				"[--busy-wait] [--sleep-every N] [--wait-every N]\n");
 			return 2;
 		}
 	}

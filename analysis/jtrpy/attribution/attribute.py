@@ -1161,7 +1161,7 @@ def _attribute(result, outliers, log, slack_ns, top, each, programs, progress, a
         if own:
             share[C.CALL_MEDIAN + (None,)] = own
         for k, ns in host_steal.first(steal, host, rest).items():
-            share[k + (None,)] = ns
+            share[(C.CALL_OWN if app is not None and k != C.HOST_STEAL else k) + (None,)] = ns
         if len(share) == 1:
             return charge(key, cpu, start, length, ep, hi, traced)
         main = max(share, key=lambda k: (share[k], k == key))
@@ -1211,8 +1211,8 @@ def _attribute(result, outliers, log, slack_ns, top, each, programs, progress, a
             if host:
                 share[C.HOST_STEAL + (None,)] = host
         else:
-            share = {k + (None,): ns for k, ns in
-                     host_steal.first(steal, host, length - host - own).items()}
+            share = {(C.CALL_OWN if app is not None and k != C.HOST_STEAL else k) + (None,): ns
+                     for k, ns in host_steal.first(steal, host, length - host - own).items()}
         if own:
             share[C.CALL_MEDIAN + (None,)] = own
         share = {k: ns for k, ns in share.items() if ns > 0}

@@ -48,7 +48,9 @@ attributed apart, and the difference per cause is printed), ping (jtr run starts
 jtr pong on --pong-cpu; each slow round trip is charged on both ends, with the
 phase it sat in) or pub (jtr run starts jtr sub on --sub-cpu; each slow message
 is charged on both ends). jtr run pins every measuring thread (-c, or the
-probe's own CPU option, else the default CPU). Tracing needs root (or CAP_BPF
+probe's own CPU option, else the default CPU). 'jtr run app --func
+BINARY:SYMBOL' times every call of a function of your own program instead, and
+explains each slow one (see 'jtr run app --help'). Tracing needs root (or CAP_BPF
 and CAP_PERFMON); without it the probe still runs and jtr says what attribution
 needs."""
 
@@ -89,6 +91,7 @@ EXAMPLES = """\
   sudo jtr run pub -T shm -b -c 1 -r 100K -n 1M --sub-cpu 0
   sudo jtr run --cross-check -c 1 -d 10
   sudo jtr run wake -c 1 --max-latency 100us --junit ci.xml
+  sudo jtr run app --func ./my-app:on_tick --pid $(pgrep my-app) -d 30
   sudo jtr run -c 1 -d 30 --max-latency 50us --max-lost 0.1% --junit ci.xml
   jtr run --no-trace -d 5"""
 

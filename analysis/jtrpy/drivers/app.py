@@ -142,8 +142,8 @@ class Held:
         r, self.w = os.pipe()
         try:
             self.proc = signals.spawn(
-                ["sh", "-c", 'read _ <&3 || exit 127; exec 3<&-; exec "$@"', "sh"] + list(cmd),
-                pass_fds=(r,), stop=True, **_user_kw())
+                ["sh", "-c", 'read _ <&%d || exit 127; exec %d<&-; exec "$@"' % (r, r), "sh"]
+                + list(cmd), pass_fds=(r,), stop=True, **_user_kw())
         except OSError as e:
             os.close(self.w)
             raise UsageError("cannot start %s: %s" % (cmd[0], e.strerror or e))

@@ -110,7 +110,7 @@ PROBES = (
           threshold=TRANSPORT_THRESHOLD, about="the latency of each message received"),
     Probe("ipc", "jtr-ipc", (), False,
           about="latency and throughput of the IPC methods"),
-    Probe("app", "", (("call", CALL),), False,
+    Probe("app", "", (("app", CALL),), False,
           threshold="--threshold, else from the warm-up's calls",
           about="every call of an application's function, timed with uprobes (jtr run app)"),
     Probe("oslat", "", (("oslat", LOOP),), True, about="an imported oslat result"),

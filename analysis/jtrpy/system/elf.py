@@ -39,10 +39,14 @@ class Symbols:
             sh = struct.Struct(end + "IIIIIIIIII")
             sym = struct.Struct(end + "IIIBBH")
         try:
-            sections = [sh.unpack_from(data, shoff + i * shentsize) for i in range(shnum)]
-        except struct.error:
-            raise UsageError("%s: its section headers are cut short: not a whole ELF "
-                             "binary" % path)
+            self._read(data, bits64, sh, sym, shoff, shentsize, shnum)
+        except (struct.error, IndexError):
+            raise UsageError("%s: its section headers or symbols are cut short: not a "
+                             "whole ELF binary" % path)
+
+    def _read(self, data, bits64, sh, sym, shoff, shentsize, shnum):
+        """The section headers and the functions of both symbol tables."""
+        sections = [sh.unpack_from(data, shoff + i * shentsize) for i in range(shnum)]
         types = [s[1] for s in sections]
         self.stripped = SHT_SYMTAB not in types
         for s in sections:

@@ -104,6 +104,9 @@ LATE = (BACKLOG, "earlier messages held the sender")
 TYPICAL = (PATH, "the median from the send")
 # a timed call's own work at the run's median (jtr run app), charged before no kernel event
 CALL_MEDIAN = (PATH, "the call's median")
+# and the rest of a slow call no kernel event explains: its own code (a longer way
+# through it than the median's), or the host's VM exits, SMIs or hardware
+CALL_OWN = (NO_EVENT, "the call's own code, or VM exits")
 
 IPI_KINDS = ("reschedule", "call_function", "call_function_single", "irq_work")
 # the kernel's prio of the idle task, and the first prio that is not real-time

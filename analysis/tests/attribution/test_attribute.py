@@ -809,3 +809,87 @@ def test_task_fields_carry_each_tasks_container():
     assert out["containers"] == ["a.scope", "docker 0123456789ab"]
     assert "containers" not in A.task_fields(tasks, {})
     assert "containers" not in A.task_fields(tasks)
+
+
+# the system calls' numbers on this machine
+FUTEX = next(nr for nr in range(1000) if E.syscalls.name(nr) == "futex")
+NANOSLEEP = next(nr for nr in range(1000) if E.syscalls.name(nr) == "clock_nanosleep")
+
+
+def app_result(p50_ns=30_000, tid=PROBE):
+    """A jtr run app result: one run on CPU 1, the calling thread @tid."""
+    r = result()
+    r["tool"] = "app"
+    r["runs"][0].update({"tid": tid, "percentiles_ns": {"50": p50_ns}})
+    return r
+
+
+def app_run(tmp_path, events, outliers, p50_ns=30_000):
+    E.write_events(str(tmp_path), events, T0, T0 + 1_000_000_000,
+                   meta={"symbols": SYMBOLS, "cpus": [0, 1], "backend": "ebpf"})
+    log = E.read_events(str(tmp_path))
+    return A.attribute(app_result(p50_ns), outliers, log, programs={1: PROBE}, app=True)
+
+
+def test_an_application_call_that_blocks_names_its_system_call_and_waker(tmp_path):
+    """jtr run app: the calling thread blocks in futex (its BLOCK record before the
+    switch), a worker on CPU 0 wakes it 300 us later; meanwhile a kworker ran on
+    its CPU, which took nothing from it. The wait is the cause, with its waker;
+    the call's median is its own work; what is left is no kernel event."""
+    s = T0 + 2_000_000
+    app, kw, idle = ("caller", PROBE, 120), ("kworker/1:0", 77, 120), ("swapper/1", 0, 120)
+    evs = [ev(s + 30_000, E.BLOCK, FUTEX, 1),
+           switch(s + 30_100, app, idle, preempted=False),
+           switch(s + 100_000, idle, kw),
+           switch(s + 150_000, kw, idle, preempted=False),
+           ev(s + 330_000, E.WAKING, PROBE, 1 | 120 << 32,
+              b"caller".ljust(16, b"\0") + b"worker", cpu=0, pid=4300, flags=E.APP),
+           switch(s + 340_000, idle, app)]
+    att = app_run(tmp_path, evs, [(1, s, 380_000)])
+    causes = {(c["category"], c["name"]): c for c in att["causes"]}
+    assert set(causes) == {("blocked", "futex"), ("own path", "the call's median"),
+                           ("no kernel event", "the call's own code, or VM exits")}, causes
+    blocked = causes[("blocked", "futex")]
+    assert blocked["total_ns"] == 340_000 - 30_100 and blocked["primary_count"] == 1
+    assert causes[("own path", "the call's median")]["total_ns"] == 30_000
+    assert blocked["example_chain"].startswith(
+        "blocked in futex → woken by worker (pid 4300, CPU 0) after %s; then its own work"
+        % fmt_ns(330_000 - 30_100))
+    assert "its own work (the median call) 30.0 us" in att["worst"][0]["chain"]
+
+
+def test_a_sleep_is_woken_by_its_timer_not_by_the_task_it_interrupted(tmp_path):
+    """clock_nanosleep's hrtimer fires while another task runs on the CPU: the
+    thread was woken by its timer, not by that task."""
+    s = T0 + 2_000_000
+    app, other = ("caller", PROBE, 120), ("stress", 4400, 120)
+    evs = [ev(s + 20_000, E.BLOCK, NANOSLEEP, 1),
+           switch(s + 20_100, app, other, preempted=False),
+           ev(s + 320_000, E.VEC_ENTRY, 236, LOCAL_TIMER, pid=4400),
+           ev(s + 320_500, E.HRTIMER_ENTRY, 0xffff0002, SYM["hrtimer_wakeup"], pid=4400),
+           ev(s + 321_000, E.WAKING, PROBE, 1 | 120 << 32,
+              b"caller".ljust(16, b"\0") + b"stress", pid=4400, flags=E.APP),
+           ev(s + 322_000, E.HRTIMER_EXIT, 0xffff0002, pid=4400),
+           ev(s + 323_000, E.VEC_EXIT, 236, LOCAL_TIMER, pid=4400),
+           switch(s + 330_000, other, app)]
+    att = app_run(tmp_path, evs, [(1, s, 360_000)])
+    c = att["causes"][0]
+    assert (c["category"], c["name"]) == ("blocked", "clock_nanosleep")
+    assert "woken by its timer hrtimer_wakeup on CPU 1 after" in c["example_chain"]
+    assert "stress" not in c["example_chain"]
+
+
+def test_a_preempted_application_call_is_task_preemption_and_a_page_fault_wait(tmp_path):
+    """Switched out runnable: the task that took the CPU is the cause; blocked
+    outside a system call (a major page fault) is said so."""
+    s = T0 + 2_000_000
+    app, fifo, idle = ("caller", PROBE, 120), ("fifo-spin", 4242, 89), ("swapper/1", 0, 120)
+    evs = [switch(s + 10_000, app, fifo), switch(s + 210_000, fifo, app, preempted=False),
+           ev(s + 2_000_000, E.BLOCK, E.NO_SYSCALL, 2),
+           switch(s + 2_000_100, app, idle, preempted=False),
+           switch(s + 2_400_000, idle, app)]
+    att = app_run(tmp_path, evs, [(1, s, 240_000), (1, s + 1_990_000, 450_000)])
+    causes = {(c["category"], c["name"]): c for c in att["causes"]}
+    assert causes[("task preemption", "fifo-spin")]["primary_count"] == 1
+    wait = causes[("blocked", "not in a system call")]
+    assert wait["example_chain"].startswith("blocked outside a system call (a page fault)")
