@@ -90,7 +90,12 @@ export CCACHE_DIR ?= $(CURDIR)/$(BUILD)/ccache
 export CCACHE_NOHASHDIR ?= 1
 export CCACHE_SLOPPINESS ?= locale
 endif
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD)/ebpf -Iebpf
+# the host compiler's system include folders after ours, as libbpf-tools does:
+# bpf/usdt.bpf.h takes <linux/errno.h>, which needs the multiarch <asm/errno.h>
+# (clang -target bpf does not look there by itself); read when clang runs
+BPF_SYS_INCS = $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
+	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD)/ebpf -Iebpf $(BPF_SYS_INCS)
 BPF_LDLIBS := -lbpf -lelf -lz
 UNIT_SRCS := $(wildcard lib/tests/test_*.c)
 UNITS    := $(patsubst lib/tests/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))

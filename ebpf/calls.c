@@ -108,7 +108,7 @@ static void summary(FILE *f, const struct calls *c, const struct calls_cpu *cpus
 {
 	const struct jtr_series_set set = JTR_SERIES_SET(cpus, n);
 
-	fprintf(f, "jtr app: %s in %s%s", c->sym, c->path,
+	fprintf(f, "jtr app: %s%s in %s%s", c->usdt ? "USDT " : "", c->sym, c->path,
 		c->p->partial ? " (PARTIAL: stopped early)" : "");
 	if (c->pid > 0)
 		fprintf(f, ", pid %d", c->pid);
@@ -173,6 +173,7 @@ void calls_write(struct calls *c, int64_t start_ns, int64_t end_ns)
 	jtr_json_obj_begin(j, "params");
 	jtr_json_str(j, "binary", c->path);
 	jtr_json_str(j, "function", c->sym);
+	jtr_json_bool(j, "usdt", c->usdt);
 	if (c->pid > 0)
 		jtr_json_int(j, "pid", c->pid);
 	else

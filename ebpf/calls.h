@@ -28,7 +28,8 @@ struct calls_cpu {
 
 struct calls {
 	struct jtr_probe *p;
-	const char *path, *sym;		/* --func */
+	const char *path, *sym;		/* --func (--usdt: "PROVIDER:START,END") */
+	bool usdt;
 	int pid;			/* --pid; -1: every process */
 	uint64_t threshold_opt;		/* 0: the warm-up's rule */
 	bool threshold_given;

@@ -400,12 +400,15 @@ static void choose_programs(struct tracer *t, const char *use, const char *off)
 		for (int ex = 0; ex < 2; ex++)
 			bpf_program__set_autoload(vec_prog(t, v, ex), v < t->nvecs);
 	bpf_program__set_autoload(t->skel->progs.floor_vectors, t->o->floor && t->nvecs);
-	bpf_program__set_autoload(t->skel->progs.app_entry, t->o->func_sym[0] != 0);
-	bpf_program__set_autoload(t->skel->progs.app_exit, t->o->func_sym[0] != 0);
+	bpf_program__set_autoload(t->skel->progs.app_entry, t->o->func_sym[0] && !t->o->usdt);
+	bpf_program__set_autoload(t->skel->progs.app_exit, t->o->func_sym[0] && !t->o->usdt);
+	bpf_program__set_autoload(t->skel->progs.app_usdt_start, t->o->usdt);
+	bpf_program__set_autoload(t->skel->progs.app_usdt_end, t->o->usdt);
 }
 
 /* attach_calls - jtr run app: the uprobe and uretprobe on --func's symbol in
- * its binary, for --pid's process (-1: every process that maps it); 0 or
+ * its binary, or --usdt's two probes, for --pid's process (-1: every process
+ * that maps it); 0 or
  * -errno (with @e: libbpf resolves the symbol, and says so when it is not
  * there) */
 static int attach_calls(struct tracer *t, struct jtr_err *e)
@@ -414,21 +417,28 @@ static int attach_calls(struct tracer *t, struct jtr_err *e)
 	struct bpf_link *l;
 	int rc;
 
-	/* the return first: a call entered before its uretprobe was in returns
-	 * unseen, and its entry must not be kept (trace.bpf.c app_entry) */
+	/* the return (the end) first: a call entered before its uretprobe was in
+	 * returns unseen, and its entry must not be kept (trace.bpf.c app_entry) */
 	for (int ret = 1; ret >= 0; ret--) {
 		LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = o->func_sym, .retprobe = ret != 0);
+		const char *name = o->usdt ? (ret ? o->usdt_end : o->usdt_start) : o->func_sym;
 
 		t->last_libbpf[0] = 0;
-		l = bpf_program__attach_uprobe_opts(ret ? t->skel->progs.app_exit :
-						    t->skel->progs.app_entry, o->func_pid,
-						    o->func_path, 0, &uo);
+		if (o->usdt)
+			l = bpf_program__attach_usdt(ret ? t->skel->progs.app_usdt_end :
+						     t->skel->progs.app_usdt_start, o->func_pid,
+						     o->func_path, o->usdt_provider, name, NULL);
+		else
+			l = bpf_program__attach_uprobe_opts(ret ? t->skel->progs.app_exit :
+							    t->skel->progs.app_entry, o->func_pid,
+							    o->func_path, 0, &uo);
 		if (!l) {
 			rc = -errno;
-			return jtr_err_set(e, rc, "cannot attach a %s to %s in %s: %s%s%s",
-					   ret ? "uretprobe" : "uprobe", o->func_sym, o->func_path,
-					   strerror(-rc), t->last_libbpf[0] ? " (" : "",
-					   t->last_libbpf[0] ? t->last_libbpf : "");
+			return jtr_err_set(e, rc, "cannot attach a %s to %s%s%s in %s: %s%s%s%s",
+					   o->usdt ? "USDT probe" : ret ? "uretprobe" : "uprobe",
+					   o->usdt ? o->usdt_provider : "", o->usdt ? ":" : "", name,
+					   o->func_path, strerror(-rc), t->last_libbpf[0] ? " (" : "",
+					   t->last_libbpf, t->last_libbpf[0] ? ")" : "");
 		}
 		if ((rc = add_link(t, l)) < 0)
 			return rc;

@@ -22,6 +22,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/usdt.bpf.h>
 #include "trace.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -706,14 +707,16 @@ struct {
 	__type(value, struct call_start);
 } call_starts SEC(".maps");
 
-SEC("uprobe")
-int app_entry(struct pt_regs *ctx)
+/* call_enter - a call begins on this thread: @nest, a uprobe's entry, where a
+ * deeper entry on the same stack is a recursive call; a USDT start point
+ * always begins one */
+static __always_inline int call_enter(struct pt_regs *ctx, bool nest)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct call_start *s = bpf_map_lookup_elem(&call_starts, &tid), n;
 	__u64 sp = PT_REGS_SP(ctx);
 
-	if (s && s->depth && sp < s->sp) {
+	if (nest && s && s->depth && sp < s->sp) {
 		s->depth++;
 		return 0;
 	}
@@ -728,8 +731,8 @@ int app_entry(struct pt_regs *ctx)
 	return 0;
 }
 
-SEC("uretprobe")
-int app_exit(struct pt_regs *ctx)
+/* call_exit - the thread's call (its outermost) ends: its JTR_EV_CALL record */
+static __always_inline int call_exit(void)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct call_start *s = bpf_map_lookup_elem(&call_starts, &tid);
@@ -745,3 +748,10 @@ int app_exit(struct pt_regs *ctx)
 	ev_end(e);
 	return 0;
 }
+
+SEC("uprobe") int app_entry(struct pt_regs *ctx) { return call_enter(ctx, true); }
+SEC("uretprobe") int app_exit(struct pt_regs *ctx) { return call_exit(); }
+/* --usdt: a pair of USDT probes, the call's start and end (bpf/usdt.bpf.h's
+ * maps make them attachable; their arguments are not read) */
+SEC("usdt") int app_usdt_start(struct pt_regs *ctx) { return call_enter(ctx, false); }
+SEC("usdt") int app_usdt_end(struct pt_regs *ctx) { return call_exit(); }

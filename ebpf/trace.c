@@ -100,6 +100,9 @@ static const char usage_text[] =
 "                           uretprobe, and write a probe's results beside the\n"
 "                           log: result.json (tool app), outliers.csv and\n"
 "                           summary.txt; 'jtr run app' runs this\n"
+"      --usdt BINARY:PROVIDER:START,END\n"
+"                           as --func, a call being the time from the USDT\n"
+"                           probe START to the probe END on the same thread\n"
 "      --pid PID            --func: the calls of this process only (default:\n"
 "                           every process that maps BINARY); its threads'\n"
 "                           blocking system calls and waker are recorded, and\n"
@@ -127,7 +130,7 @@ static const char usage_text[] =
 
 enum { OPT_CONSUMER = 400, OPT_PROGRAMS, OPT_NO_STATS, OPT_WAKEUP, OPT_WATCH, OPT_STATE,
        OPT_DUMP_ABOVE, OPT_KEEP, OPT_RECORDER, OPT_DUMP_MAX, OPT_NAMES, OPT_APP, OPT_FLOOR,
-       OPT_FUNC, OPT_PID, OPT_WARMUP };
+       OPT_FUNC, OPT_PID, OPT_WARMUP, OPT_USDT };
 
 static const struct option long_opts[] = {
 	{ "cpus", required_argument, NULL, 'c' },
@@ -149,6 +152,7 @@ static const struct option long_opts[] = {
 	{ "names", required_argument, NULL, OPT_NAMES },
 	{ "app", required_argument, NULL, OPT_APP },
 	{ "func", required_argument, NULL, OPT_FUNC },
+	{ "usdt", required_argument, NULL, OPT_USDT },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "warmup", required_argument, NULL, OPT_WARMUP },
 	JTR_PROBE_OUTLIER_LONG_OPTS,
@@ -309,6 +313,35 @@ static void set_func(struct jtr_probe *p, struct trace_opts *o, const char *arg)
 	snprintf(o->func_sym, sizeof(o->func_sym), "%s", colon + 1);
 }
 
+/* set_usdt - --usdt BINARY:PROVIDER:START,END, or exit 2 */
+static void set_usdt(struct jtr_probe *p, struct trace_opts *o, const char *arg)
+{
+	const char *fix = "give the binary, the provider and the two probes, e.g. --usdt "
+			  "./my-app:myapp:request_start,request_end";
+	char rest[sizeof(o->func_path)], *prov, *names, *comma;
+
+	set_func(p, o, arg);		/* BINARY:PROVIDER and START,END */
+	snprintf(rest, sizeof(rest), "%s", o->func_path);
+	prov = strrchr(rest, ':');
+	names = o->func_sym;
+	comma = strchr(names, ',');
+	if (!prov || prov == rest || !prov[1] || !comma || comma == names || !comma[1] ||
+	    strchr(comma + 1, ','))
+		jtr_usage_error(p, "--usdt '%s': %s", arg, fix);
+	*prov++ = 0;
+	*comma = 0;
+	if (strlen(prov) >= sizeof(o->usdt_provider) || strlen(names) >= sizeof(o->usdt_start) ||
+	    strlen(comma + 1) >= sizeof(o->usdt_end))
+		jtr_usage_error(p, "--usdt: a name is too long; %s", fix);
+	snprintf(o->usdt_provider, sizeof(o->usdt_provider), "%s", prov);
+	snprintf(o->usdt_start, sizeof(o->usdt_start), "%s", names);
+	snprintf(o->usdt_end, sizeof(o->usdt_end), "%s", comma + 1);
+	snprintf(o->func_path, sizeof(o->func_path), "%s", rest);
+	snprintf(o->func_sym, sizeof(o->func_sym), "%s:%s,%s", o->usdt_provider, o->usdt_start,
+		 o->usdt_end);
+	o->usdt = true;
+}
+
 /* parse_opt - getopt's @opt (with optarg) into @o, or exit 2 (-h: exit 0) */
 static void parse_opt(struct jtr_probe *p, struct trace_opts *o, int opt, char **argv,
 		      bool *cpu_given)
@@ -378,7 +411,15 @@ static void parse_opt(struct jtr_probe *p, struct trace_opts *o, int opt, char *
 		o->names = jtr_opt_int(p, "--names", optarg, 1, 1024);
 		break;
 	case OPT_APP: add_apps(p, o, optarg); break;
-	case OPT_FUNC: set_func(p, o, optarg); break;
+	case OPT_FUNC:
+	case OPT_USDT:
+		if (o->func_sym[0])
+			jtr_usage_error(p, "--func and --usdt: give one function or one USDT pair");
+		if (opt == OPT_FUNC)
+			set_func(p, o, optarg);
+		else
+			set_usdt(p, o, optarg);
+		break;
 	case OPT_PID:
 		o->func_pid = jtr_opt_int(p, "--pid", optarg, 1, 1 << 30);
 		if (kill(o->func_pid, 0) < 0 && errno == ESRCH)
@@ -444,7 +485,8 @@ static void parse_args(struct jtr_probe *p, struct trace_opts *o, int argc, char
 	if (!o->watch && (o->napp_comm || o->napp_pid))
 		jtr_usage_error(p, "--app goes with --watch");
 	if (!o->func_sym[0] && (o->func_pid > 0 || o->threshold_given || o->warmup != JTR_CALLS_WARMUP))
-		jtr_usage_error(p, "--pid, --threshold and --warmup go with --func BINARY:SYMBOL");
+		jtr_usage_error(p, "--pid, --threshold and --warmup go with --func BINARY:SYMBOL or "
+				"--usdt");
 	if (o->func_sym[0] && o->watch)
 		jtr_usage_error(p, "--func and --watch: jtr watch counts interruptions, it times no "
 				"calls; leave one out");
@@ -701,6 +743,7 @@ int main(int argc, char **argv)
 		memset(&calls, 0, sizeof(calls));
 		calls.path = o.func_path;
 		calls.sym = o.func_sym;
+		calls.usdt = o.usdt;
 		calls.pid = o.func_pid;
 		calls.threshold_opt = o.threshold_ns;
 		calls.threshold_given = o.threshold_given;

@@ -49,9 +49,12 @@ struct trace_opts {
 	int napp_comm;
 	uint32_t app_pid[JTR_WATCH_APPS];
 	int napp_pid;
-	/* --func BINARY:SYMBOL (jtr run app): every call timed, in --pid's process */
+	/* --func BINARY:SYMBOL or --usdt BINARY:PROVIDER:START,END (jtr run app):
+	 * every call timed, in --pid's process */
 	char func_path[4096];
-	char func_sym[256];
+	char func_sym[400];		/* the function; --usdt: "PROVIDER:START,END" */
+	bool usdt;
+	char usdt_provider[128], usdt_start[128], usdt_end[128];
 	int func_pid;			/* -1: every process that maps the binary */
 	uint64_t threshold_ns;		/* --threshold; 0: the warm-up's rule */
 	bool threshold_given;

@@ -53,6 +53,7 @@ o o R python3-numpy             =                          python3-numpy        
 o o R python3-matplotlib        =                          python3-matplotlib                  jtr report does not run (its plots)
 - R R python3-venv              =                          -                                   no venv for make bench and the Python tests
 - - R libcmocka-dev             =                          libcmocka-devel                     the C unit tests are not built
+- - o systemtap-sdt-dev         =                          systemtap-sdt-devel                 the test of jtr run app --usdt skips (its test program is built without USDT probes)
 - - R procps                    =                          procps-ng                           the tests that use sysctl and pgrep fail
 - - R util-linux                =                          util-linux                          the tests that use unshare and setpriv fail
 - - R libcap2-bin               =                          libcap                              make install-caps (setcap) and its test fail

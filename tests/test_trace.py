@@ -354,6 +354,12 @@ def test_trace_stopped_before_its_duration_is_partial(tmp_path):
     (["--floor", "--programs", "raw_tp"], "--floor with --programs raw_tp: the empty programs "
      "are tp_btf"),
     (["--floor", "--no-prog-stats"], "--floor with --no-prog-stats"),
+    (["--pid", "1"], "--pid, --threshold and --warmup go with --func BINARY:SYMBOL or --usdt"),
+    (["--func", "nocolon"], "--func 'nocolon': give the binary and the function"),
+    (["--usdt", "bin:prov:onlyone"], "give the binary, the provider and the two probes"),
+    (["--func", "a:b", "--usdt", "a:p:s,e"], "--func and --usdt: give one function or one USDT"),
+    (["--func", "a:b", "--watch"], "--func and --watch"),
+    (["--func", "a:b", "--pid", "999999999"], "--pid 999999999: no process 999999999"),
 ])
 def test_trace_bad_input(tmp_path, args, needle):
     cpu = str(max(os.sched_getaffinity(0)))

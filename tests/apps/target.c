@@ -13,6 +13,8 @@
  *                      futex) that the thread "jtr-app-waker" signals 300 us later
  *
  * Prints "ready PID" on stdout once the caller runs, "calls N" at the end.
+ * With <sys/sdt.h> at build time, the USDT probes jtr_target:tick_start and
+ * jtr_target:tick_end fire just before and after each call.
  */
 #define _GNU_SOURCE
 #include <getopt.h>
@@ -26,6 +28,16 @@
 #include <unistd.h>
 
 #include "target.h"
+
+/* USDT probes around each call (jtr run app --usdt
+ * jtr-app-target:jtr_target:tick_start,tick_end), where the build has
+ * <sys/sdt.h> (systemtap-sdt-dev) */
+#if __has_include(<sys/sdt.h>)
+#include <sys/sdt.h>
+#define TICK_PROBE(name, n) DTRACE_PROBE1(jtr_target, name, n)
+#else
+#define TICK_PROBE(name, n) do { (void)(n); } while (0)
+#endif
 
 static int cpu = -1, use_lib, sleep_every, wait_every, busy_wait;
 static double duration_s = 3, interval_us = 1000, work_us = 20;
@@ -124,10 +136,12 @@ static void *caller(void *arg)
 		else if (interval_us > 0)	/* -i 0: back to back */
 			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 		n++;
+		TICK_PROBE(tick_start, n);
 		if (use_lib)
 			lib_tick(n, iters, block);
 		else
 			on_tick(n);
+		TICK_PROBE(tick_end, n);
 		next += (uint64_t)(interval_us * 1000.0);
 	}
 	printf("calls %llu\n", (unsigned long long)n);

@@ -135,8 +135,10 @@ faults) and where the thread itself waited: the system call it blocked in and
 the task that woke it ("blocked in futex → woken by worker (pid 812, CPU 0)
 after 300.1 us"). Give the process with --pid, or start the program after --:
 it is held until the probes are in, runs as the user who ran sudo, and the run
-ends when it exits (or at -d: it is then told to stop). The tracer records on
-the CPUs the process may run on (-c to choose). Needs root, or CAP_BPF and
+ends when it exits (or at -d: it is then told to stop). Where the program has
+USDT probes, --usdt BINARY:PROVIDER:START,END times the span from one to the
+other on each thread instead. The tracer records on the CPUs the process may
+run on (-c to choose). Needs root, or CAP_BPF and
 CAP_PERFMON."""
 
 APP_NOTES = """\
@@ -153,16 +155,20 @@ APP_EXAMPLES = """\
   sudo jtr run app --func ./my-app:on_market_data --pid $(pgrep my-app) -d 30
   sudo jtr run app --func libc.so.6:malloc --pid 812 --threshold 50us
   sudo jtr run app --func ./my-app:on_tick -c 2 -- ./my-app --config prod.yaml
+  sudo jtr run app --usdt ./my-app:myapp:request_start,request_end --pid 812
   sudo jtr run app --func ./my-app:on_tick -- ./my-app --max-latency 200us --junit ci.xml"""
 
 
 def make_app_parser(prog):
-    p = JtrParser(prog, usage="%(prog)s --func BINARY:SYMBOL (--pid PID | -- CMD [ARGS...]) "
-                  "[OPTIONS]", description=APP_DESCRIPTION, notes=APP_NOTES,
-                  examples=APP_EXAMPLES)
-    p.add_argument("--func", metavar="BINARY:SYMBOL", required=True,
+    p = JtrParser(prog, usage="%(prog)s (--func BINARY:SYMBOL | --usdt "
+                  "BINARY:PROVIDER:START,END) (--pid PID | -- CMD [ARGS...]) [OPTIONS]",
+                  description=APP_DESCRIPTION, notes=APP_NOTES, examples=APP_EXAMPLES)
+    p.add_argument("--func", metavar="BINARY:SYMBOL",
                    help="the function to time: BINARY a path, a program on PATH or a "
                         "library's name (libc.so.6; with --pid, the file the process maps)")
+    p.add_argument("--usdt", metavar="BINARY:PROVIDER:START,END",
+                   help="instead of --func, where the program has USDT probes: a call is the "
+                        "time from the probe START to the probe END on one thread")
     p.add_argument("--pid", metavar="PID", type=Int(1, 1 << 30),
                    help="the process whose calls are timed (its threads' waits and wakers "
                         "are followed); the run ends when it exits")
@@ -205,6 +211,10 @@ def parse_app(args):
         raise UsageError("give the process with --pid PID, or the program to start after "
                          "--, e.g. jtr run app --func ./my-app:on_tick -- ./my-app"
                          if not cmd else "--pid and -- CMD: give one of them")
+    if (opts.func is None) == (opts.usdt is None):
+        raise UsageError("give the function with --func BINARY:SYMBOL, or a USDT pair with "
+                         "--usdt BINARY:PROVIDER:START,END" if opts.func is None else
+                         "--func and --usdt: give one of them")
     check_junit_path(opts.junit)
     return opts
 
@@ -213,7 +223,8 @@ def app_options(opts):
     """app_job's settings (drivers/app.py) from the parsed options."""
     duration = opts.duration if opts.duration is not None else \
         (10 * 10 ** 9 if opts.pid is not None else None)
-    return {"probe": "app", "func": opts.func, "pid": opts.pid, "cmd": opts.cmd, "cpus": opts.cpus,
+    return {"probe": "app", "func": opts.func, "usdt": opts.usdt, "pid": opts.pid,
+            "cmd": opts.cmd, "cpus": opts.cpus,
             "duration_ns": duration, "threshold_ns": opts.threshold,
             "warmup": opts.warmup, "max_outliers": opts.max_outliers,
             "output": opts.output, "slack_ns": opts.slack, "top": opts.top,

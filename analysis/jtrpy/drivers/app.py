@@ -47,6 +47,18 @@ def split_func(text):
     return binary, symbol
 
 
+def split_usdt(text):
+    """(binary, provider, start, end) of --usdt BINARY:PROVIDER:START,END, or
+    UsageError."""
+    head, sep, names = text.rpartition(":")
+    binary, sep2, provider = head.rpartition(":")
+    start, comma, end = names.partition(",")
+    if not (sep and sep2 and binary and provider and start and comma and end) or "," in end:
+        raise UsageError("--usdt %s: give the binary, the provider and the two probes, e.g. "
+                         "--usdt ./my-app:myapp:request_start,request_end" % text)
+    return binary, provider, start, end
+
+
 def mapped(pid, name):
     """The path of the file named @name (a path, or a base name such as
     libc.so.6) that process @pid maps executable, or None."""
@@ -188,7 +200,10 @@ def app_job(o, progress=None):
 
 def measure_app(o, progress=None):
     """The measurement of app_job: a Job."""
-    binary, symbol = split_func(o["func"])
+    if o.get("usdt"):
+        binary, provider, start, end = split_usdt(o["usdt"])
+    else:
+        binary, symbol = split_func(o["func"])
     if o["pid"] is not None:
         check_pid(o["pid"])
     if o["cmd"]:
@@ -199,7 +214,12 @@ def measure_app(o, progress=None):
     if o["cmd"] and "/" not in binary and binary == os.path.basename(o["cmd"][0]):
         binary = prog       # the program started: the one PATH finds
     path = resolve(binary, o["pid"])
-    Symbols(path).check(binary, symbol)
+    if o.get("usdt"):
+        Symbols(path).check_usdt(binary, provider, (start, end))
+        what = ["--usdt", "%s:%s:%s,%s" % (path, provider, start, end)]
+    else:
+        Symbols(path).check(binary, symbol)
+        what = ["--func", "%s:%s" % (path, symbol)]
     job = Job()
     held = None
     with signals.measuring():
@@ -207,7 +227,7 @@ def measure_app(o, progress=None):
             held = Held(o["cmd"])
         pid = o["pid"] if o["pid"] is not None else held.pid if held else None
         cpus = o["cpus"] or (process_cpus(pid) if pid else online_cpus())
-        args = ["--func", "%s:%s" % (path, symbol), "-c", ",".join(map(str, cpus))]
+        args = what + ["-c", ",".join(map(str, cpus))]
         if pid:
             args += ["--pid", str(pid)]
         if o["duration_ns"]:
