@@ -506,6 +506,24 @@ class Walker:
             self.wait.end = ts          # its wake-up on another CPU was not seen here
         self.wait, self.wait_tid = ep, tid
 
+    def _moved(self, hi):
+        """jtr run app: the thread preempted or blocked here that ran again on
+        another CPU by @hi: what held it here ends there (a migration; its time
+        there is not this CPU's)."""
+        for attr, tid in (("preempt", self.away), ("wait", self.wait_tid)):
+            ep = getattr(self, attr)
+            if ep is None or ep.end is not None or tid is None:
+                continue
+            moved = self.app.ran_elsewhere(tid, self.cpu, ep.begin, hi)
+            if moved is None:
+                continue
+            if ep.waiter is not None:
+                self._woken(ep, moved[0])
+            ep.end = moved[0]
+            if attr == "wait":
+                ep.links.append("it ran on CPU %d from there" % moved[1])
+            setattr(self, attr, None)
+
     def _woken(self, ep, hi):
         """A blocked episode's waker, once known: a link 'woken by COMM (pid N,
         CPU C) after T' from the first sched_waking of the thread in it."""
@@ -670,6 +688,8 @@ class Walker:
 
         Forgets the episodes that ended before lo: later windows start later.
         """
+        if self.app is not None:
+            self._moved(hi)
         keep, best, best_d, spans, found = [], None, -1, [], []
         for e in self.episodes:
             end = e.end
@@ -801,6 +821,30 @@ class Wakings:
             i = types.find(ev.WAKING, i + 1)
         for v in self.by_tid.values():
             v.sort()
+        # where each thread of the application was switched in: (ts, cpu) in order
+        self.ins = {}
+        i = types.find(SWITCH)
+        while i >= 0:
+            off = _HDR + i * _REC
+            ts, _, cpu, _, flags, a, _ = ev.HEAD.unpack_from(log.data, off)
+            if flags & ev.APP_NEXT:
+                self.ins.setdefault(a >> 32, []).append((ts, cpu))
+            i = types.find(SWITCH, i + 1)
+        for v in self.ins.values():
+            v.sort()
+
+    def ran_elsewhere(self, tid, cpu, lo, hi):
+        """(ts, cpu) of @tid's first switch-in on a CPU other than @cpu in
+        [lo, hi], or None: it went on running there (a migration)."""
+        v = self.ins.get(tid)
+        if not v:
+            return None
+        for ts, c in v[bisect.bisect_left(v, (lo,)):]:
+            if ts > hi:
+                return None
+            if c != cpu:
+                return ts, c
+        return None
 
     def first(self, tid, lo, hi):
         """(ts, waker pid, waker comm, its CPU) of @tid's first wake-up in [lo,

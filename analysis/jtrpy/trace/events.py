@@ -105,6 +105,7 @@ CALL = 23
 BLOCK = 24
 NO_SYSCALL = (1 << 64) - 1
 APP = 2             # flags: the task is a thread of the application (jtr run app, watch --app)
+APP_NEXT = 4        # a switch's flags: its next task is one
 # a sched_waking of a thread of the application (flags APP): raw[16:32] is the
 # waker's comm (the record's pid is the waker)
 

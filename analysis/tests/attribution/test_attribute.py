@@ -893,3 +893,29 @@ def test_a_preempted_application_call_is_task_preemption_and_a_page_fault_wait(t
     assert causes[("task preemption", "fifo-spin")]["primary_count"] == 1
     wait = causes[("blocked", "not in a system call")]
     assert wait["example_chain"].startswith("blocked outside a system call (a page fault)")
+
+
+def test_an_application_thread_that_runs_on_elsewhere_is_not_held_here(tmp_path):
+    """Preempted on CPU 1, the calling thread is switched in on CPU 0 40 us later
+    and finishes its call there: the preemption is charged those 40 us, not the
+    rest of the call; a wait it then wakes from on CPU 0 ends there too."""
+    s = T0 + 2_000_000
+    app, fifo = ("caller", PROBE, 120), ("fifo-spin", 4242, 89)
+    evs = [switch(s + 10_000, app, fifo),
+           ev(s + 50_000, E.SWITCH, 0 | PROBE << 32, 120 | 120 << 16, ("swapper/0", "caller"),
+              cpu=0, pid=0, flags=1 | E.APP_NEXT),
+           ev(s + 1_000_000, E.BLOCK, FUTEX, 1),
+           switch(s + 1_000_100, app, ("swapper/1", 0, 120), preempted=False),
+           ev(s + 1_200_000, E.WAKING, PROBE, 0 | 120 << 32,
+              b"caller".ljust(16, b"\0") + b"worker", cpu=0, pid=4300, flags=E.APP),
+           ev(s + 1_210_000, E.SWITCH, 0 | PROBE << 32, 120 | 120 << 16, ("swapper/0", "caller"),
+              cpu=0, pid=0, flags=1 | E.APP_NEXT)]
+    att = app_run(tmp_path, evs, [(1, s, 300_000), (1, s + 990_000, 500_000)])
+    causes = {(c["category"], c["name"]): c for c in att["causes"]}
+    pre = causes[("task preemption", "fifo-spin")]
+    assert pre["total_ns"] <= 40_000 + A.ENTRY_ALLOWANCE_NS, pre
+    assert "for 40.0 us" in pre["example_chain"]
+    wait = causes[("blocked", "futex")]
+    assert wait["total_ns"] <= 210_000 - 100, wait
+    assert "woken by worker (pid 4300, CPU 0)" in wait["example_chain"]
+    assert "it ran on CPU 0 from there" in wait["example_chain"]
