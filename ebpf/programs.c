@@ -71,13 +71,25 @@ void progs_libbpf_print(struct tracer *t)
 }
 
 
-/* progs_tracefs_ready - make sure tracefs is mounted; mount it if not */
+/* the kernel's BTF, where tracefs may not be read (CAP_BPF and CAP_PERFMON
+ * without root: tracefs is root's); NULL: tracefs is read */
+static struct btf *tp_btf_names;
+
+/* progs_tracefs_ready - make sure tracefs is mounted; mount it if not. Not
+ * root and tracefs not readable: the tracepoints are looked up in the kernel's
+ * BTF instead (each has its btf_trace_NAME type; attaching by name needs no
+ * tracefs) */
 int progs_tracefs_ready(struct jtr_err *e)
 {
 	struct stat st;
 
 	if (stat(TRACEFS "/events", &st) == 0)
 		return 0;
+	if (geteuid() != 0 && (errno == EACCES || errno == ENOENT)) {
+		tp_btf_names = btf__load_vmlinux_btf();
+		if (tp_btf_names)
+			return 0;
+	}
 	if (mount("nodev", TRACEFS, "tracefs", 0, NULL) < 0 && errno != EBUSY)
 		return jtr_err_set(e, -errno, "tracefs is not mounted and mounting it on " TRACEFS
 				   " failed (%s); mount it with 'mount -t tracefs nodev " TRACEFS "'",
@@ -94,9 +106,21 @@ static bool tp_exists(const char *cat, const char *name)
 	char path[256];
 	struct stat st;
 
+	if (tp_btf_names) {
+		snprintf(path, sizeof(path), "btf_trace_%s", name);
+		return btf__find_by_name_kind(tp_btf_names, path, BTF_KIND_TYPEDEF) >= 0;
+	}
 	snprintf(path, sizeof(path), TRACEFS "/events/%s/%s", cat, name);
 	return stat(path, &st) == 0;
 }
+
+/* the irq_vectors pairs x86 kernels have: what is looked for in the BTF where
+ * tracefs, which lists them, may not be read */
+static const char *const known_vectors[] = {
+	"call_function", "call_function_single", "deferred_error_apic", "error_apic",
+	"irq_work", "local_timer", "reschedule", "spurious_apic", "thermal_apic",
+	"threshold_apic", "x86_platform_ipi",
+};
 
 /* cmp_str - qsort on strings */
 static int cmp_str(const void *a, const void *b)
@@ -112,6 +136,20 @@ static void discover_vectors(struct tracer *t)
 	size_t len;
 
 	t->nvecs = 0;
+	if (tp_btf_names) {
+		for (size_t i = 0; i < sizeof(known_vectors) / sizeof(known_vectors[0]); i++) {
+			char name[64];
+
+			snprintf(name, sizeof(name), "%s_entry", known_vectors[i]);
+			if (!tp_exists("irq_vectors", name))
+				continue;
+			snprintf(name, sizeof(name), "%s_exit", known_vectors[i]);
+			if (tp_exists("irq_vectors", name) && t->nvecs < JTR_TRACE_MAX_VECS)
+				snprintf(t->vec_names[t->nvecs++], sizeof(t->vec_names[0]), "%s",
+					 known_vectors[i]);
+		}
+		return;
+	}
 	if (!d)
 		return;
 	while ((de = readdir(d)) && t->nvecs < JTR_TRACE_MAX_VECS) {
@@ -432,6 +470,16 @@ static int attach_calls(struct tracer *t, struct jtr_err *e)
 			l = bpf_program__attach_uprobe_opts(ret ? t->skel->progs.app_exit :
 							    t->skel->progs.app_entry, o->func_pid,
 							    o->func_path, 0, &uo);
+		if (!l && errno == EACCES && geteuid() != 0) {
+			/* the kernel's rule since 2025 (perf_uprobe_event_init): making a
+			 * uprobe takes CAP_SYS_ADMIN again, CAP_PERFMON is not enough */
+			t->calls_denied = true;
+			return jtr_err_set(e, -EACCES, "cannot attach a %s to %s in %s: this kernel "
+					   "lets only root or CAP_SYS_ADMIN make uprobes (CAP_BPF and "
+					   "CAP_PERFMON are enough for the tracepoints); run it as root",
+					   o->usdt ? "USDT probe" : ret ? "uretprobe" : "uprobe",
+					   o->func_sym, o->func_path);
+		}
 		if (!l) {
 			rc = -errno;
 			return jtr_err_set(e, rc, "cannot attach a %s to %s%s%s in %s: %s%s%s%s",

@@ -585,10 +585,10 @@ static int load(struct tracer *t)
 	if (o->progs != PROGS_RAW) {
 		jtr_err_clear(&e);
 		rc = progs_start(t, PROGS_BTF, on_event, &e);
-		if (rc < 0 && o->progs == PROGS_AUTO)
+		if (rc < 0 && o->progs == PROGS_AUTO && !t->calls_denied)
 			jtr_warn(p, "tp_btf programs did not load (%s); using raw_tp", e.msg);
 	}
-	if (rc < 0 && o->progs != PROGS_BTF) {
+	if (rc < 0 && o->progs != PROGS_BTF && !t->calls_denied) {
 		jtr_err_clear(&e);
 		rc = progs_start(t, PROGS_RAW, on_event, &e);
 	}
@@ -597,6 +597,8 @@ static int load(struct tracer *t)
 	if (!o->watch)
 		jtr_afile_abort(&t->log);
 	jtr_outdir_abort(&p->out);
+	if (t->calls_denied)
+		jtr_usage_error(p, "%s", e.msg);
 	if (rc == -EPERM)
 		jtr_usage_error(p, "%s; the kernel may be locked down (see "
 				"/sys/kernel/security/lockdown) or this container lacks "
@@ -754,10 +756,14 @@ int main(int argc, char **argv)
 	}
 	setup_consumer(&t);
 
-	/* the results folder and the log, before anything is traced */
+	/* the programs loaded and attached while the privilege is held (CAP_BPF and
+	 * CAP_PERFMON without root: the drop below clears them), nothing of the
+	 * user's touched yet; what they record before the log is open is before
+	 * the window and not kept (on_event). Then, as the user, the results
+	 * folder and the log */
+	stats_fd = load(&t);
 	jtr_probe_privileged(&p);
 	open_log(&t, &hdr);
-	stats_fd = load(&t);
 	if (t.calls)		/* the result's start: jtr run app's */
 		jtr_probe_map_begin(&p);
 	start_ns = hdr.start_ns = t.win_start_ns = jtr_mono_ns();

@@ -104,6 +104,7 @@ struct tracer {
 	int64_t last_state_ns;		/* --watch: the last state line */
 	struct calls *calls;		/* --func: the calls' series (calls.c) */
 	bool app_gone;			/* --func --pid: the process exited */
+	bool calls_denied;		/* --func: no right to make uprobes (programs.c) */
 };
 
 /* process_cpu_ns - CPU time of this process so far, user and system, all threads */

@@ -274,6 +274,42 @@ def test_a_pid_in_another_mount_namespace(tmp_path):
     assert res["runs"][0]["calls"] >= 1000
 
 
+@pytest.mark.measures
+def test_as_a_user_with_capabilities(nobody_folder):
+    """Not root: with CAP_BPF and CAP_PERFMON the tracepoints load but this
+    kernel makes uprobes for CAP_SYS_ADMIN only (exit 2, saying so, nothing
+    written); with it too, the run is the user's: its folder is theirs."""
+    need_tracing()
+    top, _ = nobody_folder
+    top = os.path.join(top, "home")     # the user's own folder
+    os.mkdir(top)
+    os.chown(top, 65534, 65534)
+    cpu, _ = cpus()
+    run_as = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    if subprocess.run(run_as + ["--inh-caps=+bpf", "--ambient-caps=+bpf", "true"],
+                      capture_output=True).returncode != 0:
+        pytest.skip("this setpriv does not know CAP_BPF (util-linux before 2.37)")
+    cmd = [os.path.join(ROOT, "jtr"), "run", "app", "--func", TARGET + ":on_tick", "-c", str(cpu)]
+    target = ["--", TARGET, "-c", str(cpu), "-d", "1"]
+    caps = "+bpf,+perfmon"
+    p = subprocess.run(run_as + ["--inh-caps=" + caps, "--ambient-caps=" + caps] + cmd +
+                       ["-o", os.path.join(top, "a")] + target, capture_output=True, text=True,
+                       timeout=60, cwd=top)
+    assert p.returncode == 2, p.stderr
+    assert "lets only root or CAP_SYS_ADMIN make uprobes" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr and not os.path.exists(os.path.join(top, "a"))
+    caps += ",+sys_admin"
+    p = subprocess.run(run_as + ["--inh-caps=" + caps, "--ambient-caps=" + caps] + cmd +
+                       ["-o", os.path.join(top, "b")] + target, capture_output=True, text=True,
+                       timeout=60, cwd=top)
+    assert p.returncode == 0, p.stderr
+    out = os.path.join(top, "b")
+    assert os.stat(out).st_uid == 65534
+    assert all(os.stat(os.path.join(out, f)).st_uid == 65534 for f in os.listdir(out))
+    res = load(out)
+    assert res["tool"] == "app" and res["runs"][0]["calls"] >= 500 and "attribution" in res
+
+
 def test_refusals_say_why(tmp_path):
     """Exit 2 and the reason, nothing written, for what cannot be timed."""
     need_tracing()

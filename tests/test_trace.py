@@ -378,6 +378,32 @@ def test_trace_without_root_says_what_it_needs(tmp_path):
     assert "needs root (or CAP_BPF and CAP_PERFMON)" in p.stderr
 
 
+@pytest.mark.measures
+def test_trace_with_cap_bpf_and_cap_perfmon_only(nobody_folder):
+    """What --help says: CAP_BPF and CAP_PERFMON are enough, without root. tracefs
+    is root's (the tracepoints are then looked up in the kernel's BTF), and the
+    programs are loaded before the drop of privileges clears the capabilities;
+    the folder is the user's."""
+    need_tracing()
+    top, _ = nobody_folder
+    home = os.path.join(top, "home")
+    os.mkdir(home)
+    os.chown(home, 65534, 65534)
+    caps = "+bpf,+perfmon"
+    as_user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+               "--inh-caps=" + caps, "--ambient-caps=" + caps]
+    if subprocess.run(as_user + ["true"], capture_output=True).returncode != 0:
+        pytest.skip("this setpriv does not know CAP_BPF (util-linux before 2.37)")
+    out = os.path.join(home, "t")
+    p = subprocess.run(as_user + [TRACER, "-c", str(last_cpu()), "-d", "1", "-o", out],
+                       capture_output=True, text=True, timeout=60, cwd=home)
+    assert p.returncode == 0, p.stderr
+    log = read_events(out)
+    assert len(log) > 0 and os.stat(out).st_uid == 65534
+    meta = json.load(open(os.path.join(out, "trace.json")))
+    assert "sched_switch" in meta["events"]["per_type"] and meta["vectors"], meta["vectors"]
+
+
 def in_private_mounts(script):
     """Run a shell script in a mount namespace of its own (what it mounts stays there)."""
     return subprocess.run(["unshare", "--mount", "sh", "-c",
