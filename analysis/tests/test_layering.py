@@ -248,7 +248,9 @@ ONE_DRIVER = {"report": {"jtrpy.formats.legacy"},
                       "jtrpy.units"},
               # the probes it takes after '--'; --pong-cpu and --sub-cpu checked
               # against the online CPUs as they are parsed
-              "ab": {"jtrpy.errors", "jtrpy.results.probes", "jtrpy.system.cpus"},
+              # and jtr run app's options (-- app ...), checked as jtr run checks them
+              "ab": {"jtrpy.errors", "jtrpy.results.probes", "jtrpy.system.cpus",
+                     "jtrpy.commands.run"},
               # -c checked against the online CPUs as it is parsed; the transports
               # --transports and --only take
               "suite": {"jtrpy.render.suite", "jtrpy.system.cpus", "jtrpy.vocab"}}

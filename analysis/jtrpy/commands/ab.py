@@ -24,6 +24,7 @@ from ..drivers.ab import ab_job
 from ..errors import UsageError
 from ..results.probes import RUN_PROBES
 from ..system.cpus import online_cpus
+from .run import app_options, parse_app
 
 DESCRIPTION = """\
 Measure whether a tuning profile helps: baseline runs on the machine as it is,
@@ -35,8 +36,10 @@ machine shows as run-to-run spread instead of as an effect. Each run is a
 jtr run of PROBE (after '--'; gap when none is given) with its options as they
 are, ping's jtr pong and pub's jtr sub started beside it, and the sides are
 compared on the probe's default quantity (gap; null; send's send runs; ping's
-rtt_from_intended; pub: the subscriber's latency_from_send) or --quantity. The
-profile is
+rtt_from_intended; pub: the subscriber's latency_from_send) or --quantity.
+PROBE may be app: 'jtr ab PROFILE -- app --func BIN:SYMBOL -- CMD' times every
+call of your program's function in each run (jtr run app; the program started
+anew for each). The profile is
 reverted whatever happens: an error, or Ctrl-C, SIGTERM or SIGHUP. The first of
 those stops the experiment: the run under way is kept (marked partial) and
 compared with the rest, and the exit status is 130; later ones only wait for
@@ -91,9 +94,9 @@ def parse(parser, args):
     if "--" in args:
         i = args.index("--")
         args, rest = args[:i], args[i + 1:]
-        if not rest or rest[0] not in RUN_PROBES:
-            raise UsageError("-- %s: give a probe after '--': one of %s, e.g. 'jtr ab "
-                             "jtr-latency -- ping -T udp -n 20K'" % (
+        if not rest or rest[0] not in RUN_PROBES + ("app",):
+            raise UsageError("-- %s: give a probe after '--': one of %s or app, e.g. 'jtr "
+                             "ab jtr-latency -- ping -T udp -n 20K'" % (
                                  rest[0] if rest else "", ", ".join(RUN_PROBES)))
         probe, probe_args = rest[0], rest[1:]
     opts = parser.parse_args(args)
@@ -102,6 +105,8 @@ def parse(parser, args):
         raise UsageError("%s: put the probe after '--': jtr ab %s [OPTIONS] -- %s [ITS OPTIONS]"
                          % (extra[0], opts.profile[0], extra[0]))
     opts.probe, opts.probe_args = probe, probe_args
+    # jtr run app's options, checked as it checks them (its program after its own --)
+    opts.app = app_options(parse_app(probe_args)) if probe == "app" else None
     return opts
 
 
@@ -117,7 +122,7 @@ def options(opts):
             "probe": opts.probe, "probe_args": opts.probe_args, "pong_cpu": opts.pong_cpu,
             "sub_cpu": opts.sub_cpu, "quantity": opts.quantity,
             "accept_invalid": opts.accept_invalid, "out": opts.output,
-            "via_tuned": opts.via_tuned}
+            "via_tuned": opts.via_tuned, "app": opts.app}
 
 
 def run(opts):

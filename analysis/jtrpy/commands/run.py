@@ -230,7 +230,7 @@ def app_options(opts):
             "output": opts.output, "slack_ns": opts.slack, "top": opts.top,
             "trace_buffer": opts.trace_buffer, "drain_interval": opts.drain_interval,
             "gates": (opts.max_latency, None), "junit": opts.junit,
-            "command": " ".join(opts.command)}
+            "command": " ".join(opts.command), "argv": list(opts.command)}
 
 
 def parse(parser, args):

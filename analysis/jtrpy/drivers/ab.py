@@ -36,6 +36,7 @@ from ..system.files import write_atomic, write_json
 from ..tune import engine as E
 from ..units import fmt_ns
 from ..values import format_cpulist, format_duration
+from .app import measure_app
 from .plan import find_option, make_plan, partner_cpu_of
 from .run import INTERRUPTED, measure
 
@@ -56,9 +57,18 @@ def check_probe(o):
     against the result that holds it. (duration_ns: gap's -d, its own length
     or DEFAULT_DURATION_NS, None for the others; partner_cpu; isolated CPUs)."""
     probe, args, duration_ns = o["probe"], o["probe_args"], o["duration_ns"]
-    if find_option(args, "-o", "--output") is not None:
+    if (o.get("app") or {}).get("output") is not None or \
+            (probe != "app" and find_option(args, "-o", "--output") is not None):
         raise UsageError("-o in %s's options: jtr ab chooses each run's folder (a-1, b-1, "
                          "... in its own -o); drop it" % probe)
+    if probe == "app":
+        # its own -d, or ab's, or the program's run (-- CMD) or 10 s (--pid)
+        if duration_ns is not None and o["app"]["duration_ns"] is not None and \
+                find_option(args, "-d", "--duration") is not None:
+            raise UsageError("-d and app's -d both set the length of a run; give one")
+        cpus = E.check_cpus(o["cpus"]) if o["cpus"] else []
+        check_name("app", o["quantity"], "app results")
+        return duration_ns, None, cpus
     partner_cpu = partner_cpu_of(probe, o["pong_cpu"], o["sub_cpu"])
     own = [w for w in (("-d", "--duration"), ("-n", "--count", "--loops"), ("-j",))
            if probe == "gap" and find_option(args, *w) is not None]
@@ -224,9 +234,16 @@ def _measure(d, cpus, o, say, note, progress):
         ([] if "-q" in o["probe_args"] or "--quiet" in o["probe_args"] else ["-q"]) + \
         (["-d", format_duration(o["duration_ns"])] if o["duration_ns"] else [])
     try:
-        job = measure(args, probe=o["probe"], cpus=cpus or None, trace=o["trace"],
-                      backend=o["backend"], partner_cpu=o["partner_cpu"], prog="jtr ab",
-                      progress=progress)
+        if o["probe"] == "app":
+            # the function timed as jtr run app times it; its -c, else the CPU ab measures
+            app = dict(o["app"], output=d, cpus=o["app"]["cpus"] or cpus or None)
+            if o["duration_ns"]:
+                app["duration_ns"] = o["duration_ns"]
+            job = measure_app(app, progress)
+        else:
+            job = measure(args, probe=o["probe"], cpus=cpus or None, trace=o["trace"],
+                          backend=o["backend"], partner_cpu=o["partner_cpu"], prog="jtr ab",
+                          progress=progress)
     except KeyboardInterrupt:           # stopped before its probe started
         say("    stopped before it wrote a result")
         return {"rc": None, "result": False, "partial": True, "interrupted": True}

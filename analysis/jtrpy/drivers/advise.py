@@ -269,6 +269,8 @@ def probe_of(result):
     gap's -d (ab's -d sets it); UsageError for a result no probe of jtr run made."""
     cmd = [str(a) for a in result.get("command") or []]
     tool = result.get("tool")
+    if tool == "app" and isinstance(result.get("app"), dict):
+        return tool, []         # its settings are the result's "app" (prove)
     if not cmd or tool not in PROBES:
         raise UsageError("%s was made by %s, not by a probe of jtr run (%s): --prove "
                          "measures with the same probe" % (result.label, tool or "?",
@@ -312,9 +314,21 @@ def prove(doc, result, opts, outdir, say, note):
     dur = opts["duration_ns"]
     if probe == "gap" and dur is None:
         dur = doc["duration_ns"]
+    app = None
+    if probe == "app":
+        # jtr run app's settings as the result keeps them; a process given by --pid
+        # must still run (it is measured again in every run)
+        app = dict(result["app"], output=None, slack_ns=None, top=None,
+                   gates=(None, None), junit=None, argv=None, command="")
+        if app.get("pid") is not None and not os.path.isdir("/proc/%d" % app["pid"]):
+            raise UsageError("%s timed process %d, which is gone: --prove measures it again; "
+                             "run jtr run app again on the running process first"
+                             % (result.label, app["pid"]))
+        if opts["duration_ns"] is not None:
+            app["duration_ns"] = opts["duration_ns"]
     o = {"profile": folder, "duration_ns": dur if probe == "gap" else None,
          "repeat": opts["repeat"], "trace": True, "backend": opts["backend"],
-         "via_tuned": opts.get("via_tuned"),
+         "via_tuned": opts.get("via_tuned"), "app": app,
          "probe": probe, "probe_args": args, "partner_cpu": None, "quantity": None}
     say("proving %d remed%s of %s with jtr ab (profile %s/tuned.conf)"
         % (len(rs), "y" if len(rs) == 1 else "ies", doc["result"], folder))

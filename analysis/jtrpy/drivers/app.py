@@ -35,6 +35,9 @@ from .programs import Program, stop
 from .run import Job, env_of, keep_as_written, probe_result, read_detail, saved
 
 READY_S = 30            # how long the tracer may take to attach
+# the settings of a run that measure it again (result.json "app"; jtr advise --prove)
+SETTINGS = ("func", "usdt", "pid", "cmd", "cpus", "duration_ns", "threshold_ns", "warmup",
+            "max_outliers", "trace_buffer", "drain_interval")
 LIB_DIRS = ("/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib")
 
 
@@ -266,6 +269,9 @@ def measure_app(o, progress=None):
             keep_as_written(folder)
         return job
     job.result = probe_result(folder)
+    # how to measure it again (jtr advise --prove runs it in jtr ab): the settings
+    job.result["app"] = {k: o.get(k) for k in SETTINGS}
+    job.result["command"] = list(o.get("argv") or job.result.get("command") or [])
     job.result["validity"] = validity_of(job.result)
     try:
         try:

@@ -42,7 +42,7 @@ def test_the_options_become_the_jobs_settings():
     assert o == {"profile": "jtr-isolate", "cpus": "1", "duration_ns": None, "repeat": 1,
                  "trace": False, "backend": "auto", "probe": "ping", "probe_args": ["-n", "1K"],
                  "pong_cpu": [0], "sub_cpu": None, "quantity": None, "accept_invalid": True,
-                 "out": "x", "via_tuned": None}
+                 "out": "x", "via_tuned": None, "app": None}
     # --no-tuned: jtr's own applier even where the tuned daemon runs
     assert ab.options(parse(["jtr-isolate", "--no-tuned"]))["via_tuned"] is False
 
@@ -56,6 +56,16 @@ def test_the_options_become_the_jobs_settings():
 def test_what_is_not_jtr_abs_form_is_refused(args, message):
     with pytest.raises(UsageError, match=message):
         parse(args)
+
+
+def test_app_after_the_dashes_is_parsed_as_jtr_run_app_parses_it():
+    o = ab.options(parse(["jtr-isolate", "--", "app", "--func", "./a:f", "--threshold", "50us",
+                          "--", "./a", "-x"]))
+    assert o["probe"] == "app"
+    assert {k: o["app"][k] for k in ("func", "cmd", "threshold_ns", "pid")} == {
+        "func": "./a:f", "cmd": ["./a", "-x"], "threshold_ns": 50_000, "pid": None}
+    with pytest.raises(UsageError, match="give the process with --pid PID"):
+        parse(["jtr-isolate", "--", "app", "--func", "./a:f"])
 
 
 @pytest.mark.parametrize("args, message", [
