@@ -14,6 +14,7 @@ import pytest
 from conftest import ROOT, load, need_tracing, run_jtr
 from injection import (
     INJECT,
+    cpus,
     outliers_during,
     part_of,
     steered_disk,
@@ -26,13 +27,6 @@ LIB = os.path.join(ROOT, "build", "tests", "libjtr-target.so")
 RUN_S = 4.5             # the target's run
 INJECT_AFTER_S = 0.5    # after the tracer is in
 INJECT_S = 2.5
-
-
-def cpus():
-    allowed = sorted(os.sched_getaffinity(0))
-    if len(allowed) < 2:
-        pytest.skip("needs two CPUs: one for the target, one for the tracer and the injector")
-    return allowed[-1], allowed[0]
 
 
 def inject_cmd(tmp_path, args, out):

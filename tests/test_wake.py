@@ -215,8 +215,13 @@ def test_higher_priority_spinner_is_the_blocking_thread(tmp_path, validate):
         others = sum(v for k, v in (o.get("components") or {}).items() if k != "blocking")
         host = (o.get("components") or {}).get("host", 0)
         assert overlap - 100_000 - others <= kept <= overlap + 300_000 + host, (b, e, o)
-        # the spinner's time is the largest part, unless the host took more
-        assert o["dominant"] == "blocking" or (o["dominant"] == "host" and host >= kept), o
+        # the spinner's time is the largest part, unless the host took more: its
+        # steal, or a timer interrupt it let come late to the idle vCPU before the
+        # spin (1.72 ms once, no steal counted for a halted vCPU: the spinner's own
+        # timer expired 1.32 ms late in the same interrupt), each named as it is
+        dom = o["dominant"]
+        assert dom == "blocking" or (dom in ("host", "irq_latency") and
+                                     (o.get("components") or {}).get(dom, 0) >= kept), o
     assert stalled <= 0.1 * len(spans), "%d of %d spins in stalls" % (stalled, len(spans))
     assert n >= 0.95 * (len(spans) - stalled), "%d of %d spins named as the blocking thread" % (
         n, len(spans) - stalled)

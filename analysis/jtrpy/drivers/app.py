@@ -24,7 +24,7 @@ import shutil
 import tempfile
 import time
 
-from ..errors import EXIT_INTERRUPTED, UsageError
+from ..errors import UsageError
 from ..system import signals
 from ..system.cpus import online_cpus
 from ..system.elf import Symbols
@@ -32,7 +32,7 @@ from ..values import format_duration
 from .attribute import attribute_into, validity_of
 from .gates import conclude, judge
 from .programs import Program, stop
-from .run import Job, env_of, keep_as_written, probe_result, read_detail, saved
+from .run import Job, env_of, read_detail, saved, took_result
 
 READY_S = 30            # how long the tracer may take to attach
 # the settings of a run that measure it again (result.json "app"; jtr advise --prove)
@@ -263,12 +263,8 @@ def measure_app(o, progress=None):
                 held.cancel()
             raise
     job.detail = read_detail(detail)
-    job.interrupted = signals.requested() or job.rc == EXIT_INTERRUPTED
-    if job.rc not in (0, EXIT_INTERRUPTED) or not folder:
-        if folder:
-            keep_as_written(folder)
+    if not took_result(job, folder):
         return job
-    job.result = probe_result(folder)
     # how to measure it again (jtr advise --prove runs it in jtr ab): the settings
     job.result["app"] = {k: o.get(k) for k in SETTINGS}
     job.result["command"] = list(o.get("argv") or job.result.get("command") or [])

@@ -115,6 +115,19 @@ def saved(result, folder):
         os.unlink(doc)
 
 
+def took_result(job, folder):
+    """After the measuring program ended (job.rc): whether a stop request ended
+    it (job.interrupted) and, when it ended well and wrote @folder, its result
+    (job.result) and True; False when not (what it wrote is kept as it is)."""
+    job.interrupted = signals.requested() or job.rc == INTERRUPTED
+    if job.rc not in (0, INTERRUPTED) or not folder:
+        if folder:
+            keep_as_written(folder)
+        return False
+    job.result = probe_result(folder)
+    return True
+
+
 def keep_as_written(folder):
     """A program's result jtr does not go on with (it failed): its own file
     becomes the folder's result.json as it is; whether there was one."""
@@ -403,12 +416,8 @@ def run_alone(probe, args, gates, why, how):
     job.why = why
     with signals.measuring():
         job.rc, folder = Program(probe, args, env=env_of(None, True)).run()
-    job.interrupted = signals.requested() or job.rc == INTERRUPTED
-    if job.rc not in (0, INTERRUPTED) or not folder:
-        if folder:
-            keep_as_written(folder)
+    if not took_result(job, folder):
         return job
-    job.result = probe_result(folder)
     job.cases = judge(job.result, *gates, why=why, how=how)
     saved(job.result, folder)
     return job
