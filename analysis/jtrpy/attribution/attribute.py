@@ -293,6 +293,7 @@ class Walker:
         self.blocked = False    # the probe's task waits (a blocking receive)
         self.wait = None        # jtr run app: its thread's open wait (blocked), and tid
         self.wait_tid = None
+        self.moved_from = None  # jtr run app: it went on elsewhere, after this
 
     def settle(self, at_ns):
         """The probe ran from at_ns: close whatever is still open there."""
@@ -520,6 +521,7 @@ class Walker:
             if ep.waiter is not None:
                 self._woken(ep, moved[0])
             ep.end = moved[0]
+            self.moved_from = ep.begin
             if attr == "wait":
                 ep.links.append("it ran on CPU %d from there" % moved[1])
             setattr(self, attr, None)
@@ -1288,6 +1290,8 @@ def _attribute(result, outliers, log, slack_ns, top, each, programs, progress, a
             walker.walk(s, i1, lo)
         _, start, length = outliers[i]
         ep, traced, found = walker.pick(lo, hi, length)
+        if app is not None:
+            ep, traced, found = elsewhere(walker, ep, traced, found, hi, length)
         if ep is not None:
             charge_split(cpu, start, length, ep, found, hi, traced)
             return traced
@@ -1299,6 +1303,39 @@ def _attribute(result, outliers, log, slack_ns, top, each, programs, progress, a
                            - {ev.TYPE_NAMES[t] for t in (ev.STEAL, ev.CALL, ev.BLOCK)})
         charge_no_event(cpu, start, length, hi, names)
         return 0
+
+    others = {}         # jtr run app: a walker per CPU a thread went on to
+
+    def elsewhere(walker, ep, traced, found, hi, length):
+        """jtr run app: where the calling thread went on running on another CPU
+        inside the window (a migration), that CPU's events from then to the
+        window's end, walked with the thread as its probe, join the outlier's
+        episodes (ep, traced and found as pick gives them, for both CPUs)."""
+        tid = walker.probe_pid
+        moved = app.ran_elsewhere(tid, walker.cpu, walker.moved_from or hi, hi) \
+            if tid is not None else None
+        walker.moved_from = None
+        if moved is None:
+            return ep, traced, found
+        t_in, other = moved
+        w = others.get(other)
+        if w is None:
+            w = others[other] = Walker(log, other, tid, walker.comms, throttled=throttled,
+                                       app=app)
+        w.probe_pid = tid
+        ts = log.cpu_ts.get(other, [])
+        j1 = bisect.bisect_right(ts, hi)
+        j0 = max(0, bisect.bisect_left(ts, t_in) - LOOKBACK_EVENTS)
+        w.restart(ts[j0] if j0 < len(ts) else t_in)
+        w.walk(j0, j1, t_in)
+        ep2, _, found2 = w.pick(t_in, hi, length)
+        if ep2 is None:
+            return ep, traced, found
+        found = found + found2
+        spans = [(b, end) for e, d, b, end in found if d > 0]
+        traced = min(length, union_ns(spans))
+        best = max(found, key=lambda f: f[1])[0]
+        return best, traced, found
 
     def charge_window(walker, cpu, win, i, number=None):
         """Charge outlier @i on @cpu (the @number'th taken, or the next): the

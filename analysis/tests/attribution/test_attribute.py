@@ -898,12 +898,16 @@ def test_a_preempted_application_call_is_task_preemption_and_a_page_fault_wait(t
 def test_an_application_thread_that_runs_on_elsewhere_is_not_held_here(tmp_path):
     """Preempted on CPU 1, the calling thread is switched in on CPU 0 40 us later
     and finishes its call there: the preemption is charged those 40 us, not the
-    rest of the call; a wait it then wakes from on CPU 0 ends there too."""
+    rest of the call, and CPU 0's interrupt in the call is charged too (both
+    CPUs' events); a wait it then wakes from on CPU 0 ends there too."""
     s = T0 + 2_000_000
     app, fifo = ("caller", PROBE, 120), ("fifo-spin", 4242, 89)
     evs = [switch(s + 10_000, app, fifo),
            ev(s + 50_000, E.SWITCH, 0 | PROBE << 32, 120 | 120 << 16, ("swapper/0", "caller"),
               cpu=0, pid=0, flags=1 | E.APP_NEXT),
+           # on CPU 0 now, the device's interrupt takes 80 us of the call there
+           ev(s + 100_000, E.IRQ_ENTRY, 36, 0, "virtio1-req", cpu=0),
+           ev(s + 180_000, E.IRQ_EXIT, 36, 1, cpu=0),
            ev(s + 1_000_000, E.BLOCK, FUTEX, 1),
            switch(s + 1_000_100, app, ("swapper/1", 0, 120), preempted=False),
            ev(s + 1_200_000, E.WAKING, PROBE, 0 | 120 << 32,
@@ -915,6 +919,8 @@ def test_an_application_thread_that_runs_on_elsewhere_is_not_held_here(tmp_path)
     pre = causes[("task preemption", "fifo-spin")]
     assert pre["total_ns"] <= 40_000 + A.ENTRY_ALLOWANCE_NS, pre
     assert "for 40.0 us" in pre["example_chain"]
+    irq = causes[("hardirq", "36 virtio1-req")]
+    assert irq["count"] == 1 and 80_000 <= irq["total_ns"] <= 80_000 + A.ENTRY_ALLOWANCE_NS
     wait = causes[("blocked", "futex")]
     assert wait["total_ns"] <= 210_000 - 100, wait
     assert "woken by worker (pid 4300, CPU 0)" in wait["example_chain"]
