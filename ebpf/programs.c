@@ -388,6 +388,7 @@ static void set_rodata(struct tracer *t)
 	for (int i = 0; i < t->o->napp_pid; i++)
 		t->skel->rodata->app_tgid[i] = t->o->app_pid[i];
 	t->skel->rodata->napp_tgid = t->o->napp_pid;
+	t->skel->rodata->app_blocks = t->o->func_sym[0] != 0;
 	ring_size(t);
 }
 

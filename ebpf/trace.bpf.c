@@ -39,6 +39,9 @@ const volatile __s64 steal_from_rq = 0;
 /* jtr watch --app PIDs: the records of their threads are flagged JTR_FL_APP */
 const volatile __u32 app_tgid[JTR_TRACE_MAX_APPS] = {};
 const volatile __u32 napp_tgid = 0;
+/* jtr run app (--func/--usdt with --pid): the --app threads' blocking calls are
+ * noted (note_block); jtr watch --app counts no waits, and has none written */
+const volatile bool app_blocks = false;
 
 /* one ring buffer per traced CPU, so that CPUs writing records at once do
  * not share a ring's lock and positions (with one shared ring, a record cost
@@ -397,7 +400,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		return 0;
 	note_task(next);
 	prev_app = app_of(prev);
-	if (prev_app && !preempt && prev_state != 0)
+	if (app_blocks && prev_app && !preempt && prev_state != 0)
 		note_block(prev, prev_state, regs);
 	e = ev_begin(JTR_EV_SWITCH, false);
 	if (!e)

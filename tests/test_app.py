@@ -24,9 +24,9 @@ from jtrpy.system.elf import Symbols
 
 TARGET = os.path.join(ROOT, "build", "tests", "jtr-app-target")
 LIB = os.path.join(ROOT, "build", "tests", "libjtr-target.so")
-RUN_S = 4.5             # the target's run
+RUN_S = 3.5             # the target's run
 INJECT_AFTER_S = 0.5    # after the tracer is in
-INJECT_S = 2.5
+INJECT_S = 2
 
 
 def inject_cmd(tmp_path, args, out):
