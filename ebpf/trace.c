@@ -780,6 +780,10 @@ int main(int argc, char **argv)
 	if (t.calls)
 		jtr_probe_map_end(&p);
 	p.partial = o.duration_ns && (uint64_t)(end_ns - start_ns) < o.duration_ns && !t.app_gone;
+	/* jtr run app: the program's exit ends it; a stop signal before that cuts it
+	 * short, -d or not */
+	if (t.calls && jtr_stop && !t.app_gone)
+		p.partial = true;
 	progs_detach(&t);
 	if (o.watch) {
 		watch_run_end(&t, end_ns);

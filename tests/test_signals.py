@@ -13,7 +13,7 @@ import subprocess
 import time
 
 import pytest
-from conftest import JTR, comm, free_port, load, need_tracing, wait_for
+from conftest import JTR, ROOT, comm, free_port, load, need_tracing, wait_for
 
 # not marked measures: real runs judged by what arrives and how they end, not by
 # timing, so they run beside other tests (docs/testing.md)
@@ -121,6 +121,31 @@ def test_jtr_run_stopped_by_sigterm(tmp_path, group, when):
     assert res["partial"] is True
     assert res["attribution"]["tracer"]["complete"] is True
     assert (out / "events.bin").is_file() and "causes of" in so
+    assert not [n for n in os.listdir(tmp_path) if ".partial-" in n]
+
+
+@pytest.mark.parametrize("sig", ["INT", "TERM"])
+def test_jtr_run_app_stopped(tmp_path, sig):
+    """Ctrl-C (to the group, as a terminal sends it) or SIGTERM (to jtr) while jtr
+    run app times a program it started: the program and the tracer stop once,
+    the calls timed so far are kept and attributed, marked partial, exit 130,
+    nothing left running or loaded."""
+    need_tracing()
+    target = os.path.join(ROOT, "build", "tests", "jtr-app-target")
+    bpf, dirs = _bpf_programs(), _trace_dirs(tmp_path)
+    out = tmp_path / "run"
+    p = _start(["run", "app", "--func", target + ":on_tick", "-c", "1", "-o", str(out), "--",
+                target, "-c", "1", "-d", "30"], tmp_path)
+    assert wait_for(lambda: _measuring(p, "jtr-app-target"))     # let go: probes in
+    time.sleep(1.0)
+    _send(p, getattr(signal, "SIG" + sig), sig == "INT")
+    so, se = p.communicate(timeout=60)
+    assert p.returncode == 130, se
+    _nothing_left(p.pid, bpf, dirs, tmp_path)
+    assert se.rstrip().splitlines()[-1] == "jtr run: interrupted; partial results in %s/" % out
+    res = load(out)
+    assert res["tool"] == "app" and res["partial"] is True
+    assert res["runs"][0]["calls"] > 500 and "attribution" in res
     assert not [n for n in os.listdir(tmp_path) if ".partial-" in n]
 
 
