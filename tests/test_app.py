@@ -15,6 +15,7 @@ from conftest import ROOT, load, need_tracing, run_jtr
 from injection import (
     INJECT,
     cpus,
+    need_ipi_senders,
     outliers_during,
     part_of,
     steered_disk,
@@ -145,12 +146,7 @@ def test_a_shared_library_function_of_a_running_process(tmp_path):
 def test_each_ipi_in_a_call_names_its_sender(tmp_path):
     need_tracing()
     cpu, other = cpus()
-    if not os.path.exists("/dev/cpu/%d/cpuid" % cpu):
-        pytest.skip("no /dev/cpu/%d/cpuid (CONFIG_X86_CPUID): no way here to send an IPI "
-                    "to one CPU on demand" % cpu)
-    if not os.path.isdir("/sys/kernel/tracing/events/ipi/ipi_send_cpu"):
-        pytest.skip("this kernel has no ipi:ipi_send_cpu tracepoint (before 6.4): the "
-                    "senders are not seen")
+    need_ipi_senders(cpu)
     # calls of 250 us back to back (a schedule of their own would keep one phase
     # to the injector's: every read between two calls, or none), every one of
     # them an outlier: an IPI's few us are no threshold's to find; the IPI of a
