@@ -664,7 +664,20 @@ static void drain(struct tracer *t, int64_t start_ns)
 			pause = watch_run_drained(t, pause);
 		if (t->p->progress && jtr_mono_ns() - last_progress >= (int64_t)JTR_NS_PER_S) {
 			last_progress = jtr_mono_ns();
-			if (progs_read_counts(t) == 0)
+			uint64_t calls = 0, slow = 0;
+
+			for (int i = 0; t->calls && i < t->calls->n; i++) {
+				calls += t->calls->cpus[i].hist.total;
+				slow += t->calls->cpus[i].lengths.total;
+			}
+			if (progs_read_counts(t) == 0 && t->calls)
+				jtr_progress_line(t->p, "timing %s %.0f s: %llu calls, %llu slow; "
+						  "%llu events, %llu dropped", t->calls->sym,
+						  (last_progress - start_ns) / 1e9,
+						  (unsigned long long)calls, (unsigned long long)slow,
+						  (unsigned long long)progs_sum(t->total.events),
+						  (unsigned long long)progs_sum(t->total.dropped));
+			else if (progs_read_counts(t) == 0)
 				jtr_progress_line(t->p, "tracing %.0f s: %llu events, %llu dropped",
 						  (last_progress - start_ns) / 1e9,
 						  (unsigned long long)progs_sum(t->total.events),
