@@ -1267,9 +1267,21 @@ def _attribute(result, outliers, log, slack_ns, top, each, programs, progress, a
             return charge(main, cpu, start, length, None, hi, 0)
 
         def chain():
-            return "no kernel event for %s, of which host preemption (steal) %s" % (
-                _fmt_ns(length), _fmt_ns(host)) if not names else \
-                "host preemption (steal) %s; then %s" % (_fmt_ns(host), other[1])
+            if not own:
+                return "no kernel event for %s, of which host preemption (steal) %s" % (
+                    _fmt_ns(length), _fmt_ns(host)) if not names else \
+                    "host preemption (steal) %s; then %s" % (_fmt_ns(host), other[1])
+            # jtr run app: the call's own work beside what no kernel event
+            # explains, and the host's steal only where it took some
+            said = ["host preemption (steal) %s" % _fmt_ns(host)] if host else []
+            if names:
+                said.append(other[1])
+            rest = length - host - own
+            if not names and rest > 0:
+                said.append("no kernel event for %s" % _fmt_ns(rest))
+            if own:
+                said.append("its own work (the median call) %s" % _fmt_ns(own))
+            return "; then ".join(said)
         parts = T.parts(cpu, start, length, share, main, chain, 0)
         if each is not None:
             each(cpu, start, length, [(p["category"], p["name"], p["ns"]) for p in parts],
