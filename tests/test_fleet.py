@@ -144,6 +144,18 @@ def _not_quiet(got):
             injected)
 
 
+def _stray(got):
+    """Why a row other than the disturbed host's gap run is flagged by a cause the
+    test did not inject and the hypervisor did not take, or None. jtr fleet is right
+    to flag it (the run lost that time: RCU callbacks run in the softirq for 0.7 %
+    of the disturbed host's wake run once, 71.6 times the quiet host's), and it is
+    not what this test injects."""
+    stray = ["%s %s by %s" % (r["host"], r["tool"], (r.get("cause") or {}).get("key"))
+             for r in got["doc"]["rows"] if r["flagged"] and not _host_noise(r)
+             and (r["host"], r["tool"]) != (DISTURBED, "gap")]
+    return stray and "flagged, not injected: " + "; ".join(stray) or None
+
+
 def _need_ansible():
     need_tracing()
     if not shutil.which("ansible-playbook"):
@@ -167,12 +179,13 @@ def fleet(tmp_path_factory):
                    check=True, capture_output=True, timeout=120)
     shutil.copytree(tmp / QUIET / "prefix", tmp / DISTURBED / "prefix", symlinks=True)
     got = _play(tmp, cpus, install="none")
-    why = _not_quiet(got)
+    why = _not_quiet(got) or _stray(got)
     if why:
         # this shared VM stalls a vCPU for tens of ms now and then (30.7 ms once in
         # the quiet host's run: 5.5 % lost to VM exits and a 21 ms timer tick)
         warnings.warn("%s: the machine was disturbed; the play runs once more, on the "
                       "hosts it installed" % why, stacklevel=1)
+        print(why + ": the play runs once more")
         got = _play(got["tmp"], cpus, install="none")
         why = _not_quiet(got)
         assert not why, why + ", twice"

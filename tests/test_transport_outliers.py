@@ -366,8 +366,20 @@ def sub_under_spinner(tmp_path, validate, a, b):
     assert all(r["cpu"] == b for r in rows)
     assert all(r["seq"] >= 2000 for r in rows)      # warm-up messages are not measured
     inside = [(s, e) for s, e in spans if run["start_mono_ns"] < s and e < run["end_mono_ns"]]
-    assert len(inside) >= 0.9 * len(spans)
-    return rows, inside, out
+    return rows, inside, out, spans
+
+
+def sub_enough(hit, got):
+    """Spins sub's log must hold for a try to be judged: 80 % of those inside its
+    run, and 90 % of the spins inside it (the spinner starts SETTLE_S after pub's
+    folder; a loaded host that held pub's first messages longer started sub's run
+    after 20 of 99 spins once): otherwise a second try."""
+    _, inside, _, spans = got
+    if len(inside) < 0.9 * len(spans):
+        print("%d of %d spins inside sub's run: the host held pub's start, this try "
+              "is blurred" % (len(inside), len(spans)))
+        return float("inf")
+    return 0.8 * len(inside)
 
 
 def test_spinner_on_subs_cpu_shows_in_its_log(tmp_path, validate):
@@ -377,10 +389,10 @@ def test_spinner_on_subs_cpu_shows_in_its_log(tmp_path, validate):
     # start) reach into the spin, unless the publisher was held up too (the
     # host's other load on its CPU): most spins here (43 to 99 of 99 in runs
     # under load), so a second try
-    (rows, inside, out), hit = two_tries(
+    (rows, inside, out, spans), hit = two_tries(
         tmp_path, lambda d: sub_under_spinner(d, validate, a, b),
-        lambda got: overlapping(got[0], got[1], 100 * 1000),
-        lambda hit, got: 0.8 * len(got[1]), "sub")
+        lambda got: overlapping(got[0], got[1], 100 * 1000), sub_enough, "sub")
+    assert len(inside) >= 0.9 * len(spans)
     assert len(hit) >= 0.5 * len(inside)
     assert "outliers:" in out
 
