@@ -179,6 +179,18 @@ class Episode:
         self.waiter = None      # jtr run app's blocked thread, until its waker is named
 
 
+def wait_episode(pid, comm, prio, begin, end, woke):
+    """Task @pid held the CPU from @begin to @end while the program @woke (its
+    text), woken, waited to run there."""
+    ep = Episode(C.TASK, C.Task(comm, pid, prio), begin, None)
+    ep.links = []
+    ep.woke = woke
+    ep.end = end
+    ep.tasks = [[comm, pid, prio, []]]
+    ep.switch_ns = begin
+    return ep
+
+
 def task_text(task):
     """'kworker/1:2 (pid 123, workqueue vmstat_update, prio 120)'."""
     comm, pid, prio, items = task
@@ -293,6 +305,7 @@ class Walker:
         self.blocked = False    # the probe's task waits (a blocking receive)
         self.wait = None        # jtr run app: its thread's open wait (blocked), and tid
         self.wait_tid = None
+        self.wait_ran = []      # and who ran here since: [(ts, pid, comm, prio)]
         self.moved_from = None  # jtr run app: it went on elsewhere, after this
 
     def settle(self, at_ns):
@@ -411,9 +424,11 @@ class Walker:
         pre, self.last_irq = self.last_irq, None
         if self.stack:
             self._left(prev_pid, ts)
-        if self.wait is not None and next_pid == self.wait_tid:
-            self.wait.end = ts          # the application's thread runs again here
-            self.wait = None
+        if self.wait is not None:
+            if next_pid == self.wait_tid:
+                self._wait_over(ts)     # the application's thread runs again here
+            else:
+                self.wait_ran.append((ts, next_pid, ev.cstr(raw[16:]), (b >> 16) & 0xffff))
         if self.preempt is not None:
             if next_pid == self.away or (next_pid == 0 and self.blocked):
                 self.preempt.end = ts
@@ -459,7 +474,9 @@ class Walker:
             elif not flags & 1:
                 self.blocked = True     # it waits for a message: nothing took the CPU
                 if self.app is not None:
-                    self._wait(ts, prev_pid)    # an application's own wait is a cause
+                    # an application's own wait is a cause
+                    self._wait(ts, prev_pid, (ts, next_pid, ev.cstr(raw[16:]),
+                                              (b >> 16) & 0xffff))
                 return
         elif ts < win_lo:
             return
@@ -485,17 +502,23 @@ class Walker:
         eps.append(ep)
         self.preempt, self.away, self.away_prio = ep, prev_pid, prev_prio
 
-    def _wait(self, ts, tid):
+    def _wait(self, ts, tid, ran):
         """jtr run app: the application's thread @tid blocks at @ts, in the system
         call its BLOCK record (the record before the switch) names: an episode
-        until it runs here again (or the window's end: it may wake elsewhere)."""
+        until its wake-up (_wait_over; or the window's end: it may wake elsewhere).
+        @ran: the switch-in of the task that runs here after it."""
         nr = None
-        if self.j > 0:
-            off = _HDR + _REC * self.index[self.j - 1]
+        # the switch looks at the host's steal counter first: its record may come
+        # between (a futex wait read 'not in a system call' once)
+        for k in range(self.j - 1, max(-1, self.j - 3), -1):
+            off = _HDR + _REC * self.index[k]
+            if self.data[off + _TYPE] == ev.STEAL:
+                continue
             if self.data[off + _TYPE] == ev.BLOCK:
                 _, pid, _, _, _, a, _ = ev.HEAD.unpack_from(self.data, off)
                 if pid == tid and a != ev.NO_SYSCALL:
                     nr = a
+            break
         if nr is None:
             name, link = "not in a system call", "blocked outside a system call (a page fault)"
         else:
@@ -505,7 +528,38 @@ class Walker:
         ep.waiter = tid
         if self.wait is not None and self.wait.end is None:
             self.wait.end = ts          # its wake-up on another CPU was not seen here
-        self.wait, self.wait_tid = ep, tid
+        self.wait, self.wait_tid, self.wait_ran = ep, tid, [ran]
+
+    def _wait_over(self, ts):
+        """jtr run app: the blocked thread runs here again at @ts. Its wait ends at
+        its wake-up; from there to @ts the wake-up was being delivered: each task
+        that held the CPU meanwhile is charged its part (an episode: it held the
+        CPU while the thread waited to run), interrupts are episodes of their own,
+        the rest is no kernel event (an idle CPU the host did not run)."""
+        ep, tid = self.wait, self.wait_tid
+        self.wait = None
+        w = self.app.first(tid, ep.begin, ts)
+        if w is None or w[0] >= ts:
+            ep.end = ts
+            return
+        if ep.waiter is not None:
+            self._woken(ep, ts)
+        woke = ep.end = max(ep.begin, w[0])
+        ep.links.append("it ran %s after its wake-up" % _fmt_ns(ts - woke))
+        who = "%s (tid %d)" % (self.comms.get(tid) or "the thread", tid)
+        ran = self.wait_ran
+        for k, (t0, pid, comm, prio) in enumerate(ran):
+            t1 = ran[k + 1][0] if k + 1 < len(ran) else ts
+            b = max(t0, woke)
+            if pid != 0 and t1 > b:
+                # in time order among the episodes since (an interrupt after it)
+                eps = self.episodes
+                k = len(eps)
+                while k > 0 and eps[k - 1].begin > b:
+                    k -= 1
+                eps.insert(k, wait_episode(pid, comm or self.comms.get(pid) or "", prio, b,
+                                           t1, who))
+        self.wait_ran = []
 
     def _moved(self, hi):
         """jtr run app: the thread preempted or blocked here that ran again on
@@ -523,7 +577,12 @@ class Walker:
             ep.end = moved[0]
             self.moved_from = ep.begin
             if attr == "wait":
+                # its wait ends at its wake-up (the other CPU's walk has the rest)
+                w = self.app.first(tid, ep.begin, moved[0])
+                if w is not None:
+                    ep.end = max(ep.begin, w[0])
                 ep.links.append("it ran on CPU %d from there" % moved[1])
+                self.wait_ran = []
             setattr(self, attr, None)
 
     def _woken(self, ep, hi):

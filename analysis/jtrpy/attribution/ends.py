@@ -61,7 +61,6 @@ from . import vector
 from .attribute import (
     DEFAULT_SLACK_NS,
     NOT_TRACED,
-    Episode,
     Tallies,
     Walker,
     check_args,
@@ -71,6 +70,7 @@ from .attribute import (
     records_of,
     report,
     scan_switches,
+    wait_episode,
     with_totals,
     works_of,
 )
@@ -392,13 +392,7 @@ def wait_arrays(np, log, cpu, probe, woken):
 
 
 def _wait_episode(pid, comm, prio, begin, end, probe, comms):
-    ep = Episode(C.TASK, C.Task(comm, pid, prio), begin, None)
-    ep.links = []
-    ep.woke = comms.get(probe) or "the program"
-    ep.end = end
-    ep.tasks = [[comm, pid, prio, []]]
-    ep.switch_ns = begin
-    return ep
+    return wait_episode(pid, comm, prio, begin, end, comms.get(probe) or "the program")
 
 
 class _Steal:
