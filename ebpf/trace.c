@@ -775,6 +775,7 @@ int main(int argc, char **argv)
 	 * the window and not kept (on_event). Then, as the user, the results
 	 * folder and the log */
 	stats_fd = load(&t);
+	p.shrink = t.calls ? "lower -b/--buffer or --max-outliers" : "lower -b/--buffer";
 	jtr_probe_privileged(&p);
 	open_log(&t, &hdr);
 	if (t.calls)		/* the result's start: jtr run app's */

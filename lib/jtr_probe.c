@@ -564,9 +564,9 @@ void jtr_probe_elevated(struct jtr_probe *p)
 	if (over)
 		jtr_warn(p, "memory not locked: this run maps %.1f MB, more than your locked-memory "
 			 "limit of %.1f MB ('ulimit -l'), which jtr keeps to for users other than "
-			 "root: page faults can add outliers; lower --max-outliers, or raise the "
+			 "root: page faults can add outliers; %s, or raise the "
 			 "limit (memlock in /etc/security/limits.conf)", p->mapped / 1048576.0,
-			 p->memlock_limit / 1048576.0);
+			 p->memlock_limit / 1048576.0, p->shrink ? p->shrink : "lower --max-outliers");
 	else if (mrc < 0)
 		jtr_warn(p, "memory not locked (mlockall: %s): page faults can add outliers; run "
 			 "as root, install with 'make install-caps' (cap_ipc_lock), or raise "

@@ -52,6 +52,8 @@ struct jtr_probe {
 	bool progress;			/* stderr is a terminal and not quiet */
 	bool sleeps;			/* the measuring threads sleep between samples:
 					 * RT throttling cannot stop them (no warning) */
+	const char *shrink;		/* what maps less, for the memory-not-locked
+					 * warning; NULL: "lower --max-outliers" */
 
 	/* common options */
 	int fifo_prio;			/* 0: none */
