@@ -46,6 +46,9 @@
 #define NAME_MAX_LEN	8192	/* a name or an event's text, escaped (symbols: 512 characters at most) */
 #define ARGS_MAX_LEN	8192	/* the args of a slice made at once */
 #define MAX_VECS	256
+#define MAX_SYSCALLS	1024	/* system call names known (NAMES' Y lines) */
+#define CALL_LANES	8	/* jtr run app's calls of one CPU in flight together, drawn */
+#define CALLS_TRACK	20	/* their threads: pid * 100 + 20 + lane (perfetto.py's CALLS) */
 /* a string of @n raw bytes as JSON string contents: 6 bytes each at most */
 #define ESC_LEN(n)	(6 * (n) + 1)
 
@@ -98,6 +101,8 @@ struct names {
 	int nvecs;
 	char *unknown_kind, *unknown_name, *unknown_cat;
 	char *hardirq, *softirq, *nmi, *page_fault;
+	char *syscall[MAX_SYSCALLS];	/* by number; NULL: "syscall N" */
+	char *call;			/* jtr run app's function (F call), or "call" */
 };
 
 struct walk {
@@ -112,6 +117,8 @@ struct walk {
 	bool have_steal;
 	uint64_t steal_base;
 	int64_t last_ts;
+	int64_t lane_end[CALL_LANES];	/* the calls' lanes: where the last one ended */
+	bool lane_named[CALL_LANES];
 };
 
 static const char *const softirq_names[] = {
@@ -292,6 +299,17 @@ static void read_names(const char *path, struct names *nm)
 				if (i >= nm->nvecs)
 					nm->nvecs = i + 1;
 			}
+		} else if (!strcmp(tag, "Y")) {
+			long nr = strtol(k, NULL, 10);
+			char *v = text_dup(field(&rest));
+
+			if (nr >= 0 && nr < MAX_SYSCALLS && !nm->syscall[nr])
+				nm->syscall[nr] = v;
+			else
+				free(v);
+		} else if (!strcmp(tag, "F") && !strcmp(k, "call")) {
+			free(nm->call);
+			nm->call = text_dup(field(&rest));
 		} else if (!strcmp(tag, "C")) {
 			char *v = text_dup(field(&rest));
 
@@ -890,6 +908,68 @@ static bool interrupt_event(struct walk *w, const struct jtr_ev *e)
 	return true;
 }
 
+/* call_slice - jtr run app's call (JTR_EV_CALL, on the CPU it returned on): a
+ * slice from its entry to its return in the first lane free by its entry;
+ * calls of threads that took turns on the CPU overlap, and go to the next lane
+ * ("calls 2", ...). Past CALL_LANES it is drawn in the last lane from where
+ * that lane is free (args "drawn_from_ns"). */
+static void call_slice(struct walk *w, const struct jtr_ev *e)
+{
+	int64_t start = (int64_t)e->a, end = (int64_t)e->ts_ns;
+	char args[ARGS_MAX_LEN];
+	int lane = 0, n;
+
+	if (start > end || start < w->zero)
+		start = start > end ? end : w->zero;
+	while (lane < CALL_LANES - 1 && w->lane_end[lane] > start)
+		lane++;
+	n = snprintf(args, sizeof(args), "\"tid\":%u,\"length_ns\":%" PRId64 ",\"entered_on_cpu\""
+		     ":%u,\"returned_on_cpu\":%u", e->pid, end - start,
+		     (unsigned)(e->b & 0xffffffff), (unsigned)(e->b >> 32));
+	if (w->lane_end[lane] > start) {
+		snprintf(args + n, sizeof(args) - n, ",\"drawn_from_ns\":%" PRId64,
+			 w->lane_end[lane]);
+		start = w->lane_end[lane] < end ? w->lane_end[lane] : end;
+	}
+	if (!w->lane_named[lane]) {
+		int tid = w->pid * 100 + CALLS_TRACK + lane;
+
+		w->lane_named[lane] = true;
+		fprintf(w->out, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"thread_name\","
+			"\"args\":{\"name\":\"calls%s", w->pid, tid, lane ? " " : "");
+		if (lane)
+			fprintf(w->out, "%d", lane + 1);
+		fprintf(w->out, "\"}},\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":"
+			"\"thread_sort_index\",\"args\":{\"sort_index\":%d}}", w->pid, tid,
+			100 + CALLS_TRACK + lane);
+	}
+	fprintf(w->out, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":", w->pid,
+		w->pid * 100 + CALLS_TRACK + lane);
+	put_us(w->out, start - w->zero);
+	fputs(",\"dur\":", w->out);
+	put_us(w->out, end - start);
+	fprintf(w->out, ",\"name\":\"%s\",\"cat\":\"call\",\"args\":{%s}}",
+		w->nm->call ? w->nm->call : "call", args);
+	if (end > w->lane_end[lane])
+		w->lane_end[lane] = end;
+}
+
+/* block_instant - jtr run app's thread leaving the CPU blocked (JTR_EV_BLOCK) */
+static void block_instant(struct walk *w, const struct jtr_ev *e)
+{
+	char name[NAME_MAX_LEN];
+	const char *sc = e->a < MAX_SYSCALLS ? w->nm->syscall[e->a] : NULL;
+
+	if (e->a == JTR_NO_SYSCALL)
+		snprintf(name, sizeof(name), "blocked outside a system call (tid %u)", e->pid);
+	else if (sc)
+		snprintf(name, sizeof(name), "blocked in %s (tid %u)", sc, e->pid);
+	else
+		snprintf(name, sizeof(name), "blocked in syscall %llu (tid %u)",
+			 (unsigned long long)e->a, e->pid);
+	instant(w, TASKS, e, name, "blocked");
+}
+
 /* task_event - an event of the tasks track (or the steal counter) */
 static void task_event(struct walk *w, const struct jtr_ev *e)
 {
@@ -957,6 +1037,12 @@ static void task_event(struct walk *w, const struct jtr_ev *e)
 			"}}", d / 1000000, d % 1000000);
 		break;
 	}
+	case JTR_EV_CALL:
+		call_slice(w, e);
+		break;
+	case JTR_EV_BLOCK:
+		block_instant(w, e);
+		break;
 	default:
 		instant(w, TASKS, e, type_name(e->type, sb, sizeof(sb)), "other");
 	}

@@ -75,7 +75,10 @@ def perfetto_trace(result, label, progress=None):
     about = {"result": label, "tool": result.get("tool"),
              "host": (result.get("host") or {}).get("hostname"),
              "started_at": result.get("started_at")}
-    return perfetto.trace_chunks(log, outliers, perfetto.run_slices(result), about, progress)
+    params = result.get("params") if isinstance(result.get("params"), dict) else {}
+    call = params.get("function") if result.get("tool") == "app" else None
+    return perfetto.trace_chunks(log, outliers, perfetto.run_slices(result), about, progress,
+                                 call if isinstance(call, str) else None)
 
 
 def export(paths, outputs, stdout, quantity=None, top=prom.DEFAULT_TOP, progress=None):

@@ -16,7 +16,13 @@ threads (tracks):
               left out: the softirq's own slice follows it)
   tasks       who ran on the CPU (sched_switch to sched_switch), workqueue items
               inside the kworker that ran them; page faults, wake-ups and
-              migrations as instants
+              migrations as instants, and (jtr run app) its threads leaving the
+              CPU blocked ("blocked in futex (tid N)")
+  calls       jtr run app: every call of the timed function, from its entry to
+              its return, on the CPU it returned on (named by the function; args:
+              tid, length, the CPUs it entered and returned on); calls in flight
+              together (threads that took turns) go to "calls 2", ... (at most
+              8 threads)
 and a counter "host steal" (ms the host took from the vCPU since the first
 reading, kvm steal_time) where the log has it.
 
@@ -46,6 +52,7 @@ import tempfile
 from ..errors import JtrError
 from ..system.paths import probe_path
 from ..trace import causes as C
+from ..trace import syscalls
 from ..units import fmt_ns
 
 PID_BASE = 1000         # CPU n is process 1000 + n: Perfetto keeps pid 0 for the idle task
@@ -57,6 +64,7 @@ SYMBOL_MAX = 512        # characters of a symbol name at most (the kernel's KSYM
 
 # the threads of a CPU's process: tid = pid * 100 + number
 OUTLIERS, INTERRUPTS, SOFTIRQS, TASKS = 1, 2, 3, 4
+CALLS = 20              # jtr run app's calls: threads 20, 21, ... (ebpf/perfetto.c)
 LANE_BASE = 10          # outliers overlapping others: threads 11, 12, ...
 MAX_LANES = 64          # threads of outliers on one CPU at most
 THREAD_NAMES = {OUTLIERS: "outliers", INTERRUPTS: "interrupts", SOFTIRQS: "softirqs",
@@ -166,11 +174,15 @@ def _inner(text):
     return _ENCODE(text)[1:-1]
 
 
-def names_text(log):
+def names_text(log, call=None):
     """What jtr-perfetto needs to name a log's events (ebpf/perfetto.c's NAMES):
     its symbols (the keys this reader would look up: '0x' and lowercase hex), its
-    irq_vectors kinds with their slice names and categories, and the categories."""
-    lines = []
+    irq_vectors kinds with their slice names and categories, the categories, this
+    machine's system call names (jtr run app's blocked threads) and @call, the
+    name of jtr run app's calls (its function)."""
+    lines = ["Y\t%d\t%s" % (nr, _inner(n)) for nr, n in syscalls.table().items()]
+    if call:
+        lines.append("F\tcall\t%s" % _inner(call[:SYMBOL_MAX]))
     for key, name in log.symbols.items():
         try:
             if key == "0x%x" % int(key, 16):
@@ -350,12 +362,13 @@ def cpus_traced(log):
     return set(log.meta.get("cpus") or ()) | set(log.cpu_ts)
 
 
-def trace_chunks(log, outliers=(), runs=(), about=None, progress=None):
+def trace_chunks(log, outliers=(), runs=(), about=None, progress=None, call=None):
     """The Trace Event JSON file as pieces of text (join them, or write one after
     the other): @log an EventLog (None: outliers only), @outliers from
     outlier_slices(), @runs from run_slices(), @about what otherData says of
     the source. @progress (a cli Progress, or None) is told how many of the log's
-    events are done with each piece."""
+    events are done with each piece. @call: jtr run app's function, the name of
+    its calls' slices."""
     t0 = zero_ns(log, outliers, runs)
     out = _Out(t0)
     traced = cpus_traced(log) if log is not None else set()
@@ -372,7 +385,7 @@ def trace_chunks(log, outliers=(), runs=(), about=None, progress=None):
         names = os.path.join(folder, "names") if folder else None
         if names:
             with open(names, "w", encoding="utf-8") as f:
-                f.write(names_text(log))
+                f.write(names_text(log, call))
         by_cpu, done = {}, 0
         for cpu, start, end, name, args in runs:
             by_cpu.setdefault(cpu, []).append((start, end, name, "run", args))

@@ -700,10 +700,15 @@ GENERIC = {
 }
 
 
+def table(machine=None):
+    """{number: name} of the system calls of @machine (platform.machine() by
+    default); {} for a machine the tables do not have."""
+    machine = machine or platform.machine()
+    return X86_64 if machine == "x86_64" else GENERIC if machine in (
+        "aarch64", "arm64", "riscv64", "loongarch64") else {}
+
+
 def name(nr, machine=None):
     """The name of system call @nr on @machine (platform.machine() by default):
     "futex", or "syscall 451" for a number the table does not have."""
-    machine = machine or platform.machine()
-    t = X86_64 if machine == "x86_64" else GENERIC if machine in (
-        "aarch64", "arm64", "riscv64", "loongarch64") else {}
-    return t.get(nr) or "syscall %d" % nr
+    return table(machine).get(nr) or "syscall %d" % nr

@@ -383,3 +383,53 @@ def test_zero_is_the_earliest_time(tmp_path):
     assert doc["otherData"]["zero_ns"] == T0 - 5_000
     assert slices(doc, P.OUTLIERS)[0][:2] == (0, 1_000)
     assert slices(doc, P.INTERRUPTS)[0][0] == 15_000
+
+
+def test_an_applications_calls_and_its_blocking(tmp_path, schema):
+    """jtr run app's records: each call a slice from its entry to its return on the
+    CPU it returned on, named by the function; two threads' calls in flight
+    together in two lanes; the thread leaving its CPU blocked an instant naming
+    the system call."""
+    futex = next(nr for nr, n in P.syscalls.table().items() if n == "futex")
+    events = [
+        ev(30_000, E.BLOCK, futex, 1, pid=900),
+        # thread 900's call: 10 us to 50 us, entered on CPU 0, returned on 1
+        ev(50_000, E.CALL, T0 + 10_000, 0 | 1 << 32, pid=900),
+        # thread 901's: 20 us to 40 us on CPU 1, inside 900's: another lane
+        ev(40_000, E.CALL, T0 + 20_000, 1 | 1 << 32, pid=901),
+        ev(70_000, E.CALL, T0 + 60_000, 1 | 1 << 32, pid=901),
+        ev(80_000, E.BLOCK, E.NO_SYSCALL, 2, pid=901),
+    ]
+    E.write_events(str(tmp_path), sorted(events), T0, END, meta={
+        "symbols": {}, "cpus": [1], "vectors": VECTORS})
+    log = E.read_events(str(tmp_path))
+    doc = json.loads("".join(P.trace_chunks(log, call="on_tick")))
+    assert not [e.message for e in schema.iter_errors(doc)]
+    assert nesting_errors(doc) == []
+    # walked in the order they returned: 901's first call takes the first lane
+    first, second = slices(doc, P.CALLS), slices(doc, P.CALLS + 1)
+    assert [(s, d, n, a["tid"]) for s, d, n, a in first] == [
+        (20_000, 20_000, "on_tick", 901), (60_000, 10_000, "on_tick", 901)]
+    assert [(s, d, a) for s, d, _, a in second] == [(10_000, 40_000, {
+        "tid": 900, "length_ns": 40_000, "entered_on_cpu": 0, "returned_on_cpu": 1})]
+    names = thread_names(doc)
+    assert names[P.CALLS] == "calls" and names[P.CALLS + 1] == "calls 2"
+    assert [n for _, n, _ in instants(doc, P.TASKS)] == [
+        "blocked in futex (tid 900)", "blocked outside a system call (tid 901)"]
+
+
+def test_more_calls_in_flight_than_lanes(tmp_path, schema):
+    """Nine calls in flight together on a CPU: eight lanes, the ninth drawn in
+    the last from where that lane is free, and the trace still nests."""
+    events = [ev(100_000 + k * 1_000, E.CALL, T0 + k * 1_000, 1 | 1 << 32, pid=900 + k)
+              for k in range(9)]
+    E.write_events(str(tmp_path), events, T0, END, meta={
+        "symbols": {}, "cpus": [1], "vectors": VECTORS})
+    doc = json.loads("".join(P.trace_chunks(E.read_events(str(tmp_path)))))
+    assert not [e.message for e in schema.iter_errors(doc)]
+    assert nesting_errors(doc) == []
+    lanes = [slices(doc, P.CALLS + k) for k in range(8)]
+    assert [len(x) for x in lanes] == [1] * 7 + [2]
+    last = lanes[7][1]
+    assert last[2] == "call" and last[3]["tid"] == 908
+    assert last[3]["drawn_from_ns"] == T0 + 107_000 and last[0] == 107_000
