@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -631,6 +632,27 @@ static void sleep_ns(uint64_t ns)
 	nanosleep(&ts, NULL);
 }
 
+/* progress as lines (the traced program writes to the same terminal): this often */
+#define PROGRESS_LINES_NS	(3 * (int64_t)JTR_NS_PER_S)
+
+/* shares_terminal - does process @pid write to the terminal our stderr is (its
+ * fd 1 or 2 that same character device)? Its lines and a progress line redrawn
+ * in place would run into each other ('...0 droppedcalls 3000') */
+static bool shares_terminal(pid_t pid)
+{
+	struct stat mine, its;
+	char path[64];
+
+	if (!isatty(2) || fstat(2, &mine) < 0 || !S_ISCHR(mine.st_mode))
+		return false;
+	for (int fd = 1; fd <= 2; fd++) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+		if (stat(path, &its) == 0 && S_ISCHR(its.st_mode) && its.st_rdev == mine.st_rdev)
+			return true;
+	}
+	return false;
+}
+
 /* drain - drain the ring buffer on a timer from @start_ns until the duration
  * ends or a signal comes (or the log cannot be written) */
 static void drain(struct tracer *t, int64_t start_ns)
@@ -662,22 +684,24 @@ static void drain(struct tracer *t, int64_t start_ns)
 		last_drain = now;
 		if (o->watch)
 			pause = watch_run_drained(t, pause);
-		if (t->p->progress && jtr_mono_ns() - last_progress >= (int64_t)JTR_NS_PER_S) {
+		if (t->p->progress && jtr_mono_ns() - last_progress >=
+		    (t->p->progress_lines ? PROGRESS_LINES_NS : (int64_t)JTR_NS_PER_S)) {
 			last_progress = jtr_mono_ns();
 			uint64_t calls = 0, slow = 0;
+			int rc = progs_read_counts(t);
 
 			for (int i = 0; t->calls && i < t->calls->n; i++) {
 				calls += t->calls->cpus[i].hist.total;
 				slow += t->calls->cpus[i].lengths.total;
 			}
-			if (progs_read_counts(t) == 0 && t->calls)
+			if (rc == 0 && t->calls)
 				jtr_progress_line(t->p, "timing %s %.0f s: %llu calls, %llu slow; "
 						  "%llu events, %llu dropped", t->calls->sym,
 						  (last_progress - start_ns) / 1e9,
 						  (unsigned long long)calls, (unsigned long long)slow,
 						  (unsigned long long)progs_sum(t->total.events),
 						  (unsigned long long)progs_sum(t->total.dropped));
-			else if (progs_read_counts(t) == 0)
+			else if (rc == 0)
 				jtr_progress_line(t->p, "tracing %.0f s: %llu events, %llu dropped",
 						  (last_progress - start_ns) / 1e9,
 						  (unsigned long long)progs_sum(t->total.events),
@@ -698,7 +722,7 @@ static void write_log(struct tracer *t, struct jtr_ev_header *hdr, int64_t start
 	ring_buffer__consume(t->rb);
 	t->tracing_cpu_ns = process_cpu_ns() - t->setup_cpu_ns;
 	if (p->progress)
-		jtr_progress_line(p, "%s", "");
+		jtr_progress_clear(p);
 	if (t->write_err)
 		jtr_fatal(p, "cannot write %s: %s", t->log.path, strerror(t->write_err));
 	if ((rc = progs_read_counts(t)) < 0)
@@ -754,6 +778,8 @@ int main(int argc, char **argv)
 	if (o.watch)
 		watch_run_init(&t, &watch);
 	check_kernel(&p);
+	if (o.func_pid > 0 && p.progress)
+		p.progress_lines = shares_terminal(o.func_pid);
 	if (o.func_sym[0]) {
 		memset(&calls, 0, sizeof(calls));
 		calls.path = o.func_path;

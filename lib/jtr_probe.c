@@ -742,16 +742,30 @@ void jtr_workers_wait(struct jtr_probe *p, struct jtr_worker *w, int n,
 			jtr_fatal(p, "cannot pin a thread to CPU %d: %s", w[i].cpu, strerror(-w[i].pin_err));
 }
 
-/* jtr_progress_line - "\rtext" on stderr */
+/* jtr_progress_line - "\rtext" on stderr; with p->progress_lines "PROG: text"
+ * as a line of its own */
 void jtr_progress_line(struct jtr_probe *p, const char *fmt, ...)
 {
 	va_list ap;
 
-	(void)p;
-	fputs("\r\033[K", stderr);
+	if (p->progress_lines)
+		fprintf(stderr, "%s: ", p->prog);
+	else
+		fputs("\r\033[K", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
+	if (p->progress_lines)
+		fputc('\n', stderr);
+	fflush(stderr);
+}
+
+/* jtr_progress_clear - the progress line cleared (nothing with progress_lines) */
+void jtr_progress_clear(struct jtr_probe *p)
+{
+	if (p->progress_lines)
+		return;
+	fputs("\r\033[K", stderr);
 	fflush(stderr);
 }
 

@@ -50,6 +50,9 @@ struct jtr_probe {
 	bool results_on_stderr;		/* "results: DIR/" on stderr: stdout is another
 					 * tool's lines only (--legacy-output=um_lat) */
 	bool progress;			/* stderr is a terminal and not quiet */
+	bool progress_lines;		/* progress as whole lines, not one line
+					 * redrawn: another program writes to the
+					 * same terminal */
 	bool sleeps;			/* the measuring threads sleep between samples:
 					 * RT throttling cannot stop them (no warning) */
 	const char *shrink;		/* what maps less, for the memory-not-locked
@@ -301,9 +304,13 @@ void jtr_workers_wait(struct jtr_probe *p, struct jtr_worker *w, int n,
 		      void (*progress)(struct jtr_probe *p, void *arg, double elapsed_s),
 		      void *arg);
 
-/* jtr_progress_line - "\rtext" on stderr, cleared to the end of the line */
+/* jtr_progress_line - "\rtext" on stderr, cleared to the end of the line; with
+ * p->progress_lines "PROG: text" and a newline */
 __attribute__((format(printf, 2, 3)))
 void jtr_progress_line(struct jtr_probe *p, const char *fmt, ...);
+
+/* jtr_progress_clear - the progress line cleared (with progress_lines: nothing) */
+void jtr_progress_clear(struct jtr_probe *p);
 
 struct jtr_legacy_hdr;
 /* jtr_probe_legacy_hdr - zero @s and fill what jtr_null's header takes from the
