@@ -443,8 +443,10 @@ static __always_inline int on_task(__u8 type, struct task_struct *p, int to_cpu,
 	if (!traced(cpu) && !traced(to_cpu) && !(from_cpu >= 0 && traced(from_cpu)))
 		return 0;
 	app = app_of(p);
-	/* a wake-up of the application's thread names its waker too */
-	e = type == JTR_EV_WAKING && app ? ev_begin_n(type, true, JTR_EV_SIZE) : ev_begin(type, true);
+	/* a wake-up of the application's thread names its waker too (one reserve:
+	 * two, one per size, merged by the compiler, made 6.1's verifier lose
+	 * track of the record's null check) */
+	e = ev_begin_n(type, true, type == JTR_EV_WAKING && app ? JTR_EV_SIZE : JTR_EV_BYTES(type));
 	if (!e)
 		return 0;
 	e->a = (__u32)BPF_CORE_READ(p, pid);
