@@ -108,7 +108,7 @@ VALUES   := $(BUILD)/tests/jtr-values
 
 .SECONDARY: $(BUILD)/ebpf/trace.bpf.o
 
-.PHONY: all deps deps-run deps-bench run test test-unit test-e2e test-stress bench install install-setuid \
+.PHONY: all deps deps-run deps-bench run test test-unit test-e2e test-stress test-vm bench install install-setuid \
 	install-caps uninstall clean distclean
 
 # the tracer needs clang, bpftool, libbpf's headers and the kernel's BTF; without
@@ -363,23 +363,32 @@ test-e2e: all
 			print(c[0] if len(c) > 1 else "")'); \
 	fi; \
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS) -n $(TEST_WORKERS) --dist loadgroup \
-		-m "not measures$${cpu:+ and not (beside and not every_cpu)}" analysis/tests tests \
+		-m "not measures and not vm$${cpu:+ and not (beside and not every_cpu)}" \
+		analysis/tests tests \
 		|| exit $$?; \
 	if [ -n "$$cpu" ]; then \
 		rm -rf build/test-traced-run; \
 		./jtr run -d 300ms -o build/test-traced-run >/dev/null 2>&1; \
 		JTR_TEST_TRACED_RUN=$(CURDIR)/build/test-traced-run \
 		scripts/beside.sh "$$cpu" $(VENV)/bin/python -m pytest $(PYTEST_ARGS) \
-			-m "beside and not every_cpu" analysis/tests tests >build/test-beside.log 2>&1 & \
+			-m "beside and not every_cpu and not vm" analysis/tests tests \
+			>build/test-beside.log 2>&1 & \
 		beside=$$!; \
 	fi; \
-	$(VENV)/bin/python -m pytest $(PYTEST_ARGS) -m measures tests; rc=$$?; \
+	$(VENV)/bin/python -m pytest $(PYTEST_ARGS) -m "measures and not vm" tests; rc=$$?; \
 	if [ -n "$$cpu" ]; then \
 		wait $$beside || rc=1; \
 		echo; echo "== the tests marked beside, run beside the measuring tests:"; \
 		cat build/test-beside.log; \
 	fi; \
 	exit $$rc
+
+# the kernels users run, booted in virtual machines (tests/vm/: Debian's standard and
+# PREEMPT_RT kernels under QEMU, TCG where /dev/kvm cannot run them): after make test
+# (.ci/run), never in it; QEMU and busybox from scripts/deps.sh vm
+test-vm: venv all
+	$(Q)PYTHON=$(PYTHON) VENV=$(VENV) DEPS_ONLY=packages scripts/deps.sh vm
+	$(Q)$(VENV)/bin/python -m pytest $(PYTEST_ARGS) -m vm tests/vm
 
 # the measuring tests beside a busy loop pinned to the first CPU (they measure the
 # last one): what they must survive on the machines users run them on; not part

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # deps.sh - install what a make target of jtr needs, and nothing else.
 #
-#   scripts/deps.sh [run|bench|test]...      (no target: test, which is everything)
+#   scripts/deps.sh [run|bench|test|vm]...   (no target: test)
 #
 #   run    what `make run` needs: build the programs and run `jtr run` on the system
 #          python3 (no venv)
@@ -10,6 +10,8 @@
 #          cyclictest, sockperf) and the project venv ($VENV) bench.py runs in
 #   test   what `make test` needs: all of the above and every test-only tool, and
 #          the venv from requirements-dev.txt
+#   vm     what `make test-vm` needs beyond test's: QEMU and a static busybox (the
+#          tests boot Debian's kernels in virtual machines: tests/vm/vm.py)
 #
 # The distribution comes from /etc/os-release (ID, then ID_LIKE): Debian and Ubuntu
 # install with apt-get, Fedora, RHEL and their relatives with dnf, each under its own
@@ -29,7 +31,8 @@ OS_RELEASE=${OS_RELEASE:-/etc/os-release}
 KREL=$(uname -r)
 
 # One package a line. For each target (run, bench, test): R, the target fails without
-# it; o, the target runs without it and the summary says what is lost; -, not wanted.
+# it; o, the target runs without it and the summary says what is lost; -, not wanted;
+# v in test's column: wanted by the vm target alone, which fails without it.
 # Then its Debian, Ubuntu ("=": Debian's) and Fedora/RHEL names ("a,b": several
 # packages, "a|b": the first of them that installs, "-": nothing to install), and
 # what is lost without it. Ubuntu's perf comes with the running kernel's linux-tools
@@ -82,6 +85,8 @@ o o R python3-matplotlib        =                          python3-matplotlib   
 - - o strace                    =                          strace                              the test that counts the writes of a run's result.json skips
 - - o groff-base                =                          groff-base                          the tests of the man pages (make man) skip
 - - o ccache                    =                          ccache                              make test compiles each of its builds from source (a clone, the .deb, the RPM, a fleet host) afresh: slower
+- - v qemu-system-x86           =                          qemu-system-x86                     make test-vm cannot boot its virtual machines
+- - v busybox-static            =                          busybox                             make test-vm has no initramfs for its virtual machines
 "
 
 # packages whose service is not to start or be enabled by the install (see below)
@@ -97,8 +102,8 @@ case $DEPS_ONLY in
 esac
 for t in $TARGETS; do
 	case $t in
-		run | bench | test) ;;
-		*) echo "deps: unknown target '$t'; the targets are run, bench and test" >&2; exit 2 ;;
+		run | bench | test | vm) ;;
+		*) echo "deps: unknown target '$t'; the targets are run, bench, test and vm" >&2; exit 2 ;;
 	esac
 done
 
@@ -130,7 +135,10 @@ SEL=$(printf '%s\n' "$TABLE" | while read -r run bench test deb ubu fed why; do
 	[ -n "$deb" ] || continue
 	need=-
 	for t in $TARGETS; do
-		case $t in run) n=$run ;; bench) n=$bench ;; test) n=$test ;; esac
+		case $t in
+			run) n=$run ;; bench) n=$bench ;; test) n=$test ;;
+			vm) n=-; [ "$test" != v ] || n=R ;;
+		esac
 		case $n$need in R*) need=R ;; o-) need=o ;; esac
 	done
 	[ "$need" != - ] || continue

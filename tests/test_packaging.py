@@ -242,7 +242,7 @@ def _deps(tmp, targets, missing, fail=(), os_release="ID=debian\n", policy=None,
 def every_target(tmp_path_factory):
     """{target: (process, packages of its one install call)} with nothing installed."""
     out = {}
-    for target in ("run", "bench", "test"):
+    for target in ("run", "bench", "test", "vm"):
         p, _, pkgs = _deps(tmp_path_factory.mktemp(target), [target], ["*"])
         assert p.returncode == 0, p.stdout + p.stderr
         assert len(pkgs) == 1, pkgs
@@ -284,6 +284,13 @@ def test_make_test_installs_the_test_tools_and_bench_its_peers(every_target):
     for d in ("tuned", "prometheus"):
         assert "deps: %s installed, its service not started nor enabled" % d \
             in every_target["test"][0].stdout
+
+
+def test_make_test_vm_alone_installs_qemu_and_a_static_busybox(every_target):
+    """QEMU is large and make test boots no VM: the vm target alone wants it."""
+    vm, test = every_target["vm"][1], every_target["test"][1]
+    assert vm == {"qemu-system-x86", "busybox-static"}
+    assert not vm & test
 
 
 @pytest.mark.parametrize("os_release", ["ID=ubuntu\nID_LIKE=debian\n",

@@ -1,0 +1,158 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""The kernels users run, booted in virtual machines (tests/vm/vm.py): Debian's
+standard and PREEMPT_RT kernels under QEMU with the command lines jtr's boot-time
+tuning writes, jtr's own programs run inside. `make test-vm` runs them (marked
+vm: never in make test). Under TCG (this host) timings mean nothing: every
+assertion is about counts, names and placement."""
+import hashlib
+import os
+import re
+import shutil
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import vm  # noqa: E402
+from conftest import ROOT, load  # noqa: E402
+
+from jtrpy.trace import events as E  # noqa: E402
+
+pytestmark = [pytest.mark.vm, pytest.mark.root]
+
+# the boot words of an isolated, tickless CPU 1 of two
+ISOLATE = "isolcpus=managed_irq,domain,1 nohz_full=1 rcu_nocbs=1 irqaffinity=0"
+
+
+def need_qemu():
+    if shutil.which("qemu-system-x86_64") is None:
+        pytest.skip("no qemu-system-x86_64 (Debian: qemu-system-x86; scripts/deps.sh vm)")
+    if not any(os.path.exists(p) for p in vm.BUSYBOX):
+        pytest.skip("no busybox (Debian: busybox-static; scripts/deps.sh vm)")
+    if shutil.which("apt-get") is None:
+        pytest.skip("no apt-get: the VMs boot Debian's kernels, fetched with it")
+
+
+def boot(out, command, **kw):
+    """Run @command (a shell line) in a VM with its results folder @out: (exit
+    status, console text)."""
+    need_qemu()
+    os.makedirs(out, exist_ok=True)
+    rc, text = vm.run(["sh", "-c", command], out=str(out), cwd=ROOT, **kw)
+    print(text[-4000:])
+    return rc, text
+
+
+def host_boot_state():
+    """What the host boots with: its command line, and every file under /boot and
+    the boot loader's configuration with its content's hash."""
+    files = {}
+    for top in ("/boot", "/etc/default"):
+        for d, _, names in os.walk(top):
+            for n in names:
+                p = os.path.join(d, n)
+                try:
+                    with open(p, "rb") as f:
+                        files[p] = hashlib.sha256(f.read()).hexdigest()
+                except OSError as e:
+                    files[p] = str(e)
+    with open("/proc/cmdline") as f:
+        return f.read(), files
+
+
+def local_timer_entries(folder, cpu):
+    """The tick's entries (irq_vectors local_timer_entry) on @cpu in the event log
+    of the result in @folder."""
+    log = E.read_events(os.path.join(folder, "events.bin"))
+    kinds = log.vectors
+    n = 0
+    for i in log.cpu_index.get(cpu, []):
+        off = E.HEADER_SIZE + E.RECORD_SIZE * i
+        typ = log.data[off + E.TYPE_OFFSET]
+        if typ == E.VEC_ENTRY:
+            _, _, _, _, _, _, b = E.HEAD.unpack_from(log.data, off)
+            if 0 <= b < len(kinds) and kinds[b] == "local_timer":
+                n += 1
+    return n
+
+
+def loc(text, cpu):
+    """LOC (local timer interrupts) of @cpu in a /proc/interrupts text."""
+    for line in text.splitlines():
+        if line.strip().startswith("LOC:"):
+            return int(line.split()[1 + cpu])
+    raise AssertionError("no LOC line in:\n" + text)
+
+
+def test_the_harness_runs_a_command_and_brings_its_results_back(tmp_path):
+    """The command's exit status and files come back; the guest booted the
+    distribution's kernel with the words asked for; the host's boot is as it
+    was (its command line, /boot and /etc/default)."""
+    before = host_boot_state()
+    out = tmp_path / "out"
+    rc, text = boot(out, "uname -r > %s/uname; cat /proc/cmdline > %s/cmdline; "
+                    "cat /sys/devices/system/cpu/online > %s/online; exit 7" % (out, out, out),
+                    cmdline="jtr_test_word=1", cpus=3)
+    assert rc == 7, text[-3000:]
+    # how it ran, said first: KVM, or TCG and why (this host's /dev/kvm is PVM)
+    assert re.match(r"vm: \S+-amd64 under (KVM|TCG) \(", text), text[:300]
+    uname = (out / "uname").read_text().strip()
+    assert uname.endswith("-amd64") and uname != os.uname().release
+    assert "jtr_test_word=1" in (out / "cmdline").read_text().split()
+    assert (out / "online").read_text().strip() == "0-2"
+    assert host_boot_state() == before
+
+
+def test_a_failing_boot_says_why_and_leaves_nothing_running(tmp_path):
+    """A kernel that is not one: exit 2 as a tool (VMError), no QEMU left."""
+    need_qemu()
+    bad = tmp_path / "vmlinuz"
+    bad.write_bytes(b"not a kernel")
+    with pytest.raises(vm.VMError):
+        vm.run(["true"], kernel=str(bad), out=str(tmp_path / "o"), timeout=60)
+    assert not [p for p in os.listdir("/proc") if p.isdigit() and _is_our_qemu(p, tmp_path)]
+
+
+def _is_our_qemu(pid, tmp_path):
+    try:
+        with open("/proc/%s/cmdline" % pid, "rb") as f:
+            cmd = f.read()
+    except OSError:
+        return False
+    return b"qemu-system" in cmd and str(tmp_path).encode() in cmd
+
+
+@pytest.mark.parametrize("kernel", ["std", "rt"])
+def test_nohz_full_takes_the_tick_off_the_isolated_cpu(tmp_path, kernel):
+    """isolcpus, nohz_full and rcu_nocbs on CPU 1 of two: jtr run (its eBPF tracer
+    loads on Debian's 6.1 kernels, standard and PREEMPT_RT) counts at most one
+    tick a second on CPU 1 and about HZ on CPU 0, each as the guest's own
+    /proc/interrupts counts them (LOC, read around the runs)."""
+    out = tmp_path / "out"
+    cmd = ("cat /sys/devices/system/cpu/nohz_full > {o}/nohz_full; "
+           "cat /sys/devices/system/cpu/isolated > {o}/isolated; uname -v > {o}/uname; "
+           "cat /proc/interrupts > {o}/irq0; ./jtr run -c 1 -d 3 -q -o {o}/iso || exit 11; "
+           "cat /proc/interrupts > {o}/irq1; ./jtr run -c 0 -d 3 -q -o {o}/house || exit 12; "
+           "cat /proc/interrupts > {o}/irq2").format(o=out)
+    rc, text = boot(out, cmd, kernel=kernel, cmdline=ISOLATE, timeout=240)
+    assert rc == 0, text[-3000:]
+    assert (out / "nohz_full").read_text().strip() == "1"
+    assert (out / "isolated").read_text().strip() == "1"
+    assert ("PREEMPT_RT" in (out / "uname").read_text()) == (kernel == "rt")
+    iso, house = load(out / "iso"), load(out / "house")
+    for res in (iso, house):
+        assert res["attribution"]["tracer"]["backend"] == "ebpf", res["attribution"]["tracer"]
+    irq = [(out / ("irq%d" % k)).read_text() for k in range(3)]
+    # CPU 1: its own ticks during its run, as the tracer saw them and the kernel counted
+    ticks1 = local_timer_entries(out / "iso", 1)
+    assert ticks1 <= loc(irq[1], 1) - loc(irq[0], 1)
+    assert ticks1 <= 3 + 1, "nohz_full CPU 1 took %d ticks in 3 s" % ticks1
+    ticks0 = local_timer_entries(out / "house", 0)
+    print("%s: ticks in 3 s: %d on nohz_full CPU 1, %d on CPU 0" % (kernel, ticks1, ticks0))
+    assert ticks0 <= loc(irq[2], 0) - loc(irq[1], 0)
+    assert ticks0 >= 100 * 3, "housekeeping CPU 0 took only %d ticks in 3 s" % ticks0
+    names = {(c["category"], c["name"]) for c in house["attribution"]["causes"]}
+    assert ("timer tick", "local timer") in names
+    assert not [c for c in iso["attribution"]["causes"] if c["category"] == "timer tick"
+                and c["count"] > 3 + 1]
