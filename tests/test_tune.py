@@ -305,7 +305,8 @@ def test_not_root_is_refused(machine):
 def test_boot_fragment_and_grub_dropin(machine, tmp_path):
     env, before = machine
     p = run_jtr("tune", "apply", "jtr-isolate", "--cpus", "1", "--dry-run", env={})
-    assert "isolcpus=1 rcu_nocbs=1 irqaffinity=0 skew_tick=1 nosoftlockup" in p.stdout
+    assert "isolcpus=domain,managed_irq,1 rcu_nocbs=1 irqaffinity=0 skew_tick=1 nosoftlockup" \
+        in p.stdout
     if not os.path.exists("/sys/devices/system/cpu/nohz_full"):
         assert "nohz_full=1: this kernel is built without CONFIG_NO_HZ_FULL" in p.stdout
     if not os.path.exists("/etc/default/grub"):
@@ -317,7 +318,8 @@ def test_boot_fragment_and_grub_dropin(machine, tmp_path):
                      "cp %s $OUT/dropin.cfg; $JTR tune revert" % dropin, env, tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr
     text = (tmp_path / "dropin.cfg").read_text()
-    assert text.startswith('GRUB_CMDLINE_LINUX_DEFAULT="$GRUB_CMDLINE_LINUX_DEFAULT isolcpus=1')
+    assert text.startswith('GRUB_CMDLINE_LINUX_DEFAULT="$GRUB_CMDLINE_LINUX_DEFAULT '
+                           'isolcpus=domain,managed_irq,1 ')
     assert ("nohz_full" in text) == os.path.exists("/sys/devices/system/cpu/nohz_full")
     assert not os.path.exists(dropin)
 

@@ -156,3 +156,62 @@ def test_nohz_full_takes_the_tick_off_the_isolated_cpu(tmp_path, kernel):
     assert ("timer tick", "local timer") in names
     assert not [c for c in iso["attribution"]["causes"] if c["category"] == "timer tick"
                 and c["count"] > 3 + 1]
+
+
+BOOT_WORDS = ["isolcpus=domain,managed_irq,1", "nohz_full=1", "rcu_nocbs=1", "irqaffinity=0",
+              "skew_tick=1", "nosoftlockup"]
+
+
+def test_boot_time_tuning_is_applied_verified_and_reverted_across_reboots(tmp_path):
+    """jtr tune apply jtr-isolate --boot in the VM writes its drop-in into the VM's
+    own boot configuration; the next boot has its words, verify checks each
+    where the kernel shows it (isolated, nohz_full, rcu_nocbs's kthreads, the
+    default IRQ affinity, managed IRQs off CPU 1: the device IRQs took none
+    there); revert, run after that reboot (jtr's state folder, /run/jtr, went
+    with it: the snapshot's copy for boot options is read), takes them out and
+    the boot after is as the first."""
+    bootdir, out = tmp_path / "boot", tmp_path / "out"
+    o1, o2, o3 = out / "1", out / "2", out / "3"
+    rc, text = boot(o1, "./jtr tune apply jtr-isolate --cpus 1 --boot > {o}/apply 2>&1 || exit 11; "
+                    "./jtr tune verify > {o}/verify 2>&1; cat /proc/cmdline > {o}/cmdline"
+                    .format(o=o1), boot_dir=str(bootdir), timeout=240)
+    assert rc == 0, (o1 / "apply").read_text() if (o1 / "apply").exists() else text[-3000:]
+    dropin = (bootdir / "grub.d" / "99-jtr.cfg").read_text()
+    assert dropin.split('"')[1].split()[1:] == BOOT_WORDS, dropin
+    assert (bootdir / "state" / "tune-state.json").exists()
+    print((o1 / "verify").read_text())
+    assert "boot options pending the next boot (not checked): " + " ".join(BOOT_WORDS) \
+        in (o1 / "verify").read_text()
+    assert not set(BOOT_WORDS) & set((o1 / "cmdline").read_text().split())
+
+    rc, text = boot(o2, "cat /proc/cmdline > {o}/cmdline; cat /proc/interrupts > {o}/irq; "
+                    "./jtr tune verify > {o}/verify 2>&1; echo $? > {o}/verify_rc; "
+                    "./jtr tune revert > {o}/revert 2>&1 || exit 12".format(o=o2),
+                    boot_dir=str(bootdir), timeout=240)
+    assert rc == 0, (o2 / "revert").read_text() if (o2 / "revert").exists() else text[-3000:]
+    assert set(BOOT_WORDS) <= set((o2 / "cmdline").read_text().split())
+    verify = (o2 / "verify").read_text()
+    print(verify + (o2 / "revert").read_text())
+    assert "booted since the apply: its 6 boot options checked (all in effect)" in verify, verify
+    assert not [x for x in verify.splitlines() if x.startswith("  boot: ")], verify
+    # its runtime settings went with the reboot: said, not matched against the
+    # objects of this boot (a task of the first boot's tid is another task now)
+    assert re.search(r"^  runtime settings: want as applied \(\d+\), now gone with the reboot$",
+                     verify, re.M), verify
+    assert (o2 / "verify_rc").read_text().strip() == "1"
+    revert = (o2 / "revert").read_text()
+    assert revert.startswith("reverted jtr-isolate: 1 setting restored from %s"
+                             % (bootdir / "state" / "tune-state.json")), revert
+    # the device IRQs (virtio, the ACPI one) took none on the isolated CPU
+    lines = [x.split() for x in (o2 / "irq").read_text().splitlines()[1:]]
+    devices = [x for x in lines if x and x[0].rstrip(":").isdigit()]
+    assert devices and all(int(x[2]) == 0 for x in devices), (o2 / "irq").read_text()
+    assert not (bootdir / "grub.d" / "99-jtr.cfg").exists()
+    assert not (bootdir / "state" / "tune-state.json").exists()
+
+    rc, text = boot(o3, "cat /proc/cmdline > {o}/cmdline; ./jtr tune verify > {o}/verify 2>&1; "
+                    "echo $? > {o}/verify_rc".format(o=o3), boot_dir=str(bootdir), timeout=120)
+    assert rc == 0, text[-3000:]
+    assert not set(BOOT_WORDS) & set((o3 / "cmdline").read_text().split())
+    assert (o3 / "verify_rc").read_text().strip() == "2"
+    assert "no profile is applied" in (o3 / "verify").read_text()

@@ -32,8 +32,10 @@ What it does:
     any failure or signal nothing is left running.
 
 VMBOOT: the VM's own boot configuration, for `jtr tune apply --boot` inside it.
-In the guest JTR_GRUB_DIR is DIR/grub.d and JTR_STATE_DIR DIR/state (jtr's applied
-profile survives the reboot); the harness reads the GRUB_CMDLINE_LINUX_DEFAULT
+In the guest JTR_GRUB_DIR is DIR/grub.d (the grub drop-ins) and JTR_BOOT_STATE_DIR
+DIR/state (what /var/lib/jtr is on a machine: the copy of jtr's snapshot that
+outlives the reboot; jtr's state folder itself is the guest's /run/jtr, gone with
+each boot, as on a machine); the harness reads the GRUB_CMDLINE_LINUX_DEFAULT
 drop-ins jtr writes in grub.d (its 99-jtr.cfg) and adds their words to the next
 boot's command line, as update-grub would.
 """
@@ -356,7 +358,7 @@ def run(command, kernel="std", cmdline="", cpus=2, memory=1024, out=None, boot_d
     envs.setdefault("PYTHONDONTWRITEBYTECODE", "1")
     if boot_dir:
         envs.update(JTR_GRUB_DIR=os.path.join(boot_dir, "grub.d"),
-                    JTR_STATE_DIR=os.path.join(boot_dir, "state"))
+                    JTR_BOOT_STATE_DIR=os.path.join(boot_dir, "state"))
     script = "cd %s || exit 125\nexport %s\nexec %s\n" % (
         shlex.quote(cwd or os.getcwd()),
         " ".join("%s=%s" % (k, shlex.quote(v)) for k, v in sorted(envs.items())),

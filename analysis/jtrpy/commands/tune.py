@@ -166,11 +166,13 @@ def do_apply(opts):
 
 def do_verify(opts):
     st, drift = tune.verify()
-    n = len(st["entries"])
+    n, bad = tune.checked(st, drift)
+    for line in tune.boot_notes(st):
+        print(line)
     if not drift:
         print("%s: as applied (%d settings checked)" % (st["profile"], n))
         return 0
-    print("%s: %d of %d settings drifted:" % (st["profile"], len(drift), n))
+    print("%s: %d of %d settings drifted:" % (st["profile"], bad, n))
     for label, want, now in drift:
         print("  %s: want %s, now %s" % (label, want, now))
     return 1

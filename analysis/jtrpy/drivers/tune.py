@@ -170,6 +170,39 @@ def verify():
     return st, E.verify(st)
 
 
+def boot_notes(st):
+    """What verify says of the snapshot's boot options beside its drift: the words
+    waiting for the next boot, or that the runtime settings did not outlive one."""
+    drift, pending = E.boot_state(st)
+    if pending:
+        return ["boot options pending the next boot (not checked): %s" % " ".join(pending)]
+    if E.booted_since(st) and E.wrote_boot(st):
+        n = len(drifted_words(drift))
+        return ["booted since the apply: its %d boot options checked (%s); its %d runtime "
+                "settings went with the reboot ('jtr tune revert', then apply again)"
+                % (len(st.get("boot") or []), "%d drifted" % n if n else "all in effect",
+                   len(E.runtime_reached(st)))]
+    return []
+
+
+def drifted_words(drift):
+    """The boot words among verify's drift lines (each once: a word's lines all
+    begin 'boot: WORD')."""
+    return {label.split()[1] for label, _, _ in drift if label.startswith("boot: ")}
+
+
+def checked(st, drift):
+    """(settings checked, settings drifted) of verify: the snapshot's entries, and
+    its boot options once the machine has booted with them, each counted once
+    (after a reboot its runtime settings all went with it)."""
+    words = len(drifted_words(drift))
+    if E.booted_since(st):
+        n = len(E.runtime_reached(st))
+        return n + (len(st.get("boot") or []) if E.wrote_boot(st) else 0), n + words
+    boot_lines = sum(1 for label, _, _ in drift if label.startswith("boot: "))
+    return len(st["entries"]), len(drift) - boot_lines + words
+
+
 def already_reverted(st, say):
     if st["status"].startswith("reverted"):
         say("%s was already reverted at %s; nothing to do" % (st["profile"],
@@ -195,10 +228,15 @@ def revert(say, note):
         if st.get("status") == "applying":
             say("the apply of %s did not finish (pid %s); restoring everything it may have "
                 "changed" % (st["profile"], st.get("pid")))
+        source = E.state_source()
         failed, gone = E.revert(st, say)
-    say("reverted %s: %d settings restored from %s%s" % (
-        st["profile"], st["touched"] - len(failed) - gone, E.state_path(),
+    n = st["touched"] - len(failed) - gone
+    say("reverted %s: %d setting%s restored from %s%s" % (
+        st["profile"], n, "" if n == 1 else "s", source,
         "; %d tasks have exited since" % gone if gone else ""))
+    if st.get("went_with_reboot"):
+        say("booted since the apply: its other %d settings went with that reboot (their "
+            "values before it are not written over this boot's)" % st["went_with_reboot"])
     for line in show.not_restored(failed):
         say(line)
     return 1 if failed else 0

@@ -182,6 +182,18 @@ def state_dir():
     return os.environ.get("JTR_STATE_DIR", "/run/jtr")
 
 
+def boot_state_dir():
+    """Where jtr tune keeps a copy of the snapshot of a profile whose boot options it
+    wrote (apply --boot): the state folder (/run) is gone after the reboot they
+    need, and revert must still find them. Under a state folder given by
+    JTR_STATE_DIR (tests, staging), its boot/ subfolder."""
+    if os.environ.get("JTR_BOOT_STATE_DIR"):
+        return os.environ["JTR_BOOT_STATE_DIR"]
+    if os.environ.get("JTR_STATE_DIR"):
+        return os.path.join(os.environ["JTR_STATE_DIR"], "boot")
+    return "/var/lib/jtr"
+
+
 def active_profile_path():
     """The file naming the tuning profile jtr applied (results record it)."""
     return os.path.join(state_dir(), "active-profile")

@@ -22,11 +22,12 @@ import time
 
 from ..errors import JtrError, UsageError
 from ..system import signals
-from ..system.cpus import cpulist_of, online_cpus
+from ..system.cpus import cpulist_of, online_cpus, read_cpulist
 from ..system.files import remove_stale_tmp, write_atomic
 from ..system.paths import (
     TUNED_CONF_DIR,
     active_profile_path,
+    boot_state_dir,
     profile_dirs,
     state_dir,
     tuned_layout,
@@ -52,6 +53,33 @@ def now_iso():
 
 def state_path():
     return os.path.join(state_dir(), "tune-state.json")
+
+
+def boot_state_path():
+    """The snapshot's copy that survives a reboot (apply --boot)."""
+    return os.path.join(boot_state_dir(), "tune-state.json")
+
+
+def state_source():
+    """The snapshot's file: the state folder's, or, when that went with a reboot,
+    the copy kept for the boot options an apply wrote."""
+    p = state_path()
+    return boot_state_path() if not os.path.exists(p) and os.path.exists(
+        boot_state_path()) else p
+
+
+def boot_id():
+    """This boot's id (/proc/sys/kernel/random/boot_id), or None."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
+
+
+def wrote_boot(st):
+    """Did the apply of snapshot @st write boot options (a grub drop-in)?"""
+    return any(e.get("key", "").startswith("grub:") for e in st.get("entries") or ())
 
 
 def active_path():
@@ -325,7 +353,7 @@ CORRUPT_FIX = ("nothing was changed. Look at it, restore what it lists by hand, 
 def read_state(required=True):
     """The snapshot, or None; UsageError when it is unreadable, corrupt, or holds an
     entry this jtr does not know (naming the file and the entry)."""
-    p = state_path()
+    p = state_source()
     try:
         with open(p, encoding="utf-8") as f:
             st = json.load(f)
@@ -369,7 +397,15 @@ def entry_problem(e):
 
 def write_state(st):
     os.makedirs(state_dir(), exist_ok=True)
-    write_atomic(state_path(), json.dumps(st, indent=1) + "\n")
+    text = json.dumps(st, indent=1) + "\n"
+    write_atomic(state_path(), text)
+    # the boot options stay after a reboot, the state folder does not: a copy
+    # where revert finds it then (gone once reverted)
+    if wrote_boot(st) and st.get("status") in ("applying", "applied"):
+        os.makedirs(boot_state_dir(), exist_ok=True)
+        write_atomic(boot_state_path(), text)
+    elif os.path.exists(boot_state_path()):
+        os.unlink(boot_state_path())
 
 
 def active_state():
@@ -434,7 +470,7 @@ def apply(plan, say, boot=False, auto_revert_s=None, via_tuned=False, stop=None)
     entries = [dict(e) for e in plan.entries]
     st = {"format": STATE_FORMAT, "profile": plan.profile.name,
           "isolated_cpus": format_cpulist(plan.isolated), "applied_at": now_iso(),
-          "pid": os.getpid(), "status": "applying", "write_ahead": True,
+          "pid": os.getpid(), "status": "applying", "write_ahead": True, "boot_id": boot_id(),
           "confirmed": auto_revert_s is None, "via_tuned": None,
           "boot": [b["word"] for b in plan.boot], "entries": entries}
     if boot and plan.boot:
@@ -524,6 +560,10 @@ def revert(st, say):
     not restored, tasks gone since). st["touched"] is how many it looked at.
     @say(line): what it says it does."""
     failed, gone, touched = [], 0, 0
+    # booted since the apply: its runtime settings went with that boot (writing
+    # their old values now would change this boot's own); its boot options stay
+    rebooted = booted_since(st)
+    st["went_with_reboot"] = 0
     step_s = step_delay()
     if st.get("auto_revert_pid") and st["auto_revert_pid"] != os.getpid():
         kill_if(st["auto_revert_pid"], "_autorevert")
@@ -532,6 +572,9 @@ def revert(st, say):
     for e in reversed(st["entries"]):
         if st.get("write_ahead") and "result" not in e:
             continue                    # the apply never came to it: untouched
+        if rebooted and e.get("when") != "boot":
+            st["went_with_reboot"] += 1
+            continue
         touched += 1
         if step_s:
             time.sleep(step_s)
@@ -585,8 +628,15 @@ def revert(st, say):
 # ---------------------------------------------------------------- verify
 
 def verify(st):
-    """Drift between the machine and applied snapshot @st: [(label, want, now)]."""
-    drift = []
+    """Drift between the machine and applied snapshot @st: [(label, want, now)]; its
+    boot options are checked once the machine has booted with them (boot_state)."""
+    drift = boot_state(st)[0]
+    if booted_since(st):
+        # the entries name this boot's objects no more (tids, IRQs, cpusets)
+        n = len(runtime_reached(st))
+        if n:
+            drift.append(("runtime settings", "as applied (%d)" % n, "gone with the reboot"))
+        return drift
     for e in st["entries"]:
         if str(e.get("result", "")).startswith("failed"):
             continue
@@ -621,6 +671,126 @@ def verify(st):
             if key not in known and cur and set(cpulist_of(cur)) & iso:
                 drift.append((e["label"], "off CPUs %s" % st["isolated_cpus"], cur))
     return drift
+
+
+# where the kernel shows a boot word's effect, and rcu_nocbs's kthreads' names
+SYS_CPU = "/sys/devices/system/cpu/"
+DEFAULT_IRQ_AFFINITY = "/proc/irq/default_smp_affinity"
+RCU_NOCB_THREADS = ("rcuop/%d", "rcuos/%d", "rcuob/%d")
+
+
+def _mask_cpus(text):
+    """'00000003' or '3' or '00000000,00000003' -> [0, 1]."""
+    m = int((text or "0").replace(",", "").strip() or "0", 16)
+    return [c for c in range(m.bit_length()) if m >> c & 1]
+
+
+def _word_cpus(value):
+    """The CPUs of a boot word's value: 'domain,managed_irq,1-3' -> ([1, 2, 3],
+    ['domain', 'managed_irq'])."""
+    parts = value.split(",")
+    flags = []
+    while parts and re.fullmatch(r"[a-z_]+", parts[0]):
+        flags.append(parts.pop(0))
+    try:
+        return cpulist_of(",".join(parts)), flags
+    except UsageError:
+        return None, flags
+
+
+def _threads_named(names):
+    """The comms among /proc/*/comm that are in @names."""
+    found = set()
+    for d in glob.glob("/proc/[0-9]*/comm"):
+        try:
+            with open(d) as f:
+                c = f.read().strip()
+        except OSError:
+            continue
+        if c in names:
+            found.add(c)
+    return found
+
+
+def boot_effects(word, cmdline=None):
+    """What the kernel shows of boot word @word in this boot: [(label, want, now)]
+    for each way it is not in effect ([] when it is): on the command line at all;
+    isolcpus in /sys/.../cpu/isolated (and, with managed_irq, no device IRQ
+    effective on an isolated CPU whose affinity holds another); nohz_full in
+    /sys/.../cpu/nohz_full; rcu_nocbs by its rcuop/N kthreads; irqaffinity in
+    /proc/irq/default_smp_affinity."""
+    line = K.cmdline() if cmdline is None else cmdline
+    label = "boot: " + word
+    if word not in line:
+        param = word.partition("=")[0]
+        now = [w for w in line if w.partition("=")[0] == param]
+        return [(label, "on the kernel command line", " ".join(now) or "absent")]
+    param, _, value = word.partition("=")
+    cpus, flags = _word_cpus(value) if value else (None, [])
+    if cpus is None:
+        return []
+    out = []
+    want = format_cpulist(cpus)
+    if param in ("isolcpus", "nohz_full"):
+        now = read_cpulist(SYS_CPU + ("isolated" if param == "isolcpus" else "nohz_full"))
+        if sorted(now) != sorted(cpus):
+            out.append((label + " in effect", "%s %s" % (param, want),
+                        format_cpulist(now) or "none"))
+    if param == "isolcpus" and "managed_irq" in flags:
+        on = []
+        for n in K.irq_numbers():
+            try:
+                eff = cpulist_of(K.read_file("/proc/irq/%d/effective_affinity_list" % n))
+                aff = cpulist_of(K.read_file("/proc/irq/%d/smp_affinity_list" % n))
+            except (K.KnobError, UsageError):
+                continue
+            if set(eff) & set(cpus) and set(aff) - set(cpus):
+                on.append("IRQ %d %s on %s" % (n, K.irq_name(n), format_cpulist(eff)))
+        if on:
+            out.append((label + " managed IRQs", "off CPUs %s" % want, ", ".join(on)))
+    if param == "rcu_nocbs":
+        names = {fmt % c for c in cpus for fmt in RCU_NOCB_THREADS}
+        found = _threads_named(names)
+        missing = [c for c in cpus if not any(fmt % c in found for fmt in RCU_NOCB_THREADS)]
+        if missing:
+            out.append((label + " in effect", "an rcuop/N kthread for each of CPUs %s" % want,
+                        "none for %s" % format_cpulist(missing)))
+    if param == "irqaffinity":
+        try:
+            now = _mask_cpus(K.read_file(DEFAULT_IRQ_AFFINITY))
+        except K.KnobError as e:
+            now = str(e)
+        if now != sorted(cpus):
+            out.append((label + " in effect", "default IRQ affinity %s" % want,
+                        format_cpulist(now) if isinstance(now, list) else now))
+    return out
+
+
+def boot_state(st):
+    """The boot options snapshot @st's apply wrote (a grub drop-in): (drift,
+    pending). Before a reboot they are pending ([words], nothing checked); after
+    one, each is checked as boot_effects says."""
+    words = st.get("boot") or []
+    if not words or not wrote_boot(st):
+        return [], []
+    if st.get("boot_id") and st.get("boot_id") == boot_id():
+        return [], list(words)
+    line = K.cmdline()
+    drift = []
+    for w in words:
+        drift += boot_effects(w, line)
+    return drift, []
+
+
+def runtime_reached(st):
+    """The snapshot's runtime entries its apply reached."""
+    return [e for e in st["entries"] if e.get("when") != "boot" and
+            not (st.get("write_ahead") and "result" not in e)]
+
+
+def booted_since(st):
+    """Has the machine booted since snapshot @st was written?"""
+    return bool(st.get("boot_id")) and st.get("boot_id") != boot_id()
 
 
 def cpuset_members(st):

@@ -163,3 +163,103 @@ def test_auto_revert_says_what_it_reverts(state, tmp_path, woken):
     said = []
     assert E.autorevert(5, st["applied_at"], said.append) == 1
     assert len(said) == 1 and said[0].startswith("auto-revert: %s: " % E.state_path())
+
+
+def boot_plan(tmp_path, monkeypatch, words=("isolcpus=1", "skew_tick=1")):
+    """A plan of two file entries and boot words, its drop-in into a folder of the
+    test (JTR_GRUB_DIR)."""
+    monkeypatch.setenv("JTR_GRUB_DIR", str(tmp_path / "grub.d"))
+    (tmp_path / "grub.d").mkdir()
+    plan = plan_of(tmp_path, 2)
+    plan.boot = [{"param": w.partition("=")[0], "value": w.partition("=")[2], "word": w,
+                  "now": "absent"} for w in words]
+    return plan
+
+
+def test_a_boot_apply_keeps_a_copy_of_its_snapshot_that_outlives_a_reboot(
+        state, tmp_path, monkeypatch):
+    """apply --boot: the snapshot is copied beside the state folder (it is in /run,
+    gone after the reboot the boot options need); read from the copy when the
+    state folder's is gone; the copy is removed once reverted."""
+    st = E.apply(boot_plan(tmp_path, monkeypatch), quiet, boot=True)
+    copy = state / "boot" / "tune-state.json"
+    assert json.loads(copy.read_text())["status"] == "applied"
+    assert st["boot_id"] == E.boot_id() and E.wrote_boot(st)
+    os.unlink(state / "tune-state.json")             # the reboot took /run
+    assert E.state_source() == str(copy) and E.read_state()["profile"] == "t"
+    E.revert(E.read_state(), quiet)
+    assert not copy.exists()
+    assert json.loads((state / "tune-state.json").read_text())["status"] == "reverted"
+    # an apply without --boot keeps none
+    (tmp_path / "x").mkdir()
+    E.apply(plan_of(tmp_path / "x"), quiet)
+    assert not copy.exists()
+
+
+def test_after_a_reboot_verify_checks_the_boot_options_and_revert_only_them(
+        state, tmp_path, monkeypatch):
+    """Booted since the apply (another boot id): verify checks each boot word
+    on the command line and says the runtime settings went with the reboot
+    (their entries name the last boot's objects); revert takes out the drop-in
+    and writes no runtime value over this boot's."""
+    st = E.apply(boot_plan(tmp_path, monkeypatch), quiet, boot=True)
+    assert E.boot_state(st) == ([], ["isolcpus=1", "skew_tick=1"])   # pending
+    monkeypatch.setattr(E, "boot_id", lambda: "another-boot")
+    monkeypatch.setattr(K, "cmdline", lambda: ["quiet", "skew_tick=1", "isolcpus=2"])
+    monkeypatch.setattr(E, "SYS_CPU", str(tmp_path) + "/")
+    (tmp_path / "isolated").write_text("2\n")
+    drift = E.verify(E.read_state())
+    assert drift == [("boot: isolcpus=1", "on the kernel command line", "isolcpus=2"),
+                     ("runtime settings", "as applied (2)", "gone with the reboot")]
+    for i in range(2):                                  # the reboot put them back
+        (tmp_path / ("knob%d" % i)).write_text("this boot's")
+    failed, _ = E.revert(E.read_state(), quiet)
+    assert failed == [] and not (tmp_path / "grub.d" / "99-jtr.cfg").exists()
+    assert all((tmp_path / ("knob%d" % i)).read_text() == "this boot's" for i in range(2))
+
+
+def test_boot_effects_where_the_kernel_shows_each_word(tmp_path, monkeypatch):
+    """A word on the command line is checked where the kernel shows it: isolcpus
+    and nohz_full in sysfs, irqaffinity as the default IRQ mask, rcu_nocbs by its
+    kthreads; other words by their presence alone."""
+    monkeypatch.setattr(E, "SYS_CPU", str(tmp_path) + "/")
+    monkeypatch.setattr(E, "DEFAULT_IRQ_AFFINITY", str(tmp_path / "default_smp_affinity"))
+    monkeypatch.setattr(K, "irq_numbers", lambda: [])
+    (tmp_path / "isolated").write_text("1-2\n")
+    (tmp_path / "nohz_full").write_text("(null)\n")
+    (tmp_path / "default_smp_affinity").write_text("00000001\n")
+    monkeypatch.setattr(E, "_threads_named", lambda names: {"rcuop/1"} & names)
+    line = ["isolcpus=domain,managed_irq,1-2", "nohz_full=1-2", "irqaffinity=0",
+            "rcu_nocbs=1-2", "skew_tick=1"]
+    assert E.boot_effects("isolcpus=domain,managed_irq,1-2", line) == []
+    assert E.boot_effects("irqaffinity=0", line) == []
+    assert E.boot_effects("skew_tick=1", line) == []
+    assert E.boot_effects("nohz_full=1-2", line) == [
+        ("boot: nohz_full=1-2 in effect", "nohz_full 1-2", "none")]
+    assert E.boot_effects("rcu_nocbs=1-2", line) == [
+        ("boot: rcu_nocbs=1-2 in effect", "an rcuop/N kthread for each of CPUs 1-2",
+         "none for 2")]
+    assert E.boot_effects("nosoftlockup", line) == [
+        ("boot: nosoftlockup", "on the kernel command line", "absent")]
+    (tmp_path / "default_smp_affinity").write_text("3\n")
+    assert E.boot_effects("irqaffinity=0", line) == [
+        ("boot: irqaffinity=0 in effect", "default IRQ affinity 0", "0-1")]
+
+
+def test_managed_irqs_on_an_isolated_cpu_are_drift(tmp_path, monkeypatch):
+    """isolcpus=managed_irq: an IRQ effective on an isolated CPU while its affinity
+    holds a housekeeping one is listed (one line for the word); one that may only
+    run there is not."""
+    monkeypatch.setattr(E, "SYS_CPU", str(tmp_path) + "/")
+    (tmp_path / "isolated").write_text("1\n")
+    files = {"/proc/irq/24/effective_affinity_list": "1", "/proc/irq/24/smp_affinity_list": "0-1",
+             "/proc/irq/25/effective_affinity_list": "1", "/proc/irq/25/smp_affinity_list": "1",
+             "/proc/irq/26/effective_affinity_list": "0", "/proc/irq/26/smp_affinity_list": "0-1"}
+    monkeypatch.setattr(K, "irq_numbers", lambda: [24, 25, 26])
+    monkeypatch.setattr(K, "read_file", lambda p: files[p])
+    monkeypatch.setattr(K, "irq_name", lambda n: "virtio0-req.%d" % n)
+    word = "isolcpus=managed_irq,domain,1"
+    assert E.boot_effects(word, [word]) == [
+        ("boot: isolcpus=managed_irq,domain,1 managed IRQs", "off CPUs 1",
+         "IRQ 24 virtio0-req.24 on 1")]
+    assert E.boot_effects("isolcpus=domain,1", ["isolcpus=domain,1"]) == []
