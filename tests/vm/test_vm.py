@@ -16,7 +16,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import vm  # noqa: E402
 from conftest import ROOT, load  # noqa: E402
+from injection import outliers_during, part_of  # noqa: E402
 
+from jtrpy.trace import causes as C  # noqa: E402
 from jtrpy.trace import events as E  # noqa: E402
 
 pytestmark = [pytest.mark.vm, pytest.mark.root]
@@ -215,3 +217,63 @@ def test_boot_time_tuning_is_applied_verified_and_reverted_across_reboots(tmp_pa
     assert not set(BOOT_WORDS) & set((o3 / "cmdline").read_text().split())
     assert (o3 / "verify_rc").read_text().strip() == "2"
     assert "no profile is applied" in (o3 / "verify").read_text()
+
+
+RT_SCRIPT = r"""
+O={o}
+# the request queue's IRQ of the 9p device the guest reads its files from, steered
+# to CPU 1, and reads through it (page cache dropped each time) while jtr runs there
+irq=$(grep -m1 'virtio0-requests' /proc/interrupts | cut -d: -f1 | tr -d ' ')
+echo "$irq" > $O/irq
+echo 1 > /proc/irq/$irq/smp_affinity_list || exit 21
+( end=$(( $(cut -d. -f1 /proc/uptime) + 20 ))
+  while [ $(cut -d. -f1 /proc/uptime) -lt $end ] && [ ! -e $O/stop ]; do
+      cat {root}/README.md > /dev/null; echo 1 > /proc/sys/vm/drop_caches; done ) &
+reader=$!
+unshare --pid --fork --mount-proc {py} {root}/tests/inject.py fifo 1 --prio 10 --spin-us 2000 \
+    --period-ms 100 --duration 2 --out $O/inject.csv --delay 1 \
+    --start-when "$O/.run.partial-*" 2> $O/inject.err &
+injector=$!
+./jtr run -c 1 -d 4 --top 100000 -q -o $O/run > $O/run.txt 2>&1 || exit 22
+wait $injector || exit 23
+touch $O/stop; wait $reader
+./jtr run wake -c 1 -d 2 -f 80 -q -o $O/wake > $O/wake.txt 2>&1 || exit 24
+"""
+
+
+def test_preempt_rt_names_threaded_irqs_and_a_fifo_spinner(tmp_path):
+    """On Debian's PREEMPT_RT kernel: the 9p device's IRQ steered to CPU 1 runs in
+    its thread there, and jtr run charges its interrupts to that thread (irq/N-,
+    N the IRQ steered, at FIFO 50) and advise's rule for it is the IRQ's (its
+    affinity moves it); a FIFO spinner above the probe is named in the outliers
+    that hold its spins, as on the standard kernel; jtr wake decomposes its late
+    wake-ups there (the wake-up path differs: softirqs and timers in threads)."""
+    out = tmp_path / "out"
+    rc, text = boot(out, RT_SCRIPT.format(o=out, root=ROOT, py=sys.executable), kernel="rt",
+                    timeout=300)
+    assert rc == 0, ((out / "run.txt").read_text() if (out / "run.txt").exists() else "") + \
+        text[-3000:]
+    irq = int((out / "irq").read_text())
+    res = load(out / "run")
+    causes = res["attribution"]["causes"]
+    threads = [c for c in causes if c["category"] == "task preemption"
+               and c["name"].startswith("irq/%d-" % irq)]
+    assert threads and threads[0]["count"] >= 1, [(c["category"], c["name"]) for c in causes]
+    assert threads[0]["tasks"][0]["prio"] == 49           # FIFO 50, as the kernel makes them
+    assert C.rule_of(C.TASK, threads[0]["name"]) == "irq"
+    spans = [tuple(map(int, x.split(","))) for x in (out / "inject.csv").read_text().split()]
+    run = res["runs"][0]
+    inside = [(b, e) for b, e in spans if run["start_mono_ns"] < b and e < run["end_mono_ns"]]
+    assert len(inside) >= 10, (len(inside), len(spans))
+    named = [s for s in inside if any(part_of(o, "task preemption", name="jtr-inject") > 0
+                                      for o in outliers_during(res, *s))]
+    print("IRQ %d: %s %d outliers; %d of %d spins in an outlier charged to jtr-inject" % (
+        irq, threads[0]["name"], threads[0]["count"], len(named), len(inside)))
+    assert len(named) >= 0.8 * len(inside), (len(named), len(inside))
+    wake = load(out / "wake")
+    assert wake["tool"] == "wake" and wake["runs"][0]["samples"] > 0
+    assert "attribution" in wake and not wake.get("partial")
+    # each late wake-up taken apart: the timer IRQ's latency, the IRQ, the wake-up path
+    cats = {c["category"] for c in wake["attribution"]["causes"]}
+    assert {"timer IRQ latency", "wake-up path"} <= cats, cats
+    assert wake["attribution"]["decomposition"]

@@ -262,6 +262,8 @@ IPI_RULE = {"reschedule": "tasks", "call_function": "ipi", "call_function_single
 PERCPU_KTHREADS = ("ksoftirqd/", "migration/", "cpuhp/", "rcuc/", "idle_inject/",
                    "watchdog/")
 WATCHDOG_FN = "watchdog_timer_fn"
+# a threaded IRQ handler (PREEMPT_RT, threadirqs, request_threaded_irq): irq/36-virtio1-r
+IRQ_THREAD = re.compile(r"irq/\d+-")
 
 
 def rule_of(category, name, works=()):
@@ -276,6 +278,8 @@ def rule_of(category, name, works=()):
             return "vmstat" if "vmstat_update" in works else "percpu_work"
         if comm.startswith(PERCPU_KTHREADS):
             return "percpu_kthread"
+        if IRQ_THREAD.match(comm):
+            return "irq"            # it runs where its IRQ's affinity says
         return "tasks"
     if category == SOFTIRQ:
         return SOFTIRQ_RULE.get(name)

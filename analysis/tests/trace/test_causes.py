@@ -108,6 +108,9 @@ def test_throttling_name():
     (C.TASK, "kworker/3:0", (), "percpu_work"),
     (C.TASK, "migration/3", (), "percpu_kthread"),
     (C.TASK, "myapp", (), "tasks"),
+    # PREEMPT_RT's threaded IRQ handler: its IRQ's affinity moves it
+    (C.TASK, "irq/25-virtio0-", (), "irq"),
+    (C.TASK, "irqbalance", (), "tasks"),
     (C.SOFTIRQ, "HRTIMER", (), "timers"),
     (C.SOFTIRQ, "vec 12", (), None),
     (C.IPI, "call_function_single", (), "ipi"),
