@@ -440,6 +440,21 @@ static void parse_opt(struct jtr_probe *p, struct trace_opts *o, int opt, char *
 	}
 }
 
+/* check_traced - -c: every CPU online (traced from elsewhere: it need not be
+ * one this process may run on, such as an isolated CPU in a cpuset partition) */
+static void check_traced(struct jtr_probe *p, const cpu_set_t *set)
+{
+	cpu_set_t on;
+	char list[256];
+
+	jtr_cpus_online(&on);
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, set) && !CPU_ISSET(cpu, &on)) {
+			jtr_format_cpulist(&on, list, sizeof(list));
+			jtr_usage_error(p, "-c: CPU %d is not online; online CPUs: %s", cpu, list);
+		}
+}
+
 /* check_consumer - --consumer-cpu CPU: online, allowed, and not traced
  * unless every CPU is; or exit 2 */
 static void check_consumer(struct jtr_probe *p, const struct trace_opts *o)
@@ -501,7 +516,7 @@ static void parse_args(struct jtr_probe *p, struct trace_opts *o, int argc, char
 				"by their run-time statistics; leave it out",
 				o->prog_stats ? "--programs raw_tp" : "--no-prog-stats");
 	jtr_probe_default_cpus(&o->cpus, cpu_given);
-	jtr_probe_check_cpus(p, "-c", &o->cpus);
+	check_traced(p, &o->cpus);
 	if (!o->buffer_bytes)
 		o->buffer_bytes = default_buffer(CPU_COUNT(&o->cpus), o->drain_ns);
 	if (o->consumer_cpu >= 0)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* jtr_cpu.c - CPU placement, SCHED_FIFO, memory locking and privileges. */
+#include <dirent.h>
 #include <errno.h>
 #include <linux/capability.h>
 #include <pthread.h>
@@ -92,7 +93,50 @@ int jtr_cpus_cpuset(cpu_set_t *set)
 	return found ? 0 : jtr_cpus_online(set);
 }
 
-/* jtr_cpu_check - @cpu is online and allowed, or in this process's cpuset */
+/* join_partition - move this process into the cgroup v2 cpuset partition at the
+ * top of /sys/fs/cgroup whose CPUs hold @cpu (jtr tune apply jtr-isolate makes
+ * jtr-isolated: the isolated CPUs are then out of every other cgroup's), so
+ * that it may run there; its path into @path, or -errno */
+static int join_partition(int cpu, char *path, size_t n)
+{
+	static const char *const top = "/sys/fs/cgroup";
+	char file[4200], kind[64];
+	cpu_set_t set;
+	DIR *d = opendir(top);
+	struct dirent *de;
+	int rc = -ENOENT;
+
+	if (!d)
+		return -errno;
+	while (rc == -ENOENT && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || de->d_type != DT_DIR)
+			continue;
+		snprintf(file, sizeof(file), "%s/%s/cpuset.cpus.partition", top, de->d_name);
+		if (read_small_file(file, kind, sizeof(kind)) <= 0 ||
+		    (strncmp(kind, "isolated", 8) && strncmp(kind, "root", 4)) ||
+		    strstr(kind, "invalid"))
+			continue;
+		snprintf(file, sizeof(file), "%s/%s/cpuset.cpus.effective", top, de->d_name);
+		if (jtr_cpus_from_file(file, &set) < 0 || !CPU_ISSET(cpu, &set))
+			continue;
+		snprintf(file, sizeof(file), "%s/%s/cgroup.procs", top, de->d_name);
+		FILE *f = fopen(file, "we");
+
+		if (!f) {
+			rc = -errno;
+			break;
+		}
+		rc = fputs("0\n", f) < 0 ? -EIO : 0;
+		if (fclose(f) == EOF && !rc)
+			rc = -errno;
+		snprintf(path, n, "%s/%s", top, de->d_name);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* jtr_cpu_check - @cpu is online and allowed, or in this process's cpuset (or in
+ * a cpuset partition it joins) */
 int jtr_cpu_check(int cpu, struct jtr_err *e)
 {
 	cpu_set_t online, allowed, cpuset;
@@ -113,10 +157,20 @@ int jtr_cpu_check(int cpu, struct jtr_err *e)
 			    "as asked", cpu, al);
 		return 1;
 	}
+	char part[4200];
+	int rc = join_partition(cpu, part, sizeof(part));
+
+	if (rc == 0) {
+		jtr_err_set(e, 0, "CPU %d is in the cpuset partition %s (as after jtr tune "
+			    "apply jtr-isolate on cgroup v2): this process joined it to run there",
+			    cpu, part);
+		return 1;
+	}
 	return jtr_err_set(e, -EINVAL,
 			   "CPU %d is online but this process may not run there "
 			   "(allowed: %s, and its cpuset cgroup leaves it out; see taskset or "
-			   "the cpuset cgroup)", cpu, al);
+			   "the cpuset cgroup)%s", cpu, al,
+			   rc == -ENOENT ? "" : ": joining the cpuset partition that holds it failed");
 }
 
 /* jtr_cpu_default - first isolated CPU of the cpuset (even outside the

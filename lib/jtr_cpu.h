@@ -38,8 +38,9 @@ int jtr_cpus_from_file(const char *path, cpu_set_t *set);
 int jtr_cpus_cpuset(cpu_set_t *set);
 
 /* jtr_cpu_check - @cpu is online and allowed: 0; outside the affinity but in the
- * cpuset (the shell was moved off an isolated CPU): 1, and @e says so; else
- * -EINVAL and why */
+ * cpuset (the shell was moved off an isolated CPU), or outside the cpuset but in
+ * a cgroup v2 cpuset partition this process then joins (jtr-isolated): 1, and
+ * @e says so; else -EINVAL and why */
 int jtr_cpu_check(int cpu, struct jtr_err *e);
 
 /* jtr_cpu_default - the CPU a probe measures when none is given: the first

@@ -5,6 +5,7 @@ tuning writes, jtr's own programs run inside. `make test-vm` runs them (marked
 vm: never in make test). Under TCG (this host) timings mean nothing: every
 assertion is about counts, names and placement."""
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -277,3 +278,40 @@ def test_preempt_rt_names_threaded_irqs_and_a_fifo_spinner(tmp_path):
     cats = {c["category"] for c in wake["attribution"]["causes"]}
     assert {"timer IRQ latency", "wake-up path"} <= cats, cats
     assert wake["attribution"]["decomposition"]
+
+
+def test_jtr_ab_of_a_boot_time_profile_across_a_reboot(tmp_path):
+    """jtr ab jtr-isolate --boot: the baseline run on the plain command line, the
+    profile applied with its boot options, a reboot, then jtr ab --resume: the
+    tuned run on the profile's command line, the revert (the boot after is
+    plain), and a verdict; the counts say what the boot options did: the
+    tracer's ticks on CPU 1 go from about HZ a second to almost none."""
+    bootdir, out = tmp_path / "boot", tmp_path / "out"
+    ab = out / "ab"
+    rc, text = boot(out, "./jtr ab jtr-isolate --cpus 1 --boot -d 2 -o {ab} > {o}/ab1 2>&1"
+                    .format(ab=ab, o=out), boot_dir=str(bootdir), timeout=240)
+    assert rc == 0, (out / "ab1").read_text() if (out / "ab1").exists() else text[-3000:]
+    assert "reboot, then: jtr ab --resume %s" % ab in (out / "ab1").read_text()
+    record = load(ab / "a-1")
+    assert record["tool"] == "gap"
+    rc, text = boot(out, "./jtr ab --resume {ab} > {o}/ab2 2>&1; echo $? > {o}/ab2_rc; "
+                    "cat /proc/cmdline > {o}/cmdline2".format(ab=ab, o=out),
+                    boot_dir=str(bootdir), timeout=240)
+    said = (out / "ab2").read_text()
+    print(said)
+    assert rc == 0 and (out / "ab2_rc").read_text().strip() == "0", said + text[-2000:]
+    assert set(BOOT_WORDS) <= set((out / "cmdline2").read_text().split())
+    doc = json.loads((ab / "ab.json").read_text())
+    assert doc["phase"] == "done" and doc["verdict"] and not doc["partial"]
+    assert doc["boot_options_not_in_effect"] == []
+    assert [r["name"] for r in doc["runs"]] == ["a-1", "b-1"]
+    assert not (bootdir / "grub.d" / "99-jtr.cfg").exists()
+    ticks = [local_timer_entries(ab / side, 1) for side in ("a-1", "b-1")]
+    print("ticks on CPU 1 in 2 s: baseline %d, %s with its boot options %d"
+          % (ticks[0], "jtr-isolate", ticks[1]))
+    # at least 100 a second without; with, a twentieth of that at most (6 of 555
+    # once: the tick stops once one task runs there, after the probe's start)
+    assert ticks[0] >= 100 * 2 and ticks[1] * 20 <= ticks[0], ticks
+    rc, text = boot(out, "cat /proc/cmdline > {o}/cmdline3".format(o=out),
+                    boot_dir=str(bootdir), timeout=120)
+    assert not set(BOOT_WORDS) & set((out / "cmdline3").read_text().split())

@@ -50,14 +50,17 @@ Needs root (it applies a profile). Run it from a housekeeping CPU.
 -d sets the length of a gap run; the other probes' own options set theirs (null:
 -n samples, --runs runs; send: -n; ping and pub: -n messages, -r rate), and -d is
 refused with them. jtr ab chooses each run's folder (-o in the probe's options
-is refused)."""
+is refused). With --boot the runs are not interleaved: all the baseline runs
+before the reboot, the tuned ones after it."""
 
 EXAMPLES = """\
   sudo jtr ab jtr-latency -d 30
   sudo jtr ab jtr-isolate --cpus 1 --repeat 3
   sudo jtr ab jtr-latency --repeat 3 -- null -n 500K -r 1
   sudo jtr ab jtr-isolate --cpus 1 --pong-cpu 0 -- ping -T udp -1 -n 20K -r 10K
-  sudo jtr ab jtr-latency --quantity rtt_from_send -- ping -T udp -1 -n 20K -r 10K"""
+  sudo jtr ab jtr-latency --quantity rtt_from_send -- ping -T udp -1 -n 20K -r 10K
+  sudo jtr ab jtr-isolate --cpus 1 --boot -o ab1; sudo reboot
+  sudo jtr ab --resume ab1"""
 
 
 def make_parser(prog):
@@ -83,6 +86,13 @@ def make_parser(prog):
                         "compare.txt")
     add_quantity(p)
     add_accept_invalid(p)
+    p.add_argument("--boot", action="store_true",
+                   help="the profile's boot options too: the baseline runs, the profile "
+                        "applied with them (a grub drop-in), then reboot and go on with "
+                        "--resume DIR")
+    p.add_argument("--resume", metavar="DIR",
+                   help="after the reboot --boot asked for: the tuned runs, the revert "
+                        "(the boot options too) and the comparison of the experiment in DIR")
     p.add_operands("profile", "PROFILE", "the profile to test (see 'jtr tune list')")
     return p
 
@@ -112,6 +122,11 @@ def parse(parser, args):
 
 def options(opts):
     """The job's settings (drivers/ab.py ab_job) from the parsed options."""
+    if opts.resume is not None:
+        if opts.profile or opts.boot:
+            raise UsageError("--resume DIR goes on with the experiment in DIR, its profile "
+                             "and options as it was started: give nothing else")
+        return {"resume": opts.resume}
     if not opts.profile:
         raise UsageError("give the profile to test, e.g. 'jtr ab jtr-latency'; see "
                          "'jtr tune list'")
@@ -122,7 +137,7 @@ def options(opts):
             "probe": opts.probe, "probe_args": opts.probe_args, "pong_cpu": opts.pong_cpu,
             "sub_cpu": opts.sub_cpu, "quantity": opts.quantity,
             "accept_invalid": opts.accept_invalid, "out": opts.output,
-            "via_tuned": opts.via_tuned, "app": opts.app}
+            "via_tuned": opts.via_tuned, "app": opts.app, "boot": opts.boot}
 
 
 def run(opts):

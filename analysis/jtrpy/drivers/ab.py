@@ -10,6 +10,13 @@ With --repeat N the runs are interleaved in ABBA order (A B B A A B B A ...), so
 slow drift of the machine during the experiment falls on both sides equally
 instead of passing for an effect of the profile.
 
+With --boot the profile's boot options are part of it, and they need a reboot:
+the baseline runs, then the profile applied with its boot options (jtr tune apply
+--boot), ab.json says so and jtr ab ends; after the reboot `jtr ab --resume DIR`
+applies the runtime part again (it went with the reboot), makes the tuned runs,
+reverts the profile (its boot options too: the boot after is as before) and
+compares. The runs cannot be interleaved across reboots.
+
 Signals (system/signals.py): the first SIGINT, SIGTERM or SIGHUP, to jtr ab or
 to its process group, stops the experiment: the probe under way gets one SIGTERM
 and its run is kept (marked partial), the profile is reverted, what was measured
@@ -32,7 +39,7 @@ from ..results.quantity import check_name
 from ..results.result import load_result, new_results_dir
 from ..stats.compare import compare
 from ..system import signals
-from ..system.files import write_atomic, write_json
+from ..system.files import read_json, write_atomic, write_json
 from ..tune import engine as E
 from ..units import fmt_ns
 from ..values import format_cpulist, format_duration
@@ -87,6 +94,14 @@ def check_probe(o):
 
 
 def ab_job(o, say, note, progress=None):
+    if o.get("resume"):
+        return resume_job(o["resume"], say, note, progress)
+    if o.get("boot"):
+        return boot_job(o, say, note, progress)
+    return _ab_job(o, say, note, progress)
+
+
+def _ab_job(o, say, note, progress=None):
     """jtr ab's job on the command's settings @o (commands/ab.py): the probe
     checked (check_probe), the profile loaded for the isolated CPUs (an unknown
     one refused), root needed and no profile applied (the baseline is the
@@ -106,6 +121,165 @@ def ab_job(o, say, note, progress=None):
                       cpus, outdir, say, note, progress)
 
 
+def boot_job(o, say, note, progress=None):
+    """jtr ab --boot's first part (ab_job's checks done there): refused before
+    anything runs where the boot options cannot be written or the profile has
+    none; the baseline runs; the profile applied with its boot options; ab.json
+    saying a reboot is due and how to go on. Its exit status."""
+    duration_ns, partner_cpu, cpus = check_probe(o)
+    profile = E.load_profile(o["profile"], cpus)
+    E.need_root("ab")
+    if E.active_state():
+        raise UsageError("profile %s is applied: revert it first ('jtr tune revert'), so "
+                         "the baseline is the machine untuned" % E.active_state()["profile"])
+    iso = profile.isolated if profile.isolated is not None else cpus
+    if not E.make_plan(profile, iso).boot:
+        raise UsageError("--boot: %s has no boot options (a [bootloader] cmdline); drop "
+                         "--boot" % profile.name)
+    ok, why = E.can_change_cmdline()
+    if not ok:
+        raise UsageError("--boot: %s" % why)
+    outdir = new_results_dir("ab", o["out"])
+    os.makedirs(outdir)
+    o = dict(o, duration_ns=duration_ns, partner_cpu=partner_cpu, via_tuned=False)
+    record = _record(o, profile, cpus)
+    record.update({"boot": True, "phase": "baseline"})
+    measured = [cpus[0]] if cpus else []
+    with signals.measuring(stopping="", busy=BUSY) as block:
+        try:
+            for k in range(o["repeat"]):
+                if signals.requested():
+                    break
+                name = "a-%d" % (k + 1)
+                say("[%s] run %d of %d: %s (baseline)" % (_now(), k + 1, o["repeat"], name))
+                if not _side_run(record, outdir, name, "a", None, measured, o, say, note,
+                                 progress):
+                    break
+            else:
+                block.busy = BUSY_TUNED
+                with E.StateLock(note):
+                    E.recover()
+                    E.apply(E.make_plan(profile, iso), quiet, boot=True,
+                            stop=signals.requested)
+                if not signals.requested():
+                    record.update({"phase": "reboot", "boot_id": E.boot_id(),
+                                   "settings": {k: o[k] for k in RESUME_KEYS}})
+        finally:
+            block.busy = BUSY
+            write_json(os.path.join(outdir, "ab.json"), record)
+    if record["phase"] != "reboot":
+        _revert(note)                   # what a stopped apply reached
+        note("jtr ab: interrupted before the reboot; nothing applied, partial results in "
+             "%s/" % outdir)
+        return INTERRUPTED
+    say("[%s] applied %s with its boot options: %s" % (
+        _now(), profile.name, " ".join(E.active_state().get("boot") or [])))
+    say("reboot, then: jtr ab --resume %s" % outdir)
+    return 0
+
+
+RESUME_KEYS = ("profile", "cpus", "duration_ns", "repeat", "trace", "backend", "probe",
+               "probe_args", "partner_cpu", "quantity", "accept_invalid", "app")
+
+
+def resume_job(outdir, say, note, progress=None):
+    """jtr ab --resume DIR after the reboot --boot asked for: the profile's runtime
+    part applied again, the tuned runs, the profile reverted (its boot options
+    too), the comparison. Its exit status."""
+    record = read_json(os.path.join(outdir, "ab.json"), FORMAT, "jtr ab record",
+                       missing="give the folder jtr ab --boot wrote")
+    if not isinstance(record.get("settings"), dict):
+        raise UsageError("--resume %s: ab.json is not a jtr ab --boot experiment's" % outdir)
+    if record.get("phase") != "reboot":
+        raise UsageError("--resume %s: nothing to resume (the experiment is %s)" % (
+            outdir, record.get("phase")))
+    if record.get("boot_id") == E.boot_id():
+        raise UsageError("--resume %s: not rebooted since the profile's boot options were "
+                         "written; reboot first" % outdir)
+    E.need_root("ab")
+    o = dict(record["settings"], via_tuned=False)
+    st = E.active_state()
+    if not st or st["profile"] != o["profile"]:
+        raise UsageError("--resume %s: %s is not applied any more (reverted since?); run "
+                         "jtr ab --boot again" % (outdir, o["profile"]))
+    cpus = E.check_cpus(o["cpus"]) if o["cpus"] else []
+    profile = E.load_profile(o["profile"], cpus)
+    drift, _ = E.boot_state(st)
+    record["boot_options_not_in_effect"] = [" ".join(d) for d in drift]
+    for label, want, now in drift:
+        note("jtr ab: %s: want %s, now %s" % (label, want, now))
+    measured = [cpus[0]] if cpus else []
+    mine = os.sched_getaffinity(0)
+    applied = False
+    with signals.measuring(stopping="", busy=BUSY_TUNED) as block:
+        try:
+            # the snapshot of the first boot: its boot options out (the next boot
+            # is as before), then this boot's runtime part applied
+            with E.StateLock(note):
+                E.revert(E.read_state(), quiet)
+            say("[%s] %s's boot options are in effect in this boot (%s); its drop-in "
+                "removed: the next boot is without them" % (
+                    _now(), profile.name, "all of them" if not drift else
+                    "%d not" % len(drift)))
+            applied = True
+            _apply(o, cpus, note)
+            os.sched_setaffinity(0, mine)
+            block.busy = BUSY
+            say("[%s] applied %s (its runtime part)" % (_now(), profile.name))
+            for k in range(o["repeat"]):
+                if signals.requested():
+                    break
+                name = "b-%d" % (k + 1)
+                say("[%s] run %d of %d: %s (%s)" % (_now(), k + 1, o["repeat"], name,
+                                                    profile.name))
+                if not _side_run(record, outdir, name, "b", profile.name, measured, o, say,
+                                 note, progress):
+                    break
+            else:
+                record["partial"] = False
+        finally:
+            try:
+                if applied:
+                    _revert(note)
+                    say("[%s] reverted %s" % (_now(), profile.name))
+            finally:
+                block.busy = BUSY
+                record["phase"] = "done"
+                _finish(outdir, record, signals.requested, say, o["quantity"],
+                        o.get("accept_invalid", False))
+    if signals.requested():
+        note("jtr ab: interrupted; partial results in %s/" % outdir)
+        return INTERRUPTED
+    return 0
+
+
+def _record(o, profile, cpus):
+    """ab.json's first content for the settings @o."""
+    measured = [cpus[0]] if cpus else []
+    return {"format": FORMAT, "profile": profile.name, "isolated_cpus": format_cpulist(cpus),
+            "measured_cpu": str(measured[0]) if measured else None,
+            "probe": o["probe"], "probe_args": list(o["probe_args"]),
+            "quantity": o["quantity"],
+            "duration": format_duration(o["duration_ns"]) if o["duration_ns"] else None,
+            "repeat": o["repeat"], "trace": o["trace"], "order": [], "runs": [],
+            "partial": True, "interrupted": False, "compare": None, "verdict": None}
+
+
+def _side_run(record, outdir, name, side, profile, measured, o, say, note, progress):
+    """One run of side @side into outdir/@name, kept in @record; whether to go on
+    (an interrupted run stops; a failed one raises)."""
+    run = _measure(os.path.join(outdir, name), measured, o, say, note, progress)
+    run.update({"name": name, "side": side, "profile": profile})
+    record["runs"].append(run)
+    record["order"].append(name)
+    if run["interrupted"]:
+        return False
+    if run["rc"] != 0:
+        err = UsageError if run["rc"] == 2 else JtrError
+        raise err("run %s failed (exit %s)" % (name, run["rc"]))
+    return True
+
+
 def order(repeat):
     """['a', 'b', 'b', 'a', 'a', 'b', ...]: ABBA blocks, @repeat runs a side."""
     out = []
@@ -123,13 +297,7 @@ def experiment(o, profile, cpus, outdir, say, note, progress=None):
     a run is attributed (cli/progress.py), or None."""
     measured = [cpus[0]] if cpus else []
     seq = order(o["repeat"])
-    record = {"format": FORMAT, "profile": profile.name, "isolated_cpus": format_cpulist(cpus),
-              "measured_cpu": str(measured[0]) if measured else None,
-              "probe": o["probe"], "probe_args": list(o["probe_args"]),
-              "quantity": o["quantity"],
-              "duration": format_duration(o["duration_ns"]) if o["duration_ns"] else None,
-              "repeat": o["repeat"], "trace": o["trace"], "order": [], "runs": [],
-              "partial": True, "interrupted": False, "compare": None, "verdict": None}
+    record = _record(o, profile, cpus)
     mine = os.sched_getaffinity(0)      # apply moves jtr to the housekeeping CPUs
     applied = False                     # a snapshot of ours may be active: revert it
     # where the tuned daemon runs it applies the profile, as jtr tune apply does

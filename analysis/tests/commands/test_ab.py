@@ -42,9 +42,14 @@ def test_the_options_become_the_jobs_settings():
     assert o == {"profile": "jtr-isolate", "cpus": "1", "duration_ns": None, "repeat": 1,
                  "trace": False, "backend": "auto", "probe": "ping", "probe_args": ["-n", "1K"],
                  "pong_cpu": [0], "sub_cpu": None, "quantity": None, "accept_invalid": True,
-                 "out": "x", "via_tuned": None, "app": None}
+                 "out": "x", "via_tuned": None, "app": None, "boot": False}
     # --no-tuned: jtr's own applier even where the tuned daemon runs
     assert ab.options(parse(["jtr-isolate", "--no-tuned"]))["via_tuned"] is False
+    assert ab.options(parse(["jtr-isolate", "--boot"]))["boot"] is True
+    # after the reboot, the folder alone: its record holds the rest
+    assert ab.options(parse(["--resume", "d"])) == {"resume": "d"}
+    with pytest.raises(UsageError, match="^--resume DIR goes on with the experiment in DIR"):
+        ab.options(parse(["jtr-isolate", "--resume", "d"]))
 
 
 @pytest.mark.parametrize("args, message", [

@@ -306,3 +306,36 @@ def test_apply_hands_who_applies_to_the_engine(monkeypatch):
     for via in (True, False):
         ab._apply({"profile": "p", "via_tuned": via}, [1], print)
     assert got == [("plan", True), ("plan", False)]
+
+
+def test_a_boot_experiment_is_refused_before_it_runs_where_it_cannot_go_on(job, tmp_path,
+                                                                          monkeypatch):
+    """--boot: a profile without boot options, or a machine whose command line jtr
+    cannot change, refused before any run; nothing written."""
+    out = tmp_path / "ab"
+    with pytest.raises(UsageError, match="^--boot: jtr-latency has no boot options"):
+        ab.ab_job(settings(out=str(out), boot=True), print, print)
+    monkeypatch.setattr(ab.E, "can_change_cmdline", lambda: (False, "no grub here"))
+    with pytest.raises(UsageError, match="^--boot: no grub here$"):
+        ab.ab_job(settings(profile="jtr-isolate", cpus="1", out=str(out), boot=True),
+                  print, print)
+    assert not out.exists() and job == []
+
+
+def test_resume_goes_on_only_after_the_reboot_it_waits_for(tmp_path, monkeypatch):
+    """--resume DIR: refused (exit 2, the reason) for a folder without jtr ab's
+    record, one that is not waiting for a reboot, and before that reboot."""
+    d = tmp_path / "ab"
+    with pytest.raises(UsageError, match="no such jtr ab record"):
+        ab.ab_job({"resume": str(d)}, print, print)
+    d.mkdir()
+    doc = {"format": ab.FORMAT, "phase": "done", "settings": {}}
+    (d / "ab.json").write_text(json.dumps(doc))
+    with pytest.raises(UsageError, match="nothing to resume \\(the experiment is done\\)"):
+        ab.ab_job({"resume": str(d)}, print, print)
+    doc.update(phase="reboot", boot_id="this-boot")
+    (d / "ab.json").write_text(json.dumps(doc))
+    monkeypatch.setattr(ab.E, "boot_id", lambda: "this-boot")
+    with pytest.raises(UsageError, match="not rebooted since the profile's boot options were "
+                                         "written; reboot first"):
+        ab.ab_job({"resume": str(d)}, print, print)
