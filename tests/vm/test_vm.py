@@ -37,12 +37,12 @@ def need_qemu():
         pytest.skip("no apt-get: the VMs boot Debian's kernels, fetched with it")
 
 
-def boot(out, command, **kw):
-    """Run @command (a shell line) in a VM with its results folder @out: (exit
-    status, console text)."""
+def boot(out, command, cwd=ROOT, **kw):
+    """Run @command (a shell line) in a VM with its results folder @out, in folder
+    @cwd (this tree): (exit status, console text)."""
     need_qemu()
     os.makedirs(out, exist_ok=True)
-    rc, text = vm.run(["sh", "-c", command], out=str(out), cwd=ROOT, **kw)
+    rc, text = vm.run(["sh", "-c", command], out=str(out), cwd=str(cwd), **kw)
     print(text[-4000:])
     return rc, text
 
@@ -93,11 +93,15 @@ def test_the_harness_runs_a_command_and_brings_its_results_back(tmp_path):
     distribution's kernel with the words asked for; the host's boot is as it
     was (its command line, /boot and /etc/default)."""
     before = host_boot_state()
-    out = tmp_path / "out"
+    out, tree = tmp_path / "out", tmp_path / "tree"
+    tree.mkdir()
+    (tree / "marker").write_text("here\n")
+    # the command runs in its folder, though it is under /tmp (the guest's own)
     rc, text = boot(out, "uname -r > %s/uname; cat /proc/cmdline > %s/cmdline; "
-                    "cat /sys/devices/system/cpu/online > %s/online; exit 7" % (out, out, out),
-                    cmdline="jtr_test_word=1", cpus=3)
+                    "cat /sys/devices/system/cpu/online > %s/online; cp marker %s/; exit 7"
+                    % (out, out, out, out), cmdline="jtr_test_word=1", cpus=3, cwd=tree)
     assert rc == 7, text[-3000:]
+    assert (out / "marker").read_text() == "here\n"
     # how it ran, said first: KVM, or TCG and why (this host's /dev/kvm is PVM)
     assert re.match(r"vm: \S+-amd64 under (KVM|TCG) \(", text), text[:300]
     uname = (out / "uname").read_text().strip()

@@ -22,7 +22,8 @@ What it does:
     the guest falls back to the HPET, 2.5-4.8 us a clock read);
   - the host's / shared read-only over virtio-9p: the guest chroots into it, so
     this tree's programs and Python run there as they are; /tmp, /run, /var/tmp
-    and /dev/shm are the guest's own (tmpfs); --out DIR (made if missing) is
+    and /dev/shm are the guest's own (tmpfs), the command's folder kept visible
+    where it is under one of them (a clone in /tmp); --out DIR (made if missing) is
     shared writable at the same path, so the results a command writes there are
     on the host when the VM is gone; --boot-dir DIR likewise, and the next boot
     of the same DIR reads its boot words from it (VMBOOT below);
@@ -212,10 +213,15 @@ for m in $(cat /modules.order); do
     insmod "/modules/$m" 2>/dev/null || echo "jtr-vm: insmod $m failed"
 done
 arg() { sed -n "s/.*jtrvm.$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
-OUT=$(arg out); BOOT=$(arg boot)
+OUT=$(arg out); BOOT=$(arg boot); TREE=$(arg tree)
 mkdir -p /host
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=524288 host /host ||
     { echo "jtr-vm: cannot mount the host's file system"; poweroff -f; }
+# the tree the command runs in, kept where the guest's own tmpfs mounts would hide it
+case "$TREE" in /tmp/* | /run/* | /var/tmp/* | /dev/shm/*)
+    mkdir -p /keep && mount --bind "/host$TREE" /keep ||
+        echo "jtr-vm: cannot keep $TREE" ;;
+esac
 for d in proc sys dev tmp run var/tmp; do [ -d /host/$d ] || echo "jtr-vm: no /$d"; done
 mount -t proc proc /host/proc
 mount -t sysfs sys /host/sys
@@ -230,6 +236,10 @@ mount -t tracefs tracefs /host/sys/kernel/tracing 2>/dev/null
 mount -t debugfs debugfs /host/sys/kernel/debug 2>/dev/null
 mount -t bpf bpf /host/sys/fs/bpf 2>/dev/null
 mount -t cgroup2 cgroup2 /host/sys/fs/cgroup 2>/dev/null
+if [ -d /keep ]; then
+    mkdir -p "/host$TREE" && mount --move /keep "/host$TREE" ||
+        echo "jtr-vm: cannot keep $TREE"
+fi
 mkdir -p "/host$OUT" 2>/dev/null     # under the guest's /tmp, say
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288 out "/host$OUT" ||
     { echo "jtr-vm: cannot mount the results folder"; poweroff -f; }
@@ -352,7 +362,8 @@ def run(command, kernel="std", cmdline="", cpus=2, memory=1024, out=None, boot_d
     how, why = accel()
     words = [BASE_CMDLINE] + ([TCG_CMDLINE] if how == "tcg" else []) + \
         ([cmdline] if cmdline else []) + (boot_words(boot_dir) if boot_dir else []) + \
-        ["jtrvm.out=%s" % out] + (["jtrvm.boot=%s" % boot_dir] if boot_dir else [])
+        ["jtrvm.out=%s" % out, "jtrvm.tree=%s" % os.path.abspath(cwd or os.getcwd())] + \
+        (["jtrvm.boot=%s" % boot_dir] if boot_dir else [])
     line = " ".join(w for w in words if w)
     envs = dict(env or {})
     envs.setdefault("PYTHONDONTWRITEBYTECODE", "1")

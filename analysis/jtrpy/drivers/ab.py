@@ -94,6 +94,8 @@ def check_probe(o):
 
 
 def ab_job(o, say, note, progress=None):
+    """jtr ab's job: --resume DIR's second part of a --boot experiment, --boot's
+    first, or the experiment in one go; its exit status."""
     if o.get("resume"):
         return resume_job(o["resume"], say, note, progress)
     if o.get("boot"):
@@ -129,9 +131,10 @@ def boot_job(o, say, note, progress=None):
     duration_ns, partner_cpu, cpus = check_probe(o)
     profile = E.load_profile(o["profile"], cpus)
     E.need_root("ab")
-    if E.active_state():
+    st = E.active_state()
+    if st:
         raise UsageError("profile %s is applied: revert it first ('jtr tune revert'), so "
-                         "the baseline is the machine untuned" % E.active_state()["profile"])
+                         "the baseline is the machine untuned" % st["profile"])
     iso = profile.isolated if profile.isolated is not None else cpus
     if not E.make_plan(profile, iso).boot:
         raise UsageError("--boot: %s has no boot options (a [bootloader] cmdline); drop "

@@ -260,7 +260,7 @@ IPI_RULE = {"reschedule": "tasks", "call_function": "ipi", "call_function_single
             "irq_work": "irq_work"}
 # the kernel's per-CPU threads (they cannot move; PF_NO_SETAFFINITY)
 PERCPU_KTHREADS = ("ksoftirqd/", "migration/", "cpuhp/", "rcuc/", "idle_inject/",
-                   "watchdog/")
+                   "watchdog/", "ktimers/")     # ktimers: PREEMPT_RT's timer softirqs
 WATCHDOG_FN = "watchdog_timer_fn"
 # a threaded IRQ handler (PREEMPT_RT, threadirqs, request_threaded_irq): irq/36-virtio1-r
 IRQ_THREAD = re.compile(r"irq/\d+-")

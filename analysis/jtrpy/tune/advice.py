@@ -60,8 +60,8 @@ RULES = (
          "nothing moves per-CPU work: nohz_full and isolcpus=domain,managed_irq cut what "
          "queues it (boot); find who queues it", "reboot"),
     Rule("percpu_kthread", "task preemption by a per-CPU kernel thread (ksoftirqd, "
-         "migration, cpuhp, rcuc)", "isolcpus=domain,managed_irq and rcu_nocbs on the "
-         "kernel command line", "reboot"),
+         "migration, cpuhp, rcuc; ktimers on PREEMPT_RT)", "isolcpus=domain,managed_irq "
+         "and rcu_nocbs on the kernel command line", "reboot"),
     Rule("tick", "the timer tick (local timer)", "nohz_full=CPUS rcu_nocbs=CPUS on the "
          "kernel command line, one task on the CPU", "reboot; CONFIG_NO_HZ_FULL"),
     Rule("watchdog", "the soft-lockup watchdog's hrtimer (watchdog_timer_fn) on the CPU",

@@ -111,6 +111,7 @@ def test_throttling_name():
     # PREEMPT_RT's threaded IRQ handler: its IRQ's affinity moves it
     (C.TASK, "irq/25-virtio0-", (), "irq"),
     (C.TASK, "irqbalance", (), "tasks"),
+    (C.TASK, "ktimers/1", (), "percpu_kthread"),   # PREEMPT_RT's timer softirq thread
     (C.SOFTIRQ, "HRTIMER", (), "timers"),
     (C.SOFTIRQ, "vec 12", (), None),
     (C.IPI, "call_function_single", (), "ipi"),
