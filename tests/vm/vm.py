@@ -41,6 +41,7 @@ drop-ins jtr writes in grub.d (its 99-jtr.cfg) and adds their words to the next
 boot's command line, as update-grub would.
 """
 import argparse
+import glob
 import gzip
 import io
 import lzma
@@ -112,6 +113,7 @@ def fetch_kernel(which, cache=CACHE):
                 raise VMError("apt-get download %s gave %s" % (pkg, debs or "nothing"))
             tree = os.path.join(work, "tree")
             _run(["dpkg-deb", "-x", os.path.join(work, debs[0]), tree])
+            _prune(tree)
             shutil.rmtree(top, ignore_errors=True)
             os.rename(tree, top)
             open(done, "w").close()
@@ -123,6 +125,18 @@ def fetch_kernel(which, cache=CACHE):
         raise VMError("%s has no boot/vmlinuz-*" % top)
     version = images[-1][len("vmlinuz-"):]
     return os.path.join(boot, images[-1]), os.path.join(top, "lib", "modules", version), version
+
+
+def _prune(tree):
+    """Keep of an unpacked kernel package its vmlinuz and the modules the guest
+    loads (about 400 MB unpacked, 15 MB kept)."""
+    for moddir in glob.glob(os.path.join(tree, "lib", "modules", "*")):
+        keep = {os.path.join(moddir, m) for m in module_order(moddir)}
+        for top, _, names in os.walk(os.path.join(moddir, "kernel")):
+            for n in names:
+                if os.path.join(top, n) not in keep:
+                    os.unlink(os.path.join(top, n))
+    shutil.rmtree(os.path.join(tree, "usr"), ignore_errors=True)
 
 
 def _open_module(path):
