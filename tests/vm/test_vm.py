@@ -248,8 +248,8 @@ touch $O/stop; wait $reader
 
 def test_preempt_rt_names_threaded_irqs_and_a_fifo_spinner(tmp_path):
     """On Debian's PREEMPT_RT kernel: the 9p device's IRQ steered to CPU 1 runs in
-    its thread there, and jtr run charges its interrupts to that thread (irq/N-,
-    N the IRQ steered, at FIFO 50) and advise's rule for it is the IRQ's (its
+    its thread there, and jtr run charges its interrupts to that thread, named
+    whole (irq/N-virtio0-requests, N the IRQ steered, at FIFO 50) and advise's rule for it is the IRQ's (its
     affinity moves it); a FIFO spinner above the probe is named in the outliers
     that hold its spins, as on the standard kernel; jtr wake decomposes its late
     wake-ups there (the wake-up path differs: softirqs and timers in threads)."""
@@ -264,6 +264,8 @@ def test_preempt_rt_names_threaded_irqs_and_a_fifo_spinner(tmp_path):
     threads = [c for c in causes if c["category"] == "task preemption"
                and c["name"].startswith("irq/%d-" % irq)]
     assert threads and threads[0]["count"] >= 1, [(c["category"], c["name"]) for c in causes]
+    # named whole (the comm holds 15 characters: irq/25-virtio0-)
+    assert threads[0]["name"] == "irq/%d-virtio0-requests" % irq
     assert threads[0]["tasks"][0]["prio"] == 49           # FIFO 50, as the kernel makes them
     assert C.rule_of(C.TASK, threads[0]["name"]) == "irq"
     spans = [tuple(map(int, x.split(","))) for x in (out / "inject.csv").read_text().split()]

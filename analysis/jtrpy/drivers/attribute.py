@@ -13,7 +13,7 @@ import os
 
 from ..attribution import attribute as att
 from ..attribution import crosscheck as xc
-from ..attribution import ends, wake
+from ..attribution import ends, irqthreads, wake
 from ..errors import UsageError
 from ..render.attribution import cross_check_lines, format_table
 from ..results import probes as P
@@ -74,7 +74,7 @@ def attribution_of(result, slack_ns=None, top=None, events_path=None, cross_chec
         a, rows = wake.decompose(result, table.outliers(), log, each=each, **kw)
         if decomposed is not None:
             decomposed += rows
-        return a, None
+        return irqthreads.named(a, irqthreads.full_names(log)), None
     kw.update(ends_of(result))
     outcomes = []
     if sched_path is not None or each is not None:
@@ -84,7 +84,8 @@ def attribution_of(result, slack_ns=None, top=None, events_path=None, cross_chec
             if each is not None:
                 each(*o)
         kw["each"] = collect
-    a = by_run_kind(result, table, log, kw)
+    # a threaded IRQ handler's comm is cut at 15 characters: its texts say it whole
+    a = irqthreads.named(by_run_kind(result, table, log, kw), irqthreads.full_names(log))
     if sched_path is None:
         return a, None
     rel = os.path.relpath(sched_path, result.folder)
