@@ -321,3 +321,36 @@ def test_jtr_ab_of_a_boot_time_profile_across_a_reboot(tmp_path):
     rc, text = boot(out, "cat /proc/cmdline > {o}/cmdline3".format(o=out),
                     boot_dir=str(bootdir), timeout=120)
     assert not set(BOOT_WORDS) & set((out / "cmdline3").read_text().split())
+
+
+def test_advise_proves_its_boot_time_remedy_across_a_reboot(tmp_path):
+    """jtr advise on a run that lost time to the tick names the boot remedy
+    (nohz_full, rcu_nocbs); --prove --boot measures the baseline and applies the
+    advised profile with those boot words; after the reboot --resume measures
+    again and the proof says the tick's time went away (its counts before and
+    after), and the boot after is plain."""
+    bootdir, out = tmp_path / "boot", tmp_path / "out"
+    prove = out / "prove"
+    rc, text = boot(out, "./jtr run -c 1 -d 2 -q -o {o}/run || exit 11; "
+                    "./jtr advise {o}/run > {o}/advice 2>&1 || exit 12; "
+                    "./jtr advise --prove --boot -d 2 -o {p} {o}/run > {o}/prove1 2>&1"
+                    .format(o=out, p=prove), boot_dir=str(bootdir), timeout=240)
+    said = (out / "prove1").read_text() if (out / "prove1").exists() else ""
+    print((out / "advice").read_text() if (out / "advice").exists() else "", said)
+    assert rc == 0, said + text[-3000:]
+    assert "reboot, then: jtr advise --resume %s" % prove in said
+    advice = json.loads((prove / "advice.json").read_text())
+    tick = [r for r in advice["remedies"] if r["rule"] == "tick"]
+    assert tick and tick[0]["applicable"], advice["remedies"]
+    dropin = (bootdir / "grub.d" / "99-jtr.cfg").read_text()
+    assert "nohz_full=1" in dropin and "rcu_nocbs=1" in dropin, dropin
+    rc, text = boot(out, "./jtr advise --resume {p} > {o}/prove2 2>&1; echo $? > {o}/rc2"
+                    .format(o=out, p=prove), boot_dir=str(bootdir), timeout=240)
+    said = (out / "prove2").read_text()
+    print(said)
+    assert rc == 0 and (out / "rc2").read_text().strip() == "0", said + text[-2000:]
+    proof = json.loads((prove / "prove.json").read_text())
+    row = {r["rule"]: r for r in proof["remedies"]}["tick"]
+    # the tick's outliers: many before, a handful at most after (counts, not times)
+    assert row["before_count"] >= 20 and row["after_count"] * 10 <= row["before_count"], row
+    assert not (bootdir / "grub.d" / "99-jtr.cfg").exists()

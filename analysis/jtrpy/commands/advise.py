@@ -19,7 +19,7 @@ from ..cli.parser import (
     shared,
 )
 from ..cli.progress import Progress
-from ..drivers.advise import advise_job, prove
+from ..drivers.advise import advise_job, prove, resume_prove
 from ..errors import UsageError
 from ..render.advise import format_advice, format_proof
 from ..system.paths import tuned_layout
@@ -82,6 +82,12 @@ def make_parser(prog):
     p.add_argument(*shared("-d"), metavar="DUR", dest="duration_ns",
                    type=Duration(10 ** 6, 30 * 86400 * 10 ** 9),
                    help="--prove: each gap run (default: RESULT's duration)")
+    p.add_argument("--boot", action="store_true",
+                   help="--prove: the remedies' boot options too: the baseline runs, the "
+                        "profile applied with them; reboot, then jtr advise --resume DIR")
+    p.add_argument("--resume", metavar="DIR",
+                   help="after that reboot: the tuned runs, the revert and each remedy's "
+                        "saving of the --prove --boot experiment in DIR")
     add_backend(p)
     add_no_tuned(p, "--prove: ")
     add_accept_invalid(p, "advise on")
@@ -91,6 +97,19 @@ def make_parser(prog):
 
 
 def run(opts):
+    if opts.resume is not None:
+        if opts.results or opts.prove or opts.boot:
+            raise UsageError("--resume DIR goes on with the experiment in DIR as it was "
+                             "started: give nothing else")
+        rc, proof, doc = resume_prove(opts.resume, say, note)
+        if opts.json:
+            print(json.dumps(proof, indent=2))
+        else:
+            print("\n".join(format_proof(proof, doc)))
+        print("results: %s" % opts.resume)
+        return rc
+    if opts.boot and not opts.prove:
+        raise UsageError("--boot goes with --prove")
     if len(opts.results) != 1:
         raise UsageError("give one results folder, e.g. 'jtr advise results/latest'")
     if not opts.prove:
@@ -115,7 +134,10 @@ def run(opts):
     print()
     rc, proof = prove(doc, result, {"repeat": opts.repeat, "duration_ns": opts.duration_ns,
                                     "top": opts.top, "backend": opts.backend,
-                                    "via_tuned": opts.via_tuned}, outdir, say, note)
+                                    "via_tuned": opts.via_tuned, "boot": opts.boot},
+                      outdir, say, note)
+    if proof is None:               # --boot: the rest after the reboot
+        return rc
     if opts.json:
         print(json.dumps(proof, indent=2))
     else:

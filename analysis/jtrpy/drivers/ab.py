@@ -123,11 +123,12 @@ def _ab_job(o, say, note, progress=None):
                       cpus, outdir, say, note, progress)
 
 
-def boot_job(o, say, note, progress=None):
+def boot_job(o, say, note, progress=None, resume=None):
     """jtr ab --boot's first part (ab_job's checks done there): refused before
     anything runs where the boot options cannot be written or the profile has
     none; the baseline runs; the profile applied with its boot options; ab.json
-    saying a reboot is due and how to go on. Its exit status."""
+    saying a reboot is due and how to go on (@resume: the command that goes on,
+    'jtr ab --resume DIR' by default). Its exit status."""
     duration_ns, partner_cpu, cpus = check_probe(o)
     profile = E.load_profile(o["profile"], cpus)
     E.need_root("ab")
@@ -177,7 +178,7 @@ def boot_job(o, say, note, progress=None):
         return INTERRUPTED
     say("[%s] applied %s with its boot options: %s" % (
         _now(), profile.name, " ".join(E.active_state().get("boot") or [])))
-    say("reboot, then: jtr ab --resume %s" % outdir)
+    say("reboot, then: %s" % (resume or "jtr ab --resume %s" % outdir))
     return 0
 
 

@@ -29,13 +29,14 @@ from ..results.result import load_result, new_results_dir
 from ..results.validity import of as validity_of
 from ..results.validity import summary
 from ..system import signals
-from ..system.files import write_atomic, write_json
+from ..system.files import read_json, write_atomic, write_json
 from ..system.numeric import numpy_or_none
 from ..trace import causes as C
 from ..trace import events as ev
 from ..tune import advice as A
 from ..tune import engine as E
-from .ab import experiment
+from ..values import format_cpulist
+from .ab import boot_job, experiment, resume_job
 from .attribute import attribution_of
 from .plan import PROBES
 
@@ -301,10 +302,14 @@ def prove(doc, result, opts, outdir, say, note):
     duration_ns, top, backend; @say and @note: the lines due while it works,
     for stdout and stderr (what is proved, then jtr ab's: drivers/ab.py).
     Returns (exit status, the proof document)."""
+    booted = with_boot_remedies(doc, opts["top"]) if opts.get("boot") else []
     rs = chosen(doc, opts["top"])
     if not rs:
         raise UsageError("nothing to prove: no remedy for %s can be applied on this "
                          "machine (see jtr advise %s)" % (doc["result"], doc["result"]))
+    if booted:
+        say("--boot: with the boot remedies %s" % ", ".join(
+            "%s (%s)" % (r["rule"], " ".join(r["boot"])) for r in booted))
     probe, args = probe_of(result)
     folder = os.path.join(outdir, "profile", "jtr-advised")
     os.makedirs(folder)
@@ -332,6 +337,14 @@ def prove(doc, result, opts, outdir, say, note):
          "probe": probe, "probe_args": args, "partner_cpu": None, "quantity": None}
     say("proving %d remed%s of %s with jtr ab (profile %s/tuned.conf)"
         % (len(rs), "y" if len(rs) == 1 else "ies", doc["result"], folder))
+    if opts.get("boot"):
+        # the boot options need a reboot: the baseline now, the rest after it
+        doc["prove"] = {"top": opts["top"], "boot": True}
+        write_json(os.path.join(outdir, "advice.json"), doc)
+        rc = boot_job(dict(o, cpus=format_cpulist(cpus), pong_cpu=None, sub_cpu=None,
+                           accept_invalid=False, out=os.path.join(outdir, "ab")), say, note,
+                      resume="jtr advise --resume %s" % outdir)
+        return rc, None
     os.makedirs(os.path.join(outdir, "ab"))
     # a stop, however late, ends the runs and keeps what they measured: the
     # savings are worked out and prove.json written all the same (a SIGTERM
@@ -345,6 +358,57 @@ def prove(doc, result, opts, outdir, say, note):
         proof["interrupted"] = signals.requested()
         write_json(os.path.join(outdir, "prove.json"), proof)
     return rc, proof
+
+
+BOOT_OPTION = "cmdline_jtr_advised"
+
+
+def with_boot_remedies(doc, top=None):
+    """--prove --boot: the remedies of @doc that only a boot line lacks (this machine
+    can change its command line, and its kernel has what the words need) made
+    applicable, their words one [bootloader] line (each word once) in each of them
+    (the profile writes an option once); re-sorted as advise sorts them. The
+    remedies so made, among the @top chosen."""
+    ok, _ = E.can_change_cmdline()
+    made = []
+    for r in doc["remedies"]:
+        if r["applicable"] or not r.get("boot") or not ok or (
+                any(w.startswith("nohz_full=") for w in r["boot"]) and
+                not E.has_nohz_full()):
+            continue
+        r["applicable"], r["why_not"] = True, None
+        made.append(r)
+    doc["remedies"].sort(key=lambda r: (not r["applicable"], r["rule"] == "host",
+                                        -r["saving_ns"], r["rule"]))
+    made = [r for r in chosen(doc, top) if r in made]
+    words = list(dict.fromkeys(w for r in made for w in r["boot"]))
+    for r in made:
+        r["changes"] = [{"section": "bootloader", "option": BOOT_OPTION,
+                         "value": "+" + " ".join(words),
+                         "comment": "boot: the boot lines of %s (a reboot)" % ", ".join(
+                             x["rule"] for x in made)}]
+    return made
+
+
+def resume_prove(outdir, say, note):
+    """jtr advise --resume DIR: after the reboot --prove --boot asked for, jtr ab's
+    tuned runs (drivers/ab.py resume_job) and each remedy's saving, prove.json
+    written. (exit status, the proof document, the advice)."""
+    doc = read_json(os.path.join(outdir, "advice.json"), FORMAT, "jtr advise --prove record",
+                    missing="give the folder jtr advise --prove --boot wrote")
+    if not isinstance(doc.get("prove"), dict) or not doc["prove"].get("boot"):
+        raise UsageError("--resume %s: not a jtr advise --prove --boot experiment" % outdir)
+    rs = chosen(doc, doc["prove"].get("top"))
+    abdir = os.path.join(outdir, "ab")
+    with signals.measuring():
+        rc = resume_job(abdir, say, note)
+        proof = measure_savings(doc, rs, abdir)
+        if signals.requested():
+            rc = EXIT_INTERRUPTED
+        proof["exit_status"] = rc
+        proof["interrupted"] = signals.requested()
+        write_json(os.path.join(outdir, "prove.json"), proof)
+    return rc, proof, doc
 
 
 def measure_savings(doc, remedies, abdir):

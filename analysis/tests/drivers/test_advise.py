@@ -350,3 +350,38 @@ def test_measure_savings_per_remedy(tmp_path):
     # one outlier after, none before: a Poisson count of 1 is often 0, no verdict
     assert work["ci"][0] < 0 == work["ci"][1] and work["outcome"] == "within noise"
     assert irq["outcome"] == "not seen"
+
+
+def _remedy(rule, saving, applicable, boot=(), changes=()):
+    return {"rule": rule, "saving_ns": saving, "applicable": applicable, "boot": list(boot),
+            "why_not": None if applicable else "needs a reboot", "changes": list(changes),
+            "causes": [], "share": None, "per_s_ns": None}
+
+
+def test_prove_boot_makes_the_boot_remedies_one_bootloader_line(monkeypatch):
+    """--prove --boot: the remedies only a boot line lacks become applicable, their
+    words one [bootloader] line, each word once; one whose word the kernel cannot
+    do (nohz_full without NO_HZ_FULL) stays out, and none where the command line
+    cannot change."""
+    monkeypatch.setattr(D.E, "can_change_cmdline", lambda: (True, "grub"))
+    monkeypatch.setattr(D.E, "has_nohz_full", lambda: True)
+    doc = {"remedies": [
+        _remedy("vmstat", 10, True, changes=[{"section": "sysctl", "option": "vm.stat_interval",
+                                              "value": "10", "comment": ""}]),
+        _remedy("tick", 500, False, ["nohz_full=1", "rcu_nocbs=1"]),
+        _remedy("percpu_kthread", 20, False, ["isolcpus=domain,managed_irq,1", "rcu_nocbs=1"]),
+        _remedy("host", 900, False)]}
+    made = D.with_boot_remedies(doc)
+    assert [r["rule"] for r in made] == ["tick", "percpu_kthread"]
+    assert [r["rule"] for r in doc["remedies"]] == ["tick", "percpu_kthread", "vmstat", "host"]
+    line = "+nohz_full=1 rcu_nocbs=1 isolcpus=domain,managed_irq,1"
+    assert all(r["changes"][0]["value"] == line and r["changes"][0]["section"] == "bootloader"
+               for r in made)
+    assert "cmdline_jtr_advised=" + line in D.profile_of(
+        dict(doc, base_profile=None, result="r", tool="gap", cpus=[1]))
+    monkeypatch.setattr(D.E, "has_nohz_full", lambda: False)
+    doc = {"remedies": [_remedy("tick", 500, False, ["nohz_full=1", "rcu_nocbs=1"])]}
+    assert D.with_boot_remedies(doc) == [] and not doc["remedies"][0]["applicable"]
+    monkeypatch.setattr(D.E, "can_change_cmdline", lambda: (False, "no grub"))
+    doc = {"remedies": [_remedy("rcu", 5, False, ["rcu_nocbs=1"])]}
+    assert D.with_boot_remedies(doc) == []
