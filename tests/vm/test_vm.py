@@ -247,12 +247,13 @@ touch $O/stop; wait $reader
 
 
 def test_preempt_rt_names_threaded_irqs_and_a_fifo_spinner(tmp_path):
-    """On Debian's PREEMPT_RT kernel: the 9p device's IRQ steered to CPU 1 runs in
-    its thread there, and jtr run charges its interrupts to that thread, named
-    whole (irq/N-virtio0-requests, N the IRQ steered, at FIFO 50) and advise's
-    rule for it is the IRQ's (its affinity moves it); a FIFO spinner above the probe is named in the outliers
-    that hold its spins, as on the standard kernel; jtr wake decomposes its late
-    wake-ups there (the wake-up path differs: softirqs and timers in threads)."""
+    """On Debian's PREEMPT_RT kernel: the 9p device's IRQ steered to CPU 1 runs in its
+    thread there, and jtr run charges its interrupts to that thread, named whole
+    (irq/N-virtio0-requests, N the IRQ steered, at FIFO 50) and advise's rule for it
+    is the IRQ's (its affinity moves it); a FIFO spinner above the probe is named in
+    the outliers that hold its spins, as on the standard kernel; jtr wake decomposes
+    its late wake-ups there (the wake-up path differs: softirqs and timers in
+    threads)."""
     out = tmp_path / "out"
     rc, text = boot(out, RT_SCRIPT.format(o=out, root=ROOT, py=sys.executable), kernel="rt",
                     timeout=300)
