@@ -366,6 +366,11 @@ def run(command, kernel="std", cmdline="", cpus=2, memory=1024, out=None, boot_d
         vmlinuz, moddir, version = kernel, modules, os.path.basename(kernel)
         if not os.path.isfile(vmlinuz):
             raise VMError("--kernel %s: no such file; give std, rt or a vmlinuz" % kernel)
+    for what, path in (("--out", out), ("the command's folder", cwd or os.getcwd()),
+                       ("--boot-dir", boot_dir)):
+        if path and re.search(r"\s", path):
+            raise VMError("%s %s has white space: the guest reads it from the kernel "
+                          "command line; give a path without" % (what, path))
     own_out = out is None
     out = os.path.abspath(out or tempfile.mkdtemp(prefix="jtr-vm-out-"))
     os.makedirs(os.path.join(out, ".vm"), exist_ok=True)
