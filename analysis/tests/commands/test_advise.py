@@ -36,6 +36,11 @@ def err(capsys):
     (["--repeat", "2", "r"], "--repeat goes with --prove"),
     (["-d", "5s", "r"], "--duration goes with --prove"),
     (["-o", "out", "r"], "--output goes with --prove"),
+    (["--boot", "r"], "--boot goes with --prove"),
+    (["--resume", "d", "--prove", "r"], "--resume DIR goes on with the experiment in DIR as "
+                                        "it was started: give nothing else"),
+    (["--resume", "/nonexistent"], "/nonexistent/advice.json: no such jtr advise --prove "
+                                   "record (give the folder jtr advise --prove --boot wrote)"),
 ])
 def test_usage_errors(capsys, args, message):
     assert jtr(["advise"] + args) == 2
@@ -125,9 +130,10 @@ def test_prove_prints_the_advice_then_the_proof(facts, tmp_path, capsys, monkeyp
     before, opts, outdir = seen[0]
     assert before.startswith("%s: gap on CPU 1" % r.folder) and before.endswith("\n\n")
     assert opts == {"repeat": 1, "duration_ns": None, "top": None, "backend": "auto",
-                    "via_tuned": None}
+                    "via_tuned": None, "boot": False}
     assert outdir == str(out) and (out / "advice.json").exists()
     # the lines due while it proves: say's on stdout, note's on stderr
     assert capsys.readouterr() == (
         'proving ...\n[12:00:00] run 1 of 2: a-1 (baseline)\n{\n  "remedies": []\n}\n'
         'results: %s\n' % out, "jtr ab: a notice\n")
+
