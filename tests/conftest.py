@@ -255,6 +255,27 @@ def fifo_injected(tmp_path_factory):
     return fifo_run(tmp_path_factory.mktemp("fifo"))
 
 
+def on_a_terminal(argv, timeout=60):
+    """Run @argv with a pseudo-terminal as its stdout and stderr (stdin from
+    /dev/null): (exit status, every byte it wrote there)."""
+    import pty
+    leader, follower = pty.openpty()
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=follower, stderr=follower)
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    p.wait(timeout=timeout)
+    os.close(leader)
+    return p.returncode, seen
+
+
 def need_tracing():
     """Skip, saying why, where the kernel-event tracer cannot run: not root, or no BTF."""
     if os.geteuid() != 0:

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, load, need_tracing, run_jtr
+from conftest import ROOT, load, need_tracing, on_a_terminal, run_jtr
 from injection import (
     INJECT,
     cpus,
@@ -362,27 +362,12 @@ def test_progress_and_the_programs_own_lines_share_a_terminal(tmp_path):
     """On a terminal the program started with -- CMD writes to too, progress is
     whole lines every 3 s, not one line redrawn in place: the program's lines
     came glued to it ('...0 droppedcalls 3000')."""
-    import pty
     need_tracing()
     cpu, _ = cpus()
-    leader, follower = pty.openpty()
-    p = subprocess.Popen([os.path.join(ROOT, "jtr"), "run", "app", "--func", TARGET + ":on_tick",
-                          "-c", str(cpu), "-o", str(tmp_path / "r"), "--", TARGET, "-c",
-                          str(cpu), "-d", "3.6"], stdin=subprocess.DEVNULL, stdout=follower,
-                         stderr=follower)
-    os.close(follower)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        seen += chunk
-    p.wait(timeout=60)
-    os.close(leader)
-    assert p.returncode == 0, seen
+    rc, seen = on_a_terminal([os.path.join(ROOT, "jtr"), "run", "app", "--func",
+                              TARGET + ":on_tick", "-c", str(cpu), "-o", str(tmp_path / "r"),
+                              "--", TARGET, "-c", str(cpu), "-d", "3.6"])
+    assert rc == 0, seen
     lines = seen.decode().replace("\r\n", "\n").split("\n")
     assert any(re.fullmatch(r"jtr run app: timing on_tick 3 s: \d+ calls, \d+ slow; \d+ "
                             r"events, \d+ dropped", x) for x in lines), seen

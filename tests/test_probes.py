@@ -279,28 +279,11 @@ def test_quiet_prints_nothing(tmp_path):
 
 def test_progress_on_a_terminal_only(tmp_path):
     """Progress goes to stderr when it is a terminal, and never to a pipe."""
-    import pty
-    import subprocess
-
-    from conftest import JTR
-    out = tmp_path / "tty"
-    leader, follower = pty.openpty()
+    from conftest import JTR, on_a_terminal
     # progress comes once a second: the first half a second before the run ends
-    p = subprocess.Popen([JTR, "gap", "-d", "1500ms", "-o", str(out)], stdin=follower,
-                         stdout=subprocess.PIPE, stderr=follower)
-    os.close(follower)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        seen += chunk
-    p.wait(timeout=30)
-    os.close(leader)
-    assert p.returncode == 0
+    rc, seen = on_a_terminal([JTR, "gap", "-d", "1500ms", "-o", str(tmp_path / "tty")],
+                             timeout=30)
+    assert rc == 0
     assert re.search(rb"\r\x1b\[Kgap: 1 of 1.5 s, \d+ interruptions, max [\d.]+ [nmu]?s",
                      seen), seen
     # 1.2 s: a progress line on a pipe would come at 1 s

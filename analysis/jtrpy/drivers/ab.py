@@ -242,15 +242,8 @@ def resume_job(outdir, say, note, progress=None):
             else:
                 record["partial"] = False
         finally:
-            try:
-                if applied:
-                    _revert(note)
-                    say("[%s] reverted %s" % (_now(), profile.name))
-            finally:
-                block.busy = BUSY
-                record["phase"] = "done"
-                _finish(outdir, record, signals.requested, say, o["quantity"],
-                        o.get("accept_invalid", False))
+            record["phase"] = "done"
+            _wind_up(outdir, record, applied and profile, o, say, note, block)
     if signals.requested():
         note("jtr ab: interrupted; partial results in %s/" % outdir)
         return INTERRUPTED
@@ -351,19 +344,25 @@ def experiment(o, profile, cpus, outdir, say, note, progress=None):
             if signals.requested():
                 note("jtr ab: interrupted; %scomparing what was measured"
                      % ("reverting and " if applied else ""))
-            try:
-                if applied:
-                    _revert(note)
-                    say("[%s] reverted %s" % (_now(), profile.name))
-            finally:
-                block.busy = BUSY
-                block.stopping = "stopping: writing what was measured"
-                _finish(outdir, record, signals.requested, say, o["quantity"],
-                        o.get("accept_invalid", False))
+            _wind_up(outdir, record, applied and profile, o, say, note, block)
     if signals.requested():
         note("jtr ab: interrupted; partial results in %s/" % outdir)
         return INTERRUPTED
     return 0
+
+
+def _wind_up(outdir, record, applied, o, say, note, block):
+    """The end of an experiment: the profile @applied (None: none) reverted, then,
+    whatever the revert did, the comparison and ab.json written."""
+    try:
+        if applied:
+            _revert(note)
+            say("[%s] reverted %s" % (_now(), applied.name))
+    finally:
+        block.busy = BUSY
+        block.stopping = "stopping: writing what was measured"
+        _finish(outdir, record, signals.requested, say, o["quantity"],
+                o.get("accept_invalid", False))
 
 
 def _now():
