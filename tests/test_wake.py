@@ -210,6 +210,15 @@ def test_higher_priority_spinner_is_the_blocking_thread(tmp_path, validate):
         o = max(found, key=lambda o: part_of(o, "task preemption", prefix="jtr-inject"))
         overlap = min(e, o["start_ns"] + o["length_ns"]) - max(b, o["start_ns"])
         kept = part_of(o, "task preemption", prefix="jtr-inject")
+        # another task in the outlier's blocking part, over 100 us: the host's other
+        # load took part of the window (236 us once in a make test); no ground truth
+        # for this spin, counted with the stalls
+        elsewhere = part_of(o, "task preemption") - kept
+        if elsewhere > 100_000:
+            stalled += 1
+            print("a spin shared with another task (%d ns), left out: %d-%d"
+                  % (elsewhere, b, e))
+            continue
         # the timer interrupt's own parts inside the spin are not the spinner's (a
         # slow one, 42.5 + 50.1 us, took the lower bound 0.2 us past 100 us once)
         others = sum(v for k, v in (o.get("components") or {}).items() if k != "blocking")
@@ -222,7 +231,8 @@ def test_higher_priority_spinner_is_the_blocking_thread(tmp_path, validate):
         dom = o["dominant"]
         assert dom == "blocking" or (dom in ("host", "irq_latency") and
                                      (o.get("components") or {}).get(dom, 0) >= kept), o
-    assert stalled <= 0.1 * len(spans), "%d of %d spins in stalls" % (stalled, len(spans))
+    assert stalled <= 0.1 * len(spans), "%d of %d spins in stalls or shared" % (
+        stalled, len(spans))
     assert n >= 0.95 * (len(spans) - stalled), "%d of %d spins named as the blocking thread" % (
         n, len(spans) - stalled)
     assert "late wake-ups taken apart" in stdout and "blocking thread" in stdout
