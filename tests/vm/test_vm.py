@@ -361,3 +361,53 @@ def test_advise_proves_its_boot_time_remedy_across_a_reboot(tmp_path):
     # the tick's outliers: many before, a handful at most after (counts, not times)
     assert row["before_count"] >= 20 and row["after_count"] * 10 <= row["before_count"], row
     assert not (bootdir / "grub.d" / "99-jtr.cfg").exists()
+
+
+MANAGED_SCRIPT = r"""
+O={o}
+irq=$(grep -m1 'virtio2-req' /proc/interrupts | cut -d: -f1 | tr -d ' ')
+echo "$irq" > $O/irq
+cat /proc/irq/$irq/effective_affinity_list > $O/effective
+grep -E "^ *$irq:" /proc/interrupts > $O/before
+# reads from CPU 0 through the disk's one request queue while jtr runs on CPU 1
+taskset -c 0 sh -c 'while [ ! -e {o}/stop ]; do
+    dd if=/dev/vda of=/dev/null bs=64k count=100 iflag=direct 2>/dev/null; done' &
+./jtr run -c 1 -d 3 -q -o $O/run > $O/run.txt 2>&1 || exit 31
+touch $O/stop; wait
+grep -E "^ *$irq:" /proc/interrupts > $O/after
+"""
+
+
+@pytest.mark.parametrize("managed", [True, False])
+def test_managed_irq_keeps_a_disks_queue_interrupt_off_the_isolated_cpu(tmp_path, managed):
+    """A virtio disk with one request queue: its IRQ is managed (the kernel places
+    it, affinity 0-1). With isolcpus=domain,managed_irq,1 the kernel puts it on
+    CPU 0: reads take no interrupt on CPU 1 and CPU 1's attribution has no cause of
+    that IRQ; with isolcpus=domain,1 alone it lands on CPU 1, and the attribution
+    names it there (counted by the guest's /proc/interrupts both times)."""
+    need_qemu()
+    disk = tmp_path / "disk.img"
+    with open(disk, "wb") as f:
+        f.truncate(64 << 20)
+    out = tmp_path / "out"
+    words = "isolcpus=domain,%s1" % ("managed_irq," if managed else "")
+    rc, text = boot(out, MANAGED_SCRIPT.format(o=out), cmdline=words, timeout=240,
+                    disks=[(str(disk), 1)])
+    assert rc == 0, ((out / "run.txt").read_text() if (out / "run.txt").exists() else "") + \
+        text[-3000:]
+    irq = int((out / "irq").read_text())
+    counts = [[int(x) for x in (out / f).read_text().split()[1:3]] for f in ("before", "after")]
+    on = [a - b for a, b in zip(counts[1], counts[0])]       # per CPU, during the run
+    causes = {(c["category"], c["name"]): c for c in load(out / "run")["attribution"]["causes"]}
+    name = ("hardirq", "%d virtio2-req.0" % irq)
+    print("%s: IRQ %d effective on %s; interrupts during the run: CPU 0 %d, CPU 1 %d; "
+          "CPU 1's attribution: %s" % (words, irq, (out / "effective").read_text().strip(),
+                                       on[0], on[1], causes.get(name, {}).get("count")))
+    if managed:
+        assert (out / "effective").read_text().strip() == "0"
+        assert on[1] == 0 and on[0] > 0, on
+        assert name not in causes
+    else:
+        assert (out / "effective").read_text().strip() == "1"
+        assert on[1] > 0, on
+        assert causes[name]["count"] >= 1

@@ -61,7 +61,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CACHE = os.path.join(ROOT, "build", "vm")
 KERNELS = {"std": "linux-image-amd64", "rt": "linux-image-rt-amd64"}
 # the modules the guest needs to reach the host's file system, and their deps
-MODULES = ("9pnet_virtio", "9p", "virtio_pci")
+MODULES = ("9pnet_virtio", "9p", "virtio_pci", "virtio_blk")
 BUSYBOX = ("/bin/busybox", "/usr/bin/busybox")
 MARK = "jtr-vm:"        # the init's own lines on the console start with it
 BASE_CMDLINE = "console=ttyS0 panic=-1 loglevel=3"
@@ -335,7 +335,7 @@ def accel():
     return "kvm", "/dev/kvm"
 
 
-def qemu_cmd(kernel, initrd, cmdline, cpus, memory, out, boot_dir, how):
+def qemu_cmd(kernel, initrd, cmdline, cpus, memory, out, boot_dir, how, disks=()):
     cmd = ["qemu-system-x86_64", "-nodefaults", "-no-user-config", "-no-reboot",
            "-display", "none", "-serial", "stdio", "-monitor", "none",
            "-m", str(memory), "-smp", str(cpus), "-kernel", kernel, "-initrd", initrd,
@@ -345,6 +345,9 @@ def qemu_cmd(kernel, initrd, cmdline, cpus, memory, out, boot_dir, how):
            "-virtfs", "local,path=%s,mount_tag=out,security_model=none" % out]
     if boot_dir:
         cmd += ["-virtfs", "local,path=%s,mount_tag=boot,security_model=none" % boot_dir]
+    for k, (path, queues) in enumerate(disks):
+        cmd += ["-drive", "file=%s,if=none,id=disk%d,format=raw,readonly=on" % (path, k),
+                "-device", "virtio-blk-pci,drive=disk%d,num-queues=%d" % (k, queues)]
     if how == "kvm":
         cmd += ["-accel", "kvm", "-cpu", "host"]
     else:
@@ -353,11 +356,13 @@ def qemu_cmd(kernel, initrd, cmdline, cpus, memory, out, boot_dir, how):
 
 
 def run(command, kernel="std", cmdline="", cpus=2, memory=1024, out=None, boot_dir=None,
-        timeout=300, cwd=None, env=None, modules=None, stream=None):
+        timeout=300, cwd=None, env=None, modules=None, stream=None, disks=()):
     """Boot the VM, run @command (a list) in it, power off: (exit status, the
     console's text). @out: the results folder shared writable (a temporary one
     when None, removed after); @boot_dir: the VM's boot configuration (VMBOOT);
-    @stream: a file the console is copied to as it comes (None: not shown)."""
+    @stream: a file the console is copied to as it comes (None: not shown);
+    @disks: [(raw image, queues)] each a read-only virtio-blk disk (/dev/vda, ...)
+    with that many request queues (its IRQs managed by the kernel)."""
     if shutil.which("qemu-system-x86_64") is None:
         raise VMError("no qemu-system-x86_64 (Debian: qemu-system-x86; scripts/deps.sh vm)")
     if kernel in KERNELS:
@@ -408,7 +413,7 @@ def run(command, kernel="std", cmdline="", cpus=2, memory=1024, out=None, boot_d
             version, how.upper(), why, cpus, memory, line)
         print(first, file=sys.stderr, flush=True)
         console.append(first.encode() + b"\n")
-        cmd = qemu_cmd(vmlinuz, initrd, line, cpus, memory, out, boot_dir, how)
+        cmd = qemu_cmd(vmlinuz, initrd, line, cpus, memory, out, boot_dir, how, disks)
         t0 = time.monotonic()
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, start_new_session=True)
