@@ -466,15 +466,19 @@ def run(command, kernel="std", cmdline="", cpus=2, memory=1024, out=None, boot_d
 
 
 def main(argv=None):
+    examples = ("examples:\n"
+                "  tests/vm/vm.py run --cmdline 'nohz_full=1 rcu_nocbs=1' --out /tmp/r -- \\\n"
+                "      ./jtr run -c 1 -d 3 -o /tmp/r/gap\n"
+                "  tests/vm/vm.py run --kernel rt --cpus 4 -- sh -c 'uname -v; cat "
+                "/proc/cmdline'\n")
     ap = argparse.ArgumentParser(
         prog="tests/vm/vm.py", description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="examples:\n"
-        "  tests/vm/vm.py run --cmdline 'nohz_full=1 rcu_nocbs=1' --out /tmp/r -- \\\n"
-        "      ./jtr run -c 1 -d 3 -o /tmp/r/gap\n"
-        "  tests/vm/vm.py run --kernel rt --cpus 4 -- sh -c 'uname -v; cat /proc/cmdline'\n")
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=examples)
     sub = ap.add_subparsers(dest="verb", required=True)
-    r = sub.add_parser("run", help="boot a VM, run COMMAND in it, power off")
+    r = sub.add_parser("run", help="boot a VM, run COMMAND in it, power off",
+                       description="Boot a VM, run COMMAND in it (as root, in this folder), "
+                       "power off; its exit status is COMMAND's (124: past --timeout).",
+                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=examples)
     r.add_argument("--kernel", default="std",
                    help="std (Debian's linux-image-amd64), rt (linux-image-rt-amd64) or "
                    "a vmlinuz (default std)")
