@@ -603,8 +603,9 @@ def revert(st, say):
                 continue
             K.write_value(e, e["before"])
             if not K.matches(e, K.read_value(e), e["before"]):
-                failed.append((e["label"], "reads back %s, not %s" % (K.read_value(e),
-                                                                        e["before"])))
+                now = K.read_value(e)
+                failed.append((e["label"], "reads back %s, not %s%s" % (
+                    now, e["before"], kernel_kept(e, now))))
         except (K.KnobError, OSError) as ex:
             if e["type"] == "task" and K.read_value(e) is None:
                 gone += 1
@@ -780,6 +781,27 @@ def boot_state(st):
     for w in words:
         drift += boot_effects(w, line)
     return drift, []
+
+
+def kernel_kept(e, now):
+    """Why task entry @e's affinity reads back @now, less than its old value: the
+    kernel keeps its kernel threads on the housekeeping CPUs (nohz_full and
+    isolcpus take the others from them, whatever is written), or ''."""
+    if e["type"] != "task" or not isinstance(e.get("tid"), int):
+        return ""
+    st = K.task_stat(e["tid"])
+    if not st or not st[1] & K.PF_KTHREAD:
+        return ""
+    house = set(online_cpus()) - set(read_cpulist(SYS_CPU + "nohz_full")) - \
+        set(read_cpulist(SYS_CPU + "isolated"))
+    try:
+        want, got = set(cpulist_of(e["before"])), set(cpulist_of(now))
+    except (UsageError, TypeError):
+        return ""
+    if got and got != want and got == want & house:
+        return (": the kernel keeps its kernel threads on the housekeeping CPUs (%s; "
+                "nohz_full and isolcpus take the others)" % format_cpulist(sorted(house)))
+    return ""
 
 
 def runtime_reached(st):

@@ -263,3 +263,21 @@ def test_managed_irqs_on_an_isolated_cpu_are_drift(tmp_path, monkeypatch):
         ("boot: isolcpus=managed_irq,domain,1 managed IRQs", "off CPUs 1",
          "IRQ 24 virtio0-req.24 on 1")]
     assert E.boot_effects("isolcpus=domain,1", ["isolcpus=domain,1"]) == []
+
+
+def test_a_kernel_thread_kept_on_the_housekeeping_cpus_is_said_so(tmp_path, monkeypatch):
+    """A kernel thread's old affinity 0-1 reads back 0 in a boot with nohz_full=1:
+    the revert says the kernel keeps it there; a user task's or another shortfall
+    gets no such reason."""
+    monkeypatch.setattr(E, "SYS_CPU", str(tmp_path) + "/")
+    monkeypatch.setattr(E, "online_cpus", lambda: [0, 1])
+    (tmp_path / "nohz_full").write_text("1\n")
+    (tmp_path / "isolated").write_text("\n")
+    e = {"type": "task", "tid": 48, "before": "0-1"}
+    monkeypatch.setattr(K, "task_stat", lambda tid: ("kswapd0", K.PF_KTHREAD, 1))
+    assert E.kernel_kept(e, "0") == (": the kernel keeps its kernel threads on the "
+                                     "housekeeping CPUs (0; nohz_full and isolcpus take "
+                                     "the others)")
+    assert E.kernel_kept(dict(e, before="1"), "0") == ""
+    monkeypatch.setattr(K, "task_stat", lambda tid: ("bash", 0, 1))
+    assert E.kernel_kept(e, "0") == ""
