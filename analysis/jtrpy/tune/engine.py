@@ -680,12 +680,6 @@ DEFAULT_IRQ_AFFINITY = "/proc/irq/default_smp_affinity"
 RCU_NOCB_THREADS = ("rcuop/%d", "rcuos/%d", "rcuob/%d")
 
 
-def _mask_cpus(text):
-    """'00000003' or '3' or '00000000,00000003' -> [0, 1]."""
-    m = int((text or "0").replace(",", "").strip() or "0", 16)
-    return [c for c in range(m.bit_length()) if m >> c & 1]
-
-
 def _word_cpus(value):
     """The CPUs of a boot word's value: 'domain,managed_irq,1-3' -> ([1, 2, 3],
     ['domain', 'managed_irq'])."""
@@ -758,7 +752,7 @@ def boot_effects(word, cmdline=None):
                         "none for %s" % format_cpulist(missing)))
     if param == "irqaffinity":
         try:
-            now = _mask_cpus(K.read_file(DEFAULT_IRQ_AFFINITY))
+            now = sorted(K.norm_mask(K.read_file(DEFAULT_IRQ_AFFINITY)))
         except K.KnobError as e:
             now = str(e)
         if now != sorted(cpus):
