@@ -901,6 +901,50 @@ def test_a_sleep_is_woken_by_its_timer_not_by_the_task_it_interrupted(tmp_path):
         "for 9.0 us" % PROBE in held["example_chain"]
 
 
+def test_a_wait_whose_switch_back_was_lost_ends_at_its_wake_up(tmp_path):
+    """The switch that brought the sleeping thread back was lost (on this kind
+    of host a switch to one task of the host's agent is never followed by a
+    switch away from it): its next call says it ran again. The loop's sleep
+    between two calls ends at its wake-up and is no part of the next call (a
+    futex wait): CI counted 114 sleeps in 113 sleeping calls. A sleep inside a
+    call, its switch back lost too, ends at its wake-up as well."""
+    s = T0 + 2_000_000
+    app, agent, idle = ("caller", PROBE, 120), ("tokio-rt-worker", 4500, 120), \
+        ("swapper/1", 0, 120)
+
+    def sleep(b, woken):
+        return [ev(b, E.BLOCK, NANOSLEEP, 1),
+                switch(b + 100, app, agent, preempted=False),
+                ev(woken - 1_000, E.VEC_ENTRY, 236, LOCAL_TIMER, pid=4500),
+                ev(woken - 500, E.HRTIMER_ENTRY, 0xffff0002, SYM["hrtimer_wakeup"], pid=4500),
+                ev(woken, E.WAKING, PROBE, 1 | 120 << 32,
+                   b"caller".ljust(16, b"\0") + b"tokio-rt-worker", pid=4500, flags=E.APP),
+                ev(woken + 1_000, E.HRTIMER_EXIT, 0xffff0002, pid=4500),
+                ev(woken + 2_000, E.VEC_EXIT, 236, LOCAL_TIMER, pid=4500)]
+        # (the switch back to the caller: lost)
+
+    n = s + 1_000_000
+    evs = sleep(s - 900_000, s - 10_000) + [
+        ev(s + 200_000, E.CALL, s, 1 | 1 << 32),     # a call of 200 us, not a wait
+        ev(n + 30_000, E.BLOCK, FUTEX, 1),
+        switch(n + 30_100, app, idle, preempted=False),
+        ev(n + 330_000, E.WAKING, PROBE, 1 | 120 << 32,
+           b"caller".ljust(16, b"\0") + b"worker", cpu=0, pid=4300, flags=E.APP),
+        switch(n + 340_000, idle, app),
+        ev(n + 380_000, E.CALL, n, 1 | 1 << 32)]
+    att = app_run(tmp_path, evs, [(1, s, 200_000), (1, n, 380_000)])
+    causes = {(c["category"], c["name"]): c for c in att["causes"]}
+    assert ("blocked", "clock_nanosleep") not in causes, att["worst"]
+    futex = causes[("blocked", "futex")]
+    assert futex["count"] == 1 and futex["total_ns"] == 330_000 - 30_100
+    # a sleep inside a call (its return says it ran again)
+    evs = sleep(s + 20_000, s + 320_000) + [ev(s + 330_000, E.CALL, s, 1 | 1 << 32)]
+    att = app_run(tmp_path, evs, [(1, s, 330_000)])
+    sleep_ = {(c["category"], c["name"]): c for c in att["causes"]}[("blocked", "clock_nanosleep")]
+    assert 300_000 - 100 - 3_000 <= sleep_["total_ns"] <= 300_000 - 100
+    assert "woken by its timer hrtimer_wakeup on CPU 1 after" in sleep_["example_chain"]
+
+
 def test_a_wait_ends_at_its_wake_up_and_its_delivery_is_charged(tmp_path):
     """A worker on CPU 0 wakes the thread 400 us into its futex wait; a task
     that ran on its CPU meanwhile holds it 1.6 ms more, then the CPU idles until
