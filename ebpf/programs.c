@@ -41,6 +41,7 @@ static const struct tp_def {
 	{ "workqueue", "workqueue_execute_start" }, { "workqueue", "workqueue_execute_end" },
 	{ "timer", "hrtimer_expire_entry" }, { "timer", "hrtimer_expire_exit" },
 	{ "timer", "timer_expire_entry" }, { "timer", "timer_expire_exit" },
+	{ "timer", "tick_stop" },
 	{ "ipi", "ipi_send_cpu" }, { "ipi", "ipi_send_cpumask" }, { "csd", "csd_queue_cpu" },
 };
 _Static_assert(sizeof(tps) / sizeof(tps[0]) == TRACER_NTPS, "TRACER_NTPS: tracer.h");

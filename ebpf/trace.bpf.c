@@ -537,6 +537,34 @@ TWIN(timer_expire_entry,
      struct timer_list *timer, unsigned long baseclk)
 TWIN(timer_expire_exit, on_ptr(JTR_EV_TIMER_EXIT, timer, 0), struct timer_list *timer)
 
+/* on_tick_stop - timer:tick_stop: whether this CPU's tick stopped or what kept
+ * it running (a nohz_full CPU checks at every interrupt's exit; any CPU says
+ * when its tick stops for idle), logged when that changes: the state a tick
+ * on a nohz_full CPU came in (the residual tick, named by why) */
+static __always_inline int on_tick_stop(int success, int dependency)
+{
+	__u32 cpu = bpf_get_smp_processor_id(), zero = 0;
+	__u64 now = 1 | (__u64)(success != 0) << 1 | (__u64)(__u32)dependency << 2;
+	struct jtr_trace_counts *c;
+	struct jtr_ev *e;
+
+	if (!traced(cpu))
+		return 0;
+	c = bpf_map_lookup_elem(&counts, &zero);
+	if (!c || c->tick_state == now)
+		return 0;
+	e = ev_reserve(c, JTR_EV_TICK_STOP, cpu, JTR_EV_BYTES(JTR_EV_TICK_STOP));
+	if (!e)
+		return 0;
+	e->a = success != 0;
+	e->b = (__u32)dependency;
+	c->tick_state = now;
+	ev_end(e);
+	return 0;
+}
+
+TWIN(tick_stop, on_tick_stop(success, dependency), int success, int dependency)
+
 /* the IPI kind of each irq_vectors pair (JTR_IPI_RESCHED, JTR_IPI_CALL; 0:
  * not an IPI), set by the user side from the pairs' names */
 const volatile __u8 vec_ipi[JTR_TRACE_MAX_VECS] = {};

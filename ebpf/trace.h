@@ -77,6 +77,11 @@ enum jtr_ev_type {
 				 * to leave its CPU blocked (written before the switch):
 				 * pid=the thread, a=the system call it blocks in
 				 * (orig_ax; JTR_NO_SYSCALL: not in one), b=its state */
+	JTR_EV_TICK_STOP,	/* timer:tick_stop, when what it says on the CPU
+				 * changes: a=1 the tick stopped (0: it could not),
+				 * b=what kept it (a TICK_DEP_MASK_* bit: 1 POSIX_TIMER,
+				 * 2 PERF_EVENTS, 4 SCHED, 8 CLOCK_UNSTABLE, 16 RCU,
+				 * 32 RCU_EXP; 0 none) */
 	JTR_EV_NTYPES
 };
 
@@ -114,6 +119,7 @@ struct jtr_trace_counts {
 	unsigned long long steal_addr;	/* this CPU's steal_time (0: not found yet) */
 	unsigned long long steal_ns;	/* steal_time.steal at the last look that was logged */
 	unsigned long long steal_looked;	/* 1 once steal_ns holds a reading */
+	unsigned long long tick_state;	/* the last JTR_EV_TICK_STOP logged: 1 | a<<1 | b<<2 */
 };
 
 #define JTR_STEAL_FIRST	1	/* JTR_EV_STEAL flags: the CPU's first reading */

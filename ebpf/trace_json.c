@@ -68,6 +68,11 @@ void trace_json_write(struct tracer *t, struct jtr_afile *a, int64_t start_ns, i
 	jtr_json_arr_end(&j);
 	jtr_format_cpulist(&t->o->cpus, cpus, sizeof(cpus));
 	jtr_json_str(&j, "cpu_list", cpus);
+	/* the nohz_full CPUs (null: a kernel without CONFIG_NO_HZ_FULL) */
+	if (p->host.nohz_full_supported)
+		jtr_json_str(&j, "nohz_full", p->host.nohz_full);
+	else
+		jtr_json_null(&j, "nohz_full");
 	jtr_json_int(&j, "consumer_cpu", t->consumer_cpu);
 	jtr_json_int(&j, "consumer_nice", t->consumer_nice);
 	jtr_json_int(&j, "start_ns", start_ns);

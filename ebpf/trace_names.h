@@ -22,6 +22,7 @@ static const char *const jtr_ev_type_names[JTR_EV_NTYPES] = {
 	[JTR_EV_TIMER_ENTRY] = "timer_expire_entry", [JTR_EV_TIMER_EXIT] = "timer_expire_exit",
 	[JTR_EV_STEAL] = "steal_time", [JTR_EV_TASK] = "task_groups",
 	[JTR_EV_CALL] = "app_call", [JTR_EV_BLOCK] = "app_block",
+	[JTR_EV_TICK_STOP] = "tick_stop",
 };
 
 /* jtr_ev_task_state - a switch's prev_state as sched_switch prints it into

@@ -22,7 +22,7 @@
 #include "trace.h"
 #include "watch.h"
 
-#define TRACER_NTPS 21		/* typed tracepoints (programs.c's table) */
+#define TRACER_NTPS 22		/* typed tracepoints (programs.c's table) */
 
 enum prog_kind { PROGS_AUTO, PROGS_BTF, PROGS_RAW };
 

@@ -17,6 +17,10 @@ line per injection, the CLOCK_MONOTONIC ns just before and just after it
                  at a fixed phase of a probe whose interval divides the period
                  complete at that one phase of every wake-up: inside 650 of
                  1,000 in one run, 3 in the next)
+  busy CPU       a task of the normal scheduler named jtr-inject on CPU that
+                 never sleeps for --duration s: two tasks runnable there with
+                 the probe (on a nohz_full CPU the tick then runs, kept by
+                 the scheduler); one line, its whole span
 """
 import argparse
 import array
@@ -130,9 +134,20 @@ def disk(a, emit):
     os.close(fd)
 
 
+def busy(a, note):
+    """A normal task that never sleeps on CPU a.target for a.duration s (its span
+    from before it moves there)."""
+    b = now_ns()
+    os.sched_setaffinity(0, {a.target})
+    end = b + int(a.duration * 1e9)
+    while now_ns() < end:
+        pass
+    note(b, now_ns())
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("mode", choices=("fifo", "ipi", "disk"))
+    ap.add_argument("mode", choices=("fifo", "ipi", "disk", "busy"))
     ap.add_argument("target", help="CPU (fifo, ipi) or a file on the block device (disk)")
     ap.add_argument("--source", type=int, default=0, help="CPU the ipi/disk load runs on")
     ap.add_argument("--prio", type=int, default=10)
@@ -159,7 +174,8 @@ def main():
         a.target = int(a.target)
     set_comm(NAME)
     done = []
-    {"fifo": fifo, "ipi": ipi, "disk": disk}[a.mode](a, lambda b, e: done.append((b, e)))
+    {"fifo": fifo, "ipi": ipi, "disk": disk, "busy": busy}[a.mode](
+        a, lambda b, e: done.append((b, e)))
     with open(a.out, "w") as f:
         for b, e in done:
             f.write("%d,%d\n" % (b, e))

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
 """vm - run a command of this tree inside a virtual machine that boots the kernel
 users run (Debian's standard or PREEMPT_RT kernel, or a vmlinuz given) with any

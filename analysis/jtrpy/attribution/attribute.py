@@ -149,7 +149,7 @@ _TIMER_SOFTIRQ = C.TIMER_SOFTIRQ + ("softirq TIMER",)
 _EXITS = frozenset((ev.IRQ_EXIT, ev.SOFTIRQ_EXIT, ev.VEC_EXIT, ev.WQ_END, ev.HRTIMER_EXIT,
                     ev.TIMER_EXIT))
 _PASSIVE = frozenset((ev.SOFTIRQ_RAISE, ev.WAKEUP, ev.WAKING, ev.MIGRATE, ev.STEAL,
-                      ev.TASK, ev.CALL, ev.BLOCK))
+                      ev.TASK, ev.CALL, ev.BLOCK, ev.TICK_STOP))
 
 # a sched_switch record from its cpu field on: cpu, type, flags, a (prev_pid |
 # next_pid << 32), b (skipped), prev_comm, next_comm
@@ -291,6 +291,9 @@ class Walker:
         self.timer_links = {}
         self.softirqs = {}      # vector -> (name, link)
         self.vec_desc = [vector_desc(k) for k in self.vectors] + [vector_desc("unknown")]
+        # a nohz_full CPU: its ticks named by its tick_stop states (_nohz_tick)
+        nohz, states = log.tick_states() if hasattr(log, "tick_states") else (set(), {})
+        self.tick_states = states.get(cpu, ([], [])) if cpu in nohz else None
         self.restart(_first_ts(self.data, self.index))
 
     def restart(self, origin_ns):
@@ -605,6 +608,16 @@ class Walker:
                 self.wait_ran = []
             setattr(self, attr, None)
 
+    def _nohz_tick(self, ep):
+        """A tick on this nohz_full CPU: the residual tick (the tick stopped, it
+        came for the CPU's next timer) or the tick kept by a dependency, as the
+        last timer:tick_stop record before it says (C.nohz_tick)."""
+        ts, states = self.tick_states
+        k = bisect.bisect_right(ts, ep.begin) - 1
+        ep.name, link = C.nohz_tick(states[k] if k >= 0 else None)
+        if ep.links and ep.links[0] == C.LOCAL_TIMER[1]:
+            ep.links[0] = link
+
     def _woken(self, ep, hi):
         """A blocked episode's waker, once known: a link 'woken by COMM (pid N,
         CPU C) after T' from the first sched_waking of the thread in it."""
@@ -784,6 +797,9 @@ class Walker:
             b = e.begin if e.begin > lo else lo
             if e.waiter is not None:
                 self._woken(e, hi)
+            if self.tick_states is not None and e.category == C.TICK and \
+                    e.name == C.LOCAL_TIMER[1]:
+                self._nohz_tick(e)
             if end is None or end > hi:
                 end = hi
             d = end - b if e.known and end > b else 0
@@ -1414,7 +1430,8 @@ def _attribute(result, outliers, log, slack_ns, top, each, programs, progress, a
             idx = walker.index
             names = sorted({ev.TYPE_NAMES.get(log.data[_HDR + _TYPE + _REC * idx[j]],
                                               "type ?") for j in range(i0, i1)}
-                           - {ev.TYPE_NAMES[t] for t in (ev.STEAL, ev.CALL, ev.BLOCK)})
+                           - {ev.TYPE_NAMES[t] for t in (ev.STEAL, ev.CALL, ev.BLOCK,
+                                                         ev.TICK_STOP)})
         charge_no_event(cpu, start, length, hi, names)
         return 0
 
@@ -1550,11 +1567,17 @@ def _attribute_fast(np, arr, outliers, log, slack_ns, top, traced_cpus, programs
     names = {vector.IRQ: {}, vector.PREEMPT: {}}     # kind -> {name: number over all CPUs}
     number, plans, traced = len(nt), [], 0
     fast_senders = []       # (outlier, the record of its IPI's vector entry)
+    nohz = log.tick_states()[0]
+    tick_vecs = [k for k, d in enumerate(vec_desc) if d[0] == C.TICK]
     for c in cpus:
         sel = per_cpu[c]
         outs = np.stack([start_a[sel], start_a[sel] + len_a[sel], sel], axis=1)
         w = vector.plan(np, log, c, outs, slack_ns, LOOKBACK_EVENTS, LOOKBACK_NS,
                         ENTRY_ALLOWANCE_NS, len(log.vectors), steal, pids.get(c), comms)
+        if c in nohz:       # its ticks are named by the walker (Walker._nohz_tick)
+            kind = w.code & ~vector.KIND
+            w.fast &= ~((kind == vector.TICK) | (kind == vector.VEC) &
+                        np.isin(w.code & vector.KIND, tick_vecs))
         for kind, local in ((vector.IRQ, w.irq_names), (vector.PREEMPT, w.task_names)):
             if local:           # one number per name over all CPUs
                 ids = np.array([names[kind].setdefault(nm, len(names[kind])) for nm in local])

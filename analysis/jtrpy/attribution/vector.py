@@ -26,7 +26,8 @@ from ..trace import events as ev
 
 ENTRIES = (ev.IRQ_ENTRY, ev.SOFTIRQ_ENTRY, ev.VEC_ENTRY, ev.HRTIMER_ENTRY, ev.TIMER_ENTRY)
 EXITS = tuple(t + 1 for t in ENTRIES)
-PASSIVE = (ev.SOFTIRQ_RAISE, ev.WAKEUP, ev.WAKING, ev.MIGRATE, ev.STEAL, ev.TASK)
+PASSIVE = (ev.SOFTIRQ_RAISE, ev.WAKEUP, ev.WAKING, ev.MIGRATE, ev.STEAL, ev.TASK,
+           ev.TICK_STOP)
 # the key of a simple window's one cause: kind << 40 | detail
 VEC, IRQ, SOFTIRQ, TICK, TIMER, OTHER, NO_EVENT, NOT_TRACED, PREEMPT = (
     k << 40 for k in range(1, 10))
@@ -267,7 +268,7 @@ def _interrupts(np, w, E, recs, cand, length, allowance_ns, n_vectors, stolen):
     none = cand[found == 0]
     if len(none):
         bits = np.zeros(n + 1, np.int64)
-        bits[:n] = np.left_shift(1, T.astype(np.int64)) & ~(1 << ev.STEAL)
+        bits[:n] = np.left_shift(1, T.astype(np.int64)) & ~(1 << ev.STEAL | 1 << ev.TICK_STOP)
         bounds = np.empty(2 * len(none), np.int64)
         bounds[0::2], bounds[1::2] = i0[none], i1[none]
         mask = np.bitwise_or.reduceat(bits, np.minimum(bounds, n))[0::2]

@@ -132,11 +132,12 @@ def wants_gates(name, args):
 
 def acknowledge(text):
     """@text on stderr at once (a stop signal's acknowledgement): nothing when
-    the terminal is gone (SIGHUP)."""
+    the terminal is gone (SIGHUP). Written to fd 2 itself: a signal can come
+    while sys.stderr is writing (a second signal during the first's
+    acknowledgement read "RuntimeError: reentrant call inside stderr")."""
     try:
-        sys.stderr.write(text)
-        sys.stderr.flush()
-    except (OSError, ValueError):
+        os.write(2, text.encode("utf-8", "replace"))
+    except OSError:
         pass
 
 

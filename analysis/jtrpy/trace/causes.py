@@ -19,7 +19,7 @@ plus the rule that classifies its events.
 import re
 from typing import NamedTuple
 
-from .events import SOFTIRQ_NAMES
+from .events import SOFTIRQ_NAMES, TICK_DEPS
 
 
 class Category(NamedTuple):
@@ -266,6 +266,38 @@ WATCHDOG_FN = "watchdog_timer_fn"
 IRQ_THREAD = re.compile(r"irq/\d+-")
 
 
+# a tick on a nohz_full CPU, named by the timer:tick_stop state the CPU was in: the
+# tick stopped (it came for the CPU's next timer: the residual tick), or kept
+# running by a dependency (the kernel's TICK_DEP_MASK_* bits)
+RESIDUAL_TICK = "residual tick"
+KEPT_TICK = "tick kept by "
+TICK_DEP_WHY = {
+    "POSIX_TIMER": "a POSIX CPU-time timer of the running process (setitimer, timer_create "
+                   "on a CPU clock)",
+    "PERF_EVENTS": "a perf event that needs it (sampling by frequency)",
+    "SCHED": "more than one task runnable here",
+    "CLOCK_UNSTABLE": "an unstable clock (the TSC not trusted)",
+    "RCU": "RCU waiting on this CPU (its callbacks here: rcu_nocbs)",
+    "RCU_EXP": "an expedited RCU grace period",
+}
+TICK_DEP_RULE = {"SCHED": "tasks", "RCU": "rcu"}
+
+
+def nohz_tick(state):
+    """(name, chain link) of a tick on a nohz_full CPU whose timer:tick_stop
+    state was @state: (stopped, dependency), or None where the log holds none
+    before it."""
+    if state is None:
+        return RESIDUAL_TICK, "local timer (nohz_full: the residual tick)"
+    stopped, dep = state
+    if stopped or not dep:
+        return RESIDUAL_TICK, "local timer (nohz_full, the tick stopped: the residual " \
+            "tick, for the CPU's next timer)"
+    name = TICK_DEPS.get(dep, "0x%x" % dep)
+    return KEPT_TICK + name, "local timer (nohz_full, the tick kept by %s: %s)" % (
+        name, TICK_DEP_WHY.get(name, "a dependency this kernel names so"))
+
+
 def rule_of(category, name, works=()):
     """The id of tune/advice.py's rule that removes the cause, or None (not
     something a change removes: the probe's own wake-up path, events missing).
@@ -287,5 +319,9 @@ def rule_of(category, name, works=()):
         return IPI_RULE.get(name)
     if category == TICK and name == WATCHDOG_FN:
         return "watchdog"
+    if category == TICK and str(name).startswith(KEPT_TICK):
+        return TICK_DEP_RULE.get(str(name)[len(KEPT_TICK):])
+    if category == TICK and name == RESIDUAL_TICK:
+        return None             # the CPU is tickless already: its chain names the timer
     c = BY_NAME.get(category)
     return c.rule or None if c else None

@@ -32,6 +32,7 @@ from ..system.files import read_bytes, read_json, write_json
 from ..system.memory import paused_gc
 from ..system.numeric import numpy_or_none
 from ..system.schema import COUNT, CPU, NAME, NS, Bool, Int, List, Obj, Opt, Str, check
+from ..values import parse_cpulist
 from . import syscalls
 
 MAGIC = b"JTREVT1\0"
@@ -49,6 +50,7 @@ WHAT = "event log"
 TRACE_FIELDS = Obj({
     "cpus": List(CPU, "a list of CPU numbers"), "start_ns": Opt(NS), "end_ns": Opt(NS),
     "backend": Opt(Str(64)), "consumer_cpu": Opt(Int(-1, 65535)),
+    "nohz_full": Opt(Str(4096)),
     "symbols": Obj(values=Str(), what="an object of address: symbol name"),
     "vectors": List(NAME, "a list of irq_vectors kind names"),
     "events": Obj({"dropped": Opt(COUNT), "per_type": Obj(values=COUNT),
@@ -104,6 +106,11 @@ CALL = 23
 # page fault or another exception), b = its state
 BLOCK = 24
 NO_SYSCALL = (1 << 64) - 1
+# timer:tick_stop, when what it says on the CPU changes: a = 1 the tick stopped (0:
+# it could not), b = what kept it (a TICK_DEP_MASK_* bit, TICK_DEPS; 0 none)
+TICK_STOP = 25
+TICK_DEPS = {1: "POSIX_TIMER", 2: "PERF_EVENTS", 4: "SCHED", 8: "CLOCK_UNSTABLE", 16: "RCU",
+             32: "RCU_EXP"}
 APP = 2             # flags: the task is a thread of the application (jtr run app, watch --app)
 APP_NEXT = 4        # a switch's flags: its next task is one
 # a sched_waking of a thread of the application (flags APP): raw[16:32] is the
@@ -120,7 +127,7 @@ TYPE_NAMES = {
     WQ_END: "workqueue_execute_end", HRTIMER_ENTRY: "hrtimer_expire_entry",
     HRTIMER_EXIT: "hrtimer_expire_exit", TIMER_ENTRY: "timer_expire_entry",
     TIMER_EXIT: "timer_expire_exit", STEAL: "steal_time", TASK: "task_groups",
-    CALL: "app_call", BLOCK: "app_block",
+    CALL: "app_call", BLOCK: "app_block", TICK_STOP: "tick_stop",
 }
 SOFTIRQ_NAMES = ("HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET",
                  "SCHED", "HRTIMER", "RCU")
@@ -238,12 +245,37 @@ class EventLog:
         meta.setdefault("end_ns", self.end_ns)
         self.meta = meta
         self._groups = None
+        self._ticks = None
         self.symbols = meta["symbols"]
         self.vectors = meta["vectors"]
 
     def __len__(self):
         """The number of records."""
         return self.records
+
+    def tick_states(self):
+        """The nohz_full CPUs trace.json names, and each CPU's timer:tick_stop
+        states in time order: ({cpu}, {cpu: ([ts], [(stopped, dependency)])}),
+        made once."""
+        if self._ticks is None:
+            text = (self.meta.get("nohz_full") or "").strip()
+            try:
+                nohz = set(parse_cpulist(text)) if text else set()
+            except UsageError:
+                nohz = set()
+            per = {}
+            body = memoryview(self.data)[HEADER_SIZE:HEADER_SIZE + self.records * RECORD_SIZE]
+            types = bytes(body[TYPE_OFFSET::RECORD_SIZE])
+            i = types.find(TICK_STOP)
+            while i >= 0:
+                ts, _, cpu, _, _, a, b = HEAD.unpack_from(self.data, HEADER_SIZE + i * RECORD_SIZE)
+                per.setdefault(cpu, []).append((ts, a, b))
+                i = types.find(TICK_STOP, i + 1)
+            for v in per.values():
+                v.sort()
+            self._ticks = nohz, {c: ([t for t, _, _ in v], [(a, b) for _, a, b in v])
+                                 for c, v in per.items()}
+        return self._ticks
 
     @property
     def cpu_ts(self):
@@ -588,6 +620,9 @@ def describe(ev, meta):
     if t == BLOCK:
         return "app_block %s" % ("outside a system call" if a == NO_SYSCALL else
                                  syscalls.name(a))
+    if t == TICK_STOP:
+        return "tick_stop success=%d dependency=%s" % (a, TICK_DEPS.get(b, "NONE" if not b
+                                                                    else "0x%x" % b))
     if t == MIGRATE:
         return "sched_migrate_task %s(pid %d) cpu %d -> %d" % (
             ev.text, a, b & 0xffffffff, b >> 32)

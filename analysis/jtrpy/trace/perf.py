@@ -34,7 +34,7 @@ TYPED = [
     ("exceptions", "page_fault_kernel"), ("workqueue", "workqueue_execute_start"),
     ("workqueue", "workqueue_execute_end"), ("timer", "hrtimer_expire_entry"),
     ("timer", "hrtimer_expire_exit"), ("timer", "timer_expire_entry"),
-    ("timer", "timer_expire_exit"),
+    ("timer", "timer_expire_exit"), ("timer", "tick_stop"),
 ]
 # perf prints tid -1 for an event whose task is exiting (its pid already detached)
 LINE = re.compile(r"^\s*(-?\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{9}):\s+([\w]+):([\w]+):\s?(.*)$")
@@ -273,6 +273,12 @@ def convert(data, outdir, kinds, cpus_list, start_ns, end_ns, refused=(), cost=N
                          if unparsed else [])}
     if cpus_list:
         meta["cpus"] = parse_cpulist(cpus_list)
+    if os.path.exists("/sys/devices/system/cpu/nohz_full"):    # as the eBPF tracer says
+        try:
+            with open("/sys/devices/system/cpu/nohz_full") as f:
+                meta["nohz_full"] = f.read().strip().replace("(null)", "")
+        except OSError:
+            pass
     ev.write_events(outdir, recs, start_ns or 0, end_ns or 0, dropped=dropped, meta=meta)
     return len(recs)
 
@@ -327,6 +333,10 @@ def to_record(ts, tid, cpu, cat, name, rest, kind_of, addr):
         t = ev.HRTIMER_EXIT if name[0] == "h" else ev.TIMER_EXIT
         obj = f.get("hrtimer") or f.get("timer") or "0x0"
         return (ts, tid, cpu, t, 0, _int(obj), 0, None)
+    if name == "tick_stop":
+        dep = f.get("dependency", "NONE")
+        return (ts, tid, cpu, ev.TICK_STOP, 0, int(f.get("success", 0)),
+                next((k for k, v in ev.TICK_DEPS.items() if v == dep), 0), None)
     if name == "nmi_handler":
         return (ts, tid, cpu, ev.NMI, int(f.get("handled", 0)), addr(f.get("handler", "0x0")),
                 int(f.get("delta_ns", 0)), None)

@@ -11,6 +11,7 @@ from jtrpy.errors import UsageError
 from jtrpy.render.attribution import cost_text, format_table
 from jtrpy.results.outliers import read_outliers_file
 from jtrpy.results.result import load_result
+from jtrpy.trace import causes as C
 from jtrpy.trace import events as E
 from jtrpy.units import fmt_ns
 
@@ -203,6 +204,49 @@ def test_work_item_without_its_switch_is_named_from_the_log(tmp_path):
                                             "total_ns": 40_000}])
     assert c["example_chain"].startswith("preempted by kworker/1:2 (pid 123, workqueue "
                                          "vmstat_update)")
+
+
+def nohz_run(tmp_path, events, outliers, nohz_full="1"):
+    """run() on a log whose trace.json names the nohz_full CPUs."""
+    E.write_events(str(tmp_path), events, T0, T0 + 1_000_000_000,
+                   meta={"symbols": SYMBOLS, "cpus": [1], "backend": "ebpf",
+                         "nohz_full": nohz_full})
+    return A.attribute(result(), outliers, E.read_events(str(tmp_path)))
+
+
+def test_a_tick_on_a_nohz_full_cpu_is_named_by_what_kept_it(tmp_path):
+    """On a nohz_full CPU a tick is the residual tick (the tick stopped: it came
+    for the CPU's next timer) or the tick a dependency kept running, as the last
+    timer:tick_stop record before it says; the advice follows the dependency.
+    Elsewhere the same tick is the local timer."""
+    s = T0 + 1_000_000
+    stops = [(s - 500_000, 0, 1, E.TICK_STOP, 0, 1, 0, None),          # stopped
+             (s + 100_000, 0, 1, E.TICK_STOP, 0, 0, 4, None),          # SCHED keeps it
+             (s + 300_000, 0, 1, E.TICK_STOP, 0, 0, 16, None)]         # then RCU
+    evs = sorted(stops + tick(s + 500) + tick(s + 200_500) + tick(s + 400_500))
+    outs = [(1, s, 10_000), (1, s + 200_000, 10_000), (1, s + 400_000, 10_000)]
+    att = nohz_run(tmp_path, evs, outs)
+    causes = {c["name"]: c for c in att["causes"]}
+    assert sorted(causes) == ["residual tick", "tick kept by RCU", "tick kept by SCHED"]
+    assert {c["category"] for c in att["causes"]} == {"timer tick"}
+    assert causes["residual tick"]["example_chain"] == (
+        "local timer (nohz_full, the tick stopped: the residual tick, for the CPU's next "
+        "timer) → hrtimer tick_sched_timer")
+    assert causes["tick kept by SCHED"]["example_chain"].startswith(
+        "local timer (nohz_full, the tick kept by SCHED: more than one task runnable here)")
+    assert "rcu_nocbs" in causes["tick kept by RCU"]["example_chain"]
+    assert [C.rule_of("timer tick", n) for n in sorted(causes)] == [None, "rcu", "tasks"]
+    # no record before it: the residual tick, its reason not known
+    att = nohz_run(tmp_path, tick(s + 500), outs[:1])
+    assert only(att)["example_chain"].startswith("local timer (nohz_full: the residual tick)")
+    # a window whose only record is a tick_stop is no kernel event (no episode,
+    # no "other events")
+    att = nohz_run(tmp_path, stops, [(1, s + 90_000, 20_000)])
+    assert only(att)["category"] == "no kernel event", att["causes"]
+    # not a nohz_full CPU (or a kernel without it): the local timer
+    for nohz in ("0", None):
+        att = nohz_run(tmp_path, evs, outs, nohz_full=nohz)
+        assert only(att)["name"] == "local timer" and only(att)["count"] == 3
 
 
 def test_tick_during_preemption_is_its_own_shorter_episode(tmp_path):

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """cli.main: dispatch, exit statuses, `jtr help CMD`."""
 import importlib
+import sys
 
 from jtrpy import __version__
 from jtrpy.cli.main import COMMANDS, main
@@ -68,3 +69,21 @@ def test_every_commands_output_is_the_one_option(capsys):
     for opt in ("--hlog", "--prom"):
         assert main(["export", opt, "", "x"]) == 2
         assert capsys.readouterr().err.startswith("jtr export: %s '': give a file name" % opt)
+
+
+def test_a_signal_is_acknowledged_while_stderr_is_busy_writing(capfd, monkeypatch):
+    """A stop signal that comes while sys.stderr is in the middle of a write (the
+    first signal's acknowledgement, or any message) is still said, on fd 2,
+    without a traceback."""
+    from jtrpy.cli import main
+
+    class Busy:
+        def write(self, text):
+            raise RuntimeError("reentrant call inside <_io.BufferedWriter name='<stderr>'>")
+
+        def flush(self):
+            raise RuntimeError("reentrant call")
+
+    monkeypatch.setattr(sys, "stderr", Busy())
+    main.acknowledge("jtr run: stopping\n")
+    assert capfd.readouterr().err == "jtr run: stopping\n"

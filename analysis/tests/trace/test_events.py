@@ -48,6 +48,7 @@ def every_type():
         (T0 + 230, 123, 1, E.TASK, 0, 4242 | 4240 << 32, 9001, task_raw("stress", 77)),
         (T0 + 240, 4300, 1, E.CALL, 0, T0 + 200, 1 | 1 << 32, None),
         (T0 + 250, 4300, 1, E.BLOCK, 0, 202, 1, None),
+        (T0 + 260, 0, 1, E.TICK_STOP, 0, 0, 16, None),
     ]
 
 
@@ -58,12 +59,12 @@ def task_raw(comm, v1):
 
 def test_round_trip_every_type(tmp_path):
     evs = every_type()
-    assert sorted({e[3] for e in evs}) == sorted(E.TYPE_NAMES) == list(range(1, 25))
+    assert sorted({e[3] for e in evs}) == sorted(E.TYPE_NAMES) == list(range(1, 26))
     p = E.write_events(str(tmp_path), evs, T0, T0 + 1000, dropped=3, meta={"symbols": SYMS})
     assert p == str(tmp_path / "events.bin")
     log = E.read_events(str(tmp_path))
     assert (len(log), log.start_ns, log.end_ns, log.dropped, log.complete) == (
-        25, T0, T0 + 1000, 3, True)
+        26, T0, T0 + 1000, 3, True)
     assert lists(log.cpu_ts) == {1: [e[0] for e in evs]}
     got = list(log.iter_events())
     for want, ev in zip(evs, got):
@@ -116,6 +117,23 @@ def test_app_records_say_what_they_are(tmp_path):
     assert said[0].endswith("target_cpu=1 by jtr-app-waker(pid 812)")
     assert said[1:] == ["app_call 84.0 us, CPU 1 -> 0", "app_block " + E.syscalls.name(202),
                         "app_block outside a system call"]
+
+
+def test_tick_stop_records_say_what_kept_the_tick_and_the_log_indexes_them(tmp_path):
+    evs = [(T0 + 10, 0, 1, E.TICK_STOP, 0, 1, 0, None),
+           (T0 + 20, 77, 1, E.TICK_STOP, 0, 0, 4, None),
+           (T0 + 30, 77, 2, E.TICK_STOP, 0, 0, 16, None),
+           (T0 + 40, 77, 1, E.TICK_STOP, 0, 0, 64, None)]
+    E.write_events(str(tmp_path), evs, T0, T0 + 100, meta={"nohz_full": "1-2\n"})
+    log = E.read_events(str(tmp_path))
+    assert [E.describe(log.event(i), log.meta) for i in range(4)] == [
+        "tick_stop success=1 dependency=NONE", "tick_stop success=0 dependency=SCHED",
+        "tick_stop success=0 dependency=RCU", "tick_stop success=0 dependency=0x40"]
+    assert log.tick_states() == ({1, 2}, {1: ([T0 + 10, T0 + 20, T0 + 40],
+                                              [(1, 0), (0, 4), (0, 64)]),
+                                          2: ([T0 + 30], [(0, 16)])})
+    E.write_events(str(tmp_path), evs, T0, T0 + 100, meta={"nohz_full": None})
+    assert E.read_events(str(tmp_path)).tick_states()[0] == set()
 
 
 def test_decode_one_record():
@@ -187,8 +205,8 @@ def test_killed_tracer_counts_records_from_size(tmp_path):
     open(p, "wb").write(bytes(data))
     os.unlink(tmp_path / "trace.json")
     log = E.read_events(p)
-    assert (len(log), log.complete) == (25, False)
-    assert log.end_ns == T0 + 250                    # the last event
+    assert (len(log), log.complete) == (26, False)
+    assert log.end_ns == T0 + 260                    # the last event
 
 
 def test_bad_files(tmp_path):
@@ -203,7 +221,7 @@ def test_bad_files(tmp_path):
     with pytest.raises(UsageError, match="truncated header"):
         E.read_events(p)
     open(p, "wb").write(good[:64 + 64 * 5 + 3])
-    with pytest.raises(UsageError, match="header says 25 records, the file holds 5"):
+    with pytest.raises(UsageError, match="header says 26 records, the file holds 5"):
         E.read_events(p)
     bad = bytearray(good)
     struct.pack_into("<I", bad, 8, 2)
@@ -261,7 +279,7 @@ def test_a_log_named_by_a_result_stays_in_its_folder(tmp_path):
     os.symlink(str(tmp_path / "events.bin"), str(d / "events.bin"))
     with pytest.raises(UsageError, match="events.bin: leads out of the results folder"):
         E.read_events(str(d / "events.bin"), within=str(d))
-    assert len(E.read_events(str(d / "events.bin"))) == 25      # given by hand: followed
+    assert len(E.read_events(str(d / "events.bin"))) == 26      # given by hand: followed
     os.unlink(d / "events.bin")
     os.symlink("/dev/zero", str(d / "events.bin"))
     with pytest.raises(UsageError, match="a character device, not a regular file"):

@@ -58,6 +58,8 @@ def rec(name, rest, cat="x", kinds=None):
      (ev.TIMER_ENTRY, 0, 0xaa, 0x300, None)),
     ("hrtimer_expire_exit", "hrtimer=0xff01", (ev.HRTIMER_EXIT, 0, 0xff01, 0, None)),
     ("timer_expire_exit", "timer=0xaa", (ev.TIMER_EXIT, 0, 0xaa, 0, None)),
+    ("tick_stop", "success=0 dependency=RCU", (ev.TICK_STOP, 0, 0, 16, None)),
+    ("tick_stop", "success=1 dependency=NONE", (ev.TICK_STOP, 0, 1, 0, None)),
     ("nmi_handler", "handler=perf_event_nmi_handler delta_ns=4430 handled=1",
      (ev.NMI, 1, 0x400, 4430, None)),
 ])
