@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, load, need_tracing, on_a_terminal, run_jtr
+from conftest import JTR, ROOT, load, need_tracing, on_a_terminal, run_jtr
 from injection import (
     INJECT,
     cpus,
@@ -23,6 +23,7 @@ from injection import (
 )
 
 from jtrpy.system.elf import Symbols
+from jtrpy.values import parse_cpulist
 
 TARGET = os.path.join(ROOT, "build", "tests", "jtr-app-target")
 LIB = os.path.join(ROOT, "build", "tests", "libjtr-target.so")
@@ -383,3 +384,31 @@ def test_help_has_examples():
     p = run_jtr("run", "app", "--help")
     assert p.returncode == 0
     assert "--func BINARY:SYMBOL" in p.stdout and "examples:" in p.stdout.lower()
+
+
+@pytest.mark.measures
+def test_jtr_keeps_itself_off_the_programs_cpu_and_takes_q(tmp_path):
+    """While the program runs, jtr's own process (its wait for the program polls)
+    may run on every CPU but the one the program is pinned to; after the run it
+    is as before (jtr ab starts the program again from there). -q leaves out the
+    tracer's own summary and keeps jtr run's report."""
+    need_tracing()
+    cpu, _ = cpus()
+    p = subprocess.Popen([JTR, "run", "app", "-q", "-c", str(cpu), "--func", TARGET + ":on_tick",
+                          "-o", str(tmp_path / "run"), "--", TARGET, "-c", str(cpu), "-d", "2"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = set()
+    while p.poll() is None:
+        try:
+            with open("/proc/%d/status" % p.pid) as f:
+                line = [x for x in f if x.startswith("Cpus_allowed_list:")][0]
+            seen.add(line.split()[1])
+        except (OSError, IndexError):
+            pass
+        subprocess.run(["sleep", "0.05"])
+    out, err = p.communicate()
+    assert p.returncode == 0, out + err
+    allowed = [set(parse_cpulist(s)) for s in seen]
+    assert any(cpu not in a for a in allowed), seen
+    assert "outliers" in out and load(tmp_path / "run")["tool"] == "app"
+

@@ -186,6 +186,8 @@ def make_app_parser(prog):
     p.add_argument("--max-outliers", metavar="N", type=Count(0, 10 ** 8),
                    help="slow calls logged per CPU (default 1000000; the rest are counted)")
     add_output(p, "results folder (default results/DATE-HOST-app): " + OUTPUT_RULE)
+    p.add_argument(*shared("-q"), action="store_true",
+                   help="the tracer's own summary left out (jtr run's report stays)")
     add_attribution_options(p, fmt_ns(DEFAULT_SLACK_NS))
     p.add_argument("--trace-buffer", metavar="SIZE", type=Size(4096, 1 << 30),
                    help="the tracer's ring buffer (see jtr trace -b)")
@@ -229,6 +231,7 @@ def app_options(opts):
             "warmup": opts.warmup, "max_outliers": opts.max_outliers,
             "output": opts.output, "slack_ns": opts.slack, "top": opts.top,
             "trace_buffer": opts.trace_buffer, "drain_interval": opts.drain_interval,
+            "quiet": opts.quiet,
             "gates": (opts.max_latency, None), "junit": opts.junit,
             "command": " ".join(opts.command), "argv": list(opts.command)}
 

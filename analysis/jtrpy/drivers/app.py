@@ -243,6 +243,13 @@ def measure_app(o, progress=None):
             args += ["-i", format_duration(o["drain_interval"])]
         if o["output"]:
             args += ["-o", o["output"]]
+        # jtr itself (its wait for the program polls) off the CPUs the program
+        # runs on, where others are allowed: it preempted the timed thread there
+        # (back after: jtr ab starts the program again from here)
+        mine = os.sched_getaffinity(0)
+        off = set(mine) - set(cpus)
+        if off:
+            os.sched_setaffinity(0, off)
         detail = tempfile.TemporaryFile()
         try:
             tracer = Program("trace", args, env=env_of("jtr run app", True), stdout=detail)
@@ -262,9 +269,13 @@ def measure_app(o, progress=None):
             if held:
                 held.cancel()
             raise
+        finally:
+            os.sched_setaffinity(0, mine)
     job.detail = read_detail(detail)
     if not took_result(job, folder):
         return job
+    if o.get("quiet"):
+        job.detail = ""     # the tracer's summary (its readiness is read from it: not -q)
     # how to measure it again (jtr advise --prove runs it in jtr ab): the settings
     job.result["app"] = {k: o.get(k) for k in SETTINGS}
     job.result["command"] = list(o.get("argv") or job.result.get("command") or [])
