@@ -255,12 +255,13 @@ def fifo_injected(tmp_path_factory):
     return fifo_run(tmp_path_factory.mktemp("fifo"))
 
 
-def on_a_terminal(argv, timeout=60):
+def on_a_terminal(argv, timeout=60, env=None):
     """Run @argv with a pseudo-terminal as its stdout and stderr (stdin from
-    /dev/null): (exit status, every byte it wrote there)."""
+    /dev/null), in @env (default jtr's): (exit status, every byte it wrote there)."""
     import pty
     leader, follower = pty.openpty()
-    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=follower, stderr=follower)
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=follower, stderr=follower,
+                         env=env)
     os.close(follower)
     seen = b""
     while True:

@@ -412,3 +412,27 @@ def test_jtr_keeps_itself_off_the_programs_cpu_and_takes_q(tmp_path):
     assert any(cpu not in a for a in allowed), seen
     assert "outliers" in out and load(tmp_path / "run")["tool"] == "app"
 
+
+
+@pytest.mark.measures
+def test_a_slow_attach_is_waited_for_and_said(tmp_path):
+    """A tracer that takes long to attach (minutes on an emulated machine beside a
+    busy CPU) is waited for, the program held until it traces, and the wait is
+    said on a terminal (a 30 s limit held the program back for good there: no
+    call timed). Here jtr-trace starts 4 s late."""
+    need_tracing()
+    cpu, _ = cpus()
+    libexec = tmp_path / "libexec"
+    libexec.mkdir()
+    slow = libexec / "jtr-trace"
+    slow.write_text("#!/bin/sh\nsleep 4\nexec %s \"$@\"\n"
+                    % os.path.join(ROOT, "build", "bin", "jtr-trace"))
+    slow.chmod(0o755)
+    env = dict(os.environ, JTR_LIBEXEC=str(libexec))
+    env.pop("JTR_PROG", None)
+    rc, seen = on_a_terminal([JTR, "run", "app", "--func", TARGET + ":on_tick", "-c", str(cpu),
+                              "-o", str(tmp_path / "r"), "--", TARGET, "-c", str(cpu), "-d", "1"],
+                             env=env)
+    assert rc == 0, seen
+    assert b"waiting for jtr-trace to attach its programs" in seen, seen
+    assert load(tmp_path / "r")["runs"][0]["calls"] >= 900 - 100

@@ -34,7 +34,6 @@ from .gates import conclude, judge
 from .programs import Program, stop
 from .run import Job, env_of, read_detail, saved, took_result
 
-READY_S = 30            # how long the tracer may take to attach
 # the settings of a run that measure it again (result.json "app"; jtr advise --prove)
 SETTINGS = ("func", "usdt", "pid", "cmd", "cpus", "duration_ns", "threshold_ns", "warmup",
             "max_outliers", "trace_buffer", "drain_interval")
@@ -178,17 +177,24 @@ class Held:
         stop(self.proc)
 
 
-def _ready(proc, detail, timeout):
-    """Until the tracer says it traces (every program attached); False if it ended."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
+def _ready(proc, detail, progress=None):
+    """Until the tracer says it traces (every program attached): True; False if
+    it ended or a stop came. No time limit: the attach took minutes on an
+    emulated machine beside a busy CPU (each code patch waits for that CPU),
+    and a limit of 30 s then held the program back for good, the run timing no
+    call; the wait is said on a terminal, and Ctrl-C ends it."""
+    ready = False
+    while not ready and proc.poll() is None and not signals.requested():
         detail.seek(0)
-        if b"tracing CPU" in detail.read():
-            return True
-        if proc.poll() is not None:
-            return False
-        time.sleep(0.01)
-    return False
+        ready = b"tracing CPU" in detail.read()
+        if not ready:
+            if progress is not None:
+                progress("waiting for jtr-trace to attach its programs (the program starts "
+                         "then)")
+            time.sleep(0.01)
+    if progress is not None:
+        progress.done()
+    return ready and not signals.requested()
 
 
 def app_job(o, progress=None):
@@ -254,7 +260,7 @@ def measure_app(o, progress=None):
         try:
             tracer = Program("trace", args, env=env_of("jtr run app", True), stdout=detail)
             if held:
-                if not _ready(tracer.proc, detail, READY_S) or signals.requested():
+                if not _ready(tracer.proc, detail, progress):
                     held.cancel()
                 else:
                     held.go()
