@@ -295,12 +295,14 @@ def test_a_failed_gate_names_the_injected_spinner(tmp_path, junit_schema, valida
     assert not lat["passed"] and lat["beyond"] >= 20
     # the spinner first, unless a task of another program on this busy machine took
     # more of the CPU then (`man` once), or the host did (its steal counter, beside
-    # a busy loop): named too, and printed
+    # a busy loop; or unmeasured, "VM exits, SMI or hardware", once in a fresh
+    # clone): named too, and printed
     names = [(c["category"], c["name"].split(" ")[0]) for c in lat["causes"]]
     i = names.index(("task preemption", "jtr-inject"))
     foreign = names[:i]
     assert all((k == "task preemption" and not n.startswith("jtr")) or
-               (k, n) == ("no kernel event", "host") for k, n in foreign), names
+               (k, n) in (("no kernel event", "host"), ("no kernel event", "VM"))
+               for k, n in foreign), names
     if foreign:
         print("a foreign load took more than the spinner: %s" % foreign)
     top = lat["causes"][i]
