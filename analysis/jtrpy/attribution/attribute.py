@@ -937,14 +937,9 @@ class Wakings:
         """When @tid first began or returned from a call in (lo, hi] (its CALL
         records: it ran there), or None."""
         if self.ran is None:
-            log, self.ran = self.log, {}
-            body = memoryview(log.data)[_HDR:_HDR + log.records * _REC]
-            types = bytes(body[_TYPE::_REC])
-            i = types.find(ev.CALL)
-            while i >= 0:
-                ts, pid, _, _, _, a, _ = ev.HEAD.unpack_from(log.data, _HDR + i * _REC)
-                self.ran.setdefault(pid, []).extend((a, ts))
-                i = types.find(ev.CALL, i + 1)
+            self.ran = {}
+            for e in self.log.of_type(ev.CALL):
+                self.ran.setdefault(e.pid, []).extend((e.a, e.ts_ns))
             for v in self.ran.values():
                 v.sort()
         v = self.ran.get(tid)

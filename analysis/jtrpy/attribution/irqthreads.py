@@ -17,16 +17,10 @@ def full_names(log):
     """{truncated comm: full name} of the threaded IRQ handlers whose name the
     kernel cut ('irq/25-virtio0-': 'irq/25-virtio0-requests'), from the action
     names of the log's irq_handler_entry records; {} for none."""
-    body = memoryview(log.data)[ev.HEADER_SIZE:ev.HEADER_SIZE + log.records * ev.RECORD_SIZE]
-    types = bytes(body[ev.TYPE_OFFSET::ev.RECORD_SIZE])
     actions = {}
-    i = types.find(ev.IRQ_ENTRY)
-    while i >= 0:
-        off = ev.HEADER_SIZE + i * ev.RECORD_SIZE
-        _, _, _, _, _, irq, _ = ev.HEAD.unpack_from(log.data, off)
-        if irq not in actions:
-            actions[irq] = ev.cstr(log.data[off + ev.RAW_OFFSET:off + ev.RECORD_SIZE])
-        i = types.find(ev.IRQ_ENTRY, i + 1)
+    for e in log.of_type(ev.IRQ_ENTRY):
+        if e.a not in actions:
+            actions[e.a] = e.text
     out = {}
     for irq, action in actions.items():
         full = "irq/%d-%s" % (irq, action)

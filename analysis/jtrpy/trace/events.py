@@ -264,13 +264,8 @@ class EventLog:
             except UsageError:
                 nohz = set()
             per = {}
-            body = memoryview(self.data)[HEADER_SIZE:HEADER_SIZE + self.records * RECORD_SIZE]
-            types = bytes(body[TYPE_OFFSET::RECORD_SIZE])
-            i = types.find(TICK_STOP)
-            while i >= 0:
-                ts, _, cpu, _, _, a, b = HEAD.unpack_from(self.data, HEADER_SIZE + i * RECORD_SIZE)
-                per.setdefault(cpu, []).append((ts, a, b))
-                i = types.find(TICK_STOP, i + 1)
+            for e in self.of_type(TICK_STOP):
+                per.setdefault(e.cpu, []).append((e.ts_ns, e.a, e.b))
             for v in per.values():
                 v.sort()
             self._ticks = nohz, {c: ([t for t, _, _ in v], [(a, b) for _, a, b in v])
