@@ -245,7 +245,7 @@ $(BUILD)/ebpf/vmlinux.h: | $(BUILD)/ebpf
 		"kernel with CONFIG_DEBUG_INFO_BTF=y, or VMLINUX_BTF=FILE" >&2; exit 2; }
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/ebpf/%.bpf.o: ebpf/%.bpf.c ebpf/%.h $(BUILD)/ebpf/vmlinux.h | $(BUILD)/ebpf
+$(BUILD)/ebpf/%.bpf.o: ebpf/%.bpf.c ebpf/%.h ebpf/watch_model.h $(BUILD)/ebpf/vmlinux.h | $(BUILD)/ebpf
 	$(call msg,BPF,$@)
 	$(Q)$(CCACHE) $(CLANG) $(BPF_CFLAGS) -Wall -Werror -c $< -o $@
 
@@ -271,7 +271,7 @@ $(PERFETTO): ebpf/perfetto.c ebpf/trace.h ebpf/trace_names.h $(LIBJTR) VERSION |
 	$(Q)$(CC) $(CPPFLAGS) -Iebpf $(CFLAGS) $(WARN) $< $(LDFLAGS) $(LIBJTR) $(LDLIBS) -o $@
 
 # jtr watch's accounting (ebpf/watch.c) on synthetic events: no BPF needed
-$(BUILD)/tests/test_watch: ebpf/tests/test_watch.c ebpf/watch.c ebpf/watch.h ebpf/trace.h \
+$(BUILD)/tests/test_watch: ebpf/tests/test_watch.c ebpf/watch.c ebpf/watch.h ebpf/watch_model.h ebpf/trace.h \
 		$(LIBJTR) $(wildcard lib/*.h) VERSION | $(BUILD)/tests
 	$(call msg,CCLD,$@)
 	$(Q)$(CC) $(CPPFLAGS) -Iebpf $(CFLAGS) $(WARN) $< ebpf/watch.c $(LIBJTR) $(LDLIBS) \

@@ -214,6 +214,22 @@ bool jtr_cgroups_known(const struct jtr_cgroups *c, uint32_t pid)
 	return c && c->task && pid && c->task[hash64(pid) % JTR_CGROUPS_TASKS].pid == pid;
 }
 
+const char *jtr_cgroups_label(struct jtr_cgroups *c, uint64_t v2, uint64_t v1)
+{
+	const struct jtr_cgroup *g;
+
+	if (!c->group)
+		return "";
+	note_group(c, v2, false);
+	note_group(c, v1, true);
+	jtr_cgroups_resolve(c);
+	if ((g = group_of(c, v2, false)) && g->id && g->label[0])
+		return g->label;
+	if ((g = group_of(c, v1, true)) && g->id && g->label[0])
+		return g->label;
+	return "";
+}
+
 const char *jtr_cgroups_task_label(const struct jtr_cgroups *c, uint32_t pid)
 {
 	const struct jtr_cgroup_task *t;

@@ -77,6 +77,10 @@ void jtr_cgroups_resolve(struct jtr_cgroups *c);
  * taken its slot)? */
 bool jtr_cgroups_known(const struct jtr_cgroups *c, uint32_t pid);
 
+/* jtr_cgroups_label - the label of the task in cgroups @v2 and @v1 (the ids
+ * jtr watch's kernel side reads), looked for where they are new; "" for none */
+const char *jtr_cgroups_label(struct jtr_cgroups *c, uint64_t v2, uint64_t v1);
+
 /* jtr_cgroups_task_label - the label of task @pid ("" when none, or not seen) */
 const char *jtr_cgroups_task_label(const struct jtr_cgroups *c, uint32_t pid);
 

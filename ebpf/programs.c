@@ -24,6 +24,7 @@
 #endif
 
 #include "programs.h"
+#include "watch_run.h"
 #include "trace.skel.h"
 
 #define TRACEFS "/sys/kernel/tracing"
@@ -406,8 +407,11 @@ static void choose_programs(struct tracer *t, const char *use, const char *off)
 		/* sched_wakeup says what sched_waking said a moment before (the
 		 * task, its CPU and priority) and every reader of the log takes
 		 * the first of the two: one program less on every wake-up path
-		 * (a traced wake-up fires about seven) */
-		if (have && !strcmp(tps[i].name, "sched_wakeup") && tp_exists("sched", "sched_waking")) {
+		 * (a traced wake-up fires about seven). jtr watch counts by
+		 * sched_wakeup (the CPU the task is queued on: sched_waking's may
+		 * be another) and leaves sched_waking out without dumps */
+		if (have && !strcmp(tps[i].name, "sched_wakeup") && tp_exists("sched", "sched_waking") &&
+		    !t->o->watch) {
 			have = false;
 			snprintf(t->left_out[t->nleft_out++], sizeof(t->left_out[0]), "%s:%s",
 				 tps[i].cat, tps[i].name);
@@ -610,6 +614,8 @@ int progs_start(struct tracer *t, enum prog_kind kind,
 		choose_programs(t, "btf", "raw");
 	else
 		choose_programs(t, "raw", "btf");
+	if (t->o->watch)
+		watch_run_configure(t);
 
 	/* load: verify and load into the kernel */
 	rc = trace_bpf__load(t->skel);

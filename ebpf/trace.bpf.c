@@ -24,6 +24,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/usdt.bpf.h>
 #include "trace.h"
+#include "watch_model.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -79,9 +80,19 @@ static __always_inline bool traced(__u32 cpu)
 	return cpu_mask[word] & (1ULL << (cpu % 64));
 }
 
-/* ev_end - hand the record over without waking the consumer */
+/* jtr watch: every record is counted where it happens (w_account), none
+ * goes to the ring; set by the user side before load */
+const volatile bool watch_mode = false;
+static __always_inline void w_account(struct jtr_ev *e);
+
+/* ev_end - hand the record over without waking the consumer; jtr watch's
+ * to its accounting */
 static __always_inline void ev_end(struct jtr_ev *e)
 {
+	if (watch_mode) {
+		w_account(e);
+		return;
+	}
 	bpf_ringbuf_submit(e, wakeup ? 0 : BPF_RB_NO_WAKEUP);
 }
 
@@ -99,11 +110,23 @@ static __always_inline void ev_end(struct jtr_ev *e)
 
 /* ev_reserve - a record of @type from this CPU, @bytes long (a constant),
  * counted; NULL when the buffer is full */
+static __always_inline struct jtr_ev *w_reserve(void);
+
 static __always_inline struct jtr_ev *ev_reserve(struct jtr_trace_counts *c, __u8 type, __u32 cpu,
 						 __u32 bytes)
 {
-	void *ring = bpf_map_lookup_elem(&rings, &cpu);
-	struct jtr_ev *e = ring ? bpf_ringbuf_reserve(ring, bytes, 0) : NULL;
+	void *ring;
+	struct jtr_ev *e;
+
+	if (watch_mode) {
+		e = w_reserve();
+		if (e == (void *)1)
+			return NULL;	/* not counting yet */
+		bytes = JTR_EV_SIZE;	/* the whole record: the recorder keeps it */
+	} else {
+		ring = bpf_map_lookup_elem(&rings, &cpu);
+		e = ring ? bpf_ringbuf_reserve(ring, bytes, 0) : NULL;
+	}
 
 	if (!e) {
 		if (c && type < JTR_EV_NTYPES)
@@ -319,6 +342,249 @@ static __always_inline __u64 v1_memory_id(struct task_struct *p)
 	return BPF_CORE_READ(css, cgroup, kn, id);
 }
 
+/* jtr watch's accounting in the kernel (watch_model.h): each record is built
+ * in a per-CPU scratch record instead of the ring, counted by the model in
+ * its CPU's state (wstate), its causes' counters in wcells, kept in the flight
+ * recorder (wrec, only with dumps); the user side reads the tables at each
+ * state line. A program that runs while another one's record is being counted
+ * on the same CPU (an interrupt inside a program) is not counted: a drop, per
+ * type, as a full ring's */
+struct jtr_wcfg wcfg = {};		/* set by the user side; on: counting */
+__u64 wrec_shared = 0;			/* the head of the region of the CPUs not watched */
+
+struct wscratch {
+	struct jtr_ev ev;		/* first: the record handlers fill */
+	__u64 busy;
+	__u64 next;			/* a switch's next task (its cgroups) */
+	__u32 next_pid, pad;
+	__u32 n;			/* w_cell's room: the stack of the model's calls
+					 * is bounded (512 bytes) */
+	__u32 pad2;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct wscratch);
+} wscratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);		/* the watched CPUs: set by the user side */
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct jtr_wcpu);
+} wstate SEC(".maps");
+
+/* a cause's counters: wcounts[(slot * JTR_W_NCATS + cat) * (names + 1) + n], the
+ * name's n-th of its CPU and category (n = names: "other"); wcells, the
+ * names' keys to their n (the user side reads both, the counters mapped) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);		/* CPUs x categories x names */
+	__type(key, struct jtr_wkey);
+	__type(value, __u32);
+} wcells SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);		/* CPUs x categories x (names + 1) */
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct jtr_wcell);
+} wcounts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);		/* (CPUs + 1) x rec_slots */
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct jtr_ev);
+} wrec SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);		/* CPUs x kept_slots */
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct jtr_wkept);
+} wkept SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);	/* watch.h JTR_WATCH_TIDS */
+	__type(key, __u32);
+	__type(value, __u8);
+} wtids SEC(".maps");
+
+/* w_cell - the counters of @k: found, new while the CPU's category has room,
+ * else its "other" */
+static __always_inline struct jtr_wcell *w_cell(struct wscratch *x, struct jtr_wcpu *c,
+						const struct jtr_wkey *k)
+{
+	__u32 *n = bpf_map_lookup_elem(&wcells, k), cat = k->cat, base, i;
+
+	if (!x || cat >= JTR_W_NCATS)
+		return NULL;
+	base = (c->slot * JTR_W_NCATS + cat) * (wcfg.names + 1);
+	if (n)
+		i = base + *n;
+	else if (c->nnames[cat] < wcfg.names) {
+		x->n = (__u32)c->nnames[cat];
+		if (bpf_map_update_elem(&wcells, k, &x->n, BPF_NOEXIST))
+			i = base + wcfg.names;	/* the table is full: "other" */
+		else
+			i = base + (__u32)c->nnames[cat]++;
+	} else {
+		i = base + wcfg.names;
+	}
+	return bpf_map_lookup_elem(&wcounts, &i);
+}
+
+/* w_group - task @pid's cgroups (v2 id, v1 memory id) in @k->group: the
+ * switch's next task, or the one running here */
+static __always_inline void w_group(struct wscratch *x, __u32 pid, struct jtr_wkey *k)
+{
+	struct task_struct *t;
+	__u64 v2, v1;
+
+	if (!x || !pid)
+		return;
+	t = (struct task_struct *)(x->next && x->next_pid == pid ? x->next : bpf_get_current_task());
+	if ((__u32)BPF_CORE_READ(t, pid) != pid)
+		return;
+	v2 = BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
+	v1 = v1_memory_id(t);
+	__builtin_memcpy(k->group, &v2, sizeof(v2));
+	__builtin_memcpy(k->group + 8, &v1, sizeof(v1));
+}
+
+/* w_keep - an interruption counted: kept for a dump's outliers.csv, and told
+ * to the user side when it may trigger a dump */
+static __always_inline void w_keep(struct jtr_wcpu *c, const struct jtr_wkey *k, __u64 start,
+				   __u64 len)
+{
+	struct jtr_wkept *kept;
+	struct jtr_ev *e;
+	void *ring;
+	__u32 i, cpu = c->cpu;
+
+	if (len >= JTR_WATCH_KEEP_MIN_NS && wcfg.kept_slots) {
+		i = c->slot * wcfg.kept_slots + (__u32)(c->kept_head & (wcfg.kept_slots - 1));
+		kept = bpf_map_lookup_elem(&wkept, &i);
+		if (kept) {
+			kept->start_ns = start;
+			kept->length_ns = len;
+			kept->key = *k;
+		}
+		c->kept_head++;
+	}
+	if (!wcfg.dump_above_ns || len < wcfg.dump_above_ns)
+		return;
+	ring = bpf_map_lookup_elem(&rings, &cpu);
+	e = ring ? bpf_ringbuf_reserve(ring, JTR_EV_SIZE, 0) : NULL;
+	if (!e)
+		return;
+	e->ts_ns = start;
+	e->pid = 0;
+	e->cpu = (__u16)cpu;
+	e->type = JTR_EV_WATCH_INTR;
+	e->flags = 0;
+	e->a = len;
+	e->b = k->cat | (__u64)k->src << 8 | (__u64)k->id << 32;
+	__builtin_memcpy(e->str, k->name, JTR_COMM_LEN);
+	__builtin_memcpy(e->str + JTR_COMM_LEN, k->group, JTR_COMM_LEN);
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+#define W_CTX			struct wscratch *
+#define W_CFG(ctx)		(&wcfg)
+#define W_CELL(ctx, c, k)	w_cell(ctx, c, k)
+#define W_GROUP(ctx, pid, k)	w_group(ctx, pid, k)
+#define W_APP_TID(ctx, pid)	(bpf_map_lookup_elem(&wtids, &(__u32){ pid }) != NULL)
+#define W_KEEP(ctx, c, k, start, len) w_keep(c, k, start, len)
+#include "watch_model.h"
+
+/* w_reserve - the scratch record; NULL: another record is being counted on
+ * this CPU (a drop); 1: not counting yet */
+static __always_inline struct jtr_ev *w_reserve(void)
+{
+	__u32 zero = 0;
+	struct wscratch *x = bpf_map_lookup_elem(&wscratch, &zero);
+
+	if (!wcfg.on)
+		return (struct jtr_ev *)1;
+	if (!x || x->busy)
+		return NULL;
+	x->busy = 1;
+	x->next = 0;
+	x->next_pid = 0;
+	return &x->ev;
+}
+
+/* w_slot - @cpu's index among the watched CPUs, or -1 */
+static __always_inline int w_slot(__u32 cpu)
+{
+	__u64 i = cpu;
+
+	barrier_var(i);		/* the bounds check on the register used as the index */
+	if (i >= JTR_TRACE_MAX_CPUS)
+		return -1;
+	return wcfg.slot[i];
+}
+
+/* w_model - the scratch record @x counted on its CPU, told to the CPU it
+ * concerns (a wake-up onto, a migration away from a watched CPU), kept. A
+ * function of its own (global: the verifier reads it once per program, not
+ * once per call; each program has one copy, not the model inlined) */
+__noinline int w_model(struct wscratch *x)
+{
+	struct jtr_wcpu *c = NULL, *t;
+	struct jtr_ev *e;
+	__u32 s, ts = (__u32)-1, i;
+	struct jtr_ev *r;
+	__u64 head;
+
+	if (!x)
+		return 0;
+	e = &x->ev;
+	s = w_slot(e->cpu);
+
+	if (s != (__u32)-1 && (c = bpf_map_lookup_elem(&wstate, &s))) {
+		/* odd while it changes: the user side copies it between two
+		 * equal even values */
+		*(volatile __u64 *)&c->seq = c->seq + 1;
+		asm volatile("" ::: "memory");
+		jtr_wmodel_event(x, &wcfg, c, e);
+		asm volatile("" ::: "memory");
+		*(volatile __u64 *)&c->seq = c->seq + 1;
+	}
+	if (e->type == JTR_EV_WAKEUP || e->type == JTR_EV_MIGRATE)
+		ts = w_slot((__u32)e->b);
+	if (ts != (__u32)-1 && ts != s && (t = bpf_map_lookup_elem(&wstate, &ts)))
+		jtr_wmodel_remote(&wcfg, t, e);
+	if (wcfg.rec_slots) {
+		if (c) {
+			head = c->rec_head++;
+			i = s * wcfg.rec_slots + (__u32)(head & (wcfg.rec_slots - 1));
+		} else {
+			head = __sync_fetch_and_add(&wrec_shared, 1);
+			i = wcfg.nslots * wcfg.rec_slots + (__u32)(head & (wcfg.rec_slots - 1));
+		}
+		r = bpf_map_lookup_elem(&wrec, &i);
+		if (r)
+			__builtin_memcpy(r, e, sizeof(*r));
+	}
+	x->busy = 0;
+	return 0;
+}
+
+static __always_inline void w_account(struct jtr_ev *e)
+{
+	w_model((struct wscratch *)e);
+}
+
 /* note_task - a JTR_EV_TASK record for @p where it is new or has moved to
  * another group since its last one: who a cause is in (docs/attribution.md) */
 static __always_inline void note_task(struct task_struct *p)
@@ -398,7 +664,10 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 
 	if (!traced(bpf_get_smp_processor_id()))
 		return 0;
-	note_task(next);
+	/* jtr watch reads a cause's cgroups where it counts it (w_group); a
+	 * dump's records say who each task is, as a log's do */
+	if (!watch_mode || wcfg.rec_slots)
+		note_task(next);
 	prev_app = app_of(prev);
 	if (app_blocks && prev_app && !preempt && prev_state != 0)
 		note_block(prev, prev_state, regs);
@@ -413,6 +682,10 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	e->flags |= prev_app | (app_of(next) ? JTR_FL_APP_NEXT : 0);
 	bpf_core_read_str(e->str, JTR_COMM_LEN, &prev->comm);
 	bpf_core_read_str(&e->str[JTR_COMM_LEN], JTR_COMM_LEN, &next->comm);
+	if (watch_mode) {
+		((struct wscratch *)e)->next = (__u64)next;
+		((struct wscratch *)e)->next_pid = (__u32)(e->a >> 32);
+	}
 	ev_end(e);
 	return 0;
 }

@@ -194,7 +194,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (e->type == JTR_EV_CALL && t->calls)
 		calls_event(t->calls, e);
 	if (t->watch) {
-		jtr_watch_event(t->watch, e);
+		watch_run_notice(t, e);
 		return 0;
 	}
 	if (fwrite(e, sizeof(*e), 1, t->log.f) != 1) {
@@ -839,6 +839,8 @@ int main(int argc, char **argv)
 	 * short, -d or not */
 	if (t.calls && jtr_stop && !t.app_gone)
 		p.partial = true;
+	if (o.watch)
+		watch_run_stop(&t);	/* what detaching does is not counted */
 	progs_detach(&t);
 	if (o.watch) {
 		watch_run_end(&t, end_ns);

@@ -85,6 +85,12 @@ enum jtr_ev_type {
 	JTR_EV_NTYPES
 };
 
+/* jtr watch only, never in a log: the kernel side counted an interruption of
+ * at least --dump-above (a dump's trigger): ts = its start, a = its length,
+ * b = its key's cat | src<<8 | id<<32, str = the key's name and group
+ * (watch_model.h struct jtr_wkey), cpu = its CPU */
+#define JTR_EV_WATCH_INTR 64
+
 /* one event, as the kernel side submits it and the log stores it */
 struct jtr_ev {
 	unsigned long long ts_ns;	/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* watch.c - jtr watch's accounting of interruptions and its flight recorder
- * (watch.h says what is counted and how). No allocation after
- * jtr_watch_init; every event costs a few comparisons and one 64-byte copy.
+/* watch.c - jtr watch's names, state line and dumps, around the accounting
+ * of watch_model.h (watch.h says what is counted, where and how). No
+ * allocation after jtr_watch_init.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,16 +10,30 @@
 #include "jtr_json.h"
 #include "watch.h"
 
+static struct jtr_wcell *user_cell(struct jtr_watch *w, struct jtr_wcpu *c,
+				   const struct jtr_wkey *k);
+static const struct jtr_ev *region_at(const struct jtr_watch *w, int r, size_t i);
+static void user_group(const struct jtr_watch *w, uint32_t pid, struct jtr_wkey *k);
+static bool user_app_tid(const struct jtr_watch *w, uint32_t pid);
+static void user_keep(struct jtr_watch *w, struct jtr_wcpu *c, const struct jtr_wkey *k,
+		      uint64_t start, uint64_t len);
+
+/* the model, as the user side runs it: the name tables are its cells */
+#define W_CTX			struct jtr_watch *
+#define W_CFG(ctx)		(&(ctx)->cfg)
+#define W_CELL(ctx, c, k)	user_cell(ctx, c, k)
+#define W_GROUP(ctx, pid, k)	user_group(ctx, pid, k)
+#define W_APP_TID(ctx, pid)	user_app_tid(ctx, pid)
+#define W_KEEP(ctx, c, k, start, len) user_keep(ctx, c, k, start, len)
+#include "watch_model.h"
+
 const char *const jtr_watch_cats[JTR_W_NCATS] = {
 	[JTR_W_TICK] = "timer tick", [JTR_W_IPI] = "IPI", [JTR_W_HARDIRQ] = "hardirq",
 	[JTR_W_SOFTIRQ] = "softirq", [JTR_W_TASK] = "task preemption",
 	[JTR_W_PF] = "page fault", [JTR_W_NMI] = "NMI", [JTR_W_THROTTLE] = "RT throttling",
 };
 
-const uint64_t jtr_watch_bounds_ns[JTR_WATCH_BUCKETS - 1] = {
-	1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000,
-	1000000, 2000000, 5000000, 10000000, 20000000, 50000000, 100000000,
-};
+const uint64_t jtr_watch_bounds_ns[JTR_WATCH_BUCKETS - 1] = JTR_WATCH_BOUNDS;
 
 /* softirq vectors 0..9, as the kernel names them */
 static const char *const softirq_names[] = {
@@ -28,19 +42,31 @@ static const char *const softirq_names[] = {
 };
 
 int jtr_watch_init(struct jtr_watch *w, const int *cpus, int ncpus, int names,
-		   size_t rec_records, size_t intr_keep)
+		   size_t rec_records, size_t kept, bool own)
 {
 	memset(w, 0, sizeof(*w));
-	memset(w->slot, 0xff, sizeof(w->slot));
+	memset(w->cfg.slot, 0xff, sizeof(w->cfg.slot));
 	w->names = names > 0 ? names : 1;
-	w->settle_ns = JTR_WATCH_SETTLE_NS;
+	w->cfg.names = (uint32_t)w->names;
+	w->cfg.settle_ns = JTR_WATCH_SETTLE_NS;
+	w->cfg.nslots = (uint32_t)ncpus;
 	w->ncpus = ncpus;
+	w->rec_slots = rec_records;
+	w->kept_slots = kept;
+	w->cfg.rec_slots = (uint32_t)rec_records;
+	w->cfg.kept_slots = (uint32_t)kept;
+	w->rec_shared = &w->rec_shared_own;
+	w->own = own;
 	w->cpus = calloc(ncpus ? ncpus : 1, sizeof(*w->cpus));
-	w->rec = calloc(rec_records ? rec_records : 1, sizeof(*w->rec));
-	w->intr = calloc(intr_keep ? intr_keep : 1, sizeof(*w->intr));
-	if (!w->cpus || !w->rec || !w->intr) {
-		jtr_watch_free(w);
+	if (!w->cpus)
 		return -ENOMEM;
+	if (own) {
+		w->rec = calloc(rec_records * (ncpus + 1) + 1, sizeof(*w->rec));
+		w->kept = calloc(kept * ncpus + 1, sizeof(*w->kept));
+		if (!w->rec || !w->kept) {
+			jtr_watch_free(w);
+			return -ENOMEM;
+		}
 	}
 	for (int i = 0; i < ncpus; i++)
 		for (int k = 0; k < JTR_W_NCATS; k++) {
@@ -50,14 +76,13 @@ int jtr_watch_init(struct jtr_watch *w, const int *cpus, int ncpus, int names,
 				return -ENOMEM;
 			}
 		}
-	w->rec_cap = rec_records ? rec_records : 1;
-	w->intr_cap = intr_keep ? intr_keep : 1;
 	for (int i = 0; i < ncpus; i++) {
 		w->cpus[i].cpu = cpus[i];
-		w->cpus[i].running = -1;
-		w->cpus[i].run_idx = -1;
+		w->cpus[i].st.cpu = (uint32_t)cpus[i];
+		w->cpus[i].st.slot = (uint32_t)i;
+		w->cpus[i].st.run_idx = -1;
 		if (cpus[i] >= 0 && cpus[i] < JTR_TRACE_MAX_CPUS)
-			w->slot[cpus[i]] = (int16_t)i;
+			w->cfg.slot[cpus[i]] = (int16_t)i;
 	}
 	return 0;
 }
@@ -68,11 +93,13 @@ void jtr_watch_free(struct jtr_watch *w)
 		for (int k = 0; k < JTR_W_NCATS; k++)
 			free(w->cpus[i].cat[k].cell);
 	free(w->cpus);
-	free(w->rec);
-	free(w->intr);
+	if (w->own) {
+		free(w->rec);
+		free(w->kept);
+	}
 	w->cpus = NULL;
 	w->rec = NULL;
-	w->intr = NULL;
+	w->kept = NULL;
 }
 
 void jtr_watch_task_name(char *out, const char *comm, uint32_t pid, size_t n)
@@ -85,9 +112,10 @@ void jtr_watch_task_name(char *out, const char *comm, uint32_t pid, size_t n)
 
 int jtr_watch_app_comm(struct jtr_watch *w, const char *comm)
 {
-	if (w->napp_comm == JTR_WATCH_APPS)
+	if (w->cfg.napp_comm == JTR_WATCH_APPS)
 		return -ENOSPC;
-	snprintf(w->app_comm[w->napp_comm++], JTR_COMM_LEN, "%s", comm);
+	snprintf(w->cfg.app_comm[w->cfg.napp_comm++], JTR_COMM_LEN, "%s", comm);
+	w->cfg.by_app = 1;
 	return 0;
 }
 
@@ -96,6 +124,7 @@ int jtr_watch_app_pid(struct jtr_watch *w, uint32_t pid)
 	if (w->napp_pid == JTR_WATCH_APPS)
 		return -ENOSPC;
 	w->app_pid[w->napp_pid++] = pid;
+	w->cfg.by_app = 1;
 	return 0;
 }
 
@@ -107,95 +136,85 @@ int jtr_watch_app_tid(struct jtr_watch *w, uint32_t tid)
 	return 0;
 }
 
-/* by_app - was the application given (--app), or is it the default rule's? */
-static bool by_app(const struct jtr_watch *w)
+int jtr_watch_slot(const struct jtr_watch *w, uint64_t cpu)
 {
-	return w->napp_comm || w->napp_pid;
+	return cpu < JTR_TRACE_MAX_CPUS ? w->cfg.slot[cpu] : -1;
 }
 
-/* same_comm - two comms of up to JTR_COMM_LEN bytes (not always terminated) */
-static bool same_comm(const char *a, const char *b)
+void jtr_watch_vectors(struct jtr_watch *w, const char (*names)[48], int n)
 {
-	return !strncmp(a, b, JTR_COMM_LEN - 1);
-}
+	w->vec_names = names;
+	w->nvecs = n;
+	for (int i = 0; i < n && i < JTR_TRACE_MAX_VECS; i++) {
+		const char *k = names[i];
 
-/* app_task - is task @pid of @comm the application's on @c? @flagged: the
- * kernel side found it a thread of an --app PID */
-static bool app_task(const struct jtr_watch *w, const struct jtr_watch_cpu *c, uint32_t pid,
-		     const char *comm, bool flagged)
-{
-	if (!pid)
-		return false;
-	if (by_app(w)) {
-		if (flagged)
-			return true;
-		for (int i = 0; i < w->napp_comm; i++)
-			if (same_comm(comm, w->app_comm[i]))
-				return true;
-		return false;
+		if (!strcmp(k, "local_timer"))
+			w->cfg.vec_cat[i] = JTR_W_TICK;
+		else if (!strcmp(k, "reschedule") || !strcmp(k, "call_function") ||
+			 !strcmp(k, "call_function_single") || !strcmp(k, "irq_work"))
+			w->cfg.vec_cat[i] = JTR_W_IPI;
+		else
+			w->cfg.vec_cat[i] = JTR_W_HARDIRQ;
 	}
-	return c->nrun && same_comm(comm, c->run[c->lead].comm);
 }
 
-/* runner_of - @comm's row in @c's run table, or -1 */
-static int runner_of(const struct jtr_watch_cpu *c, const char *comm)
+/* vec_name - an irq_vectors kind as a cause is named */
+static const char *vec_name(const struct jtr_watch *w, uint32_t kind)
 {
-	for (int i = 0; i < c->nrun; i++)
-		if (same_comm(c->run[i].comm, comm))
-			return i;
-	return -1;
+	const char *k = (int)kind < w->nvecs ? w->vec_names[kind] : "vector";
+
+	return !strcmp(k, "local_timer") ? "local timer" : k;
 }
 
-/* runner_add - @ns more run time for @comm on @c (Space-Saving: a new comm in
- * a full table replaces the row with the least time, and starts from it) */
-static void runner_add(struct jtr_watch_cpu *c, const char *comm, uint64_t ns)
+void jtr_watch_key_name(const struct jtr_watch *w, const struct jtr_wkey *k, char *name,
+			char *group)
 {
-	int i = runner_of(c, comm);
+	uint64_t v2, v1;
+	const char *label;
 
-	if (i < 0) {
-		if (c->nrun < JTR_WATCH_RUNNERS) {
-			i = c->nrun++;
-			c->run[i].ns = 0;
-		} else {
-			i = 0;
-			for (int k = 1; k < c->nrun; k++)
-				if (c->run[k].ns < c->run[i].ns)
-					i = k;
-		}
-		snprintf(c->run[i].comm, JTR_COMM_LEN, "%.*s", JTR_COMM_LEN - 1, comm);
+	group[0] = 0;
+	switch (k->src) {
+	case JTR_WK_IRQ:
+		snprintf(name, JTR_WATCH_NAME_LEN, "%u %.*s", k->id, JTR_COMM_LEN, k->name);
+		break;
+	case JTR_WK_VEC:
+		snprintf(name, JTR_WATCH_NAME_LEN, "%s", vec_name(w, k->id));
+		snprintf(group, JTR_WATCH_GROUP_LEN, "%.*s", JTR_COMM_LEN, k->group);
+		break;
+	case JTR_WK_SOFTIRQ:
+		snprintf(name, JTR_WATCH_NAME_LEN, "%s", k->id < 10 ? softirq_names[k->id] :
+			 "softirq");
+		break;
+	case JTR_WK_TASK:
+		jtr_watch_task_name(name, k->name, k->id, JTR_WATCH_NAME_LEN);
+		memcpy(&v2, k->group, sizeof(v2));
+		memcpy(&v1, k->group + 8, sizeof(v1));
+		label = w->label_of && (v2 || v1) ? w->label_of(w->group_ctx, v2, v1) : "";
+		snprintf(group, JTR_WATCH_GROUP_LEN, "%s", label ? label : "");
+		break;
+	case JTR_WK_PF:
+		snprintf(name, JTR_WATCH_NAME_LEN, "%s", k->id ? "kernel" : "user");
+		break;
+	case JTR_WK_NMI:
+		snprintf(name, JTR_WATCH_NAME_LEN, "nmi");
+		break;
+	case JTR_WK_THROTTLE:
+		snprintf(name, JTR_WATCH_NAME_LEN, JTR_WATCH_THROTTLE_NAME);
+		break;
+	default:
+		snprintf(name, JTR_WATCH_NAME_LEN, "other");
 	}
-	c->run[i].ns += ns;
-	if (c->run[i].ns > c->run[c->lead].ns)
-		c->lead = i;
 }
 
-/* app_runs - does the application run on @c at @ts? */
-static bool app_runs(const struct jtr_watch *w, const struct jtr_watch_cpu *c, uint64_t ts)
-{
-	uint64_t mine;
-
-	if (c->running <= 0)
-		return false;
-	if (by_app(w))
-		return c->app;
-	/* a task on the CPU since the watch began (its comm not seen yet) has
-	 * run there longest; otherwise its time with the running slice */
-	if (!c->comm[0] || !c->nrun || c->run_idx == c->lead)
-		return true;
-	mine = (c->run_idx >= 0 ? c->run[c->run_idx].ns : 0) +
-	       (ts > c->last_switch ? ts - c->last_switch : 0);
-	return mine >= c->run[c->lead].ns;
-}
-
-/* group_cell - the cell of @name in @group (a task's container, an IPI's
- * sender's comm; "": none) in @a: found, new, or "other" once the table is full */
+/* group_cell - the cell of @name in @group in @a: found, new, or "other"
+ * once the table is full */
 static struct jtr_watch_cell *group_cell(const struct jtr_watch *w, struct jtr_watch_cat_acct *a,
-					 const char *name, const char *group)
+					 const char *name, const char *group, bool other)
 {
-	for (int i = 0; i < a->n; i++)
+	for (int i = 0; !other && i < a->n; i++)
 		if (!strcmp(a->cell[i].name, name) && !strcmp(a->cell[i].group, group))
 			return &a->cell[i];
-	if (a->n < w->names) {
+	if (a->n < w->names && !other) {
 		snprintf(a->cell[a->n].name, JTR_WATCH_NAME_LEN, "%s", name);
 		snprintf(a->cell[a->n].group, JTR_WATCH_GROUP_LEN, "%s", group);
 		return &a->cell[a->n++];
@@ -204,382 +223,155 @@ static struct jtr_watch_cell *group_cell(const struct jtr_watch *w, struct jtr_w
 	return &a->cell[w->names];
 }
 
-/* cell_of - the cell of @name (not a task's) in @a */
-static struct jtr_watch_cell *cell_of(const struct jtr_watch *w, struct jtr_watch_cat_acct *a,
-				      const char *name)
+/* cell_of - the name table's cell of key @k */
+static struct jtr_watch_cell *cell_of(struct jtr_watch *w, const struct jtr_wkey *k)
 {
-	return group_cell(w, a, name, "");
+	char name[JTR_WATCH_NAME_LEN], group[JTR_WATCH_GROUP_LEN];
+	int s = k->cat < JTR_W_NCATS ? jtr_watch_slot(w, k->cpu) : -1;
+
+	if (s < 0)
+		return NULL;
+	jtr_watch_key_name(w, k, name, group);
+	return group_cell(w, &w->cpus[s].cat[k->cat], name, group, k->src == JTR_WK_OTHER);
 }
 
-/* group_of - task @pid's container label, "" for none */
-static const char *group_of(const struct jtr_watch *w, uint32_t pid)
+static struct jtr_wcell *user_cell(struct jtr_watch *w, struct jtr_wcpu *c,
+				   const struct jtr_wkey *k)
 {
-	return w->group_of ? w->group_of(w->group_ctx, pid) : "";
+	struct jtr_watch_cell *cell = cell_of(w, k);
+
+	(void)c;
+	return cell ? &cell->v : NULL;
 }
 
-static int bucket_of(uint64_t ns)
+static void user_group(const struct jtr_watch *w, uint32_t pid, struct jtr_wkey *k)
 {
-	int b = 0;
+	uint64_t v2 = 0, v1 = 0;
 
-	while (b < JTR_WATCH_BUCKETS - 1 && ns > jtr_watch_bounds_ns[b])
-		b++;
-	return b;
+	if (w->ids_of)
+		w->ids_of(w->group_ctx, pid, &v2, &v1);
+	memcpy(k->group, &v2, sizeof(v2));
+	memcpy(k->group + 8, &v1, sizeof(v1));
 }
 
-/* keep_intr - an interruption of @len ns into the histogram, the longest, the
- * ring a dump's outliers.csv comes from; maybe a dump's trigger */
-static void keep_intr(struct jtr_watch *w, struct jtr_watch_cpu *c, int cat, const char *name,
+static bool user_app_tid(const struct jtr_watch *w, uint32_t pid)
+{
+	for (int i = 0; i < w->napp_tid; i++)
+		if (w->app_tid[i] == pid)
+			return true;
+	return false;
+}
+
+/* user_keep - an interruption the user side counted, kept as the kernel side
+ * keeps them (not when it only counts ahead of the kernel side) */
+static void user_keep(struct jtr_watch *w, struct jtr_wcpu *c, const struct jtr_wkey *k,
 		      uint64_t start, uint64_t len)
 {
-	struct jtr_watch_intr *k;
+	struct jtr_wkept *kept;
 
-	c->cat[cat].hist[bucket_of(len)]++;
-	if (len > w->longest_ns)
-		w->longest_ns = len;
-	if (len < JTR_WATCH_KEEP_MIN_NS)
+	if (w->virtual)
 		return;
-	k = &w->intr[w->intr_next];
-	k->start_ns = start;
-	k->length_ns = len;
-	k->cpu = (uint16_t)c->cpu;
-	k->cat = (uint8_t)cat;
-	snprintf(k->name, sizeof(k->name), "%s", name);
-	w->intr_next = (w->intr_next + 1) % w->intr_cap;
-	if (w->intr_n < w->intr_cap)
-		w->intr_n++;
-	if (!w->dump_above_ns || len < w->dump_above_ns || w->dump_due_ns)
+	if (len >= JTR_WATCH_KEEP_MIN_NS && w->kept && w->kept_slots) {
+		kept = &w->kept[c->slot * w->kept_slots + c->kept_head % w->kept_slots];
+		kept->start_ns = start;
+		kept->length_ns = len;
+		kept->key = *k;
+		c->kept_head++;
+	}
+	jtr_watch_trigger(w, k, start, len);
+}
+
+void jtr_watch_trigger(struct jtr_watch *w, const struct jtr_wkey *k, uint64_t start,
+		       uint64_t len)
+{
+	char group[JTR_WATCH_GROUP_LEN];
+
+	if (!w->cfg.dump_above_ns || len < w->cfg.dump_above_ns || w->dump_due_ns)
 		return;
 	if (start < w->last_dump_end_ns)
 		return;			/* in the last dump already */
 	w->dump_due_ns = start + len + w->dump_after_ns;
-	w->trigger = *k;
-}
-
-/* add_intr - one interruption of the application: its cause's count and
- * time, its category's histogram (the one place all of them grow), kept; by
- * the default rule, none before the CPU's first second has decided which comm
- * the application is */
-static void add_intr(struct jtr_watch *w, struct jtr_watch_cpu *c, int cat, const char *name,
-		     const char *group, uint64_t start, uint64_t len)
-{
-	struct jtr_watch_cat_acct *a = &c->cat[cat];
-	struct jtr_watch_cell *cell;
-
-	if (!by_app(w) && start < c->settled)
-		return;
-	cell = group_cell(w, a, name, group);
-	cell->count++;
-	cell->ns += len;
-	a->count++;
-	a->ns += len;
-	keep_intr(w, c, cat, name, start, len);
-}
-
-/* finish - the open interrupt, all exits seen (and no softirq right after) */
-static void finish(struct jtr_watch *w, struct jtr_watch_cpu *c, uint64_t end)
-{
-	if (c->counting)
-		add_intr(w, c, c->best_cat, c->best_name, c->best_group, c->intr_start,
-			 end - c->intr_start);
-	c->counting = false;
-	c->intr_start = 0;
-}
-
-/* enter - an interrupt's entry: @name of @cat; an IPI's sender's comm (the
- * tracer saw the send) is its cells' group */
-static void enter(const struct jtr_watch *w, struct jtr_watch_cpu *c, const struct jtr_ev *e,
-		  int cat, const char *name)
-{
-	struct jtr_watch_ctx *x;
-	char group[JTR_COMM_LEN] = "";
-
-	if (e->type == JTR_EV_VEC_ENTRY && cat == JTR_W_IPI && (e->flags & JTR_VEC_SENDER))
-		snprintf(group, sizeof(group), "%.*s", JTR_COMM_LEN - 1, e->str);
-	if (c->depth == 0 && !c->intr_start) {
-		c->counting = app_runs(w, c, e->ts_ns);
-		c->intr_start = e->ts_ns;
-		c->best_self = 0;
-		c->best_cat = (uint8_t)cat;
-		snprintf(c->best_name, sizeof(c->best_name), "%s", name);
-		snprintf(c->best_group, sizeof(c->best_group), "%s", group);
-	}
-	group_cell(w, &c->cat[cat], name, group)->events++;
-	if (c->depth == JTR_WATCH_DEPTH)
-		return;
-	x = &c->stack[c->depth++];
-	x->kind = e->type;
-	x->cat = (uint8_t)cat;
-	x->key = e->a;
-	x->entry_ns = e->ts_ns;
-	x->child_ns = 0;
-	snprintf(x->name, sizeof(x->name), "%s", name);
-	snprintf(x->group, sizeof(x->group), "%s", group);
-}
-
-static void leave(struct jtr_watch_cpu *c, const struct jtr_ev *e, int entry_type)
-{
-	int i;
-
-	for (i = c->depth - 1; i >= 0; i--)
-		if (c->stack[i].kind == entry_type && c->stack[i].key == e->a)
-			break;
-	if (i < 0)
-		return;			/* its entry came before the watch began, or was lost */
-	while (c->depth > i) {
-		struct jtr_watch_ctx *x = &c->stack[--c->depth];
-		uint64_t dur = e->ts_ns > x->entry_ns ? e->ts_ns - x->entry_ns : 0;
-		uint64_t self = dur > x->child_ns ? dur - x->child_ns : 0;
-
-		if (c->depth)
-			c->stack[c->depth - 1].child_ns += dur;
-		if (self >= c->best_self) {
-			c->best_self = self;
-			c->best_cat = x->cat;
-			snprintf(c->best_name, sizeof(c->best_name), "%s", x->name);
-			snprintf(c->best_group, sizeof(c->best_group), "%s", x->group);
-		}
-	}
-	if (!c->depth)
-		c->intr_end = e->ts_ns;	/* it may go on with a softirq */
-}
-
-static void vector(const struct jtr_watch *w, uint64_t kind, int *cat, const char **name)
-{
-	const char *k = (int)kind < w->nvecs ? w->vec_names[kind] : "vector";
-
-	*name = k;
-	if (!strcmp(k, "local_timer")) {
-		*cat = JTR_W_TICK;
-		*name = "local timer";
-	} else if (!strcmp(k, "reschedule") || !strcmp(k, "call_function") ||
-		   !strcmp(k, "call_function_single") || !strcmp(k, "irq_work")) {
-		*cat = JTR_W_IPI;
-	} else {
-		*cat = JTR_W_HARDIRQ;
-	}
-}
-
-/* wait_open - the waiting application has lost the CPU to @name (of @cat;
- * in container @group) at @ts */
-static void wait_open(struct jtr_watch_cpu *c, int cat, const char *name, const char *group,
-		      uint64_t ts)
-{
-	c->win_open = true;
-	c->win_cat = (uint8_t)cat;
-	c->win_start = ts;
-	snprintf(c->win_name, sizeof(c->win_name), "%s", name);
-	snprintf(c->win_group, sizeof(c->win_group), "%s", group);
-}
-
-/* wait_end - the application no longer waits on @c from @ts: the wait, if
- * another task had the CPU, is one interruption, charged to what took it */
-static void wait_end(struct jtr_watch *w, struct jtr_watch_cpu *c, uint64_t ts)
-{
-	/* one that ends before it begins is none: records of two CPUs drained
-	 * out of time order (a wake-up and the switch to the woken task) */
-	if (c->win_open && ts > c->win_start)
-		add_intr(w, c, c->win_cat, c->win_name, c->win_group, c->win_start,
-			 ts - c->win_start);
-	c->win_open = false;
-	c->waiting = false;
-}
-
-/* on_switch - a task's slice ends, another's begins: the application's wait
- * begins when one of its tasks leaves the CPU still runnable for another
- * task (or for the idle task or a lower one when it is real-time: RT
- * throttling), or when another task takes the CPU while it is woken; it
- * ends when one of its tasks comes back */
-static void on_switch(struct jtr_watch *w, struct jtr_watch_cpu *c, const struct jtr_ev *e)
-{
-	uint32_t prev = (uint32_t)e->a, next = (uint32_t)(e->a >> 32);
-	unsigned int pprio = e->b & 0xffff, nprio = (e->b >> 16) & 0xffff;
-	bool runnable = e->flags & JTR_SW_PREEMPTED, prev_app, next_app, throttled;
-	const char *pc = e->str, *nc = e->str + JTR_COMM_LEN;
-	uint64_t slice = e->ts_ns > c->last_switch ? e->ts_ns - c->last_switch : 0;
-	char name[JTR_WATCH_NAME_LEN];
-
-	if (c->depth) {			/* exits were lost: nothing is open across a switch */
-		c->depth = 0;
-		c->counting = false;
-		c->intr_start = 0;
-	}
-	if (prev && !by_app(w))
-		runner_add(c, pc, slice);
-	prev_app = app_task(w, c, prev, pc, e->flags & JTR_FL_APP);
-	next_app = app_task(w, c, next, nc, e->flags & JTR_FL_APP_NEXT);
-	if (prev_app)
-		c->app_ns += slice;
-	/* the kernel events: every preemption, every throttling */
-	throttled = prev && runnable && pprio < JTR_WATCH_RT_PRIO_END && (!next || nprio > pprio);
-	jtr_watch_task_name(name, nc, next, sizeof(name));
-	if (throttled)
-		cell_of(w, &c->cat[JTR_W_THROTTLE], JTR_WATCH_THROTTLE_NAME)->events++;
-	else if (prev && runnable && next && next != prev)
-		group_cell(w, &c->cat[JTR_W_TASK], name, group_of(w, next))->events++;
-	/* the default rule's application is another comm now: the waiting task
-	 * is not the application's */
-	if (c->waiting && !by_app(w) && !same_comm(c->victim_comm, c->run[c->lead].comm))
-		c->waiting = c->win_open = false;
-	/* the application runs again (or its waiting task did, unseen) */
-	if (c->waiting && (next_app || next == c->victim))
-		wait_end(w, c, e->ts_ns);
-	else if (c->waiting && prev == c->victim)
-		wait_end(w, c, c->last_switch);
-	if (prev_app && runnable && !next_app) {
-		c->waiting = true;
-		c->victim = prev;
-		snprintf(c->victim_comm, sizeof(c->victim_comm), "%.*s", JTR_COMM_LEN - 1, pc);
-		if (throttled)
-			wait_open(c, JTR_W_THROTTLE, JTR_WATCH_THROTTLE_NAME, "", e->ts_ns);
-		else if (next)
-			wait_open(c, JTR_W_TASK, name, group_of(w, next), e->ts_ns);
-	} else if (c->waiting && !c->win_open && next && !next_app) {
-		/* it was woken, another came */
-		wait_open(c, JTR_W_TASK, name, group_of(w, next), e->ts_ns);
-	}
-	if (prev_app || next_app) {
-		const char *ac = next_app ? nc : pc;
-
-		snprintf(c->app_comm, sizeof(c->app_comm), "%.*s", JTR_COMM_LEN - 1, ac);
-	}
-	c->running = next;
-	c->app = next_app;
-	snprintf(c->comm, sizeof(c->comm), "%.*s", JTR_COMM_LEN - 1, next ? nc : "");
-	c->run_idx = by_app(w) ? -1 : runner_of(c, nc);
-	c->last_switch = e->ts_ns;
-}
-
-/* on_wakeup - a task is woken onto @c: when it is the application's and
- * another task has the CPU, the application waits from now */
-static void on_wakeup(struct jtr_watch *w, struct jtr_watch_cpu *c, const struct jtr_ev *e)
-{
-	uint32_t pid = (uint32_t)e->a;
-	char name[JTR_WATCH_NAME_LEN];
-
-	if (c->waiting || c->running < 0 || c->running == pid || e->ts_ns < c->last_switch ||
-	    !app_task(w, c, pid, e->str, e->flags & JTR_FL_APP) || app_runs(w, c, e->ts_ns))
-		return;
-	c->waiting = true;
-	c->victim = pid;
-	snprintf(c->victim_comm, sizeof(c->victim_comm), "%.*s", JTR_COMM_LEN - 1, e->str);
-	if (c->running > 0) {
-		jtr_watch_task_name(name, c->comm, (uint32_t)c->running, sizeof(name));
-		wait_open(c, JTR_W_TASK, name, group_of(w, (uint32_t)c->running), e->ts_ns);
-	}
-}
-
-/* seen - the first event of @c tells the task that runs there since the
- * watch began */
-static void seen(const struct jtr_watch *w, struct jtr_watch_cpu *c, const struct jtr_ev *e)
-{
-	c->running = e->pid;
-	c->comm[0] = 0;
-	c->run_idx = -1;
-	c->last_switch = w->start_ns && w->start_ns < e->ts_ns ? w->start_ns : e->ts_ns;
-	c->settled = c->last_switch + w->settle_ns;
-	c->app = false;
-	for (int i = 0; e->pid && i < w->napp_tid; i++)
-		if (w->app_tid[i] == e->pid)
-			c->app = true;
-}
-
-/* slot_of - the index of @cpu's accounting, or -1 */
-static int slot_of(const struct jtr_watch *w, uint64_t cpu)
-{
-	return cpu < JTR_TRACE_MAX_CPUS ? w->slot[cpu] : -1;
+	w->trigger.start_ns = start;
+	w->trigger.length_ns = len;
+	w->trigger.cpu = k->cpu;
+	w->trigger.cat = k->cat;
+	jtr_watch_key_name(w, k, w->trigger.name, group);
 }
 
 void jtr_watch_event(struct jtr_watch *w, const struct jtr_ev *e)
 {
-	struct jtr_watch_cpu *c;
-	char name[JTR_WATCH_NAME_LEN];
-	const char *nm;
-	int cat, s;
+	int s = jtr_watch_slot(w, e->cpu), t = -1;
+	size_t region;
 
-	w->records++;
-	w->rec[w->rec_next] = *e;
-	w->rec_next = (w->rec_next + 1) % w->rec_cap;
-	if (w->rec_n < w->rec_cap)
-		w->rec_n++;
-	/* wake-ups and migrations concern the CPU they name, wherever they happen */
-	if (e->type == JTR_EV_WAKEUP && (s = slot_of(w, e->b & 0xffffffff)) >= 0 &&
-	    w->cpus[s].cpu != e->cpu)
-		on_wakeup(w, &w->cpus[s], e);
-	if (e->type == JTR_EV_MIGRATE && (s = slot_of(w, e->b & 0xffffffff)) >= 0 &&
-	    w->cpus[s].waiting && w->cpus[s].victim == (uint32_t)e->a)
-		wait_end(w, &w->cpus[s], e->ts_ns);	/* the waiting task moves away */
-	s = slot_of(w, e->cpu);
-	if (s < 0)
+	if (s >= 0)
+		jtr_wmodel_event(w, &w->cfg, &w->cpus[s].st, e);
+	/* a wake-up onto a watched CPU, or a migration away from one, from another */
+	if (e->type == JTR_EV_WAKEUP || e->type == JTR_EV_MIGRATE)
+		t = jtr_watch_slot(w, e->b & 0xffffffff);
+	if (t >= 0 && t != s)
+		jtr_wmodel_remote(&w->cfg, &w->cpus[t].st, e);
+	if (!w->rec_slots)
 		return;
-	c = &w->cpus[s];
-	if (c->running < 0)
-		seen(w, c, e);
-	/* an interrupt whose exits are all seen ends here, unless a softirq
-	 * follows at once (irq_exit runs them): that belongs to it */
-	if (c->depth == 0 && c->intr_start && e->type != JTR_EV_STEAL &&
-	    (e->type != JTR_EV_SOFTIRQ_ENTRY || e->ts_ns - c->intr_end > JTR_WATCH_JOIN_NS))
-		finish(w, c, c->intr_end);
-	switch (e->type) {
-	case JTR_EV_IRQ_ENTRY:
-		snprintf(name, sizeof(name), "%llu %.*s", (unsigned long long)e->a, JTR_COMM_LEN,
-			 e->str);
-		enter(w, c, e, JTR_W_HARDIRQ, name);
-		break;
-	case JTR_EV_SOFTIRQ_ENTRY:
-		enter(w, c, e, JTR_W_SOFTIRQ, e->a < 10 ? softirq_names[e->a] : "softirq");
-		break;
-	case JTR_EV_VEC_ENTRY:
-		vector(w, e->b, &cat, &nm);
-		enter(w, c, e, cat, nm);
-		break;
-	case JTR_EV_IRQ_EXIT:
-	case JTR_EV_SOFTIRQ_EXIT:
-	case JTR_EV_VEC_EXIT:
-		leave(c, e, e->type - 1);
-		break;
-	case JTR_EV_NMI:
-		cell_of(w, &c->cat[JTR_W_NMI], "nmi")->events++;
-		if (c->depth)
-			c->stack[c->depth - 1].child_ns += e->b;
-		else if (!c->intr_start && app_runs(w, c, e->ts_ns))
-			add_intr(w, c, JTR_W_NMI, "nmi", "", e->ts_ns - e->b, e->b);
-		break;
-	case JTR_EV_PF_USER:
-	case JTR_EV_PF_KERNEL:
-		/* no exit tracepoint, no length: a kernel event, not an interruption */
-		nm = e->type == JTR_EV_PF_USER ? "user" : "kernel";
-		cell_of(w, &c->cat[JTR_W_PF], nm)->events++;
-		break;
-	case JTR_EV_SWITCH:
-		on_switch(w, c, e);
-		break;
-	case JTR_EV_WAKEUP:
-		if ((e->b & 0xffffffff) == e->cpu)
-			on_wakeup(w, c, e);
-		break;
+	/* the recorder: the CPU's region, or the one of the CPUs not watched */
+	if (s >= 0) {
+		region = (size_t)s * w->rec_slots + w->cpus[s].st.rec_head++ % w->rec_slots;
+	} else {
+		region = (size_t)w->ncpus * w->rec_slots + *w->rec_shared % w->rec_slots;
+		(*w->rec_shared)++;
 	}
+	w->rec[region] = *e;
+}
+
+void jtr_watch_flush_at(struct jtr_watch *w, uint64_t now)
+{
+	for (int i = 0; i < w->ncpus; i++)
+		jtr_wmodel_flush(w, &w->cpus[i].st, now);
+}
+
+uint64_t jtr_watch_oldest(const struct jtr_watch *w)
+{
+	uint64_t oldest = 0;
+
+	for (int r = 0; w->rec_slots && r <= w->ncpus; r++) {
+		uint64_t head = r < w->ncpus ? w->cpus[r].st.rec_head : *w->rec_shared;
+
+		if (head > w->rec_slots && region_at(w, r, 0)->ts_ns > oldest)
+			oldest = region_at(w, r, 0)->ts_ns;
+	}
+	return oldest;
 }
 
 void jtr_watch_flush(struct jtr_watch *w)
 {
 	for (int i = 0; i < w->ncpus; i++)
-		if (w->cpus[i].depth == 0 && w->cpus[i].intr_start)
-			finish(w, &w->cpus[i], w->cpus[i].intr_end);
+		jtr_wmodel_flush(w, &w->cpus[i].st, 0);
 }
 
 void jtr_watch_end(struct jtr_watch *w, uint64_t ts)
 {
-	jtr_watch_flush(w);
-	for (int i = 0; i < w->ncpus; i++) {
-		struct jtr_watch_cpu *c = &w->cpus[i];
+	for (int i = 0; i < w->ncpus; i++)
+		jtr_wmodel_end(w, &w->cfg, &w->cpus[i].st, ts);
+}
 
-		if (c->waiting)
-			wait_end(w, c, ts);
-		if (ts > c->last_switch && app_runs(w, c, ts)) {
-			c->app_ns += ts - c->last_switch;	/* its last slice */
-			c->last_switch = ts;
+void jtr_watch_clear(struct jtr_watch *w)
+{
+	for (int i = 0; i < w->ncpus; i++)
+		for (int k = 0; k < JTR_W_NCATS; k++) {
+			memset(w->cpus[i].cat[k].cell, 0,
+			       (w->names + 1) * sizeof(struct jtr_watch_cell));
+			w->cpus[i].cat[k].n = 0;
 		}
-	}
+}
+
+void jtr_watch_add(struct jtr_watch *w, const struct jtr_wkey *k, const struct jtr_wcell *v)
+{
+	struct jtr_watch_cell *cell = cell_of(w, k);
+
+	if (!cell)
+		return;
+	cell->count += v->count;
+	cell->ns += v->ns;
+	cell->events += v->events;
 }
 
 /* json_str - a JSON string (jtr_json's escaping) */
@@ -591,40 +383,46 @@ static void json_str(FILE *f, const char *s)
 void jtr_watch_state(const struct jtr_watch *w, FILE *f, int64_t now_ns, uint64_t dropped,
 		     uint64_t cpu_ns)
 {
+	uint64_t records = 0, longest = 0;
+
+	for (int i = 0; i < w->ncpus; i++) {
+		records += w->cpus[i].st.records;
+		if (w->cpus[i].st.longest_ns > longest)
+			longest = w->cpus[i].st.longest_ns;
+	}
 	fprintf(f, "{\"ts_ns\":%lld,\"records\":%llu,\"dropped\":%llu,\"cpu_ns\":%llu,"
 		"\"dumps\":%llu,\"dumps_skipped\":%llu,\"longest_ns\":%llu,\"cpus\":[",
-		(long long)now_ns, (unsigned long long)w->records, (unsigned long long)dropped,
+		(long long)now_ns, (unsigned long long)records, (unsigned long long)dropped,
 		(unsigned long long)cpu_ns, (unsigned long long)w->dumps,
-		(unsigned long long)w->dumps_skipped, (unsigned long long)w->longest_ns);
+		(unsigned long long)w->dumps_skipped, (unsigned long long)longest);
 	for (int i = 0; i < w->ncpus; i++) {
-		const struct jtr_watch_cpu *c = &w->cpus[i];
-
-		const char *app = by_app(w) ? c->app_comm : c->nrun ? c->run[c->lead].comm : "";
+		const struct jtr_wcpu *c = &w->cpus[i].st;
+		const char *app = w->cfg.by_app ? c->app_comm :
+				  c->nrun ? c->run[c->lead % JTR_WATCH_RUNNERS].comm : "";
 		uint64_t app_ns = c->app_ns;
-		char pid[JTR_WATCH_NAME_LEN];
+		char comm[JTR_WATCH_NAME_LEN];
 
-		if (!app[0] && c->running > 0 && app_runs(w, c, c->last_switch)) {
+		snprintf(comm, sizeof(comm), "%.*s", JTR_COMM_LEN - 1, app);
+		if (!comm[0] && c->seen && c->running > 0 && w_app_runs(&w->cfg, c, c->last_switch))
 			/* on the CPU since the watch began, not switched out yet */
-			jtr_watch_task_name(pid, "", (uint32_t)c->running, sizeof(pid));
-			app = pid;
-		}
-
+			jtr_watch_task_name(comm, "", (uint32_t)c->running, sizeof(comm));
 		/* the application's slice that runs now */
-		if (now_ns > 0 && (uint64_t)now_ns > c->last_switch && app_runs(w, c, now_ns))
+		if (now_ns > 0 && (uint64_t)now_ns > c->last_switch &&
+		    w_app_runs(&w->cfg, c, (uint64_t)now_ns))
 			app_ns += now_ns - c->last_switch;
-		fprintf(f, "%s{\"cpu\":%d,\"app\":", i ? "," : "", c->cpu);
-		json_str(f, app);
+		fprintf(f, "%s{\"cpu\":%d,\"app\":", i ? "," : "", w->cpus[i].cpu);
+		json_str(f, comm);
 		fprintf(f, ",\"app_ns\":%llu,\"categories\":[", (unsigned long long)app_ns);
 		for (int k = 0; k < JTR_W_NCATS; k++) {
-			const struct jtr_watch_cat_acct *a = &c->cat[k];
+			const struct jtr_watch_cat_acct *a = &w->cpus[i].cat[k];
 			int n = a->n + (a->cell[w->names].name[0] ? 1 : 0);
 
 			fprintf(f, "%s{\"category\":", k ? "," : "");
 			json_str(f, jtr_watch_cats[k]);
-			fprintf(f, ",\"count\":%llu,\"ns\":%llu,\"hist\":[", (unsigned long long)a->count,
-				(unsigned long long)a->ns);
+			fprintf(f, ",\"count\":%llu,\"ns\":%llu,\"hist\":[",
+				(unsigned long long)c->count[k], (unsigned long long)c->ns[k]);
 			for (int b = 0; b < JTR_WATCH_BUCKETS; b++)
-				fprintf(f, "%s%llu", b ? "," : "", (unsigned long long)a->hist[b]);
+				fprintf(f, "%s%llu", b ? "," : "", (unsigned long long)c->hist[k][b]);
 			fprintf(f, "],\"names\":[");
 			for (int m = 0; m < n; m++) {
 				const struct jtr_watch_cell *cell =
@@ -648,49 +446,124 @@ void jtr_watch_state(const struct jtr_watch *w, FILE *f, int64_t now_ns, uint64_
 	fflush(f);
 }
 
-void jtr_watch_dump_range(const struct jtr_watch *w, uint64_t from, uint64_t to, size_t *first,
-			  size_t *n)
+/* region_at - record @i (from the oldest kept) of recorder region @r, and how
+ * many it holds */
+static size_t region_n(const struct jtr_watch *w, int r)
 {
-	size_t oldest = (w->rec_next + w->rec_cap - w->rec_n) % w->rec_cap, i, k = 0, start = 0;
-	bool found = false;
+	uint64_t head = r < w->ncpus ? w->cpus[r].st.rec_head : *w->rec_shared;
 
-	for (i = 0; i < w->rec_n; i++) {
-		const struct jtr_ev *e = &w->rec[(oldest + i) % w->rec_cap];
+	return head < w->rec_slots ? head : w->rec_slots;
+}
 
-		if (!found && e->ts_ns >= from) {
-			found = true;
-			start = i;
-		}
-		if (found && e->ts_ns <= to)
-			k = i + 1 - start;
+static const struct jtr_ev *region_at(const struct jtr_watch *w, int r, size_t i)
+{
+	uint64_t head = r < w->ncpus ? w->cpus[r].st.rec_head : *w->rec_shared;
+	uint64_t first = head - region_n(w, r);
+
+	return &w->rec[(size_t)r * w->rec_slots + (first + i) % w->rec_slots];
+}
+
+size_t jtr_watch_records(const struct jtr_watch *w, uint64_t from, uint64_t to,
+			 void (*fn)(void *arg, const struct jtr_ev *e), void *arg)
+{
+	size_t pos[JTR_TRACE_MAX_CPUS + 1], n = 0;
+	int regions = w->ncpus + 1;
+
+	if (!w->rec_slots || regions > JTR_TRACE_MAX_CPUS + 1)
+		return 0;
+	/* each region from its first record at or after @from (time order within one) */
+	for (int r = 0; r < regions; r++) {
+		size_t have = region_n(w, r);
+
+		pos[r] = 0;
+		while (pos[r] < have && region_at(w, r, pos[r])->ts_ns < from)
+			pos[r]++;
 	}
-	*first = (oldest + start) % w->rec_cap;
-	*n = found ? k : 0;
+	for (;;) {
+		const struct jtr_ev *best = NULL;
+		int br = -1;
+
+		for (int r = 0; r < regions; r++) {
+			const struct jtr_ev *e;
+
+			if (pos[r] >= region_n(w, r))
+				continue;
+			e = region_at(w, r, pos[r]);
+			if (e->ts_ns > to)
+				continue;
+			if (!best || e->ts_ns < best->ts_ns) {
+				best = e;
+				br = r;
+			}
+		}
+		if (!best)
+			return n;
+		if (fn)
+			fn(arg, best);
+		pos[br]++;
+		n++;
+	}
+}
+
+/* kept_at - kept interruption @i (from the oldest) of CPU slot @s */
+static const struct jtr_wkept *kept_at(const struct jtr_watch *w, int s, size_t i, size_t *n)
+{
+	uint64_t head = w->cpus[s].st.kept_head;
+
+	*n = head < w->kept_slots ? head : w->kept_slots;
+	return &w->kept[(size_t)s * w->kept_slots + (head - *n + i) % w->kept_slots];
 }
 
 long jtr_watch_outliers(const struct jtr_watch *w, FILE *f, uint64_t from, uint64_t to,
 			uint64_t min_ns)
 {
-	size_t oldest = (w->intr_next + w->intr_cap - w->intr_n) % w->intr_cap;
+	size_t pos[JTR_TRACE_MAX_CPUS];
 	long n = 0;
 
 	if (fprintf(f, "cpu,start_ns,length_ns,label\n") < 0)
 		return -1;
-	for (size_t i = 0; i < w->intr_n; i++) {
-		const struct jtr_watch_intr *k = &w->intr[(oldest + i) % w->intr_cap];
+	if (!w->kept_slots || w->ncpus > JTR_TRACE_MAX_CPUS)
+		return 0;
+	memset(pos, 0, sizeof(pos[0]) * w->ncpus);
+	for (;;) {
+		const struct jtr_wkept *best = NULL;
+		int bs = -1;
 
-		if (k->start_ns < from || k->start_ns > to || k->length_ns < min_ns)
-			continue;
+		for (int s = 0; s < w->ncpus; s++) {
+			const struct jtr_wkept *k;
+			size_t have;
+
+			for (;;) {
+				k = kept_at(w, s, pos[s], &have);
+				if (pos[s] >= have || (k->start_ns >= from && k->start_ns <= to &&
+						       k->length_ns >= min_ns))
+					break;
+				pos[s]++;
+			}
+			if (pos[s] >= have)
+				continue;
+			if (!best || k->start_ns < best->start_ns) {
+				best = k;
+				bs = s;
+			}
+		}
+		if (!best)
+			return n;
+		pos[bs]++;
 		/* a label has no comma or double quote (results/outliers.py) */
+		char name[JTR_WATCH_NAME_LEN], group[JTR_WATCH_GROUP_LEN];
 		char label[2 * JTR_WATCH_NAME_LEN + 2];
-		snprintf(label, sizeof(label), "%s %s", jtr_watch_cats[k->cat], k->name);
+
+		jtr_watch_key_name(w, &best->key, name, group);
+		snprintf(label, sizeof(label), "%s %s", jtr_watch_cats[best->key.cat % JTR_W_NCATS],
+			 name);
 		for (char *p = label; *p; p++)
 			if (*p == ',' || *p == '"' || (unsigned char)*p < 0x20 || *p == 0x7f)
 				*p = ' ';
-		if (fprintf(f, "%u,%llu,%llu,%s\n", k->cpu, (unsigned long long)k->start_ns,
-			    (unsigned long long)k->length_ns, label) < 0)
+		if (fprintf(f, "%u,%llu,%llu,%s\n", w->cpus[bs].cpu,
+			    (unsigned long long)best->start_ns,
+			    (unsigned long long)best->length_ns, label) < 0)
 			return -1;
 		n++;
 	}
-	return n;
 }

@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "jtr_cpu.h"
@@ -18,6 +20,17 @@
 #include "programs.h"
 #include "trace_json.h"
 #include "watch_run.h"
+#include "trace.skel.h"
+
+/* the kernel side's maps, mapped here; the counters as a state line read them */
+static struct jtr_wcpu *wstate;
+static struct jtr_wcell *wcounts, *snap;
+static size_t wstate_bytes, wcounts_bytes, wrec_bytes, wkept_bytes, ncounts;
+/* the names' keys and their place among a CPU's and category's counters */
+static struct jtr_wkey *keys;
+static uint32_t *key_n;
+static size_t nkeys, keys_cap;
+static uint64_t keys_names = (uint64_t)-1;	/* the names the kernel side had */
 
 /* recorder_room - the flight recorder is allocated and locked in memory for
  * the whole watch: at most half the memory available now (the rest is left
@@ -34,18 +47,82 @@ static void recorder_room(struct jtr_probe *p, uint64_t bytes)
 				avail / 1048576.0, (double)(avail / 2 / 1048576));
 }
 
-/* watch_run_init - see watch_run.h */
-/* group_of - the container label of task @pid (cgroups.h); a task the table
- * no longer holds (a later one took its slot, in a watch of days) is described
- * again by the kernel side at its next switch */
-static const char *group_of(const void *ctx, uint32_t pid)
+/* label_of - the container label of the cgroups a cause's task was in when
+ * the kernel side counted it (cgroups.h) */
+static const char *label_of(const void *ctx, uint64_t v2, uint64_t v1)
 {
 	struct tracer *t = (struct tracer *)ctx;
 
-	if (pid && !jtr_cgroups_known(&t->groups, pid))
-		progs_forget_task(t, pid);
-	return jtr_cgroups_task_label(&t->groups, pid);
+	return jtr_cgroups_label(&t->groups, v2, v1);
 }
+
+/* pow2_below - the largest power of two <= @n (0 for 0) */
+static size_t pow2_below(size_t n)
+{
+	size_t p = 1;
+
+	if (!n)
+		return 0;
+	while (p * 2 <= n)
+		p *= 2;
+	return p;
+}
+
+/* watch_run_configure - see watch_run.h */
+void watch_run_configure(struct tracer *t)
+{
+	struct jtr_watch *w = t->watch;
+	struct trace_bpf *skel = t->skel;
+	/* what only a dump's records need: not attached without dumps */
+	static const char *const dump_only[] = {
+		"softirq_raise", "sched_waking", "workqueue_execute_start", "workqueue_execute_end",
+		"hrtimer_expire_entry", "hrtimer_expire_exit", "timer_expire_entry",
+		"timer_expire_exit", "tick_stop",
+	};
+	size_t names = (size_t)w->ncpus * JTR_W_NCATS * w->names;
+
+	skel->rodata->watch_mode = true;
+	jtr_watch_vectors(w, (const char (*)[48])t->vec_names, t->nvecs);
+	bpf_map__set_max_entries(skel->maps.wstate, w->ncpus);
+	bpf_map__set_max_entries(skel->maps.wcells, names);
+	ncounts = (size_t)w->ncpus * JTR_W_NCATS * (w->names + 1);
+	bpf_map__set_max_entries(skel->maps.wcounts, ncounts);
+	keys_cap = names;
+	keys = calloc(keys_cap, sizeof(*keys));
+	key_n = calloc(keys_cap, sizeof(*key_n));
+	snap = calloc(ncounts, sizeof(*snap));
+	if (!keys || !key_n || !snap)
+		jtr_fatal(t->p, "no memory for jtr watch's tables");
+	bpf_map__set_max_entries(skel->maps.wkept, w->ncpus * w->kept_slots);
+	bpf_map__set_max_entries(skel->maps.wrec, w->rec_slots ? (w->ncpus + 1) * w->rec_slots : 1);
+	skel->bss->wcfg = w->cfg;
+	skel->bss->wcfg.on = 0;
+	if (w->rec_slots)
+		return;
+	for (size_t i = 0; i < sizeof(dump_only) / sizeof(dump_only[0]); i++)
+		for (int k = 0; k < 3; k++) {
+			static const char *const kinds[] = { "btf", "raw", "floor" };
+			char name[96];
+			struct bpf_program *prog;
+
+			snprintf(name, sizeof(name), "%s_%s", kinds[k], dump_only[i]);
+			if ((prog = bpf_object__find_program_by_name(skel->obj, name)))
+				bpf_program__set_autoload(prog, false);
+		}
+}
+
+/* map_of - @map of @bytes mapped here, or exit 1 */
+static void *map_of(struct tracer *t, struct bpf_map *map, size_t bytes)
+{
+	void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
+
+	if (m == MAP_FAILED)
+		jtr_fatal(t->p, "cannot map the kernel side's %s: %s", bpf_map__name(map),
+			  strerror(errno));
+	return m;
+}
+
+/* watch_run_init - see watch_run.h */
 
 void watch_run_init(struct tracer *t, struct jtr_watch *w)
 {
@@ -58,19 +135,20 @@ void watch_run_init(struct tracer *t, struct jtr_watch *w)
 	/* stdout carries the state lines; nothing else goes there */
 	t->p->quiet = true;
 	t->p->progress = false;
+	/* the recorder only for dumps: a region per watched CPU and one for
+	 * the records of the others, each a power of two */
 	recorder_room(t->p, o->recorder_bytes);
-	if (jtr_watch_init(w, cpus, n, o->names, o->recorder_bytes / sizeof(struct jtr_ev),
-			   65536) < 0)
-		jtr_fatal(t->p, "no memory for a recorder of %llu bytes: use a smaller --recorder",
-			  (unsigned long long)o->recorder_bytes);
+	if (jtr_watch_init(w, cpus, n, o->names, o->dump_above_ns ?
+			   pow2_below(o->recorder_bytes / sizeof(struct jtr_ev) / (n + 1)) : 0,
+			   JTR_WATCH_KEPT, false) < 0)
+		jtr_fatal(t->p, "no memory for jtr watch's tables");
 	for (int i = 0; i < o->napp_comm; i++)
 		jtr_watch_app_comm(w, o->app_comm[i]);
 	for (int i = 0; i < o->napp_pid; i++)
 		jtr_watch_app_pid(w, o->app_pid[i]);
-	w->dump_above_ns = o->dump_above_ns;
-	w->keep_ns = o->keep_ns;
+	w->cfg.dump_above_ns = o->dump_above_ns;
 	w->dump_after_ns = JTR_NS_PER_S;
-	w->group_of = group_of;
+	w->label_of = label_of;
 	w->group_ctx = t;
 	t->watch = w;
 }
@@ -84,7 +162,7 @@ static void app_tasks(struct jtr_watch *w)
 	struct dirent *d, *t;
 	char path[PATH_MAX], comm[JTR_COMM_LEN + 2];
 
-	if ((!w->napp_comm && !w->napp_pid) || !(procs = opendir("/proc")))
+	if ((!w->cfg.napp_comm && !w->napp_pid) || !(procs = opendir("/proc")))
 		return;
 	while ((d = readdir(procs))) {
 		uint32_t pid = (uint32_t)strtoul(d->d_name, NULL, 10);
@@ -94,7 +172,7 @@ static void app_tasks(struct jtr_watch *w)
 			continue;
 		for (int i = 0; i < w->napp_pid; i++)
 			all |= w->app_pid[i] == pid;
-		if (!all && !w->napp_comm)
+		if (!all && !w->cfg.napp_comm)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%u/task", pid);
 		if (!(tasks = opendir(path)))
@@ -110,8 +188,8 @@ static void app_tasks(struct jtr_watch *w)
 			if (!app && (f = fopen(path, "r"))) {
 				if (fgets(comm, sizeof(comm), f)) {
 					comm[strcspn(comm, "\n")] = 0;
-					for (int i = 0; i < w->napp_comm; i++)
-						app |= !strcmp(comm, w->app_comm[i]);
+					for (uint32_t i = 0; i < w->cfg.napp_comm; i++)
+						app |= !strcmp(comm, w->cfg.app_comm[i]);
 				}
 				fclose(f);
 			}
@@ -123,10 +201,93 @@ static void app_tasks(struct jtr_watch *w)
 	closedir(procs);
 }
 
-/* watch_state - the accounting so far, one line on stdout */
-static void watch_state(struct tracer *t, int64_t now)
+/* read_keys - the names' keys and their places, again when the kernel side
+ * has more names than when they were read (@names: how many it has now) */
+static void read_keys(struct tracer *t, uint64_t names)
 {
-	jtr_watch_flush(t->watch);
+	int fd = bpf_map__fd(t->skel->maps.wcells);
+	struct jtr_wkey k, next;
+	void *prev = NULL;
+
+	if (names == keys_names)
+		return;
+	nkeys = 0;
+	while (nkeys < keys_cap && !bpf_map_get_next_key(fd, prev, &next)) {
+		if (!bpf_map_lookup_elem(fd, &next, &key_n[nkeys]))
+			keys[nkeys++] = next;
+		k = next;
+		prev = &k;
+	}
+	keys_names = names;
+}
+
+/* snapshot - CPU @i's state and counters as they were at one moment: copied
+ * between two equal even values of its sequence number (the kernel side makes
+ * it odd while it counts); after many tries, as they are */
+static void snapshot(struct jtr_watch *w, int i)
+{
+	const size_t per = (size_t)JTR_W_NCATS * (w->names + 1);
+	volatile __u64 *seq = &wstate[i].seq;
+
+	for (int tries = 0; tries < 10000; tries++) {
+		uint64_t s1 = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+
+		if (s1 & 1)
+			continue;
+		memcpy(&w->cpus[i].st, &wstate[i], sizeof(wstate[i]));
+		memcpy(&snap[i * per], &wcounts[i * per], per * sizeof(*snap));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(seq, __ATOMIC_RELAXED) == s1)
+			return;
+	}
+}
+
+/* watch_read - the kernel side's tables into the names; @now: what it will
+ * count at its CPU's next event counted now too (an interrupt whose softirq
+ * can no longer come), as the user side's model counts it (nothing kept) */
+static void watch_read(struct tracer *t, uint64_t now)
+{
+	struct jtr_watch *w = t->watch;
+	const size_t per_cat = (size_t)w->names + 1;
+	uint64_t names = 0;
+
+	for (int i = 0; i < w->ncpus; i++) {
+		snapshot(w, i);
+		for (int k = 0; k < JTR_W_NCATS; k++)
+			names += w->cpus[i].st.nnames[k];
+	}
+	read_keys(t, names);
+	jtr_watch_clear(w);
+	for (size_t n = 0; n < nkeys; n++) {
+		int s = jtr_watch_slot(w, keys[n].cpu);
+
+		if (s >= 0 && keys[n].cat < JTR_W_NCATS && key_n[n] < (uint32_t)w->names)
+			jtr_watch_add(w, &keys[n], &snap[((size_t)s * JTR_W_NCATS + keys[n].cat) *
+							 per_cat + key_n[n]]);
+	}
+	for (int s = 0; s < w->ncpus; s++)		/* the names past the bound */
+		for (int k = 0; k < JTR_W_NCATS; k++) {
+			const struct jtr_wcell *v = &snap[((size_t)s * JTR_W_NCATS + k) * per_cat +
+							  w->names];
+			struct jtr_wkey o = { .cpu = (uint16_t)w->cpus[s].cpu, .cat = (uint8_t)k,
+					      .src = JTR_WK_OTHER };
+
+			if (v->count || v->events)
+				jtr_watch_add(w, &o, v);
+		}
+	if (now) {
+		w->virtual = true;
+		jtr_watch_flush_at(w, now);
+		w->virtual = false;
+	}
+}
+
+/* watch_state - the accounting so far, one line on stdout (@read: read
+ * from the kernel side first) */
+static void watch_state(struct tracer *t, int64_t now, bool read)
+{
+	if (read)
+		watch_read(t, (uint64_t)now);
 	progs_read_counts(t);
 	jtr_watch_state(t->watch, stdout, now, progs_sum(t->total.dropped),
 			process_cpu_ns());
@@ -145,8 +306,29 @@ static void dump_span(struct tracer *t, int64_t now, uint64_t *from, uint64_t *t
 		*from = w->last_dump_end_ns;
 	if (*from < (uint64_t)t->win_start_ns)
 		*from = t->win_start_ns;
-	if (w->rec_n == w->rec_cap && *from < w->rec[w->rec_next].ts_ns)
-		*from = w->rec[w->rec_next].ts_ns;
+	if (*from < jtr_watch_oldest(w))
+		*from = jtr_watch_oldest(w);
+}
+
+struct dump_out {
+	struct tracer *t;
+	struct jtr_addrs *addrs;
+	FILE *f;
+	size_t left;		/* records counted: no more (the recorder goes on) */
+};
+
+/* dump_one - one record of a dump: written, its addresses and groups noted */
+static void dump_one(void *arg, const struct jtr_ev *r)
+{
+	struct dump_out *o = arg;
+
+	if (!o->left)
+		return;
+	o->left--;
+	fwrite(r, sizeof(*r), 1, o->f);
+	jtr_addrs_note(o->addrs, r);
+	if (r->type == JTR_EV_TASK)
+		jtr_cgroups_note(&o->t->groups, r);
 }
 
 /* dump_files - the dump's events.bin, outliers.csv (the kept interruptions
@@ -157,15 +339,15 @@ static int dump_files(struct tracer *t, struct jtr_outdir *d, uint64_t from, uin
 		      size_t *n, long *nout)
 {
 	struct jtr_watch *w = t->watch;
-	uint64_t min_ns = w->dump_above_ns < 10000 ? w->dump_above_ns : 10000;
+	uint64_t min_ns = w->cfg.dump_above_ns < 10000 ? w->cfg.dump_above_ns : 10000;
 	struct jtr_addrs addrs = { 0 };
 	struct jtr_ev_header hdr;
 	struct jtr_afile ev, out, tj;
+	struct dump_out o = { .t = t, .addrs = &addrs };
 	char path[PATH_MAX];
-	size_t first;
 	int rc;
 
-	jtr_watch_dump_range(w, from, to, &first, n);
+	*n = jtr_watch_records(w, from, to, NULL, NULL);
 	memset(&hdr, 0, sizeof(hdr));
 	memcpy(hdr.magic, JTR_EV_MAGIC, sizeof(hdr.magic));
 	hdr.version = JTR_EV_VERSION;
@@ -176,12 +358,9 @@ static int dump_files(struct tracer *t, struct jtr_outdir *d, uint64_t from, uin
 	if (jtr_outdir_path(d, "events.bin", path, sizeof(path)) < 0 || jtr_afile_open(&ev, path) < 0)
 		goto fail;
 	fwrite(&hdr, sizeof(hdr), 1, ev.f);
-	for (size_t i = 0; i < *n; i++) {
-		const struct jtr_ev *r = &w->rec[(first + i) % w->rec_cap];
-
-		fwrite(r, sizeof(*r), 1, ev.f);
-		jtr_addrs_note(&addrs, r);
-	}
+	o.f = ev.f;
+	o.left = *n;
+	jtr_watch_records(w, from, to, dump_one, &o);
 	if (ferror(ev.f) || jtr_afile_commit(&ev) < 0)
 		goto fail;
 	if (jtr_outdir_path(d, "outliers.csv", path, sizeof(path)) < 0 ||
@@ -236,6 +415,8 @@ static void watch_dump(struct tracer *t, int64_t now)
 	long nout;
 	int rc;
 
+	if (!t->win_end_ns)
+		watch_read(t, 0);	/* the recorder's heads as they are now */
 	dump_span(t, now, &from, &to);
 	w->dump_due_ns = 0;
 	if (w->dumps >= t->o->dump_max) {
@@ -276,13 +457,51 @@ static void watch_dump(struct tracer *t, int64_t now)
 void watch_run_begin(struct tracer *t, int64_t start_ns)
 {
 	struct jtr_watch *w = t->watch;
+	struct trace_bpf *skel = t->skel;
+	const size_t page = 4096;
+	__u8 one = 1;
 
-	w->vec_names = (const char (*)[48])t->vec_names;
-	w->nvecs = t->nvecs;
-	w->start_ns = start_ns;
+	wstate_bytes = ((size_t)w->ncpus * sizeof(struct jtr_wcpu) + page - 1) / page * page;
+	wstate = map_of(t, skel->maps.wstate, wstate_bytes);
+	wcounts_bytes = (ncounts * sizeof(struct jtr_wcell) + page - 1) / page * page;
+	wcounts = map_of(t, skel->maps.wcounts, wcounts_bytes);
+	for (int i = 0; i < w->ncpus; i++)
+		wstate[i] = w->cpus[i].st;
+	if (w->kept_slots) {
+		wkept_bytes = w->ncpus * w->kept_slots * sizeof(struct jtr_wkept);
+		w->kept = map_of(t, skel->maps.wkept, wkept_bytes);
+	}
+	if (w->rec_slots) {
+		wrec_bytes = (w->ncpus + 1) * w->rec_slots * sizeof(struct jtr_ev);
+		w->rec = map_of(t, skel->maps.wrec, wrec_bytes);
+		w->rec_shared = (uint64_t *)&skel->bss->wrec_shared;
+	}
+	w->cfg.start_ns = start_ns;
 	app_tasks(w);
+	for (int i = 0; i < w->napp_tid; i++)
+		bpf_map__update_elem(skel->maps.wtids, &w->app_tid[i], sizeof(w->app_tid[i]), &one,
+				     sizeof(one), BPF_ANY);
+	skel->bss->wcfg.start_ns = start_ns;
+	__atomic_store_n(&skel->bss->wcfg.on, 1, __ATOMIC_RELEASE);	/* counting from here */
 	t->last_state_ns = start_ns;
-	watch_state(t, start_ns);
+	watch_state(t, start_ns, true);
+}
+
+/* watch_run_notice - see watch_run.h */
+void watch_run_notice(struct tracer *t, const struct jtr_ev *e)
+{
+	struct jtr_wkey k;
+
+	if (e->type != JTR_EV_WATCH_INTR)
+		return;
+	memset(&k, 0, sizeof(k));
+	k.cpu = e->cpu;
+	k.cat = (uint8_t)e->b;
+	k.src = (uint8_t)(e->b >> 8);
+	k.id = (uint32_t)(e->b >> 32);
+	memcpy(k.name, e->str, JTR_COMM_LEN);
+	memcpy(k.group, e->str + JTR_COMM_LEN, JTR_COMM_LEN);
+	jtr_watch_trigger(t->watch, &k, e->ts_ns, e->a);
 }
 
 /* watch_run_drained - see watch_run.h */
@@ -294,17 +513,38 @@ uint64_t watch_run_drained(struct tracer *t, uint64_t pause)
 		watch_dump(t, now);
 	if (now - t->last_state_ns >= (int64_t)t->o->state_ns) {
 		t->last_state_ns = now;
-		watch_state(t, now);
+		watch_state(t, now, true);
 	}
 	return pause > t->o->state_ns ? t->o->state_ns : pause;
+}
+
+/* watch_run_stop - see watch_run.h */
+void watch_run_stop(struct tracer *t)
+{
+	__atomic_store_n(&t->skel->bss->wcfg.on, 0, __ATOMIC_RELEASE);
 }
 
 /* watch_run_end - see watch_run.h */
 void watch_run_end(struct tracer *t, int64_t end_ns)
 {
+	struct jtr_watch *w = t->watch;
+
 	ring_buffer__consume(t->rb);
-	jtr_watch_end(t->watch, end_ns);
-	if (t->watch->dump_due_ns)
+	watch_read(t, 0);
+	jtr_watch_end(w, end_ns);
+	if (w->dump_due_ns)
 		watch_dump(t, end_ns);
-	watch_state(t, end_ns);
+	watch_state(t, end_ns, false);
+	munmap(wstate, wstate_bytes);
+	munmap(wcounts, wcounts_bytes);
+	free(keys);
+	free(key_n);
+	free(snap);
+	if (w->kept)
+		munmap(w->kept, wkept_bytes);
+	if (w->rec)
+		munmap(w->rec, wrec_bytes);
+	w->kept = NULL;
+	w->rec = NULL;
+	w->rec_shared = &w->rec_shared_own;
 }

@@ -22,6 +22,15 @@
  * recorder does not fit in memory */
 void watch_run_init(struct tracer *t, struct jtr_watch *w);
 
+/* watch_run_configure - the kernel side set up for --watch before it loads:
+ * counting in the kernel, its tables' sizes and settings; without dumps, the
+ * programs only a dump's records need are not loaded */
+void watch_run_configure(struct tracer *t);
+
+/* watch_run_notice - a record the kernel side sent (an interruption that may
+ * trigger a dump) */
+void watch_run_notice(struct tracer *t, const struct jtr_ev *e);
+
 /* watch_run_begin - every program is attached at @start_ns: the accounting
  * starts, with the --app tasks already running; the first state line */
 void watch_run_begin(struct tracer *t, int64_t start_ns);
@@ -29,6 +38,10 @@ void watch_run_begin(struct tracer *t, int64_t start_ns);
 /* watch_run_drained - after a drain: the dump that is due, the state line
  * that is due; returns @pause, shortened to --state-interval */
 uint64_t watch_run_drained(struct tracer *t, uint64_t pause);
+
+/* watch_run_stop - the watch ends: nothing more is counted (the programs
+ * are detached next) */
+void watch_run_stop(struct tracer *t);
 
 /* watch_run_end - every program detached at @end_ns: what is left in the
  * ring buffer, the waits still open, a dump that was due, the last state

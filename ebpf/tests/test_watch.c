@@ -29,11 +29,10 @@ static int setup(void **state)
 	int cpus[] = { CPU };
 
 	(void)state;
-	if (jtr_watch_init(&w, cpus, 1, JTR_WATCH_NAMES, 64, 16) < 0)
+	if (jtr_watch_init(&w, cpus, 1, JTR_WATCH_NAMES, 64, 16, true) < 0)
 		return -1;
-	w.vec_names = vecs;
-	w.nvecs = 4;
-	w.settle_ns = 0;		/* test_the_first_second_decides sets it */
+	jtr_watch_vectors(&w, vecs, 4);
+	w.cfg.settle_ns = 0;		/* test_the_first_second_decides sets it */
 	return 0;
 }
 
@@ -50,6 +49,7 @@ static void agree(void)
 	for (int i = 0; i < w.ncpus; i++)
 		for (int k = 0; k < JTR_W_NCATS; k++) {
 			const struct jtr_watch_cat_acct *a = &w.cpus[i].cat[k];
+			const struct jtr_wcpu *st = &w.cpus[i].st;
 			uint64_t count = 0, ns = 0, hist = 0;
 
 			for (int m = 0; m <= w.names; m++) {
@@ -57,13 +57,13 @@ static void agree(void)
 				ns += a->cell[m].ns;
 			}
 			for (int b = 0; b < JTR_WATCH_BUCKETS; b++)
-				hist += a->hist[b];
-			if (count != hist || count != a->count || ns != a->ns)
+				hist += st->hist[k][b];
+			if (count != hist || count != st->count[k] || ns != st->ns[k])
 				fail_msg("%s: names count %llu, histogram %llu, category %llu; names %llu "
 					 "ns, category %llu ns", jtr_watch_cats[k],
 					 (unsigned long long)count, (unsigned long long)hist,
-					 (unsigned long long)a->count, (unsigned long long)ns,
-					 (unsigned long long)a->ns);
+					 (unsigned long long)st->count[k], (unsigned long long)ns,
+					 (unsigned long long)st->ns[k]);
 		}
 }
 
@@ -147,7 +147,7 @@ static uint64_t interrupted(void)
 	uint64_t ns = 0;
 
 	for (int k = 0; k < JTR_W_NCATS; k++)
-		ns += w.cpus[0].cat[k].ns;
+		ns += w.cpus[0].st.ns[k];
 	return ns;
 }
 
@@ -159,11 +159,11 @@ static void test_tick_while_a_task_runs(void **state)
 	ev(9000, JTR_EV_PF_USER, 0x1000, 0, 0, NULL, NULL);	/* ends the interrupt */
 	assert_int_equal(count_of(JTR_W_TICK, "local timer"), 1);
 	assert_int_equal(ns_of(JTR_W_TICK, "local timer"), 5000);
-	assert_int_equal(w.cpus[0].cat[JTR_W_TICK].hist[2], 1);	/* (2 us, 5 us] */
+	assert_int_equal(w.cpus[0].st.hist[JTR_W_TICK][2], 1);	/* (2 us, 5 us] */
 	/* a page fault has no length: a kernel event, not an interruption */
 	assert_int_equal(cell(JTR_W_PF, "user")->events, 1);
 	assert_int_equal(cell(JTR_W_PF, "user")->count, 0);
-	assert_int_equal(w.cpus[0].cat[JTR_W_PF].count, 0);
+	assert_int_equal(w.cpus[0].st.count[JTR_W_PF], 0);
 }
 
 static void test_softirq_after_an_interrupt_is_part_of_it(void **state)
@@ -180,7 +180,7 @@ static void test_softirq_after_an_interrupt_is_part_of_it(void **state)
 	assert_int_equal(ns_of(JTR_W_SOFTIRQ, "TIMER"), 32500);
 	assert_int_equal(count_of(JTR_W_TICK, "local timer"), 0);
 	assert_int_equal(cell(JTR_W_TICK, "local timer")->events, 1);
-	assert_int_equal(w.cpus[0].cat[JTR_W_SOFTIRQ].count, 1);
+	assert_int_equal(w.cpus[0].st.count[JTR_W_SOFTIRQ], 1);
 	/* a softirq on its own, later */
 	ev(100000, JTR_EV_SOFTIRQ_ENTRY, 9, 0, 0, NULL, NULL);
 	ev(104000, JTR_EV_SOFTIRQ_EXIT, 9, 0, 0, NULL, NULL);
@@ -227,7 +227,7 @@ static void test_preemptions_and_the_wait_they_open(void **state)
 	assert_int_equal(cell(JTR_W_TASK, "kworker/3:1")->events, 1);
 	assert_null(cell(JTR_W_TASK, "spin"));			/* it preempted nobody */
 	assert_null(cell(JTR_W_TASK, "kworker"));
-	assert_int_equal(w.cpus[0].cat[JTR_W_TASK].hist[8], 1);	/* (200, 500] us */
+	assert_int_equal(w.cpus[0].st.hist[JTR_W_TASK][8], 1);	/* (200, 500] us */
 	assert_int_equal(w.trigger.length_ns, 0);		/* no dumps asked for */
 	/* a spinner preempted by a higher task inside the wait: one interruption */
 	sw(10320000, 500, 700, 1, "app", "spin");
@@ -238,7 +238,7 @@ static void test_preemptions_and_the_wait_they_open(void **state)
 	assert_int_equal(ns_of(JTR_W_TASK, "spin"), 10000);
 	assert_int_equal(count_of(JTR_W_TASK, "migration/3"), 0);
 	assert_int_equal(cell(JTR_W_TASK, "migration/3")->events, 1);
-	assert_int_equal(w.cpus[0].cat[JTR_W_TASK].hist[3], 1);	/* (5, 10] us */
+	assert_int_equal(w.cpus[0].st.hist[JTR_W_TASK][3], 1);	/* (5, 10] us */
 	/* an interrupt while the app waits is in the wait, not one of its own */
 	sw(10400000, 500, 800, 1, "app", "other/1");
 	tick(10401000, 10402000);
@@ -249,9 +249,9 @@ static void test_preemptions_and_the_wait_they_open(void **state)
 	assert_int_equal(cell(JTR_W_TICK, "local timer")->events, 1);
 	assert_int_equal(count_of(JTR_W_TASK, "other/1"), 1);
 	assert_int_equal(ns_of(JTR_W_TASK, "other/1"), 5000);
-	assert_int_equal(w.cpus[0].app_ns, 9999900 + 20000 + 70000);
+	assert_int_equal(w.cpus[0].st.app_ns, 9999900 + 20000 + 70000);
 	/* the spinner ran 298 us, the app 10 ms: the app it stays */
-	assert_string_equal(w.cpus[0].run[w.cpus[0].lead].comm, "app");
+	assert_string_equal(w.cpus[0].st.run[w.cpus[0].st.lead].comm, "app");
 }
 
 /* the application preempts a runnable task all the time (a nice hog sharing
@@ -272,7 +272,7 @@ static void test_the_application_is_never_its_own_interruption(void **state)
 	assert_int_equal(count_of(JTR_W_TASK, "hog"), 100);
 	assert_int_equal(ns_of(JTR_W_TASK, "hog"), 100 * 10000);
 	assert_true(interrupted() <= 101000000 - 100);
-	assert_int_equal(w.cpus[0].app_ns, 101000000 - 100 - 100 * 10000);	/* to the end */
+	assert_int_equal(w.cpus[0].st.app_ns, 101000000 - 100 - 100 * 10000);	/* to the end */
 }
 
 /* without --app the comm that ran longest is the application; --app says */
@@ -287,7 +287,7 @@ static void test_default_rule_and_app_option(void **state)
 	}
 	assert_int_equal(count_of(JTR_W_TASK, "app"), 10);
 	assert_int_equal(count_of(JTR_W_TASK, "hog"), 0);
-	assert_string_equal(w.cpus[0].run[w.cpus[0].lead].comm, "hog");
+	assert_string_equal(w.cpus[0].st.run[w.cpus[0].st.lead].comm, "hog");
 	teardown(state);
 	setup(state);
 	/* the same with --app app: the hog's slices are the interruptions */
@@ -331,7 +331,7 @@ static void test_another_task_when_the_watch_begins(void **state)
 	assert_int_equal(count_of(JTR_W_TASK, "kworker/3:0"), 1);
 	assert_int_equal(count_of(JTR_W_TASK, "python"), 1);
 	assert_int_equal(ns_of(JTR_W_TASK, "python"), 100000);
-	assert_string_equal(w.cpus[0].run[w.cpus[0].lead].comm, "app");
+	assert_string_equal(w.cpus[0].st.run[w.cpus[0].st.lead].comm, "app");
 }
 
 /* by the default rule, a CPU's first second decides which comm is the
@@ -340,8 +340,8 @@ static void test_another_task_when_the_watch_begins(void **state)
 static void test_the_first_second_decides(void **state)
 {
 	(void)state;
-	w.settle_ns = JTR_WATCH_SETTLE_NS;
-	w.start_ns = 1000;
+	w.cfg.settle_ns = JTR_WATCH_SETTLE_NS;
+	w.cfg.start_ns = 1000;
 	put(2000, CPU, 777, JTR_EV_VEC_ENTRY, 236, TICK, 0, NULL, NULL);	/* python runs */
 	put(3000, CPU, 777, JTR_EV_VEC_EXIT, 236, TICK, 0, NULL, NULL);
 	sw(40000000, 777, 500, 1, "python", "app");	/* 40 ms of python since the start */
@@ -349,8 +349,8 @@ static void test_the_first_second_decides(void **state)
 	sw(61000000, 777, 500, 1, "python", "app");
 	jtr_watch_flush(&w);
 	agree();
-	assert_int_equal(w.cpus[0].cat[JTR_W_TASK].count, 0);
-	assert_int_equal(w.cpus[0].cat[JTR_W_TICK].count, 0);
+	assert_int_equal(w.cpus[0].st.count[JTR_W_TASK], 0);
+	assert_int_equal(w.cpus[0].st.count[JTR_W_TICK], 0);
 	/* a second on, the app leads: its interruptions count */
 	sw(1500000000, 500, 777, 1, "app", "python");
 	sw(1500100000, 777, 500, 1, "python", "app");
@@ -363,7 +363,7 @@ static void test_the_first_second_decides(void **state)
 	/* with --app nothing needs deciding */
 	teardown(state);
 	setup(state);
-	w.settle_ns = JTR_WATCH_SETTLE_NS;
+	w.cfg.settle_ns = JTR_WATCH_SETTLE_NS;
 	jtr_watch_app_comm(&w, "app");
 	sw(1000, 0, 500, 0, "swapper/3", "app");
 	tick(2000, 3000);
@@ -384,7 +384,7 @@ static void test_app_by_pid(void **state)
 	assert_int_equal(count_of(JTR_W_TASK, "worker-3"), 0);
 	assert_int_equal(count_of(JTR_W_TASK, "kworker/3:0"), 1);
 	assert_int_equal(ns_of(JTR_W_TASK, "kworker/3:0"), 500);	/* worker-2 ended it */
-	assert_string_equal(w.cpus[0].app_comm, "worker-2");
+	assert_string_equal(w.cpus[0].st.app_comm, "worker-2");
 }
 
 /* a task running before any switch is seen: the application by default, or
@@ -429,7 +429,7 @@ static void test_rt_throttling(void **state)
 	swp(1000000100, 0, 500, 0, 120, RT, "swapper/3", "rtapp");
 	assert_int_equal(count_of(JTR_W_THROTTLE, JTR_WATCH_THROTTLE_NAME), 1);
 	assert_int_equal(ns_of(JTR_W_THROTTLE, JTR_WATCH_THROTTLE_NAME), 50000000);
-	assert_int_equal(w.cpus[0].cat[JTR_W_THROTTLE].hist[14], 1);	/* (20, 50] ms */
+	assert_int_equal(w.cpus[0].st.hist[JTR_W_THROTTLE][14], 1);	/* (20, 50] ms */
 	assert_int_equal(count_of(JTR_W_TASK, "kworker/3:1"), 0);
 	assert_int_equal(count_of(JTR_W_TICK, "local timer"), 0);
 	/* a lower task given the CPU (the fair server): throttling too */
@@ -481,7 +481,7 @@ static void test_a_woken_application_waits(void **state)
 	sw(3200300, 900, 500, 0, "bash", "app");
 	assert_int_equal(count_of(JTR_W_TASK, "bash"), 1);
 	assert_int_equal(ns_of(JTR_W_TASK, "bash"), 200);
-	assert_int_equal(w.cpus[0].cat[JTR_W_TASK].count, 3);
+	assert_int_equal(w.cpus[0].st.count[JTR_W_TASK], 3);
 }
 
 /* the waiting task moves to another CPU (pulled by that CPU, not watched) */
@@ -544,12 +544,12 @@ static void test_counts_agree_with_the_histogram(void **state)
 		jtr_watch_flush(&w);			/* a state line */
 		agree();
 	}
-	assert_int_equal(w.cpus[0].cat[JTR_W_TASK].count, JTR_WATCH_NAMES + 8);
+	assert_int_equal(w.cpus[0].st.count[JTR_W_TASK], JTR_WATCH_NAMES + 8);
 	assert_int_equal(count_of(JTR_W_TASK, "other"), 8);
 	assert_int_equal(count_of(JTR_W_HARDIRQ, "other"), 8);
-	assert_int_equal(w.cpus[0].cat[JTR_W_NMI].count, JTR_WATCH_NAMES + 8);
-	assert_int_equal(w.cpus[0].cat[JTR_W_PF].count, 0);
-	assert_int_equal(w.cpus[0].cat[JTR_W_TICK].count + w.cpus[0].cat[JTR_W_SOFTIRQ].count,
+	assert_int_equal(w.cpus[0].st.count[JTR_W_NMI], JTR_WATCH_NAMES + 8);
+	assert_int_equal(w.cpus[0].st.count[JTR_W_PF], 0);
+	assert_int_equal(w.cpus[0].st.count[JTR_W_TICK] + w.cpus[0].st.count[JTR_W_SOFTIRQ],
 			 JTR_WATCH_NAMES + 8);
 	assert_true(interrupted() <= t);
 }
@@ -568,7 +568,7 @@ static void test_names_are_bounded(void **state)
 	jtr_watch_flush(&w);
 	assert_int_equal(w.cpus[0].cat[JTR_W_HARDIRQ].n, JTR_WATCH_NAMES);
 	assert_int_equal(cell(JTR_W_HARDIRQ, "other")->events, 5);
-	assert_int_equal(w.cpus[0].cat[JTR_W_HARDIRQ].count, JTR_WATCH_NAMES + 5);
+	assert_int_equal(w.cpus[0].st.count[JTR_W_HARDIRQ], JTR_WATCH_NAMES + 5);
 }
 
 static void test_task_names(void **state)
@@ -585,26 +585,39 @@ static void test_task_names(void **state)
 	assert_string_equal(name, "abcdefghijklmnop");
 }
 
+struct span {
+	uint64_t first;
+	size_t n;
+};
+
+static void span_of(void *arg, const struct jtr_ev *e)
+{
+	struct span *sp = arg;
+
+	if (!sp->n++)
+		sp->first = e->ts_ns;
+}
+
 static void test_recorder_and_dump(void **state)
 {
-	size_t first, n;
+	struct span sp = { 0, 0 };
 	char buf[4096];
 	FILE *f;
 
 	(void)state;
-	w.dump_above_ns = 100000;
+	w.cfg.dump_above_ns = 100000;
 	w.dump_after_ns = 1000000;
 	sw(100, 0, 500, 0, "swapper/3", "app");
 	for (int i = 0; i < 100; i++)		/* 100 records into a recorder of 64 */
 		ev(1000 + i, JTR_EV_WAKEUP, 1, 0, 0, NULL, NULL);
-	assert_int_equal(w.rec_n, 64);
+	assert_int_equal(jtr_watch_records(&w, 0, UINT64_MAX, NULL, NULL), 64);
 	sw(2000000, 500, 700, 1, "app", "spin");
 	sw(2200000, 700, 500, 0, "spin", "app");		/* 200 us: a trigger */
 	assert_int_equal(w.dump_due_ns, 2200000 + 1000000);
 	assert_int_equal(w.trigger.length_ns, 200000);
-	jtr_watch_dump_range(&w, 1090, 2200000, &first, &n);
-	assert_int_equal(n, 12);			/* wake-ups 1090..1099 and 2 switches */
-	assert_int_equal(w.rec[first].ts_ns, 1090);
+	assert_int_equal(jtr_watch_records(&w, 1090, 2200000, span_of, &sp), 12);
+	assert_int_equal(sp.n, 12);			/* wake-ups 1090..1099 and 2 switches */
+	assert_int_equal(sp.first, 1090);
 	f = fmemopen(buf, sizeof(buf), "w");
 	assert_int_equal(jtr_watch_outliers(&w, f, 0, 3000000, 10000), 1);
 	fclose(f);
@@ -635,11 +648,20 @@ static void test_state_line(void **state)
 	assert_int_equal(buf[strlen(buf) - 1], '\n');
 }
 
-/* a container label by pid, as the tracer's cgroups table gives them */
-static const char *boxes(const void *ctx, uint32_t pid)
+/* a task's cgroups (here: its pid as its v2 id), and their container label,
+ * as the tracer's cgroups table gives them */
+static void pid_ids(const void *ctx, uint32_t pid, uint64_t *v2, uint64_t *v1)
 {
 	(void)ctx;
-	return pid == 600 ? "docker 0123456789ab" : pid == 601 ? "nginx.service" : "";
+	*v2 = pid;
+	*v1 = 0;
+}
+
+static const char *boxes(const void *ctx, uint64_t v2, uint64_t v1)
+{
+	(void)ctx;
+	(void)v1;
+	return v2 == 600 ? "docker 0123456789ab" : v2 == 601 ? "nginx.service" : "";
 }
 
 static const struct jtr_watch_cell *group_cell(int cat, const char *name, const char *group)
@@ -658,7 +680,8 @@ static void test_preempting_tasks_by_container(void **state)
 	FILE *f = fmemopen(buf, sizeof(buf), "w");
 
 	(void)state;
-	w.group_of = boxes;
+	w.ids_of = pid_ids;
+	w.label_of = boxes;
 	sw(100, 0, 500, 0, "swapper/3", "app");
 	/* the same comm in a container and in a unit and in neither: three causes */
 	sw(1000000, 500, 600, 1, "app", "stress");
