@@ -18,6 +18,15 @@
 3. The ceiling: jtr watch on the CPU of a UDP flood (FLOOD_CMD, about 250,000
    events a second, as bench.py's tracer drops item): events a second and
    events dropped. Goal: 0 dropped, as the tracer alone.
+4. The rate: the tracer in watch mode (`jtr-trace --watch --floor`, every CPU
+   watched) while a UDP flood runs on each CPU at once (as many events as this
+   machine's CPUs make; the goal's million a second needs more CPUs than two):
+   events a second, dropped (goal 0), the CPU time of the tracer's own threads
+   (its table reads and state lines: the counting runs in the kernel, in the
+   traced tasks' time; goal <= 0.1 % of one CPU), and its programs' ns per
+   event against the floor (an empty program on the same tracepoint, BPF
+   statistics: floor_bench.ratios), weighted by runs, the dearest named (goal
+   1.5).
 
 Needs root (BPF). Environment: BENCH_WATCH_SECONDS (default 60: the window
 of each round), BENCH_ROUNDS (default 3), BENCH_CPU (default: the last online
@@ -43,6 +52,12 @@ GOAL_PCT = 0.5
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 from jtrpy.system.ports import free_port  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import floor_bench  # noqa: E402
+
+TRACER = os.path.join(ROOT, "build", "bin", "jtr-trace")
+RATE_GOAL_PCT = 0.1
 
 
 def cpu_ns(pid):
@@ -175,6 +190,46 @@ def flood(cpu, tmp):
             "dropped": st["dropped"], "flood_s": dt}
 
 
+def rate(tmp):
+    """The tracer watching every CPU while a UDP flood runs on each: {events_per_s,
+    dropped, cpu_pct (the tracer's own threads: its reads of the tables, its
+    state lines; its programs run in the traced tasks' time), weighted_ratio,
+    jtr_ns, floor_ns, dearest, flood_s}."""
+    out = tempfile.mkdtemp(prefix="rate-", dir=tmp)
+    cpus = sorted(os.sched_getaffinity(0))
+    w = subprocess.Popen([TRACER, "--watch", "--floor", "-c", ",".join(map(str, cpus)),
+                          "--state-interval", "1s", "-o", out],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        w.stdout.readline()             # the first state line: counting
+        c0 = cpu_ns(w.pid)
+        t0 = time.monotonic()
+        floods = [subprocess.Popen([JTR] + FLOOD_CMD.replace("CPU", str(c)).split() +
+                                   ["-q", "-o", os.path.join(out, "send%d" % c)],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                  for c in cpus]
+        for f in floods:
+            f.wait(timeout=300)
+        dt = time.monotonic() - t0
+        c1 = cpu_ns(w.pid)
+    finally:
+        w.send_signal(signal.SIGINT)
+        lines, err = w.communicate(timeout=60)
+    if w.returncode != 0:
+        raise RuntimeError("jtr-trace --watch: exit %d: %s" % (w.returncode, err))
+    last = json.loads([ln for ln in lines.splitlines() if ln.startswith("{\"ts_ns")][-1])
+    with open(os.path.join(out, "trace.json")) as f:
+        r = floor_bench.ratios(json.load(f)["programs"])
+    runs = sum(p["runs"] for p in r.values()) or 1
+    return {"events": last["records"], "events_per_s": last["records"] / dt,
+            "dropped": last["dropped"], "flood_s": dt, "cpus": len(cpus),
+            "cpu_pct": 100.0 * (c1 - c0) / (dt * 1e9),
+            "weighted_ratio": sum(p["ratio"] * p["runs"] for p in r.values()) / runs,
+            "jtr_ns": sum(p["jtr_ns"] * p["runs"] for p in r.values()) / runs,
+            "floor_ns": sum(p["floor_ns"] * p["runs"] for p in r.values()) / runs,
+            "tracepoints": r, "dearest": sorted(r, key=lambda tp: -r[tp]["jtr_ns"])[:3]}
+
+
 def measure(cpu, rounds, tmp):
     seconds = int(os.environ.get("BENCH_WATCH_SECONDS", "60"))
     rows = {"watch": [], "trace": []}
@@ -189,10 +244,12 @@ def measure(cpu, rounds, tmp):
     print("bench: jtr watch beside 'jtr %s'" % FLOOD_CMD.replace("CPU", str(cpu)),
           file=sys.stderr)
     fl = flood(cpu, tmp)
+    print("bench: the tracer watching every CPU beside a UDP flood on each", file=sys.stderr)
+    rt = rate(tmp)
 
     def med(tool, k):
         return statistics.median(r[k] for r in rows[tool])
-    return {"seconds": seconds, "rounds": rows, "flood": fl, "injected": inj,
+    return {"seconds": seconds, "rounds": rows, "flood": fl, "injected": inj, "rate": rt,
             "watch_cpu_pct": med("watch", "cpu_pct"), "trace_cpu_pct": med("trace", "cpu_pct"),
             "ratio": statistics.median(w["cpu_pct"] / t["cpu_pct"] for w, t in
                                        zip(rows["watch"], rows["trace"]) if t["cpu_pct"]),
@@ -223,7 +280,19 @@ def show(res, cpu):
     fl = res["flood"]
     print("jtr watch beside a UDP flood: %.0f events/s, %d of %d dropped (goal 0): %s"
           % (fl["events_per_s"], fl["dropped"], fl["events"], "met" if ok_drop else "MISSED"))
-    return ok_cost and ok_drop and ok_inj
+    rt = res["rate"]
+    ok_rate = rt["dropped"] == 0 and rt["cpu_pct"] <= RATE_GOAL_PCT
+    print("jtr watch of %d CPUs beside a UDP flood on each: %.0f events/s for %.1f s, %d "
+          "dropped (goal 0); the tracer's own threads %.3f %% of one CPU (goal <= %.1f %%): %s"
+          % (rt["cpus"], rt["events_per_s"], rt["flood_s"], rt["dropped"], rt["cpu_pct"],
+             RATE_GOAL_PCT, "met" if ok_rate else "MISSED"))
+    print("  its programs: %.1f ns an event against the floor's %.1f: %.2f x, weighted by "
+          "runs (goal 1.5: %s); dearest: %s"
+          % (rt["jtr_ns"], rt["floor_ns"], rt["weighted_ratio"],
+             "met" if rt["weighted_ratio"] <= 1.5 else "MISSED",
+             ", ".join("%s %.0f ns" % (tp, rt["tracepoints"][tp]["jtr_ns"])
+                       for tp in rt["dearest"])))
+    return ok_cost and ok_drop and ok_inj and ok_rate
 
 
 def main():

@@ -84,6 +84,7 @@ static __always_inline bool traced(__u32 cpu)
  * goes to the ring; set by the user side before load */
 const volatile bool watch_mode = false;
 static __always_inline void w_account(struct jtr_ev *e);
+static __always_inline void w_next(struct task_struct *next, __u32 pid);
 
 /* ev_end - hand the record over without waking the consumer; jtr watch's
  * to its accounting */
@@ -352,8 +353,16 @@ static __always_inline __u64 v1_memory_id(struct task_struct *p)
 struct jtr_wcfg wcfg = {};		/* set by the user side; on: counting */
 __u64 wrec_shared = 0;			/* the head of the region of the CPUs not watched */
 
+#define W_QUEUE 4			/* records of programs run inside one that counts */
+
 struct wscratch {
 	struct jtr_ev ev;		/* first: the record handlers fill */
+	struct jtr_ev q[W_QUEUE];	/* a program's run inside one that counts (an
+					 * interrupt inside a softirq's program): its
+					 * record, counted after that one's */
+	__u32 qhead, qtail;		/* taken, written */
+	__u32 inq;			/* a record of q is being written */
+	__u32 pad3;
 	__u64 busy;
 	__u64 next;			/* a switch's next task (its cgroups) */
 	__u32 next_pid, pad;
@@ -506,8 +515,9 @@ static __always_inline void w_keep(struct jtr_wcpu *c, const struct jtr_wkey *k,
 #define W_KEEP(ctx, c, k, start, len) w_keep(c, k, start, len)
 #include "watch_model.h"
 
-/* w_reserve - the scratch record; NULL: another record is being counted on
- * this CPU (a drop); 1: not counting yet */
+/* w_reserve - the scratch record, or a place in its queue when a record is
+ * being counted on this CPU; NULL: the queue is full (a drop); 1: not
+ * counting yet */
 static __always_inline struct jtr_ev *w_reserve(void)
 {
 	__u32 zero = 0;
@@ -515,8 +525,16 @@ static __always_inline struct jtr_ev *w_reserve(void)
 
 	if (!wcfg.on)
 		return (struct jtr_ev *)1;
-	if (!x || x->busy)
+	if (!x)
 		return NULL;
+	if (x->busy) {
+		/* inside a program that counts: queued for it, one at a time
+		 * (another program inside this one, an NMI's, is a drop) */
+		if (x->inq || x->qtail - x->qhead >= W_QUEUE)
+			return NULL;
+		x->inq = 1;
+		return &x->q[x->qtail & (W_QUEUE - 1)];
+	}
 	x->busy = 1;
 	x->next = 0;
 	x->next_pid = 0;
@@ -538,19 +556,16 @@ static __always_inline int w_slot(__u32 cpu)
  * concerns (a wake-up onto, a migration away from a watched CPU), kept. A
  * function of its own (global: the verifier reads it once per program, not
  * once per call; each program has one copy, not the model inlined) */
-__noinline int w_model(struct wscratch *x)
+__noinline int w_one(struct wscratch *x, struct jtr_ev *e)
 {
 	struct jtr_wcpu *c = NULL, *t;
-	struct jtr_ev *e;
 	__u32 s, ts = (__u32)-1, i;
 	struct jtr_ev *r;
 	__u64 head;
 
-	if (!x)
+	if (!x || !e)
 		return 0;
-	e = &x->ev;
 	s = w_slot(e->cpu);
-
 	if (s != (__u32)-1 && (c = bpf_map_lookup_elem(&wstate, &s))) {
 		/* odd while it changes: the user side copies it between two
 		 * equal even values */
@@ -576,13 +591,51 @@ __noinline int w_model(struct wscratch *x)
 		if (r)
 			__builtin_memcpy(r, e, sizeof(*r));
 	}
+	return 0;
+}
+
+/* w_model - the scratch record @x->ev counted, then what programs that ran
+ * inside this one queued meanwhile (w_reserve), in their order. A function of
+ * its own (global: the verifier reads it once per program; each program has
+ * one copy, not the model inlined) */
+__noinline int w_model(struct wscratch *x)
+{
+	if (!x)
+		return 0;
+	if (x->inq) {			/* a queued record is written: it is next */
+		x->inq = 0;
+		x->qtail++;
+		return 0;
+	}
+	w_one(x, &x->ev);
+	for (int i = 0; i < W_QUEUE; i++) {
+		if (x->qhead == x->qtail)
+			break;
+		w_one(x, &x->q[x->qhead & (W_QUEUE - 1)]);
+		x->qhead++;
+	}
 	x->busy = 0;
 	return 0;
 }
 
 static __always_inline void w_account(struct jtr_ev *e)
 {
-	w_model((struct wscratch *)e);
+	__u32 zero = 0;
+
+	w_model(bpf_map_lookup_elem(&wscratch, &zero));
+}
+
+/* w_next - a switch's next task, for its cgroups (a switch is never run
+ * inside another program: its record is the scratch's own) */
+static __always_inline void w_next(struct task_struct *next, __u32 pid)
+{
+	__u32 zero = 0;
+	struct wscratch *x = bpf_map_lookup_elem(&wscratch, &zero);
+
+	if (x) {
+		x->next = (__u64)next;
+		x->next_pid = pid;
+	}
 }
 
 /* note_task - a JTR_EV_TASK record for @p where it is new or has moved to
@@ -682,10 +735,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	e->flags |= prev_app | (app_of(next) ? JTR_FL_APP_NEXT : 0);
 	bpf_core_read_str(e->str, JTR_COMM_LEN, &prev->comm);
 	bpf_core_read_str(&e->str[JTR_COMM_LEN], JTR_COMM_LEN, &next->comm);
-	if (watch_mode) {
-		((struct wscratch *)e)->next = (__u64)next;
-		((struct wscratch *)e)->next_pid = (__u32)(e->a >> 32);
-	}
+	if (watch_mode)
+		w_next(next, (__u32)(e->a >> 32));
 	ev_end(e);
 	return 0;
 }

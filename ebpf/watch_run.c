@@ -518,6 +518,25 @@ uint64_t watch_run_drained(struct tracer *t, uint64_t pause)
 	return pause > t->o->state_ns ? t->o->state_ns : pause;
 }
 
+/* floor_json - --floor: the whole watch's trace.json beside watch.json (its
+ * programs' run times and their floor's: make bench) */
+static void floor_json(struct tracer *t, int64_t end_ns)
+{
+	struct jtr_addrs addrs = { 0 };
+	struct jtr_afile tj;
+	char path[PATH_MAX];
+	uint64_t records = 0;
+
+	for (int i = 0; i < t->watch->ncpus; i++)
+		records += t->watch->cpus[i].st.records;
+	if (jtr_outdir_path(&t->p->out, "trace.json", path, sizeof(path)) < 0 ||
+	    jtr_afile_open(&tj, path) < 0) {
+		jtr_warn(t->p, "no trace.json: %s", strerror(errno));
+		return;
+	}
+	trace_json_write(t, &tj, t->win_start_ns, end_ns, records, &addrs);
+}
+
 /* watch_run_stop - see watch_run.h */
 void watch_run_stop(struct tracer *t)
 {
@@ -534,6 +553,8 @@ void watch_run_end(struct tracer *t, int64_t end_ns)
 	jtr_watch_end(w, end_ns);
 	if (w->dump_due_ns)
 		watch_dump(t, end_ns);
+	if (t->o->floor)
+		floor_json(t, end_ns);
 	watch_state(t, end_ns, false);
 	munmap(wstate, wstate_bytes);
 	munmap(wcounts, wcounts_bytes);

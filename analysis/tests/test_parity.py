@@ -221,32 +221,33 @@ def test_a_built_probe_writes_the_version(tmp_path):
 
 def test_watch_categories_and_buckets_are_watch_c():
     """jtr watch's categories are trace/causes.py's WATCH: jtr_watch_cats' words,
-    in the order of enum jtr_watch_cat (the state line's order)."""
-    text = read("ebpf", "watch.c")
+    in the order of enum jtr_watch_cat (the state line's order, the model's,
+    watch_model.h, which the kernel side runs)."""
+    text, model = read("ebpf", "watch.c"), read("ebpf", "watch_model.h")
     cats = re.search(r"jtr_watch_cats\[JTR_W_NCATS\] = \{(.*?)\};", text, re.S).group(1)
     words = dict(re.findall(r'\[(JTR_W_\w+)\]\s*=\s*"([^"]+)"', cats))
-    order = re.search(r"enum jtr_watch_cat \{(.*?)\};", read("ebpf", "watch.h"), re.S).group(1)
+    order = re.search(r"enum jtr_watch_cat \{(.*?)\};", model, re.S).group(1)
     enum = re.findall(r"\b(JTR_W_\w+)\b", order)
     assert enum[-1] == "JTR_W_NCATS"
     assert set(words) == set(enum[:-1])
     assert tuple(words[k] for k in enum[:-1]) == causes.WATCH
     assert set(causes.WATCH) <= set(causes.BY_NAME)
     assert not hasattr(vocab, "WATCH_CATEGORIES")
-    bounds = re.search(r"jtr_watch_bounds_ns\[JTR_WATCH_BUCKETS - 1\] = \{(.*?)\};", text,
-                       re.S).group(1)
+    assert re.search(r"jtr_watch_bounds_ns\[JTR_WATCH_BUCKETS - 1\] = JTR_WATCH_BOUNDS;", text)
+    bounds = re.search(r"#define JTR_WATCH_BOUNDS \{(.*?)\}", model, re.S).group(1)
     assert tuple(int(b) for b in re.findall(r"\d+", bounds)) == vocab.WATCH_BOUNDS_NS
 
 
 def test_watch_names_are_causes():
     """The fixed names watch.c gives: RT throttling's, the local timer's, the
     softirqs' (causes.py classifies the same events)."""
-    h, c = read("ebpf", "watch.h"), read("ebpf", "watch.c")
+    h, c, m = read("ebpf", "watch.h"), read("ebpf", "watch.c"), read("ebpf", "watch_model.h")
     throttle = re.search(r'#define JTR_WATCH_THROTTLE_NAME\s+"([^"]+)"', h).group(1)
     assert throttle == "sched_rt_runtime_us"
-    assert int(re.search(r"#define JTR_WATCH_RT_PRIO_END\s+(\d+)", h).group(1)) == \
+    assert int(re.search(r"#define JTR_WATCH_RT_PRIO_END\s+(\d+)", m).group(1)) == \
         causes.RT_PRIO_END
     assert causes.vector("local_timer")[:2] == (causes.TICK, re.search(
-        r'\*name = "(local timer)"', c).group(1))
+        r'!strcmp\(k, "local_timer"\) \? "(local timer)"', c).group(1))
     softirqs = re.search(r"softirq_names\[\] = \{(.*?)\};", c, re.S).group(1)
     assert tuple(re.findall(r'"(\w+)"', softirqs)) == tuple(causes.softirq(v) for v in range(10))
     ipis = re.findall(r'!strcmp\(k, "(\w+)"\)', c)

@@ -36,9 +36,11 @@ application: an interrupt while it runs (timer tick, IPI, hardirq, softirq,
 NMI), the time another task has the CPU while it is runnable (task preemption),
 RT throttling; its own running time never is. The counts are served as
 Prometheus metrics (--listen) and/or written for node_exporter's textfile
-collector (--textfile). A flight recorder keeps the last --keep of events; when
-an interruption lasts --dump-above or more, they are written to a folder of DIR
-that 'jtr attribute' explains event by event."""
+collector (--textfile). The counting runs in the kernel, in the tracer's BPF
+programs: no event is copied to user space to be counted. With --dump-above, a
+flight recorder keeps the last --keep of events; when an interruption lasts
+--dump-above or more, they are written to a folder of DIR that 'jtr attribute'
+explains event by event."""
 
 NOTES = """\
 The application: the tasks of --app's comms and processes (every thread of a
@@ -124,9 +126,9 @@ def make_parser(prog):
                    help="how much the flight recorder keeps, and a dump holds (default 2m)")
     p.add_argument("--recorder", metavar="SIZE", type=Size(64 << 10, 16 << 30),
                    default=64 << 20,
-                   help="the flight recorder's memory: 64 bytes an event (default 64M: a "
-                   "million events), locked while it watches: at most half the memory "
-                   "available")
+                   help="the flight recorder's memory (with --dump-above): 64 bytes an "
+                   "event (default 64M: a million events), kernel memory while it "
+                   "watches: at most half the memory available")
     p.add_argument("--dump-max", metavar="N", type=Count(0, 10**6), default=20,
                    help="dumps written at most (default 20); dumps never overlap")
     p.add_argument("--names", metavar="N", type=Count(1, 1024), default=32,
