@@ -369,6 +369,7 @@ struct wscratch {
 	__u32 n;			/* w_cell's room: the stack of the model's calls
 					 * is bounded (512 bytes) */
 	__u32 pad2;
+	struct jtr_wkey key;		/* w_switch's, for the same reason */
 };
 
 struct {
@@ -432,10 +433,22 @@ struct {
 static __always_inline struct jtr_wcell *w_cell(struct wscratch *x, struct jtr_wcpu *c,
 						const struct jtr_wkey *k)
 {
-	__u32 *n = bpf_map_lookup_elem(&wcells, k), cat = k->cat, base, i;
+	__u32 *n, cat = k->cat, base, i, *at = NULL;
+	__u64 id = k->id;
 
 	if (!x || cat >= JTR_W_NCATS)
 		return NULL;
+	/* a softirq, a vector without a sender: its place known from before */
+	barrier_var(id);
+	if (k->src == JTR_WK_SOFTIRQ && id < JTR_WATCH_SOFTIRQS)
+		at = &c->softirq_at[id];
+	else if (k->src == JTR_WK_VEC && !k->group[0] && id < JTR_TRACE_MAX_VECS)
+		at = &c->vec_at[id];
+	if (at && *at) {
+		i = *at - 1;
+		return bpf_map_lookup_elem(&wcounts, &i);
+	}
+	n = bpf_map_lookup_elem(&wcells, k);
 	base = (c->slot * JTR_W_NCATS + cat) * (wcfg.names + 1);
 	if (n)
 		i = base + *n;
@@ -448,6 +461,8 @@ static __always_inline struct jtr_wcell *w_cell(struct wscratch *x, struct jtr_w
 	} else {
 		i = base + wcfg.names;
 	}
+	if (at)
+		*at = i + 1;
 	return bpf_map_lookup_elem(&wcounts, &i);
 }
 
@@ -509,6 +524,7 @@ static __always_inline void w_keep(struct jtr_wcpu *c, const struct jtr_wkey *k,
 
 #define W_CTX			struct wscratch *
 #define W_CFG(ctx)		(&wcfg)
+#define W_KEYBUF(ctx)		((ctx) ? &(ctx)->key : NULL)
 #define W_CELL(ctx, c, k)	w_cell(ctx, c, k)
 #define W_GROUP(ctx, pid, k)	w_group(ctx, pid, k)
 #define W_APP_TID(ctx, pid)	(bpf_map_lookup_elem(&wtids, &(__u32){ pid }) != NULL)

@@ -21,6 +21,7 @@ static void user_keep(struct jtr_watch *w, struct jtr_wcpu *c, const struct jtr_
 /* the model, as the user side runs it: the name tables are its cells */
 #define W_CTX			struct jtr_watch *
 #define W_CFG(ctx)		(&(ctx)->cfg)
+#define W_KEYBUF(ctx)		(&(ctx)->key)
 #define W_CELL(ctx, c, k)	user_cell(ctx, c, k)
 #define W_GROUP(ctx, pid, k)	user_group(ctx, pid, k)
 #define W_APP_TID(ctx, pid)	user_app_tid(ctx, pid)

@@ -142,6 +142,7 @@ struct jtr_watch {
 	const char *(*label_of)(const void *ctx, uint64_t v2, uint64_t v1);
 	const void *group_ctx;
 	uint64_t dumps, dumps_skipped;
+	struct jtr_wkey key;		/* the model's room for a key (W_KEYBUF) */
 };
 
 /* jtr_watch_init - tables of @names names per category for the CPUs in @cpus

@@ -18,6 +18,7 @@
  *   W_APP_TID(ctx, pid)	is @pid one of the --app tasks found running when
  *				the watch began?
  *   W_CFG(ctx)		the settings (struct jtr_wcfg *)
+ *   W_KEYBUF(ctx)		room for a key (the BPF side's stack is small)
  *   W_KEEP(ctx, c, key, start, len)
  *				an interruption was counted: kept for a dump's
  *				outliers.csv, maybe a dump's trigger
@@ -56,6 +57,7 @@
 #define JTR_WATCH_RT_PRIO_END	100	/* the first prio that is not real-time */
 #define JTR_WATCH_SETTLE_NS	1000000000ULL	/* without --app: nothing counted before */
 #define JTR_WATCH_APPS		JTR_TRACE_MAX_APPS	/* --app comms, and PIDs */
+#define JTR_WATCH_SOFTIRQS	16	/* softirq vectors a CPU's state keeps a shortcut for */
 
 enum jtr_watch_cat {
 	JTR_W_TICK,		/* "timer tick": the local timer vector */
@@ -185,6 +187,10 @@ struct jtr_wcpu {
 	char pend_wake_comm[JTR_COMM_LEN];
 	__u64 pend_move_ts;		/* 0: none */
 	__u32 pend_move_pid, pad2;
+	/* the kernel side's shortcut for the commonest causes, a softirq vector
+	 * and a vector without a sender: their counters' places (+1; 0: not
+	 * known yet), found without a hash lookup */
+	__u32 softirq_at[JTR_WATCH_SOFTIRQS], vec_at[JTR_TRACE_MAX_VECS];
 };
 
 /* upper bounds of the duration histogram's buckets, ns (the last is +Inf) */
@@ -501,9 +507,9 @@ W_SUB w_switch(W_CTX ctx, const struct jtr_wcfg *cfg, struct jtr_wcpu *c,
 	bool runnable, prev_app, next_app, throttled;
 	const char *pc, *nc;
 	__u64 slice;
-	struct jtr_wkey k;
+	struct jtr_wkey *k;
 
-	if (!cfg || !c || !e)
+	if (!cfg || !c || !e || !(k = W_KEYBUF(ctx)))
 		return 0;
 	W_USE(ctx);
 	prev = (__u32)e->a;
@@ -514,7 +520,7 @@ W_SUB w_switch(W_CTX ctx, const struct jtr_wcfg *cfg, struct jtr_wcpu *c,
 	pc = e->str;
 	nc = e->str + JTR_COMM_LEN;
 	slice = e->ts_ns > c->last_switch ? e->ts_ns - c->last_switch : 0;
-	w_key(&k, c, JTR_W_TASK, JTR_WK_TASK, 0);
+	w_key(k, c, JTR_W_TASK, JTR_WK_TASK, 0);
 	if (c->depth) {			/* exits were lost: nothing is open across a switch */
 		c->depth = 0;
 		c->counting = 0;
@@ -529,12 +535,12 @@ W_SUB w_switch(W_CTX ctx, const struct jtr_wcfg *cfg, struct jtr_wcpu *c,
 	/* the kernel events: every preemption, every throttling */
 	throttled = prev && runnable && pprio < JTR_WATCH_RT_PRIO_END && (!next || nprio > pprio);
 	if (throttled) {
-		w_key(&k, c, JTR_W_THROTTLE, JTR_WK_THROTTLE, 0);
-		w_events(ctx, c, &k);
+		w_key(k, c, JTR_W_THROTTLE, JTR_WK_THROTTLE, 0);
+		w_events(ctx, c, k);
 	} else if (runnable || c->waiting) {	/* only then is it named (its cgroups read) */
-		w_task_key(ctx, &k, c, JTR_W_TASK, nc, next);
+		w_task_key(ctx, k, c, JTR_W_TASK, nc, next);
 		if (prev && runnable && next && next != prev)
-			w_events(ctx, c, &k);
+			w_events(ctx, c, k);
 	}
 	/* the default rule's application is another comm now: the waiting task
 	 * is not the application's */
@@ -551,10 +557,10 @@ W_SUB w_switch(W_CTX ctx, const struct jtr_wcfg *cfg, struct jtr_wcpu *c,
 		c->victim = prev;
 		w_copy(c->victim_comm, pc);
 		if (throttled || next)
-			w_wait_open(c, &k, e->ts_ns);
+			w_wait_open(c, k, e->ts_ns);
 	} else if (c->waiting && !c->win_open && next && !next_app) {
 		/* it was woken, another came */
-		w_wait_open(c, &k, e->ts_ns);
+		w_wait_open(c, k, e->ts_ns);
 	}
 	if (prev_app || next_app)
 		w_copy(c->app_comm, next_app ? nc : pc);

@@ -32,17 +32,18 @@ static uint32_t *key_n;
 static size_t nkeys, keys_cap;
 static uint64_t keys_names = (uint64_t)-1;	/* the names the kernel side had */
 
-/* recorder_room - the flight recorder is allocated and locked in memory for
- * the whole watch: at most half the memory available now (the rest is left
+/* recorder_room - the flight recorder (with --dump-above) is kernel memory
+ * for the whole watch: at most half the memory available now (the rest is left
  * to everything else, as for an shm ring), or exit 2 before anything is
- * traced (a 16 GiB recorder was locked on a 24 GB machine) */
+ * traced (a 16 GiB recorder was locked on a 24 GB machine); checked with or
+ * without --dump-above, as the option is */
 static void recorder_room(struct jtr_probe *p, uint64_t bytes)
 {
 	const uint64_t avail = jtr_proc_kb("/proc/meminfo", "MemAvailable");
 
 	if (avail && bytes > avail / 2)
 		jtr_usage_error(p, "--recorder %.1f MiB: more than half the memory available now "
-				"(%.1f MiB); the recorder is locked in memory while it watches: give "
+				"(%.1f MiB); the recorder is kernel memory while it watches: give "
 				"at most %.0f MiB, or free memory", bytes / 1048576.0,
 				avail / 1048576.0, (double)(avail / 2 / 1048576));
 }
@@ -93,7 +94,7 @@ void watch_run_configure(struct tracer *t)
 	snap = calloc(ncounts, sizeof(*snap));
 	if (!keys || !key_n || !snap)
 		jtr_fatal(t->p, "no memory for jtr watch's tables");
-	bpf_map__set_max_entries(skel->maps.wkept, w->ncpus * w->kept_slots);
+	bpf_map__set_max_entries(skel->maps.wkept, w->kept_slots ? w->ncpus * w->kept_slots : 1);
 	bpf_map__set_max_entries(skel->maps.wrec, w->rec_slots ? (w->ncpus + 1) * w->rec_slots : 1);
 	skel->bss->wcfg = w->cfg;
 	skel->bss->wcfg.on = 0;
@@ -123,7 +124,6 @@ static void *map_of(struct tracer *t, struct bpf_map *map, size_t bytes)
 }
 
 /* watch_run_init - see watch_run.h */
-
 void watch_run_init(struct tracer *t, struct jtr_watch *w)
 {
 	const struct trace_opts *o = t->o;
@@ -135,12 +135,13 @@ void watch_run_init(struct tracer *t, struct jtr_watch *w)
 	/* stdout carries the state lines; nothing else goes there */
 	t->p->quiet = true;
 	t->p->progress = false;
-	/* the recorder only for dumps: a region per watched CPU and one for
-	 * the records of the others, each a power of two */
+	/* the recorder and the interruptions kept for outliers.csv only for
+	 * dumps: a region per watched CPU and one for the records of the
+	 * others, each a power of two */
 	recorder_room(t->p, o->recorder_bytes);
 	if (jtr_watch_init(w, cpus, n, o->names, o->dump_above_ns ?
 			   pow2_below(o->recorder_bytes / sizeof(struct jtr_ev) / (n + 1)) : 0,
-			   JTR_WATCH_KEPT, false) < 0)
+			   o->dump_above_ns ? JTR_WATCH_KEPT : 0, false) < 0)
 		jtr_fatal(t->p, "no memory for jtr watch's tables");
 	for (int i = 0; i < o->napp_comm; i++)
 		jtr_watch_app_comm(w, o->app_comm[i]);

@@ -149,9 +149,9 @@ def watch_job(o, started, dumped, progress):
                              "CPUs with -c LIST, e.g. -c 2-3")
     avail = available_bytes()
     if avail and o.recorder > avail // 2:
-        # locked in memory for the whole watch, as the tracer checks too
+        # kernel memory for the whole watch, as the tracer checks too
         raise UsageError("--recorder %s: more than half the memory available now (%s); the "
-                         "recorder is locked in memory while it watches: give at most %dM, "
+                         "recorder is kernel memory while it watches: give at most %dM, "
                          "or free memory" % (size_text(o.recorder), size_text(avail),
                                              avail // 2 >> 20))
     if o.trace_buffer is not None and o.trace_buffer & (o.trace_buffer - 1):

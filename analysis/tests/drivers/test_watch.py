@@ -55,7 +55,7 @@ def test_ring_buffer_is_a_power_of_two(watched, capsys):
 
 
 def test_the_recorder_fits_in_half_the_memory_available(watched, capsys, monkeypatch):
-    """The recorder is locked in memory while it watches: more than half of what is
+    """The recorder is kernel memory while it watches: more than half of what is
     available now is refused before the tracer starts (16G was locked on a 24 GB
     machine)."""
     monkeypatch.setattr(driver, "available_bytes", lambda: 8 << 30)
@@ -63,7 +63,7 @@ def test_the_recorder_fits_in_half_the_memory_available(watched, capsys, monkeyp
     assert jtr(["watch", "-c", "0", "--recorder", "5G"]) == 2
     assert capsys.readouterr().err == (
         "jtr watch: --recorder 5 GiB: more than half the memory available now (8 GiB); the "
-        "recorder is locked in memory while it watches: give at most 4096M, or free memory\n")
+        "recorder is kernel memory while it watches: give at most 4096M, or free memory\n")
     assert len(watched) == 1
     monkeypatch.setattr(driver, "available_bytes", lambda: None)     # unknown: not refused
     assert jtr(["watch", "-c", "0", "--recorder", "16G", "-q"]) == 0
