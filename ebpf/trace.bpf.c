@@ -370,6 +370,7 @@ struct wscratch {
 					 * is bounded (512 bytes) */
 	__u32 pad2;
 	struct jtr_wkey key;		/* w_switch's, for the same reason */
+	struct jtr_wkey lkey;		/* w_cell's key for the helpers */
 };
 
 struct {
@@ -429,14 +430,16 @@ struct {
 } wtids SEC(".maps");
 
 /* w_cell - the counters of @k: found, new while the CPU's category has room,
- * else its "other" */
-static __always_inline struct jtr_wcell *w_cell(struct wscratch *x, struct jtr_wcpu *c,
-						const struct jtr_wkey *k)
+ * else its "other". The key and the new name's place go to the helpers from
+ * the scratch map's value: a global function's arguments are plain memory,
+ * which 6.1's helpers do not take */
+static __always_inline struct jtr_wcell *w_cell(struct jtr_wcpu *c, const struct jtr_wkey *k)
 {
-	__u32 *n, cat = k->cat, base, i, *at = NULL;
+	__u32 *n, cat = k->cat, base, i, *at = NULL, zero = 0;
+	struct wscratch *x;
 	__u64 id = k->id;
 
-	if (!x || cat >= JTR_W_NCATS)
+	if (cat >= JTR_W_NCATS)
 		return NULL;
 	/* a softirq, a vector without a sender: its place known from before */
 	barrier_var(id);
@@ -448,13 +451,17 @@ static __always_inline struct jtr_wcell *w_cell(struct wscratch *x, struct jtr_w
 		i = *at - 1;
 		return bpf_map_lookup_elem(&wcounts, &i);
 	}
-	n = bpf_map_lookup_elem(&wcells, k);
+	x = bpf_map_lookup_elem(&wscratch, &zero);
+	if (!x)
+		return NULL;
+	x->lkey = *k;
+	n = bpf_map_lookup_elem(&wcells, &x->lkey);
 	base = (c->slot * JTR_W_NCATS + cat) * (wcfg.names + 1);
 	if (n)
 		i = base + *n;
 	else if (c->nnames[cat] < wcfg.names) {
 		x->n = (__u32)c->nnames[cat];
-		if (bpf_map_update_elem(&wcells, k, &x->n, BPF_NOEXIST))
+		if (bpf_map_update_elem(&wcells, &x->lkey, &x->n, BPF_NOEXIST))
 			i = base + wcfg.names;	/* the table is full: "other" */
 		else
 			i = base + (__u32)c->nnames[cat]++;
@@ -524,8 +531,8 @@ static __always_inline void w_keep(struct jtr_wcpu *c, const struct jtr_wkey *k,
 
 #define W_CTX			struct wscratch *
 #define W_CFG(ctx)		(&wcfg)
-#define W_KEYBUF(ctx)		((ctx) ? &(ctx)->key : NULL)
-#define W_CELL(ctx, c, k)	w_cell(ctx, c, k)
+#define W_KEYBUF(ctx)		(&(ctx)->key)	/* ctx: checked by the caller */
+#define W_CELL(ctx, c, k)	w_cell(c, k)
 #define W_GROUP(ctx, pid, k)	w_group(ctx, pid, k)
 #define W_APP_TID(ctx, pid)	(bpf_map_lookup_elem(&wtids, &(__u32){ pid }) != NULL)
 #define W_KEEP(ctx, c, k, start, len) w_keep(c, k, start, len)
@@ -624,6 +631,7 @@ __noinline int w_model(struct wscratch *x)
 		return 0;
 	}
 	w_one(x, &x->ev);
+	W_UNROLL
 	for (int i = 0; i < W_QUEUE; i++) {
 		if (x->qhead == x->qtail)
 			break;

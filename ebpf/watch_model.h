@@ -18,7 +18,8 @@
  *   W_APP_TID(ctx, pid)	is @pid one of the --app tasks found running when
  *				the watch began?
  *   W_CFG(ctx)		the settings (struct jtr_wcfg *)
- *   W_KEYBUF(ctx)		room for a key (the BPF side's stack is small)
+ *   W_KEYBUF(ctx)		room for a key (the BPF side's stack is small); ctx
+ *				is not NULL there
  *   W_KEEP(ctx, c, key, start, len)
  *				an interruption was counted: kept for a dump's
  *				outliers.csv, maybe a dump's trigger
@@ -43,10 +44,14 @@
 /* an argument a part may not read on this side: passed all the same (the
  * compiler would pass nothing for it, and the verifier refuse the call) */
 #define W_USE(x) asm volatile("" :: "r"(x))
+/* loops unrolled: no back-edge for a verifier (6.1's refused the shape clang
+ * gave one of them) */
+#define W_UNROLL _Pragma("unroll")
 #else
 #define W_FN static inline
 #define W_SUB static inline int
 #define W_USE(x) ((void)(x))
+#define W_UNROLL
 #endif
 
 #define JTR_WATCH_DEPTH		8	/* interrupts nested in one another */
@@ -284,6 +289,7 @@ W_FN bool w_app_task(const struct jtr_wcfg *cfg, const struct jtr_wcpu *c, __u32
 	if (cfg->by_app) {
 		if (flagged)
 			return true;
+		W_UNROLL
 		for (int i = 0; i < JTR_WATCH_APPS; i++) {
 			if (i >= (int)cfg->napp_comm)
 				break;
@@ -297,6 +303,7 @@ W_FN bool w_app_task(const struct jtr_wcfg *cfg, const struct jtr_wcpu *c, __u32
 
 W_FN int w_runner_of(const struct jtr_wcpu *c, const char *comm)
 {
+	W_UNROLL
 	for (int i = 0; i < JTR_WATCH_RUNNERS; i++) {
 		if (i >= (int)c->nrun)
 			break;
@@ -318,6 +325,7 @@ W_FN void w_runner_add(struct jtr_wcpu *c, const char *comm, __u64 ns)
 			c->run[W_IDX(i, JTR_WATCH_RUNNERS)].ns = 0;
 		} else {
 			i = 0;
+			W_UNROLL
 			for (int k = 1; k < JTR_WATCH_RUNNERS; k++)
 				if (c->run[k].ns < c->run[W_IDX(i, JTR_WATCH_RUNNERS)].ns)
 					i = k;
@@ -353,6 +361,7 @@ W_FN int w_bucket(__u64 ns)
 	const __u64 bounds[JTR_WATCH_BUCKETS - 1] = JTR_WATCH_BOUNDS;
 	int b = JTR_WATCH_BUCKETS - 1;
 
+	W_UNROLL
 	for (int i = JTR_WATCH_BUCKETS - 2; i >= 0; i--)
 		if (ns <= bounds[i])
 			b = i;
@@ -362,24 +371,22 @@ W_FN int w_bucket(__u64 ns)
 /* w_add - one interruption of the application: its cause's count and time,
  * its category's (the one place all of them grow), kept; by the default rule,
  * none before the CPU's first second has decided which comm the application is */
-W_SUB w_add(W_CTX ctx, struct jtr_wcpu *c, const struct jtr_wkey *k, __u64 start, __u64 len)
+W_FN void w_add(W_CTX ctx, struct jtr_wcpu *c, const struct jtr_wkey *k, __u64 start, __u64 len)
 {
 	const struct jtr_wcfg *cfg = W_CFG(ctx);
 	struct jtr_wcell *cell;
 	__u32 cat, b;
 
 	if (!cfg || !c || !k)
-		return 0;
-	W_USE(ctx);
+		return;
 	cat = k->cat;
-
 	if (!cfg->by_app && start < c->settled)
-		return 0;
+		return;
 	if (cat >= JTR_W_NCATS)
-		return 0;
+		return;
 	cell = W_CELL(ctx, c, k);
 	if (!cell)
-		return 0;
+		return;
 	cell->count++;
 	cell->ns += len;
 	cat = (__u32)W_IDX(cat, JTR_W_NCATS);
@@ -393,7 +400,6 @@ W_SUB w_add(W_CTX ctx, struct jtr_wcpu *c, const struct jtr_wkey *k, __u64 start
 	if (len > c->longest_ns)
 		c->longest_ns = len;
 	W_KEEP(ctx, c, k, start, len);
-	return 0;
 }
 
 /* w_finish - the open interrupt, all exits seen (and no softirq right after) */
@@ -442,6 +448,7 @@ W_SUB w_leave(struct jtr_wcpu *c, const struct jtr_ev *e, __u64 entry_type)
 	if (!c || !e)
 		return 0;
 
+	W_UNROLL
 	for (int k = JTR_WATCH_DEPTH - 1; k >= 0; k--) {
 		if (k >= (int)c->depth)
 			continue;
@@ -452,6 +459,7 @@ W_SUB w_leave(struct jtr_wcpu *c, const struct jtr_ev *e, __u64 entry_type)
 	}
 	if (i < 0)
 		return 0;			/* its entry came before the watch began, or was lost */
+	W_UNROLL
 	for (int k = JTR_WATCH_DEPTH - 1; k >= 0; k--) {
 		struct jtr_wframe *x;
 		__u64 dur, self;
@@ -509,8 +517,9 @@ W_SUB w_switch(W_CTX ctx, const struct jtr_wcfg *cfg, struct jtr_wcpu *c,
 	__u64 slice;
 	struct jtr_wkey *k;
 
-	if (!cfg || !c || !e || !(k = W_KEYBUF(ctx)))
+	if (!ctx || !cfg || !c || !e)
 		return 0;
+	k = W_KEYBUF(ctx);
 	W_USE(ctx);
 	prev = (__u32)e->a;
 	next = (__u32)(e->a >> 32);
@@ -581,17 +590,17 @@ W_SUB w_switch(W_CTX ctx, const struct jtr_wcfg *cfg, struct jtr_wcpu *c,
 W_FN void w_wakeup(W_CTX ctx, const struct jtr_wcfg *cfg, struct jtr_wcpu *c, __u64 ts,
 		   __u32 pid, const char *comm, bool flagged)
 {
-	struct jtr_wkey k;
+	struct jtr_wkey *k = W_KEYBUF(ctx);
 
-	if (c->waiting || !c->seen || c->running == pid || ts < c->last_switch ||
+	if (!k || c->waiting || !c->seen || c->running == pid || ts < c->last_switch ||
 	    !w_app_task(cfg, c, pid, comm, flagged) || w_app_runs(cfg, c, ts))
 		return;
 	c->waiting = 1;
 	c->victim = pid;
 	w_copy(c->victim_comm, comm);
 	if (c->running > 0) {
-		w_task_key(ctx, &k, c, JTR_W_TASK, c->comm, (__u32)c->running);
-		w_wait_open(c, &k, ts);
+		w_task_key(ctx, k, c, JTR_W_TASK, c->comm, (__u32)c->running);
+		w_wait_open(c, k, ts);
 	}
 }
 
@@ -615,7 +624,7 @@ W_SUB w_pending(W_CTX ctx, const struct jtr_wcfg *cfg, struct jtr_wcpu *c, __u64
 {
 	__u64 wake, move;
 
-	if (!cfg || !c)
+	if (!ctx || !cfg || !c)
 		return 0;
 	W_USE(ctx);
 	wake = c->pend_wake_ts;
@@ -679,9 +688,11 @@ W_FN void w_vector_key(const struct jtr_wcfg *cfg, struct jtr_wkey *k, const str
 W_FN void jtr_wmodel_event(W_CTX ctx, const struct jtr_wcfg *cfg, struct jtr_wcpu *c,
 			   const struct jtr_ev *e)
 {
-	struct jtr_wkey k;
+	struct jtr_wkey *k = W_KEYBUF(ctx);
 	__u64 type = e->type;
 
+	if (!k)
+		return;
 	c->records++;
 	if (!c->seen)
 		w_seen(ctx, cfg, c, e);
@@ -694,17 +705,17 @@ W_FN void jtr_wmodel_event(W_CTX ctx, const struct jtr_wcfg *cfg, struct jtr_wcp
 		w_finish(ctx, c, c->intr_end);
 	switch (type) {
 	case JTR_EV_IRQ_ENTRY:
-		w_key(&k, c, JTR_W_HARDIRQ, JTR_WK_IRQ, (__u32)e->a);
-		w_copy(k.name, e->str);
-		w_enter(ctx, cfg, c, e, &k);
+		w_key(k, c, JTR_W_HARDIRQ, JTR_WK_IRQ, (__u32)e->a);
+		w_copy(k->name, e->str);
+		w_enter(ctx, cfg, c, e, k);
 		break;
 	case JTR_EV_SOFTIRQ_ENTRY:
-		w_key(&k, c, JTR_W_SOFTIRQ, JTR_WK_SOFTIRQ, (__u32)e->a);
-		w_enter(ctx, cfg, c, e, &k);
+		w_key(k, c, JTR_W_SOFTIRQ, JTR_WK_SOFTIRQ, (__u32)e->a);
+		w_enter(ctx, cfg, c, e, k);
 		break;
 	case JTR_EV_VEC_ENTRY:
-		w_vector_key(cfg, &k, c, e);
-		w_enter(ctx, cfg, c, e, &k);
+		w_vector_key(cfg, k, c, e);
+		w_enter(ctx, cfg, c, e, k);
 		break;
 	case JTR_EV_IRQ_EXIT:
 	case JTR_EV_SOFTIRQ_EXIT:
@@ -712,18 +723,18 @@ W_FN void jtr_wmodel_event(W_CTX ctx, const struct jtr_wcfg *cfg, struct jtr_wcp
 		w_leave(c, e, type - 1);
 		break;
 	case JTR_EV_NMI:
-		w_key(&k, c, JTR_W_NMI, JTR_WK_NMI, 0);
-		w_events(ctx, c, &k);
+		w_key(k, c, JTR_W_NMI, JTR_WK_NMI, 0);
+		w_events(ctx, c, k);
 		if (c->depth)
 			c->stack[W_IDX(c->depth - 1, JTR_WATCH_DEPTH)].child_ns += e->b;
 		else if (!c->intr_start && w_app_runs(cfg, c, e->ts_ns))
-			w_add(ctx, c, &k, e->ts_ns - e->b, e->b);
+			w_add(ctx, c, k, e->ts_ns - e->b, e->b);
 		break;
 	case JTR_EV_PF_USER:
 	case JTR_EV_PF_KERNEL:
 		/* no exit tracepoint, no length: a kernel event, not an interruption */
-		w_key(&k, c, JTR_W_PF, JTR_WK_PF, type == JTR_EV_PF_KERNEL);
-		w_events(ctx, c, &k);
+		w_key(k, c, JTR_W_PF, JTR_WK_PF, type == JTR_EV_PF_KERNEL);
+		w_events(ctx, c, k);
 		break;
 	case JTR_EV_SWITCH:
 		w_switch(ctx, cfg, c, e);
