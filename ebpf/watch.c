@@ -447,8 +447,8 @@ void jtr_watch_state(const struct jtr_watch *w, FILE *f, int64_t now_ns, uint64_
 	fflush(f);
 }
 
-/* region_at - record @i (from the oldest kept) of recorder region @r, and how
- * many it holds */
+/* region_n - how many records recorder region @r holds (the last region:
+ * the CPUs not watched) */
 static size_t region_n(const struct jtr_watch *w, int r)
 {
 	uint64_t head = r < w->ncpus ? w->cpus[r].st.rec_head : *w->rec_shared;
@@ -456,6 +456,7 @@ static size_t region_n(const struct jtr_watch *w, int r)
 	return head < w->rec_slots ? head : w->rec_slots;
 }
 
+/* region_at - record @i (from the oldest it holds) of recorder region @r */
 static const struct jtr_ev *region_at(const struct jtr_watch *w, int r, size_t i)
 {
 	uint64_t head = r < w->ncpus ? w->cpus[r].st.rec_head : *w->rec_shared;
