@@ -106,7 +106,7 @@ UNITS    += $(BUILD)/tests/test_cgroups
 # the value grammar, line by line, against tests/vectors/values.txt (and the Python side)
 VALUES   := $(BUILD)/tests/jtr-values
 
-.SECONDARY: $(BUILD)/ebpf/trace.bpf.o
+.SECONDARY: $(BUILD)/ebpf/trace.bpf.o $(BUILD)/ebpf/watch.bpf.o
 
 .PHONY: all deps deps-run deps-bench run test test-unit test-e2e test-stress test-vm bench install install-setuid \
 	install-caps uninstall clean distclean
@@ -253,11 +253,19 @@ $(BUILD)/ebpf/%.skel.h: $(BUILD)/ebpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
+# jtr watch's object: the same file with the counting in the kernel compiled in
+# (trace.bpf.c JTR_WATCH_BUILD); the tracer opens it with trace.skel.h's layout
+$(BUILD)/ebpf/watch.bpf.o: ebpf/trace.bpf.c ebpf/trace.h ebpf/watch_model.h \
+		$(BUILD)/ebpf/vmlinux.h | $(BUILD)/ebpf
+	$(call msg,BPF,$@)
+	$(Q)$(CCACHE) $(CLANG) $(BPF_CFLAGS) -DJTR_WATCH_BUILD=1 -Wall -Werror -c $< -o $@
+
 # jtr-trace: the tool (trace.c) and the files of its parts (ebpf/README.md)
 TRACE_SRCS := ebpf/trace.c ebpf/programs.c ebpf/ksyms.c ebpf/trace_json.c ebpf/watch_run.c \
 	ebpf/watch.c ebpf/cgroups.c ebpf/calls.c
 TRACE_OBJS := $(patsubst ebpf/%.c,$(BUILD)/ebpf/user/%.o,$(TRACE_SRCS))
 $(BUILD)/ebpf/user/%.o: ebpf/%.c $(wildcard ebpf/*.h) $(BUILD)/ebpf/trace.skel.h \
+		$(BUILD)/ebpf/watch.skel.h \
 		$(wildcard lib/*.h) VERSION | $(BUILD)/ebpf/user
 	$(call msg,CC,$@)
 	$(Q)$(CCACHE) $(CC) $(CPPFLAGS) -I$(BUILD)/ebpf -Iebpf $(CFLAGS) $(WARN) -c $< -o $@

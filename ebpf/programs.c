@@ -26,6 +26,7 @@
 #include "programs.h"
 #include "watch_run.h"
 #include "trace.skel.h"
+#include "watch.skel.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 
@@ -594,6 +595,32 @@ static int make_rings(struct tracer *t, int (*on_event)(void *ctx, void *data, s
 	return 0;
 }
 
+/* open_skel - the skeleton of trace.bpf.o, or for jtr watch the same layout
+ * over watch.bpf.o (trace.bpf.c built with the counting in the kernel: the
+ * same maps, programs and globals); NULL with errno */
+static struct trace_bpf *open_skel(bool watch)
+{
+	struct trace_bpf *s;
+	int err;
+
+	if (!watch)
+		return trace_bpf__open();
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	err = trace_bpf__create_skeleton(s);
+	if (!err) {
+		s->skeleton->data = watch_bpf__elf_bytes(&s->skeleton->data_sz);
+		err = bpf_object__open_skeleton(s->skeleton, NULL);
+	}
+	if (err) {
+		trace_bpf__destroy(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
+}
+
 /* progs_start - open, configure, load and attach with @kind programs */
 int progs_start(struct tracer *t, enum prog_kind kind,
 		int (*on_event)(void *ctx, void *data, size_t size), struct jtr_err *e)
@@ -606,7 +633,7 @@ int progs_start(struct tracer *t, enum prog_kind kind,
 	if (kind == PROGS_BTF && getenv("JTR_NO_TP_BTF"))
 		return jtr_err_set(e, -EOPNOTSUPP, "tp_btf switched off (JTR_NO_TP_BTF is set)");
 	/* open: parse the object, nothing in the kernel yet */
-	t->skel = trace_bpf__open();
+	t->skel = open_skel(t->o->watch);
 	if (!t->skel)
 		return jtr_err_set(e, -errno, "cannot open the BPF object: %s", strerror(errno));
 	set_rodata(t);

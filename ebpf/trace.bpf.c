@@ -81,7 +81,15 @@ static __always_inline bool traced(__u32 cpu)
 }
 
 /* jtr watch: every record is counted where it happens (w_account), none
- * goes to the ring; set by the user side before load */
+ * goes to the ring; set by the user side before load. The object is built
+ * twice from this file: JTR_WATCH_BUILD 1 (watch.bpf.o, loaded for jtr watch)
+ * has the counting, 0 (trace.bpf.o) has none of its code, so that a kernel
+ * that verifies every function a program calls (6.1) does not verify it for
+ * every trace. The two have the same maps, programs and globals: one
+ * skeleton opens either */
+#ifndef JTR_WATCH_BUILD
+#define JTR_WATCH_BUILD 0
+#endif
 const volatile bool watch_mode = false;
 static __always_inline void w_account(struct jtr_ev *e);
 static __always_inline void w_next(struct task_struct *next, __u32 pid);
@@ -90,7 +98,7 @@ static __always_inline void w_next(struct task_struct *next, __u32 pid);
  * to its accounting */
 static __always_inline void ev_end(struct jtr_ev *e)
 {
-	if (watch_mode) {
+	if (JTR_WATCH_BUILD && watch_mode) {
 		w_account(e);
 		return;
 	}
@@ -119,7 +127,7 @@ static __always_inline struct jtr_ev *ev_reserve(struct jtr_trace_counts *c, __u
 	void *ring;
 	struct jtr_ev *e;
 
-	if (watch_mode) {
+	if (JTR_WATCH_BUILD && watch_mode) {
 		e = w_reserve();
 		if (e == (void *)1)
 			return NULL;	/* not counting yet */
@@ -759,7 +767,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	e->flags |= prev_app | (app_of(next) ? JTR_FL_APP_NEXT : 0);
 	bpf_core_read_str(e->str, JTR_COMM_LEN, &prev->comm);
 	bpf_core_read_str(&e->str[JTR_COMM_LEN], JTR_COMM_LEN, &next->comm);
-	if (watch_mode)
+	if (JTR_WATCH_BUILD && watch_mode)
 		w_next(next, (__u32)(e->a >> 32));
 	ev_end(e);
 	return 0;
