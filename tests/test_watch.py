@@ -451,13 +451,14 @@ def now_ns():
     return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
 
 
-def busy_loop(cpu, comm, seconds, rt=0, idle=False, nice=0):
+def busy_loop(cpu, comm, seconds, rt=0, idle=False, nice=0, sleep_us=0):
     """A busy loop of @comm pinned to @cpu from its start (it never moves), that
-    ends by itself after @seconds."""
+    ends by itself after @seconds; with @sleep_us, a loop of sleeps that long."""
     return subprocess.Popen(["taskset", "-c", str(cpu), sys.executable, INJECT, "--busy", comm,
                              "--until", str(now_ns() + int(seconds * 1e9))] +
                             (["--rt", str(rt)] if rt else []) + (["--idle"] if idle else []) +
-                            (["--nice", str(nice)] if nice else []))
+                            (["--nice", str(nice)] if nice else []) +
+                            (["--sleep-us", str(sleep_us)] if sleep_us else []))
 
 
 def app_loop(cpu, seconds):
@@ -793,6 +794,52 @@ def test_rt_throttling_is_its_own_cause(tmp_path):
     assert_never_charged(c, RT_APP)
     assert c["app"] == RT_APP, c["app"]
     assert calm or attempt == 2
+
+
+@pytest.mark.measures
+def test_a_woken_application_waits_behind_the_spinner(tmp_path):
+    """The application sleeps 1 ms at a time (woken by its timer on its CPU); a
+    SCHED_FIFO spinner spins 3 ms, SPINS times: each spin takes the CPU while
+    the application sleeps or runs, and the application, woken while the
+    spinner runs, waits until it sleeps. Each spin is one task preemption of
+    jtr-inject, woken or preempted, no longer than the spin (the spin's span,
+    from tests/watch_inject.py), never the application's own."""
+    need_tracing()
+    cpu, other = cpus()
+    comm = "jtr-sleeper"
+    for attempt in (1, 2):
+        app = busy_loop(cpu, comm, 40, sleep_us=1000)
+        try:
+            running(app, comm)
+            out = tmp_path / str(attempt)
+            w = start_watch(cpu, other, out, "--app", comm)
+            try:
+                time.sleep(1)
+                inject(cpu, other, "--no-app", "--spins", SPINS, "--period-ms", 50,
+                       "--spin-us", 3000, "--out", out.with_suffix(".csv"))
+            finally:
+                _, _, doc = stop_watch(w, out)
+        finally:
+            app.kill()
+            app.wait()
+        spans = [[int(x) for x in line.split(",")]
+                 for line in out.with_suffix(".csv").read_text().split()]
+        c, cats = cpu_state(doc, cpu)
+        rows = {n[0]: n for n in cats["task preemption"]["names"]}
+        spin = rows.get("jtr-inject", ["jtr-inject", 0, 0, 0])
+        others = sum(n[2] for n in rows.values() if n[0] != "jtr-inject")
+        # another task that had the CPU when a spin began takes that spin's wait
+        if spin[1] == len(spans) or attempt == 2:
+            break
+        print("test_watch: %d of %d spins counted; other tasks %.1f ms on CPU %d; running it "
+              "again" % (spin[1], len(spans), others / 1e6, cpu))
+    assert len(spans) == SPINS
+    longest = max(e - b for b, e in spans)
+    most = int(others // 3_000_000)
+    assert SPINS - most <= spin[1] <= SPINS, (rows, spans)
+    assert spin[2] <= spin[1] * (longest + 200_000), (spin, longest)
+    assert c["app"] == comm, c["app"]
+    assert_never_charged(c, comm)
 
 
 def test_bad_input(tmp_path):

@@ -40,6 +40,9 @@ def busy(a):
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(a.rt))
     elif a.idle:
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    if a.sleep_us:                  # an application that sleeps between its turns
+        while now_ns() < a.until:
+            time.sleep(a.sleep_us / 1e6)
     while now_ns() < a.until:
         pass
 
@@ -91,6 +94,7 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--spinner", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--busy", help=argparse.SUPPRESS)
+    ap.add_argument("--sleep-us", type=float, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--until", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--rt", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--idle", action="store_true", help=argparse.SUPPRESS)
