@@ -89,6 +89,9 @@ void watch_run_configure(struct tracer *t)
 	ncounts = (size_t)w->ncpus * JTR_W_NCATS * (w->names + 1);
 	bpf_map__set_max_entries(skel->maps.wcounts, ncounts);
 	keys_cap = names;
+	free(keys);		/* a second try (raw_tp after tp_btf) sets up again */
+	free(key_n);
+	free(snap);
 	keys = calloc(keys_cap, sizeof(*keys));
 	key_n = calloc(keys_cap, sizeof(*key_n));
 	snap = calloc(ncounts, sizeof(*snap));
