@@ -214,15 +214,11 @@ bool jtr_cgroups_known(const struct jtr_cgroups *c, uint32_t pid)
 	return c && c->task && pid && c->task[hash64(pid) % JTR_CGROUPS_TASKS].pid == pid;
 }
 
-const char *jtr_cgroups_label(struct jtr_cgroups *c, uint64_t v2, uint64_t v1)
+/* ids_label - the label of v2 cgroup @v2, else of v1 cgroup @v1 ("": none) */
+static const char *ids_label(const struct jtr_cgroups *c, uint64_t v2, uint64_t v1)
 {
 	const struct jtr_cgroup *g;
 
-	if (!c->group)
-		return "";
-	note_group(c, v2, false);
-	note_group(c, v1, true);
-	jtr_cgroups_resolve(c);
 	if ((g = group_of(c, v2, false)) && g->id && g->label[0])
 		return g->label;
 	if ((g = group_of(c, v1, true)) && g->id && g->label[0])
@@ -230,21 +226,24 @@ const char *jtr_cgroups_label(struct jtr_cgroups *c, uint64_t v2, uint64_t v1)
 	return "";
 }
 
+const char *jtr_cgroups_label(struct jtr_cgroups *c, uint64_t v2, uint64_t v1)
+{
+	if (!c->group)
+		return "";
+	note_group(c, v2, false);
+	note_group(c, v1, true);
+	jtr_cgroups_resolve(c);
+	return ids_label(c, v2, v1);
+}
+
 const char *jtr_cgroups_task_label(const struct jtr_cgroups *c, uint32_t pid)
 {
 	const struct jtr_cgroup_task *t;
-	const struct jtr_cgroup *g;
 
 	if (!c || !c->task || !pid)
 		return "";
 	t = &c->task[hash64(pid) % JTR_CGROUPS_TASKS];
-	if (t->pid != pid)
-		return "";
-	if ((g = group_of(c, t->v2, false)) && g->id && g->label[0])
-		return g->label;
-	if ((g = group_of(c, t->v1, true)) && g->id && g->label[0])
-		return g->label;
-	return "";
+	return t->pid == pid ? ids_label(c, t->v2, t->v1) : "";
 }
 
 void jtr_cgroups_write(const struct jtr_cgroups *c, struct jtr_json *j)
