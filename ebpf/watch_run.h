@@ -36,7 +36,8 @@ void watch_run_notice(struct tracer *t, const struct jtr_ev *e);
 void watch_run_begin(struct tracer *t, int64_t start_ns);
 
 /* watch_run_drained - after a drain: the dump that is due, the state line
- * that is due; returns @pause, shortened to --state-interval */
+ * that is due; returns the pause to the next drain: @pause, shortened to
+ * --state-interval; without dumps, the time to the next state line */
 uint64_t watch_run_drained(struct tracer *t, uint64_t pause);
 
 /* watch_run_stop - the watch ends: nothing more is counted (the programs

@@ -902,6 +902,33 @@ def test_listen_port_taken(tmp_path):
     assert not (tmp_path / "w").exists()      # nothing watched, nothing left
 
 
+def test_without_dumps_the_tracer_wakes_once_an_interval(tmp_path):
+    """Without --dump-above nothing comes through the ring buffer: the tracer
+    sleeps from one state line to the next (it drained an empty buffer ten times
+    a second before, 0.05 % of a CPU here). Its voluntary switches over 3 s of
+    --state-interval 1s: one a state line, and a few to spare; it was ~30."""
+    need_tracing()
+    tracer = os.path.join(ROOT, "build", "bin", "jtr-trace")
+    p = subprocess.Popen([tracer, "--watch", "-c", "1", "--state-interval", "1s", "-d", "10s",
+                          "-o", str(tmp_path / "w")], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+
+    def switches():
+        with open("/proc/%d/status" % p.pid) as f:
+            return int(re.search(r"voluntary_ctxt_switches:\s+(\d+)", f.read()).group(1))
+    try:
+        p.stdout.readline()             # the first state line: counting
+        n0 = switches()
+        for _ in range(3):
+            p.stdout.readline()
+        n = switches() - n0
+    finally:
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    assert 3 <= n <= 8, n
+
+
 def test_the_installed_systemd_unit_verifies(tmp_path):
     """make install writes the unit with its PREFIX's jtr; systemd checks the installed
     file as it is (ExecStart's program there and executable)."""

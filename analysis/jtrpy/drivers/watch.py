@@ -56,13 +56,13 @@ def tracer_args(o, folder):
     return a
 
 
-def listen(o, reg):
-    """Serve @reg on --listen, or UsageError naming the address and the fix."""
+def listen(o, collector):
+    """Serve @collector on --listen, or UsageError naming the address and the fix."""
     if o.listen is None:
         return
     addr, port = o.listen
     try:
-        wm.serve(reg, addr, port)
+        wm.serve(collector, addr, port)
     except (OSError, UnicodeError) as e:
         # a name that does not resolve is a socket.gaierror (an OSError)
         raise UsageError("--listen %s:%d: %s; choose another address or port"
@@ -79,12 +79,10 @@ def watch(o, started, dumped, progress):
     """Run the watch: @started() once the tracer runs, @dumped(the tracer's line
     of a dump) as each dump is written, @progress(the state line, seconds since
     the start) as each state line comes; an Outcome."""
-    wm.require()
     if o.textfile:
         check_outputs([("--textfile", o.textfile)])    # before the tracer starts
     collector = wm.Collector()
-    reg = wm.registry(collector)
-    listen(o, reg)
+    listen(o, collector)
     made = o.output is None or not os.path.exists(o.output)
     folder = make_results_dir("watch", o.output)
     start = time.time()
@@ -106,7 +104,7 @@ def watch(o, started, dumped, progress):
             collector.update(d)
             if o.textfile:
                 try:
-                    wm.write_textfile(o.textfile, reg)
+                    wm.write_textfile(o.textfile, collector)
                 except OSError as e:
                     raise JtrError("cannot write --textfile %s: %s" % (o.textfile, e.strerror))
             progress(d, time.time() - start)

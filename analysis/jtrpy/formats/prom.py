@@ -3,6 +3,7 @@
 the headline numbers per run and the largest causes per result
 (docs/interop.md has the names and labels)."""
 import decimal
+import math
 import re
 
 from ..results.figures import run_figures
@@ -51,14 +52,35 @@ def _escape(v):
     return str(v).replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n")
 
 
-def _labels(d):
+def labels_text(d):
+    """{k="v",...} of dict @d, values escaped; '' when it is empty."""
+    if not d:
+        return ""
     return "{" + ",".join('%s="%s"' % (k, _escape(v)) for k, v in d.items()) + "}"
 
 
 def _num(v):
     if isinstance(v, int):
         return str(v)
-    return repr(float(v))
+    v = float(v)
+    if math.isinf(v):
+        return "+Inf" if v > 0 else "-Inf"
+    return "NaN" if math.isnan(v) else repr(v)
+
+
+def exposition(families):
+    """@families [(name, type, help, [(sample name, labels, value)])] in the text
+    format (version 0.0.4, what node_exporter's textfile collector and Prometheus
+    read), a str; a family without samples has its HELP and TYPE alone. Labels are
+    a dict, or a str labels_text made (a label set many samples share, rendered once).
+    The one writer of export --prom and jtr watch's metrics."""
+    lines = []
+    for name, typ, text, samples in families:
+        lines.append("# HELP %s %s" % (name, text.replace("\\", "\\\\").replace("\n", "\\n")))
+        lines.append("# TYPE %s %s" % (name, typ))
+        lines.extend("%s%s %s" % (sn, lab if isinstance(lab, str) else labels_text(lab),
+                                  _num(v)) for sn, lab, v in samples)
+    return "\n".join(lines) + "\n"
 
 
 def cause_label(name):
@@ -166,12 +188,5 @@ def prom_text(results, labels, top):
             seen[k] = i
         for name, ss in samples.items():
             families[name].extend(ss)
-    lines = []
-    for name, typ, text in FAMILIES:
-        if not families[name]:
-            continue
-        lines.append("# HELP %s %s" % (name, text))
-        lines.append("# TYPE %s %s" % (name, typ))
-        for lab, v in families[name]:
-            lines.append("%s%s %s" % (name, _labels(lab), _num(v)))
-    return "\n".join(lines) + "\n", notes
+    return exposition((name, typ, text, [(name, lab, v) for lab, v in families[name]])
+                      for name, typ, text in FAMILIES if families[name]), notes

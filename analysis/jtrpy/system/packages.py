@@ -18,8 +18,6 @@ from . import paths
 PYTHON_MODULES = {
     "numpy": ("python3-numpy", "python3-numpy", "numpy", "compare"),
     "matplotlib": ("python3-matplotlib", "python3-matplotlib", "matplotlib", "report"),
-    "prometheus_client": ("python3-prometheus-client", "python3-prometheus_client",
-                          "prometheus-client", None),
 }
 # program: (Debian, Ubuntu, Fedora and RHEL packages)
 PROGRAMS = {

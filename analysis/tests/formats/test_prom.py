@@ -43,8 +43,21 @@ def test_quantiles_are_fractions(key, q):
 
 
 def test_label_text_and_numbers():
-    assert P._labels({"a": 'x"y', "b": "c\\d\ne"}) == '{a="x\\"y",b="c\\\\d\\ne"}'
+    assert P.labels_text({"a": 'x"y', "b": "c\\d\ne"}) == '{a="x\\"y",b="c\\\\d\\ne"}'
+    assert P.labels_text({}) == ""
     assert P._num(5) == "5" and P._num(0.25) == "0.25" and P._num(1e-06) == "1e-06"
+    assert [P._num(v) for v in (float("inf"), -float("inf"), float("nan"))] == \
+        ["+Inf", "-Inf", "NaN"]
+
+
+def test_exposition_writes_help_type_and_samples_in_order():
+    """One writer for export --prom and jtr watch: HELP (escaped), TYPE, then the
+    samples as given, a label set given as a dict or as text labels_text made."""
+    txt = P.exposition([("a_total", "counter", "one\\two\nthree",
+                         [("a_total", {"x": "1"}, 3), ("a_total", '{x="2"}', 0.5)]),
+                        ("b", "gauge", "none yet", [])])
+    assert txt == ('# HELP a_total one\\\\two\\nthree\n# TYPE a_total counter\n'
+                   'a_total{x="1"} 3\na_total{x="2"} 0.5\n# HELP b none yet\n# TYPE b gauge\n')
 
 
 def test_a_gap_run_in_seconds_and_ratios():

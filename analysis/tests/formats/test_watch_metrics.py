@@ -25,8 +25,7 @@ def state():
 def parsed(st):
     c = wm.Collector()
     c.update(st)
-    reg = wm.registry(c)
-    return {f.name: f for f in text_string_to_metric_families(wm.exposition(reg))}
+    return {f.name: f for f in text_string_to_metric_families(c.text())}
 
 
 def test_every_family_is_exposed_with_its_type():
@@ -107,7 +106,90 @@ def test_no_state_yet_is_only_the_totals():
     assert not fams["jtr_watch_interruptions"].samples
 
 
-def test_missing_client_says_how_to_get_it(monkeypatch):
-    monkeypatch.setattr(wm, "prometheus_client", None)
-    with pytest.raises(Exception, match="python3-prometheus-client"):
-        wm.require()
+def test_a_state_is_rendered_once_whatever_the_scrapes(monkeypatch):
+    """The text is made at the first scrape after an update and served as it is
+    until the next update (a scrape interval shorter than --interval costs no
+    rendering)."""
+    calls = []
+    real = wm.families
+    monkeypatch.setattr(wm, "families", lambda st: calls.append(st) or real(st))
+    c = wm.Collector()
+    st = state()
+    c.update(st)
+    first = c.text()
+    assert c.text() is first and len(calls) == 1
+    st2 = state()
+    st2["records"] = 101
+    c.update(st2)
+    assert "jtr_watch_trace_events_total 101\n" in c.text() and len(calls) == 2
+
+
+def _ask(port, raw, timeout=10):
+    """Send @raw to the server on @port, read its answer until it closes."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(raw)
+        out = b""
+        while True:
+            try:
+                d = s.recv(65536)
+            except ConnectionResetError:   # it answered before all was read
+                return out
+            if not d:
+                return out
+            out += d
+
+
+@pytest.fixture
+def server():
+    c = wm.Collector()
+    c.update(state())
+    httpd = wm.serve(c, "127.0.0.1", 0)
+    yield c, httpd.server_address[1]
+    httpd.server_close()
+
+
+def test_served_over_http_with_the_text_formats_type(server):
+    """serve: GET /metrics (and HEAD) answer the latest state, through the
+    standard library's client as through Prometheus'; /favicon.ico is not
+    found, other methods are not allowed."""
+    import http.client
+
+    c, port = server
+    con = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    con.request("GET", "/metrics")
+    r = con.getresponse()
+    body = r.read().decode()
+    assert r.status == 200 and r.getheader("Content-Type") == wm.CONTENT_TYPE
+    assert body == c.text()
+    fams = {f.name: f for f in text_string_to_metric_families(body)}
+    assert fams["jtr_watch_trace_dropped"].samples[0].value == 2
+    head = _ask(port, b"HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 OK\r\n") and head.endswith(b"\r\n\r\n")
+    assert b"Content-Length: %d\r\n" % len(body.encode()) in head
+    assert _ask(port, b"GET /favicon.ico HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 404 ")
+    post = _ask(port, b"POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
+    assert post.startswith(b"HTTP/1.1 405 ") and b"Allow: GET, HEAD\r\n" in post
+    assert _ask(port, b"nonsense\r\n\r\n").startswith(b"HTTP/1.1 400 ")
+
+
+def test_a_silent_client_does_not_hold_up_a_scrape(server):
+    """Connections are served side by side: one that sends half a request and
+    waits does not delay the next scrape; an endless request is refused."""
+    import socket
+
+    c, port = server
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as idle:
+        idle.sendall(b"GET /metrics HTTP/1.1\r\n")
+        got = _ask(port, b"GET /metrics HTTP/1.1\r\n\r\n", timeout=5)
+        assert got.endswith(c.text().encode())
+        long = _ask(port, b"GET /" + b"x" * (wm.REQUEST_MAX + 10), timeout=5)
+        assert long.startswith(b"HTTP/1.1 431 ")
+        idle.sendall(b"\r\n")         # the first one's request ends: it is answered
+        assert idle.recv(15) == b"HTTP/1.1 200 OK"
+
+
+def test_an_address_in_use_is_an_oserror(server):
+    with pytest.raises(OSError):
+        wm.serve(wm.Collector(), "127.0.0.1", server[1])
