@@ -14,7 +14,9 @@
  * state they share is tracer.h's.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,8 +96,10 @@ static const char usage_text[] =
 "                           category (default 32, then \"other\"); --app COMM|PID\n"
 "                           (a comma list, repeatable): the application's tasks,\n"
 "                           by comm or process (default: per CPU, the comm that\n"
-"                           has run there longest); 'jtr watch' runs this\n"
-"                           (docs/fleet.md)\n"
+"                           has run there longest); --state-fd N: each state in\n"
+"                           descriptor N (jtr watch's memfd; docs/fleet.md has\n"
+"                           its layout), stdout only for dumps and the last\n"
+"                           state; 'jtr watch' runs this (docs/fleet.md)\n"
 "      --func BINARY:SYMBOL time every call of the function SYMBOL in BINARY\n"
 "                           (an executable or a shared library; a name without\n"
 "                           / is looked up as libbpf does) with a uprobe and a\n"
@@ -132,7 +136,7 @@ static const char usage_text[] =
 
 enum { OPT_CONSUMER = 400, OPT_PROGRAMS, OPT_NO_STATS, OPT_WAKEUP, OPT_WATCH, OPT_STATE,
        OPT_DUMP_ABOVE, OPT_KEEP, OPT_RECORDER, OPT_DUMP_MAX, OPT_NAMES, OPT_APP, OPT_FLOOR,
-       OPT_FUNC, OPT_PID, OPT_WARMUP, OPT_USDT };
+       OPT_FUNC, OPT_PID, OPT_WARMUP, OPT_USDT, OPT_STATE_FD };
 
 static const struct option long_opts[] = {
 	{ "cpus", required_argument, NULL, 'c' },
@@ -147,6 +151,7 @@ static const struct option long_opts[] = {
 	{ "wakeup", no_argument, NULL, OPT_WAKEUP },
 	{ "watch", no_argument, NULL, OPT_WATCH },
 	{ "state-interval", required_argument, NULL, OPT_STATE },
+	{ "state-fd", required_argument, NULL, OPT_STATE_FD },
 	{ "dump-above", required_argument, NULL, OPT_DUMP_ABOVE },
 	{ "keep", required_argument, NULL, OPT_KEEP },
 	{ "recorder", required_argument, NULL, OPT_RECORDER },
@@ -393,6 +398,12 @@ static void parse_opt(struct jtr_probe *p, struct trace_opts *o, int opt, char *
 		o->state_ns = jtr_opt_duration(p, "--state-interval", optarg, 10 * JTR_NS_PER_MS,
 					       3600 * JTR_NS_PER_S);
 		break;
+	case OPT_STATE_FD:
+		o->state_fd = (int)jtr_opt_count(p, "--state-fd", optarg, 0, INT_MAX);
+		if (fcntl(o->state_fd, F_GETFD) < 0)
+			jtr_usage_error(p, "--state-fd %s: no such open descriptor; jtr watch "
+					"passes one it made (a memfd)", optarg);
+		break;
 	case OPT_DUMP_ABOVE:
 		o->dump_above_ns = jtr_opt_duration(p, "--dump-above", optarg, 1000,
 						    3600 * JTR_NS_PER_S);
@@ -487,6 +498,7 @@ static void parse_args(struct jtr_probe *p, struct trace_opts *o, int argc, char
 	o->consumer_cpu = -1;
 	o->prog_stats = true;
 	o->state_ns = JTR_NS_PER_S;
+	o->state_fd = -1;
 	o->keep_ns = 120 * JTR_NS_PER_S;
 	o->recorder_bytes = 64 << 20;
 	o->dump_max = 20;
@@ -497,8 +509,8 @@ static void parse_args(struct jtr_probe *p, struct trace_opts *o, int argc, char
 	while ((opt = getopt_long(argc, argv, ":c:d:o:b:i:vqh", long_opts, NULL)) != -1)
 		parse_opt(p, o, opt, argv, &cpu_given);
 	jtr_probe_no_args(p, argc, argv);
-	if (!o->watch && (o->dump_above_ns || o->state_ns != JTR_NS_PER_S))
-		jtr_usage_error(p, "--dump-above and --state-interval go with --watch");
+	if (!o->watch && (o->dump_above_ns || o->state_ns != JTR_NS_PER_S || o->state_fd >= 0))
+		jtr_usage_error(p, "--dump-above, --state-interval and --state-fd go with --watch");
 	if (!o->watch && (o->napp_comm || o->napp_pid))
 		jtr_usage_error(p, "--app goes with --watch");
 	if (!o->func_sym[0] && (o->func_pid > 0 || o->threshold_given || o->warmup != JTR_CALLS_WARMUP))

@@ -39,6 +39,7 @@ struct trace_opts {
 	bool verbose;
 	bool watch;			/* jtr watch: account and record, no log */
 	uint64_t state_ns;		/* --watch: how often the state is printed */
+	int state_fd;			/* --state-fd: where it is kept instead (-1: stdout) */
 	uint64_t dump_above_ns;		/* 0: no dumps */
 	uint64_t keep_ns;		/* a dump's span */
 	uint64_t recorder_bytes;
@@ -102,6 +103,7 @@ struct tracer {
 	char last_libbpf[512];
 	struct jtr_watch *watch;	/* --watch: the accounting, instead of the log */
 	int64_t last_state_ns;		/* --watch: the last state line */
+	uint64_t state_seq;		/* --state-fd: its sequence number (odd: changing) */
 	struct calls *calls;		/* --func: the calls' series (calls.c) */
 	bool app_gone;			/* --func --pid: the process exited */
 	bool calls_denied;		/* --func: no right to make uprobes (programs.c) */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -286,15 +287,44 @@ static void watch_read(struct tracer *t, uint64_t now)
 	}
 }
 
-/* watch_state - the accounting so far, one line on stdout (@read: read
- * from the kernel side first) */
+/* state_to_fd - the state line @buf (@len bytes) into --state-fd, which the
+ * reader copies between two equal even sequence numbers (docs/fleet.md):
+ * bytes 0-7 the sequence number, 8-15 the line's length, the line from 16.
+ * No wake-up of the reader: it reads when it is scraped */
+static void state_to_fd(struct tracer *t, const char *buf, uint64_t len)
+{
+	static bool warned;
+	uint64_t seq = ++t->state_seq;	/* odd: changing */
+	int fd = t->o->state_fd;
+
+	if (pwrite(fd, &seq, 8, 0) != 8 || pwrite(fd, buf, len, 16) != (ssize_t)len ||
+	    pwrite(fd, &len, 8, 8) != 8 || (seq = ++t->state_seq, pwrite(fd, &seq, 8, 0) != 8)) {
+		if (!warned)
+			jtr_warn(t->p, "--state-fd: %s: the state is not kept", strerror(errno));
+		warned = true;
+	}
+}
+
+/* watch_state - the accounting so far, one line on stdout, or in --state-fd
+ * but for the last (@read: read from the kernel side first; not: the last) */
 static void watch_state(struct tracer *t, int64_t now, bool read)
 {
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+
 	if (read)
 		watch_read(t, (uint64_t)now);
 	progs_read_counts(t);
-	jtr_watch_state(t->watch, stdout, now, progs_sum(t->total.dropped),
-			process_cpu_ns());
+	if (t->o->state_fd < 0 || !read || !(m = open_memstream(&buf, &len))) {
+		jtr_watch_state(t->watch, stdout, now, progs_sum(t->total.dropped),
+				process_cpu_ns());
+		return;
+	}
+	jtr_watch_state(t->watch, m, now, progs_sum(t->total.dropped), process_cpu_ns());
+	if (fclose(m) == 0)
+		state_to_fd(t, buf, len);
+	free(buf);
 }
 
 /* dump_span - the pending dump's records: up to its cut (or @now at the end),

@@ -865,7 +865,10 @@ def test_bad_input(tmp_path):
                          "name; give the application's comm or PID"),
                        (["--watch", "-c", "1", "--app", "999999999"],
                         "jtr watch: --app 999999999: no process 999999999 is running"),
-                       (["-c", "1", "--app", "x"], "--app goes with --watch")]:
+                       (["-c", "1", "--app", "x"], "--app goes with --watch"),
+                       (["--watch", "-c", "1", "--state-fd", "999"],
+                        "jtr watch: --state-fd 999: no such open descriptor"),
+                       (["-c", "1", "--state-fd", "1"], "--state-fd go with --watch")]:
         r = subprocess.run([tracer] + args, capture_output=True, text=True, timeout=30)
         assert r.returncode == 2, (args, r.stderr)
         assert text in r.stderr and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
@@ -927,6 +930,62 @@ def test_without_dumps_the_tracer_wakes_once_an_interval(tmp_path):
         _, err = p.communicate(timeout=60)
     assert p.returncode == 0, err
     assert 3 <= n <= 8, n
+
+
+@pytest.mark.measures
+def test_a_service_watch_sleeps_between_scrapes(tmp_path):
+    """jtr watch --listen off a terminal and without --textfile (a service): the
+    tracer keeps each state in a memfd that a scrape reads, and jtr's own
+    process sleeps from its start to its end (it woke every --interval to read
+    a state line: 20 times in the 2 s of --interval 100ms here). A scrape
+    still counts every spin of a spinner (each preempts the application: a
+    kernel event by jtr-inject), and watch.json has the last state."""
+    need_tracing()
+    cpu, other = cpus()
+    port = free_port()
+    url = "http://127.0.0.1:%d/metrics" % port
+    query = ('jtr_watch_kernel_events_total{cpu="%d",category="task preemption",'
+             'name="jtr-inject"} ' % cpu)
+
+    def metric(text, prefix):
+        m = re.search(r"^%s(\S+)$" % re.escape(prefix), text, re.M)
+        return float(m.group(1)) if m else 0
+
+    def switches(pid):
+        with open("/proc/%d/status" % pid) as f:     # its main thread's
+            return int(re.search(r"voluntary_ctxt_switches:\s+(\d+)", f.read()).group(1))
+    app = app_loop(cpu, 30)
+    try:
+        running(app, APP)
+        w = subprocess.Popen(["taskset", "-c", str(other), JTR, "watch", "-c", str(cpu), "-q",
+                              "--app", str(app.pid), "--interval", "100ms", "--listen",
+                              "127.0.0.1:%d" % port, "-o", str(tmp_path / "w")],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            def counting():
+                try:
+                    return metric(get(url), "jtr_watch_trace_events_total ") > 0
+                except OSError:
+                    return w.poll() is not None
+            assert wait_for(counting, 30) and w.poll() is None, w.communicate()
+            n0 = switches(w.pid)
+            inject(cpu, other, "--no-app", "--spins", SPINS, "--period-ms", 50,
+                   "--spin-us", 300, "--out", tmp_path / "spans.csv")
+            seen = wait_for(lambda: metric(get(url), query) >= SPINS, 10)
+            time.sleep(1)
+            n = switches(w.pid) - n0
+            text = get(url)
+        finally:
+            _, err, doc = stop_watch(w, tmp_path / "w")
+    finally:
+        app.kill()
+        app.wait()
+    spins = len((tmp_path / "spans.csv").read_text().split())
+    assert spins == SPINS and seen and metric(text, query) == SPINS, text
+    assert n <= 3, n
+    _, cats = cpu_state(doc, cpu)
+    rows = {r[0]: r for r in cats["task preemption"]["names"]}
+    assert rows["jtr-inject"][3] == SPINS, rows
 
 
 def test_the_installed_systemd_unit_verifies(tmp_path):

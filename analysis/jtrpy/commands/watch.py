@@ -170,7 +170,7 @@ def run(o):
             sys.stderr.write("\r\033[K" + show.progress_line(state, seconds))
             sys.stderr.flush()
     try:
-        out = watch_job(o, started, dumped, progress)
+        out = watch_job(o, started, dumped, progress if tty else None)
     finally:
         if shown:
             sys.stderr.write("\r\033[K")

@@ -20,8 +20,11 @@ by name of the same state line (ebpf/watch.c counts both in one place).
 docs/fleet.md lists them and the Grafana dashboard (dist/grafana/jtr-watch.json)
 queries them."""
 import functools
+import json
+import os
 import select
 import socket
+import struct
 import threading
 import time
 
@@ -117,17 +120,54 @@ def families(state):
     return [(name, typ, text, samples[name]) for name, typ, _, text in FAMILIES]
 
 
-class Collector:
-    """What a scrape sees: the latest state (set with update) in the text
-    format, rendered at the first scrape after each update."""
+def read_state(fd, tries=3):
+    """The state line the tracer keeps in descriptor @fd (jtr-trace --state-fd:
+    bytes 0-7 a sequence number, odd while it changes; 8-15 the line's length;
+    the line from 16), copied between two equal even sequence numbers:
+    (sequence number, the state as a dict), or None when it has none yet or
+    was changing @tries times in a row."""
+    for _ in range(tries):
+        head = os.pread(fd, 16, 0)
+        if len(head) < 16:
+            return None
+        seq, n = struct.unpack("=QQ", head)
+        if seq == 0:
+            return None
+        if not seq & 1:
+            line = os.pread(fd, n, 16)
+            if os.pread(fd, 8, 0) == head[:8]:
+                try:
+                    return seq, json.loads(line)
+                except ValueError:
+                    return None
+        time.sleep(0.001)               # it is being written: a line takes microseconds
+    return None
 
-    def __init__(self):
+
+class Collector:
+    """What a scrape sees: the latest state (set with update, or read from the
+    tracer's descriptor @state_fd at each scrape) in the text format, rendered at
+    the first scrape after each new state."""
+
+    def __init__(self, state_fd=None):
         self.latest = ({}, None)        # (state, its text or None)
+        self.state_fd, self.seq = state_fd, 0
 
     def update(self, state):
+        """@state from now on (the descriptor, if any, is no longer read: a state
+        given is the newest, the tracer's last)."""
+        self.state_fd = None
         self.latest = (state, None)     # one reference swap: a scrape sees one whole state
 
     def text(self):
+        fd = self.state_fd
+        if fd is not None:
+            head = os.pread(fd, 8, 0)
+            if len(head) == 8 and struct.unpack("=Q", head)[0] != self.seq:
+                got = read_state(fd)
+                if got is not None and self.state_fd is not None:
+                    self.seq = got[0]
+                    self.latest = (got[1], None)
         state, text = latest = self.latest
         if text is None:
             text = exposition(families(state))

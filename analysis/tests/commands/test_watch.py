@@ -46,11 +46,13 @@ DUMP = {"dump": "out/dump-x", "records": 5, "outliers": 2, "trigger": {
 
 @pytest.fixture
 def job(monkeypatch):
-    """A stand-in job: the tracer runs, writes a dump and a state line, and ends."""
+    """A stand-in job: the tracer runs, writes a dump and a state line, and ends
+    (progress: None when the command shows none, off a terminal)."""
     def watch_job(o, started, dumped, progress):
         started()
         dumped(DUMP)
-        progress({"cpus": []}, 1.0)
+        if progress is not None:
+            progress({"cpus": []}, 1.0)
         return Outcome({"cpus": []}, 2.0, "out", False, 0)
     monkeypatch.setattr(command, "watch_job", watch_job)
 

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """formats/watch_metrics: a state line as Prometheus families, read back with the
 client's own parser."""
+import os
+
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -193,3 +195,40 @@ def test_a_silent_client_does_not_hold_up_a_scrape(server):
 def test_an_address_in_use_is_an_oserror(server):
     with pytest.raises(OSError):
         wm.serve(wm.Collector(), "127.0.0.1", server[1])
+
+
+def _keep(fd, seq, st, length=None):
+    """Write @st as jtr-trace --state-fd keeps it: sequence number, length, line."""
+    import json
+    import struct
+
+    line = (json.dumps(st) + "\n").encode()
+    os.pwrite(fd, line, 16)
+    os.pwrite(fd, struct.pack("=QQ", seq, len(line) if length is None else length), 0)
+
+
+def test_a_scrape_reads_the_tracers_state_descriptor():
+    """With the tracer's descriptor (jtr watch without progress or --textfile):
+    each scrape takes the state it holds when its sequence number moved, keeps
+    the last whole one while it is being written (odd), and none is read once a
+    state is given (the last, from the tracer's stdout)."""
+    fd = os.memfd_create("test-state")
+    try:
+        c = wm.Collector(fd)
+        assert "jtr_watch_trace_events_total 0\n" in c.text()      # nothing kept yet
+        st = state()
+        _keep(fd, 2, st)
+        assert "jtr_watch_trace_events_total 100\n" in c.text()
+        st["records"] = 150
+        _keep(fd, 3, st)                                            # being written
+        assert "jtr_watch_trace_events_total 100\n" in c.text()
+        _keep(fd, 4, st)
+        assert "jtr_watch_trace_events_total 150\n" in c.text()
+        assert wm.read_state(fd) == (4, st)
+        last = dict(st, records=175)
+        c.update(last)
+        st["records"] = 999
+        _keep(fd, 6, st)
+        assert "jtr_watch_trace_events_total 175\n" in c.text()
+    finally:
+        os.close(fd)
