@@ -48,6 +48,9 @@
 #define JTR_TRACE_LATE	8
 #define JTR_RB_RECORD	(JTR_EV_SIZE + 8)
 #define JTR_LOG_BUF	(1 << 20)	/* stdio buffer of events.bin: few large writes */
+/* events.bin's bound: the most the readers take (analysis/jtrpy/trace/events.py
+ * MAX_LOG_BYTES, 2 GiB; the environment may lower it, for tests) */
+#define JTR_TRACE_LOG_MAX	(2ULL << 30)
 #define JTR_CONSUMER_NICE -10		/* the drain must not wait behind busy tasks */
 
 static const char usage_text[] =
@@ -203,6 +206,16 @@ static int on_event(void *ctx, void *data, size_t size)
 		watch_run_notice(t, e);
 		return 0;
 	}
+	/* the log at its bound: it ends where every CPU's records are in it (the
+	 * last drain that took them all began there); the rest is outside it */
+	if (t->log_end_ns ||
+	    sizeof(struct jtr_ev_header) + (t->records + 1) * sizeof(*e) > t->log_max) {
+		if (!t->log_end_ns)
+			t->log_end_ns = t->consumed_to_ns > t->win_start_ns ? t->consumed_to_ns :
+					t->win_start_ns;
+		t->outside++;
+		return 0;
+	}
 	if (fwrite(e, sizeof(*e), 1, t->log.f) != 1) {
 		t->write_err = errno ? errno : EIO;
 		return -t->write_err;
@@ -210,6 +223,21 @@ static int on_event(void *ctx, void *data, size_t size)
 	t->records++;
 	jtr_addrs_note(&t->addrs, e);
 	return 0;
+}
+
+/* log_max - events.bin's bound: JTR_TRACE_LOG_MAX, or less where the
+ * environment's JTR_TRACE_LOG_MAX (bytes, for tests) says so */
+static uint64_t log_max(void)
+{
+	const char *s = getenv("JTR_TRACE_LOG_MAX");
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s)
+		return JTR_TRACE_LOG_MAX;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	return errno || *end || v > JTR_TRACE_LOG_MAX ? JTR_TRACE_LOG_MAX : v;
 }
 
 /* can_bpf - root, or CAP_BPF and CAP_PERFMON */
@@ -706,7 +734,9 @@ static void drain(struct tracer *t, int64_t start_ns)
 		}
 		sleep_ns(o->duration_ns && o->duration_ns - (now - start_ns) < pause ?
 			 o->duration_ns - (now - start_ns) : pause);
+		now = jtr_mono_ns();
 		n = ring_buffer__consume(t->rb);
+		t->consumed_to_ns = now;
 		now = jtr_mono_ns();
 		pause = next_drain(t, n > 0 ? n : 0, (uint64_t)(now - last_drain));
 		last_drain = now;
@@ -749,6 +779,14 @@ static void write_log(struct tracer *t, struct jtr_ev_header *hdr, int64_t start
 
 	ring_buffer__consume(t->rb);
 	t->tracing_cpu_ns = process_cpu_ns() - t->setup_cpu_ns;
+	if (t->log_end_ns && t->log_end_ns < end_ns) {
+		jtr_warn(p, "the event log reached its bound (%llu bytes; 2 GiB, the most jtr "
+			 "reads, unless JTR_TRACE_LOG_MAX says less) %.3f s into the trace: it "
+			 "holds every CPU's events up to there, and outliers after it are 'not "
+			 "traced'; trace fewer CPUs, or for less time",
+			 (unsigned long long)t->log_max, (t->log_end_ns - start_ns) / 1e9);
+		end_ns = t->log_end_ns;		/* the log's window ends there */
+	}
 	if (p->progress)
 		jtr_progress_clear(p);
 	if (t->write_err)
@@ -802,6 +840,7 @@ int main(int argc, char **argv)
 		jtr_fatal(&p, "no memory for the table of cgroups");
 	t.p = &p;
 	t.o = &o;
+	t.log_max = log_max();
 	progs_libbpf_print(&t);
 	if (o.watch)
 		watch_run_init(&t, &watch);

@@ -87,6 +87,8 @@ void trace_json_write(struct tracer *t, struct jtr_afile *a, int64_t start_ns, i
 	jtr_json_uint(&j, "dropped", progs_sum(t->total.dropped));
 	jtr_json_uint(&j, "written", records);
 	jtr_json_uint(&j, "outside_window", t->outside);
+	/* the log reached its bound: end_ns is where it holds every CPU's events */
+	jtr_json_bool(&j, "log_full", t->log_end_ns != 0);
 	jtr_json_obj_begin(&j, "per_type");
 	for (int i = 1; i < JTR_EV_NTYPES; i++)
 		jtr_json_uint(&j, jtr_ev_type_names[i], t->total.events[i]);

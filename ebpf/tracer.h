@@ -88,7 +88,12 @@ struct tracer {
 	int nleft_out;
 	struct jtr_afile log;
 	uint64_t records;
-	uint64_t outside;		/* records from while programs were attaching or detaching */
+	uint64_t outside;		/* records from while programs were attaching or detaching,
+					 * or past the log's bound */
+	uint64_t log_max;		/* the log's bound, bytes: JTR_TRACE_LOG_MAX */
+	int64_t log_end_ns;		/* the log reached it: every CPU's records are in it up
+					 * to here (0: it did not) */
+	int64_t consumed_to_ns;		/* records made before this are drained */
 	int64_t win_start_ns, win_end_ns;	/* every program attached; end 0: not yet */
 	uint64_t setup_cpu_ns, tracing_cpu_ns;	/* this process's CPU time: loading and
 						   attaching, then tracing and draining */

@@ -501,6 +501,38 @@ def hogs(cpu, n):
 
 
 @pytest.mark.measures
+def test_a_log_at_its_bound_ends_there_and_says_so(tmp_path):
+    """events.bin never grows past what jtr reads (2 GiB; a 2 s trace of a fast
+    flood beside 24 busy loops wrote 4.0 GB here, which no jtr command would
+    read): at its bound (lowered to 1 MB here) the tracer writes no more, its
+    window ends where every CPU's events are in it, the rest is counted
+    outside it, and the warning says so; jtr reads the log."""
+    need_tracing()
+    cpu = last_cpu()
+    bound = 16_000_000          # several drains of the flood (~0.1 s here)
+    f = flood(cpu)
+    try:
+        out = tmp_path / "tr"
+        p = run_jtr("trace", "-c", cpu, "-d", "2", "-o", out,
+                    env={"JTR_TRACE_LOG_MAX": str(bound)}, timeout=120)
+    finally:
+        stop(f)
+    assert p.returncode == 0, p.stderr
+    assert "the event log reached its bound (16000000 bytes" in p.stderr, p.stderr
+    size = os.path.getsize(out / "events.bin")
+    meta = json.load(open(out / "trace.json"))
+    ev = meta["events"]
+    assert bound - 64 < size <= bound, size
+    assert ev["log_full"] and ev["written"] == (size - 64) // 64
+    assert ev["total"] == ev["written"] + ev["outside_window"] and ev["outside_window"] > 0
+    log = read_events(str(out))
+    assert len(log) == ev["written"] and log.end_ns == meta["end_ns"]
+    # every CPU's events are in it up to its end: the last of the flood's CPU
+    # is at or past it
+    assert max(log.cpu_ts[cpu]) >= meta["end_ns"] > meta["start_ns"]
+
+
+@pytest.mark.measures
 def test_trace_keeps_up_with_a_flood_by_default(tmp_path):
     """At the rate a loopback flood makes on the traced CPU (250,000 events a
     second and more here), with 24 busy loops on the draining CPU (where a drain
