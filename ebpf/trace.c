@@ -48,7 +48,7 @@
 #define JTR_TRACE_LATE	8
 #define JTR_RB_RECORD	(JTR_EV_SIZE + 8)
 #define JTR_LOG_BUF	(1 << 20)	/* stdio buffer of events.bin: few large writes */
-/* events.bin's bound: the most the readers take (analysis/jtrpy/trace/events.py
+/* events.bin's bound: the most the readers take (analysis/jtrpy/vocab.py
  * MAX_LOG_BYTES, 2 GiB; the environment may lower it, for tests) */
 #define JTR_TRACE_LOG_MAX	(2ULL << 30)
 #define JTR_CONSUMER_NICE -10		/* the drain must not wait behind busy tasks */

@@ -533,6 +533,29 @@ def test_a_log_at_its_bound_ends_there_and_says_so(tmp_path):
 
 
 @pytest.mark.measures
+def test_a_run_whose_log_was_cut_says_its_causes_are_not_complete(tmp_path):
+    """jtr run beside the flood with the log's bound lowered: the result's
+    validity has tracer_log_full (scope attribution: the measurement stands),
+    and outliers after the log's end are charged to 'not traced'."""
+    need_tracing()
+    cpu = last_cpu()
+    f = flood(cpu)
+    try:
+        out = tmp_path / "r"
+        p = run_jtr("run", "-q", "-c", cpu, "-d", "2", "-o", out,
+                    env={"JTR_TRACE_LOG_MAX": "16000000"}, timeout=120)
+    finally:
+        stop(f)
+    assert p.returncode == 0, p.stderr
+    res = json.load(open(out / "result.json"))
+    codes = [(r["code"], r["scope"]) for r in res["validity"]["reasons"]]
+    assert ("tracer_log_full", "attribution") in codes, res["validity"]
+    assert res["attribution"]["tracer"]["log_full"] is True
+    cats = {c["category"] for c in res["attribution"]["causes"]}
+    assert "not traced" in cats, cats
+
+
+@pytest.mark.measures
 def test_trace_keeps_up_with_a_flood_by_default(tmp_path):
     """At the rate a loopback flood makes on the traced CPU (250,000 events a
     second and more here), with 24 busy loops on the draining CPU (where a drain

@@ -6,6 +6,10 @@ backends (what ebpf/trace.c and the perf backend write as trace.json "backend").
 The event log's layout is declared in trace/events.py (ebpf/trace.h on the C
 side) and the version in the VERSION file, read by jtrpy/__init__.py."""
 
+# the event log's bound, bytes: the most the readers take (read whole) and where
+# the tracer stops writing (ebpf/trace.c JTR_TRACE_LOG_MAX): 33 million events
+MAX_LOG_BYTES = 2 << 30
+
 # transports/tp.c: enum tp_kind's names, in its order
 TRANSPORTS = ("shm", "tcp", "udp", "mcast", "unix", "unix-dgram")
 # the ones that lose messages rather than block (a receiver must be ready first)

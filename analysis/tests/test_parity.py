@@ -121,6 +121,13 @@ def test_transports_are_tp_kind():
     assert set(vocab.DATAGRAM_TRANSPORTS) <= set(vocab.TRANSPORTS)
 
 
+def test_the_event_logs_bound_is_the_tracers():
+    """The readers' bound on events.bin is where the tracer stops writing."""
+    m = re.search(r"^#define JTR_TRACE_LOG_MAX\t+\((\d+)ULL << (\d+)\)", read("ebpf", "trace.c"),
+                  re.M)
+    assert m and int(m.group(1)) << int(m.group(2)) == vocab.MAX_LOG_BYTES
+
+
 def test_message_layout_is_tp_h():
     h = read("transports", "lib", "tp.h")
     assert "#define TP_FULL_LEN %du" % vocab.TP_FULL_LEN in h

@@ -1943,6 +1943,8 @@ def tracer_section(log):
         "dropped_per_type": events_meta.get("dropped_per_type") or {},
         "cpus": sorted(meta.get("cpus") or log.cpu_ts), "start_ns": log.start_ns,
         "end_ns": log.end_ns, "complete": log.complete, "steal": host_steal.status(meta)}
+    if events_meta.get("log_full") is True:     # the log stopped at its bound: end_ns
+        tracer["log_full"] = True
     cost = tracer_cost(meta)
     if cost:
         tracer["cost"] = cost

@@ -28,6 +28,7 @@ and fleet give no verdict on an invalid result, and jtr advise no remedy,
 unless told --accept-invalid.
 """
 from ..units import fmt_ns
+from ..vocab import MAX_LOG_BYTES
 from . import probes as P
 
 LATE_MAX = 0.10
@@ -177,6 +178,19 @@ def _drops(result):
                    round(share, 6), DROPS_MAX)
 
 
+def _log_full(result):
+    a = result.get("attribution")
+    t = a.get("tracer") if isinstance(a, dict) else None
+    if not isinstance(t, dict) or t.get("log_full") is not True:
+        return None
+    start, end = t.get("start_ns"), t.get("end_ns")
+    covered = (end - start) / 1e9 if isinstance(start, int) and isinstance(end, int) else 0.0
+    return _reason("tracer_log_full", ATTRIBUTION,
+                   "the tracer's event log reached its bound %.1f s into the trace: the "
+                   "outliers after it are not traced" % covered,
+                   "trace fewer CPUs, or for less time", round(covered, 3), MAX_LOG_BYTES)
+
+
 def check(result, partner=None):
     """The "validity" of @result (a result.json document; @partner: the other end's
     result of a jtr run pub, whose sends the subscriber measured)."""
@@ -194,6 +208,7 @@ def check(result, partner=None):
     if probe is not None and probe.tool == "send":
         reasons.append(_null_drift(result))
     reasons.append(_drops(result))
+    reasons.append(_log_full(result))
     reasons = [r for r in reasons if r]
     return {"valid": not reasons, "reasons": reasons}
 

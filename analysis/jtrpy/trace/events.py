@@ -33,6 +33,7 @@ from ..system.memory import paused_gc
 from ..system.numeric import numpy_or_none
 from ..system.schema import COUNT, CPU, NAME, NS, Bool, Int, List, Obj, Opt, Str, check
 from ..values import parse_cpulist
+from ..vocab import MAX_LOG_BYTES
 from . import syscalls
 
 MAGIC = b"JTREVT1\0"
@@ -43,7 +44,6 @@ ITER_SLICE = 1 << 16    # index entries made into Python numbers at a time (iter
 TRACE_FORMAT = "jtr-trace/1"
 LOG_NAME = "events.bin"
 TRACE_NAME = "trace.json"
-MAX_LOG_BYTES = 2 << 30     # 2 GiB: 33 million events, read whole
 WHAT = "event log"
 
 # the fields of trace.json the readers use (system/schema.py checks them)

@@ -157,3 +157,18 @@ def test_stored_validity_is_taken_as_it_is():
                                     {"tool": "gap", "attribution": {"tracer": "x"}}])
 def test_results_that_say_nothing_are_valid(result):
     assert V.check(result) == {"valid": True, "reasons": []}
+
+
+def test_a_trace_cut_at_the_logs_bound_judges_only_the_attribution():
+    """The tracer's log stopped at its bound (trace.json events.log_full, carried
+    as attribution.tracer.log_full): the outliers after its end are not traced."""
+    t = {"events": 10, "dropped": 0, "start_ns": 5_000_000_000, "end_ns": 5_196_000_000}
+    r = {"tool": "gap", "attribution": {"tracer": t}}
+    assert codes(r) == []
+    t["log_full"] = True
+    v = V.check(r)
+    assert [(x["code"], x["scope"], x["value"], x["limit"]) for x in v["reasons"]] == [
+        ("tracer_log_full", "attribution", 0.196, 2 << 30)]
+    assert V.summary(v).startswith("the causes are not complete: the tracer's event log "
+                                   "reached its bound 0.2 s into the trace")
+    assert V.is_valid(r, V.MEASUREMENT) and not V.is_valid(r)
