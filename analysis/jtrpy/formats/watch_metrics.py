@@ -179,7 +179,7 @@ class Collector:
 REQUEST_MAX = 16 << 10          # bytes of a request's line and headers
 IDLE_S = 30                     # a connection that sends nothing is let go
 STATUS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
-          408: "Request Timeout", 431: "Request Header Fields Too Large",
+          431: "Request Header Fields Too Large",
           500: "Internal Server Error"}
 
 
