@@ -92,7 +92,8 @@ static __always_inline bool traced(__u32 cpu)
 #endif
 const volatile bool watch_mode = false;
 static __always_inline void w_account(struct jtr_ev *e);
-static __always_inline void w_next(struct task_struct *next, __u32 pid);
+static __always_inline bool w_recording(void);
+static __always_inline void w_next(struct task_struct *next, __u32 pid, __u64 cset);
 
 /* ev_end - hand the record over without waking the consumer; jtr watch's
  * to its accounting */
@@ -227,7 +228,8 @@ static __always_inline struct jtr_ev *ev_begin_n(__u8 type, bool any_cpu, __u32 
 	else if (!traced(cpu))
 		return NULL;
 	c = bpf_map_lookup_elem(&counts, &zero);
-	if (c && here && JTR_STEAL_LOOKS(type))
+	/* jtr watch counts no steal: only a dump's records (a trace) say it */
+	if (c && here && JTR_STEAL_LOOKS(type) && !(JTR_WATCH_BUILD && watch_mode && !w_recording()))
 		look_steal(c, cpu);
 	return ev_reserve(c, type, cpu, bytes);
 }
@@ -238,16 +240,25 @@ static __always_inline struct jtr_ev *ev_begin(__u8 type, bool any_cpu)
 	return ev_begin_n(type, any_cpu, JTR_EV_BYTES(type));
 }
 
-/* a tp_btf and a raw_tp program for @tp, both calling @call; and an empty
- * tp_btf program, floor_@tp, which jtr-trace --floor attaches beside them:
- * what any program on that tracepoint costs here (make bench) */
+/* T_READ - field @f of @p, an argument of the program or a pointer read
+ * from one: in place under tp_btf (@btf: a load, which a fault cannot
+ * harm), else with a helper call (~8 ns each here). @btf is a constant in
+ * each program: the other branch is not in it */
+#define T_READ(btf, p, f)	((btf) ? (p)->f : BPF_CORE_READ(p, f))
+
+/* a tp_btf and a raw_tp program for @tp, both calling @call (btf true in the
+ * first, false in the second: T_READ's); and an empty tp_btf program,
+ * floor_@tp, which jtr-trace --floor attaches beside them: what any program
+ * on that tracepoint costs here (make bench) */
 #define TWIN(tp, call, ...)						\
-	SEC("tp_btf/" #tp) int BPF_PROG(btf_##tp, __VA_ARGS__) { return call; } \
-	SEC("raw_tp/" #tp) int BPF_PROG(raw_##tp, __VA_ARGS__) { return call; } \
+	SEC("tp_btf/" #tp) int BPF_PROG(btf_##tp, __VA_ARGS__)		\
+	{ const bool btf __attribute__((unused)) = true; return call; }	\
+	SEC("raw_tp/" #tp) int BPF_PROG(raw_##tp, __VA_ARGS__)		\
+	{ const bool btf __attribute__((unused)) = false; return call; } \
 	SEC("tp_btf/" #tp) int BPF_PROG(floor_##tp) { return 0; }
 
 /* on_irq - irq_handler_entry/exit: IRQ number, action name, return */
-static __always_inline int on_irq(__u8 type, int irq, struct irqaction *action, int ret)
+static __always_inline int on_irq(__u8 type, int irq, struct irqaction *action, int ret, bool btf)
 {
 	struct jtr_ev *e = ev_begin(type, false);
 
@@ -256,14 +267,14 @@ static __always_inline int on_irq(__u8 type, int irq, struct irqaction *action, 
 	e->a = irq;
 	e->b = ret;
 	if (type == JTR_EV_IRQ_ENTRY)
-		bpf_probe_read_kernel_str(e->str, sizeof(e->str), BPF_CORE_READ(action, name));
+		bpf_probe_read_kernel_str(e->str, sizeof(e->str), T_READ(btf, action, name));
 	ev_end(e);
 	return 0;
 }
 
-TWIN(irq_handler_entry, on_irq(JTR_EV_IRQ_ENTRY, irq, action, 0),
+TWIN(irq_handler_entry, on_irq(JTR_EV_IRQ_ENTRY, irq, action, 0, btf),
      int irq, struct irqaction *action)
-TWIN(irq_handler_exit, on_irq(JTR_EV_IRQ_EXIT, irq, action, ret),
+TWIN(irq_handler_exit, on_irq(JTR_EV_IRQ_EXIT, irq, action, ret, btf),
      int irq, struct irqaction *action, int ret)
 
 /* on_softirq - softirq_raise/entry/exit: the vector */
@@ -299,13 +310,13 @@ static __always_inline int on_nmi(void *handler, s64 delta_ns, int handled)
 TWIN(nmi_handler, on_nmi(handler, delta_ns, handled), void *handler, s64 delta_ns, int handled)
 
 /* app_of - JTR_FL_APP when @p is a thread of an --app process, else 0 */
-static __always_inline __u8 app_of(struct task_struct *p)
+static __always_inline __u8 app_of(struct task_struct *p, bool btf)
 {
 	__u32 tgid;
 
 	if (!napp_tgid)
 		return 0;
-	tgid = BPF_CORE_READ(p, tgid);
+	tgid = T_READ(btf, p, tgid);
 	for (int i = 0; i < JTR_TRACE_MAX_APPS; i++) {
 		if (i >= napp_tgid)
 			break;
@@ -363,6 +374,12 @@ __u64 wrec_shared = 0;			/* the head of the region of the CPUs not watched */
 
 #define W_QUEUE 4			/* records of programs run inside one that counts */
 
+/* w_recording - jtr watch keeps a flight recorder (--dump-above) */
+static __always_inline bool w_recording(void)
+{
+	return wcfg.rec_slots != 0;
+}
+
 struct wscratch {
 	struct jtr_ev ev;		/* first: the record handlers fill */
 	struct jtr_ev q[W_QUEUE];	/* a program's run inside one that counts (an
@@ -374,11 +391,16 @@ struct wscratch {
 	__u64 busy;
 	__u64 next;			/* a switch's next task (its cgroups) */
 	__u32 next_pid, pad;
+	__u64 next_cset;		/* its css_set (0: not read) */
+	__u64 g_cset, g_v2, g_v1;	/* w_group's last css_set and its ids */
 	__u32 n;			/* w_cell's room: the stack of the model's calls
 					 * is bounded (512 bytes) */
 	__u32 pad2;
 	struct jtr_wkey key;		/* w_switch's, for the same reason */
 	struct jtr_wkey lkey;		/* w_cell's key for the helpers */
+	struct jtr_wkey last;		/* w_cell's last key looked up, */
+	__u32 last_at;			/* its counters' place + 1 (0: none) */
+	__u32 pad4;
 };
 
 struct {
@@ -437,6 +459,15 @@ struct {
 	__type(value, __u8);
 } wtids SEC(".maps");
 
+/* w_key_same - two keys alike (five words: a key has no padding) */
+static __always_inline bool w_key_same(const struct jtr_wkey *a, const struct jtr_wkey *b)
+{
+	const __u64 *p = (const __u64 *)(const void *)a, *q = (const __u64 *)(const void *)b;
+
+	_Static_assert(sizeof(struct jtr_wkey) == 40, "a key is five words");
+	return p[0] == q[0] && p[1] == q[1] && p[2] == q[2] && p[3] == q[3] && p[4] == q[4];
+}
+
 /* w_cell - the counters of @k: found, new while the CPU's category has room,
  * else its "other". The key and the new name's place go to the helpers from
  * the scratch map's value: a global function's arguments are plain memory,
@@ -462,7 +493,17 @@ static __always_inline struct jtr_wcell *w_cell(struct jtr_wcpu *c, const struct
 	x = bpf_map_lookup_elem(&wscratch, &zero);
 	if (!x)
 		return NULL;
+	/* the same cause again (the next task of a switch, most often): its
+	 * place is known without hashing the key (a place, once given, stays) */
+	if (x->last_at && w_key_same(&x->last, k)) {
+		i = x->last_at - 1;
+		return bpf_map_lookup_elem(&wcounts, &i);
+	}
 	x->lkey = *k;
+	/* the bound again where it is used: 6.1's verifier loses it when cat
+	 * is kept on the stack across the lookups */
+	barrier_var(cat);
+	cat &= JTR_W_NCATS - 1;
 	n = bpf_map_lookup_elem(&wcells, &x->lkey);
 	base = (c->slot * JTR_W_NCATS + cat) * (wcfg.names + 1);
 	if (n)
@@ -478,6 +519,8 @@ static __always_inline struct jtr_wcell *w_cell(struct jtr_wcpu *c, const struct
 	}
 	if (at)
 		*at = i + 1;
+	x->last = *k;
+	x->last_at = i + 1;
 	return bpf_map_lookup_elem(&wcounts, &i);
 }
 
@@ -486,15 +529,34 @@ static __always_inline struct jtr_wcell *w_cell(struct jtr_wcpu *c, const struct
 static __always_inline void w_group(struct wscratch *x, __u32 pid, struct jtr_wkey *k)
 {
 	struct task_struct *t;
-	__u64 v2, v1;
+	__u64 v2, v1, cset;
 
 	if (!x || !pid)
 		return;
-	t = (struct task_struct *)(x->next && x->next_pid == pid ? x->next : bpf_get_current_task());
-	if ((__u32)BPF_CORE_READ(t, pid) != pid)
-		return;
-	v2 = BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
-	v1 = v1_memory_id(t);
+	if (x->next && x->next_pid == pid) {
+		t = (struct task_struct *)x->next;
+		cset = x->next_cset;
+	} else {
+		t = (struct task_struct *)bpf_get_current_task();
+		if ((__u32)BPF_CORE_READ(t, pid) != pid)
+			return;
+		cset = 0;
+	}
+	if (!cset)
+		cset = (__u64)BPF_CORE_READ(t, cgroups);
+	/* the tasks of a CPU are mostly of one set of cgroups: its ids are
+	 * read again only when the set is another (a task that moves to
+	 * another group gets another css_set, as note_task says) */
+	if (cset && cset == x->g_cset) {
+		v2 = x->g_v2;
+		v1 = x->g_v1;
+	} else {
+		v2 = BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
+		v1 = v1_memory_id(t);
+		x->g_cset = cset;
+		x->g_v2 = v2;
+		x->g_v1 = v1;
+	}
 	__builtin_memcpy(k->group, &v2, sizeof(v2));
 	__builtin_memcpy(k->group + 8, &v1, sizeof(v1));
 }
@@ -569,6 +631,7 @@ static __always_inline struct jtr_ev *w_reserve(void)
 	x->busy = 1;
 	x->next = 0;
 	x->next_pid = 0;
+	x->next_cset = 0;
 	return &x->ev;
 }
 
@@ -659,7 +722,7 @@ static __always_inline void w_account(struct jtr_ev *e)
 
 /* w_next - a switch's next task, for its cgroups (a switch is never run
  * inside another program: its record is the scratch's own) */
-static __always_inline void w_next(struct task_struct *next, __u32 pid)
+static __always_inline void w_next(struct task_struct *next, __u32 pid, __u64 cset)
 {
 	__u32 zero = 0;
 	struct wscratch *x = bpf_map_lookup_elem(&wscratch, &zero);
@@ -667,20 +730,21 @@ static __always_inline void w_next(struct task_struct *next, __u32 pid)
 	if (x) {
 		x->next = (__u64)next;
 		x->next_pid = pid;
+		x->next_cset = cset;
 	}
 }
 
 /* note_task - a JTR_EV_TASK record for @p where it is new or has moved to
  * another group since its last one: who a cause is in (docs/attribution.md) */
-static __always_inline void note_task(struct task_struct *p)
+static __always_inline void note_task(struct task_struct *p, bool btf)
 {
 	struct task_groups g, *seen;
-	__u32 pid = BPF_CORE_READ(p, pid);
+	__u32 pid = T_READ(btf, p, pid);
 	struct jtr_ev *e;
 
 	if (!pid)
 		return;
-	g.cset = (__u64)BPF_CORE_READ(p, cgroups);
+	g.cset = (__u64)T_READ(btf, p, cgroups);
 	seen = bpf_map_lookup_elem(&task_groups, &pid);
 	if (seen && seen->cset == g.cset)
 		return;
@@ -736,12 +800,28 @@ static __always_inline void note_block(struct task_struct *prev, unsigned int pr
 	ev_end(e);
 }
 
+/* T_COMM - task @p's comm into @dst (JTR_COMM_LEN bytes), NUL-padded: under
+ * tp_btf (@btf) read in place as two words, jtr_comm_pad'ded, else (and on
+ * a big-endian CPU) with the helper */
+#define T_COMM(btf, dst, p)	do {					\
+	if ((btf) && JTR_COMM_PAD) {					\
+		__u64 __w0 = *(const __u64 *)(const void *)&(p)->comm[0];	\
+		__u64 __w1 = *(const __u64 *)(const void *)&(p)->comm[8];	\
+									\
+		jtr_comm_pad(&__w0, &__w1);				\
+		__builtin_memcpy((dst), &__w0, 8);			\
+		__builtin_memcpy((dst) + 8, &__w1, 8);			\
+	} else {							\
+		bpf_core_read_str(dst, JTR_COMM_LEN, &(p)->comm);	\
+	}								\
+} while (0)
+
 /* on_switch - who left the CPU, who came, and whether the one that left
  * could have gone on running (preempted) or chose to sleep (blocked); a
  * thread of the application that blocks says in what first (note_block) */
 static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 				     struct task_struct *next, unsigned int prev_state,
-				     bool regs)
+				     bool btf)
 {
 	struct jtr_ev *e;
 	__u64 prev_prio, next_prio;
@@ -752,23 +832,23 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	/* jtr watch reads a cause's cgroups where it counts it (w_group); a
 	 * dump's records say who each task is, as a log's do */
 	if (!watch_mode || wcfg.rec_slots)
-		note_task(next);
-	prev_app = app_of(prev);
+		note_task(next, btf);
+	prev_app = app_of(prev, btf);
 	if (app_blocks && prev_app && !preempt && prev_state != 0)
-		note_block(prev, prev_state, regs);
+		note_block(prev, prev_state, btf);
 	e = ev_begin(JTR_EV_SWITCH, false);
 	if (!e)
 		return 0;
-	prev_prio = (__u16)BPF_CORE_READ(prev, prio);
-	next_prio = (__u16)BPF_CORE_READ(next, prio);
-	e->a = (__u64)(__u32)BPF_CORE_READ(prev, pid) | (__u64)(__u32)BPF_CORE_READ(next, pid) << 32;
+	prev_prio = (__u16)T_READ(btf, prev, prio);
+	next_prio = (__u16)T_READ(btf, next, prio);
+	e->a = (__u64)(__u32)T_READ(btf, prev, pid) | (__u64)(__u32)T_READ(btf, next, pid) << 32;
+	T_COMM(btf, e->str, prev);
+	T_COMM(btf, &e->str[JTR_COMM_LEN], next);
 	e->b = prev_prio | next_prio << 16 | (__u64)prev_state << 32;
 	e->flags = preempt || prev_state == 0 ? JTR_SW_PREEMPTED : 0;	/* TASK_RUNNING */
-	e->flags |= prev_app | (app_of(next) ? JTR_FL_APP_NEXT : 0);
-	bpf_core_read_str(e->str, JTR_COMM_LEN, &prev->comm);
-	bpf_core_read_str(&e->str[JTR_COMM_LEN], JTR_COMM_LEN, &next->comm);
+	e->flags |= prev_app | (app_of(next, btf) ? JTR_FL_APP_NEXT : 0);
 	if (JTR_WATCH_BUILD && watch_mode)
-		w_next(next, (__u32)(e->a >> 32));
+		w_next(next, (__u32)(e->a >> 32), (__u64)T_READ(btf, next, cgroups));
 	ev_end(e);
 	return 0;
 }
@@ -790,7 +870,8 @@ SEC("tp_btf/sched_switch") int BPF_PROG(floor_sched_switch) { return 0; }
 
 /* on_task - a wake-up or migration that concerns a traced CPU: the CPU it
  * happens on, the CPU the task will run on, or the one it leaves */
-static __always_inline int on_task(__u8 type, struct task_struct *p, int to_cpu, int from_cpu)
+static __always_inline int on_task(__u8 type, struct task_struct *p, int to_cpu, int from_cpu,
+				   bool btf)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct jtr_ev *e;
@@ -798,55 +879,55 @@ static __always_inline int on_task(__u8 type, struct task_struct *p, int to_cpu,
 
 	if (!traced(cpu) && !traced(to_cpu) && !(from_cpu >= 0 && traced(from_cpu)))
 		return 0;
-	app = app_of(p);
+	app = app_of(p, btf);
 	/* a wake-up of the application's thread names its waker too (one reserve:
 	 * two, one per size, merged by the compiler, made 6.1's verifier lose
 	 * track of the record's null check) */
 	e = ev_begin_n(type, true, type == JTR_EV_WAKING && app ? JTR_EV_SIZE : JTR_EV_BYTES(type));
 	if (!e)
 		return 0;
-	e->a = (__u32)BPF_CORE_READ(p, pid);
+	e->a = (__u32)T_READ(btf, p, pid);
 	e->flags = app;
 	if (type == JTR_EV_WAKING && app)
 		bpf_get_current_comm(&e->str[JTR_COMM_LEN], JTR_COMM_LEN);
 	if (type == JTR_EV_MIGRATE)
 		e->b = (__u64)(__u32)from_cpu | (__u64)(__u32)to_cpu << 32;
 	else
-		e->b = (__u64)(__u32)to_cpu | (__u64)(__u16)BPF_CORE_READ(p, prio) << 32;
-	bpf_core_read_str(e->str, JTR_COMM_LEN, &p->comm);
+		e->b = (__u64)(__u32)to_cpu | (__u64)(__u16)T_READ(btf, p, prio) << 32;
+	T_COMM(btf, e->str, p);
 	ev_end(e);
 	return 0;
 }
 
 /* task_cpu - the CPU a task is queued on */
-static __always_inline int task_cpu(struct task_struct *p)
+static __always_inline int task_cpu(struct task_struct *p, bool btf)
 {
-	return BPF_CORE_READ(p, thread_info.cpu);
+	return T_READ(btf, p, thread_info.cpu);
 }
 
-TWIN(sched_wakeup, on_task(JTR_EV_WAKEUP, p, task_cpu(p), -1), struct task_struct *p)
-TWIN(sched_waking, on_task(JTR_EV_WAKING, p, task_cpu(p), -1), struct task_struct *p)
-TWIN(sched_migrate_task, on_task(JTR_EV_MIGRATE, p, dest_cpu, task_cpu(p)),
+TWIN(sched_wakeup, on_task(JTR_EV_WAKEUP, p, task_cpu(p, btf), -1, btf), struct task_struct *p)
+TWIN(sched_waking, on_task(JTR_EV_WAKING, p, task_cpu(p, btf), -1, btf), struct task_struct *p)
+TWIN(sched_migrate_task, on_task(JTR_EV_MIGRATE, p, dest_cpu, task_cpu(p, btf), btf),
      struct task_struct *p, int dest_cpu)
 
 /* on_fault - page_fault_user/kernel: address, instruction, error code */
 static __always_inline int on_fault(__u8 type, unsigned long address, struct pt_regs *regs,
-				    unsigned long error_code)
+				    unsigned long error_code, bool btf)
 {
 	struct jtr_ev *e = ev_begin(type, false);
 
 	if (!e)
 		return 0;
 	e->a = address;
-	e->b = BPF_CORE_READ(regs, ip);
+	e->b = T_READ(btf, regs, ip);
 	e->x[0] = error_code;
 	ev_end(e);
 	return 0;
 }
 
-TWIN(page_fault_user, on_fault(JTR_EV_PF_USER, address, regs, error_code),
+TWIN(page_fault_user, on_fault(JTR_EV_PF_USER, address, regs, error_code, btf),
      unsigned long address, struct pt_regs *regs, unsigned long error_code)
-TWIN(page_fault_kernel, on_fault(JTR_EV_PF_KERNEL, address, regs, error_code),
+TWIN(page_fault_kernel, on_fault(JTR_EV_PF_KERNEL, address, regs, error_code, btf),
      unsigned long address, struct pt_regs *regs, unsigned long error_code)
 
 /* on_ptr - an event about a kernel object and the function it runs */
@@ -863,7 +944,7 @@ static __always_inline int on_ptr(__u8 type, const void *obj, __u64 fn)
 }
 
 TWIN(workqueue_execute_start,
-     on_ptr(JTR_EV_WQ_START, work, (__u64)BPF_CORE_READ(work, func)), struct work_struct *work)
+     on_ptr(JTR_EV_WQ_START, work, (__u64)T_READ(btf, work, func)), struct work_struct *work)
 /* the end's function argument is not readable from tp_btf (a function
  * pointer), and the work item may be freed by then: match by the work pointer */
 TWIN(workqueue_execute_end, on_ptr(JTR_EV_WQ_END, work, 0),
@@ -871,25 +952,25 @@ TWIN(workqueue_execute_end, on_ptr(JTR_EV_WQ_END, work, 0),
 /* on_hrtimer - hrtimer_expire_entry: the timer, its function, when it was
  * due (the hard expiry, and the soft one a timer slack puts before it) and
  * the time the expiry code read: a sleeper's intended wake-up is its expiry */
-static __always_inline int on_hrtimer(struct hrtimer *hrtimer, ktime_t *now)
+static __always_inline int on_hrtimer(struct hrtimer *hrtimer, ktime_t *now, bool btf)
 {
 	struct jtr_ev *e = ev_begin(JTR_EV_HRTIMER_ENTRY, false);
 
 	if (!e)
 		return 0;
 	e->a = (__u64)hrtimer;
-	e->b = (__u64)BPF_CORE_READ(hrtimer, function);
-	e->x[0] = (__u64)BPF_CORE_READ(hrtimer, node.expires);
-	e->x[1] = (__u64)BPF_CORE_READ(hrtimer, _softexpires);
+	e->b = (__u64)T_READ(btf, hrtimer, function);
+	e->x[0] = (__u64)T_READ(btf, hrtimer, node.expires);
+	e->x[1] = (__u64)T_READ(btf, hrtimer, _softexpires);
 	bpf_probe_read_kernel(&e->x[2], sizeof(e->x[2]), now);
 	ev_end(e);
 	return 0;
 }
 
-TWIN(hrtimer_expire_entry, on_hrtimer(hrtimer, now), struct hrtimer *hrtimer, ktime_t *now)
+TWIN(hrtimer_expire_entry, on_hrtimer(hrtimer, now, btf), struct hrtimer *hrtimer, ktime_t *now)
 TWIN(hrtimer_expire_exit, on_ptr(JTR_EV_HRTIMER_EXIT, hrtimer, 0), struct hrtimer *hrtimer)
 TWIN(timer_expire_entry,
-     on_ptr(JTR_EV_TIMER_ENTRY, timer, (__u64)BPF_CORE_READ(timer, function)),
+     on_ptr(JTR_EV_TIMER_ENTRY, timer, (__u64)T_READ(btf, timer, function)),
      struct timer_list *timer, unsigned long baseclk)
 TWIN(timer_expire_exit, on_ptr(JTR_EV_TIMER_EXIT, timer, 0), struct timer_list *timer)
 

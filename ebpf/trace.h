@@ -142,4 +142,33 @@ struct jtr_trace_counts {
 #define JTR_IPI_RESCHED	1	/* an irq_vectors pair's IPI kind (trace.bpf.c vec_ipi) */
 #define JTR_IPI_CALL	2
 
+/* jtr_comm_pad - a comm read whole as two words (@w0 its bytes 0-7, @w1
+ * 8-15, in memory order) made what bpf_probe_read_kernel_str gives: the
+ * bytes after its first NUL zero, and its 16th always (comms are keys,
+ * compared as bytes, and a kernel that renames a task may leave the old
+ * name's bytes after the NUL). The lowest zero byte of a word is the lowest
+ * set bit of (w - 0x01..) & ~w & 0x80..: exact for the lowest one, and it is
+ * the first in memory on a little-endian CPU; 0 where the CPU is not
+ * (trace.bpf.c then reads comms with the helper) */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define JTR_COMM_PAD 1
+static inline __attribute__((always_inline)) void jtr_comm_pad(unsigned long long *w0,
+							       unsigned long long *w1)
+{
+	const unsigned long long ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+	unsigned long long z0 = (*w0 - ones) & ~*w0 & highs, z1 = (*w1 - ones) & ~*w1 & highs;
+
+	if (z0) {
+		*w0 &= ((z0 & -z0) >> 7) - 1;
+		*w1 = 0;
+	} else if (z1) {
+		*w1 &= ((z1 & -z1) >> 7) - 1;
+	} else {
+		*w1 &= 0x00ffffffffffffffULL;
+	}
+}
+#else
+#define JTR_COMM_PAD 0
+#endif
+
 #endif

@@ -729,6 +729,50 @@ static void test_ipis_by_sender(void **state)
 	assert_null(group_cell(JTR_W_HARDIRQ, "36 virtio1-req.0", "kswapd0"));
 }
 
+/* a comm the kernel side read whole (trace.bpf.c T_COMM), padded as the
+ * helper would pad it: the bytes up to the first NUL, zeros after, the 16th
+ * zero; against a byte loop, on comms of every length whose bytes after the
+ * NUL are left over from a longer name, and of bytes 0x01, 0x80, 0xff (the
+ * borrows of the word trick) */
+static void pad_like_the_helper(const unsigned char *in, unsigned char *out)
+{
+	int k = 0;
+
+	memset(out, 0, JTR_COMM_LEN);
+	for (; k < JTR_COMM_LEN - 1 && in[k]; k++)
+		out[k] = in[k];
+}
+
+static void test_a_comm_read_whole_is_padded_as_the_helper_pads_it(void **state)
+{
+	static const unsigned char odd[] = { 0x01, 0x80, 0xff, 'a', 0x7f };
+	unsigned char in[JTR_COMM_LEN], want[JTR_COMM_LEN], got[JTR_COMM_LEN];
+	unsigned long long w0, w1;
+	unsigned int seed = 7;
+
+	(void)state;
+#if JTR_COMM_PAD
+	for (int round = 0; round < 20000; round++) {
+		int len = round < 17 * 5 ? round % 17 : rand_r(&seed) % 17;
+
+		for (int k = 0; k < JTR_COMM_LEN; k++)
+			in[k] = round < 17 * 5 ? odd[(round / 17 + k) % 5] : (unsigned char)(rand_r(&seed) % 255 + 1);
+		if (len < JTR_COMM_LEN)
+			in[len] = 0;		/* the name; what follows, a longer one's */
+		memcpy(&w0, in, 8);
+		memcpy(&w1, in + 8, 8);
+		jtr_comm_pad(&w0, &w1);
+		memcpy(got, &w0, 8);
+		memcpy(got + 8, &w1, 8);
+		pad_like_the_helper(in, want);
+		assert_memory_equal(got, want, JTR_COMM_LEN);
+	}
+#else
+	skip();
+#endif
+	(void)in; (void)want; (void)got; (void)w0; (void)w1; (void)seed; (void)odd;
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -754,6 +798,7 @@ int main(void)
 		T(test_state_line),
 		T(test_preempting_tasks_by_container),
 		T(test_ipis_by_sender),
+		cmocka_unit_test(test_a_comm_read_whole_is_padded_as_the_helper_pads_it),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
