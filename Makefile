@@ -409,6 +409,7 @@ test-stress: deps all
 		$(VENV)/bin/python -m pytest $(PYTEST_ARGS) -m measures tests
 
 bench: deps-bench all $(BUILD)/bench/hist_bench $(BUILD)/bench/cacheline_rtt $(BUILD)/bench/memcpy_bw \
+		$(BUILD)/bench/switch_storm \
 		$(APP_TARGET)
 	$(Q)$(VENV)/bin/python bench/bench.py
 

@@ -45,8 +45,10 @@
     (default 10) is the length of its runs.
 11. jtr watch (root only): bench/watch_bench.py (its CPU time and memory
     beside a busy application, scraped every second, against jtr trace in the
-    same conditions, goal <= 0.5 % of one CPU; and its drops beside the UDP
-    flood, goal 0). BENCH_WATCH_SECONDS (default 60) is each round's window.
+    same conditions, goal <= 0.5 % of one CPU; its drops beside the UDP
+    flood, goal 0; and its programs on every CPU beside a UDP flood and a
+    switch storm on each, goal a million events a second, 0 dropped).
+    BENCH_WATCH_SECONDS (default 60) is each round's window.
 12. The tracer per event against the cost floor (root only):
     bench/floor_bench.py (`jtr trace --floor` beside the UDP flood: each of
     jtr's programs against an empty program on the same tracepoint, BPF

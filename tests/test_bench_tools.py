@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""The transport benchmarks' own tools (docs/bench.md): build/bench/cacheline_rtt,
-build/bench/memcpy_bw, `jtr ping --one-thread` and the sockperf reading of
+"""The benchmarks' own tools (docs/bench.md): build/bench/cacheline_rtt,
+build/bench/memcpy_bw, build/bench/switch_storm, `jtr ping --one-thread` and the sockperf reading of
 bench/transport_bench.py. They run, their output parses and holds together;
 no timing goals here (the machine is shared)."""
 import json
@@ -29,8 +29,8 @@ def two_cpus():
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    p = subprocess.run(["make", "-s", "build/bench/cacheline_rtt", "build/bench/memcpy_bw"],
-                       cwd=ROOT, capture_output=True, text=True)
+    p = subprocess.run(["make", "-s", "build/bench/cacheline_rtt", "build/bench/memcpy_bw",
+                        "build/bench/switch_storm"], cwd=ROOT, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
 
 
@@ -77,6 +77,22 @@ def test_memcpy_bw_runs_and_parses():
     assert d["mean_ns"] * 2000 <= d["seconds"] * 1e9 * 1.01 + 2000
 
 
+def test_switch_storm_switches_at_each_call():
+    """Its threads on one CPU: the kernel counts a switch for (about) each
+    sched_yield, and the rate is the calls over the time."""
+    _, b = two_cpus()
+    p = tool("switch_storm", "-c", b, "-d", "300ms", "-t", "3")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert (d["cpu"], d["threads"]) == (b, 3)
+    assert 0.3 <= d["seconds"] < 5
+    assert d["calls"] > 1000
+    assert d["calls_per_s"] == pytest.approx(d["calls"] / d["seconds"], rel=1e-3)
+    # a yield with another thread runnable on the CPU hands it over; each
+    # thread's first and last calls may not
+    assert d["calls"] * 0.9 <= d["switches"] <= d["calls"] * 1.1 + 100, d
+
+
 @pytest.mark.parametrize("name,args,msg", [
     ("cacheline_rtt", ["-a", "1", "-b", "1"], "two different CPUs"),
     ("cacheline_rtt", ["-n", "0"], "-n 0"),
@@ -85,6 +101,10 @@ def test_memcpy_bw_runs_and_parses():
     ("memcpy_bw", ["-s", "12"], "-s 12"),
     ("memcpy_bw", ["-k", "1"], "-k 1"),
     ("memcpy_bw", ["extra"], "takes no arguments"),
+    ("switch_storm", ["-d", "0"], "-d 0"),
+    ("switch_storm", ["-t", "17"], "-t 17"),
+    ("switch_storm", ["-c", "9999"], "-c 9999"),
+    ("switch_storm", ["extra"], "takes no arguments"),
 ])
 def test_bench_tools_bad_input_exit_2(name, args, msg):
     p = tool(name, *args)
