@@ -23,6 +23,7 @@
 #include <cpuid.h>
 #endif
 
+#include "jtr_clock.h"
 #include "programs.h"
 #include "watch_run.h"
 #include "trace.skel.h"
@@ -203,9 +204,43 @@ static int add_link(struct tracer *t, struct bpf_link *l)
 	}
 	t->links = n;
 	t->links[t->nlinks++] = l;
-	if (t->rb)
-		ring_buffer__consume(t->rb);
+	progs_consume(t, jtr_mono_ns() + (int64_t)t->o->drain_ns, NULL);
 	return 0;
+}
+
+/* progs_consume - see programs.h. libbpf's ring_buffer__consume takes a
+ * ring's records while more keep coming: under a flood faster than this
+ * thread (starved of its CPU, its cgroup throttled) one call would not
+ * return while the flood lasts, and the trace would run on past -d with
+ * the log growing. So each ring has its own consumer, and on_event ends a
+ * ring's turn at @end_ns (-ETIME, checked every PASS_CHECK records; the
+ * next ring has its turn all the same, and each pass begins with the next
+ * ring, so that one flooded ring does not keep the others to their first
+ * records pass after pass) */
+int progs_consume(struct tracer *t, int64_t end_ns, uint64_t *records)
+{
+	int rc = 0, late = 0, n = t->nring_fds;
+
+	t->pass_end_ns = end_ns;
+	t->pass_records = 0;
+	for (int k = 0; k < n && t->rbs && rc >= 0; k++) {
+		int i = (t->pass_first + k) % n;
+
+		if (!t->rbs[i])
+			continue;
+		rc = ring_buffer__consume(t->rbs[i]);
+		if (rc == -ETIME) {
+			late = 1;
+			rc = 0;
+		}
+	}
+	t->pass_end_ns = 0;
+	t->pass_first = n ? (t->pass_first + 1) % n : 0;
+	if (rc < 0)
+		return rc;
+	if (records)
+		*records = t->pass_records;
+	return late;
 }
 
 /* progs_forget_task - the kernel side describes task @pid again at its next
@@ -262,8 +297,10 @@ void progs_detach(struct tracer *t)
 void progs_stop(struct tracer *t)
 {
 	progs_detach(t);
-	ring_buffer__free(t->rb);
-	t->rb = NULL;
+	for (int i = 0; t->rbs && i < t->nring_fds; i++)
+		ring_buffer__free(t->rbs[i]);
+	free(t->rbs);
+	t->rbs = NULL;
 	for (int i = 0; i < t->nring_fds; i++)
 		close(t->ring_fds[i]);
 	free(t->ring_fds);
@@ -557,12 +594,13 @@ static int make_rings(struct tracer *t, int (*on_event)(void *ctx, void *data, s
 		      struct jtr_err *e)
 {
 	int ncpu = libbpf_num_possible_cpus(), outer = bpf_map__fd(t->skel->maps.rings);
-	int shared = -1, rc;
+	int shared = -1;
 
 	if (ncpu > JTR_TRACE_MAX_CPUS)
 		ncpu = JTR_TRACE_MAX_CPUS;
 	t->ring_fds = calloc((size_t)ncpu + 1, sizeof(int));
-	if (ncpu <= 0 || !t->ring_fds)
+	t->rbs = calloc((size_t)ncpu + 1, sizeof(*t->rbs));
+	if (ncpu <= 0 || !t->ring_fds || !t->rbs)
 		return jtr_err_set(e, -ENOMEM, "out of memory for the ring buffers");
 	for (int cpu = 0; cpu < ncpu; cpu++) {
 		bool mine = cpu < CPU_SETSIZE && CPU_ISSET(cpu, &t->o->cpus);
@@ -578,11 +616,9 @@ static int make_rings(struct tracer *t, int (*on_event)(void *ctx, void *data, s
 			if (fd < 0)
 				return jtr_err_set(e, -errno, "cannot make a %llu-byte ring buffer: "
 						   "%s", (unsigned long long)bytes, strerror(errno));
+			t->rbs[t->nring_fds] = ring_buffer__new(fd, on_event, t, NULL);
 			t->ring_fds[t->nring_fds++] = fd;
-			rc = t->rb ? ring_buffer__add(t->rb, fd, on_event, t) : 0;
-			if (!t->rb)
-				t->rb = ring_buffer__new(fd, on_event, t, NULL);
-			if (!t->rb || rc < 0)
+			if (!t->rbs[t->nring_fds - 1])
 				return jtr_err_set(e, -errno, "cannot map the ring buffer: %s",
 						   strerror(errno));
 			if (!mine)

@@ -39,6 +39,12 @@ int progs_start(struct tracer *t, enum prog_kind kind,
  * and the counters stay readable) */
 void progs_detach(struct tracer *t);
 
+/* progs_consume - a drain pass: each ring's records taken (on_event) until
+ * none is left or, @end_ns past (0: no end), a ring's turn ends with records
+ * left. 0: every ring emptied, 1: a turn ended at @end_ns, or -errno (the
+ * log cannot be written); *@records (may be NULL): the records taken */
+int progs_consume(struct tracer *t, int64_t end_ns, uint64_t *records);
+
 /* progs_stop - detach and unload */
 void progs_stop(struct tracer *t);
 

@@ -173,10 +173,9 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* on_event - ring buffer callback: append the record, note its addresses */
-static int on_event(void *ctx, void *data, size_t size)
+/* take_event - one record from the ring: appended, its addresses noted */
+static int take_event(struct tracer *t, void *data, size_t size)
 {
-	struct tracer *t = ctx;
 	struct jtr_ev whole;
 	const struct jtr_ev *e = &whole;
 
@@ -222,6 +221,25 @@ static int on_event(void *ctx, void *data, size_t size)
 	}
 	t->records++;
 	jtr_addrs_note(&t->addrs, e);
+	return 0;
+}
+
+/* PASS_CHECK - records between two looks at the clock in a drain pass */
+#define PASS_CHECK 1024
+
+/* on_event - ring buffer callback: the record taken; the ring's turn ends
+ * (-ETIME) once its pass is past its end (progs_consume). libbpf has moved
+ * past a record before it calls this: the record is taken first */
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct tracer *t = ctx;
+	int rc = take_event(t, data, size);
+
+	if (rc < 0)
+		return rc;
+	if (t->pass_end_ns && !(++t->pass_records % PASS_CHECK) &&
+	    jtr_mono_ns() > t->pass_end_ns)
+		return -ETIME;
 	return 0;
 }
 
@@ -722,8 +740,9 @@ static void drain(struct tracer *t, int64_t start_ns)
 	int64_t last_drain = start_ns;
 
 	while (!jtr_stop && !t->write_err) {
-		int64_t now = jtr_mono_ns();
-		int n;
+		int64_t now = jtr_mono_ns(), pass_end;
+		uint64_t n = 0;
+		int pass;
 
 		if (o->duration_ns && (uint64_t)(now - start_ns) >= o->duration_ns)
 			break;
@@ -734,11 +753,17 @@ static void drain(struct tracer *t, int64_t start_ns)
 		}
 		sleep_ns(o->duration_ns && o->duration_ns - (now - start_ns) < pause ?
 			 o->duration_ns - (now - start_ns) : pause);
+		/* a pass ends by the next drain's time, or the duration's end */
 		now = jtr_mono_ns();
-		n = ring_buffer__consume(t->rb);
-		t->consumed_to_ns = now;
+		pass_end = now + (int64_t)o->drain_ns;
+		if (o->duration_ns && start_ns + (int64_t)o->duration_ns < pass_end)
+			pass_end = start_ns + (int64_t)o->duration_ns;
+		pass = progs_consume(t, pass_end > now ? pass_end : now + 1, &n);
+		if (pass == 0)		/* every ring emptied: all made before now is in */
+			t->consumed_to_ns = now;
 		now = jtr_mono_ns();
-		pause = next_drain(t, n > 0 ? n : 0, (uint64_t)(now - last_drain));
+		pause = pass > 0 ? 0 : next_drain(t, n > (uint64_t)INT_MAX ? INT_MAX : (int)n,
+					    (uint64_t)(now - last_drain));
 		last_drain = now;
 		if (o->watch)
 			pause = watch_run_drained(t, pause);
@@ -777,7 +802,7 @@ static void write_log(struct tracer *t, struct jtr_ev_header *hdr, int64_t start
 	struct jtr_afile tj;
 	int rc;
 
-	ring_buffer__consume(t->rb);
+	progs_consume(t, 0, NULL);
 	t->tracing_cpu_ns = process_cpu_ns() - t->setup_cpu_ns;
 	if (t->log_end_ns && t->log_end_ns < end_ns) {
 		jtr_warn(p, "the event log reached its bound (%llu bytes; 2 GiB, the most jtr "

@@ -75,9 +75,12 @@ struct tracer {
 	struct trace_bpf *skel;
 	struct bpf_link **links;
 	size_t nlinks;
-	struct ring_buffer *rb;
+	struct ring_buffer **rbs;	/* one consumer per ring (progs_consume) */
 	int *ring_fds;			/* the rings made for the rings map (programs.c) */
 	int nring_fds;
+	int64_t pass_end_ns;		/* a drain pass leaves a ring here (0: never) */
+	uint64_t pass_records;		/* records this pass has taken */
+	int pass_first;			/* the ring a pass begins with */
 	uint64_t ring_bytes;		/* the size of each */
 	const char *kind;		/* "tp_btf" or "raw_tp" */
 	char vec_names[JTR_TRACE_MAX_VECS][48];

@@ -590,7 +590,7 @@ void watch_run_end(struct tracer *t, int64_t end_ns)
 {
 	struct jtr_watch *w = t->watch;
 
-	ring_buffer__consume(t->rb);
+	progs_consume(t, 0, NULL);
 	watch_read(t, 0);
 	jtr_watch_end(w, end_ns);
 	if (w->dump_due_ns)

@@ -555,6 +555,100 @@ def test_a_run_whose_log_was_cut_says_its_causes_are_not_complete(tmp_path):
     assert "not traced" in cats, cats
 
 
+def cpu_mounts():
+    """Where a cgroup can limit its tasks' CPU time: ("v2", folder) where the
+    cgroup2 mount has the cpu controller, ("v1", folder) for v1's cpu
+    controller; None for neither."""
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            dev, path, kind, opts = line.split()[:4]
+            if kind == "cgroup" and "cpu" in opts.split(","):
+                return "v1", path
+            if kind == "cgroup2":
+                try:
+                    with open(os.path.join(path, "cgroup.controllers")) as c:
+                        if "cpu" in c.read().split():
+                            return "v2", path
+                except OSError:
+                    pass
+    return None
+
+
+@pytest.fixture
+def starved():
+    """A cgroup made here whose tasks get 2 % of one CPU: (its cgroup.procs,
+    lift(): the limit taken off). Removed after the test."""
+    where = cpu_mounts()
+    if where is None:
+        pytest.skip("no cgroup hierarchy with the cpu controller is mounted "
+                    "(/proc/self/mounts): the test starves the tracer in one")
+    kind, root = where
+    path = os.path.join(root, "jtr-test-starved-%d" % os.getpid())
+    os.mkdir(path)
+
+    def limit(on):
+        if kind == "v2":
+            with open(os.path.join(path, "cpu.max"), "w") as f:
+                f.write("2000 100000" if on else "max 100000")
+        else:
+            with open(os.path.join(path, "cpu.cfs_period_us"), "w") as f:
+                f.write("100000")
+            with open(os.path.join(path, "cpu.cfs_quota_us"), "w") as f:
+                f.write("2000" if on else "-1")
+    try:
+        if kind == "v2":
+            with open(os.path.join(root, "cgroup.subtree_control"), "w") as f:
+                f.write("+cpu")
+        limit(True)
+        yield os.path.join(path, "cgroup.procs"), lambda: limit(False)
+    finally:
+        for _ in range(100):        # its last task may take a moment to go
+            try:
+                os.rmdir(path)
+                break
+            except OSError:
+                time.sleep(0.1)
+
+
+@pytest.mark.measures
+def test_a_starved_drain_ends_the_trace_on_time(tmp_path, starved):
+    """A drain that gets less CPU than the flood needs (the tracer in a cgroup
+    of 2 % of a CPU) still ends the trace at its duration: a drain pass leaves
+    a ring at its end with records left (libbpf's ring_buffer__consume alone
+    takes records while more keep coming, and did not return while the flood
+    lasted: a 2 s trace beside a flood and 24 busy loops wrote 4.0 GB here).
+    The limit is lifted about 8 s after the start; the window must have ended
+    before."""
+    need_tracing()
+    cpu = last_cpu()
+    consumer = min(os.sched_getaffinity(0))
+    if consumer == cpu:
+        pytest.skip("needs two CPUs: one traced, one draining")
+    procs, lift = starved
+    out = tmp_path / "tr"
+    f = flood(cpu)
+    try:
+        t = subprocess.Popen(["taskset", "-c", str(consumer), TRACER, "-c", str(cpu),
+                              "-d", "3", "--consumer-cpu", str(consumer), "-o", str(out)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)                 # loaded and attached at the full CPU
+        with open(procs, "w") as g:
+            g.write(str(t.pid))
+        started = time.monotonic()
+        while t.poll() is None and time.monotonic() - started < 6.5:
+            time.sleep(0.1)
+        lift()
+        _, err = t.communicate(timeout=120)
+    finally:
+        stop(f)
+    assert t.returncode == 0, err
+    meta = json.load(open(out / "trace.json"))
+    window_s = (meta["end_ns"] - meta["start_ns"]) / 1e9
+    print("window %.2f s; dropped %d" % (window_s, meta["events"]["dropped"]))
+    assert 2.9 <= window_s < 4.5, window_s
+    assert meta["events"]["dropped"] > 0        # it was starved: the rings filled
+
+
 @pytest.mark.measures
 def test_trace_keeps_up_with_a_flood_by_default(tmp_path):
     """At the rate a loopback flood makes on the traced CPU (250,000 events a
