@@ -186,16 +186,25 @@ struct jtr_wcpu {
 	__u32 pad;
 	__u64 win_start;
 	struct jtr_wkey win;		/* what took the CPU */
+	/* the kernel side's shortcut for the commonest causes, a softirq vector
+	 * and a vector without a sender: their counters' places (+1; 0: not
+	 * known yet), found without a hash lookup */
+	__u32 softirq_at[JTR_WATCH_SOFTIRQS], vec_at[JTR_TRACE_MAX_VECS];
+	/* what other CPUs' programs read and write here (jtr_wmodel_remote),
+	 * which this CPU writes seldom: lines of their own, apart from the
+	 * ones every event writes (a wake-up from another CPU that read the
+	 * runners' table took its lines from this CPU each time: 350-365 ns
+	 * a wake-up beside two floods, 233-258 with these). First, without
+	 * --app: run[lead]'s comm, the application's (w_runner_add) */
+	char lead_comm[JTR_COMM_LEN] __attribute__((aligned(64)));
+	__u32 lead_set;			/* run[] has a row: lead_comm holds */
+	__u32 pad2;
 	/* notices from other CPUs, taken by this CPU's next event */
 	__u64 pend_wake_ts;		/* 0: none */
 	__u32 pend_wake_pid, pend_wake_app;
 	char pend_wake_comm[JTR_COMM_LEN];
 	__u64 pend_move_ts;		/* 0: none */
-	__u32 pend_move_pid, pad2;
-	/* the kernel side's shortcut for the commonest causes, a softirq vector
-	 * and a vector without a sender: their counters' places (+1; 0: not
-	 * known yet), found without a hash lookup */
-	__u32 softirq_at[JTR_WATCH_SOFTIRQS], vec_at[JTR_TRACE_MAX_VECS];
+	__u32 pend_move_pid, pad3;
 };
 
 /* upper bounds of the duration histogram's buckets, ns (the last is +Inf) */
@@ -298,7 +307,7 @@ W_FN bool w_app_task(const struct jtr_wcfg *cfg, const struct jtr_wcpu *c, __u32
 		}
 		return false;
 	}
-	return c->nrun && w_same(comm, c->run[W_IDX(c->lead, JTR_WATCH_RUNNERS)].comm);
+	return c->lead_set && w_same(comm, c->lead_comm);
 }
 
 W_FN int w_runner_of(const struct jtr_wcpu *c, const char *comm)
@@ -336,6 +345,11 @@ W_FN void w_runner_add(struct jtr_wcpu *c, const char *comm, __u64 ns)
 	c->run[i].ns += ns;
 	if (c->run[i].ns > c->run[W_IDX(c->lead, JTR_WATCH_RUNNERS)].ns)
 		c->lead = (__u32)i;
+	/* written only when it changes: other CPUs read it */
+	if (!c->lead_set || !w_same(c->lead_comm, c->run[W_IDX(c->lead, JTR_WATCH_RUNNERS)].comm)) {
+		w_copy(c->lead_comm, c->run[W_IDX(c->lead, JTR_WATCH_RUNNERS)].comm);
+		c->lead_set = 1;
+	}
 }
 
 /* w_app_runs - does the application run on @c at @ts? */
