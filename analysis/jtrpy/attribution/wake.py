@@ -166,15 +166,22 @@ def _sweep(events, lo, meta):
     def owner():
         return stack[-1] if stack else current
 
-    def pop(group, key, ts):
+    def pop(group, key, ts, category, name):
         for k in range(len(stack) - 1, -1, -1):
             c = stack[k]
             if c.group == group and c.key == key:
                 c.end = ts
                 del stack[k:]
                 return c
-        # an exit whose entry came before the look-back: its time before is not
-        # known, and is left to the context it interrupted
+        # an exit whose entry came before the look-back: the context was open
+        # from the window's start, and the time swept so far in task context
+        # was its (a timer interrupt the host held 30 ms: the periods that
+        # passed in it were charged to the task it had interrupted)
+        c = _Ctx(group, key, category, name, lo)
+        c.end = ts
+        for i, (b, end, o) in enumerate(slices):
+            if not isinstance(o, _Ctx):
+                slices[i] = (b, end, c)
         return None
 
     for t, phase, e in marks:
@@ -187,20 +194,21 @@ def _sweep(events, lo, meta):
                 key = "0x%x" % e.a
                 stack.append(_Ctx("nmi", e.a, C.NMI, syms.get(key, key), t))
             else:
-                pop("nmi", e.a, t)
+                key = "0x%x" % e.a
+                pop("nmi", e.a, t, C.NMI, syms.get(key, key))
         elif typ == ev.IRQ_ENTRY:
             stack.append(_Ctx("irq", e.a, C.HARDIRQ, C.irq(e.a, e.text), t))
         elif typ == ev.IRQ_EXIT:
-            pop("irq", e.a, t)
+            pop("irq", e.a, t, C.HARDIRQ, C.irq(e.a, e.text))
         elif typ == ev.VEC_ENTRY:
             cat, name, _ = vector_desc(ev.vector_kind(vectors, e.b))
             stack.append(_Ctx("vec", e.a, cat, name, t))
         elif typ == ev.VEC_EXIT:
-            pop("vec", e.a, t)
+            pop("vec", e.a, t, *vector_desc(ev.vector_kind(vectors, e.b))[:2])
         elif typ == ev.SOFTIRQ_ENTRY:
             stack.append(_Ctx("softirq", e.a, C.SOFTIRQ, softirq_name(e.a), t))
         elif typ == ev.SOFTIRQ_EXIT:
-            pop("softirq", e.a, t)
+            pop("softirq", e.a, t, C.SOFTIRQ, softirq_name(e.a))
         elif typ == ev.HRTIMER_ENTRY:
             key = "0x%x" % e.b
             open_hrtimer[e.a] = (t, syms.get(key, key))

@@ -158,6 +158,23 @@ def test_missed_period_is_the_blocking_task_then_the_thread(tmp_path):
     assert att["worst"][0]["dominant"] == "blocking"
 
 
+def test_periods_that_passed_inside_a_long_interrupt_are_the_interrupts(tmp_path):
+    # a timer interrupt the host held 30 ms, entered 1 ms before this period
+    # (before the look-back): the period passed inside it, not in the lower
+    # task it had interrupted, which then gave the CPU up at once (the test of
+    # a FIFO 5 spinner, tests/test_wake.py, charged 30 such periods to it)
+    evs = [switch(T0 - 2_000_000, IDLE, LOW),
+           ev(T0 - 1_000_000, E.VEC_ENTRY, 236, LOCAL_TIMER, pid=LOW[1]),
+           ev(T0 + 28_000_000, E.VEC_EXIT, 236, LOCAL_TIMER, pid=LOW[1]),
+           switch(T0 + 28_010_000, LOW, PROBE)]
+    att, _ = decompose(tmp_path, evs, [(1, T0, 28_012_000)])
+    c = comps(att)
+    assert "blocking" not in c, c
+    assert c["irq"] == 28_000_000 and c["scheduling"] == 10_000 and c["return"] == 2_000
+    w = att["worst"][0]
+    assert w["dominant"] == "irq" and (w["category"], w["name"]) == ("timer tick", "local timer")
+
+
 def test_outside_the_trace_and_table(tmp_path):
     evs = wake_up(T0) + [switch(T0 + 12_000, IDLE, PROBE)]
     att, _ = decompose(tmp_path, evs, [(1, T0, 14_000), (3, T0, 50_000)])
