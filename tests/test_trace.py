@@ -12,6 +12,7 @@ import pytest
 from conftest import BIN, JTR, RERUN_STOLEN_NS, need_tracing, run_jtr, steal_ns
 
 from jtrpy.trace.events import read_events
+from jtrpy.tune.knobs import controller_root
 
 # the tests that count what reaches the traced CPU, or load it to the full, are
 # marked measures (alone, after the rest); the others judge what the tracer
@@ -555,34 +556,14 @@ def test_a_run_whose_log_was_cut_says_its_causes_are_not_complete(tmp_path):
     assert "not traced" in cats, cats
 
 
-def cpu_mounts():
-    """Where a cgroup can limit its tasks' CPU time: ("v2", folder) where the
-    cgroup2 mount has the cpu controller, ("v1", folder) for v1's cpu
-    controller; None for neither."""
-    with open("/proc/self/mounts") as f:
-        for line in f:
-            dev, path, kind, opts = line.split()[:4]
-            if kind == "cgroup" and "cpu" in opts.split(","):
-                return "v1", path
-            if kind == "cgroup2":
-                try:
-                    with open(os.path.join(path, "cgroup.controllers")) as c:
-                        if "cpu" in c.read().split():
-                            return "v2", path
-                except OSError:
-                    pass
-    return None
-
-
 @pytest.fixture
 def starved():
     """A cgroup made here whose tasks get 1 % of one CPU: (its cgroup.procs,
     lift(): the limit taken off). Removed after the test."""
-    where = cpu_mounts()
-    if where is None:
-        pytest.skip("no cgroup hierarchy with the cpu controller is mounted "
-                    "(/proc/self/mounts): the test starves the tracer in one")
-    kind, root = where
+    version, root = controller_root("cpu")
+    if version is None:
+        pytest.skip("%s: the test starves the tracer in a cgroup of it" % root)
+    kind = "v%d" % version
     path = os.path.join(root, "jtr-test-starved-%d" % os.getpid())
     os.mkdir(path)
 

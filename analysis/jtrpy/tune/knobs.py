@@ -229,22 +229,28 @@ def group_entries(regex, cpus, keep=()):
 
 # ---------------------------------------------------------------- cpuset
 
-def cpuset_root():
-    """(version, root folder) of the cpuset controller, or (None, why not)."""
+def controller_root(controller):
+    """(version, root folder) of cgroup @controller ("cpuset", "cpu"): the
+    cgroup2 mount where it has it, else v1's; or (None, why not)."""
     with open("/proc/mounts") as f:
         mounts = [line.split() for line in f]
     for m in mounts:
         if m[2] == "cgroup2":
             ctl = os.path.join(m[1], "cgroup.controllers")
             try:
-                if "cpuset" in read_file(ctl).split():
+                if controller in read_file(ctl).split():
                     return 2, m[1]
             except KnobError:
                 pass
     for m in mounts:
-        if m[2] == "cgroup" and "cpuset" in m[3].split(","):
+        if m[2] == "cgroup" and controller in m[3].split(","):
             return 1, m[1]
-    return None, "no cpuset controller is mounted (cgroup v1 or v2)"
+    return None, "no %s controller is mounted (cgroup v1 or v2)" % controller
+
+
+def cpuset_root():
+    """(version, root folder) of the cpuset controller, or (None, why not)."""
+    return controller_root("cpuset")
 
 
 def cpuset_entry(name, cpus):
