@@ -26,6 +26,19 @@ static uint32_t stride_for(uint32_t slot_bytes)
 	return (uint32_t)((sizeof(struct tp_ring_slot) + slot_bytes + 63) & ~(size_t)63);
 }
 
+/* ahead - how many slots of @stride @bytes ahead is: 1 at least,
+ * TP_RING_READ_AHEAD_MAX and half the ring's @slots at most */
+static uint32_t ahead(uint32_t stride, uint32_t bytes, uint32_t slots)
+{
+	uint32_t n = bytes / stride;
+
+	if (n > TP_RING_READ_AHEAD_MAX)
+		n = TP_RING_READ_AHEAD_MAX;
+	if (n > slots / 2)
+		n = slots / 2;
+	return n ? n : 1;
+}
+
 /* tp_ring_size - bytes the ring needs */
 size_t tp_ring_size(uint32_t slots, uint32_t slot_bytes, uint32_t max_readers)
 {
@@ -112,6 +125,7 @@ int tp_ring_writer_open(struct tp_ring_wr *w, struct tp_ring *r, pid_t pid)
 	w->mask = r->h.slots - 1;
 	w->stride = r->h.stride;
 	w->slot_bytes = r->h.slot_bytes;
+	w->ahead = ahead(r->h.stride, TP_RING_WRITE_AHEAD, r->h.slots);
 	w->asym = asym_barrier();
 	__atomic_store_n(&r->wake.asym, (uint32_t)w->asym, __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -226,6 +240,7 @@ int tp_ring_reader_join(struct tp_ring_rd *rd, struct tp_ring *r, pid_t pid)
 		rd->head_seen = h;
 		rd->mask = r->h.slots - 1;
 		rd->stride = r->h.stride;
+		rd->ahead = ahead(r->h.stride, TP_RING_READ_AHEAD, r->h.slots);
 		rd->idx = (int)i;
 		return 0;
 	}

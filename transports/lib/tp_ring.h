@@ -17,8 +17,9 @@
  * with the message's length (one 8-byte release store): a reader learns that its next message is there from the slot
  * itself, not from the writer's head, so a message moves the slot's lines
  * between the two caches and nothing else (the head's line stays with the
- * writer; a reader polling an empty ring reads its next slot and the closed
- * word, which the writer does not store to while running).
+ * writer but for a reader's load every TP_RING_HEAD_EVERY messages; a
+ * reader polling an empty ring reads its next slot and the closed word,
+ * which the writer does not store to while running).
  *
  * Readers poll their next slot (busy) or sleep on a futex (blocking): a
  * reader counts itself in wake.waiters and rechecks the head before
@@ -32,6 +33,22 @@
  * and a reader about to sleep calls membarrier, which runs a barrier on the
  * writer's CPU; without it the writer's head store is a full barrier
  * (xchg). wake.asym says which; the writer sets it before its first write.
+ *
+ * Lines are fetched before they are needed, on both sides, only where the
+ * fetch cannot take a line from the other side mid-write: the writer asks
+ * for a slot TP_RING_WRITE_AHEAD bytes ahead for writing (prefetchw) when
+ * its cached minimum tail says every reader has read it, so the
+ * invalidation of the readers' old copies is under way before the message
+ * is written; a reader fetches the slot TP_RING_READ_AHEAD bytes ahead only
+ * when the head it last loaded says that slot is written, and loads the
+ * head every TP_RING_HEAD_EVERY messages (a load of the writer's line: once
+ * per 1,024 messages costs the writer nothing measurable; loaded again at
+ * the last slot it allowed, the head moved a line between the CPUs every
+ * few messages and the rate fell by a third). A reader that has caught
+ * up so reads by stamps and fetches nothing ahead (the next slots are not
+ * written yet); a reader behind reads by the head, and its loads of the
+ * next slots overlap. 50-byte messages on two vCPUs, verified: 24-31M
+ * messages/s without, 85-92M with (docs/bench.md).
  *
  * The send and receive fast paths are inline (one slot, no call but the
  * copy); what is cold (a full ring, an empty one, a wake-up) is in
@@ -54,6 +71,10 @@
 #define TP_RING_VERSION 4
 #define TP_RING_LINE 128
 #define TP_RING_MAX_READERS 64
+#define TP_RING_WRITE_AHEAD 256u	/* bytes: 2 slots of the 128-byte stride */
+#define TP_RING_READ_AHEAD 1536u	/* bytes: 12 slots of the 128-byte stride */
+#define TP_RING_READ_AHEAD_MAX 12u	/* slots: no further with shorter strides */
+#define TP_RING_HEAD_EVERY 1024u	/* a reader loads the head every this many */
 
 enum { TP_RD_FREE = 0, TP_RD_JOINING = 1, TP_RD_ACTIVE = 2 };
 
@@ -113,6 +134,7 @@ struct tp_ring_wr {
 	uint32_t mask;
 	uint32_t stride;
 	uint32_t slot_bytes;
+	uint32_t ahead;			/* slots from the head to the one prefetched */
 	bool asym;			/* readers fence for us: no barrier per send */
 };
 
@@ -122,9 +144,10 @@ struct tp_ring_rd {
 	unsigned char *slots;
 	struct tp_ring_reader *me;
 	uint64_t tail;
-	uint64_t head_seen;		/* cached head: no reload while behind it */
+	uint64_t head_seen;		/* cached head: read by it, no stamp, while behind it */
 	uint32_t mask;
 	uint32_t stride;
+	uint32_t ahead;			/* slots from the tail to the one prefetched */
 	int idx;
 };
 
@@ -172,8 +195,8 @@ int tp_ring_make_room(struct tp_ring_wr *w);
 void tp_ring_wake(struct tp_ring *r);
 
 /* tp_ring_head - the writer's head: the shared word itself, whose line
- * stays with the writer (readers load it only to join, to sleep and at the
- * end), so a send stores the head once */
+ * stays with the writer (readers load it to join, to sleep, at the end and
+ * every TP_RING_HEAD_EVERY messages), so a send stores the head once */
 static inline uint64_t tp_ring_head(const struct tp_ring_wr *w)
 {
 	return __atomic_load_n(&w->r->w.head, __ATOMIC_RELAXED);
@@ -225,6 +248,9 @@ static inline __attribute__((always_inline)) bool tp_ring_commit(struct tp_ring_
 	union { struct { uint32_t len, seq; } f; uint64_t word; } stamp = { { len, (uint32_t)(h + 1) } };
 
 	__atomic_store_n((tp_ring_word *)(void *)s, stamp.word, __ATOMIC_RELEASE);
+	/* the slot w->ahead past the next, if every reader has read it */
+	if (h + 1 + w->ahead - w->min_tail <= w->mask)
+		__builtin_prefetch(w->slots + (size_t)((h + 1 + w->ahead) & w->mask) * w->stride, 1, 3);
 	if (__builtin_expect(w->asym, 1)) {
 		/* a sleeping reader's membarrier orders this store before the
 		 * load of waiters below; keep the compiler from moving them */
@@ -330,6 +356,12 @@ static inline __attribute__((always_inline)) ssize_t tp_ring_read(struct tp_ring
 	    (rc = tp_ring_empty(rd)) < 0)
 		return rc;
 	s = tp_ring_slot_of(rd, rd->tail);
+	/* the head again every TP_RING_HEAD_EVERY messages; the slot rd->ahead
+	 * past this one if the last head said it is written */
+	if (!(rd->tail & (TP_RING_HEAD_EVERY - 1)))
+		rd->head_seen = __atomic_load_n(&rd->r->w.head, __ATOMIC_ACQUIRE);
+	if (rd->tail + rd->ahead < rd->head_seen)
+		__builtin_prefetch(tp_ring_slot_of(rd, rd->tail + rd->ahead), 0, 3);
 	len = s->len;
 	if (__builtin_expect(len <= cap, 1))
 		tp_ring_copy(buf, s->data, len);

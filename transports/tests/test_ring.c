@@ -175,6 +175,64 @@ static void test_stamp_says_when(void **state)
 	free(r);
 }
 
+/* a reader behind the writer reads by the head it loads every
+ * TP_RING_HEAD_EVERY messages: the messages that head covers are read
+ * without their stamps (wiped here), and no further */
+static void test_behind_reads_by_the_head(void **state)
+{
+	struct tp_ring *r = new_ring(4096, 8, 1);
+	struct tp_ring_wr w;
+	struct tp_ring_rd rd;
+	uint64_t v, out = 0;
+
+	(void)state;
+	tp_ring_writer_open(&w, r, 1);
+	assert_int_equal(tp_ring_reader_join(&rd, r, 2), 0);
+	for (v = 0; v < 1100; v++)
+		assert_int_equal(tp_ring_write(&w, &v, sizeof(v)), 0);
+	assert_int_equal(tp_ring_read(&rd, &out, sizeof(out)), sizeof(out));
+	assert_int_equal(out, 0);
+	assert_int_equal(rd.head_seen, 1100);		/* loaded at message 0 */
+	for (v = 1100; v < 1200; v++)
+		assert_int_equal(tp_ring_write(&w, &v, sizeof(v)), 0);
+	for (v = 1; v <= 1100; v++)			/* 1100: past the head seen at 0 */
+		tp_ring_slot_of(&rd, v)->seq = 0;
+	for (v = 1; v < 1200; v++) {
+		assert_int_equal(tp_ring_read(&rd, &out, sizeof(out)), sizeof(out));
+		assert_int_equal(out, v);
+		if (v == 1023)
+			assert_int_equal(rd.head_seen, 1100);
+	}
+	assert_int_equal(rd.head_seen, 1200);		/* loaded again at message 1024 */
+	assert_int_equal(tp_ring_read(&rd, &out, sizeof(out)), -EAGAIN);
+	free(r);
+}
+
+/* how far ahead each side fetches: bytes over the stride, within the ring */
+static void test_how_far_ahead(void **state)
+{
+	static const struct { uint32_t slots, bytes, w, rd; } c[] = {
+		{ 4096, 64, 2, 12 },	/* the 128-byte stride of 64-byte messages */
+		{ 4096, 56, 4, 12 },	/* a 64-byte stride: 24 slots, at most 12 */
+		{ 4096, 1000, 1, 1 },	/* 1,024 bytes a slot */
+		{ 8, 8, 4, 4 },		/* half the ring at most */
+		{ 2, 8, 1, 1 },
+	};
+	struct tp_ring_wr w;
+	struct tp_ring_rd rd;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct tp_ring *r = new_ring(c[i].slots, c[i].bytes, 1);
+
+		tp_ring_writer_open(&w, r, 1);
+		assert_int_equal(tp_ring_reader_join(&rd, r, 2), 0);
+		assert_int_equal(w.ahead, c[i].w);
+		assert_int_equal(rd.ahead, c[i].rd);
+		free(r);
+	}
+}
+
 static void test_wait_times_out(void **state)
 {
 	struct tp_ring *r = new_ring(8, 16, 1);
@@ -263,6 +321,8 @@ int main(void)
 		cmocka_unit_test(test_full_and_sizes),
 		cmocka_unit_test(test_one_to_n),
 		cmocka_unit_test(test_stamp_says_when),
+		cmocka_unit_test(test_behind_reads_by_the_head),
+		cmocka_unit_test(test_how_far_ahead),
 		cmocka_unit_test(test_wait_times_out),
 		cmocka_unit_test(test_threaded_blocking_and_busy),
 	};
