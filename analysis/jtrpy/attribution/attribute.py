@@ -1960,6 +1960,16 @@ def tracer_warnings(log, dropped):
     if not log.complete:
         out.append("the tracer did not finish its log (killed?): %d records were read "
                    "from the file size" % log.records)
+    breaks = log.switch_breaks()
+    if breaks:
+        n = sum(breaks.values())
+        out.append("%d context switch%s missing from the log (%s; a switch whose prev "
+                   "is not the task the switch before put on)%s; who ran in between "
+                   "is not known" % (
+                       n, " is" if n == 1 else "es are",
+                       ", ".join("CPU %d: %d" % (c, k) for c, k in sorted(breaks.items())),
+                       "" if dropped else ", and the tracer dropped none: the kernel "
+                       "made them without a sched_switch event"))
     return out
 
 

@@ -43,8 +43,9 @@ duration) or, outside interrupts, the task running then. Each instant of
   own          no wake-up in the window (the period had passed before the thread
                could sleep: a missed period): the thread's own time;
   unaccounted  L less every component: events missing (dropped, a wake-up path
-               not found), or, negative, the tracer's switch-in after the probe's
-               own reading (the two clocks apart by more than TOLERANCE_NS).
+               not found, a switch the kernel did not record: _sweep), or,
+               negative, the tracer's switch-in after the probe's own reading
+               (the two clocks apart by more than TOLERANCE_NS).
 The components add up to L by construction; unaccounted says how much of that
 rests on the timeline. The dominant component of an outlier is the largest
 (interference grouped by kind); its primary cause the largest single part.
@@ -143,11 +144,35 @@ class _Tasks:
         return task_text([self.comm.get(pid, ""), pid, self.prio.get(pid), []])
 
 
-def _sweep(events, lo, meta):
+# records whose pid is not taken as the task seen running: an NMI is placed at
+# its start by its duration, and the steal counter's and a task's groups'
+# records are the tracer's own notes beside another event's
+_NOT_SEEN = frozenset((ev.NMI, ev.STEAL, ev.TASK))
+
+
+def _running(e):
+    """The task an event shows on its CPU after it: a switch's next, else the
+    record's own (the task current when it was made)."""
+    return e.a >> 32 if e.type == ev.SWITCH else e.pid
+
+
+def _sweep(events, lo, meta, before=None):
     """The window swept: slices [(begin, end, context or pid)] in time order, the
     contexts still open at its end, the task running then, the end of the last
     slice, the wake-ups [(ts, tid, inside an hrtimer, the innermost vector
-    context or None)] and the tasks (_Tasks)."""
+    context or None)] and the tasks (_Tasks). @before: the CPU's last event
+    before the window, if any (the task running at its start).
+
+    A hole in the kernel's events: an event made by another task than the one
+    the last event showed running (a switch's prev that is not the last
+    switch's next), with no switch between. The kernel emitted no record of the
+    switch (not a drop: the tracer counts those; on this guest a host agent's
+    thread comes and goes so, and ftrace misses the same switches); who ran
+    since the last event that showed the task is not known, and that time is
+    no task's: its slices' owner is None, which the decomposition leaves
+    unaccounted. Before, the task last seen was charged with all of it, and the
+    next period's outlier charged the task the hole ended with for the same
+    instants (the same 2 ms 'blocked by' two tasks)."""
     syms = meta.get("symbols", {}) if meta else {}
     vectors = meta.get("vectors", ev.VECTOR_KINDS) if meta else ev.VECTOR_KINDS
     marks = []
@@ -159,9 +184,24 @@ def _sweep(events, lo, meta):
             marks.append((e.ts_ns, 1, e))
     marks.sort(key=lambda m: (m[0], m[1]))
     stack, slices, wakes, tasks = [], [], [], _Tasks()
-    current = events[0].pid if events else None
-    t_prev = lo
+    if before is not None and before.type not in _NOT_SEEN:
+        current = _running(before)
+    else:
+        current = events[0].pid if events else None
+    t_prev = seen = lo
     open_hrtimer = {}
+
+    def hole(ts):
+        """No task known to have run since @seen: its task slices are no one's."""
+        for i in range(len(slices) - 1, -1, -1):
+            b, end, o = slices[i]
+            if end <= seen:
+                break
+            if not isinstance(o, _Ctx):
+                if b < seen:
+                    slices[i:i + 1] = [(b, seen, o), (seen, end, None)]
+                else:
+                    slices[i] = (b, end, None)
 
     def owner():
         return stack[-1] if stack else current
@@ -225,9 +265,15 @@ def _sweep(events, lo, meta):
             prev, nxt = e.a & 0xffffffff, e.a >> 32
             tasks.note(prev, e.prev_comm, e.b & 0xffff)
             tasks.note(nxt, e.next_comm, (e.b >> 16) & 0xffff)
-            current = nxt
+            if prev != current:
+                hole(t)
+            current, seen = nxt, t
             continue
-        current = e.pid
+        if typ in _NOT_SEEN:
+            continue
+        if e.pid != current:
+            hole(t)
+        current, seen = e.pid, t
     return slices, stack, current, t_prev, wakes, tasks
 
 
@@ -236,8 +282,8 @@ def _timeline(cpu, start, length, tid, log, slack_ns):
     max(Tu, Ts), the events, the tasks, and whether the thread's wake-up was seen."""
     hi = start + length
     evs = log.window(cpu, start - LOOKBACK_NS, hi + max(slack_ns, LOOKAHEAD_NS))
-    slices, stack, current, t_end, wakes, tasks = _sweep(evs, start - LOOKBACK_NS,
-                                                         log.meta)
+    slices, stack, current, t_end, wakes, tasks = _sweep(
+        evs, start - LOOKBACK_NS, log.meta, log.last_before(cpu, start - LOOKBACK_NS))
     # the wake-up of this period: the thread's first wake-up at or after T0
     wake = next((w for w in wakes if w[1] == tid and w[0] >= start - slack_ns), None)
     pts = {}

@@ -321,6 +321,40 @@ class EventLog:
             k1 = min(k1, k0 + limit)
         return [self.event(idx[k]) for k in range(k0, k1)]
 
+    def switch_breaks(self):
+        """{cpu: switches whose prev is not the task the CPU's switch before put
+        on}, for the CPUs that have any: switches missing from the log (dropped,
+        or never recorded: on some guests the kernel makes switches that fire no
+        sched_switch, ftrace's included). A log's first switch on a CPU is not
+        counted."""
+        out = {}
+        if self._arrays is not None:
+            recs, ts, idx = self._arrays
+            for cpu, ix in idx.items():
+                a = recs["a"][ix[recs["type"][ix] == SWITCH]]
+                n = int(((a[1:] & 0xffffffff) != (a[:-1] >> 32)).sum())
+                if n:
+                    out[cpu] = n
+            return out
+        last = {}
+        for e in self.iter_events():
+            if e.type != SWITCH:
+                continue
+            if e.cpu in last and e.a & 0xffffffff != last[e.cpu]:
+                out[e.cpu] = out.get(e.cpu, 0) + 1
+            last[e.cpu] = e.a >> 32
+        return out
+
+    def last_before(self, cpu, ts_ns):
+        """The last Event of one CPU with ts_ns < @ts_ns, or None."""
+        if self._ts is None:
+            _, ts, idx = self.arrays(cpu)
+            k = int(ts.searchsorted(ts_ns, "left"))
+            return self.event(int(idx[k - 1])) if k else None
+        ts = self.cpu_ts.get(cpu, [])
+        k = bisect_left(ts, ts_ns)
+        return self.event(self.cpu_index[cpu][k - 1]) if k else None
+
     def iter_events(self, cpu=None):
         """All Events in time order, of one CPU or (None) of all merged. With numpy
         the index is read a slice at a time (ITER_SLICE records), never made into

@@ -193,6 +193,32 @@ def test_no_event_at_all_is_unaccounted_not_the_thread(tmp_path):
     assert att["worst"][0]["dominant"] == "unaccounted"
 
 
+def test_a_switch_the_kernel_did_not_record_leaves_the_hole_unaccounted(tmp_path):
+    """Seen on a guest whose agent's thread comes and goes without a sched_switch
+    (ftrace misses the same ones): the agent switched in, 3.1 ms without an
+    event, then a switch whose prev is another task (rcu_preempt), to the probe.
+    Who ran in between is not known: neither outlier may name a task for those
+    instants (before: the first blamed the agent for 3.08 ms, the next one, a
+    period later, rcu_preempt for 2.08 ms of the same time)."""
+    agent, rcu = ("tokio-rt-worker", 81, 110), ("rcu_preempt", 15, 120)
+    evs = [switch(T0 - 46_100, IDLE, agent),
+           switch(T0 + 3_081_800, rcu, PROBE),
+           switch(T0 + 3_103_300, PROBE, agent, preempted=False)]
+    att, rows = decompose(tmp_path, evs, [(1, T0, 3_088_757), (1, T0 + 1_000_000, 2_092_602)])
+    for w in att["worst"]:
+        named = {p["name"] for p in w["parts"] if p["category"] == "task preemption"}
+        assert not named, w
+        c = w["components"]
+        assert c == {"unaccounted": 3_081_800 - (w["start_ns"] - T0),
+                     "return": w["length_ns"] - 3_081_800 + (w["start_ns"] - T0)}, w
+    assert len(rows) == 2
+    # the warning counts the one hole (the probe's switch-out after it is none)
+    assert [w for w in att["warnings"] if "missing from the log" in w] == [
+        "1 context switch is missing from the log (CPU 1: 1; a switch whose prev is "
+        "not the task the switch before put on), and the tracer dropped none: the "
+        "kernel made them without a sched_switch event; who ran in between is not known"]
+
+
 def test_lower_priority_task_holding_the_cpu_long_blocks(tmp_path):
     # a task the log shows below the probe kept the CPU 200 us after the wake-up
     # (a non-preemptible section, or a priority it dropped before the switch)

@@ -156,6 +156,28 @@ def test_index_sorts_per_cpu(tmp_path):
     assert log.window(7, T0, T0 + 100) == []
 
 
+@pytest.mark.parametrize("numpy", [True, False])
+def test_switches_missing_from_the_log_and_the_event_before_a_time(tmp_path, monkeypatch,
+                                                                     numpy):
+    """A switch whose prev is not the task the CPU's switch before put on: one
+    the kernel made without an event (or the tracer dropped) between them."""
+    if not numpy:
+        monkeypatch.setattr(E, "numpy_or_none", lambda: None)
+
+    def sw(t, cpu, prev, nxt):
+        return (T0 + t, prev, cpu, E.SWITCH, 0, prev | nxt << 32, 0, ("a", "b"))
+    evs = [sw(10, 1, 0, 81), sw(20, 1, 15, 4242), sw(30, 1, 4242, 0),    # 81 -> 15 missing
+           sw(15, 2, 7, 8), sw(25, 2, 8, 7), sw(35, 2, 9, 7),            # 7 -> 9 missing
+           sw(40, 2, 7, 0), (T0 + 50, 0, 2, E.VEC_ENTRY, 0, 236, 0, None)]
+    E.write_events(str(tmp_path), evs, T0, T0 + 100)
+    log = E.read_events(str(tmp_path / "events.bin"))
+    assert log.switch_breaks() == {1: 1, 2: 1}
+    assert log.last_before(1, T0 + 20).ts_ns == T0 + 10
+    assert log.last_before(2, T0 + 51).type == E.VEC_ENTRY
+    assert log.last_before(1, T0 + 10) is None
+    assert log.last_before(3, T0 + 10) is None
+
+
 def test_steal_readings_span_from_the_cpus_look_before(tmp_path):
     evs = every_type() + [(T0 + 5, 9, 2, E.STEAL, E.STEAL_FIRST, 70, 70, None),
                           (T0 + 6, 9, 2, E.VEC_ENTRY, 0, 236, 0, None),
