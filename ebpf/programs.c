@@ -724,6 +724,30 @@ int progs_read_counts(struct tracer *t)
 	return 0;
 }
 
+/* progs_kept_entries - see programs.h */
+int progs_kept_entries(struct tracer *t, struct jtr_ev **out)
+{
+	int ncpu = libbpf_num_possible_cpus(), n = 0;
+	struct jtr_trace_counts *per;
+	__u32 zero = 0;
+
+	*out = NULL;
+	if (ncpu <= 0 || !(per = calloc(ncpu, sizeof(*per))))
+		return 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.counts), &zero, per) == 0 &&
+	    (*out = calloc(ncpu, sizeof(**out))))
+		for (int c = 0; c < ncpu; c++) {
+			if (!per[c].sirq_open)
+				continue;
+			(*out)[n++] = (struct jtr_ev){ .ts_ns = per[c].sirq_ts, .pid = per[c].sirq_pid,
+						       .cpu = (unsigned short)c,
+						       .type = JTR_EV_SOFTIRQ_ENTRY,
+						       .a = per[c].sirq_vec };
+		}
+	free(per);
+	return n;
+}
+
 /* progs_sum - all types of one counter array */
 uint64_t progs_sum(const unsigned long long *c)
 {

@@ -54,6 +54,12 @@ void progs_forget_task(struct tracer *t, uint32_t pid);
 /* progs_read_counts - sum the per-CPU counters into t->total; 0 or -errno */
 int progs_read_counts(struct tracer *t);
 
+/* progs_kept_entries - the softirq entries the CPUs' counters still keep
+ * (entered, not left: trace.bpf.c softirq_pair), once the programs are
+ * detached, as records in *@out (malloc'd; the caller frees): how many (0
+ * when none or the counters cannot be read) */
+int progs_kept_entries(struct tracer *t, struct jtr_ev **out);
+
 /* progs_sum - all types of one counter array (t->total.events or .dropped) */
 uint64_t progs_sum(const unsigned long long *c);
 

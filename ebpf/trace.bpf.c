@@ -277,10 +277,88 @@ TWIN(irq_handler_entry, on_irq(JTR_EV_IRQ_ENTRY, irq, action, 0, btf),
 TWIN(irq_handler_exit, on_irq(JTR_EV_IRQ_EXIT, irq, action, ret, btf),
      int irq, struct irqaction *action, int ret)
 
+/* sirq_flush - the kept softirq entry of @c as a record of its own (one
+ * entered before it left: a softirq preempted on PREEMPT_RT) */
+static __always_inline void sirq_flush(struct jtr_trace_counts *c, __u32 cpu)
+{
+	void *ring = bpf_map_lookup_elem(&rings, &cpu);
+	struct jtr_ev *e = ring ? bpf_ringbuf_reserve(ring, JTR_EV_MIN, 0) : NULL;
+
+	c->sirq_open = 0;
+	if (!e) {
+		c->events[JTR_EV_SOFTIRQ_ENTRY]--;
+		c->dropped[JTR_EV_SOFTIRQ_ENTRY]++;
+		return;
+	}
+	e->ts_ns = c->sirq_ts;
+	e->pid = c->sirq_pid;
+	e->cpu = cpu;
+	e->type = JTR_EV_SOFTIRQ_ENTRY;
+	e->flags = 0;
+	e->a = c->sirq_vec;
+	e->b = 0;
+	ev_end(e);
+}
+
+/* softirq_pair - a trace's softirq entry and exit in one ring record: the
+ * entry's time, vector and task kept in the CPU's counters, the exit's
+ * record carrying them (JTR_SIRQ_PAIR, the entry's time in b), written as
+ * the two records by the tracer; an entry still kept when the trace ends is
+ * written from the counters (progs_kept_entries). One ring record a pair
+ * instead of two: the entry's program costs a clock read and a few stores
+ * (docs/bench.md). An exit without its entry kept (the trace began inside
+ * the softirq) is a record of its own, as before; jtr watch, which counts in
+ * the kernel as events come, keeps a record for each */
+static __always_inline int softirq_pair(__u8 type, unsigned int vec)
+{
+	__u32 cpu = bpf_get_smp_processor_id(), zero = 0;
+	struct jtr_trace_counts *c;
+	struct jtr_ev *e;
+	bool paired;
+
+	if (!traced(cpu))
+		return 0;
+	c = bpf_map_lookup_elem(&counts, &zero);
+	if (!c)
+		return 0;
+	if (type == JTR_EV_SOFTIRQ_ENTRY) {
+		if (c->sirq_open)
+			sirq_flush(c, cpu);
+		c->sirq_ts = bpf_ktime_get_ns();
+		c->sirq_vec = vec;
+		c->sirq_pid = (__u32)bpf_get_current_pid_tgid();
+		c->sirq_open = 1;
+		c->events[JTR_EV_SOFTIRQ_ENTRY]++;
+		return 0;
+	}
+	paired = c->sirq_open && c->sirq_vec == vec;
+	e = ev_reserve(c, JTR_EV_SOFTIRQ_EXIT, cpu, JTR_EV_BYTES(JTR_EV_SOFTIRQ_EXIT));
+	if (paired)
+		c->sirq_open = 0;
+	if (!e) {
+		if (paired) {
+			c->events[JTR_EV_SOFTIRQ_ENTRY]--;
+			c->dropped[JTR_EV_SOFTIRQ_ENTRY]++;
+		}
+		return 0;
+	}
+	e->a = vec;
+	if (paired) {
+		e->b = c->sirq_ts;
+		e->flags = JTR_SIRQ_PAIR;
+	}
+	ev_end(e);
+	return 0;
+}
+
 /* on_softirq - softirq_raise/entry/exit: the vector */
 static __always_inline int on_softirq(__u8 type, unsigned int vec)
 {
-	struct jtr_ev *e = ev_begin(type, false);
+	struct jtr_ev *e;
+
+	if (type != JTR_EV_SOFTIRQ_RAISE && !(JTR_WATCH_BUILD && watch_mode))
+		return softirq_pair(type, vec);
+	e = ev_begin(type, false);
 
 	if (!e)
 		return 0;

@@ -173,11 +173,14 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* take_event - one record from the ring: appended, its addresses noted */
+static int log_event(struct tracer *t, const struct jtr_ev *e);
+
+/* take_event - one record from the ring: appended, its addresses noted; a
+ * softirq's exit that carries its entry (JTR_SIRQ_PAIR) as the two records */
 static int take_event(struct tracer *t, void *data, size_t size)
 {
 	struct jtr_ev whole;
-	const struct jtr_ev *e = &whole;
+	int rc;
 
 	/* a record as long as its type needs (trace.bpf.c JTR_EV_BYTES): the rest
 	 * of the 64 bytes are zeros */
@@ -185,6 +188,25 @@ static int take_event(struct tracer *t, void *data, size_t size)
 		return 0;
 	memcpy(&whole, data, size);
 	memset((char *)&whole + size, 0, sizeof(whole) - size);
+	if (whole.type == JTR_EV_SOFTIRQ_EXIT && (whole.flags & JTR_SIRQ_PAIR)) {
+		struct jtr_ev entry = whole;
+
+		entry.ts_ns = whole.b;
+		entry.type = JTR_EV_SOFTIRQ_ENTRY;
+		entry.flags = 0;
+		entry.b = 0;
+		whole.flags = 0;
+		whole.b = 0;
+		if ((rc = log_event(t, &entry)) < 0)
+			return rc;
+	}
+	return log_event(t, &whole);
+}
+
+/* log_event - one record for the log: appended if in the window, its
+ * addresses noted */
+static int log_event(struct tracer *t, const struct jtr_ev *e)
+{
 	/* keep the time every program was attached: while they attach or detach one
 	 * by one, an exit can come without its entry (and while they attach, the
 	 * window has not begun: win_start_ns is 0 until every one is) */
@@ -803,6 +825,16 @@ static void write_log(struct tracer *t, struct jtr_ev_header *hdr, int64_t start
 	int rc;
 
 	progs_consume(t, 0, NULL);
+	/* the softirqs entered and not left by the end: their entries */
+	{
+		struct jtr_ev *kept = NULL;
+		int n = progs_kept_entries(t, &kept);
+
+		for (int i = 0; i < n; i++)
+			if ((rc = log_event(t, &kept[i])) < 0)
+				jtr_fatal(p, "cannot write %s: %s", t->log.path, strerror(-rc));
+		free(kept);
+	}
 	t->tracing_cpu_ns = process_cpu_ns() - t->setup_cpu_ns;
 	if (t->log_end_ns && t->log_end_ns < end_ns) {
 		jtr_warn(p, "the event log reached its bound (%llu bytes; 2 GiB, the most jtr "

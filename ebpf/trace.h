@@ -126,6 +126,12 @@ struct jtr_trace_counts {
 	unsigned long long steal_ns;	/* steal_time.steal at the last look that was logged */
 	unsigned long long steal_looked;	/* 1 once steal_ns holds a reading */
 	unsigned long long tick_state;	/* the last JTR_EV_TICK_STOP logged: 1 | a<<1 | b<<2 */
+	/* a trace's softirq entered and not yet left (trace.bpf.c softirq_pair):
+	 * its time, vector and task; open 1 while it is kept */
+	unsigned long long sirq_ts;
+	unsigned int sirq_vec;
+	unsigned int sirq_pid;
+	unsigned long long sirq_open;
 };
 
 #define JTR_STEAL_FIRST	1	/* JTR_EV_STEAL flags: the CPU's first reading */
@@ -136,6 +142,9 @@ struct jtr_trace_counts {
 #define JTR_FL_APP_NEXT	4	/* JTR_EV_SWITCH: next is */
 #define JTR_VEC_SENDER	1	/* JTR_EV_VEC_ENTRY flags: the IPI's sender is in it */
 #define JTR_VEC_SITE	8	/* ... and x[2] is the send's callsite, not a callback */
+/* JTR_EV_SOFTIRQ_EXIT in the ring (never in a log): the softirq's entry too,
+ * at time b, the same task and vector; the tracer writes the two records */
+#define JTR_SIRQ_PAIR	16
 /* JTR_EV_WAKING of a thread of an --app process: str[16..31] is the
  * waker's comm (the record's pid is the waker's) */
 #define JTR_NO_SYSCALL	0xffffffffffffffffULL	/* JTR_EV_BLOCK a: not in a system call */

@@ -19,6 +19,7 @@ from jtrpy.tune.knobs import controller_root
 # writes and says, which holds beside other tests
 
 TRACER = os.path.join(BIN, "jtr-trace")
+EV_SIRQ_ENTRY, EV_SIRQ_EXIT = 4, 5
 EV_VEC_ENTRY = 6
 EV_SWITCH = 9
 EV_STEAL = 21
@@ -168,6 +169,14 @@ def records_the_cpu_only(made):
             lone += e.b not in open_
             open_.discard(e.b)
     assert lone <= 1
+    # a softirq's entry and exit come through the ring as one record, written as
+    # the two: each entry is followed by its exit (one open at each end at most)
+    sirq = [e for e in evs if e.type in (EV_SIRQ_ENTRY, EV_SIRQ_EXIT)]
+    entries = sum(e.type == EV_SIRQ_ENTRY for e in sirq)
+    assert entries >= 10 and abs(2 * entries - len(sirq)) <= 2, (entries, len(sirq))
+    unpaired = sum(x.type == y.type or (x.type == EV_SIRQ_ENTRY and x.a != y.a)
+                   for x, y in zip(sirq, sirq[1:]))
+    assert unpaired <= 2, unpaired
     assert vectors_on(out, cpu, "local_timer", 0) >= 50
     switches = [e for e in evs if e.type == EV_SWITCH]
     assert switches, "a busy task on the CPU must cause context switches"
