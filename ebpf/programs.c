@@ -735,14 +735,22 @@ int progs_kept_entries(struct tracer *t, struct jtr_ev **out)
 	if (ncpu <= 0 || !(per = calloc(ncpu, sizeof(*per))))
 		return 0;
 	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.counts), &zero, per) == 0 &&
-	    (*out = calloc(ncpu, sizeof(**out))))
+	    (*out = calloc(2 * (size_t)ncpu, sizeof(**out))))
 		for (int c = 0; c < ncpu; c++) {
-			if (!per[c].sirq_open)
-				continue;
-			(*out)[n++] = (struct jtr_ev){ .ts_ns = per[c].sirq_ts, .pid = per[c].sirq_pid,
-						       .cpu = (unsigned short)c,
-						       .type = JTR_EV_SOFTIRQ_ENTRY,
-						       .a = per[c].sirq_vec };
+			if (per[c].sirq_open)
+				(*out)[n++] = (struct jtr_ev){ .ts_ns = per[c].sirq_ts,
+							       .pid = per[c].sirq_pid,
+							       .cpu = (unsigned short)c,
+							       .type = JTR_EV_SOFTIRQ_ENTRY,
+							       .a = per[c].sirq_vec };
+			if (per[c].hrt_open)
+				(*out)[n++] = (struct jtr_ev){ .ts_ns = per[c].hrt_ts,
+							       .pid = per[c].hrt_pid,
+							       .cpu = (unsigned short)c,
+							       .type = JTR_EV_HRTIMER_ENTRY,
+							       .a = per[c].hrt_timer, .b = per[c].hrt_fn,
+							       .x = { per[c].hrt_x[0], per[c].hrt_x[1],
+								      per[c].hrt_x[2] } };
 		}
 	free(per);
 	return n;

@@ -1047,9 +1047,95 @@ TWIN(workqueue_execute_end, on_ptr(JTR_EV_WQ_END, work, 0),
 /* on_hrtimer - hrtimer_expire_entry: the timer, its function, when it was
  * due (the hard expiry, and the soft one a timer slack puts before it) and
  * the time the expiry code read: a sleeper's intended wake-up is its expiry */
+/* hrt_flush - the kept hrtimer entry of @c as a record of its own (a hardirq
+ * hrtimer that began inside a softirq one's callback) */
+static __always_inline void hrt_flush(struct jtr_trace_counts *c, __u32 cpu)
+{
+	void *ring = bpf_map_lookup_elem(&rings, &cpu);
+	struct jtr_ev *e = ring ? bpf_ringbuf_reserve(ring, JTR_EV_BYTES(JTR_EV_HRTIMER_ENTRY), 0) :
+			   NULL;
+
+	c->hrt_open = 0;
+	if (!e) {
+		c->events[JTR_EV_HRTIMER_ENTRY]--;
+		c->dropped[JTR_EV_HRTIMER_ENTRY]++;
+		return;
+	}
+	e->ts_ns = c->hrt_ts;
+	e->pid = c->hrt_pid;
+	e->cpu = cpu;
+	e->type = JTR_EV_HRTIMER_ENTRY;
+	e->flags = 0;
+	e->a = c->hrt_timer;
+	e->b = c->hrt_fn;
+	e->x[0] = c->hrt_x[0];
+	e->x[1] = c->hrt_x[1];
+	e->x[2] = c->hrt_x[2];
+	ev_end(e);
+}
+
+/* hrtimer_pair - a trace's hrtimer callback, its entry and exit in one ring
+ * record, as softirq_pair does for a softirq: the entry kept in the CPU's
+ * counters, the exit's record carrying it (JTR_HRT_PAIR) */
+static __always_inline int hrtimer_pair(bool entry, struct hrtimer *hrtimer, ktime_t *now,
+					bool btf)
+{
+	__u32 cpu = bpf_get_smp_processor_id(), zero = 0;
+	struct jtr_trace_counts *c;
+	struct jtr_ev *e;
+	bool paired;
+
+	if (!traced(cpu))
+		return 0;
+	c = bpf_map_lookup_elem(&counts, &zero);
+	if (!c)
+		return 0;
+	if (entry) {
+		if (c->hrt_open)
+			hrt_flush(c, cpu);
+		c->hrt_ts = bpf_ktime_get_ns();
+		c->hrt_pid = (__u32)bpf_get_current_pid_tgid();
+		c->hrt_timer = (__u64)hrtimer;
+		c->hrt_fn = (__u64)T_READ(btf, hrtimer, function);
+		c->hrt_x[0] = (__u64)T_READ(btf, hrtimer, node.expires);
+		c->hrt_x[1] = (__u64)T_READ(btf, hrtimer, _softexpires);
+		bpf_probe_read_kernel(&c->hrt_x[2], sizeof(c->hrt_x[2]), now);
+		c->hrt_open = 1;
+		c->events[JTR_EV_HRTIMER_ENTRY]++;
+		return 0;
+	}
+	paired = c->hrt_open && c->hrt_timer == (__u64)hrtimer;
+	/* a constant size (the verifier's): the whole record, paired or not */
+	e = ev_reserve(c, JTR_EV_HRTIMER_EXIT, cpu, JTR_EV_SIZE);
+	if (paired)
+		c->hrt_open = 0;
+	if (!e) {
+		if (paired) {
+			c->events[JTR_EV_HRTIMER_ENTRY]--;
+			c->dropped[JTR_EV_HRTIMER_ENTRY]++;
+		}
+		return 0;
+	}
+	e->a = (__u64)hrtimer;
+	if (paired) {
+		e->b = c->hrt_ts;
+		e->flags = JTR_HRT_PAIR;
+		e->x[0] = c->hrt_x[0];
+		e->x[1] = c->hrt_x[1];
+		e->x[2] = c->hrt_x[2];
+		e->x[3] = c->hrt_fn;
+	}
+	ev_end(e);
+	return 0;
+}
+
 static __always_inline int on_hrtimer(struct hrtimer *hrtimer, ktime_t *now, bool btf)
 {
-	struct jtr_ev *e = ev_begin(JTR_EV_HRTIMER_ENTRY, false);
+	struct jtr_ev *e;
+
+	if (!(JTR_WATCH_BUILD && watch_mode))
+		return hrtimer_pair(true, hrtimer, now, btf);
+	e = ev_begin(JTR_EV_HRTIMER_ENTRY, false);
 
 	if (!e)
 		return 0;
@@ -1063,7 +1149,9 @@ static __always_inline int on_hrtimer(struct hrtimer *hrtimer, ktime_t *now, boo
 }
 
 TWIN(hrtimer_expire_entry, on_hrtimer(hrtimer, now, btf), struct hrtimer *hrtimer, ktime_t *now)
-TWIN(hrtimer_expire_exit, on_ptr(JTR_EV_HRTIMER_EXIT, hrtimer, 0), struct hrtimer *hrtimer)
+TWIN(hrtimer_expire_exit, JTR_WATCH_BUILD && watch_mode ?
+			       on_ptr(JTR_EV_HRTIMER_EXIT, hrtimer, 0) :
+			       hrtimer_pair(false, hrtimer, NULL, btf), struct hrtimer *hrtimer)
 TWIN(timer_expire_entry,
      on_ptr(JTR_EV_TIMER_ENTRY, timer, (__u64)T_READ(btf, timer, function)),
      struct timer_list *timer, unsigned long baseclk)

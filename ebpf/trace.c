@@ -176,7 +176,8 @@ static const struct option long_opts[] = {
 static int log_event(struct tracer *t, const struct jtr_ev *e);
 
 /* take_event - one record from the ring: appended, its addresses noted; a
- * softirq's exit that carries its entry (JTR_SIRQ_PAIR) as the two records */
+ * softirq's or an hrtimer's exit that carries its entry (JTR_SIRQ_PAIR,
+ * JTR_HRT_PAIR) as the two records */
 static int take_event(struct tracer *t, void *data, size_t size)
 {
 	struct jtr_ev whole;
@@ -195,6 +196,20 @@ static int take_event(struct tracer *t, void *data, size_t size)
 		entry.type = JTR_EV_SOFTIRQ_ENTRY;
 		entry.flags = 0;
 		entry.b = 0;
+		whole.flags = 0;
+		whole.b = 0;
+		if ((rc = log_event(t, &entry)) < 0)
+			return rc;
+	}
+	if (whole.type == JTR_EV_HRTIMER_EXIT && (whole.flags & JTR_HRT_PAIR)) {
+		struct jtr_ev entry = whole;
+
+		entry.ts_ns = whole.b;
+		entry.type = JTR_EV_HRTIMER_ENTRY;
+		entry.flags = 0;
+		entry.b = whole.x[3];
+		entry.x[3] = 0;
+		memset(&whole.x, 0, sizeof(whole.x));
 		whole.flags = 0;
 		whole.b = 0;
 		if ((rc = log_event(t, &entry)) < 0)

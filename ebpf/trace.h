@@ -132,6 +132,14 @@ struct jtr_trace_counts {
 	unsigned int sirq_vec;
 	unsigned int sirq_pid;
 	unsigned long long sirq_open;
+	/* a trace's hrtimer callback begun and not yet ended (trace.bpf.c
+	 * hrtimer_pair): the entry's time, task, timer, function and times */
+	unsigned long long hrt_ts;
+	unsigned long long hrt_timer;
+	unsigned long long hrt_fn;
+	unsigned long long hrt_x[3];
+	unsigned int hrt_pid;
+	unsigned int hrt_open;
 };
 
 #define JTR_STEAL_FIRST	1	/* JTR_EV_STEAL flags: the CPU's first reading */
@@ -145,6 +153,9 @@ struct jtr_trace_counts {
 /* JTR_EV_SOFTIRQ_EXIT in the ring (never in a log): the softirq's entry too,
  * at time b, the same task and vector; the tracer writes the two records */
 #define JTR_SIRQ_PAIR	16
+/* JTR_EV_HRTIMER_EXIT in the ring (never in a log): the callback's entry too,
+ * at time b, its function in x[3] and its x[0..2]; the same task and timer */
+#define JTR_HRT_PAIR	32
 /* JTR_EV_WAKING of a thread of an --app process: str[16..31] is the
  * waker's comm (the record's pid is the waker's) */
 #define JTR_NO_SYSCALL	0xffffffffffffffffULL	/* JTR_EV_BLOCK a: not in a system call */

@@ -20,6 +20,7 @@ from jtrpy.tune.knobs import controller_root
 
 TRACER = os.path.join(BIN, "jtr-trace")
 EV_SIRQ_ENTRY, EV_SIRQ_EXIT = 4, 5
+EV_HRT_ENTRY, EV_HRT_EXIT = 17, 18
 EV_VEC_ENTRY = 6
 EV_SWITCH = 9
 EV_STEAL = 21
@@ -169,14 +170,20 @@ def records_the_cpu_only(made):
             lone += e.b not in open_
             open_.discard(e.b)
     assert lone <= 1
-    # a softirq's entry and exit come through the ring as one record, written as
-    # the two: each entry is followed by its exit (one open at each end at most)
-    sirq = [e for e in evs if e.type in (EV_SIRQ_ENTRY, EV_SIRQ_EXIT)]
-    entries = sum(e.type == EV_SIRQ_ENTRY for e in sirq)
-    assert entries >= 10 and abs(2 * entries - len(sirq)) <= 2, (entries, len(sirq))
-    unpaired = sum(x.type == y.type or (x.type == EV_SIRQ_ENTRY and x.a != y.a)
-                   for x, y in zip(sirq, sirq[1:]))
-    assert unpaired <= 2, unpaired
+    # a softirq's and an hrtimer's entry and exit come through the ring as one
+    # record, written as the two: each entry is followed by its exit (one open at
+    # each end at most), the hrtimer's entry with its function and times
+    for entry, exit_ in ((EV_SIRQ_ENTRY, EV_SIRQ_EXIT), (EV_HRT_ENTRY, EV_HRT_EXIT)):
+        pair = [e for e in evs if e.type in (entry, exit_)]
+        entries = [e for e in pair if e.type == entry]
+        assert len(entries) >= 10 and abs(2 * len(entries) - len(pair)) <= 2, (
+            entry, len(entries), len(pair))
+        unpaired = sum(x.type == y.type or (x.type == entry and x.a != y.a)
+                       for x, y in zip(pair, pair[1:]))
+        assert unpaired <= 2, (entry, unpaired)
+    hrt = [e for e in evs if e.type == EV_HRT_ENTRY]
+    assert all(e.b and e.x[0] and e.x[2] >= e.x[1] > 0 for e in hrt), hrt[:3]
+    assert all(e.b == 0 and e.x == (0, 0, 0, 0) for e in evs if e.type == EV_HRT_EXIT)
     assert vectors_on(out, cpu, "local_timer", 0) >= 50
     switches = [e for e in evs if e.type == EV_SWITCH]
     assert switches, "a busy task on the CPU must cause context switches"
