@@ -277,24 +277,56 @@ TWIN(irq_handler_entry, on_irq(JTR_EV_IRQ_ENTRY, irq, action, 0, btf),
 TWIN(irq_handler_exit, on_irq(JTR_EV_IRQ_EXIT, irq, action, ret, btf),
      int irq, struct irqaction *action, int ret)
 
-/* sirq_flush - the kept softirq entry of @c as a record of its own (one
- * entered before it left: a softirq preempted on PREEMPT_RT) */
-static __always_inline void sirq_flush(struct jtr_trace_counts *c, __u32 cpu)
+/* traced_counts - the counters of @cpu (this CPU), NULL where it is not traced */
+static __always_inline struct jtr_trace_counts *traced_counts(__u32 cpu)
+{
+	__u32 zero = 0;
+
+	return traced(cpu) ? bpf_map_lookup_elem(&counts, &zero) : NULL;
+}
+
+/* kept_lost - a kept entry of @type (counted when it was kept) that no record
+ * will carry: counted as dropped instead */
+static __always_inline void kept_lost(struct jtr_trace_counts *c, __u8 type)
+{
+	if (type < JTR_EV_NTYPES) {
+		c->events[type]--;
+		c->dropped[type]++;
+	}
+}
+
+/* kept_record - a record of @bytes (a constant) for a kept entry of @type made
+ * at @ts by @pid, its head written; NULL (counted as dropped) when the ring is
+ * full. An entry is kept when a second one comes before its exit (a softirq
+ * preempted on PREEMPT_RT, a hardirq hrtimer inside a softirq one): the first
+ * goes as a record of its own */
+static __always_inline struct jtr_ev *kept_record(struct jtr_trace_counts *c, __u32 cpu,
+						   __u8 type, __u32 bytes, __u64 ts, __u32 pid)
 {
 	void *ring = bpf_map_lookup_elem(&rings, &cpu);
-	struct jtr_ev *e = ring ? bpf_ringbuf_reserve(ring, JTR_EV_MIN, 0) : NULL;
+	struct jtr_ev *e = ring ? bpf_ringbuf_reserve(ring, bytes, 0) : NULL;
+
+	if (!e) {
+		kept_lost(c, type);
+		return NULL;
+	}
+	e->ts_ns = ts;
+	e->pid = pid;
+	e->cpu = cpu;
+	e->type = type;
+	e->flags = 0;
+	return e;
+}
+
+/* sirq_flush - the kept softirq entry of @c as a record of its own */
+static __always_inline void sirq_flush(struct jtr_trace_counts *c, __u32 cpu)
+{
+	struct jtr_ev *e = kept_record(c, cpu, JTR_EV_SOFTIRQ_ENTRY, JTR_EV_MIN, c->sirq_ts,
+				       c->sirq_pid);
 
 	c->sirq_open = 0;
-	if (!e) {
-		c->events[JTR_EV_SOFTIRQ_ENTRY]--;
-		c->dropped[JTR_EV_SOFTIRQ_ENTRY]++;
+	if (!e)
 		return;
-	}
-	e->ts_ns = c->sirq_ts;
-	e->pid = c->sirq_pid;
-	e->cpu = cpu;
-	e->type = JTR_EV_SOFTIRQ_ENTRY;
-	e->flags = 0;
 	e->a = c->sirq_vec;
 	e->b = 0;
 	ev_end(e);
@@ -311,14 +343,11 @@ static __always_inline void sirq_flush(struct jtr_trace_counts *c, __u32 cpu)
  * the kernel as events come, keeps a record for each */
 static __always_inline int softirq_pair(__u8 type, unsigned int vec)
 {
-	__u32 cpu = bpf_get_smp_processor_id(), zero = 0;
-	struct jtr_trace_counts *c;
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct jtr_trace_counts *c = traced_counts(cpu);
 	struct jtr_ev *e;
 	bool paired;
 
-	if (!traced(cpu))
-		return 0;
-	c = bpf_map_lookup_elem(&counts, &zero);
 	if (!c)
 		return 0;
 	if (type == JTR_EV_SOFTIRQ_ENTRY) {
@@ -336,10 +365,8 @@ static __always_inline int softirq_pair(__u8 type, unsigned int vec)
 	if (paired)
 		c->sirq_open = 0;
 	if (!e) {
-		if (paired) {
-			c->events[JTR_EV_SOFTIRQ_ENTRY]--;
-			c->dropped[JTR_EV_SOFTIRQ_ENTRY]++;
-		}
+		if (paired)
+			kept_lost(c, JTR_EV_SOFTIRQ_ENTRY);
 		return 0;
 	}
 	e->a = vec;
@@ -1047,25 +1074,15 @@ TWIN(workqueue_execute_end, on_ptr(JTR_EV_WQ_END, work, 0),
 /* on_hrtimer - hrtimer_expire_entry: the timer, its function, when it was
  * due (the hard expiry, and the soft one a timer slack puts before it) and
  * the time the expiry code read: a sleeper's intended wake-up is its expiry */
-/* hrt_flush - the kept hrtimer entry of @c as a record of its own (a hardirq
- * hrtimer that began inside a softirq one's callback) */
+/* hrt_flush - the kept hrtimer entry of @c as a record of its own */
 static __always_inline void hrt_flush(struct jtr_trace_counts *c, __u32 cpu)
 {
-	void *ring = bpf_map_lookup_elem(&rings, &cpu);
-	struct jtr_ev *e = ring ? bpf_ringbuf_reserve(ring, JTR_EV_BYTES(JTR_EV_HRTIMER_ENTRY), 0) :
-			   NULL;
+	struct jtr_ev *e = kept_record(c, cpu, JTR_EV_HRTIMER_ENTRY,
+				       JTR_EV_BYTES(JTR_EV_HRTIMER_ENTRY), c->hrt_ts, c->hrt_pid);
 
 	c->hrt_open = 0;
-	if (!e) {
-		c->events[JTR_EV_HRTIMER_ENTRY]--;
-		c->dropped[JTR_EV_HRTIMER_ENTRY]++;
+	if (!e)
 		return;
-	}
-	e->ts_ns = c->hrt_ts;
-	e->pid = c->hrt_pid;
-	e->cpu = cpu;
-	e->type = JTR_EV_HRTIMER_ENTRY;
-	e->flags = 0;
 	e->a = c->hrt_timer;
 	e->b = c->hrt_fn;
 	e->x[0] = c->hrt_x[0];
@@ -1080,14 +1097,11 @@ static __always_inline void hrt_flush(struct jtr_trace_counts *c, __u32 cpu)
 static __always_inline int hrtimer_pair(bool entry, struct hrtimer *hrtimer, ktime_t *now,
 					bool btf)
 {
-	__u32 cpu = bpf_get_smp_processor_id(), zero = 0;
-	struct jtr_trace_counts *c;
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct jtr_trace_counts *c = traced_counts(cpu);
 	struct jtr_ev *e;
 	bool paired;
 
-	if (!traced(cpu))
-		return 0;
-	c = bpf_map_lookup_elem(&counts, &zero);
 	if (!c)
 		return 0;
 	if (entry) {
@@ -1110,10 +1124,8 @@ static __always_inline int hrtimer_pair(bool entry, struct hrtimer *hrtimer, kti
 	if (paired)
 		c->hrt_open = 0;
 	if (!e) {
-		if (paired) {
-			c->events[JTR_EV_HRTIMER_ENTRY]--;
-			c->dropped[JTR_EV_HRTIMER_ENTRY]++;
-		}
+		if (paired)
+			kept_lost(c, JTR_EV_HRTIMER_ENTRY);
 		return 0;
 	}
 	e->a = (__u64)hrtimer;
