@@ -840,7 +840,7 @@ static void write_log(struct tracer *t, struct jtr_ev_header *hdr, int64_t start
 	int rc;
 
 	progs_consume(t, 0, NULL);
-	/* the softirqs entered and not left by the end: their entries */
+	/* the softirqs and hrtimer callbacks entered and not left by the end */
 	{
 		struct jtr_ev *kept = NULL;
 		int n = progs_kept_entries(t, &kept);
