@@ -31,22 +31,13 @@
 
 #define TRACEFS "/sys/kernel/tracing"
 
-/* the typed tracepoints, each with a tp_btf and a raw_tp program */
+/* the typed tracepoints, each with a tp_btf and a raw_tp program; a
+ * tracepoint's index is its programs' id (enum jtr_prog_id) */
+#define TP_DEF(cat, name) { #cat, #name },
 static const struct tp_def {
 	const char *cat, *name;
-} tps[] = {
-	{ "irq", "irq_handler_entry" }, { "irq", "irq_handler_exit" },
-	{ "irq", "softirq_raise" }, { "irq", "softirq_entry" }, { "irq", "softirq_exit" },
-	{ "nmi", "nmi_handler" },
-	{ "sched", "sched_switch" }, { "sched", "sched_wakeup" }, { "sched", "sched_waking" },
-	{ "sched", "sched_migrate_task" },
-	{ "exceptions", "page_fault_user" }, { "exceptions", "page_fault_kernel" },
-	{ "workqueue", "workqueue_execute_start" }, { "workqueue", "workqueue_execute_end" },
-	{ "timer", "hrtimer_expire_entry" }, { "timer", "hrtimer_expire_exit" },
-	{ "timer", "timer_expire_entry" }, { "timer", "timer_expire_exit" },
-	{ "timer", "tick_stop" },
-	{ "ipi", "ipi_send_cpu" }, { "ipi", "ipi_send_cpumask" }, { "csd", "csd_queue_cpu" },
-};
+} tps[] = { JTR_TPS(TP_DEF) };
+#undef TP_DEF
 _Static_assert(sizeof(tps) / sizeof(tps[0]) == TRACER_NTPS, "TRACER_NTPS: tracer.h");
 
 static struct tracer *g_tracer;		/* for libbpf's print callback */
@@ -423,6 +414,7 @@ static void set_rodata(struct tracer *t)
 		if (CPU_ISSET(cpu, &t->o->cpus))
 			t->skel->rodata->cpu_mask[cpu / 64] |= 1ULL << (cpu % 64);
 	t->skel->rodata->wakeup = t->o->wakeup;
+	t->skel->rodata->own_timing = t->o->prog_stats == STATS_SAMPLED;
 	t->skel->rodata->steal_from_rq = t->steal_from_rq;
 	/* jtr watch --app PIDs: the kernel side flags their threads' records */
 	for (int i = 0; i < t->o->napp_pid; i++)
@@ -754,6 +746,54 @@ int progs_kept_entries(struct tracer *t, struct jtr_ev **out)
 		}
 	free(per);
 	return n;
+}
+
+/* prog_id - the run counters' place of the program named @name (enum
+ * jtr_prog_id), or -1 */
+static int prog_id(const char *name)
+{
+	static const char *const apps[] = { "app_entry", "app_exit", "app_usdt_start",
+					     "app_usdt_end" };
+	int k;
+	char end;
+
+	if (!strncmp(name, "btf_", 4) || !strncmp(name, "raw_", 4))
+		for (int i = 0; i < TRACER_NTPS; i++)
+			if (!strcmp(name + 4, tps[i].name))
+				return i;
+	if (sscanf(name, "vec_entry_%d%c", &k, &end) == 1 && k >= 0 && k < JTR_TRACE_MAX_VECS)
+		return JTR_P_VEC + 2 * k;
+	if (sscanf(name, "vec_exit_%d%c", &k, &end) == 1 && k >= 0 && k < JTR_TRACE_MAX_VECS)
+		return JTR_P_VEC + 2 * k + 1;
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(name, apps[i]))
+			return JTR_P_APP + i;
+	return -1;
+}
+
+/* progs_runs - see programs.h */
+int progs_runs(struct tracer *t, const char *name, struct jtr_prog_run *sum)
+{
+	int ncpu = libbpf_num_possible_cpus(), id = prog_id(name), rc = 0;
+	struct jtr_prog_run *per;
+	__u32 key = (__u32)id;
+
+	memset(sum, 0, sizeof(*sum));
+	if (id < 0)
+		return -ENOENT;
+	if (ncpu <= 0)
+		return ncpu;
+	if (!(per = calloc(ncpu, sizeof(*per))))
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.prog_runs), &key, per) < 0)
+		rc = -errno;
+	for (int c = 0; !rc && c < ncpu; c++) {
+		sum->runs += per[c].runs;
+		sum->timed += per[c].timed;
+		sum->timed_ns += per[c].timed_ns;
+	}
+	free(per);
+	return rc;
 }
 
 /* progs_sum - all types of one counter array */

@@ -61,6 +61,11 @@ int progs_read_counts(struct tracer *t);
  * when none or the counters cannot be read) */
 int progs_kept_entries(struct tracer *t, struct jtr_ev **out);
 
+/* progs_runs - the runs of the program named @name on every CPU, counted
+ * and sampled by the program itself (--prog-stats sampled) into *@sum; 0 or
+ * -errno (-ENOENT: not one of jtr's programs) */
+int progs_runs(struct tracer *t, const char *name, struct jtr_prog_run *sum);
+
 /* progs_sum - all types of one counter array (t->total.events or .dropped) */
 uint64_t progs_sum(const unsigned long long *c);
 

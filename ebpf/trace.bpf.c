@@ -43,6 +43,48 @@ const volatile __u32 napp_tgid = 0;
 /* jtr run app (--func/--usdt with --pid): the --app threads' blocking calls are
  * noted (note_block); jtr watch --app counts no waits, and has none written */
 const volatile bool app_blocks = false;
+/* --prog-stats sampled (the default): each program counts its runs and times
+ * one in JTR_TIME_EVERY (JTR_TIMED); false with the kernel's statistics or none */
+const volatile bool own_timing = false;
+
+/* the runs of each program (enum jtr_prog_id) on each CPU */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, JTR_NPROGS);
+	__type(key, __u32);
+	__type(value, struct jtr_prog_run);
+} prog_runs SEC(".maps");
+
+/* run_begin - count a run of a program with counters @r; the time to start
+ * one in JTR_TIME_EVERY from (0: this run is not timed): the second, then
+ * every JTR_TIME_EVERY-th (a first run finds everything cold) */
+static __always_inline __u64 run_begin(struct jtr_prog_run *r)
+{
+	if (!r || r->runs++ % JTR_TIME_EVERY != 1)
+		return 0;
+	return bpf_ktime_get_ns();
+}
+
+/* run_end - a timed run (@t0 not 0) ends: its time into @r */
+static __always_inline void run_end(struct jtr_prog_run *r, __u64 t0)
+{
+	if (t0 && r) {
+		r->timed++;
+		r->timed_ns += bpf_ktime_get_ns() - t0;
+	}
+}
+
+/* JTR_TIMED - @call, the body of program @id, counted and one run in
+ * JTR_TIME_EVERY timed when own_timing is set (what the kernel's statistics
+ * would say, for a clock read in 64 runs instead of two in each) */
+#define JTR_TIMED(id, call) ({							\
+	__u32 id_ = (id);							\
+	struct jtr_prog_run *r_ = own_timing ?					\
+		bpf_map_lookup_elem(&prog_runs, &id_) : NULL;			\
+	__u64 t0_ = run_begin(r_);						\
+	int rv_ = (call);							\
+	run_end(r_, t0_);							\
+	rv_; })
 
 /* one ring buffer per traced CPU, so that CPUs writing records at once do
  * not share a ring's lock and positions (with one shared ring, a record cost
@@ -252,9 +294,11 @@ static __always_inline struct jtr_ev *ev_begin(__u8 type, bool any_cpu)
  * on that tracepoint costs here (make bench) */
 #define TWIN(tp, call, ...)						\
 	SEC("tp_btf/" #tp) int BPF_PROG(btf_##tp, __VA_ARGS__)		\
-	{ const bool btf __attribute__((unused)) = true; return call; }	\
+	{ const bool btf __attribute__((unused)) = true;		\
+	  return JTR_TIMED(JTR_P_##tp, call); }				\
 	SEC("raw_tp/" #tp) int BPF_PROG(raw_##tp, __VA_ARGS__)		\
-	{ const bool btf __attribute__((unused)) = false; return call; } \
+	{ const bool btf __attribute__((unused)) = false;		\
+	  return JTR_TIMED(JTR_P_##tp, call); }				\
 	SEC("tp_btf/" #tp) int BPF_PROG(floor_##tp) { return 0; }
 
 /* on_irq - irq_handler_entry/exit: IRQ number, action name, return */
@@ -980,13 +1024,13 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return on_switch(preempt, prev, next, prev_state, true);
+	return JTR_TIMED(JTR_P_sched_switch, on_switch(preempt, prev, next, prev_state, true));
 }
 SEC("raw_tp/sched_switch")
 int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return on_switch(preempt, prev, next, prev_state, false);
+	return JTR_TIMED(JTR_P_sched_switch, on_switch(preempt, prev, next, prev_state, false));
 }
 SEC("tp_btf/sched_switch") int BPF_PROG(floor_sched_switch) { return 0; }
 
@@ -1263,8 +1307,10 @@ TWIN(ipi_send_cpu, (note_send(cpu, callsite, (__u64)callback, false), 0),
  * not read (the verifier refuses that context access: "arg2 type FUNC_PROTO
  * is not a struct"): raw_tp programs under each name */
 #define RAW_TWIN(tp, call, ...)						\
-	SEC("raw_tp/" #tp) int BPF_PROG(btf_##tp, __VA_ARGS__) { return call; } \
-	SEC("raw_tp/" #tp) int BPF_PROG(raw_##tp, __VA_ARGS__) { return call; } \
+	SEC("raw_tp/" #tp) int BPF_PROG(btf_##tp, __VA_ARGS__)		\
+	{ return JTR_TIMED(JTR_P_##tp, call); }				\
+	SEC("raw_tp/" #tp) int BPF_PROG(raw_##tp, __VA_ARGS__)		\
+	{ return JTR_TIMED(JTR_P_##tp, call); }				\
 	SEC("raw_tp/" #tp) int BPF_PROG(floor_##tp) { return 0; }
 
 RAW_TWIN(csd_queue_cpu, (note_send(cpu, callsite, (__u64)func, true), 0),
@@ -1335,9 +1381,9 @@ static __always_inline int on_vector(__u8 type, __u32 k, struct bpf_raw_tracepoi
 /* the programs of pair @k; the user side loads those of the pairs it found */
 #define VEC_PAIR(k)								\
 	SEC("raw_tp") int vec_entry_##k(struct bpf_raw_tracepoint_args *ctx)	\
-	{ return on_vector(JTR_EV_VEC_ENTRY, k, ctx); }				\
+	{ return JTR_TIMED(JTR_P_VEC + 2 * (k), on_vector(JTR_EV_VEC_ENTRY, k, ctx)); } \
 	SEC("raw_tp") int vec_exit_##k(struct bpf_raw_tracepoint_args *ctx)	\
-	{ return on_vector(JTR_EV_VEC_EXIT, k, ctx); }
+	{ return JTR_TIMED(JTR_P_VEC + 2 * (k) + 1, on_vector(JTR_EV_VEC_EXIT, k, ctx)); }
 
 /* the empty program that jtr-trace --floor attaches to every irq_vectors
  * tracepoint it traces */
@@ -1414,9 +1460,15 @@ static __always_inline int call_exit(void)
 	return 0;
 }
 
-SEC("uprobe") int app_entry(struct pt_regs *ctx) { return call_enter(ctx, true); }
-SEC("uretprobe") int app_exit(struct pt_regs *ctx) { return call_exit(); }
+SEC("uprobe") int app_entry(struct pt_regs *ctx)
+{
+	return JTR_TIMED(JTR_P_APP, call_enter(ctx, true));
+}
+SEC("uretprobe") int app_exit(struct pt_regs *ctx) { return JTR_TIMED(JTR_P_APP + 1, call_exit()); }
 /* --usdt: a pair of USDT probes, the call's start and end (bpf/usdt.bpf.h's
  * maps make them attachable; their arguments are not read) */
-SEC("usdt") int app_usdt_start(struct pt_regs *ctx) { return call_enter(ctx, false); }
-SEC("usdt") int app_usdt_end(struct pt_regs *ctx) { return call_exit(); }
+SEC("usdt") int app_usdt_start(struct pt_regs *ctx)
+{
+	return JTR_TIMED(JTR_P_APP + 2, call_enter(ctx, false));
+}
+SEC("usdt") int app_usdt_end(struct pt_regs *ctx) { return JTR_TIMED(JTR_P_APP + 3, call_exit()); }

@@ -80,7 +80,12 @@ static const char usage_text[] =
 "      --consumer-cpu CPU   where the draining thread runs (default: the first\n"
 "                           CPU that is not traced), at nice -10 there\n"
 "      --programs KIND      auto (default), tp_btf or raw_tp\n"
-"      --no-prog-stats      do not turn on BPF run-time statistics\n"
+"      --prog-stats MODE    how the programs are timed (trace.json's programs):\n"
+"                           sampled (default: each program counts its runs and\n"
+"                           times one in 64), kernel (the kernel's BPF\n"
+"                           statistics: every run timed, with two clock reads\n"
+"                           in each run of every BPF program on the machine\n"
+"                           while on) or off; --no-prog-stats is off\n"
 "      --floor              also attach an empty program beside each of jtr's\n"
 "                           (tp_btf; raw_tp on irq_vectors): trace.json's\n"
 "                           programs then have floor_NAME, what any program on\n"
@@ -139,7 +144,7 @@ static const char usage_text[] =
 
 enum { OPT_CONSUMER = 400, OPT_PROGRAMS, OPT_NO_STATS, OPT_WAKEUP, OPT_WATCH, OPT_STATE,
        OPT_DUMP_ABOVE, OPT_KEEP, OPT_RECORDER, OPT_DUMP_MAX, OPT_NAMES, OPT_APP, OPT_FLOOR,
-       OPT_FUNC, OPT_PID, OPT_WARMUP, OPT_USDT, OPT_STATE_FD };
+       OPT_FUNC, OPT_PID, OPT_WARMUP, OPT_USDT, OPT_STATE_FD, OPT_STATS };
 
 static const struct option long_opts[] = {
 	{ "cpus", required_argument, NULL, 'c' },
@@ -150,6 +155,7 @@ static const struct option long_opts[] = {
 	{ "consumer-cpu", required_argument, NULL, OPT_CONSUMER },
 	{ "programs", required_argument, NULL, OPT_PROGRAMS },
 	{ "no-prog-stats", no_argument, NULL, OPT_NO_STATS },
+	{ "prog-stats", required_argument, NULL, OPT_STATS },
 	{ "floor", no_argument, NULL, OPT_FLOOR },
 	{ "wakeup", no_argument, NULL, OPT_WAKEUP },
 	{ "watch", no_argument, NULL, OPT_WATCH },
@@ -473,7 +479,21 @@ static void parse_opt(struct jtr_probe *p, struct trace_opts *o, int opt, char *
 		else
 			jtr_usage_error(p, "--programs %s: use auto, tp_btf or raw_tp", optarg);
 		break;
-	case OPT_NO_STATS: o->prog_stats = false; break;
+	case OPT_NO_STATS:
+		o->prog_stats = STATS_OFF;
+		o->stats_given = true;
+		break;
+	case OPT_STATS:
+		if (!strcmp(optarg, "sampled"))
+			o->prog_stats = STATS_SAMPLED;
+		else if (!strcmp(optarg, "kernel"))
+			o->prog_stats = STATS_KERNEL;
+		else if (!strcmp(optarg, "off"))
+			o->prog_stats = STATS_OFF;
+		else
+			jtr_usage_error(p, "--prog-stats %s: use sampled, kernel or off", optarg);
+		o->stats_given = true;
+		break;
 	case OPT_FLOOR: o->floor = true; break;
 	case OPT_WAKEUP: o->wakeup = true; break;
 	case OPT_WATCH: o->watch = true; break;
@@ -579,7 +599,7 @@ static void parse_args(struct jtr_probe *p, struct trace_opts *o, int argc, char
 	o->buffer_bytes = 0;		/* from the rate, once the CPUs are known */
 	o->drain_ns = 100 * JTR_NS_PER_MS;
 	o->consumer_cpu = -1;
-	o->prog_stats = true;
+	o->prog_stats = STATS_SAMPLED;
 	o->state_ns = JTR_NS_PER_S;
 	o->state_fd = -1;
 	o->keep_ns = 120 * JTR_NS_PER_S;
@@ -607,10 +627,17 @@ static void parse_args(struct jtr_probe *p, struct trace_opts *o, int argc, char
 		o->app_pid[0] = (uint32_t)o->func_pid;
 		o->napp_pid = 1;
 	}
-	if (o->floor && (!o->prog_stats || o->progs == PROGS_RAW))
-		jtr_usage_error(p, "--floor with %s: the empty programs are tp_btf and are read "
-				"by their run-time statistics; leave it out",
-				o->prog_stats ? "--programs raw_tp" : "--no-prog-stats");
+	/* the empty programs are timed by the kernel's statistics only */
+	if (o->floor && o->stats_given && o->prog_stats != STATS_KERNEL)
+		jtr_usage_error(p, "--floor with %s: the empty programs are read by the "
+				"kernel's BPF statistics; leave it out",
+				o->prog_stats == STATS_OFF ? "--no-prog-stats" :
+				"--prog-stats sampled");
+	if (o->floor && o->progs == PROGS_RAW)
+		jtr_usage_error(p, "--floor with --programs raw_tp: the empty programs are "
+				"tp_btf; leave it out");
+	if (o->floor)
+		o->prog_stats = STATS_KERNEL;
 	jtr_probe_default_cpus(&o->cpus, cpu_given);
 	check_traced(p, &o->cpus);
 	if (!o->buffer_bytes)
@@ -692,7 +719,7 @@ static int load(struct tracer *t)
 	int stats_fd = -1, rc = -EINVAL;
 
 	progs_steal_check(t);
-	if (o->prog_stats)
+	if (o->prog_stats == STATS_KERNEL)
 		stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	if (o->progs != PROGS_RAW) {
 		jtr_err_clear(&e);

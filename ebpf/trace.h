@@ -25,6 +25,45 @@
 #define JTR_TRACE_MAX_APPS 16		/* jtr watch --app PIDs the kernel side matches */
 #define JTR_COMM_LEN	16
 
+/* the typed tracepoints, each with a tp_btf and a raw_tp program (the
+ * user side's table, programs.c, and the kernel side's program ids) */
+#define JTR_TPS(X)								\
+	X(irq, irq_handler_entry) X(irq, irq_handler_exit)			\
+	X(irq, softirq_raise) X(irq, softirq_entry) X(irq, softirq_exit)	\
+	X(nmi, nmi_handler)							\
+	X(sched, sched_switch) X(sched, sched_wakeup) X(sched, sched_waking)	\
+	X(sched, sched_migrate_task)						\
+	X(exceptions, page_fault_user) X(exceptions, page_fault_kernel)		\
+	X(workqueue, workqueue_execute_start) X(workqueue, workqueue_execute_end) \
+	X(timer, hrtimer_expire_entry) X(timer, hrtimer_expire_exit)		\
+	X(timer, timer_expire_entry) X(timer, timer_expire_exit)		\
+	X(timer, tick_stop)							\
+	X(ipi, ipi_send_cpu) X(ipi, ipi_send_cpumask) X(csd, csd_queue_cpu)
+
+/* each program's place in the run counters (struct jtr_prog_run, the
+ * prog_runs map): a typed tracepoint's (either twin), then each irq_vectors
+ * pair's entry and exit, then the application's four probes */
+#define JTR_TP_ID(cat, name) JTR_P_##name,
+enum jtr_prog_id {
+	JTR_TPS(JTR_TP_ID)
+	JTR_P_VEC,				/* + 2 k entry, + 2 k + 1 exit */
+	JTR_P_APP = JTR_P_VEC + 2 * JTR_TRACE_MAX_VECS,	/* app_entry, app_exit,
+							 * app_usdt_start, app_usdt_end */
+	JTR_NPROGS = JTR_P_APP + 4
+};
+#undef JTR_TP_ID
+
+/* one program's runs on one CPU, counted by the program itself (--prog-stats
+ * sampled, the default): every run counted, one in JTR_TIME_EVERY timed
+ * between two clock reads. The kernel's own statistics (--prog-stats kernel)
+ * read the clock twice in every run of every BPF program on the machine */
+#define JTR_TIME_EVERY	64
+struct jtr_prog_run {
+	unsigned long long runs;
+	unsigned long long timed;	/* runs timed */
+	unsigned long long timed_ns;	/* their time */
+};
+
 /* record types; keep numbers stable, they are in every log */
 enum jtr_ev_type {
 	JTR_EV_IRQ_ENTRY = 1,	/* a=irq, str=action name */

@@ -16,14 +16,20 @@
 #include "trace_json.h"
 #include "trace_names.h"
 
-/* write_programs - each program's runs and run time from BPF statistics */
+/* write_programs - each program's runs and run time: from the kernel's BPF
+ * statistics (--prog-stats kernel), or counted by the program and timed in
+ * one run of JTR_TIME_EVERY (sampled: the time of all its runs estimated
+ * from those, timed_runs saying how many were) */
 static void write_programs(struct tracer *t, struct jtr_json *j)
 {
+	bool sampled = t->o->prog_stats == STATS_SAMPLED;
 	struct bpf_program *prog;
 
+	jtr_json_str(j, "prog_stats", sampled ? "sampled" : "kernel");
 	jtr_json_obj_begin(j, "programs");
 	bpf_object__for_each_program(prog, t->skel->obj) {
-		struct bpf_prog_info info;
+		struct bpf_prog_info info, kinfo;
+		struct jtr_prog_run run;
 		__u32 len = sizeof(info);
 
 		if (!bpf_program__autoload(prog))
@@ -31,9 +37,26 @@ static void write_programs(struct tracer *t, struct jtr_json *j)
 		memset(&info, 0, sizeof(info));
 		if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) < 0)
 			continue;
+		kinfo = info;
+		if (sampled) {
+			if (progs_runs(t, bpf_program__name(prog), &run) < 0)
+				continue;
+			info.run_cnt = run.runs;
+			/* the timed runs' mean for every run (rounded) */
+			info.run_time_ns = run.timed ? (__u64)((double)run.timed_ns / run.timed *
+							       run.runs + 0.5) : 0;
+		}
 		jtr_json_obj_begin(j, bpf_program__name(prog));
 		jtr_json_uint(j, "run_count", info.run_cnt);
 		jtr_json_uint(j, "run_time_ns", info.run_time_ns);
+		if (sampled)
+			jtr_json_uint(j, "timed_runs", run.timed);
+		/* the kernel's statistics were on too (another tool, or the
+		 * sysctl kernel.bpf_stats_enabled): what they say beside */
+		if (sampled && kinfo.run_cnt) {
+			jtr_json_uint(j, "kernel_run_count", kinfo.run_cnt);
+			jtr_json_uint(j, "kernel_run_time_ns", kinfo.run_time_ns);
+		}
 		/* runs the kernel skipped: a BPF program already ran on that CPU */
 		jtr_json_uint(j, "recursion_misses", info.recursion_misses);
 		if (info.run_cnt)
@@ -121,7 +144,7 @@ void trace_json_write(struct tracer *t, struct jtr_afile *a, int64_t start_ns, i
 	jtr_json_uint(&j, "setup_cpu_ns", t->setup_cpu_ns);
 	jtr_json_uint(&j, "tracing_cpu_ns", t->tracing_cpu_ns);
 	jtr_json_obj_end(&j);
-	if (t->o->prog_stats)
+	if (t->o->prog_stats != STATS_OFF)
 		write_programs(t, &j);
 	jtr_ksyms_write(addrs, &j);
 	jtr_cgroups_write(&t->groups, &j);

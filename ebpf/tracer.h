@@ -25,6 +25,8 @@
 #define TRACER_NTPS 22		/* typed tracepoints (programs.c's table) */
 
 enum prog_kind { PROGS_AUTO, PROGS_BTF, PROGS_RAW };
+/* --prog-stats: what times the programs (trace.json's programs) */
+enum prog_stats { STATS_OFF, STATS_SAMPLED, STATS_KERNEL };
 
 struct trace_opts {
 	cpu_set_t cpus;
@@ -33,7 +35,8 @@ struct trace_opts {
 	uint64_t drain_ns;
 	int consumer_cpu;		/* -1: choose */
 	enum prog_kind progs;
-	bool prog_stats;
+	enum prog_stats prog_stats;
+	bool stats_given;		/* --prog-stats or --no-prog-stats */
 	bool floor;			/* --floor: the empty programs beside jtr's */
 	bool wakeup;
 	bool verbose;

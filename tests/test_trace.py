@@ -282,6 +282,60 @@ def test_trace_floor_puts_an_empty_program_beside_each(tmp_path):
         assert meta["events"]["per_type"]["sched_waking"] > 0
 
 
+STATS_SYSCTL = "/proc/sys/kernel/bpf_stats_enabled"
+
+
+def test_programs_count_their_runs_and_time_one_in_64(tmp_path):
+    """--prog-stats sampled, the default: each program counts every run and times
+    the second and then one in 64 on each CPU, and the kernel's BPF statistics
+    (two clock reads in every run of every BPF program on the machine) stay off.
+    With the kernel's turned on as well (the sysctl, restored), the two agree run
+    for run and the times come near (the kernel's clock is around more of the
+    program); --prog-stats kernel gives the kernel's."""
+    need_tracing()
+    if not os.path.exists(STATS_SYSCTL):
+        pytest.skip("no %s: a kernel without BPF statistics" % STATS_SYSCTL)
+    cpu = last_cpu()
+    with open(STATS_SYSCTL) as f:
+        old = f.read().strip()
+    b = busy(cpu)
+    try:
+        with open(STATS_SYSCTL, "w") as f:
+            f.write("1")
+        out, _ = trace(tmp_path, seconds="3")
+    finally:
+        with open(STATS_SYSCTL, "w") as f:
+            f.write(old)
+        stop(b)
+    meta = json.load(open(out / "trace.json"))
+    assert meta["prog_stats"] == "sampled"
+    progs = {k: v for k, v in meta["programs"].items() if v["run_count"]}
+    assert [k for k in progs if k.endswith("_sched_switch")], progs
+    ncpu = os.cpu_count()
+    for name, v in progs.items():
+        assert v["run_count"] == v["kernel_run_count"], (name, v)
+        assert v["run_count"] // 64 - ncpu <= v["timed_runs"] <= v["run_count"] // 64 + ncpu, \
+            (name, v)
+        if v["timed_runs"] >= 50:
+            kernel_ns = v["kernel_run_time_ns"] / v["kernel_run_count"]
+            assert 0.3 * kernel_ns <= v["ns_per_run"] <= 1.5 * kernel_ns, (name, v)
+            assert v["run_time_ns"] == pytest.approx(v["ns_per_run"] * v["run_count"], rel=0.01)
+    # the default alone: counted and timed, the kernel's statistics not turned on
+    b = busy(cpu)
+    try:
+        out, _ = trace(tmp_path, seconds="1", name="plain")
+        kern, _ = trace(tmp_path, "--prog-stats", "kernel", seconds="1", name="kernel")
+    finally:
+        stop(b)
+    plain = json.load(open(out / "trace.json"))["programs"]
+    assert sum(v["run_count"] for v in plain.values()) > 0
+    assert not [k for k, v in plain.items() if "kernel_run_count" in v], plain
+    meta = json.load(open(kern / "trace.json"))
+    assert meta["prog_stats"] == "kernel"
+    switch = [v for k, v in meta["programs"].items() if k.endswith("_sched_switch")][0]
+    assert switch["run_count"] > 0 and "timed_runs" not in switch, switch
+
+
 def test_trace_gives_each_traced_cpu_a_ring(tmp_path):
     """-b is shared out among the traced CPUs, a ring each (a power of two): 8M
     for two CPUs is 4M a ring; one CPU has all of it; every record is kept."""
@@ -371,6 +425,9 @@ def test_trace_stopped_before_its_duration_is_partial(tmp_path):
     (["--floor", "--programs", "raw_tp"], "--floor with --programs raw_tp: the empty programs "
      "are tp_btf"),
     (["--floor", "--no-prog-stats"], "--floor with --no-prog-stats"),
+    (["--floor", "--prog-stats", "sampled"], "--floor with --prog-stats sampled: the empty "
+     "programs are read by the kernel's BPF statistics"),
+    (["--prog-stats", "all"], "--prog-stats all: use sampled, kernel or off"),
     (["--pid", "1"], "--pid, --threshold and --warmup go with --func BINARY:SYMBOL or --usdt"),
     (["--func", "nocolon"], "--func 'nocolon': give the binary and the function"),
     (["--usdt", "bin:prov:onlyone"], "give the binary, the provider and the two probes"),

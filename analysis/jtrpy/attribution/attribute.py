@@ -1976,8 +1976,9 @@ def tracer_warnings(log, dropped):
 def tracer_cost(meta):
     """What tracing cost, from trace.json: the tracer process's CPU time to start
     and while tracing and the CPUs it ran on, the BPF programs' run time in the
-    kernel (eBPF, with BPF statistics on) and the conversion after the run (perf);
-    {} for a log that does not say."""
+    kernel (eBPF: every run counted, timed in each by the kernel's statistics or
+    in a sample by the programs, kernel_timed_runs saying how many) and the
+    conversion after the run (perf); {} for a log that does not say."""
     cost = {k: v for k, v in (meta.get("cost") or {}).items()
             if k in ("setup_cpu_ns", "tracing_cpu_ns", "convert_ns") and isinstance(v, int)}
     procs = (meta.get("cost") or {}).get("process_cpus")
@@ -1989,6 +1990,8 @@ def tracer_cost(meta):
     if isinstance(progs, dict) and progs:
         cost["kernel_ns"] = sum(p.get("run_time_ns") or 0 for p in progs.values())
         cost["kernel_runs"] = sum(p.get("run_count") or 0 for p in progs.values())
+        if meta.get("prog_stats") == "sampled":
+            cost["kernel_timed_runs"] = sum(p.get("timed_runs") or 0 for p in progs.values())
     return cost
 
 

@@ -111,9 +111,11 @@ def cost_text(tracer):
     window_ns = (tracer.get("end_ns") or 0) - (tracer.get("start_ns") or 0)
     parts = []
     if "kernel_ns" in c:
-        parts.append("BPF programs %s in the kernel (%d runs, %s each, on all CPUs)" % (
+        parts.append("BPF programs %s in the kernel (%d runs, %s each%s, on all CPUs)" % (
             _fmt_ns(c["kernel_ns"]), c["kernel_runs"],
-            _fmt_ns(c["kernel_ns"] // c["kernel_runs"]) if c["kernel_runs"] else "-"))
+            _fmt_ns(c["kernel_ns"] // c["kernel_runs"]) if c["kernel_runs"] else "-",
+            ", %d of them timed" % c["kernel_timed_runs"] if "kernel_timed_runs" in c
+            else ""))
     if "tracing_cpu_ns" in c:
         procs = c.get("process_cpus")
         where = ("one CPU" if not procs else "CPU " + procs if procs.isdigit()

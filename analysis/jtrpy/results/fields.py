@@ -86,7 +86,8 @@ PARAMS = Obj({"histo_buckets": Opt(Int(0, MAX_HISTO_BUCKETS)), "desc": Opt(TEXT)
 TRACER = Obj({
     "backend": Opt(Str(64)), "events": Opt(COUNT), "dropped": Opt(COUNT),
     "cpus": List(CPU), "start_ns": Opt(NS), "end_ns": Opt(NS),
-    "cost": Obj({"kernel_ns": NS, "kernel_runs": COUNT, "tracing_cpu_ns": NS,
+    "cost": Obj({"kernel_ns": NS, "kernel_runs": COUNT, "kernel_timed_runs": COUNT,
+                 "tracing_cpu_ns": NS,
                  "setup_cpu_ns": NS, "convert_ns": NS, "process_cpus": Opt(Str(256))}),
 })
 CAUSE = Obj({

@@ -565,6 +565,15 @@ def test_tracer_cost():
         "cost: perf record 20.00 ms CPU while tracing (1.00 % of one CPU, on CPUs 0,2-3), "
         "10.00 ms to start; 1.50 s converting after the run; perf's own time in the kernel is not "
         "measured per run (make bench compares runs with it and without)")
+    # the programs timed in a sample of their runs (--prog-stats sampled): how many
+    sampled = dict(ebpf, prog_stats="sampled",
+                   programs={"a": {"run_count": 1280, "run_time_ns": 384_000, "timed_runs": 20},
+                             "b": {"run_count": 70, "run_time_ns": 0, "timed_runs": 0}})
+    c = A.tracer_cost(sampled)
+    assert (c["kernel_ns"], c["kernel_runs"], c["kernel_timed_runs"]) == (384_000, 1350, 20)
+    assert cost_text(dict(t, cost=c)).startswith(
+        "cost: BPF programs 384.0 us in the kernel (1350 runs, 284 ns each, 20 of them timed, "
+        "on all CPUs); ")
     # unknown or missing values are left out, never invented
     assert A.tracer_cost({"backend": "perf", "cost": {"tracing_cpu_ns": None}}) == {}
     assert cost_text({"backend": "ebpf"}) is None
