@@ -238,8 +238,11 @@ int progs_consume(struct tracer *t, int64_t end_ns, uint64_t *records)
  * switch (its task_groups record was dropped: it came while attaching) */
 void progs_forget_task(struct tracer *t, uint32_t pid)
 {
-	if (t->skel)
-		bpf_map__delete_elem(t->skel->maps.task_groups, &pid, sizeof(pid), 0);
+	if (!t->skel)
+		return;
+	bpf_map__delete_elem(t->skel->maps.task_groups, &pid, sizeof(pid), 0);
+	/* and out of every CPU's seen tasks (trace.bpf.c note_task) */
+	__atomic_fetch_add(&t->skel->bss->forget_gen, 1, __ATOMIC_RELEASE);
 }
 
 /* DETACHERS threads destroy the links, each every DETACHERS'th: where the

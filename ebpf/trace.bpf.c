@@ -478,7 +478,7 @@ static __always_inline __u8 app_of(struct task_struct *p, bool btf)
 /* a task's set of cgroups (its css_set) when its last JTR_EV_TASK record was
  * written, by pid: a task is described once, and again when it moves to
  * another group (which gives it another css_set). One read and a lookup on a
- * switch; the ids are read only then (reading them on every switch cost 52 ns
+ * switch (none for a task the CPU remembers: note_task); the ids are read only then (reading them on every switch cost 52 ns
  * more a switch, 170 -> 222 ns, make bench's floor item) */
 struct task_groups {
 	__u64 cset;
@@ -490,6 +490,10 @@ struct {
 	__type(key, __u32);
 	__type(value, struct task_groups);
 } task_groups SEC(".maps");
+
+/* bumped by the user side each time it deletes from task_groups (a task to
+ * describe again): every CPU's seen tasks are stale then */
+__u32 forget_gen = 0;
 
 /* v1_memory_id - @p's cgroup in the memory controller's hierarchy (the
  * controller every container runtime sets): on cgroup v1 that hierarchy's
@@ -905,15 +909,21 @@ static __always_inline void w_next(struct task_struct *next, __u32 pid, __u64 cs
 static __always_inline void note_task(struct task_struct *p, bool btf)
 {
 	struct task_groups g, *seen;
-	__u32 pid = T_READ(btf, p, pid);
+	__u32 pid = T_READ(btf, p, pid), zero = 0, gen = forget_gen;
+	struct jtr_trace_counts *c = bpf_map_lookup_elem(&counts, &zero);
 	struct jtr_ev *e;
 
-	if (!pid)
+	if (!pid || !c)
 		return;
 	g.cset = (__u64)T_READ(btf, p, cgroups);
+	/* this CPU found it described, in this set, since the last forgetting
+	 * (the hash lookup below took 30-50 ns of a switch's 230-260 here) */
+	if (c->seen[pid % JTR_SEEN_TASKS].pid == pid && c->seen[pid % JTR_SEEN_TASKS].gen == gen &&
+	    c->seen[pid % JTR_SEEN_TASKS].cset == g.cset)
+		return;
 	seen = bpf_map_lookup_elem(&task_groups, &pid);
 	if (seen && seen->cset == g.cset)
-		return;
+		goto described;
 	e = ev_begin(JTR_EV_TASK, false);
 	if (!e)
 		return;
@@ -923,6 +933,10 @@ static __always_inline void note_task(struct task_struct *p, bool btf)
 	e->x[2] = v1_memory_id(p);
 	ev_end(e);
 	bpf_map_update_elem(&task_groups, &pid, &g, BPF_ANY);
+described:
+	c->seen[pid % JTR_SEEN_TASKS].pid = pid;
+	c->seen[pid % JTR_SEEN_TASKS].gen = gen;
+	c->seen[pid % JTR_SEEN_TASKS].cset = g.cset;
 }
 
 /* in_syscall - the system call @task is in (its registers at its entry to

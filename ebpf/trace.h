@@ -158,6 +158,7 @@ struct jtr_ev_header {
 };
 
 /* per-CPU counters the kernel side keeps (a BPF per-CPU array of these) */
+#define JTR_SEEN_TASKS	16
 struct jtr_trace_counts {
 	unsigned long long events[JTR_EV_NTYPES];	/* submitted per type */
 	unsigned long long dropped[JTR_EV_NTYPES];	/* ring buffer full, per type */
@@ -179,6 +180,13 @@ struct jtr_trace_counts {
 	unsigned long long hrt_x[3];
 	unsigned int hrt_pid;
 	unsigned int hrt_open;
+	/* the tasks this CPU last found described (trace.bpf.c note_task), by
+	 * pid % JTR_SEEN_TASKS: a switch to one of them needs no lookup */
+	struct {
+		unsigned int pid;
+		unsigned int gen;	/* forget_gen then */
+		unsigned long long cset;
+	} seen[JTR_SEEN_TASKS];
 };
 
 #define JTR_STEAL_FIRST	1	/* JTR_EV_STEAL flags: the CPU's first reading */

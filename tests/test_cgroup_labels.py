@@ -8,13 +8,16 @@ systemd scope in the cgroup v2 hierarchy, and Docker's cgroupfs layout
 import json
 import os
 import secrets
+import subprocess
 import sys
 import time
 
 import pytest
-from conftest import need_tracing
+from conftest import BIN, need_tracing
 from injection import FIFO_SPIN_US, cpus, fifo_args, in_cgroups, run_folder
 from test_watch import INJECT, SPIN, cpu_state, watched_app
+
+from jtrpy.trace.events import SWITCH, TASK, read_events
 
 pytestmark = pytest.mark.measures
 
@@ -118,3 +121,42 @@ def test_watch_labels_the_preempting_task_by_its_container(tmp_path, groups):
     assert sum(n[3] for n in spin) == 20, spin     # each spin preempted it once
     prom = (tmp_path / "w.prom").read_text()
     assert 'container="%s"' % label in prom
+
+
+def test_a_task_moved_to_another_cgroup_is_described_again(tmp_path, groups):
+    """A task switching in on the traced CPU all along, described once and then
+    remembered by that CPU with its set of cgroups (trace.bpf.c note_task: no
+    lookup a switch), is described again once it joins another cgroup: the log
+    has its record before the move and one after, and labels it by the new
+    group."""
+    need_tracing()
+    cpu, _ = cpus()
+    folder, label = groups["docker"]
+    sleeper = subprocess.Popen(["taskset", "-c", str(cpu), sys.executable, "-c",
+                                "import time\nwhile True: time.sleep(0.001)"])
+    out = tmp_path / "tr"
+    try:
+        tracer = subprocess.Popen([os.path.join(BIN, "jtr-trace"), "-c", str(cpu), "-d", "3",
+                                   "-o", str(out)], stdout=subprocess.PIPE, text=True)
+        assert tracer.stdout.readline().startswith("tracing ")
+        time.sleep(1)       # its switches in the log, with the group it began in
+        moved_ns = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+        with open(procs(folder), "w") as f:
+            f.write(str(sleeper.pid))
+        moved_by_ns = time.clock_gettime_ns(time.CLOCK_MONOTONIC)     # a move takes ms
+        tracer.communicate(timeout=60)
+        assert tracer.returncode == 0
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    log = read_events(str(out))
+    told = [e.ts_ns for e in log.of_type(TASK) if e.a & 0xffffffff == sleeper.pid]
+    assert told and told[0] < moved_ns < told[-1], (told, moved_ns)
+    # by its first switch in after the move (or the second: the move may land
+    # while one is under way), not when another task takes its place in the
+    # CPU's memory
+    ins = [e.ts_ns for e in log.of_type(SWITCH)
+           if e.a >> 32 == sleeper.pid and e.ts_ns > moved_by_ns]
+    after = [t for t in told if t > moved_ns]
+    assert len(ins) > 10 and after[0] < ins[1], (after, ins[:3])
+    assert log.task_groups().get(sleeper.pid) == label
