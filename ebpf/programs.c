@@ -730,7 +730,7 @@ int progs_kept_entries(struct tracer *t, struct jtr_ev **out)
 	if (ncpu <= 0 || !(per = calloc(ncpu, sizeof(*per))))
 		return 0;
 	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.counts), &zero, per) == 0 &&
-	    (*out = calloc(2 * (size_t)ncpu, sizeof(**out))))
+	    (*out = calloc(3 * (size_t)ncpu, sizeof(**out))))
 		for (int c = 0; c < ncpu; c++) {
 			if (per[c].sirq_open)
 				(*out)[n++] = (struct jtr_ev){ .ts_ns = per[c].sirq_ts,
@@ -746,6 +746,13 @@ int progs_kept_entries(struct tracer *t, struct jtr_ev **out)
 							       .a = per[c].hrt_timer, .b = per[c].hrt_fn,
 							       .x = { per[c].hrt_x[0], per[c].hrt_x[1],
 								      per[c].hrt_x[2] } };
+			if (per[c].vec_open)
+				(*out)[n++] = (struct jtr_ev){ .ts_ns = per[c].vec_ts,
+							       .pid = per[c].vec_pid,
+							       .cpu = (unsigned short)c,
+							       .type = JTR_EV_VEC_ENTRY,
+							       .a = per[c].vec_vector,
+							       .b = per[c].vec_k };
 		}
 	free(per);
 	return n;

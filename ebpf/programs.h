@@ -54,11 +54,11 @@ void progs_forget_task(struct tracer *t, uint32_t pid);
 /* progs_read_counts - sum the per-CPU counters into t->total; 0 or -errno */
 int progs_read_counts(struct tracer *t);
 
-/* progs_kept_entries - the softirq and hrtimer entries the CPUs' counters
- * still keep (entered, not left: trace.bpf.c softirq_pair, hrtimer_pair),
- * once the programs are
- * detached, as records in *@out (malloc'd; the caller frees): how many (0
- * when none or the counters cannot be read) */
+/* progs_kept_entries - the softirq, hrtimer and vector entries the CPUs'
+ * counters still keep (entered, not left: trace.bpf.c softirq_pair,
+ * hrtimer_pair, vector_pair), once the programs are detached, as records
+ * in *@out (malloc'd; the caller frees): how many (0 when none or the
+ * counters cannot be read) */
 int progs_kept_entries(struct tracer *t, struct jtr_ev **out);
 
 /* progs_runs - the runs of the program named @name on every CPU, counted

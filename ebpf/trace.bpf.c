@@ -1355,6 +1355,68 @@ static __always_inline int on_send_mask(const struct cpumask *mask, unsigned lon
 TWIN(ipi_send_cpumask, on_send_mask(cpumask, callsite, callback),
      struct cpumask *cpumask, unsigned long callsite, void *callback)
 
+/* vec_flush - the kept vector entry of @c as a record of its own */
+static __always_inline void vec_flush(struct jtr_trace_counts *c, __u32 cpu)
+{
+	struct jtr_ev *e = kept_record(c, cpu, JTR_EV_VEC_ENTRY, JTR_EV_BYTES(JTR_EV_VEC_ENTRY),
+				       c->vec_ts, c->vec_pid);
+
+	c->vec_open = 0;
+	if (!e)
+		return;
+	e->a = c->vec_vector;
+	e->b = c->vec_k;
+	ev_end(e);
+}
+
+/* vector_pair - a trace's interrupt vector that is not an IPI (the local
+ * timer, most often: every tick and every timer wake-up), its entry and exit
+ * in one ring record, as softirq_pair does for a softirq: the entry, after
+ * its look at the steal counter, kept in the CPU's counters, the exit's
+ * record carrying it (JTR_VEC_PAIR). An IPI's entry is a whole record of its
+ * own (its sender); its exit, like an exit without its entry kept, is a
+ * record of its own */
+static __always_inline int vector_pair(__u8 type, __u32 k, __u32 vector)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct jtr_trace_counts *c = traced_counts(cpu);
+	struct jtr_ev *e;
+	bool paired;
+
+	if (!c)
+		return 0;
+	if (type == JTR_EV_VEC_ENTRY) {
+		look_steal(c, cpu);
+		if (c->vec_open)
+			vec_flush(c, cpu);
+		c->vec_ts = bpf_ktime_get_ns();
+		c->vec_vector = vector;
+		c->vec_k = k;
+		c->vec_pid = (__u32)bpf_get_current_pid_tgid();
+		c->vec_open = 1;
+		c->events[JTR_EV_VEC_ENTRY]++;
+		return 0;
+	}
+	paired = c->vec_open && c->vec_k == k;
+	e = ev_reserve(c, JTR_EV_VEC_EXIT, cpu, JTR_EV_BYTES(JTR_EV_VEC_EXIT));
+	if (paired)
+		c->vec_open = 0;
+	if (!e) {
+		if (paired)
+			kept_lost(c, JTR_EV_VEC_ENTRY);
+		return 0;
+	}
+	e->a = vector;
+	e->b = k;
+	if (paired) {
+		e->a |= (__u64)k << 32;
+		e->b = c->vec_ts;
+		e->flags = JTR_VEC_PAIR;
+	}
+	ev_end(e);
+	return 0;
+}
+
 /* on_vector - irq_vectors pair @k's _entry or _exit (raw tracepoint: its one
  * argument, args[0], is the vector); an IPI's entry with its sender, where
  * its send was seen */
@@ -1383,6 +1445,8 @@ static __always_inline int on_vector(__u8 type, __u32 k, struct bpf_raw_tracepoi
 		ev_end(e);
 		return 0;
 	}
+	if (!(JTR_WATCH_BUILD && watch_mode))
+		return vector_pair(type, k, (__u32)ctx->args[0]);
 	e = ev_begin(type, false);
 	if (!e)
 		return 0;

@@ -182,8 +182,8 @@ static const struct option long_opts[] = {
 static int log_event(struct tracer *t, const struct jtr_ev *e);
 
 /* take_event - one record from the ring: appended, its addresses noted; a
- * softirq's or an hrtimer's exit that carries its entry (JTR_SIRQ_PAIR,
- * JTR_HRT_PAIR) as the two records */
+ * softirq's, an hrtimer's or a vector's exit that carries its entry
+ * (JTR_SIRQ_PAIR, JTR_HRT_PAIR, JTR_VEC_PAIR) as the two records */
 static int take_event(struct tracer *t, void *data, size_t size)
 {
 	struct jtr_ev whole;
@@ -204,6 +204,20 @@ static int take_event(struct tracer *t, void *data, size_t size)
 		entry.b = 0;
 		whole.flags = 0;
 		whole.b = 0;
+		if ((rc = log_event(t, &entry)) < 0)
+			return rc;
+	}
+	if (whole.type == JTR_EV_VEC_EXIT && (whole.flags & JTR_VEC_PAIR)) {
+		struct jtr_ev entry = whole;
+
+		entry.ts_ns = whole.b;
+		entry.type = JTR_EV_VEC_ENTRY;
+		entry.flags = 0;
+		entry.a = (uint32_t)whole.a;
+		entry.b = whole.a >> 32;
+		whole.flags = 0;
+		whole.a = entry.a;
+		whole.b = entry.b;
 		if ((rc = log_event(t, &entry)) < 0)
 			return rc;
 	}
@@ -867,7 +881,7 @@ static void write_log(struct tracer *t, struct jtr_ev_header *hdr, int64_t start
 	int rc;
 
 	progs_consume(t, 0, NULL);
-	/* the softirqs and hrtimer callbacks entered and not left by the end */
+	/* the softirqs, hrtimer callbacks and vectors entered and not left by the end */
 	{
 		struct jtr_ev *kept = NULL;
 		int n = progs_kept_entries(t, &kept);

@@ -180,6 +180,13 @@ struct jtr_trace_counts {
 	unsigned long long hrt_x[3];
 	unsigned int hrt_pid;
 	unsigned int hrt_open;
+	/* a trace's interrupt vector (not an IPI) entered and not yet left
+	 * (trace.bpf.c vector_pair): its time, vector, pair and task */
+	unsigned long long vec_ts;
+	unsigned int vec_vector;
+	unsigned int vec_k;
+	unsigned int vec_pid;
+	unsigned int vec_open;
 	/* the tasks this CPU last found described (trace.bpf.c note_task), by
 	 * pid % JTR_SEEN_TASKS: a switch to one of them needs no lookup */
 	struct {
@@ -203,6 +210,9 @@ struct jtr_trace_counts {
 /* JTR_EV_HRTIMER_EXIT in the ring (never in a log): the callback's entry too,
  * at time b, its function in x[3] and its x[0..2]; the same task and timer */
 #define JTR_HRT_PAIR	32
+/* JTR_EV_VEC_EXIT in the ring (never in a log): the vector's entry too, at
+ * time b, the same task; a is the vector | the pair k << 32 */
+#define JTR_VEC_PAIR	64
 /* JTR_EV_WAKING of a thread of an --app process: str[16..31] is the
  * waker's comm (the record's pid is the waker's) */
 #define JTR_NO_SYSCALL	0xffffffffffffffffULL	/* JTR_EV_BLOCK a: not in a system call */

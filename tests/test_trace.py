@@ -181,6 +181,19 @@ def records_the_cpu_only(made):
         unpaired = sum(x.type == y.type or (x.type == entry and x.a != y.a)
                        for x, y in zip(pair, pair[1:]))
         assert unpaired <= 2, (entry, unpaired)
+    # so do a vector's that is not an IPI (the local timer): each exit with its
+    # entry's vector and pair, the entry first, around the hrtimers it ran
+    k = meta["vectors"].index("local_timer")
+    timer = sorted((e for e in evs if e.type in (EV_VEC_ENTRY, EV_VEC_ENTRY + 1) and e.b == k),
+                   key=lambda e: e.ts_ns)
+    assert len(timer) >= 100 and all(e.flags == 0 and e.a == timer[0].a for e in timer), \
+        timer[:3]
+    unpaired = sum(x.type == y.type for x, y in zip(timer, timer[1:]))
+    assert unpaired <= 2, unpaired
+    inside = [e for e in evs if e.type == EV_HRT_ENTRY]
+    spans = [(x.ts_ns, y.ts_ns) for x, y in zip(timer, timer[1:])
+             if x.type == EV_VEC_ENTRY and y.type == EV_VEC_ENTRY + 1]
+    assert sum(any(a < h.ts_ns < b for a, b in spans) for h in inside) >= len(inside) // 2
     hrt = [e for e in evs if e.type == EV_HRT_ENTRY]
     assert all(e.b and e.x[0] and e.x[2] >= e.x[1] > 0 for e in hrt), hrt[:3]
     assert all(e.b == 0 and e.x == (0, 0, 0, 0) for e in evs if e.type == EV_HRT_EXIT)
