@@ -806,6 +806,42 @@ int progs_runs(struct tracer *t, const char *name, struct jtr_prog_run *sum)
 	return rc;
 }
 
+/* progs_cost_by_cpu - see programs.h */
+int progs_cost_by_cpu(struct tracer *t, uint64_t *runs, uint64_t *ns, int ncpus)
+{
+	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(t->skel->maps.prog_runs), rc = 0;
+	__u32 keys[JTR_NPROGS], n = JTR_NPROGS, next;
+	struct jtr_prog_run *v;
+
+	memset(runs, 0, ncpus * sizeof(*runs));
+	memset(ns, 0, ncpus * sizeof(*ns));
+	if (ncpu <= 0)
+		return ncpu;
+	if (!(v = calloc((size_t)JTR_NPROGS * ncpu, sizeof(*v))))
+		return -ENOMEM;
+	/* every program's counters on every CPU in one call (a state line's) */
+	if (bpf_map_lookup_batch(fd, NULL, &next, keys, v, &n, NULL) < 0 && errno != ENOENT)
+		rc = -errno;
+	for (__u32 i = 0; !rc && i < n; i++) {
+		const struct jtr_prog_run *per = &v[(size_t)i * ncpu];
+		uint64_t timed = 0, timed_ns = 0;
+
+		for (int c = 0; c < ncpu; c++) {
+			timed += per[c].timed;
+			timed_ns += per[c].timed_ns;
+		}
+		/* the program's mean over every CPU's timed runs, for each
+		 * CPU's runs (a CPU times few of them) */
+		for (int c = 0; c < ncpu && c < ncpus; c++) {
+			runs[c] += per[c].runs;
+			if (timed)
+				ns[c] += (uint64_t)((double)timed_ns / timed * per[c].runs + 0.5);
+		}
+	}
+	free(v);
+	return rc;
+}
+
 /* progs_sum - all types of one counter array */
 uint64_t progs_sum(const unsigned long long *c)
 {

@@ -66,6 +66,11 @@ int progs_kept_entries(struct tracer *t, struct jtr_ev **out);
  * -errno (-ENOENT: not one of jtr's programs) */
 int progs_runs(struct tracer *t, const char *name, struct jtr_prog_run *sum);
 
+/* progs_cost_by_cpu - the runs of all the programs on each CPU (--prog-stats
+ * sampled) into @runs[cpu] and their time, estimated from each program's
+ * timed runs, into @ns[cpu], for CPUs below @ncpus; 0 or -errno */
+int progs_cost_by_cpu(struct tracer *t, uint64_t *runs, uint64_t *ns, int ncpus);
+
 /* progs_sum - all types of one counter array (t->total.events or .dropped) */
 uint64_t progs_sum(const unsigned long long *c);
 

@@ -65,12 +65,17 @@ static __always_inline __u64 run_begin(struct jtr_prog_run *r)
 	return bpf_ktime_get_ns();
 }
 
-/* run_end - a timed run (@t0 not 0) ends: its time into @r */
+/* run_end - a timed run (@t0 not 0) ends: its time into @r, unless it took
+ * longer than JTR_TIMED_MAX_NS: the host took the CPU meanwhile (a program
+ * takes microseconds at most, interrupts within it included), and one such
+ * run in 64 would count 64 times */
 static __always_inline void run_end(struct jtr_prog_run *r, __u64 t0)
 {
-	if (t0 && r) {
+	__u64 d;
+
+	if (t0 && r && (d = bpf_ktime_get_ns() - t0) < JTR_TIMED_MAX_NS) {
 		r->timed++;
-		r->timed_ns += bpf_ktime_get_ns() - t0;
+		r->timed_ns += d;
 	}
 }
 

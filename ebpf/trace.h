@@ -58,6 +58,7 @@ enum jtr_prog_id {
  * between two clock reads. The kernel's own statistics (--prog-stats kernel)
  * read the clock twice in every run of every BPF program on the machine */
 #define JTR_TIME_EVERY	64
+#define JTR_TIMED_MAX_NS 50000	/* a timed run longer than this is not counted */
 struct jtr_prog_run {
 	unsigned long long runs;
 	unsigned long long timed;	/* runs timed */

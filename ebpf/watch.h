@@ -106,6 +106,10 @@ struct jtr_watch_cpu {
 	struct jtr_wcpu st;		/* the model's state (tests), or a copy of the
 					 * kernel side's taken at a state line */
 	struct jtr_watch_cat_acct cat[JTR_W_NCATS];
+	/* the tracer's BPF programs on this CPU so far: their runs, and their
+	 * time estimated from the runs they timed (set by the tracer before a
+	 * state line; 0 when it does not count them) */
+	uint64_t bpf_runs, bpf_ns;
 };
 
 struct jtr_watch {

@@ -305,6 +305,23 @@ static void state_to_fd(struct tracer *t, const char *buf, uint64_t len)
 	}
 }
 
+/* bpf_cost - each watched CPU's BPF runs and time so far (--prog-stats
+ * sampled; left at 0 otherwise, or when the counters cannot be read) */
+static void bpf_cost(struct tracer *t)
+{
+	uint64_t runs[JTR_TRACE_MAX_CPUS], ns[JTR_TRACE_MAX_CPUS];
+	struct jtr_watch *w = t->watch;
+
+	if (t->o->prog_stats != STATS_SAMPLED ||
+	    progs_cost_by_cpu(t, runs, ns, JTR_TRACE_MAX_CPUS) < 0)
+		return;
+	for (int i = 0; i < w->ncpus; i++)
+		if (w->cpus[i].cpu >= 0 && w->cpus[i].cpu < JTR_TRACE_MAX_CPUS) {
+			w->cpus[i].bpf_runs = runs[w->cpus[i].cpu];
+			w->cpus[i].bpf_ns = ns[w->cpus[i].cpu];
+		}
+}
+
 /* watch_state - the accounting so far, one line on stdout, or in --state-fd
  * but for the last (@read: read from the kernel side first; not: the last) */
 static void watch_state(struct tracer *t, int64_t now, bool read)
@@ -316,6 +333,7 @@ static void watch_state(struct tracer *t, int64_t now, bool read)
 	if (read)
 		watch_read(t, (uint64_t)now);
 	progs_read_counts(t);
+	bpf_cost(t);
 	if (t->o->state_fd < 0 || !read || !(m = open_memstream(&buf, &len))) {
 		jtr_watch_state(t->watch, stdout, now, progs_sum(t->total.dropped),
 				process_cpu_ns());

@@ -298,6 +298,7 @@ def test_trace_floor_puts_an_empty_program_beside_each(tmp_path):
 STATS_SYSCTL = "/proc/sys/kernel/bpf_stats_enabled"
 
 
+@pytest.mark.measures
 def test_programs_count_their_runs_and_time_one_in_64(tmp_path):
     """--prog-stats sampled, the default: each program counts every run and times
     the second and then one in 64 on each CPU, and the kernel's BPF statistics
@@ -327,8 +328,9 @@ def test_programs_count_their_runs_and_time_one_in_64(tmp_path):
     ncpu = os.cpu_count()
     for name, v in progs.items():
         assert v["run_count"] == v["kernel_run_count"], (name, v)
-        assert v["run_count"] // 64 - ncpu <= v["timed_runs"] <= v["run_count"] // 64 + ncpu, \
-            (name, v)
+        # (fewer where the host took the CPU within a timed run: not counted)
+        assert 0.9 * (v["run_count"] // 64) - ncpu <= v["timed_runs"] <= \
+            v["run_count"] // 64 + ncpu, (name, v)
         if v["timed_runs"] >= 50:
             kernel_ns = v["kernel_run_time_ns"] / v["kernel_run_count"]
             assert 0.3 * kernel_ns <= v["ns_per_run"] <= 1.5 * kernel_ns, (name, v)

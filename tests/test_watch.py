@@ -387,6 +387,22 @@ def test_textfile_is_what_prometheus_reads(watched):
 
 
 @pytest.mark.measures
+def test_the_tracers_own_time_on_the_watched_cpu(watched):
+    """The tracer's programs count their runs on each CPU and time one in 64: the
+    watched CPU's runs (at least one for each kernel event counted there) and
+    their time, what the monitoring itself took from that CPU."""
+    text = (watched["tmp"] / "jtr.prom").read_text()
+    fams = {f.name: f for f in text_string_to_metric_families(text)}
+    cpu = {"cpu": str(watched["cpu"])}
+    (runs,) = [s.value for s in fams["jtr_watch_bpf_runs"].samples if s.labels == cpu]
+    (secs,) = [s.value for s in fams["jtr_watch_bpf_seconds"].samples if s.labels == cpu]
+    events = sum(s.value for s in fams["jtr_watch_kernel_events"].samples
+                 if s.labels["cpu"] == cpu["cpu"] and s.name.endswith("_total"))
+    assert runs >= events > 0, (runs, events)
+    assert 10e-9 < secs / runs < 5e-6, (secs, runs)
+
+
+@pytest.mark.measures
 def test_dump_is_charged_to_the_spinner(watched):
     dumps = [d for d in os.listdir(watched["tmp"] / "out") if d.startswith("dump-")]
     assert len(dumps) == 1, watched["err"]

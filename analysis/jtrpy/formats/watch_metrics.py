@@ -63,6 +63,11 @@ FAMILIES = (
      "Dumps not written (--dump-max reached, or a write failed)."),
     ("jtr_watch_tracer_cpu_seconds_total", "counter", (),
      "CPU time the tracer process has used, user and system, loading included."),
+    ("jtr_watch_bpf_runs_total", "counter", ("cpu",),
+     "Runs of the tracer's BPF programs on a watched CPU, each counted."),
+    ("jtr_watch_bpf_seconds_total", "counter", ("cpu",),
+     "Time of the tracer's BPF programs on a watched CPU, in the time of what ran there: "
+     "each program's runs times its mean over the runs it timed (one in 64)."),
     ("jtr_watch_longest_interruption_seconds", "gauge", (),
      "The longest interruption seen since the watch began."),
 )
@@ -85,6 +90,12 @@ def families(state):
     hist = samples["jtr_watch_interruption_duration_seconds"]
     for c in state.get("cpus", ()):
         cpu = str(c["cpu"])
+        if "bpf_runs" in c:
+            labels = labels_text({"cpu": cpu})
+            samples["jtr_watch_bpf_runs_total"].append(("jtr_watch_bpf_runs_total", labels,
+                                                         c["bpf_runs"]))
+            samples["jtr_watch_bpf_seconds_total"].append(
+                ("jtr_watch_bpf_seconds_total", labels, c["bpf_ns"] / 1e9))
         for k in c["categories"]:
             cat = k["category"]
             for row in k["names"]:

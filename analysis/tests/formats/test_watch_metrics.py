@@ -21,7 +21,8 @@ def state():
     cats[WATCH.index("page fault")].update(names=[["user", 0, 0, 9]])
     return {"ts_ns": 1, "records": 100, "dropped": 2, "cpu_ns": 1_500_000_000, "dumps": 1,
             "dumps_skipped": 0, "longest_ns": 2_000_000_000,
-            "cpus": [{"cpu": 3, "app": "app", "app_ns": 5, "categories": cats}]}
+            "cpus": [{"cpu": 3, "app": "app", "app_ns": 5, "bpf_runs": 6400,
+                      "bpf_ns": 1_280_000, "categories": cats}]}
 
 
 def parsed(st):
@@ -51,6 +52,19 @@ def test_counters_and_seconds():
     assert one == {"jtr_watch_trace_events": 100, "jtr_watch_trace_dropped": 2,
                    "jtr_watch_dumps": 1, "jtr_watch_tracer_cpu_seconds": 1.5,
                    "jtr_watch_longest_interruption_seconds": 2.0}
+
+
+def test_the_tracers_bpf_time_on_each_cpu():
+    """Its programs' runs and estimated time on each watched CPU; none from a
+    tracer that did not count them."""
+    fams = parsed(state())
+    assert [(s.labels, s.value) for s in fams["jtr_watch_bpf_runs"].samples] == \
+        [({"cpu": "3"}, 6400)]
+    assert [(s.labels, s.value) for s in fams["jtr_watch_bpf_seconds"].samples] == \
+        [({"cpu": "3"}, pytest.approx(0.00128))]
+    st = state()
+    del st["cpus"][0]["bpf_runs"]
+    assert not parsed(st)["jtr_watch_bpf_runs"].samples
 
 
 def test_a_tasks_container_and_an_ipis_sender_are_labels():
