@@ -732,12 +732,12 @@ int progs_kept_entries(struct tracer *t, struct jtr_ev **out)
 	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.counts), &zero, per) == 0 &&
 	    (*out = calloc(3 * (size_t)ncpu, sizeof(**out))))
 		for (int c = 0; c < ncpu; c++) {
-			if (per[c].sirq_open)
-				(*out)[n++] = (struct jtr_ev){ .ts_ns = per[c].sirq_ts,
-							       .pid = per[c].sirq_pid,
+			if (per[c].sirq.open)
+				(*out)[n++] = (struct jtr_ev){ .ts_ns = per[c].sirq.ts,
+							       .pid = per[c].sirq.pid,
 							       .cpu = (unsigned short)c,
 							       .type = JTR_EV_SOFTIRQ_ENTRY,
-							       .a = per[c].sirq_vec };
+							       .a = per[c].sirq.key };
 			if (per[c].hrt_open)
 				(*out)[n++] = (struct jtr_ev){ .ts_ns = per[c].hrt_ts,
 							       .pid = per[c].hrt_pid,
@@ -746,13 +746,13 @@ int progs_kept_entries(struct tracer *t, struct jtr_ev **out)
 							       .a = per[c].hrt_timer, .b = per[c].hrt_fn,
 							       .x = { per[c].hrt_x[0], per[c].hrt_x[1],
 								      per[c].hrt_x[2] } };
-			if (per[c].vec_open)
-				(*out)[n++] = (struct jtr_ev){ .ts_ns = per[c].vec_ts,
-							       .pid = per[c].vec_pid,
+			if (per[c].vec.open)
+				(*out)[n++] = (struct jtr_ev){ .ts_ns = per[c].vec.ts,
+							       .pid = per[c].vec.pid,
 							       .cpu = (unsigned short)c,
 							       .type = JTR_EV_VEC_ENTRY,
-							       .a = per[c].vec_vector,
-							       .b = per[c].vec_k };
+							       .a = per[c].vec.aux,
+							       .b = per[c].vec.key };
 		}
 	free(per);
 	return n;

@@ -367,18 +367,54 @@ static __always_inline struct jtr_ev *kept_record(struct jtr_trace_counts *c, __
 	return e;
 }
 
-/* sirq_flush - the kept softirq entry of @c as a record of its own */
-static __always_inline void sirq_flush(struct jtr_trace_counts *c, __u32 cpu)
+/* keep_entry - an entry of @type with @key and @aux kept in @kept: its time
+ * and task; what was kept before (its exit not seen) goes as a record of its
+ * own first: a = key, b = 0 (@aux_a: a = aux, b = key) */
+static __always_inline void keep_entry(struct jtr_trace_counts *c, __u32 cpu,
+				       struct jtr_kept *kept, __u8 type, __u32 key, __u32 aux,
+				       bool aux_a)
 {
-	struct jtr_ev *e = kept_record(c, cpu, JTR_EV_SOFTIRQ_ENTRY, JTR_EV_MIN, c->sirq_ts,
-				       c->sirq_pid);
+	struct jtr_ev *e;
 
-	c->sirq_open = 0;
-	if (!e)
-		return;
-	e->a = c->sirq_vec;
-	e->b = 0;
-	ev_end(e);
+	if (kept->open) {
+		kept->open = 0;
+		e = kept_record(c, cpu, type, JTR_EV_BYTES(type), kept->ts, kept->pid);
+		if (e) {
+			e->a = aux_a ? kept->aux : kept->key;
+			e->b = aux_a ? kept->key : 0;
+			ev_end(e);
+		}
+	}
+	kept->ts = bpf_ktime_get_ns();
+	kept->key = key;
+	kept->aux = aux;
+	kept->pid = (__u32)bpf_get_current_pid_tgid();
+	kept->open = 1;
+	c->events[type]++;
+}
+
+/* kept_exit - the record of an exit of @type with @key, NULL when the ring
+ * is full; the entry kept in @kept when it is this exit's (@entry its type):
+ * its time in b and @pair in flags, no longer kept */
+static __always_inline struct jtr_ev *kept_exit(struct jtr_trace_counts *c, __u32 cpu,
+						struct jtr_kept *kept, __u8 type, __u8 entry,
+						__u32 key, __u8 pair)
+{
+	bool paired = kept->open && kept->key == key;
+	struct jtr_ev *e = ev_reserve(c, type, cpu, JTR_EV_BYTES(type));
+
+	if (paired)
+		kept->open = 0;
+	if (!e) {
+		if (paired)
+			kept_lost(c, entry);
+		return NULL;
+	}
+	if (paired) {
+		e->b = kept->ts;
+		e->flags = pair;
+	}
+	return e;
 }
 
 /* softirq_pair - a trace's softirq entry and exit in one ring record: the
@@ -395,34 +431,18 @@ static __always_inline int softirq_pair(__u8 type, unsigned int vec)
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct jtr_trace_counts *c = traced_counts(cpu);
 	struct jtr_ev *e;
-	bool paired;
 
 	if (!c)
 		return 0;
 	if (type == JTR_EV_SOFTIRQ_ENTRY) {
-		if (c->sirq_open)
-			sirq_flush(c, cpu);
-		c->sirq_ts = bpf_ktime_get_ns();
-		c->sirq_vec = vec;
-		c->sirq_pid = (__u32)bpf_get_current_pid_tgid();
-		c->sirq_open = 1;
-		c->events[JTR_EV_SOFTIRQ_ENTRY]++;
+		keep_entry(c, cpu, &c->sirq, JTR_EV_SOFTIRQ_ENTRY, vec, 0, false);
 		return 0;
 	}
-	paired = c->sirq_open && c->sirq_vec == vec;
-	e = ev_reserve(c, JTR_EV_SOFTIRQ_EXIT, cpu, JTR_EV_BYTES(JTR_EV_SOFTIRQ_EXIT));
-	if (paired)
-		c->sirq_open = 0;
-	if (!e) {
-		if (paired)
-			kept_lost(c, JTR_EV_SOFTIRQ_ENTRY);
+	e = kept_exit(c, cpu, &c->sirq, JTR_EV_SOFTIRQ_EXIT, JTR_EV_SOFTIRQ_ENTRY, vec,
+		      JTR_SIRQ_PAIR);
+	if (!e)
 		return 0;
-	}
 	e->a = vec;
-	if (paired) {
-		e->b = c->sirq_ts;
-		e->flags = JTR_SIRQ_PAIR;
-	}
 	ev_end(e);
 	return 0;
 }
@@ -1360,20 +1380,6 @@ static __always_inline int on_send_mask(const struct cpumask *mask, unsigned lon
 TWIN(ipi_send_cpumask, on_send_mask(cpumask, callsite, callback),
      struct cpumask *cpumask, unsigned long callsite, void *callback)
 
-/* vec_flush - the kept vector entry of @c as a record of its own */
-static __always_inline void vec_flush(struct jtr_trace_counts *c, __u32 cpu)
-{
-	struct jtr_ev *e = kept_record(c, cpu, JTR_EV_VEC_ENTRY, JTR_EV_BYTES(JTR_EV_VEC_ENTRY),
-				       c->vec_ts, c->vec_pid);
-
-	c->vec_open = 0;
-	if (!e)
-		return;
-	e->a = c->vec_vector;
-	e->b = c->vec_k;
-	ev_end(e);
-}
-
 /* vector_pair - a trace's interrupt vector that is not an IPI (the local
  * timer, most often: every tick and every timer wake-up), its entry and exit
  * in one ring record, as softirq_pair does for a softirq: the entry, after
@@ -1386,38 +1392,22 @@ static __always_inline int vector_pair(__u8 type, __u32 k, __u32 vector)
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct jtr_trace_counts *c = traced_counts(cpu);
 	struct jtr_ev *e;
-	bool paired;
 
 	if (!c)
 		return 0;
 	if (type == JTR_EV_VEC_ENTRY) {
 		look_steal(c, cpu);
-		if (c->vec_open)
-			vec_flush(c, cpu);
-		c->vec_ts = bpf_ktime_get_ns();
-		c->vec_vector = vector;
-		c->vec_k = k;
-		c->vec_pid = (__u32)bpf_get_current_pid_tgid();
-		c->vec_open = 1;
-		c->events[JTR_EV_VEC_ENTRY]++;
+		keep_entry(c, cpu, &c->vec, JTR_EV_VEC_ENTRY, k, vector, true);
 		return 0;
 	}
-	paired = c->vec_open && c->vec_k == k;
-	e = ev_reserve(c, JTR_EV_VEC_EXIT, cpu, JTR_EV_BYTES(JTR_EV_VEC_EXIT));
-	if (paired)
-		c->vec_open = 0;
-	if (!e) {
-		if (paired)
-			kept_lost(c, JTR_EV_VEC_ENTRY);
+	e = kept_exit(c, cpu, &c->vec, JTR_EV_VEC_EXIT, JTR_EV_VEC_ENTRY, k, JTR_VEC_PAIR);
+	if (!e)
 		return 0;
-	}
 	e->a = vector;
-	e->b = k;
-	if (paired) {
+	if (e->flags == JTR_VEC_PAIR)
 		e->a |= (__u64)k << 32;
-		e->b = c->vec_ts;
-		e->flags = JTR_VEC_PAIR;
-	}
+	else
+		e->b = k;
 	ev_end(e);
 	return 0;
 }

@@ -160,6 +160,16 @@ struct jtr_ev_header {
 
 /* per-CPU counters the kernel side keeps (a BPF per-CPU array of these) */
 #define JTR_SEEN_TASKS	16
+
+/* an entry kept in a CPU's counters until its exit's record carries it */
+struct jtr_kept {
+	unsigned long long ts;
+	unsigned int key;	/* what its exit must match */
+	unsigned int aux;
+	unsigned int pid;
+	unsigned int open;	/* 1 while it is kept */
+};
+
 struct jtr_trace_counts {
 	unsigned long long events[JTR_EV_NTYPES];	/* submitted per type */
 	unsigned long long dropped[JTR_EV_NTYPES];	/* ring buffer full, per type */
@@ -168,11 +178,8 @@ struct jtr_trace_counts {
 	unsigned long long steal_looked;	/* 1 once steal_ns holds a reading */
 	unsigned long long tick_state;	/* the last JTR_EV_TICK_STOP logged: 1 | a<<1 | b<<2 */
 	/* a trace's softirq entered and not yet left (trace.bpf.c softirq_pair):
-	 * its time, vector and task; open 1 while it is kept */
-	unsigned long long sirq_ts;
-	unsigned int sirq_vec;
-	unsigned int sirq_pid;
-	unsigned long long sirq_open;
+	 * key the vector */
+	struct jtr_kept sirq;
 	/* a trace's hrtimer callback begun and not yet ended (trace.bpf.c
 	 * hrtimer_pair): the entry's time, task, timer, function and times */
 	unsigned long long hrt_ts;
@@ -182,12 +189,8 @@ struct jtr_trace_counts {
 	unsigned int hrt_pid;
 	unsigned int hrt_open;
 	/* a trace's interrupt vector (not an IPI) entered and not yet left
-	 * (trace.bpf.c vector_pair): its time, vector, pair and task */
-	unsigned long long vec_ts;
-	unsigned int vec_vector;
-	unsigned int vec_k;
-	unsigned int vec_pid;
-	unsigned int vec_open;
+	 * (trace.bpf.c vector_pair): key the pair k, aux the vector */
+	struct jtr_kept vec;
 	/* the tasks this CPU last found described (trace.bpf.c note_task), by
 	 * pid % JTR_SEEN_TASKS: a switch to one of them needs no lookup */
 	struct {
