@@ -503,8 +503,9 @@ static __always_inline __u8 app_of(struct task_struct *p, bool btf)
 /* a task's set of cgroups (its css_set) when its last JTR_EV_TASK record was
  * written, by pid: a task is described once, and again when it moves to
  * another group (which gives it another css_set). One read and a lookup on a
- * switch (none for a task the CPU remembers: note_task); the ids are read only then (reading them on every switch cost 52 ns
- * more a switch, 170 -> 222 ns, make bench's floor item) */
+ * switch (none for a task the CPU remembers: note_task); the ids are read
+ * only then (reading them on every switch cost 52 ns more a switch, 170 ->
+ * 222 ns, make bench's floor item) */
 struct task_groups {
 	__u64 cset;
 };
