@@ -158,7 +158,7 @@ def catches(pid, sig):
     return False
 
 
-def wait_until(cond, proc, timeout=30.0, every=0.0002):
+def wait_until(cond, proc, timeout=120.0, every=0.0002):
     """Poll @cond @every s (0.2 ms) while @proc runs; whether it came true."""
     end = time.monotonic() + timeout
     while time.monotonic() < end and proc.poll() is None:
@@ -224,30 +224,18 @@ def ab(case):
             "tuned": lambda: status() == "applied" and glob.glob(os.path.join(out,
                                                                              ".b-1.partial-*"))
             and probe_measuring(),
-            # this try's own: its last run's folder is there (the state left
-            # by the try before says "reverted" from the start)
-            "end": lambda: status() == "reverted" and os.path.isdir(os.path.join(out, "b-1"))
+            # the last run's figures are out: what follows is the last revert
+            # (20 ms a setting), then the comparison
+            "end": lambda: ran("b-1", seen)
             }[phase]
-    again = None
-    tries = 4 if phase == "end" else 1
-    for attempt in range(1, tries + 1):
-        p = subprocess.Popen([os.environ["JTR"], "ab", "jtr-realtime", "--cpus", "1", "-d",
-                              "200ms", "--no-trace", "-o", out], text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              start_new_session=True, env=dict(os.environ, **case.get("env", {})))
-        reached = wait_until(cond, p)
-        o, e = signal_in_turn(p, case["sigs"], case["to"])
-        reap()
-        # the end is the comparison after the last revert, a few milliseconds: jtr
-        # ab may have written it before the first signal came (it took none: no
-        # line says so); the stop was not tried, so it is tried again (two tries
-        # in a row missed it once in make test)
-        if attempt < tries and not any(x.startswith(TAKEN) for x in e.splitlines()):
-            again = "jtr ab ended its comparison before the first signal came %d time%s: " \
-                "tried again" % (attempt, "s" if attempt > 1 else "")
-            shutil.rmtree(out, ignore_errors=True)
-            continue
-        break
+    p = subprocess.Popen([os.environ["JTR"], "ab", "jtr-realtime", "--cpus", "1", "-d",
+                          "200ms", "--no-trace", "-o", out], text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True, env=dict(os.environ, **case.get("env", {})))
+    seen = Output(p)
+    reached = wait_until(cond, p)
+    o, e = signal_in_turn(p, case["sigs"], case["to"], seen)
+    reap()
     after = dump()
     doc = None
     if os.path.exists(os.path.join(out, "ab.json")):
@@ -255,7 +243,6 @@ def ab(case):
             doc = json.load(f)
     nxt = jtr("ab", "jtr-baseline", "-d", "100ms", "--no-trace", "-o", out + "-next")
     return {"reached": reached, "rc": p.returncode, "stdout": o, "stderr": e, "ab": doc,
-            "again": again,
             "compare": os.path.exists(os.path.join(out, "compare.json")),
             "diff": diff(before, after), "holders": dma_holders(), "status": status(),
             "tmp": tmp_files(out, os.environ["JTR_STATE_DIR"]),
@@ -266,34 +253,54 @@ def ab(case):
 TAKEN = ("jtr tune: st", "jtr ab: interrupted; reverting", "jtr ab: still", "jtr ab: stopping")
 
 
-def signal_in_turn(p, sigs, to):
+class Output:
+    """The lines of @p's stdout and stderr as they come (two threads)."""
+
+    def __init__(self, p):
+        self.p, self.out, self.err = p, [], []
+        self.readers = [threading.Thread(target=lambda: self.err.extend(iter(p.stderr))),
+                        threading.Thread(target=lambda: self.out.extend(iter(p.stdout)))]
+        for t in self.readers:
+            t.start()
+
+    def taken(self):
+        """How many stop signals jtr said it took."""
+        return sum(1 for x in list(self.err) if x.startswith(TAKEN))
+
+    def ended(self):
+        """(stdout, stderr) once @p has ended."""
+        self.p.wait(timeout=120)
+        for t in self.readers:
+            t.join(10)
+        return "".join(self.out), "".join(self.err)
+
+
+def ran(name, seen):
+    """jtr ab said run @name's figures (or that it wrote none): the run is over."""
+    lines = list(seen.out)
+    at = [i for i, x in enumerate(lines) if ": %s (" % name in x]
+    return bool(at) and len(lines) > at[0] + 1 and lines[at[0] + 1].startswith("    ")
+
+
+def signal_in_turn(p, sigs, to, seen=None):
     """Send @sigs to @p (or its group, @to "group"), each 5 ms after jtr took the one
     before: its line on stderr ("jtr tune: stopping..." or "... still ..."), or 2 s.
     Two signals of one number that come before Python's handler has run are one
     call of it, so a second sent blindly 5 ms later may never be seen as one.
-    (stdout, stderr) once it has ended."""
-    lines, out = [], []
-    readers = [threading.Thread(target=lambda: [lines.append(x) for x in p.stderr]),
-               threading.Thread(target=lambda: out.append(p.stdout.read()))]
-    for t in readers:
-        t.start()
-
-    def taken():
-        return sum(1 for x in lines if x.startswith(TAKEN))
+    @seen: the Output of @p, if one reads it already. (stdout, stderr) once it
+    has ended."""
+    seen = seen or Output(p)
     for i, name in enumerate(sigs):
         if i:
             end = time.monotonic() + 2
-            while taken() < i and p.poll() is None and time.monotonic() < end:
+            while seen.taken() < i and p.poll() is None and time.monotonic() < end:
                 time.sleep(0.001)
             time.sleep(0.005)
         try:
             (os.killpg if to == "group" else os.kill)(p.pid, getattr(signal, "SIG" + name))
         except ProcessLookupError:
             pass
-    p.wait(timeout=120)
-    for t in readers:
-        t.join(10)
-    return "".join(out), "".join(lines)
+    return seen.ended()
 
 
 # ---------------------------------------------------------------- jtr tune

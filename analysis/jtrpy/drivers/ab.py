@@ -244,7 +244,7 @@ def resume_job(outdir, say, note, progress=None):
         finally:
             record["phase"] = "done"
             _wind_up(outdir, record, applied and profile, o, say, note, block)
-    if signals.requested():
+    if record["interrupted"]:
         note("jtr ab: interrupted; partial results in %s/" % outdir)
         return INTERRUPTED
     return 0
@@ -345,7 +345,7 @@ def experiment(o, profile, cpus, outdir, say, note, progress=None):
                 note("jtr ab: interrupted; %scomparing what was measured"
                      % ("reverting and " if applied else ""))
             _wind_up(outdir, record, applied and profile, o, say, note, block)
-    if signals.requested():
+    if record["interrupted"]:
         note("jtr ab: interrupted; partial results in %s/" % outdir)
         return INTERRUPTED
     return 0
@@ -354,6 +354,16 @@ def experiment(o, profile, cpus, outdir, say, note, progress=None):
 def _wind_up(outdir, record, applied, o, say, note, block):
     """The end of an experiment: the profile @applied (None: none) reverted, then,
     whatever the revert did, the comparison and ab.json written."""
+    # a first stop signal from here on is acknowledged by the handler (the
+    # lines before said theirs when it came earlier), up to the moment ab.json's
+    # "interrupted" is decided: the exit status follows it, and a signal after
+    # that is taken silently and changes nothing
+    block.stopping = ("interrupted; reverting and comparing what was measured" if applied
+                      else "stopping: writing what was measured")
+
+    def decided():
+        block.stopping = ""
+        return signals.requested()
     try:
         if applied:
             _revert(note)
@@ -361,7 +371,7 @@ def _wind_up(outdir, record, applied, o, say, note, block):
     finally:
         block.busy = BUSY
         block.stopping = "stopping: writing what was measured"
-        _finish(outdir, record, signals.requested, say, o["quantity"],
+        _finish(outdir, record, decided, say, o["quantity"],
                 o.get("accept_invalid", False))
 
 
