@@ -539,18 +539,29 @@ class Walker:
         """jtr run app: the open wait's thread began or returned from a call by
         @at, its switch back here not seen (a switch the tracer lost: on this
         kind of host a switch to one task of the host's agent is never followed
-        by a switch away from it). Its wait ends at its wake-up (or there); who
-        held the CPU after the wake-up is not known: nothing is charged for it.
-        Left open, the loop's sleep between two calls was charged to the next
-        (CI counted 114 sleeps in 113 sleeping calls)."""
+        by a switch away from it). Its wait ends at its wake-up; who held the
+        CPU after the wake-up is not known: nothing is charged for it. Left
+        open, the loop's sleep between two calls was charged to the next (CI
+        counted 114 sleeps in 113 sleeping calls); its wake-up lost too, it
+        was still charged a microsecond of the next call (the window's slack)
+        when it ended where that call began."""
         ep, tid = self.wait, self.wait_tid
         ret = self.app.ran_at(tid, ep.begin, at)
         if ret is None:
             return
+        ret, began = ret
         w = self.app.first(tid, ep.begin, ret)
         if ep.waiter is not None:
             self._woken(ep, ret)
-        ep.end = max(ep.begin, w[0]) if w is not None else ret
+        if w is not None:
+            ep.end = max(ep.begin, w[0])
+        elif began:
+            # its wake-up lost too (the host ran its agent the whole wait
+            # through): a wait between two calls, ended when is not known, no
+            # part of the call that began at @ret
+            ep.end = ep.begin
+        else:
+            ep.end = ret                # a wait inside the call that returned at @ret
         self.wait, self.wait_ran = None, []
 
     def _wait_over(self, ts):
@@ -934,19 +945,19 @@ class Wakings:
         self.ran = None         # ran_at's index, made when first asked
 
     def ran_at(self, tid, lo, hi):
-        """When @tid first began or returned from a call in (lo, hi] (its CALL
-        records: it ran there), or None."""
+        """(when, whether it began one) of @tid's first beginning of, or return
+        from, a call in (lo, hi] (its CALL records: it ran there), or None."""
         if self.ran is None:
             self.ran = {}
             for e in self.log.of_type(ev.CALL):
-                self.ran.setdefault(e.pid, []).extend((e.a, e.ts_ns))
+                self.ran.setdefault(e.pid, []).extend(((e.a, True), (e.ts_ns, False)))
             for v in self.ran.values():
                 v.sort()
         v = self.ran.get(tid)
         if not v:
             return None
-        k = bisect.bisect_right(v, lo)
-        return v[k] if k < len(v) and v[k] <= hi else None
+        k = bisect.bisect_right(v, (lo, True))
+        return v[k] if k < len(v) and v[k][0] <= hi else None
 
     def ran_elsewhere(self, tid, cpu, lo, hi):
         """(ts, cpu) of @tid's first switch-in on a CPU other than @cpu in
