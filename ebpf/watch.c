@@ -413,9 +413,12 @@ void jtr_watch_state(const struct jtr_watch *w, FILE *f, int64_t now_ns, uint64_
 			app_ns += now_ns - c->last_switch;
 		fprintf(f, "%s{\"cpu\":%d,\"app\":", i ? "," : "", w->cpus[i].cpu);
 		json_str(f, comm);
-		fprintf(f, ",\"app_ns\":%llu,\"bpf_runs\":%llu,\"bpf_ns\":%llu,\"categories\":[",
-			(unsigned long long)app_ns, (unsigned long long)w->cpus[i].bpf_runs,
-			(unsigned long long)w->cpus[i].bpf_ns);
+		fprintf(f, ",\"app_ns\":%llu", (unsigned long long)app_ns);
+		if (w->bpf_timed)
+			fprintf(f, ",\"bpf_runs\":%llu,\"bpf_ns\":%llu",
+				(unsigned long long)w->cpus[i].bpf_runs,
+				(unsigned long long)w->cpus[i].bpf_ns);
+		fputs(",\"categories\":[", f);
 		for (int k = 0; k < JTR_W_NCATS; k++) {
 			const struct jtr_watch_cat_acct *a = &w->cpus[i].cat[k];
 			int n = a->n + (a->cell[w->names].name[0] ? 1 : 0);

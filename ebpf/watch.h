@@ -108,7 +108,7 @@ struct jtr_watch_cpu {
 	struct jtr_watch_cat_acct cat[JTR_W_NCATS];
 	/* the tracer's BPF programs on this CPU so far: their runs, and their
 	 * time estimated from the runs they timed (set by the tracer before a
-	 * state line; 0 when it does not count them) */
+	 * state line, when jtr_watch.bpf_timed) */
 	uint64_t bpf_runs, bpf_ns;
 };
 
@@ -121,6 +121,10 @@ struct jtr_watch {
 	uint32_t app_tid[JTR_WATCH_TIDS];	/* its tasks when the watch began */
 	int napp_tid;
 	struct jtr_watch_cpu *cpus;
+	bool bpf_timed;			/* cpus[].bpf_runs and bpf_ns are set: the
+					 * programs time themselves (--prog-stats
+					 * sampled) and were read; the state line
+					 * leaves them out otherwise */
 	const char (*vec_names)[48];		/* the tracer's irq_vectors kinds */
 	int nvecs;
 	/* the flight recorder: a region of rec_slots records per watched CPU

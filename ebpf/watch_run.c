@@ -306,14 +306,16 @@ static void state_to_fd(struct tracer *t, const char *buf, uint64_t len)
 }
 
 /* bpf_cost - each watched CPU's BPF runs and time so far (--prog-stats
- * sampled; left at 0 otherwise, or when the counters cannot be read) */
+ * sampled; w->bpf_timed stays false otherwise, or when the counters cannot
+ * be read) */
 static void bpf_cost(struct tracer *t)
 {
 	uint64_t runs[JTR_TRACE_MAX_CPUS], ns[JTR_TRACE_MAX_CPUS];
 	struct jtr_watch *w = t->watch;
 
-	if (t->o->prog_stats != STATS_SAMPLED ||
-	    progs_cost_by_cpu(t, runs, ns, JTR_TRACE_MAX_CPUS) < 0)
+	w->bpf_timed = t->o->prog_stats == STATS_SAMPLED &&
+		       progs_cost_by_cpu(t, runs, ns, JTR_TRACE_MAX_CPUS) >= 0;
+	if (!w->bpf_timed)
 		return;
 	for (int i = 0; i < w->ncpus; i++)
 		if (w->cpus[i].cpu >= 0 && w->cpus[i].cpu < JTR_TRACE_MAX_CPUS) {

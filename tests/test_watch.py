@@ -948,6 +948,31 @@ def test_without_dumps_the_tracer_wakes_once_an_interval(tmp_path):
     assert 3 <= n <= 8, n
 
 
+def test_the_programs_time_is_in_the_state_only_when_they_time_it(tmp_path):
+    """Each state line has each watched CPU's bpf_runs and bpf_ns when the
+    programs time themselves (--prog-stats sampled, jtr watch's way); with the
+    kernel's statistics or none it leaves them out (a 0 there read as 'the
+    tracer took nothing from the CPU')."""
+    need_tracing()
+    tracer = os.path.join(ROOT, "build", "bin", "jtr-trace")
+    for mode in ("sampled", "off", "kernel"):
+        r = subprocess.run([tracer, "--watch", "-c", "1", "--state-interval", "200ms", "-d",
+                            "700ms", "--prog-stats", mode, "-o", str(tmp_path / mode)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=60)
+        assert r.returncode == 0, r.stderr
+        states = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
+        assert len(states) >= 2, r.stdout
+        for st in states:
+            (c,) = st["cpus"]
+            if mode == "sampled":
+                assert c["bpf_runs"] >= 0 and c["bpf_ns"] >= 0, st
+            else:
+                assert "bpf_runs" not in c and "bpf_ns" not in c, (mode, st)
+        if mode == "sampled":
+            assert states[-1]["cpus"][0]["bpf_runs"] > 0, states[-1]
+
+
 @pytest.mark.measures
 def test_a_service_watch_sleeps_between_scrapes(tmp_path):
     """jtr watch --listen off a terminal and without --textfile (a service): the
