@@ -360,7 +360,9 @@ test-unit: $(UNITS) $(VALUES)
 # first CPU this make may use, where it may use two or more), what they print
 # shown after the measuring tests'. A tracer would run on every CPU: the
 # damaged-file cases take a copy of a traced run made before
-# (JTR_TEST_TRACED_RUN). BESIDE_CPU= runs them in the first phase.
+# (JTR_TEST_TRACED_RUN). BESIDE_CPU= runs them in the first phase. Once the
+# measuring tests are done they go on at SCHED_OTHER (beside.sh's SIGUSR1): beside
+# a busy process on that CPU, SCHED_IDLE would have them take hours.
 TEST_WORKERS ?= 3
 BESIDE_CPU ?= first
 test-e2e: all
@@ -385,6 +387,7 @@ test-e2e: all
 	fi; \
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS) -m "measures and not vm" tests; rc=$$?; \
 	if [ -n "$$cpu" ]; then \
+		kill -USR1 $$beside 2>/dev/null; \
 		wait $$beside || rc=1; \
 		echo; echo "== the tests marked beside, run beside the measuring tests:"; \
 		cat build/test-beside.log; \

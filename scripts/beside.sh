@@ -14,7 +14,9 @@
 # there; open to every user, sticky, as /tmp), so its files never wake the
 # disk, whose interrupts may land on the measured CPU. Its exit status is COMMAND's (130 after Ctrl-C, 143 after
 # SIGTERM, 129 after SIGHUP); the cgroup and the folder are removed after it,
-# also then (COMMAND gets the signal too).
+# also then (COMMAND gets the signal too). SIGUSR1: the measuring is over, COMMAND
+# and what it started leave SCHED_IDLE for SCHED_OTHER (beside a busy process on
+# CPU, SCHED_IDLE gets a few thousandths of it: the tests beside would take hours).
 set -u
 
 if [ $# -lt 2 ]; then
@@ -36,6 +38,7 @@ sig=
 trap 'sig=130' INT
 trap 'sig=143; [ -z "$child" ] || kill -TERM $child 2>/dev/null' TERM
 trap 'sig=129; [ -z "$child" ] || kill -HUP $child 2>/dev/null' HUP
+trap 'to_other' USR1
 case $cpu in
     *[!0-9]* | "") echo "scripts/beside.sh: '$cpu' is not a CPU number; give one, e.g. 0" >&2
                    exit 2 ;;
@@ -71,6 +74,24 @@ if [ -d /dev/shm ] && [ -w /dev/shm ]; then
     # as /tmp is: the tests run programs as other users (nobody) from there
     tmp=$(mktemp -d /dev/shm/jtr-beside.XXXXXX) && chmod 1777 "$tmp" || tmp=
 fi
+
+# to_other - COMMAND and every task under it at SCHED_OTHER (twice: a task
+# forked meanwhile by one not yet changed is caught the second time)
+tree() {
+    echo "$1"
+    for c in $(pgrep -P "$1"); do
+        tree "$c"
+    done
+}
+to_other() {
+    [ -n "$child" ] || return 0
+    for _ in 1 2; do
+        for p in $(tree "$child"); do
+            chrt --other -a -p 0 "$p" >/dev/null 2>&1
+        done
+    done
+    echo "== SCHED_OTHER from here on: the measuring is over" >&2
+}
 
 cleanup() {
     if [ -n "$group" ] && [ -d "$group" ]; then
@@ -121,8 +142,10 @@ if [ -n "$name" ]; then
 fi
 rc=0
 wait $child || rc=$?
-# a signal interrupts the first wait; the second is COMMAND's own end
-while kill -0 $child 2>/dev/null; do
+# a signal interrupts a wait (USR1's: 138, COMMAND going on); the last is
+# COMMAND's own end
+while kill -0 $child 2>/dev/null || [ "$rc" -eq 138 ]; do
+    rc=0
     wait $child || rc=$?
 done
 cleanup

@@ -87,6 +87,51 @@ def test_the_exit_status_is_the_commands(nothing_left):
     assert p.returncode == 3
 
 
+def started_idle(p, started):
+    """Wait for the command of beside.sh @p to make @started. At SCHED_IDLE
+    beside a busy process on CPU 0 it gets a few thousandths of it (Python's
+    start then takes a minute): after 10 s it is let out of SCHED_IDLE, as make
+    test does once it has measured, and the test goes on, saying so."""
+    if wait_for(started.exists, 10):
+        return
+    print("the command did not start in 10 s at SCHED_IDLE (CPU 0 busy): SIGUSR1")
+    p.send_signal(signal.SIGUSR1)
+    assert wait_for(started.exists, 30), p.communicate()
+
+
+def test_usr1_takes_it_and_what_it_started_out_of_sched_idle(nothing_left, tmp_path):
+    """make test's SIGUSR1 once the measuring tests are done: the command and the
+    programs it started leave SCHED_IDLE for SCHED_OTHER, say so, and go on to
+    their end (beside a busy process on the CPU the tests beside would take
+    hours at SCHED_IDLE)."""
+    started, go = tmp_path / "started", tmp_path / "go"
+    code = ("import os, pathlib, subprocess, sys, time\n"
+            "kid = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+            "pathlib.Path(%r).write_text(str(kid.pid))\n"
+            "while not os.path.exists(%r):\n"
+            "    time.sleep(0.01)\n"
+            "kid.kill()\n" % (str(started), str(go)))
+    p = subprocess.Popen([BESIDE, "0", sys.executable, "-c", code], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, preexec_fn=signals_at_default)
+    try:
+        assert wait_for(started.exists, 60), p.communicate()
+        assert wait_for(lambda: started.read_text(), 5)
+        kid = int(started.read_text())
+        command = int(open("/proc/%d/stat" % kid).read().rsplit(")", 1)[1].split()[1])
+        policies = lambda: {os.sched_getscheduler(x) for x in (kid, command)}  # noqa: E731
+        assert policies() == {os.SCHED_IDLE}
+        p.send_signal(signal.SIGUSR1)
+        assert wait_for(lambda: policies() == {os.SCHED_OTHER}, 10), policies()
+        go.touch()
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 0, err
+    assert "== SCHED_OTHER from here on: the measuring is over" in err.splitlines(), err
+
+
 @pytest.mark.parametrize("sig, rc", [(signal.SIGINT, 130), (signal.SIGTERM, 143),
                                      (signal.SIGHUP, 129)])
 def test_a_signal_ends_it_and_leaves_nothing(nothing_left, tmp_path, sig, rc):
@@ -97,7 +142,7 @@ def test_a_signal_ends_it_and_leaves_nothing(nothing_left, tmp_path, sig, rc):
     p = subprocess.Popen([BESIDE, "0", sys.executable, "-c", code], start_new_session=True,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          preexec_fn=signals_at_default)
-    assert wait_for(started.exists, 30), p.communicate()
+    started_idle(p, started)
     t = time.monotonic()
     if sig == signal.SIGINT:
         os.killpg(p.pid, sig)

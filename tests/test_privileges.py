@@ -234,7 +234,9 @@ def test_senders_fifo_through_install(installed, user, user_dir, validate):
         assert ("cap_ipc_lock,cap_sys_nice=ep" in caps) == (kind == "caps"), prog
     jtr = os.path.join(prefix, "bin", "jtr")
     port = 20000 + os.getpid() % 20000
-    runs = [("send", [], ["send", "-T", "udp", "-f", "10", "-n", "3000", "-q"]),
+    # send's port too: the default (17391) is another test's on another worker
+    runs = [("send", [], ["send", "-T", "udp", "-P", "127.0.0.1:%d" % (port + 2), "-f", "10",
+                          "-n", "3000", "-q"]),
             ("ping", ["pong", "-T", "udp", "-P", "127.0.0.1:%d" % port, "-q"],
              ["ping", "-T", "udp", "-P", "127.0.0.1:%d" % port, "-f", "10", "-r", "2K",
               "-n", "3000", "-q"]),

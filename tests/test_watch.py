@@ -766,7 +766,11 @@ def test_ipis_are_labelled_by_their_sender(tmp_path):
     rows = [n for n in cats["IPI"]["names"] if n[0] == "call_function_single"]
     sent = [n for n in rows if n[4:] == ["jtr-inject"]]
     assert reads >= 90 and sent, rows
-    assert reads <= sent[0][3] <= reads + 5, (reads, rows)   # its kernel events
+    # its kernel events: one IPI a read, but a read whose call is queued behind
+    # another sender's rides on that one's IPI, charged to it (99 for 100 reads
+    # and rcu_exp_gp_kthr's 1, once beside a busy loop on the sender's CPU)
+    others = sum(n[3] for n in rows if n[4:] != ["jtr-inject"])
+    assert reads - others <= sent[0][3] <= reads + 5, (reads, rows)
     prom = (tmp_path / "w.prom").read_text()
     assert 'sender="jtr-inject"' in prom
 

@@ -15,6 +15,7 @@ SIGHUP: what was measured is kept, marked partial; system/signals.py).
 """
 import importlib
 import os
+import re
 import sys
 
 from .. import __version__
@@ -216,12 +217,21 @@ def _main(argv):
         if not what:
             what = "standard output"
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        else:
+            what = final_name(str(what))
         try:
             print("%s: error: cannot write %s: %s" % (prog, what, e.strerror or e),
                   file=sys.stderr)
         except OSError:
             pass
         return EXIT_FAILED
+
+
+def final_name(path):
+    """@path named where the user will look for it: a file of a results folder
+    still being written is in the hidden .NAME.partial-PID beside it (lib/jtr_out.c,
+    results/result.py), which is gone once the write failed: NAME's."""
+    return re.sub(r"(^|/)\.([^/]+)\.partial-\d+(?=/)", r"\1\2", path)
 
 
 def console_main(argv=None):

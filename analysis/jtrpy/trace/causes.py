@@ -173,7 +173,12 @@ def cause_key(category, name):
 
 
 def task_label(name, tasks=1, pid=None, prio=None):
-    """A task cause for people: 'bash (7 tasks)', 'kworker/1:2 (pid 41, prio 120)'."""
+    """A task cause for people: 'bash (7 tasks)', 'kworker/1:2 (pid 41, prio 120)'.
+    A pid, prio or count that is not a whole number (a damaged result's) is
+    left out."""
+    def whole(v):
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+    tasks, pid, prio = whole(tasks) or 1, whole(pid), whole(prio)
     if tasks > 1:
         return "%s (%d tasks)" % (name, tasks)
     parts = (["pid %d" % pid] if pid is not None and not name.startswith("pid ") else []) + (

@@ -3,6 +3,7 @@
 import importlib
 import sys
 
+import jtrpy.cli.main as M
 from jtrpy import __version__
 from jtrpy.cli.main import COMMANDS, main
 from jtrpy.cli.parser import OutputPath
@@ -87,3 +88,16 @@ def test_a_signal_is_acknowledged_while_stderr_is_busy_writing(capfd, monkeypatc
     monkeypatch.setattr(sys, "stderr", Busy())
     main.acknowledge("jtr run: stopping\n")
     assert capfd.readouterr().err == "jtr run: stopping\n"
+
+
+def test_a_write_error_names_the_results_folder_not_its_hidden_draft(capsys, monkeypatch):
+    """A file of a results folder being written is in .NAME.partial-PID, removed
+    when the write fails: the error names NAME/file, where the user will look."""
+    def full(_):
+        raise OSError(28, "No space left on device", "/tmp/d/.r.partial-2731/summary.txt")
+    monkeypatch.setattr(M, "run_command", lambda name, args: full(args))
+    assert M.main(["run", "-d", "1s"]) == M.EXIT_FAILED
+    assert capsys.readouterr().err.splitlines()[-1] == \
+        "jtr run: error: cannot write /tmp/d/r/summary.txt: No space left on device"
+    assert M.final_name(".r.partial-5/x") == "r/x"
+    assert M.final_name("/a/.b.partial-x/y") == "/a/.b.partial-x/y"     # not a pid

@@ -57,6 +57,10 @@ def test_task_labels():
     assert C.task_label("kworker/1:2", pid=41, prio=120) == "kworker/1:2 (pid 41, prio 120)"
     assert C.task_label("pid 41", pid=41, prio=120) == "pid 41 (prio 120)"
     assert C.task_label("bash") == "bash"
+    # a damaged result's (the fuzzer's tasks[0].pid = 'x' was a traceback)
+    assert C.task_label("bash", tasks="7", pid="x", prio=True) == "bash"
+    assert C.label({"category": C.TASK, "name": "bash", "tasks": [{"pid": "x", "prio": 120}]}) \
+        == "bash (prio 120)"
     task = {"category": C.TASK, "name": "bash", "tasks": [{"pid": 5, "prio": 120}]}
     assert C.label(task) == "bash (pid 5, prio 120)"
     assert C.label(dict(task, pids=3)) == "bash (3 tasks)"
