@@ -125,6 +125,7 @@ def test_usr1_takes_it_and_what_it_started_out_of_sched_idle(nothing_left, tmp_p
         go.touch()
         _, err = p.communicate(timeout=60)
     finally:
+        go.touch()                      # the command ends, whatever became of beside.sh
         if p.poll() is None:
             p.kill()
             p.communicate()
