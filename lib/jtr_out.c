@@ -3,6 +3,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,46 @@
 
 static const char *const result_files[] = { JTR_RESULT_FILES };
 #define N_RESULT_FILES (sizeof(result_files) / sizeof(result_files[0]))
+
+/* partial_len - the length of NAME when the component of @len bytes at @c
+ * is .NAME.partial-PID, else 0 */
+static size_t partial_len(const char *c, size_t len)
+{
+	static const char mark[] = ".partial-";
+	size_t digits = 0;
+
+	if (len < 2 || c[0] != '.')
+		return 0;
+	while (digits < len && isdigit((unsigned char)c[len - 1 - digits]))
+		digits++;
+	if (!digits || len < 1 + 1 + (sizeof(mark) - 1) + digits)
+		return 0;
+	if (memcmp(c + len - digits - (sizeof(mark) - 1), mark, sizeof(mark) - 1))
+		return 0;
+	return len - digits - (sizeof(mark) - 1) - 1;
+}
+
+/* jtr_final_name - see jtr_out.h */
+void jtr_final_name(const char *path, char *buf, size_t n)
+{
+	size_t k = 0;
+
+	if (!n)
+		return;
+	for (const char *c = path; *c && k + 1 < n;) {
+		const char *end = strchr(c, '/');
+		size_t len = end ? (size_t)(end - c) : strlen(c);
+		size_t name = end ? partial_len(c, len) : 0;	/* a folder, not a file */
+		int w = name ? snprintf(buf + k, n - k, "%.*s/", (int)name, c + 1) :
+			       snprintf(buf + k, n - k, "%.*s%s", (int)len, c, end ? "/" : "");
+
+		k += w < 0 ? 0 : (size_t)w;
+		if (k >= n)
+			k = n - 1;
+		c = end ? end + 1 : c + len;
+	}
+	buf[k] = '\0';
+}
 
 /* jtr_afile_open - open a temporary beside @path for writing */
 int jtr_afile_open(struct jtr_afile *a, const char *path)

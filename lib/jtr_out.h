@@ -31,6 +31,12 @@ int jtr_afile_commit(struct jtr_afile *a);
 /* jtr_afile_abort - close and remove the temporary */
 void jtr_afile_abort(struct jtr_afile *a);
 
+/* jtr_final_name - @path as the user will find it, into @buf of @n bytes
+ * (cut short to fit): a folder .NAME.partial-PID in it (a results folder being
+ * filled, gone once a write failed) named NAME; the Python side's is
+ * cli/main.py final_name */
+void jtr_final_name(const char *path, char *buf, size_t n);
+
 /* every file a results folder may hold (docs/result-format.md); the Python
  * side's list is results/result.py RESULT_FILES (test_parity compares them).
  * A result written into an existing folder removes, once it is in place, the

@@ -799,13 +799,17 @@ void jtr_probe_open(struct jtr_probe *p, struct jtr_afile *a, const char *name)
 		jtr_fatal(p, "cannot write %s/%s: %s", p->out.final, name, strerror(-rc));
 }
 
-/* jtr_probe_commit_file - commit @a or exit 1 */
+/* jtr_probe_commit_file - commit @a or exit 1, naming the file where the user
+ * will look for it (not in the results folder's hidden draft) */
 void jtr_probe_commit_file(struct jtr_probe *p, struct jtr_afile *a)
 {
 	int rc = jtr_afile_commit(a);
+	char path[PATH_MAX];
 
-	if (rc < 0)
-		jtr_fatal(p, "cannot write %s: %s", a->path, strerror(-rc));
+	if (rc < 0) {
+		jtr_final_name(a->path, path, sizeof(path));
+		jtr_fatal(p, "cannot write %s: %s", path, strerror(-rc));
+	}
 }
 
 void jtr_iso_utc(const struct timespec *ts, char *buf, size_t n)

@@ -89,6 +89,35 @@ static void test_afile(void **state)
 	assert_int_equal(count_entries(top), 1);
 }
 
+static void test_final_name(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "/a/b/.r.partial-13068/summary.txt", "/a/b/r/summary.txt" },
+		{ "rel/.x.y.partial-1/dump/.d.partial-22/trace.json", "rel/x.y/dump/d/trace.json" },
+		{ ".r.partial-7/result.json", "r/result.json" },
+		/* not a draft folder: a file, no PID, no NAME, no dot, more than digits */
+		{ "/a/.r.partial-12", "/a/.r.partial-12" },
+		{ "/a/.r.partial-/f", "/a/.r.partial-/f" },
+		{ "/a/..partial-1/f", "/a/..partial-1/f" },
+		{ "/a/r.partial-1/f", "/a/r.partial-1/f" },
+		{ "/a/.r.partial-1x/f", "/a/.r.partial-1x/f" },
+		{ "/a//b/", "/a//b/" },
+		{ "", "" },
+	};
+	char buf[PATH_MAX];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		jtr_final_name(cases[i][0], buf, sizeof(buf));
+		assert_string_equal(buf, cases[i][1]);
+	}
+	/* cut short to the buffer, still a string */
+	jtr_final_name("/a/b/.r.partial-13068/summary.txt", buf, 8);
+	assert_string_equal(buf, "/a/b/r/");
+	jtr_final_name("/a/b/.r.partial-13068/summary.txt", buf, 5);
+	assert_string_equal(buf, "/a/b");
+}
+
 static void test_outdir_new(void **state)
 {
 	struct jtr_outdir o;
@@ -489,6 +518,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_afile),
+		cmocka_unit_test(test_final_name),
 		cmocka_unit_test(test_outdir_new),
 		cmocka_unit_test(test_outdir_abort),
 		cmocka_unit_test(test_outdir_errors),
