@@ -41,8 +41,10 @@
     SCHED_FIFO 80, alternating rounds on the same CPU: p50, p99, max, goal
     p50 and p99 within +-10 %; the measuring thread's CPU time per wake-up,
     goal <= cyclictest's; jtr wake with and without `jtr trace` beside it,
-    goal p50 and p99 traced / untraced <= 1.05). BENCH_WAKE_SECONDS
-    (default 10) is the length of its runs.
+    goal p50 and p99 traced / untraced <= 1.05, beside the floors of that
+    figure: `jtr trace --floor-only empty` and `--floor-only clock`, an empty
+    program and one that reads the clock on each of its tracepoints).
+    BENCH_WAKE_SECONDS (default 10) is the length of its runs.
 11. jtr watch (root only): bench/watch_bench.py (its CPU time and memory
     beside a busy application, scraped every second, against jtr trace in the
     same conditions, goal <= 0.5 % of one CPU; its drops beside the UDP
@@ -53,7 +55,8 @@
     bench/floor_bench.py (`jtr trace --floor` beside the UDP flood: each of
     jtr's programs against an empty program on the same tracepoint, BPF
     run-time statistics of the same events; the ratio per tracepoint, goal a
-    mean <= 1.5, the dearest programs named).
+    mean <= 1.5, the dearest programs named; beside it the ratio of a
+    program that reads the clock once, the least a record with a time costs).
 13. jtr run app (root only): bench/app_bench.py (a function called back to
     back: the time added per call by jtr run app's uprobe and uretprobe,
     goal <= 1.5 us, beside the kernel's own floor, an empty pair; at 100,000

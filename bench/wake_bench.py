@@ -18,14 +18,19 @@ Three comparisons on one CPU, rounds alternating, medians reported:
    the wake-ups between the two reads (their distance / the period).
    Goal: jtr's <= cyclictest's.
 3. The tracer's overhead on the wake latency (root only): the same jtr wake
-   alone and with `jtr trace -c CPU` recording beside it, in pairs of short
-   rounds, each pair's order the other way round from the one before. p50 and
-   p99 of both, the median and quartiles of the pairs' ratios, and the events
-   recorded. Goal: traced / untraced <= 1.05 (the median).
+   alone and with `jtr trace -c CPU` recording beside it, in cycles of short
+   rounds, each cycle's order rotated from the one before. p50 and p99 of
+   both, the median and quartiles of the cycles' ratios, and the events
+   recorded. Goal: traced / untraced <= 1.05 (the median). In the same cycles,
+   the floors of that figure: jtr wake beside `jtr trace --floor-only empty`
+   (an empty program on each of the tracer's tracepoints: what attaching any
+   program there costs the wake-up) and `--floor-only clock` (each of those
+   programs reads the clock once, nothing else: the least a tracer whose
+   records carry a time costs it here).
 
 The whole item needs root (SCHED_FIFO, /dev/cpu_dma_latency, BPF).
 Environment: BENCH_WAKE_SECONDS (default 10), BENCH_ROUNDS (default 3),
-BENCH_WAKE_TRACE_ROUNDS (part 3's pairs, default 10), BENCH_WAKE_TRACE_SECONDS
+BENCH_WAKE_TRACE_ROUNDS (part 3's cycles, default 10), BENCH_WAKE_TRACE_SECONDS
 (default 4), BENCH_CPU (default: the last online CPU). Run alone:
 `.venv/bin/python bench/wake_bench.py`.
 """
@@ -184,11 +189,12 @@ def cyclictest_round(cpu, seconds, tmp):
             "overflows": overflows, "resolution_ns": 1000, "cost": cost}
 
 
-def start_tracer(cpu, out):
-    """`jtr trace -c CPU -o OUT` in the background, once every program is attached
-    (its first line, "tracing CPU ..."); RuntimeError if it does not start."""
+def start_tracer(cpu, out, extra=()):
+    """`jtr trace -c CPU -o OUT` (and @extra) in the background, once every
+    program is attached (its first line, "tracing CPU ..."); RuntimeError if it
+    does not start."""
     shutil.rmtree(out, ignore_errors=True)
-    tracer = subprocess.Popen([JTR, "trace", "-c", str(cpu), "-o", out],
+    tracer = subprocess.Popen([JTR, "trace", "-c", str(cpu), "-o", out] + list(extra),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     first = tracer.stdout.readline()
     if not first.startswith("tracing CPU"):
@@ -214,10 +220,10 @@ def stop_tracer(tracer, out):
     return ev["total"], ev["dropped"]
 
 
-def traced_round(cpu, seconds, tmp):
-    """One jtr wake run with jtr trace recording the same CPU beside it."""
+def traced_round(cpu, seconds, tmp, extra=()):
+    """One jtr wake run with jtr trace (and @extra) on the same CPU beside it."""
     out = os.path.join(tmp, "wake-trace")
-    tracer = start_tracer(cpu, out)
+    tracer = start_tracer(cpu, out, extra)
     try:
         row = jtr_wake_round(cpu, seconds, os.path.join(tmp, "wake-traced"))
     except BaseException:
@@ -270,10 +276,10 @@ def vs_cyclictest(cpu, seconds, rounds, tmp):
 
 
 def trace_rounds():
-    """(seconds, pairs): BENCH_WAKE_TRACE_ROUNDS pairs (default 10) of
+    """(seconds, cycles): BENCH_WAKE_TRACE_ROUNDS cycles (default 10) of
     BENCH_WAKE_TRACE_SECONDS each (default 4, at least 4): the host's swings (a
     round's p50 doubling) are larger than what the tracer adds, so part 3 takes
-    more, shorter pairs than the others and reads their median and quartiles."""
+    more, shorter cycles than the others and reads their median and quartiles."""
     return (max(4, int(os.environ.get("BENCH_WAKE_TRACE_SECONDS", "4"))),
             max(1, int(os.environ.get("BENCH_WAKE_TRACE_ROUNDS", "10"))))
 
@@ -287,31 +293,45 @@ def quartiles(values):
     return q[0], q[2]
 
 
+# part 3's configurations: (name, the tracer's extra options; None: no tracer)
+TRACE_CONFIGS = (("off", None), ("on", ()), ("empty", ("--floor-only", "empty")),
+                 ("clock", ("--floor-only", "clock")))
+
+
 def tracer_overhead(cpu, seconds, rounds, tmp):
-    """Part 3: pairs of jtr wake rounds without and with jtr trace, the order
-    of each pair the other way round from the one before (a drift of the host
-    within a pair then falls on both sides alike)."""
-    off, on = [], []
+    """Part 3: cycles of jtr wake rounds without a tracer, with jtr trace, and
+    with the two floors (TRACE_CONFIGS), each cycle's order rotated by one from
+    the one before (a drift of the host within a cycle then falls on each
+    alike); each traced round against the untraced one of its cycle."""
+    rows = {name: [] for name, _ in TRACE_CONFIGS}
+    n = len(TRACE_CONFIGS)
     for i in range(rounds):
-        print("bench: pair %d/%d: jtr wake %s jtr trace, %d s each on CPU %d"
-              % (i + 1, rounds, "without and with" if i % 2 == 0 else "with and without",
-                 seconds, cpu), file=sys.stderr)
-        if i % 2 == 0:
-            off.append(jtr_wake_round(cpu, seconds, os.path.join(tmp, "wake")))
-            on.append(traced_round(cpu, seconds, tmp))
-        else:
-            on.append(traced_round(cpu, seconds, tmp))
-            off.append(jtr_wake_round(cpu, seconds, os.path.join(tmp, "wake")))
+        order = [TRACE_CONFIGS[(i + k) % n] for k in range(n)]
+        print("bench: cycle %d/%d: jtr wake %s, %d s each on CPU %d"
+              % (i + 1, rounds, ", ".join(
+                  "alone" if x is None else "beside jtr trace %s" % " ".join(x)
+                  if x else "beside jtr trace" for _, x in order), seconds, cpu),
+              file=sys.stderr)
+        for name, extra in order:
+            rows[name].append(jtr_wake_round(cpu, seconds, os.path.join(tmp, "wake"))
+                              if extra is None else traced_round(cpu, seconds, tmp, extra))
+    on, off = rows["on"], rows["off"]
     p50, p99 = ratios(on, off, "p50_ns"), ratios(on, off, "p99_ns")
-    return {"on": on, "off": off, "rounds": rounds, "seconds": seconds,
-            "p50_quartiles": quartiles(p50), "p99_quartiles": quartiles(p99),
-            "p50_ns_on": med(on, "p50_ns"), "p50_ns_off": med(off, "p50_ns"),
-            "p99_ns_on": med(on, "p99_ns"), "p99_ns_off": med(off, "p99_ns"),
-            "max_ns_on": med(on, "max_ns"), "max_ns_off": med(off, "max_ns"),
-            "p50_ratio": statistics.median(p50), "p50_ratios": p50,
-            "p99_ratio": statistics.median(p99), "p99_ratios": p99,
-            "events": med(on, "events"), "events_per_s": med(on, "events_per_s"),
-            "dropped": sum(r["dropped"] for r in on)}
+    res = {"on": on, "off": off, "rounds": rounds, "seconds": seconds,
+           "p50_quartiles": quartiles(p50), "p99_quartiles": quartiles(p99),
+           "p50_ns_on": med(on, "p50_ns"), "p50_ns_off": med(off, "p50_ns"),
+           "p99_ns_on": med(on, "p99_ns"), "p99_ns_off": med(off, "p99_ns"),
+           "max_ns_on": med(on, "max_ns"), "max_ns_off": med(off, "max_ns"),
+           "p50_ratio": statistics.median(p50), "p50_ratios": p50,
+           "p99_ratio": statistics.median(p99), "p99_ratios": p99,
+           "events": med(on, "events"), "events_per_s": med(on, "events_per_s"),
+           "dropped": sum(r["dropped"] for r in on), "floors": {}}
+    for name in ("empty", "clock"):
+        r50 = ratios(rows[name], off, "p50_ns")
+        res["floors"][name] = {"rows": rows[name], "p50_ns": med(rows[name], "p50_ns"),
+                               "p50_ratio": statistics.median(r50), "p50_ratios": r50,
+                               "p50_quartiles": quartiles(r50)}
+    return res
 
 
 def measure(cpu, rounds, tmp):
@@ -378,7 +398,7 @@ def print_vs_cyclictest(v, cpu, rounds, seconds):
 
 def print_tracer(t, cpu):
     """The table of part 3."""
-    print("jtr wake with and without jtr trace, CPU %d, %d pairs of %d s (medians)"
+    print("jtr wake with and without jtr trace, CPU %d, %d cycles of %d s rounds (medians)"
           % (cpu, t["rounds"], t["seconds"]))
     print("  %-22s %12s %12s" % ("", "traced", "not traced"))
     print("  %-22s %12.0f %12.0f" % ("p50 ns", t["p50_ns_on"], t["p50_ns_off"]))
@@ -389,9 +409,20 @@ def print_tracer(t, cpu):
     for k in ("p50", "p99"):
         r = t[k + "_ratio"]
         print("  %s ratio traced/not traced: %.3f, quartiles %.3f-%.3f (goal <= %.2f; "
-              "pairs: %s): %s" % (k, r, t[k + "_quartiles"][0], t[k + "_quartiles"][1],
-                                  GOAL_TRACED, rounds_text(t[k + "_ratios"]),
-                                  verdict(r <= GOAL_TRACED)))
+              "cycles: %s): %s" % (k, r, t[k + "_quartiles"][0], t[k + "_quartiles"][1],
+                                   GOAL_TRACED, rounds_text(t[k + "_ratios"]),
+                                   verdict(r <= GOAL_TRACED)))
+    floors = t.get("floors") or {}
+    for name, what in (("empty", "an empty program on each of its tracepoints"),
+                       ("clock", "each of those reading the clock once")):
+        f = floors.get(name)
+        if f:
+            print("  p50 ratio beside %s (--floor-only %s): %.3f, quartiles %.3f-%.3f"
+                  % (what, name, f["p50_ratio"], f["p50_quartiles"][0],
+                     f["p50_quartiles"][1]))
+    if floors.get("clock") and floors["clock"]["p50_ratio"] > GOAL_TRACED:
+        print("  the goal is below what a tracer whose records carry a time costs here "
+              "(%.3f > %.2f)" % (floors["clock"]["p50_ratio"], GOAL_TRACED))
 
 
 def show(res):

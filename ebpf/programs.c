@@ -432,6 +432,16 @@ static void set_rodata(struct tracer *t)
  * pair found; what is missing in t->missing */
 static void choose_programs(struct tracer *t, const char *use, const char *off)
 {
+	/* --floor (beside jtr's) or --floor-only (in their place): the empty
+	 * programs and those that read the clock once, tp_btf (the kernel that
+	 * refuses tp_btf refuses them too), on irq_vectors raw_tp. jtr watch
+	 * --floor has the empty ones only: its rate item in make bench loads
+	 * every CPU with a program fewer per event */
+	const enum floor_only only = t->o->floor_only;
+	const bool mine = only == FLOOR_NONE, btf = !strcmp(use, "btf");
+	const bool empty = t->o->floor || only == FLOOR_EMPTY;
+	const bool clock = (t->o->floor && !t->o->watch) || only == FLOOR_CLOCK;
+
 	t->nmissing = 0;
 	t->nleft_out = 0;
 	for (size_t i = 0; i < TRACER_NTPS; i++) {
@@ -451,15 +461,16 @@ static void choose_programs(struct tracer *t, const char *use, const char *off)
 			bpf_program__set_autoload(prog_for(t->skel, use, tps[i].name), false);
 			bpf_program__set_autoload(prog_for(t->skel, off, tps[i].name), false);
 			bpf_program__set_autoload(prog_for(t->skel, "floor", tps[i].name), false);
+			bpf_program__set_autoload(prog_for(t->skel, "clock", tps[i].name), false);
 			continue;
 		}
 
-		bpf_program__set_autoload(prog_for(t->skel, use, tps[i].name), have);
+		bpf_program__set_autoload(prog_for(t->skel, use, tps[i].name), have && mine);
 		bpf_program__set_autoload(prog_for(t->skel, off, tps[i].name), false);
-		/* --floor: the empty tp_btf program (with tp_btf only: the kernel
-		 * that refuses tp_btf refuses it too) */
 		bpf_program__set_autoload(prog_for(t->skel, "floor", tps[i].name),
-					  have && t->o->floor && !strcmp(use, "btf"));
+					  have && empty && btf);
+		bpf_program__set_autoload(prog_for(t->skel, "clock", tps[i].name),
+					  have && clock && btf);
 		if (!have)
 			snprintf(t->missing[t->nmissing++], sizeof(t->missing[0]), "%s:%s",
 				 tps[i].cat, tps[i].name);
@@ -475,8 +486,9 @@ static void choose_programs(struct tracer *t, const char *use, const char *off)
 		snprintf(t->missing[t->nmissing++], sizeof(t->missing[0]), "irq_vectors:*");
 	for (int v = 0; v < JTR_TRACE_MAX_VECS; v++)
 		for (int ex = 0; ex < 2; ex++)
-			bpf_program__set_autoload(vec_prog(t, v, ex), v < t->nvecs);
-	bpf_program__set_autoload(t->skel->progs.floor_vectors, t->o->floor && t->nvecs);
+			bpf_program__set_autoload(vec_prog(t, v, ex), v < t->nvecs && mine);
+	bpf_program__set_autoload(t->skel->progs.floor_vectors, empty && t->nvecs);
+	bpf_program__set_autoload(t->skel->progs.clock_vectors, clock && t->nvecs);
 	bpf_program__set_autoload(t->skel->progs.app_entry, t->o->func_sym[0] && !t->o->usdt);
 	bpf_program__set_autoload(t->skel->progs.app_exit, t->o->func_sym[0] && !t->o->usdt);
 	bpf_program__set_autoload(t->skel->progs.app_usdt_start, t->o->usdt);
@@ -543,7 +555,8 @@ static int attach_programs(struct tracer *t, struct jtr_err *e)
 
 	bpf_object__for_each_program(prog, t->skel->obj) {
 		if (!bpf_program__autoload(prog) || !strncmp(bpf_program__name(prog), "vec_", 4) ||
-		    prog == t->skel->progs.floor_vectors || !strncmp(bpf_program__name(prog), "app_", 4))
+		    prog == t->skel->progs.floor_vectors || prog == t->skel->progs.clock_vectors ||
+		    !strncmp(bpf_program__name(prog), "app_", 4))
 			continue;
 		l = bpf_program__attach(prog);
 		if (!l) {
@@ -556,27 +569,24 @@ static int attach_programs(struct tracer *t, struct jtr_err *e)
 	}
 	for (int v = 0; v < t->nvecs; v++) {
 		for (int ex = 0; ex < 2; ex++) {
+			struct bpf_program *on[] = { vec_prog(t, v, ex), t->skel->progs.floor_vectors,
+						     t->skel->progs.clock_vectors };
 			char name[64];
 
 			snprintf(name, sizeof(name), "%s_%s", t->vec_names[v], ex ? "exit" : "entry");
-			l = bpf_program__attach_raw_tracepoint(vec_prog(t, v, ex), name);
-			if (!l) {
-				rc = -errno;
-				return jtr_err_set(e, rc, "cannot attach to irq_vectors:%s: %s", name,
-						   strerror(-rc));
+			for (size_t k = 0; k < sizeof(on) / sizeof(on[0]); k++) {
+				if (!bpf_program__autoload(on[k]))
+					continue;
+				l = bpf_program__attach_raw_tracepoint(on[k], name);
+				if (!l) {
+					rc = -errno;
+					return jtr_err_set(e, rc, "cannot attach %s to irq_vectors:%s: %s",
+							   bpf_program__name(on[k]), name,
+							   strerror(-rc));
+				}
+				if ((rc = add_link(t, l)) < 0)
+					return rc;
 			}
-			if ((rc = add_link(t, l)) < 0)
-				return rc;
-			if (!bpf_program__autoload(t->skel->progs.floor_vectors))
-				continue;
-			l = bpf_program__attach_raw_tracepoint(t->skel->progs.floor_vectors, name);
-			if (!l) {
-				rc = -errno;
-				return jtr_err_set(e, rc, "cannot attach the empty program to "
-						   "irq_vectors:%s: %s", name, strerror(-rc));
-			}
-			if ((rc = add_link(t, l)) < 0)
-				return rc;
 		}
 	}
 	return 0;

@@ -293,10 +293,17 @@ static __always_inline struct jtr_ev *ev_begin(__u8 type, bool any_cpu)
  * each program: the other branch is not in it */
 #define T_READ(btf, p, f)	((btf) ? (p)->f : BPF_CORE_READ(p, f))
 
+/* FLOORS - the two programs jtr-trace --floor (and --floor-only) attaches on
+ * tracepoint @tp (section @sec): floor_@tp, empty: what any program there
+ * costs here; clock_@tp, which reads the clock once and does nothing else:
+ * what a program whose records carry a time costs at the least (make bench).
+ * The helper's result is unused, but a call to it is never left out */
+#define FLOORS(sec, tp)							\
+	SEC(sec) int BPF_PROG(floor_##tp) { return 0; }			\
+	SEC(sec) int BPF_PROG(clock_##tp) { bpf_ktime_get_ns(); return 0; }
+
 /* a tp_btf and a raw_tp program for @tp, both calling @call (btf true in the
- * first, false in the second: T_READ's); and an empty tp_btf program,
- * floor_@tp, which jtr-trace --floor attaches beside them: what any program
- * on that tracepoint costs here (make bench) */
+ * first, false in the second: T_READ's); and the tp_btf FLOORS beside them */
 #define TWIN(tp, call, ...)						\
 	SEC("tp_btf/" #tp) int BPF_PROG(btf_##tp, __VA_ARGS__)		\
 	{ const bool btf __attribute__((unused)) = true;		\
@@ -304,7 +311,7 @@ static __always_inline struct jtr_ev *ev_begin(__u8 type, bool any_cpu)
 	SEC("raw_tp/" #tp) int BPF_PROG(raw_##tp, __VA_ARGS__)		\
 	{ const bool btf __attribute__((unused)) = false;		\
 	  return JTR_TIMED(JTR_P_##tp, call); }				\
-	SEC("tp_btf/" #tp) int BPF_PROG(floor_##tp) { return 0; }
+	FLOORS("tp_btf/" #tp, tp)
 
 /* on_irq - irq_handler_entry/exit: IRQ number, action name, return */
 static __always_inline int on_irq(__u8 type, int irq, struct irqaction *action, int ret, bool btf)
@@ -1072,7 +1079,7 @@ int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct *prev, struct ta
 {
 	return JTR_TIMED(JTR_P_sched_switch, on_switch(preempt, prev, next, prev_state, false));
 }
-SEC("tp_btf/sched_switch") int BPF_PROG(floor_sched_switch) { return 0; }
+FLOORS("tp_btf/sched_switch", sched_switch)
 
 /* on_task - a wake-up or migration that concerns a traced CPU: the CPU it
  * happens on, the CPU the task will run on, or the one it leaves */
@@ -1351,7 +1358,7 @@ TWIN(ipi_send_cpu, (note_send(cpu, callsite, (__u64)callback, false), 0),
 	{ return JTR_TIMED(JTR_P_##tp, call); }				\
 	SEC("raw_tp/" #tp) int BPF_PROG(raw_##tp, __VA_ARGS__)		\
 	{ return JTR_TIMED(JTR_P_##tp, call); }				\
-	SEC("raw_tp/" #tp) int BPF_PROG(floor_##tp) { return 0; }
+	FLOORS("raw_tp/" #tp, tp)
 
 RAW_TWIN(csd_queue_cpu, (note_send(cpu, callsite, (__u64)func, true), 0),
 	 unsigned int cpu, unsigned long callsite, void *func, void *csd)
@@ -1459,9 +1466,13 @@ static __always_inline int on_vector(__u8 type, __u32 k, struct bpf_raw_tracepoi
 	SEC("raw_tp") int vec_exit_##k(struct bpf_raw_tracepoint_args *ctx)	\
 	{ return JTR_TIMED(JTR_P_VEC + 2 * (k) + 1, on_vector(JTR_EV_VEC_EXIT, k, ctx)); }
 
-/* the empty program that jtr-trace --floor attaches to every irq_vectors
- * tracepoint it traces */
+/* the FLOORS of every irq_vectors tracepoint traced */
 SEC("raw_tp") int floor_vectors(struct bpf_raw_tracepoint_args *ctx) { return 0; }
+SEC("raw_tp") int clock_vectors(struct bpf_raw_tracepoint_args *ctx)
+{
+	bpf_ktime_get_ns();
+	return 0;
+}
 
 _Static_assert(JTR_TRACE_MAX_VECS == 32, "one VEC_PAIR per irq_vectors pair below");
 VEC_PAIR(0) VEC_PAIR(1) VEC_PAIR(2) VEC_PAIR(3) VEC_PAIR(4) VEC_PAIR(5) VEC_PAIR(6)

@@ -86,10 +86,18 @@ static const char usage_text[] =
 "                           statistics: every run timed, with two clock reads\n"
 "                           in each run of every BPF program on the machine\n"
 "                           while on) or off; --no-prog-stats is off\n"
-"      --floor              also attach an empty program beside each of jtr's\n"
+"      --floor              also attach two programs beside each of jtr's\n"
 "                           (tp_btf; raw_tp on irq_vectors): trace.json's\n"
-"                           programs then have floor_NAME, what any program on\n"
-"                           that tracepoint costs here, beside jtr's (make bench)\n"
+"                           programs then have floor_NAME (empty: what any\n"
+"                           program on that tracepoint costs here) and\n"
+"                           clock_NAME (reads the clock once: what a program\n"
+"                           whose records carry a time costs at the least),\n"
+"                           beside jtr's (make bench; with --watch the empty\n"
+"                           ones only)\n"
+"      --floor-only KIND    attach those in place of jtr's, no records: empty\n"
+"                           (floor_NAME) or clock (clock_NAME); what any\n"
+"                           tracer on these tracepoints costs what is traced\n"
+"                           (make bench); untimed unless --prog-stats kernel\n"
 "      --wakeup             submit events with wake-ups (for tests: this sends\n"
 "                           irq_work IPIs to the traced CPUs)\n"
 "      --watch              jtr watch's mode: no log; count the interruptions of\n"
@@ -144,7 +152,7 @@ static const char usage_text[] =
 
 enum { OPT_CONSUMER = 400, OPT_PROGRAMS, OPT_NO_STATS, OPT_WAKEUP, OPT_WATCH, OPT_STATE,
        OPT_DUMP_ABOVE, OPT_KEEP, OPT_RECORDER, OPT_DUMP_MAX, OPT_NAMES, OPT_APP, OPT_FLOOR,
-       OPT_FUNC, OPT_PID, OPT_WARMUP, OPT_USDT, OPT_STATE_FD, OPT_STATS };
+       OPT_FLOOR_ONLY, OPT_FUNC, OPT_PID, OPT_WARMUP, OPT_USDT, OPT_STATE_FD, OPT_STATS };
 
 static const struct option long_opts[] = {
 	{ "cpus", required_argument, NULL, 'c' },
@@ -157,6 +165,7 @@ static const struct option long_opts[] = {
 	{ "no-prog-stats", no_argument, NULL, OPT_NO_STATS },
 	{ "prog-stats", required_argument, NULL, OPT_STATS },
 	{ "floor", no_argument, NULL, OPT_FLOOR },
+	{ "floor-only", required_argument, NULL, OPT_FLOOR_ONLY },
 	{ "wakeup", no_argument, NULL, OPT_WAKEUP },
 	{ "watch", no_argument, NULL, OPT_WATCH },
 	{ "state-interval", required_argument, NULL, OPT_STATE },
@@ -452,6 +461,34 @@ static void set_usdt(struct jtr_probe *p, struct trace_opts *o, const char *arg)
 	o->usdt = true;
 }
 
+/* parse_kind - --programs, --prog-stats or --floor-only (@opt): optarg, one
+ * of its words, into @o, or exit 2 */
+static void parse_kind(struct jtr_probe *p, struct trace_opts *o, int opt)
+{
+	static const struct { int opt; const char *word; int v; } words[] = {
+		{ OPT_PROGRAMS, "auto", PROGS_AUTO }, { OPT_PROGRAMS, "tp_btf", PROGS_BTF },
+		{ OPT_PROGRAMS, "raw_tp", PROGS_RAW }, { OPT_STATS, "sampled", STATS_SAMPLED },
+		{ OPT_STATS, "kernel", STATS_KERNEL }, { OPT_STATS, "off", STATS_OFF },
+		{ OPT_FLOOR_ONLY, "empty", FLOOR_EMPTY }, { OPT_FLOOR_ONLY, "clock", FLOOR_CLOCK },
+	};
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		if (words[i].opt != opt || strcmp(optarg, words[i].word))
+			continue;
+		if (opt == OPT_PROGRAMS)
+			o->progs = (enum prog_kind)words[i].v;
+		else if (opt == OPT_STATS)
+			o->prog_stats = (enum prog_stats)words[i].v;
+		else
+			o->floor_only = (enum floor_only)words[i].v;
+		o->stats_given |= opt == OPT_STATS;
+		return;
+	}
+	jtr_usage_error(p, opt == OPT_PROGRAMS ? "--programs %s: use auto, tp_btf or raw_tp" :
+			opt == OPT_STATS ? "--prog-stats %s: use sampled, kernel or off" :
+			"--floor-only %s: use empty or clock", optarg);
+}
+
 /* parse_opt - getopt's @opt (with optarg) into @o, or exit 2 (-h: exit 0) */
 static void parse_opt(struct jtr_probe *p, struct trace_opts *o, int opt, char **argv,
 		      bool *cpu_given)
@@ -484,28 +521,12 @@ static void parse_opt(struct jtr_probe *p, struct trace_opts *o, int opt, char *
 		o->consumer_cpu = jtr_opt_int(p, "--consumer-cpu", optarg, 0, CPU_SETSIZE - 1);
 		break;
 	case OPT_PROGRAMS:
-		if (!strcmp(optarg, "auto"))
-			o->progs = PROGS_AUTO;
-		else if (!strcmp(optarg, "tp_btf"))
-			o->progs = PROGS_BTF;
-		else if (!strcmp(optarg, "raw_tp"))
-			o->progs = PROGS_RAW;
-		else
-			jtr_usage_error(p, "--programs %s: use auto, tp_btf or raw_tp", optarg);
+	case OPT_STATS:
+	case OPT_FLOOR_ONLY:
+		parse_kind(p, o, opt);
 		break;
 	case OPT_NO_STATS:
 		o->prog_stats = STATS_OFF;
-		o->stats_given = true;
-		break;
-	case OPT_STATS:
-		if (!strcmp(optarg, "sampled"))
-			o->prog_stats = STATS_SAMPLED;
-		else if (!strcmp(optarg, "kernel"))
-			o->prog_stats = STATS_KERNEL;
-		else if (!strcmp(optarg, "off"))
-			o->prog_stats = STATS_OFF;
-		else
-			jtr_usage_error(p, "--prog-stats %s: use sampled, kernel or off", optarg);
 		o->stats_given = true;
 		break;
 	case OPT_FLOOR: o->floor = true; break;
@@ -652,6 +673,20 @@ static void parse_args(struct jtr_probe *p, struct trace_opts *o, int argc, char
 				"tp_btf; leave it out");
 	if (o->floor)
 		o->prog_stats = STATS_KERNEL;
+	/* the floor programs time nothing themselves: the kernel times them, or
+	 * nothing does (their cost on what is traced is then measured outside) */
+	if (o->floor_only && (o->floor || o->watch || o->func_sym[0]))
+		jtr_usage_error(p, "--floor-only with %s: it attaches no program of jtr's; "
+				"leave one out", o->floor ? "--floor" : o->watch ? "--watch" :
+				o->usdt ? "--usdt" : "--func");
+	if (o->floor_only && o->stats_given && o->prog_stats == STATS_SAMPLED)
+		jtr_usage_error(p, "--floor-only with --prog-stats sampled: the floor programs "
+				"time nothing themselves; use kernel or off");
+	if (o->floor_only && o->progs == PROGS_RAW)
+		jtr_usage_error(p, "--floor-only with --programs raw_tp: the floor programs are "
+				"tp_btf; leave it out");
+	if (o->floor_only && o->prog_stats == STATS_SAMPLED)
+		o->prog_stats = STATS_OFF;
 	jtr_probe_default_cpus(&o->cpus, cpu_given);
 	check_traced(p, &o->cpus);
 	if (!o->buffer_bytes)
@@ -769,10 +804,11 @@ static void say_start(const struct tracer *t)
 	char cpus[256];
 
 	jtr_format_cpulist(&t->o->cpus, cpus, sizeof(cpus));
-	printf("tracing CPU%s %s: %zu tracepoints (%s programs), draining every %.0f ms "
+	printf("tracing CPU%s %s: %zu tracepoints (%s programs%s), draining every %.0f ms "
 	       "from CPU %d%s\n", strchr(cpus, ',') || strchr(cpus, '-') ? "s" : "", cpus,
-	       t->nlinks, t->kind, t->o->drain_ns / 1e6, t->consumer_cpu,
-	       t->o->duration_ns ? "" : "; Ctrl-C to stop");
+	       t->nlinks, t->kind, t->o->floor_only == FLOOR_EMPTY ? ", empty: no records" :
+	       t->o->floor_only == FLOOR_CLOCK ? " that read the clock: no records" : "",
+	       t->o->drain_ns / 1e6, t->consumer_cpu, t->o->duration_ns ? "" : "; Ctrl-C to stop");
 	fflush(stdout);
 }
 

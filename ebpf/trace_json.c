@@ -105,6 +105,9 @@ void trace_json_write(struct tracer *t, struct jtr_afile *a, int64_t start_ns, i
 	jtr_json_uint(&j, "ring_bytes", t->ring_bytes);		/* each traced CPU's ring */
 	jtr_json_uint(&j, "drain_interval_ns", t->o->drain_ns);
 	jtr_json_bool(&j, "wakeup", t->o->wakeup);
+	/* --floor-only: no program of jtr's ran, the log is empty by design */
+	if (t->o->floor_only)
+		jtr_json_str(&j, "floor_only", t->o->floor_only == FLOOR_CLOCK ? "clock" : "empty");
 	jtr_json_obj_begin(&j, "events");
 	jtr_json_uint(&j, "total", progs_sum(t->total.events));
 	jtr_json_uint(&j, "dropped", progs_sum(t->total.dropped));

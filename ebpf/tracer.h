@@ -27,6 +27,9 @@
 enum prog_kind { PROGS_AUTO, PROGS_BTF, PROGS_RAW };
 /* --prog-stats: what times the programs (trace.json's programs) */
 enum prog_stats { STATS_OFF, STATS_SAMPLED, STATS_KERNEL };
+/* --floor-only: jtr's programs left out, on their tracepoints only the empty
+ * programs (floor_*) or only those that read the clock once (clock_*) */
+enum floor_only { FLOOR_NONE, FLOOR_EMPTY, FLOOR_CLOCK };
 
 struct trace_opts {
 	cpu_set_t cpus;
@@ -37,7 +40,8 @@ struct trace_opts {
 	enum prog_kind progs;
 	enum prog_stats prog_stats;
 	bool stats_given;		/* --prog-stats or --no-prog-stats */
-	bool floor;			/* --floor: the empty programs beside jtr's */
+	bool floor;			/* --floor: the floor programs beside jtr's */
+	enum floor_only floor_only;	/* --floor-only */
 	bool wakeup;
 	bool verbose;
 	bool watch;			/* jtr watch: account and record, no log */

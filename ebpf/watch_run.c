@@ -105,8 +105,8 @@ void watch_run_configure(struct tracer *t)
 	if (w->rec_slots)
 		return;
 	for (size_t i = 0; i < sizeof(dump_only) / sizeof(dump_only[0]); i++)
-		for (int k = 0; k < 3; k++) {
-			static const char *const kinds[] = { "btf", "raw", "floor" };
+		for (int k = 0; k < 4; k++) {
+			static const char *const kinds[] = { "btf", "raw", "floor", "clock" };
 			char name[96];
 			struct bpf_program *prog;
 

@@ -179,7 +179,8 @@ def test_bench_item_selection_rejects_unknown():
 def test_floor_ratios_pair_each_program_with_its_floor():
     """bench/floor_bench.py: jtr's program on a tracepoint against the empty one on
     the same tracepoint, the irq_vectors programs together against theirs; a
-    tracepoint with too few runs is left out; the means and the dearest."""
+    tracepoint with too few runs is left out; the program that reads the clock
+    once against the same floor where it ran; the means and the dearest."""
     import floor_bench as fb
 
     def prog(runs, ns):
@@ -188,13 +189,20 @@ def test_floor_ratios_pair_each_program_with_its_floor():
                 "btf_softirq_entry": prog(4000, 100), "floor_softirq_entry": prog(4000, 50),
                 "btf_nmi_handler": prog(10, 900), "floor_nmi_handler": prog(10, 40),
                 "vec_entry_1": prog(3000, 200), "vec_exit_1": prog(1000, 40),
-                "floor_vectors": prog(4000, 40), "btf_page_fault_user": prog(9000, 80)}
+                "floor_vectors": prog(4000, 40), "btf_page_fault_user": prog(9000, 80),
+                "clock_sched_switch": prog(5000, 90), "clock_vectors": prog(4000, 60),
+                "clock_softirq_entry": prog(10, 70)}
     r = fb.ratios(programs)
     assert set(r) == {"sched_switch", "softirq_entry", "irq_vectors"}
-    assert r["sched_switch"] == {"runs": 5000, "jtr_ns": 300.0, "floor_ns": 50.0, "ratio": 6.0}
+    assert r["sched_switch"] == {"runs": 5000, "jtr_ns": 300.0, "floor_ns": 50.0, "ratio": 6.0,
+                                 "clock_ns": 90.0, "clock_ratio": 1.8}
     assert r["irq_vectors"]["jtr_ns"] == 160.0 and r["irq_vectors"]["ratio"] == 4.0
+    assert r["irq_vectors"]["clock_ratio"] == 1.5
+    assert r["softirq_entry"]["clock_ratio"] is None    # its clock program ran too few times
     s = fb.summarise([r, dict(r, sched_switch=dict(r["sched_switch"], ratio=4.0))])
     assert s["tracepoints"]["sched_switch"]["ratio"] == 5.0
     assert s["mean_ratio"] == pytest.approx((5.0 + 2.0 + 4.0) / 3)
     assert s["weighted_ratio"] == pytest.approx((5.0 * 5000 + 2.0 * 4000 + 4.0 * 4000) / 13000)
     assert s["dearest"][0] == "sched_switch"
+    assert s["clock_mean_ratio"] == pytest.approx((1.8 + 1.5) / 2)
+    assert s["clock_weighted_ratio"] == pytest.approx((1.8 * 5000 + 1.5 * 4000) / 9000)

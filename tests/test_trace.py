@@ -259,9 +259,11 @@ def test_trace_raw_tp_fallback_records_the_same_kinds(tmp_path):
 
 def test_trace_floor_puts_an_empty_program_beside_each(tmp_path):
     """--floor: beside each of jtr's tp_btf programs an empty one on the same
-    tracepoint (floor_NAME), beside the irq_vectors programs one empty raw_tp on
-    all of them; each runs for the same events as jtr's (attached a moment apart)
-    and, doing nothing, costs less per run than jtr's where jtr records events."""
+    tracepoint (floor_NAME) and one that reads the clock once (clock_NAME),
+    beside the irq_vectors programs one of each kind on all of them; each runs
+    for the same events as jtr's (attached a moment apart); the empty one,
+    doing nothing, costs less per run than jtr's where jtr records events, and
+    the clock read costs something over all of them."""
     need_tracing()
     cpu = last_cpu()
     b = busy(cpu)
@@ -273,6 +275,7 @@ def test_trace_floor_puts_an_empty_program_beside_each(tmp_path):
     mine = {k[len("btf_"):] for k in progs if k.startswith("btf_")}
     floor = {k[len("floor_"):] for k in progs if k.startswith("floor_")}
     assert floor == mine | {"vectors"}, (mine, floor)
+    assert {k[len("clock_"):] for k in progs if k.startswith("clock_")} == floor
     # the same events, but for those of the moments one was attached (or detached)
     # and the other not yet: attaching takes about a second, more on a busy machine
     # (11 % of the vectors' runs in a busy make test)
@@ -283,6 +286,12 @@ def test_trace_floor_puts_an_empty_program_beside_each(tmp_path):
         assert f["ns_per_run"] < a["ns_per_run"], (tp, a, f)
     vec = sum(v["run_count"] for k, v in progs.items() if k.startswith("vec_"))
     assert abs(progs["floor_vectors"]["run_count"] - vec) <= 0.3 * vec + 50, (progs, vec)
+    # the clock program beside the empty one, over every tracepoint's runs (a
+    # mean of thousands: an interrupt inside one run does not tip it)
+    ns = {kind: sum(v["run_time_ns"] for k, v in progs.items() if k.startswith(kind))
+          / sum(v["run_count"] for k, v in progs.items() if k.startswith(kind))
+          for kind in ("floor_", "clock_")}
+    assert ns["clock_"] > ns["floor_"], ns
     # without --floor, none; sched_wakeup is left out where sched_waking is (it
     # says the same a moment later), and said so
     out, _ = trace(tmp_path, seconds="1", name="plain")
@@ -293,6 +302,36 @@ def test_trace_floor_puts_an_empty_program_beside_each(tmp_path):
         assert not [k for k in meta["programs"] if k.endswith("sched_wakeup")]
         assert meta["events"]["per_type"].get("sched_wakeup", 0) == 0
         assert meta["events"]["per_type"]["sched_waking"] > 0
+
+
+def test_trace_floor_only_attaches_its_kind_in_place_of_jtrs(tmp_path):
+    """--floor-only clock|empty: on each of the tracepoints jtr traces, only the
+    programs of that kind (no program of jtr's, none of the other kind), no
+    record written, trace.json saying so; with the kernel's statistics they are
+    timed, without them (the default) not timed at all; reading the log for
+    events is refused with what made it."""
+    need_tracing()
+    b = busy(last_cpu())
+    try:
+        out, p = trace(tmp_path, "--floor-only", "clock", "--prog-stats", "kernel",
+                       seconds="2", name="clock")
+        bare, q = trace(tmp_path, "--floor-only", "empty", seconds="1", name="empty")
+    finally:
+        stop(b)
+    assert "programs that read the clock: no records)" in p.stdout, p.stdout
+    assert "programs, empty: no records)" in q.stdout, q.stdout
+    meta = json.load(open(out / "trace.json"))
+    assert meta["floor_only"] == "clock"
+    assert meta["events"]["total"] == meta["events"]["written"] == 0
+    progs = meta["programs"]
+    assert progs and all(k.startswith("clock_") for k in progs), sorted(progs)
+    assert "clock_vectors" in progs and "clock_sched_switch" in progs
+    assert progs["clock_sched_switch"]["run_count"] > 100, progs["clock_sched_switch"]
+    meta = json.load(open(bare / "trace.json"))
+    assert meta["floor_only"] == "empty" and meta["events"]["total"] == 0
+    assert "programs" not in meta and "prog_stats" not in meta
+    r = run_jtr("trace", "--print", out)
+    assert r.returncode == 2 and "written by jtr trace --floor-only clock" in r.stderr, r
 
 
 STATS_SYSCTL = "/proc/sys/kernel/bpf_stats_enabled"
@@ -443,6 +482,13 @@ def test_trace_stopped_before_its_duration_is_partial(tmp_path):
     (["--floor", "--prog-stats", "sampled"], "--floor with --prog-stats sampled: the empty "
      "programs are read by the kernel's BPF statistics"),
     (["--prog-stats", "all"], "--prog-stats all: use sampled, kernel or off"),
+    (["--floor-only", "none"], "--floor-only none: use empty or clock"),
+    (["--floor-only", "clock", "--floor"], "--floor-only with --floor: it attaches no "
+     "program of jtr's"),
+    (["--floor-only", "empty", "--watch"], "--floor-only with --watch"),
+    (["--floor-only", "clock", "--prog-stats", "sampled"], "--floor-only with --prog-stats "
+     "sampled: the floor programs time nothing themselves; use kernel or off"),
+    (["--floor-only", "clock", "--programs", "raw_tp"], "--floor-only with --programs raw_tp"),
     (["--pid", "1"], "--pid, --threshold and --warmup go with --func BINARY:SYMBOL or --usdt"),
     (["--func", "nocolon"], "--func 'nocolon': give the binary and the function"),
     (["--usdt", "bin:prov:onlyone"], "give the binary, the provider and the two probes"),

@@ -552,6 +552,10 @@ def read_events(path, within=None):
         raise UsageError("%s: truncated: the header says %d records, the file holds %d; "
                          "copy the whole file" % (p, records, room))
     meta = _read_trace_json(os.path.join(os.path.dirname(p) or ".", TRACE_NAME), within)
+    if meta.get("floor_only"):
+        raise UsageError("%s: written by jtr trace --floor-only %s, whose programs record "
+                         "nothing (a cost floor for make bench); trace again without "
+                         "--floor-only" % (p, meta["floor_only"]))
     with paused_gc():
         return EventLog(p, data, header, records, complete, meta)
 

@@ -219,6 +219,15 @@ def test_no_trace_json_gives_defaults(tmp_path):
     assert log.symbol(TICK_FN) == "0x%x" % TICK_FN
 
 
+def test_a_floor_only_trace_is_refused_by_name(tmp_path):
+    """jtr trace --floor-only records nothing by design: reading its log for
+    events is refused with what made it, not read as a quiet CPU."""
+    E.write_events(str(tmp_path), [], T0, T0 + 1000, meta={"floor_only": "clock"})
+    with pytest.raises(UsageError, match="written by jtr trace --floor-only clock, whose "
+                       "programs record nothing.*trace again without --floor-only"):
+        E.read_events(str(tmp_path))
+
+
 def test_killed_tracer_counts_records_from_size(tmp_path):
     p = E.write_events(str(tmp_path), every_type(), T0, T0 + 1000)
     data = bytearray(open(p, "rb").read())
