@@ -964,8 +964,12 @@ static __always_inline void note_task(struct task_struct *p, bool btf)
 	e->b = BPF_CORE_READ(p, cgroups, dfl_cgrp, kn, id);
 	bpf_core_read_str(e->str, JTR_COMM_LEN, &p->comm);
 	e->x[2] = v1_memory_id(p);
-	ev_end(e);
+	/* in the hash before the record is handed over: a record the user side
+	 * drops (made while attaching) deletes the task from it again, and an
+	 * update after that delete would keep the task described with no record
+	 * in the log (a host preemption between the two: once in make test) */
 	bpf_map_update_elem(&task_groups, &pid, &g, BPF_ANY);
+	ev_end(e);
 described:
 	c->seen[pid % JTR_SEEN_TASKS].pid = pid;
 	c->seen[pid % JTR_SEEN_TASKS].gen = gen;
