@@ -307,11 +307,10 @@ def tracer_overhead(cpu, seconds, rounds, tmp):
     n = len(TRACE_CONFIGS)
     for i in range(rounds):
         order = [TRACE_CONFIGS[(i + k) % n] for k in range(n)]
+        said = ["alone" if x is None else " ".join(("beside jtr trace",) + x)
+                for _, x in order]
         print("bench: cycle %d/%d: jtr wake %s, %d s each on CPU %d"
-              % (i + 1, rounds, ", ".join(
-                  "alone" if x is None else "beside jtr trace %s" % " ".join(x)
-                  if x else "beside jtr trace" for _, x in order), seconds, cpu),
-              file=sys.stderr)
+              % (i + 1, rounds, ", ".join(said), seconds, cpu), file=sys.stderr)
         for name, extra in order:
             rows[name].append(jtr_wake_round(cpu, seconds, os.path.join(tmp, "wake"))
                               if extra is None else traced_round(cpu, seconds, tmp, extra))
